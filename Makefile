@@ -1,0 +1,40 @@
+# rung: the two commands of the README.
+#   make quickstart   install what is missing, build, run the main job
+#   make test         install what is missing, build, run every test
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+# ccache only hits across build folders and clones with these (see shared perf notes).
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
+export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
+
+.PHONY: all deps configure build corpus test quickstart bench clean
+
+all: build
+
+deps:
+	deploy/install-deps.sh
+
+configure: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+corpus: deps
+	deploy/fetch-builtin-corpus.sh $(BUILD)/data/builtin
+
+test: build corpus
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 1200
+
+quickstart: build corpus
+	deploy/quickstart.sh $(BUILD)
+
+bench: build corpus
+	deploy/install-deps.sh --with-bench
+	/usr/bin/python3 bench/train_throughput.py --build-dir $(BUILD)
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,59 @@
+#include "core/common/provenance.h"
+
+#include <dlfcn.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+
+namespace rung {
+
+BlasInfo DetectBlas() {
+  BlasInfo info;
+  void* sgemm = dlsym(RTLD_DEFAULT, "sgemm_");
+  Dl_info dl{};
+  if (sgemm != nullptr && dladdr(sgemm, &dl) != 0 && dl.dli_fname != nullptr) {
+    char resolved[PATH_MAX];
+    info.library_path = realpath(dl.dli_fname, resolved) != nullptr ? resolved : dl.dli_fname;
+  }
+  using ConfigFn = char* (*)();
+  using ParallelFn = int (*)();
+  auto get_config = reinterpret_cast<ConfigFn>(dlsym(RTLD_DEFAULT, "openblas_get_config"));
+  auto get_parallel = reinterpret_cast<ParallelFn>(dlsym(RTLD_DEFAULT, "openblas_get_parallel"));
+  if (get_config != nullptr) {
+    info.config = get_config();
+    info.optimized = true;
+  } else if (info.library_path.find("mkl") != std::string::npos ||
+             info.library_path.find("blis") != std::string::npos) {
+    info.optimized = true;
+  }
+  info.threading = "unknown";
+  if (get_parallel != nullptr) {
+    int mode = get_parallel();
+    info.threading = mode == 0 ? "sequential" : mode == 1 ? "pthreads" : mode == 2 ? "openmp" : "unknown";
+  }
+  return info;
+}
+
+std::string HostName() {
+  char name[256] = {0};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "unknown";
+  return name;
+}
+
+long PeakRssBytes() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss * 1024L;
+}
+
+nlohmann::json BasicProvenance() {
+  BlasInfo blas = DetectBlas();
+  return {{"commit", BuildCommit()},
+          {"host", HostName()},
+          {"blas", {{"library", blas.library_path}, {"config", blas.config}, {"threading", blas.threading},
+                    {"optimized", blas.optimized}}}};
+}
+
+}  // namespace rung

@@ -1,0 +1,46 @@
+#include "core/config/data_config.h"
+
+namespace rung {
+
+void ValidateDataConfig(const DataConfig& d, std::vector<ConfigError>* errors) {
+  auto error = [&](const std::string& path, const std::string& message) { errors->push_back({path, message}); };
+  if (d.seq_len < 2) error("data.seq_len", "must be >= 2, got " + std::to_string(d.seq_len));
+  if ((d.source == "text" || d.source == "shards") && d.path.empty()) {
+    error("data.path", "source '" + d.source + "' needs a path");
+  }
+  if (d.source == "shards") {
+    if (d.token_bytes != 2 && d.token_bytes != 4) error("data.token_bytes", "must be 2 (uint16) or 4 (uint32)");
+    if (d.vocab_size <= 0) error("data.vocab_size", "source 'shards' needs the vocabulary size");
+  }
+  if (!(d.val_fraction > 0.0 && d.val_fraction < 1.0) && !(d.source == "shards" && !d.val_path.empty())) {
+    error("data.val_fraction", "must lie in (0, 1)");
+  }
+  if (d.doc_separator.empty()) error("data.doc_separator", "must not be empty");
+  if (d.source == "nrw") {
+    if (d.nrw.window_width <= 0) error("data.nrw.window_width", "must be positive");
+    if (d.nrw.window_centre <= 0) error("data.nrw.window_centre", "must be positive");
+    if (d.nrw.window_centre + d.nrw.window_width / 2 > d.seq_len - 2) {
+      error("data.nrw.window_centre", "window (centre + width/2 = " +
+                                          std::to_string(d.nrw.window_centre + d.nrw.window_width / 2) +
+                                          ") must fit inside seq_len - 2 = " + std::to_string(d.seq_len - 2));
+    }
+    if (!(d.nrw.buffer >= 0.0 && d.nrw.buffer < 1.0)) error("data.nrw.buffer", "must lie in [0, 1)");
+  }
+  if (d.source == "niah") {
+    if (d.niah.max_distractors < 0) error("data.niah.max_distractors", "must be >= 0");
+    if (d.niah.key_symbols < 2 || d.niah.value_symbols < 2 || d.niah.filler_symbols < 1) {
+      error("data.niah", "needs at least 2 key symbols, 2 value symbols and 1 filler symbol");
+    }
+    if (d.niah.key_symbols < d.niah.max_distractors + 1) {
+      error("data.niah.key_symbols", "must exceed max_distractors so that keys are distinct");
+    }
+    if (4 * (d.niah.max_distractors + 1) + 3 > d.seq_len) {
+      error("data.seq_len", "too short for " + std::to_string(d.niah.max_distractors + 1) + " key-value pairs");
+    }
+  }
+  if (d.source == "position_index" && d.position_index.symbols < 2) {
+    error("data.position_index.symbols", "must be >= 2");
+  }
+}
+
+}  // namespace rung

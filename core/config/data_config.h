@@ -1,0 +1,54 @@
+// core/config/data_config.h
+//
+// Where a trial's tokens come from (the `data` block): the builtin corpus, raw text, token shards,
+// or a synthetic task generated in process (science.md section 8). Plain data, torch-free.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/config/config_error.h"
+
+namespace rung {
+
+// NRW: needle retrieval from a window.
+struct NrwConfig {
+  int64_t window_centre = 512;   // c, a distance back from QUERY
+  int64_t window_width = 64;     // W
+  double buffer = 0.0;           // r: relative width of the excluded band around the window's edges
+};
+
+// Multi-key needle in a haystack.
+struct NiahConfig {
+  int64_t max_distractors = 31;  // distractor key-value pairs drawn in 0..max
+  int64_t key_symbols = 32;      // key alphabet size (> max_distractors: keys are distinct)
+  int64_t value_symbols = 16;    // value alphabet size
+  int64_t filler_symbols = 32;   // filler alphabet size
+};
+
+// Position indexing: a list of symbols from {0..3}; "what is at position k".
+struct PositionIndexConfig {
+  int64_t symbols = 4;
+};
+
+struct DataConfig {
+  std::string source = "builtin";  // builtin | text | shards | nrw | niah | position_index
+  std::string path;                // text: file or folder; shards: file or folder of *.bin
+  std::string val_path;            // shards: optional separate validation shard(s)
+  int64_t token_bytes = 2;         // shards: 2 (uint16) or 4 (uint32), little-endian
+  int64_t vocab_size = 0;          // shards: required
+  int64_t seq_len = 128;           // training sequence length T
+  double val_fraction = 0.05;      // share of documents (text) or tokens (shards) held out
+  uint64_t split_seed = 0;         // seeds the document split
+  std::string doc_separator = "\f";  // text files split into documents at this string
+  NrwConfig nrw;
+  NiahConfig niah;
+  PositionIndexConfig position_index;
+
+  bool synthetic() const { return source == "nrw" || source == "niah" || source == "position_index"; }
+};
+
+void ValidateDataConfig(const DataConfig& config, std::vector<ConfigError>* errors);
+
+}  // namespace rung

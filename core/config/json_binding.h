@@ -1,0 +1,163 @@
+// core/config/json_binding.h
+//
+// Binds config structs to JSON once, for both directions: a Visit function names each field, and
+// JsonFieldReader (strict parse, collects ConfigErrors with key paths, rejects unknown keys with a
+// suggestion) or JsonFieldWriter (emits every field) walks it. Internal to core/config.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/config/config_error.h"
+
+namespace rung {
+
+class JsonFieldReader {
+ public:
+  JsonFieldReader(const nlohmann::json* object, std::string path, std::vector<ConfigError>* errors)
+      : object_(object), path_(std::move(path)), errors_(errors) {
+    if (object_ != nullptr && !object_->is_object()) {
+      Error(path_.empty() ? "(top level)" : path_, "expected a mapping, got " + TypeName(*object_));
+      object_ = nullptr;
+    }
+  }
+
+  void Field(const char* key, int64_t& out) {
+    const nlohmann::json* value = Take(key);
+    if (value == nullptr) return;
+    if (value->is_number_integer()) {
+      out = value->get<int64_t>();
+    } else if (value->is_number_float() && std::floor(value->get<double>()) == value->get<double>() &&
+               std::fabs(value->get<double>()) < 9e15) {
+      out = static_cast<int64_t>(value->get<double>());  // 1e6 in YAML/JSON
+    } else {
+      Error(Join(key), "expected an integer, got " + TypeName(*value));
+    }
+  }
+  void Field(const char* key, uint64_t& out) {
+    int64_t signed_value = static_cast<int64_t>(out);
+    size_t before = errors_->size();
+    Field(key, signed_value);
+    if (errors_->size() != before) return;
+    if (signed_value < 0) {
+      Error(Join(key), "must be >= 0");
+      return;
+    }
+    out = static_cast<uint64_t>(signed_value);
+  }
+  void Field(const char* key, double& out) {
+    const nlohmann::json* value = Take(key);
+    if (value == nullptr) return;
+    if (!value->is_number()) {
+      Error(Join(key), "expected a number, got " + TypeName(*value));
+      return;
+    }
+    out = value->get<double>();
+  }
+  void Field(const char* key, bool& out) {
+    const nlohmann::json* value = Take(key);
+    if (value == nullptr) return;
+    if (!value->is_boolean()) {
+      Error(Join(key), "expected true or false, got " + TypeName(*value));
+      return;
+    }
+    out = value->get<bool>();
+  }
+  void Field(const char* key, std::string& out) {
+    const nlohmann::json* value = Take(key);
+    if (value == nullptr) return;
+    if (!value->is_string()) {
+      Error(Join(key), "expected a string, got " + TypeName(*value));
+      return;
+    }
+    out = value->get<std::string>();
+  }
+  void Enum(const char* key, std::string& out, std::initializer_list<const char*> allowed) {
+    size_t before = errors_->size();
+    Field(key, out);
+    if (errors_->size() != before || object_ == nullptr || !object_->contains(key)) return;
+    std::vector<std::string> options(allowed.begin(), allowed.end());
+    for (const std::string& option : options) {
+      if (option == out) return;
+    }
+    std::string list;
+    for (const std::string& option : options) list += (list.empty() ? "" : ", ") + option;
+    std::string message = "'" + out + "' is not one of: " + list;
+    std::string nearest = NearestKey(out, options);
+    if (!nearest.empty()) message += " (did you mean '" + nearest + "'?)";
+    Error(Join(key), message);
+  }
+  template <typename Visit>
+  void Block(const char* key, Visit&& visit) {
+    const nlohmann::json* value = Take(key);
+    JsonFieldReader child(value, Join(key), errors_);
+    visit(child);
+    child.Finish();
+  }
+  // Reports keys that no Field/Block consumed.
+  void Finish() {
+    if (object_ == nullptr) return;
+    std::vector<std::string> known(seen_.begin(), seen_.end());
+    for (auto it = object_->begin(); it != object_->end(); ++it) {
+      if (seen_.count(it.key())) continue;
+      std::string message = "unknown key";
+      std::string nearest = NearestKey(it.key(), known);
+      if (!nearest.empty()) message += " (did you mean '" + nearest + "'?)";
+      Error(Join(it.key()), message);
+    }
+  }
+  // Marks keys as known without reading them (handled elsewhere).
+  void Allow(const char* key) { seen_.insert(key); }
+
+ private:
+  const nlohmann::json* Take(const char* key) {
+    seen_.insert(key);
+    if (object_ == nullptr) return nullptr;
+    auto it = object_->find(key);
+    if (it == object_->end() || it->is_null()) return nullptr;
+    return &*it;
+  }
+  std::string Join(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+  void Error(const std::string& path, const std::string& message) { errors_->push_back({path, message}); }
+  static std::string TypeName(const nlohmann::json& value) {
+    if (value.is_string()) return "the string \"" + value.get<std::string>() + "\"";
+    if (value.is_array()) return "a list";
+    if (value.is_object()) return "a mapping";
+    return std::string(value.type_name()) + " " + value.dump();
+  }
+
+  const nlohmann::json* object_;
+  std::string path_;
+  std::vector<ConfigError>* errors_;
+  std::set<std::string> seen_;
+};
+
+class JsonFieldWriter {
+ public:
+  explicit JsonFieldWriter(nlohmann::json* object) : object_(object) { *object_ = nlohmann::json::object(); }
+
+  template <typename T>
+  void Field(const char* key, const T& value) { (*object_)[key] = value; }
+  void Enum(const char* key, const std::string& value, std::initializer_list<const char*>) {
+    (*object_)[key] = value;
+  }
+  template <typename Visit>
+  void Block(const char* key, Visit&& visit) {
+    JsonFieldWriter child(&(*object_)[key]);
+    visit(child);
+  }
+  void Allow(const char*) {}
+  void Finish() {}
+
+ private:
+  nlohmann::json* object_;
+};
+
+}  // namespace rung

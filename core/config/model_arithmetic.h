@@ -1,0 +1,46 @@
+// core/config/model_arithmetic.h
+//
+// Parameter and FLOP arithmetic of a resolved ModelConfig (science.md section 5), torch-free, so
+// that sweeps/ and the coordinator compute the same numbers the trainer does. A test checks that
+// total() equals the torch model's parameter count for every variant and shape.
+//
+// Conventions (the published ladder's): N_nonembedding counts the attention and MLP matrices of the
+// blocks only (12 * layers * d_model^2 for an MHA GELU model); norms, positional parameters, the
+// input embedding and the output head are counted separately.
+#pragma once
+
+#include <cstdint>
+
+#include "core/config/model_config.h"
+
+namespace rung {
+
+struct ParameterCounts {
+  int64_t attention = 0;    // Q, K, V, O projections of all layers
+  int64_t mlp = 0;          // MLP matrices of all layers
+  int64_t norms = 0;        // RMSNorm gains (blocks, QK-norm, final)
+  int64_t positional = 0;   // learned positional and inverse-temperature parameters
+  int64_t embedding = 0;    // input embedding
+  int64_t output_head = 0;  // untied output projection
+
+  int64_t nonembedding() const { return attention + mlp; }
+  int64_t matrix() const { return attention + mlp + output_head; }
+  int64_t total() const { return attention + mlp + norms + positional + embedding + output_head; }
+};
+
+ParameterCounts CountParameters(const ModelConfig& config);
+
+// Learned positional parameters alone (also part of CountParameters().positional).
+int64_t CountPositionalParameters(const ModelConfig& config);
+
+// FLOPs per training token (forward and backward).
+struct FlopsPerToken {
+  double nonembedding = 0;  // 6 * N_nonembedding
+  double attention = 0;     // 6 * layers * T * heads * head_dim (causal QK^T and AV)
+  double matrix = 0;        // 6 * N_matrix (output head included)
+  double total() const { return matrix + attention; }
+};
+
+FlopsPerToken CountFlopsPerToken(const ModelConfig& config);
+
+}  // namespace rung

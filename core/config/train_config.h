@@ -1,0 +1,60 @@
+// core/config/train_config.h
+//
+// How a trial trains (the `train` and `resources` blocks): optimizer, schedule, cadence, threads.
+// Plain data, torch-free. Cadence and thread settings do not change results and are left out of a
+// trial's identity by sweeps/.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/config/config_error.h"
+
+namespace rung {
+
+struct ScheduleConfig {
+  std::string name = "cosine";     // cosine | wsd | constant
+  int64_t warmup_steps = 100;
+  double decay_fraction = 0.1;     // wsd: share of steps in the final linear decay
+  double final_lr_fraction = 0.0;  // LR at the last step, relative to the peak
+};
+
+struct TrainConfig {
+  int64_t steps = 0;               // optimizer steps; 0 = derived from tokens
+  int64_t tokens = 0;              // training tokens D; used when steps == 0
+  int64_t batch_size = 32;         // sequences per micro-batch
+  int64_t grad_accum = 1;          // micro-batches per optimizer step
+  double lr = 3e-3;                // peak learning rate of the backbone
+  double weight_decay = 0.1;
+  std::string weight_decay_mode = "coupled";  // coupled (AdamW: lr*wd) | independent (wd * schedule)
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double eps = 1e-8;
+  double clip = 1.0;               // global-norm clip of the backbone (0 = none)
+  bool freeze_backbone = false;    // train only the positional parameters
+  ScheduleConfig schedule;
+  int64_t eval_every = 100;        // 0 = only at the end
+  int64_t eval_batches = 8;
+  int64_t log_every = 10;
+  int64_t checkpoint_every = 0;    // 0 = only on signal and at the end
+  int64_t keep_checkpoints = 2;
+  std::string device = "cpu";      // cpu | cuda
+  std::string precision = "fp32";  // fp32 | bf16 (autocast on CUDA; positional parameters stay fp32)
+};
+
+struct ResourcesConfig {
+  int64_t cpus = 1;                // CPU threads of the trainer
+  int64_t gpus = 0;
+  int64_t world_size = 1;
+};
+
+// Tokens per optimizer step.
+inline int64_t TokensPerStep(const TrainConfig& train, int64_t seq_len) {
+  return train.batch_size * train.grad_accum * seq_len;
+}
+
+void ValidateTrainConfig(const TrainConfig& train, const ResourcesConfig& resources,
+                         std::vector<ConfigError>* errors);
+
+}  // namespace rung

@@ -1,0 +1,205 @@
+#include "core/config/trial_config.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/config/json_binding.h"
+
+namespace rung {
+namespace {
+
+template <typename V>
+void VisitPosition(V& v, PositionConfig& p) {
+  v.Enum("variant", p.variant, {"nope", "rope", "prope", "lerope", "adarope", "alibi"});
+  v.Field("base", p.base);
+  v.Field("fraction", p.fraction);
+  v.Field("lr_mult", p.lr_mult);
+  v.Field("clip", p.clip);
+  v.Field("freeze", p.freeze);
+  v.Block("adarope", [&](V& a) {
+    AdaRopeConfig& c = p.adarope;
+    a.Field("l_ref", c.l_ref);
+    a.Enum("length", c.length, {"query", "sequence"});
+    a.Enum("share_freq", c.share_freq, {"none", "layer", "global"});
+    a.Field("adascale", c.adascale);
+    a.Field("fixed_log", c.fixed_log);
+    a.Field("learned_base", c.learned_base);
+    a.Enum("tau_param", c.tau_param, {"direct", "exp"});
+    a.Field("freq_lr_mult", c.freq_lr_mult);
+  });
+}
+
+template <typename V>
+void VisitInverseTemperature(V& v, InverseTemperatureConfig& t) {
+  v.Enum("form", t.form, {"none", "log_power", "qwen", "ssmax", "learned"});
+  v.Field("xi", t.xi);
+  v.Field("n_ref", t.n_ref);
+  v.Field("s", t.s);
+  v.Field("learn_s", t.learn_s);
+  v.Enum("extend", t.extend, {"hold", "power_law"});
+}
+
+template <typename V>
+void VisitModel(V& v, ModelConfig& m) {
+  v.Field("vocab_size", m.vocab_size);
+  v.Field("layers", m.layers);
+  v.Field("d_model", m.d_model);
+  v.Field("heads", m.heads);
+  v.Field("kv_heads", m.kv_heads);
+  v.Field("head_dim", m.head_dim);
+  v.Enum("mlp", m.mlp, {"gelu", "swiglu"});
+  v.Field("mlp_hidden", m.mlp_hidden);
+  v.Field("qk_norm", m.qk_norm);
+  v.Field("norm_eps", m.norm_eps);
+  v.Enum("attention", m.attention, {"auto", "exact", "fused"});
+}
+
+template <typename V>
+void VisitData(V& v, DataConfig& d) {
+  v.Enum("source", d.source, {"builtin", "text", "shards", "nrw", "niah", "position_index"});
+  v.Field("path", d.path);
+  v.Field("val_path", d.val_path);
+  v.Field("token_bytes", d.token_bytes);
+  v.Field("vocab_size", d.vocab_size);
+  v.Field("seq_len", d.seq_len);
+  v.Field("val_fraction", d.val_fraction);
+  v.Field("split_seed", d.split_seed);
+  v.Field("doc_separator", d.doc_separator);
+  v.Block("nrw", [&](V& b) {
+    b.Field("window_centre", d.nrw.window_centre);
+    b.Field("window_width", d.nrw.window_width);
+    b.Field("buffer", d.nrw.buffer);
+  });
+  v.Block("niah", [&](V& b) {
+    b.Field("max_distractors", d.niah.max_distractors);
+    b.Field("key_symbols", d.niah.key_symbols);
+    b.Field("value_symbols", d.niah.value_symbols);
+    b.Field("filler_symbols", d.niah.filler_symbols);
+  });
+  v.Block("position_index", [&](V& b) { b.Field("symbols", d.position_index.symbols); });
+}
+
+template <typename V>
+void VisitTrain(V& v, TrainConfig& t) {
+  v.Field("steps", t.steps);
+  v.Field("tokens", t.tokens);
+  v.Field("batch_size", t.batch_size);
+  v.Field("grad_accum", t.grad_accum);
+  v.Field("lr", t.lr);
+  v.Field("weight_decay", t.weight_decay);
+  v.Enum("weight_decay_mode", t.weight_decay_mode, {"coupled", "independent"});
+  v.Field("beta1", t.beta1);
+  v.Field("beta2", t.beta2);
+  v.Field("eps", t.eps);
+  v.Field("clip", t.clip);
+  v.Field("freeze_backbone", t.freeze_backbone);
+  v.Block("schedule", [&](V& s) {
+    s.Enum("name", t.schedule.name, {"cosine", "wsd", "constant"});
+    s.Field("warmup_steps", t.schedule.warmup_steps);
+    s.Field("decay_fraction", t.schedule.decay_fraction);
+    s.Field("final_lr_fraction", t.schedule.final_lr_fraction);
+  });
+  v.Field("eval_every", t.eval_every);
+  v.Field("eval_batches", t.eval_batches);
+  v.Field("log_every", t.log_every);
+  v.Field("checkpoint_every", t.checkpoint_every);
+  v.Field("keep_checkpoints", t.keep_checkpoints);
+  v.Enum("device", t.device, {"cpu", "cuda"});
+  v.Enum("precision", t.precision, {"fp32", "bf16"});
+}
+
+template <typename V>
+void VisitTrial(V& v, TrialConfig& trial) {
+  v.Field("seed", trial.seed);
+  v.Block("data", [&](V& b) { VisitData(b, trial.data); });
+  v.Block("model", [&](V& b) { VisitModel(b, trial.model); });
+  v.Block("position", [&](V& b) { VisitPosition(b, trial.model.position); });
+  v.Block("inverse_temperature", [&](V& b) { VisitInverseTemperature(b, trial.model.inverse_temperature); });
+  v.Block("train", [&](V& b) { VisitTrain(b, trial.train); });
+  v.Block("resources", [&](V& b) {
+    b.Field("cpus", trial.resources.cpus);
+    b.Field("gpus", trial.resources.gpus);
+    b.Field("world_size", trial.resources.world_size);
+  });
+}
+
+Status Locate(const Status& status, const std::vector<ConfigError>& errors,
+              const std::function<std::string(const std::string&)>& locate) {
+  if (status.ok() || !locate) return status;
+  std::string message = "trial config: " + std::to_string(errors.size()) + " error(s)";
+  for (const ConfigError& error : errors) {
+    std::string where = locate(error.path);
+    message += "\n  " + (where.empty() ? std::string() : where + ": ") + error.path + ": " + error.message;
+  }
+  return Status::InvalidArgument(message);
+}
+
+}  // namespace
+
+int64_t DataVocabSize(const DataConfig& data) {
+  if (data.source == "builtin" || data.source == "text") return 256;
+  if (data.source == "nrw") return 5;  // BG, NEEDLE, QUERY, YES, NO
+  if (data.source == "niah") {
+    // filler, keys, values, separators: KEY_MARK, VALUE_MARK, QUERY, plus BOS
+    return data.niah.filler_symbols + data.niah.key_symbols + data.niah.value_symbols + 4;
+  }
+  if (data.source == "position_index") return data.position_index.symbols + 2;  // symbols, QUERY, BOS
+  return data.vocab_size;
+}
+
+void ResolveTrialConfig(TrialConfig* trial) {
+  if (trial->model.vocab_size == 0) trial->model.vocab_size = DataVocabSize(trial->data);
+  trial->model.seq_len = trial->data.seq_len;
+  ResolveModelConfig(&trial->model);
+  if (trial->train.steps == 0 && trial->train.tokens > 0) {
+    int64_t per_step = TokensPerStep(trial->train, trial->data.seq_len);
+    if (per_step > 0) trial->train.steps = (trial->train.tokens + per_step - 1) / per_step;
+  }
+}
+
+namespace {
+
+void CollectTrialErrors(const TrialConfig& trial, std::vector<ConfigError>* errors) {
+  ValidateDataConfig(trial.data, errors);
+  ValidateModelConfig(trial.model, errors);
+  ValidateTrainConfig(trial.train, trial.resources, errors);
+  if (trial.data.synthetic() && trial.model.vocab_size < DataVocabSize(trial.data)) {
+    errors->push_back({"model.vocab_size", "smaller than the task's vocabulary " +
+                                               std::to_string(DataVocabSize(trial.data))});
+  }
+  if ((trial.data.source == "builtin" || trial.data.source == "text") && trial.model.vocab_size < 256) {
+    errors->push_back({"model.vocab_size", "byte-level text needs at least 256"});
+  }
+}
+
+}  // namespace
+
+Status ValidateTrialConfig(const TrialConfig& trial) {
+  std::vector<ConfigError> errors;
+  CollectTrialErrors(trial, &errors);
+  return ConfigErrorsToStatus(errors, "trial config");
+}
+
+StatusOr<TrialConfig> TrialConfigFromJson(const nlohmann::json& json,
+                                          const std::function<std::string(const std::string&)>& locate) {
+  TrialConfig trial;
+  std::vector<ConfigError> errors;
+  JsonFieldReader reader(&json, "", &errors);
+  VisitTrial(reader, trial);
+  reader.Allow("policy");  // scheduling policy belongs to the coordinator, not the trainer
+  reader.Finish();
+  if (!errors.empty()) return Locate(ConfigErrorsToStatus(errors, "trial config"), errors, locate);
+  ResolveTrialConfig(&trial);
+  CollectTrialErrors(trial, &errors);
+  if (!errors.empty()) return Locate(ConfigErrorsToStatus(errors, "trial config"), errors, locate);
+  return trial;
+}
+
+nlohmann::json TrialConfigToJson(const TrialConfig& trial) {
+  nlohmann::json json;
+  TrialConfig copy = trial;
+  JsonFieldWriter writer(&json);
+  VisitTrial(writer, copy);
+  return json;
+}
+
+}  // namespace rung

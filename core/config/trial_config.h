@@ -1,0 +1,51 @@
+// core/config/trial_config.h
+//
+// One resolved trial: everything rung-train needs to train one cell of a sweep, and its JSON form
+// (the wire and file format). Parsing is strict: unknown keys are errors (with the nearest valid key
+// suggested), wrong types are errors, and every error names its key path; all are reported at once.
+//
+// Example:
+//   StatusOr<TrialConfig> trial = TrialConfigFromJson(json);
+//   if (!trial.ok()) { print(trial.status().message()); exit(2); }
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/common/status.h"
+#include "core/config/data_config.h"
+#include "core/config/model_config.h"
+#include "core/config/train_config.h"
+
+namespace rung {
+
+struct TrialConfig {
+  uint64_t seed = 0;
+  DataConfig data;
+  ModelConfig model;  // holds the `position` and `inverse_temperature` blocks
+  TrainConfig train;
+  ResourcesConfig resources;
+};
+
+// Fills every derived default: model.vocab_size from the data source (bytes: 256; synthetic tasks:
+// their vocabulary), model.seq_len, head_dim, kv_heads, mlp_hidden, n_ref, steps from tokens.
+void ResolveTrialConfig(TrialConfig* trial);
+
+// Validates a resolved trial; every error with its path.
+Status ValidateTrialConfig(const TrialConfig& trial);
+
+// Parses (strict), resolves and validates. `locate` maps a key path to "file:line:col" when the
+// caller knows where it came from (YAML); errors are then prefixed with it.
+StatusOr<TrialConfig> TrialConfigFromJson(
+    const nlohmann::json& json, const std::function<std::string(const std::string&)>& locate = {});
+
+// Every field, explicitly (the resolved form).
+nlohmann::json TrialConfigToJson(const TrialConfig& trial);
+
+// Vocabulary of a data source, or 0 if it must be given (shards).
+int64_t DataVocabSize(const DataConfig& data);
+
+}  // namespace rung

@@ -1,0 +1,62 @@
+// core/data/builtin_corpus.h
+//
+// The builtin corpus: Jane Austen's six novels as one byte-level text file, one document per chapter
+// (form-feed separated), built from Debian's r-cran-janeaustenr by deploy/fetch-builtin-corpus.sh. It
+// lets every installation train and test without downloading data.
+//
+// Lookup order for builtin/austen.txt (first existing wins):
+//   1. $RUNG_DATA_DIR/builtin/austen.txt
+//   2. <folder of the running executable>/../data/builtin/austen.txt   (a build tree: build/bin/..)
+//   3. /usr/local/share/rung/builtin/austen.txt
+//   4. /usr/share/rung/builtin/austen.txt
+// Beside it, the manifest austen.json: {"package": "r-cran-janeaustenr", "version": ..., "sha256": ...}.
+//
+// Example:
+//   StatusOr<std::unique_ptr<BatchSource>> source = LoadBuiltinCorpus(config, seed);
+//
+// Thread safety: the functions are reentrant; the loaded source is immutable.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/common/status.h"
+#include "core/config/data_config.h"
+#include "core/data/batch_source.h"
+
+namespace rung {
+
+// A located builtin corpus and its manifest.
+struct BuiltinCorpusFiles {
+  std::string text_path;      // .../builtin/austen.txt
+  std::string manifest_path;  // .../builtin/austen.json
+  std::string package;        // manifest "package"
+  std::string version;        // manifest "version"
+  std::string sha256;         // manifest "sha256" of austen.txt
+};
+
+// The candidate paths of austen.txt, in lookup order (see above).
+std::vector<std::string> BuiltinCorpusCandidates();
+
+// The first candidate that exists, with its manifest read.
+// Errors: NOT_FOUND if no candidate exists (listing them, and saying to run `make corpus` or
+// deploy/fetch-builtin-corpus.sh) or if the manifest is missing; INVALID_ARGUMENT if the manifest is not a
+// JSON object with string "package", "version" and "sha256".
+StatusOr<BuiltinCorpusFiles> FindBuiltinCorpus(const std::vector<std::string>& candidates);
+
+// FindBuiltinCorpus(BuiltinCorpusCandidates()).
+StatusOr<BuiltinCorpusFiles> LocateBuiltinCorpus();
+
+// Locates and loads the builtin corpus as a byte-level source named "builtin" (a ByteCorpus; config.path
+// is ignored, config.doc_separator, val_fraction, split_seed and seq_len apply). Describe() adds
+// "package", "version" and "manifest". Errors: those of LocateBuiltinCorpus and ByteCorpus::LoadFiles;
+// DATA_LOSS if the text does not match the manifest's sha256.
+StatusOr<std::unique_ptr<BatchSource>> LoadBuiltinCorpus(const DataConfig& config, uint64_t seed);
+
+// Loads a builtin corpus already located (for tests and tools).
+StatusOr<std::unique_ptr<BatchSource>> LoadBuiltinCorpusFrom(const BuiltinCorpusFiles& files,
+                                                            const DataConfig& config, uint64_t seed);
+
+}  // namespace rung

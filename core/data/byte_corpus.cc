@@ -1,0 +1,192 @@
+#include "core/data/byte_corpus.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <system_error>
+#include <utility>
+
+#include "core/data/sampling.h"
+#include "core/data/sha256.h"
+
+namespace rung {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool IsHidden(const fs::path& path) {
+  const std::string name = path.filename().string();
+  return !name.empty() && name[0] == '.';
+}
+
+Status ReadFileInto(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("cannot open " + path);
+  out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (in.bad()) return Status::DataLoss("read error in " + path);
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::vector<std::string_view> SplitDocuments(std::string_view text, std::string_view separator) {
+  std::vector<std::string_view> documents;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    size_t end = text.find(separator, begin);
+    if (end == std::string_view::npos) end = text.size();
+    if (end > begin) documents.push_back(text.substr(begin, end - begin));
+    begin = end + separator.size();
+  }
+  return documents;
+}
+
+double DocumentSplitDraw(uint64_t split_seed, int64_t document_index) {
+  return CounterRng(MixKey(MixKey(split_seed, kDocumentSplitDomain), static_cast<uint64_t>(document_index)))
+      .Uniform();
+}
+
+StatusOr<std::vector<std::string>> ListCorpusFiles(const std::string& path) {
+  std::error_code error;
+  const fs::file_status status = fs::status(path, error);
+  if (error || !fs::exists(status)) return Status::NotFound("data.path '" + path + "' does not exist");
+  if (fs::is_regular_file(status)) return std::vector<std::string>{path};
+  if (!fs::is_directory(status)) {
+    return Status::InvalidArgument("data.path '" + path + "' is neither a file nor a folder");
+  }
+  std::vector<std::string> files;
+  fs::recursive_directory_iterator it(path, error), end;
+  if (error) return Status::NotFound("cannot read folder '" + path + "': " + error.message());
+  for (; it != end; it.increment(error)) {
+    if (error) return Status::NotFound("cannot read folder '" + path + "': " + error.message());
+    if (IsHidden(it->path())) {
+      if (it->is_directory()) it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file()) files.push_back(it->path().string());
+  }
+  if (error) return Status::NotFound("cannot read folder '" + path + "': " + error.message());
+  std::sort(files.begin(), files.end());
+  if (files.empty()) return Status::InvalidArgument("folder '" + path + "' holds no files");
+  return files;
+}
+
+StatusOr<std::unique_ptr<ByteCorpus>> ByteCorpus::Load(const DataConfig& config, uint64_t seed) {
+  StatusOr<std::vector<std::string>> files = ListCorpusFiles(config.path);
+  if (!files.ok()) return files.status();
+  return LoadFiles(*files, config, seed, "text", config.path, nlohmann::json::object());
+}
+
+StatusOr<std::unique_ptr<ByteCorpus>> ByteCorpus::LoadFiles(const std::vector<std::string>& files,
+                                                            const DataConfig& config, uint64_t seed,
+                                                            const std::string& source, const std::string& path,
+                                                            nlohmann::json provenance) {
+  if (config.doc_separator.empty()) return Status::InvalidArgument("data.doc_separator must not be empty");
+  std::unique_ptr<ByteCorpus> corpus(new ByteCorpus());
+  corpus->source_ = source;
+  corpus->path_ = path;
+  corpus->files_ = files;
+  corpus->config_ = config;
+  corpus->seed_ = seed;
+  corpus->provenance_ = std::move(provenance);
+
+  // Read every file once: hash its bytes, cut it into documents (kept as copies; views would dangle).
+  Sha256Hasher hasher;
+  std::vector<std::string> documents;
+  std::string contents;
+  for (const std::string& file : files) {
+    RUNG_RETURN_IF_ERROR(ReadFileInto(file, &contents));
+    hasher.Update(contents);
+    for (std::string_view document : SplitDocuments(contents, config.doc_separator)) {
+      documents.emplace_back(document);
+    }
+  }
+  corpus->sha256_ = hasher.FinishHex();
+  if (documents.empty()) return Status::InvalidArgument("no text in data.path '" + path + "'");
+
+  const std::string& separator = config.doc_separator;
+  if (documents.size() == 1) {
+    // One document: hold out its tail.
+    corpus->single_document_ = true;
+    const std::string& only = documents[0];
+    const auto held_out = static_cast<size_t>(std::llround(static_cast<double>(only.size()) * config.val_fraction));
+    const size_t cut = only.size() - std::min(held_out, only.size());
+    corpus->train_bytes_ = separator + only.substr(0, cut);
+    corpus->validation_bytes_ = only.substr(cut);
+    corpus->train_documents_ = {0};
+    corpus->validation_documents_ = {0};
+  } else {
+    std::vector<double> draws(documents.size());
+    std::vector<bool> in_validation(documents.size());
+    for (size_t d = 0; d < documents.size(); ++d) {
+      draws[d] = DocumentSplitDraw(config.split_seed, static_cast<int64_t>(d));
+      in_validation[d] = draws[d] < config.val_fraction;
+    }
+    const auto validation_count = std::count(in_validation.begin(), in_validation.end(), true);
+    if (validation_count == 0) {
+      in_validation[std::min_element(draws.begin(), draws.end()) - draws.begin()] = true;
+    } else if (validation_count == static_cast<int64_t>(documents.size())) {
+      in_validation[std::max_element(draws.begin(), draws.end()) - draws.begin()] = false;
+    }
+    for (size_t d = 0; d < documents.size(); ++d) {
+      std::string& stream = in_validation[d] ? corpus->validation_bytes_ : corpus->train_bytes_;
+      stream += separator;
+      stream += documents[d];
+      (in_validation[d] ? corpus->validation_documents_ : corpus->train_documents_).push_back(static_cast<int64_t>(d));
+    }
+  }
+
+  for (Split split : {Split::kTrain, Split::kValidation}) {
+    const int64_t tokens = corpus->SplitTokens(split);
+    if (tokens < config.seq_len + 1) {
+      return Status::InvalidArgument(
+          std::string(split == Split::kTrain ? "training" : "validation") + " split of '" + path + "' has " +
+          std::to_string(tokens) + " bytes, fewer than data.seq_len + 1 = " + std::to_string(config.seq_len + 1) +
+          " (more text, a shorter seq_len or another val_fraction)");
+    }
+  }
+  return corpus;
+}
+
+TokenBatch ByteCorpus::Batch(Split split, int64_t index, int64_t batch_size, int64_t seq_len) const {
+  const std::string& stream = SplitBytes(split);
+  return MakeWindowBatch(split, index, batch_size, seq_len, seed_, static_cast<int64_t>(stream.size()),
+                         [&stream](int64_t start, int64_t count, int32_t* out) {
+                           for (int64_t t = 0; t < count; ++t) {
+                             out[t] = static_cast<unsigned char>(stream[static_cast<size_t>(start + t)]);
+                           }
+                         });
+}
+
+int64_t ByteCorpus::SplitTokens(Split split) const { return static_cast<int64_t>(SplitBytes(split).size()); }
+
+const std::string& ByteCorpus::SplitBytes(Split split) const {
+  return split == Split::kTrain ? train_bytes_ : validation_bytes_;
+}
+
+const std::vector<int64_t>& ByteCorpus::DocumentIndices(Split split) const {
+  return split == Split::kTrain ? train_documents_ : validation_documents_;
+}
+
+nlohmann::json ByteCorpus::Describe() const {
+  nlohmann::json description = {
+      {"source", source_},
+      {"path", path_},
+      {"files", files_.size()},
+      {"documents", {{"train", train_documents_.size()}, {"validation", validation_documents_.size()}}},
+      {"tokens", {{"train", SplitTokens(Split::kTrain)}, {"validation", SplitTokens(Split::kValidation)}}},
+      {"split", single_document_ ? "single_document_tail" : "by_document"},
+      {"val_fraction", config_.val_fraction},
+      {"split_seed", config_.split_seed},
+      {"doc_separator", config_.doc_separator},
+      {"sha256", sha256_},
+  };
+  if (files_.size() <= 64) description["file_list"] = files_;
+  if (provenance_.is_object()) description.update(provenance_);
+  return description;
+}
+
+}  // namespace rung

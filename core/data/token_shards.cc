@@ -1,0 +1,273 @@
+#include "core/data/token_shards.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "core/data/sampling.h"
+#include "core/data/sha256.h"
+
+namespace rung {
+
+// One read-only memory-mapped shard file.
+struct TokenShards::MappedFile {
+  std::string path;
+  const unsigned char* data = nullptr;  // null for an empty file
+  int64_t bytes = 0;
+  int64_t tokens = 0;
+  std::string sha256_first_mib;
+  bool ids_fully_checked = false;
+
+  ~MappedFile() {
+    if (data != nullptr) munmap(const_cast<unsigned char*>(data), static_cast<size_t>(bytes));
+  }
+};
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+constexpr int64_t kFullScanLimitBytes = int64_t{1} << 30;
+constexpr int64_t kSampledBlocks = 256;
+constexpr int64_t kSampledBlockBytes = 64 << 10;
+
+inline int64_t DecodeToken(const unsigned char* p, int64_t token_bytes) {
+  if (token_bytes == 2) return static_cast<int64_t>(p[0] | (uint32_t{p[1]} << 8));
+  return static_cast<int64_t>(uint32_t{p[0]} | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16) |
+                              (uint32_t{p[3]} << 24));
+}
+
+StatusOr<std::unique_ptr<TokenShards::MappedFile>> MapFile(const std::string& path, int64_t token_bytes) {
+  auto file = std::make_unique<TokenShards::MappedFile>();
+  file->path = path;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return Status::NotFound("cannot open shard " + path + ": " + std::strerror(errno));
+  }
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) {
+    const int error = errno;
+    ::close(fd);
+    return Status::Internal("cannot stat shard " + path + ": " + std::strerror(error));
+  }
+  file->bytes = static_cast<int64_t>(info.st_size);
+  if (file->bytes % token_bytes != 0) {
+    ::close(fd);
+    return Status::InvalidArgument("shard " + path + " has " + std::to_string(file->bytes) +
+                                   " bytes, not a multiple of data.token_bytes = " + std::to_string(token_bytes) +
+                                   " (truncated file, or the wrong token_bytes?)");
+  }
+  file->tokens = file->bytes / token_bytes;
+  if (file->bytes > 0) {
+    void* mapped = ::mmap(nullptr, static_cast<size_t>(file->bytes), PROT_READ, MAP_SHARED, fd, 0);
+    if (mapped == MAP_FAILED) {
+      const int error = errno;
+      ::close(fd);
+      return Status::Internal("cannot mmap shard " + path + ": " + std::strerror(error));
+    }
+    file->data = static_cast<const unsigned char*>(mapped);
+  }
+  ::close(fd);
+  file->sha256_first_mib =
+      Sha256Hex(std::string_view(reinterpret_cast<const char*>(file->data), static_cast<size_t>(std::min(file->bytes, kMiB))));
+  return file;
+}
+
+// INVALID_ARGUMENT naming the first id >= vocab_size among tokens [first, first + count) of a file.
+Status CheckIds(const TokenShards::MappedFile& file, int64_t first, int64_t count, int64_t token_bytes,
+                int64_t vocab_size) {
+  const unsigned char* p = file.data + first * token_bytes;
+  for (int64_t t = 0; t < count; ++t, p += token_bytes) {
+    const int64_t id = DecodeToken(p, token_bytes);
+    if (id >= vocab_size) {
+      const int64_t offset = first + t;
+      return Status::InvalidArgument("shard " + file.path + ": token id " + std::to_string(id) + " at token offset " +
+                                     std::to_string(offset) + " (byte offset " + std::to_string(offset * token_bytes) +
+                                     ") is >= data.vocab_size = " + std::to_string(vocab_size));
+    }
+  }
+  return Status::Ok();
+}
+
+// Scans every id of files up to kFullScanLimitBytes; samples larger ones (see the header).
+Status CheckFileIds(TokenShards::MappedFile* file, int64_t token_bytes, int64_t vocab_size) {
+  if (file->bytes <= kFullScanLimitBytes) {
+    file->ids_fully_checked = true;
+    return CheckIds(*file, 0, file->tokens, token_bytes, vocab_size);
+  }
+  const int64_t edge_tokens = kMiB / token_bytes;
+  RUNG_RETURN_IF_ERROR(CheckIds(*file, 0, edge_tokens, token_bytes, vocab_size));
+  RUNG_RETURN_IF_ERROR(CheckIds(*file, file->tokens - edge_tokens, edge_tokens, token_bytes, vocab_size));
+  const int64_t block_tokens = kSampledBlockBytes / token_bytes;
+  for (int64_t block = 0; block < kSampledBlocks; ++block) {
+    const int64_t first = (file->tokens - block_tokens) / (kSampledBlocks - 1) * block;
+    RUNG_RETURN_IF_ERROR(CheckIds(*file, first, block_tokens, token_bytes, vocab_size));
+  }
+  return Status::Ok();
+}
+
+void AppendSegment(TokenShards::Stream* stream, const TokenShards::MappedFile* file, int64_t first, int64_t tokens) {
+  if (tokens <= 0) return;
+  stream->starts.push_back(stream->tokens);
+  stream->segments.push_back({file, first, tokens});
+  stream->tokens += tokens;
+}
+
+}  // namespace
+
+StatusOr<std::vector<std::string>> ListShardFiles(const std::string& path) {
+  std::error_code error;
+  const fs::file_status status = fs::status(path, error);
+  if (error || !fs::exists(status)) return Status::NotFound("shard path '" + path + "' does not exist");
+  if (!fs::is_directory(status)) return std::vector<std::string>{path};
+  std::vector<std::string> files;
+  for (fs::directory_iterator it(path, error), end; !error && it != end; it.increment(error)) {
+    if (it->path().extension() == ".bin" && it->is_regular_file()) files.push_back(it->path().string());
+  }
+  if (error) return Status::NotFound("cannot read shard folder '" + path + "': " + error.message());
+  std::sort(files.begin(), files.end());
+  if (files.empty()) return Status::NotFound("shard folder '" + path + "' holds no *.bin file");
+  return files;
+}
+
+TokenShards::~TokenShards() = default;
+
+StatusOr<std::unique_ptr<TokenShards>> TokenShards::Open(const DataConfig& config, uint64_t seed) {
+  if (config.token_bytes != 2 && config.token_bytes != 4) {
+    return Status::InvalidArgument("data.token_bytes must be 2 (uint16) or 4 (uint32), got " +
+                                   std::to_string(config.token_bytes));
+  }
+  if (config.vocab_size <= 0 || config.vocab_size > INT32_MAX) {
+    return Status::InvalidArgument("data.vocab_size must lie in [1, 2^31), got " + std::to_string(config.vocab_size));
+  }
+  std::unique_ptr<TokenShards> shards(new TokenShards());
+  shards->config_ = config;
+  shards->seed_ = seed;
+  shards->vocab_size_ = config.vocab_size;
+  shards->token_bytes_ = config.token_bytes;
+
+  // Maps and checks every file of `path`; returns the index of its first file in files_.
+  auto map_all = [&](const std::string& path) -> StatusOr<size_t> {
+    StatusOr<std::vector<std::string>> paths = ListShardFiles(path);
+    if (!paths.ok()) return paths.status();
+    const size_t first = shards->files_.size();
+    for (const std::string& file_path : *paths) {
+      StatusOr<std::unique_ptr<MappedFile>> file = MapFile(file_path, config.token_bytes);
+      if (!file.ok()) return file.status();
+      RUNG_RETURN_IF_ERROR(CheckFileIds(file->get(), config.token_bytes, config.vocab_size));
+      shards->files_.push_back(std::move(*file));
+    }
+    return first;
+  };
+
+  StatusOr<size_t> train_first = map_all(config.path);
+  if (!train_first.ok()) return train_first.status();
+  const size_t train_end = shards->files_.size();
+  if (!config.val_path.empty()) {
+    StatusOr<size_t> validation_first = map_all(config.val_path);
+    if (!validation_first.ok()) return validation_first.status();
+    for (size_t f = 0; f < train_end; ++f) {
+      AppendSegment(&shards->train_, shards->files_[f].get(), 0, shards->files_[f]->tokens);
+    }
+    for (size_t f = train_end; f < shards->files_.size(); ++f) {
+      AppendSegment(&shards->validation_, shards->files_[f].get(), 0, shards->files_[f]->tokens);
+    }
+  } else {
+    int64_t total = 0;
+    for (const auto& file : shards->files_) total += file->tokens;
+    const auto held_out = static_cast<int64_t>(std::llround(static_cast<double>(total) * config.val_fraction));
+    int64_t train_left = total - held_out;
+    for (const auto& file : shards->files_) {
+      const int64_t to_train = std::min(train_left, file->tokens);
+      AppendSegment(&shards->train_, file.get(), 0, to_train);
+      AppendSegment(&shards->validation_, file.get(), to_train, file->tokens - to_train);
+      train_left -= to_train;
+    }
+  }
+
+  for (Split split : {Split::kTrain, Split::kValidation}) {
+    const int64_t tokens = shards->SplitTokens(split);
+    if (tokens < config.seq_len + 1) {
+      return Status::InvalidArgument(std::string(split == Split::kTrain ? "training" : "validation") +
+                                     " split of the shards has " + std::to_string(tokens) +
+                                     " tokens, fewer than data.seq_len + 1 = " + std::to_string(config.seq_len + 1));
+    }
+  }
+  return shards;
+}
+
+void TokenShards::CopyTokens(const Stream& stream, int64_t start, int64_t count, int32_t* out) const {
+  size_t segment = static_cast<size_t>(std::upper_bound(stream.starts.begin(), stream.starts.end(), start) -
+                                       stream.starts.begin()) - 1;
+  int64_t offset = start - stream.starts[segment];
+  while (count > 0) {
+    const Segment& run = stream.segments[segment];
+    const int64_t take = std::min(count, run.tokens - offset);
+    const unsigned char* p = run.file->data + (run.first_token + offset) * token_bytes_;
+    for (int64_t t = 0; t < take; ++t, p += token_bytes_) {
+      const int64_t id = DecodeToken(p, token_bytes_);
+      if (id >= vocab_size_) {
+        std::fprintf(stderr, "rung: shard %s: token id %lld at token offset %lld is >= data.vocab_size = %lld\n",
+                     run.file->path.c_str(), static_cast<long long>(id),
+                     static_cast<long long>(run.first_token + offset + t), static_cast<long long>(vocab_size_));
+        std::abort();
+      }
+      *out++ = static_cast<int32_t>(id);
+    }
+    count -= take;
+    offset = 0;
+    ++segment;
+  }
+}
+
+TokenBatch TokenShards::Batch(Split split, int64_t index, int64_t batch_size, int64_t seq_len) const {
+  const Stream& stream = SplitStream(split);
+  return MakeWindowBatch(split, index, batch_size, seq_len, seed_, stream.tokens,
+                         [this, &stream](int64_t start, int64_t count, int32_t* out) {
+                           CopyTokens(stream, start, count, out);
+                         });
+}
+
+int64_t TokenShards::SplitTokens(Split split) const { return SplitStream(split).tokens; }
+
+int64_t TokenShards::Token(Split split, int64_t position) const {
+  int32_t token = 0;
+  CopyTokens(SplitStream(split), position, 1, &token);
+  return token;
+}
+
+nlohmann::json TokenShards::Describe() const {
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& file : files_) {
+    files.push_back({{"path", file->path},
+                     {"bytes", file->bytes},
+                     {"tokens", file->tokens},
+                     {"sha256_first_mib", file->sha256_first_mib},
+                     {"ids_checked", file->ids_fully_checked ? "all" : "sampled"}});
+  }
+  return {
+      {"source", "shards"},
+      {"path", config_.path},
+      {"val_path", config_.val_path},
+      {"token_bytes", token_bytes_},
+      {"vocab_size", vocab_size_},
+      {"split", config_.val_path.empty() ? "tail_fraction" : "val_path"},
+      {"val_fraction", config_.val_fraction},
+      {"tokens", {{"train", SplitTokens(Split::kTrain)}, {"validation", SplitTokens(Split::kValidation)}}},
+      {"files", files},
+  };
+}
+
+}  // namespace rung

@@ -1,0 +1,149 @@
+#include "core/model/positional_encoding.h"
+
+#include <cmath>
+
+namespace rung {
+
+std::vector<double> RopeFrequencies(double base, int64_t head_dim) {
+  std::vector<double> freqs(head_dim / 2);
+  for (int64_t f = 0; f < head_dim / 2; ++f) freqs[f] = std::pow(base, -2.0 * f / static_cast<double>(head_dim));
+  return freqs;
+}
+
+std::vector<double> AlibiSlopes(int64_t heads) {
+  auto power_of_two_slopes = [](int64_t n) {
+    std::vector<double> slopes(n);
+    double start = std::pow(2.0, -8.0 / static_cast<double>(n));
+    for (int64_t h = 0; h < n; ++h) slopes[h] = std::pow(start, static_cast<double>(h + 1));
+    return slopes;
+  };
+  int64_t lower = 1;
+  while (lower * 2 <= heads) lower *= 2;
+  std::vector<double> slopes = power_of_two_slopes(lower);
+  if (lower == heads) return slopes;
+  std::vector<double> extra = power_of_two_slopes(2 * lower);
+  for (int64_t h = 0; static_cast<int64_t>(slopes.size()) < heads; h += 2) slopes.push_back(extra[h]);
+  return slopes;
+}
+
+PositionalEncodingImpl::PositionalEncodingImpl(const ModelConfig& config) : config_(config) {
+  const PositionConfig& p = config.position;
+  const int64_t half = config.rotary_pairs();
+  auto f32 = torch::TensorOptions().dtype(torch::kFloat);
+  auto f64 = torch::TensorOptions().dtype(torch::kDouble);
+  if (p.rotary()) {
+    std::vector<double> freqs = RopeFrequencies(p.base, config.head_dim);
+    auto log_freq = torch::tensor(freqs, f64).log().to(torch::kFloat);
+    auto mask = torch::ones({half}, f32);
+    if (p.variant == "prope") {
+      int64_t rotating = static_cast<int64_t>(std::floor(p.fraction * static_cast<double>(half)));
+      mask.narrow(0, rotating, half - rotating).zero_();
+    }
+    rope_log_freq_ = register_buffer("rope_log_freq", log_freq);
+    rotate_mask_ = register_buffer("rotate_mask", mask);
+  }
+  if (p.variant == "lerope") {
+    lerope_log_scale_ = register_parameter("lerope_log_scale", torch::zeros({half}, f32));
+  }
+  if (p.variant == "adarope") {
+    const AdaRopeConfig& a = p.adarope;
+    int64_t schedules = a.share_freq == "global" ? 1 : config.layers;
+    int64_t groups = a.share_freq == "none" ? config.kv_heads : 1;
+    if (a.learned_base) {
+      adarope_log_base_ =
+          register_parameter("adarope_log_base", torch::full({schedules, groups}, std::log(p.base), f32));
+    } else {
+      adarope_log_freq_ = register_parameter(
+          "adarope_log_freq", rope_log_freq_.view({1, 1, half}).expand({schedules, groups, half}).clone());
+    }
+    if (a.adascale && !a.fixed_log) {
+      double tau_init = a.tau_param == "exp" ? 0.0 : 1.0;
+      adascale_tau_ = register_parameter("adascale_tau", torch::full({config.layers, config.heads}, tau_init, f32));
+      adascale_gamma_ = register_parameter("adascale_gamma", torch::zeros({config.layers, config.heads}, f32));
+    }
+  }
+  if (p.variant == "alibi") {
+    alibi_slopes_ = register_buffer("alibi_slopes", torch::tensor(AlibiSlopes(config.heads), f64).to(torch::kFloat));
+  }
+}
+
+torch::Tensor PositionalEncodingImpl::Frequencies(int64_t layer) {
+  const PositionConfig& p = config_.position;
+  const int64_t half = config_.rotary_pairs();
+  if (!p.rotary()) return {};
+  if (p.variant == "rope" || p.variant == "prope") return (rope_log_freq_.exp() * rotate_mask_).view({1, half});
+  if (p.variant == "lerope") return (lerope_log_scale_ + rope_log_freq_).exp().view({1, half});
+  const AdaRopeConfig& a = p.adarope;
+  int64_t schedule = a.share_freq == "global" ? 0 : layer;
+  if (a.learned_base) {
+    // theta_f = b^(-2f/d) = exp(-(2f/d) log b)
+    auto exponents = torch::arange(half, rope_log_freq_.options()) * (-2.0 / static_cast<double>(config_.head_dim));
+    return (adarope_log_base_[schedule].unsqueeze(-1) * exponents.unsqueeze(0)).exp();
+  }
+  return adarope_log_freq_[schedule].exp();
+}
+
+torch::Tensor PositionalEncodingImpl::AdaScale(int64_t layer, int64_t time, const torch::Device& device) {
+  const AdaRopeConfig& a = config_.position.adarope;
+  auto f32 = torch::TensorOptions().dtype(torch::kFloat).device(device);
+  // L per query position: n = i + 1 (query mode) or T (sequence mode)
+  torch::Tensor length = a.length == "sequence" ? torch::full({time}, static_cast<double>(time), f32)
+                                                : torch::arange(1, time + 1, f32);
+  torch::Tensor log_term = torch::log1p(torch::clamp_min(length, a.l_ref) / a.l_ref);  // [T]
+  if (a.fixed_log) return (log_term / std::log(2.0)).unsqueeze(1).expand({time, config_.heads}).contiguous();
+  torch::Tensor tau = a.tau_param == "exp" ? adascale_tau_[layer].exp() : adascale_tau_[layer];  // [H]
+  torch::Tensor gamma = adascale_gamma_[layer];                                                  // [H]
+  // lambda[t, h] = (1/tau_h) * log_term[t]^gamma_h
+  return torch::pow(log_term.unsqueeze(1), gamma.unsqueeze(0)) / tau.unsqueeze(0);
+}
+
+std::vector<LayerTables> PositionalEncodingImpl::Tables(int64_t time, const torch::Device& device) {
+  const PositionConfig& p = config_.position;
+  std::vector<LayerTables> tables(config_.layers);
+  if (p.rotary()) {
+    auto positions = torch::arange(time, torch::TensorOptions().dtype(torch::kFloat).device(device));
+    auto make = [&](const torch::Tensor& freqs) {  // freqs [G, half] -> angles [T, G, half]
+      auto angles = positions.view({time, 1, 1}) * freqs.to(device).unsqueeze(0);
+      return std::make_pair(angles.cos(), angles.sin());
+    };
+    bool constant = p.variant == "rope" || p.variant == "prope";
+    bool shared = constant || p.variant == "lerope" || (p.variant == "adarope" && p.adarope.share_freq == "global");
+    if (constant) {
+      if (cached_time_ != time || cached_device_ != device) {
+        torch::NoGradGuard no_grad;
+        std::tie(cached_cos_, cached_sin_) = make(Frequencies(0));
+        cached_time_ = time;
+        cached_device_ = device;
+      }
+      for (auto& layer : tables) layer.cos = cached_cos_, layer.sin = cached_sin_;
+    } else if (shared) {
+      auto [c, s] = make(Frequencies(0));
+      for (auto& layer : tables) layer.cos = c, layer.sin = s;
+    } else {
+      for (int64_t layer = 0; layer < config_.layers; ++layer) {
+        std::tie(tables[layer].cos, tables[layer].sin) = make(Frequencies(layer));
+      }
+    }
+  }
+  if (p.variant == "adarope" && (p.adarope.adascale || p.adarope.fixed_log)) {
+    for (int64_t layer = 0; layer < config_.layers; ++layer) tables[layer].query_scale = AdaScale(layer, time, device);
+  }
+  return tables;
+}
+
+std::vector<torch::Tensor> PositionalEncodingImpl::frequency_parameters() const {
+  std::vector<torch::Tensor> params;
+  if (adarope_log_freq_.defined()) params.push_back(adarope_log_freq_);
+  if (adarope_log_base_.defined()) params.push_back(adarope_log_base_);
+  return params;
+}
+
+std::vector<torch::Tensor> PositionalEncodingImpl::scale_parameters() const {
+  std::vector<torch::Tensor> params;
+  for (const auto& tensor : {lerope_log_scale_, adascale_tau_, adascale_gamma_}) {
+    if (tensor.defined()) params.push_back(tensor);
+  }
+  return params;
+}
+
+}  // namespace rung

@@ -1,0 +1,79 @@
+// core/model/positional_encoding.h
+//
+// The positional variants of science.md section 2 as one module: it owns every learned positional
+// parameter (fp32) and, for a sequence of T positions, produces per layer the rotary tables and
+// the AdaScale query multiplier, plus the ALiBi slopes.
+//
+//   nope     no tables
+//   rope     theta_f = b^(-2f/d), one table for all layers and heads (cached)
+//   prope    rope on the fastest floor(p*d/2) pairs, theta = 0 on the rest (cached)
+//   lerope   theta_f = exp(a_f) b^(-2f/d), a [d/2] shared by every layer and head, init 0
+//   adarope  theta = exp(x) with x [layers, kv_heads, d/2] (share_freq: [layers, 1, d/2] or
+//            [1, 1, d/2]) init log of RoPE's; or learned_base: log b per schedule;
+//            AdaScale lambda_h(L) = (1/tau_h) [ln(1 + max(L, L_ref)/L_ref)]^gamma_h per layer and
+//            query head (tau = 1, gamma = 0 at init; tau optionally exp(rho)); fixed_log replaces
+//            it by ln(1 + max(L, L_ref)/L_ref) / ln 2 with nothing learned
+//   alibi    slopes m_h of the standard geometric set (any head count)
+//
+// Contract: Tables(T) is differentiable in the learned parameters; angles and cos/sin are fp32.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "core/config/model_config.h"
+
+namespace rung {
+
+struct LayerTables {
+  torch::Tensor cos, sin;     // [T, G, d/2] fp32, or undefined (no rotation)
+  torch::Tensor query_scale;  // [T, heads] fp32 AdaScale multiplier, or undefined (1)
+};
+
+// ALiBi slopes for `heads` heads: 2^(-8h/H) for a power of two H; otherwise the standard rule
+// (the slopes of the next lower power of two, then every other slope of twice that count).
+std::vector<double> AlibiSlopes(int64_t heads);
+
+// RoPE's frequencies b^(-2f/d) for f = 0..d/2-1.
+std::vector<double> RopeFrequencies(double base, int64_t head_dim);
+
+class PositionalEncodingImpl : public torch::nn::Module {
+ public:
+  explicit PositionalEncodingImpl(const ModelConfig& config);
+
+  // Per-layer tables for positions 0..T-1 on `device`.
+  std::vector<LayerTables> Tables(int64_t time, const torch::Device& device);
+
+  // Frequencies theta [G, d/2] of `layer` (G = 1 when shared); undefined for nope/alibi.
+  torch::Tensor Frequencies(int64_t layer);
+
+  // ALiBi slopes [heads] (fp32), or undefined.
+  const torch::Tensor& alibi_slopes() const { return alibi_slopes_; }
+
+  // Learned parameters whose learning rate is scaled by adarope.freq_lr_mult (AdaFreq x, log b).
+  std::vector<torch::Tensor> frequency_parameters() const;
+  // The other learned positional parameters (LeRoPE a, AdaScale tau/rho and gamma).
+  std::vector<torch::Tensor> scale_parameters() const;
+
+ private:
+  torch::Tensor AdaScale(int64_t layer, int64_t time, const torch::Device& device);
+
+  ModelConfig config_;
+  torch::Tensor rope_log_freq_;    // buffer [d/2]: log b^(-2f/d) (or -inf-free mask for prope)
+  torch::Tensor rotate_mask_;      // buffer [d/2]: 1 for rotating pairs (prope), else all ones
+  torch::Tensor lerope_log_scale_; // [d/2]
+  torch::Tensor adarope_log_freq_; // [S, G, d/2]
+  torch::Tensor adarope_log_base_; // [S, G]
+  torch::Tensor adascale_tau_;     // [layers, heads] (tau, or rho when tau_param = exp)
+  torch::Tensor adascale_gamma_;   // [layers, heads]
+  torch::Tensor alibi_slopes_;
+  // Cache of constant tables (rope, prope): valid for cached_time_ positions on cached_device_.
+  int64_t cached_time_ = -1;
+  torch::Device cached_device_ = torch::kCPU;
+  torch::Tensor cached_cos_, cached_sin_;
+};
+TORCH_MODULE(PositionalEncoding);
+
+}  // namespace rung

@@ -1,0 +1,107 @@
+#include "core/model/transformer.h"
+
+#include <cmath>
+
+#include "core/model/attention.h"
+#include "core/model/rotary.h"
+
+namespace rung {
+
+TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
+  const int64_t d = config.d_model, hd = config.head_dim, heads = config.heads, kv = config.kv_heads;
+  const double output_scale = 1.0 / std::sqrt(2.0 * static_cast<double>(config.layers));
+  auto normal = [](std::vector<int64_t> shape, double std) { return torch::randn(shape) * std; };
+  auto fan_in_std = [](int64_t fan_in) { return 1.0 / std::sqrt(static_cast<double>(fan_in)); };
+
+  embedding_ = register_parameter("embedding", normal({config.vocab_size, d}, fan_in_std(d)));
+  const int64_t up_width = config.mlp == "swiglu" ? 2 * config.mlp_hidden : config.mlp_hidden;
+  for (int64_t layer = 0; layer < config.layers; ++layer) {
+    std::string prefix = "blocks_" + std::to_string(layer) + "_";
+    Block block;
+    block.attn_norm = register_parameter(prefix + "attn_norm", torch::ones({d}));
+    block.qkv = register_parameter(prefix + "qkv", normal({(heads + 2 * kv) * hd, d}, fan_in_std(d)));
+    block.out = register_parameter(prefix + "attn_out", normal({d, heads * hd}, fan_in_std(heads * hd) * output_scale));
+    if (config.qk_norm) {
+      block.q_norm = register_parameter(prefix + "q_norm", torch::ones({hd}));
+      block.k_norm = register_parameter(prefix + "k_norm", torch::ones({hd}));
+    }
+    block.mlp_norm = register_parameter(prefix + "mlp_norm", torch::ones({d}));
+    block.up = register_parameter(prefix + "mlp_up", normal({up_width, d}, fan_in_std(d)));
+    block.down = register_parameter(prefix + "mlp_down",
+                                    normal({d, config.mlp_hidden}, fan_in_std(config.mlp_hidden) * output_scale));
+    blocks_.push_back(block);
+  }
+  final_norm_ = register_parameter("final_norm", torch::ones({d}));
+  head_ = register_parameter("head", normal({config.vocab_size, d}, fan_in_std(d)));
+  positional_ = register_module("positional", PositionalEncoding(config));
+  inverse_temperature_ = register_module("inverse_temperature", InverseTemperature(config));
+  use_fused_attention_ = config.attention == "fused";
+}
+
+torch::Tensor TransformerImpl::RmsNorm(const torch::Tensor& x, const torch::Tensor& weight) const {
+  auto inv_rms = torch::rsqrt(x.pow(2).mean(-1, /*keepdim=*/true) + config_.norm_eps);
+  return x * inv_rms * weight;
+}
+
+torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens) {
+  const int64_t batch = tokens.size(0), time = tokens.size(1);
+  const int64_t hd = config_.head_dim, heads = config_.heads, kv = config_.kv_heads;
+  const torch::Device device = tokens.device();
+  const bool fused = use_fused_attention_ || (config_.attention == "auto" && device.is_cuda() && FusedAttentionAvailable());
+
+  std::vector<LayerTables> tables = positional_->Tables(time, device);
+  std::vector<torch::Tensor> betas = inverse_temperature_->Multipliers(time, device);
+  AttentionBias bias = MakeAttentionBias(batch, time, heads, kv, positional_->alibi_slopes(),
+                                         torch::TensorOptions().dtype(embedding_.scalar_type()).device(device), fused);
+
+  torch::Tensor x = torch::embedding(embedding_, tokens);
+  for (int64_t layer = 0; layer < config_.layers; ++layer) {
+    const Block& block = blocks_[layer];
+    auto qkv = torch::linear(RmsNorm(x, block.attn_norm), block.qkv).view({batch, time, heads + 2 * kv, hd});
+    auto q = qkv.narrow(2, 0, heads);
+    auto k = qkv.narrow(2, heads, kv);
+    auto v = qkv.narrow(2, heads + kv, kv);
+    if (config_.qk_norm) {
+      q = RmsNorm(q, block.q_norm);
+      k = RmsNorm(k, block.k_norm);
+    }
+    torch::Tensor query_scale = tables[layer].query_scale;
+    if (betas[layer].defined()) query_scale = query_scale.defined() ? query_scale * betas[layer] : betas[layer];
+    auto q_heads = RotateAndTranspose(q, tables[layer].cos, tables[layer].sin, query_scale);
+    auto k_heads = RotateAndTranspose(k, tables[layer].cos, tables[layer].sin, torch::Tensor());
+    auto attended = CausalAttention(q_heads, k_heads, v, bias, fused);
+    x = x + torch::linear(attended, block.out);
+
+    auto hidden = torch::linear(RmsNorm(x, block.mlp_norm), block.up);
+    if (config_.mlp == "swiglu") {
+      auto gate_up = hidden.chunk(2, -1);
+      hidden = torch::silu(gate_up[0]) * gate_up[1];
+    } else {
+      hidden = torch::gelu(hidden);
+    }
+    x = x + torch::linear(hidden, block.down);
+  }
+  return torch::linear(RmsNorm(x, final_norm_), head_);
+}
+
+ParameterGroups TransformerImpl::parameter_groups() const {
+  ParameterGroups groups;
+  groups.no_decay.push_back(embedding_);
+  for (const Block& block : blocks_) {
+    groups.no_decay.push_back(block.attn_norm);
+    groups.no_decay.push_back(block.mlp_norm);
+    if (block.q_norm.defined()) {
+      groups.no_decay.push_back(block.q_norm);
+      groups.no_decay.push_back(block.k_norm);
+    }
+    for (const auto& matrix : {block.qkv, block.out, block.up, block.down}) groups.decay.push_back(matrix);
+  }
+  groups.no_decay.push_back(final_norm_);
+  groups.decay.push_back(head_);
+  groups.positional = positional_->scale_parameters();
+  for (const auto& param : inverse_temperature_->learned_parameters()) groups.positional.push_back(param);
+  groups.positional_freq = positional_->frequency_parameters();
+  return groups;
+}
+
+}  // namespace rung

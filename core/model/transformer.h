@@ -1,0 +1,66 @@
+// core/model/transformer.h
+//
+// The decoder-only transformer of science.md section 4 with every positional variant and
+// inverse-temperature schedule: token embedding; `layers` pre-norm blocks of
+//   x += W_o Attention(Rotate(Q), Rotate(K), V)    (Q, K, V from one fused projection of RMSNorm(x))
+//   x += W_down MLP(W_up RMSNorm(x))               (GELU, or SwiGLU with a fused gate/up projection)
+// final RMSNorm and an untied output head. No biases. Optional QK-norm (RMSNorm over the head
+// dimension, before rotation). Initialisation: std 1/sqrt(fan_in), output projections of attention
+// and MLP scaled by 1/sqrt(2 layers), embeddings std 1/sqrt(d_model), norm gains 1.
+//
+// Query multipliers (AdaScale lambda, inverse temperature beta) multiply q after rotation, inside
+// the rotation kernel, so the attention kernel stays unchanged.
+//
+// Parameters are grouped for the optimizer (ParameterGroups); the positional and inverse-
+// temperature parameters are fp32 and live in their own modules.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "core/config/model_config.h"
+#include "core/model/inverse_temperature.h"
+#include "core/model/positional_encoding.h"
+
+namespace rung {
+
+struct ParameterGroups {
+  std::vector<torch::Tensor> decay;             // matrices of the blocks and the output head
+  std::vector<torch::Tensor> no_decay;          // embedding, norm gains
+  std::vector<torch::Tensor> positional;        // LeRoPE a, AdaScale, inverse-temperature params
+  std::vector<torch::Tensor> positional_freq;   // AdaFreq x, learned log b (freq_lr_mult)
+};
+
+class TransformerImpl : public torch::nn::Module {
+ public:
+  explicit TransformerImpl(const ModelConfig& config);
+
+  // tokens [B, T] (int64) -> logits [B, T, vocab].
+  torch::Tensor forward(const torch::Tensor& tokens);
+
+  ParameterGroups parameter_groups() const;
+  const ModelConfig& config() const { return config_; }
+  PositionalEncoding& positional() { return positional_; }
+  InverseTemperature& inverse_temperature() { return inverse_temperature_; }
+
+  // Forces the exact attention path even where a fused kernel exists.
+  void set_use_fused_attention(bool use) { use_fused_attention_ = use; }
+
+ private:
+  struct Block {
+    torch::Tensor attn_norm, qkv, out, q_norm, k_norm, mlp_norm, up, down;
+  };
+  torch::Tensor RmsNorm(const torch::Tensor& x, const torch::Tensor& weight) const;
+
+  ModelConfig config_;
+  torch::Tensor embedding_, final_norm_, head_;
+  std::vector<Block> blocks_;
+  PositionalEncoding positional_{nullptr};
+  InverseTemperature inverse_temperature_{nullptr};
+  bool use_fused_attention_ = false;
+};
+TORCH_MODULE(Transformer);
+
+}  // namespace rung

@@ -1,0 +1,447 @@
+#include "core/train/trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/torch.h>
+
+#include "core/common/provenance.h"
+#include "core/config/lr_schedule.h"
+#include "core/config/model_arithmetic.h"
+#include "core/data/batch_source.h"
+#include "core/model/transformer.h"
+#include "core/train/checkpoint.h"
+#include "core/train/flat_adamw.h"
+#include "core/train/runtime.h"
+
+namespace rung {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+constexpr int kCheckpointFormat = 1;
+
+double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
+
+void Emit(std::ostream& out, const json& record) { out << record.dump() << '\n' << std::flush; }
+
+// The parts of a trial that must match for a checkpoint to be resumed (cadence may differ).
+json ResumeIdentity(const TrialConfig& trial) {
+  json identity = TrialConfigToJson(trial);
+  for (const char* key : {"eval_every", "eval_batches", "log_every", "checkpoint_every", "keep_checkpoints"}) {
+    identity["train"].erase(key);
+  }
+  identity.erase("resources");
+  return identity;
+}
+
+std::string FirstDifference(const json& a, const json& b, const std::string& path = "") {
+  if (a.type() != b.type() || !a.is_object()) return a == b ? "" : (path.empty() ? "(root)" : path);
+  for (auto it = a.begin(); it != a.end(); ++it) {
+    std::string child = path.empty() ? it.key() : path + "." + it.key();
+    if (!b.contains(it.key())) return child;
+    std::string difference = FirstDifference(it.value(), b.at(it.key()), child);
+    if (!difference.empty()) return difference;
+  }
+  for (auto it = b.begin(); it != b.end(); ++it) {
+    if (!a.contains(it.key())) return path.empty() ? it.key() : path + "." + it.key();
+  }
+  return "";
+}
+
+struct Batch {
+  torch::Tensor inputs, targets, mask;  // mask undefined when every position counts
+};
+
+Batch ToTensors(const TokenBatch& batch, const torch::Device& device) {
+  auto to_long = [&](const std::vector<int32_t>& values) {
+    return torch::from_blob(const_cast<int32_t*>(values.data()), {batch.batch_size, batch.seq_len}, torch::kInt)
+        .to(device, torch::kLong);
+  };
+  Batch out{to_long(batch.inputs), to_long(batch.targets), {}};
+  if (!batch.loss_mask.empty()) {
+    out.mask = torch::from_blob(const_cast<float*>(batch.loss_mask.data()), {batch.batch_size, batch.seq_len},
+                                torch::kFloat)
+                   .to(device, /*non_blocking=*/false, /*copy=*/true);
+  }
+  return out;
+}
+
+// Per-token cross-entropy [B, T] in fp32.
+torch::Tensor TokenLosses(const torch::Tensor& logits, const torch::Tensor& targets) {
+  const int64_t vocab = logits.size(-1);
+  return torch::nn::functional::cross_entropy(
+             logits.reshape({-1, vocab}).to(torch::kFloat), targets.reshape({-1}),
+             torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone))
+      .view(targets.sizes());
+}
+
+torch::Tensor MeanLoss(const torch::Tensor& logits, const Batch& batch) {
+  if (!batch.mask.defined()) {
+    const int64_t vocab = logits.size(-1);
+    return torch::nn::functional::cross_entropy(logits.reshape({-1, vocab}), batch.targets.reshape({-1}));
+  }
+  return (TokenLosses(logits, batch.targets) * batch.mask).sum() / batch.mask.sum().clamp_min(1.0);
+}
+
+struct Evaluation {
+  double loss = 0.0;
+  double accuracy = -1.0;                // only for sources with a loss mask (answer accuracy)
+  std::vector<double> loss_per_position; // mean loss at each position over counted targets
+};
+
+Evaluation Evaluate(Transformer& model, const BatchSource& source, const TrialConfig& trial,
+                    const torch::Device& device) {
+  torch::NoGradGuard no_grad;
+  model->eval();
+  const int64_t time = trial.data.seq_len;
+  torch::Tensor loss_sum = torch::zeros({time}, torch::kDouble);
+  torch::Tensor count = torch::zeros({time}, torch::kDouble);
+  double correct = 0.0, answers = 0.0;
+  bool masked = false;
+  for (int64_t index = 0; index < trial.train.eval_batches; ++index) {
+    Batch batch = ToTensors(source.Batch(Split::kValidation, index, trial.train.batch_size, time), device);
+    torch::Tensor logits = model->forward(batch.inputs);
+    torch::Tensor losses = TokenLosses(logits, batch.targets);
+    torch::Tensor weight = batch.mask.defined() ? batch.mask : torch::ones_like(losses);
+    loss_sum += (losses * weight).sum(0).to(torch::kCPU, torch::kDouble);
+    count += weight.sum(0).to(torch::kCPU, torch::kDouble);
+    if (batch.mask.defined()) {
+      masked = true;
+      torch::Tensor hits = (logits.argmax(-1) == batch.targets).to(torch::kFloat) * batch.mask;
+      correct += hits.sum().item<double>();
+      answers += batch.mask.sum().item<double>();
+    }
+  }
+  model->train();
+  Evaluation evaluation;
+  evaluation.loss = (loss_sum.sum() / count.sum().clamp_min(1.0)).item<double>();
+  torch::Tensor per_position = loss_sum / count.clamp_min(1.0);
+  evaluation.loss_per_position.resize(time);
+  for (int64_t position = 0; position < time; ++position) {
+    evaluation.loss_per_position[position] = count[position].item<double>() > 0 ? per_position[position].item<double>()
+                                                                                : std::nan("");
+  }
+  if (masked) evaluation.accuracy = answers > 0 ? correct / answers : 0.0;
+  return evaluation;
+}
+
+json TensorRecord(const std::string& name, const torch::Tensor& tensor) {
+  torch::Tensor flat = tensor.detach().to(torch::kCPU, torch::kDouble).contiguous().view({-1});
+  std::vector<double> values(flat.data_ptr<double>(), flat.data_ptr<double>() + flat.numel());
+  return {{"name", name}, {"shape", tensor.sizes().vec()}, {"values", values}};
+}
+
+json PositionalParameters(Transformer& model) {
+  json params = json::array();
+  for (const auto& item : model->named_parameters(/*recurse=*/true)) {
+    const std::string& name = item.key();
+    if (name.rfind("positional.", 0) == 0 || name.rfind("inverse_temperature.", 0) == 0) {
+      params.push_back(TensorRecord(name, item.value()));
+    }
+  }
+  return params;
+}
+
+json Frequencies(Transformer& model) {
+  torch::NoGradGuard no_grad;
+  json layers = json::array();
+  if (!model->config().position.rotary()) return layers;
+  for (int64_t layer = 0; layer < model->config().layers; ++layer) {
+    layers.push_back(TensorRecord("layer_" + std::to_string(layer), model->positional()->Frequencies(layer)));
+  }
+  return layers;
+}
+
+json ParameterCountsJson(const ParameterCounts& counts) {
+  return {{"nonembedding", counts.nonembedding()}, {"matrix", counts.matrix()}, {"total", counts.total()},
+          {"attention", counts.attention},         {"mlp", counts.mlp},         {"norms", counts.norms},
+          {"positional", counts.positional},       {"embedding", counts.embedding},
+          {"output_head", counts.output_head}};
+}
+
+class TrialRun {
+ public:
+  TrialRun(const TrialConfig& trial, const TrainerOptions& options) : trial_(trial), options_(options) {}
+  StatusOr<TrainOutcome> Run();
+
+ private:
+  Status Setup();
+  Status Resume(const std::string& path);
+  Status SaveCheckpoint(const std::string& reason);
+  json StepRecord(double loss, const std::vector<double>& norms, double lr_multiplier);
+
+  const TrialConfig& trial_;
+  const TrainerOptions& options_;
+  torch::Device device_ = torch::kCPU;
+  std::unique_ptr<BatchSource> source_;
+  Transformer model_{nullptr};
+  std::unique_ptr<FlatAdamW> optimizer_;
+  FlopsPerToken flops_per_token_;
+  int64_t step_ = 0;        // optimizer steps completed
+  int64_t data_index_ = 0;  // training batches drawn
+  int64_t tokens_ = 0;      // training tokens consumed
+  std::string resumed_from_;
+  double train_seconds_ = 0.0;
+  int64_t tokens_at_last_log_ = 0;
+  double seconds_at_last_log_ = 0.0;
+};
+
+Status TrialRun::Setup() {
+  if (trial_.train.device == "cuda") {
+    if (!torch::cuda::is_available()) return Status::FailedPrecondition("train.device is cuda but no CUDA device is available");
+    device_ = torch::Device(torch::kCUDA, 0);
+  }
+  torch::manual_seed(trial_.seed);
+  StatusOr<std::unique_ptr<BatchSource>> source = MakeBatchSource(trial_.data, trial_.seed);
+  if (!source.ok()) return source.status();
+  source_ = std::move(source).value();
+  if (source_->vocab_size() > trial_.model.vocab_size) {
+    return Status::InvalidArgument("data emits " + std::to_string(source_->vocab_size()) +
+                                   " token ids but model.vocab_size is " + std::to_string(trial_.model.vocab_size));
+  }
+  model_ = Transformer(trial_.model);
+  model_->to(device_);
+  flops_per_token_ = CountFlopsPerToken(trial_.model);
+
+  const TrainConfig& train = trial_.train;
+  const PositionConfig& position = trial_.model.position;
+  ParameterGroups groups = model_->parameter_groups();
+  auto freeze = [](std::vector<torch::Tensor>& params) {
+    for (auto& param : params) param.set_requires_grad(false);
+    params.clear();
+  };
+  if (train.freeze_backbone) {
+    freeze(groups.decay);
+    freeze(groups.no_decay);
+  }
+  if (position.freeze) {
+    freeze(groups.positional);
+    freeze(groups.positional_freq);
+  }
+  std::vector<FlatGroupSpec> specs = {
+      {"decay", groups.decay, 1.0, train.weight_decay, 0},
+      {"no_decay", groups.no_decay, 1.0, 0.0, 0},
+      {"positional", groups.positional, position.lr_mult, 0.0, 1},
+      {"positional_freq", groups.positional_freq, position.lr_mult * position.adarope.freq_lr_mult, 0.0, 1},
+  };
+  FlatAdamWOptions adam;
+  adam.lr = train.lr;
+  adam.beta1 = train.beta1;
+  adam.beta2 = train.beta2;
+  adam.eps = train.eps;
+  adam.independent_weight_decay = train.weight_decay_mode == "independent";
+  adam.clip_max_norm = {train.clip, position.clip};
+  optimizer_ = std::make_unique<FlatAdamW>(std::move(specs), adam);
+
+  std::string resume_path;
+  if (options_.resume == "auto") {
+    std::vector<std::string> existing = ListCheckpoints(options_.checkpoint_dir);
+    if (!options_.checkpoint_dir.empty() && !existing.empty()) resume_path = existing.back();
+  } else if (options_.resume != "never") {
+    resume_path = options_.resume;
+  }
+  if (!resume_path.empty()) RUNG_RETURN_IF_ERROR(Resume(resume_path));
+  return Status::Ok();
+}
+
+Status TrialRun::Resume(const std::string& path) {
+  if (!std::filesystem::exists(path)) return Status::NotFound("checkpoint " + path + " does not exist");
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(path);
+    c10::IValue meta_value;
+    archive.read("meta", meta_value);
+    json meta = json::parse(meta_value.toStringRef());
+    if (meta.value("format", 0) != kCheckpointFormat) {
+      return Status::FailedPrecondition("checkpoint " + path + " has an unknown format");
+    }
+    std::string difference = FirstDifference(meta.at("identity"), ResumeIdentity(trial_));
+    if (!difference.empty()) {
+      return Status::FailedPrecondition("checkpoint " + path + " was written by a different trial config (differs at " +
+                                        difference + ")");
+    }
+    torch::NoGradGuard no_grad;
+    for (auto& item : model_->named_parameters(true)) {
+      torch::Tensor value;
+      archive.read("model/" + item.key(), value);
+      item.value().copy_(value);
+    }
+    optimizer_->Load(archive);
+    torch::Tensor rng;
+    archive.read("rng/cpu", rng);
+    at::Generator generator = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    generator.set_state(rng);
+    step_ = meta.at("step").get<int64_t>();
+    data_index_ = meta.at("data_index").get<int64_t>();
+    tokens_ = meta.at("tokens").get<int64_t>();
+  } catch (const std::exception& error) {
+    return Status::DataLoss("cannot read checkpoint " + path + ": " + error.what());
+  }
+  resumed_from_ = path;
+  return Status::Ok();
+}
+
+Status TrialRun::SaveCheckpoint(const std::string& reason) {
+  if (options_.checkpoint_dir.empty()) return Status::Ok();
+  json meta = {{"format", kCheckpointFormat}, {"step", step_}, {"data_index", data_index_}, {"tokens", tokens_},
+               {"identity", ResumeIdentity(trial_)}};
+  Status status = WriteCheckpointAtomically(
+      options_.checkpoint_dir, step_, trial_.train.keep_checkpoints, [&](const std::string& temp_path) -> Status {
+        try {
+          torch::serialize::OutputArchive archive;
+          archive.write("meta", c10::IValue(meta.dump()));
+          for (const auto& item : model_->named_parameters(true)) archive.write("model/" + item.key(), item.value());
+          optimizer_->Save(archive);
+          archive.write("rng/cpu", at::detail::getDefaultCPUGenerator().get_state());
+          archive.save_to(temp_path);
+        } catch (const std::exception& error) {
+          return Status::Internal(std::string("writing checkpoint: ") + error.what());
+        }
+        return Status::Ok();
+      });
+  RUNG_RETURN_IF_ERROR(status);
+  Emit(*options_.records, {{"type", "checkpoint"}, {"step", step_}, {"path", CheckpointPath(options_.checkpoint_dir, step_)},
+                           {"reason", reason}});
+  return Status::Ok();
+}
+
+json TrialRun::StepRecord(double loss, const std::vector<double>& norms, double lr_multiplier) {
+  double interval_seconds = train_seconds_ - seconds_at_last_log_;
+  double interval_tokens = static_cast<double>(tokens_ - tokens_at_last_log_);
+  json record = {{"type", "step"},
+                 {"step", step_},
+                 {"tokens", tokens_},
+                 {"flops", flops_per_token_.nonembedding * static_cast<double>(tokens_)},
+                 {"flops_total", flops_per_token_.total() * static_cast<double>(tokens_)},
+                 {"lr", trial_.train.lr * lr_multiplier},
+                 {"train_loss", loss},
+                 {"grad_norm", norms[0]},
+                 {"positional_grad_norm", norms[1]},
+                 {"tokens_per_sec", interval_seconds > 0 ? interval_tokens / interval_seconds : 0.0},
+                 {"elapsed_sec", train_seconds_}};
+  tokens_at_last_log_ = tokens_;
+  seconds_at_last_log_ = train_seconds_;
+  return record;
+}
+
+StatusOr<TrainOutcome> TrialRun::Run() {
+  RUNG_RETURN_IF_ERROR(Setup());
+  const TrainConfig& train = trial_.train;
+  std::ostream& out = *options_.records;
+  json provenance = RuntimeProvenance();
+  provenance["type"] = "provenance";
+  provenance["device"] = device_.str();
+  provenance["config"] = TrialConfigToJson(trial_);
+  provenance["data"] = source_->Describe();
+  provenance["parameters"] = ParameterCountsJson(CountParameters(trial_.model));
+  provenance["flops_per_token"] = {{"nonembedding", flops_per_token_.nonembedding},
+                                   {"attention", flops_per_token_.attention},
+                                   {"matrix", flops_per_token_.matrix},
+                                   {"total", flops_per_token_.total()}};
+  provenance["steps"] = train.steps;
+  provenance["tokens_per_step"] = TokensPerStep(train, trial_.data.seq_len);
+  provenance["start_step"] = step_;
+  provenance["resumed_from"] = resumed_from_.empty() ? json(nullptr) : json(resumed_from_);
+  Emit(out, provenance);
+
+  const int64_t time = trial_.data.seq_len;
+  const int64_t start_tokens = tokens_;
+  const double accum = static_cast<double>(train.grad_accum);
+  tokens_at_last_log_ = tokens_;
+  auto run_start = Clock::now();
+  while (step_ < train.steps) {
+    auto step_start = Clock::now();
+    const double lr_multiplier = LearningRateMultiplier(train.schedule, step_, train.steps);
+    optimizer_->ZeroGrad();
+    double step_loss = 0.0;
+    for (int64_t micro = 0; micro < train.grad_accum; ++micro) {
+      Batch batch = ToTensors(source_->Batch(Split::kTrain, data_index_++, train.batch_size, time), device_);
+      torch::Tensor loss = MeanLoss(model_->forward(batch.inputs), batch);
+      double value = loss.item<double>();
+      if (!std::isfinite(value)) {
+        std::string reason = "non-finite training loss (" + std::to_string(value) + ") at step " + std::to_string(step_ + 1);
+        Emit(out, {{"type", "error"}, {"step", step_ + 1}, {"reason", reason}});
+        return Status::Aborted(reason);
+      }
+      step_loss += value / accum;
+      (accum > 1 ? loss / accum : loss).backward();
+    }
+    std::vector<double> norms = optimizer_->ClipGradients();
+    if (!std::isfinite(norms[0]) || !std::isfinite(norms[1])) {
+      std::string reason = "non-finite gradient norm at step " + std::to_string(step_ + 1);
+      Emit(out, {{"type", "error"}, {"step", step_ + 1}, {"reason", reason}});
+      return Status::Aborted(reason);
+    }
+    optimizer_->Step(lr_multiplier);
+    ++step_;
+    tokens_ += TokensPerStep(train, time);
+    train_seconds_ += Seconds(step_start);
+
+    const bool last = step_ == train.steps;
+    const bool evaluate = !last && train.eval_every > 0 && step_ % train.eval_every == 0;
+    if (evaluate || last || step_ % train.log_every == 0) {
+      json record = StepRecord(step_loss, norms, lr_multiplier);
+      if (evaluate) {
+        Evaluation evaluation = Evaluate(model_, *source_, trial_, device_);
+        record["val_loss"] = evaluation.loss;
+        if (evaluation.accuracy >= 0) record["val_accuracy"] = evaluation.accuracy;
+      }
+      if (!last) Emit(out, record);
+      if (last) {
+        Evaluation evaluation = Evaluate(model_, *source_, trial_, device_);
+        record["val_loss"] = evaluation.loss;
+        if (evaluation.accuracy >= 0) record["val_accuracy"] = evaluation.accuracy;
+        Emit(out, record);
+        RUNG_RETURN_IF_ERROR(SaveCheckpoint("final"));
+        json final_record = {{"type", "final"},
+                             {"step", step_},
+                             {"tokens", tokens_},
+                             {"flops", flops_per_token_.nonembedding * static_cast<double>(tokens_)},
+                             {"flops_total", flops_per_token_.total() * static_cast<double>(tokens_)},
+                             {"train_loss", step_loss},
+                             {"val_loss", evaluation.loss},
+                             {"val_loss_per_position", evaluation.loss_per_position},
+                             {"positional_parameters", PositionalParameters(model_)},
+                             {"frequencies", Frequencies(model_)},
+                             {"train_tokens_per_sec", train_seconds_ > 0 ? static_cast<double>(tokens_ - start_tokens) / train_seconds_ : 0.0},
+                             {"wall_sec", Seconds(run_start)},
+                             {"peak_rss_bytes", PeakRssBytes()}};
+        if (evaluation.accuracy >= 0) final_record["val_accuracy"] = evaluation.accuracy;
+        Emit(out, final_record);
+        return TrainOutcome::kCompleted;
+      }
+    }
+    if (train.checkpoint_every > 0 && step_ % train.checkpoint_every == 0) RUNG_RETURN_IF_ERROR(SaveCheckpoint("periodic"));
+    const int signal = StopRequest().load();
+    if (signal != 0 || (options_.stop_after_step > 0 && step_ >= options_.stop_after_step)) {
+      RUNG_RETURN_IF_ERROR(SaveCheckpoint(signal != 0 ? "signal" : "stop_after_step"));
+      Emit(out, {{"type", "preempted"},
+                 {"step", step_},
+                 {"signal", signal},
+                 {"checkpoint", options_.checkpoint_dir.empty() ? json(nullptr)
+                                                                : json(CheckpointPath(options_.checkpoint_dir, step_))}});
+      return TrainOutcome::kPreempted;
+    }
+  }
+  return TrainOutcome::kCompleted;  // steps already done (resumed from the final checkpoint)
+}
+
+}  // namespace
+
+StatusOr<TrainOutcome> TrainTrial(const TrialConfig& trial, const TrainerOptions& options) {
+  if (options.records == nullptr) return Status::InvalidArgument("TrainTrial: no record stream");
+  try {
+    TrialRun run(trial, options);
+    return run.Run();
+  } catch (const std::exception& error) {
+    return Status::Internal(std::string("training failed: ") + error.what());
+  }
+}
+
+}  // namespace rung

@@ -1,0 +1,44 @@
+// core/train/trainer.h
+//
+// Trains one resolved trial and reports it as JSON lines (one object per line, flushed):
+//   {"type":"provenance", ...}   commit, LibTorch, BLAS, threads, host, resolved config, data,
+//                                parameter counts, FLOPs per token, resume point
+//   {"type":"step", ...}         every log_every steps and on evaluation steps: step, tokens, flops
+//                                (6 N_nonembedding D), flops_total, lr, train_loss, grad_norm,
+//                                positional_grad_norm, tokens_per_sec, elapsed_sec [, val_loss,
+//                                val_accuracy]
+//   {"type":"checkpoint", ...}   step, path, reason
+//   {"type":"final", ...}        final validation loss, per-position validation loss, learned
+//                                positional parameters (name, shape, values), frequencies,
+//                                throughput, peak RSS
+//   {"type":"preempted", ...}    a stop signal arrived: checkpoint written, run stopped
+//   {"type":"error", ...}        the run failed (e.g. a non-finite loss), with step and reason
+//
+// Checkpoints hold model, optimizer, schedule position, RNG state and data position, so a resumed
+// run continues the same curve: on CPU with the same thread count, the same numbers.
+// Torch-free header.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include "core/common/status.h"
+#include "core/config/trial_config.h"
+
+namespace rung {
+
+struct TrainerOptions {
+  std::string checkpoint_dir;      // "" = no checkpoints (a stop signal then just stops)
+  std::string resume = "auto";     // "auto": newest checkpoint in checkpoint_dir; "never"; or a path
+  int64_t stop_after_step = 0;     // > 0: behave as if a stop signal arrived after this step
+  std::ostream* records = nullptr; // JSON lines; required
+};
+
+enum class TrainOutcome { kCompleted, kPreempted };
+
+// Errors: INVALID_ARGUMENT / NOT_FOUND for unusable data or checkpoints, FAILED_PRECONDITION for a
+// checkpoint of another config, ABORTED for a non-finite loss or gradient (message names the step).
+StatusOr<TrainOutcome> TrainTrial(const TrialConfig& trial, const TrainerOptions& options);
+
+}  // namespace rung

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages rung needs to build, test and run, and pins LibTorch's BLAS to
+# OpenBLAS (OpenMP variant). Idempotent: installs only what is missing; safe to run on every build.
+# Usage: deploy/install-deps.sh [--with-bench]   (bench adds Debian's python3-torch for the reference)
+set -euo pipefail
+
+packages=(
+  build-essential cmake ccache pkg-config
+  libtorch-dev libopenblas0-openmp
+  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
+  libgtest-dev libgmock-dev
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libsqlite3-dev sqlite3 libceres-dev libeigen3-dev libssl-dev
+  r-cran-janeaustenr r-base-core
+)
+if [[ "${1:-}" == "--with-bench" ]]; then
+  packages+=(python3-torch)
+fi
+
+missing=()
+for pkg in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+
+if ((${#missing[@]})); then
+  sudo_cmd=()
+  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  echo "install-deps: installing ${missing[*]}"
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# LibTorch calls BLAS through the libblas.so.3 alternative. Reference BLAS is ~15x slower and the
+# pthread OpenBLAS halves training speed; pin the OpenMP build (see shared perf notes).
+arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
+for lib in libblas.so.3 liblapack.so.3; do
+  target="/usr/lib/${arch}/openblas-openmp/${lib}"
+  if [[ -e "$target" ]]; then
+    current=$(update-alternatives --query "${lib}-${arch}" 2>/dev/null | awk '/^Value:/{print $2}')
+    if [[ "$current" != "$target" ]]; then
+      sudo_cmd=()
+      [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+      "${sudo_cmd[@]}" update-alternatives --set "${lib}-${arch}" "$target"
+    fi
+  else
+    echo "install-deps: warning: $target not found; LibTorch will run on a slow BLAS" >&2
+  fi
+done
+echo "install-deps: ok (BLAS: $(readlink -f /usr/lib/${arch}/libblas.so.3))"

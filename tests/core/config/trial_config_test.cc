@@ -1,0 +1,108 @@
+#include "core/config/trial_config.h"
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "worker/config_file.h"
+
+namespace rung {
+namespace {
+
+using nlohmann::json;
+
+json MinimalTrial() {
+  return json::parse(R"({"data": {"source": "builtin", "seq_len": 64},
+                         "model": {"layers": 2, "d_model": 32, "heads": 4},
+                         "position": {"variant": "rope"},
+                         "train": {"steps": 10}})");
+}
+
+TEST(TrialConfig, ResolvesDerivedDefaults) {
+  StatusOr<TrialConfig> trial = TrialConfigFromJson(MinimalTrial());
+  ASSERT_TRUE(trial.ok()) << trial.status().message();
+  EXPECT_EQ(trial->model.vocab_size, 256);
+  EXPECT_EQ(trial->model.head_dim, 8);
+  EXPECT_EQ(trial->model.kv_heads, 4);
+  EXPECT_EQ(trial->model.mlp_hidden, 128);
+  EXPECT_EQ(trial->model.seq_len, 64);
+  EXPECT_DOUBLE_EQ(trial->model.inverse_temperature.n_ref, 64.0);
+}
+
+TEST(TrialConfig, RoundTripsThroughJson) {
+  StatusOr<TrialConfig> trial = TrialConfigFromJson(MinimalTrial());
+  ASSERT_TRUE(trial.ok());
+  json written = TrialConfigToJson(trial.value());
+  StatusOr<TrialConfig> again = TrialConfigFromJson(written);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(TrialConfigToJson(again.value()), written);
+}
+
+TEST(TrialConfig, DerivesStepsFromTokens) {
+  json config = MinimalTrial();
+  config["train"] = {{"tokens", 10000}, {"batch_size", 4}};
+  StatusOr<TrialConfig> trial = TrialConfigFromJson(config);
+  ASSERT_TRUE(trial.ok()) << trial.status().message();
+  EXPECT_EQ(trial->train.steps, (10000 + 255) / 256);
+}
+
+TEST(TrialConfig, ReportsEveryErrorWithItsPathAndASuggestion) {
+  json config = MinimalTrial();
+  config["model"]["hedas"] = 4;
+  config["model"]["layers"] = "two";
+  config["position"]["variant"] = "ropee";
+  config["position"]["fraction"] = 1.5;
+  StatusOr<TrialConfig> trial = TrialConfigFromJson(config);
+  ASSERT_FALSE(trial.ok());
+  const std::string& message = trial.status().message();
+  EXPECT_NE(message.find("model.hedas: unknown key (did you mean 'heads'?)"), std::string::npos) << message;
+  EXPECT_NE(message.find("model.layers: expected an integer"), std::string::npos) << message;
+  EXPECT_NE(message.find("position.variant: 'ropee' is not one of"), std::string::npos) << message;
+  EXPECT_NE(message.find("did you mean 'rope'"), std::string::npos) << message;
+}
+
+TEST(TrialConfig, RejectsImpossibleShapes) {
+  json config = MinimalTrial();
+  config["model"] = {{"layers", 2}, {"d_model", 30}, {"heads", 4}, {"head_dim", 7}, {"kv_heads", 3}};
+  StatusOr<TrialConfig> trial = TrialConfigFromJson(config);
+  ASSERT_FALSE(trial.ok());
+  const std::string& message = trial.status().message();
+  EXPECT_NE(message.find("model.kv_heads: must divide heads"), std::string::npos) << message;
+  EXPECT_NE(message.find("model.head_dim: rotary variant 'rope' needs an even head dimension"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("model.heads: heads x head_dim"), std::string::npos) << message;
+}
+
+TEST(TrialConfig, ValidatesThePartialRotaryFraction) {
+  json config = MinimalTrial();
+  config["position"] = {{"variant", "prope"}, {"fraction", 0.0}};
+  StatusOr<TrialConfig> trial = TrialConfigFromJson(config);
+  ASSERT_FALSE(trial.ok());
+  EXPECT_NE(trial.status().message().find("position.fraction: must lie in (0, 1]"), std::string::npos);
+}
+
+TEST(ConfigFile, NamesFileLineAndColumnOfABadKey) {
+  std::string path = testing::TempDir() + "/bad_trial.yaml";
+  std::ofstream(path) << "data:\n  seq_len: 64\nmodel:\n  layers: 2\n  d_modle: 32\ntrain:\n  steps: 5\n";
+  StatusOr<ConfigDocument> document = ReadConfigDocument(path);
+  ASSERT_TRUE(document.ok()) << document.status().message();
+  StatusOr<TrialConfig> trial = TrialConfigFromJson(
+      document->json, [&](const std::string& key) { return document->Locate(key); });
+  ASSERT_FALSE(trial.ok());
+  EXPECT_NE(trial.status().message().find(path + ":5:3: model.d_modle: unknown key (did you mean 'd_model'?)"),
+            std::string::npos)
+      << trial.status().message();
+}
+
+TEST(ConfigFile, ReportsYamlSyntaxErrorsWithTheirPosition) {
+  std::string path = testing::TempDir() + "/broken.yaml";
+  std::ofstream(path) << "data:\n  seq_len: [64\nmodel: {}\n";
+  StatusOr<ConfigDocument> document = ReadConfigDocument(path);
+  ASSERT_FALSE(document.ok());
+  EXPECT_EQ(document.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(document.status().message().find(path + ":"), std::string::npos) << document.status().message();
+}
+
+}  // namespace
+}  // namespace rung

@@ -1,0 +1,33 @@
+#include "core/data/sha256.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/core/data/test_files.h"
+
+namespace rung {
+namespace {
+
+TEST(Sha256Test, MatchesKnownDigests) {
+  EXPECT_EQ(Sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST(Sha256Test, StreamingEqualsOneShot) {
+  Sha256Hasher hasher;
+  hasher.Update("ab");
+  hasher.Update("");
+  hasher.Update("c");
+  EXPECT_EQ(hasher.FinishHex(), Sha256Hex("abc"));
+}
+
+TEST(Sha256Test, HashesAFileAndReportsAMissingOne) {
+  data_test::TempFolder folder;
+  data_test::WriteBytes(folder / "f", "abc");
+  StatusOr<std::string> digest = Sha256FileHex(folder / "f");
+  ASSERT_TRUE(digest.ok()) << digest.status().ToString();
+  EXPECT_EQ(*digest, Sha256Hex("abc"));
+  EXPECT_EQ(Sha256FileHex(folder / "missing").status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace rung

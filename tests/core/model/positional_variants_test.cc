@@ -1,0 +1,274 @@
+// Positional variants and inverse-temperature schedules against their formulas (science.md 2-3).
+#include <cmath>
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "core/model/inverse_temperature.h"
+#include "core/model/positional_encoding.h"
+#include "core/model/rotary.h"
+#include "core/model/transformer.h"
+#include "tests/core/model/test_models.h"
+
+namespace rung {
+namespace {
+
+using testing_models::Tiny;
+
+void Randomize(const std::vector<torch::Tensor>& params, double scale) {
+  torch::NoGradGuard no_grad;
+  for (auto param : params) param.add_(torch::randn(param.sizes(), param.options()) * scale);
+}
+
+// Logits q_i . k_j for queries and keys rotated at positions offset..offset+T-1.
+torch::Tensor RotatedLogits(PositionalEncoding& positional, const torch::Tensor& q, const torch::Tensor& k,
+                            int64_t offset, int64_t layer) {
+  const int64_t time = q.size(1);
+  LayerTables tables = positional->Tables(offset + time, torch::kCPU)[layer];
+  auto cos = tables.cos.narrow(0, offset, time).contiguous();
+  auto sin = tables.sin.narrow(0, offset, time).contiguous();
+  auto qr = RotateAndTranspose(q, cos, sin, torch::Tensor());
+  auto kr = RotateAndTranspose(k, cos, sin, torch::Tensor());
+  return torch::matmul(qr, kr.transpose(-1, -2));
+}
+
+TEST(PositionalVariants, RotaryLogitsDependOnlyOnRelativePosition) {
+  for (const char* variant : {"rope", "prope", "lerope", "adarope"}) {
+    torch::manual_seed(1);
+    ModelConfig config = Tiny(variant);
+    PositionalEncoding positional(config);
+    Randomize(positional->parameters(), 0.3);
+    auto q = torch::randn({2, 10, config.heads, config.head_dim});
+    auto k = torch::randn({2, 10, config.heads, config.head_dim});
+    for (int64_t layer = 0; layer < config.layers; ++layer) {
+      auto base = RotatedLogits(positional, q, k, 0, layer);
+      auto shifted = RotatedLogits(positional, q, k, 37, layer);
+      EXPECT_TRUE(torch::allclose(base, shifted, 1e-4, 1e-4)) << variant << " layer " << layer;
+    }
+  }
+}
+
+TEST(PositionalVariants, LeropeAtZeroAndAdaropeAtInitGiveRopeLogits) {
+  auto logits_of = [](const std::string& variant) {
+    torch::manual_seed(7);  // the backbone is initialised before any positional parameter
+    Transformer model(Tiny(variant));
+    auto tokens = torch::randint(0, 64, {2, 24}, torch::kLong);
+    torch::NoGradGuard no_grad;
+    return model->forward(tokens);
+  };
+  auto rope = logits_of("rope");
+  for (const char* variant : {"lerope", "adarope"}) {
+    auto other = logits_of(variant);
+    auto relative = ((other - rope).abs().max() / rope.abs().max()).item<double>();
+    EXPECT_LE(relative, 1e-6) << variant;
+  }
+}
+
+TEST(PositionalVariants, PartialRopeLeavesItsSlowPairsUnrotated) {
+  ModelConfig config = Tiny("prope");
+  config.head_dim = 16;
+  config.heads = 2;
+  config.position.fraction = 0.75;  // floor(0.75 * 8) = 6 rotating pairs
+  PositionalEncoding positional(config);
+  LayerTables tables = positional->Tables(12, torch::kCPU)[0];
+  auto x = torch::randn({1, 12, 2, 16});
+  auto out = RotateAndTranspose(x, tables.cos, tables.sin, torch::Tensor()).permute({0, 2, 1, 3});
+  EXPECT_TRUE(torch::equal(out.narrow(-1, 12, 4), x.narrow(-1, 12, 4)));
+  EXPECT_FALSE(torch::allclose(out.narrow(-1, 0, 12), x.narrow(-1, 0, 12)));
+  auto theta = positional->Frequencies(0).view({8});
+  EXPECT_EQ(theta.narrow(0, 6, 2).abs().sum().item<double>(), 0.0);
+  EXPECT_NEAR(theta[1].item<double>(), std::pow(10000.0, -2.0 / 16.0), 1e-7);
+}
+
+TEST(PositionalVariants, NopeAndAlibiRotateNothing) {
+  for (const char* variant : {"nope", "alibi"}) {
+    PositionalEncoding positional(Tiny(variant));
+    for (const LayerTables& tables : positional->Tables(8, torch::kCPU)) {
+      EXPECT_FALSE(tables.cos.defined()) << variant;
+      EXPECT_FALSE(tables.query_scale.defined()) << variant;
+    }
+    EXPECT_EQ(positional->parameters().size(), 0u) << variant;
+  }
+}
+
+TEST(PositionalVariants, AlibiSlopesAreTheStandardSet) {
+  std::vector<double> eight = AlibiSlopes(8);
+  ASSERT_EQ(eight.size(), 8u);
+  for (int h = 0; h < 8; ++h) EXPECT_DOUBLE_EQ(eight[h], std::pow(2.0, -(h + 1)));
+  // Six heads: the 4-head slopes, then every other slope of the 8-head set.
+  std::vector<double> six = AlibiSlopes(6);
+  std::vector<double> expected = {0.25, 0.0625, 0.015625, 0.00390625, 0.5, 0.125};
+  ASSERT_EQ(six.size(), expected.size());
+  for (size_t h = 0; h < expected.size(); ++h) EXPECT_DOUBLE_EQ(six[h], expected[h]);
+}
+
+double AdaScaleFormula(double tau, double gamma, double length, double l_ref) {
+  return (1.0 / tau) * std::pow(std::log(1.0 + std::max(length, l_ref) / l_ref), gamma);
+}
+
+TEST(PositionalVariants, AdaScaleFollowsItsFormula) {
+  ModelConfig config = Tiny("adarope");
+  config.position.adarope.l_ref = 4.0;
+  PositionalEncoding positional(config);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& item : positional->named_parameters()) {
+      if (item.key() == "adascale_tau") item.value().copy_(torch::tensor({{0.5, 1.0, 2.0, 1.5}, {1.0, 1.0, 1.0, 1.0}}));
+      if (item.key() == "adascale_gamma") item.value().copy_(torch::tensor({{1.0, 0.5, -0.5, 2.0}, {0.0, 0.0, 0.0, 0.0}}));
+    }
+  }
+  auto scale = positional->Tables(20, torch::kCPU)[0].query_scale;  // [T, H]
+  const double taus[] = {0.5, 1.0, 2.0, 1.5}, gammas[] = {1.0, 0.5, -0.5, 2.0};
+  for (int64_t position : {0, 2, 3, 4, 10, 19}) {
+    for (int h = 0; h < 4; ++h) {
+      EXPECT_NEAR(scale[position][h].item<double>(), AdaScaleFormula(taus[h], gammas[h], position + 1, 4.0), 1e-5)
+          << "position " << position << " head " << h;
+    }
+  }
+  // L <= L_ref: lambda = ln(2)^gamma / tau
+  EXPECT_NEAR(scale[0][0].item<double>(), std::log(2.0) / 0.5, 1e-6);
+
+  config.position.adarope.length = "sequence";
+  PositionalEncoding sequence_mode(config);
+  auto constant = sequence_mode->Tables(20, torch::kCPU)[1].query_scale;
+  EXPECT_TRUE(torch::allclose(constant, torch::ones_like(constant)));  // gamma 0, tau 1 at init
+
+  config.position.adarope.length = "query";
+  config.position.adarope.fixed_log = true;
+  PositionalEncoding fixed(config);
+  auto fixed_scale = fixed->Tables(20, torch::kCPU)[0].query_scale;
+  EXPECT_NEAR(fixed_scale[2][0].item<double>(), 1.0, 1e-6);
+  EXPECT_NEAR(fixed_scale[15][3].item<double>(), std::log(1.0 + 16.0 / 4.0) / std::log(2.0), 1e-5);
+  EXPECT_EQ(fixed->parameters().size(), 1u);  // only AdaFreq
+
+  config.position.adarope.fixed_log = false;
+  config.position.adarope.tau_param = "exp";
+  PositionalEncoding exp_tau(config);
+  auto unit = exp_tau->Tables(20, torch::kCPU)[0].query_scale;
+  EXPECT_TRUE(torch::allclose(unit, torch::ones_like(unit)));  // rho = 0 -> tau = 1
+}
+
+TEST(PositionalVariants, AdaropeLearnedBaseAndSharingShapeTheFrequencies) {
+  ModelConfig config = Tiny("adarope", 4, 2);
+  PositionalEncoding per_group(config);
+  EXPECT_EQ(per_group->Frequencies(1).sizes().vec(), (std::vector<int64_t>{2, 4}));
+  config.position.adarope.share_freq = "layer";
+  PositionalEncoding per_layer(config);
+  EXPECT_EQ(per_layer->Frequencies(1).sizes().vec(), (std::vector<int64_t>{1, 4}));
+  config.position.adarope.learned_base = true;
+  config.position.base = 500.0;
+  PositionalEncoding learned_base(config);
+  auto theta = learned_base->Frequencies(0).view({4});
+  for (int f = 0; f < 4; ++f) EXPECT_NEAR(theta[f].item<double>(), std::pow(500.0, -2.0 * f / 8.0), 1e-6);
+}
+
+TEST(InverseTemperatureSchedules, EveryFormGivesItsFormula) {
+  ModelConfig config = Tiny("rope");
+  config.seq_len = 16;
+  auto value = [&](const std::string& form, double xi, int64_t n, int64_t time = 32) {
+    config.inverse_temperature.form = form;
+    config.inverse_temperature.xi = xi;
+    config.inverse_temperature.n_ref = 16;
+    InverseTemperature schedule(config);
+    auto multipliers = schedule->Multipliers(time, torch::kCPU);
+    return multipliers[0].defined() ? multipliers[0][n - 1][0].item<double>() : 1.0;
+  };
+  EXPECT_EQ(value("none", 0, 5), 1.0);
+  for (int64_t n : {1, 2, 5, 16, 30}) {
+    EXPECT_NEAR(value("log_power", 0.5, n), std::pow(std::log(std::max<double>(n, 2)) / std::log(16.0), 0.5), 1e-6) << n;
+    EXPECT_NEAR(value("log_power", 2.0, n), std::pow(std::log(std::max<double>(n, 2)) / std::log(16.0), 2.0), 1e-6) << n;
+    EXPECT_NEAR(value("qwen", 1.0, n), std::max(1.0, std::log(n) / std::log(16.0)), 1e-6) << n;
+    EXPECT_NEAR(value("ssmax", 1.0, n), std::log(n) / std::log(16.0), 1e-6) << n;
+    EXPECT_NEAR(value("learned", 1.0, n), 1.0, 1e-7) << n;  // beta = 1, s = 1, b = 0 at init
+  }
+  EXPECT_NEAR(value("log_power", 1.0, 16), 1.0, 1e-6);  // beta(n_ref) = s
+  EXPECT_NEAR(value("log_power", 0.0, 7), 1.0, 1e-7);   // xi = 0 is `none`
+}
+
+TEST(InverseTemperatureSchedules, LearnedBetaHoldsOrExtendsBeyondTheTrainingLength) {
+  ModelConfig config = Tiny("rope");
+  config.seq_len = 16;
+  config.inverse_temperature.form = "learned";
+  InverseTemperature hold(config);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& item : hold->named_parameters()) {
+      if (item.key() == "beta") {
+        auto n = torch::arange(1, 17, torch::kFloat);
+        item.value().copy_(n.clamp_min(2).log().pow(0.5));
+      }
+    }
+  }
+  auto held = hold->Multipliers(32, torch::kCPU)[0];
+  EXPECT_NEAR(held[31][0].item<double>(), std::sqrt(std::log(16.0)), 1e-5);
+  config.inverse_temperature.extend = "power_law";
+  InverseTemperature extend(config);
+  {
+    torch::NoGradGuard no_grad;
+    extend->named_parameters()["beta"].copy_(torch::arange(1, 17, torch::kFloat).clamp_min(2).log().pow(0.5));
+  }
+  auto extended = extend->Multipliers(32, torch::kCPU)[0];
+  EXPECT_NEAR(extended[31][0].item<double>(), std::sqrt(std::log(32.0)), 1e-3);
+}
+
+// d loss / d theta by autograd against central differences, in double, for every learned
+// positional and inverse-temperature parameter.
+TEST(PositionalGradients, MatchFiniteDifferencesForEveryLearnedParameter) {
+  struct Case { std::string variant, form; bool learned_base = false; bool tau_exp = false; };
+  std::vector<Case> cases = {{"lerope", "none"},           {"adarope", "none"},
+                             {"adarope", "none", true},    {"adarope", "none", false, true},
+                             {"rope", "ssmax"},            {"rope", "learned"},
+                             {"alibi", "log_power"}};
+  for (const Case& c : cases) {
+    torch::manual_seed(11);
+    ModelConfig config = Tiny(c.variant, 4, 2);
+    config.seq_len = 12;
+    config.inverse_temperature.form = c.form;
+    config.inverse_temperature.learn_s = true;
+    config.inverse_temperature.n_ref = 12;
+    config.position.adarope.learned_base = c.learned_base;
+    config.position.adarope.tau_param = c.tau_exp ? "exp" : "direct";
+    Transformer model(config);
+    model->to(torch::kDouble);
+    ParameterGroups groups = model->parameter_groups();
+    std::vector<torch::Tensor> learned = groups.positional;
+    learned.insert(learned.end(), groups.positional_freq.begin(), groups.positional_freq.end());
+    ASSERT_FALSE(learned.empty()) << c.variant << "/" << c.form;
+    Randomize(learned, 0.05);
+    auto tokens = torch::randint(0, 64, {2, 12}, torch::kLong);
+    auto targets = torch::randint(0, 64, {2, 12}, torch::kLong);
+    auto loss_of = [&]() {
+      auto logits = model->forward(tokens);
+      return torch::nn::functional::cross_entropy(logits.view({-1, 64}), targets.view({-1}));
+    };
+    model->zero_grad();
+    loss_of().backward();
+    for (auto& param : learned) {
+      ASSERT_TRUE(param.grad().defined()) << c.variant << "/" << c.form;
+      auto flat = param.view({-1});
+      auto grad = param.grad().view({-1});
+      EXPECT_GT(grad.abs().max().item<double>(), 0.0) << "no gradient reaches a parameter of " << c.variant;
+      for (int64_t index : {int64_t{0}, flat.numel() / 2, flat.numel() - 1}) {
+        const double eps = 1e-6;
+        double original;
+        double plus, minus;
+        {
+          torch::NoGradGuard no_grad;
+          original = flat[index].item<double>();
+          flat[index] = original + eps;
+          plus = loss_of().item<double>();
+          flat[index] = original - eps;
+          minus = loss_of().item<double>();
+          flat[index] = original;
+        }
+        double numeric = (plus - minus) / (2 * eps);
+        double analytic = grad[index].item<double>();
+        EXPECT_NEAR(analytic, numeric, 1e-6 + 1e-4 * std::fabs(numeric))
+            << c.variant << "/" << c.form << " index " << index;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace rung

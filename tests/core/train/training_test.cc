@@ -1,0 +1,234 @@
+// Real training through real rung-train processes on the builtin corpus: learning, checkpoint
+// and resume, preemption by signal, non-finite losses. These tests hold the CPU (RUN_SERIAL).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace rung {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+std::string BuiltinCorpus() { return std::string(RUNG_BUILD_DIR) + "/data/builtin/austen.txt"; }
+
+// A running rung-train child with its stdout as a stream of JSON records.
+class TrainerProcess {
+ public:
+  TrainerProcess(const std::string& config_path, const std::vector<std::string>& extra) {
+    int fds[2];
+    if (pipe(fds) != 0) throw std::runtime_error("pipe");
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(fds[1], STDOUT_FILENO);
+      close(fds[0]);
+      close(fds[1]);
+      std::vector<std::string> args = {RUNG_TRAIN_BINARY, "--config", config_path};
+      args.insert(args.end(), extra.begin(), extra.end());
+      std::vector<char*> argv;
+      for (auto& arg : args) argv.push_back(arg.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    close(fds[1]);
+    stream_ = fdopen(fds[0], "r");
+  }
+  ~TrainerProcess() {
+    if (stream_ != nullptr) fclose(stream_);
+    if (pid_ > 0 && !waited_) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  // Next record, or null at end of output.
+  json Next() {
+    char* line = nullptr;
+    size_t capacity = 0;
+    ssize_t length = getline(&line, &capacity, stream_);
+    json record = length > 0 ? json::parse(std::string(line, length)) : json(nullptr);
+    free(line);
+    if (!record.is_null()) records_.push_back(record);
+    return record;
+  }
+  void Signal(int signal) { kill(pid_, signal); }
+  // Reads the rest of the output and returns the exit code.
+  int Finish() {
+    while (!Next().is_null()) {
+    }
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    waited_ = true;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  const std::vector<json>& records() const { return records_; }
+
+ private:
+  pid_t pid_ = -1;
+  FILE* stream_ = nullptr;
+  bool waited_ = false;
+  std::vector<json> records_;
+};
+
+std::string WriteConfig(const std::string& name, const json& config) {
+  std::string path = testing::TempDir() + "/" + name + ".json";
+  std::ofstream(path) << config.dump(2);
+  return path;
+}
+
+json TinyTrial(const std::string& variant, int64_t steps) {
+  return {{"seed", 1},
+          {"data", {{"source", "builtin"}, {"seq_len", 64}}},
+          {"model", {{"layers", 2}, {"d_model", 64}, {"heads", 4}}},
+          {"position", {{"variant", variant}}},
+          {"train",
+           {{"steps", steps}, {"batch_size", 16}, {"lr", 3e-3}, {"schedule", {{"name", "cosine"}, {"warmup_steps", 20}}},
+            {"eval_every", 50}, {"eval_batches", 8}, {"log_every", 10}}},
+          {"resources", {{"cpus", 2}}}};
+}
+
+// Records of one type, keyed by step.
+std::map<int64_t, json> StepRecords(const std::vector<json>& records) {
+  std::map<int64_t, json> steps;
+  for (const json& record : records) {
+    if (record.at("type") == "step") steps[record.at("step").get<int64_t>()] = record;
+  }
+  return steps;
+}
+
+double UnigramEntropyBits(const std::string& path) {
+  std::ifstream stream(path, std::ios::binary);
+  std::vector<double> counts(256, 0.0);
+  double total = 0;
+  char byte;
+  while (stream.get(byte)) {
+    counts[static_cast<unsigned char>(byte)] += 1;
+    total += 1;
+  }
+  double entropy = 0;
+  for (double count : counts) {
+    if (count > 0) entropy -= count / total * std::log2(count / total);
+  }
+  return entropy;
+}
+
+class TrainingTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(BuiltinCorpus())) GTEST_FAIL() << "builtin corpus missing: run `make corpus` (" << BuiltinCorpus() << ")";
+  }
+};
+
+TEST_F(TrainingTest, EveryVariantLearnsHalfABitPerByteBelowTheUnigramEntropy) {
+  const double unigram_bits = UnigramEntropyBits(BuiltinCorpus());
+  for (const char* variant : {"nope", "rope", "prope", "lerope", "adarope", "alibi"}) {
+    TrainerProcess trainer(WriteConfig(std::string("learn_") + variant, TinyTrial(variant, 300)), {});
+    ASSERT_EQ(trainer.Finish(), 0) << variant;
+    const json& final_record = trainer.records().back();
+    ASSERT_EQ(final_record.at("type"), "final") << variant;
+    double val_bits = final_record.at("val_loss").get<double>() / std::log(2.0);
+    EXPECT_LE(val_bits, unigram_bits - 0.5) << variant << ": " << val_bits << " bits/byte vs unigram " << unigram_bits;
+    EXPECT_EQ(final_record.at("val_loss_per_position").size(), 64u);
+  }
+}
+
+TEST_F(TrainingTest, FirstRecordStatesProvenance) {
+  TrainerProcess trainer(WriteConfig("provenance", TinyTrial("lerope", 2)), {});
+  ASSERT_EQ(trainer.Finish(), 0);
+  const json& first = trainer.records().front();
+  EXPECT_EQ(first.at("type"), "provenance");
+  for (const char* key : {"commit", "torch_version", "threads", "host", "blas", "config", "data", "parameters",
+                          "flops_per_token"}) {
+    EXPECT_TRUE(first.contains(key)) << key;
+  }
+  EXPECT_EQ(first.at("threads"), 2);
+  EXPECT_TRUE(first.at("data").contains("sha256"));
+  const json& final_record = trainer.records().back();
+  ASSERT_EQ(final_record.at("positional_parameters").size(), 1u);
+  EXPECT_EQ(final_record.at("positional_parameters")[0].at("name"), "positional.lerope_log_scale");
+  EXPECT_EQ(final_record.at("positional_parameters")[0].at("values").size(), 8u);
+}
+
+// Kill (SIGTERM) mid-run, resume from the checkpoint: every later record equals the
+// uninterrupted run's, number for number.
+TEST_F(TrainingTest, ResumedRunContinuesTheUninterruptedCurveExactly) {
+  json config = TinyTrial("adarope", 60);
+  config["train"]["log_every"] = 1;
+  config["train"]["eval_every"] = 20;
+  std::string config_path = WriteConfig("resume", config);
+
+  TrainerProcess reference(config_path, {});
+  ASSERT_EQ(reference.Finish(), 0);
+  std::map<int64_t, json> expected = StepRecords(reference.records());
+
+  std::string dir = testing::TempDir() + "/resume_ckpt";
+  fs::remove_all(dir);
+  TrainerProcess first(config_path, {"--checkpoint-dir", dir});
+  for (json record = first.Next(); !record.is_null(); record = first.Next()) {
+    if (record.at("type") == "step" && record.at("step") == 25) {
+      first.Signal(SIGTERM);
+      break;
+    }
+  }
+  ASSERT_EQ(first.Finish(), 75);
+  const json& preempted = first.records().back();
+  ASSERT_EQ(preempted.at("type"), "preempted");
+  const int64_t stopped_at = preempted.at("step").get<int64_t>();
+  EXPECT_GE(stopped_at, 25);
+  EXPECT_LT(stopped_at, 60);
+
+  TrainerProcess second(config_path, {"--checkpoint-dir", dir});
+  ASSERT_EQ(second.Finish(), 0);
+  EXPECT_EQ(second.records().front().at("start_step"), stopped_at);
+  std::map<int64_t, json> resumed = StepRecords(second.records());
+  ASSERT_EQ(resumed.begin()->first, stopped_at + 1);
+  ASSERT_EQ(resumed.rbegin()->first, 60);
+  for (const auto& [step, record] : resumed) {
+    for (const char* key : {"train_loss", "grad_norm", "lr", "tokens", "flops"}) {
+      EXPECT_EQ(record.at(key), expected.at(step).at(key)) << key << " at step " << step;
+    }
+    if (record.contains("val_loss")) EXPECT_EQ(record.at("val_loss"), expected.at(step).at("val_loss")) << step;
+  }
+  EXPECT_EQ(second.records().back().at("val_loss"), reference.records().back().at("val_loss"));
+}
+
+TEST_F(TrainingTest, NonFiniteLossFailsTheRunAtOnceWithStepAndReason) {
+  json config = TinyTrial("rope", 50);
+  config["train"]["lr"] = 1e30;
+  config["train"]["schedule"]["warmup_steps"] = 0;
+  config["train"]["clip"] = 0.0;
+  TrainerProcess trainer(WriteConfig("nan", config), {});
+  EXPECT_EQ(trainer.Finish(), 3);
+  const json& last = trainer.records().back();
+  ASSERT_EQ(last.at("type"), "error");
+  EXPECT_LT(last.at("step").get<int64_t>(), 10);
+  EXPECT_NE(last.at("reason").get<std::string>().find("non-finite"), std::string::npos);
+}
+
+TEST_F(TrainingTest, BadConfigExitsWithCodeTwoAndNamesTheKey) {
+  json config = TinyTrial("rope", 5);
+  config["model"]["heads"] = 5;
+  std::string path = WriteConfig("bad", config);
+  std::string command = std::string(RUNG_TRAIN_BINARY) + " --config " + path + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string output;
+  char buffer[512];
+  while (fgets(buffer, sizeof(buffer), pipe) != nullptr) output += buffer;
+  int status = pclose(pipe);
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_NE(output.find("model.heads"), std::string::npos) << output;
+}
+
+}  // namespace
+}  // namespace rung

@@ -1,0 +1,98 @@
+// rung-train: trains one resolved trial (a cell of a sweep) and prints its metrics as JSON lines.
+//
+//   rung-train --config trial.yaml [--checkpoint-dir DIR] [--resume auto|never|PATH] [--threads N]
+//
+// Exit codes: 0 completed, 2 bad config or arguments, 3 training failed (non-finite loss or
+// gradient), 4 data or checkpoint unusable, 75 stopped by SIGTERM/SIGUSR1 after a checkpoint
+// (preempted; resume with the same --checkpoint-dir), 1 anything else.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "core/config/trial_config.h"
+#include "core/train/runtime.h"
+#include "core/train/trainer.h"
+#include "worker/config_file.h"
+
+namespace {
+
+constexpr int kExitOk = 0, kExitOther = 1, kExitUsage = 2, kExitTrainingFailed = 3, kExitData = 4,
+              kExitPreempted = 75;
+
+int ExitCodeFor(const rung::Status& status) {
+  switch (status.code()) {
+    case rung::StatusCode::kInvalidArgument: return kExitUsage;
+    case rung::StatusCode::kAborted: return kExitTrainingFailed;
+    case rung::StatusCode::kNotFound:
+    case rung::StatusCode::kFailedPrecondition:
+    case rung::StatusCode::kDataLoss: return kExitData;
+    default: return kExitOther;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"rung-train: train one resolved trial and print its metrics as JSON lines on stdout.\n"
+               "Exit codes: 0 done, 2 bad config, 3 non-finite loss, 4 data/checkpoint unusable, "
+               "75 preempted (checkpoint written), 1 other."};
+  std::string config_path, checkpoint_dir, resume = "auto";
+  int threads = 0;
+  int64_t stop_after_step = 0;
+  bool print_config = false;
+  app.add_option("--config", config_path, "Trial config file (YAML or JSON)")->required();
+  app.add_option("--checkpoint-dir", checkpoint_dir,
+                 "Directory for this attempt's checkpoints (written every train.checkpoint_every steps, "
+                 "on SIGTERM/SIGUSR1 and at the end)");
+  app.add_option("--resume", resume, "auto (newest checkpoint in --checkpoint-dir), never, or a checkpoint path");
+  app.add_option("--threads", threads, "CPU threads (default: resources.cpus of the config)")->check(CLI::PositiveNumber);
+  app.add_option("--stop-after-step", stop_after_step,
+                 "Checkpoint and stop as if preempted after this many steps (for tests)");
+  app.add_flag("--print-config", print_config, "Print the resolved config as JSON and exit");
+  CLI11_PARSE(app, argc, argv);
+
+  rung::StatusOr<rung::ConfigDocument> document = rung::ReadConfigDocument(config_path);
+  if (!document.ok()) {
+    std::cerr << "rung-train: " << document.status().message() << "\n";
+    return document.status().code() == rung::StatusCode::kNotFound ? kExitData : kExitUsage;
+  }
+  const rung::ConfigDocument& doc = document.value();
+  rung::StatusOr<rung::TrialConfig> trial =
+      rung::TrialConfigFromJson(doc.json, [&](const std::string& path) { return doc.Locate(path); });
+  if (!trial.ok()) {
+    std::cerr << "rung-train: " << trial.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (print_config) {
+    std::cout << rung::TrialConfigToJson(trial.value()).dump(2) << "\n";
+    return kExitOk;
+  }
+  rung::ConfigureRuntime(threads > 0 ? threads : static_cast<int>(trial->resources.cpus));
+  rung::InstallStopSignalHandlers();
+  nlohmann::json provenance = rung::RuntimeProvenance();
+  std::cerr << "rung-train: LibTorch " << provenance["torch_version"].get<std::string>() << ", "
+            << provenance["threads"].get<int>() << " thread(s), BLAS "
+            << provenance["blas"]["library"].get<std::string>() << " ("
+            << provenance["blas"]["threading"].get<std::string>() << ")\n";
+  if (!provenance["blas"]["optimized"].get<bool>()) {
+    std::cerr << "rung-train: warning: LibTorch is running on the reference BLAS (about 15x slower); "
+                 "run deploy/install-deps.sh to pin libopenblas0-openmp\n";
+  }
+
+  rung::TrainerOptions options;
+  options.checkpoint_dir = checkpoint_dir;
+  options.resume = resume;
+  options.stop_after_step = stop_after_step;
+  options.records = &std::cout;
+  rung::StatusOr<rung::TrainOutcome> outcome = rung::TrainTrial(trial.value(), options);
+  if (!outcome.ok()) {
+    std::cerr << "rung-train: " << outcome.status().ToString() << "\n";
+    return ExitCodeFor(outcome.status());
+  }
+  if (outcome.value() == rung::TrainOutcome::kPreempted) {
+    std::cerr << "rung-train: stopped after a checkpoint (preempted)\n";
+    return kExitPreempted;
+  }
+  return kExitOk;
+}
