@@ -3,6 +3,9 @@
 #include <cmath>
 #include <limits>
 
+#include "core/model/causal_softmax.h"
+#include "core/model/cpu_attention.h"
+
 namespace rung {
 
 bool FusedAttentionAvailable() {
@@ -13,56 +16,56 @@ bool FusedAttentionAvailable() {
 #endif
 }
 
-AttentionBias MakeAttentionBias(int64_t batch, int64_t time, int64_t heads, int64_t kv_heads,
-                                const torch::Tensor& alibi_slopes, const torch::TensorOptions& options,
-                                bool for_fused) {
-  torch::NoGradGuard no_grad;
-  AttentionBias bias;
-  bias.time = time;
-  const int64_t groups = heads / kv_heads;
-  auto positions = torch::arange(time, options);
-  auto distance = positions.view({time, 1}) - positions.view({1, time});  // i - j
-  auto causal = torch::zeros({time, time}, options)
-                    .masked_fill(distance < 0, -std::numeric_limits<float>::infinity());
-  if (!alibi_slopes.defined()) {
-    if (!for_fused) bias.exact = causal.repeat({groups, 1}).unsqueeze(0);
-    return bias;
+AttentionKernel ResolveAttentionKernel(AttentionKernel requested, const torch::Device& device,
+                                       torch::ScalarType dtype) {
+  if (requested == AttentionKernel::kFused) {
+    TORCH_CHECK(FusedAttentionAvailable(), "fused attention needs LibTorch >= 2.0");
+    return requested;
   }
-  // [heads, T, T] = causal - m_h * (i - j)
-  auto per_head = causal.unsqueeze(0) - alibi_slopes.to(options).view({heads, 1, 1}) * distance.clamp_min(0).unsqueeze(0);
-  if (for_fused) {
-    bias.fused = per_head.unsqueeze(0);
-  } else {
-    // head h = kv * g + i -> row block i of KV group kv: [kv_heads, g*T, T], repeated over batch
-    bias.exact = per_head.view({kv_heads, groups * time, time}).repeat({batch, 1, 1});
+  const bool slabs_apply = device.is_cpu() && dtype == torch::kFloat && CpuAttentionAvailable();
+  if (requested == AttentionKernel::kCpuSlabs) {
+    TORCH_CHECK(slabs_apply, "the CPU slab attention kernel needs fp32 CPU tensors and sgemm_");
+    return requested;
   }
-  return bias;
+  if (requested == AttentionKernel::kComposite) return requested;
+  if (device.is_cuda() && FusedAttentionAvailable()) return AttentionKernel::kFused;
+  return slabs_apply ? AttentionKernel::kCpuSlabs : AttentionKernel::kComposite;
+}
+
+double AttentionQueryScale(AttentionKernel kernel, int64_t head_dim) {
+  return kernel == AttentionKernel::kFused ? 1.0 : 1.0 / std::sqrt(static_cast<double>(head_dim));
 }
 
 torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                              const AttentionBias& bias, bool fused) {
+                              const torch::Tensor& alibi_slopes, AttentionKernel kernel) {
   const int64_t batch = q.size(0), heads = q.size(1), time = q.size(2), dim = q.size(3);
   const int64_t kv_heads = k.size(1), groups = heads / kv_heads;
+  if (kernel == AttentionKernel::kCpuSlabs) return CpuCausalAttention(q, k, v, alibi_slopes);
 #if TORCH_VERSION_MAJOR >= 2
-  if (fused) {
-    auto keys = k, values = v.transpose(1, 2);
+  if (kernel == AttentionKernel::kFused) {
+    auto keys = k, values = v;
     if (groups > 1) {
       keys = keys.repeat_interleave(groups, 1);
       values = values.repeat_interleave(groups, 1);
     }
-    auto out = bias.fused.defined()
-                   ? at::scaled_dot_product_attention(q, keys, values, bias.fused.to(q.scalar_type()), 0.0, false)
-                   : at::scaled_dot_product_attention(q, keys, values, {}, 0.0, true);
+    torch::Tensor out;
+    if (alibi_slopes.defined()) {
+      auto positions = torch::arange(time, q.options().dtype(torch::kFloat));
+      auto distance = positions.view({time, 1}) - positions.view({1, time});
+      auto mask = (-alibi_slopes.to(q.device(), torch::kFloat).view({heads, 1, 1}) * distance.unsqueeze(0))
+                      .masked_fill(distance.unsqueeze(0) < 0, -std::numeric_limits<float>::infinity());
+      out = at::scaled_dot_product_attention(q, keys, values, mask.unsqueeze(0).to(q.scalar_type()), 0.0, false);
+    } else {
+      out = at::scaled_dot_product_attention(q, keys, values, {}, 0.0, true);
+    }
     return out.transpose(1, 2).reshape({batch, time, heads * dim});
   }
-#else
-  TORCH_CHECK(!fused, "fused attention needs LibTorch >= 2.0");
 #endif
+  TORCH_CHECK(kernel == AttentionKernel::kComposite, "CausalAttention: unresolved or unavailable kernel");
   auto q_stacked = q.view({batch * kv_heads, groups * time, dim});
   auto k_t = k.view({batch * kv_heads, time, dim}).transpose(1, 2);
-  auto v_heads = v.transpose(1, 2).reshape({batch * kv_heads, time, dim});
-  auto scores = at::baddbmm(bias.exact.to(q.scalar_type()), q_stacked, k_t, 1.0, 1.0 / std::sqrt(static_cast<double>(dim)));
-  auto probs = at::softmax(scores, -1);
+  auto v_heads = v.view({batch * kv_heads, time, dim});
+  auto probs = CausalSoftmax(at::bmm(q_stacked, k_t), time, kv_heads, alibi_slopes);
   auto out = at::bmm(probs, v_heads);  // [B*kv, g*T, d] == [B, heads, T, d]
   return out.view({batch, heads, time, dim}).transpose(1, 2).reshape({batch, time, heads * dim});
 }

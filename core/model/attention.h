@@ -2,36 +2,38 @@
 //
 // Causal multi-head / grouped-query attention over already rotated and scaled queries and keys.
 //
-// Exact path (every build): the g = heads/kv_heads query heads that share a KV head are stacked
-// along time, so Q K^T is one batched product [B*kv_heads, g*T, d] x [B*kv_heads, d, T] with no
-// copy of K or V per query head; the causal mask (and ALiBi bias) enters as the additive input of
-// baddbmm; softmax; one batched product with V. Nothing per head, nothing looped.
-// Fused path (LibTorch >= 2.0): at::scaled_dot_product_attention (flash / memory-efficient kernels
-// on CUDA). Both compute softmax(q k^T / sqrt(d) + bias) v.
+// Three kernels compute the same softmax(q k^T / sqrt(d) - m_h (i - j), j <= i) v:
+//   kCpuSlabs   fp32 on CPU: cpu_attention.h (causal blocks, BLAS per slab, one autograd node)
+//   kComposite  any device and dtype: the g = heads/kv_heads query heads sharing a KV head are
+//               stacked along time, so Q K^T is one batched product [B*kv_heads, g*T, d] x
+//               [B*kv_heads, d, T] with no copy of K or V per head; CausalSoftmax; one product with V
+//   kFused      LibTorch >= 2.0: at::scaled_dot_product_attention (flash kernels on CUDA)
+// kAuto picks kFused on CUDA when available, kCpuSlabs for fp32 CPU, else kComposite.
+//
+// The exact path expects q already multiplied by 1/sqrt(d) (the rotation kernel does it for free);
+// the fused kernel applies its own scale. AttentionQueryScale says which.
 #pragma once
 
 #include <torch/torch.h>
 
 namespace rung {
 
-// The additive logit bias for a sequence of T positions: -inf above the diagonal, plus
-// -m_h (i - j) for ALiBi. Built once per forward, shared by every layer.
-struct AttentionBias {
-  int64_t time = 0;
-  torch::Tensor exact;  // [1, g*T, T] or, with ALiBi, [B*kv_heads, g*T, T]
-  torch::Tensor fused;  // undefined (plain causal) or [1, heads, T, T] (ALiBi)
-};
+enum class AttentionKernel { kAuto, kCpuSlabs, kComposite, kFused };
 
-AttentionBias MakeAttentionBias(int64_t batch, int64_t time, int64_t heads, int64_t kv_heads,
-                                const torch::Tensor& alibi_slopes, const torch::TensorOptions& options,
-                                bool for_fused);
-
-// True when this build has a fused attention kernel.
+// True when this build has a fused attention kernel (LibTorch >= 2.0).
 bool FusedAttentionAvailable();
 
-// q: [B, heads, T, d] contiguous; k: [B, kv_heads, T, d] contiguous; v: [B, T, kv_heads, d].
-// Returns [B, T, heads * d].
+// The kernel kAuto (or an explicit request) resolves to for tensors of this device and dtype.
+AttentionKernel ResolveAttentionKernel(AttentionKernel requested, const torch::Device& device,
+                                       torch::ScalarType dtype);
+
+// The factor the caller must fold into q before CausalAttention with this kernel.
+double AttentionQueryScale(AttentionKernel kernel, int64_t head_dim);
+
+// q: [B, heads, T, d] contiguous (times AttentionQueryScale); k, v: [B, kv_heads, T, d]
+// contiguous; alibi_slopes: [heads] or undefined. Returns [B, T, heads * d].
+// REQUIRES: kernel resolved (not kAuto).
 torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                              const AttentionBias& bias, bool fused);
+                              const torch::Tensor& alibi_slopes, AttentionKernel kernel);
 
 }  // namespace rung

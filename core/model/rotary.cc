@@ -10,7 +10,7 @@ using torch::autograd::variable_list;
 
 // Composite (any device/dtype): explicit pair arithmetic on [B, T, G, heads/G, d/2, 2] views.
 torch::Tensor CompositeRotate(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
-                              const torch::Tensor& scale) {
+                              const torch::Tensor& scale, double constant) {
   const int64_t batch = x.size(0), time = x.size(1), heads = x.size(2), dim = x.size(3);
   torch::Tensor rotated = x;
   if (cos.defined()) {
@@ -22,6 +22,7 @@ torch::Tensor CompositeRotate(const torch::Tensor& x, const torch::Tensor& cos, 
     rotated = torch::stack({x0 * c - x1 * s, x0 * s + x1 * c}, -1).reshape({batch, time, heads, dim});
   }
   if (scale.defined()) rotated = rotated * scale.unsqueeze(0).unsqueeze(-1);
+  if (constant != 1.0) rotated = rotated * constant;
   return rotated.to(x.scalar_type()).permute({0, 2, 1, 3}).contiguous();
 }
 
@@ -35,7 +36,7 @@ bool FusedApplies(const torch::Tensor& x, const torch::Tensor& cos, const torch:
 class FusedRotary : public torch::autograd::Function<FusedRotary> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& cos,
-                               const torch::Tensor& sin, const torch::Tensor& scale) {
+                               const torch::Tensor& sin, const torch::Tensor& scale, double constant) {
     const int64_t batch = x.size(0), time = x.size(1), heads = x.size(2), dim = x.size(3);
     const bool rotate = cos.numel() > 0;
     const int64_t groups = rotate ? cos.size(1) : 1;
@@ -55,7 +56,7 @@ class FusedRotary : public torch::autograd::Function<FusedRotary> {
         for (int64_t t = 0; t < time; ++t) {
           const float* src = xp + b * sb + t * st + h * sh;
           float* dst = op + ((b * heads + h) * time + t) * dim;
-          const float factor = scp ? scp[t * heads + h] : 1.0f;
+          const float factor = static_cast<float>(constant) * (scp ? scp[t * heads + h] : 1.0f);
           if (!rotate) {
             for (int64_t e = 0; e < dim; ++e) dst[e] = factor * src[e];
             continue;
@@ -71,6 +72,7 @@ class FusedRotary : public torch::autograd::Function<FusedRotary> {
       }
     });
     ctx->save_for_backward({x, cos, sin, scale_c});
+    ctx->saved_data["constant"] = constant;
     return out;
   }
 
@@ -79,6 +81,7 @@ class FusedRotary : public torch::autograd::Function<FusedRotary> {
     const torch::Tensor &x = saved[0], &cos = saved[1], &sin = saved[2], &scale = saved[3];
     torch::Tensor grad = grad_outputs[0].contiguous();
     const int64_t batch = x.size(0), time = x.size(1), heads = x.size(2), dim = x.size(3);
+    const float constant = static_cast<float>(ctx->saved_data["constant"].toDouble());
     const bool rotate = cos.numel() > 0;
     const bool scaled = scale.numel() > 0;
     const int64_t groups = rotate ? cos.size(1) : 1;
@@ -115,14 +118,14 @@ class FusedRotary : public torch::autograd::Function<FusedRotary> {
           const float* src = xp + b * sb + t * st + h * sh;
           const float* go = gp + ((b * heads + h) * time + t) * dim;
           float* gx = need_x ? gxp + ((b * time + t) * heads + h) * dim : nullptr;
-          const float factor = scp ? scp[t * heads + h] : 1.0f;
+          const float factor = constant * (scp ? scp[t * heads + h] : 1.0f);
           if (!rotate) {
             float dot = 0.0f;
             for (int64_t e = 0; e < dim; ++e) {
               if (gx) gx[e] = factor * go[e];
               dot += go[e] * src[e];
             }
-            if (gscp) gscp[(b * time + t) * heads + h] = dot;
+            if (gscp) gscp[(b * time + t) * heads + h] = constant * dot;
             continue;
           }
           const float* c = cp + (t * groups + g) * half;
@@ -141,7 +144,7 @@ class FusedRotary : public torch::autograd::Function<FusedRotary> {
             }
             if (gscp) dot += g0 * (x0 * c[f] - x1 * s[f]) + g1 * (x0 * s[f] + x1 * c[f]);
           }
-          if (gscp) gscp[(b * time + t) * heads + h] = dot;
+          if (gscp) gscp[(b * time + t) * heads + h] = constant * dot;
         }
       }
     });
@@ -156,14 +159,14 @@ class FusedRotary : public torch::autograd::Function<FusedRotary> {
       grad_sin = reduce(grad_sin_parts);
     }
     if (need_scale) grad_scale = grad_scale_parts.sum(0);
-    return {grad_x, grad_cos, grad_sin, grad_scale};
+    return {grad_x, grad_cos, grad_sin, grad_scale, torch::Tensor()};
   }
 };
 
 }  // namespace
 
 torch::Tensor RotateAndTranspose(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
-                                 const torch::Tensor& scale, RotaryImplementation implementation) {
+                                 const torch::Tensor& scale, double constant, RotaryImplementation implementation) {
   TORCH_CHECK(x.dim() == 4, "RotateAndTranspose: x must be [B, T, heads, d]");
   TORCH_CHECK(cos.defined() == sin.defined(), "RotateAndTranspose: cos and sin go together");
   if (cos.defined()) {
@@ -178,9 +181,9 @@ torch::Tensor RotateAndTranspose(const torch::Tensor& x, const torch::Tensor& co
     // LibTorch 1.13's Function::apply cannot take undefined tensors: absent inputs travel as empty ones.
     auto absent = torch::empty({0}, x.options().requires_grad(false));
     return FusedRotary::apply(x, cos.defined() ? cos : absent, sin.defined() ? sin : absent,
-                              scale.defined() ? scale : absent);
+                              scale.defined() ? scale : absent, constant);
   }
-  return CompositeRotate(x, cos, sin, scale);
+  return CompositeRotate(x, cos, sin, scale, constant);
 }
 
 }  // namespace rung

@@ -3,8 +3,10 @@
 // The rotation of science.md section 1 as one autograd operation that also moves heads ahead of
 // time (the layout attention wants) and applies an optional per-(position, head) query multiplier:
 //
-//   out[b, h, t, 2f]   = scale[t, h] * ( x[b,t,h,2f] * cos[t,g,f] - x[b,t,h,2f+1] * sin[t,g,f] )
-//   out[b, h, t, 2f+1] = scale[t, h] * ( x[b,t,h,2f] * sin[t,g,f] + x[b,t,h,2f+1] * cos[t,g,f] )
+//   out[b, h, t, 2f]   = c * scale[t, h] * ( x[b,t,h,2f] * cos[t,g,f] - x[b,t,h,2f+1] * sin[t,g,f] )
+//   out[b, h, t, 2f+1] = c * scale[t, h] * ( x[b,t,h,2f] * sin[t,g,f] + x[b,t,h,2f+1] * cos[t,g,f] )
+//
+// (c a constant: attention folds its 1/sqrt(d) into the queries here, for free).
 //
 // with g = h / (heads / G) the table's group for head h (G = 1: one table for every head).
 // Gradients flow to x, and to cos, sin and scale when they require grad (learned frequencies,
@@ -24,7 +26,7 @@ enum class RotaryImplementation { kAuto, kFusedCpu, kComposite };
 // x: [B, T, heads, d] (last dim contiguous). cos, sin: [T, G, d/2] fp32, or undefined for no
 // rotation (both). scale: [T, heads] or undefined (1). Returns [B, heads, T, d], contiguous.
 torch::Tensor RotateAndTranspose(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
-                                 const torch::Tensor& scale,
+                                 const torch::Tensor& scale, double constant = 1.0,
                                  RotaryImplementation implementation = RotaryImplementation::kAuto);
 
 }  // namespace rung

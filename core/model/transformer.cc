@@ -35,7 +35,6 @@ TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
   head_ = register_parameter("head", normal({config.vocab_size, d}, fan_in_std(d)));
   positional_ = register_module("positional", PositionalEncoding(config));
   inverse_temperature_ = register_module("inverse_temperature", InverseTemperature(config));
-  use_fused_attention_ = config.attention == "fused";
 }
 
 torch::Tensor TransformerImpl::RmsNorm(const torch::Tensor& x, const torch::Tensor& weight) const {
@@ -47,12 +46,18 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens) {
   const int64_t batch = tokens.size(0), time = tokens.size(1);
   const int64_t hd = config_.head_dim, heads = config_.heads, kv = config_.kv_heads;
   const torch::Device device = tokens.device();
-  const bool fused = use_fused_attention_ || (config_.attention == "auto" && device.is_cuda() && FusedAttentionAvailable());
+  AttentionKernel kernel = attention_kernel_ >= 0                ? static_cast<AttentionKernel>(attention_kernel_)
+                           : config_.attention == "fused" ? AttentionKernel::kFused
+                                                          : AttentionKernel::kAuto;
+  kernel = ResolveAttentionKernel(kernel, device, embedding_.scalar_type());
+  // "exact": never the fused kernel (the CPU slab kernel computes the same exact softmax).
+  if (attention_kernel_ < 0 && config_.attention == "exact" && kernel == AttentionKernel::kFused) {
+    kernel = AttentionKernel::kComposite;
+  }
 
   std::vector<LayerTables> tables = positional_->Tables(time, device);
   std::vector<torch::Tensor> betas = inverse_temperature_->Multipliers(time, device);
-  AttentionBias bias = MakeAttentionBias(batch, time, heads, kv, positional_->alibi_slopes(),
-                                         torch::TensorOptions().dtype(embedding_.scalar_type()).device(device), fused);
+  const double query_constant = AttentionQueryScale(kernel, hd);
 
   torch::Tensor x = torch::embedding(embedding_, tokens);
   for (int64_t layer = 0; layer < config_.layers; ++layer) {
@@ -67,9 +72,10 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens) {
     }
     torch::Tensor query_scale = tables[layer].query_scale;
     if (betas[layer].defined()) query_scale = query_scale.defined() ? query_scale * betas[layer] : betas[layer];
-    auto q_heads = RotateAndTranspose(q, tables[layer].cos, tables[layer].sin, query_scale);
+    auto q_heads = RotateAndTranspose(q, tables[layer].cos, tables[layer].sin, query_scale, query_constant);
     auto k_heads = RotateAndTranspose(k, tables[layer].cos, tables[layer].sin, torch::Tensor());
-    auto attended = CausalAttention(q_heads, k_heads, v, bias, fused);
+    auto v_heads = RotateAndTranspose(v, torch::Tensor(), torch::Tensor(), torch::Tensor());  // transpose only
+    auto attended = CausalAttention(q_heads, k_heads, v_heads, positional_->alibi_slopes(), kernel);
     x = x + torch::linear(attended, block.out);
 
     auto hidden = torch::linear(RmsNorm(x, block.mlp_norm), block.up);

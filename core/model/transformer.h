@@ -45,8 +45,8 @@ class TransformerImpl : public torch::nn::Module {
   PositionalEncoding& positional() { return positional_; }
   InverseTemperature& inverse_temperature() { return inverse_temperature_; }
 
-  // Forces the exact attention path even where a fused kernel exists.
-  void set_use_fused_attention(bool use) { use_fused_attention_ = use; }
+  // Overrides model.attention: which kernel computes attention (tests compare them).
+  void set_attention_kernel(int kernel) { attention_kernel_ = kernel; }
 
  private:
   struct Block {
@@ -59,7 +59,7 @@ class TransformerImpl : public torch::nn::Module {
   std::vector<Block> blocks_;
   PositionalEncoding positional_{nullptr};
   InverseTemperature inverse_temperature_{nullptr};
-  bool use_fused_attention_ = false;
+  int attention_kernel_ = -1;  // an AttentionKernel (attention.h) overriding model.attention, or -1
 };
 TORCH_MODULE(Transformer);
 

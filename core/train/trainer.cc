@@ -24,6 +24,9 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 constexpr int kCheckpointFormat = 1;
+// Steps at the start of a process left out of train_tokens_per_sec (first-touch allocation, thread
+// pool start-up: the first few steps here run several times slower).
+constexpr int64_t kWarmupSteps = 5;
 
 double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
 
@@ -187,6 +190,8 @@ class TrialRun {
   int64_t tokens_ = 0;      // training tokens consumed
   std::string resumed_from_;
   double train_seconds_ = 0.0;
+  double steady_seconds_ = 0.0;  // training time after the warm-up steps of this process
+  int64_t steady_tokens_ = 0;
   int64_t tokens_at_last_log_ = 0;
   double seconds_at_last_log_ = 0.0;
 };
@@ -351,7 +356,7 @@ StatusOr<TrainOutcome> TrialRun::Run() {
   Emit(out, provenance);
 
   const int64_t time = trial_.data.seq_len;
-  const int64_t start_tokens = tokens_;
+  const int64_t start_step = step_;
   const double accum = static_cast<double>(train.grad_accum);
   tokens_at_last_log_ = tokens_;
   auto run_start = Clock::now();
@@ -381,7 +386,12 @@ StatusOr<TrainOutcome> TrialRun::Run() {
     optimizer_->Step(lr_multiplier);
     ++step_;
     tokens_ += TokensPerStep(train, time);
-    train_seconds_ += Seconds(step_start);
+    const double step_seconds = Seconds(step_start);
+    train_seconds_ += step_seconds;
+    if (step_ - start_step > kWarmupSteps) {
+      steady_seconds_ += step_seconds;
+      steady_tokens_ += TokensPerStep(train, time);
+    }
 
     const bool last = step_ == train.steps;
     const bool evaluate = !last && train.eval_every > 0 && step_ % train.eval_every == 0;
@@ -409,7 +419,7 @@ StatusOr<TrainOutcome> TrialRun::Run() {
                              {"val_loss_per_position", evaluation.loss_per_position},
                              {"positional_parameters", PositionalParameters(model_)},
                              {"frequencies", Frequencies(model_)},
-                             {"train_tokens_per_sec", train_seconds_ > 0 ? static_cast<double>(tokens_ - start_tokens) / train_seconds_ : 0.0},
+                             {"train_tokens_per_sec", steady_seconds_ > 0 ? static_cast<double>(steady_tokens_) / steady_seconds_ : 0.0},
                              {"wall_sec", Seconds(run_start)},
                              {"peak_rss_bytes", PeakRssBytes()}};
         if (evaluation.accuracy >= 0) final_record["val_accuracy"] = evaluation.accuracy;

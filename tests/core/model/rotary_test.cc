@@ -34,10 +34,10 @@ TEST(Rotary, FusedKernelMatchesTheCompositeForwardAndBackward) {
     for (bool with_scale : {false, true}) {
       RotaryInputs fused_in = MakeInputs(groups, with_scale, true);
       RotaryInputs composite_in = MakeInputs(groups, with_scale, true);
-      auto fused = RotateAndTranspose(fused_in.x, fused_in.cos, fused_in.sin, fused_in.scale,
+      auto fused = RotateAndTranspose(fused_in.x, fused_in.cos, fused_in.sin, fused_in.scale, 0.7,
                                       RotaryImplementation::kFusedCpu);
       auto composite = RotateAndTranspose(composite_in.x, composite_in.cos, composite_in.sin, composite_in.scale,
-                                          RotaryImplementation::kComposite);
+                                          0.7, RotaryImplementation::kComposite);
       ASSERT_TRUE(torch::allclose(fused, composite, 1e-6, 1e-6));
       auto weights = torch::randn(fused.sizes());
       (fused * weights).sum().backward();

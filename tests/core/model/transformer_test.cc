@@ -8,6 +8,7 @@
 
 #include "core/config/model_arithmetic.h"
 #include "core/model/attention.h"
+#include "core/model/cpu_attention.h"
 #include "tests/core/model/test_models.h"
 
 namespace rung {
@@ -113,16 +114,30 @@ TEST(Attention, GroupedQueryStackingAndAlibiMatchANaivePerHeadReference) {
   torch::manual_seed(2);
   for (int64_t kv_heads : {6, 3, 2, 1}) {
     for (bool alibi : {false, true}) {
-      const int64_t batch = 2, heads = 6, time = 7, dim = 4;
+      const int64_t batch = 2, heads = 6, time = 70, dim = 4;  // more than one causal row block
       auto q = torch::randn({batch, heads, time, dim});
       auto k = torch::randn({batch, kv_heads, time, dim});
       auto v = torch::randn({batch, time, kv_heads, dim});
       std::vector<double> slopes = alibi ? AlibiSlopes(heads) : std::vector<double>{};
       torch::Tensor slope_tensor = alibi ? torch::tensor(slopes).to(torch::kFloat) : torch::Tensor();
-      AttentionBias bias = MakeAttentionBias(batch, time, heads, kv_heads, slope_tensor, torch::kFloat, false);
-      auto fast = CausalAttention(q, k, v, bias, false);
-      EXPECT_TRUE(torch::allclose(fast, NaiveAttention(q, k, v, slopes), 1e-5, 1e-6))
-          << "kv_heads " << kv_heads << " alibi " << alibi;
+      auto expected = NaiveAttention(q, k, v, slopes);
+      auto v_heads = v.transpose(1, 2).contiguous();
+      std::vector<AttentionKernel> kernels = {AttentionKernel::kComposite};
+      if (CpuAttentionAvailable()) kernels.push_back(AttentionKernel::kCpuSlabs);
+      std::vector<torch::Tensor> grads;
+      for (AttentionKernel kernel : kernels) {
+        auto qs = (q * AttentionQueryScale(kernel, dim)).detach().requires_grad_(true);
+        auto ks = k.detach().clone().requires_grad_(true), vs = v_heads.detach().clone().requires_grad_(true);
+        auto out = CausalAttention(qs, ks, vs, slope_tensor, kernel);
+        EXPECT_TRUE(torch::allclose(out, expected, 1e-5, 1e-6))
+            << "kernel " << static_cast<int>(kernel) << " kv_heads " << kv_heads << " alibi " << alibi;
+        (out * torch::linspace(-1, 1, out.numel()).view(out.sizes())).sum().backward();
+        grads.insert(grads.end(), {qs.grad(), ks.grad(), vs.grad()});
+      }
+      // The CPU kernel's backward equals autograd's through the composite path.
+      for (size_t index = 3; index < grads.size(); ++index) {
+        EXPECT_TRUE(torch::allclose(grads[index], grads[index - 3], 1e-4, 1e-6)) << "gradient " << index % 3;
+      }
     }
   }
 }

@@ -1,0 +1,180 @@
+// Compiled with -ffast-math (see core/CMakeLists.txt) so that GCC vectorizes expf with glibc's
+// libmvec; nothing here tests for NaN or infinity, and masked entries are never exponentiated.
+#include "core/model/cpu_attention.h"
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#ifdef RUNG_HAVE_SGEMM
+extern "C" void sgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
+                       const float* alpha, const float* a, const int* lda, const float* b, const int* ldb,
+                       const float* beta, float* c, const int* ldc);
+#endif
+
+namespace rung {
+
+bool CpuAttentionAvailable() {
+#ifdef RUNG_HAVE_SGEMM
+  return true;
+#else
+  return false;
+#endif
+}
+
+#ifdef RUNG_HAVE_SGEMM
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+constexpr int64_t kRowBlock = 64;
+
+// Row-major C[m, n] = alpha * op(A) op(B) + beta * C, through column-major BLAS (C^T = op(B)^T op(A)^T).
+void Gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+          const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  const char ta = transpose_a ? 'T' : 'N', tb = transpose_b ? 'T' : 'N';
+  const int mi = static_cast<int>(m), ni = static_cast<int>(n), ki = static_cast<int>(k);
+  const int ldai = static_cast<int>(lda), ldbi = static_cast<int>(ldb), ldci = static_cast<int>(ldc);
+  const float one = 1.0f;
+  sgemm_(&tb, &ta, &ni, &mi, &ki, &one, b, &ldbi, a, &ldai, &beta, c, &ldci);
+}
+
+__attribute__((target_clones("avx2", "default"))) void SoftmaxRow(float* row, int64_t visible, float slope,
+                                                                   int64_t position) {
+  float max_value = -std::numeric_limits<float>::max();
+  if (slope != 0.0f) {
+    for (int64_t j = 0; j < visible; ++j) row[j] += slope * static_cast<float>(j - position);
+  }
+  for (int64_t j = 0; j < visible; ++j) max_value = std::max(max_value, row[j]);
+  float sum = 0.0f;
+  for (int64_t j = 0; j < visible; ++j) {
+    const float e = expf(row[j] - max_value);
+    row[j] = e;
+    sum += e;
+  }
+  const float inverse = 1.0f / sum;
+  for (int64_t j = 0; j < visible; ++j) row[j] *= inverse;
+}
+
+// dS = P (dP - sum_j P dP) over the visible part; zero up to `width`.
+__attribute__((target_clones("avx2", "default"))) void SoftmaxBackwardRow(const float* probs, float* grad,
+                                                                           int64_t visible, int64_t width) {
+  float dot = 0.0f;
+  for (int64_t j = 0; j < visible; ++j) dot += probs[j] * grad[j];
+  for (int64_t j = 0; j < visible; ++j) grad[j] = probs[j] * (grad[j] - dot);
+  for (int64_t j = visible; j < width; ++j) grad[j] = 0.0f;
+}
+
+struct Shape {
+  int64_t batch, heads, kv_heads, groups, time, dim;
+};
+
+class SlabAttention : public torch::autograd::Function<SlabAttention> {
+ public:
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& q, const torch::Tensor& k,
+                               const torch::Tensor& v, const torch::Tensor& slopes) {
+    const Shape s{q.size(0), q.size(1), k.size(1), q.size(1) / k.size(1), q.size(2), q.size(3)};
+    auto probs = torch::empty({s.batch, s.heads, s.time, s.time}, q.options());
+    auto out = torch::empty({s.batch, s.time, s.heads * s.dim}, q.options());
+    const float* qp = q.data_ptr<float>();
+    const float* kp = k.data_ptr<float>();
+    const float* vp = v.data_ptr<float>();
+    const float* slope_p = slopes.numel() > 0 ? slopes.data_ptr<float>() : nullptr;
+    float* pp = probs.data_ptr<float>();
+    float* op = out.data_ptr<float>();
+    const int64_t T = s.time, d = s.dim, out_stride = s.heads * d;
+    at::parallel_for(0, s.batch * s.kv_heads, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t slab = begin; slab < end; ++slab) {
+        const int64_t b = slab / s.kv_heads, kvh = slab % s.kv_heads;
+        const float* kk = kp + slab * T * d;
+        const float* vv = vp + slab * T * d;
+        for (int64_t gi = 0; gi < s.groups; ++gi) {
+          const int64_t h = kvh * s.groups + gi;
+          const float* qq = qp + (b * s.heads + h) * T * d;
+          float* pr = pp + (b * s.heads + h) * T * T;
+          float* oo = op + b * T * out_stride + h * d;
+          const float slope = slope_p ? slope_p[h] : 0.0f;
+          for (int64_t r0 = 0; r0 < T; r0 += kRowBlock) {
+            const int64_t r1 = std::min(T, r0 + kRowBlock);
+            Gemm(false, true, r1 - r0, r1, d, qq + r0 * d, d, kk, d, 0.0f, pr + r0 * T, T);
+            for (int64_t i = r0; i < r1; ++i) {
+              SoftmaxRow(pr + i * T, i + 1, slope, i);
+              std::fill(pr + i * T + i + 1, pr + i * T + r1, 0.0f);
+            }
+            Gemm(false, false, r1 - r0, d, r1, pr + r0 * T, T, vv, d, 0.0f, oo + r0 * out_stride, out_stride);
+          }
+        }
+      }
+    });
+    ctx->save_for_backward({q, k, v, probs});
+    return out;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    auto saved = ctx->get_saved_variables();
+    const torch::Tensor &q = saved[0], &k = saved[1], &v = saved[2], &probs = saved[3];
+    torch::Tensor grad_out = grad_outputs[0].contiguous();
+    const Shape s{q.size(0), q.size(1), k.size(1), q.size(1) / k.size(1), q.size(2), q.size(3)};
+    auto grad_q = torch::empty_like(q);
+    auto grad_k = torch::zeros_like(k);
+    auto grad_v = torch::zeros_like(v);
+    const float* qp = q.data_ptr<float>();
+    const float* kp = k.data_ptr<float>();
+    const float* vp = v.data_ptr<float>();
+    const float* pp = probs.data_ptr<float>();
+    const float* gop = grad_out.data_ptr<float>();
+    float* gqp = grad_q.data_ptr<float>();
+    float* gkp = grad_k.data_ptr<float>();
+    float* gvp = grad_v.data_ptr<float>();
+    const int64_t T = s.time, d = s.dim, out_stride = s.heads * d;
+    at::parallel_for(0, s.batch * s.kv_heads, 1, [&](int64_t begin, int64_t end) {
+      std::vector<float> scratch(static_cast<size_t>(kRowBlock * T));  // dP, then dS, of one row block
+      for (int64_t slab = begin; slab < end; ++slab) {
+        const int64_t b = slab / s.kv_heads;
+        const float* kk = kp + slab * T * d;
+        const float* vv = vp + slab * T * d;
+        float* gk = gkp + slab * T * d;
+        float* gv = gvp + slab * T * d;
+        for (int64_t gi = 0; gi < s.groups; ++gi) {
+          const int64_t h = (slab % s.kv_heads) * s.groups + gi;
+          const float* qq = qp + (b * s.heads + h) * T * d;
+          const float* pr = pp + (b * s.heads + h) * T * T;
+          const float* go = gop + b * T * out_stride + h * d;
+          float* gq = gqp + (b * s.heads + h) * T * d;
+          for (int64_t r0 = 0; r0 < T; r0 += kRowBlock) {
+            const int64_t r1 = std::min(T, r0 + kRowBlock), rows = r1 - r0;
+            float* ds = scratch.data();  // [rows, r1] with leading dimension T
+            Gemm(false, true, rows, r1, d, go + r0 * out_stride, out_stride, vv, d, 0.0f, ds, T);
+            for (int64_t i = r0; i < r1; ++i) SoftmaxBackwardRow(pr + i * T, ds + (i - r0) * T, i + 1, r1);
+            Gemm(false, false, rows, d, r1, ds, T, kk, d, 0.0f, gq + r0 * d, d);
+            Gemm(true, false, r1, d, rows, ds, T, qq + r0 * d, d, 1.0f, gk, d);
+            Gemm(true, false, r1, d, rows, pr + r0 * T, T, go + r0 * out_stride, out_stride, 1.0f, gv, d);
+          }
+        }
+      }
+    });
+    return {grad_q, grad_k, grad_v, torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+torch::Tensor CpuCausalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                 const torch::Tensor& alibi_slopes) {
+  TORCH_CHECK(q.device().is_cpu() && q.scalar_type() == torch::kFloat && q.is_contiguous() && k.is_contiguous() &&
+                  v.is_contiguous(),
+              "CpuCausalAttention: needs contiguous fp32 CPU tensors");
+  auto absent = torch::empty({0}, q.options().requires_grad(false));
+  return SlabAttention::apply(q, k, v, alibi_slopes.defined() ? alibi_slopes.to(torch::kFloat).contiguous() : absent);
+}
+#else
+torch::Tensor CpuCausalAttention(const torch::Tensor&, const torch::Tensor&, const torch::Tensor&,
+                                 const torch::Tensor&) {
+  TORCH_CHECK(false, "CpuCausalAttention: this build has no sgemm_ (RUNG_HAVE_SGEMM)");
+}
+#endif
+
+}  // namespace rung
