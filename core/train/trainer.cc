@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
 #include "core/common/provenance.h"
@@ -60,6 +61,39 @@ struct Batch {
   torch::Tensor inputs, targets, mask;  // mask undefined when every position counts
 };
 
+// bf16 autocast on CUDA for the forward passes of a scope (train.precision: bf16). Matrix products
+// run in bf16; positional parameters, angles and the loss stay fp32.
+class AutocastScope {
+ public:
+  explicit AutocastScope(bool enabled) : enabled_(enabled) {
+    if (!enabled_) return;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+    at::autocast::set_autocast_enabled(at::kCUDA, true);
+    at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
+#else
+    at::autocast::set_enabled(true);
+    at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+#endif
+    at::autocast::increment_nesting();
+  }
+  ~AutocastScope() {
+    if (!enabled_) return;
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+    at::autocast::set_autocast_enabled(at::kCUDA, false);
+#else
+    at::autocast::set_enabled(false);
+#endif
+  }
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+ private:
+  bool enabled_;
+};
+
+bool UsesAutocast(const TrialConfig& trial) { return trial.train.precision == "bf16" && trial.train.device == "cuda"; }
+
 Batch ToTensors(const TokenBatch& batch, const torch::Device& device) {
   auto to_long = [&](const std::vector<int32_t>& values) {
     return torch::from_blob(const_cast<int32_t*>(values.data()), {batch.batch_size, batch.seq_len}, torch::kInt)
@@ -108,7 +142,11 @@ Evaluation Evaluate(Transformer& model, const BatchSource& source, const TrialCo
   bool masked = false;
   for (int64_t index = 0; index < trial.train.eval_batches; ++index) {
     Batch batch = ToTensors(source.Batch(Split::kValidation, index, trial.train.batch_size, time), device);
-    torch::Tensor logits = model->forward(batch.inputs);
+    torch::Tensor logits;
+    {
+      AutocastScope autocast(UsesAutocast(trial));
+      logits = model->forward(batch.inputs).to(torch::kFloat);
+    }
     torch::Tensor losses = TokenLosses(logits, batch.targets);
     torch::Tensor weight = batch.mask.defined() ? batch.mask : torch::ones_like(losses);
     loss_sum += (losses * weight).sum(0).to(torch::kCPU, torch::kDouble);
@@ -367,7 +405,11 @@ StatusOr<TrainOutcome> TrialRun::Run() {
     double step_loss = 0.0;
     for (int64_t micro = 0; micro < train.grad_accum; ++micro) {
       Batch batch = ToTensors(source_->Batch(Split::kTrain, data_index_++, train.batch_size, time), device_);
-      torch::Tensor loss = MeanLoss(model_->forward(batch.inputs), batch);
+      torch::Tensor loss;
+      {
+        AutocastScope autocast(UsesAutocast(trial_));
+        loss = MeanLoss(model_->forward(batch.inputs), batch);
+      }
       double value = loss.item<double>();
       if (!std::isfinite(value)) {
         std::string reason = "non-finite training loss (" + std::to_string(value) + ") at step " + std::to_string(step_ + 1);
