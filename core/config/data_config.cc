@@ -2,6 +2,14 @@
 
 namespace rung {
 
+int64_t DocumentStartToken(const DataConfig& config) {
+  if (config.source == "shards") return config.eot_token;
+  if ((config.source == "builtin" || config.source == "text") && !config.doc_separator.empty()) {
+    return static_cast<unsigned char>(config.doc_separator[0]);
+  }
+  return -1;
+}
+
 void ValidateDataConfig(const DataConfig& d, std::vector<ConfigError>* errors) {
   auto error = [&](const std::string& path, const std::string& message) { errors->push_back({path, message}); };
   if (d.seq_len < 2) error("data.seq_len", "must be >= 2, got " + std::to_string(d.seq_len));
@@ -16,6 +24,20 @@ void ValidateDataConfig(const DataConfig& d, std::vector<ConfigError>* errors) {
     error("data.val_fraction", "must lie in (0, 1)");
   }
   if (d.doc_separator.empty()) error("data.doc_separator", "must not be empty");
+  if (d.eot_token < -1) error("data.eot_token", "must be a token id, or -1 for none");
+  if (d.eot_token >= 0 && d.source != "shards") error("data.eot_token", "only source 'shards' has one");
+  if (d.source == "shards" && d.vocab_size > 0 && d.eot_token >= d.vocab_size) {
+    error("data.eot_token", "must be below vocab_size " + std::to_string(d.vocab_size));
+  }
+  if (d.cross_doc_mask) {
+    if (d.synthetic()) error("data.cross_doc_mask", "synthetic task '" + d.source + "' has no documents");
+    if ((d.source == "builtin" || d.source == "text") && d.doc_separator.size() != 1) {
+      error("data.doc_separator", "must be one byte when cross_doc_mask is on (a document starts at it)");
+    }
+    if (d.source == "shards" && d.eot_token < 0) {
+      error("data.eot_token", "source 'shards' with cross_doc_mask needs the token between documents");
+    }
+  }
   if (d.source == "nrw") {
     if (d.nrw.window_width <= 0) error("data.nrw.window_width", "must be positive");
     if (d.nrw.window_centre <= 0) error("data.nrw.window_centre", "must be positive");

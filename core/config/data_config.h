@@ -42,12 +42,23 @@ struct DataConfig {
   double val_fraction = 0.05;      // share of documents (text) or tokens (shards) held out
   uint64_t split_seed = 0;         // seeds the document split
   std::string doc_separator = "\f";  // text files split into documents at this string
+  // Attention stays inside each document of a packed window (cross-document masking, science.md
+  // section 4). A document starts at the input token DocumentStartToken() returns; that token belongs
+  // to the document it starts. Needs a one-byte doc_separator (builtin, text) or eot_token (shards);
+  // synthetic tasks have no documents.
+  bool cross_doc_mask = false;
+  int64_t eot_token = -1;          // shards: the token id between documents (-1: none)
   NrwConfig nrw;
   NiahConfig niah;
   PositionIndexConfig position_index;
 
   bool synthetic() const { return source == "nrw" || source == "niah" || source == "position_index"; }
 };
+
+// The input token that starts a document in the stream: the first byte of doc_separator (builtin,
+// text: each document is preceded by the separator), eot_token (shards; -1 when unset), -1 for
+// synthetic tasks.
+int64_t DocumentStartToken(const DataConfig& config);
 
 void ValidateDataConfig(const DataConfig& config, std::vector<ConfigError>* errors);
 

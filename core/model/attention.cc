@@ -36,11 +36,23 @@ double AttentionQueryScale(AttentionKernel kernel, int64_t head_dim) {
   return kernel == AttentionKernel::kFused ? 1.0 : 1.0 / std::sqrt(static_cast<double>(head_dim));
 }
 
+torch::Tensor DocumentStarts(const torch::Tensor& tokens, int64_t document_start_token) {
+  TORCH_CHECK(tokens.dim() == 2, "DocumentStarts: tokens must be [B, T]");
+  auto positions = torch::arange(tokens.size(1), tokens.options().dtype(torch::kLong)).expand_as(tokens);
+  auto starts_here = positions.masked_fill(tokens != document_start_token, 0);
+  return std::get<0>(starts_here.cummax(1));
+}
+
 torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                              const torch::Tensor& alibi_slopes, AttentionKernel kernel) {
+                              const torch::Tensor& alibi_slopes, const torch::Tensor& doc_start,
+                              AttentionKernel kernel) {
   const int64_t batch = q.size(0), heads = q.size(1), time = q.size(2), dim = q.size(3);
   const int64_t kv_heads = k.size(1), groups = heads / kv_heads;
-  if (kernel == AttentionKernel::kCpuSlabs) return CpuCausalAttention(q, k, v, alibi_slopes);
+  TORCH_CHECK(!doc_start.defined() || (doc_start.dim() == 2 && doc_start.size(0) == batch &&
+                                       doc_start.size(1) == time && doc_start.scalar_type() == torch::kLong &&
+                                       doc_start.device() == q.device()),
+              "CausalAttention: doc_start must be [B, T] int64 on the device of q");
+  if (kernel == AttentionKernel::kCpuSlabs) return CpuCausalAttention(q, k, v, alibi_slopes, doc_start);
 #if TORCH_VERSION_MAJOR >= 2
   if (kernel == AttentionKernel::kFused) {
     auto keys = k, values = v;
@@ -49,14 +61,19 @@ torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, co
       values = values.repeat_interleave(groups, 1);
     }
     torch::Tensor out;
-    if (alibi_slopes.defined()) {
-      auto positions = torch::arange(time, q.options().dtype(torch::kFloat));
-      auto distance = positions.view({time, 1}) - positions.view({1, time});
-      auto mask = (-alibi_slopes.to(q.device(), torch::kFloat).view({heads, 1, 1}) * distance.unsqueeze(0))
-                      .masked_fill(distance.unsqueeze(0) < 0, -std::numeric_limits<float>::infinity());
-      out = at::scaled_dot_product_attention(q, keys, values, mask.unsqueeze(0).to(q.scalar_type()), 0.0, false);
-    } else {
+    if (!alibi_slopes.defined() && !doc_start.defined()) {
       out = at::scaled_dot_product_attention(q, keys, values, {}, 0.0, true);
+    } else {
+      auto masked = MaskedKeys(time, doc_start, q.device());  // [B or 1, 1, T, T]
+      torch::Tensor mask = masked.logical_not();              // boolean: true where the key takes part
+      if (alibi_slopes.defined()) {
+        auto positions = torch::arange(time, q.options().dtype(torch::kFloat));
+        auto distance = positions.view({time, 1}) - positions.view({1, time});
+        mask = (-alibi_slopes.to(q.device(), torch::kFloat).view({1, heads, 1, 1}) * distance)
+                   .masked_fill(masked, -std::numeric_limits<float>::infinity())
+                   .to(q.scalar_type());  // additive, [B or 1, heads, T, T]
+      }
+      out = at::scaled_dot_product_attention(q, keys, values, mask, 0.0, false);
     }
     return out.transpose(1, 2).reshape({batch, time, heads * dim});
   }
@@ -65,7 +82,7 @@ torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, co
   auto q_stacked = q.view({batch * kv_heads, groups * time, dim});
   auto k_t = k.view({batch * kv_heads, time, dim}).transpose(1, 2);
   auto v_heads = v.view({batch * kv_heads, time, dim});
-  auto probs = CausalSoftmax(at::bmm(q_stacked, k_t), time, kv_heads, alibi_slopes);
+  auto probs = CausalSoftmax(at::bmm(q_stacked, k_t), time, kv_heads, alibi_slopes, doc_start);
   auto out = at::bmm(probs, v_heads);  // [B*kv, g*T, d] == [B, heads, T, d]
   return out.view({batch, heads, time, dim}).transpose(1, 2).reshape({batch, time, heads * dim});
 }

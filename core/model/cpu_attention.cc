@@ -42,30 +42,36 @@ void Gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, c
   sgemm_(&tb, &ta, &ni, &mi, &ki, &one, b, &ldbi, a, &ldai, &beta, c, &ldci);
 }
 
-__attribute__((target_clones("avx2", "default"))) void SoftmaxRow(float* row, int64_t visible, float slope,
-                                                                   int64_t position) {
+// One row of a causal row block whose keys end at `end`: softmax of row[first..query] with the ALiBi
+// bias slope * (j - query), in place; zeros in [0, first) and (query, end).
+__attribute__((target_clones("avx2", "default"))) void SoftmaxRow(float* row, int64_t first, int64_t query,
+                                                                   int64_t end, float slope) {
   float max_value = -std::numeric_limits<float>::max();
   if (slope != 0.0f) {
-    for (int64_t j = 0; j < visible; ++j) row[j] += slope * static_cast<float>(j - position);
+    for (int64_t j = first; j <= query; ++j) row[j] += slope * static_cast<float>(j - query);
   }
-  for (int64_t j = 0; j < visible; ++j) max_value = std::max(max_value, row[j]);
+  for (int64_t j = first; j <= query; ++j) max_value = std::max(max_value, row[j]);
   float sum = 0.0f;
-  for (int64_t j = 0; j < visible; ++j) {
+  for (int64_t j = first; j <= query; ++j) {
     const float e = expf(row[j] - max_value);
     row[j] = e;
     sum += e;
   }
   const float inverse = 1.0f / sum;
-  for (int64_t j = 0; j < visible; ++j) row[j] *= inverse;
+  for (int64_t j = first; j <= query; ++j) row[j] *= inverse;
+  std::fill(row, row + first, 0.0f);
+  std::fill(row + query + 1, row + end, 0.0f);
 }
 
-// dS = P (dP - sum_j P dP) over the visible part; zero up to `width`.
+// dS = P (dP - sum_j P dP) over grad[first..query], in place; zeros in [0, first) and (query, end).
 __attribute__((target_clones("avx2", "default"))) void SoftmaxBackwardRow(const float* probs, float* grad,
-                                                                           int64_t visible, int64_t width) {
+                                                                           int64_t first, int64_t query,
+                                                                           int64_t end) {
   float dot = 0.0f;
-  for (int64_t j = 0; j < visible; ++j) dot += probs[j] * grad[j];
-  for (int64_t j = 0; j < visible; ++j) grad[j] = probs[j] * (grad[j] - dot);
-  for (int64_t j = visible; j < width; ++j) grad[j] = 0.0f;
+  for (int64_t j = first; j <= query; ++j) dot += probs[j] * grad[j];
+  for (int64_t j = first; j <= query; ++j) grad[j] = probs[j] * (grad[j] - dot);
+  std::fill(grad, grad + first, 0.0f);
+  std::fill(grad + query + 1, grad + end, 0.0f);
 }
 
 struct Shape {
@@ -75,7 +81,8 @@ struct Shape {
 class SlabAttention : public torch::autograd::Function<SlabAttention> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& q, const torch::Tensor& k,
-                               const torch::Tensor& v, const torch::Tensor& slopes) {
+                               const torch::Tensor& v, const torch::Tensor& slopes,
+                               const torch::Tensor& doc_start) {
     const Shape s{q.size(0), q.size(1), k.size(1), q.size(1) / k.size(1), q.size(2), q.size(3)};
     auto probs = torch::empty({s.batch, s.heads, s.time, s.time}, q.options());
     auto out = torch::empty({s.batch, s.time, s.heads * s.dim}, q.options());
@@ -83,6 +90,7 @@ class SlabAttention : public torch::autograd::Function<SlabAttention> {
     const float* kp = k.data_ptr<float>();
     const float* vp = v.data_ptr<float>();
     const float* slope_p = slopes.numel() > 0 ? slopes.data_ptr<float>() : nullptr;
+    const int64_t* start_p = doc_start.numel() > 0 ? doc_start.data_ptr<int64_t>() : nullptr;
     float* pp = probs.data_ptr<float>();
     float* op = out.data_ptr<float>();
     const int64_t T = s.time, d = s.dim, out_stride = s.heads * d;
@@ -91,6 +99,7 @@ class SlabAttention : public torch::autograd::Function<SlabAttention> {
         const int64_t b = slab / s.kv_heads, kvh = slab % s.kv_heads;
         const float* kk = kp + slab * T * d;
         const float* vv = vp + slab * T * d;
+        const int64_t* starts = start_p != nullptr ? start_p + b * T : nullptr;
         for (int64_t gi = 0; gi < s.groups; ++gi) {
           const int64_t h = kvh * s.groups + gi;
           const float* qq = qp + (b * s.heads + h) * T * d;
@@ -100,22 +109,19 @@ class SlabAttention : public torch::autograd::Function<SlabAttention> {
           for (int64_t r0 = 0; r0 < T; r0 += kRowBlock) {
             const int64_t r1 = std::min(T, r0 + kRowBlock);
             Gemm(false, true, r1 - r0, r1, d, qq + r0 * d, d, kk, d, 0.0f, pr + r0 * T, T);
-            for (int64_t i = r0; i < r1; ++i) {
-              SoftmaxRow(pr + i * T, i + 1, slope, i);
-              std::fill(pr + i * T + i + 1, pr + i * T + r1, 0.0f);
-            }
+            for (int64_t i = r0; i < r1; ++i) SoftmaxRow(pr + i * T, starts != nullptr ? starts[i] : 0, i, r1, slope);
             Gemm(false, false, r1 - r0, d, r1, pr + r0 * T, T, vv, d, 0.0f, oo + r0 * out_stride, out_stride);
           }
         }
       }
     });
-    ctx->save_for_backward({q, k, v, probs});
+    ctx->save_for_backward({q, k, v, probs, doc_start});
     return out;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
     auto saved = ctx->get_saved_variables();
-    const torch::Tensor &q = saved[0], &k = saved[1], &v = saved[2], &probs = saved[3];
+    const torch::Tensor &q = saved[0], &k = saved[1], &v = saved[2], &probs = saved[3], &doc_start = saved[4];
     torch::Tensor grad_out = grad_outputs[0].contiguous();
     const Shape s{q.size(0), q.size(1), k.size(1), q.size(1) / k.size(1), q.size(2), q.size(3)};
     auto grad_q = torch::empty_like(q);
@@ -125,6 +131,7 @@ class SlabAttention : public torch::autograd::Function<SlabAttention> {
     const float* kp = k.data_ptr<float>();
     const float* vp = v.data_ptr<float>();
     const float* pp = probs.data_ptr<float>();
+    const int64_t* start_p = doc_start.numel() > 0 ? doc_start.data_ptr<int64_t>() : nullptr;
     const float* gop = grad_out.data_ptr<float>();
     float* gqp = grad_q.data_ptr<float>();
     float* gkp = grad_k.data_ptr<float>();
@@ -138,6 +145,7 @@ class SlabAttention : public torch::autograd::Function<SlabAttention> {
         const float* vv = vp + slab * T * d;
         float* gk = gkp + slab * T * d;
         float* gv = gvp + slab * T * d;
+        const int64_t* starts = start_p != nullptr ? start_p + b * T : nullptr;
         for (int64_t gi = 0; gi < s.groups; ++gi) {
           const int64_t h = (slab % s.kv_heads) * s.groups + gi;
           const float* qq = qp + (b * s.heads + h) * T * d;
@@ -148,7 +156,9 @@ class SlabAttention : public torch::autograd::Function<SlabAttention> {
             const int64_t r1 = std::min(T, r0 + kRowBlock), rows = r1 - r0;
             float* ds = scratch.data();  // [rows, r1] with leading dimension T
             Gemm(false, true, rows, r1, d, go + r0 * out_stride, out_stride, vv, d, 0.0f, ds, T);
-            for (int64_t i = r0; i < r1; ++i) SoftmaxBackwardRow(pr + i * T, ds + (i - r0) * T, i + 1, r1);
+            for (int64_t i = r0; i < r1; ++i) {
+              SoftmaxBackwardRow(pr + i * T, ds + (i - r0) * T, starts != nullptr ? starts[i] : 0, i, r1);
+            }
             Gemm(false, false, rows, d, r1, ds, T, kk, d, 0.0f, gq + r0 * d, d);
             Gemm(true, false, r1, d, rows, ds, T, qq + r0 * d, d, 1.0f, gk, d);
             Gemm(true, false, r1, d, rows, pr + r0 * T, T, go + r0 * out_stride, out_stride, 1.0f, gv, d);
@@ -156,23 +166,35 @@ class SlabAttention : public torch::autograd::Function<SlabAttention> {
         }
       }
     });
-    return {grad_q, grad_k, grad_v, torch::Tensor()};
+    return {grad_q, grad_k, grad_v, torch::Tensor(), torch::Tensor()};
   }
 };
 
 }  // namespace
 
 torch::Tensor CpuCausalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                                 const torch::Tensor& alibi_slopes) {
+                                 const torch::Tensor& alibi_slopes, const torch::Tensor& doc_start) {
   TORCH_CHECK(q.device().is_cpu() && q.scalar_type() == torch::kFloat && q.is_contiguous() && k.is_contiguous() &&
                   v.is_contiguous(),
               "CpuCausalAttention: needs contiguous fp32 CPU tensors");
+  const int64_t batch = q.size(0), time = q.size(2);
+  torch::Tensor starts = torch::empty({0}, torch::kLong);
+  if (doc_start.defined()) {
+    TORCH_CHECK(doc_start.device().is_cpu() && doc_start.scalar_type() == torch::kLong && doc_start.dim() == 2 &&
+                    doc_start.size(0) == batch && doc_start.size(1) == time,
+                "CpuCausalAttention: doc_start must be [B, T] int64 on the CPU");
+    starts = doc_start.contiguous();
+    const bool inside_window =
+        starts.ge(0).all().item<bool>() && starts.le(torch::arange(time, starts.options())).all().item<bool>();
+    TORCH_CHECK(inside_window, "CpuCausalAttention: doc_start[b, i] must lie in [0, i]");
+  }
   auto absent = torch::empty({0}, q.options().requires_grad(false));
-  return SlabAttention::apply(q, k, v, alibi_slopes.defined() ? alibi_slopes.to(torch::kFloat).contiguous() : absent);
+  return SlabAttention::apply(q, k, v, alibi_slopes.defined() ? alibi_slopes.to(torch::kFloat).contiguous() : absent,
+                              starts);
 }
 #else
 torch::Tensor CpuCausalAttention(const torch::Tensor&, const torch::Tensor&, const torch::Tensor&,
-                                 const torch::Tensor&) {
+                                 const torch::Tensor&, const torch::Tensor&) {
   TORCH_CHECK(false, "CpuCausalAttention: this build has no sgemm_ (RUNG_HAVE_SGEMM)");
 }
 #endif

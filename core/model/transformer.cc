@@ -42,7 +42,7 @@ torch::Tensor TransformerImpl::RmsNorm(const torch::Tensor& x, const torch::Tens
   return x * inv_rms * weight;
 }
 
-torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens) {
+torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens, const torch::Tensor& doc_start) {
   const int64_t batch = tokens.size(0), time = tokens.size(1);
   const int64_t hd = config_.head_dim, heads = config_.heads, kv = config_.kv_heads;
   const torch::Device device = tokens.device();
@@ -75,7 +75,7 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens) {
     auto q_heads = RotateAndTranspose(q, tables[layer].cos, tables[layer].sin, query_scale, query_constant);
     auto k_heads = RotateAndTranspose(k, tables[layer].cos, tables[layer].sin, torch::Tensor());
     auto v_heads = RotateAndTranspose(v, torch::Tensor(), torch::Tensor(), torch::Tensor());  // transpose only
-    auto attended = CausalAttention(q_heads, k_heads, v_heads, positional_->alibi_slopes(), kernel);
+    auto attended = CausalAttention(q_heads, k_heads, v_heads, positional_->alibi_slopes(), doc_start, kernel);
     x = x + torch::linear(attended, block.out);
 
     auto hidden = torch::linear(RmsNorm(x, block.mlp_norm), block.up);

@@ -11,6 +11,11 @@
 // Query multipliers (AdaScale lambda, inverse temperature beta) multiply q after rotation, inside
 // the rotation kernel, so the attention kernel stays unchanged.
 //
+// Cross-document masking (data.cross_doc_mask): given doc_start (DocumentStarts, attention.h), every
+// layer's attention keeps each query inside its own document of the packed window. Positions are not
+// reset per document: rotary angles, ALiBi distances and position-dependent multipliers still use the
+// absolute position in the window (document-relative positions are not part of this setting).
+//
 // Parameters are grouped for the optimizer (ParameterGroups); the positional and inverse-
 // temperature parameters are fp32 and live in their own modules.
 #pragma once
@@ -37,8 +42,9 @@ class TransformerImpl : public torch::nn::Module {
  public:
   explicit TransformerImpl(const ModelConfig& config);
 
-  // tokens [B, T] (int64) -> logits [B, T, vocab].
-  torch::Tensor forward(const torch::Tensor& tokens);
+  // tokens [B, T] (int64) -> logits [B, T, vocab]. doc_start: [B, T] int64 on the tokens' device
+  // (DocumentStarts) to mask attention across documents, or undefined for plain causal attention.
+  torch::Tensor forward(const torch::Tensor& tokens, const torch::Tensor& doc_start = {});
 
   ParameterGroups parameter_groups() const;
   const ModelConfig& config() const { return config_; }

@@ -13,6 +13,7 @@
 #include "core/config/lr_schedule.h"
 #include "core/config/model_arithmetic.h"
 #include "core/data/batch_source.h"
+#include "core/model/attention.h"
 #include "core/model/transformer.h"
 #include "core/train/checkpoint.h"
 #include "core/train/flat_adamw.h"
@@ -59,7 +60,12 @@ std::string FirstDifference(const json& a, const json& b, const std::string& pat
 
 struct Batch {
   torch::Tensor inputs, targets, mask;  // mask undefined when every position counts
+  torch::Tensor doc_start;              // DocumentStarts of inputs; undefined without cross_doc_mask
 };
+
+// The input token at which attention starts a new document (data.cross_doc_mask), or -1 for plain
+// causal attention.
+int64_t CrossDocumentMaskToken(const DataConfig& data) { return data.cross_doc_mask ? DocumentStartToken(data) : -1; }
 
 // bf16 autocast on CUDA for the forward passes of a scope (train.precision: bf16). Matrix products
 // run in bf16; positional parameters, angles and the loss stay fp32.
@@ -94,12 +100,13 @@ class AutocastScope {
 
 bool UsesAutocast(const TrialConfig& trial) { return trial.train.precision == "bf16" && trial.train.device == "cuda"; }
 
-Batch ToTensors(const TokenBatch& batch, const torch::Device& device) {
+Batch ToTensors(const TokenBatch& batch, const torch::Device& device, int64_t document_start_token) {
   auto to_long = [&](const std::vector<int32_t>& values) {
     return torch::from_blob(const_cast<int32_t*>(values.data()), {batch.batch_size, batch.seq_len}, torch::kInt)
         .to(device, torch::kLong);
   };
-  Batch out{to_long(batch.inputs), to_long(batch.targets), {}};
+  Batch out{to_long(batch.inputs), to_long(batch.targets), {}, {}};
+  if (document_start_token >= 0) out.doc_start = DocumentStarts(out.inputs, document_start_token);
   if (!batch.loss_mask.empty()) {
     out.mask = torch::from_blob(const_cast<float*>(batch.loss_mask.data()), {batch.batch_size, batch.seq_len},
                                 torch::kFloat)
@@ -140,12 +147,14 @@ Evaluation Evaluate(Transformer& model, const BatchSource& source, const TrialCo
   torch::Tensor count = torch::zeros({time}, torch::kDouble);
   double correct = 0.0, answers = 0.0;
   bool masked = false;
+  const int64_t document_start_token = CrossDocumentMaskToken(trial.data);
   for (int64_t index = 0; index < trial.train.eval_batches; ++index) {
-    Batch batch = ToTensors(source.Batch(Split::kValidation, index, trial.train.batch_size, time), device);
+    Batch batch = ToTensors(source.Batch(Split::kValidation, index, trial.train.batch_size, time), device,
+                            document_start_token);
     torch::Tensor logits;
     {
       AutocastScope autocast(UsesAutocast(trial));
-      logits = model->forward(batch.inputs).to(torch::kFloat);
+      logits = model->forward(batch.inputs, batch.doc_start).to(torch::kFloat);
     }
     torch::Tensor losses = TokenLosses(logits, batch.targets);
     torch::Tensor weight = batch.mask.defined() ? batch.mask : torch::ones_like(losses);
@@ -396,6 +405,7 @@ StatusOr<TrainOutcome> TrialRun::Run() {
   const int64_t time = trial_.data.seq_len;
   const int64_t start_step = step_;
   const double accum = static_cast<double>(train.grad_accum);
+  const int64_t document_start_token = CrossDocumentMaskToken(trial_.data);
   tokens_at_last_log_ = tokens_;
   auto run_start = Clock::now();
   while (step_ < train.steps) {
@@ -404,11 +414,12 @@ StatusOr<TrainOutcome> TrialRun::Run() {
     optimizer_->ZeroGrad();
     double step_loss = 0.0;
     for (int64_t micro = 0; micro < train.grad_accum; ++micro) {
-      Batch batch = ToTensors(source_->Batch(Split::kTrain, data_index_++, train.batch_size, time), device_);
+      Batch batch = ToTensors(source_->Batch(Split::kTrain, data_index_++, train.batch_size, time), device_,
+                              document_start_token);
       torch::Tensor loss;
       {
         AutocastScope autocast(UsesAutocast(trial_));
-        loss = MeanLoss(model_->forward(batch.inputs), batch);
+        loss = MeanLoss(model_->forward(batch.inputs, batch.doc_start), batch);
       }
       double value = loss.item<double>();
       if (!std::isfinite(value)) {

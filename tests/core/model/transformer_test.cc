@@ -1,7 +1,11 @@
-// Whole-model properties: causality, parameter arithmetic, attention against a naive reference.
+// Whole-model properties: causality, parameter arithmetic, attention (with and without the
+// cross-document mask) against a naive reference.
 #include "core/model/transformer.h"
 
 #include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -89,54 +93,149 @@ TEST(Transformer, ParameterCountEqualsTheTorchFreeArithmetic) {
   }
 }
 
-// softmax(q k^T / sqrt(d) + bias) v, one head at a time.
+// softmax(q k^T / sqrt(d) - m_h (i - j)) v, one head at a time, over the keys doc_start[b, i] <= j <= i
+// (0 <= j <= i when doc_start is undefined). q: [B, heads, T, d]; k, v: [B, kv_heads, T, d].
 torch::Tensor NaiveAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                             const std::vector<double>& slopes) {
+                             const std::vector<double>& slopes, const torch::Tensor& doc_start) {
   const int64_t batch = q.size(0), heads = q.size(1), time = q.size(2), dim = q.size(3);
   const int64_t groups = heads / k.size(1);
-  auto out = torch::zeros({batch, time, heads, dim});
+  std::vector<torch::Tensor> rows;
   for (int64_t b = 0; b < batch; ++b) {
+    std::vector<torch::Tensor> row_heads;
     for (int64_t h = 0; h < heads; ++h) {
-      auto scores = torch::matmul(q[b][h], k[b][h / groups].t()) / std::sqrt(static_cast<double>(dim));
+      auto bias = torch::zeros({time, time});
+      auto bias_at = bias.accessor<float, 2>();
       for (int64_t i = 0; i < time; ++i) {
+        const int64_t first = doc_start.defined() ? doc_start[b][i].item<int64_t>() : 0;
         for (int64_t j = 0; j < time; ++j) {
-          if (j > i) scores[i][j] = -INFINITY;
-          else if (!slopes.empty()) scores[i][j] -= slopes[h] * (i - j);
+          if (j > i || j < first) bias_at[i][j] = -INFINITY;
+          else if (!slopes.empty()) bias_at[i][j] = static_cast<float>(-slopes[h] * (i - j));
         }
       }
-      out.select(0, b).select(1, h).copy_(torch::matmul(torch::softmax(scores, -1), v[b].select(1, h / groups)));
+      auto scores = torch::matmul(q[b][h], k[b][h / groups].t()) / std::sqrt(static_cast<double>(dim)) + bias;
+      row_heads.push_back(torch::matmul(torch::softmax(scores, -1), v[b][h / groups]));  // [T, d]
     }
+    rows.push_back(torch::stack(row_heads, 1));  // [T, heads, d]
   }
-  return out.view({batch, time, heads * dim});
+  return torch::stack(rows).view({batch, time, heads * dim});
 }
 
-TEST(Attention, GroupedQueryStackingAndAlibiMatchANaivePerHeadReference) {
+// The kernels this build can run on fp32 CPU tensors.
+std::vector<AttentionKernel> CpuKernels() {
+  std::vector<AttentionKernel> kernels = {AttentionKernel::kComposite};
+  if (CpuAttentionAvailable()) kernels.push_back(AttentionKernel::kCpuSlabs);
+  if (FusedAttentionAvailable()) kernels.push_back(AttentionKernel::kFused);
+  return kernels;
+}
+
+// An attention output and the gradients of a fixed linear function of it with respect to q, k, v.
+struct AttentionGradients {
+  torch::Tensor out, grad_q, grad_k, grad_v;
+};
+
+using AttentionFunction =
+    std::function<torch::Tensor(const torch::Tensor&, const torch::Tensor&, const torch::Tensor&)>;
+
+AttentionGradients Differentiate(const AttentionFunction& attention, const torch::Tensor& q, const torch::Tensor& k,
+                                 const torch::Tensor& v) {
+  auto qs = q.detach().clone().requires_grad_(true);
+  auto ks = k.detach().clone().requires_grad_(true);
+  auto vs = v.detach().clone().requires_grad_(true);
+  auto out = attention(qs, ks, vs);
+  (out * torch::linspace(-1, 1, out.numel()).view(out.sizes())).sum().backward();
+  return {out.detach(), qs.grad(), ks.grad(), vs.grad()};
+}
+
+TEST(Attention, DocumentStartsIsTheLastDocumentStartTokenAtOrBeforeEachPosition) {
+  auto tokens = torch::tensor({5, 0, 3, 3, 0, 0, 7, /**/ 1, 2, 3, 4, 5, 6, 7}, torch::kLong).view({2, 7});
+  auto expected = torch::tensor({0, 1, 1, 1, 4, 5, 5, /**/ 0, 0, 0, 0, 0, 0, 0}, torch::kLong).view({2, 7});
+  EXPECT_TRUE(torch::equal(DocumentStarts(tokens, 0), expected)) << DocumentStarts(tokens, 0);
+}
+
+TEST(Attention, EveryKernelMatchesANaivePerHeadReferenceForwardAndBackward) {
   torch::manual_seed(2);
+  const int64_t batch = 2, heads = 6, time = 70, dim = 4;  // more than one causal row block
+  // Row 0: a document starts wherever token 0 falls (about one in 8); row 1: documents [0, 3), [3, 40)
+  // and [40, 70), the last one across the CPU kernel's row blocks.
+  auto tokens = torch::randint(0, 8, {batch, time}, torch::kLong);
+  tokens[1].fill_(1);
+  tokens[1][3] = 0;
+  tokens[1][40] = 0;
+  const torch::Tensor documents = DocumentStarts(tokens, 0);
   for (int64_t kv_heads : {6, 3, 2, 1}) {
     for (bool alibi : {false, true}) {
-      const int64_t batch = 2, heads = 6, time = 70, dim = 4;  // more than one causal row block
-      auto q = torch::randn({batch, heads, time, dim});
-      auto k = torch::randn({batch, kv_heads, time, dim});
-      auto v = torch::randn({batch, time, kv_heads, dim});
-      std::vector<double> slopes = alibi ? AlibiSlopes(heads) : std::vector<double>{};
-      torch::Tensor slope_tensor = alibi ? torch::tensor(slopes).to(torch::kFloat) : torch::Tensor();
-      auto expected = NaiveAttention(q, k, v, slopes);
-      auto v_heads = v.transpose(1, 2).contiguous();
-      std::vector<AttentionKernel> kernels = {AttentionKernel::kComposite};
-      if (CpuAttentionAvailable()) kernels.push_back(AttentionKernel::kCpuSlabs);
-      std::vector<torch::Tensor> grads;
-      for (AttentionKernel kernel : kernels) {
-        auto qs = (q * AttentionQueryScale(kernel, dim)).detach().requires_grad_(true);
-        auto ks = k.detach().clone().requires_grad_(true), vs = v_heads.detach().clone().requires_grad_(true);
-        auto out = CausalAttention(qs, ks, vs, slope_tensor, kernel);
-        EXPECT_TRUE(torch::allclose(out, expected, 1e-5, 1e-6))
-            << "kernel " << static_cast<int>(kernel) << " kv_heads " << kv_heads << " alibi " << alibi;
-        (out * torch::linspace(-1, 1, out.numel()).view(out.sizes())).sum().backward();
-        grads.insert(grads.end(), {qs.grad(), ks.grad(), vs.grad()});
+      for (bool cross_doc_mask : {false, true}) {
+        auto q = torch::randn({batch, heads, time, dim});
+        auto k = torch::randn({batch, kv_heads, time, dim});
+        auto v = torch::randn({batch, kv_heads, time, dim});
+        std::vector<double> slopes = alibi ? AlibiSlopes(heads) : std::vector<double>{};
+        torch::Tensor slope_tensor = alibi ? torch::tensor(slopes).to(torch::kFloat) : torch::Tensor();
+        torch::Tensor doc_start = cross_doc_mask ? documents : torch::Tensor();
+        AttentionGradients expected = Differentiate(
+            [&](const torch::Tensor& qs, const torch::Tensor& ks, const torch::Tensor& vs) {
+              return NaiveAttention(qs, ks, vs, slopes, doc_start);
+            },
+            q, k, v);
+        for (AttentionKernel kernel : CpuKernels()) {
+          AttentionGradients actual = Differentiate(
+              [&](const torch::Tensor& qs, const torch::Tensor& ks, const torch::Tensor& vs) {
+                return CausalAttention(qs * AttentionQueryScale(kernel, dim), ks, vs, slope_tensor, doc_start, kernel);
+              },
+              q, k, v);
+          const std::string where = "kernel " + std::to_string(static_cast<int>(kernel)) + " kv_heads " +
+                                    std::to_string(kv_heads) + " alibi " + std::to_string(alibi) +
+                                    " cross_doc_mask " + std::to_string(cross_doc_mask);
+          EXPECT_TRUE(torch::allclose(actual.out, expected.out, 1e-5, 1e-6)) << where;
+          EXPECT_TRUE(torch::allclose(actual.grad_q, expected.grad_q, 1e-4, 1e-6)) << "dq, " << where;
+          EXPECT_TRUE(torch::allclose(actual.grad_k, expected.grad_k, 1e-4, 1e-6)) << "dk, " << where;
+          EXPECT_TRUE(torch::allclose(actual.grad_v, expected.grad_v, 1e-4, 1e-6)) << "dv, " << where;
+        }
       }
-      // The CPU kernel's backward equals autograd's through the composite path.
-      for (size_t index = 3; index < grads.size(); ++index) {
-        EXPECT_TRUE(torch::allclose(grads[index], grads[index - 3], 1e-4, 1e-6)) << "gradient " << index % 3;
+    }
+  }
+}
+
+TEST(Attention, CpuKernelRejectsADocumentStartAfterItsQuery) {
+  if (!CpuAttentionAvailable()) GTEST_SKIP() << "no CPU slab kernel in this build";
+  auto q = torch::randn({1, 2, 8, 4}), k = torch::randn({1, 2, 8, 4}), v = torch::randn({1, 2, 8, 4});
+  auto doc_start = torch::zeros({1, 8}, torch::kLong);
+  doc_start[0][2] = 3;
+  EXPECT_THROW(CausalAttention(q, k, v, {}, doc_start, AttentionKernel::kCpuSlabs), c10::Error);
+}
+
+// Row 0 holds documents [0, 10) and [10, 24), row 1 [0, 6), [6, 15) and [15, 24) (token 0 starts one);
+// a token of the first (row 0) and second (row 1) document changes.
+TEST(Transformer, ChangingATokenOfAnEarlierDocumentChangesNoLogitOfALaterOne) {
+  for (const char* variant : kVariants) {
+    for (const char* form : kForms) {
+      for (AttentionKernel kernel : CpuKernels()) {
+        const std::string where =
+            std::string(variant) + "/" + form + " kernel " + std::to_string(static_cast<int>(kernel));
+        torch::manual_seed(5);
+        ModelConfig config = Tiny(variant, 4, 2);
+        config.inverse_temperature.form = form;
+        Transformer model(config);
+        model->set_attention_kernel(static_cast<int>(kernel));
+        torch::NoGradGuard no_grad;
+        auto tokens = torch::randint(1, 64, {2, 24}, torch::kLong);
+        tokens[0][10] = 0;
+        tokens[1][6] = 0;
+        tokens[1][15] = 0;
+        auto changed = tokens.clone();
+        changed[0][4] = changed[0][4] % 63 + 1;  // another token, still not a document start
+        changed[1][8] = changed[1][8] % 63 + 1;
+        auto doc_start = DocumentStarts(tokens, 0);
+        ASSERT_TRUE(torch::equal(doc_start, DocumentStarts(changed, 0)));
+        auto before = model->forward(tokens, doc_start), after = model->forward(changed, doc_start);
+        EXPECT_TRUE(torch::allclose(before[0].narrow(0, 10, 14), after[0].narrow(0, 10, 14), 0, 1e-6)) << where;
+        EXPECT_TRUE(torch::allclose(before[1].narrow(0, 15, 9), after[1].narrow(0, 15, 9), 0, 1e-6)) << where;
+        EXPECT_TRUE(torch::allclose(before[1].narrow(0, 0, 8), after[1].narrow(0, 0, 8), 0, 1e-6)) << where;
+        // Not vacuous: the changed document sees the change, and without the mask so do the later ones.
+        EXPECT_FALSE(torch::allclose(before[0].narrow(0, 4, 6), after[0].narrow(0, 4, 6))) << where;
+        EXPECT_FALSE(torch::allclose(before[1].narrow(0, 8, 7), after[1].narrow(0, 8, 7))) << where;
+        auto unmasked_before = model->forward(tokens), unmasked_after = model->forward(changed);
+        EXPECT_FALSE(torch::allclose(unmasked_before[0].narrow(0, 10, 14), unmasked_after[0].narrow(0, 10, 14)))
+            << where;
       }
     }
   }

@@ -160,6 +160,31 @@ TEST_F(TrainingTest, FirstRecordStatesProvenance) {
   EXPECT_EQ(final_record.at("positional_parameters")[0].at("values").size(), 8u);
 }
 
+// data.cross_doc_mask reaches the model: on documents shorter than a window the first step's loss
+// (same seed, same batch, same initial weights) changes with the mask, and the setting is recorded.
+TEST_F(TrainingTest, CrossDocumentMaskReachesTheModelAndIsRecorded) {
+  const std::string corpus = testing::TempDir() + "/short_documents.txt";
+  {
+    std::ofstream out(corpus, std::ios::binary);
+    for (int document = 0; document < 400; ++document) {
+      out << '\f' << "document " << document << ": " << std::string(10 + document % 30, 'a' + document % 26)
+          << '\n';
+    }
+  }
+  std::vector<double> first_step_losses;
+  for (bool cross_doc_mask : {false, true}) {
+    json config = TinyTrial("rope", 2);
+    config["data"] = {{"source", "text"}, {"path", corpus}, {"seq_len", 64}, {"cross_doc_mask", cross_doc_mask}};
+    config["train"]["log_every"] = 1;
+    const std::string name = std::string("cross_doc_mask_") + (cross_doc_mask ? "on" : "off");
+    TrainerProcess trainer(WriteConfig(name, config), {});
+    ASSERT_EQ(trainer.Finish(), 0) << "cross_doc_mask " << cross_doc_mask;
+    EXPECT_EQ(trainer.records().front().at("config").at("data").at("cross_doc_mask"), cross_doc_mask);
+    first_step_losses.push_back(StepRecords(trainer.records()).at(1).at("train_loss").get<double>());
+  }
+  EXPECT_NE(first_step_losses[0], first_step_losses[1]);
+}
+
 // Kill (SIGTERM) mid-run, resume from the checkpoint: every later record equals the
 // uninterrupted run's, number for number.
 TEST_F(TrainingTest, ResumedRunContinuesTheUninterruptedCurveExactly) {
