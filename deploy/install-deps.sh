@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libsqlite3-dev sqlite3 libceres-dev libeigen3-dev libssl-dev
+  gnuplot-nox
   r-cran-janeaustenr r-base-core
 )
 if [[ "${1:-}" == "--with-bench" ]]; then

@@ -13,7 +13,7 @@
 #include "core/config/trial_config.h"
 #include "core/train/runtime.h"
 #include "core/train/trainer.h"
-#include "worker/config_file.h"
+#include "core/config/yaml_document.h"
 
 namespace {
 

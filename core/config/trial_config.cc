@@ -64,6 +64,8 @@ void VisitData(V& v, DataConfig& d) {
   v.Field("val_fraction", d.val_fraction);
   v.Field("split_seed", d.split_seed);
   v.Field("doc_separator", d.doc_separator);
+  v.Field("cross_doc_mask", d.cross_doc_mask);
+  v.Field("eot_token", d.eot_token);
   v.Block("nrw", [&](V& b) {
     b.Field("window_centre", d.nrw.window_centre);
     b.Field("window_width", d.nrw.window_width);
@@ -179,19 +181,26 @@ Status ValidateTrialConfig(const TrialConfig& trial) {
   return ConfigErrorsToStatus(errors, "trial config");
 }
 
-StatusOr<TrialConfig> TrialConfigFromJson(const nlohmann::json& json,
-                                          const std::function<std::string(const std::string&)>& locate) {
+std::optional<TrialConfig> ParseTrialConfig(const nlohmann::json& json, std::vector<ConfigError>* errors) {
+  const size_t before = errors->size();
   TrialConfig trial;
-  std::vector<ConfigError> errors;
-  JsonFieldReader reader(&json, "", &errors);
+  JsonFieldReader reader(&json, "", errors);
   VisitTrial(reader, trial);
   reader.Allow("policy");  // scheduling policy belongs to the coordinator, not the trainer
   reader.Finish();
-  if (!errors.empty()) return Locate(ConfigErrorsToStatus(errors, "trial config"), errors, locate);
+  if (errors->size() != before) return std::nullopt;
   ResolveTrialConfig(&trial);
-  CollectTrialErrors(trial, &errors);
-  if (!errors.empty()) return Locate(ConfigErrorsToStatus(errors, "trial config"), errors, locate);
+  CollectTrialErrors(trial, errors);
+  if (errors->size() != before) return std::nullopt;
   return trial;
+}
+
+StatusOr<TrialConfig> TrialConfigFromJson(const nlohmann::json& json,
+                                          const std::function<std::string(const std::string&)>& locate) {
+  std::vector<ConfigError> errors;
+  std::optional<TrialConfig> trial = ParseTrialConfig(json, &errors);
+  if (!trial) return Locate(ConfigErrorsToStatus(errors, "trial config"), errors, locate);
+  return *trial;
 }
 
 nlohmann::json TrialConfigToJson(const TrialConfig& trial) {

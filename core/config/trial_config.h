@@ -11,6 +11,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <vector>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
@@ -41,6 +43,10 @@ Status ValidateTrialConfig(const TrialConfig& trial);
 // caller knows where it came from (YAML); errors are then prefixed with it.
 StatusOr<TrialConfig> TrialConfigFromJson(
     const nlohmann::json& json, const std::function<std::string(const std::string&)>& locate = {});
+
+// The same, returning the errors as data (path and message each) for callers that map paths to
+// their own locations (sweep specs). Returns nullopt when `errors` gained any.
+std::optional<TrialConfig> ParseTrialConfig(const nlohmann::json& json, std::vector<ConfigError>* errors);
 
 // Every field, explicitly (the resolved form).
 nlohmann::json TrialConfigToJson(const TrialConfig& trial);

@@ -1,6 +1,7 @@
-#include "worker/config_file.h"
+#include "core/config/yaml_document.h"
 
 #include <fstream>
+#include <sstream>
 
 #include <yaml-cpp/yaml.h>
 
@@ -76,20 +77,26 @@ std::string ConfigDocument::Locate(const std::string& path) const {
   return root == locations.end() ? std::string() : root->second;
 }
 
-StatusOr<ConfigDocument> ReadConfigDocument(const std::string& path) {
-  std::ifstream stream(path);
-  if (!stream) return Status::NotFound("cannot open config file " + path);
+StatusOr<ConfigDocument> ParseConfigDocument(const std::string& text, const std::string& name) {
   ConfigDocument document;
   try {
-    YAML::Node root = YAML::Load(stream);
-    document.json = Convert(root, path, "", &document.locations);
+    YAML::Node root = YAML::Load(text);
+    document.json = Convert(root, name, "", &document.locations);
   } catch (const YAML::Exception& error) {
-    return Status::InvalidArgument(Where(path, error.mark) + ": " + error.msg);
+    return Status::InvalidArgument(Where(name, error.mark) + ": " + error.msg);
   }
   if (!document.json.is_object()) {
-    return Status::InvalidArgument(path + ":1:1: a trial config must be a mapping of blocks (data, model, ...)");
+    return Status::InvalidArgument(name + ":1:1: expected a mapping of blocks (data, model, ...)");
   }
   return document;
+}
+
+StatusOr<ConfigDocument> ReadConfigDocument(const std::string& path) {
+  std::ifstream stream(path);
+  if (!stream) return Status::NotFound("cannot open " + path);
+  std::stringstream text;
+  text << stream.rdbuf();
+  return ParseConfigDocument(text.str(), path);
 }
 
 }  // namespace rung

@@ -1,7 +1,8 @@
-// worker/config_file.h
+// core/config/yaml_document.h
 //
-// Reads a trial config file (YAML, or JSON which YAML also reads) into JSON, remembering where each
-// key path came from so that configuration errors name file:line:col. Torch-free.
+// Reads a YAML document (or JSON, which YAML also reads) into JSON, remembering where each key path
+// came from, so that errors in trial configs and sweep specs name file:line:col. Torch-free.
+// Key paths join mapping keys with '.' and sequence indices as "[i]": "sweep.seed[2]".
 #pragma once
 
 #include <map>
@@ -21,7 +22,11 @@ struct ConfigDocument {
   std::string Locate(const std::string& path) const;
 };
 
-// Errors: NOT_FOUND (no such file), INVALID_ARGUMENT (syntax error, with file:line:col).
+// Errors: NOT_FOUND (no such file), INVALID_ARGUMENT (syntax error, or a top level that is not a
+// mapping, with file:line:col).
 StatusOr<ConfigDocument> ReadConfigDocument(const std::string& path);
+
+// The same for text held in memory; `name` stands for the file in locations.
+StatusOr<ConfigDocument> ParseConfigDocument(const std::string& text, const std::string& name);
 
 }  // namespace rung

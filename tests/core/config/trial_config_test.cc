@@ -1,11 +1,13 @@
 #include "core/config/trial_config.h"
 
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "worker/config_file.h"
+#include "core/config/yaml_document.h"
 
 namespace rung {
 namespace {
@@ -80,6 +82,43 @@ TEST(TrialConfig, ValidatesThePartialRotaryFraction) {
   StatusOr<TrialConfig> trial = TrialConfigFromJson(config);
   ASSERT_FALSE(trial.ok());
   EXPECT_NE(trial.status().message().find("position.fraction: must lie in (0, 1]"), std::string::npos);
+}
+
+TEST(TrialConfig, AcceptsTheCrossDocumentMaskWhereDocumentsHaveAOneTokenStart) {
+  json config = MinimalTrial();
+  config["data"]["cross_doc_mask"] = true;
+  StatusOr<TrialConfig> trial = TrialConfigFromJson(config);
+  ASSERT_TRUE(trial.ok()) << trial.status().message();
+  EXPECT_EQ(DocumentStartToken(trial->data), 0x0C);  // the default separator "\f"
+  config["data"] = {{"source", "shards"}, {"path", "tokens.bin"}, {"vocab_size", 100}, {"eot_token", 99},
+                    {"cross_doc_mask", true}};
+  trial = TrialConfigFromJson(config);
+  ASSERT_TRUE(trial.ok()) << trial.status().message();
+  EXPECT_EQ(DocumentStartToken(trial->data), 99);
+}
+
+TEST(TrialConfig, RejectsTheCrossDocumentMaskWithoutAOneTokenDocumentStart) {
+  struct Case {
+    json data;
+    std::string expected;
+  };
+  std::vector<Case> cases = {
+      {{{"source", "text"}, {"path", "corpus.txt"}, {"doc_separator", "\n\n"}, {"cross_doc_mask", true}},
+       "data.doc_separator: must be one byte when cross_doc_mask is on"},
+      {{{"source", "shards"}, {"path", "tokens.bin"}, {"vocab_size", 100}, {"cross_doc_mask", true}},
+       "data.eot_token: source 'shards' with cross_doc_mask needs the token between documents"},
+      {{{"source", "shards"}, {"path", "tokens.bin"}, {"vocab_size", 100}, {"eot_token", 100}},
+       "data.eot_token: must be below vocab_size 100"},
+      {{{"source", "position_index"}, {"cross_doc_mask", true}},
+       "data.cross_doc_mask: synthetic task 'position_index' has no documents"},
+  };
+  for (const Case& c : cases) {
+    json config = MinimalTrial();
+    config["data"] = c.data;
+    StatusOr<TrialConfig> trial = TrialConfigFromJson(config);
+    ASSERT_FALSE(trial.ok()) << c.expected;
+    EXPECT_NE(trial.status().message().find(c.expected), std::string::npos) << trial.status().message();
+  }
 }
 
 TEST(ConfigFile, NamesFileLineAndColumnOfABadKey) {

@@ -1,0 +1,14 @@
+// coordinator/cli/exit_codes.h
+//
+// Exit codes of the `rung` command that scripts can rely on.
+#pragma once
+
+namespace rung::cli {
+
+enum ExitCode {
+  kOk = 0,       // done
+  kFailure = 1,  // the command ran and failed (a computation, the server)
+  kUsage = 2,    // bad input: arguments, spec, CSV (the message names file:line:col where it can)
+};
+
+}  // namespace rung::cli

@@ -1,0 +1,30 @@
+// rung: the command line of rung. Subcommands register themselves from their own files.
+//
+//   rung validate SPEC        expand and check a sweep spec, print its trials and total compute
+//   rung fit --from-csv FILE  compute multipliers of a ladder against a baseline
+//   rung plot --from-csv FILE loss against compute, with fits and multipliers (SVG, PNG)
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "coordinator/cli/exit_codes.h"
+#include "coordinator/cli/fit_command.h"
+#include "coordinator/cli/plot_command.h"
+#include "coordinator/cli/validate_command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"rung: positional-encoding research on transformers at scale.\n"
+               "Exit codes: 0 ok, 1 failure, 2 bad input (arguments, spec, CSV)."};
+  app.require_subcommand(1);
+  int exit_code = rung::cli::kOk;
+  rung::cli::AddValidateCommand(app, &exit_code);
+  rung::cli::AddFitCommand(app, &exit_code);
+  rung::cli::AddPlotCommand(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    int code = app.exit(error);
+    return code == 0 ? rung::cli::kOk : rung::cli::kUsage;
+  }
+  return exit_code;
+}

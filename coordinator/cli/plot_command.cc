@@ -1,0 +1,61 @@
+#include "coordinator/cli/plot_command.h"
+
+#include <iostream>
+#include <memory>
+
+#include "coordinator/cli/exit_codes.h"
+#include "sweeps/fit/compute_multipliers.h"
+#include "sweeps/fit/ladder_csv.h"
+#include "sweeps/plot/gnuplot_plot.h"
+
+namespace rung::cli {
+
+int RunPlotCommand(const PlotCommandOptions& options, std::ostream& out, std::ostream& err) {
+  StatusOr<fit::LadderResults> ladder = fit::ReadLadderCsv(options.csv_path);
+  if (!ladder.ok()) {
+    err << "rung plot: " << ladder.status().message() << "\n";
+    return kUsage;
+  }
+  fit::MultiplierOptions multiplier_options;
+  multiplier_options.baseline = options.baseline;
+  multiplier_options.e_sensitivity = false;
+  multiplier_options.bootstrap = 1000;
+  StatusOr<fit::MultiplierReport> report = fit::ComputeMultipliers(ladder.value(), multiplier_options);
+  if (!report.ok()) {
+    err << "rung plot: " << report.status().message() << "\n";
+    return report.status().code() == StatusCode::kInvalidArgument ? kUsage : kFailure;
+  }
+  fit::PlotOptions plot_options;
+  plot_options.out_dir = options.out_dir;
+  plot_options.gnuplot = options.gnuplot;
+  StatusOr<std::vector<std::string>> files = fit::WritePlots(report.value(), plot_options);
+  if (!files.ok()) {
+    err << "rung plot: " << files.status().message() << "\n";
+    return files.status().code() == StatusCode::kInvalidArgument ? kUsage : kFailure;
+  }
+  for (const std::string& file : files.value()) out << file << "\n";
+  return kOk;
+}
+
+void AddPlotCommand(CLI::App& app, int* exit_code) {
+  auto options = std::make_shared<PlotCommandOptions>();
+  CLI::App* command = app.add_subcommand(
+      "plot",
+      "Figures of a ladder (gnuplot, SVG and PNG): loss against compute per variant with the shared-E power-law\n"
+      "fits and the piecewise compute multipliers as labels (loss_vs_compute), and the multipliers against\n"
+      "compute (multipliers). The gnuplot script and data are written beside them.");
+  command
+      ->add_option("--from-csv", options->csv_path,
+                   "Ladder CSV: header variant,label,compute,loss[,seed][,seconds]; compute in FLOPs, loss in nats")
+      ->type_name("FILE")
+      ->required();
+  command->add_option("--baseline", options->baseline, "The variant the multipliers are measured against")
+      ->type_name("VARIANT")
+      ->required();
+  command->add_option("--out", options->out_dir, "Output folder (created if missing)")->type_name("DIR")->required();
+  command->add_option("--gnuplot", options->gnuplot, "gnuplot executable (default: gnuplot on PATH)")
+      ->type_name("PATH");
+  command->callback([options, exit_code]() { *exit_code = RunPlotCommand(*options, std::cout, std::cerr); });
+}
+
+}  // namespace rung::cli

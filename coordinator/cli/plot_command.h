@@ -1,0 +1,30 @@
+// coordinator/cli/plot_command.h
+//
+// `rung plot --from-csv FILE --baseline VARIANT --out DIR`: writes loss_vs_compute.{svg,png} (loss
+// against compute per variant, the shared-E power-law fits, piecewise multipliers as labels) and
+// multipliers.{svg,png} (the multiplier against compute per variant), with their gnuplot script and
+// data, into DIR (sweeps/plot/gnuplot_plot.h). Needs gnuplot (Debian: gnuplot-nox).
+//
+// Exit codes (exit_codes.h): 0 done; 2 bad input (missing file, bad CSV, unknown baseline, an
+// output folder that cannot be made); 1 gnuplot missing or failing (its stderr is printed).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <ostream>
+#include <string>
+
+namespace rung::cli {
+
+struct PlotCommandOptions {
+  std::string csv_path;
+  std::string baseline;
+  std::string out_dir;
+  std::string gnuplot = "gnuplot";
+};
+
+void AddPlotCommand(CLI::App& app, int* exit_code);
+
+// The command itself: the files written on `out`, errors on `err`; returns the exit code.
+int RunPlotCommand(const PlotCommandOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace rung::cli

@@ -1,0 +1,96 @@
+#include "coordinator/cli/validate_command.h"
+
+#include <iostream>
+#include <memory>
+
+#include "coordinator/cli/exit_codes.h"
+#include "coordinator/cli/text_table.h"
+#include "sweeps/spec/expansion.h"
+
+namespace rung::cli {
+namespace {
+
+struct ValidateOptions {
+  std::string spec_path;
+  std::string format = "table";
+  // rung-train's achieved FLOP/s (matrix + attention) at 2 threads, small shape (bench/README.md).
+  double flops_per_sec = 1.4e11;
+  int workers = 1;
+};
+
+std::string CellText(const nlohmann::json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+int RunValidate(const ValidateOptions& options) {
+  StatusOr<ExpandedSweep> sweep = LoadSweepSpec(options.spec_path);
+  if (!sweep.ok()) {
+    std::cerr << "rung validate: " << sweep.status().message() << "\n";
+    return kUsage;
+  }
+  for (const SpecDiagnostic& warning : sweep->warnings) std::cerr << warning.ToString() << "\n";
+
+  std::vector<std::string> axis_keys;
+  for (const SweepAxis& axis : sweep->spec.axes.axes) {
+    for (const std::string& key : axis.keys) axis_keys.push_back(key);
+  }
+  std::vector<std::string> columns = {"trial", "rung"};
+  columns.insert(columns.end(), axis_keys.begin(), axis_keys.end());
+  for (const char* column : {"baseline", "N_nonemb", "N_total", "tokens", "flops_6ND", "identity"}) columns.push_back(column);
+  TextTable table(columns);
+  for (const ExpandedTrial& trial : sweep->trials) {
+    std::vector<std::string> cells = {std::to_string(trial.index), trial.rung_label};
+    nlohmann::json row = {{"trial", trial.index}, {"rung", trial.rung_label}};
+    for (const std::string& key : axis_keys) {
+      const nlohmann::json& value = trial.assignments.contains(key) ? trial.assignments[key] : nlohmann::json();
+      cells.push_back(CellText(value));
+      row[key] = value;
+    }
+    // People read rounded figures; scripts get exact ones.
+    const bool human = options.format == "table";
+    auto count = [&](double value) { return human ? HumanCount(value) : std::to_string(static_cast<int64_t>(value)); };
+    cells.push_back(trial.baseline ? "yes" : "");
+    cells.push_back(count(static_cast<double>(trial.parameters.nonembedding())));
+    cells.push_back(count(static_cast<double>(trial.parameters.total())));
+    cells.push_back(count(static_cast<double>(trial.tokens)));
+    cells.push_back(Scientific(trial.flops));
+    cells.push_back(human ? trial.identity.substr(0, 12) : trial.identity);
+    row["baseline"] = trial.baseline;
+    row["N_nonemb"] = trial.parameters.nonembedding();
+    row["N_total"] = trial.parameters.total();
+    row["tokens"] = trial.tokens;
+    row["flops_6ND"] = trial.flops;
+    row["flops_total"] = trial.flops_total;
+    row["identity"] = trial.identity;
+    row["config"] = trial.config_json;
+    table.AddRow(cells, row);
+  }
+  table.Print(std::cout, options.format);
+  if (options.format == "table") {
+    const double seconds = sweep->TotalFlopsAll() / options.flops_per_sec / std::max(1, options.workers);
+    std::cout << "\n" << sweep->trials.size() << " trials in " << sweep->spec.ladder.rungs.size() << " rung(s); "
+              << "total compute 6ND = " << Scientific(sweep->TotalFlops()) << " FLOPs ("
+              << Scientific(sweep->TotalFlopsAll()) << " with the output head and attention); "
+              << HumanCount(static_cast<double>(sweep->TotalTokens())) << " tokens\n"
+              << "estimated time: " << HumanDuration(seconds) << " on " << options.workers << " worker(s) at "
+              << Scientific(options.flops_per_sec, 2)
+              << " FLOP/s each (--flops-per-sec; rung-train's measured rate at 2 threads, bench/README.md)\n";
+  }
+  return kOk;
+}
+
+}  // namespace
+
+void AddValidateCommand(CLI::App& app, int* exit_code) {
+  auto options = std::make_shared<ValidateOptions>();
+  CLI::App* command = app.add_subcommand("validate", "Check and expand a sweep spec; print its trials and compute");
+  command->add_option("spec", options->spec_path, "Sweep spec (YAML)")->required();
+  command->add_option("--format", options->format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
+  command->add_option("--flops-per-sec", options->flops_per_sec,
+                      "Training FLOP/s of one worker, for the time estimate")->check(CLI::PositiveNumber);
+  command->add_option("--workers", options->workers, "Workers sharing the sweep, for the time estimate")
+      ->check(CLI::PositiveNumber);
+  command->callback([options, exit_code]() { *exit_code = RunValidate(*options); });
+}
+
+}  // namespace rung::cli

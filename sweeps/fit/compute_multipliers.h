@@ -1,0 +1,149 @@
+// sweeps/fit/compute_multipliers.h
+//
+// Compute multipliers of every variant of a ladder against a baseline (science.md section 6), by
+// every estimator, with seeds, bootstrap intervals and the wall-clock multiplier: the report behind
+// `rung fit` and `rung plot`, whatever the ladder came from (a CSV file, a sweep's stored results).
+//
+//   CM = C_base / C_var: C_var is the variant's compute at a ladder point, C_base the compute at which
+//   the baseline reaches the variant's loss there. CM > 1: the variant needs less compute than the
+//   baseline for that loss ("CM = 1.034: the baseline needs 3.4% more compute").
+//
+// Estimators (MultiplierRow::estimator):
+//   piecewise           the baseline's points joined in ln C, inverted (piecewise.h); the primary one
+//   power_law_shared_e  L = A C^-alpha + E, one E for all variants; the baseline's curve inverted at
+//                       the variant's measured loss (power_law.h)
+//   power_law_free_e    the same with E fitted per variant (only the baseline's fit enters CM)
+//   power_law_fixed_e   the same with E given (MultiplierOptions::fixed_e), and the E-sensitivity
+//                       table: CM with the baseline fitted at each E of a grid (E is weakly
+//                       identified on a few ladder points; this shows how much CM depends on it)
+// The baseline gets rows too: 1 by construction for the piecewise estimator; for a power law its
+// measured points against its own fit (how far the fit misses, in compute).
+//
+// Seeds: every row is the multiplier of the seed-mean curves. With several seeds, also the mean and
+// spread of the paired multipliers (variant's seed s against the baseline's seed-s curve) and of the
+// paired loss gap (variant minus baseline, same label and seed). Bootstrap: percentile intervals from
+// resampling seeds (the same resampled seeds for every variant, so pairing is kept) or, with one seed,
+// resampling runs (ladder points) of each curve, which gives intervals for the power laws only.
+// Replicates are drawn from a generator seeded with MultiplierOptions::seed: reproducible.
+// Seconds: the wall-clock multiplier T_base / T_var, piecewise in ln T over the seed-mean seconds,
+// beside the piecewise FLOP multiplier.
+//
+// Where a multiplier is undefined (non-monotone baseline, flat or rising extrapolated segment, loss
+// at or below E, too few points to fit) the row has no multiplier and says why.
+//
+// Example:
+//   MultiplierOptions options;
+//   options.baseline = "rope";
+//   StatusOr<MultiplierReport> report = ComputeMultipliers(ladder.value(), options);
+//   if (!report.ok()) ...;   // INVALID_ARGUMENT: unknown baseline, bad E grid; INTERNAL: fit failure
+//
+// Thread safety: a function of its arguments.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/common/status.h"
+#include "sweeps/fit/ladder_results.h"
+#include "sweeps/fit/power_law.h"
+
+namespace rung::fit {
+
+enum class Estimator { kPiecewise, kPowerLawSharedE, kPowerLawFreeE, kPowerLawFixedE };
+// "piecewise", "power_law_shared_e", "power_law_free_e", "power_law_fixed_e".
+const char* EstimatorName(Estimator estimator);
+
+struct MultiplierOptions {
+  std::string baseline;           // a variant of the ladder
+  bool shared_e = true;           // power_law_shared_e rows
+  bool free_e = true;             // power_law_free_e rows
+  std::optional<double> fixed_e;  // power_law_fixed_e rows at this E (nats)
+  // The E-sensitivity grid (nats, each in [0, the baseline's smallest loss)); empty: 0, 0.1, ..., 0.9,
+  // 0.95 times the smallest seed-mean loss of the ladder. No table when e_sensitivity is false.
+  std::vector<double> e_grid;
+  bool e_sensitivity = true;
+  int bootstrap = 1000;          // replicates; 0: no intervals
+  uint64_t seed = 0;             // of the bootstrap's generator
+  double interval_level = 0.95;  // central percentile interval
+  PowerLawFitOptions fit;        // point-estimate fits (bootstrap refits use fewer starts)
+};
+
+// Mean and sample standard deviation of a per-seed quantity; sd is 0 with one value.
+struct SeedStats {
+  int n = 0;          // seeds with a value
+  int undefined = 0;  // seeds where it was undefined
+  double mean = 0;
+  double sd = 0;
+};
+
+struct Interval {
+  double low = 0;
+  double high = 0;
+  double level = 0.95;
+  int replicates = 0;  // defined replicates behind it
+};
+
+// A fitted curve as reported (the variant's own fit in the mode of the row).
+struct FitSummary {
+  std::string variant;
+  EMode mode = EMode::kFree;
+  std::optional<PowerLawFit> fit;  // empty when it could not be fitted
+  std::string why;                 // why not
+};
+
+struct MultiplierRow {
+  std::string variant;
+  std::string label;
+  double compute = 0;             // C_var, FLOPs
+  double loss = 0;                // seed-mean loss, nats
+  double loss_sd = 0;             // over seeds
+  int seeds = 1;                  // runs behind the point
+  std::optional<double> seconds;  // seed-mean wall-clock seconds
+  Estimator estimator = Estimator::kPiecewise;
+  std::optional<double> e;  // power laws: the E of the baseline's fit behind the row
+
+  std::optional<double> multiplier;        // CM of the seed-mean curves; empty when undefined
+  std::optional<double> baseline_compute;  // C_base
+  std::string how;                         // piecewise: where the baseline was read
+  std::string why;                         // why the multiplier is undefined
+
+  std::optional<double> fit_rmse;           // power laws: the variant's own fit, nats
+  std::optional<double> baseline_fit_rmse;  // power laws: the baseline's fit, nats
+
+  std::optional<SeedStats> paired_multiplier;  // with several seeds
+  std::optional<SeedStats> loss_gap;           // variant - baseline at the same label (and seed), nats
+  std::optional<Interval> interval;            // bootstrap
+  std::string interval_note;                   // why there is no interval
+
+  std::optional<double> wallclock_multiplier;  // piecewise rows, with seconds
+  std::string wallclock_why;                   // why the wall-clock multiplier is undefined
+};
+
+struct MultiplierReport {
+  std::string source;
+  std::string baseline;
+  std::vector<std::string> variants;  // baseline first, then the ladder's order
+  int ladder_points = 0;              // distinct labels
+  int max_seeds = 1;                  // most seeds behind one point
+  bool has_seeds = false;
+  bool has_seconds = false;
+  double c_ref = 1;  // reference compute of the power-law parametrisation
+
+  std::vector<MultiplierRow> rows;  // by estimator, then variant, then compute
+  std::vector<FitSummary> fits;     // shared E, free E, fixed E: one per variant each
+
+  std::vector<double> e_grid;
+  std::vector<MultiplierRow> e_sensitivity;                 // power_law_fixed_e rows, by E, then variant, then compute
+  std::vector<std::optional<double>> e_grid_baseline_rmse;  // baseline fit's RMSE at each E
+
+  int bootstrap_replicates = 0;  // requested
+  uint64_t bootstrap_seed = 0;
+  std::string bootstrap_unit;      // "seeds", "runs" or "" (none)
+  std::vector<std::string> notes;  // things a reader should know (non-monotone baseline, bounds)
+};
+
+StatusOr<MultiplierReport> ComputeMultipliers(const LadderResults& ladder, const MultiplierOptions& options);
+
+}  // namespace rung::fit

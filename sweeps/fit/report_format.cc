@@ -1,0 +1,392 @@
+#include "sweeps/fit/report_format.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace rung::fit {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::string Fmt(const char* format, double value) {
+  char text[64];
+  std::snprintf(text, sizeof(text), format, value);
+  return text;
+}
+
+std::string Cm(double value) { return Fmt("%.3f", value); }
+
+// A text table: columns sized to their widest cell; numbers right-aligned.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) : header_(std::move(header)) { right_.assign(header_.size(), true); }
+  void LeftAlign(size_t column) { right_[column] = false; }
+  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::string Render(const std::string& indent = "") const {
+    std::vector<size_t> width(header_.size(), 0);
+    auto measure = [&](const std::vector<std::string>& row) {
+      for (size_t column = 0; column < row.size(); ++column)
+        width[column] = std::max(width[column], Length(row[column]));
+    };
+    measure(header_);
+    for (const auto& row : rows_) measure(row);
+    std::string out;
+    auto line = [&](const std::vector<std::string>& row) {
+      std::string text = indent;
+      for (size_t column = 0; column < row.size(); ++column) {
+        size_t pad = width[column] - Length(row[column]);
+        bool last = column + 1 == row.size();
+        if (right_[column])
+          text += std::string(pad, ' ') + row[column];
+        else
+          text += row[column] + (last ? "" : std::string(pad, ' '));
+        if (!last) text += "  ";
+      }
+      while (!text.empty() && text.back() == ' ') text.pop_back();
+      out += text + "\n";
+    };
+    line(header_);
+    for (const auto& row : rows_) line(row);
+    return out;
+  }
+
+ private:
+  // Display length: UTF-8 continuation bytes do not count.
+  static size_t Length(const std::string& text) {
+    size_t length = 0;
+    for (unsigned char c : text) length += (c & 0xC0) != 0x80;
+    return length;
+  }
+  std::vector<std::string> header_;
+  std::vector<bool> right_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+std::string PairedText(const std::optional<SeedStats>& stats) {
+  if (!stats) return "";
+  if (stats->n == 0) return "undefined (" + std::to_string(stats->undefined) + ")";
+  std::string text = Cm(stats->mean) + " ± " + Cm(stats->sd) + " (" + std::to_string(stats->n);
+  if (stats->undefined > 0) text += ", " + std::to_string(stats->undefined) + " undefined";
+  return text + ")";
+}
+
+std::string GapText(const std::optional<SeedStats>& gap, bool seeds) {
+  if (!gap) return "";
+  std::string text = Fmt("%+.4f", gap->mean);
+  if (seeds && gap->n > 1) text += " ± " + Fmt("%.4f", gap->sd);
+  return text;
+}
+
+std::string IntervalText(const std::optional<Interval>& interval) {
+  if (!interval) return "";
+  return "[" + Cm(interval->low) + ", " + Cm(interval->high) + "]";
+}
+
+std::string NoteOf(const MultiplierRow& row) {
+  if (!row.multiplier) return row.why;
+  // "between r1 and r2" says nothing a reader needs; extrapolation does.
+  if (row.how.rfind("continues", 0) == 0) return "extrapolated: " + row.how;
+  return "";
+}
+
+bool Any(const std::vector<const MultiplierRow*>& rows, bool (*has)(const MultiplierRow&)) {
+  return std::any_of(rows.begin(), rows.end(), [&](const MultiplierRow* row) { return has(*row); });
+}
+
+std::string EstimatorTitle(Estimator estimator, const MultiplierReport& report,
+                           const std::vector<const MultiplierRow*>& rows) {
+  std::string e;
+  if (!rows.empty() && rows.front()->e) e = Fmt("%.4f", *rows.front()->e);
+  switch (estimator) {
+    case Estimator::kPiecewise:
+      return "Piecewise in ln C (primary): the baseline's points joined by straight lines in ln C, inverted at the "
+             "variant's loss";
+    case Estimator::kPowerLawSharedE:
+      return "Power law, one E shared by all variants" + (e.empty() ? std::string() : " (E = " + e + " nats)") +
+             ": the baseline's fitted curve inverted at the variant's measured loss";
+    case Estimator::kPowerLawFreeE:
+      return "Power law, E free per variant" +
+             (e.empty() ? std::string() : " (" + report.baseline + "'s E = " + e + " nats)") +
+             ": the baseline's fitted curve inverted at the variant's measured loss";
+    case Estimator::kPowerLawFixedE:
+      return "Power law, E fixed" + (e.empty() ? std::string() : " at " + e + " nats") +
+             ": the baseline's fitted curve inverted at the variant's measured loss";
+  }
+  return "";
+}
+
+std::string EstimatorTable(Estimator estimator, const MultiplierReport& report) {
+  std::vector<const MultiplierRow*> rows;
+  for (const MultiplierRow& row : report.rows) {
+    if (row.estimator == estimator) rows.push_back(&row);
+  }
+  if (rows.empty()) return "";
+  const bool piecewise = estimator == Estimator::kPiecewise;
+  const bool seeds = report.max_seeds > 1;
+  const bool intervals = Any(rows, [](const MultiplierRow& row) { return row.interval.has_value(); });
+  const bool wallclock = piecewise && report.has_seconds;
+  const std::string level =
+      intervals ? Fmt("%.0f", 100 * std::find_if(rows.begin(), rows.end(),
+                                                 [](const MultiplierRow* row) { return row->interval.has_value(); })[0]
+                                        ->interval->level) +
+                      "% CI"
+                : "";
+
+  std::vector<std::string> header = {"variant", "label", "compute", "loss"};
+  if (seeds) header.push_back("± sd");
+  if (piecewise) header.push_back("gap vs " + report.baseline);
+  header.push_back("CM");
+  if (seeds) header.push_back("paired CM (n seeds)");
+  if (intervals) header.push_back(level);
+  if (wallclock) header.push_back("wall-clock CM");
+  header.push_back("note");
+  Table table(header);
+  table.LeftAlign(0);
+  table.LeftAlign(1);
+  table.LeftAlign(header.size() - 1);
+  for (const MultiplierRow* row : rows) {
+    std::vector<std::string> cells = {row->variant, row->label, FormatCompute(row->compute), Fmt("%.4f", row->loss)};
+    if (seeds) cells.push_back(Fmt("%.4f", row->loss_sd));
+    if (piecewise) cells.push_back(GapText(row->loss_gap, seeds));
+    cells.push_back(row->multiplier ? Cm(*row->multiplier) : "undefined");
+    if (seeds) cells.push_back(PairedText(row->paired_multiplier));
+    if (intervals) cells.push_back(IntervalText(row->interval));
+    if (wallclock) cells.push_back(row->wallclock_multiplier ? Cm(*row->wallclock_multiplier) : "undefined");
+    std::string note = NoteOf(*row);
+    if (wallclock && !row->wallclock_multiplier && !row->wallclock_why.empty()) {
+      note += (note.empty() ? "" : "; ") + std::string("wall clock: ") + row->wallclock_why;
+    }
+    cells.push_back(note);
+    table.Add(cells);
+  }
+  std::string out = EstimatorTitle(estimator, report, rows) + "\n" + table.Render("  ");
+  if (!intervals && !rows.empty() && !rows.front()->interval_note.empty()) {
+    out += "  (no intervals: " + rows.front()->interval_note + ")\n";
+  }
+  return out;
+}
+
+std::string FitsTable(const MultiplierReport& report) {
+  if (report.fits.empty()) return "";
+  Table table({"fit", "variant", "A", "alpha", "E (nats)", "RMSE (nats)", "points", "note"});
+  table.LeftAlign(0);
+  table.LeftAlign(1);
+  table.LeftAlign(7);
+  for (const FitSummary& summary : report.fits) {
+    std::string mode = std::string(EModeName(summary.mode)) + " E";
+    if (!summary.fit) {
+      table.Add({mode, summary.variant, "", "", "", "", "", "not fitted: " + summary.why});
+      continue;
+    }
+    const PowerLawFit& fit = *summary.fit;
+    std::string note;
+    for (const std::string& item : fit.notes) note += (note.empty() ? "" : "; ") + item;
+    table.Add({mode, summary.variant, Fmt("%.4g", std::exp(fit.law.log_a)), Fmt("%.4f", fit.law.alpha),
+               Fmt("%.4f", fit.law.e), Fmt("%.5f", fit.rmse), std::to_string(fit.points), note});
+  }
+  return "Power-law fits: L = A * (C / " + FormatCompute(report.c_ref) +
+         ")^-alpha + E on the seed-mean curves (Huber delta 1e-3 on ln L, 0 <= E < min L, 0.01 <= alpha <= 2, " +
+         "multi-start)\n" + table.Render("  ");
+}
+
+std::string SensitivityTable(const MultiplierReport& report) {
+  if (report.e_grid.empty()) return "";
+  std::vector<std::string> header = {"variant", "label"};
+  for (double e : report.e_grid) header.push_back("E=" + Fmt("%.3f", e));
+  Table table(header);
+  table.LeftAlign(0);
+  table.LeftAlign(1);
+  // e_sensitivity is by E, then (variant, point): the first block gives the row order.
+  const size_t per_e = report.e_sensitivity.size() / report.e_grid.size();
+  bool any_undefined = false;
+  for (size_t index = 0; index < per_e; ++index) {
+    const MultiplierRow& first = report.e_sensitivity[index];
+    std::vector<std::string> cells = {first.variant, first.label};
+    for (size_t e = 0; e < report.e_grid.size(); ++e) {
+      const MultiplierRow& row = report.e_sensitivity[e * per_e + index];
+      cells.push_back(row.multiplier ? Cm(*row.multiplier) : "undef");
+      any_undefined |= !row.multiplier;
+    }
+    table.Add(cells);
+  }
+  std::vector<std::string> rmse = {report.baseline + " fit", "RMSE"};
+  for (const std::optional<double>& value : report.e_grid_baseline_rmse)
+    rmse.push_back(value ? Fmt("%.4f", *value) : "-");
+  table.Add(rmse);
+  std::string out = "Power-law CM against a fixed E (" + report.baseline +
+                    " refitted at each E, nats; inverted at the variant's measured loss)\n" + table.Render("  ");
+  if (any_undefined)
+    out += "  undef: the variant's loss is at or below that E (or the fit failed); see --format json\n";
+  return out;
+}
+
+json StatsJson(const SeedStats& stats) {
+  return json{{"n", stats.n}, {"undefined", stats.undefined}, {"mean", stats.mean}, {"sd", stats.sd}};
+}
+
+json RowJson(const MultiplierRow& row, const MultiplierReport& report, const std::string& role) {
+  json out;
+  out["variant"] = row.variant;
+  out["label"] = row.label;
+  out["compute"] = row.compute;
+  out["loss"] = row.loss;
+  out["estimator"] = EstimatorName(row.estimator);
+  out["multiplier"] = row.multiplier ? json(*row.multiplier) : json(nullptr);
+  out["role"] = role;
+  out["baseline"] = report.baseline;
+  out["seeds"] = row.seeds;
+  if (row.seeds > 1) out["loss_sd"] = row.loss_sd;
+  if (row.seconds) out["seconds"] = *row.seconds;
+  if (row.e) out["e"] = *row.e;
+  if (row.baseline_compute) out["baseline_compute"] = *row.baseline_compute;
+  if (!row.how.empty()) out["how"] = row.how;
+  if (!row.why.empty()) out["undefined_reason"] = row.why;
+  if (row.estimator != Estimator::kPiecewise && role == "estimate") {
+    EMode mode = row.estimator == Estimator::kPowerLawSharedE  ? EMode::kShared
+                 : row.estimator == Estimator::kPowerLawFixedE ? EMode::kFixed
+                                                               : EMode::kFree;
+    for (const FitSummary& summary : report.fits) {
+      if (summary.variant != row.variant || summary.mode != mode || !summary.fit) continue;
+      const PowerLaw& law = summary.fit->law;
+      out["fit"] = json{{"A", law.A()}, {"A_at_c_ref", std::exp(law.log_a)}, {"c_ref", law.c_ref}, {"alpha", law.alpha},
+                        {"E", law.e},   {"rmse", summary.fit->rmse}};
+    }
+  }
+  if (row.fit_rmse) out["fit_rmse"] = *row.fit_rmse;
+  if (row.baseline_fit_rmse) out["baseline_fit_rmse"] = *row.baseline_fit_rmse;
+  if (row.paired_multiplier) out["paired_multiplier"] = StatsJson(*row.paired_multiplier);
+  if (row.loss_gap) out["loss_gap"] = StatsJson(*row.loss_gap);
+  if (row.interval) {
+    out["interval"] = json{{"level", row.interval->level},  {"low", row.interval->low},
+                           {"high", row.interval->high},    {"replicates", row.interval->replicates},
+                           {"unit", report.bootstrap_unit}, {"seed", report.bootstrap_seed}};
+  }
+  if (!row.interval_note.empty()) out["interval_note"] = row.interval_note;
+  if (row.wallclock_multiplier) out["wallclock_multiplier"] = *row.wallclock_multiplier;
+  if (!row.wallclock_why.empty()) out["wallclock_undefined_reason"] = row.wallclock_why;
+  return out;
+}
+
+std::string CsvField(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+std::string Opt(const std::optional<double>& value) { return value ? Fmt("%.10g", *value) : ""; }
+
+}  // namespace
+
+StatusOr<ReportFormat> ParseReportFormat(const std::string& name) {
+  if (name == "table") return ReportFormat::kTable;
+  if (name == "json") return ReportFormat::kJson;
+  if (name == "csv") return ReportFormat::kCsv;
+  return Status::InvalidArgument("unknown format '" + name + "' (table, json or csv)");
+}
+
+std::string FormatCompute(double flops) {
+  if (!(flops > 0) || !std::isfinite(flops)) return Fmt("%g", flops);
+  int exponent = static_cast<int>(std::floor(std::log10(flops)));
+  double mantissa = flops / std::pow(10.0, exponent);
+  if (std::stod(Fmt("%.2f", mantissa)) >= 10) {
+    mantissa /= 10;
+    ++exponent;
+  }
+  return Fmt("%.2f", mantissa) + "e" + std::to_string(exponent);
+}
+
+std::string FormatReportTable(const MultiplierReport& report) {
+  std::ostringstream out;
+  out << "rung fit: " << report.source << "\n";
+  out << "  baseline " << report.baseline << "; " << report.variants.size() << " variants (";
+  for (size_t index = 0; index < report.variants.size(); ++index) out << (index ? ", " : "") << report.variants[index];
+  out << ") x " << report.ladder_points << " ladder points";
+  if (report.max_seeds > 1) out << "; up to " << report.max_seeds << " seeds per point (losses are seed means)";
+  if (report.has_seconds) out << "; wall-clock seconds";
+  out << "\n";
+  out << "  CM = C_base / C_var: the compute " << report.baseline
+      << " needs to reach the variant's loss, over the variant's compute.\n"
+      << "  CM > 1: the variant is more compute-efficient (CM 1.034: " << report.baseline
+      << " needs 3.4% more compute). Compute in FLOPs, loss in nats.\n";
+  if (!report.bootstrap_unit.empty()) {
+    out << "  Intervals: percentile bootstrap, " << report.bootstrap_replicates << " replicates resampling "
+        << report.bootstrap_unit << " (seed " << report.bootstrap_seed << ").\n";
+  }
+  for (Estimator estimator :
+       {Estimator::kPiecewise, Estimator::kPowerLawSharedE, Estimator::kPowerLawFreeE, Estimator::kPowerLawFixedE}) {
+    std::string table = EstimatorTable(estimator, report);
+    if (!table.empty()) out << "\n" << table;
+  }
+  std::string fits = FitsTable(report);
+  if (!fits.empty()) out << "\n" << fits;
+  std::string sensitivity = SensitivityTable(report);
+  if (!sensitivity.empty()) out << "\n" << sensitivity;
+  if (!report.notes.empty()) {
+    out << "\nNotes\n";
+    for (const std::string& note : report.notes) out << "  - " << note << "\n";
+  }
+  return out.str();
+}
+
+json ReportToJson(const MultiplierReport& report) {
+  json rows = json::array();
+  for (const MultiplierRow& row : report.rows) rows.push_back(RowJson(row, report, "estimate"));
+  for (const MultiplierRow& row : report.e_sensitivity) rows.push_back(RowJson(row, report, "e_sensitivity"));
+  return rows;
+}
+
+std::string FormatReportCsv(const MultiplierReport& report) {
+  std::string out =
+      "variant,label,compute,loss,loss_sd,seeds,seconds,estimator,role,e,multiplier,baseline_compute,"
+      "paired_mean,paired_sd,paired_n,gap_mean,gap_sd,ci_low,ci_high,ci_level,wallclock_multiplier,fit_rmse,"
+      "baseline_fit_rmse,note\n";
+  auto add = [&](const MultiplierRow& row, const char* role) {
+    std::vector<std::string> cells = {
+        CsvField(row.variant),
+        CsvField(row.label),
+        Fmt("%.10g", row.compute),
+        Fmt("%.10g", row.loss),
+        Fmt("%.10g", row.loss_sd),
+        std::to_string(row.seeds),
+        Opt(row.seconds),
+        EstimatorName(row.estimator),
+        role,
+        Opt(row.e),
+        Opt(row.multiplier),
+        Opt(row.baseline_compute),
+        row.paired_multiplier && row.paired_multiplier->n ? Fmt("%.10g", row.paired_multiplier->mean) : "",
+        row.paired_multiplier && row.paired_multiplier->n ? Fmt("%.10g", row.paired_multiplier->sd) : "",
+        row.paired_multiplier ? std::to_string(row.paired_multiplier->n) : "",
+        row.loss_gap ? Fmt("%.10g", row.loss_gap->mean) : "",
+        row.loss_gap ? Fmt("%.10g", row.loss_gap->sd) : "",
+        row.interval ? Fmt("%.10g", row.interval->low) : "",
+        row.interval ? Fmt("%.10g", row.interval->high) : "",
+        row.interval ? Fmt("%.4g", row.interval->level) : "",
+        Opt(row.wallclock_multiplier),
+        Opt(row.fit_rmse),
+        Opt(row.baseline_fit_rmse),
+        CsvField(row.multiplier ? row.how : row.why)};
+    for (size_t index = 0; index < cells.size(); ++index) out += (index ? "," : "") + cells[index];
+    out += "\n";
+  };
+  for (const MultiplierRow& row : report.rows) add(row, "estimate");
+  for (const MultiplierRow& row : report.e_sensitivity) add(row, "e_sensitivity");
+  return out;
+}
+
+std::string FormatReport(const MultiplierReport& report, ReportFormat format) {
+  switch (format) {
+    case ReportFormat::kTable:
+      return FormatReportTable(report);
+    case ReportFormat::kJson:
+      return ReportToJson(report).dump(2) + "\n";
+    case ReportFormat::kCsv:
+      return FormatReportCsv(report);
+  }
+  return "";
+}
+
+}  // namespace rung::fit

@@ -1,0 +1,392 @@
+#include "sweeps/plot/gnuplot_plot.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include "sweeps/fit/report_format.h"
+
+extern char** environ;
+
+namespace rung::fit {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The baseline black, then ColorBrewer Dark2 (distinct in colour and in grey).
+const char* kBaselineColor = "#000000";
+const std::vector<std::string> kColors = {"#d95f02", "#1b9e77", "#7570b3", "#e7298a",
+                                          "#66a61e", "#e6ab02", "#a6761d", "#1f78b4"};
+
+std::string Fmt(const char* format, double value) {
+  char text[64];
+  std::snprintf(text, sizeof(text), format, value);
+  return text;
+}
+
+// A gnuplot single-quoted string ('' is a quote).
+std::string Quote(const std::string& text) {
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// A gnuplot double-quoted string: backslash escapes, so "\n" in the value becomes a line break.
+std::string DQuote(const std::string& text) {
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '\\' || c == '"') quoted += '\\';
+    if (c == '\n') {
+      quoted += "\\n";
+      continue;
+    }
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+// Literal text inside an enhanced-text string: _ ^ { } @ & ~ escaped.
+std::string Enh(const std::string& text) {
+  std::string escaped;
+  for (char c : text) {
+    if (c != 0 && std::strchr("_^{}@&~\\", c)) escaped += '\\';
+    escaped += c;
+  }
+  return escaped;
+}
+
+// A double-quoted field of a gnuplot data file.
+std::string DataString(const std::string& text) {
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? '\'' : c;
+  return quoted + "\"";
+}
+
+Status WriteFile(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) return Status::InvalidArgument("cannot write " + path.string() + ": " + std::strerror(errno));
+  return Status::Ok();
+}
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Runs `gnuplot script` with stderr into `log`; its exit status, or a Status when it cannot start.
+StatusOr<int> RunGnuplot(const std::string& gnuplot, const fs::path& script, const fs::path& log) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::string script_path = script.string();
+  std::vector<char*> argv = {const_cast<char*>(gnuplot.c_str()), const_cast<char*>(script_path.c_str()), nullptr};
+  pid_t pid = 0;
+  int spawned = posix_spawnp(&pid, gnuplot.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) {
+    return Status::FailedPrecondition("cannot run " + gnuplot + ": " + std::strerror(spawned) +
+                                      " (install gnuplot-nox: deploy/install-deps.sh)");
+  }
+  int wait_status = 0;
+  while (waitpid(pid, &wait_status, 0) < 0) {
+    if (errno != EINTR) return Status::Internal(std::string("waiting for gnuplot: ") + std::strerror(errno));
+  }
+  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+  return 128 + (WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0);
+}
+
+struct VariantStyle {
+  std::string name;
+  std::string color;
+  bool baseline = false;
+};
+
+}  // namespace
+
+StatusOr<std::vector<std::string>> WritePlots(const MultiplierReport& report, const PlotOptions& options) {
+  if (options.out_dir.empty()) return Status::InvalidArgument("no output folder given");
+  std::error_code error;
+  fs::create_directories(options.out_dir, error);
+  if (error || !fs::is_directory(options.out_dir)) {
+    return Status::InvalidArgument("cannot create output folder " + options.out_dir + ": " + error.message());
+  }
+  const fs::path dir = fs::absolute(options.out_dir);
+
+  std::vector<VariantStyle> styles;
+  for (size_t index = 0; index < report.variants.size(); ++index) {
+    bool baseline = report.variants[index] == report.baseline;
+    styles.push_back(
+        {report.variants[index], baseline ? kBaselineColor : kColors[(index - 1) % kColors.size()], baseline});
+  }
+
+  // The fitted curve per variant: shared E, or free E where the shared fit is missing.
+  std::map<std::string, const PowerLawFit*> curve_fit;
+  std::string fit_kind;
+  for (EMode mode : {EMode::kShared, EMode::kFree}) {
+    for (const FitSummary& summary : report.fits) {
+      if (summary.mode == mode && summary.fit && !curve_fit.count(summary.variant)) {
+        curve_fit[summary.variant] = &*summary.fit;
+        if (fit_kind.empty()) fit_kind = mode == EMode::kShared ? "shared" : "free";
+      }
+    }
+  }
+  double shared_e = std::numeric_limits<double>::quiet_NaN();
+  for (const FitSummary& summary : report.fits) {
+    if (summary.mode == EMode::kShared && summary.fit) shared_e = summary.fit->law.e;
+  }
+
+  // Data: points (piecewise rows), curves, multipliers.
+  double c_min = std::numeric_limits<double>::infinity(), c_max = 0;
+  for (const MultiplierRow& row : report.rows) {
+    c_min = std::min(c_min, row.compute);
+    c_max = std::max(c_max, row.compute);
+  }
+  if (!(c_max > 0)) return Status::InvalidArgument("the report has no ladder points to plot");
+  const bool seeds = report.max_seeds > 1;
+  // The x range leaves room right of the last points for their labels; the fitted curves span it.
+  const double x_lo = c_min / 1.6, x_hi = c_max * 2.5;
+  auto curve_at = [&](const PowerLaw& law, int step) {
+    double compute = std::exp(std::log(x_lo) + (std::log(x_hi) - std::log(x_lo)) * step / 200.0);
+    return std::make_pair(compute, law.Predict(compute));
+  };
+
+  // The y range: points with their bars and the curves.
+  double y_lo = std::numeric_limits<double>::infinity(), y_hi = -y_lo;
+  for (const MultiplierRow& row : report.rows) {
+    if (row.estimator != Estimator::kPiecewise) continue;
+    y_lo = std::min(y_lo, row.loss - row.loss_sd);
+    y_hi = std::max(y_hi, row.loss + row.loss_sd);
+  }
+  for (const auto& [variant, fit] : curve_fit) {
+    for (int step = 0; step <= 200; ++step) {
+      double loss = curve_at(fit->law, step).second;
+      y_lo = std::min(y_lo, loss);
+      y_hi = std::max(y_hi, loss);
+    }
+  }
+  const double pad = 0.04 * std::max(y_hi - y_lo, 1e-6);
+  y_lo -= pad;
+  y_hi += pad;
+
+  // Label heights: at each compute the labels of the variants, in loss order, at least 4.5% of the
+  // y range apart (about a line of text), centred on their points.
+  std::map<const MultiplierRow*, double> label_y;
+  {
+    const double gap = 0.045 * (y_hi - y_lo);
+    std::map<double, std::vector<const MultiplierRow*>> by_compute;
+    for (const MultiplierRow& row : report.rows) {
+      if (row.estimator == Estimator::kPiecewise && row.variant != report.baseline)
+        by_compute[row.compute].push_back(&row);
+    }
+    for (auto& [compute, rows] : by_compute) {
+      std::sort(rows.begin(), rows.end(),
+                [](const MultiplierRow* a, const MultiplierRow* b) { return a->loss < b->loss; });
+      std::vector<double> y;
+      for (const MultiplierRow* row : rows) y.push_back(row->loss);
+      for (size_t index = 1; index < y.size(); ++index) y[index] = std::max(y[index], y[index - 1] + gap);
+      double shift = 0;
+      for (size_t index = 0; index < y.size(); ++index) shift += (y[index] - rows[index]->loss) / y.size();
+      for (size_t index = 0; index < y.size(); ++index) label_y[rows[index]] = y[index] - shift;
+    }
+  }
+
+  std::ostringstream points, curves, multipliers;
+  points << "# " << report.source << ": seed-mean loss per variant (one index per variant, in key order)\n"
+         << "# compute_flops loss_nats loss_sd label piecewise_cm_text label_y\n";
+  curves << "# power-law fits L = A * (C / c_ref)^-alpha + E, one index per variant\n# compute_flops loss_nats\n";
+  multipliers << "# compute multipliers against " << report.baseline << ", one index per variant\n"
+              << "# compute_flops piecewise_cm low high shared_e_cm\n";
+  double cm_lo = std::numeric_limits<double>::infinity(), cm_hi = 0;
+  for (const VariantStyle& style : styles) {
+    points << "# " << style.name << "\n";
+    curves << "# " << style.name << "\n";
+    multipliers << "# " << style.name << "\n";
+    for (const MultiplierRow& row : report.rows) {
+      if (row.variant != style.name || row.estimator != Estimator::kPiecewise) continue;
+      std::string cm = row.multiplier ? "×" + Fmt("%.2f", *row.multiplier) : "undefined";
+      if (style.baseline) cm = "";
+      auto y = label_y.find(&row);
+      points << Fmt("%.6e", row.compute) << " " << Fmt("%.6f", row.loss) << " " << Fmt("%.6f", row.loss_sd) << " "
+             << DataString(row.label) << " " << DataString(cm) << " "
+             << Fmt("%.6f", y == label_y.end() ? row.loss : y->second) << "\n";
+      // Error bars of the multiplier: the bootstrap interval, else mean +- sd of the paired ones.
+      double value = row.multiplier.value_or(std::nan(""));
+      double low = value, high = value;
+      if (row.interval) {
+        low = row.interval->low;
+        high = row.interval->high;
+      } else if (row.paired_multiplier && row.paired_multiplier->n > 1) {
+        low = value - row.paired_multiplier->sd;
+        high = value + row.paired_multiplier->sd;
+      }
+      double shared = std::nan("");
+      for (const MultiplierRow& other : report.rows) {
+        if (other.variant == row.variant && other.label == row.label &&
+            other.estimator == Estimator::kPowerLawSharedE && other.multiplier) {
+          shared = *other.multiplier;
+        }
+      }
+      for (double value_seen : {low, high, shared}) {
+        if (std::isfinite(value_seen) && value_seen > 0) {
+          cm_lo = std::min(cm_lo, value_seen);
+          cm_hi = std::max(cm_hi, value_seen);
+        }
+      }
+      multipliers << Fmt("%.6e", row.compute) << " " << Fmt("%.6f", value) << " " << Fmt("%.6f", low) << " "
+                  << Fmt("%.6f", high) << " " << Fmt("%.6f", shared) << "\n";
+    }
+    auto fit = curve_fit.find(style.name);
+    if (fit != curve_fit.end()) {
+      for (int step = 0; step <= 200; ++step) {
+        auto [compute, loss] = curve_at(fit->second->law, step);
+        curves << Fmt("%.6e", compute) << " " << Fmt("%.6f", loss) << "\n";
+      }
+    } else {
+      curves << "NaN NaN\n";
+    }
+    points << "\n\n";
+    curves << "\n\n";
+    multipliers << "\n\n";
+  }
+  RUNG_RETURN_IF_ERROR(WriteFile(dir / "points.dat", points.str()));
+  RUNG_RETURN_IF_ERROR(WriteFile(dir / "curves.dat", curves.str()));
+  RUNG_RETURN_IF_ERROR(WriteFile(dir / "multipliers.dat", multipliers.str()));
+
+  auto path = [&](const char* name) { return Quote((dir / name).string()); };
+  const std::string terminal_svg = "set terminal svg size " + std::to_string(options.png_width) + "," +
+                                   std::to_string(options.png_height) +
+                                   " dynamic enhanced font 'DejaVu Sans,16' background '#ffffff'";
+  const std::string terminal_png = "set terminal pngcairo size " + std::to_string(options.png_width) + "," +
+                                   std::to_string(options.png_height) +
+                                   " enhanced font 'DejaVu Sans,13' background '#ffffff'";
+  std::ostringstream script;
+  script << "# rung plot: " << report.source << " (baseline " << report.baseline << ")\n"
+         << "# Redraw with: gnuplot plots.gp (paths are absolute)\n"
+         << "set encoding utf8\n";
+  auto common = [&]() {
+    script << "set logscale x\n"
+           << "set format x '10^{%L}'\n"
+           << "set xrange [" << Fmt("%.6e", x_lo) << ":" << Fmt("%.6e", x_hi) << "]\n"
+           << "set mxtics 10\n"
+           << "set grid xtics mxtics ytics lc rgb '#dddddd' lw 1, lc rgb '#eeeeee' lw 1\n"
+           << "set border lw 1.2\n"
+           << "set xlabel 'training compute C (FLOPs, 6·N·D)'\n"
+           << "set key outside right top vertical box opaque spacing 1.3 noenhanced\n"
+           << "set bmargin 4\n";
+  };
+
+  // Figure 1: loss against compute.
+  std::string seeds_text = seeds ? "points: seed means, bars ±1 sd over seeds; " : "points: runs; ";
+  std::string fit_text = fit_kind.empty() ? "no power-law fit"
+                                          : "lines: power-law fit L = A·C^{-α} + E" +
+                                                (fit_kind == "shared" && std::isfinite(shared_e)
+                                                     ? " with one shared E = " + Fmt("%.3f", shared_e) + " nats"
+                                                     : std::string(", E free per variant"));
+  script << "\n# Figure 1: loss against compute\n"
+         << terminal_svg << "\nset output " << path("loss_vs_compute.svg") << "\n";
+  common();
+  script << "set ylabel 'validation loss L (nats)'\n"
+         << "set yrange [" << Fmt("%.6f", y_lo) << ":" << Fmt("%.6f", y_hi) << "]\n"
+         << "set style textbox opaque noborder\n"
+         << "set title "
+         << DQuote("Loss against compute, baseline " + Enh(report.baseline) + "\n{/*0.8 " + seeds_text + fit_text +
+                   "}\n{/*0.8 labels: piecewise compute multiplier CM = C_{" + Enh(report.baseline) +
+                   "}(L) / C   (CM > 1: the variant needs less compute)}")
+         << "\n";
+  script << "plot \\\n";
+  for (size_t index = 0; index < styles.size(); ++index) {
+    const VariantStyle& style = styles[index];
+    std::string color = "lc rgb " + Quote(style.color);
+    std::string title = style.name + (style.baseline ? " (baseline)" : "");
+    script << "  " << path("points.dat") << " index " << index << " using 1:2"
+           << (seeds ? ":3 with yerrorbars" : " with points") << " " << color << " pt 7 ps 1.1 lw 1.5 title "
+           << Quote(title) << ", \\\n";
+    script << "  " << path("curves.dat") << " index " << index << " using 1:2 with lines " << color << " lw 2 dt "
+           << (style.baseline ? 1 : 1) << " notitle, \\\n";
+    if (!style.baseline) {
+      script << "  " << path("points.dat") << " index " << index
+             << " using 1:6:5 with labels boxed left offset char 1.0,0"
+             << " tc rgb " << Quote(style.color) << " notitle, \\\n";
+    }
+  }
+  script << "  NaN with lines lc rgb '#555555' lw 2 title " << Quote(fit_kind.empty() ? "no fit" : "power-law fit")
+         << "\n";
+  script << terminal_png << "\nset output " << path("loss_vs_compute.png") << "\nreplot\nunset output\nreset\n";
+
+  // Figure 2: multipliers against compute.
+  script << "\n# Figure 2: compute multipliers against compute\n"
+         << terminal_svg << "\nset output " << path("multipliers.svg") << "\n";
+  common();
+  std::string bars = report.bootstrap_unit.empty()
+                         ? (seeds ? "bars: ±1 sd of the paired (same-seed) multipliers" : "no intervals")
+                         : "bars: " + Fmt("%.0f", 100 * 0.95) + "% bootstrap interval over " + report.bootstrap_unit;
+  for (const MultiplierRow& row : report.rows) {
+    if (row.interval) {
+      bars = "bars: " + Fmt("%.0f", 100 * row.interval->level) + "% bootstrap interval over " + report.bootstrap_unit;
+      break;
+    }
+  }
+  // Multipliers spanning more than a factor of 3 read better on a log scale.
+  if (cm_hi > 0 && std::max(cm_hi, 1.0) / std::min(cm_lo, 1.0) > 3) script << "set logscale y\n";
+  script << "set ylabel " << DQuote("compute multiplier CM = C_{" + Enh(report.baseline) + "}(L) / C") << "\n"
+         << "set title "
+         << DQuote("Compute multiplier against " + Enh(report.baseline) +
+                   " (CM > 1: the variant needs less compute for the same loss)\n{/*0.8 solid: piecewise in ln C (" +
+                   bars + "); dashed: shared-E power law}")
+         << "\n"
+         << "set arrow from graph 0, first 1 to graph 1, first 1 nohead lc rgb '#000000' lw 1.5 dt 2\n"
+         << "set label " << Quote(report.baseline + " (CM = 1)")
+         << " at graph 0.01, first 1 offset 0,0.7 tc rgb '#000000' noenhanced\n"
+         << "plot \\\n";
+  bool any = false;
+  for (size_t index = 0; index < styles.size(); ++index) {
+    const VariantStyle& style = styles[index];
+    if (style.baseline) continue;
+    std::string color = "lc rgb " + Quote(style.color);
+    script << (any ? ", \\\n" : "") << "  " << path("multipliers.dat") << " index " << index
+           << " using 1:2:3:4 with yerrorlines " << color << " pt 7 ps 1.4 lw 2 title "
+           << Quote(style.name + " piecewise") << ", \\\n"
+           << "  " << path("multipliers.dat") << " index " << index << " using 1:5 with linespoints " << color
+           << " pt 6 ps 1.2 lw 1.5 dt 2 title " << Quote(style.name + " power law (shared E)");
+    any = true;
+  }
+  if (!any) script << "  NaN title 'no variant besides the baseline'";
+  script << "\n" << terminal_png << "\nset output " << path("multipliers.png") << "\nreplot\nunset output\n";
+
+  RUNG_RETURN_IF_ERROR(WriteFile(dir / "plots.gp", script.str()));
+  StatusOr<int> exit_code = RunGnuplot(options.gnuplot, dir / "plots.gp", dir / "gnuplot.log");
+  if (!exit_code.ok()) return exit_code.status();
+  if (exit_code.value() != 0) {
+    return Status::Internal("gnuplot failed (exit " + std::to_string(exit_code.value()) + ") on " +
+                            (dir / "plots.gp").string() + ":\n" + ReadFile(dir / "gnuplot.log"));
+  }
+  std::vector<std::string> files;
+  for (const char* name : {"loss_vs_compute.svg", "loss_vs_compute.png", "multipliers.svg", "multipliers.png"}) {
+    fs::path file = dir / name;
+    if (!fs::exists(file) || fs::file_size(file) == 0) {
+      return Status::Internal("gnuplot did not write " + file.string() + ":\n" + ReadFile(dir / "gnuplot.log"));
+    }
+    files.push_back(file.string());
+  }
+  return files;
+}
+
+}  // namespace rung::fit

@@ -1,0 +1,221 @@
+#include "sweeps/spec/expansion.h"
+
+#include <cmath>
+#include <map>
+
+#include "sweeps/spec/json_path.h"
+#include "sweeps/spec/trial_identity.h"
+
+namespace rung {
+
+double ExpandedSweep::TotalFlops() const {
+  double total = 0;
+  for (const ExpandedTrial& trial : trials) total += trial.flops;
+  return total;
+}
+
+double ExpandedSweep::TotalFlopsAll() const {
+  double total = 0;
+  for (const ExpandedTrial& trial : trials) total += trial.flops_total;
+  return total;
+}
+
+int64_t ExpandedSweep::TotalTokens() const {
+  int64_t total = 0;
+  for (const ExpandedTrial& trial : trials) total += trial.tokens;
+  return total;
+}
+
+namespace {
+
+// One cell under construction: its trial JSON and where each leaf value came from.
+class CellBuilder {
+ public:
+  CellBuilder(const nlohmann::json& defaults, const ConfigDocument& document) : json_(defaults), document_(document) {}
+
+  // Writes `value` at `path`; its leaves (and `path` itself, for values derived from it later, such
+  // as a head_dim computed from a rung's d_model) are attributed to `location`.
+  void Set(const std::string& path, const nlohmann::json& value, const std::string& location) {
+    if (value.is_object() && value.empty()) return;
+    origins_[path] = location;
+    MergeAtPath(&json_, path, value, [&](const std::string& leaf) { origins_[leaf] = location; });
+  }
+  const nlohmann::json& json() const { return json_; }
+
+  // The spec location responsible for the value at `path` (or its nearest enclosing path).
+  std::string Locate(const std::string& path) const {
+    std::string current = path;
+    while (true) {
+      auto it = origins_.find(current);
+      if (it != origins_.end()) return it->second;
+      // A default from the spec: its own location.
+      if (document_.locations.count(current)) return document_.locations.at(current);
+      size_t dot = current.rfind('.');
+      if (dot == std::string::npos) break;
+      current = current.substr(0, dot);
+    }
+    return document_.Locate("");
+  }
+
+ private:
+  nlohmann::json json_;
+  std::map<std::string, std::string> origins_;
+  const ConfigDocument& document_;
+};
+
+bool IsAssigned(const nlohmann::json& assignments, const std::string& path) {
+  for (auto it = assignments.begin(); it != assignments.end(); ++it) {
+    if (it.key() == path || path.rfind(it.key() + ".", 0) == 0) return true;
+    if (it.value().is_object() && FindPath(nlohmann::json{{it.key(), it.value()}}, path) != nullptr) return true;
+  }
+  return false;
+}
+
+std::string DescribeCell(const ExpandedTrial& trial) {
+  std::string text = "rung " + trial.rung_label;
+  for (auto it = trial.assignments.begin(); it != trial.assignments.end(); ++it) {
+    text += ", " + it.key() + "=" + (it.value().is_string() ? it.value().get<std::string>() : it.value().dump());
+  }
+  return text;
+}
+
+}  // namespace
+
+StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document) {
+  SpecDiagnostics diagnostics;
+  ExpandedSweep sweep;
+  sweep.spec = ParseSweepSpec(document, &diagnostics);
+  if (diagnostics.has_errors()) return diagnostics.ToStatus();
+  const SweepSpec& spec = sweep.spec;
+  const Ladder& ladder = spec.ladder;
+  const std::vector<SweepAxis>& axes = spec.axes.axes;
+
+  for (size_t rung = 0; rung < ladder.rungs.size(); ++rung) {
+    const LadderRung& step = ladder.rungs[rung];
+    std::vector<size_t> odometer(axes.size(), 0);
+    for (int64_t cell = 0; cell < spec.axes.CellsPerRung(); ++cell) {
+      CellBuilder builder(spec.defaults, document);
+      builder.Set("model", step.model, step.location);
+      builder.Set("train", step.train, step.location);
+      ExpandedTrial trial;
+      trial.rung = static_cast<int64_t>(rung);
+      trial.rung_label = step.label;
+      for (size_t axis = 0; axis < axes.size(); ++axis) {
+        const AxisPoint& point = axes[axis].points[odometer[axis]];
+        for (size_t key = 0; key < axes[axis].keys.size(); ++key) {
+          builder.Set(axes[axis].keys[key], point.values[key], point.locations[key]);
+          trial.assignments[axes[axis].keys[key]] = point.values[key];
+        }
+      }
+      // advance the odometer (last axis fastest)
+      for (size_t axis = axes.size(); axis-- > 0;) {
+        if (++odometer[axis] < axes[axis].points.size()) break;
+        odometer[axis] = 0;
+      }
+
+      // Rules that need the parameter count are applied after a first parse; a placeholder keeps
+      // that parse from failing for want of tokens.
+      const bool derive_tokens = ladder.tokens_per_param > 0 && !IsAssigned(trial.assignments, "train.tokens") &&
+                                 !IsAssigned(trial.assignments, "train.steps");
+      if (derive_tokens) {
+        builder.Set("train.tokens", 1, document.Locate("ladder.tokens_per_param"));
+        builder.Set("train.steps", 0, document.Locate("ladder.tokens_per_param"));
+      }
+      std::vector<ConfigError> errors;
+      auto report = [&]() {
+        for (const ConfigError& error : errors) diagnostics.Error(builder.Locate(error.path), error.path, error.message);
+      };
+      std::optional<TrialConfig> parsed = ParseTrialConfig(builder.json(), &errors);
+      if (!parsed) {
+        report();
+        continue;
+      }
+      // Ladder rules that depend on the rung's parameter count.
+      if (ladder.tokens_per_param > 0 || ladder.lr.set || ladder.batch_size.set) {
+        ParameterCounts counts = CountParameters(parsed->model);
+        const double parameters = static_cast<double>(
+            ladder.param_count == "nonembedding" ? counts.nonembedding() : counts.total() - counts.positional);
+        if (derive_tokens) {
+          builder.Set("train.tokens", static_cast<int64_t>(std::llround(ladder.tokens_per_param * parameters)),
+                      document.Locate("ladder.tokens_per_param"));
+        }
+        if (ladder.lr.set && !IsAssigned(trial.assignments, "train.lr")) {
+          builder.Set("train.lr", ladder.lr.At(rung, parameters), ladder.lr.location);
+        }
+        if (ladder.batch_size.set && !IsAssigned(trial.assignments, "train.batch_size")) {
+          builder.Set("train.batch_size", static_cast<int64_t>(std::llround(ladder.batch_size.At(rung, parameters))),
+                      ladder.batch_size.location);
+        }
+        parsed = ParseTrialConfig(builder.json(), &errors);
+        if (!parsed) {
+          report();
+          continue;
+        }
+      }
+      trial.config = std::move(*parsed);
+      trial.config_json = TrialConfigToJson(trial.config);
+      trial.identity = TrialIdentityHash(trial.config);
+      trial.parameters = CountParameters(trial.config.model);
+      trial.tokens = trial.config.train.steps * TokensPerStep(trial.config.train, trial.config.data.seq_len);
+      FlopsPerToken per_token = CountFlopsPerToken(trial.config.model);
+      trial.flops = per_token.nonembedding * static_cast<double>(trial.tokens);
+      trial.flops_total = per_token.total() * static_cast<double>(trial.tokens);
+      trial.index = static_cast<int64_t>(sweep.trials.size());
+      sweep.trials.push_back(std::move(trial));
+    }
+  }
+
+  // Baseline: every key must address the trial config, and some cell must match.
+  if (!spec.baseline.empty() && !sweep.trials.empty()) {
+    bool keys_ok = true;
+    for (auto it = spec.baseline.begin(); it != spec.baseline.end(); ++it) {
+      if (FindPath(sweep.trials.front().config_json, it.key()) == nullptr) {
+        diagnostics.Error(document.Locate("baseline." + it.key()), "baseline." + it.key(),
+                          "not a key of the trial config");
+        keys_ok = false;
+      }
+    }
+    int64_t matches = 0;
+    for (ExpandedTrial& trial : sweep.trials) {
+      trial.baseline = keys_ok;
+      for (auto it = spec.baseline.begin(); keys_ok && it != spec.baseline.end(); ++it) {
+        const nlohmann::json* value = FindPath(trial.config_json, it.key());
+        if (value == nullptr || *value != it.value()) trial.baseline = false;
+      }
+      matches += trial.baseline ? 1 : 0;
+    }
+    if (keys_ok && matches == 0) {
+      diagnostics.Error(spec.baseline_location, "baseline", "matches no cell of the sweep " + spec.baseline.dump());
+    }
+  }
+
+  // The same effective model twice is legal (seeds differ elsewhere) but almost always a mistake.
+  std::map<std::string, int64_t> first_with_identity;
+  for (const ExpandedTrial& trial : sweep.trials) {
+    auto [it, inserted] = first_with_identity.emplace(trial.identity, trial.index);
+    if (!inserted) {
+      const ExpandedTrial& first = sweep.trials[it->second];
+      diagnostics.Warning(document.Locate("sweep"), "sweep",
+                          "cells " + std::to_string(first.index) + " (" + DescribeCell(first) + ") and " +
+                              std::to_string(trial.index) + " (" + DescribeCell(trial) +
+                              ") are the same model (identity " + trial.identity.substr(0, 12) + ")");
+    }
+  }
+  if (diagnostics.has_errors()) return diagnostics.ToStatus();
+  sweep.warnings = diagnostics.warnings();
+  return sweep;
+}
+
+StatusOr<ExpandedSweep> LoadSweepSpec(const std::string& path) {
+  StatusOr<ConfigDocument> document = ReadConfigDocument(path);
+  if (!document.ok()) return document.status();
+  return ExpandSweepSpec(document.value());
+}
+
+StatusOr<ExpandedSweep> ExpandSweepSpecText(const std::string& text, const std::string& name) {
+  StatusOr<ConfigDocument> document = ParseConfigDocument(text, name);
+  if (!document.ok()) return document.status();
+  return ExpandSweepSpec(document.value());
+}
+
+}  // namespace rung

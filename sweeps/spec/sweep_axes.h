@@ -1,0 +1,59 @@
+// sweeps/spec/sweep_axes.h
+//
+// The `sweep` block: axes over dotted keys of the trial config, expanded as a cartesian product.
+//
+//   sweep:
+//     position.variant: [rope, lerope, nope]          # one axis: a list of values
+//     inverse_temperature:                            # values that are mappings merge into the block
+//       - {form: none}
+//       - {form: log_power, xi: 0.5}
+//     seed: [0, 1, 2]
+//     zip:                                            # zipped axes: lists of equal length, stepped
+//       - {position.variant: [prope, prope], position.fraction: [0.25, 0.5]}   #   together
+//     random:                                         # seeded random draws, `samples` of them
+//       samples: 4
+//       seed: 0
+//       axes:
+//         train.lr: {log_uniform: [1e-4, 1e-2]}
+//         train.weight_decay: {uniform: [0.0, 0.2]}
+//         model.mlp: {choice: [gelu, swiglu]}
+//
+// Each axis contributes one factor to the product; a zip group and the random block are one axis
+// each. Axis order is the spec's order (later axes vary fastest).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/config/yaml_document.h"
+#include "sweeps/spec/spec_diagnostics.h"
+
+namespace rung {
+
+// One setting of one axis: a value for each of the axis's keys, with where each was written.
+struct AxisPoint {
+  std::vector<nlohmann::json> values;
+  std::vector<std::string> locations;
+};
+
+struct SweepAxis {
+  std::string kind;               // "list", "zip" or "random"
+  std::vector<std::string> keys;  // dotted trial-config keys
+  std::vector<AxisPoint> points;
+  std::string location;
+};
+
+struct SweepAxes {
+  std::vector<SweepAxis> axes;
+
+  // Number of cells per ladder rung (the product of the axes' sizes).
+  int64_t CellsPerRung() const;
+};
+
+// Parses the spec's `sweep` mapping (null: no axes).
+SweepAxes ParseSweepAxes(const nlohmann::json* block, const ConfigDocument& document, SpecDiagnostics* diagnostics);
+
+}  // namespace rung

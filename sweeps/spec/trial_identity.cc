@@ -1,0 +1,57 @@
+#include "sweeps/spec/trial_identity.h"
+
+#include "core/config/model_arithmetic.h"
+#include "core/data/sha256.h"
+#include "sweeps/spec/json_path.h"
+
+namespace rung {
+
+nlohmann::json TrialIdentityJson(const TrialConfig& trial) {
+  nlohmann::json identity = TrialConfigToJson(trial);
+  identity.erase("resources");
+  for (const char* key : {"eval_every", "log_every", "checkpoint_every", "keep_checkpoints", "device"}) {
+    identity["train"].erase(key);
+  }
+  identity["train"].erase("tokens");  // steps (derived from tokens when given) is what runs
+
+  const PositionConfig& position = trial.model.position;
+  nlohmann::json& pos = identity["position"];
+  if (position.variant != "prope") pos.erase("fraction");
+  if (!position.rotary()) pos.erase("base");
+  if (position.variant != "adarope") pos.erase("adarope");
+  if (CountPositionalParameters(trial.model) == 0) {
+    for (const char* key : {"lr_mult", "clip", "freeze"}) pos.erase(key);
+  }
+
+  const InverseTemperatureConfig& temperature = trial.model.inverse_temperature;
+  nlohmann::json& inv = identity["inverse_temperature"];
+  const bool plain_log_power = temperature.form == "log_power" && temperature.xi == 0.0 && !temperature.learn_s &&
+                               temperature.s == 1.0;
+  if (temperature.form == "none" || plain_log_power) {
+    inv = {{"form", "none"}};
+  } else {
+    if (temperature.form != "log_power") {
+      inv.erase("s");
+      inv.erase("learn_s");
+    }
+    if (temperature.form != "log_power" && temperature.form != "qwen") inv.erase("xi");
+    if (temperature.form != "learned") inv.erase("extend");
+  }
+
+  const DataConfig& data = trial.data;
+  nlohmann::json& d = identity["data"];
+  if (data.source != "nrw") d.erase("nrw");
+  if (data.source != "niah") d.erase("niah");
+  if (data.source != "position_index") d.erase("position_index");
+  if (data.source != "shards") {
+    for (const char* key : {"token_bytes", "vocab_size", "val_path"}) d.erase(key);
+  }
+  if (data.synthetic()) {
+    for (const char* key : {"path", "val_fraction", "split_seed", "doc_separator"}) d.erase(key);
+  }
+  return identity;
+}
+
+std::string TrialIdentityHash(const TrialConfig& trial) { return Sha256Hex(TrialIdentityJson(trial).dump()); }
+
+}  // namespace rung

@@ -1,0 +1,181 @@
+#include "sweeps/spec/expansion.h"
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "tests/sweeps/spec/spec_test_util.h"
+
+namespace rung {
+namespace {
+
+using spec_testing::BaseSpec;
+using spec_testing::Expand;
+
+TEST(SweepExpansion, CrossesRungsWithEveryAxisInSpecOrder) {
+  StatusOr<ExpandedSweep> sweep = Expand(BaseSpec() +
+                                         "ladder:\n"
+                                         "  rungs: [{layers: 1, d_model: 16, heads: 2}, {layers: 2, d_model: 32, heads: 2}]\n"
+                                         "sweep:\n"
+                                         "  seed: [0, 1]\n"
+                                         "  position.variant: [rope, lerope, nope]\n");
+  ASSERT_TRUE(sweep.ok()) << sweep.status().message();
+  ASSERT_EQ(sweep->trials.size(), 12u);
+  // the last axis in the text varies fastest, rungs slowest
+  EXPECT_EQ(sweep->trials[0].assignments["seed"], 0);
+  EXPECT_EQ(sweep->trials[0].config.model.position.variant, "rope");
+  EXPECT_EQ(sweep->trials[1].config.model.position.variant, "lerope");
+  EXPECT_EQ(sweep->trials[3].assignments["seed"], 1);
+  EXPECT_EQ(sweep->trials[6].config.model.d_model, 32);
+  EXPECT_EQ(sweep->trials[6].rung_label, "L2-d32");
+  EXPECT_EQ(sweep->trials[11].config.seed, 1u);
+  std::set<std::string> identities;
+  for (const ExpandedTrial& trial : sweep->trials) identities.insert(trial.identity);
+  EXPECT_EQ(identities.size(), 12u);
+}
+
+TEST(SweepExpansion, MappingValuesMergeIntoTheirBlock) {
+  StatusOr<ExpandedSweep> sweep = Expand(BaseSpec() +
+                                         "inverse_temperature: {form: log_power, n_ref: 64}\n"
+                                         "sweep:\n"
+                                         "  inverse_temperature: [{xi: 0.5}, {form: qwen, xi: 2}]\n");
+  ASSERT_TRUE(sweep.ok()) << sweep.status().message();
+  ASSERT_EQ(sweep->trials.size(), 2u);
+  EXPECT_EQ(sweep->trials[0].config.model.inverse_temperature.form, "log_power");
+  EXPECT_DOUBLE_EQ(sweep->trials[0].config.model.inverse_temperature.xi, 0.5);
+  EXPECT_DOUBLE_EQ(sweep->trials[0].config.model.inverse_temperature.n_ref, 64.0);  // kept from the defaults
+  EXPECT_EQ(sweep->trials[1].config.model.inverse_temperature.form, "qwen");
+}
+
+TEST(SweepExpansion, ZippedAxesStepTogether) {
+  StatusOr<ExpandedSweep> sweep = Expand(BaseSpec() +
+                                         "sweep:\n"
+                                         "  zip:\n"
+                                         "    - {position.variant: [prope, prope, rope], position.fraction: [0.25, 0.5, 1.0]}\n"
+                                         "  seed: [0, 1]\n");
+  ASSERT_TRUE(sweep.ok()) << sweep.status().message();
+  ASSERT_EQ(sweep->trials.size(), 6u);
+  EXPECT_DOUBLE_EQ(sweep->trials[0].config.model.position.fraction, 0.25);
+  EXPECT_DOUBLE_EQ(sweep->trials[2].config.model.position.fraction, 0.5);
+  EXPECT_EQ(sweep->trials[4].config.model.position.variant, "rope");
+}
+
+TEST(SweepExpansion, RandomDrawsAreSeededAndInRange) {
+  const std::string text = BaseSpec() +
+                           "sweep:\n"
+                           "  random:\n"
+                           "    samples: 20\n"
+                           "    seed: 7\n"
+                           "    axes:\n"
+                           "      train.lr: {log_uniform: [1.0e-4, 1.0e-2]}\n"
+                           "      train.weight_decay: {uniform: [0.0, 0.2]}\n"
+                           "      model.mlp: {choice: [gelu, swiglu]}\n";
+  StatusOr<ExpandedSweep> first = Expand(text), second = Expand(text);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  ASSERT_EQ(first->trials.size(), 20u);
+  std::set<std::string> mlps;
+  for (size_t index = 0; index < 20; ++index) {
+    const TrainConfig& train = first->trials[index].config.train;
+    EXPECT_GE(train.lr, 1e-4);
+    EXPECT_LE(train.lr, 1e-2);
+    EXPECT_GE(train.weight_decay, 0.0);
+    EXPECT_LE(train.weight_decay, 0.2);
+    EXPECT_DOUBLE_EQ(train.lr, second->trials[index].config.train.lr);
+    mlps.insert(first->trials[index].config.model.mlp);
+  }
+  EXPECT_EQ(mlps.size(), 2u);
+}
+
+TEST(SweepExpansion, LadderRulesDeriveWidthTokensAndLearningRate) {
+  StatusOr<ExpandedSweep> sweep = Expand(
+      "name: rules\n"
+      "data: {source: builtin, seq_len: 32}\n"
+      "train: {batch_size: 4}\n"
+      "ladder:\n"
+      "  depths: [3, 6]\n"
+      "  head_dim: 8\n"
+      "  heads_per_layer: 1.3333333\n"
+      "  tokens_per_param: 20\n"
+      "  lr: {coefficient: 1.0, exponent: -0.5}\n");
+  ASSERT_TRUE(sweep.ok()) << sweep.status().message();
+  ASSERT_EQ(sweep->trials.size(), 2u);
+  const ExpandedTrial& big = sweep->trials[1];
+  EXPECT_EQ(big.config.model.heads, 8);
+  EXPECT_EQ(big.config.model.d_model, 64);
+  const double parameters = static_cast<double>(big.parameters.total() - big.parameters.positional);
+  EXPECT_EQ(big.config.train.tokens, std::llround(20 * parameters));
+  EXPECT_EQ(big.config.train.steps, (big.config.train.tokens + 127) / 128);
+  EXPECT_NEAR(big.config.train.lr, 1.0 / std::sqrt(parameters), 1e-12);
+  EXPECT_DOUBLE_EQ(big.flops, 6.0 * big.parameters.nonembedding() * big.tokens);
+}
+
+TEST(SweepExpansion, AnAxisOverridesALadderRule) {
+  StatusOr<ExpandedSweep> sweep = Expand(BaseSpec() +
+                                         "ladder:\n"
+                                         "  rungs: [{layers: 1, d_model: 16, heads: 2}]\n"
+                                         "  lr: [0.5]\n"
+                                         "sweep:\n"
+                                         "  train.lr: [0.001, 0.002]\n");
+  ASSERT_TRUE(sweep.ok()) << sweep.status().message();
+  EXPECT_DOUBLE_EQ(sweep->trials[0].config.train.lr, 0.001);
+  EXPECT_DOUBLE_EQ(sweep->trials[1].config.train.lr, 0.002);
+}
+
+TEST(SweepExpansion, MarksTheBaselineCells) {
+  StatusOr<ExpandedSweep> sweep = Expand(BaseSpec() +
+                                         "baseline: {position.variant: rope}\n"
+                                         "sweep:\n"
+                                         "  position.variant: [rope, lerope]\n"
+                                         "  seed: [0, 1]\n");
+  ASSERT_TRUE(sweep.ok()) << sweep.status().message();
+  int baseline = 0;
+  for (const ExpandedTrial& trial : sweep->trials) baseline += trial.baseline ? 1 : 0;
+  EXPECT_EQ(baseline, 2);
+  EXPECT_TRUE(sweep->trials[0].baseline);
+}
+
+TEST(SweepExpansion, WarnsAboutTwoCellsWithTheSameEffectiveModel) {
+  StatusOr<ExpandedSweep> sweep = Expand(BaseSpec() +
+                                         "sweep:\n"
+                                         "  inverse_temperature: [{form: none}, {form: log_power, xi: 0.0}]\n");
+  ASSERT_TRUE(sweep.ok()) << sweep.status().message();
+  ASSERT_EQ(sweep->warnings.size(), 1u);
+  EXPECT_NE(sweep->warnings[0].message.find("same model"), std::string::npos);
+  EXPECT_EQ(sweep->warnings[0].location.rfind("spec.yaml:", 0), 0u);
+}
+
+TEST(SweepExpansion, EveryExampleSpecExpands) {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(RUNG_SOURCE_DIR) + "/sweeps/examples")) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++count;
+    StatusOr<ExpandedSweep> sweep = LoadSweepSpec(entry.path().string());
+    ASSERT_TRUE(sweep.ok()) << entry.path() << ": " << sweep.status().message();
+    EXPECT_GT(sweep->trials.size(), 0u) << entry.path();
+    EXPECT_TRUE(sweep->warnings.empty()) << entry.path() << ": " << sweep->warnings[0].ToString();
+    bool any_baseline = false;
+    for (const ExpandedTrial& trial : sweep->trials) any_baseline |= trial.baseline;
+    EXPECT_TRUE(any_baseline) << entry.path();
+  }
+  EXPECT_GE(count, 6);
+}
+
+TEST(SweepExpansion, CpuLadderSpansOneAndAHalfDecadesOfCompute) {
+  StatusOr<ExpandedSweep> sweep = LoadSweepSpec(std::string(RUNG_SOURCE_DIR) + "/sweeps/examples/cpu-ladder.yaml");
+  ASSERT_TRUE(sweep.ok()) << sweep.status().message();
+  double smallest = 1e300, largest = 0;
+  std::set<std::string> variants;
+  for (const ExpandedTrial& trial : sweep->trials) {
+    smallest = std::min(smallest, trial.flops);
+    largest = std::max(largest, trial.flops);
+    variants.insert(trial.config.model.position.variant);
+  }
+  EXPECT_GE(std::log10(largest / smallest), 1.5);
+  EXPECT_EQ(variants.size(), 6u);
+  EXPECT_GE(sweep->spec.ladder.rungs.size(), 4u);
+}
+
+}  // namespace
+}  // namespace rung
