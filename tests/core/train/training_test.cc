@@ -228,6 +228,30 @@ TEST_F(TrainingTest, ResumedRunContinuesTheUninterruptedCurveExactly) {
   EXPECT_EQ(second.records().back().at("val_loss"), reference.records().back().at("val_loss"));
 }
 
+TEST_F(TrainingTest, PositionalParametersTrainAloneOrStayFrozen) {
+  // Backbone frozen: only the LeRoPE scales move (context-extension style).
+  json config = TinyTrial("lerope", 20);
+  config["train"]["freeze_backbone"] = true;
+  config["train"]["log_every"] = 5;
+  TrainerProcess positional_only(WriteConfig("freeze_backbone", config), {});
+  ASSERT_EQ(positional_only.Finish(), 0);
+  for (const auto& [step, record] : StepRecords(positional_only.records())) {
+    EXPECT_EQ(record.at("grad_norm").get<double>(), 0.0) << "backbone has no trained parameter, step " << step;
+    EXPECT_GT(record.at("positional_grad_norm").get<double>(), 0.0) << step;
+  }
+  double moved = 0;
+  for (double value : positional_only.records().back().at("positional_parameters")[0].at("values")) moved += std::fabs(value);
+  EXPECT_GT(moved, 0.0);
+
+  // Positional parameters frozen: they stay at their initial value (0) while the backbone trains.
+  config = TinyTrial("lerope", 20);
+  config["position"]["freeze"] = true;
+  TrainerProcess backbone_only(WriteConfig("freeze_positional", config), {});
+  ASSERT_EQ(backbone_only.Finish(), 0);
+  for (double value : backbone_only.records().back().at("positional_parameters")[0].at("values")) EXPECT_EQ(value, 0.0);
+  EXPECT_GT(StepRecords(backbone_only.records()).rbegin()->second.at("grad_norm").get<double>(), 0.0);
+}
+
 TEST_F(TrainingTest, NonFiniteLossFailsTheRunAtOnceWithStepAndReason) {
   json config = TinyTrial("rope", 50);
   config["train"]["lr"] = 1e30;
