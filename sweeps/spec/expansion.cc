@@ -84,8 +84,9 @@ std::string DescribeCell(const ExpandedTrial& trial) {
 StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document) {
   SpecDiagnostics diagnostics;
   ExpandedSweep sweep;
+  // Structural errors do not stop the expansion: the cells still report theirs, so a user sees
+  // every problem at once.
   sweep.spec = ParseSweepSpec(document, &diagnostics);
-  if (diagnostics.has_errors()) return diagnostics.ToStatus();
   const SweepSpec& spec = sweep.spec;
   const Ladder& ladder = spec.ladder;
   const std::vector<SweepAxis>& axes = spec.axes.axes;

@@ -93,6 +93,12 @@ TEST(SpecValidation, YamlSyntaxErrorsNameTheirPosition) {
   EXPECT_NE(sweep.status().message().find("spec.yaml:"), std::string::npos) << sweep.status().message();
 }
 
+TEST(SpecValidation, StructuralAndCellErrorsAreReportedTogether) {
+  std::string errors = ErrorsOf(BaseSpec() + "trian: {steps: 5}\nsweep:\n  position.variant: [ropee]\n");
+  EXPECT_NE(errors.find("trian: unknown key"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("position.variant: 'ropee' is not one of"), std::string::npos) << errors;
+}
+
 TEST(SpecValidation, ASpecNeedsAName) {
   std::string errors = ErrorsOf("data: {source: builtin}\ntrain: {steps: 1}\n");
   EXPECT_NE(errors.find("name: a spec needs a name"), std::string::npos) << errors;
