@@ -5,6 +5,7 @@
 // suggestion) or JsonFieldWriter (emits every field) walks it. Internal to core/config.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -79,6 +80,42 @@ class JsonFieldReader {
     }
     out = value->get<std::string>();
   }
+  void Field(const char* key, std::vector<int64_t>& out) {
+    const nlohmann::json* value = Take(key);
+    if (value == nullptr) return;
+    if (!value->is_array()) {
+      Error(Join(key), "expected a list of integers, got " + TypeName(*value));
+      return;
+    }
+    out.clear();
+    for (const nlohmann::json& item : *value) {
+      if (!item.is_number_integer()) {
+        Error(Join(key), "expected a list of integers, got an element " + TypeName(item));
+        return;
+      }
+      out.push_back(item.get<int64_t>());
+    }
+  }
+  // A list of strings, each one of `allowed`.
+  void EnumList(const char* key, std::vector<std::string>& out, std::initializer_list<const char*> allowed) {
+    const nlohmann::json* value = Take(key);
+    if (value == nullptr) return;
+    if (!value->is_array()) {
+      Error(Join(key), "expected a list, got " + TypeName(*value));
+      return;
+    }
+    std::vector<std::string> options(allowed.begin(), allowed.end());
+    out.clear();
+    for (const nlohmann::json& item : *value) {
+      if (!item.is_string() || std::find(options.begin(), options.end(), item.get<std::string>()) == options.end()) {
+        std::string list;
+        for (const std::string& option : options) list += (list.empty() ? "" : ", ") + option;
+        Error(Join(key), "elements must be one of: " + list + "; got " + item.dump());
+        return;
+      }
+      out.push_back(item.get<std::string>());
+    }
+  }
   void Enum(const char* key, std::string& out, std::initializer_list<const char*> allowed) {
     size_t before = errors_->size();
     Field(key, out);
@@ -146,6 +183,9 @@ class JsonFieldWriter {
   template <typename T>
   void Field(const char* key, const T& value) { (*object_)[key] = value; }
   void Enum(const char* key, const std::string& value, std::initializer_list<const char*>) {
+    (*object_)[key] = value;
+  }
+  void EnumList(const char* key, const std::vector<std::string>& value, std::initializer_list<const char*>) {
     (*object_)[key] = value;
   }
   template <typename Visit>

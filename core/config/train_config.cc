@@ -27,6 +27,12 @@ void ValidateTrainConfig(const TrainConfig& t, const ResourcesConfig& r, std::ve
   if (t.checkpoint_every < 0) error("train.checkpoint_every", "must be >= 0");
   if (t.keep_checkpoints < 1) error("train.keep_checkpoints", "must be >= 1");
   if (t.precision == "bf16" && t.device != "cuda") error("train.precision", "bf16 needs device: cuda");
+  for (int64_t multiple : t.extrapolation_multiples) {
+    if (multiple < 1) error("train.extrapolation_multiples", "multiples must be >= 1, got " + std::to_string(multiple));
+  }
+  if (!t.extrapolation_multiples.empty() && t.extrapolation_methods.empty()) {
+    error("train.extrapolation_methods", "give at least one method (none, pi, ntk_by_parts, yarn)");
+  }
   if (r.cpus < 1) error("resources.cpus", "must be >= 1");
   if (r.gpus < 0) error("resources.gpus", "must be >= 0");
   if (r.world_size < 1) error("resources.world_size", "must be >= 1");

@@ -39,6 +39,11 @@ struct TrainConfig {
   int64_t log_every = 10;
   int64_t checkpoint_every = 0;    // 0 = only on signal and at the end
   int64_t keep_checkpoints = 2;
+  // Evaluation beyond the training length at the end of a run (science.md section 9): each
+  // multiple m of the training length, with each inference-time extension (none, pi = position
+  // interpolation, ntk_by_parts, yarn = NTK-by-parts plus the (0.1 ln m + 1)^2 logit factor).
+  std::vector<int64_t> extrapolation_multiples;
+  std::vector<std::string> extrapolation_methods = {"none"};
   std::string device = "cpu";      // cpu | cuda
   std::string precision = "fp32";  // fp32 | bf16 (autocast on CUDA; positional parameters stay fp32)
 };

@@ -105,6 +105,8 @@ void VisitTrain(V& v, TrainConfig& t) {
   v.Field("log_every", t.log_every);
   v.Field("checkpoint_every", t.checkpoint_every);
   v.Field("keep_checkpoints", t.keep_checkpoints);
+  v.Field("extrapolation_multiples", t.extrapolation_multiples);
+  v.EnumList("extrapolation_methods", t.extrapolation_methods, {"none", "pi", "ntk_by_parts", "yarn"});
   v.Enum("device", t.device, {"cpu", "cuda"});
   v.Enum("precision", t.precision, {"fp32", "bf16"});
 }

@@ -103,7 +103,7 @@ std::vector<LayerTables> PositionalEncodingImpl::Tables(int64_t time, const torc
   if (p.rotary()) {
     auto positions = torch::arange(time, torch::TensorOptions().dtype(torch::kFloat).device(device));
     auto make = [&](const torch::Tensor& freqs) {  // freqs [G, half] -> angles [T, G, half]
-      auto angles = positions.view({time, 1, 1}) * freqs.to(device).unsqueeze(0);
+      auto angles = positions.view({time, 1, 1}) * ExtendFrequencies(freqs, extension_).to(device).unsqueeze(0);
       return std::make_pair(angles.cos(), angles.sin());
     };
     bool constant = p.variant == "rope" || p.variant == "prope";
@@ -129,6 +129,11 @@ std::vector<LayerTables> PositionalEncodingImpl::Tables(int64_t time, const torc
     for (int64_t layer = 0; layer < config_.layers; ++layer) tables[layer].query_scale = AdaScale(layer, time, device);
   }
   return tables;
+}
+
+void PositionalEncodingImpl::set_length_extension(const LengthExtension& extension) {
+  extension_ = extension;
+  cached_time_ = -1;  // constant tables depend on the extension
 }
 
 std::vector<torch::Tensor> PositionalEncodingImpl::frequency_parameters() const {

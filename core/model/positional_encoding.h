@@ -24,6 +24,7 @@
 #include <torch/torch.h>
 
 #include "core/config/model_config.h"
+#include "core/model/length_extension.h"
 
 namespace rung {
 
@@ -46,8 +47,13 @@ class PositionalEncodingImpl : public torch::nn::Module {
   // Per-layer tables for positions 0..T-1 on `device`.
   std::vector<LayerTables> Tables(int64_t time, const torch::Device& device);
 
-  // Frequencies theta [G, d/2] of `layer` (G = 1 when shared); undefined for nope/alibi.
+  // Frequencies theta [G, d/2] of `layer` (G = 1 when shared), as trained; undefined for nope/alibi.
   torch::Tensor Frequencies(int64_t layer);
+
+  // Applies an inference-time length extension to the frequencies Tables() uses (evaluation beyond
+  // the training length); LengthExtension{} switches it off.
+  void set_length_extension(const LengthExtension& extension);
+  const LengthExtension& length_extension() const { return extension_; }
 
   // ALiBi slopes [heads] (fp32), or undefined.
   const torch::Tensor& alibi_slopes() const { return alibi_slopes_; }
@@ -61,6 +67,7 @@ class PositionalEncodingImpl : public torch::nn::Module {
   torch::Tensor AdaScale(int64_t layer, int64_t time, const torch::Device& device);
 
   ModelConfig config_;
+  LengthExtension extension_;
   torch::Tensor rope_log_freq_;    // buffer [d/2]: log b^(-2f/d) (or -inf-free mask for prope)
   torch::Tensor rotate_mask_;      // buffer [d/2]: 1 for rotating pairs (prope), else all ones
   torch::Tensor lerope_log_scale_; // [d/2]

@@ -57,7 +57,7 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens, const torch:
 
   std::vector<LayerTables> tables = positional_->Tables(time, device);
   std::vector<torch::Tensor> betas = inverse_temperature_->Multipliers(time, device);
-  const double query_constant = AttentionQueryScale(kernel, hd);
+  const double query_constant = AttentionQueryScale(kernel, hd) * ExtensionLogitFactor(positional_->length_extension());
 
   torch::Tensor x = torch::embedding(embedding_, tokens);
   for (int64_t layer = 0; layer < config_.layers; ++layer) {

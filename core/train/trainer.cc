@@ -14,6 +14,7 @@
 #include "core/config/model_arithmetic.h"
 #include "core/data/batch_source.h"
 #include "core/model/attention.h"
+#include "core/model/length_extension.h"
 #include "core/model/transformer.h"
 #include "core/train/checkpoint.h"
 #include "core/train/flat_adamw.h"
@@ -138,18 +139,19 @@ struct Evaluation {
   std::vector<double> loss_per_position; // mean loss at each position over counted targets
 };
 
+// Validation loss over train.eval_batches batches of `batch_size` sequences of `time` positions
+// (the training shape unless evaluating beyond the training length).
 Evaluation Evaluate(Transformer& model, const BatchSource& source, const TrialConfig& trial,
-                    const torch::Device& device) {
+                    const torch::Device& device, int64_t time, int64_t batch_size) {
   torch::NoGradGuard no_grad;
   model->eval();
-  const int64_t time = trial.data.seq_len;
   torch::Tensor loss_sum = torch::zeros({time}, torch::kDouble);
   torch::Tensor count = torch::zeros({time}, torch::kDouble);
   double correct = 0.0, answers = 0.0;
   bool masked = false;
   const int64_t document_start_token = CrossDocumentMaskToken(trial.data);
   for (int64_t index = 0; index < trial.train.eval_batches; ++index) {
-    Batch batch = ToTensors(source.Batch(Split::kValidation, index, trial.train.batch_size, time), device,
+    Batch batch = ToTensors(source.Batch(Split::kValidation, index, batch_size, time), device,
                             document_start_token);
     torch::Tensor logits;
     {
@@ -212,6 +214,31 @@ json ParameterCountsJson(const ParameterCounts& counts) {
           {"attention", counts.attention},         {"mlp", counts.mlp},         {"norms", counts.norms},
           {"positional", counts.positional},       {"embedding", counts.embedding},
           {"output_head", counts.output_head}};
+}
+
+// Validation beyond the training length: every multiple x method of train.extrapolation_*.
+json EvaluateBeyondTrainingLength(Transformer& model, const BatchSource& source, const TrialConfig& trial,
+                                  const torch::Device& device) {
+  json results = json::array();
+  const int64_t trained = trial.data.seq_len;
+  for (int64_t multiple : trial.train.extrapolation_multiples) {
+    for (const std::string& method : trial.train.extrapolation_methods) {
+      if (multiple == 1 && method != "none") continue;  // extensions change nothing at the training length
+      LengthExtension extension{method, static_cast<double>(multiple), static_cast<double>(trained)};
+      model->positional()->set_length_extension(extension);
+      // Same tokens per batch as training: attention memory grows with the square of the length.
+      const int64_t batch_size = std::max<int64_t>(1, trial.train.batch_size / multiple);
+      Evaluation evaluation = Evaluate(model, source, trial, device, trained * multiple, batch_size);
+      results.push_back({{"multiple", multiple},
+                         {"length", trained * multiple},
+                         {"method", method},
+                         {"val_loss", evaluation.loss},
+                         {"val_loss_per_position", evaluation.loss_per_position}});
+      if (evaluation.accuracy >= 0) results.back()["val_accuracy"] = evaluation.accuracy;
+    }
+  }
+  model->positional()->set_length_extension(LengthExtension{});
+  return results;
 }
 
 class TrialRun {
@@ -451,13 +478,13 @@ StatusOr<TrainOutcome> TrialRun::Run() {
     if (evaluate || last || step_ % train.log_every == 0) {
       json record = StepRecord(step_loss, norms, lr_multiplier);
       if (evaluate) {
-        Evaluation evaluation = Evaluate(model_, *source_, trial_, device_);
+        Evaluation evaluation = Evaluate(model_, *source_, trial_, device_, trial_.data.seq_len, trial_.train.batch_size);
         record["val_loss"] = evaluation.loss;
         if (evaluation.accuracy >= 0) record["val_accuracy"] = evaluation.accuracy;
       }
       if (!last) Emit(out, record);
       if (last) {
-        Evaluation evaluation = Evaluate(model_, *source_, trial_, device_);
+        Evaluation evaluation = Evaluate(model_, *source_, trial_, device_, trial_.data.seq_len, trial_.train.batch_size);
         record["val_loss"] = evaluation.loss;
         if (evaluation.accuracy >= 0) record["val_accuracy"] = evaluation.accuracy;
         Emit(out, record);
@@ -472,6 +499,7 @@ StatusOr<TrainOutcome> TrialRun::Run() {
                              {"val_loss_per_position", evaluation.loss_per_position},
                              {"positional_parameters", PositionalParameters(model_)},
                              {"frequencies", Frequencies(model_)},
+                             {"extrapolation", EvaluateBeyondTrainingLength(model_, *source_, trial_, device_)},
                              {"train_tokens_per_sec", steady_seconds_ > 0 ? static_cast<double>(steady_tokens_) / steady_seconds_ : 0.0},
                              {"wall_sec", Seconds(run_start)},
                              {"peak_rss_bytes", PeakRssBytes()}};

@@ -10,7 +10,9 @@
 //   {"type":"checkpoint", ...}   step, path, reason
 //   {"type":"final", ...}        final validation loss, per-position validation loss, learned
 //                                positional parameters (name, shape, values), frequencies,
-//                                train_tokens_per_sec (this process, after its first 5 steps),
+//                                extrapolation (validation loss and per-position loss at each
+//                                train.extrapolation_multiples x method), train_tokens_per_sec
+//                                (this process, after its first 5 steps),
 //                                peak RSS
 //   {"type":"preempted", ...}    a stop signal arrived: checkpoint written, run stopped
 //   {"type":"error", ...}        the run failed (e.g. a non-finite loss), with step and reason

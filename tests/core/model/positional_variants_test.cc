@@ -272,3 +272,49 @@ TEST(PositionalGradients, MatchFiniteDifferencesForEveryLearnedParameter) {
 
 }  // namespace
 }  // namespace rung
+
+namespace rung {
+namespace {
+
+TEST(LengthExtension, PositionInterpolationDividesEveryFrequency) {
+  auto theta = torch::tensor(RopeFrequencies(10000.0, 16));
+  auto pi = ExtendFrequencies(theta, {"pi", 4.0, 128.0});
+  EXPECT_TRUE(torch::allclose(pi, theta / 4.0));
+  EXPECT_TRUE(torch::equal(ExtendFrequencies(theta, {"none", 4.0, 128.0}), theta));
+  EXPECT_TRUE(torch::equal(ExtendFrequencies(theta, {"pi", 1.0, 128.0}), theta));  // nothing at 1x
+}
+
+TEST(LengthExtension, NtkByPartsKeepsFastPairsAndInterpolatesSlowOnes) {
+  const double train_length = 128.0, scale = 4.0;
+  auto theta = torch::tensor(RopeFrequencies(10000.0, 32));
+  auto extended = ExtendFrequencies(theta, {"ntk_by_parts", scale, train_length});
+  for (int64_t f = 0; f < theta.size(0); ++f) {
+    const double turns = theta[f].item<double>() * train_length / (2 * M_PI);
+    const double original = theta[f].item<double>(), value = extended[f].item<double>();
+    if (turns >= 32) EXPECT_DOUBLE_EQ(value, original) << f;
+    if (turns <= 1) EXPECT_NEAR(value, original / scale, 1e-6 * original) << f;
+    if (turns > 1 && turns < 32) {
+      const double keep = (turns - 1) / 31;
+      EXPECT_NEAR(value, (1 - keep) * original / scale + keep * original, 1e-6 * original) << f;
+    }
+  }
+  EXPECT_DOUBLE_EQ(ExtensionLogitFactor({"yarn", scale, train_length}), std::pow(0.1 * std::log(scale) + 1, 2));
+  EXPECT_DOUBLE_EQ(ExtensionLogitFactor({"ntk_by_parts", scale, train_length}), 1.0);
+}
+
+TEST(LengthExtension, AppliesToTheTablesOfLearnedFrequenciesToo) {
+  torch::manual_seed(2);
+  ModelConfig config = testing_models::Tiny("lerope");
+  PositionalEncoding positional(config);
+  Randomize(positional->parameters(), 0.2);
+  auto plain = positional->Tables(48, torch::kCPU)[0];
+  positional->set_length_extension({"pi", 2.0, 24.0});
+  auto interpolated = positional->Tables(48, torch::kCPU)[0];
+  // position 2t under PI has the angles of position t without it
+  EXPECT_TRUE(torch::allclose(interpolated.cos.narrow(0, 20, 1), plain.cos.narrow(0, 10, 1), 1e-5, 1e-6));
+  positional->set_length_extension({});
+  EXPECT_TRUE(torch::allclose(positional->Tables(48, torch::kCPU)[0].cos, plain.cos));
+}
+
+}  // namespace
+}  // namespace rung

@@ -252,6 +252,25 @@ TEST_F(TrainingTest, PositionalParametersTrainAloneOrStayFrozen) {
   EXPECT_GT(StepRecords(backbone_only.records()).rbegin()->second.at("grad_norm").get<double>(), 0.0);
 }
 
+TEST_F(TrainingTest, EvaluatesBeyondTheTrainingLengthWithEachExtension) {
+  json config = TinyTrial("rope", 30);
+  config["train"]["extrapolation_multiples"] = {1, 2, 4};
+  config["train"]["extrapolation_methods"] = {"none", "pi", "yarn"};
+  TrainerProcess trainer(WriteConfig("extrapolation", config), {});
+  ASSERT_EQ(trainer.Finish(), 0);
+  const json& final_record = trainer.records().back();
+  const json& results = final_record.at("extrapolation");
+  ASSERT_EQ(results.size(), 1u + 3u + 3u);  // at 1x only `none`
+  EXPECT_EQ(results[0].at("val_loss"), final_record.at("val_loss"));
+  for (const json& result : results) {
+    const int64_t length = result.at("length").get<int64_t>();
+    EXPECT_EQ(length, 64 * result.at("multiple").get<int64_t>());
+    EXPECT_EQ(result.at("val_loss_per_position").size(), static_cast<size_t>(length));
+    EXPECT_TRUE(std::isfinite(result.at("val_loss").get<double>()));
+  }
+  EXPECT_NE(results[1].at("val_loss"), results[2].at("val_loss"));  // PI changes the 2x loss
+}
+
 TEST_F(TrainingTest, NonFiniteLossFailsTheRunAtOnceWithStepAndReason) {
   json config = TinyTrial("rope", 50);
   config["train"]["lr"] = 1e30;
