@@ -44,6 +44,9 @@ struct TrainConfig {
   // interpolation, ntk_by_parts, yarn = NTK-by-parts plus the (0.1 ln m + 1)^2 logit factor).
   std::vector<int64_t> extrapolation_multiples;
   std::vector<std::string> extrapolation_methods = {"none"};
+  // Attention diagnostics (science.md section 7) at the end of a run, on this many validation
+  // sequences (0 = none); written as the `diagnostics` record.
+  int64_t diagnostics_sequences = 4;
   std::string device = "cpu";      // cpu | cuda
   std::string precision = "fp32";  // fp32 | bf16 (autocast on CUDA; positional parameters stay fp32)
 };

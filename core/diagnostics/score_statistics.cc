@@ -42,10 +42,7 @@ GapCount CountGaps(const std::vector<double>& row, double contact_tolerance) {
   return result;
 }
 
-namespace {
-
-// OLS slope and intercept of y on x.
-std::pair<double, double> LeastSquares(const std::vector<double>& x, const std::vector<double>& y) {
+std::pair<double, double> LeastSquaresLine(const std::vector<double>& x, const std::vector<double>& y) {
   const double mean_x = std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(x.size());
   const double mean_y = std::accumulate(y.begin(), y.end(), 0.0) / static_cast<double>(y.size());
   double sxx = 0.0, sxy = 0.0;
@@ -56,6 +53,8 @@ std::pair<double, double> LeastSquares(const std::vector<double>& x, const std::
   const double slope = sxx > 0 ? sxy / sxx : 0.0;
   return {slope, mean_y - slope * mean_x};
 }
+
+namespace {
 
 double Percentile(std::vector<double> values, double fraction) {
   if (values.empty()) return std::nan("");
@@ -87,7 +86,7 @@ ExponentFit FitLambdaExponent(const std::vector<int64_t>& lengths,
     log_lambdas.push_back(std::move(logs));
   }
   if (x.size() < 2) return fit;
-  std::tie(fit.xi, fit.intercept) = LeastSquares(x, fit.mean_log_lambda);
+  std::tie(fit.xi, fit.intercept) = LeastSquaresLine(x, fit.mean_log_lambda);
   std::mt19937_64 random(seed);
   std::vector<double> slopes;
   for (int replicate = 0; replicate < bootstrap; ++replicate) {
@@ -98,7 +97,7 @@ ExponentFit FitLambdaExponent(const std::vector<int64_t>& lengths,
       for (size_t draw = 0; draw < logs.size(); ++draw) sum += logs[pick(random)];
       means.push_back(sum / static_cast<double>(logs.size()));
     }
-    slopes.push_back(LeastSquares(x, means).first);
+    slopes.push_back(LeastSquaresLine(x, means).first);
   }
   fit.ci_low = Percentile(slopes, 0.025);
   fit.ci_high = Percentile(slopes, 0.975);

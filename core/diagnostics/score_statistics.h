@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <random>
+#include <utility>
 #include <vector>
 
 namespace rung {
@@ -47,6 +48,9 @@ struct ExponentFit {
 ExponentFit FitLambdaExponent(const std::vector<int64_t>& lengths,
                               const std::function<std::vector<std::vector<double>>(int64_t)>& rows_at,
                               int bootstrap = 200, uint64_t seed = 0);
+
+// Ordinary least squares y = slope x + intercept; returns {slope, intercept}.
+std::pair<double, double> LeastSquaresLine(const std::vector<double>& x, const std::vector<double>& y);
 
 struct SoftmaxRegime {
   double normalised_entropy = 0.0;  // H / ln n

@@ -75,6 +75,16 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens, const torch:
     auto q_heads = RotateAndTranspose(q, tables[layer].cos, tables[layer].sin, query_scale, query_constant);
     auto k_heads = RotateAndTranspose(k, tables[layer].cos, tables[layer].sin, torch::Tensor());
     auto v_heads = RotateAndTranspose(v, torch::Tensor(), torch::Tensor(), torch::Tensor());  // transpose only
+    if (probe_) {
+      AttentionProbe probe{layer, RotateAndTranspose(q, tables[layer].cos, tables[layer].sin, torch::Tensor()), k_heads,
+                           query_scale, positional_->alibi_slopes(), doc_start};
+      const double factor = ExtensionLogitFactor(positional_->length_extension());
+      if (factor != 1.0) {
+        probe.query_multiplier = probe.query_multiplier.defined() ? probe.query_multiplier * factor
+                                                                  : torch::full({time, heads}, factor, q.options());
+      }
+      probe_(probe);
+    }
     auto attended = CausalAttention(q_heads, k_heads, v_heads, positional_->alibi_slopes(), doc_start, kernel);
     x = x + torch::linear(attended, block.out);
 

@@ -20,6 +20,7 @@
 // temperature parameters are fp32 and live in their own modules.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,17 @@
 #include "core/model/positional_encoding.h"
 
 namespace rung {
+
+// What a layer's attention sees, for diagnostics (science.md section 7): queries and keys after
+// rotation but before any multiplier or bias, and the multiplier and bias attention applies.
+struct AttentionProbe {
+  int64_t layer = 0;
+  torch::Tensor q;                 // [B, heads, T, d] rotated, unscaled (no beta, lambda, 1/sqrt(d))
+  torch::Tensor k;                 // [B, kv_heads, T, d] rotated
+  torch::Tensor query_multiplier;  // [T, heads] (beta * lambda * length-extension factor) or undefined
+  torch::Tensor alibi_slopes;      // [heads] or undefined
+  torch::Tensor doc_start;         // [B, T] or undefined
+};
 
 struct ParameterGroups {
   std::vector<torch::Tensor> decay;             // matrices of the blocks and the output head
@@ -51,6 +63,10 @@ class TransformerImpl : public torch::nn::Module {
   PositionalEncoding& positional() { return positional_; }
   InverseTemperature& inverse_temperature() { return inverse_temperature_; }
 
+  // Called once per layer during forward with that layer's AttentionProbe (diagnostics; costs one
+  // extra rotation per layer). An empty function switches it off.
+  void set_attention_probe(std::function<void(const AttentionProbe&)> probe) { probe_ = std::move(probe); }
+
   // Overrides model.attention: which kernel computes attention (tests compare them).
   void set_attention_kernel(int kernel) { attention_kernel_ = kernel; }
 
@@ -65,6 +81,7 @@ class TransformerImpl : public torch::nn::Module {
   std::vector<Block> blocks_;
   PositionalEncoding positional_{nullptr};
   InverseTemperature inverse_temperature_{nullptr};
+  std::function<void(const AttentionProbe&)> probe_;
   int attention_kernel_ = -1;  // an AttentionKernel (attention.h) overriding model.attention, or -1
 };
 TORCH_MODULE(Transformer);

@@ -14,6 +14,7 @@
 #include "core/config/model_arithmetic.h"
 #include "core/data/batch_source.h"
 #include "core/model/attention.h"
+#include "core/diagnostics/attention_diagnostics.h"
 #include "core/model/length_extension.h"
 #include "core/model/transformer.h"
 #include "core/train/checkpoint.h"
@@ -489,6 +490,16 @@ StatusOr<TrainOutcome> TrialRun::Run() {
         if (evaluation.accuracy >= 0) record["val_accuracy"] = evaluation.accuracy;
         Emit(out, record);
         RUNG_RETURN_IF_ERROR(SaveCheckpoint("final"));
+        if (train.diagnostics_sequences > 0) {
+          Batch sample = ToTensors(source_->Batch(Split::kValidation, 0, train.diagnostics_sequences, time), device_,
+                                   CrossDocumentMaskToken(trial_.data));
+          DiagnosticsOptions diagnostics_options;
+          diagnostics_options.seed = trial_.seed;
+          json diagnostics = MeasureAttentionDiagnostics(model_, sample.inputs, sample.doc_start, diagnostics_options);
+          diagnostics["type"] = "diagnostics";
+          diagnostics["step"] = step_;
+          Emit(out, diagnostics);
+        }
         json final_record = {{"type", "final"},
                              {"step", step_},
                              {"tokens", tokens_},

@@ -8,6 +8,7 @@
 //                                positional_grad_norm, tokens_per_sec, elapsed_sec [, val_loss,
 //                                val_accuracy]
 //   {"type":"checkpoint", ...}   step, path, reason
+//   {"type":"diagnostics", ...} attention diagnostics per layer and head (attention_diagnostics.h)
 //   {"type":"final", ...}        final validation loss, per-position validation loss, learned
 //                                positional parameters (name, shape, values), frequencies,
 //                                extrapolation (validation loss and per-position loss at each

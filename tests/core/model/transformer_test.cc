@@ -260,3 +260,44 @@ TEST(Transformer, InitialisationFollowsThePublishedRecipe) {
 
 }  // namespace
 }  // namespace rung
+
+#include "core/diagnostics/attention_diagnostics.h"
+
+namespace rung {
+namespace {
+
+TEST(AttentionDiagnostics, MeasureEveryHeadOfEveryLayer) {
+  torch::manual_seed(4);
+  for (const char* variant : {"rope", "adarope", "nope", "alibi"}) {
+    ModelConfig config = Tiny(variant);
+    config.inverse_temperature.form = "log_power";
+    config.inverse_temperature.xi = 0.5;
+    Transformer model(config);
+    auto tokens = torch::randint(0, 64, {3, 24}, torch::kLong);
+    nlohmann::json diagnostics = MeasureAttentionDiagnostics(model, tokens, {});
+    ASSERT_EQ(diagnostics["layers"].size(), 2u) << variant;
+    for (const auto& layer : diagnostics["layers"]) {
+      ASSERT_EQ(layer["heads"].size(), 4u);
+      for (const auto& head : layer["heads"]) {
+        const auto& e2 = head["effective_length_by_position"];
+        ASSERT_EQ(e2.size(), 24u);
+        EXPECT_NEAR(e2[0].get<double>(), 1.0, 1e-9);  // the first query sees one key
+        for (size_t i = 0; i < e2.size(); ++i) {
+          EXPECT_GE(e2[i].get<double>(), 1.0 - 1e-9);
+          EXPECT_LE(e2[i].get<double>(), static_cast<double>(i + 1) + 1e-9);
+        }
+        EXPECT_EQ(head["pair_usage"].size(), 4u);
+        if (std::string(variant) == "rope" || std::string(variant) == "adarope") {
+          EXPECT_NEAR(head["effective_base"].get<double>(), 10000.0, 1.0) << variant;  // RoPE's base at init
+          EXPECT_TRUE(head.contains("dominant_wavelength"));
+        }
+      }
+      const auto& gap = layer["gap_counting"];
+      EXPECT_TRUE(gap.contains("xi_lambda"));
+      EXPECT_EQ(gap["softmax_regime"].size(), 3u);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace rung

@@ -154,6 +154,10 @@ TEST_F(TrainingTest, FirstRecordStatesProvenance) {
   }
   EXPECT_EQ(first.at("threads"), 2);
   EXPECT_TRUE(first.at("data").contains("sha256"));
+  const json& diagnostics = trainer.records()[trainer.records().size() - 2];
+  ASSERT_EQ(diagnostics.at("type"), "diagnostics");
+  EXPECT_EQ(diagnostics.at("layers").size(), 2u);
+  EXPECT_TRUE(diagnostics.at("pooled").contains("xi_lambda"));
   const json& final_record = trainer.records().back();
   ASSERT_EQ(final_record.at("positional_parameters").size(), 1u);
   EXPECT_EQ(final_record.at("positional_parameters")[0].at("name"), "positional.lerope_log_scale");
