@@ -20,6 +20,15 @@ struct ScheduleConfig {
   double final_lr_fraction = 0.0;  // LR at the last step, relative to the peak
 };
 
+// Starting a run from another trial's checkpoint (science.md section 7 runs): context extension
+// (parameters: all, longer data.seq_len, train.freeze_backbone) or fixed learned frequencies
+// (parameters: positional, position.freeze). The coordinator fills `checkpoint` from a named source
+// trial; rung-train takes a path.
+struct InitConfig {
+  std::string checkpoint;             // "" = a fresh initialisation
+  std::string parameters = "all";     // all | positional | backbone: which parameters are copied
+};
+
 struct TrainConfig {
   int64_t steps = 0;               // optimizer steps; 0 = derived from tokens
   int64_t tokens = 0;              // training tokens D; used when steps == 0
@@ -34,6 +43,7 @@ struct TrainConfig {
   double clip = 1.0;               // global-norm clip of the backbone (0 = none)
   bool freeze_backbone = false;    // train only the positional parameters
   ScheduleConfig schedule;
+  InitConfig init;
   int64_t eval_every = 100;        // 0 = only at the end
   int64_t eval_batches = 8;
   int64_t log_every = 10;

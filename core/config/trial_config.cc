@@ -100,6 +100,10 @@ void VisitTrain(V& v, TrainConfig& t) {
     s.Field("decay_fraction", t.schedule.decay_fraction);
     s.Field("final_lr_fraction", t.schedule.final_lr_fraction);
   });
+  v.Block("init", [&](V& i) {
+    i.Field("checkpoint", t.init.checkpoint);
+    i.Enum("parameters", t.init.parameters, {"all", "positional", "backbone"});
+  });
   v.Field("eval_every", t.eval_every);
   v.Field("eval_batches", t.eval_batches);
   v.Field("log_every", t.log_every);

@@ -250,6 +250,7 @@ class TrialRun {
  private:
   Status Setup();
   Status Resume(const std::string& path);
+  Status InitializeFrom(const InitConfig& init);
   Status SaveCheckpoint(const std::string& reason);
   json StepRecord(double loss, const std::vector<double>& norms, double lr_multiplier);
 
@@ -325,7 +326,11 @@ Status TrialRun::Setup() {
   } else if (options_.resume != "never") {
     resume_path = options_.resume;
   }
-  if (!resume_path.empty()) RUNG_RETURN_IF_ERROR(Resume(resume_path));
+  if (!resume_path.empty()) {
+    RUNG_RETURN_IF_ERROR(Resume(resume_path));
+  } else if (!trial_.train.init.checkpoint.empty()) {
+    RUNG_RETURN_IF_ERROR(InitializeFrom(trial_.train.init));
+  }
   return Status::Ok();
 }
 
@@ -364,6 +369,45 @@ Status TrialRun::Resume(const std::string& path) {
     return Status::DataLoss("cannot read checkpoint " + path + ": " + error.what());
   }
   resumed_from_ = path;
+  return Status::Ok();
+}
+
+// Copies parameters from another run's checkpoint: every parameter of the chosen kind must exist
+// there with the same shape (a context extension changes the sequence length, not the shapes).
+Status TrialRun::InitializeFrom(const InitConfig& init) {
+  if (!std::filesystem::exists(init.checkpoint)) {
+    return Status::NotFound("train.init.checkpoint " + init.checkpoint + " does not exist");
+  }
+  auto is_positional = [](const std::string& name) {
+    return name.rfind("positional.", 0) == 0 || name.rfind("inverse_temperature.", 0) == 0;
+  };
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(init.checkpoint);
+    torch::NoGradGuard no_grad;
+    int64_t copied = 0;
+    for (auto& item : model_->named_parameters(true)) {
+      const bool positional = is_positional(item.key());
+      if ((init.parameters == "positional" && !positional) || (init.parameters == "backbone" && positional)) continue;
+      torch::Tensor value;
+      if (!archive.try_read("model/" + item.key(), value)) {
+        return Status::FailedPrecondition("train.init.checkpoint " + init.checkpoint + " has no parameter " + item.key() +
+                                          " (a different variant or shape?)");
+      }
+      if (value.sizes() != item.value().sizes()) {
+        return Status::FailedPrecondition("train.init.checkpoint: parameter " + item.key() + " has shape " +
+                                          c10::str(value.sizes()) + " there and " + c10::str(item.value().sizes()) +
+                                          " here");
+      }
+      item.value().copy_(value);
+      ++copied;
+    }
+    if (copied == 0) {
+      return Status::FailedPrecondition("train.init: no " + init.parameters + " parameters to copy from " + init.checkpoint);
+    }
+  } catch (const std::exception& error) {
+    return Status::DataLoss("cannot read train.init.checkpoint " + init.checkpoint + ": " + error.what());
+  }
   return Status::Ok();
 }
 

@@ -275,6 +275,49 @@ TEST_F(TrainingTest, EvaluatesBeyondTheTrainingLengthWithEachExtension) {
   EXPECT_NE(results[1].at("val_loss"), results[2].at("val_loss"));  // PI changes the 2x loss
 }
 
+TEST_F(TrainingTest, StartsFromAnotherRunsCheckpoint) {
+  const std::string dir = testing::TempDir() + "/init_source";
+  fs::remove_all(dir);
+  TrainerProcess source(WriteConfig("init_source", TinyTrial("lerope", 40)), {"--checkpoint-dir", dir});
+  ASSERT_EQ(source.Finish(), 0);
+  std::string checkpoint;
+  for (const json& record : source.records()) {
+    if (record.at("type") == "checkpoint") checkpoint = record.at("path");
+  }
+  ASSERT_FALSE(checkpoint.empty());
+  const json learned = source.records().back().at("positional_parameters")[0].at("values");
+
+  // Fixed learned frequencies: a fresh backbone with the source's LeRoPE scales, frozen.
+  json fixed = TinyTrial("lerope", 10);
+  fixed["train"]["init"] = {{"checkpoint", checkpoint}, {"parameters", "positional"}};
+  fixed["position"]["freeze"] = true;
+  TrainerProcess fixed_run(WriteConfig("init_fixed", fixed), {});
+  ASSERT_EQ(fixed_run.Finish(), 0);
+  EXPECT_EQ(fixed_run.records().back().at("positional_parameters")[0].at("values"), learned);
+
+  // Context extension: twice the length, backbone frozen, every parameter from the source.
+  json extended = TinyTrial("lerope", 5);
+  extended["data"]["seq_len"] = 128;
+  extended["train"]["log_every"] = 1;
+  extended["train"]["init"] = {{"checkpoint", checkpoint}};
+  extended["train"]["freeze_backbone"] = true;
+  TrainerProcess extension(WriteConfig("init_extend", extended), {});
+  ASSERT_EQ(extension.Finish(), 0);
+  json fresh_config = extended;
+  fresh_config["train"].erase("init");
+  TrainerProcess fresh(WriteConfig("init_fresh", fresh_config), {});
+  ASSERT_EQ(fresh.Finish(), 0);
+  const double extended_loss = StepRecords(extension.records()).at(1).at("train_loss").get<double>();
+  const double fresh_loss = StepRecords(fresh.records()).at(1).at("train_loss").get<double>();
+  EXPECT_LT(extended_loss, fresh_loss - 0.5) << "the trained backbone was not loaded";
+
+  // A checkpoint of another variant lacks the parameters: a clear error, exit 4.
+  json mismatched = TinyTrial("adarope", 5);
+  mismatched["train"]["init"] = {{"checkpoint", checkpoint}, {"parameters", "positional"}};
+  TrainerProcess wrong(WriteConfig("init_wrong", mismatched), {});
+  EXPECT_EQ(wrong.Finish(), 4);
+}
+
 TEST_F(TrainingTest, NonFiniteLossFailsTheRunAtOnceWithStepAndReason) {
   json config = TinyTrial("rope", 50);
   config["train"]["lr"] = 1e30;
