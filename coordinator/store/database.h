@@ -1,0 +1,170 @@
+// coordinator/store/database.h
+//
+// A thin RAII layer over the SQLite C API: Database (one connection), Statement (one prepared
+// statement) and Transaction (BEGIN ... COMMIT, rolled back unless committed). Errors are Status
+// values carrying SQLite's own message and the statement that failed; nothing here throws.
+//
+// Database::Open sets the connection up for the coordinator's durability contract:
+//   journal_mode=WAL      readers (sqlite3 users, the CLI) never block the writer, nor it them
+//   synchronous=FULL      a committed transaction survives power loss: a write is acknowledged only
+//                         after its commit returned
+//   foreign_keys=ON       rows cannot point at sweeps, trials or workers that do not exist
+//   busy_timeout          another connection's lock is waited for, not failed on at once
+//
+// Example:
+//   StatusOr<std::unique_ptr<Database>> db = Database::Open("rung.db");
+//   if (!db.ok()) return db.status();
+//   StatusOr<Transaction> txn = Transaction::Begin(**db, TransactionMode::kImmediate);
+//   if (!txn.ok()) return txn.status();
+//   StatusOr<Statement> insert = (*db)->Prepare("INSERT INTO tags(sweep_id, key, value) VALUES (?, ?, ?)");
+//   if (!insert.ok()) return insert.status();
+//   insert->BindAll(sweep_id, "owner", "ada");
+//   RUNG_RETURN_IF_ERROR(insert->Run());
+//   return txn->Commit();
+//
+// Thread safety: none. A Database and everything prepared on it belong to one thread at a time; the
+// Store (store.h) serializes its users with a mutex.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/common/status.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace rung {
+
+class Database;
+
+// One prepared statement. Bind values (1-based, as in SQL), then Step() through the rows or Run()
+// a statement without rows. Bind errors are kept and returned by the next Step()/Run(), so binds can
+// be chained without checking each one.
+class Statement {
+ public:
+  Statement(Statement&& other) noexcept;
+  Statement& operator=(Statement&& other) noexcept;
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  ~Statement();
+
+  Statement& Bind(int index, int64_t value);
+  Statement& Bind(int index, int value) { return Bind(index, static_cast<int64_t>(value)); }
+  Statement& Bind(int index, double value);
+  Statement& Bind(int index, std::string_view value);
+  Statement& Bind(int index, const std::string& value) { return Bind(index, std::string_view(value)); }
+  Statement& Bind(int index, const char* value) { return Bind(index, std::string_view(value)); }
+  Statement& BindNull(int index);
+  Statement& Bind(int index, std::nullptr_t) { return BindNull(index); }
+  template <typename T>
+  Statement& Bind(int index, const std::optional<T>& value) {
+    return value.has_value() ? Bind(index, *value) : BindNull(index);
+  }
+
+  // Binds `values` to parameters 1, 2, ... in order.
+  template <typename... Values>
+  Statement& BindAll(const Values&... values) {
+    int index = 0;
+    (Bind(++index, values), ...);
+    return *this;
+  }
+
+  // Advances to the next row: true when a row is available, false when the statement is done.
+  StatusOr<bool> Step();
+  // Steps to completion, for statements that return no rows (INSERT, UPDATE, DELETE, DDL).
+  Status Run();
+  // Makes the statement ready to be bound and run again (bindings cleared).
+  void Reset();
+
+  // Columns of the current row, 0-based. REQUIRES: the last Step() returned true.
+  bool ColumnIsNull(int column) const;
+  int64_t ColumnInt64(int column) const;
+  double ColumnDouble(int column) const;
+  std::string ColumnText(int column) const;
+  std::optional<int64_t> ColumnOptionalInt64(int column) const;
+  std::optional<double> ColumnOptionalDouble(int column) const;
+
+ private:
+  friend class Database;
+  Statement(sqlite3* db, sqlite3_stmt* statement) : db_(db), statement_(statement) {}
+  void KeepFirstError(int result, const char* what);
+  Status ErrorStatus(int result, const char* what) const;
+
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* statement_ = nullptr;
+  Status bind_error_;
+};
+
+struct DatabaseOptions {
+  // How long a statement waits for another connection's lock before failing with UNAVAILABLE.
+  int busy_timeout_ms = 5000;
+  // Opens an existing file read-only (no pragmas that write); for tools and tests that inspect.
+  bool read_only = false;
+};
+
+// One SQLite connection to one file.
+class Database {
+ public:
+  // Opens (creating it unless read_only) the database file at `path`. Errors: UNAVAILABLE when the
+  // file cannot be opened, FAILED_PRECONDITION when WAL mode cannot be set (WAL needs a local file
+  // system with shared memory; never NFS), DATA_LOSS when the file is not a database.
+  static StatusOr<std::unique_ptr<Database>> Open(const std::string& path, const DatabaseOptions& options = {});
+
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+  ~Database();
+
+  // Runs one or more SQL statements that return no rows (scripts, PRAGMAs that set).
+  Status Execute(const std::string& sql);
+  StatusOr<Statement> Prepare(std::string_view sql);
+
+  // Runs `sql` (no parameters) and returns the first column of its first row.
+  // NOT_FOUND when it returns no row.
+  StatusOr<int64_t> QueryInt64(std::string_view sql);
+
+  // PRAGMA user_version: the schema version (schema.h).
+  StatusOr<int64_t> UserVersion();
+
+  int64_t LastInsertRowId() const;
+  // Rows changed by the most recent INSERT, UPDATE or DELETE.
+  int64_t ChangedRows() const;
+  const std::string& path() const { return path_; }
+
+ private:
+  Database(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+
+  sqlite3* db_;
+  std::string path_;
+};
+
+enum class TransactionMode {
+  kImmediate,  // BEGIN IMMEDIATE: takes the write lock at once (every write transaction)
+  kDeferred,   // BEGIN: a consistent read snapshot
+};
+
+// A transaction on one Database: rolled back when destroyed without Commit().
+class Transaction {
+ public:
+  static StatusOr<Transaction> Begin(Database& db, TransactionMode mode);
+
+  Transaction(Transaction&& other) noexcept;
+  Transaction& operator=(Transaction&&) = delete;
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  ~Transaction();
+
+  // Commits; with synchronous=FULL the changes are on disk when this returns OK. On error the
+  // transaction is rolled back.
+  Status Commit();
+
+ private:
+  explicit Transaction(Database* db) : db_(db) {}
+  Database* db_;  // null once committed, rolled back or moved from
+};
+
+}  // namespace rung

@@ -1,0 +1,37 @@
+// coordinator/store/internal/attempt_fence.h
+//
+// Attempt fencing: every report from a worker names (trial, attempt), and only the trial's current
+// live attempt (LEASED or RUNNING) may change it. A report from an attempt the coordinator has
+// already given up on (its lease expired, it was preempted, the trial was requeued and leased again)
+// is rejected with FAILED_PRECONDITION and a message naming both attempts, so that a worker that
+// lost its lease stops instead of overwriting its successor's results.
+//
+// A report that repeats one already applied (the worker resent it because the answer was lost) is
+// recognised by the digest stored with the attempt that it ended, and acknowledged without change.
+//
+// Thread safety: as database.h (the caller holds the Store's mutex).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "coordinator/store/database.h"
+#include "coordinator/store/store_types.h"
+
+namespace rung::store_internal {
+
+struct LiveAttempt {
+  TrialRecord trial;
+  AttemptRecord attempt;
+};
+
+// The trial and its attempt, when `attempt` is the trial's live attempt. NOT_FOUND for an unknown
+// trial; FAILED_PRECONDITION otherwise, saying which attempt is current and what became of `attempt`.
+// `report` names the report in the message ("heartbeat", "completion", ...).
+StatusOr<LiveAttempt> LoadLiveAttempt(Database& db, int64_t trial_id, int64_t attempt, std::string_view report);
+
+// True when `attempt` of the trial already ended with `outcome` by a report with this digest.
+StatusOr<bool> IsAppliedReport(Database& db, int64_t trial_id, int64_t attempt, TrialState outcome,
+                               const std::string& report_digest);
+
+}  // namespace rung::store_internal

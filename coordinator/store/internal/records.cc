@@ -1,0 +1,174 @@
+#include "coordinator/store/internal/records.h"
+
+namespace rung::store_internal {
+namespace {
+
+std::optional<Timestamp> OptionalTime(const Statement& row, int column) {
+  std::optional<int64_t> micros = row.ColumnOptionalInt64(column);
+  if (!micros) return std::nullopt;
+  return FromUnixMicros(*micros);
+}
+
+Timestamp Time(const Statement& row, int column) { return FromUnixMicros(row.ColumnInt64(column)); }
+
+}  // namespace
+
+StatusOr<nlohmann::json> ParseJsonColumn(const std::string& text, const std::string& what) {
+  nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) return Status::DataLoss("stored " + what + " is not valid JSON: " + text.substr(0, 200));
+  return json;
+}
+
+nlohmann::json PolicyToJson(const PolicyConfig& policy) {
+  return {{"max_retries", policy.max_retries}, {"max_failed", policy.max_failed}, {"priority", policy.priority}};
+}
+
+PolicyConfig PolicyFromJson(const nlohmann::json& json) {
+  PolicyConfig policy;
+  policy.max_retries = json.value("max_retries", policy.max_retries);
+  policy.max_failed = json.value("max_failed", policy.max_failed);
+  policy.priority = json.value("priority", policy.priority);
+  return policy;
+}
+
+StatusOr<SweepRecord> Table<SweepRecord>::Read(const Statement& row) {
+  SweepRecord sweep;
+  sweep.id = row.ColumnInt64(0);
+  sweep.name = row.ColumnText(1);
+  sweep.spec_text = row.ColumnText(2);
+  sweep.spec_hash = row.ColumnText(3);
+  StatusOr<SweepState> state = ParseSweepState(row.ColumnText(4));
+  if (!state.ok()) return Status::DataLoss("sweep " + std::to_string(sweep.id) + ": " + state.status().message());
+  sweep.state = *state;
+  StatusOr<nlohmann::json> policy = ParseJsonColumn(row.ColumnText(5), "policy of sweep " + sweep.name);
+  if (!policy.ok()) return policy.status();
+  sweep.policy = PolicyFromJson(*policy);
+  StatusOr<nlohmann::json> baseline = ParseJsonColumn(row.ColumnText(6), "baseline of sweep " + sweep.name);
+  if (!baseline.ok()) return baseline.status();
+  sweep.baseline = std::move(baseline).value();
+  sweep.created_at = Time(row, 7);
+  sweep.updated_at = Time(row, 8);
+  return sweep;
+}
+
+StatusOr<TrialRecord> Table<TrialRecord>::Read(const Statement& row) {
+  TrialRecord trial;
+  trial.id = row.ColumnInt64(0);
+  const std::string what = "trial " + std::to_string(trial.id);
+  trial.sweep_id = row.ColumnInt64(1);
+  trial.trial_index = row.ColumnInt64(2);
+  StatusOr<TrialState> state = ParseTrialState(row.ColumnText(3));
+  if (!state.ok()) return Status::DataLoss(what + ": " + state.status().message());
+  trial.state = *state;
+  trial.attempt = row.ColumnInt64(4);
+  trial.priority = row.ColumnInt64(5);
+  trial.failures = row.ColumnInt64(6);
+  trial.created_at = Time(row, 7);
+  trial.updated_at = Time(row, 8);
+  TrialCell& cell = trial.cell;
+  cell.identity = row.ColumnText(9);
+  StatusOr<nlohmann::json> config = ParseJsonColumn(row.ColumnText(10), "config of " + what);
+  if (!config.ok()) return config.status();
+  cell.config = std::move(config).value();
+  cell.rung = row.ColumnInt64(11);
+  cell.rung_label = row.ColumnText(12);
+  cell.variant = row.ColumnText(13);
+  cell.xi = row.ColumnOptionalDouble(14);
+  cell.seed = row.ColumnInt64(15);
+  cell.n_nonembedding = row.ColumnInt64(16);
+  cell.n_total = row.ColumnInt64(17);
+  cell.tokens = row.ColumnInt64(18);
+  cell.flops = row.ColumnDouble(19);
+  cell.cpus = row.ColumnInt64(20);
+  cell.gpus = row.ColumnInt64(21);
+  StatusOr<nlohmann::json> assignments = ParseJsonColumn(row.ColumnText(22), "assignments of " + what);
+  if (!assignments.ok()) return assignments.status();
+  cell.assignments = std::move(assignments).value();
+  return trial;
+}
+
+StatusOr<AttemptRecord> Table<AttemptRecord>::Read(const Statement& row) {
+  AttemptRecord attempt;
+  attempt.trial_id = row.ColumnInt64(0);
+  attempt.attempt = row.ColumnInt64(1);
+  const std::string what = "attempt " + std::to_string(attempt.attempt) + " of trial " + std::to_string(attempt.trial_id);
+  attempt.worker_id = row.ColumnText(2);
+  StatusOr<TrialState> state = ParseTrialState(row.ColumnText(3));
+  if (!state.ok()) return Status::DataLoss(what + ": " + state.status().message());
+  attempt.state = *state;
+  attempt.leased_at = Time(row, 4);
+  attempt.lease_expires_at = Time(row, 5);
+  attempt.checkpoint_dir = row.ColumnText(6);
+  if (!row.ColumnIsNull(7)) {
+    StatusOr<nlohmann::json> provenance = ParseJsonColumn(row.ColumnText(7), "provenance of " + what);
+    if (!provenance.ok()) return provenance.status();
+    attempt.provenance = std::move(provenance).value();
+  }
+  attempt.started_at = OptionalTime(row, 8);
+  attempt.ended_at = OptionalTime(row, 9);
+  attempt.exit_reason = row.ColumnText(10);
+  return attempt;
+}
+
+StatusOr<WorkerRecord> Table<WorkerRecord>::Read(const Statement& row) {
+  WorkerRecord worker;
+  worker.info.id = row.ColumnText(0);
+  worker.info.host = row.ColumnText(1);
+  worker.info.cpus = row.ColumnInt64(2);
+  worker.info.gpus = row.ColumnInt64(3);
+  worker.registered_at = Time(row, 4);
+  worker.last_seen_at = Time(row, 5);
+  return worker;
+}
+
+StatusOr<EventRecord> Table<EventRecord>::Read(const Statement& row) {
+  EventRecord event;
+  event.id = row.ColumnInt64(0);
+  event.at = Time(row, 1);
+  event.sweep_id = row.ColumnOptionalInt64(2);
+  event.trial_id = row.ColumnOptionalInt64(3);
+  event.attempt = row.ColumnOptionalInt64(4);
+  event.kind = row.ColumnText(5);
+  event.from_state = row.ColumnText(6);
+  event.to_state = row.ColumnText(7);
+  event.actor = row.ColumnText(8);
+  event.reason = row.ColumnText(9);
+  return event;
+}
+
+StatusOr<SweepRecord> LoadSweep(Database& db, int64_t sweep_id) {
+  StatusOr<std::optional<SweepRecord>> sweep = SelectOne<SweepRecord>(db, "WHERE id = ?", sweep_id);
+  if (!sweep.ok()) return sweep.status();
+  if (!*sweep) return Status::NotFound("sweep " + std::to_string(sweep_id) + " does not exist");
+  return std::move(**sweep);
+}
+
+StatusOr<TrialRecord> LoadTrial(Database& db, int64_t trial_id) {
+  StatusOr<std::optional<TrialRecord>> trial = SelectOne<TrialRecord>(db, "WHERE id = ?", trial_id);
+  if (!trial.ok()) return trial.status();
+  if (!*trial) return Status::NotFound("trial " + std::to_string(trial_id) + " does not exist");
+  return std::move(**trial);
+}
+
+StatusOr<AttemptRecord> LoadAttempt(Database& db, int64_t trial_id, int64_t attempt) {
+  StatusOr<std::optional<AttemptRecord>> record =
+      SelectOne<AttemptRecord>(db, "WHERE trial_id = ? AND attempt = ?", trial_id, attempt);
+  if (!record.ok()) return record.status();
+  if (!*record) {
+    return Status::NotFound("trial " + std::to_string(trial_id) + " has no attempt " + std::to_string(attempt));
+  }
+  return std::move(**record);
+}
+
+std::string DescribeTrial(Database& db, const TrialRecord& trial) {
+  std::string sweep_name = "#" + std::to_string(trial.sweep_id);
+  if (StatusOr<Statement> name = db.Prepare("SELECT name FROM sweeps WHERE id = ?"); name.ok()) {
+    name->Bind(1, trial.sweep_id);
+    StatusOr<bool> row = name->Step();
+    if (row.ok() && *row) sweep_name = "'" + name->ColumnText(0) + "'";
+  }
+  return "trial " + std::to_string(trial.id) + " (sweep " + sweep_name + ", index " +
+         std::to_string(trial.trial_index) + ")";
+}
+
+}  // namespace rung::store_internal

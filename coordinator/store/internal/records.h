@@ -1,0 +1,123 @@
+// coordinator/store/internal/records.h
+//
+// Reading records out of the store's tables, for the managers' implementations only. Each record
+// type has a Table<Record> that names its table, its columns (in the order Read expects) and reads
+// one row; Select/SelectOne run "SELECT <columns> FROM <table> <clauses>" with bound parameters, so
+// every query that loads a record reads the same columns the same way.
+//
+// Example:
+//   StatusOr<std::vector<TrialRecord>> pending =
+//       Select<TrialRecord>(db, "WHERE sweep_id = ? AND state = 'PENDING' ORDER BY id", sweep_id);
+//
+// Thread safety: as database.h (the caller holds the Store's mutex).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "coordinator/store/database.h"
+#include "coordinator/store/store_types.h"
+
+namespace rung::store_internal {
+
+// JSON text from a column; DATA_LOSS (naming `what`) when it does not parse.
+StatusOr<nlohmann::json> ParseJsonColumn(const std::string& text, const std::string& what);
+
+nlohmann::json PolicyToJson(const PolicyConfig& policy);
+PolicyConfig PolicyFromJson(const nlohmann::json& json);  // missing keys keep PolicyConfig's defaults
+
+template <typename Record>
+struct Table;
+
+template <>
+struct Table<SweepRecord> {
+  static constexpr char kName[] = "sweeps";
+  static constexpr char kColumns[] =
+      "sweeps.id, sweeps.name, sweeps.spec_text, sweeps.spec_hash, sweeps.state, sweeps.policy, sweeps.baseline, "
+      "sweeps.created_at, sweeps.updated_at";
+  static StatusOr<SweepRecord> Read(const Statement& row);
+};
+
+template <>
+struct Table<TrialRecord> {
+  static constexpr char kName[] = "trials";
+  static constexpr char kColumns[] =
+      "trials.id, trials.sweep_id, trials.trial_index, trials.state, trials.attempt, trials.priority, "
+      "trials.failures, trials.created_at, trials.updated_at, trials.identity, trials.config_json, trials.rung, "
+      "trials.rung_label, trials.variant, trials.xi, trials.seed, trials.n_nonembedding, trials.n_total, "
+      "trials.tokens, trials.flops, trials.cpus, trials.gpus, trials.assignments";
+  static StatusOr<TrialRecord> Read(const Statement& row);
+};
+
+template <>
+struct Table<AttemptRecord> {
+  static constexpr char kName[] = "attempts";
+  static constexpr char kColumns[] =
+      "attempts.trial_id, attempts.attempt, attempts.worker_id, attempts.state, attempts.leased_at, "
+      "attempts.lease_expires_at, attempts.checkpoint_dir, attempts.provenance, attempts.started_at, "
+      "attempts.ended_at, attempts.exit_reason";
+  static StatusOr<AttemptRecord> Read(const Statement& row);
+};
+
+template <>
+struct Table<WorkerRecord> {
+  static constexpr char kName[] = "workers";
+  static constexpr char kColumns[] =
+      "workers.id, workers.host, workers.cpus, workers.gpus, workers.registered_at, workers.last_seen_at";
+  static StatusOr<WorkerRecord> Read(const Statement& row);
+};
+
+template <>
+struct Table<EventRecord> {
+  static constexpr char kName[] = "events";
+  static constexpr char kColumns[] =
+      "events.id, events.at, events.sweep_id, events.trial_id, events.attempt, events.kind, events.from_state, "
+      "events.to_state, events.actor, events.reason";
+  static StatusOr<EventRecord> Read(const Statement& row);
+};
+
+// Every row of `statement` (parameters bound), each read by `read(statement)`, which returns a Value
+// or a StatusOr<Value> (the first error ends the reading).
+template <typename Value, typename Reader>
+StatusOr<std::vector<Value>> ReadRows(Statement& statement, Reader read) {
+  std::vector<Value> values;
+  while (true) {
+    StatusOr<bool> has_row = statement.Step();
+    if (!has_row.ok()) return has_row.status();
+    if (!*has_row) return values;
+    StatusOr<Value> value = read(statement);
+    if (!value.ok()) return value.status();
+    values.push_back(std::move(value).value());
+  }
+}
+
+// SELECT <Record's columns> FROM <Record's table> <clauses>, `parameters` bound to its ?s in order.
+template <typename Record, typename... Parameters>
+StatusOr<std::vector<Record>> Select(Database& db, std::string_view clauses, const Parameters&... parameters) {
+  StatusOr<Statement> statement = db.Prepare(std::string("SELECT ") + Table<Record>::kColumns + " FROM " +
+                                             Table<Record>::kName + " " + std::string(clauses));
+  if (!statement.ok()) return statement.status();
+  statement->BindAll(parameters...);
+  return ReadRows<Record>(*statement, &Table<Record>::Read);
+}
+
+// The first row Select would return, or nullopt.
+template <typename Record, typename... Parameters>
+StatusOr<std::optional<Record>> SelectOne(Database& db, std::string_view clauses, const Parameters&... parameters) {
+  StatusOr<std::vector<Record>> records = Select<Record>(db, clauses, parameters...);
+  if (!records.ok()) return records.status();
+  if (records->empty()) return std::optional<Record>();
+  return std::optional<Record>(std::move(records->front()));
+}
+
+// By primary key; NOT_FOUND with a message naming what is missing.
+StatusOr<SweepRecord> LoadSweep(Database& db, int64_t sweep_id);
+StatusOr<TrialRecord> LoadTrial(Database& db, int64_t trial_id);
+StatusOr<AttemptRecord> LoadAttempt(Database& db, int64_t trial_id, int64_t attempt);
+
+// "trial 12 (sweep 'lerope-vs-rope', index 3)": how messages name a trial.
+std::string DescribeTrial(Database& db, const TrialRecord& trial);
+
+}  // namespace rung::store_internal

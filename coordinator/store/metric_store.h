@@ -1,0 +1,56 @@
+// coordinator/store/metric_store.h
+//
+// What trials measure: metric points as they train (the metrics table), and the results a
+// successful attempt reports (summaries, learned positional parameters, diagnostics; written by
+// TrialLifecycle::Complete, read here).
+//
+// A trial's curve may come from several attempts: attempt 2 resumes from attempt 1's last
+// checkpoint and reports again the steps attempt 1 reported after it. Every attempt's points are
+// kept; Curve() takes each step from the newest attempt that reported it.
+//
+// Example:
+//   MetricStore metrics(store);
+//   RUNG_RETURN_IF_ERROR(metrics.AppendMetrics(trial_id, attempt, batch).status());  // committed on OK
+//   StatusOr<std::vector<CurvePoint>> curve = metrics.Curve(trial_id, "val_loss");
+//
+// Thread safety: thread-safe (see store.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "coordinator/store/store.h"
+#include "coordinator/store/store_types.h"
+
+namespace rung {
+
+class MetricStore {
+ public:
+  explicit MetricStore(Store& store) : store_(store) {}
+
+  // Stores a batch of one attempt's points in one transaction and returns how many were new, after
+  // the commit. Idempotent: a point whose (trial, attempt, step, name) is already stored is left as it
+  // is, so a resent batch changes nothing. Fenced like every report (trial_lifecycle.h): only the
+  // trial's live attempt may append; from any other attempt, a batch that is entirely stored already
+  // (a resend whose answer was lost) is OK, anything else FAILED_PRECONDITION.
+  // INVALID_ARGUMENT for a point without a name or with a negative step.
+  StatusOr<int64_t> AppendMetrics(int64_t trial_id, int64_t attempt, const std::vector<MetricPoint>& points);
+
+  // The trial's curve of metric `name` by step, each step from the newest attempt that reported it.
+  StatusOr<std::vector<CurvePoint>> Curve(int64_t trial_id, const std::string& name) const;
+  // The metric names the trial reported, sorted.
+  StatusOr<std::vector<std::string>> MetricNames(int64_t trial_id) const;
+
+  // The trial's summaries (from its successful attempt), by name.
+  StatusOr<std::vector<SummaryValue>> Summaries(int64_t trial_id) const;
+  // The learned positional parameters of the newest attempt that reported any, by step, name, layer,
+  // head, index.
+  StatusOr<std::vector<LearnedParamValue>> LearnedParams(int64_t trial_id) const;
+  // The trial's diagnostics by name, each from the newest attempt that reported it.
+  StatusOr<std::vector<Diagnostic>> Diagnostics(int64_t trial_id) const;
+
+ private:
+  Store& store_;
+};
+
+}  // namespace rung

@@ -1,0 +1,204 @@
+#include "coordinator/store/schema.h"
+
+namespace rung {
+namespace {
+
+// Version 1. Times are INTEGER microseconds since the Unix epoch; JSON columns hold TEXT. SCHEMA.md
+// documents every column; keep the two in step.
+constexpr char kSchemaV1[] = R"sql(
+CREATE TABLE sweeps (
+  id          INTEGER PRIMARY KEY,
+  name        TEXT    NOT NULL UNIQUE,
+  spec_text   TEXT    NOT NULL,
+  spec_hash   TEXT    NOT NULL,
+  state       TEXT    NOT NULL CHECK (state IN ('ACTIVE', 'PAUSED', 'CANCELLED', 'FAILED', 'SUCCEEDED')),
+  policy      TEXT    NOT NULL,
+  baseline    TEXT    NOT NULL,
+  created_at  INTEGER NOT NULL,
+  updated_at  INTEGER NOT NULL
+);
+
+CREATE TABLE workers (
+  id            TEXT    PRIMARY KEY,
+  host          TEXT    NOT NULL,
+  cpus          INTEGER NOT NULL,
+  gpus          INTEGER NOT NULL,
+  registered_at INTEGER NOT NULL,
+  last_seen_at  INTEGER NOT NULL
+);
+
+CREATE TABLE trials (
+  id             INTEGER PRIMARY KEY,
+  sweep_id       INTEGER NOT NULL REFERENCES sweeps(id),
+  trial_index    INTEGER NOT NULL,
+  identity       TEXT    NOT NULL,
+  config_json    TEXT    NOT NULL,
+  state          TEXT    NOT NULL CHECK (state IN ('PENDING', 'LEASED', 'RUNNING', 'SUCCEEDED', 'FAILED',
+                                                   'PREEMPTED', 'STALE', 'CANCELLED')),
+  attempt        INTEGER NOT NULL DEFAULT 0,
+  rung           INTEGER NOT NULL,
+  rung_label     TEXT    NOT NULL,
+  variant        TEXT    NOT NULL,
+  xi             REAL,
+  seed           INTEGER NOT NULL,
+  n_nonembedding INTEGER NOT NULL,
+  n_total        INTEGER NOT NULL,
+  tokens         INTEGER NOT NULL,
+  flops          REAL    NOT NULL,
+  cpus           INTEGER NOT NULL,
+  gpus           INTEGER NOT NULL,
+  priority       INTEGER NOT NULL,
+  failures       INTEGER NOT NULL DEFAULT 0,
+  assignments    TEXT    NOT NULL,
+  created_at     INTEGER NOT NULL,
+  updated_at     INTEGER NOT NULL,
+  UNIQUE (sweep_id, trial_index),
+  UNIQUE (sweep_id, identity)
+);
+CREATE INDEX trials_by_sweep_state ON trials(sweep_id, state);
+CREATE INDEX trials_by_state_priority ON trials(state, priority DESC, id);
+
+CREATE TABLE attempts (
+  trial_id         INTEGER NOT NULL REFERENCES trials(id),
+  attempt          INTEGER NOT NULL,
+  worker_id        TEXT    NOT NULL REFERENCES workers(id),
+  state            TEXT    NOT NULL CHECK (state IN ('LEASED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'PREEMPTED',
+                                                     'STALE', 'CANCELLED')),
+  leased_at        INTEGER NOT NULL,
+  lease_expires_at INTEGER NOT NULL,
+  checkpoint_dir   TEXT    NOT NULL,
+  provenance       TEXT,
+  started_at       INTEGER,
+  ended_at         INTEGER,
+  exit_reason      TEXT,
+  report_digest    TEXT,
+  PRIMARY KEY (trial_id, attempt)
+);
+CREATE INDEX attempts_by_state_lease ON attempts(state, lease_expires_at);
+
+CREATE TABLE metrics (
+  trial_id  INTEGER NOT NULL,
+  attempt   INTEGER NOT NULL,
+  step      INTEGER NOT NULL,
+  name      TEXT    NOT NULL,
+  value     REAL,
+  tokens    INTEGER NOT NULL,
+  flops     REAL    NOT NULL,
+  wall_time REAL    NOT NULL,
+  PRIMARY KEY (trial_id, name, step, attempt),
+  FOREIGN KEY (trial_id, attempt) REFERENCES attempts(trial_id, attempt)
+) WITHOUT ROWID;
+
+CREATE TABLE summaries (
+  trial_id INTEGER NOT NULL REFERENCES trials(id),
+  name     TEXT    NOT NULL,
+  value    REAL,
+  step     INTEGER,
+  attempt  INTEGER NOT NULL,
+  PRIMARY KEY (trial_id, name)
+) WITHOUT ROWID;
+
+CREATE TABLE learned_params (
+  trial_id INTEGER NOT NULL,
+  attempt  INTEGER NOT NULL,
+  step     INTEGER NOT NULL,
+  name     TEXT    NOT NULL,
+  layer    INTEGER NOT NULL,
+  head     INTEGER NOT NULL,
+  idx      INTEGER NOT NULL,
+  value    REAL,
+  PRIMARY KEY (trial_id, attempt, step, name, layer, head, idx),
+  FOREIGN KEY (trial_id, attempt) REFERENCES attempts(trial_id, attempt)
+) WITHOUT ROWID;
+
+CREATE TABLE diagnostics (
+  trial_id INTEGER NOT NULL,
+  attempt  INTEGER NOT NULL,
+  name     TEXT    NOT NULL,
+  json     TEXT    NOT NULL,
+  PRIMARY KEY (trial_id, attempt, name),
+  FOREIGN KEY (trial_id, attempt) REFERENCES attempts(trial_id, attempt)
+) WITHOUT ROWID;
+
+CREATE TABLE fits (
+  id         INTEGER PRIMARY KEY,
+  sweep_id   INTEGER NOT NULL REFERENCES sweeps(id),
+  method     TEXT    NOT NULL,
+  inputs     TEXT    NOT NULL,
+  result     TEXT    NOT NULL,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX fits_by_sweep ON fits(sweep_id, id);
+
+CREATE TABLE events (
+  id         INTEGER PRIMARY KEY,
+  at         INTEGER NOT NULL,
+  sweep_id   INTEGER REFERENCES sweeps(id),
+  trial_id   INTEGER REFERENCES trials(id),
+  attempt    INTEGER,
+  kind       TEXT    NOT NULL,
+  from_state TEXT,
+  to_state   TEXT,
+  actor      TEXT    NOT NULL,
+  reason     TEXT    NOT NULL
+);
+CREATE INDEX events_by_sweep ON events(sweep_id, id);
+CREATE INDEX events_by_trial ON events(trial_id, id);
+
+CREATE TABLE tags (
+  sweep_id INTEGER NOT NULL REFERENCES sweeps(id),
+  key      TEXT    NOT NULL,
+  value    TEXT    NOT NULL,
+  PRIMARY KEY (sweep_id, key)
+) WITHOUT ROWID;
+)sql";
+
+}  // namespace
+
+const std::vector<SchemaMigration>& SchemaMigrations() {
+  static const std::vector<SchemaMigration> migrations = {
+      {1, "sweeps, trials, attempts, workers, metrics, summaries, learned parameters, diagnostics, fits, events, tags",
+       kSchemaV1},
+  };
+  return migrations;
+}
+
+int64_t LatestSchemaVersion() { return SchemaMigrations().back().version; }
+
+Status MigrateSchema(Database& db) { return MigrateSchema(db, SchemaMigrations()); }
+
+Status MigrateSchema(Database& db, const std::vector<SchemaMigration>& migrations) {
+  const int64_t latest = migrations.empty() ? 0 : migrations.back().version;
+  while (true) {
+    // The version is read inside the transaction that applies the next step, so two processes
+    // opening the same fresh file cannot both apply it.
+    StatusOr<Transaction> transaction = Transaction::Begin(db, TransactionMode::kImmediate);
+    if (!transaction.ok()) return transaction.status();
+    StatusOr<int64_t> version = db.UserVersion();
+    if (!version.ok()) return version.status();
+    if (*version < 0) {
+      return Status::DataLoss("database " + db.path() + " has schema version " + std::to_string(*version) +
+                              ": not a rung database");
+    }
+    if (*version > latest) {
+      return Status::FailedPrecondition("database " + db.path() + " has schema version " + std::to_string(*version) +
+                                        ", newer than this build's " + std::to_string(latest) +
+                                        ": open it with a newer rung");
+    }
+    if (*version == latest) return transaction->Commit();
+    const SchemaMigration& next = migrations[*version];  // versions are 1..N: migration k has index k-1
+    if (next.version != *version + 1) {
+      return Status::Internal("schema migrations out of order: expected version " + std::to_string(*version + 1) +
+                              ", found " + std::to_string(next.version));
+    }
+    Status applied = db.Execute(next.sql);
+    if (!applied.ok()) {
+      return Status(applied.code(), "schema migration to version " + std::to_string(next.version) + " (" +
+                                        next.description + ") failed: " + applied.message());
+    }
+    RUNG_RETURN_IF_ERROR(db.Execute("PRAGMA user_version = " + std::to_string(next.version)));
+    RUNG_RETURN_IF_ERROR(transaction->Commit());
+  }
+}
+
+}  // namespace rung

@@ -1,0 +1,98 @@
+// coordinator/store/store.h
+//
+// The coordinator's database: one SQLite connection (WAL, synchronous=FULL; database.h) behind one
+// mutex, the schema brought up to date on open (schema.h), the clock every write reads its time
+// from, and the settings leases and checkpoint folders follow.
+//
+// The managers are the API; each holds a Store& and owns one concern, Ray GCS style:
+//   SweepManager    (sweep_manager.h)    submit and resubmit specs; pause, resume, cancel, retry; tags
+//   TrialLifecycle  (trial_lifecycle.h)  leases, worker reports with attempt fencing, lease expiry,
+//                                        restart reconciliation, trial queries
+//   MetricStore     (metric_store.h)     metric batches, curves, summaries, learned parameters,
+//                                        diagnostics
+//   WorkerRegistry  (worker_registry.h)  workers and their resources
+//   EventLog        (event_log.h)        who changed what, when and why
+//
+// Example:
+//   SystemClock clock;
+//   StatusOr<std::unique_ptr<Store>> store = Store::Open("rung.db", clock, {"/shared/artifacts"});
+//   if (!store.ok()) return store.status();
+//   TrialLifecycle trials(**store);
+//   RUNG_RETURN_IF_ERROR(trials.RestartReconcile().status());  // once, after every start
+//
+// Durability: every write is one IMMEDIATE transaction; a call that returns OK has committed (and,
+// with synchronous=FULL, reached the disk). A call that fails has changed nothing.
+//
+// Thread safety: thread-safe. Write() and Read() hold the store's mutex for the whole body, so the
+// managers can be called from any number of threads (the gRPC service's). Bodies must not call
+// back into the Store.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "coordinator/store/clock.h"
+#include "coordinator/store/database.h"
+#include "core/common/status.h"
+
+namespace rung {
+
+struct StoreOptions {
+  // Where checkpoints go: <artifact_root>/<sweep name>/<trial_index>/attempt-<n>. Shared by all
+  // workers; the store only names the folders.
+  std::string artifact_root = "artifacts";
+  // How long a lease lasts without a heartbeat (and after RestartReconcile).
+  std::chrono::microseconds lease_duration = std::chrono::seconds(60);
+  int busy_timeout_ms = 5000;
+};
+
+class Store {
+ public:
+  // Opens or creates the database at `path` and migrates it to this build's schema. `clock` must
+  // outlive the Store. Errors: database.h's, and FAILED_PRECONDITION for a database newer than this build.
+  static StatusOr<std::unique_ptr<Store>> Open(const std::string& path, const Clock& clock, StoreOptions options = {});
+
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // Runs `body(Database&, Timestamp now)` in one IMMEDIATE transaction under the mutex, `now` read
+  // from the clock once for the whole transaction. `body` returns Status or StatusOr<T>; Write
+  // returns the same: the body's value once the commit succeeded, or the first error (and then the
+  // transaction is rolled back and nothing changed).
+  template <typename Body>
+  auto Write(Body&& body) -> decltype(body(std::declval<Database&>(), std::declval<Timestamp>())) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    StatusOr<Transaction> transaction = Transaction::Begin(*db_, TransactionMode::kImmediate);
+    if (!transaction.ok()) return transaction.status();
+    auto result = body(*db_, clock_.Now());
+    if (!result.ok()) return result;  // the transaction rolls back on the way out
+    Status committed = transaction->Commit();
+    if (!committed.ok()) return committed;
+    return result;
+  }
+
+  // Runs `body(Database&)` under the mutex and returns what it returns. No write of this process can
+  // interleave, so several SELECTs see one state without a transaction.
+  template <typename Body>
+  auto Read(Body&& body) -> decltype(body(std::declval<Database&>())) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return body(*db_);
+  }
+
+  const StoreOptions& options() const { return options_; }
+  const Clock& clock() const { return clock_; }
+
+ private:
+  Store(std::unique_ptr<Database> db, const Clock& clock, StoreOptions options)
+      : db_(std::move(db)), clock_(clock), options_(std::move(options)) {}
+
+  std::mutex mutex_;
+  std::unique_ptr<Database> db_;  // guarded by mutex_
+  const Clock& clock_;
+  const StoreOptions options_;
+};
+
+}  // namespace rung

@@ -1,0 +1,40 @@
+#include "coordinator/store/trial_cells.h"
+
+#include "core/data/sha256.h"
+
+namespace rung {
+
+TrialCell MakeTrialCell(const ExpandedTrial& trial) {
+  const TrialConfig& config = trial.config;
+  const InverseTemperatureConfig& temperature = config.model.inverse_temperature;
+  TrialCell cell;
+  cell.identity = trial.identity;
+  cell.config = trial.config_json;
+  cell.rung = trial.rung;
+  cell.rung_label = trial.rung_label;
+  cell.variant = config.model.position.variant;
+  if (temperature.form == "log_power" || temperature.form == "qwen") cell.xi = temperature.xi;
+  cell.seed = static_cast<int64_t>(config.seed);
+  cell.n_nonembedding = trial.parameters.nonembedding();
+  cell.n_total = trial.parameters.total();
+  cell.tokens = trial.tokens;
+  cell.flops = trial.flops;
+  cell.cpus = config.resources.cpus * config.resources.world_size;
+  cell.gpus = config.resources.gpus * config.resources.world_size;
+  cell.assignments = trial.assignments;
+  return cell;
+}
+
+SweepSubmission MakeSubmission(const ExpandedSweep& expanded, const std::string& spec_text) {
+  SweepSubmission submission;
+  submission.name = expanded.spec.name;
+  submission.spec_text = spec_text;
+  submission.spec_hash = Sha256Hex(spec_text);
+  submission.policy = expanded.spec.policy;
+  submission.baseline = expanded.spec.baseline;
+  submission.trials.reserve(expanded.trials.size());
+  for (const ExpandedTrial& trial : expanded.trials) submission.trials.push_back(MakeTrialCell(trial));
+  return submission;
+}
+
+}  // namespace rung

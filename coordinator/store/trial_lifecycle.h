@@ -1,0 +1,113 @@
+// coordinator/store/trial_lifecycle.h
+//
+// A trial's life after submission: leases, the reports of the worker that holds one, lease expiry,
+// and the coordinator's reconciliation after a restart (design.md "Trial lifecycle"):
+//
+//   PENDING --lease--> LEASED --MarkRunning--> RUNNING --Complete--> SUCCEEDED
+//      ^                  |                       |------Fail------> FAILED (for good) or back to PENDING
+//      |                  |                       |----Preempted---> PREEMPTED -> PENDING
+//      +------------------+--- lease expired ---> STALE -> PENDING
+//
+// Each lease starts a new attempt (1, 2, ...) with its own row in attempts and its own checkpoint
+// folder, <artifact_root>/<sweep>/<trial_index>/attempt-<n>; a requeued trial's next attempt is told
+// the earlier attempts' folders, newest first, to resume from.
+//
+// Fencing: every report names (trial, attempt). Only the trial's live attempt (LEASED or RUNNING)
+// may report; any other gets FAILED_PRECONDITION naming both attempts (the worker should stop). An
+// identical repeat of a report already applied (MarkRunning, Complete, Fail, Preempted) is OK and
+// changes nothing, so a worker may resend a report whose answer it did not get.
+//
+// Failures: a FAILED attempt requeues the trial while its failures <= policy.max_retries; after that
+// the trial is FAILED for good, which counts against the sweep's policy.max_failed; reaching it marks
+// the sweep FAILED (no new leases). PREEMPTED and STALE attempts never count as failures.
+//
+// Every transition is one transaction with its event rows; a call that returns OK has committed.
+// Times come from the Store's clock; lease periods from StoreOptions::lease_duration.
+//
+// Example (a worker's loop, as the gRPC service drives it):
+//   TrialLifecycle trials(store);
+//   StatusOr<std::optional<Lease>> lease = trials.LeaseNextTrial("node7-gpu0", /*free_cpus=*/8, /*free_gpus=*/1);
+//   if (!lease.ok() || !*lease) return;
+//   const Lease& leased = **lease;
+//   RUNG_RETURN_IF_ERROR(trials.MarkRunning(leased.trial_id, leased.attempt, provenance));
+//   ... trials.Heartbeat(leased.trial_id, leased.attempt) every few seconds ...
+//   RUNG_RETURN_IF_ERROR(trials.Complete(leased.trial_id, leased.attempt, results));
+//
+// Thread safety: thread-safe (see store.h).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "coordinator/store/store.h"
+#include "coordinator/store/store_types.h"
+
+namespace rung {
+
+class TrialLifecycle {
+ public:
+  explicit TrialLifecycle(Store& store) : store_(store) {}
+
+  // ---------------------------------------------------------------------------------- worker side
+
+  // Leases the highest-priority PENDING trial (oldest first among equals) of an ACTIVE sweep whose
+  // cpus and gpus fit in what the worker has free: the trial becomes LEASED in a new attempt whose
+  // lease lasts lease_duration. nullopt when nothing fits. NOT_FOUND for an unregistered worker.
+  StatusOr<std::optional<Lease>> LeaseNextTrial(const std::string& worker_id, int64_t free_cpus, int64_t free_gpus);
+
+  // LEASED -> RUNNING: the trainer started. `provenance` (rung-train's first record) is stored with
+  // the attempt; null when not known.
+  Status MarkRunning(int64_t trial_id, int64_t attempt, const nlohmann::json& provenance);
+
+  // Renews the attempt's lease for lease_duration from now. A cancelled attempt gets OK with
+  // cancel = true (stop the trainer); any other attempt that is not live is FAILED_PRECONDITION.
+  StatusOr<HeartbeatReply> Heartbeat(int64_t trial_id, int64_t attempt);
+
+  // -> SUCCEEDED, with the results stored in the same transaction; the sweep SUCCEEDED when this was
+  // its last unfinished trial and none failed.
+  Status Complete(int64_t trial_id, int64_t attempt, const TrialResults& results);
+
+  // -> FAILED. Returns the trial's state afterwards: PENDING when it will be retried, FAILED when it
+  // failed for good (for a repeated report: its state now).
+  StatusOr<TrialState> Fail(int64_t trial_id, int64_t attempt, const std::string& reason);
+
+  // -> PREEMPTED -> PENDING: the worker stopped the trainer after a checkpoint (SIGTERM, SIGUSR1).
+  Status Preempted(int64_t trial_id, int64_t attempt, const std::string& reason);
+
+  // ----------------------------------------------------------------------------- coordinator side
+
+  // Every live attempt whose lease expired by now ends STALE and its trial goes back to PENDING.
+  // Returns the attempts it expired.
+  StatusOr<std::vector<AttemptKey>> ExpireLeases();
+
+  // Call once after the coordinator starts, before ExpireLeases: every live lease gets a full
+  // lease_duration from now, so that workers that kept training while the coordinator was down are
+  // not declared stale before they could reach it. Returns how many leases it renewed.
+  StatusOr<int64_t> RestartReconcile();
+
+  // When the earliest live lease expires (nullopt: none), for scheduling the next ExpireLeases.
+  StatusOr<std::optional<Timestamp>> NextLeaseExpiry() const;
+
+  // ------------------------------------------------------------------------------------ user side
+
+  // A FAILED trial back to PENDING with a fresh retry budget (a FAILED sweep becomes ACTIVE when this
+  // brings it below max_failed). FAILED_PRECONDITION for a trial that is not FAILED, or whose sweep
+  // was cancelled.
+  Status Retry(int64_t trial_id, const std::string& actor);
+
+  // ---------------------------------------------------------------------------------------- reads
+
+  StatusOr<TrialRecord> Get(int64_t trial_id) const;  // NOT_FOUND
+  // The sweep's trials by trial_index, all or those in `state`.
+  StatusOr<std::vector<TrialRecord>> List(int64_t sweep_id, std::optional<TrialState> state = std::nullopt) const;
+  // The trial's attempts, oldest first.
+  StatusOr<std::vector<AttemptRecord>> Attempts(int64_t trial_id) const;
+
+ private:
+  Store& store_;
+};
+
+}  // namespace rung

@@ -1,0 +1,44 @@
+#include "coordinator/store/worker_registry.h"
+
+#include "coordinator/store/event_log.h"
+#include "coordinator/store/internal/records.h"
+#include "coordinator/store/internal/transitions.h"
+
+namespace rung {
+
+Status WorkerRegistry::Register(const WorkerInfo& worker) {
+  if (worker.id.empty()) return Status::InvalidArgument("a worker needs an id");
+  if (worker.cpus < 0 || worker.gpus < 0) {
+    return Status::InvalidArgument("worker " + worker.id + ": cpus and gpus must be >= 0");
+  }
+  return store_.Write([&](Database& db, Timestamp now) -> Status {
+    StatusOr<Statement> upsert = db.Prepare(
+        "INSERT INTO workers(id, host, cpus, gpus, registered_at, last_seen_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5) "
+        "ON CONFLICT(id) DO UPDATE SET host = ?2, cpus = ?3, gpus = ?4, last_seen_at = ?5");
+    if (!upsert.ok()) return upsert.status();
+    upsert->BindAll(worker.id, worker.host, worker.cpus, worker.gpus, ToUnixMicros(now));
+    RUNG_RETURN_IF_ERROR(upsert->Run());
+    EventRecord event;
+    event.at = now;
+    event.kind = event_kind::kWorkerRegistered;
+    event.actor = "worker:" + worker.id;
+    event.reason = "host " + worker.host + ", " + std::to_string(worker.cpus) + " cpus, " +
+                   std::to_string(worker.gpus) + " gpus";
+    return store_internal::AppendEvent(db, event);
+  });
+}
+
+StatusOr<WorkerRecord> WorkerRegistry::Get(const std::string& worker_id) const {
+  return store_.Read([&](Database& db) -> StatusOr<WorkerRecord> {
+    StatusOr<std::optional<WorkerRecord>> worker = store_internal::SelectOne<WorkerRecord>(db, "WHERE id = ?", worker_id);
+    if (!worker.ok()) return worker.status();
+    if (!*worker) return Status::NotFound("worker " + worker_id + " is not registered");
+    return std::move(**worker);
+  });
+}
+
+StatusOr<std::vector<WorkerRecord>> WorkerRegistry::List() const {
+  return store_.Read([&](Database& db) { return store_internal::Select<WorkerRecord>(db, "ORDER BY id"); });
+}
+
+}  // namespace rung

@@ -1,0 +1,143 @@
+// Metrics and results: idempotent batches, fencing of batches, the curve across attempts,
+// non-finite values, summaries, learned parameters and diagnostics.
+#include "coordinator/store/metric_store.h"
+
+#include <cmath>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/coordinator/store/store_test_util.h"
+
+namespace rung {
+namespace {
+
+using store_testing::Cell;
+using store_testing::kLease;
+using store_testing::Point;
+using store_testing::Submission;
+
+class MetricStoreTest : public store_testing::StoreTest {
+ protected:
+  void SetUp() override {
+    StoreTest::SetUp();
+    RegisterWorker("w");
+    Submit(Submission("s", {Cell("a")}));
+    std::optional<Lease> lease = LeaseFor("w");
+    ASSERT_TRUE(lease.has_value());
+    lease_ = *lease;
+  }
+
+  // Expires the current lease and leases the trial again: the next attempt.
+  Lease NextAttempt() {
+    clock_.Advance(kLease);
+    EXPECT_TRUE(trials().ExpireLeases().ok());
+    std::optional<Lease> lease = LeaseFor("w");
+    EXPECT_TRUE(lease.has_value());
+    return lease.value_or(Lease());
+  }
+
+  std::vector<MetricPoint> Steps(int64_t from, int64_t to, double offset) {
+    std::vector<MetricPoint> points;
+    for (int64_t step = from; step <= to; ++step) points.push_back(Point(step, "val_loss", offset + step));
+    return points;
+  }
+
+  Lease lease_;
+};
+
+TEST_F(MetricStoreTest, AResentBatchChangesNothing) {
+  const std::vector<MetricPoint> batch = {Point(1, "train_loss", 4.0), Point(1, "val_loss", 4.2),
+                                          Point(2, "train_loss", 3.5)};
+  ASSERT_OK_AND_ASSIGN(int64_t inserted, metrics().AppendMetrics(lease_.trial_id, lease_.attempt, batch));
+  EXPECT_EQ(inserted, 3);
+  ASSERT_OK_AND_ASSIGN(inserted, metrics().AppendMetrics(lease_.trial_id, lease_.attempt, batch));
+  EXPECT_EQ(inserted, 0);
+  ASSERT_OK_AND_ASSIGN(std::vector<CurvePoint> curve, metrics().Curve(lease_.trial_id, "train_loss"));
+  ASSERT_EQ(curve.size(), 2u);
+  EXPECT_EQ(curve[0].point.step, 1);
+  EXPECT_DOUBLE_EQ(curve[0].point.value, 4.0);
+  EXPECT_EQ(curve[0].point.tokens, 128);
+  EXPECT_DOUBLE_EQ(curve[1].point.wall_time, 0.02);
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> names, metrics().MetricNames(lease_.trial_id));
+  EXPECT_THAT(names, ::testing::ElementsAre("train_loss", "val_loss"));
+}
+
+TEST_F(MetricStoreTest, TheCurveTakesEachStepFromTheNewestAttemptThatReportedIt) {
+  // Attempt 1 reports steps 0..5; attempt 2 resumes from its checkpoint at step 3 and reports 4..7.
+  ASSERT_OK(metrics().AppendMetrics(lease_.trial_id, 1, Steps(0, 5, 10.0)));
+  const Lease second = NextAttempt();
+  ASSERT_EQ(second.attempt, 2);
+  ASSERT_OK(metrics().AppendMetrics(second.trial_id, 2, Steps(4, 7, 100.0)));
+
+  ASSERT_OK_AND_ASSIGN(std::vector<CurvePoint> curve, metrics().Curve(lease_.trial_id, "val_loss"));
+  ASSERT_EQ(curve.size(), 8u);
+  for (const CurvePoint& point : curve) {
+    const bool from_second = point.point.step >= 4;
+    EXPECT_EQ(point.attempt, from_second ? 2 : 1) << point.point.step;
+    EXPECT_DOUBLE_EQ(point.point.value, (from_second ? 100.0 : 10.0) + static_cast<double>(point.point.step));
+  }
+}
+
+TEST_F(MetricStoreTest, ABatchFromASupersededAttemptIsFencedUnlessItIsAResend) {
+  const std::vector<MetricPoint> sent = Steps(0, 2, 10.0);
+  ASSERT_OK(metrics().AppendMetrics(lease_.trial_id, 1, sent));
+  NextAttempt();
+  ASSERT_OK_AND_ASSIGN(int64_t inserted, metrics().AppendMetrics(lease_.trial_id, 1, sent));
+  EXPECT_EQ(inserted, 0);
+  StatusOr<int64_t> late = metrics().AppendMetrics(lease_.trial_id, 1, Steps(3, 4, 10.0));
+  EXPECT_EQ(late.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(late.status().message(), ::testing::HasSubstr("metric batch from attempt 1"));
+  ASSERT_OK_AND_ASSIGN(std::vector<CurvePoint> curve, metrics().Curve(lease_.trial_id, "val_loss"));
+  EXPECT_EQ(curve.size(), 3u);
+}
+
+TEST_F(MetricStoreTest, NonFiniteValuesAreKeptAsNan) {
+  ASSERT_OK(metrics().AppendMetrics(lease_.trial_id, 1,
+                                    {Point(1, "train_loss", std::nan("")), Point(2, "train_loss", INFINITY)}));
+  ASSERT_OK_AND_ASSIGN(std::vector<CurvePoint> curve, metrics().Curve(lease_.trial_id, "train_loss"));
+  ASSERT_EQ(curve.size(), 2u);
+  EXPECT_TRUE(std::isnan(curve[0].point.value));
+  EXPECT_TRUE(std::isinf(curve[1].point.value));
+  // A resend with the NaN is still recognised as a resend.
+  ASSERT_OK_AND_ASSIGN(int64_t inserted, metrics().AppendMetrics(lease_.trial_id, 1, {Point(1, "train_loss", std::nan(""))}));
+  EXPECT_EQ(inserted, 0);
+}
+
+TEST_F(MetricStoreTest, RejectsPointsWithoutANameOrWithANegativeStep) {
+  EXPECT_EQ(metrics().AppendMetrics(lease_.trial_id, 1, {Point(1, "", 1.0)}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(metrics().AppendMetrics(lease_.trial_id, 1, {Point(-1, "loss", 1.0)}).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST_F(MetricStoreTest, CompletionStoresSummariesLearnedParametersAndDiagnostics) {
+  TrialResults results;
+  results.summaries = {{"val_loss", 2.25, 100}, {"best_val_loss", 2.2, 80}};
+  results.learned_params = {{100, "positional.lerope_log_scale", 0, -1, 0, 0.5},
+                            {100, "positional.lerope_log_scale", 1, -1, 0, 0.75},
+                            {100, "inverse_temperature.s", 0, 3, 0, 1.25}};
+  results.diagnostics = {{"attention", {{"layers", 2}, {"pooled", {{"xi_lambda", 0.4}}}}}};
+  ASSERT_OK(trials().Complete(lease_.trial_id, lease_.attempt, results));
+
+  ASSERT_OK_AND_ASSIGN(std::vector<SummaryValue> summaries, metrics().Summaries(lease_.trial_id));
+  ASSERT_EQ(summaries.size(), 2u);
+  EXPECT_EQ(summaries[0].name, "best_val_loss");
+  EXPECT_EQ(summaries[0].step, 80);
+  EXPECT_DOUBLE_EQ(summaries[1].value, 2.25);
+
+  ASSERT_OK_AND_ASSIGN(std::vector<LearnedParamValue> learned, metrics().LearnedParams(lease_.trial_id));
+  ASSERT_EQ(learned.size(), 3u);
+  EXPECT_EQ(learned[0].name, "inverse_temperature.s");
+  EXPECT_EQ(learned[0].head, 3);
+  EXPECT_EQ(learned[2].layer, 1);
+  EXPECT_DOUBLE_EQ(learned[2].value, 0.75);
+
+  ASSERT_OK_AND_ASSIGN(std::vector<Diagnostic> diagnostics, metrics().Diagnostics(lease_.trial_id));
+  ASSERT_EQ(diagnostics.size(), 1u);
+  EXPECT_EQ(diagnostics[0].name, "attention");
+  EXPECT_EQ(diagnostics[0].value.at("pooled").at("xi_lambda"), 0.4);
+}
+
+}  // namespace
+}  // namespace rung

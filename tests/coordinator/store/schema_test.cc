@@ -1,0 +1,146 @@
+// The database layer and the schema: WAL and durability settings, statements and transactions,
+// schema v1 created and reopened, forward migrations, a newer database refused.
+#include "coordinator/store/schema.h"
+
+#include <gtest/gtest.h>
+
+#include "coordinator/store/database.h"
+#include "tests/coordinator/store/store_test_util.h"
+
+namespace rung {
+namespace {
+
+using store_testing::StoreTest;
+
+class SchemaTest : public StoreTest {
+ protected:
+  // A second, raw connection to the same file.
+  std::unique_ptr<Database> Raw() {
+    StatusOr<std::unique_ptr<Database>> db = Database::Open(DatabasePath());
+    EXPECT_TRUE(db.ok()) << db.status().ToString();
+    return db.ok() ? std::move(db).value() : nullptr;
+  }
+
+  std::string Text(Database& db, const std::string& sql) {
+    StatusOr<Statement> statement = db.Prepare(sql);
+    EXPECT_TRUE(statement.ok()) << statement.status().ToString();
+    if (!statement.ok()) return "";
+    StatusOr<bool> row = statement->Step();
+    EXPECT_TRUE(row.ok() && *row) << sql;
+    return row.ok() && *row ? statement->ColumnText(0) : "";
+  }
+};
+
+TEST_F(SchemaTest, CreatesVersionOneWithEveryTableAndTheDurabilitySettings) {
+  std::unique_ptr<Database> db = Raw();
+  ASSERT_NE(db, nullptr);
+  ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
+  EXPECT_EQ(version, 1);
+  EXPECT_EQ(LatestSchemaVersion(), 1);
+  EXPECT_EQ(Text(*db, "PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(Text(*db, "PRAGMA synchronous"), "2");  // FULL
+  EXPECT_EQ(Text(*db, "PRAGMA foreign_keys"), "1");
+  for (const char* table : {"sweeps", "trials", "attempts", "workers", "metrics", "summaries", "learned_params",
+                            "diagnostics", "fits", "events", "tags"}) {
+    ASSERT_OK_AND_ASSIGN(int64_t count,
+                         db->QueryInt64(std::string("SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = '") +
+                                        table + "'"));
+    EXPECT_EQ(count, 1) << table;
+  }
+  for (const char* index : {"trials_by_sweep_state", "trials_by_state_priority", "attempts_by_state_lease"}) {
+    ASSERT_OK_AND_ASSIGN(int64_t count,
+                         db->QueryInt64(std::string("SELECT COUNT(*) FROM sqlite_schema WHERE type = 'index' AND name = '") +
+                                        index + "'"));
+    EXPECT_EQ(count, 1) << index;
+  }
+}
+
+TEST_F(SchemaTest, ReopeningKeepsTheVersionAndTheData) {
+  const int64_t sweep_id = Submit(store_testing::Submission("kept", {store_testing::Cell("a")}));
+  Reopen();
+  std::unique_ptr<Database> db = Raw();
+  ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
+  EXPECT_EQ(version, 1);
+  ASSERT_OK_AND_ASSIGN(SweepRecord sweep, sweeps().Get(sweep_id));
+  EXPECT_EQ(sweep.name, "kept");
+}
+
+TEST_F(SchemaTest, RefusesADatabaseNewerThanThisBuild) {
+  Close();
+  {
+    std::unique_ptr<Database> db = Raw();
+    ASSERT_OK(db->Execute("PRAGMA user_version = 7"));
+  }
+  StatusOr<std::unique_ptr<Store>> store = Store::Open(DatabasePath(), clock_, Options());
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(store.status().message().find("schema version 7"), std::string::npos) << store.status().message();
+  // Left as it was: the refusal wrote nothing.
+  std::unique_ptr<Database> db = Raw();
+  ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
+  EXPECT_EQ(version, 7);
+}
+
+TEST_F(SchemaTest, AppliesLaterMigrationsInOrderAndRollsBackOneThatFails) {
+  std::unique_ptr<Database> db = Raw();
+  std::vector<SchemaMigration> migrations = SchemaMigrations();
+  migrations.push_back({2, "a column", "ALTER TABLE sweeps ADD COLUMN owner TEXT;"});
+  migrations.push_back({3, "broken", "CREATE TABLE half_done(x INTEGER); INSERT INTO no_such_table VALUES (1);"});
+  Status migrated = MigrateSchema(*db, migrations);
+  ASSERT_FALSE(migrated.ok());
+  EXPECT_NE(migrated.message().find("version 3 (broken)"), std::string::npos) << migrated.message();
+  ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
+  EXPECT_EQ(version, 2);  // 2 applied, 3 rolled back whole
+  ASSERT_OK_AND_ASSIGN(int64_t half_done,
+                       db->QueryInt64("SELECT COUNT(*) FROM sqlite_schema WHERE name = 'half_done'"));
+  EXPECT_EQ(half_done, 0);
+  ASSERT_OK(db->Execute("SELECT owner FROM sweeps"));
+
+  migrations.back().sql = "CREATE TABLE half_done(x INTEGER);";
+  ASSERT_OK(MigrateSchema(*db, migrations));
+  ASSERT_OK_AND_ASSIGN(version, db->UserVersion());
+  EXPECT_EQ(version, 3);
+}
+
+TEST_F(SchemaTest, TransactionRollsBackUnlessCommittedAndErrorsCarrySqliteMessages) {
+  std::unique_ptr<Database> db = Raw();
+  {
+    ASSERT_OK_AND_ASSIGN(Transaction transaction, Transaction::Begin(*db, TransactionMode::kImmediate));
+    ASSERT_OK(db->Execute("INSERT INTO workers(id, host, cpus, gpus, registered_at, last_seen_at) "
+                          "VALUES ('w', 'h', 1, 0, 0, 0)"));
+  }  // destroyed without Commit
+  ASSERT_OK_AND_ASSIGN(int64_t workers, db->QueryInt64("SELECT COUNT(*) FROM workers"));
+  EXPECT_EQ(workers, 0);
+
+  StatusOr<Statement> bad = db->Prepare("SELECT nope FROM workers");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("no such column: nope"), std::string::npos) << bad.status().message();
+
+  // Foreign keys are enforced: an attempt needs its trial.
+  Status orphan = db->Execute("INSERT INTO attempts(trial_id, attempt, worker_id, state, leased_at, lease_expires_at, "
+                              "checkpoint_dir) VALUES (99, 1, 'w', 'LEASED', 0, 0, '/tmp')");
+  EXPECT_EQ(orphan.code(), StatusCode::kFailedPrecondition) << orphan.ToString();
+  EXPECT_NE(orphan.message().find("FOREIGN KEY"), std::string::npos) << orphan.message();
+}
+
+TEST_F(SchemaTest, StatementBindsAndReadsEveryType) {
+  std::unique_ptr<Database> db = Raw();
+  ASSERT_OK_AND_ASSIGN(Statement select, db->Prepare("SELECT ?, ?, ?, ?, ?"));
+  select.BindAll(int64_t{1} << 40, 2.5, "text", std::optional<double>(), nullptr);
+  ASSERT_OK_AND_ASSIGN(bool row, select.Step());
+  ASSERT_TRUE(row);
+  EXPECT_EQ(select.ColumnInt64(0), int64_t{1} << 40);
+  EXPECT_DOUBLE_EQ(select.ColumnDouble(1), 2.5);
+  EXPECT_EQ(select.ColumnText(2), "text");
+  EXPECT_FALSE(select.ColumnOptionalDouble(3).has_value());
+  EXPECT_TRUE(select.ColumnIsNull(4));
+
+  ASSERT_OK_AND_ASSIGN(Statement one, db->Prepare("SELECT ?"));
+  one.Bind(5, 1);  // out of range: the error surfaces at Step
+  StatusOr<bool> stepped = one.Step();
+  ASSERT_FALSE(stepped.ok());
+  EXPECT_EQ(stepped.status().code(), StatusCode::kInvalidArgument) << stepped.status().ToString();
+}
+
+}  // namespace
+}  // namespace rung
