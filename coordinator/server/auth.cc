@@ -1,0 +1,258 @@
+// coordinator/server/auth.cc
+#include "coordinator/server/auth.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
+#include "core/data/sha256.h"
+#include "proto/rung.grpc.pb.h"
+
+namespace rung::server {
+namespace {
+
+constexpr char kAuthorizationKey[] = "authorization";
+constexpr size_t kMinTokenLength = 16;
+constexpr size_t kMaxTokenFileBytes = 4096;
+constexpr int kFreshTokenBytes = 32;
+
+std::string ServicePrefix(const char* service_full_name) {
+  return std::string("/") + service_full_name + "/";
+}
+
+bool StartsWith(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+// The method path without its leading '/', for messages: "rung.v1.UserService/SubmitSweep".
+std::string_view MethodName(std::string_view method_path) {
+  return StartsWith(method_path, "/") ? method_path.substr(1) : method_path;
+}
+
+const char* RoleName(v1::Role role) {
+  switch (role) {
+    case v1::ROLE_USER: return "user";
+    case v1::ROLE_WORKER: return "worker";
+    default: return "none";
+  }
+}
+
+std::string_view TrimWhitespace(std::string_view text) {
+  const char* kSpace = " \t\r\n\v\f";
+  const size_t first = text.find_first_not_of(kSpace);
+  if (first == std::string_view::npos) return {};
+  const size_t last = text.find_last_not_of(kSpace);
+  return text.substr(first, last - first + 1);
+}
+
+// RFC 6750's b64token alphabet.
+bool IsTokenCharacter(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+         std::strchr("-._~+/=", c) != nullptr;
+}
+
+// The token of "Bearer <token>" (scheme case-insensitive, RFC 7235), or nullopt.
+std::optional<std::string_view> ParseBearer(std::string_view header) {
+  constexpr std::string_view kScheme = "bearer ";
+  if (header.size() <= kScheme.size()) return std::nullopt;
+  for (size_t i = 0; i < kScheme.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(header[i])) != kScheme[i]) return std::nullopt;
+  }
+  std::string_view token = TrimWhitespace(header.substr(kScheme.size()));
+  if (token.empty()) return std::nullopt;
+  return token;
+}
+
+bool DigestsEqual(const std::string& a, const std::string& b) {
+  // Hex SHA-256 digests always have the same length; the comparison takes the same time whatever
+  // the contents.
+  return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+std::string ErrnoText() { return std::strerror(errno); }
+
+}  // namespace
+
+Access RequiredAccess(std::string_view method_path) {
+  static const std::string kHealth = ServicePrefix("grpc.health.v1.Health");
+  static const std::string kReflectionV1Alpha = ServicePrefix("grpc.reflection.v1alpha.ServerReflection");
+  static const std::string kReflectionV1 = ServicePrefix("grpc.reflection.v1.ServerReflection");
+  static const std::string kUserService = ServicePrefix(v1::UserService::service_full_name());
+  static const std::string kWorkerService = ServicePrefix(v1::WorkerService::service_full_name());
+  static const std::string kServerInfo = kUserService + "GetServerInfo";
+
+  if (StartsWith(method_path, kHealth) || StartsWith(method_path, kReflectionV1Alpha) ||
+      StartsWith(method_path, kReflectionV1)) {
+    return Access::kPublic;
+  }
+  if (method_path == kServerInfo) return Access::kAnyRole;
+  if (StartsWith(method_path, kUserService)) return Access::kUser;
+  if (StartsWith(method_path, kWorkerService)) return Access::kWorker;
+  return Access::kAnyRole;
+}
+
+BearerTokenAuthenticator::BearerTokenAuthenticator(std::string_view user_token, std::string_view worker_token)
+    : user_digest_(Sha256Hex(user_token)), worker_digest_(Sha256Hex(worker_token)) {}
+
+grpc::Status BearerTokenAuthenticator::Authorize(std::string_view method_path,
+                                                 std::optional<std::string_view> authorization,
+                                                 v1::Role* role) const {
+  *role = v1::ROLE_UNSPECIFIED;
+  const Access access = RequiredAccess(method_path);
+  if (access == Access::kPublic) return grpc::Status::OK;
+
+  const std::string method(MethodName(method_path));
+  if (!authorization.has_value()) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        method + " needs a bearer token: send the metadata 'authorization: Bearer <token>' "
+                        "with the user token (rung) or the worker token (rung-worker) of this coordinator "
+                        "(the files given to rung-coordinator as --user-token-file / --worker-token-file)");
+  }
+  if (!ParseBearer(*authorization).has_value()) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        method + ": the authorization metadata is not of the form 'Bearer <token>'");
+  }
+  *role = RoleOf(authorization);
+  if (*role == v1::ROLE_UNSPECIFIED) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        method + ": the bearer token is neither the user nor the worker token of this "
+                        "coordinator; use the token from the coordinator's --user-token-file (rung) or "
+                        "--worker-token-file (rung-worker), which change when the file is rewritten");
+  }
+  const bool allowed = access == Access::kAnyRole || (access == Access::kUser && *role == v1::ROLE_USER) ||
+                       (access == Access::kWorker && *role == v1::ROLE_WORKER);
+  if (!allowed) {
+    const char* needed = access == Access::kUser ? "user" : "worker";
+    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                        method + " needs the " + needed + " token; this call was made with the " +
+                        RoleName(*role) + " token");
+  }
+  return grpc::Status::OK;
+}
+
+v1::Role BearerTokenAuthenticator::RoleOf(std::optional<std::string_view> authorization) const {
+  const std::optional<std::string_view> token =
+      authorization.has_value() ? ParseBearer(*authorization) : std::nullopt;
+  if (!token.has_value()) return v1::ROLE_UNSPECIFIED;
+  // Both comparisons always run, so the time taken does not tell which role a token nearly has.
+  const std::string digest = Sha256Hex(*token);
+  const bool is_user = DigestsEqual(digest, user_digest_);
+  const bool is_worker = DigestsEqual(digest, worker_digest_);
+  if (is_user) return v1::ROLE_USER;
+  if (is_worker) return v1::ROLE_WORKER;
+  return v1::ROLE_UNSPECIFIED;
+}
+
+v1::Role BearerTokenAuthenticator::CallerRole(const grpc::ServerContextBase& context) const {
+  const auto& metadata = context.client_metadata();
+  auto header = metadata.find(kAuthorizationKey);
+  if (header == metadata.end()) return v1::ROLE_UNSPECIFIED;
+  return RoleOf(std::string_view(header->second.data(), header->second.size()));
+}
+
+grpc::Status BearerTokenAuthenticator::Process(const InputMetadata& auth_metadata, grpc::AuthContext* /*context*/,
+                                               OutputMetadata* /*consumed_auth_metadata*/,
+                                               OutputMetadata* /*response_metadata*/) {
+  std::string_view method_path;
+  if (auto path = auth_metadata.find(":path"); path != auth_metadata.end()) {
+    method_path = std::string_view(path->second.data(), path->second.size());
+  }
+  std::optional<std::string_view> authorization;
+  if (auto header = auth_metadata.find(kAuthorizationKey); header != auth_metadata.end()) {
+    authorization = std::string_view(header->second.data(), header->second.size());
+  }
+  v1::Role role = v1::ROLE_UNSPECIFIED;
+  return Authorize(method_path, authorization, &role);
+}
+
+Status ValidateTokens(std::string_view user_token, std::string_view worker_token) {
+  if (user_token.empty() || worker_token.empty()) return Status::InvalidArgument("a token is empty");
+  if (user_token == worker_token) {
+    return Status::InvalidArgument(
+        "the user and the worker token are the same: a worker could act as a user; give each role its own "
+        "token file");
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::string> ReadTokenFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return Status::NotFound("token file " + path + " does not exist");
+    return Status::FailedPrecondition("cannot open token file " + path + ": " + ErrnoText());
+  }
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return Status::FailedPrecondition("token file " + path + " is not a regular file");
+  }
+  if ((info.st_mode & 077) != 0) {
+    ::close(fd);
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(info.st_mode & 07777));
+    return Status::FailedPrecondition("token file " + path + " has mode " + mode +
+                                      ": group and others must have no access; run `chmod 600 " + path + "`");
+  }
+  std::string content(kMaxTokenFileBytes + 1, '\0');
+  size_t size = 0;
+  while (size < content.size()) {
+    const ssize_t got = ::read(fd, content.data() + size, content.size() - size);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    size += static_cast<size_t>(got);
+  }
+  ::close(fd);
+  if (size > kMaxTokenFileBytes) return Status::InvalidArgument("token file " + path + " is too large to hold a token");
+  const std::string_view token = TrimWhitespace(std::string_view(content.data(), size));
+  if (token.empty()) return Status::InvalidArgument("token file " + path + " is empty");
+  if (token.size() < kMinTokenLength) {
+    return Status::InvalidArgument("the token in " + path + " is shorter than " + std::to_string(kMinTokenLength) +
+                                   " characters; use a random one (e.g. `openssl rand -hex 32`)");
+  }
+  for (char c : token) {
+    if (!IsTokenCharacter(c)) {
+      return Status::InvalidArgument("the token in " + path +
+                                     " has a character outside [A-Za-z0-9-._~+/=] (one token, on one line)");
+    }
+  }
+  return std::string(token);
+}
+
+StatusOr<std::string> WriteFreshTokenFile(const std::string& path) {
+  unsigned char bytes[kFreshTokenBytes];
+  if (RAND_bytes(bytes, kFreshTokenBytes) != 1) return Status::Internal("OpenSSL has no randomness for a token");
+  std::string token;
+  token.reserve(2 * kFreshTokenBytes);
+  for (unsigned char byte : bytes) {
+    constexpr char kHex[] = "0123456789abcdef";
+    token += kHex[byte >> 4];
+    token += kHex[byte & 0xf];
+  }
+
+  const std::filesystem::path target(path);
+  const std::filesystem::path folder = target.has_parent_path() ? target.parent_path() : ".";
+  std::string temporary = (folder / ("." + target.filename().string() + ".XXXXXX")).string();
+  const int fd = ::mkstemp(temporary.data());  // mode 0600
+  if (fd < 0) return Status::Unavailable("cannot write a token file in " + folder.string() + ": " + ErrnoText());
+  const std::string line = token + "\n";
+  bool written = ::fchmod(fd, 0600) == 0 && ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) &&
+                 ::fsync(fd) == 0;
+  written = (::close(fd) == 0) && written;
+  if (!written || ::rename(temporary.c_str(), path.c_str()) != 0) {
+    const std::string reason = ErrnoText();
+    ::unlink(temporary.c_str());
+    return Status::Unavailable("cannot write token file " + path + ": " + reason);
+  }
+  return token;
+}
+
+}  // namespace rung::server

@@ -1,0 +1,67 @@
+// coordinator/server/grpc_server.cc
+#include "coordinator/server/grpc_server.h"
+
+#include <utility>
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/health_check_service_interface.h>
+
+namespace rung::server {
+
+CoordinatorServer::CoordinatorServer(const ServerOptions& options,
+                                     std::shared_ptr<BearerTokenAuthenticator> authenticator)
+    : options_(options),
+      authenticator_(std::move(authenticator)),
+      started_at_(std::chrono::system_clock::now()),
+      user_service_(&workers_, authenticator_.get(), started_at_),
+      worker_service_(&workers_, options_, started_at_) {}
+
+StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(const ServerOptions& options) {
+  RUNG_RETURN_IF_ERROR(ValidateServerOptions(options));
+  StatusOr<std::string> user_token = ReadTokenFile(options.user_token_file);
+  if (!user_token.ok()) return user_token.status();
+  StatusOr<std::string> worker_token = ReadTokenFile(options.worker_token_file);
+  if (!worker_token.ok()) return worker_token.status();
+  RUNG_RETURN_IF_ERROR(ValidateTokens(*user_token, *worker_token));
+  StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = MakeServerCredentials(options);
+  if (!credentials.ok()) return credentials.status();
+  auto authenticator = std::make_shared<BearerTokenAuthenticator>(*user_token, *worker_token);
+  (*credentials)->SetAuthMetadataProcessor(authenticator);
+
+  // Both are process-wide switches read by every ServerBuilder built afterwards.
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+
+  std::unique_ptr<CoordinatorServer> server(new CoordinatorServer(options, std::move(authenticator)));
+  grpc::ServerBuilder builder;
+  int port = 0;
+  // A second coordinator on a port in use must fail, not share the port (and the work) with the first.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.AddListeningPort(options.listen_address, *credentials, &port);
+  builder.RegisterService(&server->user_service_);
+  builder.RegisterService(&server->worker_service_);
+  server->server_ = builder.BuildAndStart();
+  if (server->server_ == nullptr || port == 0) {
+    return Status::Unavailable("cannot listen on " + options.listen_address +
+                               ": the port is in use, or the host is not an address of this machine");
+  }
+  server->address_ = BoundAddress(options.listen_address, port);
+  return server;
+}
+
+CoordinatorServer::~CoordinatorServer() {
+  Shutdown();
+  Wait();
+}
+
+void CoordinatorServer::Shutdown(std::chrono::milliseconds grace) {
+  if (server_ == nullptr) return;
+  server_->GetHealthCheckService()->Shutdown();
+  server_->Shutdown(std::chrono::system_clock::now() + grace);
+}
+
+void CoordinatorServer::Wait() {
+  if (server_ != nullptr) server_->Wait();
+}
+
+}  // namespace rung::server

@@ -1,0 +1,104 @@
+// rung-coordinator: the gRPC coordinator of rung (proto/rung.proto), serving `rung` users and
+// `rung-worker` agents.
+//
+//   rung-coordinator --user-token-file user.token --worker-token-file worker.token
+//                    [--listen 127.0.0.1:50551] [--db rung.db] [--tls-cert cert.pem --tls-key key.pem]
+//
+// Prints "listening on HOST:PORT" on stdout once it serves (the port it bound, also for port 0);
+// everything else goes to stderr. A token file that does not exist is created with a fresh token
+// (mode 0600). SIGTERM or SIGINT: stops accepting calls, lets calls in flight finish (5 s), exits 0.
+// Exit codes: 0 after a signal, 1 when it cannot start, 2 bad arguments.
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "coordinator/server/auth.h"
+#include "coordinator/server/grpc_server.h"
+#include "core/common/provenance.h"
+
+namespace {
+
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+// Creates a token file that does not exist yet; an existing one is left as it is.
+rung::Status CreateMissingTokenFile(const std::string& path) {
+  if (path.empty() || std::filesystem::exists(path)) return rung::Status::Ok();
+  rung::StatusOr<std::string> token = rung::server::WriteFreshTokenFile(path);
+  if (!token.ok()) return token.status();
+  std::cerr << "rung-coordinator: created " << path << " with a fresh token (mode 0600)\n";
+  return rung::Status::Ok();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  rung::server::ServerOptions options;
+  CLI::App app{"rung-coordinator: the coordinator of rung sweeps (gRPC).\n"
+               "Prints 'listening on HOST:PORT' on stdout once serving; SIGTERM/SIGINT shut it down.\n"
+               "Exit codes: 0 after a signal, 1 cannot start, 2 bad arguments."};
+  app.add_option("--listen", options.listen_address,
+                 "host:port, [v6 host]:port or unix:path to listen on; port 0 picks a free port. Addresses "
+                 "other than loopback need TLS")
+      ->capture_default_str();
+  app.add_option("--db", options.database_path, "SQLite database of sweeps, trials and metrics");
+  app.add_option("--user-token-file", options.user_token_file,
+                 "file (mode 0600) with the bearer token of users (`rung`); created with a fresh token if missing")
+      ->required();
+  app.add_option("--worker-token-file", options.worker_token_file,
+                 "file (mode 0600) with the bearer token of workers (rung-worker); created with a fresh token if "
+                 "missing")
+      ->required();
+  app.add_option("--tls-cert", options.tls_cert_file, "PEM certificate chain: serve TLS (with --tls-key)");
+  app.add_option("--tls-key", options.tls_key_file, "PEM private key of --tls-cert");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    const int code = app.exit(error);
+    return code == 0 ? 0 : kExitUsage;
+  }
+
+  // Signals are taken by sigwait below: block them before gRPC starts its threads, which inherit
+  // the mask, so no thread is interrupted by them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  if (rung::Status valid = rung::server::ValidateServerOptions(options); !valid.ok()) {
+    std::cerr << "rung-coordinator: " << valid.message() << "\n";
+    return kExitUsage;
+  }
+  rung::Status created = CreateMissingTokenFile(options.user_token_file);
+  if (created.ok()) created = CreateMissingTokenFile(options.worker_token_file);
+  if (!created.ok()) {
+    std::cerr << "rung-coordinator: " << created.message() << "\n";
+    return kExitFailure;
+  }
+  rung::StatusOr<std::unique_ptr<rung::server::CoordinatorServer>> server =
+      rung::server::CoordinatorServer::Start(options);
+  if (!server.ok()) {
+    std::cerr << "rung-coordinator: " << server.status().message() << "\n";
+    return server.status().code() == rung::StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
+  }
+  std::cerr << "rung-coordinator " << rung::BuildCommit() << ": serving "
+            << (options.tls_cert_file.empty() ? "plaintext (loopback only)" : "TLS") << " on "
+            << (*server)->address()
+            << (options.database_path.empty() ? "" : "; database " + options.database_path + " (not opened yet)")
+            << "\n";
+  std::cout << "listening on " << (*server)->address() << std::endl;
+
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  std::cerr << "rung-coordinator: " << strsignal(signal_number) << ", shutting down\n";
+  (*server)->Shutdown();
+  (*server)->Wait();
+  return 0;
+}

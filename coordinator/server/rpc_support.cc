@@ -1,0 +1,51 @@
+// coordinator/server/rpc_support.cc
+#include "coordinator/server/rpc_support.h"
+
+#include <string>
+
+#include <google/protobuf/util/time_util.h>
+
+#include "core/common/provenance.h"
+
+namespace rung::server {
+
+grpc::Status ToGrpcStatus(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kOk: return grpc::Status::OK;
+    case StatusCode::kInvalidArgument: return {grpc::StatusCode::INVALID_ARGUMENT, status.message()};
+    case StatusCode::kNotFound: return {grpc::StatusCode::NOT_FOUND, status.message()};
+    case StatusCode::kFailedPrecondition: return {grpc::StatusCode::FAILED_PRECONDITION, status.message()};
+    case StatusCode::kOutOfRange: return {grpc::StatusCode::OUT_OF_RANGE, status.message()};
+    case StatusCode::kInternal: return {grpc::StatusCode::INTERNAL, status.message()};
+    case StatusCode::kUnavailable: return {grpc::StatusCode::UNAVAILABLE, status.message()};
+    case StatusCode::kAborted: return {grpc::StatusCode::ABORTED, status.message()};
+    case StatusCode::kDataLoss: return {grpc::StatusCode::DATA_LOSS, status.message()};
+  }
+  return {grpc::StatusCode::UNKNOWN, status.message()};
+}
+
+grpc::Status Unimplemented(std::string_view method) {
+  return {grpc::StatusCode::UNIMPLEMENTED,
+          std::string(method) + " is not implemented by this coordinator (rung " + BuildCommit() + ") yet"};
+}
+
+google::protobuf::Timestamp ToTimestamp(std::chrono::system_clock::time_point time) {
+  return google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count());
+}
+
+google::protobuf::Duration ToDuration(std::chrono::milliseconds duration) {
+  return google::protobuf::util::TimeUtil::MillisecondsToDuration(duration.count());
+}
+
+v1::ServerInfo MakeServerInfo(std::chrono::system_clock::time_point started_at, v1::Role caller_role) {
+  v1::ServerInfo info;
+  info.set_api_version(v1::ServerInfo::descriptor()->file()->package());
+  info.set_build_commit(BuildCommit());
+  info.set_caller_role(caller_role);
+  *info.mutable_server_time() = ToTimestamp(std::chrono::system_clock::now());
+  *info.mutable_started_at() = ToTimestamp(started_at);
+  return info;
+}
+
+}  // namespace rung::server

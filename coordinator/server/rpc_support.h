@@ -1,0 +1,39 @@
+// coordinator/server/rpc_support.h
+//
+// Small conversions the services share: rung::Status to grpc::Status, times to protobuf's
+// Timestamp and Duration, the UNIMPLEMENTED answer of methods not built yet, and the ServerInfo a
+// coordinator reports about itself.
+//
+// Example:
+//   StatusOr<v1::Worker> worker = registry->Register(*request, std::chrono::system_clock::now());
+//   if (!worker.ok()) return ToGrpcStatus(worker.status());
+//
+// Thread safety: reentrant functions.
+#pragma once
+
+#include <chrono>
+#include <string_view>
+
+#include <google/protobuf/duration.pb.h>
+#include <google/protobuf/timestamp.pb.h>
+#include <grpcpp/support/status.h>
+
+#include "core/common/status.h"
+#include "proto/rung.pb.h"
+
+namespace rung::server {
+
+// The gRPC status with the same code and message (kOk -> OK).
+grpc::Status ToGrpcStatus(const Status& status);
+
+// UNIMPLEMENTED, naming the method ("rung.v1.UserService/ListSweeps") as not served yet by this
+// coordinator build.
+grpc::Status Unimplemented(std::string_view method);
+
+google::protobuf::Timestamp ToTimestamp(std::chrono::system_clock::time_point time);
+google::protobuf::Duration ToDuration(std::chrono::milliseconds duration);
+
+// This coordinator as it describes itself to a caller of the given role.
+v1::ServerInfo MakeServerInfo(std::chrono::system_clock::time_point started_at, v1::Role caller_role);
+
+}  // namespace rung::server

@@ -1,0 +1,149 @@
+// coordinator/server/server_options.cc
+#include "coordinator/server/server_options.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include <grpcpp/security/server_credentials.h>
+#include <openssl/bio.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+namespace rung::server {
+namespace {
+
+bool StartsWith(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+bool IsUnixAddress(std::string_view address) {
+  return StartsWith(address, "unix:") || StartsWith(address, "unix-abstract:");
+}
+
+struct HostPort {
+  std::string host;
+  std::string port;
+};
+
+// "host:port" or "[v6]:port" -> host and port; nullopt when malformed.
+std::optional<HostPort> SplitHostPort(std::string_view address) {
+  std::string_view host;
+  std::string_view port;
+  if (StartsWith(address, "[")) {
+    const size_t close = address.find(']');
+    if (close == std::string_view::npos || address.substr(close + 1, 1) != ":") return std::nullopt;
+    host = address.substr(1, close - 1);
+    port = address.substr(close + 2);
+  } else {
+    const size_t colon = address.rfind(':');
+    if (colon == std::string_view::npos) return std::nullopt;
+    host = address.substr(0, colon);
+    port = address.substr(colon + 1);
+    if (host.find(':') != std::string_view::npos) return std::nullopt;  // a v6 address needs brackets
+  }
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string_view::npos ||
+      std::stoi(std::string(port)) > 65535) {
+    return std::nullopt;
+  }
+  return HostPort{std::string(host), std::string(port)};
+}
+
+StatusOr<std::string> ReadPemFile(const std::string& path, const char* flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound(std::string(flag) + " " + path + ": cannot open the file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// INVALID_ARGUMENT unless `cert` holds a PEM certificate and `key` the PEM private key of it (gRPC
+// itself would only fail later, when binding, with no reason given).
+Status CheckCertificateAndKey(const std::string& cert, const std::string& key, const ServerOptions& options) {
+  BIO* cert_bio = BIO_new_mem_buf(cert.data(), static_cast<int>(cert.size()));
+  X509* x509 = PEM_read_bio_X509(cert_bio, nullptr, nullptr, nullptr);
+  BIO_free(cert_bio);
+  BIO* key_bio = BIO_new_mem_buf(key.data(), static_cast<int>(key.size()));
+  EVP_PKEY* pkey = PEM_read_bio_PrivateKey(key_bio, nullptr, nullptr, nullptr);
+  BIO_free(key_bio);
+  Status status;
+  if (x509 == nullptr) {
+    status = Status::InvalidArgument("--tls-cert " + options.tls_cert_file + " holds no PEM certificate");
+  } else if (pkey == nullptr) {
+    status = Status::InvalidArgument("--tls-key " + options.tls_key_file + " holds no unencrypted PEM private key");
+  } else if (X509_check_private_key(x509, pkey) != 1) {
+    status = Status::InvalidArgument("--tls-key " + options.tls_key_file + " is not the key of the certificate in " +
+                                     options.tls_cert_file);
+  }
+  X509_free(x509);
+  EVP_PKEY_free(pkey);
+  return status;
+}
+
+}  // namespace
+
+bool IsLoopbackListenAddress(std::string_view listen_address) {
+  if (IsUnixAddress(listen_address)) return true;
+  const std::optional<HostPort> split = SplitHostPort(listen_address);
+  if (!split.has_value()) return false;
+  if (split->host == "localhost") return true;
+  in_addr v4{};
+  if (inet_pton(AF_INET, split->host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  if (inet_pton(AF_INET6, split->host.c_str(), &v6) == 1) return IN6_IS_ADDR_LOOPBACK(&v6);
+  return false;
+}
+
+std::string BoundAddress(std::string_view listen_address, int port) {
+  if (IsUnixAddress(listen_address)) return std::string(listen_address);
+  const size_t colon = listen_address.rfind(':');
+  return std::string(listen_address.substr(0, colon)) + ":" + std::to_string(port);
+}
+
+Status ValidateServerOptions(const ServerOptions& options) {
+  const std::string& address = options.listen_address;
+  if (!IsUnixAddress(address) && !SplitHostPort(address).has_value()) {
+    return Status::InvalidArgument("--listen " + address +
+                                   ": expected host:port, [v6 host]:port or unix:path, e.g. 127.0.0.1:" +
+                                   std::to_string(kDefaultPort) + " (port 0 picks a free port)");
+  }
+  if (options.user_token_file.empty()) {
+    return Status::InvalidArgument("--user-token-file is required: the file holding the token `rung` sends");
+  }
+  if (options.worker_token_file.empty()) {
+    return Status::InvalidArgument("--worker-token-file is required: the file holding the token rung-worker sends");
+  }
+  const bool tls = !options.tls_cert_file.empty() || !options.tls_key_file.empty();
+  if (tls && (options.tls_cert_file.empty() || options.tls_key_file.empty())) {
+    return Status::InvalidArgument("--tls-cert and --tls-key go together: give both PEM files, or neither");
+  }
+  if (!tls && !IsLoopbackListenAddress(address)) {
+    return Status::InvalidArgument("--listen " + address +
+                                   " is not a loopback address: without TLS the bearer tokens would cross the "
+                                   "network in the clear; pass --tls-cert and --tls-key, or listen on 127.0.0.1");
+  }
+  if (options.heartbeat_interval.count() <= 0 || options.heartbeat_interval >= options.lease_duration) {
+    return Status::InvalidArgument("the heartbeat interval must be positive and shorter than the lease duration");
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(const ServerOptions& options) {
+  if (options.tls_cert_file.empty()) {
+    return grpc::experimental::LocalServerCredentials(IsUnixAddress(options.listen_address) ? UDS : LOCAL_TCP);
+  }
+  StatusOr<std::string> cert = ReadPemFile(options.tls_cert_file, "--tls-cert");
+  if (!cert.ok()) return cert.status();
+  StatusOr<std::string> key = ReadPemFile(options.tls_key_file, "--tls-key");
+  if (!key.ok()) return key.status();
+  RUNG_RETURN_IF_ERROR(CheckCertificateAndKey(*cert, *key, options));
+  grpc::SslServerCredentialsOptions ssl(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+  ssl.pem_key_cert_pairs.push_back({*key, *cert});
+  return grpc::SslServerCredentials(ssl);
+}
+
+}  // namespace rung::server

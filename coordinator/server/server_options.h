@@ -1,0 +1,68 @@
+// coordinator/server/server_options.h
+//
+// What a coordinator server is started with, its checks, and the transport credentials it implies.
+//
+// Transport. With --tls-cert/--tls-key the server speaks TLS on any address. Without them it speaks
+// plaintext, and only where nobody else can listen in: a loopback address (127.0.0.0/8, ::1,
+// localhost) or a unix: socket, enforced by gRPC's local credentials. A non-loopback address
+// without TLS is refused, because the bearer tokens would cross the network in the clear. Both
+// kinds of credentials carry the token authenticator (auth.h), which gRPC attaches only to secure
+// (TLS or local) credentials.
+//
+// Example:
+//   ServerOptions options;
+//   options.listen_address = "127.0.0.1:0";   // port 0: the kernel picks one
+//   options.user_token_file = "user.token";
+//   options.worker_token_file = "worker.token";
+//   RUNG_RETURN_IF_ERROR(ValidateServerOptions(options));
+//
+// Thread safety: values and reentrant functions.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <grpcpp/security/server_credentials.h>
+
+#include "core/common/status.h"
+
+namespace rung::server {
+
+inline constexpr int kDefaultPort = 50551;
+
+struct ServerOptions {
+  // host:port, [v6 host]:port or unix:path. Port 0 picks a free port (CoordinatorServer::address()
+  // tells which).
+  std::string listen_address = "127.0.0.1:" + std::to_string(kDefaultPort);
+  std::string database_path;      // the SQLite database (not opened yet)
+  std::string user_token_file;    // required; 0600
+  std::string worker_token_file;  // required; 0600
+  std::string tls_cert_file;      // PEM certificate chain; with tls_key_file
+  std::string tls_key_file;       // PEM private key; with tls_cert_file
+  // Told to workers at registration: how often they heartbeat each trial, and how long a lease
+  // lives without one.
+  std::chrono::seconds heartbeat_interval{10};
+  std::chrono::seconds lease_duration{60};
+};
+
+// INVALID_ARGUMENT, naming the flag to fix, when: the address has no port, a token file is not
+// given, only one of the TLS files is given, the address is not loopback and TLS is off, or the
+// heartbeat interval is not shorter than the lease.
+Status ValidateServerOptions(const ServerOptions& options);
+
+// True for unix: sockets and for hosts that are loopback: "localhost", 127.0.0.0/8, "[::1]".
+bool IsLoopbackListenAddress(std::string_view listen_address);
+
+// The listen address with its port replaced by `port` (the one the server bound): "127.0.0.1:0",
+// 43117 -> "127.0.0.1:43117". unix: addresses come back unchanged.
+std::string BoundAddress(std::string_view listen_address, int port);
+
+// TLS credentials from the certificate and key files (no client certificates: clients
+// authenticate with tokens), or local credentials (UDS for unix:, LOCAL_TCP otherwise).
+// REQUIRES: ValidateServerOptions(options).ok(). Errors: NOT_FOUND for a missing TLS file, INVALID_ARGUMENT when
+// the files hold no certificate, no unencrypted key, or a key of another certificate.
+StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(const ServerOptions& options);
+
+}  // namespace rung::server

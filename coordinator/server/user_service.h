@@ -1,0 +1,72 @@
+// coordinator/server/user_service.h
+//
+// rung.v1.UserService: what the `rung` command line asks (proto/rung.proto documents every method).
+// A thin layer, route_guide style: each method checks its request, asks a manager and translates
+// the answer; state lives in the managers. Served so far: GetServerInfo, and ListWorkers from the
+// worker registry. Every other method answers UNIMPLEMENTED until the store is wired in.
+//
+// Authorization happens before any of this runs (auth.h): only the user token reaches these
+// methods, except GetServerInfo, which either token may call.
+//
+// Thread safety: gRPC calls the methods concurrently; the class keeps no mutable state of its own.
+#pragma once
+
+#include <chrono>
+
+#include <grpcpp/grpcpp.h>
+
+#include "coordinator/server/auth.h"
+#include "coordinator/server/in_memory_worker_registry.h"
+#include "proto/rung.grpc.pb.h"
+
+namespace rung::server {
+
+class UserServiceImpl final : public v1::UserService::Service {
+ public:
+  // `authenticator` tells GetServerInfo the caller's role.
+  // REQUIRES: `workers` and `authenticator` outlive the service.
+  UserServiceImpl(const InMemoryWorkerRegistry* workers, const BearerTokenAuthenticator* authenticator,
+                  std::chrono::system_clock::time_point started_at);
+
+  grpc::Status GetServerInfo(grpc::ServerContext* context, const v1::GetServerInfoRequest* request,
+                             v1::ServerInfo* response) override;
+  grpc::Status SubmitSweep(grpc::ServerContext* context, const v1::SubmitSweepRequest* request,
+                           v1::SubmitSweepResponse* response) override;
+  grpc::Status ListSweeps(grpc::ServerContext* context, const v1::ListSweepsRequest* request,
+                          v1::ListSweepsResponse* response) override;
+  grpc::Status GetSweep(grpc::ServerContext* context, const v1::GetSweepRequest* request, v1::Sweep* response) override;
+  grpc::Status CancelSweep(grpc::ServerContext* context, const v1::CancelSweepRequest* request,
+                           v1::Sweep* response) override;
+  grpc::Status PauseSweep(grpc::ServerContext* context, const v1::PauseSweepRequest* request,
+                          v1::Sweep* response) override;
+  grpc::Status ResumeSweep(grpc::ServerContext* context, const v1::ResumeSweepRequest* request,
+                           v1::Sweep* response) override;
+  grpc::Status ListTrials(grpc::ServerContext* context, const v1::ListTrialsRequest* request,
+                          v1::ListTrialsResponse* response) override;
+  grpc::Status GetTrial(grpc::ServerContext* context, const v1::GetTrialRequest* request, v1::Trial* response) override;
+  grpc::Status RetryTrials(grpc::ServerContext* context, const v1::RetryTrialsRequest* request,
+                           v1::RetryTrialsResponse* response) override;
+  grpc::Status StreamSweepUpdates(grpc::ServerContext* context, const v1::StreamSweepUpdatesRequest* request,
+                                  grpc::ServerWriter<v1::SweepUpdate>* writer) override;
+  grpc::Status GetMetrics(grpc::ServerContext* context, const v1::GetMetricsRequest* request,
+                          v1::GetMetricsResponse* response) override;
+  grpc::Status QueryResults(grpc::ServerContext* context, const v1::QueryResultsRequest* request,
+                            v1::QueryResultsResponse* response) override;
+  grpc::Status GetLearnedParameters(grpc::ServerContext* context,
+                                    const v1::GetLearnedParametersRequest* request,
+                                    v1::GetLearnedParametersResponse* response) override;
+  grpc::Status Fit(grpc::ServerContext* context, const v1::FitRequest* request, v1::FitResponse* response) override;
+  grpc::Status Export(grpc::ServerContext* context, const v1::ExportRequest* request,
+                      grpc::ServerWriter<v1::ExportChunk>* writer) override;
+  grpc::Status ListWorkers(grpc::ServerContext* context, const v1::ListWorkersRequest* request,
+                           v1::ListWorkersResponse* response) override;
+  grpc::Status GetLogs(grpc::ServerContext* context, const v1::GetLogsRequest* request,
+                       grpc::ServerWriter<v1::LogEntry>* writer) override;
+
+ private:
+  const InMemoryWorkerRegistry* workers_;
+  const BearerTokenAuthenticator* authenticator_;
+  std::chrono::system_clock::time_point started_at_;
+};
+
+}  // namespace rung::server

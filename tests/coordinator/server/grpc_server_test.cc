@@ -1,0 +1,321 @@
+// tests/coordinator/server/grpc_server_test.cc
+//
+// A real coordinator server on 127.0.0.1, port 0, called through real gRPC channels: health and
+// reflection without a token, bearer-token authentication, the role of each token, the methods
+// served so far, and TLS with a certificate made on the spot.
+#include "coordinator/server/grpc_server.h"
+
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include "coordinator/server/auth.h"
+#include "proto/rung.grpc.pb.h"
+#include "tests/coordinator/server/server_test_util.h"
+
+namespace rung::server {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsSupersetOf;
+using testing::CheckHealth;
+using testing::ContextWithToken;
+using testing::LoopbackChannel;
+using testing::ReflectedServices;
+using testing::ScratchDir;
+
+class GrpcServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    options_.listen_address = "127.0.0.1:0";
+    options_.user_token_file = scratch_.Path("user.token");
+    options_.worker_token_file = scratch_.Path("worker.token");
+    StatusOr<std::string> user = WriteFreshTokenFile(options_.user_token_file);
+    StatusOr<std::string> worker = WriteFreshTokenFile(options_.worker_token_file);
+    ASSERT_TRUE(user.ok() && worker.ok());
+    user_token_ = *user;
+    worker_token_ = *worker;
+  }
+
+  // Starts the server with options_ and connects to it.
+  void StartServer() {
+    StatusOr<std::unique_ptr<CoordinatorServer>> server = CoordinatorServer::Start(options_);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(server).value();
+    channel_ = LoopbackChannel(server_->address());
+    users_ = v1::UserService::NewStub(channel_);
+    workers_ = v1::WorkerService::NewStub(channel_);
+  }
+
+  grpc::Status SubmitSweep(const std::string& token) {
+    v1::SubmitSweepRequest request;
+    request.set_spec_text("name: x\n");
+    request.set_spec_file_name("x.yaml");
+    v1::SubmitSweepResponse response;
+    return users_->SubmitSweep(ContextWithToken(token).get(), request, &response);
+  }
+
+  grpc::Status Register(const std::string& token, v1::RegisterResponse* response) {
+    v1::RegisterRequest request;
+    request.set_worker_id("node7-gpu0");
+    request.set_host("node7");
+    request.set_cpu_slots(8);
+    request.add_gpus()->set_index(0);
+    return workers_->Register(ContextWithToken(token).get(), request, response);
+  }
+
+  ScratchDir scratch_;
+  ServerOptions options_;
+  std::string user_token_;
+  std::string worker_token_;
+  std::unique_ptr<CoordinatorServer> server_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::UserService::Stub> users_;
+  std::unique_ptr<v1::WorkerService::Stub> workers_;
+};
+
+TEST_F(GrpcServerTest, PortZeroReportsTheBoundPort) {
+  StartServer();
+  EXPECT_THAT(server_->address(), ::testing::StartsWith("127.0.0.1:"));
+  EXPECT_NE(server_->address(), "127.0.0.1:0");
+}
+
+TEST_F(GrpcServerTest, HealthAnswersServingWithoutAToken) {
+  StartServer();
+  grpc::Status status;
+  EXPECT_EQ(CheckHealth(channel_, &status), grpc::health::v1::HealthCheckResponse::SERVING);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+}
+
+TEST_F(GrpcServerTest, ReflectionListsBothServicesWithoutAToken) {
+  StartServer();
+  EXPECT_THAT(ReflectedServices(channel_),
+              IsSupersetOf({"rung.v1.UserService", "rung.v1.WorkerService", "grpc.health.v1.Health"}));
+}
+
+TEST_F(GrpcServerTest, UserServiceWithoutATokenIsUnauthenticated) {
+  StartServer();
+  grpc::Status status = SubmitSweep("");
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_THAT(status.error_message(), HasSubstr("authorization: Bearer <token>"));
+  EXPECT_THAT(status.error_message(), HasSubstr("--user-token-file"));
+
+  v1::ListSweepsResponse sweeps;
+  status = users_->ListSweeps(ContextWithToken("").get(), v1::ListSweepsRequest(), &sweeps);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+}
+
+TEST_F(GrpcServerTest, AWrongTokenIsUnauthenticatedAndNotEchoed) {
+  StartServer();
+  const std::string wrong = "0123456789abcdef0123456789abcdef";
+  grpc::Status status = SubmitSweep(wrong);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_THAT(status.error_message(), HasSubstr("neither the user nor the worker token"));
+  EXPECT_THAT(status.error_message(), ::testing::Not(HasSubstr(wrong)));
+
+  v1::RegisterResponse registered;
+  EXPECT_EQ(Register(wrong, &registered).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+}
+
+TEST_F(GrpcServerTest, WorkerTokenCannotSubmitOrReadSweeps) {
+  StartServer();
+  grpc::Status status = SubmitSweep(worker_token_);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(status.error_message(), HasSubstr("rung.v1.UserService/SubmitSweep needs the user token"));
+  EXPECT_THAT(status.error_message(), HasSubstr("worker token"));
+
+  v1::Sweep sweep;
+  v1::CancelSweepRequest cancel;
+  EXPECT_EQ(users_->CancelSweep(ContextWithToken(worker_token_).get(), cancel, &sweep).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  v1::ListTrialsResponse trials;
+  EXPECT_EQ(users_->ListTrials(ContextWithToken(worker_token_).get(), v1::ListTrialsRequest(), &trials).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+}
+
+TEST_F(GrpcServerTest, UserTokenCannotCallWorkerService) {
+  StartServer();
+  v1::RegisterResponse registered;
+  grpc::Status status = Register(user_token_, &registered);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(status.error_message(), HasSubstr("rung.v1.WorkerService/Register needs the worker token"));
+
+  v1::LeaseResponse lease;
+  EXPECT_EQ(workers_->Lease(ContextWithToken(user_token_).get(), v1::LeaseRequest(), &lease).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+}
+
+TEST_F(GrpcServerTest, WorkerTokenRegistersAndUsersSeeTheWorker) {
+  StartServer();
+  v1::RegisterResponse registered;
+  grpc::Status status = Register(worker_token_, &registered);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(registered.worker_id(), "node7-gpu0");
+  EXPECT_EQ(registered.heartbeat_interval().seconds(), 10);
+  EXPECT_EQ(registered.lease_duration().seconds(), 60);
+  EXPECT_EQ(registered.server().caller_role(), v1::ROLE_WORKER);
+
+  // Registering again under the same id updates the worker, not a second one.
+  ASSERT_TRUE(Register(worker_token_, &registered).ok());
+  v1::ListWorkersResponse listed;
+  status = users_->ListWorkers(ContextWithToken(user_token_).get(), v1::ListWorkersRequest(), &listed);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(listed.workers_size(), 1);
+  EXPECT_EQ(listed.workers(0).host(), "node7");
+  EXPECT_EQ(listed.workers(0).cpu_slots(), 8);
+}
+
+TEST_F(GrpcServerTest, RegisterRejectsAWorkerWithoutResources) {
+  StartServer();
+  v1::RegisterRequest request;
+  request.set_worker_id("idle");
+  request.set_host("node1");
+  v1::RegisterResponse response;
+  grpc::Status status = workers_->Register(ContextWithToken(worker_token_).get(), request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("neither CPU slots nor GPUs"));
+}
+
+// Both calls share one channel, hence one connection: the role belongs to the call, not to the
+// connection.
+TEST_F(GrpcServerTest, ServerInfoAnswersEitherTokenWithItsRole) {
+  StartServer();
+  v1::ServerInfo info;
+  ASSERT_TRUE(users_->GetServerInfo(ContextWithToken(user_token_).get(), v1::GetServerInfoRequest(), &info).ok());
+  EXPECT_EQ(info.caller_role(), v1::ROLE_USER);
+  EXPECT_EQ(info.api_version(), "rung.v1");
+  EXPECT_FALSE(info.build_commit().empty());
+  ASSERT_TRUE(users_->GetServerInfo(ContextWithToken(worker_token_).get(), v1::GetServerInfoRequest(), &info).ok());
+  EXPECT_EQ(info.caller_role(), v1::ROLE_WORKER);
+}
+
+TEST_F(GrpcServerTest, MethodsNotBuiltYetAnswerUnimplementedToTheRightRole) {
+  StartServer();
+  grpc::Status status = SubmitSweep(user_token_);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  EXPECT_THAT(status.error_message(), HasSubstr("rung.v1.UserService/SubmitSweep"));
+  v1::LeaseResponse lease;
+  EXPECT_EQ(workers_->Lease(ContextWithToken(worker_token_).get(), v1::LeaseRequest(), &lease).error_code(),
+            grpc::StatusCode::UNIMPLEMENTED);
+}
+
+TEST_F(GrpcServerTest, StartRefusesTheSameTokenForBothRoles) {
+  options_.worker_token_file = options_.user_token_file;
+  StatusOr<std::unique_ptr<CoordinatorServer>> server = CoordinatorServer::Start(options_);
+  ASSERT_FALSE(server.ok());
+  EXPECT_EQ(server.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(server.status().message(), HasSubstr("the same"));
+}
+
+TEST_F(GrpcServerTest, StartReportsAMissingTokenFile) {
+  options_.user_token_file = scratch_.Path("absent.token");
+  StatusOr<std::unique_ptr<CoordinatorServer>> server = CoordinatorServer::Start(options_);
+  ASSERT_FALSE(server.ok());
+  EXPECT_EQ(server.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(server.status().message(), HasSubstr("absent.token"));
+}
+
+TEST_F(GrpcServerTest, StartReportsAnAddressInUse) {
+  StartServer();
+  ServerOptions second = options_;
+  second.listen_address = server_->address();
+  StatusOr<std::unique_ptr<CoordinatorServer>> server = CoordinatorServer::Start(second);
+  ASSERT_FALSE(server.ok());
+  EXPECT_EQ(server.status().code(), StatusCode::kUnavailable);
+}
+
+// A self-signed certificate for "localhost" and its key, as PEM.
+struct PemPair {
+  std::string certificate;
+  std::string key;
+};
+
+PemPair SelfSignedLocalhostCertificate() {
+  EVP_PKEY* key = EVP_EC_gen("P-256");
+  X509* cert = X509_new();
+  X509_set_version(cert, 2);
+  ASN1_INTEGER_set(X509_get_serialNumber(cert), 1);
+  X509_gmtime_adj(X509_getm_notBefore(cert), -60);
+  X509_gmtime_adj(X509_getm_notAfter(cert), 3600);
+  X509_set_pubkey(cert, key);
+  X509_NAME* name = X509_get_subject_name(cert);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("localhost"), -1, -1, 0);
+  X509_set_issuer_name(cert, name);
+  X509V3_CTX context;
+  X509V3_set_ctx_nodb(&context);
+  X509V3_set_ctx(&context, cert, cert, nullptr, nullptr, 0);
+  X509_EXTENSION* san = X509V3_EXT_conf_nid(nullptr, &context, NID_subject_alt_name, "DNS:localhost,IP:127.0.0.1");
+  X509_add_ext(cert, san, -1);
+  X509_EXTENSION_free(san);
+  X509_sign(cert, key, EVP_sha256());
+
+  auto to_pem = [](auto write) {
+    BIO* bio = BIO_new(BIO_s_mem());
+    write(bio);
+    char* data = nullptr;
+    const long size = BIO_get_mem_data(bio, &data);
+    std::string pem(data, static_cast<size_t>(size));
+    BIO_free(bio);
+    return pem;
+  };
+  PemPair pair;
+  pair.certificate = to_pem([&](BIO* bio) { PEM_write_bio_X509(bio, cert); });
+  pair.key = to_pem([&](BIO* bio) { PEM_write_bio_PrivateKey(bio, key, nullptr, nullptr, 0, nullptr, nullptr); });
+  X509_free(cert);
+  EVP_PKEY_free(key);
+  return pair;
+}
+
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+TEST_F(GrpcServerTest, ServesTlsWithTokensAsCallCredentials) {
+  const PemPair pem = SelfSignedLocalhostCertificate();
+  options_.tls_cert_file = scratch_.Path("cert.pem");
+  options_.tls_key_file = scratch_.Path("key.pem");
+  WriteFile(options_.tls_cert_file, pem.certificate);
+  WriteFile(options_.tls_key_file, pem.key);
+  StartServer();
+
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = pem.certificate;
+  const std::string localhost = "localhost:" + server_->address().substr(server_->address().rfind(':') + 1);
+  // Over TLS a client can hand the token to gRPC as call credentials instead of raw metadata.
+  auto channel = grpc::CreateChannel(
+      localhost, grpc::CompositeChannelCredentials(grpc::SslCredentials(ssl), grpc::AccessTokenCredentials(user_token_)));
+  v1::ServerInfo info;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  grpc::Status status = v1::UserService::NewStub(channel)->GetServerInfo(&context, v1::GetServerInfoRequest(), &info);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(info.caller_role(), v1::ROLE_USER);
+
+  // A plaintext client gets nowhere.
+  grpc::Status health;
+  CheckHealth(LoopbackChannel(server_->address()), &health);
+  EXPECT_EQ(health.error_code(), grpc::StatusCode::UNAVAILABLE);
+}
+
+TEST_F(GrpcServerTest, StartRejectsAKeyOfAnotherCertificate) {
+  const PemPair first = SelfSignedLocalhostCertificate();
+  const PemPair second = SelfSignedLocalhostCertificate();
+  options_.tls_cert_file = scratch_.Path("cert.pem");
+  options_.tls_key_file = scratch_.Path("key.pem");
+  WriteFile(options_.tls_cert_file, first.certificate);
+  WriteFile(options_.tls_key_file, second.key);
+  StatusOr<std::unique_ptr<CoordinatorServer>> server = CoordinatorServer::Start(options_);
+  ASSERT_FALSE(server.ok());
+  EXPECT_EQ(server.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(server.status().message(), HasSubstr("is not the key of the certificate"));
+}
+
+}  // namespace
+}  // namespace rung::server

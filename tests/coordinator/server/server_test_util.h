@@ -1,0 +1,46 @@
+// tests/coordinator/server/server_test_util.h
+//
+// What the server tests share: a scratch folder, token files, client calls that carry a bearer
+// token, the standard health check, and the list of services server reflection reports.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "proto/grpc/health/v1/health.grpc.pb.h"
+
+namespace rung::server::testing {
+
+// A fresh folder under the system's temporary folder, removed with the object.
+class ScratchDir {
+ public:
+  ScratchDir();
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  std::string Path(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// A client context with a 10 s deadline and, unless `token` is empty, `authorization: Bearer <token>`.
+std::unique_ptr<grpc::ClientContext> ContextWithToken(const std::string& token);
+
+// A plaintext channel to a coordinator on loopback.
+std::shared_ptr<grpc::Channel> LoopbackChannel(const std::string& address);
+
+// grpc.health.v1.Health/Check for the whole server (service ""), without a token. Returns the
+// serving status, or sets `status` to the call's error.
+grpc::health::v1::HealthCheckResponse::ServingStatus CheckHealth(const std::shared_ptr<grpc::Channel>& channel,
+                                                               grpc::Status* status);
+
+// The service names server reflection (grpc.reflection.v1alpha) lists, asked without a token.
+std::vector<std::string> ReflectedServices(const std::shared_ptr<grpc::Channel>& channel);
+
+}  // namespace rung::server::testing
