@@ -3,6 +3,9 @@
 //   rung validate SPEC        expand and check a sweep spec, print its trials and total compute
 //   rung fit --from-csv FILE  compute multipliers of a ladder against a baseline
 //   rung plot --from-csv FILE loss against compute, with fits and multipliers (SVG, PNG)
+//   rung run SPEC [--workers N] the embedded mode: coordinator, database and workers here (run_command.h)
+//   rung submit|sweeps|status|trials|show|metrics|cancel|pause|resume|retry|workers
+//                             talk to a coordinator (sweep_commands.h)
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -10,16 +13,21 @@
 #include "coordinator/cli/exit_codes.h"
 #include "coordinator/cli/fit_command.h"
 #include "coordinator/cli/plot_command.h"
+#include "coordinator/cli/run_command.h"
+#include "coordinator/cli/sweep_commands.h"
 #include "coordinator/cli/validate_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"rung: positional-encoding research on transformers at scale.\n"
-               "Exit codes: 0 ok, 1 failure, 2 bad input (arguments, spec, CSV)."};
+               "Exit codes: 0 ok, 1 failure, 2 bad input (arguments, spec, CSV, unknown sweep),\n"
+               "3 coordinator unreachable, 4 token missing or not allowed."};
   app.require_subcommand(1);
   int exit_code = rung::cli::kOk;
   rung::cli::AddValidateCommand(app, &exit_code);
   rung::cli::AddFitCommand(app, &exit_code);
   rung::cli::AddPlotCommand(app, &exit_code);
+  rung::cli::AddSweepCommands(app, &exit_code);
+  rung::cli::AddRunCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

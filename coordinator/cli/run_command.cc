@@ -1,0 +1,257 @@
+#include "coordinator/cli/run_command.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "coordinator/cli/child_process.h"
+#include "coordinator/cli/coordinator_connection.h"
+#include "coordinator/cli/exit_codes.h"
+#include "coordinator/cli/sweep_commands.h"
+#include "coordinator/cli/text_table.h"
+#include "sweeps/fit/compute_multipliers.h"
+#include "sweeps/fit/report_format.h"
+#include "sweeps/spec/expansion.h"
+
+namespace rung::cli {
+namespace {
+
+namespace fs = std::filesystem;
+namespace pb = rung::v1;
+
+struct RunOptions {
+  std::string spec_path;
+  int workers = 2;
+  int cpus_per_worker = 0;  // 0: the machine's cores shared out
+  std::string run_dir;
+  double lease_seconds = 30;
+};
+
+std::atomic<int> g_interrupted{0};
+void OnInterrupt(int signal) { g_interrupted.store(signal); }
+
+bool Finished(const pb::Sweep& sweep) {
+  return sweep.state() == pb::SWEEP_STATE_SUCCEEDED || sweep.state() == pb::SWEEP_STATE_FAILED ||
+         sweep.state() == pb::SWEEP_STATE_CANCELLED;
+}
+
+std::string RunDirectoryFor(const ExpandedSweep& sweep) {
+  char stamp[32];
+  std::time_t now = std::time(nullptr);
+  std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", std::localtime(&now));
+  return (fs::path("rung-runs") / (sweep.spec.name + "-" + stamp)).string();
+}
+
+// Final metric per rung x variant over seeds; the ladder for the fits.
+void PrintResults(const ExpandedSweep& expanded, const std::vector<pb::Trial>& trials, const std::string& metric) {
+  struct Cell {
+    std::string rung, variant;
+    std::vector<double> values;
+    double flops = 0;
+  };
+  std::map<std::pair<int64_t, std::string>, Cell> cells;
+  fit::LadderResults ladder;
+  ladder.source = expanded.spec.name;
+  bool seeded = true;
+  for (const pb::Trial& trial : trials) {
+    if (trial.state() != pb::TRIAL_STATE_SUCCEEDED || !trial.has_final_metric()) continue;
+    nlohmann::json config = nlohmann::json::parse(
+        expanded.trials.at(static_cast<size_t>(trial.index())).config_json.dump(), nullptr, false);
+    const std::string variant = config["position"]["variant"].get<std::string>();
+    Cell& cell = cells[{trial.rung(), variant}];
+    cell.rung = trial.rung_label();
+    cell.variant = variant;
+    cell.values.push_back(trial.final_metric());
+    cell.flops = trial.flops();
+    fit::LadderRun run;
+    run.variant = variant;
+    run.label = trial.rung_label();
+    run.compute = trial.flops();
+    run.loss = trial.final_metric();
+    run.seed = config.value("seed", 0);
+    ladder.runs.push_back(run);
+    seeded = seeded && config.contains("seed");
+  }
+  TextTable table({"rung", "variant", "runs", metric + " (mean)", "sd", "flops_6ND"});
+  for (const auto& [key, cell] : cells) {
+    double mean = 0, square = 0;
+    for (double value : cell.values) mean += value / static_cast<double>(cell.values.size());
+    for (double value : cell.values) square += (value - mean) * (value - mean);
+    const double sd = cell.values.size() > 1 ? std::sqrt(square / static_cast<double>(cell.values.size() - 1)) : 0.0;
+    char mean_text[32], sd_text[32];
+    std::snprintf(mean_text, sizeof(mean_text), "%.4f", mean);
+    std::snprintf(sd_text, sizeof(sd_text), "%.4f", sd);
+    table.AddRow({cell.rung, cell.variant, std::to_string(cell.values.size()), mean_text, sd_text, Scientific(cell.flops)});
+  }
+  std::cout << "\nresults (" << metric << ", SUCCEEDED trials)\n\n";
+  table.PrintText(std::cout);
+
+  const nlohmann::json& baseline = expanded.spec.baseline;
+  if (metric != "val_loss" || !baseline.is_object() || !baseline.contains("position.variant") ||
+      expanded.spec.ladder.rungs.size() < 2) {
+    return;
+  }
+  fit::MultiplierOptions options;
+  options.baseline = baseline["position.variant"].get<std::string>();
+  options.bootstrap = 200;
+  options.e_sensitivity = false;
+  StatusOr<fit::MultiplierReport> report = fit::ComputeMultipliers(ladder, options);
+  if (!report.ok()) {
+    std::cout << "\ncompute multipliers: not computed (" << report.status().message() << ")\n";
+    return;
+  }
+  std::cout << "\ncompute multipliers against " << options.baseline << " (rung fit)\n\n"
+            << fit::FormatReportTable(report.value());
+}
+
+int RunEmbedded(const RunOptions& options) {
+  // Validate here first: errors name file:line:col before anything starts.
+  StatusOr<ExpandedSweep> expanded = LoadSweepSpec(options.spec_path);
+  if (!expanded.ok()) {
+    std::cerr << "rung run: " << expanded.status().message() << "\n";
+    return kUsage;
+  }
+  std::ifstream spec_stream(options.spec_path);
+  std::stringstream spec_text;
+  spec_text << spec_stream.rdbuf();
+
+  const std::string dir = options.run_dir.empty() ? RunDirectoryFor(expanded.value()) : options.run_dir;
+  std::error_code error;
+  fs::create_directories(dir, error);
+  if (error) {
+    std::cerr << "rung run: cannot create " << dir << ": " << error.message() << "\n";
+    return kFailure;
+  }
+  const std::string bin = ExecutableDirectory();
+  const std::string user_token = (fs::path(dir) / "user.token").string();
+  const std::string worker_token = (fs::path(dir) / "worker.token").string();
+  std::cout << "rung run: " << expanded->trials.size() << " trials of " << expanded->spec.name << " in " << dir << "\n";
+
+  StatusOr<ChildProcess> coordinator = ChildProcess::Start(
+      {bin + "/rung-coordinator", "--listen", "127.0.0.1:0", "--db", (fs::path(dir) / "rung.db").string(),
+       "--artifact-root", (fs::path(dir) / "artifacts").string(), "--user-token-file", user_token,
+       "--worker-token-file", worker_token, "--lease-seconds", std::to_string(options.lease_seconds)},
+      (fs::path(dir) / "coordinator.log").string(), /*capture_stdout=*/true);
+  if (!coordinator.ok()) {
+    std::cerr << "rung run: " << coordinator.status().message() << "\n";
+    return kFailure;
+  }
+  std::string address;
+  for (int attempt = 0; attempt < 100 && address.empty(); ++attempt) {
+    std::optional<std::string> line = coordinator->ReadLine(200);
+    if (line && line->rfind("listening on ", 0) == 0) address = line->substr(13);
+    if (!coordinator->Running()) break;
+  }
+  if (address.empty()) {
+    std::cerr << "rung run: the coordinator did not start; see " << dir << "/coordinator.log\n";
+    return kFailure;
+  }
+
+  ConnectionOptions connection_options;
+  connection_options.address = address;
+  connection_options.token_file = user_token;
+  StatusOr<std::unique_ptr<CoordinatorConnection>> connection = CoordinatorConnection::Open(connection_options);
+  if (!connection.ok()) {
+    std::cerr << "rung run: " << connection.status().message() << "\n";
+    return kFailure;
+  }
+  CoordinatorConnection& client = *connection.value();
+  pb::SubmitSweepRequest submit;
+  submit.set_spec_text(spec_text.str());
+  submit.set_spec_file_name(options.spec_path);
+  pb::SubmitSweepResponse submitted;
+  grpc::Status status = client.user().SubmitSweep(client.Context().get(), submit, &submitted);
+  if (!status.ok()) return ReportRpcError("run", status);
+
+  const int cores = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+  const int cpus = options.cpus_per_worker > 0 ? options.cpus_per_worker : std::max(1, cores / options.workers);
+  std::vector<ChildProcess> workers;
+  for (int index = 0; index < options.workers; ++index) {
+    const std::string work_dir = (fs::path(dir) / ("worker-" + std::to_string(index))).string();
+    fs::create_directories(work_dir, error);
+    StatusOr<ChildProcess> worker = ChildProcess::Start(
+        {bin + "/rung-worker", "--coordinator", address, "--worker-token-file", worker_token, "--cpus",
+         std::to_string(cpus), "--worker-id", "local-" + std::to_string(index), "--work-dir", work_dir, "--trainer",
+         bin + "/rung-train"},
+        work_dir + ".log", /*capture_stdout=*/false);
+    if (!worker.ok()) {
+      std::cerr << "rung run: " << worker.status().message() << "\n";
+      return kFailure;
+    }
+    workers.push_back(std::move(worker).value());
+  }
+  std::cout << "rung run: coordinator " << address << ", " << options.workers << " worker(s) x " << cpus
+            << " thread(s); logs in " << dir << "\n";
+
+  ::signal(SIGINT, OnInterrupt);
+  ::signal(SIGTERM, OnInterrupt);
+  const bool terminal = ::isatty(STDOUT_FILENO) != 0;
+  pb::Sweep sweep;
+  std::vector<pb::Trial> trials;
+  auto last_print = std::chrono::steady_clock::now() - std::chrono::hours(1);
+  while (true) {
+    pb::GetSweepRequest get;
+    get.set_sweep_id(submitted.sweep_id());
+    status = client.user().GetSweep(client.Context().get(), get, &sweep);
+    if (!status.ok()) return ReportRpcError("run", status);
+    trials.clear();
+    status = FetchTrials(client, submitted.sweep_id(), &trials);
+    if (!status.ok()) return ReportRpcError("run", status);
+    const auto now = std::chrono::steady_clock::now();
+    if (terminal || now - last_print > std::chrono::seconds(15) || Finished(sweep)) {
+      PrintSweepStatus(sweep, trials, "table", terminal);
+      last_print = now;
+    }
+    if (Finished(sweep) || g_interrupted.load() != 0) break;
+    bool any_worker = false;
+    for (ChildProcess& worker : workers) any_worker = any_worker || worker.Running();
+    if (!any_worker) {
+      std::cerr << "rung run: every worker exited; see " << dir << "/worker-*.log\n";
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(terminal ? 1000 : 500));
+  }
+  // Workers first (SIGTERM: trials checkpoint and are reported PREEMPTED), then the coordinator.
+  for (ChildProcess& worker : workers) worker.Signal(SIGTERM);
+  for (ChildProcess& worker : workers) worker.Stop(SIGTERM, 60000);
+  coordinator->Stop(SIGTERM, 10000);
+  if (g_interrupted.load() != 0) {
+    std::cout << "rung run: interrupted; the database and checkpoints are in " << dir << "\n";
+    return kFailure;
+  }
+  PrintResults(expanded.value(), trials, sweep.metric_name().empty() ? "val_loss" : sweep.metric_name());
+  std::cout << "\nrung run: sweep " << (sweep.state() == pb::SWEEP_STATE_SUCCEEDED ? "SUCCEEDED" : "did not succeed")
+            << "; database " << dir << "/rung.db (read it with sqlite3; schema in coordinator/store/SCHEMA.md)\n";
+  return sweep.state() == pb::SWEEP_STATE_SUCCEEDED ? kOk : kFailure;
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& app, int* exit_code) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* command = app.add_subcommand(
+      "run", "Run a sweep on this machine: coordinator, database and local workers in one command, live progress, "
+             "results and compute multipliers at the end");
+  command->add_option("spec", options->spec_path, "Sweep spec (YAML)")->required();
+  command->add_option("--workers", options->workers, "Local workers")->check(CLI::PositiveNumber);
+  command->add_option("--cpus-per-worker", options->cpus_per_worker,
+                      "Threads of each worker (default: the cores shared out)")->check(CLI::NonNegativeNumber);
+  command->add_option("--dir", options->run_dir, "Run directory (default rung-runs/<name>-<time>)");
+  command->add_option("--lease-seconds", options->lease_seconds, "Lease duration")->check(CLI::PositiveNumber);
+  command->callback([options, exit_code]() { *exit_code = RunEmbedded(*options); });
+}
+
+}  // namespace rung::cli

@@ -1,0 +1,17 @@
+// coordinator/cli/run_command.h
+//
+// `rung run SPEC [--workers N]`: the embedded mode. Starts a coordinator on loopback with a fresh
+// database, fresh tokens (0600 files) and an artifact root in a run directory, submits the spec,
+// starts N local workers (each with its share of the CPU threads), shows live progress, and at the
+// end prints the results (final metric per rung and variant over seeds) and, with a baseline and two
+// or more rungs, the compute multipliers. Children die with it; Ctrl-C preempts the trials with a
+// checkpoint and stops everything.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace rung::cli {
+
+void AddRunCommand(CLI::App& app, int* exit_code);
+
+}  // namespace rung::cli
