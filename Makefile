@@ -1,5 +1,5 @@
 # rung: the two commands of the README.
-#   make quickstart   install what is missing, build, run the main job
+#   make quickstart   install what is missing, build, run the main job (a small real sweep)
 #   make test         install what is missing, build, run every test
 BUILD ?= build
 JOBS ?= $(shell nproc)
@@ -29,8 +29,10 @@ corpus: deps
 test: build corpus
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 1200
 
+# The main job: a real sweep (4 variants x 3 rungs of the builtin corpus) through a local
+# coordinator and 2 workers, live progress, results and compute multipliers at the end.
 quickstart: build corpus
-	deploy/quickstart.sh $(BUILD)
+	$(BUILD)/bin/rung run sweeps/examples/quickstart.yaml --workers 2 --dir $(BUILD)/runs/quickstart-$$(date +%Y%m%d-%H%M%S)
 
 bench: build corpus
 	deploy/install-deps.sh --with-bench

@@ -107,6 +107,8 @@ void PrintResults(const ExpandedSweep& expanded, const std::vector<pb::Trial>& t
   fit::MultiplierOptions options;
   options.baseline = baseline["position.variant"].get<std::string>();
   options.bootstrap = 200;
+  options.shared_e = false;  // the summary shows the primary estimator; `rung fit` has the rest
+  options.free_e = false;
   options.e_sensitivity = false;
   StatusOr<fit::MultiplierReport> report = fit::ComputeMultipliers(ladder, options);
   if (!report.ok()) {

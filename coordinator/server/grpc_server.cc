@@ -10,13 +10,10 @@ namespace rung::server {
 
 CoordinatorServer::CoordinatorServer(const ServerOptions& options,
                                      std::shared_ptr<BearerTokenAuthenticator> authenticator)
-    : options_(options),
-      authenticator_(std::move(authenticator)),
-      started_at_(std::chrono::system_clock::now()),
-      user_service_(&workers_, authenticator_.get(), started_at_),
-      worker_service_(&workers_, options_, started_at_) {}
+    : options_(options), authenticator_(std::move(authenticator)), started_at_(std::chrono::system_clock::now()) {}
 
-StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(const ServerOptions& options) {
+StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(const ServerOptions& options,
+                                                                      const Clock* clock) {
   RUNG_RETURN_IF_ERROR(ValidateServerOptions(options));
   StatusOr<std::string> user_token = ReadTokenFile(options.user_token_file);
   if (!user_token.ok()) return user_token.status();
@@ -33,13 +30,23 @@ StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(const Serv
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
 
   std::unique_ptr<CoordinatorServer> server(new CoordinatorServer(options, std::move(authenticator)));
+  StatusOr<std::unique_ptr<Coordinator>> coordinator = Coordinator::Open(
+      {options.database_path, options.artifact_root, options.lease_duration},
+      clock != nullptr ? *clock : server->system_clock_);
+  if (!coordinator.ok()) return coordinator.status();
+  server->coordinator_ = std::move(coordinator).value();
+  server->user_service_ =
+      std::make_unique<UserServiceImpl>(server->coordinator_.get(), server->authenticator_.get(), server->started_at_);
+  server->worker_service_ =
+      std::make_unique<WorkerServiceImpl>(server->coordinator_.get(), server->options_, server->started_at_);
+
   grpc::ServerBuilder builder;
   int port = 0;
   // A second coordinator on a port in use must fail, not share the port (and the work) with the first.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(options.listen_address, *credentials, &port);
-  builder.RegisterService(&server->user_service_);
-  builder.RegisterService(&server->worker_service_);
+  builder.RegisterService(server->user_service_.get());
+  builder.RegisterService(server->worker_service_.get());
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || port == 0) {
     return Status::Unavailable("cannot listen on " + options.listen_address +
@@ -55,6 +62,7 @@ CoordinatorServer::~CoordinatorServer() {
 }
 
 void CoordinatorServer::Shutdown(std::chrono::milliseconds grace) {
+  if (coordinator_ != nullptr) coordinator_->Shutdown();  // long-polls answer at once
   if (server_ == nullptr) return;
   server_->GetHealthCheckService()->Shutdown();
   server_->Shutdown(std::chrono::system_clock::now() + grace);

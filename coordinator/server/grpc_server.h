@@ -3,13 +3,15 @@
 // The coordinator's gRPC server: rung.v1.UserService and rung.v1.WorkerService behind bearer-token
 // authentication, plus the standard health service (grpc.health.v1.Health, SERVING while up) and
 // server reflection (grpcurl and friends), both open without a token. Shaped like gRPC's
-// route_guide RunServer: build, register, start, wait.
+// route_guide RunServer: build, register, start, wait. The services run on a Coordinator
+// (coordinator.h): the SQLite store at options.database_path, reconciled on start.
 //
 // Example:
 //   ServerOptions options;
 //   options.listen_address = "127.0.0.1:0";
 //   options.user_token_file = "user.token";
 //   options.worker_token_file = "worker.token";
+//   options.database_path = "rung.db";
 //   StatusOr<std::unique_ptr<CoordinatorServer>> server = CoordinatorServer::Start(options);
 //   if (!server.ok()) return server.status();
 //   std::cout << "listening on " << (*server)->address() << "\n";
@@ -27,21 +29,26 @@
 #include <grpcpp/grpcpp.h>
 
 #include "coordinator/server/auth.h"
+#include "coordinator/server/coordinator.h"
 #include "coordinator/server/server_options.h"
 #include "coordinator/server/user_service.h"
-#include "coordinator/server/in_memory_worker_registry.h"
 #include "coordinator/server/worker_service.h"
+#include "coordinator/store/clock.h"
 #include "core/common/status.h"
 
 namespace rung::server {
 
 class CoordinatorServer {
  public:
-  // Validates the options, reads both token files, builds the credentials and starts serving.
-  // Errors: INVALID_ARGUMENT (options, tokens, TLS files), NOT_FOUND (a token or TLS file is
-  // missing), FAILED_PRECONDITION (a token file others can read), UNAVAILABLE (cannot listen on
-  // the address: in use, or not an address of this host).
-  static StatusOr<std::unique_ptr<CoordinatorServer>> Start(const ServerOptions& options);
+  // Validates the options, reads both token files, opens the database (every live lease gets a
+  // fresh period), builds the credentials and starts serving. `clock` (for tests: a ManualClock)
+  // is the time of the store; nullptr: the system clock. Errors: INVALID_ARGUMENT (options, tokens,
+  // TLS files), NOT_FOUND (a token or TLS file is missing), FAILED_PRECONDITION (a token file others
+  // can read, a database newer than this build), UNAVAILABLE (cannot open the database; cannot
+  // listen on the address: in use, or not an address of this host).
+  // REQUIRES: `clock`, if given, outlives the server.
+  static StatusOr<std::unique_ptr<CoordinatorServer>> Start(const ServerOptions& options,
+                                                            const Clock* clock = nullptr);
 
   // Shuts down (as Shutdown()) and waits for the server to stop.
   ~CoordinatorServer();
@@ -53,8 +60,12 @@ class CoordinatorServer {
   const std::string& address() const { return address_; }
   const ServerOptions& options() const { return options_; }
 
+  // The state behind the services (tests drive lease expiry through coordinator().reaper()).
+  Coordinator& coordinator() { return *coordinator_; }
+
   // Stops accepting calls, lets calls in flight finish for up to `grace`, then cancels the rest.
-  // The health service answers NOT_SERVING from the start of the shutdown.
+  // Waiting Lease calls answer UNAVAILABLE at once. The health service answers NOT_SERVING from the
+  // start of the shutdown.
   void Shutdown(std::chrono::milliseconds grace = std::chrono::seconds(5));
 
   // Blocks until the server has shut down.
@@ -66,9 +77,10 @@ class CoordinatorServer {
   ServerOptions options_;
   std::shared_ptr<BearerTokenAuthenticator> authenticator_;
   std::chrono::system_clock::time_point started_at_;
-  InMemoryWorkerRegistry workers_;
-  UserServiceImpl user_service_;
-  WorkerServiceImpl worker_service_;
+  SystemClock system_clock_;
+  std::unique_ptr<Coordinator> coordinator_;
+  std::unique_ptr<UserServiceImpl> user_service_;
+  std::unique_ptr<WorkerServiceImpl> worker_service_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
 };

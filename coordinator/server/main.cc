@@ -1,9 +1,12 @@
 // rung-coordinator: the gRPC coordinator of rung (proto/rung.proto), serving `rung` users and
 // `rung-worker` agents.
 //
-//   rung-coordinator --user-token-file user.token --worker-token-file worker.token
-//                    [--listen 127.0.0.1:50551] [--db rung.db] [--tls-cert cert.pem --tls-key key.pem]
+//   rung-coordinator --db rung.db --user-token-file user.token --worker-token-file worker.token
+//                    [--listen 127.0.0.1:50551] [--artifact-root DIR] [--lease-seconds 60]
+//                    [--heartbeat-seconds S] [--tls-cert cert.pem --tls-key key.pem]
 //
+// Opens (or creates) the SQLite database, gives every live lease a fresh period (workers that kept
+// training while it was down are not declared stale), expires leases in the background, and serves.
 // Prints "listening on HOST:PORT" on stdout once it serves (the port it bound, also for port 0);
 // everything else goes to stderr. A token file that does not exist is created with a fresh token
 // (mode 0600). SIGTERM or SIGINT: stops accepting calls, lets calls in flight finish (5 s), exits 0.
@@ -11,6 +14,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -47,7 +51,20 @@ int main(int argc, char** argv) {
                  "host:port, [v6 host]:port or unix:path to listen on; port 0 picks a free port. Addresses "
                  "other than loopback need TLS")
       ->capture_default_str();
-  app.add_option("--db", options.database_path, "SQLite database of sweeps, trials and metrics");
+  app.add_option("--db", options.database_path,
+                 "SQLite database of sweeps, trials and metrics (created if missing; local disk, never NFS)")
+      ->required();
+  app.add_option("--artifact-root", options.artifact_root,
+                 "folder of every trial's checkpoints, shared by all workers (default: <db folder>/artifacts)");
+  double lease_seconds = 60;
+  double heartbeat_seconds = 0;
+  app.add_option("--lease-seconds", lease_seconds,
+                 "how long a lease lives without a heartbeat; fractions allowed")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--heartbeat-seconds", heartbeat_seconds,
+                 "how often workers heartbeat each trial (default: a sixth of the lease)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--user-token-file", options.user_token_file,
                  "file (mode 0600) with the bearer token of users (`rung`); created with a fresh token if missing")
       ->required();
@@ -63,6 +80,11 @@ int main(int argc, char** argv) {
     const int code = app.exit(error);
     return code == 0 ? 0 : kExitUsage;
   }
+  const auto micros = [](double seconds) {
+    return std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6));
+  };
+  options.lease_duration = micros(lease_seconds);
+  options.heartbeat_interval = heartbeat_seconds > 0 ? micros(heartbeat_seconds) : options.lease_duration / 6;
 
   // Signals are taken by sigwait below: block them before gRPC starts its threads, which inherit
   // the mask, so no thread is interrupted by them.
@@ -90,9 +112,8 @@ int main(int argc, char** argv) {
   }
   std::cerr << "rung-coordinator " << rung::BuildCommit() << ": serving "
             << (options.tls_cert_file.empty() ? "plaintext (loopback only)" : "TLS") << " on "
-            << (*server)->address()
-            << (options.database_path.empty() ? "" : "; database " + options.database_path + " (not opened yet)")
-            << "\n";
+            << (*server)->address() << "; database " << options.database_path << ", artifacts under "
+            << (*server)->coordinator().store_options().artifact_root << "\n";
   std::cout << "listening on " << (*server)->address() << std::endl;
 
   int signal_number = 0;

@@ -34,8 +34,8 @@ google::protobuf::Timestamp ToTimestamp(std::chrono::system_clock::time_point ti
       std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count());
 }
 
-google::protobuf::Duration ToDuration(std::chrono::milliseconds duration) {
-  return google::protobuf::util::TimeUtil::MillisecondsToDuration(duration.count());
+google::protobuf::Duration ToDuration(std::chrono::microseconds duration) {
+  return google::protobuf::util::TimeUtil::MicrosecondsToDuration(duration.count());
 }
 
 v1::ServerInfo MakeServerInfo(std::chrono::system_clock::time_point started_at, v1::Role caller_role) {

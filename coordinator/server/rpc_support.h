@@ -31,7 +31,7 @@ grpc::Status ToGrpcStatus(const Status& status);
 grpc::Status Unimplemented(std::string_view method);
 
 google::protobuf::Timestamp ToTimestamp(std::chrono::system_clock::time_point time);
-google::protobuf::Duration ToDuration(std::chrono::milliseconds duration);
+google::protobuf::Duration ToDuration(std::chrono::microseconds duration);
 
 // This coordinator as it describes itself to a caller of the given role.
 v1::ServerInfo MakeServerInfo(std::chrono::system_clock::time_point started_at, v1::Role caller_role);

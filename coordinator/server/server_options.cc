@@ -111,6 +111,10 @@ Status ValidateServerOptions(const ServerOptions& options) {
                                    ": expected host:port, [v6 host]:port or unix:path, e.g. 127.0.0.1:" +
                                    std::to_string(kDefaultPort) + " (port 0 picks a free port)");
   }
+  if (options.database_path.empty()) {
+    return Status::InvalidArgument("--db is required: the SQLite file that holds sweeps, trials and metrics "
+                                   "(created if missing; on a local disk, never NFS)");
+  }
   if (options.user_token_file.empty()) {
     return Status::InvalidArgument("--user-token-file is required: the file holding the token `rung` sends");
   }
@@ -127,7 +131,9 @@ Status ValidateServerOptions(const ServerOptions& options) {
                                    "network in the clear; pass --tls-cert and --tls-key, or listen on 127.0.0.1");
   }
   if (options.heartbeat_interval.count() <= 0 || options.heartbeat_interval >= options.lease_duration) {
-    return Status::InvalidArgument("the heartbeat interval must be positive and shorter than the lease duration");
+    return Status::InvalidArgument(
+        "the heartbeat interval (--heartbeat-seconds) must be positive and shorter than the lease duration "
+        "(--lease-seconds)");
   }
   return Status::Ok();
 }

@@ -36,20 +36,23 @@ struct ServerOptions {
   // host:port, [v6 host]:port or unix:path. Port 0 picks a free port (CoordinatorServer::address()
   // tells which).
   std::string listen_address = "127.0.0.1:" + std::to_string(kDefaultPort);
-  std::string database_path;      // the SQLite database (not opened yet)
+  std::string database_path;      // the SQLite database; required
+  std::string artifact_root;      // checkpoints; "" = <database folder>/artifacts
   std::string user_token_file;    // required; 0600
   std::string worker_token_file;  // required; 0600
   std::string tls_cert_file;      // PEM certificate chain; with tls_key_file
   std::string tls_key_file;       // PEM private key; with tls_cert_file
   // Told to workers at registration: how often they heartbeat each trial, and how long a lease
-  // lives without one.
-  std::chrono::seconds heartbeat_interval{10};
-  std::chrono::seconds lease_duration{60};
+  // lives without one (the store expires it then).
+  std::chrono::microseconds heartbeat_interval = std::chrono::seconds(10);
+  std::chrono::microseconds lease_duration = std::chrono::seconds(60);
+  // The longest a WorkerService.Lease call is held open waiting for a trial.
+  std::chrono::milliseconds max_lease_wait = std::chrono::seconds(60);
 };
 
-// INVALID_ARGUMENT, naming the flag to fix, when: the address has no port, a token file is not
-// given, only one of the TLS files is given, the address is not loopback and TLS is off, or the
-// heartbeat interval is not shorter than the lease.
+// INVALID_ARGUMENT, naming the flag to fix, when: the address has no port, the database or a token
+// file is not given, only one of the TLS files is given, the address is not loopback and TLS is
+// off, or the heartbeat interval is not shorter than the lease.
 Status ValidateServerOptions(const ServerOptions& options);
 
 // True for unix: sockets and for hosts that are loopback: "localhost", 127.0.0.0/8, "[::1]".

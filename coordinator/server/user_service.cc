@@ -1,13 +1,68 @@
 // coordinator/server/user_service.cc
 #include "coordinator/server/user_service.h"
 
+#include <algorithm>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "coordinator/server/followers.h"
+#include "coordinator/server/proto_convert.h"
 #include "coordinator/server/rpc_support.h"
 
 namespace rung::server {
+namespace {
 
-UserServiceImpl::UserServiceImpl(const InMemoryWorkerRegistry* workers, const BearerTokenAuthenticator* authenticator,
+constexpr int64_t kDefaultSweepPage = 100;
+constexpr int64_t kDefaultTrialPage = 1000;
+constexpr char kUserMetadata[] = "rung-user";
+
+// "user:<name>" from the rung-user metadata, for the events table.
+std::string Actor(const grpc::ServerContext& context) {
+  auto name = context.client_metadata().find(kUserMetadata);
+  if (name == context.client_metadata().end() || name->second.empty()) return "user:anonymous";
+  return "user:" + std::string(name->second.data(), name->second.size());
+}
+
+grpc::Status Required(int64_t id, const char* field) {
+  if (id > 0) return grpc::Status::OK;
+  return {grpc::StatusCode::INVALID_ARGUMENT, std::string(field) + " is required (a positive id)"};
+}
+
+// A page token is the id or index the next page starts after; "" for the first page.
+StatusOr<int64_t> ParsePageToken(const std::string& token, int64_t first) {
+  if (token.empty()) return first;
+  try {
+    size_t used = 0;
+    const int64_t value = std::stoll(token, &used);
+    if (used == token.size()) return value;
+  } catch (...) {
+  }
+  return Status::InvalidArgument("page_token '" + token + "' is not one this coordinator gave out");
+}
+
+// At most `max_points` of `points`, evenly spaced, the first and the last kept.
+std::vector<CurvePoint> Thin(std::vector<CurvePoint> points, int32_t max_points) {
+  const size_t count = points.size();
+  if (max_points <= 0 || count <= static_cast<size_t>(max_points)) return points;
+  if (max_points == 1) return {points.back()};
+  std::vector<CurvePoint> kept;
+  for (int32_t i = 0; i < max_points; ++i) {
+    kept.push_back(points[static_cast<size_t>(i) * (count - 1) / static_cast<size_t>(max_points - 1)]);
+  }
+  return kept;
+}
+
+bool HasPrefix(const std::string& name, const std::string& prefix) { return name.compare(0, prefix.size(), prefix) == 0; }
+
+}  // namespace
+
+UserServiceImpl::UserServiceImpl(Coordinator* coordinator, const BearerTokenAuthenticator* authenticator,
                                  std::chrono::system_clock::time_point started_at)
-    : workers_(workers), authenticator_(authenticator), started_at_(started_at) {}
+    : coordinator_(coordinator),
+      authenticator_(authenticator),
+      started_at_(started_at),
+      submitter_(coordinator->sweeps()) {}
 
 grpc::Status UserServiceImpl::GetServerInfo(grpc::ServerContext* context, const v1::GetServerInfoRequest* /*request*/,
                                             v1::ServerInfo* response) {
@@ -15,60 +70,195 @@ grpc::Status UserServiceImpl::GetServerInfo(grpc::ServerContext* context, const 
   return grpc::Status::OK;
 }
 
-grpc::Status UserServiceImpl::ListWorkers(grpc::ServerContext* /*context*/, const v1::ListWorkersRequest* /*request*/,
-                                          v1::ListWorkersResponse* response) {
-  for (v1::Worker& worker : workers_->List()) *response->add_workers() = std::move(worker);
+grpc::Status UserServiceImpl::SubmitSweep(grpc::ServerContext* context, const v1::SubmitSweepRequest* request,
+                                          v1::SubmitSweepResponse* response) {
+  v1::SpecDiagnostics diagnostics;
+  StatusOr<v1::SubmitSweepResponse> submitted = submitter_.Submit(*request, Actor(*context), &diagnostics);
+  if (!submitted.ok()) {
+    if (diagnostics.diagnostics_size() > 0) {
+      context->AddTrailingMetadata(kSpecDiagnosticsMetadata, diagnostics.SerializeAsString());
+    }
+    return ToGrpcStatus(submitted.status());
+  }
+  *response = std::move(submitted).value();
+  if (!request->dry_run()) {
+    response->new_trial_count() > 0 ? coordinator_->WorkQueued() : coordinator_->Changed();
+  }
   return grpc::Status::OK;
 }
 
-grpc::Status UserServiceImpl::SubmitSweep(grpc::ServerContext*, const v1::SubmitSweepRequest*,
-                                          v1::SubmitSweepResponse*) {
-  return Unimplemented("rung.v1.UserService/SubmitSweep");
+grpc::Status UserServiceImpl::ListSweeps(grpc::ServerContext* /*context*/, const v1::ListSweepsRequest* request,
+                                         v1::ListSweepsResponse* response) {
+  SweepFilter filter;
+  for (int state : request->states()) {
+    StatusOr<SweepState> parsed = FromProto(static_cast<v1::SweepState>(state));
+    if (!parsed.ok()) return ToGrpcStatus(parsed.status());
+    filter.states.push_back(*parsed);
+  }
+  filter.name = request->name();
+  filter.limit = request->page_size() > 0 ? request->page_size() : kDefaultSweepPage;
+  StatusOr<int64_t> before = ParsePageToken(request->page_token(), 0);
+  if (!before.ok()) return ToGrpcStatus(before.status());
+  filter.before_id = *before;
+  StatusOr<std::vector<SweepOverview>> sweeps = coordinator_->overviews().Sweeps(filter);
+  if (!sweeps.ok()) return ToGrpcStatus(sweeps.status());
+  for (const SweepOverview& sweep : *sweeps) *response->add_sweeps() = ToProtoSweep(sweep, /*with_spec_text=*/false);
+  if (static_cast<int64_t>(sweeps->size()) == filter.limit) {
+    response->set_next_page_token(std::to_string(sweeps->back().sweep.id));
+  }
+  return grpc::Status::OK;
 }
 
-grpc::Status UserServiceImpl::ListSweeps(grpc::ServerContext*, const v1::ListSweepsRequest*,
-                                         v1::ListSweepsResponse*) {
-  return Unimplemented("rung.v1.UserService/ListSweeps");
+grpc::Status UserServiceImpl::GetSweep(grpc::ServerContext* /*context*/, const v1::GetSweepRequest* request,
+                                       v1::Sweep* response) {
+  if (grpc::Status valid = Required(request->sweep_id(), "GetSweepRequest.sweep_id"); !valid.ok()) return valid;
+  StatusOr<SweepOverview> sweep = coordinator_->overviews().Sweep(request->sweep_id());
+  if (!sweep.ok()) return ToGrpcStatus(sweep.status());
+  *response = ToProtoSweep(*sweep, /*with_spec_text=*/true);
+  return grpc::Status::OK;
 }
 
-grpc::Status UserServiceImpl::GetSweep(grpc::ServerContext*, const v1::GetSweepRequest*, v1::Sweep*) {
-  return Unimplemented("rung.v1.UserService/GetSweep");
+grpc::Status UserServiceImpl::AnswerSweep(const Status& status, int64_t sweep_id, v1::Sweep* response) {
+  if (!status.ok()) return ToGrpcStatus(status);
+  StatusOr<SweepOverview> sweep = coordinator_->overviews().Sweep(sweep_id);
+  if (!sweep.ok()) return ToGrpcStatus(sweep.status());
+  *response = ToProtoSweep(*sweep, /*with_spec_text=*/false);
+  return grpc::Status::OK;
 }
 
-grpc::Status UserServiceImpl::CancelSweep(grpc::ServerContext*, const v1::CancelSweepRequest*, v1::Sweep*) {
-  return Unimplemented("rung.v1.UserService/CancelSweep");
+grpc::Status UserServiceImpl::CancelSweep(grpc::ServerContext* context, const v1::CancelSweepRequest* request,
+                                          v1::Sweep* response) {
+  if (grpc::Status valid = Required(request->sweep_id(), "CancelSweepRequest.sweep_id"); !valid.ok()) return valid;
+  const std::string actor = Actor(*context);
+  Status cancelled = coordinator_->sweeps().Cancel(
+      request->sweep_id(), actor, request->reason().empty() ? "cancelled by " + actor : request->reason());
+  if (cancelled.ok()) coordinator_->Changed();
+  return AnswerSweep(cancelled, request->sweep_id(), response);
 }
 
-grpc::Status UserServiceImpl::PauseSweep(grpc::ServerContext*, const v1::PauseSweepRequest*, v1::Sweep*) {
-  return Unimplemented("rung.v1.UserService/PauseSweep");
+grpc::Status UserServiceImpl::PauseSweep(grpc::ServerContext* context, const v1::PauseSweepRequest* request,
+                                         v1::Sweep* response) {
+  if (grpc::Status valid = Required(request->sweep_id(), "PauseSweepRequest.sweep_id"); !valid.ok()) return valid;
+  Status paused = coordinator_->sweeps().Pause(request->sweep_id(), Actor(*context), request->reason());
+  if (paused.ok()) coordinator_->Changed();
+  return AnswerSweep(paused, request->sweep_id(), response);
 }
 
-grpc::Status UserServiceImpl::ResumeSweep(grpc::ServerContext*, const v1::ResumeSweepRequest*, v1::Sweep*) {
-  return Unimplemented("rung.v1.UserService/ResumeSweep");
+grpc::Status UserServiceImpl::ResumeSweep(grpc::ServerContext* context, const v1::ResumeSweepRequest* request,
+                                          v1::Sweep* response) {
+  if (grpc::Status valid = Required(request->sweep_id(), "ResumeSweepRequest.sweep_id"); !valid.ok()) return valid;
+  Status resumed = coordinator_->sweeps().Resume(request->sweep_id(), Actor(*context));
+  if (resumed.ok()) coordinator_->WorkQueued();
+  return AnswerSweep(resumed, request->sweep_id(), response);
 }
 
-grpc::Status UserServiceImpl::ListTrials(grpc::ServerContext*, const v1::ListTrialsRequest*,
-                                         v1::ListTrialsResponse*) {
-  return Unimplemented("rung.v1.UserService/ListTrials");
+grpc::Status UserServiceImpl::ListTrials(grpc::ServerContext* /*context*/, const v1::ListTrialsRequest* request,
+                                         v1::ListTrialsResponse* response) {
+  if (grpc::Status valid = Required(request->sweep_id(), "ListTrialsRequest.sweep_id"); !valid.ok()) return valid;
+  TrialFilter filter;
+  for (int state : request->states()) {
+    StatusOr<TrialState> parsed = FromProto(static_cast<v1::TrialState>(state));
+    if (!parsed.ok()) return ToGrpcStatus(parsed.status());
+    filter.states.push_back(*parsed);
+  }
+  filter.limit = request->page_size() > 0 ? request->page_size() : kDefaultTrialPage;
+  StatusOr<int64_t> after = ParsePageToken(request->page_token(), -1);
+  if (!after.ok()) return ToGrpcStatus(after.status());
+  filter.after_index = *after;
+  StatusOr<SweepRecord> sweep = coordinator_->sweeps().Get(request->sweep_id());
+  if (!sweep.ok()) return ToGrpcStatus(sweep.status());
+  StatusOr<std::vector<TrialOverview>> trials = coordinator_->overviews().Trials(request->sweep_id(), filter);
+  if (!trials.ok()) return ToGrpcStatus(trials.status());
+  const bool full = request->view() == v1::TRIAL_VIEW_FULL;
+  for (const TrialOverview& trial : *trials) *response->add_trials() = ToProtoTrial(trial, sweep->baseline, full);
+  if (static_cast<int64_t>(trials->size()) == filter.limit) {
+    response->set_next_page_token(std::to_string(trials->back().trial.trial_index));
+  }
+  return grpc::Status::OK;
 }
 
-grpc::Status UserServiceImpl::GetTrial(grpc::ServerContext*, const v1::GetTrialRequest*, v1::Trial*) {
-  return Unimplemented("rung.v1.UserService/GetTrial");
+grpc::Status UserServiceImpl::GetTrial(grpc::ServerContext* /*context*/, const v1::GetTrialRequest* request,
+                                       v1::Trial* response) {
+  if (grpc::Status valid = Required(request->trial_id(), "GetTrialRequest.trial_id"); !valid.ok()) return valid;
+  StatusOr<TrialOverview> trial = coordinator_->overviews().Trial(request->trial_id());
+  if (!trial.ok()) return ToGrpcStatus(trial.status());
+  StatusOr<SweepRecord> sweep = coordinator_->sweeps().Get(trial->trial.sweep_id);
+  if (!sweep.ok()) return ToGrpcStatus(sweep.status());
+  const bool full = request->view() != v1::TRIAL_VIEW_BASIC;
+  std::vector<AttemptRecord> attempts;
+  if (full) {
+    StatusOr<std::vector<AttemptRecord>> listed = coordinator_->trials().Attempts(request->trial_id());
+    if (!listed.ok()) return ToGrpcStatus(listed.status());
+    attempts = std::move(listed).value();
+  }
+  *response = ToProtoTrial(*trial, sweep->baseline, full, attempts);
+  return grpc::Status::OK;
 }
 
-grpc::Status UserServiceImpl::RetryTrials(grpc::ServerContext*, const v1::RetryTrialsRequest*,
-                                          v1::RetryTrialsResponse*) {
-  return Unimplemented("rung.v1.UserService/RetryTrials");
+grpc::Status UserServiceImpl::RetryTrials(grpc::ServerContext* context, const v1::RetryTrialsRequest* request,
+                                          v1::RetryTrialsResponse* response) {
+  int64_t sweep_id = request->sweep_id();
+  if (sweep_id <= 0 && request->trial_ids_size() > 0) {
+    StatusOr<TrialRecord> first = coordinator_->trials().Get(request->trial_ids(0));
+    if (!first.ok()) return ToGrpcStatus(first.status());
+    sweep_id = first->sweep_id;
+  }
+  if (grpc::Status valid = Required(sweep_id, "RetryTrialsRequest.sweep_id (or trial_ids)"); !valid.ok()) return valid;
+  const std::vector<int64_t> trial_ids(request->trial_ids().begin(), request->trial_ids().end());
+  StatusOr<std::vector<int64_t>> retried =
+      coordinator_->sweeps().RetryTrials(sweep_id, trial_ids, Actor(*context), request->reason());
+  if (!retried.ok()) return ToGrpcStatus(retried.status());
+  if (!retried->empty()) coordinator_->WorkQueued();
+  for (int64_t trial_id : *retried) response->add_retried_trial_ids(trial_id);
+  return AnswerSweep(Status::Ok(), sweep_id, response->mutable_sweep());
 }
 
-grpc::Status UserServiceImpl::StreamSweepUpdates(grpc::ServerContext*, const v1::StreamSweepUpdatesRequest*,
-                                                 grpc::ServerWriter<v1::SweepUpdate>*) {
-  return Unimplemented("rung.v1.UserService/StreamSweepUpdates");
+grpc::Status UserServiceImpl::StreamSweepUpdates(grpc::ServerContext* context,
+                                                 const v1::StreamSweepUpdatesRequest* request,
+                                                 grpc::ServerWriter<v1::SweepUpdate>* writer) {
+  if (grpc::Status valid = Required(request->sweep_id(), "StreamSweepUpdatesRequest.sweep_id"); !valid.ok()) {
+    return valid;
+  }
+  return ToGrpcStatus(FollowSweep(
+      *coordinator_, request->sweep_id(), [writer](const v1::SweepUpdate& update) { return writer->Write(update); },
+      [context] { return context->IsCancelled(); }));
 }
 
-grpc::Status UserServiceImpl::GetMetrics(grpc::ServerContext*, const v1::GetMetricsRequest*,
-                                         v1::GetMetricsResponse*) {
-  return Unimplemented("rung.v1.UserService/GetMetrics");
+grpc::Status UserServiceImpl::GetMetrics(grpc::ServerContext* /*context*/, const v1::GetMetricsRequest* request,
+                                         v1::GetMetricsResponse* response) {
+  if (grpc::Status valid = Required(request->trial_id(), "GetMetricsRequest.trial_id"); !valid.ok()) return valid;
+  const int64_t trial_id = request->trial_id();
+  if (Status found = coordinator_->trials().Get(trial_id).status(); !found.ok()) return ToGrpcStatus(found);
+  std::vector<std::string> names(request->names().begin(), request->names().end());
+  if (names.empty()) {
+    StatusOr<std::vector<std::string>> reported = coordinator_->metrics().MetricNames(trial_id);
+    if (!reported.ok()) return ToGrpcStatus(reported.status());
+    names = std::move(reported).value();
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  for (const std::string& name : names) {
+    StatusOr<std::vector<CurvePoint>> curve = coordinator_->metrics().Curve(trial_id, name);
+    if (!curve.ok()) return ToGrpcStatus(curve.status());
+    std::vector<CurvePoint> in_range;
+    for (CurvePoint& point : *curve) {
+      if (point.point.step < request->min_step()) continue;
+      if (request->max_step() > 0 && point.point.step > request->max_step()) continue;
+      in_range.push_back(std::move(point));
+    }
+    v1::MetricSeries* series = response->add_series();
+    series->set_name(name);
+    for (const CurvePoint& point : Thin(std::move(in_range), request->max_points())) {
+      v1::MetricPoint* shown = series->add_points();
+      shown->set_step(point.point.step);
+      shown->set_value(point.point.value);
+      shown->set_tokens(point.point.tokens);
+      shown->set_flops(point.point.flops);
+      shown->set_wall_time(point.point.wall_time);
+      shown->set_attempt(point.attempt);
+    }
+  }
+  return grpc::Status::OK;
 }
 
 grpc::Status UserServiceImpl::QueryResults(grpc::ServerContext*, const v1::QueryResultsRequest*,
@@ -76,10 +266,60 @@ grpc::Status UserServiceImpl::QueryResults(grpc::ServerContext*, const v1::Query
   return Unimplemented("rung.v1.UserService/QueryResults");
 }
 
-grpc::Status UserServiceImpl::GetLearnedParameters(grpc::ServerContext*,
-                                                   const v1::GetLearnedParametersRequest*,
-                                                   v1::GetLearnedParametersResponse*) {
-  return Unimplemented("rung.v1.UserService/GetLearnedParameters");
+grpc::Status UserServiceImpl::GetLearnedParameters(grpc::ServerContext* /*context*/,
+                                                   const v1::GetLearnedParametersRequest* request,
+                                                   v1::GetLearnedParametersResponse* response) {
+  std::vector<int64_t> trial_ids(request->trial_ids().begin(), request->trial_ids().end());
+  if (trial_ids.empty()) {
+    if (grpc::Status valid = Required(request->sweep_id(), "GetLearnedParametersRequest.sweep_id (or trial_ids)");
+        !valid.ok()) {
+      return valid;
+    }
+    StatusOr<std::vector<TrialRecord>> trials = coordinator_->trials().List(request->sweep_id());
+    if (!trials.ok()) return ToGrpcStatus(trials.status());
+    if (trials->empty()) {
+      if (Status found = coordinator_->sweeps().Get(request->sweep_id()).status(); !found.ok()) {
+        return ToGrpcStatus(found);
+      }
+    }
+    for (const TrialRecord& trial : *trials) trial_ids.push_back(trial.id);
+  }
+  std::sort(trial_ids.begin(), trial_ids.end());
+  const bool learned = request->kind() != v1::PARAMETER_KIND_DIAGNOSTIC;
+  const bool diagnostic = request->kind() != v1::PARAMETER_KIND_LEARNED;
+  for (int64_t trial_id : trial_ids) {
+    if (Status found = coordinator_->trials().Get(trial_id).status(); !found.ok()) return ToGrpcStatus(found);
+    std::vector<v1::LearnedParameter> found;
+    auto add = [&](const StepTensor& tensor, v1::ParameterKind kind) {
+      if (!HasPrefix(tensor.tensor.name, request->name_prefix())) return;
+      v1::LearnedParameter parameter;
+      parameter.set_trial_id(trial_id);
+      parameter.set_step(tensor.step);
+      parameter.set_kind(kind);
+      *parameter.mutable_tensor() = ToProtoTensor(tensor.tensor);
+      found.push_back(std::move(parameter));
+    };
+    if (learned) {
+      StatusOr<std::vector<LearnedParamValue>> elements = coordinator_->metrics().LearnedParams(trial_id);
+      if (!elements.ok()) return ToGrpcStatus(elements.status());
+      for (const StepTensor& tensor : TensorsFromElements(*elements)) add(tensor, v1::PARAMETER_KIND_LEARNED);
+    }
+    if (diagnostic) {
+      StatusOr<std::vector<Diagnostic>> diagnostics = coordinator_->metrics().Diagnostics(trial_id);
+      if (!diagnostics.ok()) return ToGrpcStatus(diagnostics.status());
+      for (const Diagnostic& entry : *diagnostics) {
+        // Diagnostics that are not tensors (attention statistics, extrapolation tables) stay in the store.
+        if (std::optional<StepTensor> tensor = TensorFromJson(entry.name, entry.value)) {
+          add(*tensor, v1::PARAMETER_KIND_DIAGNOSTIC);
+        }
+      }
+    }
+    std::stable_sort(found.begin(), found.end(), [](const v1::LearnedParameter& a, const v1::LearnedParameter& b) {
+      return std::make_tuple(a.tensor().name(), a.step()) < std::make_tuple(b.tensor().name(), b.step());
+    });
+    for (v1::LearnedParameter& parameter : found) *response->add_parameters() = std::move(parameter);
+  }
+  return grpc::Status::OK;
 }
 
 grpc::Status UserServiceImpl::Fit(grpc::ServerContext*, const v1::FitRequest*, v1::FitResponse*) {
@@ -91,9 +331,25 @@ grpc::Status UserServiceImpl::Export(grpc::ServerContext*, const v1::ExportReque
   return Unimplemented("rung.v1.UserService/Export");
 }
 
-grpc::Status UserServiceImpl::GetLogs(grpc::ServerContext*, const v1::GetLogsRequest*,
-                                      grpc::ServerWriter<v1::LogEntry>*) {
-  return Unimplemented("rung.v1.UserService/GetLogs");
+grpc::Status UserServiceImpl::ListWorkers(grpc::ServerContext* /*context*/, const v1::ListWorkersRequest* request,
+                                          v1::ListWorkersResponse* response) {
+  StatusOr<std::vector<WorkerRecord>> workers = coordinator_->workers().List();
+  if (!workers.ok()) return ToGrpcStatus(workers.status());
+  const Timestamp now = coordinator_->clock().Now();
+  for (const WorkerRecord& worker : *workers) {
+    v1::Worker shown = ToProtoWorker(worker, now, coordinator_->store_options().lease_duration);
+    if (shown.gone() && !request->include_gone()) continue;
+    *response->add_workers() = std::move(shown);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status UserServiceImpl::GetLogs(grpc::ServerContext* context, const v1::GetLogsRequest* request,
+                                      grpc::ServerWriter<v1::LogEntry>* writer) {
+  if (grpc::Status valid = Required(request->trial_id(), "GetLogsRequest.trial_id"); !valid.ok()) return valid;
+  return ToGrpcStatus(FollowLogs(
+      *coordinator_, *request, [writer](const v1::LogEntry& entry) { return writer->Write(entry); },
+      [context] { return context->IsCancelled(); }));
 }
 
 }  // namespace rung::server

@@ -1,9 +1,17 @@
 // coordinator/server/user_service.h
 //
 // rung.v1.UserService: what the `rung` command line asks (proto/rung.proto documents every method).
-// A thin layer, route_guide style: each method checks its request, asks a manager and translates
-// the answer; state lives in the managers. Served so far: GetServerInfo, and ListWorkers from the
-// worker registry. Every other method answers UNIMPLEMENTED until the store is wired in.
+// A thin layer, route_guide style: each method checks its request, asks the coordinator's managers
+// (coordinator.h) and translates the answer (proto_convert.h); state lives in the store. After a
+// change it wakes whoever waits for one (Coordinator::WorkQueued / Changed).
+//
+// Served: GetServerInfo, SubmitSweep (sweep_submitter.h), ListSweeps, GetSweep, CancelSweep,
+// PauseSweep, ResumeSweep, ListTrials, GetTrial (with its attempts), RetryTrials,
+// StreamSweepUpdates and GetLogs (followers.h), GetMetrics, GetLearnedParameters, ListWorkers.
+// Not yet (UNIMPLEMENTED): QueryResults, Fit, Export.
+//
+// The actor recorded with a change is "user:<name>" from the optional `rung-user` metadata
+// ("user:anonymous" without it).
 //
 // Authorization happens before any of this runs (auth.h): only the user token reaches these
 // methods, except GetServerInfo, which either token may call.
@@ -16,16 +24,20 @@
 #include <grpcpp/grpcpp.h>
 
 #include "coordinator/server/auth.h"
-#include "coordinator/server/in_memory_worker_registry.h"
+#include "coordinator/server/coordinator.h"
+#include "coordinator/server/sweep_submitter.h"
 #include "proto/rung.grpc.pb.h"
 
 namespace rung::server {
 
+// The trailing metadata key of SubmitSweep's INVALID_ARGUMENT: a serialized v1::SpecDiagnostics.
+inline constexpr char kSpecDiagnosticsMetadata[] = "rung-spec-diagnostics-bin";
+
 class UserServiceImpl final : public v1::UserService::Service {
  public:
   // `authenticator` tells GetServerInfo the caller's role.
-  // REQUIRES: `workers` and `authenticator` outlive the service.
-  UserServiceImpl(const InMemoryWorkerRegistry* workers, const BearerTokenAuthenticator* authenticator,
+  // REQUIRES: `coordinator` and `authenticator` outlive the service.
+  UserServiceImpl(Coordinator* coordinator, const BearerTokenAuthenticator* authenticator,
                   std::chrono::system_clock::time_point started_at);
 
   grpc::Status GetServerInfo(grpc::ServerContext* context, const v1::GetServerInfoRequest* request,
@@ -64,9 +76,13 @@ class UserServiceImpl final : public v1::UserService::Service {
                        grpc::ServerWriter<v1::LogEntry>* writer) override;
 
  private:
-  const InMemoryWorkerRegistry* workers_;
+  // The sweep as users see it, after a change of it (`status` OK) or the change's error.
+  grpc::Status AnswerSweep(const Status& status, int64_t sweep_id, v1::Sweep* response);
+
+  Coordinator* coordinator_;
   const BearerTokenAuthenticator* authenticator_;
   std::chrono::system_clock::time_point started_at_;
+  SweepSubmitter submitter_;
 };
 
 }  // namespace rung::server

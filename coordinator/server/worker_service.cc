@@ -1,45 +1,114 @@
 // coordinator/server/worker_service.cc
 #include "coordinator/server/worker_service.h"
 
+#include <algorithm>
+
+#include <google/protobuf/util/time_util.h>
+
+#include "coordinator/server/proto_convert.h"
 #include "coordinator/server/rpc_support.h"
+#include "sweeps/spec/json_path.h"
 
 namespace rung::server {
+namespace {
 
-WorkerServiceImpl::WorkerServiceImpl(InMemoryWorkerRegistry* workers, const ServerOptions& options,
+// A long-poll answers this much before the call's deadline, so that the answer arrives in time.
+constexpr std::chrono::milliseconds kDeadlineMargin{200};
+
+// How long a Lease call may wait: the request's wait, capped by the server and the call's deadline.
+std::chrono::steady_clock::time_point LeaseDeadline(const grpc::ServerContext& context,
+                                                    const v1::LeaseRequest& request,
+                                                    std::chrono::milliseconds max_wait) {
+  std::chrono::milliseconds wait(google::protobuf::util::TimeUtil::DurationToMilliseconds(request.wait()));
+  wait = std::clamp(wait, std::chrono::milliseconds(0), max_wait);
+  const auto until_deadline = std::chrono::duration_cast<std::chrono::milliseconds>(
+      context.deadline() - std::chrono::system_clock::now() - kDeadlineMargin);
+  wait = std::max(std::chrono::milliseconds(0), std::min(wait, until_deadline));
+  return std::chrono::steady_clock::now() + wait;
+}
+
+// The last step of a trial's run (train.steps of its config), where its final results belong.
+int64_t FinalStep(const TrialRecord& trial) {
+  const nlohmann::json* steps = FindPath(trial.cell.config, "train.steps");
+  return steps != nullptr && steps->is_number_integer() ? steps->get<int64_t>() : 0;
+}
+
+}  // namespace
+
+WorkerServiceImpl::WorkerServiceImpl(Coordinator* coordinator, const ServerOptions& options,
                                      std::chrono::system_clock::time_point started_at)
-    : workers_(workers),
+    : coordinator_(coordinator),
       heartbeat_interval_(options.heartbeat_interval),
       lease_duration_(options.lease_duration),
+      max_lease_wait_(options.max_lease_wait),
       started_at_(started_at) {}
 
 grpc::Status WorkerServiceImpl::Register(grpc::ServerContext* /*context*/, const v1::RegisterRequest* request,
                                          v1::RegisterResponse* response) {
-  StatusOr<v1::Worker> worker = workers_->Register(*request, std::chrono::system_clock::now());
+  StatusOr<WorkerInfo> worker = WorkerInfoFromRequest(*request);
   if (!worker.ok()) return ToGrpcStatus(worker.status());
-  response->set_worker_id(worker->worker_id());
+  if (Status registered = coordinator_->workers().Register(*worker); !registered.ok()) return ToGrpcStatus(registered);
+  coordinator_->Changed();
+  response->set_worker_id(worker->id);
   *response->mutable_heartbeat_interval() = ToDuration(heartbeat_interval_);
   *response->mutable_lease_duration() = ToDuration(lease_duration_);
   *response->mutable_server() = MakeServerInfo(started_at_, v1::ROLE_WORKER);
   return grpc::Status::OK;
 }
 
-grpc::Status WorkerServiceImpl::Lease(grpc::ServerContext*, const v1::LeaseRequest*, v1::LeaseResponse*) {
-  return Unimplemented("rung.v1.WorkerService/Lease");
+grpc::Status WorkerServiceImpl::Lease(grpc::ServerContext* context, const v1::LeaseRequest* request,
+                                      v1::LeaseResponse* response) {
+  if (request->worker_id().empty()) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, "LeaseRequest.worker_id is required: the id it registered with"};
+  }
+  if (request->free_cpu_slots() < 0) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, "LeaseRequest.free_cpu_slots must be 0 or more"};
+  }
+  const LeaseAsk ask{request->worker_id(), request->free_cpu_slots(), request->free_gpus_size()};
+  StatusOr<std::optional<rung::Lease>> lease = coordinator_->leases().Acquire(
+      ask, LeaseDeadline(*context, *request, max_lease_wait_), [context] { return context->IsCancelled(); });
+  if (!lease.ok()) return ToGrpcStatus(lease.status());
+  if (*lease) {
+    coordinator_->Changed();
+    *response->mutable_lease() = ToProtoLease(**lease, request->free_gpus(), lease_duration_);
+  }
+  return grpc::Status::OK;
 }
 
-grpc::Status WorkerServiceImpl::Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest*,
-                                          v1::HeartbeatResponse*) {
-  return Unimplemented("rung.v1.WorkerService/Heartbeat");
+grpc::Status WorkerServiceImpl::Heartbeat(grpc::ServerContext* /*context*/, const v1::HeartbeatRequest* request,
+                                          v1::HeartbeatResponse* response) {
+  if (Status expired = coordinator_->reaper().ExpireDue().status(); !expired.ok()) return ToGrpcStatus(expired);
+  StatusOr<HeartbeatReply> reply = coordinator_->trials().Heartbeat(request->trial_id(), request->attempt());
+  if (!reply.ok()) return ToGrpcStatus(reply.status());
+  response->set_action(reply->cancel ? v1::HeartbeatResponse::ACTION_CANCEL : v1::HeartbeatResponse::ACTION_CONTINUE);
+  if (reply->cancel) response->set_reason(reply->reason.empty() ? "the trial was cancelled" : reply->reason);
+  *response->mutable_lease_expires_at() = ToProtoTime(reply->lease_expires_at);
+  return grpc::Status::OK;
 }
 
-grpc::Status WorkerServiceImpl::ReportMetrics(grpc::ServerContext*, const v1::ReportMetricsRequest*,
-                                              v1::ReportMetricsResponse*) {
-  return Unimplemented("rung.v1.WorkerService/ReportMetrics");
+grpc::Status WorkerServiceImpl::ReportMetrics(grpc::ServerContext* /*context*/,
+                                              const v1::ReportMetricsRequest* request,
+                                              v1::ReportMetricsResponse* response) {
+  StatusOr<BatchAck> ack = coordinator_->trials().ReportBatch(MetricBatchFromRequest(*request));
+  if (!ack.ok()) return ToGrpcStatus(ack.status());
+  if (!ack->duplicate) coordinator_->Changed();
+  response->set_acknowledged_sequence(ack->acknowledged_sequence);
+  response->set_duplicate(ack->duplicate);
+  return grpc::Status::OK;
 }
 
-grpc::Status WorkerServiceImpl::Complete(grpc::ServerContext*, const v1::CompleteRequest*,
-                                         v1::CompleteResponse*) {
-  return Unimplemented("rung.v1.WorkerService/Complete");
+grpc::Status WorkerServiceImpl::Complete(grpc::ServerContext* /*context*/, const v1::CompleteRequest* request,
+                                         v1::CompleteResponse* response) {
+  StatusOr<TrialRecord> trial = coordinator_->trials().Get(request->trial_id());
+  if (!trial.ok()) return ToGrpcStatus(trial.status());
+  StatusOr<AttemptEnding> ending = AttemptEndingFromRequest(*request, FinalStep(*trial));
+  if (!ending.ok()) return ToGrpcStatus(ending.status());
+  StatusOr<EndingAck> ack = coordinator_->trials().EndAttempt(request->trial_id(), request->attempt(), *ending);
+  if (!ack.ok()) return ToGrpcStatus(ack.status());
+  if (!ack->duplicate) ack->trial_state == TrialState::kPending ? coordinator_->WorkQueued() : coordinator_->Changed();
+  response->set_trial_state(ToProto(ack->trial_state));
+  response->set_duplicate(ack->duplicate);
+  return grpc::Status::OK;
 }
 
 }  // namespace rung::server

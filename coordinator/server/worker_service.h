@@ -1,31 +1,42 @@
 // coordinator/server/worker_service.h
 //
 // rung.v1.WorkerService: what `rung-worker` agents say (proto/rung.proto documents every method).
-// A thin layer over the managers, like UserServiceImpl. Served so far: Register (into the
-// InMemoryWorkerRegistry). Lease, Heartbeat, ReportMetrics and Complete answer UNIMPLEMENTED until
-// the store and the scheduler are wired in.
+// A thin layer over the coordinator's managers (coordinator.h), like UserServiceImpl:
+//   Register       WorkerRegistry::Register (the worker's details kept for ListWorkers)
+//   Lease          LeaseBroker: long-poll up to the request's wait, the server's maximum and the
+//                  call's deadline, whichever is first; the lease carries the resolved config, this
+//                  attempt's checkpoint folder, the earlier attempts' folders to resume from, and
+//                  the GPUs it takes (the first of the worker's free ones)
+//   Heartbeat      due leases expire first; then TrialLifecycle::Heartbeat (CANCEL for a cancelled
+//                  trial)
+//   ReportMetrics  TrialLifecycle::ReportBatch, fenced by attempt, idempotent by sequence, the
+//                  relayed trainer records parsed (trainer_records.h); acknowledged after commit
+//   Complete       TrialLifecycle::EndAttempt, fenced; an identical repeat is acknowledged
+// Store errors keep their codes (rpc_support.h): FAILED_PRECONDITION for a fenced attempt (naming
+// both attempts), NOT_FOUND, OUT_OF_RANGE, INVALID_ARGUMENT.
 //
 // Authorization happens before any of this runs (auth.h): only the worker token reaches these
 // methods.
 //
-// Thread safety: gRPC calls the methods concurrently; the registry is thread-safe.
+// Thread safety: gRPC calls the methods concurrently; the class keeps no mutable state of its own.
 #pragma once
 
 #include <chrono>
 
 #include <grpcpp/grpcpp.h>
 
+#include "coordinator/server/coordinator.h"
 #include "coordinator/server/server_options.h"
-#include "coordinator/server/in_memory_worker_registry.h"
 #include "proto/rung.grpc.pb.h"
 
 namespace rung::server {
 
 class WorkerServiceImpl final : public v1::WorkerService::Service {
  public:
-  // `options` gives the heartbeat interval and lease duration told to workers.
-  // REQUIRES: `workers` outlives the service.
-  WorkerServiceImpl(InMemoryWorkerRegistry* workers, const ServerOptions& options,
+  // `options` gives the heartbeat interval and lease duration told to workers, and the longest a
+  // Lease call waits.
+  // REQUIRES: `coordinator` outlives the service.
+  WorkerServiceImpl(Coordinator* coordinator, const ServerOptions& options,
                     std::chrono::system_clock::time_point started_at);
 
   grpc::Status Register(grpc::ServerContext* context, const v1::RegisterRequest* request,
@@ -40,9 +51,10 @@ class WorkerServiceImpl final : public v1::WorkerService::Service {
                         v1::CompleteResponse* response) override;
 
  private:
-  InMemoryWorkerRegistry* workers_;
-  std::chrono::milliseconds heartbeat_interval_;
-  std::chrono::milliseconds lease_duration_;
+  Coordinator* coordinator_;
+  std::chrono::microseconds heartbeat_interval_;
+  std::chrono::microseconds lease_duration_;
+  std::chrono::milliseconds max_lease_wait_;
   std::chrono::system_clock::time_point started_at_;
 };
 

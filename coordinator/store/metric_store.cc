@@ -5,6 +5,7 @@
 
 #include "coordinator/store/internal/attempt_fence.h"
 #include "coordinator/store/internal/records.h"
+#include "coordinator/store/internal/results.h"
 
 namespace rung {
 namespace {
@@ -47,19 +48,7 @@ StatusOr<int64_t> MetricStore::AppendMetrics(int64_t trial_id, int64_t attempt, 
       if (*resent) return int64_t{0};
       return live.status();
     }
-    StatusOr<Statement> insert = db.Prepare(
-        "INSERT OR IGNORE INTO metrics(trial_id, attempt, step, name, value, tokens, flops, wall_time) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
-    if (!insert.ok()) return insert.status();
-    int64_t inserted = 0;
-    for (const MetricPoint& point : points) {
-      insert->Reset();
-      insert->BindAll(trial_id, attempt, point.step, point.name, point.value, point.tokens, point.flops,
-                      point.wall_time);
-      RUNG_RETURN_IF_ERROR(insert->Run());
-      inserted += db.ChangedRows();
-    }
-    return inserted;
+    return store_internal::InsertMetricPoints(db, trial_id, attempt, points);
   });
 }
 
@@ -114,12 +103,12 @@ StatusOr<std::vector<SummaryValue>> MetricStore::Summaries(int64_t trial_id) con
 StatusOr<std::vector<LearnedParamValue>> MetricStore::LearnedParams(int64_t trial_id) const {
   return store_.Read([&](Database& db) -> StatusOr<std::vector<LearnedParamValue>> {
     StatusOr<Statement> query = db.Prepare(
-        "SELECT step, name, layer, head, idx, value FROM learned_params "
+        "SELECT step, name, layer, head, idx, value, shape FROM learned_params "
         "WHERE trial_id = ?1 AND attempt = (SELECT MAX(attempt) FROM learned_params WHERE trial_id = ?1) "
         "ORDER BY step, name, layer, head, idx");
     if (!query.ok()) return query.status();
     query->Bind(1, trial_id);
-    return ReadRows<LearnedParamValue>(*query, [](const Statement& row) {
+    return ReadRows<LearnedParamValue>(*query, [](const Statement& row) -> StatusOr<LearnedParamValue> {
       LearnedParamValue param;
       param.step = row.ColumnInt64(0);
       param.name = row.ColumnText(1);
@@ -127,6 +116,12 @@ StatusOr<std::vector<LearnedParamValue>> MetricStore::LearnedParams(int64_t tria
       param.head = row.ColumnInt64(3);
       param.index = row.ColumnInt64(4);
       param.value = ValueOrNan(row, 5);
+      if (!row.ColumnIsNull(6)) {
+        StatusOr<nlohmann::json> shape = store_internal::ParseJsonColumn(row.ColumnText(6), "shape of " + param.name);
+        if (!shape.ok()) return shape.status();
+        if (!shape->is_array()) return Status::DataLoss("shape of " + param.name + " is not a JSON array");
+        param.shape = shape->get<std::vector<int64_t>>();
+      }
       return param;
     });
   });
@@ -146,6 +141,28 @@ StatusOr<std::vector<Diagnostic>> MetricStore::Diagnostics(int64_t trial_id) con
       if (!value.ok()) return value.status();
       diagnostic.value = std::move(value).value();
       return diagnostic;
+    });
+  });
+}
+
+StatusOr<std::vector<StoredLogLine>> MetricStore::Logs(int64_t trial_id, const LogFilter& filter) const {
+  return store_.Read([&](Database& db) -> StatusOr<std::vector<StoredLogLine>> {
+    RUNG_RETURN_IF_ERROR(store_internal::LoadTrial(db, trial_id).status());
+    StatusOr<Statement> query = db.Prepare(
+        "SELECT attempt, batch, line, source, at, text FROM logs "
+        "WHERE trial_id = ?1 AND (?2 = 0 OR attempt = ?2) AND (attempt > ?3 OR (attempt = ?3 AND batch > ?4)) "
+        "ORDER BY attempt, batch, line");
+    if (!query.ok()) return query.status();
+    query->BindAll(trial_id, filter.attempt, filter.after_attempt, filter.after_batch);
+    return ReadRows<StoredLogLine>(*query, [](const Statement& row) {
+      StoredLogLine line;
+      line.attempt = row.ColumnInt64(0);
+      line.batch = row.ColumnInt64(1);
+      line.line = row.ColumnInt64(2);
+      line.log.source = row.ColumnText(3) == "stderr" ? LogSource::kStderr : LogSource::kRecord;
+      line.at = FromUnixMicros(row.ColumnInt64(4));
+      line.log.text = row.ColumnText(5);
+      return line;
     });
   });
 }

@@ -1,8 +1,8 @@
 // coordinator/store/metric_store.h
 //
-// What trials measure: metric points as they train (the metrics table), and the results a
-// successful attempt reports (summaries, learned positional parameters, diagnostics; written by
-// TrialLifecycle::Complete, read here).
+// What trials measure: metric points as they train (the metrics table), the results a successful
+// attempt reports (summaries, learned positional parameters, diagnostics; written by
+// TrialLifecycle's ReportBatch and EndAttempt, read here), and the lines workers relayed (logs).
 //
 // A trial's curve may come from several attempts: attempt 2 resumes from attempt 1's last
 // checkpoint and reports again the steps attempt 1 reported after it. Every attempt's points are
@@ -23,6 +23,13 @@
 #include "coordinator/store/store_types.h"
 
 namespace rung {
+
+// Which stored log lines of a trial to read (MetricStore::Logs).
+struct LogFilter {
+  int64_t attempt = 0;        // 0: every attempt
+  int64_t after_attempt = 0;  // only lines of batches after (after_attempt, after_batch): following
+  int64_t after_batch = 0;
+};
 
 class MetricStore {
  public:
@@ -48,6 +55,10 @@ class MetricStore {
   StatusOr<std::vector<LearnedParamValue>> LearnedParams(int64_t trial_id) const;
   // The trial's diagnostics by name, each from the newest attempt that reported it.
   StatusOr<std::vector<Diagnostic>> Diagnostics(int64_t trial_id) const;
+
+  // The lines the trial's workers relayed (TrialLifecycle::ReportBatch), by attempt, batch and line.
+  // NOT_FOUND for an unknown trial.
+  StatusOr<std::vector<StoredLogLine>> Logs(int64_t trial_id, const LogFilter& filter = {}) const;
 
  private:
   Store& store_;

@@ -153,12 +153,44 @@ CREATE TABLE tags (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 2: what the gRPC services show and check. Sweeps keep the spec's file name, description
+// and metric; attempts count their committed metric batches (ReportMetrics sequence numbers);
+// learned parameters keep their tensor's shape; workers keep what they said about themselves; logs
+// hold every line an attempt's worker relayed.
+constexpr char kSchemaV2[] = R"sql(
+ALTER TABLE sweeps ADD COLUMN spec_file_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE sweeps ADD COLUMN description    TEXT NOT NULL DEFAULT '';
+ALTER TABLE sweeps ADD COLUMN metric_name    TEXT NOT NULL DEFAULT 'val_loss';
+ALTER TABLE sweeps ADD COLUMN metric_goal    TEXT NOT NULL DEFAULT 'minimize';
+
+ALTER TABLE attempts ADD COLUMN batches INTEGER NOT NULL DEFAULT 0;
+
+ALTER TABLE learned_params ADD COLUMN shape TEXT;
+
+ALTER TABLE workers ADD COLUMN details TEXT NOT NULL DEFAULT '{}';
+
+CREATE TABLE logs (
+  trial_id INTEGER NOT NULL,
+  attempt  INTEGER NOT NULL,
+  batch    INTEGER NOT NULL,
+  line     INTEGER NOT NULL,
+  source   TEXT    NOT NULL CHECK (source IN ('record', 'stderr')),
+  at       INTEGER NOT NULL,
+  text     TEXT    NOT NULL,
+  PRIMARY KEY (trial_id, attempt, batch, line),
+  FOREIGN KEY (trial_id, attempt) REFERENCES attempts(trial_id, attempt)
+) WITHOUT ROWID;
+)sql";
+
 }  // namespace
 
 const std::vector<SchemaMigration>& SchemaMigrations() {
   static const std::vector<SchemaMigration> migrations = {
       {1, "sweeps, trials, attempts, workers, metrics, summaries, learned parameters, diagnostics, fits, events, tags",
        kSchemaV1},
+      {2, "sweeps' file name, description and metric; attempts' batch count; learned parameters' shape; "
+          "workers' details; logs",
+       kSchemaV2},
   };
   return migrations;
 }

@@ -12,6 +12,9 @@
 //                                        diagnostics
 //   WorkerRegistry  (worker_registry.h)  workers and their resources
 //   EventLog        (event_log.h)        who changed what, when and why
+//   Overviews       (overviews.h)        what the user API shows of sweeps and trials (reads)
+// and two pure bridges: trial_cells.h (a spec's expansion -> a submission) and trainer_records.h
+// (rung-train's record lines -> metric points, provenance, results).
 //
 // Example:
 //   SystemClock clock;
@@ -72,6 +75,16 @@ class Store {
     Status committed = transaction->Commit();
     if (!committed.ok()) return committed;
     return result;
+  }
+
+  // Runs `body(Database&, Timestamp now)` like Write, then rolls the transaction back whatever the
+  // body returned: what a write would do, without doing it (dry runs).
+  template <typename Body>
+  auto Preview(Body&& body) -> decltype(body(std::declval<Database&>(), std::declval<Timestamp>())) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    StatusOr<Transaction> transaction = Transaction::Begin(*db_, TransactionMode::kImmediate);
+    if (!transaction.ok()) return transaction.status();
+    return body(*db_, clock_.Now());  // the transaction rolls back on the way out
   }
 
   // Runs `body(Database&)` under the mutex and returns what it returns. No write of this process can

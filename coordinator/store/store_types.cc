@@ -49,4 +49,6 @@ const char* TrialStateName(TrialState state) { return NameOf(kTrialStateNames, s
 StatusOr<SweepState> ParseSweepState(std::string_view name) { return Parse(kSweepStateNames, name, "sweep"); }
 StatusOr<TrialState> ParseTrialState(std::string_view name) { return Parse(kTrialStateNames, name, "trial"); }
 
+const char* LogSourceName(LogSource source) { return source == LogSource::kStderr ? "stderr" : "record"; }
+
 }  // namespace rung

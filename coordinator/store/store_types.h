@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -53,6 +54,9 @@ struct SweepRecord {
   std::string name;
   std::string spec_text;
   std::string spec_hash;
+  std::string spec_file_name;  // the file name given at submission (diagnostics name it)
+  std::string description;     // the spec's description
+  MetricSpec metric;           // the spec's metric: what results tables and fits read
   SweepState state = SweepState::kActive;
   PolicyConfig policy;
   nlohmann::json baseline = nlohmann::json::object();
@@ -84,21 +88,12 @@ struct SweepSubmission {
   std::string name;  // letters, digits, '-', '_', '.'; names the checkpoint folder too
   std::string spec_text;
   std::string spec_hash;
+  std::string spec_file_name;
+  std::string description;
+  MetricSpec metric;
   PolicyConfig policy;
   nlohmann::json baseline = nlohmann::json::object();
   std::vector<TrialCell> trials;
-};
-
-// What a submission did, by trial identity.
-struct SubmitResult {
-  int64_t sweep_id = 0;
-  bool created = false;                       // false: a sweep of that name existed (resubmission)
-  std::vector<std::string> added;             // new cells, PENDING
-  std::vector<std::string> skipped_succeeded; // already SUCCEEDED: not rerun
-  std::vector<std::string> requeued;          // were FAILED or CANCELLED: PENDING again
-  std::vector<std::string> unchanged;         // still PENDING, LEASED or RUNNING from before
-  std::vector<std::string> removed;           // in the sweep, not in this spec (unfinished ones CANCELLED)
-  std::vector<std::string> duplicates;        // given more than once in this submission: stored once
 };
 
 // ------------------------------------------------------------------------------------------ trials
@@ -116,6 +111,23 @@ struct TrialRecord {
   TrialCell cell;
 };
 
+// What a submission did, by trial identity.
+struct SubmitResult {
+  int64_t sweep_id = 0;
+  bool created = false;                       // false: a sweep of that name existed (resubmission)
+  std::vector<std::string> added;             // new cells, PENDING
+  std::vector<std::string> skipped_succeeded; // already SUCCEEDED: not rerun
+  std::vector<std::string> requeued;          // were FAILED or CANCELLED: PENDING again
+  std::vector<std::string> unchanged;         // still PENDING, LEASED or RUNNING from before
+  std::vector<std::string> removed;           // in the sweep, not in this spec (unfinished ones CANCELLED)
+  std::vector<std::string> duplicates;        // given more than once in this submission: stored once
+  // identity -> trial id, for every cell of the submission (in a preview, ids of new trials are
+  // those they would get).
+  std::map<std::string, int64_t> trial_ids;
+  // The trials behind `removed`, as they were before the submission (configs, for what changed).
+  std::vector<TrialRecord> removed_trials;
+};
+
 struct AttemptRecord {
   int64_t trial_id = 0;
   int64_t attempt = 0;
@@ -128,6 +140,7 @@ struct AttemptRecord {
   std::optional<Timestamp> started_at;
   std::optional<Timestamp> ended_at;
   std::string exit_reason;
+  int64_t batches = 0;  // metric batches committed: 1..batches (ReportBatch)
 };
 
 // An earlier attempt of a leased trial, whose checkpoints the new attempt may resume from.
@@ -149,11 +162,14 @@ struct Lease {
   // Earlier attempts, newest first: resume from the first whose folder holds a checkpoint.
   std::vector<PreviousAttempt> resume_from;
   Timestamp lease_expires_at;
+  int64_t cpus = 0;  // what the trial takes of the worker's resources
+  int64_t gpus = 0;
 };
 
 struct HeartbeatReply {
   Timestamp lease_expires_at;
   bool cancel = false;  // the trial was cancelled: stop the trainer, report nothing more
+  std::string reason;   // for cancel: who cancelled and why
 };
 
 struct AttemptKey {
@@ -188,6 +204,7 @@ struct SummaryValue {
 };
 
 // One element of a learned positional parameter; layer and head are -1 where they do not apply.
+// trainer_records.h maps whole tensors to elements and back.
 struct LearnedParamValue {
   int64_t step = 0;
   std::string name;
@@ -195,6 +212,8 @@ struct LearnedParamValue {
   int64_t head = -1;
   int64_t index = 0;
   double value = 0;
+  // The shape of the tensor the element belongs to; nullopt where it was not recorded.
+  std::optional<std::vector<int64_t>> shape;
 };
 
 struct Diagnostic {
@@ -202,11 +221,61 @@ struct Diagnostic {
   nlohmann::json value;
 };
 
-// What a successful attempt reports with its completion.
+// What a successful attempt reports: with its completion, or in the metric batch that carries
+// the trainer's final record.
 struct TrialResults {
   std::vector<SummaryValue> summaries;
   std::vector<LearnedParamValue> learned_params;
   std::vector<Diagnostic> diagnostics;
+  bool empty() const { return summaries.empty() && learned_params.empty() && diagnostics.empty(); }
+};
+
+// Where a line of an attempt's output came from.
+enum class LogSource { kRecord, kStderr };
+const char* LogSourceName(LogSource source);  // "record", "stderr"
+
+// One line of an attempt's output as its worker relayed it.
+struct LogLine {
+  LogSource source = LogSource::kRecord;
+  std::string text;  // without the newline
+};
+
+// A stored line: LogLine with where it sits.
+struct StoredLogLine {
+  int64_t attempt = 0;
+  int64_t batch = 0;  // the metric batch that carried it
+  int64_t line = 0;   // its position in the batch
+  Timestamp at;       // when the batch was committed
+  LogLine log;
+};
+
+// One batch of a live attempt's output (TrialLifecycle::ReportBatch).
+struct MetricBatch {
+  int64_t trial_id = 0;
+  int64_t attempt = 0;
+  int64_t sequence = 0;               // 1, 2, ... per attempt
+  std::vector<MetricPoint> points;
+  nlohmann::json provenance;          // the trainer's provenance record, or null
+  TrialResults results;               // from its final and diagnostics records, if any
+  std::vector<LogLine> lines;         // every line, verbatim
+};
+
+struct BatchAck {
+  int64_t acknowledged_sequence = 0;  // every batch up to this one is committed
+  bool duplicate = false;             // this batch had been committed before
+};
+
+// How an attempt ended, as its worker reported it (TrialLifecycle::EndAttempt).
+struct AttemptEnding {
+  TrialState outcome = TrialState::kSucceeded;  // kSucceeded, kFailed or kPreempted
+  std::string reason;                            // for kFailed and kPreempted
+  TrialResults results;                          // for kSucceeded
+  int64_t last_batch_sequence = 0;               // batches 1..this must be committed first
+};
+
+struct EndingAck {
+  TrialState trial_state = TrialState::kSucceeded;  // after the report (PENDING when it will retry)
+  bool duplicate = false;                           // the same report had been applied before
 };
 
 // -------------------------------------------------------------------------------- workers, events
@@ -216,12 +285,41 @@ struct WorkerInfo {
   std::string host;
   int64_t cpus = 0;
   int64_t gpus = 0;
+  // What else the worker said about itself (name, labels, GPU devices, build commit, pid): shown,
+  // never interpreted by the store.
+  nlohmann::json details = nlohmann::json::object();
 };
 
 struct WorkerRecord {
   WorkerInfo info;
   Timestamp registered_at;
   Timestamp last_seen_at;
+  std::vector<int64_t> live_trial_ids;  // trials it holds leases of (WorkerRegistry fills it)
+};
+
+// ------------------------------------------------------------------------------------- overviews
+
+// A sweep with what the user API shows about it (overviews.h).
+struct SweepOverview {
+  SweepRecord sweep;
+  std::map<TrialState, int64_t> counts;  // states with no trial are left out
+  int64_t total_trials = 0;
+  double total_flops = 0;     // sum of 6 N D over its trials
+  double finished_flops = 0;  // the same over SUCCEEDED trials
+  std::string state_reason;   // the reason of its newest state change (or submission)
+  std::optional<Timestamp> finished_at;  // when it became SUCCEEDED, FAILED or CANCELLED
+};
+
+// A trial with what the user API shows about it (overviews.h).
+struct TrialOverview {
+  TrialRecord trial;
+  std::optional<AttemptRecord> attempt;    // the newest attempt, if leased ever
+  std::string state_reason;                // the reason of its newest state change
+  std::optional<int64_t> latest_step;      // newest step of train_loss or the sweep's metric
+  std::optional<double> latest_metric;     // newest value of the sweep's metric
+  std::optional<double> final_metric;      // the sweep's metric among its summaries
+  std::optional<Timestamp> first_leased_at;
+  std::optional<Timestamp> finished_at;    // when it became SUCCEEDED, FAILED or CANCELLED
 };
 
 struct EventRecord {

@@ -124,11 +124,13 @@ std::vector<const TrialCell*> UniqueCells(const SweepSubmission& submission, std
 StatusOr<SubmitResult> CreateSweep(Database& db, const SweepSubmission& submission, const std::string& actor,
                                    Timestamp now) {
   StatusOr<Statement> insert = db.Prepare(
-      "INSERT INTO sweeps(name, spec_text, spec_hash, state, policy, baseline, created_at, updated_at) "
-      "VALUES (?1, ?2, ?3, 'ACTIVE', ?4, ?5, ?6, ?6)");
+      "INSERT INTO sweeps(name, spec_text, spec_hash, state, policy, baseline, created_at, updated_at, "
+      "spec_file_name, description, metric_name, metric_goal) "
+      "VALUES (?1, ?2, ?3, 'ACTIVE', ?4, ?5, ?6, ?6, ?7, ?8, ?9, ?10)");
   if (!insert.ok()) return insert.status();
   insert->BindAll(submission.name, submission.spec_text, submission.spec_hash,
-                  store_internal::PolicyToJson(submission.policy).dump(), submission.baseline.dump(), ToUnixMicros(now));
+                  store_internal::PolicyToJson(submission.policy).dump(), submission.baseline.dump(), ToUnixMicros(now),
+                  submission.spec_file_name, submission.description, submission.metric.name, submission.metric.goal);
   RUNG_RETURN_IF_ERROR(insert->Run());
 
   SubmitResult result;
@@ -138,6 +140,7 @@ StatusOr<SubmitResult> CreateSweep(Database& db, const SweepSubmission& submissi
   for (const TrialCell* cell : UniqueCells(submission, &result.duplicates)) {
     RUNG_RETURN_IF_ERROR(InsertTrial(db, result.sweep_id, trial_index++, *cell, submission.policy.priority, now));
     result.added.push_back(cell->identity);
+    result.trial_ids[cell->identity] = db.LastInsertRowId();
   }
 
   EventRecord event;
@@ -173,9 +176,11 @@ StatusOr<SubmitResult> ResubmitSweep(Database& db, SweepRecord sweep, const Swee
     if (found == by_identity.end()) {
       RUNG_RETURN_IF_ERROR(InsertTrial(db, sweep.id, next_index++, *cell, submission.policy.priority, now));
       result.added.push_back(cell->identity);
+      result.trial_ids[cell->identity] = db.LastInsertRowId();
       continue;
     }
     TrialRecord& trial = *found->second;
+    result.trial_ids[cell->identity] = trial.id;
     if (trial.state == TrialState::kSucceeded) {
       result.skipped_succeeded.push_back(cell->identity);
     } else if (IsLive(trial.state)) {
@@ -194,14 +199,17 @@ StatusOr<SubmitResult> ResubmitSweep(Database& db, SweepRecord sweep, const Swee
   for (TrialRecord& trial : *existing) {
     if (submitted.count(trial.cell.identity)) continue;
     result.removed.push_back(trial.cell.identity);
+    result.removed_trials.push_back(trial);
     if (!IsTerminal(trial.state)) RUNG_RETURN_IF_ERROR(store_internal::CancelTrial(db, trial, removed, now));
   }
 
   StatusOr<Statement> update = db.Prepare(
-      "UPDATE sweeps SET spec_text = ?2, spec_hash = ?3, policy = ?4, baseline = ?5, updated_at = ?6 WHERE id = ?1");
+      "UPDATE sweeps SET spec_text = ?2, spec_hash = ?3, policy = ?4, baseline = ?5, updated_at = ?6, "
+      "spec_file_name = ?7, description = ?8, metric_name = ?9, metric_goal = ?10 WHERE id = ?1");
   if (!update.ok()) return update.status();
   update->BindAll(sweep.id, submission.spec_text, submission.spec_hash,
-                  store_internal::PolicyToJson(submission.policy).dump(), submission.baseline.dump(), ToUnixMicros(now));
+                  store_internal::PolicyToJson(submission.policy).dump(), submission.baseline.dump(), ToUnixMicros(now),
+                  submission.spec_file_name, submission.description, submission.metric.name, submission.metric.goal);
   RUNG_RETURN_IF_ERROR(update->Run());
 
   EventRecord event;
@@ -223,6 +231,15 @@ StatusOr<SubmitResult> ResubmitSweep(Database& db, SweepRecord sweep, const Swee
   return result;
 }
 
+StatusOr<SubmitResult> SubmitOrResubmit(Database& db, const SweepSubmission& submission, const std::string& actor,
+                                        Timestamp now) {
+  StatusOr<std::optional<SweepRecord>> existing =
+      store_internal::SelectOne<SweepRecord>(db, "WHERE name = ?", submission.name);
+  if (!existing.ok()) return existing.status();
+  if (!*existing) return CreateSweep(db, submission, actor, now);
+  return ResubmitSweep(db, std::move(**existing), submission, actor, now);
+}
+
 std::string ReasonOr(const std::string& reason, const std::string& fallback) {
   return reason.empty() ? fallback : reason;
 }
@@ -231,13 +248,14 @@ std::string ReasonOr(const std::string& reason, const std::string& fallback) {
 
 StatusOr<SubmitResult> SweepManager::Submit(const SweepSubmission& submission, const std::string& actor) {
   RUNG_RETURN_IF_ERROR(ValidateSubmission(submission));
-  return store_.Write([&](Database& db, Timestamp now) -> StatusOr<SubmitResult> {
-    StatusOr<std::optional<SweepRecord>> existing =
-        store_internal::SelectOne<SweepRecord>(db, "WHERE name = ?", submission.name);
-    if (!existing.ok()) return existing.status();
-    if (!*existing) return CreateSweep(db, submission, actor, now);
-    return ResubmitSweep(db, std::move(**existing), submission, actor, now);
-  });
+  return store_.Write(
+      [&](Database& db, Timestamp now) { return SubmitOrResubmit(db, submission, actor, now); });
+}
+
+StatusOr<SubmitResult> SweepManager::Preview(const SweepSubmission& submission, const std::string& actor) const {
+  RUNG_RETURN_IF_ERROR(ValidateSubmission(submission));
+  return store_.Preview(
+      [&](Database& db, Timestamp now) { return SubmitOrResubmit(db, submission, actor, now); });
 }
 
 StatusOr<SweepRecord> SweepManager::Get(int64_t sweep_id) const {
@@ -318,20 +336,48 @@ Status SweepManager::Cancel(int64_t sweep_id, const std::string& actor, const st
 }
 
 StatusOr<int64_t> SweepManager::RetryFailed(int64_t sweep_id, const std::string& actor) {
-  return store_.Write([&](Database& db, Timestamp now) -> StatusOr<int64_t> {
+  StatusOr<std::vector<int64_t>> retried = RetryTrials(sweep_id, {}, actor);
+  if (!retried.ok()) return retried.status();
+  return static_cast<int64_t>(retried->size());
+}
+
+StatusOr<std::vector<int64_t>> SweepManager::RetryTrials(int64_t sweep_id, const std::vector<int64_t>& trial_ids,
+                                                         const std::string& actor, const std::string& reason) {
+  return store_.Write([&](Database& db, Timestamp now) -> StatusOr<std::vector<int64_t>> {
     StatusOr<SweepRecord> sweep = store_internal::LoadSweep(db, sweep_id);
     if (!sweep.ok()) return sweep.status();
     if (sweep->state == SweepState::kCancelled) {
       return Status::FailedPrecondition("sweep " + sweep->name + " was CANCELLED: resubmit its spec to run it again");
     }
-    StatusOr<std::vector<TrialRecord>> failed =
-        store_internal::Select<TrialRecord>(db, "WHERE sweep_id = ? AND state = 'FAILED' ORDER BY id", sweep_id);
-    if (!failed.ok()) return failed.status();
-    for (TrialRecord& trial : *failed) {
-      RUNG_RETURN_IF_ERROR(store_internal::RequeueByUser(db, trial, {actor, "retry of the sweep's failed trials"}, now));
+    std::vector<TrialRecord> chosen;
+    if (trial_ids.empty()) {
+      StatusOr<std::vector<TrialRecord>> failed =
+          store_internal::Select<TrialRecord>(db, "WHERE sweep_id = ? AND state = 'FAILED' ORDER BY id", sweep_id);
+      if (!failed.ok()) return failed.status();
+      chosen = std::move(failed).value();
+    }
+    for (int64_t trial_id : trial_ids) {
+      StatusOr<TrialRecord> trial = store_internal::LoadTrial(db, trial_id);
+      if (!trial.ok()) return trial.status();
+      if (trial->sweep_id != sweep_id) {
+        return Status::InvalidArgument(store_internal::DescribeTrial(db, *trial) + " is not a trial of sweep " +
+                                       sweep->name);
+      }
+      if (trial->state != TrialState::kFailed) {
+        return Status::FailedPrecondition(store_internal::DescribeTrial(db, *trial) + " is " +
+                                          TrialStateName(trial->state) +
+                                          ": only FAILED trials can be retried (nothing was changed)");
+      }
+      chosen.push_back(std::move(trial).value());
+    }
+    const Cause cause{actor, ReasonOr(reason, trial_ids.empty() ? "retry of the sweep's failed trials" : "retried")};
+    std::vector<int64_t> retried;
+    for (TrialRecord& trial : chosen) {
+      RUNG_RETURN_IF_ERROR(store_internal::RequeueByUser(db, trial, cause, now));
+      retried.push_back(trial.id);
     }
     RUNG_RETURN_IF_ERROR(store_internal::SettleSweep(db, sweep_id, actor, now));
-    return static_cast<int64_t>(failed->size());
+    return retried;
   });
 }
 

@@ -40,6 +40,9 @@ class SweepManager {
   // Submits (or resubmits, see above) a sweep. INVALID_ARGUMENT for a bad name (letters, digits, '-',
   // '_', '.'; it names a folder), no trials, or a trial without identity or with negative resources.
   StatusOr<SubmitResult> Submit(const SweepSubmission& submission, const std::string& actor);
+  // What Submit would do, without doing it (a dry run): the same result, nothing written. The
+  // trial ids of cells it would add are the ids they would get now.
+  StatusOr<SubmitResult> Preview(const SweepSubmission& submission, const std::string& actor) const;
 
   // NOT_FOUND for an unknown sweep.
   StatusOr<SweepRecord> Get(int64_t sweep_id) const;
@@ -59,6 +62,11 @@ class SweepManager {
   // Every FAILED trial back to PENDING with a fresh retry budget; a FAILED sweep becomes ACTIVE again.
   // Returns how many were requeued. FAILED_PRECONDITION for a CANCELLED sweep (resubmit it instead).
   StatusOr<int64_t> RetryFailed(int64_t sweep_id, const std::string& actor);
+  // The same for the named trials of the sweep (all FAILED ones when `trial_ids` is empty), all or
+  // nothing: FAILED_PRECONDITION when one is not FAILED or the sweep is CANCELLED, NOT_FOUND for an
+  // unknown trial, INVALID_ARGUMENT for a trial of another sweep. Returns the requeued trials' ids.
+  StatusOr<std::vector<int64_t>> RetryTrials(int64_t sweep_id, const std::vector<int64_t>& trial_ids,
+                                             const std::string& actor, const std::string& reason = "");
 
   // Free-form labels on a sweep (owner, paper, ...); setting a key again replaces its value.
   Status SetTag(int64_t sweep_id, const std::string& key, const std::string& value);

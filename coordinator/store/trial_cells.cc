@@ -25,11 +25,15 @@ TrialCell MakeTrialCell(const ExpandedTrial& trial) {
   return cell;
 }
 
-SweepSubmission MakeSubmission(const ExpandedSweep& expanded, const std::string& spec_text) {
+SweepSubmission MakeSubmission(const ExpandedSweep& expanded, const std::string& spec_text,
+                               const std::string& spec_file_name) {
   SweepSubmission submission;
   submission.name = expanded.spec.name;
   submission.spec_text = spec_text;
   submission.spec_hash = Sha256Hex(spec_text);
+  submission.spec_file_name = spec_file_name;
+  submission.description = expanded.spec.description;
+  submission.metric = expanded.spec.metric;
   submission.policy = expanded.spec.policy;
   submission.baseline = expanded.spec.baseline;
   submission.trials.reserve(expanded.trials.size());

@@ -24,7 +24,9 @@ namespace rung {
 
 TrialCell MakeTrialCell(const ExpandedTrial& trial);
 
-// Name, policy and baseline from the spec; spec_hash is the SHA-256 of `spec_text`.
-SweepSubmission MakeSubmission(const ExpandedSweep& expanded, const std::string& spec_text);
+// Name, description, metric, policy and baseline from the spec; spec_hash is the SHA-256 of
+// `spec_text`; `spec_file_name` is the name the spec was submitted under.
+SweepSubmission MakeSubmission(const ExpandedSweep& expanded, const std::string& spec_text,
+                               const std::string& spec_file_name = "");
 
 }  // namespace rung

@@ -5,6 +5,7 @@
 #include "coordinator/store/event_log.h"
 #include "coordinator/store/internal/attempt_fence.h"
 #include "coordinator/store/internal/records.h"
+#include "coordinator/store/internal/results.h"
 #include "coordinator/store/internal/transitions.h"
 #include "core/data/sha256.h"
 
@@ -30,7 +31,8 @@ nlohmann::json ResultsJson(const TrialResults& results) {
   }
   nlohmann::json learned = nlohmann::json::array();
   for (const LearnedParamValue& param : results.learned_params) {
-    learned.push_back({param.step, param.name, param.layer, param.head, param.index, param.value});
+    learned.push_back({param.step, param.name, param.layer, param.head, param.index, param.value,
+                       param.shape ? nlohmann::json(*param.shape) : nlohmann::json(nullptr)});
   }
   nlohmann::json diagnostics = nlohmann::json::array();
   for (const Diagnostic& diagnostic : results.diagnostics) diagnostics.push_back({diagnostic.name, diagnostic.value});
@@ -51,34 +53,78 @@ std::string CheckpointDir(const std::string& artifact_root, const std::string& s
       .string();
 }
 
-// Writes what a successful attempt reported. Rows are replaced when written again (same key).
-Status InsertResults(Database& db, int64_t trial_id, int64_t attempt, const TrialResults& results) {
-  StatusOr<Statement> summary = db.Prepare(
-      "INSERT OR REPLACE INTO summaries(trial_id, name, value, step, attempt) VALUES (?, ?, ?, ?, ?)");
-  if (!summary.ok()) return summary.status();
-  for (const SummaryValue& value : results.summaries) {
-    summary->Reset();
-    summary->BindAll(trial_id, value.name, value.value, value.step, attempt);
-    RUNG_RETURN_IF_ERROR(summary->Run());
+// The digest of an attempt's ending: what recognises a repeat of the same report.
+std::string EndingDigest(const AttemptEnding& ending) {
+  switch (ending.outcome) {
+    case TrialState::kSucceeded: return ReportDigest("complete", ResultsJson(ending.results).dump());
+    case TrialState::kFailed: return ReportDigest("fail", ending.reason);
+    default: return ReportDigest("preempted", ending.reason);
   }
-  StatusOr<Statement> learned = db.Prepare(
-      "INSERT OR REPLACE INTO learned_params(trial_id, attempt, step, name, layer, head, idx, value) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
-  if (!learned.ok()) return learned.status();
-  for (const LearnedParamValue& param : results.learned_params) {
-    learned->Reset();
-    learned->BindAll(trial_id, attempt, param.step, param.name, param.layer, param.head, param.index, param.value);
-    RUNG_RETURN_IF_ERROR(learned->Run());
+}
+
+// LEASED -> RUNNING with the trainer's provenance; nothing for a RUNNING attempt.
+Status StartRunning(Database& db, LiveAttempt& live, const nlohmann::json& provenance, Timestamp now) {
+  if (live.trial.state == TrialState::kRunning) return Status::Ok();
+  StatusOr<Statement> update = db.Prepare(
+      "UPDATE attempts SET state = 'RUNNING', started_at = ?, provenance = ? WHERE trial_id = ? AND attempt = ?");
+  if (!update.ok()) return update.status();
+  update->BindAll(ToUnixMicros(now), provenance.is_null() ? std::optional<std::string>() : provenance.dump(),
+                  live.trial.id, live.attempt.attempt);
+  RUNG_RETURN_IF_ERROR(update->Run());
+  const std::string& worker_id = live.attempt.worker_id;
+  RUNG_RETURN_IF_ERROR(TouchWorker(db, worker_id, now));
+  live.attempt.state = TrialState::kRunning;
+  return store_internal::MoveTrial(db, live.trial, TrialState::kRunning,
+                                   {WorkerActor(worker_id), "the trainer started on worker " + worker_id}, now);
+}
+
+// -> SUCCEEDED with the results; the sweep settles.
+Status ApplySuccess(Database& db, LiveAttempt& live, const TrialResults& results, const std::string& digest,
+                    Timestamp now) {
+  const std::string& worker_id = live.attempt.worker_id;
+  RUNG_RETURN_IF_ERROR(store_internal::InsertResults(db, live.trial.id, live.attempt.attempt, results));
+  RUNG_RETURN_IF_ERROR(store_internal::EndAttempt(db, live.trial, TrialState::kSucceeded, "completed", digest, now));
+  RUNG_RETURN_IF_ERROR(TouchWorker(db, worker_id, now));
+  RUNG_RETURN_IF_ERROR(store_internal::MoveTrial(db, live.trial, TrialState::kSucceeded,
+                                                 {WorkerActor(worker_id), "completed on worker " + worker_id}, now));
+  return store_internal::SettleSweep(db, live.trial.sweep_id, WorkerActor(worker_id), now);
+}
+
+// -> FAILED, then back to PENDING while retries remain; returns the trial's state afterwards.
+StatusOr<TrialState> ApplyFailure(Database& db, LiveAttempt& live, const std::string& reason,
+                                  const std::string& digest, Timestamp now) {
+  TrialRecord& trial = live.trial;
+  StatusOr<SweepRecord> sweep = store_internal::LoadSweep(db, trial.sweep_id);
+  if (!sweep.ok()) return sweep.status();
+  StatusOr<Statement> count = db.Prepare("UPDATE trials SET failures = failures + 1 WHERE id = ?");
+  if (!count.ok()) return count.status();
+  count->Bind(1, trial.id);
+  RUNG_RETURN_IF_ERROR(count->Run());
+  trial.failures += 1;
+  RUNG_RETURN_IF_ERROR(store_internal::EndAttempt(db, trial, TrialState::kFailed, reason, digest, now));
+  const std::string& worker_id = live.attempt.worker_id;
+  RUNG_RETURN_IF_ERROR(TouchWorker(db, worker_id, now));
+
+  const std::string tally = "failure " + std::to_string(trial.failures) + ", policy.max_retries is " +
+                            std::to_string(sweep->policy.max_retries);
+  if (trial.failures <= sweep->policy.max_retries) {
+    RUNG_RETURN_IF_ERROR(store_internal::RequeueThrough(db, trial, TrialState::kFailed,
+                                                        {WorkerActor(worker_id), reason + " (" + tally + ")"}, now));
+    return TrialState::kPending;
   }
-  StatusOr<Statement> diagnostic =
-      db.Prepare("INSERT OR REPLACE INTO diagnostics(trial_id, attempt, name, json) VALUES (?, ?, ?, ?)");
-  if (!diagnostic.ok()) return diagnostic.status();
-  for (const Diagnostic& entry : results.diagnostics) {
-    diagnostic->Reset();
-    diagnostic->BindAll(trial_id, attempt, entry.name, entry.value.dump());
-    RUNG_RETURN_IF_ERROR(diagnostic->Run());
-  }
-  return Status::Ok();
+  RUNG_RETURN_IF_ERROR(store_internal::MoveTrial(
+      db, trial, TrialState::kFailed, {WorkerActor(worker_id), reason + " (" + tally + ": failed for good)"}, now));
+  RUNG_RETURN_IF_ERROR(store_internal::SettleSweep(db, trial.sweep_id, WorkerActor(worker_id), now));
+  return TrialState::kFailed;
+}
+
+// -> PREEMPTED -> PENDING.
+Status ApplyPreemption(Database& db, LiveAttempt& live, const std::string& reason, const std::string& digest,
+                       Timestamp now) {
+  const std::string& worker_id = live.attempt.worker_id;
+  RUNG_RETURN_IF_ERROR(store_internal::EndAttempt(db, live.trial, TrialState::kPreempted, reason, digest, now));
+  RUNG_RETURN_IF_ERROR(TouchWorker(db, worker_id, now));
+  return store_internal::RequeueThrough(db, live.trial, TrialState::kPreempted, {WorkerActor(worker_id), reason}, now);
 }
 
 }  // namespace
@@ -114,6 +160,8 @@ StatusOr<std::optional<Lease>> TrialLifecycle::LeaseNextTrial(const std::string&
     lease.config = trial.cell.config;
     lease.checkpoint_dir = CheckpointDir(options.artifact_root, sweep->name, trial.trial_index, lease.attempt);
     lease.lease_expires_at = now + options.lease_duration;
+    lease.cpus = trial.cell.cpus;
+    lease.gpus = trial.cell.gpus;
     StatusOr<std::vector<AttemptRecord>> previous = store_internal::Select<AttemptRecord>(
         db, "WHERE trial_id = ? ORDER BY attempt DESC", trial.id);
     if (!previous.ok()) return previous.status();
@@ -145,17 +193,49 @@ Status TrialLifecycle::MarkRunning(int64_t trial_id, int64_t attempt, const nloh
   return store_.Write([&](Database& db, Timestamp now) -> Status {
     StatusOr<LiveAttempt> live = store_internal::LoadLiveAttempt(db, trial_id, attempt, "running report");
     if (!live.ok()) return live.status();
-    if (live->trial.state == TrialState::kRunning) return Status::Ok();  // a repeated report
-    StatusOr<Statement> update = db.Prepare(
-        "UPDATE attempts SET state = 'RUNNING', started_at = ?, provenance = ? WHERE trial_id = ? AND attempt = ?");
-    if (!update.ok()) return update.status();
-    update->BindAll(ToUnixMicros(now), provenance.is_null() ? std::optional<std::string>() : provenance.dump(),
-                    trial_id, attempt);
-    RUNG_RETURN_IF_ERROR(update->Run());
-    const std::string& worker_id = live->attempt.worker_id;
-    RUNG_RETURN_IF_ERROR(TouchWorker(db, worker_id, now));
-    return store_internal::MoveTrial(db, live->trial, TrialState::kRunning,
-                                     {WorkerActor(worker_id), "the trainer started on worker " + worker_id}, now);
+    return StartRunning(db, *live, provenance, now);
+  });
+}
+
+StatusOr<BatchAck> TrialLifecycle::ReportBatch(const MetricBatch& batch) {
+  if (batch.sequence < 1) {
+    return Status::InvalidArgument("metric batch sequence numbers start at 1; got " + std::to_string(batch.sequence));
+  }
+  for (const MetricPoint& point : batch.points) {
+    if (point.name.empty()) return Status::InvalidArgument("a metric point needs a name");
+    if (point.step < 0) return Status::InvalidArgument("metric " + point.name + ": step must be >= 0");
+  }
+  return store_.Write([&](Database& db, Timestamp now) -> StatusOr<BatchAck> {
+    StatusOr<TrialRecord> trial = store_internal::LoadTrial(db, batch.trial_id);
+    if (!trial.ok()) return trial.status();
+    // A batch already committed is acknowledged again, even after its attempt ended: the worker
+    // resends until it hears the answer.
+    StatusOr<std::optional<AttemptRecord>> stored = store_internal::SelectOne<AttemptRecord>(
+        db, "WHERE trial_id = ? AND attempt = ?", batch.trial_id, batch.attempt);
+    if (!stored.ok()) return stored.status();
+    if (*stored && batch.sequence <= (*stored)->batches) return BatchAck{(*stored)->batches, true};
+
+    StatusOr<LiveAttempt> live = store_internal::LoadLiveAttempt(db, batch.trial_id, batch.attempt, "metric batch");
+    if (!live.ok()) return live.status();
+    const int64_t expected = live->attempt.batches + 1;
+    if (batch.sequence != expected) {
+      return Status::OutOfRange(store_internal::DescribeTrial(db, live->trial) + ", attempt " +
+                                std::to_string(batch.attempt) + ": metric batch " + std::to_string(batch.sequence) +
+                                " arrived but batch " + std::to_string(expected) +
+                                " is the next one expected; resend from batch " + std::to_string(expected));
+    }
+    if (!batch.provenance.is_null()) RUNG_RETURN_IF_ERROR(StartRunning(db, *live, batch.provenance, now));
+    RUNG_RETURN_IF_ERROR(
+        store_internal::InsertMetricPoints(db, batch.trial_id, batch.attempt, batch.points).status());
+    RUNG_RETURN_IF_ERROR(store_internal::InsertResults(db, batch.trial_id, batch.attempt, batch.results));
+    RUNG_RETURN_IF_ERROR(
+        store_internal::InsertLogLines(db, batch.trial_id, batch.attempt, batch.sequence, batch.lines, now));
+    StatusOr<Statement> count = db.Prepare("UPDATE attempts SET batches = ? WHERE trial_id = ? AND attempt = ?");
+    if (!count.ok()) return count.status();
+    count->BindAll(batch.sequence, batch.trial_id, batch.attempt);
+    RUNG_RETURN_IF_ERROR(count->Run());
+    RUNG_RETURN_IF_ERROR(TouchWorker(db, live->attempt.worker_id, now));
+    return BatchAck{batch.sequence, false};
   });
 }
 
@@ -169,6 +249,7 @@ StatusOr<HeartbeatReply> TrialLifecycle::Heartbeat(int64_t trial_id, int64_t att
       HeartbeatReply reply;
       reply.lease_expires_at = (*record)->lease_expires_at;
       reply.cancel = true;
+      reply.reason = (*record)->exit_reason;
       return reply;
     }
     StatusOr<LiveAttempt> live = store_internal::LoadLiveAttempt(db, trial_id, attempt, "heartbeat");
@@ -185,78 +266,70 @@ StatusOr<HeartbeatReply> TrialLifecycle::Heartbeat(int64_t trial_id, int64_t att
   });
 }
 
-Status TrialLifecycle::Complete(int64_t trial_id, int64_t attempt, const TrialResults& results) {
-  const std::string digest = ReportDigest("complete", ResultsJson(results).dump());
-  return store_.Write([&](Database& db, Timestamp now) -> Status {
-    StatusOr<bool> applied =
-        store_internal::IsAppliedReport(db, trial_id, attempt, TrialState::kSucceeded, digest);
-    if (!applied.ok()) return applied.status();
-    if (*applied) return Status::Ok();
-    StatusOr<LiveAttempt> live = store_internal::LoadLiveAttempt(db, trial_id, attempt, "completion");
-    if (!live.ok()) return live.status();
-    const std::string& worker_id = live->attempt.worker_id;
-    RUNG_RETURN_IF_ERROR(InsertResults(db, trial_id, attempt, results));
-    RUNG_RETURN_IF_ERROR(store_internal::EndAttempt(db, live->trial, TrialState::kSucceeded, "completed", digest, now));
-    RUNG_RETURN_IF_ERROR(TouchWorker(db, worker_id, now));
-    RUNG_RETURN_IF_ERROR(store_internal::MoveTrial(
-        db, live->trial, TrialState::kSucceeded, {WorkerActor(worker_id), "completed on worker " + worker_id}, now));
-    return store_internal::SettleSweep(db, live->trial.sweep_id, WorkerActor(worker_id), now);
-  });
-}
-
-StatusOr<TrialState> TrialLifecycle::Fail(int64_t trial_id, int64_t attempt, const std::string& reason) {
-  const std::string digest = ReportDigest("fail", reason);
-  return store_.Write([&](Database& db, Timestamp now) -> StatusOr<TrialState> {
-    StatusOr<bool> applied = store_internal::IsAppliedReport(db, trial_id, attempt, TrialState::kFailed, digest);
+StatusOr<EndingAck> TrialLifecycle::EndAttempt(int64_t trial_id, int64_t attempt, const AttemptEnding& ending) {
+  if (ending.outcome != TrialState::kSucceeded && ending.outcome != TrialState::kFailed &&
+      ending.outcome != TrialState::kPreempted) {
+    return Status::InvalidArgument(std::string("an attempt ends SUCCEEDED, FAILED or PREEMPTED, not ") +
+                                   TrialStateName(ending.outcome));
+  }
+  const std::string digest = EndingDigest(ending);
+  const char* report = ending.outcome == TrialState::kSucceeded ? "completion"
+                       : ending.outcome == TrialState::kFailed  ? "failure report"
+                                                                : "preemption report";
+  return store_.Write([&](Database& db, Timestamp now) -> StatusOr<EndingAck> {
+    StatusOr<bool> applied = store_internal::IsAppliedReport(db, trial_id, attempt, ending.outcome, digest);
     if (!applied.ok()) return applied.status();
     if (*applied) {
       StatusOr<TrialRecord> trial = store_internal::LoadTrial(db, trial_id);
       if (!trial.ok()) return trial.status();
-      return trial->state;
+      return EndingAck{trial->state, true};
     }
-    StatusOr<LiveAttempt> live = store_internal::LoadLiveAttempt(db, trial_id, attempt, "failure report");
+    StatusOr<LiveAttempt> live = store_internal::LoadLiveAttempt(db, trial_id, attempt, report);
     if (!live.ok()) return live.status();
-    TrialRecord& trial = live->trial;
-    StatusOr<SweepRecord> sweep = store_internal::LoadSweep(db, trial.sweep_id);
-    if (!sweep.ok()) return sweep.status();
-
-    StatusOr<Statement> count = db.Prepare("UPDATE trials SET failures = failures + 1 WHERE id = ?");
-    if (!count.ok()) return count.status();
-    count->Bind(1, trial_id);
-    RUNG_RETURN_IF_ERROR(count->Run());
-    trial.failures += 1;
-    RUNG_RETURN_IF_ERROR(store_internal::EndAttempt(db, trial, TrialState::kFailed, reason, digest, now));
-    const std::string& worker_id = live->attempt.worker_id;
-    RUNG_RETURN_IF_ERROR(TouchWorker(db, worker_id, now));
-
-    const std::string tally = "failure " + std::to_string(trial.failures) + ", policy.max_retries is " +
-                              std::to_string(sweep->policy.max_retries);
-    if (trial.failures <= sweep->policy.max_retries) {
-      RUNG_RETURN_IF_ERROR(store_internal::RequeueThrough(db, trial, TrialState::kFailed,
-                                                          {WorkerActor(worker_id), reason + " (" + tally + ")"}, now));
-      return TrialState::kPending;
+    if (ending.last_batch_sequence > live->attempt.batches) {
+      return Status::FailedPrecondition(
+          store_internal::DescribeTrial(db, live->trial) + ": the " + report + " of attempt " +
+          std::to_string(attempt) + " names metric batch " + std::to_string(ending.last_batch_sequence) +
+          " as its last, but only batches 1.." + std::to_string(live->attempt.batches) +
+          " were received; send the missing batches first");
     }
-    RUNG_RETURN_IF_ERROR(store_internal::MoveTrial(
-        db, trial, TrialState::kFailed, {WorkerActor(worker_id), reason + " (" + tally + ": failed for good)"}, now));
-    RUNG_RETURN_IF_ERROR(store_internal::SettleSweep(db, trial.sweep_id, WorkerActor(worker_id), now));
-    return TrialState::kFailed;
+    switch (ending.outcome) {
+      case TrialState::kSucceeded:
+        RUNG_RETURN_IF_ERROR(ApplySuccess(db, *live, ending.results, digest, now));
+        return EndingAck{TrialState::kSucceeded, false};
+      case TrialState::kFailed: {
+        StatusOr<TrialState> state = ApplyFailure(db, *live, ending.reason, digest, now);
+        if (!state.ok()) return state.status();
+        return EndingAck{*state, false};
+      }
+      default:
+        RUNG_RETURN_IF_ERROR(ApplyPreemption(db, *live, ending.reason, digest, now));
+        return EndingAck{TrialState::kPending, false};
+    }
   });
 }
 
+Status TrialLifecycle::Complete(int64_t trial_id, int64_t attempt, const TrialResults& results) {
+  AttemptEnding ending;
+  ending.outcome = TrialState::kSucceeded;
+  ending.results = results;
+  return EndAttempt(trial_id, attempt, ending).status();
+}
+
+StatusOr<TrialState> TrialLifecycle::Fail(int64_t trial_id, int64_t attempt, const std::string& reason) {
+  AttemptEnding ending;
+  ending.outcome = TrialState::kFailed;
+  ending.reason = reason;
+  StatusOr<EndingAck> ack = EndAttempt(trial_id, attempt, ending);
+  if (!ack.ok()) return ack.status();
+  return ack->trial_state;
+}
+
 Status TrialLifecycle::Preempted(int64_t trial_id, int64_t attempt, const std::string& reason) {
-  const std::string digest = ReportDigest("preempted", reason);
-  return store_.Write([&](Database& db, Timestamp now) -> Status {
-    StatusOr<bool> applied = store_internal::IsAppliedReport(db, trial_id, attempt, TrialState::kPreempted, digest);
-    if (!applied.ok()) return applied.status();
-    if (*applied) return Status::Ok();
-    StatusOr<LiveAttempt> live = store_internal::LoadLiveAttempt(db, trial_id, attempt, "preemption report");
-    if (!live.ok()) return live.status();
-    const std::string& worker_id = live->attempt.worker_id;
-    RUNG_RETURN_IF_ERROR(store_internal::EndAttempt(db, live->trial, TrialState::kPreempted, reason, digest, now));
-    RUNG_RETURN_IF_ERROR(TouchWorker(db, worker_id, now));
-    return store_internal::RequeueThrough(db, live->trial, TrialState::kPreempted, {WorkerActor(worker_id), reason},
-                                          now);
-  });
+  AttemptEnding ending;
+  ending.outcome = TrialState::kPreempted;
+  ending.reason = reason;
+  return EndAttempt(trial_id, attempt, ending).status();
 }
 
 StatusOr<std::vector<AttemptKey>> TrialLifecycle::ExpireLeases() {

@@ -63,18 +63,35 @@ class TrialLifecycle {
   Status MarkRunning(int64_t trial_id, int64_t attempt, const nlohmann::json& provenance);
 
   // Renews the attempt's lease for lease_duration from now. A cancelled attempt gets OK with
-  // cancel = true (stop the trainer); any other attempt that is not live is FAILED_PRECONDITION.
+  // cancel = true and the cancellation's reason (stop the trainer); any other attempt that is not
+  // live is FAILED_PRECONDITION.
   StatusOr<HeartbeatReply> Heartbeat(int64_t trial_id, int64_t attempt);
 
-  // -> SUCCEEDED, with the results stored in the same transaction; the sweep SUCCEEDED when this was
-  // its last unfinished trial and none failed.
+  // Commits one batch of a live attempt's output in one transaction: its metric points (as
+  // MetricStore::AppendMetrics), its results (a final record's), its log lines, and, when it
+  // carries the provenance, LEASED -> RUNNING (as MarkRunning). Batches of an attempt are numbered
+  // 1, 2, ...: a batch already committed is acknowledged again with duplicate = true and changes
+  // nothing (also after the attempt ended); one that skips a number is OUT_OF_RANGE; any other
+  // batch of an attempt that is not live is FAILED_PRECONDITION. INVALID_ARGUMENT for a sequence
+  // below 1 or a bad point.
+  StatusOr<BatchAck> ReportBatch(const MetricBatch& batch);
+
+  // Ends the live attempt as its worker reported: SUCCEEDED (the results stored in the same
+  // transaction; the sweep SUCCEEDED when this was its last unfinished trial and none failed),
+  // FAILED (requeued while retries remain) or PREEMPTED (requeued). The same report again is
+  // acknowledged with duplicate = true and changes nothing. FAILED_PRECONDITION for an attempt that
+  // is not live, or when batches up to ending.last_batch_sequence were not all committed;
+  // INVALID_ARGUMENT for another outcome. Returns the trial's state afterwards.
+  StatusOr<EndingAck> EndAttempt(int64_t trial_id, int64_t attempt, const AttemptEnding& ending);
+
+  // EndAttempt with SUCCEEDED and these results.
   Status Complete(int64_t trial_id, int64_t attempt, const TrialResults& results);
 
-  // -> FAILED. Returns the trial's state afterwards: PENDING when it will be retried, FAILED when it
-  // failed for good (for a repeated report: its state now).
+  // EndAttempt with FAILED. Returns the trial's state afterwards: PENDING when it will be retried,
+  // FAILED when it failed for good (for a repeated report: its state now).
   StatusOr<TrialState> Fail(int64_t trial_id, int64_t attempt, const std::string& reason);
 
-  // -> PREEMPTED -> PENDING: the worker stopped the trainer after a checkpoint (SIGTERM, SIGUSR1).
+  // EndAttempt with PREEMPTED: the worker stopped the trainer after a checkpoint (SIGTERM, SIGUSR1).
   Status Preempted(int64_t trial_id, int64_t attempt, const std::string& reason);
 
   // ----------------------------------------------------------------------------- coordinator side

@@ -5,6 +5,22 @@
 #include "coordinator/store/internal/transitions.h"
 
 namespace rung {
+namespace {
+
+// The trials whose live attempt the worker holds, by id.
+Status FillLiveTrials(Database& db, WorkerRecord& worker) {
+  StatusOr<Statement> query = db.Prepare(
+      "SELECT trial_id FROM attempts WHERE worker_id = ? AND state IN ('LEASED', 'RUNNING') ORDER BY trial_id");
+  if (!query.ok()) return query.status();
+  query->Bind(1, worker.info.id);
+  StatusOr<std::vector<int64_t>> ids =
+      store_internal::ReadRows<int64_t>(*query, [](const Statement& row) { return row.ColumnInt64(0); });
+  if (!ids.ok()) return ids.status();
+  worker.live_trial_ids = std::move(ids).value();
+  return Status::Ok();
+}
+
+}  // namespace
 
 Status WorkerRegistry::Register(const WorkerInfo& worker) {
   if (worker.id.empty()) return Status::InvalidArgument("a worker needs an id");
@@ -13,10 +29,12 @@ Status WorkerRegistry::Register(const WorkerInfo& worker) {
   }
   return store_.Write([&](Database& db, Timestamp now) -> Status {
     StatusOr<Statement> upsert = db.Prepare(
-        "INSERT INTO workers(id, host, cpus, gpus, registered_at, last_seen_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5) "
-        "ON CONFLICT(id) DO UPDATE SET host = ?2, cpus = ?3, gpus = ?4, last_seen_at = ?5");
+        "INSERT INTO workers(id, host, cpus, gpus, registered_at, last_seen_at, details) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6) "
+        "ON CONFLICT(id) DO UPDATE SET host = ?2, cpus = ?3, gpus = ?4, last_seen_at = ?5, details = ?6");
     if (!upsert.ok()) return upsert.status();
-    upsert->BindAll(worker.id, worker.host, worker.cpus, worker.gpus, ToUnixMicros(now));
+    upsert->BindAll(worker.id, worker.host, worker.cpus, worker.gpus, ToUnixMicros(now),
+                    worker.details.is_object() ? worker.details.dump() : std::string("{}"));
     RUNG_RETURN_IF_ERROR(upsert->Run());
     EventRecord event;
     event.at = now;
@@ -32,13 +50,19 @@ StatusOr<WorkerRecord> WorkerRegistry::Get(const std::string& worker_id) const {
   return store_.Read([&](Database& db) -> StatusOr<WorkerRecord> {
     StatusOr<std::optional<WorkerRecord>> worker = store_internal::SelectOne<WorkerRecord>(db, "WHERE id = ?", worker_id);
     if (!worker.ok()) return worker.status();
-    if (!*worker) return Status::NotFound("worker " + worker_id + " is not registered");
+    if (!*worker) return Status::NotFound("worker " + worker_id + " is not registered: register it again");
+    RUNG_RETURN_IF_ERROR(FillLiveTrials(db, **worker));
     return std::move(**worker);
   });
 }
 
 StatusOr<std::vector<WorkerRecord>> WorkerRegistry::List() const {
-  return store_.Read([&](Database& db) { return store_internal::Select<WorkerRecord>(db, "ORDER BY id"); });
+  return store_.Read([&](Database& db) -> StatusOr<std::vector<WorkerRecord>> {
+    StatusOr<std::vector<WorkerRecord>> workers = store_internal::Select<WorkerRecord>(db, "ORDER BY id");
+    if (!workers.ok()) return workers.status();
+    for (WorkerRecord& worker : *workers) RUNG_RETURN_IF_ERROR(FillLiveTrials(db, worker));
+    return workers;
+  });
 }
 
 }  // namespace rung

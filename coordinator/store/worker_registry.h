@@ -28,9 +28,9 @@ class WorkerRegistry {
   // INVALID_ARGUMENT for an empty id or negative resources.
   Status Register(const WorkerInfo& worker);
 
-  // NOT_FOUND for an unknown id.
+  // NOT_FOUND for an unknown id. Records come with the trials the worker holds live leases of.
   StatusOr<WorkerRecord> Get(const std::string& worker_id) const;
-  StatusOr<std::vector<WorkerRecord>> List() const;
+  StatusOr<std::vector<WorkerRecord>> List() const;  // by id
 
  private:
   Store& store_;

@@ -1,6 +1,8 @@
 #include "sweeps/spec/spec_diagnostics.h"
 
 #include <algorithm>
+#include <regex>
+#include <sstream>
 
 namespace rung {
 
@@ -50,6 +52,41 @@ std::tuple<std::string, int, int> LocationKey(const std::string& location) {
 }  // namespace
 
 bool LocationBefore(const std::string& a, const std::string& b) { return LocationKey(a) < LocationKey(b); }
+
+std::vector<SpecDiagnostic> ParseSpecDiagnostics(const std::string& message, const std::string& file_name) {
+  static const std::regex kHeader(R"(^\d+ error\(s\) in the sweep spec$)");
+  static const std::regex kLocated(R"(^(.*:\d+:\d+): (.*)$)");
+  std::vector<SpecDiagnostic> diagnostics;
+  std::istringstream lines(message);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty() || std::regex_match(line, kHeader)) continue;
+    SpecDiagnostic diagnostic;
+    diagnostic.location = file_name;
+    diagnostic.message = line;
+    for (const char* severity : {": error: ", ": warning: "}) {
+      const size_t at = line.find(severity);
+      if (at == std::string::npos) continue;
+      diagnostic.location = line.substr(0, at);
+      diagnostic.warning = std::string(severity) == ": warning: ";
+      diagnostic.message = line.substr(at + std::string(severity).size());
+      // ToString writes "path: message"; a path has no spaces.
+      const size_t colon = diagnostic.message.find(": ");
+      if (colon != std::string::npos && colon > 0 && diagnostic.message.find(' ') > colon) {
+        diagnostic.path = diagnostic.message.substr(0, colon);
+        diagnostic.message = diagnostic.message.substr(colon + 2);
+      }
+      break;
+    }
+    std::smatch located;
+    if (diagnostic.location == file_name && diagnostic.message == line && std::regex_match(line, located, kLocated)) {
+      diagnostic.location = located[1];
+      diagnostic.message = located[2];
+    }
+    diagnostics.push_back(std::move(diagnostic));
+  }
+  return diagnostics;
+}
 
 Status SpecDiagnostics::ToStatus() const {
   std::vector<SpecDiagnostic> errors;

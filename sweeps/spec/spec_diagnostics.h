@@ -23,6 +23,11 @@ struct SpecDiagnostic {
   std::string ToString() const;
 };
 
+// The diagnostics an INVALID_ARGUMENT message of SpecDiagnostics::ToStatus (or of the YAML parser,
+// "file:line:col: message") lists, one per line, for callers that only have the Status; a line of
+// another form becomes a diagnostic located at `file_name`.
+std::vector<SpecDiagnostic> ParseSpecDiagnostics(const std::string& message, const std::string& file_name);
+
 // Orders "file:line:col" locations by file, then line and column numerically.
 bool LocationBefore(const std::string& a, const std::string& b);
 

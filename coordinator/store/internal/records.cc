@@ -48,6 +48,10 @@ StatusOr<SweepRecord> Table<SweepRecord>::Read(const Statement& row) {
   sweep.baseline = std::move(baseline).value();
   sweep.created_at = Time(row, 7);
   sweep.updated_at = Time(row, 8);
+  sweep.spec_file_name = row.ColumnText(9);
+  sweep.description = row.ColumnText(10);
+  sweep.metric.name = row.ColumnText(11);
+  sweep.metric.goal = row.ColumnText(12);
   return sweep;
 }
 
@@ -107,6 +111,7 @@ StatusOr<AttemptRecord> Table<AttemptRecord>::Read(const Statement& row) {
   attempt.started_at = OptionalTime(row, 8);
   attempt.ended_at = OptionalTime(row, 9);
   attempt.exit_reason = row.ColumnText(10);
+  attempt.batches = row.ColumnInt64(11);
   return attempt;
 }
 
@@ -118,6 +123,9 @@ StatusOr<WorkerRecord> Table<WorkerRecord>::Read(const Statement& row) {
   worker.info.gpus = row.ColumnInt64(3);
   worker.registered_at = Time(row, 4);
   worker.last_seen_at = Time(row, 5);
+  StatusOr<nlohmann::json> details = ParseJsonColumn(row.ColumnText(6), "details of worker " + worker.info.id);
+  if (!details.ok()) return details.status();
+  worker.info.details = std::move(details).value();
   return worker;
 }
 

@@ -36,7 +36,8 @@ struct Table<SweepRecord> {
   static constexpr char kName[] = "sweeps";
   static constexpr char kColumns[] =
       "sweeps.id, sweeps.name, sweeps.spec_text, sweeps.spec_hash, sweeps.state, sweeps.policy, sweeps.baseline, "
-      "sweeps.created_at, sweeps.updated_at";
+      "sweeps.created_at, sweeps.updated_at, sweeps.spec_file_name, sweeps.description, sweeps.metric_name, "
+      "sweeps.metric_goal";
   static StatusOr<SweepRecord> Read(const Statement& row);
 };
 
@@ -57,7 +58,7 @@ struct Table<AttemptRecord> {
   static constexpr char kColumns[] =
       "attempts.trial_id, attempts.attempt, attempts.worker_id, attempts.state, attempts.leased_at, "
       "attempts.lease_expires_at, attempts.checkpoint_dir, attempts.provenance, attempts.started_at, "
-      "attempts.ended_at, attempts.exit_reason";
+      "attempts.ended_at, attempts.exit_reason, attempts.batches";
   static StatusOr<AttemptRecord> Read(const Statement& row);
 };
 
@@ -65,7 +66,8 @@ template <>
 struct Table<WorkerRecord> {
   static constexpr char kName[] = "workers";
   static constexpr char kColumns[] =
-      "workers.id, workers.host, workers.cpus, workers.gpus, workers.registered_at, workers.last_seen_at";
+      "workers.id, workers.host, workers.cpus, workers.gpus, workers.registered_at, workers.last_seen_at, "
+      "workers.details";
   static StatusOr<WorkerRecord> Read(const Statement& row);
 };
 

@@ -1,7 +1,7 @@
 // tests/coordinator/server/coordinator_binary_test.cc
 //
-// The rung-coordinator binary as a real process: it creates missing token files (0600), prints the
-// address it bound, answers health checks, and exits 0 on SIGTERM.
+// The rung-coordinator binary as a real process: it creates missing token files (0600), opens its
+// database, prints the address it bound, answers health checks and calls, and exits 0 on SIGTERM.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -18,6 +18,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <google/protobuf/util/time_util.h>
+
+#include "coordinator/server/auth.h"
+#include "proto/rung.grpc.pb.h"
 #include "tests/coordinator/server/server_test_util.h"
 
 extern char** environ;
@@ -109,7 +113,8 @@ TEST(CoordinatorBinaryTest, PrintsItsAddressServesHealthAndExitsZeroOnSigterm) {
   const std::string user_token = scratch.Path("user.token");
   const std::string worker_token = scratch.Path("worker.token");
   ChildProcess coordinator({RUNG_COORDINATOR_BINARY, "--listen", "127.0.0.1:0", "--db", scratch.Path("rung.db"),
-                            "--user-token-file", user_token, "--worker-token-file", worker_token});
+                            "--user-token-file", user_token, "--worker-token-file", worker_token,
+                            "--lease-seconds", "0.5"});
 
   const std::string line = coordinator.ReadLine(std::chrono::seconds(30));
   ASSERT_THAT(line, ::testing::StartsWith("listening on 127.0.0.1:"));
@@ -123,6 +128,20 @@ TEST(CoordinatorBinaryTest, PrintsItsAddressServesHealthAndExitsZeroOnSigterm) {
   grpc::Status status;
   EXPECT_EQ(CheckHealth(LoopbackChannel(address), &status), grpc::health::v1::HealthCheckResponse::SERVING);
   EXPECT_TRUE(status.ok()) << status.error_message();
+
+  // The database is open: a worker registers, and is told the fractional lease it was started with.
+  StatusOr<std::string> token = ReadTokenFile(worker_token);
+  ASSERT_TRUE(token.ok()) << token.status().ToString();
+  v1::RegisterRequest request;
+  request.set_worker_id("w1");
+  request.set_host("localhost");
+  request.set_cpu_slots(1);
+  v1::RegisterResponse registered;
+  status = v1::WorkerService::NewStub(LoopbackChannel(address))
+               ->Register(testing::ContextWithToken(*token).get(), request, &registered);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(google::protobuf::util::TimeUtil::DurationToMilliseconds(registered.lease_duration()), 500);
+  EXPECT_LT(google::protobuf::util::TimeUtil::DurationToMilliseconds(registered.heartbeat_interval()), 500);
 
   coordinator.Signal(SIGTERM);
   const int wait_status = coordinator.Wait(std::chrono::seconds(20));

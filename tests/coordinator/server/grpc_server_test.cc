@@ -35,6 +35,7 @@ class GrpcServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     options_.listen_address = "127.0.0.1:0";
+    options_.database_path = scratch_.Path("rung.db");
     options_.user_token_file = scratch_.Path("user.token");
     options_.worker_token_file = scratch_.Path("worker.token");
     StatusOr<std::string> user = WriteFreshTokenFile(options_.user_token_file);
@@ -198,12 +199,21 @@ TEST_F(GrpcServerTest, ServerInfoAnswersEitherTokenWithItsRole) {
 
 TEST_F(GrpcServerTest, MethodsNotBuiltYetAnswerUnimplementedToTheRightRole) {
   StartServer();
-  grpc::Status status = SubmitSweep(user_token_);
+  v1::FitResponse fit;
+  grpc::Status status = users_->Fit(ContextWithToken(user_token_).get(), v1::FitRequest(), &fit);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED);
-  EXPECT_THAT(status.error_message(), HasSubstr("rung.v1.UserService/SubmitSweep"));
-  v1::LeaseResponse lease;
-  EXPECT_EQ(workers_->Lease(ContextWithToken(worker_token_).get(), v1::LeaseRequest(), &lease).error_code(),
-            grpc::StatusCode::UNIMPLEMENTED);
+  EXPECT_THAT(status.error_message(), HasSubstr("rung.v1.UserService/Fit"));
+  // The worker token reaches the user service only for GetServerInfo.
+  EXPECT_EQ(users_->Fit(ContextWithToken(worker_token_).get(), v1::FitRequest(), &fit).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+}
+
+TEST_F(GrpcServerTest, StartRequiresADatabase) {
+  options_.database_path.clear();
+  StatusOr<std::unique_ptr<CoordinatorServer>> server = CoordinatorServer::Start(options_);
+  ASSERT_FALSE(server.ok());
+  EXPECT_EQ(server.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(server.status().message(), HasSubstr("--db is required"));
 }
 
 TEST_F(GrpcServerTest, StartRefusesTheSameTokenForBothRoles) {

@@ -13,6 +13,7 @@ using ::testing::HasSubstr;
 
 ServerOptions WithTokens() {
   ServerOptions options;
+  options.database_path = "rung.db";
   options.user_token_file = "user.token";
   options.worker_token_file = "worker.token";
   return options;

@@ -1,6 +1,9 @@
 // The database layer and the schema: WAL and durability settings, statements and transactions,
-// schema v1 created and reopened, forward migrations, a newer database refused.
+// the latest schema created and reopened, forward migrations (v1 -> v2 with data), a newer database
+// refused.
 #include "coordinator/store/schema.h"
+
+#include <filesystem>
 
 #include <gtest/gtest.h>
 
@@ -31,17 +34,17 @@ class SchemaTest : public StoreTest {
   }
 };
 
-TEST_F(SchemaTest, CreatesVersionOneWithEveryTableAndTheDurabilitySettings) {
+TEST_F(SchemaTest, CreatesTheLatestVersionWithEveryTableAndTheDurabilitySettings) {
   std::unique_ptr<Database> db = Raw();
   ASSERT_NE(db, nullptr);
   ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
-  EXPECT_EQ(version, 1);
-  EXPECT_EQ(LatestSchemaVersion(), 1);
+  EXPECT_EQ(version, 2);
+  EXPECT_EQ(LatestSchemaVersion(), 2);
   EXPECT_EQ(Text(*db, "PRAGMA journal_mode"), "wal");
   EXPECT_EQ(Text(*db, "PRAGMA synchronous"), "2");  // FULL
   EXPECT_EQ(Text(*db, "PRAGMA foreign_keys"), "1");
   for (const char* table : {"sweeps", "trials", "attempts", "workers", "metrics", "summaries", "learned_params",
-                            "diagnostics", "fits", "events", "tags"}) {
+                            "diagnostics", "fits", "events", "tags", "logs"}) {
     ASSERT_OK_AND_ASSIGN(int64_t count,
                          db->QueryInt64(std::string("SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = '") +
                                         table + "'"));
@@ -60,9 +63,31 @@ TEST_F(SchemaTest, ReopeningKeepsTheVersionAndTheData) {
   Reopen();
   std::unique_ptr<Database> db = Raw();
   ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
-  EXPECT_EQ(version, 1);
+  EXPECT_EQ(version, LatestSchemaVersion());
   ASSERT_OK_AND_ASSIGN(SweepRecord sweep, sweeps().Get(sweep_id));
   EXPECT_EQ(sweep.name, "kept");
+}
+
+TEST_F(SchemaTest, AVersionOneDatabaseMigratesKeepingItsData) {
+  Close();
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(DatabasePath() + suffix);
+  {
+    std::unique_ptr<Database> db = Raw();
+    ASSERT_OK(MigrateSchema(*db, {SchemaMigrations().front()}));
+    ASSERT_OK(db->Execute(
+        "INSERT INTO sweeps(name, spec_text, spec_hash, state, policy, baseline, created_at, updated_at) "
+        "VALUES ('old', 'name: old', 'h', 'ACTIVE', '{}', '{}', 1, 1);"
+        "INSERT INTO workers(id, host, cpus, gpus, registered_at, last_seen_at) VALUES ('w', 'h', 1, 0, 1, 1);"));
+  }
+  Open();
+  ASSERT_OK_AND_ASSIGN(SweepRecord sweep, sweeps().FindByName("old"));
+  EXPECT_EQ(sweep.metric.name, "val_loss");
+  EXPECT_EQ(sweep.spec_file_name, "");
+  ASSERT_OK_AND_ASSIGN(WorkerRecord worker, workers().Get("w"));
+  EXPECT_TRUE(worker.info.details.is_object());
+  std::unique_ptr<Database> db = Raw();
+  ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
+  EXPECT_EQ(version, LatestSchemaVersion());
 }
 
 TEST_F(SchemaTest, RefusesADatabaseNewerThanThisBuild) {
@@ -84,13 +109,16 @@ TEST_F(SchemaTest, RefusesADatabaseNewerThanThisBuild) {
 TEST_F(SchemaTest, AppliesLaterMigrationsInOrderAndRollsBackOneThatFails) {
   std::unique_ptr<Database> db = Raw();
   std::vector<SchemaMigration> migrations = SchemaMigrations();
-  migrations.push_back({2, "a column", "ALTER TABLE sweeps ADD COLUMN owner TEXT;"});
-  migrations.push_back({3, "broken", "CREATE TABLE half_done(x INTEGER); INSERT INTO no_such_table VALUES (1);"});
+  const int64_t latest = LatestSchemaVersion();
+  migrations.push_back({latest + 1, "a column", "ALTER TABLE sweeps ADD COLUMN owner TEXT;"});
+  migrations.push_back(
+      {latest + 2, "broken", "CREATE TABLE half_done(x INTEGER); INSERT INTO no_such_table VALUES (1);"});
   Status migrated = MigrateSchema(*db, migrations);
   ASSERT_FALSE(migrated.ok());
-  EXPECT_NE(migrated.message().find("version 3 (broken)"), std::string::npos) << migrated.message();
+  EXPECT_NE(migrated.message().find("version " + std::to_string(latest + 2) + " (broken)"), std::string::npos)
+      << migrated.message();
   ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
-  EXPECT_EQ(version, 2);  // 2 applied, 3 rolled back whole
+  EXPECT_EQ(version, latest + 1);  // the column applied, the broken one rolled back whole
   ASSERT_OK_AND_ASSIGN(int64_t half_done,
                        db->QueryInt64("SELECT COUNT(*) FROM sqlite_schema WHERE name = 'half_done'"));
   EXPECT_EQ(half_done, 0);
@@ -99,7 +127,7 @@ TEST_F(SchemaTest, AppliesLaterMigrationsInOrderAndRollsBackOneThatFails) {
   migrations.back().sql = "CREATE TABLE half_done(x INTEGER);";
   ASSERT_OK(MigrateSchema(*db, migrations));
   ASSERT_OK_AND_ASSIGN(version, db->UserVersion());
-  EXPECT_EQ(version, 3);
+  EXPECT_EQ(version, latest + 2);
 }
 
 TEST_F(SchemaTest, TransactionRollsBackUnlessCommittedAndErrorsCarrySqliteMessages) {

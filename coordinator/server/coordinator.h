@@ -1,0 +1,103 @@
+// coordinator/server/coordinator.h
+//
+// The coordinator's state behind its gRPC services, Ray GCS style: the SQLite store and the
+// managers over it (sweeps, trial lifecycle, metrics, workers, overviews, events), the notifiers that wake
+// long-polls, the lease broker and the lease reaper thread. The services (user_service.h,
+// worker_service.h) translate requests and call these; nothing here knows gRPC.
+//
+// Open() opens (or creates) the database, gives every live lease a fresh period
+// (TrialLifecycle::RestartReconcile: workers that kept training while the coordinator was down are
+// not declared stale before they could reach it) and starts the reaper. Every write the services
+// make is committed before they answer; after one that may have made a trial leasable they call
+// WorkQueued(), after any other change Changed().
+//
+// Example:
+//   SystemClock clock;
+//   StatusOr<std::unique_ptr<Coordinator>> coordinator = Coordinator::Open({"rung.db", "", 60s}, clock);
+//   if (!coordinator.ok()) return coordinator.status();
+//   (*coordinator)->sweeps().Pause(sweep_id, "user:ada");
+//   (*coordinator)->Changed();
+//
+// Thread safety: thread-safe; the managers are, and the notifiers are.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "coordinator/server/change_notifier.h"
+#include "coordinator/server/lease_broker.h"
+#include "coordinator/server/lease_reaper.h"
+#include "coordinator/store/clock.h"
+#include "coordinator/store/event_log.h"
+#include "coordinator/store/metric_store.h"
+#include "coordinator/store/overviews.h"
+#include "coordinator/store/store.h"
+#include "coordinator/store/sweep_manager.h"
+#include "coordinator/store/trial_lifecycle.h"
+#include "coordinator/store/worker_registry.h"
+#include "core/common/status.h"
+
+namespace rung::server {
+
+struct CoordinatorOptions {
+  std::string database_path;  // required
+  std::string artifact_root;  // "" = <database folder>/artifacts
+  std::chrono::microseconds lease_duration = std::chrono::seconds(60);
+};
+
+// The artifact root a coordinator uses: `options.artifact_root`, or <database folder>/artifacts.
+std::string ArtifactRootOf(const CoordinatorOptions& options);
+
+class Coordinator {
+ public:
+  // Errors: INVALID_ARGUMENT without a database path; the store's (UNAVAILABLE, FAILED_PRECONDITION
+  // for a database newer than this build, DATA_LOSS).
+  // REQUIRES: `clock` outlives the coordinator.
+  static StatusOr<std::unique_ptr<Coordinator>> Open(const CoordinatorOptions& options, const Clock& clock);
+
+  // Stops the reaper (Shutdown()) and closes the database.
+  ~Coordinator();
+  Coordinator(const Coordinator&) = delete;
+  Coordinator& operator=(const Coordinator&) = delete;
+
+  // Wakes every long-poll and stream for good (they answer UNAVAILABLE) and stops the reaper.
+  void Shutdown();
+
+  // A trial may have become leasable: wakes waiting leases (and streams).
+  void WorkQueued();
+  // Something changed: wakes streams.
+  void Changed();
+
+  const Clock& clock() const { return clock_; }
+  const StoreOptions& store_options() const { return store_->options(); }
+  SweepManager& sweeps() { return sweeps_; }
+  TrialLifecycle& trials() { return trials_; }
+  MetricStore& metrics() { return metrics_; }
+  WorkerRegistry& workers() { return workers_; }
+  Overviews& overviews() { return overviews_; }
+  EventLog& events() { return events_; }
+  LeaseBroker& leases() { return leases_; }
+  LeaseReaper& reaper() { return reaper_; }
+  ChangeNotifier& changes() { return changes_; }
+  // Lease calls waiting for work now (monitoring, tests).
+  int lease_waiters() const { return work_.waiters(); }
+
+ private:
+  Coordinator(std::unique_ptr<Store> store, const Clock& clock);
+
+  const Clock& clock_;
+  std::unique_ptr<Store> store_;
+  SweepManager sweeps_;
+  TrialLifecycle trials_;
+  MetricStore metrics_;
+  WorkerRegistry workers_;
+  Overviews overviews_;
+  EventLog events_;
+  ChangeNotifier work_;     // a trial may have become leasable
+  ChangeNotifier changes_;  // anything changed
+  LeaseReaper reaper_;
+  LeaseBroker leases_;
+};
+
+}  // namespace rung::server

@@ -1,0 +1,46 @@
+// coordinator/server/followers.h
+//
+// The two server streams of UserService, as loops over the store that sleep on the coordinator's
+// "changes" notifier between looks (never polling faster than something changes; waking at least
+// every kCancelCheck to notice a caller that went away):
+//   FollowSweep  StreamSweepUpdates: a snapshot of the sweep and all its trials, then an update
+//                with the sweep and the trials that changed after every change, until the update
+//                that shows the sweep SUCCEEDED, FAILED or CANCELLED.
+//   FollowLogs   GetLogs: a trial's relayed record lines, stderr lines and state transitions
+//                (events), oldest first, optionally only the last `tail` of each source; with
+//                follow, new lines as they are committed, until the trial is SUCCEEDED, FAILED or
+//                CANCELLED.
+// A Sink returns false when the caller is gone; the loop then ends with OK.
+//
+// Example:
+//   Status status = FollowSweep(coordinator, sweep_id,
+//                               [&](const v1::SweepUpdate& update) { return writer->Write(update); },
+//                               [&] { return context->IsCancelled(); });
+//
+// Thread safety: reentrant; any number of followers run at once.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+
+#include "coordinator/server/coordinator.h"
+#include "core/common/status.h"
+#include "proto/rung.pb.h"
+
+namespace rung::server {
+
+inline constexpr std::chrono::seconds kCancelCheck{1};
+
+template <typename Message>
+using Sink = std::function<bool(const Message&)>;
+
+// Errors: NOT_FOUND (no such sweep), UNAVAILABLE (the coordinator shuts down), the store's.
+Status FollowSweep(Coordinator& coordinator, int64_t sweep_id, const Sink<v1::SweepUpdate>& send,
+                   const std::function<bool()>& cancelled);
+
+// Errors: NOT_FOUND (no such trial), UNAVAILABLE (the coordinator shuts down), the store's.
+Status FollowLogs(Coordinator& coordinator, const v1::GetLogsRequest& request, const Sink<v1::LogEntry>& send,
+                  const std::function<bool()>& cancelled);
+
+}  // namespace rung::server

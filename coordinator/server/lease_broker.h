@@ -1,0 +1,61 @@
+// coordinator/server/lease_broker.h
+//
+// The long-poll behind WorkerService.Lease: asks the store for the best trial that fits a worker's
+// free resources (TrialLifecycle::LeaseNextTrial: highest priority of an ACTIVE sweep first) and,
+// when none fits, waits on the "work" notifier until a trial may have become leasable (submitted,
+// resubmitted, resumed, retried, requeued after a failure, preemption or lease expiry) or the wait
+// ends. It never spins: between two looks at the store it sleeps on the notifier, waking at the
+// latest every kCancelCheck to notice a caller that went away.
+//
+// Before each look it expires due leases (LeaseReaper::ExpireDue), so that a trial whose lease ran
+// out on the clock is leasable again at once; after granting a lease it pokes the reaper, whose
+// next expiry may now be earlier.
+//
+// Example:
+//   LeaseBroker broker(trials, reaper, work);
+//   StatusOr<std::optional<Lease>> lease =
+//       broker.Acquire({"node7-gpu0", 8, 1}, std::chrono::steady_clock::now() + std::chrono::seconds(30),
+//                    [&] { return context->IsCancelled(); });
+//
+// Thread safety: thread-safe; any number of calls wait at once.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "coordinator/server/change_notifier.h"
+#include "coordinator/server/lease_reaper.h"
+#include "coordinator/store/trial_lifecycle.h"
+
+namespace rung::server {
+
+// What a worker asks a lease for.
+struct LeaseAsk {
+  std::string worker_id;
+  int64_t free_cpus = 0;
+  int64_t free_gpus = 0;
+};
+
+class LeaseBroker {
+ public:
+  static constexpr std::chrono::seconds kCancelCheck{1};
+
+  // REQUIRES: the arguments outlive the broker.
+  LeaseBroker(TrialLifecycle& trials, LeaseReaper& reaper, ChangeNotifier& work)
+      : trials_(trials), reaper_(reaper), work_(work) {}
+
+  // A lease as soon as a trial fits, or nullopt once `deadline` passed or `cancelled()` says the
+  // caller went away. Errors: the store's (NOT_FOUND for an unregistered worker), UNAVAILABLE when
+  // the notifier was closed (shutdown).
+  StatusOr<std::optional<rung::Lease>> Acquire(const LeaseAsk& ask, std::chrono::steady_clock::time_point deadline,
+                                       const std::function<bool()>& cancelled);
+
+ private:
+  TrialLifecycle& trials_;
+  LeaseReaper& reaper_;
+  ChangeNotifier& work_;
+};
+
+}  // namespace rung::server

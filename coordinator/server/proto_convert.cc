@@ -1,0 +1,361 @@
+// coordinator/server/proto_convert.cc
+#include "coordinator/server/proto_convert.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "coordinator/server/rpc_support.h"
+#include "sweeps/spec/json_path.h"
+
+namespace rung::server {
+namespace {
+
+constexpr std::pair<SweepState, v1::SweepState> kSweepStates[] = {
+    {SweepState::kActive, v1::SWEEP_STATE_ACTIVE},       {SweepState::kPaused, v1::SWEEP_STATE_PAUSED},
+    {SweepState::kSucceeded, v1::SWEEP_STATE_SUCCEEDED}, {SweepState::kFailed, v1::SWEEP_STATE_FAILED},
+    {SweepState::kCancelled, v1::SWEEP_STATE_CANCELLED},
+};
+
+constexpr std::pair<TrialState, v1::TrialState> kTrialStates[] = {
+    {TrialState::kPending, v1::TRIAL_STATE_PENDING},     {TrialState::kLeased, v1::TRIAL_STATE_LEASED},
+    {TrialState::kRunning, v1::TRIAL_STATE_RUNNING},     {TrialState::kSucceeded, v1::TRIAL_STATE_SUCCEEDED},
+    {TrialState::kFailed, v1::TRIAL_STATE_FAILED},       {TrialState::kPreempted, v1::TRIAL_STATE_PREEMPTED},
+    {TrialState::kStale, v1::TRIAL_STATE_STALE},         {TrialState::kCancelled, v1::TRIAL_STATE_CANCELLED},
+};
+
+int64_t CountOf(const SweepOverview& overview, TrialState state) {
+  auto found = overview.counts.find(state);
+  return found == overview.counts.end() ? 0 : found->second;
+}
+
+bool IsWorkerId(const std::string& id) {
+  if (id.empty()) return false;
+  for (char c : id) {
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+                    c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+int64_t TotalSteps(const nlohmann::json& config) {
+  const nlohmann::json* steps = FindPath(config, "train.steps");
+  return steps != nullptr && steps->is_number_integer() ? steps->get<int64_t>() : 0;
+}
+
+}  // namespace
+
+google::protobuf::Timestamp ToProtoTime(Timestamp time) { return ToTimestamp(time); }
+
+v1::SweepState ToProto(SweepState state) {
+  for (const auto& [ours, theirs] : kSweepStates) {
+    if (ours == state) return theirs;
+  }
+  return v1::SWEEP_STATE_UNSPECIFIED;
+}
+
+v1::TrialState ToProto(TrialState state) {
+  for (const auto& [ours, theirs] : kTrialStates) {
+    if (ours == state) return theirs;
+  }
+  return v1::TRIAL_STATE_UNSPECIFIED;
+}
+
+StatusOr<SweepState> FromProto(v1::SweepState state) {
+  for (const auto& [ours, theirs] : kSweepStates) {
+    if (theirs == state) return ours;
+  }
+  return Status::InvalidArgument("sweep state " + std::to_string(state) + " is not a state to filter by");
+}
+
+StatusOr<TrialState> FromProto(v1::TrialState state) {
+  for (const auto& [ours, theirs] : kTrialStates) {
+    if (theirs == state) return ours;
+  }
+  return Status::InvalidArgument("trial state " + std::to_string(state) + " is not a state to filter by");
+}
+
+v1::Sweep ToProtoSweep(const SweepOverview& overview, bool with_spec_text) {
+  const SweepRecord& sweep = overview.sweep;
+  v1::Sweep out;
+  out.set_sweep_id(sweep.id);
+  out.set_name(sweep.name);
+  out.set_description(sweep.description);
+  out.set_state(ToProto(sweep.state));
+  out.set_spec_file_name(sweep.spec_file_name);
+  if (with_spec_text) out.set_spec_text(sweep.spec_text);
+  out.set_spec_hash(sweep.spec_hash);
+  out.set_metric_name(sweep.metric.name);
+  out.set_metric_goal(sweep.metric.goal);
+  out.set_baseline_json(sweep.baseline.dump());
+  out.set_priority(sweep.policy.priority);
+  out.set_max_retries(sweep.policy.max_retries);
+  out.set_max_failed(sweep.policy.max_failed);
+  v1::TrialCounts* counts = out.mutable_counts();
+  counts->set_pending(CountOf(overview, TrialState::kPending));
+  counts->set_leased(CountOf(overview, TrialState::kLeased));
+  counts->set_running(CountOf(overview, TrialState::kRunning));
+  counts->set_succeeded(CountOf(overview, TrialState::kSucceeded));
+  counts->set_failed(CountOf(overview, TrialState::kFailed));
+  counts->set_preempted(CountOf(overview, TrialState::kPreempted));
+  counts->set_stale(CountOf(overview, TrialState::kStale));
+  counts->set_cancelled(CountOf(overview, TrialState::kCancelled));
+  counts->set_total(overview.total_trials);
+  out.set_total_flops(overview.total_flops);
+  out.set_finished_flops(overview.finished_flops);
+  *out.mutable_created_at() = ToProtoTime(sweep.created_at);
+  if (overview.finished_at) *out.mutable_finished_at() = ToProtoTime(*overview.finished_at);
+  out.set_state_reason(overview.state_reason);
+  return out;
+}
+
+bool MatchesBaseline(const nlohmann::json& config, const nlohmann::json& baseline) {
+  if (!baseline.is_object() || baseline.empty()) return false;
+  for (auto key = baseline.begin(); key != baseline.end(); ++key) {
+    const nlohmann::json* value = FindPath(config, key.key());
+    if (value == nullptr || *value != key.value()) return false;
+  }
+  return true;
+}
+
+v1::TrialAttempt ToProtoAttempt(const AttemptRecord& attempt) {
+  v1::TrialAttempt out;
+  out.set_attempt(attempt.attempt);
+  out.set_worker_id(attempt.worker_id);
+  out.set_state(ToProto(attempt.state));
+  *out.mutable_leased_at() = ToProtoTime(attempt.leased_at);
+  *out.mutable_lease_expires_at() = ToProtoTime(attempt.lease_expires_at);
+  if (attempt.started_at) *out.mutable_started_at() = ToProtoTime(*attempt.started_at);
+  if (attempt.ended_at) *out.mutable_ended_at() = ToProtoTime(*attempt.ended_at);
+  out.set_checkpoint_dir(attempt.checkpoint_dir);
+  if (!attempt.provenance.is_null()) out.set_provenance_json(attempt.provenance.dump());
+  out.set_exit_reason(attempt.exit_reason);
+  out.set_metric_batches(attempt.batches);
+  return out;
+}
+
+v1::Trial ToProtoTrial(const TrialOverview& overview, const nlohmann::json& baseline, bool full,
+                       const std::vector<AttemptRecord>& attempts) {
+  const TrialRecord& trial = overview.trial;
+  const TrialCell& cell = trial.cell;
+  v1::Trial out;
+  out.set_trial_id(trial.id);
+  out.set_sweep_id(trial.sweep_id);
+  out.set_index(trial.trial_index);
+  out.set_rung(cell.rung);
+  out.set_rung_label(cell.rung_label);
+  out.set_assignments_json(cell.assignments.dump());
+  out.set_identity(cell.identity);
+  out.set_baseline(MatchesBaseline(cell.config, baseline));
+  if (full) out.set_config_json(cell.config.dump());
+  out.set_parameters_nonembedding(cell.n_nonembedding);
+  out.set_parameters_total(cell.n_total);
+  out.set_tokens(cell.tokens);
+  out.set_flops(cell.flops);
+  out.set_state(ToProto(trial.state));
+  out.set_attempt(trial.attempt);
+  out.set_state_reason(overview.state_reason);
+  out.set_latest_step(overview.latest_step.value_or(0));
+  out.set_total_steps(TotalSteps(cell.config));
+  if (overview.latest_metric) out.set_latest_metric(*overview.latest_metric);
+  if (overview.final_metric && trial.state == TrialState::kSucceeded) out.set_final_metric(*overview.final_metric);
+  if (overview.attempt) {
+    out.set_checkpoint_dir(overview.attempt->checkpoint_dir);
+    if (IsLive(overview.attempt->state)) {
+      out.set_worker_id(overview.attempt->worker_id);
+      *out.mutable_lease_expires_at() = ToProtoTime(overview.attempt->lease_expires_at);
+    }
+  }
+  *out.mutable_created_at() = ToProtoTime(trial.created_at);
+  if (overview.first_leased_at) *out.mutable_started_at() = ToProtoTime(*overview.first_leased_at);
+  if (overview.finished_at) *out.mutable_finished_at() = ToProtoTime(*overview.finished_at);
+  out.set_failures(trial.failures);
+  if (full) {
+    for (const AttemptRecord& attempt : attempts) *out.add_attempts() = ToProtoAttempt(attempt);
+  }
+  return out;
+}
+
+v1::Worker ToProtoWorker(const WorkerRecord& worker, Timestamp now, std::chrono::microseconds lease_duration) {
+  const nlohmann::json& details = worker.info.details;
+  v1::Worker out;
+  out.set_worker_id(worker.info.id);
+  out.set_host(worker.info.host);
+  out.set_name(details.value("name", ""));
+  out.set_cpu_slots(static_cast<int32_t>(worker.info.cpus));
+  if (details.contains("gpus") && details["gpus"].is_array()) {
+    for (const nlohmann::json& gpu : details["gpus"]) {
+      v1::GpuDevice* device = out.add_gpus();
+      device->set_index(gpu.value("index", 0));
+      device->set_name(gpu.value("name", ""));
+      device->set_uuid(gpu.value("uuid", ""));
+      device->set_memory_bytes(gpu.value("memory_bytes", int64_t{0}));
+    }
+  }
+  if (details.contains("labels") && details["labels"].is_object()) {
+    for (auto label = details["labels"].begin(); label != details["labels"].end(); ++label) {
+      if (label.value().is_string()) (*out.mutable_labels())[label.key()] = label.value().get<std::string>();
+    }
+  }
+  out.set_build_commit(details.value("build_commit", ""));
+  *out.mutable_registered_at() = ToProtoTime(worker.registered_at);
+  *out.mutable_last_seen_at() = ToProtoTime(worker.last_seen_at);
+  for (int64_t trial_id : worker.live_trial_ids) out.add_running_trial_ids(trial_id);
+  out.set_gone(now - worker.last_seen_at > lease_duration);
+  return out;
+}
+
+v1::Tensor ToProtoTensor(const NamedTensor& tensor) {
+  v1::Tensor out;
+  out.set_name(tensor.name);
+  for (int64_t extent : tensor.shape) out.add_shape(extent);
+  for (double value : tensor.values) out.add_values(value);
+  return out;
+}
+
+StatusOr<NamedTensor> FromProtoTensor(const v1::Tensor& tensor) {
+  NamedTensor out;
+  out.name = tensor.name();
+  int64_t size = 1;
+  for (int64_t extent : tensor.shape()) {
+    if (extent < 0) return Status::InvalidArgument("tensor " + tensor.name() + " has a negative extent");
+    out.shape.push_back(extent);
+    size *= extent;
+  }
+  if (out.name.empty()) return Status::InvalidArgument("a tensor needs a name");
+  if (size != tensor.values_size()) {
+    return Status::InvalidArgument("tensor " + tensor.name() + " has " + std::to_string(tensor.values_size()) +
+                                   " values for a shape of " + std::to_string(size) + " elements");
+  }
+  out.values.assign(tensor.values().begin(), tensor.values().end());
+  return out;
+}
+
+StatusOr<WorkerInfo> WorkerInfoFromRequest(const v1::RegisterRequest& request) {
+  if (!IsWorkerId(request.worker_id())) {
+    return Status::InvalidArgument("RegisterRequest.worker_id '" + request.worker_id() +
+                                   "' is not an id: use letters, digits, '.', '_' and '-', e.g. node7-gpu0");
+  }
+  if (request.host().empty()) {
+    return Status::InvalidArgument("RegisterRequest.host is empty: send the host name other workers reach this one by");
+  }
+  if (request.cpu_slots() < 0) {
+    return Status::InvalidArgument("RegisterRequest.cpu_slots is " + std::to_string(request.cpu_slots()) +
+                                   "; it must be 0 or more");
+  }
+  if (request.cpu_slots() == 0 && request.gpus_size() == 0) {
+    return Status::InvalidArgument("worker " + request.worker_id() +
+                                   " offers neither CPU slots nor GPUs: nothing could be leased to it");
+  }
+  WorkerInfo worker;
+  worker.id = request.worker_id();
+  worker.host = request.host();
+  worker.cpus = request.cpu_slots();
+  worker.gpus = request.gpus_size();
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const v1::GpuDevice& gpu : request.gpus()) {
+    gpus.push_back(
+        {{"index", gpu.index()}, {"name", gpu.name()}, {"uuid", gpu.uuid()}, {"memory_bytes", gpu.memory_bytes()}});
+  }
+  nlohmann::json labels = nlohmann::json::object();
+  for (const auto& [key, value] : request.labels()) labels[key] = value;
+  worker.details = {{"name", request.name()},
+                    {"gpus", gpus},
+                    {"labels", labels},
+                    {"build_commit", request.build_commit()},
+                    {"pid", request.pid()}};
+  return worker;
+}
+
+v1::TrialLease ToProtoLease(const Lease& lease, const google::protobuf::RepeatedField<int32_t>& free_gpus,
+                            std::chrono::microseconds lease_duration) {
+  v1::TrialLease out;
+  out.set_trial_id(lease.trial_id);
+  out.set_attempt(lease.attempt);
+  out.set_sweep_id(lease.sweep_id);
+  out.set_config_json(lease.config.dump());
+  out.set_checkpoint_dir(lease.checkpoint_dir);
+  for (const PreviousAttempt& earlier : lease.resume_from) out.add_resume_from_dirs(earlier.checkpoint_dir);
+  out.set_cpu_slots(static_cast<int32_t>(lease.cpus));
+  for (int64_t taken = 0; taken < lease.gpus && taken < free_gpus.size(); ++taken) out.add_gpus(free_gpus[taken]);
+  *out.mutable_lease_duration() = ToDuration(lease_duration);
+  *out.mutable_lease_expires_at() = ToProtoTime(lease.lease_expires_at);
+  return out;
+}
+
+MetricBatch MetricBatchFromRequest(const v1::ReportMetricsRequest& request) {
+  MetricBatch batch;
+  batch.trial_id = request.trial_id();
+  batch.attempt = request.attempt();
+  batch.sequence = request.sequence();
+  const std::vector<std::string> records(request.records().begin(), request.records().end());
+  TrainerRecords parsed = ParseTrainerRecords(records);
+
+  std::set<std::pair<int64_t, std::string>> seen;  // (step, name)
+  for (const v1::MetricRow& row : request.rows()) {
+    if (!seen.insert({row.step(), row.name()}).second) continue;
+    MetricPoint point;
+    point.step = row.step();
+    point.name = row.name();
+    point.value = row.value();
+    point.tokens = row.tokens();
+    point.flops = row.flops();
+    point.wall_time = row.wall_time();
+    batch.points.push_back(std::move(point));
+  }
+  for (MetricPoint& point : parsed.points) {
+    if (seen.insert({point.step, point.name}).second) batch.points.push_back(std::move(point));
+  }
+
+  if (!request.provenance_json().empty()) {
+    batch.provenance = nlohmann::json::parse(request.provenance_json(), nullptr, /*allow_exceptions=*/false);
+    if (batch.provenance.is_discarded()) batch.provenance = request.provenance_json();  // kept as text
+  } else {
+    batch.provenance = std::move(parsed.provenance);
+  }
+  batch.results = std::move(parsed.results);
+  for (const std::string& line : request.records()) batch.lines.push_back({LogSource::kRecord, line});
+  for (const std::string& line : request.stderr_lines()) batch.lines.push_back({LogSource::kStderr, line});
+  return batch;
+}
+
+StatusOr<AttemptEnding> AttemptEndingFromRequest(const v1::CompleteRequest& request, int64_t final_step) {
+  AttemptEnding ending;
+  ending.last_batch_sequence = request.last_batch_sequence();
+  const std::string exit_code =
+      request.exit_code() == 0 ? "" : " (exit code " + std::to_string(request.exit_code()) + ")";
+  switch (request.outcome()) {
+    case v1::OUTCOME_SUCCEEDED:
+      ending.outcome = TrialState::kSucceeded;
+      break;
+    case v1::OUTCOME_FAILED:
+      ending.outcome = TrialState::kFailed;
+      ending.reason = (request.reason().empty() ? "the trainer failed" : request.reason()) + exit_code;
+      return ending;
+    case v1::OUTCOME_PREEMPTED:
+      ending.outcome = TrialState::kPreempted;
+      ending.reason = request.reason().empty() ? "preempted" : request.reason();
+      return ending;
+    default:
+      return Status::InvalidArgument("CompleteRequest.outcome is unspecified: send SUCCEEDED, FAILED or PREEMPTED");
+  }
+  // Sorted by name: a protobuf map has no order, and a resent Complete must read as the same report.
+  std::map<std::string, double> metrics(request.final_metrics().begin(), request.final_metrics().end());
+  for (const auto& [name, value] : metrics) ending.results.summaries.push_back({name, value, std::nullopt});
+  for (const v1::Tensor& proto : request.learned_parameters()) {
+    StatusOr<NamedTensor> tensor = FromProtoTensor(proto);
+    if (!tensor.ok()) return Status::InvalidArgument("CompleteRequest.learned_parameters: " + tensor.status().message());
+    std::vector<LearnedParamValue> elements = TensorToElements(final_step, *tensor);
+    ending.results.learned_params.insert(ending.results.learned_params.end(), elements.begin(), elements.end());
+  }
+  for (const v1::Tensor& proto : request.diagnostics()) {
+    StatusOr<NamedTensor> tensor = FromProtoTensor(proto);
+    if (!tensor.ok()) return Status::InvalidArgument("CompleteRequest.diagnostics: " + tensor.status().message());
+    ending.results.diagnostics.push_back({tensor->name, TensorToJson({final_step, *tensor})});
+  }
+  return ending;
+}
+
+}  // namespace rung::server

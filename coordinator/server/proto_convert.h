@@ -1,0 +1,77 @@
+// coordinator/server/proto_convert.h
+//
+// Translation between the wire contract (proto/rung.proto) and the store's values
+// (coordinator/store/store_types.h), both ways, for both services: what a user sees of sweeps,
+// trials, attempts and workers; what a worker's registration, metric batch and completion become
+// in the store; what a lease looks like on the wire. Requests are checked here (INVALID_ARGUMENT
+// naming the field to fix), so the services stay a few lines each.
+//
+// Example:
+//   StatusOr<WorkerInfo> worker = WorkerInfoFromRequest(*request);
+//   if (!worker.ok()) return ToGrpcStatus(worker.status());
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include <google/protobuf/timestamp.pb.h>
+#include <nlohmann/json.hpp>
+
+#include "coordinator/store/store_types.h"
+#include "coordinator/store/trainer_records.h"
+#include "core/common/status.h"
+#include "proto/rung.pb.h"
+
+namespace rung::server {
+
+google::protobuf::Timestamp ToProtoTime(Timestamp time);
+
+v1::SweepState ToProto(SweepState state);
+v1::TrialState ToProto(TrialState state);
+// INVALID_ARGUMENT for UNSPECIFIED or an unknown value.
+StatusOr<SweepState> FromProto(v1::SweepState state);
+StatusOr<TrialState> FromProto(v1::TrialState state);
+
+// A sweep as users see it; spec_text only `with_spec_text` (GetSweep).
+v1::Sweep ToProtoSweep(const SweepOverview& overview, bool with_spec_text);
+
+// True when `config` has every value of the sweep's baseline selector (dotted keys); false for an
+// empty selector.
+bool MatchesBaseline(const nlohmann::json& config, const nlohmann::json& baseline);
+
+// A trial as users see it. `full`: with config_json and, when given, its attempts.
+v1::Trial ToProtoTrial(const TrialOverview& overview, const nlohmann::json& baseline, bool full,
+                       const std::vector<AttemptRecord>& attempts = {});
+v1::TrialAttempt ToProtoAttempt(const AttemptRecord& attempt);
+
+// `gone`: not seen for longer than a lease lasts.
+v1::Worker ToProtoWorker(const WorkerRecord& worker, Timestamp now, std::chrono::microseconds lease_duration);
+
+v1::Tensor ToProtoTensor(const NamedTensor& tensor);
+// INVALID_ARGUMENT when the values do not fill the shape.
+StatusOr<NamedTensor> FromProtoTensor(const v1::Tensor& tensor);
+
+// ------------------------------------------------------------------------------------ worker side
+
+// The registration as the store keeps it. INVALID_ARGUMENT for an id outside [A-Za-z0-9._-]+, an
+// empty host, negative CPU slots, or neither CPU slots nor GPUs.
+StatusOr<WorkerInfo> WorkerInfoFromRequest(const v1::RegisterRequest& request);
+
+// The lease on the wire: the trial takes the first lease.gpus of `free_gpus`.
+v1::TrialLease ToProtoLease(const Lease& lease, const google::protobuf::RepeatedField<int32_t>& free_gpus,
+                            std::chrono::microseconds lease_duration);
+
+// A metric batch as the store takes it: the explicit rows and every numeric field of the step
+// records (one point per step and name; an explicit row wins), the provenance (the field, else a
+// provenance record), the results of final and diagnostics records, and every line.
+MetricBatch MetricBatchFromRequest(const v1::ReportMetricsRequest& request);
+
+// The end of an attempt as the store takes it; learned parameters and diagnostics are recorded at
+// `final_step` (the trial's last step). INVALID_ARGUMENT for an unspecified outcome or a bad tensor.
+StatusOr<AttemptEnding> AttemptEndingFromRequest(const v1::CompleteRequest& request, int64_t final_step);
+
+}  // namespace rung::server

@@ -1,0 +1,46 @@
+// coordinator/server/sweep_submitter.h
+//
+// UserService.SubmitSweep: expands a spec text (sweeps/spec/expansion.h) and submits it to the
+// store (SweepManager::Submit), or, for a dry run, asks the store what a submission would do
+// (SweepManager::Preview) and stores nothing. The answer lists every cell of the expansion with
+// its outcome (added, skipped because SUCCEEDED, requeued, unchanged, duplicate) and the trials the
+// spec no longer has (removed); an added cell with the rung and axis values of a removed one says
+// what changed between the two resolved configs ("train.lr: 0.003 -> 0.001"). A dry run also
+// carries every cell as a Trial.
+//
+// A spec with errors is INVALID_ARGUMENT with every error, one per line, each with file:line:col;
+// `diagnostics` receives them structured (the service sends them as trailing metadata). Nothing is
+// stored then.
+//
+// Example:
+//   SweepSubmitter submitter(coordinator.sweeps());
+//   v1::SpecDiagnostics diagnostics;
+//   StatusOr<v1::SubmitSweepResponse> response = submitter.Submit(request, "user:ada", &diagnostics);
+//
+// Thread safety: thread-safe (the store serializes submissions).
+#pragma once
+
+#include <string>
+
+#include "coordinator/store/sweep_manager.h"
+#include "core/common/status.h"
+#include "proto/rung.pb.h"
+
+namespace rung::server {
+
+// The file name diagnostics name when a request gives none.
+inline constexpr char kDefaultSpecFileName[] = "spec.yaml";
+
+class SweepSubmitter {
+ public:
+  // REQUIRES: `sweeps` outlives the submitter.
+  explicit SweepSubmitter(SweepManager& sweeps) : sweeps_(sweeps) {}
+
+  StatusOr<v1::SubmitSweepResponse> Submit(const v1::SubmitSweepRequest& request, const std::string& actor,
+                                           v1::SpecDiagnostics* diagnostics);
+
+ private:
+  SweepManager& sweeps_;
+};
+
+}  // namespace rung::server

@@ -1,0 +1,824 @@
+// tests/coordinator/server/coordinator_service_test.cc
+//
+// The coordinator's services on the SQLite store, end to end: a real server on 127.0.0.1 port 0, a
+// real database file, real gRPC clients with both tokens, and a ManualClock for leases (nothing
+// sleeps to a result; lease expiry is driven by moving the clock). Covers submission (dry run,
+// spec errors with file:line:col, resubmission), leasing by priority, metric batches parsed from
+// the trainer's records, completion, fencing of a superseded attempt, lease expiry with resume-from,
+// a restart on the same database, pause, cancel, retry and the Lease long-poll.
+#include <chrono>
+#include <future>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <google/protobuf/util/time_util.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "coordinator/server/grpc_server.h"
+#include "coordinator/store/clock.h"
+#include "proto/rung.grpc.pb.h"
+#include "tests/coordinator/server/server_test_util.h"
+
+namespace rung::server {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+using testing::ContextWithToken;
+using testing::LoopbackChannel;
+using testing::ScratchDir;
+
+constexpr std::chrono::seconds kLease(60);
+
+// Two trials (rope, nope) on one rung; `priority` and `lr` vary per test.
+std::string TinySpec(const std::string& name, int priority = 0, const std::string& lr = "1.0e-3",
+                     const std::string& variants = "[rope, nope]") {
+  return "name: " + name +
+         "\n"
+         "metric: {name: val_loss, goal: minimize}\n"
+         "baseline: {position.variant: rope}\n"
+         "data: {source: builtin, seq_len: 16}\n"
+         "model: {mlp: gelu}\n"
+         "train: {batch_size: 2, steps: 10, lr: " +
+         lr +
+         "}\n"
+         "resources: {cpus: 1}\n"
+         "policy: {max_retries: 1, max_failed: 4, priority: " +
+         std::to_string(priority) +
+         "}\n"
+         "ladder:\n"
+         "  rungs:\n"
+         "    - {layers: 1, d_model: 16, heads: 2}\n"
+         "sweep:\n"
+         "  position.variant: " +
+         variants + "\n";
+}
+
+// Two errors: an unknown key (line 4, column 9) and an unknown variant (line 10, column 28).
+constexpr char kBadSpec[] =
+    "name: bad\n"
+    "metric: {name: val_loss, goal: minimize}\n"
+    "data: {source: builtin, seq_len: 16}\n"
+    "model: {mlpp: gelu}\n"
+    "train: {batch_size: 2, steps: 10, lr: 1.0e-3}\n"
+    "ladder:\n"
+    "  rungs:\n"
+    "    - {layers: 1, d_model: 16, heads: 2}\n"
+    "sweep:\n"
+    "  position.variant: [rope, ropee]\n";
+
+// rung-train's records, as a worker relays them.
+std::string ProvenanceRecord() { return R"({"type":"provenance","commit":"abc123","host":"node7","start_step":0})"; }
+
+std::string StepRecord(int64_t step, double train_loss, std::optional<double> val_loss = std::nullopt) {
+  nlohmann::json record = {{"type", "step"},         {"step", step},
+                           {"tokens", step * 32},    {"flops", 6.0 * 3072 * static_cast<double>(step * 32)},
+                           {"lr", 0.001},            {"train_loss", train_loss},
+                           {"grad_norm", 0.5},       {"tokens_per_sec", 1000.0},
+                           {"elapsed_sec", 0.01 * static_cast<double>(step)}};
+  if (val_loss) record["val_loss"] = *val_loss;
+  return record.dump();
+}
+
+std::string FinalRecord(double val_loss) {
+  nlohmann::json record = {
+      {"type", "final"},
+      {"step", 10},
+      {"tokens", 320},
+      {"val_loss", val_loss},
+      {"train_loss", val_loss - 0.1},
+      {"val_loss_per_position", {2.0, 1.5, 1.2}},
+      {"positional_parameters", {{{"name", "positional.lerope_log_scale"}, {"shape", {2, 2}}, {"values", {0.1, 0.2, 0.3, 0.4}}}}},
+      {"frequencies", {{{"name", "layer_0"}, {"shape", {2}}, {"values", {1.0, 0.01}}}}},
+      {"train_tokens_per_sec", 1234.5}};
+  return record.dump();
+}
+
+class CoordinatorServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    options_.listen_address = "127.0.0.1:0";
+    options_.database_path = scratch_.Path("rung.db");
+    options_.user_token_file = scratch_.Path("user.token");
+    options_.worker_token_file = scratch_.Path("worker.token");
+    options_.lease_duration = kLease;
+    StatusOr<std::string> user = WriteFreshTokenFile(options_.user_token_file);
+    StatusOr<std::string> worker = WriteFreshTokenFile(options_.worker_token_file);
+    ASSERT_TRUE(user.ok() && worker.ok());
+    user_token_ = *user;
+    worker_token_ = *worker;
+    StartServer();
+  }
+
+  void StartServer() {
+    StatusOr<std::unique_ptr<CoordinatorServer>> server = CoordinatorServer::Start(options_, &clock_);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(server).value();
+    auto channel = LoopbackChannel(server_->address());
+    users_ = v1::UserService::NewStub(channel);
+    workers_ = v1::WorkerService::NewStub(channel);
+  }
+
+  // Stops the coordinator (the database closes) and starts a new one on the same file.
+  void RestartServer() {
+    users_.reset();
+    workers_.reset();
+    server_.reset();
+    StartServer();
+  }
+
+  grpc::Status TrySubmit(const std::string& spec, const std::string& file, v1::SubmitSweepResponse* response,
+                         bool dry_run = false, grpc::ClientContext* context = nullptr) {
+    v1::SubmitSweepRequest request;
+    request.set_spec_text(spec);
+    request.set_spec_file_name(file);
+    request.set_dry_run(dry_run);
+    std::unique_ptr<grpc::ClientContext> owned = context == nullptr ? ContextWithToken(user_token_) : nullptr;
+    return users_->SubmitSweep(context != nullptr ? context : owned.get(), request, response);
+  }
+
+  v1::SubmitSweepResponse Submit(const std::string& spec, bool dry_run = false) {
+    v1::SubmitSweepResponse response;
+    grpc::Status status = TrySubmit(spec, "tiny.yaml", &response, dry_run);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return response;
+  }
+
+  void Register(const std::string& worker_id, int cpus = 1) {
+    v1::RegisterRequest request;
+    request.set_worker_id(worker_id);
+    request.set_host("host-" + worker_id);
+    request.set_cpu_slots(cpus);
+    request.set_build_commit("abc123");
+    (*request.mutable_labels())["rack"] = "a";
+    v1::RegisterResponse response;
+    grpc::Status status = workers_->Register(ContextWithToken(worker_token_).get(), request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+
+  grpc::Status TryLease(const std::string& worker_id, v1::LeaseResponse* response, int cpus = 1,
+                        std::chrono::milliseconds wait = std::chrono::milliseconds(0)) {
+    v1::LeaseRequest request;
+    request.set_worker_id(worker_id);
+    request.set_free_cpu_slots(cpus);
+    *request.mutable_wait() = google::protobuf::util::TimeUtil::MillisecondsToDuration(wait.count());
+    return workers_->Lease(ContextWithToken(worker_token_).get(), request, response);
+  }
+
+  // A lease for the worker now, or nullopt when nothing fits.
+  std::optional<v1::TrialLease> Lease(const std::string& worker_id, int cpus = 1) {
+    v1::LeaseResponse response;
+    grpc::Status status = TryLease(worker_id, &response, cpus);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    if (!response.has_lease()) return std::nullopt;
+    return response.lease();
+  }
+
+  grpc::Status Report(const std::string& worker_id, const v1::TrialLease& lease, int64_t sequence,
+                      const std::vector<std::string>& records, v1::ReportMetricsResponse* response = nullptr) {
+    v1::ReportMetricsRequest request;
+    request.set_worker_id(worker_id);
+    request.set_trial_id(lease.trial_id());
+    request.set_attempt(lease.attempt());
+    request.set_sequence(sequence);
+    for (const std::string& record : records) request.add_records(record);
+    request.add_stderr_lines("threads: 1");
+    v1::ReportMetricsResponse ignored;
+    return workers_->ReportMetrics(ContextWithToken(worker_token_).get(), request,
+                                   response != nullptr ? response : &ignored);
+  }
+
+  v1::CompleteRequest Completion(const std::string& worker_id, const v1::TrialLease& lease, v1::AttemptOutcome outcome,
+                                 int64_t last_batch) {
+    v1::CompleteRequest request;
+    request.set_worker_id(worker_id);
+    request.set_trial_id(lease.trial_id());
+    request.set_attempt(lease.attempt());
+    request.set_outcome(outcome);
+    request.set_last_batch_sequence(last_batch);
+    if (outcome == v1::OUTCOME_SUCCEEDED) {
+      (*request.mutable_final_metrics())["val_loss"] = 1.75;
+      (*request.mutable_final_metrics())["train_tokens_per_sec"] = 1234.5;
+    } else {
+      request.set_reason(outcome == v1::OUTCOME_FAILED ? "non-finite training loss at step 3" : "SIGTERM");
+      request.set_exit_code(outcome == v1::OUTCOME_FAILED ? 3 : 75);
+    }
+    return request;
+  }
+
+  grpc::Status Complete(const v1::CompleteRequest& request, v1::CompleteResponse* response) {
+    return workers_->Complete(ContextWithToken(worker_token_).get(), request, response);
+  }
+
+  // Runs a leased trial to the end: provenance and a step, then the last step and the final record,
+  // then SUCCEEDED.
+  void RunToSuccess(const std::string& worker_id, const v1::TrialLease& lease, double val_loss = 1.75) {
+    ASSERT_TRUE(Report(worker_id, lease, 1, {ProvenanceRecord(), StepRecord(5, 2.5, 2.6)}).ok());
+    ASSERT_TRUE(Report(worker_id, lease, 2, {StepRecord(10, 1.9, val_loss), FinalRecord(val_loss)}).ok());
+    v1::CompleteResponse response;
+    grpc::Status status = Complete(Completion(worker_id, lease, v1::OUTCOME_SUCCEEDED, 2), &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(response.trial_state(), v1::TRIAL_STATE_SUCCEEDED);
+  }
+
+  grpc::Status Heartbeat(const std::string& worker_id, const v1::TrialLease& lease, v1::HeartbeatResponse* response) {
+    v1::HeartbeatRequest request;
+    request.set_worker_id(worker_id);
+    request.set_trial_id(lease.trial_id());
+    request.set_attempt(lease.attempt());
+    return workers_->Heartbeat(ContextWithToken(worker_token_).get(), request, response);
+  }
+
+  v1::Trial GetTrial(int64_t trial_id) {
+    v1::GetTrialRequest request;
+    request.set_trial_id(trial_id);
+    v1::Trial trial;
+    grpc::Status status = users_->GetTrial(ContextWithToken(user_token_).get(), request, &trial);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return trial;
+  }
+
+  v1::Sweep GetSweep(int64_t sweep_id) {
+    v1::GetSweepRequest request;
+    request.set_sweep_id(sweep_id);
+    v1::Sweep sweep;
+    grpc::Status status = users_->GetSweep(ContextWithToken(user_token_).get(), request, &sweep);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return sweep;
+  }
+
+  std::vector<v1::Trial> ListTrials(int64_t sweep_id, std::vector<v1::TrialState> states = {}) {
+    v1::ListTrialsRequest request;
+    request.set_sweep_id(sweep_id);
+    for (v1::TrialState state : states) request.add_states(state);
+    v1::ListTrialsResponse response;
+    grpc::Status status = users_->ListTrials(ContextWithToken(user_token_).get(), request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return {response.trials().begin(), response.trials().end()};
+  }
+
+  std::vector<v1::Sweep> ListSweeps() {
+    v1::ListSweepsResponse response;
+    grpc::Status status = users_->ListSweeps(ContextWithToken(user_token_).get(), v1::ListSweepsRequest(), &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return {response.sweeps().begin(), response.sweeps().end()};
+  }
+
+  // step -> value of one metric of a trial.
+  std::map<int64_t, double> Curve(int64_t trial_id, const std::string& name) {
+    v1::GetMetricsRequest request;
+    request.set_trial_id(trial_id);
+    request.add_names(name);
+    v1::GetMetricsResponse response;
+    grpc::Status status = users_->GetMetrics(ContextWithToken(user_token_).get(), request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    std::map<int64_t, double> curve;
+    for (const v1::MetricSeries& series : response.series()) {
+      for (const v1::MetricPoint& point : series.points()) curve[point.step()] = point.value();
+    }
+    return curve;
+  }
+
+  // Expires due leases as the reaper thread does when the clock passes them.
+  size_t ExpireDueLeases() {
+    StatusOr<std::vector<AttemptKey>> expired = server_->coordinator().reaper().ExpireDue();
+    EXPECT_TRUE(expired.ok()) << expired.status().ToString();
+    return expired.ok() ? expired->size() : 0;
+  }
+
+  ScratchDir scratch_;
+  ManualClock clock_{FromUnixMicros(1'700'000'000'000'000)};
+  ServerOptions options_;
+  std::string user_token_;
+  std::string worker_token_;
+  std::unique_ptr<CoordinatorServer> server_;
+  std::unique_ptr<v1::UserService::Stub> users_;
+  std::unique_ptr<v1::WorkerService::Stub> workers_;
+};
+
+TEST_F(CoordinatorServiceTest, SubmitLeaseByPriorityReportCompleteAndRead) {
+  const int64_t low = Submit(TinySpec("low", /*priority=*/0)).sweep_id();
+  const v1::SubmitSweepResponse submitted = Submit(TinySpec("high", /*priority=*/5));
+  const int64_t high = submitted.sweep_id();
+  EXPECT_TRUE(submitted.created());
+  EXPECT_EQ(submitted.trial_count(), 2);
+  EXPECT_EQ(submitted.new_trial_count(), 2);
+  ASSERT_THAT(submitted.cells(), SizeIs(2));
+  EXPECT_EQ(submitted.cells(0).outcome(), v1::SubmittedCell::OUTCOME_ADDED);
+  EXPECT_GT(submitted.cells(0).trial_id(), 0);
+  Register("w1");
+
+  // The later sweep leases first: it has the higher priority.
+  std::optional<v1::TrialLease> lease = Lease("w1");
+  ASSERT_TRUE(lease.has_value());
+  EXPECT_EQ(lease->sweep_id(), high);
+  EXPECT_EQ(lease->attempt(), 1);
+  EXPECT_EQ(lease->cpu_slots(), 1);
+  EXPECT_THAT(lease->checkpoint_dir(), ::testing::EndsWith("high/0/attempt-1"));
+  EXPECT_THAT(lease->resume_from_dirs(), SizeIs(0));
+  EXPECT_EQ(lease->lease_duration().seconds(), 60);
+  EXPECT_EQ(nlohmann::json::parse(lease->config_json())["train"]["steps"], 10);
+
+  // Batch 1 carries the provenance: RUNNING.
+  v1::ReportMetricsResponse ack;
+  ASSERT_TRUE(Report("w1", *lease, 1, {ProvenanceRecord(), StepRecord(5, 2.5, 2.6)}, &ack).ok());
+  EXPECT_EQ(ack.acknowledged_sequence(), 1);
+  EXPECT_FALSE(ack.duplicate());
+  EXPECT_EQ(GetTrial(lease->trial_id()).state(), v1::TRIAL_STATE_RUNNING);
+  ASSERT_TRUE(Report("w1", *lease, 2, {StepRecord(10, 1.9, 1.75), FinalRecord(1.75)}, &ack).ok());
+  // A resent batch is acknowledged again, not applied twice; a skipped one is refused.
+  ASSERT_TRUE(Report("w1", *lease, 2, {StepRecord(10, 1.9, 1.75), FinalRecord(1.75)}, &ack).ok());
+  EXPECT_TRUE(ack.duplicate());
+  EXPECT_EQ(ack.acknowledged_sequence(), 2);
+  EXPECT_EQ(Report("w1", *lease, 4, {StepRecord(12, 1.0)}).error_code(), grpc::StatusCode::OUT_OF_RANGE);
+
+  // Completion names its last batch; batches not received are refused first.
+  v1::CompleteResponse completed;
+  grpc::Status early = Complete(Completion("w1", *lease, v1::OUTCOME_SUCCEEDED, 3), &completed);
+  EXPECT_EQ(early.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(early.error_message(), HasSubstr("send the missing batches first"));
+  const v1::CompleteRequest done = Completion("w1", *lease, v1::OUTCOME_SUCCEEDED, 2);
+  ASSERT_TRUE(Complete(done, &completed).ok());
+  EXPECT_EQ(completed.trial_state(), v1::TRIAL_STATE_SUCCEEDED);
+  EXPECT_FALSE(completed.duplicate());
+  // An identical duplicate is acknowledged.
+  grpc::Status again = Complete(done, &completed);
+  ASSERT_TRUE(again.ok()) << again.error_message();
+  EXPECT_TRUE(completed.duplicate());
+  EXPECT_EQ(completed.trial_state(), v1::TRIAL_STATE_SUCCEEDED);
+
+  // What users see.
+  std::vector<v1::Trial> succeeded = ListTrials(high, {v1::TRIAL_STATE_SUCCEEDED});
+  ASSERT_THAT(succeeded, SizeIs(1));
+  EXPECT_EQ(succeeded[0].trial_id(), lease->trial_id());
+  EXPECT_TRUE(succeeded[0].baseline());
+  EXPECT_EQ(succeeded[0].latest_step(), 10);
+  EXPECT_EQ(succeeded[0].total_steps(), 10);
+  EXPECT_DOUBLE_EQ(succeeded[0].final_metric(), 1.75);
+  EXPECT_TRUE(succeeded[0].config_json().empty());  // BASIC view in lists
+  EXPECT_EQ(Curve(lease->trial_id(), "val_loss"), (std::map<int64_t, double>{{5, 2.6}, {10, 1.75}}));
+  EXPECT_EQ(Curve(lease->trial_id(), "train_loss"), (std::map<int64_t, double>{{5, 2.5}, {10, 1.9}}));
+  EXPECT_EQ(Curve(lease->trial_id(), "tokens"), (std::map<int64_t, double>{{5, 160}, {10, 320}}));
+
+  const v1::Trial trial = GetTrial(lease->trial_id());
+  EXPECT_FALSE(trial.config_json().empty());
+  ASSERT_THAT(trial.attempts(), SizeIs(1));
+  EXPECT_EQ(trial.attempts(0).worker_id(), "w1");
+  EXPECT_EQ(trial.attempts(0).state(), v1::TRIAL_STATE_SUCCEEDED);
+  EXPECT_EQ(trial.attempts(0).metric_batches(), 2);
+  EXPECT_THAT(trial.attempts(0).provenance_json(), HasSubstr("abc123"));
+
+  v1::GetLearnedParametersRequest learned_request;
+  learned_request.add_trial_ids(lease->trial_id());
+  v1::GetLearnedParametersResponse learned;
+  ASSERT_TRUE(users_->GetLearnedParameters(ContextWithToken(user_token_).get(), learned_request, &learned).ok());
+  std::map<std::string, v1::LearnedParameter> by_name;
+  for (const v1::LearnedParameter& parameter : learned.parameters()) by_name[parameter.tensor().name()] = parameter;
+  ASSERT_TRUE(by_name.count("positional.lerope_log_scale"));
+  const v1::LearnedParameter& scale = by_name["positional.lerope_log_scale"];
+  EXPECT_EQ(scale.kind(), v1::PARAMETER_KIND_LEARNED);
+  EXPECT_EQ(scale.step(), 10);
+  EXPECT_THAT(scale.tensor().shape(), ElementsAre(2, 2));
+  EXPECT_THAT(scale.tensor().values(), ElementsAre(0.1, 0.2, 0.3, 0.4));
+  ASSERT_TRUE(by_name.count("frequencies.layer_0"));
+  EXPECT_EQ(by_name["frequencies.layer_0"].kind(), v1::PARAMETER_KIND_DIAGNOSTIC);
+  ASSERT_TRUE(by_name.count("val_loss_per_position"));
+  EXPECT_THAT(by_name["val_loss_per_position"].tensor().values(), ElementsAre(2.0, 1.5, 1.2));
+
+  v1::Sweep sweep = GetSweep(high);
+  EXPECT_EQ(sweep.counts().succeeded(), 1);
+  EXPECT_EQ(sweep.counts().pending(), 1);
+  EXPECT_EQ(sweep.counts().total(), 2);
+  EXPECT_EQ(sweep.spec_file_name(), "tiny.yaml");
+  EXPECT_EQ(sweep.metric_name(), "val_loss");
+  EXPECT_EQ(sweep.priority(), 5);
+  EXPECT_FALSE(sweep.spec_text().empty());
+  EXPECT_GT(sweep.finished_flops(), 0);
+
+  // The second trial of the high sweep, then the low sweep.
+  std::optional<v1::TrialLease> second = Lease("w1");
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->sweep_id(), high);
+  RunToSuccess("w1", *second);
+  EXPECT_EQ(GetSweep(high).state(), v1::SWEEP_STATE_SUCCEEDED);
+  std::optional<v1::TrialLease> third = Lease("w1");
+  ASSERT_TRUE(third.has_value());
+  EXPECT_EQ(third->sweep_id(), low);
+
+  // ListWorkers reads the store: the worker, its details and the trial it holds.
+  v1::ListWorkersResponse workers;
+  ASSERT_TRUE(users_->ListWorkers(ContextWithToken(user_token_).get(), v1::ListWorkersRequest(), &workers).ok());
+  ASSERT_THAT(workers.workers(), SizeIs(1));
+  EXPECT_EQ(workers.workers(0).host(), "host-w1");
+  EXPECT_EQ(workers.workers(0).build_commit(), "abc123");
+  EXPECT_EQ(workers.workers(0).labels().at("rack"), "a");
+  EXPECT_THAT(workers.workers(0).running_trial_ids(), ElementsAre(third->trial_id()));
+}
+
+TEST_F(CoordinatorServiceTest, ABadSpecIsInvalidArgumentWithEveryLocationAndWritesNothing) {
+  v1::SubmitSweepResponse response;
+  grpc::ClientContext* context = nullptr;
+  std::unique_ptr<grpc::ClientContext> owned = ContextWithToken(user_token_);
+  context = owned.get();
+  grpc::Status status = TrySubmit(kBadSpec, "bad.yaml", &response, /*dry_run=*/false, context);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("bad.yaml:4:9: error: model.mlpp: unknown key"));
+  EXPECT_THAT(status.error_message(), HasSubstr("bad.yaml:10:28"));
+  EXPECT_THAT(status.error_message(), HasSubstr("\n"));  // one error per line
+
+  const auto& trailers = context->GetServerTrailingMetadata();
+  auto found = trailers.find("rung-spec-diagnostics-bin");
+  ASSERT_NE(found, trailers.end());
+  v1::SpecDiagnostics diagnostics;
+  ASSERT_TRUE(diagnostics.ParseFromString(std::string(found->second.data(), found->second.size())));
+  ASSERT_THAT(diagnostics.diagnostics(), SizeIs(2));
+  EXPECT_EQ(diagnostics.diagnostics(0).location(), "bad.yaml:4:9");
+  EXPECT_EQ(diagnostics.diagnostics(0).path(), "model.mlpp");
+  EXPECT_EQ(diagnostics.diagnostics(1).location(), "bad.yaml:10:28");
+
+  EXPECT_THAT(ListSweeps(), SizeIs(0));
+}
+
+TEST_F(CoordinatorServiceTest, ADryRunAnswersTheTableAndStoresNothing) {
+  const v1::SubmitSweepResponse preview = Submit(TinySpec("tiny"), /*dry_run=*/true);
+  EXPECT_EQ(preview.sweep_id(), 0);
+  EXPECT_EQ(preview.trial_count(), 2);
+  ASSERT_THAT(preview.trials(), SizeIs(2));
+  EXPECT_EQ(preview.trials(0).rung_label(), "L1-d16");
+  EXPECT_TRUE(preview.trials(0).baseline());
+  EXPECT_GT(preview.trials(0).flops(), 0);
+  EXPECT_EQ(preview.cells(0).outcome(), v1::SubmittedCell::OUTCOME_ADDED);
+  EXPECT_EQ(preview.cells(0).trial_id(), 0);
+  EXPECT_THAT(ListSweeps(), SizeIs(0));
+}
+
+TEST_F(CoordinatorServiceTest, ResubmissionReportsSkippedUnchangedAndChangedCells) {
+  const int64_t sweep_id = Submit(TinySpec("tiny")).sweep_id();
+  Register("w1");
+  std::optional<v1::TrialLease> lease = Lease("w1");
+  ASSERT_TRUE(lease.has_value());
+  RunToSuccess("w1", *lease);
+
+  const v1::SubmitSweepResponse same = Submit(TinySpec("tiny"));
+  EXPECT_EQ(same.sweep_id(), sweep_id);
+  EXPECT_FALSE(same.created());
+  EXPECT_EQ(same.new_trial_count(), 0);
+  ASSERT_THAT(same.cells(), SizeIs(2));
+  EXPECT_EQ(same.cells(0).outcome(), v1::SubmittedCell::OUTCOME_SKIPPED);
+  EXPECT_EQ(same.cells(1).outcome(), v1::SubmittedCell::OUTCOME_UNCHANGED);
+
+  // A dry run of a changed spec says what would change, and changes nothing.
+  const v1::SubmitSweepResponse preview = Submit(TinySpec("tiny", 0, "2.0e-3"), /*dry_run=*/true);
+  EXPECT_EQ(preview.new_trial_count(), 2);
+  EXPECT_THAT(ListTrials(sweep_id), SizeIs(2));
+
+  const v1::SubmitSweepResponse changed = Submit(TinySpec("tiny", 0, "2.0e-3"));
+  EXPECT_EQ(changed.new_trial_count(), 2);
+  ASSERT_THAT(changed.cells(), SizeIs(4));  // two added, two removed
+  EXPECT_EQ(changed.cells(0).outcome(), v1::SubmittedCell::OUTCOME_ADDED);
+  EXPECT_THAT(changed.cells(0).differences(), ::testing::Contains(HasSubstr("train.lr: 0.001 -> 0.002")));
+  EXPECT_FALSE(changed.cells(0).replaces_identity().empty());
+  EXPECT_EQ(changed.cells(2).outcome(), v1::SubmittedCell::OUTCOME_REMOVED);
+  EXPECT_EQ(changed.cells(2).index(), -1);
+  // The removed finished trial keeps its results; the removed pending one is cancelled.
+  EXPECT_THAT(ListTrials(sweep_id, {v1::TRIAL_STATE_SUCCEEDED}), SizeIs(1));
+  EXPECT_THAT(ListTrials(sweep_id, {v1::TRIAL_STATE_CANCELLED}), SizeIs(1));
+  EXPECT_THAT(ListTrials(sweep_id, {v1::TRIAL_STATE_PENDING}), SizeIs(2));
+}
+
+TEST_F(CoordinatorServiceTest, LeaseExpiryOnTheClockRequeuesWithTheNextAttemptAndResumeFrom) {
+  Submit(TinySpec("tiny", 0, "1.0e-3", "[rope]"));
+  Register("w1");
+  Register("w2");
+  std::optional<v1::TrialLease> first = Lease("w1");
+  ASSERT_TRUE(first.has_value());
+  ASSERT_TRUE(Report("w1", *first, 1, {ProvenanceRecord(), StepRecord(5, 2.5)}).ok());
+
+  clock_.Advance(kLease - std::chrono::seconds(1));
+  EXPECT_EQ(ExpireDueLeases(), 0u);
+  clock_.Advance(std::chrono::seconds(2));
+  EXPECT_EQ(ExpireDueLeases(), 1u);
+  const v1::Trial requeued = GetTrial(first->trial_id());
+  EXPECT_EQ(requeued.state(), v1::TRIAL_STATE_PENDING);
+  EXPECT_THAT(requeued.state_reason(), HasSubstr("requeued after attempt 1 ended STALE"));
+  ASSERT_THAT(requeued.attempts(), SizeIs(1));
+  EXPECT_EQ(requeued.attempts(0).state(), v1::TRIAL_STATE_STALE);
+  EXPECT_THAT(requeued.attempts(0).exit_reason(), HasSubstr("expired without a heartbeat"));
+
+  std::optional<v1::TrialLease> second = Lease("w2");
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->trial_id(), first->trial_id());
+  EXPECT_EQ(second->attempt(), 2);
+  EXPECT_THAT(second->checkpoint_dir(), ::testing::EndsWith("attempt-2"));
+  EXPECT_THAT(second->resume_from_dirs(), ElementsAre(first->checkpoint_dir()));
+}
+
+TEST_F(CoordinatorServiceTest, ALateReportFromASupersededAttemptIsFencedOff) {
+  Submit(TinySpec("tiny", 0, "1.0e-3", "[rope]"));
+  Register("w1");
+  Register("w2");
+  std::optional<v1::TrialLease> first = Lease("w1");
+  ASSERT_TRUE(first.has_value());
+  ASSERT_TRUE(Report("w1", *first, 1, {ProvenanceRecord(), StepRecord(5, 2.5)}).ok());
+
+  // w1 goes silent past its lease; w2's Lease call expires it first and takes the trial over.
+  clock_.Advance(kLease + std::chrono::seconds(1));
+  std::optional<v1::TrialLease> second = Lease("w2");
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->attempt(), 2);
+
+  grpc::Status late = Report("w1", *first, 2, {StepRecord(10, 1.5)});
+  EXPECT_EQ(late.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(late.error_message(), HasSubstr("from attempt 1 rejected"));
+  EXPECT_THAT(late.error_message(), HasSubstr("attempt 2 superseded it"));
+  v1::HeartbeatResponse beat;
+  EXPECT_EQ(Heartbeat("w1", *first, &beat).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  v1::CompleteResponse completed;
+  EXPECT_EQ(Complete(Completion("w1", *first, v1::OUTCOME_SUCCEEDED, 1), &completed).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  // A batch attempt 1 had committed is still acknowledged (its answer may have been lost).
+  v1::ReportMetricsResponse ack;
+  ASSERT_TRUE(Report("w1", *first, 1, {ProvenanceRecord(), StepRecord(5, 2.5)}, &ack).ok());
+  EXPECT_TRUE(ack.duplicate());
+
+  // The new attempt goes on; the curve takes each step from the newest attempt.
+  RunToSuccess("w2", *second);
+  EXPECT_EQ(Curve(first->trial_id(), "train_loss"), (std::map<int64_t, double>{{5, 2.5}, {10, 1.9}}));
+}
+
+TEST_F(CoordinatorServiceTest, ARestartKeepsEveryAcknowledgedWriteAndRenewsLiveLeases) {
+  Submit(TinySpec("tiny"));
+  Register("w1", /*cpus=*/2);
+  std::optional<v1::TrialLease> done = Lease("w1", 2);
+  std::optional<v1::TrialLease> running = Lease("w1", 1);
+  ASSERT_TRUE(done.has_value() && running.has_value());
+  RunToSuccess("w1", *done);
+  ASSERT_TRUE(Report("w1", *running, 1, {ProvenanceRecord(), StepRecord(5, 2.5, 2.6)}).ok());
+
+  clock_.Advance(std::chrono::seconds(50));
+  RestartServer();
+
+  // 80 s after the lease, 30 s after the restart: the running trial's lease got a fresh period.
+  clock_.Advance(std::chrono::seconds(30));
+  Register("w2");
+  EXPECT_FALSE(Lease("w2").has_value());
+  EXPECT_EQ(ExpireDueLeases(), 0u);
+  v1::HeartbeatResponse beat;
+  grpc::Status status = Heartbeat("w1", *running, &beat);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(beat.action(), v1::HeartbeatResponse::ACTION_CONTINUE);
+  EXPECT_EQ(google::protobuf::util::TimeUtil::TimestampToMicroseconds(beat.lease_expires_at()),
+            ToUnixMicros(clock_.Now() + kLease));
+
+  // Every acknowledged state and metric is there.
+  EXPECT_EQ(GetTrial(done->trial_id()).state(), v1::TRIAL_STATE_SUCCEEDED);
+  EXPECT_EQ(GetTrial(running->trial_id()).state(), v1::TRIAL_STATE_RUNNING);
+  EXPECT_EQ(Curve(done->trial_id(), "val_loss"), (std::map<int64_t, double>{{5, 2.6}, {10, 1.75}}));
+  EXPECT_EQ(Curve(running->trial_id(), "val_loss"), (std::map<int64_t, double>{{5, 2.6}}));
+  v1::ReportMetricsResponse ack;
+  ASSERT_TRUE(Report("w1", *running, 1, {ProvenanceRecord(), StepRecord(5, 2.5, 2.6)}, &ack).ok());
+  EXPECT_TRUE(ack.duplicate());
+  ASSERT_TRUE(Report("w1", *running, 2, {StepRecord(10, 1.9, 1.8)}, &ack).ok());
+  EXPECT_FALSE(ack.duplicate());
+  v1::ListWorkersResponse workers;
+  ASSERT_TRUE(users_->ListWorkers(ContextWithToken(user_token_).get(), v1::ListWorkersRequest(), &workers).ok());
+  EXPECT_THAT(workers.workers(), SizeIs(2));
+}
+
+TEST_F(CoordinatorServiceTest, PauseStopsLeasesAndResumeBringsThemBack) {
+  const int64_t sweep_id = Submit(TinySpec("tiny")).sweep_id();
+  Register("w1");
+  v1::PauseSweepRequest pause;
+  pause.set_sweep_id(sweep_id);
+  pause.set_reason("cluster maintenance");
+  v1::Sweep sweep;
+  ASSERT_TRUE(users_->PauseSweep(ContextWithToken(user_token_).get(), pause, &sweep).ok());
+  EXPECT_EQ(sweep.state(), v1::SWEEP_STATE_PAUSED);
+  EXPECT_EQ(sweep.state_reason(), "cluster maintenance");
+  EXPECT_FALSE(Lease("w1").has_value());
+
+  v1::ResumeSweepRequest resume;
+  resume.set_sweep_id(sweep_id);
+  ASSERT_TRUE(users_->ResumeSweep(ContextWithToken(user_token_).get(), resume, &sweep).ok());
+  EXPECT_EQ(sweep.state(), v1::SWEEP_STATE_ACTIVE);
+  EXPECT_TRUE(Lease("w1").has_value());
+}
+
+TEST_F(CoordinatorServiceTest, CancelAnswersCancelOnTheNextHeartbeat) {
+  const int64_t sweep_id = Submit(TinySpec("tiny")).sweep_id();
+  Register("w1");
+  std::optional<v1::TrialLease> lease = Lease("w1");
+  ASSERT_TRUE(lease.has_value());
+  v1::HeartbeatResponse beat;
+  ASSERT_TRUE(Heartbeat("w1", *lease, &beat).ok());
+  EXPECT_EQ(beat.action(), v1::HeartbeatResponse::ACTION_CONTINUE);
+
+  v1::CancelSweepRequest cancel;
+  cancel.set_sweep_id(sweep_id);
+  cancel.set_reason("wrong learning rate");
+  v1::Sweep sweep;
+  grpc::ClientContext context;
+  context.AddMetadata("authorization", "Bearer " + user_token_);
+  context.AddMetadata("rung-user", "ada");
+  ASSERT_TRUE(users_->CancelSweep(&context, cancel, &sweep).ok());
+  EXPECT_EQ(sweep.state(), v1::SWEEP_STATE_CANCELLED);
+  EXPECT_EQ(sweep.counts().cancelled(), 2);
+
+  ASSERT_TRUE(Heartbeat("w1", *lease, &beat).ok());
+  EXPECT_EQ(beat.action(), v1::HeartbeatResponse::ACTION_CANCEL);
+  EXPECT_EQ(beat.reason(), "wrong learning rate");
+  v1::CompleteResponse completed;
+  EXPECT_EQ(Complete(Completion("w1", *lease, v1::OUTCOME_SUCCEEDED, 0), &completed).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_FALSE(Lease("w1").has_value());
+}
+
+TEST_F(CoordinatorServiceTest, FailuresRetryThenFailForGoodAndRetryTrialsRequeues) {
+  const int64_t sweep_id = Submit(TinySpec("tiny", 0, "1.0e-3", "[rope]")).sweep_id();
+  Register("w1");
+  std::optional<v1::TrialLease> first = Lease("w1");
+  ASSERT_TRUE(first.has_value());
+  v1::CompleteResponse completed;
+  ASSERT_TRUE(Complete(Completion("w1", *first, v1::OUTCOME_FAILED, 0), &completed).ok());
+  EXPECT_EQ(completed.trial_state(), v1::TRIAL_STATE_PENDING);  // policy.max_retries is 1
+  std::optional<v1::TrialLease> second = Lease("w1");
+  ASSERT_TRUE(second.has_value());
+  ASSERT_TRUE(Complete(Completion("w1", *second, v1::OUTCOME_FAILED, 0), &completed).ok());
+  EXPECT_EQ(completed.trial_state(), v1::TRIAL_STATE_FAILED);
+  const v1::Trial failed = GetTrial(first->trial_id());
+  EXPECT_THAT(failed.state_reason(), HasSubstr("non-finite training loss at step 3 (exit code 3)"));
+  EXPECT_EQ(failed.failures(), 2);
+
+  v1::RetryTrialsRequest retry;
+  retry.set_sweep_id(sweep_id);
+  v1::RetryTrialsResponse retried;
+  ASSERT_TRUE(users_->RetryTrials(ContextWithToken(user_token_).get(), retry, &retried).ok());
+  EXPECT_THAT(retried.retried_trial_ids(), ElementsAre(first->trial_id()));
+  EXPECT_EQ(retried.sweep().state(), v1::SWEEP_STATE_ACTIVE);
+  std::optional<v1::TrialLease> third = Lease("w1");
+  ASSERT_TRUE(third.has_value());
+  EXPECT_EQ(third->attempt(), 3);
+  EXPECT_THAT(third->resume_from_dirs(), SizeIs(2));
+
+  // A trial that is not FAILED cannot be retried, and nothing changes.
+  retry.add_trial_ids(first->trial_id());
+  grpc::Status refused = users_->RetryTrials(ContextWithToken(user_token_).get(), retry, &retried);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+TEST_F(CoordinatorServiceTest, PreemptionRequeuesAndTheNextAttemptResumes) {
+  Submit(TinySpec("tiny", 0, "1.0e-3", "[rope]"));
+  Register("w1");
+  std::optional<v1::TrialLease> first = Lease("w1");
+  ASSERT_TRUE(first.has_value());
+  ASSERT_TRUE(Report("w1", *first, 1, {ProvenanceRecord(), StepRecord(5, 2.5)}).ok());
+  v1::CompleteResponse completed;
+  ASSERT_TRUE(Complete(Completion("w1", *first, v1::OUTCOME_PREEMPTED, 1), &completed).ok());
+  EXPECT_EQ(completed.trial_state(), v1::TRIAL_STATE_PENDING);
+  std::optional<v1::TrialLease> second = Lease("w1");
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->attempt(), 2);
+  EXPECT_THAT(second->resume_from_dirs(), ElementsAre(first->checkpoint_dir()));
+}
+
+// Waits until `count` Lease calls block on the work notifier (they are in their long-poll).
+void AwaitLeaseWaiters(Coordinator& coordinator, int count) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (coordinator.lease_waiters() < count && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::yield();
+  }
+  ASSERT_GE(coordinator.lease_waiters(), count);
+}
+
+TEST_F(CoordinatorServiceTest, ALongPollLeaseWakesWhenATrialIsSubmitted) {
+  Register("w1");
+  const auto started = std::chrono::steady_clock::now();
+  std::future<v1::LeaseResponse> waiting = std::async(std::launch::async, [&] {
+    v1::LeaseResponse response;
+    grpc::Status status = TryLease("w1", &response, 1, std::chrono::seconds(8));
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return response;
+  });
+  AwaitLeaseWaiters(server_->coordinator(), 1);
+  Submit(TinySpec("tiny"));
+  const v1::LeaseResponse response = waiting.get();
+  EXPECT_TRUE(response.has_lease());
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(8));
+}
+
+TEST_F(CoordinatorServiceTest, ALongPollLeaseAnswersUnavailableAtShutdown) {
+  Register("w1");
+  std::future<grpc::Status> waiting = std::async(std::launch::async, [&] {
+    v1::LeaseResponse response;
+    return TryLease("w1", &response, 1, std::chrono::seconds(8));
+  });
+  AwaitLeaseWaiters(server_->coordinator(), 1);
+  const auto started = std::chrono::steady_clock::now();
+  server_->Shutdown();
+  const grpc::Status status = waiting.get();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(4));
+}
+
+TEST_F(CoordinatorServiceTest, TheReaperThreadExpiresLeasesWhenTheClockPassesThem) {
+  Submit(TinySpec("tiny", 0, "1.0e-3", "[rope]"));
+  Register("w1");
+  std::optional<v1::TrialLease> lease = Lease("w1");
+  ASSERT_TRUE(lease.has_value());
+  Coordinator& coordinator = server_->coordinator();
+  const uint64_t seen = coordinator.changes().generation();
+  clock_.Advance(kLease + std::chrono::seconds(1));
+  coordinator.reaper().Poke();  // a ManualClock does not wake the thread by itself
+  coordinator.changes().WaitForChange(seen, std::chrono::steady_clock::now() + std::chrono::seconds(10));
+  EXPECT_EQ(GetTrial(lease->trial_id()).state(), v1::TRIAL_STATE_PENDING);
+}
+
+TEST_F(CoordinatorServiceTest, StreamSweepUpdatesSendsASnapshotThenChangesUntilTheSweepFinishes) {
+  const int64_t sweep_id = Submit(TinySpec("tiny", 0, "1.0e-3", "[rope]")).sweep_id();
+  Register("w1");
+  v1::StreamSweepUpdatesRequest request;
+  request.set_sweep_id(sweep_id);
+  std::unique_ptr<grpc::ClientContext> context = ContextWithToken(user_token_);
+  std::unique_ptr<grpc::ClientReader<v1::SweepUpdate>> stream = users_->StreamSweepUpdates(context.get(), request);
+  v1::SweepUpdate update;
+  ASSERT_TRUE(stream->Read(&update));
+  EXPECT_TRUE(update.snapshot());
+  ASSERT_THAT(update.trials(), SizeIs(1));
+  EXPECT_EQ(update.trials(0).state(), v1::TRIAL_STATE_PENDING);
+
+  std::optional<v1::TrialLease> lease = Lease("w1");
+  ASSERT_TRUE(lease.has_value());
+  ASSERT_TRUE(stream->Read(&update));
+  EXPECT_FALSE(update.snapshot());
+  ASSERT_THAT(update.trials(), SizeIs(1));
+  EXPECT_EQ(update.trials(0).state(), v1::TRIAL_STATE_LEASED);
+  EXPECT_EQ(update.trials(0).worker_id(), "w1");
+
+  RunToSuccess("w1", *lease);
+  std::vector<v1::SweepState> states;
+  while (stream->Read(&update)) states.push_back(update.sweep().state());
+  ASSERT_FALSE(states.empty());
+  EXPECT_EQ(states.back(), v1::SWEEP_STATE_SUCCEEDED);
+  grpc::Status status = stream->Finish();
+  EXPECT_TRUE(status.ok()) << status.error_message();
+}
+
+TEST_F(CoordinatorServiceTest, GetLogsReturnsRecordsStderrAndEvents) {
+  Submit(TinySpec("tiny", 0, "1.0e-3", "[rope]"));
+  Register("w1");
+  std::optional<v1::TrialLease> lease = Lease("w1");
+  ASSERT_TRUE(lease.has_value());
+  RunToSuccess("w1", *lease);
+
+  auto read_logs = [&](const v1::GetLogsRequest& request) {
+    std::unique_ptr<grpc::ClientContext> context = ContextWithToken(user_token_);
+    std::unique_ptr<grpc::ClientReader<v1::LogEntry>> stream = users_->GetLogs(context.get(), request);
+    std::vector<v1::LogEntry> entries;
+    v1::LogEntry entry;
+    while (stream->Read(&entry)) entries.push_back(entry);
+    grpc::Status status = stream->Finish();
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return entries;
+  };
+  v1::GetLogsRequest request;
+  request.set_trial_id(lease->trial_id());
+  request.set_follow(true);  // the trial already finished: ends after its lines
+  std::map<v1::LogEntry::Source, int> by_source;
+  for (const v1::LogEntry& entry : read_logs(request)) ++by_source[entry.source()];
+  EXPECT_EQ(by_source[v1::LogEntry::SOURCE_RECORD], 4);
+  EXPECT_EQ(by_source[v1::LogEntry::SOURCE_STDERR], 2);
+  EXPECT_GE(by_source[v1::LogEntry::SOURCE_EVENT], 3);  // LEASED, RUNNING, SUCCEEDED
+
+  request.set_tail(1);
+  request.set_include_records(true);
+  const std::vector<v1::LogEntry> last = read_logs(request);
+  ASSERT_THAT(last, SizeIs(1));
+  EXPECT_THAT(last[0].text(), HasSubstr("\"type\":\"final\""));
+}
+
+TEST_F(CoordinatorServiceTest, UnknownIdsAreNotFound) {
+  v1::LeaseResponse lease;
+  grpc::Status status = TryLease("nobody", &lease);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(status.error_message(), HasSubstr("register"));
+  v1::GetTrialRequest request;
+  request.set_trial_id(42);
+  v1::Trial trial;
+  EXPECT_EQ(users_->GetTrial(ContextWithToken(user_token_).get(), request, &trial).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  v1::GetSweepRequest sweep_request;
+  sweep_request.set_sweep_id(7);
+  v1::Sweep sweep;
+  EXPECT_EQ(users_->GetSweep(ContextWithToken(user_token_).get(), sweep_request, &sweep).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+}
+
+}  // namespace
+}  // namespace rung::server

@@ -1,0 +1,286 @@
+// What the gRPC services need of the store beyond the lifecycle's basics: metric batches
+// (ReportBatch: sequence numbers, duplicates, gaps, fencing, provenance, results, log lines), the end
+// of an attempt with its last batch (EndAttempt), dry-run submissions (Preview), retrying chosen
+// trials all or nothing (RetryTrials), and the overviews users read. ManualClock; nothing sleeps.
+#include <cmath>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "coordinator/store/overviews.h"
+#include "coordinator/store/trainer_records.h"
+#include "tests/coordinator/store/store_test_util.h"
+
+namespace rung {
+namespace {
+
+using store_testing::Cell;
+using store_testing::kLease;
+using store_testing::Point;
+using store_testing::Submission;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+
+class ReportsTest : public store_testing::StoreTest {
+ protected:
+  MetricBatch Batch(const Lease& lease, int64_t sequence, std::vector<MetricPoint> points) {
+    MetricBatch batch;
+    batch.trial_id = lease.trial_id;
+    batch.attempt = lease.attempt;
+    batch.sequence = sequence;
+    batch.points = std::move(points);
+    batch.lines = {{LogSource::kRecord, "{\"type\":\"step\"}"}, {LogSource::kStderr, "warning"}};
+    return batch;
+  }
+
+  Overviews overviews() { return Overviews(*store_); }
+};
+
+TEST_F(ReportsTest, BatchesAreCommittedInSequenceOnceEach) {
+  RegisterWorker("w");
+  Submit(Submission("s", {Cell("a")}));
+  std::optional<Lease> lease = LeaseFor("w");
+  ASSERT_TRUE(lease.has_value());
+
+  MetricBatch first = Batch(*lease, 1, {Point(10, "train_loss", 3.0)});
+  first.provenance = {{"commit", "abc"}};
+  ASSERT_OK_AND_ASSIGN(BatchAck ack, trials().ReportBatch(first));
+  EXPECT_EQ(ack.acknowledged_sequence, 1);
+  EXPECT_FALSE(ack.duplicate);
+  EXPECT_EQ(StateOf(lease->trial_id), TrialState::kRunning);
+
+  ASSERT_OK_AND_ASSIGN(ack, trials().ReportBatch(first));  // resent
+  EXPECT_TRUE(ack.duplicate);
+  EXPECT_EQ(ack.acknowledged_sequence, 1);
+
+  StatusOr<BatchAck> gap = trials().ReportBatch(Batch(*lease, 3, {Point(30, "train_loss", 2.0)}));
+  ASSERT_FALSE(gap.ok());
+  EXPECT_EQ(gap.status().code(), StatusCode::kOutOfRange);
+  EXPECT_THAT(gap.status().message(), HasSubstr("resend from batch 2"));
+
+  ASSERT_OK(trials().ReportBatch(Batch(*lease, 2, {Point(20, "train_loss", 2.5)})).status());
+  ASSERT_OK_AND_ASSIGN(std::vector<CurvePoint> curve, metrics().Curve(lease->trial_id, "train_loss"));
+  ASSERT_THAT(curve, SizeIs(2));
+  ASSERT_OK_AND_ASSIGN(std::vector<StoredLogLine> logs, metrics().Logs(lease->trial_id));
+  ASSERT_THAT(logs, SizeIs(4));
+  EXPECT_EQ(logs[1].log.source, LogSource::kStderr);
+  EXPECT_EQ(logs[2].batch, 2);
+  ASSERT_OK_AND_ASSIGN(std::vector<AttemptRecord> attempts, trials().Attempts(lease->trial_id));
+  EXPECT_EQ(attempts[0].batches, 2);
+  EXPECT_EQ(attempts[0].provenance["commit"], "abc");
+}
+
+TEST_F(ReportsTest, ABatchOfAnAttemptThatIsNoLongerLiveIsFencedUnlessAlreadyCommitted) {
+  RegisterWorker("w");
+  Submit(Submission("s", {Cell("a")}));
+  std::optional<Lease> first = LeaseFor("w");
+  ASSERT_TRUE(first.has_value());
+  const MetricBatch committed = Batch(*first, 1, {Point(10, "train_loss", 3.0)});
+  ASSERT_OK(trials().ReportBatch(committed).status());
+  clock_.Advance(kLease + std::chrono::seconds(1));
+  ASSERT_OK(trials().ExpireLeases().status());
+  std::optional<Lease> second = LeaseFor("w");
+  ASSERT_TRUE(second.has_value());
+
+  StatusOr<BatchAck> late = trials().ReportBatch(Batch(*first, 2, {Point(20, "train_loss", 2.0)}));
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(late.status().message(), HasSubstr("attempt 2 superseded it"));
+  ASSERT_OK_AND_ASSIGN(BatchAck ack, trials().ReportBatch(committed));
+  EXPECT_TRUE(ack.duplicate);
+}
+
+TEST_F(ReportsTest, AnEndingWaitsForItsLastBatchAndARepeatIsADuplicate) {
+  RegisterWorker("w");
+  Submit(Submission("s", {Cell("a")}));
+  std::optional<Lease> lease = LeaseFor("w");
+  ASSERT_TRUE(lease.has_value());
+  MetricBatch batch = Batch(*lease, 1, {Point(10, "val_loss", 2.0)});
+  batch.results.summaries = {{"val_loss", 2.0, 10}};
+  ASSERT_OK(trials().ReportBatch(batch).status());
+
+  AttemptEnding ending;
+  ending.outcome = TrialState::kSucceeded;
+  ending.last_batch_sequence = 2;
+  ending.results.summaries = {{"val_loss", 2.0, std::nullopt}};
+  StatusOr<EndingAck> early = trials().EndAttempt(lease->trial_id, lease->attempt, ending);
+  ASSERT_FALSE(early.ok());
+  EXPECT_EQ(early.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(early.status().message(), HasSubstr("only batches 1..1 were received"));
+
+  ending.last_batch_sequence = 1;
+  ASSERT_OK_AND_ASSIGN(EndingAck ack, trials().EndAttempt(lease->trial_id, lease->attempt, ending));
+  EXPECT_EQ(ack.trial_state, TrialState::kSucceeded);
+  EXPECT_FALSE(ack.duplicate);
+  ASSERT_OK_AND_ASSIGN(ack, trials().EndAttempt(lease->trial_id, lease->attempt, ending));
+  EXPECT_TRUE(ack.duplicate);
+  // The summary keeps the step the final record gave it.
+  ASSERT_OK_AND_ASSIGN(std::vector<SummaryValue> summaries, metrics().Summaries(lease->trial_id));
+  ASSERT_THAT(summaries, SizeIs(1));
+  EXPECT_EQ(summaries[0].step, 10);
+
+  ending.outcome = TrialState::kCancelled;
+  EXPECT_EQ(trials().EndAttempt(lease->trial_id, lease->attempt, ending).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST_F(ReportsTest, APreviewAnswersWhatASubmissionWouldDoAndWritesNothing) {
+  const int64_t sweep_id = Submit(Submission("s", {Cell("a"), Cell("b")}));
+  ASSERT_OK_AND_ASSIGN(SubmitResult preview, sweeps().Preview(Submission("s", {Cell("b"), Cell("c")}), "user:t"));
+  EXPECT_THAT(preview.added, ElementsAre("c"));
+  EXPECT_THAT(preview.unchanged, ElementsAre("b"));
+  EXPECT_THAT(preview.removed, ElementsAre("a"));
+  ASSERT_THAT(preview.removed_trials, SizeIs(1));
+  EXPECT_EQ(preview.removed_trials[0].cell.identity, "a");
+  ASSERT_OK_AND_ASSIGN(std::vector<TrialRecord> listed, trials().List(sweep_id));
+  EXPECT_THAT(listed, SizeIs(2));
+  EXPECT_EQ(StateOf(listed[0].id), TrialState::kPending);
+  ASSERT_OK_AND_ASSIGN(SubmitResult fresh, sweeps().Preview(Submission("new", {Cell("x")}), "user:t"));
+  EXPECT_TRUE(fresh.created);
+  EXPECT_EQ(sweeps().FindByName("new").status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(ReportsTest, RetryTrialsIsAllOrNothing) {
+  RegisterWorker("w");
+  PolicyConfig no_retries;
+  no_retries.max_retries = 0;
+  const int64_t sweep_id = Submit(Submission("s", {Cell("a"), Cell("b")}, no_retries));
+  std::optional<Lease> failed = LeaseFor("w");
+  ASSERT_TRUE(failed.has_value());
+  ASSERT_OK(trials().Fail(failed->trial_id, failed->attempt, "crash").status());
+  std::optional<Lease> running = LeaseFor("w");
+  ASSERT_TRUE(running.has_value());
+
+  StatusOr<std::vector<int64_t>> refused =
+      sweeps().RetryTrials(sweep_id, {failed->trial_id, running->trial_id}, "user:t");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(StateOf(failed->trial_id), TrialState::kFailed);
+
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> retried, sweeps().RetryTrials(sweep_id, {failed->trial_id}, "user:t"));
+  EXPECT_THAT(retried, ElementsAre(failed->trial_id));
+  EXPECT_EQ(StateOf(failed->trial_id), TrialState::kPending);
+}
+
+TEST_F(ReportsTest, OverviewsCountTrialsAndShowProgressAndReasons) {
+  RegisterWorker("w");
+  const int64_t sweep_id = Submit(Submission("s", {Cell("a"), Cell("b"), Cell("c")}));
+  std::optional<Lease> lease = LeaseFor("w");
+  ASSERT_TRUE(lease.has_value());
+  ASSERT_OK(trials().ReportBatch(Batch(*lease, 1, {Point(10, "train_loss", 3.0), Point(10, "val_loss", 3.1),
+                                                    Point(20, "train_loss", 2.0)}))
+                .status());
+  ASSERT_OK(sweeps().Pause(sweep_id, "user:t", "maintenance"));
+
+  ASSERT_OK_AND_ASSIGN(SweepOverview sweep, overviews().Sweep(sweep_id));
+  EXPECT_EQ(sweep.total_trials, 3);
+  EXPECT_EQ(sweep.counts[TrialState::kLeased], 1);
+  EXPECT_EQ(sweep.counts[TrialState::kPending], 2);
+  EXPECT_EQ(sweep.state_reason, "maintenance");
+  EXPECT_DOUBLE_EQ(sweep.total_flops, 3 * Cell("a").flops);
+  EXPECT_FALSE(sweep.finished_at.has_value());
+
+  ASSERT_OK_AND_ASSIGN(TrialOverview trial, overviews().Trial(lease->trial_id));
+  EXPECT_EQ(trial.latest_step, 20);
+  EXPECT_EQ(trial.latest_metric, 3.1);
+  ASSERT_TRUE(trial.attempt.has_value());
+  EXPECT_EQ(trial.attempt->worker_id, "w");
+  EXPECT_THAT(trial.state_reason, HasSubstr("leased by worker w"));
+  EXPECT_TRUE(trial.first_leased_at.has_value());
+
+  TrialFilter pending;
+  pending.states = {TrialState::kPending};
+  ASSERT_OK_AND_ASSIGN(std::vector<TrialOverview> listed, overviews().Trials(sweep_id, pending));
+  ASSERT_THAT(listed, SizeIs(2));
+  TrialFilter page;
+  page.limit = 2;
+  ASSERT_OK_AND_ASSIGN(listed, overviews().Trials(sweep_id, page));
+  ASSERT_THAT(listed, SizeIs(2));
+  page.after_index = listed.back().trial.trial_index;
+  ASSERT_OK_AND_ASSIGN(listed, overviews().Trials(sweep_id, page));
+  ASSERT_THAT(listed, SizeIs(1));
+  EXPECT_EQ(listed[0].trial.cell.identity, "c");
+
+  Submit(Submission("t", {Cell("z")}));
+  ASSERT_OK_AND_ASSIGN(std::vector<SweepOverview> sweeps, overviews().Sweeps());
+  ASSERT_THAT(sweeps, SizeIs(2));
+  EXPECT_EQ(sweeps[0].sweep.name, "t");  // newest first
+  SweepFilter paused;
+  paused.states = {SweepState::kPaused};
+  ASSERT_OK_AND_ASSIGN(sweeps, overviews().Sweeps(paused));
+  ASSERT_THAT(sweeps, SizeIs(1));
+  EXPECT_EQ(overviews().Trials(999).status().code(), StatusCode::kNotFound);
+}
+
+TEST(TrainerRecordsTest, StepProvenanceFinalAndDiagnosticsRecordsBecomeStoreValues) {
+  const TrainerRecords parsed = ParseTrainerRecords({
+      R"({"type":"provenance","commit":"abc"})",
+      R"({"type":"step","step":10,"tokens":640,"flops":1.5e6,"lr":0.003,"train_loss":3.5,"elapsed_sec":1.25})",
+      R"({"type":"checkpoint","step":10,"path":"/x"})",
+      "not json",
+      R"({"type":"final","step":20,"val_loss":2.5,"val_loss_per_position":[3.0,null],)"
+      R"("positional_parameters":[{"name":"positional.s","shape":[2,3],"values":[1,2,3,4,5,6]}],)"
+      R"("frequencies":[{"name":"layer_0","shape":[2],"values":[1.0,0.5]}],"extrapolation":{"x2":2.9}})",
+      R"({"type":"diagnostics","step":20,"layers":[]})",
+  });
+  EXPECT_EQ(parsed.provenance["commit"], "abc");
+  ASSERT_THAT(parsed.points, SizeIs(5));  // tokens, flops, lr, train_loss, elapsed_sec
+  for (const MetricPoint& point : parsed.points) {
+    EXPECT_EQ(point.step, 10);
+    EXPECT_EQ(point.tokens, 640);
+    EXPECT_DOUBLE_EQ(point.flops, 1.5e6);
+    EXPECT_DOUBLE_EQ(point.wall_time, 1.25);
+  }
+  ASSERT_THAT(parsed.results.summaries, SizeIs(1));
+  EXPECT_EQ(parsed.results.summaries[0].name, "val_loss");
+  EXPECT_EQ(parsed.results.summaries[0].step, 20);
+  ASSERT_THAT(parsed.results.learned_params, SizeIs(6));
+  EXPECT_EQ(parsed.results.learned_params[4].layer, 1);
+  EXPECT_EQ(parsed.results.learned_params[4].head, 1);
+  std::vector<std::string> names;
+  for (const Diagnostic& diagnostic : parsed.results.diagnostics) names.push_back(diagnostic.name);
+  EXPECT_THAT(names, ElementsAre("frequencies.layer_0", "val_loss_per_position", "extrapolation", "attention"));
+  std::optional<StepTensor> per_position = TensorFromJson("val_loss_per_position", parsed.results.diagnostics[1].value);
+  ASSERT_TRUE(per_position.has_value());
+  EXPECT_EQ(per_position->step, 20);
+  EXPECT_TRUE(std::isnan(per_position->tensor.values[1]));
+}
+
+TEST(TrainerRecordsTest, TensorsOfEveryRankRoundTripThroughElements) {
+  for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{}, {3}, {2, 3}, {2, 2, 3}, {2, 1, 2, 2}}) {
+    NamedTensor tensor;
+    tensor.name = "t";
+    tensor.shape = shape;
+    int64_t size = 1;
+    for (int64_t extent : shape) size *= extent;
+    for (int64_t i = 0; i < size; ++i) tensor.values.push_back(static_cast<double>(i));
+    std::vector<LearnedParamValue> elements = TensorToElements(7, tensor);
+    std::reverse(elements.begin(), elements.end());  // the table has its own order
+    const std::vector<StepTensor> back = TensorsFromElements(elements);
+    ASSERT_THAT(back, SizeIs(1));
+    EXPECT_EQ(back[0].step, 7);
+    EXPECT_EQ(back[0].tensor.shape, shape);
+    EXPECT_EQ(back[0].tensor.values, tensor.values);
+  }
+}
+
+TEST_F(ReportsTest, LearnedParametersKeepTheirShapeInTheDatabase) {
+  RegisterWorker("w");
+  Submit(Submission("s", {Cell("a")}));
+  std::optional<Lease> lease = LeaseFor("w");
+  ASSERT_TRUE(lease.has_value());
+  NamedTensor tensor{"positional.s", {2, 3}, {1, 2, 3, 4, 5, 6}};
+  TrialResults results;
+  results.learned_params = TensorToElements(20, tensor);
+  ASSERT_OK(trials().Complete(lease->trial_id, lease->attempt, results));
+  Reopen();
+  ASSERT_OK_AND_ASSIGN(std::vector<LearnedParamValue> stored, metrics().LearnedParams(lease->trial_id));
+  const std::vector<StepTensor> back = TensorsFromElements(stored);
+  ASSERT_THAT(back, SizeIs(1));
+  EXPECT_THAT(back[0].tensor.shape, ElementsAre(2, 3));
+  EXPECT_EQ(back[0].tensor.values, tensor.values);
+}
+
+}  // namespace
+}  // namespace rung

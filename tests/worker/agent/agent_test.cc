@@ -1,0 +1,181 @@
+// tests/worker/agent/agent_test.cc
+//
+// The agent loop against a real gRPC WorkerService on loopback, with fake trainers: slot accounting
+// (leases only while slots are free, the next trial when one ends), registration through a
+// coordinator outage, and the shutdown that preempts every trainer and reports it.
+#include "worker/agent/agent.h"
+
+#include <future>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/worker/agent/agent_test_util.h"
+
+namespace rung::agent {
+namespace {
+
+using testing::ScratchDir;
+using testing::TestCoordinator;
+using ::testing::HasSubstr;
+
+constexpr char kStoppableTrainer[] = R"(i=0
+trap 'echo "{\"type\":\"preempted\",\"step\":$i,\"signal\":15,\"checkpoint\":null}"; exit 75' TERM
+echo '{"type":"provenance"}'
+while true; do i=$((i+1)); echo '{"type":"step","step":'$i',"train_loss":1.0}'; sleep 0.02; done
+)";
+
+constexpr char kQuickTrainer[] = R"(echo '{"type":"provenance"}'
+echo '{"type":"step","step":1,"train_loss":1.0}'
+echo '{"type":"final","step":1,"val_loss":1.0}'
+)";
+
+class AgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override { coordinator_.set_heartbeat_interval(std::chrono::milliseconds(100)); }
+
+  void Connect(const std::string& address) {
+    CoordinatorClientOptions options;
+    options.address = address;
+    options.token = testing::kTestToken;
+    options.call_timeout = std::chrono::seconds(2);
+    options.max_tries = 1;
+    options.max_reconnect_backoff = std::chrono::milliseconds(100);
+    client_ = std::move(CoordinatorClient::Connect(options)).value();
+  }
+
+  AgentOptions Options(int cpu_slots, const std::string& script) {
+    AgentOptions options;
+    options.worker_id = "agent-test";
+    options.host = "localhost";
+    options.cpu_slots = cpu_slots;
+    options.lease_wait = std::chrono::milliseconds(100);
+    options.report_timeout = std::chrono::seconds(10);
+    options.retry_backoff = {std::chrono::milliseconds(20), std::chrono::milliseconds(100), 2.0};
+    options.attempt.trainer_path = testing::WriteScript(scratch_.Path("trainer.sh"), script);
+    options.attempt.work_dir = scratch_.Path("work");
+    options.attempt.stop_grace = std::chrono::seconds(20);
+    options.attempt.relay.batch_delay = std::chrono::milliseconds(50);
+    options.attempt.relay.retry_backoff = {std::chrono::milliseconds(20), std::chrono::milliseconds(100), 2.0};
+    options.attempt.report_backoff = {std::chrono::milliseconds(20), std::chrono::milliseconds(100), 2.0};
+    EXPECT_TRUE(ValidateAgentOptions(options).ok()) << ValidateAgentOptions(options).ToString();
+    return options;
+  }
+
+  static v1::TrialLease Lease(int64_t trial_id, int cpu_slots) {
+    v1::TrialLease lease;
+    lease.set_trial_id(trial_id);
+    lease.set_attempt(1);
+    lease.set_config_json("{}");
+    lease.set_cpu_slots(cpu_slots);
+    return lease;
+  }
+
+  ScratchDir scratch_;
+  TestCoordinator coordinator_;
+  std::unique_ptr<CoordinatorClient> client_;
+};
+
+TEST_F(AgentTest, LeasesWhileSlotsAreFreeAndPreemptsEveryTrainerOnShutdown) {
+  Connect(coordinator_.Start());
+  for (int64_t trial = 1; trial <= 3; ++trial) coordinator_.QueueLease(Lease(trial, 1));
+  Agent agent(client_.get(), Options(/*cpu_slots=*/2, kStoppableTrainer));
+  auto run = std::async(std::launch::async, [&] { return agent.Run(); });
+
+  ASSERT_TRUE(coordinator_.WaitFor(
+      [](const TestCoordinator& c) { return !c.committed_batches(1).empty() && !c.committed_batches(2).empty(); },
+      std::chrono::seconds(20)))
+      << "two trials on two slots";
+  EXPECT_EQ(coordinator_.queued_leases(), 1u) << "the third waits for a free slot";
+  ASSERT_EQ(coordinator_.registrations().size(), 1u);
+  EXPECT_EQ(coordinator_.registrations()[0].cpu_slots(), 2);
+  EXPECT_EQ(coordinator_.registrations()[0].worker_id(), "agent-test");
+  for (const v1::LeaseRequest& request : coordinator_.lease_requests()) {
+    EXPECT_GE(request.free_cpu_slots(), 1) << "never asks without a free slot";
+    EXPECT_LE(request.free_cpu_slots(), 2);
+  }
+
+  agent.Shutdown("SIGTERM");
+  ASSERT_EQ(run.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_TRUE(run.get().ok());
+  std::vector<v1::CompleteRequest> completes = coordinator_.completes();
+  ASSERT_EQ(completes.size(), 2u);
+  for (const v1::CompleteRequest& complete : completes) {
+    EXPECT_EQ(complete.outcome(), v1::OUTCOME_PREEMPTED);
+    EXPECT_EQ(complete.exit_code(), 75);
+    EXPECT_THAT(complete.reason(), HasSubstr("worker shutting down (SIGTERM)"));
+  }
+  EXPECT_EQ(coordinator_.queued_leases(), 1u);
+}
+
+TEST_F(AgentTest, TheNextTrialStartsWhenASlotIsFreed) {
+  Connect(coordinator_.Start());
+  for (int64_t trial = 1; trial <= 3; ++trial) coordinator_.QueueLease(Lease(trial, 1));
+  Agent agent(client_.get(), Options(/*cpu_slots=*/1, kQuickTrainer));
+  auto run = std::async(std::launch::async, [&] { return agent.Run(); });
+  ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.completes().size() == 3; },
+                                   std::chrono::seconds(30)));
+  agent.Shutdown("test over");
+  ASSERT_EQ(run.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_TRUE(run.get().ok());
+  for (const v1::CompleteRequest& complete : coordinator_.completes()) {
+    EXPECT_EQ(complete.outcome(), v1::OUTCOME_SUCCEEDED);
+  }
+}
+
+TEST_F(AgentTest, RegistersOnceTheCoordinatorComesUp) {
+  const std::string address = coordinator_.Start();
+  const int port = coordinator_.port();
+  coordinator_.Stop();
+  Connect(address);
+  Agent agent(client_.get(), Options(/*cpu_slots=*/1, kQuickTrainer));
+  auto run = std::async(std::launch::async, [&] { return agent.Run(); });
+  EXPECT_EQ(run.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout);
+  coordinator_.QueueLease(Lease(1, 1));
+  coordinator_.Start(port);
+  ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.completes().size() == 1; },
+                                   std::chrono::seconds(30)));
+  agent.Shutdown("test over");
+  ASSERT_EQ(run.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_TRUE(run.get().ok());
+}
+
+TEST_F(AgentTest, AShutdownDuringRegistrationEndsAtOnce) {
+  const std::string address = coordinator_.Start();
+  coordinator_.Stop();
+  Connect(address);
+  Agent agent(client_.get(), Options(/*cpu_slots=*/1, kQuickTrainer));
+  auto run = std::async(std::launch::async, [&] { return agent.Run(); });
+  agent.Shutdown("SIGINT");
+  ASSERT_EQ(run.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_TRUE(run.get().ok());
+}
+
+TEST_F(AgentTest, ARefusedTokenEndsTheAgentWithAnError) {
+  CoordinatorClientOptions options;
+  options.address = coordinator_.Start();
+  options.token = "a-token-the-coordinator-does-not-know";
+  client_ = std::move(CoordinatorClient::Connect(options)).value();
+  Agent agent(client_.get(), Options(/*cpu_slots=*/1, kQuickTrainer));
+  Status status = agent.Run();
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+}
+
+TEST(AgentOptionsTest, BadOptionsNameTheirFlag) {
+  AgentOptions options;
+  options.worker_id = "node 7";
+  options.attempt.trainer_path = "/bin/sh";
+  options.attempt.work_dir = "work";
+  EXPECT_THAT(ValidateAgentOptions(options).message(), HasSubstr("--worker-id"));
+  options.worker_id = "node-7";
+  options.cpu_slots = 0;
+  EXPECT_THAT(ValidateAgentOptions(options).message(), HasSubstr("--cpus"));
+  options.cpu_slots = 1;
+  options.attempt.trainer_path = "/no/such/rung-train";
+  EXPECT_THAT(ValidateAgentOptions(options).message(), HasSubstr("--trainer"));
+  options.attempt.trainer_path = "/bin/sh";
+  EXPECT_TRUE(ValidateAgentOptions(options).ok());
+}
+
+}  // namespace
+}  // namespace rung::agent

@@ -1,0 +1,366 @@
+// tests/worker/agent/agent_test_util.cc
+#include "tests/worker/agent/agent_test_util.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <thread>
+
+#include <google/protobuf/util/time_util.h>
+#include <gtest/gtest.h>
+
+extern char** environ;
+
+namespace rung::agent::testing {
+
+ScratchDir::ScratchDir() {
+  std::string pattern = (std::filesystem::temp_directory_path() / "rung-agent-test-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
+  path_ = pattern;
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+void WriteFile(const std::string& path, const std::string& text, unsigned mode) {
+  {
+    std::ofstream out(path, std::ios::trunc);
+    out << text;
+  }
+  ::chmod(path.c_str(), mode);
+}
+
+std::string WriteScript(const std::string& path, const std::string& body) {
+  WriteFile(path, "#!/bin/sh\n" + body, 0755);
+  return path;
+}
+
+std::vector<std::string> ReadLines(const std::string& path) {
+  std::vector<std::string> lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+nlohmann::json TinyTrialConfig(int64_t steps, int64_t log_every) {
+  return {{"seed", 1},
+          {"data", {{"source", "builtin"}, {"seq_len", 32}}},
+          {"model", {{"layers", 1}, {"d_model", 32}, {"heads", 2}}},
+          {"position", {{"variant", "rope"}}},
+          {"train",
+           {{"steps", steps},
+            {"batch_size", 8},
+            {"lr", 3e-3},
+            {"schedule", {{"name", "cosine"}, {"warmup_steps", 2}}},
+            {"eval_every", 10},
+            {"eval_batches", 2},
+            {"log_every", log_every},
+            {"diagnostics_sequences", 0}}},
+          {"resources", {{"cpus", 1}}}};
+}
+
+bool WaitUntil(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() >= deadline) return condition();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------- ChildProcess
+
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::string& cwd,
+                           const std::string& stderr_path) {
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) {
+    ADD_FAILURE() << "pipe2 failed";
+    return;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+  std::vector<char*> args;
+  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
+  if (posix_spawn(&pid_, argv[0].c_str(), &actions, nullptr, args.data(), environ) != 0) {
+    ADD_FAILURE() << "cannot start " << argv[0];
+    pid_ = -1;
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(out[1]);
+  stdout_ = out[0];
+}
+
+ChildProcess::~ChildProcess() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  if (stdout_ >= 0) ::close(stdout_);
+}
+
+std::string ChildProcess::ReadLine(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string line;
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd ready{stdout_, POLLIN, 0};
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (::poll(&ready, 1, static_cast<int>(std::max<int64_t>(left.count(), 0))) <= 0) break;
+    char c = 0;
+    if (::read(stdout_, &c, 1) != 1) break;
+    if (c == '\n') return line;
+    line += c;
+  }
+  return "";
+}
+
+void ChildProcess::Signal(int signal_number) {
+  if (pid_ > 0) ::kill(pid_, signal_number);
+}
+
+int ChildProcess::Wait(std::chrono::milliseconds timeout) {
+  int status = -1;
+  const bool exited =
+      WaitUntil([&] { return pid_ > 0 && ::waitpid(pid_, &status, WNOHANG) == pid_; }, timeout);
+  if (!exited) return -1;
+  pid_ = -1;
+  return status;
+}
+
+// ------------------------------------------------------------------------------- TestCoordinator
+
+TestCoordinator::TestCoordinator() = default;
+
+TestCoordinator::~TestCoordinator() { Stop(); }
+
+std::string TestCoordinator::Start(int port) {
+  grpc::ServerBuilder builder;
+  int selected = 0;
+  builder.AddListeningPort("127.0.0.1:" + std::to_string(port), grpc::InsecureServerCredentials(), &selected);
+  builder.RegisterService(this);
+  server_ = builder.BuildAndStart();
+  EXPECT_NE(server_, nullptr) << "cannot serve on 127.0.0.1:" << port;
+  port_ = selected;
+  return "127.0.0.1:" + std::to_string(selected);
+}
+
+void TestCoordinator::Stop() {
+  if (server_ == nullptr) return;
+  server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
+  server_->Wait();
+  server_.reset();
+}
+
+void TestCoordinator::set_heartbeat_interval(std::chrono::milliseconds interval) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  heartbeat_interval_ = interval;
+}
+
+void TestCoordinator::QueueLease(const v1::TrialLease& lease) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  leases_.push_back(lease);
+  changed_.notify_all();
+}
+
+void TestCoordinator::FailNext(const std::string& method, int calls) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  fail_next_[method] = calls;
+}
+
+void TestCoordinator::CancelTrial(int64_t trial_id, const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  cancelled_[trial_id] = reason;
+}
+
+void TestCoordinator::FenceTrial(int64_t trial_id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  fenced_.insert(trial_id);
+}
+
+void TestCoordinator::ForgetWorkers() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  known_workers_.clear();
+}
+
+std::vector<v1::RegisterRequest> TestCoordinator::registrations() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return registrations_;
+}
+
+std::vector<v1::LeaseRequest> TestCoordinator::lease_requests() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return lease_requests_;
+}
+
+std::vector<TestCoordinator::Batch> TestCoordinator::committed_batches(int64_t trial_id) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<Batch> batches;
+  for (const Batch& batch : batches_) {
+    if (batch.trial_id == trial_id) batches.push_back(batch);
+  }
+  return batches;
+}
+
+int TestCoordinator::duplicate_batches() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return duplicates_;
+}
+
+std::vector<v1::CompleteRequest> TestCoordinator::completes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return completes_;
+}
+
+int TestCoordinator::heartbeats(int64_t trial_id) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto found = heartbeats_.find(trial_id);
+  return found == heartbeats_.end() ? 0 : found->second;
+}
+
+std::vector<std::string> TestCoordinator::authorization_headers() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return authorizations_;
+}
+
+size_t TestCoordinator::queued_leases() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return leases_.size();
+}
+
+bool TestCoordinator::WaitFor(const std::function<bool(const TestCoordinator&)>& condition,
+                              std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (condition(*this)) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait_for(lock, std::chrono::milliseconds(50));
+  }
+}
+
+grpc::Status TestCoordinator::Admit(grpc::ServerContext* context, const std::string& method,
+                                    const std::string& worker_id) {
+  const auto& metadata = context->client_metadata();
+  auto header = metadata.find("authorization");
+  const std::string authorization =
+      header == metadata.end() ? "" : std::string(header->second.data(), header->second.size());
+  authorizations_.push_back(authorization);
+  if (authorization != std::string("Bearer ") + kTestToken) {
+    return {grpc::StatusCode::UNAUTHENTICATED, "missing or wrong bearer token"};
+  }
+  if (int& failures = fail_next_[method]; failures > 0) {
+    --failures;
+    return {grpc::StatusCode::UNAVAILABLE, "test coordinator: failing " + method + " on purpose"};
+  }
+  if (method != "Register" && known_workers_.count(worker_id) == 0) {
+    return {grpc::StatusCode::NOT_FOUND, "unknown worker " + worker_id + ": register again"};
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status TestCoordinator::Register(grpc::ServerContext* context, const v1::RegisterRequest* request,
+                                       v1::RegisterResponse* response) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  changed_.notify_all();
+  if (grpc::Status admitted = Admit(context, "Register", request->worker_id()); !admitted.ok()) return admitted;
+  registrations_.push_back(*request);
+  known_workers_.insert(request->worker_id());
+  response->set_worker_id(request->worker_id());
+  *response->mutable_heartbeat_interval() =
+      google::protobuf::util::TimeUtil::MillisecondsToDuration(heartbeat_interval_.count());
+  *response->mutable_lease_duration() =
+      google::protobuf::util::TimeUtil::MillisecondsToDuration(heartbeat_interval_.count() * 10);
+  return grpc::Status::OK;
+}
+
+grpc::Status TestCoordinator::Lease(grpc::ServerContext* context, const v1::LeaseRequest* request,
+                                    v1::LeaseResponse* response) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.notify_all();
+  if (grpc::Status admitted = Admit(context, "Lease", request->worker_id()); !admitted.ok()) return admitted;
+  lease_requests_.push_back(*request);
+  const auto wait = std::min<int64_t>(google::protobuf::util::TimeUtil::DurationToMilliseconds(request->wait()), 100);
+  changed_.wait_for(lock, std::chrono::milliseconds(wait), [this] { return !leases_.empty(); });
+  if (leases_.empty() || context->IsCancelled()) return grpc::Status::OK;
+  if (leases_.front().cpu_slots() > request->free_cpu_slots()) return grpc::Status::OK;  // does not fit
+  *response->mutable_lease() = leases_.front();
+  leases_.pop_front();
+  return grpc::Status::OK;
+}
+
+grpc::Status TestCoordinator::Heartbeat(grpc::ServerContext* context, const v1::HeartbeatRequest* request,
+                                        v1::HeartbeatResponse* response) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  changed_.notify_all();
+  if (grpc::Status admitted = Admit(context, "Heartbeat", request->worker_id()); !admitted.ok()) return admitted;
+  ++heartbeats_[request->trial_id()];
+  if (fenced_.count(request->trial_id()) != 0) {
+    return {grpc::StatusCode::FAILED_PRECONDITION, "attempt " + std::to_string(request->attempt()) + " is fenced"};
+  }
+  if (auto cancelled = cancelled_.find(request->trial_id()); cancelled != cancelled_.end()) {
+    response->set_action(v1::HeartbeatResponse::ACTION_CANCEL);
+    response->set_reason(cancelled->second);
+  } else {
+    response->set_action(v1::HeartbeatResponse::ACTION_CONTINUE);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status TestCoordinator::ReportMetrics(grpc::ServerContext* context, const v1::ReportMetricsRequest* request,
+                                            v1::ReportMetricsResponse* response) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  changed_.notify_all();
+  if (grpc::Status admitted = Admit(context, "ReportMetrics", request->worker_id()); !admitted.ok()) return admitted;
+  if (fenced_.count(request->trial_id()) != 0) {
+    return {grpc::StatusCode::FAILED_PRECONDITION, "attempt " + std::to_string(request->attempt()) + " is fenced"};
+  }
+  int64_t& last = last_sequence_[{request->trial_id(), request->attempt()}];
+  if (request->sequence() <= last) {
+    ++duplicates_;
+    response->set_acknowledged_sequence(last);
+    response->set_duplicate(true);
+    return grpc::Status::OK;
+  }
+  if (request->sequence() != last + 1) {
+    return {grpc::StatusCode::OUT_OF_RANGE,
+            "batch " + std::to_string(request->sequence()) + " after " + std::to_string(last)};
+  }
+  last = request->sequence();
+  batches_.push_back({request->trial_id(), request->attempt(), request->sequence(), *request});
+  response->set_acknowledged_sequence(last);
+  return grpc::Status::OK;
+}
+
+grpc::Status TestCoordinator::Complete(grpc::ServerContext* context, const v1::CompleteRequest* request,
+                                       v1::CompleteResponse* response) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  changed_.notify_all();
+  if (grpc::Status admitted = Admit(context, "Complete", request->worker_id()); !admitted.ok()) return admitted;
+  if (fenced_.count(request->trial_id()) != 0 || cancelled_.count(request->trial_id()) != 0) {
+    return {grpc::StatusCode::FAILED_PRECONDITION, "attempt " + std::to_string(request->attempt()) + " is not live"};
+  }
+  const int64_t committed = last_sequence_[{request->trial_id(), request->attempt()}];
+  if (request->last_batch_sequence() != committed) {
+    return {grpc::StatusCode::FAILED_PRECONDITION, "batches up to " + std::to_string(request->last_batch_sequence()) +
+                                                       " not all received (have " + std::to_string(committed) + ")"};
+  }
+  completes_.push_back(*request);
+  response->set_trial_state(request->outcome() == v1::OUTCOME_SUCCEEDED ? v1::TRIAL_STATE_SUCCEEDED
+                                                                        : v1::TRIAL_STATE_PENDING);
+  return grpc::Status::OK;
+}
+
+}  // namespace rung::agent::testing

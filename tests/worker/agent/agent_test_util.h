@@ -1,0 +1,161 @@
+// tests/worker/agent/agent_test_util.h
+//
+// What the agent tests share: a scratch folder, fake trainers (shell scripts that speak rung-train's
+// protocol: JSON lines on stdout, exit codes, SIGTERM -> 75), a tiny real trial config for rung-train,
+// and TestCoordinator: a real gRPC server on loopback implementing rung.v1.WorkerService with the
+// contract's rules (bearer token, batch sequence numbers, duplicates acknowledged, fencing) and
+// knobs a test turns (fail the next calls with UNAVAILABLE, answer CANCEL, forget workers, stop
+// and restart on the same port).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+#include <nlohmann/json.hpp>
+
+#include "proto/rung.grpc.pb.h"
+
+namespace rung::agent::testing {
+
+// A fresh folder under the system's temporary folder, removed with the object.
+class ScratchDir {
+ public:
+  ScratchDir();
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  std::string Path(const std::string& name) const { return (path_ / name).string(); }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Writes an executable /bin/sh script (mode 0755) and returns its path.
+std::string WriteScript(const std::string& path, const std::string& body);
+
+// Writes `text` to `path` with mode `mode`.
+void WriteFile(const std::string& path, const std::string& text, unsigned mode = 0644);
+
+// The lines of a file (empty when it does not exist).
+std::vector<std::string> ReadLines(const std::string& path);
+
+// A tiny real trial on the builtin corpus: 1 layer, d_model 32, seq 32, `steps` steps, a step record
+// every `log_every` steps.
+nlohmann::json TinyTrialConfig(int64_t steps, int64_t log_every);
+
+// Polls `condition` every 10 ms until it holds or `timeout` passes; returns its last value.
+bool WaitUntil(const std::function<bool()>& condition, std::chrono::milliseconds timeout);
+
+// A child process (posix_spawn) in `cwd`, its stdout readable by line, its stderr appended to a file;
+// SIGKILLed and reaped if still running when destroyed.
+class ChildProcess {
+ public:
+  ChildProcess(const std::vector<std::string>& argv, const std::string& cwd, const std::string& stderr_path);
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  bool started() const { return pid_ > 0; }
+  // The next line of stdout (without '\n'), or "" after `timeout` or at its end.
+  std::string ReadLine(std::chrono::milliseconds timeout);
+  void Signal(int signal_number);
+  // Waits up to `timeout` for the exit; the wait status, or -1 while it runs.
+  int Wait(std::chrono::milliseconds timeout);
+
+ private:
+  pid_t pid_ = -1;
+  int stdout_ = -1;
+};
+
+inline constexpr char kTestToken[] = "worker-token-for-tests-0123456789";
+
+// A WorkerService on 127.0.0.1 that keeps what it was told.
+class TestCoordinator final : public v1::WorkerService::Service {
+ public:
+  TestCoordinator();
+  ~TestCoordinator() override;
+
+  // Starts serving on `port` (0: a free one); returns the address. Restarting after Stop() with the
+  // old port brings the "same" coordinator back.
+  std::string Start(int port = 0);
+  void Stop();
+  int port() const { return port_; }
+
+  // ----------------------------------------------------------------------------- knobs
+  void set_heartbeat_interval(std::chrono::milliseconds interval);
+  void QueueLease(const v1::TrialLease& lease);
+  // The next `calls` calls of `method` ("ReportMetrics", "Heartbeat", ...) fail with UNAVAILABLE.
+  void FailNext(const std::string& method, int calls);
+  // Heartbeats of `trial_id` answer CANCEL from now on.
+  void CancelTrial(int64_t trial_id, const std::string& reason);
+  // Every report of `trial_id` is fenced (FAILED_PRECONDITION) from now on.
+  void FenceTrial(int64_t trial_id);
+  // The next calls of unknown workers get NOT_FOUND until they register again.
+  void ForgetWorkers();
+
+  // ----------------------------------------------------------------------------- what it was told
+  struct Batch {
+    int64_t trial_id = 0, attempt = 0, sequence = 0;
+    v1::ReportMetricsRequest request;
+  };
+  std::vector<v1::RegisterRequest> registrations() const;
+  std::vector<v1::LeaseRequest> lease_requests() const;
+  std::vector<Batch> committed_batches(int64_t trial_id) const;  // in commit order
+  int duplicate_batches() const;
+  std::vector<v1::CompleteRequest> completes() const;
+  int heartbeats(int64_t trial_id) const;
+  std::vector<std::string> authorization_headers() const;  // of every call, in order
+  size_t queued_leases() const;
+
+  // Waits until `condition(*this)` holds (checked whenever a call arrives, and every 50 ms).
+  bool WaitFor(const std::function<bool(const TestCoordinator&)>& condition, std::chrono::milliseconds timeout);
+
+  // ----------------------------------------------------------------------------- WorkerService
+  grpc::Status Register(grpc::ServerContext* context, const v1::RegisterRequest* request,
+                        v1::RegisterResponse* response) override;
+  grpc::Status Lease(grpc::ServerContext* context, const v1::LeaseRequest* request,
+                     v1::LeaseResponse* response) override;
+  grpc::Status Heartbeat(grpc::ServerContext* context, const v1::HeartbeatRequest* request,
+                         v1::HeartbeatResponse* response) override;
+  grpc::Status ReportMetrics(grpc::ServerContext* context, const v1::ReportMetricsRequest* request,
+                             v1::ReportMetricsResponse* response) override;
+  grpc::Status Complete(grpc::ServerContext* context, const v1::CompleteRequest* request,
+                        v1::CompleteResponse* response) override;
+
+ private:
+  // Checks the token and the failure knobs; REQUIRES mutex_ held.
+  grpc::Status Admit(grpc::ServerContext* context, const std::string& method, const std::string& worker_id);
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  std::chrono::milliseconds heartbeat_interval_{200};
+  std::deque<v1::TrialLease> leases_;
+  std::map<std::string, int> fail_next_;
+  std::map<int64_t, std::string> cancelled_;
+  std::set<int64_t> fenced_;
+  std::set<std::string> known_workers_;
+  std::vector<v1::RegisterRequest> registrations_;
+  std::vector<v1::LeaseRequest> lease_requests_;
+  std::map<std::pair<int64_t, int64_t>, int64_t> last_sequence_;  // (trial, attempt) -> committed
+  std::vector<Batch> batches_;
+  int duplicates_ = 0;
+  std::vector<v1::CompleteRequest> completes_;
+  std::map<int64_t, int> heartbeats_;
+  std::vector<std::string> authorizations_;
+};
+
+}  // namespace rung::agent::testing

@@ -1,0 +1,274 @@
+// tests/worker/agent/attempt_runner_test.cc
+//
+// One attempt from lease to report, with fake trainers (shell scripts speaking rung-train's protocol)
+// and a real gRPC WorkerService on loopback: success, crash, CANCEL, a trainer that ignores SIGTERM,
+// preemption, fencing, and a coordinator that is away when the attempt ends.
+#include "worker/agent/attempt_runner.h"
+
+#include <filesystem>
+#include <future>
+#include <set>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/worker/agent/agent_test_util.h"
+
+namespace rung::agent {
+namespace {
+
+using testing::ScratchDir;
+using testing::TestCoordinator;
+using ::testing::HasSubstr;
+
+// Writes its arguments and OMP_NUM_THREADS beside its config, prints a provenance record, five step
+// records, a checkpoint and a final record, and exits 0.
+constexpr char kSucceedingTrainer[] = R"(dir=$(dirname "$2")
+echo "$@" > "$dir/args.txt"
+echo "$OMP_NUM_THREADS" > "$dir/omp.txt"
+echo '{"type":"provenance","threads":'"$8"'}'
+for i in 1 2 3 4 5; do echo '{"type":"step","step":'$i',"tokens":'$((i*100))',"train_loss":'$i'.5,"lr":0.001}'; done
+echo 'rung-train: a stderr line' >&2
+touch "$4/ckpt-0000000005.pt"
+echo '{"type":"checkpoint","step":5,"path":"'"$4"'/ckpt-0000000005.pt","reason":"final"}'
+echo '{"type":"final","step":5,"val_loss":1.25}'
+)";
+
+// Trains until SIGTERM, then checkpoints (a record) and exits 75.
+constexpr char kStoppableTrainer[] = R"(dir=$(dirname "$2")
+i=0
+trap 'touch "$dir/got-sigterm"; echo "{\"type\":\"preempted\",\"step\":$i,\"signal\":15,\"checkpoint\":\"$4/ckpt.pt\"}"; exit 75' TERM
+echo '{"type":"provenance"}'
+while true; do i=$((i+1)); echo '{"type":"step","step":'$i',"train_loss":1.0}'; sleep 0.02; done
+)";
+
+class AttemptRunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    coordinator_.set_heartbeat_interval(std::chrono::milliseconds(50));
+    Connect(coordinator_.Start());
+  }
+
+  void Connect(const std::string& address) {
+    CoordinatorClientOptions options;
+    options.address = address;
+    options.token = testing::kTestToken;
+    options.call_timeout = std::chrono::seconds(2);
+    options.max_tries = 1;
+    options.max_reconnect_backoff = std::chrono::milliseconds(100);
+    client_ = std::move(CoordinatorClient::Connect(options)).value();
+    v1::RegisterRequest registration;
+    registration.set_worker_id("runner-worker");
+    ASSERT_TRUE(client_->Register(registration).ok());
+  }
+
+  AttemptOptions Options(const std::string& script) {
+    AttemptOptions options;
+    options.trainer_path = testing::WriteScript(scratch_.Path("trainer-" + std::to_string(++scripts_) + ".sh"), script);
+    options.work_dir = scratch_.Path("work");
+    options.heartbeat_interval = std::chrono::milliseconds(50);
+    options.stop_grace = std::chrono::seconds(20);
+    options.relay.batch_lines = 3;
+    options.relay.batch_delay = std::chrono::milliseconds(50);
+    options.relay.retry_backoff = {std::chrono::milliseconds(20), std::chrono::milliseconds(100), 2.0};
+    options.report_backoff = {std::chrono::milliseconds(20), std::chrono::milliseconds(100), 2.0};
+    return options;
+  }
+
+  v1::TrialLease Lease(int64_t trial_id, int cpu_slots = 2) {
+    v1::TrialLease lease;
+    lease.set_trial_id(trial_id);
+    lease.set_attempt(1);
+    lease.set_sweep_id(1);
+    lease.set_config_json(R"({"seed":1})");
+    lease.set_checkpoint_dir(scratch_.Path("artifacts/t" + std::to_string(trial_id) + "/attempt-1"));
+    lease.set_cpu_slots(cpu_slots);
+    return lease;
+  }
+
+  std::string AttemptDir(int64_t trial_id) { return scratch_.Path("work/trial-" + std::to_string(trial_id) + "/attempt-1"); }
+
+  // Waits until the coordinator has committed a batch of `trial_id` (the trainer runs).
+  bool WaitForFirstBatch(int64_t trial_id) {
+    return coordinator_.WaitFor([trial_id](const TestCoordinator& c) { return !c.committed_batches(trial_id).empty(); },
+                                std::chrono::seconds(20));
+  }
+
+  ScratchDir scratch_;
+  TestCoordinator coordinator_;
+  std::unique_ptr<CoordinatorClient> client_;
+  int scripts_ = 0;
+};
+
+TEST_F(AttemptRunnerTest, ASucceedingTrainerIsReportedWithEveryRecordOnceAndItsResults) {
+  AttemptRunner runner(client_.get(), Lease(11, /*cpu_slots=*/2), Options(kSucceedingTrainer));
+  AttemptResult result = runner.Run();
+  ASSERT_EQ(result.fate, AttemptFate::kReported) << result.detail;
+  EXPECT_EQ(result.trial_state, v1::TRIAL_STATE_SUCCEEDED);
+
+  ASSERT_EQ(coordinator_.completes().size(), 1u);
+  const v1::CompleteRequest complete = coordinator_.completes()[0];
+  EXPECT_EQ(complete.outcome(), v1::OUTCOME_SUCCEEDED);
+  EXPECT_EQ(complete.exit_code(), 0);
+  EXPECT_DOUBLE_EQ(complete.final_metrics().at("val_loss"), 1.25);
+  EXPECT_EQ(complete.checkpoint().dir(), scratch_.Path("artifacts/t11/attempt-1"));
+  EXPECT_EQ(complete.checkpoint().latest_path(), scratch_.Path("artifacts/t11/attempt-1/ckpt-0000000005.pt"));
+
+  std::vector<TestCoordinator::Batch> batches = coordinator_.committed_batches(11);
+  ASSERT_FALSE(batches.empty());
+  EXPECT_EQ(complete.last_batch_sequence(), batches.back().sequence);
+  std::vector<std::string> records, stderr_lines;
+  std::multiset<int64_t> loss_steps;
+  for (const TestCoordinator::Batch& batch : batches) {
+    records.insert(records.end(), batch.request.records().begin(), batch.request.records().end());
+    stderr_lines.insert(stderr_lines.end(), batch.request.stderr_lines().begin(), batch.request.stderr_lines().end());
+    for (const v1::MetricRow& row : batch.request.rows()) {
+      if (row.name() == "train_loss") loss_steps.insert(row.step());
+    }
+  }
+  EXPECT_EQ(batches.front().request.provenance_json(), R"({"type":"provenance","threads":2})");
+  EXPECT_EQ(records.size(), 8u);
+  EXPECT_EQ(loss_steps, (std::multiset<int64_t>{1, 2, 3, 4, 5}));
+  EXPECT_EQ(stderr_lines, std::vector<std::string>{"rung-train: a stderr line"});
+  EXPECT_EQ(testing::ReadLines(AttemptDir(11) + "/records.jsonl"), records) << "the local copy";
+  EXPECT_EQ(testing::ReadLines(AttemptDir(11) + "/trainer.log"), stderr_lines);
+
+  // The trainer ran on exactly its slots, in its attempt's own checkpoint folder, from scratch.
+  EXPECT_EQ(testing::ReadLines(AttemptDir(11) + "/omp.txt"), std::vector<std::string>{"2"});
+  EXPECT_EQ(testing::ReadLines(AttemptDir(11) + "/args.txt"),
+            std::vector<std::string>{"--config " + AttemptDir(11) + "/trial.json --checkpoint-dir " +
+                                     scratch_.Path("artifacts/t11/attempt-1") + " --resume never --threads 2"});
+}
+
+TEST_F(AttemptRunnerTest, ACrashFailsTheAttemptWithTheEndOfItsStderr) {
+  AttemptRunner runner(client_.get(), Lease(12),
+                       Options("echo '{\"type\":\"provenance\"}'\necho 'loading shard 3' >&2\n"
+                               "echo 'Segmentation fault in matmul' >&2\nkill -SEGV $$\n"));
+  AttemptResult result = runner.Run();
+  ASSERT_EQ(result.fate, AttemptFate::kReported) << result.detail;
+  ASSERT_EQ(coordinator_.completes().size(), 1u);
+  const v1::CompleteRequest complete = coordinator_.completes()[0];
+  EXPECT_EQ(complete.outcome(), v1::OUTCOME_FAILED);
+  EXPECT_EQ(complete.exit_code(), -11);
+  EXPECT_THAT(complete.reason(), HasSubstr("crashed"));
+  EXPECT_THAT(complete.reason(), HasSubstr("loading shard 3 | Segmentation fault in matmul"));
+}
+
+TEST_F(AttemptRunnerTest, AnErrorRecordIsTheReasonOfAFailure) {
+  AttemptRunner runner(client_.get(), Lease(13),
+                       Options("echo '{\"type\":\"error\",\"step\":4,\"reason\":\"non-finite gradient norm at step 4\"}'\n"
+                               "exit 3\n"));
+  ASSERT_EQ(runner.Run().fate, AttemptFate::kReported);
+  ASSERT_EQ(coordinator_.completes().size(), 1u);
+  EXPECT_EQ(coordinator_.completes()[0].outcome(), v1::OUTCOME_FAILED);
+  EXPECT_EQ(coordinator_.completes()[0].exit_code(), 3);
+  EXPECT_THAT(coordinator_.completes()[0].reason(), HasSubstr("non-finite gradient norm at step 4"));
+}
+
+TEST_F(AttemptRunnerTest, ATrainerThatCannotStartFailsTheAttempt) {
+  AttemptOptions options = Options("exit 0\n");
+  options.trainer_path = scratch_.Path("missing-rung-train");
+  AttemptRunner runner(client_.get(), Lease(14), options);
+  ASSERT_EQ(runner.Run().fate, AttemptFate::kReported);
+  ASSERT_EQ(coordinator_.completes().size(), 1u);
+  EXPECT_EQ(coordinator_.completes()[0].outcome(), v1::OUTCOME_FAILED);
+  EXPECT_THAT(coordinator_.completes()[0].reason(), HasSubstr("cannot start rung-train"));
+}
+
+TEST_F(AttemptRunnerTest, CancelStopsTheTrainerAndReportsNothing) {
+  AttemptRunner runner(client_.get(), Lease(15), Options(kStoppableTrainer));
+  auto result = std::async(std::launch::async, [&] { return runner.Run(); });
+  ASSERT_TRUE(WaitForFirstBatch(15));
+  coordinator_.CancelTrial(15, "cancelled by user:alice");
+  ASSERT_EQ(result.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  AttemptResult ended = result.get();
+  EXPECT_EQ(ended.fate, AttemptFate::kCancelled);
+  EXPECT_EQ(ended.detail, "cancelled by user:alice");
+  EXPECT_TRUE(std::filesystem::exists(AttemptDir(15) + "/got-sigterm"));
+  EXPECT_TRUE(coordinator_.completes().empty());
+}
+
+TEST_F(AttemptRunnerTest, ATrainerThatIgnoresSigtermIsKilledAfterTheGracePeriod) {
+  AttemptOptions options = Options("trap '' TERM\necho '{\"type\":\"provenance\"}'\nwhile true; do sleep 0.02; done\n");
+  options.stop_grace = std::chrono::milliseconds(200);
+  AttemptRunner runner(client_.get(), Lease(16), options);
+  auto result = std::async(std::launch::async, [&] { return runner.Run(); });
+  ASSERT_TRUE(WaitForFirstBatch(16));
+  coordinator_.CancelTrial(16, "cancelled");
+  ASSERT_EQ(result.wait_for(std::chrono::seconds(20)), std::future_status::ready) << "the trainer was not killed";
+  EXPECT_EQ(result.get().fate, AttemptFate::kCancelled);
+}
+
+TEST_F(AttemptRunnerTest, PreemptionCheckpointsAndReportsPreempted) {
+  AttemptRunner runner(client_.get(), Lease(17), Options(kStoppableTrainer));
+  auto result = std::async(std::launch::async, [&] { return runner.Run(); });
+  ASSERT_TRUE(WaitForFirstBatch(17));
+  runner.Preempt("worker shutting down (SIGTERM)");
+  ASSERT_EQ(result.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  AttemptResult ended = result.get();
+  ASSERT_EQ(ended.fate, AttemptFate::kReported) << ended.detail;
+  ASSERT_EQ(coordinator_.completes().size(), 1u);
+  const v1::CompleteRequest complete = coordinator_.completes()[0];
+  EXPECT_EQ(complete.outcome(), v1::OUTCOME_PREEMPTED);
+  EXPECT_EQ(complete.exit_code(), 75);
+  EXPECT_THAT(complete.reason(), HasSubstr("worker shutting down (SIGTERM); checkpointed at step"));
+  EXPECT_EQ(complete.checkpoint().latest_path(), scratch_.Path("artifacts/t17/attempt-1/ckpt.pt"));
+}
+
+TEST_F(AttemptRunnerTest, APreemptionBeforeTheTrainerStartsIsReportedAtOnce) {
+  AttemptRunner runner(client_.get(), Lease(18), Options(kStoppableTrainer));
+  runner.Preempt("worker shutting down (SIGTERM)");
+  ASSERT_EQ(runner.Run().fate, AttemptFate::kReported);
+  ASSERT_EQ(coordinator_.completes().size(), 1u);
+  EXPECT_EQ(coordinator_.completes()[0].outcome(), v1::OUTCOME_PREEMPTED);
+  EXPECT_THAT(coordinator_.completes()[0].reason(), HasSubstr("before rung-train started"));
+}
+
+TEST_F(AttemptRunnerTest, AFencedAttemptStopsItsTrainerAndReportsNothingMore) {
+  AttemptRunner runner(client_.get(), Lease(19), Options(kStoppableTrainer));
+  auto result = std::async(std::launch::async, [&] { return runner.Run(); });
+  ASSERT_TRUE(WaitForFirstBatch(19));
+  coordinator_.FenceTrial(19);
+  ASSERT_EQ(result.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_EQ(result.get().fate, AttemptFate::kFenced);
+  EXPECT_TRUE(std::filesystem::exists(AttemptDir(19) + "/got-sigterm"));
+  EXPECT_TRUE(coordinator_.completes().empty());
+}
+
+TEST_F(AttemptRunnerTest, TrainsOnWhileTheCoordinatorIsAwayAndReportsWhenItReturns) {
+  const int port = coordinator_.port();
+  coordinator_.Stop();
+  AttemptRunner runner(client_.get(), Lease(20), Options(kSucceedingTrainer));
+  auto result = std::async(std::launch::async, [&] { return runner.Run(); });
+  // The trainer runs to its end with nobody listening.
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] {
+        std::vector<std::string> lines = testing::ReadLines(AttemptDir(20) + "/records.jsonl");
+        return !lines.empty() && lines.back().find("\"final\"") != std::string::npos;
+      },
+      std::chrono::seconds(20)));
+  EXPECT_EQ(result.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout) << "still waiting to report";
+  coordinator_.Start(port);
+  ASSERT_EQ(result.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  AttemptResult ended = result.get();
+  ASSERT_EQ(ended.fate, AttemptFate::kReported) << ended.detail;
+  ASSERT_EQ(coordinator_.completes().size(), 1u);
+  EXPECT_EQ(coordinator_.completes()[0].outcome(), v1::OUTCOME_SUCCEEDED);
+  size_t records = 0;
+  for (const TestCoordinator::Batch& batch : coordinator_.committed_batches(20)) records += batch.request.records_size();
+  EXPECT_EQ(records, 8u);
+}
+
+TEST(CpuSlotsOfTest, TheLeaseSaysElseTheConfig) {
+  v1::TrialLease lease;
+  lease.set_config_json(R"({"resources":{"cpus":3}})");
+  EXPECT_EQ(CpuSlotsOf(lease), 3);
+  lease.set_cpu_slots(2);
+  EXPECT_EQ(CpuSlotsOf(lease), 2);
+  lease.set_cpu_slots(0);
+  lease.set_config_json("{}");
+  EXPECT_EQ(CpuSlotsOf(lease), 1);
+}
+
+}  // namespace
+}  // namespace rung::agent

@@ -1,0 +1,124 @@
+// tests/worker/agent/coordinator_client_test.cc
+//
+// CoordinatorClient against a real gRPC server on loopback: the bearer token on every call,
+// retries of transient failures, registering again with a coordinator that forgot the worker, and
+// how refusals come back.
+#include "worker/agent/coordinator_client.h"
+
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/worker/agent/agent_test_util.h"
+
+namespace rung::agent {
+namespace {
+
+using testing::TestCoordinator;
+using ::testing::Each;
+using ::testing::HasSubstr;
+
+CoordinatorClientOptions Options(const std::string& address, const std::string& token = testing::kTestToken) {
+  CoordinatorClientOptions options;
+  options.address = address;
+  options.token = token;
+  options.call_timeout = std::chrono::seconds(5);
+  options.retry_backoff = {std::chrono::milliseconds(10), std::chrono::milliseconds(50), 2.0};
+  options.max_reconnect_backoff = std::chrono::milliseconds(200);
+  return options;
+}
+
+v1::RegisterRequest Registration() {
+  v1::RegisterRequest request;
+  request.set_worker_id("node-1");
+  request.set_cpu_slots(4);
+  return request;
+}
+
+TEST(CoordinatorClientTest, EveryCallCarriesTheBearerTokenAndTheRegisteredWorkerId) {
+  TestCoordinator coordinator;
+  auto client = CoordinatorClient::Connect(Options(coordinator.Start()));
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  ASSERT_TRUE((*client)->Register(Registration()).ok());
+  EXPECT_EQ((*client)->worker_id(), "node-1");
+  v1::HeartbeatRequest heartbeat;
+  heartbeat.set_trial_id(3);
+  heartbeat.set_attempt(1);
+  StatusOr<v1::HeartbeatResponse> answer = (*client)->Heartbeat(heartbeat);
+  ASSERT_TRUE(answer.ok()) << answer.status().ToString();
+  EXPECT_EQ(answer->action(), v1::HeartbeatResponse::ACTION_CONTINUE);
+  EXPECT_EQ(coordinator.heartbeats(3), 1);
+  EXPECT_THAT(coordinator.authorization_headers(), Each(std::string("Bearer ") + testing::kTestToken));
+}
+
+TEST(CoordinatorClientTest, AWrongTokenIsRefusedForGoodWithTheFlagToFix) {
+  TestCoordinator coordinator;
+  auto client = CoordinatorClient::Connect(Options(coordinator.Start(), "not-the-worker-token-at-all"));
+  ASSERT_TRUE(client.ok());
+  StatusOr<v1::RegisterResponse> refused = (*client)->Register(Registration());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(IsTransient(refused.status()));
+  EXPECT_THAT(refused.status().message(), HasSubstr("--worker-token-file"));
+  EXPECT_THAT(refused.status().message(), ::testing::Not(HasSubstr("not-the-worker-token")));
+  EXPECT_EQ(coordinator.authorization_headers().size(), 1u) << "not retried";
+}
+
+TEST(CoordinatorClientTest, TransientFailuresAreRetriedWithBackoff) {
+  TestCoordinator coordinator;
+  auto client = CoordinatorClient::Connect(Options(coordinator.Start()));
+  ASSERT_TRUE(client.ok());
+  coordinator.FailNext("Register", 2);
+  ASSERT_TRUE((*client)->Register(Registration()).ok()) << "the third try gets through";
+  EXPECT_EQ(coordinator.registrations().size(), 1u);
+
+  coordinator.FailNext("Heartbeat", 5);
+  StatusOr<v1::HeartbeatResponse> unavailable = (*client)->Heartbeat(v1::HeartbeatRequest());
+  ASSERT_FALSE(unavailable.ok());
+  EXPECT_TRUE(IsTransient(unavailable.status())) << unavailable.status().ToString();
+  EXPECT_THAT(unavailable.status().message(), HasSubstr("Heartbeat"));
+}
+
+TEST(CoordinatorClientTest, NoCoordinatorIsTransient) {
+  TestCoordinator coordinator;
+  const std::string address = coordinator.Start();
+  coordinator.Stop();
+  auto client = CoordinatorClient::Connect(Options(address));
+  ASSERT_TRUE(client.ok());
+  StatusOr<v1::RegisterResponse> away = (*client)->Register(Registration());
+  ASSERT_FALSE(away.ok());
+  EXPECT_TRUE(IsTransient(away.status())) << away.status().ToString();
+}
+
+TEST(CoordinatorClientTest, ACoordinatorThatForgotTheWorkerIsToldAgain) {
+  TestCoordinator coordinator;
+  auto client = CoordinatorClient::Connect(Options(coordinator.Start()));
+  ASSERT_TRUE(client.ok());
+  ASSERT_TRUE((*client)->Register(Registration()).ok());
+  coordinator.ForgetWorkers();  // as after a restart without the worker table
+  StatusOr<v1::HeartbeatResponse> answer = (*client)->Heartbeat(v1::HeartbeatRequest());
+  ASSERT_TRUE(answer.ok()) << answer.status().ToString();
+  ASSERT_EQ(coordinator.registrations().size(), 2u);
+  EXPECT_EQ(coordinator.registrations()[1].cpu_slots(), 4) << "the same registration again";
+}
+
+TEST(CoordinatorClientTest, AnInterruptCancelsALongPollAtOnce) {
+  TestCoordinator coordinator;
+  auto client = CoordinatorClient::Connect(Options(coordinator.Start()));
+  ASSERT_TRUE(client.ok());
+  ASSERT_TRUE((*client)->Register(Registration()).ok());
+  CallInterrupter interrupter;
+  interrupter.Interrupt();
+  StatusOr<v1::LeaseResponse> interrupted = (*client)->Lease(v1::LeaseRequest(), std::chrono::seconds(30), &interrupter);
+  ASSERT_FALSE(interrupted.ok());
+  EXPECT_EQ(interrupted.status().code(), StatusCode::kAborted);
+  EXPECT_FALSE(interrupter.SleepFor(std::chrono::seconds(30))) << "sleeps end at once too";
+  interrupter.Reset();
+  StatusOr<v1::LeaseResponse> answered = (*client)->Lease(v1::LeaseRequest(), std::chrono::milliseconds(10), &interrupter);
+  ASSERT_TRUE(answered.ok()) << answered.status().ToString();
+  EXPECT_FALSE(answered->has_lease());
+}
+
+}  // namespace
+}  // namespace rung::agent

@@ -1,0 +1,169 @@
+// tests/worker/agent/metric_relay_test.cc
+//
+// MetricRelay against a real gRPC WorkerService on loopback: batch sizes and delays, sequence
+// numbers, resending until acknowledged, buffering while the coordinator is away, and fencing.
+#include "worker/agent/metric_relay.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/worker/agent/agent_test_util.h"
+
+namespace rung::agent {
+namespace {
+
+using testing::TestCoordinator;
+using ::testing::ElementsAre;
+
+constexpr int64_t kTrial = 5, kAttempt = 2;
+
+class MetricRelayTest : public ::testing::Test {
+ protected:
+  void Connect(const std::string& address) {
+    CoordinatorClientOptions options;
+    options.address = address;
+    options.token = testing::kTestToken;
+    options.call_timeout = std::chrono::seconds(2);
+    options.max_tries = 1;
+    options.max_reconnect_backoff = std::chrono::milliseconds(100);
+    client_ = std::move(CoordinatorClient::Connect(options)).value();
+    v1::RegisterRequest registration;
+    registration.set_worker_id("relay-worker");
+    ASSERT_TRUE(client_->Register(registration).ok());
+  }
+
+  static RelayOptions FastOptions(size_t batch_lines, std::chrono::milliseconds delay) {
+    RelayOptions options;
+    options.batch_lines = batch_lines;
+    options.batch_delay = delay;
+    options.retry_backoff = {std::chrono::milliseconds(20), std::chrono::milliseconds(100), 2.0};
+    return options;
+  }
+
+  static std::vector<v1::MetricRow> Row(int64_t step) {
+    v1::MetricRow row;
+    row.set_step(step);
+    row.set_name("train_loss");
+    row.set_value(1.0 / static_cast<double>(step));
+    return {row};
+  }
+
+  static std::string StepLine(int64_t step) { return R"({"type":"step","step":)" + std::to_string(step) + "}"; }
+
+  TestCoordinator coordinator_;
+  std::unique_ptr<CoordinatorClient> client_;
+};
+
+TEST_F(MetricRelayTest, BatchesEveryNLinesInSequenceAndDrainsTheRest) {
+  Connect(coordinator_.Start());
+  MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(4, std::chrono::hours(1)));
+  for (int64_t step = 1; step <= 10; ++step) relay.AddRecord(StepLine(step), Row(step), false);
+  relay.AddStderr("a warning");
+  ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(kTrial).size() == 2; },
+                                   std::chrono::seconds(10)));
+  StatusOr<int64_t> last = relay.Drain();
+  ASSERT_TRUE(last.ok()) << last.status().ToString();
+  EXPECT_EQ(*last, 3);
+  EXPECT_EQ(relay.acknowledged_sequence(), 3);
+
+  std::vector<int64_t> sequences, sizes, steps;
+  for (const TestCoordinator::Batch& batch : coordinator_.committed_batches(kTrial)) {
+    EXPECT_EQ(batch.attempt, kAttempt);
+    EXPECT_EQ(batch.request.worker_id(), "relay-worker");
+    sequences.push_back(batch.sequence);
+    sizes.push_back(batch.request.records_size() + batch.request.stderr_lines_size());
+    for (const v1::MetricRow& row : batch.request.rows()) steps.push_back(row.step());
+  }
+  EXPECT_THAT(sequences, ElementsAre(1, 2, 3));
+  EXPECT_THAT(sizes, ElementsAre(4, 4, 3));
+  EXPECT_THAT(steps, ElementsAre(1, 2, 3, 4, 5, 6, 7, 8, 9, 10));
+  EXPECT_THAT(coordinator_.committed_batches(kTrial).back().request.stderr_lines(), ElementsAre("a warning"));
+}
+
+TEST_F(MetricRelayTest, APartialBatchGoesAfterTheDelayAndProvenanceAtOnce) {
+  Connect(coordinator_.Start());
+  MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(1000, std::chrono::milliseconds(100)));
+  relay.AddRecord(R"({"type":"provenance","threads":2})", {}, /*provenance=*/true);
+  ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(kTrial).size() == 1; },
+                                   std::chrono::seconds(10)));
+  EXPECT_EQ(coordinator_.committed_batches(kTrial)[0].request.provenance_json(), R"({"type":"provenance","threads":2})");
+  relay.AddRecord(StepLine(1), Row(1), false);
+  ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(kTrial).size() == 2; },
+                                   std::chrono::seconds(10)))
+      << "one line, sent when it has waited batch_delay";
+  EXPECT_EQ(coordinator_.committed_batches(kTrial)[1].request.provenance_json(), "");
+}
+
+TEST_F(MetricRelayTest, AFailedBatchIsResentUnchangedUntilAcknowledged) {
+  Connect(coordinator_.Start());
+  coordinator_.FailNext("ReportMetrics", 3);
+  MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(2, std::chrono::hours(1)));
+  for (int64_t step = 1; step <= 4; ++step) relay.AddRecord(StepLine(step), Row(step), false);
+  StatusOr<int64_t> last = relay.Drain(std::chrono::steady_clock::now() + std::chrono::seconds(20));
+  ASSERT_TRUE(last.ok()) << last.status().ToString();
+  EXPECT_EQ(*last, 2);
+  std::vector<TestCoordinator::Batch> batches = coordinator_.committed_batches(kTrial);
+  ASSERT_EQ(batches.size(), 2u);
+  EXPECT_EQ(batches[0].request.rows(0).step(), 1);
+  EXPECT_EQ(batches[1].request.rows(0).step(), 3);
+}
+
+TEST_F(MetricRelayTest, KeepsBufferingWhileTheCoordinatorIsAwayAndCatchesUpWhenItReturns) {
+  const std::string address = coordinator_.Start();
+  const int port = coordinator_.port();
+  Connect(address);
+  MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(3, std::chrono::milliseconds(50)));
+  relay.AddRecord(StepLine(1), Row(1), false);
+  ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(kTrial).size() == 1; },
+                                   std::chrono::seconds(10)));
+  coordinator_.Stop();
+  for (int64_t step = 2; step <= 20; ++step) relay.AddRecord(StepLine(step), Row(step), false);
+  StatusOr<int64_t> not_yet = relay.Drain(std::chrono::steady_clock::now() + std::chrono::milliseconds(300));
+  ASSERT_FALSE(not_yet.ok());
+  EXPECT_EQ(not_yet.status().code(), StatusCode::kUnavailable) << not_yet.status().ToString();
+  EXPECT_TRUE(relay.status().ok()) << "an absent coordinator is no reason to stop";
+
+  coordinator_.Start(port);  // the coordinator comes back on its address
+  StatusOr<int64_t> last = relay.Drain(std::chrono::steady_clock::now() + std::chrono::seconds(30));
+  ASSERT_TRUE(last.ok()) << last.status().ToString();
+  std::vector<int64_t> steps, sequences;
+  for (const TestCoordinator::Batch& batch : coordinator_.committed_batches(kTrial)) {
+    sequences.push_back(batch.sequence);
+    for (const v1::MetricRow& row : batch.request.rows()) steps.push_back(row.step());
+  }
+  ASSERT_EQ(steps.size(), 20u) << "every step exactly once";
+  for (int64_t step = 1; step <= 20; ++step) EXPECT_EQ(steps[step - 1], step);
+  for (size_t i = 0; i < sequences.size(); ++i) EXPECT_EQ(sequences[i], static_cast<int64_t>(i + 1));
+  EXPECT_EQ(*last, sequences.back());
+}
+
+TEST_F(MetricRelayTest, AFencedAttemptStopsRelayingForGood) {
+  Connect(coordinator_.Start());
+  coordinator_.FenceTrial(kTrial);
+  MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(1, std::chrono::hours(1)));
+  relay.AddRecord(StepLine(1), Row(1), false);
+  StatusOr<int64_t> fenced = relay.Drain(std::chrono::steady_clock::now() + std::chrono::seconds(10));
+  ASSERT_FALSE(fenced.ok());
+  EXPECT_EQ(fenced.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(relay.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(coordinator_.committed_batches(kTrial).empty());
+}
+
+TEST_F(MetricRelayTest, AbandonEndsADrainAtOnce) {
+  const std::string address = coordinator_.Start();
+  Connect(address);
+  coordinator_.Stop();
+  MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(1, std::chrono::hours(1)));
+  relay.AddRecord(StepLine(1), Row(1), false);
+  std::thread abandon([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    relay.Abandon();
+  });
+  StatusOr<int64_t> abandoned = relay.Drain();
+  abandon.join();
+  ASSERT_FALSE(abandoned.ok());
+  EXPECT_EQ(abandoned.status().code(), StatusCode::kAborted);
+}
+
+}  // namespace
+}  // namespace rung::agent

@@ -1,0 +1,224 @@
+// worker/agent/agent.cc
+#include "worker/agent/agent.h"
+
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdio>
+
+#include <google/protobuf/util/time_util.h>
+
+#include "core/common/provenance.h"
+#include "worker/agent/log.h"
+
+namespace rung::agent {
+namespace {
+
+bool IsWorkerIdCharacter(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+}
+
+std::string Seconds(std::chrono::milliseconds duration) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g s", static_cast<double>(duration.count()) / 1000.0);
+  return text;
+}
+
+}  // namespace
+
+Status ValidateAgentOptions(const AgentOptions& options) {
+  if (options.cpu_slots < 1) return Status::InvalidArgument("--cpus must be at least 1");
+  if (options.gpus < 0) return Status::InvalidArgument("--gpus must not be negative");
+  if (options.worker_id.empty()) return Status::InvalidArgument("--worker-id must not be empty");
+  for (char c : options.worker_id) {
+    if (!IsWorkerIdCharacter(c)) {
+      return Status::InvalidArgument("--worker-id '" + options.worker_id +
+                                     "' may only have letters, digits, '-', '_' and '.'");
+    }
+  }
+  if (options.attempt.trainer_path.empty() || ::access(options.attempt.trainer_path.c_str(), X_OK) != 0) {
+    return Status::InvalidArgument("--trainer '" + options.attempt.trainer_path +
+                                   "' is not an executable rung-train binary");
+  }
+  if (options.attempt.work_dir.empty()) return Status::InvalidArgument("--work-dir must not be empty");
+  if (options.heartbeat_interval.count() < 0) return Status::InvalidArgument("--heartbeat-seconds must not be negative");
+  return Status::Ok();
+}
+
+Agent::Agent(CoordinatorClient* client, AgentOptions options) : client_(client), options_(std::move(options)) {}
+
+Agent::~Agent() = default;
+
+void Agent::Shutdown(const std::string& reason) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (shutting_down_) return;
+    shutting_down_ = true;
+    shutdown_reason_ = reason;
+    changed_.notify_all();
+  }
+  AgentLog("shutting down (" + reason + "): no new trials; running trainers checkpoint and stop");
+  lease_interrupter_.Interrupt();
+}
+
+Status Agent::Run() {
+  RUNG_RETURN_IF_ERROR(Register());
+  LeaseLoop();
+  PreemptAndWait();
+  return Status::Ok();
+}
+
+Status Agent::Register() {
+  v1::RegisterRequest request;
+  request.set_worker_id(options_.worker_id);
+  request.set_host(options_.host);
+  request.set_name(options_.name);
+  request.set_cpu_slots(options_.cpu_slots);
+  for (int index = 0; index < options_.gpus; ++index) request.add_gpus()->set_index(index);
+  request.set_build_commit(BuildCommit());
+  request.set_pid(::getpid());
+
+  Backoff backoff(options_.retry_backoff);
+  bool outage_logged = false;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (shutting_down_) return Status::Ok();
+      lease_interrupter_.Reset();
+    }
+    StatusOr<v1::RegisterResponse> response = client_->Register(request, &lease_interrupter_);
+    if (response.ok()) {
+      const std::chrono::milliseconds coordinator_interval(
+          google::protobuf::util::TimeUtil::DurationToMilliseconds(response->heartbeat_interval()));
+      std::chrono::milliseconds interval = coordinator_interval;
+      if (options_.heartbeat_interval.count() > 0 &&
+          (interval.count() <= 0 || options_.heartbeat_interval < interval)) {
+        interval = options_.heartbeat_interval;
+      }
+      if (interval.count() <= 0) interval = std::chrono::seconds(10);
+      options_.attempt.heartbeat_interval = interval;
+      AgentLog("registered as " + response->worker_id() + " (" + std::to_string(options_.cpu_slots) + " CPU slots, " +
+               std::to_string(options_.gpus) + " GPUs) with the coordinator (rung " +
+               response->server().build_commit() + "); heartbeat every " + Seconds(interval));
+      return Status::Ok();
+    }
+    const Status& status = response.status();
+    if (status.code() == StatusCode::kAborted) continue;
+    if (!IsTransient(status)) return status;
+    if (!outage_logged) AgentLog(status.message() + "; retrying until the coordinator answers");
+    outage_logged = true;
+    lease_interrupter_.SleepFor(backoff.Next());
+  }
+}
+
+void Agent::LeaseLoop() {
+  Backoff backoff(options_.retry_backoff);
+  bool outage_logged = false;
+  for (;;) {
+    v1::LeaseRequest request;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      ReapFinished(lock);
+      while (!shutting_down_ && used_cpu_slots_ >= options_.cpu_slots) {
+        changed_.wait(lock);
+        ReapFinished(lock);
+      }
+      if (shutting_down_) return;
+      lease_interrupter_.Reset();
+      request.set_free_cpu_slots(options_.cpu_slots - used_cpu_slots_);
+      for (int index = 0; index < options_.gpus; ++index) {
+        if (used_gpus_.count(index) == 0) request.add_free_gpus(index);
+      }
+    }
+    StatusOr<v1::LeaseResponse> response = client_->Lease(request, options_.lease_wait, &lease_interrupter_);
+    if (response.ok()) {
+      if (outage_logged) AgentLog("the coordinator answers again");
+      outage_logged = false;
+      backoff.Reset();
+      if (response->has_lease()) Launch(response->lease());
+      continue;
+    }
+    const Status& status = response.status();
+    if (status.code() == StatusCode::kAborted) continue;  // shutdown, or slots were freed: ask again
+    if (!outage_logged) {
+      AgentLog(status.message() + (IsTransient(status) ? "; trials keep training, leasing resumes when it is back"
+                                                       : "; retrying"));
+    }
+    outage_logged = true;
+    lease_interrupter_.SleepFor(backoff.Next());
+  }
+}
+
+void Agent::Launch(const v1::TrialLease& lease) {
+  const AttemptId id{lease.trial_id(), lease.attempt()};
+  const int cpu_slots = CpuSlotsOf(lease);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (running_.count(id) != 0) {
+    AgentLog("trial " + std::to_string(id.first) + " attempt " + std::to_string(id.second) +
+             " leased again while it runs; ignored");
+    return;
+  }
+  if (cpu_slots > options_.cpu_slots - used_cpu_slots_) {
+    AgentLog("trial " + std::to_string(id.first) + " takes " + std::to_string(cpu_slots) + " CPU slots, " +
+             std::to_string(options_.cpu_slots - used_cpu_slots_) + " are free; running it anyway");
+  }
+  Running& running = running_[id];
+  running.runner = std::make_unique<AttemptRunner>(client_, lease, options_.attempt);
+  running.cpu_slots = cpu_slots;
+  running.gpus.insert(lease.gpus().begin(), lease.gpus().end());
+  used_cpu_slots_ += cpu_slots;
+  used_gpus_.insert(running.gpus.begin(), running.gpus.end());
+  AgentLog("leased trial " + std::to_string(id.first) + " attempt " + std::to_string(id.second) + " (" +
+           std::to_string(cpu_slots) + " CPU slots; " + std::to_string(options_.cpu_slots - used_cpu_slots_) +
+           " left)");
+  if (shutting_down_) running.runner->Preempt("worker shutting down (" + shutdown_reason_ + ")");
+  AttemptRunner* runner = running.runner.get();
+  running.thread = std::thread([this, runner, id] {
+    runner->Run();
+    {
+      std::lock_guard<std::mutex> done_lock(mutex_);
+      running_.at(id).done = true;
+      changed_.notify_all();
+    }
+    lease_interrupter_.Interrupt();  // the poll in flight asked with fewer free slots
+  });
+}
+
+void Agent::ReapFinished(std::unique_lock<std::mutex>& /*lock*/) {
+  for (auto entry = running_.begin(); entry != running_.end();) {
+    Running& running = entry->second;
+    if (!running.done) {
+      ++entry;
+      continue;
+    }
+    running.thread.join();  // the thread has left the lock and ends without taking it again
+    used_cpu_slots_ -= running.cpu_slots;
+    for (int gpu : running.gpus) used_gpus_.erase(gpu);
+    entry = running_.erase(entry);
+  }
+}
+
+void Agent::PreemptAndWait() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (auto& [id, running] : running_) running.runner->Preempt("worker shutting down (" + shutdown_reason_ + ")");
+  const auto all_done = [this] {
+    for (const auto& [id, running] : running_) {
+      if (!running.done) return false;
+    }
+    return true;
+  };
+  const auto deadline =
+      std::chrono::steady_clock::now() + options_.attempt.stop_grace + options_.report_timeout;
+  if (!changed_.wait_until(lock, deadline, all_done)) {
+    AgentLog("giving up the reports still unsent after " + Seconds(options_.attempt.stop_grace + options_.report_timeout) +
+             "; their leases expire and the trials resume elsewhere");
+    for (auto& [id, running] : running_) {
+      if (!running.done) running.runner->GiveUpReporting();
+    }
+    changed_.wait(lock, all_done);
+  }
+  ReapFinished(lock);
+  AgentLog("every attempt ended; exiting");
+}
+
+}  // namespace rung::agent

@@ -1,0 +1,109 @@
+// worker/agent/agent.h
+//
+// The worker agent's main loop (design.md "Processes"): registers this worker's resources, leases
+// trials while it has free CPU slots, runs each leased attempt on a thread of its own
+// (attempt_runner.h), and on Shutdown() preempts every running trainer and waits for their reports.
+//
+// Slots: the worker offers `cpu_slots` CPU threads and GPUs 0..gpus-1. A running attempt holds its
+// lease's cpu_slots (its trainer's threads) and GPUs; the agent asks for a lease (a long-poll of up
+// to lease_wait) only while slots are free, telling the coordinator what is free, and asks again at
+// once when an attempt ends (the poll in flight is interrupted).
+//
+// The coordinator may go away at any time: registration and leasing retry with backoff, running
+// attempts keep training and buffer their reports (attempt_runner.h), and a coordinator that
+// restarted and forgot the worker is told again (coordinator_client.h).
+//
+// Shutdown (SIGTERM, SIGUSR1, SIGINT in rung-worker): no new leases; every trainer gets SIGTERM,
+// checkpoints and exits 75; each attempt is reported PREEMPTED; Run() returns once every attempt is
+// reported, or after stop_grace + report_timeout, when unsent reports are given up (those leases
+// expire and the trials resume elsewhere from their checkpoints).
+//
+// Example:
+//   Agent agent(client.get(), options);
+//   std::thread signals([&] { int signal = WaitForStopSignal(); agent.Shutdown(strsignal(signal)); });
+//   Status status = agent.Run();   // returns after Shutdown()
+//
+// Thread safety: Run() once, from one thread; Shutdown() from any thread, any number of times.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "core/common/status.h"
+#include "worker/agent/attempt_runner.h"
+#include "worker/agent/coordinator_client.h"
+
+namespace rung::agent {
+
+struct AgentOptions {
+  std::string worker_id;  // letters, digits, '-', '_', '.'
+  std::string host;       // this host's name
+  std::string name;       // optional label (e.g. a SLURM job id)
+  int cpu_slots = 1;      // CPU threads trials may use in total, >= 1
+  int gpus = 0;           // GPUs 0..gpus-1 trials may use
+  // Heartbeats of each attempt: the coordinator's interval, or this when shorter (0: the coordinator's).
+  std::chrono::milliseconds heartbeat_interval{0};
+  std::chrono::milliseconds lease_wait{20000};  // long-poll of one Lease call
+  // After stop_grace (AttemptOptions), how long to wait for preempted attempts' reports.
+  std::chrono::milliseconds report_timeout{30000};
+  BackoffPolicy retry_backoff{std::chrono::milliseconds(200), std::chrono::milliseconds(5000), 2.0};
+  AttemptOptions attempt;  // trainer path, work dir, stop grace, relay batching
+};
+
+// INVALID_ARGUMENT naming the flag when options cannot work (no slots, bad worker id, no trainer).
+Status ValidateAgentOptions(const AgentOptions& options);
+
+class Agent {
+ public:
+  // REQUIRES: `client` outlives the agent; ValidateAgentOptions(options).ok().
+  Agent(CoordinatorClient* client, AgentOptions options);
+  // REQUIRES: Run() has returned (or was never called).
+  ~Agent();
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  // Registers and runs trials until Shutdown(), then preempts and reports (see above).
+  // Returns OK after a shutdown; errors: the coordinator refused the registration for good
+  // (INVALID_ARGUMENT: the worker token, the worker id).
+  Status Run();
+
+  // Starts the shutdown; `reason` goes into the PREEMPTED reports ("SIGTERM").
+  void Shutdown(const std::string& reason);
+
+ private:
+  struct Running {
+    std::unique_ptr<AttemptRunner> runner;
+    std::thread thread;
+    int cpu_slots = 0;
+    std::set<int> gpus;
+    bool done = false;
+  };
+  using AttemptId = std::pair<int64_t, int64_t>;  // trial, attempt
+
+  Status Register();
+  void LeaseLoop();
+  void Launch(const v1::TrialLease& lease);
+  // REQUIRES: mutex_ held. Joins the threads of finished attempts and frees their slots.
+  void ReapFinished(std::unique_lock<std::mutex>& lock);
+  void PreemptAndWait();
+
+  CoordinatorClient* client_;
+  AgentOptions options_;
+  CallInterrupter lease_interrupter_;  // cancels a lease long-poll: shutdown, or slots were freed
+
+  std::mutex mutex_;
+  std::condition_variable changed_;  // an attempt finished, or shutdown
+  std::map<AttemptId, Running> running_;
+  int used_cpu_slots_ = 0;
+  std::set<int> used_gpus_;
+  bool shutting_down_ = false;
+  std::string shutdown_reason_;
+};
+
+}  // namespace rung::agent

@@ -1,0 +1,294 @@
+// worker/agent/attempt_runner.cc
+#include "worker/agent/attempt_runner.h"
+
+#include <signal.h>
+
+#include <deque>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "worker/agent/attempt_workspace.h"
+#include "worker/agent/log.h"
+#include "worker/agent/trainer_records.h"
+
+namespace rung::agent {
+namespace {
+
+constexpr std::chrono::milliseconds kPollInterval{100};
+constexpr size_t kStderrTailLines = 20;
+
+const char* OutcomeName(v1::AttemptOutcome outcome) {
+  switch (outcome) {
+    case v1::OUTCOME_SUCCEEDED: return "SUCCEEDED";
+    case v1::OUTCOME_FAILED: return "FAILED";
+    case v1::OUTCOME_PREEMPTED: return "PREEMPTED";
+    default: return "UNSPECIFIED";
+  }
+}
+
+// Whether a refusal means the coordinator no longer counts this attempt.
+bool IsFenced(const Status& status) {
+  return status.code() == StatusCode::kFailedPrecondition || status.code() == StatusCode::kNotFound;
+}
+
+}  // namespace
+
+int CpuSlotsOf(const v1::TrialLease& lease) {
+  if (lease.cpu_slots() > 0) return lease.cpu_slots();
+  const nlohmann::json config = nlohmann::json::parse(lease.config_json(), nullptr, /*allow_exceptions=*/false);
+  if (config.is_object() && config.contains("resources") && config["resources"].is_object()) {
+    const nlohmann::json& cpus = config["resources"].value("cpus", nlohmann::json(1));
+    if (cpus.is_number_integer() && cpus.get<int64_t>() > 0) return static_cast<int>(cpus.get<int64_t>());
+  }
+  return 1;
+}
+
+AttemptRunner::AttemptRunner(CoordinatorClient* client, v1::TrialLease lease, AttemptOptions options)
+    : client_(client), lease_(std::move(lease)), options_(std::move(options)) {}
+
+AttemptRunner::~AttemptRunner() = default;
+
+std::string AttemptRunner::Name() const {
+  return "trial " + std::to_string(lease_.trial_id()) + " attempt " + std::to_string(lease_.attempt());
+}
+
+AttemptResult AttemptRunner::Run() {
+  std::thread heartbeats([this] { HeartbeatLoop(); });
+  AttemptResult result = RunAttempt();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    finished_ = true;
+    wake_.notify_all();
+  }
+  interrupter_.Interrupt();  // a heartbeat in flight
+  heartbeats.join();
+  return result;
+}
+
+void AttemptRunner::Preempt(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (preempt_reason_) return;
+  preempt_reason_ = reason;
+  StopTrainerLocked();
+}
+
+void AttemptRunner::GiveUpReporting() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    give_up_ = true;
+    if (relay_) relay_->Abandon();
+    wake_.notify_all();
+  }
+  interrupter_.Interrupt();
+}
+
+void AttemptRunner::StopTrainerLocked() {
+  const Clock::time_point deadline = Clock::now() + options_.stop_grace;
+  if (!kill_at_ || deadline < *kill_at_) kill_at_ = deadline;
+  if (trainer_ != nullptr && !stop_signalled_) {
+    stop_signalled_ = true;
+    Status signalled = trainer_->Signal(SIGTERM);
+    if (!signalled.ok()) AgentLog(Name() + ": " + signalled.message());
+  }
+}
+
+void AttemptRunner::KillIfOverdue() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (trainer_ == nullptr || killed_ || !kill_at_ || Clock::now() < *kill_at_) return;
+  killed_ = true;
+  AgentLog(Name() + ": rung-train did not stop within the grace period; SIGKILL");
+  Status signalled = trainer_->Signal(SIGKILL);
+  if (!signalled.ok()) AgentLog(Name() + ": " + signalled.message());
+}
+
+void AttemptRunner::Fence(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (fenced_reason_) return;
+  fenced_reason_ = reason;
+  AgentLog(Name() + " is no longer current (" + reason + "); stopping it, reporting nothing more");
+  if (relay_) relay_->Abandon();
+  StopTrainerLocked();
+}
+
+void AttemptRunner::HeartbeatLoop() {
+  bool outage_logged = false;
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    wake_.wait_for(lock, options_.heartbeat_interval, [this] { return finished_ || give_up_; });
+    if (finished_ || give_up_ || cancel_reason_ || fenced_reason_) return;
+    lock.unlock();
+    v1::HeartbeatRequest request;
+    request.set_trial_id(lease_.trial_id());
+    request.set_attempt(lease_.attempt());
+    request.set_step(latest_step_.load());
+    StatusOr<v1::HeartbeatResponse> response = client_->Heartbeat(request, &interrupter_);
+    if (!response.ok() && IsFenced(response.status())) {
+      Fence(response.status().message());
+      return;
+    }
+    lock.lock();
+    if (response.ok()) {
+      if (outage_logged) AgentLog(Name() + ": heartbeats reach the coordinator again");
+      outage_logged = false;
+      if (response->action() == v1::HeartbeatResponse::ACTION_CANCEL) {
+        cancel_reason_ = response->reason().empty() ? "cancelled" : response->reason();
+        AgentLog(Name() + ": CANCEL (" + *cancel_reason_ + "); stopping rung-train");
+        if (relay_) relay_->Abandon();
+        StopTrainerLocked();
+        return;
+      }
+    } else if (response.status().code() != StatusCode::kAborted && !outage_logged) {
+      AgentLog(Name() + ": heartbeat failed: " + response.status().message() + "; training on");
+      outage_logged = true;
+    }
+  }
+}
+
+AttemptResult AttemptRunner::RunAttempt() {
+  v1::CompleteRequest complete;
+  complete.mutable_checkpoint()->set_dir(lease_.checkpoint_dir());
+  StatusOr<AttemptWorkspace> workspace = PrepareAttemptWorkspace(options_.work_dir, lease_);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    relay_ = std::make_unique<MetricRelay>(client_, lease_.trial_id(), lease_.attempt(), options_.relay);
+    if (give_up_) relay_->Abandon();
+  }
+  if (!workspace.ok()) {
+    AttemptEnd end;
+    end.reason = "the worker cannot prepare the attempt: " + workspace.status().message();
+    return Report(end, complete);
+  }
+  const int threads = CpuSlotsOf(lease_);
+  TrainerLaunch launch;
+  launch.trainer_path = options_.trainer_path;
+  launch.config_path = workspace->config_path;
+  launch.checkpoint_dir = workspace->checkpoint_dir;
+  launch.resume = workspace->resume;
+  launch.threads = threads;
+  launch.gpus.assign(lease_.gpus().begin(), lease_.gpus().end());
+  launch.stderr_path = workspace->stderr_path;
+  launch.extra_arguments = options_.extra_trainer_arguments;
+
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (cancel_reason_) return {AttemptFate::kCancelled, {}, *cancel_reason_};
+    if (fenced_reason_) return {AttemptFate::kFenced, {}, *fenced_reason_};
+    if (preempt_reason_) {
+      AttemptEnd end;
+      end.outcome = v1::OUTCOME_PREEMPTED;
+      end.reason = *preempt_reason_ + " before rung-train started";
+      complete.mutable_checkpoint()->set_dir(workspace->checkpoint_dir);
+      return Report(end, complete);
+    }
+  }
+  StatusOr<std::unique_ptr<TrainerProcess>> started = TrainerProcess::Start(launch);
+  if (!started.ok()) {
+    AttemptEnd end;
+    end.exit_code = 127;
+    end.reason = "the worker cannot start rung-train: " + started.status().message();
+    return Report(end, complete);
+  }
+  std::unique_ptr<TrainerProcess> trainer = std::move(started).value();
+  AgentLog(Name() + ": rung-train started (pid " + std::to_string(trainer->pid()) + ", " + std::to_string(threads) +
+           " thread(s), resume " + workspace->resume + ", in " + workspace->dir + ")");
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    trainer_ = trainer.get();
+    if (preempt_reason_ || cancel_reason_ || fenced_reason_) StopTrainerLocked();
+  }
+
+  std::ofstream records_file(workspace->records_path, std::ios::app);
+  AttemptRecords records;
+  std::deque<std::string> stderr_tail;
+  TrainerOutput output;
+  for (bool more = true; more;) {
+    more = trainer->ReadOutput(kPollInterval, &output);
+    for (std::string& line : output.stdout_lines) {
+      records_file << line << '\n';
+      const TrainerRecord& record = records.Add(line);
+      latest_step_.store(records.latest_step());
+      std::vector<v1::MetricRow> rows;
+      if (record.type == RecordType::kStep) rows = StepMetricRows(record.json);
+      relay_->AddRecord(std::move(line), std::move(rows), record.type == RecordType::kProvenance);
+    }
+    if (!output.stdout_lines.empty()) records_file.flush();
+    for (std::string& line : output.stderr_lines) {
+      stderr_tail.push_back(line);
+      if (stderr_tail.size() > kStderrTailLines) stderr_tail.pop_front();
+      relay_->AddStderr(std::move(line));
+    }
+    output.Clear();
+    if (Status relayed = relay_->status(); IsFenced(relayed)) Fence(relayed.message());
+    KillIfOverdue();
+  }
+  std::optional<TrainerExit> exit;
+  while (!(exit = trainer->Wait(kPollInterval))) KillIfOverdue();
+  std::optional<std::string> preempt_reason;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    trainer_ = nullptr;
+    preempt_reason = preempt_reason_;
+    if (cancel_reason_) {
+      AgentLog(Name() + ": rung-train " + exit->Describe() + " after CANCEL");
+      return {AttemptFate::kCancelled, {}, *cancel_reason_};
+    }
+    if (fenced_reason_) return {AttemptFate::kFenced, {}, *fenced_reason_};
+  }
+  trainer.reset();
+  AgentLog(Name() + ": rung-train " + exit->Describe());
+  const AttemptEnd end = ClassifyTrainerExit(*exit, records, preempt_reason, stderr_tail);
+  records.FillCompleteRequest(workspace->checkpoint_dir, &complete);
+  return Report(end, complete);
+}
+
+AttemptResult AttemptRunner::Report(const AttemptEnd& end, v1::CompleteRequest complete) {
+  AttemptResult result;
+  result.end = end;
+  StatusOr<int64_t> last_sequence = relay_->Drain();
+  if (!last_sequence.ok()) {
+    const Status& status = last_sequence.status();
+    result.detail = status.message();
+    result.fate = IsFenced(status) ? AttemptFate::kFenced : AttemptFate::kUnreported;
+    AgentLog(Name() + ": not reported (" + status.message() + ")");
+    return result;
+  }
+  complete.set_trial_id(lease_.trial_id());
+  complete.set_attempt(lease_.attempt());
+  complete.set_outcome(end.outcome);
+  complete.set_reason(end.reason);
+  complete.set_exit_code(end.exit_code);
+  complete.set_last_batch_sequence(*last_sequence);
+  Backoff backoff(options_.report_backoff);
+  bool outage_logged = false;
+  for (;;) {
+    StatusOr<v1::CompleteResponse> response = client_->Complete(complete, &interrupter_);
+    if (response.ok()) {
+      result.fate = AttemptFate::kReported;
+      result.trial_state = response->trial_state();
+      AgentLog(Name() + ": reported " + OutcomeName(end.outcome) + (end.reason.empty() ? "" : " (" + end.reason + ")") +
+               "; trial now " + v1::TrialState_Name(response->trial_state()));
+      return result;
+    }
+    const Status& status = response.status();
+    result.detail = status.message();
+    if (IsFenced(status)) {
+      result.fate = AttemptFate::kFenced;
+      AgentLog(Name() + ": Complete refused: " + status.message());
+      return result;
+    }
+    if (!IsTransient(status)) {
+      AgentLog(Name() + ": not reported (" + status.message() + ")");
+      return result;
+    }
+    if (!outage_logged) AgentLog(Name() + ": " + status.message() + "; will report when the coordinator is back");
+    outage_logged = true;
+    if (!interrupter_.SleepFor(backoff.Next())) {
+      AgentLog(Name() + ": report given up");
+      return result;
+    }
+  }
+}
+
+}  // namespace rung::agent

@@ -1,0 +1,73 @@
+// worker/agent/attempt_workspace.cc
+#include "worker/agent/attempt_workspace.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/train/checkpoint.h"
+
+namespace rung::agent {
+namespace fs = std::filesystem;
+
+namespace {
+
+Status CreateFolder(const fs::path& path) {
+  std::error_code error;
+  fs::create_directories(path, error);
+  if (error) return Status::FailedPrecondition("cannot create folder " + path.string() + ": " + error.message());
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string ResumePoint(const std::vector<std::string>& dirs_newest_first) {
+  for (const std::string& dir : dirs_newest_first) {
+    std::vector<std::string> checkpoints = ListCheckpoints(dir);
+    if (!checkpoints.empty()) return checkpoints.back();
+  }
+  return "never";
+}
+
+StatusOr<AttemptWorkspace> PrepareAttemptWorkspace(const std::string& work_dir, const v1::TrialLease& lease) {
+  if (lease.trial_id() <= 0 || lease.attempt() <= 0) {
+    return Status::InvalidArgument("a lease without a trial id or attempt number");
+  }
+  if (!nlohmann::json::accept(lease.config_json())) {
+    return Status::InvalidArgument("the config of trial " + std::to_string(lease.trial_id()) + " is not JSON");
+  }
+  std::error_code error;
+  const fs::path root = fs::absolute(work_dir, error);
+  if (error) return Status::FailedPrecondition("cannot resolve work dir " + work_dir + ": " + error.message());
+  const fs::path dir =
+      root / ("trial-" + std::to_string(lease.trial_id())) / ("attempt-" + std::to_string(lease.attempt()));
+  RUNG_RETURN_IF_ERROR(CreateFolder(dir));
+
+  AttemptWorkspace workspace;
+  workspace.dir = dir.string();
+  workspace.config_path = (dir / "trial.json").string();
+  workspace.stderr_path = (dir / "trainer.log").string();
+  workspace.records_path = (dir / "records.jsonl").string();
+  const fs::path checkpoints =
+      lease.checkpoint_dir().empty() ? dir / "checkpoints" : fs::absolute(lease.checkpoint_dir(), error);
+  if (error) return Status::FailedPrecondition("cannot resolve " + lease.checkpoint_dir() + ": " + error.message());
+  workspace.checkpoint_dir = checkpoints.lexically_normal().string();
+  RUNG_RETURN_IF_ERROR(CreateFolder(checkpoints));
+
+  {
+    std::ofstream config(workspace.config_path, std::ios::trunc);
+    config << lease.config_json() << "\n";
+    config.flush();
+    if (!config) return Status::FailedPrecondition("cannot write " + workspace.config_path);
+  }
+
+  std::vector<std::string> resume_dirs;
+  for (const std::string& earlier : lease.resume_from_dirs()) {
+    resume_dirs.push_back(fs::absolute(earlier, error).string());
+  }
+  workspace.resume = ResumePoint(resume_dirs);
+  return workspace;
+}
+
+}  // namespace rung::agent

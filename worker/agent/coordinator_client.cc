@@ -1,0 +1,221 @@
+// worker/agent/coordinator_client.cc
+#include "worker/agent/coordinator_client.h"
+
+#include <algorithm>
+#include <thread>
+
+#include <google/protobuf/util/time_util.h>
+
+#include "worker/agent/log.h"
+
+namespace rung::agent {
+namespace {
+
+const char* GrpcCodeName(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::OK: return "OK";
+    case grpc::StatusCode::CANCELLED: return "CANCELLED";
+    case grpc::StatusCode::UNKNOWN: return "UNKNOWN";
+    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
+    case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
+    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
+    case grpc::StatusCode::ABORTED: return "ABORTED";
+    case grpc::StatusCode::OUT_OF_RANGE: return "OUT_OF_RANGE";
+    case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
+    case grpc::StatusCode::INTERNAL: return "INTERNAL";
+    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
+    case grpc::StatusCode::DATA_LOSS: return "DATA_LOSS";
+    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
+    default: return "UNKNOWN";
+  }
+}
+
+// The rung::Status for a failed call of `method` (see the header for the mapping).
+Status FromGrpcStatus(const char* method, const grpc::Status& status, bool interrupted) {
+  const std::string message = std::string(method) + ": " + status.error_message() + " (" +
+                              GrpcCodeName(status.error_code()) + ")";
+  switch (status.error_code()) {
+    case grpc::StatusCode::OK: return Status::Ok();
+    case grpc::StatusCode::CANCELLED:
+      if (interrupted) return Status::Aborted(std::string(method) + ": interrupted");
+      return Status::Unavailable(message);
+    case grpc::StatusCode::UNAVAILABLE:
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+    case grpc::StatusCode::ABORTED:
+    case grpc::StatusCode::UNKNOWN: return Status::Unavailable(message);
+    case grpc::StatusCode::NOT_FOUND: return Status::NotFound(message);
+    case grpc::StatusCode::FAILED_PRECONDITION: return Status::FailedPrecondition(message);
+    case grpc::StatusCode::OUT_OF_RANGE: return Status::OutOfRange(message);
+    case grpc::StatusCode::INVALID_ARGUMENT: return Status::InvalidArgument(message);
+    case grpc::StatusCode::UNAUTHENTICATED:
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return Status::InvalidArgument(message + "; the coordinator refused the worker token: pass the file of its "
+                                               "--worker-token-file as --worker-token-file");
+    default: return Status::Internal(message);
+  }
+}
+
+}  // namespace
+
+bool IsTransient(const Status& status) { return status.code() == StatusCode::kUnavailable; }
+
+// ------------------------------------------------------------------------------ CallInterrupter
+
+void CallInterrupter::Interrupt() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  interrupted_ = true;
+  for (grpc::ClientContext* context : active_) context->TryCancel();
+  wake_.notify_all();
+}
+
+void CallInterrupter::Reset() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  interrupted_ = false;
+}
+
+bool CallInterrupter::interrupted() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return interrupted_;
+}
+
+bool CallInterrupter::SleepFor(std::chrono::milliseconds duration) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return !wake_.wait_for(lock, duration, [this] { return interrupted_; });
+}
+
+bool CallInterrupter::Attach(grpc::ClientContext* context) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (interrupted_) return false;
+  active_.insert(context);
+  return true;
+}
+
+void CallInterrupter::Detach(grpc::ClientContext* context) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  active_.erase(context);
+}
+
+// ----------------------------------------------------------------------------- CoordinatorClient
+
+StatusOr<std::unique_ptr<CoordinatorClient>> CoordinatorClient::Connect(const CoordinatorClientOptions& options) {
+  if (options.address.empty()) return Status::InvalidArgument("no coordinator address: pass --coordinator HOST:PORT");
+  if (options.token.empty()) return Status::InvalidArgument("no worker token: pass --worker-token-file FILE");
+  return std::unique_ptr<CoordinatorClient>(new CoordinatorClient(options));
+}
+
+CoordinatorClient::CoordinatorClient(const CoordinatorClientOptions& options) : options_(options) {
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  if (!options.tls_root_pem.empty()) {
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = options.tls_root_pem;
+    credentials = grpc::SslCredentials(ssl);
+  }
+  grpc::ChannelArguments arguments;
+  const int reconnect_ms = static_cast<int>(options.max_reconnect_backoff.count());
+  arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::min(reconnect_ms, 100));
+  arguments.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, std::min(reconnect_ms, 100));
+  arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, reconnect_ms);
+  channel_ = grpc::CreateCustomChannel(options.address, credentials, arguments);
+  stub_ = v1::WorkerService::NewStub(channel_);
+}
+
+std::string CoordinatorClient::worker_id() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return worker_id_;
+}
+
+template <typename Request, typename Response>
+Status CoordinatorClient::CallOnce(const char* method, Rpc<Request, Response> rpc, const Request& request,
+                                   std::chrono::milliseconds timeout, CallInterrupter* interrupter,
+                                   Response* response) {
+  grpc::ClientContext context;
+  context.AddMetadata("authorization", "Bearer " + options_.token);
+  context.set_deadline(std::chrono::system_clock::now() + timeout);
+  if (interrupter != nullptr && !interrupter->Attach(&context)) {
+    return Status::Aborted(std::string(method) + ": interrupted");
+  }
+  const grpc::Status status = ((*stub_).*rpc)(&context, request, response);
+  bool interrupted = false;
+  if (interrupter != nullptr) {
+    interrupter->Detach(&context);
+    interrupted = interrupter->interrupted();
+  }
+  return FromGrpcStatus(method, status, interrupted);
+}
+
+template <typename Request, typename Response>
+StatusOr<Response> CoordinatorClient::Call(const char* method, Rpc<Request, Response> rpc, const Request& request,
+                                           std::chrono::milliseconds timeout, CallInterrupter* interrupter,
+                                           bool reregister) {
+  Backoff backoff(options_.retry_backoff);
+  for (int attempt = 1;; ++attempt) {
+    Response response;
+    Status status = CallOnce(method, rpc, request, timeout, interrupter, &response);
+    if (status.ok()) return response;
+    if (status.code() == StatusCode::kNotFound && reregister) {
+      std::optional<v1::RegisterRequest> registration;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        registration = registration_;
+      }
+      if (registration) {
+        AgentLog(status.message() + "; registering again");
+        StatusOr<v1::RegisterResponse> registered = Register(*registration, interrupter);
+        if (!registered.ok()) return registered.status();
+        return Call(method, rpc, request, timeout, interrupter, /*reregister=*/false);
+      }
+    }
+    if (!IsTransient(status) || attempt >= options_.max_tries) return status;
+    const std::chrono::milliseconds delay = backoff.Next();
+    if (interrupter != nullptr) {
+      if (!interrupter->SleepFor(delay)) return Status::Aborted(std::string(method) + ": interrupted");
+    } else {
+      std::this_thread::sleep_for(delay);
+    }
+  }
+}
+
+StatusOr<v1::RegisterResponse> CoordinatorClient::Register(const v1::RegisterRequest& request,
+                                                           CallInterrupter* interrupter) {
+  StatusOr<v1::RegisterResponse> response =
+      Call("Register", &v1::WorkerService::Stub::Register, request, options_.call_timeout, interrupter, false);
+  if (response.ok()) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    registration_ = request;
+    registration_->set_worker_id(response->worker_id());
+    worker_id_ = response->worker_id();
+  }
+  return response;
+}
+
+StatusOr<v1::LeaseResponse> CoordinatorClient::Lease(v1::LeaseRequest request, std::chrono::milliseconds wait,
+                                                     CallInterrupter* interrupter) {
+  request.set_worker_id(worker_id());
+  *request.mutable_wait() = google::protobuf::util::TimeUtil::MillisecondsToDuration(wait.count());
+  return Call("Lease", &v1::WorkerService::Stub::Lease, request, wait + options_.call_timeout, interrupter, true);
+}
+
+StatusOr<v1::HeartbeatResponse> CoordinatorClient::Heartbeat(v1::HeartbeatRequest request,
+                                                             CallInterrupter* interrupter) {
+  request.set_worker_id(worker_id());
+  return Call("Heartbeat", &v1::WorkerService::Stub::Heartbeat, request, options_.call_timeout, interrupter, true);
+}
+
+StatusOr<v1::ReportMetricsResponse> CoordinatorClient::ReportMetrics(v1::ReportMetricsRequest request,
+                                                                     CallInterrupter* interrupter) {
+  request.set_worker_id(worker_id());
+  return Call("ReportMetrics", &v1::WorkerService::Stub::ReportMetrics, request, options_.call_timeout, interrupter,
+              true);
+}
+
+StatusOr<v1::CompleteResponse> CoordinatorClient::Complete(v1::CompleteRequest request, CallInterrupter* interrupter) {
+  request.set_worker_id(worker_id());
+  return Call("Complete", &v1::WorkerService::Stub::Complete, request, options_.call_timeout, interrupter, true);
+}
+
+}  // namespace rung::agent

@@ -1,0 +1,20 @@
+// worker/agent/log.h
+//
+// The agent's diagnostic lines on stderr: "rung-worker <UTC time>: <message>", one write per line so
+// lines of concurrent threads never interleave. (Trainer output never goes here: it goes to the
+// attempt's folder and to the coordinator.)
+//
+// Example:
+//   AgentLog("leased trial " + std::to_string(id) + " attempt " + std::to_string(attempt));
+//
+// Thread safety: thread-safe.
+#pragma once
+
+#include <string>
+
+namespace rung::agent {
+
+// Writes one line to stderr.
+void AgentLog(const std::string& message);
+
+}  // namespace rung::agent

@@ -1,0 +1,165 @@
+// rung-worker: the worker agent of rung. Registers this worker's CPU slots and GPUs with a
+// coordinator, leases trials that fit them, runs each as a `rung-train` child process, relays its
+// records and metrics, heartbeats its lease, and stops it on CANCEL.
+//
+//   rung-worker --coordinator HOST:PORT --worker-token-file FILE [--tls-ca FILE] [--cpus N] [--gpus N]
+//               [--worker-id ID] [--trainer PATH] [--work-dir DIR] [--heartbeat-seconds S]
+//
+// SIGTERM, SIGUSR1 or SIGINT: no new trials; every trainer checkpoints and stops, each trial is
+// reported PREEMPTED (it resumes from that checkpoint on its next lease), then exit 0. Trainers die
+// with the agent if it is killed outright (parent-death signal). Diagnostics go to stderr.
+// Exit codes: 0 after a signal, 1 the coordinator refused this worker, 2 bad arguments.
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+#include "core/common/provenance.h"
+#include "core/common/token_file.h"
+#include "worker/agent/agent.h"
+#include "worker/agent/coordinator_client.h"
+#include "worker/agent/log.h"
+
+namespace {
+
+constexpr int kExitOk = 0, kExitRefused = 1, kExitUsage = 2;
+
+// rung-train beside this binary (build/bin, or an install's bin/).
+std::string DefaultTrainerPath() {
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) return "rung-train";
+  return (self.parent_path() / "rung-train").string();
+}
+
+std::chrono::milliseconds Milliseconds(double seconds) {
+  return std::chrono::milliseconds(static_cast<int64_t>(std::llround(seconds * 1000.0)));
+}
+
+rung::StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream stream(path);
+  if (!stream) return rung::Status::InvalidArgument("cannot read " + path);
+  std::stringstream text;
+  text << stream.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  rung::agent::AgentOptions options;
+  options.host = rung::HostName();
+  options.worker_id = options.host + "-" + std::to_string(::getpid());
+  options.attempt.trainer_path = DefaultTrainerPath();
+  options.attempt.work_dir = "rung-work";
+  std::string address = "127.0.0.1:50551", token_file, tls_ca_file;
+  double heartbeat_seconds = 0, grace_seconds = 120;
+
+  CLI::App app{"rung-worker: leases trials from a rung coordinator and runs each as a rung-train process.\n"
+               "SIGTERM/SIGUSR1/SIGINT: trainers checkpoint, trials are reported PREEMPTED, exit 0.\n"
+               "Exit codes: 0 after a signal, 1 the coordinator refused this worker, 2 bad arguments."};
+  app.add_option("--coordinator", address, "Coordinator address")->type_name("HOST:PORT")->capture_default_str();
+  app.add_option("--worker-token-file", token_file,
+                 "File (mode 0600) with the worker token: the coordinator's --worker-token-file")
+      ->required()
+      ->type_name("FILE");
+  app.add_option("--tls-ca", tls_ca_file, "PEM root certificates: connect with TLS (needed off loopback)")
+      ->type_name("FILE");
+  app.add_option("--cpus", options.cpu_slots, "CPU slots: threads this worker's trainers use in total")
+      ->capture_default_str();
+  app.add_option("--gpus", options.gpus, "GPUs this worker offers (indices 0..N-1 of CUDA_VISIBLE_DEVICES)")
+      ->capture_default_str();
+  app.add_option("--worker-id", options.worker_id, "Stable id of this worker (letters, digits, - _ .)")
+      ->capture_default_str();
+  app.add_option("--name", options.name, "Label shown by `rung workers` (e.g. a SLURM job id)");
+  app.add_option("--trainer", options.attempt.trainer_path, "The rung-train binary")->capture_default_str();
+  app.add_option("--work-dir", options.attempt.work_dir,
+                 "Folder of the attempts' configs, logs and (unless the coordinator names a shared one) checkpoints")
+      ->capture_default_str();
+  app.add_option("--heartbeat-seconds", heartbeat_seconds,
+                 "Heartbeat interval of each trial (fractions allowed); 0 or longer than the coordinator's: the "
+                 "coordinator's")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--grace-seconds", grace_seconds,
+                 "After SIGTERM (cancel, shutdown), how long a trainer may take to checkpoint before SIGKILL")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    const int code = app.exit(error);
+    return code == 0 ? kExitOk : kExitUsage;
+  }
+  options.heartbeat_interval = Milliseconds(heartbeat_seconds);
+  options.attempt.stop_grace = Milliseconds(grace_seconds);
+
+  // The stop signals are taken by sigwait on a thread of their own: block them before any other
+  // thread (gRPC's) starts, which inherits the mask. Trainers get an empty mask (trainer_process.h).
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  for (int signal_number : {SIGTERM, SIGUSR1, SIGINT}) sigaddset(&stop_signals, signal_number);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  if (rung::Status valid = rung::agent::ValidateAgentOptions(options); !valid.ok()) {
+    std::cerr << "rung-worker: " << valid.message() << "\n";
+    return kExitUsage;
+  }
+  rung::agent::CoordinatorClientOptions client_options;
+  client_options.address = address;
+  rung::StatusOr<std::string> token = rung::ReadBearerTokenFile(token_file);
+  if (!token.ok()) {
+    std::cerr << "rung-worker: " << token.status().message() << "\n";
+    return kExitUsage;
+  }
+  client_options.token = token.value();
+  if (!tls_ca_file.empty()) {
+    rung::StatusOr<std::string> roots = ReadWholeFile(tls_ca_file);
+    if (!roots.ok()) {
+      std::cerr << "rung-worker: --tls-ca: " << roots.status().message() << "\n";
+      return kExitUsage;
+    }
+    client_options.tls_root_pem = roots.value();
+  }
+  rung::StatusOr<std::unique_ptr<rung::agent::CoordinatorClient>> client =
+      rung::agent::CoordinatorClient::Connect(client_options);
+  if (!client.ok()) {
+    std::cerr << "rung-worker: " << client.status().message() << "\n";
+    return kExitUsage;
+  }
+
+  rung::agent::AgentLog("rung-worker " + std::string(rung::BuildCommit()) + " as " + options.worker_id + " on " +
+                        options.host + ": coordinator " + address + (tls_ca_file.empty() ? " (plaintext)" : " (TLS)") +
+                        ", trainer " + options.attempt.trainer_path + ", work dir " + options.attempt.work_dir);
+  rung::agent::Agent agent(client->get(), options);
+  std::thread signals([&agent, stop_signals] {
+    for (bool first = true;; first = false) {
+      int signal_number = 0;
+      if (sigwait(&stop_signals, &signal_number) != 0) return;
+      if (first) {
+        agent.Shutdown(sigabbrev_np(signal_number) != nullptr ? std::string("SIG") + sigabbrev_np(signal_number)
+                                                              : strsignal(signal_number));
+      } else {
+        rung::agent::AgentLog(std::string(strsignal(signal_number)) + " again: already shutting down");
+      }
+    }
+  });
+  signals.detach();  // blocked in sigwait until the process exits
+
+  const rung::Status status = agent.Run();
+  if (!status.ok()) {
+    rung::agent::AgentLog(status.message());
+    return kExitRefused;
+  }
+  return kExitOk;
+}

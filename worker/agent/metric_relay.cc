@@ -1,0 +1,169 @@
+// worker/agent/metric_relay.cc
+#include "worker/agent/metric_relay.h"
+
+#include "worker/agent/log.h"
+
+namespace rung::agent {
+
+using Clock = std::chrono::steady_clock;
+
+MetricRelay::MetricRelay(CoordinatorClient* client, int64_t trial_id, int64_t attempt, RelayOptions options)
+    : client_(client), trial_id_(trial_id), attempt_(attempt), options_(options) {
+  sender_ = std::thread([this] { SendLoop(); });
+}
+
+MetricRelay::~MetricRelay() {
+  Abandon();
+  sender_.join();
+}
+
+void MetricRelay::AddRecord(std::string line, std::vector<v1::MetricRow> rows, bool provenance) {
+  Line entry;
+  entry.is_record = true;
+  entry.bytes = line.size() + rows.size() * 64;
+  entry.text = std::move(line);
+  entry.rows = std::move(rows);
+  entry.provenance = provenance;
+  Add(std::move(entry));
+}
+
+void MetricRelay::AddStderr(std::string line) {
+  Line entry;
+  entry.is_record = false;
+  entry.bytes = line.size();
+  entry.text = std::move(line);
+  Add(std::move(entry));
+}
+
+void MetricRelay::Add(Line line) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (abandoned_ || !terminal_.ok()) return;
+  line.added = Clock::now();
+  if (line.provenance) ++buffered_provenance_;
+  buffer_.push_back(std::move(line));
+  changed_.notify_all();
+}
+
+StatusOr<int64_t> MetricRelay::Drain(Clock::time_point deadline) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  draining_ = true;
+  changed_.notify_all();
+  const auto done = [this] { return abandoned_ || !terminal_.ok() || (buffer_.empty() && !in_flight_); };
+  if (deadline == Clock::time_point::max()) {
+    changed_.wait(lock, done);
+  } else if (!changed_.wait_until(lock, deadline, done)) {
+    return Status::Unavailable("metrics of trial " + std::to_string(trial_id_) + " attempt " +
+                               std::to_string(attempt_) + " not acknowledged yet: " +
+                               std::to_string(buffer_.size()) + " lines buffered");
+  }
+  if (!terminal_.ok()) return terminal_;
+  if (abandoned_) return Status::Aborted("metric relay abandoned");
+  return last_sequence_;
+}
+
+void MetricRelay::Abandon() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    abandoned_ = true;
+    changed_.notify_all();
+  }
+  interrupter_.Interrupt();
+}
+
+Status MetricRelay::status() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return terminal_;
+}
+
+int64_t MetricRelay::acknowledged_sequence() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return acknowledged_;
+}
+
+bool MetricRelay::BatchDue(Clock::time_point now, Clock::time_point* when) const {
+  if (buffer_.empty()) {
+    *when = Clock::time_point::max();
+    return false;
+  }
+  if (draining_ || buffered_provenance_ > 0 || buffer_.size() >= options_.batch_lines) return true;
+  *when = buffer_.front().added + options_.batch_delay;
+  return now >= *when;
+}
+
+v1::ReportMetricsRequest MetricRelay::CutBatch() {
+  v1::ReportMetricsRequest request;
+  request.set_trial_id(trial_id_);
+  request.set_attempt(attempt_);
+  request.set_sequence(++last_sequence_);
+  size_t lines = 0, bytes = 0;
+  while (!buffer_.empty() && (lines == 0 || (lines < options_.batch_lines &&
+                                             bytes + buffer_.front().bytes <= options_.max_batch_bytes))) {
+    Line& line = buffer_.front();
+    if (line.is_record) {
+      for (v1::MetricRow& row : line.rows) *request.add_rows() = std::move(row);
+      if (line.provenance) {
+        --buffered_provenance_;
+        request.set_provenance_json(line.text);
+      }
+      request.add_records(std::move(line.text));
+    } else {
+      request.add_stderr_lines(std::move(line.text));
+    }
+    bytes += line.bytes;
+    ++lines;
+    buffer_.pop_front();
+  }
+  return request;
+}
+
+void MetricRelay::SendLoop() {
+  Backoff backoff(options_.retry_backoff);
+  bool reported_outage = false;
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    if (abandoned_ || !terminal_.ok()) return;
+    if (!in_flight_) {
+      Clock::time_point when;
+      if (!BatchDue(Clock::now(), &when)) {
+        if (when == Clock::time_point::max()) {
+          changed_.wait(lock);
+        } else {
+          changed_.wait_until(lock, when);
+        }
+        continue;
+      }
+      in_flight_ = CutBatch();
+    }
+    const v1::ReportMetricsRequest request = *in_flight_;
+    lock.unlock();
+    StatusOr<v1::ReportMetricsResponse> response = client_->ReportMetrics(request, &interrupter_);
+    lock.lock();
+    if (response.ok()) {
+      if (reported_outage) AgentLog("trial " + std::to_string(trial_id_) + ": metrics reach the coordinator again");
+      reported_outage = false;
+      backoff.Reset();
+      acknowledged_ = request.sequence();
+      in_flight_.reset();
+      changed_.notify_all();
+      continue;
+    }
+    const Status& status = response.status();
+    if (status.code() == StatusCode::kAborted) continue;  // Abandon(): the loop ends above
+    if (IsTransient(status)) {
+      if (!reported_outage) {
+        AgentLog("trial " + std::to_string(trial_id_) + ": " + status.message() + "; buffering metrics");
+      }
+      reported_outage = true;
+      changed_.wait_for(lock, backoff.Next(), [this] { return abandoned_; });
+      continue;
+    }
+    AgentLog("trial " + std::to_string(trial_id_) + " attempt " + std::to_string(attempt_) +
+             ": metrics refused for good: " + status.message());
+    terminal_ = status;
+    buffer_.clear();
+    in_flight_.reset();
+    changed_.notify_all();
+  }
+}
+
+}  // namespace rung::agent

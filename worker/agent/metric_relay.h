@@ -1,0 +1,114 @@
+// worker/agent/metric_relay.h
+//
+// Relays one attempt's output to the coordinator in ReportMetrics batches. Lines are buffered as they
+// come; a batch is cut when `batch_lines` lines are waiting, when the oldest has waited `batch_delay`,
+// at once for the provenance record (the trial becomes RUNNING), and at once while draining. Batches
+// carry sequence numbers 1, 2, ... and go one at a time: a batch is resent, unchanged, until the
+// coordinator acknowledges it, and only then is the next one cut. While the coordinator is
+// unreachable the relay keeps buffering (memory grows with the output, a few hundred bytes per step
+// record) and resends with backoff; when it returns, everything goes in order.
+//
+// The relay stops for good on an answer that retrying cannot change: FAILED_PRECONDITION (the
+// attempt is fenced: stop the trainer, report nothing more), OUT_OF_RANGE, INVALID_ARGUMENT,
+// NOT_FOUND or INTERNAL. status() tells which; lines added after that are dropped.
+//
+// A sender thread of its own does the calls, so a slow or absent coordinator never blocks the thread
+// that reads the trainer's pipe (a full pipe would stall training).
+//
+// Example:
+//   MetricRelay relay(client, lease.trial_id(), lease.attempt(), RelayOptions{});
+//   relay.AddRecord(line, StepMetricRows(record.json), record.type == RecordType::kProvenance);
+//   relay.AddStderr(stderr_line);
+//   StatusOr<int64_t> last = relay.Drain();   // after the trainer exited: the last sequence, for Complete
+//
+// Thread safety: thread-safe; every method may be called from any thread.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/common/status.h"
+#include "proto/rung.pb.h"
+#include "worker/agent/backoff.h"
+#include "worker/agent/coordinator_client.h"
+
+namespace rung::agent {
+
+struct RelayOptions {
+  size_t batch_lines = 64;                      // cut a batch once this many lines wait
+  std::chrono::milliseconds batch_delay{1000};  // ... or once the oldest has waited this long
+  size_t max_batch_bytes = 1 << 20;             // batches stay below this (the coordinator takes 4 MiB)
+  BackoffPolicy retry_backoff{std::chrono::milliseconds(200), std::chrono::milliseconds(2000), 2.0};
+};
+
+class MetricRelay {
+ public:
+  // Starts the sender thread. REQUIRES: `client` outlives the relay.
+  MetricRelay(CoordinatorClient* client, int64_t trial_id, int64_t attempt, RelayOptions options);
+  // Abandon()s and joins the sender.
+  ~MetricRelay();
+  MetricRelay(const MetricRelay&) = delete;
+  MetricRelay& operator=(const MetricRelay&) = delete;
+
+  // Buffers one stdout line with its metric rows; `provenance` marks the provenance record.
+  void AddRecord(std::string line, std::vector<v1::MetricRow> rows, bool provenance);
+  // Buffers one stderr line.
+  void AddStderr(std::string line);
+
+  // Sends everything buffered and waits until every batch is acknowledged: returns the last
+  // sequence (0 when nothing was ever sent). Errors: the relay's terminal status; ABORTED after
+  // Abandon(); UNAVAILABLE when `deadline` passes first (the relay keeps trying).
+  StatusOr<int64_t> Drain(std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
+
+  // Stops sending now (a call in flight is cancelled); what is unsent is dropped.
+  void Abandon();
+
+  // OK while relaying; the terminal error once the coordinator refused a batch for good.
+  Status status() const;
+  // The newest acknowledged sequence.
+  int64_t acknowledged_sequence() const;
+
+ private:
+  struct Line {
+    bool is_record = true;
+    std::string text;
+    std::vector<v1::MetricRow> rows;
+    bool provenance = false;
+    std::chrono::steady_clock::time_point added;
+    size_t bytes = 0;
+  };
+
+  void Add(Line line);
+  void SendLoop();
+  // REQUIRES: mutex_ held. Whether the buffered lines make a batch now; else when they will.
+  bool BatchDue(std::chrono::steady_clock::time_point now, std::chrono::steady_clock::time_point* when) const;
+  // REQUIRES: mutex_ held, buffer_ not empty. Moves the next batch's lines into a request.
+  v1::ReportMetricsRequest CutBatch();
+
+  CoordinatorClient* client_;
+  const int64_t trial_id_;
+  const int64_t attempt_;
+  const RelayOptions options_;
+  CallInterrupter interrupter_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;  // lines added, batch acknowledged, drain, abandon, terminal error
+  std::deque<Line> buffer_;
+  size_t buffered_provenance_ = 0;
+  std::optional<v1::ReportMetricsRequest> in_flight_;  // cut, not yet acknowledged
+  int64_t last_sequence_ = 0;                          // of the newest batch cut
+  int64_t acknowledged_ = 0;
+  bool draining_ = false;
+  bool abandoned_ = false;
+  Status terminal_;
+  std::thread sender_;
+};
+
+}  // namespace rung::agent
