@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "coordinator/cli/exit_codes.h"
+#include "core/common/token_file.h"
 
 namespace rung::cli {
 namespace {
@@ -44,7 +45,7 @@ StatusOr<std::unique_ptr<CoordinatorConnection>> CoordinatorConnection::Open(con
     return Status::InvalidArgument("no user token: pass --token-file FILE or set RUNG_TOKEN_FILE "
                                    "(the coordinator's --user-token-file)");
   }
-  StatusOr<std::string> token = ReadFileTrimmed(options.token_file, "token file");
+  StatusOr<std::string> token = ReadBearerTokenFile(options.token_file);
   if (!token.ok()) return token.status();
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
   if (!options.tls_ca_file.empty()) {
