@@ -253,6 +253,8 @@ class TrialRun {
   Status InitializeFrom(const InitConfig& init);
   Status SaveCheckpoint(const std::string& reason);
   json StepRecord(double loss, const std::vector<double>& norms, double lr_multiplier);
+  // The end of a run: the diagnostics record, then the final record.
+  void EmitDiagnosticsAndFinal(const Evaluation& evaluation, double train_loss, Clock::time_point run_start);
 
   const TrialConfig& trial_;
   const TrainerOptions& options_;
@@ -454,6 +456,38 @@ json TrialRun::StepRecord(double loss, const std::vector<double>& norms, double 
   return record;
 }
 
+void TrialRun::EmitDiagnosticsAndFinal(const Evaluation& evaluation, double train_loss, Clock::time_point run_start) {
+  const TrainConfig& train = trial_.train;
+  std::ostream& out = *options_.records;
+  if (train.diagnostics_sequences > 0) {
+    Batch sample = ToTensors(source_->Batch(Split::kValidation, 0, train.diagnostics_sequences, trial_.data.seq_len),
+                             device_, CrossDocumentMaskToken(trial_.data));
+    DiagnosticsOptions diagnostics_options;
+    diagnostics_options.seed = trial_.seed;
+    json diagnostics = MeasureAttentionDiagnostics(model_, sample.inputs, sample.doc_start, diagnostics_options);
+    diagnostics["type"] = "diagnostics";
+    diagnostics["step"] = step_;
+    Emit(out, diagnostics);
+  }
+  json final_record = {{"type", "final"},
+                       {"step", step_},
+                       {"tokens", tokens_},
+                       {"flops", flops_per_token_.nonembedding * static_cast<double>(tokens_)},
+                       {"flops_total", flops_per_token_.total() * static_cast<double>(tokens_)},
+                       {"val_loss", evaluation.loss},
+                       {"val_loss_per_position", evaluation.loss_per_position},
+                       {"positional_parameters", PositionalParameters(model_)},
+                       {"frequencies", Frequencies(model_)},
+                       {"extrapolation", EvaluateBeyondTrainingLength(model_, *source_, trial_, device_)},
+                       {"train_tokens_per_sec",
+                        steady_seconds_ > 0 ? static_cast<double>(steady_tokens_) / steady_seconds_ : 0.0},
+                       {"wall_sec", Seconds(run_start)},
+                       {"peak_rss_bytes", PeakRssBytes()}};
+  if (std::isfinite(train_loss)) final_record["train_loss"] = train_loss;  // unknown after a resume at the end
+  if (evaluation.accuracy >= 0) final_record["val_accuracy"] = evaluation.accuracy;
+  Emit(out, final_record);
+}
+
 StatusOr<TrainOutcome> TrialRun::Run() {
   RUNG_RETURN_IF_ERROR(Setup());
   const TrainConfig& train = trial_.train;
@@ -534,32 +568,7 @@ StatusOr<TrainOutcome> TrialRun::Run() {
         if (evaluation.accuracy >= 0) record["val_accuracy"] = evaluation.accuracy;
         Emit(out, record);
         RUNG_RETURN_IF_ERROR(SaveCheckpoint("final"));
-        if (train.diagnostics_sequences > 0) {
-          Batch sample = ToTensors(source_->Batch(Split::kValidation, 0, train.diagnostics_sequences, time), device_,
-                                   CrossDocumentMaskToken(trial_.data));
-          DiagnosticsOptions diagnostics_options;
-          diagnostics_options.seed = trial_.seed;
-          json diagnostics = MeasureAttentionDiagnostics(model_, sample.inputs, sample.doc_start, diagnostics_options);
-          diagnostics["type"] = "diagnostics";
-          diagnostics["step"] = step_;
-          Emit(out, diagnostics);
-        }
-        json final_record = {{"type", "final"},
-                             {"step", step_},
-                             {"tokens", tokens_},
-                             {"flops", flops_per_token_.nonembedding * static_cast<double>(tokens_)},
-                             {"flops_total", flops_per_token_.total() * static_cast<double>(tokens_)},
-                             {"train_loss", step_loss},
-                             {"val_loss", evaluation.loss},
-                             {"val_loss_per_position", evaluation.loss_per_position},
-                             {"positional_parameters", PositionalParameters(model_)},
-                             {"frequencies", Frequencies(model_)},
-                             {"extrapolation", EvaluateBeyondTrainingLength(model_, *source_, trial_, device_)},
-                             {"train_tokens_per_sec", steady_seconds_ > 0 ? static_cast<double>(steady_tokens_) / steady_seconds_ : 0.0},
-                             {"wall_sec", Seconds(run_start)},
-                             {"peak_rss_bytes", PeakRssBytes()}};
-        if (evaluation.accuracy >= 0) final_record["val_accuracy"] = evaluation.accuracy;
-        Emit(out, final_record);
+        EmitDiagnosticsAndFinal(evaluation, step_loss, run_start);
         return TrainOutcome::kCompleted;
       }
     }
@@ -575,7 +584,11 @@ StatusOr<TrainOutcome> TrialRun::Run() {
       return TrainOutcome::kPreempted;
     }
   }
-  return TrainOutcome::kCompleted;  // steps already done (resumed from the final checkpoint)
+  // Resumed from the final checkpoint (the previous attempt ended before it was reported): report
+  // the results again, so that this attempt completes like the one before it.
+  EmitDiagnosticsAndFinal(Evaluate(model_, *source_, trial_, device_, trial_.data.seq_len, train.batch_size),
+                          std::nan(""), run_start);
+  return TrainOutcome::kCompleted;
 }
 
 }  // namespace

@@ -230,6 +230,14 @@ TEST_F(TrainingTest, ResumedRunContinuesTheUninterruptedCurveExactly) {
     if (record.contains("val_loss")) EXPECT_EQ(record.at("val_loss"), expected.at(step).at("val_loss")) << step;
   }
   EXPECT_EQ(second.records().back().at("val_loss"), reference.records().back().at("val_loss"));
+
+  // Once more from the final checkpoint (an attempt that ended before it was reported): no steps,
+  // the same final record.
+  TrainerProcess third(config_path, {"--checkpoint-dir", dir});
+  ASSERT_EQ(third.Finish(), 0);
+  ASSERT_EQ(third.records().back().at("type"), "final");
+  EXPECT_EQ(third.records().back().at("val_loss"), reference.records().back().at("val_loss"));
+  EXPECT_TRUE(StepRecords(third.records()).empty());
 }
 
 TEST_F(TrainingTest, PositionalParametersTrainAloneOrStayFrozen) {
