@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include <google/protobuf/util/time_util.h>
@@ -49,6 +50,18 @@ std::vector<std::string> ReadLines(const std::string& path) {
   std::ifstream in(path);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
+}
+
+std::string FileText(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::unique_ptr<grpc::ClientContext> BearerContext(const std::string& token, std::chrono::seconds deadline) {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->AddMetadata("authorization", "Bearer " + token);
+  context->set_deadline(std::chrono::system_clock::now() + deadline);
+  return context;
 }
 
 nlohmann::json TinyTrialConfig(int64_t steps, int64_t log_every) {

@@ -55,6 +55,13 @@ std::vector<std::string> ReadLines(const std::string& path);
 // every `log_every` steps.
 nlohmann::json TinyTrialConfig(int64_t steps, int64_t log_every);
 
+// The whole text of a file ("" when it does not exist).
+std::string FileText(const std::string& path);
+
+// A client context carrying `Bearer token`, with a deadline `deadline` from now.
+std::unique_ptr<grpc::ClientContext> BearerContext(const std::string& token,
+                                                   std::chrono::seconds deadline = std::chrono::seconds(30));
+
 // Polls `condition` every 10 ms until it holds or `timeout` passes; returns its last value.
 bool WaitUntil(const std::function<bool()>& condition, std::chrono::milliseconds timeout);
 

@@ -26,6 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using testing::ChildProcess;
+using testing::FileText;
 using testing::ScratchDir;
 
 constexpr char kSpec[] = R"(name: worker-end-to-end
@@ -38,18 +39,6 @@ resources: {cpus: 1}
 sweep:
   seed: [0, 1]
 )";
-
-std::unique_ptr<grpc::ClientContext> Context(const std::string& token) {
-  auto context = std::make_unique<grpc::ClientContext>();
-  context->AddMetadata("authorization", "Bearer " + token);
-  context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-  return context;
-}
-
-std::string FileText(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 // (name, step) -> value of every numeric field of every step record the trainers of `trial_id`
 // printed, from the newest attempt that printed it; `printed` counts the records per (attempt, step).
@@ -113,7 +102,7 @@ TEST_F(WorkerEndToEndTrainingTest, TwoWorkersRunATwoTrialSweepAndEveryStepIsStor
     v1::HeartbeatRequest probe;
     probe.set_worker_id("end-to-end-probe");
     v1::HeartbeatResponse ignored;
-    grpc::Status status = workers->Heartbeat(Context(*worker_token).get(), probe, &ignored);
+    grpc::Status status = workers->Heartbeat(testing::BearerContext(*worker_token).get(), probe, &ignored);
     if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
       GTEST_SKIP() << "rung-coordinator does not serve the WorkerService yet: " << status.error_message();
     }
@@ -122,7 +111,7 @@ TEST_F(WorkerEndToEndTrainingTest, TwoWorkersRunATwoTrialSweepAndEveryStepIsStor
   submit.set_spec_text(kSpec);
   submit.set_spec_file_name("worker-end-to-end.yaml");
   v1::SubmitSweepResponse submitted;
-  grpc::Status status = users->SubmitSweep(Context(*user_token).get(), submit, &submitted);
+  grpc::Status status = users->SubmitSweep(testing::BearerContext(*user_token).get(), submit, &submitted);
   if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
     GTEST_SKIP() << "rung-coordinator does not serve SubmitSweep yet: " << status.error_message();
   }
@@ -154,7 +143,7 @@ TEST_F(WorkerEndToEndTrainingTest, TwoWorkersRunATwoTrialSweepAndEveryStepIsStor
     v1::ListTrialsRequest list;
     list.set_sweep_id(sweep_id);
     v1::ListTrialsResponse listed;
-    status = users->ListTrials(Context(*user_token).get(), list, &listed);
+    status = users->ListTrials(testing::BearerContext(*user_token).get(), list, &listed);
     ASSERT_TRUE(status.ok()) << status.error_message();
     trials.assign(listed.trials().begin(), listed.trials().end());
     int succeeded = 0;
@@ -178,7 +167,7 @@ TEST_F(WorkerEndToEndTrainingTest, TwoWorkersRunATwoTrialSweepAndEveryStepIsStor
     v1::GetMetricsRequest request;
     request.set_trial_id(trial.trial_id());
     v1::GetMetricsResponse metrics;
-    status = users->GetMetrics(Context(*user_token).get(), request, &metrics);
+    status = users->GetMetrics(testing::BearerContext(*user_token).get(), request, &metrics);
     ASSERT_TRUE(status.ok()) << status.error_message();
     std::map<std::string, const v1::MetricSeries*> series;
     for (const v1::MetricSeries& one : metrics.series()) series[one.name()] = &one;

@@ -1,0 +1,372 @@
+// tests/system/fault_injection_test.cc
+//
+// Fault injection with real processes only: a rung-coordinator (temporary database, token files,
+// --lease-seconds 2), rung-worker agents (--heartbeat-seconds 0.3) running the real rung-train on the
+// builtin corpus, and sweeps submitted through the UserService. Each trial trains long enough to be
+// interrupted (600 steps, a checkpoint every 20, a step record every 5), and then:
+//   1. kill -9 of the worker running it: the attempt goes STALE after its lease, a second worker
+//      leases attempt 2 and resumes from the checkpoint, the sweep SUCCEEDS, one value per step;
+//   2. kill -9 of the coordinator, restarted on the same database and port: the workers re-attach,
+//      every trial SUCCEEDS exactly once, no metric acknowledged before the kill is lost;
+//   3. SIGTERM to the worker running it: the attempt is PREEMPTED, another worker resumes it from its
+//      checkpoint and it SUCCEEDS.
+// Every wait is a bounded poll of the coordinator; no fixed sleeps.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include "core/common/token_file.h"
+#include "proto/rung.grpc.pb.h"
+#include "tests/worker/agent/agent_test_util.h"
+
+#if defined(RUNG_TRAIN_BINARY)
+constexpr bool kHaveTrainer = true;
+#else
+constexpr bool kHaveTrainer = false;
+#define RUNG_TRAIN_BINARY ""
+#endif
+
+namespace rung::system_test {
+namespace {
+
+using agent::testing::BearerContext;
+using agent::testing::ChildProcess;
+using agent::testing::FileText;
+using agent::testing::ScratchDir;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr int64_t kSteps = 600;
+constexpr int64_t kLogEvery = 5;
+constexpr int64_t kCheckpointEvery = 20;
+// The interruptions happen once a trial reported a step this far: past its first checkpoint.
+constexpr int64_t kInterruptAfterStep = 3 * kCheckpointEvery;
+
+// About 15 ms a step on one core: long enough to interrupt, short enough to run twice.
+std::string Spec(const std::string& name, const std::string& seeds) {
+  return "name: " + name + R"(
+metric: {name: val_loss, goal: minimize}
+data: {source: builtin, seq_len: 64}
+model: {layers: 2, d_model: 64, heads: 2}
+train: {steps: )" + std::to_string(kSteps) +
+         R"(, batch_size: 16, lr: 3.0e-3, schedule: {name: cosine, warmup_steps: 2}, eval_every: 100,
+        eval_batches: 2, log_every: )" +
+         std::to_string(kLogEvery) + ", checkpoint_every: " + std::to_string(kCheckpointEvery) + R"(,
+        diagnostics_sequences: 0}
+resources: {cpus: 1}
+sweep:
+  seed: )" + seeds + "\n";
+}
+
+std::set<int64_t> EveryLoggedStep() {
+  std::set<int64_t> steps;
+  for (int64_t step = kLogEvery; step <= kSteps; step += kLogEvery) steps.insert(step);
+  return steps;
+}
+
+class FaultInjectionTrainingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!kHaveTrainer) GTEST_SKIP() << "rung-train is not built (RUNG_WITH_TORCH=OFF)";
+  }
+
+  // Starts rung-coordinator on `port` (0: a free one) with the test's database and token files.
+  void StartCoordinator(int port) {
+    coordinator_ = std::make_unique<ChildProcess>(
+        std::vector<std::string>{RUNG_COORDINATOR_BINARY, "--listen", "127.0.0.1:" + std::to_string(port), "--db",
+                                 scratch_.Path("rung.db"), "--user-token-file", scratch_.Path("user.token"),
+                                 "--worker-token-file", scratch_.Path("worker.token"), "--lease-seconds", "2"},
+        scratch_.path().string(), scratch_.Path("coordinator.log"));
+    const std::string listening = coordinator_->ReadLine(seconds(60));
+    ASSERT_EQ(listening.rfind("listening on ", 0), 0u) << "rung-coordinator did not start\n" << Logs();
+    address_ = listening.substr(std::string("listening on ").size());
+    port_ = std::stoi(address_.substr(address_.rfind(':') + 1));
+    StatusOr<std::string> token = ReadBearerTokenFile(scratch_.Path("user.token"));
+    ASSERT_TRUE(token.ok());
+    user_token_ = *token;
+    users_ = v1::UserService::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
+  }
+
+  void StartWorker(const std::string& id) {
+    worker_ids_.push_back(id);
+    workers_[id] = std::make_unique<ChildProcess>(
+        std::vector<std::string>{RUNG_WORKER_BINARY, "--coordinator", address_, "--worker-token-file",
+                                 scratch_.Path("worker.token"), "--cpus", "1", "--worker-id", id, "--trainer",
+                                 RUNG_TRAIN_BINARY, "--work-dir", scratch_.Path("work-" + id), "--heartbeat-seconds",
+                                 "0.3", "--grace-seconds", "60"},
+        scratch_.path().string(), scratch_.Path(id + ".log"));
+    ASSERT_TRUE(workers_[id]->started());
+  }
+
+  std::string Logs() const {
+    std::string logs = "coordinator:\n" + FileText(scratch_.Path("coordinator.log"));
+    for (const std::string& id : worker_ids_) logs += "\n" + id + ":\n" + FileText(scratch_.Path(id + ".log"));
+    return logs;
+  }
+
+  int64_t Submit(const std::string& name, const std::string& seeds, int64_t trials) {
+    v1::SubmitSweepRequest submit;
+    submit.set_spec_text(Spec(name, seeds));
+    submit.set_spec_file_name(name + ".yaml");
+    v1::SubmitSweepResponse submitted;
+    const grpc::Status status = users_->SubmitSweep(BearerContext(user_token_).get(), submit, &submitted);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(submitted.trial_count(), trials);
+    return submitted.sweep_id();
+  }
+
+  v1::Sweep GetSweep(int64_t sweep_id) {
+    v1::GetSweepRequest request;
+    request.set_sweep_id(sweep_id);
+    v1::Sweep sweep;
+    const grpc::Status status = users_->GetSweep(BearerContext(user_token_).get(), request, &sweep);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return sweep;
+  }
+
+  std::vector<v1::Trial> ListTrials(int64_t sweep_id) {
+    v1::ListTrialsRequest request;
+    request.set_sweep_id(sweep_id);
+    request.set_view(v1::TRIAL_VIEW_FULL);
+    v1::ListTrialsResponse listed;
+    const grpc::Status status = users_->ListTrials(BearerContext(user_token_).get(), request, &listed);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return {listed.trials().begin(), listed.trials().end()};
+  }
+
+  // With its attempts (ListTrials leaves them out even with TRIAL_VIEW_FULL).
+  v1::Trial GetTrial(int64_t trial_id) {
+    v1::GetTrialRequest request;
+    request.set_trial_id(trial_id);
+    request.set_view(v1::TRIAL_VIEW_FULL);
+    v1::Trial trial;
+    const grpc::Status status = users_->GetTrial(BearerContext(user_token_).get(), request, &trial);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return trial;
+  }
+
+  // name -> points, by step.
+  std::map<std::string, std::vector<v1::MetricPoint>> Metrics(int64_t trial_id) {
+    v1::GetMetricsRequest request;
+    request.set_trial_id(trial_id);
+    v1::GetMetricsResponse metrics;
+    const grpc::Status status = users_->GetMetrics(BearerContext(user_token_).get(), request, &metrics);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    std::map<std::string, std::vector<v1::MetricPoint>> series;
+    for (const v1::MetricSeries& one : metrics.series()) series[one.name()].assign(one.points().begin(), one.points().end());
+    return series;
+  }
+
+  // Polls `condition` every 100 ms until it holds or `timeout` passes.
+  static bool Poll(const std::function<bool()>& condition, milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      if (condition()) return true;
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      std::this_thread::sleep_for(milliseconds(100));
+    }
+  }
+
+  // Waits until every trial of the sweep reported a step of at least `step`; false if one failed or
+  // finished first, or on timeout.
+  bool WaitForProgress(int64_t sweep_id, int64_t step, std::vector<v1::Trial>* trials) {
+    bool finished_early = false;
+    const bool reached = Poll(
+        [&] {
+          *trials = ListTrials(sweep_id);
+          if (trials->empty()) return false;
+          for (const v1::Trial& trial : *trials) {
+            if (trial.state() == v1::TRIAL_STATE_FAILED || trial.state() == v1::TRIAL_STATE_SUCCEEDED) {
+              finished_early = true;
+              return true;
+            }
+          }
+          return std::all_of(trials->begin(), trials->end(), [&](const v1::Trial& trial) {
+            return trial.state() == v1::TRIAL_STATE_RUNNING && trial.latest_step() >= step;
+          });
+        },
+        seconds(180));
+    return reached && !finished_early;
+  }
+
+  // Waits until the sweep is SUCCEEDED (or FAILED/CANCELLED: false).
+  bool WaitForSweepEnd(int64_t sweep_id, seconds timeout, v1::Sweep* sweep) {
+    Poll(
+        [&] {
+          *sweep = GetSweep(sweep_id);
+          return sweep->state() != v1::SWEEP_STATE_ACTIVE && sweep->state() != v1::SWEEP_STATE_UNSPECIFIED;
+        },
+        timeout);
+    return sweep->state() == v1::SWEEP_STATE_SUCCEEDED;
+  }
+
+  // The train_loss curve: exactly one point per logged step, 5 .. kSteps.
+  void ExpectOneValuePerLoggedStep(int64_t trial_id) {
+    const auto series = Metrics(trial_id);
+    ASSERT_EQ(series.count("train_loss"), 1u) << "no train_loss series";
+    std::map<int64_t, int> per_step;
+    for (const v1::MetricPoint& point : series.at("train_loss")) ++per_step[point.step()];
+    std::set<int64_t> steps;
+    for (const auto& [step, count] : per_step) {
+      EXPECT_EQ(count, 1) << "train_loss at step " << step << " stored " << count << " times";
+      steps.insert(step);
+    }
+    EXPECT_EQ(steps, EveryLoggedStep()) << "train_loss: not exactly the logged steps";
+  }
+
+  // The first step attempt `attempt` reported (train_loss), or -1 if none.
+  int64_t FirstStepOf(int64_t trial_id, int64_t attempt) {
+    const auto series = Metrics(trial_id);
+    if (series.count("train_loss") == 0) return -1;
+    int64_t first = -1;
+    for (const v1::MetricPoint& point : series.at("train_loss")) {
+      if (point.attempt() == attempt && (first < 0 || point.step() < first)) first = point.step();
+    }
+    return first;
+  }
+
+  // Destroyed last: the processes below are killed before their folder goes.
+  ScratchDir scratch_;
+  std::unique_ptr<ChildProcess> coordinator_;
+  std::map<std::string, std::unique_ptr<ChildProcess>> workers_;
+  std::vector<std::string> worker_ids_;
+  std::string address_;
+  int port_ = 0;
+  std::string user_token_;
+  std::unique_ptr<v1::UserService::Stub> users_;
+};
+
+TEST_F(FaultInjectionTrainingTest, KillNineOfAWorkerMidTrialIsReleasedAndResumedFromTheCheckpoint) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(0));
+  const int64_t sweep_id = Submit("kill-worker", "[0]", 1);
+  ASSERT_NO_FATAL_FAILURE(StartWorker("first"));
+
+  std::vector<v1::Trial> trials;
+  ASSERT_TRUE(WaitForProgress(sweep_id, kInterruptAfterStep, &trials)) << "the trial did not get going\n" << Logs();
+  ASSERT_EQ(trials.size(), 1u);
+  const int64_t trial_id = trials[0].trial_id();
+  ASSERT_EQ(trials[0].worker_id(), "first");
+  ASSERT_EQ(trials[0].attempt(), 1);
+
+  ASSERT_NO_FATAL_FAILURE(StartWorker("second"));
+  workers_["first"]->Signal(SIGKILL);
+  ASSERT_NE(workers_["first"]->Wait(seconds(30)), -1);
+
+  v1::Sweep sweep;
+  ASSERT_TRUE(WaitForSweepEnd(sweep_id, seconds(300), &sweep))
+      << "sweep state " << v1::SweepState_Name(sweep.state()) << ": " << sweep.state_reason() << "\n" << Logs();
+
+  trials = ListTrials(sweep_id);
+  ASSERT_EQ(trials.size(), 1u);
+  const v1::Trial trial = GetTrial(trials[0].trial_id());
+  EXPECT_EQ(trial.state(), v1::TRIAL_STATE_SUCCEEDED);
+  ASSERT_EQ(trial.attempts_size(), 2) << trial.DebugString();
+  EXPECT_EQ(trial.attempts(0).worker_id(), "first");
+  EXPECT_EQ(trial.attempts(0).state(), v1::TRIAL_STATE_STALE) << trial.attempts(0).DebugString();
+  EXPECT_EQ(trial.attempts(1).worker_id(), "second");
+  EXPECT_EQ(trial.attempts(1).state(), v1::TRIAL_STATE_SUCCEEDED);
+
+  const int64_t resumed_at = FirstStepOf(trial_id, 2);
+  EXPECT_GT(resumed_at, kCheckpointEvery) << "attempt 2 did not resume from a checkpoint";
+  EXPECT_GT(FirstStepOf(trial_id, 1), 0) << "attempt 1's points are gone";
+  ExpectOneValuePerLoggedStep(trial_id);
+}
+
+TEST_F(FaultInjectionTrainingTest, KillNineOfTheCoordinatorMidSweepLosesNothingAcknowledged) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(0));
+  const int64_t sweep_id = Submit("kill-coordinator", "[0, 1]", 2);
+  ASSERT_NO_FATAL_FAILURE(StartWorker("one"));
+  ASSERT_NO_FATAL_FAILURE(StartWorker("two"));
+
+  std::vector<v1::Trial> trials;
+  ASSERT_TRUE(WaitForProgress(sweep_id, kInterruptAfterStep, &trials)) << "the trials did not get going\n" << Logs();
+  ASSERT_EQ(trials.size(), 2u);
+  // What the coordinator acknowledged before the kill: name -> steps, per trial.
+  std::map<int64_t, std::map<std::string, std::set<int64_t>>> acknowledged;
+  for (const v1::Trial& trial : trials) {
+    for (const auto& [name, points] : Metrics(trial.trial_id())) {
+      for (const v1::MetricPoint& point : points) acknowledged[trial.trial_id()][name].insert(point.step());
+    }
+    ASSERT_FALSE(acknowledged[trial.trial_id()]["train_loss"].empty());
+  }
+
+  const int port = port_;
+  coordinator_->Signal(SIGKILL);
+  ASSERT_NE(coordinator_->Wait(seconds(30)), -1);
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(port));
+  ASSERT_EQ(port_, port);
+
+  v1::Sweep sweep;
+  ASSERT_TRUE(WaitForSweepEnd(sweep_id, seconds(300), &sweep))
+      << "sweep state " << v1::SweepState_Name(sweep.state()) << ": " << sweep.state_reason() << "\n" << Logs();
+
+  trials = ListTrials(sweep_id);
+  ASSERT_EQ(trials.size(), 2u);
+  for (const v1::Trial& listed : trials) {
+    SCOPED_TRACE("trial " + std::to_string(listed.trial_id()));
+    const v1::Trial trial = GetTrial(listed.trial_id());
+    EXPECT_EQ(trial.state(), v1::TRIAL_STATE_SUCCEEDED);
+    int succeeded = 0;
+    for (const v1::TrialAttempt& attempt : trial.attempts()) succeeded += attempt.state() == v1::TRIAL_STATE_SUCCEEDED;
+    EXPECT_EQ(succeeded, 1) << trial.DebugString();
+
+    const auto after = Metrics(trial.trial_id());
+    for (const auto& [name, steps] : acknowledged[trial.trial_id()]) {
+      ASSERT_EQ(after.count(name), 1u) << "series " << name << " is gone";
+      std::set<int64_t> stored;
+      for (const v1::MetricPoint& point : after.at(name)) stored.insert(point.step());
+      for (int64_t step : steps) EXPECT_EQ(stored.count(step), 1u) << name << " at step " << step << " was lost";
+    }
+    ExpectOneValuePerLoggedStep(trial.trial_id());
+  }
+}
+
+TEST_F(FaultInjectionTrainingTest, SigtermOfAWorkerMidTrialPreemptsAndAnotherWorkerResumes) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(0));
+  const int64_t sweep_id = Submit("sigterm-worker", "[0]", 1);
+  ASSERT_NO_FATAL_FAILURE(StartWorker("first"));
+
+  std::vector<v1::Trial> trials;
+  ASSERT_TRUE(WaitForProgress(sweep_id, kInterruptAfterStep, &trials)) << "the trial did not get going\n" << Logs();
+  ASSERT_EQ(trials.size(), 1u);
+  const int64_t trial_id = trials[0].trial_id();
+  ASSERT_EQ(trials[0].worker_id(), "first");
+
+  ASSERT_NO_FATAL_FAILURE(StartWorker("second"));
+  workers_["first"]->Signal(SIGTERM);
+  const int wait_status = workers_["first"]->Wait(seconds(90));
+  ASSERT_NE(wait_status, -1) << "rung-worker did not exit after SIGTERM\n" << Logs();
+  EXPECT_TRUE(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) << "wait status " << wait_status;
+
+  v1::Sweep sweep;
+  ASSERT_TRUE(WaitForSweepEnd(sweep_id, seconds(300), &sweep))
+      << "sweep state " << v1::SweepState_Name(sweep.state()) << ": " << sweep.state_reason() << "\n" << Logs();
+
+  trials = ListTrials(sweep_id);
+  ASSERT_EQ(trials.size(), 1u);
+  const v1::Trial trial = GetTrial(trials[0].trial_id());
+  EXPECT_EQ(trial.state(), v1::TRIAL_STATE_SUCCEEDED);
+  ASSERT_EQ(trial.attempts_size(), 2) << trial.DebugString();
+  EXPECT_EQ(trial.attempts(0).worker_id(), "first");
+  EXPECT_EQ(trial.attempts(0).state(), v1::TRIAL_STATE_PREEMPTED) << trial.attempts(0).DebugString();
+  EXPECT_EQ(trial.attempts(1).worker_id(), "second");
+  EXPECT_EQ(trial.attempts(1).state(), v1::TRIAL_STATE_SUCCEEDED);
+
+  EXPECT_GT(FirstStepOf(trial_id, 2), kCheckpointEvery) << "attempt 2 did not resume from a checkpoint";
+  ExpectOneValuePerLoggedStep(trial_id);
+}
+
+}  // namespace
+}  // namespace rung::system_test
