@@ -213,6 +213,24 @@ class FaultInjectionTrainingTest : public ::testing::Test {
   }
 
   // The train_loss curve: exactly one point per logged step, 5 .. kSteps.
+  // The one trial of the sweep ran twice: attempt 1 on worker "first" ended in `first_attempt_state`,
+  // attempt 2 on "second" resumed from a checkpoint and SUCCEEDED, with one value per logged step.
+  void ExpectResumedBySecondWorker(int64_t sweep_id, int64_t trial_id, v1::TrialState first_attempt_state) {
+    v1::Sweep sweep;
+    ASSERT_TRUE(WaitForSweepEnd(sweep_id, seconds(300), &sweep))
+        << "sweep state " << v1::SweepState_Name(sweep.state()) << ": " << sweep.state_reason() << "\n" << Logs();
+    const v1::Trial trial = GetTrial(trial_id);
+    EXPECT_EQ(trial.state(), v1::TRIAL_STATE_SUCCEEDED);
+    ASSERT_EQ(trial.attempts_size(), 2) << trial.DebugString();
+    EXPECT_EQ(trial.attempts(0).worker_id(), "first");
+    EXPECT_EQ(trial.attempts(0).state(), first_attempt_state) << trial.attempts(0).DebugString();
+    EXPECT_EQ(trial.attempts(1).worker_id(), "second");
+    EXPECT_EQ(trial.attempts(1).state(), v1::TRIAL_STATE_SUCCEEDED);
+    EXPECT_GT(FirstStepOf(trial_id, 2), kCheckpointEvery) << "attempt 2 did not resume from a checkpoint";
+    EXPECT_GT(FirstStepOf(trial_id, 1), 0) << "attempt 1's points are gone";
+    ExpectOneValuePerLoggedStep(trial_id);
+  }
+
   void ExpectOneValuePerLoggedStep(int64_t trial_id) {
     const auto series = Metrics(trial_id);
     ASSERT_EQ(series.count("train_loss"), 1u) << "no train_loss series";
@@ -264,24 +282,7 @@ TEST_F(FaultInjectionTrainingTest, KillNineOfAWorkerMidTrialIsReleasedAndResumed
   workers_["first"]->Signal(SIGKILL);
   ASSERT_NE(workers_["first"]->Wait(seconds(30)), -1);
 
-  v1::Sweep sweep;
-  ASSERT_TRUE(WaitForSweepEnd(sweep_id, seconds(300), &sweep))
-      << "sweep state " << v1::SweepState_Name(sweep.state()) << ": " << sweep.state_reason() << "\n" << Logs();
-
-  trials = ListTrials(sweep_id);
-  ASSERT_EQ(trials.size(), 1u);
-  const v1::Trial trial = GetTrial(trials[0].trial_id());
-  EXPECT_EQ(trial.state(), v1::TRIAL_STATE_SUCCEEDED);
-  ASSERT_EQ(trial.attempts_size(), 2) << trial.DebugString();
-  EXPECT_EQ(trial.attempts(0).worker_id(), "first");
-  EXPECT_EQ(trial.attempts(0).state(), v1::TRIAL_STATE_STALE) << trial.attempts(0).DebugString();
-  EXPECT_EQ(trial.attempts(1).worker_id(), "second");
-  EXPECT_EQ(trial.attempts(1).state(), v1::TRIAL_STATE_SUCCEEDED);
-
-  const int64_t resumed_at = FirstStepOf(trial_id, 2);
-  EXPECT_GT(resumed_at, kCheckpointEvery) << "attempt 2 did not resume from a checkpoint";
-  EXPECT_GT(FirstStepOf(trial_id, 1), 0) << "attempt 1's points are gone";
-  ExpectOneValuePerLoggedStep(trial_id);
+  ExpectResumedBySecondWorker(sweep_id, trial_id, v1::TRIAL_STATE_STALE);
 }
 
 TEST_F(FaultInjectionTrainingTest, KillNineOfTheCoordinatorMidSweepLosesNothingAcknowledged) {
@@ -350,22 +351,7 @@ TEST_F(FaultInjectionTrainingTest, SigtermOfAWorkerMidTrialPreemptsAndAnotherWor
   ASSERT_NE(wait_status, -1) << "rung-worker did not exit after SIGTERM\n" << Logs();
   EXPECT_TRUE(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) << "wait status " << wait_status;
 
-  v1::Sweep sweep;
-  ASSERT_TRUE(WaitForSweepEnd(sweep_id, seconds(300), &sweep))
-      << "sweep state " << v1::SweepState_Name(sweep.state()) << ": " << sweep.state_reason() << "\n" << Logs();
-
-  trials = ListTrials(sweep_id);
-  ASSERT_EQ(trials.size(), 1u);
-  const v1::Trial trial = GetTrial(trials[0].trial_id());
-  EXPECT_EQ(trial.state(), v1::TRIAL_STATE_SUCCEEDED);
-  ASSERT_EQ(trial.attempts_size(), 2) << trial.DebugString();
-  EXPECT_EQ(trial.attempts(0).worker_id(), "first");
-  EXPECT_EQ(trial.attempts(0).state(), v1::TRIAL_STATE_PREEMPTED) << trial.attempts(0).DebugString();
-  EXPECT_EQ(trial.attempts(1).worker_id(), "second");
-  EXPECT_EQ(trial.attempts(1).state(), v1::TRIAL_STATE_SUCCEEDED);
-
-  EXPECT_GT(FirstStepOf(trial_id, 2), kCheckpointEvery) << "attempt 2 did not resume from a checkpoint";
-  ExpectOneValuePerLoggedStep(trial_id);
+  ExpectResumedBySecondWorker(sweep_id, trial_id, v1::TRIAL_STATE_PREEMPTED);
 }
 
 }  // namespace
