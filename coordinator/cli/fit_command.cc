@@ -61,10 +61,12 @@ int RunFitCommand(const FitCommandOptions& options, std::ostream& out, std::ostr
     err << "rung fit: --bootstrap must be >= 0\n";
     return kUsage;
   }
-  StatusOr<fit::LadderResults> ladder = fit::ReadLadderCsv(options.csv_path);
+  LadderSource source = options.source;
+  if (!options.csv_path.empty()) source.csv_path = options.csv_path;
+  StatusOr<fit::LadderResults> ladder = LoadLadder(source, &multiplier_options.baseline);
   if (!ladder.ok()) {
     err << "rung fit: " << ladder.status().message() << "\n";
-    return kUsage;
+    return ladder.status().code() == StatusCode::kUnavailable ? kUnavailable : kUsage;
   }
   StatusOr<fit::MultiplierReport> report = fit::ComputeMultipliers(ladder.value(), multiplier_options);
   if (!report.ok()) {
@@ -85,15 +87,10 @@ void AddFitCommand(CLI::App& app, int* exit_code) {
       "power law L = A C^-alpha + E (one E shared, E free per variant, or --fixed-e; Huber loss on ln L,\n"
       "bounded, multi-start), with the fits' RMSE and a table of the power-law CM over a grid of fixed E.\n"
       "With seeds: paired per-seed multipliers (mean, sd) and bootstrap intervals; with seconds: wall-clock CM.");
-  command
-      ->add_option("--from-csv", options->csv_path,
-                   "Ladder CSV: header variant,label,compute,loss[,seed][,seconds]; compute in FLOPs (6ND), "
-                   "loss in nats, seconds of training")
-      ->type_name("FILE")
-      ->required();
-  command->add_option("--baseline", options->baseline, "The variant the others are measured against (e.g. rope)")
-      ->type_name("VARIANT")
-      ->required();
+  AddLadderSourceOptions(command, &options->source);
+  command->add_option("--baseline", options->baseline,
+                      "The variant the others are measured against (e.g. rope; default: the sweep's baseline)")
+      ->type_name("VARIANT");
   command->add_option("--format", options->format, "table (default), json (a list of objects) or csv")
       ->type_name("FORMAT");
   command

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+
+#include "coordinator/cli/ladder_source.h"
 #include <cstdint>
 #include <optional>
 #include <ostream>
@@ -20,6 +22,7 @@ namespace rung::cli {
 
 struct FitCommandOptions {
   std::string csv_path;
+  LadderSource source;  // a stored sweep (source.sweep_id) when csv_path is empty
   std::string baseline;
   std::string format = "table";
   std::string e_grid;  // comma-separated E values in nats; empty: the default grid

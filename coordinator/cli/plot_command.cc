@@ -11,13 +11,16 @@
 namespace rung::cli {
 
 int RunPlotCommand(const PlotCommandOptions& options, std::ostream& out, std::ostream& err) {
-  StatusOr<fit::LadderResults> ladder = fit::ReadLadderCsv(options.csv_path);
+  LadderSource source = options.source;
+  if (!options.csv_path.empty()) source.csv_path = options.csv_path;
+  std::string baseline = options.baseline;
+  StatusOr<fit::LadderResults> ladder = LoadLadder(source, &baseline);
   if (!ladder.ok()) {
     err << "rung plot: " << ladder.status().message() << "\n";
-    return kUsage;
+    return ladder.status().code() == StatusCode::kUnavailable ? kUnavailable : kUsage;
   }
   fit::MultiplierOptions multiplier_options;
-  multiplier_options.baseline = options.baseline;
+  multiplier_options.baseline = baseline;
   multiplier_options.e_sensitivity = false;
   multiplier_options.bootstrap = 1000;
   StatusOr<fit::MultiplierReport> report = fit::ComputeMultipliers(ladder.value(), multiplier_options);
@@ -44,14 +47,10 @@ void AddPlotCommand(CLI::App& app, int* exit_code) {
       "Figures of a ladder (gnuplot, SVG and PNG): loss against compute per variant with the shared-E power-law\n"
       "fits and the piecewise compute multipliers as labels (loss_vs_compute), and the multipliers against\n"
       "compute (multipliers). The gnuplot script and data are written beside them.");
-  command
-      ->add_option("--from-csv", options->csv_path,
-                   "Ladder CSV: header variant,label,compute,loss[,seed][,seconds]; compute in FLOPs, loss in nats")
-      ->type_name("FILE")
-      ->required();
-  command->add_option("--baseline", options->baseline, "The variant the multipliers are measured against")
-      ->type_name("VARIANT")
-      ->required();
+  AddLadderSourceOptions(command, &options->source);
+  command->add_option("--baseline", options->baseline,
+                      "The variant the multipliers are measured against (default: the sweep's baseline)")
+      ->type_name("VARIANT");
   command->add_option("--out", options->out_dir, "Output folder (created if missing)")->type_name("DIR")->required();
   command->add_option("--gnuplot", options->gnuplot, "gnuplot executable (default: gnuplot on PATH)")
       ->type_name("PATH");

@@ -10,6 +10,8 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+
+#include "coordinator/cli/ladder_source.h"
 #include <ostream>
 #include <string>
 
@@ -17,6 +19,7 @@ namespace rung::cli {
 
 struct PlotCommandOptions {
   std::string csv_path;
+  LadderSource source;  // a stored sweep (source.sweep_id) when csv_path is empty
   std::string baseline;
   std::string out_dir;
   std::string gnuplot = "gnuplot";

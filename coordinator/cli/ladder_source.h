@@ -1,0 +1,31 @@
+// coordinator/cli/ladder_source.h
+//
+// Where `rung fit` and `rung plot` get their ladder: a CSV file (ladders trained anywhere) or a
+// stored sweep on a coordinator (`rung fit SWEEP`): every SUCCEEDED trial's final value of the
+// sweep's metric, at its compute (6 N D), labelled by rung and keyed by variant and seed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "coordinator/cli/coordinator_connection.h"
+#include "sweeps/fit/ladder_results.h"
+
+namespace rung::cli {
+
+struct LadderSource {
+  std::string csv_path;
+  int64_t sweep_id = 0;
+  ConnectionOptions connection;
+};
+
+// Registers the optional positional SWEEP, --from-csv FILE and the connection options.
+void AddLadderSourceOptions(CLI::App* command, LadderSource* source);
+
+// Loads the ladder; fills `baseline` from the sweep's spec when it is empty.
+// Errors: INVALID_ARGUMENT (neither or both sources, bad CSV), NOT_FOUND, UNAVAILABLE (coordinator).
+StatusOr<fit::LadderResults> LoadLadder(const LadderSource& source, std::string* baseline);
+
+}  // namespace rung::cli
