@@ -459,6 +459,55 @@ void AddSweepCommands(CLI::App& app, int* exit_code) {
     command->add_option("--reason", options->reason, "Why (recorded with the event)");
   }
   {
+    auto options = std::make_shared<TrialIdOptions>();
+    CLI::App* command = AddCommand<TrialIdOptions>(
+        app, exit_code, "params",
+        "A trial's learned positional parameters (LeRoPE scales, AdaRoPE frequencies, tau, gamma, learned beta) "
+        "and its frequencies per layer with the effective base per head",
+        options, [](CoordinatorConnection& connection, const TrialIdOptions& o) {
+          pb::GetLearnedParametersRequest request;
+          request.add_trial_ids(o.trial_id);
+          if (!o.names.empty()) request.set_name_prefix(o.names.front());
+          pb::GetLearnedParametersResponse response;
+          grpc::Status status = connection.user().GetLearnedParameters(connection.Context().get(), request, &response);
+          if (!status.ok()) return ReportRpcError("params", status);
+          TextTable table({"name", "kind", "shape", "values", "effective_base"});
+          for (const pb::LearnedParameter& parameter : response.parameters()) {
+            const pb::Tensor& tensor = parameter.tensor();
+            std::string shape, values, bases;
+            for (int64_t size : tensor.shape()) shape += (shape.empty() ? "" : "x") + std::to_string(size);
+            for (int index = 0; index < tensor.values_size() && index < 8; ++index) {
+              values += (index ? " " : "") + Number(tensor.values(index));
+            }
+            if (tensor.values_size() > 8) values += " ...";
+            // Frequencies [G, d/2] per layer: effective base exp(-(4/(d-2)) sum_f ln theta_f) per row.
+            const bool frequencies = (tensor.name().rfind("frequencies.", 0) == 0 || tensor.name().rfind("layer_", 0) == 0) && tensor.shape_size() == 2;
+            if (frequencies && tensor.shape(1) > 1) {
+              const int64_t pairs = tensor.shape(1);
+              for (int64_t row = 0; row < tensor.shape(0); ++row) {
+                double sum = 0;
+                bool positive = true;
+                for (int64_t f = 0; f < pairs; ++f) {
+                  const double theta = tensor.values(static_cast<int>(row * pairs + f));
+                  positive = positive && theta > 0;
+                  sum += positive ? std::log(theta) : 0.0;
+                }
+                bases += (bases.empty() ? "" : " ") + (positive ? Number(std::exp(-(4.0 / (2.0 * pairs - 2.0)) * sum), 5) : "-");
+              }
+            }
+            nlohmann::json row = ToJson(parameter);
+            if (!bases.empty()) row["effective_base"] = bases;
+            table.AddRow({tensor.name(), Name(pb::ParameterKind_Name(parameter.kind()), "PARAMETER_KIND_"), shape, values,
+                          bases},
+                         row);
+          }
+          table.Print(std::cout, o.format);
+          return static_cast<int>(kOk);
+        });
+    command->add_option("trial", options->trial_id, "Trial id")->required();
+    command->add_option("--name", options->names, "Only names starting with this prefix")->expected(1);
+  }
+  {
     auto options = std::make_shared<SweepIdOptions>();
     AddCommand<SweepIdOptions>(
         app, exit_code, "workers", "The workers registered with the coordinator", options,

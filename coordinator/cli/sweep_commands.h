@@ -3,7 +3,7 @@
 // The `rung` commands that talk to a coordinator over gRPC (never opening its database):
 //   submit SPEC [--dry-run]      sweeps                      status SWEEP
 //   trials SWEEP [--state S]     show TRIAL                  metrics TRIAL [--name N]
-//   cancel|pause|resume SWEEP    retry SWEEP [--trial ID]    workers
+//   cancel|pause|resume SWEEP    retry SWEEP [--trial ID]    workers     params TRIAL
 // Each prints a human table by default and --format json|csv for scripts; exit codes in
 // exit_codes.h.
 #pragma once
