@@ -153,6 +153,24 @@ int ChildProcess::Wait(std::chrono::milliseconds timeout) {
   return status;
 }
 
+std::unique_ptr<CoordinatorClient> ConnectRegisteredClient(const std::string& address, const std::string& worker_id) {
+  CoordinatorClientOptions options;
+  options.address = address;
+  options.token = kTestToken;
+  options.call_timeout = std::chrono::seconds(2);
+  options.max_tries = 1;
+  options.max_reconnect_backoff = std::chrono::milliseconds(100);
+  std::unique_ptr<CoordinatorClient> client = std::move(CoordinatorClient::Connect(options)).value();
+  v1::RegisterRequest registration;
+  registration.set_worker_id(worker_id);
+  StatusOr<v1::RegisterResponse> registered = client->Register(registration);
+  if (!registered.ok()) {
+    ADD_FAILURE() << "Register: " << registered.status().message();
+    return nullptr;
+  }
+  return client;
+}
+
 // ------------------------------------------------------------------------------- TestCoordinator
 
 TestCoordinator::TestCoordinator() = default;

@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "proto/rung.grpc.pb.h"
+#include "worker/agent/coordinator_client.h"
 
 namespace rung::agent::testing {
 
@@ -87,6 +88,10 @@ class ChildProcess {
 };
 
 inline constexpr char kTestToken[] = "worker-token-for-tests-0123456789";
+
+// A client of the coordinator at `address` with the test token, quick timeouts and a single try,
+// registered as `worker_id`. Fails the test (and returns null) if registration fails.
+std::unique_ptr<CoordinatorClient> ConnectRegisteredClient(const std::string& address, const std::string& worker_id);
 
 // A WorkerService on 127.0.0.1 that keeps what it was told.
 class TestCoordinator final : public v1::WorkerService::Service {

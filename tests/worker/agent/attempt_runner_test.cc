@@ -50,16 +50,8 @@ class AttemptRunnerTest : public ::testing::Test {
   }
 
   void Connect(const std::string& address) {
-    CoordinatorClientOptions options;
-    options.address = address;
-    options.token = testing::kTestToken;
-    options.call_timeout = std::chrono::seconds(2);
-    options.max_tries = 1;
-    options.max_reconnect_backoff = std::chrono::milliseconds(100);
-    client_ = std::move(CoordinatorClient::Connect(options)).value();
-    v1::RegisterRequest registration;
-    registration.set_worker_id("runner-worker");
-    ASSERT_TRUE(client_->Register(registration).ok());
+    client_ = testing::ConnectRegisteredClient(address, "runner-worker");
+    ASSERT_NE(client_, nullptr);
   }
 
   AttemptOptions Options(const std::string& script) {

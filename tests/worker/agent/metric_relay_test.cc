@@ -20,16 +20,8 @@ constexpr int64_t kTrial = 5, kAttempt = 2;
 class MetricRelayTest : public ::testing::Test {
  protected:
   void Connect(const std::string& address) {
-    CoordinatorClientOptions options;
-    options.address = address;
-    options.token = testing::kTestToken;
-    options.call_timeout = std::chrono::seconds(2);
-    options.max_tries = 1;
-    options.max_reconnect_backoff = std::chrono::milliseconds(100);
-    client_ = std::move(CoordinatorClient::Connect(options)).value();
-    v1::RegisterRequest registration;
-    registration.set_worker_id("relay-worker");
-    ASSERT_TRUE(client_->Register(registration).ok());
+    client_ = testing::ConnectRegisteredClient(address, "relay-worker");
+    ASSERT_NE(client_, nullptr);
   }
 
   static RelayOptions FastOptions(size_t batch_lines, std::chrono::milliseconds delay) {
