@@ -11,11 +11,11 @@ packages=(
   libgtest-dev libgmock-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libsqlite3-dev sqlite3 libceres-dev libeigen3-dev libssl-dev
-  gnuplot-nox
+  gnuplot-nox shellcheck libgloo-dev
   r-cran-janeaustenr r-base-core
 )
 if [[ "${1:-}" == "--with-bench" ]]; then
-  packages+=(python3-torch)
+  packages+=(python3-torch python3-optuna)
 fi
 
 missing=()
