@@ -3,6 +3,7 @@
 //   rung validate SPEC        expand and check a sweep spec, print its trials and total compute
 //   rung fit --from-csv FILE  compute multipliers of a ladder against a baseline
 //   rung plot --from-csv FILE loss against compute, with fits and multipliers (SVG, PNG)
+//   rung diag TRIAL [--plot DIR] a trained model's attention diagnostics (diag_command.h)
 //   rung run SPEC [--workers N] the embedded mode: coordinator, database and workers here (run_command.h)
 //   rung submit|sweeps|status|trials|show|metrics|cancel|pause|resume|retry|workers
 //                             talk to a coordinator (sweep_commands.h)
@@ -10,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "coordinator/cli/diag_command.h"
 #include "coordinator/cli/exit_codes.h"
 #include "coordinator/cli/fit_command.h"
 #include "coordinator/cli/plot_command.h"
@@ -28,6 +30,7 @@ int main(int argc, char** argv) {
   rung::cli::AddPlotCommand(app, &exit_code);
   rung::cli::AddSweepCommands(app, &exit_code);
   rung::cli::AddRunCommand(app, &exit_code);
+  rung::cli::AddDiagCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

@@ -62,7 +62,7 @@ UserServiceImpl::UserServiceImpl(Coordinator* coordinator, const BearerTokenAuth
     : coordinator_(coordinator),
       authenticator_(authenticator),
       started_at_(started_at),
-      submitter_(coordinator->sweeps()) {}
+      submitter_(coordinator->sweeps(), coordinator->trials()) {}
 
 grpc::Status UserServiceImpl::GetServerInfo(grpc::ServerContext* context, const v1::GetServerInfoRequest* /*request*/,
                                             v1::ServerInfo* response) {
@@ -318,6 +318,24 @@ grpc::Status UserServiceImpl::GetLearnedParameters(grpc::ServerContext* /*contex
       return std::make_tuple(a.tensor().name(), a.step()) < std::make_tuple(b.tensor().name(), b.step());
     });
     for (v1::LearnedParameter& parameter : found) *response->add_parameters() = std::move(parameter);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status UserServiceImpl::GetDiagnostics(grpc::ServerContext* /*context*/,
+                                             const v1::GetDiagnosticsRequest* request,
+                                             v1::GetDiagnosticsResponse* response) {
+  if (grpc::Status valid = Required(request->trial_id(), "GetDiagnosticsRequest.trial_id"); !valid.ok()) return valid;
+  if (Status found = coordinator_->trials().Get(request->trial_id()).status(); !found.ok()) return ToGrpcStatus(found);
+  StatusOr<std::vector<Diagnostic>> diagnostics = coordinator_->metrics().Diagnostics(request->trial_id());
+  if (!diagnostics.ok()) return ToGrpcStatus(diagnostics.status());
+  response->set_trial_id(request->trial_id());
+  for (const Diagnostic& entry : *diagnostics) {
+    const auto& names = request->names();
+    if (!names.empty() && std::find(names.begin(), names.end(), entry.name) == names.end()) continue;
+    v1::TrialDiagnostic* diagnostic = response->add_diagnostics();
+    diagnostic->set_name(entry.name);
+    diagnostic->set_json(entry.value.dump());
   }
   return grpc::Status::OK;
 }

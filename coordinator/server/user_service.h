@@ -7,7 +7,8 @@
 //
 // Served: GetServerInfo, SubmitSweep (sweep_submitter.h), ListSweeps, GetSweep, CancelSweep,
 // PauseSweep, ResumeSweep, ListTrials, GetTrial (with its attempts), RetryTrials,
-// StreamSweepUpdates and GetLogs (followers.h), GetMetrics, GetLearnedParameters, ListWorkers.
+// StreamSweepUpdates and GetLogs (followers.h), GetMetrics, GetLearnedParameters, GetDiagnostics,
+// ListWorkers.
 // Not yet (UNIMPLEMENTED): QueryResults, Fit, Export.
 //
 // The actor recorded with a change is "user:<name>" from the optional `rung-user` metadata
@@ -67,6 +68,8 @@ class UserServiceImpl final : public v1::UserService::Service {
   grpc::Status GetLearnedParameters(grpc::ServerContext* context,
                                     const v1::GetLearnedParametersRequest* request,
                                     v1::GetLearnedParametersResponse* response) override;
+  grpc::Status GetDiagnostics(grpc::ServerContext* context, const v1::GetDiagnosticsRequest* request,
+                              v1::GetDiagnosticsResponse* response) override;
   grpc::Status Fit(grpc::ServerContext* context, const v1::FitRequest* request, v1::FitResponse* response) override;
   grpc::Status Export(grpc::ServerContext* context, const v1::ExportRequest* request,
                       grpc::ServerWriter<v1::ExportChunk>* writer) override;

@@ -1,10 +1,5 @@
 #include "sweeps/plot/gnuplot_plot.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -17,8 +12,7 @@
 #include <sstream>
 
 #include "sweeps/fit/report_format.h"
-
-extern char** environ;
+#include "sweeps/plot/gnuplot_script.h"
 
 namespace rung::fit {
 namespace {
@@ -30,42 +24,10 @@ const char* kBaselineColor = "#000000";
 const std::vector<std::string> kColors = {"#d95f02", "#1b9e77", "#7570b3", "#e7298a",
                                           "#66a61e", "#e6ab02", "#a6761d", "#1f78b4"};
 
-std::string Fmt(const char* format, double value) {
-  char text[64];
-  std::snprintf(text, sizeof(text), format, value);
-  return text;
-}
-
-// A gnuplot single-quoted string ('' is a quote).
-std::string Quote(const std::string& text) {
-  std::string quoted = "'";
-  for (char c : text) quoted += c == '\'' ? std::string("''") : std::string(1, c);
-  return quoted + "'";
-}
-
-// A gnuplot double-quoted string: backslash escapes, so "\n" in the value becomes a line break.
-std::string DQuote(const std::string& text) {
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '\\' || c == '"') quoted += '\\';
-    if (c == '\n') {
-      quoted += "\\n";
-      continue;
-    }
-    quoted += c;
-  }
-  return quoted + "\"";
-}
-
-// Literal text inside an enhanced-text string: _ ^ { } @ & ~ escaped.
-std::string Enh(const std::string& text) {
-  std::string escaped;
-  for (char c : text) {
-    if (c != 0 && std::strchr("_^{}@&~\\", c)) escaped += '\\';
-    escaped += c;
-  }
-  return escaped;
-}
+using plot::Quote;
+std::string Fmt(const char* format, double value) { return plot::Format(format, value); }
+std::string DQuote(const std::string& text) { return plot::DoubleQuote(text); }
+std::string Enh(const std::string& text) { return plot::EnhancedLiteral(text); }
 
 // A double-quoted field of a gnuplot data file.
 std::string DataString(const std::string& text) {
@@ -74,44 +36,7 @@ std::string DataString(const std::string& text) {
   return quoted + "\"";
 }
 
-Status WriteFile(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) return Status::InvalidArgument("cannot write " + path.string() + ": " + std::strerror(errno));
-  return Status::Ok();
-}
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// Runs `gnuplot script` with stderr into `log`; its exit status, or a Status when it cannot start.
-StatusOr<int> RunGnuplot(const std::string& gnuplot, const fs::path& script, const fs::path& log) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::string script_path = script.string();
-  std::vector<char*> argv = {const_cast<char*>(gnuplot.c_str()), const_cast<char*>(script_path.c_str()), nullptr};
-  pid_t pid = 0;
-  int spawned = posix_spawnp(&pid, gnuplot.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) {
-    return Status::FailedPrecondition("cannot run " + gnuplot + ": " + std::strerror(spawned) +
-                                      " (install gnuplot-nox: deploy/install-deps.sh)");
-  }
-  int wait_status = 0;
-  while (waitpid(pid, &wait_status, 0) < 0) {
-    if (errno != EINTR) return Status::Internal(std::string("waiting for gnuplot: ") + std::strerror(errno));
-  }
-  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
-  return 128 + (WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0);
-}
+Status WriteFile(const fs::path& path, const std::string& text) { return plot::WriteTextFile(path.string(), text); }
 
 struct VariantStyle {
   std::string name;
@@ -122,12 +47,7 @@ struct VariantStyle {
 }  // namespace
 
 StatusOr<std::vector<std::string>> WritePlots(const MultiplierReport& report, const PlotOptions& options) {
-  if (options.out_dir.empty()) return Status::InvalidArgument("no output folder given");
-  std::error_code error;
-  fs::create_directories(options.out_dir, error);
-  if (error || !fs::is_directory(options.out_dir)) {
-    return Status::InvalidArgument("cannot create output folder " + options.out_dir + ": " + error.message());
-  }
+  RUNG_RETURN_IF_ERROR(plot::MakeOutputFolder(options.out_dir));
   const fs::path dir = fs::absolute(options.out_dir);
 
   std::vector<VariantStyle> styles;
@@ -271,12 +191,8 @@ StatusOr<std::vector<std::string>> WritePlots(const MultiplierReport& report, co
   RUNG_RETURN_IF_ERROR(WriteFile(dir / "multipliers.dat", multipliers.str()));
 
   auto path = [&](const char* name) { return Quote((dir / name).string()); };
-  const std::string terminal_svg = "set terminal svg size " + std::to_string(options.png_width) + "," +
-                                   std::to_string(options.png_height) +
-                                   " dynamic enhanced font 'DejaVu Sans,16' background '#ffffff'";
-  const std::string terminal_png = "set terminal pngcairo size " + std::to_string(options.png_width) + "," +
-                                   std::to_string(options.png_height) +
-                                   " enhanced font 'DejaVu Sans,13' background '#ffffff'";
+  const std::string terminal_svg = plot::SvgTerminal(options.png_width, options.png_height);
+  const std::string terminal_png = plot::PngTerminal(options.png_width, options.png_height);
   std::ostringstream script;
   script << "# rung plot: " << report.source << " (baseline " << report.baseline << ")\n"
          << "# Redraw with: gnuplot plots.gp (paths are absolute)\n"
@@ -371,22 +287,8 @@ StatusOr<std::vector<std::string>> WritePlots(const MultiplierReport& report, co
   if (!any) script << "  NaN title 'no variant besides the baseline'";
   script << "\n" << terminal_png << "\nset output " << path("multipliers.png") << "\nreplot\nunset output\n";
 
-  RUNG_RETURN_IF_ERROR(WriteFile(dir / "plots.gp", script.str()));
-  StatusOr<int> exit_code = RunGnuplot(options.gnuplot, dir / "plots.gp", dir / "gnuplot.log");
-  if (!exit_code.ok()) return exit_code.status();
-  if (exit_code.value() != 0) {
-    return Status::Internal("gnuplot failed (exit " + std::to_string(exit_code.value()) + ") on " +
-                            (dir / "plots.gp").string() + ":\n" + ReadFile(dir / "gnuplot.log"));
-  }
-  std::vector<std::string> files;
-  for (const char* name : {"loss_vs_compute.svg", "loss_vs_compute.png", "multipliers.svg", "multipliers.png"}) {
-    fs::path file = dir / name;
-    if (!fs::exists(file) || fs::file_size(file) == 0) {
-      return Status::Internal("gnuplot did not write " + file.string() + ":\n" + ReadFile(dir / "gnuplot.log"));
-    }
-    files.push_back(file.string());
-  }
-  return files;
+  return plot::RenderGnuplot(options.gnuplot, dir.string(), "plots.gp", script.str(),
+                             {"loss_vs_compute.svg", "loss_vs_compute.png", "multipliers.svg", "multipliers.png"});
 }
 
 }  // namespace rung::fit

@@ -820,5 +820,89 @@ TEST_F(CoordinatorServiceTest, UnknownIdsAreNotFound) {
             grpc::StatusCode::NOT_FOUND);
 }
 
+TEST_F(CoordinatorServiceTest, GetDiagnosticsAnswersTheStoredDocumentsByName) {
+  const int64_t sweep = Submit(TinySpec("diag")).sweep_id();
+  ASSERT_GT(sweep, 0);
+  Register("w1");
+  std::optional<v1::TrialLease> lease = Lease("w1");
+  ASSERT_TRUE(lease.has_value());
+  nlohmann::json attention = {{"type", "diagnostics"}, {"step", 10}, {"length", 16}};
+  attention["layers"] = nlohmann::json::array();
+  attention["layers"].push_back({{"layer", 0}, {"gap_counting", {{"xi_lambda", 0.61}}}});
+  attention["layers"][0]["heads"] = nlohmann::json::array({{{"head", 0}, {"pair_usage", {0.5, 0.25}}}});
+  nlohmann::json final_record = nlohmann::json::parse(FinalRecord(1.5));
+  final_record["extrapolation"] = {{{"multiple", 2}, {"length", 32}, {"method", "none"}, {"val_loss", 2.25}}};
+  ASSERT_TRUE(Report("w1", *lease, 1, {ProvenanceRecord(), attention.dump(), final_record.dump()}).ok());
+
+  v1::GetDiagnosticsRequest request;
+  request.set_trial_id(lease->trial_id());
+  v1::GetDiagnosticsResponse response;
+  grpc::Status status = users_->GetDiagnostics(ContextWithToken(user_token_).get(), request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.trial_id(), lease->trial_id());
+  std::map<std::string, nlohmann::json> by_name;
+  for (const v1::TrialDiagnostic& diagnostic : response.diagnostics()) {
+    by_name[diagnostic.name()] = nlohmann::json::parse(diagnostic.json());
+  }
+  ASSERT_TRUE(by_name.count("attention"));
+  EXPECT_EQ(by_name["attention"]["layers"][0]["gap_counting"]["xi_lambda"], 0.61);
+  ASSERT_TRUE(by_name.count("extrapolation"));
+  EXPECT_EQ(by_name["extrapolation"][0]["val_loss"], 2.25);
+  EXPECT_TRUE(by_name.count("val_loss_per_position"));
+
+  request.add_names("extrapolation");
+  response.Clear();
+  ASSERT_TRUE(users_->GetDiagnostics(ContextWithToken(user_token_).get(), request, &response).ok());
+  ASSERT_THAT(response.diagnostics(), SizeIs(1));
+  EXPECT_EQ(response.diagnostics(0).name(), "extrapolation");
+
+  request.set_trial_id(999);
+  EXPECT_EQ(users_->GetDiagnostics(ContextWithToken(user_token_).get(), request, &response).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+}
+
+// A run that starts from another trial: `train.init.from_trial` names the source by sweep and
+// index or by identity prefix; the coordinator writes the checkpoint folder of its successful
+// attempt into the cell's config, and refuses names that do not resolve, at their location.
+TEST_F(CoordinatorServiceTest, ASourceTrialResolvesToTheCheckpointFolderOfItsSuccessfulAttempt) {
+  Submit(TinySpec("base", 0, "1.0e-3", "[rope]"));
+  Register("w1");
+  std::optional<v1::TrialLease> base = Lease("w1");
+  ASSERT_TRUE(base.has_value());
+  const std::string base_identity = GetTrial(base->trial_id()).identity();
+
+  auto extension = [](const std::string& from) {
+    return "name: extend\n"
+           "data: {source: builtin, seq_len: 32}\n"
+           "model: {layers: 1, d_model: 16, heads: 2, mlp: gelu}\n"
+           "position: {variant: rope}\n"
+           "train: {batch_size: 2, steps: 10, freeze_backbone: true, init: {parameters: all}}\n"
+           "sweep:\n"
+           "  train.init.from_trial: [" + from + "]\n";
+  };
+  // Not finished yet: refused, at the axis value (line 7; the value starts at column 27).
+  v1::SubmitSweepResponse response;
+  grpc::Status early = TrySubmit(extension("base/0"), "extend.yaml", &response);
+  EXPECT_EQ(early.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(early.error_message(), HasSubstr("extend.yaml:7:27: error: train.init.from_trial"));
+  EXPECT_THAT(early.error_message(), HasSubstr("must have SUCCEEDED"));
+
+  RunToSuccess("w1", *base);
+  for (const std::string& bad : {"base/9", "nosuch/0", "base", "id:zz1234"}) {
+    grpc::Status refused = TrySubmit(extension("\"" + bad + "\""), "extend.yaml", &response);
+    EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << bad;
+    EXPECT_THAT(refused.error_message(), HasSubstr("extend.yaml:7:")) << bad;
+  }
+  EXPECT_THAT(ListSweeps(), SizeIs(1));  // nothing of the refused submissions was stored
+
+  const v1::SubmitSweepResponse submitted =
+      Submit(extension("base/0, \"id:" + base_identity.substr(0, 10) + "\""));
+  ASSERT_EQ(submitted.new_trial_count(), 2);
+  for (const v1::Trial& trial : ListTrials(submitted.sweep_id())) {
+    const nlohmann::json config = nlohmann::json::parse(GetTrial(trial.trial_id()).config_json());
+    EXPECT_EQ(config["train"]["init"]["checkpoint"], base->checkpoint_dir()) << config["train"]["init"].dump();
+  }
+}
+
 }  // namespace
 }  // namespace rung::server

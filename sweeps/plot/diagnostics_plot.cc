@@ -1,0 +1,185 @@
+#include "sweeps/plot/diagnostics_plot.h"
+
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+#include "sweeps/plot/gnuplot_script.h"
+
+namespace rung::plot {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+double Number(const json& value) {
+  return value.is_number() ? value.get<double>() : std::numeric_limits<double>::quiet_NaN();
+}
+
+// "%.6g" or "NaN" (gnuplot skips NaN points).
+std::string DataNumber(double value) { return std::isfinite(value) ? Format("%.6g", value) : "NaN"; }
+
+Status CheckAttention(const json& attention) {
+  if (!attention.is_object() || !attention.contains("layers") || !attention["layers"].is_array() ||
+      attention["layers"].empty()) {
+    return Status::InvalidArgument("not an attention diagnostics record (no \"layers\"): " +
+                                   attention.dump().substr(0, 120));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<std::vector<std::string>> WriteDiagnosticsPlots(const json& attention, const json& extrapolation,
+                                                         const DiagnosticsPlotOptions& options) {
+  RUNG_RETURN_IF_ERROR(CheckAttention(attention));
+  RUNG_RETURN_IF_ERROR(MakeOutputFolder(options.out_dir));
+  const fs::path dir = fs::absolute(options.out_dir);
+  auto path = [&](const std::string& name) { return Quote((dir / name).string()); };
+  const std::string svg = SvgTerminal(options.width, options.height);
+  const std::string png = PngTerminal(options.width, options.height);
+  const double train_length = Number(attention.value("length", json()));
+
+  // Data: E_2 by position (one block per layer.head), pair usage matrix, gap counting points.
+  std::ostringstream effective, usage, gaps, dominant;
+  std::vector<std::string> head_labels, layer_labels;
+  std::vector<std::pair<double, double>> gap_lines;  // (slope, intercept) per layer
+  std::vector<std::string> gap_titles;
+  int64_t pairs = 0;
+  for (const json& layer : attention["layers"]) {
+    const int64_t layer_index = layer.value("layer", 0);
+    for (const json& head : layer.value("heads", json::array())) {
+      const int64_t head_index = head.value("head", 0);
+      const json& lengths = head.value("effective_length_by_position", json::array());
+      effective << "# layer " << layer_index << " head " << head_index << "\n";
+      for (size_t i = 0; i < lengths.size(); ++i) effective << (i + 1) << " " << DataNumber(Number(lengths[i])) << "\n";
+      effective << "\n\n";
+      head_labels.push_back("L" + std::to_string(layer_index) + ".h" + std::to_string(head_index));
+      const json& pair_usage = head.value("pair_usage", json::array());
+      pairs = std::max<int64_t>(pairs, static_cast<int64_t>(pair_usage.size()));
+      double peak = 0;
+      for (const json& value : pair_usage) peak = std::max(peak, Number(value));
+      for (size_t f = 0; f < pair_usage.size(); ++f) {
+        usage << (f ? " " : "") << DataNumber(peak > 0 ? Number(pair_usage[f]) / peak : 0.0);
+      }
+      usage << "\n";
+      if (head.contains("dominant_pair")) {
+        dominant << Number(head["dominant_pair"]) << " " << (head_labels.size() - 1) << "\n";
+      }
+    }
+    const json& gap = layer.value("gap_counting", json::object());
+    const json& ns = gap.value("lengths", json::array());
+    const json& logs = gap.value("mean_log_lambda", json::array());
+    double sx = 0, sy = 0;
+    int count = 0;
+    gaps << "# layer " << layer_index << "\n";
+    for (size_t i = 0; i < ns.size() && i < logs.size(); ++i) {
+      const double x = std::log(std::log(Number(ns[i]))), y = Number(logs[i]);
+      gaps << DataNumber(x) << " " << DataNumber(y) << " " << DataNumber(Number(ns[i])) << "\n";
+      if (std::isfinite(x) && std::isfinite(y)) sx += x, sy += y, ++count;
+    }
+    gaps << "\n\n";
+    const double slope = Number(gap.value("xi_lambda", json()));
+    gap_lines.push_back({slope, count ? (sy - slope * sx) / count : std::nan("")});
+    std::string title = "layer " + std::to_string(layer_index) + ": {/Symbol x}_{/Symbol L} = " + Format("%.2f", slope);
+    const json& ci = gap.value("xi_lambda_ci", json::array());
+    if (ci.size() == 2) title += " [" + Format("%.2f", Number(ci[0])) + ", " + Format("%.2f", Number(ci[1])) + "]";
+    gap_titles.push_back(title);
+    layer_labels.push_back(std::to_string(layer_index));
+  }
+  RUNG_RETURN_IF_ERROR(WriteTextFile((dir / "effective_length.dat").string(), effective.str()));
+  RUNG_RETURN_IF_ERROR(WriteTextFile((dir / "pair_usage.dat").string(), usage.str()));
+  RUNG_RETURN_IF_ERROR(WriteTextFile((dir / "dominant_pair.dat").string(), dominant.str() + "\n"));
+  RUNG_RETURN_IF_ERROR(WriteTextFile((dir / "gap_counting.dat").string(), gaps.str()));
+
+  std::ostringstream script;
+  script << "# rung diag: " << options.title << "\n# Redraw with: gnuplot diagnostics.gp (paths are absolute)\n"
+         << "set encoding utf8\nset border lw 1.2\nset grid lc rgb '#dddddd'\n";
+  auto both = [&](const std::string& name) {
+    script << svg << "\nset output " << path(name + ".svg") << "\nreplot\nunset output\n"
+           << png << "\nset output " << path(name + ".png") << "\nreplot\nunset output\nreset\n"
+           << "set encoding utf8\nset border lw 1.2\nset grid lc rgb '#dddddd'\n";
+  };
+  const std::string title = DoubleQuote(EnhancedLiteral(options.title));
+
+  // Figure 1: E_2 against position.
+  script << "set title " << title << "\nset logscale xy\nset xlabel 'query position (keys visible)'\n"
+         << "set ylabel 'effective attention length E_2 = 1/{/Symbol S} a^2'\n"
+         << "set key outside right top noenhanced\n"
+         << "plot x with lines lc rgb '#999999' dt 2 title 'uniform (E_2 = position)'";
+  for (size_t h = 0; h < head_labels.size(); ++h) {
+    script << ", \\\n  " << path("effective_length.dat") << " index " << h << " using 1:2 with lines lw 2 title "
+           << Quote(head_labels[h]);
+  }
+  script << "\n";
+  both("effective_length");
+
+  // Figure 2: pair usage heatmap.
+  script << "set title " << title << "\nset xlabel 'frequency pair (0 = fastest)'\nset ylabel 'layer.head'\n"
+         << "set cblabel 'pair usage / head maximum'\nset palette defined (0 '#ffffff', 0.5 '#6baed6', 1 '#08306b')\n"
+         << "set xrange [-0.5:" << pairs - 0.5 << "]\nset yrange [-0.5:" << head_labels.size() - 0.5 << "] reverse\n"
+         << "set ytics (";
+  for (size_t h = 0; h < head_labels.size(); ++h) script << (h ? ", " : "") << Quote(head_labels[h]) << " " << h;
+  script << ")\nset key outside bottom center noenhanced\n"
+         << "plot " << path("pair_usage.dat") << " matrix with image notitle, \\\n  " << path("dominant_pair.dat")
+         << " using 1:2 with points pt 6 ps 2.5 lw 2 lc rgb '#d95f02' title 'dominant band'\n";
+  both("pair_usage");
+
+  // Figure 3: gap counting.
+  script << "set title " << title << "\nset xlabel 'ln ln n'\nset ylabel 'mean ln {/Symbol L} (unscaled score rows)'\n"
+         << "set key left top\nplot ";
+  const std::vector<std::string> colors = {"#d95f02", "#1b9e77", "#7570b3", "#e7298a", "#66a61e", "#e6ab02"};
+  for (size_t l = 0; l < gap_lines.size(); ++l) {
+    const std::string color = "lc rgb " + Quote(colors[l % colors.size()]);
+    script << (l ? ", \\\n  " : "") << path("gap_counting.dat") << " index " << l << " using 1:2 with points pt 7 ps 1.5 "
+           << color << " title " << DoubleQuote(gap_titles[l]);
+    if (std::isfinite(gap_lines[l].first) && std::isfinite(gap_lines[l].second)) {
+      script << ", \\\n  " << Format("%.8g", gap_lines[l].first) << "*x + " << Format("%.8g", gap_lines[l].second)
+             << " with lines lw 2 " << color << " notitle";
+    }
+  }
+  script << "\n";
+  both("gap_counting");
+
+  std::vector<std::string> outputs;
+  for (const char* name : {"effective_length", "pair_usage", "gap_counting"}) {
+    outputs.push_back(std::string(name) + ".svg");
+    outputs.push_back(std::string(name) + ".png");
+  }
+
+  // Figure 4: per-position loss beyond the training length.
+  if (extrapolation.is_array() && !extrapolation.empty()) {
+    std::ostringstream curves;
+    std::vector<std::string> titles;
+    for (const json& entry : extrapolation) {
+      const json& losses = entry.value("val_loss_per_position", json::array());
+      if (losses.empty()) continue;
+      curves << "# " << entry.value("multiple", 0) << "x " << entry.value("method", "") << "\n";
+      for (size_t i = 0; i < losses.size(); ++i) curves << (i + 1) << " " << DataNumber(Number(losses[i])) << "\n";
+      curves << "\n\n";
+      titles.push_back(std::to_string(entry.value("multiple", 0)) + "x, " + entry.value("method", std::string()) +
+                       " (mean " + Format("%.3f", Number(entry.value("val_loss", json()))) + ")");
+    }
+    if (!titles.empty()) {
+      RUNG_RETURN_IF_ERROR(WriteTextFile((dir / "extrapolation.dat").string(), curves.str()));
+      script << "set title " << title << "\nset xlabel 'position'\nset ylabel 'validation loss (nats)'\n"
+             << "set key outside right top noenhanced\n";
+      if (std::isfinite(train_length)) {
+        script << "set arrow from " << train_length << ", graph 0 to " << train_length
+               << ", graph 1 nohead dt 2 lc rgb '#999999'\n";
+      }
+      script << "plot ";
+      for (size_t i = 0; i < titles.size(); ++i) {
+        script << (i ? ", \\\n  " : "") << path("extrapolation.dat") << " index " << i << " using 1:2 with lines lw 1.5 title "
+               << Quote(titles[i]);
+      }
+      script << "\n";
+      both("extrapolation");
+      outputs.push_back("extrapolation.svg");
+      outputs.push_back("extrapolation.png");
+    }
+  }
+  return RenderGnuplot(options.gnuplot, dir.string(), "diagnostics.gp", script.str(), outputs);
+}
+
+}  // namespace rung::plot

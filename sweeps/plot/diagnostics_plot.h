@@ -1,0 +1,45 @@
+// sweeps/plot/diagnostics_plot.h
+//
+// Figures of one trained model's attention diagnostics (science.md sections 7 and 9), drawn by
+// gnuplot from the documents rung-train writes at the end of a trial (its `diagnostics` record and
+// the `extrapolation` table of its final record; formats in coordinator/store/SCHEMA.md):
+//
+//   effective_length.{svg,png}  E_2 = 1 / sum a^2 against query position, one line per layer and head
+//                               (log-log), with E_2 = position (uniform attention) for reference.
+//   pair_usage.{svg,png}        frequency-pair usage per head as a heatmap (rows layer.head, columns
+//                               pairs from fast to slow), each row divided by its maximum; the
+//                               dominant pair of each head marked.
+//   gap_counting.{svg,png}      mean ln Lambda against ln ln n per layer, with the OLS line whose
+//                               slope is xi_Lambda (the legend gives it and its bootstrap interval).
+//   extrapolation.{svg,png}     validation loss per position at each evaluated length and method
+//                               (only when the trial evaluated beyond its training length).
+//   diagnostics.gp, *.dat, gnuplot.log
+//
+// Contract: `attention` must be a diagnostics record (type "diagnostics", with "layers");
+// `extrapolation` an array of {multiple, method, val_loss_per_position} or null.
+// INVALID_ARGUMENT for a document of another shape, else the errors of RenderGnuplot.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/status.h"
+
+namespace rung::plot {
+
+struct DiagnosticsPlotOptions {
+  std::string out_dir;              // created if missing
+  std::string title;                // e.g. "trial 12: adarope L2-d32 seed 0"
+  std::string gnuplot = "gnuplot";  // the executable, searched on PATH
+  int width = 1200;
+  int height = 800;
+};
+
+// Writes the figures, their data and script; the figure paths on success.
+StatusOr<std::vector<std::string>> WriteDiagnosticsPlots(const nlohmann::json& attention,
+                                                         const nlohmann::json& extrapolation,
+                                                         const DiagnosticsPlotOptions& options);
+
+}  // namespace rung::plot

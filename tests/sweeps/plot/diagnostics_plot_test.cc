@@ -1,0 +1,103 @@
+#include "sweeps/plot/diagnostics_plot.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace rung::plot {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+fs::path FreshDir(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("rung_diag_plot_test_" + std::to_string(getpid()) + "_" + name);
+  fs::remove_all(dir);
+  return dir;
+}
+
+std::string Read(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A diagnostics record of the shape rung-train writes: two layers of two heads, T = 8.
+json AttentionRecord() {
+  json layers = json::array();
+  for (int layer = 0; layer < 2; ++layer) {
+    json heads = json::array();
+    for (int head = 0; head < 2; ++head) {
+      heads.push_back({{"head", head},
+                       {"effective_length_by_position", {1.0, 1.8, 2.5, 3.1, 3.6, 4.0, 4.3, 4.6}},
+                       {"pair_usage", {0.1 * (head + 1), 0.4, 0.2, 0.05}},
+                       {"pair_usage_cv", 0.6},
+                       {"dominant_pair", 1 + head},
+                       {"dominant_wavelength_over_training_length", 2.2}});
+    }
+    layers.push_back({{"layer", layer},
+                      {"heads", heads},
+                      {"gap_counting",
+                       {{"lengths", {2, 4, 8}},
+                        {"mean_log_lambda", {0.5, 0.8, 1.0 + 0.1 * layer}},
+                        {"xi_lambda", 0.62},
+                        {"xi_lambda_ci", {0.41, 0.85}}}}});
+  }
+  return {{"type", "diagnostics"}, {"length", 8}, {"layers", layers}};
+}
+
+TEST(DiagnosticsPlot, DrawsEffectiveLengthPairUsageGapCountingAndExtrapolation) {
+  if (std::system("gnuplot --version > /dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "gnuplot not installed (deploy/install-deps.sh installs gnuplot-nox)";
+  }
+  const fs::path dir = FreshDir("all");
+  DiagnosticsPlotOptions options;
+  options.out_dir = dir.string();
+  options.title = "trial 7: lerope";
+  const json extrapolation = {{{"multiple", 2}, {"method", "none"}, {"val_loss", 2.5},
+                               {"val_loss_per_position", {2.0, 2.1, 2.2, 2.4, 2.6, 2.9, 3.0, 3.1}}},
+                              {{"multiple", 2}, {"method", "yarn"}, {"val_loss", 2.2},
+                               {"val_loss_per_position", {2.0, 2.0, 2.1, 2.2, 2.2, 2.3, 2.3, 2.4}}}};
+  StatusOr<std::vector<std::string>> files = WriteDiagnosticsPlots(AttentionRecord(), extrapolation, options);
+  ASSERT_TRUE(files.ok()) << files.status().message();
+  ASSERT_EQ(files->size(), 8u);
+  for (const std::string& file : *files) EXPECT_GT(fs::file_size(file), 1000u) << file;
+  EXPECT_EQ(Read(dir / "pair_usage.png").substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  // Every head is a row of the heatmap, each divided by its own maximum.
+  const std::string usage = Read(dir / "pair_usage.dat");
+  EXPECT_EQ(std::count(usage.begin(), usage.end(), '\n'), 4);
+  EXPECT_EQ(usage.substr(0, usage.find('\n')), "0.25 1 0.5 0.125");
+  EXPECT_NE(Read(dir / "gap_counting.svg").find("0.62 [0.41, 0.85]"), std::string::npos);
+  EXPECT_NE(Read(dir / "effective_length.svg").find("L1.h1"), std::string::npos);
+  EXPECT_NE(Read(dir / "extrapolation.svg").find("2x, yarn"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(DiagnosticsPlot, WithoutExtrapolationThereIsNoExtrapolationFigure) {
+  if (std::system("gnuplot --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot not installed";
+  const fs::path dir = FreshDir("no_extrapolation");
+  DiagnosticsPlotOptions options;
+  options.out_dir = dir.string();
+  StatusOr<std::vector<std::string>> files = WriteDiagnosticsPlots(AttentionRecord(), nullptr, options);
+  ASSERT_TRUE(files.ok()) << files.status().message();
+  EXPECT_EQ(files->size(), 6u);
+  EXPECT_FALSE(fs::exists(dir / "extrapolation.svg"));
+  fs::remove_all(dir);
+}
+
+TEST(DiagnosticsPlot, ADocumentWithoutLayersIsInvalidArgument) {
+  DiagnosticsPlotOptions options;
+  options.out_dir = FreshDir("bad").string();
+  StatusOr<std::vector<std::string>> files = WriteDiagnosticsPlots(json{{"type", "final"}}, nullptr, options);
+  ASSERT_FALSE(files.ok());
+  EXPECT_EQ(files.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(files.status().message().find("layers"), std::string::npos);
+  EXPECT_FALSE(fs::exists(options.out_dir));  // nothing written
+}
+
+}  // namespace
+}  // namespace rung::plot
