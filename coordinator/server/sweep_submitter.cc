@@ -5,6 +5,7 @@
 #include <set>
 #include <vector>
 
+#include "coordinator/server/source_trials.h"
 #include "coordinator/store/trial_cells.h"
 #include "sweeps/spec/expansion.h"
 #include "sweeps/spec/json_path.h"
@@ -95,6 +96,17 @@ StatusOr<v1::SubmitSweepResponse> SweepSubmitter::Submit(const v1::SubmitSweepRe
       }
     }
     return expanded.status();
+  }
+  SpecDiagnostics source_errors;
+  if (Status resolved = ResolveSourceTrials(request.spec_text(), file_name, sweeps_, trials_, &expanded.value(),
+                                            &source_errors);
+      !resolved.ok()) {
+    if (resolved.code() == StatusCode::kInvalidArgument) {
+      for (const SpecDiagnostic& diagnostic : ParseSpecDiagnostics(resolved.message(), file_name)) {
+        *diagnostics->add_diagnostics() = ToProto(diagnostic);
+      }
+    }
+    return resolved;
   }
   const SweepSubmission submission = MakeSubmission(*expanded, request.spec_text(), file_name);
   StatusOr<SubmitResult> result =

@@ -8,12 +8,15 @@
 // what changed between the two resolved configs ("train.lr: 0.003 -> 0.001"). A dry run also
 // carries every cell as a Trial.
 //
+// Cells that name a source trial (train.init.from_trial) get its checkpoint folder
+// (source_trials.h).
+//
 // A spec with errors is INVALID_ARGUMENT with every error, one per line, each with file:line:col;
 // `diagnostics` receives them structured (the service sends them as trailing metadata). Nothing is
 // stored then.
 //
 // Example:
-//   SweepSubmitter submitter(coordinator.sweeps());
+//   SweepSubmitter submitter(coordinator.sweeps(), coordinator.trials());
 //   v1::SpecDiagnostics diagnostics;
 //   StatusOr<v1::SubmitSweepResponse> response = submitter.Submit(request, "user:ada", &diagnostics);
 //
@@ -23,6 +26,7 @@
 #include <string>
 
 #include "coordinator/store/sweep_manager.h"
+#include "coordinator/store/trial_lifecycle.h"
 #include "core/common/status.h"
 #include "proto/rung.pb.h"
 
@@ -33,14 +37,15 @@ inline constexpr char kDefaultSpecFileName[] = "spec.yaml";
 
 class SweepSubmitter {
  public:
-  // REQUIRES: `sweeps` outlives the submitter.
-  explicit SweepSubmitter(SweepManager& sweeps) : sweeps_(sweeps) {}
+  // REQUIRES: `sweeps` and `trials` outlive the submitter (trials: to resolve source trials).
+  SweepSubmitter(SweepManager& sweeps, const TrialLifecycle& trials) : sweeps_(sweeps), trials_(trials) {}
 
   StatusOr<v1::SubmitSweepResponse> Submit(const v1::SubmitSweepRequest& request, const std::string& actor,
                                            v1::SpecDiagnostics* diagnostics);
 
  private:
   SweepManager& sweeps_;
+  const TrialLifecycle& trials_;
 };
 
 }  // namespace rung::server

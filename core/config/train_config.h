@@ -25,7 +25,12 @@ struct ScheduleConfig {
 // (parameters: positional, position.freeze). The coordinator fills `checkpoint` from a named source
 // trial; rung-train takes a path.
 struct InitConfig {
-  std::string checkpoint;             // "" = a fresh initialisation
+  // A checkpoint file, or a folder of checkpoints (its newest is used); "" = a fresh initialisation.
+  std::string checkpoint;
+  // The trial whose final checkpoint to start from, as "<sweep name>/<trial index>" or
+  // "id:<identity prefix>": a spec names it, the coordinator resolves it into `checkpoint` at
+  // submission (the source must have SUCCEEDED). rung-train itself only reads `checkpoint`.
+  std::string from_trial;
   std::string parameters = "all";     // all | positional | backbone: which parameters are copied
 };
 

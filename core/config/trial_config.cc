@@ -102,6 +102,7 @@ void VisitTrain(V& v, TrainConfig& t) {
   });
   v.Block("init", [&](V& i) {
     i.Field("checkpoint", t.init.checkpoint);
+    i.Field("from_trial", t.init.from_trial);
     i.Enum("parameters", t.init.parameters, {"all", "positional", "backbone"});
   });
   v.Field("eval_every", t.eval_every);

@@ -332,6 +332,10 @@ Status TrialRun::Setup() {
     RUNG_RETURN_IF_ERROR(Resume(resume_path));
   } else if (!trial_.train.init.checkpoint.empty()) {
     RUNG_RETURN_IF_ERROR(InitializeFrom(trial_.train.init));
+  } else if (!trial_.train.init.from_trial.empty()) {
+    return Status::InvalidArgument("train.init.from_trial '" + trial_.train.init.from_trial +
+                                   "' is resolved by the coordinator (rung submit / rung run); to run this "
+                                   "config directly, set train.init.checkpoint to that trial's checkpoint");
   }
   return Status::Ok();
 }
@@ -376,9 +380,17 @@ Status TrialRun::Resume(const std::string& path) {
 
 // Copies parameters from another run's checkpoint: every parameter of the chosen kind must exist
 // there with the same shape (a context extension changes the sequence length, not the shapes).
-Status TrialRun::InitializeFrom(const InitConfig& init) {
+Status TrialRun::InitializeFrom(const InitConfig& source) {
+  InitConfig init = source;
   if (!std::filesystem::exists(init.checkpoint)) {
     return Status::NotFound("train.init.checkpoint " + init.checkpoint + " does not exist");
+  }
+  if (std::filesystem::is_directory(init.checkpoint)) {  // a trial's checkpoint folder: its newest
+    std::vector<std::string> checkpoints = ListCheckpoints(init.checkpoint);
+    if (checkpoints.empty()) {
+      return Status::NotFound("train.init.checkpoint " + init.checkpoint + " is a folder without checkpoints");
+    }
+    init.checkpoint = checkpoints.back();
   }
   auto is_positional = [](const std::string& name) {
     return name.rfind("positional.", 0) == 0 || name.rfind("inverse_temperature.", 0) == 0;

@@ -1,0 +1,32 @@
+// coordinator/server/source_trials.h
+//
+// Runs that start from another trial's checkpoint (issue 5: context extension with the backbone
+// frozen, learned frequencies frozen into a fresh run). A spec names the source trial in
+// `train.init.from_trial` (a default or an axis value):
+//   "<sweep name>/<trial index>"   e.g. "cpu-ladder/64" (`rung trials` prints indices)
+//   "id:<identity prefix>"         at least 6 hex digits of the trial's identity (`rung validate`)
+// At submission the coordinator resolves each name to the checkpoint folder of the source's
+// SUCCEEDED attempt (under the artifact root every worker shares) and writes it into the cell's
+// `train.init.checkpoint`; rung-train starts from the newest checkpoint there (its final one).
+// The trial identity does not depend on the folder: it is computed from the name.
+//
+// Contract: a name that matches no trial, several trials, or a trial that has not SUCCEEDED is an
+// error of the spec at the location of the value (file:line:col), added to `diagnostics`; nothing
+// of the expansion is changed then.
+#pragma once
+
+#include <string>
+
+#include "coordinator/store/sweep_manager.h"
+#include "coordinator/store/trial_lifecycle.h"
+#include "sweeps/spec/expansion.h"
+#include "sweeps/spec/spec_diagnostics.h"
+
+namespace rung::server {
+
+// Resolves every cell's train.init.from_trial in `expanded`. INVALID_ARGUMENT (diagnostics added)
+// for names that do not resolve; other codes for store errors.
+Status ResolveSourceTrials(const std::string& spec_text, const std::string& file_name, const SweepManager& sweeps,
+                           const TrialLifecycle& trials, ExpandedSweep* expanded, SpecDiagnostics* diagnostics);
+
+}  // namespace rung::server
