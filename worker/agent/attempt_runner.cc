@@ -269,6 +269,7 @@ AttemptResult AttemptRunner::Report(const AttemptEnd& end, v1::CompleteRequest c
       result.trial_state = response->trial_state();
       AgentLog(Name() + ": reported " + OutcomeName(end.outcome) + (end.reason.empty() ? "" : " (" + end.reason + ")") +
                "; trial now " + v1::TrialState_Name(response->trial_state()));
+      if (response->trial_state() == v1::TRIAL_STATE_SUCCEEDED) PruneCheckpoints(complete.checkpoint().dir());
       return result;
     }
     const Status& status = response.status();
@@ -288,6 +289,16 @@ AttemptResult AttemptRunner::Report(const AttemptEnd& end, v1::CompleteRequest c
       AgentLog(Name() + ": report given up");
       return result;
     }
+  }
+}
+
+void AttemptRunner::PruneCheckpoints(const std::string& final_dir) {
+  std::vector<std::string> earlier(lease_.resume_from_dirs().begin(), lease_.resume_from_dirs().end());
+  StatusOr<int> removed = ApplyRetentionAfterSuccess(options_.retention, final_dir, earlier);
+  if (!removed.ok()) {
+    AgentLog(Name() + ": " + removed.status().message());
+  } else if (*removed > 0) {
+    AgentLog(Name() + ": removed " + std::to_string(*removed) + " checkpoint(s) of the succeeded trial");
   }
 }
 

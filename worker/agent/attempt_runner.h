@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "proto/rung.pb.h"
+#include "worker/agent/checkpoint_retention.h"
 #include "worker/agent/attempt_outcome.h"
 #include "worker/agent/backoff.h"
 #include "worker/agent/coordinator_client.h"
@@ -61,6 +62,8 @@ struct AttemptOptions {
   RelayOptions relay;
   BackoffPolicy report_backoff{std::chrono::milliseconds(200), std::chrono::milliseconds(2000), 2.0};
   std::vector<std::string> extra_trainer_arguments;  // appended to rung-train's (tests)
+  // What stays of the trial's checkpoints once it SUCCEEDED (checkpoint_retention.h).
+  RetentionAfterSuccess retention = RetentionAfterSuccess::kFinal;
 };
 
 // What became of an attempt.
@@ -106,6 +109,8 @@ class AttemptRunner {
 
   AttemptResult RunAttempt();
   AttemptResult Report(const AttemptEnd& end, v1::CompleteRequest complete);
+  // Applies options_.retention once the trial SUCCEEDED (a failure to remove is logged, not fatal).
+  void PruneCheckpoints(const std::string& final_dir);
   void HeartbeatLoop();
   // REQUIRES: mutex_ held. SIGTERMs the trainer (once) and sets the SIGKILL deadline.
   void StopTrainerLocked();

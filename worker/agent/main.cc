@@ -25,6 +25,7 @@
 
 #include "core/common/provenance.h"
 #include "core/common/token_file.h"
+#include "worker/agent/checkpoint_retention.h"
 #include "worker/agent/agent.h"
 #include "worker/agent/coordinator_client.h"
 #include "worker/agent/log.h"
@@ -63,6 +64,7 @@ int main(int argc, char** argv) {
   options.attempt.work_dir = "rung-work";
   std::string address = "127.0.0.1:50551", token_file, tls_ca_file;
   double heartbeat_seconds = 0, grace_seconds = 120;
+  std::string retention = "final";
 
   CLI::App app{"rung-worker: leases trials from a rung coordinator and runs each as a rung-train process.\n"
                "SIGTERM/SIGUSR1/SIGINT: trainers checkpoint, trials are reported PREEMPTED, exit 0.\n"
@@ -94,6 +96,11 @@ int main(int argc, char** argv) {
                  "After SIGTERM (cancel, shutdown), how long a trainer may take to checkpoint before SIGKILL")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--checkpoints-after-success", retention,
+                 "What stays of a trial's checkpoints once it SUCCEEDED: final (the newest only: what "
+                 "train.init.from_trial reads), all, or none")
+      ->check(CLI::IsMember({"final", "all", "none"}))
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -102,6 +109,7 @@ int main(int argc, char** argv) {
   }
   options.heartbeat_interval = Milliseconds(heartbeat_seconds);
   options.attempt.stop_grace = Milliseconds(grace_seconds);
+  options.attempt.retention = rung::agent::ParseRetentionAfterSuccess(retention).value();  // checked by CLI11
 
   // The stop signals are taken by sigwait on a thread of their own: block them before any other
   // thread (gRPC's) starts, which inherits the mask. Trainers get an empty mask (trainer_process.h).
