@@ -64,7 +64,7 @@ gpu-deps:
 # Needs only a compiler, CMake, CUDA and PyTorch 2.x: no gRPC, SQLite or Debian -dev packages.
 gpu-build:
 	cmake -S . -B $(GPU_BUILD) -DCMAKE_BUILD_TYPE=Release -DRUNG_TRAINER_ONLY=ON -DRUNG_CPU_ATTENTION_SGEMM=OFF \
-	  -DRUNG_DEPS_PREFIX=$(CURDIR)/third_party/gpu-deps \
+	  $(if $(wildcard third_party/gpu-deps/usr),-DRUNG_DEPS_PREFIX=$(CURDIR)/third_party/gpu-deps) \
 	  -DCMAKE_PREFIX_PATH="$$($(PYTHON) -c 'import torch; print(torch.utils.cmake_prefix_path)')" $(CMAKE_FLAGS)
 	cmake --build $(GPU_BUILD) -j $(JOBS) --target rung-train
 
