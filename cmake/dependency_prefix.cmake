@@ -59,5 +59,9 @@ function(rung_apply_torch_abi)
                           "-DRUNG_YAML_CPP_SOURCE_DIR=<yaml-cpp source> to compile yaml-cpp with LibTorch's ABI")
     endif()
   endif()
-  add_compile_definitions(_GLIBCXX_USE_CXX11_ABI=${abi})
+  # Trainer-only builds state the ABI for every target (a compiler may default to the other one);
+  # the full build (Debian's LibTorch, C++11 ABI, the compiler's default) leaves its flags alone.
+  if(RUNG_TRAINER_ONLY)
+    add_compile_definitions(_GLIBCXX_USE_CXX11_ABI=${abi})
+  endif()
 endfunction()

@@ -179,7 +179,7 @@ def main():
     print(f"\nGPU throughput, {args.shape} ({shape['layers']} layers, d_model {shape['d_model']}, {shape['heads']} heads, "
           f"seq {shape['seq']}, vocabulary {shape['vocab']}, untied head), batch {args.batch}, {args.steps} steps, "
           f"{args.precision}, on {device_name}; FLOPs/token {fpt / 1e6:.1f} M; "
-          f"{'bf16' if args.device == 'cuda' else 'fp32'} matmul peak {peak:.1f} TFLOP/s\n")
+          f"{'bf16' if args.device == 'cuda' else 'fp32'} matmul peak {peak:.3g} TFLOP/s\n")
     print("| impl | variant | tokens/s | TFLOP/s | % of matmul peak | vs PyTorch eager | vs rung rope | final loss | exit |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in runs:
@@ -187,15 +187,17 @@ def main():
         cells = [r["impl"], r["variant"]]
         if tps:
             tflops = tps * fpt / 1e12
-            cells += [f"{tps:,.0f}", f"{tflops:.1f}", f"{100 * tflops / peak:.1f}%",
+            cells += [f"{tps:,.0f}", f"{tflops:.3g}", f"{100 * tflops / peak:.1f}%",
                       f"{tps / eager:.2f}x" if eager else "n/a",
                       f"{tps / rope:.2f}x" if rope else "n/a"]
         else:
             cells += ["failed"] + [""] * 4
         cells += [f"{r['loss']:.3f}" if isinstance(r.get("loss"), (int, float)) else "n/a", str(r["exit"])]
         print("| " + " | ".join(cells) + " |")
+    gpt2_fpt = flops_per_token(SHAPES["gpt2-124m"])
     print(f"\nAnchor: llm.c trains GPT-2 124M (vocabulary 50257, tied embeddings) at about 460k tokens/s per H100, "
-          f"i.e. {460e3 * fpt / 1e12:.0f} TFLOP/s by this FLOPs/token (tying changes parameters, not FLOPs).")
+          f"i.e. {460e3 * gpt2_fpt / 1e12:.0f} TFLOP/s at {gpt2_fpt / 1e6:.1f} M FLOPs/token (tying changes parameters, "
+          f"not FLOPs).")
     with open(os.path.join(out, f"{args.shape}-results.json"), "w") as f:
         json.dump({"shape": shape, "args": vars(args), "flops_per_token": fpt, "matmul_peak_tflops": peak,
                    "runs": runs}, f, indent=1)
