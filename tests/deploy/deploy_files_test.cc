@@ -7,7 +7,9 @@
 // the --listen/--health-listen/--coordinator flags name the same ports; every absolute path a
 // container is given lies on one of its volume mounts; a coordinator off loopback has TLS and a
 // worker dialing off loopback has --tls-ca; shellcheck passes on the shell scripts of deploy/,
-// bench/ and .ci/; the container file installs and builds with the steps CI runs.
+// bench/ and .ci/; the container file installs and builds with the steps CI runs; the GPU build's
+// CMake path (RUNG_TRAINER_ONLY, RUNG_CPU_ATTENTION_SGEMM=OFF) configures against the installed
+// LibTorch without gRPC and links rung-train without libblas.
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -466,6 +468,31 @@ TEST(DeployFilesTest, ContainerFileInstallsAndBuildsAsCiDoes) {
   }
   EXPECT_THAT(containerfile, HasSubstr("make install"));
   EXPECT_FALSE(MakePrerequisites("install").empty()) << "the Makefile has an install target";
+}
+
+// `make gpu-build`'s CMake path, configured here against Debian's LibTorch (a GPU machine has
+// PyTorch's): no gRPC, no coordinator or agent, no tests, and rung-train linked without libblas
+// (PyTorch's LibTorch exports no sgemm_) nor the CPU kernel's RUNG_HAVE_SGEMM.
+TEST(DeployFilesTest, GpuBuildConfiguresWithoutGrpcAndLinksNoBlas) {
+  const fs::path dir = fs::path(RUNG_TEST_SCRATCH_DIR) / "gpu-build-configure";
+  fs::remove_all(dir);
+  int status = 0;
+  const std::string output = RunShell("'" RUNG_CMAKE_COMMAND "' -S '" + kSource.string() + "' -B '" + dir.string() +
+                                          "' -DCMAKE_BUILD_TYPE=Release -DRUNG_TRAINER_ONLY=ON "
+                                          "-DRUNG_CPU_ATTENTION_SGEMM=OFF",
+                                      &status);
+  ASSERT_EQ(status, 0) << output;
+  const std::string cache = ReadFile(dir / "CMakeCache.txt");
+  EXPECT_THAT(cache, HasSubstr("RUNG_BUILD_TESTS:BOOL=OFF"));
+  EXPECT_THAT(cache, ::testing::Not(HasSubstr("gRPC_DIR:")));
+  EXPECT_FALSE(fs::exists(dir / "coordinator")) << "the coordinator needs gRPC";
+  EXPECT_FALSE(fs::exists(dir / "worker" / "agent")) << "the agent needs gRPC";
+  const std::string link = ReadFile(dir / "worker" / "CMakeFiles" / "rung-train.dir" / "link.txt");
+  ASSERT_THAT(link, HasSubstr("rung-train"));
+  EXPECT_THAT(link, ::testing::Not(HasSubstr("libblas")));
+  EXPECT_THAT(ReadFile(dir / "core" / "CMakeFiles" / "rung_core.dir" / "flags.make"),
+              ::testing::Not(HasSubstr("RUNG_HAVE_SGEMM")));
+  fs::remove_all(dir);
 }
 
 }  // namespace
