@@ -1,6 +1,11 @@
 # rung: the two commands of the README.
 #   make quickstart   install what is missing, build, run the main job (a small real sweep)
 #   make test         install what is missing, build, run every test
+# Deployment and GPU (deploy/README.md):
+#   make install      build, then copy the binaries and the builtin corpus under $(PREFIX)
+#   make gpu-deps     (here, with Debian) unpack what rung-train links besides LibTorch into third_party/gpu-deps
+#   make gpu-build    (on the GPU machine) build core/ and rung-train against PyTorch's CUDA LibTorch
+#   make bench-gpu    (on the GPU machine) GPT-2 124M tokens/s and TFLOP/s: rung vs plain PyTorch
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
@@ -10,7 +15,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 
-.PHONY: all deps configure build corpus test quickstart bench clean
+.PHONY: all deps configure build corpus test quickstart bench clean install gpu-deps gpu-build bench-gpu
 
 all: build
 
@@ -40,3 +45,28 @@ bench: build corpus
 
 clean:
 	rm -rf $(BUILD)
+
+PREFIX ?= /usr/local
+GPU_BUILD ?= build-gpu
+PYTHON ?= python3
+
+# The binaries (rung-train only when built with LibTorch) and the builtin corpus where
+# rung-train looks for it ($(PREFIX)/share/rung/builtin).
+install: build corpus
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/rung/builtin
+	install -m 0755 $(BUILD)/bin/rung $(BUILD)/bin/rung-coordinator $(BUILD)/bin/rung-worker $(DESTDIR)$(PREFIX)/bin/
+	if [ -x $(BUILD)/bin/rung-train ]; then install -m 0755 $(BUILD)/bin/rung-train $(DESTDIR)$(PREFIX)/bin/; fi
+	install -m 0644 $(BUILD)/data/builtin/austen.txt $(BUILD)/data/builtin/austen.json $(DESTDIR)$(PREFIX)/share/rung/builtin/
+
+gpu-deps:
+	deploy/gpu/vendor-deps.sh third_party/gpu-deps
+
+# Needs only a compiler, CMake, CUDA and PyTorch 2.x: no gRPC, SQLite or Debian -dev packages.
+gpu-build:
+	cmake -S . -B $(GPU_BUILD) -DCMAKE_BUILD_TYPE=Release -DRUNG_TRAINER_ONLY=ON -DRUNG_CPU_ATTENTION_SGEMM=OFF \
+	  $(if $(wildcard third_party/gpu-deps/usr),-DRUNG_DEPS_PREFIX=$(CURDIR)/third_party/gpu-deps) \
+	  -DCMAKE_PREFIX_PATH="$$($(PYTHON) -c 'import torch; print(torch.utils.cmake_prefix_path)')" $(CMAKE_FLAGS)
+	cmake --build $(GPU_BUILD) -j $(JOBS) --target rung-train
+
+bench-gpu:
+	bench/gpu/run.sh --build-dir $(GPU_BUILD)

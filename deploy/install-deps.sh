@@ -49,4 +49,4 @@ for lib in libblas.so.3 liblapack.so.3; do
     echo "install-deps: warning: $target not found; LibTorch will run on a slow BLAS" >&2
   fi
 done
-echo "install-deps: ok (BLAS: $(readlink -f /usr/lib/${arch}/libblas.so.3))"
+echo "install-deps: ok (BLAS: $(readlink -f "/usr/lib/${arch}/libblas.so.3"))"

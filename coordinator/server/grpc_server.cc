@@ -53,6 +53,21 @@ StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(const Serv
                                ": the port is in use, or the host is not an address of this machine");
   }
   server->address_ = BoundAddress(options.listen_address, port);
+
+  if (!options.health_listen_address.empty()) {
+    // No service registered: the builder adds only the default health service (and reflection,
+    // which then lists only that). Plaintext is safe here: no token and no data cross this port.
+    grpc::ServerBuilder health_builder;
+    int health_port = 0;
+    health_builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+    health_builder.AddListeningPort(options.health_listen_address, grpc::InsecureServerCredentials(), &health_port);
+    server->health_server_ = health_builder.BuildAndStart();
+    if (server->health_server_ == nullptr || health_port == 0) {
+      return Status::Unavailable("cannot listen on --health-listen " + options.health_listen_address +
+                                 ": the port is in use, or the host is not an address of this machine");
+    }
+    server->health_address_ = BoundAddress(options.health_listen_address, health_port);
+  }
   return server;
 }
 
@@ -63,12 +78,17 @@ CoordinatorServer::~CoordinatorServer() {
 
 void CoordinatorServer::Shutdown(std::chrono::milliseconds grace) {
   if (coordinator_ != nullptr) coordinator_->Shutdown();  // long-polls answer at once
+  if (health_server_ != nullptr) {
+    health_server_->GetHealthCheckService()->Shutdown();
+    health_server_->Shutdown(std::chrono::system_clock::now());
+  }
   if (server_ == nullptr) return;
   server_->GetHealthCheckService()->Shutdown();
   server_->Shutdown(std::chrono::system_clock::now() + grace);
 }
 
 void CoordinatorServer::Wait() {
+  if (health_server_ != nullptr) health_server_->Wait();
   if (server_ != nullptr) server_->Wait();
 }
 

@@ -2,7 +2,9 @@
 //
 // The coordinator's gRPC server: rung.v1.UserService and rung.v1.WorkerService behind bearer-token
 // authentication, plus the standard health service (grpc.health.v1.Health, SERVING while up) and
-// server reflection (grpcurl and friends), both open without a token. Shaped like gRPC's
+// server reflection (grpcurl and friends), both open without a token. With
+// options.health_listen_address, a second plaintext server answers the health service only (same
+// SERVING/NOT_SERVING), for probes that cannot speak TLS. Shaped like gRPC's
 // route_guide RunServer: build, register, start, wait. The services run on a Coordinator
 // (coordinator.h): the SQLite store at options.database_path, reconciled on start.
 //
@@ -59,6 +61,8 @@ class CoordinatorServer {
   // 127.0.0.1:0), or the unix: address as given.
   const std::string& address() const { return address_; }
   const ServerOptions& options() const { return options_; }
+  // The health-only listener's address with its bound port; "" without one.
+  const std::string& health_address() const { return health_address_; }
 
   // The state behind the services (tests drive lease expiry through coordinator().reaper()).
   Coordinator& coordinator() { return *coordinator_; }
@@ -83,6 +87,8 @@ class CoordinatorServer {
   std::unique_ptr<WorkerServiceImpl> worker_service_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
+  std::unique_ptr<grpc::Server> health_server_;  // only grpc.health.v1.Health, plaintext; may be null
+  std::string health_address_;
 };
 
 }  // namespace rung::server

@@ -4,6 +4,7 @@
 //   rung-coordinator --db rung.db --user-token-file user.token --worker-token-file worker.token
 //                    [--listen 127.0.0.1:50551] [--artifact-root DIR] [--lease-seconds 60]
 //                    [--heartbeat-seconds S] [--tls-cert cert.pem --tls-key key.pem]
+//                    [--health-listen 0.0.0.0:50552]
 //
 // Opens (or creates) the SQLite database, gives every live lease a fresh period (workers that kept
 // training while it was down are not declared stale), expires leases in the background, and serves.
@@ -74,6 +75,9 @@ int main(int argc, char** argv) {
       ->required();
   app.add_option("--tls-cert", options.tls_cert_file, "PEM certificate chain: serve TLS (with --tls-key)");
   app.add_option("--tls-key", options.tls_key_file, "PEM private key of --tls-cert");
+  app.add_option("--health-listen", options.health_listen_address,
+                 "host:port of a second, plaintext listener serving only grpc.health.v1.Health (no tokens, no "
+                 "data): for probes that cannot speak TLS, e.g. Kubernetes grpc probes");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -114,6 +118,9 @@ int main(int argc, char** argv) {
             << (options.tls_cert_file.empty() ? "plaintext (loopback only)" : "TLS") << " on "
             << (*server)->address() << "; database " << options.database_path << ", artifacts under "
             << (*server)->coordinator().store_options().artifact_root << "\n";
+  if (!(*server)->health_address().empty()) {
+    std::cerr << "rung-coordinator: health service (plaintext) on " << (*server)->health_address() << "\n";
+  }
   std::cout << "listening on " << (*server)->address() << std::endl;
 
   int signal_number = 0;

@@ -111,6 +111,11 @@ Status ValidateServerOptions(const ServerOptions& options) {
                                    ": expected host:port, [v6 host]:port or unix:path, e.g. 127.0.0.1:" +
                                    std::to_string(kDefaultPort) + " (port 0 picks a free port)");
   }
+  if (!options.health_listen_address.empty() && !SplitHostPort(options.health_listen_address).has_value()) {
+    return Status::InvalidArgument("--health-listen " + options.health_listen_address +
+                                   ": expected host:port or [v6 host]:port, e.g. 0.0.0.0:" +
+                                   std::to_string(kDefaultPort + 1));
+  }
   if (options.database_path.empty()) {
     return Status::InvalidArgument("--db is required: the SQLite file that holds sweeps, trials and metrics "
                                    "(created if missing; on a local disk, never NFS)");

@@ -42,6 +42,10 @@ struct ServerOptions {
   std::string worker_token_file;  // required; 0600
   std::string tls_cert_file;      // PEM certificate chain; with tls_key_file
   std::string tls_key_file;       // PEM private key; with tls_cert_file
+  // Optional second listener that serves only grpc.health.v1.Health, in plaintext on any address
+  // (it carries no token and no data). For probes that cannot speak TLS, such as Kubernetes'
+  // native `grpc:` probes. "" = none.
+  std::string health_listen_address;
   // Told to workers at registration: how often they heartbeat each trial, and how long a lease
   // lives without one (the store expires it then).
   std::chrono::microseconds heartbeat_interval = std::chrono::seconds(10);
@@ -52,7 +56,8 @@ struct ServerOptions {
 
 // INVALID_ARGUMENT, naming the flag to fix, when: the address has no port, the database or a token
 // file is not given, only one of the TLS files is given, the address is not loopback and TLS is
-// off, or the heartbeat interval is not shorter than the lease.
+// off, the health address (if any) is not host:port, or the heartbeat interval is not shorter than
+// the lease.
 Status ValidateServerOptions(const ServerOptions& options);
 
 // True for unix: sockets and for hosts that are loopback: "localhost", 127.0.0.0/8, "[::1]".

@@ -327,5 +327,41 @@ TEST_F(GrpcServerTest, StartRejectsAKeyOfAnotherCertificate) {
   EXPECT_THAT(server.status().message(), HasSubstr("is not the key of the certificate"));
 }
 
+// Kubernetes' grpc probes dial in plaintext: next to a TLS server, the health-only listener must
+// answer them, and must serve nothing but health (no token is checked there).
+TEST_F(GrpcServerTest, HealthListenerAnswersPlaintextBesideTlsAndServesNothingElse) {
+  const PemPair pem = SelfSignedLocalhostCertificate();
+  options_.tls_cert_file = scratch_.Path("cert.pem");
+  options_.tls_key_file = scratch_.Path("key.pem");
+  WriteFile(options_.tls_cert_file, pem.certificate);
+  WriteFile(options_.tls_key_file, pem.key);
+  options_.health_listen_address = "127.0.0.1:0";
+  StartServer();
+  ASSERT_THAT(server_->health_address(), ::testing::StartsWith("127.0.0.1:"));
+  ASSERT_NE(server_->health_address(), server_->address());
+
+  const std::shared_ptr<grpc::Channel> health_channel = LoopbackChannel(server_->health_address());
+  grpc::Status health;
+  EXPECT_EQ(CheckHealth(health_channel, &health), grpc::health::v1::HealthCheckResponse::SERVING);
+  EXPECT_TRUE(health.ok()) << health.error_message();
+
+  v1::ServerInfo info;
+  grpc::Status status = v1::UserService::NewStub(health_channel)
+                            ->GetServerInfo(ContextWithToken(user_token_).get(), v1::GetServerInfoRequest(), &info);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED);
+
+  server_->Shutdown();
+  CheckHealth(health_channel, &health);
+  EXPECT_FALSE(health.ok());
+}
+
+TEST_F(GrpcServerTest, StartRejectsAHealthAddressWithoutAPort) {
+  options_.health_listen_address = "0.0.0.0";
+  StatusOr<std::unique_ptr<CoordinatorServer>> server = CoordinatorServer::Start(options_);
+  ASSERT_FALSE(server.ok());
+  EXPECT_EQ(server.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(server.status().message(), HasSubstr("--health-listen"));
+}
+
 }  // namespace
 }  // namespace rung::server
