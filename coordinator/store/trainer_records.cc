@@ -58,6 +58,23 @@ void AddStepRecord(const nlohmann::json& record, std::vector<MetricPoint>* point
   }
 }
 
+// Validation beyond the training length as summaries that `rung results` and fits can name:
+// val_loss_<m>x (no extension) and val_loss_<m>x_<method>, likewise val_accuracy.
+void AddExtrapolationSummaries(const nlohmann::json& table, int64_t step, TrialResults* results) {
+  if (!table.is_array()) return;
+  for (const nlohmann::json& entry : table) {
+    if (!entry.is_object() || !entry.contains("multiple") || !entry["multiple"].is_number_integer()) continue;
+    const std::string method = entry.value("method", std::string("none"));
+    const std::string suffix =
+        "_" + std::to_string(entry["multiple"].get<int64_t>()) + "x" + (method == "none" ? "" : "_" + method);
+    for (const char* name : {"val_loss", "val_accuracy"}) {
+      if (entry.contains(name) && entry[name].is_number()) {
+        results->summaries.push_back({std::string(name) + suffix, entry[name].get<double>(), step});
+      }
+    }
+  }
+}
+
 void AddFinalRecord(const nlohmann::json& record, TrialResults* results) {
   const int64_t step =
       record.contains("step") && record["step"].is_number_integer() ? record["step"].get<int64_t>() : 0;
@@ -87,6 +104,7 @@ void AddFinalRecord(const nlohmann::json& record, TrialResults* results) {
   }
   if (record.contains("extrapolation") && !record["extrapolation"].is_null()) {
     results->diagnostics.push_back({"extrapolation", record["extrapolation"]});
+    AddExtrapolationSummaries(record["extrapolation"], step, results);
   }
 }
 

@@ -4,6 +4,8 @@
 // trials all or nothing (RetryTrials), and the overviews users read. ManualClock; nothing sleeps.
 #include <cmath>
 
+#include <map>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -245,6 +247,19 @@ TEST(TrainerRecordsTest, StepProvenanceFinalAndDiagnosticsRecordsBecomeStoreValu
   ASSERT_TRUE(per_position.has_value());
   EXPECT_EQ(per_position->step, 20);
   EXPECT_TRUE(std::isnan(per_position->tensor.values[1]));
+}
+
+TEST(TrainerRecordsTest, ExtrapolationRowsBecomeSummariesNamedByMultipleAndMethod) {
+  const TrainerRecords parsed = ParseTrainerRecords({
+      R"({"type":"final","step":20,"val_loss":2.5,"extrapolation":[)"
+      R"({"multiple":2,"length":256,"method":"none","val_loss":2.9,"val_loss_per_position":[1,2]},)"
+      R"({"multiple":2,"length":256,"method":"yarn","val_loss":2.7,"val_accuracy":0.5},)"
+      R"({"multiple":"4","method":"pi","val_loss":9}]})",
+  });
+  std::map<std::string, double> summaries;
+  for (const SummaryValue& summary : parsed.results.summaries) summaries[summary.name] = summary.value;
+  EXPECT_EQ(summaries, (std::map<std::string, double>{
+                           {"val_loss", 2.5}, {"val_loss_2x", 2.9}, {"val_loss_2x_yarn", 2.7}, {"val_accuracy_2x_yarn", 0.5}}));
 }
 
 TEST(TrainerRecordsTest, TensorsOfEveryRankRoundTripThroughElements) {
