@@ -1,6 +1,7 @@
 #include "coordinator/cli/diag_command.h"
 
 #include <cmath>
+#include <vector>
 #include <iostream>
 #include <memory>
 
@@ -126,6 +127,43 @@ TextTable ExtrapolationTable(const json& extrapolation) {
   return table;
 }
 
+// Learned (or fixed) rotary frequencies per layer and row (head or head group) against RoPE's
+// theta_f = b^(-f/pairs) for the trial's base b.
+struct FrequencyRows {
+  std::vector<plot::FrequencyProfile> profiles;
+  TextTable table{{"layer", "row", "pair", "theta", "rope_theta", "theta/rope", "wavelength/T"}};
+};
+
+FrequencyRows FrequencyTable(const json& documents, double base, double train_length) {
+  FrequencyRows rows;
+  for (auto item = documents.begin(); item != documents.end(); ++item) {
+    const std::string prefix = "frequencies.layer_";
+    if (item.key().rfind(prefix, 0) != 0) continue;
+    const json& shape = item.value().value("shape", json::array());
+    const json& values = item.value().value("values", json::array());
+    if (shape.size() != 2 || !shape[1].is_number_integer()) continue;
+    const int64_t groups = shape[0].get<int64_t>(), pairs = shape[1].get<int64_t>();
+    const std::string layer = item.key().substr(prefix.size());
+    for (int64_t g = 0; g < groups; ++g) {
+      plot::FrequencyProfile profile;
+      profile.label = "layer " + layer + (groups > 1 ? " row " + std::to_string(g) : "");
+      for (int64_t f = 0; f < pairs && g * pairs + f < static_cast<int64_t>(values.size()); ++f) {
+        const json& value = values[g * pairs + f];
+        const double theta = value.is_number() ? value.get<double>() : std::nan("");
+        const double rope = std::pow(base, -static_cast<double>(f) / static_cast<double>(pairs));
+        profile.theta.push_back(theta);
+        const double wavelength = theta > 0 ? 2 * M_PI / theta / train_length : std::nan("");
+        rows.table.AddRow({layer, std::to_string(g), std::to_string(f), Number(theta), Number(rope), Number(theta / rope),
+                           Number(wavelength)},
+                          {{"layer", std::stoll(layer)}, {"row", g}, {"pair", f}, {"theta", theta}, {"rope_theta", rope},
+                           {"ratio", theta / rope}, {"wavelength_over_training_length", wavelength}});
+      }
+      rows.profiles.push_back(std::move(profile));
+    }
+  }
+  return rows;
+}
+
 int RunDiag(const DiagOptions& options) {
   StatusOr<std::unique_ptr<CoordinatorConnection>> connection = CoordinatorConnection::Open(options.connection);
   if (!connection.ok()) {
@@ -145,6 +183,15 @@ int RunDiag(const DiagOptions& options) {
     if (diagnostic.name() == "extrapolation") extrapolation = value;
     documents[diagnostic.name()] = std::move(value);
   }
+  rung::v1::GetTrialRequest trial_request;
+  trial_request.set_trial_id(options.trial_id);
+  rung::v1::Trial trial;
+  status = (*connection)->user().GetTrial((*connection)->Context().get(), trial_request, &trial);
+  if (!status.ok()) return ReportRpcError("diag", status);
+  const json config = json::parse(trial.config_json().empty() ? "{}" : trial.config_json(), nullptr, false);
+  const double base = config.is_object() ? config.value("/position/base"_json_pointer, 10000.0) : 10000.0;
+  const double train_length = config.is_object() ? config.value("/data/seq_len"_json_pointer, 0.0) : 0.0;
+  FrequencyRows frequencies = FrequencyTable(documents, base, train_length > 0 ? train_length : 1.0);
   if (!attention.is_object()) {
     std::cerr << "rung diag: trial " << options.trial_id
               << " has no attention diagnostics yet (they are written when a trial succeeds; see `rung show "
@@ -154,7 +201,7 @@ int RunDiag(const DiagOptions& options) {
   std::string table = options.table;
   if (table.empty()) table = options.format == "table" ? "all" : "heads";
   if (table == "all" && options.format == "csv") {
-    std::cerr << "rung diag: --format csv needs one --table (heads, gaps, regime or extrapolation)\n";
+    std::cerr << "rung diag: --format csv needs one --table (heads, gaps, regime, extrapolation or frequencies)\n";
     return kUsage;
   }
   if (table == "all" && options.format == "json") {
@@ -173,6 +220,9 @@ int RunDiag(const DiagOptions& options) {
     section("gaps", "Gap counting on unscaled score rows at the training length; xi_lambda over n", GapsTable(attention));
     section("regime", "Softmax regime at beta = c * lambda", RegimeTable(attention));
     section("extrapolation", "Validation beyond the training length", ExtrapolationTable(extrapolation));
+    section("frequencies", "Rotary frequencies against RoPE's (b = " + Number(json(base), 6) + ", T = " +
+                               Number(json(train_length)) + ")",
+            frequencies.table);
   }
   if (!options.plot_dir.empty()) {
     plot::DiagnosticsPlotOptions plot_options;
@@ -185,6 +235,16 @@ int RunDiag(const DiagOptions& options) {
       return files.status().code() == StatusCode::kInvalidArgument ? kUsage : kFailure;
     }
     for (const std::string& file : *files) std::cerr << "wrote " << file << "\n";
+    if (!frequencies.profiles.empty() && train_length > 0 && base > 1) {
+      plot_options.title = "trial " + std::to_string(options.trial_id) + " (" + trial.assignments_json() + ")";
+      StatusOr<std::vector<std::string>> profile =
+          plot::WriteFrequencyProfilePlot(frequencies.profiles, base, train_length, plot_options);
+      if (!profile.ok()) {
+        std::cerr << "rung diag: " << profile.status().message() << "\n";
+        return kFailure;
+      }
+      for (const std::string& file : *profile) std::cerr << "wrote " << file << "\n";
+    }
   }
   return kOk;
 }
@@ -202,8 +262,8 @@ void AddDiagCommand(CLI::App& app, int* exit_code) {
   AddConnectionOptions(command, &options->connection);
   command->add_option("trial", options->trial_id, "Trial id")->required();
   command->add_option("--format", options->format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
-  command->add_option("--table", options->table, "heads, gaps, regime, extrapolation or all")
-      ->check(CLI::IsMember({"heads", "gaps", "regime", "extrapolation", "all"}));
+  command->add_option("--table", options->table, "heads, gaps, regime, extrapolation, frequencies or all")
+      ->check(CLI::IsMember({"heads", "gaps", "regime", "extrapolation", "frequencies", "all"}));
   command->add_option("--plot", options->plot_dir, "Also draw the figures (SVG, PNG) into this folder")->type_name("DIR");
   command->add_option("--gnuplot", options->gnuplot, "gnuplot executable (default: gnuplot on PATH)")->type_name("PATH");
   command->callback([options, exit_code]() { *exit_code = RunDiag(*options); });

@@ -9,9 +9,12 @@
 //                  ties, mean Lambda, alpha, Delta) and xi_Lambda with its bootstrap interval
 //   regime         the softmax regime at beta = c * Lambda: normalised entropy, max weight, top-two gap
 //   extrapolation  validation loss at each evaluated multiple of T and extension method
-// --table picks one (table format prints all four; csv and json need one, default heads);
+//   frequencies    the rotary frequencies per layer and row against RoPE's b^(-f/pairs), and their
+//                  wavelengths over T (a LeRoPE or AdaRoPE profile against RoPE's)
+// --table picks one (table format prints all five; csv and json need one, default heads);
 // --format json --table all prints the stored documents. --plot DIR also draws the figures of
-// sweeps/plot/diagnostics_plot.h.
+// sweeps/plot/diagnostics_plot.h,
+// and the frequency profile (wavelength against RoPE's).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -182,4 +182,52 @@ StatusOr<std::vector<std::string>> WriteDiagnosticsPlots(const json& attention, 
   return RenderGnuplot(options.gnuplot, dir.string(), "diagnostics.gp", script.str(), outputs);
 }
 
+StatusOr<std::vector<std::string>> WriteFrequencyProfilePlot(const std::vector<FrequencyProfile>& profiles,
+                                                             double rope_base, double train_length,
+                                                             const DiagnosticsPlotOptions& options) {
+  if (profiles.empty()) return Status::InvalidArgument("no learned frequencies to draw");
+  if (!(rope_base > 1) || !(train_length > 0)) {
+    return Status::InvalidArgument("a frequency profile needs a RoPE base > 1 and a training length > 0");
+  }
+  RUNG_RETURN_IF_ERROR(MakeOutputFolder(options.out_dir));
+  const fs::path dir = fs::absolute(options.out_dir);
+  auto path = [&](const std::string& name) { return Quote((dir / name).string()); };
+  size_t pairs = 0;
+  for (const FrequencyProfile& profile : profiles) pairs = std::max(pairs, profile.theta.size());
+  std::ostringstream data;
+  data << "# RoPE\n";  // index 0: theta_f = b^(-f/pairs)
+  for (size_t f = 0; f < pairs; ++f) {
+    const double theta = std::pow(rope_base, -static_cast<double>(f) / static_cast<double>(pairs));
+    data << f << " " << DataNumber(2 * M_PI / theta / train_length) << "\n";
+  }
+  data << "\n\n";
+  for (const FrequencyProfile& profile : profiles) {
+    data << "# " << profile.label << "\n";
+    for (size_t f = 0; f < profile.theta.size(); ++f) {
+      const double theta = profile.theta[f];
+      data << f << " " << DataNumber(theta > 0 ? 2 * M_PI / theta / train_length : std::nan("")) << "\n";
+    }
+    data << "\n\n";
+  }
+  RUNG_RETURN_IF_ERROR(WriteTextFile((dir / "frequency_profile.dat").string(), data.str()));
+  std::ostringstream script;
+  script << "# rung diag: learned frequencies of " << options.title << "\nset encoding utf8\nset border lw 1.2\n"
+         << "set grid lc rgb '#dddddd'\nset title " << DoubleQuote(EnhancedLiteral(options.title)) << "\n"
+         << "set logscale y\nset format y '10^{%L}'\nset xlabel 'frequency pair f (0 = fastest)'\n"
+         << "set ylabel 'wavelength 2{/Symbol p}/{/Symbol q}_f over the training length'\n"
+         << "set xrange [-0.5:" << pairs - 0.5 << "]\nset key outside right top noenhanced\n"
+         << "plot " << path("frequency_profile.dat") << " index 0 using 1:2 with linespoints lc rgb '#000000' dt 2 pt 6 "
+         << "title 'RoPE (b = " << Format("%g", rope_base) << ")', 1 with lines lc rgb '#999999' title 'training length', "
+         << "2.2 with lines lc rgb '#d95f02' dt 3 title '2.2x'";
+  for (size_t i = 0; i < profiles.size(); ++i) {
+    script << ", \\\n  " << path("frequency_profile.dat") << " index " << i + 1 << " using 1:2 with linespoints lw 2 pt 7 title "
+           << Quote(profiles[i].label);
+  }
+  script << "\n" << SvgTerminal(options.width, options.height) << "\nset output " << path("frequency_profile.svg")
+         << "\nreplot\nunset output\n" << PngTerminal(options.width, options.height) << "\nset output "
+         << path("frequency_profile.png") << "\nreplot\nunset output\n";
+  return RenderGnuplot(options.gnuplot, dir.string(), "frequency_profile.gp", script.str(),
+                       {"frequency_profile.svg", "frequency_profile.png"});
+}
+
 }  // namespace rung::plot

@@ -15,6 +15,11 @@
 //                               (only when the trial evaluated beyond its training length).
 //   diagnostics.gp, *.dat, gnuplot.log
 //
+// WriteFrequencyProfilePlot draws learned rotary frequencies against RoPE's:
+//   frequency_profile.{svg,png}  wavelength 2 pi / theta over the training length against the pair
+//                                index (log y), RoPE's theta_f = b^(-f/pairs) dashed, one line per
+//                                learned profile, and the training length (1) and 2.2x marked.
+//
 // Contract: `attention` must be a diagnostics record (type "diagnostics", with "layers");
 // `extrapolation` an array of {multiple, method, val_loss_per_position} or null.
 // INVALID_ARGUMENT for a document of another shape, else the errors of RenderGnuplot.
@@ -41,5 +46,16 @@ struct DiagnosticsPlotOptions {
 StatusOr<std::vector<std::string>> WriteDiagnosticsPlots(const nlohmann::json& attention,
                                                          const nlohmann::json& extrapolation,
                                                          const DiagnosticsPlotOptions& options);
+
+// One learned frequency vector (pairs from fast to slow) and its label ("layer 0", "L1.h2").
+struct FrequencyProfile {
+  std::string label;
+  std::vector<double> theta;
+};
+
+// INVALID_ARGUMENT without profiles or with a non-positive base or length.
+StatusOr<std::vector<std::string>> WriteFrequencyProfilePlot(const std::vector<FrequencyProfile>& profiles,
+                                                             double rope_base, double train_length,
+                                                             const DiagnosticsPlotOptions& options);
 
 }  // namespace rung::plot

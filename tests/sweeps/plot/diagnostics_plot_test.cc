@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -86,6 +87,24 @@ TEST(DiagnosticsPlot, WithoutExtrapolationThereIsNoExtrapolationFigure) {
   ASSERT_TRUE(files.ok()) << files.status().message();
   EXPECT_EQ(files->size(), 6u);
   EXPECT_FALSE(fs::exists(dir / "extrapolation.svg"));
+  fs::remove_all(dir);
+}
+
+TEST(DiagnosticsPlot, AFrequencyProfileIsDrawnAsWavelengthsAgainstRopes) {
+  if (std::system("gnuplot --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot not installed";
+  const fs::path dir = FreshDir("profile");
+  DiagnosticsPlotOptions options;
+  options.out_dir = dir.string();
+  options.title = "lerope";
+  // Four pairs, base 10000, T = 2 pi: RoPE's wavelengths over T are 10000^(f/4) = 1, 10, 100, 1000.
+  StatusOr<std::vector<std::string>> files =
+      WriteFrequencyProfilePlot({{"layer 0", {1.0, 0.1, 0.0, 0.002}}}, 10000, 2 * M_PI, options);
+  ASSERT_TRUE(files.ok()) << files.status().message();
+  EXPECT_EQ(files->size(), 2u);
+  const std::string data = Read(dir / "frequency_profile.dat");
+  EXPECT_NE(data.find("# RoPE\n0 1\n1 10\n2 100\n3 1000\n"), std::string::npos) << data;
+  EXPECT_NE(data.find("# layer 0\n0 1\n1 10\n2 NaN\n3 500\n"), std::string::npos) << data;  // theta 0: no wavelength
+  EXPECT_EQ(WriteFrequencyProfilePlot({}, 10000, 128, options).status().code(), StatusCode::kInvalidArgument);
   fs::remove_all(dir);
 }
 
