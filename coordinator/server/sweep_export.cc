@@ -59,6 +59,15 @@ json Summaries(const TrialResult& result) {
   return summaries;
 }
 
+// The provenance as CSV columns show it: without its copy of the resolved config (the config.*
+// columns already hold it).
+json ProvenanceColumns(const json& provenance) {
+  if (!provenance.is_object()) return provenance;
+  json shown = provenance;
+  shown.erase("config");
+  return shown;
+}
+
 // Collects lines and hands them to `write` in chunks of about kChunkBytes.
 class ChunkWriter {
  public:
@@ -113,7 +122,7 @@ Status ExportTrialsCsv(Coordinator& coordinator, const SweepRecord& sweep, Chunk
     Flatten(trial.trial.cell.config, "", &leaves);
     for (const auto& [key, value] : leaves) config_keys.insert(key);
     leaves.clear();
-    Flatten(trial.provenance, "", &leaves);
+    Flatten(ProvenanceColumns(trial.provenance), "", &leaves);
     for (const auto& [key, value] : leaves) provenance_keys.insert(key);
     for (const auto& [name, value] : trial.summaries) summary_names.insert(name);
     return Status::Ok();
@@ -135,7 +144,7 @@ Status ExportTrialsCsv(Coordinator& coordinator, const SweepRecord& sweep, Chunk
     }
     std::map<std::string, json> config, provenance;
     Flatten(trial.trial.cell.config, "", &config);
-    Flatten(trial.provenance, "", &provenance);
+    Flatten(ProvenanceColumns(trial.provenance), "", &provenance);
     for (const std::string& key : config_keys) {
       auto found = config.find(key);
       line += "," + (found == config.end() ? std::string() : CsvValue(found->second));

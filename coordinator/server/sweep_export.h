@@ -10,8 +10,9 @@
 //           library versions, BLAS, threads, host, ...) and its summaries (final val_loss,
 //           train_tokens_per_sec, wall_sec, ...). JSON lines nest them as objects "config",
 //           "provenance", "summaries" (and "assignments", the cell's axis values); CSV flattens them
-//           into columns "config.<dotted key>", "provenance.<dotted key>", "summary.<name>" (the
-//           union over the sweep's trials, sorted; empty where a trial has none; arrays as JSON).
+//           into columns "config.<dotted key>", "provenance.<dotted key>" (without the provenance's
+//           own copy of the config), "summary.<name>" (the union over the sweep's trials, sorted;
+//           empty where a trial has none; arrays as JSON).
 //   LADDER  the ladder CSV `rung fit --from-csv` reads (sweep_fitter.h); CSV only.
 // METRICS, LEARNED_PARAMETERS and EVENTS are not served yet (UNIMPLEMENTED).
 //
