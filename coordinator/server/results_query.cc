@@ -8,6 +8,7 @@
 #include <set>
 
 #include "coordinator/server/proto_convert.h"
+#include "core/config/config_error.h"
 #include "sweeps/spec/json_path.h"
 
 namespace rung::server {
@@ -72,8 +73,13 @@ Status CheckKeys(const std::vector<TrialResult>& trials, const std::vector<std::
       }
     }
     LeafPaths(trials.front().trial.cell.config, "", &config);
-    return Status::InvalidArgument(std::string(field) + ": unknown key '" + key +
-                                   "'. Valid keys: rung_label, rung, seed; the sweep's axes: " +
+    std::vector<std::string> candidates = {"rung_label", "rung", "seed"};
+    candidates.insert(candidates.end(), axes.begin(), axes.end());
+    candidates.insert(candidates.end(), config.begin(), config.end());
+    const std::string nearest = NearestKey(key, candidates);
+    return Status::InvalidArgument(std::string(field) + ": unknown key '" + key + "'" +
+                                   (nearest.empty() ? "" : " (did you mean '" + nearest + "'?)") +
+                                   ". Valid keys: rung_label, rung, seed; the sweep's axes: " +
                                    (axes.empty() ? "(none)" : Join(axes)) +
                                    "; any dotted key of the trial config: " + Join(config));
   }

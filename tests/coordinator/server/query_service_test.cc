@@ -242,12 +242,16 @@ TEST_F(QueryServiceTest, ResultsAreGroupedAggregatedOverSeedsAndPairedAgainstThe
 TEST_F(QueryServiceTest, AnUnknownKeyIsInvalidArgumentNamingItAndListingTheValidKeys) {
   RunTrials(Finished());
   v1::QueryResultsResponse table;
-  grpc::Status status = Query({"rung_label", "model.positional.variant"}, &table);
+  grpc::Status status = Query({"rung_label", "position.varient"}, &table);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(status.error_message(), HasSubstr("unknown key 'model.positional.variant'"));
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("unknown key 'position.varient' (did you mean 'position.variant'?)"));
   EXPECT_THAT(status.error_message(), HasSubstr("rung_label"));
   EXPECT_THAT(status.error_message(), HasSubstr("position.variant, seed"));
   EXPECT_THAT(status.error_message(), HasSubstr("train.lr"));
+  status = Query({"model.positional.variant"}, &table);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("group_by: unknown key 'model.positional.variant'"));
 
   v1::QueryResultsRequest request;
   request.set_sweep_id(sweep_id_);
