@@ -5,9 +5,13 @@
 // QueryResults (grouping, aggregation and paired same-seed differences checked against numbers
 // worked out by hand below; unknown keys), Fit (refused with too few finished ladder points,
 // then computed, stored and read back with its inputs), Export (CSV and JSON lines parsed back,
-// every trial present; the ladder CSV read by the fit library), ListTrials' full view, and a report
-// from a worker the attempt was not leased to.
+// every trial present; the ladder CSV read by the fit library), ListTrials' full view, a report
+// from a worker the attempt was not leased to, and the `rung` commands over them as processes
+// (results, fit, fits, export --out, logs: output and exit codes).
+#include <sys/wait.h>
+
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
@@ -21,6 +25,7 @@
 
 #include "sweeps/fit/ladder_csv.h"
 #include "tests/coordinator/server/service_fixture.h"
+#include "tests/worker/agent/agent_test_util.h"
 
 namespace rung::server {
 namespace {
@@ -160,6 +165,30 @@ class QueryServiceTest : public CoordinatorServiceTest {
     return data;
   }
 
+  struct CommandRun {
+    int exit_code = -1;
+    std::vector<std::string> lines;  // stdout, up to its first empty line
+    std::string err;
+  };
+
+  // Runs the rung binary against this coordinator with the user token.
+  CommandRun Rung(std::vector<std::string> args) {
+    args.insert(args.begin(), RUNG_CLI_BINARY);
+    args.insert(args.end(), {"--coordinator", server_->address(), "--token-file", options_.user_token_file});
+    const std::string err = scratch_.Path("rung-" + std::to_string(++commands_) + ".err");
+    agent::testing::ChildProcess child(args, "", err);
+    CommandRun run;
+    for (std::string line = child.ReadLine(std::chrono::seconds(20)); !line.empty();
+         line = child.ReadLine(std::chrono::seconds(20))) {
+      run.lines.push_back(line);
+    }
+    const int status = child.Wait(std::chrono::seconds(20));
+    run.exit_code = status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    run.err = agent::testing::FileText(err);
+    return run;
+  }
+
+  int commands_ = 0;
   int64_t sweep_id_ = 0;
   std::map<int64_t, Cell> cells_;  // trial id -> cell
   std::map<Cell, v1::TrialLease> leased_;
@@ -437,6 +466,52 @@ TEST_F(QueryServiceTest, AReportFromAWorkerTheAttemptWasNotLeasedToIsRefused) {
   EXPECT_EQ(Report("", *lease, 2, {testing::StepRecord(10, 1.5)}).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   ASSERT_TRUE(Heartbeat("w1", *lease, &beat).ok());
   EXPECT_EQ(beat.action(), v1::HeartbeatResponse::ACTION_CONTINUE);
+}
+
+TEST_F(QueryServiceTest, TheRungCommandsPrintResultsFitsExportsAndLogsWithTheirExitCodes) {
+  RunTrials(Finished());
+  const std::string sweep = std::to_string(sweep_id_);
+
+  CommandRun results = Rung({"results", sweep, "--group-by", "position.variant,rung_label", "--agg", "mean,count",
+                             "--format", "csv"});
+  ASSERT_EQ(results.exit_code, 0) << results.err;
+  ASSERT_THAT(results.lines, SizeIs(5));
+  EXPECT_EQ(results.lines[0], "position.variant,rung_label,mean,count,trials,paired_diff,paired_sd,pairs");
+  EXPECT_EQ(results.lines[1], "nope,L1-d16,3.5,2,2,0.4,0.1414,2");
+  CommandRun unknown = Rung({"results", sweep, "--group-by", "position.varient"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_THAT(unknown.err, HasSubstr("did you mean 'position.variant'?"));
+
+  CommandRun fit = Rung({"fit", sweep, "--bootstrap", "0", "--format", "json"});
+  ASSERT_EQ(fit.exit_code, 0) << fit.err;
+  std::string text;
+  for (const std::string& line : fit.lines) text += line + "\n";
+  EXPECT_TRUE(nlohmann::json::parse(text).is_array());
+  CommandRun fits = Rung({"fits", sweep, "--format", "csv"});
+  ASSERT_EQ(fits.exit_code, 0) << fits.err;
+  ASSERT_THAT(fits.lines, SizeIs(2));
+  EXPECT_THAT(fits.lines[1], HasSubstr("val_loss,rope,position.variant,7,"));
+  EXPECT_EQ(Rung({"fits", sweep, "--id", "99"}).exit_code, 2);
+
+  // --out replaces the file whole, and a failed export leaves the old one and no temporary file.
+  const std::string out = scratch_.Path("export.csv");
+  CommandRun exported = Rung({"export", sweep, "--out", out});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  const std::string first = agent::testing::FileText(out);
+  EXPECT_THAT(ParseCsv(first), SizeIs(9));
+  CommandRun missing = Rung({"export", "999", "--out", out});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.err, HasSubstr("sweep 999"));
+  EXPECT_EQ(agent::testing::FileText(out), first);
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(out).parent_path())) {
+    EXPECT_EQ(entry.path().filename().string().find(".export.csv.tmp"), std::string::npos) << entry.path();
+  }
+
+  CommandRun logs = Rung({"logs", std::to_string(cells_.begin()->first), "--source", "event", "--format", "json"});
+  ASSERT_EQ(logs.exit_code, 0) << logs.err;
+  ASSERT_THAT(logs.lines, SizeIs(3));  // LEASED, RUNNING, SUCCEEDED
+  EXPECT_EQ(nlohmann::json::parse(logs.lines.back())["source"], "event");
+  EXPECT_THAT(logs.lines.back(), HasSubstr("SUCCEEDED"));
 }
 
 }  // namespace
