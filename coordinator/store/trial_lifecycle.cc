@@ -215,7 +215,7 @@ StatusOr<BatchAck> TrialLifecycle::ReportBatch(const MetricBatch& batch) {
     if (!stored.ok()) return stored.status();
     if (*stored) {
       RUNG_RETURN_IF_ERROR(
-          store_internal::CheckAttemptHolder(db, *trial, **stored, batch.worker_id, "metric batch"));
+          store_internal::CheckAttemptHolder(db, batch.trial_id, **stored, batch.worker_id, "metric batch"));
     }
     if (*stored && batch.sequence <= (*stored)->batches) return BatchAck{(*stored)->batches, true};
 
@@ -249,7 +249,7 @@ StatusOr<HeartbeatReply> TrialLifecycle::Heartbeat(int64_t trial_id, int64_t att
     StatusOr<std::optional<AttemptRecord>> record =
         store_internal::SelectOne<AttemptRecord>(db, "WHERE trial_id = ? AND attempt = ?", trial_id, attempt);
     if (!record.ok()) return record.status();
-    RUNG_RETURN_IF_ERROR(store_internal::CheckAttemptHolder(db, trial_id, attempt, worker_id, "heartbeat"));
+    if (*record) RUNG_RETURN_IF_ERROR(store_internal::CheckAttemptHolder(db, trial_id, **record, worker_id, "heartbeat"));
     if (*record && (*record)->state == TrialState::kCancelled) {
       HeartbeatReply reply;
       reply.lease_expires_at = (*record)->lease_expires_at;

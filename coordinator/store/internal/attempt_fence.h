@@ -36,11 +36,11 @@ StatusOr<LiveAttempt> LoadLiveAttempt(Database& db, int64_t trial_id, int64_t at
 // OK when `worker_id` is the worker `attempt` was leased to, or empty (not checked). Otherwise
 // FAILED_PRECONDITION naming the attempt's holder: a worker never reports about another's attempt.
 // `report` names the report in the message.
-Status CheckAttemptHolder(Database& db, const TrialRecord& trial, const AttemptRecord& attempt,
-                          const std::string& worker_id, std::string_view report);
+Status CheckAttemptHolder(Database& db, int64_t trial_id, const AttemptRecord& attempt, const std::string& worker_id,
+                          std::string_view report);
 
 // CheckAttemptHolder for (trial, attempt) as stored; OK when that attempt does not exist (the
-// fence answers for it). NOT_FOUND for an unknown trial.
+// fence answers for it).
 Status CheckAttemptHolder(Database& db, int64_t trial_id, int64_t attempt, const std::string& worker_id,
                           std::string_view report);
 
