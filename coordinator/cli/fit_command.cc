@@ -50,6 +50,7 @@ int RunStoredSweepFit(const FitCommandOptions& options, const std::vector<double
   rung::v1::FitRequest request;
   request.set_sweep_id(options.source.sweep_id);
   request.set_metric(options.metric);
+  for (const std::string& key : options.variant_keys) request.add_variant_keys(key);
   request.set_baseline(options.baseline);
   request.set_bootstrap(options.bootstrap == 0 ? -1 : options.bootstrap);  // the RPC reads 0 as its default
   request.set_seed(options.seed);
@@ -151,6 +152,11 @@ void AddFitCommand(CLI::App& app, int* exit_code) {
       ->type_name("FORMAT");
   command->add_option("--metric", options->metric, "SWEEP only: the metric to fit (default: the sweep's)")
       ->type_name("NAME");
+  command
+      ->add_option("--variant-keys", options->variant_keys,
+                   "SWEEP only: config keys whose values name a variant (default: every sweep axis but seed)")
+      ->delimiter(',')
+      ->type_name("KEY,...");
   command
       ->add_option("--e-grid", options->e_grid,
                    "E values (nats, comma-separated) for the E-sensitivity table; default 0 .. 0.95 x the "

@@ -19,6 +19,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace rung::cli {
 
@@ -27,6 +28,7 @@ struct FitCommandOptions {
   LadderSource source;  // a stored sweep (source.sweep_id) when csv_path is empty
   std::string baseline;
   std::string metric;  // SWEEP only: "" = the sweep's metric
+  std::vector<std::string> variant_keys;  // SWEEP only: empty = every sweep axis but seed
   std::string format = "table";
   std::string e_grid;  // comma-separated E values in nats; empty: the default grid
   std::optional<double> fixed_e;
