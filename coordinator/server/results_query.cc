@@ -181,7 +181,9 @@ Status CheckMetricName(Coordinator& coordinator, int64_t sweep_id, const std::st
 }
 
 StatusOr<v1::QueryResultsResponse> QueryResults(Coordinator& coordinator, const v1::QueryResultsRequest& request) {
-  if (request.sweep_id() <= 0) return Status::InvalidArgument("QueryResultsRequest.sweep_id is required (a positive id)");
+  if (request.sweep_id() <= 0) {
+    return Status::InvalidArgument("QueryResultsRequest.sweep_id is required (a positive id)");
+  }
   StatusOr<SweepRecord> sweep = coordinator.sweeps().Get(request.sweep_id());
   if (!sweep.ok()) return sweep.status();
   StatusOr<std::vector<TrialResult>> all = coordinator.results().Trials(request.sweep_id());
@@ -194,8 +196,8 @@ StatusOr<v1::QueryResultsResponse> QueryResults(Coordinator& coordinator, const 
   for (const v1::ResultFilter& filter : request.filters()) {
     json value = json::parse(filter.value_json(), nullptr, /*allow_exceptions=*/false);
     if (value.is_discarded()) {
-      return Status::InvalidArgument("filters: the value of '" + filter.key() + "' is not JSON: " + filter.value_json() +
-                                     " (strings are quoted: \"rope\")");
+      return Status::InvalidArgument("filters: the value of '" + filter.key() + "' is not JSON: " +
+                                     filter.value_json() + " (strings are quoted: \"rope\")");
     }
     filter_keys.push_back(filter.key());
     filter_values.push_back(std::move(value));

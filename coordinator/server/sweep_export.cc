@@ -184,10 +184,13 @@ Status ExportSweep(Coordinator& coordinator, const v1::ExportRequest& request,
   switch (request.table()) {
     case v1::EXPORT_TABLE_UNSPECIFIED:
     case v1::EXPORT_TABLE_TRIALS:
-      RUNG_RETURN_IF_ERROR(jsonl ? ExportTrialsJsonl(coordinator, *sweep, out) : ExportTrialsCsv(coordinator, *sweep, out));
+      RUNG_RETURN_IF_ERROR(jsonl ? ExportTrialsJsonl(coordinator, *sweep, out)
+                                 : ExportTrialsCsv(coordinator, *sweep, out));
       break;
     case v1::EXPORT_TABLE_LADDER: {
-      if (jsonl) return Status::InvalidArgument("the LADDER table exports as CSV only (what rung fit --from-csv reads)");
+      if (jsonl) {
+        return Status::InvalidArgument("the LADDER table exports as CSV only (what rung fit --from-csv reads)");
+      }
       StatusOr<std::string> csv = LadderCsv(coordinator, sweep->id);
       if (!csv.ok()) return csv.status();
       if (!write(*csv)) return Cancelled();

@@ -114,7 +114,8 @@ StatusOr<SweepLadder> BuildLadder(Coordinator& coordinator, const SweepRecord& s
 Status CheckEnoughPoints(const SweepLadder& ladder, const std::string& baseline) {
   std::map<std::string, std::set<std::string>> labels;  // variant -> labels with a finished run
   for (const fit::LadderRun& run : ladder.ladder.runs) labels[run.variant].insert(run.label);
-  const std::string unfinished = std::to_string(ladder.unfinished) + " trial(s) of the sweep are not finished or have no value";
+  const std::string unfinished =
+      std::to_string(ladder.unfinished) + " trial(s) of the sweep are not finished or have no value";
   const size_t baseline_points = labels.count(baseline) ? labels[baseline].size() : 0;
   if (baseline_points < 2) {
     return Status::FailedPrecondition("too few finished ladder points: the baseline '" + baseline + "' has " +
@@ -270,8 +271,8 @@ StatusOr<std::string> LadderCsv(Coordinator& coordinator, int64_t sweep_id) {
   const bool seconds = ladder->ladder.has_seconds();
   std::string csv = seconds ? "variant,label,compute,loss,seed,seconds\n" : "variant,label,compute,loss,seed\n";
   for (const fit::LadderRun& run : ladder->ladder.runs) {
-    csv += CsvField(run.variant) + "," + CsvField(run.label) + "," + Number(run.compute) + "," + Number(run.loss) + "," +
-           std::to_string(*run.seed) + (seconds ? "," + Number(*run.seconds) : "") + "\n";
+    csv += CsvField(run.variant) + "," + CsvField(run.label) + "," + Number(run.compute) + "," + Number(run.loss) +
+           "," + std::to_string(*run.seed) + (seconds ? "," + Number(*run.seconds) : "") + "\n";
   }
   return csv;
 }

@@ -36,7 +36,8 @@ int64_t FinalStep(const TrialRecord& trial) {
 // Reports name their worker: the fence checks it holds the attempt (trial_lifecycle.h).
 grpc::Status RequireWorkerId(const std::string& worker_id, const char* message) {
   if (!worker_id.empty()) return grpc::Status::OK;
-  return {grpc::StatusCode::INVALID_ARGUMENT, std::string(message) + ".worker_id is required: the id it registered with"};
+  return {grpc::StatusCode::INVALID_ARGUMENT,
+          std::string(message) + ".worker_id is required: the id it registered with"};
 }
 
 }  // namespace

@@ -53,7 +53,9 @@ StatusOr<FitRecord> ReadFit(const Statement& row, bool with_result) {
   StatusOr<nlohmann::json> keys = store_internal::ParseJsonColumn(row.ColumnText(6), what + " variant_keys");
   if (!keys.ok()) return keys.status();
   if (!keys->is_array()) return Status::DataLoss(what + ": variant_keys is not a JSON array");
-  for (const nlohmann::json& key : *keys) fit.variant_keys.push_back(key.is_string() ? key.get<std::string>() : key.dump());
+  for (const nlohmann::json& key : *keys) {
+    fit.variant_keys.push_back(key.is_string() ? key.get<std::string>() : key.dump());
+  }
   StatusOr<nlohmann::json> options = store_internal::ParseJsonColumn(row.ColumnText(7), what + " options");
   if (!options.ok()) return options.status();
   fit.options = std::move(options).value();
@@ -97,8 +99,8 @@ StatusOr<std::vector<FitRecord>> FitStore::List(int64_t sweep_id, bool with_resu
         db.Prepare(std::string("SELECT ") + kColumns + " FROM sweep_fits WHERE sweep_id = ? ORDER BY id DESC");
     if (!query.ok()) return query.status();
     query->Bind(1, sweep_id);
-    return store_internal::ReadRows<FitRecord>(*query,
-                                               [with_result](const Statement& row) { return ReadFit(row, with_result); });
+    return store_internal::ReadRows<FitRecord>(
+        *query, [with_result](const Statement& row) { return ReadFit(row, with_result); });
   });
 }
 

@@ -249,7 +249,9 @@ StatusOr<HeartbeatReply> TrialLifecycle::Heartbeat(int64_t trial_id, int64_t att
     StatusOr<std::optional<AttemptRecord>> record =
         store_internal::SelectOne<AttemptRecord>(db, "WHERE trial_id = ? AND attempt = ?", trial_id, attempt);
     if (!record.ok()) return record.status();
-    if (*record) RUNG_RETURN_IF_ERROR(store_internal::CheckAttemptHolder(db, trial_id, **record, worker_id, "heartbeat"));
+    if (*record) {
+      RUNG_RETURN_IF_ERROR(store_internal::CheckAttemptHolder(db, trial_id, **record, worker_id, "heartbeat"));
+    }
     if (*record && (*record)->state == TrialState::kCancelled) {
       HeartbeatReply reply;
       reply.lease_expires_at = (*record)->lease_expires_at;

@@ -110,7 +110,8 @@ class QueryServiceTest : public CoordinatorServiceTest {
     ASSERT_GT(sweep_id_, 0);
     for (const v1::Trial& trial : ListTrials(sweep_id_)) {
       const nlohmann::json cell = nlohmann::json::parse(trial.assignments_json());
-      cells_[trial.trial_id()] = {cell["position.variant"].get<std::string>(), trial.rung(), cell["seed"].get<int64_t>()};
+      cells_[trial.trial_id()] = {cell["position.variant"].get<std::string>(), trial.rung(),
+                                  cell["seed"].get<int64_t>()};
     }
     ASSERT_EQ(cells_.size(), 8u);
     Register("w1", 8);
