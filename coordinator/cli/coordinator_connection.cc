@@ -71,6 +71,12 @@ std::unique_ptr<grpc::ClientContext> CoordinatorConnection::Context() const {
   return context;
 }
 
+std::unique_ptr<grpc::ClientContext> CoordinatorConnection::StreamContext() const {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->AddMetadata("authorization", "Bearer " + token_);
+  return context;
+}
+
 int ReportRpcError(const std::string& command, const grpc::Status& status) {
   std::cerr << "rung " << command << ": " << status.error_message() << "\n";
   switch (status.error_code()) {

@@ -40,6 +40,9 @@ class CoordinatorConnection {
   rung::v1::UserService::Stub& user() { return *user_; }
   // A context with the bearer token and the deadline, for one call.
   std::unique_ptr<grpc::ClientContext> Context() const;
+  // A context with the bearer token and no deadline, for a stream that follows until the server
+  // ends it (rung logs --follow).
+  std::unique_ptr<grpc::ClientContext> StreamContext() const;
 
  private:
   std::shared_ptr<grpc::Channel> channel_;

@@ -6,7 +6,9 @@
 #include <memory>
 #include <sstream>
 
+#include "coordinator/cli/command_support.h"
 #include "coordinator/cli/exit_codes.h"
+#include "coordinator/cli/text_table.h"
 #include "sweeps/fit/compute_multipliers.h"
 #include "sweeps/fit/ladder_csv.h"
 #include "sweeps/fit/report_format.h"
@@ -37,6 +39,55 @@ bool ParseEGrid(const std::string& text, std::vector<double>* values, std::strin
   return true;
 }
 
+// `rung fit SWEEP`: the coordinator computes the fit on the sweep's stored results and stores it.
+int RunStoredSweepFit(const FitCommandOptions& options, const std::vector<double>& e_grid, fit::ReportFormat format,
+                      std::ostream& out, std::ostream& err) {
+  StatusOr<std::unique_ptr<CoordinatorConnection>> connection = CoordinatorConnection::Open(options.source.connection);
+  if (!connection.ok()) {
+    err << "rung fit: " << connection.status().message() << "\n";
+    return kUsage;
+  }
+  rung::v1::FitRequest request;
+  request.set_sweep_id(options.source.sweep_id);
+  request.set_metric(options.metric);
+  for (const std::string& key : options.variant_keys) request.add_variant_keys(key);
+  request.set_baseline(options.baseline);
+  request.set_bootstrap(options.bootstrap == 0 ? -1 : options.bootstrap);  // the RPC reads 0 as its default
+  request.set_seed(options.seed);
+  if (options.fixed_e) request.set_fixed_e(*options.fixed_e);
+  for (double e : e_grid) request.add_e_grid(e);
+  rung::v1::FitResponse response;
+  CoordinatorConnection& client = *connection.value();
+  // Bootstrap refits take a while on big ladders: no short deadline.
+  grpc::Status status = client.user().Fit(client.StreamContext().get(), request, &response);
+  if (!status.ok()) return ReportRpcError("fit", status);
+  switch (format) {
+    case fit::ReportFormat::kTable:
+      out << response.stored().report_text() << "\nstored as fit " << response.fit_id() << " (rung fits "
+          << options.source.sweep_id << " --id " << response.fit_id() << ")\n";
+      break;
+    case fit::ReportFormat::kJson: out << response.report_json() << "\n"; break;
+    case fit::ReportFormat::kCsv: {
+      TextTable table({"variant", "label", "estimator", "compute", "loss", "loss_sd", "seeds", "multiplier",
+                       "undefined_reason", "baseline_compute", "interval_low", "interval_high",
+                       "wallclock_multiplier", "note"});
+      auto optional = [](bool has, double value) { return has ? Number(value, 17) : std::string(); };
+      for (const rung::v1::FitRow& row : response.rows()) {
+        table.AddRow({row.variant(), row.label(), row.estimator(), Number(row.compute(), 17), Number(row.loss(), 17),
+                      Number(row.loss_sd(), 17), std::to_string(row.seeds()),
+                      optional(row.has_multiplier(), row.multiplier()), row.undefined_reason(),
+                      optional(row.has_baseline_compute(), row.baseline_compute()),
+                      optional(row.has_interval_low(), row.interval_low()),
+                      optional(row.has_interval_high(), row.interval_high()),
+                      optional(row.has_wallclock_multiplier(), row.wallclock_multiplier()), row.note()});
+      }
+      table.PrintCsv(out);
+      break;
+    }
+  }
+  return kOk;
+}
+
 }  // namespace
 
 int RunFitCommand(const FitCommandOptions& options, std::ostream& out, std::ostream& err) {
@@ -63,6 +114,9 @@ int RunFitCommand(const FitCommandOptions& options, std::ostream& out, std::ostr
   }
   LadderSource source = options.source;
   if (!options.csv_path.empty()) source.csv_path = options.csv_path;
+  if (source.csv_path.empty() && source.sweep_id > 0) {
+    return RunStoredSweepFit(options, multiplier_options.e_grid, format.value(), out, err);
+  }
   StatusOr<fit::LadderResults> ladder = LoadLadder(source, &multiplier_options.baseline);
   if (!ladder.ok()) {
     err << "rung fit: " << ladder.status().message() << "\n";
@@ -86,13 +140,23 @@ void AddFitCommand(CLI::App& app, int* exit_code) {
       "piecewise in ln C (primary; a loss outside the baseline's range continues the nearest segment) and the\n"
       "power law L = A C^-alpha + E (one E shared, E free per variant, or --fixed-e; Huber loss on ln L,\n"
       "bounded, multi-start), with the fits' RMSE and a table of the power-law CM over a grid of fixed E.\n"
-      "With seeds: paired per-seed multipliers (mean, sd) and bootstrap intervals; with seconds: wall-clock CM.");
+      "With seeds: paired per-seed multipliers (mean, sd) and bootstrap intervals; with seconds: wall-clock CM.\n"
+      "rung fit SWEEP: the coordinator fits the sweep's finished trials (final value of its metric, variants\n"
+      "named by its axes but seed) and stores the fit with its inputs (list them: rung fits SWEEP).\n"
+      "rung fit --from-csv FILE: computed here, nothing stored.");
   AddLadderSourceOptions(command, &options->source);
   command->add_option("--baseline", options->baseline,
                       "The variant the others are measured against (e.g. rope; default: the sweep's baseline)")
       ->type_name("VARIANT");
   command->add_option("--format", options->format, "table (default), json (a list of objects) or csv")
       ->type_name("FORMAT");
+  command->add_option("--metric", options->metric, "SWEEP only: the metric to fit (default: the sweep's)")
+      ->type_name("NAME");
+  command
+      ->add_option("--variant-keys", options->variant_keys,
+                   "SWEEP only: config keys whose values name a variant (default: every sweep axis but seed)")
+      ->delimiter(',')
+      ->type_name("KEY,...");
   command
       ->add_option("--e-grid", options->e_grid,
                    "E values (nats, comma-separated) for the E-sensitivity table; default 0 .. 0.95 x the "

@@ -38,32 +38,22 @@ StatusOr<fit::LadderResults> LoadLadder(const LadderSource& source, std::string*
     }
     *baseline = selector["position.variant"].get<std::string>();
   }
-  rung::v1::ListTrialsRequest list;
-  list.set_sweep_id(source.sweep_id);
-  list.set_view(rung::v1::TRIAL_VIEW_FULL);
-  fit::LadderResults ladder;
-  ladder.source = sweep.name();
-  do {
-    rung::v1::ListTrialsResponse response;
-    status = client.user().ListTrials(client.Context().get(), list, &response);
-    if (!status.ok()) return Status::Unavailable("listing trials: " + status.error_message());
-    for (const rung::v1::Trial& trial : response.trials()) {
-      if (trial.state() != rung::v1::TRIAL_STATE_SUCCEEDED || !trial.has_final_metric()) continue;
-      nlohmann::json config = nlohmann::json::parse(trial.config_json(), nullptr, false);
-      if (!config.is_object()) continue;
-      fit::LadderRun run;
-      run.variant = config["position"]["variant"].get<std::string>();
-      run.label = trial.rung_label();
-      run.compute = trial.flops();
-      run.loss = trial.final_metric();
-      run.seed = config.value("seed", int64_t{0});
-      run.origin = "trial " + std::to_string(trial.trial_id());
-      ladder.runs.push_back(run);
-    }
-    list.set_page_token(response.next_page_token());
-  } while (!list.page_token().empty());
-  if (ladder.runs.empty()) return Status::FailedPrecondition("sweep " + sweep.name() + " has no SUCCEEDED trial yet");
-  return ladder;
+  // The coordinator builds the ladder as `rung fit SWEEP` sees it (UserService.Export, LADDER).
+  rung::v1::ExportRequest request;
+  request.set_sweep_id(source.sweep_id);
+  request.set_table(rung::v1::EXPORT_TABLE_LADDER);
+  request.set_format(rung::v1::EXPORT_FORMAT_CSV);
+  std::unique_ptr<grpc::ClientContext> context = client.Context();
+  std::unique_ptr<grpc::ClientReader<rung::v1::ExportChunk>> stream = client.user().Export(context.get(), request);
+  std::string csv;
+  rung::v1::ExportChunk chunk;
+  while (stream->Read(&chunk)) csv += chunk.data();
+  status = stream->Finish();
+  if (!status.ok()) return Status::Unavailable("reading the ladder of sweep " + sweep.name() + ": " + status.error_message());
+  if (csv.find('\n') + 1 >= csv.size()) {  // the header alone
+    return Status::FailedPrecondition("sweep " + sweep.name() + " has no SUCCEEDED trial yet");
+  }
+  return fit::ParseLadderCsv(csv, "sweep " + sweep.name());
 }
 
 }  // namespace rung::cli

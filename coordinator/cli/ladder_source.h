@@ -1,8 +1,10 @@
 // coordinator/cli/ladder_source.h
 //
-// Where `rung fit` and `rung plot` get their ladder: a CSV file (ladders trained anywhere) or a
-// stored sweep on a coordinator (`rung fit SWEEP`): every SUCCEEDED trial's final value of the
-// sweep's metric, at its compute (6 N D), labelled by rung and keyed by variant and seed.
+// Where `rung fit --from-csv` and `rung plot` get their ladder: a CSV file (ladders trained
+// anywhere) or a stored sweep on a coordinator (`rung plot SWEEP`): the ladder the coordinator
+// exports (UserService.Export, table LADDER; the one `rung fit SWEEP` fits): every SUCCEEDED
+// trial's final value of the sweep's metric, at its compute (6 N D), labelled by rung and keyed by
+// variant and seed.
 #pragma once
 
 #include <cstdint>

@@ -1,12 +1,14 @@
 // rung: the command line of rung. Subcommands register themselves from their own files.
 //
 //   rung validate SPEC        expand and check a sweep spec, print its trials and total compute
-//   rung fit --from-csv FILE  compute multipliers of a ladder against a baseline
+//   rung fit --from-csv FILE  compute multipliers of a ladder against a baseline (here)
+//   rung fit SWEEP            the same on a stored sweep, computed and stored by the coordinator
 //   rung plot --from-csv FILE loss against compute, with fits and multipliers (SVG, PNG)
 //   rung diag TRIAL [--plot DIR] a trained model's attention diagnostics (diag_command.h)
 //   rung run SPEC [--workers N] the embedded mode: coordinator, database and workers here (run_command.h)
 //   rung submit|sweeps|status|trials|show|metrics|cancel|pause|resume|retry|workers
 //                             talk to a coordinator (sweep_commands.h)
+//   rung results|export|fits|logs  read a sweep's results off a coordinator (query_commands.h)
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -15,6 +17,7 @@
 #include "coordinator/cli/exit_codes.h"
 #include "coordinator/cli/fit_command.h"
 #include "coordinator/cli/plot_command.h"
+#include "coordinator/cli/query_commands.h"
 #include "coordinator/cli/run_command.h"
 #include "coordinator/cli/sweep_commands.h"
 #include "coordinator/cli/validate_command.h"
@@ -29,6 +32,7 @@ int main(int argc, char** argv) {
   rung::cli::AddFitCommand(app, &exit_code);
   rung::cli::AddPlotCommand(app, &exit_code);
   rung::cli::AddSweepCommands(app, &exit_code);
+  rung::cli::AddQueryCommands(app, &exit_code);
   rung::cli::AddRunCommand(app, &exit_code);
   rung::cli::AddDiagCommand(app, &exit_code);
   try {

@@ -14,6 +14,7 @@
 #include <google/protobuf/util/json_util.h>
 #include <nlohmann/json.hpp>
 
+#include "coordinator/cli/command_support.h"
 #include "coordinator/cli/coordinator_connection.h"
 #include "coordinator/cli/exit_codes.h"
 #include "coordinator/cli/text_table.h"
@@ -28,48 +29,12 @@ struct CommandOptions {
   std::string format = "table";
 };
 
-// Registers a subcommand with the connection and format options; `run` does the work with an open
-// connection and returns the exit code.
-template <typename Options>
-CLI::App* AddCommand(CLI::App& app, int* exit_code, const std::string& name, const std::string& help,
-                     std::shared_ptr<Options> options,
-                     std::function<int(CoordinatorConnection&, const Options&)> run) {
-  CLI::App* command = app.add_subcommand(name, help);
-  AddConnectionOptions(command, &options->connection);
-  command->add_option("--format", options->format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
-  command->callback([options, exit_code, run, name]() {
-    StatusOr<std::unique_ptr<CoordinatorConnection>> connection = CoordinatorConnection::Open(options->connection);
-    if (!connection.ok()) {
-      std::cerr << "rung " << name << ": " << connection.status().message() << "\n";
-      *exit_code = kUsage;
-      return;
-    }
-    *exit_code = run(*connection.value(), *options);
-  });
-  return command;
-}
-
 std::string Name(const std::string& enum_name, const std::string& prefix) {
   std::string text = enum_name.rfind(prefix, 0) == 0 ? enum_name.substr(prefix.size()) : enum_name;
   return text;
 }
 std::string SweepStateName(pb::SweepState state) { return Name(pb::SweepState_Name(state), "SWEEP_STATE_"); }
 std::string TrialStateName(pb::TrialState state) { return Name(pb::TrialState_Name(state), "TRIAL_STATE_"); }
-
-nlohmann::json ToJson(const google::protobuf::Message& message) {
-  std::string text;
-  google::protobuf::util::JsonPrintOptions options;
-  options.preserve_proto_field_names = true;
-  (void)google::protobuf::util::MessageToJsonString(message, &text, options);
-  return nlohmann::json::parse(text, nullptr, false);
-}
-
-std::string Number(double value, int digits = 4) {
-  if (std::isnan(value)) return "nan";
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.*g", digits, value);
-  return text;
-}
 
 std::string Counts(const pb::TrialCounts& counts) {
   return std::to_string(counts.succeeded()) + "/" + std::to_string(counts.total()) + " done, " +

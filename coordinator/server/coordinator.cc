@@ -36,6 +36,8 @@ Coordinator::Coordinator(std::unique_ptr<Store> store, const Clock& clock)
       workers_(*store_),
       overviews_(*store_),
       events_(*store_),
+      results_(*store_),
+      fits_(*store_),
       reaper_(trials_, clock_, [this] { WorkQueued(); }),
       leases_(trials_, reaper_, work_) {}
 

@@ -30,10 +30,12 @@
 #include "coordinator/server/lease_reaper.h"
 #include "coordinator/store/clock.h"
 #include "coordinator/store/event_log.h"
+#include "coordinator/store/fit_store.h"
 #include "coordinator/store/metric_store.h"
 #include "coordinator/store/overviews.h"
 #include "coordinator/store/store.h"
 #include "coordinator/store/sweep_manager.h"
+#include "coordinator/store/sweep_results.h"
 #include "coordinator/store/trial_lifecycle.h"
 #include "coordinator/store/worker_registry.h"
 #include "core/common/status.h"
@@ -77,6 +79,8 @@ class Coordinator {
   WorkerRegistry& workers() { return workers_; }
   Overviews& overviews() { return overviews_; }
   EventLog& events() { return events_; }
+  SweepResults& results() { return results_; }
+  FitStore& fits() { return fits_; }
   LeaseBroker& leases() { return leases_; }
   LeaseReaper& reaper() { return reaper_; }
   ChangeNotifier& changes() { return changes_; }
@@ -94,6 +98,8 @@ class Coordinator {
   WorkerRegistry workers_;
   Overviews overviews_;
   EventLog events_;
+  SweepResults results_;
+  FitStore fits_;
   ChangeNotifier work_;     // a trial may have become leasable
   ChangeNotifier changes_;  // anything changed
   LeaseReaper reaper_;

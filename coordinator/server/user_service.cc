@@ -8,7 +8,10 @@
 
 #include "coordinator/server/followers.h"
 #include "coordinator/server/proto_convert.h"
+#include "coordinator/server/results_query.h"
 #include "coordinator/server/rpc_support.h"
+#include "coordinator/server/sweep_export.h"
+#include "coordinator/server/sweep_fitter.h"
 
 namespace rung::server {
 namespace {
@@ -170,7 +173,15 @@ grpc::Status UserServiceImpl::ListTrials(grpc::ServerContext* /*context*/, const
   StatusOr<std::vector<TrialOverview>> trials = coordinator_->overviews().Trials(request->sweep_id(), filter);
   if (!trials.ok()) return ToGrpcStatus(trials.status());
   const bool full = request->view() == v1::TRIAL_VIEW_FULL;
-  for (const TrialOverview& trial : *trials) *response->add_trials() = ToProtoTrial(trial, sweep->baseline, full);
+  for (const TrialOverview& trial : *trials) {
+    std::vector<AttemptRecord> attempts;
+    if (full) {
+      StatusOr<std::vector<AttemptRecord>> listed = coordinator_->trials().Attempts(trial.trial.id);
+      if (!listed.ok()) return ToGrpcStatus(listed.status());
+      attempts = std::move(listed).value();
+    }
+    *response->add_trials() = ToProtoTrial(trial, sweep->baseline, full, attempts);
+  }
   if (static_cast<int64_t>(trials->size()) == filter.limit) {
     response->set_next_page_token(std::to_string(trials->back().trial.trial_index));
   }
@@ -261,9 +272,12 @@ grpc::Status UserServiceImpl::GetMetrics(grpc::ServerContext* /*context*/, const
   return grpc::Status::OK;
 }
 
-grpc::Status UserServiceImpl::QueryResults(grpc::ServerContext*, const v1::QueryResultsRequest*,
-                                           v1::QueryResultsResponse*) {
-  return Unimplemented("rung.v1.UserService/QueryResults");
+grpc::Status UserServiceImpl::QueryResults(grpc::ServerContext* /*context*/, const v1::QueryResultsRequest* request,
+                                           v1::QueryResultsResponse* response) {
+  StatusOr<v1::QueryResultsResponse> table = server::QueryResults(*coordinator_, *request);
+  if (!table.ok()) return ToGrpcStatus(table.status());
+  *response = std::move(table).value();
+  return grpc::Status::OK;
 }
 
 grpc::Status UserServiceImpl::GetLearnedParameters(grpc::ServerContext* /*context*/,
@@ -340,13 +354,33 @@ grpc::Status UserServiceImpl::GetDiagnostics(grpc::ServerContext* /*context*/,
   return grpc::Status::OK;
 }
 
-grpc::Status UserServiceImpl::Fit(grpc::ServerContext*, const v1::FitRequest*, v1::FitResponse*) {
-  return Unimplemented("rung.v1.UserService/Fit");
+grpc::Status UserServiceImpl::Fit(grpc::ServerContext* context, const v1::FitRequest* request,
+                                  v1::FitResponse* response) {
+  StatusOr<v1::FitResponse> fit = FitSweep(*coordinator_, *request, Actor(*context));
+  if (!fit.ok()) return ToGrpcStatus(fit.status());
+  *response = std::move(fit).value();
+  return grpc::Status::OK;
 }
 
-grpc::Status UserServiceImpl::Export(grpc::ServerContext*, const v1::ExportRequest*,
-                                     grpc::ServerWriter<v1::ExportChunk>*) {
-  return Unimplemented("rung.v1.UserService/Export");
+grpc::Status UserServiceImpl::ListFits(grpc::ServerContext* /*context*/, const v1::ListFitsRequest* request,
+                                       v1::ListFitsResponse* response) {
+  StatusOr<v1::ListFitsResponse> fits = server::ListFits(*coordinator_, *request);
+  if (!fits.ok()) return ToGrpcStatus(fits.status());
+  *response = std::move(fits).value();
+  return grpc::Status::OK;
+}
+
+grpc::Status UserServiceImpl::Export(grpc::ServerContext* context, const v1::ExportRequest* request,
+                                     grpc::ServerWriter<v1::ExportChunk>* writer) {
+  if (!IsServedExportTable(request->table())) {
+    return Unimplemented("rung.v1.UserService/Export of table " + v1::ExportTable_Name(request->table()));
+  }
+  return ToGrpcStatus(ExportSweep(*coordinator_, *request, [context, writer](const std::string& data) {
+    if (context->IsCancelled()) return false;
+    v1::ExportChunk chunk;
+    chunk.set_data(data);
+    return writer->Write(chunk);
+  }));
 }
 
 grpc::Status UserServiceImpl::ListWorkers(grpc::ServerContext* /*context*/, const v1::ListWorkersRequest* request,

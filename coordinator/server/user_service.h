@@ -8,8 +8,8 @@
 // Served: GetServerInfo, SubmitSweep (sweep_submitter.h), ListSweeps, GetSweep, CancelSweep,
 // PauseSweep, ResumeSweep, ListTrials, GetTrial (with its attempts), RetryTrials,
 // StreamSweepUpdates and GetLogs (followers.h), GetMetrics, GetLearnedParameters, GetDiagnostics,
-// ListWorkers.
-// Not yet (UNIMPLEMENTED): QueryResults, Fit, Export.
+// ListWorkers, QueryResults (results_query.h), Fit and ListFits (sweep_fitter.h), Export
+// (sweep_export.h; the TRIALS and LADDER tables, UNIMPLEMENTED for the others).
 //
 // The actor recorded with a change is "user:<name>" from the optional `rung-user` metadata
 // ("user:anonymous" without it).
@@ -71,6 +71,8 @@ class UserServiceImpl final : public v1::UserService::Service {
   grpc::Status GetDiagnostics(grpc::ServerContext* context, const v1::GetDiagnosticsRequest* request,
                               v1::GetDiagnosticsResponse* response) override;
   grpc::Status Fit(grpc::ServerContext* context, const v1::FitRequest* request, v1::FitResponse* response) override;
+  grpc::Status ListFits(grpc::ServerContext* context, const v1::ListFitsRequest* request,
+                        v1::ListFitsResponse* response) override;
   grpc::Status Export(grpc::ServerContext* context, const v1::ExportRequest* request,
                       grpc::ServerWriter<v1::ExportChunk>* writer) override;
   grpc::Status ListWorkers(grpc::ServerContext* context, const v1::ListWorkersRequest* request,

@@ -33,6 +33,13 @@ int64_t FinalStep(const TrialRecord& trial) {
   return steps != nullptr && steps->is_number_integer() ? steps->get<int64_t>() : 0;
 }
 
+// Reports name their worker: the fence checks it holds the attempt (trial_lifecycle.h).
+grpc::Status RequireWorkerId(const std::string& worker_id, const char* message) {
+  if (!worker_id.empty()) return grpc::Status::OK;
+  return {grpc::StatusCode::INVALID_ARGUMENT,
+          std::string(message) + ".worker_id is required: the id it registered with"};
+}
+
 }  // namespace
 
 WorkerServiceImpl::WorkerServiceImpl(Coordinator* coordinator, const ServerOptions& options,
@@ -77,8 +84,10 @@ grpc::Status WorkerServiceImpl::Lease(grpc::ServerContext* context, const v1::Le
 
 grpc::Status WorkerServiceImpl::Heartbeat(grpc::ServerContext* /*context*/, const v1::HeartbeatRequest* request,
                                           v1::HeartbeatResponse* response) {
+  if (grpc::Status valid = RequireWorkerId(request->worker_id(), "HeartbeatRequest"); !valid.ok()) return valid;
   if (Status expired = coordinator_->reaper().ExpireDue().status(); !expired.ok()) return ToGrpcStatus(expired);
-  StatusOr<HeartbeatReply> reply = coordinator_->trials().Heartbeat(request->trial_id(), request->attempt());
+  StatusOr<HeartbeatReply> reply =
+      coordinator_->trials().Heartbeat(request->trial_id(), request->attempt(), request->worker_id());
   if (!reply.ok()) return ToGrpcStatus(reply.status());
   response->set_action(reply->cancel ? v1::HeartbeatResponse::ACTION_CANCEL : v1::HeartbeatResponse::ACTION_CONTINUE);
   if (reply->cancel) response->set_reason(reply->reason.empty() ? "the trial was cancelled" : reply->reason);
@@ -89,7 +98,10 @@ grpc::Status WorkerServiceImpl::Heartbeat(grpc::ServerContext* /*context*/, cons
 grpc::Status WorkerServiceImpl::ReportMetrics(grpc::ServerContext* /*context*/,
                                               const v1::ReportMetricsRequest* request,
                                               v1::ReportMetricsResponse* response) {
-  StatusOr<BatchAck> ack = coordinator_->trials().ReportBatch(MetricBatchFromRequest(*request));
+  if (grpc::Status valid = RequireWorkerId(request->worker_id(), "ReportMetricsRequest"); !valid.ok()) return valid;
+  MetricBatch batch = MetricBatchFromRequest(*request);
+  batch.worker_id = request->worker_id();
+  StatusOr<BatchAck> ack = coordinator_->trials().ReportBatch(batch);
   if (!ack.ok()) return ToGrpcStatus(ack.status());
   if (!ack->duplicate) coordinator_->Changed();
   response->set_acknowledged_sequence(ack->acknowledged_sequence);
@@ -99,10 +111,12 @@ grpc::Status WorkerServiceImpl::ReportMetrics(grpc::ServerContext* /*context*/,
 
 grpc::Status WorkerServiceImpl::Complete(grpc::ServerContext* /*context*/, const v1::CompleteRequest* request,
                                          v1::CompleteResponse* response) {
+  if (grpc::Status valid = RequireWorkerId(request->worker_id(), "CompleteRequest"); !valid.ok()) return valid;
   StatusOr<TrialRecord> trial = coordinator_->trials().Get(request->trial_id());
   if (!trial.ok()) return ToGrpcStatus(trial.status());
   StatusOr<AttemptEnding> ending = AttemptEndingFromRequest(*request, FinalStep(*trial));
   if (!ending.ok()) return ToGrpcStatus(ending.status());
+  ending->worker_id = request->worker_id();
   StatusOr<EndingAck> ack = coordinator_->trials().EndAttempt(request->trial_id(), request->attempt(), *ending);
   if (!ack.ok()) return ToGrpcStatus(ack.status());
   if (!ack->duplicate) ack->trial_state == TrialState::kPending ? coordinator_->WorkQueued() : coordinator_->Changed();

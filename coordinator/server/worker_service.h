@@ -12,8 +12,10 @@
 //   ReportMetrics  TrialLifecycle::ReportBatch, fenced by attempt, idempotent by sequence, the
 //                  relayed trainer records parsed (trainer_records.h); acknowledged after commit
 //   Complete       TrialLifecycle::EndAttempt, fenced; an identical repeat is acknowledged
-// Store errors keep their codes (rpc_support.h): FAILED_PRECONDITION for a fenced attempt (naming
-// both attempts), NOT_FOUND, OUT_OF_RANGE, INVALID_ARGUMENT.
+// Heartbeat, ReportMetrics and Complete require their worker_id and are refused unless that worker
+// holds the attempt. Store errors keep their codes (rpc_support.h): FAILED_PRECONDITION for a fenced
+// attempt (naming both attempts) or another worker's attempt (naming its holder), NOT_FOUND,
+// OUT_OF_RANGE, INVALID_ARGUMENT.
 //
 // Authorization happens before any of this runs (auth.h): only the worker token reaches these
 // methods.

@@ -182,6 +182,26 @@ CREATE TABLE logs (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 3: every compute-multiplier fit the coordinator computed (UserService.Fit), with its inputs:
+// the ladder points it used (one per finished trial), the baseline, the estimator options, and the
+// report. Supersedes the v1 `fits` table, which nothing ever wrote (kept so no file loses rows).
+constexpr char kSchemaV3[] = R"sql(
+CREATE TABLE sweep_fits (
+  id           INTEGER PRIMARY KEY,
+  sweep_id     INTEGER NOT NULL REFERENCES sweeps(id),
+  created_at   INTEGER NOT NULL,
+  actor        TEXT    NOT NULL,
+  metric       TEXT    NOT NULL,
+  baseline     TEXT    NOT NULL,
+  variant_keys TEXT    NOT NULL,
+  options      TEXT    NOT NULL,
+  points       TEXT    NOT NULL,
+  result       TEXT    NOT NULL,
+  result_text  TEXT    NOT NULL
+);
+CREATE INDEX sweep_fits_by_sweep ON sweep_fits(sweep_id, id);
+)sql";
+
 }  // namespace
 
 const std::vector<SchemaMigration>& SchemaMigrations() {
@@ -191,6 +211,7 @@ const std::vector<SchemaMigration>& SchemaMigrations() {
       {2, "sweeps' file name, description and metric; attempts' batch count; learned parameters' shape; "
           "workers' details; logs",
        kSchemaV2},
+      {3, "sweep_fits: compute-multiplier fits with their inputs", kSchemaV3},
   };
   return migrations;
 }

@@ -251,6 +251,7 @@ struct StoredLogLine {
 
 // One batch of a live attempt's output (TrialLifecycle::ReportBatch).
 struct MetricBatch {
+  std::string worker_id;              // the reporting worker: must hold the attempt ("" = not checked)
   int64_t trial_id = 0;
   int64_t attempt = 0;
   int64_t sequence = 0;               // 1, 2, ... per attempt
@@ -267,6 +268,7 @@ struct BatchAck {
 
 // How an attempt ended, as its worker reported it (TrialLifecycle::EndAttempt).
 struct AttemptEnding {
+  std::string worker_id;                         // the reporting worker: must hold the attempt ("" = not checked)
   TrialState outcome = TrialState::kSucceeded;  // kSucceeded, kFailed or kPreempted
   std::string reason;                            // for kFailed and kPreempted
   TrialResults results;                          // for kSucceeded

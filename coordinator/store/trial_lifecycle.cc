@@ -213,6 +213,10 @@ StatusOr<BatchAck> TrialLifecycle::ReportBatch(const MetricBatch& batch) {
     StatusOr<std::optional<AttemptRecord>> stored = store_internal::SelectOne<AttemptRecord>(
         db, "WHERE trial_id = ? AND attempt = ?", batch.trial_id, batch.attempt);
     if (!stored.ok()) return stored.status();
+    if (*stored) {
+      RUNG_RETURN_IF_ERROR(
+          store_internal::CheckAttemptHolder(db, batch.trial_id, **stored, batch.worker_id, "metric batch"));
+    }
     if (*stored && batch.sequence <= (*stored)->batches) return BatchAck{(*stored)->batches, true};
 
     StatusOr<LiveAttempt> live = store_internal::LoadLiveAttempt(db, batch.trial_id, batch.attempt, "metric batch");
@@ -239,12 +243,15 @@ StatusOr<BatchAck> TrialLifecycle::ReportBatch(const MetricBatch& batch) {
   });
 }
 
-StatusOr<HeartbeatReply> TrialLifecycle::Heartbeat(int64_t trial_id, int64_t attempt) {
+StatusOr<HeartbeatReply> TrialLifecycle::Heartbeat(int64_t trial_id, int64_t attempt, const std::string& worker_id) {
   const std::chrono::microseconds lease_duration = store_.options().lease_duration;
   return store_.Write([&](Database& db, Timestamp now) -> StatusOr<HeartbeatReply> {
     StatusOr<std::optional<AttemptRecord>> record =
         store_internal::SelectOne<AttemptRecord>(db, "WHERE trial_id = ? AND attempt = ?", trial_id, attempt);
     if (!record.ok()) return record.status();
+    if (*record) {
+      RUNG_RETURN_IF_ERROR(store_internal::CheckAttemptHolder(db, trial_id, **record, worker_id, "heartbeat"));
+    }
     if (*record && (*record)->state == TrialState::kCancelled) {
       HeartbeatReply reply;
       reply.lease_expires_at = (*record)->lease_expires_at;
@@ -277,6 +284,7 @@ StatusOr<EndingAck> TrialLifecycle::EndAttempt(int64_t trial_id, int64_t attempt
                        : ending.outcome == TrialState::kFailed  ? "failure report"
                                                                 : "preemption report";
   return store_.Write([&](Database& db, Timestamp now) -> StatusOr<EndingAck> {
+    RUNG_RETURN_IF_ERROR(store_internal::CheckAttemptHolder(db, trial_id, attempt, ending.worker_id, report));
     StatusOr<bool> applied = store_internal::IsAppliedReport(db, trial_id, attempt, ending.outcome, digest);
     if (!applied.ok()) return applied.status();
     if (*applied) {

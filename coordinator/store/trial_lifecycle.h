@@ -13,7 +13,9 @@
 // the earlier attempts' folders, newest first, to resume from.
 //
 // Fencing: every report names (trial, attempt). Only the trial's live attempt (LEASED or RUNNING)
-// may report; any other gets FAILED_PRECONDITION naming both attempts (the worker should stop). An
+// may report; any other gets FAILED_PRECONDITION naming both attempts (the worker should stop). A
+// report that names its worker (MetricBatch::worker_id, AttemptEnding::worker_id, Heartbeat's
+// worker_id) is refused with FAILED_PRECONDITION when the attempt was leased to another worker. An
 // identical repeat of a report already applied (MarkRunning, Complete, Fail, Preempted) is OK and
 // changes nothing, so a worker may resend a report whose answer it did not get.
 //
@@ -64,8 +66,9 @@ class TrialLifecycle {
 
   // Renews the attempt's lease for lease_duration from now. A cancelled attempt gets OK with
   // cancel = true and the cancellation's reason (stop the trainer); any other attempt that is not
-  // live is FAILED_PRECONDITION.
-  StatusOr<HeartbeatReply> Heartbeat(int64_t trial_id, int64_t attempt);
+  // live is FAILED_PRECONDITION, and so is a heartbeat from a worker (`worker_id`, "" = not checked)
+  // the attempt was not leased to.
+  StatusOr<HeartbeatReply> Heartbeat(int64_t trial_id, int64_t attempt, const std::string& worker_id = "");
 
   // Commits one batch of a live attempt's output in one transaction: its metric points (as
   // MetricStore::AppendMetrics), its results (a final record's), its log lines, and, when it

@@ -123,7 +123,8 @@ void AttemptRecords::FillCompleteRequest(const std::string& checkpoint_dir, v1::
   const json& record = *final_;
   auto& metrics = *request->mutable_final_metrics();
   for (const auto& [name, value] : record.items()) {
-    if (value.is_number()) metrics[name] = value.get<double>();
+    // "step" says where the record was written (the summaries keep it as their step), not a result.
+    if (value.is_number() && name != "step") metrics[name] = value.get<double>();
   }
   if (const auto parameters = record.find("positional_parameters");
       parameters != record.end() && parameters->is_array()) {

@@ -9,7 +9,7 @@
 //   provenance  -> the first batch's provenance_json (the trial becomes RUNNING)
 //   checkpoint, preempted -> the newest checkpoint (CompleteRequest.checkpoint)
 //   error       -> the failure reason of the attempt
-//   final       -> CompleteRequest's final_metrics (its numeric fields, and val_loss of every
+//   final       -> CompleteRequest's final_metrics (its numeric fields but step, and val_loss of every
 //                  extrapolation as "extrapolation.x<multiple>.<method>.val_loss"), learned_parameters
 //                  (positional_parameters) and diagnostics ("frequencies.<layer>", "val_loss_per_position",
 //                  "extrapolation.x<multiple>.<method>.val_loss_per_position")

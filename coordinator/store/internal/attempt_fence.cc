@@ -30,6 +30,27 @@ StatusOr<LiveAttempt> LoadLiveAttempt(Database& db, int64_t trial_id, int64_t at
                                     ended->exit_reason + "); the trial is " + TrialStateName(trial->state));
 }
 
+Status CheckAttemptHolder(Database& db, int64_t trial_id, const AttemptRecord& attempt, const std::string& worker_id,
+                          std::string_view report) {
+  if (worker_id.empty() || worker_id == attempt.worker_id) return Status::Ok();
+  StatusOr<TrialRecord> trial = LoadTrial(db, trial_id);
+  if (!trial.ok()) return trial.status();
+  return Status::FailedPrecondition(DescribeTrial(db, *trial) + ": " + std::string(report) + " from worker " +
+                                    worker_id + " rejected: attempt " + std::to_string(attempt.attempt) +
+                                    " was leased to worker " + attempt.worker_id +
+                                    "; a worker reports only about the attempts leased to it");
+}
+
+Status CheckAttemptHolder(Database& db, int64_t trial_id, int64_t attempt, const std::string& worker_id,
+                          std::string_view report) {
+  if (worker_id.empty()) return Status::Ok();
+  StatusOr<std::optional<AttemptRecord>> stored =
+      SelectOne<AttemptRecord>(db, "WHERE trial_id = ? AND attempt = ?", trial_id, attempt);
+  if (!stored.ok()) return stored.status();
+  if (!*stored) return Status::Ok();
+  return CheckAttemptHolder(db, trial_id, **stored, worker_id, report);
+}
+
 StatusOr<bool> IsAppliedReport(Database& db, int64_t trial_id, int64_t attempt, TrialState outcome,
                                const std::string& report_digest) {
   StatusOr<Statement> query = db.Prepare(

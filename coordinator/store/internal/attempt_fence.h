@@ -6,6 +6,9 @@
 // is rejected with FAILED_PRECONDITION and a message naming both attempts, so that a worker that
 // lost its lease stops instead of overwriting its successor's results.
 //
+// Every report also names its worker; a report about an attempt leased to another worker is refused
+// (CheckAttemptHolder), whether or not that attempt is still live.
+//
 // A report that repeats one already applied (the worker resent it because the answer was lost) is
 // recognised by the digest stored with the attempt that it ended, and acknowledged without change.
 //
@@ -29,6 +32,17 @@ struct LiveAttempt {
 // trial; FAILED_PRECONDITION otherwise, saying which attempt is current and what became of `attempt`.
 // `report` names the report in the message ("heartbeat", "completion", ...).
 StatusOr<LiveAttempt> LoadLiveAttempt(Database& db, int64_t trial_id, int64_t attempt, std::string_view report);
+
+// OK when `worker_id` is the worker `attempt` was leased to, or empty (not checked). Otherwise
+// FAILED_PRECONDITION naming the attempt's holder: a worker never reports about another's attempt.
+// `report` names the report in the message.
+Status CheckAttemptHolder(Database& db, int64_t trial_id, const AttemptRecord& attempt, const std::string& worker_id,
+                          std::string_view report);
+
+// CheckAttemptHolder for (trial, attempt) as stored; OK when that attempt does not exist (the
+// fence answers for it).
+Status CheckAttemptHolder(Database& db, int64_t trial_id, int64_t attempt, const std::string& worker_id,
+                          std::string_view report);
 
 // True when `attempt` of the trial already ended with `outcome` by a report with this digest.
 StatusOr<bool> IsAppliedReport(Database& db, int64_t trial_id, int64_t attempt, TrialState outcome,

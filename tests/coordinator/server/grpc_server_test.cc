@@ -199,13 +199,22 @@ TEST_F(GrpcServerTest, ServerInfoAnswersEitherTokenWithItsRole) {
 
 TEST_F(GrpcServerTest, MethodsNotBuiltYetAnswerUnimplementedToTheRightRole) {
   StartServer();
-  v1::FitResponse fit;
-  grpc::Status status = users_->Fit(ContextWithToken(user_token_).get(), v1::FitRequest(), &fit);
+  v1::ExportRequest request;
+  request.set_sweep_id(1);
+  request.set_table(v1::EXPORT_TABLE_EVENTS);  // exporting the events table is not built yet
+  auto read_status = [&](const std::string& token) {
+    std::unique_ptr<grpc::ClientContext> context = ContextWithToken(token);
+    std::unique_ptr<grpc::ClientReader<v1::ExportChunk>> stream = users_->Export(context.get(), request);
+    v1::ExportChunk chunk;
+    while (stream->Read(&chunk)) {
+    }
+    return stream->Finish();
+  };
+  grpc::Status status = read_status(user_token_);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED);
-  EXPECT_THAT(status.error_message(), HasSubstr("rung.v1.UserService/Fit"));
+  EXPECT_THAT(status.error_message(), HasSubstr("rung.v1.UserService/Export of table EXPORT_TABLE_EVENTS"));
   // The worker token reaches the user service only for GetServerInfo.
-  EXPECT_EQ(users_->Fit(ContextWithToken(worker_token_).get(), v1::FitRequest(), &fit).error_code(),
-            grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(read_status(worker_token_).error_code(), grpc::StatusCode::PERMISSION_DENIED);
 }
 
 TEST_F(GrpcServerTest, StartRequiresADatabase) {

@@ -93,6 +93,47 @@ TEST_F(ReportsTest, ABatchOfAnAttemptThatIsNoLongerLiveIsFencedUnlessAlreadyComm
   EXPECT_TRUE(ack.duplicate);
 }
 
+TEST_F(ReportsTest, ReportsFromAWorkerTheAttemptWasNotLeasedToAreRefusedAndChangeNothing) {
+  RegisterWorker("w1");
+  RegisterWorker("w2");
+  Submit(Submission("s", {Cell("a")}));
+  std::optional<Lease> lease = LeaseFor("w1");
+  ASSERT_TRUE(lease.has_value());
+  MetricBatch batch = Batch(*lease, 1, {Point(10, "train_loss", 3.0)});
+  batch.worker_id = "w1";
+  ASSERT_OK(trials().ReportBatch(batch));
+
+  // w2 resends w1's committed batch, sends the next one, heartbeats and completes: all refused.
+  batch.worker_id = "w2";
+  StatusOr<BatchAck> resent = trials().ReportBatch(batch);
+  ASSERT_FALSE(resent.ok());
+  EXPECT_EQ(resent.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(resent.status().message(), HasSubstr("from worker w2 rejected: attempt 1 was leased to worker w1"));
+  MetricBatch next = Batch(*lease, 2, {Point(20, "train_loss", 2.0)});
+  next.worker_id = "w2";
+  EXPECT_EQ(trials().ReportBatch(next).status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(trials().Heartbeat(lease->trial_id, lease->attempt, "w2").status().code(),
+            StatusCode::kFailedPrecondition);
+  AttemptEnding ending;
+  ending.worker_id = "w2";
+  ending.last_batch_sequence = 1;
+  StatusOr<EndingAck> ended = trials().EndAttempt(lease->trial_id, lease->attempt, ending);
+  ASSERT_FALSE(ended.ok());
+  EXPECT_THAT(ended.status().message(), HasSubstr("completion from worker w2 rejected"));
+  EXPECT_EQ(StateOf(lease->trial_id), TrialState::kLeased);
+  ASSERT_OK_AND_ASSIGN(std::vector<CurvePoint> curve, metrics().Curve(lease->trial_id, "train_loss"));
+  EXPECT_THAT(curve, SizeIs(1));
+
+  // The holder goes on.
+  next.worker_id = "w1";
+  ASSERT_OK(trials().ReportBatch(next));
+  ASSERT_OK(trials().Heartbeat(lease->trial_id, lease->attempt, "w1"));
+  ending.worker_id = "w1";
+  ending.last_batch_sequence = 2;
+  ASSERT_OK(trials().EndAttempt(lease->trial_id, lease->attempt, ending));
+  EXPECT_EQ(StateOf(lease->trial_id), TrialState::kSucceeded);
+}
+
 TEST_F(ReportsTest, AnEndingWaitsForItsLastBatchAndARepeatIsADuplicate) {
   RegisterWorker("w");
   Submit(Submission("s", {Cell("a")}));

@@ -1,6 +1,6 @@
 // The database layer and the schema: WAL and durability settings, statements and transactions,
-// the latest schema created and reopened, forward migrations (v1 -> v2 with data), a newer database
-// refused.
+// the latest schema created and reopened, forward migrations (v1 -> v2 and v2 -> v3 with data), a
+// newer database refused.
 #include "coordinator/store/schema.h"
 
 #include <filesystem>
@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "coordinator/store/database.h"
+#include "coordinator/store/fit_store.h"
 #include "tests/coordinator/store/store_test_util.h"
 
 namespace rung {
@@ -38,19 +39,20 @@ TEST_F(SchemaTest, CreatesTheLatestVersionWithEveryTableAndTheDurabilitySettings
   std::unique_ptr<Database> db = Raw();
   ASSERT_NE(db, nullptr);
   ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
-  EXPECT_EQ(version, 2);
-  EXPECT_EQ(LatestSchemaVersion(), 2);
+  EXPECT_EQ(version, 3);
+  EXPECT_EQ(LatestSchemaVersion(), 3);
   EXPECT_EQ(Text(*db, "PRAGMA journal_mode"), "wal");
   EXPECT_EQ(Text(*db, "PRAGMA synchronous"), "2");  // FULL
   EXPECT_EQ(Text(*db, "PRAGMA foreign_keys"), "1");
   for (const char* table : {"sweeps", "trials", "attempts", "workers", "metrics", "summaries", "learned_params",
-                            "diagnostics", "fits", "events", "tags", "logs"}) {
+                            "diagnostics", "fits", "events", "tags", "logs", "sweep_fits"}) {
     ASSERT_OK_AND_ASSIGN(int64_t count,
                          db->QueryInt64(std::string("SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = '") +
                                         table + "'"));
     EXPECT_EQ(count, 1) << table;
   }
-  for (const char* index : {"trials_by_sweep_state", "trials_by_state_priority", "attempts_by_state_lease"}) {
+  for (const char* index : {"trials_by_sweep_state", "trials_by_state_priority", "attempts_by_state_lease",
+                            "sweep_fits_by_sweep"}) {
     ASSERT_OK_AND_ASSIGN(int64_t count,
                          db->QueryInt64(std::string("SELECT COUNT(*) FROM sqlite_schema WHERE type = 'index' AND name = '") +
                                         index + "'"));
@@ -88,6 +90,45 @@ TEST_F(SchemaTest, AVersionOneDatabaseMigratesKeepingItsData) {
   std::unique_ptr<Database> db = Raw();
   ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
   EXPECT_EQ(version, LatestSchemaVersion());
+}
+
+TEST_F(SchemaTest, AVersionTwoDatabaseFileMigratesToThreeKeepingItsDataAndStoresFits) {
+  Close();
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(DatabasePath() + suffix);
+  {
+    std::unique_ptr<Database> db = Raw();
+    ASSERT_OK(MigrateSchema(*db, {SchemaMigrations()[0], SchemaMigrations()[1]}));
+    ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
+    ASSERT_EQ(version, 2);
+    ASSERT_OK(db->Execute(
+        "INSERT INTO sweeps(name, spec_text, spec_hash, state, policy, baseline, created_at, updated_at, "
+        "spec_file_name, metric_name) VALUES ('v2', 'name: v2', 'h', 'SUCCEEDED', '{}', '{}', 1, 1, 'v2.yaml', "
+        "'val_loss');"));
+    ASSERT_OK_AND_ASSIGN(int64_t fits_table,
+                         db->QueryInt64("SELECT COUNT(*) FROM sqlite_schema WHERE name = 'sweep_fits'"));
+    ASSERT_EQ(fits_table, 0);
+  }
+  Open();  // the store migrates on open
+  std::unique_ptr<Database> db = Raw();
+  ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
+  EXPECT_EQ(version, 3);
+  ASSERT_OK_AND_ASSIGN(SweepRecord sweep, sweeps().FindByName("v2"));
+  EXPECT_EQ(sweep.spec_file_name, "v2.yaml");
+  EXPECT_EQ(sweep.state, SweepState::kSucceeded);
+
+  // The new table takes a fit of the old sweep.
+  FitStore fits(*store_);
+  FitRecord fit;
+  fit.sweep_id = sweep.id;
+  fit.actor = "user:test";
+  fit.metric = "val_loss";
+  fit.baseline = "rope";
+  fit.variant_keys = {"position.variant"};
+  fit.result = nlohmann::json::array();
+  ASSERT_OK_AND_ASSIGN(FitRecord saved, fits.Save(fit));
+  ASSERT_OK_AND_ASSIGN(int64_t rows, db->QueryInt64("SELECT COUNT(*) FROM sweep_fits"));
+  EXPECT_EQ(rows, 1);
+  EXPECT_EQ(saved.id, 1);
 }
 
 TEST_F(SchemaTest, RefusesADatabaseNewerThanThisBuild) {

@@ -1,0 +1,50 @@
+// coordinator/cli/command_support.h
+//
+// What the `rung` commands that talk to a coordinator share: registering a subcommand with the
+// connection and --format options around a body that gets an open connection, and the printing
+// helpers (a message as JSON with the proto's field names, a number for people).
+#pragma once
+
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <google/protobuf/message.h>
+#include <nlohmann/json.hpp>
+
+#include "coordinator/cli/coordinator_connection.h"
+#include "coordinator/cli/exit_codes.h"
+
+namespace rung::cli {
+
+// Registers subcommand `name` with the connection options and --format table|json|csv; `run` does
+// the work with an open connection and returns the exit code. Options must have `connection` and
+// `format` members.
+template <typename Options>
+CLI::App* AddCommand(CLI::App& app, int* exit_code, const std::string& name, const std::string& help,
+                     std::shared_ptr<Options> options,
+                     std::function<int(CoordinatorConnection&, const Options&)> run) {
+  CLI::App* command = app.add_subcommand(name, help);
+  AddConnectionOptions(command, &options->connection);
+  command->add_option("--format", options->format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
+  command->callback([options, exit_code, run, name]() {
+    StatusOr<std::unique_ptr<CoordinatorConnection>> connection = CoordinatorConnection::Open(options->connection);
+    if (!connection.ok()) {
+      std::cerr << "rung " << name << ": " << connection.status().message() << "\n";
+      *exit_code = kUsage;
+      return;
+    }
+    *exit_code = run(*connection.value(), *options);
+  });
+  return command;
+}
+
+// The message as JSON, with the proto's field names.
+nlohmann::json ToJson(const google::protobuf::Message& message);
+
+// `digits` significant digits; "nan" for NaN.
+std::string Number(double value, int digits = 4);
+
+}  // namespace rung::cli

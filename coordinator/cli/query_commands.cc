@@ -1,0 +1,418 @@
+#include "coordinator/cli/query_commands.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "coordinator/cli/command_support.h"
+#include "coordinator/cli/coordinator_connection.h"
+#include "coordinator/cli/exit_codes.h"
+#include "coordinator/cli/text_table.h"
+
+namespace rung::cli {
+namespace {
+
+namespace pb = rung::v1;
+using nlohmann::json;
+
+// ------------------------------------------------------------------------------------- results
+
+struct ResultsOptions {
+  ConnectionOptions connection;
+  std::string format = "table";
+  int64_t sweep_id = 0;
+  std::vector<std::string> group_by;
+  std::string metric;
+  std::vector<std::string> aggregations = {"mean", "std", "min", "count"};
+  std::string summary = "final";
+  std::vector<std::string> where;
+};
+
+json NumberOrNull(double value) { return std::isfinite(value) ? json(value) : json(); }
+
+int RunResults(CoordinatorConnection& connection, const ResultsOptions& options) {
+  pb::QueryResultsRequest request;
+  request.set_sweep_id(options.sweep_id);
+  for (const std::string& key : options.group_by) request.add_group_by(key);
+  request.set_metric(options.metric);
+  static const std::map<std::string, pb::MetricSummary> summaries = {
+      {"final", pb::METRIC_SUMMARY_FINAL}, {"best", pb::METRIC_SUMMARY_BEST}, {"last", pb::METRIC_SUMMARY_LAST}};
+  request.set_summary(summaries.at(options.summary));
+  static const std::map<std::string, pb::Aggregation> aggregations = {
+      {"mean", pb::AGGREGATION_MEAN}, {"std", pb::AGGREGATION_STD},       {"min", pb::AGGREGATION_MIN},
+      {"max", pb::AGGREGATION_MAX},   {"median", pb::AGGREGATION_MEDIAN}, {"count", pb::AGGREGATION_COUNT}};
+  for (const std::string& name : options.aggregations) request.add_aggregations(aggregations.at(name));
+  for (const std::string& condition : options.where) {
+    const size_t equals = condition.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      std::cerr << "rung results: --where '" << condition << "': expected KEY=VALUE (e.g. position.variant=rope)\n";
+      return kUsage;
+    }
+    pb::ResultFilter* filter = request.add_filters();
+    filter->set_key(condition.substr(0, equals));
+    const std::string value = condition.substr(equals + 1);
+    json parsed = json::parse(value, nullptr, /*allow_exceptions=*/false);
+    filter->set_value_json(parsed.is_discarded() ? json(value).dump() : parsed.dump());  // rope -> "rope"
+  }
+  pb::QueryResultsResponse response;
+  grpc::Status status = connection.user().QueryResults(connection.Context().get(), request, &response);
+  if (!status.ok()) return ReportRpcError("results", status);
+
+  std::vector<std::string> columns(response.group_by().begin(), response.group_by().end());
+  for (const std::string& name : options.aggregations) columns.push_back(name);
+  for (const char* column : {"trials", "paired_diff", "paired_sd", "pairs"}) columns.push_back(column);
+  TextTable table(columns);
+  for (const pb::ResultRow& row : response.rows()) {
+    std::vector<std::string> cells;
+    json object = json::object();
+    for (int i = 0; i < row.group_values_json_size(); ++i) {
+      json value = json::parse(row.group_values_json(i), nullptr, false);
+      cells.push_back(value.is_string() ? value.get<std::string>() : value.dump());
+      object[response.group_by(i)] = value;
+    }
+    for (int i = 0; i < row.values_size(); ++i) {
+      const bool count = response.aggregations(i) == pb::AGGREGATION_COUNT;
+      cells.push_back(count ? std::to_string(static_cast<int64_t>(row.values(i))) : Number(row.values(i), 5));
+      object[options.aggregations[static_cast<size_t>(i)]] =
+          count ? json(static_cast<int64_t>(row.values(i))) : NumberOrNull(row.values(i));
+    }
+    cells.push_back(std::to_string(row.trials()));
+    cells.push_back(row.has_paired_difference_mean() ? Number(row.paired_difference_mean(), 4) : "");
+    cells.push_back(row.has_paired_difference_sd() ? Number(row.paired_difference_sd(), 4) : "");
+    cells.push_back(std::to_string(row.pairs()));
+    object["trials"] = row.trials();
+    object["paired_diff"] = row.has_paired_difference_mean() ? json(row.paired_difference_mean()) : json();
+    object["paired_sd"] = row.has_paired_difference_sd() ? json(row.paired_difference_sd()) : json();
+    object["pairs"] = row.pairs();
+    object["flops"] = row.flops();
+    object["tokens"] = row.tokens();
+    object["trial_ids"] = std::vector<int64_t>(row.trial_ids().begin(), row.trial_ids().end());
+    table.AddRow(cells, object);
+  }
+  if (options.format == "table") {
+    std::cout << "sweep " << options.sweep_id << ": " << response.metric() << " ("
+              << options.summary << " value per trial); paired_diff: mean same-seed difference against the "
+              << "baseline " << response.baseline_json() << " (sd over pairs)\n\n";
+  }
+  table.Print(std::cout, options.format);
+  return kOk;
+}
+
+// -------------------------------------------------------------------------------------- export
+
+struct ExportOptions {
+  ConnectionOptions connection;
+  std::string format = "csv";
+  std::string table = "trials";
+  int64_t sweep_id = 0;
+  std::string out;
+};
+
+// Writes FILE by way of a temporary file beside it: synced, then renamed over FILE.
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::string path) : path_(std::move(path)) {}
+  ~AtomicFile() {
+    if (file_ != nullptr) std::fclose(file_);
+    if (!temporary_.empty()) std::remove(temporary_.c_str());
+  }
+  bool Open(std::string* error) {
+    std::filesystem::path target(path_);
+    temporary_ = (target.parent_path() / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+    const int fd = mkstemp(temporary_.data());
+    if (fd < 0) {
+      *error = "cannot create a temporary file beside " + path_ + ": " + std::strerror(errno);
+      temporary_.clear();
+      return false;
+    }
+    file_ = fdopen(fd, "w");
+    return file_ != nullptr;
+  }
+  bool Write(const std::string& data) { return std::fwrite(data.data(), 1, data.size(), file_) == data.size(); }
+  bool Commit(std::string* error) {
+    const bool written = std::fflush(file_) == 0 && fsync(fileno(file_)) == 0;
+    const bool closed = std::fclose(file_) == 0;
+    file_ = nullptr;
+    if (!written || !closed || std::rename(temporary_.c_str(), path_.c_str()) != 0) {
+      *error = "cannot write " + path_ + ": " + std::strerror(errno);
+      return false;
+    }
+    temporary_.clear();
+    return true;
+  }
+
+ private:
+  std::string path_;
+  std::string temporary_;
+  std::FILE* file_ = nullptr;
+};
+
+int RunExport(CoordinatorConnection& connection, const ExportOptions& options) {
+  pb::ExportRequest request;
+  request.set_sweep_id(options.sweep_id);
+  request.set_table(options.table == "ladder" ? pb::EXPORT_TABLE_LADDER : pb::EXPORT_TABLE_TRIALS);
+  request.set_format(options.format == "csv" ? pb::EXPORT_FORMAT_CSV : pb::EXPORT_FORMAT_JSONL);
+  std::unique_ptr<AtomicFile> file;
+  if (!options.out.empty()) {
+    file = std::make_unique<AtomicFile>(options.out);
+    std::string error;
+    if (!file->Open(&error)) {
+      std::cerr << "rung export: " << error << "\n";
+      return kFailure;
+    }
+  }
+  bool written = true;
+  auto write = [&](const std::string& data) {
+    if (file) {
+      written = written && file->Write(data);
+    } else {
+      std::cout << data;
+    }
+  };
+  // JSON: the server's JSON lines become one array; chunks hold whole lines.
+  const bool array = options.format == "json";
+  bool first = true;
+  if (array) write("[");
+  std::unique_ptr<grpc::ClientContext> context = connection.StreamContext();
+  std::unique_ptr<grpc::ClientReader<pb::ExportChunk>> stream = connection.user().Export(context.get(), request);
+  pb::ExportChunk chunk;
+  while (stream->Read(&chunk)) {
+    if (!array) {
+      write(chunk.data());
+      continue;
+    }
+    size_t begin = 0;
+    while (begin < chunk.data().size()) {
+      size_t end = chunk.data().find('\n', begin);
+      if (end == std::string::npos) end = chunk.data().size();
+      if (end > begin) {
+        write(std::string(first ? "\n" : ",\n") + chunk.data().substr(begin, end - begin));
+        first = false;
+      }
+      begin = end + 1;
+    }
+  }
+  grpc::Status status = stream->Finish();
+  if (!status.ok()) return ReportRpcError("export", status);
+  if (array) write(first ? "]\n" : "\n]\n");
+  std::string error;
+  if (file && (!written || !file->Commit(&error))) {
+    std::cerr << "rung export: " << (error.empty() ? "cannot write " + options.out : error) << "\n";
+    return kFailure;
+  }
+  return kOk;
+}
+
+// ---------------------------------------------------------------------------------------- fits
+
+struct FitsOptions {
+  ConnectionOptions connection;
+  std::string format = "table";
+  int64_t sweep_id = 0;
+  int64_t fit_id = 0;
+};
+
+std::string UtcTime(const google::protobuf::Timestamp& time) {
+  const std::time_t seconds = static_cast<std::time_t>(time.seconds());
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%SZ", &utc);
+  return text;
+}
+
+int RunFits(CoordinatorConnection& connection, const FitsOptions& options) {
+  pb::ListFitsRequest request;
+  request.set_sweep_id(options.sweep_id);
+  request.set_fit_id(options.fit_id);
+  pb::ListFitsResponse response;
+  grpc::Status status = connection.user().ListFits(connection.Context().get(), request, &response);
+  if (!status.ok()) return ReportRpcError("fits", status);
+  if (options.fit_id > 0 && response.fits_size() == 1) {
+    const pb::StoredFit& fit = response.fits(0);
+    if (options.format == "table") {
+      std::cout << "fit " << fit.fit_id() << " of sweep " << fit.sweep_id() << ", " << UtcTime(fit.created_at())
+                << " by " << fit.actor() << ": " << fit.points_size() << " ladder points, options "
+                << fit.options_json() << "\n\n"
+                << fit.report_text();
+      return kOk;
+    }
+    if (options.format == "json") {
+      json object = ToJson(fit);
+      object.erase("report_text");
+      object["report"] = json::parse(fit.report_json(), nullptr, false);
+      object.erase("report_json");
+      std::cout << object.dump(2) << "\n";
+      return kOk;
+    }
+    TextTable points({"trial", "variant", "label", "compute", "loss", "seed"});
+    for (const pb::FitPoint& point : fit.points()) {
+      points.AddRow({std::to_string(point.trial_id()), point.variant(), point.label(), Number(point.compute(), 17),
+                     Number(point.loss(), 17), std::to_string(point.seed())},
+                    ToJson(point));
+    }
+    points.Print(std::cout, options.format);
+    return kOk;
+  }
+  TextTable table({"fit", "created", "actor", "metric", "baseline", "variant_keys", "points", "options"});
+  for (const pb::StoredFit& fit : response.fits()) {
+    std::string keys;
+    for (const std::string& key : fit.variant_keys()) keys += (keys.empty() ? "" : ",") + key;
+    table.AddRow({std::to_string(fit.fit_id()), UtcTime(fit.created_at()), fit.actor(), fit.metric(), fit.baseline(),
+                  keys, std::to_string(fit.points_size()), fit.options_json()},
+                 ToJson(fit));
+  }
+  table.Print(std::cout, options.format);
+  return kOk;
+}
+
+// ---------------------------------------------------------------------------------------- logs
+
+struct LogsOptions {
+  ConnectionOptions connection;
+  std::string format = "table";
+  int64_t trial_id = 0;
+  bool follow = false;
+  int64_t attempt = 0;
+  int32_t tail = 0;
+  std::vector<std::string> sources;
+};
+
+int RunLogs(CoordinatorConnection& connection, const LogsOptions& options) {
+  pb::GetLogsRequest request;
+  request.set_trial_id(options.trial_id);
+  request.set_attempt(options.attempt);
+  request.set_tail(options.tail);
+  request.set_follow(options.follow);
+  for (const std::string& source : options.sources) {
+    if (source == "record") request.set_include_records(true);
+    if (source == "stderr") request.set_include_stderr(true);
+    if (source == "event") request.set_include_events(true);
+  }
+  std::unique_ptr<grpc::ClientContext> context = options.follow ? connection.StreamContext() : connection.Context();
+  std::unique_ptr<grpc::ClientReader<pb::LogEntry>> stream = connection.user().GetLogs(context.get(), request);
+  if (options.format == "csv") std::cout << "attempt,source,time,text\n";
+  pb::LogEntry entry;
+  while (stream->Read(&entry)) {
+    std::string source = pb::LogEntry::Source_Name(entry.source());
+    source = source.substr(std::string("SOURCE_").size());
+    for (char& c : source) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string time = UtcTime(entry.time());
+    if (options.format == "json") {
+      std::cout << json{{"attempt", entry.attempt()}, {"source", source}, {"time", time}, {"text", entry.text()}}.dump()
+                << "\n";
+    } else if (options.format == "csv") {
+      TextTable row({"attempt", "source", "time", "text"});
+      std::ostringstream line;
+      row.AddRow({std::to_string(entry.attempt()), source, time, entry.text()});
+      row.PrintCsv(line);
+      const std::string text = line.str();
+      std::cout << text.substr(text.find('\n') + 1);  // without the header
+    } else {
+      std::cout << time << "  a" << entry.attempt() << "  " << source << std::string(7 - source.size(), ' ') << " "
+                << entry.text() << "\n";
+    }
+    std::cout.flush();
+  }
+  grpc::Status status = stream->Finish();
+  if (!status.ok()) return ReportRpcError("logs", status);
+  return kOk;
+}
+
+}  // namespace
+
+void AddQueryCommands(CLI::App& app, int* exit_code) {
+  {
+    auto options = std::make_shared<ResultsOptions>();
+    CLI::App* command = AddCommand<ResultsOptions>(
+        app, exit_code, "results",
+        "A sweep's results table: trials grouped by --group-by keys, one value of the metric per trial, aggregated\n"
+        "per group (over seeds), with the mean same-seed difference against the sweep's baseline (paired_diff:\n"
+        "each trial minus the baseline trial with the same rung, seed and other axis values).",
+        options, RunResults);
+    command->add_option("sweep", options->sweep_id, "Sweep id")->required();
+    command
+        ->add_option("--group-by", options->group_by,
+                     "Keys, comma-separated: rung_label, rung, seed, a sweep axis (position.variant) or any dotted key "
+                     "of the trial config (train.lr); none: one row per trial")
+        ->delimiter(',')
+        ->type_name("KEY,...");
+    command->add_option("--metric", options->metric, "The metric (default: the sweep's, e.g. val_loss)")
+        ->type_name("NAME");
+    command->add_option("--agg", options->aggregations, "Aggregations, comma-separated: mean,std,min,max,median,count")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"mean", "std", "min", "max", "median", "count"}))
+        ->type_name("AGG,...");
+    command
+        ->add_option("--summary", options->summary,
+                     "Which value stands for a trial: final (its final record; SUCCEEDED trials), best, last")
+        ->check(CLI::IsMember({"final", "best", "last"}));
+    command->add_option("--where", options->where, "Only trials with KEY=VALUE (VALUE as JSON, or a string)")
+        ->type_name("KEY=VALUE");
+  }
+  {
+    auto options = std::make_shared<ExportOptions>();
+    CLI::App* command = app.add_subcommand(
+        "export",
+        "Export a sweep: every trial's state, N, D, FLOPs, config, provenance and summaries (--table trials), or\n"
+        "the ladder CSV `rung fit --from-csv` reads (--table ladder). CSV flattens config and provenance into\n"
+        "config.<key> and provenance.<key> columns and summaries into summary.<name>.");
+    AddConnectionOptions(command, &options->connection);
+    command->add_option("sweep", options->sweep_id, "Sweep id")->required();
+    command->add_option("--format", options->format, "csv (default), json (one array) or jsonl (one object per line)")
+        ->check(CLI::IsMember({"csv", "json", "jsonl"}));
+    command->add_option("--table", options->table, "trials (default) or ladder")
+        ->check(CLI::IsMember({"trials", "ladder"}));
+    command->add_option("--out", options->out, "Write FILE (atomically: the old file or the whole new one)")
+        ->type_name("FILE");
+    command->callback([options, exit_code]() {
+      StatusOr<std::unique_ptr<CoordinatorConnection>> connection = CoordinatorConnection::Open(options->connection);
+      if (!connection.ok()) {
+        std::cerr << "rung export: " << connection.status().message() << "\n";
+        *exit_code = kUsage;
+        return;
+      }
+      *exit_code = RunExport(*connection.value(), *options);
+    });
+  }
+  {
+    auto options = std::make_shared<FitsOptions>();
+    CLI::App* command = AddCommand<FitsOptions>(
+        app, exit_code, "fits",
+        "The fits `rung fit SWEEP` stored on the coordinator, newest first, with their inputs; --id N prints one\n"
+        "fit's report (--format json: the report as JSON; --format csv: the ladder points it used).",
+        options, RunFits);
+    command->add_option("sweep", options->sweep_id, "Sweep id")->required();
+    command->add_option("--id", options->fit_id, "One stored fit")->type_name("FIT");
+  }
+  {
+    auto options = std::make_shared<LogsOptions>();
+    CLI::App* command = AddCommand<LogsOptions>(
+        app, exit_code, "logs",
+        "A trial's logs: the trainer's record lines, its stderr and the trial's state changes, oldest first;\n"
+        "--follow keeps printing new lines until the trial finishes. --format json prints one object per line.",
+        options, RunLogs);
+    command->add_option("trial", options->trial_id, "Trial id")->required();
+    command->add_flag("--follow,-f", options->follow, "Keep printing new lines until the trial finishes");
+    command->add_option("--attempt", options->attempt, "Only this attempt (default: every attempt)");
+    command->add_option("--tail", options->tail, "Only the last N lines of each source")->type_name("N");
+    command->add_option("--source", options->sources, "Only these sources, comma-separated: record,stderr,event")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"record", "stderr", "event"}));
+  }
+}
+
+}  // namespace rung::cli

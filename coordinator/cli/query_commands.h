@@ -1,0 +1,29 @@
+// coordinator/cli/query_commands.h
+//
+// The `rung` commands that read a sweep's results off a coordinator (never its database):
+//   results SWEEP [--group-by K,..] [--metric M] [--agg mean,std,min,max,median,count]
+//                 [--summary final|best|last] [--where KEY=VALUE]...
+//       a results table: trials grouped by keys (rung_label, rung, seed, a sweep axis, any dotted
+//       key of the trial config), one value of the metric per trial aggregated per group, and the
+//       paired same-seed difference against the sweep's baseline (UserService.QueryResults)
+//   export SWEEP [--format csv|json|jsonl] [--table trials|ladder] [--out FILE]
+//       every trial's config (flattened into config.<key> columns in CSV), provenance and
+//       summaries; --out is written to a temporary file beside FILE, synced, then renamed over it,
+//       so FILE is either the old file or the whole new one (UserService.Export)
+//   fits SWEEP [--id N]
+//       the fits `rung fit SWEEP` stored on the coordinator, newest first; --id N: one fit's report
+//       (table, or --format json) or its input ladder points (--format csv) (UserService.ListFits)
+//   logs TRIAL [--follow] [--attempt N] [--tail N] [--source record,stderr,event]
+//       a trial's record lines, trainer stderr and state changes; --follow keeps printing new lines
+//       until the trial finishes (UserService.GetLogs). --format json prints one object per line.
+// Each prints a human table by default and --format json|csv for scripts; exit codes in
+// exit_codes.h (0 ok, 1 failure, 2 bad input or unknown id, 3 coordinator unreachable, 4 token).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace rung::cli {
+
+void AddQueryCommands(CLI::App& app, int* exit_code);
+
+}  // namespace rung::cli

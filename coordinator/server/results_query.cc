@@ -1,0 +1,289 @@
+#include "coordinator/server/results_query.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <set>
+
+#include "coordinator/server/proto_convert.h"
+#include "core/config/config_error.h"
+#include "sweeps/spec/json_path.h"
+
+namespace rung::server {
+namespace {
+
+using nlohmann::json;
+
+constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+
+// A key's value for one trial: what is shown, and what rows are ordered by.
+struct KeyValue {
+  json shown;  // null: the trial has no such key
+  json order;
+};
+
+std::optional<KeyValue> ResolveKey(const TrialRecord& trial, const std::string& key) {
+  const TrialCell& cell = trial.cell;
+  if (key == "rung_label") return KeyValue{cell.rung_label, json::array({cell.rung, cell.rung_label})};
+  if (key == "rung") return KeyValue{cell.rung, cell.rung};
+  if (key == "seed") return KeyValue{cell.seed, cell.seed};
+  if (cell.assignments.is_object() && cell.assignments.contains(key)) {
+    return KeyValue{cell.assignments.at(key), cell.assignments.at(key)};
+  }
+  if (const json* value = FindPath(cell.config, key)) return KeyValue{*value, *value};
+  return std::nullopt;
+}
+
+// Every dotted leaf path of a JSON object, sorted.
+void LeafPaths(const json& value, const std::string& prefix, std::set<std::string>* paths) {
+  if (!value.is_object()) {
+    if (!prefix.empty()) paths->insert(prefix);
+    return;
+  }
+  for (auto item = value.begin(); item != value.end(); ++item) {
+    LeafPaths(item.value(), prefix.empty() ? item.key() : prefix + "." + item.key(), paths);
+  }
+}
+
+std::string Join(const std::set<std::string>& items) {
+  std::string text;
+  for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
+
+// INVALID_ARGUMENT for a key no trial has, listing the keys there are.
+Status CheckKeys(const std::vector<TrialResult>& trials, const std::vector<std::string>& keys, const char* field) {
+  for (const std::string& key : keys) {
+    bool found = false;
+    for (const TrialResult& trial : trials) {
+      if (ResolveKey(trial.trial, key)) {
+        found = true;
+        break;
+      }
+    }
+    if (found || trials.empty()) continue;
+    std::set<std::string> axes, config;
+    for (const TrialResult& trial : trials) {
+      if (trial.trial.cell.assignments.is_object()) {
+        for (auto item = trial.trial.cell.assignments.begin(); item != trial.trial.cell.assignments.end(); ++item) {
+          axes.insert(item.key());
+        }
+      }
+    }
+    LeafPaths(trials.front().trial.cell.config, "", &config);
+    std::vector<std::string> candidates = {"rung_label", "rung", "seed"};
+    candidates.insert(candidates.end(), axes.begin(), axes.end());
+    candidates.insert(candidates.end(), config.begin(), config.end());
+    const std::string nearest = NearestKey(key, candidates);
+    return Status::InvalidArgument(std::string(field) + ": unknown key '" + key + "'" +
+                                   (nearest.empty() ? "" : " (did you mean '" + nearest + "'?)") +
+                                   ". Valid keys: rung_label, rung, seed; the sweep's axes: " +
+                                   (axes.empty() ? "(none)" : Join(axes)) +
+                                   "; any dotted key of the trial config: " + Join(config));
+  }
+  return Status::Ok();
+}
+
+struct Group {
+  std::vector<json> shown;
+  std::vector<const TrialResult*> trials;
+  std::vector<double> values;
+  std::vector<double> differences;
+};
+
+double Mean(const std::vector<double>& values) {
+  if (values.empty()) return kNan;
+  return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+}
+
+// Sample standard deviation; 0 with one value, NaN with none.
+double SampleSd(const std::vector<double>& values) {
+  if (values.empty()) return kNan;
+  if (values.size() == 1) return 0.0;
+  const double mean = Mean(values);
+  double sum = 0;
+  for (double value : values) sum += (value - mean) * (value - mean);
+  return std::sqrt(sum / static_cast<double>(values.size() - 1));
+}
+
+double Aggregate(std::vector<double> values, v1::Aggregation aggregation) {
+  switch (aggregation) {
+    case v1::AGGREGATION_MEAN: return Mean(values);
+    case v1::AGGREGATION_STD: return SampleSd(values);
+    case v1::AGGREGATION_MIN: return values.empty() ? kNan : *std::min_element(values.begin(), values.end());
+    case v1::AGGREGATION_MAX: return values.empty() ? kNan : *std::max_element(values.begin(), values.end());
+    case v1::AGGREGATION_MEDIAN: {
+      if (values.empty()) return kNan;
+      std::sort(values.begin(), values.end());
+      const size_t middle = values.size() / 2;
+      return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2.0;
+    }
+    case v1::AGGREGATION_COUNT: return static_cast<double>(values.size());
+    default: return kNan;
+  }
+}
+
+// The cell of a trial with the baseline's keys left out, with its rung: equal for a trial and its
+// baseline twin.
+std::string TwinKey(const TrialRecord& trial, const json& baseline) {
+  json rest = trial.cell.assignments.is_object() ? trial.cell.assignments : json::object();
+  if (baseline.is_object()) {
+    for (auto item = baseline.begin(); item != baseline.end(); ++item) rest.erase(item.key());
+  }
+  rest["seed"] = trial.cell.seed;
+  return std::to_string(trial.cell.rung) + "|" + rest.dump();
+}
+
+}  // namespace
+
+StatusOr<std::map<int64_t, double>> TrialValues(Coordinator& coordinator, const SweepRecord& sweep,
+                                                const std::vector<TrialResult>& trials, const std::string& metric,
+                                                v1::MetricSummary summary) {
+  std::map<int64_t, double> values;
+  if (summary == v1::METRIC_SUMMARY_UNSPECIFIED || summary == v1::METRIC_SUMMARY_FINAL) {
+    for (const TrialResult& trial : trials) {
+      if (trial.trial.state != TrialState::kSucceeded) continue;
+      auto found = trial.summaries.find(metric);
+      if (found != trial.summaries.end() && std::isfinite(found->second)) values[trial.trial.id] = found->second;
+    }
+    return values;
+  }
+  if (summary != v1::METRIC_SUMMARY_BEST && summary != v1::METRIC_SUMMARY_LAST) {
+    return Status::InvalidArgument("summary: unknown MetricSummary " + std::to_string(summary));
+  }
+  StatusOr<std::map<int64_t, std::vector<StepValue>>> curves = coordinator.results().Curves(sweep.id, metric);
+  if (!curves.ok()) return curves.status();
+  const bool maximize = sweep.metric.goal == "maximize";
+  for (const auto& [trial_id, curve] : *curves) {
+    std::optional<double> chosen;
+    for (const StepValue& point : curve) {
+      if (!std::isfinite(point.value)) continue;
+      if (summary == v1::METRIC_SUMMARY_LAST || !chosen || (maximize ? point.value > *chosen : point.value < *chosen)) {
+        chosen = point.value;
+      }
+    }
+    if (summary == v1::METRIC_SUMMARY_LAST && !curve.empty() && !std::isfinite(curve.back().value)) chosen.reset();
+    if (chosen) values[trial_id] = *chosen;
+  }
+  return values;
+}
+
+Status CheckMetricName(Coordinator& coordinator, int64_t sweep_id, const std::string& metric,
+                       const std::map<int64_t, double>& values) {
+  if (!values.empty()) return Status::Ok();
+  StatusOr<std::vector<std::string>> names = coordinator.results().MetricNames(sweep_id);
+  if (!names.ok()) return names.status();
+  if (names->empty() || std::find(names->begin(), names->end(), metric) != names->end()) return Status::Ok();
+  return Status::InvalidArgument("metric: no trial of sweep " + std::to_string(sweep_id) + " reported '" + metric +
+                                 "'; its trials reported: " + Join({names->begin(), names->end()}));
+}
+
+StatusOr<v1::QueryResultsResponse> QueryResults(Coordinator& coordinator, const v1::QueryResultsRequest& request) {
+  if (request.sweep_id() <= 0) {
+    return Status::InvalidArgument("QueryResultsRequest.sweep_id is required (a positive id)");
+  }
+  StatusOr<SweepRecord> sweep = coordinator.sweeps().Get(request.sweep_id());
+  if (!sweep.ok()) return sweep.status();
+  StatusOr<std::vector<TrialResult>> all = coordinator.results().Trials(request.sweep_id());
+  if (!all.ok()) return all.status();
+
+  const std::vector<std::string> group_by(request.group_by().begin(), request.group_by().end());
+  RUNG_RETURN_IF_ERROR(CheckKeys(*all, group_by, "group_by"));
+  std::vector<std::string> filter_keys;
+  std::vector<json> filter_values;
+  for (const v1::ResultFilter& filter : request.filters()) {
+    json value = json::parse(filter.value_json(), nullptr, /*allow_exceptions=*/false);
+    if (value.is_discarded()) {
+      return Status::InvalidArgument("filters: the value of '" + filter.key() + "' is not JSON: " +
+                                     filter.value_json() + " (strings are quoted: \"rope\")");
+    }
+    filter_keys.push_back(filter.key());
+    filter_values.push_back(std::move(value));
+  }
+  RUNG_RETURN_IF_ERROR(CheckKeys(*all, filter_keys, "filters"));
+
+  std::vector<const TrialResult*> trials;
+  for (const TrialResult& trial : *all) {
+    bool keep = true;
+    for (size_t i = 0; i < filter_keys.size() && keep; ++i) {
+      std::optional<KeyValue> value = ResolveKey(trial.trial, filter_keys[i]);
+      keep = value && value->shown == filter_values[i];
+    }
+    if (keep) trials.push_back(&trial);
+  }
+
+  const std::string metric = request.metric().empty() ? sweep->metric.name : request.metric();
+  // Values of every trial of the sweep: a baseline twin may be filtered out of the table.
+  StatusOr<std::map<int64_t, double>> values = TrialValues(coordinator, *sweep, *all, metric, request.summary());
+  if (!values.ok()) return values.status();
+  RUNG_RETURN_IF_ERROR(CheckMetricName(coordinator, sweep->id, metric, *values));
+  std::map<std::string, int64_t> twins;  // the baseline trials, by their cell without the baseline's keys
+  for (const TrialResult& trial : *all) {
+    if (MatchesBaseline(trial.trial.cell.config, sweep->baseline)) {
+      twins[TwinKey(trial.trial, sweep->baseline)] = trial.trial.id;
+    }
+  }
+
+  std::map<std::vector<json>, Group> groups;  // by the order values
+  for (const TrialResult* kept : trials) {
+    const TrialResult& trial = *kept;
+    std::vector<json> order, shown;
+    for (const std::string& key : group_by) {
+      std::optional<KeyValue> value = ResolveKey(trial.trial, key);
+      order.push_back(value ? value->order : json());
+      shown.push_back(value ? value->shown : json());
+    }
+    if (group_by.empty()) order.push_back(trial.trial.trial_index);  // one row per trial
+    Group& group = groups[order];
+    group.shown = shown;
+    group.trials.push_back(&trial);
+    auto value = values->find(trial.trial.id);
+    if (value == values->end()) continue;
+    group.values.push_back(value->second);
+    auto twin = twins.find(TwinKey(trial.trial, sweep->baseline));
+    if (twin == twins.end()) continue;
+    auto twin_value = values->find(twin->second);
+    if (twin_value != values->end()) group.differences.push_back(value->second - twin_value->second);
+  }
+
+  v1::QueryResultsResponse response;
+  for (const std::string& key : group_by) response.add_group_by(key);
+  std::vector<v1::Aggregation> aggregations;
+  for (int aggregation : request.aggregations()) {
+    if (aggregation == v1::AGGREGATION_UNSPECIFIED || !v1::Aggregation_IsValid(aggregation)) {
+      return Status::InvalidArgument("aggregations: " + std::to_string(aggregation) +
+                                     " is not an aggregation (MEAN, STD, MIN, MAX, MEDIAN, COUNT)");
+    }
+    aggregations.push_back(static_cast<v1::Aggregation>(aggregation));
+  }
+  if (aggregations.empty()) aggregations = {v1::AGGREGATION_MEAN, v1::AGGREGATION_STD, v1::AGGREGATION_COUNT};
+  for (v1::Aggregation aggregation : aggregations) response.add_aggregations(aggregation);
+  response.set_metric(metric);
+  response.set_baseline_json(sweep->baseline.dump());
+  response.set_summary(request.summary() == v1::METRIC_SUMMARY_UNSPECIFIED ? v1::METRIC_SUMMARY_FINAL
+                                                                           : request.summary());
+  for (const auto& [order, group] : groups) {
+    v1::ResultRow* row = response.add_rows();
+    for (const json& value : group.shown) row->add_group_values_json(value.dump());
+    for (v1::Aggregation aggregation : aggregations) row->add_values(Aggregate(group.values, aggregation));
+    row->set_trials(static_cast<int64_t>(group.trials.size()));
+    double flops = 0, tokens = 0;
+    for (const TrialResult* trial : group.trials) {
+      flops += trial->trial.cell.flops;
+      tokens += static_cast<double>(trial->trial.cell.tokens);
+      row->add_trial_ids(trial->trial.id);
+    }
+    row->set_flops(flops / static_cast<double>(group.trials.size()));
+    row->set_tokens(static_cast<int64_t>(std::llround(tokens / static_cast<double>(group.trials.size()))));
+    if (!group.differences.empty()) {
+      row->set_paired_difference_mean(Mean(group.differences));
+      row->set_paired_difference_sd(SampleSd(group.differences));
+    }
+    row->set_pairs(static_cast<int64_t>(group.differences.size()));
+  }
+  return response;
+}
+
+}  // namespace rung::server

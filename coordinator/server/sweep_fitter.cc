@@ -1,0 +1,280 @@
+#include "coordinator/server/sweep_fitter.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "coordinator/server/proto_convert.h"
+#include "coordinator/server/results_query.h"
+#include "coordinator/server/sweep_export.h"
+#include "sweeps/fit/compute_multipliers.h"
+#include "sweeps/fit/report_format.h"
+#include "sweeps/spec/json_path.h"
+
+namespace rung::server {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kDefaultBootstrap = 1000;
+
+// Every sweep axis of the trials but seed, sorted; position.variant when the sweep has none.
+std::vector<std::string> DefaultVariantKeys(const std::vector<TrialResult>& trials) {
+  std::set<std::string> keys;
+  for (const TrialResult& trial : trials) {
+    const json& assignments = trial.trial.cell.assignments;
+    if (!assignments.is_object()) continue;
+    for (auto item = assignments.begin(); item != assignments.end(); ++item) {
+      if (item.key() != "seed") keys.insert(item.key());
+    }
+  }
+  if (keys.empty()) return {"position.variant"};
+  return {keys.begin(), keys.end()};
+}
+
+std::string ValueText(const json* value) {
+  if (value == nullptr) return "null";
+  return value->is_string() ? value->get<std::string>() : value->dump();
+}
+
+const json* KeyOf(const TrialRecord& trial, const std::string& key) {
+  const json& assignments = trial.cell.assignments;
+  if (assignments.is_object() && assignments.contains(key)) return &assignments.at(key);
+  return FindPath(trial.cell.config, key);
+}
+
+// "rope" for one key; "position.variant=rope,train.lr=0.001" for several.
+std::string VariantName(const TrialRecord& trial, const std::vector<std::string>& keys) {
+  if (keys.size() == 1) return ValueText(KeyOf(trial, keys.front()));
+  std::string name;
+  for (const std::string& key : keys) name += (name.empty() ? "" : ",") + key + "=" + ValueText(KeyOf(trial, key));
+  return name;
+}
+
+struct SweepLadder {
+  fit::LadderResults ladder;
+  std::vector<FitPointRecord> points;  // one per run, in the same order
+  std::string baseline;                // the spec's baseline variant ("" when it selects none)
+  std::set<std::string> baseline_variants;
+  int64_t unfinished = 0;              // trials not SUCCEEDED, or without a value
+};
+
+StatusOr<SweepLadder> BuildLadder(Coordinator& coordinator, const SweepRecord& sweep, const std::string& metric,
+                                  v1::MetricSummary summary, std::vector<std::string>* variant_keys) {
+  StatusOr<std::vector<TrialResult>> trials = coordinator.results().Trials(sweep.id);
+  if (!trials.ok()) return trials.status();
+  if (variant_keys->empty()) *variant_keys = DefaultVariantKeys(*trials);
+  for (const std::string& key : *variant_keys) {
+    bool found = false;
+    for (const TrialResult& trial : *trials) found = found || KeyOf(trial.trial, key) != nullptr;
+    if (!found && !trials->empty()) {
+      return Status::InvalidArgument("variant_keys: no trial of sweep " + sweep.name + " has the key '" + key + "'");
+    }
+  }
+  StatusOr<std::map<int64_t, double>> values = TrialValues(coordinator, sweep, *trials, metric, summary);
+  if (!values.ok()) return values.status();
+  RUNG_RETURN_IF_ERROR(CheckMetricName(coordinator, sweep.id, metric, *values));
+
+  SweepLadder result;
+  result.ladder.source = "sweep " + sweep.name;
+  bool all_seconds = true;
+  for (const TrialResult& trial : *trials) {
+    const std::string variant = VariantName(trial.trial, *variant_keys);
+    if (MatchesBaseline(trial.trial.cell.config, sweep.baseline)) result.baseline_variants.insert(variant);
+    auto value = values->find(trial.trial.id);
+    if (trial.trial.state != TrialState::kSucceeded || value == values->end()) {
+      ++result.unfinished;
+      continue;
+    }
+    fit::LadderRun run;
+    run.variant = variant;
+    run.label = trial.trial.cell.rung_label;
+    run.compute = trial.trial.cell.flops;
+    run.loss = value->second;
+    run.seed = trial.trial.cell.seed;
+    auto seconds = trial.summaries.find("wall_sec");
+    if (seconds != trial.summaries.end() && std::isfinite(seconds->second) && seconds->second > 0) {
+      run.seconds = seconds->second;
+    } else {
+      all_seconds = false;
+    }
+    run.origin = "trial " + std::to_string(trial.trial.id);
+    result.ladder.runs.push_back(run);
+    result.points.push_back({trial.trial.id, run.variant, run.label, run.compute, run.loss, *run.seed});
+  }
+  if (!all_seconds) {
+    for (fit::LadderRun& run : result.ladder.runs) run.seconds.reset();
+  }
+  if (result.baseline_variants.size() == 1) result.baseline = *result.baseline_variants.begin();
+  return result;
+}
+
+// FAILED_PRECONDITION unless the baseline has 2 ladder points and another variant has one.
+Status CheckEnoughPoints(const SweepLadder& ladder, const std::string& baseline) {
+  std::map<std::string, std::set<std::string>> labels;  // variant -> labels with a finished run
+  for (const fit::LadderRun& run : ladder.ladder.runs) labels[run.variant].insert(run.label);
+  const std::string unfinished =
+      std::to_string(ladder.unfinished) + " trial(s) of the sweep are not finished or have no value";
+  const size_t baseline_points = labels.count(baseline) ? labels[baseline].size() : 0;
+  if (baseline_points < 2) {
+    return Status::FailedPrecondition("too few finished ladder points: the baseline '" + baseline + "' has " +
+                                      std::to_string(baseline_points) +
+                                      " finished ladder point(s) and a fit needs at least 2; " + unfinished);
+  }
+  if (labels.size() < 2) {
+    return Status::FailedPrecondition("too few finished ladder points: no variant but the baseline '" + baseline +
+                                      "' has a finished ladder point; " + unfinished);
+  }
+  return Status::Ok();
+}
+
+v1::FitRow ToProtoRow(const fit::MultiplierRow& row) {
+  v1::FitRow out;
+  out.set_variant(row.variant);
+  out.set_label(row.label);
+  out.set_estimator(fit::EstimatorName(row.estimator));
+  out.set_compute(row.compute);
+  out.set_loss(row.loss);
+  out.set_loss_sd(row.loss_sd);
+  out.set_seeds(row.seeds);
+  if (row.multiplier) out.set_multiplier(*row.multiplier);
+  out.set_undefined_reason(row.why);
+  if (row.baseline_compute) out.set_baseline_compute(*row.baseline_compute);
+  if (row.interval) {
+    out.set_interval_low(row.interval->low);
+    out.set_interval_high(row.interval->high);
+  }
+  if (row.wallclock_multiplier) out.set_wallclock_multiplier(*row.wallclock_multiplier);
+  out.set_note(row.how);
+  return out;
+}
+
+v1::StoredFit ToProtoStoredFit(const FitRecord& fit, bool with_report) {
+  v1::StoredFit out;
+  out.set_fit_id(fit.id);
+  out.set_sweep_id(fit.sweep_id);
+  *out.mutable_created_at() = ToProtoTime(fit.created_at);
+  out.set_actor(fit.actor);
+  out.set_metric(fit.metric);
+  out.set_baseline(fit.baseline);
+  for (const std::string& key : fit.variant_keys) out.add_variant_keys(key);
+  out.set_options_json(fit.options.dump());
+  for (const FitPointRecord& point : fit.points) {
+    v1::FitPoint* shown = out.add_points();
+    shown->set_trial_id(point.trial_id);
+    shown->set_variant(point.variant);
+    shown->set_label(point.label);
+    shown->set_compute(point.compute);
+    shown->set_loss(point.loss);
+    shown->set_seed(point.seed);
+  }
+  if (with_report) {
+    out.set_report_json(fit.result.dump(2));
+    out.set_report_text(fit.result_text);
+  }
+  return out;
+}
+
+std::string Number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.17g", value);
+  return text;
+}
+
+}  // namespace
+
+StatusOr<v1::FitResponse> FitSweep(Coordinator& coordinator, const v1::FitRequest& request, const std::string& actor) {
+  if (request.sweep_id() <= 0) return Status::InvalidArgument("FitRequest.sweep_id is required (a positive id)");
+  StatusOr<SweepRecord> sweep = coordinator.sweeps().Get(request.sweep_id());
+  if (!sweep.ok()) return sweep.status();
+  const std::string metric = request.metric().empty() ? sweep->metric.name : request.metric();
+  std::vector<std::string> variant_keys(request.variant_keys().begin(), request.variant_keys().end());
+  StatusOr<SweepLadder> ladder = BuildLadder(coordinator, *sweep, metric, request.summary(), &variant_keys);
+  if (!ladder.ok()) return ladder.status();
+
+  fit::MultiplierOptions options;
+  options.baseline = request.baseline();
+  if (options.baseline.empty()) {
+    if (ladder->baseline_variants.size() != 1) {
+      std::string found;
+      for (const std::string& variant : ladder->baseline_variants) found += (found.empty() ? "" : ", ") + variant;
+      return Status::InvalidArgument(
+          "the spec's baseline " + sweep->baseline.dump() + " selects " +
+          (ladder->baseline_variants.empty() ? std::string("no variant") : "the variants " + found) +
+          " of the variant keys; name one as FitRequest.baseline (rung fit --baseline VARIANT)");
+    }
+    options.baseline = ladder->baseline;
+  }
+  RUNG_RETURN_IF_ERROR(CheckEnoughPoints(*ladder, options.baseline));
+  options.bootstrap = request.bootstrap() == 0 ? kDefaultBootstrap : std::max(0, request.bootstrap());
+  options.seed = request.seed();
+  if (request.has_fixed_e()) options.fixed_e = request.fixed_e();
+  options.e_grid.assign(request.e_grid().begin(), request.e_grid().end());
+  StatusOr<fit::MultiplierReport> report = fit::ComputeMultipliers(ladder->ladder, options);
+  if (!report.ok()) return report.status();
+
+  FitRecord record;
+  record.sweep_id = sweep->id;
+  record.actor = actor;
+  record.metric = metric;
+  record.baseline = options.baseline;
+  record.variant_keys = variant_keys;
+  const v1::MetricSummary summary =
+      request.summary() == v1::METRIC_SUMMARY_UNSPECIFIED ? v1::METRIC_SUMMARY_FINAL : request.summary();
+  record.options = {{"summary", v1::MetricSummary_Name(summary)},
+                    {"bootstrap", options.bootstrap},
+                    {"seed", options.seed},
+                    {"fixed_e", options.fixed_e ? json(*options.fixed_e) : json()},
+                    {"e_grid", options.e_grid},
+                    {"interval_level", options.interval_level}};
+  record.points = ladder->points;
+  record.result = fit::ReportToJson(*report);
+  record.result_text = fit::FormatReportTable(*report);
+  StatusOr<FitRecord> saved = coordinator.fits().Save(std::move(record));
+  if (!saved.ok()) return saved.status();
+
+  v1::FitResponse response;
+  response.set_fit_id(saved->id);
+  for (const fit::MultiplierRow& row : report->rows) *response.add_rows() = ToProtoRow(row);
+  response.set_report_json(saved->result.dump(2));
+  *response.mutable_stored() = ToProtoStoredFit(*saved, /*with_report=*/true);
+  return response;
+}
+
+StatusOr<v1::ListFitsResponse> ListFits(Coordinator& coordinator, const v1::ListFitsRequest& request) {
+  v1::ListFitsResponse response;
+  if (request.fit_id() > 0) {
+    StatusOr<FitRecord> fit = coordinator.fits().Get(request.fit_id());
+    if (!fit.ok()) return fit.status();
+    if (request.sweep_id() > 0 && fit->sweep_id != request.sweep_id()) {
+      return Status::NotFound("fit " + std::to_string(request.fit_id()) + " is not a fit of sweep " +
+                              std::to_string(request.sweep_id()));
+    }
+    *response.add_fits() = ToProtoStoredFit(*fit, /*with_report=*/true);
+    return response;
+  }
+  if (request.sweep_id() <= 0) return Status::InvalidArgument("ListFitsRequest.sweep_id (or fit_id) is required");
+  StatusOr<std::vector<FitRecord>> fits = coordinator.fits().List(request.sweep_id(), request.with_report());
+  if (!fits.ok()) return fits.status();
+  for (const FitRecord& fit : *fits) *response.add_fits() = ToProtoStoredFit(fit, request.with_report());
+  return response;
+}
+
+StatusOr<std::string> LadderCsv(Coordinator& coordinator, int64_t sweep_id) {
+  StatusOr<SweepRecord> sweep = coordinator.sweeps().Get(sweep_id);
+  if (!sweep.ok()) return sweep.status();
+  std::vector<std::string> variant_keys;
+  StatusOr<SweepLadder> ladder = BuildLadder(coordinator, *sweep, sweep->metric.name, v1::METRIC_SUMMARY_FINAL,
+                                             &variant_keys);
+  if (!ladder.ok()) return ladder.status();
+  const bool seconds = ladder->ladder.has_seconds();
+  std::string csv = seconds ? "variant,label,compute,loss,seed,seconds\n" : "variant,label,compute,loss,seed\n";
+  for (const fit::LadderRun& run : ladder->ladder.runs) {
+    csv += CsvField(run.variant) + "," + CsvField(run.label) + "," + Number(run.compute) + "," + Number(run.loss) +
+           "," + std::to_string(*run.seed) + (seconds ? "," + Number(*run.seconds) : "") + "\n";
+  }
+  return csv;
+}
+
+}  // namespace rung::server

@@ -1,0 +1,519 @@
+// tests/coordinator/server/query_service_test.cc
+//
+// The query side of the user service, end to end on a real server and database file: a ladder
+// sweep (2 rungs x rope, nope x seeds 0, 1) whose trials report final losses chosen here, then
+// QueryResults (grouping, aggregation and paired same-seed differences checked against numbers
+// worked out by hand below; unknown keys), Fit (refused with too few finished ladder points,
+// then computed, stored and read back with its inputs), Export (CSV and JSON lines parsed back,
+// every trial present; the ladder CSV read by the fit library), ListTrials' full view, a report
+// from a worker the attempt was not leased to, and the `rung` commands over them as processes
+// (results, fit, fits, export --out, logs: output and exit codes).
+#include <sys/wait.h>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "sweeps/fit/ladder_csv.h"
+#include "tests/coordinator/server/service_fixture.h"
+#include "tests/worker/agent/agent_test_util.h"
+
+namespace rung::server {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+using testing::ContextWithToken;
+using testing::CoordinatorServiceTest;
+
+// Two rungs; rope and nope; seeds 0 and 1: eight trials, rope the baseline.
+std::string LadderSpec() {
+  return "name: ladder\n"
+         "metric: {name: val_loss, goal: minimize}\n"
+         "baseline: {position.variant: rope}\n"
+         "data: {source: builtin, seq_len: 16}\n"
+         "model: {mlp: gelu}\n"
+         "train: {batch_size: 2, steps: 10, lr: 1.0e-3}\n"
+         "resources: {cpus: 1}\n"
+         "ladder:\n"
+         "  rungs:\n"
+         "    - {layers: 1, d_model: 16, heads: 2}\n"
+         "    - {layers: 2, d_model: 16, heads: 2}\n"
+         "sweep:\n"
+         "  position.variant: [rope, nope]\n"
+         "  seed: [0, 1]\n";
+}
+
+using Cell = std::tuple<std::string, int64_t, int64_t>;  // variant, rung, seed
+
+// The final val_loss each trial reports. (nope, rung 1, seed 1) never finishes.
+const std::map<Cell, double>& Losses() {
+  static const std::map<Cell, double> losses = {
+      {{"rope", 0, 0}, 3.0}, {{"rope", 0, 1}, 3.2}, {{"nope", 0, 0}, 3.3}, {{"nope", 0, 1}, 3.7},
+      {{"rope", 1, 0}, 2.5}, {{"rope", 1, 1}, 2.7}, {{"nope", 1, 0}, 2.9},
+  };
+  return losses;
+}
+
+// A CSV file's rows, each a list of fields (quoted fields with "" inside, as RFC 4180).
+std::vector<std::vector<std::string>> ParseCsv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row;
+  std::string field;
+  bool quoted = false, any = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = any = true;
+    } else if (c == ',') {
+      row.push_back(field);
+      field.clear();
+    } else if (c == '\n') {
+      row.push_back(field);
+      rows.push_back(row);
+      row.clear();
+      field.clear();
+    } else {
+      field += c;
+      any = true;
+    }
+  }
+  EXPECT_FALSE(quoted) << "an unterminated quoted field";
+  EXPECT_TRUE(row.empty() && field.empty()) << "the file must end with a line break";
+  return rows;
+}
+
+class QueryServiceTest : public CoordinatorServiceTest {
+ protected:
+  void SetUp() override {
+    CoordinatorServiceTest::SetUp();
+    sweep_id_ = Submit(LadderSpec()).sweep_id();
+    ASSERT_GT(sweep_id_, 0);
+    for (const v1::Trial& trial : ListTrials(sweep_id_)) {
+      const nlohmann::json cell = nlohmann::json::parse(trial.assignments_json());
+      cells_[trial.trial_id()] = {cell["position.variant"].get<std::string>(), trial.rung(),
+                                  cell["seed"].get<int64_t>()};
+    }
+    ASSERT_EQ(cells_.size(), 8u);
+    Register("w1", 8);
+  }
+
+  // Leases every trial; runs those of `finish` to success with their loss; leaves the rest LEASED.
+  void RunTrials(const std::set<Cell>& finish) {
+    for (size_t i = 0; i < cells_.size(); ++i) {
+      std::optional<v1::TrialLease> lease = Lease("w1");
+      ASSERT_TRUE(lease.has_value());
+      const Cell& cell = cells_.at(lease->trial_id());
+      if (finish.count(cell) > 0) RunToSuccess("w1", *lease, Losses().at(cell));
+      else leased_[cell] = *lease;
+    }
+  }
+
+  std::set<Cell> Finished() const {
+    std::set<Cell> cells;
+    for (const auto& [cell, loss] : Losses()) cells.insert(cell);
+    return cells;
+  }
+
+  grpc::Status Query(const std::vector<std::string>& group_by, v1::QueryResultsResponse* response,
+                     std::vector<v1::Aggregation> aggregations = {v1::AGGREGATION_MEAN, v1::AGGREGATION_STD,
+                                                                  v1::AGGREGATION_MIN, v1::AGGREGATION_COUNT}) {
+    v1::QueryResultsRequest request;
+    request.set_sweep_id(sweep_id_);
+    for (const std::string& key : group_by) request.add_group_by(key);
+    for (v1::Aggregation aggregation : aggregations) request.add_aggregations(aggregation);
+    return users_->QueryResults(ContextWithToken(user_token_).get(), request, response);
+  }
+
+  grpc::Status Fit(v1::FitResponse* response) {
+    v1::FitRequest request;
+    request.set_sweep_id(sweep_id_);
+    request.set_bootstrap(-1);  // no intervals: fast
+    return users_->Fit(ContextWithToken(user_token_).get(), request, response);
+  }
+
+  std::string Export(v1::ExportTable table, v1::ExportFormat format) {
+    v1::ExportRequest request;
+    request.set_sweep_id(sweep_id_);
+    request.set_table(table);
+    request.set_format(format);
+    std::unique_ptr<grpc::ClientContext> context = ContextWithToken(user_token_);
+    std::unique_ptr<grpc::ClientReader<v1::ExportChunk>> stream = users_->Export(context.get(), request);
+    std::string data;
+    v1::ExportChunk chunk;
+    while (stream->Read(&chunk)) data += chunk.data();
+    grpc::Status status = stream->Finish();
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return data;
+  }
+
+  struct CommandRun {
+    int exit_code = -1;
+    std::vector<std::string> lines;  // stdout, up to its first empty line
+    std::string err;
+  };
+
+  // Runs the rung binary against this coordinator with the user token.
+  CommandRun Rung(std::vector<std::string> args) {
+    args.insert(args.begin(), RUNG_CLI_BINARY);
+    args.insert(args.end(), {"--coordinator", server_->address(), "--token-file", options_.user_token_file});
+    const std::string err = scratch_.Path("rung-" + std::to_string(++commands_) + ".err");
+    agent::testing::ChildProcess child(args, "", err);
+    CommandRun run;
+    for (std::string line = child.ReadLine(std::chrono::seconds(20)); !line.empty();
+         line = child.ReadLine(std::chrono::seconds(20))) {
+      run.lines.push_back(line);
+    }
+    const int status = child.Wait(std::chrono::seconds(20));
+    run.exit_code = status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    run.err = agent::testing::FileText(err);
+    return run;
+  }
+
+  int commands_ = 0;
+  int64_t sweep_id_ = 0;
+  std::map<int64_t, Cell> cells_;  // trial id -> cell
+  std::map<Cell, v1::TrialLease> leased_;
+};
+
+TEST_F(QueryServiceTest, ResultsAreGroupedAggregatedOverSeedsAndPairedAgainstTheBaselineBySeed) {
+  RunTrials(Finished());
+  v1::QueryResultsResponse table;
+  grpc::Status status = Query({"position.variant", "rung_label"}, &table);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_THAT(table.group_by(), ElementsAre("position.variant", "rung_label"));
+  EXPECT_EQ(table.metric(), "val_loss");
+  EXPECT_EQ(table.summary(), v1::METRIC_SUMMARY_FINAL);
+  EXPECT_EQ(nlohmann::json::parse(table.baseline_json()), (nlohmann::json{{"position.variant", "rope"}}));
+  ASSERT_THAT(table.rows(), SizeIs(4));
+
+  // By hand, from Losses(): nope sorts before rope, rungs in ladder order.
+  struct Expected {
+    std::string variant, label;
+    double mean, sd, min;
+    int64_t count, trials, pairs;
+    double difference_mean, difference_sd;
+  };
+  const double sd_pair_01 = std::sqrt(0.02);  // two values 0.2 apart: sqrt(2 * 0.1^2 / 1)
+  const std::vector<Expected> expected = {
+      // nope L1: 3.3, 3.7; same-seed differences 3.3 - 3.0 = 0.3 and 3.7 - 3.2 = 0.5.
+      {"nope", "L1-d16", 3.5, std::sqrt(0.08), 3.3, 2, 2, 2, 0.4, sd_pair_01},
+      // nope L2: only seed 0 finished (2.9); its pair 2.9 - 2.5 = 0.4, not 2.9 minus rope's mean 2.6.
+      {"nope", "L2-d16", 2.9, 0.0, 2.9, 1, 2, 1, 0.4, 0.0},
+      // rope: the baseline pairs with itself.
+      {"rope", "L1-d16", 3.1, sd_pair_01, 3.0, 2, 2, 2, 0.0, 0.0},
+      {"rope", "L2-d16", 2.6, sd_pair_01, 2.5, 2, 2, 2, 0.0, 0.0},
+  };
+  for (size_t i = 0; i < expected.size(); ++i) {
+    SCOPED_TRACE(expected[i].variant + " " + expected[i].label);
+    const v1::ResultRow& row = table.rows(static_cast<int>(i));
+    EXPECT_THAT(row.group_values_json(),
+                ElementsAre("\"" + expected[i].variant + "\"", "\"" + expected[i].label + "\""));
+    ASSERT_THAT(row.values(), SizeIs(4));
+    EXPECT_NEAR(row.values(0), expected[i].mean, 1e-12);
+    EXPECT_NEAR(row.values(1), expected[i].sd, 1e-12);
+    EXPECT_DOUBLE_EQ(row.values(2), expected[i].min);
+    EXPECT_EQ(row.values(3), static_cast<double>(expected[i].count));
+    EXPECT_EQ(row.trials(), expected[i].trials);
+    EXPECT_THAT(row.trial_ids(), SizeIs(expected[i].trials));
+    EXPECT_EQ(row.pairs(), expected[i].pairs);
+    ASSERT_TRUE(row.has_paired_difference_mean());
+    EXPECT_NEAR(row.paired_difference_mean(), expected[i].difference_mean, 1e-12);
+    EXPECT_NEAR(row.paired_difference_sd(), expected[i].difference_sd, 1e-12);
+    EXPECT_GT(row.flops(), 0);
+  }
+  EXPECT_LT(table.rows(0).flops(), table.rows(1).flops()) << "the second rung is the bigger model";
+
+  // Grouped by seed over everything: seed 0 has 3.0, 3.3, 2.5, 2.9; seed 1 has 3.2, 3.7, 2.7.
+  ASSERT_TRUE(Query({"seed"}, &table, {v1::AGGREGATION_MEAN, v1::AGGREGATION_MEDIAN, v1::AGGREGATION_MAX}).ok());
+  ASSERT_THAT(table.rows(), SizeIs(2));
+  EXPECT_THAT(table.rows(0).group_values_json(), ElementsAre("0"));
+  EXPECT_NEAR(table.rows(0).values(0), (3.0 + 3.3 + 2.5 + 2.9) / 4, 1e-12);
+  EXPECT_NEAR(table.rows(0).values(1), (2.9 + 3.0) / 2, 1e-12);
+  EXPECT_DOUBLE_EQ(table.rows(0).values(2), 3.3);
+  EXPECT_NEAR(table.rows(1).values(0), (3.2 + 3.7 + 2.7) / 3, 1e-12);
+  EXPECT_DOUBLE_EQ(table.rows(1).values(1), 3.2);
+
+  // No keys: one row per trial; a filter keeps one variant.
+  ASSERT_TRUE(Query({}, &table).ok());
+  EXPECT_THAT(table.rows(), SizeIs(8));
+  v1::QueryResultsRequest filtered;
+  filtered.set_sweep_id(sweep_id_);
+  filtered.add_group_by("rung");
+  v1::ResultFilter* filter = filtered.add_filters();
+  filter->set_key("position.variant");
+  filter->set_value_json("\"nope\"");
+  ASSERT_TRUE(users_->QueryResults(ContextWithToken(user_token_).get(), filtered, &table).ok());
+  ASSERT_THAT(table.rows(), SizeIs(2));
+  EXPECT_THAT(table.rows(1).group_values_json(), ElementsAre("1"));
+  EXPECT_NEAR(table.rows(0).values(0), 3.5, 1e-12);  // default aggregations: MEAN, STD, COUNT
+  EXPECT_EQ(table.rows(0).values(2), 2.0);
+}
+
+TEST_F(QueryServiceTest, AnUnknownKeyIsInvalidArgumentNamingItAndListingTheValidKeys) {
+  RunTrials(Finished());
+  v1::QueryResultsResponse table;
+  grpc::Status status = Query({"rung_label", "position.varient"}, &table);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("unknown key 'position.varient' (did you mean 'position.variant'?)"));
+  EXPECT_THAT(status.error_message(), HasSubstr("rung_label"));
+  EXPECT_THAT(status.error_message(), HasSubstr("position.variant, seed"));
+  EXPECT_THAT(status.error_message(), HasSubstr("train.lr"));
+  status = Query({"model.positional.variant"}, &table);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("group_by: unknown key 'model.positional.variant'"));
+
+  v1::QueryResultsRequest request;
+  request.set_sweep_id(sweep_id_);
+  request.set_metric("val_los");
+  status = users_->QueryResults(ContextWithToken(user_token_).get(), request, &table);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("'val_los'"));
+  EXPECT_THAT(status.error_message(), HasSubstr("val_loss"));
+
+  request.set_sweep_id(sweep_id_ + 100);
+  request.clear_metric();
+  EXPECT_EQ(users_->QueryResults(ContextWithToken(user_token_).get(), request, &table).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(QueryServiceTest, AFitNeedsTwoFinishedBaselinePointsThenIsStoredWithItsInputs) {
+  RunTrials({{"rope", 0, 0}, {"nope", 0, 0}});
+  v1::FitResponse fit;
+  grpc::Status refused = Fit(&fit);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(refused.error_message(), HasSubstr("too few finished ladder points"));
+  EXPECT_THAT(refused.error_message(), HasSubstr("the baseline 'rope' has 1 finished ladder point"));
+  EXPECT_THAT(refused.error_message(), HasSubstr("6 trial(s)"));
+
+  // Finish every trial but (nope, rung 1, seed 1), as the table above has them.
+  for (auto& [cell, lease] : leased_) {
+    if (cell != Cell{"nope", 1, 1}) RunToSuccess("w1", lease, Losses().at(cell));
+  }
+  grpc::Status status = Fit(&fit);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_GT(fit.fit_id(), 0);
+  ASSERT_FALSE(fit.rows().empty());
+  std::map<std::string, const v1::FitRow*> piecewise;
+  for (const v1::FitRow& row : fit.rows()) {
+    if (row.estimator() == "piecewise") piecewise[row.variant() + " " + row.label()] = &row;
+  }
+  ASSERT_TRUE(piecewise.count("rope L1-d16") && piecewise.count("nope L2-d16"));
+  EXPECT_DOUBLE_EQ(piecewise["rope L1-d16"]->multiplier(), 1.0);
+  EXPECT_NEAR(piecewise["rope L1-d16"]->loss(), 3.1, 1e-12);
+  // nope at L2 reaches 2.9; rope's seed means are 3.1 at C1 and 2.6 at C2, so rope reaches 2.9 at
+  // ln C = ln C1 + 0.4 (ln C2 - ln C1), and CM = that compute over nope's C2.
+  ASSERT_TRUE(piecewise["nope L2-d16"]->has_multiplier()) << piecewise["nope L2-d16"]->undefined_reason();
+  const double c1 = piecewise["rope L1-d16"]->compute(), c2 = piecewise["rope L2-d16"]->compute();
+  EXPECT_NEAR(piecewise["nope L2-d16"]->multiplier(), std::exp(std::log(c1) + 0.4 * std::log(c2 / c1)) / c2, 1e-9);
+  EXPECT_GE(nlohmann::json::parse(fit.report_json()).size(), static_cast<size_t>(fit.rows_size()));
+
+  // Read back: the stored fit with its inputs.
+  RestartServer();
+  v1::ListFitsRequest list;
+  list.set_sweep_id(sweep_id_);
+  v1::ListFitsResponse fits;
+  ASSERT_TRUE(users_->ListFits(ContextWithToken(user_token_).get(), list, &fits).ok());
+  ASSERT_THAT(fits.fits(), SizeIs(1));
+  const v1::StoredFit& stored = fits.fits(0);
+  EXPECT_EQ(stored.fit_id(), fit.fit_id());
+  EXPECT_EQ(stored.sweep_id(), sweep_id_);
+  EXPECT_EQ(stored.metric(), "val_loss");
+  EXPECT_EQ(stored.baseline(), "rope");
+  EXPECT_THAT(stored.variant_keys(), ElementsAre("position.variant"));
+  EXPECT_EQ(stored.actor(), "user:anonymous");
+  EXPECT_EQ(nlohmann::json::parse(stored.options_json())["bootstrap"], 0);
+  EXPECT_TRUE(stored.report_json().empty()) << "lists leave the report out unless asked";
+  ASSERT_THAT(stored.points(), SizeIs(7));
+  std::map<Cell, double> used;
+  for (const v1::FitPoint& point : stored.points()) {
+    const Cell& cell = cells_.at(point.trial_id());
+    EXPECT_EQ(point.variant(), std::get<0>(cell));
+    EXPECT_EQ(point.seed(), std::get<2>(cell));
+    EXPECT_GT(point.compute(), 0);
+    used[cell] = point.loss();
+  }
+  EXPECT_EQ(used, Losses());
+
+  list.set_fit_id(fit.fit_id());
+  ASSERT_TRUE(users_->ListFits(ContextWithToken(user_token_).get(), list, &fits).ok());
+  ASSERT_THAT(fits.fits(), SizeIs(1));
+  EXPECT_EQ(fits.fits(0).report_json(), fit.report_json());
+  EXPECT_THAT(fits.fits(0).report_text(), HasSubstr("Piecewise in ln C"));
+}
+
+TEST_F(QueryServiceTest, ExportsParseBackWithEveryTrialItsConfigProvenanceAndSummaries) {
+  RunTrials(Finished());
+  const std::vector<std::vector<std::string>> csv =
+      ParseCsv(Export(v1::EXPORT_TABLE_TRIALS, v1::EXPORT_FORMAT_CSV));
+  ASSERT_THAT(csv, SizeIs(9));  // header and eight trials
+  const std::vector<std::string>& header = csv[0];
+  std::map<std::string, size_t> column;
+  for (size_t i = 0; i < header.size(); ++i) column[header[i]] = i;
+  for (const char* name : {"trial_id", "state", "rung_label", "baseline", "flops", "config.position.variant",
+                           "config.seed", "config.train.lr", "provenance.commit", "summary.val_loss"}) {
+    ASSERT_TRUE(column.count(name)) << name;
+  }
+  std::set<int64_t> seen;
+  for (size_t i = 1; i < csv.size(); ++i) {
+    ASSERT_THAT(csv[i], SizeIs(header.size()));
+    const int64_t trial_id = std::stoll(csv[i][column["trial_id"]]);
+    seen.insert(trial_id);
+    const Cell& cell = cells_.at(trial_id);
+    EXPECT_EQ(csv[i][column["config.position.variant"]], std::get<0>(cell));
+    EXPECT_EQ(csv[i][column["baseline"]], std::get<0>(cell) == "rope" ? "true" : "false");
+    if (Losses().count(cell)) {
+      EXPECT_EQ(csv[i][column["state"]], "SUCCEEDED");
+      EXPECT_DOUBLE_EQ(std::stod(csv[i][column["summary.val_loss"]]), Losses().at(cell));
+      EXPECT_EQ(csv[i][column["provenance.commit"]], "abc123");
+    } else {
+      EXPECT_EQ(csv[i][column["state"]], "LEASED");
+      EXPECT_EQ(csv[i][column["summary.val_loss"]], "");
+    }
+  }
+  EXPECT_EQ(seen.size(), cells_.size());
+
+  std::istringstream lines(Export(v1::EXPORT_TABLE_TRIALS, v1::EXPORT_FORMAT_JSONL));
+  std::string line;
+  seen.clear();
+  while (std::getline(lines, line)) {
+    const nlohmann::json row = nlohmann::json::parse(line);
+    const int64_t trial_id = row["trial_id"].get<int64_t>();
+    seen.insert(trial_id);
+    EXPECT_EQ(row["config"]["position"]["variant"], std::get<0>(cells_.at(trial_id)));
+    EXPECT_EQ(row["assignments"]["seed"], std::get<2>(cells_.at(trial_id)));
+    if (Losses().count(cells_.at(trial_id))) {
+      EXPECT_EQ(row["provenance"]["host"], "node7");
+      EXPECT_DOUBLE_EQ(row["summaries"]["val_loss"].get<double>(), Losses().at(cells_.at(trial_id)));
+    }
+  }
+  EXPECT_EQ(seen.size(), cells_.size());
+
+  // The ladder CSV is what the fit library reads.
+  StatusOr<fit::LadderResults> ladder =
+      fit::ParseLadderCsv(Export(v1::EXPORT_TABLE_LADDER, v1::EXPORT_FORMAT_CSV), "export");
+  ASSERT_TRUE(ladder.ok()) << ladder.status().ToString();
+  EXPECT_THAT(ladder->runs, SizeIs(7));
+  EXPECT_TRUE(ladder->has_seeds());
+
+  // Tables not served say so.
+  v1::ExportRequest request;
+  request.set_sweep_id(sweep_id_);
+  request.set_table(v1::EXPORT_TABLE_EVENTS);
+  std::unique_ptr<grpc::ClientContext> context = ContextWithToken(user_token_);
+  std::unique_ptr<grpc::ClientReader<v1::ExportChunk>> stream = users_->Export(context.get(), request);
+  v1::ExportChunk chunk;
+  while (stream->Read(&chunk)) {
+  }
+  EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::UNIMPLEMENTED);
+}
+
+TEST_F(QueryServiceTest, ListTrialsInTheFullViewCarriesEveryTrialsAttempts) {
+  RunTrials(Finished());
+  v1::ListTrialsRequest request;
+  request.set_sweep_id(sweep_id_);
+  request.set_view(v1::TRIAL_VIEW_FULL);
+  v1::ListTrialsResponse response;
+  ASSERT_TRUE(users_->ListTrials(ContextWithToken(user_token_).get(), request, &response).ok());
+  ASSERT_THAT(response.trials(), SizeIs(8));
+  for (const v1::Trial& trial : response.trials()) {
+    EXPECT_FALSE(trial.config_json().empty());
+    ASSERT_THAT(trial.attempts(), SizeIs(1));
+    EXPECT_EQ(trial.attempts(0).worker_id(), "w1");
+  }
+  request.set_view(v1::TRIAL_VIEW_BASIC);
+  ASSERT_TRUE(users_->ListTrials(ContextWithToken(user_token_).get(), request, &response).ok());
+  EXPECT_THAT(response.trials(0).attempts(), SizeIs(0));
+}
+
+TEST_F(QueryServiceTest, AReportFromAWorkerTheAttemptWasNotLeasedToIsRefused) {
+  Register("w2");
+  std::optional<v1::TrialLease> lease = Lease("w1");
+  ASSERT_TRUE(lease.has_value());
+  ASSERT_TRUE(Report("w1", *lease, 1, {testing::ProvenanceRecord(), testing::StepRecord(5, 2.5)}).ok());
+
+  grpc::Status report = Report("w2", *lease, 2, {testing::StepRecord(10, 1.5)});
+  EXPECT_EQ(report.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(report.error_message(), HasSubstr("from worker w2 rejected: attempt 1 was leased to worker w1"));
+  v1::HeartbeatResponse beat;
+  EXPECT_EQ(Heartbeat("w2", *lease, &beat).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  v1::CompleteResponse completed;
+  EXPECT_EQ(Complete(Completion("w2", *lease, v1::OUTCOME_SUCCEEDED, 1), &completed).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(GetTrial(lease->trial_id()).state(), v1::TRIAL_STATE_RUNNING);
+  EXPECT_EQ(Curve(lease->trial_id(), "train_loss"), (std::map<int64_t, double>{{5, 2.5}}));
+
+  // Reports without a worker id are refused too; the holder carries on.
+  EXPECT_EQ(Report("", *lease, 2, {testing::StepRecord(10, 1.5)}).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  ASSERT_TRUE(Heartbeat("w1", *lease, &beat).ok());
+  EXPECT_EQ(beat.action(), v1::HeartbeatResponse::ACTION_CONTINUE);
+}
+
+TEST_F(QueryServiceTest, TheRungCommandsPrintResultsFitsExportsAndLogsWithTheirExitCodes) {
+  RunTrials(Finished());
+  const std::string sweep = std::to_string(sweep_id_);
+
+  CommandRun results = Rung({"results", sweep, "--group-by", "position.variant,rung_label", "--agg", "mean,count",
+                             "--format", "csv"});
+  ASSERT_EQ(results.exit_code, 0) << results.err;
+  ASSERT_THAT(results.lines, SizeIs(5));
+  EXPECT_EQ(results.lines[0], "position.variant,rung_label,mean,count,trials,paired_diff,paired_sd,pairs");
+  EXPECT_EQ(results.lines[1], "nope,L1-d16,3.5,2,2,0.4,0.1414,2");
+  CommandRun unknown = Rung({"results", sweep, "--group-by", "position.varient"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_THAT(unknown.err, HasSubstr("did you mean 'position.variant'?"));
+
+  CommandRun fit = Rung({"fit", sweep, "--bootstrap", "0", "--format", "json"});
+  ASSERT_EQ(fit.exit_code, 0) << fit.err;
+  std::string text;
+  for (const std::string& line : fit.lines) text += line + "\n";
+  EXPECT_TRUE(nlohmann::json::parse(text).is_array());
+  CommandRun fits = Rung({"fits", sweep, "--format", "csv"});
+  ASSERT_EQ(fits.exit_code, 0) << fits.err;
+  ASSERT_THAT(fits.lines, SizeIs(2));
+  EXPECT_THAT(fits.lines[1], HasSubstr("val_loss,rope,position.variant,7,"));
+  EXPECT_EQ(Rung({"fits", sweep, "--id", "99"}).exit_code, 2);
+
+  // --out replaces the file whole, and a failed export leaves the old one and no temporary file.
+  const std::string out = scratch_.Path("export.csv");
+  CommandRun exported = Rung({"export", sweep, "--out", out});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  const std::string first = agent::testing::FileText(out);
+  EXPECT_THAT(ParseCsv(first), SizeIs(9));
+  CommandRun missing = Rung({"export", "999", "--out", out});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.err, HasSubstr("sweep 999"));
+  EXPECT_EQ(agent::testing::FileText(out), first);
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(out).parent_path())) {
+    EXPECT_EQ(entry.path().filename().string().find(".export.csv.tmp"), std::string::npos) << entry.path();
+  }
+
+  CommandRun logs = Rung({"logs", std::to_string(cells_.begin()->first), "--source", "event", "--format", "json"});
+  ASSERT_EQ(logs.exit_code, 0) << logs.err;
+  ASSERT_THAT(logs.lines, SizeIs(3));  // LEASED, RUNNING, SUCCEEDED
+  EXPECT_EQ(nlohmann::json::parse(logs.lines.back())["source"], "event");
+  EXPECT_THAT(logs.lines.back(), HasSubstr("SUCCEEDED"));
+}
+
+}  // namespace
+}  // namespace rung::server
