@@ -14,7 +14,7 @@
 
 namespace rung {
 
-bool DataParallelAvailable(const std::string& device_type) {
+bool DataParallelAvailable([[maybe_unused]] const std::string& device_type) {
 #ifdef RUNG_HAVE_C10D
   if (device_type == "cpu") return true;
 #ifdef RUNG_HAVE_C10D_NCCL
@@ -145,7 +145,7 @@ Status DataParallelGroup::Broadcast(const std::vector<torch::Tensor>& tensors) {
 struct DataParallelGroup::Impl {};
 
 StatusOr<std::unique_ptr<DataParallelGroup>> DataParallelGroup::Connect(const DataParallelOptions& options,
-                                                                        const torch::Device& device) {
+                                                                        [[maybe_unused]] const torch::Device& device) {
   if (options.world_size < 1 || options.rank < 0 || options.rank >= options.world_size) {
     return Status::InvalidArgument("rank " + std::to_string(options.rank) + " is outside a world of size " +
                                    std::to_string(options.world_size));

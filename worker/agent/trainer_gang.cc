@@ -61,16 +61,23 @@ StatusOr<std::unique_ptr<TrainerGang>> TrainerGang::Start(const TrainerLaunch& l
 }
 
 bool TrainerGang::ReadOutput(std::chrono::milliseconds timeout, TrainerOutput* output) {
-  for (size_t rank = 1; rank < ranks_.size(); ++rank) {
+  // The wait goes to rank 0 while its output lasts, then to the first rank whose output still does.
+  const size_t waited = static_cast<size_t>(
+      std::find(output_ended_.begin(), output_ended_.end(), false) - output_ended_.begin());
+  for (size_t rank = 0; rank < ranks_.size(); ++rank) {
     if (output_ended_[rank]) continue;
+    const std::chrono::milliseconds wait = rank == waited ? timeout : std::chrono::milliseconds(0);
+    if (rank == 0) {
+      output_ended_[0] = !ranks_[0]->ReadOutput(wait, output);
+      continue;
+    }
     TrainerOutput rank_output;
-    output_ended_[rank] = !ranks_[rank]->ReadOutput(std::chrono::milliseconds(0), &rank_output);
+    output_ended_[rank] = !ranks_[rank]->ReadOutput(wait, &rank_output);
     const std::string prefix = "[rank " + std::to_string(rank) + "] ";
     for (const auto* lines : {&rank_output.stdout_lines, &rank_output.stderr_lines}) {
       for (const std::string& line : *lines) output->stderr_lines.push_back(prefix + line);
     }
   }
-  if (!output_ended_[0]) output_ended_[0] = !ranks_[0]->ReadOutput(timeout, output);
   NoticeExits();
   return std::find(output_ended_.begin(), output_ended_.end(), false) != output_ended_.end();
 }
