@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -391,6 +392,37 @@ TEST_F(TrainingTest, TwoRanksFollowTheOneRankLossCurveOnTheSameGlobalBatch) {
   ASSERT_EQ(rank0.records().back().at("type"), "final");
   EXPECT_NEAR(rank0.records().back().at("val_loss").get<double>(), single.records().back().at("val_loss").get<double>(),
               1e-4);
+}
+
+// The same on a task with a loss mask (only answer positions count) and two micro-batches a step.
+TEST_F(TrainingTest, TwoRanksFollowTheOneRankCurveOnAMaskedTaskWithGradientAccumulation) {
+  std::vector<std::map<int64_t, json>> curves;
+  std::vector<double> final_losses;
+  for (int64_t world_size : {1, 2}) {
+    json config = DataParallelTrial(world_size, 12);
+    config["data"] = {{"source", "position_index"}, {"seq_len", 64}};
+    config["train"]["grad_accum"] = 2;
+    config["train"]["batch_size"] = 8;
+    const std::string path = WriteConfig("dp_masked_" + std::to_string(world_size), config);
+    StatusOr<int> port = FreeLoopbackPort();
+    ASSERT_TRUE(port.ok());
+    std::vector<std::unique_ptr<TrainerProcess>> ranks;
+    for (int rank = 0; rank < world_size; ++rank) {
+      ranks.push_back(std::make_unique<TrainerProcess>(
+          path, world_size == 1 ? std::vector<std::string>{} : RankArguments(rank, *port)));
+    }
+    for (int rank = world_size - 1; rank >= 0; --rank) ASSERT_EQ(ranks[rank]->Finish(), 0) << "rank " << rank;
+    ASSERT_EQ(ranks[0]->records().back().at("type"), "final");
+    EXPECT_TRUE(ranks[0]->records().back().contains("val_accuracy"));
+    curves.push_back(StepRecords(ranks[0]->records()));
+    final_losses.push_back(ranks[0]->records().back().at("val_loss").get<double>());
+  }
+  ASSERT_EQ(curves[0].size(), curves[1].size());
+  for (const auto& [step, record] : curves[0]) {
+    const double want = record.at("train_loss").get<double>();
+    EXPECT_NEAR(curves[1].at(step).at("train_loss").get<double>(), want, 1e-4 * std::max(1.0, std::fabs(want))) << step;
+  }
+  EXPECT_NEAR(final_losses[1], final_losses[0], 1e-4);
 }
 
 // SIGTERM to one rank stops both at the same step: rank 0 checkpoints, both exit 75, and the two
