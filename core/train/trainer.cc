@@ -497,7 +497,7 @@ Status TrialRun::SaveCheckpoint(const std::string& reason) {
       });
   RUNG_RETURN_IF_ERROR(status);
   Record({{"type", "checkpoint"}, {"step", step_}, {"path", CheckpointPath(options_.checkpoint_dir, step_)},
-                           {"reason", reason}});
+          {"reason", reason}});
   return Status::Ok();
 }
 
@@ -676,10 +676,10 @@ StatusOr<TrainOutcome> TrialRun::Run() {
     if (stop || (options_.stop_after_step > 0 && step_ >= options_.stop_after_step)) {
       RUNG_RETURN_IF_ERROR(SaveCheckpoint(stop ? "signal" : "stop_after_step"));
       Record({{"type", "preempted"},
-                 {"step", step_},
-                 {"signal", signal},
-                 {"checkpoint", options_.checkpoint_dir.empty() ? json(nullptr)
-                                                                : json(CheckpointPath(options_.checkpoint_dir, step_))}});
+              {"step", step_},
+              {"signal", signal},
+              {"checkpoint", options_.checkpoint_dir.empty() ? json(nullptr)
+                                                             : json(CheckpointPath(options_.checkpoint_dir, step_))}});
       return TrainOutcome::kPreempted;
     }
   }

@@ -12,7 +12,9 @@
 //      checkpoint and it SUCCEEDS;
 //   4. kill -9 of one rank of a data-parallel trial (world_size 2, both ranks on one worker): the
 //      worker stops the other rank, the attempt FAILS, and the retry resumes from the checkpoint and
-//      SUCCEEDS.
+//      SUCCEEDS;
+//   5. SIGTERM to the worker running a data-parallel trial: both ranks stop at the same step after
+//      rank 0's checkpoint, the attempt is PREEMPTED, and another worker resumes it.
 // Every wait is a bounded poll of the coordinator; no fixed sleeps.
 #include <signal.h>
 #include <sys/wait.h>
@@ -411,6 +413,30 @@ TEST_F(FaultInjectionTrainingTest, KillNineOfOneRankStopsTheGangAndTheRetryResum
   EXPECT_GT(FirstStepOf(trial_id, 2), kCheckpointEvery) << "attempt 2 did not resume from a checkpoint";
   ExpectOneValuePerLoggedStep(trial_id);
   EXPECT_EQ(Metrics(trial_id).count("val_loss"), 1u);
+}
+
+TEST_F(FaultInjectionTrainingTest, SigtermOfAWorkerRunningTwoRanksPreemptsBothAndAnotherWorkerResumes) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(0));
+  const int64_t sweep_id = Submit("sigterm-gang", "[0]", 1, "{cpus: 1, world_size: 2}");
+  ASSERT_NO_FATAL_FAILURE(StartWorker("first", /*cpus=*/2));
+
+  std::vector<v1::Trial> trials;
+  ASSERT_TRUE(WaitForProgress(sweep_id, kInterruptAfterStep, &trials)) << "the trial did not get going\n" << Logs();
+  ASSERT_EQ(trials.size(), 1u);
+  const int64_t trial_id = trials[0].trial_id();
+  ASSERT_EQ(trials[0].worker_id(), "first");
+
+  ASSERT_NO_FATAL_FAILURE(StartWorker("second", /*cpus=*/2));
+  workers_["first"]->Signal(SIGTERM);
+  const int wait_status = workers_["first"]->Wait(seconds(90));
+  ASSERT_NE(wait_status, -1) << "rung-worker did not exit after SIGTERM\n" << Logs();
+  EXPECT_TRUE(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) << "wait status " << wait_status;
+  // Both ranks agreed on the stop: rank 1 exited 75 like rank 0 (its log would say why otherwise).
+  const std::string rank1_log =
+      FileText(scratch_.Path("work-first") + "/trial-" + std::to_string(trial_id) + "/attempt-1/trainer-rank1.log");
+  EXPECT_NE(rank1_log.find("stopped after a checkpoint (preempted)"), std::string::npos) << rank1_log;
+
+  ExpectResumedBySecondWorker(sweep_id, trial_id, v1::TRIAL_STATE_PREEMPTED);
 }
 
 }  // namespace
