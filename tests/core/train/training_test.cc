@@ -476,8 +476,8 @@ TEST_F(TrainingTest, SignalToOneRankStopsEveryRankAndTheGangResumesTheCurve) {
   EXPECT_EQ(second0.records().back().at("val_loss"), reference0.records().back().at("val_loss"));
 }
 
-// A rank whose peer never shows up (or dies) fails instead of training alone; a world that does
-// not divide the batch is a config error.
+// A data-parallel trial needs every rank's --rank and rank 0's --rendezvous (exit 2, before any
+// training); a world that does not divide the batch is a config error.
 TEST_F(TrainingTest, DataParallelRanksNeedTheirRendezvousAndAnEvenShare) {
   json config = DataParallelTrial(2, 5);
   TrainerProcess no_rendezvous(WriteConfig("dp_no_rendezvous", config), {});
