@@ -476,6 +476,24 @@ TEST_F(TrainingTest, SignalToOneRankStopsEveryRankAndTheGangResumesTheCurve) {
   EXPECT_EQ(second0.records().back().at("val_loss"), reference0.records().back().at("val_loss"));
 }
 
+// A rank whose peer dies mid-run fails (Gloo sees the connection close) instead of waiting for it.
+TEST_F(TrainingTest, ARankWhosePeerDiesFailsInsteadOfWaitingForIt) {
+  const std::string config_path = WriteConfig("dp_peer_dies", DataParallelTrial(2, 2000));
+  StatusOr<int> port = FreeLoopbackPort();
+  ASSERT_TRUE(port.ok());
+  TrainerProcess rank0(config_path, RankArguments(0, *port));
+  TrainerProcess rank1(config_path, RankArguments(1, *port));
+  for (json record = rank0.Next(); !record.is_null(); record = rank0.Next()) {
+    if (record.at("type") == "step" && record.at("step") == 5) {
+      rank1.Signal(SIGKILL);
+      break;
+    }
+  }
+  EXPECT_EQ(rank1.Finish(), 128 + SIGKILL);
+  EXPECT_EQ(rank0.Finish(), 1);
+  EXPECT_NE(rank0.records().back().at("type"), "final");
+}
+
 // A data-parallel trial needs every rank's --rank and rank 0's --rendezvous (exit 2, before any
 // training); a world that does not divide the batch is a config error.
 TEST_F(TrainingTest, DataParallelRanksNeedTheirRendezvousAndAnEvenShare) {
