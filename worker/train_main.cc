@@ -1,10 +1,16 @@
 // rung-train: trains one resolved trial (a cell of a sweep) and prints its metrics as JSON lines.
 //
 //   rung-train --config trial.yaml [--checkpoint-dir DIR] [--resume auto|never|PATH] [--threads N]
+//              [--rank R --rendezvous HOST:PORT]
+//
+// A data-parallel trial (resources.world_size W > 1) runs as W rung-train processes, ranks 0..W-1,
+// that meet at rank 0's rendezvous address (--rank/--rendezvous, or RUNG_RANK/RUNG_RENDEZVOUS).
+// Rank 0 prints the records and writes the checkpoints; the other ranks print only errors.
 //
 // Exit codes: 0 completed, 2 bad config or arguments, 3 training failed (non-finite loss or
 // gradient), 4 data or checkpoint unusable, 75 stopped by SIGTERM/SIGUSR1 after a checkpoint
 // (preempted; resume with the same --checkpoint-dir), 1 anything else.
+#include <cstdlib>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -41,6 +47,10 @@ int main(int argc, char** argv) {
   int threads = 0;
   int64_t stop_after_step = 0;
   bool print_config = false;
+  int rank = 0;
+  std::string rendezvous;
+  if (const char* value = std::getenv("RUNG_RANK"); value != nullptr) rank = std::atoi(value);
+  if (const char* value = std::getenv("RUNG_RENDEZVOUS"); value != nullptr) rendezvous = value;
   app.add_option("--config", config_path, "Trial config file (YAML or JSON)")->required();
   app.add_option("--checkpoint-dir", checkpoint_dir,
                  "Directory for this attempt's checkpoints (written every train.checkpoint_every steps, "
@@ -49,6 +59,10 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "CPU threads (default: resources.cpus of the config)")->check(CLI::PositiveNumber);
   app.add_option("--stop-after-step", stop_after_step,
                  "Checkpoint and stop as if preempted after this many steps (for tests)");
+  app.add_option("--rank", rank, "This process's rank in a data-parallel trial (resources.world_size > 1); "
+                 "default RUNG_RANK or 0")->check(CLI::NonNegativeNumber);
+  app.add_option("--rendezvous", rendezvous, "HOST:PORT where rank 0 serves the data-parallel rendezvous "
+                 "(resources.world_size > 1); default RUNG_RENDEZVOUS");
   app.add_flag("--print-config", print_config, "Print the resolved config as JSON and exit");
   CLI11_PARSE(app, argc, argv);
 
@@ -68,6 +82,16 @@ int main(int argc, char** argv) {
     std::cout << rung::TrialConfigToJson(trial.value()).dump(2) << "\n";
     return kExitOk;
   }
+  if (rank >= trial->resources.world_size) {
+    std::cerr << "rung-train: --rank " << rank << " is outside resources.world_size " << trial->resources.world_size
+              << "\n";
+    return kExitUsage;
+  }
+  if (trial->resources.world_size > 1 && rendezvous.empty()) {
+    std::cerr << "rung-train: resources.world_size is " << trial->resources.world_size
+              << ": give every rank --rank and the --rendezvous HOST:PORT of rank 0\n";
+    return kExitUsage;
+  }
   rung::ConfigureRuntime(threads > 0 ? threads : static_cast<int>(trial->resources.cpus));
   rung::InstallStopSignalHandlers();
   nlohmann::json provenance = rung::RuntimeProvenance();
@@ -85,6 +109,8 @@ int main(int argc, char** argv) {
   options.resume = resume;
   options.stop_after_step = stop_after_step;
   options.records = &std::cout;
+  options.rank = rank;
+  options.rendezvous = rendezvous;
   rung::StatusOr<rung::TrainOutcome> outcome = rung::TrainTrial(trial.value(), options);
   if (!outcome.ok()) {
     std::cerr << "rung-train: " << outcome.status().ToString() << "\n";

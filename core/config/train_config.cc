@@ -37,6 +37,10 @@ void ValidateTrainConfig(const TrainConfig& t, const ResourcesConfig& r, std::ve
   if (r.cpus < 1) error("resources.cpus", "must be >= 1");
   if (r.gpus < 0) error("resources.gpus", "must be >= 0");
   if (r.world_size < 1) error("resources.world_size", "must be >= 1");
+  if (r.world_size > 1 && t.batch_size > 0 && t.batch_size % r.world_size != 0) {
+    error("resources.world_size", "must divide train.batch_size (" + std::to_string(t.batch_size) +
+                                      "): each rank trains on an equal share of every batch");
+  }
 }
 
 }  // namespace rung

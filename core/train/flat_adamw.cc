@@ -75,6 +75,22 @@ void FlatAdamW::Step(double schedule_multiplier) {
   }
 }
 
+std::vector<torch::Tensor> FlatAdamW::GradientBuffers() const {
+  std::vector<torch::Tensor> buffers;
+  for (const Group& group : groups_) buffers.push_back(group.grads);
+  return buffers;
+}
+
+std::vector<torch::Tensor> FlatAdamW::StateBuffers() const {
+  std::vector<torch::Tensor> buffers;
+  for (const Group& group : groups_) {
+    buffers.push_back(group.params);
+    buffers.push_back(group.exp_avg);
+    buffers.push_back(group.exp_avg_sq);
+  }
+  return buffers;
+}
+
 void FlatAdamW::Save(torch::serialize::OutputArchive& archive) const {
   archive.write("optimizer/step_count", torch::tensor(step_count_, torch::kLong));
   for (const Group& group : groups_) {

@@ -48,6 +48,12 @@ class FlatAdamW {
   void Step(double schedule_multiplier);
 
   int64_t step_count() const { return step_count_; }
+  void set_step_count(int64_t step_count) { step_count_ = step_count; }
+  // Each group's gradient buffer (what a data-parallel step all-reduces: one tensor per group).
+  std::vector<torch::Tensor> GradientBuffers() const;
+  // Each group's parameter, first-moment and second-moment buffers (what a data-parallel run
+  // broadcasts from rank 0 at the start, so that every rank steps from the same state).
+  std::vector<torch::Tensor> StateBuffers() const;
   // Optimizer state for checkpoints: m, v per group and the step count.
   void Save(torch::serialize::OutputArchive& archive) const;
   void Load(torch::serialize::InputArchive& archive);

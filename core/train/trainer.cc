@@ -18,6 +18,7 @@
 #include "core/model/length_extension.h"
 #include "core/model/transformer.h"
 #include "core/train/checkpoint.h"
+#include "core/train/data_parallel.h"
 #include "core/train/flat_adamw.h"
 #include "core/train/runtime.h"
 
@@ -132,6 +133,28 @@ torch::Tensor MeanLoss(const torch::Tensor& logits, const Batch& batch) {
     return torch::nn::functional::cross_entropy(logits.reshape({-1, vocab}), batch.targets.reshape({-1}));
   }
   return (TokenLosses(logits, batch.targets) * batch.mask).sum() / batch.mask.sum().clamp_min(1.0);
+}
+
+// This rank's share of a data-parallel batch: rows [rank * B / W, (rank + 1) * B / W).
+Batch ShardOf(const Batch& batch, int rank, int world_size) {
+  const int64_t rows = batch.inputs.size(0) / world_size;
+  auto rows_of = [&](const torch::Tensor& tensor) {
+    return tensor.defined() ? tensor.narrow(0, rank * rows, rows) : tensor;
+  };
+  return {rows_of(batch.inputs), rows_of(batch.targets), rows_of(batch.mask), rows_of(batch.doc_start)};
+}
+
+// A shard's part of the global batch's mean loss: its summed (masked) token losses over the global
+// batch's count of counted targets. Summed over the ranks, values and gradients are MeanLoss's.
+torch::Tensor ShardLoss(const torch::Tensor& logits, const Batch& shard, double global_count) {
+  if (!shard.mask.defined()) {
+    const int64_t vocab = logits.size(-1);
+    return torch::nn::functional::cross_entropy(
+               logits.reshape({-1, vocab}), shard.targets.reshape({-1}),
+               torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum)) /
+           global_count;
+  }
+  return (TokenLosses(logits, shard.targets) * shard.mask).sum() / global_count;
 }
 
 struct Evaluation {
@@ -252,6 +275,11 @@ class TrialRun {
   Status Resume(const std::string& path);
   Status InitializeFrom(const InitConfig& init);
   Status SaveCheckpoint(const std::string& reason);
+  // Joins the data-parallel group and gives every rank rank 0's state (a world of one: nothing).
+  Status JoinGroup();
+  // Prints a record: every record on rank 0, only error records on the other ranks.
+  void Record(const json& record);
+  bool lead() const { return options_.rank == 0; }
   json StepRecord(double loss, const std::vector<double>& norms, double lr_multiplier);
   // The end of a run: the diagnostics record, then the final record.
   void EmitDiagnosticsAndFinal(const Evaluation& evaluation, double train_loss, Clock::time_point run_start);
@@ -262,6 +290,8 @@ class TrialRun {
   std::unique_ptr<BatchSource> source_;
   Transformer model_{nullptr};
   std::unique_ptr<FlatAdamW> optimizer_;
+  std::unique_ptr<DataParallelGroup> group_;
+  int world_size_ = 1;
   FlopsPerToken flops_per_token_;
   int64_t step_ = 0;        // optimizer steps completed
   int64_t data_index_ = 0;  // training batches drawn
@@ -279,6 +309,14 @@ Status TrialRun::Setup() {
     if (!torch::cuda::is_available()) return Status::FailedPrecondition("train.device is cuda but no CUDA device is available");
     device_ = torch::Device(torch::kCUDA, 0);
   }
+  world_size_ = static_cast<int>(trial_.resources.world_size);
+  DataParallelOptions parallel;
+  parallel.rank = options_.rank;
+  parallel.world_size = world_size_;
+  parallel.rendezvous = options_.rendezvous;
+  StatusOr<std::unique_ptr<DataParallelGroup>> group = DataParallelGroup::Connect(parallel, device_);
+  if (!group.ok()) return group.status();
+  group_ = std::move(group).value();
   torch::manual_seed(trial_.seed);
   StatusOr<std::unique_ptr<BatchSource>> source = MakeBatchSource(trial_.data, trial_.seed);
   if (!source.ok()) return source.status();
@@ -328,7 +366,9 @@ Status TrialRun::Setup() {
   } else if (options_.resume != "never") {
     resume_path = options_.resume;
   }
-  if (!resume_path.empty()) {
+  if (!lead()) {
+    // Rank 0 resumes or initialises; JoinGroup hands its state to this rank.
+  } else if (!resume_path.empty()) {
     RUNG_RETURN_IF_ERROR(Resume(resume_path));
   } else if (!trial_.train.init.checkpoint.empty()) {
     RUNG_RETURN_IF_ERROR(InitializeFrom(trial_.train.init));
@@ -337,7 +377,31 @@ Status TrialRun::Setup() {
                                    "' is resolved by the coordinator (rung submit / rung run); to run this "
                                    "config directly, set train.init.checkpoint to that trial's checkpoint");
   }
+  return JoinGroup();
+}
+
+Status TrialRun::JoinGroup() {
+  if (world_size_ == 1) return Status::Ok();
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> state = optimizer_->StateBuffers();
+  // Parameters outside the optimizer (frozen ones) may come from a checkpoint too.
+  for (const auto& item : model_->named_parameters(true)) {
+    if (!item.value().requires_grad()) state.push_back(item.value());
+  }
+  torch::Tensor position =
+      torch::tensor({step_, data_index_, tokens_, optimizer_->step_count()}, torch::TensorOptions(torch::kLong));
+  state.push_back(position.to(device_));
+  RUNG_RETURN_IF_ERROR(group_->Broadcast(state));
+  torch::Tensor received = state.back().to(torch::kCPU);
+  step_ = received[0].item<int64_t>();
+  data_index_ = received[1].item<int64_t>();
+  tokens_ = received[2].item<int64_t>();
+  optimizer_->set_step_count(received[3].item<int64_t>());
   return Status::Ok();
+}
+
+void TrialRun::Record(const json& record) {
+  if (lead() || record.at("type") == "error") Emit(*options_.records, record);
 }
 
 Status TrialRun::Resume(const std::string& path) {
@@ -426,7 +490,7 @@ Status TrialRun::InitializeFrom(const InitConfig& source) {
 }
 
 Status TrialRun::SaveCheckpoint(const std::string& reason) {
-  if (options_.checkpoint_dir.empty()) return Status::Ok();
+  if (options_.checkpoint_dir.empty() || !lead()) return Status::Ok();
   json meta = {{"format", kCheckpointFormat}, {"step", step_}, {"data_index", data_index_}, {"tokens", tokens_},
                {"identity", ResumeIdentity(trial_)}};
   Status status = WriteCheckpointAtomically(
@@ -444,8 +508,8 @@ Status TrialRun::SaveCheckpoint(const std::string& reason) {
         return Status::Ok();
       });
   RUNG_RETURN_IF_ERROR(status);
-  Emit(*options_.records, {{"type", "checkpoint"}, {"step", step_}, {"path", CheckpointPath(options_.checkpoint_dir, step_)},
-                           {"reason", reason}});
+  Record({{"type", "checkpoint"}, {"step", step_}, {"path", CheckpointPath(options_.checkpoint_dir, step_)},
+          {"reason", reason}});
   return Status::Ok();
 }
 
@@ -470,7 +534,6 @@ json TrialRun::StepRecord(double loss, const std::vector<double>& norms, double 
 
 void TrialRun::EmitDiagnosticsAndFinal(const Evaluation& evaluation, double train_loss, Clock::time_point run_start) {
   const TrainConfig& train = trial_.train;
-  std::ostream& out = *options_.records;
   if (train.diagnostics_sequences > 0) {
     Batch sample = ToTensors(source_->Batch(Split::kValidation, 0, train.diagnostics_sequences, trial_.data.seq_len),
                              device_, CrossDocumentMaskToken(trial_.data));
@@ -479,7 +542,7 @@ void TrialRun::EmitDiagnosticsAndFinal(const Evaluation& evaluation, double trai
     json diagnostics = MeasureAttentionDiagnostics(model_, sample.inputs, sample.doc_start, diagnostics_options);
     diagnostics["type"] = "diagnostics";
     diagnostics["step"] = step_;
-    Emit(out, diagnostics);
+    Record(diagnostics);
   }
   json final_record = {{"type", "final"},
                        {"step", step_},
@@ -497,13 +560,12 @@ void TrialRun::EmitDiagnosticsAndFinal(const Evaluation& evaluation, double trai
                        {"peak_rss_bytes", PeakRssBytes()}};
   if (std::isfinite(train_loss)) final_record["train_loss"] = train_loss;  // unknown after a resume at the end
   if (evaluation.accuracy >= 0) final_record["val_accuracy"] = evaluation.accuracy;
-  Emit(out, final_record);
+  Record(final_record);
 }
 
 StatusOr<TrainOutcome> TrialRun::Run() {
   RUNG_RETURN_IF_ERROR(Setup());
   const TrainConfig& train = trial_.train;
-  std::ostream& out = *options_.records;
   json provenance = RuntimeProvenance();
   provenance["type"] = "provenance";
   provenance["device"] = device_.str();
@@ -518,7 +580,8 @@ StatusOr<TrainOutcome> TrialRun::Run() {
   provenance["tokens_per_step"] = TokensPerStep(train, trial_.data.seq_len);
   provenance["start_step"] = step_;
   provenance["resumed_from"] = resumed_from_.empty() ? json(nullptr) : json(resumed_from_);
-  Emit(out, provenance);
+  provenance["world_size"] = world_size_;
+  Record(provenance);
 
   const int64_t time = trial_.data.seq_len;
   const int64_t start_step = step_;
@@ -535,23 +598,50 @@ StatusOr<TrainOutcome> TrialRun::Run() {
       Batch batch = ToTensors(source_->Batch(Split::kTrain, data_index_++, train.batch_size, time), device_,
                               document_start_token);
       torch::Tensor loss;
-      {
+      if (world_size_ == 1) {
         AutocastScope autocast(UsesAutocast(trial_));
         loss = MeanLoss(model_->forward(batch.inputs, batch.doc_start), batch);
+      } else {
+        const double global_count = batch.mask.defined() ? std::max(1.0, batch.mask.sum().item<double>())
+                                                         : static_cast<double>(batch.targets.numel());
+        Batch shard = ShardOf(batch, options_.rank, world_size_);
+        AutocastScope autocast(UsesAutocast(trial_));
+        loss = ShardLoss(model_->forward(shard.inputs, shard.doc_start), shard, global_count);
       }
       double value = loss.item<double>();
-      if (!std::isfinite(value)) {
+      // A data-parallel rank learns of a non-finite loss from the step's all-reduce below, with the others.
+      if (world_size_ == 1 && !std::isfinite(value)) {
         std::string reason = "non-finite training loss (" + std::to_string(value) + ") at step " + std::to_string(step_ + 1);
-        Emit(out, {{"type", "error"}, {"step", step_ + 1}, {"reason", reason}});
+        Record({{"type", "error"}, {"step", step_ + 1}, {"reason", reason}});
         return Status::Aborted(reason);
       }
       step_loss += value / accum;
       (accum > 1 ? loss / accum : loss).backward();
     }
+    // Data-parallel: the global loss and whether any rank was asked to stop, then the gradients
+    // (summed: each rank's loss is already its share of the global mean).
+    bool stop_agreed = false;
+    if (world_size_ > 1) {
+      torch::Tensor control =
+          torch::tensor({step_loss, StopRequest().load() != 0 ? 1.0 : 0.0}, torch::TensorOptions(torch::kDouble))
+              .to(device_);
+      std::vector<torch::Tensor> gradients = optimizer_->GradientBuffers();
+      gradients.push_back(control);
+      RUNG_RETURN_IF_ERROR(group_->AllReduceSum(gradients));
+      control = control.to(torch::kCPU);
+      step_loss = control[0].item<double>();
+      stop_agreed = control[1].item<double>() > 0;
+      if (!std::isfinite(step_loss)) {
+        std::string reason =
+            "non-finite training loss (" + std::to_string(step_loss) + ") at step " + std::to_string(step_ + 1);
+        Record({{"type", "error"}, {"step", step_ + 1}, {"reason", reason}});
+        return Status::Aborted(reason);
+      }
+    }
     std::vector<double> norms = optimizer_->ClipGradients();
     if (!std::isfinite(norms[0]) || !std::isfinite(norms[1])) {
       std::string reason = "non-finite gradient norm at step " + std::to_string(step_ + 1);
-      Emit(out, {{"type", "error"}, {"step", step_ + 1}, {"reason", reason}});
+      Record({{"type", "error"}, {"step", step_ + 1}, {"reason", reason}});
       return Status::Aborted(reason);
     }
     optimizer_->Step(lr_multiplier);
@@ -565,6 +655,13 @@ StatusOr<TrainOutcome> TrialRun::Run() {
     }
 
     const bool last = step_ == train.steps;
+    if (!lead()) {
+      // Rank 0 evaluates, checkpoints and reports; this rank only keeps stepping with the group.
+      if (last) return TrainOutcome::kCompleted;
+      const bool stop = world_size_ > 1 ? stop_agreed : StopRequest().load() != 0;
+      if (stop || (options_.stop_after_step > 0 && step_ >= options_.stop_after_step)) return TrainOutcome::kPreempted;
+      continue;
+    }
     const bool evaluate = !last && train.eval_every > 0 && step_ % train.eval_every == 0;
     if (evaluate || last || step_ % train.log_every == 0) {
       json record = StepRecord(step_loss, norms, lr_multiplier);
@@ -573,31 +670,34 @@ StatusOr<TrainOutcome> TrialRun::Run() {
         record["val_loss"] = evaluation.loss;
         if (evaluation.accuracy >= 0) record["val_accuracy"] = evaluation.accuracy;
       }
-      if (!last) Emit(out, record);
+      if (!last) Record(record);
       if (last) {
         Evaluation evaluation = Evaluate(model_, *source_, trial_, device_, trial_.data.seq_len, trial_.train.batch_size);
         record["val_loss"] = evaluation.loss;
         if (evaluation.accuracy >= 0) record["val_accuracy"] = evaluation.accuracy;
-        Emit(out, record);
+        Record(record);
         RUNG_RETURN_IF_ERROR(SaveCheckpoint("final"));
         EmitDiagnosticsAndFinal(evaluation, step_loss, run_start);
         return TrainOutcome::kCompleted;
       }
     }
     if (train.checkpoint_every > 0 && step_ % train.checkpoint_every == 0) RUNG_RETURN_IF_ERROR(SaveCheckpoint("periodic"));
+    // Data-parallel ranks stop at the step they agreed on (a signal to any rank stops them all).
     const int signal = StopRequest().load();
-    if (signal != 0 || (options_.stop_after_step > 0 && step_ >= options_.stop_after_step)) {
-      RUNG_RETURN_IF_ERROR(SaveCheckpoint(signal != 0 ? "signal" : "stop_after_step"));
-      Emit(out, {{"type", "preempted"},
-                 {"step", step_},
-                 {"signal", signal},
-                 {"checkpoint", options_.checkpoint_dir.empty() ? json(nullptr)
-                                                                : json(CheckpointPath(options_.checkpoint_dir, step_))}});
+    const bool stop = world_size_ > 1 ? stop_agreed : signal != 0;
+    if (stop || (options_.stop_after_step > 0 && step_ >= options_.stop_after_step)) {
+      RUNG_RETURN_IF_ERROR(SaveCheckpoint(stop ? "signal" : "stop_after_step"));
+      Record({{"type", "preempted"},
+              {"step", step_},
+              {"signal", signal},
+              {"checkpoint", options_.checkpoint_dir.empty() ? json(nullptr)
+                                                             : json(CheckpointPath(options_.checkpoint_dir, step_))}});
       return TrainOutcome::kPreempted;
     }
   }
   // Resumed from the final checkpoint (the previous attempt ended before it was reported): report
   // the results again, so that this attempt completes like the one before it.
+  if (!lead()) return TrainOutcome::kCompleted;
   EmitDiagnosticsAndFinal(Evaluate(model_, *source_, trial_, device_, trial_.data.seq_len, train.batch_size),
                           std::nan(""), run_start);
   return TrainOutcome::kCompleted;

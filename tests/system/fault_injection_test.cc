@@ -9,13 +9,21 @@
 //   2. kill -9 of the coordinator, restarted on the same database and port: the workers re-attach,
 //      every trial SUCCEEDS exactly once, no metric acknowledged before the kill is lost;
 //   3. SIGTERM to the worker running it: the attempt is PREEMPTED, another worker resumes it from its
-//      checkpoint and it SUCCEEDS.
+//      checkpoint and it SUCCEEDS;
+//   4. kill -9 of one rank of a data-parallel trial (world_size 2, both ranks on one worker): the
+//      worker stops the other rank, the attempt FAILS, and the retry resumes from the checkpoint and
+//      SUCCEEDS;
+//   5. SIGTERM to the worker running a data-parallel trial: both ranks stop at the same step after
+//      rank 0's checkpoint, the attempt is PREEMPTED, and another worker resumes it.
 // Every wait is a bounded poll of the coordinator; no fixed sleeps.
 #include <signal.h>
 #include <sys/wait.h>
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <functional>
 #include <map>
 #include <memory>
@@ -55,7 +63,7 @@ constexpr int64_t kCheckpointEvery = 20;
 constexpr int64_t kInterruptAfterStep = 3 * kCheckpointEvery;
 
 // About 15 ms a step on one core: long enough to interrupt, short enough to run twice.
-std::string Spec(const std::string& name, const std::string& seeds) {
+std::string Spec(const std::string& name, const std::string& seeds, const std::string& resources = "{cpus: 1}") {
   return "name: " + name + R"(
 metric: {name: val_loss, goal: minimize}
 data: {source: builtin, seq_len: 64}
@@ -65,7 +73,7 @@ train: {steps: )" + std::to_string(kSteps) +
         eval_batches: 2, log_every: )" +
          std::to_string(kLogEvery) + ", checkpoint_every: " + std::to_string(kCheckpointEvery) + R"(,
         diagnostics_sequences: 0}
-resources: {cpus: 1}
+resources: )" + resources + R"(
 sweep:
   seed: )" + seeds + "\n";
 }
@@ -99,11 +107,11 @@ class FaultInjectionTrainingTest : public ::testing::Test {
     users_ = v1::UserService::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
   }
 
-  void StartWorker(const std::string& id) {
+  void StartWorker(const std::string& id, int cpus = 1) {
     worker_ids_.push_back(id);
     workers_[id] = std::make_unique<ChildProcess>(
         std::vector<std::string>{RUNG_WORKER_BINARY, "--coordinator", address_, "--worker-token-file",
-                                 scratch_.Path("worker.token"), "--cpus", "1", "--worker-id", id, "--trainer",
+                                 scratch_.Path("worker.token"), "--cpus", std::to_string(cpus), "--worker-id", id, "--trainer",
                                  RUNG_TRAIN_BINARY, "--work-dir", scratch_.Path("work-" + id), "--heartbeat-seconds",
                                  "0.3", "--grace-seconds", "60"},
         scratch_.path().string(), scratch_.Path(id + ".log"));
@@ -116,9 +124,10 @@ class FaultInjectionTrainingTest : public ::testing::Test {
     return logs;
   }
 
-  int64_t Submit(const std::string& name, const std::string& seeds, int64_t trials) {
+  int64_t Submit(const std::string& name, const std::string& seeds, int64_t trials,
+                 const std::string& resources = "{cpus: 1}") {
     v1::SubmitSweepRequest submit;
-    submit.set_spec_text(Spec(name, seeds));
+    submit.set_spec_text(Spec(name, seeds, resources));
     submit.set_spec_file_name(name + ".yaml");
     v1::SubmitSweepResponse submitted;
     const grpc::Status status = users_->SubmitSweep(BearerContext(user_token_).get(), submit, &submitted);
@@ -350,6 +359,82 @@ TEST_F(FaultInjectionTrainingTest, SigtermOfAWorkerMidTrialPreemptsAndAnotherWor
   const int wait_status = workers_["first"]->Wait(seconds(90));
   ASSERT_NE(wait_status, -1) << "rung-worker did not exit after SIGTERM\n" << Logs();
   EXPECT_TRUE(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) << "wait status " << wait_status;
+
+  ExpectResumedBySecondWorker(sweep_id, trial_id, v1::TRIAL_STATE_PREEMPTED);
+}
+
+// The pids of live processes whose command line holds every one of `arguments`, each a run of whole
+// consecutive arguments separated by spaces ("--rank 1").
+std::vector<pid_t> ProcessesWithArguments(const std::vector<std::string>& arguments) {
+  std::vector<pid_t> pids;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    std::ifstream file(entry.path() / "cmdline", std::ios::binary);
+    const std::string command_line = std::string(1, '\0') +
+                                     std::string((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    const bool all = std::all_of(arguments.begin(), arguments.end(), [&](std::string wanted) {
+      std::replace(wanted.begin(), wanted.end(), ' ', '\0');
+      return command_line.find('\0' + wanted + '\0') != std::string::npos;
+    });
+    if (all) pids.push_back(std::stoi(name));
+  }
+  return pids;
+}
+
+TEST_F(FaultInjectionTrainingTest, KillNineOfOneRankStopsTheGangAndTheRetryResumesFromTheCheckpoint) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(0));
+  const int64_t sweep_id = Submit("kill-rank", "[0]", 1, "{cpus: 1, world_size: 2}");
+  ASSERT_NO_FATAL_FAILURE(StartWorker("gang", /*cpus=*/2));
+
+  std::vector<v1::Trial> trials;
+  ASSERT_TRUE(WaitForProgress(sweep_id, kInterruptAfterStep, &trials)) << "the trial did not get going\n" << Logs();
+  ASSERT_EQ(trials.size(), 1u);
+  const int64_t trial_id = trials[0].trial_id();
+  ASSERT_EQ(trials[0].attempt(), 1);
+  const std::string config = scratch_.Path("work-gang") + "/trial-" + std::to_string(trial_id) + "/attempt-1/trial.json";
+  ASSERT_TRUE(std::filesystem::exists(config)) << config;
+  const std::vector<pid_t> rank1 = ProcessesWithArguments({RUNG_TRAIN_BINARY, config, "--rank 1"});
+  ASSERT_EQ(rank1.size(), 1u) << "rank 1 of attempt 1 is not running\n" << Logs();
+  ASSERT_EQ(ProcessesWithArguments({RUNG_TRAIN_BINARY, config, "--rank 0"}).size(), 1u);
+  ASSERT_EQ(kill(rank1[0], SIGKILL), 0);
+
+  v1::Sweep sweep;
+  ASSERT_TRUE(WaitForSweepEnd(sweep_id, seconds(400), &sweep))
+      << "sweep state " << v1::SweepState_Name(sweep.state()) << ": " << sweep.state_reason() << "\n" << Logs();
+  EXPECT_TRUE(ProcessesWithArguments({RUNG_TRAIN_BINARY, config}).empty()) << "a rank of attempt 1 outlived it";
+  const v1::Trial trial = GetTrial(trial_id);
+  EXPECT_EQ(trial.state(), v1::TRIAL_STATE_SUCCEEDED);
+  ASSERT_EQ(trial.attempts_size(), 2) << trial.DebugString();
+  EXPECT_EQ(trial.attempts(0).state(), v1::TRIAL_STATE_FAILED) << trial.attempts(0).DebugString();
+  EXPECT_NE(trial.attempts(0).exit_reason().find("rank 1 killed by signal 9"), std::string::npos)
+      << trial.attempts(0).DebugString();
+  EXPECT_EQ(trial.attempts(1).state(), v1::TRIAL_STATE_SUCCEEDED);
+  EXPECT_GT(FirstStepOf(trial_id, 2), kCheckpointEvery) << "attempt 2 did not resume from a checkpoint";
+  ExpectOneValuePerLoggedStep(trial_id);
+  EXPECT_EQ(Metrics(trial_id).count("val_loss"), 1u);
+}
+
+TEST_F(FaultInjectionTrainingTest, SigtermOfAWorkerRunningTwoRanksPreemptsBothAndAnotherWorkerResumes) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(0));
+  const int64_t sweep_id = Submit("sigterm-gang", "[0]", 1, "{cpus: 1, world_size: 2}");
+  ASSERT_NO_FATAL_FAILURE(StartWorker("first", /*cpus=*/2));
+
+  std::vector<v1::Trial> trials;
+  ASSERT_TRUE(WaitForProgress(sweep_id, kInterruptAfterStep, &trials)) << "the trial did not get going\n" << Logs();
+  ASSERT_EQ(trials.size(), 1u);
+  const int64_t trial_id = trials[0].trial_id();
+  ASSERT_EQ(trials[0].worker_id(), "first");
+
+  ASSERT_NO_FATAL_FAILURE(StartWorker("second", /*cpus=*/2));
+  workers_["first"]->Signal(SIGTERM);
+  const int wait_status = workers_["first"]->Wait(seconds(90));
+  ASSERT_NE(wait_status, -1) << "rung-worker did not exit after SIGTERM\n" << Logs();
+  EXPECT_TRUE(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) << "wait status " << wait_status;
+  // Both ranks agreed on the stop: rank 1 exited 75 like rank 0 (its log would say why otherwise).
+  const std::string rank1_log =
+      FileText(scratch_.Path("work-first") + "/trial-" + std::to_string(trial_id) + "/attempt-1/trainer-rank1.log");
+  EXPECT_NE(rank1_log.find("stopped after a checkpoint (preempted)"), std::string::npos) << rank1_log;
 
   ExpectResumedBySecondWorker(sweep_id, trial_id, v1::TRIAL_STATE_PREEMPTED);
 }

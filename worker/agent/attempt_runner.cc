@@ -35,15 +35,26 @@ bool IsFenced(const Status& status) {
 
 }  // namespace
 
-int CpuSlotsOf(const v1::TrialLease& lease) {
-  if (lease.cpu_slots() > 0) return lease.cpu_slots();
+namespace {
+
+// A positive integer under resources.<key> of a lease's config, else 1.
+int ResourceOf(const v1::TrialLease& lease, const char* key) {
   const nlohmann::json config = nlohmann::json::parse(lease.config_json(), nullptr, /*allow_exceptions=*/false);
   if (config.is_object() && config.contains("resources") && config["resources"].is_object()) {
-    const nlohmann::json& cpus = config["resources"].value("cpus", nlohmann::json(1));
-    if (cpus.is_number_integer() && cpus.get<int64_t>() > 0) return static_cast<int>(cpus.get<int64_t>());
+    const nlohmann::json& value = config["resources"].value(key, nlohmann::json(1));
+    if (value.is_number_integer() && value.get<int64_t>() > 0) return static_cast<int>(value.get<int64_t>());
   }
   return 1;
 }
+
+}  // namespace
+
+int CpuSlotsOf(const v1::TrialLease& lease) {
+  if (lease.cpu_slots() > 0) return lease.cpu_slots();
+  return ResourceOf(lease, "cpus") * WorldSizeOf(lease);
+}
+
+int WorldSizeOf(const v1::TrialLease& lease) { return ResourceOf(lease, "world_size"); }
 
 AttemptRunner::AttemptRunner(CoordinatorClient* client, v1::TrialLease lease, AttemptOptions options)
     : client_(client), lease_(std::move(lease)), options_(std::move(options)) {}
@@ -183,16 +194,19 @@ AttemptResult AttemptRunner::RunAttempt() {
       return Report(end, complete);
     }
   }
-  StatusOr<std::unique_ptr<TrainerProcess>> started = TrainerProcess::Start(launch);
+  const int world_size = WorldSizeOf(lease_);
+  StatusOr<std::unique_ptr<TrainerGang>> started = TrainerGang::Start(launch, world_size);
   if (!started.ok()) {
     AttemptEnd end;
     end.exit_code = 127;
     end.reason = "the worker cannot start rung-train: " + started.status().message();
     return Report(end, complete);
   }
-  std::unique_ptr<TrainerProcess> trainer = std::move(started).value();
-  AgentLog(Name() + ": rung-train started (pid " + std::to_string(trainer->pid()) + ", " + std::to_string(threads) +
-           " thread(s), resume " + workspace->resume + ", in " + workspace->dir + ")");
+  std::unique_ptr<TrainerGang> trainer = std::move(started).value();
+  AgentLog(Name() + ": rung-train started (pid " + std::to_string(trainer->pid()) + ", " +
+           (world_size > 1 ? std::to_string(world_size) + " ranks of " : std::string()) +
+           std::to_string(trainer->threads_per_rank()) + " thread(s), resume " + workspace->resume + ", in " +
+           workspace->dir + ")");
   {
     std::lock_guard<std::mutex> lock(mutex_);
     trainer_ = trainer.get();
@@ -236,9 +250,14 @@ AttemptResult AttemptRunner::RunAttempt() {
     }
     if (fenced_reason_) return {AttemptFate::kFenced, {}, *fenced_reason_};
   }
+  const std::string broken_by = trainer->broken_by();
   trainer.reset();
   AgentLog(Name() + ": rung-train " + exit->Describe());
-  const AttemptEnd end = ClassifyTrainerExit(*exit, records, preempt_reason, stderr_tail);
+  AttemptEnd end = ClassifyTrainerExit(*exit, records, preempt_reason, stderr_tail);
+  if (world_size > 1 && !broken_by.empty()) {
+    AgentLog(Name() + ": " + broken_by + "; every rank was stopped");
+    end.reason = broken_by + ", so every rank of the attempt was stopped: " + end.reason;
+  }
   records.FillCompleteRequest(workspace->checkpoint_dir, &complete);
   return Report(end, complete);
 }

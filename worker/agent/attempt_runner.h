@@ -4,8 +4,11 @@
 //
 //   1. prepares its workspace (attempt_workspace.h): trial.json, the checkpoint folder of this
 //      attempt, the resume point among the earlier attempts' folders;
-//   2. starts rung-train with exactly the trial's CPU slots as threads (trainer_process.h);
-//   3. reads the trainer's stdout line by line: every line goes to records.jsonl and to the
+//   2. starts rung-train with exactly the trial's CPU slots as threads (trainer_process.h); a
+//      data-parallel trial (resources.world_size > 1) as that many ranks on this host, each with
+//      its share of the slots, all or nothing (trainer_gang.h): a rank that dies stops the others
+//      and the attempt is reported FAILED (retried from its checkpoint like any failure);
+//   3. reads the trainer's (rank 0's) stdout line by line: every line goes to records.jsonl and to the
 //      MetricRelay, step records as metric rows; stderr lines go to the relay as well;
 //   4. heartbeats the lease every heartbeat_interval on a thread of its own, from the start until the
 //      attempt has been reported; CANCEL -> SIGTERM to the trainer, SIGKILL after stop_grace, and
@@ -49,6 +52,7 @@
 #include "worker/agent/backoff.h"
 #include "worker/agent/coordinator_client.h"
 #include "worker/agent/metric_relay.h"
+#include "worker/agent/trainer_gang.h"
 #include "worker/agent/trainer_process.h"
 
 namespace rung::agent {
@@ -81,8 +85,12 @@ struct AttemptResult {
   v1::TrialState trial_state = v1::TRIAL_STATE_UNSPECIFIED;  // the coordinator's answer to Complete
 };
 
-// The CPU slots a lease takes: its cpu_slots, else the config's resources.cpus, at least 1.
+// The CPU slots a lease takes: its cpu_slots, else the config's resources.cpus x world_size, at
+// least 1.
 int CpuSlotsOf(const v1::TrialLease& lease);
+
+// The ranks a lease runs as: the config's resources.world_size, at least 1.
+int WorldSizeOf(const v1::TrialLease& lease);
 
 class AttemptRunner {
  public:
@@ -129,7 +137,7 @@ class AttemptRunner {
   std::mutex mutex_;
   std::condition_variable wake_;  // finished_ or give_up_
   std::unique_ptr<MetricRelay> relay_;
-  TrainerProcess* trainer_ = nullptr;  // while it runs
+  TrainerGang* trainer_ = nullptr;  // while it runs
   std::optional<Clock::time_point> kill_at_;
   bool stop_signalled_ = false;
   bool killed_ = false;

@@ -49,6 +49,18 @@ TEST(TrialConfig, DerivesStepsFromTokens) {
   EXPECT_EQ(trial->train.steps, (10000 + 255) / 256);
 }
 
+TEST(TrialConfig, AWorldSizeMustSplitTheBatchEvenly) {
+  json config = MinimalTrial();
+  config["train"]["batch_size"] = 12;
+  config["resources"] = {{"world_size", 4}};
+  EXPECT_TRUE(TrialConfigFromJson(config).ok());
+  config["resources"]["world_size"] = 5;
+  StatusOr<TrialConfig> trial = TrialConfigFromJson(config);
+  ASSERT_FALSE(trial.ok());
+  EXPECT_NE(trial.status().message().find("resources.world_size: must divide train.batch_size (12)"), std::string::npos)
+      << trial.status().message();
+}
+
 TEST(TrialConfig, ReportsEveryErrorWithItsPathAndASuggestion) {
   json config = MinimalTrial();
   config["model"]["hedas"] = 4;

@@ -9,11 +9,14 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include "core/common/loopback_port.h"
 
 namespace rung {
 namespace {
@@ -337,6 +340,171 @@ TEST_F(TrainingTest, NonFiniteLossFailsTheRunAtOnceWithStepAndReason) {
   ASSERT_EQ(last.at("type"), "error");
   EXPECT_LT(last.at("step").get<int64_t>(), 10);
   EXPECT_NE(last.at("reason").get<std::string>().find("non-finite"), std::string::npos);
+}
+
+// Arguments that make a rung-train process rank `rank` of a data-parallel trial meeting at `port`.
+std::vector<std::string> RankArguments(int rank, int port, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"--rank", std::to_string(rank), "--rendezvous", "127.0.0.1:" + std::to_string(port)};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+json DataParallelTrial(int64_t world_size, int64_t steps) {
+  json config = TinyTrial("adarope", steps);
+  config["train"]["log_every"] = 1;
+  config["train"]["eval_every"] = 10;
+  config["train"]["eval_batches"] = 2;
+  config["train"]["diagnostics_sequences"] = 0;
+  config["resources"] = {{"cpus", 1}, {"world_size", world_size}};
+  return config;
+}
+
+// Two ranks that each take half of every batch of 16 sequences follow the curve of one process
+// that takes all 16: the same math, up to float summation order.
+TEST_F(TrainingTest, TwoRanksFollowTheOneRankLossCurveOnTheSameGlobalBatch) {
+  TrainerProcess single(WriteConfig("dp_single", DataParallelTrial(1, 20)), {});
+  ASSERT_EQ(single.Finish(), 0);
+  std::map<int64_t, json> expected = StepRecords(single.records());
+
+  StatusOr<int> port = FreeLoopbackPort();
+  ASSERT_TRUE(port.ok()) << port.status().ToString();
+  const std::string config_path = WriteConfig("dp_two", DataParallelTrial(2, 20));
+  TrainerProcess rank0(config_path, RankArguments(0, *port));
+  TrainerProcess rank1(config_path, RankArguments(1, *port));
+  ASSERT_EQ(rank1.Finish(), 0);
+  ASSERT_EQ(rank0.Finish(), 0);
+  EXPECT_TRUE(rank1.records().empty()) << "only rank 0 prints records";
+  EXPECT_EQ(rank0.records().front().at("world_size"), 2);
+  EXPECT_EQ(rank0.records().front().at("tokens_per_step"), single.records().front().at("tokens_per_step"));
+  std::map<int64_t, json> actual = StepRecords(rank0.records());
+  ASSERT_EQ(actual.size(), expected.size());
+  for (const auto& [step, record] : expected) {
+    for (const char* key : {"train_loss", "grad_norm", "positional_grad_norm"}) {
+      const double want = record.at(key).get<double>();
+      EXPECT_NEAR(actual.at(step).at(key).get<double>(), want, 1e-4 * std::max(1.0, std::fabs(want)))
+          << key << " at step " << step;
+    }
+    EXPECT_EQ(actual.at(step).at("tokens"), record.at("tokens")) << step;
+    if (record.contains("val_loss")) {
+      EXPECT_NEAR(actual.at(step).at("val_loss").get<double>(), record.at("val_loss").get<double>(), 1e-4) << step;
+    }
+  }
+  ASSERT_EQ(rank0.records().back().at("type"), "final");
+  EXPECT_NEAR(rank0.records().back().at("val_loss").get<double>(), single.records().back().at("val_loss").get<double>(),
+              1e-4);
+}
+
+// The same on a task with a loss mask (only answer positions count) and two micro-batches a step.
+TEST_F(TrainingTest, TwoRanksFollowTheOneRankCurveOnAMaskedTaskWithGradientAccumulation) {
+  std::vector<std::map<int64_t, json>> curves;
+  std::vector<double> final_losses;
+  for (int64_t world_size : {1, 2}) {
+    json config = DataParallelTrial(world_size, 12);
+    config["data"] = {{"source", "position_index"}, {"seq_len", 64}};
+    config["train"]["grad_accum"] = 2;
+    config["train"]["batch_size"] = 8;
+    const std::string path = WriteConfig("dp_masked_" + std::to_string(world_size), config);
+    StatusOr<int> port = FreeLoopbackPort();
+    ASSERT_TRUE(port.ok());
+    std::vector<std::unique_ptr<TrainerProcess>> ranks;
+    for (int rank = 0; rank < world_size; ++rank) {
+      ranks.push_back(std::make_unique<TrainerProcess>(
+          path, world_size == 1 ? std::vector<std::string>{} : RankArguments(rank, *port)));
+    }
+    for (int rank = world_size - 1; rank >= 0; --rank) ASSERT_EQ(ranks[rank]->Finish(), 0) << "rank " << rank;
+    ASSERT_EQ(ranks[0]->records().back().at("type"), "final");
+    EXPECT_TRUE(ranks[0]->records().back().contains("val_accuracy"));
+    curves.push_back(StepRecords(ranks[0]->records()));
+    final_losses.push_back(ranks[0]->records().back().at("val_loss").get<double>());
+  }
+  ASSERT_EQ(curves[0].size(), curves[1].size());
+  for (const auto& [step, record] : curves[0]) {
+    const double want = record.at("train_loss").get<double>();
+    EXPECT_NEAR(curves[1].at(step).at("train_loss").get<double>(), want, 1e-4 * std::max(1.0, std::fabs(want))) << step;
+  }
+  EXPECT_NEAR(final_losses[1], final_losses[0], 1e-4);
+}
+
+// SIGTERM to one rank stops both at the same step: rank 0 checkpoints, both exit 75, and the two
+// ranks resumed from that checkpoint finish the uninterrupted two-rank curve.
+TEST_F(TrainingTest, SignalToOneRankStopsEveryRankAndTheGangResumesTheCurve) {
+  const std::string config_path = WriteConfig("dp_resume", DataParallelTrial(2, 40));
+  StatusOr<int> port = FreeLoopbackPort();
+  ASSERT_TRUE(port.ok()) << port.status().ToString();
+  TrainerProcess reference0(config_path, RankArguments(0, *port));
+  TrainerProcess reference1(config_path, RankArguments(1, *port));
+  ASSERT_EQ(reference1.Finish(), 0);
+  ASSERT_EQ(reference0.Finish(), 0);
+  std::map<int64_t, json> expected = StepRecords(reference0.records());
+
+  const std::string dir = testing::TempDir() + "/dp_resume_ckpt";
+  fs::remove_all(dir);
+  port = FreeLoopbackPort();
+  ASSERT_TRUE(port.ok());
+  TrainerProcess first0(config_path, RankArguments(0, *port, {"--checkpoint-dir", dir}));
+  TrainerProcess first1(config_path, RankArguments(1, *port));
+  for (json record = first0.Next(); !record.is_null(); record = first0.Next()) {
+    if (record.at("type") == "step" && record.at("step") == 15) {
+      first1.Signal(SIGTERM);  // the rank that prints nothing
+      break;
+    }
+  }
+  ASSERT_EQ(first0.Finish(), 75);
+  ASSERT_EQ(first1.Finish(), 75);
+  const json& preempted = first0.records().back();
+  ASSERT_EQ(preempted.at("type"), "preempted");
+  const int64_t stopped_at = preempted.at("step").get<int64_t>();
+  EXPECT_GE(stopped_at, 15);
+  EXPECT_LT(stopped_at, 40);
+  EXPECT_TRUE(first1.records().empty());
+
+  port = FreeLoopbackPort();
+  ASSERT_TRUE(port.ok());
+  TrainerProcess second0(config_path, RankArguments(0, *port, {"--checkpoint-dir", dir}));
+  TrainerProcess second1(config_path, RankArguments(1, *port));  // no checkpoint folder: rank 0 hands it the state
+  ASSERT_EQ(second1.Finish(), 0);
+  ASSERT_EQ(second0.Finish(), 0);
+  EXPECT_EQ(second0.records().front().at("start_step"), stopped_at);
+  std::map<int64_t, json> resumed = StepRecords(second0.records());
+  ASSERT_EQ(resumed.begin()->first, stopped_at + 1);
+  ASSERT_EQ(resumed.rbegin()->first, 40);
+  for (const auto& [step, record] : resumed) {
+    for (const char* key : {"train_loss", "grad_norm", "lr", "tokens"}) {
+      EXPECT_EQ(record.at(key), expected.at(step).at(key)) << key << " at step " << step;
+    }
+  }
+  EXPECT_EQ(second0.records().back().at("val_loss"), reference0.records().back().at("val_loss"));
+}
+
+// A rank whose peer dies mid-run fails (Gloo sees the connection close) instead of waiting for it.
+TEST_F(TrainingTest, ARankWhosePeerDiesFailsInsteadOfWaitingForIt) {
+  const std::string config_path = WriteConfig("dp_peer_dies", DataParallelTrial(2, 2000));
+  StatusOr<int> port = FreeLoopbackPort();
+  ASSERT_TRUE(port.ok());
+  TrainerProcess rank0(config_path, RankArguments(0, *port));
+  TrainerProcess rank1(config_path, RankArguments(1, *port));
+  for (json record = rank0.Next(); !record.is_null(); record = rank0.Next()) {
+    if (record.at("type") == "step" && record.at("step") == 5) {
+      rank1.Signal(SIGKILL);
+      break;
+    }
+  }
+  EXPECT_EQ(rank1.Finish(), 128 + SIGKILL);
+  EXPECT_EQ(rank0.Finish(), 1);
+  EXPECT_NE(rank0.records().back().at("type"), "final");
+}
+
+// A data-parallel trial needs every rank's --rank and rank 0's --rendezvous (exit 2, before any
+// training); a world that does not divide the batch is a config error.
+TEST_F(TrainingTest, DataParallelRanksNeedTheirRendezvousAndAnEvenShare) {
+  json config = DataParallelTrial(2, 5);
+  TrainerProcess no_rendezvous(WriteConfig("dp_no_rendezvous", config), {});
+  EXPECT_EQ(no_rendezvous.Finish(), 2);
+  TrainerProcess outside(WriteConfig("dp_outside", config), RankArguments(2, 1));
+  EXPECT_EQ(outside.Finish(), 2);
+  config["resources"]["world_size"] = 3;  // 16 sequences do not split three ways
+  TrainerProcess uneven(WriteConfig("dp_uneven", config), RankArguments(0, 1));
+  EXPECT_EQ(uneven.Finish(), 2);
 }
 
 TEST_F(TrainingTest, BadConfigExitsWithCodeTwoAndNamesTheKey) {
