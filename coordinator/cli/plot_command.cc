@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "coordinator/cli/exit_codes.h"
+#include "coordinator/cli/sweep_figures.h"
 #include "sweeps/fit/compute_multipliers.h"
 #include "sweeps/fit/ladder_csv.h"
 #include "sweeps/plot/gnuplot_plot.h"
@@ -37,6 +38,20 @@ int RunPlotCommand(const PlotCommandOptions& options, std::ostream& out, std::os
     return files.status().code() == StatusCode::kInvalidArgument ? kUsage : kFailure;
   }
   for (const std::string& file : files.value()) out << file << "\n";
+  if (source.csv_path.empty() && source.sweep_id > 0) {  // a stored sweep: its curves and frequencies too
+    StatusOr<std::unique_ptr<CoordinatorConnection>> connection = CoordinatorConnection::Open(source.connection);
+    if (!connection.ok()) {
+      err << "rung plot: " << connection.status().message() << "\n";
+      return kUsage;
+    }
+    StatusOr<std::vector<std::string>> figures =
+        WriteSweepFigures(**connection, source.sweep_id, options.out_dir, options.gnuplot);
+    if (!figures.ok()) {
+      err << "rung plot: " << figures.status().message() << "\n";
+      return figures.status().code() == StatusCode::kUnavailable ? kUnavailable : kFailure;
+    }
+    for (const std::string& file : figures.value()) out << file << "\n";
+  }
   return kOk;
 }
 
@@ -46,7 +61,9 @@ void AddPlotCommand(CLI::App& app, int* exit_code) {
       "plot",
       "Figures of a ladder (gnuplot, SVG and PNG): loss against compute per variant with the shared-E power-law\n"
       "fits and the piecewise compute multipliers as labels (loss_vs_compute), and the multipliers against\n"
-      "compute (multipliers). The gnuplot script and data are written beside them.");
+      "compute (multipliers). For a stored sweep also the validation curves per rung (loss_curves_<rung>) and the\n"
+      "learned frequency profiles at the largest rung against RoPE's (frequency_profile). The gnuplot scripts and\n"
+      "data are written beside them.");
   AddLadderSourceOptions(command, &options->source);
   command->add_option("--baseline", options->baseline,
                       "The variant the multipliers are measured against (default: the sweep's baseline)")

@@ -3,7 +3,9 @@
 // `rung plot --from-csv FILE --baseline VARIANT --out DIR`: writes loss_vs_compute.{svg,png} (loss
 // against compute per variant, the shared-E power-law fits, piecewise multipliers as labels) and
 // multipliers.{svg,png} (the multiplier against compute per variant), with their gnuplot script and
-// data, into DIR (sweeps/plot/gnuplot_plot.h). Needs gnuplot (Debian: gnuplot-nox).
+// data, into DIR (sweeps/plot/gnuplot_plot.h). `rung plot SWEEP --out DIR` (a stored sweep) also
+// draws its validation curves per rung and learned frequency profiles (sweep_figures.h).
+// Needs gnuplot (Debian: gnuplot-nox).
 //
 // Exit codes (exit_codes.h): 0 done; 2 bad input (missing file, bad CSV, unknown baseline, an
 // output folder that cannot be made); 1 gnuplot missing or failing (its stderr is printed).

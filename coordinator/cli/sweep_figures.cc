@@ -1,0 +1,135 @@
+#include "coordinator/cli/sweep_figures.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "coordinator/cli/sweep_commands.h"
+#include "sweeps/plot/diagnostics_plot.h"
+#include "sweeps/plot/loss_curves_plot.h"
+
+namespace rung::cli {
+namespace {
+
+namespace pb = rung::v1;
+using nlohmann::json;
+
+Status FromGrpc(const grpc::Status& status, const std::string& what) {
+  if (status.ok()) return Status::Ok();
+  if (status.error_code() == grpc::StatusCode::NOT_FOUND) return Status::NotFound(what + ": " + status.error_message());
+  if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    return Status::Unavailable(what + ": " + status.error_message());
+  }
+  return Status::Internal(what + ": " + status.error_message());
+}
+
+// "lerope seed 1" from {"position.variant": "lerope", "seed": 1}; axis names shortened to their last part.
+std::string CellLabel(const json& assignments, bool with_seed) {
+  std::string label;
+  if (!assignments.is_object()) return "trial";
+  for (auto it = assignments.begin(); it != assignments.end(); ++it) {
+    if (!with_seed && it.key() == "seed") continue;
+    const std::string key = it.key().substr(it.key().rfind('.') == std::string::npos ? 0 : it.key().rfind('.') + 1);
+    const std::string value = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
+    label += (label.empty() ? "" : " ") + (key == "variant" ? value : key + " " + value);
+  }
+  return label.empty() ? "trial" : label;
+}
+
+}  // namespace
+
+StatusOr<std::vector<std::string>> WriteSweepFigures(CoordinatorConnection& connection, int64_t sweep_id,
+                                                     const std::string& out_dir, const std::string& gnuplot) {
+  std::vector<pb::Trial> trials;
+  RUNG_RETURN_IF_ERROR(FromGrpc(FetchTrials(connection, sweep_id, &trials), "listing the sweep's trials"));
+  pb::GetSweepRequest sweep_request;
+  sweep_request.set_sweep_id(sweep_id);
+  pb::Sweep sweep;
+  RUNG_RETURN_IF_ERROR(FromGrpc(connection.user().GetSweep(connection.Context().get(), sweep_request, &sweep), "GetSweep"));
+
+  std::vector<plot::LossCurve> curves;
+  double largest_flops = 0;
+  for (const pb::Trial& trial : trials) {
+    if (trial.state() != pb::TRIAL_STATE_SUCCEEDED) continue;
+    largest_flops = std::max(largest_flops, trial.flops());
+    pb::GetMetricsRequest request;
+    request.set_trial_id(trial.trial_id());
+    request.add_names("val_loss");
+    request.set_max_points(400);
+    pb::GetMetricsResponse response;
+    RUNG_RETURN_IF_ERROR(FromGrpc(connection.user().GetMetrics(connection.Context().get(), request, &response),
+                                  "GetMetrics of trial " + std::to_string(trial.trial_id())));
+    plot::LossCurve curve;
+    curve.rung = trial.rung_label();
+    curve.label = CellLabel(json::parse(trial.assignments_json(), nullptr, false), true);
+    for (const pb::MetricSeries& series : response.series()) {
+      for (const pb::MetricPoint& point : series.points()) {
+        if (point.flops() > 0) curve.points.push_back({point.flops(), point.value()});
+      }
+    }
+    curves.push_back(std::move(curve));
+  }
+  plot::LossCurvesOptions curve_options;
+  curve_options.out_dir = out_dir;
+  curve_options.title = sweep.name();
+  curve_options.gnuplot = gnuplot;
+  StatusOr<std::vector<std::string>> files = plot::WriteLossCurvesPlots(curves, curve_options);
+  if (!files.ok()) return files.status();
+
+  // One profile per cell (seed aside) at the largest rung: its first SUCCEEDED trial's layer 0.
+  std::vector<plot::FrequencyProfile> profiles;
+  std::map<std::string, bool> drawn;
+  double base = 0, train_length = 0;
+  for (const pb::Trial& trial : trials) {
+    if (trial.state() != pb::TRIAL_STATE_SUCCEEDED || trial.flops() < largest_flops) continue;
+    const std::string cell = CellLabel(json::parse(trial.assignments_json(), nullptr, false), false);
+    if (drawn[cell]) continue;
+    pb::GetDiagnosticsRequest request;
+    request.set_trial_id(trial.trial_id());
+    request.add_names("frequencies.layer_0");
+    pb::GetDiagnosticsResponse response;
+    RUNG_RETURN_IF_ERROR(FromGrpc(connection.user().GetDiagnostics(connection.Context().get(), request, &response),
+                                  "GetDiagnostics of trial " + std::to_string(trial.trial_id())));
+    if (response.diagnostics_size() == 0) continue;
+    const json tensor = json::parse(response.diagnostics(0).json(), nullptr, false);
+    const json& shape = tensor.value("shape", json::array());
+    const json& values = tensor.value("values", json::array());
+    if (shape.size() != 2 || !shape[1].is_number_integer()) continue;
+    plot::FrequencyProfile profile;
+    profile.label = cell + " (trial " + std::to_string(trial.trial_id()) + ")";
+    bool any = false;
+    for (int64_t f = 0; f < shape[1].get<int64_t>() && f < static_cast<int64_t>(values.size()); ++f) {
+      const double theta = values[f].is_number() ? values[f].get<double>() : std::nan("");
+      any = any || theta > 0;
+      profile.theta.push_back(theta);
+    }
+    if (!any) continue;  // NoPE, ALiBi: nothing rotates
+    if (base == 0) {
+      pb::GetTrialRequest trial_request;
+      trial_request.set_trial_id(trial.trial_id());
+      pb::Trial full;
+      RUNG_RETURN_IF_ERROR(FromGrpc(connection.user().GetTrial(connection.Context().get(), trial_request, &full), "GetTrial"));
+      const json config = json::parse(full.config_json(), nullptr, false);
+      if (config.is_object()) {
+        base = config.value("/position/base"_json_pointer, 10000.0);
+        train_length = config.value("/data/seq_len"_json_pointer, 0.0);
+      }
+    }
+    drawn[cell] = true;
+    profiles.push_back(std::move(profile));
+  }
+  if (!profiles.empty() && base > 1 && train_length > 0) {
+    plot::DiagnosticsPlotOptions profile_options;
+    profile_options.out_dir = out_dir;
+    profile_options.gnuplot = gnuplot;
+    profile_options.title = sweep.name() + ": learned frequencies at the largest rung";
+    StatusOr<std::vector<std::string>> profile = plot::WriteFrequencyProfilePlot(profiles, base, train_length, profile_options);
+    if (!profile.ok()) return profile.status();
+    files->insert(files->end(), profile->begin(), profile->end());
+  }
+  return files;
+}
+
+}  // namespace rung::cli

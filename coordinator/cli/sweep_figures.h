@@ -1,0 +1,25 @@
+// coordinator/cli/sweep_figures.h
+//
+// The figures `rung plot SWEEP` draws beyond the ladder (which needs only the exported ladder):
+//   loss_curves_<rung>.{svg,png}   each SUCCEEDED trial's validation loss against compute, per rung
+//                                  (sweeps/plot/loss_curves_plot.h)
+//   frequency_profile.{svg,png}    the learned frequency profile (layer 0, first row) of one trial of
+//                                  each cell at the largest rung, as wavelength over the training
+//                                  length against RoPE's (sweeps/plot/diagnostics_plot.h)
+// Everything is read over gRPC (ListTrials, GetTrial, GetMetrics, GetDiagnostics).
+// Contract: a sweep without any curve is INVALID_ARGUMENT; a sweep without learned rotary
+// frequencies simply has no frequency_profile figure.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "coordinator/cli/coordinator_connection.h"
+#include "core/common/status.h"
+
+namespace rung::cli {
+
+StatusOr<std::vector<std::string>> WriteSweepFigures(CoordinatorConnection& connection, int64_t sweep_id,
+                                                     const std::string& out_dir, const std::string& gnuplot);
+
+}  // namespace rung::cli

@@ -1,0 +1,37 @@
+// sweeps/plot/loss_curves_plot.h
+//
+// Training curves of a sweep, one figure per rung: a metric (typically val_loss, or train_loss)
+// against training compute 6ND (log x), one line per trial labelled by its variant and seed, so
+// that a reader sees where curves separate and whether they have flattened:
+//   loss_curves_<rung>.{svg,png}, loss_curves.gp, loss_curves_<rung>.dat
+// Contract: curves with no points are left out; INVALID_ARGUMENT when none is left or the folder
+// cannot be made; else the errors of RenderGnuplot.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/common/status.h"
+
+namespace rung::plot {
+
+struct LossCurve {
+  std::string rung;                                  // figure it goes into, e.g. "L2-d32"
+  std::string label;                                 // line title, e.g. "lerope seed 1"
+  std::vector<std::pair<double, double>> points;     // (compute FLOPs, value), by compute
+};
+
+struct LossCurvesOptions {
+  std::string out_dir;
+  std::string metric = "val_loss";  // the y axis label
+  std::string title;                // the sweep, e.g. "cpu-ladder"
+  std::string gnuplot = "gnuplot";
+  int width = 1200;
+  int height = 800;
+};
+
+StatusOr<std::vector<std::string>> WriteLossCurvesPlots(const std::vector<LossCurve>& curves,
+                                                        const LossCurvesOptions& options);
+
+}  // namespace rung::plot
