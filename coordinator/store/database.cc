@@ -205,6 +205,8 @@ int64_t Database::LastInsertRowId() const { return sqlite3_last_insert_rowid(db_
 
 int64_t Database::ChangedRows() const { return sqlite3_changes64(db_); }
 
+bool Database::InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
+
 // -------------------------------------------------------------------------------------- Transaction
 
 StatusOr<Transaction> Transaction::Begin(Database& db, TransactionMode mode) {

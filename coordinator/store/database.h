@@ -133,6 +133,9 @@ class Database {
   int64_t LastInsertRowId() const;
   // Rows changed by the most recent INSERT, UPDATE or DELETE.
   int64_t ChangedRows() const;
+  // Whether a transaction is open (false in autocommit mode, also after SQLite rolled one back
+  // on its own, e.g. on SQLITE_FULL).
+  bool InTransaction() const;
   const std::string& path() const { return path_; }
 
  private:
