@@ -15,7 +15,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 
-.PHONY: all deps configure build corpus test quickstart bench clean install gpu-deps gpu-build bench-gpu
+.PHONY: all deps configure build corpus test quickstart bench bench-orchestration clean install gpu-deps gpu-build bench-gpu
 
 all: build
 
@@ -42,6 +42,13 @@ quickstart: build corpus
 bench: build corpus
 	deploy/install-deps.sh --with-bench
 	/usr/bin/python3 bench/train_throughput.py --build-dir $(BUILD)
+
+# Coordinator and workers under load (bench/README.md "Orchestration"): rung against Optuna on 2,000
+# trials, metric ingestion, coordinator memory. Torch-free targets only.
+bench-orchestration: configure
+	deploy/install-deps.sh --with-bench
+	cmake --build $(BUILD) -j $(JOBS) --target rung-coordinator rung-worker rung rung-bench-stand-in rung-bench-metric-ingest
+	/usr/bin/python3 bench/orchestration.py --build-dir $(BUILD) --out-json $(BUILD)/bench/orchestration.json
 
 clean:
 	rm -rf $(BUILD)

@@ -46,19 +46,34 @@ Status SqliteError(sqlite3* db, int result, const std::string& what, std::string
 Statement::Statement(Statement&& other) noexcept
     : db_(std::exchange(other.db_, nullptr)),
       statement_(std::exchange(other.statement_, nullptr)),
+      cache_(std::exchange(other.cache_, nullptr)),
+      sql_(std::move(other.sql_)),
       bind_error_(std::move(other.bind_error_)) {}
 
 Statement& Statement::operator=(Statement&& other) noexcept {
   if (this != &other) {
-    sqlite3_finalize(statement_);
+    Release();
     db_ = std::exchange(other.db_, nullptr);
     statement_ = std::exchange(other.statement_, nullptr);
+    cache_ = std::exchange(other.cache_, nullptr);
+    sql_ = std::move(other.sql_);
     bind_error_ = std::move(other.bind_error_);
   }
   return *this;
 }
 
-Statement::~Statement() { sqlite3_finalize(statement_); }
+Statement::~Statement() { Release(); }
+
+void Statement::Release() {
+  if (statement_ == nullptr) return;
+  if (cache_ != nullptr) {
+    cache_->ReturnToCache(statement_, std::move(sql_));
+  } else {
+    sqlite3_finalize(statement_);
+  }
+  statement_ = nullptr;
+  cache_ = nullptr;
+}
 
 Status Statement::ErrorStatus(int result, const char* what) const {
   return SqliteError(db_, result, what, sqlite3_sql(statement_));
@@ -170,7 +185,27 @@ StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path, cons
   return db;
 }
 
-Database::~Database() { sqlite3_close_v2(db_); }
+Database::~Database() {
+  for (auto& [sql, statements] : idle_statements_) {
+    for (sqlite3_stmt* statement : statements) sqlite3_finalize(statement);
+  }
+  sqlite3_close_v2(db_);
+}
+
+void Database::ReturnToCache(sqlite3_stmt* statement, std::string sql) {
+  // Reset at once: a SELECT left mid-way would keep its read transaction open.
+  sqlite3_reset(statement);
+  sqlite3_clear_bindings(statement);
+  auto idle = idle_statements_.find(sql);
+  if (idle == idle_statements_.end() && idle_statements_.size() < kCachedSqlTexts) {
+    idle = idle_statements_.emplace(std::move(sql), std::vector<sqlite3_stmt*>()).first;
+  }
+  if (idle == idle_statements_.end() || idle->second.size() >= kIdlePerSqlText) {
+    sqlite3_finalize(statement);
+    return;
+  }
+  idle->second.push_back(statement);
+}
 
 Status Database::Execute(const std::string& sql) {
   char* message = nullptr;
@@ -181,13 +216,20 @@ Status Database::Execute(const std::string& sql) {
 }
 
 StatusOr<Statement> Database::Prepare(std::string_view sql) {
+  std::string key(sql);
+  if (auto idle = idle_statements_.find(key); idle != idle_statements_.end() && !idle->second.empty()) {
+    sqlite3_stmt* statement = idle->second.back();
+    idle->second.pop_back();
+    return Statement(db_, statement, this, std::move(key));
+  }
   sqlite3_stmt* statement = nullptr;
-  const int result = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &statement, nullptr);
+  const int result = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT,
+                                        &statement, nullptr);
   if (result != SQLITE_OK) {
     sqlite3_finalize(statement);
     return SqliteError(db_, result, "prepare", sql);
   }
-  return Statement(db_, statement);
+  return Statement(db_, statement, this, std::move(key));
 }
 
 StatusOr<int64_t> Database::QueryInt64(std::string_view sql) {
@@ -204,6 +246,8 @@ StatusOr<int64_t> Database::UserVersion() { return QueryInt64("PRAGMA user_versi
 int64_t Database::LastInsertRowId() const { return sqlite3_last_insert_rowid(db_); }
 
 int64_t Database::ChangedRows() const { return sqlite3_changes64(db_); }
+
+bool Database::InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
 
 // -------------------------------------------------------------------------------------- Transaction
 

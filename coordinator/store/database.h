@@ -32,6 +32,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "core/common/status.h"
 
@@ -44,7 +46,8 @@ class Database;
 
 // One prepared statement. Bind values (1-based, as in SQL), then Step() through the rows or Run()
 // a statement without rows. Bind errors are kept and returned by the next Step()/Run(), so binds can
-// be chained without checking each one.
+// be chained without checking each one. A statement from Database::Prepare goes back to its
+// database's statement cache when destroyed (reset, bindings cleared), so it must not outlive it.
 class Statement {
  public:
   Statement(Statement&& other) noexcept;
@@ -91,12 +94,16 @@ class Statement {
 
  private:
   friend class Database;
-  Statement(sqlite3* db, sqlite3_stmt* statement) : db_(db), statement_(statement) {}
+  Statement(sqlite3* db, sqlite3_stmt* statement, Database* cache, std::string sql)
+      : db_(db), statement_(statement), cache_(cache), sql_(std::move(sql)) {}
   void KeepFirstError(int result, const char* what);
   Status ErrorStatus(int result, const char* what) const;
+  void Release();  // back to the cache, or finalized
 
   sqlite3* db_ = nullptr;
   sqlite3_stmt* statement_ = nullptr;
+  Database* cache_ = nullptr;  // the database whose statement cache takes it back; null: finalize
+  std::string sql_;            // its key in that cache
   Status bind_error_;
 };
 
@@ -121,6 +128,8 @@ class Database {
 
   // Runs one or more SQL statements that return no rows (scripts, PRAGMAs that set).
   Status Execute(const std::string& sql);
+  // Prepares one statement. Prepared statements are cached by their SQL text (up to
+  // kCachedSqlTexts texts): preparing the same SQL again reuses an idle one instead of parsing it.
   StatusOr<Statement> Prepare(std::string_view sql);
 
   // Runs `sql` (no parameters) and returns the first column of its first row.
@@ -133,13 +142,23 @@ class Database {
   int64_t LastInsertRowId() const;
   // Rows changed by the most recent INSERT, UPDATE or DELETE.
   int64_t ChangedRows() const;
+  // Whether a transaction is open (false in autocommit mode, also after SQLite rolled one back
+  // on its own, e.g. on SQLITE_FULL).
+  bool InTransaction() const;
   const std::string& path() const { return path_; }
 
  private:
+  friend class Statement;
+  static constexpr size_t kCachedSqlTexts = 512;
+  static constexpr size_t kIdlePerSqlText = 4;
+
   Database(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  // Takes back a statement this database prepared (reset); finalizes it when the cache is full.
+  void ReturnToCache(sqlite3_stmt* statement, std::string sql);
 
   sqlite3* db_;
   std::string path_;
+  std::unordered_map<std::string, std::vector<sqlite3_stmt*>> idle_statements_;  // by SQL text
 };
 
 enum class TransactionMode {

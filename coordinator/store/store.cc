@@ -1,5 +1,7 @@
 #include "coordinator/store/store.h"
 
+#include <exception>
+
 #include "coordinator/store/schema.h"
 
 namespace rung {
@@ -11,6 +13,74 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, const Cloc
   if (!db.ok()) return db.status();
   RUNG_RETURN_IF_ERROR(MigrateSchema(**db));
   return std::unique_ptr<Store>(new Store(std::move(db).value(), clock, std::move(options)));
+}
+
+Status Store::CommitInGroup(const WriteBody& body) {
+  PendingWrite mine;
+  mine.body = &body;
+  std::unique_lock<std::mutex> queue_lock(queue_mutex_);
+  queue_.push_back(&mine);
+  // Wait while another caller leads a group; return once one of them has done this write.
+  queue_changed_.wait(queue_lock, [&] { return mine.done || !leader_active_; });
+  if (mine.done) return mine.status;
+  leader_active_ = true;
+  std::vector<PendingWrite*> group;
+  group.swap(queue_);  // this write and every one queued while the last group committed
+  queue_lock.unlock();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    RunGroup(group);
+  }
+  queue_lock.lock();
+  for (PendingWrite* write : group) write->done = true;
+  leader_active_ = false;
+  queue_changed_.notify_all();
+  return mine.status;
+}
+
+void Store::RunGroup(const std::vector<PendingWrite*>& group) {
+  StatusOr<Transaction> transaction = Transaction::Begin(*db_, TransactionMode::kImmediate);
+  if (!transaction.ok()) {
+    for (PendingWrite* write : group) write->status = transaction.status();
+    return;
+  }
+  const Timestamp now = clock_.Now();
+  std::vector<PendingWrite*> written;
+  Status broken;  // set when SQLite ended the transaction itself: the rest of the group cannot run
+  for (PendingWrite* write : group) {
+    if (!broken.ok()) {
+      write->status = broken;
+      continue;
+    }
+    Status status = db_->Execute("SAVEPOINT store_write");
+    if (status.ok()) {
+      try {
+        status = (*write->body)(*db_, now);
+      } catch (const std::exception& error) {  // a bug in a body must not take the other writers down
+        status = Status::Internal(std::string("store write: ") + error.what());
+      }
+      if (status.ok()) status = db_->Execute("RELEASE store_write");
+      if (!status.ok() && db_->InTransaction()) {
+        db_->Execute("ROLLBACK TO store_write");  // undoes this body only
+        db_->Execute("RELEASE store_write");
+      }
+    }
+    if (!db_->InTransaction()) {
+      broken = Status::Unavailable("sqlite rolled the transaction back (" + status.message() + "); retry");
+      if (status.ok()) status = broken;
+    }
+    write->status = status;
+    if (status.ok()) written.push_back(write);
+  }
+  if (!broken.ok()) {
+    for (PendingWrite* write : written) write->status = broken;
+    return;
+  }
+  if (written.empty()) return;  // every body failed: the transaction rolls back on the way out
+  const Status committed = transaction->Commit();
+  if (!committed.ok()) {
+    for (PendingWrite* write : written) write->status = committed;
+  }
 }
 
 }  // namespace rung

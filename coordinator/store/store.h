@@ -23,19 +23,30 @@
 //   TrialLifecycle trials(**store);
 //   RUNG_RETURN_IF_ERROR(trials.RestartReconcile().status());  // once, after every start
 //
-// Durability: every write is one IMMEDIATE transaction; a call that returns OK has committed (and,
-// with synchronous=FULL, reached the disk). A call that fails has changed nothing.
+// Durability: every write runs in an IMMEDIATE transaction; a call that returns OK has committed
+// (and, with synchronous=FULL, reached the disk). A call that fails has changed nothing.
 //
-// Thread safety: thread-safe. Write() and Read() hold the store's mutex for the whole body, so the
-// managers can be called from any number of threads (the gRPC service's). Bodies must not call
-// back into the Store.
+// Group commit (design.md): writes that arrive while a commit is on its way to the disk wait, then
+// share the next transaction, each body in a savepoint of its own, so that N concurrent writers pay
+// one fsync instead of N. A body that fails is rolled back to its savepoint and only its caller
+// sees the error; if the shared commit fails, every caller of the group gets that error and nothing
+// of the group was written. The bodies of one group run one after another, in arrival order, and
+// see each other's changes as they would in separate transactions; they share one `now`.
+//
+// Thread safety: thread-safe. Write() (the group's bodies), Preview() and Read() hold the store's
+// mutex for the whole body, so the managers can be called from any number of threads (the gRPC
+// service's). Bodies must not call back into the Store.
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "coordinator/store/clock.h"
 #include "coordinator/store/database.h"
@@ -61,20 +72,21 @@ class Store {
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
-  // Runs `body(Database&, Timestamp now)` in one IMMEDIATE transaction under the mutex, `now` read
-  // from the clock once for the whole transaction. `body` returns Status or StatusOr<T>; Write
-  // returns the same: the body's value once the commit succeeded, or the first error (and then the
-  // transaction is rolled back and nothing changed).
+  // Runs `body(Database&, Timestamp now)` in an IMMEDIATE transaction (shared with concurrent
+  // writes: group commit, above) under the mutex, `now` read from the clock once per transaction.
+  // `body` returns Status or StatusOr<T>; Write returns the same: the body's value once the commit
+  // succeeded, or the first error (and then nothing the body did was written).
   template <typename Body>
   auto Write(Body&& body) -> decltype(body(std::declval<Database&>(), std::declval<Timestamp>())) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    StatusOr<Transaction> transaction = Transaction::Begin(*db_, TransactionMode::kImmediate);
-    if (!transaction.ok()) return transaction.status();
-    auto result = body(*db_, clock_.Now());
-    if (!result.ok()) return result;  // the transaction rolls back on the way out
-    Status committed = transaction->Commit();
-    if (!committed.ok()) return committed;
-    return result;
+    using Result = decltype(body(std::declval<Database&>(), std::declval<Timestamp>()));
+    std::optional<Result> result;
+    const Status committed = CommitInGroup([&](Database& db, Timestamp now) -> Status {
+      result.emplace(body(db, now));
+      return StatusOf(*result);
+    });
+    if (result && !result->ok()) return std::move(*result);
+    if (!committed.ok() || !result) return committed.ok() ? Status::Internal("store: write body did not run") : committed;
+    return std::move(*result);
   }
 
   // Runs `body(Database&, Timestamp now)` like Write, then rolls the transaction back whatever the
@@ -99,8 +111,33 @@ class Store {
   const Clock& clock() const { return clock_; }
 
  private:
+  using WriteBody = std::function<Status(Database&, Timestamp)>;
+  // One caller's write waiting for, or done in, a group.
+  struct PendingWrite {
+    const WriteBody* body = nullptr;
+    Status status;      // the body's error, else the group's commit status
+    bool done = false;  // guarded by queue_mutex_
+  };
+
   Store(std::unique_ptr<Database> db, const Clock& clock, StoreOptions options)
       : db_(std::move(db)), clock_(clock), options_(std::move(options)) {}
+
+  static const Status& StatusOf(const Status& status) { return status; }
+  template <typename T>
+  static const Status& StatusOf(const StatusOr<T>& result) {
+    return result.status();
+  }
+
+  // Queues `body`; the first waiting caller leads: it takes every queued write, runs them in one
+  // transaction (RunGroup) and wakes their callers. Returns this body's status (see above).
+  Status CommitInGroup(const WriteBody& body);
+  // REQUIRES: mutex_ held. One transaction, a savepoint per write, one commit.
+  void RunGroup(const std::vector<PendingWrite*>& group);
+
+  std::mutex queue_mutex_;
+  std::condition_variable queue_changed_;  // a group ended
+  std::vector<PendingWrite*> queue_;       // guarded by queue_mutex_
+  bool leader_active_ = false;             // guarded by queue_mutex_
 
   std::mutex mutex_;
   std::unique_ptr<Database> db_;  // guarded by mutex_

@@ -2,6 +2,8 @@
 #include "worker/agent/trainer_process.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -82,6 +84,47 @@ std::vector<char*> NullTerminated(std::vector<std::string>& strings) {
   ::_exit(127);
 }
 
+constexpr size_t kChildStackBytes = 64 * 1024;
+
+// What the child needs between the clone and the exec, prepared by the parent.
+struct ChildSetup {
+  pid_t parent;
+  int null_input;
+  int stdout_write;
+  int stderr_write;
+  int report;  // the exec-error pipe (close-on-exec)
+  char** argv;
+  char** envp;
+};
+
+// The child until its exec: it shares the parent's memory, so only system calls, and nothing that
+// writes memory the parent owns (errno aside: the parent reads it only when the clone failed).
+int RunChild(void* argument) {
+  const ChildSetup& setup = *static_cast<const ChildSetup*>(argument);
+  const int report = setup.report;
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) ChildFail(report);
+  if (::getppid() != setup.parent) ::_exit(127);  // the agent died before the prctl: nobody to train for
+  ::setpgid(0, 0);
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  for (int signal_number = 1; signal_number < NSIG; ++signal_number) {
+    ::sigaction(signal_number, &default_action, nullptr);  // fails harmlessly for SIGKILL, SIGSTOP
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  if (::dup2(setup.null_input, STDIN_FILENO) < 0 || ::dup2(setup.stdout_write, STDOUT_FILENO) < 0 ||
+      ::dup2(setup.stderr_write, STDERR_FILENO) < 0) {
+    ChildFail(report);
+  }
+  // Every other descriptor the agent holds (sockets of the gRPC channel, other trainers' pipes)
+  // stays behind; the error pipe is close-on-exec. Most are O_CLOEXEC already; this catches the rest.
+  if (report > STDERR_FILENO + 1) ::syscall(SYS_close_range, STDERR_FILENO + 1, report - 1, 0);
+  ::syscall(SYS_close_range, report + 1, ~0U, 0);
+  ::execve(setup.argv[0], setup.argv, setup.envp);
+  ChildFail(report);
+}
+
 }  // namespace
 
 std::string TrainerExit::Describe() const {
@@ -95,7 +138,7 @@ StatusOr<std::unique_ptr<TrainerProcess>> TrainerProcess::Start(const TrainerLau
   if (launch.stderr_path.empty()) return Status::InvalidArgument("no stderr file given for the trainer");
   if (launch.threads < 1) return Status::InvalidArgument("a trainer needs at least one thread");
 
-  // Everything the child needs is prepared here: after fork() it may only make async-signal-safe calls.
+  // Everything the child needs is prepared here: before its exec it may only make system calls.
   std::vector<std::string> arguments = {launch.trainer_path, "--config",  launch.config_path,
                                         "--checkpoint-dir",  launch.checkpoint_dir,
                                         "--resume",          launch.resume.empty() ? "never" : launch.resume,
@@ -129,34 +172,18 @@ StatusOr<std::unique_ptr<TrainerProcess>> TrainerProcess::Start(const TrainerLau
     return Status::Internal("cannot create the trainer's pipes: " + ErrnoText(error));
   }
 
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    // The child: async-signal-safe calls only, then exec.
-    const int report = exec_error_pipe[1];
-    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) ChildFail(report);
-    if (::getppid() != parent) ::_exit(127);  // the agent died before the prctl: nobody to train for
-    ::setpgid(0, 0);
-    struct sigaction default_action {};
-    default_action.sa_handler = SIG_DFL;
-    for (int signal_number = 1; signal_number < NSIG; ++signal_number) {
-      ::sigaction(signal_number, &default_action, nullptr);  // fails harmlessly for SIGKILL, SIGSTOP
-    }
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    if (::dup2(null_input, STDIN_FILENO) < 0 || ::dup2(stdout_pipe[1], STDOUT_FILENO) < 0 ||
-        ::dup2(stderr_write, STDERR_FILENO) < 0) {
-      ChildFail(report);
-    }
-    // Every other descriptor the agent holds (sockets of the gRPC channel, other trainers' pipes)
-    // stays behind; the error pipe is close-on-exec. Most are O_CLOEXEC already; this catches the rest.
-    if (report > STDERR_FILENO + 1) ::syscall(SYS_close_range, STDERR_FILENO + 1, report - 1, 0);
-    ::syscall(SYS_close_range, report + 1, ~0U, 0);
-    ::execve(argv[0], argv.data(), envp.data());
-    ChildFail(report);
-  }
-  const int fork_error = errno;
+  // The child shares the agent's memory until it execs (CLONE_VM | CLONE_VFORK, as posix_spawn does):
+  // no page tables to copy and no copy-on-write faults afterwards, however big the agent is. The
+  // agent's thread waits meanwhile; every signal is blocked around the clone so that no handler of
+  // the agent runs on the child's stack before the child has reset them.
+  ChildSetup setup{::getpid(), null_input, stdout_pipe[1], stderr_write, exec_error_pipe[1], argv.data(), envp.data()};
+  std::vector<char> child_stack(kChildStackBytes);
+  sigset_t all_signals, agent_mask;
+  sigfillset(&all_signals);
+  ::pthread_sigmask(SIG_SETMASK, &all_signals, &agent_mask);
+  const pid_t pid = ::clone(RunChild, child_stack.data() + child_stack.size(), CLONE_VM | CLONE_VFORK | SIGCHLD, &setup);
+  const int fork_error = errno;  // meaningful only when the clone failed (the child shares this errno)
+  ::pthread_sigmask(SIG_SETMASK, &agent_mask, nullptr);
   ::close(stderr_write);
   ::close(null_input);
   ::close(stdout_pipe[1]);
@@ -164,7 +191,7 @@ StatusOr<std::unique_ptr<TrainerProcess>> TrainerProcess::Start(const TrainerLau
   if (pid < 0) {
     ::close(stdout_pipe[0]);
     ::close(exec_error_pipe[0]);
-    return Status::Internal("cannot fork the trainer: " + ErrnoText(fork_error));
+    return Status::Internal("cannot start the trainer process: " + ErrnoText(fork_error));
   }
   process->pid_ = pid;
   process->stdout_fd_ = stdout_pipe[0];

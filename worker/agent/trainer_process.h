@@ -1,6 +1,7 @@
 // worker/agent/trainer_process.h
 //
-// One `rung-train` child process and its output. Start() forks and execs
+// One `rung-train` child process and its output. Start() starts a child (clone with CLONE_VM |
+// CLONE_VFORK, as posix_spawn does: nothing of the agent's memory is copied) that execs
 //
 //   rung-train --config <config> --checkpoint-dir <dir> --resume <checkpoint|never> --threads <slots>
 //
@@ -12,7 +13,7 @@
 // default disposition and an empty mask for every signal, and every inherited descriptor above 2
 // closed. A failed exec is reported by Start(), not by a mysterious exit code.
 //
-// The parent-death signal is tied to the *thread* that forked, not to the process (prctl(2)): the
+// The parent-death signal is tied to the *thread* that started it, not to the process (prctl(2)): the
 // thread that calls Start() must live until the trainer has been reaped. AttemptRunner runs a whole
 // attempt on one thread for this reason.
 //
@@ -79,7 +80,7 @@ class TrainerProcess {
  public:
   // Starts the trainer. Errors: INVALID_ARGUMENT (no trainer path, no stderr path, threads < 1),
   // FAILED_PRECONDITION (the stderr file cannot be opened, the trainer cannot be executed: the
-  // message has the errno text), INTERNAL (fork, pipe, pidfd).
+  // message has the errno text), INTERNAL (clone, pipe, pidfd).
   // REQUIRES: the calling thread outlives the trainer (see above).
   static StatusOr<std::unique_ptr<TrainerProcess>> Start(const TrainerLaunch& launch);
 

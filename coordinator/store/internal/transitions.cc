@@ -38,6 +38,28 @@ StatusOr<TrialCounts> CountTrials(Database& db, int64_t sweep_id) {
   return counts;
 }
 
+// The sweep's trials FAILED for good: an index range of (sweep_id, state), not a scan of the sweep.
+StatusOr<int64_t> CountFailed(Database& db, int64_t sweep_id) {
+  StatusOr<Statement> count = db.Prepare("SELECT COUNT(*) FROM trials WHERE sweep_id = ? AND state = 'FAILED'");
+  if (!count.ok()) return count.status();
+  count->Bind(1, sweep_id);
+  StatusOr<bool> row = count->Step();
+  if (!row.ok()) return row.status();
+  return count->ColumnInt64(0);
+}
+
+// Whether any trial of the sweep is unfinished: one index probe per unfinished state.
+StatusOr<bool> HasUnfinished(Database& db, int64_t sweep_id) {
+  StatusOr<Statement> probe = db.Prepare(
+      "SELECT EXISTS (SELECT 1 FROM trials WHERE sweep_id = ? "
+      "AND state IN ('PENDING', 'LEASED', 'RUNNING', 'PREEMPTED', 'STALE'))");
+  if (!probe.ok()) return probe.status();
+  probe->Bind(1, sweep_id);
+  StatusOr<bool> row = probe->Step();
+  if (!row.ok()) return row.status();
+  return probe->ColumnInt64(0) != 0;
+}
+
 }  // namespace
 
 Status AppendEvent(Database& db, const EventRecord& event) {
@@ -131,24 +153,35 @@ Status SettleSweep(Database& db, int64_t sweep_id, const std::string& actor, Tim
   StatusOr<SweepRecord> sweep = LoadSweep(db, sweep_id);
   if (!sweep.ok()) return sweep.status();
   if (sweep->state == SweepState::kCancelled) return Status::Ok();
-  StatusOr<TrialCounts> counts = CountTrials(db, sweep_id);
-  if (!counts.ok()) return counts.status();
+  // Settling runs on every trial that ends: decide with index probes (cost independent of the
+  // sweep's size) and count the whole sweep only for the reason of a state change.
+  StatusOr<int64_t> failed = CountFailed(db, sweep_id);
+  if (!failed.ok()) return failed.status();
+  StatusOr<bool> unfinished = HasUnfinished(db, sweep_id);
+  if (!unfinished.ok()) return unfinished.status();
 
   SweepState target;
+  if (*failed >= sweep->policy.max_failed) {
+    target = SweepState::kFailed;
+  } else if (!*unfinished) {
+    target = *failed == 0 ? SweepState::kSucceeded : SweepState::kFailed;
+  } else {
+    target = sweep->state == SweepState::kPaused ? SweepState::kPaused : SweepState::kActive;
+  }
+  if (target == sweep->state) return Status::Ok();
+
+  StatusOr<TrialCounts> counts = CountTrials(db, sweep_id);
+  if (!counts.ok()) return counts.status();
   std::string reason;
   if (counts->failed >= sweep->policy.max_failed) {
-    target = SweepState::kFailed;
     reason = std::to_string(counts->failed) + " trials failed for good (policy.max_failed is " +
              std::to_string(sweep->policy.max_failed) + "): no new leases until a retry";
   } else if (counts->unfinished == 0) {
-    target = counts->failed == 0 ? SweepState::kSucceeded : SweepState::kFailed;
     reason = "every trial finished: " + std::to_string(counts->succeeded) + " of " + std::to_string(counts->total) +
              " succeeded, " + std::to_string(counts->failed) + " failed for good";
   } else {
-    target = sweep->state == SweepState::kPaused ? SweepState::kPaused : SweepState::kActive;
     reason = std::to_string(counts->unfinished) + " trials to run";
   }
-  if (target == sweep->state) return Status::Ok();
   return MoveSweep(db, *sweep, target, {actor, reason}, now);
 }
 
