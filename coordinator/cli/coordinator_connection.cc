@@ -12,6 +12,8 @@
 namespace rung::cli {
 namespace {
 
+constexpr int kMaxAnswerBytes = 512 * 1024 * 1024;
+
 std::string EnvOr(const char* name, const std::string& fallback) {
   const char* value = std::getenv(name);
   return value != nullptr && *value != '\0' ? value : fallback;
@@ -56,7 +58,11 @@ StatusOr<std::unique_ptr<CoordinatorConnection>> CoordinatorConnection::Open(con
     credentials = grpc::SslCredentials(ssl);
   }
   auto connection = std::unique_ptr<CoordinatorConnection>(new CoordinatorConnection());
-  connection->channel_ = grpc::CreateChannel(options.address, credentials);
+  // Answers grow with a sweep (a 100,000-trial submission lists every cell: ~12 MB), past gRPC's
+  // 4 MiB default.
+  grpc::ChannelArguments arguments;
+  arguments.SetMaxReceiveMessageSize(kMaxAnswerBytes);
+  connection->channel_ = grpc::CreateCustomChannel(options.address, credentials, arguments);
   connection->user_ = rung::v1::UserService::NewStub(connection->channel_);
   connection->token_ = token.value();
   connection->timeout_seconds_ = options.timeout_seconds;

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -297,6 +298,11 @@ class TrialRun {
   int64_t data_index_ = 0;  // training batches drawn
   int64_t tokens_ = 0;      // training tokens consumed
   std::string resumed_from_;
+  // Step records since the checkpoint before the newest one, stored in each checkpoint and printed
+  // again after a resume: a worker killed outright loses the lines it had not sent yet, and the
+  // attempt that resumes from the checkpoint would otherwise never report those steps.
+  std::deque<json> recent_steps_;
+  int64_t last_checkpoint_step_ = -1;
   double train_seconds_ = 0.0;
   double steady_seconds_ = 0.0;  // training time after the warm-up steps of this process
   int64_t steady_tokens_ = 0;
@@ -402,6 +408,7 @@ Status TrialRun::JoinGroup() {
 
 void TrialRun::Record(const json& record) {
   if (lead() || record.at("type") == "error") Emit(*options_.records, record);
+  if (lead() && record.at("type") == "step") recent_steps_.push_back(record);
 }
 
 Status TrialRun::Resume(const std::string& path) {
@@ -435,6 +442,11 @@ Status TrialRun::Resume(const std::string& path) {
     step_ = meta.at("step").get<int64_t>();
     data_index_ = meta.at("data_index").get<int64_t>();
     tokens_ = meta.at("tokens").get<int64_t>();
+    recent_steps_.clear();
+    if (meta.contains("records") && meta["records"].is_array()) {
+      for (const json& record : meta["records"]) recent_steps_.push_back(record);
+    }
+    last_checkpoint_step_ = step_;
   } catch (const std::exception& error) {
     return Status::DataLoss("cannot read checkpoint " + path + ": " + error.what());
   }
@@ -492,7 +504,7 @@ Status TrialRun::InitializeFrom(const InitConfig& source) {
 Status TrialRun::SaveCheckpoint(const std::string& reason) {
   if (options_.checkpoint_dir.empty() || !lead()) return Status::Ok();
   json meta = {{"format", kCheckpointFormat}, {"step", step_}, {"data_index", data_index_}, {"tokens", tokens_},
-               {"identity", ResumeIdentity(trial_)}};
+               {"identity", ResumeIdentity(trial_)}, {"records", json(recent_steps_)}};
   Status status = WriteCheckpointAtomically(
       options_.checkpoint_dir, step_, trial_.train.keep_checkpoints, [&](const std::string& temp_path) -> Status {
         try {
@@ -508,6 +520,10 @@ Status TrialRun::SaveCheckpoint(const std::string& reason) {
         return Status::Ok();
       });
   RUNG_RETURN_IF_ERROR(status);
+  while (!recent_steps_.empty() && recent_steps_.front().value("step", int64_t{0}) <= last_checkpoint_step_) {
+    recent_steps_.pop_front();  // keep the steps since the previous checkpoint: the next one stores two windows
+  }
+  last_checkpoint_step_ = step_;
   Record({{"type", "checkpoint"}, {"step", step_}, {"path", CheckpointPath(options_.checkpoint_dir, step_)},
           {"reason", reason}});
   return Status::Ok();
@@ -582,6 +598,14 @@ StatusOr<TrainOutcome> TrialRun::Run() {
   provenance["resumed_from"] = resumed_from_.empty() ? json(nullptr) : json(resumed_from_);
   provenance["world_size"] = world_size_;
   Record(provenance);
+  // After a resume: the steps the checkpoint remembers, again (the coordinator keeps one value per
+  // step, from the newest attempt).
+  const std::deque<json> replay = std::move(recent_steps_);
+  recent_steps_.clear();
+  for (json record : replay) {
+    record["replayed"] = true;
+    Record(record);
+  }
 
   const int64_t time = trial_.data.seq_len;
   const int64_t start_step = step_;

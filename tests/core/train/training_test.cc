@@ -102,10 +102,14 @@ json TinyTrial(const std::string& variant, int64_t steps) {
 }
 
 // Records of one type, keyed by step.
-std::map<int64_t, json> StepRecords(const std::vector<json>& records) {
+// The step records a run trained, by step (`replayed`: only those a resumed run printed again
+// from its checkpoint instead).
+std::map<int64_t, json> StepRecords(const std::vector<json>& records, bool replayed = false) {
   std::map<int64_t, json> steps;
   for (const json& record : records) {
-    if (record.at("type") == "step") steps[record.at("step").get<int64_t>()] = record;
+    if (record.at("type") == "step" && record.value("replayed", false) == replayed) {
+      steps[record.at("step").get<int64_t>()] = record;
+    }
   }
   return steps;
 }
@@ -233,6 +237,14 @@ TEST_F(TrainingTest, ResumedRunContinuesTheUninterruptedCurveExactly) {
     if (record.contains("val_loss")) EXPECT_EQ(record.at("val_loss"), expected.at(step).at("val_loss")) << step;
   }
   EXPECT_EQ(second.records().back().at("val_loss"), reference.records().back().at("val_loss"));
+  // The resumed run first printed again the steps its checkpoint remembered (up to two checkpoint
+  // windows; here every step since the start), identical to the uninterrupted run's.
+  std::map<int64_t, json> replayed = StepRecords(second.records(), /*replayed=*/true);
+  ASSERT_FALSE(replayed.empty());
+  EXPECT_EQ(replayed.rbegin()->first, stopped_at);
+  for (const auto& [step, record] : replayed) {
+    EXPECT_EQ(record.at("train_loss"), expected.at(step).at("train_loss")) << "replayed step " << step;
+  }
 
   // Once more from the final checkpoint (an attempt that ended before it was reported): no steps,
   // the same final record.
