@@ -179,6 +179,16 @@ void CollectTrialErrors(const TrialConfig& trial, std::vector<ConfigError>* erro
   if ((trial.data.source == "builtin" || trial.data.source == "text") && trial.model.vocab_size < 256) {
     errors->push_back({"model.vocab_size", "byte-level text needs at least 256"});
   }
+  const PositionConfig& position = trial.model.position;
+  const bool learned_positional = !position.freeze && (position.variant == "lerope" || position.variant == "adarope");
+  if (trial.train.freeze_backbone && !learned_positional && trial.model.inverse_temperature.form != "learned") {
+    errors->push_back({"train.freeze_backbone",
+                       "leaves nothing to train: " +
+                           (position.freeze ? std::string("position.freeze is set too")
+                                            : "position.variant " + position.variant + " has no learned parameters") +
+                           " (only LeRoPE and AdaRoPE positional parameters, or a learned inverse temperature, "
+                           "train with the backbone frozen)"});
+  }
 }
 
 }  // namespace

@@ -628,7 +628,7 @@ TEST_F(CoordinatorServiceTest, ASourceTrialResolvesToTheCheckpointFolderOfItsSuc
            "data: {source: builtin, seq_len: 32}\n"
            "model: {layers: 1, d_model: 16, heads: 2, mlp: gelu}\n"
            "position: {variant: rope}\n"
-           "train: {batch_size: 2, steps: 10, freeze_backbone: true, init: {parameters: all}}\n"
+           "train: {batch_size: 2, steps: 10, init: {parameters: all}}\n"
            "sweep:\n"
            "  train.init.from_trial: [" + from + "]\n";
   };

@@ -61,6 +61,23 @@ TEST(TrialConfig, AWorldSizeMustSplitTheBatchEvenly) {
       << trial.status().message();
 }
 
+TEST(TrialConfig, AFrozenBackboneNeedsLearnedPositionalParameters) {
+  json config = MinimalTrial();
+  config["train"]["freeze_backbone"] = true;
+  StatusOr<TrialConfig> rope = TrialConfigFromJson(config);
+  ASSERT_FALSE(rope.ok());
+  EXPECT_NE(rope.status().message().find("train.freeze_backbone: leaves nothing to train: position.variant rope"),
+            std::string::npos)
+      << rope.status().message();
+  config["position"]["variant"] = "lerope";
+  EXPECT_TRUE(TrialConfigFromJson(config).ok());
+  config["position"]["freeze"] = true;
+  EXPECT_FALSE(TrialConfigFromJson(config).ok());
+  config["position"] = {{"variant", "rope"}};
+  config["inverse_temperature"] = {{"form", "learned"}};
+  EXPECT_TRUE(TrialConfigFromJson(config).ok());
+}
+
 TEST(TrialConfig, ReportsEveryErrorWithItsPathAndASuggestion) {
   json config = MinimalTrial();
   config["model"]["hedas"] = 4;
