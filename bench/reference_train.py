@@ -6,11 +6,8 @@ researcher would write it in PyTorch 1.13 (nanoGPT style): nn.Modules, manual ca
 has no scaled_dot_product_attention), torch.optim.AdamW with two parameter groups, clip_grad_norm_.
 No torch.compile (not in 1.13), no hand-fused kernels.
 
-Model (docs science.md sections 1, 2, 4): byte vocab 256; embedding std 1/sqrt(d); `layers` pre-norm
-blocks of RMSNorm -> fused qkv -> interleaved RoPE (pairs (2f, 2f+1), theta_f = 10000^(-2f/hd), cos/sin
-in fp32) -> causal softmax attention -> out projection -> residual; RMSNorm -> MLP 4d with exact GELU
--> residual; final RMSNorm; untied output head. No biases. Init std 1/sqrt(fan_in), output projections
-of attention and MLP scaled by 1/sqrt(2 * layers).
+Model: bench/reference_model.py (shared with bench/gpu/reference_gpt.py) with byte vocab 256 and the
+explicit masked-softmax attention (sdpa=False), in fp32.
 
 Timing: `--steps` optimizer steps in all; the first `--warmup-steps` are not timed. tokens/s =
 timed steps * batch * seq / wall time of the timed steps (data sampling included, as in rung-train).
@@ -34,121 +31,10 @@ import torch  # noqa: E402  (torch.set_num_interop_threads must run before any p
 torch.set_num_interop_threads(1)
 
 import numpy as np  # noqa: E402
-import torch.nn as nn  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
+
+from reference_model import GPT  # noqa: E402  (bench/reference_model.py, shared with bench/gpu/reference_gpt.py)
 
 VOCAB = 256
-
-
-class RMSNorm(nn.Module):
-    def __init__(self, dim, eps=1e-5):
-        super().__init__()
-        self.eps = eps
-        self.weight = nn.Parameter(torch.ones(dim))
-
-    def forward(self, x):
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
-
-
-def rope_tables(seq_len, head_dim, base=10000.0):
-    """cos, sin of angle pos * theta_f, shape [seq_len, head_dim / 2], fp32."""
-    f = torch.arange(0, head_dim // 2, dtype=torch.float32)
-    theta = base ** (-2.0 * f / head_dim)
-    angles = torch.outer(torch.arange(seq_len, dtype=torch.float32), theta)
-    return angles.cos(), angles.sin()
-
-
-def apply_rope(x, cos, sin):
-    """Rotates interleaved pairs (2f, 2f+1) of x [B, H, T, hd] by cos/sin [T, hd/2]."""
-    x0, x1 = x[..., 0::2], x[..., 1::2]
-    out = torch.stack((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-1)
-    return out.flatten(-2)
-
-
-class CausalSelfAttention(nn.Module):
-    def __init__(self, d_model, n_head, seq_len, layers):
-        super().__init__()
-        assert d_model % n_head == 0 and (d_model // n_head) % 2 == 0
-        self.n_head = n_head
-        self.head_dim = d_model // n_head
-        self.qkv = nn.Linear(d_model, 3 * d_model, bias=False)
-        self.proj = nn.Linear(d_model, d_model, bias=False)
-        nn.init.normal_(self.qkv.weight, std=1.0 / math.sqrt(d_model))
-        nn.init.normal_(self.proj.weight, std=1.0 / math.sqrt(d_model) / math.sqrt(2 * layers))
-        cos, sin = rope_tables(seq_len, self.head_dim)
-        self.register_buffer("cos", cos, persistent=False)
-        self.register_buffer("sin", sin, persistent=False)
-        mask = torch.tril(torch.ones(seq_len, seq_len, dtype=torch.bool))
-        self.register_buffer("mask", mask.view(1, 1, seq_len, seq_len), persistent=False)
-
-    def forward(self, x):
-        B, T, C = x.size()
-        q, k, v = self.qkv(x).split(C, dim=2)
-        q = q.view(B, T, self.n_head, self.head_dim).transpose(1, 2)  # [B, H, T, hd]
-        k = k.view(B, T, self.n_head, self.head_dim).transpose(1, 2)
-        v = v.view(B, T, self.n_head, self.head_dim).transpose(1, 2)
-        cos, sin = self.cos[:T], self.sin[:T]
-        q = apply_rope(q, cos, sin)
-        k = apply_rope(k, cos, sin)
-        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(self.head_dim))
-        att = att.masked_fill(~self.mask[:, :, :T, :T], float("-inf"))
-        att = F.softmax(att, dim=-1)
-        y = att @ v  # [B, H, T, hd]
-        y = y.transpose(1, 2).contiguous().view(B, T, C)
-        return self.proj(y)
-
-
-class MLP(nn.Module):
-    def __init__(self, d_model, layers):
-        super().__init__()
-        self.fc = nn.Linear(d_model, 4 * d_model, bias=False)
-        self.gelu = nn.GELU()  # exact (erf)
-        self.proj = nn.Linear(4 * d_model, d_model, bias=False)
-        nn.init.normal_(self.fc.weight, std=1.0 / math.sqrt(d_model))
-        nn.init.normal_(self.proj.weight, std=1.0 / math.sqrt(4 * d_model) / math.sqrt(2 * layers))
-
-    def forward(self, x):
-        return self.proj(self.gelu(self.fc(x)))
-
-
-class Block(nn.Module):
-    def __init__(self, d_model, n_head, seq_len, layers):
-        super().__init__()
-        self.norm1 = RMSNorm(d_model)
-        self.attn = CausalSelfAttention(d_model, n_head, seq_len, layers)
-        self.norm2 = RMSNorm(d_model)
-        self.mlp = MLP(d_model, layers)
-
-    def forward(self, x):
-        x = x + self.attn(self.norm1(x))
-        x = x + self.mlp(self.norm2(x))
-        return x
-
-
-class GPT(nn.Module):
-    def __init__(self, d_model, layers, n_head, seq_len):
-        super().__init__()
-        self.embed = nn.Embedding(VOCAB, d_model)
-        self.blocks = nn.ModuleList([Block(d_model, n_head, seq_len, layers) for _ in range(layers)])
-        self.norm_f = RMSNorm(d_model)
-        self.head = nn.Linear(d_model, VOCAB, bias=False)
-        nn.init.normal_(self.embed.weight, std=1.0 / math.sqrt(d_model))
-        nn.init.normal_(self.head.weight, std=1.0 / math.sqrt(d_model))
-
-    def forward(self, idx, targets):
-        x = self.embed(idx)
-        for block in self.blocks:
-            x = block(x)
-        logits = self.head(self.norm_f(x))
-        return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1))
-
-    def optimizer_groups(self, weight_decay):
-        """Weight decay on the 2-D matrices except the embedding; none on embedding and norm gains."""
-        decay, no_decay = [], []
-        for name, p in self.named_parameters():
-            (decay if p.dim() == 2 and not name.startswith("embed.") else no_decay).append(p)
-        return [{"params": decay, "weight_decay": weight_decay},
-                {"params": no_decay, "weight_decay": 0.0}]
 
 
 def lr_at(step, total_steps, peak_lr, warmup_steps):
@@ -209,7 +95,7 @@ def main():
         windows = data[starts[:, None] + offsets].long()  # [B, seq + 1]
         return windows[:, :-1], windows[:, 1:]
 
-    model = GPT(args.d_model, args.layers, args.heads, args.seq)
+    model = GPT(VOCAB, args.d_model, args.layers, args.heads, args.seq, sdpa=False)
     model.train()
     optimizer = torch.optim.AdamW(model.optimizer_groups(args.weight_decay), lr=args.lr,
                                   betas=(0.9, 0.95), eps=1e-8)

@@ -30,7 +30,7 @@ import sys
 import threading
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from bench_common import REPO, flops_per_token, json_lines, matrix_params
 
 SHAPES = {
     "tiny": {"d_model": 64, "layers": 2, "heads": 4, "seq": 128, "batch": 32},
@@ -41,15 +41,6 @@ VOCAB = 256
 GOAL_SPEEDUP = {"tiny": 1.3, "small": 1.2}
 GOAL_PEAK_FRACTION = {"small": 0.5}
 GOAL_MAX_OVERHEAD = {"small": 0.10}  # lerope, adarope vs rope: at most 10% fewer tokens/s
-
-
-def matrix_params(shape):
-    d, layers = shape["d_model"], shape["layers"]
-    return layers * (3 * d * d + d * d + 2 * 4 * d * d) + d * VOCAB  # qkv, out, MLP; output head
-
-
-def flops_per_token(shape):
-    return 6 * matrix_params(shape) + 6 * shape["layers"] * shape["seq"] * shape["d_model"]
 
 
 def rung_config(shape, variant, args):
@@ -69,18 +60,6 @@ def rung_config(shape, variant, args):
         },
         "resources": {"cpus": args.threads},
     }
-
-
-def json_lines(text):
-    records = []
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                records.append(json.loads(line))
-            except ValueError:
-                pass
-    return records
 
 
 def run_process(cmd, log_path, env, timeout):
@@ -296,8 +275,8 @@ def main():
     mm_median = median_or_none(mm_by_repeat.values())
     rows, summary = [], {}
     for s in shapes:
-        fpt = flops_per_token(SHAPES[s])
-        shape_summary = {"flops_per_token": fpt, "matrix_params": matrix_params(SHAPES[s]), "rows": {}}
+        fpt = flops_per_token(SHAPES[s], VOCAB)
+        shape_summary = {"flops_per_token": fpt, "matrix_params": matrix_params(SHAPES[s], VOCAB), "rows": {}}
         entries = [("rung", v) for v in variants] + [("pytorch", "rope")]
         for impl, v in entries:
             per = [find(r, impl, s, v) for r in range(args.repeats)]

@@ -24,17 +24,13 @@ import time
 
 import numpy as np
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # bench/
+from bench_common import REPO, flops_per_token, json_lines  # noqa: E402  (shared with bench/train_throughput.py)
+
 SHAPES = {
     "gpt2-124m": {"layers": 12, "d_model": 768, "heads": 12, "seq": 1024, "vocab": 50257},
     "tiny": {"layers": 2, "d_model": 64, "heads": 4, "seq": 128, "vocab": 50257},
 }
-
-
-def flops_per_token(shape):
-    d, layers = shape["d_model"], shape["layers"]
-    matrix = layers * (3 * d * d + d * d + 2 * 4 * d * d) + d * shape["vocab"]  # qkv, out, MLP; head
-    return 6 * matrix + 6 * layers * shape["seq"] * d
 
 
 def rung_config(shape, variant, args, data_path):
@@ -59,18 +55,6 @@ def rung_config(shape, variant, args, data_path):
         },
         "resources": {"cpus": args.threads, "gpus": 1 if cuda else 0},
     }
-
-
-def json_lines(text):
-    records = []
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                records.append(json.loads(line))
-            except ValueError:
-                pass
-    return records
 
 
 def run(cmd, log_path, timeout):
@@ -171,7 +155,7 @@ def main():
                      "torch": record.get("torch"), "gpu": record.get("device")})
 
     peak = matmul_peak_tflops(args.device)
-    fpt = flops_per_token(shape)
+    fpt = flops_per_token(shape, shape["vocab"])
     eager = next((r["tokens_per_sec"] for r in runs if r["variant"] == "rope (eager)"), None)
     rope = next((r["tokens_per_sec"] for r in runs if r["impl"] == "rung" and r["variant"] == "rope"), None)
     device_name = next((r.get("gpu") for r in runs if r.get("gpu")), args.device)
@@ -194,7 +178,7 @@ def main():
             cells += ["failed"] + [""] * 4
         cells += [f"{r['loss']:.3f}" if isinstance(r.get("loss"), (int, float)) else "n/a", str(r["exit"])]
         print("| " + " | ".join(cells) + " |")
-    gpt2_fpt = flops_per_token(SHAPES["gpt2-124m"])
+    gpt2_fpt = flops_per_token(SHAPES["gpt2-124m"], SHAPES["gpt2-124m"]["vocab"])
     print(f"\nAnchor: llm.c trains GPT-2 124M (vocabulary 50257, tied embeddings) at about 460k tokens/s per H100, "
           f"i.e. {460e3 * gpt2_fpt / 1e12:.0f} TFLOP/s at {gpt2_fpt / 1e6:.1f} M FLOPs/token (tying changes parameters, "
           f"not FLOPs).")

@@ -1,7 +1,7 @@
 // coordinator/cli/command_support.h
 //
 // What the `rung` commands that talk to a coordinator share: registering a subcommand with the
-// connection and --format options around a body that gets an open connection, and the printing
+// connection (and --format) options around a body that gets an open connection, and the printing
 // helpers (a message as JSON with the proto's field names, a number for people).
 #pragma once
 
@@ -19,16 +19,15 @@
 
 namespace rung::cli {
 
-// Registers subcommand `name` with the connection options and --format table|json|csv; `run` does
-// the work with an open connection and returns the exit code. Options must have `connection` and
-// `format` members.
+// Registers subcommand `name` with the connection options; `run` does the work with an open
+// connection and returns the exit code (kUsage where the connection cannot be opened). Options must
+// have a `connection` member.
 template <typename Options>
-CLI::App* AddCommand(CLI::App& app, int* exit_code, const std::string& name, const std::string& help,
-                     std::shared_ptr<Options> options,
-                     std::function<int(CoordinatorConnection&, const Options&)> run) {
+CLI::App* AddConnectedCommand(CLI::App& app, int* exit_code, const std::string& name, const std::string& help,
+                              std::shared_ptr<Options> options,
+                              std::function<int(CoordinatorConnection&, const Options&)> run) {
   CLI::App* command = app.add_subcommand(name, help);
   AddConnectionOptions(command, &options->connection);
-  command->add_option("--format", options->format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
   command->callback([options, exit_code, run, name]() {
     StatusOr<std::unique_ptr<CoordinatorConnection>> connection = CoordinatorConnection::Open(options->connection);
     if (!connection.ok()) {
@@ -38,6 +37,16 @@ CLI::App* AddCommand(CLI::App& app, int* exit_code, const std::string& name, con
     }
     *exit_code = run(*connection.value(), *options);
   });
+  return command;
+}
+
+// AddConnectedCommand with --format table|json|csv. Options must have `connection` and `format` members.
+template <typename Options>
+CLI::App* AddCommand(CLI::App& app, int* exit_code, const std::string& name, const std::string& help,
+                     std::shared_ptr<Options> options,
+                     std::function<int(CoordinatorConnection&, const Options&)> run) {
+  CLI::App* command = AddConnectedCommand<Options>(app, exit_code, name, help, options, std::move(run));
+  command->add_option("--format", options->format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
   return command;
 }
 

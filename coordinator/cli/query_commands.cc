@@ -365,12 +365,12 @@ void AddQueryCommands(CLI::App& app, int* exit_code) {
   }
   {
     auto options = std::make_shared<ExportOptions>();
-    CLI::App* command = app.add_subcommand(
-        "export",
+    CLI::App* command = AddConnectedCommand<ExportOptions>(
+        app, exit_code, "export",
         "Export a sweep: every trial's state, N, D, FLOPs, config, provenance and summaries (--table trials), or\n"
         "the ladder CSV `rung fit --from-csv` reads (--table ladder). CSV flattens config and provenance into\n"
-        "config.<key> and provenance.<key> columns and summaries into summary.<name>.");
-    AddConnectionOptions(command, &options->connection);
+        "config.<key> and provenance.<key> columns and summaries into summary.<name>.",
+        options, RunExport);
     command->add_option("sweep", options->sweep_id, "Sweep id")->required();
     command->add_option("--format", options->format, "csv (default), json (one array) or jsonl (one object per line)")
         ->check(CLI::IsMember({"csv", "json", "jsonl"}));
@@ -378,15 +378,6 @@ void AddQueryCommands(CLI::App& app, int* exit_code) {
         ->check(CLI::IsMember({"trials", "ladder"}));
     command->add_option("--out", options->out, "Write FILE (atomically: the old file or the whole new one)")
         ->type_name("FILE");
-    command->callback([options, exit_code]() {
-      StatusOr<std::unique_ptr<CoordinatorConnection>> connection = CoordinatorConnection::Open(options->connection);
-      if (!connection.ok()) {
-        std::cerr << "rung export: " << connection.status().message() << "\n";
-        *exit_code = kUsage;
-        return;
-      }
-      *exit_code = RunExport(*connection.value(), *options);
-    });
   }
   {
     auto options = std::make_shared<FitsOptions>();

@@ -290,11 +290,7 @@ TEST_F(CoordinatorServiceTest, ALateReportFromASupersededAttemptIsFencedOff) {
   EXPECT_EQ(late.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_THAT(late.error_message(), HasSubstr("from attempt 1 rejected"));
   EXPECT_THAT(late.error_message(), HasSubstr("attempt 2 superseded it"));
-  v1::HeartbeatResponse beat;
-  EXPECT_EQ(Heartbeat("w1", *first, &beat).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
-  v1::CompleteResponse completed;
-  EXPECT_EQ(Complete(Completion("w1", *first, v1::OUTCOME_SUCCEEDED, 1), &completed).error_code(),
-            grpc::StatusCode::FAILED_PRECONDITION);
+  ExpectFencedOff("w1", *first);
   // A batch attempt 1 had committed is still acknowledged (its answer may have been lost).
   v1::ReportMetricsResponse ack;
   ASSERT_TRUE(Report("w1", *first, 1, {ProvenanceRecord(), StepRecord(5, 2.5)}, &ack).ok());

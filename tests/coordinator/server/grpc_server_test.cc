@@ -28,22 +28,13 @@ using ::testing::IsSupersetOf;
 using testing::CheckHealth;
 using testing::ContextWithToken;
 using testing::LoopbackChannel;
+using testing::LoopbackServerOptions;
 using testing::ReflectedServices;
 using testing::ScratchDir;
 
 class GrpcServerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    options_.listen_address = "127.0.0.1:0";
-    options_.database_path = scratch_.Path("rung.db");
-    options_.user_token_file = scratch_.Path("user.token");
-    options_.worker_token_file = scratch_.Path("worker.token");
-    StatusOr<std::string> user = WriteFreshTokenFile(options_.user_token_file);
-    StatusOr<std::string> worker = WriteFreshTokenFile(options_.worker_token_file);
-    ASSERT_TRUE(user.ok() && worker.ok());
-    user_token_ = *user;
-    worker_token_ = *worker;
-  }
+  void SetUp() override { ASSERT_TRUE(LoopbackServerOptions(scratch_, &options_, &user_token_, &worker_token_)); }
 
   // Starts the server with options_ and connects to it.
   void StartServer() {

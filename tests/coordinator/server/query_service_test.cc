@@ -455,16 +455,13 @@ TEST_F(QueryServiceTest, AReportFromAWorkerTheAttemptWasNotLeasedToIsRefused) {
   grpc::Status report = Report("w2", *lease, 2, {testing::StepRecord(10, 1.5)});
   EXPECT_EQ(report.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_THAT(report.error_message(), HasSubstr("from worker w2 rejected: attempt 1 was leased to worker w1"));
-  v1::HeartbeatResponse beat;
-  EXPECT_EQ(Heartbeat("w2", *lease, &beat).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
-  v1::CompleteResponse completed;
-  EXPECT_EQ(Complete(Completion("w2", *lease, v1::OUTCOME_SUCCEEDED, 1), &completed).error_code(),
-            grpc::StatusCode::FAILED_PRECONDITION);
+  ExpectFencedOff("w2", *lease);
   EXPECT_EQ(GetTrial(lease->trial_id()).state(), v1::TRIAL_STATE_RUNNING);
   EXPECT_EQ(Curve(lease->trial_id(), "train_loss"), (std::map<int64_t, double>{{5, 2.5}}));
 
   // Reports without a worker id are refused too; the holder carries on.
   EXPECT_EQ(Report("", *lease, 2, {testing::StepRecord(10, 1.5)}).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  v1::HeartbeatResponse beat;
   ASSERT_TRUE(Heartbeat("w1", *lease, &beat).ok());
   EXPECT_EQ(beat.action(), v1::HeartbeatResponse::ACTION_CONTINUE);
 }

@@ -7,6 +7,8 @@
 #include <google/protobuf/unknown_field_set.h>
 #include <gtest/gtest.h>
 
+#include "coordinator/server/auth.h"
+
 namespace rung::server::testing {
 
 ScratchDir::ScratchDir() {
@@ -19,6 +21,20 @@ ScratchDir::ScratchDir() {
 ScratchDir::~ScratchDir() {
   std::error_code ignored;
   std::filesystem::remove_all(path_, ignored);
+}
+
+bool LoopbackServerOptions(const ScratchDir& scratch, ServerOptions* options, std::string* user_token,
+                           std::string* worker_token) {
+  options->listen_address = "127.0.0.1:0";
+  options->database_path = scratch.Path("rung.db");
+  options->user_token_file = scratch.Path("user.token");
+  options->worker_token_file = scratch.Path("worker.token");
+  StatusOr<std::string> user = WriteFreshTokenFile(options->user_token_file);
+  StatusOr<std::string> worker = WriteFreshTokenFile(options->worker_token_file);
+  if (!user.ok() || !worker.ok()) return false;
+  *user_token = *user;
+  *worker_token = *worker;
+  return true;
 }
 
 std::unique_ptr<grpc::ClientContext> ContextWithToken(const std::string& token) {

@@ -1,7 +1,8 @@
 // tests/coordinator/server/server_test_util.h
 //
-// What the server tests share: a scratch folder, token files, client calls that carry a bearer
-// token, the standard health check, and the list of services server reflection reports.
+// What the server tests share: a scratch folder, token files and the options of a loopback server
+// over them, client calls that carry a bearer token, the standard health check, and the list of
+// services server reflection reports.
 #pragma once
 
 #include <chrono>
@@ -12,6 +13,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "coordinator/server/server_options.h"
 #include "proto/grpc/health/v1/health.grpc.pb.h"
 
 namespace rung::server::testing {
@@ -28,6 +30,12 @@ class ScratchDir {
  private:
   std::filesystem::path path_;
 };
+
+// Sets `options` for a coordinator on 127.0.0.1 port 0 over scratch's rung.db, and writes fresh user
+// and worker token files in `scratch` (their tokens go to `user_token` and `worker_token`). False
+// where either token file could not be written.
+bool LoopbackServerOptions(const ScratchDir& scratch, ServerOptions* options, std::string* user_token,
+                           std::string* worker_token);
 
 // A client context with a 10 s deadline and, unless `token` is empty, `authorization: Bearer <token>`.
 std::unique_ptr<grpc::ClientContext> ContextWithToken(const std::string& token);

@@ -80,16 +80,8 @@ inline std::string FinalRecord(double val_loss) {
 class CoordinatorServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    options_.listen_address = "127.0.0.1:0";
-    options_.database_path = scratch_.Path("rung.db");
-    options_.user_token_file = scratch_.Path("user.token");
-    options_.worker_token_file = scratch_.Path("worker.token");
+    ASSERT_TRUE(LoopbackServerOptions(scratch_, &options_, &user_token_, &worker_token_));
     options_.lease_duration = kLease;
-    StatusOr<std::string> user = WriteFreshTokenFile(options_.user_token_file);
-    StatusOr<std::string> worker = WriteFreshTokenFile(options_.worker_token_file);
-    ASSERT_TRUE(user.ok() && worker.ok());
-    user_token_ = *user;
-    worker_token_ = *worker;
     StartServer();
   }
 
@@ -210,6 +202,16 @@ class CoordinatorServiceTest : public ::testing::Test {
     request.set_trial_id(lease.trial_id());
     request.set_attempt(lease.attempt());
     return workers_->Heartbeat(ContextWithToken(worker_token_).get(), request, response);
+  }
+
+  // A worker that does not hold the lease's attempt (it was superseded, or never leased it) can
+  // neither heartbeat nor complete it: both are FAILED_PRECONDITION.
+  void ExpectFencedOff(const std::string& worker_id, const v1::TrialLease& lease) {
+    v1::HeartbeatResponse beat;
+    EXPECT_EQ(Heartbeat(worker_id, lease, &beat).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    v1::CompleteResponse completed;
+    EXPECT_EQ(Complete(Completion(worker_id, lease, v1::OUTCOME_SUCCEEDED, 1), &completed).error_code(),
+              grpc::StatusCode::FAILED_PRECONDITION);
   }
 
   v1::Trial GetTrial(int64_t trial_id) {

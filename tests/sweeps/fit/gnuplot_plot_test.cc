@@ -1,13 +1,14 @@
 #include "sweeps/plot/gnuplot_plot.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <string>
 
 #include "sweeps/fit/ladder_csv.h"
+#include "tests/sweeps/plot_test_files.h"
 
 namespace rung::fit {
 namespace {
@@ -16,18 +17,8 @@ namespace fs = std::filesystem;
 
 bool HaveGnuplot() { return std::system("gnuplot --version > /dev/null 2>&1") == 0; }
 
-fs::path FreshDir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("rung_plot_test_" + std::to_string(getpid()) + "_" + name);
-  fs::remove_all(dir);
-  return dir;
-}
-
-std::string Read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+fs::path FreshDir(const std::string& name) { return plot_testing::FreshDir("rung_plot_test_", name); }
+using plot_testing::Read;
 
 MultiplierReport ExampleReport() {
   StatusOr<LadderResults> ladder = ReadLadderCsv(RUNG_SOURCE_DIR "/sweeps/examples/ladder-example.csv");

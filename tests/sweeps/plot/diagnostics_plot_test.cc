@@ -1,12 +1,12 @@
 #include "sweeps/plot/diagnostics_plot.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <string>
+
+#include "tests/sweeps/plot_test_files.h"
 
 namespace rung::plot {
 namespace {
@@ -14,18 +14,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-fs::path FreshDir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("rung_diag_plot_test_" + std::to_string(getpid()) + "_" + name);
-  fs::remove_all(dir);
-  return dir;
-}
-
-std::string Read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+fs::path FreshDir(const std::string& name) { return plot_testing::FreshDir("rung_diag_plot_test_", name); }
+using plot_testing::Read;
 
 // A diagnostics record of the shape rung-train writes: two layers of two heads, T = 8.
 json AttentionRecord() {
