@@ -123,7 +123,10 @@ StatusOr<EndingAck> EndGangRank(Database& db, const store_internal::GangRankRow&
                                 const std::string& digest, const char* report, Timestamp now) {
   StatusOr<TrialRecord> trial = store_internal::LoadTrial(db, member.trial_id);
   if (!trial.ok()) return trial.status();
-  if (ending.outcome == TrialState::kSucceeded && member.ended) return EndingAck{trial->state, true};
+  // A finished rank is acknowledged also when rank 0 completed the trial first.
+  if (ending.outcome == TrialState::kSucceeded && (member.ended || (trial->state == TrialState::kSucceeded && trial->attempt == member.attempt))) {
+    return EndingAck{trial->state, true};
+  }
   if (ending.outcome != TrialState::kSucceeded) {
     StatusOr<bool> applied =
         store_internal::IsAppliedReport(db, member.trial_id, member.attempt, ending.outcome, digest);
