@@ -124,7 +124,8 @@ StatusOr<EndingAck> EndGangRank(Database& db, const store_internal::GangRankRow&
   StatusOr<TrialRecord> trial = store_internal::LoadTrial(db, member.trial_id);
   if (!trial.ok()) return trial.status();
   // A finished rank is acknowledged also when rank 0 completed the trial first.
-  if (ending.outcome == TrialState::kSucceeded && (member.ended || (trial->state == TrialState::kSucceeded && trial->attempt == member.attempt))) {
+  const bool trial_done = trial->state == TrialState::kSucceeded && trial->attempt == member.attempt;
+  if (ending.outcome == TrialState::kSucceeded && (member.ended || trial_done)) {
     return EndingAck{trial->state, true};
   }
   if (ending.outcome != TrialState::kSucceeded) {
