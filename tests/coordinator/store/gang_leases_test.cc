@@ -118,6 +118,10 @@ TEST_F(GangLeasesTest, ATrialNoWorkerHoldsAloneIsLeasedToTwoWorkersOnceBothReser
   ASSERT_OK_AND_ASSIGN(std::vector<AttemptRecord> attempts, trials().Attempts(trial_id));
   ASSERT_EQ(attempts.size(), 1u);
   EXPECT_EQ(attempts[0].worker_id, "a");
+  for (const char* member : {"a", "b"}) {  // `rung workers` shows the trial on both
+    ASSERT_OK_AND_ASSIGN(WorkerRecord worker, workers().Get(member));
+    EXPECT_EQ(worker.live_trial_ids, std::vector<int64_t>{trial_id}) << member;
+  }
 }
 
 TEST_F(GangLeasesTest, APartialGangIsReleasedAfterTheFormationTimeout) {
