@@ -236,10 +236,13 @@ std::string WhyItCannotFit(const TrialRecord& trial, const std::vector<WorkerRec
 }
 
 // Records a trial_waiting event for every PENDING trial the registered workers can never hold,
-// unless its newest state reason already says the same.
+// unless its newest state reason already says the same. Only trials no single worker holds are
+// looked at (in SQL): the rest of a large sweep costs nothing here.
 Status ExplainWaiting(Database& db, const std::vector<WorkerRecord>& workers, Timestamp now) {
   StatusOr<std::vector<TrialRecord>> pending = store_internal::Select<TrialRecord>(
-      db, "JOIN sweeps ON sweeps.id = trials.sweep_id WHERE trials.state = 'PENDING' AND sweeps.state = 'ACTIVE'");
+      db,
+      "JOIN sweeps ON sweeps.id = trials.sweep_id WHERE trials.state = 'PENDING' AND sweeps.state = 'ACTIVE' AND "
+      "NOT EXISTS (SELECT 1 FROM workers w WHERE w.cpus >= trials.cpus AND w.gpus >= trials.gpus)");
   if (!pending.ok()) return pending.status();
   for (const TrialRecord& trial : *pending) {
     const std::string reason = WhyItCannotFit(trial, workers);
