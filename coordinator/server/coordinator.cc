@@ -19,6 +19,9 @@ StatusOr<std::unique_ptr<Coordinator>> Coordinator::Open(const CoordinatorOption
   StoreOptions store_options;
   store_options.artifact_root = ArtifactRootOf(options);
   store_options.lease_duration = options.lease_duration;
+  store_options.gang_formation_timeout = options.lease_duration;
+  store_options.rendezvous_first_port = options.rendezvous_first_port;
+  store_options.rendezvous_port_count = options.rendezvous_port_count;
   StatusOr<std::unique_ptr<Store>> store = Store::Open(options.database_path, clock, store_options);
   if (!store.ok()) return store.status();
   std::unique_ptr<Coordinator> coordinator(new Coordinator(std::move(store).value(), clock));
@@ -39,7 +42,8 @@ Coordinator::Coordinator(std::unique_ptr<Store> store, const Clock& clock)
       results_(*store_),
       fits_(*store_),
       reaper_(trials_, clock_, [this] { WorkQueued(); }),
-      leases_(trials_, reaper_, work_) {}
+      gangs_(*store_),
+      leases_(trials_, gangs_, reaper_, work_) {}
 
 Coordinator::~Coordinator() { Shutdown(); }
 

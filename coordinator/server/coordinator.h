@@ -31,6 +31,7 @@
 #include "coordinator/store/clock.h"
 #include "coordinator/store/event_log.h"
 #include "coordinator/store/fit_store.h"
+#include "coordinator/store/gang_leases.h"
 #include "coordinator/store/metric_store.h"
 #include "coordinator/store/overviews.h"
 #include "coordinator/store/store.h"
@@ -46,6 +47,8 @@ struct CoordinatorOptions {
   std::string database_path;  // required
   std::string artifact_root;  // "" = <database folder>/artifacts
   std::chrono::microseconds lease_duration = std::chrono::seconds(60);
+  int rendezvous_first_port = 29500;  // gangs' rendezvous ports (StoreOptions)
+  int rendezvous_port_count = 500;
 };
 
 // The artifact root a coordinator uses: `options.artifact_root`, or <database folder>/artifacts.
@@ -100,6 +103,7 @@ class Coordinator {
   EventLog events_;
   SweepResults results_;
   FitStore fits_;
+  GangLeases gangs_;
   ChangeNotifier work_;     // a trial may have become leasable
   ChangeNotifier changes_;  // anything changed
   LeaseReaper reaper_;

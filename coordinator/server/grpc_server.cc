@@ -31,7 +31,8 @@ StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(const Serv
 
   std::unique_ptr<CoordinatorServer> server(new CoordinatorServer(options, std::move(authenticator)));
   StatusOr<std::unique_ptr<Coordinator>> coordinator = Coordinator::Open(
-      {options.database_path, options.artifact_root, options.lease_duration},
+      {options.database_path, options.artifact_root, options.lease_duration, options.rendezvous_first_port,
+       options.rendezvous_port_count},
       clock != nullptr ? *clock : server->system_clock_);
   if (!coordinator.ok()) return coordinator.status();
   server->coordinator_ = std::move(coordinator).value();

@@ -7,12 +7,18 @@
 // ends. It never spins: between two looks at the store it sleeps on the notifier, waking at the
 // latest every kCancelCheck to notice a caller that went away.
 //
+// Gangs (gang_leases.h): each look first asks GangLeases::Poll for this worker's rank of a gang
+// formed since, and a worker that holds a reservation of a forming gang takes nothing else (it keeps
+// waiting). Otherwise, when no single trial fits, the worker joins a gang (GangLeases::Join); the
+// call that completes a gang notifies the "work" notifier so that the other members' calls look
+// again and take their ranks.
+//
 // Before each look it expires due leases (LeaseReaper::ExpireDue), so that a trial whose lease ran
 // out on the clock is leasable again at once; after granting a lease it pokes the reaper, whose
 // next expiry may now be earlier.
 //
 // Example:
-//   LeaseBroker broker(trials, reaper, work);
+//   LeaseBroker broker(trials, gangs, reaper, work);
 //   StatusOr<std::optional<Lease>> lease =
 //       broker.Acquire({"node7-gpu0", 8, 1}, std::chrono::steady_clock::now() + std::chrono::seconds(30),
 //                    [&] { return context->IsCancelled(); });
@@ -27,6 +33,7 @@
 
 #include "coordinator/server/change_notifier.h"
 #include "coordinator/server/lease_reaper.h"
+#include "coordinator/store/gang_leases.h"
 #include "coordinator/store/trial_lifecycle.h"
 
 namespace rung::server {
@@ -43,8 +50,8 @@ class LeaseBroker {
   static constexpr std::chrono::seconds kCancelCheck{1};
 
   // REQUIRES: the arguments outlive the broker.
-  LeaseBroker(TrialLifecycle& trials, LeaseReaper& reaper, ChangeNotifier& work)
-      : trials_(trials), reaper_(reaper), work_(work) {}
+  LeaseBroker(TrialLifecycle& trials, GangLeases& gangs, LeaseReaper& reaper, ChangeNotifier& work)
+      : trials_(trials), gangs_(gangs), reaper_(reaper), work_(work) {}
 
   // A lease as soon as a trial fits, or nullopt once `deadline` passed or `cancelled()` says the
   // caller went away. Errors: the store's (NOT_FOUND for an unregistered worker), UNAVAILABLE when
@@ -53,7 +60,11 @@ class LeaseBroker {
                                        const std::function<bool()>& cancelled);
 
  private:
+  // One look at the store: a gang rank, a single lease, or nothing (yet).
+  StatusOr<std::optional<rung::Lease>> Look(const LeaseAsk& ask);
+
   TrialLifecycle& trials_;
+  GangLeases& gangs_;
   LeaseReaper& reaper_;
   ChangeNotifier& work_;
 };

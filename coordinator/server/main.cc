@@ -19,6 +19,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -78,6 +79,11 @@ int main(int argc, char** argv) {
   app.add_option("--health-listen", options.health_listen_address,
                  "host:port of a second, plaintext listener serving only grpc.health.v1.Health (no tokens, no "
                  "data): for probes that cannot speak TLS, e.g. Kubernetes grpc probes");
+  std::string rendezvous_ports = "29500-29999";
+  app.add_option("--rendezvous-ports", rendezvous_ports,
+                 "FIRST-LAST: ports a data-parallel trial leased to several workers meets on, at rank 0's worker "
+                 "host (one per attempt); they must be reachable between the workers")
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -88,6 +94,19 @@ int main(int argc, char** argv) {
     return std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6));
   };
   options.lease_duration = micros(lease_seconds);
+  {
+    int first = 0;
+    int last = 0;
+    char dash = 0;
+    std::istringstream range(rendezvous_ports);
+    if (!(range >> first >> dash >> last) || dash != '-' || first < 1 || last < first || last > 65535) {
+      std::cerr << "rung-coordinator: --rendezvous-ports must be FIRST-LAST with 1 <= FIRST <= LAST <= 65535, not '"
+                << rendezvous_ports << "'\n";
+      return kExitUsage;
+    }
+    options.rendezvous_first_port = first;
+    options.rendezvous_port_count = last - first + 1;
+  }
   options.heartbeat_interval = heartbeat_seconds > 0 ? micros(heartbeat_seconds) : options.lease_duration / 6;
 
   // Signals are taken by sigwait below: block them before gRPC starts its threads, which inherit

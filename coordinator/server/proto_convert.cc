@@ -282,6 +282,11 @@ v1::TrialLease ToProtoLease(const Lease& lease, const google::protobuf::Repeated
   for (int64_t taken = 0; taken < lease.gpus && taken < free_gpus.size(); ++taken) out.add_gpus(free_gpus[taken]);
   *out.mutable_lease_duration() = ToDuration(lease_duration);
   *out.mutable_lease_expires_at() = ToProtoTime(lease.lease_expires_at);
+  if (!lease.rendezvous.empty()) {
+    out.set_rank(static_cast<int32_t>(lease.rank));
+    out.set_world_size(static_cast<int32_t>(lease.world_size));
+    out.set_rendezvous(lease.rendezvous);
+  }
   return out;
 }
 

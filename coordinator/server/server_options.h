@@ -52,6 +52,10 @@ struct ServerOptions {
   std::chrono::microseconds lease_duration = std::chrono::seconds(60);
   // The longest a WorkerService.Lease call is held open waiting for a trial.
   std::chrono::milliseconds max_lease_wait = std::chrono::seconds(60);
+  // Rendezvous ports of gangs across workers (gang_leases.h): first_port .. first_port + count - 1
+  // on rank 0's worker host; each gang attempt takes one.
+  int rendezvous_first_port = 29500;
+  int rendezvous_port_count = 500;
 };
 
 // INVALID_ARGUMENT, naming the flag to fix, when: the address has no port, the database or a token

@@ -11,6 +11,9 @@
 //   trial_state         a trial moved from_state -> to_state; attempt is the trial's attempt then
 //   leases_reconciled   the coordinator restarted and gave every live lease a fresh period
 //   worker_registered   a worker (re)registered; reason lists its resources
+//   gang_reserved       a worker reserved a rank of a data-parallel trial's forming gang (gang_leases.h)
+//   gang_released       a forming gang was released (timeout, a quiet worker, the trial not leasable)
+//   trial_waiting       a PENDING trial the registered workers can never hold, and why (its state reason)
 //
 // Actors: "user:<name>" (what the caller of a user operation passed), "worker:<id>", "coordinator".
 //

@@ -70,7 +70,8 @@ StatusOr<std::vector<SweepOverview>> SelectSweeps(Database& db, const std::strin
 const std::string& TrialOverviewColumns() {
   static const std::string columns =
       std::string(store_internal::Table<TrialRecord>::kColumns) +
-      ", (SELECT reason FROM events e WHERE e.trial_id = trials.id AND e.kind = 'trial_state' ORDER BY e.id DESC "
+      ", (SELECT reason FROM events e WHERE e.trial_id = trials.id AND e.kind IN ('trial_state', 'trial_waiting') "
+      "ORDER BY e.id DESC "
       "LIMIT 1)"
       ", (SELECT at FROM events e WHERE e.trial_id = trials.id AND e.kind = 'trial_state' ORDER BY e.id DESC LIMIT 1)"
       ", (SELECT MAX(step) FROM metrics m WHERE m.trial_id = trials.id AND m.name = 'train_loss')"

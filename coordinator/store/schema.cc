@@ -202,6 +202,36 @@ CREATE TABLE sweep_fits (
 CREATE INDEX sweep_fits_by_sweep ON sweep_fits(sweep_id, id);
 )sql";
 
+// Version 4: data-parallel gangs across workers (gang_leases.h). A trial whose ranks fit no single
+// worker is reserved rank by rank as fitting workers poll (gang_reservations, released when the gang
+// does not fill in time); once full, one attempt is leased to all of them, one attempt_ranks row per
+// rank with its worker, its own lease expiry and the rendezvous address.
+constexpr char kSchemaV4[] = R"sql(
+CREATE TABLE gang_reservations (
+  trial_id    INTEGER NOT NULL REFERENCES trials(id),
+  worker_id   TEXT    NOT NULL REFERENCES workers(id),
+  reserved_at INTEGER NOT NULL,
+  polled_at   INTEGER NOT NULL,
+  PRIMARY KEY (trial_id, worker_id)
+);
+CREATE INDEX gang_reservations_by_worker ON gang_reservations(worker_id);
+
+CREATE TABLE attempt_ranks (
+  trial_id         INTEGER NOT NULL,
+  attempt          INTEGER NOT NULL,
+  rank             INTEGER NOT NULL,
+  worker_id        TEXT    NOT NULL REFERENCES workers(id),
+  rendezvous       TEXT    NOT NULL,
+  lease_expires_at INTEGER NOT NULL,
+  delivered_at     INTEGER,
+  ended_at         INTEGER,
+  PRIMARY KEY (trial_id, attempt, rank),
+  UNIQUE (trial_id, attempt, worker_id),
+  FOREIGN KEY (trial_id, attempt) REFERENCES attempts(trial_id, attempt)
+);
+CREATE INDEX attempt_ranks_by_worker ON attempt_ranks(worker_id, delivered_at);
+)sql";
+
 }  // namespace
 
 const std::vector<SchemaMigration>& SchemaMigrations() {
@@ -212,6 +242,7 @@ const std::vector<SchemaMigration>& SchemaMigrations() {
           "workers' details; logs",
        kSchemaV2},
       {3, "sweep_fits: compute-multiplier fits with their inputs", kSchemaV3},
+      {4, "gang_reservations, attempt_ranks: data-parallel trials leased to several workers", kSchemaV4},
   };
   return migrations;
 }

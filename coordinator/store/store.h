@@ -61,6 +61,13 @@ struct StoreOptions {
   // How long a lease lasts without a heartbeat (and after RestartReconcile).
   std::chrono::microseconds lease_duration = std::chrono::seconds(60);
   int busy_timeout_ms = 5000;
+  // Gangs (gang_leases.h): a forming gang whose ranks are not all reserved this long after its first
+  // reservation is released; a reserving worker that has not polled for this long drops out.
+  std::chrono::microseconds gang_formation_timeout = std::chrono::seconds(60);
+  // Rendezvous ports of gang attempts: first_port + (a hash of trial and attempt) % port_count, on
+  // rank 0's worker host.
+  int rendezvous_first_port = 29500;
+  int rendezvous_port_count = 500;
 };
 
 class Store {

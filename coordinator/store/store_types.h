@@ -162,8 +162,14 @@ struct Lease {
   // Earlier attempts, newest first: resume from the first whose folder holds a checkpoint.
   std::vector<PreviousAttempt> resume_from;
   Timestamp lease_expires_at;
-  int64_t cpus = 0;  // what the trial takes of the worker's resources
+  int64_t cpus = 0;  // what the trial takes of the worker's resources (a gang rank: one rank's)
   int64_t gpus = 0;
+  // A gang lease (a data-parallel trial leased to several workers, gang_leases.h): this worker's
+  // rank, the trial's world size and rank 0's rendezvous "host:port". world_size 0 and an empty
+  // rendezvous for an ordinary lease (the worker runs every rank itself).
+  int64_t rank = 0;
+  int64_t world_size = 0;
+  std::string rendezvous;
 };
 
 struct HeartbeatReply {

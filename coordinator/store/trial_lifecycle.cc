@@ -4,6 +4,8 @@
 
 #include "coordinator/store/event_log.h"
 #include "coordinator/store/internal/attempt_fence.h"
+#include "coordinator/store/internal/attempt_start.h"
+#include "coordinator/store/internal/gang_ranks.h"
 #include "coordinator/store/internal/records.h"
 #include "coordinator/store/internal/results.h"
 #include "coordinator/store/internal/transitions.h"
@@ -14,6 +16,7 @@ namespace {
 
 using store_internal::Cause;
 using store_internal::LiveAttempt;
+using store_internal::TouchWorker;
 
 constexpr char kCoordinator[] = "coordinator";
 
@@ -37,20 +40,6 @@ nlohmann::json ResultsJson(const TrialResults& results) {
   nlohmann::json diagnostics = nlohmann::json::array();
   for (const Diagnostic& diagnostic : results.diagnostics) diagnostics.push_back({diagnostic.name, diagnostic.value});
   return {{"summaries", summaries}, {"learned_params", learned}, {"diagnostics", diagnostics}};
-}
-
-Status TouchWorker(Database& db, const std::string& worker_id, Timestamp now) {
-  StatusOr<Statement> touch = db.Prepare("UPDATE workers SET last_seen_at = ? WHERE id = ?");
-  if (!touch.ok()) return touch.status();
-  touch->BindAll(ToUnixMicros(now), worker_id);
-  return touch->Run();
-}
-
-std::string CheckpointDir(const std::string& artifact_root, const std::string& sweep_name, int64_t trial_index,
-                          int64_t attempt) {
-  return (std::filesystem::path(artifact_root) / sweep_name / std::to_string(trial_index) /
-          ("attempt-" + std::to_string(attempt)))
-      .string();
 }
 
 // The digest of an attempt's ending: what recognises a repeat of the same report.
@@ -127,6 +116,44 @@ Status ApplyPreemption(Database& db, LiveAttempt& live, const std::string& reaso
   return store_internal::RequeueThrough(db, live.trial, TrialState::kPreempted, {WorkerActor(worker_id), reason}, now);
 }
 
+// The report of a gang rank > 0 (gang_ranks.h): SUCCEEDED ends only that rank (rank 0 reports the
+// results); FAILED and PREEMPTED end the whole attempt, and the other ranks learn it on their next
+// heartbeat (fenced).
+StatusOr<EndingAck> EndGangRank(Database& db, const store_internal::GangRankRow& member, const AttemptEnding& ending,
+                                const std::string& digest, const char* report, Timestamp now) {
+  StatusOr<TrialRecord> trial = store_internal::LoadTrial(db, member.trial_id);
+  if (!trial.ok()) return trial.status();
+  // A finished rank is acknowledged also when rank 0 completed the trial first.
+  const bool trial_done = trial->state == TrialState::kSucceeded && trial->attempt == member.attempt;
+  if (ending.outcome == TrialState::kSucceeded && (member.ended || trial_done)) {
+    return EndingAck{trial->state, true};
+  }
+  if (ending.outcome != TrialState::kSucceeded) {
+    StatusOr<bool> applied =
+        store_internal::IsAppliedReport(db, member.trial_id, member.attempt, ending.outcome, digest);
+    if (!applied.ok()) return applied.status();
+    if (*applied) return EndingAck{trial->state, true};
+  }
+  StatusOr<LiveAttempt> live = store_internal::LoadLiveAttempt(db, member.trial_id, member.attempt, report);
+  if (!live.ok()) return live.status();
+  RUNG_RETURN_IF_ERROR(TouchWorker(db, member.worker_id, now));
+  if (ending.outcome == TrialState::kSucceeded) {
+    RUNG_RETURN_IF_ERROR(store_internal::EndGangRank(db, member.trial_id, member.attempt, member.rank, now));
+    return EndingAck{live->trial.state, false};
+  }
+  // The attempt ends as this rank's worker reported it; the actor is that worker.
+  live->attempt.worker_id = member.worker_id;
+  const std::string reason = "rank " + std::to_string(member.rank) + " on worker " + member.worker_id + ": " +
+                             ending.reason + "; every rank of the gang stops";
+  if (ending.outcome == TrialState::kFailed) {
+    StatusOr<TrialState> state = ApplyFailure(db, *live, reason, digest, now);
+    if (!state.ok()) return state.status();
+    return EndingAck{*state, false};
+  }
+  RUNG_RETURN_IF_ERROR(ApplyPreemption(db, *live, reason, digest, now));
+  return EndingAck{TrialState::kPending, false};
+}
+
 }  // namespace
 
 StatusOr<std::optional<Lease>> TrialLifecycle::LeaseNextTrial(const std::string& worker_id, int64_t free_cpus,
@@ -148,44 +175,13 @@ StatusOr<std::optional<Lease>> TrialLifecycle::LeaseNextTrial(const std::string&
     if (!next.ok()) return next.status();
     if (!*next) return std::optional<Lease>();
     TrialRecord& trial = **next;
-    StatusOr<SweepRecord> sweep = store_internal::LoadSweep(db, trial.sweep_id);
-    if (!sweep.ok()) return sweep.status();
-
-    Lease lease;
-    lease.trial_id = trial.id;
-    lease.sweep_id = sweep->id;
-    lease.sweep_name = sweep->name;
-    lease.trial_index = trial.trial_index;
-    lease.attempt = trial.attempt + 1;
-    lease.config = trial.cell.config;
-    lease.checkpoint_dir = CheckpointDir(options.artifact_root, sweep->name, trial.trial_index, lease.attempt);
-    lease.lease_expires_at = now + options.lease_duration;
-    lease.cpus = trial.cell.cpus;
-    lease.gpus = trial.cell.gpus;
-    StatusOr<std::vector<AttemptRecord>> previous = store_internal::Select<AttemptRecord>(
-        db, "WHERE trial_id = ? ORDER BY attempt DESC", trial.id);
-    if (!previous.ok()) return previous.status();
-    for (const AttemptRecord& earlier : *previous) {
-      lease.resume_from.push_back({earlier.attempt, earlier.state, earlier.checkpoint_dir});
-    }
-
-    StatusOr<Statement> next_attempt = db.Prepare("UPDATE trials SET attempt = ? WHERE id = ?");
-    if (!next_attempt.ok()) return next_attempt.status();
-    next_attempt->BindAll(lease.attempt, trial.id);
-    RUNG_RETURN_IF_ERROR(next_attempt->Run());
-    trial.attempt = lease.attempt;
-    StatusOr<Statement> insert = db.Prepare(
-        "INSERT INTO attempts(trial_id, attempt, worker_id, state, leased_at, lease_expires_at, checkpoint_dir) "
-        "VALUES (?, ?, ?, 'LEASED', ?, ?, ?)");
-    if (!insert.ok()) return insert.status();
-    insert->BindAll(trial.id, lease.attempt, worker_id, ToUnixMicros(now), ToUnixMicros(lease.lease_expires_at),
-                    lease.checkpoint_dir);
-    RUNG_RETURN_IF_ERROR(insert->Run());
+    StatusOr<Lease> lease = store_internal::StartAttempt(db, trial, worker_id, options, now);
+    if (!lease.ok()) return lease.status();
     RUNG_RETURN_IF_ERROR(store_internal::MoveTrial(
         db, trial, TrialState::kLeased,
-        {WorkerActor(worker_id), "leased by worker " + worker_id + " as attempt " + std::to_string(lease.attempt)},
+        {WorkerActor(worker_id), "leased by worker " + worker_id + " as attempt " + std::to_string(lease->attempt)},
         now));
-    return std::optional<Lease>(std::move(lease));
+    return std::optional<Lease>(std::move(lease).value());
   });
 }
 
@@ -249,7 +245,15 @@ StatusOr<HeartbeatReply> TrialLifecycle::Heartbeat(int64_t trial_id, int64_t att
     StatusOr<std::optional<AttemptRecord>> record =
         store_internal::SelectOne<AttemptRecord>(db, "WHERE trial_id = ? AND attempt = ?", trial_id, attempt);
     if (!record.ok()) return record.status();
-    if (*record) {
+    // A gang member other than rank 0 renews its own rank's lease (gang_ranks.h).
+    std::optional<store_internal::GangRankRow> member;
+    if (*record && !worker_id.empty() && worker_id != (*record)->worker_id) {
+      StatusOr<std::optional<store_internal::GangRankRow>> rank =
+          store_internal::GangRankOf(db, trial_id, attempt, worker_id);
+      if (!rank.ok()) return rank.status();
+      member = *rank;
+    }
+    if (*record && !member) {
       RUNG_RETURN_IF_ERROR(store_internal::CheckAttemptHolder(db, trial_id, **record, worker_id, "heartbeat"));
     }
     if (*record && (*record)->state == TrialState::kCancelled) {
@@ -263,6 +267,11 @@ StatusOr<HeartbeatReply> TrialLifecycle::Heartbeat(int64_t trial_id, int64_t att
     if (!live.ok()) return live.status();
     HeartbeatReply reply;
     reply.lease_expires_at = now + lease_duration;
+    if (member) {
+      RUNG_RETURN_IF_ERROR(store_internal::RenewGangRank(db, trial_id, attempt, member->rank, reply.lease_expires_at));
+      RUNG_RETURN_IF_ERROR(TouchWorker(db, worker_id, now));
+      return reply;
+    }
     StatusOr<Statement> renew =
         db.Prepare("UPDATE attempts SET lease_expires_at = ? WHERE trial_id = ? AND attempt = ?");
     if (!renew.ok()) return renew.status();
@@ -284,6 +293,11 @@ StatusOr<EndingAck> TrialLifecycle::EndAttempt(int64_t trial_id, int64_t attempt
                        : ending.outcome == TrialState::kFailed  ? "failure report"
                                                                 : "preemption report";
   return store_.Write([&](Database& db, Timestamp now) -> StatusOr<EndingAck> {
+    StatusOr<std::optional<store_internal::GangRankRow>> member =
+        ending.worker_id.empty() ? std::optional<store_internal::GangRankRow>()
+                                 : store_internal::GangRankOf(db, trial_id, attempt, ending.worker_id);
+    if (!member.ok()) return member.status();
+    if (*member && (*member)->rank > 0) return EndGangRank(db, **member, ending, digest, report, now);
     RUNG_RETURN_IF_ERROR(store_internal::CheckAttemptHolder(db, trial_id, attempt, ending.worker_id, report));
     StatusOr<bool> applied = store_internal::IsAppliedReport(db, trial_id, attempt, ending.outcome, digest);
     if (!applied.ok()) return applied.status();
@@ -355,6 +369,20 @@ StatusOr<std::vector<AttemptKey>> TrialLifecycle::ExpireLeases() {
       RUNG_RETURN_IF_ERROR(store_internal::RequeueThrough(db, *trial, TrialState::kStale, {kCoordinator, reason}, now));
       keys.push_back({attempt.trial_id, attempt.attempt});
     }
+    // A gang rank whose worker stopped heartbeating ends the whole attempt.
+    StatusOr<std::vector<store_internal::GangRankRow>> ranks = store_internal::ExpiredGangRanks(db, now);
+    if (!ranks.ok()) return ranks.status();
+    for (const store_internal::GangRankRow& rank : *ranks) {
+      StatusOr<TrialRecord> trial = store_internal::LoadTrial(db, rank.trial_id);
+      if (!trial.ok()) return trial.status();
+      if (trial->attempt != rank.attempt || !IsLive(trial->state)) continue;  // ended by an earlier rank
+      const std::string reason = "the lease of worker " + rank.worker_id + " on rank " + std::to_string(rank.rank) +
+                                 " of attempt " + std::to_string(rank.attempt) +
+                                 " expired without a heartbeat; every rank of the gang stops";
+      RUNG_RETURN_IF_ERROR(store_internal::EndAttempt(db, *trial, TrialState::kStale, reason, "", now));
+      RUNG_RETURN_IF_ERROR(store_internal::RequeueThrough(db, *trial, TrialState::kStale, {kCoordinator, reason}, now));
+      keys.push_back({rank.trial_id, rank.attempt});
+    }
     return keys;
   });
 }
@@ -369,6 +397,13 @@ StatusOr<int64_t> TrialLifecycle::RestartReconcile() {
     renew->Bind(1, ToUnixMicros(expires));
     RUNG_RETURN_IF_ERROR(renew->Run());
     const int64_t renewed = db.ChangedRows();
+    StatusOr<Statement> renew_ranks = db.Prepare(
+        "UPDATE attempt_ranks SET lease_expires_at = ? WHERE ended_at IS NULL AND EXISTS (SELECT 1 FROM attempts a "
+        "WHERE a.trial_id = attempt_ranks.trial_id AND a.attempt = attempt_ranks.attempt AND "
+        "a.state IN ('LEASED', 'RUNNING'))");
+    if (!renew_ranks.ok()) return renew_ranks.status();
+    renew_ranks->Bind(1, ToUnixMicros(expires));
+    RUNG_RETURN_IF_ERROR(renew_ranks->Run());
     EventRecord event;
     event.at = now;
     event.kind = event_kind::kLeasesReconciled;
@@ -382,7 +417,10 @@ StatusOr<int64_t> TrialLifecycle::RestartReconcile() {
 StatusOr<std::optional<Timestamp>> TrialLifecycle::NextLeaseExpiry() const {
   return store_.Read([&](Database& db) -> StatusOr<std::optional<Timestamp>> {
     StatusOr<Statement> query =
-        db.Prepare("SELECT MIN(lease_expires_at) FROM attempts WHERE state IN ('LEASED', 'RUNNING')");
+        db.Prepare("SELECT MIN(t) FROM (SELECT MIN(lease_expires_at) AS t FROM attempts WHERE state IN ('LEASED', "
+                   "'RUNNING') UNION ALL SELECT MIN(r.lease_expires_at) FROM attempt_ranks r JOIN attempts a ON "
+                   "a.trial_id = r.trial_id AND a.attempt = r.attempt WHERE a.state IN ('LEASED', 'RUNNING') AND "
+                   "r.rank > 0 AND r.ended_at IS NULL)");
     if (!query.ok()) return query.status();
     StatusOr<bool> row = query->Step();
     if (!row.ok()) return row.status();

@@ -19,6 +19,12 @@
 // identical repeat of a report already applied (MarkRunning, Complete, Fail, Preempted) is OK and
 // changes nothing, so a worker may resend a report whose answer it did not get.
 //
+// Gangs (gang_leases.h): an attempt leased to several workers, one rank each, is held by rank 0's
+// worker (reports, results, the attempt's lease); the other members heartbeat their own rank's lease
+// and end only their rank (SUCCEEDED, without results) or the whole attempt (FAILED, PREEMPTED, with
+// the rank named in the reason). A member rank's lease expiring ends the attempt STALE; the other
+// members are then fenced like any worker whose attempt ended.
+//
 // Failures: a FAILED attempt requeues the trial while its failures <= policy.max_retries; after that
 // the trial is FAILED for good, which counts against the sweep's policy.max_failed; reaching it marks
 // the sweep FAILED (no new leases). PREEMPTED and STALE attempts never count as failures.

@@ -7,10 +7,12 @@
 namespace rung {
 namespace {
 
-// The trials whose live attempt the worker holds, by id.
+// The trials whose live attempt the worker holds, or runs an unfinished rank of (a gang), by id.
 Status FillLiveTrials(Database& db, WorkerRecord& worker) {
   StatusOr<Statement> query = db.Prepare(
-      "SELECT trial_id FROM attempts WHERE worker_id = ? AND state IN ('LEASED', 'RUNNING') ORDER BY trial_id");
+      "SELECT trial_id FROM attempts WHERE worker_id = ?1 AND state IN ('LEASED', 'RUNNING') UNION "
+      "SELECT r.trial_id FROM attempt_ranks r JOIN attempts a ON a.trial_id = r.trial_id AND a.attempt = r.attempt "
+      "WHERE r.worker_id = ?1 AND r.ended_at IS NULL AND a.state IN ('LEASED', 'RUNNING') ORDER BY 1");
   if (!query.ok()) return query.status();
   query->Bind(1, worker.info.id);
   StatusOr<std::vector<int64_t>> ids =

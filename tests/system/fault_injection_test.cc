@@ -14,13 +14,18 @@
 //      worker stops the other rank, the attempt FAILS, and the retry resumes from the checkpoint and
 //      SUCCEEDS;
 //   5. SIGTERM to the worker running a data-parallel trial: both ranks stop at the same step after
-//      rank 0's checkpoint, the attempt is PREEMPTED, and another worker resumes it.
+//      rank 0's checkpoint, the attempt is PREEMPTED, and another worker resumes it;
+//   6. a data-parallel trial no single worker can hold runs as a gang across two workers (one rank
+//      each, rendezvous at rank 0's worker on loopback) and follows the one-rank curve;
+//   7. kill -9 of the worker running one rank of such a gang: the other worker stops its rank, the
+//      trial is requeued and a new gang (with a third worker) resumes it from rank 0's checkpoint.
 // Every wait is a bounded poll of the coordinator; no fixed sleeps.
 #include <signal.h>
 #include <sys/wait.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -35,6 +40,7 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include "core/common/loopback_port.h"
 #include "core/common/token_file.h"
 #include "proto/rung.grpc.pb.h"
 #include "tests/worker/agent/agent_test_util.h"
@@ -63,12 +69,13 @@ constexpr int64_t kCheckpointEvery = 20;
 constexpr int64_t kInterruptAfterStep = 3 * kCheckpointEvery;
 
 // About 15 ms a step on one core: long enough to interrupt, short enough to run twice.
-std::string Spec(const std::string& name, const std::string& seeds, const std::string& resources = "{cpus: 1}") {
+std::string Spec(const std::string& name, const std::string& seeds, const std::string& resources = "{cpus: 1}",
+                 int64_t steps = kSteps) {
   return "name: " + name + R"(
 metric: {name: val_loss, goal: minimize}
 data: {source: builtin, seq_len: 64}
 model: {layers: 2, d_model: 64, heads: 2}
-train: {steps: )" + std::to_string(kSteps) +
+train: {steps: )" + std::to_string(steps) +
          R"(, batch_size: 16, lr: 3.0e-3, schedule: {name: cosine, warmup_steps: 2}, eval_every: 100,
         eval_batches: 2, log_every: )" +
          std::to_string(kLogEvery) + ", checkpoint_every: " + std::to_string(kCheckpointEvery) + R"(,
@@ -90,12 +97,21 @@ class FaultInjectionTrainingTest : public ::testing::Test {
     if (!kHaveTrainer) GTEST_SKIP() << "rung-train is not built (RUNG_WITH_TORCH=OFF)";
   }
 
-  // Starts rung-coordinator on `port` (0: a free one) with the test's database and token files.
+  // Starts rung-coordinator on `port` (0: a free one) with the test's database and token files, and
+  // gangs' rendezvous ports in a range starting at a free loopback port.
   void StartCoordinator(int port) {
+    if (rendezvous_first_port_ == 0) {
+      StatusOr<int> free_port = FreeLoopbackPort();
+      ASSERT_TRUE(free_port.ok()) << free_port.status().ToString();
+      rendezvous_first_port_ = std::min(*free_port, 65535 - kRendezvousPorts);
+    }
     coordinator_ = std::make_unique<ChildProcess>(
         std::vector<std::string>{RUNG_COORDINATOR_BINARY, "--listen", "127.0.0.1:" + std::to_string(port), "--db",
                                  scratch_.Path("rung.db"), "--user-token-file", scratch_.Path("user.token"),
-                                 "--worker-token-file", scratch_.Path("worker.token"), "--lease-seconds", "2"},
+                                 "--worker-token-file", scratch_.Path("worker.token"), "--lease-seconds", "2",
+                                 "--rendezvous-ports",
+                                 std::to_string(rendezvous_first_port_) + "-" +
+                                     std::to_string(rendezvous_first_port_ + kRendezvousPorts - 1)},
         scratch_.path().string(), scratch_.Path("coordinator.log"));
     const std::string listening = coordinator_->ReadLine(seconds(60));
     ASSERT_EQ(listening.rfind("listening on ", 0), 0u) << "rung-coordinator did not start\n" << Logs();
@@ -113,7 +129,7 @@ class FaultInjectionTrainingTest : public ::testing::Test {
         std::vector<std::string>{RUNG_WORKER_BINARY, "--coordinator", address_, "--worker-token-file",
                                  scratch_.Path("worker.token"), "--cpus", std::to_string(cpus), "--worker-id", id, "--trainer",
                                  RUNG_TRAIN_BINARY, "--work-dir", scratch_.Path("work-" + id), "--heartbeat-seconds",
-                                 "0.3", "--grace-seconds", "60"},
+                                 "0.3", "--grace-seconds", "60", "--host", "127.0.0.1"},
         scratch_.path().string(), scratch_.Path(id + ".log"));
     ASSERT_TRUE(workers_[id]->started());
   }
@@ -125,9 +141,9 @@ class FaultInjectionTrainingTest : public ::testing::Test {
   }
 
   int64_t Submit(const std::string& name, const std::string& seeds, int64_t trials,
-                 const std::string& resources = "{cpus: 1}") {
+                 const std::string& resources = "{cpus: 1}", int64_t steps = kSteps) {
     v1::SubmitSweepRequest submit;
-    submit.set_spec_text(Spec(name, seeds, resources));
+    submit.set_spec_text(Spec(name, seeds, resources, steps));
     submit.set_spec_file_name(name + ".yaml");
     v1::SubmitSweepResponse submitted;
     const grpc::Status status = users_->SubmitSweep(BearerContext(user_token_).get(), submit, &submitted);
@@ -264,8 +280,11 @@ class FaultInjectionTrainingTest : public ::testing::Test {
     return first;
   }
 
+  static constexpr int kRendezvousPorts = 20;
+
   // Destroyed last: the processes below are killed before their folder goes.
   ScratchDir scratch_;
+  int rendezvous_first_port_ = 0;
   std::unique_ptr<ChildProcess> coordinator_;
   std::map<std::string, std::unique_ptr<ChildProcess>> workers_;
   std::vector<std::string> worker_ids_;
@@ -437,6 +456,89 @@ TEST_F(FaultInjectionTrainingTest, SigtermOfAWorkerRunningTwoRanksPreemptsBothAn
   EXPECT_NE(rank1_log.find("stopped after a checkpoint (preempted)"), std::string::npos) << rank1_log;
 
   ExpectResumedBySecondWorker(sweep_id, trial_id, v1::TRIAL_STATE_PREEMPTED);
+}
+
+// The train_loss points of a trial, by step.
+std::map<int64_t, double> LossByStep(const std::vector<v1::MetricPoint>& points) {
+  std::map<int64_t, double> losses;
+  for (const v1::MetricPoint& point : points) losses[point.step()] = point.value();
+  return losses;
+}
+
+TEST_F(FaultInjectionTrainingTest, ADataParallelTrialNoWorkerHoldsRunsAsAGangOfTwoWorkersWithTheOneRankCurve) {
+  constexpr int64_t kShortSteps = 100;
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(0));
+  ASSERT_NO_FATAL_FAILURE(StartWorker("one", /*cpus=*/1));
+  ASSERT_NO_FATAL_FAILURE(StartWorker("two", /*cpus=*/1));
+  // 2 ranks x 1 slot: neither 1-slot worker holds it; each holds one rank.
+  const int64_t gang_sweep = Submit("gang", "[0]", 1, "{cpus: 1, world_size: 2}", kShortSteps);
+  v1::Sweep sweep;
+  ASSERT_TRUE(WaitForSweepEnd(gang_sweep, seconds(300), &sweep))
+      << "sweep state " << v1::SweepState_Name(sweep.state()) << ": " << sweep.state_reason() << "\n" << Logs();
+  const int64_t single_sweep = Submit("single", "[0]", 1, "{cpus: 1}", kShortSteps);
+  ASSERT_TRUE(WaitForSweepEnd(single_sweep, seconds(300), &sweep))
+      << "sweep state " << v1::SweepState_Name(sweep.state()) << ": " << sweep.state_reason() << "\n" << Logs();
+
+  const v1::Trial gang = GetTrial(ListTrials(gang_sweep).at(0).trial_id());
+  ASSERT_EQ(gang.attempts_size(), 1) << gang.DebugString();
+  EXPECT_EQ(gang.attempts(0).state(), v1::TRIAL_STATE_SUCCEEDED);
+  // One rank ran on each worker, meeting at rank 0's worker on loopback.
+  const std::string rank0_worker = gang.attempts(0).worker_id();
+  const std::string rank1_worker = rank0_worker == "one" ? "two" : "one";
+  EXPECT_NE(FileText(scratch_.Path(rank0_worker + ".log")).find("rank 0 of 2 at 127.0.0.1:"), std::string::npos)
+      << Logs();
+  EXPECT_NE(FileText(scratch_.Path(rank1_worker + ".log")).find("rank 1 of 2 at 127.0.0.1:"), std::string::npos)
+      << Logs();
+
+  const auto gang_metrics = Metrics(gang.trial_id());
+  const auto single_metrics = Metrics(ListTrials(single_sweep).at(0).trial_id());
+  ASSERT_EQ(gang_metrics.count("train_loss"), 1u);
+  ASSERT_EQ(single_metrics.count("train_loss"), 1u);
+  const std::map<int64_t, double> actual = LossByStep(gang_metrics.at("train_loss"));
+  const std::map<int64_t, double> expected = LossByStep(single_metrics.at("train_loss"));
+  ASSERT_EQ(actual.size(), expected.size());
+  ASSERT_EQ(expected.size(), static_cast<size_t>(kShortSteps / kLogEvery));
+  for (const auto& [step, want] : expected) {
+    ASSERT_EQ(actual.count(step), 1u) << step;
+    EXPECT_NEAR(actual.at(step), want, 1e-3 * std::max(1.0, std::fabs(want))) << "train_loss at step " << step;
+  }
+}
+
+TEST_F(FaultInjectionTrainingTest, KillNineOfAGangMembersWorkerStopsTheOtherRankAndANewGangCompletesTheTrial) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(0));
+  ASSERT_NO_FATAL_FAILURE(StartWorker("one", /*cpus=*/1));
+  ASSERT_NO_FATAL_FAILURE(StartWorker("two", /*cpus=*/1));
+  const int64_t sweep_id = Submit("kill-gang-member", "[0]", 1, "{cpus: 1, world_size: 2}");
+
+  std::vector<v1::Trial> trials;
+  ASSERT_TRUE(WaitForProgress(sweep_id, kInterruptAfterStep, &trials)) << "the gang did not get going\n" << Logs();
+  ASSERT_EQ(trials.size(), 1u);
+  const int64_t trial_id = trials[0].trial_id();
+  ASSERT_EQ(trials[0].attempt(), 1);
+  const std::string rank0_worker = trials[0].worker_id();  // the attempt's holder runs rank 0
+  const std::string rank1_worker = rank0_worker == "one" ? "two" : "one";
+  const std::string rank0_config =
+      scratch_.Path("work-" + rank0_worker) + "/trial-" + std::to_string(trial_id) + "/attempt-1/trial.json";
+  ASSERT_EQ(ProcessesWithArguments({RUNG_TRAIN_BINARY, rank0_config, "--rank 0"}).size(), 1u) << Logs();
+
+  workers_[rank1_worker]->Signal(SIGKILL);  // its rank dies with it (parent-death signal)
+  ASSERT_NE(workers_[rank1_worker]->Wait(seconds(30)), -1);
+  ASSERT_NO_FATAL_FAILURE(StartWorker("three", /*cpus=*/1));
+
+  v1::Sweep sweep;
+  ASSERT_TRUE(WaitForSweepEnd(sweep_id, seconds(400), &sweep))
+      << "sweep state " << v1::SweepState_Name(sweep.state()) << ": " << sweep.state_reason() << "\n" << Logs();
+  EXPECT_TRUE(ProcessesWithArguments({RUNG_TRAIN_BINARY, rank0_config}).empty()) << "rank 0 of attempt 1 outlived it";
+  const v1::Trial trial = GetTrial(trial_id);
+  EXPECT_EQ(trial.state(), v1::TRIAL_STATE_SUCCEEDED);
+  ASSERT_GE(trial.attempts_size(), 2) << trial.DebugString();
+  const v1::TrialState first_end = trial.attempts(0).state();
+  EXPECT_TRUE(first_end == v1::TRIAL_STATE_FAILED || first_end == v1::TRIAL_STATE_STALE) << trial.DebugString();
+  const v1::TrialAttempt& last = trial.attempts(trial.attempts_size() - 1);
+  EXPECT_EQ(last.state(), v1::TRIAL_STATE_SUCCEEDED);
+  EXPECT_NE(last.worker_id(), rank1_worker);
+  EXPECT_GT(FirstStepOf(trial_id, last.attempt()), kCheckpointEvery) << "the new gang did not resume from a checkpoint";
+  ExpectOneValuePerLoggedStep(trial_id);
 }
 
 }  // namespace

@@ -56,6 +56,8 @@ int CpuSlotsOf(const v1::TrialLease& lease) {
 
 int WorldSizeOf(const v1::TrialLease& lease) { return ResourceOf(lease, "world_size"); }
 
+bool IsGangRankLease(const v1::TrialLease& lease) { return !lease.rendezvous().empty() && lease.world_size() > 1; }
+
 AttemptRunner::AttemptRunner(CoordinatorClient* client, v1::TrialLease lease, AttemptOptions options)
     : client_(client), lease_(std::move(lease)), options_(std::move(options)) {}
 
@@ -181,6 +183,14 @@ AttemptResult AttemptRunner::RunAttempt() {
   launch.gpus.assign(lease_.gpus().begin(), lease_.gpus().end());
   launch.stderr_path = workspace->stderr_path;
   launch.extra_arguments = options_.extra_trainer_arguments;
+  // One rank of a gang across workers: this worker runs only that rank, meeting the others at the
+  // lease's rendezvous; only rank 0 relays output (ranks > 0 print only errors, kept in their log).
+  const bool gang_rank = IsGangRankLease(lease_);
+  const bool relays_output = !gang_rank || lease_.rank() == 0;
+  if (gang_rank) {
+    launch.extra_arguments.insert(launch.extra_arguments.begin(),
+                                  {"--rank", std::to_string(lease_.rank()), "--rendezvous", lease_.rendezvous()});
+  }
 
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -194,7 +204,7 @@ AttemptResult AttemptRunner::RunAttempt() {
       return Report(end, complete);
     }
   }
-  const int world_size = WorldSizeOf(lease_);
+  const int world_size = gang_rank ? 1 : WorldSizeOf(lease_);
   StatusOr<std::unique_ptr<TrainerGang>> started = TrainerGang::Start(launch, world_size);
   if (!started.ok()) {
     AttemptEnd end;
@@ -205,6 +215,9 @@ AttemptResult AttemptRunner::RunAttempt() {
   std::unique_ptr<TrainerGang> trainer = std::move(started).value();
   AgentLog(Name() + ": rung-train started (pid " + std::to_string(trainer->pid()) + ", " +
            (world_size > 1 ? std::to_string(world_size) + " ranks of " : std::string()) +
+           (gang_rank ? "rank " + std::to_string(lease_.rank()) + " of " + std::to_string(lease_.world_size()) +
+                            " at " + lease_.rendezvous() + ", "
+                      : std::string()) +
            std::to_string(trainer->threads_per_rank()) + " thread(s), resume " + workspace->resume + ", in " +
            workspace->dir + ")");
   {
@@ -223,6 +236,7 @@ AttemptResult AttemptRunner::RunAttempt() {
       records_file << line << '\n';
       const TrainerRecord& record = records.Add(line);
       latest_step_.store(records.latest_step());
+      if (!relays_output) continue;
       std::vector<v1::MetricRow> rows;
       if (record.type == RecordType::kStep) rows = StepMetricRows(record.json);
       relay_->AddRecord(std::move(line), std::move(rows), record.type == RecordType::kProvenance);
@@ -231,7 +245,7 @@ AttemptResult AttemptRunner::RunAttempt() {
     for (std::string& line : output.stderr_lines) {
       stderr_tail.push_back(line);
       if (stderr_tail.size() > kStderrTailLines) stderr_tail.pop_front();
-      relay_->AddStderr(std::move(line));
+      if (relays_output) relay_->AddStderr(std::move(line));
     }
     output.Clear();
     if (Status relayed = relay_->status(); IsFenced(relayed)) Fence(relayed.message());
@@ -254,6 +268,10 @@ AttemptResult AttemptRunner::RunAttempt() {
   trainer.reset();
   AgentLog(Name() + ": rung-train " + exit->Describe());
   AttemptEnd end = ClassifyTrainerExit(*exit, records, preempt_reason, stderr_tail);
+  if (!relays_output && exit->signal == 0 && exit->exit_code == 0) {
+    end = AttemptEnd{};  // a rank > 0 prints no final record: rank 0 reports the results
+    end.outcome = v1::OUTCOME_SUCCEEDED;
+  }
   if (world_size > 1 && !broken_by.empty()) {
     AgentLog(Name() + ": " + broken_by + "; every rank was stopped");
     end.reason = broken_by + ", so every rank of the attempt was stopped: " + end.reason;

@@ -7,7 +7,11 @@
 //   2. starts rung-train with exactly the trial's CPU slots as threads (trainer_process.h); a
 //      data-parallel trial (resources.world_size > 1) as that many ranks on this host, each with
 //      its share of the slots, all or nothing (trainer_gang.h): a rank that dies stops the others
-//      and the attempt is reported FAILED (retried from its checkpoint like any failure);
+//      and the attempt is reported FAILED (retried from its checkpoint like any failure). A gang
+//      lease (TrialLease.rendezvous set: a data-parallel trial spread over several workers) runs
+//      only the lease's rank, with --rank and --rendezvous from the lease; a rank > 0 relays no
+//      output (rank 0 reports metrics and results) and reports SUCCEEDED without results when its
+//      trainer exits 0; any failure is reported and ends the attempt for every rank;
 //   3. reads the trainer's (rank 0's) stdout line by line: every line goes to records.jsonl and to the
 //      MetricRelay, step records as metric rows; stderr lines go to the relay as well;
 //   4. heartbeats the lease every heartbeat_interval on a thread of its own, from the start until the

@@ -82,6 +82,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--worker-id", options.worker_id, "Stable id of this worker (letters, digits, - _ .)")
       ->capture_default_str();
+  app.add_option("--host", options.host,
+                 "Host name or address other workers reach this one at: the rendezvous of a data-parallel trial "
+                 "whose rank 0 runs here (default: this host's name)")
+      ->capture_default_str();
   app.add_option("--name", options.name, "Label shown by `rung workers` (e.g. a SLURM job id)");
   app.add_option("--trainer", options.attempt.trainer_path, "The rung-train binary")->capture_default_str();
   app.add_option("--work-dir", options.attempt.work_dir,

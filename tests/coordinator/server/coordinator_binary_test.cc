@@ -30,6 +30,7 @@ using testing::ScratchDir;
 
 // A child process whose stdout the test reads (shared with the worker and system tests).
 using agent::testing::ChildProcess;
+using agent::testing::FileText;
 
 mode_t FileMode(const std::string& path) {
   struct stat info {};
@@ -89,6 +90,21 @@ TEST(CoordinatorBinaryTest, BadArgumentsExitTwoWithoutServing) {
   const int wait_status = coordinator.Wait(std::chrono::seconds(20));
   ASSERT_TRUE(wait_status != -1 && WIFEXITED(wait_status));
   EXPECT_EQ(WEXITSTATUS(wait_status), 2);
+}
+
+TEST(CoordinatorBinaryTest, ABadRendezvousPortRangeExitsTwoNamingTheFlag) {
+  for (const char* range : {"29999-29500", "0-10", "29500", "a-b"}) {
+    ScratchDir scratch;
+    ChildProcess coordinator({RUNG_COORDINATOR_BINARY, "--listen", "127.0.0.1:0", "--db", scratch.Path("rung.db"),
+                              "--user-token-file", scratch.Path("user.token"), "--worker-token-file",
+                              scratch.Path("worker.token"), "--rendezvous-ports", range},
+                             "", scratch.Path("coordinator.log"));
+    EXPECT_EQ(coordinator.ReadLine(std::chrono::seconds(30)), "") << range;
+    const int wait_status = coordinator.Wait(std::chrono::seconds(20));
+    ASSERT_TRUE(wait_status != -1 && WIFEXITED(wait_status)) << range;
+    EXPECT_EQ(WEXITSTATUS(wait_status), 2) << range;
+    EXPECT_THAT(FileText(scratch.Path("coordinator.log")), ::testing::HasSubstr("--rendezvous-ports")) << range;
+  }
 }
 
 }  // namespace

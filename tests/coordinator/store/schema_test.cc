@@ -39,13 +39,14 @@ TEST_F(SchemaTest, CreatesTheLatestVersionWithEveryTableAndTheDurabilitySettings
   std::unique_ptr<Database> db = Raw();
   ASSERT_NE(db, nullptr);
   ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
-  EXPECT_EQ(version, 3);
-  EXPECT_EQ(LatestSchemaVersion(), 3);
+  EXPECT_EQ(version, 4);
+  EXPECT_EQ(LatestSchemaVersion(), 4);
   EXPECT_EQ(Text(*db, "PRAGMA journal_mode"), "wal");
   EXPECT_EQ(Text(*db, "PRAGMA synchronous"), "2");  // FULL
   EXPECT_EQ(Text(*db, "PRAGMA foreign_keys"), "1");
   for (const char* table : {"sweeps", "trials", "attempts", "workers", "metrics", "summaries", "learned_params",
-                            "diagnostics", "fits", "events", "tags", "logs", "sweep_fits"}) {
+                            "diagnostics", "fits", "events", "tags", "logs", "sweep_fits", "gang_reservations",
+                            "attempt_ranks"}) {
     ASSERT_OK_AND_ASSIGN(int64_t count,
                          db->QueryInt64(std::string("SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = '") +
                                         table + "'"));
@@ -111,7 +112,7 @@ TEST_F(SchemaTest, AVersionTwoDatabaseFileMigratesToThreeKeepingItsDataAndStores
   Open();  // the store migrates on open
   std::unique_ptr<Database> db = Raw();
   ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
-  EXPECT_EQ(version, 3);
+  EXPECT_EQ(version, LatestSchemaVersion());
   ASSERT_OK_AND_ASSIGN(SweepRecord sweep, sweeps().FindByName("v2"));
   EXPECT_EQ(sweep.spec_file_name, "v2.yaml");
   EXPECT_EQ(sweep.state, SweepState::kSucceeded);
