@@ -21,6 +21,7 @@ exec rung-worker \
   --worker-token-file "$shared/tokens/worker.token" \
   --worker-id "slurm-$SLURM_JOB_ID-$SLURMD_NODENAME-$SLURM_LOCALID" \
   --name "slurm job $SLURM_JOB_ID" \
+  --host "$SLURMD_NODENAME" \
   --cpus "${SLURM_CPUS_PER_TASK:-1}" \
   --gpus "$gpus" \
   --work-dir "$work_dir" \
