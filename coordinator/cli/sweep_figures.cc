@@ -78,7 +78,8 @@ StatusOr<std::vector<std::string>> WriteSweepFigures(CoordinatorConnection& conn
   StatusOr<std::vector<std::string>> files = plot::WriteLossCurvesPlots(curves, curve_options);
   if (!files.ok()) return files.status();
 
-  // One profile per cell (seed aside) at the largest rung: its first SUCCEEDED trial's layer 0.
+  // One trial per cell (seed aside) at the largest rung, its first SUCCEEDED one: its diagnostics
+  // figures, and its layer 0 frequencies in the profile figure.
   std::vector<plot::FrequencyProfile> profiles;
   std::map<std::string, bool> drawn;
   double base = 0, train_length = 0;
@@ -88,12 +89,28 @@ StatusOr<std::vector<std::string>> WriteSweepFigures(CoordinatorConnection& conn
     if (drawn[cell]) continue;
     pb::GetDiagnosticsRequest request;
     request.set_trial_id(trial.trial_id());
-    request.add_names("frequencies.layer_0");
     pb::GetDiagnosticsResponse response;
     RUNG_RETURN_IF_ERROR(FromGrpc(connection.user().GetDiagnostics(connection.Context().get(), request, &response),
                                   "GetDiagnostics of trial " + std::to_string(trial.trial_id())));
-    if (response.diagnostics_size() == 0) continue;
-    const json tensor = json::parse(response.diagnostics(0).json(), nullptr, false);
+    json attention, extrapolation, tensor;
+    for (const pb::TrialDiagnostic& diagnostic : response.diagnostics()) {
+      if (diagnostic.name() == "attention") attention = json::parse(diagnostic.json(), nullptr, false);
+      if (diagnostic.name() == "extrapolation") extrapolation = json::parse(diagnostic.json(), nullptr, false);
+      if (diagnostic.name() == "frequencies.layer_0") tensor = json::parse(diagnostic.json(), nullptr, false);
+    }
+    // This cell's attention diagnostics: E_2 by position, pair usage, gap counting (rung diag --plot).
+    if (attention.is_object() && attention.contains("layers")) {
+      plot::DiagnosticsPlotOptions diagnostics_options;
+      diagnostics_options.out_dir = out_dir + "/diagnostics/trial-" + std::to_string(trial.trial_id());
+      diagnostics_options.gnuplot = gnuplot;
+      diagnostics_options.title = sweep.name() + " " + trial.rung_label() + " " + cell + " (trial " +
+                                  std::to_string(trial.trial_id()) + ")";
+      StatusOr<std::vector<std::string>> diagnostics = plot::WriteDiagnosticsPlots(attention, extrapolation, diagnostics_options);
+      if (!diagnostics.ok()) return diagnostics.status();
+      files->insert(files->end(), diagnostics->begin(), diagnostics->end());
+    }
+    drawn[cell] = true;
+    if (!tensor.is_object()) continue;
     const json& shape = tensor.value("shape", json::array());
     const json& values = tensor.value("values", json::array());
     if (shape.size() != 2 || !shape[1].is_number_integer()) continue;
@@ -117,7 +134,6 @@ StatusOr<std::vector<std::string>> WriteSweepFigures(CoordinatorConnection& conn
         train_length = config.value("/data/seq_len"_json_pointer, 0.0);
       }
     }
-    drawn[cell] = true;
     profiles.push_back(std::move(profile));
   }
   if (!profiles.empty() && base > 1 && train_length > 0) {

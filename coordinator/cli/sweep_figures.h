@@ -6,6 +6,9 @@
 //   frequency_profile.{svg,png}    the learned frequency profile (layer 0, first row) of one trial of
 //                                  each cell at the largest rung, as wavelength over the training
 //                                  length against RoPE's (sweeps/plot/diagnostics_plot.h)
+//   diagnostics/trial-<id>/        that trial's attention diagnostics, one trial per cell at the
+//                                  largest rung: E_2 by position per head, pair-usage heatmap, the
+//                                  gap-counting fit, per-position loss beyond T (as `rung diag --plot`)
 // Everything is read over gRPC (ListTrials, GetTrial, GetMetrics, GetDiagnostics).
 // Contract: a sweep without any curve is INVALID_ARGUMENT; a sweep without learned rotary
 // frequencies simply has no frequency_profile figure.

@@ -505,6 +505,17 @@ TEST_F(QueryServiceTest, TheRungCommandsPrintResultsFitsExportsAndLogsWithTheirE
     EXPECT_EQ(entry.path().filename().string().find(".export.csv.tmp"), std::string::npos) << entry.path();
   }
 
+  // rung plot of a stored sweep: the ladder figures, then each rung's validation curves.
+  if (std::system("gnuplot --version > /dev/null 2>&1") == 0) {
+    const std::string figures = scratch_.Path("figures");
+    CommandRun plotted = Rung({"plot", sweep, "--out", figures});
+    ASSERT_EQ(plotted.exit_code, 0) << plotted.err;
+    for (const char* name : {"loss_vs_compute.svg", "loss_curves_L1-d16.svg", "loss_curves_L1-d16.png"}) {
+      EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(figures) / name)) << name;
+    }
+    EXPECT_THAT(agent::testing::FileText(figures + "/loss_curves_L1-d16.dat"), HasSubstr("# nope seed 0"));
+  }
+
   CommandRun logs = Rung({"logs", std::to_string(cells_.begin()->first), "--source", "event", "--format", "json"});
   ASSERT_EQ(logs.exit_code, 0) << logs.err;
   ASSERT_THAT(logs.lines, SizeIs(3));  // LEASED, RUNNING, SUCCEEDED
