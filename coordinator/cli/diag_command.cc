@@ -44,9 +44,10 @@ json AtPosition(const json& values, int64_t position) {
 TextTable HeadsTable(const json& attention) {
   const int64_t length = attention.value("length", 0);
   const int64_t eighth = std::max<int64_t>(1, length / 8), half = std::max<int64_t>(1, length / 2);
-  TextTable table({"layer", "head", "E2@" + std::to_string(eighth), "E2@" + std::to_string(half),
-                   "E2@" + std::to_string(length), "pair_usage_cv", "effective_base", "dominant_pair",
-                   "dominant_wavelength/T"});
+  // E_r of the record's Renyi order (2 unless train.diagnostics_renyi_order says otherwise).
+  const std::string e = "E" + Number(attention.value("renyi_order", json(2.0)), 3) + "@";
+  TextTable table({"layer", "head", e + std::to_string(eighth), e + std::to_string(half), e + std::to_string(length),
+                   "pair_usage_cv", "effective_base", "dominant_pair", "dominant_wavelength/T"});
   for (const json& layer : attention.value("layers", json::array())) {
     for (const json& head : layer.value("heads", json::array())) {
       const json& e2 = head.value("effective_length_by_position", json::array());

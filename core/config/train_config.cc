@@ -34,6 +34,9 @@ void ValidateTrainConfig(const TrainConfig& t, const ResourcesConfig& r, std::ve
     error("train.extrapolation_methods", "give at least one method (none, pi, ntk_by_parts, yarn)");
   }
   if (t.diagnostics_sequences < 0) error("train.diagnostics_sequences", "must be >= 0 (0 = no diagnostics)");
+  if (!(t.diagnostics_renyi_order > 1.0)) {
+    error("train.diagnostics_renyi_order", "must be > 1 (the order r of E_r; 2 gives E_2 = 1 / sum a^2)");
+  }
   if (r.cpus < 1) error("resources.cpus", "must be >= 1");
   if (r.gpus < 0) error("resources.gpus", "must be >= 0");
   if (r.world_size < 1) error("resources.world_size", "must be >= 1");

@@ -62,6 +62,7 @@ struct TrainConfig {
   // Attention diagnostics (science.md section 7) at the end of a run, on this many validation
   // sequences (0 = none); written as the `diagnostics` record.
   int64_t diagnostics_sequences = 4;
+  double diagnostics_renyi_order = 2.0;  // r of the effective attention length E_r (> 1; 2: E_2 = 1/sum a^2)
   std::string device = "cpu";      // cpu | cuda
   std::string precision = "fp32";  // fp32 | bf16 (autocast on CUDA; positional parameters stay fp32)
 };

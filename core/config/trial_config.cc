@@ -113,6 +113,7 @@ void VisitTrain(V& v, TrainConfig& t) {
   v.Field("extrapolation_multiples", t.extrapolation_multiples);
   v.EnumList("extrapolation_methods", t.extrapolation_methods, {"none", "pi", "ntk_by_parts", "yarn"});
   v.Field("diagnostics_sequences", t.diagnostics_sequences);
+  v.Field("diagnostics_renyi_order", t.diagnostics_renyi_order);
   v.Enum("device", t.device, {"cpu", "cuda"});
   v.Enum("precision", t.precision, {"fp32", "bf16"});
 }

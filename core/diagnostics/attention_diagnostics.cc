@@ -194,7 +194,11 @@ json MeasureAttentionDiagnostics(Transformer& model, const torch::Tensor& tokens
     }
     if (x.size() >= 2) pooled["xi_lambda"] = LeastSquaresLine(x, y).first;
   }
-  return {{"layers", layers}, {"pooled", pooled}, {"sequences", tokens.size(0)}, {"length", tokens.size(1)}};
+  return {{"layers", layers},
+          {"pooled", pooled},
+          {"sequences", tokens.size(0)},
+          {"length", tokens.size(1)},
+          {"renyi_order", options.renyi_order}};
 }
 
 }  // namespace rung

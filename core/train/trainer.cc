@@ -555,6 +555,7 @@ void TrialRun::EmitDiagnosticsAndFinal(const Evaluation& evaluation, double trai
                              device_, CrossDocumentMaskToken(trial_.data));
     DiagnosticsOptions diagnostics_options;
     diagnostics_options.seed = trial_.seed;
+    diagnostics_options.renyi_order = train.diagnostics_renyi_order;
     json diagnostics = MeasureAttentionDiagnostics(model_, sample.inputs, sample.doc_start, diagnostics_options);
     diagnostics["type"] = "diagnostics";
     diagnostics["step"] = step_;

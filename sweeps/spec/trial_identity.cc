@@ -13,6 +13,10 @@ nlohmann::json TrialIdentityJson(const TrialConfig& trial) {
     identity["train"].erase(key);
   }
   identity["train"].erase("tokens");  // steps (derived from tokens when given) is what runs
+  // Keys added after identities were first stored count only when set, so that a spec resubmitted
+  // to an older database still finds its SUCCEEDED cells.
+  if (trial.train.init.from_trial.empty()) identity["train"]["init"].erase("from_trial");
+  if (trial.train.diagnostics_renyi_order == 2.0) identity["train"].erase("diagnostics_renyi_order");
 
   const PositionConfig& position = trial.model.position;
   nlohmann::json& pos = identity["position"];

@@ -61,6 +61,18 @@ TEST(TrialConfig, AWorldSizeMustSplitTheBatchEvenly) {
       << trial.status().message();
 }
 
+TEST(TrialConfig, TheRenyiOrderOfTheDiagnosticsMustExceedOne) {
+  json config = MinimalTrial();
+  config["train"]["diagnostics_renyi_order"] = 1.0;
+  StatusOr<TrialConfig> trial = TrialConfigFromJson(config);
+  ASSERT_FALSE(trial.ok());
+  EXPECT_NE(trial.status().message().find("train.diagnostics_renyi_order: must be > 1"), std::string::npos)
+      << trial.status().message();
+  config["train"]["diagnostics_renyi_order"] = 2.5;
+  ASSERT_TRUE(TrialConfigFromJson(config).ok());
+  EXPECT_DOUBLE_EQ(TrialConfigFromJson(config)->train.diagnostics_renyi_order, 2.5);
+}
+
 TEST(TrialConfig, AFrozenBackboneNeedsLearnedPositionalParameters) {
   json config = MinimalTrial();
   config["train"]["freeze_backbone"] = true;

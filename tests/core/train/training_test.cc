@@ -151,7 +151,9 @@ TEST_F(TrainingTest, EveryVariantLearnsHalfABitPerByteBelowTheUnigramEntropy) {
 }
 
 TEST_F(TrainingTest, FirstRecordStatesProvenance) {
-  TrainerProcess trainer(WriteConfig("provenance", TinyTrial("lerope", 2)), {});
+  json config = TinyTrial("lerope", 2);
+  config["train"]["diagnostics_renyi_order"] = 3.0;  // E_3 instead of E_2, said in the record
+  TrainerProcess trainer(WriteConfig("provenance", config), {});
   ASSERT_EQ(trainer.Finish(), 0);
   const json& first = trainer.records().front();
   EXPECT_EQ(first.at("type"), "provenance");
@@ -165,6 +167,11 @@ TEST_F(TrainingTest, FirstRecordStatesProvenance) {
   ASSERT_EQ(diagnostics.at("type"), "diagnostics");
   EXPECT_EQ(diagnostics.at("layers").size(), 2u);
   EXPECT_TRUE(diagnostics.at("pooled").contains("xi_lambda"));
+  EXPECT_EQ(diagnostics.at("renyi_order"), 3.0);
+  // E_3 of the first query position (one visible key) is 1, and never exceeds the keys visible.
+  const json& lengths = diagnostics.at("layers")[0].at("heads")[0].at("effective_length_by_position");
+  EXPECT_NEAR(lengths[0].get<double>(), 1.0, 1e-5);
+  for (size_t i = 0; i < lengths.size(); ++i) EXPECT_LE(lengths[i].get<double>(), i + 1 + 1e-4) << i;
   const json& final_record = trainer.records().back();
   ASSERT_EQ(final_record.at("positional_parameters").size(), 1u);
   EXPECT_EQ(final_record.at("positional_parameters")[0].at("name"), "positional.lerope_log_scale");

@@ -32,6 +32,18 @@ TEST(TrialIdentity, ChangesWithAnythingThatChangesTheResult) {
   EXPECT_NE(base, TrialIdentityHash(Trial({{"position", {{"base", 500.0}}}})));
 }
 
+// Keys added after identities were first stored (train.init.from_trial, train.diagnostics_renyi_order)
+// count only when set: a spec resubmitted to an older database still finds its SUCCEEDED cells.
+TEST(TrialIdentity, LaterKeysCountOnlyWhenSet) {
+  const std::string base = TrialIdentityHash(Trial());
+  EXPECT_EQ(base, TrialIdentityHash(Trial({{"train", {{"diagnostics_renyi_order", 2.0}}}})));
+  EXPECT_NE(base, TrialIdentityHash(Trial({{"train", {{"diagnostics_renyi_order", 3.0}}}})));
+  EXPECT_NE(base, TrialIdentityHash(Trial({{"train", {{"init", {{"from_trial", "ladder/3"}}}}}})));
+  const nlohmann::json identity = TrialIdentityJson(Trial());
+  EXPECT_FALSE(identity["train"].contains("diagnostics_renyi_order"));
+  EXPECT_FALSE(identity["train"]["init"].contains("from_trial"));
+}
+
 TEST(TrialIdentity, SettingsAVariantDoesNotReadDoNotCount) {
   EXPECT_EQ(TrialIdentityHash(Trial({{"position", {{"variant", "nope"}}}})),
             TrialIdentityHash(Trial({{"position", {{"variant", "nope"}, {"base", 500.0}}}})));
