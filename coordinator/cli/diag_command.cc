@@ -1,13 +1,13 @@
 #include "coordinator/cli/diag_command.h"
 
 #include <cmath>
-#include <vector>
 #include <iostream>
 #include <memory>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "coordinator/cli/coordinator_connection.h"
+#include "coordinator/cli/command_support.h"
 #include "coordinator/cli/exit_codes.h"
 #include "coordinator/cli/text_table.h"
 #include "sweeps/plot/diagnostics_plot.h"
@@ -26,13 +26,10 @@ struct DiagOptions {
   std::string gnuplot = "gnuplot";
 };
 
+// A number of a diagnostics document for people; "-" where it has none.
 std::string Number(const json& value, int digits = 4) {
   if (!value.is_number()) return value.is_null() ? "-" : value.dump();
-  const double number = value.get<double>();
-  if (std::isinf(number)) return number > 0 ? "inf" : "-inf";
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.*g", digits, number);
-  return text;
+  return cli::Number(value.get<double>(), digits);
 }
 
 // The element of `values` at query position p (1-based), or null.
@@ -165,16 +162,11 @@ FrequencyRows FrequencyTable(const json& documents, double base, double train_le
   return rows;
 }
 
-int RunDiag(const DiagOptions& options) {
-  StatusOr<std::unique_ptr<CoordinatorConnection>> connection = CoordinatorConnection::Open(options.connection);
-  if (!connection.ok()) {
-    std::cerr << "rung diag: " << connection.status().message() << "\n";
-    return kUsage;
-  }
+int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
   rung::v1::GetDiagnosticsRequest request;
   request.set_trial_id(options.trial_id);
   rung::v1::GetDiagnosticsResponse response;
-  grpc::Status status = (*connection)->user().GetDiagnostics((*connection)->Context().get(), request, &response);
+  grpc::Status status = connection.user().GetDiagnostics(connection.Context().get(), request, &response);
   if (!status.ok()) return ReportRpcError("diag", status);
   json attention, extrapolation;
   json documents = json::object();
@@ -187,7 +179,7 @@ int RunDiag(const DiagOptions& options) {
   rung::v1::GetTrialRequest trial_request;
   trial_request.set_trial_id(options.trial_id);
   rung::v1::Trial trial;
-  status = (*connection)->user().GetTrial((*connection)->Context().get(), trial_request, &trial);
+  status = connection.user().GetTrial(connection.Context().get(), trial_request, &trial);
   if (!status.ok()) return ReportRpcError("diag", status);
   const json config = json::parse(trial.config_json().empty() ? "{}" : trial.config_json(), nullptr, false);
   const double base = config.is_object() ? config.value("/position/base"_json_pointer, 10000.0) : 10000.0;
@@ -254,20 +246,18 @@ int RunDiag(const DiagOptions& options) {
 
 void AddDiagCommand(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<DiagOptions>();
-  CLI::App* command = app.add_subcommand(
-      "diag",
+  CLI::App* command = AddCommand<DiagOptions>(
+      app, exit_code, "diag",
       "A trained model's attention diagnostics: effective attention length E_2, frequency-pair usage and its CV,\n"
       "effective base, dominant band, gap counting (Lambda, alpha, Delta, xi_Lambda with interval), the softmax\n"
       "regime, and validation beyond the training length. --plot DIR draws E_2 by position, pair-usage heatmaps,\n"
-      "the gap-counting fit and per-position loss.");
-  AddConnectionOptions(command, &options->connection);
+      "the gap-counting fit and per-position loss.",
+      options, RunDiag);
   command->add_option("trial", options->trial_id, "Trial id")->required();
-  command->add_option("--format", options->format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
   command->add_option("--table", options->table, "heads, gaps, regime, extrapolation, frequencies or all")
       ->check(CLI::IsMember({"heads", "gaps", "regime", "extrapolation", "frequencies", "all"}));
   command->add_option("--plot", options->plot_dir, "Also draw the figures (SVG, PNG) into this folder")->type_name("DIR");
   command->add_option("--gnuplot", options->gnuplot, "gnuplot executable (default: gnuplot on PATH)")->type_name("PATH");
-  command->callback([options, exit_code]() { *exit_code = RunDiag(*options); });
 }
 
 }  // namespace rung::cli
