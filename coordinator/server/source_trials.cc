@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/config/yaml_document.h"
+#include "sweeps/spec/spec_diagnostics.h"
 
 namespace rung::server {
 namespace {
@@ -110,32 +111,28 @@ std::string Locate(const ConfigDocument* document, const ExpandedTrial& trial, c
 }  // namespace
 
 Status ResolveSourceTrials(const std::string& spec_text, const std::string& file_name, const SweepManager& sweeps,
-                           const TrialLifecycle& trials, ExpandedSweep* expanded, SpecDiagnostics* diagnostics) {
-  std::map<std::string, StatusOr<std::string>> resolved;
-  bool any = false;
+                           const TrialLifecycle& trials, ExpandedSweep* expanded) {
+  std::map<std::string, StatusOr<std::string>> resolved;  // name -> checkpoint folder
+  bool unresolved = false;
   for (const ExpandedTrial& trial : expanded->trials) {
     const std::string& name = trial.config.train.init.from_trial;
     if (name.empty() || resolved.count(name)) continue;
-    any = true;
-    resolved.emplace(name, SourceCheckpointFolder(name, sweeps, trials));
+    StatusOr<std::string> folder = SourceCheckpointFolder(name, sweeps, trials);
+    if (!folder.ok() && folder.status().code() != StatusCode::kInvalidArgument) return folder.status();  // the store
+    unresolved = unresolved || !folder.ok();
+    resolved.emplace(name, std::move(folder));
   }
-  if (!any) return Status::Ok();
-  for (const auto& [name, folder] : resolved) {
-    const StatusCode code = folder.status().code();
-    if (!folder.ok() && code != StatusCode::kInvalidArgument) return folder.status();  // the store failed
+  if (unresolved) {  // every cell that names one, at the location of its value
+    StatusOr<ConfigDocument> document = ParseConfigDocument(spec_text, file_name);
+    SpecDiagnostics errors;
+    for (const ExpandedTrial& trial : expanded->trials) {
+      const std::string& name = trial.config.train.init.from_trial;
+      if (name.empty() || resolved.at(name).ok()) continue;
+      errors.Error(Locate(document.ok() ? &document.value() : nullptr, trial, file_name), kKey,
+                   resolved.at(name).status().message());
+    }
+    return errors.ToStatus();
   }
-  StatusOr<ConfigDocument> document = ParseConfigDocument(spec_text, file_name);
-  bool failed = false;
-  for (const ExpandedTrial& trial : expanded->trials) {
-    const std::string& name = trial.config.train.init.from_trial;
-    if (name.empty()) continue;
-    const StatusOr<std::string>& folder = resolved.at(name);
-    if (folder.ok()) continue;
-    failed = true;
-    diagnostics->Error(Locate(document.ok() ? &document.value() : nullptr, trial, file_name), kKey,
-                       folder.status().message());
-  }
-  if (failed) return diagnostics->ToStatus();
   for (ExpandedTrial& trial : expanded->trials) {
     const std::string& name = trial.config.train.init.from_trial;
     if (name.empty()) continue;

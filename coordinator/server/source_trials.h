@@ -11,8 +11,8 @@
 // The trial identity does not depend on the folder: it is computed from the name.
 //
 // Contract: a name that matches no trial, several trials, or a trial that has not SUCCEEDED is an
-// error of the spec at the location of the value (file:line:col), added to `diagnostics`; nothing
-// of the expansion is changed then.
+// error of the spec at the location of the value (file:line:col); nothing of the expansion is
+// changed then.
 #pragma once
 
 #include <string>
@@ -20,13 +20,12 @@
 #include "coordinator/store/sweep_manager.h"
 #include "coordinator/store/trial_lifecycle.h"
 #include "sweeps/spec/expansion.h"
-#include "sweeps/spec/spec_diagnostics.h"
 
 namespace rung::server {
 
-// Resolves every cell's train.init.from_trial in `expanded`. INVALID_ARGUMENT (diagnostics added)
-// for names that do not resolve; other codes for store errors.
+// Resolves every cell's train.init.from_trial in `expanded`. INVALID_ARGUMENT listing every name
+// that does not resolve, one spec error per line (spec_diagnostics.h); other codes for store errors.
 Status ResolveSourceTrials(const std::string& spec_text, const std::string& file_name, const SweepManager& sweeps,
-                           const TrialLifecycle& trials, ExpandedSweep* expanded, SpecDiagnostics* diagnostics);
+                           const TrialLifecycle& trials, ExpandedSweep* expanded);
 
 }  // namespace rung::server

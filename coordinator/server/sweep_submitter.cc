@@ -83,30 +83,27 @@ v1::SpecDiagnostic ToProto(const SpecDiagnostic& diagnostic) {
   return out;
 }
 
+// `status`, after adding the spec errors an INVALID_ARGUMENT one lists (file:line:col each) to
+// `diagnostics`.
+Status WithDiagnostics(const Status& status, const std::string& file_name, v1::SpecDiagnostics* diagnostics) {
+  if (status.code() == StatusCode::kInvalidArgument) {
+    for (const SpecDiagnostic& diagnostic : ParseSpecDiagnostics(status.message(), file_name)) {
+      *diagnostics->add_diagnostics() = ToProto(diagnostic);
+    }
+  }
+  return status;
+}
+
 }  // namespace
 
 StatusOr<v1::SubmitSweepResponse> SweepSubmitter::Submit(const v1::SubmitSweepRequest& request,
                                                          const std::string& actor, v1::SpecDiagnostics* diagnostics) {
   const std::string file_name = request.spec_file_name().empty() ? kDefaultSpecFileName : request.spec_file_name();
   StatusOr<ExpandedSweep> expanded = ExpandSweepSpecText(request.spec_text(), file_name);
-  if (!expanded.ok()) {
-    if (expanded.status().code() == StatusCode::kInvalidArgument) {
-      for (const SpecDiagnostic& diagnostic : ParseSpecDiagnostics(expanded.status().message(), file_name)) {
-        *diagnostics->add_diagnostics() = ToProto(diagnostic);
-      }
-    }
-    return expanded.status();
-  }
-  SpecDiagnostics source_errors;
-  if (Status resolved = ResolveSourceTrials(request.spec_text(), file_name, sweeps_, trials_, &expanded.value(),
-                                            &source_errors);
+  if (!expanded.ok()) return WithDiagnostics(expanded.status(), file_name, diagnostics);
+  if (Status resolved = ResolveSourceTrials(request.spec_text(), file_name, sweeps_, trials_, &expanded.value());
       !resolved.ok()) {
-    if (resolved.code() == StatusCode::kInvalidArgument) {
-      for (const SpecDiagnostic& diagnostic : ParseSpecDiagnostics(resolved.message(), file_name)) {
-        *diagnostics->add_diagnostics() = ToProto(diagnostic);
-      }
-    }
-    return resolved;
+    return WithDiagnostics(resolved, file_name, diagnostics);
   }
   const SweepSubmission submission = MakeSubmission(*expanded, request.spec_text(), file_name);
   StatusOr<SubmitResult> result =
