@@ -1,8 +1,6 @@
 // tests/coordinator/server/server_test_util.cc
 #include "tests/coordinator/server/server_test_util.h"
 
-#include <stdlib.h>
-
 #include <grpcpp/generic/generic_stub.h>
 #include <google/protobuf/unknown_field_set.h>
 #include <gtest/gtest.h>
@@ -10,18 +8,6 @@
 #include "coordinator/server/auth.h"
 
 namespace rung::server::testing {
-
-ScratchDir::ScratchDir() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "rung-server-test-XXXXXX").string();
-  const char* made = mkdtemp(pattern.data());
-  if (made == nullptr) ADD_FAILURE() << "mkdtemp failed";
-  path_ = pattern;
-}
-
-ScratchDir::~ScratchDir() {
-  std::error_code ignored;
-  std::filesystem::remove_all(path_, ignored);
-}
 
 bool LoopbackServerOptions(const ScratchDir& scratch, ServerOptions* options, std::string* user_token,
                            std::string* worker_token) {

@@ -15,21 +15,12 @@
 
 #include "coordinator/server/server_options.h"
 #include "proto/grpc/health/v1/health.grpc.pb.h"
+#include "tests/worker/agent/agent_test_util.h"
 
 namespace rung::server::testing {
 
-// A fresh folder under the system's temporary folder, removed with the object.
-class ScratchDir {
- public:
-  ScratchDir();
-  ~ScratchDir();
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  std::string Path(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+// The scratch folder the agent and system tests use too.
+using ::rung::agent::testing::ScratchDir;
 
 // Sets `options` for a coordinator on 127.0.0.1 port 0 over scratch's rung.db, and writes fresh user
 // and worker token files in `scratch` (their tokens go to `user_token` and `worker_token`). False
