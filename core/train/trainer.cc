@@ -408,7 +408,8 @@ Status TrialRun::JoinGroup() {
 
 void TrialRun::Record(const json& record) {
   if (lead() || record.at("type") == "error") Emit(*options_.records, record);
-  if (lead() && record.at("type") == "step") recent_steps_.push_back(record);
+  // Only a run that checkpoints has somewhere to keep them (and trims them at each checkpoint).
+  if (lead() && !options_.checkpoint_dir.empty() && record.at("type") == "step") recent_steps_.push_back(record);
 }
 
 Status TrialRun::Resume(const std::string& path) {
