@@ -226,6 +226,15 @@ class FaultInjectionTrainingTest : public ::testing::Test {
     return reached && !finished_early;
   }
 
+  // WaitForProgress past kInterruptAfterStep for a sweep of one trial: that trial (a test failure
+  // if it did not get going or the sweep has more).
+  void WaitForTheOnlyTrial(int64_t sweep_id, v1::Trial* trial) {
+    std::vector<v1::Trial> trials;
+    ASSERT_TRUE(WaitForProgress(sweep_id, kInterruptAfterStep, &trials)) << "the trial did not get going\n" << Logs();
+    ASSERT_EQ(trials.size(), 1u);
+    *trial = trials[0];
+  }
+
   // Waits until the sweep is SUCCEEDED (or FAILED/CANCELLED: false).
   bool WaitForSweepEnd(int64_t sweep_id, seconds timeout, v1::Sweep* sweep) {
     Poll(
@@ -299,12 +308,11 @@ TEST_F(FaultInjectionTrainingTest, KillNineOfAWorkerMidTrialIsReleasedAndResumed
   const int64_t sweep_id = Submit("kill-worker", "[0]", 1);
   ASSERT_NO_FATAL_FAILURE(StartWorker("first"));
 
-  std::vector<v1::Trial> trials;
-  ASSERT_TRUE(WaitForProgress(sweep_id, kInterruptAfterStep, &trials)) << "the trial did not get going\n" << Logs();
-  ASSERT_EQ(trials.size(), 1u);
-  const int64_t trial_id = trials[0].trial_id();
-  ASSERT_EQ(trials[0].worker_id(), "first");
-  ASSERT_EQ(trials[0].attempt(), 1);
+  v1::Trial running;
+  ASSERT_NO_FATAL_FAILURE(WaitForTheOnlyTrial(sweep_id, &running));
+  const int64_t trial_id = running.trial_id();
+  ASSERT_EQ(running.worker_id(), "first");
+  ASSERT_EQ(running.attempt(), 1);
 
   ASSERT_NO_FATAL_FAILURE(StartWorker("second"));
   workers_["first"]->Signal(SIGKILL);
@@ -367,11 +375,10 @@ TEST_F(FaultInjectionTrainingTest, SigtermOfAWorkerMidTrialPreemptsAndAnotherWor
   const int64_t sweep_id = Submit("sigterm-worker", "[0]", 1);
   ASSERT_NO_FATAL_FAILURE(StartWorker("first"));
 
-  std::vector<v1::Trial> trials;
-  ASSERT_TRUE(WaitForProgress(sweep_id, kInterruptAfterStep, &trials)) << "the trial did not get going\n" << Logs();
-  ASSERT_EQ(trials.size(), 1u);
-  const int64_t trial_id = trials[0].trial_id();
-  ASSERT_EQ(trials[0].worker_id(), "first");
+  v1::Trial running;
+  ASSERT_NO_FATAL_FAILURE(WaitForTheOnlyTrial(sweep_id, &running));
+  const int64_t trial_id = running.trial_id();
+  ASSERT_EQ(running.worker_id(), "first");
 
   ASSERT_NO_FATAL_FAILURE(StartWorker("second"));
   workers_["first"]->Signal(SIGTERM);
@@ -406,11 +413,10 @@ TEST_F(FaultInjectionTrainingTest, KillNineOfOneRankStopsTheGangAndTheRetryResum
   const int64_t sweep_id = Submit("kill-rank", "[0]", 1, "{cpus: 1, world_size: 2}");
   ASSERT_NO_FATAL_FAILURE(StartWorker("gang", /*cpus=*/2));
 
-  std::vector<v1::Trial> trials;
-  ASSERT_TRUE(WaitForProgress(sweep_id, kInterruptAfterStep, &trials)) << "the trial did not get going\n" << Logs();
-  ASSERT_EQ(trials.size(), 1u);
-  const int64_t trial_id = trials[0].trial_id();
-  ASSERT_EQ(trials[0].attempt(), 1);
+  v1::Trial running;
+  ASSERT_NO_FATAL_FAILURE(WaitForTheOnlyTrial(sweep_id, &running));
+  const int64_t trial_id = running.trial_id();
+  ASSERT_EQ(running.attempt(), 1);
   const std::string config = scratch_.Path("work-gang") + "/trial-" + std::to_string(trial_id) + "/attempt-1/trial.json";
   ASSERT_TRUE(std::filesystem::exists(config)) << config;
   const std::vector<pid_t> rank1 = ProcessesWithArguments({RUNG_TRAIN_BINARY, config, "--rank 1"});
@@ -439,11 +445,10 @@ TEST_F(FaultInjectionTrainingTest, SigtermOfAWorkerRunningTwoRanksPreemptsBothAn
   const int64_t sweep_id = Submit("sigterm-gang", "[0]", 1, "{cpus: 1, world_size: 2}");
   ASSERT_NO_FATAL_FAILURE(StartWorker("first", /*cpus=*/2));
 
-  std::vector<v1::Trial> trials;
-  ASSERT_TRUE(WaitForProgress(sweep_id, kInterruptAfterStep, &trials)) << "the trial did not get going\n" << Logs();
-  ASSERT_EQ(trials.size(), 1u);
-  const int64_t trial_id = trials[0].trial_id();
-  ASSERT_EQ(trials[0].worker_id(), "first");
+  v1::Trial running;
+  ASSERT_NO_FATAL_FAILURE(WaitForTheOnlyTrial(sweep_id, &running));
+  const int64_t trial_id = running.trial_id();
+  ASSERT_EQ(running.worker_id(), "first");
 
   ASSERT_NO_FATAL_FAILURE(StartWorker("second", /*cpus=*/2));
   workers_["first"]->Signal(SIGTERM);
@@ -510,12 +515,11 @@ TEST_F(FaultInjectionTrainingTest, KillNineOfAGangMembersWorkerStopsTheOtherRank
   ASSERT_NO_FATAL_FAILURE(StartWorker("two", /*cpus=*/1));
   const int64_t sweep_id = Submit("kill-gang-member", "[0]", 1, "{cpus: 1, world_size: 2}");
 
-  std::vector<v1::Trial> trials;
-  ASSERT_TRUE(WaitForProgress(sweep_id, kInterruptAfterStep, &trials)) << "the gang did not get going\n" << Logs();
-  ASSERT_EQ(trials.size(), 1u);
-  const int64_t trial_id = trials[0].trial_id();
-  ASSERT_EQ(trials[0].attempt(), 1);
-  const std::string rank0_worker = trials[0].worker_id();  // the attempt's holder runs rank 0
+  v1::Trial running;
+  ASSERT_NO_FATAL_FAILURE(WaitForTheOnlyTrial(sweep_id, &running));
+  const int64_t trial_id = running.trial_id();
+  ASSERT_EQ(running.attempt(), 1);
+  const std::string rank0_worker = running.worker_id();  // the attempt's holder runs rank 0
   const std::string rank1_worker = rank0_worker == "one" ? "two" : "one";
   const std::string rank0_config =
       scratch_.Path("work-" + rank0_worker) + "/trial-" + std::to_string(trial_id) + "/attempt-1/trial.json";
