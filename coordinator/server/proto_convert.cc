@@ -130,7 +130,7 @@ v1::TrialAttempt ToProtoAttempt(const AttemptRecord& attempt) {
   if (attempt.started_at) *out.mutable_started_at() = ToProtoTime(*attempt.started_at);
   if (attempt.ended_at) *out.mutable_ended_at() = ToProtoTime(*attempt.ended_at);
   out.set_checkpoint_dir(attempt.checkpoint_dir);
-  if (!attempt.provenance.is_null()) out.set_provenance_json(attempt.provenance.dump());
+  out.set_provenance_json(attempt.provenance_json);
   out.set_exit_reason(attempt.exit_reason);
   out.set_metric_batches(attempt.batches);
   return out;
@@ -275,7 +275,7 @@ v1::TrialLease ToProtoLease(const Lease& lease, const google::protobuf::Repeated
   out.set_trial_id(lease.trial_id);
   out.set_attempt(lease.attempt);
   out.set_sweep_id(lease.sweep_id);
-  out.set_config_json(lease.config.dump());
+  out.set_config_json(lease.config_json);
   out.set_checkpoint_dir(lease.checkpoint_dir);
   for (const PreviousAttempt& earlier : lease.resume_from) out.add_resume_from_dirs(earlier.checkpoint_dir);
   out.set_cpu_slots(static_cast<int32_t>(lease.cpus));

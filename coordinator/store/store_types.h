@@ -136,7 +136,7 @@ struct AttemptRecord {
   Timestamp leased_at;
   Timestamp lease_expires_at;
   std::string checkpoint_dir;
-  nlohmann::json provenance;  // null until the worker reported it
+  std::string provenance_json;  // the trainer's provenance record as stored; "" until the worker reported it
   std::optional<Timestamp> started_at;
   std::optional<Timestamp> ended_at;
   std::string exit_reason;
@@ -157,7 +157,7 @@ struct Lease {
   std::string sweep_name;
   int64_t trial_index = 0;
   int64_t attempt = 0;
-  nlohmann::json config;
+  std::string config_json;  // the resolved trial config, as stored
   std::string checkpoint_dir;  // <artifact_root>/<sweep name>/<trial_index>/attempt-<attempt>
   // Earlier attempts, newest first: resume from the first whose folder holds a checkpoint.
   std::vector<PreviousAttempt> resume_from;

@@ -5,7 +5,7 @@
 namespace rung::store_internal {
 
 StatusOr<LiveAttempt> LoadLiveAttempt(Database& db, int64_t trial_id, int64_t attempt, std::string_view report) {
-  StatusOr<TrialRecord> trial = LoadTrial(db, trial_id);
+  StatusOr<TrialRecord> trial = LoadTrialHeader(db, trial_id);
   if (!trial.ok()) return trial.status();
   if (attempt == trial->attempt && IsLive(trial->state)) {
     StatusOr<AttemptRecord> live = LoadAttempt(db, trial_id, attempt);

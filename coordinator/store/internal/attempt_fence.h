@@ -23,6 +23,7 @@
 
 namespace rung::store_internal {
 
+// `trial` is read without its config and assignments (TrialHeader): fences and transitions need neither.
 struct LiveAttempt {
   TrialRecord trial;
   AttemptRecord attempt;

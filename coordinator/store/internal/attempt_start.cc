@@ -30,7 +30,13 @@ StatusOr<Lease> StartAttempt(Database& db, TrialRecord& trial, const std::string
   lease.sweep_name = sweep->name;
   lease.trial_index = trial.trial_index;
   lease.attempt = trial.attempt + 1;
-  lease.config = trial.cell.config;
+  StatusOr<Statement> config = db.Prepare("SELECT config_json FROM trials WHERE id = ?");
+  if (!config.ok()) return config.status();
+  config->Bind(1, trial.id);
+  StatusOr<bool> found = config->Step();
+  if (!found.ok()) return found.status();
+  if (!*found) return Status::NotFound("trial " + std::to_string(trial.id) + " does not exist");
+  lease.config_json = config->ColumnText(0);  // as stored: passed on without parsing
   lease.checkpoint_dir = CheckpointDir(options.artifact_root, sweep->name, trial.trial_index, lease.attempt);
   lease.lease_expires_at = now + options.lease_duration;
   lease.cpus = trial.cell.cpus;

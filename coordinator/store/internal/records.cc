@@ -55,14 +55,13 @@ StatusOr<SweepRecord> Table<SweepRecord>::Read(const Statement& row) {
   return sweep;
 }
 
-StatusOr<TrialRecord> Table<TrialRecord>::Read(const Statement& row) {
-  TrialRecord trial;
+StatusOr<TrialHeader> Table<TrialHeader>::Read(const Statement& row) {
+  TrialHeader trial;
   trial.id = row.ColumnInt64(0);
-  const std::string what = "trial " + std::to_string(trial.id);
   trial.sweep_id = row.ColumnInt64(1);
   trial.trial_index = row.ColumnInt64(2);
   StatusOr<TrialState> state = ParseTrialState(row.ColumnText(3));
-  if (!state.ok()) return Status::DataLoss(what + ": " + state.status().message());
+  if (!state.ok()) return Status::DataLoss("trial " + std::to_string(trial.id) + ": " + state.status().message());
   trial.state = *state;
   trial.attempt = row.ColumnInt64(4);
   trial.priority = row.ColumnInt64(5);
@@ -71,23 +70,31 @@ StatusOr<TrialRecord> Table<TrialRecord>::Read(const Statement& row) {
   trial.updated_at = Time(row, 8);
   TrialCell& cell = trial.cell;
   cell.identity = row.ColumnText(9);
-  StatusOr<nlohmann::json> config = ParseJsonColumn(row.ColumnText(10), "config of " + what);
+  cell.rung = row.ColumnInt64(10);
+  cell.rung_label = row.ColumnText(11);
+  cell.variant = row.ColumnText(12);
+  cell.xi = row.ColumnOptionalDouble(13);
+  cell.seed = row.ColumnInt64(14);
+  cell.n_nonembedding = row.ColumnInt64(15);
+  cell.n_total = row.ColumnInt64(16);
+  cell.tokens = row.ColumnInt64(17);
+  cell.flops = row.ColumnDouble(18);
+  cell.cpus = row.ColumnInt64(19);
+  cell.gpus = row.ColumnInt64(20);
+  return trial;
+}
+
+StatusOr<TrialRecord> Table<TrialRecord>::Read(const Statement& row) {
+  StatusOr<TrialHeader> header = Table<TrialHeader>::Read(row);
+  if (!header.ok()) return header.status();
+  TrialRecord trial = std::move(header).value();
+  const std::string what = "trial " + std::to_string(trial.id);
+  StatusOr<nlohmann::json> config = ParseJsonColumn(row.ColumnText(21), "config of " + what);
   if (!config.ok()) return config.status();
-  cell.config = std::move(config).value();
-  cell.rung = row.ColumnInt64(11);
-  cell.rung_label = row.ColumnText(12);
-  cell.variant = row.ColumnText(13);
-  cell.xi = row.ColumnOptionalDouble(14);
-  cell.seed = row.ColumnInt64(15);
-  cell.n_nonembedding = row.ColumnInt64(16);
-  cell.n_total = row.ColumnInt64(17);
-  cell.tokens = row.ColumnInt64(18);
-  cell.flops = row.ColumnDouble(19);
-  cell.cpus = row.ColumnInt64(20);
-  cell.gpus = row.ColumnInt64(21);
+  trial.cell.config = std::move(config).value();
   StatusOr<nlohmann::json> assignments = ParseJsonColumn(row.ColumnText(22), "assignments of " + what);
   if (!assignments.ok()) return assignments.status();
-  cell.assignments = std::move(assignments).value();
+  trial.cell.assignments = std::move(assignments).value();
   return trial;
 }
 
@@ -103,11 +110,7 @@ StatusOr<AttemptRecord> Table<AttemptRecord>::Read(const Statement& row) {
   attempt.leased_at = Time(row, 4);
   attempt.lease_expires_at = Time(row, 5);
   attempt.checkpoint_dir = row.ColumnText(6);
-  if (!row.ColumnIsNull(7)) {
-    StatusOr<nlohmann::json> provenance = ParseJsonColumn(row.ColumnText(7), "provenance of " + what);
-    if (!provenance.ok()) return provenance.status();
-    attempt.provenance = std::move(provenance).value();
-  }
+  if (!row.ColumnIsNull(7)) attempt.provenance_json = row.ColumnText(7);
   attempt.started_at = OptionalTime(row, 8);
   attempt.ended_at = OptionalTime(row, 9);
   attempt.exit_reason = row.ColumnText(10);
@@ -156,6 +159,13 @@ StatusOr<TrialRecord> LoadTrial(Database& db, int64_t trial_id) {
   if (!trial.ok()) return trial.status();
   if (!*trial) return Status::NotFound("trial " + std::to_string(trial_id) + " does not exist");
   return std::move(**trial);
+}
+
+StatusOr<TrialRecord> LoadTrialHeader(Database& db, int64_t trial_id) {
+  StatusOr<std::optional<TrialHeader>> trial = SelectOne<TrialHeader>(db, "WHERE id = ?", trial_id);
+  if (!trial.ok()) return trial.status();
+  if (!*trial) return Status::NotFound("trial " + std::to_string(trial_id) + " does not exist");
+  return TrialRecord(std::move(**trial));
 }
 
 StatusOr<AttemptRecord> LoadAttempt(Database& db, int64_t trial_id, int64_t attempt) {

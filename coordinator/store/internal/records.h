@@ -41,15 +41,29 @@ struct Table<SweepRecord> {
   static StatusOr<SweepRecord> Read(const Statement& row);
 };
 
+// The columns of a trial but its two JSON ones, in the order both Tables read them.
+#define RUNG_TRIAL_HEADER_COLUMNS                                                                           \
+  "trials.id, trials.sweep_id, trials.trial_index, trials.state, trials.attempt, trials.priority, "         \
+  "trials.failures, trials.created_at, trials.updated_at, trials.identity, trials.rung, trials.rung_label, " \
+  "trials.variant, trials.xi, trials.seed, trials.n_nonembedding, trials.n_total, trials.tokens, "          \
+  "trials.flops, trials.cpus, trials.gpus"
+
 template <>
 struct Table<TrialRecord> {
   static constexpr char kName[] = "trials";
-  static constexpr char kColumns[] =
-      "trials.id, trials.sweep_id, trials.trial_index, trials.state, trials.attempt, trials.priority, "
-      "trials.failures, trials.created_at, trials.updated_at, trials.identity, trials.config_json, trials.rung, "
-      "trials.rung_label, trials.variant, trials.xi, trials.seed, trials.n_nonembedding, trials.n_total, "
-      "trials.tokens, trials.flops, trials.cpus, trials.gpus, trials.assignments";
+  static constexpr char kColumns[] = RUNG_TRIAL_HEADER_COLUMNS ", trials.config_json, trials.assignments";
   static StatusOr<TrialRecord> Read(const Statement& row);
+};
+
+// A trial without its config and assignments (cell.config and cell.assignments stay empty
+// objects): what the lifecycle's transitions and fences read, without parsing any JSON.
+struct TrialHeader : TrialRecord {};
+
+template <>
+struct Table<TrialHeader> {
+  static constexpr char kName[] = "trials";
+  static constexpr char kColumns[] = RUNG_TRIAL_HEADER_COLUMNS;
+  static StatusOr<TrialHeader> Read(const Statement& row);
 };
 
 template <>
@@ -117,6 +131,7 @@ StatusOr<std::optional<Record>> SelectOne(Database& db, std::string_view clauses
 // By primary key; NOT_FOUND with a message naming what is missing.
 StatusOr<SweepRecord> LoadSweep(Database& db, int64_t sweep_id);
 StatusOr<TrialRecord> LoadTrial(Database& db, int64_t trial_id);
+StatusOr<TrialRecord> LoadTrialHeader(Database& db, int64_t trial_id);  // see TrialHeader
 StatusOr<AttemptRecord> LoadAttempt(Database& db, int64_t trial_id, int64_t attempt);
 
 // "trial 12 (sweep 'lerope-vs-rope', index 3)": how messages name a trial.

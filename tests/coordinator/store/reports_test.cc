@@ -70,7 +70,7 @@ TEST_F(ReportsTest, BatchesAreCommittedInSequenceOnceEach) {
   EXPECT_EQ(logs[2].batch, 2);
   ASSERT_OK_AND_ASSIGN(std::vector<AttemptRecord> attempts, trials().Attempts(lease->trial_id));
   EXPECT_EQ(attempts[0].batches, 2);
-  EXPECT_EQ(attempts[0].provenance["commit"], "abc");
+  EXPECT_EQ(nlohmann::json::parse(attempts[0].provenance_json)["commit"], "abc");
 }
 
 TEST_F(ReportsTest, ABatchOfAnAttemptThatIsNoLongerLiveIsFencedUnlessAlreadyCommitted) {

@@ -69,7 +69,7 @@ TEST_F(TrialLifecycleTest, LeasesTheHighestPriorityTrialThatFitsOldestFirst) {
   EXPECT_EQ(first->trial_index, 1);
   EXPECT_EQ(first->checkpoint_dir, (folder_ / "artifacts" / "high" / "1" / "attempt-1").string());
   EXPECT_TRUE(first->resume_from.empty());
-  EXPECT_EQ(first->config, Cell("d").config);
+  EXPECT_EQ(nlohmann::json::parse(first->config_json), Cell("d").config);
   EXPECT_EQ(first->lease_expires_at, clock_.Now() + kLease);
   EXPECT_EQ(StateOf(first->trial_id), TrialState::kLeased);
 
@@ -141,7 +141,7 @@ TEST_F(TrialLifecycleTest, ExpiredLeaseGoesStaleThenPendingAndTheNextAttemptResu
   EXPECT_THAT(attempts[0].exit_reason, HasSubstr("expired"));
   ASSERT_TRUE(attempts[0].ended_at.has_value());
   EXPECT_EQ(*attempts[0].ended_at, clock_.Now());
-  EXPECT_EQ(attempts[0].provenance, nlohmann::json({{"commit", "abc"}}));
+  EXPECT_EQ(nlohmann::json::parse(attempts[0].provenance_json), nlohmann::json({{"commit", "abc"}}));
   EXPECT_EQ(attempts[1].state, TrialState::kLeased);
   EXPECT_EQ(attempts[1].worker_id, "w2");
 }
