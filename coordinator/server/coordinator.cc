@@ -41,9 +41,9 @@ Coordinator::Coordinator(std::unique_ptr<Store> store, const Clock& clock)
       events_(*store_),
       results_(*store_),
       fits_(*store_),
-      reaper_(trials_, clock_, [this] { WorkQueued(); }),
       gangs_(*store_),
-      leases_(trials_, gangs_, reaper_, work_) {}
+      reaper_(trials_, clock_, [this] { WorkQueued(); }),
+      leases_(*store_, trials_, gangs_, reaper_, work_) {}
 
 Coordinator::~Coordinator() { Shutdown(); }
 
@@ -51,6 +51,36 @@ void Coordinator::Shutdown() {
   work_.Close();
   changes_.Close();
   reaper_.Stop();
+}
+
+StatusOr<Coordinator::EndedAttempt> Coordinator::EndAttemptAndLease(int64_t trial_id, int64_t attempt,
+                                                                    const AttemptEnding& ending,
+                                                                    const MetricBatch* final_batch,
+                                                                    const std::optional<LeaseAsk>& next) {
+  bool gang_formed = false;
+  StatusOr<EndedAttempt> ended = store_->Write([&](Database& db, Timestamp now) -> StatusOr<EndedAttempt> {
+    StatusOr<EndingAck> ack = trials_.EndAttemptIn(db, trial_id, attempt, ending, final_batch, now);
+    if (!ack.ok()) return ack.status();
+    EndedAttempt result{*ack, std::nullopt};
+    if (!next || next->free_cpus <= 0) return result;
+    if (!db.Execute("SAVEPOINT lease_next").ok()) return result;
+    StatusOr<std::optional<rung::Lease>> lease = leases_.LookIn(db, *next, now, &gang_formed);
+    if (lease.ok()) {
+      result.next_lease = std::move(*lease);
+    } else {
+      gang_formed = false;
+      db.Execute("ROLLBACK TO lease_next");  // the ending stays
+    }
+    db.Execute("RELEASE lease_next");
+    return result;
+  });
+  if (!ended.ok()) return ended;
+  if (!ended->ack.duplicate) ended->ack.trial_state == TrialState::kPending ? WorkQueued() : Changed();
+  if (ended->next_lease || gang_formed) {
+    leases_.Leased(gang_formed);
+    Changed();
+  }
+  return ended;
 }
 
 void Coordinator::WorkQueued() {

@@ -23,6 +23,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "coordinator/server/change_notifier.h"
@@ -68,6 +69,18 @@ class Coordinator {
 
   // Wakes every long-poll and stream for good (they answer UNAVAILABLE) and stops the reaper.
   void Shutdown();
+
+  // An attempt's ending (TrialLifecycle::EndAttempt, with its final batch when given) and, when
+  // `next` is given, the worker's next lease for those resources (LeaseBroker's look, no waiting):
+  // one transaction, one commit. The lease part cannot undo the ending: it runs in a savepoint of
+  // its own, and any error of it only means no lease (the worker long-polls). Notifies as the
+  // services do after each (WorkQueued/Changed). Errors: EndAttempt's.
+  struct EndedAttempt {
+    EndingAck ack;
+    std::optional<rung::Lease> next_lease;
+  };
+  StatusOr<EndedAttempt> EndAttemptAndLease(int64_t trial_id, int64_t attempt, const AttemptEnding& ending,
+                                            const MetricBatch* final_batch, const std::optional<LeaseAsk>& next);
 
   // A trial may have become leasable: wakes waiting leases (and streams).
   void WorkQueued();

@@ -5,17 +5,33 @@
 
 namespace rung::server {
 
-StatusOr<std::optional<rung::Lease>> LeaseBroker::Look(const LeaseAsk& ask) {
-  StatusOr<GangPoll> gang = gangs_.Poll(ask.worker_id);
+StatusOr<std::optional<rung::Lease>> LeaseBroker::LookIn(Database& db, const LeaseAsk& ask, Timestamp now,
+                                                         bool* gang_formed) const {
+  *gang_formed = false;
+  StatusOr<GangPoll> gang = gangs_.PollIn(db, ask.worker_id, now);
   if (!gang.ok()) return gang.status();
   if (gang->lease) return gang->lease;
   if (gang->reserved) return std::optional<rung::Lease>();
-  StatusOr<std::optional<rung::Lease>> lease = trials_.LeaseNextTrial(ask.worker_id, ask.free_cpus, ask.free_gpus);
+  StatusOr<std::optional<rung::Lease>> lease =
+      trials_.LeaseNextTrialIn(db, ask.worker_id, ask.free_cpus, ask.free_gpus, now);
   if (!lease.ok() || lease->has_value()) return lease;
-  StatusOr<GangPoll> joined = gangs_.Join(ask.worker_id, ask.free_cpus, ask.free_gpus);
+  StatusOr<GangPoll> joined = gangs_.JoinIn(db, ask.worker_id, ask.free_cpus, ask.free_gpus, now);
   if (!joined.ok()) return joined.status();
-  if (joined->formed) work_.Notify();  // the other members take their ranks
+  *gang_formed = joined->formed;
   return joined->lease;
+}
+
+void LeaseBroker::Leased(bool gang_formed) {
+  if (gang_formed) work_.Notify();  // the other members take their ranks
+  reaper_.Poke();
+}
+
+StatusOr<std::optional<rung::Lease>> LeaseBroker::Look(const LeaseAsk& ask) {
+  bool gang_formed = false;
+  StatusOr<std::optional<rung::Lease>> lease =
+      store_.Write([&](Database& db, Timestamp now) { return LookIn(db, ask, now, &gang_formed); });
+  if (lease.ok() && (gang_formed || lease->has_value())) Leased(gang_formed);
+  return lease;
 }
 
 StatusOr<std::optional<rung::Lease>> LeaseBroker::Acquire(const LeaseAsk& ask, std::chrono::steady_clock::time_point deadline,
@@ -25,10 +41,7 @@ StatusOr<std::optional<rung::Lease>> LeaseBroker::Acquire(const LeaseAsk& ask, s
     if (work_.closed()) return Status::Unavailable("the coordinator is shutting down; lease from the restarted one");
     RUNG_RETURN_IF_ERROR(reaper_.ExpireDue().status());
     StatusOr<std::optional<rung::Lease>> lease = Look(ask);
-    if (!lease.ok() || lease->has_value()) {
-      if (lease.ok()) reaper_.Poke();
-      return lease;
-    }
+    if (!lease.ok() || lease->has_value()) return lease;
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline || (cancelled && cancelled())) return std::optional<rung::Lease>();
     seen = work_.WaitForChange(seen, std::min(deadline, now + kCancelCheck));

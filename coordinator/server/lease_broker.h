@@ -7,7 +7,7 @@
 // ends. It never spins: between two looks at the store it sleeps on the notifier, waking at the
 // latest every kCancelCheck to notice a caller that went away.
 //
-// Gangs (gang_leases.h): each look first asks GangLeases::Poll for this worker's rank of a gang
+// Each look is one transaction. Gangs (gang_leases.h): each look first asks GangLeases::Poll for this worker's rank of a gang
 // formed since, and a worker that holds a reservation of a forming gang takes nothing else (it keeps
 // waiting). Otherwise, when no single trial fits, the worker joins a gang (GangLeases::Join); the
 // call that completes a gang notifies the "work" notifier so that the other members' calls look
@@ -50,8 +50,8 @@ class LeaseBroker {
   static constexpr std::chrono::seconds kCancelCheck{1};
 
   // REQUIRES: the arguments outlive the broker.
-  LeaseBroker(TrialLifecycle& trials, GangLeases& gangs, LeaseReaper& reaper, ChangeNotifier& work)
-      : trials_(trials), gangs_(gangs), reaper_(reaper), work_(work) {}
+  LeaseBroker(Store& store, TrialLifecycle& trials, GangLeases& gangs, LeaseReaper& reaper, ChangeNotifier& work)
+      : store_(store), trials_(trials), gangs_(gangs), reaper_(reaper), work_(work) {}
 
   // A lease as soon as a trial fits, or nullopt once `deadline` passed or `cancelled()` says the
   // caller went away. Errors: the store's (NOT_FOUND for an unregistered worker), UNAVAILABLE when
@@ -59,10 +59,20 @@ class LeaseBroker {
   StatusOr<std::optional<rung::Lease>> Acquire(const LeaseAsk& ask, std::chrono::steady_clock::time_point deadline,
                                        const std::function<bool()>& cancelled);
 
+  // One look at the store inside the caller's Store::Write transaction (`db`, `now` of that write):
+  // a gang rank, a single lease, or nothing (yet); no waiting, no lease expiry. `*gang_formed` says
+  // whether this look formed a gang; the caller must then call GangFormed() after its commit.
+  StatusOr<std::optional<rung::Lease>> LookIn(Database& db, const LeaseAsk& ask, Timestamp now,
+                                              bool* gang_formed) const;
+  // After a commit that leased, or formed a gang: the other members' polls look again, the reaper
+  // learns of the new lease.
+  void Leased(bool gang_formed);
+
  private:
-  // One look at the store: a gang rank, a single lease, or nothing (yet).
+  // One look at the store in a transaction of its own.
   StatusOr<std::optional<rung::Lease>> Look(const LeaseAsk& ask);
 
+  Store& store_;
   TrialLifecycle& trials_;
   GangLeases& gangs_;
   LeaseReaper& reaper_;

@@ -2,6 +2,7 @@
 #include "coordinator/server/worker_service.h"
 
 #include <algorithm>
+#include <optional>
 
 #include <google/protobuf/util/time_util.h>
 
@@ -112,16 +113,35 @@ grpc::Status WorkerServiceImpl::ReportMetrics(grpc::ServerContext* /*context*/,
 grpc::Status WorkerServiceImpl::Complete(grpc::ServerContext* /*context*/, const v1::CompleteRequest* request,
                                          v1::CompleteResponse* response) {
   if (grpc::Status valid = RequireWorkerId(request->worker_id(), "CompleteRequest"); !valid.ok()) return valid;
-  StatusOr<TrialRecord> trial = coordinator_->trials().Get(request->trial_id());
-  if (!trial.ok()) return ToGrpcStatus(trial.status());
-  StatusOr<AttemptEnding> ending = AttemptEndingFromRequest(*request, FinalStep(*trial));
+  int64_t final_step = 0;  // where the final tensors belong: only read when there are some
+  if (request->learned_parameters_size() > 0 || request->diagnostics_size() > 0) {
+    StatusOr<TrialRecord> trial = coordinator_->trials().Get(request->trial_id());
+    if (!trial.ok()) return ToGrpcStatus(trial.status());
+    final_step = FinalStep(*trial);
+  }
+  StatusOr<AttemptEnding> ending = AttemptEndingFromRequest(*request, final_step);
   if (!ending.ok()) return ToGrpcStatus(ending.status());
   ending->worker_id = request->worker_id();
-  StatusOr<EndingAck> ack = coordinator_->trials().EndAttempt(request->trial_id(), request->attempt(), *ending);
-  if (!ack.ok()) return ToGrpcStatus(ack.status());
-  if (!ack->duplicate) ack->trial_state == TrialState::kPending ? coordinator_->WorkQueued() : coordinator_->Changed();
-  response->set_trial_state(ToProto(ack->trial_state));
-  response->set_duplicate(ack->duplicate);
+  std::optional<MetricBatch> final_batch;
+  if (request->has_final_batch()) {
+    final_batch = MetricBatchFromRequest(request->final_batch());
+    final_batch->worker_id = request->worker_id();
+    final_batch->trial_id = request->trial_id();
+    final_batch->attempt = request->attempt();
+  }
+  std::optional<LeaseAsk> next;
+  if (request->has_lease_next()) {
+    next = LeaseAsk{request->worker_id(), request->lease_next().free_cpu_slots(),
+                    request->lease_next().free_gpus_size()};
+  }
+  StatusOr<Coordinator::EndedAttempt> ended = coordinator_->EndAttemptAndLease(
+      request->trial_id(), request->attempt(), *ending, final_batch ? &*final_batch : nullptr, next);
+  if (!ended.ok()) return ToGrpcStatus(ended.status());
+  response->set_trial_state(ToProto(ended->ack.trial_state));
+  response->set_duplicate(ended->ack.duplicate);
+  if (ended->next_lease) {
+    *response->mutable_next_lease() = ToProtoLease(*ended->next_lease, request->lease_next().free_gpus(), lease_duration_);
+  }
   return grpc::Status::OK;
 }
 

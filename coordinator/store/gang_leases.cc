@@ -148,7 +148,7 @@ StatusOr<std::optional<Lease>> Deliver(Database& db, const std::string& worker_i
   lease.sweep_name = sweep->name;
   lease.trial_index = trial->trial_index;
   lease.attempt = attempt;
-  lease.config = trial->cell.config;
+  lease.config_json = trial->cell.config.dump();
   lease.world_size = TrialWorldSize(*trial);
   lease.cpus = trial->cell.cpus / lease.world_size;
   lease.gpus = trial->cell.gpus / lease.world_size;
@@ -272,86 +272,91 @@ int64_t TrialWorldSize(const TrialRecord& trial) {
 }
 
 StatusOr<GangPoll> GangLeases::Poll(const std::string& worker_id) {
-  const StoreOptions& options = store_.options();
-  return store_.Write([&](Database& db, Timestamp now) -> StatusOr<GangPoll> {
-    RUNG_RETURN_IF_ERROR(ReleaseStale(db, options.gang_formation_timeout, now));
-    RUNG_RETURN_IF_ERROR(TouchWorker(db, worker_id, now));  // a waiting worker is alive
-    GangPoll poll;
-    StatusOr<std::optional<Lease>> lease = Deliver(db, worker_id, now);
-    if (!lease.ok()) return lease.status();
-    if (*lease) {
-      poll.lease = std::move(*lease);
-      return poll;
-    }
-    StatusOr<Statement> keep = db.Prepare("UPDATE gang_reservations SET polled_at = ? WHERE worker_id = ?");
-    if (!keep.ok()) return keep.status();
-    keep->BindAll(ToUnixMicros(now), worker_id);
-    RUNG_RETURN_IF_ERROR(keep->Run());
-    poll.reserved = db.ChangedRows() > 0;
-    return poll;
-  });
+  return store_.Write([&](Database& db, Timestamp now) { return PollIn(db, worker_id, now); });
 }
 
 StatusOr<GangPoll> GangLeases::Join(const std::string& worker_id, int64_t free_cpus, int64_t free_gpus) {
+  return store_.Write([&](Database& db, Timestamp now) { return JoinIn(db, worker_id, free_cpus, free_gpus, now); });
+}
+
+StatusOr<GangPoll> GangLeases::PollIn(Database& db, const std::string& worker_id, Timestamp now) const {
   const StoreOptions& options = store_.options();
-  return store_.Write([&](Database& db, Timestamp now) -> StatusOr<GangPoll> {
-    StatusOr<std::vector<WorkerRecord>> workers = store_internal::Select<WorkerRecord>(db, "ORDER BY id");
-    if (!workers.ok()) return workers.status();
-    if (std::none_of(workers->begin(), workers->end(),
-                     [&](const WorkerRecord& worker) { return worker.info.id == worker_id; })) {
-      return Status::NotFound("worker " + worker_id + " is not registered: register it before leasing");
-    }
-    RUNG_RETURN_IF_ERROR(ExplainWaiting(db, *workers, now));
-    std::vector<WorkerRecord> live;
-    for (const WorkerRecord& worker : *workers) {
-      if (worker.info.id == worker_id || now - worker.last_seen_at <= options.lease_duration) live.push_back(worker);
-    }
+  RUNG_RETURN_IF_ERROR(ReleaseStale(db, options.gang_formation_timeout, now));
+  RUNG_RETURN_IF_ERROR(TouchWorker(db, worker_id, now));  // a waiting worker is alive
+  GangPoll poll;
+  StatusOr<std::optional<Lease>> lease = Deliver(db, worker_id, now);
+  if (!lease.ok()) return lease.status();
+  if (*lease) {
+    poll.lease = std::move(*lease);
+    return poll;
+  }
+  StatusOr<Statement> keep = db.Prepare("UPDATE gang_reservations SET polled_at = ? WHERE worker_id = ?");
+  if (!keep.ok()) return keep.status();
+  keep->BindAll(ToUnixMicros(now), worker_id);
+  RUNG_RETURN_IF_ERROR(keep->Run());
+  poll.reserved = db.ChangedRows() > 0;
+  return poll;
+}
 
-    StatusOr<std::vector<TrialRecord>> candidates = store_internal::Select<TrialRecord>(
-        db,
-        "JOIN sweeps ON sweeps.id = trials.sweep_id WHERE trials.state = 'PENDING' AND sweeps.state = 'ACTIVE' AND "
-        "json_extract(trials.config_json, '$.resources.world_size') > 1 ORDER BY trials.priority DESC, trials.id");
-    if (!candidates.ok()) return candidates.status();
-    GangPoll poll;
-    for (TrialRecord& trial : *candidates) {
-      const int64_t world = TrialWorldSize(trial);
-      const int64_t rank_cpus = trial.cell.cpus / world;
-      const int64_t rank_gpus = trial.cell.gpus / world;
-      if (rank_cpus > free_cpus || rank_gpus > free_gpus) continue;
-      int64_t rank_holders = 0;
-      bool one_worker_holds_it = false;
-      for (const WorkerRecord& worker : live) {
-        if (worker.info.cpus >= trial.cell.cpus && worker.info.gpus >= trial.cell.gpus) one_worker_holds_it = true;
-        if (worker.info.cpus >= rank_cpus && worker.info.gpus >= rank_gpus) ++rank_holders;
-      }
-      if (one_worker_holds_it || rank_holders < world) continue;  // a single lease, or it cannot form now
+StatusOr<GangPoll> GangLeases::JoinIn(Database& db, const std::string& worker_id, int64_t free_cpus,
+                                      int64_t free_gpus, Timestamp now) const {
+  const StoreOptions& options = store_.options();
+  StatusOr<std::vector<WorkerRecord>> workers = store_internal::Select<WorkerRecord>(db, "ORDER BY id");
+  if (!workers.ok()) return workers.status();
+  if (std::none_of(workers->begin(), workers->end(),
+                   [&](const WorkerRecord& worker) { return worker.info.id == worker_id; })) {
+    return Status::NotFound("worker " + worker_id + " is not registered: register it before leasing");
+  }
+  RUNG_RETURN_IF_ERROR(ExplainWaiting(db, *workers, now));
+  std::vector<WorkerRecord> live;
+  for (const WorkerRecord& worker : *workers) {
+    if (worker.info.id == worker_id || now - worker.last_seen_at <= options.lease_duration) live.push_back(worker);
+  }
 
-      StatusOr<Statement> reserve = db.Prepare(
-          "INSERT INTO gang_reservations(trial_id, worker_id, reserved_at, polled_at) VALUES (?, ?, ?, ?)");
-      if (!reserve.ok()) return reserve.status();
-      reserve->BindAll(trial.id, worker_id, ToUnixMicros(now), ToUnixMicros(now));
-      RUNG_RETURN_IF_ERROR(reserve->Run());
-      RUNG_RETURN_IF_ERROR(TouchWorker(db, worker_id, now));
-      StatusOr<std::vector<Reservation>> members = ReservationsOf(db, trial.id);
-      if (!members.ok()) return members.status();
-      RUNG_RETURN_IF_ERROR(AppendTrialEvent(
-          db, trial, event_kind::kGangReserved, WorkerActor(worker_id),
-          "worker " + worker_id + " reserved a rank of the gang: " + std::to_string(members->size()) + " of " +
-              std::to_string(world) + " ranks reserved",
-          now));
-      if (static_cast<int64_t>(members->size()) < world) {
-        poll.reserved = true;
-        return poll;
-      }
-      RUNG_RETURN_IF_ERROR(FormGang(db, trial, *members, options, now));
-      poll.formed = true;
-      StatusOr<std::optional<Lease>> lease = Deliver(db, worker_id, now);
-      if (!lease.ok()) return lease.status();
-      poll.lease = std::move(*lease);
+  StatusOr<std::vector<TrialRecord>> candidates = store_internal::Select<TrialRecord>(
+      db,
+      "JOIN sweeps ON sweeps.id = trials.sweep_id WHERE trials.state = 'PENDING' AND sweeps.state = 'ACTIVE' AND "
+      "json_extract(trials.config_json, '$.resources.world_size') > 1 ORDER BY trials.priority DESC, trials.id");
+  if (!candidates.ok()) return candidates.status();
+  GangPoll poll;
+  for (TrialRecord& trial : *candidates) {
+    const int64_t world = TrialWorldSize(trial);
+    const int64_t rank_cpus = trial.cell.cpus / world;
+    const int64_t rank_gpus = trial.cell.gpus / world;
+    if (rank_cpus > free_cpus || rank_gpus > free_gpus) continue;
+    int64_t rank_holders = 0;
+    bool one_worker_holds_it = false;
+    for (const WorkerRecord& worker : live) {
+      if (worker.info.cpus >= trial.cell.cpus && worker.info.gpus >= trial.cell.gpus) one_worker_holds_it = true;
+      if (worker.info.cpus >= rank_cpus && worker.info.gpus >= rank_gpus) ++rank_holders;
+    }
+    if (one_worker_holds_it || rank_holders < world) continue;  // a single lease, or it cannot form now
+
+    StatusOr<Statement> reserve = db.Prepare(
+        "INSERT INTO gang_reservations(trial_id, worker_id, reserved_at, polled_at) VALUES (?, ?, ?, ?)");
+    if (!reserve.ok()) return reserve.status();
+    reserve->BindAll(trial.id, worker_id, ToUnixMicros(now), ToUnixMicros(now));
+    RUNG_RETURN_IF_ERROR(reserve->Run());
+    RUNG_RETURN_IF_ERROR(TouchWorker(db, worker_id, now));
+    StatusOr<std::vector<Reservation>> members = ReservationsOf(db, trial.id);
+    if (!members.ok()) return members.status();
+    RUNG_RETURN_IF_ERROR(AppendTrialEvent(
+        db, trial, event_kind::kGangReserved, WorkerActor(worker_id),
+        "worker " + worker_id + " reserved a rank of the gang: " + std::to_string(members->size()) + " of " +
+            std::to_string(world) + " ranks reserved",
+        now));
+    if (static_cast<int64_t>(members->size()) < world) {
+      poll.reserved = true;
       return poll;
     }
+    RUNG_RETURN_IF_ERROR(FormGang(db, trial, *members, options, now));
+    poll.formed = true;
+    StatusOr<std::optional<Lease>> lease = Deliver(db, worker_id, now);
+    if (!lease.ok()) return lease.status();
+    poll.lease = std::move(*lease);
     return poll;
-  });
+  }
+  return poll;
 }
 
 }  // namespace rung

@@ -68,6 +68,12 @@ class GangLeases {
   // that cannot fit. NOT_FOUND for an unregistered worker.
   StatusOr<GangPoll> Join(const std::string& worker_id, int64_t free_cpus, int64_t free_gpus);
 
+  // Poll and Join inside the caller's Store::Write transaction (`db`, `now` of that write), so that
+  // a caller can make one look for a lease, or an attempt's ending and the next lease, one commit.
+  StatusOr<GangPoll> PollIn(Database& db, const std::string& worker_id, Timestamp now) const;
+  StatusOr<GangPoll> JoinIn(Database& db, const std::string& worker_id, int64_t free_cpus, int64_t free_gpus,
+                            Timestamp now) const;
+
  private:
   Store& store_;
 };

@@ -154,35 +154,109 @@ StatusOr<EndingAck> EndGangRank(Database& db, const store_internal::GangRankRow&
   return EndingAck{TrialState::kPending, false};
 }
 
+// A batch's checks that need no database.
+Status ValidateBatch(const MetricBatch& batch) {
+  if (batch.sequence < 1) {
+    return Status::InvalidArgument("metric batch sequence numbers start at 1; got " + std::to_string(batch.sequence));
+  }
+  for (const MetricPoint& point : batch.points) {
+    if (point.name.empty()) return Status::InvalidArgument("a metric point needs a name");
+    if (point.step < 0) return Status::InvalidArgument("metric " + point.name + ": step must be >= 0");
+  }
+  return Status::Ok();
+}
+
+// ReportBatch's body (see trial_lifecycle.h), inside the caller's transaction.
+StatusOr<BatchAck> ApplyBatch(Database& db, const MetricBatch& batch, Timestamp now) {
+  // A batch already committed is acknowledged again, even after its attempt ended: the worker
+  // resends until it hears the answer.
+  StatusOr<std::optional<AttemptRecord>> stored = store_internal::SelectOne<AttemptRecord>(
+      db, "WHERE trial_id = ? AND attempt = ?", batch.trial_id, batch.attempt);
+  if (!stored.ok()) return stored.status();
+  if (*stored) {
+    RUNG_RETURN_IF_ERROR(
+        store_internal::CheckAttemptHolder(db, batch.trial_id, **stored, batch.worker_id, "metric batch"));
+  }
+  if (*stored && batch.sequence <= (*stored)->batches) return BatchAck{(*stored)->batches, true};
+
+  StatusOr<LiveAttempt> live = store_internal::LoadLiveAttempt(db, batch.trial_id, batch.attempt, "metric batch");
+  if (!live.ok()) return live.status();
+  const int64_t expected = live->attempt.batches + 1;
+  if (batch.sequence != expected) {
+    return Status::OutOfRange(store_internal::DescribeTrial(db, live->trial) + ", attempt " +
+                              std::to_string(batch.attempt) + ": metric batch " + std::to_string(batch.sequence) +
+                              " arrived but batch " + std::to_string(expected) +
+                              " is the next one expected; resend from batch " + std::to_string(expected));
+  }
+  if (!batch.provenance.is_null()) RUNG_RETURN_IF_ERROR(StartRunning(db, *live, batch.provenance, now));
+  RUNG_RETURN_IF_ERROR(
+      store_internal::InsertMetricPoints(db, batch.trial_id, batch.attempt, batch.points).status());
+  RUNG_RETURN_IF_ERROR(store_internal::InsertResults(db, batch.trial_id, batch.attempt, batch.results));
+  RUNG_RETURN_IF_ERROR(
+      store_internal::InsertLogLines(db, batch.trial_id, batch.attempt, batch.sequence, batch.lines, now));
+  StatusOr<Statement> count = db.Prepare("UPDATE attempts SET batches = ? WHERE trial_id = ? AND attempt = ?");
+  if (!count.ok()) return count.status();
+  count->BindAll(batch.sequence, batch.trial_id, batch.attempt);
+  RUNG_RETURN_IF_ERROR(count->Run());
+  RUNG_RETURN_IF_ERROR(TouchWorker(db, live->attempt.worker_id, now));
+  return BatchAck{batch.sequence, false};
+}
+
+// EndAttempt's checks that need no database.
+Status ValidateEnding(int64_t trial_id, int64_t attempt, const AttemptEnding& ending, const MetricBatch* final_batch) {
+  if (ending.outcome != TrialState::kSucceeded && ending.outcome != TrialState::kFailed &&
+      ending.outcome != TrialState::kPreempted) {
+    return Status::InvalidArgument(std::string("an attempt ends SUCCEEDED, FAILED or PREEMPTED, not ") +
+                                   TrialStateName(ending.outcome));
+  }
+  if (final_batch != nullptr) {
+    RUNG_RETURN_IF_ERROR(ValidateBatch(*final_batch));
+    if (final_batch->trial_id != trial_id || final_batch->attempt != attempt ||
+        final_batch->sequence != ending.last_batch_sequence) {
+      return Status::InvalidArgument("the final batch (trial " + std::to_string(final_batch->trial_id) + " attempt " +
+                                     std::to_string(final_batch->attempt) + " batch " +
+                                     std::to_string(final_batch->sequence) + ") must belong to trial " +
+                                     std::to_string(trial_id) + " attempt " + std::to_string(attempt) +
+                                     " and be its last batch " + std::to_string(ending.last_batch_sequence));
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<std::optional<Lease>> TrialLifecycle::LeaseNextTrial(const std::string& worker_id, int64_t free_cpus,
                                                               int64_t free_gpus) {
-  const StoreOptions& options = store_.options();
-  return store_.Write([&](Database& db, Timestamp now) -> StatusOr<std::optional<Lease>> {
-    StatusOr<std::optional<WorkerRecord>> worker =
-        store_internal::SelectOne<WorkerRecord>(db, "WHERE id = ?", worker_id);
-    if (!worker.ok()) return worker.status();
-    if (!*worker) return Status::NotFound("worker " + worker_id + " is not registered: register it before leasing");
-    RUNG_RETURN_IF_ERROR(TouchWorker(db, worker_id, now));
+  return store_.Write(
+      [&](Database& db, Timestamp now) { return LeaseNextTrialIn(db, worker_id, free_cpus, free_gpus, now); });
+}
 
-    StatusOr<std::optional<TrialRecord>> next = store_internal::SelectOne<TrialRecord>(
-        db,
-        "JOIN sweeps ON sweeps.id = trials.sweep_id "
-        "WHERE trials.state = 'PENDING' AND sweeps.state = 'ACTIVE' AND trials.cpus <= ? AND trials.gpus <= ? "
-        "ORDER BY trials.priority DESC, trials.id LIMIT 1",
-        free_cpus, free_gpus);
-    if (!next.ok()) return next.status();
-    if (!*next) return std::optional<Lease>();
-    TrialRecord& trial = **next;
-    StatusOr<Lease> lease = store_internal::StartAttempt(db, trial, worker_id, options, now);
-    if (!lease.ok()) return lease.status();
-    RUNG_RETURN_IF_ERROR(store_internal::MoveTrial(
-        db, trial, TrialState::kLeased,
-        {WorkerActor(worker_id), "leased by worker " + worker_id + " as attempt " + std::to_string(lease->attempt)},
-        now));
-    return std::optional<Lease>(std::move(lease).value());
-  });
+StatusOr<std::optional<Lease>> TrialLifecycle::LeaseNextTrialIn(Database& db, const std::string& worker_id,
+                                                                int64_t free_cpus, int64_t free_gpus,
+                                                                Timestamp now) const {
+  const StoreOptions& options = store_.options();
+  StatusOr<std::optional<WorkerRecord>> worker =
+      store_internal::SelectOne<WorkerRecord>(db, "WHERE id = ?", worker_id);
+  if (!worker.ok()) return worker.status();
+  if (!*worker) return Status::NotFound("worker " + worker_id + " is not registered: register it before leasing");
+  RUNG_RETURN_IF_ERROR(TouchWorker(db, worker_id, now));
+
+  StatusOr<std::optional<store_internal::TrialHeader>> next = store_internal::SelectOne<store_internal::TrialHeader>(
+      db,
+      "JOIN sweeps ON sweeps.id = trials.sweep_id "
+      "WHERE trials.state = 'PENDING' AND sweeps.state = 'ACTIVE' AND trials.cpus <= ? AND trials.gpus <= ? "
+      "ORDER BY trials.priority DESC, trials.id LIMIT 1",
+      free_cpus, free_gpus);
+  if (!next.ok()) return next.status();
+  if (!*next) return std::optional<Lease>();
+  TrialRecord& trial = **next;
+  StatusOr<Lease> lease = store_internal::StartAttempt(db, trial, worker_id, options, now);
+  if (!lease.ok()) return lease.status();
+  RUNG_RETURN_IF_ERROR(store_internal::MoveTrial(
+      db, trial, TrialState::kLeased,
+      {WorkerActor(worker_id), "leased by worker " + worker_id + " as attempt " + std::to_string(lease->attempt)},
+      now));
+  return std::optional<Lease>(std::move(lease).value());
 }
 
 Status TrialLifecycle::MarkRunning(int64_t trial_id, int64_t attempt, const nlohmann::json& provenance) {
@@ -194,49 +268,8 @@ Status TrialLifecycle::MarkRunning(int64_t trial_id, int64_t attempt, const nloh
 }
 
 StatusOr<BatchAck> TrialLifecycle::ReportBatch(const MetricBatch& batch) {
-  if (batch.sequence < 1) {
-    return Status::InvalidArgument("metric batch sequence numbers start at 1; got " + std::to_string(batch.sequence));
-  }
-  for (const MetricPoint& point : batch.points) {
-    if (point.name.empty()) return Status::InvalidArgument("a metric point needs a name");
-    if (point.step < 0) return Status::InvalidArgument("metric " + point.name + ": step must be >= 0");
-  }
-  return store_.Write([&](Database& db, Timestamp now) -> StatusOr<BatchAck> {
-    StatusOr<TrialRecord> trial = store_internal::LoadTrial(db, batch.trial_id);
-    if (!trial.ok()) return trial.status();
-    // A batch already committed is acknowledged again, even after its attempt ended: the worker
-    // resends until it hears the answer.
-    StatusOr<std::optional<AttemptRecord>> stored = store_internal::SelectOne<AttemptRecord>(
-        db, "WHERE trial_id = ? AND attempt = ?", batch.trial_id, batch.attempt);
-    if (!stored.ok()) return stored.status();
-    if (*stored) {
-      RUNG_RETURN_IF_ERROR(
-          store_internal::CheckAttemptHolder(db, batch.trial_id, **stored, batch.worker_id, "metric batch"));
-    }
-    if (*stored && batch.sequence <= (*stored)->batches) return BatchAck{(*stored)->batches, true};
-
-    StatusOr<LiveAttempt> live = store_internal::LoadLiveAttempt(db, batch.trial_id, batch.attempt, "metric batch");
-    if (!live.ok()) return live.status();
-    const int64_t expected = live->attempt.batches + 1;
-    if (batch.sequence != expected) {
-      return Status::OutOfRange(store_internal::DescribeTrial(db, live->trial) + ", attempt " +
-                                std::to_string(batch.attempt) + ": metric batch " + std::to_string(batch.sequence) +
-                                " arrived but batch " + std::to_string(expected) +
-                                " is the next one expected; resend from batch " + std::to_string(expected));
-    }
-    if (!batch.provenance.is_null()) RUNG_RETURN_IF_ERROR(StartRunning(db, *live, batch.provenance, now));
-    RUNG_RETURN_IF_ERROR(
-        store_internal::InsertMetricPoints(db, batch.trial_id, batch.attempt, batch.points).status());
-    RUNG_RETURN_IF_ERROR(store_internal::InsertResults(db, batch.trial_id, batch.attempt, batch.results));
-    RUNG_RETURN_IF_ERROR(
-        store_internal::InsertLogLines(db, batch.trial_id, batch.attempt, batch.sequence, batch.lines, now));
-    StatusOr<Statement> count = db.Prepare("UPDATE attempts SET batches = ? WHERE trial_id = ? AND attempt = ?");
-    if (!count.ok()) return count.status();
-    count->BindAll(batch.sequence, batch.trial_id, batch.attempt);
-    RUNG_RETURN_IF_ERROR(count->Run());
-    RUNG_RETURN_IF_ERROR(TouchWorker(db, live->attempt.worker_id, now));
-    return BatchAck{batch.sequence, false};
-  });
+  RUNG_RETURN_IF_ERROR(ValidateBatch(batch));
+  return store_.Write([&](Database& db, Timestamp now) { return ApplyBatch(db, batch, now); });
 }
 
 StatusOr<HeartbeatReply> TrialLifecycle::Heartbeat(int64_t trial_id, int64_t attempt, const std::string& worker_id) {
@@ -282,53 +315,56 @@ StatusOr<HeartbeatReply> TrialLifecycle::Heartbeat(int64_t trial_id, int64_t att
   });
 }
 
-StatusOr<EndingAck> TrialLifecycle::EndAttempt(int64_t trial_id, int64_t attempt, const AttemptEnding& ending) {
-  if (ending.outcome != TrialState::kSucceeded && ending.outcome != TrialState::kFailed &&
-      ending.outcome != TrialState::kPreempted) {
-    return Status::InvalidArgument(std::string("an attempt ends SUCCEEDED, FAILED or PREEMPTED, not ") +
-                                   TrialStateName(ending.outcome));
-  }
+StatusOr<EndingAck> TrialLifecycle::EndAttempt(int64_t trial_id, int64_t attempt, const AttemptEnding& ending,
+                                               const MetricBatch* final_batch) {
+  return store_.Write(
+      [&](Database& db, Timestamp now) { return EndAttemptIn(db, trial_id, attempt, ending, final_batch, now); });
+}
+
+StatusOr<EndingAck> TrialLifecycle::EndAttemptIn(Database& db, int64_t trial_id, int64_t attempt,
+                                                 const AttemptEnding& ending, const MetricBatch* final_batch,
+                                                 Timestamp now) const {
+  RUNG_RETURN_IF_ERROR(ValidateEnding(trial_id, attempt, ending, final_batch));
   const std::string digest = EndingDigest(ending);
   const char* report = ending.outcome == TrialState::kSucceeded ? "completion"
                        : ending.outcome == TrialState::kFailed  ? "failure report"
                                                                 : "preemption report";
-  return store_.Write([&](Database& db, Timestamp now) -> StatusOr<EndingAck> {
-    StatusOr<std::optional<store_internal::GangRankRow>> member =
-        ending.worker_id.empty() ? std::optional<store_internal::GangRankRow>()
-                                 : store_internal::GangRankOf(db, trial_id, attempt, ending.worker_id);
-    if (!member.ok()) return member.status();
-    if (*member && (*member)->rank > 0) return EndGangRank(db, **member, ending, digest, report, now);
-    RUNG_RETURN_IF_ERROR(store_internal::CheckAttemptHolder(db, trial_id, attempt, ending.worker_id, report));
-    StatusOr<bool> applied = store_internal::IsAppliedReport(db, trial_id, attempt, ending.outcome, digest);
-    if (!applied.ok()) return applied.status();
-    if (*applied) {
-      StatusOr<TrialRecord> trial = store_internal::LoadTrial(db, trial_id);
-      if (!trial.ok()) return trial.status();
-      return EndingAck{trial->state, true};
+  StatusOr<std::optional<store_internal::GangRankRow>> member =
+      ending.worker_id.empty() ? std::optional<store_internal::GangRankRow>()
+                               : store_internal::GangRankOf(db, trial_id, attempt, ending.worker_id);
+  if (!member.ok()) return member.status();
+  if (final_batch != nullptr) RUNG_RETURN_IF_ERROR(ApplyBatch(db, *final_batch, now).status());
+  if (*member && (*member)->rank > 0) return EndGangRank(db, **member, ending, digest, report, now);
+  RUNG_RETURN_IF_ERROR(store_internal::CheckAttemptHolder(db, trial_id, attempt, ending.worker_id, report));
+  StatusOr<bool> applied = store_internal::IsAppliedReport(db, trial_id, attempt, ending.outcome, digest);
+  if (!applied.ok()) return applied.status();
+  if (*applied) {
+    StatusOr<TrialRecord> trial = store_internal::LoadTrial(db, trial_id);
+    if (!trial.ok()) return trial.status();
+    return EndingAck{trial->state, true};
+  }
+  StatusOr<LiveAttempt> live = store_internal::LoadLiveAttempt(db, trial_id, attempt, report);
+  if (!live.ok()) return live.status();
+  if (ending.last_batch_sequence > live->attempt.batches) {
+    return Status::FailedPrecondition(
+        store_internal::DescribeTrial(db, live->trial) + ": the " + report + " of attempt " +
+        std::to_string(attempt) + " names metric batch " + std::to_string(ending.last_batch_sequence) +
+        " as its last, but only batches 1.." + std::to_string(live->attempt.batches) +
+        " were received; send the missing batches first");
+  }
+  switch (ending.outcome) {
+    case TrialState::kSucceeded:
+      RUNG_RETURN_IF_ERROR(ApplySuccess(db, *live, ending.results, digest, now));
+      return EndingAck{TrialState::kSucceeded, false};
+    case TrialState::kFailed: {
+      StatusOr<TrialState> state = ApplyFailure(db, *live, ending.reason, digest, now);
+      if (!state.ok()) return state.status();
+      return EndingAck{*state, false};
     }
-    StatusOr<LiveAttempt> live = store_internal::LoadLiveAttempt(db, trial_id, attempt, report);
-    if (!live.ok()) return live.status();
-    if (ending.last_batch_sequence > live->attempt.batches) {
-      return Status::FailedPrecondition(
-          store_internal::DescribeTrial(db, live->trial) + ": the " + report + " of attempt " +
-          std::to_string(attempt) + " names metric batch " + std::to_string(ending.last_batch_sequence) +
-          " as its last, but only batches 1.." + std::to_string(live->attempt.batches) +
-          " were received; send the missing batches first");
-    }
-    switch (ending.outcome) {
-      case TrialState::kSucceeded:
-        RUNG_RETURN_IF_ERROR(ApplySuccess(db, *live, ending.results, digest, now));
-        return EndingAck{TrialState::kSucceeded, false};
-      case TrialState::kFailed: {
-        StatusOr<TrialState> state = ApplyFailure(db, *live, ending.reason, digest, now);
-        if (!state.ok()) return state.status();
-        return EndingAck{*state, false};
-      }
-      default:
-        RUNG_RETURN_IF_ERROR(ApplyPreemption(db, *live, ending.reason, digest, now));
-        return EndingAck{TrialState::kPending, false};
-    }
-  });
+    default:
+      RUNG_RETURN_IF_ERROR(ApplyPreemption(db, *live, ending.reason, digest, now));
+      return EndingAck{TrialState::kPending, false};
+  }
 }
 
 Status TrialLifecycle::Complete(int64_t trial_id, int64_t attempt, const TrialResults& results) {

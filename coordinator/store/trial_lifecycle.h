@@ -91,7 +91,22 @@ class TrialLifecycle {
   // acknowledged with duplicate = true and changes nothing. FAILED_PRECONDITION for an attempt that
   // is not live, or when batches up to ending.last_batch_sequence were not all committed;
   // INVALID_ARGUMENT for another outcome. Returns the trial's state afterwards.
-  StatusOr<EndingAck> EndAttempt(int64_t trial_id, int64_t attempt, const AttemptEnding& ending);
+  //
+  // `final_batch`, when given, is the attempt's last batch (CompleteRequest.final_batch): it is
+  // committed as ReportBatch would, in the same transaction as the ending, before it (a batch
+  // already committed is skipped; its sequence must be ending.last_batch_sequence). Any error of
+  // either leaves both unwritten.
+  StatusOr<EndingAck> EndAttempt(int64_t trial_id, int64_t attempt, const AttemptEnding& ending,
+                                 const MetricBatch* final_batch = nullptr);
+
+  // LeaseNextTrial and EndAttempt inside the caller's Store::Write transaction (`db` and `now` of
+  // that write): for callers that commit several steps at once (an attempt's ending and the
+  // worker's next lease; LeaseBroker's look). Same results and errors; an error leaves the
+  // caller's transaction to roll back (or to roll back to a savepoint of its own).
+  StatusOr<std::optional<Lease>> LeaseNextTrialIn(Database& db, const std::string& worker_id, int64_t free_cpus,
+                                                  int64_t free_gpus, Timestamp now) const;
+  StatusOr<EndingAck> EndAttemptIn(Database& db, int64_t trial_id, int64_t attempt, const AttemptEnding& ending,
+                                   const MetricBatch* final_batch, Timestamp now) const;
 
   // EndAttempt with SUCCEEDED and these results.
   Status Complete(int64_t trial_id, int64_t attempt, const TrialResults& results);

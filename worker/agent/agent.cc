@@ -150,9 +150,13 @@ void Agent::LeaseLoop() {
 }
 
 void Agent::Launch(const v1::TrialLease& lease) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  LaunchLocked(lease);
+}
+
+void Agent::LaunchLocked(const v1::TrialLease& lease) {
   const AttemptId id{lease.trial_id(), lease.attempt()};
   const int cpu_slots = CpuSlotsOf(lease);
-  std::lock_guard<std::mutex> lock(mutex_);
   if (running_.count(id) != 0) {
     AgentLog("trial " + std::to_string(id.first) + " attempt " + std::to_string(id.second) +
              " leased again while it runs; ignored");
@@ -163,7 +167,10 @@ void Agent::Launch(const v1::TrialLease& lease) {
              std::to_string(options_.cpu_slots - used_cpu_slots_) + " are free; running it anyway");
   }
   Running& running = running_[id];
-  running.runner = std::make_unique<AttemptRunner>(client_, lease, options_.attempt);
+  running.runner = std::make_unique<AttemptRunner>(client_, lease, options_.attempt, [this] {
+    std::lock_guard<std::mutex> wanted_lock(mutex_);
+    return !shutting_down_;
+  });
   running.cpu_slots = cpu_slots;
   running.gpus.insert(lease.gpus().begin(), lease.gpus().end());
   used_cpu_slots_ += cpu_slots;
@@ -173,15 +180,30 @@ void Agent::Launch(const v1::TrialLease& lease) {
            " left)");
   if (shutting_down_) running.runner->Preempt("worker shutting down (" + shutdown_reason_ + ")");
   AttemptRunner* runner = running.runner.get();
-  running.thread = std::thread([this, runner, id] {
-    runner->Run();
-    {
-      std::lock_guard<std::mutex> done_lock(mutex_);
-      running_.at(id).done = true;
-      changed_.notify_all();
+  running.thread = std::thread([this, runner, id] { Finished(id, runner->Run()); });
+}
+
+void Agent::Finished(const AttemptId& id, const AttemptResult& result) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Running& running = running_.at(id);
+    running.done = true;
+    if (result.next_lease) {
+      // The slots go straight to the next trial: the lease poll never sees them free. During a
+      // shutdown LaunchLocked preempts it before its trainer starts (reported PREEMPTED at once).
+      Release(running);
+      LaunchLocked(*result.next_lease);
     }
-    lease_interrupter_.Interrupt();  // the poll in flight asked with fewer free slots
-  });
+    changed_.notify_all();
+  }
+  if (!result.next_lease) lease_interrupter_.Interrupt();  // the poll in flight asked with fewer free slots
+}
+
+void Agent::Release(Running& running) {
+  if (running.released) return;
+  running.released = true;
+  used_cpu_slots_ -= running.cpu_slots;
+  for (int gpu : running.gpus) used_gpus_.erase(gpu);
 }
 
 void Agent::ReapFinished(std::unique_lock<std::mutex>& /*lock*/) {
@@ -192,8 +214,7 @@ void Agent::ReapFinished(std::unique_lock<std::mutex>& /*lock*/) {
       continue;
     }
     running.thread.join();  // the thread has left the lock and ends without taking it again
-    used_cpu_slots_ -= running.cpu_slots;
-    for (int gpu : running.gpus) used_gpus_.erase(gpu);
+    Release(running);
     entry = running_.erase(entry);
   }
 }

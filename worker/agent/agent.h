@@ -6,8 +6,10 @@
 //
 // Slots: the worker offers `cpu_slots` CPU threads and GPUs 0..gpus-1. A running attempt holds its
 // lease's cpu_slots (its trainer's threads) and GPUs; the agent asks for a lease (a long-poll of up
-// to lease_wait) only while slots are free, telling the coordinator what is free, and asks again at
-// once when an attempt ends (the poll in flight is interrupted).
+// to lease_wait) only while slots are free, telling the coordinator what is free. An attempt that
+// ends asks for the next trial in its Complete call, for the slots and GPUs it frees: a trial leased
+// in the answer starts on them at once (they never show as free); otherwise they are freed and the
+// lease long-poll asks again at once (the poll in flight is interrupted).
 //
 // The coordinator may go away at any time: registration and leasing retry with backoff, running
 // attempts keep training and buffer their reports (attempt_runner.h), and a coordinator that
@@ -83,12 +85,20 @@ class Agent {
     int cpu_slots = 0;
     std::set<int> gpus;
     bool done = false;
+    bool released = false;  // its slots and GPUs went back to the pool (or to the next lease)
   };
   using AttemptId = std::pair<int64_t, int64_t>;  // trial, attempt
 
   Status Register();
   void LeaseLoop();
   void Launch(const v1::TrialLease& lease);
+  // REQUIRES: mutex_ held. Launch() under the caller's lock.
+  void LaunchLocked(const v1::TrialLease& lease);
+  // The end of an attempt's thread: `result.next_lease`, when the coordinator gave one, starts on
+  // the slots the attempt frees.
+  void Finished(const AttemptId& id, const AttemptResult& result);
+  // REQUIRES: mutex_ held. Gives a running entry's slots and GPUs back (once).
+  void Release(Running& running);
   // REQUIRES: mutex_ held. Joins the threads of finished attempts and frees their slots.
   void ReapFinished(std::unique_lock<std::mutex>& lock);
   void PreemptAndWait();

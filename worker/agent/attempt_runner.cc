@@ -33,6 +33,14 @@ bool IsFenced(const Status& status) {
   return status.code() == StatusCode::kFailedPrecondition || status.code() == StatusCode::kNotFound;
 }
 
+// An attempt that ends without a report: cancelled or fenced, and why.
+AttemptResult Unreported(AttemptFate fate, const std::string& detail) {
+  AttemptResult result;
+  result.fate = fate;
+  result.detail = detail;
+  return result;
+}
+
 }  // namespace
 
 namespace {
@@ -58,8 +66,12 @@ int WorldSizeOf(const v1::TrialLease& lease) { return ResourceOf(lease, "world_s
 
 bool IsGangRankLease(const v1::TrialLease& lease) { return !lease.rendezvous().empty() && lease.world_size() > 1; }
 
-AttemptRunner::AttemptRunner(CoordinatorClient* client, v1::TrialLease lease, AttemptOptions options)
-    : client_(client), lease_(std::move(lease)), options_(std::move(options)) {}
+AttemptRunner::AttemptRunner(CoordinatorClient* client, v1::TrialLease lease, AttemptOptions options,
+                             NextLeaseWanted wants_next_lease)
+    : client_(client),
+      lease_(std::move(lease)),
+      options_(std::move(options)),
+      wants_next_lease_(std::move(wants_next_lease)) {}
 
 AttemptRunner::~AttemptRunner() = default;
 
@@ -194,8 +206,8 @@ AttemptResult AttemptRunner::RunAttempt() {
 
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (cancel_reason_) return {AttemptFate::kCancelled, {}, *cancel_reason_};
-    if (fenced_reason_) return {AttemptFate::kFenced, {}, *fenced_reason_};
+    if (cancel_reason_) return Unreported(AttemptFate::kCancelled, *cancel_reason_);
+    if (fenced_reason_) return Unreported(AttemptFate::kFenced, *fenced_reason_);
     if (preempt_reason_) {
       AttemptEnd end;
       end.outcome = v1::OUTCOME_PREEMPTED;
@@ -260,9 +272,9 @@ AttemptResult AttemptRunner::RunAttempt() {
     preempt_reason = preempt_reason_;
     if (cancel_reason_) {
       AgentLog(Name() + ": rung-train " + exit->Describe() + " after CANCEL");
-      return {AttemptFate::kCancelled, {}, *cancel_reason_};
+      return Unreported(AttemptFate::kCancelled, *cancel_reason_);
     }
-    if (fenced_reason_) return {AttemptFate::kFenced, {}, *fenced_reason_};
+    if (fenced_reason_) return Unreported(AttemptFate::kFenced, *fenced_reason_);
   }
   const std::string broken_by = trainer->broken_by();
   trainer.reset();
@@ -283,9 +295,9 @@ AttemptResult AttemptRunner::RunAttempt() {
 AttemptResult AttemptRunner::Report(const AttemptEnd& end, v1::CompleteRequest complete) {
   AttemptResult result;
   result.end = end;
-  StatusOr<int64_t> last_sequence = relay_->Drain();
-  if (!last_sequence.ok()) {
-    const Status& status = last_sequence.status();
+  StatusOr<FinalBatch> rest = relay_->Finish();
+  if (!rest.ok()) {
+    const Status& status = rest.status();
     result.detail = status.message();
     result.fate = IsFenced(status) ? AttemptFate::kFenced : AttemptFate::kUnreported;
     AgentLog(Name() + ": not reported (" + status.message() + ")");
@@ -296,14 +308,23 @@ AttemptResult AttemptRunner::Report(const AttemptEnd& end, v1::CompleteRequest c
   complete.set_outcome(end.outcome);
   complete.set_reason(end.reason);
   complete.set_exit_code(end.exit_code);
-  complete.set_last_batch_sequence(*last_sequence);
+  complete.set_last_batch_sequence(rest->last_sequence);
+  if (rest->batch) *complete.mutable_final_batch() = std::move(*rest->batch);
   Backoff backoff(options_.report_backoff);
   bool outage_logged = false;
   for (;;) {
+    if (wants_next_lease_ && wants_next_lease_()) {
+      v1::LeaseRequest* ask = complete.mutable_lease_next();
+      ask->set_free_cpu_slots(CpuSlotsOf(lease_));
+      ask->mutable_free_gpus()->Assign(lease_.gpus().begin(), lease_.gpus().end());
+    } else {
+      complete.clear_lease_next();
+    }
     StatusOr<v1::CompleteResponse> response = client_->Complete(complete, &interrupter_);
     if (response.ok()) {
       result.fate = AttemptFate::kReported;
       result.trial_state = response->trial_state();
+      if (response->has_next_lease()) result.next_lease = response->next_lease();
       AgentLog(Name() + ": reported " + OutcomeName(end.outcome) + (end.reason.empty() ? "" : " (" + end.reason + ")") +
                "; trial now " + v1::TrialState_Name(response->trial_state()));
       if (response->trial_state() == v1::TRIAL_STATE_SUCCEEDED) PruneCheckpoints(complete.checkpoint().dir());

@@ -19,8 +19,10 @@
 //      nothing reported (the trial is already CANCELLED); FAILED_PRECONDITION or NOT_FOUND (the
 //      attempt is fenced: its lease expired and the trial moved on) -> the same, and nothing more
 //      is sent;
-//   5. after the trainer exits, drains the relay (every batch acknowledged) and sends Complete with
-//      the outcome (attempt_outcome.h), the final record's results and the newest checkpoint.
+//   5. after the trainer exits, finishes the relay (every batch but the last acknowledged) and sends
+//      Complete with the last batch, the outcome (attempt_outcome.h), the final record's results and
+//      the newest checkpoint; when `wants_next_lease` says so at that moment, Complete also asks for
+//      the next trial for the resources this attempt frees (AttemptResult::next_lease).
 //
 // Preempt() (the agent's SIGTERM/SIGUSR1) forwards SIGTERM: rung-train checkpoints after its current
 // step and exits 75, and the attempt is reported PREEMPTED (also when it had not started yet, or
@@ -44,6 +46,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -87,7 +90,12 @@ struct AttemptResult {
   AttemptEnd end;          // the outcome determined (what was, or would have been, reported)
   std::string detail;      // why, for cancelled, fenced and unreported attempts
   v1::TrialState trial_state = v1::TRIAL_STATE_UNSPECIFIED;  // the coordinator's answer to Complete
+  // The next trial the coordinator leased in its answer to Complete, for this attempt's resources.
+  std::optional<v1::TrialLease> next_lease;
 };
+
+// Asked right before each Complete call: whether to ask for the next lease in it.
+using NextLeaseWanted = std::function<bool()>;
 
 // The CPU slots a lease takes: its cpu_slots, else the config's resources.cpus x world_size, at
 // least 1.
@@ -99,7 +107,8 @@ int WorldSizeOf(const v1::TrialLease& lease);
 class AttemptRunner {
  public:
   // REQUIRES: `client` outlives the runner.
-  AttemptRunner(CoordinatorClient* client, v1::TrialLease lease, AttemptOptions options);
+  AttemptRunner(CoordinatorClient* client, v1::TrialLease lease, AttemptOptions options,
+                NextLeaseWanted wants_next_lease = {});
   ~AttemptRunner();
   AttemptRunner(const AttemptRunner&) = delete;
   AttemptRunner& operator=(const AttemptRunner&) = delete;
@@ -135,6 +144,7 @@ class AttemptRunner {
   CoordinatorClient* client_;
   const v1::TrialLease lease_;
   const AttemptOptions options_;
+  const NextLeaseWanted wants_next_lease_;
   CallInterrupter interrupter_;  // heartbeats and Complete
   std::atomic<int64_t> latest_step_{0};
 

@@ -1,6 +1,8 @@
 // worker/agent/metric_relay.cc
 #include "worker/agent/metric_relay.h"
 
+#include <algorithm>
+
 #include "worker/agent/log.h"
 
 namespace rung::agent {
@@ -37,9 +39,10 @@ void MetricRelay::AddStderr(std::string line) {
 
 void MetricRelay::Add(Line line) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (abandoned_ || !terminal_.ok()) return;
+  if (abandoned_ || !terminal_.ok() || finished_) return;
   line.added = Clock::now();
   if (line.provenance) ++buffered_provenance_;
+  buffered_bytes_ += line.bytes;
   buffer_.push_back(std::move(line));
   changed_.notify_all();
 }
@@ -59,6 +62,32 @@ StatusOr<int64_t> MetricRelay::Drain(Clock::time_point deadline) {
   if (!terminal_.ok()) return terminal_;
   if (abandoned_) return Status::Aborted("metric relay abandoned");
   return last_sequence_;
+}
+
+StatusOr<FinalBatch> MetricRelay::Finish(Clock::time_point deadline) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  finishing_ = true;
+  changed_.notify_all();
+  const auto done = [this] { return abandoned_ || !terminal_.ok() || (!in_flight_ && RestFitsOneBatch()); };
+  if (deadline == Clock::time_point::max()) {
+    changed_.wait(lock, done);
+  } else if (!changed_.wait_until(lock, deadline, done)) {
+    return Status::Unavailable("metrics of trial " + std::to_string(trial_id_) + " attempt " +
+                               std::to_string(attempt_) + " not acknowledged yet: " +
+                               std::to_string(buffer_.size()) + " lines buffered");
+  }
+  if (!terminal_.ok()) return terminal_;
+  if (abandoned_) return Status::Aborted("metric relay abandoned");
+  FinalBatch rest;
+  if (!buffer_.empty()) rest.batch = CutBatch();
+  rest.last_sequence = last_sequence_;
+  finished_ = true;
+  changed_.notify_all();
+  return rest;
+}
+
+bool MetricRelay::RestFitsOneBatch() const {
+  return buffer_.size() <= options_.batch_lines && buffered_bytes_ <= options_.max_batch_bytes;
 }
 
 void MetricRelay::Abandon() {
@@ -85,8 +114,19 @@ bool MetricRelay::BatchDue(Clock::time_point now, Clock::time_point* when) const
     *when = Clock::time_point::max();
     return false;
   }
-  if (draining_ || buffered_provenance_ > 0 || buffer_.size() >= options_.batch_lines) return true;
+  if (finishing_) {  // Finish() takes the rest once it fits in one batch
+    *when = Clock::time_point::max();
+    return !RestFitsOneBatch();
+  }
+  if (draining_ || buffer_.size() >= options_.batch_lines) return true;
   *when = buffer_.front().added + options_.batch_delay;
+  if (buffered_provenance_ > 0) {
+    for (const Line& line : buffer_) {
+      if (!line.provenance) continue;
+      *when = std::min(*when, line.added + options_.provenance_delay);
+      break;
+    }
+  }
   return now >= *when;
 }
 
@@ -110,6 +150,7 @@ v1::ReportMetricsRequest MetricRelay::CutBatch() {
       request.add_stderr_lines(std::move(line.text));
     }
     bytes += line.bytes;
+    buffered_bytes_ -= line.bytes;
     ++lines;
     buffer_.pop_front();
   }
@@ -121,7 +162,7 @@ void MetricRelay::SendLoop() {
   bool reported_outage = false;
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    if (abandoned_ || !terminal_.ok()) return;
+    if (abandoned_ || !terminal_.ok() || finished_) return;
     if (!in_flight_) {
       Clock::time_point when;
       if (!BatchDue(Clock::now(), &when)) {

@@ -123,6 +123,58 @@ TEST_F(AgentTest, TheNextTrialStartsWhenASlotIsFreed) {
   }
 }
 
+// A trainer that prints its provenance, waits for the file "go" next to the script, then ends.
+constexpr char kGatedTrainer[] = R"(echo '{"type":"provenance"}'
+while [ ! -f "$(dirname "$0")/go" ]; do sleep 0.01; done
+echo '{"type":"step","step":1,"train_loss":1.0}'
+echo '{"type":"final","step":1,"val_loss":1.0}'
+)";
+
+TEST_F(AgentTest, AnEndingTrialReportsItsLastBatchAndTakesTheNextTrialInItsComplete) {
+  Connect(coordinator_.Start());
+  for (int64_t trial = 1; trial <= 3; ++trial) coordinator_.QueueLease(Lease(trial, 1));
+  AgentOptions options = Options(/*cpu_slots=*/1, kGatedTrainer);
+  options.attempt.relay.batch_delay = std::chrono::seconds(30);  // only the provenance goes early
+  Agent agent(client_.get(), options);
+  auto run = std::async(std::launch::async, [&] { return agent.Run(); });
+
+  // Trial 1 runs: its provenance went in a batch of its own (after provenance_delay).
+  ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(1).size() == 1; },
+                                   std::chrono::seconds(20)));
+  // From now on every Lease call fails: trials 2 and 3 can only come in the answers to Complete.
+  coordinator_.FailNext("Lease", 1000000);
+  testing::WriteFile(scratch_.Path("go"), "");
+  ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.completes().size() == 3; },
+                                   std::chrono::seconds(30)));
+  agent.Shutdown("test over");
+  ASSERT_EQ(run.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_TRUE(run.get().ok());
+
+  const std::vector<v1::CompleteRequest> completes = coordinator_.completes();
+  for (size_t index = 0; index < completes.size(); ++index) {
+    const v1::CompleteRequest& complete = completes[index];
+    EXPECT_EQ(complete.trial_id(), static_cast<int64_t>(index + 1));
+    EXPECT_EQ(complete.outcome(), v1::OUTCOME_SUCCEEDED);
+    ASSERT_TRUE(complete.has_lease_next());
+    EXPECT_EQ(complete.lease_next().free_cpu_slots(), 1) << "the slot this attempt frees";
+    ASSERT_TRUE(complete.has_final_batch()) << "the rest of the output rides with the ending";
+    EXPECT_EQ(complete.final_batch().sequence(), complete.last_batch_sequence());
+  }
+  // Trial 1: batch 1 the provenance, batch 2 (in Complete) the step and the final record.
+  ASSERT_EQ(coordinator_.committed_batches(1).size(), 2u);
+  EXPECT_THAT(completes[0].final_batch().records(),
+              ::testing::ElementsAre(HasSubstr("\"step\""), HasSubstr("\"final\"")));
+  EXPECT_EQ(completes[0].final_batch().rows_size(), 1) << "the step's train_loss";
+  // Every trial's four lines reached the coordinator exactly once, whichever way they went.
+  for (int64_t trial = 1; trial <= 3; ++trial) {
+    std::vector<std::string> records;
+    for (const TestCoordinator::Batch& batch : coordinator_.committed_batches(trial)) {
+      records.insert(records.end(), batch.request.records().begin(), batch.request.records().end());
+    }
+    EXPECT_EQ(records.size(), 3u) << "trial " << trial;
+  }
+}
+
 TEST_F(AgentTest, RegistersOnceTheCoordinatorComesUp) {
   const std::string address = coordinator_.Start();
   const int port = coordinator_.port();

@@ -72,9 +72,11 @@ TEST_F(MetricRelayTest, BatchesEveryNLinesInSequenceAndDrainsTheRest) {
   EXPECT_THAT(coordinator_.committed_batches(kTrial).back().request.stderr_lines(), ElementsAre("a warning"));
 }
 
-TEST_F(MetricRelayTest, APartialBatchGoesAfterTheDelayAndProvenanceAtOnce) {
+TEST_F(MetricRelayTest, APartialBatchGoesAfterTheDelayAndProvenanceAfterItsOwn) {
   Connect(coordinator_.Start());
-  MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(1000, std::chrono::milliseconds(100)));
+  RelayOptions options = FastOptions(1000, std::chrono::milliseconds(100));
+  options.provenance_delay = std::chrono::milliseconds(0);  // at once
+  MetricRelay relay(client_.get(), kTrial, kAttempt, options);
   relay.AddRecord(R"({"type":"provenance","threads":2})", {}, /*provenance=*/true);
   ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(kTrial).size() == 1; },
                                    std::chrono::seconds(10)));
@@ -84,6 +86,68 @@ TEST_F(MetricRelayTest, APartialBatchGoesAfterTheDelayAndProvenanceAtOnce) {
                                    std::chrono::seconds(10)))
       << "one line, sent when it has waited batch_delay";
   EXPECT_EQ(coordinator_.committed_batches(kTrial)[1].request.provenance_json(), "");
+}
+
+TEST_F(MetricRelayTest, TheProvenanceWaitsItsDelayUnlessTheAttemptEndsFirst) {
+  Connect(coordinator_.Start());
+  RelayOptions options = FastOptions(1000, std::chrono::hours(1));
+  options.provenance_delay = std::chrono::milliseconds(50);
+  MetricRelay relay(client_.get(), kTrial, kAttempt, options);
+  relay.AddRecord(R"({"type":"provenance"})", {}, /*provenance=*/true);
+  relay.AddRecord(StepLine(1), Row(1), false);
+  ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(kTrial).size() == 1; },
+                                   std::chrono::seconds(10)))
+      << "sent once the provenance has waited 50 ms";
+  EXPECT_EQ(coordinator_.committed_batches(kTrial)[0].request.records_size(), 2);
+
+  MetricRelay quick(client_.get(), kTrial + 1, kAttempt, options);
+  quick.AddRecord(R"({"type":"provenance"})", {}, /*provenance=*/true);
+  quick.AddRecord(StepLine(1), Row(1), false);
+  StatusOr<FinalBatch> rest = quick.Finish();  // the trainer ended within the delay
+  ASSERT_TRUE(rest.ok()) << rest.status().ToString();
+  EXPECT_TRUE(coordinator_.committed_batches(kTrial + 1).empty()) << "nothing sent: Complete carries it";
+  ASSERT_TRUE(rest->batch.has_value());
+  EXPECT_EQ(rest->last_sequence, 1);
+  EXPECT_EQ(rest->batch->sequence(), 1);
+  EXPECT_EQ(rest->batch->trial_id(), kTrial + 1);
+  EXPECT_EQ(rest->batch->provenance_json(), R"({"type":"provenance"})");
+  EXPECT_EQ(rest->batch->records_size(), 2);
+  EXPECT_EQ(rest->batch->rows_size(), 1);
+}
+
+TEST_F(MetricRelayTest, FinishSendsWhatDoesNotFitInOneBatchAndKeepsTheLast) {
+  Connect(coordinator_.Start());
+  MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(4, std::chrono::hours(1)));
+  for (int64_t step = 1; step <= 10; ++step) relay.AddRecord(StepLine(step), Row(step), false);
+  StatusOr<FinalBatch> rest = relay.Finish(std::chrono::steady_clock::now() + std::chrono::seconds(20));
+  ASSERT_TRUE(rest.ok()) << rest.status().ToString();
+  std::vector<int64_t> sent;
+  for (const TestCoordinator::Batch& batch : coordinator_.committed_batches(kTrial)) {
+    for (const v1::MetricRow& row : batch.request.rows()) sent.push_back(row.step());
+  }
+  EXPECT_THAT(sent, ElementsAre(1, 2, 3, 4, 5, 6, 7, 8));
+  ASSERT_TRUE(rest->batch.has_value());
+  EXPECT_EQ(rest->last_sequence, 3);
+  EXPECT_EQ(rest->batch->sequence(), 3);
+  EXPECT_EQ(rest->batch->rows_size(), 2);
+  EXPECT_EQ(rest->batch->rows(0).step(), 9);
+
+  relay.AddRecord(StepLine(11), Row(11), false);  // after Finish: dropped, never sent
+  StatusOr<int64_t> drained = relay.Drain(std::chrono::steady_clock::now() + std::chrono::seconds(5));
+  ASSERT_TRUE(drained.ok()) << drained.status().ToString();
+  EXPECT_EQ(coordinator_.committed_batches(kTrial).size(), 2u);
+}
+
+TEST_F(MetricRelayTest, FinishWithNothingBufferedNamesTheLastBatchSent) {
+  Connect(coordinator_.Start());
+  MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(1, std::chrono::hours(1)));
+  relay.AddRecord(StepLine(1), Row(1), false);
+  ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(kTrial).size() == 1; },
+                                   std::chrono::seconds(10)));
+  StatusOr<FinalBatch> rest = relay.Finish();
+  ASSERT_TRUE(rest.ok()) << rest.status().ToString();
+  EXPECT_FALSE(rest->batch.has_value());
+  EXPECT_EQ(rest->last_sequence, 1);
 }
 
 TEST_F(MetricRelayTest, AFailedBatchIsResentUnchangedUntilAcknowledged) {
