@@ -77,7 +77,7 @@ StatusOr<Coordinator::EndedAttempt> Coordinator::EndAttemptAndLease(int64_t tria
   if (!ended.ok()) return ended;
   if (!ended->ack.duplicate) ended->ack.trial_state == TrialState::kPending ? WorkQueued() : Changed();
   if (ended->next_lease || gang_formed) {
-    leases_.Leased(gang_formed);
+    leases_.Leased(ended->next_lease, gang_formed);
     Changed();
   }
   return ended;

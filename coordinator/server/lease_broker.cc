@@ -21,16 +21,20 @@ StatusOr<std::optional<rung::Lease>> LeaseBroker::LookIn(Database& db, const Lea
   return joined->lease;
 }
 
-void LeaseBroker::Leased(bool gang_formed) {
-  if (gang_formed) work_.Notify();  // the other members take their ranks
-  reaper_.Poke();
+void LeaseBroker::Leased(const std::optional<rung::Lease>& lease, bool gang_formed) {
+  if (gang_formed) {
+    work_.Notify();  // the other members take their ranks
+    reaper_.Poke();
+  } else if (lease) {
+    reaper_.Poke(lease->lease_expires_at);
+  }
 }
 
 StatusOr<std::optional<rung::Lease>> LeaseBroker::Look(const LeaseAsk& ask) {
   bool gang_formed = false;
   StatusOr<std::optional<rung::Lease>> lease =
       store_.Write([&](Database& db, Timestamp now) { return LookIn(db, ask, now, &gang_formed); });
-  if (lease.ok() && (gang_formed || lease->has_value())) Leased(gang_formed);
+  if (lease.ok()) Leased(*lease, gang_formed);
   return lease;
 }
 

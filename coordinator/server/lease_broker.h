@@ -64,9 +64,9 @@ class LeaseBroker {
   // whether this look formed a gang; the caller must then call GangFormed() after its commit.
   StatusOr<std::optional<rung::Lease>> LookIn(Database& db, const LeaseAsk& ask, Timestamp now,
                                               bool* gang_formed) const;
-  // After a commit that leased, or formed a gang: the other members' polls look again, the reaper
-  // learns of the new lease.
-  void Leased(bool gang_formed);
+  // After a commit that leased `lease` (if any) or formed a gang: the other members' polls look
+  // again, the reaper learns of the new lease.
+  void Leased(const std::optional<rung::Lease>& lease, bool gang_formed);
 
  private:
   // One look at the store in a transaction of its own.

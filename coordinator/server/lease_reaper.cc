@@ -35,6 +35,15 @@ void LeaseReaper::Poke() {
   wake_.notify_all();
 }
 
+void LeaseReaper::Poke(Timestamp expires_at) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (expires_at >= planned_wake_) return;  // it wakes before this lease could expire anyway
+    poked_ = true;
+  }
+  wake_.notify_all();
+}
+
 StatusOr<std::vector<AttemptKey>> LeaseReaper::ExpireDue() {
   StatusOr<std::optional<Timestamp>> next = trials_.NextLeaseExpiry();
   if (!next.ok()) return next.status();
@@ -57,7 +66,9 @@ void LeaseReaper::Run() {
       sleep = std::clamp<std::chrono::microseconds>(**next - clock_.Now(), std::chrono::microseconds(0), kMaxSleep);
     }
     std::unique_lock<std::mutex> lock(mutex_);
+    planned_wake_ = poked_ ? Timestamp::min() : clock_.Now() + sleep;
     wake_.wait_for(lock, sleep, [&] { return stopping_ || poked_; });
+    planned_wake_ = Timestamp::min();
     if (stopping_) return;
     poked_ = false;
   }

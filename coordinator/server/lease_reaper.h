@@ -50,6 +50,10 @@ class LeaseReaper {
 
   // The earliest expiry may have moved earlier: the thread looks again.
   void Poke();
+  // A lease expiring at `expires_at` was granted: the thread looks again only if that is before
+  // the time it plans to wake at (a fresh lease usually expires after every live one: no wake-up,
+  // no query, per lease granted).
+  void Poke(Timestamp expires_at);
 
  private:
   void Run();
@@ -60,6 +64,8 @@ class LeaseReaper {
   std::mutex mutex_;
   std::condition_variable wake_;
   bool poked_ = false;     // guarded by mutex_
+  // When (on the clock) the sleeping thread wakes by itself; min() while it is awake or starting.
+  Timestamp planned_wake_ = Timestamp::min();  // guarded by mutex_
   bool stopping_ = false;  // guarded by mutex_
   std::thread thread_;
 };

@@ -315,10 +315,12 @@ MetricBatch MetricBatchFromRequest(const v1::ReportMetricsRequest& request) {
   }
 
   if (!request.provenance_json().empty()) {
-    batch.provenance = nlohmann::json::parse(request.provenance_json(), nullptr, /*allow_exceptions=*/false);
-    if (batch.provenance.is_discarded()) batch.provenance = request.provenance_json();  // kept as text
-  } else {
-    batch.provenance = std::move(parsed.provenance);
+    // Stored as sent when it is JSON (checked without building it), else kept as a JSON string.
+    batch.provenance_json = nlohmann::json::accept(request.provenance_json())
+                                ? request.provenance_json()
+                                : nlohmann::json(request.provenance_json()).dump();
+  } else if (!parsed.provenance.is_null()) {
+    batch.provenance_json = parsed.provenance.dump();
   }
   batch.results = std::move(parsed.results);
   for (const std::string& line : request.records()) batch.lines.push_back({LogSource::kRecord, line});

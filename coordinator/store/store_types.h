@@ -262,7 +262,7 @@ struct MetricBatch {
   int64_t attempt = 0;
   int64_t sequence = 0;               // 1, 2, ... per attempt
   std::vector<MetricPoint> points;
-  nlohmann::json provenance;          // the trainer's provenance record, or null
+  std::string provenance_json;        // the trainer's provenance record (valid JSON text), or ""
   TrialResults results;               // from its final and diagnostics records, if any
   std::vector<LogLine> lines;         // every line, verbatim
 };

@@ -51,13 +51,15 @@ std::string EndingDigest(const AttemptEnding& ending) {
   }
 }
 
-// LEASED -> RUNNING with the trainer's provenance; nothing for a RUNNING attempt.
-Status StartRunning(Database& db, LiveAttempt& live, const nlohmann::json& provenance, Timestamp now) {
+// LEASED -> RUNNING with the trainer's provenance (JSON text, stored as is; "" when not known);
+// nothing for a RUNNING attempt.
+Status StartRunning(Database& db, LiveAttempt& live, const std::string& provenance_json, Timestamp now) {
   if (live.trial.state == TrialState::kRunning) return Status::Ok();
   StatusOr<Statement> update = db.Prepare(
       "UPDATE attempts SET state = 'RUNNING', started_at = ?, provenance = ? WHERE trial_id = ? AND attempt = ?");
   if (!update.ok()) return update.status();
-  update->BindAll(ToUnixMicros(now), provenance.is_null() ? std::optional<std::string>() : provenance.dump(),
+  update->BindAll(ToUnixMicros(now),
+                  provenance_json.empty() ? std::optional<std::string>() : std::optional<std::string>(provenance_json),
                   live.trial.id, live.attempt.attempt);
   RUNG_RETURN_IF_ERROR(update->Run());
   const std::string& worker_id = live.attempt.worker_id;
@@ -188,7 +190,7 @@ StatusOr<BatchAck> ApplyBatch(Database& db, const MetricBatch& batch, Timestamp 
                               " arrived but batch " + std::to_string(expected) +
                               " is the next one expected; resend from batch " + std::to_string(expected));
   }
-  if (!batch.provenance.is_null()) RUNG_RETURN_IF_ERROR(StartRunning(db, *live, batch.provenance, now));
+  if (!batch.provenance_json.empty()) RUNG_RETURN_IF_ERROR(StartRunning(db, *live, batch.provenance_json, now));
   RUNG_RETURN_IF_ERROR(
       store_internal::InsertMetricPoints(db, batch.trial_id, batch.attempt, batch.points).status());
   RUNG_RETURN_IF_ERROR(store_internal::InsertResults(db, batch.trial_id, batch.attempt, batch.results));
@@ -235,11 +237,10 @@ StatusOr<std::optional<Lease>> TrialLifecycle::LeaseNextTrialIn(Database& db, co
                                                                 int64_t free_cpus, int64_t free_gpus,
                                                                 Timestamp now) const {
   const StoreOptions& options = store_.options();
-  StatusOr<std::optional<WorkerRecord>> worker =
-      store_internal::SelectOne<WorkerRecord>(db, "WHERE id = ?", worker_id);
-  if (!worker.ok()) return worker.status();
-  if (!*worker) return Status::NotFound("worker " + worker_id + " is not registered: register it before leasing");
   RUNG_RETURN_IF_ERROR(TouchWorker(db, worker_id, now));
+  if (db.ChangedRows() == 0) {  // no such row: the touch doubles as the existence check
+    return Status::NotFound("worker " + worker_id + " is not registered: register it before leasing");
+  }
 
   StatusOr<std::optional<store_internal::TrialHeader>> next = store_internal::SelectOne<store_internal::TrialHeader>(
       db,
@@ -263,7 +264,7 @@ Status TrialLifecycle::MarkRunning(int64_t trial_id, int64_t attempt, const nloh
   return store_.Write([&](Database& db, Timestamp now) -> Status {
     StatusOr<LiveAttempt> live = store_internal::LoadLiveAttempt(db, trial_id, attempt, "running report");
     if (!live.ok()) return live.status();
-    return StartRunning(db, *live, provenance, now);
+    return StartRunning(db, *live, provenance.is_null() ? std::string() : provenance.dump(), now);
   });
 }
 

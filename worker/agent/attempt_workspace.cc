@@ -15,6 +15,9 @@ namespace {
 
 Status CreateFolder(const fs::path& path) {
   std::error_code error;
+  // The common case first: the parent exists (one mkdir instead of a stat per component).
+  if (fs::create_directory(path, error) || (!error && fs::is_directory(path, error))) return Status::Ok();
+  error.clear();
   fs::create_directories(path, error);
   if (error) return Status::FailedPrecondition("cannot create folder " + path.string() + ": " + error.message());
   return Status::Ok();

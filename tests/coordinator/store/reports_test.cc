@@ -46,7 +46,7 @@ TEST_F(ReportsTest, BatchesAreCommittedInSequenceOnceEach) {
   ASSERT_TRUE(lease.has_value());
 
   MetricBatch first = Batch(*lease, 1, {Point(10, "train_loss", 3.0)});
-  first.provenance = {{"commit", "abc"}};
+  first.provenance_json = R"({"commit":"abc"})";
   ASSERT_OK_AND_ASSIGN(BatchAck ack, trials().ReportBatch(first));
   EXPECT_EQ(ack.acknowledged_sequence, 1);
   EXPECT_FALSE(ack.duplicate);
