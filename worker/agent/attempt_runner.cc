@@ -80,7 +80,7 @@ std::string AttemptRunner::Name() const {
 }
 
 AttemptResult AttemptRunner::Run() {
-  std::thread heartbeats([this] { HeartbeatLoop(); });
+  started_at_ = Clock::now();
   AttemptResult result = RunAttempt();
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -88,8 +88,19 @@ AttemptResult AttemptRunner::Run() {
     wake_.notify_all();
   }
   interrupter_.Interrupt();  // a heartbeat in flight
-  heartbeats.join();
+  if (heartbeats_.joinable()) heartbeats_.join();
   return result;
+}
+
+void AttemptRunner::EnsureHeartbeats() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (heartbeats_started_ || finished_) return;
+  heartbeats_started_ = true;
+  heartbeats_ = std::thread([this] { HeartbeatLoop(); });
+}
+
+void AttemptRunner::EnsureHeartbeatsWhenDue() {
+  if (Clock::now() - started_at_ >= options_.heartbeat_interval / 2) EnsureHeartbeats();
 }
 
 void AttemptRunner::Preempt(const std::string& reason) {
@@ -140,8 +151,10 @@ void AttemptRunner::Fence(const std::string& reason) {
 void AttemptRunner::HeartbeatLoop() {
   bool outage_logged = false;
   std::unique_lock<std::mutex> lock(mutex_);
+  Clock::time_point due = started_at_ + options_.heartbeat_interval;
   for (;;) {
-    wake_.wait_for(lock, options_.heartbeat_interval, [this] { return finished_ || give_up_; });
+    wake_.wait_until(lock, due, [this] { return finished_ || give_up_; });
+    due = Clock::now() + options_.heartbeat_interval;
     if (finished_ || give_up_ || cancel_reason_ || fenced_reason_) return;
     lock.unlock();
     v1::HeartbeatRequest request;
@@ -177,7 +190,9 @@ AttemptResult AttemptRunner::RunAttempt() {
   StatusOr<AttemptWorkspace> workspace = PrepareAttemptWorkspace(options_.work_dir, lease_);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    relay_ = std::make_unique<MetricRelay>(client_, lease_.trial_id(), lease_.attempt(), options_.relay);
+    RelayOptions relay_options = options_.relay;
+    relay_options.sender_on_demand = true;  // Poll()ed below, at least every kPollInterval
+    relay_ = std::make_unique<MetricRelay>(client_, lease_.trial_id(), lease_.attempt(), relay_options);
     if (give_up_) relay_->Abandon();
   }
   if (!workspace.ok()) {
@@ -260,11 +275,17 @@ AttemptResult AttemptRunner::RunAttempt() {
       if (relays_output) relay_->AddStderr(std::move(line));
     }
     output.Clear();
+    relay_->Poll();
     if (Status relayed = relay_->status(); IsFenced(relayed)) Fence(relayed.message());
     KillIfOverdue();
+    EnsureHeartbeatsWhenDue();
   }
   std::optional<TrainerExit> exit;
-  while (!(exit = trainer->Wait(kPollInterval))) KillIfOverdue();
+  while (!(exit = trainer->Wait(kPollInterval))) {
+    relay_->Poll();
+    KillIfOverdue();
+    EnsureHeartbeatsWhenDue();
+  }
   std::optional<std::string> preempt_reason;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -295,7 +316,14 @@ AttemptResult AttemptRunner::RunAttempt() {
 AttemptResult AttemptRunner::Report(const AttemptEnd& end, v1::CompleteRequest complete) {
   AttemptResult result;
   result.end = end;
-  StatusOr<FinalBatch> rest = relay_->Finish();
+  // The report may have to wait (a backlog of batches, a coordinator away): the lease then needs
+  // its heartbeats. An attempt that reports within half an interval of its start never starts them.
+  EnsureHeartbeatsWhenDue();
+  StatusOr<FinalBatch> rest = relay_->Finish(started_at_ + options_.heartbeat_interval / 2);
+  if (!rest.ok() && rest.status().code() == StatusCode::kUnavailable) {
+    EnsureHeartbeats();
+    rest = relay_->Finish();
+  }
   if (!rest.ok()) {
     const Status& status = rest.status();
     result.detail = status.message();
@@ -343,6 +371,7 @@ AttemptResult AttemptRunner::Report(const AttemptEnd& end, v1::CompleteRequest c
     }
     if (!outage_logged) AgentLog(Name() + ": " + status.message() + "; will report when the coordinator is back");
     outage_logged = true;
+    EnsureHeartbeats();
     if (!interrupter_.SleepFor(backoff.Next())) {
       AgentLog(Name() + ": report given up");
       return result;

@@ -15,7 +15,9 @@
 //   3. reads the trainer's (rank 0's) stdout line by line: every line goes to records.jsonl and to the
 //      MetricRelay, step records as metric rows; stderr lines go to the relay as well;
 //   4. heartbeats the lease every heartbeat_interval on a thread of its own, from the start until the
-//      attempt has been reported; CANCEL -> SIGTERM to the trainer, SIGKILL after stop_grace, and
+//      attempt has been reported (the thread starts once the attempt has lived half an interval, or
+//      as soon as its report has to wait: an attempt that ends and reports sooner needs no heartbeat
+//      and costs no thread); CANCEL -> SIGTERM to the trainer, SIGKILL after stop_grace, and
 //      nothing reported (the trial is already CANCELLED); FAILED_PRECONDITION or NOT_FOUND (the
 //      attempt is fenced: its lease expired and the trial moved on) -> the same, and nothing more
 //      is sent;
@@ -51,6 +53,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "proto/rung.pb.h"
@@ -133,6 +136,10 @@ class AttemptRunner {
   // Applies options_.retention once the trial SUCCEEDED (a failure to remove is logged, not fatal).
   void PruneCheckpoints(const std::string& final_dir);
   void HeartbeatLoop();
+  // Starts the heartbeat thread (once; not after the attempt finished).
+  void EnsureHeartbeats();
+  // EnsureHeartbeats() once the attempt has lived half a heartbeat interval.
+  void EnsureHeartbeatsWhenDue();
   // REQUIRES: mutex_ held. SIGTERMs the trainer (once) and sets the SIGKILL deadline.
   void StopTrainerLocked();
   // SIGKILLs the trainer once the deadline set by StopTrainerLocked passed.
@@ -148,8 +155,12 @@ class AttemptRunner {
   CallInterrupter interrupter_;  // heartbeats and Complete
   std::atomic<int64_t> latest_step_{0};
 
+  Clock::time_point started_at_;  // Run()'s start: the first heartbeat is due an interval later
+
   std::mutex mutex_;
   std::condition_variable wake_;  // finished_ or give_up_
+  std::thread heartbeats_;        // started by EnsureHeartbeats()
+  bool heartbeats_started_ = false;
   std::unique_ptr<MetricRelay> relay_;
   TrainerGang* trainer_ = nullptr;  // while it runs
   std::optional<Clock::time_point> kill_at_;

@@ -11,12 +11,28 @@ using Clock = std::chrono::steady_clock;
 
 MetricRelay::MetricRelay(CoordinatorClient* client, int64_t trial_id, int64_t attempt, RelayOptions options)
     : client_(client), trial_id_(trial_id), attempt_(attempt), options_(options) {
-  sender_ = std::thread([this] { SendLoop(); });
+  if (!options_.sender_on_demand) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    StartSenderLocked();
+  }
 }
 
 MetricRelay::~MetricRelay() {
   Abandon();
-  sender_.join();
+  if (sender_.joinable()) sender_.join();
+}
+
+void MetricRelay::StartSenderLocked() {
+  if (sender_started_) return;
+  sender_started_ = true;
+  sender_ = std::thread([this] { SendLoop(); });
+}
+
+void MetricRelay::Poll() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (sender_started_ || abandoned_ || finished_) return;
+  Clock::time_point when;
+  if (BatchDue(Clock::now(), &when)) StartSenderLocked();
 }
 
 void MetricRelay::AddRecord(std::string line, std::vector<v1::MetricRow> rows, bool provenance) {
@@ -43,13 +59,20 @@ void MetricRelay::Add(Line line) {
   line.added = Clock::now();
   if (line.provenance) ++buffered_provenance_;
   buffered_bytes_ += line.bytes;
+  const bool provenance = line.provenance;
   buffer_.push_back(std::move(line));
-  changed_.notify_all();
+  // The sender sleeps until the oldest line's batch is due; a later line changes that only when it
+  // fills a batch or is the provenance (due sooner). Waking it for every line costs a context
+  // switch per line.
+  const bool full = buffer_.size() >= options_.batch_lines || buffered_bytes_ > options_.max_batch_bytes;
+  if (full && !sender_started_) StartSenderLocked();
+  if (buffer_.size() == 1 || full || provenance) changed_.notify_all();
 }
 
 StatusOr<int64_t> MetricRelay::Drain(Clock::time_point deadline) {
   std::unique_lock<std::mutex> lock(mutex_);
   draining_ = true;
+  if (!buffer_.empty()) StartSenderLocked();
   changed_.notify_all();
   const auto done = [this] { return abandoned_ || !terminal_.ok() || (buffer_.empty() && !in_flight_); };
   if (deadline == Clock::time_point::max()) {
@@ -67,6 +90,7 @@ StatusOr<int64_t> MetricRelay::Drain(Clock::time_point deadline) {
 StatusOr<FinalBatch> MetricRelay::Finish(Clock::time_point deadline) {
   std::unique_lock<std::mutex> lock(mutex_);
   finishing_ = true;
+  if (!RestFitsOneBatch()) StartSenderLocked();
   changed_.notify_all();
   const auto done = [this] { return abandoned_ || !terminal_.ok() || (!in_flight_ && RestFitsOneBatch()); };
   if (deadline == Clock::time_point::max()) {

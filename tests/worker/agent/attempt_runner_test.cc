@@ -132,6 +132,24 @@ TEST_F(AttemptRunnerTest, ASucceedingTrainerIsReportedWithEveryRecordOnceAndItsR
                                      scratch_.Path("artifacts/t11/attempt-1") + " --resume never --threads 2"});
 }
 
+TEST_F(AttemptRunnerTest, HeartbeatsStartOnceTheAttemptHasLivedHalfAnInterval) {
+  // 50 ms heartbeats: a trainer that ends at once is reported before any heartbeat is due, one that
+  // runs 400 ms heartbeats its lease all along.
+  constexpr char kQuick[] = R"(echo '{"type":"provenance"}'
+echo '{"type":"final","step":1,"val_loss":1.0}'
+)";
+  constexpr char kSlow[] = R"(echo '{"type":"provenance"}'
+sleep 0.4
+echo '{"type":"final","step":1,"val_loss":1.0}'
+)";
+  AttemptRunner quick(client_.get(), Lease(21), Options(kQuick));
+  ASSERT_EQ(quick.Run().fate, AttemptFate::kReported);
+  AttemptRunner slow(client_.get(), Lease(22), Options(kSlow));
+  ASSERT_EQ(slow.Run().fate, AttemptFate::kReported);
+  EXPECT_GE(coordinator_.heartbeats(22), 3) << "every ~50 ms over 400 ms";
+  EXPECT_LE(coordinator_.heartbeats(21), coordinator_.heartbeats(22));
+}
+
 TEST_F(AttemptRunnerTest, ACrashFailsTheAttemptWithTheEndOfItsStderr) {
   AttemptRunner runner(client_.get(), Lease(12),
                        Options("echo '{\"type\":\"provenance\"}'\necho 'loading shard 3' >&2\n"

@@ -115,6 +115,35 @@ TEST_F(MetricRelayTest, TheProvenanceWaitsItsDelayUnlessTheAttemptEndsFirst) {
   EXPECT_EQ(rest->batch->rows_size(), 1);
 }
 
+TEST_F(MetricRelayTest, AnOnDemandSenderSendsAFullBatchAtOnceAndADelayedOneAtThePollAfterItsDelay) {
+  Connect(coordinator_.Start());
+  RelayOptions options = FastOptions(3, std::chrono::milliseconds(30));
+  options.sender_on_demand = true;
+  MetricRelay relay(client_.get(), kTrial, kAttempt, options);
+  for (int64_t step = 1; step <= 3; ++step) relay.AddRecord(StepLine(step), Row(step), false);
+  ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(kTrial).size() == 1; },
+                                   std::chrono::seconds(10)))
+      << "a full batch starts the sender without a Poll()";
+
+  relay.AddRecord(StepLine(4), Row(4), false);  // no Poll(): the sender, once started, keeps time itself
+  EXPECT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(kTrial).size() == 2; },
+                                   std::chrono::seconds(10)));
+}
+
+TEST_F(MetricRelayTest, AnOnDemandSenderNeedsAPollForADelayedBatch) {
+  Connect(coordinator_.Start());
+  RelayOptions options = FastOptions(100, std::chrono::milliseconds(20));
+  options.sender_on_demand = true;
+  MetricRelay relay(client_.get(), kTrial, kAttempt, options);
+  relay.AddRecord(StepLine(1), Row(1), false);
+  EXPECT_FALSE(coordinator_.WaitFor([](const TestCoordinator& c) { return !c.committed_batches(kTrial).empty(); },
+                                    std::chrono::milliseconds(150)))
+      << "no thread yet: nothing is sent without a Poll()";
+  relay.Poll();  // the line has waited its 20 ms
+  ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(kTrial).size() == 1; },
+                                   std::chrono::seconds(10)));
+}
+
 TEST_F(MetricRelayTest, FinishSendsWhatDoesNotFitInOneBatchAndKeepsTheLast) {
   Connect(coordinator_.Start());
   MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(4, std::chrono::hours(1)));
