@@ -56,12 +56,13 @@ std::map<std::string, Outcome> OutcomesByIdentity(const SubmitResult& result) {
   return outcomes;
 }
 
-v1::Trial DryRunTrial(const ExpandedTrial& trial) {
+// `cell`: the trial's cell in the submission (its config and assignments).
+v1::Trial DryRunTrial(const ExpandedTrial& trial, const TrialCell& cell) {
   v1::Trial out;
   out.set_index(trial.index);
   out.set_rung(trial.rung);
   out.set_rung_label(trial.rung_label);
-  out.set_assignments_json(trial.assignments.dump());
+  out.set_assignments_json(cell.assignments.dump());
   out.set_identity(trial.identity);
   out.set_baseline(trial.baseline);
   out.set_parameters_nonembedding(trial.parameters.nonembedding());
@@ -69,7 +70,7 @@ v1::Trial DryRunTrial(const ExpandedTrial& trial) {
   out.set_tokens(trial.tokens);
   out.set_flops(trial.flops);
   out.set_state(v1::TRIAL_STATE_PENDING);
-  const nlohmann::json* steps = FindPath(trial.config_json, "train.steps");
+  const nlohmann::json* steps = FindPath(cell.config, "train.steps");
   if (steps != nullptr && steps->is_number_integer()) out.set_total_steps(steps->get<int64_t>());
   return out;
 }
@@ -105,7 +106,8 @@ StatusOr<v1::SubmitSweepResponse> SweepSubmitter::Submit(const v1::SubmitSweepRe
       !resolved.ok()) {
     return WithDiagnostics(resolved, file_name, diagnostics);
   }
-  const SweepSubmission submission = MakeSubmission(*expanded, request.spec_text(), file_name);
+  // The cells take the trials' configs and assignments (no copy); the answer below reads them there.
+  const SweepSubmission submission = MakeSubmission(std::move(*expanded), request.spec_text(), file_name);
   StatusOr<SubmitResult> result =
       request.dry_run() ? sweeps_.Preview(submission, actor) : sweeps_.Submit(submission, actor);
   if (!result.ok()) return result.status();
@@ -118,7 +120,9 @@ StatusOr<v1::SubmitSweepResponse> SweepSubmitter::Submit(const v1::SubmitSweepRe
   std::set<std::string> seen;
   int64_t will_run = 0;
   double flops = 0;
-  for (const ExpandedTrial& trial : expanded->trials) {
+  for (size_t position = 0; position < expanded->trials.size(); ++position) {
+    const ExpandedTrial& trial = expanded->trials[position];
+    const TrialCell& submitted = submission.trials[position];
     v1::SubmittedCell* cell = response.add_cells();
     const bool first = seen.insert(trial.identity).second;
     auto known = outcomes.find(trial.identity);
@@ -132,20 +136,20 @@ StatusOr<v1::SubmitSweepResponse> SweepSubmitter::Submit(const v1::SubmitSweepRe
     }
     cell->set_identity(trial.identity);
     cell->set_rung_label(trial.rung_label);
-    cell->set_assignments_json(trial.assignments.dump());
+    cell->set_assignments_json(submitted.assignments.dump());
     if (outcome == v1::SubmittedCell::OUTCOME_ADDED || outcome == v1::SubmittedCell::OUTCOME_REQUEUED) {
       ++will_run;
       flops += trial.flops;
     }
     if (outcome == v1::SubmittedCell::OUTCOME_ADDED) {
       for (const TrialRecord& removed : result->removed_trials) {
-        if (removed.cell.rung_label != trial.rung_label || removed.cell.assignments != trial.assignments) continue;
-        for (const std::string& line : Differences(removed.cell.config, trial.config_json)) cell->add_differences(line);
+        if (removed.cell.rung_label != trial.rung_label || removed.cell.assignments != submitted.assignments) continue;
+        for (const std::string& line : Differences(removed.cell.config, submitted.config)) cell->add_differences(line);
         cell->set_replaces_identity(removed.cell.identity);
         break;
       }
     }
-    if (request.dry_run()) *response.add_trials() = DryRunTrial(trial);
+    if (request.dry_run()) *response.add_trials() = DryRunTrial(trial, submitted);
   }
   for (const TrialRecord& removed : result->removed_trials) {
     v1::SubmittedCell* cell = response.add_cells();

@@ -61,6 +61,8 @@ grpc::Status WorkerServiceImpl::Register(grpc::ServerContext* /*context*/, const
   *response->mutable_heartbeat_interval() = ToDuration(heartbeat_interval_);
   *response->mutable_lease_duration() = ToDuration(lease_duration_);
   *response->mutable_server() = MakeServerInfo(started_at_, v1::ROLE_WORKER);
+  response->add_features(kFeatureCompleteFinalBatch);
+  response->add_features(kFeatureCompleteLeaseNext);
   return grpc::Status::OK;
 }
 

@@ -37,6 +37,10 @@
 
 namespace rung::server {
 
+// RegisterResponse.features this coordinator names.
+inline constexpr char kFeatureCompleteFinalBatch[] = "complete.final_batch";
+inline constexpr char kFeatureCompleteLeaseNext[] = "complete.lease_next";
+
 class WorkerServiceImpl final : public v1::WorkerService::Service {
  public:
   // `options` gives the heartbeat interval and lease duration told to workers, and the longest a

@@ -25,8 +25,11 @@ TrialCell MakeTrialCell(const ExpandedTrial& trial) {
   return cell;
 }
 
-SweepSubmission MakeSubmission(const ExpandedSweep& expanded, const std::string& spec_text,
-                               const std::string& spec_file_name) {
+namespace {
+
+// Everything of a submission but its cells.
+SweepSubmission SubmissionHeader(const ExpandedSweep& expanded, const std::string& spec_text,
+                                 const std::string& spec_file_name) {
   SweepSubmission submission;
   submission.name = expanded.spec.name;
   submission.spec_text = spec_text;
@@ -37,7 +40,31 @@ SweepSubmission MakeSubmission(const ExpandedSweep& expanded, const std::string&
   submission.policy = expanded.spec.policy;
   submission.baseline = expanded.spec.baseline;
   submission.trials.reserve(expanded.trials.size());
+  return submission;
+}
+
+}  // namespace
+
+SweepSubmission MakeSubmission(const ExpandedSweep& expanded, const std::string& spec_text,
+                               const std::string& spec_file_name) {
+  SweepSubmission submission = SubmissionHeader(expanded, spec_text, spec_file_name);
   for (const ExpandedTrial& trial : expanded.trials) submission.trials.push_back(MakeTrialCell(trial));
+  return submission;
+}
+
+SweepSubmission MakeSubmission(ExpandedSweep&& expanded, const std::string& spec_text,
+                               const std::string& spec_file_name) {
+  SweepSubmission submission = SubmissionHeader(expanded, spec_text, spec_file_name);
+  for (ExpandedTrial& trial : expanded.trials) {
+    nlohmann::json config = std::move(trial.config_json);
+    nlohmann::json assignments = std::move(trial.assignments);
+    trial.config_json = nlohmann::json::object();
+    trial.assignments = nlohmann::json::object();
+    TrialCell cell = MakeTrialCell(trial);  // copies the two empty objects
+    cell.config = std::move(config);
+    cell.assignments = std::move(assignments);
+    submission.trials.push_back(std::move(cell));
+  }
   return submission;
 }
 

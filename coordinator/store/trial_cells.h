@@ -28,5 +28,10 @@ TrialCell MakeTrialCell(const ExpandedTrial& trial);
 // `spec_text`; `spec_file_name` is the name the spec was submitted under.
 SweepSubmission MakeSubmission(const ExpandedSweep& expanded, const std::string& spec_text,
                                const std::string& spec_file_name = "");
+// The same, taking each trial's config and assignments instead of copying them (a 10,000-trial
+// spec's JSON trees are most of a submission's cost): `expanded`'s config_json and assignments are
+// left empty; the cells hold them, in the same order as expanded.trials.
+SweepSubmission MakeSubmission(ExpandedSweep&& expanded, const std::string& spec_text,
+                               const std::string& spec_file_name = "");
 
 }  // namespace rung

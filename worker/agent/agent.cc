@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 
@@ -97,6 +98,15 @@ Status Agent::Register() {
       }
       if (interval.count() <= 0) interval = std::chrono::seconds(10);
       options_.attempt.heartbeat_interval = interval;
+      const auto& features = response->features();
+      const auto has = [&features](const char* name) {
+        return std::find(features.begin(), features.end(), name) != features.end();
+      };
+      options_.attempt.complete_takes_final_batch = has("complete.final_batch");  // rung.proto RegisterResponse
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        complete_leases_next_ = has("complete.lease_next");
+      }
       AgentLog("registered as " + response->worker_id() + " (" + std::to_string(options_.cpu_slots) + " CPU slots, " +
                std::to_string(options_.gpus) + " GPUs) with the coordinator (rung " +
                response->server().build_commit() + "); heartbeat every " + Seconds(interval));
@@ -169,7 +179,7 @@ void Agent::LaunchLocked(const v1::TrialLease& lease) {
   Running& running = running_[id];
   running.runner = std::make_unique<AttemptRunner>(client_, lease, options_.attempt, [this] {
     std::lock_guard<std::mutex> wanted_lock(mutex_);
-    return !shutting_down_;
+    return complete_leases_next_ && !shutting_down_;
   });
   running.cpu_slots = cpu_slots;
   running.gpus.insert(lease.gpus().begin(), lease.gpus().end());

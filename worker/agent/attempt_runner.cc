@@ -319,10 +319,17 @@ AttemptResult AttemptRunner::Report(const AttemptEnd& end, v1::CompleteRequest c
   // The report may have to wait (a backlog of batches, a coordinator away): the lease then needs
   // its heartbeats. An attempt that reports within half an interval of its start never starts them.
   EnsureHeartbeatsWhenDue();
-  StatusOr<FinalBatch> rest = relay_->Finish(started_at_ + options_.heartbeat_interval / 2);
+  // An older coordinator ignores CompleteRequest.final_batch: every batch is sent by ReportMetrics.
+  const auto finish = [this](std::chrono::steady_clock::time_point deadline) -> StatusOr<FinalBatch> {
+    if (options_.complete_takes_final_batch) return relay_->Finish(deadline);
+    StatusOr<int64_t> last = relay_->Drain(deadline);
+    if (!last.ok()) return last.status();
+    return FinalBatch{*last, std::nullopt};
+  };
+  StatusOr<FinalBatch> rest = finish(started_at_ + options_.heartbeat_interval / 2);
   if (!rest.ok() && rest.status().code() == StatusCode::kUnavailable) {
     EnsureHeartbeats();
-    rest = relay_->Finish();
+    rest = finish(std::chrono::steady_clock::time_point::max());
   }
   if (!rest.ok()) {
     const Status& status = rest.status();

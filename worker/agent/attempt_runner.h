@@ -78,6 +78,9 @@ struct AttemptOptions {
   std::vector<std::string> extra_trainer_arguments;  // appended to rung-train's (tests)
   // What stays of the trial's checkpoints once it SUCCEEDED (checkpoint_retention.h).
   RetentionAfterSuccess retention = RetentionAfterSuccess::kFinal;
+  // The coordinator takes the last metric batch in Complete (RegisterResponse.features
+  // "complete.final_batch"); otherwise every batch goes by ReportMetrics first.
+  bool complete_takes_final_batch = false;
 };
 
 // What became of an attempt.

@@ -440,7 +440,13 @@ TEST_F(CoordinatorServiceTest, PreemptionRequeuesAndTheNextAttemptResumes) {
 // for the next lease; one call, one commit.
 TEST_F(CoordinatorServiceTest, CompleteCarriesTheLastBatchAndHandsOutTheNextLease) {
   Submit(TinySpec("tiny", 0, "1.0e-3", "[rope, lerope]"));
-  Register("w1");
+  v1::RegisterRequest registration;
+  registration.set_worker_id("w1");
+  registration.set_cpu_slots(1);
+  v1::RegisterResponse registered;
+  ASSERT_TRUE(workers_->Register(ContextWithToken(worker_token_).get(), registration, &registered).ok());
+  EXPECT_THAT(registered.features(), ::testing::UnorderedElementsAre("complete.final_batch", "complete.lease_next"))
+      << "workers use these only when the coordinator names them";
   std::optional<v1::TrialLease> first = Lease("w1");
   ASSERT_TRUE(first.has_value());
 

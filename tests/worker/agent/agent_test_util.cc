@@ -310,6 +310,8 @@ grpc::Status TestCoordinator::Register(grpc::ServerContext* context, const v1::R
   registrations_.push_back(*request);
   known_workers_.insert(request->worker_id());
   response->set_worker_id(request->worker_id());
+  response->add_features("complete.final_batch");  // implemented below, as the coordinator does
+  response->add_features("complete.lease_next");
   *response->mutable_heartbeat_interval() =
       google::protobuf::util::TimeUtil::MillisecondsToDuration(heartbeat_interval_.count());
   *response->mutable_lease_duration() =

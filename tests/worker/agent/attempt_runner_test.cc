@@ -60,6 +60,7 @@ class AttemptRunnerTest : public ::testing::Test {
     options.work_dir = scratch_.Path("work");
     options.heartbeat_interval = std::chrono::milliseconds(50);
     options.stop_grace = std::chrono::seconds(20);
+    options.complete_takes_final_batch = true;  // the test coordinator names the feature
     options.relay.batch_lines = 3;
     options.relay.batch_delay = std::chrono::milliseconds(50);
     options.relay.retry_backoff = {std::chrono::milliseconds(20), std::chrono::milliseconds(100), 2.0};
@@ -148,6 +149,22 @@ echo '{"type":"final","step":1,"val_loss":1.0}'
   ASSERT_EQ(slow.Run().fate, AttemptFate::kReported);
   EXPECT_GE(coordinator_.heartbeats(22), 3) << "every ~50 ms over 400 ms";
   EXPECT_LE(coordinator_.heartbeats(21), coordinator_.heartbeats(22));
+}
+
+TEST_F(AttemptRunnerTest, ForACoordinatorWithoutTheFinalBatchFeatureEveryBatchGoesByReportMetrics) {
+  AttemptOptions options = Options(kSucceedingTrainer);
+  options.complete_takes_final_batch = false;  // an older coordinator would ignore final_batch
+  AttemptRunner runner(client_.get(), Lease(31), options);
+  ASSERT_EQ(runner.Run().fate, AttemptFate::kReported);
+  ASSERT_EQ(coordinator_.completes().size(), 1u);
+  const v1::CompleteRequest complete = coordinator_.completes()[0];
+  EXPECT_FALSE(complete.has_final_batch());
+  std::vector<std::string> records;
+  for (const TestCoordinator::Batch& batch : coordinator_.committed_batches(31)) {
+    records.insert(records.end(), batch.request.records().begin(), batch.request.records().end());
+  }
+  EXPECT_EQ(records.size(), 8u) << "every record by ReportMetrics";
+  EXPECT_EQ(complete.last_batch_sequence(), coordinator_.committed_batches(31).back().sequence);
 }
 
 TEST_F(AttemptRunnerTest, ACrashFailsTheAttemptWithTheEndOfItsStderr) {
