@@ -442,7 +442,9 @@ TEST_F(CoordinatorServiceTest, CompleteCarriesTheLastBatchAndHandsOutTheNextLeas
   Submit(TinySpec("tiny", 0, "1.0e-3", "[rope, lerope]"));
   v1::RegisterRequest registration;
   registration.set_worker_id("w1");
+  registration.set_host("host-w1");
   registration.set_cpu_slots(1);
+  registration.set_build_commit("abc123");
   v1::RegisterResponse registered;
   ASSERT_TRUE(workers_->Register(ContextWithToken(worker_token_).get(), registration, &registered).ok());
   EXPECT_THAT(registered.features(), ::testing::UnorderedElementsAre("complete.final_batch", "complete.lease_next"))
