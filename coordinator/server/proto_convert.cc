@@ -295,7 +295,12 @@ MetricBatch MetricBatchFromRequest(const v1::ReportMetricsRequest& request) {
   batch.trial_id = request.trial_id();
   batch.attempt = request.attempt();
   batch.sequence = request.sequence();
-  const std::vector<std::string> records(request.records().begin(), request.records().end());
+  // The provenance record, when the batch names it, holds no points or results: not parsed again.
+  std::vector<std::string> records;
+  records.reserve(request.records_size());
+  for (const std::string& record : request.records()) {
+    if (request.provenance_json().empty() || record != request.provenance_json()) records.push_back(record);
+  }
   TrainerRecords parsed = ParseTrainerRecords(records);
 
   std::set<std::pair<int64_t, std::string>> seen;  // (step, name)
