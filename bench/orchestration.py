@@ -15,7 +15,7 @@ Three measurements, each against real processes on loopback and a real SQLite da
                  default sampler on an objective that suggests one float and returns it, --trials
                  trials in all; timed from the release of the (already imported, study-loaded)
                  processes to the last one's return. Repeated --repeats times, the order of the two
-                 alternating; medians.
+                 alternating, --pause seconds between two measurements; medians.
   ingest         rung-bench-metric-ingest: --reporters concurrent ReportMetrics streams for
                  --ingest-seconds against a fresh coordinator; acknowledged points against the rows
                  in the database afterwards.
@@ -297,9 +297,15 @@ def run_optuna(args, repeat):
 
 def orchestration(args, bin_dir, stand_in):
     runs = []
+    first = True
     for repeat in range(args.repeats):
         order = ["rung", "optuna"] if repeat % 2 == 0 else ["optuna", "rung"]
         for system in order:
+            if system == "optuna" and args.skip_optuna:
+                continue
+            if not first and args.pause > 0:
+                time.sleep(args.pause)  # see --pause
+            first = False
             if system == "rung":
                 runs.append(run_rung(args, bin_dir, stand_in, repeat))
             elif not args.skip_optuna:
@@ -450,6 +456,11 @@ def main():
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--stand-in-steps", type=int, default=3, help="step records per stand-in trial")
     parser.add_argument("--skip-optuna", action="store_true")
+    parser.add_argument("--pause", type=float, default=90,
+                        help="seconds between two orchestration measurements (default 90): this VM's ext4 has no "
+                             "journal and for 60-300 s will not reuse the inodes of deleted files, scanning past "
+                             "them; Optuna's SQLite creates and deletes a journal file per transaction, so a rung "
+                             "run right after it pays for that on every file it creates (~6%% slower). 0: none")
     parser.add_argument("--python", default="/usr/bin/python3", help="the Python that has optuna (Debian's)")
     parser.add_argument("--reporters", type=int, default=32)
     parser.add_argument("--ingest-seconds", type=float, default=30)
