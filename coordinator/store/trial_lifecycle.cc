@@ -52,7 +52,7 @@ std::string EndingDigest(const AttemptEnding& ending) {
 }
 
 // LEASED -> RUNNING with the trainer's provenance (JSON text, stored as is; "" when not known);
-// nothing for a RUNNING attempt.
+// nothing for a RUNNING attempt. The caller touches the worker (once per transaction is enough).
 Status StartRunning(Database& db, LiveAttempt& live, const std::string& provenance_json, Timestamp now) {
   if (live.trial.state == TrialState::kRunning) return Status::Ok();
   StatusOr<Statement> update = db.Prepare(
@@ -62,8 +62,7 @@ Status StartRunning(Database& db, LiveAttempt& live, const std::string& provenan
                   provenance_json.empty() ? std::optional<std::string>() : std::optional<std::string>(provenance_json),
                   live.trial.id, live.attempt.attempt);
   RUNG_RETURN_IF_ERROR(update->Run());
-  const std::string& worker_id = live.attempt.worker_id;
-  RUNG_RETURN_IF_ERROR(TouchWorker(db, worker_id, now));
+  const std::string& worker_id = live.attempt.worker_id;  // the caller touches the worker
   live.attempt.state = TrialState::kRunning;
   return store_internal::MoveTrial(db, live.trial, TrialState::kRunning,
                                    {WorkerActor(worker_id), "the trainer started on worker " + worker_id}, now);
@@ -181,7 +180,8 @@ StatusOr<BatchAck> ApplyBatch(Database& db, const MetricBatch& batch, Timestamp 
   }
   if (*stored && batch.sequence <= (*stored)->batches) return BatchAck{(*stored)->batches, true};
 
-  StatusOr<LiveAttempt> live = store_internal::LoadLiveAttempt(db, batch.trial_id, batch.attempt, "metric batch");
+  StatusOr<LiveAttempt> live = store_internal::LoadLiveAttempt(db, batch.trial_id, batch.attempt, "metric batch",
+                                                              *stored ? &**stored : nullptr);
   if (!live.ok()) return live.status();
   const int64_t expected = live->attempt.batches + 1;
   if (batch.sequence != expected) {
@@ -264,6 +264,7 @@ Status TrialLifecycle::MarkRunning(int64_t trial_id, int64_t attempt, const nloh
   return store_.Write([&](Database& db, Timestamp now) -> Status {
     StatusOr<LiveAttempt> live = store_internal::LoadLiveAttempt(db, trial_id, attempt, "running report");
     if (!live.ok()) return live.status();
+    RUNG_RETURN_IF_ERROR(TouchWorker(db, live->attempt.worker_id, now));
     return StartRunning(db, *live, provenance.is_null() ? std::string() : provenance.dump(), now);
   });
 }

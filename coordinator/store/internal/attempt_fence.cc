@@ -4,10 +4,14 @@
 
 namespace rung::store_internal {
 
-StatusOr<LiveAttempt> LoadLiveAttempt(Database& db, int64_t trial_id, int64_t attempt, std::string_view report) {
+StatusOr<LiveAttempt> LoadLiveAttempt(Database& db, int64_t trial_id, int64_t attempt, std::string_view report,
+                                      const AttemptRecord* read) {
   StatusOr<TrialRecord> trial = LoadTrialHeader(db, trial_id);
   if (!trial.ok()) return trial.status();
   if (attempt == trial->attempt && IsLive(trial->state)) {
+    if (read != nullptr && read->trial_id == trial_id && read->attempt == attempt) {
+      return LiveAttempt{std::move(trial).value(), *read};
+    }
     StatusOr<AttemptRecord> live = LoadAttempt(db, trial_id, attempt);
     if (!live.ok()) return live.status();
     return LiveAttempt{std::move(trial).value(), std::move(live).value()};

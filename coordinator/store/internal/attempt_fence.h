@@ -32,7 +32,9 @@ struct LiveAttempt {
 // The trial and its attempt, when `attempt` is the trial's live attempt. NOT_FOUND for an unknown
 // trial; FAILED_PRECONDITION otherwise, saying which attempt is current and what became of `attempt`.
 // `report` names the report in the message ("heartbeat", "completion", ...).
-StatusOr<LiveAttempt> LoadLiveAttempt(Database& db, int64_t trial_id, int64_t attempt, std::string_view report);
+// `read`: the attempt's row as the caller read it in this transaction, so it is not read again.
+StatusOr<LiveAttempt> LoadLiveAttempt(Database& db, int64_t trial_id, int64_t attempt, std::string_view report,
+                                      const AttemptRecord* read = nullptr);
 
 // OK when `worker_id` is the worker `attempt` was leased to, or empty (not checked). Otherwise
 // FAILED_PRECONDITION naming the attempt's holder: a worker never reports about another's attempt.
