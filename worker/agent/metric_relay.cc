@@ -74,7 +74,13 @@ StatusOr<int64_t> MetricRelay::Drain(Clock::time_point deadline) {
   draining_ = true;
   if (!buffer_.empty()) StartSenderLocked();
   changed_.notify_all();
-  const auto done = [this] { return abandoned_ || !terminal_.ok() || (buffer_.empty() && !in_flight_); };
+  RUNG_RETURN_IF_ERROR(WaitLocked(lock, deadline, [this] { return buffer_.empty() && !in_flight_; }));
+  return last_sequence_;
+}
+
+Status MetricRelay::WaitLocked(std::unique_lock<std::mutex>& lock, Clock::time_point deadline,
+                               const std::function<bool()>& sent) {
+  const auto done = [&] { return abandoned_ || !terminal_.ok() || sent(); };
   if (deadline == Clock::time_point::max()) {
     changed_.wait(lock, done);
   } else if (!changed_.wait_until(lock, deadline, done)) {
@@ -84,7 +90,7 @@ StatusOr<int64_t> MetricRelay::Drain(Clock::time_point deadline) {
   }
   if (!terminal_.ok()) return terminal_;
   if (abandoned_) return Status::Aborted("metric relay abandoned");
-  return last_sequence_;
+  return Status::Ok();
 }
 
 StatusOr<FinalBatch> MetricRelay::Finish(Clock::time_point deadline) {
@@ -92,16 +98,7 @@ StatusOr<FinalBatch> MetricRelay::Finish(Clock::time_point deadline) {
   finishing_ = true;
   if (!RestFitsOneBatch()) StartSenderLocked();
   changed_.notify_all();
-  const auto done = [this] { return abandoned_ || !terminal_.ok() || (!in_flight_ && RestFitsOneBatch()); };
-  if (deadline == Clock::time_point::max()) {
-    changed_.wait(lock, done);
-  } else if (!changed_.wait_until(lock, deadline, done)) {
-    return Status::Unavailable("metrics of trial " + std::to_string(trial_id_) + " attempt " +
-                               std::to_string(attempt_) + " not acknowledged yet: " +
-                               std::to_string(buffer_.size()) + " lines buffered");
-  }
-  if (!terminal_.ok()) return terminal_;
-  if (abandoned_) return Status::Aborted("metric relay abandoned");
+  RUNG_RETURN_IF_ERROR(WaitLocked(lock, deadline, [this] { return !in_flight_ && RestFitsOneBatch(); }));
   FinalBatch rest;
   if (!buffer_.empty()) rest.batch = CutBatch();
   rest.last_sequence = last_sequence_;

@@ -34,6 +34,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -113,6 +114,10 @@ class MetricRelay {
 
   void Add(Line line);
   void SendLoop();
+  // REQUIRES: `lock` holds mutex_. Waits until `sent()`, the relay stops for good, or `deadline`:
+  // OK, the terminal error, ABORTED (abandoned) or UNAVAILABLE (deadline).
+  Status WaitLocked(std::unique_lock<std::mutex>& lock, std::chrono::steady_clock::time_point deadline,
+                    const std::function<bool()>& sent);
   // REQUIRES: mutex_ held. Whether everything buffered fits in one batch.
   bool RestFitsOneBatch() const;
   // REQUIRES: mutex_ held. Starts the sender thread unless it runs (or ran) already.
