@@ -281,6 +281,7 @@ StatusOr<GangPoll> GangLeases::Join(const std::string& worker_id, int64_t free_c
 
 StatusOr<GangPoll> GangLeases::PollIn(Database& db, const std::string& worker_id, Timestamp now) const {
   const StoreOptions& options = store_.options();
+  RUNG_RETURN_IF_ERROR(TouchWorker(db, worker_id, now));  // a waiting worker is alive
   // No gang forming anywhere and no rank waiting for this worker (every look of a deployment that
   // runs no gangs): one probe instead of the release, delivery and keep-alive statements below.
   StatusOr<Statement> probe = db.Prepare(
@@ -290,12 +291,8 @@ StatusOr<GangPoll> GangLeases::PollIn(Database& db, const std::string& worker_id
   probe->Bind(1, worker_id);
   StatusOr<bool> probed = probe->Step();
   if (!probed.ok()) return probed.status();
-  if (!probe->ColumnInt64(0)) {
-    RUNG_RETURN_IF_ERROR(TouchWorker(db, worker_id, now));  // a waiting worker is alive
-    return GangPoll{};
-  }
+  if (!probe->ColumnInt64(0)) return GangPoll{};
   RUNG_RETURN_IF_ERROR(ReleaseStale(db, options.gang_formation_timeout, now));
-  RUNG_RETURN_IF_ERROR(TouchWorker(db, worker_id, now));  // a waiting worker is alive
   GangPoll poll;
   StatusOr<std::optional<Lease>> lease = Deliver(db, worker_id, now);
   if (!lease.ok()) return lease.status();

@@ -3,13 +3,14 @@
 #include "core/data/sha256.h"
 
 namespace rung {
+namespace {
 
-TrialCell MakeTrialCell(const ExpandedTrial& trial) {
+// A trial's cell but its config and assignments.
+TrialCell CellWithoutJson(const ExpandedTrial& trial) {
   const TrialConfig& config = trial.config;
   const InverseTemperatureConfig& temperature = config.model.inverse_temperature;
   TrialCell cell;
   cell.identity = trial.identity;
-  cell.config = trial.config_json;
   cell.rung = trial.rung;
   cell.rung_label = trial.rung_label;
   cell.variant = config.model.position.variant;
@@ -21,11 +22,8 @@ TrialCell MakeTrialCell(const ExpandedTrial& trial) {
   cell.flops = trial.flops;
   cell.cpus = config.resources.cpus * config.resources.world_size;
   cell.gpus = config.resources.gpus * config.resources.world_size;
-  cell.assignments = trial.assignments;
   return cell;
 }
-
-namespace {
 
 // Everything of a submission but its cells.
 SweepSubmission SubmissionHeader(const ExpandedSweep& expanded, const std::string& spec_text,
@@ -45,6 +43,13 @@ SweepSubmission SubmissionHeader(const ExpandedSweep& expanded, const std::strin
 
 }  // namespace
 
+TrialCell MakeTrialCell(const ExpandedTrial& trial) {
+  TrialCell cell = CellWithoutJson(trial);
+  cell.config = trial.config_json;
+  cell.assignments = trial.assignments;
+  return cell;
+}
+
 SweepSubmission MakeSubmission(const ExpandedSweep& expanded, const std::string& spec_text,
                                const std::string& spec_file_name) {
   SweepSubmission submission = SubmissionHeader(expanded, spec_text, spec_file_name);
@@ -56,13 +61,9 @@ SweepSubmission MakeSubmission(ExpandedSweep&& expanded, const std::string& spec
                                const std::string& spec_file_name) {
   SweepSubmission submission = SubmissionHeader(expanded, spec_text, spec_file_name);
   for (ExpandedTrial& trial : expanded.trials) {
-    nlohmann::json config = std::move(trial.config_json);
-    nlohmann::json assignments = std::move(trial.assignments);
-    trial.config_json = nlohmann::json::object();
-    trial.assignments = nlohmann::json::object();
-    TrialCell cell = MakeTrialCell(trial);  // copies the two empty objects
-    cell.config = std::move(config);
-    cell.assignments = std::move(assignments);
+    TrialCell cell = CellWithoutJson(trial);
+    cell.config = std::move(trial.config_json);
+    cell.assignments = std::move(trial.assignments);
     submission.trials.push_back(std::move(cell));
   }
   return submission;

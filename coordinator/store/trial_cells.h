@@ -30,7 +30,7 @@ SweepSubmission MakeSubmission(const ExpandedSweep& expanded, const std::string&
                                const std::string& spec_file_name = "");
 // The same, taking each trial's config and assignments instead of copying them (a 10,000-trial
 // spec's JSON trees are most of a submission's cost): `expanded`'s config_json and assignments are
-// left empty; the cells hold them, in the same order as expanded.trials.
+// left moved from (null); the cells hold them, in the same order as expanded.trials.
 SweepSubmission MakeSubmission(ExpandedSweep&& expanded, const std::string& spec_text,
                                const std::string& spec_file_name = "");
 
