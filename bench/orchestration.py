@@ -7,7 +7,9 @@ Three measurements, each against real processes on loopback and a real SQLite da
   orchestration  trials/s of a sweep of --trials trials (a random train.lr axis) through a real
                  rung-coordinator and --workers real rung-worker processes, each trial spawned as
                  rung-bench-stand-in (a trainer that trains nothing: provenance, --stand-in-steps step
-                 records, final) and leased, relayed and completed like a real one; timed from
+                 records, final; freestanding, so that its own start costs ~0.06 ms) and leased,
+                 relayed and completed like a real one; again with rung-bench-stand-in-glibc (the same
+                 program with glibc's start-up, ~0.3 ms here) unless --skip-glibc-stand-in; timed from
                  `rung submit` to the last attempt's end (attempts.ended_at). Every trial must be
                  SUCCEEDED with exactly one attempt, and every step record's points must be stored.
                  Side by side, in the same run: Optuna (Debian python3-optuna, RDB storage on a SQLite
@@ -211,7 +213,7 @@ def wait_for_succeeded(db_path, name, count, timeout, on_poll=None):
     raise RuntimeError(f"sweep {name} did not finish in {timeout} s: {sweep_counts(db_path, name)}")
 
 
-def run_rung(args, bin_dir, stand_in, repeat):
+def run_rung(args, bin_dir, stand_in, repeat, system="rung"):
     root = tempfile.mkdtemp(prefix=f"rung-{repeat}-", dir=args.work_dir)
     cluster = Cluster(bin_dir, root, dict(os.environ), args.coordinator_wrapper.split())
     try:
@@ -247,12 +249,12 @@ def run_rung(args, bin_dir, stand_in, repeat):
         ok = (trials[0] == trials[1] == trials[2] == attempts[0] == attempts[1] == attempts[2] == args.trials
               and points == expected_points)
         seconds = last_end - started
-        result = {"system": "rung", "repeat": repeat, "seconds": seconds, "trials_per_sec": args.trials / seconds,
+        result = {"system": system, "stand_in": os.path.basename(stand_in), "repeat": repeat, "seconds": seconds, "trials_per_sec": args.trials / seconds,
                   "submit_seconds": submitted - started, "poll_seconds": polled - started, "checks": checks,
                   "cpu_seconds": {"coordinator": coordinator_cpu, "workers": sum(c[0] for c in worker_cpu),
                                   "stand_ins": sum(c[1] for c in worker_cpu)},
                   "no_lost_or_duplicated": ok, "dir": root}
-        log(f"rung   repeat {repeat}: {args.trials} trials in {seconds:.2f} s = {args.trials / seconds:.1f} trials/s"
+        log(f"{system} repeat {repeat}: {args.trials} trials in {seconds:.2f} s = {args.trials / seconds:.1f} trials/s"
             f" (submit {submitted - started:.2f} s); CPU s {result['cpu_seconds']}; checks {'ok' if ok else 'FAILED'}:"
             f" {checks}")
         return result
@@ -295,35 +297,42 @@ def run_optuna(args, repeat):
             "states": states, "no_lost_or_duplicated": ok, "dir": root}
 
 
+GLIBC = "rung, glibc stand-in"
+SYSTEMS = ("rung", GLIBC, "optuna")
+
+
 def orchestration(args, bin_dir, stand_in):
     runs = []
     first = True
+    systems = [system for system in SYSTEMS
+               if not (system == "optuna" and args.skip_optuna) and not (system == GLIBC and args.skip_glibc_stand_in)]
     for repeat in range(args.repeats):
-        order = ["rung", "optuna"] if repeat % 2 == 0 else ["optuna", "rung"]
+        order = systems if repeat % 2 == 0 else systems[::-1]
         for system in order:
-            if system == "optuna" and args.skip_optuna:
-                continue
             if not first and args.pause > 0:
                 time.sleep(args.pause)  # see --pause
             first = False
             if system == "rung":
                 runs.append(run_rung(args, bin_dir, stand_in, repeat))
-            elif not args.skip_optuna:
+            elif system == GLIBC:
+                runs.append(run_rung(args, bin_dir, stand_in + "-glibc", repeat, system))
+            else:
                 runs.append(run_optuna(args, repeat))
     summary = {}
-    for system in ("rung", "optuna"):
+    for system in SYSTEMS:
         rates = [run["trials_per_sec"] for run in runs if run["system"] == system]
         if rates:
             summary[system] = {"median_trials_per_sec": statistics.median(rates), "min": min(rates),
                                "max": max(rates), "repeats": len(rates),
                                "all_ok": all(run["no_lost_or_duplicated"] for run in runs if run["system"] == system)}
-    ratios = []
-    for repeat in range(args.repeats):
-        pair = {run["system"]: run["trials_per_sec"] for run in runs if run["repeat"] == repeat}
-        if "rung" in pair and "optuna" in pair:
-            ratios.append(pair["rung"] / pair["optuna"])
-    if ratios:
-        summary["ratio_median"] = statistics.median(ratios)
+    for system, key in (("rung", "ratio_median"), (GLIBC, "ratio_median_glibc_stand_in")):
+        ratios = []
+        for repeat in range(args.repeats):
+            pair = {run["system"]: run["trials_per_sec"] for run in runs if run["repeat"] == repeat}
+            if system in pair and "optuna" in pair:
+                ratios.append(pair[system] / pair["optuna"])
+        if ratios:
+            summary[key] = statistics.median(ratios)
     return {"runs": runs, "summary": summary}
 
 
@@ -416,13 +425,15 @@ def print_tables(report):
         o = report["orchestration"]
         out.append(f"| system | trials/s (median) | range | repeats | every trial once |")
         out.append("|---|---:|---:|---:|---|")
-        for system in ("rung", "optuna"):
+        for system in SYSTEMS:
             s = o["summary"].get(system)
             if s:
                 out.append(f"| {system} | {s['median_trials_per_sec']:.1f} | {s['min']:.1f}-{s['max']:.1f} | "
                            f"{s['repeats']} | {'yes' if s['all_ok'] else 'NO'} |")
         if "ratio_median" in o["summary"]:
             out.append(f"\nrung / Optuna (median of per-repeat ratios): {o['summary']['ratio_median']:.1f}x")
+        if "ratio_median_glibc_stand_in" in o["summary"]:
+            out.append(f"rung with the glibc stand-in / Optuna: {o['summary']['ratio_median_glibc_stand_in']:.1f}x")
         out.append("")
     if "ingest" in report:
         i = report["ingest"]
@@ -456,6 +467,9 @@ def main():
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--stand-in-steps", type=int, default=3, help="step records per stand-in trial")
     parser.add_argument("--skip-optuna", action="store_true")
+    parser.add_argument("--skip-glibc-stand-in", action="store_true",
+                        help="do not run rung a second time with rung-bench-stand-in-glibc (the same stand-in "
+                             "with glibc's start-up)")
     parser.add_argument("--pause", type=float, default=90,
                         help="seconds between two orchestration measurements (default 90): this VM's ext4 has no "
                              "journal and for 60-300 s will not reuse the inodes of deleted files, scanning past "
@@ -476,10 +490,13 @@ def main():
 
     bin_dir = os.path.abspath(os.path.join(args.build_dir, "bin"))
     stand_in = os.path.join(bin_dir, "rung-bench-stand-in")
-    for binary in ("rung-coordinator", "rung-worker", "rung", "rung-bench-stand-in", "rung-bench-metric-ingest"):
+    binaries = ["rung-coordinator", "rung-worker", "rung", "rung-bench-stand-in", "rung-bench-metric-ingest"]
+    if not args.skip_glibc_stand_in and "orchestration" in args.parts.split(","):
+        binaries.append("rung-bench-stand-in-glibc")
+    for binary in binaries:
         if not os.access(os.path.join(bin_dir, binary), os.X_OK):
-            sys.exit(f"{bin_dir}/{binary} is missing: cmake --build {args.build_dir} --target rung-coordinator "
-                     "rung-worker rung rung-bench-stand-in rung-bench-metric-ingest")
+            sys.exit(f"{bin_dir}/{binary} is missing: cmake --build {args.build_dir} --target "
+                     + " ".join(binaries))
     args.work_dir = os.path.abspath(args.work_dir or os.path.join(args.build_dir, "bench", "orchestration"))
     os.makedirs(args.work_dir, exist_ok=True)
     parts = args.parts.split(",")

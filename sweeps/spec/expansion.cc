@@ -155,7 +155,7 @@ StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document) {
       }
       trial.config = std::move(*parsed);
       trial.config_json = TrialConfigToJson(trial.config);
-      trial.identity = TrialIdentityHash(trial.config);
+      trial.identity = TrialIdentityHash(trial.config, trial.config_json);
       trial.parameters = CountParameters(trial.config.model);
       trial.tokens = trial.config.train.steps * TokensPerStep(trial.config.train, trial.config.data.seq_len);
       FlopsPerToken per_token = CountFlopsPerToken(trial.config.model);

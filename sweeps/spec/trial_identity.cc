@@ -6,8 +6,9 @@
 
 namespace rung {
 
-nlohmann::json TrialIdentityJson(const TrialConfig& trial) {
-  nlohmann::json identity = TrialConfigToJson(trial);
+nlohmann::json TrialIdentityJson(const TrialConfig& trial) { return TrialIdentityJson(trial, TrialConfigToJson(trial)); }
+
+nlohmann::json TrialIdentityJson(const TrialConfig& trial, nlohmann::json identity) {
   identity.erase("resources");
   for (const char* key : {"eval_every", "log_every", "checkpoint_every", "keep_checkpoints", "device"}) {
     identity["train"].erase(key);
@@ -57,5 +58,9 @@ nlohmann::json TrialIdentityJson(const TrialConfig& trial) {
 }
 
 std::string TrialIdentityHash(const TrialConfig& trial) { return Sha256Hex(TrialIdentityJson(trial).dump()); }
+
+std::string TrialIdentityHash(const TrialConfig& trial, const nlohmann::json& config_json) {
+  return Sha256Hex(TrialIdentityJson(trial, config_json).dump());
+}
 
 }  // namespace rung

@@ -18,8 +18,12 @@ namespace rung {
 
 // The canonical identity document of a resolved trial.
 nlohmann::json TrialIdentityJson(const TrialConfig& trial);
+// The same from `config_json`, which must be TrialConfigToJson(trial) (the expansion has it already).
+nlohmann::json TrialIdentityJson(const TrialConfig& trial, nlohmann::json config_json);
 
 // Lower-case hex SHA-256 of TrialIdentityJson(trial).dump().
 std::string TrialIdentityHash(const TrialConfig& trial);
+// The same from `config_json` == TrialConfigToJson(trial).
+std::string TrialIdentityHash(const TrialConfig& trial, const nlohmann::json& config_json);
 
 }  // namespace rung

@@ -7,7 +7,10 @@
 //     trainer.log     the trainer's stderr
 //     records.jsonl   every line the trainer printed on stdout, as the agent read it
 //     checkpoints/    the checkpoints, unless the lease names a folder (the coordinator's
-//                     <artifact root>/<sweep>/<trial index>/attempt-<n>, shared by all workers)
+//                     <artifact root>/<sweep>/<trial index>/attempt-<n>, shared by all workers);
+//                     created by the trainer with its first checkpoint, not here (the workspace
+//                     only checks that it can be: it exists as a writable folder, or its nearest
+//                     existing ancestor is one)
 //
 // Every attempt writes its checkpoints into its own folder, so a trainer orphaned from an older
 // attempt can never overwrite the checkpoints of the attempt that replaced it. The new attempt
@@ -36,13 +39,15 @@ struct AttemptWorkspace {
   std::string config_path;     // dir/trial.json
   std::string stderr_path;     // dir/trainer.log
   std::string records_path;    // dir/records.jsonl
-  std::string checkpoint_dir;  // absolute; created
+  std::string checkpoint_dir;  // absolute; not created (the trainer creates it when it checkpoints)
   std::string resume;          // --resume: the checkpoint to resume from, or "never"
 };
 
-// Creates the attempt's folders, writes trial.json and picks the resume point.
+// Creates the attempt's folder, writes trial.json, checks that the checkpoint folder can be created
+// and picks the resume point.
 // Errors: INVALID_ARGUMENT (a lease without trial id or attempt, or whose config is not JSON),
-// FAILED_PRECONDITION (a folder or file cannot be written: the message names it).
+// FAILED_PRECONDITION (a folder or file cannot be written, or the checkpoint folder cannot be
+// created: the message names it).
 StatusOr<AttemptWorkspace> PrepareAttemptWorkspace(const std::string& work_dir, const v1::TrialLease& lease);
 
 // The --resume argument for earlier attempts' checkpoint folders, newest attempt first: the newest

@@ -24,6 +24,16 @@ TEST(TrialIdentity, IsStableAndIgnoresResourcesAndCadence) {
   EXPECT_EQ(base, TrialIdentityHash(Trial({{"train", {{"log_every", 1}, {"eval_every", 5}, {"checkpoint_every", 3}}}})));
 }
 
+// The expansion hands over the config JSON it already built; the identity must not change.
+TEST(TrialIdentity, FromTheConfigJsonEqualsFromTheConfig) {
+  for (const nlohmann::json& overrides :
+       {nlohmann::json::object(), nlohmann::json{{"position", {{"variant", "adarope"}}}},
+        nlohmann::json{{"inverse_temperature", {{"form", "qwen"}}}}, nlohmann::json{{"resources", {{"cpus", 4}}}}}) {
+    const TrialConfig trial = Trial(overrides);
+    EXPECT_EQ(TrialIdentityHash(trial), TrialIdentityHash(trial, TrialConfigToJson(trial))) << overrides.dump();
+  }
+}
+
 TEST(TrialIdentity, ChangesWithAnythingThatChangesTheResult) {
   const std::string base = TrialIdentityHash(Trial());
   EXPECT_NE(base, TrialIdentityHash(Trial({{"train", {{"lr", 0.01}}}})));

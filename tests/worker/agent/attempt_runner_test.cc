@@ -29,7 +29,7 @@ echo "$OMP_NUM_THREADS" > "$dir/omp.txt"
 echo '{"type":"provenance","threads":'"$8"'}'
 for i in 1 2 3 4 5; do echo '{"type":"step","step":'$i',"tokens":'$((i*100))',"train_loss":'$i'.5,"lr":0.001}'; done
 echo 'rung-train: a stderr line' >&2
-touch "$4/ckpt-0000000005.pt"
+mkdir -p "$4" && touch "$4/ckpt-0000000005.pt"  # like rung-train, it creates its checkpoint folder
 echo '{"type":"checkpoint","step":5,"path":"'"$4"'/ckpt-0000000005.pt","reason":"final"}'
 echo '{"type":"final","step":5,"val_loss":1.25}'
 )";

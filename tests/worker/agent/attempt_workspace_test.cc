@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "core/train/checkpoint.h"
@@ -52,7 +53,7 @@ TEST(AttemptWorkspaceTest, WritesTheConfigAndGivesEveryAttemptItsOwnCheckpointFo
   EXPECT_EQ(workspace->dir, scratch.Path("work/trial-7/attempt-3"));
   EXPECT_EQ(testing::ReadLines(workspace->config_path), std::vector<std::string>{R"({"seed":1})"});
   EXPECT_EQ(workspace->checkpoint_dir, scratch.Path("artifacts/sweep/0/attempt-3"));
-  EXPECT_TRUE(fs::is_directory(workspace->checkpoint_dir));
+  EXPECT_FALSE(fs::exists(workspace->checkpoint_dir)) << "the trainer creates it with its first checkpoint";
   EXPECT_EQ(workspace->resume, CheckpointPath(scratch.Path("artifacts/sweep/0/attempt-2"), 40));
 
   lease.clear_checkpoint_dir();
@@ -64,6 +65,25 @@ TEST(AttemptWorkspaceTest, WritesTheConfigAndGivesEveryAttemptItsOwnCheckpointFo
 
   lease.set_config_json("not json");
   EXPECT_EQ(PrepareAttemptWorkspace(scratch.Path("work"), lease).status().code(), StatusCode::kInvalidArgument);
+}
+
+// The checkpoint folder is left to the trainer, but a location it could never create is refused
+// before anything is spawned.
+TEST(AttemptWorkspaceTest, RefusesACheckpointFolderThatCannotBeCreated) {
+  ScratchDir scratch;
+  v1::TrialLease lease;
+  lease.set_trial_id(7);
+  lease.set_attempt(1);
+  lease.set_config_json("{}");
+  std::ofstream(scratch.Path("artifacts")) << "a file, not a folder\n";
+  lease.set_checkpoint_dir(scratch.Path("artifacts/sweep/0/attempt-1"));
+  StatusOr<AttemptWorkspace> workspace = PrepareAttemptWorkspace(scratch.Path("work"), lease);
+  EXPECT_EQ(workspace.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(workspace.status().message(), ::testing::HasSubstr(scratch.Path("artifacts") + " is not a folder"));
+
+  fs::create_directories(scratch.Path("existing/attempt-1"));
+  lease.set_checkpoint_dir(scratch.Path("existing/attempt-1"));
+  EXPECT_TRUE(PrepareAttemptWorkspace(scratch.Path("work"), lease).ok()) << "an existing folder is fine";
 }
 
 }  // namespace
