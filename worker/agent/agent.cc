@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <tuple>
 
 #include <google/protobuf/util/time_util.h>
 
@@ -165,12 +166,19 @@ void Agent::Launch(const v1::TrialLease& lease) {
 }
 
 void Agent::LaunchLocked(const v1::TrialLease& lease) {
+  AttemptRunner* runner = AddAttemptLocked(lease);
+  if (runner == nullptr) return;
+  const AttemptId id{lease.trial_id(), lease.attempt()};
+  running_.at(id).thread = std::thread([this, id, runner] { RunAttempts(id, runner); });
+}
+
+AttemptRunner* Agent::AddAttemptLocked(const v1::TrialLease& lease) {
   const AttemptId id{lease.trial_id(), lease.attempt()};
   const int cpu_slots = CpuSlotsOf(lease);
   if (running_.count(id) != 0) {
     AgentLog("trial " + std::to_string(id.first) + " attempt " + std::to_string(id.second) +
              " leased again while it runs; ignored");
-    return;
+    return nullptr;
   }
   if (cpu_slots > options_.cpu_slots - used_cpu_slots_) {
     AgentLog("trial " + std::to_string(id.first) + " takes " + std::to_string(cpu_slots) + " CPU slots, " +
@@ -189,24 +197,36 @@ void Agent::LaunchLocked(const v1::TrialLease& lease) {
            std::to_string(cpu_slots) + " CPU slots; " + std::to_string(options_.cpu_slots - used_cpu_slots_) +
            " left)");
   if (shutting_down_) running.runner->Preempt("worker shutting down (" + shutdown_reason_ + ")");
-  AttemptRunner* runner = running.runner.get();
-  running.thread = std::thread([this, runner, id] { Finished(id, runner->Run()); });
+  return running.runner.get();
 }
 
-void Agent::Finished(const AttemptId& id, const AttemptResult& result) {
+void Agent::RunAttempts(AttemptId id, AttemptRunner* runner) {
+  while (runner != nullptr) std::tie(id, runner) = Finished(id, runner->Run());
+}
+
+std::pair<Agent::AttemptId, AttemptRunner*> Agent::Finished(const AttemptId& id, const AttemptResult& result) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     Running& running = running_.at(id);
     running.done = true;
     if (result.next_lease) {
       // The slots go straight to the next trial: the lease poll never sees them free. During a
-      // shutdown LaunchLocked preempts it before its trainer starts (reported PREEMPTED at once).
+      // shutdown AddAttemptLocked preempts it before its trainer starts (reported PREEMPTED at once).
       Release(running);
-      LaunchLocked(*result.next_lease);
+      if (AttemptRunner* next = AddAttemptLocked(*result.next_lease); next != nullptr) {
+        // This thread runs it: the thread moves to the new entry and the ended entry goes (nothing
+        // joins a thread that carries on).
+        const AttemptId next_id{result.next_lease->trial_id(), result.next_lease->attempt()};
+        running_.at(next_id).thread = std::move(running.thread);
+        running_.erase(id);
+        changed_.notify_all();
+        return {next_id, next};
+      }
     }
     changed_.notify_all();
   }
   if (!result.next_lease) lease_interrupter_.Interrupt();  // the poll in flight asked with fewer free slots
+  return {id, nullptr};
 }
 
 void Agent::Release(Running& running) {
