@@ -36,6 +36,39 @@ TEST(SweepExpansion, CrossesRungsWithEveryAxisInSpecOrder) {
   EXPECT_EQ(identities.size(), 12u);
 }
 
+// Large sweeps are resolved on several threads: the trials still come in cell order, and errors are
+// reported in cell order with their spec locations.
+TEST(SweepExpansion, ALargeSweepKeepsCellOrderAndReportsErrorsInOrder) {
+  std::string seeds;
+  for (int seed = 0; seed < 150; ++seed) seeds += (seed > 0 ? ", " : "") + std::to_string(seed);
+  StatusOr<ExpandedSweep> sweep = Expand(BaseSpec() +
+                                         "ladder:\n"
+                                         "  rungs: [{layers: 1, d_model: 16, heads: 2}, {layers: 2, d_model: 32, heads: 2}]\n"
+                                         "sweep:\n"
+                                         "  seed: [" + seeds + "]\n");
+  ASSERT_TRUE(sweep.ok()) << sweep.status().message();
+  ASSERT_EQ(sweep->trials.size(), 300u);
+  std::set<std::string> identities;
+  for (size_t index = 0; index < sweep->trials.size(); ++index) {
+    const ExpandedTrial& trial = sweep->trials[index];
+    EXPECT_EQ(trial.index, static_cast<int64_t>(index));
+    EXPECT_EQ(trial.rung, static_cast<int64_t>(index / 150));
+    EXPECT_EQ(trial.assignments["seed"], static_cast<int>(index % 150));
+    EXPECT_EQ(trial.config.seed, index % 150);
+    EXPECT_EQ(trial.config_json["seed"], index % 150);
+    identities.insert(trial.identity);
+  }
+  EXPECT_EQ(identities.size(), 300u);
+
+  // heads 3 does not divide d_model 16: every such cell fails, at the axis value's location
+  StatusOr<ExpandedSweep> bad = Expand(BaseSpec() +
+                                       "sweep:\n"
+                                       "  seed: [" + seeds + "]\n"
+                                       "  model.heads: [2, 3]\n");
+  ASSERT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("spec.yaml:7:20: error: model"), std::string::npos) << bad.status().message();
+}
+
 TEST(SweepExpansion, MappingValuesMergeIntoTheirBlock) {
   StatusOr<ExpandedSweep> sweep = Expand(BaseSpec() +
                                          "inverse_temperature: {form: log_power, n_ref: 64}\n"
