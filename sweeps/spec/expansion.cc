@@ -46,6 +46,8 @@ class CellBuilder {
     MergeAtPath(&json_, path, value, [&](const std::string& leaf) { origins_[leaf] = location; });
   }
   const nlohmann::json& json() const { return json_; }
+  // Frees the JSON once it is resolved (Locate still works): a large sweep holds every cell at once.
+  void ForgetJson() { json_ = nullptr; }
 
   // The spec location responsible for the value at `path` (or its nearest enclosing path).
   std::string Locate(const std::string& path) const {
@@ -171,7 +173,7 @@ StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document) {
       work.builder.Set("train.steps", 0, tokens_location);
     }
     std::optional<TrialConfig> parsed = ParseTrialConfig(work.builder.json(), &work.errors);
-    if (!parsed) return;
+    if (!parsed) return work.builder.ForgetJson();
     // Ladder rules that depend on the rung's parameter count.
     if (ladder.tokens_per_param > 0 || ladder.lr.set || ladder.batch_size.set) {
       ParameterCounts counts = CountParameters(parsed->model);
@@ -190,8 +192,9 @@ StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document) {
                          ladder.batch_size.location);
       }
       parsed = ParseTrialConfig(work.builder.json(), &work.errors);
-      if (!parsed) return;
+      if (!parsed) return work.builder.ForgetJson();
     }
+    work.builder.ForgetJson();
     trial.config = std::move(*parsed);
     trial.config_json = TrialConfigToJson(trial.config);
     trial.identity = TrialIdentityHash(trial.config, trial.config_json);
