@@ -225,7 +225,9 @@ std::pair<Agent::AttemptId, AttemptRunner*> Agent::Finished(const AttemptId& id,
     }
     changed_.notify_all();
   }
-  if (!result.next_lease) lease_interrupter_.Interrupt();  // the poll in flight asked with fewer free slots
+  // The slots are free (no next lease, or one this worker runs already): the poll in flight asked
+  // with fewer free slots.
+  lease_interrupter_.Interrupt();
   return {id, nullptr};
 }
 
