@@ -232,13 +232,11 @@ StatusOr<Statement> Database::Prepare(std::string_view sql) {
   return Statement(db_, statement, this, std::move(key));
 }
 
-StatusOr<int64_t> Database::QueryInt64(std::string_view sql) {
-  StatusOr<Statement> statement = Prepare(sql);
-  if (!statement.ok()) return statement.status();
-  StatusOr<bool> row = statement->Step();
+StatusOr<int64_t> Database::FirstInt64(Statement& statement, std::string_view sql) {
+  StatusOr<bool> row = statement.Step();
   if (!row.ok()) return row.status();
   if (!*row) return Status::NotFound("sqlite: no row from: " + std::string(sql));
-  return statement->ColumnInt64(0);
+  return statement.ColumnInt64(0);
 }
 
 StatusOr<int64_t> Database::UserVersion() { return QueryInt64("PRAGMA user_version"); }

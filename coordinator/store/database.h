@@ -132,9 +132,15 @@ class Database {
   // kCachedSqlTexts texts): preparing the same SQL again reuses an idle one instead of parsing it.
   StatusOr<Statement> Prepare(std::string_view sql);
 
-  // Runs `sql` (no parameters) and returns the first column of its first row.
-  // NOT_FOUND when it returns no row.
-  StatusOr<int64_t> QueryInt64(std::string_view sql);
+  // Runs `sql` with `values` bound to its parameters 1, 2, ... (Statement::BindAll) and returns the
+  // first column of its first row (a count, an EXISTS probe). NOT_FOUND when it returns no row.
+  template <typename... Values>
+  StatusOr<int64_t> QueryInt64(std::string_view sql, const Values&... values) {
+    StatusOr<Statement> statement = Prepare(sql);
+    if (!statement.ok()) return statement.status();
+    if constexpr (sizeof...(values) > 0) statement->BindAll(values...);
+    return FirstInt64(*statement, sql);
+  }
 
   // PRAGMA user_version: the schema version (schema.h).
   StatusOr<int64_t> UserVersion();
@@ -148,6 +154,9 @@ class Database {
   const std::string& path() const { return path_; }
 
  private:
+  // QueryInt64's untemplated rest: steps `statement` (`sql` for the message) once.
+  static StatusOr<int64_t> FirstInt64(Statement& statement, std::string_view sql);
+
   friend class Statement;
   static constexpr size_t kCachedSqlTexts = 512;
   static constexpr size_t kIdlePerSqlText = 4;

@@ -284,14 +284,12 @@ StatusOr<GangPoll> GangLeases::PollIn(Database& db, const std::string& worker_id
   RUNG_RETURN_IF_ERROR(TouchWorker(db, worker_id, now));  // a waiting worker is alive
   // No gang forming anywhere and no rank waiting for this worker (every look of a deployment that
   // runs no gangs): one probe instead of the release, delivery and keep-alive statements below.
-  StatusOr<Statement> probe = db.Prepare(
+  StatusOr<int64_t> gang_state = db.QueryInt64(
       "SELECT EXISTS (SELECT 1 FROM gang_reservations) OR "
-      "EXISTS (SELECT 1 FROM attempt_ranks WHERE worker_id = ? AND delivered_at IS NULL)");
-  if (!probe.ok()) return probe.status();
-  probe->Bind(1, worker_id);
-  StatusOr<bool> probed = probe->Step();
-  if (!probed.ok()) return probed.status();
-  if (!probe->ColumnInt64(0)) return GangPoll{};
+      "EXISTS (SELECT 1 FROM attempt_ranks WHERE worker_id = ? AND delivered_at IS NULL)",
+      worker_id);
+  if (!gang_state.ok()) return gang_state.status();
+  if (*gang_state == 0) return GangPoll{};
   RUNG_RETURN_IF_ERROR(ReleaseStale(db, options.gang_formation_timeout, now));
   GangPoll poll;
   StatusOr<std::optional<Lease>> lease = Deliver(db, worker_id, now);

@@ -40,24 +40,17 @@ StatusOr<TrialCounts> CountTrials(Database& db, int64_t sweep_id) {
 
 // The sweep's trials FAILED for good: an index range of (sweep_id, state), not a scan of the sweep.
 StatusOr<int64_t> CountFailed(Database& db, int64_t sweep_id) {
-  StatusOr<Statement> count = db.Prepare("SELECT COUNT(*) FROM trials WHERE sweep_id = ? AND state = 'FAILED'");
-  if (!count.ok()) return count.status();
-  count->Bind(1, sweep_id);
-  StatusOr<bool> row = count->Step();
-  if (!row.ok()) return row.status();
-  return count->ColumnInt64(0);
+  return db.QueryInt64("SELECT COUNT(*) FROM trials WHERE sweep_id = ? AND state = 'FAILED'", sweep_id);
 }
 
 // Whether any trial of the sweep is unfinished: one index probe per unfinished state.
 StatusOr<bool> HasUnfinished(Database& db, int64_t sweep_id) {
-  StatusOr<Statement> probe = db.Prepare(
+  StatusOr<int64_t> unfinished = db.QueryInt64(
       "SELECT EXISTS (SELECT 1 FROM trials WHERE sweep_id = ? "
-      "AND state IN ('PENDING', 'LEASED', 'RUNNING', 'PREEMPTED', 'STALE'))");
-  if (!probe.ok()) return probe.status();
-  probe->Bind(1, sweep_id);
-  StatusOr<bool> row = probe->Step();
-  if (!row.ok()) return row.status();
-  return probe->ColumnInt64(0) != 0;
+      "AND state IN ('PENDING', 'LEASED', 'RUNNING', 'PREEMPTED', 'STALE'))",
+      sweep_id);
+  if (!unfinished.ok()) return unfinished.status();
+  return *unfinished != 0;
 }
 
 }  // namespace
