@@ -166,13 +166,14 @@ void Agent::Launch(const v1::TrialLease& lease) {
 }
 
 void Agent::LaunchLocked(const v1::TrialLease& lease) {
-  AttemptRunner* runner = AddAttemptLocked(lease);
-  if (runner == nullptr) return;
+  Running* running = AddAttemptLocked(lease);
+  if (running == nullptr) return;
   const AttemptId id{lease.trial_id(), lease.attempt()};
-  running_.at(id).thread = std::thread([this, id, runner] { RunAttempts(id, runner); });
+  AttemptRunner* runner = running->runner.get();
+  running->thread = std::thread([this, id, runner] { RunAttempts(id, runner); });
 }
 
-AttemptRunner* Agent::AddAttemptLocked(const v1::TrialLease& lease) {
+Agent::Running* Agent::AddAttemptLocked(const v1::TrialLease& lease) {
   const AttemptId id{lease.trial_id(), lease.attempt()};
   const int cpu_slots = CpuSlotsOf(lease);
   if (running_.count(id) != 0) {
@@ -197,7 +198,7 @@ AttemptRunner* Agent::AddAttemptLocked(const v1::TrialLease& lease) {
            std::to_string(cpu_slots) + " CPU slots; " + std::to_string(options_.cpu_slots - used_cpu_slots_) +
            " left)");
   if (shutting_down_) running.runner->Preempt("worker shutting down (" + shutdown_reason_ + ")");
-  return running.runner.get();
+  return &running;
 }
 
 void Agent::RunAttempts(AttemptId id, AttemptRunner* runner) {
@@ -213,14 +214,13 @@ std::pair<Agent::AttemptId, AttemptRunner*> Agent::Finished(const AttemptId& id,
       // The slots go straight to the next trial: the lease poll never sees them free. During a
       // shutdown AddAttemptLocked preempts it before its trainer starts (reported PREEMPTED at once).
       Release(running);
-      if (AttemptRunner* next = AddAttemptLocked(*result.next_lease); next != nullptr) {
+      if (Running* next = AddAttemptLocked(*result.next_lease); next != nullptr) {
         // This thread runs it: the thread moves to the new entry and the ended entry goes (nothing
         // joins a thread that carries on).
-        const AttemptId next_id{result.next_lease->trial_id(), result.next_lease->attempt()};
-        running_.at(next_id).thread = std::move(running.thread);
+        next->thread = std::move(running.thread);
         running_.erase(id);
         changed_.notify_all();
-        return {next_id, next};
+        return {{result.next_lease->trial_id(), result.next_lease->attempt()}, next->runner.get()};
       }
     }
     changed_.notify_all();

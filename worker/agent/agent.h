@@ -98,7 +98,7 @@ class Agent {
   void LaunchLocked(const v1::TrialLease& lease);
   // REQUIRES: mutex_ held. Adds the running entry of `lease` (its slots taken) without a thread;
   // nullptr when that attempt runs already (the lease is ignored).
-  AttemptRunner* AddAttemptLocked(const v1::TrialLease& lease);
+  Running* AddAttemptLocked(const v1::TrialLease& lease);
   // An attempt thread's body: runs `runner`, then whatever attempt Finished hands it.
   void RunAttempts(AttemptId id, AttemptRunner* runner);
   // The end of an attempt, on its thread: `result.next_lease`, when the coordinator gave one, starts
