@@ -4,16 +4,17 @@
 // WorkerService path (benchmarks only; bench/orchestration.py drives it). R reporters, each a worker
 // of its own (its own channel, Register, one Lease of a PENDING trial: the caller submits a sweep
 // of at least R trials first), stream ReportMetrics batches one after another for S seconds, cut as
-// rung-worker's MetricRelay cuts them (RelayOptions::batch_lines step records a batch, every line
-// also sent verbatim as a record, the provenance record alone in batch 1), the rows made by the
-// agent's own StepMetricRows. Each reporter then completes its trial (SUCCEEDED, naming its last
-// batch), so the sweep ends cleanly.
+// rung-worker's MetricRelay cuts them (RelayOptions::batch_lines step records a batch, each
+// decoded by the record codec into its typed record and sent with its line as log text, the
+// provenance record alone in batch 1). Each reporter then completes its trial (SUCCEEDED, its final
+// record in the last batch), so the sweep ends cleanly.
 //
 //   rung-bench-metric-ingest --coordinator HOST:PORT --worker-token-file FILE [--reporters 32]
 //                            [--seconds 30] [--lines-per-batch 64]
 //
 // Prints one JSON line: reporters, seconds (first report to the last acknowledgement), acknowledged
-// batches and points (rows of acknowledged batches; what the database must hold afterwards),
+// batches and points (the metric points of acknowledged step records: every numeric field but the
+// step; what the database must hold afterwards),
 // points_per_sec, the trial ids used, and errors (calls that failed; the run is void if any).
 // Exit codes: 0 measured, 1 a reporter could not register, lease or report, 2 bad arguments.
 #include <unistd.h>
@@ -33,7 +34,9 @@
 #include "core/common/token_file.h"
 #include "worker/agent/coordinator_client.h"
 #include "worker/agent/metric_relay.h"
-#include "worker/agent/trainer_records.h"
+#include "core/records/trainer_records.h"
+#include "proto/protocol_version.h"
+#include "proto/trainer_record_proto.h"
 
 namespace {
 
@@ -50,16 +53,33 @@ struct ReporterResult {
   std::string error;
 };
 
-// A step record shaped like rung-train's (numeric fields the agent turns into metric rows).
+// A step record shaped like rung-train's, as its JSON line.
 std::string StepLine(int64_t step) {
-  const double tokens = static_cast<double>(step) * 4096.0;
-  return json{{"type", "step"},          {"step", step},
-              {"tokens", step * 4096},   {"flops", 2.4e10},
-              {"flops_total", 6e6 * tokens}, {"lr", 1e-3},
-              {"train_loss", 5.0 / std::sqrt(static_cast<double>(step))},
-              {"grad_norm", 0.5},        {"tokens_per_sec", 1e5},
-              {"elapsed_sec", static_cast<double>(step) * 0.04}}
-      .dump();
+  rung::records::StepRecord record;
+  record.step = step;
+  record.tokens = step * 4096;
+  record.flops = 2.4e10;
+  record.flops_total = 6e6 * static_cast<double>(record.tokens);
+  record.lr = 1e-3;
+  record.train_loss = 5.0 / std::sqrt(static_cast<double>(step));
+  record.grad_norm = 0.5;
+  record.tokens_per_sec = 1e5;
+  record.elapsed_sec = static_cast<double>(step) * 0.04;
+  return rung::records::EncodeRecord(record);
+}
+
+// Adds a stdout line to a batch as the agent does: decoded once, the record typed, the line as log
+// text. Returns the metric points its record makes.
+int64_t AddLine(const std::string& line, rung::v1::MetricBatch* batch) {
+  batch->add_stdout_lines(line);
+  rung::StatusOr<rung::records::TrainerRecord> record = rung::records::DecodeRecord(line);
+  if (!record.ok()) return 0;
+  *batch->add_records() = rung::wire::ToProto(*record);
+  int64_t points = 0;
+  if (const auto* step = std::get_if<rung::records::StepRecord>(&*record)) {
+    rung::records::ForEachNumericField(*step, [&](const char*, double) { ++points; });
+  }
+  return points;
 }
 
 // One reporter: register, lease, stream until `stop_at`, complete.
@@ -77,12 +97,13 @@ ReporterResult Report(const agent::CoordinatorClientOptions& options, int index,
   registration.set_host("localhost");
   registration.set_cpu_slots(1);
   registration.set_pid(::getpid());
+  registration.set_protocol_version(rung::wire::kProtocolVersion);
   if (auto registered = client.Register(registration); !registered.ok()) {
     result.error = "register: " + registered.status().message();
     return result;
   }
   rung::v1::LeaseRequest ask;
-  ask.set_free_cpu_slots(1);
+  ask.mutable_free()->set_cpu_slots(1);
   auto leased = client.Lease(ask, std::chrono::seconds(5));
   if (!leased.ok() || !leased->has_lease()) {
     result.error = leased.ok() ? "no PENDING trial to lease (submit a sweep of >= reporters trials first)"
@@ -94,11 +115,10 @@ ReporterResult Report(const agent::CoordinatorClientOptions& options, int index,
 
   int64_t sequence = 0;
   int64_t step = 0;
-  const auto send = [&](rung::v1::ReportMetricsRequest request) -> bool {
+  const auto send = [&](rung::v1::ReportMetricsRequest request, int64_t points) -> bool {
     request.set_trial_id(lease.trial_id());
     request.set_attempt(lease.attempt());
-    request.set_sequence(++sequence);
-    const int64_t rows = request.rows_size();
+    request.mutable_batch()->set_sequence(++sequence);
     auto response = client.ReportMetrics(std::move(request));
     if (!response.ok()) {
       result.error = "report batch " + std::to_string(sequence) + ": " + response.status().message();
@@ -106,35 +126,34 @@ ReporterResult Report(const agent::CoordinatorClientOptions& options, int index,
     }
     result.last_ack = Clock::now();
     ++result.batches;
-    result.points += rows;
+    result.points += points;
     return true;
   };
 
   result.first_call = Clock::now();
   rung::v1::ReportMetricsRequest first;
-  const std::string provenance =
-      json{{"type", "provenance"}, {"trainer", "rung-bench-metric-ingest (benchmarks only)"}, {"threads", 1}}.dump();
-  first.set_provenance_json(provenance);
-  first.add_records(provenance);
-  if (!send(std::move(first))) return result;
+  rung::records::ProvenanceRecord provenance;
+  provenance.commit = "rung-bench-metric-ingest (benchmarks only)";
+  provenance.threads = 1;
+  AddLine(rung::records::EncodeRecord(provenance), first.mutable_batch());
+  if (!send(std::move(first), 0)) return result;
   while (Clock::now() < stop_at) {
     rung::v1::ReportMetricsRequest batch;
-    for (size_t line = 0; line < lines_per_batch; ++line) {
-      std::string text = StepLine(++step);
-      for (rung::v1::MetricRow& row : agent::StepMetricRows(agent::ParseTrainerRecord(text).json)) {
-        *batch.add_rows() = std::move(row);
-      }
-      batch.add_records(std::move(text));
-    }
-    if (!send(std::move(batch))) return result;
+    int64_t points = 0;
+    for (size_t line = 0; line < lines_per_batch; ++line) points += AddLine(StepLine(++step), batch.mutable_batch());
+    if (!send(std::move(batch), points)) return result;
   }
 
   rung::v1::CompleteRequest complete;
   complete.set_trial_id(lease.trial_id());
   complete.set_attempt(lease.attempt());
   complete.set_outcome(rung::v1::OUTCOME_SUCCEEDED);
+  rung::records::FinalRecord final_record;
+  final_record.step = step;
+  final_record.val_loss = 1.0;
+  complete.mutable_final_batch()->set_sequence(++sequence);
+  AddLine(rung::records::EncodeRecord(final_record), complete.mutable_final_batch());
   complete.set_last_batch_sequence(sequence);
-  (*complete.mutable_final_metrics())["val_loss"] = 1.0;
   if (auto completed = client.Complete(complete); !completed.ok()) {
     result.error = "complete: " + completed.status().message();
   }

@@ -8,6 +8,7 @@
 
 #include "coordinator/cli/exit_codes.h"
 #include "core/common/token_file.h"
+#include "proto/protocol_version.h"
 
 namespace rung::cli {
 namespace {
@@ -72,6 +73,7 @@ StatusOr<std::unique_ptr<CoordinatorConnection>> CoordinatorConnection::Open(con
 std::unique_ptr<grpc::ClientContext> CoordinatorConnection::Context() const {
   auto context = std::make_unique<grpc::ClientContext>();
   context->AddMetadata("authorization", "Bearer " + token_);
+  context->AddMetadata(wire::kProtocolVersionMetadata, std::to_string(wire::kProtocolVersion));
   context->set_deadline(std::chrono::system_clock::now() +
                         std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds_ * 1000)));
   return context;
@@ -80,6 +82,7 @@ std::unique_ptr<grpc::ClientContext> CoordinatorConnection::Context() const {
 std::unique_ptr<grpc::ClientContext> CoordinatorConnection::StreamContext() const {
   auto context = std::make_unique<grpc::ClientContext>();
   context->AddMetadata("authorization", "Bearer " + token_);
+  context->AddMetadata(wire::kProtocolVersionMetadata, std::to_string(wire::kProtocolVersion));
   return context;
 }
 

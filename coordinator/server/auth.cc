@@ -1,6 +1,11 @@
 // coordinator/server/auth.cc
 #include "coordinator/server/auth.h"
 
+#include <cstdlib>
+
+#include "coordinator/server/rpc_support.h"
+#include "proto/protocol_version.h"
+
 #include "core/common/token_file.h"
 
 #include <fcntl.h>
@@ -165,7 +170,21 @@ grpc::Status BearerTokenAuthenticator::Process(const InputMetadata& auth_metadat
     authorization = std::string_view(header->second.data(), header->second.size());
   }
   v1::Role role = v1::ROLE_UNSPECIFIED;
-  return Authorize(method_path, authorization, &role);
+  grpc::Status authorized = Authorize(method_path, authorization, &role);
+  if (!authorized.ok() || RequiredAccess(method_path) != Access::kUser) return authorized;
+  // A user call says the protocol it speaks (workers say it when they register).
+  int32_t spoken = 1;
+  if (auto header = auth_metadata.find(wire::kProtocolVersionMetadata); header != auth_metadata.end()) {
+    const std::string text(header->second.data(), header->second.size());
+    char* end = nullptr;
+    const long value = std::strtol(text.c_str(), &end, 10);
+    spoken = end != text.c_str() && *end == '\0' && value > 0 && value < 1000000 ? static_cast<int32_t>(value) : -1;
+  }
+  if (spoken < 0) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        std::string("the metadata '") + wire::kProtocolVersionMetadata + "' must be a positive integer");
+  }
+  return CheckProtocolVersion(spoken, "this rung client");
 }
 
 Status ValidateTokens(std::string_view user_token, std::string_view worker_token) {

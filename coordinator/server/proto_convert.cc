@@ -1,5 +1,9 @@
 // coordinator/server/proto_convert.cc
 #include "coordinator/server/proto_convert.h"
+#include "proto/trainer_record_proto.h"
+
+#include <limits>
+#include <variant>
 
 #include <algorithm>
 #include <map>
@@ -40,10 +44,6 @@ bool IsWorkerId(const std::string& id) {
   return true;
 }
 
-int64_t TotalSteps(const nlohmann::json& config) {
-  const nlohmann::json* steps = FindPath(config, "train.steps");
-  return steps != nullptr && steps->is_number_integer() ? steps->get<int64_t>() : 0;
-}
 
 }  // namespace
 
@@ -158,7 +158,7 @@ v1::Trial ToProtoTrial(const TrialOverview& overview, const nlohmann::json& base
   out.set_attempt(trial.attempt);
   out.set_state_reason(overview.state_reason);
   out.set_latest_step(overview.latest_step.value_or(0));
-  out.set_total_steps(TotalSteps(cell.config));
+  out.set_total_steps(cell.steps);
   if (overview.latest_metric) out.set_latest_metric(*overview.latest_metric);
   if (overview.final_metric && trial.state == TrialState::kSucceeded) out.set_final_metric(*overview.final_metric);
   if (overview.attempt) {
@@ -207,7 +207,7 @@ v1::Worker ToProtoWorker(const WorkerRecord& worker, Timestamp now, std::chrono:
   return out;
 }
 
-v1::Tensor ToProtoTensor(const NamedTensor& tensor) {
+v1::Tensor ToProtoTensor(const records::Tensor& tensor) {
   v1::Tensor out;
   out.set_name(tensor.name);
   for (int64_t extent : tensor.shape) out.add_shape(extent);
@@ -215,22 +215,21 @@ v1::Tensor ToProtoTensor(const NamedTensor& tensor) {
   return out;
 }
 
-StatusOr<NamedTensor> FromProtoTensor(const v1::Tensor& tensor) {
-  NamedTensor out;
-  out.name = tensor.name();
+Status CheckTensor(const records::Tensor& tensor) {
+  if (tensor.name.empty()) return Status::InvalidArgument("a tensor needs a name");
   int64_t size = 1;
-  for (int64_t extent : tensor.shape()) {
-    if (extent < 0) return Status::InvalidArgument("tensor " + tensor.name() + " has a negative extent");
-    out.shape.push_back(extent);
+  for (int64_t extent : tensor.shape) {
+    if (extent < 0) return Status::InvalidArgument("tensor " + tensor.name + " has a negative extent");
+    if (extent > 0 && size > std::numeric_limits<int64_t>::max() / extent) {
+      return Status::InvalidArgument("tensor " + tensor.name + " has a shape too large to hold");
+    }
     size *= extent;
   }
-  if (out.name.empty()) return Status::InvalidArgument("a tensor needs a name");
-  if (size != tensor.values_size()) {
-    return Status::InvalidArgument("tensor " + tensor.name() + " has " + std::to_string(tensor.values_size()) +
+  if (size != static_cast<int64_t>(tensor.values.size())) {
+    return Status::InvalidArgument("tensor " + tensor.name + " has " + std::to_string(tensor.values.size()) +
                                    " values for a shape of " + std::to_string(size) + " elements");
   }
-  out.values.assign(tensor.values().begin(), tensor.values().end());
-  return out;
+  return Status::Ok();
 }
 
 StatusOr<WorkerInfo> WorkerInfoFromRequest(const v1::RegisterRequest& request) {
@@ -282,58 +281,53 @@ v1::TrialLease ToProtoLease(const Lease& lease, const google::protobuf::Repeated
   for (int64_t taken = 0; taken < lease.gpus && taken < free_gpus.size(); ++taken) out.add_gpus(free_gpus[taken]);
   *out.mutable_lease_duration() = ToDuration(lease_duration);
   *out.mutable_lease_expires_at() = ToProtoTime(lease.lease_expires_at);
+  out.set_world_size(static_cast<int32_t>(lease.world_size));
+  out.set_total_steps(lease.total_steps);
   if (!lease.rendezvous.empty()) {
     out.set_rank(static_cast<int32_t>(lease.rank));
-    out.set_world_size(static_cast<int32_t>(lease.world_size));
     out.set_rendezvous(lease.rendezvous);
   }
   return out;
 }
 
-MetricBatch MetricBatchFromRequest(const v1::ReportMetricsRequest& request) {
-  MetricBatch batch;
-  batch.trial_id = request.trial_id();
-  batch.attempt = request.attempt();
-  batch.sequence = request.sequence();
-  // The provenance record, when the batch names it, holds no points or results: not parsed again.
-  std::vector<std::string> records;
-  records.reserve(request.records_size());
-  for (const std::string& record : request.records()) {
-    if (request.provenance_json().empty() || record != request.provenance_json()) records.push_back(record);
+StatusOr<MetricBatch> MetricBatchFromProto(const v1::MetricBatch& batch, const std::string& where) {
+  MetricBatch out;
+  out.sequence = batch.sequence();
+  std::vector<records::TrainerRecord> typed;
+  typed.reserve(batch.records_size());
+  for (int index = 0; index < batch.records_size(); ++index) {
+    StatusOr<records::TrainerRecord> record = wire::FromProto(batch.records(index));
+    if (!record.ok()) {
+      return Status::InvalidArgument(where + ".records[" + std::to_string(index) + "]: " + record.status().message());
+    }
+    if (const auto* final_record = std::get_if<records::FinalRecord>(&*record)) {
+      for (const auto* tensors : {&final_record->positional_parameters, &final_record->frequencies}) {
+        for (const records::Tensor& tensor : *tensors) {
+          if (Status valid = CheckTensor(tensor); !valid.ok()) {
+            return Status::InvalidArgument(where + ".records[" + std::to_string(index) + "] (final): " +
+                                           valid.message());
+          }
+        }
+      }
+    }
+    typed.push_back(std::move(record).value());
   }
-  TrainerRecords parsed = ParseTrainerRecords(records);
-
-  std::set<std::pair<int64_t, std::string>> seen;  // (step, name)
-  for (const v1::MetricRow& row : request.rows()) {
-    if (!seen.insert({row.step(), row.name()}).second) continue;
-    MetricPoint point;
-    point.step = row.step();
-    point.name = row.name();
-    point.value = row.value();
-    point.tokens = row.tokens();
-    point.flops = row.flops();
-    point.wall_time = row.wall_time();
-    batch.points.push_back(std::move(point));
+  RecordRows rows = RowsFromRecords(typed);
+  // One point per step and name: a step printed twice in one batch keeps its first value.
+  std::set<std::pair<int64_t, std::string>> seen;
+  out.points.reserve(rows.points.size());
+  for (MetricPoint& point : rows.points) {
+    if (seen.insert({point.step, point.name}).second) out.points.push_back(std::move(point));
   }
-  for (MetricPoint& point : parsed.points) {
-    if (seen.insert({point.step, point.name}).second) batch.points.push_back(std::move(point));
-  }
-
-  if (!request.provenance_json().empty()) {
-    // Stored as sent when it is JSON (checked without building it), else kept as a JSON string.
-    batch.provenance_json = nlohmann::json::accept(request.provenance_json())
-                                ? request.provenance_json()
-                                : nlohmann::json(request.provenance_json()).dump();
-  } else if (!parsed.provenance.is_null()) {
-    batch.provenance_json = parsed.provenance.dump();
-  }
-  batch.results = std::move(parsed.results);
-  for (const std::string& line : request.records()) batch.lines.push_back({LogSource::kRecord, line});
-  for (const std::string& line : request.stderr_lines()) batch.lines.push_back({LogSource::kStderr, line});
-  return batch;
+  out.provenance_json = std::move(rows.provenance_json);
+  out.results = std::move(rows.results);
+  out.lines.reserve(batch.stdout_lines_size() + batch.stderr_lines_size());
+  for (const std::string& line : batch.stdout_lines()) out.lines.push_back({LogSource::kRecord, line});
+  for (const std::string& line : batch.stderr_lines()) out.lines.push_back({LogSource::kStderr, line});
+  return out;
 }
 
-StatusOr<AttemptEnding> AttemptEndingFromRequest(const v1::CompleteRequest& request, int64_t final_step) {
+StatusOr<AttemptEnding> AttemptEndingFromRequest(const v1::CompleteRequest& request) {
   AttemptEnding ending;
   ending.last_batch_sequence = request.last_batch_sequence();
   const std::string exit_code =
@@ -341,7 +335,7 @@ StatusOr<AttemptEnding> AttemptEndingFromRequest(const v1::CompleteRequest& requ
   switch (request.outcome()) {
     case v1::OUTCOME_SUCCEEDED:
       ending.outcome = TrialState::kSucceeded;
-      break;
+      return ending;
     case v1::OUTCOME_FAILED:
       ending.outcome = TrialState::kFailed;
       ending.reason = (request.reason().empty() ? "the trainer failed" : request.reason()) + exit_code;
@@ -353,21 +347,6 @@ StatusOr<AttemptEnding> AttemptEndingFromRequest(const v1::CompleteRequest& requ
     default:
       return Status::InvalidArgument("CompleteRequest.outcome is unspecified: send SUCCEEDED, FAILED or PREEMPTED");
   }
-  // Sorted by name: a protobuf map has no order, and a resent Complete must read as the same report.
-  std::map<std::string, double> metrics(request.final_metrics().begin(), request.final_metrics().end());
-  for (const auto& [name, value] : metrics) ending.results.summaries.push_back({name, value, std::nullopt});
-  for (const v1::Tensor& proto : request.learned_parameters()) {
-    StatusOr<NamedTensor> tensor = FromProtoTensor(proto);
-    if (!tensor.ok()) return Status::InvalidArgument("CompleteRequest.learned_parameters: " + tensor.status().message());
-    std::vector<LearnedParamValue> elements = TensorToElements(final_step, *tensor);
-    ending.results.learned_params.insert(ending.results.learned_params.end(), elements.begin(), elements.end());
-  }
-  for (const v1::Tensor& proto : request.diagnostics()) {
-    StatusOr<NamedTensor> tensor = FromProtoTensor(proto);
-    if (!tensor.ok()) return Status::InvalidArgument("CompleteRequest.diagnostics: " + tensor.status().message());
-    ending.results.diagnostics.push_back({tensor->name, TensorToJson({final_step, *tensor})});
-  }
-  return ending;
 }
 
 }  // namespace rung::server

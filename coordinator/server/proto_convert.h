@@ -22,7 +22,8 @@
 #include <nlohmann/json.hpp>
 
 #include "coordinator/store/store_types.h"
-#include "coordinator/store/trainer_records.h"
+#include "coordinator/store/record_rows.h"
+#include "core/records/trainer_records.h"
 #include "core/common/status.h"
 #include "proto/rung.pb.h"
 
@@ -51,9 +52,10 @@ v1::TrialAttempt ToProtoAttempt(const AttemptRecord& attempt);
 // `gone`: not seen for longer than a lease lasts.
 v1::Worker ToProtoWorker(const WorkerRecord& worker, Timestamp now, std::chrono::microseconds lease_duration);
 
-v1::Tensor ToProtoTensor(const NamedTensor& tensor);
-// INVALID_ARGUMENT when the values do not fill the shape.
-StatusOr<NamedTensor> FromProtoTensor(const v1::Tensor& tensor);
+v1::Tensor ToProtoTensor(const records::Tensor& tensor);
+// INVALID_ARGUMENT for a tensor without a name, a negative extent, or values that do not fill its
+// shape.
+Status CheckTensor(const records::Tensor& tensor);
 
 // ------------------------------------------------------------------------------------ worker side
 
@@ -65,13 +67,13 @@ StatusOr<WorkerInfo> WorkerInfoFromRequest(const v1::RegisterRequest& request);
 v1::TrialLease ToProtoLease(const Lease& lease, const google::protobuf::RepeatedField<int32_t>& free_gpus,
                             std::chrono::microseconds lease_duration);
 
-// A metric batch as the store takes it: the explicit rows and every numeric field of the step
-// records (one point per step and name; an explicit row wins), the provenance (the field, else a
-// provenance record), the results of final and diagnostics records, and every line.
-MetricBatch MetricBatchFromRequest(const v1::ReportMetricsRequest& request);
+// A metric batch as the store takes it (trial, attempt and worker are the caller's to set): what
+// its typed records hold (record_rows.h; one point per step and name), and every line as log text.
+// INVALID_ARGUMENT, naming `where` ("ReportMetricsRequest.batch") and the record, for a record that
+// does not convert or a tensor that does not fill its shape.
+StatusOr<MetricBatch> MetricBatchFromProto(const v1::MetricBatch& batch, const std::string& where);
 
-// The end of an attempt as the store takes it; learned parameters and diagnostics are recorded at
-// `final_step` (the trial's last step). INVALID_ARGUMENT for an unspecified outcome or a bad tensor.
-StatusOr<AttemptEnding> AttemptEndingFromRequest(const v1::CompleteRequest& request, int64_t final_step);
+// The end of an attempt as the store takes it. INVALID_ARGUMENT for an unspecified outcome.
+StatusOr<AttemptEnding> AttemptEndingFromRequest(const v1::CompleteRequest& request);
 
 }  // namespace rung::server

@@ -45,7 +45,18 @@ v1::ServerInfo MakeServerInfo(std::chrono::system_clock::time_point started_at, 
   info.set_caller_role(caller_role);
   *info.mutable_server_time() = ToTimestamp(std::chrono::system_clock::now());
   *info.mutable_started_at() = ToTimestamp(started_at);
+  info.set_protocol_version(wire::kProtocolVersion);
   return info;
+}
+
+grpc::Status CheckProtocolVersion(int32_t spoken, const std::string& peer) {
+  const int32_t version = spoken == 0 ? 1 : spoken;
+  if (version == wire::kProtocolVersion) return grpc::Status::OK;
+  return {grpc::StatusCode::FAILED_PRECONDITION,
+          peer + " speaks protocol version " + std::to_string(version) + " and this coordinator (rung " +
+              BuildCommit() + ") speaks version " + std::to_string(wire::kProtocolVersion) + ": " +
+              (version < wire::kProtocolVersion ? "upgrade " + peer + " to this coordinator's release"
+                                          : "upgrade the coordinator, or use the " + peer + " of its release")};
 }
 
 }  // namespace rung::server

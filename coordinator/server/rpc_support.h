@@ -19,6 +19,7 @@
 #include <grpcpp/support/status.h>
 
 #include "core/common/status.h"
+#include "proto/protocol_version.h"
 #include "proto/rung.pb.h"
 
 namespace rung::server {
@@ -35,5 +36,9 @@ google::protobuf::Duration ToDuration(std::chrono::microseconds duration);
 
 // This coordinator as it describes itself to a caller of the given role.
 v1::ServerInfo MakeServerInfo(std::chrono::system_clock::time_point started_at, v1::Role caller_role);
+
+// OK when a peer's protocol version (0: it named none, so 1) is this coordinator's; otherwise
+// FAILED_PRECONDITION naming both versions and what to upgrade. `peer`: "rung-worker", "rung".
+grpc::Status CheckProtocolVersion(int32_t spoken, const std::string& peer);
 
 }  // namespace rung::server

@@ -70,8 +70,7 @@ v1::Trial DryRunTrial(const ExpandedTrial& trial, const TrialCell& cell) {
   out.set_tokens(trial.tokens);
   out.set_flops(trial.flops);
   out.set_state(v1::TRIAL_STATE_PENDING);
-  const nlohmann::json* steps = FindPath(cell.config, "train.steps");
-  if (steps != nullptr && steps->is_number_integer()) out.set_total_steps(steps->get<int64_t>());
+  out.set_total_steps(cell.steps);
   return out;
 }
 

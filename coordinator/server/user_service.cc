@@ -67,8 +67,9 @@ UserServiceImpl::UserServiceImpl(Coordinator* coordinator, const BearerTokenAuth
       started_at_(started_at),
       submitter_(coordinator->sweeps(), coordinator->trials()) {}
 
-grpc::Status UserServiceImpl::GetServerInfo(grpc::ServerContext* context, const v1::GetServerInfoRequest* /*request*/,
+grpc::Status UserServiceImpl::GetServerInfo(grpc::ServerContext* context, const v1::GetServerInfoRequest* request,
                                             v1::ServerInfo* response) {
+  if (grpc::Status spoken = CheckProtocolVersion(request->protocol_version(), "rung"); !spoken.ok()) return spoken;
   *response = MakeServerInfo(started_at_, authenticator_->CallerRole(*context));
   return grpc::Status::OK;
 }
@@ -350,6 +351,9 @@ grpc::Status UserServiceImpl::GetDiagnostics(grpc::ServerContext* /*context*/,
     v1::TrialDiagnostic* diagnostic = response->add_diagnostics();
     diagnostic->set_name(entry.name);
     diagnostic->set_json(entry.value.dump());
+    diagnostic->set_step(entry.step);
+    diagnostic->set_layer(entry.layer);
+    diagnostic->set_head(entry.head);
   }
   return grpc::Status::OK;
 }

@@ -28,12 +28,6 @@ std::chrono::steady_clock::time_point LeaseDeadline(const grpc::ServerContext& c
   return std::chrono::steady_clock::now() + wait;
 }
 
-// The last step of a trial's run (train.steps of its config), where its final results belong.
-int64_t FinalStep(const TrialRecord& trial) {
-  const nlohmann::json* steps = FindPath(trial.cell.config, "train.steps");
-  return steps != nullptr && steps->is_number_integer() ? steps->get<int64_t>() : 0;
-}
-
 // Reports name their worker: the fence checks it holds the attempt (trial_lifecycle.h).
 grpc::Status RequireWorkerId(const std::string& worker_id, const char* message) {
   if (!worker_id.empty()) return grpc::Status::OK;
@@ -53,6 +47,9 @@ WorkerServiceImpl::WorkerServiceImpl(Coordinator* coordinator, const ServerOptio
 
 grpc::Status WorkerServiceImpl::Register(grpc::ServerContext* /*context*/, const v1::RegisterRequest* request,
                                          v1::RegisterResponse* response) {
+  if (grpc::Status spoken = CheckProtocolVersion(request->protocol_version(), "rung-worker"); !spoken.ok()) {
+    return spoken;
+  }
   StatusOr<WorkerInfo> worker = WorkerInfoFromRequest(*request);
   if (!worker.ok()) return ToGrpcStatus(worker.status());
   if (Status registered = coordinator_->workers().Register(*worker); !registered.ok()) return ToGrpcStatus(registered);
@@ -61,8 +58,6 @@ grpc::Status WorkerServiceImpl::Register(grpc::ServerContext* /*context*/, const
   *response->mutable_heartbeat_interval() = ToDuration(heartbeat_interval_);
   *response->mutable_lease_duration() = ToDuration(lease_duration_);
   *response->mutable_server() = MakeServerInfo(started_at_, v1::ROLE_WORKER);
-  response->add_features(kFeatureCompleteFinalBatch);
-  response->add_features(kFeatureCompleteLeaseNext);
   return grpc::Status::OK;
 }
 
@@ -71,16 +66,16 @@ grpc::Status WorkerServiceImpl::Lease(grpc::ServerContext* context, const v1::Le
   if (request->worker_id().empty()) {
     return {grpc::StatusCode::INVALID_ARGUMENT, "LeaseRequest.worker_id is required: the id it registered with"};
   }
-  if (request->free_cpu_slots() < 0) {
-    return {grpc::StatusCode::INVALID_ARGUMENT, "LeaseRequest.free_cpu_slots must be 0 or more"};
+  if (request->free().cpu_slots() < 0) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, "LeaseRequest.free.cpu_slots must be 0 or more"};
   }
-  const LeaseAsk ask{request->worker_id(), request->free_cpu_slots(), request->free_gpus_size()};
+  const LeaseAsk ask{request->worker_id(), request->free().cpu_slots(), request->free().gpus_size()};
   StatusOr<std::optional<rung::Lease>> lease = coordinator_->leases().Acquire(
       ask, LeaseDeadline(*context, *request, max_lease_wait_), [context] { return context->IsCancelled(); });
   if (!lease.ok()) return ToGrpcStatus(lease.status());
   if (*lease) {
     coordinator_->Changed();
-    *response->mutable_lease() = ToProtoLease(**lease, request->free_gpus(), lease_duration_);
+    *response->mutable_lease() = ToProtoLease(**lease, request->free().gpus(), lease_duration_);
   }
   return grpc::Status::OK;
 }
@@ -102,9 +97,12 @@ grpc::Status WorkerServiceImpl::ReportMetrics(grpc::ServerContext* /*context*/,
                                               const v1::ReportMetricsRequest* request,
                                               v1::ReportMetricsResponse* response) {
   if (grpc::Status valid = RequireWorkerId(request->worker_id(), "ReportMetricsRequest"); !valid.ok()) return valid;
-  MetricBatch batch = MetricBatchFromRequest(*request);
-  batch.worker_id = request->worker_id();
-  StatusOr<BatchAck> ack = coordinator_->trials().ReportBatch(batch);
+  StatusOr<MetricBatch> batch = MetricBatchFromProto(request->batch(), "ReportMetricsRequest.batch");
+  if (!batch.ok()) return ToGrpcStatus(batch.status());
+  batch->worker_id = request->worker_id();
+  batch->trial_id = request->trial_id();
+  batch->attempt = request->attempt();
+  StatusOr<BatchAck> ack = coordinator_->trials().ReportBatch(*batch);
   if (!ack.ok()) return ToGrpcStatus(ack.status());
   if (!ack->duplicate) coordinator_->Changed();
   response->set_acknowledged_sequence(ack->acknowledged_sequence);
@@ -115,26 +113,24 @@ grpc::Status WorkerServiceImpl::ReportMetrics(grpc::ServerContext* /*context*/,
 grpc::Status WorkerServiceImpl::Complete(grpc::ServerContext* /*context*/, const v1::CompleteRequest* request,
                                          v1::CompleteResponse* response) {
   if (grpc::Status valid = RequireWorkerId(request->worker_id(), "CompleteRequest"); !valid.ok()) return valid;
-  int64_t final_step = 0;  // where the final tensors belong: only read when there are some
-  if (request->learned_parameters_size() > 0 || request->diagnostics_size() > 0) {
-    StatusOr<TrialRecord> trial = coordinator_->trials().Get(request->trial_id());
-    if (!trial.ok()) return ToGrpcStatus(trial.status());
-    final_step = FinalStep(*trial);
-  }
-  StatusOr<AttemptEnding> ending = AttemptEndingFromRequest(*request, final_step);
+  StatusOr<AttemptEnding> ending = AttemptEndingFromRequest(*request);
   if (!ending.ok()) return ToGrpcStatus(ending.status());
   ending->worker_id = request->worker_id();
   std::optional<MetricBatch> final_batch;
   if (request->has_final_batch()) {
-    final_batch = MetricBatchFromRequest(request->final_batch());
+    StatusOr<MetricBatch> batch = MetricBatchFromProto(request->final_batch(), "CompleteRequest.final_batch");
+    if (!batch.ok()) return ToGrpcStatus(batch.status());
+    final_batch = std::move(batch).value();
     final_batch->worker_id = request->worker_id();
     final_batch->trial_id = request->trial_id();
     final_batch->attempt = request->attempt();
   }
   std::optional<LeaseAsk> next;
   if (request->has_lease_next()) {
-    next = LeaseAsk{request->worker_id(), request->lease_next().free_cpu_slots(),
-                    request->lease_next().free_gpus_size()};
+    if (request->lease_next().cpu_slots() < 0) {
+      return {grpc::StatusCode::INVALID_ARGUMENT, "CompleteRequest.lease_next.cpu_slots must be 0 or more"};
+    }
+    next = LeaseAsk{request->worker_id(), request->lease_next().cpu_slots(), request->lease_next().gpus_size()};
   }
   StatusOr<Coordinator::EndedAttempt> ended = coordinator_->EndAttemptAndLease(
       request->trial_id(), request->attempt(), *ending, final_batch ? &*final_batch : nullptr, next);
@@ -142,7 +138,7 @@ grpc::Status WorkerServiceImpl::Complete(grpc::ServerContext* /*context*/, const
   response->set_trial_state(ToProto(ended->ack.trial_state));
   response->set_duplicate(ended->ack.duplicate);
   if (ended->next_lease) {
-    *response->mutable_next_lease() = ToProtoLease(*ended->next_lease, request->lease_next().free_gpus(), lease_duration_);
+    *response->mutable_next_lease() = ToProtoLease(*ended->next_lease, request->lease_next().gpus(), lease_duration_);
   }
   return grpc::Status::OK;
 }

@@ -38,9 +38,6 @@
 
 namespace rung::server {
 
-// RegisterResponse.features this coordinator names.
-inline constexpr char kFeatureCompleteFinalBatch[] = "complete.final_batch";
-inline constexpr char kFeatureCompleteLeaseNext[] = "complete.lease_next";
 
 class WorkerServiceImpl final : public v1::WorkerService::Service {
  public:

@@ -150,6 +150,7 @@ StatusOr<std::optional<Lease>> Deliver(Database& db, const std::string& worker_i
   lease.attempt = attempt;
   lease.config_json = trial->cell.config.dump();
   lease.world_size = TrialWorldSize(*trial);
+  lease.total_steps = trial->cell.steps;
   lease.cpus = trial->cell.cpus / lease.world_size;
   lease.gpus = trial->cell.gpus / lease.world_size;
   for (const AttemptRecord& record : *attempts) {
@@ -262,14 +263,7 @@ Status ExplainWaiting(Database& db, const std::vector<WorkerRecord>& workers, Ti
 
 }  // namespace
 
-int64_t TrialWorldSize(const TrialRecord& trial) {
-  const nlohmann::json& config = trial.cell.config;
-  if (config.is_object() && config.contains("resources") && config["resources"].is_object()) {
-    const nlohmann::json& value = config["resources"].value("world_size", nlohmann::json(1));
-    if (value.is_number_integer() && value.get<int64_t>() > 1) return value.get<int64_t>();
-  }
-  return 1;
-}
+int64_t TrialWorldSize(const TrialRecord& trial) { return std::max<int64_t>(1, trial.cell.world_size); }
 
 StatusOr<GangPoll> GangLeases::Poll(const std::string& worker_id) {
   return store_.Write([&](Database& db, Timestamp now) { return PollIn(db, worker_id, now); });
@@ -324,7 +318,7 @@ StatusOr<GangPoll> GangLeases::JoinIn(Database& db, const std::string& worker_id
   StatusOr<std::vector<TrialRecord>> candidates = store_internal::Select<TrialRecord>(
       db,
       "JOIN sweeps ON sweeps.id = trials.sweep_id WHERE trials.state = 'PENDING' AND sweeps.state = 'ACTIVE' AND "
-      "json_extract(trials.config_json, '$.resources.world_size') > 1 ORDER BY trials.priority DESC, trials.id");
+      "trials.world_size > 1 ORDER BY trials.priority DESC, trials.id");
   if (!candidates.ok()) return candidates.status();
   GangPoll poll;
   for (TrialRecord& trial : *candidates) {

@@ -129,13 +129,19 @@ StatusOr<std::vector<LearnedParamValue>> MetricStore::LearnedParams(int64_t tria
 
 StatusOr<std::vector<Diagnostic>> MetricStore::Diagnostics(int64_t trial_id) const {
   return store_.Read([&](Database& db) -> StatusOr<std::vector<Diagnostic>> {
+    // Each name from the newest attempt that wrote it, every step (milestone), layer and head of it.
     StatusOr<Statement> query = db.Prepare(
-        "SELECT name, json, MAX(attempt) FROM diagnostics WHERE trial_id = ? GROUP BY name ORDER BY name");
+        "SELECT d.name, d.json, d.step, d.layer, d.head FROM diagnostics d WHERE d.trial_id = ?1 AND d.attempt = "
+        "(SELECT MAX(e.attempt) FROM diagnostics e WHERE e.trial_id = ?1 AND e.name = d.name) "
+        "ORDER BY d.name, d.step, d.layer, d.head");
     if (!query.ok()) return query.status();
     query->Bind(1, trial_id);
     return ReadRows<Diagnostic>(*query, [](const Statement& row) -> StatusOr<Diagnostic> {
       Diagnostic diagnostic;
       diagnostic.name = row.ColumnText(0);
+      diagnostic.step = row.ColumnInt64(2);
+      diagnostic.layer = row.ColumnInt64(3);
+      diagnostic.head = row.ColumnInt64(4);
       StatusOr<nlohmann::json> value =
           store_internal::ParseJsonColumn(row.ColumnText(1), "diagnostic " + diagnostic.name);
       if (!value.ok()) return value.status();

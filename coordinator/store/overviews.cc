@@ -82,7 +82,7 @@ const std::string& TrialOverviewColumns() {
       ", (SELECT leased_at FROM attempts a WHERE a.trial_id = trials.id AND a.attempt = 1)";
   return columns;
 }
-constexpr int kFirstOverviewColumn = 23;  // after Table<TrialRecord>'s 23 columns
+constexpr int kFirstOverviewColumn = store_internal::Table<TrialRecord>::kColumnCount;
 
 StatusOr<TrialOverview> ReadTrialOverview(const Statement& row) {
   StatusOr<TrialRecord> trial = store_internal::Table<TrialRecord>::Read(row);

@@ -232,6 +232,37 @@ CREATE TABLE attempt_ranks (
 CREATE INDEX attempt_ranks_by_worker ON attempt_ranks(worker_id, delivered_at);
 )sql";
 
+// Version 5: the record contract (core/records/trainer_records.h). Trials keep their run's steps and
+// world size as columns (what leases and views read, instead of digging in config_json); a
+// diagnostic is keyed by where it was measured (step, layer, head) as well as its name, so a trial
+// keeps one per training milestone. Existing diagnostics take the step their document names.
+constexpr char kSchemaV5[] = R"sql(
+ALTER TABLE trials ADD COLUMN steps      INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE trials ADD COLUMN world_size INTEGER NOT NULL DEFAULT 1;
+UPDATE trials SET
+  steps      = COALESCE(CAST(json_extract(config_json, '$.train.steps') AS INTEGER), 0),
+  world_size = MAX(1, COALESCE(CAST(json_extract(config_json, '$.resources.world_size') AS INTEGER), 1));
+
+CREATE TABLE diagnostics_v5 (
+  trial_id INTEGER NOT NULL,
+  attempt  INTEGER NOT NULL,
+  name     TEXT    NOT NULL,
+  step     INTEGER NOT NULL,
+  layer    INTEGER NOT NULL,
+  head     INTEGER NOT NULL,
+  json     TEXT    NOT NULL,
+  PRIMARY KEY (trial_id, attempt, name, step, layer, head),
+  FOREIGN KEY (trial_id, attempt) REFERENCES attempts(trial_id, attempt)
+) WITHOUT ROWID;
+INSERT INTO diagnostics_v5(trial_id, attempt, name, step, layer, head, json)
+  SELECT trial_id, attempt, name,
+         CASE WHEN json_valid(json) THEN COALESCE(CAST(json_extract(json, '$.step') AS INTEGER), 0) ELSE 0 END,
+         -1, -1, json
+  FROM diagnostics;
+DROP TABLE diagnostics;
+ALTER TABLE diagnostics_v5 RENAME TO diagnostics;
+)sql";
+
 }  // namespace
 
 const std::vector<SchemaMigration>& SchemaMigrations() {
@@ -243,6 +274,7 @@ const std::vector<SchemaMigration>& SchemaMigrations() {
        kSchemaV2},
       {3, "sweep_fits: compute-multiplier fits with their inputs", kSchemaV3},
       {4, "gang_reservations, attempt_ranks: data-parallel trials leased to several workers", kSchemaV4},
+      {5, "trials' steps and world size; diagnostics keyed by step, layer and head", kSchemaV5},
   };
   return migrations;
 }

@@ -80,6 +80,8 @@ struct TrialCell {
   double flops = 0;           // 6 N_nonembedding D
   int64_t cpus = 1;           // what a worker must have free to lease it
   int64_t gpus = 0;
+  int64_t steps = 0;          // optimizer steps of the run (train.steps)
+  int64_t world_size = 1;     // data-parallel ranks (resources.world_size)
   nlohmann::json assignments = nlohmann::json::object();  // axis key -> this cell's value
 };
 
@@ -164,11 +166,12 @@ struct Lease {
   Timestamp lease_expires_at;
   int64_t cpus = 0;  // what the trial takes of the worker's resources (a gang rank: one rank's)
   int64_t gpus = 0;
+  int64_t total_steps = 0;  // optimizer steps of the run (train.steps)
+  int64_t world_size = 1;   // the trial's data-parallel ranks
   // A gang lease (a data-parallel trial leased to several workers, gang_leases.h): this worker's
-  // rank, the trial's world size and rank 0's rendezvous "host:port". world_size 0 and an empty
-  // rendezvous for an ordinary lease (the worker runs every rank itself).
+  // rank and rank 0's rendezvous "host:port". An empty rendezvous for an ordinary lease (the worker
+  // runs every rank itself).
   int64_t rank = 0;
-  int64_t world_size = 0;
   std::string rendezvous;
 };
 
@@ -222,13 +225,18 @@ struct LearnedParamValue {
   std::optional<std::vector<int64_t>> shape;
 };
 
+// A diagnostic document, keyed by its name and where it was measured (several per trial and name:
+// one per training milestone).
 struct Diagnostic {
   std::string name;
   nlohmann::json value;
+  int64_t step = 0;
+  int64_t layer = -1;  // -1: not about one layer
+  int64_t head = -1;   // -1: not about one head
 };
 
-// What a successful attempt reports: with its completion, or in the metric batch that carries
-// the trainer's final record.
+// What a trainer's final and diagnostics records report (record_rows.h), carried by the metric
+// batch that holds them.
 struct TrialResults {
   std::vector<SummaryValue> summaries;
   std::vector<LearnedParamValue> learned_params;
@@ -277,7 +285,6 @@ struct AttemptEnding {
   std::string worker_id;                         // the reporting worker: must hold the attempt ("" = not checked)
   TrialState outcome = TrialState::kSucceeded;  // kSucceeded, kFailed or kPreempted
   std::string reason;                            // for kFailed and kPreempted
-  TrialResults results;                          // for kSucceeded
   int64_t last_batch_sequence = 0;               // batches 1..this must be committed first
 };
 

@@ -16,7 +16,7 @@ using store_internal::Cause;
 // The trial columns a submission sets from a TrialCell (all but identity), in BindCell's order.
 constexpr const char* kCellColumns[] = {"config_json", "rung",  "rung_label", "variant", "xi",
                                         "seed",        "n_nonembedding", "n_total", "tokens", "flops",
-                                        "cpus",        "gpus",  "assignments"};
+                                        "cpus",        "gpus",  "steps", "world_size", "assignments"};
 constexpr int kCellColumnCount = sizeof(kCellColumns) / sizeof(kCellColumns[0]);
 
 // Binds `cell` to parameters first, first + 1, ... in kCellColumns' order.
@@ -34,6 +34,8 @@ void BindCell(Statement& statement, int first, const TrialCell& cell) {
   statement.Bind(index++, cell.flops);
   statement.Bind(index++, cell.cpus);
   statement.Bind(index++, cell.gpus);
+  statement.Bind(index++, cell.steps);
+  statement.Bind(index++, cell.world_size);
   statement.Bind(index++, cell.assignments.dump());
 }
 

@@ -22,6 +22,8 @@ TrialCell CellWithoutJson(const ExpandedTrial& trial) {
   cell.flops = trial.flops;
   cell.cpus = config.resources.cpus * config.resources.world_size;
   cell.gpus = config.resources.gpus * config.resources.world_size;
+  cell.steps = config.train.steps;
+  cell.world_size = config.resources.world_size;
   return cell;
 }
 

@@ -27,25 +27,11 @@ std::string ReportDigest(const std::string& kind, const std::string& content) {
   return Sha256Hex(kind + "\n" + content);
 }
 
-nlohmann::json ResultsJson(const TrialResults& results) {
-  nlohmann::json summaries = nlohmann::json::array();
-  for (const SummaryValue& summary : results.summaries) {
-    summaries.push_back({summary.name, summary.value, summary.step ? nlohmann::json(*summary.step) : nullptr});
-  }
-  nlohmann::json learned = nlohmann::json::array();
-  for (const LearnedParamValue& param : results.learned_params) {
-    learned.push_back({param.step, param.name, param.layer, param.head, param.index, param.value,
-                       param.shape ? nlohmann::json(*param.shape) : nlohmann::json(nullptr)});
-  }
-  nlohmann::json diagnostics = nlohmann::json::array();
-  for (const Diagnostic& diagnostic : results.diagnostics) diagnostics.push_back({diagnostic.name, diagnostic.value});
-  return {{"summaries", summaries}, {"learned_params", learned}, {"diagnostics", diagnostics}};
-}
-
-// The digest of an attempt's ending: what recognises a repeat of the same report.
+// The digest of an attempt's ending: what recognises a repeat of the same report. A success's
+// results are in its batches (committed once each, by sequence): its ending is its last batch.
 std::string EndingDigest(const AttemptEnding& ending) {
   switch (ending.outcome) {
-    case TrialState::kSucceeded: return ReportDigest("complete", ResultsJson(ending.results).dump());
+    case TrialState::kSucceeded: return ReportDigest("complete", std::to_string(ending.last_batch_sequence));
     case TrialState::kFailed: return ReportDigest("fail", ending.reason);
     default: return ReportDigest("preempted", ending.reason);
   }
@@ -68,11 +54,19 @@ Status StartRunning(Database& db, LiveAttempt& live, const std::string& provenan
                                    {WorkerActor(worker_id), "the trainer started on worker " + worker_id}, now);
 }
 
-// -> SUCCEEDED with the results; the sweep settles.
-Status ApplySuccess(Database& db, LiveAttempt& live, const TrialResults& results, const std::string& digest,
-                    Timestamp now) {
+// -> SUCCEEDED; the sweep settles. Its results came with its final record, in one of its batches.
+Status ApplySuccess(Database& db, LiveAttempt& live, const std::string& digest, Timestamp now) {
   const std::string& worker_id = live.attempt.worker_id;
-  RUNG_RETURN_IF_ERROR(store_internal::InsertResults(db, live.trial.id, live.attempt.attempt, results));
+  StatusOr<int64_t> results = db.QueryInt64(
+      "SELECT COUNT(*) FROM (SELECT 1 FROM summaries WHERE trial_id = ? AND attempt = ? LIMIT 1)", live.trial.id,
+      live.attempt.attempt);
+  if (!results.ok()) return results.status();
+  if (*results == 0) {
+    return Status::FailedPrecondition(store_internal::DescribeTrial(db, live.trial) + ": the completion of attempt " +
+                                      std::to_string(live.attempt.attempt) +
+                                      " says SUCCEEDED, but none of its metric batches held the trainer's final "
+                                      "record; send it (in the last batch) before completing, or report FAILED");
+  }
   RUNG_RETURN_IF_ERROR(store_internal::EndAttempt(db, live.trial, TrialState::kSucceeded, "completed", digest, now));
   RUNG_RETURN_IF_ERROR(TouchWorker(db, worker_id, now));
   RUNG_RETURN_IF_ERROR(store_internal::MoveTrial(db, live.trial, TrialState::kSucceeded,
@@ -356,7 +350,7 @@ StatusOr<EndingAck> TrialLifecycle::EndAttemptIn(Database& db, int64_t trial_id,
   }
   switch (ending.outcome) {
     case TrialState::kSucceeded:
-      RUNG_RETURN_IF_ERROR(ApplySuccess(db, *live, ending.results, digest, now));
+      RUNG_RETURN_IF_ERROR(ApplySuccess(db, *live, digest, now));
       return EndingAck{TrialState::kSucceeded, false};
     case TrialState::kFailed: {
       StatusOr<TrialState> state = ApplyFailure(db, *live, ending.reason, digest, now);
@@ -370,10 +364,22 @@ StatusOr<EndingAck> TrialLifecycle::EndAttemptIn(Database& db, int64_t trial_id,
 }
 
 Status TrialLifecycle::Complete(int64_t trial_id, int64_t attempt, const TrialResults& results) {
-  AttemptEnding ending;
-  ending.outcome = TrialState::kSucceeded;
-  ending.results = results;
-  return EndAttempt(trial_id, attempt, ending).status();
+  return store_.Write([&](Database& db, Timestamp now) -> Status {
+    StatusOr<std::optional<AttemptRecord>> stored =
+        store_internal::SelectOne<AttemptRecord>(db, "WHERE trial_id = ? AND attempt = ?", trial_id, attempt);
+    if (!stored.ok()) return stored.status();
+    MetricBatch last;
+    last.trial_id = trial_id;
+    last.attempt = attempt;
+    // A live attempt's next batch; an ended one's last (this is then a repeat, acknowledged again).
+    const bool live = *stored && IsLive((*stored)->state);
+    last.sequence = (*stored ? (*stored)->batches : 0) + (live || !*stored ? 1 : 0);
+    last.results = results;
+    AttemptEnding ending;
+    ending.outcome = TrialState::kSucceeded;
+    ending.last_batch_sequence = last.sequence;
+    return EndAttemptIn(db, trial_id, attempt, ending, &last, now).status();
+  });
 }
 
 StatusOr<TrialState> TrialLifecycle::Fail(int64_t trial_id, int64_t attempt, const std::string& reason) {

@@ -85,12 +85,14 @@ class TrialLifecycle {
   // below 1 or a bad point.
   StatusOr<BatchAck> ReportBatch(const MetricBatch& batch);
 
-  // Ends the live attempt as its worker reported: SUCCEEDED (the results stored in the same
-  // transaction; the sweep SUCCEEDED when this was its last unfinished trial and none failed),
-  // FAILED (requeued while retries remain) or PREEMPTED (requeued). The same report again is
-  // acknowledged with duplicate = true and changes nothing. FAILED_PRECONDITION for an attempt that
-  // is not live, or when batches up to ending.last_batch_sequence were not all committed;
-  // INVALID_ARGUMENT for another outcome. Returns the trial's state afterwards.
+  // Ends the live attempt as its worker reported: SUCCEEDED (its results are those its batches
+  // brought, with the trainer's final record; the sweep SUCCEEDED when this was its last unfinished
+  // trial and none failed), FAILED (requeued while retries remain) or PREEMPTED (requeued). The
+  // same report again is acknowledged with duplicate = true and changes nothing.
+  // FAILED_PRECONDITION for an attempt that is not live, when batches up to
+  // ending.last_batch_sequence were not all committed, or for SUCCEEDED when none of the attempt's
+  // batches held results (no final record); INVALID_ARGUMENT for another outcome. Returns the
+  // trial's state afterwards.
   //
   // `final_batch`, when given, is the attempt's last batch (CompleteRequest.final_batch): it is
   // committed as ReportBatch would, in the same transaction as the ending, before it (a batch
@@ -108,7 +110,8 @@ class TrialLifecycle {
   StatusOr<EndingAck> EndAttemptIn(Database& db, int64_t trial_id, int64_t attempt, const AttemptEnding& ending,
                                    const MetricBatch* final_batch, Timestamp now) const;
 
-  // EndAttempt with SUCCEEDED and these results.
+  // EndAttempt with SUCCEEDED and these results as the attempt's last batch (the next after those
+  // committed; for an attempt that ended already, its last: a repeat, acknowledged again).
   Status Complete(int64_t trial_id, int64_t attempt, const TrialResults& results);
 
   // EndAttempt with FAILED. Returns the trial's state afterwards: PENDING when it will be retried,

@@ -5,7 +5,7 @@
 // every record's fields: the trainer emits through it, the worker agent decodes each line once with
 // it, the wire (proto/rung.proto, TrainerRecord and the messages it holds) carries the same fields
 // under the same names (proto/trainer_record_proto.h converts by those names, and
-// tests/core/records/trainer_record_proto_test.cc checks the two field for field), and the
+// tests/proto/trainer_record_proto_test.cc checks the two field for field), and the
 // coordinator stores what the typed records say; nobody else parses a trainer's lines.
 //
 //   provenance   who trained what: rung's commit, LibTorch, BLAS, threads, host, device, the

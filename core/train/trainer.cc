@@ -4,6 +4,7 @@
 #include <cmath>
 #include <deque>
 #include <filesystem>
+#include <variant>
 
 #include <nlohmann/json.hpp>
 #include <ATen/CPUGeneratorImpl.h>
@@ -18,6 +19,7 @@
 #include "core/diagnostics/attention_diagnostics.h"
 #include "core/model/length_extension.h"
 #include "core/model/transformer.h"
+#include "core/records/trainer_records.h"
 #include "core/train/checkpoint.h"
 #include "core/train/data_parallel.h"
 #include "core/train/flat_adamw.h"
@@ -36,7 +38,9 @@ constexpr int64_t kWarmupSteps = 5;
 
 double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
 
-void Emit(std::ostream& out, const json& record) { out << record.dump() << '\n' << std::flush; }
+void Emit(std::ostream& out, const records::TrainerRecord& record) {
+  out << records::EncodeRecord(record) << '\n' << std::flush;
+}
 
 // The parts of a trial that must match for a checkpoint to be resumed (cadence may differ).
 json ResumeIdentity(const TrialConfig& trial) {
@@ -207,14 +211,14 @@ Evaluation Evaluate(Transformer& model, const BatchSource& source, const TrialCo
   return evaluation;
 }
 
-json TensorRecord(const std::string& name, const torch::Tensor& tensor) {
+records::Tensor TensorRecord(const std::string& name, const torch::Tensor& tensor) {
   torch::Tensor flat = tensor.detach().to(torch::kCPU, torch::kDouble).contiguous().view({-1});
   std::vector<double> values(flat.data_ptr<double>(), flat.data_ptr<double>() + flat.numel());
-  return {{"name", name}, {"shape", tensor.sizes().vec()}, {"values", values}};
+  return {name, tensor.sizes().vec(), std::move(values)};
 }
 
-json PositionalParameters(Transformer& model) {
-  json params = json::array();
+std::vector<records::Tensor> PositionalParameters(Transformer& model) {
+  std::vector<records::Tensor> params;
   for (const auto& item : model->named_parameters(/*recurse=*/true)) {
     const std::string& name = item.key();
     if (name.rfind("positional.", 0) == 0 || name.rfind("inverse_temperature.", 0) == 0) {
@@ -224,9 +228,9 @@ json PositionalParameters(Transformer& model) {
   return params;
 }
 
-json Frequencies(Transformer& model) {
+std::vector<records::Tensor> Frequencies(Transformer& model) {
   torch::NoGradGuard no_grad;
-  json layers = json::array();
+  std::vector<records::Tensor> layers;
   if (!model->config().position.rotary()) return layers;
   for (int64_t layer = 0; layer < model->config().layers; ++layer) {
     layers.push_back(TensorRecord("layer_" + std::to_string(layer), model->positional()->Frequencies(layer)));
@@ -242,9 +246,10 @@ json ParameterCountsJson(const ParameterCounts& counts) {
 }
 
 // Validation beyond the training length: every multiple x method of train.extrapolation_*.
-json EvaluateBeyondTrainingLength(Transformer& model, const BatchSource& source, const TrialConfig& trial,
-                                  const torch::Device& device) {
-  json results = json::array();
+std::vector<records::ExtrapolationResult> EvaluateBeyondTrainingLength(Transformer& model, const BatchSource& source,
+                                                                      const TrialConfig& trial,
+                                                                      const torch::Device& device) {
+  std::vector<records::ExtrapolationResult> results;
   const int64_t trained = trial.data.seq_len;
   for (int64_t multiple : trial.train.extrapolation_multiples) {
     for (const std::string& method : trial.train.extrapolation_methods) {
@@ -254,12 +259,14 @@ json EvaluateBeyondTrainingLength(Transformer& model, const BatchSource& source,
       // Same tokens per batch as training: attention memory grows with the square of the length.
       const int64_t batch_size = std::max<int64_t>(1, trial.train.batch_size / multiple);
       Evaluation evaluation = Evaluate(model, source, trial, device, trained * multiple, batch_size);
-      results.push_back({{"multiple", multiple},
-                         {"length", trained * multiple},
-                         {"method", method},
-                         {"val_loss", evaluation.loss},
-                         {"val_loss_per_position", evaluation.loss_per_position}});
-      if (evaluation.accuracy >= 0) results.back()["val_accuracy"] = evaluation.accuracy;
+      records::ExtrapolationResult result;
+      result.multiple = multiple;
+      result.length = trained * multiple;
+      result.method = method;
+      result.val_loss = evaluation.loss;
+      result.val_loss_per_position = std::move(evaluation.loss_per_position);
+      if (evaluation.accuracy >= 0) result.val_accuracy = evaluation.accuracy;
+      results.push_back(std::move(result));
     }
   }
   model->positional()->set_length_extension(LengthExtension{});
@@ -279,9 +286,12 @@ class TrialRun {
   // Joins the data-parallel group and gives every rank rank 0's state (a world of one: nothing).
   Status JoinGroup();
   // Prints a record: every record on rank 0, only error records on the other ranks.
-  void Record(const json& record);
+  void Record(const records::TrainerRecord& record);
+  // The error record of a non-finite loss or gradient, and the status the run ends with.
+  Status NonFinite(const std::string& what);
   bool lead() const { return options_.rank == 0; }
-  json StepRecord(double loss, const std::vector<double>& norms, double lr_multiplier);
+  records::StepRecord StepRecord(double loss, const std::vector<double>& norms, double lr_multiplier);
+  records::ProvenanceRecord Provenance() const;
   // The end of a run: the diagnostics record, then the final record.
   void EmitDiagnosticsAndFinal(const Evaluation& evaluation, double train_loss, Clock::time_point run_start);
 
@@ -301,7 +311,7 @@ class TrialRun {
   // Step records since the checkpoint before the newest one, stored in each checkpoint and printed
   // again after a resume: a worker killed outright loses the lines it had not sent yet, and the
   // attempt that resumes from the checkpoint would otherwise never report those steps.
-  std::deque<json> recent_steps_;
+  std::deque<records::StepRecord> recent_steps_;
   int64_t last_checkpoint_step_ = -1;
   double train_seconds_ = 0.0;
   double steady_seconds_ = 0.0;  // training time after the warm-up steps of this process
@@ -406,10 +416,22 @@ Status TrialRun::JoinGroup() {
   return Status::Ok();
 }
 
-void TrialRun::Record(const json& record) {
-  if (lead() || record.at("type") == "error") Emit(*options_.records, record);
+void TrialRun::Record(const records::TrainerRecord& record) {
+  const bool error = std::holds_alternative<records::ErrorRecord>(record);
+  if (lead() || error) Emit(*options_.records, record);
   // Only a run that checkpoints has somewhere to keep them (and trims them at each checkpoint).
-  if (lead() && !options_.checkpoint_dir.empty() && record.at("type") == "step") recent_steps_.push_back(record);
+  if (const auto* step = std::get_if<records::StepRecord>(&record); step && lead() && !options_.checkpoint_dir.empty()) {
+    recent_steps_.push_back(*step);
+  }
+}
+
+Status TrialRun::NonFinite(const std::string& what) {
+  const std::string reason = what + " at step " + std::to_string(step_ + 1);
+  records::ErrorRecord error;
+  error.step = step_ + 1;
+  error.reason = reason;
+  Record(error);
+  return Status::Aborted(reason);
 }
 
 Status TrialRun::Resume(const std::string& path) {
@@ -445,7 +467,12 @@ Status TrialRun::Resume(const std::string& path) {
     tokens_ = meta.at("tokens").get<int64_t>();
     recent_steps_.clear();
     if (meta.contains("records") && meta["records"].is_array()) {
-      for (const json& record : meta["records"]) recent_steps_.push_back(record);
+      // Each an encoded step record; checkpoints of earlier releases hold the records' JSON objects.
+      for (const json& entry : meta["records"]) {
+        StatusOr<records::TrainerRecord> record = records::DecodeRecord(entry.is_string() ? entry.get<std::string>() : entry.dump());
+        if (!record.ok()) return Status::DataLoss("checkpoint " + path + " remembers a step record it cannot read: " + record.status().message());
+        if (const auto* step = std::get_if<records::StepRecord>(&*record)) recent_steps_.push_back(*step);
+      }
     }
     last_checkpoint_step_ = step_;
   } catch (const std::exception& error) {
@@ -504,8 +531,10 @@ Status TrialRun::InitializeFrom(const InitConfig& source) {
 
 Status TrialRun::SaveCheckpoint(const std::string& reason) {
   if (options_.checkpoint_dir.empty() || !lead()) return Status::Ok();
+  json remembered = json::array();
+  for (const records::StepRecord& step : recent_steps_) remembered.push_back(records::EncodeRecord(step));
   json meta = {{"format", kCheckpointFormat}, {"step", step_}, {"data_index", data_index_}, {"tokens", tokens_},
-               {"identity", ResumeIdentity(trial_)}, {"records", json(recent_steps_)}};
+               {"identity", ResumeIdentity(trial_)}, {"records", std::move(remembered)}};
   Status status = WriteCheckpointAtomically(
       options_.checkpoint_dir, step_, trial_.train.keep_checkpoints, [&](const std::string& temp_path) -> Status {
         try {
@@ -521,29 +550,32 @@ Status TrialRun::SaveCheckpoint(const std::string& reason) {
         return Status::Ok();
       });
   RUNG_RETURN_IF_ERROR(status);
-  while (!recent_steps_.empty() && recent_steps_.front().value("step", int64_t{0}) <= last_checkpoint_step_) {
+  while (!recent_steps_.empty() && recent_steps_.front().step <= last_checkpoint_step_) {
     recent_steps_.pop_front();  // keep the steps since the previous checkpoint: the next one stores two windows
   }
   last_checkpoint_step_ = step_;
-  Record({{"type", "checkpoint"}, {"step", step_}, {"path", CheckpointPath(options_.checkpoint_dir, step_)},
-          {"reason", reason}});
+  records::CheckpointRecord published;
+  published.step = step_;
+  published.path = CheckpointPath(options_.checkpoint_dir, step_);
+  published.reason = reason;
+  Record(published);
   return Status::Ok();
 }
 
-json TrialRun::StepRecord(double loss, const std::vector<double>& norms, double lr_multiplier) {
+records::StepRecord TrialRun::StepRecord(double loss, const std::vector<double>& norms, double lr_multiplier) {
   double interval_seconds = train_seconds_ - seconds_at_last_log_;
   double interval_tokens = static_cast<double>(tokens_ - tokens_at_last_log_);
-  json record = {{"type", "step"},
-                 {"step", step_},
-                 {"tokens", tokens_},
-                 {"flops", flops_per_token_.nonembedding * static_cast<double>(tokens_)},
-                 {"flops_total", flops_per_token_.total() * static_cast<double>(tokens_)},
-                 {"lr", trial_.train.lr * lr_multiplier},
-                 {"train_loss", loss},
-                 {"grad_norm", norms[0]},
-                 {"positional_grad_norm", norms[1]},
-                 {"tokens_per_sec", interval_seconds > 0 ? interval_tokens / interval_seconds : 0.0},
-                 {"elapsed_sec", train_seconds_}};
+  records::StepRecord record;
+  record.step = step_;
+  record.tokens = tokens_;
+  record.flops = flops_per_token_.nonembedding * static_cast<double>(tokens_);
+  record.flops_total = flops_per_token_.total() * static_cast<double>(tokens_);
+  record.lr = trial_.train.lr * lr_multiplier;
+  record.train_loss = loss;
+  record.grad_norm = norms[0];
+  record.positional_grad_norm = norms[1];
+  record.tokens_per_sec = interval_seconds > 0 ? interval_tokens / interval_seconds : 0.0;
+  record.elapsed_sec = train_seconds_;
   tokens_at_last_log_ = tokens_;
   seconds_at_last_log_ = train_seconds_;
   return record;
@@ -557,55 +589,67 @@ void TrialRun::EmitDiagnosticsAndFinal(const Evaluation& evaluation, double trai
     DiagnosticsOptions diagnostics_options;
     diagnostics_options.seed = trial_.seed;
     diagnostics_options.renyi_order = train.diagnostics_renyi_order;
-    json diagnostics = MeasureAttentionDiagnostics(model_, sample.inputs, sample.doc_start, diagnostics_options);
-    diagnostics["type"] = "diagnostics";
-    diagnostics["step"] = step_;
+    records::DiagnosticsRecord diagnostics;
+    diagnostics.kind = "attention";
+    diagnostics.step = step_;
+    diagnostics.milestone = "end";
+    diagnostics.payload.text =
+        MeasureAttentionDiagnostics(model_, sample.inputs, sample.doc_start, diagnostics_options).dump();
     Record(diagnostics);
   }
-  json final_record = {{"type", "final"},
-                       {"step", step_},
-                       {"tokens", tokens_},
-                       {"flops", flops_per_token_.nonembedding * static_cast<double>(tokens_)},
-                       {"flops_total", flops_per_token_.total() * static_cast<double>(tokens_)},
-                       {"val_loss", evaluation.loss},
-                       {"val_loss_per_position", evaluation.loss_per_position},
-                       {"positional_parameters", PositionalParameters(model_)},
-                       {"frequencies", Frequencies(model_)},
-                       {"extrapolation", EvaluateBeyondTrainingLength(model_, *source_, trial_, device_)},
-                       {"train_tokens_per_sec",
-                        steady_seconds_ > 0 ? static_cast<double>(steady_tokens_) / steady_seconds_ : 0.0},
-                       {"wall_sec", Seconds(run_start)},
-                       {"peak_rss_bytes", PeakRssBytes()}};
-  if (std::isfinite(train_loss)) final_record["train_loss"] = train_loss;  // unknown after a resume at the end
-  if (evaluation.accuracy >= 0) final_record["val_accuracy"] = evaluation.accuracy;
+  records::FinalRecord final_record;
+  final_record.step = step_;
+  final_record.tokens = tokens_;
+  final_record.flops = flops_per_token_.nonembedding * static_cast<double>(tokens_);
+  final_record.flops_total = flops_per_token_.total() * static_cast<double>(tokens_);
+  final_record.val_loss = evaluation.loss;
+  final_record.val_loss_per_position = evaluation.loss_per_position;
+  final_record.positional_parameters = PositionalParameters(model_);
+  final_record.frequencies = Frequencies(model_);
+  final_record.extrapolation = EvaluateBeyondTrainingLength(model_, *source_, trial_, device_);
+  final_record.train_tokens_per_sec = steady_seconds_ > 0 ? static_cast<double>(steady_tokens_) / steady_seconds_ : 0.0;
+  final_record.wall_sec = Seconds(run_start);
+  final_record.peak_rss_bytes = PeakRssBytes();
+  if (std::isfinite(train_loss)) final_record.train_loss = train_loss;  // unknown after a resume at the end
+  if (evaluation.accuracy >= 0) final_record.val_accuracy = evaluation.accuracy;
   Record(final_record);
+}
+
+records::ProvenanceRecord TrialRun::Provenance() const {
+  const json runtime = RuntimeProvenance();
+  records::ProvenanceRecord provenance;
+  provenance.commit = runtime.value("commit", std::string());
+  provenance.host = runtime.value("host", std::string());
+  provenance.blas.text = runtime.value("blas", json::object()).dump();
+  provenance.torch_version = runtime.value("torch_version", std::string());
+  provenance.threads = runtime.value("threads", int64_t{0});
+  provenance.cuda_available = runtime.value("cuda_available", false);
+  provenance.device = device_.str();
+  provenance.config.text = TrialConfigToJson(trial_).dump();
+  provenance.data.text = source_->Describe().dump();
+  provenance.parameters.text = ParameterCountsJson(CountParameters(trial_.model)).dump();
+  provenance.flops_per_token.nonembedding = flops_per_token_.nonembedding;
+  provenance.flops_per_token.attention = flops_per_token_.attention;
+  provenance.flops_per_token.matrix = flops_per_token_.matrix;
+  provenance.flops_per_token.total = flops_per_token_.total();
+  provenance.steps = trial_.train.steps;
+  provenance.tokens_per_step = TokensPerStep(trial_.train, trial_.data.seq_len);
+  provenance.start_step = step_;
+  if (!resumed_from_.empty()) provenance.resumed_from = resumed_from_;
+  provenance.world_size = world_size_;
+  return provenance;
 }
 
 StatusOr<TrainOutcome> TrialRun::Run() {
   RUNG_RETURN_IF_ERROR(Setup());
   const TrainConfig& train = trial_.train;
-  json provenance = RuntimeProvenance();
-  provenance["type"] = "provenance";
-  provenance["device"] = device_.str();
-  provenance["config"] = TrialConfigToJson(trial_);
-  provenance["data"] = source_->Describe();
-  provenance["parameters"] = ParameterCountsJson(CountParameters(trial_.model));
-  provenance["flops_per_token"] = {{"nonembedding", flops_per_token_.nonembedding},
-                                   {"attention", flops_per_token_.attention},
-                                   {"matrix", flops_per_token_.matrix},
-                                   {"total", flops_per_token_.total()}};
-  provenance["steps"] = train.steps;
-  provenance["tokens_per_step"] = TokensPerStep(train, trial_.data.seq_len);
-  provenance["start_step"] = step_;
-  provenance["resumed_from"] = resumed_from_.empty() ? json(nullptr) : json(resumed_from_);
-  provenance["world_size"] = world_size_;
-  Record(provenance);
+  Record(Provenance());
   // After a resume: the steps the checkpoint remembers, again (the coordinator keeps one value per
   // step, from the newest attempt).
-  const std::deque<json> replay = std::move(recent_steps_);
+  const std::deque<records::StepRecord> replay = std::move(recent_steps_);
   recent_steps_.clear();
-  for (json record : replay) {
-    record["replayed"] = true;
+  for (records::StepRecord record : replay) {
+    record.replayed = true;
     Record(record);
   }
 
@@ -637,9 +681,7 @@ StatusOr<TrainOutcome> TrialRun::Run() {
       double value = loss.item<double>();
       // A data-parallel rank learns of a non-finite loss from the step's all-reduce below, with the others.
       if (world_size_ == 1 && !std::isfinite(value)) {
-        std::string reason = "non-finite training loss (" + std::to_string(value) + ") at step " + std::to_string(step_ + 1);
-        Record({{"type", "error"}, {"step", step_ + 1}, {"reason", reason}});
-        return Status::Aborted(reason);
+        return NonFinite("non-finite training loss (" + std::to_string(value) + ")");
       }
       step_loss += value / accum;
       (accum > 1 ? loss / accum : loss).backward();
@@ -657,19 +699,10 @@ StatusOr<TrainOutcome> TrialRun::Run() {
       control = control.to(torch::kCPU);
       step_loss = control[0].item<double>();
       stop_agreed = control[1].item<double>() > 0;
-      if (!std::isfinite(step_loss)) {
-        std::string reason =
-            "non-finite training loss (" + std::to_string(step_loss) + ") at step " + std::to_string(step_ + 1);
-        Record({{"type", "error"}, {"step", step_ + 1}, {"reason", reason}});
-        return Status::Aborted(reason);
-      }
+      if (!std::isfinite(step_loss)) return NonFinite("non-finite training loss (" + std::to_string(step_loss) + ")");
     }
     std::vector<double> norms = optimizer_->ClipGradients();
-    if (!std::isfinite(norms[0]) || !std::isfinite(norms[1])) {
-      std::string reason = "non-finite gradient norm at step " + std::to_string(step_ + 1);
-      Record({{"type", "error"}, {"step", step_ + 1}, {"reason", reason}});
-      return Status::Aborted(reason);
-    }
+    if (!std::isfinite(norms[0]) || !std::isfinite(norms[1])) return NonFinite("non-finite gradient norm");
     optimizer_->Step(lr_multiplier);
     ++step_;
     tokens_ += TokensPerStep(train, time);
@@ -690,17 +723,17 @@ StatusOr<TrainOutcome> TrialRun::Run() {
     }
     const bool evaluate = !last && train.eval_every > 0 && step_ % train.eval_every == 0;
     if (evaluate || last || step_ % train.log_every == 0) {
-      json record = StepRecord(step_loss, norms, lr_multiplier);
+      records::StepRecord record = StepRecord(step_loss, norms, lr_multiplier);
       if (evaluate) {
         Evaluation evaluation = Evaluate(model_, *source_, trial_, device_, trial_.data.seq_len, trial_.train.batch_size);
-        record["val_loss"] = evaluation.loss;
-        if (evaluation.accuracy >= 0) record["val_accuracy"] = evaluation.accuracy;
+        record.val_loss = evaluation.loss;
+        if (evaluation.accuracy >= 0) record.val_accuracy = evaluation.accuracy;
       }
       if (!last) Record(record);
       if (last) {
         Evaluation evaluation = Evaluate(model_, *source_, trial_, device_, trial_.data.seq_len, trial_.train.batch_size);
-        record["val_loss"] = evaluation.loss;
-        if (evaluation.accuracy >= 0) record["val_accuracy"] = evaluation.accuracy;
+        record.val_loss = evaluation.loss;
+        if (evaluation.accuracy >= 0) record.val_accuracy = evaluation.accuracy;
         Record(record);
         RUNG_RETURN_IF_ERROR(SaveCheckpoint("final"));
         EmitDiagnosticsAndFinal(evaluation, step_loss, run_start);
@@ -713,11 +746,11 @@ StatusOr<TrainOutcome> TrialRun::Run() {
     const bool stop = world_size_ > 1 ? stop_agreed : signal != 0;
     if (stop || (options_.stop_after_step > 0 && step_ >= options_.stop_after_step)) {
       RUNG_RETURN_IF_ERROR(SaveCheckpoint(stop ? "signal" : "stop_after_step"));
-      Record({{"type", "preempted"},
-              {"step", step_},
-              {"signal", signal},
-              {"checkpoint", options_.checkpoint_dir.empty() ? json(nullptr)
-                                                             : json(CheckpointPath(options_.checkpoint_dir, step_))}});
+      records::PreemptedRecord preempted;
+      preempted.step = step_;
+      preempted.signal = signal;
+      if (!options_.checkpoint_dir.empty()) preempted.checkpoint = CheckpointPath(options_.checkpoint_dir, step_);
+      Record(preempted);
       return TrainOutcome::kPreempted;
     }
   }

@@ -1,22 +1,12 @@
 // core/train/trainer.h
 //
-// Trains one resolved trial and reports it as JSON lines (one object per line, flushed):
-//   {"type":"provenance", ...}   commit, LibTorch, BLAS, threads, host, resolved config, data,
-//                                parameter counts, FLOPs per token, resume point
-//   {"type":"step", ...}         every log_every steps and on evaluation steps: step, tokens, flops
-//                                (6 N_nonembedding D), flops_total, lr, train_loss, grad_norm,
-//                                positional_grad_norm, tokens_per_sec, elapsed_sec [, val_loss,
-//                                val_accuracy]
-//   {"type":"checkpoint", ...}   step, path, reason
-//   {"type":"diagnostics", ...} attention diagnostics per layer and head (attention_diagnostics.h)
-//   {"type":"final", ...}        final validation loss, per-position validation loss, learned
-//                                positional parameters (name, shape, values), frequencies,
-//                                extrapolation (validation loss and per-position loss at each
-//                                train.extrapolation_multiples x method), train_tokens_per_sec
-//                                (this process, after its first 5 steps),
-//                                peak RSS
-//   {"type":"preempted", ...}    a stop signal arrived: checkpoint written, run stopped
-//   {"type":"error", ...}        the run failed (e.g. a non-finite loss), with step and reason
+// Trains one resolved trial and reports it as JSON lines, one record per line, flushed, each
+// written by the record codec (core/records/trainer_records.h, where every field is defined):
+// provenance first; step records every train.log_every steps and on evaluation steps (after a
+// resume, first the steps its checkpoint remembers, marked replayed); checkpoint records as
+// checkpoints are published; at the end a diagnostics record (kind "attention", milestone "end")
+// when train.diagnostics_sequences > 0 and the final record; a preempted record when a stop signal
+// ended the run; an error record when it failed (a non-finite loss or gradient).
 //
 // Data-parallel trials (resources.world_size > 1, data_parallel.h): each of world_size processes
 // trains on its contiguous share of every global batch (train.batch_size rows; rank r takes rows

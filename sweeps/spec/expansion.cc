@@ -6,8 +6,10 @@
 #include <exception>
 #include <map>
 #include <optional>
+#include <set>
 #include <thread>
 
+#include "core/records/trainer_records.h"
 #include "sweeps/spec/json_path.h"
 #include "sweeps/spec/trial_identity.h"
 
@@ -239,6 +241,36 @@ StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document) {
     }
     if (keys_ok && matches == 0) {
       diagnostics.Error(spec.baseline_location, "baseline", "matches no cell of the sweep " + spec.baseline.dump());
+    }
+  }
+
+  // The sweep's metric must be something a trainer reports for its trials (core/records): a step
+  // series, a final summary, or an extrapolation summary one of its trials asks for.
+  if (!spec.metric.name.empty() && !sweep.trials.empty()) {
+    std::set<std::string> reported;
+    for (const std::string& name : records::StepMetricNames()) reported.insert(name);
+    for (const std::string& name : records::FinalSummaryNames()) reported.insert(name);
+    for (const ExpandedTrial& trial : sweep.trials) {
+      for (int64_t multiple : trial.config.train.extrapolation_multiples) {
+        for (const std::string& method : trial.config.train.extrapolation_methods) {
+          records::ExtrapolationResult result;
+          result.multiple = multiple;
+          result.method = method;
+          reported.insert(records::ExtrapolationSummaryName("val_loss", result));
+          reported.insert(records::ExtrapolationSummaryName("val_accuracy", result));
+        }
+      }
+    }
+    if (reported.count(spec.metric.name) == 0) {
+      std::string names;
+      for (const char* name : {"val_loss", "train_loss", "val_accuracy"}) names += std::string(names.empty() ? "" : ", ") + name;
+      for (const std::string& name : reported) {
+        if (name.rfind("val_loss_", 0) == 0) names += ", " + name;
+      }
+      diagnostics.Error(document.Locate("metric.name"), "metric.name",
+                        "'" + spec.metric.name + "' is reported by no trainer for these trials; they report " + names +
+                            " (and the other numeric fields of the step and final records, " +
+                            "core/records/trainer_records.h)");
     }
   }
 

@@ -11,6 +11,7 @@
 #include <google/protobuf/util/time_util.h>
 
 #include "core/common/provenance.h"
+#include "proto/protocol_version.h"
 #include "worker/agent/log.h"
 
 namespace rung::agent {
@@ -79,6 +80,7 @@ Status Agent::Register() {
   for (int index = 0; index < options_.gpus; ++index) request.add_gpus()->set_index(index);
   request.set_build_commit(BuildCommit());
   request.set_pid(::getpid());
+  request.set_protocol_version(wire::kProtocolVersion);
 
   Backoff backoff(options_.retry_backoff);
   bool outage_logged = false;
@@ -99,15 +101,6 @@ Status Agent::Register() {
       }
       if (interval.count() <= 0) interval = std::chrono::seconds(10);
       options_.attempt.heartbeat_interval = interval;
-      const auto& features = response->features();
-      const auto has = [&features](const char* name) {
-        return std::find(features.begin(), features.end(), name) != features.end();
-      };
-      options_.attempt.complete_takes_final_batch = has("complete.final_batch");  // rung.proto RegisterResponse
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        complete_leases_next_ = has("complete.lease_next");
-      }
       AgentLog("registered as " + response->worker_id() + " (" + std::to_string(options_.cpu_slots) + " CPU slots, " +
                std::to_string(options_.gpus) + " GPUs) with the coordinator (rung " +
                response->server().build_commit() + "); heartbeat every " + Seconds(interval));
@@ -136,9 +129,9 @@ void Agent::LeaseLoop() {
       }
       if (shutting_down_) return;
       lease_interrupter_.Reset();
-      request.set_free_cpu_slots(options_.cpu_slots - used_cpu_slots_);
+      request.mutable_free()->set_cpu_slots(options_.cpu_slots - used_cpu_slots_);
       for (int index = 0; index < options_.gpus; ++index) {
-        if (used_gpus_.count(index) == 0) request.add_free_gpus(index);
+        if (used_gpus_.count(index) == 0) request.mutable_free()->add_gpus(index);
       }
     }
     StatusOr<v1::LeaseResponse> response = client_->Lease(request, options_.lease_wait, &lease_interrupter_);
@@ -188,7 +181,7 @@ Agent::Running* Agent::AddAttemptLocked(const v1::TrialLease& lease) {
   Running& running = running_[id];
   running.runner = std::make_unique<AttemptRunner>(client_, lease, options_.attempt, [this] {
     std::lock_guard<std::mutex> wanted_lock(mutex_);
-    return complete_leases_next_ && !shutting_down_;
+    return !shutting_down_;
   });
   running.cpu_slots = cpu_slots;
   running.gpus.insert(lease.gpus().begin(), lease.gpus().end());

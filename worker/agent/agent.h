@@ -121,7 +121,6 @@ class Agent {
   int used_cpu_slots_ = 0;
   std::set<int> used_gpus_;
   bool shutting_down_ = false;
-  bool complete_leases_next_ = false;  // the coordinator leases in its answer to Complete (features)
   std::string shutdown_reason_;
 };
 

@@ -45,7 +45,7 @@ AttemptEnd ClassifyTrainerExit(const TrainerExit& exit, const AttemptRecords& re
   }
   if (exit.signal == 0 && exit.exit_code == kTrainerExitPreempted) {
     end.outcome = v1::OUTCOME_PREEMPTED;
-    const std::string at = records.checkpoint() ? " at step " + std::to_string(records.checkpoint()->step()) : "";
+    const std::string at = records.checkpoint() ? " at step " + std::to_string(records.checkpoint()->step) : "";
     end.reason = preempt_reason ? *preempt_reason + "; checkpointed" + at
                                 : "rung-train stopped by a signal after a checkpoint" + at;
     return end;

@@ -26,7 +26,7 @@
 
 #include "proto/rung.pb.h"
 #include "worker/agent/trainer_process.h"
-#include "worker/agent/trainer_records.h"
+#include "worker/agent/attempt_records.h"
 
 namespace rung::agent {
 

@@ -11,7 +11,7 @@
 
 #include "worker/agent/attempt_workspace.h"
 #include "worker/agent/log.h"
-#include "worker/agent/trainer_records.h"
+#include "worker/agent/attempt_records.h"
 
 namespace rung::agent {
 namespace {
@@ -43,28 +43,11 @@ AttemptResult Unreported(AttemptFate fate, const std::string& detail) {
 
 }  // namespace
 
-namespace {
-
-// A positive integer under resources.<key> of a lease's config, else 1.
-int ResourceOf(const v1::TrialLease& lease, const char* key) {
-  const nlohmann::json config = nlohmann::json::parse(lease.config_json(), nullptr, /*allow_exceptions=*/false);
-  if (config.is_object() && config.contains("resources") && config["resources"].is_object()) {
-    const nlohmann::json& value = config["resources"].value(key, nlohmann::json(1));
-    if (value.is_number_integer() && value.get<int64_t>() > 0) return static_cast<int>(value.get<int64_t>());
-  }
-  return 1;
-}
-
-}  // namespace
-
-int CpuSlotsOf(const v1::TrialLease& lease) {
-  if (lease.cpu_slots() > 0) return lease.cpu_slots();
-  return ResourceOf(lease, "cpus") * WorldSizeOf(lease);
-}
-
-int WorldSizeOf(const v1::TrialLease& lease) { return ResourceOf(lease, "world_size"); }
+int CpuSlotsOf(const v1::TrialLease& lease) { return std::max(1, lease.cpu_slots()); }
 
 bool IsGangRankLease(const v1::TrialLease& lease) { return !lease.rendezvous().empty() && lease.world_size() > 1; }
+
+int LocalRanksOf(const v1::TrialLease& lease) { return IsGangRankLease(lease) ? 1 : std::max(1, lease.world_size()); }
 
 AttemptRunner::AttemptRunner(CoordinatorClient* client, v1::TrialLease lease, AttemptOptions options,
                              NextLeaseWanted wants_next_lease)
@@ -186,7 +169,6 @@ void AttemptRunner::HeartbeatLoop() {
 
 AttemptResult AttemptRunner::RunAttempt() {
   v1::CompleteRequest complete;
-  complete.mutable_checkpoint()->set_dir(lease_.checkpoint_dir());
   StatusOr<AttemptWorkspace> workspace = PrepareAttemptWorkspace(options_.work_dir, lease_);
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -205,6 +187,7 @@ AttemptResult AttemptRunner::RunAttempt() {
   launch.trainer_path = options_.trainer_path;
   launch.config_path = workspace->config_path;
   launch.checkpoint_dir = workspace->checkpoint_dir;
+  checkpoint_dir_ = workspace->checkpoint_dir;
   launch.resume = workspace->resume;
   launch.threads = threads;
   launch.gpus.assign(lease_.gpus().begin(), lease_.gpus().end());
@@ -227,11 +210,10 @@ AttemptResult AttemptRunner::RunAttempt() {
       AttemptEnd end;
       end.outcome = v1::OUTCOME_PREEMPTED;
       end.reason = *preempt_reason_ + " before rung-train started";
-      complete.mutable_checkpoint()->set_dir(workspace->checkpoint_dir);
       return Report(end, complete);
     }
   }
-  const int world_size = gang_rank ? 1 : WorldSizeOf(lease_);
+  const int world_size = LocalRanksOf(lease_);
   StatusOr<std::unique_ptr<TrainerGang>> started = TrainerGang::Start(launch, world_size);
   if (!started.ok()) {
     AttemptEnd end;
@@ -261,12 +243,9 @@ AttemptResult AttemptRunner::RunAttempt() {
     more = trainer->ReadOutput(kPollInterval, &output);
     for (std::string& line : output.stdout_lines) {
       records_file << line << '\n';
-      const TrainerRecord& record = records.Add(line);
+      const records::TrainerRecord* record = records.Add(line);
       latest_step_.store(records.latest_step());
-      if (!relays_output) continue;
-      std::vector<v1::MetricRow> rows;
-      if (record.type == RecordType::kStep) rows = StepMetricRows(record.json);
-      relay_->AddRecord(std::move(line), std::move(rows), record.type == RecordType::kProvenance);
+      if (relays_output) relay_->AddStdout(std::move(line), record);
     }
     if (!output.stdout_lines.empty()) records_file.flush();
     for (std::string& line : output.stderr_lines) {
@@ -309,7 +288,11 @@ AttemptResult AttemptRunner::RunAttempt() {
     AgentLog(Name() + ": " + broken_by + "; every rank was stopped");
     end.reason = broken_by + ", so every rank of the attempt was stopped: " + end.reason;
   }
-  records.FillCompleteRequest(workspace->checkpoint_dir, &complete);
+  if (records.undecodable_lines() > 0) {
+    AgentLog(Name() + ": " + std::to_string(records.undecodable_lines()) +
+             " stdout line(s) looked like records but did not decode (kept as log text): " +
+             records.first_decode_error());
+  }
   return Report(end, complete);
 }
 
@@ -319,17 +302,10 @@ AttemptResult AttemptRunner::Report(const AttemptEnd& end, v1::CompleteRequest c
   // The report may have to wait (a backlog of batches, a coordinator away): the lease then needs
   // its heartbeats. An attempt that reports within half an interval of its start never starts them.
   EnsureHeartbeatsWhenDue();
-  // An older coordinator ignores CompleteRequest.final_batch: every batch is sent by ReportMetrics.
-  const auto finish = [this](std::chrono::steady_clock::time_point deadline) -> StatusOr<FinalBatch> {
-    if (options_.complete_takes_final_batch) return relay_->Finish(deadline);
-    StatusOr<int64_t> last = relay_->Drain(deadline);
-    if (!last.ok()) return last.status();
-    return FinalBatch{*last, std::nullopt};
-  };
-  StatusOr<FinalBatch> rest = finish(started_at_ + options_.heartbeat_interval / 2);
+  StatusOr<FinalBatch> rest = relay_->Finish(started_at_ + options_.heartbeat_interval / 2);
   if (!rest.ok() && rest.status().code() == StatusCode::kUnavailable) {
     EnsureHeartbeats();
-    rest = finish(std::chrono::steady_clock::time_point::max());
+    rest = relay_->Finish(std::chrono::steady_clock::time_point::max());
   }
   if (!rest.ok()) {
     const Status& status = rest.status();
@@ -349,9 +325,9 @@ AttemptResult AttemptRunner::Report(const AttemptEnd& end, v1::CompleteRequest c
   bool outage_logged = false;
   for (;;) {
     if (wants_next_lease_ && wants_next_lease_()) {
-      v1::LeaseRequest* ask = complete.mutable_lease_next();
-      ask->set_free_cpu_slots(CpuSlotsOf(lease_));
-      ask->mutable_free_gpus()->Assign(lease_.gpus().begin(), lease_.gpus().end());
+      v1::FreeResources* ask = complete.mutable_lease_next();
+      ask->set_cpu_slots(CpuSlotsOf(lease_));
+      ask->mutable_gpus()->Assign(lease_.gpus().begin(), lease_.gpus().end());
     } else {
       complete.clear_lease_next();
     }
@@ -362,7 +338,7 @@ AttemptResult AttemptRunner::Report(const AttemptEnd& end, v1::CompleteRequest c
       if (response->has_next_lease()) result.next_lease = response->next_lease();
       AgentLog(Name() + ": reported " + OutcomeName(end.outcome) + (end.reason.empty() ? "" : " (" + end.reason + ")") +
                "; trial now " + v1::TrialState_Name(response->trial_state()));
-      if (response->trial_state() == v1::TRIAL_STATE_SUCCEEDED) PruneCheckpoints(complete.checkpoint().dir());
+      if (response->trial_state() == v1::TRIAL_STATE_SUCCEEDED) PruneCheckpoints(checkpoint_dir_);
       return result;
     }
     const Status& status = response.status();

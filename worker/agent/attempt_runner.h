@@ -78,9 +78,6 @@ struct AttemptOptions {
   std::vector<std::string> extra_trainer_arguments;  // appended to rung-train's (tests)
   // What stays of the trial's checkpoints once it SUCCEEDED (checkpoint_retention.h).
   RetentionAfterSuccess retention = RetentionAfterSuccess::kFinal;
-  // The coordinator takes the last metric batch in Complete (RegisterResponse.features
-  // "complete.final_batch"); otherwise every batch goes by ReportMetrics first.
-  bool complete_takes_final_batch = false;
 };
 
 // What became of an attempt.
@@ -103,12 +100,12 @@ struct AttemptResult {
 // Asked right before each Complete call: whether to ask for the next lease in it.
 using NextLeaseWanted = std::function<bool()>;
 
-// The CPU slots a lease takes: its cpu_slots, else the config's resources.cpus x world_size, at
-// least 1.
+// The CPU slots a lease takes (TrialLease.cpu_slots), at least 1.
 int CpuSlotsOf(const v1::TrialLease& lease);
 
-// The ranks a lease runs as: the config's resources.world_size, at least 1.
-int WorldSizeOf(const v1::TrialLease& lease);
+// The rung-train processes this worker starts for a lease: 1 for a rank of a gang, else the trial's
+// world size (TrialLease.world_size), at least 1.
+int LocalRanksOf(const v1::TrialLease& lease);
 
 class AttemptRunner {
  public:
@@ -159,6 +156,7 @@ class AttemptRunner {
   std::atomic<int64_t> latest_step_{0};
 
   Clock::time_point started_at_;  // Run()'s start: the first heartbeat is due an interval later
+  std::string checkpoint_dir_;    // the attempt's checkpoint folder, once its workspace is prepared
 
   std::mutex mutex_;
   std::condition_variable wake_;  // finished_ or give_up_

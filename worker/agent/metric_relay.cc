@@ -35,19 +35,21 @@ void MetricRelay::Poll() {
   if (BatchDue(Clock::now(), &when)) StartSenderLocked();
 }
 
-void MetricRelay::AddRecord(std::string line, std::vector<v1::MetricRow> rows, bool provenance) {
+void MetricRelay::AddStdout(std::string line, const records::TrainerRecord* record) {
   Line entry;
-  entry.is_record = true;
-  entry.bytes = line.size() + rows.size() * 64;
+  entry.is_stdout = true;
+  if (record != nullptr) {
+    entry.record = wire::ToProto(*record);
+    entry.provenance = std::holds_alternative<records::ProvenanceRecord>(*record);
+  }
+  entry.bytes = line.size() * (record != nullptr ? 2 : 1);  // the line and its typed record
   entry.text = std::move(line);
-  entry.rows = std::move(rows);
-  entry.provenance = provenance;
   Add(std::move(entry));
 }
 
 void MetricRelay::AddStderr(std::string line) {
   Line entry;
-  entry.is_record = false;
+  entry.is_stdout = false;
   entry.bytes = line.size();
   entry.text = std::move(line);
   Add(std::move(entry));
@@ -100,7 +102,7 @@ StatusOr<FinalBatch> MetricRelay::Finish(Clock::time_point deadline) {
   changed_.notify_all();
   RUNG_RETURN_IF_ERROR(WaitLocked(lock, deadline, [this] { return !in_flight_ && RestFitsOneBatch(); }));
   FinalBatch rest;
-  if (!buffer_.empty()) rest.batch = CutBatch();
+  if (!buffer_.empty()) rest.batch = std::move(*CutBatch().mutable_batch());
   rest.last_sequence = last_sequence_;
   finished_ = true;
   changed_.notify_all();
@@ -155,20 +157,18 @@ v1::ReportMetricsRequest MetricRelay::CutBatch() {
   v1::ReportMetricsRequest request;
   request.set_trial_id(trial_id_);
   request.set_attempt(attempt_);
-  request.set_sequence(++last_sequence_);
+  v1::MetricBatch* batch = request.mutable_batch();
+  batch->set_sequence(++last_sequence_);
   size_t lines = 0, bytes = 0;
   while (!buffer_.empty() && (lines == 0 || (lines < options_.batch_lines &&
                                              bytes + buffer_.front().bytes <= options_.max_batch_bytes))) {
     Line& line = buffer_.front();
-    if (line.is_record) {
-      for (v1::MetricRow& row : line.rows) *request.add_rows() = std::move(row);
-      if (line.provenance) {
-        --buffered_provenance_;
-        request.set_provenance_json(line.text);
-      }
-      request.add_records(std::move(line.text));
+    if (line.is_stdout) {
+      if (line.record) *batch->add_records() = std::move(*line.record);
+      if (line.provenance) --buffered_provenance_;
+      batch->add_stdout_lines(std::move(line.text));
     } else {
-      request.add_stderr_lines(std::move(line.text));
+      batch->add_stderr_lines(std::move(line.text));
     }
     bytes += line.bytes;
     buffered_bytes_ -= line.bytes;
@@ -204,7 +204,7 @@ void MetricRelay::SendLoop() {
       if (reported_outage) AgentLog("trial " + std::to_string(trial_id_) + ": metrics reach the coordinator again");
       reported_outage = false;
       backoff.Reset();
-      acknowledged_ = request.sequence();
+      acknowledged_ = request.batch().sequence();
       in_flight_.reset();
       changed_.notify_all();
       continue;

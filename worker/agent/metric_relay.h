@@ -23,7 +23,7 @@
 //
 // Example:
 //   MetricRelay relay(client, lease.trial_id(), lease.attempt(), RelayOptions{});
-//   relay.AddRecord(line, StepMetricRows(record.json), record.type == RecordType::kProvenance);
+//   relay.AddStdout(line, records.Add(line));   // the line, and its typed record (nullptr: none)
 //   relay.AddStderr(stderr_line);
 //   StatusOr<FinalBatch> rest = relay.Finish();  // after the trainer exited: what Complete carries
 //
@@ -42,7 +42,9 @@
 #include <vector>
 
 #include "core/common/status.h"
+#include "core/records/trainer_records.h"
 #include "proto/rung.pb.h"
+#include "proto/trainer_record_proto.h"
 #include "worker/agent/backoff.h"
 #include "worker/agent/coordinator_client.h"
 
@@ -63,7 +65,7 @@ struct RelayOptions {
 // What Finish() leaves for the Complete call.
 struct FinalBatch {
   int64_t last_sequence = 0;                       // the attempt's last batch (0: it had none)
-  std::optional<v1::ReportMetricsRequest> batch;   // that batch, unsent, when Complete is to carry it
+  std::optional<v1::MetricBatch> batch;           // that batch, unsent, when Complete is to carry it
 };
 
 class MetricRelay {
@@ -75,8 +77,9 @@ class MetricRelay {
   MetricRelay(const MetricRelay&) = delete;
   MetricRelay& operator=(const MetricRelay&) = delete;
 
-  // Buffers one stdout line with its metric rows; `provenance` marks the provenance record.
-  void AddRecord(std::string line, std::vector<v1::MetricRow> rows, bool provenance);
+  // Buffers one stdout line (log text) and the trainer record it holds, if any (a provenance
+  // record makes its batch due sooner).
+  void AddStdout(std::string line, const records::TrainerRecord* record);
   // Buffers one stderr line.
   void AddStderr(std::string line);
 
@@ -104,9 +107,9 @@ class MetricRelay {
 
  private:
   struct Line {
-    bool is_record = true;
+    bool is_stdout = true;  // else stderr
     std::string text;
-    std::vector<v1::MetricRow> rows;
+    std::optional<v1::TrainerRecord> record;
     bool provenance = false;
     std::chrono::steady_clock::time_point added;
     size_t bytes = 0;

@@ -41,6 +41,8 @@ StatusOr<Lease> StartAttempt(Database& db, TrialRecord& trial, const std::string
   lease.lease_expires_at = now + options.lease_duration;
   lease.cpus = trial.cell.cpus;
   lease.gpus = trial.cell.gpus;
+  lease.total_steps = trial.cell.steps;
+  lease.world_size = trial.cell.world_size;
   StatusOr<std::vector<AttemptRecord>> previous =
       Select<AttemptRecord>(db, "WHERE trial_id = ? ORDER BY attempt DESC", trial.id);
   if (!previous.ok()) return previous.status();

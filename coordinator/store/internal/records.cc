@@ -81,6 +81,8 @@ StatusOr<TrialHeader> Table<TrialHeader>::Read(const Statement& row) {
   cell.flops = row.ColumnDouble(18);
   cell.cpus = row.ColumnInt64(19);
   cell.gpus = row.ColumnInt64(20);
+  cell.steps = row.ColumnInt64(21);
+  cell.world_size = row.ColumnInt64(22);
   return trial;
 }
 
@@ -89,10 +91,10 @@ StatusOr<TrialRecord> Table<TrialRecord>::Read(const Statement& row) {
   if (!header.ok()) return header.status();
   TrialRecord trial = std::move(header).value();
   const std::string what = "trial " + std::to_string(trial.id);
-  StatusOr<nlohmann::json> config = ParseJsonColumn(row.ColumnText(21), "config of " + what);
+  StatusOr<nlohmann::json> config = ParseJsonColumn(row.ColumnText(23), "config of " + what);
   if (!config.ok()) return config.status();
   trial.cell.config = std::move(config).value();
-  StatusOr<nlohmann::json> assignments = ParseJsonColumn(row.ColumnText(22), "assignments of " + what);
+  StatusOr<nlohmann::json> assignments = ParseJsonColumn(row.ColumnText(24), "assignments of " + what);
   if (!assignments.ok()) return assignments.status();
   trial.cell.assignments = std::move(assignments).value();
   return trial;

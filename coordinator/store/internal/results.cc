@@ -42,11 +42,12 @@ Status InsertResults(Database& db, int64_t trial_id, int64_t attempt, const Tria
     RUNG_RETURN_IF_ERROR(learned->Run());
   }
   StatusOr<Statement> diagnostic =
-      db.Prepare("INSERT OR REPLACE INTO diagnostics(trial_id, attempt, name, json) VALUES (?, ?, ?, ?)");
+      db.Prepare("INSERT OR REPLACE INTO diagnostics(trial_id, attempt, name, step, layer, head, json) "
+                 "VALUES (?, ?, ?, ?, ?, ?, ?)");
   if (!diagnostic.ok()) return diagnostic.status();
   for (const Diagnostic& entry : results.diagnostics) {
     diagnostic->Reset();
-    diagnostic->BindAll(trial_id, attempt, entry.name, entry.value.dump());
+    diagnostic->BindAll(trial_id, attempt, entry.name, entry.step, entry.layer, entry.head, entry.value.dump());
     RUNG_RETURN_IF_ERROR(diagnostic->Run());
   }
   return Status::Ok();

@@ -17,6 +17,7 @@
 #include <google/protobuf/util/time_util.h>
 
 #include "coordinator/server/auth.h"
+#include "proto/protocol_version.h"
 #include "proto/rung.grpc.pb.h"
 #include "tests/coordinator/server/server_test_util.h"
 #include "tests/worker/agent/agent_test_util.h"
@@ -67,6 +68,7 @@ TEST(CoordinatorBinaryTest, PrintsItsAddressServesHealthAndExitsZeroOnSigterm) {
   request.set_worker_id("w1");
   request.set_host("localhost");
   request.set_cpu_slots(1);
+  request.set_protocol_version(wire::kProtocolVersion);
   v1::RegisterResponse registered;
   status = v1::WorkerService::NewStub(LoopbackChannel(address))
                ->Register(testing::ContextWithToken(*token).get(), request, &registered);

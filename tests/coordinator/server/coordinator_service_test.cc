@@ -445,22 +445,18 @@ TEST_F(CoordinatorServiceTest, CompleteCarriesTheLastBatchAndHandsOutTheNextLeas
   registration.set_host("host-w1");
   registration.set_cpu_slots(1);
   registration.set_build_commit("abc123");
+  registration.set_protocol_version(wire::kProtocolVersion);
   v1::RegisterResponse registered;
   ASSERT_TRUE(workers_->Register(ContextWithToken(worker_token_).get(), registration, &registered).ok());
-  EXPECT_THAT(registered.features(), ::testing::UnorderedElementsAre("complete.final_batch", "complete.lease_next"))
-      << "workers use these only when the coordinator names them";
+  EXPECT_EQ(registered.server().protocol_version(), wire::kProtocolVersion);
   std::optional<v1::TrialLease> first = Lease("w1");
   ASSERT_TRUE(first.has_value());
 
   v1::CompleteRequest done = Completion("w1", *first, v1::OUTCOME_SUCCEEDED, 1);
-  v1::ReportMetricsRequest* batch = done.mutable_final_batch();
-  batch->set_sequence(1);
-  for (const std::string& record : {ProvenanceRecord(), StepRecord(5, 2.5, 2.6), StepRecord(10, 1.9, 1.75),
-                                    FinalRecord(1.75)}) {
-    batch->add_records(record);
-  }
+  v1::MetricBatch* batch = done.mutable_final_batch();
+  FillBatch(1, {ProvenanceRecord(), StepRecord(5, 2.5, 2.6), StepRecord(10, 1.9, 1.75), FinalRecord(1.75)}, batch);
   batch->add_stderr_lines("threads: 1");
-  done.mutable_lease_next()->set_free_cpu_slots(1);
+  done.mutable_lease_next()->set_cpu_slots(1);
   v1::CompleteResponse completed;
   grpc::Status status = Complete(done, &completed);
   ASSERT_TRUE(status.ok()) << status.error_message();
@@ -491,9 +487,8 @@ TEST_F(CoordinatorServiceTest, CompleteCarriesTheLastBatchAndHandsOutTheNextLeas
 
   // Nothing left to lease: the ending alone.
   v1::CompleteRequest last = Completion("w1", next, v1::OUTCOME_SUCCEEDED, 1);
-  last.mutable_final_batch()->set_sequence(1);
-  last.mutable_final_batch()->add_records(FinalRecord(1.5));
-  last.mutable_lease_next()->set_free_cpu_slots(1);
+  FillBatch(1, {FinalRecord(1.5)}, last.mutable_final_batch());
+  last.mutable_lease_next()->set_cpu_slots(1);
   ASSERT_TRUE(Complete(last, &completed).ok());
   EXPECT_EQ(completed.trial_state(), v1::TRIAL_STATE_SUCCEEDED);
   EXPECT_FALSE(completed.has_next_lease());
@@ -508,9 +503,8 @@ TEST_F(CoordinatorServiceTest, ACompleteWhoseLastBatchDoesNotFollowWritesNothing
 
   // Batch 3 after batch 1: refused, and neither the batch, the ending nor a lease is written.
   v1::CompleteRequest skipped = Completion("w1", *lease, v1::OUTCOME_SUCCEEDED, 3);
-  skipped.mutable_final_batch()->set_sequence(3);
-  skipped.mutable_final_batch()->add_records(StepRecord(10, 1.9, 1.75));
-  skipped.mutable_lease_next()->set_free_cpu_slots(1);
+  FillBatch(3, {StepRecord(10, 1.9, 1.75)}, skipped.mutable_final_batch());
+  skipped.mutable_lease_next()->set_cpu_slots(1);
   v1::CompleteResponse completed;
   EXPECT_EQ(Complete(skipped, &completed).error_code(), grpc::StatusCode::OUT_OF_RANGE);
   // A final batch that is not the one named last: INVALID_ARGUMENT.
@@ -524,8 +518,7 @@ TEST_F(CoordinatorServiceTest, ACompleteWhoseLastBatchDoesNotFollowWritesNothing
   // From another worker: FAILED_PRECONDITION, as for any report.
   Register("w2");
   v1::CompleteRequest foreign = Completion("w2", *lease, v1::OUTCOME_SUCCEEDED, 2);
-  foreign.mutable_final_batch()->set_sequence(2);
-  foreign.mutable_final_batch()->add_records(FinalRecord(1.5));
+  FillBatch(2, {FinalRecord(1.5)}, foreign.mutable_final_batch());
   EXPECT_EQ(Complete(foreign, &completed).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_EQ(GetTrial(lease->trial_id()).state(), v1::TRIAL_STATE_RUNNING);
 }

@@ -17,6 +17,7 @@
 #include <openssl/x509v3.h>
 
 #include "coordinator/server/auth.h"
+#include "proto/protocol_version.h"
 #include "proto/rung.grpc.pb.h"
 #include "tests/coordinator/server/server_test_util.h"
 
@@ -60,6 +61,7 @@ class GrpcServerTest : public ::testing::Test {
     request.set_host("node7");
     request.set_cpu_slots(8);
     request.add_gpus()->set_index(0);
+    request.set_protocol_version(wire::kProtocolVersion);
     return workers_->Register(ContextWithToken(token).get(), request, response);
   }
 
@@ -169,6 +171,7 @@ TEST_F(GrpcServerTest, RegisterRejectsAWorkerWithoutResources) {
   v1::RegisterRequest request;
   request.set_worker_id("idle");
   request.set_host("node1");
+  request.set_protocol_version(wire::kProtocolVersion);
   v1::RegisterResponse response;
   grpc::Status status = workers_->Register(ContextWithToken(worker_token_).get(), request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);

@@ -1,6 +1,8 @@
 // tests/coordinator/server/server_test_util.cc
 #include "tests/coordinator/server/server_test_util.h"
 
+#include "proto/protocol_version.h"
+
 #include <grpcpp/generic/generic_stub.h>
 #include <google/protobuf/unknown_field_set.h>
 #include <gtest/gtest.h>
@@ -27,6 +29,7 @@ std::unique_ptr<grpc::ClientContext> ContextWithToken(const std::string& token) 
   auto context = std::make_unique<grpc::ClientContext>();
   context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
   if (!token.empty()) context->AddMetadata("authorization", "Bearer " + token);
+  context->AddMetadata(wire::kProtocolVersionMetadata, std::to_string(wire::kProtocolVersion));
   return context;
 }
 

@@ -28,7 +28,8 @@ using ::rung::agent::testing::ScratchDir;
 bool LoopbackServerOptions(const ScratchDir& scratch, ServerOptions* options, std::string* user_token,
                            std::string* worker_token);
 
-// A client context with a 10 s deadline and, unless `token` is empty, `authorization: Bearer <token>`.
+// A client context with a 10 s deadline, this build's protocol version and, unless `token` is empty,
+// `authorization: Bearer <token>`.
 std::unique_ptr<grpc::ClientContext> ContextWithToken(const std::string& token);
 
 // A plaintext channel to a coordinator on loopback.

@@ -19,7 +19,10 @@
 
 #include "coordinator/server/grpc_server.h"
 #include "coordinator/store/clock.h"
+#include "core/records/trainer_records.h"
+#include "proto/protocol_version.h"
 #include "proto/rung.grpc.pb.h"
+#include "proto/trainer_record_proto.h"
 #include "tests/coordinator/server/server_test_util.h"
 
 namespace rung::server::testing {
@@ -77,6 +80,17 @@ inline std::string FinalRecord(double val_loss) {
   return record.dump();
 }
 
+// Sets `batch` to what a worker relays of these stdout lines: each line as log text, and the
+// record it holds, typed (a line that is no record is log text only).
+inline void FillBatch(int64_t sequence, const std::vector<std::string>& lines, v1::MetricBatch* batch) {
+  batch->set_sequence(sequence);
+  for (const std::string& line : lines) {
+    batch->add_stdout_lines(line);
+    StatusOr<records::TrainerRecord> record = records::DecodeRecord(line);
+    if (record.ok()) *batch->add_records() = wire::ToProto(*record);
+  }
+}
+
 class CoordinatorServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -125,6 +139,7 @@ class CoordinatorServiceTest : public ::testing::Test {
     request.set_host("host-" + worker_id);
     request.set_cpu_slots(cpus);
     request.set_build_commit("abc123");
+    request.set_protocol_version(wire::kProtocolVersion);
     (*request.mutable_labels())["rack"] = "a";
     v1::RegisterResponse response;
     grpc::Status status = workers_->Register(ContextWithToken(worker_token_).get(), request, &response);
@@ -135,7 +150,7 @@ class CoordinatorServiceTest : public ::testing::Test {
                         std::chrono::milliseconds wait = std::chrono::milliseconds(0)) {
     v1::LeaseRequest request;
     request.set_worker_id(worker_id);
-    request.set_free_cpu_slots(cpus);
+    request.mutable_free()->set_cpu_slots(cpus);
     *request.mutable_wait() = google::protobuf::util::TimeUtil::MillisecondsToDuration(wait.count());
     return workers_->Lease(ContextWithToken(worker_token_).get(), request, response);
   }
@@ -155,26 +170,22 @@ class CoordinatorServiceTest : public ::testing::Test {
     request.set_worker_id(worker_id);
     request.set_trial_id(lease.trial_id());
     request.set_attempt(lease.attempt());
-    request.set_sequence(sequence);
-    for (const std::string& record : records) request.add_records(record);
-    request.add_stderr_lines("threads: 1");
+    FillBatch(sequence, records, request.mutable_batch());
+    request.mutable_batch()->add_stderr_lines("threads: 1");
     v1::ReportMetricsResponse ignored;
     return workers_->ReportMetrics(ContextWithToken(worker_token_).get(), request,
                                    response != nullptr ? response : &ignored);
   }
 
   v1::CompleteRequest Completion(const std::string& worker_id, const v1::TrialLease& lease, v1::AttemptOutcome outcome,
-                                 int64_t last_batch, double val_loss = 1.75) {
+                                 int64_t last_batch) {
     v1::CompleteRequest request;
     request.set_worker_id(worker_id);
     request.set_trial_id(lease.trial_id());
     request.set_attempt(lease.attempt());
     request.set_outcome(outcome);
     request.set_last_batch_sequence(last_batch);
-    if (outcome == v1::OUTCOME_SUCCEEDED) {
-      (*request.mutable_final_metrics())["val_loss"] = val_loss;
-      (*request.mutable_final_metrics())["train_tokens_per_sec"] = 1234.5;
-    } else {
+    if (outcome != v1::OUTCOME_SUCCEEDED) {
       request.set_reason(outcome == v1::OUTCOME_FAILED ? "non-finite training loss at step 3" : "SIGTERM");
       request.set_exit_code(outcome == v1::OUTCOME_FAILED ? 3 : 75);
     }
@@ -191,7 +202,7 @@ class CoordinatorServiceTest : public ::testing::Test {
     ASSERT_TRUE(Report(worker_id, lease, 1, {ProvenanceRecord(), StepRecord(5, 2.5, 2.6)}).ok());
     ASSERT_TRUE(Report(worker_id, lease, 2, {StepRecord(10, 1.9, val_loss), FinalRecord(val_loss)}).ok());
     v1::CompleteResponse response;
-    grpc::Status status = Complete(Completion(worker_id, lease, v1::OUTCOME_SUCCEEDED, 2, val_loss), &response);
+    grpc::Status status = Complete(Completion(worker_id, lease, v1::OUTCOME_SUCCEEDED, 2), &response);
     ASSERT_TRUE(status.ok()) << status.error_message();
     EXPECT_EQ(response.trial_state(), v1::TRIAL_STATE_SUCCEEDED);
   }

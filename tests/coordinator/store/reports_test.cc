@@ -8,9 +8,10 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "coordinator/store/overviews.h"
-#include "coordinator/store/trainer_records.h"
+#include "coordinator/store/record_rows.h"
 #include "tests/coordinator/store/store_test_util.h"
 
 namespace rung {
@@ -256,56 +257,80 @@ TEST_F(ReportsTest, OverviewsCountTrialsAndShowProgressAndReasons) {
   EXPECT_EQ(overviews().Trials(999).status().code(), StatusCode::kNotFound);
 }
 
-TEST(TrainerRecordsTest, StepProvenanceFinalAndDiagnosticsRecordsBecomeStoreValues) {
-  const TrainerRecords parsed = ParseTrainerRecords({
+// Typed records, as a worker sends them: the lines decoded by the record codec.
+std::vector<records::TrainerRecord> Decoded(const std::vector<std::string>& lines) {
+  std::vector<records::TrainerRecord> decoded;
+  for (const std::string& line : lines) {
+    StatusOr<records::TrainerRecord> record = records::DecodeRecord(line);
+    EXPECT_TRUE(record.ok()) << line << ": " << record.status().ToString();
+    if (record.ok()) decoded.push_back(std::move(record).value());
+  }
+  return decoded;
+}
+
+TEST(RecordRowsTest, StepProvenanceFinalAndDiagnosticsRecordsBecomeStoreValues) {
+  const RecordRows rows = RowsFromRecords(Decoded({
       R"({"type":"provenance","commit":"abc"})",
       R"({"type":"step","step":10,"tokens":640,"flops":1.5e6,"lr":0.003,"train_loss":3.5,"elapsed_sec":1.25})",
       R"({"type":"checkpoint","step":10,"path":"/x"})",
-      "not json",
       R"({"type":"final","step":20,"val_loss":2.5,"val_loss_per_position":[3.0,null],)"
       R"("positional_parameters":[{"name":"positional.s","shape":[2,3],"values":[1,2,3,4,5,6]}],)"
-      R"("frequencies":[{"name":"layer_0","shape":[2],"values":[1.0,0.5]}],"extrapolation":{"x2":2.9}})",
-      R"({"type":"diagnostics","step":20,"layers":[]})",
-  });
-  EXPECT_EQ(parsed.provenance["commit"], "abc");
-  ASSERT_THAT(parsed.points, SizeIs(5));  // tokens, flops, lr, train_loss, elapsed_sec
-  for (const MetricPoint& point : parsed.points) {
+      R"("frequencies":[{"name":"layer_0","shape":[2],"values":[1.0,0.5]}]})",
+      R"({"type":"diagnostics","kind":"attention","step":20,"milestone":"end","payload":{"layers":[]}})",
+  }));
+  EXPECT_EQ(nlohmann::json::parse(rows.provenance_json)["commit"], "abc");
+  std::map<std::string, double> points;
+  for (const MetricPoint& point : rows.points) {
     EXPECT_EQ(point.step, 10);
     EXPECT_EQ(point.tokens, 640);
     EXPECT_DOUBLE_EQ(point.flops, 1.5e6);
     EXPECT_DOUBLE_EQ(point.wall_time, 1.25);
+    points[point.name] = point.value;
   }
-  ASSERT_THAT(parsed.results.summaries, SizeIs(1));
-  EXPECT_EQ(parsed.results.summaries[0].name, "val_loss");
-  EXPECT_EQ(parsed.results.summaries[0].step, 20);
-  ASSERT_THAT(parsed.results.learned_params, SizeIs(6));
-  EXPECT_EQ(parsed.results.learned_params[4].layer, 1);
-  EXPECT_EQ(parsed.results.learned_params[4].head, 1);
+  EXPECT_EQ(points.size(), rows.points.size()) << "one point per name";
+  EXPECT_EQ(points["train_loss"], 3.5);
+  EXPECT_EQ(points["lr"], 0.003);
+  EXPECT_EQ(points.count("val_loss"), 0u) << "no evaluation at this step";
+  std::map<std::string, double> summaries;
+  for (const SummaryValue& summary : rows.results.summaries) {
+    EXPECT_EQ(summary.step, 20);
+    summaries[summary.name] = summary.value;
+  }
+  EXPECT_EQ(summaries["val_loss"], 2.5);
+  EXPECT_EQ(summaries.count("train_loss"), 0u) << "unset in this final record";
+  ASSERT_THAT(rows.results.learned_params, SizeIs(6));
+  EXPECT_EQ(rows.results.learned_params[4].layer, 1);
+  EXPECT_EQ(rows.results.learned_params[4].head, 1);
   std::vector<std::string> names;
-  for (const Diagnostic& diagnostic : parsed.results.diagnostics) names.push_back(diagnostic.name);
-  EXPECT_THAT(names, ElementsAre("frequencies.layer_0", "val_loss_per_position", "extrapolation", "attention"));
-  std::optional<StepTensor> per_position = TensorFromJson("val_loss_per_position", parsed.results.diagnostics[1].value);
+  for (const Diagnostic& diagnostic : rows.results.diagnostics) names.push_back(diagnostic.name);
+  EXPECT_THAT(names, ElementsAre("frequencies.layer_0", "val_loss_per_position", "attention"));
+  std::optional<StepTensor> per_position = TensorFromJson("val_loss_per_position", rows.results.diagnostics[1].value);
   ASSERT_TRUE(per_position.has_value());
   EXPECT_EQ(per_position->step, 20);
   EXPECT_TRUE(std::isnan(per_position->tensor.values[1]));
+  const Diagnostic& attention = rows.results.diagnostics[2];
+  EXPECT_EQ(attention.step, 20);
+  EXPECT_EQ(attention.layer, -1);
+  EXPECT_EQ(attention.value, nlohmann::json::parse(R"({"layers":[]})")) << "the payload, stored as it came";
 }
 
-TEST(TrainerRecordsTest, ExtrapolationRowsBecomeSummariesNamedByMultipleAndMethod) {
-  const TrainerRecords parsed = ParseTrainerRecords({
-      R"({"type":"final","step":20,"val_loss":2.5,"extrapolation":[)"
+TEST(RecordRowsTest, ExtrapolationRowsBecomeSummariesNamedByMultipleAndMethod) {
+  const RecordRows rows = RowsFromRecords(Decoded({
+      R"({"type":"final","step":20,"val_loss":2.5,"flops":0,"tokens":0,"extrapolation":[)"
       R"({"multiple":2,"length":256,"method":"none","val_loss":2.9,"val_loss_per_position":[1,2]},)"
-      R"({"multiple":2,"length":256,"method":"yarn","val_loss":2.7,"val_accuracy":0.5},)"
-      R"({"multiple":"4","method":"pi","val_loss":9}]})",
-  });
+      R"({"multiple":2,"length":256,"method":"yarn","val_loss":2.7,"val_accuracy":0.5}]})",
+  }));
   std::map<std::string, double> summaries;
-  for (const SummaryValue& summary : parsed.results.summaries) summaries[summary.name] = summary.value;
+  for (const SummaryValue& summary : rows.results.summaries) {
+    if (summary.name.rfind("val_", 0) == 0) summaries[summary.name] = summary.value;
+  }
   EXPECT_EQ(summaries, (std::map<std::string, double>{
                            {"val_loss", 2.5}, {"val_loss_2x", 2.9}, {"val_loss_2x_yarn", 2.7}, {"val_accuracy_2x_yarn", 0.5}}));
 }
 
-TEST(TrainerRecordsTest, TensorsOfEveryRankRoundTripThroughElements) {
+TEST(RecordRowsTest, TensorsOfEveryRankRoundTripThroughElements) {
   for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{}, {3}, {2, 3}, {2, 2, 3}, {2, 1, 2, 2}}) {
-    NamedTensor tensor;
+    records::Tensor tensor;
     tensor.name = "t";
     tensor.shape = shape;
     int64_t size = 1;
@@ -326,8 +351,9 @@ TEST_F(ReportsTest, LearnedParametersKeepTheirShapeInTheDatabase) {
   Submit(Submission("s", {Cell("a")}));
   std::optional<Lease> lease = LeaseFor("w");
   ASSERT_TRUE(lease.has_value());
-  NamedTensor tensor{"positional.s", {2, 3}, {1, 2, 3, 4, 5, 6}};
+  records::Tensor tensor{"positional.s", {2, 3}, {1, 2, 3, 4, 5, 6}};
   TrialResults results;
+  results.summaries = {{"val_loss", 2.0, 20}};
   results.learned_params = TensorToElements(20, tensor);
   ASSERT_OK(trials().Complete(lease->trial_id, lease->attempt, results));
   Reopen();

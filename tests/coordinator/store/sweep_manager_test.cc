@@ -10,6 +10,13 @@
 namespace rung {
 namespace {
 
+// What a trainer's final record gives the store: at least its validation loss.
+TrialResults FinalResults() {
+  TrialResults results;
+  results.summaries = {{"val_loss", 2.0, 10}};
+  return results;
+}
+
 using store_testing::Cell;
 using store_testing::Submission;
 using ::testing::ElementsAre;
@@ -78,7 +85,7 @@ TEST_F(SweepManagerTest, ResubmissionNeverRerunsSucceededCellsAndReportsWhatChan
   const int64_t sweep_id = Submit(Submission("study", {Cell("a"), Cell("b"), Cell("c"), Cell("d")}, policy));
   // a SUCCEEDED, b FAILED for good, c RUNNING, d PENDING.
   std::optional<Lease> a = LeaseFor("w");
-  ASSERT_OK(trials().Complete(a->trial_id, a->attempt, {}));
+  ASSERT_OK(trials().Complete(a->trial_id, a->attempt, FinalResults()));
   std::optional<Lease> b = LeaseFor("w");
   ASSERT_OK(trials().Fail(b->trial_id, b->attempt, "exit 3"));
   std::optional<Lease> c = LeaseFor("w");
@@ -128,7 +135,7 @@ TEST_F(SweepManagerTest, ResubmittingAFinishedSpecRunsNothing) {
   const int64_t sweep_id = Submit(Submission("study", {Cell("a"), Cell("b")}));
   for (int trial = 0; trial < 2; ++trial) {
     std::optional<Lease> lease = LeaseFor("w");
-    ASSERT_OK(trials().Complete(lease->trial_id, lease->attempt, {}));
+    ASSERT_OK(trials().Complete(lease->trial_id, lease->attempt, FinalResults()));
   }
   EXPECT_EQ(SweepStateOf(sweep_id), SweepState::kSucceeded);
   ASSERT_OK_AND_ASSIGN(SubmitResult result, sweeps().Submit(Submission("study", {Cell("a"), Cell("b")}), "user:ada"));
@@ -142,7 +149,7 @@ TEST_F(SweepManagerTest, ResubmittingACancelledSweepRunsItsUnfinishedCellsAgain)
   RegisterWorker("w");
   const int64_t sweep_id = Submit(Submission("study", {Cell("a"), Cell("b")}));
   std::optional<Lease> a = LeaseFor("w");
-  ASSERT_OK(trials().Complete(a->trial_id, a->attempt, {}));
+  ASSERT_OK(trials().Complete(a->trial_id, a->attempt, FinalResults()));
   ASSERT_OK(sweeps().Cancel(sweep_id, "user:ada"));
   ASSERT_OK_AND_ASSIGN(SubmitResult result, sweeps().Submit(Submission("study", {Cell("a"), Cell("b")}), "user:ada"));
   EXPECT_THAT(result.skipped_succeeded, ElementsAre("a"));

@@ -197,12 +197,14 @@ TEST_F(TrialLifecycleTest, IdenticalDuplicateReportsAreAcknowledgedOnce) {
   EXPECT_EQ(after.size(), before.size());
   EXPECT_EQ(StateOf(lease.trial_id), TrialState::kSucceeded);
 
-  // Not identical: not a duplicate, and the attempt is over.
-  Status different = trials().Complete(lease.trial_id, lease.attempt, Results(1.0));
-  EXPECT_EQ(different.code(), StatusCode::kFailedPrecondition);
-  EXPECT_THAT(different.message(), HasSubstr("already ended SUCCEEDED"));
+  // A repeat is recognised by its last batch's sequence: its content is not applied again.
+  ASSERT_OK(trials().Complete(lease.trial_id, lease.attempt, Results(1.0)));
   ASSERT_OK_AND_ASSIGN(std::vector<SummaryValue> summaries, metrics().Summaries(lease.trial_id));
   EXPECT_DOUBLE_EQ(summaries[1].value, 2.0);
+  // Another ending of the attempt is no repeat: the attempt is over.
+  Status failed = trials().Fail(lease.trial_id, lease.attempt, "boom").status();
+  EXPECT_EQ(failed.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(failed.message(), HasSubstr("already ended SUCCEEDED"));
 }
 
 TEST_F(TrialLifecycleTest, PreemptedTrialsGoBackToPendingWithoutCountingAsFailures) {

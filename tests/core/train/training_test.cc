@@ -262,6 +262,34 @@ TEST_F(TrainingTest, ResumedRunContinuesTheUninterruptedCurveExactly) {
   EXPECT_TRUE(StepRecords(third.records()).empty());
 }
 
+// A checkpoint the release before the record contract wrote (tests/data/compat/protocol-1) still
+// resumes: this release continues its curve to the same end as an uninterrupted run of its own.
+TEST_F(TrainingTest, ACheckpointOfThePreviousReleaseResumes) {
+  const std::string fixture = std::string(RUNG_SOURCE_DIR) + "/tests/data/compat/protocol-1";
+  const std::string config_path = fixture + "/lerope-trial.json";
+  const std::string dir = testing::TempDir() + "/old_release_ckpt";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(fixture + "/ckpt-0000000020.pt", dir + "/ckpt-0000000020.pt");
+
+  TrainerProcess resumed(config_path, {"--checkpoint-dir", dir, "--threads", "1"});
+  ASSERT_EQ(resumed.Finish(), 0);
+  ASSERT_EQ(resumed.records().front().at("type"), "provenance");
+  EXPECT_EQ(resumed.records().front().at("start_step"), 20);
+  std::map<int64_t, json> trained = StepRecords(resumed.records());
+  ASSERT_FALSE(trained.empty());
+  EXPECT_EQ(trained.begin()->first, 25) << "log_every 5 after step 20";
+  EXPECT_EQ(trained.rbegin()->first, 30);
+  EXPECT_FALSE(StepRecords(resumed.records(), /*replayed=*/true).empty())
+      << "the steps the old checkpoint remembered, printed again";
+
+  TrainerProcess fresh(config_path, {"--threads", "1"});
+  ASSERT_EQ(fresh.Finish(), 0);
+  ASSERT_EQ(resumed.records().back().at("type"), "final");
+  EXPECT_NEAR(resumed.records().back().at("val_loss").get<double>(),
+              fresh.records().back().at("val_loss").get<double>(), 1e-9);
+}
+
 TEST_F(TrainingTest, PositionalParametersTrainAloneOrStayFrozen) {
   // Backbone frozen: only the LeRoPE scales move (context-extension style).
   json config = TinyTrial("lerope", 20);

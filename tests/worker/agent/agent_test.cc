@@ -91,8 +91,8 @@ TEST_F(AgentTest, LeasesWhileSlotsAreFreeAndPreemptsEveryTrainerOnShutdown) {
   EXPECT_EQ(coordinator_.registrations()[0].cpu_slots(), 2);
   EXPECT_EQ(coordinator_.registrations()[0].worker_id(), "agent-test");
   for (const v1::LeaseRequest& request : coordinator_.lease_requests()) {
-    EXPECT_GE(request.free_cpu_slots(), 1) << "never asks without a free slot";
-    EXPECT_LE(request.free_cpu_slots(), 2);
+    EXPECT_GE(request.free().cpu_slots(), 1) << "never asks without a free slot";
+    EXPECT_LE(request.free().cpu_slots(), 2);
   }
 
   agent.Shutdown("SIGTERM");
@@ -156,20 +156,23 @@ TEST_F(AgentTest, AnEndingTrialReportsItsLastBatchAndTakesTheNextTrialInItsCompl
     EXPECT_EQ(complete.trial_id(), static_cast<int64_t>(index + 1));
     EXPECT_EQ(complete.outcome(), v1::OUTCOME_SUCCEEDED);
     ASSERT_TRUE(complete.has_lease_next());
-    EXPECT_EQ(complete.lease_next().free_cpu_slots(), 1) << "the slot this attempt frees";
+    EXPECT_EQ(complete.lease_next().cpu_slots(), 1) << "the slot this attempt frees";
     ASSERT_TRUE(complete.has_final_batch()) << "the rest of the output rides with the ending";
     EXPECT_EQ(complete.final_batch().sequence(), complete.last_batch_sequence());
   }
   // Trial 1: batch 1 the provenance, batch 2 (in Complete) the step and the final record.
   ASSERT_EQ(coordinator_.committed_batches(1).size(), 2u);
-  EXPECT_THAT(completes[0].final_batch().records(),
+  EXPECT_THAT(completes[0].final_batch().stdout_lines(),
               ::testing::ElementsAre(HasSubstr("\"step\""), HasSubstr("\"final\"")));
-  EXPECT_EQ(completes[0].final_batch().rows_size(), 1) << "the step's train_loss";
+  ASSERT_EQ(completes[0].final_batch().records_size(), 2) << "the step and the final record, typed";
+  EXPECT_TRUE(completes[0].final_batch().records(0).has_step());
+  EXPECT_TRUE(completes[0].final_batch().records(1).has_final());
   // Every trial's four lines reached the coordinator exactly once, whichever way they went.
   for (int64_t trial = 1; trial <= 3; ++trial) {
     std::vector<std::string> records;
     for (const TestCoordinator::Batch& batch : coordinator_.committed_batches(trial)) {
-      records.insert(records.end(), batch.request.records().begin(), batch.request.records().end());
+      records.insert(records.end(), batch.request.batch().stdout_lines().begin(),
+                     batch.request.batch().stdout_lines().end());
     }
     EXPECT_EQ(records.size(), 3u) << "trial " << trial;
   }

@@ -310,8 +310,6 @@ grpc::Status TestCoordinator::Register(grpc::ServerContext* context, const v1::R
   registrations_.push_back(*request);
   known_workers_.insert(request->worker_id());
   response->set_worker_id(request->worker_id());
-  response->add_features("complete.final_batch");  // implemented below, as the coordinator does
-  response->add_features("complete.lease_next");
   *response->mutable_heartbeat_interval() =
       google::protobuf::util::TimeUtil::MillisecondsToDuration(heartbeat_interval_.count());
   *response->mutable_lease_duration() =
@@ -328,7 +326,7 @@ grpc::Status TestCoordinator::Lease(grpc::ServerContext* context, const v1::Leas
   const auto wait = std::min<int64_t>(google::protobuf::util::TimeUtil::DurationToMilliseconds(request->wait()), 100);
   changed_.wait_for(lock, std::chrono::milliseconds(wait), [this] { return !leases_.empty(); });
   if (leases_.empty() || context->IsCancelled()) return grpc::Status::OK;
-  if (leases_.front().cpu_slots() > request->free_cpu_slots()) return grpc::Status::OK;  // does not fit
+  if (leases_.front().cpu_slots() > request->free().cpu_slots()) return grpc::Status::OK;  // does not fit
   *response->mutable_lease() = leases_.front();
   leases_.pop_front();
   return grpc::Status::OK;
@@ -360,19 +358,19 @@ grpc::Status TestCoordinator::ReportMetrics(grpc::ServerContext* context, const 
   if (fenced_.count(request->trial_id()) != 0) {
     return {grpc::StatusCode::FAILED_PRECONDITION, "attempt " + std::to_string(request->attempt()) + " is fenced"};
   }
+  const int64_t sequence = request->batch().sequence();
   int64_t& last = last_sequence_[{request->trial_id(), request->attempt()}];
-  if (request->sequence() <= last) {
+  if (sequence <= last) {
     ++duplicates_;
     response->set_acknowledged_sequence(last);
     response->set_duplicate(true);
     return grpc::Status::OK;
   }
-  if (request->sequence() != last + 1) {
-    return {grpc::StatusCode::OUT_OF_RANGE,
-            "batch " + std::to_string(request->sequence()) + " after " + std::to_string(last)};
+  if (sequence != last + 1) {
+    return {grpc::StatusCode::OUT_OF_RANGE, "batch " + std::to_string(sequence) + " after " + std::to_string(last)};
   }
-  last = request->sequence();
-  batches_.push_back({request->trial_id(), request->attempt(), request->sequence(), *request});
+  last = sequence;
+  batches_.push_back({request->trial_id(), request->attempt(), sequence, *request});
   response->set_acknowledged_sequence(last);
   return grpc::Status::OK;
 }
@@ -394,8 +392,11 @@ grpc::Status TestCoordinator::Complete(grpc::ServerContext* context, const v1::C
                                                       " after " + std::to_string(committed)};
     }
     committed = request->final_batch().sequence();
-    v1::ReportMetricsRequest batch = request->final_batch();
-    batch.set_worker_id(request->worker_id());  // as the contract reads it: the Complete's
+    v1::ReportMetricsRequest batch;  // as the contract reads it: the Complete's ids, its last batch
+    batch.set_worker_id(request->worker_id());
+    batch.set_trial_id(request->trial_id());
+    batch.set_attempt(request->attempt());
+    *batch.mutable_batch() = request->final_batch();
     batches_.push_back({request->trial_id(), request->attempt(), committed, std::move(batch)});
   }
   if (request->last_batch_sequence() != committed) {
@@ -406,7 +407,7 @@ grpc::Status TestCoordinator::Complete(grpc::ServerContext* context, const v1::C
   response->set_trial_state(request->outcome() == v1::OUTCOME_SUCCEEDED ? v1::TRIAL_STATE_SUCCEEDED
                                                                         : v1::TRIAL_STATE_PENDING);
   if (request->has_lease_next() && !leases_.empty() &&
-      leases_.front().cpu_slots() <= request->lease_next().free_cpu_slots()) {
+      leases_.front().cpu_slots() <= request->lease_next().cpu_slots()) {
     *response->mutable_next_lease() = leases_.front();  // the next trial, in the same answer
     leases_.pop_front();
   }

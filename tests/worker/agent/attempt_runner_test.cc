@@ -60,7 +60,6 @@ class AttemptRunnerTest : public ::testing::Test {
     options.work_dir = scratch_.Path("work");
     options.heartbeat_interval = std::chrono::milliseconds(50);
     options.stop_grace = std::chrono::seconds(20);
-    options.complete_takes_final_batch = true;  // the test coordinator names the feature
     options.relay.batch_lines = 3;
     options.relay.batch_delay = std::chrono::milliseconds(50);
     options.relay.retry_backoff = {std::chrono::milliseconds(20), std::chrono::milliseconds(100), 2.0};
@@ -103,25 +102,28 @@ TEST_F(AttemptRunnerTest, ASucceedingTrainerIsReportedWithEveryRecordOnceAndItsR
   const v1::CompleteRequest complete = coordinator_.completes()[0];
   EXPECT_EQ(complete.outcome(), v1::OUTCOME_SUCCEEDED);
   EXPECT_EQ(complete.exit_code(), 0);
-  EXPECT_DOUBLE_EQ(complete.final_metrics().at("val_loss"), 1.25);
-  EXPECT_EQ(complete.checkpoint().dir(), scratch_.Path("artifacts/t11/attempt-1"));
-  EXPECT_EQ(complete.checkpoint().latest_path(), scratch_.Path("artifacts/t11/attempt-1/ckpt-0000000005.pt"));
 
   std::vector<TestCoordinator::Batch> batches = coordinator_.committed_batches(11);
   ASSERT_FALSE(batches.empty());
   EXPECT_EQ(complete.last_batch_sequence(), batches.back().sequence);
   std::vector<std::string> records, stderr_lines;
   std::multiset<int64_t> loss_steps;
+  std::optional<double> final_loss;
   for (const TestCoordinator::Batch& batch : batches) {
-    records.insert(records.end(), batch.request.records().begin(), batch.request.records().end());
-    stderr_lines.insert(stderr_lines.end(), batch.request.stderr_lines().begin(), batch.request.stderr_lines().end());
-    for (const v1::MetricRow& row : batch.request.rows()) {
-      if (row.name() == "train_loss") loss_steps.insert(row.step());
+    const v1::MetricBatch& sent = batch.request.batch();
+    records.insert(records.end(), sent.stdout_lines().begin(), sent.stdout_lines().end());
+    stderr_lines.insert(stderr_lines.end(), sent.stderr_lines().begin(), sent.stderr_lines().end());
+    for (const v1::TrainerRecord& record : sent.records()) {
+      if (record.has_step()) loss_steps.insert(record.step().step());
+      if (record.has_final()) final_loss = record.final().val_loss();
     }
   }
-  EXPECT_EQ(batches.front().request.provenance_json(), R"({"type":"provenance","threads":2})");
-  EXPECT_EQ(records.size(), 8u);
-  EXPECT_EQ(loss_steps, (std::multiset<int64_t>{1, 2, 3, 4, 5}));
+  ASSERT_FALSE(batches.front().request.batch().records().empty());
+  EXPECT_TRUE(batches.front().request.batch().records(0).has_provenance());
+  EXPECT_EQ(batches.front().request.batch().records(0).provenance().threads(), 2);
+  EXPECT_EQ(records.size(), 8u) << "every stdout line, as log text";
+  EXPECT_EQ(loss_steps, (std::multiset<int64_t>{1, 2, 3, 4, 5})) << "each step record once, typed";
+  EXPECT_EQ(final_loss, 1.25) << "the results travel once, in the final record";
   EXPECT_EQ(stderr_lines, std::vector<std::string>{"rung-train: a stderr line"});
   EXPECT_EQ(testing::ReadLines(AttemptDir(11) + "/records.jsonl"), records) << "the local copy";
   EXPECT_EQ(testing::ReadLines(AttemptDir(11) + "/trainer.log"), stderr_lines);
@@ -149,22 +151,6 @@ echo '{"type":"final","step":1,"val_loss":1.0}'
   ASSERT_EQ(slow.Run().fate, AttemptFate::kReported);
   EXPECT_GE(coordinator_.heartbeats(22), 3) << "every ~50 ms over 400 ms";
   EXPECT_LE(coordinator_.heartbeats(21), coordinator_.heartbeats(22));
-}
-
-TEST_F(AttemptRunnerTest, ForACoordinatorWithoutTheFinalBatchFeatureEveryBatchGoesByReportMetrics) {
-  AttemptOptions options = Options(kSucceedingTrainer);
-  options.complete_takes_final_batch = false;  // an older coordinator would ignore final_batch
-  AttemptRunner runner(client_.get(), Lease(31), options);
-  ASSERT_EQ(runner.Run().fate, AttemptFate::kReported);
-  ASSERT_EQ(coordinator_.completes().size(), 1u);
-  const v1::CompleteRequest complete = coordinator_.completes()[0];
-  EXPECT_FALSE(complete.has_final_batch());
-  std::vector<std::string> records;
-  for (const TestCoordinator::Batch& batch : coordinator_.committed_batches(31)) {
-    records.insert(records.end(), batch.request.records().begin(), batch.request.records().end());
-  }
-  EXPECT_EQ(records.size(), 8u) << "every record by ReportMetrics";
-  EXPECT_EQ(complete.last_batch_sequence(), coordinator_.committed_batches(31).back().sequence);
 }
 
 TEST_F(AttemptRunnerTest, ACrashFailsTheAttemptWithTheEndOfItsStderr) {
@@ -239,7 +225,6 @@ TEST_F(AttemptRunnerTest, PreemptionCheckpointsAndReportsPreempted) {
   EXPECT_EQ(complete.outcome(), v1::OUTCOME_PREEMPTED);
   EXPECT_EQ(complete.exit_code(), 75);
   EXPECT_THAT(complete.reason(), HasSubstr("worker shutting down (SIGTERM); checkpointed at step"));
-  EXPECT_EQ(complete.checkpoint().latest_path(), scratch_.Path("artifacts/t17/attempt-1/ckpt.pt"));
 }
 
 TEST_F(AttemptRunnerTest, APreemptionBeforeTheTrainerStartsIsReportedAtOnce) {
@@ -282,19 +267,29 @@ TEST_F(AttemptRunnerTest, TrainsOnWhileTheCoordinatorIsAwayAndReportsWhenItRetur
   ASSERT_EQ(coordinator_.completes().size(), 1u);
   EXPECT_EQ(coordinator_.completes()[0].outcome(), v1::OUTCOME_SUCCEEDED);
   size_t records = 0;
-  for (const TestCoordinator::Batch& batch : coordinator_.committed_batches(20)) records += batch.request.records_size();
+  for (const TestCoordinator::Batch& batch : coordinator_.committed_batches(20)) {
+    records += batch.request.batch().stdout_lines_size();
+  }
   EXPECT_EQ(records, 8u);
 }
 
-TEST(CpuSlotsOfTest, TheLeaseSaysElseTheConfig) {
+TEST(CpuSlotsOfTest, TheLeaseSays) {
   v1::TrialLease lease;
   lease.set_config_json(R"({"resources":{"cpus":3}})");
-  EXPECT_EQ(CpuSlotsOf(lease), 3);
   lease.set_cpu_slots(2);
-  EXPECT_EQ(CpuSlotsOf(lease), 2);
+  EXPECT_EQ(CpuSlotsOf(lease), 2) << "the lease's typed field, never the config";
   lease.set_cpu_slots(0);
-  lease.set_config_json("{}");
   EXPECT_EQ(CpuSlotsOf(lease), 1);
+}
+
+TEST(LocalRanksOfTest, AnOrdinaryLeaseRunsEveryRankAGangLeaseOne) {
+  v1::TrialLease lease;
+  EXPECT_EQ(LocalRanksOf(lease), 1);
+  lease.set_world_size(4);
+  EXPECT_EQ(LocalRanksOf(lease), 4);
+  lease.set_rendezvous("node1:29500");
+  lease.set_rank(2);
+  EXPECT_EQ(LocalRanksOf(lease), 1);
 }
 
 }  // namespace

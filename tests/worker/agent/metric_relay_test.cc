@@ -32,15 +32,32 @@ class MetricRelayTest : public ::testing::Test {
     return options;
   }
 
-  static std::vector<v1::MetricRow> Row(int64_t step) {
-    v1::MetricRow row;
-    row.set_step(step);
-    row.set_name("train_loss");
-    row.set_value(1.0 / static_cast<double>(step));
-    return {row};
+  static std::string StepLine(int64_t step) {
+    return R"({"type":"step","step":)" + std::to_string(step) + R"(,"train_loss":)" +
+           std::to_string(1.0 / static_cast<double>(step)) + "}";
   }
 
-  static std::string StepLine(int64_t step) { return R"({"type":"step","step":)" + std::to_string(step) + "}"; }
+  // Relays one stdout line as the agent does: the line, and the record it holds.
+  static void AddLine(MetricRelay& relay, const std::string& line) {
+    StatusOr<records::TrainerRecord> record = records::DecodeRecord(line);
+    relay.AddStdout(line, record.ok() ? &*record : nullptr);
+  }
+
+  // The steps of a batch's step records, in order.
+  static std::vector<int64_t> Steps(const v1::MetricBatch& batch) {
+    std::vector<int64_t> steps;
+    for (const v1::TrainerRecord& record : batch.records()) {
+      if (record.has_step()) steps.push_back(record.step().step());
+    }
+    return steps;
+  }
+
+  static bool HasProvenance(const v1::MetricBatch& batch) {
+    for (const v1::TrainerRecord& record : batch.records()) {
+      if (record.has_provenance()) return true;
+    }
+    return false;
+  }
 
   TestCoordinator coordinator_;
   std::unique_ptr<CoordinatorClient> client_;
@@ -49,7 +66,7 @@ class MetricRelayTest : public ::testing::Test {
 TEST_F(MetricRelayTest, BatchesEveryNLinesInSequenceAndDrainsTheRest) {
   Connect(coordinator_.Start());
   MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(4, std::chrono::hours(1)));
-  for (int64_t step = 1; step <= 10; ++step) relay.AddRecord(StepLine(step), Row(step), false);
+  for (int64_t step = 1; step <= 10; ++step) AddLine(relay, StepLine(step));
   relay.AddStderr("a warning");
   ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(kTrial).size() == 2; },
                                    std::chrono::seconds(10)));
@@ -63,13 +80,13 @@ TEST_F(MetricRelayTest, BatchesEveryNLinesInSequenceAndDrainsTheRest) {
     EXPECT_EQ(batch.attempt, kAttempt);
     EXPECT_EQ(batch.request.worker_id(), "relay-worker");
     sequences.push_back(batch.sequence);
-    sizes.push_back(batch.request.records_size() + batch.request.stderr_lines_size());
-    for (const v1::MetricRow& row : batch.request.rows()) steps.push_back(row.step());
+    sizes.push_back(batch.request.batch().stdout_lines_size() + batch.request.batch().stderr_lines_size());
+    for (int64_t step : Steps(batch.request.batch())) steps.push_back(step);
   }
   EXPECT_THAT(sequences, ElementsAre(1, 2, 3));
   EXPECT_THAT(sizes, ElementsAre(4, 4, 3));
   EXPECT_THAT(steps, ElementsAre(1, 2, 3, 4, 5, 6, 7, 8, 9, 10));
-  EXPECT_THAT(coordinator_.committed_batches(kTrial).back().request.stderr_lines(), ElementsAre("a warning"));
+  EXPECT_THAT(coordinator_.committed_batches(kTrial).back().request.batch().stderr_lines(), ElementsAre("a warning"));
 }
 
 TEST_F(MetricRelayTest, APartialBatchGoesAfterTheDelayAndProvenanceAfterItsOwn) {
@@ -77,15 +94,15 @@ TEST_F(MetricRelayTest, APartialBatchGoesAfterTheDelayAndProvenanceAfterItsOwn) 
   RelayOptions options = FastOptions(1000, std::chrono::milliseconds(100));
   options.provenance_delay = std::chrono::milliseconds(0);  // at once
   MetricRelay relay(client_.get(), kTrial, kAttempt, options);
-  relay.AddRecord(R"({"type":"provenance","threads":2})", {}, /*provenance=*/true);
+  AddLine(relay, R"({"type":"provenance","threads":2})");
   ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(kTrial).size() == 1; },
                                    std::chrono::seconds(10)));
-  EXPECT_EQ(coordinator_.committed_batches(kTrial)[0].request.provenance_json(), R"({"type":"provenance","threads":2})");
-  relay.AddRecord(StepLine(1), Row(1), false);
+  EXPECT_TRUE(HasProvenance(coordinator_.committed_batches(kTrial)[0].request.batch()));
+  AddLine(relay, StepLine(1));
   ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(kTrial).size() == 2; },
                                    std::chrono::seconds(10)))
       << "one line, sent when it has waited batch_delay";
-  EXPECT_EQ(coordinator_.committed_batches(kTrial)[1].request.provenance_json(), "");
+  EXPECT_FALSE(HasProvenance(coordinator_.committed_batches(kTrial)[1].request.batch()));
 }
 
 TEST_F(MetricRelayTest, TheProvenanceWaitsItsDelayUnlessTheAttemptEndsFirst) {
@@ -93,16 +110,16 @@ TEST_F(MetricRelayTest, TheProvenanceWaitsItsDelayUnlessTheAttemptEndsFirst) {
   RelayOptions options = FastOptions(1000, std::chrono::hours(1));
   options.provenance_delay = std::chrono::milliseconds(50);
   MetricRelay relay(client_.get(), kTrial, kAttempt, options);
-  relay.AddRecord(R"({"type":"provenance"})", {}, /*provenance=*/true);
-  relay.AddRecord(StepLine(1), Row(1), false);
+  AddLine(relay, R"({"type":"provenance"})");
+  AddLine(relay, StepLine(1));
   ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(kTrial).size() == 1; },
                                    std::chrono::seconds(10)))
       << "sent once the provenance has waited 50 ms";
-  EXPECT_EQ(coordinator_.committed_batches(kTrial)[0].request.records_size(), 2);
+  EXPECT_EQ(coordinator_.committed_batches(kTrial)[0].request.batch().records_size(), 2);
 
   MetricRelay quick(client_.get(), kTrial + 1, kAttempt, options);
-  quick.AddRecord(R"({"type":"provenance"})", {}, /*provenance=*/true);
-  quick.AddRecord(StepLine(1), Row(1), false);
+  AddLine(quick, R"({"type":"provenance"})");
+  AddLine(quick, StepLine(1));
   StatusOr<FinalBatch> rest = quick.Finish();  // the trainer ended within the delay
   ASSERT_TRUE(rest.ok()) << rest.status().ToString();
   EXPECT_TRUE(coordinator_.committed_batches(kTrial + 1).empty()) << "nothing sent: Complete carries it";
@@ -110,9 +127,9 @@ TEST_F(MetricRelayTest, TheProvenanceWaitsItsDelayUnlessTheAttemptEndsFirst) {
   EXPECT_EQ(rest->last_sequence, 1);
   EXPECT_EQ(rest->batch->sequence(), 1);
   EXPECT_EQ(rest->batch->trial_id(), kTrial + 1);
-  EXPECT_EQ(rest->batch->provenance_json(), R"({"type":"provenance"})");
+  EXPECT_TRUE(HasProvenance(*rest->batch));
   EXPECT_EQ(rest->batch->records_size(), 2);
-  EXPECT_EQ(rest->batch->rows_size(), 1);
+  EXPECT_EQ(Steps(*rest->batch).size(), 1u);
 }
 
 TEST_F(MetricRelayTest, AnOnDemandSenderSendsAFullBatchAtOnceAndADelayedOneAtThePollAfterItsDelay) {
@@ -120,12 +137,12 @@ TEST_F(MetricRelayTest, AnOnDemandSenderSendsAFullBatchAtOnceAndADelayedOneAtThe
   RelayOptions options = FastOptions(3, std::chrono::milliseconds(30));
   options.sender_on_demand = true;
   MetricRelay relay(client_.get(), kTrial, kAttempt, options);
-  for (int64_t step = 1; step <= 3; ++step) relay.AddRecord(StepLine(step), Row(step), false);
+  for (int64_t step = 1; step <= 3; ++step) AddLine(relay, StepLine(step));
   ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(kTrial).size() == 1; },
                                    std::chrono::seconds(10)))
       << "a full batch starts the sender without a Poll()";
 
-  relay.AddRecord(StepLine(4), Row(4), false);  // no Poll(): the sender, once started, keeps time itself
+  AddLine(relay, StepLine(4));  // no Poll(): the sender, once started, keeps time itself
   EXPECT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(kTrial).size() == 2; },
                                    std::chrono::seconds(10)));
 }
@@ -135,7 +152,7 @@ TEST_F(MetricRelayTest, AnOnDemandSenderNeedsAPollForADelayedBatch) {
   RelayOptions options = FastOptions(100, std::chrono::milliseconds(20));
   options.sender_on_demand = true;
   MetricRelay relay(client_.get(), kTrial, kAttempt, options);
-  relay.AddRecord(StepLine(1), Row(1), false);
+  AddLine(relay, StepLine(1));
   EXPECT_FALSE(coordinator_.WaitFor([](const TestCoordinator& c) { return !c.committed_batches(kTrial).empty(); },
                                     std::chrono::milliseconds(150)))
       << "no thread yet: nothing is sent without a Poll()";
@@ -147,21 +164,20 @@ TEST_F(MetricRelayTest, AnOnDemandSenderNeedsAPollForADelayedBatch) {
 TEST_F(MetricRelayTest, FinishSendsWhatDoesNotFitInOneBatchAndKeepsTheLast) {
   Connect(coordinator_.Start());
   MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(4, std::chrono::hours(1)));
-  for (int64_t step = 1; step <= 10; ++step) relay.AddRecord(StepLine(step), Row(step), false);
+  for (int64_t step = 1; step <= 10; ++step) AddLine(relay, StepLine(step));
   StatusOr<FinalBatch> rest = relay.Finish(std::chrono::steady_clock::now() + std::chrono::seconds(20));
   ASSERT_TRUE(rest.ok()) << rest.status().ToString();
   std::vector<int64_t> sent;
   for (const TestCoordinator::Batch& batch : coordinator_.committed_batches(kTrial)) {
-    for (const v1::MetricRow& row : batch.request.rows()) sent.push_back(row.step());
+    for (int64_t step : Steps(batch.request.batch())) sent.push_back(step);
   }
   EXPECT_THAT(sent, ElementsAre(1, 2, 3, 4, 5, 6, 7, 8));
   ASSERT_TRUE(rest->batch.has_value());
   EXPECT_EQ(rest->last_sequence, 3);
   EXPECT_EQ(rest->batch->sequence(), 3);
-  EXPECT_EQ(rest->batch->rows_size(), 2);
-  EXPECT_EQ(rest->batch->rows(0).step(), 9);
+  EXPECT_EQ(Steps(*rest->batch), (std::vector<int64_t>{9, 10}));
 
-  relay.AddRecord(StepLine(11), Row(11), false);  // after Finish: dropped, never sent
+  AddLine(relay, StepLine(11));  // after Finish: dropped, never sent
   StatusOr<int64_t> drained = relay.Drain(std::chrono::steady_clock::now() + std::chrono::seconds(5));
   ASSERT_TRUE(drained.ok()) << drained.status().ToString();
   EXPECT_EQ(coordinator_.committed_batches(kTrial).size(), 2u);
@@ -170,7 +186,7 @@ TEST_F(MetricRelayTest, FinishSendsWhatDoesNotFitInOneBatchAndKeepsTheLast) {
 TEST_F(MetricRelayTest, FinishWithNothingBufferedNamesTheLastBatchSent) {
   Connect(coordinator_.Start());
   MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(1, std::chrono::hours(1)));
-  relay.AddRecord(StepLine(1), Row(1), false);
+  AddLine(relay, StepLine(1));
   ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(kTrial).size() == 1; },
                                    std::chrono::seconds(10)));
   StatusOr<FinalBatch> rest = relay.Finish();
@@ -183,14 +199,14 @@ TEST_F(MetricRelayTest, AFailedBatchIsResentUnchangedUntilAcknowledged) {
   Connect(coordinator_.Start());
   coordinator_.FailNext("ReportMetrics", 3);
   MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(2, std::chrono::hours(1)));
-  for (int64_t step = 1; step <= 4; ++step) relay.AddRecord(StepLine(step), Row(step), false);
+  for (int64_t step = 1; step <= 4; ++step) AddLine(relay, StepLine(step));
   StatusOr<int64_t> last = relay.Drain(std::chrono::steady_clock::now() + std::chrono::seconds(20));
   ASSERT_TRUE(last.ok()) << last.status().ToString();
   EXPECT_EQ(*last, 2);
   std::vector<TestCoordinator::Batch> batches = coordinator_.committed_batches(kTrial);
   ASSERT_EQ(batches.size(), 2u);
-  EXPECT_EQ(batches[0].request.rows(0).step(), 1);
-  EXPECT_EQ(batches[1].request.rows(0).step(), 3);
+  EXPECT_EQ(Steps(batches[0].request.batch()).front(), 1);
+  EXPECT_EQ(Steps(batches[1].request.batch()).front(), 3);
 }
 
 TEST_F(MetricRelayTest, KeepsBufferingWhileTheCoordinatorIsAwayAndCatchesUpWhenItReturns) {
@@ -198,11 +214,11 @@ TEST_F(MetricRelayTest, KeepsBufferingWhileTheCoordinatorIsAwayAndCatchesUpWhenI
   const int port = coordinator_.port();
   Connect(address);
   MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(3, std::chrono::milliseconds(50)));
-  relay.AddRecord(StepLine(1), Row(1), false);
+  AddLine(relay, StepLine(1));
   ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(kTrial).size() == 1; },
                                    std::chrono::seconds(10)));
   coordinator_.Stop();
-  for (int64_t step = 2; step <= 20; ++step) relay.AddRecord(StepLine(step), Row(step), false);
+  for (int64_t step = 2; step <= 20; ++step) AddLine(relay, StepLine(step));
   StatusOr<int64_t> not_yet = relay.Drain(std::chrono::steady_clock::now() + std::chrono::milliseconds(300));
   ASSERT_FALSE(not_yet.ok());
   EXPECT_EQ(not_yet.status().code(), StatusCode::kUnavailable) << not_yet.status().ToString();
@@ -214,7 +230,7 @@ TEST_F(MetricRelayTest, KeepsBufferingWhileTheCoordinatorIsAwayAndCatchesUpWhenI
   std::vector<int64_t> steps, sequences;
   for (const TestCoordinator::Batch& batch : coordinator_.committed_batches(kTrial)) {
     sequences.push_back(batch.sequence);
-    for (const v1::MetricRow& row : batch.request.rows()) steps.push_back(row.step());
+    for (int64_t step : Steps(batch.request.batch())) steps.push_back(step);
   }
   ASSERT_EQ(steps.size(), 20u) << "every step exactly once";
   for (int64_t step = 1; step <= 20; ++step) EXPECT_EQ(steps[step - 1], step);
@@ -226,7 +242,7 @@ TEST_F(MetricRelayTest, AFencedAttemptStopsRelayingForGood) {
   Connect(coordinator_.Start());
   coordinator_.FenceTrial(kTrial);
   MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(1, std::chrono::hours(1)));
-  relay.AddRecord(StepLine(1), Row(1), false);
+  AddLine(relay, StepLine(1));
   StatusOr<int64_t> fenced = relay.Drain(std::chrono::steady_clock::now() + std::chrono::seconds(10));
   ASSERT_FALSE(fenced.ok());
   EXPECT_EQ(fenced.status().code(), StatusCode::kFailedPrecondition);
@@ -239,7 +255,7 @@ TEST_F(MetricRelayTest, AbandonEndsADrainAtOnce) {
   Connect(address);
   coordinator_.Stop();
   MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(1, std::chrono::hours(1)));
-  relay.AddRecord(StepLine(1), Row(1), false);
+  AddLine(relay, StepLine(1));
   std::thread abandon([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     relay.Abandon();

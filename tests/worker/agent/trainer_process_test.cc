@@ -18,7 +18,7 @@
 
 #include "core/train/checkpoint.h"
 #include "tests/worker/agent/agent_test_util.h"
-#include "worker/agent/trainer_records.h"
+#include "core/records/trainer_records.h"
 
 namespace rung::agent {
 namespace {
@@ -222,20 +222,20 @@ TEST_F(TrainerProcessTrainingTest, ReadsEveryRecordOfARun) {
   Finished finished = RunToEnd(**trainer);
   ASSERT_EQ(finished.exit.ReportedCode(), 0) << ::testing::PrintToString(finished.output.stderr_lines);
 
-  std::vector<RecordType> types;
+  std::vector<std::string_view> types;
   std::vector<int64_t> steps;
   for (const std::string& line : finished.output.stdout_lines) {
-    TrainerRecord record = ParseTrainerRecord(line);
-    ASSERT_FALSE(record.json.is_null()) << "not a JSON object: " << line;
-    types.push_back(record.type);
-    if (record.type == RecordType::kStep) steps.push_back(record.json.at("step").get<int64_t>());
-    if (record.type == RecordType::kProvenance) {
-      EXPECT_EQ(record.json.at("threads"), 2) << "the trainer runs on exactly its slots";
+    StatusOr<records::TrainerRecord> record = records::DecodeRecord(line);
+    ASSERT_TRUE(record.ok()) << line << ": " << record.status().ToString();
+    types.push_back(records::RecordType(*record));
+    if (const auto* step = std::get_if<records::StepRecord>(&*record)) steps.push_back(step->step);
+    if (const auto* provenance = std::get_if<records::ProvenanceRecord>(&*record)) {
+      EXPECT_EQ(provenance->threads, 2) << "the trainer runs on exactly its slots";
     }
   }
   ASSERT_FALSE(types.empty());
-  EXPECT_EQ(types.front(), RecordType::kProvenance);
-  EXPECT_EQ(types.back(), RecordType::kFinal);
+  EXPECT_EQ(types.front(), "provenance");
+  EXPECT_EQ(types.back(), "final");
   std::vector<int64_t> every_step(20);
   for (int64_t step = 1; step <= 20; ++step) every_step[step - 1] = step;
   EXPECT_EQ(steps, every_step);
@@ -252,7 +252,8 @@ TEST_F(TrainerProcessTrainingTest, SigtermCheckpointsIntoTheGivenFolderAndExits7
       [&] {
         (*trainer)->ReadOutput(std::chrono::milliseconds(50), &output);
         for (const std::string& line : output.stdout_lines) {
-          if (ParseTrainerRecord(line).type == RecordType::kStep) return true;
+          StatusOr<records::TrainerRecord> record = records::DecodeRecord(line);
+          if (record.ok() && std::holds_alternative<records::StepRecord>(*record)) return true;
         }
         return false;
       },
@@ -262,11 +263,13 @@ TEST_F(TrainerProcessTrainingTest, SigtermCheckpointsIntoTheGivenFolderAndExits7
   Finished finished = RunToEnd(**trainer);
   EXPECT_EQ(finished.exit.ReportedCode(), 75);
   ASSERT_FALSE(finished.output.stdout_lines.empty());
-  TrainerRecord last = ParseTrainerRecord(finished.output.stdout_lines.back());
-  ASSERT_EQ(last.type, RecordType::kPreempted);
+  StatusOr<records::TrainerRecord> last = records::DecodeRecord(finished.output.stdout_lines.back());
+  ASSERT_TRUE(last.ok()) << last.status().ToString();
+  const auto* preempted = std::get_if<records::PreemptedRecord>(&*last);
+  ASSERT_NE(preempted, nullptr) << finished.output.stdout_lines.back();
   const std::vector<std::string> checkpoints = ListCheckpoints(launch_.checkpoint_dir);
   ASSERT_EQ(checkpoints.size(), 1u);
-  EXPECT_EQ(last.json.at("checkpoint"), checkpoints.back());
+  EXPECT_EQ(preempted->checkpoint, checkpoints.back());
 }
 
 }  // namespace

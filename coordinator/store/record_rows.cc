@@ -1,0 +1,179 @@
+// coordinator/store/record_rows.cc
+#include "coordinator/store/record_rows.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <tuple>
+#include <variant>
+
+namespace rung {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+records::Tensor Vector(const std::string& name, const std::vector<double>& values) {
+  return records::Tensor{name, {static_cast<int64_t>(values.size())}, values};
+}
+
+void AddStep(const records::StepRecord& record, std::vector<MetricPoint>* points) {
+  MetricPoint position;
+  position.step = record.step;
+  position.tokens = record.tokens;
+  position.flops = record.flops;
+  position.wall_time = record.elapsed_sec;
+  records::ForEachNumericField(record, [&](const char* name, double value) {
+    MetricPoint point = position;
+    point.name = name;
+    point.value = value;
+    points->push_back(std::move(point));
+  });
+}
+
+void AddFinal(const records::FinalRecord& record, TrialResults* results) {
+  const int64_t step = record.step;
+  records::ForEachNumericField(record, [&](const char* name, double value) {
+    results->summaries.push_back({name, value, step});
+  });
+  for (const records::Tensor& tensor : record.positional_parameters) {
+    std::vector<LearnedParamValue> elements = TensorToElements(step, tensor);
+    results->learned_params.insert(results->learned_params.end(), elements.begin(), elements.end());
+  }
+  for (const records::Tensor& layer : record.frequencies) {
+    records::Tensor tensor = layer;
+    tensor.name = "frequencies." + layer.name;
+    results->diagnostics.push_back({tensor.name, TensorToJson({step, tensor}), step});
+  }
+  if (!record.val_loss_per_position.empty()) {
+    results->diagnostics.push_back(
+        {"val_loss_per_position", TensorToJson({step, Vector("val_loss_per_position", record.val_loss_per_position)}),
+         step});
+  }
+  if (!record.extrapolation.empty()) {
+    nlohmann::json table = nlohmann::json::array();
+    for (const records::ExtrapolationResult& entry : record.extrapolation) {
+      nlohmann::json row = {{"multiple", entry.multiple},
+                            {"length", entry.length},
+                            {"method", entry.method},
+                            {"val_loss", entry.val_loss},
+                            {"val_loss_per_position", entry.val_loss_per_position}};
+      if (entry.val_accuracy) row["val_accuracy"] = *entry.val_accuracy;
+      table.push_back(std::move(row));
+      results->summaries.push_back({records::ExtrapolationSummaryName("val_loss", entry), entry.val_loss, step});
+      if (entry.val_accuracy) {
+        results->summaries.push_back(
+            {records::ExtrapolationSummaryName("val_accuracy", entry), *entry.val_accuracy, step});
+      }
+    }
+    results->diagnostics.push_back({"extrapolation", std::move(table), step});
+  }
+}
+
+void AddDiagnostics(const records::DiagnosticsRecord& record, TrialResults* results) {
+  Diagnostic diagnostic;
+  diagnostic.name = record.kind.empty() ? "diagnostics" : record.kind;
+  diagnostic.step = record.step;
+  diagnostic.layer = record.layer.value_or(-1);
+  diagnostic.head = record.head.value_or(-1);
+  diagnostic.value = record.payload.empty()
+                         ? nlohmann::json::object()
+                         : nlohmann::json::parse(record.payload.text, nullptr, /*allow_exceptions=*/false);
+  if (diagnostic.value.is_discarded()) diagnostic.value = record.payload.text;  // checked on the wire
+  results->diagnostics.push_back(std::move(diagnostic));
+}
+
+}  // namespace
+
+RecordRows RowsFromRecords(const std::vector<records::TrainerRecord>& batch_records) {
+  RecordRows rows;
+  for (const records::TrainerRecord& record : batch_records) {
+    if (const auto* step = std::get_if<records::StepRecord>(&record)) {
+      AddStep(*step, &rows.points);
+    } else if (std::holds_alternative<records::ProvenanceRecord>(record)) {
+      rows.provenance_json = records::EncodeRecord(record);
+    } else if (const auto* final_record = std::get_if<records::FinalRecord>(&record)) {
+      AddFinal(*final_record, &rows.results);
+    } else if (const auto* diagnostics = std::get_if<records::DiagnosticsRecord>(&record)) {
+      AddDiagnostics(*diagnostics, &rows.results);
+    }
+  }
+  return rows;
+}
+
+std::vector<LearnedParamValue> TensorToElements(int64_t step, const records::Tensor& tensor) {
+  const size_t rank = tensor.shape.size();
+  int64_t inner = 1;  // elements per (i0, i1) for rank >= 3
+  for (size_t dim = 2; dim < rank; ++dim) inner *= tensor.shape[dim];
+  const int64_t heads = rank >= 2 ? std::max<int64_t>(1, tensor.shape[1]) : 1;
+  inner = std::max<int64_t>(1, inner);
+  std::vector<LearnedParamValue> elements;
+  elements.reserve(tensor.values.size());
+  for (size_t flat = 0; flat < tensor.values.size(); ++flat) {
+    LearnedParamValue element;
+    element.step = step;
+    element.name = tensor.name;
+    element.value = tensor.values[flat];
+    element.shape = tensor.shape;
+    const int64_t position = static_cast<int64_t>(flat);
+    if (rank <= 1) {
+      element.index = position;
+    } else if (rank == 2) {
+      element.layer = position / heads;
+      element.head = position % heads;
+    } else {
+      element.layer = position / (heads * inner);
+      element.head = (position / inner) % heads;
+      element.index = position % inner;
+    }
+    elements.push_back(std::move(element));
+  }
+  return elements;
+}
+
+std::vector<StepTensor> TensorsFromElements(const std::vector<LearnedParamValue>& elements) {
+  std::map<std::pair<int64_t, std::string>, size_t> position;  // (step, name) -> index in `groups`
+  std::vector<std::vector<const LearnedParamValue*>> groups;
+  for (const LearnedParamValue& element : elements) {
+    auto [found, inserted] = position.try_emplace({element.step, element.name}, groups.size());
+    if (inserted) groups.emplace_back();
+    groups[found->second].push_back(&element);
+  }
+  std::vector<StepTensor> tensors;
+  tensors.reserve(groups.size());
+  for (std::vector<const LearnedParamValue*>& group : groups) {
+    std::stable_sort(group.begin(), group.end(), [](const LearnedParamValue* a, const LearnedParamValue* b) {
+      return std::tie(a->layer, a->head, a->index) < std::tie(b->layer, b->head, b->index);
+    });
+    StepTensor tensor;
+    tensor.step = group.front()->step;
+    tensor.tensor.name = group.front()->name;
+    for (const LearnedParamValue* element : group) tensor.tensor.values.push_back(element->value);
+    tensor.tensor.shape = group.front()->shape.value_or(std::vector<int64_t>{static_cast<int64_t>(group.size())});
+    tensors.push_back(std::move(tensor));
+  }
+  return tensors;
+}
+
+nlohmann::json TensorToJson(const StepTensor& tensor) {
+  nlohmann::json values = nlohmann::json::array();
+  for (double value : tensor.tensor.values) values.push_back(value);  // NaN is written as null
+  return {{"step", tensor.step}, {"shape", tensor.tensor.shape}, {"values", values}};
+}
+
+std::optional<StepTensor> TensorFromJson(const std::string& name, const nlohmann::json& json) {
+  if (!json.is_object() || !json.contains("shape") || !json.contains("values")) return std::nullopt;
+  const nlohmann::json& shape = json["shape"];
+  const nlohmann::json& values = json["values"];
+  if (!shape.is_array() || !values.is_array()) return std::nullopt;
+  StepTensor result;
+  result.step = json.contains("step") && json["step"].is_number_integer() ? json["step"].get<int64_t>() : 0;
+  result.tensor.name = name;
+  for (const nlohmann::json& extent : shape) {
+    if (!extent.is_number_integer()) return std::nullopt;
+    result.tensor.shape.push_back(extent.get<int64_t>());
+  }
+  for (const nlohmann::json& value : values) result.tensor.values.push_back(value.is_number() ? value.get<double>() : kNaN);
+  return result;
+}
+
+}  // namespace rung

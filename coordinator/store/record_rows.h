@@ -1,0 +1,68 @@
+// coordinator/store/record_rows.h
+//
+// What the store keeps of a trainer's typed records (core/records/trainer_records.h), which workers
+// send decoded (the coordinator never parses a trainer's lines; those are log text):
+//   step         one MetricPoint per numeric field but `step` (train_loss, val_loss, lr, tokens,
+//                flops, ...; records::ForEachNumericField), each at the record's step, tokens, flops
+//                and elapsed_sec; a NaN value stays NaN (stored as NULL)
+//   provenance   the attempt's provenance, as the record's JSON (the trial becomes RUNNING)
+//   final        summaries (every numeric field but `step`, at the record's step; each
+//                extrapolation as val_loss_<m>x[_<method>]), learned parameters
+//                (positional_parameters), diagnostics ("frequencies.<layer>", "val_loss_per_position"
+//                as tensors; "extrapolation" as its table), all at the record's step
+//   diagnostics  a diagnostic named by its kind, at its step (and layer/head), holding its payload
+// checkpoint, preempted and error records add nothing here (the lines are kept as log text).
+//
+// Tensors and the learned_params table: a tensor of shape S becomes one LearnedParamValue per
+// element, row-major, each carrying S. Rank 0 and 1: layer = head = -1, index = the element;
+// rank 2 ([layers, heads] for per-head parameters): layer = i0, head = i1, index = 0; rank 3 and
+// more: layer = i0, head = i1, index = the element within the rest. Ordering elements by (layer,
+// head, index) gives them back row-major, which TensorsFromElements relies on.
+//
+// Example:
+//   RecordRows rows = RowsFromRecords(batch_records);
+//   batch.points = std::move(rows.points);
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "coordinator/store/store_types.h"
+#include "core/records/trainer_records.h"
+
+namespace rung {
+
+// What a batch's records hold for the store.
+struct RecordRows {
+  std::vector<MetricPoint> points;
+  std::string provenance_json;  // the provenance record as JSON text, or "" when the batch has none
+  TrialResults results;
+};
+
+RecordRows RowsFromRecords(const std::vector<records::TrainerRecord>& batch_records);
+
+// A tensor as learned_params elements at `step` (see above).
+std::vector<LearnedParamValue> TensorToElements(int64_t step, const records::Tensor& tensor);
+
+// A tensor recorded at a step.
+struct StepTensor {
+  int64_t step = 0;
+  records::Tensor tensor;
+};
+
+// Elements grouped back into tensors by (step, name), in order of first appearance. An element
+// without a shape belongs to a vector of its elements.
+std::vector<StepTensor> TensorsFromElements(const std::vector<LearnedParamValue>& elements);
+
+// A tensor as a diagnostic's JSON, {"step": ..., "shape": [...], "values": [...]}, and back
+// (nullopt for JSON of another form).
+nlohmann::json TensorToJson(const StepTensor& tensor);
+std::optional<StepTensor> TensorFromJson(const std::string& name, const nlohmann::json& json);
+
+}  // namespace rung

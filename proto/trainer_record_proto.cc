@@ -1,0 +1,309 @@
+// proto/trainer_record_proto.cc
+#include "proto/trainer_record_proto.h"
+
+#include <set>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/message.h>
+#include <nlohmann/json.hpp>
+
+namespace rung::wire {
+namespace {
+
+using google::protobuf::Descriptor;
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+using google::protobuf::Reflection;
+using records::JsonText;
+
+using records::internal::HasFields;
+using records::internal::IsOptional;
+using records::internal::IsVector;
+
+// ---------------------------------------------------------------------------------------- writing
+
+template <class Struct>
+void WriteStruct(const Struct& value, Message* message);
+
+// One scalar or nested value into a singular field.
+template <class Value>
+void SetValue(const Value& value, const FieldDescriptor* field, Message* message) {
+  const Reflection* reflection = message->GetReflection();
+  if constexpr (std::is_same_v<Value, int64_t>) {
+    reflection->SetInt64(message, field, value);
+  } else if constexpr (std::is_same_v<Value, double>) {
+    reflection->SetDouble(message, field, value);
+  } else if constexpr (std::is_same_v<Value, bool>) {
+    reflection->SetBool(message, field, value);
+  } else if constexpr (std::is_same_v<Value, std::string>) {
+    reflection->SetString(message, field, value);
+  } else if constexpr (std::is_same_v<Value, JsonText>) {
+    reflection->SetString(message, field, value.text);
+  } else {
+    WriteStruct(value, reflection->MutableMessage(message, field));
+  }
+}
+
+template <class Value>
+void AddValue(const Value& value, const FieldDescriptor* field, Message* message) {
+  const Reflection* reflection = message->GetReflection();
+  if constexpr (std::is_same_v<Value, int64_t>) {
+    reflection->AddInt64(message, field, value);
+  } else if constexpr (std::is_same_v<Value, double>) {
+    reflection->AddDouble(message, field, value);
+  } else if constexpr (std::is_same_v<Value, std::string>) {
+    reflection->AddString(message, field, value);
+  } else {
+    WriteStruct(value, reflection->AddMessage(message, field));
+  }
+}
+
+template <class Struct>
+void WriteStruct(const Struct& value, Message* message) {
+  const Descriptor* descriptor = message->GetDescriptor();
+  Struct::Fields(value, [&](const char* name, const auto& member) {
+    using Member = std::decay_t<decltype(member)>;
+    const FieldDescriptor* field = descriptor->FindFieldByName(name);
+    if (field == nullptr) return;  // CheckRecordMessages() reports it
+    if constexpr (IsOptional<Member>::value) {
+      if (member) SetValue(*member, field, message);
+    } else if constexpr (IsVector<Member>::value) {
+      for (const auto& element : member) AddValue(element, field, message);
+    } else {
+      SetValue(member, field, message);
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------- reading
+
+template <class Struct>
+Status ReadStruct(const Message& message, const std::string& path, Struct* value);
+
+Status CheckJson(const std::string& text, const std::string& path) {
+  if (text.empty() || nlohmann::json::accept(text)) return Status::Ok();
+  return Status::InvalidArgument("field '" + path + "' must hold a JSON document");
+}
+
+template <class Value>
+Status GetValue(const Message& message, const FieldDescriptor* field, const std::string& path, Value* value) {
+  const Reflection* reflection = message.GetReflection();
+  if constexpr (std::is_same_v<Value, int64_t>) {
+    *value = reflection->GetInt64(message, field);
+  } else if constexpr (std::is_same_v<Value, double>) {
+    *value = reflection->GetDouble(message, field);
+  } else if constexpr (std::is_same_v<Value, bool>) {
+    *value = reflection->GetBool(message, field);
+  } else if constexpr (std::is_same_v<Value, std::string>) {
+    *value = reflection->GetString(message, field);
+  } else if constexpr (std::is_same_v<Value, JsonText>) {
+    value->text = reflection->GetString(message, field);
+    return CheckJson(value->text, path);
+  } else {
+    return ReadStruct(reflection->GetMessage(message, field), path, value);
+  }
+  return Status::Ok();
+}
+
+template <class Value>
+Status GetRepeatedValue(const Message& message, const FieldDescriptor* field, int index, const std::string& path,
+                        Value* value) {
+  const Reflection* reflection = message.GetReflection();
+  if constexpr (std::is_same_v<Value, int64_t>) {
+    *value = reflection->GetRepeatedInt64(message, field, index);
+  } else if constexpr (std::is_same_v<Value, double>) {
+    *value = reflection->GetRepeatedDouble(message, field, index);
+  } else if constexpr (std::is_same_v<Value, std::string>) {
+    *value = reflection->GetRepeatedString(message, field, index);
+  } else {
+    return ReadStruct(reflection->GetRepeatedMessage(message, field, index), path, value);
+  }
+  return Status::Ok();
+}
+
+template <class Struct>
+Status ReadStruct(const Message& message, const std::string& path, Struct* value) {
+  const Descriptor* descriptor = message.GetDescriptor();
+  const Reflection* reflection = message.GetReflection();
+  Status status;
+  Struct::Fields(*value, [&](const char* name, auto& member) {
+    using Member = std::decay_t<decltype(member)>;
+    if (!status.ok()) return;
+    const FieldDescriptor* field = descriptor->FindFieldByName(name);
+    if (field == nullptr) return;
+    const std::string field_path = path + "." + name;
+    if constexpr (IsOptional<Member>::value) {
+      if (!reflection->HasField(message, field)) {
+        member.reset();
+        return;
+      }
+      typename Member::value_type inner{};
+      status = GetValue(message, field, field_path, &inner);
+      member = std::move(inner);
+    } else if constexpr (IsVector<Member>::value) {
+      const int size = reflection->FieldSize(message, field);
+      member.clear();
+      member.reserve(static_cast<size_t>(size));
+      for (int index = 0; index < size && status.ok(); ++index) {
+        typename Member::value_type element{};
+        status = GetRepeatedValue(message, field, index, field_path + "[" + std::to_string(index) + "]", &element);
+        member.push_back(std::move(element));
+      }
+    } else {
+      status = GetValue(message, field, field_path, &member);
+    }
+  });
+  return status;
+}
+
+// ------------------------------------------------------------------------------------- the check
+
+// The proto type a C++ member maps to, and whether it is repeated / has presence.
+struct ExpectedField {
+  FieldDescriptor::CppType type;
+  bool repeated = false;
+  bool presence = false;
+  const Descriptor* message = nullptr;  // for a nested struct: the message it must be
+};
+
+template <class Value>
+constexpr FieldDescriptor::CppType CppTypeOf() {
+  if constexpr (std::is_same_v<Value, int64_t>) return FieldDescriptor::CPPTYPE_INT64;
+  if constexpr (std::is_same_v<Value, double>) return FieldDescriptor::CPPTYPE_DOUBLE;
+  if constexpr (std::is_same_v<Value, bool>) return FieldDescriptor::CPPTYPE_BOOL;
+  if constexpr (std::is_same_v<Value, std::string> || std::is_same_v<Value, JsonText>) {
+    return FieldDescriptor::CPPTYPE_STRING;
+  }
+  return FieldDescriptor::CPPTYPE_MESSAGE;
+}
+
+template <class Struct>
+void CheckStruct(const Descriptor* descriptor, const std::string& path, std::vector<std::string>* differences);
+
+template <class Value>
+void CheckMember(const FieldDescriptor* field, bool repeated, bool presence, const std::string& path,
+                 std::vector<std::string>* differences) {
+  const FieldDescriptor::CppType expected = CppTypeOf<Value>();
+  if (field->cpp_type() != expected) {
+    differences->push_back(path + ": the header's type maps to " +
+                           std::string(FieldDescriptor::CppTypeName(expected)) + ", the proto field is " +
+                           field->cpp_type_name());
+    return;
+  }
+  if (field->is_repeated() != repeated) {
+    differences->push_back(path + (repeated ? ": a vector in the header, not repeated in the proto"
+                                            : ": repeated in the proto, not a vector in the header"));
+  }
+  if (!repeated && field->has_presence() != presence && expected != FieldDescriptor::CPPTYPE_MESSAGE) {
+    differences->push_back(path + (presence ? ": std::optional in the header, not `optional` in the proto"
+                                            : ": `optional` in the proto, not std::optional in the header"));
+  }
+  if constexpr (CppTypeOf<Value>() == FieldDescriptor::CPPTYPE_MESSAGE) {
+    CheckStruct<Value>(field->message_type(), path, differences);
+  }
+}
+
+template <class Struct>
+void CheckStruct(const Descriptor* descriptor, const std::string& path, std::vector<std::string>* differences) {
+  std::set<std::string> seen;
+  Struct value{};
+  Struct::Fields(value, [&](const char* name, auto& member) {
+    using Member = std::decay_t<decltype(member)>;
+    seen.insert(name);
+    const std::string member_path = path + "." + name;
+    const FieldDescriptor* field = descriptor->FindFieldByName(name);
+    if (field == nullptr) {
+      differences->push_back(member_path + ": in the header, not in proto message " + descriptor->full_name());
+      return;
+    }
+    if constexpr (IsOptional<Member>::value) {
+      CheckMember<typename Member::value_type>(field, false, true, member_path, differences);
+    } else if constexpr (IsVector<Member>::value) {
+      CheckMember<typename Member::value_type>(field, true, false, member_path, differences);
+    } else {
+      CheckMember<Member>(field, false, false, member_path, differences);
+    }
+  });
+  for (int index = 0; index < descriptor->field_count(); ++index) {
+    const std::string& name = descriptor->field(index)->name();
+    if (seen.count(name) == 0) {
+      differences->push_back(path + "." + name + ": in proto message " + descriptor->full_name() +
+                             ", not in the header");
+    }
+  }
+}
+
+// The oneof field of TrainerRecord that holds alternative `Record`.
+template <class Record>
+const FieldDescriptor* OneofField() {
+  return v1::TrainerRecord::descriptor()->FindFieldByName(std::string(Record::kType));
+}
+
+template <size_t Index = 0>
+StatusOr<records::TrainerRecord> ReadAlternative(const v1::TrainerRecord& message, const FieldDescriptor* set) {
+  if constexpr (Index == std::variant_size_v<records::TrainerRecord>) {
+    return Status::InvalidArgument("TrainerRecord holds no record of a type this build knows");
+  } else {
+    using Record = std::variant_alternative_t<Index, records::TrainerRecord>;
+    if (set != OneofField<Record>()) return ReadAlternative<Index + 1>(message, set);
+    Record record;
+    RUNG_RETURN_IF_ERROR(ReadStruct(message.GetReflection()->GetMessage(message, set),
+                                    std::string(Record::kType), &record));
+    return records::TrainerRecord(std::move(record));
+  }
+}
+
+template <size_t Index = 0>
+void CheckAlternatives(std::vector<std::string>* differences) {
+  if constexpr (Index < std::variant_size_v<records::TrainerRecord>) {
+    using Record = std::variant_alternative_t<Index, records::TrainerRecord>;
+    const FieldDescriptor* field = OneofField<Record>();
+    if (field == nullptr || field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) {
+      differences->push_back("TrainerRecord has no message field '" + std::string(Record::kType) + "'");
+    } else {
+      CheckStruct<Record>(field->message_type(), std::string(Record::kType), differences);
+    }
+    CheckAlternatives<Index + 1>(differences);
+  }
+}
+
+}  // namespace
+
+v1::TrainerRecord ToProto(const records::TrainerRecord& record) {
+  v1::TrainerRecord message;
+  std::visit(
+      [&](const auto& alternative) {
+        using Record = std::decay_t<decltype(alternative)>;
+        const FieldDescriptor* field = OneofField<Record>();
+        if (field == nullptr) return;
+        WriteStruct(alternative, message.GetReflection()->MutableMessage(&message, field));
+      },
+      record);
+  return message;
+}
+
+StatusOr<records::TrainerRecord> FromProto(const v1::TrainerRecord& record) {
+  const google::protobuf::OneofDescriptor* oneof = v1::TrainerRecord::descriptor()->FindOneofByName("record");
+  const FieldDescriptor* set = oneof == nullptr ? nullptr : record.GetReflection()->GetOneofFieldDescriptor(record, oneof);
+  if (set == nullptr) return Status::InvalidArgument("TrainerRecord holds no record");
+  return ReadAlternative(record, set);
+}
+
+Status CheckRecordMessages() {
+  std::vector<std::string> differences;
+  CheckAlternatives(&differences);
+  const int alternatives = static_cast<int>(std::variant_size_v<records::TrainerRecord>);
+  if (v1::TrainerRecord::descriptor()->field_count() != alternatives) {
+    differences.push_back("TrainerRecord has " + std::to_string(v1::TrainerRecord::descriptor()->field_count()) +
+                          " record fields, the header " + std::to_string(alternatives) + " record types");
+  }
+  if (differences.empty()) return Status::Ok();
+  std::string message;
+  for (const std::string& difference : differences) message += difference + "\n";
+  return Status::InvalidArgument(message);
+}
+
+}  // namespace rung::wire

@@ -1,0 +1,36 @@
+// proto/trainer_record_proto.h
+//
+// Trainer records (core/records/trainer_records.h) on the wire (proto/rung.proto, TrainerRecord and
+// the messages it holds), both ways. The conversion goes by field name through each record's
+// Fields() and protobuf reflection, so no field is named a second time here: a field the header
+// and the proto message both have travels; CheckRecordMessages() says where the two disagree (the
+// test of this file calls it, so they cannot drift apart).
+//
+// Field mapping: int64_t <-> int64, double <-> double, bool <-> bool, std::string <-> string,
+// JsonText <-> string (the document's text), std::optional<T> <-> `optional` T (presence kept),
+// std::vector<T> <-> repeated T, a struct with Fields() <-> the message of its field.
+//
+// Example:
+//   *request.add_records() = ToProto(record);                      // the agent
+//   StatusOr<records::TrainerRecord> record = FromProto(request.records(0));  // the coordinator
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include "core/common/status.h"
+#include "core/records/trainer_records.h"
+#include "proto/rung.pb.h"
+
+namespace rung::wire {
+
+v1::TrainerRecord ToProto(const records::TrainerRecord& record);
+
+// INVALID_ARGUMENT for a message that holds no record, or a JSON document field that is not JSON
+// (the message names the record and the field).
+StatusOr<records::TrainerRecord> FromProto(const v1::TrainerRecord& record);
+
+// OK when every record's fields and its proto message's fields match one to one, by name and
+// type; otherwise INVALID_ARGUMENT listing every difference, one per line.
+Status CheckRecordMessages();
+
+}  // namespace rung::wire

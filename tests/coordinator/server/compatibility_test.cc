@@ -1,0 +1,146 @@
+// tests/coordinator/server/compatibility_test.cc
+//
+// The compatibility policy of proto/rung.proto ("Compatibility"): a worker or client speaking an
+// older protocol version is refused with FAILED_PRECONDITION naming both versions, before anything
+// else; and the database the previous release wrote (tests/data/compat/protocol-1/rung.db, schema
+// 4) opens after the migration with everything it held still served.
+#include <filesystem>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/coordinator/server/service_fixture.h"
+
+namespace rung::server::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+
+using CompatibilityTest = CoordinatorServiceTest;
+
+TEST_F(CompatibilityTest, AWorkerOfAnOlderProtocolIsRefusedNamingBothVersions) {
+  v1::RegisterRequest request;  // protocol_version absent: version 1
+  request.set_worker_id("old");
+  request.set_host("host-old");
+  request.set_cpu_slots(1);
+  v1::RegisterResponse response;
+  grpc::Status status = workers_->Register(ContextWithToken(worker_token_).get(), request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(status.error_message(), HasSubstr("rung-worker speaks protocol version 1"));
+  EXPECT_THAT(status.error_message(), HasSubstr("speaks version 2"));
+  EXPECT_THAT(status.error_message(), HasSubstr("upgrade rung-worker"));
+  v1::ListWorkersResponse workers;
+  ASSERT_TRUE(users_->ListWorkers(ContextWithToken(user_token_).get(), v1::ListWorkersRequest(), &workers).ok());
+  EXPECT_THAT(workers.workers(), SizeIs(0)) << "nothing of the refused worker is stored";
+}
+
+TEST_F(CompatibilityTest, AClientOfAnOlderProtocolIsRefusedNamingBothVersions) {
+  // Without the version metadata (a client of version 1).
+  grpc::ClientContext context;
+  context.AddMetadata("authorization", "Bearer " + user_token_);
+  v1::ListSweepsResponse sweeps;
+  grpc::Status status = users_->ListSweeps(&context, v1::ListSweepsRequest(), &sweeps);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(status.error_message(), HasSubstr("speaks protocol version 1"));
+  EXPECT_THAT(status.error_message(), HasSubstr("speaks version 2"));
+
+  // GetServerInfo says the client's version in its request.
+  v1::GetServerInfoRequest old_info;
+  old_info.set_protocol_version(1);
+  v1::ServerInfo info;
+  status = users_->GetServerInfo(ContextWithToken(user_token_).get(), old_info, &info);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  v1::GetServerInfoRequest current;
+  current.set_protocol_version(wire::kProtocolVersion);
+  status = users_->GetServerInfo(ContextWithToken(user_token_).get(), current, &info);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(info.protocol_version(), wire::kProtocolVersion);
+}
+
+TEST_F(CompatibilityTest, ANewerClientIsToldToUpgradeTheCoordinator) {
+  grpc::ClientContext context;
+  context.AddMetadata("authorization", "Bearer " + user_token_);
+  context.AddMetadata(wire::kProtocolVersionMetadata, std::to_string(wire::kProtocolVersion + 1));
+  v1::ListSweepsResponse sweeps;
+  grpc::Status status = users_->ListSweeps(&context, v1::ListSweepsRequest(), &sweeps);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(status.error_message(), HasSubstr("upgrade the coordinator"));
+}
+
+// The previous release's database, copied to the scratch folder, under a coordinator of this one.
+class PreviousReleaseDatabaseTest : public CoordinatorServiceTest {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(LoopbackServerOptions(scratch_, &options_, &user_token_, &worker_token_));
+    std::filesystem::copy_file(std::string(RUNG_SOURCE_DIR) + "/tests/data/compat/protocol-1/rung.db",
+                               options_.database_path, std::filesystem::copy_options::overwrite_existing);
+    StartServer();
+  }
+};
+
+TEST_F(PreviousReleaseDatabaseTest, OpensAfterTheMigrationWithEverythingItHeld) {
+  v1::ListSweepsResponse sweeps;
+  ASSERT_TRUE(users_->ListSweeps(ContextWithToken(user_token_).get(), v1::ListSweepsRequest(), &sweeps).ok());
+  ASSERT_THAT(sweeps.sweeps(), SizeIs(1));
+  const v1::Sweep& sweep = sweeps.sweeps(0);
+  EXPECT_EQ(sweep.name(), "compat");
+  EXPECT_EQ(sweep.state(), v1::SWEEP_STATE_SUCCEEDED);
+  EXPECT_EQ(sweep.counts().succeeded(), 2);
+
+  v1::ListTrialsRequest list;
+  list.set_sweep_id(sweep.sweep_id());
+  v1::ListTrialsResponse trials;
+  ASSERT_TRUE(users_->ListTrials(ContextWithToken(user_token_).get(), list, &trials).ok());
+  ASSERT_THAT(trials.trials(), SizeIs(2));
+  for (const v1::Trial& trial : trials.trials()) {
+    EXPECT_EQ(trial.state(), v1::TRIAL_STATE_SUCCEEDED);
+    EXPECT_EQ(trial.total_steps(), 30) << "the steps column the migration filled from the config";
+    ASSERT_TRUE(trial.has_final_metric());
+    EXPECT_GT(trial.final_metric(), 0.0);
+    const std::map<int64_t, double> curve = Curve(trial.trial_id(), "val_loss");
+    EXPECT_EQ(curve.size(), 3u) << "val_loss at steps 10, 20 and 30";
+    EXPECT_EQ(curve.rbegin()->first, 30);
+  }
+
+  v1::QueryResultsRequest results;
+  results.set_sweep_id(sweep.sweep_id());
+  results.add_group_by("position.variant");
+  v1::QueryResultsResponse table;
+  grpc::Status status = users_->QueryResults(ContextWithToken(user_token_).get(), results, &table);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_THAT(table.rows(), SizeIs(2));
+
+  const int64_t lerope = trials.trials(1).trial_id();
+  v1::GetDiagnosticsRequest diagnostics;
+  diagnostics.set_trial_id(lerope);
+  v1::GetDiagnosticsResponse stored;
+  ASSERT_TRUE(users_->GetDiagnostics(ContextWithToken(user_token_).get(), diagnostics, &stored).ok());
+  bool attention = false;
+  for (const v1::TrialDiagnostic& diagnostic : stored.diagnostics()) {
+    if (diagnostic.name() != "attention") continue;
+    attention = true;
+    EXPECT_EQ(diagnostic.step(), 30) << "the step the migration read from the document";
+    EXPECT_EQ(diagnostic.layer(), -1);
+    EXPECT_THAT(diagnostic.json(), HasSubstr("layers"));
+  }
+  EXPECT_TRUE(attention);
+
+  v1::GetLearnedParametersRequest learned;
+  learned.add_trial_ids(lerope);
+  learned.set_kind(v1::PARAMETER_KIND_LEARNED);
+  v1::GetLearnedParametersResponse parameters;
+  ASSERT_TRUE(users_->GetLearnedParameters(ContextWithToken(user_token_).get(), learned, &parameters).ok());
+  EXPECT_FALSE(parameters.parameters().empty()) << "LeRoPE's learned positional parameters";
+
+  // And the sweep takes new work: resubmitting its spec with another variant adds a trial.
+  v1::SubmitSweepResponse resubmitted;
+  std::string spec = GetSweep(sweep.sweep_id()).spec_text();
+  const std::string with_nope = spec.replace(spec.find("[rope, lerope]"), 14, "[rope, lerope, nope]");
+  status = TrySubmit(with_nope, "compat.yaml", &resubmitted);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(resubmitted.new_trial_count(), 1) << "the two old cells keep their identities and are skipped";
+}
+
+}  // namespace
+}  // namespace rung::server::testing

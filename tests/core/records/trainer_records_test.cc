@@ -1,0 +1,208 @@
+// tests/core/records/trainer_records_test.cc
+//
+// The trainer-record codec (core/records/trainer_records.h): every record survives a round trip
+// through its JSON line, the JSON form is the documented one (keys, left-out optionals, null for a
+// non-finite number, documents inline), lines of earlier releases still decode, and bad lines are
+// errors that name what is wrong.
+#include "core/records/trainer_records.h"
+
+#include <cmath>
+#include <limits>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace rung::records {
+namespace {
+
+using nlohmann::json;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+FinalRecord SampleFinal() {
+  FinalRecord final_record;
+  final_record.step = 30;
+  final_record.tokens = 3840;
+  final_record.flops = 1.5e9;
+  final_record.flops_total = 2.5e9;
+  final_record.val_loss = 2.25;
+  final_record.train_loss = 2.5;
+  final_record.val_loss_per_position = {3.0, 2.5, std::numeric_limits<double>::quiet_NaN()};
+  final_record.positional_parameters = {{"positional.lerope_log_scale", {2, 2}, {0.1, 0.2, 0.3, 0.4}}};
+  final_record.frequencies = {{"layer_0", {2}, {1.0, 0.01}}};
+  ExtrapolationResult twice;
+  twice.multiple = 2;
+  twice.length = 64;
+  twice.method = "yarn";
+  twice.val_loss = 2.75;
+  twice.val_loss_per_position = {3.0, 2.5};
+  final_record.extrapolation = {twice};
+  final_record.train_tokens_per_sec = 1234.5;
+  final_record.wall_sec = 3.5;
+  final_record.peak_rss_bytes = 123456789;
+  return final_record;
+}
+
+TEST(TrainerRecords, StepRecordIsOneJsonObjectWithItsTypeAndFields) {
+  StepRecord step;
+  step.step = 10;
+  step.tokens = 320;
+  step.lr = 0.003;
+  step.train_loss = 2.5;
+  step.val_loss = 2.6;
+  const json line = json::parse(EncodeRecord(step));
+  EXPECT_EQ(line["type"], "step");
+  EXPECT_EQ(line["step"], 10);
+  EXPECT_EQ(line["tokens"], 320);
+  EXPECT_EQ(line["val_loss"], 2.6);
+  EXPECT_FALSE(line.contains("val_accuracy")) << "an unset optional is left out";
+  EXPECT_FALSE(line.contains("replayed")) << "a false bool is left out";
+}
+
+TEST(TrainerRecords, NonFiniteNumbersAreWrittenAsNullAndReadBackAsNaN) {
+  StepRecord step;
+  step.step = 3;
+  step.train_loss = std::numeric_limits<double>::infinity();
+  const std::string line = EncodeRecord(step);
+  EXPECT_THAT(line, HasSubstr("\"train_loss\":null"));
+  StatusOr<TrainerRecord> back = DecodeRecord(line);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(std::isnan(std::get<StepRecord>(*back).train_loss));
+}
+
+TEST(TrainerRecords, FinalRecordSurvivesARoundTrip) {
+  const FinalRecord sample = SampleFinal();
+  StatusOr<TrainerRecord> back = DecodeRecord(EncodeRecord(sample));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  const FinalRecord& final_record = std::get<FinalRecord>(*back);
+  EXPECT_EQ(final_record.step, 30);
+  EXPECT_EQ(final_record.peak_rss_bytes, 123456789);
+  ASSERT_EQ(final_record.positional_parameters.size(), 1u);
+  EXPECT_EQ(final_record.positional_parameters[0].name, "positional.lerope_log_scale");
+  EXPECT_THAT(final_record.positional_parameters[0].shape, ElementsAre(2, 2));
+  EXPECT_THAT(final_record.positional_parameters[0].values, ElementsAre(0.1, 0.2, 0.3, 0.4));
+  ASSERT_EQ(final_record.extrapolation.size(), 1u);
+  EXPECT_EQ(final_record.extrapolation[0].method, "yarn");
+  EXPECT_FALSE(final_record.extrapolation[0].val_accuracy.has_value());
+  ASSERT_EQ(final_record.val_loss_per_position.size(), 3u);
+  EXPECT_TRUE(std::isnan(final_record.val_loss_per_position[2]));
+  EXPECT_EQ(final_record.train_loss, 2.5);
+  EXPECT_FALSE(final_record.val_accuracy.has_value());
+}
+
+TEST(TrainerRecords, JsonDocumentsAreWrittenInlineAndKeptAsText) {
+  ProvenanceRecord provenance;
+  provenance.commit = "abc123";
+  provenance.config.text = R"({"seed":0,"train":{"steps":30}})";
+  provenance.steps = 30;
+  provenance.resumed_from = "/ckpt/ckpt-000020.pt";
+  const json line = json::parse(EncodeRecord(provenance));
+  EXPECT_EQ(line["config"]["train"]["steps"], 30) << "a document, not a string";
+  EXPECT_FALSE(line.contains("blas")) << "an empty document is left out";
+  StatusOr<TrainerRecord> back = DecodeRecord(line.dump());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  const ProvenanceRecord& read = std::get<ProvenanceRecord>(*back);
+  EXPECT_EQ(json::parse(read.config.text), json::parse(provenance.config.text));
+  EXPECT_EQ(read.resumed_from, "/ckpt/ckpt-000020.pt");
+  EXPECT_EQ(read.world_size, 1);
+}
+
+TEST(TrainerRecords, EveryTypeRoundTrips) {
+  DiagnosticsRecord diagnostics;
+  diagnostics.kind = "attention";
+  diagnostics.step = 30;
+  diagnostics.milestone = "end";
+  diagnostics.layer = 0;
+  diagnostics.payload.text = R"({"layers":[]})";
+  PreemptedRecord preempted;
+  preempted.step = 20;
+  preempted.signal = 15;
+  preempted.checkpoint = "/c/ckpt-000020.pt";
+  ErrorRecord error;
+  error.step = 3;
+  error.reason = "non-finite training loss (nan) at step 3";
+  CheckpointRecord checkpoint;
+  checkpoint.step = 20;
+  checkpoint.path = "/c/ckpt-000020.pt";
+  checkpoint.reason = "periodic";
+  for (const TrainerRecord& record : std::vector<TrainerRecord>{diagnostics, preempted, error, checkpoint, SampleFinal()}) {
+    const std::string line = EncodeRecord(record);
+    StatusOr<TrainerRecord> back = DecodeRecord(line);
+    ASSERT_TRUE(back.ok()) << line << ": " << back.status().ToString();
+    EXPECT_EQ(RecordType(*back), RecordType(record));
+    EXPECT_EQ(EncodeRecord(*back), line) << "encode(decode(line)) == line";
+  }
+}
+
+TEST(TrainerRecords, LinesOfTheEarlierReleaseDecode) {
+  // As rung-train printed them before the contract: the same keys, provenance's resumed_from null.
+  StatusOr<TrainerRecord> step = DecodeRecord(
+      R"({"elapsed_sec":0.5,"flops":1.0e6,"flops_total":2.0e6,"grad_norm":0.7,"lr":0.003,)"
+      R"("positional_grad_norm":0.0,"step":5,"tokens":640,"tokens_per_sec":1280.0,"train_loss":5.1,"type":"step"})");
+  ASSERT_TRUE(step.ok()) << step.status().ToString();
+  EXPECT_EQ(std::get<StepRecord>(*step).tokens, 640);
+  StatusOr<TrainerRecord> provenance =
+      DecodeRecord(R"({"type":"provenance","commit":"abc","resumed_from":null,"start_step":0,"steps":30})");
+  ASSERT_TRUE(provenance.ok()) << provenance.status().ToString();
+  EXPECT_FALSE(std::get<ProvenanceRecord>(*provenance).resumed_from.has_value());
+}
+
+TEST(TrainerRecords, UnknownKeysAreIgnoredAndMissingOnesKeepTheirDefaults) {
+  StatusOr<TrainerRecord> record = DecodeRecord(R"({"type":"step","step":7,"added_by_a_newer_trainer":[1,2]})");
+  ASSERT_TRUE(record.ok()) << record.status().ToString();
+  EXPECT_EQ(std::get<StepRecord>(*record).step, 7);
+  EXPECT_EQ(std::get<StepRecord>(*record).train_loss, 0.0);
+}
+
+TEST(TrainerRecords, BadLinesAreErrorsThatSayWhatIsWrong) {
+  EXPECT_THAT(DecodeRecord("threads: 2").status().message(), HasSubstr("not a JSON object"));
+  EXPECT_THAT(DecodeRecord(R"({"step":3})").status().message(), HasSubstr("\"type\""));
+  EXPECT_THAT(DecodeRecord(R"({"type":"telemetry"})").status().message(), HasSubstr("unknown record type 'telemetry'"));
+  EXPECT_THAT(DecodeRecord(R"({"type":"step","step":"three"})").status().message(),
+              HasSubstr("field 'step' must be an integer"));
+  EXPECT_THAT(DecodeRecord(R"({"type":"final","positional_parameters":[{"name":"p","shape":[2],"values":["x"]}]})")
+                  .status()
+                  .message(),
+              HasSubstr("positional_parameters[0].values[0]"));
+}
+
+TEST(TrainerRecords, ExtrapolationSummaryNamesFollowTheMultipleAndMethod) {
+  ExtrapolationResult plain;
+  plain.multiple = 2;
+  plain.method = "none";
+  ExtrapolationResult yarn = plain;
+  yarn.multiple = 4;
+  yarn.method = "yarn";
+  EXPECT_EQ(ExtrapolationSummaryName("val_loss", plain), "val_loss_2x");
+  EXPECT_EQ(ExtrapolationSummaryName("val_accuracy", yarn), "val_accuracy_4x_yarn");
+}
+
+TEST(TrainerRecords, MetricNamesAreTheNumericFieldsButStep) {
+  const std::vector<std::string> step = StepMetricNames();
+  EXPECT_THAT(step, ::testing::Contains("train_loss"));
+  EXPECT_THAT(step, ::testing::Contains("val_loss"));
+  EXPECT_THAT(step, ::testing::Not(::testing::Contains("step")));
+  EXPECT_THAT(step, ::testing::Not(::testing::Contains("replayed")));
+  const std::vector<std::string> final_names = FinalSummaryNames();
+  EXPECT_THAT(final_names, ::testing::Contains("val_loss"));
+  EXPECT_THAT(final_names, ::testing::Contains("peak_rss_bytes"));
+  EXPECT_THAT(final_names, ::testing::Not(::testing::Contains("val_loss_per_position")));
+}
+
+TEST(TrainerRecords, ForEachNumericFieldVisitsSetValuesOnly) {
+  StepRecord step;
+  step.step = 4;
+  step.train_loss = 2.0;
+  std::vector<std::string> names;
+  ForEachNumericField(step, [&](const char* name, double) { names.emplace_back(name); });
+  EXPECT_THAT(names, ::testing::Contains("train_loss"));
+  EXPECT_THAT(names, ::testing::Not(::testing::Contains("val_loss")));
+  step.val_loss = 2.1;
+  names.clear();
+  ForEachNumericField(step, [&](const char* name, double) { names.emplace_back(name); });
+  EXPECT_THAT(names, ::testing::Contains("val_loss"));
+}
+
+}  // namespace
+}  // namespace rung::records
