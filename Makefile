@@ -47,7 +47,7 @@ bench: build corpus
 # trials, metric ingestion, coordinator memory. Torch-free targets only.
 bench-orchestration: configure
 	deploy/install-deps.sh --with-bench
-	cmake --build $(BUILD) -j $(JOBS) --target rung-coordinator rung-worker rung rung-bench-stand-in rung-bench-stand-in-glibc rung-bench-metric-ingest
+	cmake --build $(BUILD) -j $(JOBS) --target rung-coordinator rung-worker rung rung-stand-in rung-bench-metric-ingest
 	/usr/bin/python3 bench/orchestration.py --build-dir $(BUILD) --out-json $(BUILD)/bench/orchestration.json
 
 clean:

@@ -6,10 +6,10 @@ Three measurements, each against real processes on loopback and a real SQLite da
 
   orchestration  trials/s of a sweep of --trials trials (a random train.lr axis) through a real
                  rung-coordinator and --workers real rung-worker processes, each trial spawned as
-                 rung-bench-stand-in (a trainer that trains nothing: provenance, --stand-in-steps step
-                 records, final; freestanding, so that its own start costs ~0.06 ms) and leased,
-                 relayed and completed like a real one; again with rung-bench-stand-in-glibc (the same
-                 program with glibc's start-up, ~0.3 ms here) unless --skip-glibc-stand-in; timed from
+                 rung-stand-in (the tests' stand-in trainer, tests/support/stand_in_trainer/: it
+                 trains nothing and plays a loss surface through rung-train's contract: provenance,
+                 --stand-in-steps step records, a final checkpoint, the final record) and leased,
+                 relayed and completed like a real one; timed from
                  `rung submit` to the last attempt's end (attempts.ended_at). Every trial must be
                  SUCCEEDED with exactly one attempt, and every step record's points must be stored.
                  Side by side, in the same run: Optuna (Debian python3-optuna, RDB storage on a SQLite
@@ -45,11 +45,11 @@ import time
 
 SPEC = """\
 name: {name}
-description: orchestration benchmark (rung-bench-stand-in trains nothing)
+description: orchestration benchmark (rung-stand-in trains nothing)
 metric: {{name: val_loss, goal: minimize}}
 data: {{source: builtin, seq_len: 32}}
 model: {{layers: 1, d_model: 32, heads: 2}}
-train: {{steps: 3, batch_size: 4}}
+train: {{steps: 3, batch_size: 4, log_every: 1, eval_every: 0}}
 resources: {{cpus: 1}}
 policy: {{max_retries: 0}}
 sweep:
@@ -60,8 +60,13 @@ sweep:
       train.lr: {{log_uniform: [1e-4, 1e-2]}}
 """
 
-# Metric points per stand-in step record: its numeric fields but "step" (bench/stand_in_trainer.cc).
-POINTS_PER_STEP_RECORD = 7
+# Metric points per stand-in step record: the step record's numeric fields but "step"
+# (records::StepMetricNames(), core/records/trainer_records.h: tokens, flops, flops_total, lr,
+# train_loss, grad_norm, positional_grad_norm, tokens_per_sec, elapsed_sec) less the two that only
+# evaluation steps carry (val_loss, val_accuracy). The spec above has a step record every step
+# (log_every 1) and no evaluation before the last step, which carries val_loss: one point more a trial.
+POINTS_PER_STEP_RECORD = 9
+POINTS_PER_TRIAL_END = 1
 
 OPTUNA_CHILD = textwrap.dedent("""\
     import sys, time, optuna
@@ -240,7 +245,7 @@ def run_rung(args, bin_dir, stand_in, repeat, system="rung"):
                 (sweep_id,)).fetchone()
             points = db.execute("SELECT COUNT(*) FROM metrics JOIN trials ON trials.id = metrics.trial_id "
                                 "WHERE trials.sweep_id = ?", (sweep_id,)).fetchone()[0]
-        expected_points = args.trials * args.stand_in_steps * POINTS_PER_STEP_RECORD
+        expected_points = args.trials * (args.stand_in_steps * POINTS_PER_STEP_RECORD + POINTS_PER_TRIAL_END)
         checks = {
             "trials": trials[0], "succeeded": trials[1], "trials_with_attempt_1": trials[2],
             "attempts": attempts[0], "attempts_succeeded": attempts[1], "trials_attempted": attempts[2],
@@ -297,15 +302,13 @@ def run_optuna(args, repeat):
             "states": states, "no_lost_or_duplicated": ok, "dir": root}
 
 
-GLIBC = "rung, glibc stand-in"
-SYSTEMS = ("rung", GLIBC, "optuna")
+SYSTEMS = ("rung", "optuna")
 
 
 def orchestration(args, bin_dir, stand_in):
     runs = []
     first = True
-    systems = [system for system in SYSTEMS
-               if not (system == "optuna" and args.skip_optuna) and not (system == GLIBC and args.skip_glibc_stand_in)]
+    systems = [system for system in SYSTEMS if not (system == "optuna" and args.skip_optuna)]
     for repeat in range(args.repeats):
         order = systems if repeat % 2 == 0 else systems[::-1]
         for system in order:
@@ -314,8 +317,6 @@ def orchestration(args, bin_dir, stand_in):
             first = False
             if system == "rung":
                 runs.append(run_rung(args, bin_dir, stand_in, repeat))
-            elif system == GLIBC:
-                runs.append(run_rung(args, bin_dir, stand_in + "-glibc", repeat, system))
             else:
                 runs.append(run_optuna(args, repeat))
     summary = {}
@@ -325,14 +326,13 @@ def orchestration(args, bin_dir, stand_in):
             summary[system] = {"median_trials_per_sec": statistics.median(rates), "min": min(rates),
                                "max": max(rates), "repeats": len(rates),
                                "all_ok": all(run["no_lost_or_duplicated"] for run in runs if run["system"] == system)}
-    for system, key in (("rung", "ratio_median"), (GLIBC, "ratio_median_glibc_stand_in")):
-        ratios = []
-        for repeat in range(args.repeats):
-            pair = {run["system"]: run["trials_per_sec"] for run in runs if run["repeat"] == repeat}
-            if system in pair and "optuna" in pair:
-                ratios.append(pair[system] / pair["optuna"])
-        if ratios:
-            summary[key] = statistics.median(ratios)
+    ratios = []
+    for repeat in range(args.repeats):
+        pair = {run["system"]: run["trials_per_sec"] for run in runs if run["repeat"] == repeat}
+        if "rung" in pair and "optuna" in pair:
+            ratios.append(pair["rung"] / pair["optuna"])
+    if ratios:
+        summary["ratio_median"] = statistics.median(ratios)
     return {"runs": runs, "summary": summary}
 
 
@@ -432,8 +432,6 @@ def print_tables(report):
                            f"{s['repeats']} | {'yes' if s['all_ok'] else 'NO'} |")
         if "ratio_median" in o["summary"]:
             out.append(f"\nrung / Optuna (median of per-repeat ratios): {o['summary']['ratio_median']:.1f}x")
-        if "ratio_median_glibc_stand_in" in o["summary"]:
-            out.append(f"rung with the glibc stand-in / Optuna: {o['summary']['ratio_median_glibc_stand_in']:.1f}x")
         out.append("")
     if "ingest" in report:
         i = report["ingest"]
@@ -467,9 +465,6 @@ def main():
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--stand-in-steps", type=int, default=3, help="step records per stand-in trial")
     parser.add_argument("--skip-optuna", action="store_true")
-    parser.add_argument("--skip-glibc-stand-in", action="store_true",
-                        help="do not run rung a second time with rung-bench-stand-in-glibc (the same stand-in "
-                             "with glibc's start-up)")
     parser.add_argument("--pause", type=float, default=90,
                         help="seconds between two orchestration measurements (default 90): this VM's ext4 has no "
                              "journal and for 60-300 s will not reuse the inodes of deleted files, scanning past "
@@ -489,10 +484,8 @@ def main():
     args = parser.parse_args()
 
     bin_dir = os.path.abspath(os.path.join(args.build_dir, "bin"))
-    stand_in = os.path.join(bin_dir, "rung-bench-stand-in")
-    binaries = ["rung-coordinator", "rung-worker", "rung", "rung-bench-stand-in", "rung-bench-metric-ingest"]
-    if not args.skip_glibc_stand_in and "orchestration" in args.parts.split(","):
-        binaries.append("rung-bench-stand-in-glibc")
+    stand_in = os.path.join(bin_dir, "rung-stand-in")
+    binaries = ["rung-coordinator", "rung-worker", "rung", "rung-stand-in", "rung-bench-metric-ingest"]
     for binary in binaries:
         if not os.access(os.path.join(bin_dir, binary), os.X_OK):
             sys.exit(f"{bin_dir}/{binary} is missing: cmake --build {args.build_dir} --target "
