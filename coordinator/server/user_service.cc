@@ -67,9 +67,8 @@ UserServiceImpl::UserServiceImpl(Coordinator* coordinator, const BearerTokenAuth
       started_at_(started_at),
       submitter_(coordinator->sweeps(), coordinator->trials()) {}
 
-grpc::Status UserServiceImpl::GetServerInfo(grpc::ServerContext* context, const v1::GetServerInfoRequest* request,
+grpc::Status UserServiceImpl::GetServerInfo(grpc::ServerContext* context, const v1::GetServerInfoRequest* /*request*/,
                                             v1::ServerInfo* response) {
-  if (grpc::Status spoken = CheckProtocolVersion(request->protocol_version(), "rung"); !spoken.ok()) return spoken;
   *response = MakeServerInfo(started_at_, authenticator_->CallerRole(*context));
   return grpc::Status::OK;
 }

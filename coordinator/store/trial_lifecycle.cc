@@ -373,7 +373,7 @@ Status TrialLifecycle::Complete(int64_t trial_id, int64_t attempt, const TrialRe
     last.attempt = attempt;
     // A live attempt's next batch; an ended one's last (this is then a repeat, acknowledged again).
     const bool live = *stored && IsLive((*stored)->state);
-    last.sequence = (*stored ? (*stored)->batches : 0) + (live || !*stored ? 1 : 0);
+    last.sequence = live || !*stored ? (*stored ? (*stored)->batches : 0) + 1 : std::max<int64_t>(1, (*stored)->batches);
     last.results = results;
     AttemptEnding ending;
     ending.outcome = TrialState::kSucceeded;

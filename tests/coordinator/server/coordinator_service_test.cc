@@ -36,6 +36,7 @@ using testing::ContextWithToken;
 using testing::LoopbackChannel;
 using testing::ScratchDir;
 using testing::CoordinatorServiceTest;
+using testing::FillBatch;
 using testing::FinalRecord;
 using testing::kLease;
 using testing::ProvenanceRecord;
@@ -375,6 +376,7 @@ TEST_F(CoordinatorServiceTest, CancelAnswersCancelOnTheNextHeartbeat) {
   grpc::ClientContext context;
   context.AddMetadata("authorization", "Bearer " + user_token_);
   context.AddMetadata("rung-user", "ada");
+  context.AddMetadata(wire::kProtocolVersionMetadata, std::to_string(wire::kProtocolVersion));
   ASSERT_TRUE(users_->CancelSweep(&context, cancel, &sweep).ok());
   EXPECT_EQ(sweep.state(), v1::SWEEP_STATE_CANCELLED);
   EXPECT_EQ(sweep.counts().cancelled(), 2);
@@ -661,10 +663,12 @@ TEST_F(CoordinatorServiceTest, GetDiagnosticsAnswersTheStoredDocumentsByName) {
   Register("w1");
   std::optional<v1::TrialLease> lease = Lease("w1");
   ASSERT_TRUE(lease.has_value());
-  nlohmann::json attention = {{"type", "diagnostics"}, {"step", 10}, {"length", 16}};
-  attention["layers"] = nlohmann::json::array();
-  attention["layers"].push_back({{"layer", 0}, {"gap_counting", {{"xi_lambda", 0.61}}}});
-  attention["layers"][0]["heads"] = nlohmann::json::array({{{"head", 0}, {"pair_usage", {0.5, 0.25}}}});
+  nlohmann::json payload = {{"length", 16}};
+  payload["layers"] = nlohmann::json::array();
+  payload["layers"].push_back({{"layer", 0}, {"gap_counting", {{"xi_lambda", 0.61}}}});
+  payload["layers"][0]["heads"] = nlohmann::json::array({{{"head", 0}, {"pair_usage", {0.5, 0.25}}}});
+  const nlohmann::json attention = {
+      {"type", "diagnostics"}, {"kind", "attention"}, {"step", 10}, {"milestone", "end"}, {"payload", payload}};
   nlohmann::json final_record = nlohmann::json::parse(FinalRecord(1.5));
   final_record["extrapolation"] = {{{"multiple", 2}, {"length", 32}, {"method", "none"}, {"val_loss", 2.25}}};
   ASSERT_TRUE(Report("w1", *lease, 1, {ProvenanceRecord(), attention.dump(), final_record.dump()}).ok());

@@ -21,6 +21,7 @@ using ::testing::HasSubstr;
 TrialCell GangCell(const std::string& identity, int64_t world, int64_t rank_cpus) {
   TrialCell cell = Cell(identity, rank_cpus * world);
   cell.config["resources"] = {{"cpus", rank_cpus}, {"gpus", 0}, {"world_size", world}};
+  cell.world_size = world;
   return cell;
 }
 
@@ -214,8 +215,16 @@ TEST_F(GangLeasesTest, RankZeroCompletesTheTrialAfterTheOtherRankFinished) {
   ASSERT_OK(trials().Heartbeat(trial_id, 1, "a"));
   ASSERT_OK_AND_ASSIGN(std::vector<AttemptKey> expired, trials().ExpireLeases());
   EXPECT_TRUE(expired.empty());
+  // Rank 0 reports the results (its final record's) and completes the trial.
+  MetricBatch last;
+  last.worker_id = "a";
+  last.trial_id = trial_id;
+  last.attempt = rank1.attempt;
+  last.sequence = 1;
+  last.results.summaries = {{"val_loss", 2.0, 10}};
   done.worker_id = "a";
-  ASSERT_OK(trials().EndAttempt(trial_id, rank1.attempt, done));
+  done.last_batch_sequence = 1;
+  ASSERT_OK(trials().EndAttempt(trial_id, rank1.attempt, done, &last));
   EXPECT_EQ(StateOf(trial_id), TrialState::kSucceeded);
 }
 

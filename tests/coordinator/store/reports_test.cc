@@ -125,8 +125,9 @@ TEST_F(ReportsTest, ReportsFromAWorkerTheAttemptWasNotLeasedToAreRefusedAndChang
   ASSERT_OK_AND_ASSIGN(std::vector<CurvePoint> curve, metrics().Curve(lease->trial_id, "train_loss"));
   EXPECT_THAT(curve, SizeIs(1));
 
-  // The holder goes on.
+  // The holder goes on, to its final record.
   next.worker_id = "w1";
+  next.results.summaries = {{"val_loss", 2.0, 20}};
   ASSERT_OK(trials().ReportBatch(next));
   ASSERT_OK(trials().Heartbeat(lease->trial_id, lease->attempt, "w1"));
   ending.worker_id = "w1";
@@ -147,7 +148,6 @@ TEST_F(ReportsTest, AnEndingWaitsForItsLastBatchAndARepeatIsADuplicate) {
   AttemptEnding ending;
   ending.outcome = TrialState::kSucceeded;
   ending.last_batch_sequence = 2;
-  ending.results.summaries = {{"val_loss", 2.0, std::nullopt}};
   StatusOr<EndingAck> early = trials().EndAttempt(lease->trial_id, lease->attempt, ending);
   ASSERT_FALSE(early.ok());
   EXPECT_EQ(early.status().code(), StatusCode::kFailedPrecondition);
@@ -159,7 +159,7 @@ TEST_F(ReportsTest, AnEndingWaitsForItsLastBatchAndARepeatIsADuplicate) {
   EXPECT_FALSE(ack.duplicate);
   ASSERT_OK_AND_ASSIGN(ack, trials().EndAttempt(lease->trial_id, lease->attempt, ending));
   EXPECT_TRUE(ack.duplicate);
-  // The summary keeps the step the final record gave it.
+  // The results are the final record's, from its batch, written once.
   ASSERT_OK_AND_ASSIGN(std::vector<SummaryValue> summaries, metrics().Summaries(lease->trial_id));
   ASSERT_THAT(summaries, SizeIs(1));
   EXPECT_EQ(summaries[0].step, 10);

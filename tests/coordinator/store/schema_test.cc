@@ -39,8 +39,8 @@ TEST_F(SchemaTest, CreatesTheLatestVersionWithEveryTableAndTheDurabilitySettings
   std::unique_ptr<Database> db = Raw();
   ASSERT_NE(db, nullptr);
   ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
-  EXPECT_EQ(version, 4);
-  EXPECT_EQ(LatestSchemaVersion(), 4);
+  EXPECT_EQ(version, 5);
+  EXPECT_EQ(LatestSchemaVersion(), 5);
   EXPECT_EQ(Text(*db, "PRAGMA journal_mode"), "wal");
   EXPECT_EQ(Text(*db, "PRAGMA synchronous"), "2");  // FULL
   EXPECT_EQ(Text(*db, "PRAGMA foreign_keys"), "1");

@@ -73,6 +73,23 @@ TEST(SpecValidation, ABaselineThatMatchesNoCellIsAnError) {
   EXPECT_NE(errors.find("baseline.position.varient: not a key of the trial config"), std::string::npos) << errors;
 }
 
+TEST(SpecValidation, AMetricNoTrainerReportsIsAnErrorAtItsName) {
+  std::string errors = ErrorsOf(BaseSpec() + "metric: {name: val_los, goal: minimize}\n");
+  EXPECT_NE(errors.find("spec.yaml:5:10: error: metric.name: 'val_los' is reported by no trainer"), std::string::npos)
+      << errors;
+  EXPECT_NE(errors.find("val_loss, train_loss"), std::string::npos) << errors;
+  // Extrapolation summaries count once a trial asks for them.
+  EXPECT_FALSE(Expand(BaseSpec() + "metric: {name: val_loss_2x_yarn, goal: minimize}\n").ok());
+  StatusOr<ExpandedSweep> extrapolated = Expand(
+      "name: test\n"
+      "metric: {name: val_loss_2x_yarn, goal: minimize}\n"
+      "data: {source: builtin, seq_len: 32}\n"
+      "model: {layers: 1, d_model: 16, heads: 2}\n"
+      "train: {steps: 10, batch_size: 4, extrapolation_multiples: [1, 2], extrapolation_methods: [none, yarn]}\n");
+  EXPECT_TRUE(extrapolated.ok()) << extrapolated.status().ToString();
+  EXPECT_TRUE(Expand(BaseSpec() + "metric: {name: train_loss, goal: minimize}\n").ok());
+}
+
 TEST(SpecValidation, LadderAndAxisShapesAreChecked) {
   std::string errors = ErrorsOf(BaseSpec() +
                                 "ladder:\n"

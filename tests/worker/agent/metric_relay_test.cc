@@ -126,7 +126,6 @@ TEST_F(MetricRelayTest, TheProvenanceWaitsItsDelayUnlessTheAttemptEndsFirst) {
   ASSERT_TRUE(rest->batch.has_value());
   EXPECT_EQ(rest->last_sequence, 1);
   EXPECT_EQ(rest->batch->sequence(), 1);
-  EXPECT_EQ(rest->batch->trial_id(), kTrial + 1);
   EXPECT_TRUE(HasProvenance(*rest->batch));
   EXPECT_EQ(rest->batch->records_size(), 2);
   EXPECT_EQ(Steps(*rest->batch).size(), 1u);
