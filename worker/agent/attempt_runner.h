@@ -13,7 +13,8 @@
 //      output (rank 0 reports metrics and results) and reports SUCCEEDED without results when its
 //      trainer exits 0; any failure is reported and ends the attempt for every rank;
 //   3. reads the trainer's (rank 0's) stdout line by line: every line goes to records.jsonl and to the
-//      MetricRelay, step records as metric rows; stderr lines go to the relay as well;
+//      MetricRelay, as log text and, when it is a trainer record, decoded once into its typed record
+//      (attempt_records.h); stderr lines go to the relay as well;
 //   4. heartbeats the lease every heartbeat_interval on a thread of its own, from the start until the
 //      attempt has been reported (the thread starts once the attempt has lived half an interval, or
 //      as soon as its report has to wait: an attempt that ends and reports sooner needs no heartbeat
@@ -22,8 +23,8 @@
 //      attempt is fenced: its lease expired and the trial moved on) -> the same, and nothing more
 //      is sent;
 //   5. after the trainer exits, finishes the relay (every batch but the last acknowledged) and sends
-//      Complete with the last batch, the outcome (attempt_outcome.h), the final record's results and
-//      the newest checkpoint; when `wants_next_lease` says so at that moment, Complete also asks for
+//      Complete with the last batch (which holds the final record: the results travel only there),
+//      the outcome (attempt_outcome.h) and the exit code; when `wants_next_lease` says so at that moment, Complete also asks for
 //      the next trial for the resources this attempt frees (AttemptResult::next_lease).
 //
 // Preempt() (the agent's SIGTERM/SIGUSR1) forwards SIGTERM: rung-train checkpoints after its current

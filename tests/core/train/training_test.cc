@@ -163,8 +163,12 @@ TEST_F(TrainingTest, FirstRecordStatesProvenance) {
   }
   EXPECT_EQ(first.at("threads"), 2);
   EXPECT_TRUE(first.at("data").contains("sha256"));
-  const json& diagnostics = trainer.records()[trainer.records().size() - 2];
-  ASSERT_EQ(diagnostics.at("type"), "diagnostics");
+  const json& envelope = trainer.records()[trainer.records().size() - 2];
+  ASSERT_EQ(envelope.at("type"), "diagnostics");
+  EXPECT_EQ(envelope.at("kind"), "attention");
+  EXPECT_EQ(envelope.at("milestone"), "end");
+  EXPECT_EQ(envelope.at("step"), 2);
+  const json& diagnostics = envelope.at("payload");
   EXPECT_EQ(diagnostics.at("layers").size(), 2u);
   EXPECT_TRUE(diagnostics.at("pooled").contains("xi_lambda"));
   EXPECT_EQ(diagnostics.at("renyi_order"), 3.0);

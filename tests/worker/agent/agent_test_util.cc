@@ -1,6 +1,8 @@
 // tests/worker/agent/agent_test_util.cc
 #include "tests/worker/agent/agent_test_util.h"
 
+#include "proto/protocol_version.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -60,6 +62,7 @@ std::string FileText(const std::string& path) {
 std::unique_ptr<grpc::ClientContext> BearerContext(const std::string& token, std::chrono::seconds deadline) {
   auto context = std::make_unique<grpc::ClientContext>();
   context->AddMetadata("authorization", "Bearer " + token);
+  context->AddMetadata(wire::kProtocolVersionMetadata, std::to_string(wire::kProtocolVersion));
   context->set_deadline(std::chrono::system_clock::now() + deadline);
   return context;
 }
