@@ -10,7 +10,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-# ccache only hits across build folders and clones with these (see shared perf notes).
+# ccache only hits across build folders and clones with these (docs/performance.md, "Compile time").
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime

@@ -26,6 +26,6 @@ def matrix_params(shape, vocab):
 
 
 def flops_per_token(shape, vocab):
-    """Training FLOPs per token (science.md section 5): 6 x matrix parameters (output head included)
+    """Training FLOPs per token (docs/science.md section 5): 6 x matrix parameters (output head included)
     + 6 x layers x seq x d_model (causal attention)."""
     return 6 * matrix_params(shape, vocab) + 6 * shape["layers"] * shape["seq"] * shape["d_model"]

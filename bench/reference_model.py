@@ -1,7 +1,7 @@
 """rung's model (position.variant rope) in plain PyTorch: shared by bench/reference_train.py (CPU,
 PyTorch 1.13) and bench/gpu/reference_gpt.py (GPU, PyTorch 2.x; also 1.13 for CPU smoke runs).
 
-Model (docs science.md sections 1, 2, 4): vocabulary `vocab`; embedding std 1/sqrt(d); `layers`
+Model (docs/science.md sections 1, 2, 4): vocabulary `vocab`; embedding std 1/sqrt(d); `layers`
 pre-norm blocks of RMSNorm -> fused qkv -> interleaved RoPE (pairs (2f, 2f+1), theta_f = 10000^(-2f/hd),
 cos/sin in fp32) -> causal softmax attention -> out projection -> residual; RMSNorm -> MLP 4d with exact
 GELU -> residual; final RMSNorm; untied output head. No biases. Init std 1/sqrt(fan_in), output

@@ -8,7 +8,7 @@ For each repeat the driver runs, one process at a time:
      drift on a shared machine hits both sides alike.
 It then reports medians over repeats and ratios of runs paired within a repeat (median of the
 per-repeat ratios): rung / PyTorch at rope, achieved FLOP/s as a fraction of the same repeat's mm
-peak, and the tokens/s lost by lerope and adarope against rope. FLOPs per token (science.md section 5)
+peak, and the tokens/s lost by lerope and adarope against rope. FLOPs per token (docs/science.md section 5)
 = 6 * (all matrix parameters, output head included) + 6 * layers * seq * d_model.
 
 Peak memory: the peak resident set of every process as the kernel accounts it (ru_maxrss from wait4,

@@ -33,8 +33,8 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# LibTorch calls BLAS through the libblas.so.3 alternative. Reference BLAS is ~15x slower and the
-# pthread OpenBLAS halves training speed; pin the OpenMP build (see shared perf notes).
+# LibTorch calls BLAS through the libblas.so.3 alternative. Reference BLAS and the pthread OpenBLAS
+# are both much slower than the OpenMP build (docs/performance.md, "BLAS"); pin the OpenMP build.
 arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
 for lib in libblas.so.3 liblapack.so.3; do
   target="/usr/lib/${arch}/openblas-openmp/${lib}"

@@ -1,6 +1,6 @@
 // coordinator/cli/diag_command.h
 //
-// `rung diag TRIAL`: what rung-train measured on a trained model (science.md sections 7 and 9), read
+// `rung diag TRIAL`: what rung-train measured on a trained model (docs/science.md sections 7 and 9), read
 // from the coordinator (GetDiagnostics):
 //   heads          per layer and head: effective attention length E_2 at positions T/8, T/2 and T,
 //                  pair-usage coefficient of variation, effective base, dominant pair and its

@@ -2,7 +2,7 @@
 //
 // `rung fit --from-csv FILE --baseline VARIANT` (computed here) or `rung fit SWEEP` (computed and stored
 // by the coordinator, UserService.Fit; stored fits: `rung fits SWEEP`): compute multipliers of every variant of a ladder
-// against a baseline (science.md section 6; sweeps/fit/compute_multipliers.h): piecewise in ln C
+// against a baseline (docs/science.md section 6; sweeps/fit/compute_multipliers.h): piecewise in ln C
 // (primary), power laws with a shared, free or fixed E, paired per-seed multipliers, bootstrap
 // intervals, wall-clock multipliers and the E-sensitivity table. Human tables by default;
 // --format json prints a list of objects, --format csv the same rows flat.

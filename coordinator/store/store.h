@@ -13,8 +13,8 @@
 //   WorkerRegistry  (worker_registry.h)  workers and their resources
 //   EventLog        (event_log.h)        who changed what, when and why
 //   Overviews       (overviews.h)        what the user API shows of sweeps and trials (reads)
-// and two pure bridges: trial_cells.h (a spec's expansion -> a submission) and trainer_records.h
-// (rung-train's record lines -> metric points, provenance, results).
+// and two pure bridges: trial_cells.h (a spec's expansion -> a submission) and record_rows.h
+// (a trainer's typed records -> metric points, provenance, results).
 //
 // Example:
 //   SystemClock clock;
@@ -26,7 +26,7 @@
 // Durability: every write runs in an IMMEDIATE transaction; a call that returns OK has committed
 // (and, with synchronous=FULL, reached the disk). A call that fails has changed nothing.
 //
-// Group commit (design.md): writes that arrive while a commit is on its way to the disk wait, then
+// Group commit (docs/design.md "Storage"): writes that arrive while a commit is on its way to the disk wait, then
 // share the next transaction, each body in a savepoint of its own, so that N concurrent writers pay
 // one fsync instead of N. A body that fails is rolled back to its savepoint and only its caller
 // sees the error; if the shared commit fails, every caller of the group gets that error and nothing
@@ -34,8 +34,8 @@
 // see each other's changes as they would in separate transactions; they share one `now`. When the
 // previous group had more than one write (writers are concurrent), the leader first waits up to
 // kGatherWindow for one more write than that group had: each commit then carries more writes,
-// so fewer fsyncs and WAL pages per write (orchestration benchmark, 8 workers: 2.4 -> 3.2 writes
-// per commit, coordinator CPU -10%). A lone writer never waits.
+// so fewer fsyncs and WAL pages per write (measured: docs/performance.md, "Orchestration"). A lone
+// writer never waits.
 //
 // Thread safety: thread-safe. Write() (the group's bodies), Preview() and Read() hold the store's
 // mutex for the whole body, so the managers can be called from any number of threads (the gRPC

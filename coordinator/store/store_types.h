@@ -4,7 +4,7 @@
 // per table (SCHEMA.md documents the tables). Plain values; the managers (sweep_manager.h,
 // trial_lifecycle.h, metric_store.h, worker_registry.h, event_log.h) fill and consume them.
 //
-// Trial lifecycle (design.md):
+// Trial lifecycle (docs/design.md):
 //   PENDING -> LEASED -> RUNNING -> SUCCEEDED | FAILED | PREEMPTED | STALE | CANCELLED
 // PREEMPTED and STALE are passed through on the way back to PENDING (each recorded as an event and
 // kept as the attempt's state); FAILED is passed through the same way while retries remain.

@@ -1,7 +1,7 @@
 // coordinator/store/trial_lifecycle.h
 //
 // A trial's life after submission: leases, the reports of the worker that holds one, lease expiry,
-// and the coordinator's reconciliation after a restart (design.md "Trial lifecycle"):
+// and the coordinator's reconciliation after a restart (docs/design.md "Trial lifecycle"):
 //
 //   PENDING --lease--> LEASED --MarkRunning--> RUNNING --Complete--> SUCCEEDED
 //      ^                  |                       |------Fail------> FAILED (for good) or back to PENDING

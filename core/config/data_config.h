@@ -1,7 +1,7 @@
 // core/config/data_config.h
 //
 // Where a trial's tokens come from (the `data` block): the builtin corpus, raw text, token shards,
-// or a synthetic task generated in process (science.md section 8). Plain data, torch-free.
+// or a synthetic task generated in process (docs/science.md section 8). Plain data, torch-free.
 #pragma once
 
 #include <cstdint>
@@ -42,7 +42,7 @@ struct DataConfig {
   double val_fraction = 0.05;      // share of documents (text) or tokens (shards) held out
   uint64_t split_seed = 0;         // seeds the document split
   std::string doc_separator = "\f";  // text files split into documents at this string
-  // Attention stays inside each document of a packed window (cross-document masking, science.md
+  // Attention stays inside each document of a packed window (cross-document masking, docs/science.md
   // section 4). A document starts at the input token DocumentStartToken() returns; that token belongs
   // to the document it starts. Needs a one-byte doc_separator (builtin, text) or eot_token (shards);
   // synthetic tasks have no documents.

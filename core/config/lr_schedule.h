@@ -1,7 +1,7 @@
 // core/config/lr_schedule.h
 //
 // Learning-rate multiplier (relative to the peak) at an optimizer step, for the schedules of
-// science.md section 4: linear warmup then cosine to final_lr_fraction, warmup-stable-decay (linear
+// docs/science.md section 4: linear warmup then cosine to final_lr_fraction, warmup-stable-decay (linear
 // decay over the last decay_fraction of steps), or constant after warmup. Torch-free and pure.
 #pragma once
 

@@ -1,6 +1,6 @@
 // core/config/model_arithmetic.h
 //
-// Parameter and FLOP arithmetic of a resolved ModelConfig (science.md section 5), torch-free, so
+// Parameter and FLOP arithmetic of a resolved ModelConfig (docs/science.md section 5), torch-free, so
 // that sweeps/ and the coordinator compute the same numbers the trainer does. A test checks that
 // total() equals the torch model's parameter count for every variant and shape.
 //

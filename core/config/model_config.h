@@ -1,6 +1,6 @@
 // core/config/model_config.h
 //
-// The resolved description of one model: backbone shape, positional variant (science.md section 2)
+// The resolved description of one model: backbone shape, positional variant (docs/science.md section 2)
 // and inverse-temperature schedule (section 3). Torch-free: sweeps/, the coordinator and the CLI use
 // it, with model_arithmetic.h, without linking LibTorch.
 //
@@ -16,7 +16,7 @@
 
 namespace rung {
 
-// AdaRoPE settings (science.md section 2).
+// AdaRoPE settings (docs/science.md section 2).
 struct AdaRopeConfig {
   double l_ref = 64.0;                 // AdaScale reference length L_ref
   std::string length = "query";        // "query": L = n (keys visible); "sequence": L = T

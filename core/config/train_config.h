@@ -20,7 +20,7 @@ struct ScheduleConfig {
   double final_lr_fraction = 0.0;  // LR at the last step, relative to the peak
 };
 
-// Starting a run from another trial's checkpoint (science.md section 7 runs): context extension
+// Starting a run from another trial's checkpoint (docs/science.md sections 2 and 9): context extension
 // (parameters: all, longer data.seq_len, train.freeze_backbone) or fixed learned frequencies
 // (parameters: positional, position.freeze). The coordinator fills `checkpoint` from a named source
 // trial; rung-train takes a path.
@@ -54,12 +54,12 @@ struct TrainConfig {
   int64_t log_every = 10;
   int64_t checkpoint_every = 0;    // 0 = only on signal and at the end
   int64_t keep_checkpoints = 2;
-  // Evaluation beyond the training length at the end of a run (science.md section 9): each
+  // Evaluation beyond the training length at the end of a run (docs/science.md section 9): each
   // multiple m of the training length, with each inference-time extension (none, pi = position
   // interpolation, ntk_by_parts, yarn = NTK-by-parts plus the (0.1 ln m + 1)^2 logit factor).
   std::vector<int64_t> extrapolation_multiples;
   std::vector<std::string> extrapolation_methods = {"none"};
-  // Attention diagnostics (science.md section 7) at the end of a run, on this many validation
+  // Attention diagnostics (docs/science.md section 7) at the end of a run, on this many validation
   // sequences (0 = none); written as the `diagnostics` record.
   int64_t diagnostics_sequences = 4;
   double diagnostics_renyi_order = 2.0;  // r of the effective attention length E_r (> 1; 2: E_2 = 1/sum a^2)

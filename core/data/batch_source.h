@@ -9,7 +9,7 @@
 // Sources (MakeBatchSource): "builtin" (the Austen corpus installed by deploy/, byte-level), "text"
 // (a file or folder of files, byte-level, split into documents at data.doc_separator), "shards"
 // (flat little-endian uint16/uint32 token files, memory-mapped), and the synthetic tasks "nrw",
-// "niah", "position_index" (science.md section 8), generated in process from a counter-based RNG.
+// "niah", "position_index" (docs/science.md section 8), generated in process from a counter-based RNG.
 //
 // Thread safety: const methods may be called concurrently.
 #pragma once

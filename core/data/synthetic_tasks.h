@@ -1,6 +1,6 @@
 // core/data/synthetic_tasks.h
 //
-// The synthetic tasks of science.md section 8, generated in process: "nrw" (needle retrieval from a
+// The synthetic tasks of docs/science.md section 8, generated in process: "nrw" (needle retrieval from a
 // window), "niah" (multi-key needle in a haystack) and "position_index". Each batch row is one
 // instance: seq_len + 1 tokens t[0..seq_len], inputs t[0, seq_len), targets t[1, seq_len]. Only the
 // last input position (seq_len - 1) is scored: loss_mask is 1 there and 0 elsewhere, and its target is

@@ -1,6 +1,6 @@
 // core/diagnostics/attention_diagnostics.h
 //
-// The diagnostics of science.md section 7 measured on a trained model, from a few validation
+// The diagnostics of docs/science.md section 7 measured on a trained model, from a few validation
 // sequences, per layer and head:
 //   - effective attention length E_2 (and E_beta for beta = diagnostic order) against query position
 //   - frequency-pair usage u_f = mean over query/key pairs (j <= i) of |pair-f term of the unscaled

@@ -1,6 +1,6 @@
 // core/diagnostics/score_statistics.h
 //
-// Statistics of attention score rows and weights (science.md section 7), torch-free so that they
+// Statistics of attention score rows and weights (docs/science.md section 7), torch-free so that they
 // can be tested exactly and reused on rows exported from any model.
 //
 //   Effective attention length  E_r(a) = (sum_i a_i^r)^(1/(1-r)), r > 1; E_2 = 1 / sum a_i^2.

@@ -1,6 +1,6 @@
 // core/model/inverse_temperature.h
 //
-// The inverse-temperature schedules beta(n) of science.md section 3, as a module that owns their
+// The inverse-temperature schedules beta(n) of docs/science.md section 3, as a module that owns their
 // learned parameters (fp32) and returns, per layer, the multiplier of each query's logits
 // ([T, heads], query i sees n = i + 1 keys), or an undefined tensor when beta == 1 everywhere.
 //

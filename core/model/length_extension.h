@@ -1,6 +1,6 @@
 // core/model/length_extension.h
 //
-// Inference-time length extension of rotary frequencies (science.md section 9), for evaluating a
+// Inference-time length extension of rotary frequencies (docs/science.md section 9), for evaluating a
 // model at `scale` times its training length:
 //   none          theta unchanged
 //   pi            position interpolation: theta / s

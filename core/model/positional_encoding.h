@@ -1,6 +1,6 @@
 // core/model/positional_encoding.h
 //
-// The positional variants of science.md section 2 as one module: it owns every learned positional
+// The positional variants of docs/science.md section 2 as one module: it owns every learned positional
 // parameter (fp32) and, for a sequence of T positions, produces per layer the rotary tables and
 // the AdaScale query multiplier, plus the ALiBi slopes.
 //

@@ -1,6 +1,6 @@
 // core/model/rotary.h
 //
-// The rotation of science.md section 1 as one autograd operation that also moves heads ahead of
+// The rotation of docs/science.md section 1 as one autograd operation that also moves heads ahead of
 // time (the layout attention wants) and applies an optional per-(position, head) query multiplier:
 //
 //   out[b, h, t, 2f]   = c * scale[t, h] * ( x[b,t,h,2f] * cos[t,g,f] - x[b,t,h,2f+1] * sin[t,g,f] )

@@ -1,6 +1,6 @@
 // core/model/transformer.h
 //
-// The decoder-only transformer of science.md section 4 with every positional variant and
+// The decoder-only transformer of docs/science.md section 4 with every positional variant and
 // inverse-temperature schedule: token embedding; `layers` pre-norm blocks of
 //   x += W_o Attention(Rotate(Q), Rotate(K), V)    (Q, K, V from one fused projection of RMSNorm(x))
 //   x += W_down MLP(W_up RMSNorm(x))               (GELU, or SwiGLU with a fused gate/up projection)
@@ -32,7 +32,7 @@
 
 namespace rung {
 
-// What a layer's attention sees, for diagnostics (science.md section 7): queries and keys after
+// What a layer's attention sees, for diagnostics (docs/science.md section 7): queries and keys after
 // rotation but before any multiplier or bias, and the multiplier and bias attention applies.
 struct AttentionProbe {
   int64_t layer = 0;

@@ -7,7 +7,7 @@
 //
 // Each group has its own learning-rate multiplier, weight decay and clip set: groups in the same
 // clip set are clipped together to that set's max norm (the backbone and the positional
-// parameters clip separately, science.md section 2). Update, per group, with lr = base_lr *
+// parameters clip separately, docs/science.md section 2). Update, per group, with lr = base_lr *
 // lr_mult * schedule:
 //   coupled decay:     p -= lr * wd * p        independent decay: p -= wd * schedule * p
 //   m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  p -= lr * m_hat / (sqrt(v_hat) + eps)

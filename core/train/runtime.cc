@@ -31,7 +31,7 @@ void InstallStopSignalHandlers() {
 }
 
 void ConfigureRuntime(int threads) {
-  // Keep freed tensor memory in the process (perf notes: +15-20% tokens/s on CPU).
+  // Keep freed tensor memory in the process (docs/performance.md, "Allocator").
   mallopt(M_MMAP_THRESHOLD, 256 * 1024 * 1024);
   mallopt(M_TRIM_THRESHOLD, 1024 * 1024 * 1024);
   std::string count = std::to_string(threads);

@@ -1,6 +1,6 @@
 // sweeps/fit/compute_multipliers.h
 //
-// Compute multipliers of every variant of a ladder against a baseline (science.md section 6), by
+// Compute multipliers of every variant of a ladder against a baseline (docs/science.md section 6), by
 // every estimator, with seeds, bootstrap intervals and the wall-clock multiplier: the report behind
 // `rung fit` and `rung plot`, whatever the ladder came from (a CSV file, a sweep's stored results).
 //

@@ -5,7 +5,7 @@
 // Format: a header line naming the columns, then one run per line.
 //   variant,label,compute,loss[,seed][,seconds]     (any order; names are case-insensitive)
 //   rope,r1,1.16e12,2.104,0,41.5
-// compute: training FLOPs (6 * N_nonembedding * D, science.md section 5); loss: nats; seed: an
+// compute: training FLOPs (6 * N_nonembedding * D, docs/science.md section 5); loss: nats; seed: an
 // integer; seconds: wall-clock training time. Blank lines and lines starting with '#' are skipped;
 // fields may be quoted ("a,b"; "" inside quotes is a quote); whitespace around fields is ignored.
 //

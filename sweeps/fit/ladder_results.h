@@ -15,7 +15,7 @@
 // Names: everything of the fit library lives in rung::fit; "LadderResults" (runs that finished), not
 // "Ladder", which is the spec's list of model sizes (sweeps/spec/ladder.h).
 //
-// Units: compute in FLOPs (science.md section 5: 6 * N_nonembedding * D), loss in nats, seconds of
+// Units: compute in FLOPs (docs/science.md section 5: 6 * N_nonembedding * D), loss in nats, seconds of
 // wall-clock training time. Thread safety: values, no shared state.
 #pragma once
 

@@ -1,6 +1,6 @@
 // sweeps/fit/piecewise.h
 //
-// The piecewise estimator of a compute multiplier (science.md section 6.1, the primary one): join the
+// The piecewise estimator of a compute multiplier (docs/science.md section 6.1, the primary one): join the
 // baseline's ladder points (ln C, L) with straight lines in ln C, and invert at the variant's loss.
 // A loss outside the baseline's range continues the nearest segment: above the range (worse than
 // the smallest baseline run) the first segment, below it (better than the largest) the last one.

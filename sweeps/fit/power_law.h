@@ -1,6 +1,6 @@
 // sweeps/fit/power_law.h
 //
-// The parametric estimator (science.md section 6.2): fit L = A * C^(-alpha) + E to a ladder and
+// The parametric estimator (docs/science.md section 6.2): fit L = A * C^(-alpha) + E to a ladder and
 // invert the baseline's curve at a variant's measured loss.
 //
 // Parametrisation: C is scaled by a reference compute c_ref (the orchestrator uses the geometric

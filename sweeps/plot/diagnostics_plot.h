@@ -1,6 +1,6 @@
 // sweeps/plot/diagnostics_plot.h
 //
-// Figures of one trained model's attention diagnostics (science.md sections 7 and 9), drawn by
+// Figures of one trained model's attention diagnostics (docs/science.md sections 7 and 9), drawn by
 // gnuplot from the documents rung-train writes at the end of a trial (its `diagnostics` record and
 // the `extrapolation` table of its final record; formats in coordinator/store/SCHEMA.md):
 //

@@ -1,6 +1,6 @@
 // sweeps/spec/ladder.h
 //
-// The `ladder` block: the model sizes of a study, co-scaled (science.md section 4).
+// The `ladder` block: the model sizes of a study, co-scaled (docs/science.md section 4).
 //
 //   ladder:                                  # explicit rungs: any `model` keys, plus
 //     rungs:                                 #   label (default "L<layers>-d<d_model>") and

@@ -1,6 +1,6 @@
 // worker/agent/agent.h
 //
-// The worker agent's main loop (design.md "Processes"): registers this worker's resources, leases
+// The worker agent's main loop (docs/design.md "Processes and data flow"): registers this worker's resources, leases
 // trials while it has free CPU slots, runs each leased attempt on a thread of its own
 // (attempt_runner.h; a trial leased in the answer to an attempt's Complete runs on the ending
 // attempt's thread, so a stream of short trials does not create a thread each), and on Shutdown() preempts every running trainer and waits for their reports.

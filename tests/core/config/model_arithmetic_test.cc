@@ -19,7 +19,7 @@ ModelConfig PublishedRung(int64_t layers, int64_t d_model) {
 }
 
 TEST(ModelArithmetic, ReproducesThePublishedLadderParameterCounts) {
-  // science.md section 4: non-embedding and total parameters of the reference ladder.
+  // docs/science.md section 4: non-embedding and total parameters of the reference ladder.
   struct Row { int64_t layers, d_model; double nonembedding_m, total_m; };
   for (Row row : {Row{6, 512, 18.87, 51.64}, Row{12, 1024, 150.99, 216.53}, Row{18, 1536, 509.61, 607.91},
                   Row{24, 2048, 1207.96, 1339.03}, Row{30, 2560, 2359.30, 2523.14}}) {

@@ -1,4 +1,4 @@
-// Positional variants and inverse-temperature schedules against their formulas (science.md 2-3).
+// Positional variants and inverse-temperature schedules against their formulas (docs/science.md sections 2-3).
 #include <cmath>
 
 #include <gtest/gtest.h>
