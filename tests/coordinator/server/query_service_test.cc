@@ -488,6 +488,7 @@ TEST_F(QueryServiceTest, TheRungCommandsPrintResultsFitsExportsAndLogsWithTheirE
   ASSERT_THAT(results.lines, SizeIs(5));
   EXPECT_EQ(results.lines[0], "position.variant,rung_label,mean,count,trials,paired_diff,paired_sd,pairs");
   EXPECT_EQ(results.lines[1], "nope,L1-d16,3.5,2,2,0.4,0.1414,2");
+  EXPECT_EQ(results.lines[2], "nope,L2-d16,2.9,1,2,0.4,,1") << "the sd of one pair is blank";
   CommandRun unknown = Rung({"results", sweep, "--group-by", "position.varient"});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_THAT(unknown.err, HasSubstr("did you mean 'position.variant'?"));
