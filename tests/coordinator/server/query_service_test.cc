@@ -317,6 +317,13 @@ TEST_F(QueryServiceTest, AFitNeedsTwoFinishedBaselinePointsThenIsStoredWithItsIn
   EXPECT_THAT(refused.error_message(), HasSubstr("too few finished ladder points"));
   EXPECT_THAT(refused.error_message(), HasSubstr("the baseline 'rope' has 1 finished ladder point"));
   EXPECT_THAT(refused.error_message(), HasSubstr("6 trial(s)"));
+  // A baseline that no trial is: refused as such, naming the variants.
+  v1::FitRequest unknown;
+  unknown.set_sweep_id(sweep_id_);
+  unknown.set_baseline("ropee");
+  refused = users_->Fit(ContextWithToken(user_token_).get(), unknown, &fit);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(refused.error_message(), HasSubstr("is the variant 'ropee'; its variants: nope, rope"));
 
   // Finish every trial but (nope, rung 1, seed 1), as the table above has them.
   for (auto& [cell, lease] : leased_) {
