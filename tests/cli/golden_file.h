@@ -39,7 +39,8 @@
 // Update mode (RUNG_GOLDEN_UPDATE=1) rewrites each file with what the commands did: the exit code,
 // stdout exactly (a "contains" section is kept as written), stderr exactly when the case had an
 // exact stderr section or stderr was not empty (a "contains" section is kept), and every file
-// section. Review the diff of every rewritten golden by eye before committing it.
+// section; a "contains" section that does not hold still fails the test. Review the diff of every
+// rewritten golden by eye before committing it.
 //
 // Thread safety: pure functions over values.
 #pragma once

@@ -141,6 +141,16 @@ TEST_P(GoldenFileTest, Matches) {
                                                  : "(no file " + expected.path + ")\n");
     }
     if (update) {
+      // "contains" sections are kept as written: they still have to hold.
+      std::string why;
+      if (golden.stdout_expected && golden.stdout_expected->contains &&
+          !MeetsExpectation(*golden.stdout_expected, out, &why)) {
+        ADD_FAILURE() << "stdout " << why << "\n  command: " << golden.command;
+      }
+      if (golden.stderr_expected && golden.stderr_expected->contains &&
+          !MeetsExpectation(*golden.stderr_expected, err, &why)) {
+        ADD_FAILURE() << "stderr " << why << "\n  command: " << golden.command;
+      }
       golden.exit_code = result.exit_code;
       if (!golden.stdout_expected || !golden.stdout_expected->contains) golden.stdout_expected = GoldenExpectation{false, out};
       if ((golden.stderr_expected && !golden.stderr_expected->contains) || (!golden.stderr_expected && !err.empty())) {
