@@ -17,7 +17,7 @@ namespace rung::cli {
 
 StatusOr<ChildProcess> ChildProcess::Start(const std::vector<std::string>& argv, const std::string& log_path,
                                            bool capture_stdout) {
-  int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);  // less the umask
   if (log_fd < 0) return Status::Internal("cannot open " + log_path + ": " + std::strerror(errno));
   int pipe_fds[2] = {-1, -1};
   if (capture_stdout && ::pipe2(pipe_fds, O_CLOEXEC) != 0) {

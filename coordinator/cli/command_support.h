@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 #include <google/protobuf/message.h>
+#include <google/protobuf/timestamp.pb.h>
 #include <nlohmann/json.hpp>
 
 #include "coordinator/cli/coordinator_connection.h"
@@ -50,10 +51,28 @@ CLI::App* AddCommand(CLI::App& app, int* exit_code, const std::string& name, con
   return command;
 }
 
-// The message as JSON, with the proto's field names.
+// A check for options that must be > 0 (or >= 0 with `zero_allowed`), with a message that says so
+// ("--workers: must be a number > 0, got 0"), unlike CLI::PositiveNumber's range of doubles.
+CLI::Validator Positive(bool zero_allowed = false);
+
+// The message as JSON, with the proto's field names and every field, zeros and empty strings
+// included (int64 fields are strings, as proto3's JSON mapping writes them).
 nlohmann::json ToJson(const google::protobuf::Message& message);
+
+// "2023-11-14 22:13:20Z"; "" for an unset time (seconds 0).
+std::string UtcTime(const google::protobuf::Timestamp& time);
 
 // `digits` significant digits; "nan" for NaN.
 std::string Number(double value, int digits = 4);
+
+// Number(), but "" for a value that is not finite (undefined: the sd of one value, a mean of none).
+std::string NumberOrBlank(double value, int digits = 4);
+
+// The shortest text that reads back as exactly `value` (for CSV: scripts get exact figures, people
+// rounded ones); "" for a value that is not finite.
+std::string ExactNumber(double value);
+
+// The value, or null when it is not finite (JSON has no NaN).
+nlohmann::json NumberOrNull(double value);
 
 }  // namespace rung::cli

@@ -74,7 +74,7 @@ int RunStoredSweepFit(const FitCommandOptions& options, const std::vector<double
       auto optional = [](bool has, double value) { return has ? Number(value, 17) : std::string(); };
       for (const rung::v1::FitRow& row : response.rows()) {
         table.AddRow({row.variant(), row.label(), row.estimator(), Number(row.compute(), 17), Number(row.loss(), 17),
-                      Number(row.loss_sd(), 17), std::to_string(row.seeds()),
+                      row.seeds() > 1 ? Number(row.loss_sd(), 17) : "", std::to_string(row.seeds()),
                       optional(row.has_multiplier(), row.multiplier()), row.undefined_reason(),
                       optional(row.has_baseline_compute(), row.baseline_compute()),
                       optional(row.has_interval_low(), row.interval_low()),

@@ -9,7 +9,9 @@
 //   rung submit|sweeps|status|trials|show|metrics|cancel|pause|resume|retry|workers
 //                             talk to a coordinator (sweep_commands.h)
 //   rung results|export|fits|logs  read a sweep's results off a coordinator (query_commands.h)
+//   rung --version            the version and the git commit (cmake/build_info.cmake) it was built from
 #include <iostream>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -21,12 +23,15 @@
 #include "coordinator/cli/run_command.h"
 #include "coordinator/cli/sweep_commands.h"
 #include "coordinator/cli/validate_command.h"
+#include "core/common/provenance.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"rung: positional-encoding research on transformers at scale.\n"
                "Exit codes: 0 ok, 1 failure, 2 bad input (arguments, spec, CSV, unknown sweep),\n"
                "3 coordinator unreachable, 4 token missing or not allowed."};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("rung ") + RUNG_VERSION + " (commit " + rung::BuildCommit() + ")",
+                       "Print the version and the git commit it was built from, and exit");
   int exit_code = rung::cli::kOk;
   rung::cli::AddValidateCommand(app, &exit_code);
   rung::cli::AddFitCommand(app, &exit_code);
@@ -35,6 +40,20 @@ int main(int argc, char** argv) {
   rung::cli::AddQueryCommands(app, &exit_code);
   rung::cli::AddRunCommand(app, &exit_code);
   rung::cli::AddDiagCommand(app, &exit_code);
+  // An unknown command is named as such (CLI11 would only say that a subcommand is required).
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; })) {
+      names += (names.empty() ? "" : ", ") + command->get_name();
+      known = known || command->check_name(argv[1]);
+    }
+    if (!known) {
+      std::cerr << "rung: unknown command '" << argv[1] << "'; the commands are " << names
+                << "\nRun with --help for more information.\n";
+      return rung::cli::kUsage;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

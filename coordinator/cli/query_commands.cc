@@ -1,5 +1,6 @@
 #include "coordinator/cli/query_commands.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -8,10 +9,13 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,8 +44,6 @@ struct ResultsOptions {
   std::string summary = "final";
   std::vector<std::string> where;
 };
-
-json NumberOrNull(double value) { return std::isfinite(value) ? json(value) : json(); }
 
 int RunResults(CoordinatorConnection& connection, const ResultsOptions& options) {
   pb::QueryResultsRequest request;
@@ -85,17 +87,20 @@ int RunResults(CoordinatorConnection& connection, const ResultsOptions& options)
     }
     for (int i = 0; i < row.values_size(); ++i) {
       const bool count = response.aggregations(i) == pb::AGGREGATION_COUNT;
-      cells.push_back(count ? std::to_string(static_cast<int64_t>(row.values(i))) : Number(row.values(i), 5));
+      // Undefined values (NaN: the sd of one value, anything of none) are blank, and null in JSON.
+      cells.push_back(count ? std::to_string(static_cast<int64_t>(row.values(i))) : NumberOrBlank(row.values(i), 5));
       object[options.aggregations[static_cast<size_t>(i)]] =
           count ? json(static_cast<int64_t>(row.values(i))) : NumberOrNull(row.values(i));
     }
+    // The sd of one pair is undefined too (the server sends 0 for it).
+    const bool paired_sd = row.has_paired_difference_sd() && row.pairs() >= 2;
     cells.push_back(std::to_string(row.trials()));
-    cells.push_back(row.has_paired_difference_mean() ? Number(row.paired_difference_mean(), 4) : "");
-    cells.push_back(row.has_paired_difference_sd() ? Number(row.paired_difference_sd(), 4) : "");
+    cells.push_back(row.has_paired_difference_mean() ? NumberOrBlank(row.paired_difference_mean(), 4) : "");
+    cells.push_back(paired_sd ? NumberOrBlank(row.paired_difference_sd(), 4) : "");
     cells.push_back(std::to_string(row.pairs()));
     object["trials"] = row.trials();
-    object["paired_diff"] = row.has_paired_difference_mean() ? json(row.paired_difference_mean()) : json();
-    object["paired_sd"] = row.has_paired_difference_sd() ? json(row.paired_difference_sd()) : json();
+    object["paired_diff"] = row.has_paired_difference_mean() ? NumberOrNull(row.paired_difference_mean()) : json();
+    object["paired_sd"] = paired_sd ? NumberOrNull(row.paired_difference_sd()) : json();
     object["pairs"] = row.pairs();
     object["flops"] = row.flops();
     object["tokens"] = row.tokens();
@@ -121,7 +126,15 @@ struct ExportOptions {
   std::string out;
 };
 
-// Writes FILE by way of a temporary file beside it: synced, then renamed over FILE.
+// The mode open(path, O_CREAT, 0666) gives a new file: 0666 less the process's umask.
+mode_t CreationMode() {
+  const mode_t mask = ::umask(0);  // reading the umask sets it: put it back at once
+  ::umask(mask);
+  return 0666 & ~mask;
+}
+
+// Writes FILE by way of a temporary file beside it: synced, then renamed over FILE. FILE ends up
+// with the mode a new file gets under the user's umask (a replaced FILE's mode is not kept).
 class AtomicFile {
  public:
   explicit AtomicFile(std::string path) : path_(std::move(path)) {}
@@ -138,8 +151,19 @@ class AtomicFile {
       temporary_.clear();
       return false;
     }
+    // mkstemp creates 0600; the file gets the mode any new file of the user gets (0666 & ~umask).
+    if (fchmod(fd, CreationMode()) != 0) {
+      *error = "cannot set the mode of " + temporary_ + ": " + std::strerror(errno);
+      ::close(fd);
+      return false;
+    }
     file_ = fdopen(fd, "w");
-    return file_ != nullptr;
+    if (file_ == nullptr) {
+      *error = "cannot open " + temporary_ + ": " + std::strerror(errno);
+      ::close(fd);
+      return false;
+    }
+    return true;
   }
   bool Write(const std::string& data) { return std::fwrite(data.data(), 1, data.size(), file_) == data.size(); }
   bool Commit(std::string* error) {
@@ -182,10 +206,10 @@ int RunExport(CoordinatorConnection& connection, const ExportOptions& options) {
       std::cout << data;
     }
   };
-  // JSON: the server's JSON lines become one array; chunks hold whole lines.
+  // JSON: the server's JSON lines become one array; chunks hold whole lines. The opening bracket
+  // waits for the first line, so that a refused export writes nothing.
   const bool array = options.format == "json";
   bool first = true;
-  if (array) write("[");
   std::unique_ptr<grpc::ClientContext> context = connection.StreamContext();
   std::unique_ptr<grpc::ClientReader<pb::ExportChunk>> stream = connection.user().Export(context.get(), request);
   pb::ExportChunk chunk;
@@ -199,7 +223,7 @@ int RunExport(CoordinatorConnection& connection, const ExportOptions& options) {
       size_t end = chunk.data().find('\n', begin);
       if (end == std::string::npos) end = chunk.data().size();
       if (end > begin) {
-        write(std::string(first ? "\n" : ",\n") + chunk.data().substr(begin, end - begin));
+        write(std::string(first ? "[\n" : ",\n") + chunk.data().substr(begin, end - begin));
         first = false;
       }
       begin = end + 1;
@@ -207,7 +231,7 @@ int RunExport(CoordinatorConnection& connection, const ExportOptions& options) {
   }
   grpc::Status status = stream->Finish();
   if (!status.ok()) return ReportRpcError("export", status);
-  if (array) write(first ? "]\n" : "\n]\n");
+  if (array) write(first ? "[]\n" : "\n]\n");
   std::string error;
   if (file && (!written || !file->Commit(&error))) {
     std::cerr << "rung export: " << (error.empty() ? "cannot write " + options.out : error) << "\n";
@@ -224,15 +248,6 @@ struct FitsOptions {
   int64_t sweep_id = 0;
   int64_t fit_id = 0;
 };
-
-std::string UtcTime(const google::protobuf::Timestamp& time) {
-  const std::time_t seconds = static_cast<std::time_t>(time.seconds());
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%SZ", &utc);
-  return text;
-}
 
 int RunFits(CoordinatorConnection& connection, const FitsOptions& options) {
   pb::ListFitsRequest request;
@@ -287,26 +302,67 @@ struct LogsOptions {
   int64_t trial_id = 0;
   bool follow = false;
   int64_t attempt = 0;
-  int32_t tail = 0;
+  std::optional<int64_t> tail;  // unset: every line
   std::vector<std::string> sources;
 };
 
+// Reads a GetLogs stream to its end; `each` sees every entry.
+grpc::Status ReadLogs(CoordinatorConnection& connection, const pb::GetLogsRequest& request,
+                      const std::function<void(const pb::LogEntry&)>& each) {
+  std::unique_ptr<grpc::ClientContext> context = request.follow() ? connection.StreamContext() : connection.Context();
+  std::unique_ptr<grpc::ClientReader<pb::LogEntry>> stream = connection.user().GetLogs(context.get(), request);
+  pb::LogEntry entry;
+  while (stream->Read(&entry)) each(entry);
+  return stream->Finish();
+}
+
 int RunLogs(CoordinatorConnection& connection, const LogsOptions& options) {
+  if (options.tail && *options.tail < 0) {
+    std::cerr << "rung logs: --tail " << *options.tail << ": expected a count >= 0 (0 prints no old lines)\n";
+    return kUsage;
+  }
+  if (options.tail && *options.tail > std::numeric_limits<int32_t>::max()) {
+    std::cerr << "rung logs: --tail " << *options.tail << " is too large\n";
+    return kUsage;
+  }
+  if (options.attempt < 0) {
+    std::cerr << "rung logs: --attempt " << options.attempt << ": attempts count from 1\n";
+    return kUsage;
+  }
   pb::GetLogsRequest request;
   request.set_trial_id(options.trial_id);
   request.set_attempt(options.attempt);
-  request.set_tail(options.tail);
   request.set_follow(options.follow);
   for (const std::string& source : options.sources) {
     if (source == "record") request.set_include_records(true);
     if (source == "stderr") request.set_include_stderr(true);
     if (source == "event") request.set_include_events(true);
   }
-  std::unique_ptr<grpc::ClientContext> context = options.follow ? connection.StreamContext() : connection.Context();
-  std::unique_ptr<grpc::ClientReader<pb::LogEntry>> stream = connection.user().GetLogs(context.get(), request);
-  if (options.format == "csv") std::cout << "attempt,source,time,text\n";
-  pb::LogEntry entry;
-  while (stream->Read(&entry)) {
+  // CSV: the header once the trial is known to be there (a refused call prints nothing on stdout).
+  bool header_due = options.format == "csv";
+  auto header = [&header_due] {
+    if (header_due) std::cout << "attempt,source,time,text\n";
+    header_due = false;
+  };
+  // --tail 0: no old line. The request's tail 0 means every line, so the lines there are now are
+  // counted (which also checks the trial and attempt) and, when following, skipped.
+  int64_t skip = 0;
+  if (options.tail && *options.tail == 0) {
+    pb::GetLogsRequest count = request;
+    count.set_follow(false);
+    grpc::Status status = ReadLogs(connection, count, [&skip](const pb::LogEntry&) { ++skip; });
+    if (!status.ok()) return ReportRpcError("logs", status);
+    header();
+    if (!options.follow) return kOk;
+  } else if (options.tail) {
+    request.set_tail(static_cast<int32_t>(*options.tail));
+  }
+  grpc::Status status = ReadLogs(connection, request, [&](const pb::LogEntry& entry) {
+    if (skip > 0) {
+      --skip;
+      return;
+    }
+    header();
     std::string source = pb::LogEntry::Source_Name(entry.source());
     source = source.substr(std::string("SOURCE_").size());
     for (char& c : source) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -326,9 +382,9 @@ int RunLogs(CoordinatorConnection& connection, const LogsOptions& options) {
                 << entry.text() << "\n";
     }
     std::cout.flush();
-  }
-  grpc::Status status = stream->Finish();
+  });
   if (!status.ok()) return ReportRpcError("logs", status);
+  header();  // no entry: the header alone
   return kOk;
 }
 
@@ -398,8 +454,9 @@ void AddQueryCommands(CLI::App& app, int* exit_code) {
         options, RunLogs);
     command->add_option("trial", options->trial_id, "Trial id")->required();
     command->add_flag("--follow,-f", options->follow, "Keep printing new lines until the trial finishes");
-    command->add_option("--attempt", options->attempt, "Only this attempt (default: every attempt)");
-    command->add_option("--tail", options->tail, "Only the last N lines of each source")->type_name("N");
+    command->add_option("--attempt", options->attempt, "Only this attempt (default: every attempt)")->type_name("N");
+    command->add_option("--tail", options->tail, "Only the last N lines of each source (0: none; with --follow, new lines only)")
+        ->type_name("N");
     command->add_option("--source", options->sources, "Only these sources, comma-separated: record,stderr,event")
         ->delimiter(',')
         ->check(CLI::IsMember({"record", "stderr", "event"}));

@@ -19,6 +19,7 @@
 
 #include "coordinator/cli/child_process.h"
 #include "coordinator/cli/coordinator_connection.h"
+#include "coordinator/cli/command_support.h"
 #include "coordinator/cli/exit_codes.h"
 #include "coordinator/cli/sweep_commands.h"
 #include "coordinator/cli/text_table.h"
@@ -90,10 +91,11 @@ void PrintResults(const ExpandedSweep& expanded, const std::vector<pb::Trial>& t
     double mean = 0, square = 0;
     for (double value : cell.values) mean += value / static_cast<double>(cell.values.size());
     for (double value : cell.values) square += (value - mean) * (value - mean);
-    const double sd = cell.values.size() > 1 ? std::sqrt(square / static_cast<double>(cell.values.size() - 1)) : 0.0;
-    char mean_text[32], sd_text[32];
+    char mean_text[32], sd_text[32] = "";  // the sd of one run is undefined: blank
     std::snprintf(mean_text, sizeof(mean_text), "%.4f", mean);
-    std::snprintf(sd_text, sizeof(sd_text), "%.4f", sd);
+    if (cell.values.size() > 1) {
+      std::snprintf(sd_text, sizeof(sd_text), "%.4f", std::sqrt(square / static_cast<double>(cell.values.size() - 1)));
+    }
     table.AddRow({cell.rung, cell.variant, std::to_string(cell.values.size()), mean_text, sd_text, Scientific(cell.flops)});
   }
   std::cout << "\nresults (" << metric << ", SUCCEEDED trials)\n\n";
@@ -214,7 +216,9 @@ int RunEmbedded(const RunOptions& options) {
     if (!status.ok()) return ReportRpcError("run", status);
     const auto now = std::chrono::steady_clock::now();
     if (terminal || now - last_print > std::chrono::seconds(15) || Finished(sweep)) {
-      PrintSweepStatus(sweep, trials, "table", terminal);
+      double server_now = static_cast<double>(std::time(nullptr));
+      (void)FetchServerTime(client, &server_now);  // the local clock serves if the coordinator does not answer
+      PrintSweepStatus(sweep, trials, server_now, "table", terminal);
       last_print = now;
     }
     if (Finished(sweep) || g_interrupted.load() != 0) break;
@@ -248,11 +252,11 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       "run", "Run a sweep on this machine: coordinator, database and local workers in one command, live progress, "
              "results and compute multipliers at the end");
   command->add_option("spec", options->spec_path, "Sweep spec (YAML)")->required();
-  command->add_option("--workers", options->workers, "Local workers")->check(CLI::PositiveNumber);
+  command->add_option("--workers", options->workers, "Local workers")->check(Positive());
   command->add_option("--cpus-per-worker", options->cpus_per_worker,
-                      "Threads of each worker (default: the cores shared out)")->check(CLI::NonNegativeNumber);
+                      "Threads of each worker (default: the cores shared out)")->check(Positive(/*zero_allowed=*/true));
   command->add_option("--dir", options->run_dir, "Run directory (default rung-runs/<name>-<time>)");
-  command->add_option("--lease-seconds", options->lease_seconds, "Lease duration")->check(CLI::PositiveNumber);
+  command->add_option("--lease-seconds", options->lease_seconds, "Lease duration")->check(Positive());
   command->callback([options, exit_code]() { *exit_code = RunEmbedded(*options); });
 }
 

@@ -10,6 +10,10 @@
 #include <chrono>
 #include <ctime>
 #include <map>
+#include <optional>
+#include <set>
+
+#include <unistd.h>
 
 #include <google/protobuf/util/json_util.h>
 #include <nlohmann/json.hpp>
@@ -48,34 +52,63 @@ void PrintSweeps(const std::vector<pb::Sweep>& sweeps, const std::string& format
     const pb::TrialCounts& c = sweep.counts();
     table.AddRow({std::to_string(sweep.sweep_id()), sweep.name(), SweepStateName(sweep.state()),
                   std::to_string(c.total()), std::to_string(c.succeeded()), std::to_string(c.running() + c.leased()),
-                  std::to_string(c.pending()), std::to_string(c.failed()), Scientific(sweep.total_flops())},
+                  std::to_string(c.pending()), std::to_string(c.failed()),
+                  format == "csv" ? ExactNumber(sweep.total_flops()) : Scientific(sweep.total_flops())},
                  ToJson(sweep));
   }
   table.Print(std::cout, format);
 }
 
+// {"position.variant": "rope", "seed": 0} -> "position.variant=rope seed=0".
+std::string CellText(const std::string& assignments_json) {
+  nlohmann::json cell = nlohmann::json::parse(assignments_json.empty() ? "{}" : assignments_json, nullptr, false);
+  std::string text;
+  if (cell.is_object()) {
+    for (auto it = cell.begin(); it != cell.end(); ++it) {
+      text += (text.empty() ? "" : " ") + it.key() + "=" +
+              (it.value().is_string() ? it.value().get<std::string>() : it.value().dump());
+    }
+  }
+  return text;
+}
+
 void PrintTrials(const std::vector<pb::Trial>& trials, const std::string& format) {
   TextTable table({"trial", "index", "rung", "cell", "state", "attempt", "step", "metric", "worker", "reason"});
   for (const pb::Trial& trial : trials) {
-    nlohmann::json cell = nlohmann::json::parse(trial.assignments_json().empty() ? "{}" : trial.assignments_json(),
-                                                nullptr, false);
-    std::string cell_text;
-    if (cell.is_object()) {
-      for (auto it = cell.begin(); it != cell.end(); ++it) {
-        cell_text += (cell_text.empty() ? "" : " ") + it.key() + "=" +
-                     (it.value().is_string() ? it.value().get<std::string>() : it.value().dump());
-      }
-    }
-    const std::string metric = trial.has_final_metric()    ? Number(trial.final_metric())
-                               : trial.has_latest_metric() ? Number(trial.latest_metric())
+    const std::string cell_text = CellText(trial.assignments_json());
+    auto number = [&format](double value) { return format == "csv" ? ExactNumber(value) : Number(value); };
+    const std::string metric = trial.has_final_metric()    ? number(trial.final_metric())
+                               : trial.has_latest_metric() ? number(trial.latest_metric())
                                                            : "";
-    table.AddRow({std::to_string(trial.trial_id()), std::to_string(trial.index()), trial.rung_label(), cell_text,
+    // A dry run's trials have no id yet.
+    table.AddRow({trial.trial_id() > 0 ? std::to_string(trial.trial_id()) : "", std::to_string(trial.index()),
+                  trial.rung_label(), cell_text,
                   TrialStateName(trial.state()), std::to_string(trial.attempt()),
                   std::to_string(trial.latest_step()) + "/" + std::to_string(trial.total_steps()), metric,
                   trial.worker_id(), trial.state_reason()},
                  ToJson(trial));
   }
   table.Print(std::cout, format);
+}
+
+// `rung show --format csv`: the trial as one row, the columns of `rung trials` and then its
+// identity, counts, checkpoint folder and resolved config (as JSON).
+void PrintTrialCsv(const pb::Trial& trial) {
+  TextTable table({"trial", "index", "rung", "cell", "state", "attempt", "step", "metric", "worker", "reason",
+                   "identity", "parameters_nonembedding", "parameters_total", "tokens", "flops", "checkpoint_dir",
+                   "config"});
+  const std::string metric = trial.has_final_metric()    ? ExactNumber(trial.final_metric())
+                             : trial.has_latest_metric() ? ExactNumber(trial.latest_metric())
+                                                         : "";
+  const nlohmann::json config =
+      nlohmann::json::parse(trial.config_json().empty() ? "{}" : trial.config_json(), nullptr, false);
+  table.AddRow({std::to_string(trial.trial_id()), std::to_string(trial.index()), trial.rung_label(),
+                CellText(trial.assignments_json()), TrialStateName(trial.state()), std::to_string(trial.attempt()),
+                std::to_string(trial.latest_step()) + "/" + std::to_string(trial.total_steps()), metric,
+                trial.worker_id(), trial.state_reason(), trial.identity(),
+                std::to_string(trial.parameters_nonembedding()), std::to_string(trial.parameters_total()),
+                std::to_string(trial.tokens()), ExactNumber(trial.flops()), trial.checkpoint_dir(), config.dump()});
+  table.PrintCsv(std::cout);
 }
 
 struct SubmitOptions {
@@ -162,15 +195,45 @@ grpc::Status FetchTrials(CoordinatorConnection& connection, int64_t sweep_id, st
   return grpc::Status::OK;
 }
 
+SweepProgress MeasureProgress(const pb::Sweep& sweep, const std::vector<pb::Trial>& trials, double now_seconds) {
+  SweepProgress progress;
+  progress.finished = sweep.state() == pb::SWEEP_STATE_SUCCEEDED || sweep.state() == pb::SWEEP_STATE_FAILED ||
+                      sweep.state() == pb::SWEEP_STATE_CANCELLED;
+  const double end = progress.finished && sweep.has_finished_at() ? static_cast<double>(sweep.finished_at().seconds())
+                                                                  : now_seconds;
+  progress.elapsed_seconds = std::max(0.0, end - static_cast<double>(sweep.created_at().seconds()));
+  for (const pb::Trial& trial : trials) {
+    switch (trial.state()) {
+      case pb::TRIAL_STATE_PENDING:
+      case pb::TRIAL_STATE_LEASED:
+      case pb::TRIAL_STATE_RUNNING:
+      case pb::TRIAL_STATE_PREEMPTED:
+      case pb::TRIAL_STATE_STALE:
+        progress.remaining_flops += trial.flops();
+        break;
+      default:
+        break;
+    }
+  }
+  if (progress.elapsed_seconds > 0 && sweep.finished_flops() > 0) {
+    progress.flops_per_second = sweep.finished_flops() / progress.elapsed_seconds;
+    if (!progress.finished && progress.remaining_flops > 0) {
+      progress.eta_seconds = progress.remaining_flops / *progress.flops_per_second;
+    }
+  }
+  return progress;
+}
+
 // The progress table: per rung x variant, trials by state; then throughput and ETA from the
 // compute finished since the sweep was created.
-void PrintSweepStatus(const pb::Sweep& sweep, const std::vector<pb::Trial>& trials, const std::string& format,
-                      bool clear_screen) {
+void PrintSweepStatus(const pb::Sweep& sweep, const std::vector<pb::Trial>& trials, double now_seconds,
+                      const std::string& format, bool clear_screen) {
   struct Row {
     std::map<std::string, int64_t> states;
     std::string rung, variant;
   };
   std::map<std::pair<int64_t, std::string>, Row> rows;
+  std::set<std::string> seen_states;
   for (const pb::Trial& trial : trials) {
     nlohmann::json cell = nlohmann::json::parse(trial.assignments_json().empty() ? "{}" : trial.assignments_json(),
                                                 nullptr, false);
@@ -181,39 +244,91 @@ void PrintSweepStatus(const pb::Sweep& sweep, const std::vector<pb::Trial>& tria
     row.rung = trial.rung_label();
     row.variant = variant;
     row.states[TrialStateName(trial.state())]++;
+    seen_states.insert(TrialStateName(trial.state()));
   }
-  const std::vector<std::string> states = {"PENDING", "LEASED", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"};
+  const SweepProgress progress = MeasureProgress(sweep, trials, now_seconds);
+  const nlohmann::json eta = progress.eta_seconds ? nlohmann::json(*progress.eta_seconds) : nlohmann::json();
+  const nlohmann::json rate =
+      progress.flops_per_second ? nlohmann::json(*progress.flops_per_second) : nlohmann::json();
+  // PREEMPTED and STALE (a trial between attempts) only when some trial is in them.
+  std::vector<std::string> states = {"PENDING", "LEASED", "RUNNING"};
+  for (const char* state : {"PREEMPTED", "STALE"}) {
+    if (seen_states.count(state) > 0) states.push_back(state);
+  }
+  for (const char* state : {"SUCCEEDED", "FAILED", "CANCELLED"}) states.push_back(state);
   std::vector<std::string> columns = {"rung", "variant"};
   columns.insert(columns.end(), states.begin(), states.end());
+  if (format == "csv") {  // the sweep's figures on every row, for a flat file
+    for (const char* column : {"sweep", "sweep_state", "finished_flops", "remaining_flops", "elapsed_seconds",
+                               "flops_per_second", "eta_seconds"}) {
+      columns.push_back(column);
+    }
+  }
   TextTable table(columns);
+  nlohmann::json json_rows = nlohmann::json::array();
   for (const auto& [key, row] : rows) {
     std::vector<std::string> cells = {row.rung, row.variant};
     nlohmann::json json_row = {{"rung", row.rung}, {"variant", row.variant}};
     for (const std::string& state : states) {
       auto it = row.states.find(state);
       const int64_t count = it == row.states.end() ? 0 : it->second;
-      cells.push_back(count ? std::to_string(count) : "");
+      cells.push_back(count ? std::to_string(count) : format == "csv" ? "0" : "");
       json_row[state] = count;
     }
+    if (format == "csv") {
+      cells.push_back(std::to_string(sweep.sweep_id()));
+      cells.push_back(SweepStateName(sweep.state()));
+      cells.push_back(ExactNumber(sweep.finished_flops()));
+      cells.push_back(ExactNumber(progress.remaining_flops));
+      cells.push_back(ExactNumber(progress.elapsed_seconds));
+      cells.push_back(progress.flops_per_second ? ExactNumber(*progress.flops_per_second) : "");
+      cells.push_back(progress.eta_seconds ? ExactNumber(*progress.eta_seconds) : "");
+    }
+    json_rows.push_back(json_row);
     table.AddRow(cells, json_row);
   }
-  if (format != "table") {
-    table.Print(std::cout, format);
+  if (format == "json") {
+    const pb::TrialCounts& c = sweep.counts();
+    const nlohmann::json counts = {{"total", c.total()},         {"pending", c.pending()},   {"leased", c.leased()},
+                                   {"running", c.running()},     {"succeeded", c.succeeded()}, {"failed", c.failed()},
+                                   {"preempted", c.preempted()}, {"stale", c.stale()},     {"cancelled", c.cancelled()}};
+    nlohmann::json object = {{"sweep_id", sweep.sweep_id()},
+                             {"name", sweep.name()},
+                             {"state", SweepStateName(sweep.state())},
+                             {"state_reason", sweep.state_reason()},
+                             {"counts", counts},
+                             {"total_flops", sweep.total_flops()},
+                             {"finished_flops", sweep.finished_flops()},
+                             {"remaining_flops", progress.remaining_flops},
+                             {"elapsed_seconds", progress.elapsed_seconds},
+                             {"flops_per_second", rate},
+                             {"eta_seconds", eta},
+                             {"rows", json_rows}};
+    std::cout << object.dump(2) << "\n" << std::flush;
+    return;
+  }
+  if (format == "csv") {
+    table.PrintCsv(std::cout);
+    std::cout << std::flush;
     return;
   }
   if (clear_screen) std::cout << "\033[2J\033[H";
-  const double elapsed = static_cast<double>(std::time(nullptr) - sweep.created_at().seconds());
-  const double rate = elapsed > 0 ? sweep.finished_flops() / elapsed : 0.0;
   std::cout << "sweep " << sweep.sweep_id() << " " << sweep.name() << ": " << SweepStateName(sweep.state())
             << (sweep.state_reason().empty() ? "" : " (" + sweep.state_reason() + ")") << "\n"
             << Counts(sweep.counts()) << "\n\n";
   table.PrintText(std::cout);
   std::cout << "\ncompute " << Scientific(sweep.finished_flops()) << " of " << Scientific(sweep.total_flops())
-            << " FLOPs (6ND) in " << HumanDuration(elapsed);
-  if (rate > 0 && sweep.total_flops() > sweep.finished_flops()) {
-    std::cout << "; " << Scientific(rate, 2) << " FLOP/s, ETA " << HumanDuration((sweep.total_flops() - sweep.finished_flops()) / rate);
-  }
+            << " FLOPs (6ND) in " << HumanDuration(progress.elapsed_seconds);
+  if (progress.flops_per_second) std::cout << "; " << Scientific(*progress.flops_per_second, 2) << " FLOP/s";
+  if (progress.eta_seconds) std::cout << ", ETA " << HumanDuration(*progress.eta_seconds);
   std::cout << "\n" << std::flush;
+}
+
+grpc::Status FetchServerTime(CoordinatorConnection& connection, double* seconds) {
+  pb::ServerInfo info;
+  grpc::Status status = connection.user().GetServerInfo(connection.Context().get(), pb::GetServerInfoRequest(), &info);
+  if (status.ok()) *seconds = static_cast<double>(info.server_time().seconds()) + info.server_time().nanos() * 1e-9;
+  return status;
 }
 
 void AddSweepCommands(CLI::App& app, int* exit_code) {
@@ -245,16 +360,21 @@ void AddSweepCommands(CLI::App& app, int* exit_code) {
         app, exit_code, "status",
         "A sweep's progress: trials by state per rung and variant, throughput and ETA (--watch to follow)", options,
         [](CoordinatorConnection& connection, const SweepIdOptions& o) {
+          // Redraw in place only on a terminal; a file or pipe gets one plain table after another.
+          const bool terminal = o.watch_seconds > 0 && o.format == "table" && ::isatty(STDOUT_FILENO) == 1;
           while (true) {
+            double now = 0;
+            grpc::Status status = FetchServerTime(connection, &now);
+            if (!status.ok()) return ReportRpcError("status", status);
             pb::GetSweepRequest request;
             request.set_sweep_id(o.sweep_id);
             pb::Sweep sweep;
-            grpc::Status status = connection.user().GetSweep(connection.Context().get(), request, &sweep);
+            status = connection.user().GetSweep(connection.Context().get(), request, &sweep);
             if (!status.ok()) return ReportRpcError("status", status);
             std::vector<pb::Trial> trials;
             status = FetchTrials(connection, o.sweep_id, &trials);
             if (!status.ok()) return ReportRpcError("status", status);
-            PrintSweepStatus(sweep, trials, o.format, o.watch_seconds > 0 && o.format == "table");
+            PrintSweepStatus(sweep, trials, now, o.format, terminal);
             const bool finished = sweep.state() == pb::SWEEP_STATE_SUCCEEDED || sweep.state() == pb::SWEEP_STATE_FAILED ||
                                   sweep.state() == pb::SWEEP_STATE_CANCELLED;
             if (o.watch_seconds <= 0 || finished) return static_cast<int>(finished && sweep.state() != pb::SWEEP_STATE_SUCCEEDED && o.watch_seconds > 0 ? kFailure : kOk);
@@ -295,7 +415,9 @@ void AddSweepCommands(CLI::App& app, int* exit_code) {
           return static_cast<int>(kOk);
         });
     command->add_option("sweep", options->sweep_id, "Sweep id")->required();
-    command->add_option("--state", options->states, "Only trials in these states (e.g. FAILED; any case)")
+    command->add_option("--state", options->states, "Only trials in these states, comma-separated (e.g. failed,cancelled)")
+        ->delimiter(',')
+        ->type_name("STATE,...")
         ->transform([](std::string state) {
           for (char& c : state) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
           return state;
@@ -311,11 +433,25 @@ void AddSweepCommands(CLI::App& app, int* exit_code) {
           pb::Trial trial;
           grpc::Status status = connection.user().GetTrial(connection.Context().get(), request, &trial);
           if (!status.ok()) return ReportRpcError("show", status);
-          if (o.format != "table") {
+          if (o.format == "json") {
             std::cout << ToJson(trial).dump(2) << "\n";
             return static_cast<int>(kOk);
           }
+          if (o.format == "csv") {
+            PrintTrialCsv(trial);
+            return static_cast<int>(kOk);
+          }
           PrintTrials({trial}, "table");
+          if (trial.attempts_size() > 0) {
+            TextTable attempts({"attempt", "state", "worker", "leased", "started", "ended", "batches", "reason"});
+            for (const pb::TrialAttempt& attempt : trial.attempts()) {
+              attempts.AddRow({std::to_string(attempt.attempt()), TrialStateName(attempt.state()), attempt.worker_id(),
+                               UtcTime(attempt.leased_at()), UtcTime(attempt.started_at()), UtcTime(attempt.ended_at()),
+                               std::to_string(attempt.metric_batches()), attempt.exit_reason()});
+            }
+            std::cout << "\n";
+            attempts.PrintText(std::cout);
+          }
           std::cout << "\nidentity " << trial.identity() << "\nN " << HumanCount(trial.parameters_nonembedding())
                     << " non-embedding, " << HumanCount(trial.parameters_total()) << " total; "
                     << HumanCount(trial.tokens()) << " tokens; " << Scientific(trial.flops()) << " FLOPs\n"
@@ -343,8 +479,11 @@ void AddSweepCommands(CLI::App& app, int* exit_code) {
               nlohmann::json row = {{"name", series.name()},   {"step", point.step()},   {"value", point.value()},
                                     {"tokens", point.tokens()}, {"flops", point.flops()}, {"wall_time", point.wall_time()},
                                     {"attempt", point.attempt()}};
-              table.AddRow({series.name(), std::to_string(point.step()), Number(point.value(), 6),
-                            std::to_string(point.tokens()), Scientific(point.flops()), Number(point.wall_time()),
+              const bool exact = o.format == "csv";
+              table.AddRow({series.name(), std::to_string(point.step()),
+                            exact ? ExactNumber(point.value()) : Number(point.value(), 6), std::to_string(point.tokens()),
+                            exact ? ExactNumber(point.flops()) : Scientific(point.flops()),
+                            exact ? ExactNumber(point.wall_time()) : Number(point.wall_time()),
                             std::to_string(point.attempt())},
                            row);
             }
@@ -353,7 +492,9 @@ void AddSweepCommands(CLI::App& app, int* exit_code) {
           return static_cast<int>(kOk);
         });
     command->add_option("trial", options->trial_id, "Trial id")->required();
-    command->add_option("--name", options->names, "Only these metrics (e.g. val_loss)");
+    command->add_option("--name", options->names, "Only these metrics, comma-separated (e.g. val_loss,train_loss)")
+        ->delimiter(',')
+        ->type_name("NAME,...");
   }
   // cancel, pause, resume: one sweep id, an optional reason, the sweep after the change.
   struct SweepAction {
@@ -420,7 +561,9 @@ void AddSweepCommands(CLI::App& app, int* exit_code) {
           return static_cast<int>(kOk);
         });
     command->add_option("sweep", options->sweep_id, "Sweep id")->required();
-    command->add_option("--trial", options->trial_ids, "Only these trials");
+    command->add_option("--trial", options->trial_ids, "Only these trials, comma-separated")
+        ->delimiter(',')
+        ->type_name("TRIAL,...");
     command->add_option("--reason", options->reason, "Why (recorded with the event)");
   }
   {

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 
+#include "coordinator/cli/command_support.h"
 #include "coordinator/cli/exit_codes.h"
 #include "coordinator/cli/text_table.h"
 #include "sweeps/spec/expansion.h"
@@ -87,9 +88,9 @@ void AddValidateCommand(CLI::App& app, int* exit_code) {
   command->add_option("spec", options->spec_path, "Sweep spec (YAML)")->required();
   command->add_option("--format", options->format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
   command->add_option("--flops-per-sec", options->flops_per_sec,
-                      "Training FLOP/s of one worker, for the time estimate")->check(CLI::PositiveNumber);
+                      "Training FLOP/s of one worker, for the time estimate")->check(Positive());
   command->add_option("--workers", options->workers, "Workers sharing the sweep, for the time estimate")
-      ->check(CLI::PositiveNumber);
+      ->check(Positive());
   command->callback([options, exit_code]() { *exit_code = RunValidate(*options); });
 }
 

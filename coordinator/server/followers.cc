@@ -182,8 +182,39 @@ Status FollowSweep(Coordinator& coordinator, int64_t sweep_id, const Sink<v1::Sw
   return Status::Ok();
 }
 
+namespace {
+
+// INVALID_ARGUMENT for a negative attempt or tail; NOT_FOUND for an unknown trial, or an attempt
+// the trial does not have (naming the ones it has).
+Status CheckLogsRequest(Coordinator& coordinator, const v1::GetLogsRequest& request) {
+  if (request.tail() < 0) {
+    return Status::InvalidArgument("GetLogsRequest.tail " + std::to_string(request.tail()) +
+                                   " is negative (> 0: the last lines of each source; 0: every line)");
+  }
+  if (request.attempt() < 0) {
+    return Status::InvalidArgument("GetLogsRequest.attempt " + std::to_string(request.attempt()) +
+                                   " is negative (attempts count from 1; 0: every attempt)");
+  }
+  StatusOr<TrialRecord> trial = coordinator.trials().Get(request.trial_id());
+  if (!trial.ok()) return trial.status();
+  if (request.attempt() == 0) return Status::Ok();
+  StatusOr<std::vector<AttemptRecord>> attempts = coordinator.trials().Attempts(request.trial_id());
+  if (!attempts.ok()) return attempts.status();
+  std::string listed;
+  for (const AttemptRecord& attempt : *attempts) {
+    if (attempt.attempt == request.attempt()) return Status::Ok();
+    listed += (listed.empty() ? "" : ", ") + std::to_string(attempt.attempt);
+  }
+  return Status::NotFound("trial " + std::to_string(request.trial_id()) + " has no attempt " +
+                          std::to_string(request.attempt()) +
+                          (listed.empty() ? " (it has not been leased yet)" : " (its attempts: " + listed + ")"));
+}
+
+}  // namespace
+
 Status FollowLogs(Coordinator& coordinator, const v1::GetLogsRequest& request, const Sink<v1::LogEntry>& send,
                   const std::function<bool()>& cancelled) {
+  RUNG_RETURN_IF_ERROR(CheckLogsRequest(coordinator, request));
   uint64_t seen = coordinator.changes().generation();
   LogCursor cursor;
   StatusOr<std::vector<v1::LogEntry>> entries = ReadLogs(coordinator, request, &cursor);

@@ -39,7 +39,9 @@ using Sink = std::function<bool(const Message&)>;
 Status FollowSweep(Coordinator& coordinator, int64_t sweep_id, const Sink<v1::SweepUpdate>& send,
                    const std::function<bool()>& cancelled);
 
-// Errors: NOT_FOUND (no such trial), UNAVAILABLE (the coordinator shuts down), the store's.
+// Errors: NOT_FOUND (no such trial, or an attempt it does not have: the message names the ones it
+// has), INVALID_ARGUMENT (a negative tail or attempt), UNAVAILABLE (the coordinator shuts down),
+// the store's.
 Status FollowLogs(Coordinator& coordinator, const v1::GetLogsRequest& request, const Sink<v1::LogEntry>& send,
                   const std::function<bool()>& cancelled);
 

@@ -26,6 +26,7 @@ struct KeyValue {
 
 std::optional<KeyValue> ResolveKey(const TrialRecord& trial, const std::string& key) {
   const TrialCell& cell = trial.cell;
+  if (key == "trial") return KeyValue{trial.id, trial.trial_index};
   if (key == "rung_label") return KeyValue{cell.rung_label, json::array({cell.rung, cell.rung_label})};
   if (key == "rung") return KeyValue{cell.rung, cell.rung};
   if (key == "seed") return KeyValue{cell.seed, cell.seed};
@@ -73,13 +74,13 @@ Status CheckKeys(const std::vector<TrialResult>& trials, const std::vector<std::
       }
     }
     LeafPaths(trials.front().trial.cell.config, "", &config);
-    std::vector<std::string> candidates = {"rung_label", "rung", "seed"};
+    std::vector<std::string> candidates = {"trial", "rung_label", "rung", "seed"};
     candidates.insert(candidates.end(), axes.begin(), axes.end());
     candidates.insert(candidates.end(), config.begin(), config.end());
     const std::string nearest = NearestKey(key, candidates);
     return Status::InvalidArgument(std::string(field) + ": unknown key '" + key + "'" +
                                    (nearest.empty() ? "" : " (did you mean '" + nearest + "'?)") +
-                                   ". Valid keys: rung_label, rung, seed; the sweep's axes: " +
+                                   ". Valid keys: trial, rung_label, rung, seed; the sweep's axes: " +
                                    (axes.empty() ? "(none)" : Join(axes)) +
                                    "; any dotted key of the trial config: " + Join(config));
   }
@@ -98,10 +99,9 @@ double Mean(const std::vector<double>& values) {
   return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
 }
 
-// Sample standard deviation; 0 with one value, NaN with none.
+// Sample standard deviation: NaN with fewer than two values (undefined).
 double SampleSd(const std::vector<double>& values) {
-  if (values.empty()) return kNan;
-  if (values.size() == 1) return 0.0;
+  if (values.size() < 2) return kNan;
   const double mean = Mean(values);
   double sum = 0;
   for (double value : values) sum += (value - mean) * (value - mean);
@@ -134,6 +134,19 @@ std::string TwinKey(const TrialRecord& trial, const json& baseline) {
   }
   rest["seed"] = trial.cell.seed;
   return std::to_string(trial.cell.rung) + "|" + rest.dump();
+}
+
+// The keys that label a row of one trial: trial, rung_label and the sweep's axes (sorted).
+std::vector<std::string> TrialLabels(const std::vector<TrialResult>& trials) {
+  std::set<std::string> axes;
+  for (const TrialResult& trial : trials) {
+    const json& assignments = trial.trial.cell.assignments;
+    if (!assignments.is_object()) continue;
+    for (auto item = assignments.begin(); item != assignments.end(); ++item) axes.insert(item.key());
+  }
+  std::vector<std::string> keys = {"trial", "rung_label"};
+  keys.insert(keys.end(), axes.begin(), axes.end());
+  return keys;
 }
 
 }  // namespace
@@ -189,8 +202,9 @@ StatusOr<v1::QueryResultsResponse> QueryResults(Coordinator& coordinator, const 
   StatusOr<std::vector<TrialResult>> all = coordinator.results().Trials(request.sweep_id());
   if (!all.ok()) return all.status();
 
-  const std::vector<std::string> group_by(request.group_by().begin(), request.group_by().end());
+  std::vector<std::string> group_by(request.group_by().begin(), request.group_by().end());
   RUNG_RETURN_IF_ERROR(CheckKeys(*all, group_by, "group_by"));
+  if (group_by.empty()) group_by = TrialLabels(*all);
   std::vector<std::string> filter_keys;
   std::vector<json> filter_values;
   for (const v1::ResultFilter& filter : request.filters()) {
@@ -235,7 +249,6 @@ StatusOr<v1::QueryResultsResponse> QueryResults(Coordinator& coordinator, const 
       order.push_back(value ? value->order : json());
       shown.push_back(value ? value->shown : json());
     }
-    if (group_by.empty()) order.push_back(trial.trial.trial_index);  // one row per trial
     Group& group = groups[order];
     group.shown = shown;
     group.trials.push_back(&trial);
@@ -279,7 +292,8 @@ StatusOr<v1::QueryResultsResponse> QueryResults(Coordinator& coordinator, const 
     row->set_tokens(static_cast<int64_t>(std::llround(tokens / static_cast<double>(group.trials.size()))));
     if (!group.differences.empty()) {
       row->set_paired_difference_mean(Mean(group.differences));
-      row->set_paired_difference_sd(SampleSd(group.differences));
+      // The contract (rung.proto): sd 0 with one pair.
+      row->set_paired_difference_sd(group.differences.size() == 1 ? 0.0 : SampleSd(group.differences));
     }
     row->set_pairs(static_cast<int64_t>(group.differences.size()));
   }

@@ -2,17 +2,21 @@
 //
 // UserService.QueryResults: a sweep's results table. Trials are grouped by keys, one value of a
 // metric stands for each trial, and each group gets the aggregations asked for (mean, std, min,
-// max, median, count over the trials that have a value; typically over seeds) and the paired
-// same-seed difference against the baseline.
+// max, median, count over the trials that have a value; typically over seeds; NaN where undefined:
+// std of fewer than two values, any of none) and the paired same-seed difference against the
+// baseline.
 //
 // Keys (group_by and filters) are resolved per trial, first match wins:
+//   trial        the trial id (rows ordered by trial index): one row per trial
 //   rung_label   the ladder rung's label (rows ordered by rung, not by label text)
 //   rung         the rung index
 //   seed         the trial's seed
 //   a sweep axis as the spec names it ("position.variant"): the cell's assignment
 //   any dotted key of the resolved trial config ("model.mlp", "train.lr")
 // A key no trial has is INVALID_ARGUMENT, naming it and listing the valid keys; a trial that lacks
-// a key some other trial has is grouped under null.
+// a key some other trial has is grouped under null. Without group_by keys there is one row per
+// trial, labelled by the keys trial, rung_label and every sweep axis (sorted; the response's
+// group_by names them).
 //
 // The value of a trial (MetricSummary): FINAL, the metric among the summaries of a SUCCEEDED trial
 // (the trainer's final record); BEST, the best point of its curve by the sweep's goal; LAST, its

@@ -38,12 +38,13 @@ google::protobuf::Duration ToDuration(std::chrono::microseconds duration) {
   return google::protobuf::util::TimeUtil::MicrosecondsToDuration(duration.count());
 }
 
-v1::ServerInfo MakeServerInfo(std::chrono::system_clock::time_point started_at, v1::Role caller_role) {
+v1::ServerInfo MakeServerInfo(std::chrono::system_clock::time_point started_at, v1::Role caller_role,
+                              std::chrono::system_clock::time_point now) {
   v1::ServerInfo info;
   info.set_api_version(v1::ServerInfo::descriptor()->file()->package());
   info.set_build_commit(BuildCommit());
   info.set_caller_role(caller_role);
-  *info.mutable_server_time() = ToTimestamp(std::chrono::system_clock::now());
+  *info.mutable_server_time() = ToTimestamp(now);
   *info.mutable_started_at() = ToTimestamp(started_at);
   info.set_protocol_version(wire::kProtocolVersion);
   return info;

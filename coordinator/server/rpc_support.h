@@ -34,8 +34,11 @@ grpc::Status Unimplemented(std::string_view method);
 google::protobuf::Timestamp ToTimestamp(std::chrono::system_clock::time_point time);
 google::protobuf::Duration ToDuration(std::chrono::microseconds duration);
 
-// This coordinator as it describes itself to a caller of the given role.
-v1::ServerInfo MakeServerInfo(std::chrono::system_clock::time_point started_at, v1::Role caller_role);
+// This coordinator as it describes itself to a caller of the given role; `now` is its clock's time
+// (the store's clock, a ManualClock in tests), the server_time that callers compute elapsed times
+// and ETAs against.
+v1::ServerInfo MakeServerInfo(std::chrono::system_clock::time_point started_at, v1::Role caller_role,
+                              std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
 
 // OK when a peer's protocol version (0: it named none, so 1) is this coordinator's; otherwise
 // FAILED_PRECONDITION naming both versions and what to upgrade. `peer`: "rung-worker", "rung".

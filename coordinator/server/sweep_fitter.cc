@@ -57,6 +57,7 @@ struct SweepLadder {
   std::vector<FitPointRecord> points;  // one per run, in the same order
   std::string baseline;                // the spec's baseline variant ("" when it selects none)
   std::set<std::string> baseline_variants;
+  std::set<std::string> variants;      // of every trial, finished or not
   int64_t unfinished = 0;              // trials not SUCCEEDED, or without a value
 };
 
@@ -81,6 +82,7 @@ StatusOr<SweepLadder> BuildLadder(Coordinator& coordinator, const SweepRecord& s
   bool all_seconds = true;
   for (const TrialResult& trial : *trials) {
     const std::string variant = VariantName(trial.trial, *variant_keys);
+    result.variants.insert(variant);
     if (MatchesBaseline(trial.trial.cell.config, sweep.baseline)) result.baseline_variants.insert(variant);
     auto value = values->find(trial.trial.id);
     if (trial.trial.state != TrialState::kSucceeded || value == values->end()) {
@@ -205,6 +207,11 @@ StatusOr<v1::FitResponse> FitSweep(Coordinator& coordinator, const v1::FitReques
           " of the variant keys; name one as FitRequest.baseline (rung fit --baseline VARIANT)");
     }
     options.baseline = ladder->baseline;
+  } else if (ladder->variants.count(options.baseline) == 0 && !ladder->variants.empty()) {
+    std::string variants;
+    for (const std::string& variant : ladder->variants) variants += (variants.empty() ? "" : ", ") + variant;
+    return Status::InvalidArgument("baseline: no trial of sweep " + sweep->name + " is the variant '" +
+                                   options.baseline + "'; its variants: " + variants);
   }
   RUNG_RETURN_IF_ERROR(CheckEnoughPoints(*ladder, options.baseline));
   options.bootstrap = request.bootstrap() == 0 ? kDefaultBootstrap : std::max(0, request.bootstrap());

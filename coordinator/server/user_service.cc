@@ -69,7 +69,8 @@ UserServiceImpl::UserServiceImpl(Coordinator* coordinator, const BearerTokenAuth
 
 grpc::Status UserServiceImpl::GetServerInfo(grpc::ServerContext* context, const v1::GetServerInfoRequest* /*request*/,
                                             v1::ServerInfo* response) {
-  *response = MakeServerInfo(started_at_, authenticator_->CallerRole(*context));
+  *response = MakeServerInfo(started_at_, authenticator_->CallerRole(*context),
+                             std::chrono::system_clock::time_point(coordinator_->clock().Now()));
   return grpc::Status::OK;
 }
 
@@ -241,10 +242,12 @@ grpc::Status UserServiceImpl::GetMetrics(grpc::ServerContext* /*context*/, const
   const int64_t trial_id = request->trial_id();
   if (Status found = coordinator_->trials().Get(trial_id).status(); !found.ok()) return ToGrpcStatus(found);
   std::vector<std::string> names(request->names().begin(), request->names().end());
+  StatusOr<std::vector<std::string>> reported = coordinator_->metrics().MetricNames(trial_id);
+  if (!reported.ok()) return ToGrpcStatus(reported.status());
   if (names.empty()) {
-    StatusOr<std::vector<std::string>> reported = coordinator_->metrics().MetricNames(trial_id);
-    if (!reported.ok()) return ToGrpcStatus(reported.status());
-    names = std::move(reported).value();
+    names = *reported;
+  } else if (Status known = CheckMetricNames(trial_id, names, *reported); !known.ok()) {
+    return ToGrpcStatus(known);
   }
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
@@ -270,6 +273,34 @@ grpc::Status UserServiceImpl::GetMetrics(grpc::ServerContext* /*context*/, const
     }
   }
   return grpc::Status::OK;
+}
+
+Status UserServiceImpl::CheckMetricNames(int64_t trial_id, const std::vector<std::string>& names,
+                                         const std::vector<std::string>& reported) {
+  auto listed = [](const std::vector<std::string>& list, const std::string& name) {
+    return std::find(list.begin(), list.end(), name) != list.end();
+  };
+  std::vector<std::string> unknown;
+  for (const std::string& name : names) {
+    if (!listed(reported, name)) unknown.push_back(name);
+  }
+  if (unknown.empty()) return Status::Ok();
+  // A name another trial of the sweep reported is one this trial has not reached yet.
+  StatusOr<TrialRecord> trial = coordinator_->trials().Get(trial_id);
+  if (!trial.ok()) return trial.status();
+  StatusOr<std::vector<std::string>> in_sweep = coordinator_->results().MetricNames(trial->sweep_id);
+  if (!in_sweep.ok()) return in_sweep.status();
+  if (in_sweep->empty()) return Status::Ok();  // nothing reported yet: no name can be told unknown
+  for (const std::string& name : unknown) {
+    if (listed(*in_sweep, name)) continue;
+    std::string known;
+    for (const std::string& each : reported.empty() ? *in_sweep : reported) known += (known.empty() ? "" : ", ") + each;
+    return Status::InvalidArgument("names: no trial of sweep " + std::to_string(trial->sweep_id) + " reported a metric '" +
+                                   name + "'; trial " + std::to_string(trial_id) +
+                                   (reported.empty() ? " reported nothing yet; its sweep reported: " : " reported: ") +
+                                   known);
+  }
+  return Status::Ok();
 }
 
 grpc::Status UserServiceImpl::QueryResults(grpc::ServerContext* /*context*/, const v1::QueryResultsRequest* request,

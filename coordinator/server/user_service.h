@@ -21,6 +21,8 @@
 #pragma once
 
 #include <chrono>
+#include <string>
+#include <vector>
 
 #include <grpcpp/grpcpp.h>
 
@@ -81,6 +83,11 @@ class UserServiceImpl final : public v1::UserService::Service {
                        grpc::ServerWriter<v1::LogEntry>* writer) override;
 
  private:
+  // GetMetrics' names: INVALID_ARGUMENT for a name that no trial of the trial's sweep reported
+  // (listing the names this trial, or else its sweep, reported); OK while the sweep reported nothing.
+  Status CheckMetricNames(int64_t trial_id, const std::vector<std::string>& names,
+                          const std::vector<std::string>& reported);
+
   // The sweep as users see it, after a change of it (`status` OK) or the change's error.
   grpc::Status AnswerSweep(const Status& status, int64_t sweep_id, v1::Sweep* response);
 

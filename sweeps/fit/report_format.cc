@@ -67,7 +67,9 @@ class Table {
 std::string PairedText(const std::optional<SeedStats>& stats) {
   if (!stats) return "";
   if (stats->n == 0) return "undefined (" + std::to_string(stats->undefined) + ")";
-  std::string text = Cm(stats->mean) + " ± " + Cm(stats->sd) + " (" + std::to_string(stats->n);
+  // The sd of one seed is undefined: not shown.
+  std::string text = Cm(stats->mean) + (stats->n > 1 ? " ± " + Cm(stats->sd) : std::string()) + " (" +
+                     std::to_string(stats->n);
   if (stats->undefined > 0) text += ", " + std::to_string(stats->undefined) + " undefined";
   return text + ")";
 }
@@ -148,7 +150,7 @@ std::string EstimatorTable(Estimator estimator, const MultiplierReport& report) 
   table.LeftAlign(header.size() - 1);
   for (const MultiplierRow* row : rows) {
     std::vector<std::string> cells = {row->variant, row->label, FormatCompute(row->compute), Fmt("%.4f", row->loss)};
-    if (seeds) cells.push_back(Fmt("%.4f", row->loss_sd));
+    if (seeds) cells.push_back(row->seeds > 1 ? Fmt("%.4f", row->loss_sd) : "");
     if (piecewise) cells.push_back(GapText(row->loss_gap, seeds));
     cells.push_back(row->multiplier ? Cm(*row->multiplier) : "undefined");
     if (seeds) cells.push_back(PairedText(row->paired_multiplier));
@@ -223,7 +225,10 @@ std::string SensitivityTable(const MultiplierReport& report) {
 }
 
 json StatsJson(const SeedStats& stats) {
-  return json{{"n", stats.n}, {"undefined", stats.undefined}, {"mean", stats.mean}, {"sd", stats.sd}};
+  return json{{"n", stats.n},
+              {"undefined", stats.undefined},
+              {"mean", stats.mean},
+              {"sd", stats.n > 1 ? json(stats.sd) : json(nullptr)}};  // undefined for fewer than two
 }
 
 json RowJson(const MultiplierRow& row, const MultiplierReport& report, const std::string& role) {
@@ -237,7 +242,7 @@ json RowJson(const MultiplierRow& row, const MultiplierReport& report, const std
   out["role"] = role;
   out["baseline"] = report.baseline;
   out["seeds"] = row.seeds;
-  if (row.seeds > 1) out["loss_sd"] = row.loss_sd;
+  out["loss_sd"] = row.seeds > 1 ? json(row.loss_sd) : json(nullptr);
   if (row.seconds) out["seconds"] = *row.seconds;
   if (row.e) out["e"] = *row.e;
   if (row.baseline_compute) out["baseline_compute"] = *row.baseline_compute;
@@ -349,7 +354,7 @@ std::string FormatReportCsv(const MultiplierReport& report) {
         CsvField(row.label),
         Fmt("%.10g", row.compute),
         Fmt("%.10g", row.loss),
-        Fmt("%.10g", row.loss_sd),
+        row.seeds > 1 ? Fmt("%.10g", row.loss_sd) : "",
         std::to_string(row.seeds),
         Opt(row.seconds),
         EstimatorName(row.estimator),
@@ -358,10 +363,10 @@ std::string FormatReportCsv(const MultiplierReport& report) {
         Opt(row.multiplier),
         Opt(row.baseline_compute),
         row.paired_multiplier && row.paired_multiplier->n ? Fmt("%.10g", row.paired_multiplier->mean) : "",
-        row.paired_multiplier && row.paired_multiplier->n ? Fmt("%.10g", row.paired_multiplier->sd) : "",
+        row.paired_multiplier && row.paired_multiplier->n > 1 ? Fmt("%.10g", row.paired_multiplier->sd) : "",
         row.paired_multiplier ? std::to_string(row.paired_multiplier->n) : "",
         row.loss_gap ? Fmt("%.10g", row.loss_gap->mean) : "",
-        row.loss_gap ? Fmt("%.10g", row.loss_gap->sd) : "",
+        row.loss_gap && row.loss_gap->n > 1 ? Fmt("%.10g", row.loss_gap->sd) : "",
         row.interval ? Fmt("%.10g", row.interval->low) : "",
         row.interval ? Fmt("%.10g", row.interval->high) : "",
         row.interval ? Fmt("%.4g", row.interval->level) : "",

@@ -11,6 +11,8 @@
 //          variant's own fit), baseline_fit_rmse, paired_multiplier and loss_gap ({n, undefined,
 //          mean, sd}), interval ({level, low, high, replicates, unit}), wallclock_multiplier.
 //   csv    the same rows flat, one header line.
+// A standard deviation of fewer than two values (one seed) is undefined: blank in the table and
+// CSV, null in JSON (loss_sd, and the sd of paired_multiplier and loss_gap).
 //
 // Example:
 //   StatusOr<ReportFormat> format = ParseReportFormat("json");

@@ -41,11 +41,24 @@ class CellBuilder {
   CellBuilder(const nlohmann::json& defaults, const ConfigDocument& document) : json_(defaults), document_(document) {}
 
   // Writes `value` at `path`; its leaves (and `path` itself, for values derived from it later, such
-  // as a head_dim computed from a rung's d_model) are attributed to `location`.
-  void Set(const std::string& path, const nlohmann::json& value, const std::string& location) {
+  // as a head_dim computed from a rung's d_model) are attributed to `location`, or, when `value` was
+  // written in the spec at `source` (a spec path), each leaf to where its own key was written.
+  void Set(const std::string& path, const nlohmann::json& value, const std::string& location,
+           const std::string& source = "") {
     if (value.is_object() && value.empty()) return;
     origins_[path] = location;
-    MergeAtPath(&json_, path, value, [&](const std::string& leaf) { origins_[leaf] = location; });
+    MergeAtPath(&json_, path, value, [&](const std::string& leaf) {
+      auto own = source.empty() || leaf.size() <= path.size()
+                     ? document_.locations.end()
+                     : document_.locations.find(source + leaf.substr(path.size()));
+      origins_[leaf] = own != document_.locations.end() ? own->second : location;
+    });
+    // An axis value ("sweep.position.base[1]"): its key is written at the axis key.
+    const size_t bracket = source.rfind('[');
+    if (bracket != std::string::npos && source.back() == ']') {
+      auto key = document_.locations.find(source.substr(0, bracket));
+      if (key != document_.locations.end()) key_origins_[path] = key->second;
+    }
   }
   const nlohmann::json& json() const { return json_; }
   // Frees the JSON once it is resolved (Locate still works): a large sweep holds every cell at once.
@@ -66,9 +79,17 @@ class CellBuilder {
     return document_.Locate("");
   }
 
+  // Locate() for an error about the key at `path` itself (an unknown key): where that key was
+  // written, when it is an axis key, else Locate(path).
+  std::string LocateKey(const std::string& path) const {
+    auto key = key_origins_.find(path);
+    return key != key_origins_.end() ? key->second : Locate(path);
+  }
+
  private:
   nlohmann::json json_;
   std::map<std::string, std::string> origins_;
+  std::map<std::string, std::string> key_origins_;  // axis keys: path -> where the key was written
   const ConfigDocument& document_;
 };
 
@@ -141,15 +162,16 @@ StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document) {
     std::vector<size_t> odometer(axes.size(), 0);
     for (int64_t cell = 0; cell < spec.axes.CellsPerRung(); ++cell) {
       CellWork& work = cells.emplace_back(spec.defaults, document);
-      work.builder.Set("model", step.model, step.location);
-      work.builder.Set("train", step.train, step.location);
+      work.builder.Set("model", step.model, step.location, step.path);
+      work.builder.Set("train", step.train, step.location, step.path.empty() ? "" : step.path + ".train");
       ExpandedTrial& trial = work.trial;
       trial.rung = static_cast<int64_t>(rung);
       trial.rung_label = step.label;
       for (size_t axis = 0; axis < axes.size(); ++axis) {
         const AxisPoint& point = axes[axis].points[odometer[axis]];
         for (size_t key = 0; key < axes[axis].keys.size(); ++key) {
-          work.builder.Set(axes[axis].keys[key], point.values[key], point.locations[key]);
+          work.builder.Set(axes[axis].keys[key], point.values[key], point.locations[key],
+                           key < point.paths.size() ? point.paths[key] : "");
           trial.assignments[axes[axis].keys[key]] = point.values[key];
         }
       }
@@ -213,7 +235,9 @@ StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document) {
   for (CellWork& work : cells) {
     if (work.exception) std::rethrow_exception(work.exception);
     for (const ConfigError& error : work.errors) {
-      diagnostics.Error(work.builder.Locate(error.path), error.path, error.message);
+      const bool about_the_key = error.message.rfind("unknown key", 0) == 0;
+      diagnostics.Error(about_the_key ? work.builder.LocateKey(error.path) : work.builder.Locate(error.path), error.path,
+                        error.message);
     }
     if (!work.resolved) continue;
     work.trial.index = static_cast<int64_t>(sweep.trials.size());

@@ -50,13 +50,13 @@ RungScaledValue ParseScaled(const nlohmann::json& value, const std::string& path
 Ladder ParseLadder(const nlohmann::json* block, const ConfigDocument& document, SpecDiagnostics* diagnostics) {
   Ladder ladder;
   if (block == nullptr) {
-    ladder.rungs.push_back({"default", nlohmann::json::object(), nlohmann::json::object(), document.Locate("")});
+    ladder.rungs.push_back({"default", nlohmann::json::object(), nlohmann::json::object(), document.Locate(""), ""});
     return ladder;
   }
   const std::string where = document.Locate("ladder");
   if (!block->is_object()) {
     diagnostics->Error(where, "ladder", "expected a mapping (rungs: [...] or depths: [...])");
-    ladder.rungs.push_back({"default", nlohmann::json::object(), nlohmann::json::object(), where});
+    ladder.rungs.push_back({"default", nlohmann::json::object(), nlohmann::json::object(), where, ""});
     return ladder;
   }
   static const std::vector<std::string> kKeys = {"rungs", "depths", "head_dim", "heads_per_layer", "tokens_per_param",
@@ -87,6 +87,7 @@ Ladder ParseLadder(const nlohmann::json* block, const ConfigDocument& document, 
         }
         LadderRung out;
         out.location = document.Locate(path);
+        out.path = path;
         for (auto it = rung.begin(); it != rung.end(); ++it) {
           if (it.key() == "label") {
             out.label = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();

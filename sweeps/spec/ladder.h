@@ -36,6 +36,9 @@ struct LadderRung {
   nlohmann::json model = nlohmann::json::object();  // `model` keys of this rung
   nlohmann::json train = nlohmann::json::object();  // `train` overrides of this rung
   std::string location;
+  // The rung's mapping in the spec ("ladder.rungs[1]"), where each of its keys is located; "" for a
+  // rung the ladder's rules built.
+  std::string path;
 };
 
 // A value set per rung: a list (one per rung) or a power law of the rung's parameter count.

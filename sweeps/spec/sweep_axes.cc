@@ -40,7 +40,7 @@ SweepAxis ParseListAxis(const std::string& key, const nlohmann::json& values, co
     return axis;
   }
   for (size_t index = 0; index < values.size(); ++index) {
-    axis.points.push_back({{values[index]}, {document.Locate(Indexed(path, index))}});
+    axis.points.push_back({{values[index]}, {document.Locate(Indexed(path, index))}, {Indexed(path, index)}});
   }
   return axis;
 }
@@ -73,6 +73,7 @@ SweepAxis ParseZipAxis(const nlohmann::json& group, const std::string& path, con
     for (const std::string& key : axis.keys) {
       point.values.push_back(group[key][index]);
       point.locations.push_back(document.Locate(Indexed(path + "." + key, index)));
+      point.paths.push_back(Indexed(path + "." + key, index));
     }
     axis.points.push_back(point);
   }
@@ -160,6 +161,7 @@ SweepAxis ParseRandomAxis(const nlohmann::json& block, const std::string& path, 
       }
       point.values.push_back(value);
       point.locations.push_back(distribution.location);
+      point.paths.push_back("");
     }
     axis.points.push_back(point);
   }

@@ -37,6 +37,9 @@ namespace rung {
 struct AxisPoint {
   std::vector<nlohmann::json> values;
   std::vector<std::string> locations;
+  // The spec path of each value ("sweep.inverse_temperature[1]"), so that a key inside a mapping
+  // value is located at its own line; "" for values drawn by a random axis.
+  std::vector<std::string> paths;
 };
 
 struct SweepAxis {

@@ -640,6 +640,77 @@ TEST_F(CoordinatorServiceTest, GetLogsReturnsRecordsStderrAndEvents) {
   EXPECT_THAT(last[0].text(), HasSubstr("\"type\":\"final\""));
 }
 
+TEST_F(CoordinatorServiceTest, GetLogsOfAnAttemptTheTrialDoesNotHaveIsNotFoundNamingTheOnesItHas) {
+  Submit(TinySpec("tiny", 0, "1.0e-3", "[rope, nope]"));
+  Register("w1");
+  std::optional<v1::TrialLease> lease = Lease("w1");
+  ASSERT_TRUE(lease.has_value());
+  RunToSuccess("w1", *lease);
+  auto status_of = [&](int64_t trial_id, int64_t attempt, int32_t tail) {
+    v1::GetLogsRequest request;
+    request.set_trial_id(trial_id);
+    request.set_attempt(attempt);
+    request.set_tail(tail);
+    std::unique_ptr<grpc::ClientContext> context = ContextWithToken(user_token_);
+    std::unique_ptr<grpc::ClientReader<v1::LogEntry>> stream = users_->GetLogs(context.get(), request);
+    v1::LogEntry entry;
+    while (stream->Read(&entry)) {
+    }
+    return stream->Finish();
+  };
+  EXPECT_TRUE(status_of(lease->trial_id(), 1, 0).ok());
+  grpc::Status status = status_of(lease->trial_id(), 9, 0);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(status.error_message(), HasSubstr("has no attempt 9 (its attempts: 1)"));
+  const int64_t unleased = lease->trial_id() + 1;
+  status = status_of(unleased, 1, 0);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(status.error_message(), HasSubstr("it has not been leased yet"));
+  EXPECT_EQ(status_of(lease->trial_id(), -1, 0).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status_of(lease->trial_id(), 0, -1).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status_of(99, 0, 0).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(CoordinatorServiceTest, GetMetricsOfAMetricNoTrialReportedIsInvalidArgumentNamingTheReportedOnes) {
+  Submit(TinySpec("tiny", 0, "1.0e-3", "[rope, nope]"));
+  Register("w1");
+  std::optional<v1::TrialLease> lease = Lease("w1");
+  ASSERT_TRUE(lease.has_value());
+  const int64_t waiting = lease->trial_id() + 1;
+  auto metrics = [&](int64_t trial_id, const std::string& name, v1::GetMetricsResponse* response) {
+    v1::GetMetricsRequest request;
+    request.set_trial_id(trial_id);
+    request.add_names(name);
+    return users_->GetMetrics(ContextWithToken(user_token_).get(), request, response);
+  };
+  v1::GetMetricsResponse response;
+  // Nothing reported in the sweep yet: no name can be told unknown.
+  EXPECT_TRUE(metrics(waiting, "nosuch", &response).ok());
+  RunToSuccess("w1", *lease);
+  grpc::Status status = metrics(lease->trial_id(), "val_los", &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("'val_los'"));
+  EXPECT_THAT(status.error_message(), HasSubstr("reported: "));
+  EXPECT_THAT(status.error_message(), HasSubstr("val_loss"));
+  // A name another trial of the sweep reported is an empty answer for one that has not reached it.
+  response.Clear();
+  ASSERT_TRUE(metrics(waiting, "val_loss", &response).ok());
+  ASSERT_THAT(response.series(), SizeIs(1));
+  EXPECT_THAT(response.series(0).points(), SizeIs(0));
+  status = metrics(waiting, "nosuch", &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("reported nothing yet; its sweep reported: "));
+}
+
+TEST_F(CoordinatorServiceTest, ServerInfoTellsTheTimeOfTheCoordinatorsClock) {
+  v1::ServerInfo info;
+  ASSERT_TRUE(users_->GetServerInfo(ContextWithToken(user_token_).get(), v1::GetServerInfoRequest(), &info).ok());
+  EXPECT_EQ(google::protobuf::util::TimeUtil::TimestampToMicroseconds(info.server_time()), ToUnixMicros(clock_.Now()));
+  clock_.Advance(std::chrono::seconds(90));
+  ASSERT_TRUE(users_->GetServerInfo(ContextWithToken(user_token_).get(), v1::GetServerInfoRequest(), &info).ok());
+  EXPECT_EQ(google::protobuf::util::TimeUtil::TimestampToMicroseconds(info.server_time()), ToUnixMicros(clock_.Now()));
+}
+
 TEST_F(CoordinatorServiceTest, UnknownIdsAreNotFound) {
   v1::LeaseResponse lease;
   grpc::Status status = TryLease("nobody", &lease);

@@ -218,7 +218,8 @@ TEST_F(QueryServiceTest, ResultsAreGroupedAggregatedOverSeedsAndPairedAgainstThe
       // nope L1: 3.3, 3.7; same-seed differences 3.3 - 3.0 = 0.3 and 3.7 - 3.2 = 0.5.
       {"nope", "L1-d16", 3.5, std::sqrt(0.08), 3.3, 2, 2, 2, 0.4, sd_pair_01},
       // nope L2: only seed 0 finished (2.9); its pair 2.9 - 2.5 = 0.4, not 2.9 minus rope's mean 2.6.
-      {"nope", "L2-d16", 2.9, 0.0, 2.9, 1, 2, 1, 0.4, 0.0},
+      // The sd of one value is undefined (NaN); that of one pair is 0, as rung.proto says.
+      {"nope", "L2-d16", 2.9, std::nan(""), 2.9, 1, 2, 1, 0.4, 0.0},
       // rope: the baseline pairs with itself.
       {"rope", "L1-d16", 3.1, sd_pair_01, 3.0, 2, 2, 2, 0.0, 0.0},
       {"rope", "L2-d16", 2.6, sd_pair_01, 2.5, 2, 2, 2, 0.0, 0.0},
@@ -230,7 +231,11 @@ TEST_F(QueryServiceTest, ResultsAreGroupedAggregatedOverSeedsAndPairedAgainstThe
                 ElementsAre("\"" + expected[i].variant + "\"", "\"" + expected[i].label + "\""));
     ASSERT_THAT(row.values(), SizeIs(4));
     EXPECT_NEAR(row.values(0), expected[i].mean, 1e-12);
-    EXPECT_NEAR(row.values(1), expected[i].sd, 1e-12);
+    if (std::isnan(expected[i].sd)) {
+      EXPECT_TRUE(std::isnan(row.values(1))) << row.values(1);
+    } else {
+      EXPECT_NEAR(row.values(1), expected[i].sd, 1e-12);
+    }
     EXPECT_DOUBLE_EQ(row.values(2), expected[i].min);
     EXPECT_EQ(row.values(3), static_cast<double>(expected[i].count));
     EXPECT_EQ(row.trials(), expected[i].trials);
@@ -253,9 +258,16 @@ TEST_F(QueryServiceTest, ResultsAreGroupedAggregatedOverSeedsAndPairedAgainstThe
   EXPECT_NEAR(table.rows(1).values(0), (3.2 + 3.7 + 2.7) / 3, 1e-12);
   EXPECT_DOUBLE_EQ(table.rows(1).values(1), 3.2);
 
-  // No keys: one row per trial; a filter keeps one variant.
+  // No keys: one row per trial, labelled by trial, rung and the sweep's axes; a filter keeps one
+  // variant.
   ASSERT_TRUE(Query({}, &table).ok());
   EXPECT_THAT(table.rows(), SizeIs(8));
+  EXPECT_THAT(table.group_by(), ElementsAre("trial", "rung_label", "position.variant", "seed"));
+  const v1::ResultRow& first = table.rows(0);
+  ASSERT_THAT(first.trial_ids(), SizeIs(1));
+  EXPECT_EQ(first.group_values_json(0), std::to_string(first.trial_ids(0)));
+  EXPECT_EQ(first.group_values_json(1), "\"L1-d16\"");
+  EXPECT_TRUE(std::isnan(first.values(1))) << "the sd of one trial's value is undefined";
   v1::QueryResultsRequest filtered;
   filtered.set_sweep_id(sweep_id_);
   filtered.add_group_by("rung");
@@ -305,6 +317,13 @@ TEST_F(QueryServiceTest, AFitNeedsTwoFinishedBaselinePointsThenIsStoredWithItsIn
   EXPECT_THAT(refused.error_message(), HasSubstr("too few finished ladder points"));
   EXPECT_THAT(refused.error_message(), HasSubstr("the baseline 'rope' has 1 finished ladder point"));
   EXPECT_THAT(refused.error_message(), HasSubstr("6 trial(s)"));
+  // A baseline that no trial is: refused as such, naming the variants.
+  v1::FitRequest unknown;
+  unknown.set_sweep_id(sweep_id_);
+  unknown.set_baseline("ropee");
+  refused = users_->Fit(ContextWithToken(user_token_).get(), unknown, &fit);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(refused.error_message(), HasSubstr("is the variant 'ropee'; its variants: nope, rope"));
 
   // Finish every trial but (nope, rung 1, seed 1), as the table above has them.
   for (auto& [cell, lease] : leased_) {
@@ -476,6 +495,7 @@ TEST_F(QueryServiceTest, TheRungCommandsPrintResultsFitsExportsAndLogsWithTheirE
   ASSERT_THAT(results.lines, SizeIs(5));
   EXPECT_EQ(results.lines[0], "position.variant,rung_label,mean,count,trials,paired_diff,paired_sd,pairs");
   EXPECT_EQ(results.lines[1], "nope,L1-d16,3.5,2,2,0.4,0.1414,2");
+  EXPECT_EQ(results.lines[2], "nope,L2-d16,2.9,1,2,0.4,,1") << "the sd of one pair is blank";
   CommandRun unknown = Rung({"results", sweep, "--group-by", "position.varient"});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_THAT(unknown.err, HasSubstr("did you mean 'position.variant'?"));

@@ -33,6 +33,31 @@ TEST(SpecValidation, UnknownTrialKeysInsideBlocksArePlacedToo) {
       << errors;
 }
 
+TEST(SpecValidation, AnUnknownKeyInARungOrAnAxisValueIsPlacedAtTheKeyNotItsMapping) {
+  std::string errors = ErrorsOf("name: t\n"
+                                "data: {source: builtin, seq_len: 32}\n"
+                                "train: {steps: 10, batch_size: 4}\n"
+                                "ladder:\n"
+                                "  rungs:\n"
+                                "    - {layers: 1, d_model: 16, heads: 2, widht: 3}\n"
+                                "    - layers: 2\n"
+                                "      d_model: 16\n"
+                                "      heads: 2\n"
+                                "      train: {stpes: 3}\n"
+                                "sweep:\n"
+                                "  inverse_temperature: [{form: none, xii: 1}]\n"
+                                "  zip: [{position.variant: [rope], position.bsae: [1]}]\n");
+  EXPECT_NE(errors.find("spec.yaml:6:42: error: model.widht: unknown key"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("spec.yaml:10:15: error: train.stpes: unknown key (did you mean 'steps'?)"), std::string::npos)
+      << errors;
+  EXPECT_NE(errors.find("spec.yaml:12:38: error: inverse_temperature.xii: unknown key (did you mean 'xi'?)"),
+            std::string::npos)
+      << errors;
+  // An axis key names a trial key itself: it is placed at the axis key, not at its value.
+  EXPECT_NE(errors.find("spec.yaml:13:36: error: position.bsae: unknown key (did you mean 'base'?)"), std::string::npos)
+      << errors;
+}
+
 TEST(SpecValidation, ReportsEveryErrorAtOnceAtTheValueThatCausedIt) {
   std::string errors = ErrorsOf(BaseSpec() +
                                 "sweep:\n"
@@ -54,10 +79,11 @@ TEST(SpecValidation, RejectsImpossibleShapes) {
                                 "    - {layers: 1, d_model: 30, heads: 2}\n"
                                 "    - {layers: 1, d_model: 32, heads: 3}\n"
                                 "    - {layers: 1, d_model: 32, heads: 4, kv_heads: 3}\n");
+  // head_dim is derived from the rung (its mapping); the others are placed at their own key.
   EXPECT_NE(errors.find("spec.yaml:6:7: error: model.head_dim: rotary variant 'rope' needs an even head dimension"),
             std::string::npos) << errors;
-  EXPECT_NE(errors.find("spec.yaml:7:7: error: model.heads: heads x head_dim"), std::string::npos) << errors;
-  EXPECT_NE(errors.find("spec.yaml:8:7: error: model.kv_heads: must divide heads"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("spec.yaml:7:32: error: model.heads: heads x head_dim"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("spec.yaml:8:42: error: model.kv_heads: must divide heads"), std::string::npos) << errors;
 }
 
 TEST(SpecValidation, WrongTypesAreErrors) {

@@ -1,0 +1,268 @@
+// tests/cli/golden_population.cc: PopulateGoldenSweep (golden_fixture.h), the worker's side of the
+// CLI golden fixture: the only code of the fixture that speaks the worker wire format. It relays
+// rung-train's record lines as rung-worker does (the agent's own record helpers derive the metric
+// rows and the Complete fields from them).
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <google/protobuf/util/time_util.h>
+#include <grpcpp/grpcpp.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/golden_fixture.h"
+#include "worker/agent/trainer_records.h"
+
+namespace rung::cli::testing {
+
+Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& worker_token, ManualClock& clock,
+                           int64_t sweep_id) {
+  using nlohmann::json;
+  auto context = [&worker_token] {
+    auto made = std::make_unique<grpc::ClientContext>();
+    made->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    made->AddMetadata("authorization", "Bearer " + worker_token);
+    return made;
+  };
+  auto failed = [](const std::string& what, const grpc::Status& status) {
+    return Status::Internal("golden fixture: " + what + ": " + status.error_message());
+  };
+  auto tick = [&clock](int seconds) { clock.Advance(std::chrono::seconds(seconds)); };
+
+  // Two workers: w1 runs everything; w2 (with a GPU) stays idle.
+  for (const auto& [worker_id, cpus] : std::vector<std::pair<std::string, int>>{{"w1", 8}, {"w2", 4}}) {
+    v1::RegisterRequest request;
+    request.set_worker_id(worker_id);
+    request.set_host("node-" + worker_id);
+    request.set_cpu_slots(cpus);
+    request.set_build_commit("golden0000");
+    request.set_pid(4000 + cpus);
+    (*request.mutable_labels())["rack"] = worker_id == "w1" ? "a" : "b";
+    if (worker_id == "w2") {
+      v1::GpuDevice* gpu = request.add_gpus();
+      gpu->set_index(0);
+      gpu->set_name("Golden GPU");
+      gpu->set_memory_bytes(int64_t{16} << 30);
+    }
+    v1::RegisterResponse response;
+    grpc::Status status = workers.Register(context().get(), request, &response);
+    if (!status.ok()) return failed("registering " + worker_id, status);
+    tick(1);
+  }
+
+  // What each cell does: (variant, layers, seed) -> its final val_loss; the two absent cells are
+  // the RUNNING one (lerope, 2 layers, seed 0) and the one PREEMPTED then FAILED (lerope, 2, 1).
+  using Cell = std::tuple<std::string, int64_t, int64_t>;
+  const std::map<Cell, double> final_loss = {
+      {{"rope", 1, 0}, 3.00},   {{"rope", 1, 1}, 3.10},   {{"rope", 2, 0}, 2.50},
+      {{"rope", 2, 1}, 2.62},   {{"lerope", 1, 0}, 2.90}, {{"lerope", 1, 1}, 3.02},
+  };
+  const Cell running = {"lerope", 2, 0}, failing = {"lerope", 2, 1};
+  const Cell with_diagnostics = {"lerope", 1, 0};
+
+  // rung-train's records (core/train/trainer.h) for a trial of `layers` layers of d_model 16:
+  // N = 12 d^2 per layer, 32 tokens per step (batch 2 x 16).
+  auto flops_per_token = [](int64_t layers) { return 6.0 * 12 * 16 * 16 * static_cast<double>(layers); };
+  // (rung-train's provenance also holds the resolved config; the fixture leaves it out, so that the
+  // goldens do not repeat every config key.)
+  auto provenance = [](int64_t start_step) {
+    return json{{"type", "provenance"},
+                {"commit", "golden0000"},
+                {"libtorch", "2.1.2"},
+                {"blas", {{"library_path", "/usr/lib/libopenblas.so.0"}, {"threading", "openmp"}, {"optimized", true}}},
+                {"threads", 1},
+                {"host", "node-w1"},
+                {"device", "cpu"},
+                {"data", {{"source", "builtin"}, {"sha256", std::string(64, 'a')}}},
+                {"steps", 10},
+                {"tokens_per_step", 32},
+                {"start_step", start_step},
+                {"resumed_from", start_step > 0 ? json("attempt-1/checkpoint-5") : json()},
+                {"world_size", 1}}
+        .dump();
+  };
+  auto step_record = [&](int64_t step, int64_t layers, double train_loss, std::optional<double> val_loss) {
+    json record = {{"type", "step"},
+                   {"step", step},
+                   {"tokens", step * 32},
+                   {"flops", flops_per_token(layers) * static_cast<double>(step * 32)},
+                   {"lr", 0.001},
+                   {"train_loss", train_loss},
+                   {"grad_norm", 0.5},
+                   {"positional_grad_norm", 0.05},
+                   {"tokens_per_sec", 1000.0},
+                   {"elapsed_sec", 0.25 * static_cast<double>(step)}};
+    if (val_loss) record["val_loss"] = *val_loss;
+    return record.dump();
+  };
+  auto final_record = [&](const std::string& variant, int64_t layers, double loss) {
+    json frequencies = json::array();
+    for (int64_t layer = 0; layer < layers; ++layer) {
+      json values = json::array();
+      for (int pair = 0; pair < 4; ++pair) {  // head_dim 8: 4 pairs; RoPE's theta = 10000^(-f/4)
+        const double rope = std::pow(10000.0, -pair / 4.0);
+        values.push_back(variant == "lerope" ? rope * (1.0 + 0.1 * (pair + 1) + 0.05 * layer) : rope);
+      }
+      frequencies.push_back({{"name", "layer_" + std::to_string(layer)}, {"shape", {1, 4}}, {"values", values}});
+    }
+    json parameters = json::array();
+    if (variant == "lerope") {
+      parameters.push_back(
+          {{"name", "positional.lerope_log_scale"}, {"shape", {4}}, {"values", {0.095, 0.182, 0.262, 0.336}}});
+    }
+    return json{{"type", "final"},
+                {"step", 10},
+                {"tokens", 320},
+                {"flops", flops_per_token(layers) * 320},
+                {"val_loss", loss},
+                {"train_loss", loss - 0.125},
+                {"val_loss_per_position", {loss + 0.5, loss + 0.25, loss, loss - 0.25}},
+                {"positional_parameters", parameters},
+                {"frequencies", frequencies},
+                {"extrapolation",
+                 {{{"multiple", 2}, {"length", 32}, {"method", "none"}, {"val_loss", loss + 0.375}},
+                  {{"multiple", 2}, {"length", 32}, {"method", "yarn"}, {"val_loss", loss + 0.125}}}},
+                {"train_tokens_per_sec", 1250.0},
+                {"wall_sec", 2.5 * static_cast<double>(layers)},
+                {"peak_rss_bytes", 104857600}}
+        .dump();
+  };
+  auto diagnostics_record = [] {
+    json layers = json::array();
+    for (int layer = 0; layer < 1; ++layer) {
+      json heads = json::array();
+      for (int head = 0; head < 2; ++head) {
+        json effective = json::array();
+        for (int position = 1; position <= 16; ++position) effective.push_back(1.0 + 0.5 * position * (head + 1) / 2.0);
+        heads.push_back({{"head", head},
+                         {"effective_length_by_position", effective},
+                         {"pair_usage", {0.4, 0.3, 0.2, 0.1}},
+                         {"pair_usage_cv", 0.5 + 0.125 * head},
+                         {"dominant_pair", head},
+                         {"dominant_wavelength", 6.25 * (head + 1)},
+                         {"dominant_wavelength_over_training_length", 0.390625 * (head + 1)},
+                         {"effective_base", 9000.0 + 500.0 * head}});
+      }
+      json gap = {{"at_training_length",
+                   {{"n", 16}, {"rows", 64}, {"ties", 0}, {"lambda_mean", 2.5}, {"alpha_mean", 0.75}, {"delta_mean", 0.5}}},
+                  {"lengths", {4, 8, 16}},
+                  {"mean_log_lambda", {0.25, 0.5, 0.875}},
+                  {"xi_lambda", 0.625},
+                  {"xi_lambda_ci", {0.5, 0.75}},
+                  {"softmax_regime",
+                   {{{"beta_over_lambda", 0.5}, {"normalised_entropy", 0.875}, {"max_weight", 0.25}, {"top_two_gap", 0.125}},
+                    {{"beta_over_lambda", 2.0}, {"normalised_entropy", 0.375}, {"max_weight", 0.75}, {"top_two_gap", 0.5}}}}};
+      layers.push_back({{"layer", layer}, {"heads", heads}, {"gap_counting", gap}});
+    }
+    return json{{"type", "diagnostics"}, {"step", 10},     {"length", 16},
+                {"renyi_order", 2.0},    {"layers", layers}, {"pooled", {{"xi_lambda", 0.625}}}}
+        .dump();
+  };
+
+  // One attempt's batches as rung-worker sends them: each line relayed verbatim, with the metric
+  // rows of its step records and the provenance on the batch that carries it.
+  struct Attempt {
+    v1::TrialLease lease;
+    agent::AttemptRecords records;
+    int64_t sequence = 0;
+  };
+  auto report = [&](Attempt& attempt, const std::vector<std::string>& lines,
+                    const std::vector<std::string>& stderr_lines) -> Status {
+    v1::ReportMetricsRequest request;
+    request.set_worker_id("w1");
+    request.set_trial_id(attempt.lease.trial_id());
+    request.set_attempt(attempt.lease.attempt());
+    request.set_sequence(++attempt.sequence);
+    for (const std::string& line : lines) {
+      const agent::TrainerRecord& record = attempt.records.Add(line);
+      if (record.type == agent::RecordType::kStep) {
+        for (v1::MetricRow& row : agent::StepMetricRows(record.json)) *request.add_rows() = std::move(row);
+      }
+      if (record.type == agent::RecordType::kProvenance) request.set_provenance_json(line);
+      request.add_records(line);
+    }
+    for (const std::string& line : stderr_lines) request.add_stderr_lines(line);
+    v1::ReportMetricsResponse response;
+    grpc::Status status = workers.ReportMetrics(context().get(), request, &response);
+    tick(5);
+    if (!status.ok()) return failed("reporting trial " + std::to_string(attempt.lease.trial_id()), status);
+    return Status::Ok();
+  };
+  auto complete = [&](Attempt& attempt, v1::AttemptOutcome outcome, const std::string& reason,
+                      int exit_code) -> Status {
+    v1::CompleteRequest request;
+    request.set_worker_id("w1");
+    request.set_trial_id(attempt.lease.trial_id());
+    request.set_attempt(attempt.lease.attempt());
+    request.set_outcome(outcome);
+    request.set_reason(reason);
+    request.set_exit_code(exit_code);
+    request.set_last_batch_sequence(attempt.sequence);
+    attempt.records.FillCompleteRequest(attempt.lease.checkpoint_dir(), &request);
+    v1::CompleteResponse response;
+    grpc::Status status = workers.Complete(context().get(), request, &response);
+    tick(2);
+    if (!status.ok()) return failed("completing trial " + std::to_string(attempt.lease.trial_id()), status);
+    return Status::Ok();
+  };
+
+  // Lease until nothing is left for w1, running each trial as its cell says.
+  for (int leases = 0; leases < 20; ++leases) {
+    v1::LeaseRequest request;
+    request.set_worker_id("w1");
+    request.set_free_cpu_slots(8);
+    v1::LeaseResponse response;
+    grpc::Status status = workers.Lease(context().get(), request, &response);
+    if (!status.ok()) return failed("leasing", status);
+    if (!response.has_lease()) return Status::Ok();
+    tick(1);
+    Attempt attempt;
+    attempt.lease = response.lease();
+    if (attempt.lease.sweep_id() != sweep_id) {
+      return Status::Internal("golden fixture: w1 leased trial " + std::to_string(attempt.lease.trial_id()) +
+                              " of sweep " + std::to_string(attempt.lease.sweep_id()));
+    }
+    const json config = json::parse(attempt.lease.config_json());
+    const Cell cell = {config["position"]["variant"].get<std::string>(), config["model"]["layers"].get<int64_t>(),
+                       config["seed"].get<int64_t>()};
+    const int64_t layers = std::get<1>(cell);
+    const std::vector<std::string> threads = {"rung-train: BLAS openblas (openmp), 1 thread"};
+    if (cell == running) {  // provenance and a first step, then nothing more
+      RUNG_RETURN_IF_ERROR(report(attempt, {provenance(0), step_record(5, layers, 3.75, 3.5)}, threads));
+      continue;
+    }
+    if (cell == failing && attempt.lease.attempt() == 1) {  // preempted after step 5 with a checkpoint
+      RUNG_RETURN_IF_ERROR(report(attempt, {provenance(0), step_record(5, layers, 3.8, 3.55)}, threads));
+      const std::string checkpoint = attempt.lease.checkpoint_dir() + "/checkpoint-5";
+      RUNG_RETURN_IF_ERROR(report(
+          attempt,
+          {json{{"type", "checkpoint"}, {"step", 5}, {"path", checkpoint}}.dump(),
+           json{{"type", "preempted"}, {"step", 5}, {"signal", "SIGTERM"}, {"checkpoint", checkpoint}}.dump()},
+          {"rung-train: SIGTERM: checkpoint written, stopping"}));
+      RUNG_RETURN_IF_ERROR(complete(attempt, v1::OUTCOME_PREEMPTED, "SIGTERM", 75));
+      continue;
+    }
+    if (cell == failing) {  // the resumed attempt: a non-finite loss at step 7
+      RUNG_RETURN_IF_ERROR(report(attempt,
+                                  {provenance(5),
+                                   json{{"type", "error"}, {"step", 7}, {"reason", "non-finite training loss at step 7"}}.dump()},
+                                  {"rung-train: non-finite training loss at step 7 (train_loss nan)"}));
+      RUNG_RETURN_IF_ERROR(complete(attempt, v1::OUTCOME_FAILED, "non-finite training loss at step 7", 3));
+      continue;
+    }
+    const double loss = final_loss.at(cell);
+    RUNG_RETURN_IF_ERROR(report(attempt, {provenance(0), step_record(5, layers, loss + 0.625, loss + 0.5)}, threads));
+    std::vector<std::string> last = {step_record(10, layers, loss - 0.125, loss)};
+    if (cell == with_diagnostics) last.push_back(diagnostics_record());
+    last.push_back(final_record(std::get<0>(cell), layers, loss));
+    RUNG_RETURN_IF_ERROR(report(attempt, last, {}));
+    RUNG_RETURN_IF_ERROR(complete(attempt, v1::OUTCOME_SUCCEEDED, "", 0));
+  }
+  return Status::Internal("golden fixture: w1 was still leasing after 20 leases");
+}
+
+}  // namespace rung::cli::testing
