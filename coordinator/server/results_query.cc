@@ -292,8 +292,8 @@ StatusOr<v1::QueryResultsResponse> QueryResults(Coordinator& coordinator, const 
     row->set_tokens(static_cast<int64_t>(std::llround(tokens / static_cast<double>(group.trials.size()))));
     if (!group.differences.empty()) {
       row->set_paired_difference_mean(Mean(group.differences));
-      // The contract (rung.proto): sd 0 with one pair.
-      row->set_paired_difference_sd(group.differences.size() == 1 ? 0.0 : SampleSd(group.differences));
+      // The contract (rung.proto): no sd of a single pair.
+      if (group.differences.size() >= 2) row->set_paired_difference_sd(SampleSd(group.differences));
     }
     row->set_pairs(static_cast<int64_t>(group.differences.size()));
   }

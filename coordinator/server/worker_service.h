@@ -10,7 +10,7 @@
 //   Heartbeat      due leases expire first; then TrialLifecycle::Heartbeat (CANCEL for a cancelled
 //                  trial)
 //   ReportMetrics  TrialLifecycle::ReportBatch, fenced by attempt, idempotent by sequence, the
-//                  relayed trainer records parsed (trainer_records.h); acknowledged after commit
+//                  typed trainer records stored (record_rows.h); acknowledged after commit
 //   Complete       TrialLifecycle::EndAttempt, fenced; an identical repeat is acknowledged. The
 //                  attempt's last metric batch may ride along (committed with the ending in one
 //                  transaction), and the worker may ask for its next trial in the same call: a

@@ -43,4 +43,11 @@ FlopsPerToken CountFlopsPerToken(const ModelConfig& c) {
   return flops;
 }
 
+nlohmann::json ParameterCountsToJson(const ParameterCounts& counts) {
+  return {{"nonembedding", counts.nonembedding()}, {"matrix", counts.matrix()}, {"total", counts.total()},
+          {"attention", counts.attention},         {"mlp", counts.mlp},         {"norms", counts.norms},
+          {"positional", counts.positional},       {"embedding", counts.embedding},
+          {"output_head", counts.output_head}};
+}
+
 }  // namespace rung

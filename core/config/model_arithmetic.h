@@ -11,6 +11,8 @@
 
 #include <cstdint>
 
+#include <nlohmann/json.hpp>
+
 #include "core/config/model_config.h"
 
 namespace rung {
@@ -29,6 +31,9 @@ struct ParameterCounts {
 };
 
 ParameterCounts CountParameters(const ModelConfig& config);
+
+// The counts as the provenance record states them: nonembedding, matrix, total and each part.
+nlohmann::json ParameterCountsToJson(const ParameterCounts& counts);
 
 // Learned positional parameters alone (also part of CountParameters().positional).
 int64_t CountPositionalParameters(const ModelConfig& config);

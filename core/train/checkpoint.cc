@@ -67,4 +67,26 @@ Status WriteCheckpointAtomically(const std::string& dir, int64_t step, int64_t k
   return Status::Ok();
 }
 
+namespace {
+
+std::string DifferenceAt(const nlohmann::json& a, const nlohmann::json& b, const std::string& path) {
+  if (a.type() != b.type() || !a.is_object()) return a == b ? "" : (path.empty() ? "(root)" : path);
+  for (auto it = a.begin(); it != a.end(); ++it) {
+    const std::string child = path.empty() ? it.key() : path + "." + it.key();
+    if (!b.contains(it.key())) return child;
+    std::string difference = DifferenceAt(it.value(), b.at(it.key()), child);
+    if (!difference.empty()) return difference;
+  }
+  for (auto it = b.begin(); it != b.end(); ++it) {
+    if (!a.contains(it.key())) return path.empty() ? it.key() : path + "." + it.key();
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string FirstIdentityDifference(const nlohmann::json& stored, const nlohmann::json& expected) {
+  return DifferenceAt(stored, expected, "");
+}
+
 }  // namespace rung

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/common/status.h"
 
 namespace rung {
@@ -25,5 +27,10 @@ std::vector<std::string> ListCheckpoints(const std::string& dir);
 // as CheckpointPath(dir, step) atomically and keeps only the newest `keep` checkpoints.
 Status WriteCheckpointAtomically(const std::string& dir, int64_t step, int64_t keep,
                                  const std::function<Status(const std::string& temp_path)>& write);
+
+// The first dotted key path where a checkpoint's stored identity and the run's differ ("(root)" for
+// documents of different types at the top), or "" when they are equal: what a resume that is
+// refused for another config names.
+std::string FirstIdentityDifference(const nlohmann::json& stored, const nlohmann::json& expected);
 
 }  // namespace rung

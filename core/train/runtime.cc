@@ -12,24 +12,6 @@
 
 namespace rung {
 
-std::atomic<int>& StopRequest() {
-  static std::atomic<int> request{0};
-  return request;
-}
-
-namespace {
-void OnStopSignal(int signal) { StopRequest().store(signal); }
-}  // namespace
-
-void InstallStopSignalHandlers() {
-  struct sigaction action {};
-  action.sa_handler = OnStopSignal;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESTART;
-  sigaction(SIGTERM, &action, nullptr);
-  sigaction(SIGUSR1, &action, nullptr);
-}
-
 void ConfigureRuntime(int threads) {
   // Keep freed tensor memory in the process (docs/performance.md, "Allocator").
   mallopt(M_MMAP_THRESHOLD, 256 * 1024 * 1024);

@@ -52,20 +52,6 @@ json ResumeIdentity(const TrialConfig& trial) {
   return identity;
 }
 
-std::string FirstDifference(const json& a, const json& b, const std::string& path = "") {
-  if (a.type() != b.type() || !a.is_object()) return a == b ? "" : (path.empty() ? "(root)" : path);
-  for (auto it = a.begin(); it != a.end(); ++it) {
-    std::string child = path.empty() ? it.key() : path + "." + it.key();
-    if (!b.contains(it.key())) return child;
-    std::string difference = FirstDifference(it.value(), b.at(it.key()), child);
-    if (!difference.empty()) return difference;
-  }
-  for (auto it = b.begin(); it != b.end(); ++it) {
-    if (!a.contains(it.key())) return path.empty() ? it.key() : path + "." + it.key();
-  }
-  return "";
-}
-
 struct Batch {
   torch::Tensor inputs, targets, mask;  // mask undefined when every position counts
   torch::Tensor doc_start;              // DocumentStarts of inputs; undefined without cross_doc_mask
@@ -236,13 +222,6 @@ std::vector<records::Tensor> Frequencies(Transformer& model) {
     layers.push_back(TensorRecord("layer_" + std::to_string(layer), model->positional()->Frequencies(layer)));
   }
   return layers;
-}
-
-json ParameterCountsJson(const ParameterCounts& counts) {
-  return {{"nonembedding", counts.nonembedding()}, {"matrix", counts.matrix()}, {"total", counts.total()},
-          {"attention", counts.attention},         {"mlp", counts.mlp},         {"norms", counts.norms},
-          {"positional", counts.positional},       {"embedding", counts.embedding},
-          {"output_head", counts.output_head}};
 }
 
 // Validation beyond the training length: every multiple x method of train.extrapolation_*.
@@ -445,7 +424,7 @@ Status TrialRun::Resume(const std::string& path) {
     if (meta.value("format", 0) != kCheckpointFormat) {
       return Status::FailedPrecondition("checkpoint " + path + " has an unknown format");
     }
-    std::string difference = FirstDifference(meta.at("identity"), ResumeIdentity(trial_));
+    std::string difference = FirstIdentityDifference(meta.at("identity"), ResumeIdentity(trial_));
     if (!difference.empty()) {
       return Status::FailedPrecondition("checkpoint " + path + " was written by a different trial config (differs at " +
                                         difference + ")");
@@ -627,7 +606,7 @@ records::ProvenanceRecord TrialRun::Provenance() const {
   provenance.device = device_.str();
   provenance.config.text = TrialConfigToJson(trial_).dump();
   provenance.data.text = source_->Describe().dump();
-  provenance.parameters.text = ParameterCountsJson(CountParameters(trial_.model)).dump();
+  provenance.parameters.text = ParameterCountsToJson(CountParameters(trial_.model)).dump();
   provenance.flops_per_token.nonembedding = flops_per_token_.nonembedding;
   provenance.flops_per_token.attention = flops_per_token_.attention;
   provenance.flops_per_token.matrix = flops_per_token_.matrix;

@@ -2,6 +2,8 @@
 // are in golden_population.cc).
 #include "tests/cli/golden_fixture.h"
 
+#include "proto/protocol_version.h"
+
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -18,6 +20,7 @@ std::unique_ptr<grpc::ClientContext> UserContext(const std::string& token) {
   context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
   context->AddMetadata("authorization", "Bearer " + token);
   context->AddMetadata("rung-user", "golden");
+  context->AddMetadata(wire::kProtocolVersionMetadata, std::to_string(wire::kProtocolVersion));
   return context;
 }
 

@@ -1,7 +1,7 @@
 // tests/cli/golden_population.cc: PopulateGoldenSweep (golden_fixture.h), the worker's side of the
 // CLI golden fixture: the only code of the fixture that speaks the worker wire format. It relays
-// rung-train's record lines as rung-worker does (the agent's own record helpers derive the metric
-// rows and the Complete fields from them).
+// rung-train's record lines as rung-worker does: each line decoded once by the agent's own
+// AttemptRecords into its typed record, sent with the line as log text.
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -15,7 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/golden_fixture.h"
-#include "worker/agent/trainer_records.h"
+#include "proto/protocol_version.h"
+#include "proto/trainer_record_proto.h"
+#include "worker/agent/attempt_records.h"
 
 namespace rung::cli::testing {
 
@@ -26,6 +28,7 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
     auto made = std::make_unique<grpc::ClientContext>();
     made->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
     made->AddMetadata("authorization", "Bearer " + worker_token);
+    made->AddMetadata(wire::kProtocolVersionMetadata, std::to_string(wire::kProtocolVersion));
     return made;
   };
   auto failed = [](const std::string& what, const grpc::Status& status) {
@@ -41,6 +44,7 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
     request.set_cpu_slots(cpus);
     request.set_build_commit("golden0000");
     request.set_pid(4000 + cpus);
+    request.set_protocol_version(wire::kProtocolVersion);
     (*request.mutable_labels())["rack"] = worker_id == "w1" ? "a" : "b";
     if (worker_id == "w2") {
       v1::GpuDevice* gpu = request.add_gpus();
@@ -72,7 +76,7 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
   auto provenance = [](int64_t start_step) {
     return json{{"type", "provenance"},
                 {"commit", "golden0000"},
-                {"libtorch", "2.1.2"},
+                {"torch_version", "2.1.2"},
                 {"blas", {{"library_path", "/usr/lib/libopenblas.so.0"}, {"threading", "openmp"}, {"optimized", true}}},
                 {"threads", 1},
                 {"host", "node-w1"},
@@ -158,13 +162,13 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
                     {{"beta_over_lambda", 2.0}, {"normalised_entropy", 0.375}, {"max_weight", 0.75}, {"top_two_gap", 0.5}}}}};
       layers.push_back({{"layer", layer}, {"heads", heads}, {"gap_counting", gap}});
     }
-    return json{{"type", "diagnostics"}, {"step", 10},     {"length", 16},
-                {"renyi_order", 2.0},    {"layers", layers}, {"pooled", {{"xi_lambda", 0.625}}}}
+    const json payload = {{"length", 16}, {"renyi_order", 2.0}, {"layers", layers}, {"pooled", {{"xi_lambda", 0.625}}}};
+    return json{{"type", "diagnostics"}, {"kind", "attention"}, {"step", 10}, {"milestone", "end"}, {"payload", payload}}
         .dump();
   };
 
-  // One attempt's batches as rung-worker sends them: each line relayed verbatim, with the metric
-  // rows of its step records and the provenance on the batch that carries it.
+  // One attempt's batches as rung-worker sends them: each line as log text and, when it is a trainer
+  // record, typed.
   struct Attempt {
     v1::TrialLease lease;
     agent::AttemptRecords records;
@@ -176,16 +180,16 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
     request.set_worker_id("w1");
     request.set_trial_id(attempt.lease.trial_id());
     request.set_attempt(attempt.lease.attempt());
-    request.set_sequence(++attempt.sequence);
+    v1::MetricBatch* batch = request.mutable_batch();
+    batch->set_sequence(++attempt.sequence);
     for (const std::string& line : lines) {
-      const agent::TrainerRecord& record = attempt.records.Add(line);
-      if (record.type == agent::RecordType::kStep) {
-        for (v1::MetricRow& row : agent::StepMetricRows(record.json)) *request.add_rows() = std::move(row);
-      }
-      if (record.type == agent::RecordType::kProvenance) request.set_provenance_json(line);
-      request.add_records(line);
+      if (const records::TrainerRecord* record = attempt.records.Add(line)) *batch->add_records() = wire::ToProto(*record);
+      batch->add_stdout_lines(line);
     }
-    for (const std::string& line : stderr_lines) request.add_stderr_lines(line);
+    if (attempt.records.undecodable_lines() > 0) {
+      return Status::Internal("golden fixture: a record line does not decode: " + attempt.records.first_decode_error());
+    }
+    for (const std::string& line : stderr_lines) batch->add_stderr_lines(line);
     v1::ReportMetricsResponse response;
     grpc::Status status = workers.ReportMetrics(context().get(), request, &response);
     tick(5);
@@ -202,7 +206,6 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
     request.set_reason(reason);
     request.set_exit_code(exit_code);
     request.set_last_batch_sequence(attempt.sequence);
-    attempt.records.FillCompleteRequest(attempt.lease.checkpoint_dir(), &request);
     v1::CompleteResponse response;
     grpc::Status status = workers.Complete(context().get(), request, &response);
     tick(2);
@@ -214,7 +217,7 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
   for (int leases = 0; leases < 20; ++leases) {
     v1::LeaseRequest request;
     request.set_worker_id("w1");
-    request.set_free_cpu_slots(8);
+    request.mutable_free()->set_cpu_slots(8);
     v1::LeaseResponse response;
     grpc::Status status = workers.Lease(context().get(), request, &response);
     if (!status.ok()) return failed("leasing", status);
@@ -241,7 +244,7 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
       RUNG_RETURN_IF_ERROR(report(
           attempt,
           {json{{"type", "checkpoint"}, {"step", 5}, {"path", checkpoint}}.dump(),
-           json{{"type", "preempted"}, {"step", 5}, {"signal", "SIGTERM"}, {"checkpoint", checkpoint}}.dump()},
+           json{{"type", "preempted"}, {"step", 5}, {"signal", 15}, {"checkpoint", checkpoint}}.dump()},
           {"rung-train: SIGTERM: checkpoint written, stopping"}));
       RUNG_RETURN_IF_ERROR(complete(attempt, v1::OUTCOME_PREEMPTED, "SIGTERM", 75));
       continue;

@@ -109,6 +109,7 @@
 #include "core/config/trial_config.h"
 #include "core/config/yaml_document.h"
 #include "core/records/trainer_records.h"
+#include "core/train/stop_signal.h"
 #include "core/train/checkpoint.h"
 #include "tests/support/stand_in_trainer/loss_surface.h"
 
@@ -136,18 +137,6 @@ double Seconds(Clock::time_point since) { return std::chrono::duration<double>(C
 
 // ---- signals -------------------------------------------------------------------------------------
 
-std::atomic<int> stop_signal{0};
-
-void OnStopSignal(int signal_number) { stop_signal.store(signal_number); }
-
-void InstallStopSignalHandlers() {
-  struct sigaction action {};
-  action.sa_handler = OnStopSignal;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESTART;
-  sigaction(SIGTERM, &action, nullptr);
-  sigaction(SIGUSR1, &action, nullptr);
-}
 
 // ---- options -------------------------------------------------------------------------------------
 
@@ -194,28 +183,6 @@ json ResumeIdentity(const TrialConfig& trial, int64_t steps, const LossSurface& 
   identity.erase("resources");
   identity["stand_in"] = {{"steps", steps}, {"surface", LossSurfaceToJson(surface)}};
   return identity;
-}
-
-// The first key path where two JSON documents differ ("" when they are equal).
-std::string FirstDifference(const json& a, const json& b, const std::string& path = "") {
-  if (a.type() != b.type() || !a.is_object()) return a == b ? "" : (path.empty() ? "(root)" : path);
-  for (auto it = a.begin(); it != a.end(); ++it) {
-    const std::string child = path.empty() ? it.key() : path + "." + it.key();
-    if (!b.contains(it.key())) return child;
-    std::string difference = FirstDifference(it.value(), b.at(it.key()), child);
-    if (!difference.empty()) return difference;
-  }
-  for (auto it = b.begin(); it != b.end(); ++it) {
-    if (!a.contains(it.key())) return path.empty() ? it.key() : path + "." + it.key();
-  }
-  return "";
-}
-
-json ParameterCountsJson(const ParameterCounts& counts) {
-  return {{"nonembedding", counts.nonembedding()}, {"matrix", counts.matrix()}, {"total", counts.total()},
-          {"attention", counts.attention},         {"mlp", counts.mlp},         {"norms", counts.norms},
-          {"positional", counts.positional},       {"embedding", counts.embedding},
-          {"output_head", counts.output_head}};
 }
 
 enum class Outcome { kCompleted, kPreempted };
@@ -303,7 +270,7 @@ Status StandInRun::Resume(const std::string& path) {
   if (state == meta.end() || !state->is_number_unsigned()) return corrupt("no unsigned 'noise_state'");
   if (identity == meta.end() || !identity->is_object()) return corrupt("no 'identity'");
   if (remembered == meta.end() || !remembered->is_array()) return corrupt("no 'records' array");
-  const std::string difference = FirstDifference(*identity, ResumeIdentity(trial_, steps_, surface_));
+  const std::string difference = FirstIdentityDifference(*identity, ResumeIdentity(trial_, steps_, surface_));
   if (!difference.empty()) {
     return Status::FailedPrecondition("checkpoint " + path + " was written by a different trial config (differs at " +
                                       difference + ")");
@@ -396,7 +363,7 @@ void StandInRun::Pace() {
       std::chrono::duration<double>(1.0 / options_.lines_per_second));
   if (last_line_) {
     const Clock::time_point due = *last_line_ + interval;
-    while (stop_signal.load() == 0) {
+    while (StopRequest().load() == 0) {
       const Clock::time_point now = Clock::now();
       if (now >= due) break;
       std::this_thread::sleep_for(std::min<Clock::duration>(due - now, std::chrono::milliseconds(10)));
@@ -435,7 +402,7 @@ StatusOr<Outcome> StandInRun::Run() {
   provenance.config.text = TrialConfigToJson(trial_).dump();
   provenance.data.text =
       json({{"source", trial_.data.source}, {"read", false}, {"loss_surface", LossSurfaceToJson(surface_)}}).dump();
-  provenance.parameters.text = ParameterCountsJson(CountParameters(trial_.model)).dump();
+  provenance.parameters.text = ParameterCountsToJson(CountParameters(trial_.model)).dump();
   provenance.flops_per_token.nonembedding = flops_per_token_.nonembedding;
   provenance.flops_per_token.attention = flops_per_token_.attention;
   provenance.flops_per_token.matrix = flops_per_token_.matrix;
@@ -476,7 +443,7 @@ StatusOr<Outcome> StandInRun::Run() {
     if (!lead()) {
       // Plays the same curve and stops where rank 0 would; rank 0 reports and checkpoints.
       if (last) return Outcome::kCompleted;
-      if (stop_signal.load() != 0 || stop_after) return Outcome::kPreempted;
+      if (StopRequest().load() != 0 || stop_after) return Outcome::kPreempted;
       continue;
     }
     if (report) {
@@ -492,7 +459,7 @@ StatusOr<Outcome> StandInRun::Run() {
     if (train.checkpoint_every > 0 && step_ % train.checkpoint_every == 0) {
       RUNG_RETURN_IF_ERROR(SaveCheckpoint("periodic"));
     }
-    const int signal_number = stop_signal.load();
+    const int signal_number = StopRequest().load();
     if (signal_number != 0 || stop_after) {
       RUNG_RETURN_IF_ERROR(SaveCheckpoint(signal_number != 0 ? "signal" : "stop_after_step"));
       records::PreemptedRecord preempted;
