@@ -8,7 +8,6 @@
 #include "coordinator/server/source_trials.h"
 #include "coordinator/store/trial_cells.h"
 #include "sweeps/spec/expansion.h"
-#include "sweeps/spec/json_path.h"
 #include "sweeps/spec/spec_diagnostics.h"
 
 namespace rung::server {

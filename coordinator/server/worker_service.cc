@@ -8,7 +8,6 @@
 
 #include "coordinator/server/proto_convert.h"
 #include "coordinator/server/rpc_support.h"
-#include "sweeps/spec/json_path.h"
 
 namespace rung::server {
 namespace {

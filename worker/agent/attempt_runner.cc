@@ -7,8 +7,6 @@
 #include <fstream>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
 #include "worker/agent/attempt_workspace.h"
 #include "worker/agent/log.h"
 #include "worker/agent/attempt_records.h"
