@@ -9,21 +9,6 @@
 
 namespace rung::server {
 
-grpc::Status ToGrpcStatus(const Status& status) {
-  switch (status.code()) {
-    case StatusCode::kOk: return grpc::Status::OK;
-    case StatusCode::kInvalidArgument: return {grpc::StatusCode::INVALID_ARGUMENT, status.message()};
-    case StatusCode::kNotFound: return {grpc::StatusCode::NOT_FOUND, status.message()};
-    case StatusCode::kFailedPrecondition: return {grpc::StatusCode::FAILED_PRECONDITION, status.message()};
-    case StatusCode::kOutOfRange: return {grpc::StatusCode::OUT_OF_RANGE, status.message()};
-    case StatusCode::kInternal: return {grpc::StatusCode::INTERNAL, status.message()};
-    case StatusCode::kUnavailable: return {grpc::StatusCode::UNAVAILABLE, status.message()};
-    case StatusCode::kAborted: return {grpc::StatusCode::ABORTED, status.message()};
-    case StatusCode::kDataLoss: return {grpc::StatusCode::DATA_LOSS, status.message()};
-  }
-  return {grpc::StatusCode::UNKNOWN, status.message()};
-}
-
 grpc::Status Unimplemented(std::string_view method) {
   return {grpc::StatusCode::UNIMPLEMENTED,
           std::string(method) + " is not implemented by this coordinator (rung " + BuildCommit() + ") yet"};

@@ -1,12 +1,12 @@
 // coordinator/server/rpc_support.h
 //
-// Small conversions the services share: rung::Status to grpc::Status, times to protobuf's
+// Small conversions the services share (rung::Status to grpc::Status is proto/grpc_status.h): times to protobuf's
 // Timestamp and Duration, the UNIMPLEMENTED answer of methods not built yet, and the ServerInfo a
 // coordinator reports about itself.
 //
 // Example:
 //   StatusOr<v1::Worker> worker = registry->Register(*request, std::chrono::system_clock::now());
-//   if (!worker.ok()) return ToGrpcStatus(worker.status());
+//   if (!worker.ok()) return ToGrpcStatus(worker.status());  // proto/grpc_status.h
 //
 // Thread safety: reentrant functions.
 #pragma once
@@ -19,13 +19,11 @@
 #include <grpcpp/support/status.h>
 
 #include "core/common/status.h"
+#include "proto/grpc_status.h"
 #include "proto/protocol_version.h"
 #include "proto/rung.pb.h"
 
 namespace rung::server {
-
-// The gRPC status with the same code and message (kOk -> OK).
-grpc::Status ToGrpcStatus(const Status& status);
 
 // UNIMPLEMENTED, naming the method ("rung.v1.UserService/ListSweeps") as not served yet by this
 // coordinator build.

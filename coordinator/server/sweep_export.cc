@@ -101,7 +101,7 @@ Status ForEachTrial(Coordinator& coordinator, int64_t sweep_id, const std::funct
   }
 }
 
-Status Cancelled() { return Status::Aborted("the export's reader went away"); }
+Status ReaderLeft() { return Status::Cancelled("the export's reader went away"); }
 
 Status ExportTrialsJsonl(Coordinator& coordinator, const SweepRecord& sweep, ChunkWriter& out) {
   return ForEachTrial(coordinator, sweep.id, [&](const TrialResult& trial) -> Status {
@@ -110,7 +110,7 @@ Status ExportTrialsJsonl(Coordinator& coordinator, const SweepRecord& sweep, Chu
     row["config"] = trial.trial.cell.config;
     row["provenance"] = trial.provenance;
     row["summaries"] = Summaries(trial);
-    return out.Line(row.dump()) ? Status::Ok() : Cancelled();
+    return out.Line(row.dump()) ? Status::Ok() : ReaderLeft();
   });
 }
 
@@ -135,7 +135,7 @@ Status ExportTrialsCsv(Coordinator& coordinator, const SweepRecord& sweep, Chunk
   for (const std::string& key : config_keys) header += "," + CsvField("config." + key);
   for (const std::string& key : provenance_keys) header += "," + CsvField("provenance." + key);
   for (const std::string& name : summary_names) header += "," + CsvField("summary." + name);
-  if (!out.Line(header)) return Cancelled();
+  if (!out.Line(header)) return ReaderLeft();
   return ForEachTrial(coordinator, sweep.id, [&](const TrialResult& trial) -> Status {
     std::string line;
     const ordered_json fixed = TrialColumns(trial, sweep.baseline);
@@ -157,7 +157,7 @@ Status ExportTrialsCsv(Coordinator& coordinator, const SweepRecord& sweep, Chunk
       auto found = trial.summaries.find(name);
       line += "," + (found == trial.summaries.end() ? std::string() : CsvValue(found->second));
     }
-    return out.Line(line) ? Status::Ok() : Cancelled();
+    return out.Line(line) ? Status::Ok() : ReaderLeft();
   });
 }
 
@@ -193,14 +193,14 @@ Status ExportSweep(Coordinator& coordinator, const v1::ExportRequest& request,
       }
       StatusOr<std::string> csv = LadderCsv(coordinator, sweep->id);
       if (!csv.ok()) return csv.status();
-      if (!write(*csv)) return Cancelled();
+      if (!write(*csv)) return ReaderLeft();
       break;
     }
     default:
       return Status::InvalidArgument("exporting table " + v1::ExportTable_Name(request.table()) +
                                      " is not served by this coordinator yet; TRIALS and LADDER are");
   }
-  return out.Flush() ? Status::Ok() : Cancelled();
+  return out.Flush() ? Status::Ok() : ReaderLeft();
 }
 
 }  // namespace rung::server

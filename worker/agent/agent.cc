@@ -107,7 +107,7 @@ Status Agent::Register() {
       return Status::Ok();
     }
     const Status& status = response.status();
-    if (status.code() == StatusCode::kAborted) continue;
+    if (status.code() == StatusCode::kCancelled) continue;
     if (!IsTransient(status)) return status;
     if (!outage_logged) AgentLog(status.message() + "; retrying until the coordinator answers");
     outage_logged = true;
@@ -143,7 +143,7 @@ void Agent::LeaseLoop() {
       continue;
     }
     const Status& status = response.status();
-    if (status.code() == StatusCode::kAborted) continue;  // shutdown, or slots were freed: ask again
+    if (status.code() == StatusCode::kCancelled) continue;  // shutdown, or slots were freed: ask again
     if (!outage_logged) {
       AgentLog(status.message() + (IsTransient(status) ? "; trials keep training, leasing resumes when it is back"
                                                        : "; retrying"));

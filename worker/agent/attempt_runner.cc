@@ -158,7 +158,7 @@ void AttemptRunner::HeartbeatLoop() {
         StopTrainerLocked();
         return;
       }
-    } else if (response.status().code() != StatusCode::kAborted && !outage_logged) {
+    } else if (response.status().code() != StatusCode::kCancelled && !outage_logged) {
       AgentLog(Name() + ": heartbeat failed: " + response.status().message() + "; training on");
       outage_logged = true;
     }

@@ -6,63 +6,40 @@
 
 #include <google/protobuf/util/time_util.h>
 
+#include "proto/grpc_status.h"
 #include "worker/agent/log.h"
 
 namespace rung::agent {
 namespace {
 
-const char* GrpcCodeName(grpc::StatusCode code) {
-  switch (code) {
-    case grpc::StatusCode::OK: return "OK";
-    case grpc::StatusCode::CANCELLED: return "CANCELLED";
-    case grpc::StatusCode::UNKNOWN: return "UNKNOWN";
-    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
-    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
-    case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
-    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
-    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
-    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
-    case grpc::StatusCode::ABORTED: return "ABORTED";
-    case grpc::StatusCode::OUT_OF_RANGE: return "OUT_OF_RANGE";
-    case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
-    case grpc::StatusCode::INTERNAL: return "INTERNAL";
-    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
-    case grpc::StatusCode::DATA_LOSS: return "DATA_LOSS";
-    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
-    default: return "UNKNOWN";
+// The rung::Status for a failed call of `method`: the coordinator's code and message, the method
+// and the code's name in front (see the header).
+Status CallStatus(const char* method, const grpc::Status& status, bool interrupted) {
+  if (status.ok()) return Status::Ok();
+  if (interrupted && status.error_code() == grpc::StatusCode::CANCELLED) {
+    return Status::Cancelled(std::string(method) + ": interrupted");
   }
-}
-
-// The rung::Status for a failed call of `method` (see the header for the mapping).
-Status FromGrpcStatus(const char* method, const grpc::Status& status, bool interrupted) {
-  const std::string message = std::string(method) + ": " + status.error_message() + " (" +
-                              GrpcCodeName(status.error_code()) + ")";
-  switch (status.error_code()) {
-    case grpc::StatusCode::OK: return Status::Ok();
-    case grpc::StatusCode::CANCELLED:
-      if (interrupted) return Status::Aborted(std::string(method) + ": interrupted");
-      return Status::Unavailable(message);
-    case grpc::StatusCode::UNAVAILABLE:
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
-    case grpc::StatusCode::RESOURCE_EXHAUSTED:
-    case grpc::StatusCode::ABORTED:
-    case grpc::StatusCode::UNKNOWN: return Status::Unavailable(message);
-    case grpc::StatusCode::NOT_FOUND: return Status::NotFound(message);
-    case grpc::StatusCode::FAILED_PRECONDITION: return Status::FailedPrecondition(message);
-    case grpc::StatusCode::OUT_OF_RANGE: return Status::OutOfRange(message);
-    case grpc::StatusCode::INVALID_ARGUMENT: return Status::InvalidArgument(message);
-    case grpc::StatusCode::UNAUTHENTICATED:
-    case grpc::StatusCode::PERMISSION_DENIED:
-      return Status::InvalidArgument(message + "; the coordinator refused the worker token: pass the file of its "
-                                               "--worker-token-file as --worker-token-file");
-    default: return Status::Internal(message);
+  const Status converted = FromGrpcStatus(status);
+  std::string message = std::string(method) + ": " + converted.message() + " (" + StatusCodeName(converted.code()) + ")";
+  if (converted.code() == StatusCode::kUnauthenticated || converted.code() == StatusCode::kPermissionDenied) {
+    message += "; the coordinator refused the worker token: pass the file of its --worker-token-file as "
+               "--worker-token-file";
   }
+  return Status(converted.code(), std::move(message));
 }
 
 }  // namespace
 
-bool IsTransient(const Status& status) { return status.code() == StatusCode::kUnavailable; }
+bool IsTransient(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kUnavailable:
+    case StatusCode::kDeadlineExceeded:
+    case StatusCode::kResourceExhausted:
+    case StatusCode::kAborted:
+    case StatusCode::kUnknown: return true;
+    default: return false;
+  }
+}
 
 // ------------------------------------------------------------------------------ CallInterrupter
 
@@ -137,7 +114,7 @@ Status CoordinatorClient::CallOnce(const char* method, Rpc<Request, Response> rp
   context.AddMetadata("authorization", "Bearer " + options_.token);
   context.set_deadline(std::chrono::system_clock::now() + timeout);
   if (interrupter != nullptr && !interrupter->Attach(&context)) {
-    return Status::Aborted(std::string(method) + ": interrupted");
+    return Status::Cancelled(std::string(method) + ": interrupted");
   }
   const grpc::Status status = ((*stub_).*rpc)(&context, request, response);
   bool interrupted = false;
@@ -145,7 +122,7 @@ Status CoordinatorClient::CallOnce(const char* method, Rpc<Request, Response> rp
     interrupter->Detach(&context);
     interrupted = interrupter->interrupted();
   }
-  return FromGrpcStatus(method, status, interrupted);
+  return CallStatus(method, status, interrupted);
 }
 
 template <typename Request, typename Response>
@@ -173,7 +150,7 @@ StatusOr<Response> CoordinatorClient::Call(const char* method, Rpc<Request, Resp
     if (!IsTransient(status) || attempt >= options_.max_tries) return status;
     const std::chrono::milliseconds delay = backoff.Next();
     if (interrupter != nullptr) {
-      if (!interrupter->SleepFor(delay)) return Status::Aborted(std::string(method) + ": interrupted");
+      if (!interrupter->SleepFor(delay)) return Status::Cancelled(std::string(method) + ": interrupted");
     } else {
       std::this_thread::sleep_for(delay);
     }

@@ -5,17 +5,19 @@
 // with backoff, and the registration remembered so that a coordinator that forgot this worker (it
 // restarted) is told again.
 //
-// Errors come back as rung::Status values with the method in the message:
-//   kUnavailable         the coordinator is away (UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED,
-//                        ABORTED, UNKNOWN, or CANCELLED by the server) after `max_tries` tries:
-//                        IsTransient(); keep the work and try again later
+// Errors come back as rung::Status values with the coordinator's own code (proto/grpc_status.h) and
+// the method in the message:
+//   IsTransient()        UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, ABORTED or UNKNOWN after
+//                        `max_tries` tries: the coordinator is away or busy; keep the work and try
+//                        again later
 //   kNotFound            no such trial (or worker, after registering again did not help)
 //   kFailedPrecondition  the attempt is fenced: stop it and report nothing more
 //   kOutOfRange          a metric batch out of sequence
-//   kInvalidArgument     a bad request, or the coordinator refused the worker token
-//                        (UNAUTHENTICATED / PERMISSION_DENIED: the message names the flag to fix)
-//   kInternal            anything else (UNIMPLEMENTED: a coordinator without this method)
-//   kAborted             the call was interrupted through its CallInterrupter
+//   kInvalidArgument     a bad request
+//   kUnauthenticated,    the coordinator refused the worker token (the message names the flag to fix)
+//   kPermissionDenied
+//   kUnimplemented       a coordinator without this method
+//   kCancelled           the call was interrupted through its CallInterrupter (or the server cancelled it)
 //
 // Transport: plaintext when no TLS roots are given (the coordinator accepts that on loopback and unix
 // sockets only), else TLS verified against the given roots. The channel reconnects with a short
@@ -63,7 +65,8 @@ struct CoordinatorClientOptions {
   std::chrono::milliseconds max_reconnect_backoff{2000};
 };
 
-// True for statuses worth trying again later: the coordinator was unreachable (kUnavailable).
+// True for statuses worth trying again later: the coordinator was unreachable, out of time or
+// resources, or could not say what went wrong (see above).
 bool IsTransient(const Status& status);
 
 // Cancels calls of a CoordinatorClient from another thread: the agent's shutdown, or a lease
@@ -71,7 +74,7 @@ bool IsTransient(const Status& status);
 class CallInterrupter {
  public:
   // Cancels every call in flight that was given this interrupter; later calls and their retry waits
-  // return kAborted at once, until Reset().
+  // return kCancelled at once, until Reset().
   void Interrupt();
   // Lets calls through again.
   void Reset();

@@ -91,7 +91,7 @@ Status MetricRelay::WaitLocked(std::unique_lock<std::mutex>& lock, Clock::time_p
                                std::to_string(buffer_.size()) + " lines buffered");
   }
   if (!terminal_.ok()) return terminal_;
-  if (abandoned_) return Status::Aborted("metric relay abandoned");
+  if (abandoned_) return Status::Cancelled("metric relay abandoned");
   return Status::Ok();
 }
 
@@ -210,7 +210,7 @@ void MetricRelay::SendLoop() {
       continue;
     }
     const Status& status = response.status();
-    if (status.code() == StatusCode::kAborted) continue;  // Abandon(): the loop ends above
+    if (status.code() == StatusCode::kCancelled) continue;  // Abandon(): the loop ends above
     if (IsTransient(status)) {
       if (!reported_outage) {
         AgentLog("trial " + std::to_string(trial_id_) + ": " + status.message() + "; buffering metrics");

@@ -52,7 +52,7 @@ StatusOr<std::unique_ptr<TrainerGang>> TrainerGang::Start(const TrainerLaunch& l
     StatusOr<std::unique_ptr<TrainerProcess>> process = TrainerProcess::Start(rank_launch);
     if (!process.ok()) {
       // The ranks already started would wait for this one at the rendezvous: the destructor kills them.
-      return Status(process.status().code(), "rank " + std::to_string(rank) + ": " + process.status().message());
+      return process.status().WithContext("rank " + std::to_string(rank));
     }
     gang->ranks_.push_back(std::move(process).value());
   }

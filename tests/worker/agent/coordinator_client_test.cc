@@ -58,7 +58,7 @@ TEST(CoordinatorClientTest, AWrongTokenIsRefusedForGoodWithTheFlagToFix) {
   ASSERT_TRUE(client.ok());
   StatusOr<v1::RegisterResponse> refused = (*client)->Register(Registration());
   ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnauthenticated);
   EXPECT_FALSE(IsTransient(refused.status()));
   EXPECT_THAT(refused.status().message(), HasSubstr("--worker-token-file"));
   EXPECT_THAT(refused.status().message(), ::testing::Not(HasSubstr("not-the-worker-token")));
@@ -112,7 +112,7 @@ TEST(CoordinatorClientTest, AnInterruptCancelsALongPollAtOnce) {
   interrupter.Interrupt();
   StatusOr<v1::LeaseResponse> interrupted = (*client)->Lease(v1::LeaseRequest(), std::chrono::seconds(30), &interrupter);
   ASSERT_FALSE(interrupted.ok());
-  EXPECT_EQ(interrupted.status().code(), StatusCode::kAborted);
+  EXPECT_EQ(interrupted.status().code(), StatusCode::kCancelled);
   EXPECT_FALSE(interrupter.SleepFor(std::chrono::seconds(30))) << "sleeps end at once too";
   interrupter.Reset();
   StatusOr<v1::LeaseResponse> answered = (*client)->Lease(v1::LeaseRequest(), std::chrono::milliseconds(10), &interrupter);

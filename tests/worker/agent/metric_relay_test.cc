@@ -262,7 +262,7 @@ TEST_F(MetricRelayTest, AbandonEndsADrainAtOnce) {
   StatusOr<int64_t> abandoned = relay.Drain();
   abandon.join();
   ASSERT_FALSE(abandoned.ok());
-  EXPECT_EQ(abandoned.status().code(), StatusCode::kAborted);
+  EXPECT_EQ(abandoned.status().code(), StatusCode::kCancelled);
 }
 
 }  // namespace
