@@ -23,8 +23,8 @@ bool IsFinished(SweepState state) {
 // the caller left (`*status` stays OK) or the coordinator shuts down (`*status` UNAVAILABLE).
 bool AwaitChange(Coordinator& coordinator, uint64_t* seen, const std::function<bool()>& cancelled, bool* changed,
                  Status* status) {
-  const uint64_t now = coordinator.changes().WaitForChange(*seen, std::chrono::steady_clock::now() + kCancelCheck);
-  if (coordinator.changes().closed()) {
+  const uint64_t now = coordinator.signals().changes().WaitForChange(*seen, std::chrono::steady_clock::now() + kCancelCheck);
+  if (coordinator.signals().changes().closed()) {
     *status = Status::Unavailable("the coordinator is shutting down; follow again on the restarted one");
     return false;
   }
@@ -42,17 +42,15 @@ struct SweepView {
 };
 
 StatusOr<SweepView> ReadSweep(Coordinator& coordinator, int64_t sweep_id) {
-  StatusOr<SweepOverview> sweep = coordinator.overviews().Sweep(sweep_id);
-  if (!sweep.ok()) return sweep.status();
+  RUNG_ASSIGN_OR_RETURN(SweepOverview sweep, coordinator.overviews().Sweep(sweep_id));
   TrialFilter all;
   all.limit = std::numeric_limits<int64_t>::max();
-  StatusOr<std::vector<TrialOverview>> trials = coordinator.overviews().Trials(sweep_id, all);
-  if (!trials.ok()) return trials.status();
+  RUNG_ASSIGN_OR_RETURN(std::vector<TrialOverview> trials, coordinator.overviews().Trials(sweep_id, all));
   SweepView view;
-  view.state = sweep->sweep.state;
-  view.sweep = ToProtoSweep(*sweep, /*with_spec_text=*/false);
-  for (const TrialOverview& trial : *trials) {
-    view.trials.push_back(ToProtoTrial(trial, sweep->sweep.baseline, /*full=*/false));
+  view.state = sweep.sweep.state;
+  view.sweep = ToProtoSweep(sweep, /*with_spec_text=*/false);
+  for (const TrialOverview& trial : trials) {
+    view.trials.push_back(ToProtoTrial(trial, sweep.sweep.baseline, /*full=*/false));
   }
   return view;
 }
@@ -111,9 +109,8 @@ StatusOr<std::vector<v1::LogEntry>> ReadLogs(Coordinator& coordinator, const v1:
   filter.attempt = request.attempt();
   filter.after_attempt = cursor->attempt;
   filter.after_batch = cursor->batch;
-  StatusOr<std::vector<StoredLogLine>> lines = coordinator.metrics().Logs(request.trial_id(), filter);
-  if (!lines.ok()) return lines.status();
-  for (const StoredLogLine& line : *lines) {
+  RUNG_ASSIGN_OR_RETURN(std::vector<StoredLogLine> lines, coordinator.metrics().Logs(request.trial_id(), filter));
+  for (const StoredLogLine& line : lines) {
     cursor->attempt = line.attempt;
     cursor->batch = line.batch;
     const bool wanted = all || (line.log.source == LogSource::kStderr ? request.include_stderr()
@@ -124,9 +121,8 @@ StatusOr<std::vector<v1::LogEntry>> ReadLogs(Coordinator& coordinator, const v1:
   events.trial_id = request.trial_id();
   events.after_id = cursor->event_id;
   events.limit = std::numeric_limits<int64_t>::max();
-  StatusOr<std::vector<EventRecord>> listed = coordinator.events().List(events);
-  if (!listed.ok()) return listed.status();
-  for (const EventRecord& event : *listed) {
+  RUNG_ASSIGN_OR_RETURN(std::vector<EventRecord> listed, coordinator.events().List(events));
+  for (const EventRecord& event : listed) {
     cursor->event_id = event.id;
     const bool attempt_ok = request.attempt() == 0 || event.attempt.value_or(0) == request.attempt();
     if ((all || request.include_events()) && attempt_ok) entries.push_back(EventEntry(event));
@@ -142,21 +138,20 @@ StatusOr<std::vector<v1::LogEntry>> ReadLogs(Coordinator& coordinator, const v1:
 
 Status FollowSweep(Coordinator& coordinator, int64_t sweep_id, const Sink<v1::SweepUpdate>& send,
                    const std::function<bool()>& cancelled) {
-  uint64_t seen = coordinator.changes().generation();
-  StatusOr<SweepView> view = ReadSweep(coordinator, sweep_id);
-  if (!view.ok()) return view.status();
+  uint64_t seen = coordinator.signals().changes().generation();
+  RUNG_ASSIGN_OR_RETURN(SweepView view, ReadSweep(coordinator, sweep_id));
   v1::SweepUpdate snapshot;
   *snapshot.mutable_time() = ToTimestamp(std::chrono::system_clock::now());
-  *snapshot.mutable_sweep() = view->sweep;
+  *snapshot.mutable_sweep() = view.sweep;
   snapshot.set_snapshot(true);
   std::map<int64_t, std::string> shown;  // trial id -> what was sent of it
-  for (const v1::Trial& trial : view->trials) {
+  for (const v1::Trial& trial : view.trials) {
     shown[trial.trial_id()] = trial.SerializeAsString();
     *snapshot.add_trials() = trial;
   }
   if (!send(snapshot)) return Status::Ok();
-  std::string shown_sweep = view->sweep.SerializeAsString();
-  SweepState state = view->state;
+  std::string shown_sweep = view.sweep.SerializeAsString();
+  SweepState state = view.state;
   Status status;
   while (!IsFinished(state)) {
     bool changed = false;
@@ -164,19 +159,19 @@ Status FollowSweep(Coordinator& coordinator, int64_t sweep_id, const Sink<v1::Sw
     if (!changed) continue;
     view = ReadSweep(coordinator, sweep_id);
     if (!view.ok()) return view.status();
-    state = view->state;
+    state = view.state;
     v1::SweepUpdate update;
-    for (const v1::Trial& trial : view->trials) {
+    for (const v1::Trial& trial : view.trials) {
       std::string now = trial.SerializeAsString();
       if (shown[trial.trial_id()] == now) continue;
       shown[trial.trial_id()] = std::move(now);
       *update.add_trials() = trial;
     }
-    std::string sweep_now = view->sweep.SerializeAsString();
+    std::string sweep_now = view.sweep.SerializeAsString();
     if (update.trials_size() == 0 && sweep_now == shown_sweep) continue;
     shown_sweep = std::move(sweep_now);
     *update.mutable_time() = ToTimestamp(std::chrono::system_clock::now());
-    *update.mutable_sweep() = view->sweep;
+    *update.mutable_sweep() = view.sweep;
     if (!send(update)) return Status::Ok();
   }
   return Status::Ok();
@@ -195,13 +190,11 @@ Status CheckLogsRequest(Coordinator& coordinator, const v1::GetLogsRequest& requ
     return Status::InvalidArgument("GetLogsRequest.attempt " + std::to_string(request.attempt()) +
                                    " is negative (attempts count from 1; 0: every attempt)");
   }
-  StatusOr<TrialRecord> trial = coordinator.trials().Get(request.trial_id());
-  if (!trial.ok()) return trial.status();
+  RUNG_ASSIGN_OR_RETURN(TrialRecord trial, coordinator.trials().Get(request.trial_id()));
   if (request.attempt() == 0) return Status::Ok();
-  StatusOr<std::vector<AttemptRecord>> attempts = coordinator.trials().Attempts(request.trial_id());
-  if (!attempts.ok()) return attempts.status();
+  RUNG_ASSIGN_OR_RETURN(std::vector<AttemptRecord> attempts, coordinator.trials().Attempts(request.trial_id()));
   std::string listed;
-  for (const AttemptRecord& attempt : *attempts) {
+  for (const AttemptRecord& attempt : attempts) {
     if (attempt.attempt == request.attempt()) return Status::Ok();
     listed += (listed.empty() ? "" : ", ") + std::to_string(attempt.attempt);
   }
@@ -215,18 +208,16 @@ Status CheckLogsRequest(Coordinator& coordinator, const v1::GetLogsRequest& requ
 Status FollowLogs(Coordinator& coordinator, const v1::GetLogsRequest& request, const Sink<v1::LogEntry>& send,
                   const std::function<bool()>& cancelled) {
   RUNG_RETURN_IF_ERROR(CheckLogsRequest(coordinator, request));
-  uint64_t seen = coordinator.changes().generation();
+  uint64_t seen = coordinator.signals().changes().generation();
   LogCursor cursor;
-  StatusOr<std::vector<v1::LogEntry>> entries = ReadLogs(coordinator, request, &cursor);
-  if (!entries.ok()) return entries.status();
-  for (const v1::LogEntry& entry : Tail(std::move(entries).value(), request.tail())) {
+  RUNG_ASSIGN_OR_RETURN(std::vector<v1::LogEntry> entries, ReadLogs(coordinator, request, &cursor));
+  for (const v1::LogEntry& entry : Tail(std::move(entries), request.tail())) {
     if (!send(entry)) return Status::Ok();
   }
   Status status;
   while (request.follow()) {
-    StatusOr<TrialRecord> trial = coordinator.trials().Get(request.trial_id());
-    if (!trial.ok()) return trial.status();
-    const bool finished = IsTerminal(trial->state);
+    RUNG_ASSIGN_OR_RETURN(TrialRecord trial, coordinator.trials().Get(request.trial_id()));
+    const bool finished = IsTerminal(trial.state);
     if (!finished) {
       bool changed = false;
       if (!AwaitChange(coordinator, &seen, cancelled, &changed, &status)) return status;
@@ -235,7 +226,7 @@ Status FollowLogs(Coordinator& coordinator, const v1::GetLogsRequest& request, c
     // After the trial finished, one more read: the lines committed before it ended.
     entries = ReadLogs(coordinator, request, &cursor);
     if (!entries.ok()) return entries.status();
-    for (const v1::LogEntry& entry : *entries) {
+    for (const v1::LogEntry& entry : entries) {
       if (!send(entry)) return Status::Ok();
     }
     if (finished) break;

@@ -24,7 +24,7 @@
 #include <cstdint>
 #include <functional>
 
-#include "coordinator/server/coordinator.h"
+#include "coordinator/domain/coordinator.h"
 #include "core/common/status.h"
 #include "proto/rung.pb.h"
 

@@ -21,27 +21,23 @@ CoordinatorServer::CoordinatorServer(const ServerOptions& options,
 StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(const ServerOptions& options,
                                                                       const Clock* clock) {
   RUNG_RETURN_IF_ERROR(ValidateServerOptions(options));
-  StatusOr<std::string> user_token = ReadTokenFile(options.user_token_file);
-  if (!user_token.ok()) return user_token.status();
-  StatusOr<std::string> worker_token = ReadTokenFile(options.worker_token_file);
-  if (!worker_token.ok()) return worker_token.status();
-  RUNG_RETURN_IF_ERROR(ValidateTokens(*user_token, *worker_token));
-  StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = MakeServerCredentials(options);
-  if (!credentials.ok()) return credentials.status();
-  auto authenticator = std::make_shared<BearerTokenAuthenticator>(*user_token, *worker_token);
-  (*credentials)->SetAuthMetadataProcessor(authenticator);
+  RUNG_ASSIGN_OR_RETURN(std::string user_token, ReadTokenFile(options.user_token_file));
+  RUNG_ASSIGN_OR_RETURN(std::string worker_token, ReadTokenFile(options.worker_token_file));
+  RUNG_RETURN_IF_ERROR(ValidateTokens(user_token, worker_token));
+  RUNG_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials, MakeServerCredentials(options));
+  auto authenticator = std::make_shared<BearerTokenAuthenticator>(user_token, worker_token);
+  (credentials)->SetAuthMetadataProcessor(authenticator);
 
   // Both are process-wide switches read by every ServerBuilder built afterwards.
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
 
   std::unique_ptr<CoordinatorServer> server(new CoordinatorServer(options, std::move(authenticator)));
-  StatusOr<std::unique_ptr<Coordinator>> coordinator = Coordinator::Open(
-      {options.database_path, options.artifact_root, options.lease_duration, options.rendezvous_first_port,
-       options.rendezvous_port_count},
-      clock != nullptr ? *clock : server->system_clock_);
-  if (!coordinator.ok()) return coordinator.status();
-  server->coordinator_ = std::move(coordinator).value();
+  RUNG_ASSIGN_OR_RETURN(std::unique_ptr<Coordinator> coordinator,
+                        Coordinator::Open({options.database_path, options.artifact_root, options.lease_duration,
+                                           options.rendezvous_first_port, options.rendezvous_port_count},
+                                          clock != nullptr ? *clock : server->system_clock_));
+  server->coordinator_ = std::move(coordinator);
   server->user_service_ =
       std::make_unique<UserServiceImpl>(server->coordinator_.get(), server->authenticator_.get(), server->started_at_);
   server->worker_service_ =
@@ -51,7 +47,7 @@ StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(const Serv
   int port = 0;
   // A second coordinator on a port in use must fail, not share the port (and the work) with the first.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.AddListeningPort(options.listen_address, *credentials, &port);
+  builder.AddListeningPort(options.listen_address, credentials, &port);
   builder.RegisterService(server->user_service_.get());
   builder.RegisterService(server->worker_service_.get());
   // The sync server keeps at most MAX_POLLERS idle threads and ends the rest after each burst (the

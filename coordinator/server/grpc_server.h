@@ -31,7 +31,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "coordinator/server/auth.h"
-#include "coordinator/server/coordinator.h"
+#include "coordinator/domain/coordinator.h"
 #include "coordinator/server/server_options.h"
 #include "coordinator/server/user_service.h"
 #include "coordinator/server/worker_service.h"

@@ -166,10 +166,9 @@ StatusOr<std::map<int64_t, double>> TrialValues(Coordinator& coordinator, const 
   if (summary != v1::METRIC_SUMMARY_BEST && summary != v1::METRIC_SUMMARY_LAST) {
     return Status::InvalidArgument("summary: unknown MetricSummary " + std::to_string(summary));
   }
-  StatusOr<std::map<int64_t, std::vector<StepValue>>> curves = coordinator.results().Curves(sweep.id, metric);
-  if (!curves.ok()) return curves.status();
+  RUNG_ASSIGN_OR_RETURN(auto curves, coordinator.results().Curves(sweep.id, metric));
   const bool maximize = sweep.metric.goal == "maximize";
-  for (const auto& [trial_id, curve] : *curves) {
+  for (const auto& [trial_id, curve] : curves) {
     std::optional<double> chosen;
     for (const StepValue& point : curve) {
       if (!std::isfinite(point.value)) continue;
@@ -186,25 +185,22 @@ StatusOr<std::map<int64_t, double>> TrialValues(Coordinator& coordinator, const 
 Status CheckMetricName(Coordinator& coordinator, int64_t sweep_id, const std::string& metric,
                        const std::map<int64_t, double>& values) {
   if (!values.empty()) return Status::Ok();
-  StatusOr<std::vector<std::string>> names = coordinator.results().MetricNames(sweep_id);
-  if (!names.ok()) return names.status();
-  if (names->empty() || std::find(names->begin(), names->end(), metric) != names->end()) return Status::Ok();
+  RUNG_ASSIGN_OR_RETURN(std::vector<std::string> names, coordinator.results().MetricNames(sweep_id));
+  if (names.empty() || std::find(names.begin(), names.end(), metric) != names.end()) return Status::Ok();
   return Status::InvalidArgument("metric: no trial of sweep " + std::to_string(sweep_id) + " reported '" + metric +
-                                 "'; its trials reported: " + Join({names->begin(), names->end()}));
+                                 "'; its trials reported: " + Join({names.begin(), names.end()}));
 }
 
 StatusOr<v1::QueryResultsResponse> QueryResults(Coordinator& coordinator, const v1::QueryResultsRequest& request) {
   if (request.sweep_id() <= 0) {
     return Status::InvalidArgument("QueryResultsRequest.sweep_id is required (a positive id)");
   }
-  StatusOr<SweepRecord> sweep = coordinator.sweeps().Get(request.sweep_id());
-  if (!sweep.ok()) return sweep.status();
-  StatusOr<std::vector<TrialResult>> all = coordinator.results().Trials(request.sweep_id());
-  if (!all.ok()) return all.status();
+  RUNG_ASSIGN_OR_RETURN(SweepRecord sweep, coordinator.sweeps().Get(request.sweep_id()));
+  RUNG_ASSIGN_OR_RETURN(std::vector<TrialResult> all, coordinator.results().Trials(request.sweep_id()));
 
   std::vector<std::string> group_by(request.group_by().begin(), request.group_by().end());
-  RUNG_RETURN_IF_ERROR(CheckKeys(*all, group_by, "group_by"));
-  if (group_by.empty()) group_by = TrialLabels(*all);
+  RUNG_RETURN_IF_ERROR(CheckKeys(all, group_by, "group_by"));
+  if (group_by.empty()) group_by = TrialLabels(all);
   std::vector<std::string> filter_keys;
   std::vector<json> filter_values;
   for (const v1::ResultFilter& filter : request.filters()) {
@@ -216,10 +212,10 @@ StatusOr<v1::QueryResultsResponse> QueryResults(Coordinator& coordinator, const 
     filter_keys.push_back(filter.key());
     filter_values.push_back(std::move(value));
   }
-  RUNG_RETURN_IF_ERROR(CheckKeys(*all, filter_keys, "filters"));
+  RUNG_RETURN_IF_ERROR(CheckKeys(all, filter_keys, "filters"));
 
   std::vector<const TrialResult*> trials;
-  for (const TrialResult& trial : *all) {
+  for (const TrialResult& trial : all) {
     bool keep = true;
     for (size_t i = 0; i < filter_keys.size() && keep; ++i) {
       std::optional<KeyValue> value = ResolveKey(trial.trial, filter_keys[i]);
@@ -228,15 +224,14 @@ StatusOr<v1::QueryResultsResponse> QueryResults(Coordinator& coordinator, const 
     if (keep) trials.push_back(&trial);
   }
 
-  const std::string metric = request.metric().empty() ? sweep->metric.name : request.metric();
+  const std::string metric = request.metric().empty() ? sweep.metric.name : request.metric();
   // Values of every trial of the sweep: a baseline twin may be filtered out of the table.
-  StatusOr<std::map<int64_t, double>> values = TrialValues(coordinator, *sweep, *all, metric, request.summary());
-  if (!values.ok()) return values.status();
-  RUNG_RETURN_IF_ERROR(CheckMetricName(coordinator, sweep->id, metric, *values));
+  RUNG_ASSIGN_OR_RETURN(auto values, TrialValues(coordinator, sweep, all, metric, request.summary()));
+  RUNG_RETURN_IF_ERROR(CheckMetricName(coordinator, sweep.id, metric, values));
   std::map<std::string, int64_t> twins;  // the baseline trials, by their cell without the baseline's keys
-  for (const TrialResult& trial : *all) {
-    if (MatchesBaseline(trial.trial.cell.config, sweep->baseline)) {
-      twins[TwinKey(trial.trial, sweep->baseline)] = trial.trial.id;
+  for (const TrialResult& trial : all) {
+    if (MatchesBaseline(trial.trial.cell.config, sweep.baseline)) {
+      twins[TwinKey(trial.trial, sweep.baseline)] = trial.trial.id;
     }
   }
 
@@ -252,13 +247,13 @@ StatusOr<v1::QueryResultsResponse> QueryResults(Coordinator& coordinator, const 
     Group& group = groups[order];
     group.shown = shown;
     group.trials.push_back(&trial);
-    auto value = values->find(trial.trial.id);
-    if (value == values->end()) continue;
+    auto value = values.find(trial.trial.id);
+    if (value == values.end()) continue;
     group.values.push_back(value->second);
-    auto twin = twins.find(TwinKey(trial.trial, sweep->baseline));
+    auto twin = twins.find(TwinKey(trial.trial, sweep.baseline));
     if (twin == twins.end()) continue;
-    auto twin_value = values->find(twin->second);
-    if (twin_value != values->end()) group.differences.push_back(value->second - twin_value->second);
+    auto twin_value = values.find(twin->second);
+    if (twin_value != values.end()) group.differences.push_back(value->second - twin_value->second);
   }
 
   v1::QueryResultsResponse response;
@@ -274,7 +269,7 @@ StatusOr<v1::QueryResultsResponse> QueryResults(Coordinator& coordinator, const 
   if (aggregations.empty()) aggregations = {v1::AGGREGATION_MEAN, v1::AGGREGATION_STD, v1::AGGREGATION_COUNT};
   for (v1::Aggregation aggregation : aggregations) response.add_aggregations(aggregation);
   response.set_metric(metric);
-  response.set_baseline_json(sweep->baseline.dump());
+  response.set_baseline_json(sweep.baseline.dump());
   response.set_summary(request.summary() == v1::METRIC_SUMMARY_UNSPECIFIED ? v1::METRIC_SUMMARY_FINAL
                                                                            : request.summary());
   for (const auto& [order, group] : groups) {

@@ -38,7 +38,7 @@
 #include <string>
 #include <vector>
 
-#include "coordinator/server/coordinator.h"
+#include "coordinator/domain/coordinator.h"
 #include "proto/rung.pb.h"
 
 namespace rung::server {

@@ -147,13 +147,11 @@ StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(const S
   if (options.tls_cert_file.empty()) {
     return grpc::experimental::LocalServerCredentials(IsUnixAddress(options.listen_address) ? UDS : LOCAL_TCP);
   }
-  StatusOr<std::string> cert = ReadPemFile(options.tls_cert_file, "--tls-cert");
-  if (!cert.ok()) return cert.status();
-  StatusOr<std::string> key = ReadPemFile(options.tls_key_file, "--tls-key");
-  if (!key.ok()) return key.status();
-  RUNG_RETURN_IF_ERROR(CheckCertificateAndKey(*cert, *key, options));
+  RUNG_ASSIGN_OR_RETURN(std::string cert, ReadPemFile(options.tls_cert_file, "--tls-cert"));
+  RUNG_ASSIGN_OR_RETURN(std::string key, ReadPemFile(options.tls_key_file, "--tls-key"));
+  RUNG_RETURN_IF_ERROR(CheckCertificateAndKey(cert, key, options));
   grpc::SslServerCredentialsOptions ssl(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
-  ssl.pem_key_cert_pairs.push_back({*key, *cert});
+  ssl.pem_key_cert_pairs.push_back({key, cert});
   return grpc::SslServerCredentials(ssl);
 }
 

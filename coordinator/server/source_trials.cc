@@ -23,13 +23,11 @@ StatusOr<TrialRecord> FindSourceTrial(const std::string& name, const SweepManage
       return Status::InvalidArgument("'" + name + "': an identity prefix needs at least " +
                                      std::to_string(kMinimumIdentityPrefix) + " lower-case hex digits");
     }
-    StatusOr<std::vector<SweepRecord>> all = sweeps.List();
-    if (!all.ok()) return all.status();
+    RUNG_ASSIGN_OR_RETURN(std::vector<SweepRecord> all, sweeps.List());
     std::vector<TrialRecord> found;
-    for (const SweepRecord& sweep : *all) {
-      StatusOr<std::vector<TrialRecord>> listed = trials.List(sweep.id);
-      if (!listed.ok()) return listed.status();
-      for (const TrialRecord& trial : *listed) {
+    for (const SweepRecord& sweep : all) {
+      RUNG_ASSIGN_OR_RETURN(std::vector<TrialRecord> listed, trials.List(sweep.id));
+      for (const TrialRecord& trial : listed) {
         if (trial.cell.identity.rfind(prefix, 0) == 0) found.push_back(trial);
       }
     }
@@ -61,9 +59,8 @@ StatusOr<TrialRecord> FindSourceTrial(const std::string& name, const SweepManage
     }
     return sweep.status();
   }
-  StatusOr<std::vector<TrialRecord>> listed = trials.List(sweep->id);
-  if (!listed.ok()) return listed.status();
-  for (const TrialRecord& trial : *listed) {
+  RUNG_ASSIGN_OR_RETURN(std::vector<TrialRecord> listed, trials.List(sweep->id));
+  for (const TrialRecord& trial : listed) {
     if (trial.trial_index == index) return trial;
   }
   return Status::InvalidArgument("'" + name + "': sweep " + sweep_name + " has no trial with index " +
@@ -73,19 +70,17 @@ StatusOr<TrialRecord> FindSourceTrial(const std::string& name, const SweepManage
 // The checkpoint folder of the source's successful attempt, or an error message for the spec.
 StatusOr<std::string> SourceCheckpointFolder(const std::string& name, const SweepManager& sweeps,
                                              const TrialLifecycle& trials) {
-  StatusOr<TrialRecord> source = FindSourceTrial(name, sweeps, trials);
-  if (!source.ok()) return source.status();
-  if (source->state != TrialState::kSucceeded) {
-    return Status::InvalidArgument("'" + name + "' (trial " + std::to_string(source->id) + ") is " +
-                                   TrialStateName(source->state) +
+  RUNG_ASSIGN_OR_RETURN(TrialRecord source, FindSourceTrial(name, sweeps, trials));
+  if (source.state != TrialState::kSucceeded) {
+    return Status::InvalidArgument("'" + name + "' (trial " + std::to_string(source.id) + ") is " +
+                                   TrialStateName(source.state) +
                                    "; a source trial must have SUCCEEDED before runs that start from it are submitted");
   }
-  StatusOr<std::vector<AttemptRecord>> attempts = trials.Attempts(source->id);
-  if (!attempts.ok()) return attempts.status();
-  for (auto attempt = attempts->rbegin(); attempt != attempts->rend(); ++attempt) {
+  RUNG_ASSIGN_OR_RETURN(std::vector<AttemptRecord> attempts, trials.Attempts(source.id));
+  for (auto attempt = attempts.rbegin(); attempt != attempts.rend(); ++attempt) {
     if (attempt->state == TrialState::kSucceeded && !attempt->checkpoint_dir.empty()) return attempt->checkpoint_dir;
   }
-  return Status::InvalidArgument("'" + name + "' (trial " + std::to_string(source->id) +
+  return Status::InvalidArgument("'" + name + "' (trial " + std::to_string(source.id) +
                                  ") has no successful attempt with a checkpoint folder");
 }
 

@@ -17,8 +17,8 @@
 
 #include <string>
 
-#include "coordinator/store/sweep_manager.h"
-#include "coordinator/store/trial_lifecycle.h"
+#include "coordinator/domain/sweep_manager.h"
+#include "coordinator/domain/trial_lifecycle.h"
 #include "sweeps/spec/expansion.h"
 
 namespace rung::server {

@@ -93,11 +93,10 @@ class ChunkWriter {
 Status ForEachTrial(Coordinator& coordinator, int64_t sweep_id, const std::function<Status(const TrialResult&)>& each) {
   int64_t after = -1;
   while (true) {
-    StatusOr<std::vector<TrialResult>> page = coordinator.results().Trials(sweep_id, after, kTrialPage);
-    if (!page.ok()) return page.status();
-    for (const TrialResult& trial : *page) RUNG_RETURN_IF_ERROR(each(trial));
-    if (static_cast<int64_t>(page->size()) < kTrialPage) return Status::Ok();
-    after = page->back().trial.trial_index;
+    RUNG_ASSIGN_OR_RETURN(std::vector<TrialResult> page, coordinator.results().Trials(sweep_id, after, kTrialPage));
+    for (const TrialResult& trial : page) RUNG_RETURN_IF_ERROR(each(trial));
+    if (static_cast<int64_t>(page.size()) < kTrialPage) return Status::Ok();
+    after = page.back().trial.trial_index;
   }
 }
 
@@ -177,23 +176,21 @@ std::string CsvField(const std::string& text) {
 Status ExportSweep(Coordinator& coordinator, const v1::ExportRequest& request,
                    const std::function<bool(const std::string&)>& write) {
   if (request.sweep_id() <= 0) return Status::InvalidArgument("ExportRequest.sweep_id is required (a positive id)");
-  StatusOr<SweepRecord> sweep = coordinator.sweeps().Get(request.sweep_id());
-  if (!sweep.ok()) return sweep.status();
+  RUNG_ASSIGN_OR_RETURN(SweepRecord sweep, coordinator.sweeps().Get(request.sweep_id()));
   const bool jsonl = request.format() == v1::EXPORT_FORMAT_JSONL;
   ChunkWriter out(write);
   switch (request.table()) {
     case v1::EXPORT_TABLE_UNSPECIFIED:
     case v1::EXPORT_TABLE_TRIALS:
-      RUNG_RETURN_IF_ERROR(jsonl ? ExportTrialsJsonl(coordinator, *sweep, out)
-                                 : ExportTrialsCsv(coordinator, *sweep, out));
+      RUNG_RETURN_IF_ERROR(jsonl ? ExportTrialsJsonl(coordinator, sweep, out)
+                                 : ExportTrialsCsv(coordinator, sweep, out));
       break;
     case v1::EXPORT_TABLE_LADDER: {
       if (jsonl) {
         return Status::InvalidArgument("the LADDER table exports as CSV only (what rung fit --from-csv reads)");
       }
-      StatusOr<std::string> csv = LadderCsv(coordinator, sweep->id);
-      if (!csv.ok()) return csv.status();
-      if (!write(*csv)) return ReaderLeft();
+      RUNG_ASSIGN_OR_RETURN(std::string csv, LadderCsv(coordinator, sweep.id));
+      if (!write(csv)) return ReaderLeft();
       break;
     }
     default:

@@ -22,7 +22,7 @@
 #include <functional>
 #include <string>
 
-#include "coordinator/server/coordinator.h"
+#include "coordinator/domain/coordinator.h"
 #include "proto/rung.pb.h"
 
 namespace rung::server {

@@ -63,29 +63,27 @@ struct SweepLadder {
 
 StatusOr<SweepLadder> BuildLadder(Coordinator& coordinator, const SweepRecord& sweep, const std::string& metric,
                                   v1::MetricSummary summary, std::vector<std::string>* variant_keys) {
-  StatusOr<std::vector<TrialResult>> trials = coordinator.results().Trials(sweep.id);
-  if (!trials.ok()) return trials.status();
-  if (variant_keys->empty()) *variant_keys = DefaultVariantKeys(*trials);
+  RUNG_ASSIGN_OR_RETURN(std::vector<TrialResult> trials, coordinator.results().Trials(sweep.id));
+  if (variant_keys->empty()) *variant_keys = DefaultVariantKeys(trials);
   for (const std::string& key : *variant_keys) {
     bool found = false;
-    for (const TrialResult& trial : *trials) found = found || KeyOf(trial.trial, key) != nullptr;
-    if (!found && !trials->empty()) {
+    for (const TrialResult& trial : trials) found = found || KeyOf(trial.trial, key) != nullptr;
+    if (!found && !trials.empty()) {
       return Status::InvalidArgument("variant_keys: no trial of sweep " + sweep.name + " has the key '" + key + "'");
     }
   }
-  StatusOr<std::map<int64_t, double>> values = TrialValues(coordinator, sweep, *trials, metric, summary);
-  if (!values.ok()) return values.status();
-  RUNG_RETURN_IF_ERROR(CheckMetricName(coordinator, sweep.id, metric, *values));
+  RUNG_ASSIGN_OR_RETURN(auto values, TrialValues(coordinator, sweep, trials, metric, summary));
+  RUNG_RETURN_IF_ERROR(CheckMetricName(coordinator, sweep.id, metric, values));
 
   SweepLadder result;
   result.ladder.source = "sweep " + sweep.name;
   bool all_seconds = true;
-  for (const TrialResult& trial : *trials) {
+  for (const TrialResult& trial : trials) {
     const std::string variant = VariantName(trial.trial, *variant_keys);
     result.variants.insert(variant);
     if (MatchesBaseline(trial.trial.cell.config, sweep.baseline)) result.baseline_variants.insert(variant);
-    auto value = values->find(trial.trial.id);
-    if (trial.trial.state != TrialState::kSucceeded || value == values->end()) {
+    auto value = values.find(trial.trial.id);
+    if (trial.trial.state != TrialState::kSucceeded || value == values.end()) {
       ++result.unfinished;
       continue;
     }
@@ -188,41 +186,38 @@ std::string Number(double value) {
 
 StatusOr<v1::FitResponse> FitSweep(Coordinator& coordinator, const v1::FitRequest& request, const std::string& actor) {
   if (request.sweep_id() <= 0) return Status::InvalidArgument("FitRequest.sweep_id is required (a positive id)");
-  StatusOr<SweepRecord> sweep = coordinator.sweeps().Get(request.sweep_id());
-  if (!sweep.ok()) return sweep.status();
-  const std::string metric = request.metric().empty() ? sweep->metric.name : request.metric();
+  RUNG_ASSIGN_OR_RETURN(SweepRecord sweep, coordinator.sweeps().Get(request.sweep_id()));
+  const std::string metric = request.metric().empty() ? sweep.metric.name : request.metric();
   std::vector<std::string> variant_keys(request.variant_keys().begin(), request.variant_keys().end());
-  StatusOr<SweepLadder> ladder = BuildLadder(coordinator, *sweep, metric, request.summary(), &variant_keys);
-  if (!ladder.ok()) return ladder.status();
+  RUNG_ASSIGN_OR_RETURN(SweepLadder ladder, BuildLadder(coordinator, sweep, metric, request.summary(), &variant_keys));
 
   fit::MultiplierOptions options;
   options.baseline = request.baseline();
   if (options.baseline.empty()) {
-    if (ladder->baseline_variants.size() != 1) {
+    if (ladder.baseline_variants.size() != 1) {
       std::string found;
-      for (const std::string& variant : ladder->baseline_variants) found += (found.empty() ? "" : ", ") + variant;
+      for (const std::string& variant : ladder.baseline_variants) found += (found.empty() ? "" : ", ") + variant;
       return Status::InvalidArgument(
-          "the spec's baseline " + sweep->baseline.dump() + " selects " +
-          (ladder->baseline_variants.empty() ? std::string("no variant") : "the variants " + found) +
+          "the spec's baseline " + sweep.baseline.dump() + " selects " +
+          (ladder.baseline_variants.empty() ? std::string("no variant") : "the variants " + found) +
           " of the variant keys; name one as FitRequest.baseline (rung fit --baseline VARIANT)");
     }
-    options.baseline = ladder->baseline;
-  } else if (ladder->variants.count(options.baseline) == 0 && !ladder->variants.empty()) {
+    options.baseline = ladder.baseline;
+  } else if (ladder.variants.count(options.baseline) == 0 && !ladder.variants.empty()) {
     std::string variants;
-    for (const std::string& variant : ladder->variants) variants += (variants.empty() ? "" : ", ") + variant;
-    return Status::InvalidArgument("baseline: no trial of sweep " + sweep->name + " is the variant '" +
+    for (const std::string& variant : ladder.variants) variants += (variants.empty() ? "" : ", ") + variant;
+    return Status::InvalidArgument("baseline: no trial of sweep " + sweep.name + " is the variant '" +
                                    options.baseline + "'; its variants: " + variants);
   }
-  RUNG_RETURN_IF_ERROR(CheckEnoughPoints(*ladder, options.baseline));
+  RUNG_RETURN_IF_ERROR(CheckEnoughPoints(ladder, options.baseline));
   options.bootstrap = request.bootstrap() == 0 ? kDefaultBootstrap : std::max(0, request.bootstrap());
   options.seed = request.seed();
   if (request.has_fixed_e()) options.fixed_e = request.fixed_e();
   options.e_grid.assign(request.e_grid().begin(), request.e_grid().end());
-  StatusOr<fit::MultiplierReport> report = fit::ComputeMultipliers(ladder->ladder, options);
-  if (!report.ok()) return report.status();
+  RUNG_ASSIGN_OR_RETURN(fit::MultiplierReport report, fit::ComputeMultipliers(ladder.ladder, options));
 
   FitRecord record;
-  record.sweep_id = sweep->id;
+  record.sweep_id = sweep.id;
   record.actor = actor;
   record.metric = metric;
   record.baseline = options.baseline;
@@ -235,49 +230,45 @@ StatusOr<v1::FitResponse> FitSweep(Coordinator& coordinator, const v1::FitReques
                     {"fixed_e", options.fixed_e ? json(*options.fixed_e) : json()},
                     {"e_grid", options.e_grid},
                     {"interval_level", options.interval_level}};
-  record.points = ladder->points;
-  record.result = fit::ReportToJson(*report);
-  record.result_text = fit::FormatReportTable(*report);
-  StatusOr<FitRecord> saved = coordinator.fits().Save(std::move(record));
-  if (!saved.ok()) return saved.status();
+  record.points = ladder.points;
+  record.result = fit::ReportToJson(report);
+  record.result_text = fit::FormatReportTable(report);
+  RUNG_ASSIGN_OR_RETURN(FitRecord saved, coordinator.fits().Save(std::move(record)));
 
   v1::FitResponse response;
-  response.set_fit_id(saved->id);
-  for (const fit::MultiplierRow& row : report->rows) *response.add_rows() = ToProtoRow(row);
-  response.set_report_json(saved->result.dump(2));
-  *response.mutable_stored() = ToProtoStoredFit(*saved, /*with_report=*/true);
+  response.set_fit_id(saved.id);
+  for (const fit::MultiplierRow& row : report.rows) *response.add_rows() = ToProtoRow(row);
+  response.set_report_json(saved.result.dump(2));
+  *response.mutable_stored() = ToProtoStoredFit(saved, /*with_report=*/true);
   return response;
 }
 
 StatusOr<v1::ListFitsResponse> ListFits(Coordinator& coordinator, const v1::ListFitsRequest& request) {
   v1::ListFitsResponse response;
   if (request.fit_id() > 0) {
-    StatusOr<FitRecord> fit = coordinator.fits().Get(request.fit_id());
-    if (!fit.ok()) return fit.status();
-    if (request.sweep_id() > 0 && fit->sweep_id != request.sweep_id()) {
+    RUNG_ASSIGN_OR_RETURN(FitRecord fit, coordinator.fits().Get(request.fit_id()));
+    if (request.sweep_id() > 0 && fit.sweep_id != request.sweep_id()) {
       return Status::NotFound("fit " + std::to_string(request.fit_id()) + " is not a fit of sweep " +
                               std::to_string(request.sweep_id()));
     }
-    *response.add_fits() = ToProtoStoredFit(*fit, /*with_report=*/true);
+    *response.add_fits() = ToProtoStoredFit(fit, /*with_report=*/true);
     return response;
   }
   if (request.sweep_id() <= 0) return Status::InvalidArgument("ListFitsRequest.sweep_id (or fit_id) is required");
-  StatusOr<std::vector<FitRecord>> fits = coordinator.fits().List(request.sweep_id(), request.with_report());
-  if (!fits.ok()) return fits.status();
-  for (const FitRecord& fit : *fits) *response.add_fits() = ToProtoStoredFit(fit, request.with_report());
+  RUNG_ASSIGN_OR_RETURN(std::vector<FitRecord> fits,
+                        coordinator.fits().List(request.sweep_id(), request.with_report()));
+  for (const FitRecord& fit : fits) *response.add_fits() = ToProtoStoredFit(fit, request.with_report());
   return response;
 }
 
 StatusOr<std::string> LadderCsv(Coordinator& coordinator, int64_t sweep_id) {
-  StatusOr<SweepRecord> sweep = coordinator.sweeps().Get(sweep_id);
-  if (!sweep.ok()) return sweep.status();
+  RUNG_ASSIGN_OR_RETURN(SweepRecord sweep, coordinator.sweeps().Get(sweep_id));
   std::vector<std::string> variant_keys;
-  StatusOr<SweepLadder> ladder = BuildLadder(coordinator, *sweep, sweep->metric.name, v1::METRIC_SUMMARY_FINAL,
-                                             &variant_keys);
-  if (!ladder.ok()) return ladder.status();
-  const bool seconds = ladder->ladder.has_seconds();
+  RUNG_ASSIGN_OR_RETURN(SweepLadder ladder,
+                        BuildLadder(coordinator, sweep, sweep.metric.name, v1::METRIC_SUMMARY_FINAL, &variant_keys));
+  const bool seconds = ladder.ladder.has_seconds();
   std::string csv = seconds ? "variant,label,compute,loss,seed,seconds\n" : "variant,label,compute,loss,seed\n";
-  for (const fit::LadderRun& run : ladder->ladder.runs) {
+  for (const fit::LadderRun& run : ladder.ladder.runs) {
     csv += CsvField(run.variant) + "," + CsvField(run.label) + "," + Number(run.compute) + "," + Number(run.loss) +
            "," + std::to_string(*run.seed) + (seconds ? "," + Number(*run.seconds) : "") + "\n";
   }

@@ -20,7 +20,7 @@
 
 #include <string>
 
-#include "coordinator/server/coordinator.h"
+#include "coordinator/domain/coordinator.h"
 #include "proto/rung.pb.h"
 
 namespace rung::server {

@@ -106,15 +106,14 @@ StatusOr<v1::SubmitSweepResponse> SweepSubmitter::Submit(const v1::SubmitSweepRe
   }
   // The cells take the trials' configs and assignments (no copy); the answer below reads them there.
   const SweepSubmission submission = MakeSubmission(std::move(*expanded), request.spec_text(), file_name);
-  StatusOr<SubmitResult> result =
-      request.dry_run() ? sweeps_.Preview(submission, actor) : sweeps_.Submit(submission, actor);
-  if (!result.ok()) return result.status();
+  RUNG_ASSIGN_OR_RETURN(SubmitResult result,
+                        request.dry_run() ? sweeps_.Preview(submission, actor) : sweeps_.Submit(submission, actor));
 
   v1::SubmitSweepResponse response;
-  response.set_sweep_id(request.dry_run() ? 0 : result->sweep_id);
-  response.set_created(result->created);
+  response.set_sweep_id(request.dry_run() ? 0 : result.sweep_id);
+  response.set_created(result.created);
   response.set_trial_count(static_cast<int64_t>(expanded->trials.size()));
-  const std::map<std::string, Outcome> outcomes = OutcomesByIdentity(*result);
+  const std::map<std::string, Outcome> outcomes = OutcomesByIdentity(result);
   std::set<std::string> seen;
   int64_t will_run = 0;
   double flops = 0;
@@ -129,7 +128,7 @@ StatusOr<v1::SubmitSweepResponse> SweepSubmitter::Submit(const v1::SubmitSweepRe
                                                       : v1::SubmittedCell::OUTCOME_UNCHANGED;
     cell->set_outcome(outcome);
     cell->set_index(trial.index);
-    if (auto id = result->trial_ids.find(trial.identity); !request.dry_run() && first && id != result->trial_ids.end()) {
+    if (auto id = result.trial_ids.find(trial.identity); !request.dry_run() && first && id != result.trial_ids.end()) {
       cell->set_trial_id(id->second);
     }
     cell->set_identity(trial.identity);
@@ -140,7 +139,7 @@ StatusOr<v1::SubmitSweepResponse> SweepSubmitter::Submit(const v1::SubmitSweepRe
       flops += trial.flops;
     }
     if (outcome == v1::SubmittedCell::OUTCOME_ADDED) {
-      for (const TrialRecord& removed : result->removed_trials) {
+      for (const TrialRecord& removed : result.removed_trials) {
         if (removed.cell.rung_label != trial.rung_label || removed.cell.assignments != submitted.assignments) continue;
         for (const std::string& line : Differences(removed.cell.config, submitted.config)) cell->add_differences(line);
         cell->set_replaces_identity(removed.cell.identity);
@@ -149,7 +148,7 @@ StatusOr<v1::SubmitSweepResponse> SweepSubmitter::Submit(const v1::SubmitSweepRe
     }
     if (request.dry_run()) *response.add_trials() = DryRunTrial(trial, submitted);
   }
-  for (const TrialRecord& removed : result->removed_trials) {
+  for (const TrialRecord& removed : result.removed_trials) {
     v1::SubmittedCell* cell = response.add_cells();
     cell->set_outcome(v1::SubmittedCell::OUTCOME_REMOVED);
     cell->set_index(-1);

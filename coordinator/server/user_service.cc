@@ -85,9 +85,6 @@ grpc::Status UserServiceImpl::SubmitSweep(grpc::ServerContext* context, const v1
     return ToGrpcStatus(submitted.status());
   }
   *response = std::move(submitted).value();
-  if (!request->dry_run()) {
-    response->new_trial_count() > 0 ? coordinator_->WorkQueued() : coordinator_->Changed();
-  }
   return grpc::Status::OK;
 }
 
@@ -136,7 +133,6 @@ grpc::Status UserServiceImpl::CancelSweep(grpc::ServerContext* context, const v1
   const std::string actor = Actor(*context);
   Status cancelled = coordinator_->sweeps().Cancel(
       request->sweep_id(), actor, request->reason().empty() ? "cancelled by " + actor : request->reason());
-  if (cancelled.ok()) coordinator_->Changed();
   return AnswerSweep(cancelled, request->sweep_id(), response);
 }
 
@@ -144,7 +140,6 @@ grpc::Status UserServiceImpl::PauseSweep(grpc::ServerContext* context, const v1:
                                          v1::Sweep* response) {
   if (grpc::Status valid = Required(request->sweep_id(), "PauseSweepRequest.sweep_id"); !valid.ok()) return valid;
   Status paused = coordinator_->sweeps().Pause(request->sweep_id(), Actor(*context), request->reason());
-  if (paused.ok()) coordinator_->Changed();
   return AnswerSweep(paused, request->sweep_id(), response);
 }
 
@@ -152,7 +147,6 @@ grpc::Status UserServiceImpl::ResumeSweep(grpc::ServerContext* context, const v1
                                           v1::Sweep* response) {
   if (grpc::Status valid = Required(request->sweep_id(), "ResumeSweepRequest.sweep_id"); !valid.ok()) return valid;
   Status resumed = coordinator_->sweeps().Resume(request->sweep_id(), Actor(*context));
-  if (resumed.ok()) coordinator_->WorkQueued();
   return AnswerSweep(resumed, request->sweep_id(), response);
 }
 
@@ -220,7 +214,6 @@ grpc::Status UserServiceImpl::RetryTrials(grpc::ServerContext* context, const v1
   StatusOr<std::vector<int64_t>> retried =
       coordinator_->sweeps().RetryTrials(sweep_id, trial_ids, Actor(*context), request->reason());
   if (!retried.ok()) return ToGrpcStatus(retried.status());
-  if (!retried->empty()) coordinator_->WorkQueued();
   for (int64_t trial_id : *retried) response->add_retried_trial_ids(trial_id);
   return AnswerSweep(Status::Ok(), sweep_id, response->mutable_sweep());
 }
@@ -286,17 +279,15 @@ Status UserServiceImpl::CheckMetricNames(int64_t trial_id, const std::vector<std
   }
   if (unknown.empty()) return Status::Ok();
   // A name another trial of the sweep reported is one this trial has not reached yet.
-  StatusOr<TrialRecord> trial = coordinator_->trials().Get(trial_id);
-  if (!trial.ok()) return trial.status();
-  StatusOr<std::vector<std::string>> in_sweep = coordinator_->results().MetricNames(trial->sweep_id);
-  if (!in_sweep.ok()) return in_sweep.status();
-  if (in_sweep->empty()) return Status::Ok();  // nothing reported yet: no name can be told unknown
+  RUNG_ASSIGN_OR_RETURN(TrialRecord trial, coordinator_->trials().Get(trial_id));
+  RUNG_ASSIGN_OR_RETURN(std::vector<std::string> in_sweep, coordinator_->results().MetricNames(trial.sweep_id));
+  if (in_sweep.empty()) return Status::Ok();  // nothing reported yet: no name can be told unknown
   for (const std::string& name : unknown) {
-    if (listed(*in_sweep, name)) continue;
+    if (listed(in_sweep, name)) continue;
     std::string known;
-    for (const std::string& each : reported.empty() ? *in_sweep : reported) known += (known.empty() ? "" : ", ") + each;
-    return Status::InvalidArgument("names: no trial of sweep " + std::to_string(trial->sweep_id) + " reported a metric '" +
-                                   name + "'; trial " + std::to_string(trial_id) +
+    for (const std::string& each : reported.empty() ? in_sweep : reported) known += (known.empty() ? "" : ", ") + each;
+    return Status::InvalidArgument("names: no trial of sweep " + std::to_string(trial.sweep_id) +
+                                   " reported a metric '" + name + "'; trial " + std::to_string(trial_id) +
                                    (reported.empty() ? " reported nothing yet; its sweep reported: " : " reported: ") +
                                    known);
   }

@@ -3,7 +3,7 @@
 // rung.v1.UserService: what the `rung` command line asks (proto/rung.proto documents every method).
 // A thin layer, route_guide style: each method checks its request, asks the coordinator's managers
 // (coordinator.h) and translates the answer (proto_convert.h); state lives in the store. After a
-// change it wakes whoever waits for one (Coordinator::WorkQueued / Changed).
+// change it wakes whoever waits for one (the managers signal it: coordinator/domain/change_signals.h).
 //
 // Served: GetServerInfo, SubmitSweep (sweep_submitter.h), ListSweeps, GetSweep, CancelSweep,
 // PauseSweep, ResumeSweep, ListTrials, GetTrial (with its attempts), RetryTrials,
@@ -27,7 +27,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "coordinator/server/auth.h"
-#include "coordinator/server/coordinator.h"
+#include "coordinator/domain/coordinator.h"
 #include "coordinator/server/sweep_submitter.h"
 #include "proto/rung.grpc.pb.h"
 

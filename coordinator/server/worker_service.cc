@@ -52,7 +52,6 @@ grpc::Status WorkerServiceImpl::Register(grpc::ServerContext* /*context*/, const
   StatusOr<WorkerInfo> worker = WorkerInfoFromRequest(*request);
   if (!worker.ok()) return ToGrpcStatus(worker.status());
   if (Status registered = coordinator_->workers().Register(*worker); !registered.ok()) return ToGrpcStatus(registered);
-  coordinator_->Changed();
   response->set_worker_id(worker->id);
   *response->mutable_heartbeat_interval() = ToDuration(heartbeat_interval_);
   *response->mutable_lease_duration() = ToDuration(lease_duration_);
@@ -73,7 +72,6 @@ grpc::Status WorkerServiceImpl::Lease(grpc::ServerContext* context, const v1::Le
       ask, LeaseDeadline(*context, *request, max_lease_wait_), [context] { return context->IsCancelled(); });
   if (!lease.ok()) return ToGrpcStatus(lease.status());
   if (*lease) {
-    coordinator_->Changed();
     *response->mutable_lease() = ToProtoLease(**lease, request->free().gpus(), lease_duration_);
   }
   return grpc::Status::OK;
@@ -82,7 +80,6 @@ grpc::Status WorkerServiceImpl::Lease(grpc::ServerContext* context, const v1::Le
 grpc::Status WorkerServiceImpl::Heartbeat(grpc::ServerContext* /*context*/, const v1::HeartbeatRequest* request,
                                           v1::HeartbeatResponse* response) {
   if (grpc::Status valid = RequireWorkerId(request->worker_id(), "HeartbeatRequest"); !valid.ok()) return valid;
-  if (Status expired = coordinator_->reaper().ExpireDue().status(); !expired.ok()) return ToGrpcStatus(expired);
   StatusOr<HeartbeatReply> reply =
       coordinator_->trials().Heartbeat(request->trial_id(), request->attempt(), request->worker_id());
   if (!reply.ok()) return ToGrpcStatus(reply.status());
@@ -103,7 +100,6 @@ grpc::Status WorkerServiceImpl::ReportMetrics(grpc::ServerContext* /*context*/,
   batch->attempt = request->attempt();
   StatusOr<BatchAck> ack = coordinator_->trials().ReportBatch(*batch);
   if (!ack.ok()) return ToGrpcStatus(ack.status());
-  if (!ack->duplicate) coordinator_->Changed();
   response->set_acknowledged_sequence(ack->acknowledged_sequence);
   response->set_duplicate(ack->duplicate);
   return grpc::Status::OK;

@@ -32,7 +32,7 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "coordinator/server/coordinator.h"
+#include "coordinator/domain/coordinator.h"
 #include "coordinator/server/server_options.h"
 #include "proto/rung.grpc.pb.h"
 

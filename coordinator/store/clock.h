@@ -3,6 +3,8 @@
 // Time for the coordinator's store: a seam, so that lease expiry, heartbeats and restarts are tested
 // without sleeping. The store reads the time only through a Clock; production passes SystemClock,
 // tests pass ManualClock and move it by hand. Everything else (database, transactions) stays real.
+// Whoever waits for a time on a Clock (the lease reaper) also watches it: a ManualClock calls its
+// watchers after every move, in the thread that moved it, so that what falls due happens then.
 //
 // Times are microseconds since the Unix epoch (UTC); the database stores them as INTEGER columns in
 // the same unit (SCHEMA.md shows how to print them with sqlite3).
@@ -15,9 +17,13 @@
 // Thread safety: SystemClock and ManualClock are safe to use from any thread.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <mutex>
+#include <vector>
 
 namespace rung {
 
@@ -31,6 +37,10 @@ class Clock {
  public:
   virtual ~Clock() = default;
   virtual Timestamp Now() const = 0;
+  // Calls `*moved` after every jump of this clock (a ManualClock set or advanced; a SystemClock
+  // never jumps: its waiters sleep), until Unwatch(moved). REQUIRES: `*moved` outlives the watch.
+  virtual void Watch(const std::function<void()>* /*moved*/) const {}
+  virtual void Unwatch(const std::function<void()>* /*moved*/) const {}
 };
 
 // The wall clock (std::chrono::system_clock), truncated to microseconds.
@@ -47,11 +57,37 @@ class ManualClock final : public Clock {
   explicit ManualClock(Timestamp start) : now_micros_(ToUnixMicros(start)) {}
 
   Timestamp Now() const override { return FromUnixMicros(now_micros_.load()); }
-  void Set(Timestamp time) { now_micros_.store(ToUnixMicros(time)); }
-  void Advance(std::chrono::microseconds delta) { now_micros_.fetch_add(delta.count()); }
+  void Set(Timestamp time) {
+    now_micros_.store(ToUnixMicros(time));
+    Moved();
+  }
+  void Advance(std::chrono::microseconds delta) {
+    now_micros_.fetch_add(delta.count());
+    Moved();
+  }
+
+  void Watch(const std::function<void()>* moved) const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    watchers_.push_back(moved);
+  }
+  void Unwatch(const std::function<void()>* moved) const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    watchers_.erase(std::remove(watchers_.begin(), watchers_.end(), moved), watchers_.end());
+  }
 
  private:
+  void Moved() const {
+    std::vector<const std::function<void()>*> watchers;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      watchers = watchers_;
+    }
+    for (const std::function<void()>* moved : watchers) (*moved)();
+  }
+
   std::atomic<int64_t> now_micros_;
+  mutable std::mutex mutex_;
+  mutable std::vector<const std::function<void()>*> watchers_;  // guarded by mutex_
 };
 
 }  // namespace rung

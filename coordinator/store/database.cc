@@ -116,9 +116,8 @@ StatusOr<bool> Statement::Step() {
 
 Status Statement::Run() {
   while (true) {
-    StatusOr<bool> row = Step();
-    if (!row.ok()) return row.status();
-    if (!*row) return Status::Ok();
+    RUNG_ASSIGN_OR_RETURN(bool row, Step());
+    if (!row) return Status::Ok();
   }
 }
 
@@ -171,11 +170,9 @@ StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path, cons
   // journal_mode answers with the mode it ended up in; anything but "wal" means WAL is unavailable.
   std::string mode;
   {
-    StatusOr<Statement> journal = db->Prepare("PRAGMA journal_mode=WAL");
-    if (!journal.ok()) return journal.status();
-    StatusOr<bool> row = journal->Step();
-    if (!row.ok()) return row.status();
-    if (*row) mode = journal->ColumnText(0);
+    RUNG_ASSIGN_OR_RETURN(Statement journal, db->Prepare("PRAGMA journal_mode=WAL"));
+    RUNG_ASSIGN_OR_RETURN(bool row, journal.Step());
+    if (row) mode = journal.ColumnText(0);
   }
   if (mode != "wal") {
     return Status::FailedPrecondition("sqlite: " + path + ": cannot use WAL mode (journal_mode is '" + mode +
@@ -233,9 +230,8 @@ StatusOr<Statement> Database::Prepare(std::string_view sql) {
 }
 
 StatusOr<int64_t> Database::FirstInt64(Statement& statement, std::string_view sql) {
-  StatusOr<bool> row = statement.Step();
-  if (!row.ok()) return row.status();
-  if (!*row) return Status::NotFound("sqlite: no row from: " + std::string(sql));
+  RUNG_ASSIGN_OR_RETURN(bool row, statement.Step());
+  if (!row) return Status::NotFound("sqlite: no row from: " + std::string(sql));
   return statement.ColumnInt64(0);
 }
 

@@ -136,10 +136,9 @@ class Database {
   // first column of its first row (a count, an EXISTS probe). NOT_FOUND when it returns no row.
   template <typename... Values>
   StatusOr<int64_t> QueryInt64(std::string_view sql, const Values&... values) {
-    StatusOr<Statement> statement = Prepare(sql);
-    if (!statement.ok()) return statement.status();
-    if constexpr (sizeof...(values) > 0) statement->BindAll(values...);
-    return FirstInt64(*statement, sql);
+    RUNG_ASSIGN_OR_RETURN(Statement statement, Prepare(sql));
+    if constexpr (sizeof...(values) > 0) statement.BindAll(values...);
+    return FirstInt64(statement, sql);
   }
 
   // PRAGMA user_version: the schema version (schema.h).

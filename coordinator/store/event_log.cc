@@ -1,11 +1,13 @@
 #include "coordinator/store/event_log.h"
 
+#include "coordinator/store/tables/tables.h"
 #include "coordinator/store/internal/records.h"
 
 namespace rung {
 
 StatusOr<std::vector<EventRecord>> EventLog::List(const EventFilter& filter) const {
-  return store_.Read([&](Database& db) {
+  return store_.Read([&](Tables& tables) {
+    Database& db = store_internal::DatabaseOf(tables);
     // A NULL filter parameter matches everything: one statement serves every combination.
     return store_internal::Select<EventRecord>(
         db,

@@ -1,5 +1,6 @@
 #include "coordinator/store/fit_store.h"
 
+#include "coordinator/store/tables/tables.h"
 #include "coordinator/store/internal/records.h"
 
 namespace rung {
@@ -50,24 +51,20 @@ StatusOr<FitRecord> ReadFit(const Statement& row, bool with_result) {
   fit.metric = row.ColumnText(4);
   fit.baseline = row.ColumnText(5);
   const std::string what = "fit " + std::to_string(fit.id);
-  StatusOr<nlohmann::json> keys = store_internal::ParseJsonColumn(row.ColumnText(6), what + " variant_keys");
-  if (!keys.ok()) return keys.status();
-  if (!keys->is_array()) return Status::DataLoss(what + ": variant_keys is not a JSON array");
-  for (const nlohmann::json& key : *keys) {
+  RUNG_ASSIGN_OR_RETURN(nlohmann::json keys,
+                        store_internal::ParseJsonColumn(row.ColumnText(6), what + " variant_keys"));
+  if (!keys.is_array()) return Status::DataLoss(what + ": variant_keys is not a JSON array");
+  for (const nlohmann::json& key : keys) {
     fit.variant_keys.push_back(key.is_string() ? key.get<std::string>() : key.dump());
   }
-  StatusOr<nlohmann::json> options = store_internal::ParseJsonColumn(row.ColumnText(7), what + " options");
-  if (!options.ok()) return options.status();
-  fit.options = std::move(options).value();
-  StatusOr<nlohmann::json> points = store_internal::ParseJsonColumn(row.ColumnText(8), what + " points");
-  if (!points.ok()) return points.status();
-  StatusOr<std::vector<FitPointRecord>> parsed = PointsFromJson(*points, fit.id);
-  if (!parsed.ok()) return parsed.status();
-  fit.points = std::move(parsed).value();
+  RUNG_ASSIGN_OR_RETURN(nlohmann::json options, store_internal::ParseJsonColumn(row.ColumnText(7), what + " options"));
+  fit.options = std::move(options);
+  RUNG_ASSIGN_OR_RETURN(nlohmann::json points, store_internal::ParseJsonColumn(row.ColumnText(8), what + " points"));
+  RUNG_ASSIGN_OR_RETURN(std::vector<FitPointRecord> parsed, PointsFromJson(points, fit.id));
+  fit.points = std::move(parsed);
   if (with_result) {
-    StatusOr<nlohmann::json> result = store_internal::ParseJsonColumn(row.ColumnText(9), what + " result");
-    if (!result.ok()) return result.status();
-    fit.result = std::move(result).value();
+    RUNG_ASSIGN_OR_RETURN(nlohmann::json result, store_internal::ParseJsonColumn(row.ColumnText(9), what + " result"));
+    fit.result = std::move(result);
     fit.result_text = row.ColumnText(10);
   }
   return fit;
@@ -76,16 +73,16 @@ StatusOr<FitRecord> ReadFit(const Statement& row, bool with_result) {
 }  // namespace
 
 StatusOr<FitRecord> FitStore::Save(FitRecord fit) {
-  return store_.Write([&](Database& db, Timestamp now) -> StatusOr<FitRecord> {
+  return store_.Write([&](Tables& tables) -> StatusOr<FitRecord> {
+    Database& db = store_internal::DatabaseOf(tables); const Timestamp now = tables.now();
     RUNG_RETURN_IF_ERROR(store_internal::LoadSweep(db, fit.sweep_id).status());
-    StatusOr<Statement> insert = db.Prepare(
-        "INSERT INTO sweep_fits(sweep_id, created_at, actor, metric, baseline, variant_keys, options, points, result, "
-        "result_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    if (!insert.ok()) return insert.status();
-    insert->BindAll(fit.sweep_id, ToUnixMicros(now), fit.actor, fit.metric, fit.baseline,
-                    nlohmann::json(fit.variant_keys).dump(), fit.options.dump(), PointsToJson(fit.points).dump(),
-                    fit.result.dump(), fit.result_text);
-    RUNG_RETURN_IF_ERROR(insert->Run());
+    RUNG_ASSIGN_OR_RETURN(Statement insert, db.Prepare("INSERT INTO sweep_fits(sweep_id, created_at, actor, metric, "
+                                                       "baseline, variant_keys, options, points, result, "
+                                                       "result_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    insert.BindAll(fit.sweep_id, ToUnixMicros(now), fit.actor, fit.metric, fit.baseline,
+                   nlohmann::json(fit.variant_keys).dump(), fit.options.dump(), PointsToJson(fit.points).dump(),
+                   fit.result.dump(), fit.result_text);
+    RUNG_RETURN_IF_ERROR(insert.Run());
     fit.id = db.LastInsertRowId();
     fit.created_at = now;
     return fit;
@@ -93,26 +90,26 @@ StatusOr<FitRecord> FitStore::Save(FitRecord fit) {
 }
 
 StatusOr<std::vector<FitRecord>> FitStore::List(int64_t sweep_id, bool with_result) const {
-  return store_.Read([&](Database& db) -> StatusOr<std::vector<FitRecord>> {
+  return store_.Read([&](Tables& tables) -> StatusOr<std::vector<FitRecord>> {
+    Database& db = store_internal::DatabaseOf(tables);
     RUNG_RETURN_IF_ERROR(store_internal::LoadSweep(db, sweep_id).status());
-    StatusOr<Statement> query =
-        db.Prepare(std::string("SELECT ") + kColumns + " FROM sweep_fits WHERE sweep_id = ? ORDER BY id DESC");
-    if (!query.ok()) return query.status();
-    query->Bind(1, sweep_id);
+    RUNG_ASSIGN_OR_RETURN(Statement query, db.Prepare(std::string("SELECT ") + kColumns +
+                                                      " FROM sweep_fits WHERE sweep_id = ? ORDER BY id DESC"));
+    query.Bind(1, sweep_id);
     return store_internal::ReadRows<FitRecord>(
-        *query, [with_result](const Statement& row) { return ReadFit(row, with_result); });
+        query, [with_result](const Statement& row) { return ReadFit(row, with_result); });
   });
 }
 
 StatusOr<FitRecord> FitStore::Get(int64_t fit_id) const {
-  return store_.Read([&](Database& db) -> StatusOr<FitRecord> {
-    StatusOr<Statement> query = db.Prepare(std::string("SELECT ") + kColumns + " FROM sweep_fits WHERE id = ?");
-    if (!query.ok()) return query.status();
-    query->Bind(1, fit_id);
-    StatusOr<bool> row = query->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) return Status::NotFound("fit " + std::to_string(fit_id) + " does not exist");
-    return ReadFit(*query, /*with_result=*/true);
+  return store_.Read([&](Tables& tables) -> StatusOr<FitRecord> {
+    Database& db = store_internal::DatabaseOf(tables);
+    RUNG_ASSIGN_OR_RETURN(Statement query,
+                          db.Prepare(std::string("SELECT ") + kColumns + " FROM sweep_fits WHERE id = ?"));
+    query.Bind(1, fit_id);
+    RUNG_ASSIGN_OR_RETURN(bool row, query.Step());
+    if (!row) return Status::NotFound("fit " + std::to_string(fit_id) + " does not exist");
+    return ReadFit(query, /*with_result=*/true);
   });
 }
 

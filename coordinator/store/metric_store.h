@@ -10,7 +10,6 @@
 //
 // Example:
 //   MetricStore metrics(store);
-//   RUNG_RETURN_IF_ERROR(metrics.AppendMetrics(trial_id, attempt, batch).status());  // committed on OK
 //   StatusOr<std::vector<CurvePoint>> curve = metrics.Curve(trial_id, "val_loss");
 //
 // Thread safety: thread-safe (see store.h).
@@ -34,14 +33,6 @@ struct LogFilter {
 class MetricStore {
  public:
   explicit MetricStore(Store& store) : store_(store) {}
-
-  // Stores a batch of one attempt's points in one transaction and returns how many were new, after
-  // the commit. Idempotent: a point whose (trial, attempt, step, name) is already stored is left as it
-  // is, so a resent batch changes nothing. Fenced like every report (trial_lifecycle.h): only the
-  // trial's live attempt may append; from any other attempt, a batch that is entirely stored already
-  // (a resend whose answer was lost) is OK, anything else FAILED_PRECONDITION.
-  // INVALID_ARGUMENT for a point without a name or with a negative step.
-  StatusOr<int64_t> AppendMetrics(int64_t trial_id, int64_t attempt, const std::vector<MetricPoint>& points);
 
   // The trial's curve of metric `name` by step, each step from the newest attempt that reported it.
   StatusOr<std::vector<CurvePoint>> Curve(int64_t trial_id, const std::string& name) const;

@@ -1,5 +1,6 @@
 #include "coordinator/store/overviews.h"
 
+#include "coordinator/store/tables/tables.h"
 #include "coordinator/store/event_log.h"
 #include "coordinator/store/internal/records.h"
 
@@ -21,43 +22,41 @@ bool IsFinished(SweepState state) {
 
 Status FillSweep(Database& db, SweepOverview& overview) {
   const int64_t sweep_id = overview.sweep.id;
-  StatusOr<Statement> counts = db.Prepare(
-      "SELECT state, COUNT(*), COALESCE(SUM(flops), 0) FROM trials WHERE sweep_id = ? GROUP BY state");
-  if (!counts.ok()) return counts.status();
-  counts->Bind(1, sweep_id);
+  RUNG_ASSIGN_OR_RETURN(
+      Statement counts,
+      db.Prepare("SELECT state, COUNT(*), COALESCE(SUM(flops), 0) FROM trials WHERE sweep_id = ? GROUP BY state"));
+  counts.Bind(1, sweep_id);
   while (true) {
-    StatusOr<bool> row = counts->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    StatusOr<TrialState> state = ParseTrialState(counts->ColumnText(0));
+    RUNG_ASSIGN_OR_RETURN(bool row, counts.Step());
+    if (!row) break;
+    StatusOr<TrialState> state = ParseTrialState(counts.ColumnText(0));
     if (!state.ok()) return Status::DataLoss(state.status().message());
-    const int64_t count = counts->ColumnInt64(1);
-    const double flops = counts->ColumnDouble(2);
+    const int64_t count = counts.ColumnInt64(1);
+    const double flops = counts.ColumnDouble(2);
     overview.counts[*state] = count;
     overview.total_trials += count;
     overview.total_flops += flops;
     if (*state == TrialState::kSucceeded) overview.finished_flops += flops;
   }
-  StatusOr<Statement> latest = db.Prepare(
-      "SELECT at, reason FROM events WHERE sweep_id = ? AND trial_id IS NULL AND kind IN (?, ?, ?) "
-      "ORDER BY id DESC LIMIT 1");
-  if (!latest.ok()) return latest.status();
-  latest->BindAll(sweep_id, event_kind::kSweepSubmitted, event_kind::kSweepResubmitted, event_kind::kSweepState);
-  StatusOr<bool> row = latest->Step();
-  if (!row.ok()) return row.status();
-  if (*row) {
-    overview.state_reason = latest->ColumnText(1);
-    if (IsFinished(overview.sweep.state)) overview.finished_at = FromUnixMicros(latest->ColumnInt64(0));
+  RUNG_ASSIGN_OR_RETURN(
+      Statement latest,
+      db.Prepare("SELECT at, reason FROM events WHERE sweep_id = ? AND trial_id IS NULL AND kind IN (?, ?, ?) "
+                 "ORDER BY id DESC LIMIT 1"));
+  latest.BindAll(sweep_id, event_kind::kSweepSubmitted, event_kind::kSweepResubmitted, event_kind::kSweepState);
+  RUNG_ASSIGN_OR_RETURN(bool row, latest.Step());
+  if (row) {
+    overview.state_reason = latest.ColumnText(1);
+    if (IsFinished(overview.sweep.state)) overview.finished_at = FromUnixMicros(latest.ColumnInt64(0));
   }
   return Status::Ok();
 }
 
 StatusOr<std::vector<SweepOverview>> SelectSweeps(Database& db, const std::string& clauses, int64_t bound_id,
                                                   const std::string& name, int64_t limit) {
-  StatusOr<std::vector<SweepRecord>> sweeps = store_internal::Select<SweepRecord>(db, clauses, bound_id, name, limit);
-  if (!sweeps.ok()) return sweeps.status();
+  RUNG_ASSIGN_OR_RETURN(std::vector<SweepRecord> sweeps,
+                        store_internal::Select<SweepRecord>(db, clauses, bound_id, name, limit));
   std::vector<SweepOverview> overviews;
-  for (SweepRecord& sweep : *sweeps) {
+  for (SweepRecord& sweep : sweeps) {
     SweepOverview overview;
     overview.sweep = std::move(sweep);
     RUNG_RETURN_IF_ERROR(FillSweep(db, overview));
@@ -85,10 +84,9 @@ const std::string& TrialOverviewColumns() {
 constexpr int kFirstOverviewColumn = store_internal::Table<TrialRecord>::kColumnCount;
 
 StatusOr<TrialOverview> ReadTrialOverview(const Statement& row) {
-  StatusOr<TrialRecord> trial = store_internal::Table<TrialRecord>::Read(row);
-  if (!trial.ok()) return trial.status();
+  RUNG_ASSIGN_OR_RETURN(TrialRecord trial, store_internal::Table<TrialRecord>::Read(row));
   TrialOverview overview;
-  overview.trial = std::move(trial).value();
+  overview.trial = std::move(trial);
   const int first = kFirstOverviewColumn;
   overview.state_reason = row.ColumnText(first);
   if (IsTerminal(overview.trial.state) && !row.ColumnIsNull(first + 1)) {
@@ -107,17 +105,16 @@ StatusOr<TrialOverview> ReadTrialOverview(const Statement& row) {
 template <typename... Parameters>
 StatusOr<std::vector<TrialOverview>> SelectTrials(Database& db, const std::string& clauses,
                                                   const Parameters&... parameters) {
-  StatusOr<Statement> query = db.Prepare("SELECT " + TrialOverviewColumns() +
-                                         " FROM trials JOIN sweeps ON sweeps.id = trials.sweep_id " + clauses);
-  if (!query.ok()) return query.status();
-  query->BindAll(parameters...);
-  StatusOr<std::vector<TrialOverview>> overviews = ReadRows<TrialOverview>(*query, &ReadTrialOverview);
-  if (!overviews.ok()) return overviews.status();
-  for (TrialOverview& overview : *overviews) {
+  RUNG_ASSIGN_OR_RETURN(Statement query,
+                        db.Prepare("SELECT " + TrialOverviewColumns() +
+                                   " FROM trials JOIN sweeps ON sweeps.id = trials.sweep_id " + clauses));
+  query.BindAll(parameters...);
+  RUNG_ASSIGN_OR_RETURN(std::vector<TrialOverview> overviews, ReadRows<TrialOverview>(query, &ReadTrialOverview));
+  for (TrialOverview& overview : overviews) {
     if (overview.trial.attempt == 0) continue;
-    StatusOr<AttemptRecord> attempt = store_internal::LoadAttempt(db, overview.trial.id, overview.trial.attempt);
-    if (!attempt.ok()) return attempt.status();
-    overview.attempt = std::move(attempt).value();
+    RUNG_ASSIGN_OR_RETURN(AttemptRecord attempt,
+                          store_internal::LoadAttempt(db, overview.trial.id, overview.trial.attempt));
+    overview.attempt = std::move(attempt);
   }
   return overviews;
 }
@@ -125,11 +122,11 @@ StatusOr<std::vector<TrialOverview>> SelectTrials(Database& db, const std::strin
 }  // namespace
 
 StatusOr<SweepOverview> Overviews::Sweep(int64_t sweep_id) const {
-  return store_.Read([&](Database& db) -> StatusOr<SweepOverview> {
-    StatusOr<SweepRecord> sweep = store_internal::LoadSweep(db, sweep_id);
-    if (!sweep.ok()) return sweep.status();
+  return store_.Read([&](Tables& tables) -> StatusOr<SweepOverview> {
+    Database& db = store_internal::DatabaseOf(tables);
+    RUNG_ASSIGN_OR_RETURN(SweepRecord sweep, store_internal::LoadSweep(db, sweep_id));
     SweepOverview overview;
-    overview.sweep = std::move(sweep).value();
+    overview.sweep = std::move(sweep);
     RUNG_RETURN_IF_ERROR(FillSweep(db, overview));
     return overview;
   });
@@ -139,17 +136,18 @@ StatusOr<std::vector<SweepOverview>> Overviews::Sweeps(const SweepFilter& filter
   std::string clauses = "WHERE (?1 <= 0 OR id < ?1) AND (?2 = '' OR name = ?2)";
   if (!filter.states.empty()) clauses += " AND state IN (" + StateList(filter.states, &SweepStateName) + ")";
   clauses += " ORDER BY id DESC LIMIT ?3";
-  return store_.Read([&](Database& db) {
+  return store_.Read([&](Tables& tables) {
+    Database& db = store_internal::DatabaseOf(tables);
     return SelectSweeps(db, clauses, filter.before_id, filter.name, filter.limit);
   });
 }
 
 StatusOr<TrialOverview> Overviews::Trial(int64_t trial_id) const {
-  return store_.Read([&](Database& db) -> StatusOr<TrialOverview> {
-    StatusOr<std::vector<TrialOverview>> found = SelectTrials(db, "WHERE trials.id = ?", trial_id);
-    if (!found.ok()) return found.status();
-    if (found->empty()) return Status::NotFound("trial " + std::to_string(trial_id) + " does not exist");
-    return std::move(found->front());
+  return store_.Read([&](Tables& tables) -> StatusOr<TrialOverview> {
+    Database& db = store_internal::DatabaseOf(tables);
+    RUNG_ASSIGN_OR_RETURN(std::vector<TrialOverview> found, SelectTrials(db, "WHERE trials.id = ?", trial_id));
+    if (found.empty()) return Status::NotFound("trial " + std::to_string(trial_id) + " does not exist");
+    return std::move(found.front());
   });
 }
 
@@ -157,7 +155,8 @@ StatusOr<std::vector<TrialOverview>> Overviews::Trials(int64_t sweep_id, const T
   std::string clauses = "WHERE trials.sweep_id = ?1 AND trials.trial_index > ?2";
   if (!filter.states.empty()) clauses += " AND trials.state IN (" + StateList(filter.states, &TrialStateName) + ")";
   clauses += " ORDER BY trials.trial_index LIMIT ?3";
-  return store_.Read([&](Database& db) -> StatusOr<std::vector<TrialOverview>> {
+  return store_.Read([&](Tables& tables) -> StatusOr<std::vector<TrialOverview>> {
+    Database& db = store_internal::DatabaseOf(tables);
     RUNG_RETURN_IF_ERROR(store_internal::LoadSweep(db, sweep_id).status());
     return SelectTrials(db, clauses, sweep_id, filter.after_index, filter.limit);
   });

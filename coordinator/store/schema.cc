@@ -288,23 +288,21 @@ Status MigrateSchema(Database& db, const std::vector<SchemaMigration>& migration
   while (true) {
     // The version is read inside the transaction that applies the next step, so two processes
     // opening the same fresh file cannot both apply it.
-    StatusOr<Transaction> transaction = Transaction::Begin(db, TransactionMode::kImmediate);
-    if (!transaction.ok()) return transaction.status();
-    StatusOr<int64_t> version = db.UserVersion();
-    if (!version.ok()) return version.status();
-    if (*version < 0) {
-      return Status::DataLoss("database " + db.path() + " has schema version " + std::to_string(*version) +
+    RUNG_ASSIGN_OR_RETURN(Transaction transaction, Transaction::Begin(db, TransactionMode::kImmediate));
+    RUNG_ASSIGN_OR_RETURN(int64_t version, db.UserVersion());
+    if (version < 0) {
+      return Status::DataLoss("database " + db.path() + " has schema version " + std::to_string(version) +
                               ": not a rung database");
     }
-    if (*version > latest) {
-      return Status::FailedPrecondition("database " + db.path() + " has schema version " + std::to_string(*version) +
+    if (version > latest) {
+      return Status::FailedPrecondition("database " + db.path() + " has schema version " + std::to_string(version) +
                                         ", newer than this build's " + std::to_string(latest) +
                                         ": open it with a newer rung");
     }
-    if (*version == latest) return transaction->Commit();
-    const SchemaMigration& next = migrations[*version];  // versions are 1..N: migration k has index k-1
-    if (next.version != *version + 1) {
-      return Status::Internal("schema migrations out of order: expected version " + std::to_string(*version + 1) +
+    if (version == latest) return transaction.Commit();
+    const SchemaMigration& next = migrations[version];  // versions are 1..N: migration k has index k-1
+    if (next.version != version + 1) {
+      return Status::Internal("schema migrations out of order: expected version " + std::to_string(version + 1) +
                               ", found " + std::to_string(next.version));
     }
     Status applied = db.Execute(next.sql);
@@ -313,7 +311,7 @@ Status MigrateSchema(Database& db, const std::vector<SchemaMigration>& migration
                                         next.description + ") failed: " + applied.message());
     }
     RUNG_RETURN_IF_ERROR(db.Execute("PRAGMA user_version = " + std::to_string(next.version)));
-    RUNG_RETURN_IF_ERROR(transaction->Commit());
+    RUNG_RETURN_IF_ERROR(transaction.Commit());
   }
 }
 

@@ -9,10 +9,9 @@ namespace rung {
 StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, const Clock& clock, StoreOptions options) {
   DatabaseOptions database_options;
   database_options.busy_timeout_ms = options.busy_timeout_ms;
-  StatusOr<std::unique_ptr<Database>> db = Database::Open(path, database_options);
-  if (!db.ok()) return db.status();
-  RUNG_RETURN_IF_ERROR(MigrateSchema(**db));
-  return std::unique_ptr<Store>(new Store(std::move(db).value(), clock, std::move(options)));
+  RUNG_ASSIGN_OR_RETURN(std::unique_ptr<Database> db, Database::Open(path, database_options));
+  RUNG_RETURN_IF_ERROR(MigrateSchema(*db));
+  return std::unique_ptr<Store>(new Store(std::move(db), clock, std::move(options)));
 }
 
 Status Store::CommitInGroup(const WriteBody& body) {
@@ -62,14 +61,16 @@ void Store::RunGroup(const std::vector<PendingWrite*>& group) {
     Status status = db_->Execute("SAVEPOINT store_write");
     if (status.ok()) {
       try {
-        status = (*write->body)(*db_, now);
+        Tables tables(*db_, options_, now);
+        status = (*write->body)(tables);
       } catch (const std::exception& error) {  // a bug in a body must not take the other writers down
         status = Status::Internal(std::string("store write: ") + error.what());
       }
       if (status.ok()) status = db_->Execute("RELEASE store_write");
       if (!status.ok() && db_->InTransaction()) {
-        db_->Execute("ROLLBACK TO store_write");  // undoes this body only
-        db_->Execute("RELEASE store_write");
+        // Undoes this body only; when even that fails, the check below finds the transaction gone.
+        db_->Execute("ROLLBACK TO store_write").IgnoreError();
+        db_->Execute("RELEASE store_write").IgnoreError();
       }
     }
     if (!db_->InTransaction()) {

@@ -157,12 +157,12 @@ const Status& StatusOf(const StatusOr<T>& result) {
 
 // RUNG_ASSIGN_OR_RETURN(lhs, expr): evaluates `expr` (a StatusOr<T>); returns its Status from the
 // enclosing function when not OK, else moves its value into `lhs` (a declaration, "T name", or an
-// existing variable).
+// existing variable). `expr` may contain commas; `lhs` may not (use auto, or an alias).
 #define RUNG_STATUS_CONCAT_INNER_(a, b) a##b
 #define RUNG_STATUS_CONCAT_(a, b) RUNG_STATUS_CONCAT_INNER_(a, b)
-#define RUNG_ASSIGN_OR_RETURN(lhs, expr) \
-  RUNG_ASSIGN_OR_RETURN_IMPL_(RUNG_STATUS_CONCAT_(rung_statusor_, __LINE__), lhs, expr)
+#define RUNG_ASSIGN_OR_RETURN(lhs, ...) \
+  RUNG_ASSIGN_OR_RETURN_IMPL_(RUNG_STATUS_CONCAT_(rung_statusor_, __LINE__), lhs, (__VA_ARGS__))
 #define RUNG_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
-  auto tmp = (expr);                                \
+  auto tmp = expr;                                  \
   if (!tmp.ok()) return std::move(tmp).status();    \
   lhs = std::move(tmp).value()

@@ -40,12 +40,10 @@ StatusOr<SweepRecord> Table<SweepRecord>::Read(const Statement& row) {
   StatusOr<SweepState> state = ParseSweepState(row.ColumnText(4));
   if (!state.ok()) return Status::DataLoss("sweep " + std::to_string(sweep.id) + ": " + state.status().message());
   sweep.state = *state;
-  StatusOr<nlohmann::json> policy = ParseJsonColumn(row.ColumnText(5), "policy of sweep " + sweep.name);
-  if (!policy.ok()) return policy.status();
-  sweep.policy = PolicyFromJson(*policy);
-  StatusOr<nlohmann::json> baseline = ParseJsonColumn(row.ColumnText(6), "baseline of sweep " + sweep.name);
-  if (!baseline.ok()) return baseline.status();
-  sweep.baseline = std::move(baseline).value();
+  RUNG_ASSIGN_OR_RETURN(nlohmann::json policy, ParseJsonColumn(row.ColumnText(5), "policy of sweep " + sweep.name));
+  sweep.policy = PolicyFromJson(policy);
+  RUNG_ASSIGN_OR_RETURN(nlohmann::json baseline, ParseJsonColumn(row.ColumnText(6), "baseline of sweep " + sweep.name));
+  sweep.baseline = std::move(baseline);
   sweep.created_at = Time(row, 7);
   sweep.updated_at = Time(row, 8);
   sweep.spec_file_name = row.ColumnText(9);
@@ -87,16 +85,13 @@ StatusOr<TrialHeader> Table<TrialHeader>::Read(const Statement& row) {
 }
 
 StatusOr<TrialRecord> Table<TrialRecord>::Read(const Statement& row) {
-  StatusOr<TrialHeader> header = Table<TrialHeader>::Read(row);
-  if (!header.ok()) return header.status();
-  TrialRecord trial = std::move(header).value();
+  RUNG_ASSIGN_OR_RETURN(TrialHeader header, Table<TrialHeader>::Read(row));
+  TrialRecord trial = std::move(header);
   const std::string what = "trial " + std::to_string(trial.id);
-  StatusOr<nlohmann::json> config = ParseJsonColumn(row.ColumnText(23), "config of " + what);
-  if (!config.ok()) return config.status();
-  trial.cell.config = std::move(config).value();
-  StatusOr<nlohmann::json> assignments = ParseJsonColumn(row.ColumnText(24), "assignments of " + what);
-  if (!assignments.ok()) return assignments.status();
-  trial.cell.assignments = std::move(assignments).value();
+  RUNG_ASSIGN_OR_RETURN(nlohmann::json config, ParseJsonColumn(row.ColumnText(23), "config of " + what));
+  trial.cell.config = std::move(config);
+  RUNG_ASSIGN_OR_RETURN(nlohmann::json assignments, ParseJsonColumn(row.ColumnText(24), "assignments of " + what));
+  trial.cell.assignments = std::move(assignments);
   return trial;
 }
 
@@ -128,9 +123,9 @@ StatusOr<WorkerRecord> Table<WorkerRecord>::Read(const Statement& row) {
   worker.info.gpus = row.ColumnInt64(3);
   worker.registered_at = Time(row, 4);
   worker.last_seen_at = Time(row, 5);
-  StatusOr<nlohmann::json> details = ParseJsonColumn(row.ColumnText(6), "details of worker " + worker.info.id);
-  if (!details.ok()) return details.status();
-  worker.info.details = std::move(details).value();
+  RUNG_ASSIGN_OR_RETURN(nlohmann::json details,
+                        ParseJsonColumn(row.ColumnText(6), "details of worker " + worker.info.id));
+  worker.info.details = std::move(details);
   return worker;
 }
 
@@ -150,34 +145,30 @@ StatusOr<EventRecord> Table<EventRecord>::Read(const Statement& row) {
 }
 
 StatusOr<SweepRecord> LoadSweep(Database& db, int64_t sweep_id) {
-  StatusOr<std::optional<SweepRecord>> sweep = SelectOne<SweepRecord>(db, "WHERE id = ?", sweep_id);
-  if (!sweep.ok()) return sweep.status();
-  if (!*sweep) return Status::NotFound("sweep " + std::to_string(sweep_id) + " does not exist");
-  return std::move(**sweep);
+  RUNG_ASSIGN_OR_RETURN(std::optional<SweepRecord> sweep, SelectOne<SweepRecord>(db, "WHERE id = ?", sweep_id));
+  if (!sweep) return Status::NotFound("sweep " + std::to_string(sweep_id) + " does not exist");
+  return std::move(*sweep);
 }
 
 StatusOr<TrialRecord> LoadTrial(Database& db, int64_t trial_id) {
-  StatusOr<std::optional<TrialRecord>> trial = SelectOne<TrialRecord>(db, "WHERE id = ?", trial_id);
-  if (!trial.ok()) return trial.status();
-  if (!*trial) return Status::NotFound("trial " + std::to_string(trial_id) + " does not exist");
-  return std::move(**trial);
+  RUNG_ASSIGN_OR_RETURN(std::optional<TrialRecord> trial, SelectOne<TrialRecord>(db, "WHERE id = ?", trial_id));
+  if (!trial) return Status::NotFound("trial " + std::to_string(trial_id) + " does not exist");
+  return std::move(*trial);
 }
 
 StatusOr<TrialRecord> LoadTrialHeader(Database& db, int64_t trial_id) {
-  StatusOr<std::optional<TrialHeader>> trial = SelectOne<TrialHeader>(db, "WHERE id = ?", trial_id);
-  if (!trial.ok()) return trial.status();
-  if (!*trial) return Status::NotFound("trial " + std::to_string(trial_id) + " does not exist");
-  return TrialRecord(std::move(**trial));
+  RUNG_ASSIGN_OR_RETURN(std::optional<TrialHeader> trial, SelectOne<TrialHeader>(db, "WHERE id = ?", trial_id));
+  if (!trial) return Status::NotFound("trial " + std::to_string(trial_id) + " does not exist");
+  return TrialRecord(std::move(*trial));
 }
 
 StatusOr<AttemptRecord> LoadAttempt(Database& db, int64_t trial_id, int64_t attempt) {
-  StatusOr<std::optional<AttemptRecord>> record =
-      SelectOne<AttemptRecord>(db, "WHERE trial_id = ? AND attempt = ?", trial_id, attempt);
-  if (!record.ok()) return record.status();
-  if (!*record) {
+  RUNG_ASSIGN_OR_RETURN(std::optional<AttemptRecord> record,
+                        SelectOne<AttemptRecord>(db, "WHERE trial_id = ? AND attempt = ?", trial_id, attempt));
+  if (!record) {
     return Status::NotFound("trial " + std::to_string(trial_id) + " has no attempt " + std::to_string(attempt));
   }
-  return std::move(**record);
+  return std::move(*record);
 }
 
 std::string DescribeTrial(Database& db, const TrialRecord& trial) {

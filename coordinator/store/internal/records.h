@@ -101,32 +101,28 @@ template <typename Value, typename Reader>
 StatusOr<std::vector<Value>> ReadRows(Statement& statement, Reader read) {
   std::vector<Value> values;
   while (true) {
-    StatusOr<bool> has_row = statement.Step();
-    if (!has_row.ok()) return has_row.status();
-    if (!*has_row) return values;
-    StatusOr<Value> value = read(statement);
-    if (!value.ok()) return value.status();
-    values.push_back(std::move(value).value());
+    RUNG_ASSIGN_OR_RETURN(bool has_row, statement.Step());
+    if (!has_row) return values;
+    RUNG_ASSIGN_OR_RETURN(Value value, read(statement));
+    values.push_back(std::move(value));
   }
 }
 
 // SELECT <Record's columns> FROM <Record's table> <clauses>, `parameters` bound to its ?s in order.
 template <typename Record, typename... Parameters>
 StatusOr<std::vector<Record>> Select(Database& db, std::string_view clauses, const Parameters&... parameters) {
-  StatusOr<Statement> statement = db.Prepare(std::string("SELECT ") + Table<Record>::kColumns + " FROM " +
-                                             Table<Record>::kName + " " + std::string(clauses));
-  if (!statement.ok()) return statement.status();
-  statement->BindAll(parameters...);
-  return ReadRows<Record>(*statement, &Table<Record>::Read);
+  RUNG_ASSIGN_OR_RETURN(Statement statement, db.Prepare(std::string("SELECT ") + Table<Record>::kColumns + " FROM " +
+                                                        Table<Record>::kName + " " + std::string(clauses)));
+  statement.BindAll(parameters...);
+  return ReadRows<Record>(statement, &Table<Record>::Read);
 }
 
 // The first row Select would return, or nullopt.
 template <typename Record, typename... Parameters>
 StatusOr<std::optional<Record>> SelectOne(Database& db, std::string_view clauses, const Parameters&... parameters) {
-  StatusOr<std::vector<Record>> records = Select<Record>(db, clauses, parameters...);
-  if (!records.ok()) return records.status();
-  if (records->empty()) return std::optional<Record>();
-  return std::optional<Record>(std::move(records->front()));
+  RUNG_ASSIGN_OR_RETURN(std::vector<Record> records, Select<Record>(db, clauses, parameters...));
+  if (records.empty()) return std::optional<Record>();
+  return std::optional<Record>(std::move(records.front()));
 }
 
 // By primary key; NOT_FOUND with a message naming what is missing.

@@ -570,10 +570,10 @@ TEST_F(CoordinatorServiceTest, TheReaperThreadExpiresLeasesWhenTheClockPassesThe
   std::optional<v1::TrialLease> lease = Lease("w1");
   ASSERT_TRUE(lease.has_value());
   Coordinator& coordinator = server_->coordinator();
-  const uint64_t seen = coordinator.changes().generation();
+  const uint64_t seen = coordinator.signals().changes().generation();
   clock_.Advance(kLease + std::chrono::seconds(1));
   coordinator.reaper().Poke();  // a ManualClock does not wake the thread by itself
-  coordinator.changes().WaitForChange(seen, std::chrono::steady_clock::now() + std::chrono::seconds(10));
+  coordinator.signals().changes().WaitForChange(seen, std::chrono::steady_clock::now() + std::chrono::seconds(10));
   EXPECT_EQ(GetTrial(lease->trial_id()).state(), v1::TRIAL_STATE_PENDING);
 }
 

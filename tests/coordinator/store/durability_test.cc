@@ -17,6 +17,7 @@ namespace {
 using store_testing::Cell;
 using store_testing::Managers;
 using store_testing::Point;
+using store_testing::PointsBatch;
 using store_testing::Submission;
 
 class DurabilityTest : public store_testing::StoreTest {
@@ -39,7 +40,8 @@ class DurabilityTest : public store_testing::StoreTest {
       for (int64_t step = batch * 10; step < batch * 10 + 10; ++step) {
         points.push_back(Point(step, "train_loss", 5.0 - 0.01 * static_cast<double>(step)));
       }
-      if (!managers.metrics.AppendMetrics((*second)->trial_id, (*second)->attempt, points).ok()) return false;
+      const MetricBatch sent = PointsBatch((*second)->trial_id, (*second)->attempt, batch + 1, std::move(points));
+      if (!managers.trials.ReportBatch(sent).ok()) return false;
     }
     return true;
   }
@@ -48,7 +50,8 @@ class DurabilityTest : public store_testing::StoreTest {
   // the running trial (id 2, attempt 1 in the fresh database) and a state it never reached.
   template <typename Crash>
   void UnacknowledgedWrite(Crash crash) {
-    Status status = store_->Write([&](Database& db, Timestamp) -> Status {
+    Status status = store_->Write([&](Tables& tables) -> Status {
+      Database& db = store_internal::DatabaseOf(tables);
       for (int64_t step = 50; step < 60; ++step) {
         RUNG_RETURN_IF_ERROR(db.Execute("INSERT INTO metrics(trial_id, attempt, step, name, value, tokens, flops, "
                                         "wall_time) VALUES (2, 1, " + std::to_string(step) + ", 'train_loss', 1, 0, 0, 0)"));
@@ -80,7 +83,7 @@ class DurabilityTest : public store_testing::StoreTest {
     }
     // The store carries on from there: the running attempt reports, the pending trial leases.
     ASSERT_OK(trials().RestartReconcile());
-    ASSERT_OK(metrics().AppendMetrics(listed[1].id, 1, {Point(50, "train_loss", 4.5)}));
+    ASSERT_OK(trials().ReportBatch(PointsBatch(listed[1].id, 1, 6, {Point(50, "train_loss", 4.5)})));
     std::optional<Lease> next = LeaseFor("w", 8, 0);
     ASSERT_TRUE(next.has_value());
     EXPECT_EQ(next->trial_id, listed[2].id);

@@ -15,11 +15,13 @@ namespace {
 class GroupCommitTest : public store_testing::StoreTest {
  protected:
   void CreateTable() {
-    ASSERT_OK(store_->Write([](Database& db, Timestamp) { return db.Execute("CREATE TABLE numbers(x INTEGER PRIMARY KEY)"); }));
+    ASSERT_OK(store_->Write([](Tables& tables) {
+      Database& db = store_internal::DatabaseOf(tables); return db.Execute("CREATE TABLE numbers(x INTEGER PRIMARY KEY)"); }));
   }
 
   StatusOr<int64_t> Count() {
-    return store_->Read([](Database& db) { return db.QueryInt64("SELECT COUNT(*) FROM numbers"); });
+    return store_->Read([](Tables& tables) {
+      Database& db = store_internal::DatabaseOf(tables); return db.QueryInt64("SELECT COUNT(*) FROM numbers"); });
   }
 };
 
@@ -33,7 +35,8 @@ TEST_F(GroupCommitTest, ConcurrentWritesCommitAndAFailingBodyChangesNothingButIt
   for (int i = 0; i < kWriters; ++i) {
     threads.emplace_back([&, i] {
       while (!go.load()) std::this_thread::yield();
-      results[i] = store_->Write([i](Database& db, Timestamp) -> StatusOr<int64_t> {
+      results[i] = store_->Write([i](Tables& tables) -> StatusOr<int64_t> {
+      Database& db = store_internal::DatabaseOf(tables);
         RUNG_RETURN_IF_ERROR(db.Execute("INSERT INTO numbers(x) VALUES (" + std::to_string(i) + ")"));
         if (i == kFailing) return Status::InvalidArgument("writer " + std::to_string(i) + " refuses");
         return int64_t{i} * 10;
@@ -54,7 +57,8 @@ TEST_F(GroupCommitTest, ConcurrentWritesCommitAndAFailingBodyChangesNothingButIt
   }
   ASSERT_OK_AND_ASSIGN(const int64_t rows, Count());
   EXPECT_EQ(rows, kWriters - 1);
-  ASSERT_OK_AND_ASSIGN(const int64_t failing_rows, store_->Read([](Database& db) {
+  ASSERT_OK_AND_ASSIGN(const int64_t failing_rows, store_->Read([](Tables& tables) {
+      Database& db = store_internal::DatabaseOf(tables);
     return db.QueryInt64("SELECT COUNT(*) FROM numbers WHERE x = " + std::to_string(kFailing));
   }));
   EXPECT_EQ(failing_rows, 0);
@@ -62,20 +66,25 @@ TEST_F(GroupCommitTest, ConcurrentWritesCommitAndAFailingBodyChangesNothingButIt
 
 TEST_F(GroupCommitTest, AWriteSeesTheWritesCommittedBeforeIt) {
   CreateTable();
-  ASSERT_OK(store_->Write([](Database& db, Timestamp) { return db.Execute("INSERT INTO numbers(x) VALUES (1)"); }));
+  ASSERT_OK(store_->Write([](Tables& tables) {
+      Database& db = store_internal::DatabaseOf(tables); return db.Execute("INSERT INTO numbers(x) VALUES (1)"); }));
   const StatusOr<int64_t> seen =
-      store_->Write([](Database& db, Timestamp) { return db.QueryInt64("SELECT COUNT(*) FROM numbers"); });
+      store_->Write([](Tables& tables) {
+      Database& db = store_internal::DatabaseOf(tables); return db.QueryInt64("SELECT COUNT(*) FROM numbers"); });
   ASSERT_TRUE(seen.ok()) << seen.status().ToString();
   EXPECT_EQ(*seen, 1);
 }
 
 TEST_F(GroupCommitTest, AFailedWriteThatViolatesAConstraintLeavesTheStoreUsable) {
   CreateTable();
-  ASSERT_OK(store_->Write([](Database& db, Timestamp) { return db.Execute("INSERT INTO numbers(x) VALUES (1)"); }));
+  ASSERT_OK(store_->Write([](Tables& tables) {
+      Database& db = store_internal::DatabaseOf(tables); return db.Execute("INSERT INTO numbers(x) VALUES (1)"); }));
   const Status duplicate =
-      store_->Write([](Database& db, Timestamp) { return db.Execute("INSERT INTO numbers(x) VALUES (1)"); });
+      store_->Write([](Tables& tables) {
+      Database& db = store_internal::DatabaseOf(tables); return db.Execute("INSERT INTO numbers(x) VALUES (1)"); });
   EXPECT_FALSE(duplicate.ok());
-  ASSERT_OK(store_->Write([](Database& db, Timestamp) { return db.Execute("INSERT INTO numbers(x) VALUES (2)"); }));
+  ASSERT_OK(store_->Write([](Tables& tables) {
+      Database& db = store_internal::DatabaseOf(tables); return db.Execute("INSERT INTO numbers(x) VALUES (2)"); }));
   ASSERT_OK_AND_ASSIGN(const int64_t rows, Count());
   EXPECT_EQ(rows, 2);
 }

@@ -1,5 +1,6 @@
-// Metrics and results: idempotent batches, fencing of batches, the curve across attempts,
-// non-finite values, summaries, learned parameters and diagnostics.
+// Metrics and results as committed batches leave them: the curve across attempts, non-finite
+// values, summaries, learned parameters and diagnostics. (Batches themselves, their idempotence and
+// fencing: tests/coordinator/domain/reports_test.cc.)
 #include "coordinator/store/metric_store.h"
 
 #include <cmath>
@@ -15,6 +16,7 @@ namespace {
 using store_testing::Cell;
 using store_testing::kLease;
 using store_testing::Point;
+using store_testing::PointsBatch;
 using store_testing::Submission;
 
 class MetricStoreTest : public store_testing::StoreTest {
@@ -46,13 +48,12 @@ class MetricStoreTest : public store_testing::StoreTest {
   Lease lease_;
 };
 
-TEST_F(MetricStoreTest, AResentBatchChangesNothing) {
+TEST_F(MetricStoreTest, ABatchsPointsMakeTheCurveAndTheNames) {
   const std::vector<MetricPoint> batch = {Point(1, "train_loss", 4.0), Point(1, "val_loss", 4.2),
                                           Point(2, "train_loss", 3.5)};
-  ASSERT_OK_AND_ASSIGN(int64_t inserted, metrics().AppendMetrics(lease_.trial_id, lease_.attempt, batch));
-  EXPECT_EQ(inserted, 3);
-  ASSERT_OK_AND_ASSIGN(inserted, metrics().AppendMetrics(lease_.trial_id, lease_.attempt, batch));
-  EXPECT_EQ(inserted, 0);
+  ASSERT_OK(trials().ReportBatch(PointsBatch(lease_.trial_id, lease_.attempt, 1, batch)));
+  ASSERT_OK_AND_ASSIGN(BatchAck again, trials().ReportBatch(PointsBatch(lease_.trial_id, lease_.attempt, 1, batch)));
+  EXPECT_TRUE(again.duplicate);
   ASSERT_OK_AND_ASSIGN(std::vector<CurvePoint> curve, metrics().Curve(lease_.trial_id, "train_loss"));
   ASSERT_EQ(curve.size(), 2u);
   EXPECT_EQ(curve[0].point.step, 1);
@@ -65,10 +66,10 @@ TEST_F(MetricStoreTest, AResentBatchChangesNothing) {
 
 TEST_F(MetricStoreTest, TheCurveTakesEachStepFromTheNewestAttemptThatReportedIt) {
   // Attempt 1 reports steps 0..5; attempt 2 resumes from its checkpoint at step 3 and reports 4..7.
-  ASSERT_OK(metrics().AppendMetrics(lease_.trial_id, 1, Steps(0, 5, 10.0)));
+  ASSERT_OK(trials().ReportBatch(PointsBatch(lease_.trial_id, 1, 1, Steps(0, 5, 10.0))));
   const Lease second = NextAttempt();
   ASSERT_EQ(second.attempt, 2);
-  ASSERT_OK(metrics().AppendMetrics(second.trial_id, 2, Steps(4, 7, 100.0)));
+  ASSERT_OK(trials().ReportBatch(PointsBatch(second.trial_id, 2, 1, Steps(4, 7, 100.0))));
 
   ASSERT_OK_AND_ASSIGN(std::vector<CurvePoint> curve, metrics().Curve(lease_.trial_id, "val_loss"));
   ASSERT_EQ(curve.size(), 8u);
@@ -79,36 +80,13 @@ TEST_F(MetricStoreTest, TheCurveTakesEachStepFromTheNewestAttemptThatReportedIt)
   }
 }
 
-TEST_F(MetricStoreTest, ABatchFromASupersededAttemptIsFencedUnlessItIsAResend) {
-  const std::vector<MetricPoint> sent = Steps(0, 2, 10.0);
-  ASSERT_OK(metrics().AppendMetrics(lease_.trial_id, 1, sent));
-  NextAttempt();
-  ASSERT_OK_AND_ASSIGN(int64_t inserted, metrics().AppendMetrics(lease_.trial_id, 1, sent));
-  EXPECT_EQ(inserted, 0);
-  StatusOr<int64_t> late = metrics().AppendMetrics(lease_.trial_id, 1, Steps(3, 4, 10.0));
-  EXPECT_EQ(late.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_THAT(late.status().message(), ::testing::HasSubstr("metric batch from attempt 1"));
-  ASSERT_OK_AND_ASSIGN(std::vector<CurvePoint> curve, metrics().Curve(lease_.trial_id, "val_loss"));
-  EXPECT_EQ(curve.size(), 3u);
-}
-
 TEST_F(MetricStoreTest, NonFiniteValuesAreKeptAsNan) {
-  ASSERT_OK(metrics().AppendMetrics(lease_.trial_id, 1,
-                                    {Point(1, "train_loss", std::nan("")), Point(2, "train_loss", INFINITY)}));
+  ASSERT_OK(trials().ReportBatch(
+      PointsBatch(lease_.trial_id, 1, 1, {Point(1, "train_loss", std::nan("")), Point(2, "train_loss", INFINITY)})));
   ASSERT_OK_AND_ASSIGN(std::vector<CurvePoint> curve, metrics().Curve(lease_.trial_id, "train_loss"));
   ASSERT_EQ(curve.size(), 2u);
   EXPECT_TRUE(std::isnan(curve[0].point.value));
   EXPECT_TRUE(std::isinf(curve[1].point.value));
-  // A resend with the NaN is still recognised as a resend.
-  ASSERT_OK_AND_ASSIGN(int64_t inserted, metrics().AppendMetrics(lease_.trial_id, 1, {Point(1, "train_loss", std::nan(""))}));
-  EXPECT_EQ(inserted, 0);
-}
-
-TEST_F(MetricStoreTest, RejectsPointsWithoutANameOrWithANegativeStep) {
-  EXPECT_EQ(metrics().AppendMetrics(lease_.trial_id, 1, {Point(1, "", 1.0)}).status().code(),
-            StatusCode::kInvalidArgument);
-  EXPECT_EQ(metrics().AppendMetrics(lease_.trial_id, 1, {Point(-1, "loss", 1.0)}).status().code(),
-            StatusCode::kInvalidArgument);
 }
 
 TEST_F(MetricStoreTest, CompletionStoresSummariesLearnedParametersAndDiagnostics) {

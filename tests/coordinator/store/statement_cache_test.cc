@@ -11,15 +11,17 @@ namespace {
 class StatementCacheTest : public store_testing::StoreTest {};
 
 TEST_F(StatementCacheTest, AReusedStatementStartsAgainWithItsNewBindings) {
-  ASSERT_OK(store_->Write([](Database& db, Timestamp) -> Status {
+  ASSERT_OK(store_->Write([](Tables& tables) -> Status {
+      Database& db = store_internal::DatabaseOf(tables);
     RUNG_RETURN_IF_ERROR(db.Execute("CREATE TABLE numbers(x INTEGER PRIMARY KEY)"));
     return db.Execute("INSERT INTO numbers(x) VALUES (1), (2), (3), (4)");
   }));
   const std::string sql = "SELECT x FROM numbers WHERE x >= ? ORDER BY x";
-  ASSERT_OK(store_->Read([&](Database& db) -> Status {
+  ASSERT_OK(store_->Read([&](Tables& tables) -> Status {
+      Database& db = store_internal::DatabaseOf(tables);
     {
       StatusOr<Statement> first = db.Prepare(sql);
-      RUNG_RETURN_IF_ERROR(first.status());
+      RUNG_RETURN_IF_ERROR(first);
       first->Bind(1, 2);
       StatusOr<bool> row = first->Step();
       EXPECT_TRUE(row.ok() && *row);
@@ -27,9 +29,9 @@ TEST_F(StatementCacheTest, AReusedStatementStartsAgainWithItsNewBindings) {
       // Left mid-way: two more rows were never read.
     }
     StatusOr<Statement> again = db.Prepare(sql);
-    RUNG_RETURN_IF_ERROR(again.status());
+    RUNG_RETURN_IF_ERROR(again);
     StatusOr<Statement> concurrent = db.Prepare(sql);  // the cached one is taken: a fresh one
-    RUNG_RETURN_IF_ERROR(concurrent.status());
+    RUNG_RETURN_IF_ERROR(concurrent);
     again->Bind(1, 3);
     concurrent->Bind(1, 1);
     std::vector<int64_t> seen, seen_concurrently;
@@ -44,17 +46,18 @@ TEST_F(StatementCacheTest, AReusedStatementStartsAgainWithItsNewBindings) {
 }
 
 TEST_F(StatementCacheTest, AStatementWhoseParameterWasNotBoundAgainSeesNull) {
-  ASSERT_OK(store_->Read([](Database& db) -> Status {
+  ASSERT_OK(store_->Read([](Tables& tables) -> Status {
+      Database& db = store_internal::DatabaseOf(tables);
     {
       StatusOr<Statement> bound = db.Prepare("SELECT ? IS NULL");
-      RUNG_RETURN_IF_ERROR(bound.status());
+      RUNG_RETURN_IF_ERROR(bound);
       bound->Bind(1, 7);
       StatusOr<bool> row = bound->Step();
       EXPECT_TRUE(row.ok() && *row);
       EXPECT_EQ(bound->ColumnInt64(0), 0);
     }
     StatusOr<Statement> unbound = db.Prepare("SELECT ? IS NULL");
-    RUNG_RETURN_IF_ERROR(unbound.status());
+    RUNG_RETURN_IF_ERROR(unbound);
     StatusOr<bool> row = unbound->Step();
     EXPECT_TRUE(row.ok() && *row);
     EXPECT_EQ(unbound->ColumnInt64(0), 1);  // the old binding was cleared

@@ -14,9 +14,9 @@
 #include "coordinator/store/event_log.h"
 #include "coordinator/store/metric_store.h"
 #include "coordinator/store/store.h"
-#include "coordinator/store/sweep_manager.h"
-#include "coordinator/store/trial_lifecycle.h"
-#include "coordinator/store/worker_registry.h"
+#include "coordinator/domain/sweep_manager.h"
+#include "coordinator/domain/trial_lifecycle.h"
+#include "coordinator/domain/worker_registry.h"
 
 namespace rung::store_testing {
 
@@ -71,6 +71,16 @@ inline SweepSubmission Submission(const std::string& name, std::vector<TrialCell
   submission.baseline = {{"position.variant", "rope"}};
   submission.trials = std::move(cells);
   return submission;
+}
+
+// Batch `sequence` of the attempt, holding `points` (TrialLifecycle::ReportBatch).
+inline MetricBatch PointsBatch(int64_t trial_id, int64_t attempt, int64_t sequence, std::vector<MetricPoint> points) {
+  MetricBatch batch;
+  batch.trial_id = trial_id;
+  batch.attempt = attempt;
+  batch.sequence = sequence;
+  batch.points = std::move(points);
+  return batch;
 }
 
 inline MetricPoint Point(int64_t step, const std::string& name, double value) {

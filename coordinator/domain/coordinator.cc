@@ -1,0 +1,77 @@
+// coordinator/domain/coordinator.cc
+#include "coordinator/domain/coordinator.h"
+
+#include <filesystem>
+
+namespace rung {
+
+std::string ArtifactRootOf(const CoordinatorOptions& options) {
+  if (!options.artifact_root.empty()) return options.artifact_root;
+  const std::filesystem::path database = std::filesystem::absolute(options.database_path);
+  return (database.parent_path() / "artifacts").string();
+}
+
+StatusOr<std::unique_ptr<Coordinator>> Coordinator::Open(const CoordinatorOptions& options, const Clock& clock) {
+  if (options.database_path.empty()) {
+    return Status::InvalidArgument("--db is required: the SQLite file that holds sweeps, trials and metrics");
+  }
+  if (options.lease_duration.count() <= 0) return Status::InvalidArgument("the lease duration must be positive");
+  StoreOptions store_options;
+  store_options.artifact_root = ArtifactRootOf(options);
+  store_options.lease_duration = options.lease_duration;
+  store_options.gang_formation_timeout = options.lease_duration;
+  store_options.rendezvous_first_port = options.rendezvous_first_port;
+  store_options.rendezvous_port_count = options.rendezvous_port_count;
+  RUNG_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, Store::Open(options.database_path, clock, store_options));
+  std::unique_ptr<Coordinator> coordinator(new Coordinator(std::move(store), clock));
+  RUNG_RETURN_IF_ERROR(coordinator->trials_.RestartReconcile());
+  coordinator->reaper_.Start();
+  return coordinator;
+}
+
+Coordinator::Coordinator(std::unique_ptr<Store> store, const Clock& clock)
+    : clock_(clock),
+      store_(std::move(store)),
+      sweeps_(*store_, &signals_),
+      trials_(*store_, &signals_),
+      metrics_(*store_),
+      workers_(*store_, &signals_),
+      overviews_(*store_),
+      events_(*store_),
+      results_(*store_),
+      fits_(*store_),
+      gangs_(*store_),
+      reaper_(trials_, clock_),
+      leases_(*store_, trials_, gangs_, reaper_, signals_) {}
+
+Coordinator::~Coordinator() { Shutdown(); }
+
+void Coordinator::Shutdown() {
+  signals_.Close();
+  reaper_.Stop();
+}
+
+StatusOr<Coordinator::EndedAttempt> Coordinator::EndAttemptAndLease(int64_t trial_id, int64_t attempt,
+                                                                    const AttemptEnding& ending,
+                                                                    const MetricBatch* final_batch,
+                                                                    const std::optional<LeaseAsk>& next) {
+  bool gang_formed = false;
+  RUNG_ASSIGN_OR_RETURN(EndedAttempt ended, store_->Write([&](Tables& tables) -> StatusOr<EndedAttempt> {
+    RUNG_ASSIGN_OR_RETURN(EndingAck ack, trials_.EndAttemptIn(tables, trial_id, attempt, ending, final_batch));
+    EndedAttempt result{ack, std::nullopt};
+    if (!next || next->free_cpus <= 0) return result;
+    StatusOr<std::optional<Lease>> lease =
+        tables.Tentatively([&] { return leases_.LookIn(tables, *next, &gang_formed); });
+    if (lease.ok()) {
+      result.next_lease = std::move(*lease);
+    } else {
+      gang_formed = false;  // the ending stays; the worker long-polls for its next lease
+    }
+    return result;
+  }));
+  trials_.Ended(ended.ack);
+  if (ended.next_lease || gang_formed) leases_.Leased(ended.next_lease, gang_formed);
+  return ended;
+}
+
+}  // namespace rung

@@ -1,0 +1,27 @@
+// coordinator/store/tables/event_table.cc
+#include "coordinator/store/tables/event_table.h"
+
+#include "coordinator/store/database.h"
+
+namespace rung {
+
+Status EventTable::Append(const EventRecord& event) {
+  RUNG_ASSIGN_OR_RETURN(Statement insert,
+                        db_.Prepare("INSERT INTO events(at, sweep_id, trial_id, attempt, kind, from_state, to_state, "
+                                    "actor, reason) VALUES (?, ?, ?, ?, ?, NULLIF(?, ''), NULLIF(?, ''), ?, ?)"));
+  insert.BindAll(ToUnixMicros(event.at), event.sweep_id, event.trial_id, event.attempt, event.kind, event.from_state,
+                 event.to_state, event.actor, event.reason);
+  return insert.Run();
+}
+
+StatusOr<std::optional<std::string>> EventTable::LatestStateReason(int64_t trial_id) {
+  RUNG_ASSIGN_OR_RETURN(Statement latest,
+                        db_.Prepare("SELECT reason FROM events WHERE trial_id = ? AND kind IN ('trial_state', "
+                                    "'trial_waiting') ORDER BY id DESC LIMIT 1"));
+  latest.Bind(1, trial_id);
+  RUNG_ASSIGN_OR_RETURN(bool row, latest.Step());
+  if (!row) return std::optional<std::string>();
+  return std::optional<std::string>(latest.ColumnText(0));
+}
+
+}  // namespace rung

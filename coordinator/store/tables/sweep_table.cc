@@ -1,0 +1,67 @@
+// coordinator/store/tables/sweep_table.cc
+#include "coordinator/store/tables/sweep_table.h"
+
+#include "coordinator/store/database.h"
+#include "coordinator/store/internal/records.h"
+
+namespace rung {
+
+using store_internal::PolicyToJson;
+
+StatusOr<SweepRecord> SweepTable::Get(int64_t sweep_id) { return store_internal::LoadSweep(db_, sweep_id); }
+
+StatusOr<std::optional<SweepRecord>> SweepTable::FindByName(const std::string& name) {
+  return store_internal::SelectOne<SweepRecord>(db_, "WHERE name = ?", name);
+}
+
+StatusOr<std::vector<SweepRecord>> SweepTable::List() {
+  return store_internal::Select<SweepRecord>(db_, "ORDER BY id");
+}
+
+StatusOr<int64_t> SweepTable::Insert(const SweepSubmission& submission, Timestamp now) {
+  RUNG_ASSIGN_OR_RETURN(Statement insert,
+                        db_.Prepare("INSERT INTO sweeps(name, spec_text, spec_hash, state, policy, baseline, "
+                                    "created_at, updated_at, spec_file_name, description, metric_name, metric_goal) "
+                                    "VALUES (?1, ?2, ?3, 'ACTIVE', ?4, ?5, ?6, ?6, ?7, ?8, ?9, ?10)"));
+  insert.BindAll(submission.name, submission.spec_text, submission.spec_hash, PolicyToJson(submission.policy).dump(),
+                 submission.baseline.dump(), ToUnixMicros(now), submission.spec_file_name, submission.description,
+                 submission.metric.name, submission.metric.goal);
+  RUNG_RETURN_IF_ERROR(insert.Run());
+  return db_.LastInsertRowId();
+}
+
+Status SweepTable::UpdateSpec(int64_t sweep_id, const SweepSubmission& submission, Timestamp now) {
+  RUNG_ASSIGN_OR_RETURN(Statement update,
+                        db_.Prepare("UPDATE sweeps SET spec_text = ?2, spec_hash = ?3, policy = ?4, baseline = ?5, "
+                                    "updated_at = ?6, spec_file_name = ?7, description = ?8, metric_name = ?9, "
+                                    "metric_goal = ?10 WHERE id = ?1"));
+  update.BindAll(sweep_id, submission.spec_text, submission.spec_hash, PolicyToJson(submission.policy).dump(),
+                 submission.baseline.dump(), ToUnixMicros(now), submission.spec_file_name, submission.description,
+                 submission.metric.name, submission.metric.goal);
+  return update.Run();
+}
+
+Status SweepTable::SetState(int64_t sweep_id, SweepState state, Timestamp now) {
+  RUNG_ASSIGN_OR_RETURN(Statement update, db_.Prepare("UPDATE sweeps SET state = ?, updated_at = ? WHERE id = ?"));
+  update.BindAll(SweepStateName(state), ToUnixMicros(now), sweep_id);
+  return update.Run();
+}
+
+Status SweepTable::SetTag(int64_t sweep_id, const std::string& key, const std::string& value) {
+  RUNG_ASSIGN_OR_RETURN(Statement upsert, db_.Prepare("INSERT INTO tags(sweep_id, key, value) VALUES (?1, ?2, ?3) "
+                                                      "ON CONFLICT(sweep_id, key) DO UPDATE SET value = ?3"));
+  upsert.BindAll(sweep_id, key, value);
+  return upsert.Run();
+}
+
+StatusOr<std::map<std::string, std::string>> SweepTable::Tags(int64_t sweep_id) {
+  RUNG_ASSIGN_OR_RETURN(Statement query, db_.Prepare("SELECT key, value FROM tags WHERE sweep_id = ? ORDER BY key"));
+  query.Bind(1, sweep_id);
+  RUNG_ASSIGN_OR_RETURN(auto rows, store_internal::ReadRows<std::pair<std::string, std::string>>(
+                                       query, [](const Statement& row) {
+                                         return std::make_pair(row.ColumnText(0), row.ColumnText(1));
+                                       }));
+  return std::map<std::string, std::string>(rows.begin(), rows.end());
+}
+
+}  // namespace rung

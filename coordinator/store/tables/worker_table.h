@@ -1,0 +1,37 @@
+// coordinator/store/tables/worker_table.h
+//
+// The workers table: who registered, with what resources, last seen when. Typed reads and
+// writes, no rules.
+//
+// Thread safety: as database.h (used inside a Store transaction only; tables.h).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "coordinator/store/clock.h"
+#include "coordinator/store/store_types.h"
+#include "core/common/status.h"
+
+namespace rung {
+
+class Database;
+
+class WorkerTable {
+ public:
+  explicit WorkerTable(Database& db) : db_(db) {}
+
+  StatusOr<std::optional<WorkerRecord>> Find(const std::string& worker_id);
+  // Every worker, by id (live_trial_ids left empty).
+  StatusOr<std::vector<WorkerRecord>> List();
+  // Inserts the worker, or updates its host, resources and details; seen at `now`.
+  Status Upsert(const WorkerInfo& worker, Timestamp now);
+  // The worker was seen at `now`; false when it is not registered.
+  StatusOr<bool> Touch(const std::string& worker_id, Timestamp now);
+
+ private:
+  Database& db_;
+};
+
+}  // namespace rung
