@@ -65,13 +65,11 @@ StatusOr<SubmitResult> CreateSweep(Tables& tables, const SweepSubmission& submis
     result.trial_ids[cell->identity] = trial_id;
   }
 
-  EventRecord event;
-  event.at = tables.now();
+  EventRecord event = domain::NewEvent(tables, event_kind::kSweepSubmitted,
+                                       {actor, "submitted with " + std::to_string(result.added.size()) +
+                                                   " trials (spec " + submission.spec_hash + ")"});
   event.sweep_id = result.sweep_id;
-  event.kind = event_kind::kSweepSubmitted;
   event.to_state = SweepStateName(SweepState::kActive);
-  event.actor = actor;
-  event.reason = "submitted with " + std::to_string(result.added.size()) + " trials (spec " + submission.spec_hash + ")";
   RUNG_RETURN_IF_ERROR(tables.events().Append(event));
   return result;
 }
@@ -125,11 +123,8 @@ StatusOr<SubmitResult> ResubmitSweep(Tables& tables, SweepRecord sweep, const Sw
   }
   RUNG_RETURN_IF_ERROR(tables.sweeps().UpdateSpec(sweep.id, submission, tables.now()));
 
-  EventRecord event;
-  event.at = tables.now();
+  EventRecord event = domain::NewEvent(tables, event_kind::kSweepResubmitted, {actor, ""});
   event.sweep_id = sweep.id;
-  event.kind = event_kind::kSweepResubmitted;
-  event.actor = actor;
   event.reason = "spec " + sweep.spec_hash + " -> " + submission.spec_hash + ": " +
                  std::to_string(result.added.size()) + " new, " + std::to_string(result.skipped_succeeded.size()) +
                  " succeeded (skipped), " + std::to_string(result.requeued.size()) + " requeued, " +
@@ -197,30 +192,25 @@ StatusOr<std::map<TrialState, int64_t>> SweepManager::CountTrialsByState(int64_t
 }
 
 Status SweepManager::Pause(int64_t sweep_id, const std::string& actor, const std::string& reason) {
-  RUNG_RETURN_IF_ERROR(store_.Write([&](Tables& tables) -> Status {
-    RUNG_ASSIGN_OR_RETURN(SweepRecord sweep, tables.sweeps().Get(sweep_id));
-    if (sweep.state == SweepState::kPaused) return Status::Ok();
-    if (sweep.state != SweepState::kActive) {
-      return Status::FailedPrecondition("sweep " + sweep.name + " is " + SweepStateName(sweep.state) +
-                                        ": only an ACTIVE sweep can be paused");
-    }
-    return domain::MoveSweep(tables, sweep, SweepState::kPaused, {actor, ReasonOr(reason, "paused")});
-  }));
-  Signal(false);
-  return Status::Ok();
+  return Toggle(sweep_id, SweepState::kActive, SweepState::kPaused, {actor, ReasonOr(reason, "paused")});
 }
 
 Status SweepManager::Resume(int64_t sweep_id, const std::string& actor, const std::string& reason) {
+  return Toggle(sweep_id, SweepState::kPaused, SweepState::kActive, {actor, ReasonOr(reason, "resumed")});
+}
+
+Status SweepManager::Toggle(int64_t sweep_id, SweepState from, SweepState to, const domain::Cause& cause) {
   RUNG_RETURN_IF_ERROR(store_.Write([&](Tables& tables) -> Status {
     RUNG_ASSIGN_OR_RETURN(SweepRecord sweep, tables.sweeps().Get(sweep_id));
-    if (sweep.state == SweepState::kActive) return Status::Ok();
-    if (sweep.state != SweepState::kPaused) {
-      return Status::FailedPrecondition("sweep " + sweep.name + " is " + SweepStateName(sweep.state) +
-                                        ": only a PAUSED sweep can be resumed");
+    if (sweep.state == to) return Status::Ok();
+    if (sweep.state != from) {
+      return Status::FailedPrecondition("sweep " + sweep.name + " is " + SweepStateName(sweep.state) + ": only " +
+                                        (from == SweepState::kActive ? "an ACTIVE sweep can be paused"
+                                                                     : "a PAUSED sweep can be resumed"));
     }
-    return domain::MoveSweep(tables, sweep, SweepState::kActive, {actor, ReasonOr(reason, "resumed")});
+    return domain::MoveSweep(tables, sweep, to, cause);
   }));
-  Signal(true);
+  Signal(to == SweepState::kActive);
   return Status::Ok();
 }
 

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "coordinator/domain/change_signals.h"
+#include "coordinator/domain/transitions.h"
 #include "coordinator/store/store.h"
 #include "coordinator/store/store_types.h"
 
@@ -77,6 +78,8 @@ class SweepManager {
   StatusOr<std::map<std::string, std::string>> Tags(int64_t sweep_id) const;
 
  private:
+  // ACTIVE <-> PAUSED on a user's word: OK when already `to`, FAILED_PRECONDITION unless `from`.
+  Status Toggle(int64_t sweep_id, SweepState from, SweepState to, const domain::Cause& cause);
   void Signal(bool work_queued) const;
 
   Store& store_;

@@ -30,18 +30,26 @@ StatusOr<std::string> SettleReason(Tables& tables, const SweepRecord& sweep) {
 
 std::string WorkerActor(const std::string& worker_id) { return "worker:" + worker_id; }
 
-Status MoveTrial(Tables& tables, TrialRecord& trial, TrialState to, const Cause& cause) {
-  RUNG_RETURN_IF_ERROR(tables.trials().SetState(trial.id, to, tables.now()));
+EventRecord NewEvent(Tables& tables, const char* kind, const Cause& cause, const TrialRecord* trial) {
   EventRecord event;
   event.at = tables.now();
-  event.sweep_id = trial.sweep_id;
-  event.trial_id = trial.id;
-  event.attempt = AttemptOrNull(trial.attempt);
-  event.kind = event_kind::kTrialState;
-  event.from_state = TrialStateName(trial.state);
-  event.to_state = TrialStateName(to);
+  event.kind = kind;
   event.actor = cause.actor;
   event.reason = cause.reason;
+  if (trial != nullptr) {
+    event.sweep_id = trial->sweep_id;
+    event.trial_id = trial->id;
+    event.from_state = TrialStateName(trial->state);
+  }
+  return event;
+}
+
+
+Status MoveTrial(Tables& tables, TrialRecord& trial, TrialState to, const Cause& cause) {
+  RUNG_RETURN_IF_ERROR(tables.trials().SetState(trial.id, to, tables.now()));
+  EventRecord event = NewEvent(tables, event_kind::kTrialState, cause, &trial);
+  event.attempt = AttemptOrNull(trial.attempt);
+  event.to_state = TrialStateName(to);
   trial.state = to;
   trial.updated_at = tables.now();
   return tables.events().Append(event);
@@ -49,30 +57,19 @@ Status MoveTrial(Tables& tables, TrialRecord& trial, TrialState to, const Cause&
 
 Status MoveSweep(Tables& tables, SweepRecord& sweep, SweepState to, const Cause& cause) {
   RUNG_RETURN_IF_ERROR(tables.sweeps().SetState(sweep.id, to, tables.now()));
-  EventRecord event;
-  event.at = tables.now();
+  EventRecord event = NewEvent(tables, event_kind::kSweepState, cause);
   event.sweep_id = sweep.id;
-  event.kind = event_kind::kSweepState;
   event.from_state = SweepStateName(sweep.state);
   event.to_state = SweepStateName(to);
-  event.actor = cause.actor;
-  event.reason = cause.reason;
   sweep.state = to;
   sweep.updated_at = tables.now();
   return tables.events().Append(event);
 }
 
 Status NoteTrial(Tables& tables, const TrialRecord& trial, const char* kind, const Cause& cause) {
-  EventRecord event;
-  event.at = tables.now();
-  event.sweep_id = trial.sweep_id;
-  event.trial_id = trial.id;
+  EventRecord event = NewEvent(tables, kind, cause, &trial);
   event.attempt = trial.attempt;
-  event.kind = kind;
-  event.from_state = TrialStateName(trial.state);
-  event.to_state = TrialStateName(trial.state);
-  event.actor = cause.actor;
-  event.reason = cause.reason;
+  event.to_state = event.from_state;
   return tables.events().Append(event);
 }
 

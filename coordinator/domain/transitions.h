@@ -31,6 +31,10 @@ struct Cause {
   std::string reason;
 };
 
+// An event of `kind` at the transaction's time, by `cause`; about `trial` (its sweep, id and state
+// as from_state) when given.
+EventRecord NewEvent(Tables& tables, const char* kind, const Cause& cause, const TrialRecord* trial = nullptr);
+
 // Sets the trial's state and updated_at (in the table and in `trial`) and records a trial_state event.
 Status MoveTrial(Tables& tables, TrialRecord& trial, TrialState to, const Cause& cause);
 

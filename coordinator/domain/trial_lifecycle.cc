@@ -396,12 +396,10 @@ StatusOr<int64_t> TrialLifecycle::RestartReconcile() {
   return store_.Write([&](Tables& tables) -> StatusOr<int64_t> {
     RUNG_ASSIGN_OR_RETURN(int64_t renewed,
                           tables.attempts().RenewEveryLiveLease(tables.now() + tables.options().lease_duration));
-    EventRecord event;
-    event.at = tables.now();
-    event.kind = event_kind::kLeasesReconciled;
-    event.actor = domain::kCoordinatorActor;
-    event.reason = "coordinator started: " + std::to_string(renewed) + " live leases renewed for a full period";
-    RUNG_RETURN_IF_ERROR(tables.events().Append(event));
+    RUNG_RETURN_IF_ERROR(tables.events().Append(domain::NewEvent(
+        tables, event_kind::kLeasesReconciled,
+        {domain::kCoordinatorActor,
+         "coordinator started: " + std::to_string(renewed) + " live leases renewed for a full period"})));
     return renewed;
   });
 }

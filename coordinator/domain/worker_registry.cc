@@ -13,13 +13,10 @@ Status WorkerRegistry::Register(const WorkerInfo& worker) {
   }
   RUNG_RETURN_IF_ERROR(store_.Write([&](Tables& tables) -> Status {
     RUNG_RETURN_IF_ERROR(tables.workers().Upsert(worker, tables.now()));
-    EventRecord event;
-    event.at = tables.now();
-    event.kind = event_kind::kWorkerRegistered;
-    event.actor = domain::WorkerActor(worker.id);
-    event.reason = "host " + worker.host + ", " + std::to_string(worker.cpus) + " cpus, " +
-                   std::to_string(worker.gpus) + " gpus";
-    return tables.events().Append(event);
+    return tables.events().Append(domain::NewEvent(tables, event_kind::kWorkerRegistered,
+                                                   {domain::WorkerActor(worker.id),
+                                                    "host " + worker.host + ", " + std::to_string(worker.cpus) +
+                                                        " cpus, " + std::to_string(worker.gpus) + " gpus"}));
   }));
   if (signals_ != nullptr) signals_->Changed();
   return Status::Ok();

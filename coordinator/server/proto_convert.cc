@@ -111,13 +111,83 @@ v1::Sweep ToProtoSweep(const SweepOverview& overview, bool with_spec_text) {
   return out;
 }
 
-bool MatchesBaseline(const nlohmann::json& config, const nlohmann::json& baseline) {
-  if (!baseline.is_object() || baseline.empty()) return false;
-  for (auto key = baseline.begin(); key != baseline.end(); ++key) {
-    const nlohmann::json* value = FindPath(config, key.key());
-    if (value == nullptr || *value != key.value()) return false;
+StatusOr<MetricSummary> FromProto(v1::MetricSummary summary) {
+  switch (summary) {
+    case v1::METRIC_SUMMARY_UNSPECIFIED:
+    case v1::METRIC_SUMMARY_FINAL: return MetricSummary::kFinal;
+    case v1::METRIC_SUMMARY_BEST: return MetricSummary::kBest;
+    case v1::METRIC_SUMMARY_LAST: return MetricSummary::kLast;
+    default: return Status::InvalidArgument("summary: unknown MetricSummary " + std::to_string(summary));
   }
-  return true;
+}
+
+namespace {
+
+constexpr std::pair<v1::Aggregation, Aggregation> kAggregations[] = {
+    {v1::AGGREGATION_MEAN, Aggregation::kMean},     {v1::AGGREGATION_STD, Aggregation::kStd},
+    {v1::AGGREGATION_MIN, Aggregation::kMin},       {v1::AGGREGATION_MAX, Aggregation::kMax},
+    {v1::AGGREGATION_MEDIAN, Aggregation::kMedian}, {v1::AGGREGATION_COUNT, Aggregation::kCount}};
+
+v1::MetricSummary ToProto(MetricSummary summary) {
+  switch (summary) {
+    case MetricSummary::kBest: return v1::METRIC_SUMMARY_BEST;
+    case MetricSummary::kLast: return v1::METRIC_SUMMARY_LAST;
+    default: return v1::METRIC_SUMMARY_FINAL;
+  }
+}
+
+}  // namespace
+
+StatusOr<ResultsQuery> ResultsQueryFromProto(const v1::QueryResultsRequest& request) {
+  ResultsQuery query;
+  query.sweep_id = request.sweep_id();
+  query.group_by.assign(request.group_by().begin(), request.group_by().end());
+  for (const v1::ResultFilter& filter : request.filters()) {
+    nlohmann::json value = nlohmann::json::parse(filter.value_json(), nullptr, /*allow_exceptions=*/false);
+    if (value.is_discarded()) {
+      return Status::InvalidArgument("filters: the value of '" + filter.key() + "' is not JSON: " +
+                                     filter.value_json() + " (strings are quoted: \"rope\")");
+    }
+    query.filters.push_back({filter.key(), std::move(value)});
+  }
+  query.metric = request.metric();
+  RUNG_ASSIGN_OR_RETURN(query.summary, FromProto(request.summary()));
+  for (int aggregation : request.aggregations()) {
+    const auto* found = std::find_if(std::begin(kAggregations), std::end(kAggregations),
+                                     [&](const auto& pair) { return pair.first == aggregation; });
+    if (found == std::end(kAggregations)) {
+      return Status::InvalidArgument("aggregations: " + std::to_string(aggregation) +
+                                     " is not an aggregation (MEAN, STD, MIN, MAX, MEDIAN, COUNT)");
+    }
+    query.aggregations.push_back(found->second);
+  }
+  return query;
+}
+
+v1::QueryResultsResponse ToProtoResults(const ResultsTable& table) {
+  v1::QueryResultsResponse response;
+  for (const std::string& key : table.group_by) response.add_group_by(key);
+  for (Aggregation aggregation : table.aggregations) {
+    const auto* found = std::find_if(std::begin(kAggregations), std::end(kAggregations),
+                                     [&](const auto& pair) { return pair.second == aggregation; });
+    response.add_aggregations(found->first);
+  }
+  response.set_metric(table.metric);
+  response.set_baseline_json(table.baseline.dump());
+  response.set_summary(ToProto(table.summary));
+  for (const ResultRow& row : table.rows) {
+    v1::ResultRow* out = response.add_rows();
+    for (const nlohmann::json& value : row.group_values) out->add_group_values_json(value.dump());
+    for (double value : row.values) out->add_values(value);
+    out->set_trials(row.trials);
+    for (int64_t trial_id : row.trial_ids) out->add_trial_ids(trial_id);
+    out->set_flops(row.flops);
+    out->set_tokens(row.tokens);
+    if (row.paired_difference_mean) out->set_paired_difference_mean(*row.paired_difference_mean);
+    if (row.paired_difference_sd) out->set_paired_difference_sd(*row.paired_difference_sd);
+    out->set_pairs(row.pairs);
+  }
+  return response;
 }
 
 v1::TrialAttempt ToProtoAttempt(const AttemptRecord& attempt) {

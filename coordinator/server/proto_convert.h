@@ -21,11 +21,13 @@
 #include <google/protobuf/timestamp.pb.h>
 #include <nlohmann/json.hpp>
 
-#include "coordinator/store/store_types.h"
+#include "coordinator/domain/results_query.h"
 #include "coordinator/store/record_rows.h"
-#include "core/records/trainer_records.h"
+#include "coordinator/store/store_types.h"
 #include "core/common/status.h"
+#include "core/records/trainer_records.h"
 #include "proto/rung.pb.h"
+#include "sweeps/spec/json_path.h"
 
 namespace rung::server {
 
@@ -40,14 +42,16 @@ StatusOr<TrialState> FromProto(v1::TrialState state);
 // A sweep as users see it; spec_text only `with_spec_text` (GetSweep).
 v1::Sweep ToProtoSweep(const SweepOverview& overview, bool with_spec_text);
 
-// True when `config` has every value of the sweep's baseline selector (dotted keys); false for an
-// empty selector.
-bool MatchesBaseline(const nlohmann::json& config, const nlohmann::json& baseline);
-
 // A trial as users see it. `full`: with config_json and, when given, its attempts.
 v1::Trial ToProtoTrial(const TrialOverview& overview, const nlohmann::json& baseline, bool full,
                        const std::vector<AttemptRecord>& attempts = {});
 v1::TrialAttempt ToProtoAttempt(const AttemptRecord& attempt);
+
+// QueryResults: the request as a query (INVALID_ARGUMENT for a filter value that is not JSON, an
+// unknown summary or aggregation), and the table as the response.
+StatusOr<MetricSummary> FromProto(v1::MetricSummary summary);
+StatusOr<ResultsQuery> ResultsQueryFromProto(const v1::QueryResultsRequest& request);
+v1::QueryResultsResponse ToProtoResults(const ResultsTable& table);
 
 // `gone`: not seen for longer than a lease lasts.
 v1::Worker ToProtoWorker(const WorkerRecord& worker, Timestamp now, std::chrono::microseconds lease_duration);

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "coordinator/server/proto_convert.h"
-#include "coordinator/server/results_query.h"
+#include "coordinator/domain/results_query.h"
 #include "coordinator/server/sweep_export.h"
 #include "sweeps/fit/compute_multipliers.h"
 #include "sweeps/fit/report_format.h"
@@ -62,7 +62,7 @@ struct SweepLadder {
 };
 
 StatusOr<SweepLadder> BuildLadder(Coordinator& coordinator, const SweepRecord& sweep, const std::string& metric,
-                                  v1::MetricSummary summary, std::vector<std::string>* variant_keys) {
+                                  MetricSummary summary, std::vector<std::string>* variant_keys) {
   RUNG_ASSIGN_OR_RETURN(std::vector<TrialResult> trials, coordinator.results().Trials(sweep.id));
   if (variant_keys->empty()) *variant_keys = DefaultVariantKeys(trials);
   for (const std::string& key : *variant_keys) {
@@ -189,7 +189,8 @@ StatusOr<v1::FitResponse> FitSweep(Coordinator& coordinator, const v1::FitReques
   RUNG_ASSIGN_OR_RETURN(SweepRecord sweep, coordinator.sweeps().Get(request.sweep_id()));
   const std::string metric = request.metric().empty() ? sweep.metric.name : request.metric();
   std::vector<std::string> variant_keys(request.variant_keys().begin(), request.variant_keys().end());
-  RUNG_ASSIGN_OR_RETURN(SweepLadder ladder, BuildLadder(coordinator, sweep, metric, request.summary(), &variant_keys));
+  RUNG_ASSIGN_OR_RETURN(MetricSummary summary_value, FromProto(request.summary()));
+  RUNG_ASSIGN_OR_RETURN(SweepLadder ladder, BuildLadder(coordinator, sweep, metric, summary_value, &variant_keys));
 
   fit::MultiplierOptions options;
   options.baseline = request.baseline();
@@ -265,7 +266,7 @@ StatusOr<std::string> LadderCsv(Coordinator& coordinator, int64_t sweep_id) {
   RUNG_ASSIGN_OR_RETURN(SweepRecord sweep, coordinator.sweeps().Get(sweep_id));
   std::vector<std::string> variant_keys;
   RUNG_ASSIGN_OR_RETURN(SweepLadder ladder,
-                        BuildLadder(coordinator, sweep, sweep.metric.name, v1::METRIC_SUMMARY_FINAL, &variant_keys));
+                        BuildLadder(coordinator, sweep, sweep.metric.name, MetricSummary::kFinal, &variant_keys));
   const bool seconds = ladder.ladder.has_seconds();
   std::string csv = seconds ? "variant,label,compute,loss,seed,seconds\n" : "variant,label,compute,loss,seed\n";
   for (const fit::LadderRun& run : ladder.ladder.runs) {

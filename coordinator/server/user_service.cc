@@ -8,7 +8,7 @@
 
 #include "coordinator/server/followers.h"
 #include "coordinator/server/proto_convert.h"
-#include "coordinator/server/results_query.h"
+#include "coordinator/domain/results_query.h"
 #include "coordinator/server/rpc_support.h"
 #include "coordinator/server/sweep_export.h"
 #include "coordinator/server/sweep_fitter.h"
@@ -296,9 +296,11 @@ Status UserServiceImpl::CheckMetricNames(int64_t trial_id, const std::vector<std
 
 grpc::Status UserServiceImpl::QueryResults(grpc::ServerContext* /*context*/, const v1::QueryResultsRequest* request,
                                            v1::QueryResultsResponse* response) {
-  StatusOr<v1::QueryResultsResponse> table = server::QueryResults(*coordinator_, *request);
+  StatusOr<ResultsQuery> query = ResultsQueryFromProto(*request);
+  if (!query.ok()) return ToGrpcStatus(query.status());
+  StatusOr<ResultsTable> table = rung::QueryResults(*coordinator_, *query);
   if (!table.ok()) return ToGrpcStatus(table.status());
-  *response = std::move(table).value();
+  *response = ToProtoResults(*table);
   return grpc::Status::OK;
 }
 

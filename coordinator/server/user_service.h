@@ -8,7 +8,7 @@
 // Served: GetServerInfo, SubmitSweep (sweep_submitter.h), ListSweeps, GetSweep, CancelSweep,
 // PauseSweep, ResumeSweep, ListTrials, GetTrial (with its attempts), RetryTrials,
 // StreamSweepUpdates and GetLogs (followers.h), GetMetrics, GetLearnedParameters, GetDiagnostics,
-// ListWorkers, QueryResults (results_query.h), Fit and ListFits (sweep_fitter.h), Export
+// ListWorkers, QueryResults (coordinator/domain/results_query.h), Fit and ListFits (sweep_fitter.h), Export
 // (sweep_export.h; the TRIALS and LADDER tables, UNIMPLEMENTED for the others).
 //
 // The actor recorded with a change is "user:<name>" from the optional `rung-user` metadata

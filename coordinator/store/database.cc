@@ -253,14 +253,15 @@ StatusOr<Transaction> Transaction::Begin(Database& db, TransactionMode mode) {
 Transaction::Transaction(Transaction&& other) noexcept : db_(std::exchange(other.db_, nullptr)) {}
 
 Transaction::~Transaction() {
-  if (db_ != nullptr) db_->Execute("ROLLBACK");  // best effort: a failed ROLLBACK leaves nothing to undo
+  // Best effort: a failed ROLLBACK leaves nothing to undo (SQLite ended the transaction already).
+  if (db_ != nullptr) db_->Execute("ROLLBACK").IgnoreError();
 }
 
 Status Transaction::Commit() {
   Database* db = std::exchange(db_, nullptr);
   if (db == nullptr) return Status::FailedPrecondition("sqlite: commit of a transaction that already ended");
   Status status = db->Execute("COMMIT");
-  if (!status.ok()) db->Execute("ROLLBACK");
+  if (!status.ok()) db->Execute("ROLLBACK").IgnoreError();  // the commit's error is the one to report
   return status;
 }
 

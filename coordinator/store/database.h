@@ -141,6 +141,21 @@ class Database {
     return FirstInt64(statement, sql);
   }
 
+  // Runs `sql` (an INSERT, UPDATE or DELETE) with `values` bound to its parameters 1, 2, ... and
+  // returns how many rows it changed.
+  template <typename... Values>
+  StatusOr<int64_t> Change(std::string_view sql, const Values&... values) {
+    RUNG_ASSIGN_OR_RETURN(Statement statement, Prepare(sql));
+    if constexpr (sizeof...(values) > 0) statement.BindAll(values...);
+    RUNG_RETURN_IF_ERROR(statement.Run());
+    return ChangedRows();
+  }
+  // Change() for a caller that needs no count.
+  template <typename... Values>
+  Status Run(std::string_view sql, const Values&... values) {
+    return Change(sql, values...).status();
+  }
+
   // PRAGMA user_version: the schema version (schema.h).
   StatusOr<int64_t> UserVersion();
 

@@ -62,4 +62,13 @@ void ErasePath(nlohmann::json* root, const std::string& path) {
   if (node->is_object()) node->erase(parts.back());
 }
 
+bool MatchesBaseline(const nlohmann::json& config, const nlohmann::json& selector) {
+  if (!selector.is_object() || selector.empty()) return false;
+  for (auto key = selector.begin(); key != selector.end(); ++key) {
+    const nlohmann::json* value = FindPath(config, key.key());
+    if (value == nullptr || *value != key.value()) return false;
+  }
+  return true;
+}
+
 }  // namespace rung

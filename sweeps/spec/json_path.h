@@ -25,4 +25,8 @@ void MergeAtPath(nlohmann::json* root, const std::string& path, const nlohmann::
 // Removes `path` if present.
 void ErasePath(nlohmann::json* root, const std::string& path);
 
+// True when `selector` (a sweep's baseline: {"position.variant": "rope"}) is a non-empty object and
+// every one of its dotted paths has, in `config`, the value it names.
+bool MatchesBaseline(const nlohmann::json& config, const nlohmann::json& selector);
+
 }  // namespace rung

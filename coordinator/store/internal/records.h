@@ -103,7 +103,8 @@ StatusOr<std::vector<Value>> ReadRows(Statement& statement, Reader read) {
   while (true) {
     RUNG_ASSIGN_OR_RETURN(bool has_row, statement.Step());
     if (!has_row) return values;
-    RUNG_ASSIGN_OR_RETURN(Value value, read(statement));
+    // `read` returns a Value or a StatusOr<Value>: the conversion makes both one.
+    RUNG_ASSIGN_OR_RETURN(Value value, StatusOr<Value>(read(statement)));
     values.push_back(std::move(value));
   }
 }

@@ -64,57 +64,47 @@ StatusOr<bool> AttemptTable::EndedBy(int64_t trial_id, int64_t attempt, TrialSta
 
 Status AttemptTable::Insert(int64_t trial_id, int64_t attempt, const std::string& worker_id, Timestamp leased_at,
                             Timestamp lease_expires_at, const std::string& checkpoint_dir) {
-  RUNG_ASSIGN_OR_RETURN(Statement insert,
-                        db_.Prepare("INSERT INTO attempts(trial_id, attempt, worker_id, state, leased_at, "
-                                    "lease_expires_at, checkpoint_dir) VALUES (?, ?, ?, 'LEASED', ?, ?, ?)"));
-  insert.BindAll(trial_id, attempt, worker_id, ToUnixMicros(leased_at), ToUnixMicros(lease_expires_at), checkpoint_dir);
-  return insert.Run();
+  return db_.Run(
+      "INSERT INTO attempts(trial_id, attempt, worker_id, state, leased_at, lease_expires_at, checkpoint_dir) "
+      "VALUES (?, ?, ?, 'LEASED', ?, ?, ?)",
+      trial_id, attempt, worker_id, ToUnixMicros(leased_at), ToUnixMicros(lease_expires_at), checkpoint_dir);
 }
 
 Status AttemptTable::SetRunning(int64_t trial_id, int64_t attempt, Timestamp now, const std::string& provenance_json) {
-  RUNG_ASSIGN_OR_RETURN(Statement update, db_.Prepare("UPDATE attempts SET state = 'RUNNING', started_at = ?, "
-                                                      "provenance = NULLIF(?, '') WHERE trial_id = ? AND attempt = ?"));
-  update.BindAll(ToUnixMicros(now), provenance_json, trial_id, attempt);
-  return update.Run();
+  return db_.Run(
+      "UPDATE attempts SET state = 'RUNNING', started_at = ?, provenance = NULLIF(?, '') WHERE trial_id = ? AND "
+      "attempt = ?",
+      ToUnixMicros(now), provenance_json, trial_id, attempt);
 }
 
 Status AttemptTable::SetBatches(int64_t trial_id, int64_t attempt, int64_t batches) {
-  RUNG_ASSIGN_OR_RETURN(Statement update, db_.Prepare("UPDATE attempts SET batches = ? WHERE trial_id = ? AND attempt = ?"));
-  update.BindAll(batches, trial_id, attempt);
-  return update.Run();
+  return db_.Run("UPDATE attempts SET batches = ? WHERE trial_id = ? AND attempt = ?", batches, trial_id, attempt);
 }
 
 Status AttemptTable::RenewLease(int64_t trial_id, int64_t attempt, Timestamp expires) {
-  RUNG_ASSIGN_OR_RETURN(Statement update,
-                        db_.Prepare("UPDATE attempts SET lease_expires_at = ? WHERE trial_id = ? AND attempt = ?"));
-  update.BindAll(ToUnixMicros(expires), trial_id, attempt);
-  return update.Run();
+  return db_.Run("UPDATE attempts SET lease_expires_at = ? WHERE trial_id = ? AND attempt = ?", ToUnixMicros(expires),
+                 trial_id, attempt);
 }
 
 StatusOr<int64_t> AttemptTable::RenewEveryLiveLease(Timestamp expires) {
-  RUNG_ASSIGN_OR_RETURN(Statement renew,
-                        db_.Prepare("UPDATE attempts SET lease_expires_at = ? WHERE state IN ('LEASED', 'RUNNING')"));
-  renew.Bind(1, ToUnixMicros(expires));
-  RUNG_RETURN_IF_ERROR(renew.Run());
-  const int64_t renewed = db_.ChangedRows();
-  RUNG_ASSIGN_OR_RETURN(
-      Statement renew_ranks,
-      db_.Prepare("UPDATE attempt_ranks SET lease_expires_at = ? WHERE ended_at IS NULL AND EXISTS (SELECT 1 FROM "
-                  "attempts a WHERE a.trial_id = attempt_ranks.trial_id AND a.attempt = attempt_ranks.attempt AND "
-                  "a.state IN ('LEASED', 'RUNNING'))"));
-  renew_ranks.Bind(1, ToUnixMicros(expires));
-  RUNG_RETURN_IF_ERROR(renew_ranks.Run());
+  RUNG_ASSIGN_OR_RETURN(int64_t renewed,
+                        db_.Change("UPDATE attempts SET lease_expires_at = ? WHERE state IN ('LEASED', 'RUNNING')",
+                                   ToUnixMicros(expires)));
+  RUNG_RETURN_IF_ERROR(
+      db_.Change("UPDATE attempt_ranks SET lease_expires_at = ? WHERE ended_at IS NULL AND EXISTS (SELECT 1 FROM "
+                 "attempts a WHERE a.trial_id = attempt_ranks.trial_id AND a.attempt = attempt_ranks.attempt AND "
+                 "a.state IN ('LEASED', 'RUNNING'))",
+                 ToUnixMicros(expires)));
   return renewed;
 }
 
 Status AttemptTable::End(int64_t trial_id, int64_t attempt, TrialState outcome, const std::string& reason,
                          const std::string& report_digest, Timestamp now) {
-  RUNG_ASSIGN_OR_RETURN(Statement update,
-                        db_.Prepare("UPDATE attempts SET state = ?, ended_at = ?, exit_reason = ?, "
-                                    "report_digest = NULLIF(?, '') WHERE trial_id = ? AND attempt = ?"));
-  update.BindAll(TrialStateName(outcome), ToUnixMicros(now), reason, report_digest, trial_id, attempt);
-  RUNG_RETURN_IF_ERROR(update.Run());
-  if (db_.ChangedRows() != 1) {
+  RUNG_ASSIGN_OR_RETURN(
+      int64_t ended, db_.Change("UPDATE attempts SET state = ?, ended_at = ?, exit_reason = ?, "
+                                "report_digest = NULLIF(?, '') WHERE trial_id = ? AND attempt = ?",
+                                TrialStateName(outcome), ToUnixMicros(now), reason, report_digest, trial_id, attempt));
+  if (ended != 1) {
     return Status::Internal("trial " + std::to_string(trial_id) + " has no attempt " + std::to_string(attempt));
   }
   return Status::Ok();

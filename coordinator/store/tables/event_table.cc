@@ -6,12 +6,11 @@
 namespace rung {
 
 Status EventTable::Append(const EventRecord& event) {
-  RUNG_ASSIGN_OR_RETURN(Statement insert,
-                        db_.Prepare("INSERT INTO events(at, sweep_id, trial_id, attempt, kind, from_state, to_state, "
-                                    "actor, reason) VALUES (?, ?, ?, ?, ?, NULLIF(?, ''), NULLIF(?, ''), ?, ?)"));
-  insert.BindAll(ToUnixMicros(event.at), event.sweep_id, event.trial_id, event.attempt, event.kind, event.from_state,
-                 event.to_state, event.actor, event.reason);
-  return insert.Run();
+  return db_.Run(
+      "INSERT INTO events(at, sweep_id, trial_id, attempt, kind, from_state, to_state, actor, reason) VALUES (?, "
+      "?, ?, ?, ?, NULLIF(?, ''), NULLIF(?, ''), ?, ?)",
+      ToUnixMicros(event.at), event.sweep_id, event.trial_id, event.attempt, event.kind, event.from_state,
+      event.to_state, event.actor, event.reason);
 }
 
 StatusOr<std::optional<std::string>> EventTable::LatestStateReason(int64_t trial_id) {

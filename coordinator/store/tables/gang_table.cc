@@ -64,33 +64,26 @@ StatusOr<std::optional<GangRankRow>> GangTable::UndeliveredRankOf(const std::str
 }
 
 Status GangTable::InsertRank(const GangRankRow& rank) {
-  RUNG_ASSIGN_OR_RETURN(Statement insert,
-                        db_.Prepare("INSERT INTO attempt_ranks(trial_id, attempt, rank, worker_id, rendezvous, "
-                                    "lease_expires_at) VALUES (?, ?, ?, ?, ?, ?)"));
-  insert.BindAll(rank.trial_id, rank.attempt, rank.rank, rank.worker_id, rank.rendezvous,
-                 ToUnixMicros(rank.lease_expires_at));
-  return insert.Run();
+  return db_.Run(
+      "INSERT INTO attempt_ranks(trial_id, attempt, rank, worker_id, rendezvous, lease_expires_at) VALUES (?, ?, "
+      "?, ?, ?, ?)",
+      rank.trial_id, rank.attempt, rank.rank, rank.worker_id, rank.rendezvous, ToUnixMicros(rank.lease_expires_at));
 }
 
 Status GangTable::RenewRank(int64_t trial_id, int64_t attempt, int64_t rank, Timestamp expires) {
-  RUNG_ASSIGN_OR_RETURN(Statement update, db_.Prepare("UPDATE attempt_ranks SET lease_expires_at = ? WHERE "
-                                                      "trial_id = ? AND attempt = ? AND rank = ?"));
-  update.BindAll(ToUnixMicros(expires), trial_id, attempt, rank);
-  return update.Run();
+  return db_.Run("UPDATE attempt_ranks SET lease_expires_at = ? WHERE trial_id = ? AND attempt = ? AND rank = ?",
+                 ToUnixMicros(expires), trial_id, attempt, rank);
 }
 
 Status GangTable::EndRank(int64_t trial_id, int64_t attempt, int64_t rank, Timestamp now) {
-  RUNG_ASSIGN_OR_RETURN(Statement update, db_.Prepare("UPDATE attempt_ranks SET ended_at = ? WHERE trial_id = ? AND "
-                                                      "attempt = ? AND rank = ? AND ended_at IS NULL"));
-  update.BindAll(ToUnixMicros(now), trial_id, attempt, rank);
-  return update.Run();
+  return db_.Run(
+      "UPDATE attempt_ranks SET ended_at = ? WHERE trial_id = ? AND attempt = ? AND rank = ? AND ended_at IS NULL",
+      ToUnixMicros(now), trial_id, attempt, rank);
 }
 
 Status GangTable::MarkDelivered(int64_t trial_id, int64_t attempt, int64_t rank, Timestamp now) {
-  RUNG_ASSIGN_OR_RETURN(Statement update, db_.Prepare("UPDATE attempt_ranks SET delivered_at = ? WHERE trial_id = ? "
-                                                      "AND attempt = ? AND rank = ?"));
-  update.BindAll(ToUnixMicros(now), trial_id, attempt, rank);
-  return update.Run();
+  return db_.Run("UPDATE attempt_ranks SET delivered_at = ? WHERE trial_id = ? AND attempt = ? AND rank = ?",
+                 ToUnixMicros(now), trial_id, attempt, rank);
 }
 
 StatusOr<bool> GangTable::AnythingFor(const std::string& worker_id) {
@@ -111,23 +104,18 @@ StatusOr<std::vector<GangReservation>> GangTable::Reservations(int64_t trial_id)
 }
 
 Status GangTable::Reserve(int64_t trial_id, const std::string& worker_id, Timestamp now) {
-  RUNG_ASSIGN_OR_RETURN(Statement insert, db_.Prepare("INSERT INTO gang_reservations(trial_id, worker_id, "
-                                                      "reserved_at, polled_at) VALUES (?, ?, ?, ?)"));
-  insert.BindAll(trial_id, worker_id, ToUnixMicros(now), ToUnixMicros(now));
-  return insert.Run();
+  return db_.Run("INSERT INTO gang_reservations(trial_id, worker_id, reserved_at, polled_at) VALUES (?, ?, ?, ?)",
+                 trial_id, worker_id, ToUnixMicros(now), ToUnixMicros(now));
 }
 
 Status GangTable::DropReservations(int64_t trial_id) {
-  RUNG_ASSIGN_OR_RETURN(Statement drop, db_.Prepare("DELETE FROM gang_reservations WHERE trial_id = ?"));
-  drop.Bind(1, trial_id);
-  return drop.Run();
+  return db_.Run("DELETE FROM gang_reservations WHERE trial_id = ?", trial_id);
 }
 
 StatusOr<bool> GangTable::KeepReservationsAlive(const std::string& worker_id, Timestamp now) {
-  RUNG_ASSIGN_OR_RETURN(Statement keep, db_.Prepare("UPDATE gang_reservations SET polled_at = ? WHERE worker_id = ?"));
-  keep.BindAll(ToUnixMicros(now), worker_id);
-  RUNG_RETURN_IF_ERROR(keep.Run());
-  return db_.ChangedRows() > 0;
+  RUNG_ASSIGN_OR_RETURN(int64_t kept, db_.Change("UPDATE gang_reservations SET polled_at = ? WHERE worker_id = ?",
+                                                 ToUnixMicros(now), worker_id));
+  return kept > 0;
 }
 
 StatusOr<std::vector<int64_t>> GangTable::ReservedButUnleasable() {

@@ -56,8 +56,8 @@ Status OutputTable::InsertResults(int64_t trial_id, int64_t attempt, const Trial
   return Status::Ok();
 }
 
-Status OutputTable::InsertLogLines(int64_t trial_id, int64_t attempt, int64_t batch,
-                                   const std::vector<LogLine>& lines, Timestamp now) {
+Status OutputTable::InsertLogLines(int64_t trial_id, int64_t attempt, int64_t batch, const std::vector<LogLine>& lines,
+                                   Timestamp now) {
   if (lines.empty()) return Status::Ok();
   RUNG_ASSIGN_OR_RETURN(
       Statement insert,

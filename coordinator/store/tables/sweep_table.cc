@@ -31,36 +31,32 @@ StatusOr<int64_t> SweepTable::Insert(const SweepSubmission& submission, Timestam
 }
 
 Status SweepTable::UpdateSpec(int64_t sweep_id, const SweepSubmission& submission, Timestamp now) {
-  RUNG_ASSIGN_OR_RETURN(Statement update,
-                        db_.Prepare("UPDATE sweeps SET spec_text = ?2, spec_hash = ?3, policy = ?4, baseline = ?5, "
-                                    "updated_at = ?6, spec_file_name = ?7, description = ?8, metric_name = ?9, "
-                                    "metric_goal = ?10 WHERE id = ?1"));
-  update.BindAll(sweep_id, submission.spec_text, submission.spec_hash, PolicyToJson(submission.policy).dump(),
-                 submission.baseline.dump(), ToUnixMicros(now), submission.spec_file_name, submission.description,
-                 submission.metric.name, submission.metric.goal);
-  return update.Run();
+  return db_.Run(
+      "UPDATE sweeps SET spec_text = ?2, spec_hash = ?3, policy = ?4, baseline = ?5, updated_at = ?6, "
+      "spec_file_name = ?7, description = ?8, metric_name = ?9, metric_goal = ?10 WHERE id = ?1",
+      sweep_id, submission.spec_text, submission.spec_hash, PolicyToJson(submission.policy).dump(),
+      submission.baseline.dump(), ToUnixMicros(now), submission.spec_file_name, submission.description,
+      submission.metric.name, submission.metric.goal);
 }
 
 Status SweepTable::SetState(int64_t sweep_id, SweepState state, Timestamp now) {
-  RUNG_ASSIGN_OR_RETURN(Statement update, db_.Prepare("UPDATE sweeps SET state = ?, updated_at = ? WHERE id = ?"));
-  update.BindAll(SweepStateName(state), ToUnixMicros(now), sweep_id);
-  return update.Run();
+  return db_.Run("UPDATE sweeps SET state = ?, updated_at = ? WHERE id = ?", SweepStateName(state), ToUnixMicros(now),
+                 sweep_id);
 }
 
 Status SweepTable::SetTag(int64_t sweep_id, const std::string& key, const std::string& value) {
-  RUNG_ASSIGN_OR_RETURN(Statement upsert, db_.Prepare("INSERT INTO tags(sweep_id, key, value) VALUES (?1, ?2, ?3) "
-                                                      "ON CONFLICT(sweep_id, key) DO UPDATE SET value = ?3"));
-  upsert.BindAll(sweep_id, key, value);
-  return upsert.Run();
+  return db_.Run(
+      "INSERT INTO tags(sweep_id, key, value) VALUES (?1, ?2, ?3) ON CONFLICT(sweep_id, key) DO UPDATE SET value = "
+      "?3",
+      sweep_id, key, value);
 }
 
 StatusOr<std::map<std::string, std::string>> SweepTable::Tags(int64_t sweep_id) {
   RUNG_ASSIGN_OR_RETURN(Statement query, db_.Prepare("SELECT key, value FROM tags WHERE sweep_id = ? ORDER BY key"));
   query.Bind(1, sweep_id);
-  RUNG_ASSIGN_OR_RETURN(auto rows, store_internal::ReadRows<std::pair<std::string, std::string>>(
-                                       query, [](const Statement& row) {
-                                         return std::make_pair(row.ColumnText(0), row.ColumnText(1));
-                                       }));
+  RUNG_ASSIGN_OR_RETURN(
+      auto rows, store_internal::ReadRows<std::pair<std::string, std::string>>(
+                     query, [](const Statement& row) { return std::make_pair(row.ColumnText(0), row.ColumnText(1)); }));
   return std::map<std::string, std::string>(rows.begin(), rows.end());
 }
 

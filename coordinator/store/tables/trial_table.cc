@@ -12,9 +12,9 @@ using store_internal::SelectOne;
 using store_internal::TrialHeader;
 
 // The trial columns a submission sets from a TrialCell (all but identity), in BindCell's order.
-constexpr const char* kCellColumns[] = {"config_json", "rung",  "rung_label", "variant", "xi",
-                                        "seed",        "n_nonembedding", "n_total", "tokens", "flops",
-                                        "cpus",        "gpus",  "steps", "world_size", "assignments"};
+constexpr const char* kCellColumns[] = {"config_json", "rung",           "rung_label", "variant",    "xi",
+                                        "seed",        "n_nonembedding", "n_total",    "tokens",     "flops",
+                                        "cpus",        "gpus",           "steps",      "world_size", "assignments"};
 constexpr int kCellColumnCount = sizeof(kCellColumns) / sizeof(kCellColumns[0]);
 
 // Binds `cell` to parameters first, first + 1, ... in kCellColumns' order.
@@ -50,7 +50,8 @@ std::string CellColumns(int first, bool assign) {
 
 std::string CellColumnList() {
   std::string columns;
-  for (int column = 0; column < kCellColumnCount; ++column) columns += (column > 0 ? ", " : "") + std::string(kCellColumns[column]);
+  for (int column = 0; column < kCellColumnCount; ++column)
+    columns += (column > 0 ? ", " : "") + std::string(kCellColumns[column]);
   return columns;
 }
 
@@ -76,8 +77,8 @@ StatusOr<std::vector<TrialRecord>> TrialTable::OfSweep(int64_t sweep_id, std::op
 }
 
 StatusOr<std::vector<TrialRecord>> TrialTable::UnfinishedOfSweep(int64_t sweep_id) {
-  return Select<TrialRecord>(db_, "WHERE sweep_id = ? AND state NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED') ORDER BY id",
-                             sweep_id);
+  return Select<TrialRecord>(
+      db_, "WHERE sweep_id = ? AND state NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED') ORDER BY id", sweep_id);
 }
 
 StatusOr<std::vector<TrialRecord>> TrialTable::FailedOfSweep(int64_t sweep_id) {
@@ -97,9 +98,10 @@ StatusOr<std::optional<TrialRecord>> TrialTable::NextLeasable(int64_t free_cpus,
 }
 
 StatusOr<std::vector<TrialRecord>> TrialTable::PendingGangs() {
-  return Select<TrialRecord>(db_,
-                             "JOIN sweeps ON sweeps.id = trials.sweep_id WHERE trials.state = 'PENDING' AND "
-                             "sweeps.state = 'ACTIVE' AND trials.world_size > 1 ORDER BY trials.priority DESC, trials.id");
+  return Select<TrialRecord>(
+      db_,
+      "JOIN sweeps ON sweeps.id = trials.sweep_id WHERE trials.state = 'PENDING' AND "
+      "sweeps.state = 'ACTIVE' AND trials.world_size > 1 ORDER BY trials.priority DESC, trials.id");
 }
 
 StatusOr<std::vector<TrialRecord>> TrialTable::PendingBeyondEveryWorker() {
@@ -111,10 +113,11 @@ StatusOr<std::vector<TrialRecord>> TrialTable::PendingBeyondEveryWorker() {
 
 StatusOr<int64_t> TrialTable::Insert(int64_t sweep_id, int64_t trial_index, const TrialCell& cell, int64_t priority,
                                      Timestamp now) {
-  RUNG_ASSIGN_OR_RETURN(Statement insert,
-                        db_.Prepare("INSERT INTO trials(sweep_id, trial_index, identity, state, priority, created_at, "
-                                    "updated_at, " + CellColumnList() + ") VALUES (?1, ?2, ?3, 'PENDING', ?4, ?5, ?5, " +
-                                    CellColumns(6, false) + ")"));
+  RUNG_ASSIGN_OR_RETURN(
+      Statement insert,
+      db_.Prepare("INSERT INTO trials(sweep_id, trial_index, identity, state, priority, created_at, "
+                  "updated_at, " +
+                  CellColumnList() + ") VALUES (?1, ?2, ?3, 'PENDING', ?4, ?5, ?5, " + CellColumns(6, false) + ")"));
   insert.BindAll(sweep_id, trial_index, cell.identity, priority, ToUnixMicros(now));
   BindCell(insert, 6, cell);
   RUNG_RETURN_IF_ERROR(insert.Run());
@@ -130,27 +133,20 @@ Status TrialTable::UpdateCell(int64_t trial_id, const TrialCell& cell, int64_t p
 }
 
 Status TrialTable::SetState(int64_t trial_id, TrialState state, Timestamp now) {
-  RUNG_ASSIGN_OR_RETURN(Statement update, db_.Prepare("UPDATE trials SET state = ?, updated_at = ? WHERE id = ?"));
-  update.BindAll(TrialStateName(state), ToUnixMicros(now), trial_id);
-  return update.Run();
+  return db_.Run("UPDATE trials SET state = ?, updated_at = ? WHERE id = ?", TrialStateName(state), ToUnixMicros(now),
+                 trial_id);
 }
 
 Status TrialTable::SetAttempt(int64_t trial_id, int64_t attempt) {
-  RUNG_ASSIGN_OR_RETURN(Statement update, db_.Prepare("UPDATE trials SET attempt = ? WHERE id = ?"));
-  update.BindAll(attempt, trial_id);
-  return update.Run();
+  return db_.Run("UPDATE trials SET attempt = ? WHERE id = ?", attempt, trial_id);
 }
 
 Status TrialTable::AddFailure(int64_t trial_id) {
-  RUNG_ASSIGN_OR_RETURN(Statement update, db_.Prepare("UPDATE trials SET failures = failures + 1 WHERE id = ?"));
-  update.Bind(1, trial_id);
-  return update.Run();
+  return db_.Run("UPDATE trials SET failures = failures + 1 WHERE id = ?", trial_id);
 }
 
 Status TrialTable::ClearFailures(int64_t trial_id) {
-  RUNG_ASSIGN_OR_RETURN(Statement update, db_.Prepare("UPDATE trials SET failures = 0 WHERE id = ?"));
-  update.Bind(1, trial_id);
-  return update.Run();
+  return db_.Run("UPDATE trials SET failures = 0 WHERE id = ?", trial_id);
 }
 
 StatusOr<TrialCounts> TrialTable::Counts(int64_t sweep_id) {

@@ -15,20 +15,17 @@ StatusOr<std::vector<WorkerRecord>> WorkerTable::List() {
 }
 
 Status WorkerTable::Upsert(const WorkerInfo& worker, Timestamp now) {
-  RUNG_ASSIGN_OR_RETURN(Statement upsert,
-                        db_.Prepare("INSERT INTO workers(id, host, cpus, gpus, registered_at, last_seen_at, details) "
-                                    "VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6) ON CONFLICT(id) DO UPDATE SET host = ?2, "
-                                    "cpus = ?3, gpus = ?4, last_seen_at = ?5, details = ?6"));
-  upsert.BindAll(worker.id, worker.host, worker.cpus, worker.gpus, ToUnixMicros(now),
-                 worker.details.is_object() ? worker.details.dump() : std::string("{}"));
-  return upsert.Run();
+  return db_.Run(
+      "INSERT INTO workers(id, host, cpus, gpus, registered_at, last_seen_at, details) VALUES (?1, ?2, ?3, ?4, ?5, "
+      "?5, ?6) ON CONFLICT(id) DO UPDATE SET host = ?2, cpus = ?3, gpus = ?4, last_seen_at = ?5, details = ?6",
+      worker.id, worker.host, worker.cpus, worker.gpus, ToUnixMicros(now),
+      worker.details.is_object() ? worker.details.dump() : std::string("{}"));
 }
 
 StatusOr<bool> WorkerTable::Touch(const std::string& worker_id, Timestamp now) {
-  RUNG_ASSIGN_OR_RETURN(Statement touch, db_.Prepare("UPDATE workers SET last_seen_at = ? WHERE id = ?"));
-  touch.BindAll(ToUnixMicros(now), worker_id);
-  RUNG_RETURN_IF_ERROR(touch.Run());
-  return db_.ChangedRows() > 0;
+  RUNG_ASSIGN_OR_RETURN(int64_t touched,
+                        db_.Change("UPDATE workers SET last_seen_at = ? WHERE id = ?", ToUnixMicros(now), worker_id));
+  return touched > 0;
 }
 
 }  // namespace rung

@@ -28,11 +28,7 @@ using ::testing::SizeIs;
 class ReportsTest : public store_testing::StoreTest {
  protected:
   MetricBatch Batch(const Lease& lease, int64_t sequence, std::vector<MetricPoint> points) {
-    MetricBatch batch;
-    batch.trial_id = lease.trial_id;
-    batch.attempt = lease.attempt;
-    batch.sequence = sequence;
-    batch.points = std::move(points);
+    MetricBatch batch = store_testing::PointsBatch(lease.trial_id, lease.attempt, sequence, std::move(points));
     batch.lines = {{LogSource::kRecord, "{\"type\":\"step\"}"}, {LogSource::kStderr, "warning"}};
     return batch;
   }

@@ -257,7 +257,7 @@ TEST_F(CoordinatorServiceTest, LeaseExpiryOnTheClockRequeuesWithTheNextAttemptAn
   clock_.Advance(kLease - std::chrono::seconds(1));
   EXPECT_EQ(ExpireDueLeases(), 0u);
   clock_.Advance(std::chrono::seconds(2));
-  EXPECT_EQ(ExpireDueLeases(), 1u);
+  EXPECT_EQ(ExpireDueLeases(), 0u) << "the reaper expired it as the clock moved past the lease";
   const v1::Trial requeued = GetTrial(first->trial_id());
   EXPECT_EQ(requeued.state(), v1::TRIAL_STATE_PENDING);
   EXPECT_THAT(requeued.state_reason(), HasSubstr("requeued after attempt 1 ended STALE"));

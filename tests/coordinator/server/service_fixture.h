@@ -275,7 +275,7 @@ class CoordinatorServiceTest : public ::testing::Test {
     return curve;
   }
 
-  // Expires due leases as the reaper thread does when the clock passes them.
+  // Expires what is due now and says how many (0 when the reaper, watching the clock, already did).
   size_t ExpireDueLeases() {
     StatusOr<std::vector<AttemptKey>> expired = server_->coordinator().reaper().ExpireDue();
     EXPECT_TRUE(expired.ok()) << expired.status().ToString();

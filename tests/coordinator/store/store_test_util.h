@@ -20,27 +20,19 @@
 
 namespace rung::store_testing {
 
-inline const Status& StatusOf(const Status& status) { return status; }
-template <typename T>
-const Status& StatusOf(const StatusOr<T>& result) {
-  return result.status();
-}
-
-#define RUNG_CONCAT_INNER(a, b) a##b
-#define RUNG_CONCAT(a, b) RUNG_CONCAT_INNER(a, b)
 
 #define ASSERT_OK(expr)                                                                   \
   do {                                                                                    \
     const auto& rung_assert_result_ = (expr);                                             \
-    ASSERT_TRUE(::rung::store_testing::StatusOf(rung_assert_result_).ok())                \
-        << #expr << ": " << ::rung::store_testing::StatusOf(rung_assert_result_).ToString(); \
+    ASSERT_TRUE(::rung::status_internal::StatusOf(rung_assert_result_).ok())                \
+        << #expr << ": " << ::rung::status_internal::StatusOf(rung_assert_result_).ToString(); \
   } while (0)
 
 #define ASSERT_OK_AND_ASSIGN(lhs, expr)                                                          \
-  auto RUNG_CONCAT(rung_result_, __LINE__) = (expr);                                             \
-  ASSERT_TRUE(RUNG_CONCAT(rung_result_, __LINE__).ok())                                          \
-      << #expr << ": " << RUNG_CONCAT(rung_result_, __LINE__).status().ToString();               \
-  lhs = std::move(RUNG_CONCAT(rung_result_, __LINE__)).value()
+  auto RUNG_STATUS_CONCAT_(rung_result_, __LINE__) = (expr);                                             \
+  ASSERT_TRUE(RUNG_STATUS_CONCAT_(rung_result_, __LINE__).ok())                                          \
+      << #expr << ": " << RUNG_STATUS_CONCAT_(rung_result_, __LINE__).status().ToString();               \
+  lhs = std::move(RUNG_STATUS_CONCAT_(rung_result_, __LINE__)).value()
 
 // A cell of a sweep: identity and resources are what the store looks at; the rest is carried.
 inline TrialCell Cell(const std::string& identity, int64_t cpus = 1, int64_t gpus = 0) {

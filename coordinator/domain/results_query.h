@@ -1,6 +1,6 @@
-// coordinator/server/results_query.h
+// coordinator/domain/results_query.h
 //
-// UserService.QueryResults: a sweep's results table. Trials are grouped by keys, one value of a
+// A sweep's results table (what UserService.QueryResults answers; the service converts). Trials are grouped by keys, one value of a
 // metric stands for each trial, and each group gets the aggregations asked for (mean, std, min,
 // max, median, count over the trials that have a value; typically over seeds; NaN where undefined:
 // std of fewer than two values, any of none) and the paired same-seed difference against the
@@ -28,34 +28,78 @@
 // value; a row carries their mean, sample sd and count (a baseline trial pairs with itself: 0).
 //
 // Example:
-//   StatusOr<v1::QueryResultsResponse> table = QueryResults(coordinator, request);
+//   RUNG_ASSIGN_OR_RETURN(ResultsTable table, QueryResults(coordinator, {sweep_id, {"rung_label"}}));
 //
 // Thread safety: reads the store (thread-safe); no state of its own.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "coordinator/domain/coordinator.h"
-#include "proto/rung.pb.h"
+#include <nlohmann/json.hpp>
 
-namespace rung::server {
+#include "coordinator/domain/coordinator.h"
+#include "coordinator/store/sweep_results.h"
+#include "core/common/status.h"
+
+namespace rung {
+
+// Which value stands for a trial (see above).
+enum class MetricSummary { kFinal, kBest, kLast };
+enum class Aggregation { kMean, kStd, kMin, kMax, kMedian, kCount };
+
+struct ResultFilter {
+  std::string key;
+  nlohmann::json value;  // a trial is kept when its key's value equals this
+};
+
+struct ResultsQuery {
+  int64_t sweep_id = 0;
+  std::vector<std::string> group_by;  // empty: one row per trial
+  std::vector<ResultFilter> filters;
+  std::string metric;  // "": the sweep's metric
+  MetricSummary summary = MetricSummary::kFinal;
+  std::vector<Aggregation> aggregations;  // empty: mean, std, count
+};
+
+struct ResultRow {
+  std::vector<nlohmann::json> group_values;  // one per group_by key (null: the trials lack it)
+  std::vector<double> values;                // one per aggregation
+  int64_t trials = 0;
+  std::vector<int64_t> trial_ids;
+  double flops = 0;  // mean over the row's trials
+  int64_t tokens = 0;
+  std::optional<double> paired_difference_mean;
+  std::optional<double> paired_difference_sd;  // from two pairs on
+  int64_t pairs = 0;
+};
+
+struct ResultsTable {
+  std::vector<std::string> group_by;
+  std::vector<Aggregation> aggregations;
+  std::string metric;
+  nlohmann::json baseline;
+  MetricSummary summary = MetricSummary::kFinal;
+  std::vector<ResultRow> rows;
+};
+
 
 // The value that stands for each trial of `trials` (trial id -> value; trials without a finite
 // value are absent), as MetricSummary says. Reads curves for BEST and LAST.
 StatusOr<std::map<int64_t, double>> TrialValues(Coordinator& coordinator, const SweepRecord& sweep,
                                                 const std::vector<TrialResult>& trials, const std::string& metric,
-                                                v1::MetricSummary summary);
+                                                MetricSummary summary);
 
 // INVALID_ARGUMENT when no trial of a sweep that reported anything reported `metric` (listing the
 // names it did report); OK when it did or when nothing was reported yet.
 Status CheckMetricName(Coordinator& coordinator, int64_t sweep_id, const std::string& metric,
                        const std::map<int64_t, double>& values);
 
-// The whole QueryResults call. Errors: NOT_FOUND (sweep), INVALID_ARGUMENT (sweep_id missing, an
-// unknown key, a filter value that is not JSON, an unknown metric).
-StatusOr<v1::QueryResultsResponse> QueryResults(Coordinator& coordinator, const v1::QueryResultsRequest& request);
+// The table. Errors: NOT_FOUND (sweep), INVALID_ARGUMENT (sweep_id missing, an unknown key, an
+// unknown metric).
+StatusOr<ResultsTable> QueryResults(Coordinator& coordinator, const ResultsQuery& query);
 
-}  // namespace rung::server
+}  // namespace rung

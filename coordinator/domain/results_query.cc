@@ -1,4 +1,5 @@
-#include "coordinator/server/results_query.h"
+// coordinator/domain/results_query.cc
+#include "coordinator/domain/results_query.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,11 +8,11 @@
 #include <optional>
 #include <set>
 
-#include "coordinator/server/proto_convert.h"
+#include "coordinator/store/sweep_results.h"
 #include "core/config/config_error.h"
 #include "sweeps/spec/json_path.h"
 
-namespace rung::server {
+namespace rung {
 namespace {
 
 using nlohmann::json;
@@ -108,21 +109,21 @@ double SampleSd(const std::vector<double>& values) {
   return std::sqrt(sum / static_cast<double>(values.size() - 1));
 }
 
-double Aggregate(std::vector<double> values, v1::Aggregation aggregation) {
+double Aggregate(std::vector<double> values, Aggregation aggregation) {
   switch (aggregation) {
-    case v1::AGGREGATION_MEAN: return Mean(values);
-    case v1::AGGREGATION_STD: return SampleSd(values);
-    case v1::AGGREGATION_MIN: return values.empty() ? kNan : *std::min_element(values.begin(), values.end());
-    case v1::AGGREGATION_MAX: return values.empty() ? kNan : *std::max_element(values.begin(), values.end());
-    case v1::AGGREGATION_MEDIAN: {
+    case Aggregation::kMean: return Mean(values);
+    case Aggregation::kStd: return SampleSd(values);
+    case Aggregation::kMin: return values.empty() ? kNan : *std::min_element(values.begin(), values.end());
+    case Aggregation::kMax: return values.empty() ? kNan : *std::max_element(values.begin(), values.end());
+    case Aggregation::kMedian: {
       if (values.empty()) return kNan;
       std::sort(values.begin(), values.end());
       const size_t middle = values.size() / 2;
       return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2.0;
     }
-    case v1::AGGREGATION_COUNT: return static_cast<double>(values.size());
-    default: return kNan;
+    case Aggregation::kCount: return static_cast<double>(values.size());
   }
+  return kNan;
 }
 
 // The cell of a trial with the baseline's keys left out, with its rung: equal for a trial and its
@@ -153,9 +154,9 @@ std::vector<std::string> TrialLabels(const std::vector<TrialResult>& trials) {
 
 StatusOr<std::map<int64_t, double>> TrialValues(Coordinator& coordinator, const SweepRecord& sweep,
                                                 const std::vector<TrialResult>& trials, const std::string& metric,
-                                                v1::MetricSummary summary) {
+                                                MetricSummary summary) {
   std::map<int64_t, double> values;
-  if (summary == v1::METRIC_SUMMARY_UNSPECIFIED || summary == v1::METRIC_SUMMARY_FINAL) {
+  if (summary == MetricSummary::kFinal) {
     for (const TrialResult& trial : trials) {
       if (trial.trial.state != TrialState::kSucceeded) continue;
       auto found = trial.summaries.find(metric);
@@ -163,20 +164,17 @@ StatusOr<std::map<int64_t, double>> TrialValues(Coordinator& coordinator, const 
     }
     return values;
   }
-  if (summary != v1::METRIC_SUMMARY_BEST && summary != v1::METRIC_SUMMARY_LAST) {
-    return Status::InvalidArgument("summary: unknown MetricSummary " + std::to_string(summary));
-  }
   RUNG_ASSIGN_OR_RETURN(auto curves, coordinator.results().Curves(sweep.id, metric));
   const bool maximize = sweep.metric.goal == "maximize";
   for (const auto& [trial_id, curve] : curves) {
     std::optional<double> chosen;
     for (const StepValue& point : curve) {
       if (!std::isfinite(point.value)) continue;
-      if (summary == v1::METRIC_SUMMARY_LAST || !chosen || (maximize ? point.value > *chosen : point.value < *chosen)) {
+      if (summary == MetricSummary::kLast || !chosen || (maximize ? point.value > *chosen : point.value < *chosen)) {
         chosen = point.value;
       }
     }
-    if (summary == v1::METRIC_SUMMARY_LAST && !curve.empty() && !std::isfinite(curve.back().value)) chosen.reset();
+    if (summary == MetricSummary::kLast && !curve.empty() && !std::isfinite(curve.back().value)) chosen.reset();
     if (chosen) values[trial_id] = *chosen;
   }
   return values;
@@ -191,42 +189,31 @@ Status CheckMetricName(Coordinator& coordinator, int64_t sweep_id, const std::st
                                  "'; its trials reported: " + Join({names.begin(), names.end()}));
 }
 
-StatusOr<v1::QueryResultsResponse> QueryResults(Coordinator& coordinator, const v1::QueryResultsRequest& request) {
-  if (request.sweep_id() <= 0) {
-    return Status::InvalidArgument("QueryResultsRequest.sweep_id is required (a positive id)");
-  }
-  RUNG_ASSIGN_OR_RETURN(SweepRecord sweep, coordinator.sweeps().Get(request.sweep_id()));
-  RUNG_ASSIGN_OR_RETURN(std::vector<TrialResult> all, coordinator.results().Trials(request.sweep_id()));
+StatusOr<ResultsTable> QueryResults(Coordinator& coordinator, const ResultsQuery& query) {
+  if (query.sweep_id <= 0) return Status::InvalidArgument("QueryResultsRequest.sweep_id is required (a positive id)");
+  RUNG_ASSIGN_OR_RETURN(SweepRecord sweep, coordinator.sweeps().Get(query.sweep_id));
+  RUNG_ASSIGN_OR_RETURN(std::vector<TrialResult> all, coordinator.results().Trials(query.sweep_id));
 
-  std::vector<std::string> group_by(request.group_by().begin(), request.group_by().end());
+  std::vector<std::string> group_by = query.group_by;
   RUNG_RETURN_IF_ERROR(CheckKeys(all, group_by, "group_by"));
   if (group_by.empty()) group_by = TrialLabels(all);
   std::vector<std::string> filter_keys;
-  std::vector<json> filter_values;
-  for (const v1::ResultFilter& filter : request.filters()) {
-    json value = json::parse(filter.value_json(), nullptr, /*allow_exceptions=*/false);
-    if (value.is_discarded()) {
-      return Status::InvalidArgument("filters: the value of '" + filter.key() + "' is not JSON: " +
-                                     filter.value_json() + " (strings are quoted: \"rope\")");
-    }
-    filter_keys.push_back(filter.key());
-    filter_values.push_back(std::move(value));
-  }
+  for (const ResultFilter& filter : query.filters) filter_keys.push_back(filter.key);
   RUNG_RETURN_IF_ERROR(CheckKeys(all, filter_keys, "filters"));
 
   std::vector<const TrialResult*> trials;
   for (const TrialResult& trial : all) {
     bool keep = true;
-    for (size_t i = 0; i < filter_keys.size() && keep; ++i) {
-      std::optional<KeyValue> value = ResolveKey(trial.trial, filter_keys[i]);
-      keep = value && value->shown == filter_values[i];
+    for (size_t i = 0; i < query.filters.size() && keep; ++i) {
+      std::optional<KeyValue> value = ResolveKey(trial.trial, query.filters[i].key);
+      keep = value && value->shown == query.filters[i].value;
     }
     if (keep) trials.push_back(&trial);
   }
 
-  const std::string metric = request.metric().empty() ? sweep.metric.name : request.metric();
+  const std::string metric = query.metric.empty() ? sweep.metric.name : query.metric;
   // Values of every trial of the sweep: a baseline twin may be filtered out of the table.
-  RUNG_ASSIGN_OR_RETURN(auto values, TrialValues(coordinator, sweep, all, metric, request.summary()));
+  RUNG_ASSIGN_OR_RETURN(auto values, TrialValues(coordinator, sweep, all, metric, query.summary));
   RUNG_RETURN_IF_ERROR(CheckMetricName(coordinator, sweep.id, metric, values));
   std::map<std::string, int64_t> twins;  // the baseline trials, by their cell without the baseline's keys
   for (const TrialResult& trial : all) {
@@ -256,43 +243,34 @@ StatusOr<v1::QueryResultsResponse> QueryResults(Coordinator& coordinator, const 
     if (twin_value != values.end()) group.differences.push_back(value->second - twin_value->second);
   }
 
-  v1::QueryResultsResponse response;
-  for (const std::string& key : group_by) response.add_group_by(key);
-  std::vector<v1::Aggregation> aggregations;
-  for (int aggregation : request.aggregations()) {
-    if (aggregation == v1::AGGREGATION_UNSPECIFIED || !v1::Aggregation_IsValid(aggregation)) {
-      return Status::InvalidArgument("aggregations: " + std::to_string(aggregation) +
-                                     " is not an aggregation (MEAN, STD, MIN, MAX, MEDIAN, COUNT)");
-    }
-    aggregations.push_back(static_cast<v1::Aggregation>(aggregation));
-  }
-  if (aggregations.empty()) aggregations = {v1::AGGREGATION_MEAN, v1::AGGREGATION_STD, v1::AGGREGATION_COUNT};
-  for (v1::Aggregation aggregation : aggregations) response.add_aggregations(aggregation);
-  response.set_metric(metric);
-  response.set_baseline_json(sweep.baseline.dump());
-  response.set_summary(request.summary() == v1::METRIC_SUMMARY_UNSPECIFIED ? v1::METRIC_SUMMARY_FINAL
-                                                                           : request.summary());
+  ResultsTable table;
+  table.group_by = group_by;
+  table.aggregations = query.aggregations;
+  if (table.aggregations.empty()) table.aggregations = {Aggregation::kMean, Aggregation::kStd, Aggregation::kCount};
+  table.metric = metric;
+  table.baseline = sweep.baseline;
+  table.summary = query.summary;
   for (const auto& [order, group] : groups) {
-    v1::ResultRow* row = response.add_rows();
-    for (const json& value : group.shown) row->add_group_values_json(value.dump());
-    for (v1::Aggregation aggregation : aggregations) row->add_values(Aggregate(group.values, aggregation));
-    row->set_trials(static_cast<int64_t>(group.trials.size()));
+    ResultRow& row = table.rows.emplace_back();
+    row.group_values = group.shown;
+    for (Aggregation aggregation : table.aggregations) row.values.push_back(Aggregate(group.values, aggregation));
+    row.trials = static_cast<int64_t>(group.trials.size());
     double flops = 0, tokens = 0;
     for (const TrialResult* trial : group.trials) {
       flops += trial->trial.cell.flops;
       tokens += static_cast<double>(trial->trial.cell.tokens);
-      row->add_trial_ids(trial->trial.id);
+      row.trial_ids.push_back(trial->trial.id);
     }
-    row->set_flops(flops / static_cast<double>(group.trials.size()));
-    row->set_tokens(static_cast<int64_t>(std::llround(tokens / static_cast<double>(group.trials.size()))));
+    row.flops = flops / static_cast<double>(group.trials.size());
+    row.tokens = static_cast<int64_t>(std::llround(tokens / static_cast<double>(group.trials.size())));
     if (!group.differences.empty()) {
-      row->set_paired_difference_mean(Mean(group.differences));
-      // The contract (rung.proto): no sd of a single pair.
-      if (group.differences.size() >= 2) row->set_paired_difference_sd(SampleSd(group.differences));
+      row.paired_difference_mean = Mean(group.differences);
+      // No sd of a single pair.
+      if (group.differences.size() >= 2) row.paired_difference_sd = SampleSd(group.differences);
     }
-    row->set_pairs(static_cast<int64_t>(group.differences.size()));
+    row.pairs = static_cast<int64_t>(group.differences.size());
   }
-  return response;
+  return table;
 }
 
-}  // namespace rung::server
+}  // namespace rung
