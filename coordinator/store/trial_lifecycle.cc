@@ -9,7 +9,7 @@
 #include "coordinator/store/internal/records.h"
 #include "coordinator/store/internal/results.h"
 #include "coordinator/store/internal/transitions.h"
-#include "core/data/sha256.h"
+#include "core/common/sha256.h"
 
 namespace rung {
 namespace {
