@@ -17,12 +17,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "coordinator/cli/child_process.h"
 #include "coordinator/cli/coordinator_connection.h"
 #include "coordinator/cli/command_support.h"
 #include "coordinator/cli/exit_codes.h"
 #include "coordinator/cli/sweep_commands.h"
 #include "coordinator/cli/text_table.h"
+#include "core/common/subprocess.h"
 #include "sweeps/fit/compute_multipliers.h"
 #include "sweeps/fit/report_format.h"
 #include "sweeps/spec/expansion.h"
@@ -40,6 +40,25 @@ struct RunOptions {
   std::string run_dir;
   double lease_seconds = 30;
 };
+
+// The directory of the running executable (to find rung-coordinator, rung-worker, rung-train).
+std::string ExecutableDirectory() {
+  std::error_code error;
+  auto path = fs::read_symlink("/proc/self/exe", error);
+  return error ? std::string(".") : path.parent_path().string();
+}
+
+// A child of `rung run` (the coordinator, a worker), killed with it: stdout into a pipe read line by
+// line when `capture_stdout`, else appended to `log_path` like stderr.
+StatusOr<std::unique_ptr<Subprocess>> StartChild(std::vector<std::string> argv, const std::string& log_path,
+                                                 bool capture_stdout) {
+  SubprocessOptions options;
+  options.argv = std::move(argv);
+  options.stdout_to = capture_stdout ? Redirect::Pipe() : Redirect::AppendTo(log_path);
+  options.stderr_to = Redirect::AppendTo(log_path);
+  options.die_with_parent = true;
+  return Subprocess::Start(options);
+}
 
 std::atomic<int> g_interrupted{0};
 void OnInterrupt(int signal) { g_interrupted.store(signal); }
@@ -144,7 +163,7 @@ int RunEmbedded(const RunOptions& options) {
   const std::string worker_token = (fs::path(dir) / "worker.token").string();
   std::cout << "rung run: " << expanded->trials.size() << " trials of " << expanded->spec.name << " in " << dir << "\n";
 
-  StatusOr<ChildProcess> coordinator = ChildProcess::Start(
+  StatusOr<std::unique_ptr<Subprocess>> coordinator = StartChild(
       {bin + "/rung-coordinator", "--listen", "127.0.0.1:0", "--db", (fs::path(dir) / "rung.db").string(),
        "--artifact-root", (fs::path(dir) / "artifacts").string(), "--user-token-file", user_token,
        "--worker-token-file", worker_token, "--lease-seconds", std::to_string(options.lease_seconds)},
@@ -155,9 +174,9 @@ int RunEmbedded(const RunOptions& options) {
   }
   std::string address;
   for (int attempt = 0; attempt < 100 && address.empty(); ++attempt) {
-    std::optional<std::string> line = coordinator->ReadLine(200);
+    std::optional<std::string> line = (*coordinator)->ReadLine(Stream::kStdout, std::chrono::milliseconds(200));
     if (line && line->rfind("listening on ", 0) == 0) address = line->substr(13);
-    if (!coordinator->Running()) break;
+    if (!(*coordinator)->Running()) break;
   }
   if (address.empty()) {
     std::cerr << "rung run: the coordinator did not start; see " << dir << "/coordinator.log\n";
@@ -182,11 +201,11 @@ int RunEmbedded(const RunOptions& options) {
 
   const int cores = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
   const int cpus = options.cpus_per_worker > 0 ? options.cpus_per_worker : std::max(1, cores / options.workers);
-  std::vector<ChildProcess> workers;
+  std::vector<std::unique_ptr<Subprocess>> workers;
   for (int index = 0; index < options.workers; ++index) {
     const std::string work_dir = (fs::path(dir) / ("worker-" + std::to_string(index))).string();
     fs::create_directories(work_dir, error);
-    StatusOr<ChildProcess> worker = ChildProcess::Start(
+    StatusOr<std::unique_ptr<Subprocess>> worker = StartChild(
         {bin + "/rung-worker", "--coordinator", address, "--worker-token-file", worker_token, "--cpus",
          std::to_string(cpus), "--worker-id", "local-" + std::to_string(index), "--work-dir", work_dir, "--trainer",
          bin + "/rung-train"},
@@ -223,7 +242,7 @@ int RunEmbedded(const RunOptions& options) {
     }
     if (Finished(sweep) || g_interrupted.load() != 0) break;
     bool any_worker = false;
-    for (ChildProcess& worker : workers) any_worker = any_worker || worker.Running();
+    for (auto& worker : workers) any_worker = any_worker || worker->Running();
     if (!any_worker) {
       std::cerr << "rung run: every worker exited; see " << dir << "/worker-*.log\n";
       break;
@@ -231,9 +250,10 @@ int RunEmbedded(const RunOptions& options) {
     std::this_thread::sleep_for(std::chrono::milliseconds(terminal ? 1000 : 500));
   }
   // Workers first (SIGTERM: trials checkpoint and are reported PREEMPTED), then the coordinator.
-  for (ChildProcess& worker : workers) worker.Signal(SIGTERM);
-  for (ChildProcess& worker : workers) worker.Stop(SIGTERM, 60000);
-  coordinator->Stop(SIGTERM, 10000);
+  // Their exits change nothing now: what they did is in the database and their logs.
+  for (auto& worker : workers) worker->Signal(SIGTERM).IgnoreError();
+  for (auto& worker : workers) worker->Stop(SIGTERM, std::chrono::seconds(60)).IgnoreError();
+  (*coordinator)->Stop(SIGTERM, std::chrono::seconds(10)).IgnoreError();
   if (g_interrupted.load() != 0) {
     std::cout << "rung run: interrupted; the database and checkpoints are in " << dir << "\n";
     return kFailure;

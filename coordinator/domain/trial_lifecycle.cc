@@ -7,7 +7,7 @@
 #include "coordinator/domain/attempt_start.h"
 #include "coordinator/domain/transitions.h"
 #include "coordinator/store/event_log.h"
-#include "core/data/sha256.h"
+#include "core/common/sha256.h"
 
 namespace rung {
 namespace {

@@ -21,7 +21,7 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
-#include "core/data/sha256.h"
+#include "core/common/sha256.h"
 #include "proto/rung.grpc.pb.h"
 
 namespace rung::server {

@@ -1,6 +1,6 @@
 #include "coordinator/store/trial_cells.h"
 
-#include "core/data/sha256.h"
+#include "core/common/sha256.h"
 
 namespace rung {
 namespace {

@@ -9,8 +9,8 @@
 #include <system_error>
 #include <utility>
 
+#include "core/common/sha256.h"
 #include "core/data/sampling.h"
-#include "core/data/sha256.h"
 
 namespace rung {
 namespace {

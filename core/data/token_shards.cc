@@ -15,8 +15,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "core/common/sha256.h"
 #include "core/data/sampling.h"
-#include "core/data/sha256.h"
 
 namespace rung {
 

@@ -1,10 +1,5 @@
 #include "sweeps/plot/gnuplot_script.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -12,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-extern char** environ;
+#include "core/common/subprocess.h"
 
 namespace rung::plot {
 namespace {
@@ -28,26 +23,17 @@ std::string ReadFile(const fs::path& path) {
 
 // Runs `gnuplot script` with stderr into `log`; its exit status, or a Status when it cannot start.
 StatusOr<int> RunGnuplot(const std::string& gnuplot, const fs::path& script, const fs::path& log) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);  // less the umask
-  std::string script_path = script.string();
-  std::vector<char*> argv = {const_cast<char*>(gnuplot.c_str()), const_cast<char*>(script_path.c_str()), nullptr};
-  pid_t pid = 0;
-  int spawned = posix_spawnp(&pid, gnuplot.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) {
-    return Status::FailedPrecondition("cannot run " + gnuplot + ": " + std::strerror(spawned) +
-                                      " (install gnuplot-nox: deploy/install-deps.sh)");
+  SubprocessOptions options;
+  options.argv = {gnuplot, script.string()};
+  options.stdin_from = Redirect::Null();
+  options.stdout_to = Redirect::Null();
+  options.stderr_to = Redirect::TruncateTo(log.string());
+  StatusOr<SubprocessResult> result = Subprocess::Run(options);
+  if (result.status().code() == StatusCode::kFailedPrecondition) {
+    return Status::FailedPrecondition(result.status().message() + " (install gnuplot-nox: deploy/install-deps.sh)");
   }
-  int wait_status = 0;
-  while (waitpid(pid, &wait_status, 0) < 0) {
-    if (errno != EINTR) return Status::Internal(std::string("waiting for gnuplot: ") + std::strerror(errno));
-  }
-  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
-  return 128 + (WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0);
+  if (!result.ok()) return result.status();
+  return result->exit.ShellCode();
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #include "sweeps/spec/trial_identity.h"
 
+#include "core/common/sha256.h"
 #include "core/config/model_arithmetic.h"
-#include "core/data/sha256.h"
 #include "sweeps/spec/json_path.h"
 
 namespace rung {

@@ -4,11 +4,8 @@
 // (terminal control codes only for a terminal), the modes of the files it writes (the user's umask,
 // nothing forced), and the golden file format itself (parsed and written back unchanged, so that
 // update mode rewrites only what changed).
-#include <fcntl.h>
 #include <pty.h>
-#include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -20,6 +17,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "core/common/subprocess.h"
 #include "tests/cli/cli_process.h"
 #include "tests/cli/golden_file.h"
 #include "tests/cli/golden_fixture.h"
@@ -53,38 +51,34 @@ class CliBehaviourTest : public ::testing::Test {
 
   // Runs rung with its stdout on a pseudo-terminal; returns what it wrote there.
   std::string RungOnTerminal(std::vector<std::string> args, int* exit_code) const {
-    args.insert(args.begin(), RUNG_CLI_BINARY);
-    std::vector<std::string> environment = Environment();
-    std::vector<char*> argv, envp;
-    for (std::string& arg : args) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    for (std::string& entry : environment) envp.push_back(entry.data());
-    envp.push_back(nullptr);
     int master = -1, slave = -1;
-    if (openpty(&master, &slave, nullptr, nullptr, nullptr) != 0) {
+    char slave_name[256] = {};
+    if (openpty(&master, &slave, slave_name, nullptr, nullptr) != 0) {
       ADD_FAILURE() << "openpty failed";
       return "";
     }
-    const int null = open("/dev/null", O_RDWR);
-    const pid_t pid = fork();
-    if (pid == 0) {
-      setsid();
-      dup2(null, STDIN_FILENO);
-      dup2(slave, STDOUT_FILENO);
-      dup2(null, STDERR_FILENO);
-      execve(argv[0], argv.data(), envp.data());
-      _exit(127);
+    SubprocessOptions options;
+    options.argv = std::move(args);
+    options.argv.insert(options.argv.begin(), RUNG_CLI_BINARY);
+    options.clear_environment = true;
+    options.environment = Environment();
+    options.stdin_from = Redirect::Null();
+    options.stdout_to = Redirect::AppendTo(slave_name);  // the terminal, opened again by its name
+    options.stderr_to = Redirect::Null();
+    StatusOr<std::unique_ptr<Subprocess>> rung = Subprocess::Start(options);
+    close(slave);  // the child holds the terminal now: the reads below end when it lets go
+    if (!rung.ok()) {
+      close(master);
+      ADD_FAILURE() << rung.status().ToString();
+      return "";
     }
-    close(slave);
-    close(null);
     std::string text;
     char buffer[4096];
     ssize_t got;
     while ((got = read(master, buffer, sizeof(buffer))) > 0) text.append(buffer, static_cast<size_t>(got));
     close(master);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    StatusOr<ExitStatus> exit = (*rung)->Wait(std::chrono::seconds(60));
+    *exit_code = exit.ok() && exit->signal == 0 ? exit->code : -1;
     return text;
   }
 

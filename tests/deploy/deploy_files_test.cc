@@ -10,8 +10,6 @@
 // bench/ and .ci/; the container file installs and builds with the steps CI runs; the GPU build's
 // CMake path (RUNG_TRAINER_ONLY, RUNG_CPU_ATTENTION_SGEMM=OFF) configures against the installed
 // LibTorch without gRPC and links rung-train without libblas.
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -27,6 +25,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
+
+#include "core/common/subprocess.h"
 
 namespace {
 
@@ -44,18 +44,17 @@ std::string ReadFile(const fs::path& path) {
 
 // Runs a shell command; returns its stdout and stderr together.
 std::string RunShell(const std::string& command, int* exit_status) {
-  std::string output;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) {
+  rung::SubprocessOptions options;
+  options.argv = {"/bin/sh", "-c", command};
+  options.stdout_to = rung::Redirect::Pipe();
+  options.stderr_to = rung::Redirect::ToStdout();
+  rung::StatusOr<rung::SubprocessResult> result = rung::Subprocess::Run(options);
+  if (!result.ok()) {
     *exit_status = -1;
-    return output;
+    return result.status().ToString();
   }
-  char buffer[4096];
-  size_t got = 0;
-  while ((got = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) output.append(buffer, got);
-  const int status = ::pclose(pipe);
-  *exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return output;
+  *exit_status = result->exit.signal == 0 ? result->exit.code : -1;
+  return result->stdout_text;
 }
 
 std::vector<fs::path> FilesUnder(const fs::path& dir) {

@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -18,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/common/subprocess.h"
 #include "sweeps/spec/expansion.h"
 
 namespace rung {
@@ -29,26 +29,26 @@ using nlohmann::json;
 fs::path ScratchDir() { return fs::temp_directory_path() / ("rung_reproduction_quick_" + std::to_string(getpid())); }
 
 // Trains one config with rung-train (extra arguments appended); every record it printed.
-std::vector<json> Train(const json& config, const std::string& name, const std::string& extra = "") {
+std::vector<json> Train(const json& config, const std::string& name, const std::vector<std::string>& extra = {}) {
   const fs::path dir = ScratchDir();
   fs::create_directories(dir);
   const fs::path path = dir / (name + ".json");
   std::ofstream(path) << config.dump();
-  const std::string command =
-      std::string(RUNG_TRAIN_BINARY) + " --threads 2 --config " + path.string() + " " + extra + " 2>/dev/null";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string line;
+  SubprocessOptions options;
+  options.argv = {RUNG_TRAIN_BINARY, "--threads", "2", "--config", path.string()};
+  options.argv.insert(options.argv.end(), extra.begin(), extra.end());
+  options.stdout_to = Redirect::Pipe();
+  options.stderr_to = Redirect::Null();
+  StatusOr<SubprocessResult> result = Subprocess::Run(options);
+  EXPECT_TRUE(result.ok()) << name << ": " << result.status().ToString();
+  if (!result.ok()) return {};
+  EXPECT_TRUE(result->exit.Succeeded()) << name << ": " << result->exit.Describe();
   std::vector<json> records;
-  char buffer[1 << 16];
-  while (fgets(buffer, sizeof(buffer), pipe) != nullptr) {
-    line += buffer;
-    if (line.empty() || line.back() != '\n') continue;
+  std::istringstream lines(result->stdout_text);
+  for (std::string line; std::getline(lines, line);) {
     json record = json::parse(line, nullptr, false);
     if (record.is_object()) records.push_back(std::move(record));
-    line.clear();
   }
-  const int status = pclose(pipe);
-  EXPECT_EQ(WEXITSTATUS(status), 0) << name;
   return records;
 }
 
@@ -94,7 +94,7 @@ TEST(ContextExtensionQuickTrainingTest, PositionalParametersAloneLowerTheLossAtF
                        {"train", {{"steps", 200}, {"batch_size", 16}, {"lr", 3e-3}, {"eval_every", 0}}}};
   const fs::path checkpoints = ScratchDir() / "source_checkpoints";
   fs::remove_all(checkpoints);
-  ASSERT_FALSE(FinalRecord(Train(source, "source", "--checkpoint-dir " + checkpoints.string())).is_null());
+  ASSERT_FALSE(FinalRecord(Train(source, "source", {"--checkpoint-dir", checkpoints.string()})).is_null());
 
   json extension = source;
   extension["data"]["seq_len"] = 256;

@@ -97,7 +97,8 @@ void TrainerGang::NoticeExits() {
   if (!breaker) return;
   broken_exit_ = ranks_[*breaker]->Wait(std::chrono::milliseconds(0));
   broken_by_ = "rank " + std::to_string(*breaker) + " " + broken_exit_->Describe();
-  for (auto& other : ranks_) other->Signal(SIGKILL);  // no-op for the reaped
+  // No-op for the reaped; a rank that cannot be signalled fails its next collective anyway.
+  for (auto& other : ranks_) other->Signal(SIGKILL).IgnoreError();
 }
 
 Status TrainerGang::Signal(int signal_number) {

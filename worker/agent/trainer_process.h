@@ -1,23 +1,21 @@
 // worker/agent/trainer_process.h
 //
-// One `rung-train` child process and its output. Start() starts a child (clone with CLONE_VM |
-// CLONE_VFORK, as posix_spawn does: nothing of the agent's memory is copied) that execs
+// One `rung-train` child process and its output. Start() starts (core/common/subprocess.h)
 //
 //   rung-train --config <config> --checkpoint-dir <dir> --resume <checkpoint|never> --threads <slots>
 //
 // with OMP_NUM_THREADS=<slots> and CUDA_VISIBLE_DEVICES naming the trial's GPUs (mapped through the
 // agent's own CUDA_VISIBLE_DEVICES), stdin from /dev/null, stdout into a pipe the agent reads line by
-// line (the JSON records), and stderr appended to a file the agent follows. In the child, before the
-// exec: PR_SET_PDEATHSIG = SIGKILL (then getppid() is checked, so a parent that died in between is
-// noticed), a process group of its own (a terminal's Ctrl-C reaches the agent, which decides), the
-// default disposition and an empty mask for every signal, and every inherited descriptor above 2
-// closed. A failed exec is reported by Start(), not by a mysterious exit code.
+// line (the JSON records), and stderr appended to a file the agent follows. What Subprocess gives
+// every child: no copy of the agent's memory, the default disposition and an empty mask for every
+// signal, every inherited descriptor above 2 closed, a failed exec reported by Start() (not by a
+// mysterious exit code), signals and reaping through a pidfd (Signal() can never hit a recycled pid).
+// And what a trainer asks of it: PR_SET_PDEATHSIG = SIGKILL (a parent that died before it was set is
+// noticed), and a process group of its own (a terminal's Ctrl-C reaches the agent, which decides).
 //
 // The parent-death signal is tied to the *thread* that started it, not to the process (prctl(2)): the
 // thread that calls Start() must live until the trainer has been reaped. AttemptRunner runs a whole
 // attempt on one thread for this reason.
-//
-// Signals and reaping go through a pidfd (Linux >= 5.3): Signal() can never hit a recycled pid.
 //
 // Example:
 //   TrainerLaunch launch{"/opt/rung/bin/rung-train", "trial.json", "ckpt", "never", 4};
@@ -40,6 +38,7 @@
 #include <vector>
 
 #include "core/common/status.h"
+#include "core/common/subprocess.h"
 
 namespace rung::agent {
 
@@ -63,7 +62,7 @@ struct TrainerExit {
   // The exit code, or -signal (CompleteRequest.exit_code).
   int ReportedCode() const { return signal != 0 ? -signal : exit_code; }
   // "exit code 3", or "killed by signal 9 (Killed)".
-  std::string Describe() const;
+  std::string Describe() const { return ExitStatus{exit_code, signal}.Describe(); }
 };
 
 // New output lines (without their '\n').
@@ -80,16 +79,16 @@ class TrainerProcess {
  public:
   // Starts the trainer. Errors: INVALID_ARGUMENT (no trainer path, no stderr path, threads < 1),
   // FAILED_PRECONDITION (the stderr file cannot be opened, the trainer cannot be executed: the
-  // message has the errno text), INTERNAL (clone, pipe, pidfd).
+  // message has the errno text), INTERNAL (clone, pipe).
   // REQUIRES: the calling thread outlives the trainer (see above).
   static StatusOr<std::unique_ptr<TrainerProcess>> Start(const TrainerLaunch& launch);
 
-  // SIGKILLs and reaps a trainer that is still running; closes every descriptor.
+  // SIGKILLs (with its process group) and reaps a trainer that is still running; closes every descriptor.
   ~TrainerProcess();
   TrainerProcess(const TrainerProcess&) = delete;
   TrainerProcess& operator=(const TrainerProcess&) = delete;
 
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return process_->pid(); }
 
   // Appends the lines that arrived since the last call, waiting up to `timeout` for stdout data.
   // Returns false once stdout has ended (the trainer exited or closed it) and every line, including
@@ -108,14 +107,9 @@ class TrainerProcess {
   TrainerProcess() = default;
   void ReadStderr(bool flush_partial, TrainerOutput* output);
 
-  pid_t pid_ = -1;
-  int pidfd_ = -1;
-  int stdout_fd_ = -1;  // read end of the stdout pipe, non-blocking
+  std::unique_ptr<Subprocess> process_;
   int stderr_fd_ = -1;  // the stderr file, read from where the trainer started writing
-  bool stdout_ended_ = false;
-  std::string stdout_partial_;
   std::string stderr_partial_;
-  std::optional<TrainerExit> exit_;
 };
 
 }  // namespace rung::agent

@@ -2,7 +2,6 @@
 // a process that dies (_exit) with a transaction open, and a power cut (the files copied, as the
 // disk holds them, while the store is open and in the middle of a write). Either way the database
 // opens again, every acknowledged state and metric is there, and the unacknowledged write is not.
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -23,7 +22,7 @@ using store_testing::Submission;
 class DurabilityTest : public store_testing::StoreTest {
  protected:
   // Drives a sweep halfway: cell a SUCCEEDED, cell b RUNNING with 50 acknowledged points, cell c
-  // PENDING. Returns false on the first error (this runs in a forked child too, without gtest).
+  // PENDING. Returns false on the first error (this runs in a death test's child too).
   bool DriveHalfASweep(Managers& managers) {
     if (!managers.workers.Register({"w", "host", 8, 0}).ok()) return false;
     if (!managers.sweeps.Submit(Submission("s", {Cell("a"), Cell("b"), Cell("c")}), "user:test").ok()) return false;
@@ -91,22 +90,22 @@ class DurabilityTest : public store_testing::StoreTest {
 };
 
 TEST_F(DurabilityTest, AProcessThatDiesWithATransactionOpenLosesNothingAcknowledged) {
-  Close();  // the child process is the coordinator now
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    StatusOr<std::unique_ptr<Store>> store = Store::Open(DatabasePath(), clock_, Options());
-    if (!store.ok()) _exit(1);
-    store_ = std::move(store).value();
-    Managers managers(*store_);
-    if (!DriveHalfASweep(managers)) _exit(2);
-    UnacknowledgedWrite([] { _exit(42); });  // dies inside the transaction: no commit, no close
-    _exit(3);
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status));
-  ASSERT_EQ(WEXITSTATUS(status), 42) << "the child failed before its crash point";
+  Close();  // the dying process is the coordinator now
+  // A death test: the statement runs in a child that is a fork of this process ("fast": the child
+  // has this test's database path), and has to end with the crash point's exit code.
+  GTEST_FLAG_SET(death_test_style, "fast");
+  EXPECT_EXIT(
+      {
+        StatusOr<std::unique_ptr<Store>> store = Store::Open(DatabasePath(), clock_, Options());
+        if (!store.ok()) _exit(1);
+        store_ = std::move(store).value();
+        Managers managers(*store_);
+        if (!DriveHalfASweep(managers)) _exit(2);
+        UnacknowledgedWrite([] { _exit(42); });  // dies inside the transaction: no commit, no close
+        _exit(3);
+      },
+      ::testing::ExitedWithCode(42), "")
+      << "the child failed before its crash point";
 
   Open();
   ExpectHalfASweep();

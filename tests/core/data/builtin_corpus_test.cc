@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/data/sha256.h"
+#include "core/common/sha256.h"
 #include "tests/core/data/test_files.h"
 
 namespace rung {

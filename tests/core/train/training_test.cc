@@ -1,15 +1,14 @@
 // Real training through real rung-train processes on the builtin corpus: learning, checkpoint
 // and resume, preemption by signal, non-finite losses. These tests hold the CPU (RUN_SERIAL).
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -17,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/loopback_port.h"
+#include "core/common/subprocess.h"
 
 namespace rung {
 namespace {
@@ -30,57 +30,33 @@ std::string BuiltinCorpus() { return std::string(RUNG_BUILD_DIR) + "/data/builti
 class TrainerProcess {
  public:
   TrainerProcess(const std::string& config_path, const std::vector<std::string>& extra) {
-    int fds[2];
-    if (pipe(fds) != 0) throw std::runtime_error("pipe");
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(fds[1], STDOUT_FILENO);
-      close(fds[0]);
-      close(fds[1]);
-      std::vector<std::string> args = {RUNG_TRAIN_BINARY, "--config", config_path};
-      args.insert(args.end(), extra.begin(), extra.end());
-      std::vector<char*> argv;
-      for (auto& arg : args) argv.push_back(arg.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-    close(fds[1]);
-    stream_ = fdopen(fds[0], "r");
-  }
-  ~TrainerProcess() {
-    if (stream_ != nullptr) fclose(stream_);
-    if (pid_ > 0 && !waited_) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
+    SubprocessOptions options;
+    options.argv = {RUNG_TRAIN_BINARY, "--config", config_path};
+    options.argv.insert(options.argv.end(), extra.begin(), extra.end());
+    options.stdout_to = Redirect::Pipe();
+    StatusOr<std::unique_ptr<Subprocess>> started = Subprocess::Start(options);
+    if (!started.ok()) throw std::runtime_error(started.status().ToString());
+    process_ = std::move(started).value();
   }
   // Next record, or null at end of output.
   json Next() {
-    char* line = nullptr;
-    size_t capacity = 0;
-    ssize_t length = getline(&line, &capacity, stream_);
-    json record = length > 0 ? json::parse(std::string(line, length)) : json(nullptr);
-    free(line);
+    std::optional<std::string> line = process_->ReadLine(Stream::kStdout, std::chrono::hours(1));
+    json record = line ? json::parse(*line) : json(nullptr);
     if (!record.is_null()) records_.push_back(record);
     return record;
   }
-  void Signal(int signal) { kill(pid_, signal); }
-  // Reads the rest of the output and returns the exit code.
+  void Signal(int signal) { process_->Signal(signal).IgnoreError(); }  // the test checks the exit
+  // Reads the rest of the output and returns the exit code (128 + N when killed by signal N).
   int Finish() {
     while (!Next().is_null()) {
     }
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    waited_ = true;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    StatusOr<ExitStatus> exit = process_->Wait();
+    return exit.ok() ? exit->ShellCode() : -1;
   }
   const std::vector<json>& records() const { return records_; }
 
  private:
-  pid_t pid_ = -1;
-  FILE* stream_ = nullptr;
-  bool waited_ = false;
+  std::unique_ptr<Subprocess> process_;  // SIGKILLed and reaped if still running at the end
   std::vector<json> records_;
 };
 
@@ -562,13 +538,14 @@ TEST_F(TrainingTest, BadConfigExitsWithCodeTwoAndNamesTheKey) {
   json config = TinyTrial("rope", 5);
   config["model"]["heads"] = 5;
   std::string path = WriteConfig("bad", config);
-  std::string command = std::string(RUNG_TRAIN_BINARY) + " --config " + path + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string output;
-  char buffer[512];
-  while (fgets(buffer, sizeof(buffer), pipe) != nullptr) output += buffer;
-  int status = pclose(pipe);
-  EXPECT_EQ(WEXITSTATUS(status), 2);
+  SubprocessOptions options;
+  options.argv = {RUNG_TRAIN_BINARY, "--config", path};
+  options.stdout_to = Redirect::Pipe();
+  options.stderr_to = Redirect::ToStdout();
+  StatusOr<SubprocessResult> result = Subprocess::Run(options, std::chrono::minutes(5));
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->exit.code, 2);
+  const std::string& output = result->stdout_text;
   EXPECT_NE(output.find("model.heads"), std::string::npos) << output;
 }
 

@@ -4,7 +4,7 @@
 // plays a deterministic loss surface (loss_surface.h) through rung-train's whole contract, as
 // rung-worker launches trainers (worker/agent/trainer_process.h), so that everything downstream of
 // a trainer (agent, wire, store, CLI, adaptive search, benchmarks) runs for real without LibTorch and
-// without the cost of training. Portable C++17; links no LibTorch (rung_records, rung_core_config,
+// without the cost of training. Portable C++17; links no LibTorch (rung_records, rung_config, rung_train_common,
 // rung_yaml_document only).
 //
 // Command line (rung-train's, worker/train_main.cc, plus two knobs of its own):

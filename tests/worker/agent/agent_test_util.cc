@@ -3,13 +3,8 @@
 
 #include "proto/protocol_version.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -18,8 +13,6 @@
 
 #include <google/protobuf/util/time_util.h>
 #include <gtest/gtest.h>
-
-extern char** environ;
 
 namespace rung::agent::testing {
 
@@ -97,63 +90,34 @@ bool WaitUntil(const std::function<bool()>& condition, std::chrono::milliseconds
 
 ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::string& cwd,
                            const std::string& stderr_path) {
-  int out[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) {
-    ADD_FAILURE() << "pipe2 failed";
+  SubprocessOptions options;
+  options.argv = argv;
+  options.working_dir = cwd;
+  options.stdout_to = Redirect::Pipe();
+  options.stderr_to = Redirect::AppendTo(stderr_path, 0644);
+  StatusOr<std::unique_ptr<Subprocess>> started = Subprocess::Start(options);
+  if (!started.ok()) {
+    ADD_FAILURE() << "cannot start " << (argv.empty() ? std::string("nothing") : argv[0]) << ": "
+                  << started.status().ToString();
     return;
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-  std::vector<char*> args;
-  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-  args.push_back(nullptr);
-  if (posix_spawn(&pid_, argv[0].c_str(), &actions, nullptr, args.data(), environ) != 0) {
-    ADD_FAILURE() << "cannot start " << argv[0];
-    pid_ = -1;
-  }
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(out[1]);
-  stdout_ = out[0];
-}
-
-ChildProcess::~ChildProcess() {
-  if (pid_ > 0) {
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-  }
-  if (stdout_ >= 0) ::close(stdout_);
+  process_ = std::move(started).value();
 }
 
 std::string ChildProcess::ReadLine(std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::string line;
-  while (std::chrono::steady_clock::now() < deadline) {
-    pollfd ready{stdout_, POLLIN, 0};
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (::poll(&ready, 1, static_cast<int>(std::max<int64_t>(left.count(), 0))) <= 0) break;
-    char c = 0;
-    if (::read(stdout_, &c, 1) != 1) break;
-    if (c == '\n') return line;
-    line += c;
-  }
-  return "";
+  if (process_ == nullptr) return "";
+  return process_->ReadLine(Stream::kStdout, timeout).value_or("");
 }
 
 void ChildProcess::Signal(int signal_number) {
-  if (pid_ > 0) ::kill(pid_, signal_number);
+  if (process_ != nullptr) process_->Signal(signal_number).IgnoreError();  // a test notices by the exit
 }
 
 int ChildProcess::Wait(std::chrono::milliseconds timeout) {
-  int status = -1;
-  const bool exited =
-      WaitUntil([&] { return pid_ > 0 && ::waitpid(pid_, &status, WNOHANG) == pid_; }, timeout);
-  if (!exited) return -1;
-  pid_ = -1;
-  return status;
+  if (process_ == nullptr) return -1;
+  StatusOr<ExitStatus> exit = process_->Wait(timeout);
+  if (!exit.ok()) return -1;
+  return exit->signal != 0 ? exit->signal : exit->code << 8;  // as waitpid(2) encodes it
 }
 
 std::unique_ptr<CoordinatorClient> ConnectRegisteredClient(const std::string& address, const std::string& worker_id) {

@@ -24,6 +24,7 @@
 #include <grpcpp/grpcpp.h>
 #include <nlohmann/json.hpp>
 
+#include "core/common/subprocess.h"
 #include "proto/rung.grpc.pb.h"
 #include "worker/agent/coordinator_client.h"
 
@@ -66,25 +67,24 @@ std::unique_ptr<grpc::ClientContext> BearerContext(const std::string& token,
 // Polls `condition` every 10 ms until it holds or `timeout` passes; returns its last value.
 bool WaitUntil(const std::function<bool()>& condition, std::chrono::milliseconds timeout);
 
-// A child process (posix_spawn) in `cwd`, its stdout readable by line, its stderr appended to a file;
-// SIGKILLed and reaped if still running when destroyed.
+// A child process (core/common/subprocess.h) in `cwd`, its stdout readable by line, its stderr
+// appended to a file; SIGKILLed and reaped if still running when destroyed.
 class ChildProcess {
  public:
   ChildProcess(const std::vector<std::string>& argv, const std::string& cwd, const std::string& stderr_path);
-  ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
 
-  bool started() const { return pid_ > 0; }
+  bool started() const { return process_ != nullptr; }
   // The next line of stdout (without '\n'), or "" after `timeout` or at its end.
   std::string ReadLine(std::chrono::milliseconds timeout);
   void Signal(int signal_number);
-  // Waits up to `timeout` for the exit; the wait status, or -1 while it runs.
+  // Waits up to `timeout` for the exit; its wait status (WIFEXITED, WEXITSTATUS, ...), or -1 while
+  // it runs.
   int Wait(std::chrono::milliseconds timeout);
 
  private:
-  pid_t pid_ = -1;
-  int stdout_ = -1;
+  std::unique_ptr<Subprocess> process_;
 };
 
 inline constexpr char kTestToken[] = "worker-token-for-tests-0123456789";

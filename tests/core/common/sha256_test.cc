@@ -1,8 +1,11 @@
-#include "core/data/sha256.h"
+#include "core/common/sha256.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
-
-#include "tests/core/data/test_files.h"
 
 namespace rung {
 namespace {
@@ -21,12 +24,15 @@ TEST(Sha256Test, StreamingEqualsOneShot) {
 }
 
 TEST(Sha256Test, HashesAFileAndReportsAMissingOne) {
-  data_test::TempFolder folder;
-  data_test::WriteBytes(folder / "f", "abc");
-  StatusOr<std::string> digest = Sha256FileHex(folder / "f");
+  std::string pattern = ::testing::TempDir() + "rung_sha256_test_XXXXXX";
+  ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+  const std::filesystem::path folder = pattern;
+  std::ofstream(folder / "f", std::ios::binary) << "abc";
+  StatusOr<std::string> digest = Sha256FileHex((folder / "f").string());
   ASSERT_TRUE(digest.ok()) << digest.status().ToString();
   EXPECT_EQ(*digest, Sha256Hex("abc"));
-  EXPECT_EQ(Sha256FileHex(folder / "missing").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(Sha256FileHex((folder / "missing").string()).status().code(), StatusCode::kNotFound);
+  std::filesystem::remove_all(folder);
 }
 
 }  // namespace

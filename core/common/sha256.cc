@@ -1,4 +1,4 @@
-#include "core/data/sha256.h"
+#include "core/common/sha256.h"
 
 #include <openssl/evp.h>
 

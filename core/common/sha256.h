@@ -1,4 +1,4 @@
-// core/data/sha256.h
+// core/common/sha256.h
 //
 // SHA-256 digests as lowercase hex, for the provenance a trial records about its data (OpenSSL EVP).
 //
