@@ -48,14 +48,12 @@ StatusOr<std::unique_ptr<CoordinatorConnection>> CoordinatorConnection::Open(con
     return Status::InvalidArgument("no user token: pass --token-file FILE or set RUNG_TOKEN_FILE "
                                    "(the coordinator's --user-token-file)");
   }
-  StatusOr<std::string> token = ReadBearerTokenFile(options.token_file);
-  if (!token.ok()) return token.status();
+  RUNG_ASSIGN_OR_RETURN(std::string token, ReadBearerTokenFile(options.token_file));
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
   if (!options.tls_ca_file.empty()) {
-    StatusOr<std::string> roots = ReadFileTrimmed(options.tls_ca_file, "TLS root certificates");
-    if (!roots.ok()) return roots.status();
+    RUNG_ASSIGN_OR_RETURN(const std::string roots, ReadFileTrimmed(options.tls_ca_file, "TLS root certificates"));
     grpc::SslCredentialsOptions ssl;
-    ssl.pem_root_certs = roots.value() + "\n";
+    ssl.pem_root_certs = roots + "\n";
     credentials = grpc::SslCredentials(ssl);
   }
   auto connection = std::unique_ptr<CoordinatorConnection>(new CoordinatorConnection());
@@ -65,7 +63,7 @@ StatusOr<std::unique_ptr<CoordinatorConnection>> CoordinatorConnection::Open(con
   arguments.SetMaxReceiveMessageSize(kMaxAnswerBytes);
   connection->channel_ = grpc::CreateCustomChannel(options.address, credentials, arguments);
   connection->user_ = rung::v1::UserService::NewStub(connection->channel_);
-  connection->token_ = token.value();
+  connection->token_ = std::move(token);
   connection->timeout_seconds_ = options.timeout_seconds;
   return connection;
 }

@@ -34,7 +34,8 @@ void AddConnectionOptions(CLI::App* command, ConnectionOptions* options);
 
 class CoordinatorConnection {
  public:
-  // Errors: INVALID_ARGUMENT for a missing or unreadable token file (with what to do).
+  // Errors, each saying what to do: INVALID_ARGUMENT without a token file, or for an unreadable or
+  // empty --tls-ca file; ReadBearerTokenFile's for the token file (core/common/token_file.h).
   static StatusOr<std::unique_ptr<CoordinatorConnection>> Open(const ConnectionOptions& options);
 
   rung::v1::UserService::Stub& user() { return *user_; }

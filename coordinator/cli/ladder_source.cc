@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "coordinator/cli/sweep_commands.h"
+#include "proto/grpc_status.h"
 #include "sweeps/fit/ladder_csv.h"
 
 namespace rung::cli {
@@ -23,14 +24,14 @@ StatusOr<fit::LadderResults> LoadLadder(const LadderSource& source, std::string*
     if (baseline->empty()) return Status::InvalidArgument("--baseline VARIANT is required with --from-csv");
     return fit::ReadLadderCsv(source.csv_path);
   }
-  StatusOr<std::unique_ptr<CoordinatorConnection>> connection = CoordinatorConnection::Open(source.connection);
-  if (!connection.ok()) return connection.status();
-  CoordinatorConnection& client = *connection.value();
+  RUNG_ASSIGN_OR_RETURN(const std::unique_ptr<CoordinatorConnection> connection,
+                        CoordinatorConnection::Open(source.connection));
+  CoordinatorConnection& client = *connection;
   rung::v1::GetSweepRequest get;
   get.set_sweep_id(source.sweep_id);
   rung::v1::Sweep sweep;
   grpc::Status status = client.user().GetSweep(client.Context().get(), get, &sweep);
-  if (!status.ok()) return Status(StatusCode::kNotFound, "sweep " + std::to_string(source.sweep_id) + ": " + status.error_message());
+  if (!status.ok()) return FromGrpcStatus(status).WithContext("sweep " + std::to_string(source.sweep_id));
   if (baseline->empty()) {
     nlohmann::json selector = nlohmann::json::parse(sweep.baseline_json().empty() ? "{}" : sweep.baseline_json(), nullptr, false);
     if (!selector.is_object() || !selector.contains("position.variant")) {

@@ -27,7 +27,9 @@ struct LadderSource {
 void AddLadderSourceOptions(CLI::App* command, LadderSource* source);
 
 // Loads the ladder; fills `baseline` from the sweep's spec when it is empty.
-// Errors: INVALID_ARGUMENT (neither or both sources, bad CSV), NOT_FOUND, UNAVAILABLE (coordinator).
+// Errors: INVALID_ARGUMENT (neither or both sources, bad CSV, no baseline), CoordinatorConnection::Open's,
+// the coordinator's own code for the sweep (NOT_FOUND: no such sweep; UNAVAILABLE: not reached),
+// UNAVAILABLE when its ladder cannot be read, FAILED_PRECONDITION when it has no SUCCEEDED trial yet.
 StatusOr<fit::LadderResults> LoadLadder(const LadderSource& source, std::string* baseline);
 
 }  // namespace rung::cli

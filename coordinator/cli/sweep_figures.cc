@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "coordinator/cli/sweep_commands.h"
+#include "proto/grpc_status.h"
 #include "sweeps/plot/diagnostics_plot.h"
 #include "sweeps/plot/loss_curves_plot.h"
 
@@ -16,13 +17,9 @@ namespace {
 namespace pb = rung::v1;
 using nlohmann::json;
 
+// The call's status with its own code (proto/grpc_status.h), `what` before its message.
 Status FromGrpc(const grpc::Status& status, const std::string& what) {
-  if (status.ok()) return Status::Ok();
-  if (status.error_code() == grpc::StatusCode::NOT_FOUND) return Status::NotFound(what + ": " + status.error_message());
-  if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
-    return Status::Unavailable(what + ": " + status.error_message());
-  }
-  return Status::Internal(what + ": " + status.error_message());
+  return FromGrpcStatus(status).WithContext(what);
 }
 
 // "lerope seed 1" from {"position.variant": "lerope", "seed": 1}; axis names shortened to their last part.
@@ -75,8 +72,7 @@ StatusOr<std::vector<std::string>> WriteSweepFigures(CoordinatorConnection& conn
   curve_options.out_dir = out_dir;
   curve_options.title = sweep.name();
   curve_options.gnuplot = gnuplot;
-  StatusOr<std::vector<std::string>> files = plot::WriteLossCurvesPlots(curves, curve_options);
-  if (!files.ok()) return files.status();
+  RUNG_ASSIGN_OR_RETURN(std::vector<std::string> files, plot::WriteLossCurvesPlots(curves, curve_options));
 
   // One trial per cell (seed aside) at the largest rung, its first SUCCEEDED one: its diagnostics
   // figures, and its layer 0 frequencies in the profile figure.
@@ -105,9 +101,9 @@ StatusOr<std::vector<std::string>> WriteSweepFigures(CoordinatorConnection& conn
       diagnostics_options.gnuplot = gnuplot;
       diagnostics_options.title = sweep.name() + " " + trial.rung_label() + " " + cell + " (trial " +
                                   std::to_string(trial.trial_id()) + ")";
-      StatusOr<std::vector<std::string>> diagnostics = plot::WriteDiagnosticsPlots(attention, extrapolation, diagnostics_options);
-      if (!diagnostics.ok()) return diagnostics.status();
-      files->insert(files->end(), diagnostics->begin(), diagnostics->end());
+      RUNG_ASSIGN_OR_RETURN(const std::vector<std::string> diagnostics,
+                            plot::WriteDiagnosticsPlots(attention, extrapolation, diagnostics_options));
+      files.insert(files.end(), diagnostics.begin(), diagnostics.end());
     }
     drawn[cell] = true;
     if (!tensor.is_object()) continue;
@@ -141,9 +137,9 @@ StatusOr<std::vector<std::string>> WriteSweepFigures(CoordinatorConnection& conn
     profile_options.out_dir = out_dir;
     profile_options.gnuplot = gnuplot;
     profile_options.title = sweep.name() + ": learned frequencies at the largest rung";
-    StatusOr<std::vector<std::string>> profile = plot::WriteFrequencyProfilePlot(profiles, base, train_length, profile_options);
-    if (!profile.ok()) return profile.status();
-    files->insert(files->end(), profile->begin(), profile->end());
+    RUNG_ASSIGN_OR_RETURN(const std::vector<std::string> profile,
+                          plot::WriteFrequencyProfilePlot(profiles, base, train_length, profile_options));
+    files.insert(files.end(), profile.begin(), profile.end());
   }
   return files;
 }

@@ -6,9 +6,8 @@
 // delegate here).
 //
 // Example:
-//   StatusOr<std::string> token = ReadBearerTokenFile("/etc/rung/worker.token");
-//   if (!token.ok()) return token.status();   // the message says what to fix
-//   context.AddMetadata("authorization", "Bearer " + *token);
+//   RUNG_ASSIGN_OR_RETURN(std::string token, ReadBearerTokenFile("/etc/rung/worker.token"));
+//   context.AddMetadata("authorization", "Bearer " + token);   // an error's message says what to fix
 //
 // Thread safety: reentrant.
 #pragma once

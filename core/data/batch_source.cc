@@ -10,8 +10,8 @@ namespace {
 
 template <typename Derived>
 StatusOr<std::unique_ptr<BatchSource>> Upcast(StatusOr<std::unique_ptr<Derived>> source) {
-  if (!source.ok()) return source.status();
-  return std::unique_ptr<BatchSource>(std::move(*source));
+  RUNG_ASSIGN_OR_RETURN(std::unique_ptr<Derived> derived, std::move(source));
+  return std::unique_ptr<BatchSource>(std::move(derived));
 }
 
 }  // namespace

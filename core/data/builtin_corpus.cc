@@ -80,21 +80,20 @@ StatusOr<std::unique_ptr<BatchSource>> LoadBuiltinCorpusFrom(const BuiltinCorpus
                                                             const DataConfig& config, uint64_t seed) {
   nlohmann::json provenance = {
       {"package", files.package}, {"version", files.version}, {"manifest", files.manifest_path}};
-  StatusOr<std::unique_ptr<ByteCorpus>> corpus =
-      ByteCorpus::LoadFiles({files.text_path}, config, seed, "builtin", files.text_path, std::move(provenance));
-  if (!corpus.ok()) return corpus.status();
-  if ((*corpus)->sha256() != files.sha256) {
-    return Status::DataLoss("builtin corpus " + files.text_path + " has sha256 " + (*corpus)->sha256() +
+  RUNG_ASSIGN_OR_RETURN(
+      std::unique_ptr<ByteCorpus> corpus,
+      ByteCorpus::LoadFiles({files.text_path}, config, seed, "builtin", files.text_path, std::move(provenance)));
+  if (corpus->sha256() != files.sha256) {
+    return Status::DataLoss("builtin corpus " + files.text_path + " has sha256 " + corpus->sha256() +
                             " but its manifest says " + files.sha256 +
                             "; rebuild it with `make corpus` or deploy/fetch-builtin-corpus.sh");
   }
-  return std::unique_ptr<BatchSource>(std::move(*corpus));
+  return std::unique_ptr<BatchSource>(std::move(corpus));
 }
 
 StatusOr<std::unique_ptr<BatchSource>> LoadBuiltinCorpus(const DataConfig& config, uint64_t seed) {
-  StatusOr<BuiltinCorpusFiles> files = LocateBuiltinCorpus();
-  if (!files.ok()) return files.status();
-  return LoadBuiltinCorpusFrom(*files, config, seed);
+  RUNG_ASSIGN_OR_RETURN(const BuiltinCorpusFiles files, LocateBuiltinCorpus());
+  return LoadBuiltinCorpusFrom(files, config, seed);
 }
 
 }  // namespace rung

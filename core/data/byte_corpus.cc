@@ -75,9 +75,8 @@ StatusOr<std::vector<std::string>> ListCorpusFiles(const std::string& path) {
 }
 
 StatusOr<std::unique_ptr<ByteCorpus>> ByteCorpus::Load(const DataConfig& config, uint64_t seed) {
-  StatusOr<std::vector<std::string>> files = ListCorpusFiles(config.path);
-  if (!files.ok()) return files.status();
-  return LoadFiles(*files, config, seed, "text", config.path, nlohmann::json::object());
+  RUNG_ASSIGN_OR_RETURN(const std::vector<std::string> files, ListCorpusFiles(config.path));
+  return LoadFiles(files, config, seed, "text", config.path, nlohmann::json::object());
 }
 
 StatusOr<std::unique_ptr<ByteCorpus>> ByteCorpus::LoadFiles(const std::vector<std::string>& files,

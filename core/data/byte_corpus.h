@@ -22,9 +22,8 @@
 // non-overlapping validation windows). loss_mask is empty.
 //
 // Example:
-//   StatusOr<std::unique_ptr<ByteCorpus>> corpus = ByteCorpus::Load(config, seed);
-//   if (!corpus.ok()) return corpus.status();
-//   TokenBatch batch = (*corpus)->Batch(Split::kTrain, step, 32, 128);
+//   RUNG_ASSIGN_OR_RETURN(std::unique_ptr<ByteCorpus> corpus, ByteCorpus::Load(config, seed));
+//   TokenBatch batch = corpus->Batch(Split::kTrain, step, 32, 128);
 //
 // Thread safety: immutable after loading; const methods may be called concurrently.
 #pragma once
@@ -46,8 +45,8 @@ namespace rung {
 class ByteCorpus : public BatchSource {
  public:
   // Loads config.path (a file or a folder) as source "text".
-  // Errors: NOT_FOUND if the path does not exist or a file cannot be opened; INVALID_ARGUMENT if there
-  // is no text, or a split is shorter than config.seq_len + 1 bytes.
+  // Errors: NOT_FOUND if the path does not exist or a file cannot be opened; DATA_LOSS on a read
+  // error; INVALID_ARGUMENT if there is no text, or a split is shorter than config.seq_len + 1 bytes.
   static StatusOr<std::unique_ptr<ByteCorpus>> Load(const DataConfig& config, uint64_t seed);
 
   // Loads the given files, in this order, under another source name (used by "builtin"). `path` is

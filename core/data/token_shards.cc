@@ -158,26 +158,21 @@ StatusOr<std::unique_ptr<TokenShards>> TokenShards::Open(const DataConfig& confi
   shards->vocab_size_ = config.vocab_size;
   shards->token_bytes_ = config.token_bytes;
 
-  // Maps and checks every file of `path`; returns the index of its first file in files_.
-  auto map_all = [&](const std::string& path) -> StatusOr<size_t> {
-    StatusOr<std::vector<std::string>> paths = ListShardFiles(path);
-    if (!paths.ok()) return paths.status();
-    const size_t first = shards->files_.size();
-    for (const std::string& file_path : *paths) {
-      StatusOr<std::unique_ptr<MappedFile>> file = MapFile(file_path, config.token_bytes);
-      if (!file.ok()) return file.status();
-      RUNG_RETURN_IF_ERROR(CheckFileIds(file->get(), config.token_bytes, config.vocab_size));
-      shards->files_.push_back(std::move(*file));
+  // Maps and checks every file of `path`, appending them to files_.
+  auto map_all = [&](const std::string& path) -> Status {
+    RUNG_ASSIGN_OR_RETURN(const std::vector<std::string> paths, ListShardFiles(path));
+    for (const std::string& file_path : paths) {
+      RUNG_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file, MapFile(file_path, config.token_bytes));
+      RUNG_RETURN_IF_ERROR(CheckFileIds(file.get(), config.token_bytes, config.vocab_size));
+      shards->files_.push_back(std::move(file));
     }
-    return first;
+    return Status::Ok();
   };
 
-  StatusOr<size_t> train_first = map_all(config.path);
-  if (!train_first.ok()) return train_first.status();
+  RUNG_RETURN_IF_ERROR(map_all(config.path));
   const size_t train_end = shards->files_.size();
   if (!config.val_path.empty()) {
-    StatusOr<size_t> validation_first = map_all(config.val_path);
-    if (!validation_first.ok()) return validation_first.status();
+    RUNG_RETURN_IF_ERROR(map_all(config.val_path));
     for (size_t f = 0; f < train_end; ++f) {
       AppendSegment(&shards->train_, shards->files_[f].get(), 0, shards->files_[f]->tokens);
     }

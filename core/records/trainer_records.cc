@@ -139,7 +139,7 @@ StatusOr<TrainerRecord> DecodeAs(std::string_view type, const json& object) {
     if (type != Record::kType) return DecodeAs<Index + 1>(type, object);
     Record record;
     Status status = StructFromJson(object, "", &record);
-    if (!status.ok()) return Status::InvalidArgument(std::string(type) + " record: " + status.message());
+    if (!status.ok()) return status.WithContext(std::string(type) + " record");  // field errors are INVALID_ARGUMENT
     return TrainerRecord(std::move(record));
   }
 }

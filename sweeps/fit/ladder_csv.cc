@@ -192,8 +192,7 @@ StatusOr<LadderResults> ParseLadderCsv(std::string_view text, const std::string&
     return Status::InvalidArgument(source + ": empty file; expected a header variant,label,compute,loss");
   if (!errors.empty()) return finish();
   if (ladder.runs.empty()) return Status::InvalidArgument(source + ": a header but no runs");
-  Status valid = ValidateLadderResults(ladder);
-  if (!valid.ok()) return valid;
+  RUNG_RETURN_IF_ERROR(ValidateLadderResults(ladder));
   return ladder;
 }
 

@@ -106,10 +106,9 @@ StatusOr<std::vector<std::string>> RenderGnuplot(const std::string& gnuplot, con
   const fs::path folder(dir);
   const fs::path script_path = folder / script_name;
   RUNG_RETURN_IF_ERROR(WriteTextFile(script_path.string(), script));
-  StatusOr<int> exit_code = RunGnuplot(gnuplot, script_path, folder / "gnuplot.log");
-  if (!exit_code.ok()) return exit_code.status();
-  if (exit_code.value() != 0) {
-    return Status::Internal("gnuplot failed (exit " + std::to_string(exit_code.value()) + ") on " +
+  RUNG_ASSIGN_OR_RETURN(const int exit_code, RunGnuplot(gnuplot, script_path, folder / "gnuplot.log"));
+  if (exit_code != 0) {
+    return Status::Internal("gnuplot failed (exit " + std::to_string(exit_code) + ") on " +
                             script_path.string() + ":\n" + ReadFile(folder / "gnuplot.log"));
   }
   std::vector<std::string> files;

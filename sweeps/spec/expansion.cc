@@ -316,15 +316,13 @@ StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document) {
 }
 
 StatusOr<ExpandedSweep> LoadSweepSpec(const std::string& path) {
-  StatusOr<ConfigDocument> document = ReadConfigDocument(path);
-  if (!document.ok()) return document.status();
-  return ExpandSweepSpec(document.value());
+  RUNG_ASSIGN_OR_RETURN(const ConfigDocument document, ReadConfigDocument(path));
+  return ExpandSweepSpec(document);
 }
 
 StatusOr<ExpandedSweep> ExpandSweepSpecText(const std::string& text, const std::string& name) {
-  StatusOr<ConfigDocument> document = ParseConfigDocument(text, name);
-  if (!document.ok()) return document.status();
-  return ExpandSweepSpec(document.value());
+  RUNG_ASSIGN_OR_RETURN(const ConfigDocument document, ParseConfigDocument(text, name));
+  return ExpandSweepSpec(document);
 }
 
 }  // namespace rung

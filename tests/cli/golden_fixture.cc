@@ -60,24 +60,17 @@ Status GoldenCoordinator::Build() {
   options_.worker_token_file = scratch_.Path("worker.token");
   // Long enough that nothing expires while the fixture's clock moves (the reaper thread runs).
   options_.lease_duration = std::chrono::hours(1);
-  StatusOr<std::string> user = server::WriteFreshTokenFile(options_.user_token_file);
-  if (!user.ok()) return user.status();
-  StatusOr<std::string> worker = server::WriteFreshTokenFile(options_.worker_token_file);
-  if (!worker.ok()) return worker.status();
-  user_token_ = *user;
-  worker_token_ = *worker;
-  StatusOr<std::unique_ptr<server::CoordinatorServer>> server = server::CoordinatorServer::Start(options_, &clock_);
-  if (!server.ok()) return server.status();
-  server_ = std::move(server).value();
+  RUNG_ASSIGN_OR_RETURN(user_token_, server::WriteFreshTokenFile(options_.user_token_file));
+  RUNG_ASSIGN_OR_RETURN(worker_token_, server::WriteFreshTokenFile(options_.worker_token_file));
+  RUNG_ASSIGN_OR_RETURN(server_, server::CoordinatorServer::Start(options_, &clock_));
   std::shared_ptr<grpc::Channel> channel = grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials());
   users_ = v1::UserService::NewStub(channel);
   workers_ = v1::WorkerService::NewStub(channel);
 
   // 1. The main sweep.
-  StatusOr<std::string> ladder = ReadSpec("ladder.yaml");
-  if (!ladder.ok()) return ladder.status();
+  RUNG_ASSIGN_OR_RETURN(const std::string ladder, ReadSpec("ladder.yaml"));
   v1::SubmitSweepRequest submit;
-  submit.set_spec_text(*ladder);
+  submit.set_spec_text(ladder);
   submit.set_spec_file_name("tests/cli/fixture/ladder.yaml");
   v1::SubmitSweepResponse submitted;
   grpc::Status status = users_->SubmitSweep(UserContext(user_token_).get(), submit, &submitted);
@@ -89,9 +82,8 @@ Status GoldenCoordinator::Build() {
   clock_.Advance(std::chrono::seconds(10));
 
   // 3. The second sweep, submitted after the worker stopped asking for work.
-  StatusOr<std::string> second = ReadSpec("second.yaml");
-  if (!second.ok()) return second.status();
-  submit.set_spec_text(*second);
+  RUNG_ASSIGN_OR_RETURN(const std::string second, ReadSpec("second.yaml"));
+  submit.set_spec_text(second);
   submit.set_spec_file_name("tests/cli/fixture/second.yaml");
   v1::SubmitSweepResponse second_submitted;
   status = users_->SubmitSweep(UserContext(user_token_).get(), submit, &second_submitted);

@@ -55,16 +55,15 @@ struct Invocation {
 };
 
 StatusOr<Invocation> ParseInvocation(const std::string& command) {
-  StatusOr<std::vector<std::string>> words = SplitCommandLine(command);
-  if (!words.ok()) return words.status();
+  RUNG_ASSIGN_OR_RETURN(const std::vector<std::string> words, SplitCommandLine(command));
   Invocation invocation;
   size_t at = 0;
-  if (at < words->size() && (*words)[at] == "env") {
+  if (at < words.size() && words[at] == "env") {
     ++at;
-    while (at < words->size()) {
-      const std::string& word = (*words)[at];
-      if (word == "-u" && at + 1 < words->size()) {
-        invocation.unset.push_back((*words)[at + 1]);
+    while (at < words.size()) {
+      const std::string& word = words[at];
+      if (word == "-u" && at + 1 < words.size()) {
+        invocation.unset.push_back(words[at + 1]);
         at += 2;
       } else if (word.find('=') != std::string::npos) {
         invocation.set.push_back(word);
@@ -74,12 +73,12 @@ StatusOr<Invocation> ParseInvocation(const std::string& command) {
       }
     }
   }
-  if (at >= words->size() || (*words)[at] != "rung") {
+  if (at >= words.size() || words[at] != "rung") {
     return Status::InvalidArgument("a golden command runs rung (optionally after env NAME=VALUE or -u NAME): " +
                                    command);
   }
   invocation.argv.push_back(RUNG_CLI_BINARY);
-  invocation.argv.insert(invocation.argv.end(), words->begin() + static_cast<std::ptrdiff_t>(at) + 1, words->end());
+  invocation.argv.insert(invocation.argv.end(), words.begin() + static_cast<std::ptrdiff_t>(at) + 1, words.end());
   return invocation;
 }
 
