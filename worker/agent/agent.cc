@@ -48,7 +48,8 @@ Status ValidateAgentOptions(const AgentOptions& options) {
   return Status::Ok();
 }
 
-Agent::Agent(CoordinatorClient* client, AgentOptions options) : client_(client), options_(std::move(options)) {}
+Agent::Agent(CoordinatorClient* client, AgentOptions options, const Clock& clock)
+    : client_(client), options_(std::move(options)), clock_(clock), lease_interrupter_(clock) {}
 
 Agent::~Agent() = default;
 
@@ -179,7 +180,7 @@ Agent::Running* Agent::AddAttemptLocked(const v1::TrialLease& lease) {
              std::to_string(options_.cpu_slots - used_cpu_slots_) + " are free; running it anyway");
   }
   Running& running = running_[id];
-  running.runner = std::make_unique<AttemptRunner>(client_, lease, options_.attempt, [this] {
+  running.runner = std::make_unique<AttemptRunner>(client_, lease, options_.attempt, clock_, [this] {
     std::lock_guard<std::mutex> wanted_lock(mutex_);
     return !shutting_down_;
   });
@@ -253,9 +254,7 @@ void Agent::PreemptAndWait() {
     }
     return true;
   };
-  const auto deadline =
-      std::chrono::steady_clock::now() + options_.attempt.stop_grace + options_.report_timeout;
-  if (!changed_.wait_until(lock, deadline, all_done)) {
+  if (!clock_.WaitFor(changed_, lock, options_.attempt.stop_grace + options_.report_timeout, all_done)) {
     AgentLog("giving up the reports still unsent after " + Seconds(options_.attempt.stop_grace + options_.report_timeout) +
              "; their leases expire and the trials resume elsewhere");
     for (auto& [id, running] : running_) {

@@ -41,6 +41,7 @@
 
 #include "core/common/status.h"
 #include "worker/agent/attempt_runner.h"
+#include "worker/agent/clock.h"
 #include "worker/agent/coordinator_client.h"
 
 namespace rung::agent {
@@ -65,16 +66,19 @@ Status ValidateAgentOptions(const AgentOptions& options);
 
 class Agent {
  public:
-  // REQUIRES: `client` outlives the agent; ValidateAgentOptions(options).ok().
-  Agent(CoordinatorClient* client, AgentOptions options);
+  // Backoffs, the shutdown's deadline and every attempt's times are on `clock` (a lease long-poll
+  // is a real-time gRPC deadline). REQUIRES: `client` and `clock` outlive the agent;
+  // ValidateAgentOptions(options).ok().
+  Agent(CoordinatorClient* client, AgentOptions options, const Clock& clock = RealClock());
   // REQUIRES: Run() has returned (or was never called).
   ~Agent();
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;
 
   // Registers and runs trials until Shutdown(), then preempts and reports (see above).
-  // Returns OK after a shutdown; errors: the coordinator refused the registration for good
-  // (INVALID_ARGUMENT: the worker token, the worker id).
+  // Returns OK after a shutdown; errors: the coordinator refused the registration for good, with
+  // its code (UNAUTHENTICATED or PERMISSION_DENIED: the worker token; INVALID_ARGUMENT: the worker
+  // id or the request).
   Status Run();
 
   // Starts the shutdown; `reason` goes into the PREEMPTED reports ("SIGTERM").
@@ -113,6 +117,7 @@ class Agent {
 
   CoordinatorClient* client_;
   AgentOptions options_;
+  const Clock& clock_;
   CallInterrupter lease_interrupter_;  // cancels a lease long-poll: shutdown, or slots were freed
 
   std::mutex mutex_;

@@ -61,6 +61,7 @@
 #include "worker/agent/checkpoint_retention.h"
 #include "worker/agent/attempt_outcome.h"
 #include "worker/agent/backoff.h"
+#include "worker/agent/clock.h"
 #include "worker/agent/coordinator_client.h"
 #include "worker/agent/metric_relay.h"
 #include "worker/agent/trainer_gang.h"
@@ -110,9 +111,10 @@ int LocalRanksOf(const v1::TrialLease& lease);
 
 class AttemptRunner {
  public:
-  // REQUIRES: `client` outlives the runner.
+  // Heartbeats, the grace period, delays and backoffs are timed on `clock` (the trainer's pipes
+  // are polled in real time). REQUIRES: `client` and `clock` outlive the runner.
   AttemptRunner(CoordinatorClient* client, v1::TrialLease lease, AttemptOptions options,
-                NextLeaseWanted wants_next_lease = {});
+                const Clock& clock = RealClock(), NextLeaseWanted wants_next_lease = {});
   ~AttemptRunner();
   AttemptRunner(const AttemptRunner&) = delete;
   AttemptRunner& operator=(const AttemptRunner&) = delete;
@@ -130,8 +132,6 @@ class AttemptRunner {
   const v1::TrialLease& lease() const { return lease_; }
 
  private:
-  using Clock = std::chrono::steady_clock;
-
   AttemptResult RunAttempt();
   AttemptResult Report(const AttemptEnd& end, v1::CompleteRequest complete);
   // Applies options_.retention once the trial SUCCEEDED (a failure to remove is logged, not fatal).
@@ -152,11 +152,12 @@ class AttemptRunner {
   CoordinatorClient* client_;
   const v1::TrialLease lease_;
   const AttemptOptions options_;
+  const Clock& clock_;
   const NextLeaseWanted wants_next_lease_;
   CallInterrupter interrupter_;  // heartbeats and Complete
   std::atomic<int64_t> latest_step_{0};
 
-  Clock::time_point started_at_;  // Run()'s start: the first heartbeat is due an interval later
+  Clock::TimePoint started_at_;  // Run()'s start: the first heartbeat is due an interval later
   std::string checkpoint_dir_;    // the attempt's checkpoint folder, once its workspace is prepared
 
   std::mutex mutex_;
@@ -165,7 +166,7 @@ class AttemptRunner {
   bool heartbeats_started_ = false;
   std::unique_ptr<MetricRelay> relay_;
   TrainerGang* trainer_ = nullptr;  // while it runs
-  std::optional<Clock::time_point> kill_at_;
+  std::optional<Clock::TimePoint> kill_at_;
   bool stop_signalled_ = false;
   bool killed_ = false;
   std::optional<std::string> preempt_reason_;
