@@ -172,9 +172,7 @@ AttemptResult AttemptRunner::RunAttempt() {
   StatusOr<AttemptWorkspace> workspace = PrepareAttemptWorkspace(options_.work_dir, lease_);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    RelayOptions relay_options = options_.relay;
-    relay_options.sender_on_demand = true;  // Poll()ed below, at least every kPollInterval
-    relay_ = std::make_unique<MetricRelay>(client_, lease_.trial_id(), lease_.attempt(), relay_options, clock_);
+    relay_ = std::make_unique<MetricRelay>(client_, lease_.trial_id(), lease_.attempt(), options_.relay, clock_);
     if (give_up_) relay_->Abandon();
   }
   if (!workspace.ok()) {
@@ -254,14 +252,12 @@ AttemptResult AttemptRunner::RunAttempt() {
       if (relays_output) relay_->AddStderr(std::move(line));
     }
     output.Clear();
-    relay_->Poll();
     if (Status relayed = relay_->status(); IsFenced(relayed)) Fence(relayed.message());
     KillIfOverdue();
     EnsureHeartbeatsWhenDue();
   }
   std::optional<TrainerExit> exit;
   while (!(exit = trainer->Wait(kPollInterval))) {
-    relay_->Poll();
     KillIfOverdue();
     EnsureHeartbeatsWhenDue();
   }

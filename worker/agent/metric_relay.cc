@@ -9,29 +9,17 @@ namespace rung::agent {
 
 MetricRelay::MetricRelay(CoordinatorClient* client, int64_t trial_id, int64_t attempt, RelayOptions options,
                          const Clock& clock)
-    : client_(client), trial_id_(trial_id), attempt_(attempt), options_(options), clock_(clock), interrupter_(clock) {
-  if (!options_.sender_on_demand) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    StartSenderLocked();
-  }
-}
+    : client_(client),
+      trial_id_(trial_id),
+      attempt_(attempt),
+      options_(options),
+      clock_(clock),
+      interrupter_(clock),
+      sender_([this] { SendLoop(); }) {}
 
 MetricRelay::~MetricRelay() {
   Abandon();
-  if (sender_.joinable()) sender_.join();
-}
-
-void MetricRelay::StartSenderLocked() {
-  if (sender_started_) return;
-  sender_started_ = true;
-  sender_ = std::thread([this] { SendLoop(); });
-}
-
-void MetricRelay::Poll() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (sender_started_ || abandoned_ || finished_) return;
-  Clock::TimePoint when;
-  if (BatchDue(clock_.Now(), &when)) StartSenderLocked();
+  sender_.join();
 }
 
 void MetricRelay::AddStdout(std::string line, const records::TrainerRecord* record) {
@@ -66,7 +54,6 @@ void MetricRelay::Add(Line line) {
   // fills a batch or is the provenance (due sooner). Waking it for every line costs a context
   // switch per line.
   const bool full = buffer_.size() >= options_.batch_lines || buffered_bytes_ > options_.max_batch_bytes;
-  if (full && !sender_started_) StartSenderLocked();
   if (buffer_.size() == 1 || full || provenance) ChangedLocked();
 }
 
@@ -78,7 +65,6 @@ void MetricRelay::ChangedLocked() {
 StatusOr<int64_t> MetricRelay::Drain(Clock::TimePoint deadline) {
   std::unique_lock<std::mutex> lock(mutex_);
   draining_ = true;
-  if (!buffer_.empty()) StartSenderLocked();
   ChangedLocked();
   RUNG_RETURN_IF_ERROR(WaitLocked(lock, deadline, [this] { return buffer_.empty() && !in_flight_; }));
   return last_sequence_;
@@ -99,7 +85,6 @@ Status MetricRelay::WaitLocked(std::unique_lock<std::mutex>& lock, Clock::TimePo
 StatusOr<FinalBatch> MetricRelay::Finish(Clock::TimePoint deadline) {
   std::unique_lock<std::mutex> lock(mutex_);
   finishing_ = true;
-  if (!RestFitsOneBatch()) StartSenderLocked();
   ChangedLocked();
   RUNG_RETURN_IF_ERROR(WaitLocked(lock, deadline, [this] { return !in_flight_ && RestFitsOneBatch(); }));
   FinalBatch rest;

@@ -16,10 +16,7 @@
 // NOT_FOUND or INTERNAL. status() tells which; lines added after that are dropped.
 //
 // A sender thread of its own does the calls, so a slow or absent coordinator never blocks the thread
-// that reads the trainer's pipe (a full pipe would stall training). With `sender_on_demand` the
-// thread starts only once a batch is due (a full batch at once; a delayed one at the owner's next
-// Poll(), which it calls at least every ~100 ms): an attempt whose whole output rides in Complete
-// never starts it (a thread costs ~30 us of CPU here).
+// that reads the trainer's pipe (a full pipe would stall training).
 //
 // Example:
 //   MetricRelay relay(client, lease.trial_id(), lease.attempt(), RelayOptions{});
@@ -57,8 +54,6 @@ struct RelayOptions {
   // ... or once the provenance record has waited this long (0: at once). A trainer that ends sooner
   // reports its provenance with its last batch, in Complete.
   std::chrono::milliseconds provenance_delay{100};
-  // Start the sender thread only when a batch is due (see above); the owner then calls Poll().
-  bool sender_on_demand = false;
   size_t max_batch_bytes = 1 << 20;             // batches stay below this (the coordinator takes 4 MiB)
   BackoffPolicy retry_backoff{std::chrono::milliseconds(200), std::chrono::milliseconds(2000), 2.0};
 };
@@ -85,9 +80,6 @@ class MetricRelay {
   void AddStdout(std::string line, const records::TrainerRecord* record);
   // Buffers one stderr line.
   void AddStderr(std::string line);
-
-  // With sender_on_demand: starts the sender if a batch has become due by now. Cheap otherwise.
-  void Poll();
 
   // Sends everything buffered and waits until every batch is acknowledged: returns the last
   // sequence (0 when nothing was ever sent). Errors: the relay's terminal status; ABORTED after
@@ -126,8 +118,6 @@ class MetricRelay {
   Status WaitLocked(std::unique_lock<std::mutex>& lock, Clock::TimePoint deadline, const std::function<bool()>& sent);
   // REQUIRES: mutex_ held. Whether everything buffered fits in one batch.
   bool RestFitsOneBatch() const;
-  // REQUIRES: mutex_ held. Starts the sender thread unless it runs (or ran) already.
-  void StartSenderLocked();
   // REQUIRES: mutex_ held. Whether the buffered lines make a batch now; else when they will.
   bool BatchDue(Clock::TimePoint now, Clock::TimePoint* when) const;
   // REQUIRES: mutex_ held, buffer_ not empty. Moves the next batch's lines into a request.
@@ -154,8 +144,7 @@ class MetricRelay {
   size_t buffered_bytes_ = 0;
   bool abandoned_ = false;
   Status terminal_;
-  bool sender_started_ = false;
-  std::thread sender_;
+  std::thread sender_;  // last: started by the constructor, once everything else is
 };
 
 }  // namespace rung::agent

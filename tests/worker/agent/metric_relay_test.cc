@@ -155,35 +155,6 @@ TEST_F(MetricRelayTest, TheProvenanceWaitsItsDelayUnlessTheAttemptEndsFirst) {
   EXPECT_EQ(Steps(*rest->batch).size(), 1u);
 }
 
-TEST_F(MetricRelayTest, AnOnDemandSenderSendsAFullBatchAtOnceAndADelayedOneAtThePollAfterItsDelay) {
-  Connect(coordinator_.Start());
-  RelayOptions options = FastOptions(3, milliseconds(30));
-  options.sender_on_demand = true;
-  MetricRelay relay(client_.get(), kTrial, kAttempt, options, clock_);
-  for (int64_t step = 1; step <= 3; ++step) AddLine(relay, StepLine(step));
-  ASSERT_TRUE(AwaitCommitted(1)) << "a full batch starts the sender without a Poll()";
-
-  const Clock::TimePoint added = clock_.Now();
-  AddLine(relay, StepLine(4));  // no Poll(): the sender, once started, keeps time itself
-  ASSERT_TRUE(clock_.AwaitWaiter(added + milliseconds(30)));
-  clock_.Advance(milliseconds(30));
-  EXPECT_TRUE(AwaitCommitted(2));
-}
-
-TEST_F(MetricRelayTest, AnOnDemandSenderNeedsAPollForADelayedBatch) {
-  Connect(coordinator_.Start());
-  RelayOptions options = FastOptions(100, milliseconds(20));
-  options.sender_on_demand = true;
-  MetricRelay relay(client_.get(), kTrial, kAttempt, options, clock_);
-  AddLine(relay, StepLine(1));
-  clock_.Advance(milliseconds(20));
-  EXPECT_FALSE(coordinator_.WaitFor([](const TestCoordinator& c) { return !c.committed_batches(kTrial).empty(); },
-                                    milliseconds(50)))
-      << "no thread yet: nothing is sent without a Poll()";
-  relay.Poll();  // the line has waited its 20 ms
-  ASSERT_TRUE(AwaitCommitted(1));
-}
-
 TEST_F(MetricRelayTest, FinishSendsWhatDoesNotFitInOneBatchAndKeepsTheLast) {
   Connect(coordinator_.Start());
   MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(4, std::chrono::hours(1)), clock_);
