@@ -63,7 +63,7 @@ std::string AttemptRunner::Name() const {
 }
 
 AttemptResult AttemptRunner::Run() {
-  started_at_ = clock_.Now();
+  heartbeats_ = std::thread([this] { HeartbeatLoop(); });
   AttemptResult result = RunAttempt();
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -71,19 +71,8 @@ AttemptResult AttemptRunner::Run() {
     wake_.notify_all();
   }
   interrupter_.Interrupt();  // a heartbeat in flight
-  if (heartbeats_.joinable()) heartbeats_.join();
+  heartbeats_.join();
   return result;
-}
-
-void AttemptRunner::EnsureHeartbeats() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (heartbeats_started_ || finished_) return;
-  heartbeats_started_ = true;
-  heartbeats_ = std::thread([this] { HeartbeatLoop(); });
-}
-
-void AttemptRunner::EnsureHeartbeatsWhenDue() {
-  if (clock_.Now() - started_at_ >= options_.heartbeat_interval / 2) EnsureHeartbeats();
 }
 
 void AttemptRunner::Preempt(const std::string& reason) {
@@ -134,7 +123,7 @@ void AttemptRunner::Fence(const std::string& reason) {
 void AttemptRunner::HeartbeatLoop() {
   bool outage_logged = false;
   std::unique_lock<std::mutex> lock(mutex_);
-  Clock::TimePoint due = started_at_ + options_.heartbeat_interval;
+  Clock::TimePoint due = clock_.Now() + options_.heartbeat_interval;
   for (;;) {
     clock_.WaitUntil(wake_, lock, due, [this] { return finished_ || give_up_; });
     due = clock_.Now() + options_.heartbeat_interval;
@@ -254,13 +243,9 @@ AttemptResult AttemptRunner::RunAttempt() {
     output.Clear();
     if (Status relayed = relay_->status(); IsFenced(relayed)) Fence(relayed.message());
     KillIfOverdue();
-    EnsureHeartbeatsWhenDue();
   }
   std::optional<TrainerExit> exit;
-  while (!(exit = trainer->Wait(kPollInterval))) {
-    KillIfOverdue();
-    EnsureHeartbeatsWhenDue();
-  }
+  while (!(exit = trainer->Wait(kPollInterval))) KillIfOverdue();
   std::optional<std::string> preempt_reason;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -295,14 +280,7 @@ AttemptResult AttemptRunner::RunAttempt() {
 AttemptResult AttemptRunner::Report(const AttemptEnd& end, v1::CompleteRequest complete) {
   AttemptResult result;
   result.end = end;
-  // The report may have to wait (a backlog of batches, a coordinator away): the lease then needs
-  // its heartbeats. An attempt that reports within half an interval of its start never starts them.
-  EnsureHeartbeatsWhenDue();
-  StatusOr<FinalBatch> rest = relay_->Finish(started_at_ + options_.heartbeat_interval / 2);
-  if (!rest.ok() && rest.status().code() == StatusCode::kUnavailable) {
-    EnsureHeartbeats();
-    rest = relay_->Finish(Clock::TimePoint::max());
-  }
+  StatusOr<FinalBatch> rest = relay_->Finish();
   if (!rest.ok()) {
     const Status& status = rest.status();
     result.detail = status.message();
@@ -350,7 +328,6 @@ AttemptResult AttemptRunner::Report(const AttemptEnd& end, v1::CompleteRequest c
     }
     if (!outage_logged) AgentLog(Name() + ": " + status.message() + "; will report when the coordinator is back");
     outage_logged = true;
-    EnsureHeartbeats();
     if (!interrupter_.SleepFor(backoff.Next())) {
       AgentLog(Name() + ": report given up");
       return result;

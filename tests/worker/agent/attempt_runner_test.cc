@@ -158,7 +158,7 @@ TEST_F(AttemptRunnerTest, ASucceedingTrainerIsReportedWithEveryRecordOnceAndItsR
                                      scratch_.Path("artifacts/t11/attempt-1") + " --resume never --threads 2"});
 }
 
-TEST_F(AttemptRunnerTest, HeartbeatsStartOnceTheAttemptHasLivedHalfAnIntervalAndGoEveryInterval) {
+TEST_F(AttemptRunnerTest, HeartbeatsGoOneAnIntervalFromTheStartAndNoneBefore) {
   // 50 ms heartbeats: none before the interval, then one per interval; a trainer that ends sooner
   // is reported before any heartbeat is due.
   constexpr char kQuick[] = R"(echo '{"type":"provenance"}'
@@ -171,10 +171,8 @@ echo '{"type":"final","step":1,"val_loss":1.0}'
   const Clock::TimePoint start = clock_.Now();
   AttemptRunner slow(client_.get(), Lease(22), Options(kStoppableTrainer), clock_);
   std::future<AttemptResult> result = RunAsync(slow);
-  ASSERT_TRUE(AwaitReadLoopPass(22));
-  clock_.Advance(milliseconds(25));  // half an interval: the heartbeat thread starts at the next pass
   ASSERT_TRUE(clock_.AwaitWaiter(start + milliseconds(50))) << "it sleeps until the first heartbeat is due";
-  clock_.Advance(milliseconds(24));
+  clock_.Advance(milliseconds(49));
   ASSERT_TRUE(clock_.AwaitWaiter(start + milliseconds(50)));
   EXPECT_EQ(coordinator_.heartbeats(22), 0) << "none before the interval";
   clock_.Advance(milliseconds(1));
@@ -256,9 +254,8 @@ while true; do echo '{"type":"step","step":1,"train_loss":1.0}'; sleep 0.02; don
   std::future<AttemptResult> result = RunAsync(runner);
   ASSERT_TRUE(WaitForFirstBatch(16));
   coordinator_.CancelTrial(16, "cancelled");
-  clock_.Advance(milliseconds(25));  // the heartbeat thread starts, and hears CANCEL at start + 50 ms
   ASSERT_TRUE(clock_.AwaitWaiter(start + milliseconds(50)));
-  clock_.Advance(milliseconds(25));
+  clock_.Advance(milliseconds(50));  // the first heartbeat hears CANCEL: SIGKILL due at start + 250 ms
   ASSERT_TRUE(testing::WaitUntil([&] { return std::filesystem::exists(AttemptDir(16) + "/got-sigterm"); },
                                  std::chrono::seconds(20)));
   clock_.Advance(milliseconds(199));
