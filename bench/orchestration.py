@@ -18,6 +18,13 @@ Three measurements, each against real processes on loopback and a real SQLite da
                  trials in all; timed from the release of the (already imported, study-loaded)
                  processes to the last one's return. Repeated --repeats times, the order of the two
                  alternating, --pause seconds between two measurements; medians.
+                 With --worker-variants, the rung measurement runs once per rung-worker binary given
+                 (e.g. builds of the agent with and without an optimization) in each repeat, in an
+                 order rotated every repeat, and the table gives each one's trials/s and the CPU a
+                 trial cost the coordinator, the workers and the stand-ins (medians), and the
+                 workers' CPU a trial against the first binary's (median of per-repeat ratios).
+                 --stand-in-seconds gives every trial a least duration (realistic load: trials of a
+                 second or more, instead of as fast as the stand-in can).
   ingest         rung-bench-metric-ingest: --reporters concurrent ReportMetrics streams for
                  --ingest-seconds against a fresh coordinator; acknowledged points against the rows
                  in the database afterwards.
@@ -138,14 +145,15 @@ class Cluster:
         self.address = line.split()[-1]
         return self.coordinator.pid
 
-    def start_workers(self, count, stand_in, stand_in_env):
+    def start_workers(self, count, stand_in, stand_in_env, worker_binary=None):
         env = dict(self.env, **stand_in_env)
+        worker_binary = worker_binary or os.path.join(self.bin_dir, "rung-worker")
         for index in range(count):
             work = os.path.join(self.root, f"worker-{index}")
             os.makedirs(work, exist_ok=True)
             log_file = open(os.path.join(work, "worker.log"), "a")
             self.workers.append(subprocess.Popen(
-                [os.path.join(self.bin_dir, "rung-worker"), "--coordinator", self.address,
+                [worker_binary, "--coordinator", self.address,
                  "--worker-token-file", self.worker_token, "--cpus", "1", "--worker-id", f"bench-{index}",
                  "--trainer", stand_in, "--work-dir", work],
                 stdout=subprocess.DEVNULL, stderr=log_file, env=env))
@@ -218,12 +226,20 @@ def wait_for_succeeded(db_path, name, count, timeout, on_poll=None):
     raise RuntimeError(f"sweep {name} did not finish in {timeout} s: {sweep_counts(db_path, name)}")
 
 
-def run_rung(args, bin_dir, stand_in, repeat, system="rung"):
-    root = tempfile.mkdtemp(prefix=f"rung-{repeat}-", dir=args.work_dir)
+def stand_in_environment(args):
+    """What the workers pass their stand-ins (rung-worker gives its trainers its environment)."""
+    env = {"RUNG_STAND_IN_STEPS": str(args.stand_in_steps)}
+    if args.stand_in_seconds > 0:
+        env["RUNG_STAND_IN_SECONDS"] = str(args.stand_in_seconds)
+    return env
+
+
+def run_rung(args, bin_dir, stand_in, repeat, system="rung", worker_binary=None):
+    root = tempfile.mkdtemp(prefix=f"{system}-{repeat}-", dir=args.work_dir)
     cluster = Cluster(bin_dir, root, dict(os.environ), args.coordinator_wrapper.split())
     try:
         cluster.start_coordinator()
-        cluster.start_workers(args.workers, stand_in, {"RUNG_STAND_IN_STEPS": str(args.stand_in_steps)})
+        cluster.start_workers(args.workers, stand_in, stand_in_environment(args), worker_binary)
         spec = write_spec(root, "bench-orchestration", args.trials, seed=repeat)
         started = time.time()
         cluster.submit(spec)
@@ -254,7 +270,9 @@ def run_rung(args, bin_dir, stand_in, repeat, system="rung"):
         ok = (trials[0] == trials[1] == trials[2] == attempts[0] == attempts[1] == attempts[2] == args.trials
               and points == expected_points)
         seconds = last_end - started
-        result = {"system": system, "stand_in": os.path.basename(stand_in), "repeat": repeat, "seconds": seconds, "trials_per_sec": args.trials / seconds,
+        result = {"system": system, "worker_binary": worker_binary or os.path.join(bin_dir, "rung-worker"),
+                  "stand_in": os.path.basename(stand_in), "repeat": repeat, "seconds": seconds,
+                  "trials_per_sec": args.trials / seconds,
                   "submit_seconds": submitted - started, "poll_seconds": polled - started, "checks": checks,
                   "cpu_seconds": {"coordinator": coordinator_cpu, "workers": sum(c[0] for c in worker_cpu),
                                   "stand_ins": sum(c[1] for c in worker_cpu)},
@@ -302,38 +320,73 @@ def run_optuna(args, repeat):
             "states": states, "no_lost_or_duplicated": ok, "dir": root}
 
 
-SYSTEMS = ("rung", "optuna")
+def parse_worker_variants(text):
+    """"NAME=PATH,NAME=PATH" -> [(name, absolute path)], in order."""
+    variants = []
+    for item in filter(None, text.split(",")):
+        name, _, path = item.partition("=")
+        if not name or not path or name == "optuna":
+            sys.exit(f"--worker-variants: '{item}' is not NAME=PATH (NAME not 'optuna')")
+        if not os.access(path, os.X_OK):
+            sys.exit(f"--worker-variants: {path} is not an executable rung-worker")
+        variants.append((name, os.path.abspath(path)))
+    if len({name for name, _ in variants}) != len(variants):
+        sys.exit("--worker-variants: the names must differ")
+    return variants
 
 
 def orchestration(args, bin_dir, stand_in):
     runs = []
     first = True
-    systems = [system for system in SYSTEMS if not (system == "optuna" and args.skip_optuna)]
+    # (system, rung-worker binary): one rung system per variant, or the build's own rung-worker.
+    systems = parse_worker_variants(args.worker_variants) or [("rung", None)]
+    if not args.skip_optuna:
+        systems.append(("optuna", None))
+    names = [name for name, _ in systems]
     for repeat in range(args.repeats):
-        order = systems if repeat % 2 == 0 else systems[::-1]
-        for system in order:
+        shift = repeat % len(systems)
+        order = systems[shift:] + systems[:shift]  # every system in every position, in turn
+        for system, worker_binary in order:
             if not first and args.pause > 0:
                 time.sleep(args.pause)  # see --pause
             first = False
-            if system == "rung":
-                runs.append(run_rung(args, bin_dir, stand_in, repeat))
-            else:
+            if system == "optuna":
                 runs.append(run_optuna(args, repeat))
+            else:
+                runs.append(run_rung(args, bin_dir, stand_in, repeat, system, worker_binary))
     summary = {}
-    for system in SYSTEMS:
-        rates = [run["trials_per_sec"] for run in runs if run["system"] == system]
-        if rates:
-            summary[system] = {"median_trials_per_sec": statistics.median(rates), "min": min(rates),
-                               "max": max(rates), "repeats": len(rates),
-                               "all_ok": all(run["no_lost_or_duplicated"] for run in runs if run["system"] == system)}
-    ratios = []
-    for repeat in range(args.repeats):
-        pair = {run["system"]: run["trials_per_sec"] for run in runs if run["repeat"] == repeat}
-        if "rung" in pair and "optuna" in pair:
-            ratios.append(pair["rung"] / pair["optuna"])
+    for system in names:
+        mine = [run for run in runs if run["system"] == system]
+        rates = [run["trials_per_sec"] for run in mine]
+        summary[system] = {"median_trials_per_sec": statistics.median(rates), "min": min(rates),
+                           "max": max(rates), "repeats": len(rates),
+                           "all_ok": all(run["no_lost_or_duplicated"] for run in mine)}
+        if system != "optuna":
+            summary[system]["worker_binary"] = mine[0]["worker_binary"]
+            for part in ("coordinator", "workers", "stand_ins"):
+                per_trial = [run["cpu_seconds"][part] * 1000 / args.trials for run in mine]
+                summary[system][f"{part}_cpu_ms_per_trial"] = statistics.median(per_trial)
+                summary[system][f"{part}_cpu_ms_per_trial_range"] = [min(per_trial), max(per_trial)]
+    by_repeat = {}
+    for run in runs:
+        by_repeat.setdefault(run["repeat"], {})[run["system"]] = run
+    ratios = [pair["rung"]["trials_per_sec"] / pair["optuna"]["trials_per_sec"]
+              for pair in by_repeat.values() if "rung" in pair and "optuna" in pair]
     if ratios:
         summary["ratio_median"] = statistics.median(ratios)
-    return {"runs": runs, "summary": summary}
+    rung_names = [name for name in names if name != "optuna"]
+    if len(rung_names) > 1:
+        # Each variant's CPU a trial against the first's, paired within a repeat.
+        reference = rung_names[0]
+        for system in rung_names[1:]:
+            for part in ("coordinator", "workers"):
+                paired = [pair[system]["cpu_seconds"][part] / pair[reference]["cpu_seconds"][part]
+                          for pair in by_repeat.values() if system in pair and reference in pair]
+                summary[system][f"{part}_cpu_vs_{reference}"] = statistics.median(paired)
+            paired = [pair[system]["trials_per_sec"] / pair[reference]["trials_per_sec"]
+                      for pair in by_repeat.values() if system in pair and reference in pair]
+            summary[system][f"trials_per_sec_vs_{reference}"] = statistics.median(paired)
+    return {"runs": runs, "summary": summary, "systems": names}
 
 
 def ingest(args, bin_dir):
@@ -386,7 +439,7 @@ def memory(args, bin_dir, stand_in):
         pid = cluster.start_coordinator()
         time.sleep(1.0)
         result["rss_after_restart_kib"] = proc_status(pid)
-        cluster.start_workers(args.workers, stand_in, {"RUNG_STAND_IN_STEPS": str(args.stand_in_steps)})
+        cluster.start_workers(args.workers, stand_in, stand_in_environment(args))
         samples = []
         step = max(1, args.memory_run // 10)
         next_mark = [0]
@@ -423,13 +476,20 @@ def print_tables(report):
     out = []
     if "orchestration" in report:
         o = report["orchestration"]
-        out.append(f"| system | trials/s (median) | range | repeats | every trial once |")
-        out.append("|---|---:|---:|---:|---|")
-        for system in SYSTEMS:
-            s = o["summary"].get(system)
-            if s:
-                out.append(f"| {system} | {s['median_trials_per_sec']:.1f} | {s['min']:.1f}-{s['max']:.1f} | "
-                           f"{s['repeats']} | {'yes' if s['all_ok'] else 'NO'} |")
+        rung_names = [name for name in o["systems"] if name != "optuna"]
+        reference = rung_names[0]
+        out.append("| system | trials/s (median) | range | CPU ms a trial: coordinator | workers | stand-ins "
+                   f"| workers' CPU vs {reference} | repeats | every trial once |")
+        out.append("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+        for system in o["systems"]:
+            s = o["summary"][system]
+            cpu = " | | |"
+            if system != "optuna":
+                cpu = (f" {s['coordinator_cpu_ms_per_trial']:.2f} | {s['workers_cpu_ms_per_trial']:.2f} | "
+                       f"{s['stand_ins_cpu_ms_per_trial']:.2f} |")
+            versus = f"{s[f'workers_cpu_vs_{reference}']:.3f}" if f"workers_cpu_vs_{reference}" in s else ""
+            out.append(f"| {system} | {s['median_trials_per_sec']:.1f} | {s['min']:.1f}-{s['max']:.1f} |{cpu} "
+                       f"{versus} | {s['repeats']} | {'yes' if s['all_ok'] else 'NO'} |")
         if "ratio_median" in o["summary"]:
             out.append(f"\nrung / Optuna (median of per-repeat ratios): {o['summary']['ratio_median']:.1f}x")
         out.append("")
@@ -464,6 +524,11 @@ def main():
     parser.add_argument("--trials", type=int, default=2000)
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--stand-in-steps", type=int, default=3, help="step records per stand-in trial")
+    parser.add_argument("--stand-in-seconds", type=float, default=0,
+                        help="least duration of a stand-in trial (RUNG_STAND_IN_SECONDS); 0: as fast as it can")
+    parser.add_argument("--worker-variants", default="",
+                        help="NAME=PATH,...: rung-worker binaries to compare side by side in the orchestration "
+                             "part (the first is the reference); default: the build's rung-worker, as 'rung'")
     parser.add_argument("--skip-optuna", action="store_true")
     parser.add_argument("--pause", type=float, default=90,
                         help="seconds between two orchestration measurements (default 90): this VM's ext4 has no "

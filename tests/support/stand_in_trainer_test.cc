@@ -546,6 +546,26 @@ TEST_F(StandInTrainerTest, StepsAndPacingComeFromTheEnvironmentOrTheirFlags) {
   EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(95));
 }
 
+TEST_F(StandInTrainerTest, SecondsSpreadTheStepRecordsOverTheRun) {
+  json config = BaseConfig();
+  config["train"]["steps"] = 4;
+  config["train"]["log_every"] = 1;
+  WriteConfig(config);
+  // 4 steps over at least 0.2 s: step s no sooner than 0.05 s x s after the start.
+  const Finished run = Run(Launch("flag", {"--seconds", "0.2"}));
+  ASSERT_EQ(run.exit.ReportedCode(), 0);
+  const std::vector<StepRecord> steps = run.All<StepRecord>();
+  ASSERT_EQ(steps.size(), 4u);
+  for (const StepRecord& step : steps) EXPECT_GE(step.elapsed_sec, 0.05 * static_cast<double>(step.step)) << step.step;
+  EXPECT_GE(run.All<FinalRecord>().at(0).wall_sec, 0.2);
+
+  ScopedEnvironment seconds("RUNG_STAND_IN_SECONDS", "0.1");
+  const Finished from_environment = Run(Launch("env"));
+  ASSERT_EQ(from_environment.exit.ReportedCode(), 0);
+  EXPECT_GE(from_environment.All<FinalRecord>().at(0).wall_sec, 0.1);
+  EXPECT_EQ(Run(Launch("bad", {"--seconds", "-1"})).exit.ReportedCode(), 2);
+}
+
 TEST_F(StandInTrainerTest, OnlyRankZeroOfADataParallelTrialReportsAndCheckpoints) {
   json config = BaseConfig();
   config["resources"]["world_size"] = 2;

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
-#include <tuple>
 
 #include <google/protobuf/util/time_util.h>
 
@@ -48,7 +47,8 @@ Status ValidateAgentOptions(const AgentOptions& options) {
   return Status::Ok();
 }
 
-Agent::Agent(CoordinatorClient* client, AgentOptions options) : client_(client), options_(std::move(options)) {}
+Agent::Agent(CoordinatorClient* client, AgentOptions options, const Clock& clock)
+    : client_(client), options_(std::move(options)), clock_(clock), lease_interrupter_(clock) {}
 
 Agent::~Agent() = default;
 
@@ -158,28 +158,20 @@ void Agent::Launch(const v1::TrialLease& lease) {
   LaunchLocked(lease);
 }
 
-void Agent::LaunchLocked(const v1::TrialLease& lease) {
-  Running* running = AddAttemptLocked(lease);
-  if (running == nullptr) return;
-  const AttemptId id{lease.trial_id(), lease.attempt()};
-  AttemptRunner* runner = running->runner.get();
-  running->thread = std::thread([this, id, runner] { RunAttempts(id, runner); });
-}
-
-Agent::Running* Agent::AddAttemptLocked(const v1::TrialLease& lease) {
+bool Agent::LaunchLocked(const v1::TrialLease& lease) {
   const AttemptId id{lease.trial_id(), lease.attempt()};
   const int cpu_slots = CpuSlotsOf(lease);
   if (running_.count(id) != 0) {
     AgentLog("trial " + std::to_string(id.first) + " attempt " + std::to_string(id.second) +
              " leased again while it runs; ignored");
-    return nullptr;
+    return false;
   }
   if (cpu_slots > options_.cpu_slots - used_cpu_slots_) {
     AgentLog("trial " + std::to_string(id.first) + " takes " + std::to_string(cpu_slots) + " CPU slots, " +
              std::to_string(options_.cpu_slots - used_cpu_slots_) + " are free; running it anyway");
   }
   Running& running = running_[id];
-  running.runner = std::make_unique<AttemptRunner>(client_, lease, options_.attempt, [this] {
+  running.runner = std::make_unique<AttemptRunner>(client_, lease, options_.attempt, clock_, [this] {
     std::lock_guard<std::mutex> wanted_lock(mutex_);
     return !shutting_down_;
   });
@@ -191,37 +183,27 @@ Agent::Running* Agent::AddAttemptLocked(const v1::TrialLease& lease) {
            std::to_string(cpu_slots) + " CPU slots; " + std::to_string(options_.cpu_slots - used_cpu_slots_) +
            " left)");
   if (shutting_down_) running.runner->Preempt("worker shutting down (" + shutdown_reason_ + ")");
-  return &running;
+  AttemptRunner* runner = running.runner.get();
+  running.thread = std::thread([this, id, runner] { Finished(id, runner->Run()); });
+  return true;
 }
 
-void Agent::RunAttempts(AttemptId id, AttemptRunner* runner) {
-  while (runner != nullptr) std::tie(id, runner) = Finished(id, runner->Run());
-}
-
-std::pair<Agent::AttemptId, AttemptRunner*> Agent::Finished(const AttemptId& id, const AttemptResult& result) {
+void Agent::Finished(const AttemptId& id, const AttemptResult& result) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     Running& running = running_.at(id);
     running.done = true;
+    changed_.notify_all();  // the lease loop joins this thread (it takes the lock no more)
+    // The slots go straight to the next trial: the lease poll never sees them free. During a
+    // shutdown it is preempted before its trainer starts (reported PREEMPTED at once).
     if (result.next_lease) {
-      // The slots go straight to the next trial: the lease poll never sees them free. During a
-      // shutdown AddAttemptLocked preempts it before its trainer starts (reported PREEMPTED at once).
       Release(running);
-      if (Running* next = AddAttemptLocked(*result.next_lease); next != nullptr) {
-        // This thread runs it: the thread moves to the new entry and the ended entry goes (nothing
-        // joins a thread that carries on).
-        next->thread = std::move(running.thread);
-        running_.erase(id);
-        changed_.notify_all();
-        return {{result.next_lease->trial_id(), result.next_lease->attempt()}, next->runner.get()};
-      }
+      if (LaunchLocked(*result.next_lease)) return;
     }
-    changed_.notify_all();
   }
   // The slots are free (no next lease, or one this worker runs already): the poll in flight asked
   // with fewer free slots.
   lease_interrupter_.Interrupt();
-  return {id, nullptr};
 }
 
 void Agent::Release(Running& running) {
@@ -253,9 +235,7 @@ void Agent::PreemptAndWait() {
     }
     return true;
   };
-  const auto deadline =
-      std::chrono::steady_clock::now() + options_.attempt.stop_grace + options_.report_timeout;
-  if (!changed_.wait_until(lock, deadline, all_done)) {
+  if (!clock_.WaitFor(changed_, lock, options_.attempt.stop_grace + options_.report_timeout, all_done)) {
     AgentLog("giving up the reports still unsent after " + Seconds(options_.attempt.stop_grace + options_.report_timeout) +
              "; their leases expire and the trials resume elsewhere");
     for (auto& [id, running] : running_) {

@@ -1,9 +1,9 @@
 // worker/agent/agent.h
 //
-// The worker agent's main loop (docs/design.md "Processes and data flow"): registers this worker's resources, leases
-// trials while it has free CPU slots, runs each leased attempt on a thread of its own
-// (attempt_runner.h; a trial leased in the answer to an attempt's Complete runs on the ending
-// attempt's thread, so a stream of short trials does not create a thread each), and on Shutdown() preempts every running trainer and waits for their reports.
+// The worker agent's main loop (docs/design.md "Processes and data flow"): registers this worker's
+// resources, leases trials while it has free CPU slots, runs each leased attempt on a thread of its
+// own (attempt_runner.h), and on Shutdown() preempts every running trainer and waits for their
+// reports.
 //
 // Slots: the worker offers `cpu_slots` CPU threads and GPUs 0..gpus-1. A running attempt holds its
 // lease's cpu_slots (its trainer's threads) and GPUs; the agent asks for a lease (a long-poll of up
@@ -41,6 +41,7 @@
 
 #include "core/common/status.h"
 #include "worker/agent/attempt_runner.h"
+#include "worker/agent/clock.h"
 #include "worker/agent/coordinator_client.h"
 
 namespace rung::agent {
@@ -65,16 +66,19 @@ Status ValidateAgentOptions(const AgentOptions& options);
 
 class Agent {
  public:
-  // REQUIRES: `client` outlives the agent; ValidateAgentOptions(options).ok().
-  Agent(CoordinatorClient* client, AgentOptions options);
+  // Backoffs, the shutdown's deadline and every attempt's times are on `clock` (a lease long-poll
+  // is a real-time gRPC deadline). REQUIRES: `client` and `clock` outlive the agent;
+  // ValidateAgentOptions(options).ok().
+  Agent(CoordinatorClient* client, AgentOptions options, const Clock& clock = RealClock());
   // REQUIRES: Run() has returned (or was never called).
   ~Agent();
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;
 
   // Registers and runs trials until Shutdown(), then preempts and reports (see above).
-  // Returns OK after a shutdown; errors: the coordinator refused the registration for good
-  // (INVALID_ARGUMENT: the worker token, the worker id).
+  // Returns OK after a shutdown; errors: the coordinator refused the registration for good, with
+  // its code (UNAUTHENTICATED or PERMISSION_DENIED: the worker token; INVALID_ARGUMENT: the worker
+  // id or the request).
   Status Run();
 
   // Starts the shutdown; `reason` goes into the PREEMPTED reports ("SIGTERM").
@@ -94,17 +98,12 @@ class Agent {
   Status Register();
   void LeaseLoop();
   void Launch(const v1::TrialLease& lease);
-  // REQUIRES: mutex_ held. Launch() under the caller's lock.
-  void LaunchLocked(const v1::TrialLease& lease);
-  // REQUIRES: mutex_ held. Adds the running entry of `lease` (its slots taken) without a thread;
-  // nullptr when that attempt runs already (the lease is ignored).
-  Running* AddAttemptLocked(const v1::TrialLease& lease);
-  // An attempt thread's body: runs `runner`, then whatever attempt Finished hands it.
-  void RunAttempts(AttemptId id, AttemptRunner* runner);
-  // The end of an attempt, on its thread: `result.next_lease`, when the coordinator gave one, starts
-  // on the slots the attempt frees, on this same thread (the thread moves to the new entry, the
-  // ended one is erased): returned with its id. {.., nullptr} when the thread ends.
-  std::pair<AttemptId, AttemptRunner*> Finished(const AttemptId& id, const AttemptResult& result);
+  // REQUIRES: mutex_ held. Launch() under the caller's lock: adds the running entry of `lease` (its
+  // slots taken) and starts its thread. False when that attempt runs already (the lease is ignored).
+  bool LaunchLocked(const v1::TrialLease& lease);
+  // The end of an attempt, the last thing its thread does: `result.next_lease`, when the
+  // coordinator gave one, starts on the slots the attempt frees (on a thread of its own).
+  void Finished(const AttemptId& id, const AttemptResult& result);
   // REQUIRES: mutex_ held. Gives a running entry's slots and GPUs back (once).
   void Release(Running& running);
   // REQUIRES: mutex_ held. Joins the threads of finished attempts and frees their slots.
@@ -113,6 +112,7 @@ class Agent {
 
   CoordinatorClient* client_;
   AgentOptions options_;
+  const Clock& clock_;
   CallInterrupter lease_interrupter_;  // cancels a lease long-poll: shutdown, or slots were freed
 
   std::mutex mutex_;

@@ -48,11 +48,13 @@ bool IsGangRankLease(const v1::TrialLease& lease) { return !lease.rendezvous().e
 int LocalRanksOf(const v1::TrialLease& lease) { return IsGangRankLease(lease) ? 1 : std::max(1, lease.world_size()); }
 
 AttemptRunner::AttemptRunner(CoordinatorClient* client, v1::TrialLease lease, AttemptOptions options,
-                             NextLeaseWanted wants_next_lease)
+                             const Clock& clock, NextLeaseWanted wants_next_lease)
     : client_(client),
       lease_(std::move(lease)),
       options_(std::move(options)),
-      wants_next_lease_(std::move(wants_next_lease)) {}
+      clock_(clock),
+      wants_next_lease_(std::move(wants_next_lease)),
+      interrupter_(clock) {}
 
 AttemptRunner::~AttemptRunner() = default;
 
@@ -61,7 +63,7 @@ std::string AttemptRunner::Name() const {
 }
 
 AttemptResult AttemptRunner::Run() {
-  started_at_ = Clock::now();
+  heartbeats_ = std::thread([this] { HeartbeatLoop(); });
   AttemptResult result = RunAttempt();
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -69,19 +71,8 @@ AttemptResult AttemptRunner::Run() {
     wake_.notify_all();
   }
   interrupter_.Interrupt();  // a heartbeat in flight
-  if (heartbeats_.joinable()) heartbeats_.join();
+  heartbeats_.join();
   return result;
-}
-
-void AttemptRunner::EnsureHeartbeats() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (heartbeats_started_ || finished_) return;
-  heartbeats_started_ = true;
-  heartbeats_ = std::thread([this] { HeartbeatLoop(); });
-}
-
-void AttemptRunner::EnsureHeartbeatsWhenDue() {
-  if (Clock::now() - started_at_ >= options_.heartbeat_interval / 2) EnsureHeartbeats();
 }
 
 void AttemptRunner::Preempt(const std::string& reason) {
@@ -102,7 +93,7 @@ void AttemptRunner::GiveUpReporting() {
 }
 
 void AttemptRunner::StopTrainerLocked() {
-  const Clock::time_point deadline = Clock::now() + options_.stop_grace;
+  const Clock::TimePoint deadline = clock_.Now() + options_.stop_grace;
   if (!kill_at_ || deadline < *kill_at_) kill_at_ = deadline;
   if (trainer_ != nullptr && !stop_signalled_) {
     stop_signalled_ = true;
@@ -113,7 +104,7 @@ void AttemptRunner::StopTrainerLocked() {
 
 void AttemptRunner::KillIfOverdue() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (trainer_ == nullptr || killed_ || !kill_at_ || Clock::now() < *kill_at_) return;
+  if (trainer_ == nullptr || killed_ || !kill_at_ || clock_.Now() < *kill_at_) return;
   killed_ = true;
   AgentLog(Name() + ": rung-train did not stop within the grace period; SIGKILL");
   Status signalled = trainer_->Signal(SIGKILL);
@@ -132,10 +123,10 @@ void AttemptRunner::Fence(const std::string& reason) {
 void AttemptRunner::HeartbeatLoop() {
   bool outage_logged = false;
   std::unique_lock<std::mutex> lock(mutex_);
-  Clock::time_point due = started_at_ + options_.heartbeat_interval;
+  Clock::TimePoint due = clock_.Now() + options_.heartbeat_interval;
   for (;;) {
-    wake_.wait_until(lock, due, [this] { return finished_ || give_up_; });
-    due = Clock::now() + options_.heartbeat_interval;
+    clock_.WaitUntil(wake_, lock, due, [this] { return finished_ || give_up_; });
+    due = clock_.Now() + options_.heartbeat_interval;
     if (finished_ || give_up_ || cancel_reason_ || fenced_reason_) return;
     lock.unlock();
     v1::HeartbeatRequest request;
@@ -170,9 +161,7 @@ AttemptResult AttemptRunner::RunAttempt() {
   StatusOr<AttemptWorkspace> workspace = PrepareAttemptWorkspace(options_.work_dir, lease_);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    RelayOptions relay_options = options_.relay;
-    relay_options.sender_on_demand = true;  // Poll()ed below, at least every kPollInterval
-    relay_ = std::make_unique<MetricRelay>(client_, lease_.trial_id(), lease_.attempt(), relay_options);
+    relay_ = std::make_unique<MetricRelay>(client_, lease_.trial_id(), lease_.attempt(), options_.relay, clock_);
     if (give_up_) relay_->Abandon();
   }
   if (!workspace.ok()) {
@@ -252,17 +241,11 @@ AttemptResult AttemptRunner::RunAttempt() {
       if (relays_output) relay_->AddStderr(std::move(line));
     }
     output.Clear();
-    relay_->Poll();
     if (Status relayed = relay_->status(); IsFenced(relayed)) Fence(relayed.message());
     KillIfOverdue();
-    EnsureHeartbeatsWhenDue();
   }
   std::optional<TrainerExit> exit;
-  while (!(exit = trainer->Wait(kPollInterval))) {
-    relay_->Poll();
-    KillIfOverdue();
-    EnsureHeartbeatsWhenDue();
-  }
+  while (!(exit = trainer->Wait(kPollInterval))) KillIfOverdue();
   std::optional<std::string> preempt_reason;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -297,14 +280,7 @@ AttemptResult AttemptRunner::RunAttempt() {
 AttemptResult AttemptRunner::Report(const AttemptEnd& end, v1::CompleteRequest complete) {
   AttemptResult result;
   result.end = end;
-  // The report may have to wait (a backlog of batches, a coordinator away): the lease then needs
-  // its heartbeats. An attempt that reports within half an interval of its start never starts them.
-  EnsureHeartbeatsWhenDue();
-  StatusOr<FinalBatch> rest = relay_->Finish(started_at_ + options_.heartbeat_interval / 2);
-  if (!rest.ok() && rest.status().code() == StatusCode::kUnavailable) {
-    EnsureHeartbeats();
-    rest = relay_->Finish(std::chrono::steady_clock::time_point::max());
-  }
+  StatusOr<FinalBatch> rest = relay_->Finish();
   if (!rest.ok()) {
     const Status& status = rest.status();
     result.detail = status.message();
@@ -352,7 +328,6 @@ AttemptResult AttemptRunner::Report(const AttemptEnd& end, v1::CompleteRequest c
     }
     if (!outage_logged) AgentLog(Name() + ": " + status.message() + "; will report when the coordinator is back");
     outage_logged = true;
-    EnsureHeartbeats();
     if (!interrupter_.SleepFor(backoff.Next())) {
       AgentLog(Name() + ": report given up");
       return result;

@@ -16,12 +16,10 @@
 //      MetricRelay, as log text and, when it is a trainer record, decoded once into its typed record
 //      (attempt_records.h); stderr lines go to the relay as well;
 //   4. heartbeats the lease every heartbeat_interval on a thread of its own, from the start until the
-//      attempt has been reported (the thread starts once the attempt has lived half an interval, or
-//      as soon as its report has to wait: an attempt that ends and reports sooner needs no heartbeat
-//      and costs no thread); CANCEL -> SIGTERM to the trainer, SIGKILL after stop_grace, and
-//      nothing reported (the trial is already CANCELLED); FAILED_PRECONDITION or NOT_FOUND (the
-//      attempt is fenced: its lease expired and the trial moved on) -> the same, and nothing more
-//      is sent;
+//      attempt has been reported (the first an interval after the start); CANCEL -> SIGTERM to the
+//      trainer, SIGKILL after stop_grace, and nothing reported (the trial is already CANCELLED);
+//      FAILED_PRECONDITION or NOT_FOUND (the attempt is fenced: its lease expired and the trial
+//      moved on) -> the same, and nothing more is sent;
 //   5. after the trainer exits, finishes the relay (every batch but the last acknowledged) and sends
 //      Complete with the last batch (which holds the final record: the results travel only there),
 //      the outcome (attempt_outcome.h) and the exit code; when `wants_next_lease` says so at that moment, Complete also asks for
@@ -61,6 +59,7 @@
 #include "worker/agent/checkpoint_retention.h"
 #include "worker/agent/attempt_outcome.h"
 #include "worker/agent/backoff.h"
+#include "worker/agent/clock.h"
 #include "worker/agent/coordinator_client.h"
 #include "worker/agent/metric_relay.h"
 #include "worker/agent/trainer_gang.h"
@@ -110,9 +109,10 @@ int LocalRanksOf(const v1::TrialLease& lease);
 
 class AttemptRunner {
  public:
-  // REQUIRES: `client` outlives the runner.
+  // Heartbeats, the grace period, delays and backoffs are timed on `clock` (the trainer's pipes
+  // are polled in real time). REQUIRES: `client` and `clock` outlive the runner.
   AttemptRunner(CoordinatorClient* client, v1::TrialLease lease, AttemptOptions options,
-                NextLeaseWanted wants_next_lease = {});
+                const Clock& clock = RealClock(), NextLeaseWanted wants_next_lease = {});
   ~AttemptRunner();
   AttemptRunner(const AttemptRunner&) = delete;
   AttemptRunner& operator=(const AttemptRunner&) = delete;
@@ -130,17 +130,12 @@ class AttemptRunner {
   const v1::TrialLease& lease() const { return lease_; }
 
  private:
-  using Clock = std::chrono::steady_clock;
-
   AttemptResult RunAttempt();
   AttemptResult Report(const AttemptEnd& end, v1::CompleteRequest complete);
   // Applies options_.retention once the trial SUCCEEDED (a failure to remove is logged, not fatal).
   void PruneCheckpoints(const std::string& final_dir);
+  // The heartbeat thread's body, from Run()'s start until the attempt finished.
   void HeartbeatLoop();
-  // Starts the heartbeat thread (once; not after the attempt finished).
-  void EnsureHeartbeats();
-  // EnsureHeartbeats() once the attempt has lived half a heartbeat interval.
-  void EnsureHeartbeatsWhenDue();
   // REQUIRES: mutex_ held. SIGTERMs the trainer (once) and sets the SIGKILL deadline.
   void StopTrainerLocked();
   // SIGKILLs the trainer once the deadline set by StopTrainerLocked passed.
@@ -152,20 +147,19 @@ class AttemptRunner {
   CoordinatorClient* client_;
   const v1::TrialLease lease_;
   const AttemptOptions options_;
+  const Clock& clock_;
   const NextLeaseWanted wants_next_lease_;
   CallInterrupter interrupter_;  // heartbeats and Complete
   std::atomic<int64_t> latest_step_{0};
 
-  Clock::time_point started_at_;  // Run()'s start: the first heartbeat is due an interval later
   std::string checkpoint_dir_;    // the attempt's checkpoint folder, once its workspace is prepared
 
   std::mutex mutex_;
   std::condition_variable wake_;  // finished_ or give_up_
-  std::thread heartbeats_;        // started by EnsureHeartbeats()
-  bool heartbeats_started_ = false;
+  std::thread heartbeats_;        // started by Run()
   std::unique_ptr<MetricRelay> relay_;
   TrainerGang* trainer_ = nullptr;  // while it runs
-  std::optional<Clock::time_point> kill_at_;
+  std::optional<Clock::TimePoint> kill_at_;
   bool stop_signalled_ = false;
   bool killed_ = false;
   std::optional<std::string> preempt_reason_;

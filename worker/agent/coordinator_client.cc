@@ -2,7 +2,6 @@
 #include "worker/agent/coordinator_client.h"
 
 #include <algorithm>
-#include <thread>
 
 #include <google/protobuf/util/time_util.h>
 
@@ -62,7 +61,7 @@ bool CallInterrupter::interrupted() const {
 
 bool CallInterrupter::SleepFor(std::chrono::milliseconds duration) {
   std::unique_lock<std::mutex> lock(mutex_);
-  return !wake_.wait_for(lock, duration, [this] { return interrupted_; });
+  return !clock_.WaitFor(wake_, lock, duration, [this] { return interrupted_; });
 }
 
 bool CallInterrupter::Attach(grpc::ClientContext* context) {
@@ -79,13 +78,15 @@ void CallInterrupter::Detach(grpc::ClientContext* context) {
 
 // ----------------------------------------------------------------------------- CoordinatorClient
 
-StatusOr<std::unique_ptr<CoordinatorClient>> CoordinatorClient::Connect(const CoordinatorClientOptions& options) {
+StatusOr<std::unique_ptr<CoordinatorClient>> CoordinatorClient::Connect(const CoordinatorClientOptions& options,
+                                                                        const Clock& clock) {
   if (options.address.empty()) return Status::InvalidArgument("no coordinator address: pass --coordinator HOST:PORT");
   if (options.token.empty()) return Status::InvalidArgument("no worker token: pass --worker-token-file FILE");
-  return std::unique_ptr<CoordinatorClient>(new CoordinatorClient(options));
+  return std::unique_ptr<CoordinatorClient>(new CoordinatorClient(options, clock));
 }
 
-CoordinatorClient::CoordinatorClient(const CoordinatorClientOptions& options) : options_(options) {
+CoordinatorClient::CoordinatorClient(const CoordinatorClientOptions& options, const Clock& clock)
+    : options_(options), clock_(clock) {
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
   if (!options.tls_root_pem.empty()) {
     grpc::SslCredentialsOptions ssl;
@@ -142,8 +143,7 @@ StatusOr<Response> CoordinatorClient::Call(const char* method, Rpc<Request, Resp
       }
       if (registration) {
         AgentLog(status.message() + "; registering again");
-        StatusOr<v1::RegisterResponse> registered = Register(*registration, interrupter);
-        if (!registered.ok()) return registered.status();
+        RUNG_RETURN_IF_ERROR(Register(*registration, interrupter));
         return Call(method, rpc, request, timeout, interrupter, /*reregister=*/false);
       }
     }
@@ -152,7 +152,7 @@ StatusOr<Response> CoordinatorClient::Call(const char* method, Rpc<Request, Resp
     if (interrupter != nullptr) {
       if (!interrupter->SleepFor(delay)) return Status::Cancelled(std::string(method) + ": interrupted");
     } else {
-      std::this_thread::sleep_for(delay);
+      clock_.SleepFor(delay);
     }
   }
 }

@@ -49,6 +49,7 @@
 #include "core/common/status.h"
 #include "proto/rung.grpc.pb.h"
 #include "worker/agent/backoff.h"
+#include "worker/agent/clock.h"
 
 namespace rung::agent {
 
@@ -73,13 +74,16 @@ bool IsTransient(const Status& status);
 // long-poll that should be asked again because slots were freed.
 class CallInterrupter {
  public:
+  // SleepFor() waits on `clock`. REQUIRES: `clock` outlives the interrupter.
+  explicit CallInterrupter(const Clock& clock = RealClock()) : clock_(clock) {}
+
   // Cancels every call in flight that was given this interrupter; later calls and their retry waits
   // return kCancelled at once, until Reset().
   void Interrupt();
   // Lets calls through again.
   void Reset();
   bool interrupted() const;
-  // Waits `duration`, or less when interrupted; false when interrupted.
+  // Waits `duration` on its clock, or less when interrupted; false when interrupted.
   bool SleepFor(std::chrono::milliseconds duration);
 
  private:
@@ -87,6 +91,7 @@ class CallInterrupter {
   bool Attach(grpc::ClientContext* context);  // false when interrupted (the call must not start)
   void Detach(grpc::ClientContext* context);
 
+  const Clock& clock_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::set<grpc::ClientContext*> active_;
@@ -95,8 +100,11 @@ class CallInterrupter {
 
 class CoordinatorClient {
  public:
-  // Creates the channel (connecting lazily). Errors: INVALID_ARGUMENT for an empty address or token.
-  static StatusOr<std::unique_ptr<CoordinatorClient>> Connect(const CoordinatorClientOptions& options);
+  // Creates the channel (connecting lazily). The waits between tries are on `clock` (on the
+  // interrupter's, for a call given one); gRPC's own deadlines are real time. Errors:
+  // INVALID_ARGUMENT for an empty address or token. REQUIRES: `clock` outlives the client.
+  static StatusOr<std::unique_ptr<CoordinatorClient>> Connect(const CoordinatorClientOptions& options,
+                                                              const Clock& clock = RealClock());
 
   // Registers the worker (or updates it); remembers the request and the id the coordinator
   // answered, which every later call carries as its worker_id.
@@ -115,7 +123,7 @@ class CoordinatorClient {
   std::string worker_id() const;
 
  private:
-  explicit CoordinatorClient(const CoordinatorClientOptions& options);
+  CoordinatorClient(const CoordinatorClientOptions& options, const Clock& clock);
 
   template <typename Request, typename Response>
   using Rpc = grpc::Status (v1::WorkerService::Stub::*)(grpc::ClientContext*, const Request&, Response*);
@@ -131,6 +139,7 @@ class CoordinatorClient {
                   std::chrono::milliseconds timeout, CallInterrupter* interrupter, Response* response);
 
   CoordinatorClientOptions options_;
+  const Clock& clock_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::WorkerService::Stub> stub_;
   mutable std::mutex mutex_;

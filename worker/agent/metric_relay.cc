@@ -7,32 +7,19 @@
 
 namespace rung::agent {
 
-using Clock = std::chrono::steady_clock;
-
-MetricRelay::MetricRelay(CoordinatorClient* client, int64_t trial_id, int64_t attempt, RelayOptions options)
-    : client_(client), trial_id_(trial_id), attempt_(attempt), options_(options) {
-  if (!options_.sender_on_demand) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    StartSenderLocked();
-  }
-}
+MetricRelay::MetricRelay(CoordinatorClient* client, int64_t trial_id, int64_t attempt, RelayOptions options,
+                         const Clock& clock)
+    : client_(client),
+      trial_id_(trial_id),
+      attempt_(attempt),
+      options_(options),
+      clock_(clock),
+      interrupter_(clock),
+      sender_([this] { SendLoop(); }) {}
 
 MetricRelay::~MetricRelay() {
   Abandon();
-  if (sender_.joinable()) sender_.join();
-}
-
-void MetricRelay::StartSenderLocked() {
-  if (sender_started_) return;
-  sender_started_ = true;
-  sender_ = std::thread([this] { SendLoop(); });
-}
-
-void MetricRelay::Poll() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (sender_started_ || abandoned_ || finished_) return;
-  Clock::time_point when;
-  if (BatchDue(Clock::now(), &when)) StartSenderLocked();
+  sender_.join();
 }
 
 void MetricRelay::AddStdout(std::string line, const records::TrainerRecord* record) {
@@ -58,7 +45,7 @@ void MetricRelay::AddStderr(std::string line) {
 void MetricRelay::Add(Line line) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (abandoned_ || !terminal_.ok() || finished_) return;
-  line.added = Clock::now();
+  line.added = clock_.Now();
   if (line.provenance) ++buffered_provenance_;
   buffered_bytes_ += line.bytes;
   const bool provenance = line.provenance;
@@ -67,25 +54,25 @@ void MetricRelay::Add(Line line) {
   // fills a batch or is the provenance (due sooner). Waking it for every line costs a context
   // switch per line.
   const bool full = buffer_.size() >= options_.batch_lines || buffered_bytes_ > options_.max_batch_bytes;
-  if (full && !sender_started_) StartSenderLocked();
-  if (buffer_.size() == 1 || full || provenance) changed_.notify_all();
+  if (buffer_.size() == 1 || full || provenance) ChangedLocked();
 }
 
-StatusOr<int64_t> MetricRelay::Drain(Clock::time_point deadline) {
+void MetricRelay::ChangedLocked() {
+  ++changes_;
+  changed_.notify_all();
+}
+
+StatusOr<int64_t> MetricRelay::Drain(Clock::TimePoint deadline) {
   std::unique_lock<std::mutex> lock(mutex_);
   draining_ = true;
-  if (!buffer_.empty()) StartSenderLocked();
-  changed_.notify_all();
+  ChangedLocked();
   RUNG_RETURN_IF_ERROR(WaitLocked(lock, deadline, [this] { return buffer_.empty() && !in_flight_; }));
   return last_sequence_;
 }
 
-Status MetricRelay::WaitLocked(std::unique_lock<std::mutex>& lock, Clock::time_point deadline,
+Status MetricRelay::WaitLocked(std::unique_lock<std::mutex>& lock, Clock::TimePoint deadline,
                                const std::function<bool()>& sent) {
-  const auto done = [&] { return abandoned_ || !terminal_.ok() || sent(); };
-  if (deadline == Clock::time_point::max()) {
-    changed_.wait(lock, done);
-  } else if (!changed_.wait_until(lock, deadline, done)) {
+  if (!clock_.WaitUntil(changed_, lock, deadline, [&] { return abandoned_ || !terminal_.ok() || sent(); })) {
     return Status::Unavailable("metrics of trial " + std::to_string(trial_id_) + " attempt " +
                                std::to_string(attempt_) + " not acknowledged yet: " +
                                std::to_string(buffer_.size()) + " lines buffered");
@@ -95,17 +82,16 @@ Status MetricRelay::WaitLocked(std::unique_lock<std::mutex>& lock, Clock::time_p
   return Status::Ok();
 }
 
-StatusOr<FinalBatch> MetricRelay::Finish(Clock::time_point deadline) {
+StatusOr<FinalBatch> MetricRelay::Finish(Clock::TimePoint deadline) {
   std::unique_lock<std::mutex> lock(mutex_);
   finishing_ = true;
-  if (!RestFitsOneBatch()) StartSenderLocked();
-  changed_.notify_all();
+  ChangedLocked();
   RUNG_RETURN_IF_ERROR(WaitLocked(lock, deadline, [this] { return !in_flight_ && RestFitsOneBatch(); }));
   FinalBatch rest;
   if (!buffer_.empty()) rest.batch = std::move(*CutBatch().mutable_batch());
   rest.last_sequence = last_sequence_;
   finished_ = true;
-  changed_.notify_all();
+  ChangedLocked();
   return rest;
 }
 
@@ -117,7 +103,7 @@ void MetricRelay::Abandon() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     abandoned_ = true;
-    changed_.notify_all();
+    ChangedLocked();
   }
   interrupter_.Interrupt();
 }
@@ -132,13 +118,13 @@ int64_t MetricRelay::acknowledged_sequence() const {
   return acknowledged_;
 }
 
-bool MetricRelay::BatchDue(Clock::time_point now, Clock::time_point* when) const {
+bool MetricRelay::BatchDue(Clock::TimePoint now, Clock::TimePoint* when) const {
   if (buffer_.empty()) {
-    *when = Clock::time_point::max();
+    *when = Clock::TimePoint::max();
     return false;
   }
   if (finishing_) {  // Finish() takes the rest once it fits in one batch
-    *when = Clock::time_point::max();
+    *when = Clock::TimePoint::max();
     return !RestFitsOneBatch();
   }
   if (draining_ || buffer_.size() >= options_.batch_lines) return true;
@@ -185,13 +171,10 @@ void MetricRelay::SendLoop() {
   for (;;) {
     if (abandoned_ || !terminal_.ok() || finished_) return;
     if (!in_flight_) {
-      Clock::time_point when;
-      if (!BatchDue(Clock::now(), &when)) {
-        if (when == Clock::time_point::max()) {
-          changed_.wait(lock);
-        } else {
-          changed_.wait_until(lock, when);
-        }
+      Clock::TimePoint when;
+      if (!BatchDue(clock_.Now(), &when)) {
+        const uint64_t seen = changes_;
+        clock_.WaitUntil(changed_, lock, when, [&] { return changes_ != seen; });
         continue;
       }
       in_flight_ = CutBatch();
@@ -206,7 +189,7 @@ void MetricRelay::SendLoop() {
       backoff.Reset();
       acknowledged_ = request.batch().sequence();
       in_flight_.reset();
-      changed_.notify_all();
+      ChangedLocked();
       continue;
     }
     const Status& status = response.status();
@@ -216,7 +199,7 @@ void MetricRelay::SendLoop() {
         AgentLog("trial " + std::to_string(trial_id_) + ": " + status.message() + "; buffering metrics");
       }
       reported_outage = true;
-      changed_.wait_for(lock, backoff.Next(), [this] { return abandoned_; });
+      clock_.WaitFor(changed_, lock, backoff.Next(), [this] { return abandoned_; });
       continue;
     }
     AgentLog("trial " + std::to_string(trial_id_) + " attempt " + std::to_string(attempt_) +
@@ -224,7 +207,7 @@ void MetricRelay::SendLoop() {
     terminal_ = status;
     buffer_.clear();
     in_flight_.reset();
-    changed_.notify_all();
+    ChangedLocked();
   }
 }
 

@@ -16,10 +16,7 @@
 // NOT_FOUND or INTERNAL. status() tells which; lines added after that are dropped.
 //
 // A sender thread of its own does the calls, so a slow or absent coordinator never blocks the thread
-// that reads the trainer's pipe (a full pipe would stall training). With `sender_on_demand` the
-// thread starts only once a batch is due (a full batch at once; a delayed one at the owner's next
-// Poll(), which it calls at least every ~100 ms): an attempt whose whole output rides in Complete
-// never starts it (a thread costs ~30 us of CPU here).
+// that reads the trainer's pipe (a full pipe would stall training).
 //
 // Example:
 //   MetricRelay relay(client, lease.trial_id(), lease.attempt(), RelayOptions{});
@@ -46,6 +43,7 @@
 #include "proto/rung.pb.h"
 #include "proto/trainer_record_proto.h"
 #include "worker/agent/backoff.h"
+#include "worker/agent/clock.h"
 #include "worker/agent/coordinator_client.h"
 
 namespace rung::agent {
@@ -56,8 +54,6 @@ struct RelayOptions {
   // ... or once the provenance record has waited this long (0: at once). A trainer that ends sooner
   // reports its provenance with its last batch, in Complete.
   std::chrono::milliseconds provenance_delay{100};
-  // Start the sender thread only when a batch is due (see above); the owner then calls Poll().
-  bool sender_on_demand = false;
   size_t max_batch_bytes = 1 << 20;             // batches stay below this (the coordinator takes 4 MiB)
   BackoffPolicy retry_backoff{std::chrono::milliseconds(200), std::chrono::milliseconds(2000), 2.0};
 };
@@ -70,8 +66,10 @@ struct FinalBatch {
 
 class MetricRelay {
  public:
-  // Starts the sender thread. REQUIRES: `client` outlives the relay.
-  MetricRelay(CoordinatorClient* client, int64_t trial_id, int64_t attempt, RelayOptions options);
+  // Starts the sender thread. Delays and deadlines are on `clock`. REQUIRES: `client` and `clock`
+  // outlive the relay.
+  MetricRelay(CoordinatorClient* client, int64_t trial_id, int64_t attempt, RelayOptions options,
+              const Clock& clock = RealClock());
   // Abandon()s and joins the sender.
   ~MetricRelay();
   MetricRelay(const MetricRelay&) = delete;
@@ -83,19 +81,15 @@ class MetricRelay {
   // Buffers one stderr line.
   void AddStderr(std::string line);
 
-  // With sender_on_demand: starts the sender if a batch has become due by now. Cheap otherwise.
-  void Poll();
-
   // Sends everything buffered and waits until every batch is acknowledged: returns the last
   // sequence (0 when nothing was ever sent). Errors: the relay's terminal status; ABORTED after
   // Abandon(); UNAVAILABLE when `deadline` passes first (the relay keeps trying).
-  StatusOr<int64_t> Drain(std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
+  StatusOr<int64_t> Drain(Clock::TimePoint deadline = Clock::TimePoint::max());
 
   // Like Drain(), except that the last batch is cut and handed back unsent when everything left
   // fits in one (batch_lines, max_batch_bytes): the caller sends it with Complete. The relay sends
   // nothing after this returns OK, and lines added later are dropped. Errors as Drain().
-  StatusOr<FinalBatch> Finish(
-      std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
+  StatusOr<FinalBatch> Finish(Clock::TimePoint deadline = Clock::TimePoint::max());
 
   // Stops sending now (a call in flight is cancelled); what is unsent is dropped.
   void Abandon();
@@ -111,22 +105,21 @@ class MetricRelay {
     std::string text;
     std::optional<v1::TrainerRecord> record;
     bool provenance = false;
-    std::chrono::steady_clock::time_point added;
+    Clock::TimePoint added;
     size_t bytes = 0;
   };
 
   void Add(Line line);
   void SendLoop();
+  // REQUIRES: mutex_ held. Wakes the sender (and every waiter): what it waits for may have changed.
+  void ChangedLocked();
   // REQUIRES: `lock` holds mutex_. Waits until `sent()`, the relay stops for good, or `deadline`:
   // OK, the terminal error, ABORTED (abandoned) or UNAVAILABLE (deadline).
-  Status WaitLocked(std::unique_lock<std::mutex>& lock, std::chrono::steady_clock::time_point deadline,
-                    const std::function<bool()>& sent);
+  Status WaitLocked(std::unique_lock<std::mutex>& lock, Clock::TimePoint deadline, const std::function<bool()>& sent);
   // REQUIRES: mutex_ held. Whether everything buffered fits in one batch.
   bool RestFitsOneBatch() const;
-  // REQUIRES: mutex_ held. Starts the sender thread unless it runs (or ran) already.
-  void StartSenderLocked();
   // REQUIRES: mutex_ held. Whether the buffered lines make a batch now; else when they will.
-  bool BatchDue(std::chrono::steady_clock::time_point now, std::chrono::steady_clock::time_point* when) const;
+  bool BatchDue(Clock::TimePoint now, Clock::TimePoint* when) const;
   // REQUIRES: mutex_ held, buffer_ not empty. Moves the next batch's lines into a request.
   v1::ReportMetricsRequest CutBatch();
 
@@ -134,10 +127,12 @@ class MetricRelay {
   const int64_t trial_id_;
   const int64_t attempt_;
   const RelayOptions options_;
+  const Clock& clock_;
   CallInterrupter interrupter_;
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;  // lines added, batch acknowledged, drain, abandon, terminal error
+  uint64_t changes_ = 0;             // counts ChangedLocked() calls
   std::deque<Line> buffer_;
   size_t buffered_provenance_ = 0;
   std::optional<v1::ReportMetricsRequest> in_flight_;  // cut, not yet acknowledged
@@ -149,8 +144,7 @@ class MetricRelay {
   size_t buffered_bytes_ = 0;
   bool abandoned_ = false;
   Status terminal_;
-  bool sender_started_ = false;
-  std::thread sender_;
+  std::thread sender_;  // last: started by the constructor, once everything else is
 };
 
 }  // namespace rung::agent

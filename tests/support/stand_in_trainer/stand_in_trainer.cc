@@ -11,7 +11,7 @@
 //
 //   rung-stand-in --config FILE [--checkpoint-dir DIR] [--resume auto|never|PATH] [--threads N]
 //                 [--stop-after-step N] [--rank R --rendezvous HOST:PORT] [--print-config]
-//                 [--steps N] [--lines-per-second R]
+//                 [--steps N] [--lines-per-second R] [--seconds S]
 //
 //   --config            the resolved trial, YAML or JSON, read by rung-train's parser
 //                       (core/config/trial_config.h, core/config/yaml_document.h)
@@ -29,9 +29,15 @@
 //                       train.steps); the provenance's `steps` says N, its `config` is as read
 //   --lines-per-second R  at most R step records a second (default $RUNG_STAND_IN_LINES_PER_SECOND,
 //                       else 0 = as fast as it can); steps without a record are not paced
+//   --seconds S         play the steps over at least S seconds (default $RUNG_STAND_IN_SECONDS, else
+//                       0 = as fast as it can): the record of step s is printed no sooner than
+//                       S (s - s0) / (N - s0) seconds after the process started (s0 the step it
+//                       resumed at, N the steps), so the last one at S or later; with
+//                       --lines-per-second as well, each record waits for both
 //
-// Environment: RUNG_STAND_IN_STEPS and RUNG_STAND_IN_LINES_PER_SECOND (above: rung-worker passes its
-// environment to its trainers but no extra flags, so tests and benchmarks set these on the workers),
+// Environment: RUNG_STAND_IN_STEPS, RUNG_STAND_IN_LINES_PER_SECOND and RUNG_STAND_IN_SECONDS (above:
+// rung-worker passes its environment to its trainers but no extra flags, so tests and benchmarks set
+// these on the workers),
 // RUNG_STAND_IN_SURFACE (a JSON object overriding the loss surface's parameters, e.g.
 // {"lr_ref":3e-3,"n_ref":1e5,"exponent":0.5,"curvature":0.3,"floor":2.0,"noise":0.01,
 // "diverge_above_lr":1.0}; see loss_surface.h for every parameter and its default), RUNG_RANK,
@@ -151,6 +157,7 @@ struct Options {
   bool print_config = false;
   int64_t steps = 0;              // 0: train.steps
   double lines_per_second = 0;    // 0: unpaced
+  double seconds = 0;             // 0: no least duration
   std::string surface_text;       // RUNG_STAND_IN_SURFACE
 };
 
@@ -356,19 +363,27 @@ Status StandInRun::EmitFinal(std::optional<double> train_loss) {
   return Record(record);
 }
 
-// Waits until 1/lines_per_second after the previous step record; a stop signal ends the wait.
+// Waits until `due`; a stop signal ends the wait.
+void SleepUntilOrStopped(Clock::time_point due) {
+  while (StopRequest().load() == 0) {
+    const Clock::time_point now = Clock::now();
+    if (now >= due) break;
+    std::this_thread::sleep_for(std::min<Clock::duration>(due - now, std::chrono::milliseconds(10)));
+  }
+}
+
+// Waits until this step's share of --seconds has passed and 1/lines_per_second after the previous
+// step record.
 void StandInRun::Pace() {
+  if (options_.seconds > 0 && steps_ > start_step_) {
+    const double share = static_cast<double>(step_ - start_step_) / static_cast<double>(steps_ - start_step_);
+    SleepUntilOrStopped(run_start_ + std::chrono::duration_cast<Clock::duration>(
+                                         std::chrono::duration<double>(options_.seconds * share)));
+  }
   if (options_.lines_per_second <= 0) return;
   const auto interval = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(1.0 / options_.lines_per_second));
-  if (last_line_) {
-    const Clock::time_point due = *last_line_ + interval;
-    while (StopRequest().load() == 0) {
-      const Clock::time_point now = Clock::now();
-      if (now >= due) break;
-      std::this_thread::sleep_for(std::min<Clock::duration>(due - now, std::chrono::milliseconds(10)));
-    }
-  }
+  if (last_line_) SleepUntilOrStopped(*last_line_ + interval);
   last_line_ = Clock::now();
 }
 
@@ -500,6 +515,10 @@ int Main(int argc, char** argv) {
   app.add_option("--lines-per-second", options.lines_per_second,
                  "At most this many step records a second, 0 = unpaced (default $RUNG_STAND_IN_LINES_PER_SECOND)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--seconds", options.seconds,
+                 "Play the steps over at least this many seconds, 0 = as fast as it can (default "
+                 "$RUNG_STAND_IN_SECONDS)")
+      ->check(CLI::NonNegativeNumber);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -515,6 +534,9 @@ int Main(int argc, char** argv) {
   }
   if (app.count("--lines-per-second") == 0 && environment.ok()) {
     environment = NumberFromEnvironment<double>("RUNG_STAND_IN_LINES_PER_SECOND", 0.0, &options.lines_per_second);
+  }
+  if (app.count("--seconds") == 0 && environment.ok()) {
+    environment = NumberFromEnvironment<double>("RUNG_STAND_IN_SECONDS", 0.0, &options.seconds);
   }
   if (const char* value = std::getenv("RUNG_STAND_IN_SURFACE"); value != nullptr) options.surface_text = value;
   if (!environment.ok()) {

@@ -1,8 +1,9 @@
 // tests/worker/agent/agent_test.cc
 //
-// The agent loop against a real gRPC WorkerService on loopback, with fake trainers: slot accounting
-// (leases only while slots are free, the next trial when one ends), registration through a
-// coordinator outage, and the shutdown that preempts every trainer and reports it.
+// The agent loop against a real gRPC WorkerService on loopback, with fake trainers (real processes),
+// its own times on a ManualClock: slot accounting (leases only while slots are free, the next trial
+// when one ends), registration through a coordinator outage, and the shutdown that preempts every
+// trainer and reports it.
 #include "worker/agent/agent.h"
 
 #include <future>
@@ -41,7 +42,7 @@ class AgentTest : public ::testing::Test {
     options.call_timeout = std::chrono::seconds(2);
     options.max_tries = 1;
     options.max_reconnect_backoff = std::chrono::milliseconds(100);
-    client_ = std::move(CoordinatorClient::Connect(options)).value();
+    client_ = std::move(CoordinatorClient::Connect(options, clock_)).value();
   }
 
   AgentOptions Options(int cpu_slots, const std::string& script) {
@@ -71,6 +72,7 @@ class AgentTest : public ::testing::Test {
     return lease;
   }
 
+  ManualClock clock_;
   ScratchDir scratch_;
   TestCoordinator coordinator_;
   std::unique_ptr<CoordinatorClient> client_;
@@ -79,7 +81,9 @@ class AgentTest : public ::testing::Test {
 TEST_F(AgentTest, LeasesWhileSlotsAreFreeAndPreemptsEveryTrainerOnShutdown) {
   Connect(coordinator_.Start());
   for (int64_t trial = 1; trial <= 3; ++trial) coordinator_.QueueLease(Lease(trial, 1));
-  Agent agent(client_.get(), Options(/*cpu_slots=*/2, kStoppableTrainer));
+  AgentOptions options = Options(/*cpu_slots=*/2, kStoppableTrainer);
+  options.attempt.relay.batch_lines = 3;  // a running trainer fills one every 60 ms
+  Agent agent(client_.get(), options, clock_);
   auto run = std::async(std::launch::async, [&] { return agent.Run(); });
 
   ASSERT_TRUE(coordinator_.WaitFor(
@@ -111,7 +115,7 @@ TEST_F(AgentTest, LeasesWhileSlotsAreFreeAndPreemptsEveryTrainerOnShutdown) {
 TEST_F(AgentTest, TheNextTrialStartsWhenASlotIsFreed) {
   Connect(coordinator_.Start());
   for (int64_t trial = 1; trial <= 3; ++trial) coordinator_.QueueLease(Lease(trial, 1));
-  Agent agent(client_.get(), Options(/*cpu_slots=*/1, kQuickTrainer));
+  Agent agent(client_.get(), Options(/*cpu_slots=*/1, kQuickTrainer), clock_);
   auto run = std::async(std::launch::async, [&] { return agent.Run(); });
   ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.completes().size() == 3; },
                                    std::chrono::seconds(30)));
@@ -135,10 +139,15 @@ TEST_F(AgentTest, AnEndingTrialReportsItsLastBatchAndTakesTheNextTrialInItsCompl
   for (int64_t trial = 1; trial <= 3; ++trial) coordinator_.QueueLease(Lease(trial, 1));
   AgentOptions options = Options(/*cpu_slots=*/1, kGatedTrainer);
   options.attempt.relay.batch_delay = std::chrono::seconds(30);  // only the provenance goes early
-  Agent agent(client_.get(), options);
+  Agent agent(client_.get(), options, clock_);
   auto run = std::async(std::launch::async, [&] { return agent.Run(); });
 
-  // Trial 1 runs: its provenance went in a batch of its own (after provenance_delay).
+  // Trial 1 runs: its provenance goes in a batch of its own once it has waited provenance_delay.
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] { return testing::ReadLines(scratch_.Path("work/trial-1/attempt-1/records.jsonl")).size() == 1; },
+      std::chrono::seconds(20)));
+  EXPECT_TRUE(coordinator_.committed_batches(1).empty()) << "not before its delay";
+  clock_.Advance(options.attempt.relay.provenance_delay);
   ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(1).size() == 1; },
                                    std::chrono::seconds(20)));
   // From now on every Lease call fails: trials 2 and 3 can only come in the answers to Complete.
@@ -183,13 +192,13 @@ TEST_F(AgentTest, RegistersOnceTheCoordinatorComesUp) {
   const int port = coordinator_.port();
   coordinator_.Stop();
   Connect(address);
-  Agent agent(client_.get(), Options(/*cpu_slots=*/1, kQuickTrainer));
+  Agent agent(client_.get(), Options(/*cpu_slots=*/1, kQuickTrainer), clock_);
   auto run = std::async(std::launch::async, [&] { return agent.Run(); });
   EXPECT_EQ(run.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout);
   coordinator_.QueueLease(Lease(1, 1));
   coordinator_.Start(port);
-  ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.completes().size() == 1; },
-                                   std::chrono::seconds(30)));
+  ASSERT_TRUE(testing::AdvanceUntil(clock_, [&] { return coordinator_.completes().size() == 1; }))
+      << "registration is tried again as its backoff passes";
   agent.Shutdown("test over");
   ASSERT_EQ(run.wait_for(std::chrono::seconds(30)), std::future_status::ready);
   EXPECT_TRUE(run.get().ok());
@@ -199,7 +208,7 @@ TEST_F(AgentTest, AShutdownDuringRegistrationEndsAtOnce) {
   const std::string address = coordinator_.Start();
   coordinator_.Stop();
   Connect(address);
-  Agent agent(client_.get(), Options(/*cpu_slots=*/1, kQuickTrainer));
+  Agent agent(client_.get(), Options(/*cpu_slots=*/1, kQuickTrainer), clock_);
   auto run = std::async(std::launch::async, [&] { return agent.Run(); });
   agent.Shutdown("SIGINT");
   ASSERT_EQ(run.wait_for(std::chrono::seconds(10)), std::future_status::ready);
@@ -210,10 +219,11 @@ TEST_F(AgentTest, ARefusedTokenEndsTheAgentWithAnError) {
   CoordinatorClientOptions options;
   options.address = coordinator_.Start();
   options.token = "a-token-the-coordinator-does-not-know";
-  client_ = std::move(CoordinatorClient::Connect(options)).value();
-  Agent agent(client_.get(), Options(/*cpu_slots=*/1, kQuickTrainer));
+  client_ = std::move(CoordinatorClient::Connect(options, clock_)).value();
+  Agent agent(client_.get(), Options(/*cpu_slots=*/1, kQuickTrainer), clock_);
   Status status = agent.Run();
-  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.code(), StatusCode::kUnauthenticated) << status.ToString();
+  EXPECT_THAT(status.message(), HasSubstr("--worker-token-file"));
 }
 
 TEST(AgentOptionsTest, BadOptionsNameTheirFlag) {

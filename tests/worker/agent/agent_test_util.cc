@@ -86,6 +86,17 @@ bool WaitUntil(const std::function<bool()>& condition, std::chrono::milliseconds
   return true;
 }
 
+bool AdvanceUntil(ManualClock& clock, const std::function<bool()>& condition, Clock::Duration step,
+                  std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() >= deadline) return condition();
+    clock.Advance(step);
+    WaitUntil(condition, std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
 // ---------------------------------------------------------------------------------- ChildProcess
 
 ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::string& cwd,
@@ -120,14 +131,15 @@ int ChildProcess::Wait(std::chrono::milliseconds timeout) {
   return exit->signal != 0 ? exit->signal : exit->code << 8;  // as waitpid(2) encodes it
 }
 
-std::unique_ptr<CoordinatorClient> ConnectRegisteredClient(const std::string& address, const std::string& worker_id) {
+std::unique_ptr<CoordinatorClient> ConnectRegisteredClient(const std::string& address, const std::string& worker_id,
+                                                           const Clock& clock) {
   CoordinatorClientOptions options;
   options.address = address;
   options.token = kTestToken;
   options.call_timeout = std::chrono::seconds(2);
   options.max_tries = 1;
   options.max_reconnect_backoff = std::chrono::milliseconds(100);
-  std::unique_ptr<CoordinatorClient> client = std::move(CoordinatorClient::Connect(options)).value();
+  std::unique_ptr<CoordinatorClient> client = std::move(CoordinatorClient::Connect(options, clock)).value();
   v1::RegisterRequest registration;
   registration.set_worker_id(worker_id);
   StatusOr<v1::RegisterResponse> registered = client->Register(registration);
@@ -222,6 +234,12 @@ std::vector<v1::CompleteRequest> TestCoordinator::completes() const {
   return completes_;
 }
 
+int TestCoordinator::calls(const std::string& method) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto found = calls_.find(method);
+  return found == calls_.end() ? 0 : found->second;
+}
+
 int TestCoordinator::heartbeats(int64_t trial_id) const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto found = heartbeats_.find(trial_id);
@@ -256,6 +274,7 @@ grpc::Status TestCoordinator::Admit(grpc::ServerContext* context, const std::str
   const std::string authorization =
       header == metadata.end() ? "" : std::string(header->second.data(), header->second.size());
   authorizations_.push_back(authorization);
+  ++calls_[method];
   if (authorization != std::string("Bearer ") + kTestToken) {
     return {grpc::StatusCode::UNAUTHENTICATED, "missing or wrong bearer token"};
   }

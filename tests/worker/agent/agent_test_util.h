@@ -26,6 +26,7 @@
 
 #include "core/common/subprocess.h"
 #include "proto/rung.grpc.pb.h"
+#include "worker/agent/clock.h"
 #include "worker/agent/coordinator_client.h"
 
 namespace rung::agent::testing {
@@ -67,6 +68,13 @@ std::unique_ptr<grpc::ClientContext> BearerContext(const std::string& token,
 // Polls `condition` every 10 ms until it holds or `timeout` passes; returns its last value.
 bool WaitUntil(const std::function<bool()>& condition, std::chrono::milliseconds timeout);
 
+// Moves `clock` on by `step` every few real milliseconds until `condition` holds, or `timeout` of
+// real time passes; returns its last value. For what takes real time too (a gRPC reconnection, a
+// process) and is only waited for, never asserted to take some time.
+bool AdvanceUntil(ManualClock& clock, const std::function<bool()>& condition,
+                  Clock::Duration step = std::chrono::milliseconds(100),
+                  std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
 // A child process (core/common/subprocess.h) in `cwd`, its stdout readable by line, its stderr
 // appended to a file; SIGKILLed and reaped if still running when destroyed.
 class ChildProcess {
@@ -90,8 +98,9 @@ class ChildProcess {
 inline constexpr char kTestToken[] = "worker-token-for-tests-0123456789";
 
 // A client of the coordinator at `address` with the test token, quick timeouts and a single try,
-// registered as `worker_id`. Fails the test (and returns null) if registration fails.
-std::unique_ptr<CoordinatorClient> ConnectRegisteredClient(const std::string& address, const std::string& worker_id);
+// waiting on `clock`, registered as `worker_id`. Fails the test (and returns null) if registration fails.
+std::unique_ptr<CoordinatorClient> ConnectRegisteredClient(const std::string& address, const std::string& worker_id,
+                                                           const Clock& clock = RealClock());
 
 // A WorkerService on 127.0.0.1 that keeps what it was told.
 class TestCoordinator final : public v1::WorkerService::Service {
@@ -128,6 +137,8 @@ class TestCoordinator final : public v1::WorkerService::Service {
   int duplicate_batches() const;
   std::vector<v1::CompleteRequest> completes() const;
   int heartbeats(int64_t trial_id) const;
+  // Every call of `method` that reached the service, refused ones included.
+  int calls(const std::string& method) const;
   std::vector<std::string> authorization_headers() const;  // of every call, in order
   size_t queued_leases() const;
 
@@ -167,6 +178,7 @@ class TestCoordinator final : public v1::WorkerService::Service {
   int duplicates_ = 0;
   std::vector<v1::CompleteRequest> completes_;
   std::map<int64_t, int> heartbeats_;
+  std::map<std::string, int> calls_;
   std::vector<std::string> authorizations_;
 };
 

@@ -1,8 +1,10 @@
 // tests/worker/agent/attempt_runner_test.cc
 //
-// One attempt from lease to report, with fake trainers (shell scripts speaking rung-train's protocol)
-// and a real gRPC WorkerService on loopback: success, crash, CANCEL, a trainer that ignores SIGTERM,
-// preemption, fencing, and a coordinator that is away when the attempt ends.
+// One attempt from lease to report, with fake trainers (shell scripts speaking rung-train's protocol,
+// real processes on real time) and a real gRPC WorkerService on loopback; the attempt's own times
+// (heartbeats, the grace period, backoffs) on a ManualClock: success, heartbeats, crash, CANCEL, a
+// trainer that ignores SIGTERM, preemption, fencing, and a coordinator that is away when the attempt
+// ends.
 #include "worker/agent/attempt_runner.h"
 
 #include <filesystem>
@@ -20,6 +22,7 @@ namespace {
 using testing::ScratchDir;
 using testing::TestCoordinator;
 using ::testing::HasSubstr;
+using std::chrono::milliseconds;
 
 // Writes its arguments and OMP_NUM_THREADS beside its config, prints a provenance record, five step
 // records, a checkpoint and a final record, and exits 0.
@@ -50,7 +53,7 @@ class AttemptRunnerTest : public ::testing::Test {
   }
 
   void Connect(const std::string& address) {
-    client_ = testing::ConnectRegisteredClient(address, "runner-worker");
+    client_ = testing::ConnectRegisteredClient(address, "runner-worker", clock_);
     ASSERT_NE(client_, nullptr);
   }
 
@@ -58,10 +61,11 @@ class AttemptRunnerTest : public ::testing::Test {
     AttemptOptions options;
     options.trainer_path = testing::WriteScript(scratch_.Path("trainer-" + std::to_string(++scripts_) + ".sh"), script);
     options.work_dir = scratch_.Path("work");
-    options.heartbeat_interval = std::chrono::milliseconds(50);
+    options.heartbeat_interval = milliseconds(50);
     options.stop_grace = std::chrono::seconds(20);
-    options.relay.batch_lines = 3;
-    options.relay.batch_delay = std::chrono::milliseconds(50);
+    options.relay.batch_lines = 3;  // batches go when full, or with the report
+    options.relay.batch_delay = std::chrono::hours(1);
+    options.relay.provenance_delay = std::chrono::hours(1);
     options.relay.retry_backoff = {std::chrono::milliseconds(20), std::chrono::milliseconds(100), 2.0};
     options.report_backoff = {std::chrono::milliseconds(20), std::chrono::milliseconds(100), 2.0};
     return options;
@@ -86,6 +90,25 @@ class AttemptRunnerTest : public ::testing::Test {
                                 std::chrono::seconds(20));
   }
 
+  // Runs `runner` on a thread of its own.
+  static std::future<AttemptResult> RunAsync(AttemptRunner& runner) {
+    return std::async(std::launch::async, [&runner] { return runner.Run(); });
+  }
+
+  // The lines of the attempt's records.jsonl, which the runner writes as it reads them.
+  size_t RecordedLines(int64_t trial_id) { return testing::ReadLines(AttemptDir(trial_id) + "/records.jsonl").size(); }
+
+  // Waits until the runner has been through its read loop once more since now (it writes the lines
+  // of each pass, and the trainer prints all the time): what it does once a pass, it has done since.
+  bool AwaitReadLoopPass(int64_t trial_id) {
+    for (int pass = 0; pass < 2; ++pass) {
+      const size_t seen = RecordedLines(trial_id);
+      if (!testing::WaitUntil([&] { return RecordedLines(trial_id) > seen; }, std::chrono::seconds(20))) return false;
+    }
+    return true;
+  }
+
+  ManualClock clock_;
   ScratchDir scratch_;
   TestCoordinator coordinator_;
   std::unique_ptr<CoordinatorClient> client_;
@@ -93,7 +116,7 @@ class AttemptRunnerTest : public ::testing::Test {
 };
 
 TEST_F(AttemptRunnerTest, ASucceedingTrainerIsReportedWithEveryRecordOnceAndItsResults) {
-  AttemptRunner runner(client_.get(), Lease(11, /*cpu_slots=*/2), Options(kSucceedingTrainer));
+  AttemptRunner runner(client_.get(), Lease(11, /*cpu_slots=*/2), Options(kSucceedingTrainer), clock_);
   AttemptResult result = runner.Run();
   ASSERT_EQ(result.fate, AttemptFate::kReported) << result.detail;
   EXPECT_EQ(result.trial_state, v1::TRIAL_STATE_SUCCEEDED);
@@ -135,28 +158,43 @@ TEST_F(AttemptRunnerTest, ASucceedingTrainerIsReportedWithEveryRecordOnceAndItsR
                                      scratch_.Path("artifacts/t11/attempt-1") + " --resume never --threads 2"});
 }
 
-TEST_F(AttemptRunnerTest, HeartbeatsStartOnceTheAttemptHasLivedHalfAnInterval) {
-  // 50 ms heartbeats: a trainer that ends at once is reported before any heartbeat is due, one that
-  // runs 400 ms heartbeats its lease all along.
+TEST_F(AttemptRunnerTest, HeartbeatsGoOneAnIntervalFromTheStartAndNoneBefore) {
+  // 50 ms heartbeats: none before the interval, then one per interval; a trainer that ends sooner
+  // is reported before any heartbeat is due.
   constexpr char kQuick[] = R"(echo '{"type":"provenance"}'
 echo '{"type":"final","step":1,"val_loss":1.0}'
 )";
-  constexpr char kSlow[] = R"(echo '{"type":"provenance"}'
-sleep 0.4
-echo '{"type":"final","step":1,"val_loss":1.0}'
-)";
-  AttemptRunner quick(client_.get(), Lease(21), Options(kQuick));
+  AttemptRunner quick(client_.get(), Lease(21), Options(kQuick), clock_);
   ASSERT_EQ(quick.Run().fate, AttemptFate::kReported);
-  AttemptRunner slow(client_.get(), Lease(22), Options(kSlow));
-  ASSERT_EQ(slow.Run().fate, AttemptFate::kReported);
-  EXPECT_GE(coordinator_.heartbeats(22), 3) << "every ~50 ms over 400 ms";
-  EXPECT_LE(coordinator_.heartbeats(21), coordinator_.heartbeats(22));
+  EXPECT_EQ(coordinator_.heartbeats(21), 0);
+
+  const Clock::TimePoint start = clock_.Now();
+  AttemptRunner slow(client_.get(), Lease(22), Options(kStoppableTrainer), clock_);
+  std::future<AttemptResult> result = RunAsync(slow);
+  ASSERT_TRUE(clock_.AwaitWaiter(start + milliseconds(50))) << "it sleeps until the first heartbeat is due";
+  clock_.Advance(milliseconds(49));
+  ASSERT_TRUE(clock_.AwaitWaiter(start + milliseconds(50)));
+  EXPECT_EQ(coordinator_.heartbeats(22), 0) << "none before the interval";
+  clock_.Advance(milliseconds(1));
+  ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.heartbeats(22) == 1; },
+                                   std::chrono::seconds(10)));
+  ASSERT_TRUE(clock_.AwaitWaiter(start + milliseconds(100))) << "the next one an interval after it";
+  clock_.Advance(milliseconds(49));
+  ASSERT_TRUE(clock_.AwaitWaiter(start + milliseconds(100)));
+  EXPECT_EQ(coordinator_.heartbeats(22), 1);
+  clock_.Advance(milliseconds(1));
+  ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.heartbeats(22) == 2; },
+                                   std::chrono::seconds(10)));
+  slow.Preempt("test over");
+  ASSERT_EQ(result.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_EQ(result.get().fate, AttemptFate::kReported);
 }
 
 TEST_F(AttemptRunnerTest, ACrashFailsTheAttemptWithTheEndOfItsStderr) {
   AttemptRunner runner(client_.get(), Lease(12),
                        Options("echo '{\"type\":\"provenance\"}'\necho 'loading shard 3' >&2\n"
-                               "echo 'Segmentation fault in matmul' >&2\nkill -SEGV $$\n"));
+                               "echo 'Segmentation fault in matmul' >&2\nkill -SEGV $$\n"),
+                       clock_);
   AttemptResult result = runner.Run();
   ASSERT_EQ(result.fate, AttemptFate::kReported) << result.detail;
   ASSERT_EQ(coordinator_.completes().size(), 1u);
@@ -170,7 +208,8 @@ TEST_F(AttemptRunnerTest, ACrashFailsTheAttemptWithTheEndOfItsStderr) {
 TEST_F(AttemptRunnerTest, AnErrorRecordIsTheReasonOfAFailure) {
   AttemptRunner runner(client_.get(), Lease(13),
                        Options("echo '{\"type\":\"error\",\"step\":4,\"reason\":\"non-finite gradient norm at step 4\"}'\n"
-                               "exit 3\n"));
+                               "exit 3\n"),
+                       clock_);
   ASSERT_EQ(runner.Run().fate, AttemptFate::kReported);
   ASSERT_EQ(coordinator_.completes().size(), 1u);
   EXPECT_EQ(coordinator_.completes()[0].outcome(), v1::OUTCOME_FAILED);
@@ -181,7 +220,7 @@ TEST_F(AttemptRunnerTest, AnErrorRecordIsTheReasonOfAFailure) {
 TEST_F(AttemptRunnerTest, ATrainerThatCannotStartFailsTheAttempt) {
   AttemptOptions options = Options("exit 0\n");
   options.trainer_path = scratch_.Path("missing-rung-train");
-  AttemptRunner runner(client_.get(), Lease(14), options);
+  AttemptRunner runner(client_.get(), Lease(14), options, clock_);
   ASSERT_EQ(runner.Run().fate, AttemptFate::kReported);
   ASSERT_EQ(coordinator_.completes().size(), 1u);
   EXPECT_EQ(coordinator_.completes()[0].outcome(), v1::OUTCOME_FAILED);
@@ -189,11 +228,13 @@ TEST_F(AttemptRunnerTest, ATrainerThatCannotStartFailsTheAttempt) {
 }
 
 TEST_F(AttemptRunnerTest, CancelStopsTheTrainerAndReportsNothing) {
-  AttemptRunner runner(client_.get(), Lease(15), Options(kStoppableTrainer));
-  auto result = std::async(std::launch::async, [&] { return runner.Run(); });
+  AttemptRunner runner(client_.get(), Lease(15), Options(kStoppableTrainer), clock_);
+  std::future<AttemptResult> result = RunAsync(runner);
   ASSERT_TRUE(WaitForFirstBatch(15));
   coordinator_.CancelTrial(15, "cancelled by user:alice");
-  ASSERT_EQ(result.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  ASSERT_TRUE(testing::AdvanceUntil(
+      clock_, [&] { return result.wait_for(milliseconds(0)) == std::future_status::ready; }, milliseconds(25)))
+      << "the next heartbeat hears CANCEL";
   AttemptResult ended = result.get();
   EXPECT_EQ(ended.fate, AttemptFate::kCancelled);
   EXPECT_EQ(ended.detail, "cancelled by user:alice");
@@ -201,20 +242,33 @@ TEST_F(AttemptRunnerTest, CancelStopsTheTrainerAndReportsNothing) {
   EXPECT_TRUE(coordinator_.completes().empty());
 }
 
-TEST_F(AttemptRunnerTest, ATrainerThatIgnoresSigtermIsKilledAfterTheGracePeriod) {
-  AttemptOptions options = Options("trap '' TERM\necho '{\"type\":\"provenance\"}'\nwhile true; do sleep 0.02; done\n");
-  options.stop_grace = std::chrono::milliseconds(200);
-  AttemptRunner runner(client_.get(), Lease(16), options);
-  auto result = std::async(std::launch::async, [&] { return runner.Run(); });
+TEST_F(AttemptRunnerTest, ATrainerThatIgnoresSigtermIsKilledWhenTheGracePeriodIsOver) {
+  // SIGTERM only leaves a file: the trainer prints on, so the runner passes its read loop all along.
+  AttemptOptions options = Options(R"(trap 'touch "$(dirname "$2")/got-sigterm"' TERM
+echo '{"type":"provenance"}'
+while true; do echo '{"type":"step","step":1,"train_loss":1.0}'; sleep 0.02; done
+)");
+  options.stop_grace = milliseconds(200);
+  const Clock::TimePoint start = clock_.Now();
+  AttemptRunner runner(client_.get(), Lease(16), options, clock_);
+  std::future<AttemptResult> result = RunAsync(runner);
   ASSERT_TRUE(WaitForFirstBatch(16));
   coordinator_.CancelTrial(16, "cancelled");
+  ASSERT_TRUE(clock_.AwaitWaiter(start + milliseconds(50)));
+  clock_.Advance(milliseconds(50));  // the first heartbeat hears CANCEL: SIGKILL due at start + 250 ms
+  ASSERT_TRUE(testing::WaitUntil([&] { return std::filesystem::exists(AttemptDir(16) + "/got-sigterm"); },
+                                 std::chrono::seconds(20)));
+  clock_.Advance(milliseconds(199));
+  ASSERT_TRUE(AwaitReadLoopPass(16));
+  EXPECT_EQ(result.wait_for(milliseconds(0)), std::future_status::timeout) << "not killed within the grace period";
+  clock_.Advance(milliseconds(1));
   ASSERT_EQ(result.wait_for(std::chrono::seconds(20)), std::future_status::ready) << "the trainer was not killed";
   EXPECT_EQ(result.get().fate, AttemptFate::kCancelled);
 }
 
 TEST_F(AttemptRunnerTest, PreemptionCheckpointsAndReportsPreempted) {
-  AttemptRunner runner(client_.get(), Lease(17), Options(kStoppableTrainer));
-  auto result = std::async(std::launch::async, [&] { return runner.Run(); });
+  AttemptRunner runner(client_.get(), Lease(17), Options(kStoppableTrainer), clock_);
+  std::future<AttemptResult> result = RunAsync(runner);
   ASSERT_TRUE(WaitForFirstBatch(17));
   runner.Preempt("worker shutting down (SIGTERM)");
   ASSERT_EQ(result.wait_for(std::chrono::seconds(20)), std::future_status::ready);
@@ -228,7 +282,7 @@ TEST_F(AttemptRunnerTest, PreemptionCheckpointsAndReportsPreempted) {
 }
 
 TEST_F(AttemptRunnerTest, APreemptionBeforeTheTrainerStartsIsReportedAtOnce) {
-  AttemptRunner runner(client_.get(), Lease(18), Options(kStoppableTrainer));
+  AttemptRunner runner(client_.get(), Lease(18), Options(kStoppableTrainer), clock_);
   runner.Preempt("worker shutting down (SIGTERM)");
   ASSERT_EQ(runner.Run().fate, AttemptFate::kReported);
   ASSERT_EQ(coordinator_.completes().size(), 1u);
@@ -237,8 +291,8 @@ TEST_F(AttemptRunnerTest, APreemptionBeforeTheTrainerStartsIsReportedAtOnce) {
 }
 
 TEST_F(AttemptRunnerTest, AFencedAttemptStopsItsTrainerAndReportsNothingMore) {
-  AttemptRunner runner(client_.get(), Lease(19), Options(kStoppableTrainer));
-  auto result = std::async(std::launch::async, [&] { return runner.Run(); });
+  AttemptRunner runner(client_.get(), Lease(19), Options(kStoppableTrainer), clock_);
+  std::future<AttemptResult> result = RunAsync(runner);
   ASSERT_TRUE(WaitForFirstBatch(19));
   coordinator_.FenceTrial(19);
   ASSERT_EQ(result.wait_for(std::chrono::seconds(20)), std::future_status::ready);
@@ -250,8 +304,8 @@ TEST_F(AttemptRunnerTest, AFencedAttemptStopsItsTrainerAndReportsNothingMore) {
 TEST_F(AttemptRunnerTest, TrainsOnWhileTheCoordinatorIsAwayAndReportsWhenItReturns) {
   const int port = coordinator_.port();
   coordinator_.Stop();
-  AttemptRunner runner(client_.get(), Lease(20), Options(kSucceedingTrainer));
-  auto result = std::async(std::launch::async, [&] { return runner.Run(); });
+  AttemptRunner runner(client_.get(), Lease(20), Options(kSucceedingTrainer), clock_);
+  std::future<AttemptResult> result = RunAsync(runner);
   // The trainer runs to its end with nobody listening.
   ASSERT_TRUE(testing::WaitUntil(
       [&] {
@@ -259,9 +313,10 @@ TEST_F(AttemptRunnerTest, TrainsOnWhileTheCoordinatorIsAwayAndReportsWhenItRetur
         return !lines.empty() && lines.back().find("\"final\"") != std::string::npos;
       },
       std::chrono::seconds(20)));
-  EXPECT_EQ(result.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout) << "still waiting to report";
+  EXPECT_EQ(result.wait_for(milliseconds(0)), std::future_status::timeout) << "still waiting to report";
   coordinator_.Start(port);
-  ASSERT_EQ(result.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  ASSERT_TRUE(testing::AdvanceUntil(clock_, [&] { return result.wait_for(milliseconds(0)) == std::future_status::ready; }))
+      << "the relay and the report retry as their backoffs pass";
   AttemptResult ended = result.get();
   ASSERT_EQ(ended.fate, AttemptFate::kReported) << ended.detail;
   ASSERT_EQ(coordinator_.completes().size(), 1u);

@@ -1,11 +1,11 @@
 // tests/worker/agent/coordinator_client_test.cc
 //
 // CoordinatorClient against a real gRPC server on loopback: the bearer token on every call,
-// retries of transient failures, registering again with a coordinator that forgot the worker, and
-// how refusals come back.
+// retries of transient failures after their backoff (on a ManualClock), registering again with a
+// coordinator that forgot the worker, and how refusals come back.
 #include "worker/agent/coordinator_client.h"
 
-#include <thread>
+#include <future>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -65,19 +65,35 @@ TEST(CoordinatorClientTest, AWrongTokenIsRefusedForGoodWithTheFlagToFix) {
   EXPECT_EQ(coordinator.authorization_headers().size(), 1u) << "not retried";
 }
 
-TEST(CoordinatorClientTest, TransientFailuresAreRetriedWithBackoff) {
+TEST(CoordinatorClientTest, TransientFailuresAreRetriedOnceTheirBackoffHasPassed) {
+  ManualClock clock;
   TestCoordinator coordinator;
-  auto client = CoordinatorClient::Connect(Options(coordinator.Start()));
+  auto client = CoordinatorClient::Connect(Options(coordinator.Start()), clock);
   ASSERT_TRUE(client.ok());
   coordinator.FailNext("Register", 2);
-  ASSERT_TRUE((*client)->Register(Registration()).ok()) << "the third try gets through";
+  std::future<StatusOr<v1::RegisterResponse>> registered =
+      std::async(std::launch::async, [&] { return (*client)->Register(Registration()); });
+  for (int tries = 1; tries <= 2; ++tries) {
+    ASSERT_TRUE(coordinator.WaitFor([tries](const TestCoordinator& c) { return c.calls("Register") == tries; },
+                                    std::chrono::seconds(10)));
+    ASSERT_TRUE(clock.AwaitWaiters(1)) << "the client waits out its backoff";
+    EXPECT_EQ(coordinator.calls("Register"), tries) << "no new try before the backoff has passed";
+    clock.Advance(std::chrono::milliseconds(60));  // past the longest backoff (50 ms + 20% jitter)
+  }
+  ASSERT_EQ(registered.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  ASSERT_TRUE(registered.get().ok()) << "the third try gets through";
   EXPECT_EQ(coordinator.registrations().size(), 1u);
 
   coordinator.FailNext("Heartbeat", 5);
-  StatusOr<v1::HeartbeatResponse> unavailable = (*client)->Heartbeat(v1::HeartbeatRequest());
+  std::future<StatusOr<v1::HeartbeatResponse>> heartbeat =
+      std::async(std::launch::async, [&] { return (*client)->Heartbeat(v1::HeartbeatRequest()); });
+  ASSERT_TRUE(testing::AdvanceUntil(
+      clock, [&] { return heartbeat.wait_for(std::chrono::milliseconds(0)) == std::future_status::ready; }));
+  StatusOr<v1::HeartbeatResponse> unavailable = heartbeat.get();
   ASSERT_FALSE(unavailable.ok());
   EXPECT_TRUE(IsTransient(unavailable.status())) << unavailable.status().ToString();
   EXPECT_THAT(unavailable.status().message(), HasSubstr("Heartbeat"));
+  EXPECT_EQ(coordinator.calls("Heartbeat"), 3) << "max_tries, then the failure";
 }
 
 TEST(CoordinatorClientTest, NoCoordinatorIsTransient) {

@@ -1,8 +1,11 @@
 // tests/worker/agent/metric_relay_test.cc
 //
-// MetricRelay against a real gRPC WorkerService on loopback: batch sizes and delays, sequence
-// numbers, resending until acknowledged, buffering while the coordinator is away, and fencing.
+// MetricRelay against a real gRPC WorkerService on loopback, on a ManualClock: batch sizes and
+// delays (nothing goes before its time), sequence numbers, resending after a backoff until
+// acknowledged, buffering while the coordinator is away, and fencing.
 #include "worker/agent/metric_relay.h"
+
+#include <future>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,14 +17,23 @@ namespace {
 
 using testing::TestCoordinator;
 using ::testing::ElementsAre;
+using std::chrono::milliseconds;
 
 constexpr int64_t kTrial = 5, kAttempt = 2;
 
 class MetricRelayTest : public ::testing::Test {
  protected:
   void Connect(const std::string& address) {
-    client_ = testing::ConnectRegisteredClient(address, "relay-worker");
+    client_ = testing::ConnectRegisteredClient(address, "relay-worker", clock_);
     ASSERT_NE(client_, nullptr);
+  }
+
+  size_t Committed() const { return coordinator_.committed_batches(kTrial).size(); }
+
+  // Waits (real time) until the coordinator has committed `count` batches of kTrial.
+  bool AwaitCommitted(size_t count) {
+    return coordinator_.WaitFor([count](const TestCoordinator& c) { return c.committed_batches(kTrial).size() == count; },
+                                std::chrono::seconds(10));
   }
 
   static RelayOptions FastOptions(size_t batch_lines, std::chrono::milliseconds delay) {
@@ -59,17 +71,17 @@ class MetricRelayTest : public ::testing::Test {
     return false;
   }
 
+  ManualClock clock_;
   TestCoordinator coordinator_;
   std::unique_ptr<CoordinatorClient> client_;
 };
 
 TEST_F(MetricRelayTest, BatchesEveryNLinesInSequenceAndDrainsTheRest) {
   Connect(coordinator_.Start());
-  MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(4, std::chrono::hours(1)));
+  MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(4, std::chrono::hours(1)), clock_);
   for (int64_t step = 1; step <= 10; ++step) AddLine(relay, StepLine(step));
   relay.AddStderr("a warning");
-  ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(kTrial).size() == 2; },
-                                   std::chrono::seconds(10)));
+  ASSERT_TRUE(AwaitCommitted(2)) << "two full batches, at once";
   StatusOr<int64_t> last = relay.Drain();
   ASSERT_TRUE(last.ok()) << last.status().ToString();
   EXPECT_EQ(*last, 3);
@@ -89,35 +101,47 @@ TEST_F(MetricRelayTest, BatchesEveryNLinesInSequenceAndDrainsTheRest) {
   EXPECT_THAT(coordinator_.committed_batches(kTrial).back().request.batch().stderr_lines(), ElementsAre("a warning"));
 }
 
-TEST_F(MetricRelayTest, APartialBatchGoesAfterTheDelayAndProvenanceAfterItsOwn) {
+TEST_F(MetricRelayTest, APartialBatchGoesWhenItsOldestLineHasWaitedTheDelay) {
   Connect(coordinator_.Start());
-  RelayOptions options = FastOptions(1000, std::chrono::milliseconds(100));
-  options.provenance_delay = std::chrono::milliseconds(0);  // at once
-  MetricRelay relay(client_.get(), kTrial, kAttempt, options);
+  RelayOptions options = FastOptions(1000, milliseconds(100));
+  options.provenance_delay = milliseconds(0);  // at once
+  MetricRelay relay(client_.get(), kTrial, kAttempt, options, clock_);
   AddLine(relay, R"({"type":"provenance","threads":2})");
-  ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(kTrial).size() == 1; },
-                                   std::chrono::seconds(10)));
+  ASSERT_TRUE(AwaitCommitted(1)) << "the provenance, without the clock moving";
   EXPECT_TRUE(HasProvenance(coordinator_.committed_batches(kTrial)[0].request.batch()));
+
+  const Clock::TimePoint added = clock_.Now();
   AddLine(relay, StepLine(1));
-  ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(kTrial).size() == 2; },
-                                   std::chrono::seconds(10)))
-      << "one line, sent when it has waited batch_delay";
-  EXPECT_FALSE(HasProvenance(coordinator_.committed_batches(kTrial)[1].request.batch()));
+  clock_.Advance(milliseconds(60));
+  AddLine(relay, StepLine(2));  // the batch is due when the oldest line's delay is over
+  ASSERT_TRUE(clock_.AwaitWaiter(added + milliseconds(100))) << "the sender sleeps until then";
+  clock_.Advance(milliseconds(39));
+  ASSERT_TRUE(clock_.AwaitWaiter(added + milliseconds(100)));
+  EXPECT_EQ(Committed(), 1u) << "nothing before the delay";
+  clock_.Advance(milliseconds(1));
+  ASSERT_TRUE(AwaitCommitted(2));
+  const v1::MetricBatch second = coordinator_.committed_batches(kTrial)[1].request.batch();
+  EXPECT_FALSE(HasProvenance(second));
+  EXPECT_THAT(Steps(second), ElementsAre(1, 2));
 }
 
 TEST_F(MetricRelayTest, TheProvenanceWaitsItsDelayUnlessTheAttemptEndsFirst) {
   Connect(coordinator_.Start());
   RelayOptions options = FastOptions(1000, std::chrono::hours(1));
-  options.provenance_delay = std::chrono::milliseconds(50);
-  MetricRelay relay(client_.get(), kTrial, kAttempt, options);
+  options.provenance_delay = milliseconds(50);
+  MetricRelay relay(client_.get(), kTrial, kAttempt, options, clock_);
+  const Clock::TimePoint added = clock_.Now();
   AddLine(relay, R"({"type":"provenance"})");
   AddLine(relay, StepLine(1));
-  ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(kTrial).size() == 1; },
-                                   std::chrono::seconds(10)))
-      << "sent once the provenance has waited 50 ms";
-  EXPECT_EQ(coordinator_.committed_batches(kTrial)[0].request.batch().records_size(), 2);
+  ASSERT_TRUE(clock_.AwaitWaiter(added + milliseconds(50)));
+  clock_.Advance(milliseconds(49));
+  ASSERT_TRUE(clock_.AwaitWaiter(added + milliseconds(50)));
+  EXPECT_EQ(Committed(), 0u) << "nothing before the provenance's delay";
+  clock_.Advance(milliseconds(1));
+  ASSERT_TRUE(AwaitCommitted(1));
+  EXPECT_EQ(coordinator_.committed_batches(kTrial)[0].request.batch().records_size(), 2) << "with the lines before it";
 
-  MetricRelay quick(client_.get(), kTrial + 1, kAttempt, options);
+  MetricRelay quick(client_.get(), kTrial + 1, kAttempt, options, clock_);
   AddLine(quick, R"({"type":"provenance"})");
   AddLine(quick, StepLine(1));
   StatusOr<FinalBatch> rest = quick.Finish();  // the trainer ended within the delay
@@ -131,40 +155,11 @@ TEST_F(MetricRelayTest, TheProvenanceWaitsItsDelayUnlessTheAttemptEndsFirst) {
   EXPECT_EQ(Steps(*rest->batch).size(), 1u);
 }
 
-TEST_F(MetricRelayTest, AnOnDemandSenderSendsAFullBatchAtOnceAndADelayedOneAtThePollAfterItsDelay) {
-  Connect(coordinator_.Start());
-  RelayOptions options = FastOptions(3, std::chrono::milliseconds(30));
-  options.sender_on_demand = true;
-  MetricRelay relay(client_.get(), kTrial, kAttempt, options);
-  for (int64_t step = 1; step <= 3; ++step) AddLine(relay, StepLine(step));
-  ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(kTrial).size() == 1; },
-                                   std::chrono::seconds(10)))
-      << "a full batch starts the sender without a Poll()";
-
-  AddLine(relay, StepLine(4));  // no Poll(): the sender, once started, keeps time itself
-  EXPECT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(kTrial).size() == 2; },
-                                   std::chrono::seconds(10)));
-}
-
-TEST_F(MetricRelayTest, AnOnDemandSenderNeedsAPollForADelayedBatch) {
-  Connect(coordinator_.Start());
-  RelayOptions options = FastOptions(100, std::chrono::milliseconds(20));
-  options.sender_on_demand = true;
-  MetricRelay relay(client_.get(), kTrial, kAttempt, options);
-  AddLine(relay, StepLine(1));
-  EXPECT_FALSE(coordinator_.WaitFor([](const TestCoordinator& c) { return !c.committed_batches(kTrial).empty(); },
-                                    std::chrono::milliseconds(150)))
-      << "no thread yet: nothing is sent without a Poll()";
-  relay.Poll();  // the line has waited its 20 ms
-  ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(kTrial).size() == 1; },
-                                   std::chrono::seconds(10)));
-}
-
 TEST_F(MetricRelayTest, FinishSendsWhatDoesNotFitInOneBatchAndKeepsTheLast) {
   Connect(coordinator_.Start());
-  MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(4, std::chrono::hours(1)));
+  MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(4, std::chrono::hours(1)), clock_);
   for (int64_t step = 1; step <= 10; ++step) AddLine(relay, StepLine(step));
-  StatusOr<FinalBatch> rest = relay.Finish(std::chrono::steady_clock::now() + std::chrono::seconds(20));
+  StatusOr<FinalBatch> rest = relay.Finish();
   ASSERT_TRUE(rest.ok()) << rest.status().ToString();
   std::vector<int64_t> sent;
   for (const TestCoordinator::Batch& batch : coordinator_.committed_batches(kTrial)) {
@@ -177,54 +172,65 @@ TEST_F(MetricRelayTest, FinishSendsWhatDoesNotFitInOneBatchAndKeepsTheLast) {
   EXPECT_EQ(Steps(*rest->batch), (std::vector<int64_t>{9, 10}));
 
   AddLine(relay, StepLine(11));  // after Finish: dropped, never sent
-  StatusOr<int64_t> drained = relay.Drain(std::chrono::steady_clock::now() + std::chrono::seconds(5));
+  StatusOr<int64_t> drained = relay.Drain();
   ASSERT_TRUE(drained.ok()) << drained.status().ToString();
-  EXPECT_EQ(coordinator_.committed_batches(kTrial).size(), 2u);
+  EXPECT_EQ(Committed(), 2u);
 }
 
 TEST_F(MetricRelayTest, FinishWithNothingBufferedNamesTheLastBatchSent) {
   Connect(coordinator_.Start());
-  MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(1, std::chrono::hours(1)));
+  MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(1, std::chrono::hours(1)), clock_);
   AddLine(relay, StepLine(1));
-  ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(kTrial).size() == 1; },
-                                   std::chrono::seconds(10)));
+  ASSERT_TRUE(AwaitCommitted(1));
   StatusOr<FinalBatch> rest = relay.Finish();
   ASSERT_TRUE(rest.ok()) << rest.status().ToString();
   EXPECT_FALSE(rest->batch.has_value());
   EXPECT_EQ(rest->last_sequence, 1);
 }
 
-TEST_F(MetricRelayTest, AFailedBatchIsResentUnchangedUntilAcknowledged) {
+TEST_F(MetricRelayTest, AFailedBatchIsResentUnchangedOnceItsBackoffHasPassed) {
   Connect(coordinator_.Start());
   coordinator_.FailNext("ReportMetrics", 3);
-  MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(2, std::chrono::hours(1)));
+  MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(2, std::chrono::hours(1)), clock_);
   for (int64_t step = 1; step <= 4; ++step) AddLine(relay, StepLine(step));
-  StatusOr<int64_t> last = relay.Drain(std::chrono::steady_clock::now() + std::chrono::seconds(20));
+  for (int tries = 1; tries <= 3; ++tries) {
+    ASSERT_TRUE(coordinator_.WaitFor([tries](const TestCoordinator& c) { return c.calls("ReportMetrics") == tries; },
+                                     std::chrono::seconds(10)));
+    ASSERT_TRUE(clock_.AwaitWaiters(1)) << "the sender waits out its backoff";
+    EXPECT_EQ(coordinator_.calls("ReportMetrics"), tries) << "no new try before the backoff has passed";
+    clock_.Advance(milliseconds(120));  // past the longest backoff (100 ms + 20% jitter)
+  }
+  StatusOr<int64_t> last = relay.Drain();
   ASSERT_TRUE(last.ok()) << last.status().ToString();
   EXPECT_EQ(*last, 2);
   std::vector<TestCoordinator::Batch> batches = coordinator_.committed_batches(kTrial);
   ASSERT_EQ(batches.size(), 2u);
-  EXPECT_EQ(Steps(batches[0].request.batch()).front(), 1);
-  EXPECT_EQ(Steps(batches[1].request.batch()).front(), 3);
+  EXPECT_EQ(Steps(batches[0].request.batch()), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(Steps(batches[1].request.batch()), (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(coordinator_.calls("ReportMetrics"), 5);
 }
 
 TEST_F(MetricRelayTest, KeepsBufferingWhileTheCoordinatorIsAwayAndCatchesUpWhenItReturns) {
   const std::string address = coordinator_.Start();
   const int port = coordinator_.port();
   Connect(address);
-  MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(3, std::chrono::milliseconds(50)));
+  MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(3, milliseconds(50)), clock_);
   AddLine(relay, StepLine(1));
-  ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(kTrial).size() == 1; },
-                                   std::chrono::seconds(10)));
+  clock_.Advance(milliseconds(50));
+  ASSERT_TRUE(AwaitCommitted(1));
   coordinator_.Stop();
   for (int64_t step = 2; step <= 20; ++step) AddLine(relay, StepLine(step));
-  StatusOr<int64_t> not_yet = relay.Drain(std::chrono::steady_clock::now() + std::chrono::milliseconds(300));
+  StatusOr<int64_t> not_yet = relay.Drain(clock_.Now());
   ASSERT_FALSE(not_yet.ok());
   EXPECT_EQ(not_yet.status().code(), StatusCode::kUnavailable) << not_yet.status().ToString();
   EXPECT_TRUE(relay.status().ok()) << "an absent coordinator is no reason to stop";
 
   coordinator_.Start(port);  // the coordinator comes back on its address
-  StatusOr<int64_t> last = relay.Drain(std::chrono::steady_clock::now() + std::chrono::seconds(30));
+  std::future<StatusOr<int64_t>> drained = std::async(std::launch::async, [&] { return relay.Drain(); });
+  ASSERT_TRUE(testing::AdvanceUntil(clock_, [&] {
+    return drained.wait_for(milliseconds(0)) == std::future_status::ready;
+  })) << "the sender retries as its backoffs pass";
+  StatusOr<int64_t> last = drained.get();
   ASSERT_TRUE(last.ok()) << last.status().ToString();
   std::vector<int64_t> steps, sequences;
   for (const TestCoordinator::Batch& batch : coordinator_.committed_batches(kTrial)) {
@@ -240,9 +246,9 @@ TEST_F(MetricRelayTest, KeepsBufferingWhileTheCoordinatorIsAwayAndCatchesUpWhenI
 TEST_F(MetricRelayTest, AFencedAttemptStopsRelayingForGood) {
   Connect(coordinator_.Start());
   coordinator_.FenceTrial(kTrial);
-  MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(1, std::chrono::hours(1)));
+  MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(1, std::chrono::hours(1)), clock_);
   AddLine(relay, StepLine(1));
-  StatusOr<int64_t> fenced = relay.Drain(std::chrono::steady_clock::now() + std::chrono::seconds(10));
+  StatusOr<int64_t> fenced = relay.Drain();
   ASSERT_FALSE(fenced.ok());
   EXPECT_EQ(fenced.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(relay.status().code(), StatusCode::kFailedPrecondition);
@@ -253,14 +259,13 @@ TEST_F(MetricRelayTest, AbandonEndsADrainAtOnce) {
   const std::string address = coordinator_.Start();
   Connect(address);
   coordinator_.Stop();
-  MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(1, std::chrono::hours(1)));
+  MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(1, std::chrono::hours(1)), clock_);
   AddLine(relay, StepLine(1));
-  std::thread abandon([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    relay.Abandon();
-  });
-  StatusOr<int64_t> abandoned = relay.Drain();
-  abandon.join();
+  std::future<StatusOr<int64_t>> drained = std::async(std::launch::async, [&] { return relay.Drain(); });
+  ASSERT_TRUE(clock_.AwaitWaiter(Clock::TimePoint::max())) << "Drain waits for an acknowledgement that cannot come";
+  relay.Abandon();
+  ASSERT_EQ(drained.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  StatusOr<int64_t> abandoned = drained.get();
   ASSERT_FALSE(abandoned.ok());
   EXPECT_EQ(abandoned.status().code(), StatusCode::kCancelled);
 }
