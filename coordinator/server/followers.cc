@@ -157,8 +157,7 @@ Status FollowSweep(Coordinator& coordinator, int64_t sweep_id, const Sink<v1::Sw
     bool changed = false;
     if (!AwaitChange(coordinator, &seen, cancelled, &changed, &status)) return status;
     if (!changed) continue;
-    view = ReadSweep(coordinator, sweep_id);
-    if (!view.ok()) return view.status();
+    RUNG_ASSIGN_OR_RETURN(view, ReadSweep(coordinator, sweep_id));
     state = view.state;
     v1::SweepUpdate update;
     for (const v1::Trial& trial : view.trials) {
@@ -224,8 +223,7 @@ Status FollowLogs(Coordinator& coordinator, const v1::GetLogsRequest& request, c
       if (!changed) continue;
     }
     // After the trial finished, one more read: the lines committed before it ended.
-    entries = ReadLogs(coordinator, request, &cursor);
-    if (!entries.ok()) return entries.status();
+    RUNG_ASSIGN_OR_RETURN(entries, ReadLogs(coordinator, request, &cursor));
     for (const v1::LogEntry& entry : entries) {
       if (!send(entry)) return Status::Ok();
     }

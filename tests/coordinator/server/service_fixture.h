@@ -225,38 +225,38 @@ class CoordinatorServiceTest : public ::testing::Test {
               grpc::StatusCode::FAILED_PRECONDITION);
   }
 
+  // Calls a UserService method as the user; a failure is a test failure (and an empty response).
+  template <typename Response, typename Request>
+  Response AskUsers(grpc::Status (v1::UserService::Stub::*method)(grpc::ClientContext*, const Request&, Response*),
+                    const Request& request) {
+    Response response;
+    grpc::Status status = ((*users_).*method)(ContextWithToken(user_token_).get(), request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return response;
+  }
+
   v1::Trial GetTrial(int64_t trial_id) {
     v1::GetTrialRequest request;
     request.set_trial_id(trial_id);
-    v1::Trial trial;
-    grpc::Status status = users_->GetTrial(ContextWithToken(user_token_).get(), request, &trial);
-    EXPECT_TRUE(status.ok()) << status.error_message();
-    return trial;
+    return AskUsers<v1::Trial>(&v1::UserService::Stub::GetTrial, request);
   }
 
   v1::Sweep GetSweep(int64_t sweep_id) {
     v1::GetSweepRequest request;
     request.set_sweep_id(sweep_id);
-    v1::Sweep sweep;
-    grpc::Status status = users_->GetSweep(ContextWithToken(user_token_).get(), request, &sweep);
-    EXPECT_TRUE(status.ok()) << status.error_message();
-    return sweep;
+    return AskUsers<v1::Sweep>(&v1::UserService::Stub::GetSweep, request);
   }
 
   std::vector<v1::Trial> ListTrials(int64_t sweep_id, std::vector<v1::TrialState> states = {}) {
     v1::ListTrialsRequest request;
     request.set_sweep_id(sweep_id);
     for (v1::TrialState state : states) request.add_states(state);
-    v1::ListTrialsResponse response;
-    grpc::Status status = users_->ListTrials(ContextWithToken(user_token_).get(), request, &response);
-    EXPECT_TRUE(status.ok()) << status.error_message();
+    const auto response = AskUsers<v1::ListTrialsResponse>(&v1::UserService::Stub::ListTrials, request);
     return {response.trials().begin(), response.trials().end()};
   }
 
   std::vector<v1::Sweep> ListSweeps() {
-    v1::ListSweepsResponse response;
-    grpc::Status status = users_->ListSweeps(ContextWithToken(user_token_).get(), v1::ListSweepsRequest(), &response);
-    EXPECT_TRUE(status.ok()) << status.error_message();
+    const auto response = AskUsers<v1::ListSweepsResponse>(&v1::UserService::Stub::ListSweeps, v1::ListSweepsRequest());
     return {response.sweeps().begin(), response.sweeps().end()};
   }
 
@@ -265,9 +265,7 @@ class CoordinatorServiceTest : public ::testing::Test {
     v1::GetMetricsRequest request;
     request.set_trial_id(trial_id);
     request.add_names(name);
-    v1::GetMetricsResponse response;
-    grpc::Status status = users_->GetMetrics(ContextWithToken(user_token_).get(), request, &response);
-    EXPECT_TRUE(status.ok()) << status.error_message();
+    const auto response = AskUsers<v1::GetMetricsResponse>(&v1::UserService::Stub::GetMetrics, request);
     std::map<int64_t, double> curve;
     for (const v1::MetricSeries& series : response.series()) {
       for (const v1::MetricPoint& point : series.points()) curve[point.step()] = point.value();
