@@ -83,8 +83,8 @@ StatusOr<AttemptWorkspace> PrepareAttemptWorkspace(const std::string& work_dir, 
   if (error) return Status::FailedPrecondition("cannot resolve " + lease.checkpoint_dir() + ": " + error.message());
   workspace.checkpoint_dir = checkpoints.lexically_normal().string();
   // Not created here: the trainer creates it with its first checkpoint (core/train/checkpoint.h), so
-  // an attempt that never checkpoints costs no folders (two mkdirs on ext4 were 9% of an agent's CPU
-  // in bench/orchestration.py). A location that could not be created is refused before the spawn.
+  // an attempt that never checkpoints leaves no folder. A location that could not be created is
+  // refused before the spawn.
   RUNG_RETURN_IF_ERROR(CheckFolderCreatable(workspace.checkpoint_dir));
 
   {

@@ -8,8 +8,8 @@
 namespace rung::agent {
 namespace {
 
-// A seed per Backoff: std::random_device once per process (it asks the CPU through CPUID, which
-// traps to the hypervisor in a VM: ~30 us, once per attempt's backoffs before), then a sequence.
+// A seed per Backoff: std::random_device once per process (it may ask the CPU through CPUID, which
+// traps to the hypervisor in a VM), then a sequence of distinct seeds.
 uint32_t NextSeed() {
   static std::atomic<uint32_t> next{std::random_device{}()};
   return next.fetch_add(0x9E3779B9u);
