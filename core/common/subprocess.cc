@@ -400,9 +400,8 @@ StatusOr<SubprocessResult> Subprocess::Run(const SubprocessOptions& options, std
     if (::poll(ready, count, PollTimeout(deadline)) > 0) child->Pump(std::chrono::milliseconds(0));
   }
   child->Pump(std::chrono::milliseconds(0));
-  const StatusOr<ExitStatus> exit = child->Wait(std::chrono::milliseconds(0));
-  if (!exit.ok()) return exit.status();
-  result.exit = *exit;
+  RUNG_ASSIGN_OR_RETURN(ExitStatus exit, child->Wait(std::chrono::milliseconds(0)));
+  result.exit = exit;
   result.stdout_text = child->stdout_.buffer.substr(child->stdout_.start);
   result.stderr_text = child->stderr_.buffer.substr(child->stderr_.start);
   return result;

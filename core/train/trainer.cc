@@ -309,13 +309,9 @@ Status TrialRun::Setup() {
   parallel.rank = options_.rank;
   parallel.world_size = world_size_;
   parallel.rendezvous = options_.rendezvous;
-  StatusOr<std::unique_ptr<DataParallelGroup>> group = DataParallelGroup::Connect(parallel, device_);
-  if (!group.ok()) return group.status();
-  group_ = std::move(group).value();
+  RUNG_ASSIGN_OR_RETURN(group_, DataParallelGroup::Connect(parallel, device_));
   torch::manual_seed(trial_.seed);
-  StatusOr<std::unique_ptr<BatchSource>> source = MakeBatchSource(trial_.data, trial_.seed);
-  if (!source.ok()) return source.status();
-  source_ = std::move(source).value();
+  RUNG_ASSIGN_OR_RETURN(source_, MakeBatchSource(trial_.data, trial_.seed));
   if (source_->vocab_size() > trial_.model.vocab_size) {
     return Status::InvalidArgument("data emits " + std::to_string(source_->vocab_size()) +
                                    " token ids but model.vocab_size is " + std::to_string(trial_.model.vocab_size));

@@ -28,16 +28,14 @@ StatusOr<std::unique_ptr<TrainerGang>> TrainerGang::Start(const TrainerLaunch& l
   if (world_size < 1) return Status::InvalidArgument("a trial needs at least one rank");
   auto gang = std::unique_ptr<TrainerGang>(new TrainerGang());
   if (world_size == 1) {
-    StatusOr<std::unique_ptr<TrainerProcess>> process = TrainerProcess::Start(launch);
-    if (!process.ok()) return process.status();
+    RUNG_ASSIGN_OR_RETURN(std::unique_ptr<TrainerProcess> process, TrainerProcess::Start(launch));
     gang->threads_per_rank_ = launch.threads;
-    gang->ranks_.push_back(std::move(process).value());
+    gang->ranks_.push_back(std::move(process));
     gang->output_ended_.assign(1, false);
     return gang;
   }
-  StatusOr<int> port = FreeLoopbackPort();
-  if (!port.ok()) return port.status();
-  const std::string rendezvous = "127.0.0.1:" + std::to_string(*port);
+  RUNG_ASSIGN_OR_RETURN(int port, FreeLoopbackPort());
+  const std::string rendezvous = "127.0.0.1:" + std::to_string(port);
   gang->threads_per_rank_ = std::max(1, launch.threads / world_size);
   const size_t gpus_per_rank = launch.gpus.size() / static_cast<size_t>(world_size);
   for (int rank = 0; rank < world_size; ++rank) {
