@@ -16,6 +16,12 @@ namespace rung {
 
 class ChangeSignals {
  public:
+  // What a manager holding `signals` (null: nothing to wake) announces after a commit.
+  static void Announce(ChangeSignals* signals, bool work_queued) {
+    if (signals == nullptr) return;
+    work_queued ? signals->WorkQueued() : signals->Changed();
+  }
+
   void WorkQueued() {
     work_.Notify();
     changes_.Notify();

@@ -12,11 +12,7 @@ constexpr std::chrono::seconds kRetryAfterError{1};
 }  // namespace
 
 LeaseReaper::LeaseReaper(TrialLifecycle& trials, const Clock& clock)
-    : trials_(trials), clock_(clock), on_clock_moved_([this] {
-        if (StatusOr<std::vector<AttemptKey>> expired = ExpireDue(); !expired.ok()) {
-          std::cerr << "rung-coordinator: expiring leases failed: " << expired.status().ToString() << "\n";
-        }
-      }) {
+    : trials_(trials), clock_(clock), on_clock_moved_([this] { ExpireDueOrLog(); }) {
   clock_.Watch(&on_clock_moved_);
 }
 
@@ -59,11 +55,18 @@ StatusOr<std::vector<AttemptKey>> LeaseReaper::ExpireDue() {
   return trials_.ExpireLeases();
 }
 
+bool LeaseReaper::ExpireDueOrLog() {
+  StatusOr<std::vector<AttemptKey>> expired = ExpireDue();
+  if (!expired.ok()) {
+    std::cerr << "rung-coordinator: expiring leases failed: " << expired.status().ToString() << "\n";
+  }
+  return expired.ok();
+}
+
 void LeaseReaper::Run() {
   while (true) {
     std::chrono::microseconds sleep = kMaxSleep;
-    if (StatusOr<std::vector<AttemptKey>> expired = ExpireDue(); !expired.ok()) {
-      std::cerr << "rung-coordinator: expiring leases failed: " << expired.status().ToString() << "\n";
+    if (!ExpireDueOrLog()) {
       sleep = kRetryAfterError;
     } else if (StatusOr<std::optional<Timestamp>> next = trials_.NextLeaseExpiry(); !next.ok()) {
       std::cerr << "rung-coordinator: reading lease expiries failed: " << next.status().ToString() << "\n";

@@ -56,6 +56,8 @@ class LeaseReaper {
   void Poke(Timestamp expires_at);
 
  private:
+  // ExpireDue, its error logged (the thread and the clock's watcher have no caller to return it to).
+  bool ExpireDueOrLog();
   void Run();
 
   TrialLifecycle& trials_;

@@ -151,16 +151,11 @@ std::string ReasonOr(const std::string& reason, const std::string& fallback) {
 
 }  // namespace
 
-void SweepManager::Signal(bool work_queued) const {
-  if (signals_ == nullptr) return;
-  work_queued ? signals_->WorkQueued() : signals_->Changed();
-}
-
 StatusOr<SubmitResult> SweepManager::Submit(const SweepSubmission& submission, const std::string& actor) {
   RUNG_RETURN_IF_ERROR(ValidateSubmission(submission));
   RUNG_ASSIGN_OR_RETURN(SubmitResult result,
                         store_.Write([&](Tables& tables) { return SubmitOrResubmit(tables, submission, actor); }));
-  Signal(!result.added.empty() || !result.requeued.empty());
+  ChangeSignals::Announce(signals_, !result.added.empty() || !result.requeued.empty());
   return result;
 }
 
@@ -210,7 +205,7 @@ Status SweepManager::Toggle(int64_t sweep_id, SweepState from, SweepState to, co
     }
     return domain::MoveSweep(tables, sweep, to, cause);
   }));
-  Signal(to == SweepState::kActive);
+  ChangeSignals::Announce(signals_, to == SweepState::kActive);
   return Status::Ok();
 }
 
@@ -226,7 +221,7 @@ Status SweepManager::Cancel(int64_t sweep_id, const std::string& actor, const st
     for (TrialRecord& trial : unfinished) RUNG_RETURN_IF_ERROR(domain::CancelTrial(tables, trial, cause));
     return domain::MoveSweep(tables, sweep, SweepState::kCancelled, cause);
   }));
-  Signal(false);
+  ChangeSignals::Announce(signals_, false);
   return Status::Ok();
 }
 
@@ -266,7 +261,7 @@ StatusOr<std::vector<int64_t>> SweepManager::RetryTrials(int64_t sweep_id, const
     RUNG_RETURN_IF_ERROR(domain::SettleSweep(tables, sweep_id, actor));
     return requeued;
   }));
-  if (!retried.empty()) Signal(true);
+  if (!retried.empty()) ChangeSignals::Announce(signals_, true);
   return retried;
 }
 
@@ -276,7 +271,7 @@ Status SweepManager::SetTag(int64_t sweep_id, const std::string& key, const std:
     RUNG_RETURN_IF_ERROR(tables.sweeps().Get(sweep_id));
     return tables.sweeps().SetTag(sweep_id, key, value);
   }));
-  Signal(false);
+  ChangeSignals::Announce(signals_, false);
   return Status::Ok();
 }
 

@@ -80,7 +80,6 @@ class SweepManager {
  private:
   // ACTIVE <-> PAUSED on a user's word: OK when already `to`, FAILED_PRECONDITION unless `from`.
   Status Toggle(int64_t sweep_id, SweepState from, SweepState to, const domain::Cause& cause);
-  void Signal(bool work_queued) const;
 
   Store& store_;
   ChangeSignals* const signals_;

@@ -211,17 +211,12 @@ Status ExpireAttempt(Tables& tables, TrialRecord& trial, const std::string& reas
 
 }  // namespace
 
-void TrialLifecycle::Signal(bool work_queued) const {
-  if (signals_ == nullptr) return;
-  work_queued ? signals_->WorkQueued() : signals_->Changed();
-}
-
 StatusOr<std::optional<Lease>> TrialLifecycle::LeaseNextTrial(const std::string& worker_id, int64_t free_cpus,
                                                               int64_t free_gpus) {
   RUNG_ASSIGN_OR_RETURN(std::optional<Lease> lease, store_.Write([&](Tables& tables) {
     return LeaseNextTrialIn(tables, worker_id, free_cpus, free_gpus);
   }));
-  if (lease) Signal(false);
+  if (lease) ChangeSignals::Announce(signals_, false);
   return lease;
 }
 
@@ -245,14 +240,14 @@ Status TrialLifecycle::MarkRunning(int64_t trial_id, int64_t attempt, const nloh
     RUNG_RETURN_IF_ERROR(TouchWorker(tables, live.attempt.worker_id));
     return StartRunning(tables, live, provenance.is_null() ? std::string() : provenance.dump());
   }));
-  Signal(false);
+  ChangeSignals::Announce(signals_, false);
   return Status::Ok();
 }
 
 StatusOr<BatchAck> TrialLifecycle::ReportBatch(const MetricBatch& batch) {
   RUNG_RETURN_IF_ERROR(ValidateBatch(batch));
   RUNG_ASSIGN_OR_RETURN(BatchAck ack, store_.Write([&](Tables& tables) { return ApplyBatch(tables, batch); }));
-  if (!ack.duplicate) Signal(false);
+  if (!ack.duplicate) ChangeSignals::Announce(signals_, false);
   return ack;
 }
 
@@ -298,7 +293,7 @@ StatusOr<EndingAck> TrialLifecycle::EndAttempt(int64_t trial_id, int64_t attempt
 }
 
 void TrialLifecycle::Ended(const EndingAck& ack) const {
-  if (!ack.duplicate) Signal(ack.trial_state == TrialState::kPending);
+  if (!ack.duplicate) ChangeSignals::Announce(signals_, ack.trial_state == TrialState::kPending);
 }
 
 StatusOr<EndingAck> TrialLifecycle::EndAttemptIn(Tables& tables, int64_t trial_id, int64_t attempt,
@@ -388,7 +383,7 @@ StatusOr<std::vector<AttemptKey>> TrialLifecycle::ExpireLeases() {
     }
     return expired_keys;
   }));
-  if (!keys.empty()) Signal(true);
+  if (!keys.empty()) ChangeSignals::Announce(signals_, true);
   return keys;
 }
 
@@ -422,7 +417,7 @@ Status TrialLifecycle::Retry(int64_t trial_id, const std::string& actor) {
     RUNG_RETURN_IF_ERROR(domain::RequeueByUser(tables, trial, {actor, "retried"}));
     return domain::SettleSweep(tables, trial.sweep_id, actor);
   }));
-  Signal(true);
+  ChangeSignals::Announce(signals_, true);
   return Status::Ok();
 }
 

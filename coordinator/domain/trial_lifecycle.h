@@ -157,7 +157,6 @@ class TrialLifecycle {
   StatusOr<std::vector<AttemptRecord>> Attempts(int64_t trial_id) const;
 
  private:
-  void Signal(bool work_queued) const;
 
   Store& store_;
   ChangeSignals* const signals_;

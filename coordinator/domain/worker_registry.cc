@@ -18,7 +18,7 @@ Status WorkerRegistry::Register(const WorkerInfo& worker) {
                                                     "host " + worker.host + ", " + std::to_string(worker.cpus) +
                                                         " cpus, " + std::to_string(worker.gpus) + " gpus"}));
   }));
-  if (signals_ != nullptr) signals_->Changed();
+  ChangeSignals::Announce(signals_, /*work_queued=*/false);
   return Status::Ok();
 }
 
