@@ -17,7 +17,10 @@ Three measurements, each against real processes on loopback and a real SQLite da
                  default sampler on an objective that suggests one float and returns it, --trials
                  trials in all; timed from the release of the (already imported, study-loaded)
                  processes to the last one's return. Repeated --repeats times, the order of the two
-                 alternating, --pause seconds between two measurements; medians.
+                 alternating, --pause seconds between two measurements; medians. With
+                 --compare-coordinator, a second rung-coordinator binary (another build) runs the same
+                 sweep in each repeat too, with the same workers, stand-in and CLI; with --count-syncs
+                 each coordinator's fsync and fdatasync calls are counted (perf stat attached to it).
   ingest         rung-bench-metric-ingest: --reporters concurrent ReportMetrics streams for
                  --ingest-seconds against a fresh coordinator; acknowledged points against the rows
                  in the database afterwards.
@@ -113,9 +116,10 @@ def read_only(db_path):
 class Cluster:
     """A rung-coordinator on 127.0.0.1 (port 0) and, on demand, rung-worker processes."""
 
-    def __init__(self, bin_dir, root, env, wrapper=()):
+    def __init__(self, bin_dir, root, env, wrapper=(), coordinator_binary=None):
         self.bin_dir = bin_dir
         self.wrapper = list(wrapper)  # e.g. a profiler's command line, before the coordinator's
+        self.coordinator_binary = coordinator_binary or os.path.join(bin_dir, "rung-coordinator")
         self.root = root
         self.env = env
         self.db = os.path.join(root, "rung.db")
@@ -128,7 +132,7 @@ class Cluster:
     def start_coordinator(self):
         log_file = open(os.path.join(self.root, "coordinator.log"), "a")
         self.coordinator = subprocess.Popen(
-            [*self.wrapper, os.path.join(self.bin_dir, "rung-coordinator"), "--db", self.db, "--listen", "127.0.0.1:0",
+            [*self.wrapper, self.coordinator_binary, "--db", self.db, "--listen", "127.0.0.1:0",
              "--user-token-file", self.user_token, "--worker-token-file", self.worker_token,
              "--artifact-root", os.path.join(self.root, "artifacts")],
             stdout=subprocess.PIPE, stderr=log_file, text=True, env=self.env)
@@ -218,12 +222,41 @@ def wait_for_succeeded(db_path, name, count, timeout, on_poll=None):
     raise RuntimeError(f"sweep {name} did not finish in {timeout} s: {sweep_counts(db_path, name)}")
 
 
-def run_rung(args, bin_dir, stand_in, repeat, system="rung"):
+def stand_in_env(args):
+    env = {"RUNG_STAND_IN_STEPS": str(args.stand_in_steps)}
+    if args.stand_in_lines_per_second > 0:
+        env["RUNG_STAND_IN_LINES_PER_SECOND"] = str(args.stand_in_lines_per_second)
+    return env
+
+
+SYNC_CALLS = ("syscalls:sys_enter_fsync", "syscalls:sys_enter_fdatasync")
+
+
+def count_syncs(pid, out_path):
+    """perf stat counting a process's fsync and fdatasync calls until stopped with SIGINT."""
+    return subprocess.Popen(["perf", "stat", "-x", ",", "-o", out_path, "-e", ",".join(SYNC_CALLS), "-p", str(pid)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def read_syncs(counter, out_path):
+    counter.send_signal(signal.SIGINT)
+    counter.wait(timeout=30)
+    total = 0
+    with open(out_path) as counts:
+        for line in counts:
+            fields = line.strip().split(",")
+            if len(fields) > 2 and fields[2] in SYNC_CALLS:
+                total += int(fields[0])
+    return total
+
+
+def run_rung(args, bin_dir, stand_in, repeat, system="rung", coordinator_binary=None):
     root = tempfile.mkdtemp(prefix=f"rung-{repeat}-", dir=args.work_dir)
-    cluster = Cluster(bin_dir, root, dict(os.environ), args.coordinator_wrapper.split())
+    cluster = Cluster(bin_dir, root, dict(os.environ), args.coordinator_wrapper.split(), coordinator_binary)
     try:
         cluster.start_coordinator()
-        cluster.start_workers(args.workers, stand_in, {"RUNG_STAND_IN_STEPS": str(args.stand_in_steps)})
+        counter = count_syncs(cluster.coordinator.pid, os.path.join(root, "syncs.csv")) if args.count_syncs else None
+        cluster.start_workers(args.workers, stand_in, stand_in_env(args))
         spec = write_spec(root, "bench-orchestration", args.trials, seed=repeat)
         started = time.time()
         cluster.submit(spec)
@@ -231,6 +264,7 @@ def run_rung(args, bin_dir, stand_in, repeat, system="rung"):
         wait_for_succeeded(cluster.db, "bench-orchestration", args.trials, timeout=args.timeout)
         polled = time.time()
         coordinator_cpu = sum(cpu_seconds(cluster.coordinator.pid))
+        syncs = read_syncs(counter, os.path.join(root, "syncs.csv")) if counter else None
         worker_cpu = [cpu_seconds(worker.pid) for worker in cluster.workers]
         with read_only(cluster.db) as db:
             sweep_id = db.execute("SELECT id FROM sweeps WHERE name = 'bench-orchestration'").fetchone()[0]
@@ -254,13 +288,17 @@ def run_rung(args, bin_dir, stand_in, repeat, system="rung"):
         ok = (trials[0] == trials[1] == trials[2] == attempts[0] == attempts[1] == attempts[2] == args.trials
               and points == expected_points)
         seconds = last_end - started
-        result = {"system": system, "stand_in": os.path.basename(stand_in), "repeat": repeat, "seconds": seconds, "trials_per_sec": args.trials / seconds,
+        result = {"system": system, "coordinator": cluster.coordinator_binary, "stand_in": os.path.basename(stand_in),
+                  "repeat": repeat, "seconds": seconds, "trials_per_sec": args.trials / seconds,
                   "submit_seconds": submitted - started, "poll_seconds": polled - started, "checks": checks,
                   "cpu_seconds": {"coordinator": coordinator_cpu, "workers": sum(c[0] for c in worker_cpu),
                                   "stand_ins": sum(c[1] for c in worker_cpu)},
+                  "coordinator_cpu_ms_per_trial": 1000 * coordinator_cpu / args.trials,
+                  "syncs_per_trial": None if syncs is None else syncs / args.trials,
                   "no_lost_or_duplicated": ok, "dir": root}
         log(f"{system} repeat {repeat}: {args.trials} trials in {seconds:.2f} s = {args.trials / seconds:.1f} trials/s"
-            f" (submit {submitted - started:.2f} s); CPU s {result['cpu_seconds']}; checks {'ok' if ok else 'FAILED'}:"
+            f" (submit {submitted - started:.2f} s); CPU s {result['cpu_seconds']}; syncs/trial"
+            f" {result['syncs_per_trial']}; checks {'ok' if ok else 'FAILED'}:"
             f" {checks}")
         return result
     finally:
@@ -302,13 +340,14 @@ def run_optuna(args, repeat):
             "states": states, "no_lost_or_duplicated": ok, "dir": root}
 
 
-SYSTEMS = ("rung", "optuna")
+SYSTEMS = ("rung", "rung-compare", "optuna")  # rung-compare: --compare-coordinator
 
 
 def orchestration(args, bin_dir, stand_in):
     runs = []
     first = True
-    systems = [system for system in SYSTEMS if not (system == "optuna" and args.skip_optuna)]
+    systems = [system for system in SYSTEMS if not (system == "optuna" and args.skip_optuna)
+               and not (system == "rung-compare" and not args.compare_coordinator)]
     for repeat in range(args.repeats):
         order = systems if repeat % 2 == 0 else systems[::-1]
         for system in order:
@@ -317,15 +356,22 @@ def orchestration(args, bin_dir, stand_in):
             first = False
             if system == "rung":
                 runs.append(run_rung(args, bin_dir, stand_in, repeat))
+            elif system == "rung-compare":
+                runs.append(run_rung(args, bin_dir, stand_in, repeat, system, os.path.abspath(args.compare_coordinator)))
             else:
                 runs.append(run_optuna(args, repeat))
     summary = {}
     for system in SYSTEMS:
-        rates = [run["trials_per_sec"] for run in runs if run["system"] == system]
+        mine = [run for run in runs if run["system"] == system]
+        rates = [run["trials_per_sec"] for run in mine]
         if rates:
             summary[system] = {"median_trials_per_sec": statistics.median(rates), "min": min(rates),
                                "max": max(rates), "repeats": len(rates),
-                               "all_ok": all(run["no_lost_or_duplicated"] for run in runs if run["system"] == system)}
+                               "all_ok": all(run["no_lost_or_duplicated"] for run in mine)}
+            for key in ("coordinator_cpu_ms_per_trial", "syncs_per_trial"):
+                values = [run[key] for run in mine if run.get(key) is not None]
+                if values:
+                    summary[system]["median_" + key] = statistics.median(values)
     ratios = []
     for repeat in range(args.repeats):
         pair = {run["system"]: run["trials_per_sec"] for run in runs if run["repeat"] == repeat}
@@ -333,6 +379,15 @@ def orchestration(args, bin_dir, stand_in):
             ratios.append(pair["rung"] / pair["optuna"])
     if ratios:
         summary["ratio_median"] = statistics.median(ratios)
+    # rung against rung-compare, paired within each repeat: trials/s and coordinator CPU per trial.
+    compared = {"trials_per_sec": [], "coordinator_cpu_ms_per_trial": []}
+    for repeat in range(args.repeats):
+        pair = {run["system"]: run for run in runs if run["repeat"] == repeat}
+        if "rung" in pair and "rung-compare" in pair:
+            for key, values in compared.items():
+                values.append(pair["rung"][key] / pair["rung-compare"][key])
+    if compared["trials_per_sec"]:
+        summary["compare_ratio_median"] = {key: statistics.median(values) for key, values in compared.items()}
     return {"runs": runs, "summary": summary}
 
 
@@ -386,7 +441,7 @@ def memory(args, bin_dir, stand_in):
         pid = cluster.start_coordinator()
         time.sleep(1.0)
         result["rss_after_restart_kib"] = proc_status(pid)
-        cluster.start_workers(args.workers, stand_in, {"RUNG_STAND_IN_STEPS": str(args.stand_in_steps)})
+        cluster.start_workers(args.workers, stand_in, stand_in_env(args))
         samples = []
         step = max(1, args.memory_run // 10)
         next_mark = [0]
@@ -423,15 +478,23 @@ def print_tables(report):
     out = []
     if "orchestration" in report:
         o = report["orchestration"]
-        out.append(f"| system | trials/s (median) | range | repeats | every trial once |")
-        out.append("|---|---:|---:|---:|---|")
+        out.append(f"| system | trials/s (median) | range | repeats | coordinator CPU ms/trial | fsyncs/trial |"
+                   f" every trial once |")
+        out.append("|---|---:|---:|---:|---:|---:|---|")
         for system in SYSTEMS:
             s = o["summary"].get(system)
             if s:
+                cpu = s.get("median_coordinator_cpu_ms_per_trial")
+                syncs = s.get("median_syncs_per_trial")
                 out.append(f"| {system} | {s['median_trials_per_sec']:.1f} | {s['min']:.1f}-{s['max']:.1f} | "
-                           f"{s['repeats']} | {'yes' if s['all_ok'] else 'NO'} |")
+                           f"{s['repeats']} | {'' if cpu is None else f'{cpu:.3f}'} | "
+                           f"{'' if syncs is None else f'{syncs:.2f}'} | {'yes' if s['all_ok'] else 'NO'} |")
         if "ratio_median" in o["summary"]:
             out.append(f"\nrung / Optuna (median of per-repeat ratios): {o['summary']['ratio_median']:.1f}x")
+        if "compare_ratio_median" in o["summary"]:
+            c = o["summary"]["compare_ratio_median"]
+            out.append(f"\nrung / rung-compare (median of per-repeat ratios): trials/s {c['trials_per_sec']:.3f},"
+                       f" coordinator CPU per trial {c['coordinator_cpu_ms_per_trial']:.3f}")
         out.append("")
     if "ingest" in report:
         i = report["ingest"]
@@ -464,6 +527,9 @@ def main():
     parser.add_argument("--trials", type=int, default=2000)
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--stand-in-steps", type=int, default=3, help="step records per stand-in trial")
+    parser.add_argument("--stand-in-lines-per-second", type=float, default=0,
+                        help="paces the stand-in's step records (RUNG_STAND_IN_LINES_PER_SECOND; the first is not "
+                             "waited for): 3 steps at 2 a second make one-second trials. 0 (default): unpaced")
     parser.add_argument("--skip-optuna", action="store_true")
     parser.add_argument("--pause", type=float, default=90,
                         help="seconds between two orchestration measurements (default 90): this VM's ext4 has no "
@@ -480,6 +546,11 @@ def main():
     parser.add_argument("--coordinator-wrapper", default="",
                         help="a command the coordinator runs under in the orchestration part (a profiler), e.g. "
                              "'perf record -g -o coordinator.perf --'")
+    parser.add_argument("--compare-coordinator", default=None,
+                        help="a second rung-coordinator (another build) run side by side in the orchestration part")
+    parser.add_argument("--count-syncs", action="store_true",
+                        help="count each coordinator's fsync and fdatasync calls (perf stat -p; needs perf and "
+                             "access to the syscalls tracepoints)")
     parser.add_argument("--out-json", default=None)
     args = parser.parse_args()
 
