@@ -22,9 +22,13 @@ Three measurements, each against real processes on loopback and a real SQLite da
                  (e.g. builds of the agent with and without an optimization) in each repeat, in an
                  order rotated every repeat, and the table gives each one's trials/s and the CPU a
                  trial cost the coordinator, the workers and the stand-ins (medians), and the
-                 workers' CPU a trial against the first binary's (median of per-repeat ratios).
-                 --stand-in-seconds gives every trial a least duration (realistic load: trials of a
-                 second or more, instead of as fast as the stand-in can).
+                 workers' and the coordinator's CPU a trial and the trials/s against the first
+                 binary's (medians of per-repeat ratios). --coordinator-variants does the same for
+                 rung-coordinator binaries (the same workers, stand-in and CLI); both may be given.
+                 With --count-syncs each coordinator's fsync and fdatasync calls are counted (perf
+                 stat attached to it) and reported per trial. --stand-in-seconds gives every trial a
+                 least duration (realistic load: trials of a second or more, instead of as fast as
+                 the stand-in can).
   ingest         rung-bench-metric-ingest: --reporters concurrent ReportMetrics streams for
                  --ingest-seconds against a fresh coordinator; acknowledged points against the rows
                  in the database afterwards.
@@ -234,11 +238,33 @@ def stand_in_environment(args):
     return env
 
 
-def run_rung(args, bin_dir, stand_in, repeat, system="rung", worker_binary=None):
+SYNC_CALLS = ("syscalls:sys_enter_fsync", "syscalls:sys_enter_fdatasync")
+
+
+def count_syncs(pid, out_path):
+    """perf stat counting a process's fsync and fdatasync calls until stopped with SIGINT."""
+    return subprocess.Popen(["perf", "stat", "-x", ",", "-o", out_path, "-e", ",".join(SYNC_CALLS), "-p", str(pid)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def read_syncs(counter, out_path):
+    counter.send_signal(signal.SIGINT)
+    counter.wait(timeout=30)
+    total = 0
+    with open(out_path) as counts:
+        for line in counts:
+            fields = line.strip().split(",")
+            if len(fields) > 2 and fields[2] in SYNC_CALLS:
+                total += int(fields[0])
+    return total
+
+
+def run_rung(args, bin_dir, stand_in, repeat, system="rung", worker_binary=None, coordinator_binary=None):
     root = tempfile.mkdtemp(prefix=f"{system}-{repeat}-", dir=args.work_dir)
-    cluster = Cluster(bin_dir, root, dict(os.environ), args.coordinator_wrapper.split())
+    cluster = Cluster(bin_dir, root, dict(os.environ), args.coordinator_wrapper.split(), coordinator_binary)
     try:
         cluster.start_coordinator()
+        counter = count_syncs(cluster.coordinator.pid, os.path.join(root, "syncs.csv")) if args.count_syncs else None
         cluster.start_workers(args.workers, stand_in, stand_in_environment(args), worker_binary)
         spec = write_spec(root, "bench-orchestration", args.trials, seed=repeat)
         started = time.time()
@@ -247,6 +273,7 @@ def run_rung(args, bin_dir, stand_in, repeat, system="rung", worker_binary=None)
         wait_for_succeeded(cluster.db, "bench-orchestration", args.trials, timeout=args.timeout)
         polled = time.time()
         coordinator_cpu = sum(cpu_seconds(cluster.coordinator.pid))
+        syncs = read_syncs(counter, os.path.join(root, "syncs.csv")) if counter else None
         worker_cpu = [cpu_seconds(worker.pid) for worker in cluster.workers]
         with read_only(cluster.db) as db:
             sweep_id = db.execute("SELECT id FROM sweeps WHERE name = 'bench-orchestration'").fetchone()[0]
@@ -271,8 +298,10 @@ def run_rung(args, bin_dir, stand_in, repeat, system="rung", worker_binary=None)
               and points == expected_points)
         seconds = last_end - started
         result = {"system": system, "worker_binary": worker_binary or os.path.join(bin_dir, "rung-worker"),
+                  "coordinator_binary": cluster.coordinator_binary,
                   "stand_in": os.path.basename(stand_in), "repeat": repeat, "seconds": seconds,
                   "trials_per_sec": args.trials / seconds,
+                  "syncs_per_trial": None if syncs is None else syncs / args.trials,
                   "submit_seconds": submitted - started, "poll_seconds": polled - started, "checks": checks,
                   "cpu_seconds": {"coordinator": coordinator_cpu, "workers": sum(c[0] for c in worker_cpu),
                                   "stand_ins": sum(c[1] for c in worker_cpu)},
@@ -320,40 +349,49 @@ def run_optuna(args, repeat):
             "states": states, "no_lost_or_duplicated": ok, "dir": root}
 
 
-def parse_worker_variants(text):
+def parse_variants(text, option, binary):
     """"NAME=PATH,NAME=PATH" -> [(name, absolute path)], in order."""
     variants = []
     for item in filter(None, text.split(",")):
         name, _, path = item.partition("=")
         if not name or not path or name == "optuna":
-            sys.exit(f"--worker-variants: '{item}' is not NAME=PATH (NAME not 'optuna')")
+            sys.exit(f"{option}: '{item}' is not NAME=PATH (NAME not 'optuna')")
         if not os.access(path, os.X_OK):
-            sys.exit(f"--worker-variants: {path} is not an executable rung-worker")
+            sys.exit(f"{option}: {path} is not an executable {binary}")
         variants.append((name, os.path.abspath(path)))
-    if len({name for name, _ in variants}) != len(variants):
-        sys.exit("--worker-variants: the names must differ")
     return variants
+
+
+def rung_systems(args):
+    """[(system, rung-worker binary, rung-coordinator binary)]: the build's own pair as 'rung' unless
+    variants replace it; None is the build's binary."""
+    systems = [(name, path, None) for name, path in parse_variants(args.worker_variants, "--worker-variants",
+                                                                    "rung-worker")]
+    systems += [(name, None, path) for name, path in parse_variants(args.coordinator_variants,
+                                                                     "--coordinator-variants", "rung-coordinator")]
+    if len({name for name, _, _ in systems}) != len(systems):
+        sys.exit("--worker-variants, --coordinator-variants: the names must differ")
+    return systems or [("rung", None, None)]
 
 
 def orchestration(args, bin_dir, stand_in):
     runs = []
     first = True
-    # (system, rung-worker binary): one rung system per variant, or the build's own rung-worker.
-    systems = parse_worker_variants(args.worker_variants) or [("rung", None)]
+    systems = rung_systems(args)
     if not args.skip_optuna:
-        systems.append(("optuna", None))
-    names = [name for name, _ in systems]
+        systems.append(("optuna", None, None))
+    names = [name for name, _, _ in systems]
     for repeat in range(args.repeats):
         shift = repeat % len(systems)
         order = systems[shift:] + systems[:shift]  # every system in every position, in turn
-        for system, worker_binary in order:
+        for system, worker_binary, coordinator_binary in order:
             if not first and args.pause > 0:
                 time.sleep(args.pause)  # see --pause
             first = False
             if system == "optuna":
                 runs.append(run_optuna(args, repeat))
             else:
-                runs.append(run_rung(args, bin_dir, stand_in, repeat, system, worker_binary))
+                runs.append(run_rung(args, bin_dir, stand_in, repeat, system, worker_binary, coordinator_binary))
     summary = {}
     for system in names:
         mine = [run for run in runs if run["system"] == system]
@@ -363,6 +401,10 @@ def orchestration(args, bin_dir, stand_in):
                            "all_ok": all(run["no_lost_or_duplicated"] for run in mine)}
         if system != "optuna":
             summary[system]["worker_binary"] = mine[0]["worker_binary"]
+            summary[system]["coordinator_binary"] = mine[0]["coordinator_binary"]
+            syncs = [run["syncs_per_trial"] for run in mine if run["syncs_per_trial"] is not None]
+            if syncs:
+                summary[system]["syncs_per_trial"] = statistics.median(syncs)
             for part in ("coordinator", "workers", "stand_ins"):
                 per_trial = [run["cpu_seconds"][part] * 1000 / args.trials for run in mine]
                 summary[system][f"{part}_cpu_ms_per_trial"] = statistics.median(per_trial)
@@ -479,17 +521,25 @@ def print_tables(report):
         rung_names = [name for name in o["systems"] if name != "optuna"]
         reference = rung_names[0]
         out.append("| system | trials/s (median) | range | CPU ms a trial: coordinator | workers | stand-ins "
-                   f"| workers' CPU vs {reference} | repeats | every trial once |")
-        out.append("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+                   f"| fsyncs a trial | vs {reference}: trials/s | coordinator CPU | workers' CPU | repeats "
+                   "| every trial once |")
+        out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+
+        def cell(summary, key, digits=3):
+            return f"{summary[key]:.{digits}f}" if key in summary else ""
+
         for system in o["systems"]:
             s = o["summary"][system]
             cpu = " | | |"
             if system != "optuna":
                 cpu = (f" {s['coordinator_cpu_ms_per_trial']:.2f} | {s['workers_cpu_ms_per_trial']:.2f} | "
                        f"{s['stand_ins_cpu_ms_per_trial']:.2f} |")
-            versus = f"{s[f'workers_cpu_vs_{reference}']:.3f}" if f"workers_cpu_vs_{reference}" in s else ""
+            versus = " | ".join(cell(s, key) for key in (f"trials_per_sec_vs_{reference}",
+                                                        f"coordinator_cpu_vs_{reference}",
+                                                        f"workers_cpu_vs_{reference}"))
             out.append(f"| {system} | {s['median_trials_per_sec']:.1f} | {s['min']:.1f}-{s['max']:.1f} |{cpu} "
-                       f"{versus} | {s['repeats']} | {'yes' if s['all_ok'] else 'NO'} |")
+                       f"{cell(s, 'syncs_per_trial', 2)} | {versus} | {s['repeats']} | "
+                       f"{'yes' if s['all_ok'] else 'NO'} |")
         if "ratio_median" in o["summary"]:
             out.append(f"\nrung / Optuna (median of per-repeat ratios): {o['summary']['ratio_median']:.1f}x")
         out.append("")
@@ -526,6 +576,12 @@ def main():
     parser.add_argument("--stand-in-steps", type=int, default=3, help="step records per stand-in trial")
     parser.add_argument("--stand-in-seconds", type=float, default=0,
                         help="least duration of a stand-in trial (RUNG_STAND_IN_SECONDS); 0: as fast as it can")
+    parser.add_argument("--coordinator-variants", default="",
+                        help="NAME=PATH,...: rung-coordinator binaries to compare side by side, as --worker-variants "
+                             "does for workers (after them; the first variant of all is the reference)")
+    parser.add_argument("--count-syncs", action="store_true",
+                        help="count each coordinator's fsync and fdatasync calls (perf stat -p; needs perf and "
+                             "permission to trace the process)")
     parser.add_argument("--worker-variants", default="",
                         help="NAME=PATH,...: rung-worker binaries to compare side by side in the orchestration "
                              "part (the first is the reference); default: the build's rung-worker, as 'rung'")

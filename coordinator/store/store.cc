@@ -19,19 +19,12 @@ Status Store::CommitInGroup(const WriteBody& body) {
   mine.body = &body;
   std::unique_lock<std::mutex> queue_lock(queue_mutex_);
   queue_.push_back(&mine);
-  queue_grew_.notify_one();  // a leader gathering its group
   // Wait while another caller leads a group; return once one of them has done this write.
   queue_changed_.wait(queue_lock, [&] { return mine.done || !leader_active_; });
   if (mine.done) return mine.status;
   leader_active_ = true;
-  if (last_group_size_ > 1) {
-    // Writers are concurrent: give one more than last time a moment to join this commit.
-    const size_t expected = last_group_size_;
-    queue_grew_.wait_for(queue_lock, kGatherWindow, [&] { return queue_.size() > expected; });
-  }
   std::vector<PendingWrite*> group;
   group.swap(queue_);  // this write and every one queued while the last group committed
-  last_group_size_ = group.size();
   queue_lock.unlock();
   {
     std::lock_guard<std::mutex> lock(mutex_);

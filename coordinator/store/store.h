@@ -30,11 +30,8 @@
 // one fsync instead of N. A body that fails is rolled back to its savepoint and only its caller
 // sees the error; if the shared commit fails, every caller of the group gets that error and nothing
 // of the group was written. The bodies of one group run one after another, in arrival order, and
-// see each other's changes as they would in separate transactions; they share one `now`. When the
-// previous group had more than one write (writers are concurrent), the leader first waits up to
-// kGatherWindow for one more write than that group had: each commit then carries more writes,
-// so fewer fsyncs and WAL pages per write (measured: docs/performance.md, "Orchestration"). A lone
-// writer never waits.
+// see each other's changes as they would in separate transactions; they share one `now`. A leader
+// never waits for writers to join: its group is what queued while the previous group committed.
 //
 // Thread safety: thread-safe. Write() (the group's bodies), Preview() and Read() hold the store's
 // mutex for the whole body, so the managers can be called from any number of threads (the gRPC
@@ -125,13 +122,8 @@ class Store {
   // REQUIRES: mutex_ held. One transaction, a savepoint per write, one commit.
   void RunGroup(const std::vector<PendingWrite*>& group);
 
-  // How long a leader waits for concurrent writers to join its group (see above).
-  static constexpr std::chrono::microseconds kGatherWindow{300};
-
   std::mutex queue_mutex_;
   std::condition_variable queue_changed_;  // a group ended
-  std::condition_variable queue_grew_;     // a write was queued
-  size_t last_group_size_ = 0;             // guarded by queue_mutex_
   std::vector<PendingWrite*> queue_;       // guarded by queue_mutex_
   bool leader_active_ = false;             // guarded by queue_mutex_
 

@@ -1,13 +1,10 @@
 #include "sweeps/spec/expansion.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <exception>
 #include <map>
 #include <optional>
 #include <set>
-#include <thread>
 
 #include "core/records/trainer_records.h"
 #include "sweeps/spec/json_path.h"
@@ -61,8 +58,6 @@ class CellBuilder {
     }
   }
   const nlohmann::json& json() const { return json_; }
-  // Frees the JSON once it is resolved (Locate still works): a large sweep holds every cell at once.
-  void ForgetJson() { json_ = nullptr; }
 
   // The spec location responsible for the value at `path` (or its nearest enclosing path).
   std::string Locate(const std::string& path) const {
@@ -93,39 +88,6 @@ class CellBuilder {
   const ConfigDocument& document_;
 };
 
-// One cell of the sweep on its way to a trial.
-struct CellWork {
-  CellWork(const nlohmann::json& defaults, const ConfigDocument& document) : builder(defaults, document) {}
-  CellBuilder builder;
-  ExpandedTrial trial;
-  std::vector<ConfigError> errors;  // from parsing its config (paths; located in cell order later)
-  bool resolved = false;            // trial holds its config, JSON, identity and counts
-  std::exception_ptr exception;     // thrown while resolving it (rethrown in cell order)
-};
-
-// Calls resolve(cell) for every cell, on up to one thread per CPU (at most 8, and at least 64 cells
-// a thread); an exception is kept with its cell.
-template <typename Resolve>
-void ForEachInParallel(std::vector<CellWork>& cells, const Resolve& resolve) {
-  constexpr size_t kCellsPerThread = 64, kMaxThreads = 8;
-  const size_t cpus = std::max<size_t>(1, std::thread::hardware_concurrency());
-  const size_t threads = std::min({cpus, kMaxThreads, std::max<size_t>(1, cells.size() / kCellsPerThread)});
-  std::atomic<size_t> next{0};
-  const auto work = [&] {
-    for (size_t index; (index = next.fetch_add(1)) < cells.size();) {
-      try {
-        resolve(cells[index]);
-      } catch (...) {
-        cells[index].exception = std::current_exception();
-      }
-    }
-  };
-  std::vector<std::thread> helpers;
-  for (size_t helper = 1; helper < threads; ++helper) helpers.emplace_back(work);
-  work();
-  for (std::thread& helper : helpers) helper.join();
-}
-
 bool IsAssigned(const nlohmann::json& assignments, const std::string& path) {
   for (auto it = assignments.begin(); it != assignments.end(); ++it) {
     if (it.key() == path || path.rfind(it.key() + ".", 0) == 0) return true;
@@ -154,71 +116,40 @@ StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document) {
   const Ladder& ladder = spec.ladder;
   const std::vector<SweepAxis>& axes = spec.axes.axes;
 
-  // 1. The cells in order, each with its builder and assignments (cheap, sequential).
-  std::vector<CellWork> cells;
-  cells.reserve(ladder.rungs.size() * static_cast<size_t>(std::max<int64_t>(0, spec.axes.CellsPerRung())));
-  for (size_t rung = 0; rung < ladder.rungs.size(); ++rung) {
-    const LadderRung& step = ladder.rungs[rung];
-    std::vector<size_t> odometer(axes.size(), 0);
-    for (int64_t cell = 0; cell < spec.axes.CellsPerRung(); ++cell) {
-      CellWork& work = cells.emplace_back(spec.defaults, document);
-      work.builder.Set("model", step.model, step.location, step.path);
-      work.builder.Set("train", step.train, step.location, step.path.empty() ? "" : step.path + ".train");
-      ExpandedTrial& trial = work.trial;
-      trial.rung = static_cast<int64_t>(rung);
-      trial.rung_label = step.label;
-      for (size_t axis = 0; axis < axes.size(); ++axis) {
-        const AxisPoint& point = axes[axis].points[odometer[axis]];
-        for (size_t key = 0; key < axes[axis].keys.size(); ++key) {
-          work.builder.Set(axes[axis].keys[key], point.values[key], point.locations[key],
-                           key < point.paths.size() ? point.paths[key] : "");
-          trial.assignments[axes[axis].keys[key]] = point.values[key];
-        }
-      }
-      // advance the odometer (last axis fastest)
-      for (size_t axis = axes.size(); axis-- > 0;) {
-        if (++odometer[axis] < axes[axis].points.size()) break;
-        odometer[axis] = 0;
-      }
-    }
-  }
-
-  // 2. Each cell resolved into its trial config, JSON, identity and counts: independent work, on
-  // several threads for a large sweep (the document and the spec are only read).
+  // Resolves one cell into its trial config, JSON, identity and counts; false when its config has
+  // errors (in `errors`, by path).
   const std::string tokens_location = document.Locate("ladder.tokens_per_param");
-  const auto resolve = [&](CellWork& work) {
-    ExpandedTrial& trial = work.trial;
+  const auto resolve = [&](CellBuilder& builder, ExpandedTrial& trial, std::vector<ConfigError>* errors) {
     // Rules that need the parameter count are applied after a first parse; a placeholder keeps
     // that parse from failing for want of tokens.
     const bool derive_tokens = ladder.tokens_per_param > 0 && !IsAssigned(trial.assignments, "train.tokens") &&
                                !IsAssigned(trial.assignments, "train.steps");
     if (derive_tokens) {
-      work.builder.Set("train.tokens", 1, tokens_location);
-      work.builder.Set("train.steps", 0, tokens_location);
+      builder.Set("train.tokens", 1, tokens_location);
+      builder.Set("train.steps", 0, tokens_location);
     }
-    std::optional<TrialConfig> parsed = ParseTrialConfig(work.builder.json(), &work.errors);
-    if (!parsed) return work.builder.ForgetJson();
+    std::optional<TrialConfig> parsed = ParseTrialConfig(builder.json(), errors);
+    if (!parsed) return false;
     // Ladder rules that depend on the rung's parameter count.
     if (ladder.tokens_per_param > 0 || ladder.lr.set || ladder.batch_size.set) {
       ParameterCounts counts = CountParameters(parsed->model);
       const double parameters = static_cast<double>(
           ladder.param_count == "nonembedding" ? counts.nonembedding() : counts.total() - counts.positional);
       if (derive_tokens) {
-        work.builder.Set("train.tokens", static_cast<int64_t>(std::llround(ladder.tokens_per_param * parameters)),
-                         tokens_location);
+        builder.Set("train.tokens", static_cast<int64_t>(std::llround(ladder.tokens_per_param * parameters)),
+                    tokens_location);
       }
       const size_t rung = static_cast<size_t>(trial.rung);
       if (ladder.lr.set && !IsAssigned(trial.assignments, "train.lr")) {
-        work.builder.Set("train.lr", ladder.lr.At(rung, parameters), ladder.lr.location);
+        builder.Set("train.lr", ladder.lr.At(rung, parameters), ladder.lr.location);
       }
       if (ladder.batch_size.set && !IsAssigned(trial.assignments, "train.batch_size")) {
-        work.builder.Set("train.batch_size", static_cast<int64_t>(std::llround(ladder.batch_size.At(rung, parameters))),
-                         ladder.batch_size.location);
+        builder.Set("train.batch_size", static_cast<int64_t>(std::llround(ladder.batch_size.At(rung, parameters))),
+                    ladder.batch_size.location);
       }
-      parsed = ParseTrialConfig(work.builder.json(), &work.errors);
-      if (!parsed) return work.builder.ForgetJson();
+      parsed = ParseTrialConfig(builder.json(), errors);
+      if (!parsed) return false;
     }
-    work.builder.ForgetJson();
     trial.config = std::move(*parsed);
     trial.config_json = TrialConfigToJson(trial.config);
     trial.identity = TrialIdentityHash(trial.config, trial.config_json);
@@ -227,21 +158,47 @@ StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document) {
     FlopsPerToken per_token = CountFlopsPerToken(trial.config.model);
     trial.flops = per_token.nonembedding * static_cast<double>(trial.tokens);
     trial.flops_total = per_token.total() * static_cast<double>(trial.tokens);
-    work.resolved = true;
+    return true;
   };
-  ForEachInParallel(cells, resolve);
 
-  // 3. In cell order: the errors of the cells that failed, the trials of the others.
-  for (CellWork& work : cells) {
-    if (work.exception) std::rethrow_exception(work.exception);
-    for (const ConfigError& error : work.errors) {
-      const bool about_the_key = error.message.rfind("unknown key", 0) == 0;
-      diagnostics.Error(about_the_key ? work.builder.LocateKey(error.path) : work.builder.Locate(error.path), error.path,
-                        error.message);
+  // The cells in order, one at a time: each built from the defaults, its rung and its axis values,
+  // then resolved; its errors located in the spec, or its trial kept.
+  const int64_t cells_per_rung = spec.axes.CellsPerRung();
+  sweep.trials.reserve(ladder.rungs.size() * static_cast<size_t>(std::max<int64_t>(0, cells_per_rung)));
+  for (size_t rung = 0; rung < ladder.rungs.size(); ++rung) {
+    const LadderRung& step = ladder.rungs[rung];
+    std::vector<size_t> odometer(axes.size(), 0);
+    for (int64_t cell = 0; cell < cells_per_rung; ++cell) {
+      CellBuilder builder(spec.defaults, document);
+      builder.Set("model", step.model, step.location, step.path);
+      builder.Set("train", step.train, step.location, step.path.empty() ? "" : step.path + ".train");
+      ExpandedTrial trial;
+      trial.rung = static_cast<int64_t>(rung);
+      trial.rung_label = step.label;
+      for (size_t axis = 0; axis < axes.size(); ++axis) {
+        const AxisPoint& point = axes[axis].points[odometer[axis]];
+        for (size_t key = 0; key < axes[axis].keys.size(); ++key) {
+          builder.Set(axes[axis].keys[key], point.values[key], point.locations[key],
+                      key < point.paths.size() ? point.paths[key] : "");
+          trial.assignments[axes[axis].keys[key]] = point.values[key];
+        }
+      }
+      // advance the odometer (last axis fastest)
+      for (size_t axis = axes.size(); axis-- > 0;) {
+        if (++odometer[axis] < axes[axis].points.size()) break;
+        odometer[axis] = 0;
+      }
+      std::vector<ConfigError> errors;
+      const bool resolved = resolve(builder, trial, &errors);
+      for (const ConfigError& error : errors) {
+        const bool about_the_key = error.message.rfind("unknown key", 0) == 0;
+        diagnostics.Error(about_the_key ? builder.LocateKey(error.path) : builder.Locate(error.path), error.path,
+                          error.message);
+      }
+      if (!resolved) continue;
+      trial.index = static_cast<int64_t>(sweep.trials.size());
+      sweep.trials.push_back(std::move(trial));
     }
-    if (!work.resolved) continue;
-    work.trial.index = static_cast<int64_t>(sweep.trials.size());
-    sweep.trials.push_back(std::move(work.trial));
   }
 
   // Baseline: every key must address the trial config, and some cell must match.

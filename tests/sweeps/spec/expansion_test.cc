@@ -36,8 +36,8 @@ TEST(SweepExpansion, CrossesRungsWithEveryAxisInSpecOrder) {
   EXPECT_EQ(identities.size(), 12u);
 }
 
-// Large sweeps are resolved on several threads: the trials still come in cell order, and errors are
-// reported in cell order with their spec locations.
+// A large sweep: the trials come in cell order, and errors are reported in cell order with their
+// spec locations.
 TEST(SweepExpansion, ALargeSweepKeepsCellOrderAndReportsErrorsInOrder) {
   std::string seeds;
   for (int seed = 0; seed < 150; ++seed) seeds += (seed > 0 ? ", " : "") + std::to_string(seed);
