@@ -36,8 +36,7 @@ constexpr int kExitUsage = 2;
 // Creates a token file that does not exist yet; an existing one is left as it is.
 rung::Status CreateMissingTokenFile(const std::string& path) {
   if (path.empty() || std::filesystem::exists(path)) return rung::Status::Ok();
-  rung::StatusOr<std::string> token = rung::server::WriteFreshTokenFile(path);
-  if (!token.ok()) return token.status();
+  RUNG_RETURN_IF_ERROR(rung::server::WriteFreshTokenFile(path));
   std::cerr << "rung-coordinator: created " << path << " with a fresh token (mode 0600)\n";
   return rung::Status::Ok();
 }

@@ -3,7 +3,8 @@
 // Checkpoint files of a training run and their directory: written atomically (temp file in the same
 // directory, fsync, rename, fsync of the directory), named ckpt-<step>.pt so the newest sorts last,
 // and pruned to the newest `keep`. A reader never sees a half-written checkpoint.
-// Torch-free header: the archive contents are written by the trainer through a callback.
+// Torch-free header (rung-worker and the stand-in trainer use it): what the archive holds is
+// core/train/checkpoint_io.h, which writes it through the callback.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
 #include "core/train/data_parallel.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <exception>
 #include <functional>
@@ -167,5 +168,53 @@ DataParallelGroup::DataParallelGroup(int rank, int world_size, std::unique_ptr<I
     : rank_(rank), world_size_(world_size), impl_(std::move(impl)) {}
 
 DataParallelGroup::~DataParallelGroup() = default;
+
+TensorBatch ShardOf(const TensorBatch& batch, int rank, int world_size) {
+  const int64_t rows = batch.inputs.size(0) / world_size;
+  auto rows_of = [&](const torch::Tensor& tensor) {
+    return tensor.defined() ? tensor.narrow(0, rank * rows, rows) : tensor;
+  };
+  return {rows_of(batch.inputs), rows_of(batch.targets), rows_of(batch.mask), rows_of(batch.doc_start)};
+}
+
+double CountedTargets(const TensorBatch& batch) {
+  return batch.mask.defined() ? std::max(1.0, batch.mask.sum().item<double>())
+                              : static_cast<double>(batch.targets.numel());
+}
+
+torch::Tensor ShardLoss(const torch::Tensor& logits, const TensorBatch& shard, double global_count) {
+  if (!shard.mask.defined()) {
+    const int64_t vocab = logits.size(-1);
+    return torch::nn::functional::cross_entropy(
+               logits.reshape({-1, vocab}), shard.targets.reshape({-1}),
+               torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum)) /
+           global_count;
+  }
+  return (TokenLosses(logits, shard.targets) * shard.mask).sum() / global_count;
+}
+
+StatusOr<StepAgreement> AgreeOnStep(DataParallelGroup& group, std::vector<torch::Tensor> gradients,
+                                    double loss_share, bool stop_requested, const torch::Device& device) {
+  torch::Tensor control =
+      torch::tensor({loss_share, stop_requested ? 1.0 : 0.0}, torch::TensorOptions(torch::kDouble)).to(device);
+  gradients.push_back(control);
+  RUNG_RETURN_IF_ERROR(group.AllReduceSum(gradients));
+  control = control.to(torch::kCPU);
+  StepAgreement agreed;
+  agreed.loss = control[0].item<double>();
+  agreed.stop = control[1].item<double>() > 0;
+  return agreed;
+}
+
+Status BroadcastState(DataParallelGroup& group, std::vector<torch::Tensor> state, std::vector<int64_t>& counters,
+                      const torch::Device& device) {
+  state.push_back(torch::tensor(counters, torch::TensorOptions(torch::kLong)).to(device));
+  RUNG_RETURN_IF_ERROR(group.Broadcast(state));
+  torch::Tensor received = state.back().to(torch::kCPU);
+  for (size_t index = 0; index < counters.size(); ++index) {
+    counters[index] = received[static_cast<int64_t>(index)].item<int64_t>();
+  }
+  return Status::Ok();
+}
 
 }  // namespace rung

@@ -14,10 +14,15 @@
 // a pointer to an implementation in data_parallel.cc. Builds without c10d (RUNG_HAVE_C10D unset)
 // compile, and Connect() then refuses a world size above 1 with FAILED_PRECONDITION.
 //
+// Below the group, what a data-parallel training step does with it (the trainer's side): each rank
+// back-propagates ShardLoss of its ShardOf every global batch, AgreeOnStep sums the gradients and
+// the losses and stop requests of the ranks, and BroadcastState hands rank 0's starting state (a
+// resumed checkpoint, say) to every rank.
+//
 // Example:
-//   StatusOr<std::unique_ptr<DataParallelGroup>> group = DataParallelGroup::Connect(options, device);
-//   RUNG_RETURN_IF_ERROR((*group)->Broadcast(parameters));     // rank 0's values everywhere
-//   RUNG_RETURN_IF_ERROR((*group)->AllReduceSum(gradients));   // after backward
+//   RUNG_ASSIGN_OR_RETURN(std::unique_ptr<DataParallelGroup> group, DataParallelGroup::Connect(options, device));
+//   RUNG_RETURN_IF_ERROR(group->Broadcast(parameters));     // rank 0's values everywhere
+//   RUNG_RETURN_IF_ERROR(group->AllReduceSum(gradients));   // after backward
 #pragma once
 
 #include <chrono>
@@ -28,6 +33,7 @@
 #include <torch/torch.h>
 
 #include "core/common/status.h"
+#include "core/train/batch_tensors.h"
 
 namespace rung {
 
@@ -71,5 +77,32 @@ class DataParallelGroup {
   int world_size_;
   std::unique_ptr<Impl> impl_;  // null for a world of one
 };
+
+// This rank's share of a global batch: rows [rank * B / W, (rank + 1) * B / W). REQUIRES: W divides B.
+TensorBatch ShardOf(const TensorBatch& batch, int rank, int world_size);
+
+// The global batch's count of counted targets: the loss mask's sum (at least 1), else every target.
+double CountedTargets(const TensorBatch& batch);
+
+// A shard's part of the global batch's mean loss: its summed (masked) token losses over the global
+// batch's count of counted targets (CountedTargets). Summed over the ranks, values and gradients
+// are MeanLoss's.
+torch::Tensor ShardLoss(const torch::Tensor& logits, const TensorBatch& shard, double global_count);
+
+struct StepAgreement {
+  double loss = 0.0;  // the global batch's loss: the sum of the ranks' shares
+  bool stop = false;  // some rank was asked to stop
+};
+
+// A data-parallel step's collectives, after backward: sums `gradients` in place over the ranks
+// (each rank's loss is its share of the global mean, so the sums are the global batch's gradients),
+// then this rank's share of the loss and its stop request with everyone's. Errors: UNAVAILABLE.
+StatusOr<StepAgreement> AgreeOnStep(DataParallelGroup& group, std::vector<torch::Tensor> gradients,
+                                    double loss_share, bool stop_requested, const torch::Device& device);
+
+// Hands rank 0's state to every rank: each tensor of `state` overwritten in place with rank 0's, then
+// `counters` (sent as one tensor on `device`). Errors: UNAVAILABLE.
+Status BroadcastState(DataParallelGroup& group, std::vector<torch::Tensor> state, std::vector<int64_t>& counters,
+                      const torch::Device& device);
 
 }  // namespace rung

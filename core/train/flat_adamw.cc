@@ -91,26 +91,4 @@ std::vector<torch::Tensor> FlatAdamW::StateBuffers() const {
   return buffers;
 }
 
-void FlatAdamW::Save(torch::serialize::OutputArchive& archive) const {
-  archive.write("optimizer/step_count", torch::tensor(step_count_, torch::kLong));
-  for (const Group& group : groups_) {
-    archive.write("optimizer/" + group.spec.name + "/exp_avg", group.exp_avg);
-    archive.write("optimizer/" + group.spec.name + "/exp_avg_sq", group.exp_avg_sq);
-  }
-}
-
-void FlatAdamW::Load(torch::serialize::InputArchive& archive) {
-  torch::NoGradGuard no_grad;
-  torch::Tensor step;
-  archive.read("optimizer/step_count", step);
-  step_count_ = step.item<int64_t>();
-  for (Group& group : groups_) {
-    torch::Tensor exp_avg, exp_avg_sq;
-    archive.read("optimizer/" + group.spec.name + "/exp_avg", exp_avg);
-    archive.read("optimizer/" + group.spec.name + "/exp_avg_sq", exp_avg_sq);
-    group.exp_avg.copy_(exp_avg);
-    group.exp_avg_sq.copy_(exp_avg_sq);
-  }
-}
-
 }  // namespace rung

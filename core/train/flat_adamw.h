@@ -54,12 +54,14 @@ class FlatAdamW {
   // Each group's parameter, first-moment and second-moment buffers (what a data-parallel run
   // broadcasts from rank 0 at the start, so that every rank steps from the same state).
   std::vector<torch::Tensor> StateBuffers() const;
-  // Optimizer state for checkpoints: m, v per group and the step count.
-  void Save(torch::serialize::OutputArchive& archive) const;
-  void Load(torch::serialize::InputArchive& archive);
 
+  // The groups (those with parameters, in the order of the specs) and each one's first and second
+  // moments: the optimizer state a checkpoint holds with step_count() (core/train/checkpoint_io.h).
+  // The moments are the optimizer's own buffers: copying into them restores a state.
   int64_t num_groups() const { return static_cast<int64_t>(groups_.size()); }
   const std::string& group_name(int64_t index) const { return groups_[index].spec.name; }
+  const torch::Tensor& exp_avg(int64_t index) const { return groups_[index].exp_avg; }
+  const torch::Tensor& exp_avg_sq(int64_t index) const { return groups_[index].exp_avg_sq; }
 
  private:
   struct Group {

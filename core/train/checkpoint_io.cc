@@ -1,0 +1,194 @@
+#include "core/train/checkpoint_io.h"
+
+#include <filesystem>
+#include <mutex>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/torch.h>
+
+#include "core/train/checkpoint.h"
+#include "core/train/positional_records.h"
+
+namespace rung {
+namespace {
+
+using nlohmann::json;
+
+// The archive's keys (the header lists them).
+constexpr int kCheckpointFormat = 1;
+constexpr char kMetaKey[] = "meta";
+constexpr char kRngKey[] = "rng/cpu";
+constexpr char kOptimizerStepCountKey[] = "optimizer/step_count";
+std::string ModelKey(const std::string& parameter) { return "model/" + parameter; }
+std::string MomentKey(const FlatAdamW& optimizer, int64_t group, const char* moment) {
+  return "optimizer/" + optimizer.group_name(group) + "/" + moment;
+}
+
+// The parts of a trial that must match for a checkpoint to be resumed (cadence may differ).
+json ResumeIdentity(const TrialConfig& trial) {
+  json identity = TrialConfigToJson(trial);
+  for (const char* key : {"eval_every", "eval_batches", "log_every", "checkpoint_every", "keep_checkpoints"}) {
+    identity["train"].erase(key);
+  }
+  identity.erase("resources");
+  return identity;
+}
+
+void WriteArchive(const std::string& path, const json& meta, Transformer& model, const FlatAdamW& optimizer) {
+  torch::serialize::OutputArchive archive;
+  archive.write(kMetaKey, c10::IValue(meta.dump()));
+  for (const auto& item : model->named_parameters(true)) archive.write(ModelKey(item.key()), item.value());
+  archive.write(kOptimizerStepCountKey, torch::tensor(optimizer.step_count(), torch::kLong));
+  for (int64_t group = 0; group < optimizer.num_groups(); ++group) {
+    archive.write(MomentKey(optimizer, group, "exp_avg"), optimizer.exp_avg(group));
+    archive.write(MomentKey(optimizer, group, "exp_avg_sq"), optimizer.exp_avg_sq(group));
+  }
+  archive.write(kRngKey, at::detail::getDefaultCPUGenerator().get_state());
+  archive.save_to(path);
+}
+
+void ReadOptimizer(torch::serialize::InputArchive& archive, FlatAdamW& optimizer) {
+  torch::Tensor step_count;
+  archive.read(kOptimizerStepCountKey, step_count);
+  optimizer.set_step_count(step_count.item<int64_t>());
+  for (int64_t group = 0; group < optimizer.num_groups(); ++group) {
+    torch::Tensor exp_avg, exp_avg_sq;
+    archive.read(MomentKey(optimizer, group, "exp_avg"), exp_avg);
+    archive.read(MomentKey(optimizer, group, "exp_avg_sq"), exp_avg_sq);
+    optimizer.exp_avg(group).copy_(exp_avg);
+    optimizer.exp_avg_sq(group).copy_(exp_avg_sq);
+  }
+}
+
+void ReadCpuGenerator(torch::serialize::InputArchive& archive) {
+  torch::Tensor rng;
+  archive.read(kRngKey, rng);
+  at::Generator generator = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  generator.set_state(rng);
+}
+
+}  // namespace
+
+std::string ResumePath(const std::string& resume, const std::string& checkpoint_dir) {
+  if (resume == "never") return "";
+  if (resume != "auto") return resume;
+  if (checkpoint_dir.empty()) return "";
+  const std::vector<std::string> existing = ListCheckpoints(checkpoint_dir);
+  return existing.empty() ? "" : existing.back();
+}
+
+StatusOr<std::string> WriteCheckpoint(const std::string& dir, const TrialConfig& trial, Transformer& model,
+                                      const FlatAdamW& optimizer, const TrainingProgress& progress,
+                                      const std::deque<records::StepRecord>& remembered) {
+  json records_json = json::array();
+  for (const records::StepRecord& step : remembered) records_json.push_back(records::EncodeRecord(step));
+  const json meta = {{"format", kCheckpointFormat},       {"step", progress.step},
+                     {"data_index", progress.data_index}, {"tokens", progress.tokens},
+                     {"identity", ResumeIdentity(trial)}, {"records", std::move(records_json)}};
+  RUNG_RETURN_IF_ERROR(WriteCheckpointAtomically(dir, progress.step, trial.train.keep_checkpoints,
+                                                 [&](const std::string& temp_path) -> Status {
+                                                   try {
+                                                     WriteArchive(temp_path, meta, model, optimizer);
+                                                   } catch (const std::exception& error) {
+                                                     return Status::Internal(std::string("writing checkpoint: ") +
+                                                                             error.what());
+                                                   }
+                                                   return Status::Ok();
+                                                 }));
+  return CheckpointPath(dir, progress.step);
+}
+
+StatusOr<ResumedCheckpoint> ReadCheckpoint(const std::string& path, const TrialConfig& trial, Transformer& model,
+                                           FlatAdamW& optimizer) {
+  if (!std::filesystem::exists(path)) return Status::NotFound("checkpoint " + path + " does not exist");
+  ResumedCheckpoint resumed;
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(path);
+    c10::IValue meta_value;
+    archive.read(kMetaKey, meta_value);
+    const json meta = json::parse(meta_value.toStringRef());
+    if (meta.value("format", 0) != kCheckpointFormat) {
+      return Status::FailedPrecondition("checkpoint " + path + " has an unknown format");
+    }
+    const std::string difference = FirstIdentityDifference(meta.at("identity"), ResumeIdentity(trial));
+    if (!difference.empty()) {
+      return Status::FailedPrecondition("checkpoint " + path + " was written by a different trial config (differs at " +
+                                        difference + ")");
+    }
+    torch::NoGradGuard no_grad;
+    for (auto& item : model->named_parameters(true)) {
+      torch::Tensor value;
+      archive.read(ModelKey(item.key()), value);
+      item.value().copy_(value);
+    }
+    ReadOptimizer(archive, optimizer);
+    ReadCpuGenerator(archive);
+    resumed.progress.step = meta.at("step").get<int64_t>();
+    resumed.progress.data_index = meta.at("data_index").get<int64_t>();
+    resumed.progress.tokens = meta.at("tokens").get<int64_t>();
+    if (meta.contains("records") && meta["records"].is_array()) {
+      // Each an encoded step record; checkpoints of earlier releases hold the records' JSON objects.
+      for (const json& entry : meta["records"]) {
+        StatusOr<records::TrainerRecord> record =
+            records::DecodeRecord(entry.is_string() ? entry.get<std::string>() : entry.dump());
+        if (!record.ok()) {
+          return Status::DataLoss("checkpoint " + path +
+                                  " remembers a step record it cannot read: " + record.status().message());
+        }
+        if (const auto* step = std::get_if<records::StepRecord>(&*record)) resumed.remembered.push_back(*step);
+      }
+    }
+  } catch (const std::exception& error) {
+    return Status::DataLoss("cannot read checkpoint " + path + ": " + error.what());
+  }
+  return resumed;
+}
+
+Status InitializeFromCheckpoint(const InitConfig& source, Transformer& model) {
+  InitConfig init = source;
+  if (!std::filesystem::exists(init.checkpoint)) {
+    return Status::NotFound("train.init.checkpoint " + init.checkpoint + " does not exist");
+  }
+  if (std::filesystem::is_directory(init.checkpoint)) {  // a trial's checkpoint folder: its newest
+    std::vector<std::string> checkpoints = ListCheckpoints(init.checkpoint);
+    if (checkpoints.empty()) {
+      return Status::NotFound("train.init.checkpoint " + init.checkpoint + " is a folder without checkpoints");
+    }
+    init.checkpoint = checkpoints.back();
+  }
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(init.checkpoint);
+    torch::NoGradGuard no_grad;
+    int64_t copied = 0;
+    for (auto& item : model->named_parameters(true)) {
+      const bool positional = IsPositionalParameter(item.key());
+      if ((init.parameters == "positional" && !positional) || (init.parameters == "backbone" && positional)) continue;
+      torch::Tensor value;
+      if (!archive.try_read(ModelKey(item.key()), value)) {
+        return Status::FailedPrecondition("train.init.checkpoint " + init.checkpoint + " has no parameter " + item.key() +
+                                          " (a different variant or shape?)");
+      }
+      if (value.sizes() != item.value().sizes()) {
+        return Status::FailedPrecondition("train.init.checkpoint: parameter " + item.key() + " has shape " +
+                                          c10::str(value.sizes()) + " there and " + c10::str(item.value().sizes()) +
+                                          " here");
+      }
+      item.value().copy_(value);
+      ++copied;
+    }
+    if (copied == 0) {
+      return Status::FailedPrecondition("train.init: no " + init.parameters + " parameters to copy from " + init.checkpoint);
+    }
+  } catch (const std::exception& error) {
+    return Status::DataLoss("cannot read train.init.checkpoint " + init.checkpoint + ": " + error.what());
+  }
+  return Status::Ok();
+}
+
+}  // namespace rung

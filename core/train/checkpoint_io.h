@@ -1,0 +1,61 @@
+// core/train/checkpoint_io.h
+//
+// What a rung-train checkpoint holds, written and read in this one place. The file is named and
+// published atomically by core/train/checkpoint.h (the torch-free part, which rung-worker and the
+// stand-in trainer share); it is a LibTorch archive with these keys:
+//   meta                         JSON text: format (1), step, data_index, tokens (TrainingProgress),
+//                                identity (the trial config less its cadence and resources: what
+//                                must match to resume), records (the step records since the
+//                                checkpoint before the previous one, each encoded by core/records)
+//   model/<parameter name>       every parameter of the model
+//   optimizer/step_count         AdamW's step count
+//   optimizer/<group>/exp_avg    AdamW's moments, per parameter group (flat_adamw.h)
+//   optimizer/<group>/exp_avg_sq
+//   rng/cpu                      the CPU generator's state
+// A resume restores all of it, so the resumed run continues the same curve (on CPU with the same
+// thread count, the same numbers); train.init copies only model parameters (all, the positional
+// ones or the backbone) from another run's checkpoint.
+#pragma once
+
+#include <deque>
+#include <string>
+
+#include "core/common/status.h"
+#include "core/config/trial_config.h"
+#include "core/model/transformer.h"
+#include "core/records/trainer_records.h"
+#include "core/train/flat_adamw.h"
+#include "core/train/training_progress.h"
+
+namespace rung {
+
+// The checkpoint a run starts from under TrainerOptions::resume: for "auto" the newest in
+// `checkpoint_dir` ("" when there is none, or no directory), for "never" "", else `resume` itself.
+std::string ResumePath(const std::string& resume, const std::string& checkpoint_dir);
+
+// Writes the checkpoint of `progress` into `dir` as CheckpointPath(dir, progress.step), keeping the
+// newest train.keep_checkpoints; `remembered` are the step records it carries. Returns its path.
+// Errors: INTERNAL (the directory or the file could not be written).
+StatusOr<std::string> WriteCheckpoint(const std::string& dir, const TrialConfig& trial, Transformer& model,
+                                      const FlatAdamW& optimizer, const TrainingProgress& progress,
+                                      const std::deque<records::StepRecord>& remembered);
+
+struct ResumedCheckpoint {
+  TrainingProgress progress;
+  std::deque<records::StepRecord> remembered;  // the step records it carries, oldest first
+};
+
+// Restores the model, the optimizer and the CPU generator from the checkpoint at `path`, written for
+// `trial`. Errors: NOT_FOUND (no such file), FAILED_PRECONDITION (an unknown format, or a checkpoint
+// of another trial config: the message names the first key that differs), DATA_LOSS (unreadable).
+StatusOr<ResumedCheckpoint> ReadCheckpoint(const std::string& path, const TrialConfig& trial, Transformer& model,
+                                           FlatAdamW& optimizer);
+
+// train.init: copies the parameters `init.parameters` names (all | positional | backbone) from
+// init.checkpoint, a checkpoint file or a folder of them (its newest); each must exist there with
+// the same shape (a context extension changes the sequence length, not the shapes).
+// Errors: NOT_FOUND (no such file or no checkpoint in the folder), FAILED_PRECONDITION (a parameter
+// missing there or of another shape, or none to copy), DATA_LOSS (unreadable).
+Status InitializeFromCheckpoint(const InitConfig& init, Transformer& model);
+
+}  // namespace rung

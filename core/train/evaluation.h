@@ -1,0 +1,65 @@
+// core/train/evaluation.h
+//
+// What a run measures besides its training loss: the held-out loss (train.eval_batches validation
+// batches at the training shape: per position, and the answer accuracy of sources with a loss
+// mask), the held-out loss beyond the training length under each length extension
+// (train.extrapolation_multiples x train.extrapolation_methods), and the attention diagnostics at
+// the end of a run; with them the evaluation part of the final record.
+//
+// Every evaluation runs without gradients in eval mode and leaves the model in training mode (and
+// without a length extension). Only rank 0 of a data-parallel trial evaluates.
+//
+// Example:
+//   Evaluator evaluator(trial, device, *source, model);
+//   AddHeldOut(evaluator.HeldOut(), step_record);
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "core/config/trial_config.h"
+#include "core/data/batch_source.h"
+#include "core/model/transformer.h"
+#include "core/records/trainer_records.h"
+
+namespace rung {
+
+struct Evaluation {
+  double loss = 0.0;
+  double accuracy = -1.0;                 // only for sources with a loss mask (answer accuracy)
+  std::vector<double> loss_per_position;  // mean loss at each position over counted targets (NaN: none)
+};
+
+// The held-out fields of a step record: val_loss, and val_accuracy where there is one.
+void AddHeldOut(const Evaluation& evaluation, records::StepRecord& record);
+
+class Evaluator {
+ public:
+  // Keeps references: each argument must outlive the evaluator.
+  Evaluator(const TrialConfig& trial, const torch::Device& device, const BatchSource& source, Transformer& model);
+
+  // The held-out loss at the training shape (data.seq_len, train.batch_size).
+  Evaluation HeldOut() const;
+
+  // The attention diagnostics record of the end of the run (kind "attention", milestone "end") at
+  // `step`, over train.diagnostics_sequences validation sequences. REQUIRES: that count > 0.
+  records::DiagnosticsRecord EndDiagnostics(int64_t step) const;
+
+  // A final record with its evaluation fields filled: `held_out` (val_loss, per position and
+  // accuracy), the positional parameters and rotary frequencies, and the extrapolation results.
+  records::FinalRecord FinalEvaluation(const Evaluation& held_out) const;
+
+ private:
+  // Held-out loss over train.eval_batches batches of `batch_size` sequences of `time` positions.
+  Evaluation Evaluate(int64_t time, int64_t batch_size) const;
+  std::vector<records::ExtrapolationResult> EvaluateBeyondTrainingLength() const;
+
+  const TrialConfig& trial_;
+  const torch::Device device_;
+  const BatchSource& source_;
+  Transformer& model_;
+};
+
+}  // namespace rung
