@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/common/csv_field.h"
+
 namespace rung::cli {
 
 void TextTable::AddRow(std::vector<std::string> cells, nlohmann::json json_row) {
@@ -37,14 +39,8 @@ void TextTable::PrintText(std::ostream& out) const {
 }
 
 void TextTable::PrintCsv(std::ostream& out) const {
-  auto quote = [](const std::string& cell) {
-    if (cell.find_first_of(",\"\n") == std::string::npos) return cell;
-    std::string quoted = "\"";
-    for (char c : cell) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return quoted + "\"";
-  };
   auto print_row = [&](const std::vector<std::string>& cells) {
-    for (size_t column = 0; column < cells.size(); ++column) out << (column ? "," : "") << quote(cells[column]);
+    for (size_t column = 0; column < cells.size(); ++column) out << (column ? "," : "") << CsvField(cells[column]);
     out << '\n';
   };
   print_row(columns_);

@@ -1,5 +1,6 @@
 // coordinator/server/proto_convert.cc
 #include "coordinator/server/proto_convert.h"
+#include "proto/grpc_status.h"
 #include "proto/trainer_record_proto.h"
 
 #include <limits>
@@ -137,6 +138,81 @@ v1::MetricSummary ToProto(MetricSummary summary) {
 }
 
 }  // namespace
+
+StatusOr<FitOptions> FitOptionsFromProto(const v1::FitRequest& request) {
+  FitOptions options;
+  options.sweep_id = request.sweep_id();
+  options.metric = request.metric();
+  options.variant_keys.assign(request.variant_keys().begin(), request.variant_keys().end());
+  RUNG_ASSIGN_OR_RETURN(options.summary, FromProto(request.summary()));
+  options.baseline = request.baseline();
+  options.bootstrap = request.bootstrap();
+  options.seed = request.seed();
+  if (request.has_fixed_e()) options.fixed_e = request.fixed_e();
+  options.e_grid.assign(request.e_grid().begin(), request.e_grid().end());
+  return options;
+}
+
+v1::FitRow ToProtoFitRow(const fit::MultiplierRow& row) {
+  v1::FitRow out;
+  out.set_variant(row.variant);
+  out.set_label(row.label);
+  out.set_estimator(fit::EstimatorName(row.estimator));
+  out.set_compute(row.compute);
+  out.set_loss(row.loss);
+  out.set_loss_sd(row.loss_sd);
+  out.set_seeds(row.seeds);
+  if (row.multiplier) out.set_multiplier(*row.multiplier);
+  out.set_undefined_reason(row.why);
+  if (row.baseline_compute) out.set_baseline_compute(*row.baseline_compute);
+  if (row.interval) {
+    out.set_interval_low(row.interval->low);
+    out.set_interval_high(row.interval->high);
+  }
+  if (row.wallclock_multiplier) out.set_wallclock_multiplier(*row.wallclock_multiplier);
+  out.set_note(row.how);
+  return out;
+}
+
+v1::StoredFit ToProtoStoredFit(const FitRecord& fit, bool with_report) {
+  v1::StoredFit out;
+  out.set_fit_id(fit.id);
+  out.set_sweep_id(fit.sweep_id);
+  *out.mutable_created_at() = ToProtoTime(fit.created_at);
+  out.set_actor(fit.actor);
+  out.set_metric(fit.metric);
+  out.set_baseline(fit.baseline);
+  for (const std::string& key : fit.variant_keys) out.add_variant_keys(key);
+  out.set_options_json(fit.options.dump());
+  for (const FitPointRecord& point : fit.points) {
+    v1::FitPoint* shown = out.add_points();
+    shown->set_trial_id(point.trial_id);
+    shown->set_variant(point.variant);
+    shown->set_label(point.label);
+    shown->set_compute(point.compute);
+    shown->set_loss(point.loss);
+    shown->set_seed(point.seed);
+  }
+  if (with_report) {
+    out.set_report_json(fit.result.dump(2));
+    out.set_report_text(fit.result_text);
+  }
+  return out;
+}
+
+StatusOr<ExportTable> ExportTableFromProto(v1::ExportTable table) {
+  switch (table) {
+    case v1::EXPORT_TABLE_UNSPECIFIED:
+    case v1::EXPORT_TABLE_TRIALS: return ExportTable::kTrials;
+    case v1::EXPORT_TABLE_LADDER: return ExportTable::kLadder;
+    default:
+      return FromGrpcStatus(Unimplemented("rung.v1.UserService/Export of table " + v1::ExportTable_Name(table)));
+  }
+}
+
+ExportFormat FromProto(v1::ExportFormat format) {
+  return format == v1::EXPORT_FORMAT_JSONL ? ExportFormat::kJsonLines : ExportFormat::kCsv;
+}
 
 StatusOr<ResultsQuery> ResultsQueryFromProto(const v1::QueryResultsRequest& request) {
   ResultsQuery query;

@@ -22,6 +22,8 @@
 #include <nlohmann/json.hpp>
 
 #include "coordinator/domain/results_query.h"
+#include "coordinator/domain/sweep_export.h"
+#include "coordinator/domain/sweep_fits.h"
 #include "coordinator/store/record_rows.h"
 #include "coordinator/store/store_types.h"
 #include "core/common/status.h"
@@ -52,6 +54,17 @@ v1::TrialAttempt ToProtoAttempt(const AttemptRecord& attempt);
 StatusOr<MetricSummary> FromProto(v1::MetricSummary summary);
 StatusOr<ResultsQuery> ResultsQueryFromProto(const v1::QueryResultsRequest& request);
 v1::QueryResultsResponse ToProtoResults(const ResultsTable& table);
+
+// Fit, ListFits: the request as fit options (INVALID_ARGUMENT for an unknown summary); a row of the
+// report; a stored fit, its report only `with_report`.
+StatusOr<FitOptions> FitOptionsFromProto(const v1::FitRequest& request);
+v1::FitRow ToProtoFitRow(const fit::MultiplierRow& row);
+v1::StoredFit ToProtoStoredFit(const FitRecord& fit, bool with_report);
+
+// Export: the table asked for (TRIALS for UNSPECIFIED; UNIMPLEMENTED for a table this coordinator
+// does not serve) and the format.
+StatusOr<ExportTable> ExportTableFromProto(v1::ExportTable table);
+ExportFormat FromProto(v1::ExportFormat format);
 
 // `gone`: not seen for longer than a lease lasts.
 v1::Worker ToProtoWorker(const WorkerRecord& worker, Timestamp now, std::chrono::microseconds lease_duration);

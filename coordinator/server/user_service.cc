@@ -10,8 +10,6 @@
 #include "coordinator/server/proto_convert.h"
 #include "coordinator/domain/results_query.h"
 #include "coordinator/server/rpc_support.h"
-#include "coordinator/server/sweep_export.h"
-#include "coordinator/server/sweep_fitter.h"
 
 namespace rung::server {
 namespace {
@@ -383,31 +381,45 @@ grpc::Status UserServiceImpl::GetDiagnostics(grpc::ServerContext* /*context*/,
 
 grpc::Status UserServiceImpl::Fit(grpc::ServerContext* context, const v1::FitRequest* request,
                                   v1::FitResponse* response) {
-  StatusOr<v1::FitResponse> fit = FitSweep(*coordinator_, *request, Actor(*context));
+  StatusOr<FitOptions> options = FitOptionsFromProto(*request);
+  if (!options.ok()) return ToGrpcStatus(options.status());
+  StatusOr<SweepFit> fit = FitSweep(*coordinator_, *options, Actor(*context));
   if (!fit.ok()) return ToGrpcStatus(fit.status());
-  *response = std::move(fit).value();
+  response->set_fit_id(fit->stored.id);
+  for (const fit::MultiplierRow& row : fit->report.rows) *response->add_rows() = ToProtoFitRow(row);
+  response->set_report_json(fit->stored.result.dump(2));
+  *response->mutable_stored() = ToProtoStoredFit(fit->stored, /*with_report=*/true);
   return grpc::Status::OK;
 }
 
 grpc::Status UserServiceImpl::ListFits(grpc::ServerContext* /*context*/, const v1::ListFitsRequest* request,
                                        v1::ListFitsResponse* response) {
-  StatusOr<v1::ListFitsResponse> fits = server::ListFits(*coordinator_, *request);
+  if (request->fit_id() > 0) {
+    StatusOr<FitRecord> fit = GetFit(*coordinator_, request->fit_id(), request->sweep_id());
+    if (!fit.ok()) return ToGrpcStatus(fit.status());
+    *response->add_fits() = ToProtoStoredFit(*fit, /*with_report=*/true);
+    return grpc::Status::OK;
+  }
+  if (grpc::Status valid = Required(request->sweep_id(), "ListFitsRequest.sweep_id (or fit_id)"); !valid.ok()) {
+    return valid;
+  }
+  StatusOr<std::vector<FitRecord>> fits = coordinator_->fits().List(request->sweep_id(), request->with_report());
   if (!fits.ok()) return ToGrpcStatus(fits.status());
-  *response = std::move(fits).value();
+  for (const FitRecord& fit : *fits) *response->add_fits() = ToProtoStoredFit(fit, request->with_report());
   return grpc::Status::OK;
 }
 
 grpc::Status UserServiceImpl::Export(grpc::ServerContext* context, const v1::ExportRequest* request,
                                      grpc::ServerWriter<v1::ExportChunk>* writer) {
-  if (!IsServedExportTable(request->table())) {
-    return Unimplemented("rung.v1.UserService/Export of table " + v1::ExportTable_Name(request->table()));
-  }
-  return ToGrpcStatus(ExportSweep(*coordinator_, *request, [context, writer](const std::string& data) {
+  StatusOr<ExportTable> table = ExportTableFromProto(request->table());
+  if (!table.ok()) return ToGrpcStatus(table.status());
+  const auto write = [context, writer](const std::string& data) {
     if (context->IsCancelled()) return false;
     v1::ExportChunk chunk;
     chunk.set_data(data);
     return writer->Write(chunk);
-  }));
+  };
+  return ToGrpcStatus(ExportSweep(*coordinator_, request->sweep_id(), *table, FromProto(request->format()), write));
 }
 
 grpc::Status UserServiceImpl::ListWorkers(grpc::ServerContext* /*context*/, const v1::ListWorkersRequest* request,

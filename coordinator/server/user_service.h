@@ -8,8 +8,9 @@
 // Served: GetServerInfo, SubmitSweep (sweep_submitter.h), ListSweeps, GetSweep, CancelSweep,
 // PauseSweep, ResumeSweep, ListTrials, GetTrial (with its attempts), RetryTrials,
 // StreamSweepUpdates and GetLogs (followers.h), GetMetrics, GetLearnedParameters, GetDiagnostics,
-// ListWorkers, QueryResults (coordinator/domain/results_query.h), Fit and ListFits (sweep_fitter.h), Export
-// (sweep_export.h; the TRIALS and LADDER tables, UNIMPLEMENTED for the others).
+// ListWorkers, QueryResults (coordinator/domain/results_query.h), Fit and ListFits
+// (coordinator/domain/sweep_fits.h), Export (coordinator/domain/sweep_export.h; the TRIALS and
+// LADDER tables, UNIMPLEMENTED for the others).
 //
 // The actor recorded with a change is "user:<name>" from the optional `rung-user` metadata
 // ("user:anonymous" without it).

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "core/model/defined_tensors.h"
+
 namespace rung {
 
 InverseTemperatureImpl::InverseTemperatureImpl(const ModelConfig& config) : config_(config) {
@@ -78,11 +80,7 @@ std::vector<torch::Tensor> InverseTemperatureImpl::Multipliers(int64_t time, con
 }
 
 std::vector<torch::Tensor> InverseTemperatureImpl::learned_parameters() const {
-  std::vector<torch::Tensor> params;
-  for (const auto& tensor : {scale_, offset_, beta_}) {
-    if (tensor.defined()) params.push_back(tensor);
-  }
-  return params;
+  return DefinedTensors({scale_, offset_, beta_});
 }
 
 }  // namespace rung

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "core/model/defined_tensors.h"
+
 namespace rung {
 
 std::vector<double> RopeFrequencies(double base, int64_t head_dim) {
@@ -137,18 +139,11 @@ void PositionalEncodingImpl::set_length_extension(const LengthExtension& extensi
 }
 
 std::vector<torch::Tensor> PositionalEncodingImpl::frequency_parameters() const {
-  std::vector<torch::Tensor> params;
-  if (adarope_log_freq_.defined()) params.push_back(adarope_log_freq_);
-  if (adarope_log_base_.defined()) params.push_back(adarope_log_base_);
-  return params;
+  return DefinedTensors({adarope_log_freq_, adarope_log_base_});
 }
 
 std::vector<torch::Tensor> PositionalEncodingImpl::scale_parameters() const {
-  std::vector<torch::Tensor> params;
-  for (const auto& tensor : {lerope_log_scale_, adascale_tau_, adascale_gamma_}) {
-    if (tensor.defined()) params.push_back(tensor);
-  }
-  return params;
+  return DefinedTensors({lerope_log_scale_, adascale_tau_, adascale_gamma_});
 }
 
 }  // namespace rung

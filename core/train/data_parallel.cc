@@ -68,6 +68,16 @@ Status RunCollective(const char* name, Collective collective) {
   return Status::Ok();
 }
 
+// Runs `collective` on each tensor in turn, as a one-tensor list.
+template <typename Collective>
+Status EachTensor(const char* name, const std::vector<torch::Tensor>& tensors, Collective collective) {
+  for (const torch::Tensor& tensor : tensors) {
+    std::vector<torch::Tensor> one = {tensor};
+    RUNG_RETURN_IF_ERROR(RunCollective(name, [&] { return collective(one); }));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<DataParallelGroup>> DataParallelGroup::Connect(const DataParallelOptions& options,
@@ -125,20 +135,12 @@ StatusOr<std::unique_ptr<DataParallelGroup>> DataParallelGroup::Connect(const Da
 
 Status DataParallelGroup::AllReduceSum(const std::vector<torch::Tensor>& tensors) {
   if (!impl_) return Status::Ok();
-  for (const torch::Tensor& tensor : tensors) {
-    std::vector<torch::Tensor> one = {tensor};
-    RUNG_RETURN_IF_ERROR(RunCollective("all-reduce", [&] { return impl_->allreduce(one); }));
-  }
-  return Status::Ok();
+  return EachTensor("all-reduce", tensors, [this](std::vector<torch::Tensor>& one) { return impl_->allreduce(one); });
 }
 
 Status DataParallelGroup::Broadcast(const std::vector<torch::Tensor>& tensors) {
   if (!impl_) return Status::Ok();
-  for (const torch::Tensor& tensor : tensors) {
-    std::vector<torch::Tensor> one = {tensor};
-    RUNG_RETURN_IF_ERROR(RunCollective("broadcast", [&] { return impl_->broadcast(one); }));
-  }
-  return Status::Ok();
+  return EachTensor("broadcast", tensors, [this](std::vector<torch::Tensor>& one) { return impl_->broadcast(one); });
 }
 
 #else  // !RUNG_HAVE_C10D

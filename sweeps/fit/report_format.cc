@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "core/common/csv_field.h"
+
 namespace rung::fit {
 namespace {
 
@@ -272,13 +274,6 @@ json RowJson(const MultiplierRow& row, const MultiplierReport& report, const std
   if (row.wallclock_multiplier) out["wallclock_multiplier"] = *row.wallclock_multiplier;
   if (!row.wallclock_why.empty()) out["wallclock_undefined_reason"] = row.wallclock_why;
   return out;
-}
-
-std::string CsvField(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
 }
 
 std::string Opt(const std::optional<double>& value) { return value ? Fmt("%.10g", *value) : ""; }

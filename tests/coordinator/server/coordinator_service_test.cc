@@ -247,12 +247,8 @@ TEST_F(CoordinatorServiceTest, ResubmissionReportsSkippedUnchangedAndChangedCell
 }
 
 TEST_F(CoordinatorServiceTest, LeaseExpiryOnTheClockRequeuesWithTheNextAttemptAndResumeFrom) {
-  Submit(TinySpec("tiny", 0, "1.0e-3", "[rope]"));
-  Register("w1");
-  Register("w2");
-  std::optional<v1::TrialLease> first = Lease("w1");
+  std::optional<v1::TrialLease> first = OneTrialLeasedToW1AfterAReport();
   ASSERT_TRUE(first.has_value());
-  ASSERT_TRUE(Report("w1", *first, 1, {ProvenanceRecord(), StepRecord(5, 2.5)}).ok());
 
   clock_.Advance(kLease - std::chrono::seconds(1));
   EXPECT_EQ(ExpireDueLeases(), 0u);
@@ -274,12 +270,8 @@ TEST_F(CoordinatorServiceTest, LeaseExpiryOnTheClockRequeuesWithTheNextAttemptAn
 }
 
 TEST_F(CoordinatorServiceTest, ALateReportFromASupersededAttemptIsFencedOff) {
-  Submit(TinySpec("tiny", 0, "1.0e-3", "[rope]"));
-  Register("w1");
-  Register("w2");
-  std::optional<v1::TrialLease> first = Lease("w1");
+  std::optional<v1::TrialLease> first = OneTrialLeasedToW1AfterAReport();
   ASSERT_TRUE(first.has_value());
-  ASSERT_TRUE(Report("w1", *first, 1, {ProvenanceRecord(), StepRecord(5, 2.5)}).ok());
 
   // w1 goes silent past its lease; w2's Lease call expires it first and takes the trial over.
   clock_.Advance(kLease + std::chrono::seconds(1));
@@ -608,11 +600,8 @@ TEST_F(CoordinatorServiceTest, StreamSweepUpdatesSendsASnapshotThenChangesUntilT
 }
 
 TEST_F(CoordinatorServiceTest, GetLogsReturnsRecordsStderrAndEvents) {
-  Submit(TinySpec("tiny", 0, "1.0e-3", "[rope]"));
-  Register("w1");
-  std::optional<v1::TrialLease> lease = Lease("w1");
+  std::optional<v1::TrialLease> lease = FirstTrialSucceeded(TinySpec("tiny", 0, "1.0e-3", "[rope]"));
   ASSERT_TRUE(lease.has_value());
-  RunToSuccess("w1", *lease);
 
   auto read_logs = [&](const v1::GetLogsRequest& request) {
     std::unique_ptr<grpc::ClientContext> context = ContextWithToken(user_token_);
@@ -641,11 +630,8 @@ TEST_F(CoordinatorServiceTest, GetLogsReturnsRecordsStderrAndEvents) {
 }
 
 TEST_F(CoordinatorServiceTest, GetLogsOfAnAttemptTheTrialDoesNotHaveIsNotFoundNamingTheOnesItHas) {
-  Submit(TinySpec("tiny", 0, "1.0e-3", "[rope, nope]"));
-  Register("w1");
-  std::optional<v1::TrialLease> lease = Lease("w1");
+  std::optional<v1::TrialLease> lease = FirstTrialSucceeded(TinySpec("tiny", 0, "1.0e-3", "[rope, nope]"));
   ASSERT_TRUE(lease.has_value());
-  RunToSuccess("w1", *lease);
   auto status_of = [&](int64_t trial_id, int64_t attempt, int32_t tail) {
     v1::GetLogsRequest request;
     request.set_trial_id(trial_id);

@@ -164,6 +164,31 @@ class CoordinatorServiceTest : public ::testing::Test {
     return response.lease();
   }
 
+  // The sweep of `spec` submitted, w1 registered, the first trial leased to it and run to success
+  // (RunToSuccess); its lease, or nullopt (and a failed expectation) when none was leased.
+  std::optional<v1::TrialLease> FirstTrialSucceeded(const std::string& spec) {
+    Submit(spec);
+    Register("w1");
+    std::optional<v1::TrialLease> lease = Lease("w1");
+    EXPECT_TRUE(lease.has_value()) << "nothing to lease";
+    if (lease) RunToSuccess("w1", *lease);
+    return lease;
+  }
+
+  // One trial of a one-cell sweep, workers w1 and w2 registered, leased to w1, which reported its
+  // provenance and step 5 (batch 1); nullopt (and a failed expectation) when any of it did not work.
+  std::optional<v1::TrialLease> OneTrialLeasedToW1AfterAReport() {
+    Submit(TinySpec("tiny", 0, "1.0e-3", "[rope]"));
+    Register("w1");
+    Register("w2");
+    std::optional<v1::TrialLease> lease = Lease("w1");
+    if (!lease) return std::nullopt;
+    grpc::Status reported = Report("w1", *lease, 1, {ProvenanceRecord(), StepRecord(5, 2.5)});
+    EXPECT_TRUE(reported.ok()) << reported.error_message();
+    if (!reported.ok()) return std::nullopt;
+    return lease;
+  }
+
   grpc::Status Report(const std::string& worker_id, const v1::TrialLease& lease, int64_t sequence,
                       const std::vector<std::string>& records, v1::ReportMetricsResponse* response = nullptr) {
     v1::ReportMetricsRequest request;

@@ -27,9 +27,7 @@ DataConfig SampleConfig() {
 }
 
 std::unique_ptr<ByteCorpus> LoadOrDie(const DataConfig& config, uint64_t seed = 1) {
-  StatusOr<std::unique_ptr<ByteCorpus>> corpus = ByteCorpus::Load(config, seed);
-  EXPECT_TRUE(corpus.ok()) << corpus.status().ToString();
-  return corpus.ok() ? std::move(*corpus) : nullptr;
+  return data_test::OpenedOrNull(ByteCorpus::Load(config, seed));
 }
 
 std::string RowText(const std::vector<int32_t>& tokens, int64_t row, int64_t seq_len) {

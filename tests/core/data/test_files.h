@@ -1,19 +1,29 @@
 // tests/core/data/test_files.h
 //
-// Helpers for the data tests: a temporary folder removed at the end of a test, file writers, and the
-// path of the committed sample corpus.
+// Helpers for the data tests: a temporary folder removed at the end of a test, file writers, the
+// path of the committed sample corpus, and OpenedOrNull for readers' factories.
 #pragma once
 
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "core/common/status.h"
+
 namespace rung::data_test {
+
+// The reader a factory opened, or null with a failed expectation that shows the status.
+template <typename Reader>
+std::unique_ptr<Reader> OpenedOrNull(StatusOr<std::unique_ptr<Reader>> opened) {
+  EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+  return opened.ok() ? std::move(*opened) : nullptr;
+}
 
 inline std::string SampleCorpusPath() { return std::string(RUNG_SOURCE_DIR) + "/tests/data/sample_corpus"; }
 

@@ -35,9 +35,7 @@ DataConfig ShardConfig(const std::string& path, int64_t token_bytes, int64_t voc
 }
 
 std::unique_ptr<TokenShards> OpenOrDie(const DataConfig& config, uint64_t seed = 3) {
-  StatusOr<std::unique_ptr<TokenShards>> shards = TokenShards::Open(config, seed);
-  EXPECT_TRUE(shards.ok()) << shards.status().ToString();
-  return shards.ok() ? std::move(*shards) : nullptr;
+  return data_test::OpenedOrNull(TokenShards::Open(config, seed));
 }
 
 TEST(TokenShardsTest, RoundTripsUint16) {

@@ -1,13 +1,14 @@
-#include "coordinator/server/sweep_export.h"
+#include "coordinator/domain/sweep_export.h"
 
 #include <cmath>
 #include <map>
 #include <set>
 
-#include "coordinator/server/proto_convert.h"
-#include "coordinator/server/sweep_fitter.h"
+#include "coordinator/domain/sweep_fits.h"
+#include "core/common/csv_field.h"
+#include "sweeps/spec/json_path.h"
 
-namespace rung::server {
+namespace rung {
 namespace {
 
 using nlohmann::json;
@@ -162,30 +163,18 @@ Status ExportTrialsCsv(Coordinator& coordinator, const SweepRecord& sweep, Chunk
 
 }  // namespace
 
-bool IsServedExportTable(v1::ExportTable table) {
-  return table == v1::EXPORT_TABLE_UNSPECIFIED || table == v1::EXPORT_TABLE_TRIALS || table == v1::EXPORT_TABLE_LADDER;
-}
-
-std::string CsvField(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
-
-Status ExportSweep(Coordinator& coordinator, const v1::ExportRequest& request,
+Status ExportSweep(Coordinator& coordinator, int64_t sweep_id, ExportTable table, ExportFormat format,
                    const std::function<bool(const std::string&)>& write) {
-  if (request.sweep_id() <= 0) return Status::InvalidArgument("ExportRequest.sweep_id is required (a positive id)");
-  RUNG_ASSIGN_OR_RETURN(SweepRecord sweep, coordinator.sweeps().Get(request.sweep_id()));
-  const bool jsonl = request.format() == v1::EXPORT_FORMAT_JSONL;
+  if (sweep_id <= 0) return Status::InvalidArgument("ExportRequest.sweep_id is required (a positive id)");
+  RUNG_ASSIGN_OR_RETURN(SweepRecord sweep, coordinator.sweeps().Get(sweep_id));
+  const bool jsonl = format == ExportFormat::kJsonLines;
   ChunkWriter out(write);
-  switch (request.table()) {
-    case v1::EXPORT_TABLE_UNSPECIFIED:
-    case v1::EXPORT_TABLE_TRIALS:
+  switch (table) {
+    case ExportTable::kTrials:
       RUNG_RETURN_IF_ERROR(jsonl ? ExportTrialsJsonl(coordinator, sweep, out)
                                  : ExportTrialsCsv(coordinator, sweep, out));
       break;
-    case v1::EXPORT_TABLE_LADDER: {
+    case ExportTable::kLadder: {
       if (jsonl) {
         return Status::InvalidArgument("the LADDER table exports as CSV only (what rung fit --from-csv reads)");
       }
@@ -193,11 +182,8 @@ Status ExportSweep(Coordinator& coordinator, const v1::ExportRequest& request,
       if (!write(csv)) return ReaderLeft();
       break;
     }
-    default:
-      return Status::InvalidArgument("exporting table " + v1::ExportTable_Name(request.table()) +
-                                     " is not served by this coordinator yet; TRIALS and LADDER are");
   }
   return out.Flush() ? Status::Ok() : ReaderLeft();
 }
 
-}  // namespace rung::server
+}  // namespace rung

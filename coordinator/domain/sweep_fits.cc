@@ -1,18 +1,16 @@
-#include "coordinator/server/sweep_fitter.h"
+#include "coordinator/domain/sweep_fits.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
 
-#include "coordinator/server/proto_convert.h"
-#include "coordinator/domain/results_query.h"
-#include "coordinator/server/sweep_export.h"
-#include "sweeps/fit/compute_multipliers.h"
+#include "core/common/csv_field.h"
 #include "sweeps/fit/report_format.h"
 #include "sweeps/spec/json_path.h"
 
-namespace rung::server {
+namespace rung {
 namespace {
 
 using nlohmann::json;
@@ -129,71 +127,33 @@ Status CheckEnoughPoints(const SweepLadder& ladder, const std::string& baseline)
   return Status::Ok();
 }
 
-v1::FitRow ToProtoRow(const fit::MultiplierRow& row) {
-  v1::FitRow out;
-  out.set_variant(row.variant);
-  out.set_label(row.label);
-  out.set_estimator(fit::EstimatorName(row.estimator));
-  out.set_compute(row.compute);
-  out.set_loss(row.loss);
-  out.set_loss_sd(row.loss_sd);
-  out.set_seeds(row.seeds);
-  if (row.multiplier) out.set_multiplier(*row.multiplier);
-  out.set_undefined_reason(row.why);
-  if (row.baseline_compute) out.set_baseline_compute(*row.baseline_compute);
-  if (row.interval) {
-    out.set_interval_low(row.interval->low);
-    out.set_interval_high(row.interval->high);
-  }
-  if (row.wallclock_multiplier) out.set_wallclock_multiplier(*row.wallclock_multiplier);
-  out.set_note(row.how);
-  return out;
-}
-
-v1::StoredFit ToProtoStoredFit(const FitRecord& fit, bool with_report) {
-  v1::StoredFit out;
-  out.set_fit_id(fit.id);
-  out.set_sweep_id(fit.sweep_id);
-  *out.mutable_created_at() = ToProtoTime(fit.created_at);
-  out.set_actor(fit.actor);
-  out.set_metric(fit.metric);
-  out.set_baseline(fit.baseline);
-  for (const std::string& key : fit.variant_keys) out.add_variant_keys(key);
-  out.set_options_json(fit.options.dump());
-  for (const FitPointRecord& point : fit.points) {
-    v1::FitPoint* shown = out.add_points();
-    shown->set_trial_id(point.trial_id);
-    shown->set_variant(point.variant);
-    shown->set_label(point.label);
-    shown->set_compute(point.compute);
-    shown->set_loss(point.loss);
-    shown->set_seed(point.seed);
-  }
-  if (with_report) {
-    out.set_report_json(fit.result.dump(2));
-    out.set_report_text(fit.result_text);
-  }
-  return out;
-}
-
 std::string Number(double value) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.17g", value);
   return text;
 }
 
+// The summary as stored fits have always named it (the API's enum spelling).
+const char* StoredSummaryName(MetricSummary summary) {
+  switch (summary) {
+    case MetricSummary::kBest: return "METRIC_SUMMARY_BEST";
+    case MetricSummary::kLast: return "METRIC_SUMMARY_LAST";
+    case MetricSummary::kFinal: break;
+  }
+  return "METRIC_SUMMARY_FINAL";
+}
+
 }  // namespace
 
-StatusOr<v1::FitResponse> FitSweep(Coordinator& coordinator, const v1::FitRequest& request, const std::string& actor) {
-  if (request.sweep_id() <= 0) return Status::InvalidArgument("FitRequest.sweep_id is required (a positive id)");
-  RUNG_ASSIGN_OR_RETURN(SweepRecord sweep, coordinator.sweeps().Get(request.sweep_id()));
-  const std::string metric = request.metric().empty() ? sweep.metric.name : request.metric();
-  std::vector<std::string> variant_keys(request.variant_keys().begin(), request.variant_keys().end());
-  RUNG_ASSIGN_OR_RETURN(MetricSummary summary_value, FromProto(request.summary()));
-  RUNG_ASSIGN_OR_RETURN(SweepLadder ladder, BuildLadder(coordinator, sweep, metric, summary_value, &variant_keys));
+StatusOr<SweepFit> FitSweep(Coordinator& coordinator, const FitOptions& request, const std::string& actor) {
+  if (request.sweep_id <= 0) return Status::InvalidArgument("FitRequest.sweep_id is required (a positive id)");
+  RUNG_ASSIGN_OR_RETURN(SweepRecord sweep, coordinator.sweeps().Get(request.sweep_id));
+  const std::string metric = request.metric.empty() ? sweep.metric.name : request.metric;
+  std::vector<std::string> variant_keys = request.variant_keys;
+  RUNG_ASSIGN_OR_RETURN(SweepLadder ladder, BuildLadder(coordinator, sweep, metric, request.summary, &variant_keys));
 
   fit::MultiplierOptions options;
-  options.baseline = request.baseline();
+  options.baseline = request.baseline;
   if (options.baseline.empty()) {
     if (ladder.baseline_variants.size() != 1) {
       std::string found;
@@ -211,10 +171,10 @@ StatusOr<v1::FitResponse> FitSweep(Coordinator& coordinator, const v1::FitReques
                                    options.baseline + "'; its variants: " + variants);
   }
   RUNG_RETURN_IF_ERROR(CheckEnoughPoints(ladder, options.baseline));
-  options.bootstrap = request.bootstrap() == 0 ? kDefaultBootstrap : std::max(0, request.bootstrap());
-  options.seed = request.seed();
-  if (request.has_fixed_e()) options.fixed_e = request.fixed_e();
-  options.e_grid.assign(request.e_grid().begin(), request.e_grid().end());
+  options.bootstrap = request.bootstrap == 0 ? kDefaultBootstrap : std::max(0, request.bootstrap);
+  options.seed = request.seed;
+  options.fixed_e = request.fixed_e;
+  options.e_grid = request.e_grid;
   RUNG_ASSIGN_OR_RETURN(fit::MultiplierReport report, fit::ComputeMultipliers(ladder.ladder, options));
 
   FitRecord record;
@@ -223,9 +183,7 @@ StatusOr<v1::FitResponse> FitSweep(Coordinator& coordinator, const v1::FitReques
   record.metric = metric;
   record.baseline = options.baseline;
   record.variant_keys = variant_keys;
-  const v1::MetricSummary summary =
-      request.summary() == v1::METRIC_SUMMARY_UNSPECIFIED ? v1::METRIC_SUMMARY_FINAL : request.summary();
-  record.options = {{"summary", v1::MetricSummary_Name(summary)},
+  record.options = {{"summary", StoredSummaryName(request.summary)},
                     {"bootstrap", options.bootstrap},
                     {"seed", options.seed},
                     {"fixed_e", options.fixed_e ? json(*options.fixed_e) : json()},
@@ -235,31 +193,15 @@ StatusOr<v1::FitResponse> FitSweep(Coordinator& coordinator, const v1::FitReques
   record.result = fit::ReportToJson(report);
   record.result_text = fit::FormatReportTable(report);
   RUNG_ASSIGN_OR_RETURN(FitRecord saved, coordinator.fits().Save(std::move(record)));
-
-  v1::FitResponse response;
-  response.set_fit_id(saved.id);
-  for (const fit::MultiplierRow& row : report.rows) *response.add_rows() = ToProtoRow(row);
-  response.set_report_json(saved.result.dump(2));
-  *response.mutable_stored() = ToProtoStoredFit(saved, /*with_report=*/true);
-  return response;
+  return SweepFit{std::move(saved), std::move(report)};
 }
 
-StatusOr<v1::ListFitsResponse> ListFits(Coordinator& coordinator, const v1::ListFitsRequest& request) {
-  v1::ListFitsResponse response;
-  if (request.fit_id() > 0) {
-    RUNG_ASSIGN_OR_RETURN(FitRecord fit, coordinator.fits().Get(request.fit_id()));
-    if (request.sweep_id() > 0 && fit.sweep_id != request.sweep_id()) {
-      return Status::NotFound("fit " + std::to_string(request.fit_id()) + " is not a fit of sweep " +
-                              std::to_string(request.sweep_id()));
-    }
-    *response.add_fits() = ToProtoStoredFit(fit, /*with_report=*/true);
-    return response;
+StatusOr<FitRecord> GetFit(Coordinator& coordinator, int64_t fit_id, int64_t sweep_id) {
+  RUNG_ASSIGN_OR_RETURN(FitRecord fit, coordinator.fits().Get(fit_id));
+  if (sweep_id > 0 && fit.sweep_id != sweep_id) {
+    return Status::NotFound("fit " + std::to_string(fit_id) + " is not a fit of sweep " + std::to_string(sweep_id));
   }
-  if (request.sweep_id() <= 0) return Status::InvalidArgument("ListFitsRequest.sweep_id (or fit_id) is required");
-  RUNG_ASSIGN_OR_RETURN(std::vector<FitRecord> fits,
-                        coordinator.fits().List(request.sweep_id(), request.with_report()));
-  for (const FitRecord& fit : fits) *response.add_fits() = ToProtoStoredFit(fit, request.with_report());
-  return response;
+  return fit;
 }
 
 StatusOr<std::string> LadderCsv(Coordinator& coordinator, int64_t sweep_id) {
@@ -276,4 +218,4 @@ StatusOr<std::string> LadderCsv(Coordinator& coordinator, int64_t sweep_id) {
   return csv;
 }
 
-}  // namespace rung::server
+}  // namespace rung

@@ -1,0 +1,64 @@
+// coordinator/domain/sweep_fits.h
+//
+// Compute multipliers (sweeps/fit/compute_multipliers.h) of a stored sweep's ladder, computed on
+// the coordinator and stored with their inputs (FitStore); what UserService.Fit, ListFits and the
+// LADDER export answer (the service converts).
+//
+// The ladder: every SUCCEEDED trial with a finite value of the metric (FitOptions::summary) is one
+// run: its variant (named by the values of FitOptions::variant_keys; by default every sweep axis
+// but seed: "rope" for one key, "position.variant=rope,train.lr=0.001" for several), its rung
+// label, its compute 6 N D, its loss, its seed, and its wall-clock seconds (summary wall_sec) when
+// every run has them. The baseline is FitOptions::baseline, or the variant of the cells the spec's
+// baseline selects (which must be one variant).
+//
+// Errors: NOT_FOUND (sweep, fit); INVALID_ARGUMENT (bad options, a baseline that is not a variant,
+// a spec baseline that selects several variants or none); FAILED_PRECONDITION when the baseline has
+// fewer than 2 finished ladder points or no other variant has one, saying how many there are and
+// how many trials are unfinished.
+//
+// Example:
+//   RUNG_ASSIGN_OR_RETURN(SweepFit fit, FitSweep(coordinator, {.sweep_id = 3}, "user:alice"));
+//
+// Thread safety: reads and writes the store (thread-safe); no state of its own.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "coordinator/domain/coordinator.h"
+#include "coordinator/domain/results_query.h"
+#include "coordinator/store/fit_store.h"
+#include "sweeps/fit/compute_multipliers.h"
+
+namespace rung {
+
+struct FitOptions {
+  int64_t sweep_id = 0;
+  std::string metric;                      // "": the sweep's metric
+  std::vector<std::string> variant_keys;   // empty: every sweep axis but seed
+  MetricSummary summary = MetricSummary::kFinal;
+  std::string baseline;                    // "": the variant the spec's baseline selects
+  int bootstrap = 0;                       // replicates for intervals; 0: 1000; negative: none
+  uint64_t seed = 0;                       // the bootstrap's seed
+  std::optional<double> fixed_e;           // also fit with this irreducible loss E (nats)
+  std::vector<double> e_grid;              // E values of the sensitivity table; empty: the default
+};
+
+struct SweepFit {
+  FitRecord stored;                // as saved: id, time, inputs, report
+  fit::MultiplierReport report;    // the rows, as computed
+};
+
+// Computes, stores and returns the fit. `actor` is recorded with it ("user:<name>").
+StatusOr<SweepFit> FitSweep(Coordinator& coordinator, const FitOptions& options, const std::string& actor);
+
+// The stored fit `fit_id`, checked to belong to `sweep_id` when that is positive.
+StatusOr<FitRecord> GetFit(Coordinator& coordinator, int64_t fit_id, int64_t sweep_id);
+
+// The ladder CSV `rung fit --from-csv` reads (variant,label,compute,loss,seed[,seconds]) of the
+// sweep's finished trials, variants named by every sweep axis but seed; one line per run.
+StatusOr<std::string> LadderCsv(Coordinator& coordinator, int64_t sweep_id);
+
+}  // namespace rung
