@@ -25,17 +25,15 @@ namespace rung::server {
 namespace {
 
 using ::testing::HasSubstr;
-using ::testing::IsSupersetOf;
 using testing::CheckHealth;
 using testing::ContextWithToken;
 using testing::LoopbackChannel;
-using testing::LoopbackServerOptions;
-using testing::ReflectedServices;
-using testing::ScratchDir;
 
 class GrpcServerTest : public ::testing::Test {
  protected:
-  void SetUp() override { ASSERT_TRUE(LoopbackServerOptions(scratch_, &options_, &user_token_, &worker_token_)); }
+  void SetUp() override {
+    ASSERT_TRUE(testing::LoopbackServerOptions(scratch_, &options_, &user_token_, &worker_token_));
+  }
 
   // Starts the server with options_ and connects to it.
   void StartServer() {
@@ -65,7 +63,7 @@ class GrpcServerTest : public ::testing::Test {
     return workers_->Register(ContextWithToken(token).get(), request, response);
   }
 
-  ScratchDir scratch_;
+  testing::ScratchDir scratch_;
   ServerOptions options_;
   std::string user_token_;
   std::string worker_token_;
@@ -90,8 +88,8 @@ TEST_F(GrpcServerTest, HealthAnswersServingWithoutAToken) {
 
 TEST_F(GrpcServerTest, ReflectionListsBothServicesWithoutAToken) {
   StartServer();
-  EXPECT_THAT(ReflectedServices(channel_),
-              IsSupersetOf({"rung.v1.UserService", "rung.v1.WorkerService", "grpc.health.v1.Health"}));
+  EXPECT_THAT(testing::ReflectedServices(channel_),
+              ::testing::IsSupersetOf({"rung.v1.UserService", "rung.v1.WorkerService", "grpc.health.v1.Health"}));
 }
 
 TEST_F(GrpcServerTest, UserServiceWithoutATokenIsUnauthenticated) {

@@ -34,7 +34,6 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::SizeIs;
 using testing::ContextWithToken;
-using testing::CoordinatorServiceTest;
 
 // Two rungs; rope and nope; seeds 0 and 1: eight trials, rope the baseline.
 std::string LadderSpec() {
@@ -102,10 +101,10 @@ std::vector<std::vector<std::string>> ParseCsv(const std::string& text) {
   return rows;
 }
 
-class QueryServiceTest : public CoordinatorServiceTest {
+class QueryServiceTest : public testing::CoordinatorServiceTest {
  protected:
   void SetUp() override {
-    CoordinatorServiceTest::SetUp();
+    testing::CoordinatorServiceTest::SetUp();
     sweep_id_ = Submit(LadderSpec()).sweep_id();
     ASSERT_GT(sweep_id_, 0);
     for (const v1::Trial& trial : ListTrials(sweep_id_)) {

@@ -38,11 +38,17 @@ std::unique_ptr<TokenShards> OpenOrDie(const DataConfig& config, uint64_t seed =
   return data_test::OpenedOrNull(TokenShards::Open(config, seed));
 }
 
+// `ids` written as data.bin in `folder` (raw little-endian tokens, `token_bytes` each), and opened.
+std::unique_ptr<TokenShards> WrittenAndOpened(const TempFolder& folder, const std::vector<uint32_t>& ids,
+                                              int token_bytes, int64_t vocab_size) {
+  WriteTokens(folder / "data.bin", ids, token_bytes);
+  return OpenOrDie(ShardConfig(folder / "data.bin", token_bytes, vocab_size));
+}
+
 TEST(TokenShardsTest, RoundTripsUint16) {
   TempFolder folder;
   const std::vector<uint32_t> ids = Ramp(0, 1000, 65536);
-  WriteTokens(folder / "data.bin", ids, 2);
-  auto shards = OpenOrDie(ShardConfig(folder / "data.bin", 2, 65536));
+  auto shards = WrittenAndOpened(folder, ids, 2, 65536);
   ASSERT_NE(shards, nullptr);
   EXPECT_EQ(shards->SplitTokens(Split::kTrain), 900);
   EXPECT_EQ(shards->SplitTokens(Split::kValidation), 100);
@@ -54,8 +60,7 @@ TEST(TokenShardsTest, RoundTripsUint16) {
 TEST(TokenShardsTest, RoundTripsUint32AboveSixteenBits) {
   TempFolder folder;
   const std::vector<uint32_t> ids = Ramp(70000, 500, 100000000);
-  WriteTokens(folder / "data.bin", ids, 4);
-  auto shards = OpenOrDie(ShardConfig(folder / "data.bin", 4, 100000000));
+  auto shards = WrittenAndOpened(folder, ids, 4, 100000000);
   ASSERT_NE(shards, nullptr);
   for (int64_t p = 0; p < 450; ++p) ASSERT_EQ(shards->Token(Split::kTrain, p), ids[p]);
   const TokenBatch batch = shards->Batch(Split::kValidation, 0, 2, 16);
@@ -65,8 +70,7 @@ TEST(TokenShardsTest, RoundTripsUint32AboveSixteenBits) {
 
 TEST(TokenShardsTest, BatchesAreDeterministicAndTargetsAreInputsShiftedByOne) {
   TempFolder folder;
-  WriteTokens(folder / "data.bin", Ramp(0, 5000, 50000), 2);
-  auto shards = OpenOrDie(ShardConfig(folder / "data.bin", 2, 50000));
+  auto shards = WrittenAndOpened(folder, Ramp(0, 5000, 50000), 2, 50000);
   for (Split split : {Split::kTrain, Split::kValidation}) {
     const TokenBatch batch = shards->Batch(split, 11, 4, 16);
     EXPECT_EQ(batch.inputs, shards->Batch(split, 11, 4, 16).inputs);

@@ -18,6 +18,7 @@
 
 #include "core/train/checkpoint.h"
 #include "tests/worker/agent/agent_test_util.h"
+#include "tests/worker/agent/read_to_exit.h"
 #include "core/records/trainer_records.h"
 
 namespace rung::agent {
@@ -29,26 +30,7 @@ using testing::WriteScript;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-// Reads every line until stdout ends; waits for the exit.
-struct Finished {
-  TrainerOutput output;
-  TrainerExit exit;
-};
-
-Finished RunToEnd(TrainerProcess& trainer) {
-  Finished finished;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
-  while (trainer.ReadOutput(std::chrono::milliseconds(100), &finished.output)) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      ADD_FAILURE() << "the trainer's stdout did not end";
-      break;
-    }
-  }
-  std::optional<TrainerExit> exit = trainer.Wait(std::chrono::seconds(30));
-  EXPECT_TRUE(exit.has_value()) << "the trainer did not exit";
-  if (exit) finished.exit = *exit;
-  return finished;
-}
+testing::Finished RunToEnd(TrainerProcess& trainer) { return testing::ReadToExit(trainer, std::chrono::minutes(5)); }
 
 TrainerLaunch FakeLaunch(const ScratchDir& scratch, const std::string& script_body) {
   TrainerLaunch launch;
@@ -76,7 +58,7 @@ TEST(TrainerProcessTest, PassesArgumentsThreadsAndGpusAndSplitsStdoutFromStderr)
   auto trainer = TrainerProcess::Start(launch);
   ::unsetenv("CUDA_VISIBLE_DEVICES");
   ASSERT_TRUE(trainer.ok()) << trainer.status().ToString();
-  Finished finished = RunToEnd(**trainer);
+  testing::Finished finished = RunToEnd(**trainer);
   EXPECT_THAT(finished.output.stdout_lines,
               ElementsAre("arg --config", "arg " + launch.config_path, "arg --checkpoint-dir",
                           "arg " + launch.checkpoint_dir, "arg --resume", "arg never", "arg --threads", "arg 3",
@@ -94,7 +76,7 @@ TEST(TrainerProcessTest, AppendsToAnExistingLogAndFollowsOnlyTheNewLines) {
   testing::WriteFile(launch.stderr_path, "first run\n");
   auto trainer = TrainerProcess::Start(launch);
   ASSERT_TRUE(trainer.ok()) << trainer.status().ToString();
-  Finished finished = RunToEnd(**trainer);
+  testing::Finished finished = RunToEnd(**trainer);
   EXPECT_THAT(finished.output.stderr_lines, ElementsAre("second run"));
   EXPECT_THAT(testing::ReadLines(launch.stderr_path), ElementsAre("first run", "second run"));
 }
@@ -103,7 +85,7 @@ TEST(TrainerProcessTest, ACrashIsAnExitBySignal) {
   ScratchDir scratch;
   auto trainer = TrainerProcess::Start(FakeLaunch(scratch, "kill -SEGV $$\n"));
   ASSERT_TRUE(trainer.ok()) << trainer.status().ToString();
-  Finished finished = RunToEnd(**trainer);
+  testing::Finished finished = RunToEnd(**trainer);
   EXPECT_EQ(finished.exit.signal, SIGSEGV);
   EXPECT_EQ(finished.exit.ReportedCode(), -SIGSEGV);
   EXPECT_THAT(finished.exit.Describe(), HasSubstr("killed by signal 11"));
@@ -141,7 +123,7 @@ TEST(TrainerProcessTest, SignalsAreDeliveredAndTheChildStartsWithAnEmptyMask) {
       },
       std::chrono::seconds(10)));
   ASSERT_TRUE((*trainer)->Signal(SIGTERM).ok());
-  Finished finished = RunToEnd(**trainer);
+  testing::Finished finished = RunToEnd(**trainer);
   EXPECT_THAT(finished.output.stdout_lines, ElementsAre("stopping"));
   EXPECT_EQ(finished.exit.exit_code, 75);
   EXPECT_TRUE((*trainer)->Signal(SIGTERM).ok()) << "signalling a reaped trainer is harmless";
@@ -219,7 +201,7 @@ TEST_F(TrainerProcessTrainingTest, ReadsEveryRecordOfARun) {
   WriteConfig(/*steps=*/20, /*log_every=*/1);
   auto trainer = TrainerProcess::Start(launch_);
   ASSERT_TRUE(trainer.ok()) << trainer.status().ToString();
-  Finished finished = RunToEnd(**trainer);
+  testing::Finished finished = RunToEnd(**trainer);
   ASSERT_EQ(finished.exit.ReportedCode(), 0) << ::testing::PrintToString(finished.output.stderr_lines);
 
   std::vector<std::string_view> types;
@@ -260,7 +242,7 @@ TEST_F(TrainerProcessTrainingTest, SigtermCheckpointsIntoTheGivenFolderAndExits7
       std::chrono::minutes(2)))
       << "no step record";
   ASSERT_TRUE((*trainer)->Signal(SIGTERM).ok());
-  Finished finished = RunToEnd(**trainer);
+  testing::Finished finished = RunToEnd(**trainer);
   EXPECT_EQ(finished.exit.ReportedCode(), 75);
   ASSERT_FALSE(finished.output.stdout_lines.empty());
   StatusOr<records::TrainerRecord> last = records::DecodeRecord(finished.output.stdout_lines.back());
