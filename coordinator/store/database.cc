@@ -7,16 +7,21 @@
 namespace rung {
 namespace {
 
-// SQLite result codes mapped to the codes callers act on.
+// SQLite result codes mapped to the codes callers act on. Contention is UNAVAILABLE (retry soon);
+// a full disk, a read-only file and I/O errors are RESOURCE_EXHAUSTED: trouble on the server's side
+// that an operator has to clear, which a worker waits out (it retries RESOURCE_EXHAUSTED and keeps
+// training) and the CLI reports as a failure (exit 1), not as a coordinator it cannot reach.
 StatusCode CodeForSqliteResult(int result) {
   switch (result & 0xff) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
+      return StatusCode::kUnavailable;
     case SQLITE_IOERR:
     case SQLITE_FULL:
     case SQLITE_CANTOPEN:
     case SQLITE_READONLY:
-      return StatusCode::kUnavailable;
+    case SQLITE_PERM:
+      return StatusCode::kResourceExhausted;
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
       return StatusCode::kDataLoss;

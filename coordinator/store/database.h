@@ -22,6 +22,10 @@
 //   RUNG_RETURN_IF_ERROR(insert->Run());
 //   return txn->Commit();
 //
+// Codes: contention (SQLITE_BUSY, SQLITE_LOCKED) is UNAVAILABLE; a full disk, a read-only file, a
+// missing permission and I/O errors are RESOURCE_EXHAUSTED; a damaged file is DATA_LOSS; a broken
+// constraint FAILED_PRECONDITION.
+//
 // Thread safety: none. A Database and everything prepared on it belong to one thread at a time; the
 // Store (store.h) serializes its users with a mutex.
 #pragma once
@@ -117,8 +121,8 @@ struct DatabaseOptions {
 // One SQLite connection to one file.
 class Database {
  public:
-  // Opens (creating it unless read_only) the database file at `path`. Errors: UNAVAILABLE when the
-  // file cannot be opened, FAILED_PRECONDITION when WAL mode cannot be set (WAL needs a local file
+  // Opens (creating it unless read_only) the database file at `path`. Errors: RESOURCE_EXHAUSTED
+  // when the file cannot be opened (see the codes below), FAILED_PRECONDITION when WAL mode cannot be set (WAL needs a local file
   // system with shared memory; never NFS), DATA_LOSS when the file is not a database.
   static StatusOr<std::unique_ptr<Database>> Open(const std::string& path, const DatabaseOptions& options = {});
 

@@ -6,12 +6,48 @@
 
 namespace rung {
 
+namespace {
+
+// FAILED_PRECONDITION naming the damage and the way out, for a file SQLite cannot read or whose
+// check fails.
+Status Damaged(const std::string& path, const std::string& what) {
+  return Status::FailedPrecondition(
+      "database " + path + " is damaged (" + what + "); the coordinator will not serve from it. Recover what "
+      "it holds into a new file and start on that: sqlite3 " + path + " .recover | sqlite3 " + path +
+      ".recovered, or restore a backup (sqlite3 " + path + " \".backup FILE\" while it serves); "
+      "--check-at-start none skips this check");
+}
+
+Status CheckAtStart(Database& db, const std::string& path, StoreOptions::StartCheck check) {
+  if (check == StoreOptions::StartCheck::kNone) return Status::Ok();
+  const char* pragma = check == StoreOptions::StartCheck::kFull ? "PRAGMA integrity_check(20)" : "PRAGMA quick_check(20)";
+  StatusOr<Statement> statement = db.Prepare(pragma);
+  if (!statement.ok()) return Damaged(path, statement.status().message());
+  std::string problems;
+  while (true) {
+    StatusOr<bool> row = statement->Step();
+    if (!row.ok()) return Damaged(path, row.status().message());
+    if (!*row) break;
+    const std::string line = statement->ColumnText(0);
+    if (line != "ok") problems += (problems.empty() ? "" : "; ") + line;
+  }
+  if (!problems.empty()) return Damaged(path, std::string(pragma) + ": " + problems);
+  return Status::Ok();
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, const Clock& clock, StoreOptions options) {
+  RUNG_ASSIGN_OR_RETURN(DatabaseLock lock, DatabaseLock::Acquire(path));
   DatabaseOptions database_options;
   database_options.busy_timeout_ms = options.busy_timeout_ms;
-  RUNG_ASSIGN_OR_RETURN(std::unique_ptr<Database> db, Database::Open(path, database_options));
-  RUNG_RETURN_IF_ERROR(MigrateSchema(*db));
-  return std::unique_ptr<Store>(new Store(std::move(db), clock, std::move(options)));
+  StatusOr<std::unique_ptr<Database>> db = Database::Open(path, database_options);
+  if (!db.ok()) {
+    return db.status().code() == StatusCode::kDataLoss ? Damaged(path, db.status().message()) : db.status();
+  }
+  RUNG_RETURN_IF_ERROR(CheckAtStart(**db, path, options.start_check));
+  RUNG_RETURN_IF_ERROR(MigrateSchema(**db));
+  return std::unique_ptr<Store>(new Store(std::move(lock), std::move(*db), clock, std::move(options)));
 }
 
 Status Store::CommitInGroup(const WriteBody& body) {

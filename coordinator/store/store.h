@@ -50,6 +50,7 @@
 
 #include "coordinator/store/clock.h"
 #include "coordinator/store/database.h"
+#include "coordinator/store/database_lock.h"
 #include "coordinator/store/store_options.h"
 #include "coordinator/store/tables/tables.h"
 #include "core/common/status.h"
@@ -58,8 +59,11 @@ namespace rung {
 
 class Store {
  public:
-  // Opens or creates the database at `path` and migrates it to this build's schema. `clock` must
-  // outlive the Store. Errors: database.h's, and FAILED_PRECONDITION for a database newer than this build.
+  // Takes the database's lock (database_lock.h: one Store per database file, however it is named),
+  // opens or creates the database at `path`, checks it (StoreOptions::start_check) and migrates it
+  // to this build's schema. `clock` must outlive the Store. Errors: database.h's; FAILED_PRECONDITION
+  // for a database another process holds, one newer than this build, or one that fails the check
+  // (with how to recover it).
   static StatusOr<std::unique_ptr<Store>> Open(const std::string& path, const Clock& clock, StoreOptions options = {});
 
   Store(const Store&) = delete;
@@ -113,8 +117,8 @@ class Store {
     bool done = false;  // guarded by queue_mutex_
   };
 
-  Store(std::unique_ptr<Database> db, const Clock& clock, StoreOptions options)
-      : db_(std::move(db)), clock_(clock), options_(std::move(options)) {}
+  Store(DatabaseLock lock, std::unique_ptr<Database> db, const Clock& clock, StoreOptions options)
+      : lock_(std::move(lock)), db_(std::move(db)), clock_(clock), options_(std::move(options)) {}
 
   // Queues `body`; the first waiting caller leads: it takes every queued write, runs them in one
   // transaction (RunGroup) and wakes their callers. Returns this body's status (see above).
@@ -128,6 +132,7 @@ class Store {
   bool leader_active_ = false;             // guarded by queue_mutex_
 
   std::mutex mutex_;
+  DatabaseLock lock_;             // declared before db_: released after the connection closed
   std::unique_ptr<Database> db_;  // guarded by mutex_
   const Clock& clock_;
   const StoreOptions options_;

@@ -1,14 +1,20 @@
 // tests/coordinator/server/coordinator_binary_test.cc
 //
 // The rung-coordinator binary as a real process: it creates missing token files (0600), opens its
-// database, prints the address it bound, answers health checks and calls, and exits 0 on SIGTERM.
+// database, prints the address it bound, answers health checks and calls, and exits 0 on SIGTERM
+// within 2 s; a second coordinator on the same database (or a link to it) and a damaged database
+// are refused with exit 1, writing nothing.
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -76,11 +82,73 @@ TEST(CoordinatorBinaryTest, PrintsItsAddressServesHealthAndExitsZeroOnSigterm) {
   EXPECT_EQ(google::protobuf::util::TimeUtil::DurationToMilliseconds(registered.lease_duration()), 500);
   EXPECT_LT(google::protobuf::util::TimeUtil::DurationToMilliseconds(registered.heartbeat_interval()), 500);
 
+  // A Lease long-poll in flight (nothing to lease: it would wait a minute) does not hold SIGTERM up.
+  std::thread polling([&] {
+    v1::LeaseRequest lease;
+    lease.set_worker_id("w1");
+    lease.mutable_free()->set_cpu_slots(1);
+    lease.mutable_wait()->set_seconds(60);
+    v1::LeaseResponse leased;
+    (void)v1::WorkerService::NewStub(LoopbackChannel(address))
+        ->Lease(testing::ContextWithToken(*token).get(), lease, &leased);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the poll reaches the server
+  const auto signalled = std::chrono::steady_clock::now();
   coordinator.Signal(SIGTERM);
   const int wait_status = coordinator.Wait(std::chrono::seconds(20));
+  const auto took = std::chrono::steady_clock::now() - signalled;
+  polling.join();
   ASSERT_NE(wait_status, -1) << "rung-coordinator did not exit after SIGTERM";
   ASSERT_TRUE(WIFEXITED(wait_status)) << "wait status " << wait_status;
   EXPECT_EQ(WEXITSTATUS(wait_status), 0);
+  EXPECT_LT(took, std::chrono::seconds(2)) << "SIGTERM took "
+                                            << std::chrono::duration<double>(took).count() << " s";
+}
+
+// Starts rung-coordinator on `db` with the scratch folder's token files and a log named `log`.
+std::unique_ptr<ChildProcess> StartCoordinator(const ScratchDir& scratch, const std::string& db,
+                                               const std::string& log) {
+  return std::make_unique<ChildProcess>(
+      std::vector<std::string>{RUNG_COORDINATOR_BINARY, "--listen", "127.0.0.1:0", "--db", db, "--user-token-file",
+                               scratch.Path("user.token"), "--worker-token-file", scratch.Path("worker.token")},
+      "", scratch.Path(log));
+}
+
+// Waits for a coordinator that must not start: its exit code (-1 if it did not exit).
+int ExitCodeOfRefused(ChildProcess& coordinator) {
+  EXPECT_EQ(coordinator.ReadLine(std::chrono::seconds(30)), "") << "it served";
+  const int wait_status = coordinator.Wait(std::chrono::seconds(20));
+  return wait_status != -1 && WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1;
+}
+
+TEST(CoordinatorBinaryTest, ASecondCoordinatorOnTheSameDatabaseOrALinkToItExitsOneNamingTheFirst) {
+  ScratchDir scratch;
+  const std::string db = scratch.Path("rung.db");
+  std::unique_ptr<ChildProcess> first = StartCoordinator(scratch, db, "first.log");
+  ASSERT_THAT(first->ReadLine(std::chrono::seconds(30)), ::testing::StartsWith("listening on "));
+  ASSERT_EQ(::symlink(db.c_str(), scratch.Path("symlink.db").c_str()), 0);
+  ASSERT_EQ(::link(db.c_str(), scratch.Path("hardlink.db").c_str()), 0);
+  for (const std::string& path : {db, scratch.Path("symlink.db"), scratch.Path("hardlink.db")}) {
+    SCOPED_TRACE(path);
+    std::unique_ptr<ChildProcess> second = StartCoordinator(scratch, path, "second.log");
+    EXPECT_EQ(ExitCodeOfRefused(*second), 1);
+    EXPECT_THAT(FileText(scratch.Path("second.log")), ::testing::HasSubstr("is in use by rung-coordinator pid "));
+  }
+  first->Signal(SIGTERM);
+  EXPECT_NE(first->Wait(std::chrono::seconds(20)), -1);
+}
+
+TEST(CoordinatorBinaryTest, ADamagedDatabaseIsRefusedWithHowToRecoverAndNoTokenFileIsWritten) {
+  ScratchDir scratch;
+  const std::string db = scratch.Path("damaged.db");
+  {
+    std::ofstream file(db);
+    file << "SQLite format 3" << std::string(1, '\0') << std::string(8000, '\x7f');
+  }
+  std::unique_ptr<ChildProcess> coordinator = StartCoordinator(scratch, db, "coordinator.log");
+  EXPECT_EQ(ExitCodeOfRefused(*coordinator), 1);
+  EXPECT_THAT(FileText(scratch.Path("coordinator.log")), ::testing::HasSubstr(".recover"));
+  EXPECT_FALSE(std::filesystem::exists(scratch.Path("user.token"))) << "a token file was written";
 }
 
 TEST(CoordinatorBinaryTest, BadArgumentsExitTwoWithoutServing) {
