@@ -19,6 +19,8 @@ StatusOr<std::unique_ptr<Coordinator>> Coordinator::Open(const CoordinatorOption
   StoreOptions store_options;
   store_options.artifact_root = ArtifactRootOf(options);
   store_options.lease_duration = options.lease_duration;
+  store_options.restart_grace = options.restart_grace;
+  store_options.start_check = options.start_check;
   store_options.gang_formation_timeout = options.lease_duration;
   store_options.rendezvous_first_port = options.rendezvous_first_port;
   store_options.rendezvous_port_count = options.rendezvous_port_count;

@@ -47,6 +47,8 @@ struct CoordinatorOptions {
   std::string database_path;  // required
   std::string artifact_root;  // "" = <database folder>/artifacts
   std::chrono::microseconds lease_duration = std::chrono::seconds(60);
+  std::chrono::microseconds restart_grace = std::chrono::seconds(10);  // StoreOptions
+  StoreOptions::StartCheck start_check = StoreOptions::StartCheck::kQuick;
   int rendezvous_first_port = 29500;  // gangs' rendezvous ports (StoreOptions)
   int rendezvous_port_count = 500;
 };

@@ -390,7 +390,8 @@ StatusOr<std::vector<AttemptKey>> TrialLifecycle::ExpireLeases() {
 StatusOr<int64_t> TrialLifecycle::RestartReconcile() {
   return store_.Write([&](Tables& tables) -> StatusOr<int64_t> {
     RUNG_ASSIGN_OR_RETURN(int64_t renewed,
-                          tables.attempts().RenewEveryLiveLease(tables.now() + tables.options().lease_duration));
+                          tables.attempts().RenewEveryLiveLease(
+                              tables.now() + std::max(tables.options().lease_duration, tables.options().restart_grace)));
     RUNG_RETURN_IF_ERROR(tables.events().Append(domain::NewEvent(
         tables, event_kind::kLeasesReconciled,
         {domain::kCoordinatorActor,

@@ -133,9 +133,10 @@ class TrialLifecycle {
   // Returns the attempts it expired.
   StatusOr<std::vector<AttemptKey>> ExpireLeases();
 
-  // Call once after the coordinator starts, before ExpireLeases: every live lease gets a full
-  // lease_duration from now, so that workers that kept training while the coordinator was down are
-  // not declared stale before they could reach it. Returns how many leases it renewed.
+  // Call once after the coordinator starts, before ExpireLeases: every live lease gets the longer of
+  // lease_duration and restart_grace (StoreOptions) from now, so that workers that kept training
+  // while the coordinator was down are not declared stale before they could reach it. Returns how
+  // many leases it renewed.
   StatusOr<int64_t> RestartReconcile();
 
   // When the earliest live lease expires (nullopt: none), for scheduling the next ExpireLeases.

@@ -1,16 +1,38 @@
 // coordinator/server/grpc_server.cc
 #include "coordinator/server/grpc_server.h"
 
+#include <filesystem>
+#include <iostream>
 #include <utility>
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/ext/health_check_service_server_builder_option.h>
+#include <grpcpp/impl/server_builder_option.h>
+
+#include "coordinator/server/health_only_service.h"
 
 namespace rung::server {
 namespace {
 
 // Idle request threads the server keeps between bursts of calls (gRPC's default: 2).
 constexpr int kMaxIdlePollers = 64;
+
+// Drops the builder's plugins (server reflection, registered process-wide): the health listener
+// answers the health service and nothing else, not even the list of the services.
+class WithoutPlugins : public grpc::ServerBuilderOption {
+ public:
+  void UpdateArguments(grpc::ChannelArguments* /*arguments*/) override {}
+  void UpdatePlugins(std::vector<std::unique_ptr<grpc::ServerBuilderPlugin>>* plugins) override { plugins->clear(); }
+};
+
+// Creates a token file that does not exist yet; an existing one is left as it is.
+Status CreateMissingTokenFile(const std::string& path) {
+  if (path.empty() || std::filesystem::exists(path)) return Status::Ok();
+  RUNG_RETURN_IF_ERROR(WriteFreshTokenFile(path));
+  std::cerr << "rung-coordinator: created " << path << " with a fresh token (mode 0600)\n";
+  return Status::Ok();
+}
 
 }  // namespace
 
@@ -21,6 +43,18 @@ CoordinatorServer::CoordinatorServer(const ServerOptions& options,
 StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(const ServerOptions& options,
                                                                       const Clock* clock) {
   RUNG_RETURN_IF_ERROR(ValidateServerOptions(options));
+  // The database first: a coordinator that cannot have it (another one holds it, it is damaged)
+  // writes nothing, not even token files.
+  std::unique_ptr<SystemClock> system_clock = std::make_unique<SystemClock>();
+  RUNG_ASSIGN_OR_RETURN(std::unique_ptr<Coordinator> coordinator,
+                        Coordinator::Open({options.database_path, options.artifact_root, options.lease_duration,
+                                           options.restart_grace, options.start_check,
+                                           options.rendezvous_first_port, options.rendezvous_port_count},
+                                          clock != nullptr ? *clock : *system_clock));
+  if (options.create_missing_token_files) {
+    RUNG_RETURN_IF_ERROR(CreateMissingTokenFile(options.user_token_file));
+    RUNG_RETURN_IF_ERROR(CreateMissingTokenFile(options.worker_token_file));
+  }
   RUNG_ASSIGN_OR_RETURN(std::string user_token, ReadTokenFile(options.user_token_file));
   RUNG_ASSIGN_OR_RETURN(std::string worker_token, ReadTokenFile(options.worker_token_file));
   RUNG_RETURN_IF_ERROR(ValidateTokens(user_token, worker_token));
@@ -33,10 +67,7 @@ StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(const Serv
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
 
   std::unique_ptr<CoordinatorServer> server(new CoordinatorServer(options, std::move(authenticator)));
-  RUNG_ASSIGN_OR_RETURN(std::unique_ptr<Coordinator> coordinator,
-                        Coordinator::Open({options.database_path, options.artifact_root, options.lease_duration,
-                                           options.rendezvous_first_port, options.rendezvous_port_count},
-                                          clock != nullptr ? *clock : server->system_clock_));
+  server->system_clock_ = std::move(system_clock);
   server->coordinator_ = std::move(coordinator);
   server->user_service_ =
       std::make_unique<UserServiceImpl>(server->coordinator_.get(), server->authenticator_.get(), server->started_at_);
@@ -62,9 +93,13 @@ StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(const Serv
   server->address_ = BoundAddress(options.listen_address, port);
 
   if (!options.health_listen_address.empty()) {
-    // No service registered: the builder adds only the default health service (and reflection,
-    // which then lists only that). Plaintext is safe here: no token and no data cross this port.
+    // One service, health, and no plugin (no reflection). Plaintext is safe here: no token and no
+    // data cross this port.
     grpc::ServerBuilder health_builder;
+    health_builder.SetOption(std::make_unique<WithoutPlugins>());
+    auto health = std::make_unique<HealthOnlyService>();
+    health_builder.RegisterService(health.get());  // owned by the server, through the option below
+    health_builder.SetOption(std::make_unique<grpc::HealthCheckServiceServerBuilderOption>(std::move(health)));
     int health_port = 0;
     health_builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     health_builder.AddListeningPort(options.health_listen_address, grpc::InsecureServerCredentials(), &health_port);

@@ -42,12 +42,13 @@ namespace rung::server {
 
 class CoordinatorServer {
  public:
-  // Validates the options, reads both token files, opens the database (every live lease gets a
-  // fresh period), builds the credentials and starts serving. `clock` (for tests: a ManualClock)
-  // is the time of the store; nullptr: the system clock. Errors: INVALID_ARGUMENT (options, tokens,
-  // TLS files), NOT_FOUND (a token or TLS file is missing), FAILED_PRECONDITION (a token file others
-  // can read, a database newer than this build), UNAVAILABLE (cannot open the database; cannot
-  // listen on the address: in use, or not an address of this host).
+  // Validates the options, opens the database (its lock, its check at start; every live lease gets
+  // a fresh period), creates missing token files when asked to, reads both, builds the credentials
+  // and starts serving. `clock` (for tests: a ManualClock) is the time of the store; nullptr: the
+  // system clock. Errors: INVALID_ARGUMENT (options, tokens, TLS files), NOT_FOUND (a token or TLS
+  // file is missing), FAILED_PRECONDITION (a token file others can read; a database newer than
+  // this build, held by another coordinator, or damaged), RESOURCE_EXHAUSTED (cannot open the
+  // database), UNAVAILABLE (cannot listen on the address: in use, or not an address of this host).
   // REQUIRES: `clock`, if given, outlives the server.
   static StatusOr<std::unique_ptr<CoordinatorServer>> Start(const ServerOptions& options,
                                                             const Clock* clock = nullptr);
@@ -81,7 +82,7 @@ class CoordinatorServer {
   ServerOptions options_;
   std::shared_ptr<BearerTokenAuthenticator> authenticator_;
   std::chrono::system_clock::time_point started_at_;
-  SystemClock system_clock_;
+  std::unique_ptr<SystemClock> system_clock_;  // the coordinator's clock unless Start was given one
   std::unique_ptr<Coordinator> coordinator_;
   std::unique_ptr<UserServiceImpl> user_service_;
   std::unique_ptr<WorkerServiceImpl> worker_service_;

@@ -4,13 +4,18 @@
 //   rung-coordinator --db rung.db --user-token-file user.token --worker-token-file worker.token
 //                    [--listen 127.0.0.1:50551] [--artifact-root DIR] [--lease-seconds 60]
 //                    [--heartbeat-seconds S] [--tls-cert cert.pem --tls-key key.pem]
-//                    [--health-listen 0.0.0.0:50552]
+//                    [--health-listen 0.0.0.0:50552] [--check-at-start quick|full|none]
+//                    [--restart-grace-seconds 10]
 //
-// Opens (or creates) the SQLite database, gives every live lease a fresh period (workers that kept
-// training while it was down are not declared stale), expires leases in the background, and serves.
+// Locks the SQLite database (one coordinator per database file: a second one exits 1 naming the
+// holder), opens (or creates) it, checks it (a damaged file is refused with how to recover it),
+// gives every live lease a fresh period of at least the restart grace (workers that kept training
+// while it was down are not declared stale), expires leases in the background, and serves.
 // Prints "listening on HOST:PORT" on stdout once it serves (the port it bound, also for port 0);
 // everything else goes to stderr. A token file that does not exist is created with a fresh token
-// (mode 0600). SIGTERM or SIGINT: stops accepting calls, lets calls in flight finish (5 s), exits 0.
+// (mode 0600), once the database is open. SIGTERM or SIGINT: stops accepting calls, lets calls in
+// flight finish for 1 s, cancels the rest (long computations such as fits stop at their next check),
+// exits 0; every acknowledged write is already durable (each was committed before its answer).
 // Exit codes: 0 after a signal, 1 when it cannot start, 2 bad arguments.
 #include <pthread.h>
 #include <signal.h>
@@ -19,6 +24,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -32,14 +38,6 @@ namespace {
 
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
-
-// Creates a token file that does not exist yet; an existing one is left as it is.
-rung::Status CreateMissingTokenFile(const std::string& path) {
-  if (path.empty() || std::filesystem::exists(path)) return rung::Status::Ok();
-  RUNG_RETURN_IF_ERROR(rung::server::WriteFreshTokenFile(path));
-  std::cerr << "rung-coordinator: created " << path << " with a fresh token (mode 0600)\n";
-  return rung::Status::Ok();
-}
 
 }  // namespace
 
@@ -63,6 +61,12 @@ int main(int argc, char** argv) {
                  "how long a lease lives without a heartbeat; fractions allowed")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  double restart_grace_seconds = 10;
+  app.add_option("--restart-grace-seconds", restart_grace_seconds,
+                 "after a start, every live lease lasts at least this long: time for workers that kept training "
+                 "to reach this coordinator again")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--heartbeat-seconds", heartbeat_seconds,
                  "how often workers heartbeat each trial (default: a sixth of the lease)")
       ->check(CLI::PositiveNumber);
@@ -78,6 +82,14 @@ int main(int argc, char** argv) {
   app.add_option("--health-listen", options.health_listen_address,
                  "host:port of a second, plaintext listener serving only grpc.health.v1.Health (no tokens, no "
                  "data): for probes that cannot speak TLS, e.g. Kubernetes grpc probes");
+  const std::map<std::string, rung::StoreOptions::StartCheck> checks = {
+      {"quick", rung::StoreOptions::StartCheck::kQuick},
+      {"full", rung::StoreOptions::StartCheck::kFull},
+      {"none", rung::StoreOptions::StartCheck::kNone}};
+  app.add_option("--check-at-start", options.start_check,
+                 "check the database before serving: quick (PRAGMA quick_check, the default), full (PRAGMA "
+                 "integrity_check: slower on large databases) or none")
+      ->transform(CLI::CheckedTransformer(checks, CLI::ignore_case));
   std::string rendezvous_ports = "29500-29999";
   app.add_option("--rendezvous-ports", rendezvous_ports,
                  "FIRST-LAST: ports a data-parallel trial leased to several workers meets on, at rank 0's worker "
@@ -93,6 +105,7 @@ int main(int argc, char** argv) {
     return std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6));
   };
   options.lease_duration = micros(lease_seconds);
+  options.restart_grace = micros(restart_grace_seconds);
   {
     int first = 0;
     int last = 0;
@@ -120,12 +133,7 @@ int main(int argc, char** argv) {
     std::cerr << "rung-coordinator: " << valid.message() << "\n";
     return kExitUsage;
   }
-  rung::Status created = CreateMissingTokenFile(options.user_token_file);
-  if (created.ok()) created = CreateMissingTokenFile(options.worker_token_file);
-  if (!created.ok()) {
-    std::cerr << "rung-coordinator: " << created.message() << "\n";
-    return kExitFailure;
-  }
+  options.create_missing_token_files = true;
   rung::StatusOr<std::unique_ptr<rung::server::CoordinatorServer>> server =
       rung::server::CoordinatorServer::Start(options);
   if (!server.ok()) {
@@ -144,7 +152,7 @@ int main(int argc, char** argv) {
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
   std::cerr << "rung-coordinator: " << strsignal(signal_number) << ", shutting down\n";
-  (*server)->Shutdown();
+  (*server)->Shutdown(std::chrono::seconds(1));
   (*server)->Wait();
   return 0;
 }

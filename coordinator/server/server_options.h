@@ -26,6 +26,7 @@
 
 #include <grpcpp/security/server_credentials.h>
 
+#include "coordinator/store/store_options.h"
 #include "core/common/status.h"
 
 namespace rung::server {
@@ -50,6 +51,12 @@ struct ServerOptions {
   // lives without one (the store expires it then).
   std::chrono::microseconds heartbeat_interval = std::chrono::seconds(10);
   std::chrono::microseconds lease_duration = std::chrono::seconds(60);
+  // What the database is checked with before serving (StoreOptions::start_check).
+  StoreOptions::StartCheck start_check = StoreOptions::StartCheck::kQuick;
+  // rung-coordinator creates missing token files (with fresh tokens), after the database opened.
+  bool create_missing_token_files = false;
+  // After a restart, live leases last at least this long (StoreOptions::restart_grace).
+  std::chrono::microseconds restart_grace = std::chrono::seconds(10);
   // The longest a WorkerService.Lease call is held open waiting for a trial.
   std::chrono::milliseconds max_lease_wait = std::chrono::seconds(60);
   // Rendezvous ports of gangs across workers (gang_leases.h): first_port .. first_port + count - 1
@@ -63,9 +70,6 @@ struct ServerOptions {
 // off, the health address (if any) is not host:port, or the heartbeat interval is not shorter than
 // the lease.
 Status ValidateServerOptions(const ServerOptions& options);
-
-// True for unix: sockets and for hosts that are loopback: "localhost", 127.0.0.0/8, "[::1]".
-bool IsLoopbackListenAddress(std::string_view listen_address);
 
 // The listen address with its port replaced by `port` (the one the server bound): "127.0.0.1:0",
 // 43117 -> "127.0.0.1:43117". unix: addresses come back unchanged.

@@ -57,7 +57,7 @@ struct AgentOptions {
   std::chrono::milliseconds lease_wait{20000};  // long-poll of one Lease call
   // After stop_grace (AttemptOptions), how long to wait for preempted attempts' reports.
   std::chrono::milliseconds report_timeout{30000};
-  BackoffPolicy retry_backoff{std::chrono::milliseconds(200), std::chrono::milliseconds(5000), 2.0};
+  BackoffPolicy retry_backoff{std::chrono::milliseconds(200), std::chrono::milliseconds(2000), 2.0};
   AttemptOptions attempt;  // trainer path, work dir, stop grace, relay batching
 };
 

@@ -337,6 +337,25 @@ TEST_F(TrialLifecycleTest, CancelEndsEveryUnfinishedTrialAndTellsItsWorker) {
   EXPECT_EQ(log.back().reason, "wrong learning rate");
 }
 
+TEST_F(TrialLifecycleTest, RestartReconcileGivesLeasesTheRestartGraceWhenItIsLongerThanALease) {
+  RegisterWorker("w");
+  Submit(Submission("s", {Cell("a")}));
+  const Lease running = StartNext("w");
+  Close();
+  clock_.Advance(2 * kLease);  // down for two leases
+  restart_grace_ = 3 * kLease;
+  Open();
+  ASSERT_OK_AND_ASSIGN(int64_t renewed, trials().RestartReconcile());
+  EXPECT_EQ(renewed, 1);
+  clock_.Advance(3 * kLease - std::chrono::seconds(1));
+  ASSERT_OK_AND_ASSIGN(std::vector<AttemptKey> expired, trials().ExpireLeases());
+  EXPECT_TRUE(expired.empty()) << "the lease lasts the grace, not one lease";
+  EXPECT_EQ(StateOf(running.trial_id), TrialState::kRunning);
+  clock_.Advance(std::chrono::seconds(2));
+  ASSERT_OK_AND_ASSIGN(expired, trials().ExpireLeases());
+  EXPECT_THAT(expired, ElementsAre(AttemptKey{running.trial_id, 1}));
+}
+
 TEST_F(TrialLifecycleTest, RestartReconcileGivesEveryLiveLeaseAFullFreshPeriod) {
   RegisterWorker("w");
   Submit(Submission("s", {Cell("a"), Cell("b"), Cell("c")}));

@@ -117,6 +117,7 @@ class StoreTest : public ::testing::Test {
     StoreOptions options;
     options.artifact_root = (folder_ / "artifacts").string();
     options.lease_duration = kLease;
+    options.restart_grace = restart_grace_;
     return options;
   }
 
@@ -192,6 +193,8 @@ class StoreTest : public ::testing::Test {
 
   std::filesystem::path folder_;
   ManualClock clock_{FromUnixMicros(1'700'000'000'000'000)};
+  // StoreOptions::restart_grace of the next Open().
+  std::chrono::microseconds restart_grace_ = StoreOptions().restart_grace;
   std::unique_ptr<Store> store_;
   std::unique_ptr<Managers> managers_;
 };
