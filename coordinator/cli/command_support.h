@@ -32,8 +32,7 @@ CLI::App* AddConnectedCommand(CLI::App& app, int* exit_code, const std::string& 
   command->callback([options, exit_code, run, name]() {
     StatusOr<std::unique_ptr<CoordinatorConnection>> connection = CoordinatorConnection::Open(options->connection);
     if (!connection.ok()) {
-      std::cerr << "rung " << name << ": " << connection.status().message() << "\n";
-      *exit_code = kUsage;
+      *exit_code = ReportConnectionError(name, connection.status());
       return;
     }
     *exit_code = run(*connection.value(), *options);

@@ -45,10 +45,11 @@ void AddConnectionOptions(CLI::App* command, ConnectionOptions* options) {
 
 StatusOr<std::unique_ptr<CoordinatorConnection>> CoordinatorConnection::Open(const ConnectionOptions& options) {
   if (options.token_file.empty()) {
-    return Status::InvalidArgument("no user token: pass --token-file FILE or set RUNG_TOKEN_FILE "
+    return Status::Unauthenticated("no user token: pass --token-file FILE or set RUNG_TOKEN_FILE "
                                    "(the coordinator's --user-token-file)");
   }
-  RUNG_ASSIGN_OR_RETURN(std::string token, ReadBearerTokenFile(options.token_file));
+  StatusOr<std::string> token = ReadBearerTokenFile(options.token_file);
+  if (!token.ok()) return Status::Unauthenticated(token.status().message());
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
   if (!options.tls_ca_file.empty()) {
     RUNG_ASSIGN_OR_RETURN(const std::string roots, ReadFileTrimmed(options.tls_ca_file, "TLS root certificates"));
@@ -63,7 +64,7 @@ StatusOr<std::unique_ptr<CoordinatorConnection>> CoordinatorConnection::Open(con
   arguments.SetMaxReceiveMessageSize(kMaxAnswerBytes);
   connection->channel_ = grpc::CreateCustomChannel(options.address, credentials, arguments);
   connection->user_ = rung::v1::UserService::NewStub(connection->channel_);
-  connection->token_ = std::move(token);
+  connection->token_ = std::move(token).value();
   connection->timeout_seconds_ = options.timeout_seconds;
   return connection;
 }
@@ -82,6 +83,11 @@ std::unique_ptr<grpc::ClientContext> CoordinatorConnection::StreamContext() cons
   context->AddMetadata("authorization", "Bearer " + token_);
   context->AddMetadata(wire::kProtocolVersionMetadata, std::to_string(wire::kProtocolVersion));
   return context;
+}
+
+int ReportConnectionError(const std::string& command, const Status& status, std::ostream& err) {
+  err << "rung " << command << ": " << status.message() << "\n";
+  return status.code() == StatusCode::kUnauthenticated ? kDenied : kUsage;
 }
 
 int ReportRpcError(const std::string& command, const grpc::Status& status) {

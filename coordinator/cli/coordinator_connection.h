@@ -11,6 +11,7 @@
 // loopback and unix sockets). Every call carries `authorization: Bearer <token>`.
 #pragma once
 
+#include <iostream>
 #include <memory>
 #include <string>
 
@@ -34,8 +35,9 @@ void AddConnectionOptions(CLI::App* command, ConnectionOptions* options);
 
 class CoordinatorConnection {
  public:
-  // Errors, each saying what to do: INVALID_ARGUMENT without a token file, or for an unreadable or
-  // empty --tls-ca file; ReadBearerTokenFile's for the token file (core/common/token_file.h).
+  // Errors, each saying what to do: UNAUTHENTICATED without a token file or for one that is missing
+  // or unreadable (ReadBearerTokenFile's message, core/common/token_file.h); INVALID_ARGUMENT for an
+  // unreadable or empty --tls-ca file.
   static StatusOr<std::unique_ptr<CoordinatorConnection>> Open(const ConnectionOptions& options);
 
   rung::v1::UserService::Stub& user() { return *user_; }
@@ -56,5 +58,9 @@ class CoordinatorConnection {
 // INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION, OUT_OF_RANGE -> kUsage; UNAVAILABLE,
 // DEADLINE_EXCEEDED -> kUnavailable; UNAUTHENTICATED, PERMISSION_DENIED -> kDenied; else kFailure.
 int ReportRpcError(const std::string& command, const grpc::Status& status);
+
+// Prints "rung <command>: <message>" for a connection that could not be opened (Open's errors) and
+// returns its exit code: kDenied for a token problem, kUsage for the rest.
+int ReportConnectionError(const std::string& command, const Status& status, std::ostream& err = std::cerr);
 
 }  // namespace rung::cli

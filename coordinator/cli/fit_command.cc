@@ -43,10 +43,7 @@ bool ParseEGrid(const std::string& text, std::vector<double>* values, std::strin
 int RunStoredSweepFit(const FitCommandOptions& options, const std::vector<double>& e_grid, fit::ReportFormat format,
                       std::ostream& out, std::ostream& err) {
   StatusOr<std::unique_ptr<CoordinatorConnection>> connection = CoordinatorConnection::Open(options.source.connection);
-  if (!connection.ok()) {
-    err << "rung fit: " << connection.status().message() << "\n";
-    return kUsage;
-  }
+  if (!connection.ok()) return ReportConnectionError("fit", connection.status(), err);
   rung::v1::FitRequest request;
   request.set_sweep_id(options.source.sweep_id);
   request.set_metric(options.metric);

@@ -40,10 +40,7 @@ int RunPlotCommand(const PlotCommandOptions& options, std::ostream& out, std::os
   for (const std::string& file : files.value()) out << file << "\n";
   if (source.csv_path.empty() && source.sweep_id > 0) {  // a stored sweep: its curves and frequencies too
     StatusOr<std::unique_ptr<CoordinatorConnection>> connection = CoordinatorConnection::Open(source.connection);
-    if (!connection.ok()) {
-      err << "rung plot: " << connection.status().message() << "\n";
-      return kUsage;
-    }
+    if (!connection.ok()) return ReportConnectionError("plot", connection.status(), err);
     StatusOr<std::vector<std::string>> figures =
         WriteSweepFigures(**connection, source.sweep_id, options.out_dir, options.gnuplot);
     if (!figures.ok()) {

@@ -187,10 +187,7 @@ int RunEmbedded(const RunOptions& options) {
   connection_options.address = address;
   connection_options.token_file = user_token;
   StatusOr<std::unique_ptr<CoordinatorConnection>> connection = CoordinatorConnection::Open(connection_options);
-  if (!connection.ok()) {
-    std::cerr << "rung run: " << connection.status().message() << "\n";
-    return kFailure;
-  }
+  if (!connection.ok()) return ReportConnectionError("run", connection.status());
   CoordinatorConnection& client = *connection.value();
   pb::SubmitSweepRequest submit;
   submit.set_spec_text(spec_text.str());

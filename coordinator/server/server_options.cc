@@ -1,9 +1,6 @@
 // coordinator/server/server_options.cc
 #include "coordinator/server/server_options.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -14,44 +11,10 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
+#include "core/common/network_address.h"
+
 namespace rung::server {
 namespace {
-
-bool StartsWith(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
-}
-
-bool IsUnixAddress(std::string_view address) {
-  return StartsWith(address, "unix:") || StartsWith(address, "unix-abstract:");
-}
-
-struct HostPort {
-  std::string host;
-  std::string port;
-};
-
-// "host:port" or "[v6]:port" -> host and port; nullopt when malformed.
-std::optional<HostPort> SplitHostPort(std::string_view address) {
-  std::string_view host;
-  std::string_view port;
-  if (StartsWith(address, "[")) {
-    const size_t close = address.find(']');
-    if (close == std::string_view::npos || address.substr(close + 1, 1) != ":") return std::nullopt;
-    host = address.substr(1, close - 1);
-    port = address.substr(close + 2);
-  } else {
-    const size_t colon = address.rfind(':');
-    if (colon == std::string_view::npos) return std::nullopt;
-    host = address.substr(0, colon);
-    port = address.substr(colon + 1);
-    if (host.find(':') != std::string_view::npos) return std::nullopt;  // a v6 address needs brackets
-  }
-  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string_view::npos ||
-      std::stoi(std::string(port)) > 65535) {
-    return std::nullopt;
-  }
-  return HostPort{std::string(host), std::string(port)};
-}
 
 StatusOr<std::string> ReadPemFile(const std::string& path, const char* flag) {
   std::ifstream in(path, std::ios::binary);
@@ -86,18 +49,6 @@ Status CheckCertificateAndKey(const std::string& cert, const std::string& key, c
 
 }  // namespace
 
-bool IsLoopbackListenAddress(std::string_view listen_address) {
-  if (IsUnixAddress(listen_address)) return true;
-  const std::optional<HostPort> split = SplitHostPort(listen_address);
-  if (!split.has_value()) return false;
-  if (split->host == "localhost") return true;
-  in_addr v4{};
-  if (inet_pton(AF_INET, split->host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
-  in6_addr v6{};
-  if (inet_pton(AF_INET6, split->host.c_str(), &v6) == 1) return IN6_IS_ADDR_LOOPBACK(&v6);
-  return false;
-}
-
 std::string BoundAddress(std::string_view listen_address, int port) {
   if (IsUnixAddress(listen_address)) return std::string(listen_address);
   const size_t colon = listen_address.rfind(':');
@@ -130,7 +81,7 @@ Status ValidateServerOptions(const ServerOptions& options) {
   if (tls && (options.tls_cert_file.empty() || options.tls_key_file.empty())) {
     return Status::InvalidArgument("--tls-cert and --tls-key go together: give both PEM files, or neither");
   }
-  if (!tls && !IsLoopbackListenAddress(address)) {
+  if (!tls && !IsLoopbackAddress(address)) {
     return Status::InvalidArgument("--listen " + address +
                                    " is not a loopback address: without TLS the bearer tokens would cross the "
                                    "network in the clear; pass --tls-cert and --tls-key, or listen on 127.0.0.1");

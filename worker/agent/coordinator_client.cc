@@ -5,6 +5,7 @@
 
 #include <google/protobuf/util/time_util.h>
 
+#include "core/common/network_address.h"
 #include "proto/grpc_status.h"
 #include "worker/agent/log.h"
 
@@ -82,6 +83,11 @@ StatusOr<std::unique_ptr<CoordinatorClient>> CoordinatorClient::Connect(const Co
                                                                         const Clock& clock) {
   if (options.address.empty()) return Status::InvalidArgument("no coordinator address: pass --coordinator HOST:PORT");
   if (options.token.empty()) return Status::InvalidArgument("no worker token: pass --worker-token-file FILE");
+  if (options.tls_root_pem.empty() && !IsLoopbackAddress(options.address)) {
+    return Status::InvalidArgument("coordinator " + options.address +
+                                   " is not on this machine: connect with TLS (--tls-ca FILE), or the worker "
+                                   "token would cross the network in the clear");
+  }
   return std::unique_ptr<CoordinatorClient>(new CoordinatorClient(options, clock));
 }
 

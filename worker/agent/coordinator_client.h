@@ -19,8 +19,9 @@
 //   kUnimplemented       a coordinator without this method
 //   kCancelled           the call was interrupted through its CallInterrupter (or the server cancelled it)
 //
-// Transport: plaintext when no TLS roots are given (the coordinator accepts that on loopback and unix
-// sockets only), else TLS verified against the given roots. The channel reconnects with a short
+// Transport: plaintext when no TLS roots are given, which Connect allows only for a coordinator on
+// loopback or a unix socket (INVALID_ARGUMENT otherwise: the token would cross the network in the
+// clear), else TLS verified against the given roots. The channel reconnects with a short
 // backoff (max_reconnect_backoff), so a coordinator that returns is found again within seconds.
 //
 // Example:

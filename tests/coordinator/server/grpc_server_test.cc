@@ -237,6 +237,7 @@ TEST_F(GrpcServerTest, StartReportsAnAddressInUse) {
   StartServer();
   ServerOptions second = options_;
   second.listen_address = server_->address();
+  second.database_path = scratch_.Path("second.db");  // the first one's is locked
   StatusOr<std::unique_ptr<CoordinatorServer>> server = CoordinatorServer::Start(second);
   ASSERT_FALSE(server.ok());
   EXPECT_EQ(server.status().code(), StatusCode::kUnavailable);
@@ -350,6 +351,9 @@ TEST_F(GrpcServerTest, HealthListenerAnswersPlaintextBesideTlsAndServesNothingEl
   grpc::Status status = v1::UserService::NewStub(health_channel)
                             ->GetServerInfo(ContextWithToken(user_token_).get(), v1::GetServerInfoRequest(), &info);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  grpc::Status reflection;
+  EXPECT_THAT(testing::ReflectedServices(health_channel, &reflection), ::testing::IsEmpty());
+  EXPECT_EQ(reflection.error_code(), grpc::StatusCode::UNIMPLEMENTED) << "the health listener serves no reflection";
 
   server_->Shutdown();
   CheckHealth(health_channel, &health);

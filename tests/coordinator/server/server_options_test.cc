@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "core/common/network_address.h"
+
 namespace rung::server {
 namespace {
 
@@ -27,10 +29,10 @@ TEST(ServerOptionsTest, TheDefaultListensOnLoopback) {
 
 TEST(ServerOptionsTest, LoopbackAddresses) {
   for (const char* address : {"127.0.0.1:0", "127.8.9.10:1", "localhost:50551", "[::1]:7", "unix:/tmp/rung.sock"}) {
-    EXPECT_TRUE(IsLoopbackListenAddress(address)) << address;
+    EXPECT_TRUE(IsLoopbackAddress(address)) << address;
   }
   for (const char* address : {"0.0.0.0:50551", "10.0.0.1:1", "[::]:50551", "node7:50551", "::1:50551", "127.0.0.1"}) {
-    EXPECT_FALSE(IsLoopbackListenAddress(address)) << address;
+    EXPECT_FALSE(IsLoopbackAddress(address)) << address;
   }
 }
 

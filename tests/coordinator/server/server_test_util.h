@@ -40,7 +40,9 @@ std::shared_ptr<grpc::Channel> LoopbackChannel(const std::string& address);
 grpc::health::v1::HealthCheckResponse::ServingStatus CheckHealth(const std::shared_ptr<grpc::Channel>& channel,
                                                                grpc::Status* status);
 
-// The service names server reflection (grpc.reflection.v1alpha) lists, asked without a token.
-std::vector<std::string> ReflectedServices(const std::shared_ptr<grpc::Channel>& channel);
+// The service names server reflection (grpc.reflection.v1alpha) lists, asked without a token. The
+// call's status goes to `answer` when given; otherwise it is expected to be OK.
+std::vector<std::string> ReflectedServices(const std::shared_ptr<grpc::Channel>& channel,
+                                           grpc::Status* answer = nullptr);
 
 }  // namespace rung::server::testing
