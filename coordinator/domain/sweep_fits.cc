@@ -175,6 +175,7 @@ StatusOr<SweepFit> FitSweep(Coordinator& coordinator, const FitOptions& request,
   options.seed = request.seed;
   options.fixed_e = request.fixed_e;
   options.e_grid = request.e_grid;
+  options.keep_going = request.keep_going;
   RUNG_ASSIGN_OR_RETURN(fit::MultiplierReport report, fit::ComputeMultipliers(ladder.ladder, options));
 
   FitRecord record;

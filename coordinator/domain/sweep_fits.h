@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +45,9 @@ struct FitOptions {
   uint64_t seed = 0;                       // the bootstrap's seed
   std::optional<double> fixed_e;           // also fit with this irreducible loss E (nats)
   std::vector<double> e_grid;              // E values of the sensitivity table; empty: the default
+  // Asked as the fit goes (fit::MultiplierOptions::keep_going): a non-OK answer stops it and is
+  // returned, e.g. CANCELLED when the caller went away. Unset: the fit runs to the end.
+  std::function<Status()> keep_going;
 };
 
 struct SweepFit {

@@ -14,6 +14,16 @@ grpc::Status Unimplemented(std::string_view method) {
           std::string(method) + " is not implemented by this coordinator (rung " + BuildCommit() + ") yet"};
 }
 
+Status CallGoesOn(const grpc::ServerContext& context, std::string_view what) {
+  if (context.deadline() <= std::chrono::system_clock::now()) {
+    return Status::DeadlineExceeded(std::string(what) + " stopped: the call's deadline passed");
+  }
+  if (context.IsCancelled()) {
+    return Status::Cancelled(std::string(what) + " stopped: the caller went away or the coordinator is shutting down");
+  }
+  return Status::Ok();
+}
+
 google::protobuf::Timestamp ToTimestamp(std::chrono::system_clock::time_point time) {
   return google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
       std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count());

@@ -1,8 +1,8 @@
 // coordinator/server/rpc_support.h
 //
 // Small conversions the services share (rung::Status to grpc::Status is proto/grpc_status.h): times to protobuf's
-// Timestamp and Duration, the UNIMPLEMENTED answer of methods not built yet, and the ServerInfo a
-// coordinator reports about itself.
+// Timestamp and Duration, the UNIMPLEMENTED answer of methods not built yet, whether a call is still
+// wanted, and the ServerInfo a coordinator reports about itself.
 //
 // Example:
 //   StatusOr<v1::Worker> worker = registry->Register(*request, std::chrono::system_clock::now());
@@ -16,6 +16,7 @@
 
 #include <google/protobuf/duration.pb.h>
 #include <google/protobuf/timestamp.pb.h>
+#include <grpcpp/server_context.h>
 #include <grpcpp/support/status.h>
 
 #include "core/common/status.h"
@@ -28,6 +29,11 @@ namespace rung::server {
 // UNIMPLEMENTED, naming the method ("rung.v1.UserService/ListSweeps") as not served yet by this
 // coordinator build.
 grpc::Status Unimplemented(std::string_view method);
+
+// For long computations to ask as they go (what keep_going options take): OK while the call is
+// wanted; DEADLINE_EXCEEDED once its deadline passed, CANCELLED once its caller went away or the
+// server is shutting down. `what` names the computation in the message ("the fit").
+Status CallGoesOn(const grpc::ServerContext& context, std::string_view what);
 
 google::protobuf::Timestamp ToTimestamp(std::chrono::system_clock::time_point time);
 google::protobuf::Duration ToDuration(std::chrono::microseconds duration);

@@ -383,6 +383,7 @@ grpc::Status UserServiceImpl::Fit(grpc::ServerContext* context, const v1::FitReq
                                   v1::FitResponse* response) {
   StatusOr<FitOptions> options = FitOptionsFromProto(*request);
   if (!options.ok()) return ToGrpcStatus(options.status());
+  options->keep_going = [context] { return CallGoesOn(*context, "the fit"); };
   StatusOr<SweepFit> fit = FitSweep(*coordinator_, *options, Actor(*context));
   if (!fit.ok()) return ToGrpcStatus(fit.status());
   response->set_fit_id(fit->stored.id);

@@ -456,6 +456,7 @@ StatusOr<MultiplierReport> ComputeMultipliers(const LadderResults& ladder, const
     }
     int skipped = 0;
     for (int replicate = 0; replicate < options.bootstrap; ++replicate) {
+      if (options.keep_going) RUNG_RETURN_IF_ERROR(options.keep_going());
       Curves replicate_curves(V);
       std::vector<std::vector<double>> replicate_loss(V);
       bool valid = true;
@@ -545,6 +546,7 @@ StatusOr<MultiplierReport> ComputeMultipliers(const LadderResults& ladder, const
 
   // E sensitivity: the baseline fitted at each fixed E of the grid.
   for (double e : report.e_grid) {
+    if (options.keep_going) RUNG_RETURN_IF_ERROR(options.keep_going());
     StatusOr<PowerLawFit> fit = FitPowerLaw(mean_curves[0], e, c_ref, options.fit);
     FitSummary summary;
     summary.variant = options.baseline;

@@ -41,6 +41,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -68,6 +69,10 @@ struct MultiplierOptions {
   uint64_t seed = 0;             // of the bootstrap's generator
   double interval_level = 0.95;  // central percentile interval
   PowerLawFitOptions fit;        // point-estimate fits (bootstrap refits use fewer starts)
+  // Asked before each bootstrap replicate and each E of the sensitivity table; a non-OK answer
+  // (the caller went away, its deadline passed) stops the computation, which returns it. Unset: no
+  // checks.
+  std::function<Status()> keep_going;
 };
 
 // Mean and sample standard deviation of a per-seed quantity; sd is 0 with one value.

@@ -282,5 +282,20 @@ TEST(ComputeMultipliers, TheExampleLadderHasLeropeAheadOfRopeAndNopeBehind) {
   EXPECT_EQ(report->e_sensitivity.size(), 11u * 12u);
 }
 
+TEST(ComputeMultipliers, ACallerThatStopsWantingTheFitStopsItWithItsStatus) {
+  // The hand ladder resampled by runs: a bootstrap that would run 10^6 replicates is stopped by
+  // the third question.
+  MultiplierOptions options = Options("base");
+  options.bootstrap = 1000000;
+  int asked = 0;
+  options.keep_going = [&]() -> Status {
+    return ++asked < 3 ? Status::Ok() : Status::Cancelled("the fit stopped: the caller went away");
+  };
+  StatusOr<MultiplierReport> report = ComputeMultipliers(Make(HandLadder()), options);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), StatusCode::kCancelled);
+  EXPECT_EQ(asked, 3);
+}
+
 }  // namespace
 }  // namespace rung::fit
