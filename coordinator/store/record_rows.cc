@@ -22,6 +22,7 @@ void AddStep(const records::StepRecord& record, std::vector<MetricPoint>* points
   position.tokens = record.tokens;
   position.flops = record.flops;
   position.wall_time = record.elapsed_sec;
+  position.replayed = record.replayed;
   records::ForEachNumericField(record, [&](const char* name, double value) {
     MetricPoint point = position;
     point.name = name;

@@ -197,6 +197,9 @@ struct MetricPoint {
   int64_t tokens = 0;     // training tokens seen up to this step
   double flops = 0;       // 6 N D up to this step
   double wall_time = 0;   // seconds of training up to this step, as the worker measured them
+  // A value an earlier attempt's trainer printed, printed again by an attempt that resumed from its
+  // checkpoint: stored only where no attempt of the trial has a value of `name` at `step`.
+  bool replayed = false;
 };
 
 // A point of a trial's curve and the attempt it was taken from.

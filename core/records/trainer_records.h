@@ -139,6 +139,7 @@ struct ProvenanceRecord {
   int64_t start_step = 0;      // > 0: resumed
   std::optional<std::string> resumed_from;  // the checkpoint it resumed from
   int64_t world_size = 1;      // data-parallel ranks
+  std::vector<std::string> skipped_checkpoints;  // damaged checkpoints passed over ("PATH: why")
 
   template <class Self, class Visitor>
   static void Fields(Self& self, Visitor&& field) {
@@ -158,6 +159,7 @@ struct ProvenanceRecord {
     field("start_step", self.start_step);
     field("resumed_from", self.resumed_from);
     field("world_size", self.world_size);
+    field("skipped_checkpoints", self.skipped_checkpoints);
   }
 };
 

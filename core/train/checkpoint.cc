@@ -8,6 +8,10 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/common/sha256.h"
 
 namespace rung {
 namespace fs = std::filesystem;
@@ -32,6 +36,52 @@ std::vector<std::string> ListCheckpoints(const std::string& dir) {
   return paths;
 }
 
+std::string ChecksumPath(const std::string& checkpoint_path) { return checkpoint_path + ".sha256"; }
+
+Status VerifyCheckpoint(const std::string& path) {
+  std::error_code error;
+  if (!fs::exists(path, error)) return Status::NotFound("checkpoint " + path + " does not exist");
+  std::ifstream stored_file(ChecksumPath(path));
+  if (!stored_file) return Status::Ok();  // written before checksums
+  std::string stored;
+  stored_file >> stored;
+  RUNG_ASSIGN_OR_RETURN(std::string actual, Sha256FileHex(path));
+  if (stored != actual) {
+    return Status::DataLoss("checkpoint " + path + " is damaged: its SHA-256 is " + actual + ", " +
+                            ChecksumPath(path) + " says " + (stored.empty() ? "nothing" : stored));
+  }
+  return Status::Ok();
+}
+
+StatusOr<ResumeChoice> ResumeFromNewestIntact(const std::string& resume, const std::string& checkpoint_dir,
+                                              const std::function<Status(const std::string& path)>& load) {
+  ResumeChoice choice;
+  if (resume == "never") return choice;
+  if (resume != "auto") {
+    RUNG_RETURN_IF_ERROR(VerifyCheckpoint(resume));
+    RUNG_RETURN_IF_ERROR(load(resume));
+    choice.path = resume;
+    return choice;
+  }
+  if (checkpoint_dir.empty()) return choice;
+  std::vector<std::string> candidates = ListCheckpoints(checkpoint_dir);
+  for (auto candidate = candidates.rbegin(); candidate != candidates.rend(); ++candidate) {
+    Status loaded = VerifyCheckpoint(*candidate);
+    if (loaded.ok()) loaded = load(*candidate);
+    if (loaded.ok()) {
+      choice.path = *candidate;
+      return choice;
+    }
+    if (loaded.code() != StatusCode::kDataLoss) return loaded;
+    choice.skipped.push_back(*candidate + ": " + loaded.message());
+  }
+  if (choice.skipped.empty()) return choice;
+  std::string all;
+  for (const std::string& skipped : choice.skipped) all += (all.empty() ? "" : "; ") + skipped;
+  return Status::DataLoss("no intact checkpoint to resume from in " + checkpoint_dir + ": " + all +
+                          " (remove them to start the trial afresh)");
+}
+
 namespace {
 Status SyncPath(const std::string& path, bool directory) {
   int fd = ::open(path.c_str(), directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
@@ -50,19 +100,39 @@ Status WriteCheckpointAtomically(const std::string& dir, int64_t step, int64_t k
   if (error) return Status::Internal("cannot create checkpoint directory " + dir + ": " + error.message());
   const std::string final_path = CheckpointPath(dir, step);
   const std::string temp_path = final_path + ".tmp." + std::to_string(::getpid());
+  const std::string checksum_temp = ChecksumPath(final_path) + ".tmp." + std::to_string(::getpid());
   Status status = write(temp_path);
   if (status.ok()) status = SyncPath(temp_path, false);
+  // The checksum of the bytes on disk, published before the checkpoint: a checkpoint without one is
+  // never of this release.
+  if (status.ok()) {
+    StatusOr<std::string> digest = Sha256FileHex(temp_path);
+    status = digest.status();
+    if (status.ok()) {
+      std::ofstream out(checksum_temp, std::ios::trunc);
+      out << *digest << "\n";
+      out.close();
+      if (!out) status = Status::Internal("cannot write " + checksum_temp);
+    }
+  }
+  if (status.ok()) status = SyncPath(checksum_temp, false);
+  if (status.ok() && std::rename(checksum_temp.c_str(), ChecksumPath(final_path).c_str()) != 0) {
+    status = Status::Internal("rename " + checksum_temp + ": " + std::strerror(errno));
+  }
   if (status.ok() && std::rename(temp_path.c_str(), final_path.c_str()) != 0) {
     status = Status::Internal("rename " + temp_path + " -> " + final_path + ": " + std::strerror(errno));
   }
   if (!status.ok()) {
     fs::remove(temp_path, error);
+    fs::remove(checksum_temp, error);
+    if (!fs::exists(final_path, error)) fs::remove(ChecksumPath(final_path), error);
     return status;
   }
   RUNG_RETURN_IF_ERROR(SyncPath(dir, true));
   std::vector<std::string> existing = ListCheckpoints(dir);
   for (size_t index = 0; index + static_cast<size_t>(keep) < existing.size(); ++index) {
     fs::remove(existing[index], error);
+    fs::remove(ChecksumPath(existing[index]), error);
   }
   return Status::Ok();
 }

@@ -73,14 +73,6 @@ void ReadCpuGenerator(torch::serialize::InputArchive& archive) {
 
 }  // namespace
 
-std::string ResumePath(const std::string& resume, const std::string& checkpoint_dir) {
-  if (resume == "never") return "";
-  if (resume != "auto") return resume;
-  if (checkpoint_dir.empty()) return "";
-  const std::vector<std::string> existing = ListCheckpoints(checkpoint_dir);
-  return existing.empty() ? "" : existing.back();
-}
-
 StatusOr<std::string> WriteCheckpoint(const std::string& dir, const TrialConfig& trial, Transformer& model,
                                       const FlatAdamW& optimizer, const TrainingProgress& progress,
                                       const std::deque<records::StepRecord>& remembered) {

@@ -29,10 +29,6 @@
 
 namespace rung {
 
-// The checkpoint a run starts from under TrainerOptions::resume: for "auto" the newest in
-// `checkpoint_dir` ("" when there is none, or no directory), for "never" "", else `resume` itself.
-std::string ResumePath(const std::string& resume, const std::string& checkpoint_dir);
-
 // Writes the checkpoint of `progress` into `dir` as CheckpointPath(dir, progress.step), keeping the
 // newest train.keep_checkpoints; `remembered` are the step records it carries. Returns its path.
 // Errors: INTERNAL (the directory or the file could not be written).

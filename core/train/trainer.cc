@@ -5,6 +5,7 @@
 #include <deque>
 #include <memory>
 #include <variant>
+#include <iostream>
 
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
@@ -41,8 +42,8 @@ class TrialRun {
   Status RestoreOrInitialize();
   // Gives every rank rank 0's state (a world of one: nothing).
   Status JoinGroup();
-  // After a resume: the step records the checkpoint remembers, again, marked replayed (the
-  // coordinator keeps one value per step, from the newest attempt).
+  // After a resume: every step record the checkpoint remembers, again, marked replayed (the
+  // coordinator stores a replayed value only where no attempt of the trial stored one).
   void ReplayRememberedSteps();
   // A step before the last: its step record (every train.log_every steps and on evaluation steps,
   // with the held-out loss on those) and the periodic checkpoint. Rank 0 only.
@@ -77,11 +78,13 @@ class TrialRun {
   std::unique_ptr<Evaluator> evaluator_;
   TrainingProgress progress_;
   std::string resumed_from_;
-  // Step records since the checkpoint before the newest one, stored in each checkpoint and printed
-  // again after a resume: a worker killed outright loses the lines it had not sent yet, and the
-  // attempt that resumes from the checkpoint would otherwise never report those steps.
-  std::deque<records::StepRecord> recent_steps_;
-  int64_t last_checkpoint_step_ = -1;
+  std::vector<std::string> skipped_checkpoints_;  // damaged ones passed over to resume ("PATH: why")
+  // Every step record of the trial so far (those of earlier attempts too, from the checkpoint this
+  // one resumed from), stored in each checkpoint and printed again after a resume. A worker killed
+  // or cut off from its coordinator for longer than a lease loses the lines it had not delivered,
+  // however many checkpoints ago they were printed; the attempt that resumes from its newest
+  // checkpoint reports them again. docs/design.md, "A cut-off attempt's work".
+  std::deque<records::StepRecord> step_history_;
   Clock::time_point run_start_;
 };
 
@@ -141,12 +144,19 @@ Status TrialRun::Setup() {
 Status TrialRun::RestoreOrInitialize() {
   if (!lead()) return Status::Ok();  // JoinGroup hands rank 0's state to this rank
   const InitConfig& init = trial_.train.init;
-  if (const std::string path = ResumePath(options_.resume, options_.checkpoint_dir); !path.empty()) {
-    RUNG_ASSIGN_OR_RETURN(ResumedCheckpoint resumed, ReadCheckpoint(path, trial_, model_, *optimizer_));
-    progress_ = resumed.progress;
-    recent_steps_ = std::move(resumed.remembered);
-    last_checkpoint_step_ = progress_.step;
-    resumed_from_ = path;
+  RUNG_ASSIGN_OR_RETURN(ResumeChoice choice,
+                        ResumeFromNewestIntact(options_.resume, options_.checkpoint_dir,
+                                               [&](const std::string& path) -> Status {
+                                                 RUNG_ASSIGN_OR_RETURN(ResumedCheckpoint resumed,
+                                                                       ReadCheckpoint(path, trial_, model_, *optimizer_));
+                                                 progress_ = resumed.progress;
+                                                 step_history_ = std::move(resumed.remembered);
+                                                 return Status::Ok();
+                                               }));
+  skipped_checkpoints_ = std::move(choice.skipped);
+  for (const std::string& skipped : skipped_checkpoints_) std::cerr << "rung-train: skipped " << skipped << "\n";
+  if (!choice.path.empty()) {
+    resumed_from_ = choice.path;
     return Status::Ok();
   }
   if (!init.checkpoint.empty()) return InitializeFromCheckpoint(init, model_);
@@ -174,8 +184,8 @@ Status TrialRun::JoinGroup() {
 }
 
 void TrialRun::ReplayRememberedSteps() {
-  const std::deque<records::StepRecord> replay = std::move(recent_steps_);
-  recent_steps_.clear();
+  const std::deque<records::StepRecord> replay = std::move(step_history_);
+  step_history_.clear();
   for (records::StepRecord record : replay) {
     record.replayed = true;
     Record(record);
@@ -236,11 +246,7 @@ Status TrialRun::Failed(const Status& status) {
 Status TrialRun::SaveCheckpoint(const std::string& reason) {
   if (options_.checkpoint_dir.empty() || !lead()) return Status::Ok();
   RUNG_ASSIGN_OR_RETURN(std::string path, WriteCheckpoint(options_.checkpoint_dir, trial_, model_, *optimizer_,
-                                                          progress_, recent_steps_));
-  while (!recent_steps_.empty() && recent_steps_.front().step <= last_checkpoint_step_) {
-    recent_steps_.pop_front();  // keep the steps since the previous checkpoint: the next one stores two windows
-  }
-  last_checkpoint_step_ = progress_.step;
+                                                          progress_, step_history_));
   records::CheckpointRecord published;
   published.step = progress_.step;
   published.path = std::move(path);
@@ -252,9 +258,9 @@ Status TrialRun::SaveCheckpoint(const std::string& reason) {
 void TrialRun::Record(const records::TrainerRecord& record) {
   const bool error = std::holds_alternative<records::ErrorRecord>(record);
   if (lead() || error) *options_.records << records::EncodeRecord(record) << '\n' << std::flush;
-  // Only a run that checkpoints has somewhere to keep them (and trims them at each checkpoint).
+  // Only a run that checkpoints has somewhere to keep them.
   if (const auto* step = std::get_if<records::StepRecord>(&record); step && lead() && !options_.checkpoint_dir.empty()) {
-    recent_steps_.push_back(*step);
+    step_history_.push_back(*step);
   }
 }
 
@@ -293,6 +299,7 @@ records::ProvenanceRecord TrialRun::Provenance() const {
   provenance.tokens_per_step = TokensPerStep(trial_.train, trial_.data.seq_len);
   provenance.start_step = progress_.step;
   if (!resumed_from_.empty()) provenance.resumed_from = resumed_from_;
+  provenance.skipped_checkpoints = skipped_checkpoints_;
   provenance.world_size = group_->world_size();
   return provenance;
 }

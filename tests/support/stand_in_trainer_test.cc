@@ -344,9 +344,13 @@ TEST_F(StandInTrainerTest, PeriodicCheckpointsKeepTheNewestTrainKeepCheckpoints)
   const json newest = json::parse(agent::testing::FileText(CheckpointPath(dir, 10)));
   EXPECT_EQ(newest["format"], "rung-stand-in/1");
   EXPECT_EQ(newest["step"], 10);
+  size_t checksums = 0;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
-    EXPECT_EQ(entry.path().extension(), ".pt") << "no temporary file left: " << entry.path();
+    const std::string extension = entry.path().extension().string();
+    EXPECT_TRUE(extension == ".pt" || extension == ".sha256") << "no temporary file left: " << entry.path();
+    checksums += extension == ".sha256";
   }
+  EXPECT_EQ(checksums, 3u) << "each kept checkpoint has its checksum, and only those";
 }
 
 TEST_F(StandInTrainerTest, StopAfterStepCheckpointsAndAutoResumesFromTheNewest) {
@@ -386,6 +390,32 @@ TEST_F(StandInTrainerTest, StopAfterStepCheckpointsAndAutoResumesFromTheNewest) 
   const FinalRecord final_again = again.All<FinalRecord>().at(0);
   EXPECT_EQ(final_again.val_loss, run.All<FinalRecord>().at(0).val_loss);
   EXPECT_FALSE(final_again.train_loss.has_value());
+}
+
+TEST_F(StandInTrainerTest, AutoResumePassesOverATruncatedNewestCheckpointAndSaysSoInItsProvenance) {
+  json config = BaseConfig();
+  config["train"]["steps"] = 10;
+  config["train"]["log_every"] = 1;
+  WriteConfig(config);
+  for (int64_t stop : {2, 3}) {
+    TrainerLaunch launch = Launch("attempt-1", {"--stop-after-step", std::to_string(stop)});
+    launch.resume = "auto";
+    ASSERT_EQ(Run(launch).exit.ReportedCode(), 75);
+  }
+  const std::string dir = CheckpointDir("attempt-1");
+  fs::resize_file(CheckpointPath(dir, 3), fs::file_size(CheckpointPath(dir, 3)) / 2);
+
+  TrainerLaunch rest = Launch();
+  rest.resume = "auto";
+  const Finished run = Run(rest);
+  EXPECT_EQ(run.exit.ReportedCode(), 0);
+  const ProvenanceRecord& provenance = std::get<ProvenanceRecord>(run.records.front());
+  EXPECT_EQ(provenance.resumed_from, CheckpointPath(dir, 2));
+  EXPECT_EQ(provenance.start_step, 2);
+  ASSERT_EQ(provenance.skipped_checkpoints.size(), 1u);
+  EXPECT_THAT(provenance.skipped_checkpoints[0], HasSubstr(CheckpointPath(dir, 3) + ": "));
+  EXPECT_THAT(provenance.skipped_checkpoints[0], HasSubstr("is damaged"));
+  EXPECT_EQ(run.All<FinalRecord>().at(0).step, 10);
 }
 
 TEST_F(StandInTrainerTest, BadInputExitsWithRungTrainsCodes) {

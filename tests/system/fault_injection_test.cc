@@ -18,7 +18,12 @@
 //   6. a data-parallel trial no single worker can hold runs as a gang across two workers (one rank
 //      each, rendezvous at rank 0's worker on loopback) and follows the one-rank curve;
 //   7. kill -9 of the worker running one rank of such a gang: the other worker stops its rank, the
-//      trial is requeued and a new gang (with a third worker) resumes it from rank 0's checkpoint.
+//      trial is requeued and a new gang (with a third worker) resumes it from rank 0's checkpoint;
+//   8. the worker running it cut off from the coordinator (a blackhole, tcp_relay.h) for longer than
+//      its lease while it trains on: attempt 1 goes STALE, a second worker resumes from attempt 1's
+//      newest checkpoint, and every step attempt 1 trained but never delivered is still stored;
+//   9. the coordinator killed and kept down for three leases, then restarted: every worker finds it
+//      within the restart grace, no attempt goes STALE, one value per step.
 // Every wait is a bounded poll of the coordinator; no fixed sleeps.
 #include <signal.h>
 #include <sys/wait.h>
@@ -39,10 +44,12 @@
 
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "core/common/loopback_port.h"
 #include "core/common/token_file.h"
 #include "proto/rung.grpc.pb.h"
+#include "tests/system/tcp_relay.h"
 #include "tests/worker/agent/agent_test_util.h"
 
 #if defined(RUNG_TRAIN_BINARY)
@@ -123,10 +130,11 @@ class FaultInjectionTrainingTest : public ::testing::Test {
     users_ = v1::UserService::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
   }
 
-  void StartWorker(const std::string& id, int cpus = 1) {
+  // `through`: the address the worker reaches the coordinator at ("": the coordinator's own).
+  void StartWorker(const std::string& id, int cpus = 1, const std::string& through = "") {
     worker_ids_.push_back(id);
     workers_[id] = std::make_unique<ChildProcess>(
-        std::vector<std::string>{RUNG_WORKER_BINARY, "--coordinator", address_, "--worker-token-file",
+        std::vector<std::string>{RUNG_WORKER_BINARY, "--coordinator", through.empty() ? address_ : through, "--worker-token-file",
                                  scratch_.Path("worker.token"), "--cpus", std::to_string(cpus), "--worker-id", id, "--trainer",
                                  RUNG_TRAIN_BINARY, "--work-dir", scratch_.Path("work-" + id), "--heartbeat-seconds",
                                  "0.3", "--grace-seconds", "60", "--host", "127.0.0.1"},
@@ -543,6 +551,67 @@ TEST_F(FaultInjectionTrainingTest, KillNineOfAGangMembersWorkerStopsTheOtherRank
   EXPECT_NE(last.worker_id(), rank1_worker);
   EXPECT_GT(FirstStepOf(trial_id, last.attempt()), kCheckpointEvery) << "the new gang did not resume from a checkpoint";
   ExpectOneValuePerLoggedStep(trial_id);
+}
+
+TEST_F(FaultInjectionTrainingTest, AWorkerCutOffForLongerThanItsLeaseLosesNoStepItTrained) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(0));
+  StatusOr<std::unique_ptr<TcpRelay>> relay = TcpRelay::Start(port_);
+  ASSERT_TRUE(relay.ok()) << relay.status().ToString();
+  const int64_t sweep_id = Submit("cut-off-worker", "[0]", 1);
+  ASSERT_NO_FATAL_FAILURE(StartWorker("first", 1, "127.0.0.1:" + std::to_string((*relay)->port())));
+
+  v1::Trial running;
+  ASSERT_NO_FATAL_FAILURE(WaitForTheOnlyTrial(sweep_id, &running));
+  const int64_t trial_id = running.trial_id();
+  ASSERT_EQ(running.worker_id(), "first");
+  const int64_t cut_at_step = GetTrial(trial_id).latest_step();
+
+  // Cut off, "first" trains on and checkpoints; its lease expires and "second" resumes the trial
+  // from the newest checkpoint "first" wrote. The cut heals only once attempt 2 has gone past it.
+  (*relay)->Cut();
+  ASSERT_NO_FATAL_FAILURE(StartWorker("second"));
+  const bool resumed = Poll(
+      [&] {
+        const v1::Trial trial = GetTrial(trial_id);
+        return trial.attempt() == 2 && trial.state() == v1::TRIAL_STATE_RUNNING &&
+               trial.latest_step() > kInterruptAfterStep + kCheckpointEvery;
+      },
+      seconds(180));
+  (*relay)->Restore();
+  ASSERT_TRUE(resumed) << "attempt 2 did not get going\n" << Logs();
+  ExpectResumedBySecondWorker(sweep_id, trial_id, v1::TRIAL_STATE_STALE);
+  // Attempt 2 started past the last step the coordinator had heard of before the cut: the steps in
+  // between were trained by attempt 1 and never delivered by it, and are stored all the same.
+  const nlohmann::json provenance = nlohmann::json::parse(GetTrial(trial_id).attempts(1).provenance_json());
+  EXPECT_GT(provenance.at("start_step").get<int64_t>(), cut_at_step) << "attempt 2 did not resume from a "
+                                                                        "checkpoint attempt 1 wrote while cut off";
+}
+
+TEST_F(FaultInjectionTrainingTest, ACoordinatorDownForThreeLeasesFindsEveryWorkerBackWithinTheRestartGrace) {
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(0));
+  const int64_t sweep_id = Submit("coordinator-away", "[0, 1]", 2);
+  ASSERT_NO_FATAL_FAILURE(StartWorker("one"));
+  ASSERT_NO_FATAL_FAILURE(StartWorker("two"));
+  std::vector<v1::Trial> trials;
+  ASSERT_TRUE(WaitForProgress(sweep_id, kInterruptAfterStep, &trials)) << "the trials did not get going\n" << Logs();
+
+  const int port = port_;
+  coordinator_->Signal(SIGKILL);
+  ASSERT_NE(coordinator_->Wait(seconds(30)), -1);
+  std::this_thread::sleep_for(seconds(6));  // three leases of 2 s: the workers' backoffs grow to their bound
+  ASSERT_NO_FATAL_FAILURE(StartCoordinator(port));
+
+  v1::Sweep sweep;
+  ASSERT_TRUE(WaitForSweepEnd(sweep_id, seconds(300), &sweep))
+      << "sweep state " << v1::SweepState_Name(sweep.state()) << ": " << sweep.state_reason() << "\n" << Logs();
+  for (const v1::Trial& listed : ListTrials(sweep_id)) {
+    SCOPED_TRACE("trial " + std::to_string(listed.trial_id()));
+    const v1::Trial trial = GetTrial(listed.trial_id());
+    EXPECT_EQ(trial.state(), v1::TRIAL_STATE_SUCCEEDED);
+    EXPECT_EQ(trial.attempts_size(), 1) << "a worker did not come back within the restart grace\n"
+                                        << trial.DebugString();
+    ExpectOneValuePerLoggedStep(trial.trial_id());
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "worker/agent/checkpoint_retention.h"
 
 #include <filesystem>
+#include <iterator>
 
 #include "core/train/checkpoint.h"
 
@@ -18,7 +19,15 @@ StatusOr<int> ApplyRetentionAfterSuccess(RetentionAfterSuccess mode, const std::
   if (mode == RetentionAfterSuccess::kAll) return 0;
   std::vector<std::string> doomed;
   std::vector<std::string> final_checkpoints = ListCheckpoints(final_dir);  // oldest first
-  if (mode == RetentionAfterSuccess::kFinal && !final_checkpoints.empty()) final_checkpoints.pop_back();
+  if (mode == RetentionAfterSuccess::kFinal) {
+    // The newest intact one stays (a damaged newer one goes with the rest).
+    for (auto kept = final_checkpoints.rbegin(); kept != final_checkpoints.rend(); ++kept) {
+      if (VerifyCheckpoint(*kept).ok()) {
+        final_checkpoints.erase(std::next(kept).base());
+        break;
+      }
+    }
+  }
   doomed = std::move(final_checkpoints);
   for (const std::string& dir : earlier_dirs) {
     if (dir == final_dir) continue;
@@ -30,6 +39,7 @@ StatusOr<int> ApplyRetentionAfterSuccess(RetentionAfterSuccess mode, const std::
     std::error_code error;
     if (std::filesystem::remove(path, error)) {
       ++removed;
+      std::filesystem::remove(ChecksumPath(path), error);
     } else if (error) {
       failures += (failures.empty() ? "" : "; ") + path + ": " + error.message();
     }

@@ -3,11 +3,13 @@
 // What stays on disk of a trial's checkpoints. While a trial runs, rung-train keeps the newest
 // `train.keep_checkpoints` of its attempt (core/train/checkpoint.h). Once the trial has SUCCEEDED,
 // the worker applies the retention setting (--checkpoints-after-success):
-//   final  keep only the newest checkpoint of the successful attempt (what a run that starts from
-//          this trial, train.init.from_trial, reads); remove the checkpoints of earlier attempts
+//   final  keep only the newest intact checkpoint of the successful attempt (VerifyCheckpoint: what
+//          a run that starts from this trial, train.init.from_trial, reads); remove the rest and
+//          the checkpoints of earlier attempts
 //   all    keep everything
 //   none   remove every checkpoint of the trial (no later run can start from it)
-// Only files named as checkpoints are removed; the folders and anything else in them stay.
+// Only files named as checkpoints (and their checksum files) are removed; the folders and anything
+// else in them stay.
 #pragma once
 
 #include <string>

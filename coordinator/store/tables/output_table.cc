@@ -12,12 +12,21 @@ StatusOr<int64_t> OutputTable::InsertMetricPoints(int64_t trial_id, int64_t atte
   RUNG_ASSIGN_OR_RETURN(
       Statement insert,
       db_.Prepare("INSERT OR IGNORE INTO metrics(trial_id, attempt, step, name, value, tokens, flops, wall_time) "
-                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
+                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"));
+  // A replayed value fills a gap only: the metrics key (trial_id, name, step, attempt) makes the
+  // probe a prefix lookup.
+  RUNG_ASSIGN_OR_RETURN(
+      Statement insert_replayed,
+      db_.Prepare("INSERT OR IGNORE INTO metrics(trial_id, attempt, step, name, value, tokens, flops, wall_time) "
+                  "SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE NOT EXISTS "
+                  "(SELECT 1 FROM metrics WHERE trial_id = ?1 AND name = ?4 AND step = ?3)"));
   int64_t inserted = 0;
   for (const MetricPoint& point : points) {
-    insert.Reset();
-    insert.BindAll(trial_id, attempt, point.step, point.name, point.value, point.tokens, point.flops, point.wall_time);
-    RUNG_RETURN_IF_ERROR(insert.Run());
+    Statement& statement = point.replayed ? insert_replayed : insert;
+    statement.Reset();
+    statement.BindAll(trial_id, attempt, point.step, point.name, point.value, point.tokens, point.flops,
+                      point.wall_time);
+    RUNG_RETURN_IF_ERROR(statement.Run());
     inserted += db_.ChangedRows();
   }
   return inserted;

@@ -25,7 +25,8 @@ class OutputTable {
  public:
   explicit OutputTable(Database& db) : db_(db) {}
 
-  // Stores the attempt's points; returns how many were new.
+  // Stores the attempt's points (a replayed one only where the trial has no value of its name at
+  // its step, from any attempt); returns how many were new.
   StatusOr<int64_t> InsertMetricPoints(int64_t trial_id, int64_t attempt, const std::vector<MetricPoint>& points);
   // Stores what the attempt reported as results.
   Status InsertResults(int64_t trial_id, int64_t attempt, const TrialResults& results);

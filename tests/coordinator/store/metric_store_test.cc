@@ -80,6 +80,26 @@ TEST_F(MetricStoreTest, TheCurveTakesEachStepFromTheNewestAttemptThatReportedIt)
   }
 }
 
+TEST_F(MetricStoreTest, AReplayedValueFillsOnlyTheStepsNoAttemptStored) {
+  // Attempt 1 stored steps 0..2 before it was cut off; its trainer went on to step 7 and
+  // checkpointed there. Attempt 2 resumes from that checkpoint: it replays 0..7 and trains 8..9.
+  ASSERT_OK(trials().ReportBatch(PointsBatch(lease_.trial_id, 1, 1, Steps(0, 2, 10.0))));
+  const Lease second = NextAttempt();
+  std::vector<MetricPoint> replay = Steps(0, 7, 10.0);
+  for (MetricPoint& point : replay) point.replayed = true;
+  ASSERT_OK(trials().ReportBatch(PointsBatch(second.trial_id, 2, 1, replay)));
+  ASSERT_OK(trials().ReportBatch(PointsBatch(second.trial_id, 2, 2, Steps(8, 9, 10.0))));
+  // A replay sent again (the answer was lost) changes nothing.
+  ASSERT_OK(trials().ReportBatch(PointsBatch(second.trial_id, 2, 1, replay)));
+
+  ASSERT_OK_AND_ASSIGN(std::vector<CurvePoint> curve, metrics().Curve(lease_.trial_id, "val_loss"));
+  ASSERT_EQ(curve.size(), 10u);
+  for (const CurvePoint& point : curve) {
+    EXPECT_EQ(point.attempt, point.point.step <= 2 ? 1 : 2) << "step " << point.point.step;
+    EXPECT_DOUBLE_EQ(point.point.value, 10.0 + static_cast<double>(point.point.step));
+  }
+}
+
 TEST_F(MetricStoreTest, NonFiniteValuesAreKeptAsNan) {
   ASSERT_OK(trials().ReportBatch(
       PointsBatch(lease_.trial_id, 1, 1, {Point(1, "train_loss", std::nan("")), Point(2, "train_loss", INFINITY)})));

@@ -77,9 +77,11 @@
 // of the folder) and pruned to train.keep_checkpoints exactly as rung-train's, by
 // core/train/checkpoint.h. The file is JSON: {"format":"rung-stand-in/1", "step", "noise_state" (the
 // per-step noise stream's state), "identity" (the config less cadence and resources, plus the steps
-// and the surface: a checkpoint of another trial is refused), "records" (the step records since the
-// checkpoint before the previous one, as rung-train keeps them)}. A resumed attempt continues the
-// same curve: its values are identical to an uninterrupted run's.
+// and the surface: a checkpoint of another trial is refused), "records" (every step record of the
+// trial so far, as rung-train keeps them)}, with its checksum file; --resume auto passes over a
+// damaged checkpoint for the newest intact one, as rung-train does (core/train/checkpoint.h), and
+// names it in the provenance record. A resumed attempt continues the same curve: its values are
+// identical to an uninterrupted run's.
 //
 // Exit codes (rung-train's): 0 done, 2 bad config (the parser's file:line:col message on stderr),
 // bad arguments or environment, 3 the run diverged (an error record first), 4 config file missing or
@@ -230,8 +232,8 @@ class StandInRun {
   int64_t step_ = 0;
   int64_t start_step_ = 0;  // where this process started (> 0: resumed)
   std::string resumed_from_;
-  std::deque<records::StepRecord> recent_steps_;  // since the checkpoint before the previous one
-  int64_t last_checkpoint_step_ = 0;
+  std::deque<records::StepRecord> step_history_;  // every step record of the trial so far
+  std::vector<std::string> skipped_checkpoints_;   // damaged ones a resume passed over
   Clock::time_point run_start_ = Clock::now();
   double seconds_at_last_log_ = 0;
   int64_t tokens_at_last_log_ = 0;
@@ -249,7 +251,7 @@ Status StandInRun::Emit(const records::TrainerRecord& record) {
 Status StandInRun::Record(const records::TrainerRecord& record) {
   if (lead() || std::holds_alternative<records::ErrorRecord>(record)) RUNG_RETURN_IF_ERROR(Emit(record));
   if (lead() && !options_.checkpoint_dir.empty()) {
-    if (const auto* step = std::get_if<records::StepRecord>(&record)) recent_steps_.push_back(*step);
+    if (const auto* step = std::get_if<records::StepRecord>(&record)) step_history_.push_back(*step);
   }
   return Status::Ok();
 }
@@ -293,8 +295,7 @@ Status StandInRun::Resume(const std::string& path) {
   }
   step_ = at;
   noise_ = NormalStream::FromState(state->get<uint64_t>());
-  recent_steps_ = std::move(steps);
-  last_checkpoint_step_ = at;
+  step_history_ = std::move(steps);
   resumed_from_ = path;
   return Status::Ok();
 }
@@ -302,7 +303,7 @@ Status StandInRun::Resume(const std::string& path) {
 Status StandInRun::SaveCheckpoint(const std::string& reason) {
   if (options_.checkpoint_dir.empty() || !lead()) return Status::Ok();
   json remembered = json::array();
-  for (const records::StepRecord& record : recent_steps_) remembered.push_back(json::parse(records::EncodeRecord(record)));
+  for (const records::StepRecord& record : step_history_) remembered.push_back(json::parse(records::EncodeRecord(record)));
   const json meta = {{"format", kCheckpointFormat},
                      {"step", step_},
                      {"noise_state", noise_.state()},
@@ -316,10 +317,6 @@ Status StandInRun::SaveCheckpoint(const std::string& reason) {
         if (!out) return Status::Internal("cannot write checkpoint " + temp_path);
         return Status::Ok();
       }));
-  while (!recent_steps_.empty() && recent_steps_.front().step <= last_checkpoint_step_) {
-    recent_steps_.pop_front();  // keep the steps since the previous checkpoint: the next one stores two windows
-  }
-  last_checkpoint_step_ = step_;
   records::CheckpointRecord record;
   record.step = step_;
   record.path = CheckpointPath(options_.checkpoint_dir, step_);
@@ -398,14 +395,9 @@ StatusOr<Outcome> StandInRun::Run() {
                                    "' is resolved by the coordinator (rung submit / rung run); to run this "
                                    "config directly, set train.init.checkpoint to that trial's checkpoint");
   }
-  std::string resume_path;
-  if (options_.resume == "auto") {
-    const std::vector<std::string> existing = ListCheckpoints(options_.checkpoint_dir);
-    if (!options_.checkpoint_dir.empty() && !existing.empty()) resume_path = existing.back();
-  } else if (options_.resume != "never") {
-    resume_path = options_.resume;
-  }
-  if (!resume_path.empty()) RUNG_RETURN_IF_ERROR(Resume(resume_path));
+  RUNG_ASSIGN_OR_RETURN(ResumeChoice choice, ResumeFromNewestIntact(options_.resume, options_.checkpoint_dir,
+                                                                    [&](const std::string& path) { return Resume(path); }));
+  skipped_checkpoints_ = std::move(choice.skipped);
   start_step_ = step_;
   tokens_at_last_log_ = tokens();
 
@@ -426,11 +418,12 @@ StatusOr<Outcome> StandInRun::Run() {
   provenance.tokens_per_step = tokens_per_step_;
   provenance.start_step = step_;
   if (!resumed_from_.empty()) provenance.resumed_from = resumed_from_;
+  provenance.skipped_checkpoints = skipped_checkpoints_;
   provenance.world_size = trial_.resources.world_size;
   RUNG_RETURN_IF_ERROR(Record(provenance));
   // After a resume: the steps the checkpoint remembers, again (the store keeps one value per step).
-  std::deque<records::StepRecord> replay = std::move(recent_steps_);
-  recent_steps_.clear();
+  std::deque<records::StepRecord> replay = std::move(step_history_);
+  step_history_.clear();
   for (records::StepRecord& record : replay) {
     record.replayed = true;
     RUNG_RETURN_IF_ERROR(Record(record));

@@ -48,6 +48,20 @@ TEST_F(CheckpointRetentionTest, FinalKeepsOnlyTheNewestCheckpointOfTheSuccessful
   EXPECT_TRUE(fs::exists(final_ + "/notes.txt"));
 }
 
+TEST_F(CheckpointRetentionTest, FinalKeepsTheNewestIntactCheckpointWhenTheNewestIsDamaged) {
+  // Checkpoints written by the real writer (with checksums); the newest then truncated.
+  for (int64_t step : {600, 700}) {
+    ASSERT_TRUE(WriteCheckpointAtomically(final_, step, 10, [](const std::string& temp) {
+                  std::ofstream(temp) << "checkpoint bytes";
+                  return Status::Ok();
+                }).ok());
+  }
+  fs::resize_file(CheckpointPath(final_, 700), 3);
+  ASSERT_TRUE(ApplyRetentionAfterSuccess(RetentionAfterSuccess::kFinal, final_, {earlier_}).ok());
+  EXPECT_THAT(ListCheckpoints(final_), ElementsAre(CheckpointPath(final_, 600)));
+  EXPECT_FALSE(fs::exists(ChecksumPath(CheckpointPath(final_, 700))));
+}
+
 TEST_F(CheckpointRetentionTest, AllKeepsEverythingAndNoneRemovesEveryCheckpoint) {
   ASSERT_EQ(ApplyRetentionAfterSuccess(RetentionAfterSuccess::kAll, final_, {earlier_}).value(), 0);
   EXPECT_EQ(ListCheckpoints(final_).size(), 3u);
