@@ -38,8 +38,8 @@ StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(const Serv
                                            options.rendezvous_first_port, options.rendezvous_port_count},
                                           clock != nullptr ? *clock : server->system_clock_));
   server->coordinator_ = std::move(coordinator);
-  server->user_service_ =
-      std::make_unique<UserServiceImpl>(server->coordinator_.get(), server->authenticator_.get(), server->started_at_);
+  server->user_service_ = std::make_unique<UserServiceImpl>(server->coordinator_.get(), server->authenticator_.get(),
+                                                            server->started_at_, options.max_trials_per_submission);
   server->worker_service_ =
       std::make_unique<WorkerServiceImpl>(server->coordinator_.get(), server->options_, server->started_at_);
 

@@ -4,7 +4,7 @@
 //   rung-coordinator --db rung.db --user-token-file user.token --worker-token-file worker.token
 //                    [--listen 127.0.0.1:50551] [--artifact-root DIR] [--lease-seconds 60]
 //                    [--heartbeat-seconds S] [--tls-cert cert.pem --tls-key key.pem]
-//                    [--health-listen 0.0.0.0:50552]
+//                    [--health-listen 0.0.0.0:50552] [--max-trials-per-submission 100000]
 //
 // Opens (or creates) the SQLite database, gives every live lease a fresh period (workers that kept
 // training while it was down are not declared stale), expires leases in the background, and serves.
@@ -78,6 +78,10 @@ int main(int argc, char** argv) {
   app.add_option("--health-listen", options.health_listen_address,
                  "host:port of a second, plaintext listener serving only grpc.health.v1.Health (no tokens, no "
                  "data): for probes that cannot speak TLS, e.g. Kubernetes grpc probes");
+  app.add_option("--max-trials-per-submission", options.max_trials_per_submission,
+                 "refuse a SubmitSweep (and its dry run) whose spec expands to more trials; checked before it "
+                 "expands")
+      ->capture_default_str();
   std::string rendezvous_ports = "29500-29999";
   app.add_option("--rendezvous-ports", rendezvous_ports,
                  "FIRST-LAST: ports a data-parallel trial leased to several workers meets on, at rank 0's worker "
