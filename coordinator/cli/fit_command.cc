@@ -109,6 +109,10 @@ int RunFitCommand(const FitCommandOptions& options, std::ostream& out, std::ostr
     err << "rung fit: --bootstrap must be >= 0\n";
     return kUsage;
   }
+  if (Status replicates = fit::CheckBootstrapReplicates(options.bootstrap); !replicates.ok()) {
+    err << "rung fit: --" << replicates.message() << "\n";
+    return kUsage;
+  }
   LadderSource source = options.source;
   if (!options.csv_path.empty()) source.csv_path = options.csv_path;
   if (source.csv_path.empty() && source.sweep_id > 0) {

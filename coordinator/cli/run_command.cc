@@ -142,7 +142,11 @@ void PrintResults(const ExpandedSweep& expanded, const std::vector<pb::Trial>& t
 
 int RunEmbedded(const RunOptions& options) {
   // Validate here first: errors name file:line:col before anything starts.
-  StatusOr<ExpandedSweep> expanded = LoadSweepSpec(options.spec_path);
+  // The same limit as the coordinator it starts (its default --max-trials-per-submission).
+  StatusOr<ExpandedSweep> expanded =
+      LoadSweepSpec(options.spec_path, ExpansionLimits{kDefaultMaxTrials,
+                                                       "rung-coordinator --max-trials-per-submission N and "
+                                                       "rung submit; rung run keeps the default"});
   if (!expanded.ok()) {
     std::cerr << "rung run: " << expanded.status().message() << "\n";
     return kUsage;

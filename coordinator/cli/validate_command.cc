@@ -17,6 +17,7 @@ struct ValidateOptions {
   // rung-train's achieved FLOP/s (matrix + attention) at 2 threads, small shape (bench/README.md).
   double flops_per_sec = 1.4e11;
   int workers = 1;
+  int64_t max_trials = kDefaultMaxTrials;
 };
 
 std::string CellText(const nlohmann::json& value) {
@@ -24,7 +25,8 @@ std::string CellText(const nlohmann::json& value) {
 }
 
 int RunValidate(const ValidateOptions& options) {
-  StatusOr<ExpandedSweep> sweep = LoadSweepSpec(options.spec_path);
+  StatusOr<ExpandedSweep> sweep =
+      LoadSweepSpec(options.spec_path, ExpansionLimits{options.max_trials, "rung validate --max-trials N"});
   if (!sweep.ok()) {
     std::cerr << "rung validate: " << sweep.status().message() << "\n";
     return kUsage;
@@ -69,10 +71,11 @@ int RunValidate(const ValidateOptions& options) {
   table.Print(std::cout, options.format);
   if (options.format == "table") {
     const double seconds = sweep->TotalFlopsAll() / options.flops_per_sec / std::max(1, options.workers);
-    std::cout << "\n" << sweep->trials.size() << " trials in " << sweep->spec.ladder.rungs.size() << " rung(s); "
+    std::cout << "\n"
+              << sweep->trials.size() << " trials in " << sweep->spec.ladder.rungs.size() << " rung(s); "
               << "total compute 6ND = " << Scientific(sweep->TotalFlops()) << " FLOPs ("
               << Scientific(sweep->TotalFlopsAll()) << " with the output head and attention); "
-              << HumanCount(static_cast<double>(sweep->TotalTokens())) << " tokens\n"
+              << HumanCount(sweep->TotalTokens()) << " tokens\n"
               << "estimated time: " << HumanDuration(seconds) << " on " << options.workers << " worker(s) at "
               << Scientific(options.flops_per_sec, 2)
               << " FLOP/s each (--flops-per-sec; rung-train's measured rate at 2 threads, bench/README.md)\n";
@@ -90,6 +93,12 @@ void AddValidateCommand(CLI::App& app, int* exit_code) {
   command->add_option("--flops-per-sec", options->flops_per_sec,
                       "Training FLOP/s of one worker, for the time estimate")->check(Positive());
   command->add_option("--workers", options->workers, "Workers sharing the sweep, for the time estimate")
+      ->check(Positive());
+  command
+      ->add_option("--max-trials", options->max_trials,
+                   "Refuse a spec that expands to more trials (checked before expanding; a coordinator has its own "
+                   "limit, rung-coordinator --max-trials-per-submission)")
+      ->capture_default_str()
       ->check(Positive());
   command->callback([options, exit_code]() { *exit_code = RunValidate(*options); });
 }

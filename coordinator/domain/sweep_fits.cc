@@ -147,6 +147,7 @@ const char* StoredSummaryName(MetricSummary summary) {
 
 StatusOr<SweepFit> FitSweep(Coordinator& coordinator, const FitOptions& request, const std::string& actor) {
   if (request.sweep_id <= 0) return Status::InvalidArgument("FitRequest.sweep_id is required (a positive id)");
+  RUNG_RETURN_IF_ERROR(fit::CheckBootstrapReplicates(request.bootstrap));  // before any store read
   RUNG_ASSIGN_OR_RETURN(SweepRecord sweep, coordinator.sweeps().Get(request.sweep_id));
   const std::string metric = request.metric.empty() ? sweep.metric.name : request.metric;
   std::vector<std::string> variant_keys = request.variant_keys;

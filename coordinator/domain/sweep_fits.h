@@ -11,7 +11,8 @@
 // every run has them. The baseline is FitOptions::baseline, or the variant of the cells the spec's
 // baseline selects (which must be one variant).
 //
-// Errors: NOT_FOUND (sweep, fit); INVALID_ARGUMENT (bad options, a baseline that is not a variant,
+// Errors: NOT_FOUND (sweep, fit); INVALID_ARGUMENT (bad options, more than 100,000 bootstrap
+// replicates (fit::kMaxBootstrapReplicates), a baseline that is not a variant,
 // a spec baseline that selects several variants or none); FAILED_PRECONDITION when the baseline has
 // fewer than 2 finished ladder points or no other variant has one, saying how many there are and
 // how many trials are unfinished.

@@ -69,8 +69,8 @@ StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(const Serv
   std::unique_ptr<CoordinatorServer> server(new CoordinatorServer(options, std::move(authenticator)));
   server->system_clock_ = std::move(system_clock);
   server->coordinator_ = std::move(coordinator);
-  server->user_service_ =
-      std::make_unique<UserServiceImpl>(server->coordinator_.get(), server->authenticator_.get(), server->started_at_);
+  server->user_service_ = std::make_unique<UserServiceImpl>(server->coordinator_.get(), server->authenticator_.get(),
+                                                            server->started_at_, options.max_trials_per_submission);
   server->worker_service_ =
       std::make_unique<WorkerServiceImpl>(server->coordinator_.get(), server->options_, server->started_at_);
 

@@ -5,7 +5,7 @@
 //                    [--listen 127.0.0.1:50551] [--artifact-root DIR] [--lease-seconds 60]
 //                    [--heartbeat-seconds S] [--tls-cert cert.pem --tls-key key.pem]
 //                    [--health-listen 0.0.0.0:50552] [--check-at-start quick|full|none]
-//                    [--restart-grace-seconds 10]
+//                    [--restart-grace-seconds 10] [--max-trials-per-submission 100000]
 //
 // Locks the SQLite database (one coordinator per database file: a second one exits 1 naming the
 // holder), opens (or creates) it, checks it (a damaged file is refused with how to recover it),
@@ -90,6 +90,10 @@ int main(int argc, char** argv) {
                  "check the database before serving: quick (PRAGMA quick_check, the default), full (PRAGMA "
                  "integrity_check: slower on large databases) or none")
       ->transform(CLI::CheckedTransformer(checks, CLI::ignore_case));
+  app.add_option("--max-trials-per-submission", options.max_trials_per_submission,
+                 "refuse a SubmitSweep (and its dry run) whose spec expands to more trials; checked before it "
+                 "expands")
+      ->capture_default_str();
   std::string rendezvous_ports = "29500-29999";
   app.add_option("--rendezvous-ports", rendezvous_ports,
                  "FIRST-LAST: ports a data-parallel trial leased to several workers meets on, at rank 0's worker "

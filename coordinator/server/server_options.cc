@@ -91,6 +91,10 @@ Status ValidateServerOptions(const ServerOptions& options) {
         "the heartbeat interval (--heartbeat-seconds) must be positive and shorter than the lease duration "
         "(--lease-seconds)");
   }
+  if (options.max_trials_per_submission < 1) {
+    return Status::InvalidArgument("--max-trials-per-submission must be at least 1, got " +
+                                   std::to_string(options.max_trials_per_submission));
+  }
   return Status::Ok();
 }
 

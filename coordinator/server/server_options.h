@@ -20,6 +20,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -28,6 +29,7 @@
 
 #include "coordinator/store/store_options.h"
 #include "core/common/status.h"
+#include "sweeps/spec/expansion_limits.h"
 
 namespace rung::server {
 
@@ -63,12 +65,15 @@ struct ServerOptions {
   // on rank 0's worker host; each gang attempt takes one.
   int rendezvous_first_port = 29500;
   int rendezvous_port_count = 500;
+  // The most trials one SubmitSweep (or its dry run) may expand to, checked before it expands
+  // (sweeps/spec/expansion_limits.h); --max-trials-per-submission.
+  int64_t max_trials_per_submission = kDefaultMaxTrials;
 };
 
 // INVALID_ARGUMENT, naming the flag to fix, when: the address has no port, the database or a token
 // file is not given, only one of the TLS files is given, the address is not loopback and TLS is
 // off, the health address (if any) is not host:port, or the heartbeat interval is not shorter than
-// the lease.
+// the lease, or the trial limit per submission is not positive.
 Status ValidateServerOptions(const ServerOptions& options);
 
 // The listen address with its port replaced by `port` (the one the server bound): "127.0.0.1:0",

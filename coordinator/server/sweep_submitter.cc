@@ -98,7 +98,7 @@ Status WithDiagnostics(const Status& status, const std::string& file_name, v1::S
 StatusOr<v1::SubmitSweepResponse> SweepSubmitter::Submit(const v1::SubmitSweepRequest& request,
                                                          const std::string& actor, v1::SpecDiagnostics* diagnostics) {
   const std::string file_name = request.spec_file_name().empty() ? kDefaultSpecFileName : request.spec_file_name();
-  StatusOr<ExpandedSweep> expanded = ExpandSweepSpecText(request.spec_text(), file_name);
+  StatusOr<ExpandedSweep> expanded = ExpandSweepSpecText(request.spec_text(), file_name, limits_);
   if (!expanded.ok()) return WithDiagnostics(expanded.status(), file_name, diagnostics);
   if (Status resolved = ResolveSourceTrials(request.spec_text(), file_name, sweeps_, trials_, &expanded.value());
       !resolved.ok()) {

@@ -11,24 +11,28 @@
 // Cells that name a source trial (train.init.from_trial) get its checkpoint folder
 // (source_trials.h).
 //
+// A spec that expands to more than `max_trials` trials is INVALID_ARGUMENT with its count, the limit
+// and the flag that raises it (rung-coordinator --max-trials-per-submission), before it is expanded.
 // A spec with errors is INVALID_ARGUMENT with every error, one per line, each with file:line:col;
 // `diagnostics` receives them structured (the service sends them as trailing metadata). Nothing is
 // stored then.
 //
 // Example:
-//   SweepSubmitter submitter(coordinator.sweeps(), coordinator.trials());
+//   SweepSubmitter submitter(coordinator.sweeps(), coordinator.trials(), options.max_trials_per_submission);
 //   v1::SpecDiagnostics diagnostics;
 //   StatusOr<v1::SubmitSweepResponse> response = submitter.Submit(request, "user:ada", &diagnostics);
 //
 // Thread safety: thread-safe (the store serializes submissions).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "coordinator/domain/sweep_manager.h"
 #include "coordinator/domain/trial_lifecycle.h"
 #include "core/common/status.h"
 #include "proto/rung.pb.h"
+#include "sweeps/spec/expansion_limits.h"
 
 namespace rung::server {
 
@@ -37,8 +41,10 @@ inline constexpr char kDefaultSpecFileName[] = "spec.yaml";
 
 class SweepSubmitter {
  public:
-  // REQUIRES: `sweeps` and `trials` outlive the submitter (trials: to resolve source trials).
-  SweepSubmitter(SweepManager& sweeps, const TrialLifecycle& trials) : sweeps_(sweeps), trials_(trials) {}
+  // REQUIRES: `sweeps` and `trials` outlive the submitter (trials: to resolve source trials);
+  // max_trials >= 1.
+  SweepSubmitter(SweepManager& sweeps, const TrialLifecycle& trials, int64_t max_trials)
+      : sweeps_(sweeps), trials_(trials), limits_{max_trials, "rung-coordinator --max-trials-per-submission N"} {}
 
   StatusOr<v1::SubmitSweepResponse> Submit(const v1::SubmitSweepRequest& request, const std::string& actor,
                                            v1::SpecDiagnostics* diagnostics);
@@ -46,6 +52,7 @@ class SweepSubmitter {
  private:
   SweepManager& sweeps_;
   const TrialLifecycle& trials_;
+  const ExpansionLimits limits_;
 };
 
 }  // namespace rung::server

@@ -59,11 +59,11 @@ bool HasPrefix(const std::string& name, const std::string& prefix) { return name
 }  // namespace
 
 UserServiceImpl::UserServiceImpl(Coordinator* coordinator, const BearerTokenAuthenticator* authenticator,
-                                 std::chrono::system_clock::time_point started_at)
+                                 std::chrono::system_clock::time_point started_at, int64_t max_trials_per_submission)
     : coordinator_(coordinator),
       authenticator_(authenticator),
       started_at_(started_at),
-      submitter_(coordinator->sweeps(), coordinator->trials()) {}
+      submitter_(coordinator->sweeps(), coordinator->trials(), max_trials_per_submission) {}
 
 grpc::Status UserServiceImpl::GetServerInfo(grpc::ServerContext* context, const v1::GetServerInfoRequest* /*request*/,
                                             v1::ServerInfo* response) {

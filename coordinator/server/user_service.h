@@ -39,10 +39,11 @@ inline constexpr char kSpecDiagnosticsMetadata[] = "rung-spec-diagnostics-bin";
 
 class UserServiceImpl final : public v1::UserService::Service {
  public:
-  // `authenticator` tells GetServerInfo the caller's role.
+  // `authenticator` tells GetServerInfo the caller's role; SubmitSweep refuses specs of more than
+  // `max_trials_per_submission` trials (ServerOptions).
   // REQUIRES: `coordinator` and `authenticator` outlive the service.
   UserServiceImpl(Coordinator* coordinator, const BearerTokenAuthenticator* authenticator,
-                  std::chrono::system_clock::time_point started_at);
+                  std::chrono::system_clock::time_point started_at, int64_t max_trials_per_submission);
 
   grpc::Status GetServerInfo(grpc::ServerContext* context, const v1::GetServerInfoRequest* request,
                              v1::ServerInfo* response) override;

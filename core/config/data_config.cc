@@ -1,5 +1,8 @@
 #include "core/config/data_config.h"
 
+#include "core/common/checked_arithmetic.h"
+#include "core/config/config_limits.h"
+
 namespace rung {
 
 int64_t DocumentStartToken(const DataConfig& config) {
@@ -41,10 +44,11 @@ void ValidateDataConfig(const DataConfig& d, std::vector<ConfigError>* errors) {
   if (d.source == "nrw") {
     if (d.nrw.window_width <= 0) error("data.nrw.window_width", "must be positive");
     if (d.nrw.window_centre <= 0) error("data.nrw.window_centre", "must be positive");
-    if (d.nrw.window_centre + d.nrw.window_width / 2 > d.seq_len - 2) {
-      error("data.nrw.window_centre", "window (centre + width/2 = " +
-                                          std::to_string(d.nrw.window_centre + d.nrw.window_width / 2) +
-                                          ") must fit inside seq_len - 2 = " + std::to_string(d.seq_len - 2));
+    const std::optional<int64_t> window_end = CheckedAdd(d.nrw.window_centre, d.nrw.window_width / 2);
+    if (!window_end || *window_end > d.seq_len - 2) {
+      error("data.nrw.window_centre",
+            "window (centre + width/2 = " + (window_end ? std::to_string(*window_end) : std::string("over int64")) +
+                ") must fit inside seq_len - 2 = " + std::to_string(d.seq_len - 2));
     }
     if (!(d.nrw.buffer >= 0.0 && d.nrw.buffer < 1.0)) error("data.nrw.buffer", "must lie in [0, 1)");
   }
@@ -53,15 +57,24 @@ void ValidateDataConfig(const DataConfig& d, std::vector<ConfigError>* errors) {
     if (d.niah.key_symbols < 2 || d.niah.value_symbols < 2 || d.niah.filler_symbols < 1) {
       error("data.niah", "needs at least 2 key symbols, 2 value symbols and 1 filler symbol");
     }
-    if (d.niah.key_symbols < d.niah.max_distractors + 1) {
+    CheckAtMost("data.niah.key_symbols", "key_symbols", d.niah.key_symbols, kMaxVocabSize, errors);
+    CheckAtMost("data.niah.value_symbols", "value_symbols", d.niah.value_symbols, kMaxVocabSize, errors);
+    CheckAtMost("data.niah.filler_symbols", "filler_symbols", d.niah.filler_symbols, kMaxVocabSize, errors);
+    if (d.niah.key_symbols <= d.niah.max_distractors) {
       error("data.niah.key_symbols", "must exceed max_distractors so that keys are distinct");
     }
-    if (4 * (d.niah.max_distractors + 1) + 3 > d.seq_len) {
-      error("data.seq_len", "too short for " + std::to_string(d.niah.max_distractors + 1) + " key-value pairs");
+    const std::optional<int64_t> pairs = CheckedAdd(d.niah.max_distractors, 1);
+    const std::optional<int64_t> needed = (4 * CheckedInt64(pairs.value_or(-1)) + 3).value();
+    if (!pairs || !needed || *needed > d.seq_len) {
+      error("data.seq_len", "too short for " + (pairs ? std::to_string(*pairs) : std::string("max_distractors + 1")) +
+                                " key-value pairs");
     }
   }
   if (d.source == "position_index" && d.position_index.symbols < 2) {
     error("data.position_index.symbols", "must be >= 2");
+  }
+  if (d.source == "position_index") {
+    CheckAtMost("data.position_index.symbols", "symbols", d.position_index.symbols, kMaxVocabSize, errors);
   }
 }
 

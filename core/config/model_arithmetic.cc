@@ -1,35 +1,59 @@
 #include "core/config/model_arithmetic.h"
 
-namespace rung {
+#include "core/common/checked_arithmetic.h"
 
-int64_t CountPositionalParameters(const ModelConfig& c) {
+namespace rung {
+namespace {
+
+// The learned positional and inverse-temperature parameters, overflow-checked.
+CheckedInt64 PositionalCount(const ModelConfig& c) {
   const PositionConfig& p = c.position;
-  int64_t count = 0;
-  if (p.variant == "lerope") count += c.rotary_pairs();
+  CheckedInt64 count = 0;
+  if (p.variant == "lerope") count = count + c.rotary_pairs();
   if (p.variant == "adarope") {
     const AdaRopeConfig& a = p.adarope;
-    int64_t schedules = a.share_freq == "none" ? c.layers * c.kv_heads : a.share_freq == "layer" ? c.layers : 1;
-    count += schedules * (a.learned_base ? 1 : c.rotary_pairs());
-    if (a.adascale && !a.fixed_log) count += 2 * c.layers * c.heads;  // tau, gamma
+    CheckedInt64 schedules = a.share_freq == "none"    ? CheckedInt64(c.layers) * c.kv_heads
+                             : a.share_freq == "layer" ? CheckedInt64(c.layers)
+                                                       : CheckedInt64(1);
+    count = count + schedules * (a.learned_base ? 1 : c.rotary_pairs());
+    if (a.adascale && !a.fixed_log) count = count + CheckedInt64(2) * c.layers * c.heads;  // tau, gamma
   }
   const InverseTemperatureConfig& t = c.inverse_temperature;
-  if (t.form == "log_power" && t.learn_s) count += c.layers * c.heads;
-  if (t.form == "ssmax") count += c.layers * c.heads;
-  if (t.form == "learned") count += c.seq_len + 2 * c.layers * c.heads;
+  if (t.form == "log_power" && t.learn_s) count = count + CheckedInt64(c.layers) * c.heads;
+  if (t.form == "ssmax") count = count + CheckedInt64(c.layers) * c.heads;
+  if (t.form == "learned") count = count + c.seq_len + CheckedInt64(2) * c.layers * c.heads;
   return count;
 }
 
+}  // namespace
+
+int64_t CountPositionalParameters(const ModelConfig& c) { return PositionalCount(c).value().value_or(0); }
+
 ParameterCounts CountParameters(const ModelConfig& c) {
+  const CheckedInt64 q_width = CheckedInt64(c.heads) * c.head_dim;
+  const CheckedInt64 kv_width = CheckedInt64(c.kv_heads) * c.head_dim;
+  const CheckedInt64 attention = c.layers * (c.d_model * (q_width + 2 * kv_width) + q_width * c.d_model);
+  const int64_t mlp_matrices = c.mlp == "swiglu" ? 3 : 2;
+  const CheckedInt64 mlp = CheckedInt64(c.layers) * mlp_matrices * c.d_model * c.mlp_hidden;
+  const CheckedInt64 norms =
+      c.layers * (2 * CheckedInt64(c.d_model) + (c.qk_norm ? 2 * CheckedInt64(c.head_dim) : 0)) + c.d_model;
+  const CheckedInt64 positional = PositionalCount(c);
+  const CheckedInt64 embedding = CheckedInt64(c.vocab_size) * c.d_model;
+  const CheckedInt64 output_head = CheckedInt64(c.d_model) * c.vocab_size;
+  // Every part, and every sum of parts the accessors form, fits when the total does (parts are >= 0
+  // in a validated config).
+  const CheckedInt64 total = attention + mlp + norms + positional + embedding + output_head;
   ParameterCounts counts;
-  int64_t q_width = c.heads * c.head_dim;
-  int64_t kv_width = c.kv_heads * c.head_dim;
-  counts.attention = c.layers * (c.d_model * (q_width + 2 * kv_width) + q_width * c.d_model);
-  int64_t mlp_matrices = c.mlp == "swiglu" ? 3 : 2;
-  counts.mlp = c.layers * mlp_matrices * c.d_model * c.mlp_hidden;
-  counts.norms = c.layers * (2 * c.d_model + (c.qk_norm ? 2 * c.head_dim : 0)) + c.d_model;
-  counts.positional = CountPositionalParameters(c);
-  counts.embedding = c.vocab_size * c.d_model;
-  counts.output_head = c.d_model * c.vocab_size;
+  if (!total.value()) {
+    counts.overflow = true;
+    return counts;
+  }
+  counts.attention = *attention.value();
+  counts.mlp = *mlp.value();
+  counts.norms = *norms.value();
+  counts.positional = *positional.value();
+  counts.embedding = *embedding.value();
+  counts.output_head = *output_head.value();
   return counts;
 }
 
@@ -39,7 +63,7 @@ FlopsPerToken CountFlopsPerToken(const ModelConfig& c) {
   flops.nonembedding = 6.0 * static_cast<double>(counts.nonembedding());
   flops.matrix = 6.0 * static_cast<double>(counts.matrix());
   flops.attention = 6.0 * static_cast<double>(c.layers) * static_cast<double>(c.seq_len) *
-                    static_cast<double>(c.heads * c.head_dim);
+                    static_cast<double>(c.heads) * static_cast<double>(c.head_dim);
   return flops;
 }
 

@@ -17,7 +17,11 @@
 
 namespace rung {
 
+// Every count is overflow-checked: when one of them, or the total, does not fit int64, `overflow` is
+// set and the counts are 0 (ValidateTrialConfig refuses such a model, so a validated config never
+// overflows).
 struct ParameterCounts {
+  bool overflow = false;
   int64_t attention = 0;    // Q, K, V, O projections of all layers
   int64_t mlp = 0;          // MLP matrices of all layers
   int64_t norms = 0;        // RMSNorm gains (blocks, QK-norm, final)
@@ -35,10 +39,11 @@ ParameterCounts CountParameters(const ModelConfig& config);
 // The counts as the provenance record states them: nonembedding, matrix, total and each part.
 nlohmann::json ParameterCountsToJson(const ParameterCounts& counts);
 
-// Learned positional parameters alone (also part of CountParameters().positional).
+// Learned positional parameters alone (also part of CountParameters().positional); 0 on overflow.
 int64_t CountPositionalParameters(const ModelConfig& config);
 
-// FLOPs per training token (forward and backward).
+// FLOPs per training token (forward and backward), in double (no overflow; 0 for the parameter
+// terms when the counts overflow).
 struct FlopsPerToken {
   double nonembedding = 0;  // 6 * N_nonembedding
   double attention = 0;     // 6 * layers * T * heads * head_dim (causal QK^T and AV)

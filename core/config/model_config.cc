@@ -1,11 +1,18 @@
 #include "core/config/model_config.h"
 
+#include <limits>
+
+#include "core/common/checked_arithmetic.h"
+
 namespace rung {
 
 void ResolveModelConfig(ModelConfig* config) {
   if (config->kv_heads == 0) config->kv_heads = config->heads;
   if (config->head_dim == 0 && config->heads > 0) config->head_dim = config->d_model / config->heads;
-  if (config->mlp_hidden == 0) config->mlp_hidden = 4 * config->d_model;
+  // An overflowing width resolves to a hidden size the limits refuse (config_limits.h).
+  if (config->mlp_hidden == 0) {
+    config->mlp_hidden = CheckedMul(4, config->d_model).value_or(std::numeric_limits<int64_t>::max());
+  }
   if (config->inverse_temperature.n_ref == 0.0) config->inverse_temperature.n_ref = static_cast<double>(config->seq_len);
 }
 
@@ -24,7 +31,7 @@ void ValidateModelConfig(const ModelConfig& c, std::vector<ConfigError>* errors)
   if (heads_ok && kv_ok && c.heads % c.kv_heads != 0) {
     error("model.kv_heads", "must divide heads (" + std::to_string(c.heads) + "), got " + std::to_string(c.kv_heads));
   }
-  if (positive("model.head_dim", c.head_dim) && width_ok && heads_ok && c.head_dim * c.heads != c.d_model) {
+  if (positive("model.head_dim", c.head_dim) && width_ok && heads_ok && CheckedMul(c.head_dim, c.heads) != c.d_model) {
     error("model.heads", "heads x head_dim (" + std::to_string(c.heads) + " x " + std::to_string(c.head_dim) +
                              ") must equal d_model (" + std::to_string(c.d_model) + ")");
   }

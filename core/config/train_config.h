@@ -73,7 +73,8 @@ struct ResourcesConfig {
   int64_t world_size = 1;
 };
 
-// Tokens per optimizer step.
+// Tokens per optimizer step. REQUIRES: a validated config (ValidateTrialConfig refuses one whose
+// tokens per step, or steps x tokens per step, overflow int64).
 inline int64_t TokensPerStep(const TrainConfig& train, int64_t seq_len) {
   return train.batch_size * train.grad_accum * seq_len;
 }

@@ -1,7 +1,11 @@
 #include "core/config/trial_config.h"
 
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
+#include "core/common/checked_arithmetic.h"
+#include "core/config/config_limits.h"
 #include "core/config/json_binding.h"
 
 namespace rung {
@@ -147,13 +151,18 @@ Status Locate(const Status& status, const std::vector<ConfigError>& errors,
 }  // namespace
 
 int64_t DataVocabSize(const DataConfig& data) {
+  // Symbol counts that overflow give a vocabulary the limits refuse (config_limits.h).
+  constexpr int64_t kOverflow = std::numeric_limits<int64_t>::max();
   if (data.source == "builtin" || data.source == "text") return 256;
   if (data.source == "nrw") return 5;  // BG, NEEDLE, QUERY, YES, NO
   if (data.source == "niah") {
     // filler, keys, values, separators: KEY_MARK, VALUE_MARK, QUERY, plus BOS
-    return data.niah.filler_symbols + data.niah.key_symbols + data.niah.value_symbols + 4;
+    return CheckedSum({data.niah.filler_symbols, data.niah.key_symbols, data.niah.value_symbols, 4})
+        .value_or(kOverflow);
   }
-  if (data.source == "position_index") return data.position_index.symbols + 2;  // symbols, QUERY, BOS
+  if (data.source == "position_index") {
+    return CheckedAdd(data.position_index.symbols, 2).value_or(kOverflow);  // symbols, QUERY, BOS
+  }
   return data.vocab_size;
 }
 
@@ -162,8 +171,12 @@ void ResolveTrialConfig(TrialConfig* trial) {
   trial->model.seq_len = trial->data.seq_len;
   ResolveModelConfig(&trial->model);
   if (trial->train.steps == 0 && trial->train.tokens > 0) {
-    int64_t per_step = TokensPerStep(trial->train, trial->data.seq_len);
-    if (per_step > 0) trial->train.steps = (trial->train.tokens + per_step - 1) / per_step;
+    // Unresolved (steps 0, refused) when tokens per step overflow.
+    const std::optional<int64_t> per_step =
+        CheckedProduct({trial->train.batch_size, trial->train.grad_accum, trial->data.seq_len});
+    if (per_step && *per_step > 0) {
+      trial->train.steps = trial->train.tokens / *per_step + (trial->train.tokens % *per_step != 0 ? 1 : 0);
+    }
   }
 }
 
@@ -173,6 +186,7 @@ void CollectTrialErrors(const TrialConfig& trial, std::vector<ConfigError>* erro
   ValidateDataConfig(trial.data, errors);
   ValidateModelConfig(trial.model, errors);
   ValidateTrainConfig(trial.train, trial.resources, errors);
+  ValidateConfigLimits(trial, errors);
   if (trial.data.synthetic() && trial.model.vocab_size < DataVocabSize(trial.data)) {
     errors->push_back({"model.vocab_size", "smaller than the task's vocabulary " +
                                                std::to_string(DataVocabSize(trial.data))});

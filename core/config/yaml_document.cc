@@ -1,15 +1,16 @@
 #include "core/config/yaml_document.h"
 
-#include <fstream>
-#include <sstream>
-
 #include <yaml-cpp/yaml.h>
+
+#include <fstream>
+
+#include "core/config/yaml_preflight.h"
 
 namespace rung {
 namespace {
 
 std::string Where(const std::string& file, const YAML::Mark& mark) {
-  return file + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+  return YamlMarkLocation(file, mark.line, mark.column);
 }
 
 nlohmann::json ScalarToJson(const YAML::Node& node) {
@@ -78,6 +79,9 @@ std::string ConfigDocument::Locate(const std::string& path) const {
 }
 
 StatusOr<ConfigDocument> ParseConfigDocument(const std::string& text, const std::string& name) {
+  // Bounds what the loader and Convert() below can be made to build (size, depth, expanded aliases)
+  // and refuses duplicate keys, which the loader would resolve silently.
+  RUNG_RETURN_IF_ERROR(PreflightYamlDocument(text, name));
   ConfigDocument document;
   try {
     YAML::Node root = YAML::Load(text);
@@ -92,11 +96,14 @@ StatusOr<ConfigDocument> ParseConfigDocument(const std::string& text, const std:
 }
 
 StatusOr<ConfigDocument> ReadConfigDocument(const std::string& path) {
-  std::ifstream stream(path);
+  std::ifstream stream(path, std::ios::binary);
   if (!stream) return Status::NotFound("cannot open " + path);
-  std::stringstream text;
-  text << stream.rdbuf();
-  return ParseConfigDocument(text.str(), path);
+  // At most one byte past the limit: enough for the preflight to refuse a bigger file (or pipe)
+  // without reading all of it.
+  std::string text(kMaxConfigDocumentBytes + 1, '\0');
+  stream.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(stream.gcount()));
+  return ParseConfigDocument(text, path);
 }
 
 }  // namespace rung

@@ -22,8 +22,10 @@ struct ConfigDocument {
   std::string Locate(const std::string& path) const;
 };
 
-// Errors: NOT_FOUND (no such file), INVALID_ARGUMENT (syntax error, or a top level that is not a
-// mapping, with file:line:col).
+// Errors: NOT_FOUND (no such file), INVALID_ARGUMENT (syntax error, a top level that is not a
+// mapping, or what PreflightYamlDocument refuses: over 1 MiB, nested deeper than 64 levels, more than
+// 1,000,000 nodes once aliases are expanded, a key twice in one mapping; each with file:line:col).
+// Reads at most one byte past the size limit.
 StatusOr<ConfigDocument> ReadConfigDocument(const std::string& path);
 
 // The same for text held in memory; `name` stands for the file in locations.

@@ -181,7 +181,15 @@ const char* EstimatorName(Estimator estimator) {
   return "?";
 }
 
+Status CheckBootstrapReplicates(int64_t replicates) {
+  if (replicates <= kMaxBootstrapReplicates) return Status::Ok();
+  return Status::InvalidArgument("bootstrap: " + std::to_string(replicates) +
+                                 " replicates are more than the fixed limit of " +
+                                 std::to_string(kMaxBootstrapReplicates) + " (sweeps/fit/compute_multipliers.h)");
+}
+
 StatusOr<MultiplierReport> ComputeMultipliers(const LadderResults& ladder, const MultiplierOptions& options) {
+  RUNG_RETURN_IF_ERROR(CheckBootstrapReplicates(options.bootstrap));
   RUNG_RETURN_IF_ERROR(ValidateLadderResults(ladder));
   MultiplierReport report;
   report.source = ladder.source;

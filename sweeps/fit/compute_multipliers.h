@@ -56,6 +56,13 @@ enum class Estimator { kPiecewise, kPowerLawSharedE, kPowerLawFreeE, kPowerLawFi
 // "piecewise", "power_law_shared_e", "power_law_free_e", "power_law_fixed_e".
 const char* EstimatorName(Estimator estimator);
 
+// The most bootstrap replicates a fit runs (each refits every power law): a fixed limit, far above
+// what intervals need (the default is 1000), so that no request holds a fitter for days.
+inline constexpr int64_t kMaxBootstrapReplicates = 100'000;
+
+// INVALID_ARGUMENT when `replicates` is above kMaxBootstrapReplicates, naming the value and the limit.
+Status CheckBootstrapReplicates(int64_t replicates);
+
 struct MultiplierOptions {
   std::string baseline;           // a variant of the ladder
   bool shared_e = true;           // power_law_shared_e rows
@@ -149,6 +156,7 @@ struct MultiplierReport {
   std::vector<std::string> notes;  // things a reader should know (non-monotone baseline, bounds)
 };
 
+// Errors: INVALID_ARGUMENT for a bad ladder or options (CheckBootstrapReplicates among them).
 StatusOr<MultiplierReport> ComputeMultipliers(const LadderResults& ladder, const MultiplierOptions& options);
 
 }  // namespace rung::fit

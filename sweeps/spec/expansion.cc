@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "core/common/checked_arithmetic.h"
 #include "core/records/trainer_records.h"
 #include "sweeps/spec/json_path.h"
 #include "sweeps/spec/trial_identity.h"
@@ -24,9 +25,9 @@ double ExpandedSweep::TotalFlopsAll() const {
   return total;
 }
 
-int64_t ExpandedSweep::TotalTokens() const {
-  int64_t total = 0;
-  for (const ExpandedTrial& trial : trials) total += trial.tokens;
+double ExpandedSweep::TotalTokens() const {
+  double total = 0;
+  for (const ExpandedTrial& trial : trials) total += static_cast<double>(trial.tokens);
   return total;
 }
 
@@ -106,15 +107,31 @@ std::string DescribeCell(const ExpandedTrial& trial) {
 
 }  // namespace
 
-StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document) {
+StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document, const ExpansionLimits& limits) {
   SpecDiagnostics diagnostics;
   ExpandedSweep sweep;
   // Structural errors do not stop the expansion: the cells still report theirs, so a user sees
   // every problem at once.
-  sweep.spec = ParseSweepSpec(document, &diagnostics);
+  sweep.spec = ParseSweepSpec(document, limits, &diagnostics);
   const SweepSpec& spec = sweep.spec;
   const Ladder& ladder = spec.ladder;
   const std::vector<SweepAxis>& axes = spec.axes.axes;
+
+  // The count first: a spec over the limit builds no cell.
+  const std::optional<int64_t> cells_per_rung = spec.axes.CellsPerRung();
+  const std::optional<int64_t> trial_count =
+      cells_per_rung ? CheckedMul(static_cast<int64_t>(ladder.rungs.size()), *cells_per_rung) : std::nullopt;
+  if (!trial_count || *trial_count > limits.max_trials) {
+    const bool has_axes = document.json.contains("sweep");
+    diagnostics.Error(
+        document.Locate(has_axes ? "sweep" : "ladder"), has_axes ? "sweep" : "ladder",
+        "the spec expands to " +
+            (trial_count ? std::to_string(*trial_count) + " trials (" + std::to_string(ladder.rungs.size()) +
+                               " rung(s) x " + std::to_string(*cells_per_rung) + " cells)"
+                         : std::string("more trials than an int64 counts")) +
+            ", " + TrialLimitText(limits));
+    return diagnostics.ToStatus();
+  }
 
   // Resolves one cell into its trial config, JSON, identity and counts; false when its config has
   // errors (in `errors`, by path).
@@ -163,12 +180,11 @@ StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document) {
 
   // The cells in order, one at a time: each built from the defaults, its rung and its axis values,
   // then resolved; its errors located in the spec, or its trial kept.
-  const int64_t cells_per_rung = spec.axes.CellsPerRung();
-  sweep.trials.reserve(ladder.rungs.size() * static_cast<size_t>(std::max<int64_t>(0, cells_per_rung)));
+  sweep.trials.reserve(static_cast<size_t>(*trial_count));
   for (size_t rung = 0; rung < ladder.rungs.size(); ++rung) {
     const LadderRung& step = ladder.rungs[rung];
     std::vector<size_t> odometer(axes.size(), 0);
-    for (int64_t cell = 0; cell < cells_per_rung; ++cell) {
+    for (int64_t cell = 0; cell < *cells_per_rung; ++cell) {
       CellBuilder builder(spec.defaults, document);
       builder.Set("model", step.model, step.location, step.path);
       builder.Set("train", step.train, step.location, step.path.empty() ? "" : step.path + ".train");
@@ -272,14 +288,15 @@ StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document) {
   return sweep;
 }
 
-StatusOr<ExpandedSweep> LoadSweepSpec(const std::string& path) {
+StatusOr<ExpandedSweep> LoadSweepSpec(const std::string& path, const ExpansionLimits& limits) {
   RUNG_ASSIGN_OR_RETURN(const ConfigDocument document, ReadConfigDocument(path));
-  return ExpandSweepSpec(document);
+  return ExpandSweepSpec(document, limits);
 }
 
-StatusOr<ExpandedSweep> ExpandSweepSpecText(const std::string& text, const std::string& name) {
+StatusOr<ExpandedSweep> ExpandSweepSpecText(const std::string& text, const std::string& name,
+                                            const ExpansionLimits& limits) {
   RUNG_ASSIGN_OR_RETURN(const ConfigDocument document, ParseConfigDocument(text, name));
-  return ExpandSweepSpec(document);
+  return ExpandSweepSpec(document, limits);
 }
 
 }  // namespace rung

@@ -5,7 +5,12 @@
 // core's torch-free arithmetic), its tokens, and its identity hash (trial_identity.h).
 //
 // Order of precedence inside a cell: spec defaults < the rung's model/train keys < ladder rules
-// (tokens_per_param, lr, batch_size; not where an axis sets the key) < sweep axes.
+// (tokens_per_param, lr, batch_size) < sweep axes. An axis may not set a key a ladder rule or
+// another axis sets (axis_conflicts.h).
+//
+// The number of trials (rungs x cells per rung) is checked against ExpansionLimits before any cell
+// is built (expansion_limits.h); a spec over the limit is refused with its count, the limit and how
+// to raise it, and nothing else is expanded.
 //
 // Validation happens here, before anything is stored: every cell is parsed strictly and validated;
 // errors are mapped back to the spec's file:line:col (the axis value, rung or default that put the
@@ -14,14 +19,14 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/common/status.h"
 #include "core/config/model_arithmetic.h"
 #include "core/config/trial_config.h"
+#include "sweeps/spec/expansion_limits.h"
 #include "sweeps/spec/sweep_spec.h"
 
 namespace rung {
@@ -48,14 +53,15 @@ struct ExpandedSweep {
 
   double TotalFlops() const;       // sum of 6 N D
   double TotalFlopsAll() const;    // sum of flops_total
-  int64_t TotalTokens() const;
+  double TotalTokens() const;      // a double: the trials' sum can exceed int64
 };
 
 // Errors: INVALID_ARGUMENT listing every problem with file:line:col.
-StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document);
+StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document, const ExpansionLimits& limits = {});
 
 // Reads (NOT_FOUND if missing), parses and expands a spec file; or spec text held in memory.
-StatusOr<ExpandedSweep> LoadSweepSpec(const std::string& path);
-StatusOr<ExpandedSweep> ExpandSweepSpecText(const std::string& text, const std::string& name);
+StatusOr<ExpandedSweep> LoadSweepSpec(const std::string& path, const ExpansionLimits& limits = {});
+StatusOr<ExpandedSweep> ExpandSweepSpecText(const std::string& text, const std::string& name,
+                                            const ExpansionLimits& limits = {});
 
 }  // namespace rung

@@ -1,15 +1,17 @@
 #include "sweeps/spec/sweep_axes.h"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+
+#include "core/common/checked_arithmetic.h"
 
 namespace rung {
 
-int64_t SweepAxes::CellsPerRung() const {
-  int64_t cells = 1;
-  for (const SweepAxis& axis : axes) cells *= static_cast<int64_t>(axis.points.size());
-  return cells;
+std::optional<int64_t> SweepAxes::CellsPerRung() const {
+  CheckedInt64 cells = 1;
+  for (const SweepAxis& axis : axes) cells = cells * static_cast<int64_t>(axis.points.size());
+  return cells.value();
 }
 
 namespace {
@@ -81,7 +83,7 @@ SweepAxis ParseZipAxis(const nlohmann::json& group, const std::string& path, con
 }
 
 SweepAxis ParseRandomAxis(const nlohmann::json& block, const std::string& path, const ConfigDocument& document,
-                          SpecDiagnostics* diagnostics) {
+                          const ExpansionLimits& limits, SpecDiagnostics* diagnostics) {
   SweepAxis axis{"random", {}, {}, document.Locate(path)};
   if (!block.is_object() || !block.contains("samples") || !block.contains("axes")) {
     diagnostics->Error(axis.location, path, "random draws need {samples: N, seed: S, axes: {key: distribution}}");
@@ -96,6 +98,11 @@ SweepAxis ParseRandomAxis(const nlohmann::json& block, const std::string& path, 
   const nlohmann::json& samples = block["samples"];
   if (!samples.is_number_integer() || samples.get<int64_t>() <= 0) {
     diagnostics->Error(document.Locate(path + ".samples"), path + ".samples", "must be a positive integer");
+    return axis;
+  }
+  if (samples.get<int64_t>() > limits.max_trials) {
+    diagnostics->Error(document.Locate(path + ".samples"), path + ".samples",
+                       std::to_string(samples.get<int64_t>()) + " samples are " + TrialLimitText(limits));
     return axis;
   }
   const uint64_t seed = block.contains("seed") && block["seed"].is_number_integer() ? block["seed"].get<uint64_t>() : 0;
@@ -170,7 +177,8 @@ SweepAxis ParseRandomAxis(const nlohmann::json& block, const std::string& path, 
 
 }  // namespace
 
-SweepAxes ParseSweepAxes(const nlohmann::json* block, const ConfigDocument& document, SpecDiagnostics* diagnostics) {
+SweepAxes ParseSweepAxes(const nlohmann::json* block, const ConfigDocument& document, const ExpansionLimits& limits,
+                         SpecDiagnostics* diagnostics) {
   SweepAxes axes;
   if (block == nullptr) return axes;
   if (!block->is_object()) {
@@ -188,7 +196,7 @@ SweepAxes ParseSweepAxes(const nlohmann::json* block, const ConfigDocument& docu
         axes.axes.push_back(ParseZipAxis(it.value()[index], Indexed(path, index), document, diagnostics));
       }
     } else if (it.key() == "random") {
-      axes.axes.push_back(ParseRandomAxis(it.value(), path, document, diagnostics));
+      axes.axes.push_back(ParseRandomAxis(it.value(), path, document, limits, diagnostics));
     } else {
       axes.axes.push_back(ParseListAxis(it.key(), it.value(), path, document, diagnostics));
     }

@@ -23,12 +23,13 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "core/config/yaml_document.h"
+#include "sweeps/spec/expansion_limits.h"
 #include "sweeps/spec/spec_diagnostics.h"
 
 namespace rung {
@@ -52,11 +53,13 @@ struct SweepAxis {
 struct SweepAxes {
   std::vector<SweepAxis> axes;
 
-  // Number of cells per ladder rung (the product of the axes' sizes).
-  int64_t CellsPerRung() const;
+  // Number of cells per ladder rung (the product of the axes' sizes); nullopt when it overflows int64.
+  std::optional<int64_t> CellsPerRung() const;
 };
 
-// Parses the spec's `sweep` mapping (null: no axes).
-SweepAxes ParseSweepAxes(const nlohmann::json* block, const ConfigDocument& document, SpecDiagnostics* diagnostics);
+// Parses the spec's `sweep` mapping (null: no axes). A random axis with more samples than
+// limits.max_trials is an error, and is not drawn.
+SweepAxes ParseSweepAxes(const nlohmann::json* block, const ConfigDocument& document, const ExpansionLimits& limits,
+                         SpecDiagnostics* diagnostics);
 
 }  // namespace rung

@@ -4,6 +4,7 @@
 #include <regex>
 
 #include "core/config/config_error.h"
+#include "sweeps/spec/axis_conflicts.h"
 
 namespace rung {
 namespace {
@@ -46,7 +47,7 @@ void RejectUnknown(const nlohmann::json& block, const std::string& path, const s
 
 }  // namespace
 
-SweepSpec ParseSweepSpec(const ConfigDocument& document, SpecDiagnostics* diagnostics) {
+SweepSpec ParseSweepSpec(const ConfigDocument& document, const ExpansionLimits& limits, SpecDiagnostics* diagnostics) {
   SweepSpec spec;
   const nlohmann::json& root = document.json;
   RejectUnknown(root, "", TopLevelKeys(), document, diagnostics);
@@ -102,7 +103,8 @@ SweepSpec ParseSweepSpec(const ConfigDocument& document, SpecDiagnostics* diagno
   }
 
   spec.ladder = ParseLadder(root.contains("ladder") ? &root["ladder"] : nullptr, document, diagnostics);
-  spec.axes = ParseSweepAxes(root.contains("sweep") ? &root["sweep"] : nullptr, document, diagnostics);
+  spec.axes = ParseSweepAxes(root.contains("sweep") ? &root["sweep"] : nullptr, document, limits, diagnostics);
+  CheckAxisConflicts(spec.axes, spec.ladder, document, diagnostics);
   return spec;
 }
 

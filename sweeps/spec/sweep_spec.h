@@ -20,12 +20,12 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "core/config/yaml_document.h"
+#include "sweeps/spec/expansion_limits.h"
 #include "sweeps/spec/ladder.h"
 #include "sweeps/spec/spec_diagnostics.h"
 #include "sweeps/spec/sweep_axes.h"
@@ -55,8 +55,9 @@ struct SweepSpec {
   SweepAxes axes;
 };
 
-// Parses the spec's structure. Appends errors (and warnings) to `diagnostics`; the returned spec is
-// usable only when no error was added.
-SweepSpec ParseSweepSpec(const ConfigDocument& document, SpecDiagnostics* diagnostics);
+// Parses the spec's structure, and refuses two axes, or an axis and a ladder rule, that set the same
+// key (axis_conflicts.h). Appends errors (and warnings) to `diagnostics`; the returned spec is usable
+// only when no error was added. `limits` bounds what parsing draws (random axes' samples).
+SweepSpec ParseSweepSpec(const ConfigDocument& document, const ExpansionLimits& limits, SpecDiagnostics* diagnostics);
 
 }  // namespace rung

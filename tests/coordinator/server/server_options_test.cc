@@ -74,6 +74,10 @@ TEST(ServerOptionsTest, EachMistakeNamesItsFlag) {
   options = WithTokens();
   options.heartbeat_interval = options.lease_duration;
   EXPECT_THAT(ValidateServerOptions(options).message(), HasSubstr("shorter than the lease"));
+
+  options = WithTokens();
+  options.max_trials_per_submission = 0;
+  EXPECT_THAT(ValidateServerOptions(options).message(), HasSubstr("--max-trials-per-submission must be at least 1"));
 }
 
 TEST(ServerOptionsTest, MissingTlsFilesAreNotFound) {

@@ -175,6 +175,14 @@ TEST(ConfigFile, NamesFileLineAndColumnOfABadKey) {
       << trial.status().message();
 }
 
+TEST(ConfigFile, RefusesAKeyWrittenTwiceAtTheSecondOne) {
+  std::string path = testing::TempDir() + "/twice.yaml";
+  std::ofstream(path) << "data:\n  seq_len: 64\ntrain:\n  steps: 5\n  steps: 50\n";
+  StatusOr<ConfigDocument> document = ReadConfigDocument(path);
+  ASSERT_FALSE(document.ok());
+  EXPECT_EQ(document.status().message(), path + ":5:3: duplicate key 'steps' (first at " + path + ":4:3)");
+}
+
 TEST(ConfigFile, ReportsYamlSyntaxErrorsWithTheirPosition) {
   std::string path = testing::TempDir() + "/broken.yaml";
   std::ofstream(path) << "data:\n  seq_len: [64\nmodel: {}\n";

@@ -101,6 +101,17 @@ TEST(ComputeMultipliers, UndefinedRowsSayWhy) {
   EXPECT_TRUE(fit_noted);
 }
 
+TEST(ComputeMultipliers, MoreBootstrapReplicatesThanTheLimitAreInvalidArgument) {
+  MultiplierOptions options = Options("base");
+  options.bootstrap = static_cast<int>(kMaxBootstrapReplicates) + 1;
+  StatusOr<MultiplierReport> report = ComputeMultipliers(Make(HandLadder()), options);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(report.status().message().find("100001 replicates are more than the fixed limit of 100000"),
+            std::string::npos)
+      << report.status().message();
+}
+
 TEST(ComputeMultipliers, AnUnknownBaselineIsInvalidArgumentListingTheVariants) {
   StatusOr<MultiplierReport> report = ComputeMultipliers(Make(HandLadder()), Options("rope"));
   ASSERT_FALSE(report.ok());

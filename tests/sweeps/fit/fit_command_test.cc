@@ -57,6 +57,17 @@ TEST(FitCommand, JsonIsAListOfObjects) {
   EXPECT_EQ(rows[0]["estimator"], "piecewise");
 }
 
+TEST(FitCommand, MoreBootstrapReplicatesThanTheLimitAreBadInputBeforeAnyFit) {
+  FitCommandOptions options = Example();
+  options.bootstrap = 100000000;
+  Result result = Fit(options);
+  EXPECT_EQ(result.code, kUsage);
+  EXPECT_EQ(result.err,
+            "rung fit: --bootstrap: 100000000 replicates are more than the fixed limit of 100000 "
+            "(sweeps/fit/compute_multipliers.h)\n");
+  EXPECT_TRUE(result.out.empty());
+}
+
 TEST(FitCommand, AMissingFileIsBadInputNamingIt) {
   FitCommandOptions options = Example();
   options.csv_path = "/nonexistent/ladder.csv";

@@ -144,11 +144,24 @@ TEST(SweepExpansion, LadderRulesDeriveWidthTokensAndLearningRate) {
   EXPECT_DOUBLE_EQ(big.flops, 6.0 * big.parameters.nonembedding() * big.tokens);
 }
 
-TEST(SweepExpansion, AnAxisOverridesALadderRule) {
+TEST(SweepExpansion, AnAxisOnAKeyALadderRuleSetsIsAnErrorNamingBoth) {
   StatusOr<ExpandedSweep> sweep = Expand(BaseSpec() +
                                          "ladder:\n"
                                          "  rungs: [{layers: 1, d_model: 16, heads: 2}]\n"
                                          "  lr: [0.5]\n"
+                                         "sweep:\n"
+                                         "  train.lr: [0.001, 0.002]\n");
+  ASSERT_FALSE(sweep.ok());
+  EXPECT_NE(sweep.status().message().find("spec.yaml:9:3: error: sweep: the axis sweep.train.lr and the ladder rule "
+                                          "ladder.lr (spec.yaml:7:3) both set train.lr"),
+            std::string::npos)
+      << sweep.status().message();
+}
+
+TEST(SweepExpansion, AnAxisMaySetAKeyOfAnExplicitRung) {
+  StatusOr<ExpandedSweep> sweep = Expand(BaseSpec() +
+                                         "ladder:\n"
+                                         "  rungs: [{layers: 1, d_model: 16, heads: 2, train: {lr: 0.5}}]\n"
                                          "sweep:\n"
                                          "  train.lr: [0.001, 0.002]\n");
   ASSERT_TRUE(sweep.ok()) << sweep.status().message();
