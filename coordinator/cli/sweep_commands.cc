@@ -1,17 +1,16 @@
 #include "coordinator/cli/sweep_commands.h"
 
 #include <cmath>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <thread>
 #include <chrono>
 #include <ctime>
 #include <map>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include <unistd.h>
 
@@ -22,6 +21,7 @@
 #include "coordinator/cli/coordinator_connection.h"
 #include "coordinator/cli/exit_codes.h"
 #include "coordinator/cli/text_table.h"
+#include "core/config/yaml_document.h"
 
 namespace rung::cli {
 namespace {
@@ -119,15 +119,17 @@ struct SubmitOptions {
 };
 
 int RunSubmit(CoordinatorConnection& connection, const SubmitOptions& options) {
-  std::ifstream stream(options.spec_path);
-  if (!stream) {
-    std::cerr << "rung submit: cannot read " << options.spec_path << "\n";
+  // Bounded: a spec over the coordinator's size limit is refused here, before it is sent.
+  StatusOr<std::string> text = ReadConfigText(options.spec_path);
+  if (!text.ok()) {
+    std::cerr << "rung submit: "
+              << (text.status().code() == StatusCode::kNotFound ? "cannot read " + options.spec_path
+                                                                : text.status().message())
+              << "\n";
     return kUsage;
   }
-  std::stringstream text;
-  text << stream.rdbuf();
   pb::SubmitSweepRequest request;
-  request.set_spec_text(text.str());
+  request.set_spec_text(std::move(*text));
   request.set_spec_file_name(options.spec_path);
   request.set_dry_run(options.dry_run);
   pb::SubmitSweepResponse response;

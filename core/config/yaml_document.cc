@@ -95,14 +95,19 @@ StatusOr<ConfigDocument> ParseConfigDocument(const std::string& text, const std:
   return document;
 }
 
-StatusOr<ConfigDocument> ReadConfigDocument(const std::string& path) {
+StatusOr<std::string> ReadConfigText(const std::string& path) {
   std::ifstream stream(path, std::ios::binary);
   if (!stream) return Status::NotFound("cannot open " + path);
-  // At most one byte past the limit: enough for the preflight to refuse a bigger file (or pipe)
-  // without reading all of it.
+  // At most one byte past the limit: enough to refuse a bigger file (or pipe) without reading it all.
   std::string text(kMaxConfigDocumentBytes + 1, '\0');
   stream.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<size_t>(stream.gcount()));
+  if (text.size() > kMaxConfigDocumentBytes) return PreflightYamlDocument(text, path);  // the size refusal
+  return text;
+}
+
+StatusOr<ConfigDocument> ReadConfigDocument(const std::string& path) {
+  RUNG_ASSIGN_OR_RETURN(const std::string text, ReadConfigText(path));
   return ParseConfigDocument(text, path);
 }
 

@@ -28,6 +28,11 @@ struct ConfigDocument {
 // Reads at most one byte past the size limit.
 StatusOr<ConfigDocument> ReadConfigDocument(const std::string& path);
 
+// The text of a spec or config file, reading at most one byte past kMaxConfigDocumentBytes (so a
+// pipe or device that never ends is refused too). Errors: NOT_FOUND (cannot open), INVALID_ARGUMENT
+// ("path:1:1: the document is larger than ...").
+StatusOr<std::string> ReadConfigText(const std::string& path);
+
 // The same for text held in memory; `name` stands for the file in locations.
 StatusOr<ConfigDocument> ParseConfigDocument(const std::string& text, const std::string& name);
 

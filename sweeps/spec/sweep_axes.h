@@ -9,7 +9,7 @@
 //       - {form: log_power, xi: 0.5}
 //     seed: [0, 1, 2]
 //     zip:                                            # zipped axes: lists of equal length, stepped
-//       - {position.variant: [prope, prope], position.fraction: [0.25, 0.5]}   #   together
+//       - {position.base: [10000, 500000], position.adarope.l_ref: [64, 256]}   #   together
 //     random:                                         # seeded random draws, `samples` of them
 //       samples: 4
 //       seed: 0
@@ -19,7 +19,8 @@
 //         model.mlp: {choice: [gelu, swiglu]}
 //
 // Each axis contributes one factor to the product; a zip group and the random block are one axis
-// each. Axis order is the spec's order (later axes vary fastest).
+// each. Axis order is the spec's order (later axes vary fastest). No two axes may set one key
+// (axis_conflicts.h).
 #pragma once
 
 #include <cstdint>
