@@ -8,14 +8,16 @@
 namespace rung {
 
 double RungScaledValue::At(size_t rung, double parameters) const {
-  if (!per_rung.empty()) return per_rung.at(rung);
+  // A list of the wrong length was reported by ParseLadder; the expansion goes on to report the
+  // cells' own errors, with the list's last value standing in.
+  if (!per_rung.empty()) return per_rung[std::min(rung, per_rung.size() - 1)];
   return coefficient * std::pow(parameters, exponent);
 }
 
 namespace {
 
 std::string LadderLabel(const nlohmann::json& model) {
-  auto get = [&](const char* key) { return model.contains(key) ? model[key].dump() : std::string("?"); };
+  auto get = [&](const char* key) { return model.contains(key) ? JsonForMessage(model[key]) : std::string("?"); };
   return "L" + get("layers") + "-d" + get("d_model");
 }
 
@@ -90,7 +92,7 @@ Ladder ParseLadder(const nlohmann::json* block, const ConfigDocument& document, 
         out.path = path;
         for (auto it = rung.begin(); it != rung.end(); ++it) {
           if (it.key() == "label") {
-            out.label = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
+            out.label = it.value().is_string() ? it.value().get<std::string>() : JsonForMessage(it.value());
           } else if (it.key() == "train") {
             out.train = it.value();
           } else {

@@ -98,10 +98,13 @@ std::vector<std::string> ReflectedServices(const std::shared_ptr<grpc::Channel>&
 
   call->StartCall(Tag(1));
   EXPECT_TRUE(await(1));
+  // A server without reflection may end the call before the request is written: then only the
+  // status counts (`answer`).
   call->Write(request_buffer, Tag(2));
-  EXPECT_TRUE(await(2));
+  const bool written = await(2);
   call->WritesDone(Tag(3));
-  EXPECT_TRUE(await(3));
+  const bool done = await(3);
+  if (answer == nullptr) EXPECT_TRUE(written && done);
   call->Read(&response_buffer, Tag(4));
   const bool got_response = await(4);
   call->Finish(&status, Tag(5));

@@ -294,10 +294,10 @@ TEST(ComputeMultipliers, TheExampleLadderHasLeropeAheadOfRopeAndNopeBehind) {
 }
 
 TEST(ComputeMultipliers, ACallerThatStopsWantingTheFitStopsItWithItsStatus) {
-  // The hand ladder resampled by runs: a bootstrap that would run 10^6 replicates is stopped by
+  // The hand ladder resampled by runs: a bootstrap of the most replicates allowed is stopped by
   // the third question.
   MultiplierOptions options = Options("base");
-  options.bootstrap = 1000000;
+  options.bootstrap = static_cast<int>(kMaxBootstrapReplicates);
   int asked = 0;
   options.keep_going = [&]() -> Status {
     return ++asked < 3 ? Status::Ok() : Status::Cancelled("the fit stopped: the caller went away");

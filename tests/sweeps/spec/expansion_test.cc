@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <set>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "tests/sweeps/spec/spec_test_util.h"
@@ -221,6 +222,24 @@ TEST(SweepExpansion, CpuLadderSpansOneAndAHalfDecadesOfCompute) {
   EXPECT_GE(std::log10(largest / smallest), 1.5);
   EXPECT_EQ(variants.size(), 6u);
   EXPECT_GE(sweep->spec.ladder.rungs.size(), 4u);
+}
+
+// Found by the sweep_spec fuzzer: each aborted rung validate and the coordinator's SubmitSweep.
+TEST(SweepExpansion, ALadderListShorterThanTheRungsIsAnErrorNotACrash) {
+  StatusOr<ExpandedSweep> sweep = ExpandSweepSpecText(
+      "ladder:\n  rungs:\n  - {}\n  - {}\n  tokens_per_param: 2\n  lr: [3]\n", "short.yaml");
+  ASSERT_FALSE(sweep.ok());
+  EXPECT_EQ(sweep.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(sweep.status().message(), ::testing::HasSubstr("has 1 values for 2 rungs"));
+}
+
+TEST(SweepExpansion, ValuesThatAreNotUtf8AreShownInErrorsNotThrown) {
+  for (const std::string& spec : {std::string("baseline: {position: \xff}\ntrain:\n  tokens: 3\n"),
+                                  std::string("ladder:\n  rungs:\n  - {model: {layers: \"\xff\"}}\n")}) {
+    StatusOr<ExpandedSweep> sweep = ExpandSweepSpecText(spec, "bytes.yaml");
+    EXPECT_FALSE(sweep.ok()) << spec;
+    EXPECT_EQ(sweep.status().code(), StatusCode::kInvalidArgument) << sweep.status().ToString();
+  }
 }
 
 }  // namespace
