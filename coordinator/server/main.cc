@@ -86,10 +86,12 @@ int main(int argc, char** argv) {
       {"quick", rung::StoreOptions::StartCheck::kQuick},
       {"full", rung::StoreOptions::StartCheck::kFull},
       {"none", rung::StoreOptions::StartCheck::kNone}};
-  app.add_option("--check-at-start", options.start_check,
-                 "check the database before serving: quick (PRAGMA quick_check, the default), full (PRAGMA "
-                 "integrity_check: slower on large databases) or none")
-      ->transform(CLI::CheckedTransformer(checks, CLI::ignore_case));
+  std::string start_check = "quick";
+  app.add_option("--check-at-start", start_check,
+                 "check the database before serving: quick (PRAGMA quick_check), full (PRAGMA integrity_check: "
+                 "slower on large databases) or none")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"quick", "full", "none"}));
   app.add_option("--max-trials-per-submission", options.max_trials_per_submission,
                  "refuse a SubmitSweep (and its dry run) whose spec expands to more trials; checked before it "
                  "expands")
@@ -110,6 +112,7 @@ int main(int argc, char** argv) {
   };
   options.lease_duration = micros(lease_seconds);
   options.restart_grace = micros(restart_grace_seconds);
+  options.start_check = checks.at(start_check);
   {
     int first = 0;
     int last = 0;
