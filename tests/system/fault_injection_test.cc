@@ -65,7 +65,6 @@ namespace {
 using agent::testing::BearerContext;
 using agent::testing::ChildProcess;
 using agent::testing::FileText;
-using agent::testing::ScratchDir;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -300,7 +299,7 @@ class FaultInjectionTrainingTest : public ::testing::Test {
   static constexpr int kRendezvousPorts = 20;
 
   // Destroyed last: the processes below are killed before their folder goes.
-  ScratchDir scratch_;
+  agent::testing::ScratchDir scratch_;
   int rendezvous_first_port_ = 0;
   std::unique_ptr<ChildProcess> coordinator_;
   std::map<std::string, std::unique_ptr<ChildProcess>> workers_;

@@ -2,6 +2,7 @@
 // validation, with its key path, the limit and (from a file) file:line:col; none overflows.
 #include "core/config/config_limits.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -16,6 +17,8 @@
 
 namespace rung {
 namespace {
+
+using ::testing::HasSubstr;
 
 using nlohmann::json;
 
@@ -62,26 +65,21 @@ TEST(ConfigLimits, AnOverflowingParameterCountIsFlaggedNotWrapped) {
 TEST(ConfigLimits, StepsWhoseTokensOverflowAreRefused) {
   json config = MinimalTrial();
   config["train"]["steps"] = kInt64Max;
-  const std::string message = Refusal(config);
-  EXPECT_NE(message.find("train.steps: steps 9223372036854775807 x 256 tokens per step overflows int64"),
-            std::string::npos)
-      << message;
+  EXPECT_THAT(Refusal(config),
+              HasSubstr("train.steps: steps 9223372036854775807 x 256 tokens per step overflows int64"));
 }
 
 TEST(ConfigLimits, TokensPerStepThatOverflowAreRefused) {
   json config = MinimalTrial();
   config["train"]["grad_accum"] = int64_t{1} << 60;
-  const std::string message = Refusal(config);
-  EXPECT_NE(message.find("train.grad_accum: batch_size x grad_accum x data.seq_len (tokens per step) overflows"),
-            std::string::npos)
-      << message;
+  EXPECT_THAT(Refusal(config),
+              HasSubstr("train.grad_accum: batch_size x grad_accum x data.seq_len (tokens per step) overflows"));
 }
 
 TEST(ConfigLimits, ATrainingLengthOverTheLimitIsRefused) {
   json config = MinimalTrial();
   config["data"]["seq_len"] = 1e9;
-  const std::string message = Refusal(config);
-  EXPECT_NE(message.find("data.seq_len: the training length must be <= 1048576"), std::string::npos) << message;
+  EXPECT_THAT(Refusal(config), HasSubstr("data.seq_len: the training length must be <= 1048576"));
   config["data"]["seq_len"] = kMaxSequenceLength;
   config["train"]["batch_size"] = 1;
   EXPECT_EQ(Refusal(config), "");
@@ -90,11 +88,8 @@ TEST(ConfigLimits, ATrainingLengthOverTheLimitIsRefused) {
 TEST(ConfigLimits, AnEvaluatedLengthOverTheLimitIsRefused) {
   json config = MinimalTrial();
   config["train"]["extrapolation_multiples"] = {1, 100000};
-  const std::string message = Refusal(config);
-  EXPECT_NE(message.find("train.extrapolation_multiples: multiple 100000 x data.seq_len 64 is an evaluated length "
-                         "over the fixed limit of 1048576"),
-            std::string::npos)
-      << message;
+  EXPECT_THAT(Refusal(config), HasSubstr("train.extrapolation_multiples: multiple 100000 x data.seq_len 64 is an "
+                                         "evaluated length over the fixed limit of 1048576"));
   config["train"]["extrapolation_multiples"] = {1, kMaxSequenceLength / 64};
   EXPECT_EQ(Refusal(config), "");
   config["train"]["extrapolation_multiples"] = {kInt64Max};
@@ -104,11 +99,9 @@ TEST(ConfigLimits, AnEvaluatedLengthOverTheLimitIsRefused) {
 TEST(ConfigLimits, AMicroBatchOverTheLimitIsRefusedWithTheWayToBatchMore) {
   json config = MinimalTrial();
   config["train"]["batch_size"] = int64_t{1} << 20;
-  const std::string message = Refusal(config);
-  EXPECT_NE(message.find("train.batch_size: batch_size 1048576 x data.seq_len 64 is more than the fixed limit of "
-                         "16777216 tokens in one micro-batch (for larger batches, raise train.grad_accum)"),
-            std::string::npos)
-      << message;
+  EXPECT_THAT(Refusal(config),
+              HasSubstr("train.batch_size: batch_size 1048576 x data.seq_len 64 is more than the fixed limit of "
+                        "16777216 tokens in one micro-batch (for larger batches, raise train.grad_accum)"));
 }
 
 TEST(ConfigLimits, ModelShapesOverTheLimitsAreRefused) {
@@ -128,8 +121,8 @@ TEST(ConfigLimits, AModelOverTheParameterCeilingIsRefused) {
   json config = MinimalTrial();
   config["model"] = {{"layers", 1024}, {"d_model", 16384}, {"heads", 128}};
   const std::string message = Refusal(config);
-  EXPECT_NE(message.find("model: 3298"), std::string::npos) << message;
-  EXPECT_NE(message.find("more than the fixed limit of 100000000000"), std::string::npos) << message;
+  EXPECT_THAT(message, HasSubstr("model: 3298"));
+  EXPECT_THAT(message, HasSubstr("more than the fixed limit of 100000000000"));
 }
 
 TEST(ConfigLimits, SyntheticVocabulariesAndWindowsDoNotOverflow) {
