@@ -39,8 +39,4 @@ std::string NearestKey(const std::string& key, const std::vector<std::string>& c
   return best_distance <= allowed ? best : std::string();
 }
 
-std::string JsonForMessage(const nlohmann::json& value) {
-  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 }  // namespace rung

@@ -7,8 +7,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "core/common/status.h"
 
 namespace rung {
@@ -26,9 +24,5 @@ int EditDistance(const std::string& a, const std::string& b);
 
 // The candidate closest to `key` when it is close enough to be a plausible typo, else "".
 std::string NearestKey(const std::string& key, const std::vector<std::string>& candidates);
-
-// A value as an error message shows it: its JSON, with bytes that are not UTF-8 replaced (a plain
-// dump() throws on them, and a hostile spec or config may hold any bytes).
-std::string JsonForMessage(const nlohmann::json& value);
 
 }  // namespace rung

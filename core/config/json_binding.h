@@ -110,7 +110,7 @@ class JsonFieldReader {
       if (!item.is_string() || std::find(options.begin(), options.end(), item.get<std::string>()) == options.end()) {
         std::string list;
         for (const std::string& option : options) list += (list.empty() ? "" : ", ") + option;
-        Error(Join(key), "elements must be one of: " + list + "; got " + JsonForMessage(item));
+        Error(Join(key), "elements must be one of: " + list + "; got " + item.dump());
         return;
       }
       out.push_back(item.get<std::string>());
@@ -167,7 +167,7 @@ class JsonFieldReader {
     if (value.is_string()) return "the string \"" + value.get<std::string>() + "\"";
     if (value.is_array()) return "a list";
     if (value.is_object()) return "a mapping";
-    return std::string(value.type_name()) + " " + JsonForMessage(value);
+    return std::string(value.type_name()) + " " + value.dump();
   }
 
   const nlohmann::json* object_;

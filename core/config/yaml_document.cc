@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstdint>
 #include <fstream>
 
 #include "core/config/yaml_preflight.h"
@@ -13,8 +14,55 @@ std::string Where(const std::string& file, const YAML::Mark& mark) {
   return YamlMarkLocation(file, mark.line, mark.column);
 }
 
+// The length of the longest valid UTF-8 prefix of `text` (its size when all of it is valid): no
+// overlong forms, surrogates or code points past U+10FFFF.
+size_t ValidUtf8Prefix(const std::string& text) {
+  size_t at = 0;
+  while (at < text.size()) {
+    const auto byte = static_cast<unsigned char>(text[at]);
+    size_t length = 0;
+    uint32_t code = 0;
+    if (byte < 0x80) {
+      length = 1;
+      code = byte;
+    } else if ((byte & 0xE0) == 0xC0) {
+      length = 2;
+      code = byte & 0x1F;
+    } else if ((byte & 0xF0) == 0xE0) {
+      length = 3;
+      code = byte & 0x0F;
+    } else if ((byte & 0xF8) == 0xF0) {
+      length = 4;
+      code = byte & 0x07;
+    } else {
+      return at;
+    }
+    if (at + length > text.size()) return at;
+    for (size_t next = 1; next < length; ++next) {
+      const auto continuation = static_cast<unsigned char>(text[at + next]);
+      if ((continuation & 0xC0) != 0x80) return at;
+      code = (code << 6) | (continuation & 0x3F);
+    }
+    static constexpr uint32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (code < kSmallest[length] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return at;
+    at += length;
+  }
+  return at;
+}
+
+// Keys and strings must be UTF-8 (as JSON's are): what follows (messages, identities, the store)
+// relies on it. Checked after the loader decoded escapes, so "\uDC00" is refused too.
+// `what`: "key" or "value", for the message.
+void RequireUtf8(const YAML::Node& node, const std::string& text, const char* what) {
+  if (const size_t valid = ValidUtf8Prefix(text); valid != text.size()) {
+    throw YAML::ParserException(node.Mark(), "not UTF-8 text (byte " + std::to_string(valid + 1) + " of this " +
+                                                 what + ")");
+  }
+}
+
 nlohmann::json ScalarToJson(const YAML::Node& node) {
   const std::string& text = node.Scalar();
+  RequireUtf8(node, text, "value");
   if (node.Tag() == "!") return text;  // quoted: always a string
   if (text == "~" || text == "null" || text.empty()) return nullptr;
   if (text == "true" || text == "True") return true;
@@ -42,6 +90,7 @@ nlohmann::json Convert(const YAML::Node& node, const std::string& file, const st
       nlohmann::json object = nlohmann::json::object();
       for (const auto& entry : node) {
         std::string key = entry.first.as<std::string>();
+        RequireUtf8(entry.first, key, "key");
         std::string child = path.empty() ? key : path + "." + key;
         (*locations)[child] = Where(file, entry.first.Mark());
         object[key] = Convert(entry.second, file, child, locations);

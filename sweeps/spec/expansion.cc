@@ -7,7 +7,6 @@
 #include <set>
 
 #include "core/common/checked_arithmetic.h"
-#include "core/config/config_error.h"
 #include "core/records/trainer_records.h"
 #include "sweeps/spec/json_path.h"
 #include "sweeps/spec/trial_identity.h"
@@ -238,7 +237,7 @@ StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document, const Ex
       matches += trial.baseline ? 1 : 0;
     }
     if (keys_ok && matches == 0) {
-      diagnostics.Error(spec.baseline_location, "baseline", "matches no cell of the sweep " + JsonForMessage(spec.baseline));
+      diagnostics.Error(spec.baseline_location, "baseline", "matches no cell of the sweep " + spec.baseline.dump());
     }
   }
 

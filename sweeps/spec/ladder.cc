@@ -17,7 +17,7 @@ double RungScaledValue::At(size_t rung, double parameters) const {
 namespace {
 
 std::string LadderLabel(const nlohmann::json& model) {
-  auto get = [&](const char* key) { return model.contains(key) ? JsonForMessage(model[key]) : std::string("?"); };
+  auto get = [&](const char* key) { return model.contains(key) ? model[key].dump() : std::string("?"); };
   return "L" + get("layers") + "-d" + get("d_model");
 }
 
@@ -92,7 +92,7 @@ Ladder ParseLadder(const nlohmann::json* block, const ConfigDocument& document, 
         out.path = path;
         for (auto it = rung.begin(); it != rung.end(); ++it) {
           if (it.key() == "label") {
-            out.label = it.value().is_string() ? it.value().get<std::string>() : JsonForMessage(it.value());
+            out.label = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
           } else if (it.key() == "train") {
             out.train = it.value();
           } else {

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/config/yaml_document.h"
 
@@ -131,6 +133,22 @@ TEST(YamlPreflight, ReadsNoMoreOfABigFileThanTheLimit) {
   ASSERT_FALSE(document.ok());
   EXPECT_EQ(document.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(document.status().message().find(path + ":1:1: the document is larger than"), std::string::npos);
+}
+
+TEST(YamlPreflight, TextThatIsNotUtf8IsRefusedAtItsKeyOrValue) {
+  for (const auto& [text, where] : std::vector<std::pair<std::string, std::string>>{
+           {"name: ab\xff\n", "t.yaml:1:7"},           // a raw byte
+           {"name: x\nk\xc3: 1\n", "t.yaml:2:1"}}) {  // a key cut in the middle of a character
+    StatusOr<ConfigDocument> document = ParseConfigDocument(text, "t.yaml");
+    ASSERT_FALSE(document.ok()) << text;
+    EXPECT_EQ(document.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(document.status().message().find(where + ": not UTF-8 text"), std::string::npos)
+        << document.status().message();
+  }
+  // Characters, and escapes the loader decodes into them, are text like any other.
+  StatusOr<ConfigDocument> accented = ParseConfigDocument("name: \"caf\xc3\xa9 \\xff\"\n", "t.yaml");
+  ASSERT_TRUE(accented.ok()) << accented.status().ToString();
+  EXPECT_EQ(accented->json["name"], "caf\xc3\xa9 \xc3\xbf");
 }
 
 }  // namespace

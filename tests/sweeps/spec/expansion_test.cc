@@ -224,7 +224,8 @@ TEST(SweepExpansion, CpuLadderSpansOneAndAHalfDecadesOfCompute) {
   EXPECT_GE(sweep->spec.ladder.rungs.size(), 4u);
 }
 
-// Found by the sweep_spec fuzzer: each aborted rung validate and the coordinator's SubmitSweep.
+// Found by the sweep_spec fuzzer: each aborted rung validate and the coordinator's SubmitSweep (text that is
+// not UTF-8 is now refused as the document is read, core/config/yaml_document.cc).
 TEST(SweepExpansion, ALadderListShorterThanTheRungsIsAnErrorNotACrash) {
   StatusOr<ExpandedSweep> sweep = ExpandSweepSpecText(
       "ladder:\n  rungs:\n  - {}\n  - {}\n  tokens_per_param: 2\n  lr: [3]\n", "short.yaml");
@@ -233,12 +234,14 @@ TEST(SweepExpansion, ALadderListShorterThanTheRungsIsAnErrorNotACrash) {
   EXPECT_THAT(sweep.status().message(), ::testing::HasSubstr("has 1 values for 2 rungs"));
 }
 
-TEST(SweepExpansion, ValuesThatAreNotUtf8AreShownInErrorsNotThrown) {
+TEST(SweepExpansion, ValuesThatAreNotUtf8AreRefusedWhereTheyAreNotThrown) {
   for (const std::string& spec : {std::string("baseline: {position: \xff}\ntrain:\n  tokens: 3\n"),
                                   std::string("ladder:\n  rungs:\n  - {model: {layers: \"\xff\"}}\n")}) {
     StatusOr<ExpandedSweep> sweep = ExpandSweepSpecText(spec, "bytes.yaml");
     EXPECT_FALSE(sweep.ok()) << spec;
     EXPECT_EQ(sweep.status().code(), StatusCode::kInvalidArgument) << sweep.status().ToString();
+    EXPECT_THAT(sweep.status().message(), ::testing::HasSubstr("bytes.yaml:"));
+    EXPECT_THAT(sweep.status().message(), ::testing::HasSubstr("not UTF-8 text"));
   }
 }
 
