@@ -253,6 +253,29 @@ class FaultInjectionTrainingTest : public ::testing::Test {
     return sweep->state() == v1::SWEEP_STATE_SUCCEEDED;
   }
 
+  // A coordinator, a sweep `name` of two trials (seeds 0 and 1) and workers "one" and "two", until
+  // both trials are past kInterruptAfterStep; `trials` as they were listed then.
+  void RunTwoTrialsPastTheirFirstCheckpoints(const std::string& name, int64_t* sweep_id,
+                                             std::vector<v1::Trial>* trials) {
+    ASSERT_NO_FATAL_FAILURE(StartCoordinator(0));
+    *sweep_id = Submit(name, "[0, 1]", 2);
+    ASSERT_NO_FATAL_FAILURE(StartWorker("one"));
+    ASSERT_NO_FATAL_FAILURE(StartWorker("two"));
+    ASSERT_TRUE(WaitForProgress(*sweep_id, kInterruptAfterStep, trials)) << "the trials did not get going\n"
+                                                                          << Logs();
+    ASSERT_EQ(trials->size(), 2u);
+  }
+
+  // kill -9 of the coordinator, `down` without one, and a new one on the same database and port.
+  void KillAndRestartCoordinator(seconds down) {
+    const int port = port_;
+    coordinator_->Signal(SIGKILL);
+    ASSERT_NE(coordinator_->Wait(seconds(30)), -1);
+    std::this_thread::sleep_for(down);
+    ASSERT_NO_FATAL_FAILURE(StartCoordinator(port));
+    ASSERT_EQ(port_, port);
+  }
+
   // The train_loss curve: exactly one point per logged step, 5 .. kSteps.
   // The one trial of the sweep ran twice: attempt 1 on worker "first" ended in `first_attempt_state`,
   // attempt 2 on "second" resumed from a checkpoint and SUCCEEDED, with one value per logged step.
@@ -329,14 +352,9 @@ TEST_F(FaultInjectionTrainingTest, KillNineOfAWorkerMidTrialIsReleasedAndResumed
 }
 
 TEST_F(FaultInjectionTrainingTest, KillNineOfTheCoordinatorMidSweepLosesNothingAcknowledged) {
-  ASSERT_NO_FATAL_FAILURE(StartCoordinator(0));
-  const int64_t sweep_id = Submit("kill-coordinator", "[0, 1]", 2);
-  ASSERT_NO_FATAL_FAILURE(StartWorker("one"));
-  ASSERT_NO_FATAL_FAILURE(StartWorker("two"));
-
+  int64_t sweep_id = 0;
   std::vector<v1::Trial> trials;
-  ASSERT_TRUE(WaitForProgress(sweep_id, kInterruptAfterStep, &trials)) << "the trials did not get going\n" << Logs();
-  ASSERT_EQ(trials.size(), 2u);
+  ASSERT_NO_FATAL_FAILURE(RunTwoTrialsPastTheirFirstCheckpoints("kill-coordinator", &sweep_id, &trials));
   // What the coordinator acknowledged before the kill: name -> steps, per trial.
   std::map<int64_t, std::map<std::string, std::set<int64_t>>> acknowledged;
   for (const v1::Trial& trial : trials) {
@@ -346,11 +364,7 @@ TEST_F(FaultInjectionTrainingTest, KillNineOfTheCoordinatorMidSweepLosesNothingA
     ASSERT_FALSE(acknowledged[trial.trial_id()]["train_loss"].empty());
   }
 
-  const int port = port_;
-  coordinator_->Signal(SIGKILL);
-  ASSERT_NE(coordinator_->Wait(seconds(30)), -1);
-  ASSERT_NO_FATAL_FAILURE(StartCoordinator(port));
-  ASSERT_EQ(port_, port);
+  ASSERT_NO_FATAL_FAILURE(KillAndRestartCoordinator(seconds(0)));
 
   v1::Sweep sweep;
   ASSERT_TRUE(WaitForSweepEnd(sweep_id, seconds(300), &sweep))
@@ -587,18 +601,11 @@ TEST_F(FaultInjectionTrainingTest, AWorkerCutOffForLongerThanItsLeaseLosesNoStep
 }
 
 TEST_F(FaultInjectionTrainingTest, ACoordinatorDownForThreeLeasesFindsEveryWorkerBackWithinTheRestartGrace) {
-  ASSERT_NO_FATAL_FAILURE(StartCoordinator(0));
-  const int64_t sweep_id = Submit("coordinator-away", "[0, 1]", 2);
-  ASSERT_NO_FATAL_FAILURE(StartWorker("one"));
-  ASSERT_NO_FATAL_FAILURE(StartWorker("two"));
+  int64_t sweep_id = 0;
   std::vector<v1::Trial> trials;
-  ASSERT_TRUE(WaitForProgress(sweep_id, kInterruptAfterStep, &trials)) << "the trials did not get going\n" << Logs();
-
-  const int port = port_;
-  coordinator_->Signal(SIGKILL);
-  ASSERT_NE(coordinator_->Wait(seconds(30)), -1);
-  std::this_thread::sleep_for(seconds(6));  // three leases of 2 s: the workers' backoffs grow to their bound
-  ASSERT_NO_FATAL_FAILURE(StartCoordinator(port));
+  ASSERT_NO_FATAL_FAILURE(RunTwoTrialsPastTheirFirstCheckpoints("coordinator-away", &sweep_id, &trials));
+  // Three leases of 2 s: the workers' backoffs grow to their bound.
+  ASSERT_NO_FATAL_FAILURE(KillAndRestartCoordinator(seconds(6)));
 
   v1::Sweep sweep;
   ASSERT_TRUE(WaitForSweepEnd(sweep_id, seconds(300), &sweep))
