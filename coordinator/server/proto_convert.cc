@@ -1,6 +1,5 @@
 // coordinator/server/proto_convert.cc
 #include "coordinator/server/proto_convert.h"
-#include "proto/grpc_status.h"
 #include "proto/trainer_record_proto.h"
 
 #include <limits>
@@ -12,6 +11,7 @@
 #include <utility>
 
 #include "coordinator/server/rpc_support.h"
+#include "proto/grpc_status.h"
 #include "sweeps/spec/json_path.h"
 
 namespace rung::server {

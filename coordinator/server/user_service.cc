@@ -388,8 +388,8 @@ grpc::Status UserServiceImpl::Fit(grpc::ServerContext* context, const v1::FitReq
   if (!fit.ok()) return ToGrpcStatus(fit.status());
   response->set_fit_id(fit->stored.id);
   for (const fit::MultiplierRow& row : fit->report.rows) *response->add_rows() = ToProtoFitRow(row);
-  response->set_report_json(fit->stored.result.dump(2));
   *response->mutable_stored() = ToProtoStoredFit(fit->stored, /*with_report=*/true);
+  response->set_report_json(response->stored().report_json());  // the same report, written once
   return grpc::Status::OK;
 }
 
