@@ -37,7 +37,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const std::string once = EncodeRecord(*decoded);
   rung::StatusOr<rung::records::TrainerRecord> again = DecodeRecord(once);
-  if (!again.ok()) Fail("a decoded record re-encodes to a line that does not decode", once + "\n" + again.status().ToString());
+  if (!again.ok()) {
+    Fail("a decoded record re-encodes to a line that does not decode", once + "\n" + again.status().ToString());
+  }
   if (RecordType(*again) != RecordType(*decoded)) Fail("the round trip changed the record type", once);
   const std::string twice = EncodeRecord(*again);
   if (twice != once) Fail("the round trip changed the record", once + "\n" + twice);
