@@ -442,19 +442,18 @@ void WriteSeeds(const std::string& folder) {
   list_sweeps.set_name("tiny");
   list_sweeps.set_page_size(1);
   seed(10, "list_sweeps", list_sweeps);
-  v1::GetSweepRequest get_sweep;
-  get_sweep.set_sweep_id(1);
-  seed(11, "get_sweep", get_sweep);
+  // The requests that name sweep 1 and nothing else.
+  auto of_sweep_1 = [&](auto request, uint8_t method, const char* name) {
+    request.set_sweep_id(1);
+    seed(method, name, request);
+  };
+  of_sweep_1(v1::GetSweepRequest(), 11, "get_sweep");
   v1::CancelSweepRequest cancel;
   cancel.set_sweep_id(1);
   cancel.set_reason("enough");
   seed(12, "cancel_sweep", cancel);
-  v1::PauseSweepRequest pause;
-  pause.set_sweep_id(1);
-  seed(13, "pause_sweep", pause);
-  v1::ResumeSweepRequest resume;
-  resume.set_sweep_id(1);
-  seed(14, "resume_sweep", resume);
+  of_sweep_1(v1::PauseSweepRequest(), 13, "pause_sweep");
+  of_sweep_1(v1::ResumeSweepRequest(), 14, "resume_sweep");
   v1::ListTrialsRequest list_trials;
   list_trials.set_sweep_id(1);
   list_trials.set_view(v1::TRIAL_VIEW_FULL);
@@ -486,9 +485,7 @@ void WriteSeeds(const std::string& folder) {
   logs.set_trial_id(1);
   logs.set_tail(2);
   seed(22, "get_logs", logs);
-  v1::StreamSweepUpdatesRequest stream;
-  stream.set_sweep_id(1);
-  seed(23, "stream_sweep_updates", stream);
+  of_sweep_1(v1::StreamSweepUpdatesRequest(), 23, "stream_sweep_updates");
   seed(24, "get_server_info", v1::GetServerInfoRequest());
   std::fprintf(stderr, "rpc_fuzzer: %d seeds in %s\n", written, folder.c_str());
 }
