@@ -42,6 +42,7 @@ for target in "${targets[@]}"; do
   artifacts="$build/fuzz-artifacts/$target"
   mkdir -p "$scratch" "$artifacts"
   log="$build/fuzz-artifacts/$target.log"
+  : > "$log"
   # Memory: an allocation over 2 GiB, or a process over 2 GiB, is a finding (an allocation bomb).
   limits=(-timeout=25 -rss_limit_mb=2048 -malloc_limit_mb=2048 -artifact_prefix="$artifacts/")
   # The regression inputs first, each whole (some are larger than what the fuzzing generates); those
@@ -50,7 +51,7 @@ for target in "${targets[@]}"; do
   if [[ -d "$root/fuzz/regressions/$target" ]]; then
     mapfile -t regressions < <(find "$root/fuzz/regressions/$target" -maxdepth 1 -type f | sort)
   fi
-  if ((${#regressions[@]})) && ! nice -n 15 "$binary" "${limits[@]}" "${regressions[@]}" > "$log" 2>&1; then
+  if ((${#regressions[@]})) && ! nice -n 15 "$binary" "${limits[@]}" "${regressions[@]}" >> "$log" 2>&1; then
     failed+=("$target")
     tail -n 40 "$log" >&2
     continue
