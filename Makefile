@@ -6,6 +6,9 @@
 #   make gpu-deps     (here, with Debian) unpack what rung-train links besides LibTorch into third_party/gpu-deps
 #   make gpu-build    (on the GPU machine) build core/ and rung-train against PyTorch's CUDA LibTorch
 #   make bench-gpu    (on the GPU machine) GPT-2 124M tokens/s and TFLOP/s: rung vs plain PyTorch
+# Fuzzing (docs/fuzzing.md):
+#   make fuzz FUZZ_SECONDS=N   build the libFuzzer targets (clang-14, ASan + UBSan) in build-fuzz, run each N s
+#   make fuzz-ci               the same, all targets over their corpora in 2 minutes together
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
@@ -15,7 +18,8 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 
-.PHONY: all deps configure build corpus test quickstart bench bench-orchestration clean install gpu-deps gpu-build bench-gpu
+.PHONY: all deps configure build corpus test quickstart bench bench-orchestration clean install gpu-deps gpu-build bench-gpu \
+        fuzz-build fuzz fuzz-ci
 
 all: build
 
@@ -77,3 +81,20 @@ gpu-build:
 
 bench-gpu:
 	bench/gpu/run.sh --build-dir $(GPU_BUILD)
+
+# libFuzzer targets (fuzz/, docs/fuzzing.md): their own build folder, clang-14, torch-free. New inputs
+# go to $(FUZZ_BUILD)/fuzz-scratch, crashes to $(FUZZ_BUILD)/fuzz-artifacts; a crash fails the target.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_CI_SECONDS ?= 120
+
+fuzz-build: deps
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 -DRUNG_FUZZ=ON \
+	  -DRUNG_WITH_TORCH=OFF $(CMAKE_FLAGS)
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target rung_fuzzers
+
+fuzz: fuzz-build
+	fuzz/run.sh $(FUZZ_BUILD) --seconds $(FUZZ_SECONDS)
+
+fuzz-ci: fuzz-build
+	fuzz/run.sh $(FUZZ_BUILD) --total $(FUZZ_CI_SECONDS)

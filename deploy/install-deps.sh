@@ -12,6 +12,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libsqlite3-dev sqlite3 libceres-dev libeigen3-dev libssl-dev
   gnuplot-nox shellcheck libgloo-dev
+  clang-14 libfuzzer-14-dev
   r-cran-janeaustenr r-base-core
 )
 if [[ "${1:-}" == "--with-bench" ]]; then

@@ -84,7 +84,12 @@ template <class Struct>
 Status ReadStruct(const Message& message, const std::string& path, Struct* value);
 
 Status CheckJson(const std::string& text, const std::string& path) {
-  if (text.empty() || nlohmann::json::accept(text)) return Status::Ok();
+  if (text.empty()) return Status::Ok();
+  if (records::JsonDeeperThan(text, records::kMaxJsonTextDepth)) {
+    return Status::InvalidArgument("field '" + path + "' nests deeper than " +
+                                   std::to_string(records::kMaxJsonTextDepth) + " levels");
+  }
+  if (nlohmann::json::accept(text)) return Status::Ok();
   return Status::InvalidArgument("field '" + path + "' must hold a JSON document");
 }
 

@@ -7,7 +7,8 @@
 // test of this file calls it, so they cannot drift apart).
 //
 // Field mapping: int64_t <-> int64, double <-> double, bool <-> bool, std::string <-> string,
-// JsonText <-> string (the document's text), std::optional<T> <-> `optional` T (presence kept),
+// JsonText <-> string (the document's text; FromProto refuses one that is not JSON or nests deeper
+// than records::kMaxJsonTextDepth), std::optional<T> <-> `optional` T (presence kept),
 // std::vector<T> <-> repeated T, a struct with Fields() <-> the message of its field.
 //
 // Example:

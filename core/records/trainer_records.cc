@@ -16,8 +16,6 @@ using records::internal::HasFields;
 using records::internal::IsOptional;
 using records::internal::IsVector;
 
-
-
 template <class Struct>
 json StructToJson(const Struct& value);
 
@@ -78,7 +76,9 @@ Status ValueFromJson(const json& in, const std::string& path, Value* out) {
       return wrong("a number");
     }
   } else if constexpr (std::is_same_v<Value, int64_t>) {
-    if (in.is_number_integer()) {
+    if (in.is_number_unsigned() && in.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return wrong("an integer within int64");  // would read back negative
+    } else if (in.is_number_integer()) {
       *out = in.get<int64_t>();
     } else if (in.is_number_float() && std::nearbyint(in.get<double>()) == in.get<double>() &&
                std::fabs(in.get<double>()) < 9.0e15) {
@@ -175,7 +175,34 @@ std::string EncodeRecord(const TrainerRecord& record) {
       record);
 }
 
+bool JsonDeeperThan(std::string_view text, int max_depth) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return true;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return false;
+}
+
 StatusOr<TrainerRecord> DecodeRecord(std::string_view line) {
+  if (JsonDeeperThan(line, kMaxJsonTextDepth + 1)) {
+    return Status::InvalidArgument("not a trainer record: the line nests deeper than " +
+                                   std::to_string(kMaxJsonTextDepth + 1) + " levels");
+  }
   json object = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
   if (!object.is_object()) return Status::InvalidArgument("not a trainer record: the line is not a JSON object");
   const auto type = object.find("type");

@@ -326,8 +326,20 @@ std::string_view RecordType(const TrainerRecord& record);
 // One line of JSON, without the newline.
 std::string EncodeRecord(const TrainerRecord& record);
 
-// One line back. Errors: INVALID_ARGUMENT for a line that is not a JSON object, an object without
-// a string "type", an unknown type, or a field of the wrong JSON type (the message names the field).
+// How deep a JsonText document may nest arrays and objects; a line, with its object around the
+// document, one level more. JSON is written again recursively (the worker's re-encoding, the
+// coordinator's store), so a document nested a hundred thousand levels deep would overflow the
+// stack of whoever writes it; records are a few levels deep. DecodeRecord and the wire
+// (proto/trainer_record_proto.h) refuse deeper ones.
+inline constexpr int kMaxJsonTextDepth = 64;
+
+// Whether `text` nests arrays and objects deeper than `max_depth` levels ("[]" is one; brackets in
+// strings do not count). Linear, without recursion; `text` need not be valid JSON.
+bool JsonDeeperThan(std::string_view text, int max_depth);
+
+// One line back. Errors: INVALID_ARGUMENT for a line that is not a JSON object, one nested deeper
+// than kMaxJsonTextDepth + 1, an object without a string "type", an unknown type, or a field of the
+// wrong JSON type or an integer out of int64's range (the message names the field).
 StatusOr<TrainerRecord> DecodeRecord(std::string_view line);
 
 // The summary name of an extrapolation result: "val_loss_2x", "val_loss_4x_yarn" (likewise for

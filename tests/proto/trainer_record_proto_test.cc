@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -78,6 +79,21 @@ TEST(TrainerRecordProto, AnEmptyMessageOrABadDocumentIsRefused) {
   v1::TrainerRecord message;
   message.mutable_diagnostics()->set_payload("{not json");
   EXPECT_THAT(FromProto(message).status().message(), HasSubstr("diagnostics.payload"));
+}
+
+// Fuzzing found it (docs/fuzzing.md): a diagnostics payload nested a million levels deep was
+// accepted (json::accept does not recurse) and overflowed the coordinator's stack when the store
+// wrote it again.
+TEST(TrainerRecordProto, ADocumentNestedDeeperThanTheLimitIsRefused) {
+  v1::TrainerRecord message;
+  message.mutable_diagnostics()->set_payload(std::string(1'000'000, '[') + std::string(1'000'000, ']'));
+  StatusOr<records::TrainerRecord> record = FromProto(message);
+  ASSERT_FALSE(record.ok());
+  EXPECT_EQ(record.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(record.status().message(), HasSubstr("diagnostics.payload' nests deeper than 64 levels"));
+  message.mutable_diagnostics()->set_payload(std::string(records::kMaxJsonTextDepth, '[') +
+                                             std::string(records::kMaxJsonTextDepth, ']'));
+  EXPECT_TRUE(FromProto(message).ok());
 }
 
 }  // namespace

@@ -800,5 +800,28 @@ TEST_F(CoordinatorServiceTest, ASourceTrialResolvesToTheCheckpointFolderOfItsSuc
   }
 }
 
+// Fuzzing found it (docs/fuzzing.md): a diagnostics payload nested a million levels deep passed the
+// wire's JSON check (json::accept does not recurse), and the store's writing it again overflowed the
+// coordinator's stack: any holder of the worker token could crash it. Now INVALID_ARGUMENT, naming
+// the field, and the coordinator goes on serving.
+TEST_F(CoordinatorServiceTest, ReportMetricsRefusesADocumentNestedTooDeep) {
+  std::optional<v1::TrialLease> lease = OneTrialLeasedToW1AfterAReport();
+  ASSERT_TRUE(lease.has_value());
+  v1::ReportMetricsRequest request;
+  request.set_worker_id("w1");
+  request.set_trial_id(lease->trial_id());
+  request.set_attempt(lease->attempt());
+  request.mutable_batch()->set_sequence(2);
+  v1::DiagnosticsRecord* diagnostics = request.mutable_batch()->add_records()->mutable_diagnostics();
+  diagnostics->set_kind("attention");
+  diagnostics->set_step(5);
+  diagnostics->set_payload(std::string(1'000'000, '[') + std::string(1'000'000, ']'));
+  v1::ReportMetricsResponse response;
+  const grpc::Status status = workers_->ReportMetrics(ContextWithToken(worker_token_).get(), request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("diagnostics.payload' nests deeper than 64 levels"));
+  EXPECT_TRUE(Report("w1", *lease, 2, {StepRecord(6, 2.4)}).ok());
+}
+
 }  // namespace
 }  // namespace rung::server

@@ -7,7 +7,11 @@
 #include "core/records/trainer_records.h"
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
+#include <string>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -202,6 +206,74 @@ TEST(TrainerRecords, ForEachNumericFieldVisitsSetValuesOnly) {
   names.clear();
   ForEachNumericField(step, [&](const char* name, double) { names.emplace_back(name); });
   EXPECT_THAT(names, ::testing::Contains("val_loss"));
+}
+
+// `depth` nested arrays: "[[[...]]]".
+std::string Nested(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+// Fuzzing found it (docs/fuzzing.md, fuzz/regressions/records/deep-payload): a JSON field nested
+// hundreds of thousands of levels deep decoded, and writing it again (JsonText's dump, the
+// coordinator's store) overflowed the stack.
+TEST(TrainerRecords, RefusesALineNestedDeeperThanTheLimit) {
+  const std::string deep = R"({"type":"diagnostics","kind":"attention","payload":)" + Nested(1'000'000) + "}";
+  StatusOr<TrainerRecord> record = DecodeRecord(deep);
+  ASSERT_FALSE(record.ok());
+  EXPECT_EQ(record.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(record.status().message(), HasSubstr("nests deeper than 65 levels"));
+  // Brackets inside strings are text, not nesting.
+  EXPECT_TRUE(DecodeRecord(R"({"type":"error","reason":")" + std::string(1000, '[') + "\"}").ok());
+}
+
+TEST(TrainerRecords, APayloadAtTheDepthLimitSurvivesTheRoundTrip) {
+  const std::string line =
+      R"({"type":"diagnostics","kind":"attention","payload":)" + Nested(kMaxJsonTextDepth) + "}";
+  StatusOr<TrainerRecord> record = DecodeRecord(line);
+  ASSERT_TRUE(record.ok()) << record.status().ToString();
+  StatusOr<TrainerRecord> again = DecodeRecord(EncodeRecord(*record));
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(std::get<DiagnosticsRecord>(*again).payload.text, Nested(kMaxJsonTextDepth));
+  EXPECT_FALSE(DecodeRecord(R"({"type":"diagnostics","payload":)" + Nested(kMaxJsonTextDepth + 1) + "}").ok());
+}
+
+TEST(TrainerRecords, JsonDeeperThanCountsArraysAndObjectsOutsideStrings) {
+  EXPECT_FALSE(JsonDeeperThan("", 0));
+  EXPECT_FALSE(JsonDeeperThan(R"({"a":[1,{"b":2}]})", 3));
+  EXPECT_TRUE(JsonDeeperThan(R"({"a":[1,{"b":2}]})", 2));
+  EXPECT_FALSE(JsonDeeperThan(R"(["[[[\"[[", "\\"])", 1));
+  EXPECT_TRUE(JsonDeeperThan("]]]][[", 1));
+}
+
+// An integer beyond int64 read back as a negative one (2^64 - 1 as -1).
+TEST(TrainerRecords, AnIntegerBeyondInt64IsAnError) {
+  StatusOr<TrainerRecord> record = DecodeRecord(R"({"type":"step","step":18446744073709551615})");
+  ASSERT_FALSE(record.ok());
+  EXPECT_THAT(record.status().message(), HasSubstr("field 'step' must be an integer within int64"));
+  record = DecodeRecord(R"({"type":"step","step":9223372036854775807})");
+  ASSERT_TRUE(record.ok()) << record.status().ToString();
+  EXPECT_EQ(std::get<StepRecord>(*record).step, std::numeric_limits<int64_t>::max());
+}
+
+// Every input fuzz/regressions/records/ holds (each once crashed the fuzz target) decodes or is
+// refused with INVALID_ARGUMENT, and what decodes survives the round trip.
+TEST(TrainerRecords, FuzzRegressionInputsDecodeOrAreRefused) {
+  const std::filesystem::path folder = std::filesystem::path(RUNG_SOURCE_DIR) / "fuzz/regressions/records";
+  ASSERT_TRUE(std::filesystem::is_directory(folder)) << folder;
+  int inputs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::string line((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    StatusOr<TrainerRecord> record = DecodeRecord(line);
+    ++inputs;
+    if (!record.ok()) {
+      EXPECT_EQ(record.status().code(), StatusCode::kInvalidArgument) << entry.path();
+      continue;
+    }
+    const std::string once = EncodeRecord(*record);
+    StatusOr<TrainerRecord> again = DecodeRecord(once);
+    ASSERT_TRUE(again.ok()) << entry.path() << ": " << again.status().ToString();
+    EXPECT_EQ(EncodeRecord(*again), once) << entry.path();
+  }
+  EXPECT_GT(inputs, 0);
 }
 
 }  // namespace
