@@ -73,7 +73,8 @@ class Services {
     if (!coordinator.ok()) Die("cannot open the coordinator: " + coordinator.status().ToString());
     coordinator_ = std::move(coordinator).value();
     const auto started_at = std::chrono::system_clock::from_time_t(1'700'000'000);
-    users_ = std::make_unique<server::UserServiceImpl>(coordinator_.get(), &authenticator_, started_at);
+    users_ = std::make_unique<server::UserServiceImpl>(coordinator_.get(), &authenticator_, started_at,
+                                                       options_.max_trials_per_submission);
     workers_ = std::make_unique<server::WorkerServiceImpl>(coordinator_.get(), options_, started_at);
   }
   ~Services() {
@@ -227,7 +228,7 @@ bool SpecTooBig(const v1::SubmitSweepRequest& request) {
   StatusOr<ConfigDocument> document = ParseConfigDocument(request.spec_text(), request.spec_file_name());
   if (!document.ok()) return false;
   SpecDiagnostics diagnostics;
-  return CappedCells(ParseSweepSpec(*document, &diagnostics)) > kMaxExpandedCells;
+  return CappedCells(ParseSweepSpec(*document, ExpansionLimits{}, &diagnostics)) > kMaxExpandedCells;
 }
 
 // Parses `data` as a Request and, when it parses, calls `call` with it.
@@ -328,6 +329,9 @@ bool Dispatch(uint8_t method, const uint8_t* data, size_t size, Services& servic
       });
       break;
     case 24: RUNG_USER(GetServerInfo, GetServerInfoRequest, ServerInfo, false); break;
+    case 25:
+      RUNG_USER(ReleaseWorker, ReleaseWorkerRequest, Worker, true);
+      break;
     default: break;
   }
 #undef RUNG_USER
@@ -335,7 +339,7 @@ bool Dispatch(uint8_t method, const uint8_t* data, size_t size, Services& servic
   return mutated;
 }
 
-constexpr uint8_t kMethods = 25;
+constexpr uint8_t kMethods = 26;
 
 // RUNG_FUZZ_WRITE_SEEDS=<folder>: writes one seed per method (the method byte, then a request like
 // those of tests/coordinator/server/service_fixture.h, on the snapshot's ids) and exits; how
@@ -487,6 +491,9 @@ void WriteSeeds(const std::string& folder) {
   seed(22, "get_logs", logs);
   of_sweep_1(v1::StreamSweepUpdatesRequest(), 23, "stream_sweep_updates");
   seed(24, "get_server_info", v1::GetServerInfoRequest());
+  v1::ReleaseWorkerRequest release;
+  release.set_worker_id("w2");
+  seed(25, "release_worker", release);
   std::fprintf(stderr, "rpc_fuzzer: %d seeds in %s\n", written, folder.c_str());
 }
 

@@ -23,7 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   rung::StatusOr<rung::ConfigDocument> document = rung::ParseConfigDocument(text, "spec.yaml");
   if (!document.ok()) return 0;
   rung::SpecDiagnostics diagnostics;
-  const rung::SweepSpec spec = rung::ParseSweepSpec(*document, &diagnostics);
+  const rung::SweepSpec spec = rung::ParseSweepSpec(*document, rung::ExpansionLimits{}, &diagnostics);
   diagnostics.ToStatus();
   if (rung::fuzz::CappedCells(spec) > rung::fuzz::kMaxExpandedCells) return 0;
   rung::StatusOr<rung::ExpandedSweep> sweep = rung::ExpandSweepSpec(*document);
