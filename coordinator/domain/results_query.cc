@@ -192,7 +192,9 @@ Status CheckMetricName(Coordinator& coordinator, int64_t sweep_id, const std::st
 StatusOr<ResultsTable> QueryResults(Coordinator& coordinator, const ResultsQuery& query) {
   if (query.sweep_id <= 0) return Status::InvalidArgument("QueryResultsRequest.sweep_id is required (a positive id)");
   RUNG_ASSIGN_OR_RETURN(SweepRecord sweep, coordinator.sweeps().Get(query.sweep_id));
+  const auto goes_on = [&query] { return query.keep_going ? query.keep_going() : Status::Ok(); };
   RUNG_ASSIGN_OR_RETURN(std::vector<TrialResult> all, coordinator.results().Trials(query.sweep_id));
+  RUNG_RETURN_IF_ERROR(goes_on());
 
   std::vector<std::string> group_by = query.group_by;
   RUNG_RETURN_IF_ERROR(CheckKeys(all, group_by, "group_by"));
@@ -214,6 +216,7 @@ StatusOr<ResultsTable> QueryResults(Coordinator& coordinator, const ResultsQuery
   const std::string metric = query.metric.empty() ? sweep.metric.name : query.metric;
   // Values of every trial of the sweep: a baseline twin may be filtered out of the table.
   RUNG_ASSIGN_OR_RETURN(auto values, TrialValues(coordinator, sweep, all, metric, query.summary));
+  RUNG_RETURN_IF_ERROR(goes_on());
   RUNG_RETURN_IF_ERROR(CheckMetricName(coordinator, sweep.id, metric, values));
   std::map<std::string, int64_t> twins;  // the baseline trials, by their cell without the baseline's keys
   for (const TrialResult& trial : all) {

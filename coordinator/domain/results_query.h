@@ -34,12 +34,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "coordinator/domain/coordinator.h"
 #include "coordinator/store/sweep_results.h"
@@ -63,6 +63,9 @@ struct ResultsQuery {
   std::string metric;  // "": the sweep's metric
   MetricSummary summary = MetricSummary::kFinal;
   std::vector<Aggregation> aggregations;  // empty: mean, std, count
+  // Asked between the query's reads and computations (null: never): a non-OK answer (the caller
+  // went away, its deadline passed) stops the query and is returned.
+  std::function<Status()> keep_going;
 };
 
 struct ResultRow {

@@ -8,21 +8,21 @@
 // every trial present; the ladder CSV read by the fit library), ListTrials' full view, a report
 // from a worker the attempt was not leased to, and the `rung` commands over them as processes
 // (results, fit, fits, export --out, logs: output and exit codes).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
+#include "coordinator/domain/results_query.h"
 #include "sweeps/fit/ladder_csv.h"
 #include "tests/coordinator/server/service_fixture.h"
 #include "tests/worker/agent/agent_test_util.h"
@@ -310,6 +310,23 @@ TEST_F(QueryServiceTest, AnUnknownKeyIsInvalidArgumentNamingItAndListingTheValid
   request.clear_metric();
   EXPECT_EQ(users_->QueryResults(ContextWithToken(user_token_).get(), request, &table).error_code(),
             grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(QueryServiceTest, AResultsQueryWhoseCallIsNoLongerWantedStopsWithTheCallsStatus) {
+  RunTrials(Finished());
+  ResultsQuery query;
+  query.sweep_id = sweep_id_;
+  query.summary = MetricSummary::kBest;
+  int asked = 0;
+  query.keep_going = [&asked] {
+    ++asked;
+    return Status::DeadlineExceeded("the results query: the call's deadline passed");
+  };
+  StatusOr<ResultsTable> table = QueryResults(server_->coordinator(), query);
+  EXPECT_EQ(table.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(asked, 1);  // at the first question: nothing after it was computed
+  query.keep_going = [] { return Status::Ok(); };
+  EXPECT_TRUE(QueryResults(server_->coordinator(), query).ok());
 }
 
 TEST_F(QueryServiceTest, AFitNeedsTwoFinishedBaselinePointsThenIsStoredWithItsInputs) {
