@@ -165,6 +165,13 @@ int RunSubmit(CoordinatorConnection& connection, const SubmitOptions& options) {
   return kOk;
 }
 
+struct WorkersOptions {
+  ConnectionOptions connection;
+  std::string format = "table";
+  std::string release;        // --release: the worker whose quarantine to lift
+  bool include_gone = false;  // --include-gone
+};
+
 struct SweepIdOptions {
   ConnectionOptions connection;
   std::string format = "table";
@@ -618,24 +625,48 @@ void AddSweepCommands(CLI::App& app, int* exit_code) {
     command->add_option("--name", options->names, "Only names starting with this prefix")->expected(1);
   }
   {
-    auto options = std::make_shared<SweepIdOptions>();
-    AddCommand<SweepIdOptions>(
-        app, exit_code, "workers", "The workers registered with the coordinator", options,
-        [](CoordinatorConnection& connection, const SweepIdOptions& o) {
+    auto options = std::make_shared<WorkersOptions>();
+    CLI::App* command = AddCommand<WorkersOptions>(
+        app, exit_code, "workers",
+        "The workers registered with the coordinator, and why any is quarantined (--release ID lifts it)", options,
+        [](CoordinatorConnection& connection, const WorkersOptions& o) {
+          if (!o.release.empty()) {
+            pb::ReleaseWorkerRequest request;
+            request.set_worker_id(o.release);
+            pb::Worker released;
+            grpc::Status status = connection.user().ReleaseWorker(connection.Context().get(), request, &released);
+            if (!status.ok()) return ReportRpcError("workers --release", status);
+            if (o.format != "table") {
+              std::cout << ToJson(released).dump(2) << "\n";
+            } else {
+              std::cout << "worker " << released.worker_id() << " released from quarantine: it leases again\n";
+            }
+            return static_cast<int>(kOk);
+          }
           pb::ListWorkersRequest request;
+          request.set_include_gone(o.include_gone);
           pb::ListWorkersResponse response;
           grpc::Status status = connection.user().ListWorkers(connection.Context().get(), request, &response);
           if (!status.ok()) return ReportRpcError("workers", status);
-          TextTable table({"worker", "host", "cpu_slots", "gpus", "running", "gone"});
+          TextTable table({"worker", "host", "cpu_slots", "gpus", "running", "gone", "quarantined"});
+          std::vector<std::string> quarantines;
           for (const pb::Worker& worker : response.workers()) {
+            const bool quarantined = !worker.quarantine_reason().empty();
             table.AddRow({worker.worker_id(), worker.host(), std::to_string(worker.cpu_slots()),
                           std::to_string(worker.gpus_size()), std::to_string(worker.running_trial_ids_size()),
-                          worker.gone() ? "yes" : ""},
+                          worker.gone() ? "yes" : "", quarantined ? UtcTime(worker.quarantined_at()) : ""},
                          ToJson(worker));
+            if (quarantined) quarantines.push_back(worker.worker_id() + " quarantined: " + worker.quarantine_reason());
           }
           table.Print(std::cout, o.format);
+          if (o.format == "table") {
+            for (const std::string& line : quarantines) std::cout << "\n" << line << "\n";
+          }
           return static_cast<int>(kOk);
         });
+    command->add_option("--release", options->release, "Lift this worker's quarantine, so that it leases again")
+        ->type_name("WORKER");
+    command->add_flag("--include-gone", options->include_gone, "Also workers not seen for longer than a lease");
   }
 }
 

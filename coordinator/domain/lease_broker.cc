@@ -7,6 +7,11 @@ namespace rung {
 
 StatusOr<std::optional<Lease>> LeaseBroker::LookIn(Tables& tables, const LeaseAsk& ask, bool* gang_formed) const {
   *gang_formed = false;
+  RUNG_ASSIGN_OR_RETURN(std::optional<WorkerRecord> worker, tables.workers().Find(ask.worker_id));
+  if (worker && worker->quarantined_at) {  // worker_quarantine.h: it waits out its polls
+    RUNG_RETURN_IF_ERROR(tables.workers().Touch(ask.worker_id, tables.now()).status());
+    return std::optional<Lease>();
+  }
   RUNG_ASSIGN_OR_RETURN(GangPoll gang, gangs_.PollIn(tables, ask.worker_id));
   if (gang.lease) return gang.lease;
   if (gang.reserved) return std::optional<Lease>();

@@ -7,11 +7,13 @@
 // ends. It never spins: between two looks at the store it sleeps on the notifier, waking at the
 // latest every kCancelCheck to notice a caller that went away.
 //
-// Each look is one transaction. Gangs (gang_leases.h): each look first asks GangLeases::Poll for this worker's rank of a gang
-// formed since, and a worker that holds a reservation of a forming gang takes nothing else (it keeps
-// waiting). Otherwise, when no single trial fits, the worker joins a gang (GangLeases::Join); the
-// call that completes a gang notifies the "work" notifier so that the other members' calls look
-// again and take their ranks.
+// Each look is one transaction. Gangs (gang_leases.h): each look first asks GangLeases::Poll for this worker's rank of
+// a gang formed since, and a worker that holds a reservation of a forming gang takes nothing else (it keeps waiting).
+// Otherwise, when no single trial fits, the worker joins a gang (GangLeases::Join); the call that completes a gang
+// notifies the "work" notifier so that the other members' calls look again and take their ranks.
+//
+// A quarantined worker (worker_quarantine.h) is given nothing: its looks find no trial until it is
+// released (which notifies the "work" notifier) or registers again.
 //
 // Lease expiry is the reaper's (lease_reaper.h), whose requeues wake these waits; after granting a
 // lease the broker pokes the reaper, whose next expiry may now be earlier.

@@ -6,6 +6,7 @@
 #include "coordinator/domain/attempt_fence.h"
 #include "coordinator/domain/attempt_start.h"
 #include "coordinator/domain/transitions.h"
+#include "coordinator/domain/worker_quarantine.h"
 #include "coordinator/store/event_log.h"
 #include "core/common/sha256.h"
 
@@ -48,6 +49,12 @@ Status StartRunning(Tables& tables, LiveAttempt& live, const std::string& proven
                            {WorkerActor(worker_id), "the trainer started on worker " + worker_id});
 }
 
+// The ending as its worker's (worker_quarantine.h).
+StatusOr<domain::EndingVerdict> RecordWorkerEnding(Tables& tables, const LiveAttempt& live, TrialState outcome,
+                                                   int exit_code) {
+  return domain::RecordEnding(tables, live.attempt.worker_id, live.trial.id, live.attempt.attempt, outcome, exit_code);
+}
+
 // -> SUCCEEDED; the sweep settles. Its results came with its final record, in one of its batches.
 Status ApplySuccess(Tables& tables, LiveAttempt& live, const std::string& digest) {
   const std::string& worker_id = live.attempt.worker_id;
@@ -59,25 +66,34 @@ Status ApplySuccess(Tables& tables, LiveAttempt& live, const std::string& digest
                                       "record; send it (in the last batch) before completing, or report FAILED");
   }
   RUNG_RETURN_IF_ERROR(domain::EndAttempt(tables, live.trial, TrialState::kSucceeded, "completed", digest));
+  RUNG_RETURN_IF_ERROR(RecordWorkerEnding(tables, live, TrialState::kSucceeded, 0).status());
   RUNG_RETURN_IF_ERROR(TouchWorker(tables, worker_id));
   RUNG_RETURN_IF_ERROR(domain::MoveTrial(tables, live.trial, TrialState::kSucceeded,
                                          {WorkerActor(worker_id), "completed on worker " + worker_id}));
   return domain::SettleSweep(tables, live.trial.sweep_id, WorkerActor(worker_id));
 }
 
-// -> FAILED, then back to PENDING while retries remain; returns the trial's state afterwards.
-StatusOr<TrialState> ApplyFailure(Tables& tables, LiveAttempt& live, const std::string& reason,
+// -> FAILED, then back to PENDING while retries remain (a failure the worker's quarantine takes
+// off does not count); returns the trial's state afterwards.
+StatusOr<TrialState> ApplyFailure(Tables& tables, LiveAttempt& live, const std::string& reason, int exit_code,
                                   const std::string& digest) {
   TrialRecord& trial = live.trial;
   RUNG_ASSIGN_OR_RETURN(SweepRecord sweep, tables.sweeps().Get(trial.sweep_id));
   RUNG_RETURN_IF_ERROR(tables.trials().AddFailure(trial.id));
   trial.failures += 1;
   RUNG_RETURN_IF_ERROR(domain::EndAttempt(tables, trial, TrialState::kFailed, reason, digest));
+  RUNG_ASSIGN_OR_RETURN(domain::EndingVerdict verdict,
+                        RecordWorkerEnding(tables, live, TrialState::kFailed, exit_code));
+  trial.failures -= verdict.refunded_of_trial;
   const std::string& worker_id = live.attempt.worker_id;
   RUNG_RETURN_IF_ERROR(TouchWorker(tables, worker_id));
 
-  const std::string tally = "failure " + std::to_string(trial.failures) + ", policy.max_retries is " +
-                            std::to_string(sweep.policy.max_retries);
+  const std::string tally = verdict.refunded_of_trial > 0
+                                ? "not counted: worker " + worker_id + " is quarantined, " +
+                                      std::to_string(trial.failures) + " failures count, policy.max_retries is " +
+                                      std::to_string(sweep.policy.max_retries)
+                                : "failure " + std::to_string(trial.failures) + ", policy.max_retries is " +
+                                      std::to_string(sweep.policy.max_retries);
   if (trial.failures <= sweep.policy.max_retries) {
     RUNG_RETURN_IF_ERROR(domain::RequeueThrough(tables, trial, TrialState::kFailed,
                                                 {WorkerActor(worker_id), reason + " (" + tally + ")"}));
@@ -93,19 +109,21 @@ StatusOr<TrialState> ApplyFailure(Tables& tables, LiveAttempt& live, const std::
 Status ApplyPreemption(Tables& tables, LiveAttempt& live, const std::string& reason, const std::string& digest) {
   const std::string& worker_id = live.attempt.worker_id;
   RUNG_RETURN_IF_ERROR(domain::EndAttempt(tables, live.trial, TrialState::kPreempted, reason, digest));
+  RUNG_RETURN_IF_ERROR(RecordWorkerEnding(tables, live, TrialState::kPreempted, 0).status());
   RUNG_RETURN_IF_ERROR(TouchWorker(tables, worker_id));
   return domain::RequeueThrough(tables, live.trial, TrialState::kPreempted, {WorkerActor(worker_id), reason});
 }
 
-// The ending of a live attempt as reported (SUCCEEDED, FAILED or PREEMPTED).
-StatusOr<EndingAck> ApplyEnding(Tables& tables, LiveAttempt& live, TrialState outcome, const std::string& reason,
-                                const std::string& digest) {
-  switch (outcome) {
+// The ending of a live attempt as reported (SUCCEEDED, FAILED or PREEMPTED; `reason` replaces
+// the ending's own).
+StatusOr<EndingAck> ApplyEnding(Tables& tables, LiveAttempt& live, const AttemptEnding& ending,
+                                const std::string& reason, const std::string& digest) {
+  switch (ending.outcome) {
     case TrialState::kSucceeded:
       RUNG_RETURN_IF_ERROR(ApplySuccess(tables, live, digest));
       return EndingAck{TrialState::kSucceeded, false};
     case TrialState::kFailed: {
-      RUNG_ASSIGN_OR_RETURN(TrialState state, ApplyFailure(tables, live, reason, digest));
+      RUNG_ASSIGN_OR_RETURN(TrialState state, ApplyFailure(tables, live, reason, ending.exit_code, digest));
       return EndingAck{state, false};
     }
     default:
@@ -132,13 +150,16 @@ StatusOr<EndingAck> EndGangRank(Tables& tables, const GangRankRow& member, const
   RUNG_RETURN_IF_ERROR(TouchWorker(tables, member.worker_id));
   if (ending.outcome == TrialState::kSucceeded) {
     RUNG_RETURN_IF_ERROR(tables.gangs().EndRank(member.trial_id, member.attempt, member.rank, tables.now()));
+    RUNG_RETURN_IF_ERROR(
+        domain::RecordEnding(tables, member.worker_id, member.trial_id, member.attempt, TrialState::kSucceeded, 0)
+            .status());
     return EndingAck{live.trial.state, false};
   }
   // The attempt ends as this rank's worker reported it; the actor is that worker.
   live.attempt.worker_id = member.worker_id;
   const std::string reason = "rank " + std::to_string(member.rank) + " on worker " + member.worker_id + ": " +
                              ending.reason + "; every rank of the gang stops";
-  return ApplyEnding(tables, live, ending.outcome, reason, digest);
+  return ApplyEnding(tables, live, ending, reason, digest);
 }
 
 // A batch's checks that need no database.
@@ -224,7 +245,7 @@ StatusOr<std::optional<Lease>> TrialLifecycle::LeaseNextTrialIn(Tables& tables, 
                                                                 int64_t free_cpus, int64_t free_gpus) const {
   RUNG_ASSIGN_OR_RETURN(bool registered, tables.workers().Touch(worker_id, tables.now()));
   if (!registered) return Status::NotFound("worker " + worker_id + " is not registered: register it before leasing");
-  RUNG_ASSIGN_OR_RETURN(std::optional<TrialRecord> next, tables.trials().NextLeasable(free_cpus, free_gpus));
+  RUNG_ASSIGN_OR_RETURN(std::optional<TrialRecord> next, tables.trials().NextLeasable(free_cpus, free_gpus, worker_id));
   if (!next) return std::optional<Lease>();
   TrialRecord& trial = *next;
   RUNG_ASSIGN_OR_RETURN(Lease lease, domain::StartAttempt(tables, trial, worker_id));
@@ -322,7 +343,7 @@ StatusOr<EndingAck> TrialLifecycle::EndAttemptIn(Tables& tables, int64_t trial_i
         " names metric batch " + std::to_string(ending.last_batch_sequence) + " as its last, but only batches 1.." +
         std::to_string(live.attempt.batches) + " were received; send the missing batches first");
   }
-  return ApplyEnding(tables, live, ending.outcome, ending.reason, digest);
+  return ApplyEnding(tables, live, ending, ending.reason, digest);
 }
 
 Status TrialLifecycle::Complete(int64_t trial_id, int64_t attempt, const TrialResults& results) {

@@ -67,6 +67,9 @@ class TrialLifecycle {
   // Leases the highest-priority PENDING trial (oldest first among equals) of an ACTIVE sweep whose
   // cpus and gpus fit in what the worker has free: the trial becomes LEASED in a new attempt whose
   // lease lasts lease_duration. nullopt when nothing fits. NOT_FOUND for an unregistered worker.
+  // A trial whose last attempt failed on this worker for a worker's reason (worker_quarantine.h)
+  // is leased to it only when nothing else fits (then the one it failed longest ago), so that its
+  // next attempts tell a broken worker from a broken trial.
   StatusOr<std::optional<Lease>> LeaseNextTrial(const std::string& worker_id, int64_t free_cpus, int64_t free_gpus);
 
   // LEASED -> RUNNING: the trainer started. `provenance` (rung-train's first record) is stored with

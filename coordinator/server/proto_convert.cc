@@ -348,6 +348,10 @@ v1::Worker ToProtoWorker(const WorkerRecord& worker, Timestamp now, std::chrono:
   out.set_build_commit(details.value("build_commit", ""));
   *out.mutable_registered_at() = ToProtoTime(worker.registered_at);
   *out.mutable_last_seen_at() = ToProtoTime(worker.last_seen_at);
+  if (worker.quarantined_at) {
+    *out.mutable_quarantined_at() = ToProtoTime(*worker.quarantined_at);
+    out.set_quarantine_reason(worker.quarantine_reason);
+  }
   for (int64_t trial_id : worker.live_trial_ids) out.add_running_trial_ids(trial_id);
   out.set_gone(now - worker.last_seen_at > lease_duration);
   return out;
@@ -476,6 +480,7 @@ StatusOr<MetricBatch> MetricBatchFromProto(const v1::MetricBatch& batch, const s
 StatusOr<AttemptEnding> AttemptEndingFromRequest(const v1::CompleteRequest& request) {
   AttemptEnding ending;
   ending.last_batch_sequence = request.last_batch_sequence();
+  ending.exit_code = request.exit_code();
   const std::string exit_code =
       request.exit_code() == 0 ? "" : " (exit code " + std::to_string(request.exit_code()) + ")";
   switch (request.outcome()) {

@@ -292,10 +292,11 @@ Status UserServiceImpl::CheckMetricNames(int64_t trial_id, const std::vector<std
   return Status::Ok();
 }
 
-grpc::Status UserServiceImpl::QueryResults(grpc::ServerContext* /*context*/, const v1::QueryResultsRequest* request,
+grpc::Status UserServiceImpl::QueryResults(grpc::ServerContext* context, const v1::QueryResultsRequest* request,
                                            v1::QueryResultsResponse* response) {
   StatusOr<ResultsQuery> query = ResultsQueryFromProto(*request);
   if (!query.ok()) return ToGrpcStatus(query.status());
+  query->keep_going = [context] { return CallGoesOn(*context, "the results query"); };
   StatusOr<ResultsTable> table = rung::QueryResults(*coordinator_, *query);
   if (!table.ok()) return ToGrpcStatus(table.status());
   *response = ToProtoResults(*table);
@@ -433,6 +434,18 @@ grpc::Status UserServiceImpl::ListWorkers(grpc::ServerContext* /*context*/, cons
     if (shown.gone() && !request->include_gone()) continue;
     *response->add_workers() = std::move(shown);
   }
+  return grpc::Status::OK;
+}
+
+grpc::Status UserServiceImpl::ReleaseWorker(grpc::ServerContext* context, const v1::ReleaseWorkerRequest* request,
+                                            v1::Worker* response) {
+  if (request->worker_id().empty()) {
+    return {grpc::StatusCode::INVALID_ARGUMENT,
+            "ReleaseWorkerRequest.worker_id is required (`rung workers` lists them)"};
+  }
+  StatusOr<WorkerRecord> released = coordinator_->workers().Release(request->worker_id(), Actor(*context));
+  if (!released.ok()) return ToGrpcStatus(released.status());
+  *response = ToProtoWorker(*released, coordinator_->clock().Now(), coordinator_->store_options().lease_duration);
   return grpc::Status::OK;
 }
 

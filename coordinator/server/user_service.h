@@ -8,7 +8,7 @@
 // Served: GetServerInfo, SubmitSweep (sweep_submitter.h), ListSweeps, GetSweep, CancelSweep,
 // PauseSweep, ResumeSweep, ListTrials, GetTrial (with its attempts), RetryTrials,
 // StreamSweepUpdates and GetLogs (followers.h), GetMetrics, GetLearnedParameters, GetDiagnostics,
-// ListWorkers, QueryResults (coordinator/domain/results_query.h), Fit and ListFits
+// ListWorkers, ReleaseWorker, QueryResults (coordinator/domain/results_query.h), Fit and ListFits
 // (coordinator/domain/sweep_fits.h), Export (coordinator/domain/sweep_export.h; the TRIALS and
 // LADDER tables, UNIMPLEMENTED for the others).
 //
@@ -81,6 +81,8 @@ class UserServiceImpl final : public v1::UserService::Service {
                       grpc::ServerWriter<v1::ExportChunk>* writer) override;
   grpc::Status ListWorkers(grpc::ServerContext* context, const v1::ListWorkersRequest* request,
                            v1::ListWorkersResponse* response) override;
+  grpc::Status ReleaseWorker(grpc::ServerContext* context, const v1::ReleaseWorkerRequest* request,
+                             v1::Worker* response) override;
   grpc::Status GetLogs(grpc::ServerContext* context, const v1::GetLogsRequest* request,
                        grpc::ServerWriter<v1::LogEntry>* writer) override;
 

@@ -73,7 +73,10 @@ grpc::Status WorkerServiceImpl::Lease(grpc::ServerContext* context, const v1::Le
   if (!lease.ok()) return ToGrpcStatus(lease.status());
   if (*lease) {
     *response->mutable_lease() = ToProtoLease(**lease, request->free().gpus(), lease_duration_);
+    return grpc::Status::OK;
   }
+  StatusOr<WorkerRecord> worker = coordinator_->workers().Get(request->worker_id());
+  if (worker.ok() && worker->quarantined_at) response->set_quarantine_reason(worker->quarantine_reason);
   return grpc::Status::OK;
 }
 
@@ -134,6 +137,9 @@ grpc::Status WorkerServiceImpl::Complete(grpc::ServerContext* /*context*/, const
   response->set_duplicate(ended->ack.duplicate);
   if (ended->next_lease) {
     *response->mutable_next_lease() = ToProtoLease(*ended->next_lease, request->lease_next().gpus(), lease_duration_);
+  } else if (request->outcome() == v1::OUTCOME_FAILED) {
+    StatusOr<WorkerRecord> worker = coordinator_->workers().Get(request->worker_id());
+    if (worker.ok() && worker->quarantined_at) response->set_quarantine_reason(worker->quarantine_reason);
   }
   return grpc::Status::OK;
 }

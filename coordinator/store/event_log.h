@@ -42,6 +42,8 @@ inline constexpr char kSweepState[] = "sweep_state";
 inline constexpr char kTrialState[] = "trial_state";
 inline constexpr char kLeasesReconciled[] = "leases_reconciled";
 inline constexpr char kWorkerRegistered[] = "worker_registered";
+inline constexpr char kWorkerQuarantined[] = "worker_quarantined";
+inline constexpr char kWorkerReleased[] = "worker_released";
 }  // namespace event_kind
 
 struct EventFilter {

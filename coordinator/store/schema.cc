@@ -263,18 +263,44 @@ DROP TABLE diagnostics;
 ALTER TABLE diagnostics_v5 RENAME TO diagnostics;
 )sql";
 
+// Version 6: worker quarantine (coordinator/domain/worker_quarantine.h). Every attempt ending a worker
+// reported, in the order reported, with its exit code and whether the quarantine rule lays it at the
+// worker's door; a worker quarantined for a run of such failures keeps when and why until a release
+// or its restart.
+constexpr char kSchemaV6[] = R"sql(
+CREATE TABLE worker_endings (
+  id           INTEGER PRIMARY KEY,
+  worker_id    TEXT    NOT NULL REFERENCES workers(id),
+  trial_id     INTEGER NOT NULL,
+  attempt      INTEGER NOT NULL,
+  ended_at     INTEGER NOT NULL,
+  outcome      TEXT    NOT NULL CHECK (outcome IN ('SUCCEEDED', 'FAILED', 'PREEMPTED')),
+  exit_code    INTEGER NOT NULL,
+  worker_fault INTEGER NOT NULL CHECK (worker_fault IN (0, 1)),
+  refunded     INTEGER NOT NULL DEFAULT 0 CHECK (refunded IN (0, 1)),
+  FOREIGN KEY (trial_id, attempt) REFERENCES attempts(trial_id, attempt)
+);
+CREATE INDEX worker_endings_by_worker ON worker_endings(worker_id, id);
+CREATE INDEX worker_endings_by_attempt ON worker_endings(trial_id, attempt);
+
+ALTER TABLE workers ADD COLUMN quarantined_at    INTEGER;
+ALTER TABLE workers ADD COLUMN quarantine_reason TEXT NOT NULL DEFAULT '';
+)sql";
+
 }  // namespace
 
 const std::vector<SchemaMigration>& SchemaMigrations() {
   static const std::vector<SchemaMigration> migrations = {
       {1, "sweeps, trials, attempts, workers, metrics, summaries, learned parameters, diagnostics, fits, events, tags",
        kSchemaV1},
-      {2, "sweeps' file name, description and metric; attempts' batch count; learned parameters' shape; "
-          "workers' details; logs",
+      {2,
+       "sweeps' file name, description and metric; attempts' batch count; learned parameters' shape; "
+       "workers' details; logs",
        kSchemaV2},
       {3, "sweep_fits: compute-multiplier fits with their inputs", kSchemaV3},
       {4, "gang_reservations, attempt_ranks: data-parallel trials leased to several workers", kSchemaV4},
       {5, "trials' steps and world size; diagnostics keyed by step, layer and head", kSchemaV5},
+      {6, "worker_endings, workers' quarantine: a worker whose attempts keep failing stops leasing", kSchemaV6},
   };
   return migrations;
 }

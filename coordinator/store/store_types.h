@@ -289,6 +289,7 @@ struct AttemptEnding {
   TrialState outcome = TrialState::kSucceeded;  // kSucceeded, kFailed or kPreempted
   std::string reason;                            // for kFailed and kPreempted
   int64_t last_batch_sequence = 0;               // batches 1..this must be committed first
+  int exit_code = 0;                             // the trainer's (-signal when killed, 127: could not start)
 };
 
 struct EndingAck {
@@ -312,7 +313,22 @@ struct WorkerRecord {
   WorkerInfo info;
   Timestamp registered_at;
   Timestamp last_seen_at;
+  std::optional<Timestamp> quarantined_at;  // set: it leases nothing (worker_quarantine.h)
+  std::string quarantine_reason;            // why, while quarantined
   std::vector<int64_t> live_trial_ids;  // trials it holds leases of (WorkerRegistry fills it)
+};
+
+// An attempt ending one worker reported (the worker_endings table; worker_quarantine.h).
+struct WorkerEnding {
+  int64_t id = 0;  // the order of reporting (assigned on insert)
+  std::string worker_id;
+  int64_t trial_id = 0;
+  int64_t attempt = 0;
+  Timestamp ended_at;
+  TrialState outcome = TrialState::kSucceeded;  // kSucceeded, kFailed or kPreempted
+  int exit_code = 0;
+  bool worker_fault = false;  // the quarantine rule counts it against the worker
+  bool refunded = false;      // a quarantine took it off its trial's failures
 };
 
 // ------------------------------------------------------------------------------------- overviews

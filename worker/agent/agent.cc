@@ -118,6 +118,7 @@ Status Agent::Register() {
 void Agent::LeaseLoop() {
   Backoff backoff(options_.retry_backoff);
   bool outage_logged = false;
+  bool quarantine_logged = false;
   for (;;) {
     v1::LeaseRequest request;
     {
@@ -139,6 +140,12 @@ void Agent::LeaseLoop() {
       if (outage_logged) AgentLog("the coordinator answers again");
       outage_logged = false;
       backoff.Reset();
+      if (!response->quarantine_reason().empty() && !quarantine_logged) {
+        AgentLog("quarantined by the coordinator: " + response->quarantine_reason() +
+                 "; this worker runs no trial until then");
+      }
+      if (response->quarantine_reason().empty() && quarantine_logged) AgentLog("released from quarantine");
+      quarantine_logged = !response->quarantine_reason().empty();
       if (response->has_lease()) Launch(response->lease());
       continue;
     }

@@ -312,6 +312,9 @@ AttemptResult AttemptRunner::Report(const AttemptEnd& end, v1::CompleteRequest c
       if (response->has_next_lease()) result.next_lease = response->next_lease();
       AgentLog(Name() + ": reported " + OutcomeName(end.outcome) + (end.reason.empty() ? "" : " (" + end.reason + ")") +
                "; trial now " + v1::TrialState_Name(response->trial_state()));
+      if (!response->quarantine_reason().empty()) {
+        AgentLog("the coordinator quarantined this worker: " + response->quarantine_reason());
+      }
       if (response->trial_state() == v1::TRIAL_STATE_SUCCEEDED) PruneCheckpoints(checkpoint_dir_);
       return result;
     }

@@ -126,7 +126,28 @@ StatusOr<WorkerRecord> Table<WorkerRecord>::Read(const Statement& row) {
   RUNG_ASSIGN_OR_RETURN(nlohmann::json details,
                         ParseJsonColumn(row.ColumnText(6), "details of worker " + worker.info.id));
   worker.info.details = std::move(details);
+  worker.quarantined_at = OptionalTime(row, 7);
+  worker.quarantine_reason = row.ColumnText(8);
   return worker;
+}
+
+StatusOr<WorkerEnding> Table<WorkerEnding>::Read(const Statement& row) {
+  WorkerEnding ending;
+  ending.id = row.ColumnInt64(0);
+  ending.worker_id = row.ColumnText(1);
+  ending.trial_id = row.ColumnInt64(2);
+  ending.attempt = row.ColumnInt64(3);
+  ending.ended_at = Time(row, 4);
+  StatusOr<TrialState> outcome = ParseTrialState(row.ColumnText(5));
+  if (!outcome.ok()) {
+    return Status::DataLoss("ending " + std::to_string(ending.id) + " of worker " + ending.worker_id + ": " +
+                            outcome.status().message());
+  }
+  ending.outcome = *outcome;
+  ending.exit_code = static_cast<int>(row.ColumnInt64(6));
+  ending.worker_fault = row.ColumnInt64(7) != 0;
+  ending.refunded = row.ColumnInt64(8) != 0;
+  return ending;
 }
 
 StatusOr<EventRecord> Table<EventRecord>::Read(const Statement& row) {

@@ -82,8 +82,18 @@ struct Table<WorkerRecord> {
   static constexpr char kName[] = "workers";
   static constexpr char kColumns[] =
       "workers.id, workers.host, workers.cpus, workers.gpus, workers.registered_at, workers.last_seen_at, "
-      "workers.details";
+      "workers.details, workers.quarantined_at, workers.quarantine_reason";
   static StatusOr<WorkerRecord> Read(const Statement& row);
+};
+
+template <>
+struct Table<WorkerEnding> {
+  static constexpr char kName[] = "worker_endings";
+  static constexpr char kColumns[] =
+      "worker_endings.id, worker_endings.worker_id, worker_endings.trial_id, worker_endings.attempt, "
+      "worker_endings.ended_at, worker_endings.outcome, worker_endings.exit_code, worker_endings.worker_fault, "
+      "worker_endings.refunded";
+  static StatusOr<WorkerEnding> Read(const Statement& row);
 };
 
 template <>

@@ -85,14 +85,34 @@ StatusOr<std::vector<TrialRecord>> TrialTable::FailedOfSweep(int64_t sweep_id) {
   return Select<TrialRecord>(db_, "WHERE sweep_id = ? AND state = 'FAILED' ORDER BY id", sweep_id);
 }
 
-StatusOr<std::optional<TrialRecord>> TrialTable::NextLeasable(int64_t free_cpus, int64_t free_gpus) {
-  RUNG_ASSIGN_OR_RETURN(std::optional<TrialHeader> next,
-                        SelectOne<TrialHeader>(db_,
-                                               "JOIN sweeps ON sweeps.id = trials.sweep_id "
-                                               "WHERE trials.state = 'PENDING' AND sweeps.state = 'ACTIVE' AND "
-                                               "trials.cpus <= ? AND trials.gpus <= ? "
-                                               "ORDER BY trials.priority DESC, trials.id LIMIT 1",
-                                               free_cpus, free_gpus));
+StatusOr<std::optional<TrialRecord>> TrialTable::NextLeasable(int64_t free_cpus, int64_t free_gpus,
+                                                              const std::string& for_worker) {
+  constexpr char kLeasable[] =
+      "JOIN sweeps ON sweeps.id = trials.sweep_id "
+      "WHERE trials.state = 'PENDING' AND sweeps.state = 'ACTIVE' AND trials.cpus <= ?1 AND trials.gpus <= ?2 ";
+  constexpr char kOrder[] = "ORDER BY trials.priority DESC, trials.id LIMIT 1";
+  std::optional<TrialHeader> next;
+  if (!for_worker.empty()) {
+    RUNG_ASSIGN_OR_RETURN(next, SelectOne<TrialHeader>(
+                                    db_,
+                                    std::string(kLeasable) +
+                                        "AND NOT EXISTS (SELECT 1 FROM worker_endings e WHERE e.trial_id = trials.id "
+                                        "AND e.attempt = trials.attempt AND e.worker_id = ?3 AND e.worker_fault = 1) " +
+                                        kOrder,
+                                    free_cpus, free_gpus, for_worker));
+  }
+  if (!next && !for_worker.empty()) {
+    // Every leasable trial's last attempt failed on this worker: the one whose fault is oldest.
+    RUNG_ASSIGN_OR_RETURN(
+        next, SelectOne<TrialHeader>(db_,
+                                     std::string(kLeasable) +
+                                         "ORDER BY (SELECT MAX(e.id) FROM worker_endings e WHERE e.trial_id = "
+                                         "trials.id AND e.worker_id = ?3), trials.priority DESC, trials.id LIMIT 1",
+                                     free_cpus, free_gpus, for_worker));
+  }
+  if (!next) {
+    RUNG_ASSIGN_OR_RETURN(next, SelectOne<TrialHeader>(db_, std::string(kLeasable) + kOrder, free_cpus, free_gpus));
+  }
   if (!next) return std::optional<TrialRecord>();
   return std::optional<TrialRecord>(std::move(*next));
 }
@@ -147,6 +167,10 @@ Status TrialTable::AddFailure(int64_t trial_id) {
 
 Status TrialTable::ClearFailures(int64_t trial_id) {
   return db_.Run("UPDATE trials SET failures = 0 WHERE id = ?", trial_id);
+}
+
+Status TrialTable::RemoveFailure(int64_t trial_id) {
+  return db_.Run("UPDATE trials SET failures = MAX(0, failures - 1) WHERE id = ?", trial_id);
 }
 
 StatusOr<TrialCounts> TrialTable::Counts(int64_t sweep_id) {

@@ -49,8 +49,11 @@ class TrialTable {
   StatusOr<std::vector<TrialRecord>> FailedOfSweep(int64_t sweep_id);
 
   // The PENDING trial of an ACTIVE sweep, highest priority first, oldest among equals, whose cpus
-  // and gpus fit; as a header. nullopt when none fits.
-  StatusOr<std::optional<TrialRecord>> NextLeasable(int64_t free_cpus, int64_t free_gpus);
+  // and gpus fit; as a header. nullopt when none fits. With `for_worker`, trials whose last attempt
+  // failed on that worker for a worker's reason (worker_endings.worker_fault) come after every other,
+  // and among them the one it failed longest ago comes first.
+  StatusOr<std::optional<TrialRecord>> NextLeasable(int64_t free_cpus, int64_t free_gpus,
+                                                    const std::string& for_worker = "");
   // PENDING trials of ACTIVE sweeps with world_size > 1, by priority then age.
   StatusOr<std::vector<TrialRecord>> PendingGangs();
   // PENDING trials of ACTIVE sweeps that no registered worker holds whole.
@@ -65,6 +68,7 @@ class TrialTable {
   Status SetAttempt(int64_t trial_id, int64_t attempt);
   Status AddFailure(int64_t trial_id);
   Status ClearFailures(int64_t trial_id);
+  Status RemoveFailure(int64_t trial_id);  // one fewer (never below 0)
 
   StatusOr<TrialCounts> Counts(int64_t sweep_id);
   // The sweep's trials FAILED for good: an index range, not a scan of the sweep.

@@ -28,4 +28,29 @@ StatusOr<bool> WorkerTable::Touch(const std::string& worker_id, Timestamp now) {
   return touched > 0;
 }
 
+Status WorkerTable::SetQuarantine(const std::string& worker_id, std::optional<Timestamp> at,
+                                  const std::string& reason) {
+  if (!at) return db_.Run("UPDATE workers SET quarantined_at = NULL, quarantine_reason = '' WHERE id = ?", worker_id);
+  return db_.Run("UPDATE workers SET quarantined_at = ?, quarantine_reason = ? WHERE id = ?", ToUnixMicros(*at), reason,
+                 worker_id);
+}
+
+StatusOr<int64_t> WorkerTable::InsertEnding(const WorkerEnding& ending) {
+  RUNG_RETURN_IF_ERROR(db_.Run(
+      "INSERT INTO worker_endings(worker_id, trial_id, attempt, ended_at, outcome, exit_code, worker_fault, refunded) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      ending.worker_id, ending.trial_id, ending.attempt, ToUnixMicros(ending.ended_at), TrialStateName(ending.outcome),
+      static_cast<int64_t>(ending.exit_code), static_cast<int64_t>(ending.worker_fault),
+      static_cast<int64_t>(ending.refunded)));
+  return db_.LastInsertRowId();
+}
+
+StatusOr<std::vector<WorkerEnding>> WorkerTable::RecentEndings(const std::string& worker_id, int64_t limit) {
+  return store_internal::Select<WorkerEnding>(db_, "WHERE worker_id = ? ORDER BY id DESC LIMIT ?", worker_id, limit);
+}
+
+Status WorkerTable::MarkRefunded(int64_t ending_id) {
+  return db_.Run("UPDATE worker_endings SET refunded = 1 WHERE id = ?", ending_id);
+}
+
 }  // namespace rung

@@ -1,7 +1,8 @@
 // coordinator/store/tables/worker_table.h
 //
-// The workers table: who registered, with what resources, last seen when. Typed reads and
-// writes, no rules.
+// The workers table (who registered, with what resources, last seen when, quarantined or not) and
+// worker_endings (every attempt ending a worker reported, in order). Typed reads and writes, no
+// rules (the quarantine's are coordinator/domain/worker_quarantine.h).
 //
 // Thread safety: as database.h (used inside a Store transaction only; tables.h).
 #pragma once
@@ -29,6 +30,14 @@ class WorkerTable {
   Status Upsert(const WorkerInfo& worker, Timestamp now);
   // The worker was seen at `now`; false when it is not registered.
   StatusOr<bool> Touch(const std::string& worker_id, Timestamp now);
+  // Quarantines the worker at `at` for `reason`, or (no `at`) lifts its quarantine.
+  Status SetQuarantine(const std::string& worker_id, std::optional<Timestamp> at, const std::string& reason);
+
+  // Appends an ending (its id is assigned and returned).
+  StatusOr<int64_t> InsertEnding(const WorkerEnding& ending);
+  // The worker's `limit` newest endings, newest first.
+  StatusOr<std::vector<WorkerEnding>> RecentEndings(const std::string& worker_id, int64_t limit);
+  Status MarkRefunded(int64_t ending_id);
 
  private:
   Database& db_;

@@ -823,5 +823,50 @@ TEST_F(CoordinatorServiceTest, ReportMetricsRefusesADocumentNestedTooDeep) {
   EXPECT_TRUE(Report("w1", *lease, 2, {StepRecord(6, 2.4)}).ok());
 }
 
+TEST_F(CoordinatorServiceTest, AQuarantinedWorkerLeasesNothingUntilReleaseWorker) {
+  Submit(TinySpec("tiny", 0, "1.0e-3", "[rope, nope]"));
+  Register("w1");
+  for (int fault = 0; fault < 3; ++fault) {
+    std::optional<v1::TrialLease> lease = Lease("w1");
+    ASSERT_TRUE(lease.has_value());
+    v1::CompleteRequest failed = Completion("w1", *lease, v1::OUTCOME_FAILED, 0);
+    failed.set_reason("the worker cannot start rung-train: no such file");
+    failed.set_exit_code(127);
+    v1::CompleteResponse completed;
+    ASSERT_TRUE(Complete(failed, &completed).ok());
+    // max_retries is 1: the first trial's second fault (the third, the worker having taken the other
+    // trial in between) would have been its last; it quarantines the worker instead, and every fault
+    // is given back.
+    if (fault == 2) EXPECT_EQ(completed.trial_state(), v1::TRIAL_STATE_PENDING);
+  }
+  EXPECT_EQ(GetTrial(1).state(), v1::TRIAL_STATE_PENDING);
+  EXPECT_EQ(GetTrial(2).state(), v1::TRIAL_STATE_PENDING);
+  v1::LeaseResponse refused;
+  ASSERT_TRUE(TryLease("w1", &refused).ok());
+  EXPECT_FALSE(refused.has_lease());
+  EXPECT_THAT(refused.quarantine_reason(), HasSubstr("3 attempts in a row failed"));
+
+  v1::ListWorkersResponse listed;
+  ASSERT_TRUE(users_->ListWorkers(ContextWithToken(user_token_).get(), v1::ListWorkersRequest(), &listed).ok());
+  ASSERT_EQ(listed.workers_size(), 1);
+  EXPECT_TRUE(listed.workers(0).has_quarantined_at());
+  EXPECT_THAT(listed.workers(0).quarantine_reason(), HasSubstr("(exit 127)"));
+
+  // Workers may not release themselves; a user may, once.
+  v1::ReleaseWorkerRequest release;
+  release.set_worker_id("w1");
+  v1::Worker released;
+  EXPECT_EQ(users_->ReleaseWorker(ContextWithToken(worker_token_).get(), release, &released).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  ASSERT_TRUE(users_->ReleaseWorker(ContextWithToken(user_token_).get(), release, &released).ok());
+  EXPECT_FALSE(released.has_quarantined_at());
+  EXPECT_EQ(users_->ReleaseWorker(ContextWithToken(user_token_).get(), release, &released).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  release.set_worker_id("nobody");
+  EXPECT_EQ(users_->ReleaseWorker(ContextWithToken(user_token_).get(), release, &released).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  EXPECT_TRUE(Lease("w1").has_value());
+}
+
 }  // namespace
 }  // namespace rung::server

@@ -40,7 +40,7 @@ TEST_F(SchemaTest, CreatesTheLatestVersionWithEveryTableAndTheDurabilitySettings
   ASSERT_NE(db, nullptr);
   ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
   EXPECT_EQ(version, 5);
-  EXPECT_EQ(LatestSchemaVersion(), 5);
+  EXPECT_EQ(LatestSchemaVersion(), 6);
   EXPECT_EQ(Text(*db, "PRAGMA journal_mode"), "wal");
   EXPECT_EQ(Text(*db, "PRAGMA synchronous"), "2");  // FULL
   EXPECT_EQ(Text(*db, "PRAGMA foreign_keys"), "1");
