@@ -15,9 +15,10 @@
 //
 // A case starts at a line "=== TITLE". Its first line that is not a comment is the command: words
 // split as a shell would (single and double quotes, backslash escapes; no globs, pipes or
-// variables), starting with `rung`, optionally preceded by `env` and NAME=VALUE or `-u NAME` words
-// that change the environment of that one command. ${SOURCE} (the repository), ${SCRATCH} (a
-// folder of this file's run) and ${COORDINATOR} (the coordinator's address) are replaced in it.
+// variables), starting with `rung` (or `rung-coordinator`, `rung-worker`, `rung-train`: the
+// binaries beside it; a case whose binary is not built is skipped), optionally preceded by `env` and NAME=VALUE or `-u
+// NAME` words that change the environment of that one command. ${SOURCE} (the repository), ${SCRATCH} (a folder of this
+// file's run) and ${COORDINATOR} (the coordinator's address) are replaced in it.
 //
 // Then sections, each introduced by a line starting with "--- ":
 //   --- exit N              the exit code (required)

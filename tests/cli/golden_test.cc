@@ -2,19 +2,23 @@
 //
 // The golden tests of the `rung` command line: one test per file tests/cli/golden/*.test (format:
 // golden_file.h), each against a fresh GoldenCoordinator (golden_fixture.h). Every case runs the
-// real rung binary as a process, in the repository's folder, with RUNG_COORDINATOR and
+// real rung binary (or rung-coordinator, rung-worker, rung-train from the same folder; a case of a
+// binary the build does not have is skipped) as a process, with tests/cli/fixture/hostile/ copied
+// to ${SCRATCH}/hostile/ first, in the repository's folder, with RUNG_COORDINATOR and
 // RUNG_TOKEN_FILE naming the fixture's coordinator and user token (its other RUNG_* variables
 // removed, LC_ALL=C, TZ=UTC), and compares its exit code, stdout, stderr and files with the file's
 // expectations; a mismatch fails with a line diff. RUNG_GOLDEN_UPDATE=1 rewrites the files with what
 // the commands did instead (review the diff by eye).
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "tests/cli/cli_process.h"
 #include "tests/cli/golden_file.h"
@@ -73,11 +77,14 @@ StatusOr<Invocation> ParseInvocation(const std::string& command) {
       }
     }
   }
-  if (at >= words.size() || words[at] != "rung") {
-    return Status::InvalidArgument("a golden command runs rung (optionally after env NAME=VALUE or -u NAME): " +
-                                   command);
+  static const std::vector<std::string> kBinaries = {"rung", "rung-coordinator", "rung-worker", "rung-train"};
+  if (at >= words.size() || std::find(kBinaries.begin(), kBinaries.end(), words[at]) == kBinaries.end()) {
+    return Status::InvalidArgument(
+        "a golden command runs rung, rung-coordinator, rung-worker or rung-train (optionally after env NAME=VALUE "
+        "or -u NAME): " +
+        command);
   }
-  invocation.argv.push_back(RUNG_CLI_BINARY);
+  invocation.argv.push_back((fs::path(RUNG_CLI_BINARY).parent_path() / words[at]).string());
   invocation.argv.insert(invocation.argv.end(), words.begin() + static_cast<std::ptrdiff_t>(at) + 1, words.end());
   return invocation;
 }
@@ -124,11 +131,19 @@ TEST_P(GoldenFileTest, Matches) {
                                                                    {scratch, "${SCRATCH}"},
                                                                    {scratch_real, "${SCRATCH}"},
                                                                    {coordinator.address(), "${COORDINATOR}"}};
+  // The damaged files of the hostile cases, copied so that what a command writes beside them stays
+  // in the scratch folder.
+  fs::copy(fs::path(RUNG_SOURCE_DIR) / "tests/cli/fixture/hostile", fs::path(scratch) / "hostile",
+           fs::copy_options::recursive, ignored);
   const bool update = UpdateMode();
   for (GoldenCase& golden : file->cases) {
     SCOPED_TRACE(name + ":" + std::to_string(golden.line) + ": " + golden.title);
     StatusOr<Invocation> invocation = ParseInvocation(ReplaceAll(golden.command, names));
     ASSERT_TRUE(invocation.ok()) << invocation.status().ToString();
+    if (!fs::exists(invocation->argv.front())) {  // rung-train in a build without LibTorch
+      std::cout << "[ SKIPPED  ] " << golden.title << ": " << invocation->argv.front() << " is not built\n";
+      continue;
+    }
     const CommandResult result = RunProcess(invocation->argv, Environment(coordinator, *invocation),
                                             golden.stdin_text.value_or(""), RUNG_SOURCE_DIR);
     ASSERT_FALSE(result.timed_out) << golden.command << " did not finish in time";
