@@ -1,9 +1,10 @@
 // worker/agent/coordinator_client.cc
 #include "worker/agent/coordinator_client.h"
 
-#include <algorithm>
-
 #include <google/protobuf/util/time_util.h>
+
+#include <algorithm>
+#include <cstdlib>
 
 #include "core/common/network_address.h"
 #include "proto/grpc_status.h"
@@ -29,6 +30,11 @@ Status CallStatus(const char* method, const grpc::Status& status, bool interrupt
 }
 
 }  // namespace
+
+void PollReconnectsPromptly() {
+  ::setenv("GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS", std::to_string(kBackupPollMilliseconds).c_str(),
+           /*overwrite=*/0);
+}
 
 bool IsTransient(const Status& status) {
   switch (status.code()) {

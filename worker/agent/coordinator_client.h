@@ -22,7 +22,8 @@
 // Transport: plaintext when no TLS roots are given, which Connect allows only for a coordinator on
 // loopback or a unix socket (INVALID_ARGUMENT otherwise: the token would cross the network in the
 // clear), else TLS verified against the given roots. The channel reconnects with a short
-// backoff (max_reconnect_backoff), so a coordinator that returns is found again within seconds.
+// backoff (max_reconnect_backoff) and, in a process that called PollReconnectsPromptly, notices the
+// new connection at once, so a coordinator that returns is found again within about two seconds.
 //
 // Example:
 //   CoordinatorClientOptions options;
@@ -66,6 +67,16 @@ struct CoordinatorClientOptions {
   // The longest the channel waits between two attempts to reconnect (gRPC's default is 120 s).
   std::chrono::milliseconds max_reconnect_backoff{2000};
 };
+
+// gRPC notices that a channel's new connection is up only when something polls it; between the
+// agent's calls (which fail fast while the coordinator is away) that is gRPC's backup poller, every
+// 5 s by default, so a coordinator restarted in a second was found again only 5-10 s later, past
+// short leases. This sets the backup poll to every kBackupPollMilliseconds (the environment variable
+// GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS, which gRPC reads once, when it initialises; a value
+// the environment already holds is kept). Call it first in main(), before any gRPC object exists and
+// before other threads start (it calls setenv).
+inline constexpr int kBackupPollMilliseconds = 100;
+void PollReconnectsPromptly();
 
 // True for statuses worth trying again later: the coordinator was unreachable, out of time or
 // resources, or could not say what went wrong (see above).

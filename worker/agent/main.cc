@@ -8,7 +8,8 @@
 // SIGTERM, SIGUSR1 or SIGINT: no new trials; every trainer checkpoints and stops, each trial is
 // reported PREEMPTED (it resumes from that checkpoint on its next lease), then exit 0. Trainers die
 // with the agent if it is killed outright (parent-death signal). Diagnostics go to stderr.
-// Exit codes: 0 after a signal, 1 the coordinator refused this worker, 2 bad arguments.
+// Exit codes: 0 after a signal, 1 the coordinator refused this worker, 2 bad arguments, 4 a missing or
+// unreadable worker token file.
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -32,7 +33,7 @@
 
 namespace {
 
-constexpr int kExitOk = 0, kExitRefused = 1, kExitUsage = 2;
+constexpr int kExitOk = 0, kExitRefused = 1, kExitUsage = 2, kExitToken = 4;
 
 // rung-train beside this binary (build/bin, or an install's bin/).
 std::string DefaultTrainerPath() {
@@ -66,9 +67,11 @@ int main(int argc, char** argv) {
   double heartbeat_seconds = 0, grace_seconds = 120;
   std::string retention = "final";
 
-  CLI::App app{"rung-worker: leases trials from a rung coordinator and runs each as a rung-train process.\n"
-               "SIGTERM/SIGUSR1/SIGINT: trainers checkpoint, trials are reported PREEMPTED, exit 0.\n"
-               "Exit codes: 0 after a signal, 1 the coordinator refused this worker, 2 bad arguments."};
+  CLI::App app{
+      "rung-worker: leases trials from a rung coordinator and runs each as a rung-train process.\n"
+      "SIGTERM/SIGUSR1/SIGINT: trainers checkpoint, trials are reported PREEMPTED, exit 0.\n"
+      "Exit codes: 0 after a signal, 1 the coordinator refused this worker, 2 bad arguments, 4 a missing or "
+      "unreadable worker token file."};
   app.add_option("--coordinator", address, "Coordinator address")->type_name("HOST:PORT")->capture_default_str();
   app.add_option("--worker-token-file", token_file,
                  "File (mode 0600) with the worker token: the coordinator's --worker-token-file")
@@ -115,6 +118,7 @@ int main(int argc, char** argv) {
   options.attempt.stop_grace = Milliseconds(grace_seconds);
   options.attempt.retention = rung::agent::ParseRetentionAfterSuccess(retention).value();  // checked by CLI11
 
+  rung::agent::PollReconnectsPromptly();  // before any gRPC object or thread exists
   // The stop signals are taken by sigwait on a thread of their own: block them before any other
   // thread (gRPC's) starts, which inherits the mask. Trainers get an empty mask (trainer_process.h).
   sigset_t stop_signals;
@@ -132,7 +136,7 @@ int main(int argc, char** argv) {
   rung::StatusOr<std::string> token = rung::ReadBearerTokenFile(token_file);
   if (!token.ok()) {
     std::cerr << "rung-worker: " << token.status().message() << "\n";
-    return kExitUsage;
+    return kExitToken;
   }
   client_options.token = token.value();
   if (!tls_ca_file.empty()) {
