@@ -124,9 +124,10 @@ def read_only(db_path):
 class Cluster:
     """A rung-coordinator on 127.0.0.1 (port 0) and, on demand, rung-worker processes."""
 
-    def __init__(self, bin_dir, root, env, wrapper=()):
+    def __init__(self, bin_dir, root, env, wrapper=(), coordinator_binary=None):
         self.bin_dir = bin_dir
         self.wrapper = list(wrapper)  # e.g. a profiler's command line, before the coordinator's
+        self.coordinator_binary = coordinator_binary or os.path.join(bin_dir, "rung-coordinator")
         self.root = root
         self.env = env
         self.db = os.path.join(root, "rung.db")
@@ -139,7 +140,7 @@ class Cluster:
     def start_coordinator(self):
         log_file = open(os.path.join(self.root, "coordinator.log"), "a")
         self.coordinator = subprocess.Popen(
-            [*self.wrapper, os.path.join(self.bin_dir, "rung-coordinator"), "--db", self.db, "--listen", "127.0.0.1:0",
+            [*self.wrapper, self.coordinator_binary, "--db", self.db, "--listen", "127.0.0.1:0",
              "--user-token-file", self.user_token, "--worker-token-file", self.worker_token,
              "--artifact-root", os.path.join(self.root, "artifacts")],
             stdout=subprocess.PIPE, stderr=log_file, text=True, env=self.env)
