@@ -137,12 +137,13 @@ class Cluster:
         self.workers = []
         self.address = None
 
-    def start_coordinator(self):
+    def start_coordinator(self, listen="127.0.0.1:0", extra_args=()):
+        """Starts it (listen: its --listen; extra_args: more flags) and waits until it serves."""
         log_file = open(os.path.join(self.root, "coordinator.log"), "a")
         self.coordinator = subprocess.Popen(
-            [*self.wrapper, self.coordinator_binary, "--db", self.db, "--listen", "127.0.0.1:0",
+            [*self.wrapper, self.coordinator_binary, "--db", self.db, "--listen", listen,
              "--user-token-file", self.user_token, "--worker-token-file", self.worker_token,
-             "--artifact-root", os.path.join(self.root, "artifacts")],
+             "--artifact-root", os.path.join(self.root, "artifacts"), *extra_args],
             stdout=subprocess.PIPE, stderr=log_file, text=True, env=self.env)
         line = self.coordinator.stdout.readline()
         if not line.startswith("listening on "):
