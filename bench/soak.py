@@ -15,6 +15,8 @@ serve again is from that start to its "listening on" line (it serves from then o
 `rung sweeps` answered (a probe tried back to back from the restart on: an upper bound, each try pays
 the CLI's start), and to the first generator call answered after calls had failed (none when no call
 happened to fail: gRPC tries a call again by itself when its connection dropped before it was sent).
+After the soak the coordinator is stopped (SIGTERM) and started twice more on the final database,
+with the default check and with --check-at-start none, each timed to its "listening on" line.
 
 Afterwards, through the database (read-only) against the generator's ledger (one line per leased
 attempt): every trial whose Complete was acknowledged is SUCCEEDED by that attempt (none lost); no
@@ -125,6 +127,17 @@ def quantile(values, q):
         return 0.0
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * (len(ordered) - 1) + 0.5))]
+
+
+def cpu_rate(samples, key):
+    """Cores a process used over the samples: its CPU seconds' growth over their time, one pid at a time
+    (the coordinator killed and restarted counts each of its processes)."""
+    used, spanned = 0.0, 0.0
+    for before, after in zip(samples, samples[1:]):
+        if key in before and key in after and before.get("pid") == after.get("pid"):
+            used += after[key] - before[key]
+            spanned += after["t"] - before["t"]
+    return used / spanned if spanned > 0 else 0.0
 
 
 def latency(entries):
@@ -264,6 +277,14 @@ def run(args):
             raise RuntimeError(f"rung-bench-worker-soak printed no result ({generator.returncode}); see {root}")
         report["generator"] = result = results[-1]
         report["loadavg_after"] = open("/proc/loadavg").read()
+        # The start alone on the final database, cleanly stopped: with the default check and without one.
+        cluster.stop()
+        report["restarts_after"] = {"db_mib": os.path.getsize(cluster.db) / 2**20}
+        for check in ("quick", "none"):
+            begun = time.time()
+            cluster.start_coordinator(listen=address, extra_args=[*coordinator_flags, "--check-at-start", check])
+            report["restarts_after"][f"{check}_seconds"] = time.time() - begun
+            cluster.stop()
     finally:
         cluster.stop()
 
@@ -287,11 +308,16 @@ def run(args):
     minutes = []
     for first in range(0, int(span) + 1, 60):
         window = [entry for entry in ledger if first <= entry["lease_unix"] - t0 < first + 60]
-        window_rss = [s["rss_kib"] for s in samples if first <= s["t"] < first + 60 and "rss_kib" in s]
+        window_samples = [s for s in samples if first <= s["t"] < first + 60]
+        window_rss = [s["rss_kib"] for s in window_samples if "rss_kib" in s]
         if window:
-            minutes.append({"from_s": first, **latency(window),
-                            "rss_max_mib": max(window_rss, default=0) / 1024})
+            minutes.append({"from_s": first, **latency(window), "rss_max_mib": max(window_rss, default=0) / 1024,
+                            "coordinator_cores": cpu_rate(window_samples, "cpu"),
+                            "generator_cores": cpu_rate(window_samples, "generator_cpu"),
+                            "machine_busy_cores": statistics.mean(s["machine_busy"] for s in window_samples)
+                            if window_samples else 0.0})
     report["summary"]["per_minute"] = minutes
+    report["samples"] = samples
     if kill is not None:
         before = [entry for entry in ledger if entry["lease_unix"] + entry["lease_ms"] / 1000 < kill["kill_unix"]]
         after = [entry for entry in ledger if entry["lease_unix"] >= kill["restart_unix"]]
@@ -350,11 +376,17 @@ def print_table(report):
     print("| measure | value |\n|---|---:|")
     for name, value in rows:
         print(f"| {name} | {value} |")
-    print("\n| minute from (s) | trials leased | lease p50 ms | p99 ms | max ms | RSS max MiB |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    if "restarts_after" in report:
+        a = report["restarts_after"]
+        print(f"| start on the final database ({a['db_mib']:,.0f} MiB), stopped cleanly: quick check / none (s) "
+              f"| {a['quick_seconds']:.2f} / {a['none_seconds']:.2f} |")
+    print("\n| minute from (s) | trials leased | lease p50 ms | p99 ms | max ms | RSS max MiB | coordinator cores "
+          "| generator cores | machine busy cores |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for m in s["per_minute"]:
         print(f"| {m['from_s']} | {m['trials']:,} | {m['p50_ms']:.1f} | {m['p99_ms']:.1f} | {m['max_ms']:.0f} "
-              f"| {m['rss_max_mib']:.1f} |")
+              f"| {m['rss_max_mib']:.1f} | {m['coordinator_cores']:.2f} | {m['generator_cores']:.2f} "
+              f"| {m['machine_busy_cores']:.2f} |")
 
 
 def main():
