@@ -4,13 +4,26 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <utility>
 #include <variant>
 
+#include "core/common/token_file.h"
 #include "core/records/trainer_records.h"
 #include "proto/protocol_version.h"
 #include "proto/trainer_record_proto.h"
 
 namespace rung::bench {
+
+StatusOr<agent::CoordinatorClientOptions> BenchClientOptions(const std::string& address, const std::string& token_file,
+                                                             std::chrono::milliseconds call_timeout) {
+  RUNG_ASSIGN_OR_RETURN(std::string token, ReadBearerTokenFile(token_file));
+  agent::CoordinatorClientOptions options;
+  options.address = address;
+  options.token = std::move(token);
+  options.call_timeout = call_timeout;
+  options.max_tries = 1;
+  return options;
+}
 
 v1::RegisterRequest BenchRegistration(const std::string& worker_id) {
   v1::RegisterRequest registration;

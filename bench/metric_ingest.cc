@@ -31,7 +31,6 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/bench_worker.h"
-#include "core/common/token_file.h"
 #include "worker/agent/coordinator_client.h"
 #include "worker/agent/metric_relay.h"
 
@@ -148,16 +147,13 @@ int main(int argc, char** argv) {
     const int code = app.exit(error);
     return code == 0 ? 0 : 2;
   }
-  rung::StatusOr<std::string> token = rung::ReadBearerTokenFile(token_file);
-  if (!token.ok()) {
-    std::cerr << "rung-bench-metric-ingest: " << token.status().message() << "\n";
+  rung::StatusOr<agent::CoordinatorClientOptions> client_options =
+      rung::bench::BenchClientOptions(address, token_file, std::chrono::seconds(30));
+  if (!client_options.ok()) {
+    std::cerr << "rung-bench-metric-ingest: " << client_options.status().message() << "\n";
     return 2;
   }
-  agent::CoordinatorClientOptions options;
-  options.address = address;
-  options.token = *token;
-  options.call_timeout = std::chrono::seconds(30);
-  options.max_tries = 1;
+  const agent::CoordinatorClientOptions& options = *client_options;
 
   const Clock::time_point stop_at =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));

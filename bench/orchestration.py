@@ -56,13 +56,13 @@ import time
 
 SPEC = """\
 name: {name}
-description: orchestration benchmark (rung-stand-in trains nothing)
+description: {description}
 metric: {{name: val_loss, goal: minimize}}
 data: {{source: builtin, seq_len: 32}}
 model: {{layers: 1, d_model: 32, heads: 2}}
 train: {{steps: 3, batch_size: 4, log_every: 1, eval_every: 0}}
 resources: {{cpus: 1}}
-policy: {{max_retries: 0}}
+policy: {{max_retries: {max_retries}}}
 sweep:
   random:
     samples: {samples}
@@ -198,10 +198,11 @@ class Cluster:
             self.coordinator = None
 
 
-def write_spec(root, name, samples, seed=0):
+def write_spec(root, name, samples, seed=0, max_retries=0,
+               description="orchestration benchmark (rung-stand-in trains nothing)"):
     path = os.path.join(root, f"{name}.yaml")
     with open(path, "w") as spec:
-        spec.write(SPEC.format(name=name, samples=samples, seed=seed))
+        spec.write(SPEC.format(name=name, samples=samples, seed=seed, max_retries=max_retries, description=description))
     return path
 
 

@@ -48,24 +48,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_common import json_lines  # noqa: E402
-from orchestration import Cluster, cpu_seconds, log, proc_status, read_only  # noqa: E402
-
-SPEC = """\
-name: {name}
-description: soak benchmark (rung-bench-worker-soak trains nothing)
-metric: {{name: val_loss, goal: minimize}}
-data: {{source: builtin, seq_len: 32}}
-model: {{layers: 1, d_model: 32, heads: 2}}
-train: {{steps: 3, batch_size: 4, log_every: 1, eval_every: 0}}
-resources: {{cpus: 1}}
-policy: {{max_retries: 2}}
-sweep:
-  random:
-    samples: {samples}
-    seed: 0
-    axes:
-      train.lr: {{log_uniform: [1e-4, 1e-2]}}
-"""
+from orchestration import Cluster, cpu_seconds, log, proc_status, read_only, write_spec  # noqa: E402
 
 
 def machine_busy():
@@ -216,9 +199,8 @@ def run(args):
     try:
         cluster.start_coordinator(extra_args=coordinator_flags)
         address = cluster.address
-        spec = os.path.join(root, "soak.yaml")
-        with open(spec, "w") as out:
-            out.write(SPEC.format(name="bench-soak", samples=trials))
+        spec = write_spec(root, "bench-soak", trials, max_retries=2,
+                          description="soak benchmark (rung-bench-worker-soak trains nothing)")
         started = time.time()
         cluster.submit(spec)
         report["submit_seconds"] = time.time() - started

@@ -64,7 +64,6 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/bench_worker.h"
-#include "core/common/token_file.h"
 #include "worker/agent/backoff.h"
 #include "worker/agent/coordinator_client.h"
 
@@ -437,15 +436,14 @@ int main(int argc, char** argv) {
     const int code = app.exit(error);
     return code == 0 ? 0 : 2;
   }
-  rung::StatusOr<std::string> token = rung::ReadBearerTokenFile(token_file);
-  if (!token.ok()) {
-    std::cerr << "rung-bench-worker-soak: " << token.status().message() << "\n";
+  // One try a call: Identity::UntilAnswered retries, and counts the tries.
+  rung::StatusOr<agent::CoordinatorClientOptions> client =
+      rung::bench::BenchClientOptions(address, token_file, std::chrono::seconds(10));
+  if (!client.ok()) {
+    std::cerr << "rung-bench-worker-soak: " << client.status().message() << "\n";
     return 2;
   }
-  options.client.address = address;
-  options.client.token = *token;
-  options.client.call_timeout = std::chrono::seconds(10);
-  options.client.max_tries = 1;  // retried by Identity::UntilAnswered, which counts the tries
+  options.client = *client;
 
   Shared shared;
   const Clock::time_point begin = Clock::now();
