@@ -21,7 +21,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <cmath>
 #include <iostream>
 #include <mutex>
 #include <string>
@@ -31,18 +30,20 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "core/common/token_file.h"
+#include "bench/bench_worker.h"
 #include "worker/agent/coordinator_client.h"
 #include "worker/agent/metric_relay.h"
-#include "core/records/trainer_records.h"
-#include "proto/protocol_version.h"
-#include "proto/trainer_record_proto.h"
 
 namespace {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 namespace agent = rung::agent;
+using rung::bench::AddLine;
+using rung::bench::BenchRegistration;
+using rung::bench::FinalLine;
+using rung::bench::ProvenanceLine;
+using rung::bench::StepLine;
 
 struct ReporterResult {
   int64_t trial_id = 0;
@@ -52,35 +53,6 @@ struct ReporterResult {
   Clock::time_point last_ack{};
   std::string error;
 };
-
-// A step record shaped like rung-train's, as its JSON line.
-std::string StepLine(int64_t step) {
-  rung::records::StepRecord record;
-  record.step = step;
-  record.tokens = step * 4096;
-  record.flops = 2.4e10;
-  record.flops_total = 6e6 * static_cast<double>(record.tokens);
-  record.lr = 1e-3;
-  record.train_loss = 5.0 / std::sqrt(static_cast<double>(step));
-  record.grad_norm = 0.5;
-  record.tokens_per_sec = 1e5;
-  record.elapsed_sec = static_cast<double>(step) * 0.04;
-  return rung::records::EncodeRecord(record);
-}
-
-// Adds a stdout line to a batch as the agent does: decoded once, the record typed, the line as log
-// text. Returns the metric points its record makes.
-int64_t AddLine(const std::string& line, rung::v1::MetricBatch* batch) {
-  batch->add_stdout_lines(line);
-  rung::StatusOr<rung::records::TrainerRecord> record = rung::records::DecodeRecord(line);
-  if (!record.ok()) return 0;
-  *batch->add_records() = rung::wire::ToProto(*record);
-  int64_t points = 0;
-  if (const auto* step = std::get_if<rung::records::StepRecord>(&*record)) {
-    rung::records::ForEachNumericField(*step, [&](const char*, double) { ++points; });
-  }
-  return points;
-}
 
 // One reporter: register, lease, stream until `stop_at`, complete.
 ReporterResult Report(const agent::CoordinatorClientOptions& options, int index, Clock::time_point stop_at,
@@ -92,12 +64,8 @@ ReporterResult Report(const agent::CoordinatorClientOptions& options, int index,
     return result;
   }
   agent::CoordinatorClient& client = **connected;
-  rung::v1::RegisterRequest registration;
-  registration.set_worker_id("bench-ingest-" + std::to_string(::getpid()) + "-" + std::to_string(index));
-  registration.set_host("localhost");
-  registration.set_cpu_slots(1);
-  registration.set_pid(::getpid());
-  registration.set_protocol_version(rung::wire::kProtocolVersion);
+  const rung::v1::RegisterRequest registration =
+      BenchRegistration("bench-ingest-" + std::to_string(::getpid()) + "-" + std::to_string(index));
   if (auto registered = client.Register(registration); !registered.ok()) {
     result.error = "register: " + registered.status().message();
     return result;
@@ -132,10 +100,7 @@ ReporterResult Report(const agent::CoordinatorClientOptions& options, int index,
 
   result.first_call = Clock::now();
   rung::v1::ReportMetricsRequest first;
-  rung::records::ProvenanceRecord provenance;
-  provenance.commit = "rung-bench-metric-ingest (benchmarks only)";
-  provenance.threads = 1;
-  AddLine(rung::records::EncodeRecord(provenance), first.mutable_batch());
+  AddLine(ProvenanceLine("rung-bench-metric-ingest (benchmarks only)"), first.mutable_batch());
   if (!send(std::move(first), 0)) return result;
   while (Clock::now() < stop_at) {
     rung::v1::ReportMetricsRequest batch;
@@ -148,11 +113,8 @@ ReporterResult Report(const agent::CoordinatorClientOptions& options, int index,
   complete.set_trial_id(lease.trial_id());
   complete.set_attempt(lease.attempt());
   complete.set_outcome(rung::v1::OUTCOME_SUCCEEDED);
-  rung::records::FinalRecord final_record;
-  final_record.step = step;
-  final_record.val_loss = 1.0;
   complete.mutable_final_batch()->set_sequence(++sequence);
-  AddLine(rung::records::EncodeRecord(final_record), complete.mutable_final_batch());
+  AddLine(FinalLine(step), complete.mutable_final_batch());
   complete.set_last_batch_sequence(sequence);
   if (auto completed = client.Complete(complete); !completed.ok()) {
     result.error = "complete: " + completed.status().message();
@@ -185,16 +147,13 @@ int main(int argc, char** argv) {
     const int code = app.exit(error);
     return code == 0 ? 0 : 2;
   }
-  rung::StatusOr<std::string> token = rung::ReadBearerTokenFile(token_file);
-  if (!token.ok()) {
-    std::cerr << "rung-bench-metric-ingest: " << token.status().message() << "\n";
+  rung::StatusOr<agent::CoordinatorClientOptions> client_options =
+      rung::bench::BenchClientOptions(address, token_file, std::chrono::seconds(30));
+  if (!client_options.ok()) {
+    std::cerr << "rung-bench-metric-ingest: " << client_options.status().message() << "\n";
     return 2;
   }
-  agent::CoordinatorClientOptions options;
-  options.address = address;
-  options.token = *token;
-  options.call_timeout = std::chrono::seconds(30);
-  options.max_tries = 1;
+  const agent::CoordinatorClientOptions& options = *client_options;
 
   const Clock::time_point stop_at =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));

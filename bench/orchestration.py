@@ -56,13 +56,13 @@ import time
 
 SPEC = """\
 name: {name}
-description: orchestration benchmark (rung-stand-in trains nothing)
+description: {description}
 metric: {{name: val_loss, goal: minimize}}
 data: {{source: builtin, seq_len: 32}}
 model: {{layers: 1, d_model: 32, heads: 2}}
 train: {{steps: 3, batch_size: 4, log_every: 1, eval_every: 0}}
 resources: {{cpus: 1}}
-policy: {{max_retries: 0}}
+policy: {{max_retries: {max_retries}}}
 sweep:
   random:
     samples: {samples}
@@ -124,9 +124,10 @@ def read_only(db_path):
 class Cluster:
     """A rung-coordinator on 127.0.0.1 (port 0) and, on demand, rung-worker processes."""
 
-    def __init__(self, bin_dir, root, env, wrapper=()):
+    def __init__(self, bin_dir, root, env, wrapper=(), coordinator_binary=None):
         self.bin_dir = bin_dir
         self.wrapper = list(wrapper)  # e.g. a profiler's command line, before the coordinator's
+        self.coordinator_binary = coordinator_binary or os.path.join(bin_dir, "rung-coordinator")
         self.root = root
         self.env = env
         self.db = os.path.join(root, "rung.db")
@@ -136,12 +137,13 @@ class Cluster:
         self.workers = []
         self.address = None
 
-    def start_coordinator(self):
+    def start_coordinator(self, listen="127.0.0.1:0", extra_args=()):
+        """Starts it (listen: its --listen; extra_args: more flags) and waits until it serves."""
         log_file = open(os.path.join(self.root, "coordinator.log"), "a")
         self.coordinator = subprocess.Popen(
-            [*self.wrapper, os.path.join(self.bin_dir, "rung-coordinator"), "--db", self.db, "--listen", "127.0.0.1:0",
+            [*self.wrapper, self.coordinator_binary, "--db", self.db, "--listen", listen,
              "--user-token-file", self.user_token, "--worker-token-file", self.worker_token,
-             "--artifact-root", os.path.join(self.root, "artifacts")],
+             "--artifact-root", os.path.join(self.root, "artifacts"), *extra_args],
             stdout=subprocess.PIPE, stderr=log_file, text=True, env=self.env)
         line = self.coordinator.stdout.readline()
         if not line.startswith("listening on "):
@@ -196,10 +198,11 @@ class Cluster:
             self.coordinator = None
 
 
-def write_spec(root, name, samples, seed=0):
+def write_spec(root, name, samples, seed=0, max_retries=0,
+               description="orchestration benchmark (rung-stand-in trains nothing)"):
     path = os.path.join(root, f"{name}.yaml")
     with open(path, "w") as spec:
-        spec.write(SPEC.format(name=name, samples=samples, seed=seed))
+        spec.write(SPEC.format(name=name, samples=samples, seed=seed, max_retries=max_retries, description=description))
     return path
 
 
