@@ -125,6 +125,7 @@ ReporterResult Report(const agent::CoordinatorClientOptions& options, int index,
 }  // namespace
 
 int main(int argc, char** argv) {
+  rung::agent::PollReconnectsPromptly();  // as rung-worker does, before any gRPC object exists
   CLI::App app{"rung-bench-metric-ingest: concurrent ReportMetrics streams against a coordinator (benchmarks "
                "only). Needs a submitted sweep with at least --reporters PENDING trials.\n"
                "Exit codes: 0 measured, 1 a call failed, 2 bad arguments."};

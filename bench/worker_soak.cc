@@ -401,6 +401,7 @@ json EntryJson(const AttemptEntry& entry) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  rung::agent::PollReconnectsPromptly();  // as rung-worker does, before any gRPC object exists
   CLI::App app{
       "rung-bench-worker-soak: many worker identities in one process running short fake trials "
       "against a coordinator (benchmarks only; bench/soak.py drives it). Needs a submitted sweep with "
