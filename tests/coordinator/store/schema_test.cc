@@ -39,21 +39,21 @@ TEST_F(SchemaTest, CreatesTheLatestVersionWithEveryTableAndTheDurabilitySettings
   std::unique_ptr<Database> db = Raw();
   ASSERT_NE(db, nullptr);
   ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
-  EXPECT_EQ(version, 5);
+  EXPECT_EQ(version, 6);
   EXPECT_EQ(LatestSchemaVersion(), 6);
   EXPECT_EQ(Text(*db, "PRAGMA journal_mode"), "wal");
   EXPECT_EQ(Text(*db, "PRAGMA synchronous"), "2");  // FULL
   EXPECT_EQ(Text(*db, "PRAGMA foreign_keys"), "1");
   for (const char* table : {"sweeps", "trials", "attempts", "workers", "metrics", "summaries", "learned_params",
                             "diagnostics", "fits", "events", "tags", "logs", "sweep_fits", "gang_reservations",
-                            "attempt_ranks"}) {
+                            "attempt_ranks", "worker_endings"}) {
     ASSERT_OK_AND_ASSIGN(int64_t count,
                          db->QueryInt64(std::string("SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = '") +
                                         table + "'"));
     EXPECT_EQ(count, 1) << table;
   }
   for (const char* index : {"trials_by_sweep_state", "trials_by_state_priority", "attempts_by_state_lease",
-                            "sweep_fits_by_sweep"}) {
+                            "sweep_fits_by_sweep", "worker_endings_by_worker", "worker_endings_by_attempt"}) {
     ASSERT_OK_AND_ASSIGN(int64_t count,
                          db->QueryInt64(std::string("SELECT COUNT(*) FROM sqlite_schema WHERE type = 'index' AND name = '") +
                                         index + "'"));
