@@ -39,7 +39,23 @@ struct RunOptions {
   int cpus_per_worker = 0;  // 0: the machine's cores shared out
   std::string run_dir;
   double lease_seconds = 30;
+  std::string trainer;  // "": rung-train beside this binary
 };
+
+// Every local worker is registered and quarantined (worker_quarantine.h): nothing will run. Their
+// reasons, one line each, in `why`.
+bool EveryWorkerQuarantined(CoordinatorConnection& client, int workers, std::string* why) {
+  pb::ListWorkersResponse listed;
+  if (!client.user().ListWorkers(client.Context().get(), pb::ListWorkersRequest(), &listed).ok()) return false;
+  int quarantined = 0;
+  why->clear();
+  for (const pb::Worker& worker : listed.workers()) {
+    if (worker.quarantine_reason().empty()) continue;
+    ++quarantined;
+    *why += "  " + worker.worker_id() + ": " + worker.quarantine_reason() + "\n";
+  }
+  return quarantined >= workers;
+}
 
 // The directory of the running executable (to find rung-coordinator, rung-worker, rung-train).
 std::string ExecutableDirectory() {
@@ -209,7 +225,7 @@ int RunEmbedded(const RunOptions& options) {
     StatusOr<std::unique_ptr<Subprocess>> worker = StartChild(
         {bin + "/rung-worker", "--coordinator", address, "--worker-token-file", worker_token, "--cpus",
          std::to_string(cpus), "--worker-id", "local-" + std::to_string(index), "--work-dir", work_dir, "--trainer",
-         bin + "/rung-train"},
+         options.trainer.empty() ? bin + "/rung-train" : options.trainer},
         work_dir + ".log", /*capture_stdout=*/false);
     if (!worker.ok()) {
       std::cerr << "rung run: " << worker.status().message() << "\n";
@@ -248,6 +264,12 @@ int RunEmbedded(const RunOptions& options) {
       std::cerr << "rung run: every worker exited; see " << dir << "/worker-*.log\n";
       break;
     }
+    if (std::string why; EveryWorkerQuarantined(client, options.workers, &why)) {
+      std::cerr << "rung run: every worker is quarantined, so nothing will run:\n"
+                << why << "fix what they name (their logs: " << dir
+                << "/worker-*.log) and run the spec again: finished cells are skipped\n";
+      break;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(terminal ? 1000 : 500));
   }
   // Workers first (SIGTERM: trials checkpoint and are reported PREEMPTED), then the coordinator.
@@ -278,6 +300,8 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
                       "Threads of each worker (default: the cores shared out)")->check(Positive(/*zero_allowed=*/true));
   command->add_option("--dir", options->run_dir, "Run directory (default rung-runs/<name>-<time>)");
   command->add_option("--lease-seconds", options->lease_seconds, "Lease duration")->check(Positive());
+  command->add_option("--trainer", options->trainer, "The trainer the workers run (default: rung-train beside rung)")
+      ->type_name("PATH");
   command->callback([options, exit_code]() { *exit_code = RunEmbedded(*options); });
 }
 
