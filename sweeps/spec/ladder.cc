@@ -107,13 +107,16 @@ Ladder ParseLadder(const nlohmann::json* block, const ConfigDocument& document, 
   if (rules) {
     const nlohmann::json& depths = (*block)["depths"];
     const nlohmann::json head_dim = block->value("head_dim", nlohmann::json());
-    const double ratio = block->value("heads_per_layer", 1.0);
+    // Any JSON type may stand here: a non-number is refused below, never converted (which throws).
+    const nlohmann::json ratio_value = block->value("heads_per_layer", nlohmann::json(1.0));
+    const double ratio = ratio_value.is_number() ? ratio_value.get<double>() : std::nan("");
     if (!head_dim.is_number_integer() || head_dim.get<int64_t>() <= 0) {
       diagnostics->Error(document.Locate("ladder.head_dim"), "ladder.head_dim", "rules need a positive integer head_dim");
     } else if (!depths.is_array() || depths.empty()) {
       diagnostics->Error(document.Locate("ladder.depths"), "ladder.depths", "expected a non-empty list of depths");
     } else if (!(ratio > 0)) {
-      diagnostics->Error(document.Locate("ladder.heads_per_layer"), "ladder.heads_per_layer", "must be positive");
+      diagnostics->Error(document.Locate("ladder.heads_per_layer"), "ladder.heads_per_layer",
+                         "must be a positive number");
     } else {
       for (size_t index = 0; index < depths.size(); ++index) {
         const std::string path = "ladder.depths[" + std::to_string(index) + "]";

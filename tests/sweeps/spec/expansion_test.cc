@@ -234,6 +234,21 @@ TEST(SweepExpansion, ALadderListShorterThanTheRungsIsAnErrorNotACrash) {
   EXPECT_THAT(sweep.status().message(), ::testing::HasSubstr("has 1 values for 2 rungs"));
 }
 
+// Found by the sweep_spec fuzzer (fuzz/regressions/sweep_spec/ladder-heads-per-layer-*): a ratio of
+// another type was converted to a number, which threw, and aborted rung validate and SubmitSweep.
+TEST(SweepExpansion, ALadderHeadRatioThatIsNotANumberIsAnErrorAtItNotACrash) {
+  for (const std::string& ratio : {"abc", "!", "[2]", "{a: 1}", "true"}) {
+    StatusOr<ExpandedSweep> sweep = ExpandSweepSpecText(
+        "ladder:\n  depths: [1, 2]\n  head_dim: 16\n  heads_per_layer: " + ratio + "\n  tokens_per_param: 20\n",
+        "ratio.yaml");
+    ASSERT_FALSE(sweep.ok()) << ratio;
+    EXPECT_EQ(sweep.status().code(), StatusCode::kInvalidArgument) << ratio;
+    EXPECT_THAT(sweep.status().message(),
+                ::testing::HasSubstr("ratio.yaml:4:3: error: ladder.heads_per_layer: must be a positive number"))
+        << ratio;
+  }
+}
+
 TEST(SweepExpansion, ValuesThatAreNotUtf8AreRefusedWhereTheyAreNotThrown) {
   for (const std::string& spec : {std::string("baseline: {position: \xff}\ntrain:\n  tokens: 3\n"),
                                   std::string("ladder:\n  rungs:\n  - {model: {layers: \"\xff\"}}\n")}) {
