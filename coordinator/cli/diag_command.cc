@@ -184,62 +184,73 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
   const json config = json::parse(trial.config_json().empty() ? "{}" : trial.config_json(), nullptr, false);
   const double base = config.is_object() ? config.value("/position/base"_json_pointer, 10000.0) : 10000.0;
   const double train_length = config.is_object() ? config.value("/data/seq_len"_json_pointer, 0.0) : 0.0;
-  FrequencyRows frequencies = FrequencyTable(documents, base, train_length > 0 ? train_length : 1.0);
-  if (!attention.is_object()) {
-    std::cerr << "rung diag: trial " << options.trial_id
-              << " has no attention diagnostics yet (they are written when a trial succeeds; see `rung show "
-              << options.trial_id << "`)\n";
-    return kUsage;
-  }
-  std::string table = options.table;
-  if (table.empty()) table = options.format == "table" ? "all" : "heads";
-  if (table == "all" && options.format == "csv") {
-    std::cerr << "rung diag: --format csv needs one --table (heads, gaps, regime, extrapolation or frequencies)\n";
-    return kUsage;
-  }
-  if (table == "all" && options.format == "json") {
-    std::cout << json{{"trial_id", options.trial_id}, {"diagnostics", documents}}.dump(2) << "\n";
-  } else {
-    const bool all = table == "all";
-    auto section = [&](const std::string& name, const std::string& heading, const TextTable& rows) {
-      if (!all && table != name) return;
-      if (all) std::cout << heading << "\n";
-      rows.Print(std::cout, options.format);
-      if (all) std::cout << "\n";
-    };
-    section("heads", "Heads (E2 = effective attention length at a query position; T = " +
-                         std::to_string(attention.value("length", 0)) + ")",
-            HeadsTable(attention));
-    section("gaps", "Gap counting on unscaled score rows at the training length; xi_lambda over n", GapsTable(attention));
-    section("regime", "Softmax regime at beta = c * lambda", RegimeTable(attention));
-    section("extrapolation", "Validation beyond the training length", ExtrapolationTable(extrapolation));
-    section("frequencies", "Rotary frequencies against RoPE's (b = " + Number(json(base), 6) + ", T = " +
-                               Number(json(train_length)) + ")",
-            frequencies.table);
-  }
-  if (!options.plot_dir.empty()) {
-    plot::DiagnosticsPlotOptions plot_options;
-    plot_options.out_dir = options.plot_dir;
-    plot_options.gnuplot = options.gnuplot;
-    plot_options.title = "trial " + std::to_string(options.trial_id);
-    StatusOr<std::vector<std::string>> files = plot::WriteDiagnosticsPlots(attention, extrapolation, plot_options);
-    if (!files.ok()) {
-      std::cerr << "rung diag: " << files.status().message() << "\n";
-      return files.status().code() == StatusCode::kInvalidArgument ? kUsage : kFailure;
+  // The documents are what a trainer sent, shown as they are: a field of an unexpected type (a worker
+  // that is not rung-train, or a hostile one) is reported, never a crash.
+  try {
+    FrequencyRows frequencies = FrequencyTable(documents, base, train_length > 0 ? train_length : 1.0);
+    if (!attention.is_object()) {
+      std::cerr << "rung diag: trial " << options.trial_id
+                << " has no attention diagnostics yet (they are written when a trial succeeds; see `rung show "
+                << options.trial_id << "`)\n";
+      return kUsage;
     }
-    for (const std::string& file : *files) std::cerr << "wrote " << file << "\n";
-    if (!frequencies.profiles.empty() && train_length > 0 && base > 1) {
-      plot_options.title = "trial " + std::to_string(options.trial_id) + " (" + trial.assignments_json() + ")";
-      StatusOr<std::vector<std::string>> profile =
-          plot::WriteFrequencyProfilePlot(frequencies.profiles, base, train_length, plot_options);
-      if (!profile.ok()) {
-        std::cerr << "rung diag: " << profile.status().message() << "\n";
-        return kFailure;
+    std::string table = options.table;
+    if (table.empty()) table = options.format == "table" ? "all" : "heads";
+    if (table == "all" && options.format == "csv") {
+      std::cerr << "rung diag: --format csv needs one --table (heads, gaps, regime, extrapolation or frequencies)\n";
+      return kUsage;
+    }
+    if (table == "all" && options.format == "json") {
+      std::cout << json{{"trial_id", options.trial_id}, {"diagnostics", documents}}.dump(2) << "\n";
+    } else {
+      const bool all = table == "all";
+      auto section = [&](const std::string& name, const std::string& heading, const TextTable& rows) {
+        if (!all && table != name) return;
+        if (all) std::cout << heading << "\n";
+        rows.Print(std::cout, options.format);
+        if (all) std::cout << "\n";
+      };
+      section("heads",
+              "Heads (E2 = effective attention length at a query position; T = " +
+                  std::to_string(attention.value("length", 0)) + ")",
+              HeadsTable(attention));
+      section("gaps", "Gap counting on unscaled score rows at the training length; xi_lambda over n",
+              GapsTable(attention));
+      section("regime", "Softmax regime at beta = c * lambda", RegimeTable(attention));
+      section("extrapolation", "Validation beyond the training length", ExtrapolationTable(extrapolation));
+      section("frequencies",
+              "Rotary frequencies against RoPE's (b = " + Number(json(base), 6) +
+                  ", T = " + Number(json(train_length)) + ")",
+              frequencies.table);
+    }
+    if (!options.plot_dir.empty()) {
+      plot::DiagnosticsPlotOptions plot_options;
+      plot_options.out_dir = options.plot_dir;
+      plot_options.gnuplot = options.gnuplot;
+      plot_options.title = "trial " + std::to_string(options.trial_id);
+      StatusOr<std::vector<std::string>> files = plot::WriteDiagnosticsPlots(attention, extrapolation, plot_options);
+      if (!files.ok()) {
+        std::cerr << "rung diag: " << files.status().message() << "\n";
+        return files.status().code() == StatusCode::kInvalidArgument ? kUsage : kFailure;
       }
-      for (const std::string& file : *profile) std::cerr << "wrote " << file << "\n";
+      for (const std::string& file : *files) std::cerr << "wrote " << file << "\n";
+      if (!frequencies.profiles.empty() && train_length > 0 && base > 1) {
+        plot_options.title = "trial " + std::to_string(options.trial_id) + " (" + trial.assignments_json() + ")";
+        StatusOr<std::vector<std::string>> profile =
+            plot::WriteFrequencyProfilePlot(frequencies.profiles, base, train_length, plot_options);
+        if (!profile.ok()) {
+          std::cerr << "rung diag: " << profile.status().message() << "\n";
+          return kFailure;
+        }
+        for (const std::string& file : *profile) std::cerr << "wrote " << file << "\n";
+      }
     }
+    return kOk;
+  } catch (const json::exception& error) {
+    std::cerr << "rung diag: trial " << options.trial_id
+              << "'s diagnostics are not in the form rung-train writes them: " << error.what() << "\n";
+    return kFailure;
   }
-  return kOk;
 }
 
 }  // namespace

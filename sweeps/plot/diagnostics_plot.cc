@@ -30,8 +30,23 @@ Status CheckAttention(const json& attention) {
 
 }  // namespace
 
+// WriteDiagnosticsPlots' body: nlohmann's type errors propagate (the caller turns them into a Status).
+static StatusOr<std::vector<std::string>> WriteDiagnosticsPlotsOrThrow(const json& attention, const json& extrapolation,
+                                                                       const DiagnosticsPlotOptions& options);
+
 StatusOr<std::vector<std::string>> WriteDiagnosticsPlots(const json& attention, const json& extrapolation,
                                                          const DiagnosticsPlotOptions& options) {
+  // The documents are what a trainer sent: a field of an unexpected type is an error, never a crash.
+  try {
+    return WriteDiagnosticsPlotsOrThrow(attention, extrapolation, options);
+  } catch (const json::exception& error) {
+    return Status::InvalidArgument(std::string("the diagnostics are not in the form rung-train writes them: ") +
+                                   error.what());
+  }
+}
+
+static StatusOr<std::vector<std::string>> WriteDiagnosticsPlotsOrThrow(const json& attention, const json& extrapolation,
+                                                                       const DiagnosticsPlotOptions& options) {
   RUNG_RETURN_IF_ERROR(CheckAttention(attention));
   RUNG_RETURN_IF_ERROR(MakeOutputFolder(options.out_dir));
   const fs::path dir = fs::absolute(options.out_dir);

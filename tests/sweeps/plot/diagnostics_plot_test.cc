@@ -108,5 +108,25 @@ TEST(DiagnosticsPlot, ADocumentWithoutLayersIsInvalidArgument) {
   EXPECT_FALSE(fs::exists(options.out_dir));  // nothing written
 }
 
+// A worker that is not rung-train (or a hostile one) may send any JSON: fields of other types are an
+// error, not a crash of `rung diag --plot` or `rung plot`.
+TEST(DiagnosticsPlot, FieldsOfAnotherTypeAreInvalidArgumentNotACrash) {
+  json wrong_layer = AttentionRecord();
+  wrong_layer["layers"][0]["layer"] = "zero";
+  json heads_not_objects = AttentionRecord();
+  heads_not_objects["layers"][1]["heads"] = json::array({1, 2});
+  json layers_of_numbers = AttentionRecord();
+  layers_of_numbers["layers"] = json::array({7});
+  for (const json& attention : {wrong_layer, heads_not_objects, layers_of_numbers}) {
+    DiagnosticsPlotOptions options;
+    options.out_dir = FreshDir("types").string();
+    StatusOr<std::vector<std::string>> files = WriteDiagnosticsPlots(attention, nullptr, options);
+    ASSERT_FALSE(files.ok()) << attention.dump();
+    EXPECT_EQ(files.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(files.status().message().find("not in the form rung-train writes them"), std::string::npos)
+        << files.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace rung::plot
