@@ -88,12 +88,10 @@ StatusOr<TrialState> ApplyFailure(Tables& tables, LiveAttempt& live, const std::
   const std::string& worker_id = live.attempt.worker_id;
   RUNG_RETURN_IF_ERROR(TouchWorker(tables, worker_id));
 
-  const std::string tally = verdict.refunded_of_trial > 0
-                                ? "not counted: worker " + worker_id + " is quarantined, " +
-                                      std::to_string(trial.failures) + " failures count, policy.max_retries is " +
-                                      std::to_string(sweep.policy.max_retries)
-                                : "failure " + std::to_string(trial.failures) + ", policy.max_retries is " +
-                                      std::to_string(sweep.policy.max_retries);
+  const std::string counted = verdict.refunded_of_trial > 0 ? "not counted: worker " + worker_id + " is quarantined, " +
+                                                                  std::to_string(trial.failures) + " failures count"
+                                                            : "failure " + std::to_string(trial.failures);
+  const std::string tally = counted + ", policy.max_retries is " + std::to_string(sweep.policy.max_retries);
   if (trial.failures <= sweep.policy.max_retries) {
     RUNG_RETURN_IF_ERROR(domain::RequeueThrough(tables, trial, TrialState::kFailed,
                                                 {WorkerActor(worker_id), reason + " (" + tally + ")"}));

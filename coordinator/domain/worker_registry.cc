@@ -5,6 +5,15 @@
 #include "coordinator/store/event_log.h"
 
 namespace rung {
+namespace {
+
+// Lifts the worker's quarantine and records why (a worker_released event).
+Status LiftQuarantine(Tables& tables, const std::string& worker_id, const domain::Cause& cause) {
+  RUNG_RETURN_IF_ERROR(tables.workers().SetQuarantine(worker_id, std::nullopt, ""));
+  return tables.events().Append(domain::NewEvent(tables, event_kind::kWorkerReleased, cause));
+}
+
+}  // namespace
 
 Status WorkerRegistry::Register(const WorkerInfo& worker) {
   if (worker.id.empty()) return Status::InvalidArgument("a worker needs an id");
@@ -21,12 +30,10 @@ Status WorkerRegistry::Register(const WorkerInfo& worker) {
     RUNG_RETURN_IF_ERROR(tables.events().Append(domain::NewEvent(tables, event_kind::kWorkerRegistered, cause)));
     released = before && before->quarantined_at;
     if (!released) return Status::Ok();
-    RUNG_RETURN_IF_ERROR(tables.workers().SetQuarantine(worker.id, std::nullopt, ""));
-    return tables.events().Append(
-        domain::NewEvent(tables, event_kind::kWorkerReleased,
-                         {domain::WorkerActor(worker.id), "worker " + worker.id +
-                                                              " registered again (its agent restarted): "
-                                                              "its quarantine is lifted"}));
+    return LiftQuarantine(tables, worker.id,
+                          {domain::WorkerActor(worker.id), "worker " + worker.id +
+                                                               " registered again (its agent restarted): its "
+                                                               "quarantine is lifted"});
   }));
   ChangeSignals::Announce(signals_, /*work_queued=*/released);
   return Status::Ok();
@@ -39,10 +46,8 @@ StatusOr<WorkerRecord> WorkerRegistry::Release(const std::string& worker_id, con
     if (!worker->quarantined_at) {
       return Status::FailedPrecondition("worker " + worker_id + " is not quarantined: nothing to release");
     }
-    RUNG_RETURN_IF_ERROR(tables.workers().SetQuarantine(worker_id, std::nullopt, ""));
-    RUNG_RETURN_IF_ERROR(tables.events().Append(
-        domain::NewEvent(tables, event_kind::kWorkerReleased,
-                         {actor, "worker " + worker_id + " released from quarantine; it leases again"})));
+    RUNG_RETURN_IF_ERROR(LiftQuarantine(tables, worker_id,
+                                        {actor, "worker " + worker_id + " released from quarantine; it leases again"}));
     worker->quarantined_at.reset();
     worker->quarantine_reason.clear();
     RUNG_ASSIGN_OR_RETURN(worker->live_trial_ids, tables.attempts().LiveTrialsOf(worker_id));

@@ -59,6 +59,11 @@ grpc::Status WorkerServiceImpl::Register(grpc::ServerContext* /*context*/, const
   return grpc::Status::OK;
 }
 
+std::string WorkerServiceImpl::QuarantineReason(const std::string& worker_id) const {
+  StatusOr<WorkerRecord> worker = coordinator_->workers().Get(worker_id);
+  return worker.ok() && worker->quarantined_at ? worker->quarantine_reason : std::string();
+}
+
 grpc::Status WorkerServiceImpl::Lease(grpc::ServerContext* context, const v1::LeaseRequest* request,
                                       v1::LeaseResponse* response) {
   if (request->worker_id().empty()) {
@@ -75,8 +80,7 @@ grpc::Status WorkerServiceImpl::Lease(grpc::ServerContext* context, const v1::Le
     *response->mutable_lease() = ToProtoLease(**lease, request->free().gpus(), lease_duration_);
     return grpc::Status::OK;
   }
-  StatusOr<WorkerRecord> worker = coordinator_->workers().Get(request->worker_id());
-  if (worker.ok() && worker->quarantined_at) response->set_quarantine_reason(worker->quarantine_reason);
+  response->set_quarantine_reason(QuarantineReason(request->worker_id()));
   return grpc::Status::OK;
 }
 
@@ -138,8 +142,7 @@ grpc::Status WorkerServiceImpl::Complete(grpc::ServerContext* /*context*/, const
   if (ended->next_lease) {
     *response->mutable_next_lease() = ToProtoLease(*ended->next_lease, request->lease_next().gpus(), lease_duration_);
   } else if (request->outcome() == v1::OUTCOME_FAILED) {
-    StatusOr<WorkerRecord> worker = coordinator_->workers().Get(request->worker_id());
-    if (worker.ok() && worker->quarantined_at) response->set_quarantine_reason(worker->quarantine_reason);
+    response->set_quarantine_reason(QuarantineReason(request->worker_id()));
   }
   return grpc::Status::OK;
 }

@@ -59,6 +59,10 @@ class WorkerServiceImpl final : public v1::WorkerService::Service {
                         v1::CompleteResponse* response) override;
 
  private:
+  // The worker's quarantine reason ("" when it is not quarantined or cannot be read: an answer's
+  // extra, never its error).
+  std::string QuarantineReason(const std::string& worker_id) const;
+
   Coordinator* coordinator_;
   std::chrono::microseconds heartbeat_interval_;
   std::chrono::microseconds lease_duration_;

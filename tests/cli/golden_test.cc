@@ -9,8 +9,6 @@
 // removed, LC_ALL=C, TZ=UTC), and compares its exit code, stdout, stderr and files with the file's
 // expectations; a mismatch fails with a line diff. RUNG_GOLDEN_UPDATE=1 rewrites the files with what
 // the commands did instead (review the diff by eye).
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -19,6 +17,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "tests/cli/cli_process.h"
 #include "tests/cli/golden_file.h"

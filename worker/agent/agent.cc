@@ -118,7 +118,7 @@ Status Agent::Register() {
 void Agent::LeaseLoop() {
   Backoff backoff(options_.retry_backoff);
   bool outage_logged = false;
-  bool quarantine_logged = false;
+  bool quarantined = false;  // as the coordinator's last answer said
   for (;;) {
     v1::LeaseRequest request;
     {
@@ -140,12 +140,13 @@ void Agent::LeaseLoop() {
       if (outage_logged) AgentLog("the coordinator answers again");
       outage_logged = false;
       backoff.Reset();
-      if (!response->quarantine_reason().empty() && !quarantine_logged) {
-        AgentLog("quarantined by the coordinator: " + response->quarantine_reason() +
-                 "; this worker runs no trial until then");
+      const bool now_quarantined = !response->quarantine_reason().empty();
+      if (now_quarantined != quarantined) {
+        AgentLog(now_quarantined ? "quarantined by the coordinator: " + response->quarantine_reason() +
+                                       "; this worker runs no trial until then"
+                                 : std::string("released from quarantine"));
       }
-      if (response->quarantine_reason().empty() && quarantine_logged) AgentLog("released from quarantine");
-      quarantine_logged = !response->quarantine_reason().empty();
+      quarantined = now_quarantined;
       if (response->has_lease()) Launch(response->lease());
       continue;
     }

@@ -1,10 +1,10 @@
 // worker/agent/coordinator_client.cc
 #include "worker/agent/coordinator_client.h"
 
-#include <google/protobuf/util/time_util.h>
-
 #include <algorithm>
 #include <cstdlib>
+
+#include <google/protobuf/util/time_util.h>
 
 #include "core/common/network_address.h"
 #include "proto/grpc_status.h"

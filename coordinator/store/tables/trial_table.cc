@@ -92,7 +92,9 @@ StatusOr<std::optional<TrialRecord>> TrialTable::NextLeasable(int64_t free_cpus,
       "WHERE trials.state = 'PENDING' AND sweeps.state = 'ACTIVE' AND trials.cpus <= ?1 AND trials.gpus <= ?2 ";
   constexpr char kOrder[] = "ORDER BY trials.priority DESC, trials.id LIMIT 1";
   std::optional<TrialHeader> next;
-  if (!for_worker.empty()) {
+  if (for_worker.empty()) {
+    RUNG_ASSIGN_OR_RETURN(next, SelectOne<TrialHeader>(db_, std::string(kLeasable) + kOrder, free_cpus, free_gpus));
+  } else {
     RUNG_ASSIGN_OR_RETURN(next, SelectOne<TrialHeader>(
                                     db_,
                                     std::string(kLeasable) +
@@ -100,18 +102,15 @@ StatusOr<std::optional<TrialRecord>> TrialTable::NextLeasable(int64_t free_cpus,
                                         "AND e.attempt = trials.attempt AND e.worker_id = ?3 AND e.worker_fault = 1) " +
                                         kOrder,
                                     free_cpus, free_gpus, for_worker));
-  }
-  if (!next && !for_worker.empty()) {
-    // Every leasable trial's last attempt failed on this worker: the one whose fault is oldest.
-    RUNG_ASSIGN_OR_RETURN(
-        next, SelectOne<TrialHeader>(db_,
-                                     std::string(kLeasable) +
-                                         "ORDER BY (SELECT MAX(e.id) FROM worker_endings e WHERE e.trial_id = "
-                                         "trials.id AND e.worker_id = ?3), trials.priority DESC, trials.id LIMIT 1",
-                                     free_cpus, free_gpus, for_worker));
-  }
-  if (!next) {
-    RUNG_ASSIGN_OR_RETURN(next, SelectOne<TrialHeader>(db_, std::string(kLeasable) + kOrder, free_cpus, free_gpus));
+    if (!next) {
+      // Every leasable trial's last attempt failed on this worker: the one whose fault is oldest.
+      RUNG_ASSIGN_OR_RETURN(
+          next, SelectOne<TrialHeader>(db_,
+                                       std::string(kLeasable) +
+                                           "ORDER BY (SELECT MAX(e.id) FROM worker_endings e WHERE e.trial_id = "
+                                           "trials.id AND e.worker_id = ?3), trials.priority DESC, trials.id LIMIT 1",
+                                       free_cpus, free_gpus, for_worker));
+    }
   }
   if (!next) return std::optional<TrialRecord>();
   return std::optional<TrialRecord>(std::move(*next));
