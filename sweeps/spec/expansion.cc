@@ -105,7 +105,36 @@ std::string DescribeCell(const ExpandedTrial& trial) {
   return text;
 }
 
+// The trial takes `config`: its JSON, identity, parameter counts, tokens and FLOPs follow from it.
+void SetResolvedConfig(TrialConfig config, ExpandedTrial* trial) {
+  trial->config = std::move(config);
+  trial->config_json = TrialConfigToJson(trial->config);
+  trial->identity = TrialIdentityHash(trial->config, trial->config_json);
+  trial->parameters = CountParameters(trial->config.model);
+  trial->tokens = trial->config.train.steps * TokensPerStep(trial->config.train, trial->config.data.seq_len);
+  FlopsPerToken per_token = CountFlopsPerToken(trial->config.model);
+  trial->flops = per_token.nonembedding * static_cast<double>(trial->tokens);
+  trial->flops_total = per_token.total() * static_cast<double>(trial->tokens);
+}
+
 }  // namespace
+
+StatusOr<ExpandedTrial> ExpandTrialWithValue(const ExpandedTrial& base, const std::string& key, double value) {
+  nlohmann::json json = base.config_json;
+  MergeAtPath(&json, key, value);
+  std::vector<ConfigError> errors;
+  std::optional<TrialConfig> parsed = ParseTrialConfig(json, &errors);
+  if (!parsed) {
+    std::string message = key + " = " + nlohmann::json(value).dump() + " is not a valid value:";
+    for (const ConfigError& error : errors) message += " " + error.path + ": " + error.message + ";";
+    message.pop_back();
+    return Status::InvalidArgument(message);
+  }
+  ExpandedTrial trial = base;
+  SetResolvedConfig(std::move(*parsed), &trial);
+  trial.assignments[key] = value;
+  return trial;
+}
 
 StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document, const ExpansionLimits& limits) {
   SpecDiagnostics diagnostics;
@@ -167,14 +196,7 @@ StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document, const Ex
       parsed = ParseTrialConfig(builder.json(), errors);
       if (!parsed) return false;
     }
-    trial.config = std::move(*parsed);
-    trial.config_json = TrialConfigToJson(trial.config);
-    trial.identity = TrialIdentityHash(trial.config, trial.config_json);
-    trial.parameters = CountParameters(trial.config.model);
-    trial.tokens = trial.config.train.steps * TokensPerStep(trial.config.train, trial.config.data.seq_len);
-    FlopsPerToken per_token = CountFlopsPerToken(trial.config.model);
-    trial.flops = per_token.nonembedding * static_cast<double>(trial.tokens);
-    trial.flops_total = per_token.total() * static_cast<double>(trial.tokens);
+    SetResolvedConfig(std::move(*parsed), &trial);
     return true;
   };
 
@@ -269,6 +291,19 @@ StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document, const Ex
                             " (and the other numeric fields of the step and final records, " +
                             "core/records/trainer_records.h)");
     }
+  }
+
+  // The key a search tunes must be a number of the trial config; its start values must be valid there.
+  if (spec.tune.set && !sweep.trials.empty()) {
+    const nlohmann::json* value = FindPath(sweep.trials.front().config_json, spec.tune.key);
+    if (value == nullptr || !value->is_number_float()) {
+      diagnostics.Error(spec.tune.location, "tune." + spec.tune.key,
+                        "'" + spec.tune.key + "' is not a real-valued key of the trial config (e.g. train.lr)");
+    }
+  }
+  if (spec.early_stop.asha && !spec.tune.set) {
+    diagnostics.Error(document.Locate("early_stop.asha"), "early_stop.asha",
+                      "successive halving compares the trials of one tuning cell: it needs a `tune` block");
   }
 
   // The same effective model twice is legal (seeds differ elsewhere) but almost always a mistake.

@@ -56,8 +56,15 @@ struct ExpandedSweep {
   double TotalTokens() const;      // a double: the trials' sum can exceed int64
 };
 
-// Errors: INVALID_ARGUMENT listing every problem with file:line:col.
+// Errors: INVALID_ARGUMENT listing every problem with file:line:col. With a `tune` block the trials
+// are the cells before the search (the tuned key at its expanded value): sweeps/tune/lr_search.h
+// plans which values of it run.
 StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document, const ExpansionLimits& limits = {});
+
+// `base` with the numeric config key `key` set to `value` (after every default, rung and rule) and
+// recorded in its assignments: config, identity and counts recomputed. INVALID_ARGUMENT with the
+// trial parser's message when the value is not valid there.
+StatusOr<ExpandedTrial> ExpandTrialWithValue(const ExpandedTrial& base, const std::string& key, double value);
 
 // Reads (NOT_FOUND if missing), parses and expands a spec file; or spec text held in memory.
 StatusOr<ExpandedSweep> LoadSweepSpec(const std::string& path, const ExpansionLimits& limits = {});

@@ -5,6 +5,7 @@
 
 #include "core/config/config_error.h"
 #include "sweeps/spec/axis_conflicts.h"
+#include "sweeps/spec/spec_blocks.h"
 
 namespace rung {
 namespace {
@@ -13,7 +14,7 @@ const std::vector<std::string>& TopLevelKeys() {
   static const std::vector<std::string> keys = {"name",  "description", "metric",    "baseline",
                                                 "seed",  "data",        "model",     "position",
                                                 "inverse_temperature", "train", "resources", "policy",
-                                                "ladder", "sweep"};
+                                                "ladder", "sweep", "tune", "early_stop"};
   return keys;
 }
 
@@ -23,26 +24,44 @@ const std::vector<std::string>& TrialBlocks() {
   return blocks;
 }
 
-void ReadInteger(const nlohmann::json& block, const std::string& key, const std::string& path, int64_t minimum,
-                 int64_t* out, const ConfigDocument& document, SpecDiagnostics* diagnostics) {
-  if (!block.contains(key)) return;
-  const nlohmann::json& value = block[key];
-  if (!value.is_number_integer() || value.get<int64_t>() < minimum) {
-    diagnostics->Error(document.Locate(path), path, "expected an integer >= " + std::to_string(minimum));
-    return;
+// The tune block against the rest of the spec: the key tuned is set by the search alone, tuning
+// cells are made of axes (and the rung), and rung labels it names exist.
+void CheckTuneAgainstSweep(const SweepSpec& spec, const ConfigDocument& document, SpecDiagnostics* diagnostics) {
+  const TuneSpec& tune = spec.tune;
+  const std::string path = "tune." + tune.key;
+  std::vector<std::string> axis_keys;
+  for (const SweepAxis& axis : spec.axes.axes) {
+    for (const std::string& key : axis.keys) axis_keys.push_back(key);
   }
-  *out = value.get<int64_t>();
-}
-
-void RejectUnknown(const nlohmann::json& block, const std::string& path, const std::vector<std::string>& known,
-                   const ConfigDocument& document, SpecDiagnostics* diagnostics) {
-  for (auto it = block.begin(); it != block.end(); ++it) {
-    if (std::find(known.begin(), known.end(), it.key()) != known.end()) continue;
-    std::string nearest = NearestKey(it.key(), known);
-    const std::string key_path = path.empty() ? it.key() : path + "." + it.key();
-    diagnostics->Error(document.Locate(key_path), key_path,
-                       "unknown key" + (nearest.empty() ? "" : " (did you mean '" + nearest + "'?)"));
+  if (std::find(axis_keys.begin(), axis_keys.end(), tune.key) != axis_keys.end()) {
+    diagnostics->Error(tune.location, path, "'" + tune.key + "' is a sweep axis too; the search sets it alone");
   }
+  if (tune.key == "train.lr" && spec.ladder.lr.set) {
+    diagnostics->Error(tune.location, path, "ladder.lr sets train.lr too; the search sets it alone (remove ladder.lr)");
+  }
+  for (size_t i = 0; i < tune.per.size(); ++i) {
+    const std::string& key = tune.per[i];
+    if (key == "rung" || key == "seed") continue;
+    if (std::find(axis_keys.begin(), axis_keys.end(), key) == axis_keys.end()) {
+      const std::string item_path = path + ".per[" + std::to_string(i) + "]";
+      std::vector<std::string> known = axis_keys;
+      known.push_back("rung");
+      std::string nearest = NearestKey(key, known);
+      diagnostics->Error(document.Locate(item_path), item_path,
+                         "'" + key + "' is not a sweep axis" + (nearest.empty() ? "" : " (did you mean '" + nearest + "'?)"));
+    }
+  }
+  std::vector<std::string> labels;
+  for (const LadderRung& rung : spec.ladder.rungs) labels.push_back(rung.label);
+  const auto check_label = [&](const std::string& label, const std::string& label_path) {
+    if (std::find(labels.begin(), labels.end(), label) != labels.end()) return;
+    std::string nearest = NearestKey(label, labels);
+    diagnostics->Error(document.Locate(label_path), label_path,
+                       "'" + label + "' is not a rung label of the ladder" +
+                           (nearest.empty() ? "" : " (did you mean '" + nearest + "'?)"));
+  };
+  if (!tune.extrapolate_above.empty()) check_label(tune.extrapolate_above, path + ".extrapolate_above");
+  for (const auto& [label, value] : tune.center_per_rung) check_label(label, path + ".center." + label);
 }
 
 }  // namespace
@@ -50,7 +69,7 @@ void RejectUnknown(const nlohmann::json& block, const std::string& path, const s
 SweepSpec ParseSweepSpec(const ConfigDocument& document, const ExpansionLimits& limits, SpecDiagnostics* diagnostics) {
   SweepSpec spec;
   const nlohmann::json& root = document.json;
-  RejectUnknown(root, "", TopLevelKeys(), document, diagnostics);
+  RejectUnknownKeys(root, "", TopLevelKeys(), document, diagnostics);
 
   if (!root.contains("name") || !root["name"].is_string()) {
     diagnostics->Error(document.Locate(root.contains("name") ? "name" : ""), "name", "a spec needs a name (a string)");
@@ -67,7 +86,7 @@ SweepSpec ParseSweepSpec(const ConfigDocument& document, const ExpansionLimits& 
     if (!metric.is_object()) {
       diagnostics->Error(document.Locate("metric"), "metric", "expected {name: val_loss, goal: minimize}");
     } else {
-      RejectUnknown(metric, "metric", {"name", "goal"}, document, diagnostics);
+      RejectUnknownKeys(metric, "metric", {"name", "goal"}, document, diagnostics);
       if (metric.contains("name")) spec.metric.name = metric["name"].is_string() ? metric["name"].get<std::string>() : "";
       if (metric.contains("goal")) spec.metric.goal = metric["goal"].is_string() ? metric["goal"].get<std::string>() : "";
       if (spec.metric.name.empty()) diagnostics->Error(document.Locate("metric.name"), "metric.name", "expected a metric name");
@@ -95,16 +114,19 @@ SweepSpec ParseSweepSpec(const ConfigDocument& document, const ExpansionLimits& 
     if (!policy.is_object()) {
       diagnostics->Error(document.Locate("policy"), "policy", "expected {max_retries, max_failed, priority}");
     } else {
-      RejectUnknown(policy, "policy", {"max_retries", "max_failed", "priority"}, document, diagnostics);
-      ReadInteger(policy, "max_retries", "policy.max_retries", 0, &spec.policy.max_retries, document, diagnostics);
-      ReadInteger(policy, "max_failed", "policy.max_failed", 1, &spec.policy.max_failed, document, diagnostics);
-      ReadInteger(policy, "priority", "policy.priority", -1000000, &spec.policy.priority, document, diagnostics);
+      RejectUnknownKeys(policy, "policy", {"max_retries", "max_failed", "priority"}, document, diagnostics);
+      ReadSpecInteger(policy, "max_retries", "policy.max_retries", 0, &spec.policy.max_retries, document, diagnostics);
+      ReadSpecInteger(policy, "max_failed", "policy.max_failed", 1, &spec.policy.max_failed, document, diagnostics);
+      ReadSpecInteger(policy, "priority", "policy.priority", -1000000, &spec.policy.priority, document, diagnostics);
     }
   }
 
   spec.ladder = ParseLadder(root.contains("ladder") ? &root["ladder"] : nullptr, document, diagnostics);
   spec.axes = ParseSweepAxes(root.contains("sweep") ? &root["sweep"] : nullptr, document, limits, diagnostics);
   CheckAxisConflicts(spec.axes, spec.ladder, document, diagnostics);
+  spec.tune = ParseTuneSpec(root.contains("tune") ? &root["tune"] : nullptr, document, diagnostics);
+  spec.early_stop = ParseEarlyStopSpec(root.contains("early_stop") ? &root["early_stop"] : nullptr, document, diagnostics);
+  if (spec.tune.set) CheckTuneAgainstSweep(spec, document, diagnostics);
   return spec;
 }
 

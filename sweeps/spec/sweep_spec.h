@@ -14,6 +14,8 @@
 //   sweep:                                   # see sweep_axes.h: axes over dotted keys
 //     position.variant: [rope, lerope]
 //     seed: [0, 1, 2]
+//   tune: ...                                # see tune_spec.h: a key searched per tuning cell
+//   early_stop: ...                          # see early_stop_spec.h
 //
 // ParseSweepSpec checks the spec's own structure (unknown keys with a suggestion, types); the
 // trial-level checks happen per expanded cell (expansion.h). Every diagnostic names file:line:col.
@@ -25,10 +27,12 @@
 #include <vector>
 
 #include "core/config/yaml_document.h"
+#include "sweeps/spec/early_stop_spec.h"
 #include "sweeps/spec/expansion_limits.h"
 #include "sweeps/spec/ladder.h"
 #include "sweeps/spec/spec_diagnostics.h"
 #include "sweeps/spec/sweep_axes.h"
+#include "sweeps/spec/tune_spec.h"
 
 namespace rung {
 
@@ -53,6 +57,8 @@ struct SweepSpec {
   PolicyConfig policy;
   Ladder ladder;
   SweepAxes axes;
+  TuneSpec tune;            // tune_spec.h; tune.set = false: every cell runs as expanded
+  EarlyStopSpec early_stop; // early_stop_spec.h
 };
 
 // Parses the spec's structure, and refuses two axes, or an axis and a ladder rule, that set the same
