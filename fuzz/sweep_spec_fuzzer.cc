@@ -3,7 +3,7 @@
 // libFuzzer target: what `rung validate` and SubmitSweep do with a sweep spec
 // (sweeps/spec/expansion.h): ParseConfigDocument, ParseSweepSpec (structure, ladder, axes), then
 // ExpandSweepSpec (every cell parsed, resolved, validated, counted and hashed; baseline and metric
-// checked). Expansion costs one trial parse per cell, and a valid spec may ask for any number of
+// checked), and for a spec with a tune block the first plan of its search (sweeps/tune/lr_search.h). Expansion costs one trial parse per cell, and a valid spec may ask for any number of
 // cells, so the cells are counted first as the expansion counts them (ladder rungs x
 // SweepAxes::CellsPerRung, fuzz/spec_cells.h) and a spec over the cap is parsed but not expanded: a big spec is not
 // a finding, a crash or a blow-up while parsing it is. Findings in the YAML and spec parsing are
@@ -17,6 +17,7 @@
 #include "sweeps/spec/expansion.h"
 #include "sweeps/spec/spec_diagnostics.h"
 #include "sweeps/spec/sweep_spec.h"
+#include "sweeps/tune/lr_search.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
@@ -30,6 +31,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!sweep.ok()) {
     rung::ParseSpecDiagnostics(sweep.status().message(), "spec.yaml");  // as `rung submit` reads SubmitSweep's error
     return 0;
+  }
+  if (sweep->spec.tune.set) {
+    // The search's first plan, as `rung validate` and SubmitSweep make it.
+    rung::StatusOr<rung::TuningPlan> plan = rung::PlanTuning(*sweep, {});
+    if (plan.ok()) plan->complete();
   }
   sweep->TotalFlops();
   sweep->TotalFlopsAll();

@@ -1,6 +1,7 @@
 #include "coordinator/cli/fit_command.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -52,6 +53,17 @@ int RunStoredSweepFit(const FitCommandOptions& options, const std::vector<double
   request.set_bootstrap(options.bootstrap == 0 ? -1 : options.bootstrap);  // the RPC reads 0 as its default
   request.set_seed(options.seed);
   if (options.fixed_e) request.set_fixed_e(*options.fixed_e);
+  if (options.lr_policy != "best") {
+    const std::string prefix = "value=";
+    char* end = nullptr;
+    const std::string number = options.lr_policy.rfind(prefix, 0) == 0 ? options.lr_policy.substr(prefix.size()) : "";
+    const double value = number.empty() ? 0 : std::strtod(number.c_str(), &end);
+    if (number.empty() || end == nullptr || *end != '\0' || !(value > 0) || !std::isfinite(value)) {
+      err << "rung fit: --lr-policy: '" << options.lr_policy << "' is neither best nor value=X with X > 0\n";
+      return kUsage;
+    }
+    request.set_tuned_value(value);
+  }
   for (double e : e_grid) request.add_e_grid(e);
   rung::v1::FitResponse response;
   CoordinatorConnection& client = *connection.value();
@@ -165,6 +177,11 @@ void AddFitCommand(CLI::App& app, int* exit_code) {
       ->type_name("E,E,...");
   command->add_option("--fixed-e", options->fixed_e, "Also report the power law with E fixed at this value (nats)")
       ->type_name("E");
+  command
+      ->add_option("--lr-policy", options->lr_policy,
+                   "SWEEP only, tuned sweeps: which runs stand for a ladder point: best (default: its tuning cell's "
+                   "best tried value) or value=X (the runs at X, snapped to the search's grid)")
+      ->type_name("best|value=X");
   command
       ->add_option("--bootstrap", options->bootstrap,
                    "Bootstrap replicates for the intervals (resampling seeds, or runs with one seed); 0: none")

@@ -294,6 +294,24 @@ int RunFits(CoordinatorConnection& connection, const FitsOptions& options) {
   return kOk;
 }
 
+// ---------------------------------------------------------------------------------------- tune
+
+struct TuneOptions {
+  ConnectionOptions connection;
+  std::string format = "table";
+  int64_t sweep_id = 0;
+};
+
+int RunTune(CoordinatorConnection& connection, const TuneOptions& options) {
+  pb::GetTuningRequest request;
+  request.set_sweep_id(options.sweep_id);
+  pb::GetTuningResponse response;
+  grpc::Status status = connection.user().GetTuning(connection.Context().get(), request, &response);
+  if (!status.ok()) return ReportRpcError("tune", status);
+  PrintTuning(response, options.format, std::cout);
+  return kOk;
+}
+
 // ---------------------------------------------------------------------------------------- logs
 
 struct LogsOptions {
@@ -390,6 +408,49 @@ int RunLogs(CoordinatorConnection& connection, const LogsOptions& options) {
 
 }  // namespace
 
+void PrintTuning(const rung::v1::GetTuningResponse& response, const std::string& format, std::ostream& out) {
+  TextTable table({"cell", "status", "tried (" + response.key() + "=metric)", "best", "bracketed", "next_centre",
+                   "reason"});
+  for (const pb::TuningCell& cell : response.cells()) {
+    json keys = json::parse(cell.cell_json(), nullptr, false);
+    std::string name = cell.rung_label();
+    if (keys.is_object()) {
+      for (auto it = keys.begin(); it != keys.end(); ++it) {
+        if (it.key() == "rung") continue;
+        name += (name.empty() ? "" : " ") + (it.value().is_string() ? it.value().get<std::string>() : it.value().dump());
+      }
+    }
+    std::string tried_text;
+    json tried = json::array();
+    for (const pb::TunedValue& value : cell.tried()) {
+      tried_text += (tried_text.empty() ? "" : " ") + Number(value.value(), 3) + "=" +
+                    (value.has_metric() ? Number(value.metric(), 4) : value.state());
+      tried.push_back({{"value", value.value()},
+                       {"loss", value.has_metric() ? json(value.metric()) : json(nullptr)},
+                       {"state", value.state()}});
+    }
+    json row = {{"cell", keys},
+                {"rung_label", cell.rung_label()},
+                {"status", cell.status()},
+                {"tried", tried},
+                {"best", cell.has_best() ? json(cell.best()) : json(nullptr)},
+                {"bracketed", cell.bracketed()},
+                {"reason", cell.reason()},
+                {"next_center", cell.has_next_center() ? json(cell.next_center()) : json(nullptr)}};
+    table.AddRow({name, cell.status(), tried_text.empty() ? "-" : tried_text,
+                  cell.has_best() ? Number(cell.best(), 3) : "-", cell.bracketed() ? "yes" : "no",
+                  cell.has_next_center() ? Number(cell.next_center(), 3) : "-", cell.reason()},
+                 row);
+  }
+  if (format == "table") {
+    out << "search of " << response.key() << " over " << Number(response.anchor(), 4) << " x "
+              << Number(response.ratio(), 6) << "^i: " << response.tuning() << ", " << response.cells_size()
+              << " cells, at most " << response.worst_case_trials() << " trials\n";
+  }
+  table.Print(out, format);
+}
+
+
 void AddQueryCommands(CLI::App& app, int* exit_code) {
   {
     auto options = std::make_shared<ResultsOptions>();
@@ -444,6 +505,17 @@ void AddQueryCommands(CLI::App& app, int* exit_code) {
         options, RunFits);
     command->add_option("sweep", options->sweep_id, "Sweep id")->required();
     command->add_option("--id", options->fit_id, "One stored fit")->type_name("FIT");
+  }
+  {
+    auto options = std::make_shared<TuneOptions>();
+    CLI::App* command = AddCommand<TuneOptions>(
+        app, exit_code, "tune",
+        "A sweep's learning-rate search (its spec's tune block): per tuning cell the values tried with their\n"
+        "metric and state, the best, whether it is bracketed and why, and the next rung's predicted centre.\n"
+        "--format json: one object per cell (cell, rung_label, status, tried [{value, loss, state}], best,\n"
+        "bracketed, reason, next_center).",
+        options, RunTune);
+    command->add_option("sweep", options->sweep_id, "Sweep id")->required();
   }
   {
     auto options = std::make_shared<LogsOptions>();

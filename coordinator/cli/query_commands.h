@@ -19,6 +19,9 @@
 //   fits SWEEP [--id N]
 //       the fits `rung fit SWEEP` stored on the coordinator, newest first; --id N: one fit's report
 //       (table, or --format json) or its input ladder points (--format csv) (UserService.ListFits)
+//   tune SWEEP
+//       the sweep's learning-rate search: per tuning cell the values tried, their metric and state,
+//       the best, bracketed or not and why, the next rung's predicted centre (UserService.GetTuning)
 //   logs TRIAL [--follow] [--attempt N] [--tail N] [--source record,stderr,event]
 //       a trial's record lines, trainer stderr and state changes; --follow keeps printing new lines
 //       until the trial finishes (UserService.GetLogs). --format json prints one object per line.
@@ -30,10 +33,18 @@
 // exit_codes.h (0 ok, 1 failure, 2 bad input or unknown id, 3 coordinator unreachable, 4 token).
 #pragma once
 
+#include <ostream>
+#include <string>
+
 #include <CLI/CLI.hpp>
+
+#include "proto/rung.pb.h"
 
 namespace rung::cli {
 
 void AddQueryCommands(CLI::App& app, int* exit_code);
+
+// A sweep's search as `rung tune` prints it (format: table, json or csv).
+void PrintTuning(const rung::v1::GetTuningResponse& response, const std::string& format, std::ostream& out);
 
 }  // namespace rung::cli

@@ -20,12 +20,14 @@
 #include "coordinator/cli/coordinator_connection.h"
 #include "coordinator/cli/command_support.h"
 #include "coordinator/cli/exit_codes.h"
+#include "coordinator/cli/query_commands.h"
 #include "coordinator/cli/sweep_commands.h"
 #include "coordinator/cli/text_table.h"
 #include "core/common/subprocess.h"
 #include "sweeps/fit/compute_multipliers.h"
 #include "sweeps/fit/report_format.h"
 #include "sweeps/spec/expansion.h"
+#include "sweeps/tune/lr_search.h"
 
 namespace rung::cli {
 namespace {
@@ -156,6 +158,33 @@ void PrintResults(const ExpandedSweep& expanded, const std::vector<pb::Trial>& t
             << fit::FormatReportTable(report.value());
 }
 
+// A tuned sweep's summary comes from the coordinator, which knows each cell's best value: its search
+// (as `rung tune` prints it) and the fit of the tuned points (as `rung fit` prints it). Fetched while
+// the coordinator runs.
+std::string TunedSummary(CoordinatorConnection& client, int64_t sweep_id) {
+  std::ostringstream out;
+  pb::GetTuningRequest tuning_request;
+  tuning_request.set_sweep_id(sweep_id);
+  pb::GetTuningResponse tuning;
+  grpc::Status status = client.user().GetTuning(client.Context().get(), tuning_request, &tuning);
+  if (!status.ok()) return "\nthe learning-rate search: not read (" + status.error_message() + ")\n";
+  out << "\nthe learning-rate search (rung tune " << sweep_id << ")\n\n";
+  PrintTuning(tuning, "table", out);
+  pb::FitRequest fit_request;
+  fit_request.set_sweep_id(sweep_id);
+  fit_request.set_bootstrap(200);
+  pb::FitResponse fit;
+  status = client.user().Fit(client.StreamContext().get(), fit_request, &fit);
+  if (!status.ok()) {
+    out << "\ncompute multipliers at the tuned points: not computed (" << status.error_message() << ")\n";
+  } else {
+    out << "\ncompute multipliers at the tuned points (rung fit " << sweep_id << ", stored as fit " << fit.fit_id()
+        << ")\n\n"
+        << fit.stored().report_text();
+  }
+  return out.str();
+}
+
 int RunEmbedded(const RunOptions& options) {
   // Validate here first: errors name file:line:col before anything starts.
   // The same limit as the coordinator it starts (its default --max-trials-per-submission).
@@ -181,7 +210,19 @@ int RunEmbedded(const RunOptions& options) {
   const std::string bin = ExecutableDirectory();
   const std::string user_token = (fs::path(dir) / "user.token").string();
   const std::string worker_token = (fs::path(dir) / "worker.token").string();
-  std::cout << "rung run: " << expanded->trials.size() << " trials of " << expanded->spec.name << " in " << dir << "\n";
+  if (expanded->spec.tune.set) {
+    StatusOr<TuningPlan> plan = PlanTuning(*expanded, {});
+    if (!plan.ok()) {
+      std::cerr << "rung run: " << plan.status().message() << "\n";
+      return kUsage;
+    }
+    std::cout << "rung run: " << expanded->spec.name << " searches " << expanded->spec.tune.key << " in "
+              << plan->cells.size() << " tuning cells: " << plan->trials.size() << " trials to start, at most "
+              << plan->worst_case_trials << ", in " << dir << "\n";
+  } else {
+    std::cout << "rung run: " << expanded->trials.size() << " trials of " << expanded->spec.name << " in " << dir
+              << "\n";
+  }
 
   StatusOr<std::unique_ptr<Subprocess>> coordinator = StartChild(
       {bin + "/rung-coordinator", "--listen", "127.0.0.1:0", "--db", (fs::path(dir) / "rung.db").string(),
@@ -254,7 +295,7 @@ int RunEmbedded(const RunOptions& options) {
     if (terminal || now - last_print > std::chrono::seconds(15) || Finished(sweep)) {
       double server_now = static_cast<double>(std::time(nullptr));
       (void)FetchServerTime(client, &server_now);  // the local clock serves if the coordinator does not answer
-      PrintSweepStatus(sweep, trials, server_now, "table", terminal);
+      PrintSweepStatus(sweep, trials, server_now, "table", terminal, SearchFlopsToCome(client, sweep));
       last_print = now;
     }
     if (Finished(sweep) || g_interrupted.load() != 0) break;
@@ -272,6 +313,8 @@ int RunEmbedded(const RunOptions& options) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(terminal ? 1000 : 500));
   }
+  const std::string tuned_summary =
+      expanded->spec.tune.set && g_interrupted.load() == 0 ? TunedSummary(client, submitted.sweep_id()) : "";
   // Workers first (SIGTERM: trials checkpoint and are reported PREEMPTED), then the coordinator.
   // Their exits change nothing now: what they did is in the database and their logs.
   for (auto& worker : workers) worker->Signal(SIGTERM).IgnoreError();
@@ -281,7 +324,11 @@ int RunEmbedded(const RunOptions& options) {
     std::cout << "rung run: interrupted; the database and checkpoints are in " << dir << "\n";
     return kFailure;
   }
-  PrintResults(expanded.value(), trials, sweep.metric_name().empty() ? "val_loss" : sweep.metric_name());
+  if (expanded->spec.tune.set) {
+    std::cout << tuned_summary;
+  } else {
+    PrintResults(expanded.value(), trials, sweep.metric_name().empty() ? "val_loss" : sweep.metric_name());
+  }
   std::cout << "\nrung run: sweep " << (sweep.state() == pb::SWEEP_STATE_SUCCEEDED ? "SUCCEEDED" : "did not succeed")
             << "; database " << dir << "/rung.db (read it with sqlite3; schema in coordinator/store/SCHEMA.md)\n";
   return sweep.state() == pb::SWEEP_STATE_SUCCEEDED ? kOk : kFailure;

@@ -43,7 +43,8 @@ std::string TrialStateName(pb::TrialState state) { return Name(pb::TrialState_Na
 std::string Counts(const pb::TrialCounts& counts) {
   return std::to_string(counts.succeeded()) + "/" + std::to_string(counts.total()) + " done, " +
          std::to_string(counts.running() + counts.leased()) + " running, " + std::to_string(counts.pending()) +
-         " pending, " + std::to_string(counts.failed()) + " failed";
+         " pending, " + std::to_string(counts.failed()) + " failed" +
+         (counts.early_stopped() > 0 ? ", " + std::to_string(counts.early_stopped()) + " stopped early" : "");
 }
 
 void PrintSweeps(const std::vector<pb::Sweep>& sweeps, const std::string& format) {
@@ -204,8 +205,19 @@ grpc::Status FetchTrials(CoordinatorConnection& connection, int64_t sweep_id, st
   return grpc::Status::OK;
 }
 
-SweepProgress MeasureProgress(const pb::Sweep& sweep, const std::vector<pb::Trial>& trials, double now_seconds) {
+double SearchFlopsToCome(CoordinatorConnection& connection, const pb::Sweep& sweep) {
+  if (sweep.tuning() != "searching") return 0;
+  pb::GetTuningRequest request;
+  request.set_sweep_id(sweep.sweep_id());
+  pb::GetTuningResponse tuning;
+  if (!connection.user().GetTuning(connection.Context().get(), request, &tuning).ok()) return 0;
+  return std::max(0.0, tuning.worst_case_flops() - sweep.total_flops());
+}
+
+SweepProgress MeasureProgress(const pb::Sweep& sweep, const std::vector<pb::Trial>& trials, double now_seconds,
+                              double search_flops) {
   SweepProgress progress;
+  progress.remaining_flops = search_flops;
   progress.finished = sweep.state() == pb::SWEEP_STATE_SUCCEEDED || sweep.state() == pb::SWEEP_STATE_FAILED ||
                       sweep.state() == pb::SWEEP_STATE_CANCELLED;
   const double end = progress.finished && sweep.has_finished_at() ? static_cast<double>(sweep.finished_at().seconds())
@@ -236,7 +248,7 @@ SweepProgress MeasureProgress(const pb::Sweep& sweep, const std::vector<pb::Tria
 // The progress table: per rung x variant, trials by state; then throughput and ETA from the
 // compute finished since the sweep was created.
 void PrintSweepStatus(const pb::Sweep& sweep, const std::vector<pb::Trial>& trials, double now_seconds,
-                      const std::string& format, bool clear_screen) {
+                      const std::string& format, bool clear_screen, double search_flops) {
   struct Row {
     std::map<std::string, int64_t> states;
     std::string rung, variant;
@@ -255,7 +267,7 @@ void PrintSweepStatus(const pb::Sweep& sweep, const std::vector<pb::Trial>& tria
     row.states[TrialStateName(trial.state())]++;
     seen_states.insert(TrialStateName(trial.state()));
   }
-  const SweepProgress progress = MeasureProgress(sweep, trials, now_seconds);
+  const SweepProgress progress = MeasureProgress(sweep, trials, now_seconds, search_flops);
   const nlohmann::json eta = progress.eta_seconds ? nlohmann::json(*progress.eta_seconds) : nlohmann::json();
   const nlohmann::json rate =
       progress.flops_per_second ? nlohmann::json(*progress.flops_per_second) : nlohmann::json();
@@ -265,6 +277,7 @@ void PrintSweepStatus(const pb::Sweep& sweep, const std::vector<pb::Trial>& tria
     if (seen_states.count(state) > 0) states.push_back(state);
   }
   for (const char* state : {"SUCCEEDED", "FAILED", "CANCELLED"}) states.push_back(state);
+  if (seen_states.count("EARLY_STOPPED") > 0) states.push_back("EARLY_STOPPED");
   std::vector<std::string> columns = {"rung", "variant"};
   columns.insert(columns.end(), states.begin(), states.end());
   if (format == "csv") {  // the sweep's figures on every row, for a flat file
@@ -300,7 +313,8 @@ void PrintSweepStatus(const pb::Sweep& sweep, const std::vector<pb::Trial>& tria
     const pb::TrialCounts& c = sweep.counts();
     const nlohmann::json counts = {{"total", c.total()},         {"pending", c.pending()},   {"leased", c.leased()},
                                    {"running", c.running()},     {"succeeded", c.succeeded()}, {"failed", c.failed()},
-                                   {"preempted", c.preempted()}, {"stale", c.stale()},     {"cancelled", c.cancelled()}};
+                                   {"preempted", c.preempted()}, {"stale", c.stale()},     {"cancelled", c.cancelled()},
+                                   {"early_stopped", c.early_stopped()}};
     nlohmann::json object = {{"sweep_id", sweep.sweep_id()},
                              {"name", sweep.name()},
                              {"state", SweepStateName(sweep.state())},
@@ -330,6 +344,10 @@ void PrintSweepStatus(const pb::Sweep& sweep, const std::vector<pb::Trial>& tria
             << " FLOPs (6ND) in " << HumanDuration(progress.elapsed_seconds);
   if (progress.flops_per_second) std::cout << "; " << Scientific(*progress.flops_per_second, 2) << " FLOP/s";
   if (progress.eta_seconds) std::cout << ", ETA " << HumanDuration(*progress.eta_seconds);
+  if (search_flops > 0) {
+    std::cout << "\nthe learning-rate search is open: up to " << Scientific(search_flops)
+              << " FLOPs more (its worst case, in the ETA; `rung tune " << sweep.sweep_id() << "`)";
+  }
   std::cout << "\n" << std::flush;
 }
 
@@ -383,7 +401,7 @@ void AddSweepCommands(CLI::App& app, int* exit_code) {
             std::vector<pb::Trial> trials;
             status = FetchTrials(connection, o.sweep_id, &trials);
             if (!status.ok()) return ReportRpcError("status", status);
-            PrintSweepStatus(sweep, trials, now, o.format, terminal);
+            PrintSweepStatus(sweep, trials, now, o.format, terminal, SearchFlopsToCome(connection, sweep));
             const bool finished = sweep.state() == pb::SWEEP_STATE_SUCCEEDED || sweep.state() == pb::SWEEP_STATE_FAILED ||
                                   sweep.state() == pb::SWEEP_STATE_CANCELLED;
             if (o.watch_seconds <= 0 || finished) return static_cast<int>(finished && sweep.state() != pb::SWEEP_STATE_SUCCEEDED && o.watch_seconds > 0 ? kFailure : kOk);

@@ -38,11 +38,18 @@ struct SweepProgress {
   std::optional<double> flops_per_second;  // finished compute over elapsed time; unset before any finished
   std::optional<double> eta_seconds;       // remaining compute at that rate; unset when unknown or finished
 };
+// `search_flops`: compute a tuned sweep's open search may still add (SearchFlopsToCome), counted as
+// remaining: progress and ETA show the worst case.
 SweepProgress MeasureProgress(const rung::v1::Sweep& sweep, const std::vector<rung::v1::Trial>& trials,
-                              double now_seconds);
+                              double now_seconds, double search_flops = 0);
 
-// The progress of `rung status`: trials by state per rung x variant (PREEMPTED and STALE columns only
-// when some trial is in them), compute done, throughput and ETA at `now_seconds`.
+// The 6ND its search may still add to a sweep whose search is open (its worst case, max_points values
+// per cell, less the trials it has): 0 for other sweeps, and when the coordinator does not say.
+double SearchFlopsToCome(CoordinatorConnection& connection, const rung::v1::Sweep& sweep);
+
+// The progress of `rung status`: trials by state per rung x variant (PREEMPTED, STALE and
+// EARLY_STOPPED columns only when some trial is in them), compute done, throughput and ETA at
+// `now_seconds` (with an open search, the worst case: `search_flops` to come).
 //   table  the sweep's state and counts, the table, then "compute X of Y FLOPs (6ND) in T; R FLOP/s,
 //          ETA E"; `clear_screen` first clears the terminal (only for a terminal under --watch)
 //   json   one object: sweep_id, name, state, state_reason, counts, total_flops, finished_flops,
@@ -51,6 +58,6 @@ SweepProgress MeasureProgress(const rung::v1::Sweep& sweep, const std::vector<ru
 //   csv    the rows, each also with sweep, sweep_state, finished_flops, remaining_flops,
 //          elapsed_seconds, flops_per_second and eta_seconds (empty when unknown)
 void PrintSweepStatus(const rung::v1::Sweep& sweep, const std::vector<rung::v1::Trial>& trials, double now_seconds,
-                      const std::string& format, bool clear_screen);
+                      const std::string& format, bool clear_screen, double search_flops = 0);
 
 }  // namespace rung::cli

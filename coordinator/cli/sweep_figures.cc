@@ -10,6 +10,8 @@
 #include "proto/grpc_status.h"
 #include "sweeps/plot/diagnostics_plot.h"
 #include "sweeps/plot/loss_curves_plot.h"
+#include "sweeps/plot/tuning_plot.h"
+#include "sweeps/tune/lr_search.h"
 
 namespace rung::cli {
 namespace {
@@ -73,6 +75,53 @@ StatusOr<std::vector<std::string>> WriteSweepFigures(CoordinatorConnection& conn
   curve_options.title = sweep.name();
   curve_options.gnuplot = gnuplot;
   RUNG_ASSIGN_OR_RETURN(std::vector<std::string> files, plot::WriteLossCurvesPlots(curves, curve_options));
+
+  // A tuned sweep: the metric against the tuned value per rung, and the best value against N.
+  if (!sweep.tuning().empty()) {
+    pb::GetTuningRequest tuning_request;
+    tuning_request.set_sweep_id(sweep_id);
+    pb::GetTuningResponse tuning;
+    RUNG_RETURN_IF_ERROR(
+        FromGrpc(connection.user().GetTuning(connection.Context().get(), tuning_request, &tuning), "GetTuning"));
+    std::vector<plot::TuningCurve> tuning_curves;
+    std::map<std::string, std::vector<std::pair<double, double>>> searched;  // method -> (N, best)
+    for (const pb::TuningCell& cell : tuning.cells()) {
+      json keys = json::parse(cell.cell_json(), nullptr, false);
+      if (keys.is_object()) keys.erase("rung");
+      plot::TuningCurve curve;
+      curve.rung = cell.rung_label().empty() ? "all" : cell.rung_label();
+      curve.method = CellLabel(keys, false);
+      curve.n = cell.n_total();
+      curve.bracketed = cell.bracketed();
+      for (const pb::TunedValue& value : cell.tried()) {
+        if (value.has_metric()) curve.points.emplace_back(value.value(), value.metric());
+      }
+      const bool closed = cell.status() == "bracketed" || cell.status() == "exhausted";
+      if (cell.has_best() && closed) {
+        curve.chosen = cell.best();
+        searched[curve.method].emplace_back(cell.n_total(), cell.best());
+      }
+      tuning_curves.push_back(std::move(curve));
+    }
+    std::vector<plot::TuningLaw> laws;
+    for (const auto& [method, points] : searched) {
+      if (auto law = FitValueLaw(points)) laws.push_back({method, law->coefficient, law->exponent});
+    }
+    plot::TuningPlotOptions tuning_options;
+    tuning_options.out_dir = out_dir;
+    tuning_options.key = tuning.key();
+    tuning_options.metric = sweep.metric_name();
+    tuning_options.title = sweep.name();
+    tuning_options.gnuplot = gnuplot;
+    StatusOr<std::vector<std::string>> tuning_files = plot::WriteTuningPlots(tuning_curves, laws, tuning_options);
+    // A search with no scored value yet draws nothing; any other failure is the command's.
+    if (tuning_files.ok()) {
+      files.insert(files.end(), tuning_files->begin(), tuning_files->end());
+    } else if (tuning_files.status().code() != StatusCode::kInvalidArgument) {
+      return tuning_files.status();
+    }
+  }
+
 
   // One trial per cell (seed aside) at the largest rung, its first SUCCEEDED one: its diagnostics
   // figures, and its layer 0 frequencies in the profile figure.

@@ -9,7 +9,10 @@
 //   diagnostics/trial-<id>/        that trial's attention diagnostics, one trial per cell at the
 //                                  largest rung: E_2 by position per head, pair-usage heatmap, the
 //                                  gap-counting fit, per-position loss beyond T (as `rung diag --plot`)
-// Everything is read over gRPC (ListTrials, GetTrial, GetMetrics, GetDiagnostics).
+//   lr_sweep_<rung>.{svg,png}      tuned sweeps: the metric against the tuned value, one line per
+//   best_lr.{svg,png}              method, the chosen value marked; each method's best value against
+//                                  N with its fitted law (sweeps/plot/tuning_plot.h)
+// Everything is read over gRPC (ListTrials, GetTrial, GetMetrics, GetDiagnostics, GetTuning).
 // Contract: a sweep without any curve is INVALID_ARGUMENT; a sweep without learned rotary
 // frequencies simply has no frequency_profile figure.
 #pragma once

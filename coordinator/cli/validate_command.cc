@@ -2,11 +2,13 @@
 
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "coordinator/cli/command_support.h"
 #include "coordinator/cli/exit_codes.h"
 #include "coordinator/cli/text_table.h"
 #include "sweeps/spec/expansion.h"
+#include "sweeps/tune/lr_search.h"
 
 namespace rung::cli {
 namespace {
@@ -36,6 +38,26 @@ int RunValidate(const ValidateOptions& options) {
   std::vector<std::string> axis_keys;
   for (const SweepAxis& axis : sweep->spec.axes.axes) {
     for (const std::string& key : axis.keys) axis_keys.push_back(key);
+  }
+  // With a search, the trials are those it starts with; the worst case is stated below.
+  std::optional<TuningPlan> plan;
+  const double flops_all_per_6nd = sweep->TotalFlops() > 0 ? sweep->TotalFlopsAll() / sweep->TotalFlops() : 1.0;
+  if (sweep->spec.tune.set) {
+    if (!sweep->spec.tune.from_sweep.empty()) {
+      std::cerr << "rung validate: tune.from_sweep takes each cell's best value from sweep '"
+                << sweep->spec.tune.from_sweep << "' on the coordinator: the trials below are the first values of "
+                << "a search; `rung submit --dry-run` shows the real ones\n";
+    }
+    StatusOr<TuningPlan> planned = PlanTuning(*sweep, {});
+    if (!planned.ok()) {
+      std::cerr << "rung validate: " << planned.status().message() << "\n";
+      return kUsage;
+    }
+    plan = std::move(*planned);
+    std::vector<ExpandedTrial> first;
+    for (PlannedTrial& trial : plan->trials) first.push_back(std::move(trial.trial));
+    sweep->trials = std::move(first);
+    axis_keys.push_back(sweep->spec.tune.key);
   }
   std::vector<std::string> columns = {"trial", "rung"};
   columns.insert(columns.end(), axis_keys.begin(), axis_keys.end());
@@ -79,6 +101,20 @@ int RunValidate(const ValidateOptions& options) {
               << "estimated time: " << HumanDuration(seconds) << " on " << options.workers << " worker(s) at "
               << Scientific(options.flops_per_sec, 2)
               << " FLOP/s each (--flops-per-sec; rung-train's measured rate at 2 threads, bench/README.md)\n";
+    if (plan) {
+      const TuneSpec& tune = sweep->spec.tune;
+      int64_t started = 0, waiting = 0;
+      for (const TuningCellReport& cell : plan->cells) (cell.status == CellStatus::kWaiting ? waiting : started) += 1;
+      const double worst_seconds =
+          plan->worst_case_flops * flops_all_per_6nd / options.flops_per_sec / std::max(1, options.workers);
+      std::cout << "search of " << tune.key << ": " << plan->cells.size() << " tuning cells, " << started
+                << " start now with the trials above (" << tune.start << " values from the centre), " << waiting
+                << " wait for smaller rungs (predict: " << (tune.predict ? "power_law" : "none") << ")\n"
+                << "worst case (max_points " << tune.max_points << " per cell, then every seed at the best): "
+                << plan->worst_case_trials << " trials, 6ND = " << Scientific(plan->worst_case_flops)
+                << " FLOPs, estimated time " << HumanDuration(worst_seconds) << " on " << options.workers
+                << " worker(s)\n";
+    }
   }
   return kOk;
 }

@@ -1,6 +1,7 @@
 // coordinator/domain/coordinator.cc
 #include "coordinator/domain/coordinator.h"
 
+#include <algorithm>
 #include <filesystem>
 
 namespace rung {
@@ -27,6 +28,8 @@ StatusOr<std::unique_ptr<Coordinator>> Coordinator::Open(const CoordinatorOption
   RUNG_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, Store::Open(options.database_path, clock, store_options));
   std::unique_ptr<Coordinator> coordinator(new Coordinator(std::move(store), clock));
   RUNG_RETURN_IF_ERROR(coordinator->trials_.RestartReconcile());
+  RUNG_RETURN_IF_ERROR(coordinator->tuner_.ConsiderEarlyStopAll());
+  RUNG_RETURN_IF_ERROR(coordinator->tuner_.DecideAll());
   coordinator->reaper_.Start();
   return coordinator;
 }
@@ -35,6 +38,7 @@ Coordinator::Coordinator(std::unique_ptr<Store> store, const Clock& clock)
     : clock_(clock),
       store_(std::move(store)),
       sweeps_(*store_, &signals_),
+      tuner_(*store_, &signals_),
       trials_(*store_, &signals_),
       metrics_(*store_),
       workers_(*store_, &signals_),
@@ -73,7 +77,19 @@ StatusOr<Coordinator::EndedAttempt> Coordinator::EndAttemptAndLease(int64_t tria
   }));
   trials_.Ended(ended.ack);
   if (ended.next_lease || gang_formed) leases_.Leased(ended.next_lease, gang_formed);
+  if (!ended.ack.duplicate) {
+    StatusOr<TrialRecord> trial = trials_.Get(trial_id);
+    if (trial.ok()) tuner_.Decide(trial->sweep_id).status().IgnoreError();  // retried later (above)
+  }
   return ended;
+}
+
+StatusOr<BatchAck> Coordinator::ReportBatch(const MetricBatch& batch) {
+  RUNG_ASSIGN_OR_RETURN(BatchAck ack, trials_.ReportBatch(batch));
+  const bool evaluated = std::any_of(batch.points.begin(), batch.points.end(),
+                                     [](const MetricPoint& point) { return point.name.rfind("val_", 0) == 0; });
+  if (!ack.duplicate && evaluated) tuner_.ConsiderEarlyStop(batch.trial_id).status().IgnoreError();  // retried later
+  return ack;
 }
 
 }  // namespace rung

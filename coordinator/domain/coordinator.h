@@ -8,7 +8,8 @@
 //
 // Open() opens (or creates) the database, gives every live lease a fresh period
 // (TrialLifecycle::RestartReconcile: workers that kept training while the coordinator was down are
-// not declared stale before they could reach it) and starts the reaper. Every manager signals what
+// not declared stale before they could reach it), takes the decisions of searches and early stops a
+// previous run left pending (SweepTuner: DecideAll, ConsiderEarlyStopAll) and starts the reaper. Every manager signals what
 // it committed (change_signals.h); the services never have to.
 //
 // Example:
@@ -36,6 +37,7 @@
 #include "coordinator/store/overviews.h"
 #include "coordinator/store/store.h"
 #include "coordinator/domain/sweep_manager.h"
+#include "coordinator/domain/sweep_tuner.h"
 #include "coordinator/store/sweep_results.h"
 #include "coordinator/domain/trial_lifecycle.h"
 #include "coordinator/domain/worker_registry.h"
@@ -80,12 +82,20 @@ class Coordinator {
     EndingAck ack;
     std::optional<Lease> next_lease;
   };
+  // After an ending that changed something, the trial's sweep takes the decisions its search has
+  // pending (SweepTuner::Decide; an error there is the search's, not the ending's: it is retried at
+  // the next ending and at the next start).
   StatusOr<EndedAttempt> EndAttemptAndLease(int64_t trial_id, int64_t attempt, const AttemptEnding& ending,
                                             const MetricBatch* final_batch, const std::optional<LeaseAsk>& next);
+  // TrialLifecycle::ReportBatch, then, for a new batch with evaluations, the early stops they
+  // trigger (SweepTuner::ConsiderEarlyStop; its errors leave the batch acknowledged, and are retried
+  // with the next batch and at the next start).
+  StatusOr<BatchAck> ReportBatch(const MetricBatch& batch);
 
   const Clock& clock() const { return clock_; }
   const StoreOptions& store_options() const { return store_->options(); }
   SweepManager& sweeps() { return sweeps_; }
+  SweepTuner& tuner() { return tuner_; }
   TrialLifecycle& trials() { return trials_; }
   MetricStore& metrics() { return metrics_; }
   WorkerRegistry& workers() { return workers_; }
@@ -106,6 +116,7 @@ class Coordinator {
   std::unique_ptr<Store> store_;
   ChangeSignals signals_;
   SweepManager sweeps_;
+  SweepTuner tuner_;
   TrialLifecycle trials_;
   MetricStore metrics_;
   WorkerRegistry workers_;

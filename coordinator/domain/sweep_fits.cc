@@ -9,6 +9,7 @@
 #include "core/common/csv_field.h"
 #include "sweeps/fit/report_format.h"
 #include "sweeps/spec/json_path.h"
+#include "sweeps/tune/lr_search.h"
 
 namespace rung {
 namespace {
@@ -16,6 +17,12 @@ namespace {
 using nlohmann::json;
 
 constexpr int kDefaultBootstrap = 1000;
+
+std::string Number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.17g", value);
+  return text;
+}
 
 // Every sweep axis of the trials but seed, sorted; position.variant when the sweep has none.
 std::vector<std::string> DefaultVariantKeys(const std::vector<TrialResult>& trials) {
@@ -50,6 +57,26 @@ std::string VariantName(const TrialRecord& trial, const std::vector<std::string>
   return name;
 }
 
+// A tuned sweep's choice of runs: per tuning cell (by its keys' JSON) the grid index whose runs stand
+// for its ladder points, and how that index was found.
+struct TunedChoice {
+  const TuneSpec* tune = nullptr;
+  std::vector<std::string> axis_keys;
+  std::string policy;                                      // "best" or "value=X"
+  std::map<std::string, const TuningCellReport*> cells;    // by cell JSON
+  std::optional<int64_t> fixed_index;                      // value=X
+};
+
+const char* TunedStatus(const TuningCellReport& cell) {
+  switch (cell.status) {
+    case CellStatus::kBracketed: return "bracketed";
+    case CellStatus::kExhausted: return "unbracketed";
+    case CellStatus::kExtrapolated: return "extrapolated";
+    case CellStatus::kFromSweep: return "from_sweep";
+    default: return "unfinished";
+  }
+}
+
 struct SweepLadder {
   fit::LadderResults ladder;
   std::vector<FitPointRecord> points;  // one per run, in the same order
@@ -57,12 +84,42 @@ struct SweepLadder {
   std::set<std::string> baseline_variants;
   std::set<std::string> variants;      // of every trial, finished or not
   int64_t unfinished = 0;              // trials not SUCCEEDED, or without a value
+  // Tuned sweeps: what report fields of the same names say (compute_multipliers.h).
+  std::string tuned_key;
+  std::string tuned_policy;
+  std::vector<fit::TunedPoint> tuned;
+  std::vector<fit::TunedLaw> tuned_laws;
 };
 
 StatusOr<SweepLadder> BuildLadder(Coordinator& coordinator, const SweepRecord& sweep, const std::string& metric,
-                                  MetricSummary summary, std::vector<std::string>* variant_keys) {
+                                  MetricSummary summary, std::vector<std::string>* variant_keys,
+                                  std::optional<double> tuned_value = std::nullopt) {
   RUNG_ASSIGN_OR_RETURN(std::vector<TrialResult> trials, coordinator.results().Trials(sweep.id));
-  if (variant_keys->empty()) *variant_keys = DefaultVariantKeys(trials);
+  // A tuned sweep: its search's cells say which runs stand for a ladder point.
+  std::optional<TuningPlan> plan;
+  std::shared_ptr<const ExpandedSweep> spec;
+  TunedChoice choice;
+  if (!sweep.tuning.empty()) {
+    RUNG_ASSIGN_OR_RETURN(spec, coordinator.tuner().SpecOf(sweep));
+    RUNG_ASSIGN_OR_RETURN(plan, coordinator.tuner().Plan(sweep.id));
+    choice.tune = &spec->spec.tune;
+    for (const SweepAxis& axis : spec->spec.axes.axes) {
+      for (const std::string& key : axis.keys) choice.axis_keys.push_back(key);
+    }
+    for (const TuningCellReport& cell : plan->cells) choice.cells[cell.cell.dump()] = &cell;
+    choice.policy = "best";
+    if (tuned_value) {
+      choice.fixed_index = choice.tune->NearestIndex(*tuned_value);
+      choice.policy = "value=" + Number(choice.tune->ValueAt(*choice.fixed_index));
+    }
+  }
+  if (variant_keys->empty()) {
+    *variant_keys = DefaultVariantKeys(trials);
+    if (choice.tune != nullptr) {
+      variant_keys->erase(std::remove(variant_keys->begin(), variant_keys->end(), choice.tune->key), variant_keys->end());
+      if (variant_keys->empty()) variant_keys->push_back("position.variant");
+    }
+  }
   for (const std::string& key : *variant_keys) {
     bool found = false;
     for (const TrialResult& trial : trials) found = found || KeyOf(trial.trial, key) != nullptr;
@@ -75,11 +132,40 @@ StatusOr<SweepLadder> BuildLadder(Coordinator& coordinator, const SweepRecord& s
 
   SweepLadder result;
   result.ladder.source = "sweep " + sweep.name;
+  if (choice.tune != nullptr) {
+    result.tuned_key = choice.tune->key;
+    result.tuned_policy = choice.policy;
+  }
+  std::map<std::string, std::vector<std::pair<double, double>>> law_points;  // variant -> (N, best value)
+  std::set<std::pair<std::string, std::string>> tuned_seen;
   bool all_seconds = true;
   for (const TrialResult& trial : trials) {
     const std::string variant = VariantName(trial.trial, *variant_keys);
     result.variants.insert(variant);
     if (MatchesBaseline(trial.trial.cell.config, sweep.baseline)) result.baseline_variants.insert(variant);
+    if (choice.tune != nullptr) {
+      // Only the runs at the cell's chosen value stand for the point.
+      const json& assignments = trial.trial.cell.assignments;
+      auto cell = choice.cells.find(
+          TuningCellOf(*choice.tune, choice.axis_keys, trial.trial.cell.rung_label, assignments).dump());
+      if (!assignments.contains(choice.tune->key) || !assignments[choice.tune->key].is_number() ||
+          cell == choice.cells.end()) {
+        continue;
+      }
+      const std::optional<int64_t> chosen = choice.fixed_index ? choice.fixed_index : cell->second->best_index;
+      if (!chosen || (!choice.fixed_index && !cell->second->closed())) {
+        ++result.unfinished;
+        continue;
+      }
+      if (choice.tune->NearestIndex(assignments[choice.tune->key].get<double>()) != *chosen) continue;
+      const std::string status = choice.fixed_index ? "fixed" : TunedStatus(*cell->second);
+      if (tuned_seen.insert({variant, trial.trial.cell.rung_label}).second) {
+        result.tuned.push_back({variant, trial.trial.cell.rung_label, choice.tune->ValueAt(*chosen), status});
+        if (status == "bracketed" || status == "unbracketed") {
+          law_points[variant].emplace_back(cell->second->n_total, choice.tune->ValueAt(*chosen));
+        }
+      }
+    }
     auto value = values.find(trial.trial.id);
     if (trial.trial.state != TrialState::kSucceeded || value == values.end()) {
       ++result.unfinished;
@@ -104,6 +190,11 @@ StatusOr<SweepLadder> BuildLadder(Coordinator& coordinator, const SweepRecord& s
   if (!all_seconds) {
     for (fit::LadderRun& run : result.ladder.runs) run.seconds.reset();
   }
+  for (const auto& [variant, points] : law_points) {
+    if (auto law = FitValueLaw(points)) {
+      result.tuned_laws.push_back({variant, law->coefficient, law->exponent, static_cast<int>(points.size())});
+    }
+  }
   if (result.baseline_variants.size() == 1) result.baseline = *result.baseline_variants.begin();
   return result;
 }
@@ -127,12 +218,6 @@ Status CheckEnoughPoints(const SweepLadder& ladder, const std::string& baseline)
   return Status::Ok();
 }
 
-std::string Number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.17g", value);
-  return text;
-}
-
 // The summary as stored fits have always named it (the API's enum spelling).
 const char* StoredSummaryName(MetricSummary summary) {
   switch (summary) {
@@ -151,7 +236,8 @@ StatusOr<SweepFit> FitSweep(Coordinator& coordinator, const FitOptions& request,
   RUNG_ASSIGN_OR_RETURN(SweepRecord sweep, coordinator.sweeps().Get(request.sweep_id));
   const std::string metric = request.metric.empty() ? sweep.metric.name : request.metric;
   std::vector<std::string> variant_keys = request.variant_keys;
-  RUNG_ASSIGN_OR_RETURN(SweepLadder ladder, BuildLadder(coordinator, sweep, metric, request.summary, &variant_keys));
+  RUNG_ASSIGN_OR_RETURN(SweepLadder ladder,
+                        BuildLadder(coordinator, sweep, metric, request.summary, &variant_keys, request.tuned_value));
 
   fit::MultiplierOptions options;
   options.baseline = request.baseline;
@@ -178,7 +264,16 @@ StatusOr<SweepFit> FitSweep(Coordinator& coordinator, const FitOptions& request,
   options.e_grid = request.e_grid;
   options.keep_going = request.keep_going;
   RUNG_ASSIGN_OR_RETURN(fit::MultiplierReport report, fit::ComputeMultipliers(ladder.ladder, options));
-
+  report.tuned_key = ladder.tuned_key;
+  report.tuned_policy = ladder.tuned_policy;
+  report.tuned = ladder.tuned;
+  report.tuned_laws = ladder.tuned_laws;
+  for (const fit::TunedPoint& point : report.tuned) {
+    if (point.status == "unbracketed") {
+      report.notes.push_back(point.variant + " at " + point.label + ": " + report.tuned_key + " " +
+                             Number(point.value) + " is unbracketed (the best value tried lies on an edge): not a tuned point");
+    }
+  }
   FitRecord record;
   record.sweep_id = sweep.id;
   record.actor = actor;
@@ -191,6 +286,7 @@ StatusOr<SweepFit> FitSweep(Coordinator& coordinator, const FitOptions& request,
                     {"fixed_e", options.fixed_e ? json(*options.fixed_e) : json()},
                     {"e_grid", options.e_grid},
                     {"interval_level", options.interval_level}};
+  if (!ladder.tuned_key.empty()) record.options["tuned"] = ladder.tuned_policy;
   record.points = ladder.points;
   record.result = fit::ReportToJson(report);
   record.result_text = fit::FormatReportTable(report);

@@ -45,6 +45,9 @@ struct FitOptions {
   int bootstrap = 0;                       // replicates for intervals; 0: 1000; negative: none
   uint64_t seed = 0;                       // the bootstrap's seed
   std::optional<double> fixed_e;           // also fit with this irreducible loss E (nats)
+  // Tuned sweeps: the runs at this value of the tuned key (nearest grid value); unset: each cell's
+  // best tried value (the seed-mean metric), as the search found it.
+  std::optional<double> tuned_value;
   std::vector<double> e_grid;              // E values of the sensitivity table; empty: the default
   // Asked as the fit goes (fit::MultiplierOptions::keep_going): a non-OK answer stops it and is
   // returned, e.g. CANCELLED when the caller went away. Unset: the fit runs to the end.

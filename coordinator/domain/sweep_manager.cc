@@ -100,7 +100,7 @@ StatusOr<SubmitResult> ResubmitSweep(Tables& tables, SweepRecord sweep, const Sw
     }
     TrialRecord& trial = *found->second;
     result.trial_ids[cell->identity] = trial.id;
-    if (trial.state == TrialState::kSucceeded) {
+    if (trial.state == TrialState::kSucceeded || trial.state == TrialState::kEarlyStopped) {
       result.skipped_succeeded.push_back(cell->identity);
     } else if (IsLive(trial.state)) {
       result.unchanged.push_back(cell->identity);
@@ -117,6 +117,7 @@ StatusOr<SubmitResult> ResubmitSweep(Tables& tables, SweepRecord sweep, const Sw
   const Cause removed{actor, "removed from the spec by a resubmission"};
   for (TrialRecord& trial : existing) {
     if (submitted.count(trial.cell.identity)) continue;
+    if (!submission.tuned_key.empty() && trial.cell.assignments.contains(submission.tuned_key)) continue;
     result.removed.push_back(trial.cell.identity);
     result.removed_trials.push_back(trial);
     if (!IsTerminal(trial.state)) RUNG_RETURN_IF_ERROR(domain::CancelTrial(tables, trial, removed));

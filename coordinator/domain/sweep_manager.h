@@ -5,13 +5,14 @@
 //
 // Resubmission matches trials by identity (the hash of everything that changes a result), so a
 // resubmitted spec never reruns a finished cell:
-//   - SUCCEEDED cells are skipped;
+//   - SUCCEEDED and EARLY_STOPPED cells are skipped;
 //   - FAILED or CANCELLED cells are requeued (PENDING, failure count cleared);
 //   - PENDING cells take the new spec's config and priority (resources, cadence may have changed);
 //     LEASED and RUNNING ones carry on untouched;
 //   - new identities are added, with trial indexes after the sweep's last;
 //   - identities the spec no longer has are reported as removed; unfinished ones are CANCELLED,
-//     finished ones keep their results.
+//     finished ones keep their results; the trials a search added (SweepSubmission::tuned_key)
+//     are kept whether listed or not.
 // The sweep row takes the new spec text, hash, policy and baseline; a CANCELLED sweep becomes ACTIVE
 // again, a PAUSED one stays PAUSED, and the state then follows the trials (transitions.h).
 // An identity given twice in one submission (two spellings of the same model) is stored once.

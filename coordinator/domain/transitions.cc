@@ -99,6 +99,13 @@ Status CancelTrial(Tables& tables, TrialRecord& trial, const Cause& cause) {
   return MoveTrial(tables, trial, TrialState::kCancelled, cause);
 }
 
+Status StopTrialEarly(Tables& tables, TrialRecord& trial, const Cause& cause) {
+  if (IsLive(trial.state)) {
+    RUNG_RETURN_IF_ERROR(EndAttempt(tables, trial, TrialState::kEarlyStopped, cause.reason, /*report_digest=*/""));
+  }
+  return MoveTrial(tables, trial, TrialState::kEarlyStopped, cause);
+}
+
 Status SettleSweep(Tables& tables, int64_t sweep_id, const std::string& actor) {
   RUNG_ASSIGN_OR_RETURN(SweepRecord sweep, tables.sweeps().Get(sweep_id));
   if (sweep.state == SweepState::kCancelled) return Status::Ok();
@@ -109,7 +116,7 @@ Status SettleSweep(Tables& tables, int64_t sweep_id, const std::string& actor) {
   SweepState target;
   if (failed >= sweep.policy.max_failed) {
     target = SweepState::kFailed;
-  } else if (!unfinished) {
+  } else if (!unfinished && sweep.tuning != "searching") {
     target = failed == 0 ? SweepState::kSucceeded : SweepState::kFailed;
   } else {
     target = sweep.state == SweepState::kPaused ? SweepState::kPaused : SweepState::kActive;

@@ -6,7 +6,8 @@
 //
 // Sweep states follow from the trials (SettleSweep): a sweep is FAILED once policy.max_failed
 // trials failed for good, SUCCEEDED once every trial is terminal and none failed, FAILED when every
-// trial is terminal and some failed, and back to ACTIVE when a retry or a resubmission gives a
+// trial is terminal and some failed (but not while the sweep's search is open: its tuner may
+// still add trials, sweep_tuner.h), and back to ACTIVE when a retry or a resubmission gives a
 // finished sweep work again. PAUSED and CANCELLED are the user's and only change on a user's word
 // (a PAUSED sweep still ends SUCCEEDED or FAILED when its last trial ends).
 //
@@ -59,6 +60,10 @@ Status RequeueByUser(Tables& tables, TrialRecord& trial, const Cause& cause);
 
 // Cancels an unfinished trial: its live attempt (if any) ends CANCELLED, the trial becomes CANCELLED.
 Status CancelTrial(Tables& tables, TrialRecord& trial, const Cause& cause);
+
+// Stops a trial early (sweep_tuner.h): its live attempt (if any) ends EARLY_STOPPED, the trial
+// becomes EARLY_STOPPED, for good. The cause's reason says what decided it.
+Status StopTrialEarly(Tables& tables, TrialRecord& trial, const Cause& cause);
 
 // Brings the sweep's state in line with its trials (see above); records a sweep_state event if it
 // changed. `actor` is whoever's action prompted the check.

@@ -13,6 +13,9 @@
 namespace rung {
 namespace {
 
+// rung-train's exit code for a run whose loss went non-finite (README, "Exit codes").
+constexpr int kTrainerExitNonFinite = 3;
+
 using domain::Cause;
 using domain::LiveAttempt;
 using domain::WorkerActor;
@@ -79,13 +82,24 @@ StatusOr<TrialState> ApplyFailure(Tables& tables, LiveAttempt& live, const std::
                                   const std::string& digest) {
   TrialRecord& trial = live.trial;
   RUNG_ASSIGN_OR_RETURN(SweepRecord sweep, tables.sweeps().Get(trial.sweep_id));
+  const std::string& worker_id = live.attempt.worker_id;
+  if (!sweep.tuning.empty() && exit_code == kTrainerExitNonFinite) {
+    // In a tuned sweep a non-finite loss is a result about the value tried, not a failure: the
+    // trial stops for good and ranks after every finite value (sweep_tuner.h).
+    RUNG_RETURN_IF_ERROR(domain::EndAttempt(tables, trial, TrialState::kEarlyStopped, reason, digest));
+    RUNG_RETURN_IF_ERROR(RecordWorkerEnding(tables, live, TrialState::kFailed, exit_code).status());
+    RUNG_RETURN_IF_ERROR(TouchWorker(tables, worker_id));
+    RUNG_RETURN_IF_ERROR(domain::MoveTrial(tables, trial, TrialState::kEarlyStopped,
+                                           {WorkerActor(worker_id), "non_finite: " + reason + " (not retried)"}));
+    RUNG_RETURN_IF_ERROR(domain::SettleSweep(tables, trial.sweep_id, WorkerActor(worker_id)));
+    return TrialState::kEarlyStopped;
+  }
   RUNG_RETURN_IF_ERROR(tables.trials().AddFailure(trial.id));
   trial.failures += 1;
   RUNG_RETURN_IF_ERROR(domain::EndAttempt(tables, trial, TrialState::kFailed, reason, digest));
   RUNG_ASSIGN_OR_RETURN(domain::EndingVerdict verdict,
                         RecordWorkerEnding(tables, live, TrialState::kFailed, exit_code));
   trial.failures -= verdict.refunded_of_trial;
-  const std::string& worker_id = live.attempt.worker_id;
   RUNG_RETURN_IF_ERROR(TouchWorker(tables, worker_id));
 
   const std::string counted = verdict.refunded_of_trial > 0 ? "not counted: worker " + worker_id + " is quarantined, " +
@@ -281,7 +295,7 @@ StatusOr<HeartbeatReply> TrialLifecycle::Heartbeat(int64_t trial_id, int64_t att
     if (record && !member) {
       RUNG_RETURN_IF_ERROR(domain::CheckAttemptHolder(tables, trial_id, *record, worker_id, "heartbeat"));
     }
-    if (record && record->state == TrialState::kCancelled) {
+    if (record && (record->state == TrialState::kCancelled || record->state == TrialState::kEarlyStopped)) {
       HeartbeatReply reply;
       reply.lease_expires_at = record->lease_expires_at;
       reply.cancel = true;

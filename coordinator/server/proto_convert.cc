@@ -2,6 +2,7 @@
 #include "coordinator/server/proto_convert.h"
 #include "proto/trainer_record_proto.h"
 
+#include <cmath>
 #include <limits>
 #include <variant>
 
@@ -28,6 +29,7 @@ constexpr std::pair<TrialState, v1::TrialState> kTrialStates[] = {
     {TrialState::kRunning, v1::TRIAL_STATE_RUNNING},     {TrialState::kSucceeded, v1::TRIAL_STATE_SUCCEEDED},
     {TrialState::kFailed, v1::TRIAL_STATE_FAILED},       {TrialState::kPreempted, v1::TRIAL_STATE_PREEMPTED},
     {TrialState::kStale, v1::TRIAL_STATE_STALE},         {TrialState::kCancelled, v1::TRIAL_STATE_CANCELLED},
+    {TrialState::kEarlyStopped, v1::TRIAL_STATE_EARLY_STOPPED},
 };
 
 int64_t CountOf(const SweepOverview& overview, TrialState state) {
@@ -103,12 +105,14 @@ v1::Sweep ToProtoSweep(const SweepOverview& overview, bool with_spec_text) {
   counts->set_preempted(CountOf(overview, TrialState::kPreempted));
   counts->set_stale(CountOf(overview, TrialState::kStale));
   counts->set_cancelled(CountOf(overview, TrialState::kCancelled));
+  counts->set_early_stopped(CountOf(overview, TrialState::kEarlyStopped));
   counts->set_total(overview.total_trials);
   out.set_total_flops(overview.total_flops);
   out.set_finished_flops(overview.finished_flops);
   *out.mutable_created_at() = ToProtoTime(sweep.created_at);
   if (overview.finished_at) *out.mutable_finished_at() = ToProtoTime(*overview.finished_at);
   out.set_state_reason(overview.state_reason);
+  out.set_tuning(overview.sweep.tuning);
   return out;
 }
 
@@ -149,6 +153,12 @@ StatusOr<FitOptions> FitOptionsFromProto(const v1::FitRequest& request) {
   options.bootstrap = request.bootstrap();
   options.seed = request.seed();
   if (request.has_fixed_e()) options.fixed_e = request.fixed_e();
+  if (request.has_tuned_value()) {
+    if (!(request.tuned_value() > 0) || !std::isfinite(request.tuned_value())) {
+      return Status::InvalidArgument("FitRequest.tuned_value must be a positive number (rung fit --lr-policy value=X)");
+    }
+    options.tuned_value = request.tuned_value();
+  }
   options.e_grid.assign(request.e_grid().begin(), request.e_grid().end());
   return options;
 }
@@ -498,6 +508,30 @@ StatusOr<AttemptEnding> AttemptEndingFromRequest(const v1::CompleteRequest& requ
     default:
       return Status::InvalidArgument("CompleteRequest.outcome is unspecified: send SUCCEEDED, FAILED or PREEMPTED");
   }
+}
+
+v1::TuningCell ToProtoTuningCell(const TuningCellReport& cell, const TuneSpec& tune) {
+  v1::TuningCell out;
+  out.set_cell_json(cell.cell.dump());
+  out.set_rung_label(cell.rung_label);
+  out.set_rung(cell.rung);
+  out.set_n_total(cell.n_total);
+  out.set_status(CellStatusName(cell.status));
+  for (const TriedValue& tried : cell.tried) {
+    v1::TunedValue* value = out.add_tried();
+    value->set_grid_index(tried.index);
+    value->set_value(tried.value);
+    if (tried.metric) value->set_metric(*tried.metric);
+    value->set_state(tried.state);
+  }
+  if (cell.best_value) out.set_best(*cell.best_value);
+  if (cell.best_index) out.set_best_index(*cell.best_index);
+  out.set_bracketed(cell.bracketed());
+  out.set_reason(cell.reason);
+  if (cell.next_center) out.set_next_center(tune.ValueAt(*cell.next_center));
+  out.set_members(cell.members);
+  out.set_followers(cell.followers);
+  return out;
 }
 
 }  // namespace rung::server

@@ -28,6 +28,7 @@
 #include "coordinator/store/store_types.h"
 #include "core/common/status.h"
 #include "core/records/trainer_records.h"
+#include "sweeps/tune/lr_search.h"
 #include "proto/rung.pb.h"
 #include "sweeps/spec/json_path.h"
 
@@ -68,6 +69,9 @@ ExportFormat FromProto(v1::ExportFormat format);
 
 // `gone`: not seen for longer than a lease lasts.
 v1::Worker ToProtoWorker(const WorkerRecord& worker, Timestamp now, std::chrono::microseconds lease_duration);
+
+// A tuning cell of a sweep's search (GetTuning); `tune` gives the grid its values are on.
+v1::TuningCell ToProtoTuningCell(const TuningCellReport& cell, const TuneSpec& tune);
 
 v1::Tensor ToProtoTensor(const records::Tensor& tensor);
 // INVALID_ARGUMENT for a tensor without a name, a negative extent, or values that do not fill its

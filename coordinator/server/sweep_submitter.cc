@@ -104,8 +104,20 @@ StatusOr<v1::SubmitSweepResponse> SweepSubmitter::Submit(const v1::SubmitSweepRe
       !resolved.ok()) {
     return WithDiagnostics(resolved, file_name, diagnostics);
   }
+  // With a tune block the trials are those the search asks for, given what the sweep of that name has.
+  bool search_complete = false;
+  if (expanded->spec.tune.set) {
+    StatusOr<TuningPlan> plan = tuner_.PlanForSubmission(*expanded, expanded->spec.name);
+    if (!plan.ok()) return WithDiagnostics(plan.status(), file_name, diagnostics);
+    std::vector<ExpandedTrial> planned;
+    planned.reserve(plan->trials.size());
+    for (PlannedTrial& trial : plan->trials) planned.push_back(std::move(trial.trial));
+    expanded->trials = std::move(planned);
+    search_complete = plan->complete();
+  }
   // The cells take the trials' configs and assignments (no copy); the answer below reads them there.
-  const SweepSubmission submission = MakeSubmission(std::move(*expanded), request.spec_text(), file_name);
+  SweepSubmission submission = MakeSubmission(std::move(*expanded), request.spec_text(), file_name);
+  if (search_complete) submission.tuning = kTuningComplete;
   RUNG_ASSIGN_OR_RETURN(SubmitResult result,
                         request.dry_run() ? sweeps_.Preview(submission, actor) : sweeps_.Submit(submission, actor));
 

@@ -18,7 +18,8 @@
 // stored then.
 //
 // Example:
-//   SweepSubmitter submitter(coordinator.sweeps(), coordinator.trials(), options.max_trials_per_submission);
+//   SweepSubmitter submitter(coordinator.sweeps(), coordinator.trials(), coordinator.tuner(),
+//                            options.max_trials_per_submission);
 //   v1::SpecDiagnostics diagnostics;
 //   StatusOr<v1::SubmitSweepResponse> response = submitter.Submit(request, "user:ada", &diagnostics);
 //
@@ -29,6 +30,7 @@
 #include <string>
 
 #include "coordinator/domain/sweep_manager.h"
+#include "coordinator/domain/sweep_tuner.h"
 #include "coordinator/domain/trial_lifecycle.h"
 #include "core/common/status.h"
 #include "proto/rung.pb.h"
@@ -43,8 +45,12 @@ class SweepSubmitter {
  public:
   // REQUIRES: `sweeps` and `trials` outlive the submitter (trials: to resolve source trials);
   // max_trials >= 1.
-  SweepSubmitter(SweepManager& sweeps, const TrialLifecycle& trials, int64_t max_trials)
-      : sweeps_(sweeps), trials_(trials), limits_{max_trials, "rung-coordinator --max-trials-per-submission N"} {}
+  // `tuner` plans the trials of a spec with a tune block (sweep_tuner.h).
+  SweepSubmitter(SweepManager& sweeps, const TrialLifecycle& trials, const SweepTuner& tuner, int64_t max_trials)
+      : sweeps_(sweeps),
+        trials_(trials),
+        tuner_(tuner),
+        limits_{max_trials, "rung-coordinator --max-trials-per-submission N"} {}
 
   StatusOr<v1::SubmitSweepResponse> Submit(const v1::SubmitSweepRequest& request, const std::string& actor,
                                            v1::SpecDiagnostics* diagnostics);
@@ -52,6 +58,7 @@ class SweepSubmitter {
  private:
   SweepManager& sweeps_;
   const TrialLifecycle& trials_;
+  const SweepTuner& tuner_;
   const ExpansionLimits limits_;
 };
 

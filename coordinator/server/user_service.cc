@@ -63,7 +63,7 @@ UserServiceImpl::UserServiceImpl(Coordinator* coordinator, const BearerTokenAuth
     : coordinator_(coordinator),
       authenticator_(authenticator),
       started_at_(started_at),
-      submitter_(coordinator->sweeps(), coordinator->trials(), max_trials_per_submission) {}
+      submitter_(coordinator->sweeps(), coordinator->trials(), coordinator->tuner(), max_trials_per_submission) {}
 
 grpc::Status UserServiceImpl::GetServerInfo(grpc::ServerContext* context, const v1::GetServerInfoRequest* /*request*/,
                                             v1::ServerInfo* response) {
@@ -446,6 +446,26 @@ grpc::Status UserServiceImpl::ReleaseWorker(grpc::ServerContext* context, const 
   StatusOr<WorkerRecord> released = coordinator_->workers().Release(request->worker_id(), Actor(*context));
   if (!released.ok()) return ToGrpcStatus(released.status());
   *response = ToProtoWorker(*released, coordinator_->clock().Now(), coordinator_->store_options().lease_duration);
+  return grpc::Status::OK;
+}
+
+grpc::Status UserServiceImpl::GetTuning(grpc::ServerContext* /*context*/, const v1::GetTuningRequest* request,
+                                        v1::GetTuningResponse* response) {
+  if (grpc::Status valid = Required(request->sweep_id(), "GetTuningRequest.sweep_id"); !valid.ok()) return valid;
+  StatusOr<SweepRecord> sweep = coordinator_->sweeps().Get(request->sweep_id());
+  if (!sweep.ok()) return ToGrpcStatus(sweep.status());
+  StatusOr<TuningPlan> plan = coordinator_->tuner().Plan(request->sweep_id());
+  if (!plan.ok()) return ToGrpcStatus(plan.status());
+  StatusOr<std::shared_ptr<const ExpandedSweep>> spec = coordinator_->tuner().SpecOf(*sweep);
+  if (!spec.ok()) return ToGrpcStatus(spec.status());
+  const TuneSpec& tune = (*spec)->spec.tune;
+  response->set_key(tune.key);
+  response->set_ratio(tune.ratio);
+  response->set_anchor(tune.anchor);
+  response->set_tuning(sweep->tuning);
+  response->set_worst_case_trials(plan->worst_case_trials);
+  response->set_worst_case_flops(plan->worst_case_flops);
+  for (const TuningCellReport& cell : plan->cells) *response->add_cells() = ToProtoTuningCell(cell, tune);
   return grpc::Status::OK;
 }
 

@@ -85,6 +85,8 @@ class UserServiceImpl final : public v1::UserService::Service {
                              v1::Worker* response) override;
   grpc::Status GetLogs(grpc::ServerContext* context, const v1::GetLogsRequest* request,
                        grpc::ServerWriter<v1::LogEntry>* writer) override;
+  grpc::Status GetTuning(grpc::ServerContext* context, const v1::GetTuningRequest* request,
+                         v1::GetTuningResponse* response) override;
 
  private:
   // GetMetrics' names: INVALID_ARGUMENT for a name that no trial of the trial's sweep reported

@@ -105,7 +105,7 @@ grpc::Status WorkerServiceImpl::ReportMetrics(grpc::ServerContext* /*context*/,
   batch->worker_id = request->worker_id();
   batch->trial_id = request->trial_id();
   batch->attempt = request->attempt();
-  StatusOr<BatchAck> ack = coordinator_->trials().ReportBatch(*batch);
+  StatusOr<BatchAck> ack = coordinator_->ReportBatch(*batch);
   if (!ack.ok()) return ToGrpcStatus(ack.status());
   response->set_acknowledged_sequence(ack->acknowledged_sequence);
   response->set_duplicate(ack->duplicate);

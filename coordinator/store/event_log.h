@@ -44,6 +44,10 @@ inline constexpr char kLeasesReconciled[] = "leases_reconciled";
 inline constexpr char kWorkerRegistered[] = "worker_registered";
 inline constexpr char kWorkerQuarantined[] = "worker_quarantined";
 inline constexpr char kWorkerReleased[] = "worker_released";
+inline constexpr char kTuneDecision[] = "tune_decision";      // the search added a value to a cell
+inline constexpr char kTuneCellClosed[] = "tune_cell_closed"; // a cell closed, bracketed or not
+inline constexpr char kTuneComplete[] = "tune_complete";      // every cell closed: the search is over
+inline constexpr char kEarlyStop[] = "early_stop";            // a trial stopped early, and why
 }  // namespace event_kind
 
 struct EventFilter {

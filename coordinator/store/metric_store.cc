@@ -11,35 +11,13 @@ namespace rung {
 namespace {
 
 using store_internal::ReadRows;
+using store_internal::ValueOrNan;
 
-// SQLite stores NaN as NULL; read it back as NaN.
-double ValueOrNan(const Statement& row, int column) {
-  return row.ColumnOptionalDouble(column).value_or(std::numeric_limits<double>::quiet_NaN());
-}
 
 }  // namespace
 
 StatusOr<std::vector<CurvePoint>> MetricStore::Curve(int64_t trial_id, const std::string& name) const {
-  return store_.Read([&](Tables& tables) -> StatusOr<std::vector<CurvePoint>> {
-    Database& db = store_internal::DatabaseOf(tables);
-    // With one MAX() aggregate, SQLite takes the other columns from the row holding the maximum: the
-    // newest attempt's point of each step. The primary key (trial_id, name, step, attempt) serves it.
-    RUNG_ASSIGN_OR_RETURN(Statement query,
-                          db.Prepare("SELECT step, name, value, tokens, flops, wall_time, MAX(attempt) FROM metrics "
-                                     "WHERE trial_id = ? AND name = ? GROUP BY step ORDER BY step"));
-    query.BindAll(trial_id, name);
-    return ReadRows<CurvePoint>(query, [](const Statement& row) {
-      CurvePoint point;
-      point.point.step = row.ColumnInt64(0);
-      point.point.name = row.ColumnText(1);
-      point.point.value = ValueOrNan(row, 2);
-      point.point.tokens = row.ColumnInt64(3);
-      point.point.flops = row.ColumnDouble(4);
-      point.point.wall_time = row.ColumnDouble(5);
-      point.attempt = row.ColumnInt64(6);
-      return point;
-    });
-  });
+  return store_.Read([&](Tables& tables) { return tables.outputs().Curve(trial_id, name); });
 }
 
 StatusOr<std::vector<std::string>> MetricStore::MetricNames(int64_t trial_id) const {

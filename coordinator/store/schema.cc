@@ -287,6 +287,33 @@ ALTER TABLE workers ADD COLUMN quarantined_at    INTEGER;
 ALTER TABLE workers ADD COLUMN quarantine_reason TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Version 7: learning-rate search and early stopping (coordinator/domain/sweep_tuner.h). A sweep
+// keeps the state of its search; trials and attempts can end EARLY_STOPPED.
+constexpr char kSchemaV7[] = R"sql(
+ALTER TABLE sweeps ADD COLUMN tuning TEXT NOT NULL DEFAULT '';
+)sql";
+
+// Version 7's second half: EARLY_STOPPED joins the states the CHECK constraints of trials and
+// attempts allow. Widening a CHECK changes nothing stored, so, as SQLite documents for such changes
+// ("Making Other Kinds Of Table Schema Changes"), the tables' SQL text is edited in place and the
+// schema version bumped, instead of copying both tables (attempts is referenced by every metric).
+Status AllowEarlyStopped(Database& db) {
+  RUNG_ASSIGN_OR_RETURN(int64_t schema_version, db.QueryInt64("PRAGMA schema_version"));
+  RUNG_RETURN_IF_ERROR(db.Execute("PRAGMA writable_schema = ON"));
+  Status edited = db.Execute(
+      "UPDATE sqlite_schema SET sql = replace(sql, '''CANCELLED'')', '''CANCELLED'', ''EARLY_STOPPED'')') "
+      "WHERE type = 'table' AND name IN ('trials', 'attempts') AND sql NOT LIKE '%EARLY_STOPPED%'");
+  if (edited.ok()) edited = db.Execute("PRAGMA schema_version = " + std::to_string(schema_version + 1));
+  const Status reset = db.Execute("PRAGMA writable_schema = OFF");
+  RUNG_RETURN_IF_ERROR(edited);
+  RUNG_RETURN_IF_ERROR(reset);
+  RUNG_ASSIGN_OR_RETURN(int64_t widened,
+                        db.QueryInt64("SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND "
+                                      "name IN ('trials', 'attempts') AND sql LIKE '%''EARLY_STOPPED''%'"));
+  if (widened != 2) return Status::Internal("could not add EARLY_STOPPED to the state checks of trials and attempts");
+  return Status::Ok();
+}
+
 }  // namespace
 
 const std::vector<SchemaMigration>& SchemaMigrations() {
@@ -301,6 +328,7 @@ const std::vector<SchemaMigration>& SchemaMigrations() {
       {4, "gang_reservations, attempt_ranks: data-parallel trials leased to several workers", kSchemaV4},
       {5, "trials' steps and world size; diagnostics keyed by step, layer and head", kSchemaV5},
       {6, "worker_endings, workers' quarantine: a worker whose attempts keep failing stops leasing", kSchemaV6},
+      {7, "sweeps' tuning state; trials and attempts may end EARLY_STOPPED", kSchemaV7, AllowEarlyStopped},
   };
   return migrations;
 }
@@ -335,6 +363,13 @@ Status MigrateSchema(Database& db, const std::vector<SchemaMigration>& migration
     if (!applied.ok()) {
       return Status(applied.code(), "schema migration to version " + std::to_string(next.version) + " (" +
                                         next.description + ") failed: " + applied.message());
+    }
+    if (next.code) {
+      applied = next.code(db);
+      if (!applied.ok()) {
+        return Status(applied.code(), "schema migration to version " + std::to_string(next.version) + " (" +
+                                          next.description + ") failed: " + applied.message());
+      }
     }
     RUNG_RETURN_IF_ERROR(db.Execute("PRAGMA user_version = " + std::to_string(next.version)));
     RUNG_RETURN_IF_ERROR(transaction.Commit());

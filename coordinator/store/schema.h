@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ struct SchemaMigration {
   int64_t version;          // the user_version after this migration: 1, 2, ...
   std::string description;  // one line, for logs and SCHEMA.md
   std::string sql;          // the script
+  // A step SQL cannot state (one that reads the database first), run after `sql` in the same
+  // transaction; may be empty.
+  std::function<Status(Database&)> code;
 };
 
 // This build's migrations, in order (versions 1..N without gaps).

@@ -14,7 +14,7 @@ constexpr std::array<std::pair<SweepState, const char*>, 5> kSweepStateNames = {
     {SweepState::kSucceeded, "SUCCEEDED"},
 }};
 
-constexpr std::array<std::pair<TrialState, const char*>, 8> kTrialStateNames = {{
+constexpr std::array<std::pair<TrialState, const char*>, 9> kTrialStateNames = {{
     {TrialState::kPending, "PENDING"},
     {TrialState::kLeased, "LEASED"},
     {TrialState::kRunning, "RUNNING"},
@@ -23,6 +23,7 @@ constexpr std::array<std::pair<TrialState, const char*>, 8> kTrialStateNames = {
     {TrialState::kPreempted, "PREEMPTED"},
     {TrialState::kStale, "STALE"},
     {TrialState::kCancelled, "CANCELLED"},
+    {TrialState::kEarlyStopped, "EARLY_STOPPED"},
 }};
 
 template <typename State, size_t N>

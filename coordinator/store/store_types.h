@@ -5,10 +5,12 @@
 // trial_lifecycle.h, metric_store.h, worker_registry.h, event_log.h) fill and consume them.
 //
 // Trial lifecycle (docs/design.md):
-//   PENDING -> LEASED -> RUNNING -> SUCCEEDED | FAILED | PREEMPTED | STALE | CANCELLED
+//   PENDING -> LEASED -> RUNNING -> SUCCEEDED | FAILED | PREEMPTED | STALE | CANCELLED | EARLY_STOPPED
 // PREEMPTED and STALE are passed through on the way back to PENDING (each recorded as an event and
 // kept as the attempt's state); FAILED is passed through the same way while retries remain.
-// SUCCEEDED, FAILED (for good) and CANCELLED are terminal until a user retries or resubmits.
+// SUCCEEDED, FAILED (for good) and CANCELLED are terminal until a user retries or resubmits;
+// EARLY_STOPPED (the coordinator stopped it: early_stop_spec.h, or a non-finite loss in a tuned
+// sweep) is terminal for good: never retried, never a failure.
 //
 // Thread safety: values, no shared state.
 #pragma once
@@ -31,7 +33,17 @@ namespace rung {
 enum class SweepState { kActive, kPaused, kCancelled, kFailed, kSucceeded };
 
 // Trial states; an attempt's state is one of them too (never PENDING).
-enum class TrialState { kPending, kLeased, kRunning, kSucceeded, kFailed, kPreempted, kStale, kCancelled };
+enum class TrialState {
+  kPending,
+  kLeased,
+  kRunning,
+  kSucceeded,
+  kFailed,
+  kPreempted,
+  kStale,
+  kCancelled,
+  kEarlyStopped,
+};
 
 // The names stored in the database ("ACTIVE", "PENDING", ...).
 const char* SweepStateName(SweepState state);
@@ -42,9 +54,10 @@ StatusOr<TrialState> ParseTrialState(std::string_view name);
 
 // LEASED or RUNNING: an attempt holds a lease.
 inline bool IsLive(TrialState state) { return state == TrialState::kLeased || state == TrialState::kRunning; }
-// SUCCEEDED, FAILED or CANCELLED: nothing will run until a user retries or resubmits.
+// SUCCEEDED, FAILED, CANCELLED or EARLY_STOPPED: nothing will run until a user retries or resubmits.
 inline bool IsTerminal(TrialState state) {
-  return state == TrialState::kSucceeded || state == TrialState::kFailed || state == TrialState::kCancelled;
+  return state == TrialState::kSucceeded || state == TrialState::kFailed || state == TrialState::kCancelled ||
+         state == TrialState::kEarlyStopped;
 }
 
 // ------------------------------------------------------------------------------------------ sweeps
@@ -62,6 +75,9 @@ struct SweepRecord {
   nlohmann::json baseline = nlohmann::json::object();
   Timestamp created_at;
   Timestamp updated_at;
+  // The spec's search (sweep_tuner.h): "" without a tune block, "searching" while the search may
+  // add trials (the sweep cannot finish), "complete" once every tuning cell is closed.
+  std::string tuning;
 };
 
 // One cell of a sweep as the expansion produced it (trial_cells.h builds these from an
@@ -95,6 +111,10 @@ struct SweepSubmission {
   MetricSpec metric;
   PolicyConfig policy;
   nlohmann::json baseline = nlohmann::json::object();
+  std::string tuning;  // SweepRecord::tuning
+  // With a search: the key it tunes. A resubmission keeps every trial of the sweep whose assignments
+  // hold it (the search added them) even when `trials` does not list it.
+  std::string tuned_key;
   std::vector<TrialCell> trials;
 };
 
@@ -177,8 +197,8 @@ struct Lease {
 
 struct HeartbeatReply {
   Timestamp lease_expires_at;
-  bool cancel = false;  // the trial was cancelled: stop the trainer, report nothing more
-  std::string reason;   // for cancel: who cancelled and why
+  bool cancel = false;  // the trial was cancelled or stopped early: stop the trainer, report nothing more
+  std::string reason;   // for cancel: who cancelled or stopped it, and why
 };
 
 struct AttemptKey {

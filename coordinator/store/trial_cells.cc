@@ -39,6 +39,10 @@ SweepSubmission SubmissionHeader(const ExpandedSweep& expanded, const std::strin
   submission.metric = expanded.spec.metric;
   submission.policy = expanded.spec.policy;
   submission.baseline = expanded.spec.baseline;
+  if (expanded.spec.tune.set) {
+    submission.tuning = "searching";
+    submission.tuned_key = expanded.spec.tune.key;
+  }
   submission.trials.reserve(expanded.trials.size());
   return submission;
 }

@@ -24,7 +24,8 @@ namespace rung {
 
 TrialCell MakeTrialCell(const ExpandedTrial& trial);
 
-// Name, description, metric, policy and baseline from the spec; spec_hash is the SHA-256 of
+// Name, description, metric, policy and baseline from the spec (and, with a tune block, the search
+// open: tuning "searching", tuned_key its key); spec_hash is the SHA-256 of
 // `spec_text`; `spec_file_name` is the name the spec was submitted under.
 SweepSubmission MakeSubmission(const ExpandedSweep& expanded, const std::string& spec_text,
                                const std::string& spec_file_name = "");

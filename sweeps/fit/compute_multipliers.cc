@@ -588,4 +588,11 @@ StatusOr<MultiplierReport> ComputeMultipliers(const LadderResults& ladder, const
   return report;
 }
 
+const TunedPoint* MultiplierReport::TunedAt(const std::string& variant, const std::string& label) const {
+  for (const TunedPoint& point : tuned) {
+    if (point.variant == variant && point.label == label) return &point;
+  }
+  return nullptr;
+}
+
 }  // namespace rung::fit

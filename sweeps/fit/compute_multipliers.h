@@ -133,6 +133,23 @@ struct MultiplierRow {
   std::string wallclock_why;                   // why the wall-clock multiplier is undefined
 };
 
+// A ladder point of a tuned sweep (the spec's tune block): the value of the tuned key its runs used.
+struct TunedPoint {
+  std::string variant;
+  std::string label;
+  double value = 0;    // e.g. the peak learning rate
+  std::string status;  // "bracketed", "unbracketed" (the best on an edge), "extrapolated", "from_sweep", "fixed"
+};
+
+// Per variant, the best tuned value against the rung's parameter count: value = coefficient * N^exponent,
+// least squares in log-log over the variant's searched points.
+struct TunedLaw {
+  std::string variant;
+  double coefficient = 0;
+  double exponent = 0;
+  int points = 0;
+};
+
 struct MultiplierReport {
   std::string source;
   std::string baseline;
@@ -154,6 +171,13 @@ struct MultiplierReport {
   uint64_t bootstrap_seed = 0;
   std::string bootstrap_unit;      // "seeds", "runs" or "" (none)
   std::vector<std::string> notes;  // things a reader should know (non-monotone baseline, bounds)
+
+  // Tuned sweeps only (empty otherwise): the key tuned, each point's value, and the laws.
+  std::string tuned_key;
+  std::string tuned_policy;  // "best" or "value=X"
+  std::vector<TunedPoint> tuned;
+  std::vector<TunedLaw> tuned_laws;
+  const TunedPoint* TunedAt(const std::string& variant, const std::string& label) const;
 };
 
 // Errors: INVALID_ARGUMENT for a bad ladder or options (CheckBootstrapReplicates among them).

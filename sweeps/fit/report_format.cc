@@ -95,6 +95,38 @@ std::string NoteOf(const MultiplierRow& row) {
   return "";
 }
 
+// What a tuned point that is not a bracketed optimum must say ("train.lr 0.00195 unbracketed; "), or "".
+std::string TunedNote(const MultiplierRow& row, const MultiplierReport& report) {
+  const TunedPoint* tuned = report.TunedAt(row.variant, row.label);
+  if (tuned == nullptr || tuned->status == "bracketed" || tuned->status == "fixed") return "";
+  return report.tuned_key + " " + Fmt("%.3g", tuned->value) + " " + tuned->status + "; ";
+}
+
+// The row's note, with its tuned point's.
+std::string NoteOf(const MultiplierRow& row, const MultiplierReport& report) {
+  std::string note = TunedNote(row, report) + NoteOf(row);
+  if (note.size() >= 2 && note.compare(note.size() - 2, 2, "; ") == 0) note.resize(note.size() - 2);
+  return note;
+}
+
+std::string TunedTable(const MultiplierReport& report) {
+  if (report.tuned.empty()) return "";
+  Table table({"variant", "label", report.tuned_key, "status"});
+  table.LeftAlign(0);
+  table.LeftAlign(1);
+  table.LeftAlign(3);
+  for (const TunedPoint& point : report.tuned) table.Add({point.variant, point.label, Fmt("%.4g", point.value), point.status});
+  std::string out = "Tuned " + report.tuned_key + " (" + report.tuned_policy +
+                    "): the value each ladder point's runs used; an unbracketed best lies on an edge of the values "
+                    "tried, an extrapolated one was predicted from smaller rungs\n" +
+                    table.Render("  ");
+  for (const TunedLaw& law : report.tuned_laws) {
+    out += "  " + law.variant + ": best " + report.tuned_key + " = " + Fmt("%.3g", law.coefficient) + " * N_total^" +
+           Fmt("%.3f", law.exponent) + " (" + std::to_string(law.points) + " searched points)\n";
+  }
+  return out;
+}
+
 bool Any(const std::vector<const MultiplierRow*>& rows, bool (*has)(const MultiplierRow&)) {
   return std::any_of(rows.begin(), rows.end(), [&](const MultiplierRow* row) { return has(*row); });
 }
@@ -158,7 +190,7 @@ std::string EstimatorTable(Estimator estimator, const MultiplierReport& report) 
     if (seeds) cells.push_back(PairedText(row->paired_multiplier));
     if (intervals) cells.push_back(IntervalText(row->interval));
     if (wallclock) cells.push_back(row->wallclock_multiplier ? Cm(*row->wallclock_multiplier) : "undefined");
-    std::string note = NoteOf(*row);
+    std::string note = NoteOf(*row, report);
     if (wallclock && !row->wallclock_multiplier && !row->wallclock_why.empty()) {
       note += (note.empty() ? "" : "; ") + std::string("wall clock: ") + row->wallclock_why;
     }
@@ -273,6 +305,12 @@ json RowJson(const MultiplierRow& row, const MultiplierReport& report, const std
   if (!row.interval_note.empty()) out["interval_note"] = row.interval_note;
   if (row.wallclock_multiplier) out["wallclock_multiplier"] = *row.wallclock_multiplier;
   if (!row.wallclock_why.empty()) out["wallclock_undefined_reason"] = row.wallclock_why;
+  if (const TunedPoint* tuned = report.TunedAt(row.variant, row.label)) {
+    out["lr"] = tuned->value;
+    out["lr_bracketed"] = tuned->status == "bracketed";
+    out["lr_extrapolated"] = tuned->status == "extrapolated";
+    out["lr_status"] = tuned->status;
+  }
   return out;
 }
 
@@ -324,6 +362,8 @@ std::string FormatReportTable(const MultiplierReport& report) {
   if (!fits.empty()) out << "\n" << fits;
   std::string sensitivity = SensitivityTable(report);
   if (!sensitivity.empty()) out << "\n" << sensitivity;
+  std::string tuned = TunedTable(report);
+  if (!tuned.empty()) out << "\n" << tuned;
   if (!report.notes.empty()) {
     out << "\nNotes\n";
     for (const std::string& note : report.notes) out << "  - " << note << "\n";
@@ -368,7 +408,7 @@ std::string FormatReportCsv(const MultiplierReport& report) {
         Opt(row.wallclock_multiplier),
         Opt(row.fit_rmse),
         Opt(row.baseline_fit_rmse),
-        CsvField(row.multiplier ? row.how : row.why)};
+        CsvField(TunedNote(row, report) + (row.multiplier ? row.how : row.why))};
     for (size_t index = 0; index < cells.size(); ++index) out += (index ? "," : "") + cells[index];
     out += "\n";
   };

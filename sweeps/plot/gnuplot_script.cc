@@ -1,5 +1,6 @@
 #include "sweeps/plot/gnuplot_script.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -64,6 +65,12 @@ std::string EnhancedLiteral(const std::string& text) {
     escaped += c;
   }
   return escaped;
+}
+
+std::string FileNamePart(const std::string& text) {
+  std::string safe;
+  for (char c : text) safe += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
+  return safe.empty() ? "default" : safe;
 }
 
 std::string Format(const char* format, double value) {

@@ -19,6 +19,8 @@ std::string Quote(const std::string& text);
 std::string DoubleQuote(const std::string& text);
 // Literal text inside an enhanced-text string: _ ^ { } @ & ~ escaped.
 std::string EnhancedLiteral(const std::string& text);
+// A label (a rung's) as a file-name part: letters, digits, '-', '_', '.'; others become '_'.
+std::string FileNamePart(const std::string& text);
 // printf-style formatting of one number.
 std::string Format(const char* format, double value);
 

@@ -1,6 +1,5 @@
 #include "sweeps/plot/loss_curves_plot.h"
 
-#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -12,13 +11,6 @@ namespace rung::plot {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A rung label as a file-name part: letters, digits, '-', '_', '.'; others become '_'.
-std::string FileSafe(const std::string& text) {
-  std::string safe;
-  for (char c : text) safe += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
-  return safe.empty() ? "default" : safe;
-}
 
 }  // namespace
 
@@ -35,7 +27,7 @@ StatusOr<std::vector<std::string>> WriteLossCurvesPlots(const std::vector<LossCu
   script << "# rung plot: training curves of " << options.title << "\nset encoding utf8\n";
   std::vector<std::string> outputs;
   for (const auto& [rung, lines] : by_rung) {
-    const std::string name = "loss_curves_" + FileSafe(rung);
+    const std::string name = "loss_curves_" + FileNamePart(rung);
     std::ostringstream data;
     for (const LossCurve* curve : lines) {
       data << "# " << curve->label << "\n";

@@ -161,6 +161,18 @@ StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document, const Ex
             ", " + TrialLimitText(limits));
     return diagnostics.ToStatus();
   }
+  // A search can add up to max_points values of every cell: its worst case counts against the limit.
+  if (spec.tune.set) {
+    const std::optional<int64_t> worst = CheckedMul(*trial_count, spec.tune.max_points);
+    if (!worst || *worst > limits.max_trials) {
+      diagnostics.Error(spec.tune.location, "tune." + spec.tune.key,
+                        "the search can take up to " +
+                            (worst ? std::to_string(*worst) : std::string("more than an int64 counts")) + " trials (" +
+                            std::to_string(*trial_count) + " cells x max_points " +
+                            std::to_string(spec.tune.max_points) + "), " + TrialLimitText(limits));
+      return diagnostics.ToStatus();
+    }
+  }
 
   // Resolves one cell into its trial config, JSON, identity and counts; false when its config has
   // errors (in `errors`, by path).

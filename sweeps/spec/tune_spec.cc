@@ -14,7 +14,16 @@ int64_t TuneSpec::NearestIndex(double value) const {
   return static_cast<int64_t>(exact - below > 0.5 + 1e-9 ? below + 1 : below);
 }
 
-double TuneSpec::ValueAt(int64_t index) const { return anchor * std::pow(ratio, static_cast<double>(index)); }
+double TuneSpec::ValueAt(int64_t index) const {
+  // ratio^index as (ratio^2)^(index/2) x ratio^(index mod 2), with ratio^2 taken as the integer it is
+  // within rounding (sqrt 2 squared is 2.0000000000000004): the paper's grid 2^(-i/2) then gives
+  // exact powers of two at even indices (2^-10, not 0.0009765624999999987).
+  double square = ratio * ratio;
+  if (std::fabs(square - std::round(square)) < 1e-12 * square) square = std::round(square);
+  const int64_t half = index >= 0 ? index / 2 : -((-index + 1) / 2);
+  const int64_t odd = index - 2 * half;  // 0 or 1
+  return anchor * std::pow(square, static_cast<double>(half)) * (odd ? ratio : 1.0);
+}
 
 double TuneSpec::CenterOf(const std::string& label) const {
   auto it = center_per_rung.find(label);
@@ -78,12 +87,33 @@ TuneSpec ParseTuneSpec(const nlohmann::json* block, const ConfigDocument& docume
                        "a search needs a centre: `center: 3e-3` (or one per rung label), or `from_sweep: NAME`");
   }
 
+  // A centre must lie within kMaxGridIndex steps of the anchor (grid indices stay small integers).
+  const auto check_center = [&](double value, const std::string& center_path) {
+    const double steps = std::log(value / spec.anchor) / std::log(spec.ratio);
+    if (!(std::fabs(steps) < static_cast<double>(kMaxGridIndex))) {
+      diagnostics->Error(document.Locate(center_path), center_path,
+                         "lies more than " + std::to_string(kMaxGridIndex) + " grid steps from the anchor");
+    }
+  };
+  if (spec.center) check_center(*spec.center, path + ".center");
+  for (const auto& [label, value] : spec.center_per_rung) check_center(value, path + ".center." + label);
+
   ReadSpecInteger(search, "start", path + ".start", 1, &spec.start, document, diagnostics);
+  if (spec.start > kMaxTunePoints) {
+    diagnostics->Error(document.Locate(path + ".start"), path + ".start",
+                       "at most " + std::to_string(kMaxTunePoints) + " values per cell");
+    spec.start = 1;
+  }
   if (spec.start % 2 == 0) {
     diagnostics->Error(document.Locate(path + ".start"), path + ".start",
                        "expected an odd count: the centre and as many values on each side");
   }
   ReadSpecInteger(search, "max_points", path + ".max_points", 1, &spec.max_points, document, diagnostics);
+  if (spec.max_points > kMaxTunePoints) {
+    diagnostics->Error(document.Locate(path + ".max_points"), path + ".max_points",
+                       "at most " + std::to_string(kMaxTunePoints) + " values per cell");
+    spec.max_points = kMaxTunePoints;
+  }
   if (spec.max_points < spec.start) {
     diagnostics->Error(document.Locate(path + ".max_points"), path + ".max_points",
                        "must be at least `start` (" + std::to_string(spec.start) + ")");

@@ -34,6 +34,11 @@
 
 namespace rung {
 
+// Bounds that keep a search's arithmetic in small integers: values per cell, and how far (in grid
+// steps) a centre may lie from the anchor.
+inline constexpr int64_t kMaxTunePoints = 1000;
+inline constexpr int64_t kMaxGridIndex = 1000000;
+
 struct TuneSpec {
   bool set = false;             // the spec has a tune block
   std::string key;              // "train.lr"
@@ -41,8 +46,8 @@ struct TuneSpec {
   double anchor = 1.0;          // > 0
   std::optional<double> center;                   // one centre for every rung; > 0
   std::map<std::string, double> center_per_rung;  // or one per rung label
-  int64_t start = 3;            // odd, >= 1
-  int64_t max_points = 9;       // >= start
+  int64_t start = 3;            // odd, 1 .. kMaxTunePoints
+  int64_t max_points = 9;       // start .. kMaxTunePoints
   std::vector<std::string> per;  // "rung" and axis keys; empty: every axis but seed, and the rung
   bool per_given = false;
   bool tune_every_seed = false;  // seeds: all

@@ -36,6 +36,20 @@ double LineThrough(const std::vector<double>& x, const std::vector<double>& y, d
   return mean_y + sxy / sxx * (at - mean_x);
 }
 
+std::optional<ValueLaw> FitValueLaw(const std::vector<std::pair<double, double>>& n_and_value) {
+  std::set<double> distinct;
+  std::vector<double> x, y;
+  for (const auto& [n, value] : n_and_value) {
+    if (!(n > 0) || !(value > 0)) continue;
+    distinct.insert(n);
+    x.push_back(std::log(n));
+    y.push_back(std::log(value));
+  }
+  if (distinct.size() < 2) return std::nullopt;
+  const double at0 = LineThrough(x, y, 0.0);
+  return ValueLaw{std::exp(at0), LineThrough(x, y, 1.0) - at0};
+}
+
 namespace {
 
 std::vector<std::string> AxisKeys(const SweepSpec& spec) {
@@ -206,7 +220,7 @@ StatusOr<TuningPlan> PlanTuning(const ExpandedSweep& expanded, const std::vector
           sum += *trial->metric;
         }
       }
-      tried.state = running ? "running" : diverged ? "diverged" : asha ? "stopped_by_asha" : "finished";
+      tried.state = running ? "unfinished" : diverged ? "diverged" : asha ? "stopped_by_asha" : "finished";
       if (tried.state == "finished") tried.metric = sum / static_cast<double>(work.members.size());
       work.report.tried.push_back(tried);
     }
@@ -215,7 +229,9 @@ StatusOr<TuningPlan> PlanTuning(const ExpandedSweep& expanded, const std::vector
   const auto center_from = [&](const std::vector<std::pair<double, double>>& closed, double ln_n) {
     std::vector<double> x, y;
     for (const auto& [a, b] : closed) x.push_back(a), y.push_back(b);
-    return static_cast<int64_t>(std::llround(LineThrough(x, y, ln_n)));
+    const double line = LineThrough(x, y, ln_n);
+    const double bound = static_cast<double>(kMaxGridIndex);
+    return static_cast<int64_t>(std::llround(std::clamp(std::isfinite(line) ? line : 0.0, -bound, bound)));
   };
 
   for (auto& [method, ids] : methods) {
@@ -282,7 +298,7 @@ StatusOr<TuningPlan> PlanTuning(const ExpandedSweep& expanded, const std::vector
           work.wanted = work.tried;
           score_of(work);
           int64_t running = 0;
-          for (const TriedValue& tried : report.tried) running += tried.state == "running" ? 1 : 0;
+          for (const TriedValue& tried : report.tried) running += tried.state == "unfinished" ? 1 : 0;
           // best: the lowest score; unscored values after every scored one; ties to the smaller index
           const TriedValue* best = nullptr;
           for (const TriedValue& tried : report.tried) {

@@ -77,7 +77,7 @@ struct TriedValue {
   int64_t index = 0;
   double value = 0;
   std::optional<double> metric;  // the members' mean final metric, when every member finished
-  std::string state;             // "finished", "running", "diverged", "stopped_by_asha"
+  std::string state;             // "finished", "unfinished", "diverged", "stopped_by_asha"
 };
 
 struct TuningCellReport {
@@ -133,6 +133,14 @@ StatusOr<TuningPlan> PlanTuning(const ExpandedSweep& expanded, const std::vector
 // rung label and assignments.
 nlohmann::json TuningCellOf(const TuneSpec& tune, const std::vector<std::string>& axis_keys,
                             const std::string& rung_label, const nlohmann::json& assignments);
+
+// value = coefficient * N^exponent through (N, value) points by least squares in log-log: the law of a
+// method's best tuned value against its rungs' size. nullopt with fewer than 2 distinct N.
+struct ValueLaw {
+  double coefficient = 0;
+  double exponent = 0;
+};
+std::optional<ValueLaw> FitValueLaw(const std::vector<std::pair<double, double>>& n_and_value);
 
 // The least-squares line of `y` against `x` evaluated at `at` (one point: its y). REQUIRES: x, y
 // the same non-zero size.

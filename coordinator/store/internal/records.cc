@@ -1,5 +1,7 @@
 #include "coordinator/store/internal/records.h"
 
+#include <limits>
+
 namespace rung::store_internal {
 namespace {
 
@@ -12,6 +14,10 @@ std::optional<Timestamp> OptionalTime(const Statement& row, int column) {
 Timestamp Time(const Statement& row, int column) { return FromUnixMicros(row.ColumnInt64(column)); }
 
 }  // namespace
+
+double ValueOrNan(const Statement& row, int column) {
+  return row.ColumnOptionalDouble(column).value_or(std::numeric_limits<double>::quiet_NaN());
+}
 
 StatusOr<nlohmann::json> ParseJsonColumn(const std::string& text, const std::string& what) {
   nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -50,6 +56,7 @@ StatusOr<SweepRecord> Table<SweepRecord>::Read(const Statement& row) {
   sweep.description = row.ColumnText(10);
   sweep.metric.name = row.ColumnText(11);
   sweep.metric.goal = row.ColumnText(12);
+  sweep.tuning = row.ColumnText(13);
   return sweep;
 }
 

@@ -22,6 +22,9 @@
 
 namespace rung::store_internal {
 
+// A REAL column that may be NULL: SQLite stores NaN as NULL, so NULL reads back as NaN.
+double ValueOrNan(const Statement& row, int column);
+
 // JSON text from a column; DATA_LOSS (naming `what`) when it does not parse.
 StatusOr<nlohmann::json> ParseJsonColumn(const std::string& text, const std::string& what);
 
@@ -37,7 +40,7 @@ struct Table<SweepRecord> {
   static constexpr char kColumns[] =
       "sweeps.id, sweeps.name, sweeps.spec_text, sweeps.spec_hash, sweeps.state, sweeps.policy, sweeps.baseline, "
       "sweeps.created_at, sweeps.updated_at, sweeps.spec_file_name, sweeps.description, sweeps.metric_name, "
-      "sweeps.metric_goal";
+      "sweeps.metric_goal, sweeps.tuning";
   static StatusOr<SweepRecord> Read(const Statement& row);
 };
 

@@ -23,4 +23,16 @@ StatusOr<std::optional<std::string>> EventTable::LatestStateReason(int64_t trial
   return std::optional<std::string>(latest.ColumnText(0));
 }
 
+StatusOr<std::vector<std::string>> EventTable::SweepReasons(int64_t sweep_id, const std::string& kind) {
+  RUNG_ASSIGN_OR_RETURN(Statement query,
+                        db_.Prepare("SELECT reason FROM events WHERE sweep_id = ? AND kind = ? ORDER BY id"));
+  query.BindAll(sweep_id, kind);
+  std::vector<std::string> reasons;
+  while (true) {
+    RUNG_ASSIGN_OR_RETURN(bool row, query.Step());
+    if (!row) return reasons;
+    reasons.push_back(query.ColumnText(0));
+  }
+}
+
 }  // namespace rung

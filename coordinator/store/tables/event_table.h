@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "coordinator/store/store_types.h"
 #include "core/common/status.h"
@@ -25,6 +26,8 @@ class EventTable {
   Status Append(const EventRecord& event);
   // The reason of the trial's newest trial_state or trial_waiting event; nullopt when it has none.
   StatusOr<std::optional<std::string>> LatestStateReason(int64_t trial_id);
+  // The reasons of the sweep's events of `kind`, oldest first.
+  StatusOr<std::vector<std::string>> SweepReasons(int64_t sweep_id, const std::string& kind);
 
  private:
   Database& db_;

@@ -1,9 +1,13 @@
 // coordinator/store/tables/output_table.cc
 #include "coordinator/store/tables/output_table.h"
 
+#include <limits>
+#include <utility>
+
 #include <nlohmann/json.hpp>
 
 #include "coordinator/store/database.h"
+#include "coordinator/store/internal/records.h"
 
 namespace rung {
 
@@ -84,6 +88,37 @@ Status OutputTable::InsertLogLines(int64_t trial_id, int64_t attempt, int64_t ba
 }  // namespace rung
 
 namespace rung {
+
+StatusOr<std::vector<CurvePoint>> OutputTable::Curve(int64_t trial_id, const std::string& name) {
+  // With one MAX() aggregate, SQLite takes the other columns from the row holding the maximum: the
+  // newest attempt's point of each step. The primary key (trial_id, name, step, attempt) serves it.
+  RUNG_ASSIGN_OR_RETURN(Statement query,
+                        db_.Prepare("SELECT step, name, value, tokens, flops, wall_time, MAX(attempt) FROM metrics "
+                                    "WHERE trial_id = ? AND name = ? GROUP BY step ORDER BY step"));
+  query.BindAll(trial_id, name);
+  return store_internal::ReadRows<CurvePoint>(query, [](const Statement& row) {
+    CurvePoint point;
+    point.point.step = row.ColumnInt64(0);
+    point.point.name = row.ColumnText(1);
+    point.point.value = store_internal::ValueOrNan(row, 2);
+    point.point.tokens = row.ColumnInt64(3);
+    point.point.flops = row.ColumnDouble(4);
+    point.point.wall_time = row.ColumnDouble(5);
+    point.attempt = row.ColumnInt64(6);
+    return point;
+  });
+}
+
+StatusOr<std::map<int64_t, double>> OutputTable::SummaryOfSweep(int64_t sweep_id, const std::string& name) {
+  RUNG_ASSIGN_OR_RETURN(Statement query,
+                        db_.Prepare("SELECT summaries.trial_id, summaries.value FROM summaries JOIN trials ON "
+                                    "trials.id = summaries.trial_id WHERE trials.sweep_id = ? AND summaries.name = ?"));
+  query.BindAll(sweep_id, name);
+  RUNG_ASSIGN_OR_RETURN(auto rows, store_internal::ReadRows<std::pair<int64_t, double>>(query, [](const Statement& row) {
+    return std::make_pair(row.ColumnInt64(0), store_internal::ValueOrNan(row, 1));
+  }));
+  return std::map<int64_t, double>(rows.begin(), rows.end());
+}
 
 StatusOr<bool> OutputTable::HasSummaries(int64_t trial_id, int64_t attempt) {
   RUNG_ASSIGN_OR_RETURN(int64_t any, db_.QueryInt64("SELECT EXISTS (SELECT 1 FROM summaries WHERE trial_id = ? AND "

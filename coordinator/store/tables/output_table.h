@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "coordinator/store/clock.h"
@@ -33,6 +35,10 @@ class OutputTable {
   // Stores the lines of the attempt's batch `batch`, numbered 0, 1, ... in order, at `now`.
   Status InsertLogLines(int64_t trial_id, int64_t attempt, int64_t batch, const std::vector<LogLine>& lines,
                         Timestamp now);
+  // The trial's points of `name` by step, each from the newest attempt that has one (metric_store.h).
+  StatusOr<std::vector<CurvePoint>> Curve(int64_t trial_id, const std::string& name);
+  // Every trial of the sweep with a summary `name`: trial id -> value (NaN where not finite).
+  StatusOr<std::map<int64_t, double>> SummaryOfSweep(int64_t sweep_id, const std::string& name);
   // Whether any summary of the trial came from this attempt (its final record arrived).
   StatusOr<bool> HasSummaries(int64_t trial_id, int64_t attempt);
 

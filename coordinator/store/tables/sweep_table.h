@@ -35,6 +35,10 @@ class SweepTable {
   // The sweep takes `submission`'s spec, policy, baseline and metric (a resubmission).
   Status UpdateSpec(int64_t sweep_id, const SweepSubmission& submission, Timestamp now);
   Status SetState(int64_t sweep_id, SweepState state, Timestamp now);
+  // SweepRecord::tuning.
+  Status SetTuning(int64_t sweep_id, const std::string& tuning, Timestamp now);
+  // The sweeps whose search is open (tuning = "searching"), by id.
+  StatusOr<std::vector<SweepRecord>> Searching();
 
   // Sets (inserts or replaces) one tag.
   Status SetTag(int64_t sweep_id, const std::string& key, const std::string& value);

@@ -78,7 +78,7 @@ StatusOr<std::vector<TrialRecord>> TrialTable::OfSweep(int64_t sweep_id, std::op
 
 StatusOr<std::vector<TrialRecord>> TrialTable::UnfinishedOfSweep(int64_t sweep_id) {
   return Select<TrialRecord>(
-      db_, "WHERE sweep_id = ? AND state NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED') ORDER BY id", sweep_id);
+      db_, "WHERE sweep_id = ? AND state NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED', 'EARLY_STOPPED') ORDER BY id", sweep_id);
 }
 
 StatusOr<std::vector<TrialRecord>> TrialTable::FailedOfSweep(int64_t sweep_id) {
@@ -176,7 +176,7 @@ StatusOr<TrialCounts> TrialTable::Counts(int64_t sweep_id) {
   RUNG_ASSIGN_OR_RETURN(Statement count,
                         db_.Prepare("SELECT COUNT(*), COALESCE(SUM(state = 'FAILED'), 0), "
                                     "COALESCE(SUM(state = 'SUCCEEDED'), 0), "
-                                    "COALESCE(SUM(state NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED')), 0) "
+                                    "COALESCE(SUM(state NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED', 'EARLY_STOPPED')), 0) "
                                     "FROM trials WHERE sweep_id = ?"));
   count.Bind(1, sweep_id);
   RUNG_RETURN_IF_ERROR(count.Step());

@@ -1,6 +1,6 @@
 // The database layer and the schema: WAL and durability settings, statements and transactions,
-// the latest schema created and reopened, forward migrations (v1 -> v2 and v2 -> v3 with data), a
-// newer database refused.
+// the latest schema created and reopened, forward migrations (v1 -> v2, v2 -> v3 and v6 -> v7 with
+// data), a newer database refused.
 #include "coordinator/store/schema.h"
 
 #include <filesystem>
@@ -39,8 +39,8 @@ TEST_F(SchemaTest, CreatesTheLatestVersionWithEveryTableAndTheDurabilitySettings
   std::unique_ptr<Database> db = Raw();
   ASSERT_NE(db, nullptr);
   ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
-  EXPECT_EQ(version, 6);
-  EXPECT_EQ(LatestSchemaVersion(), 6);
+  EXPECT_EQ(version, 7);
+  EXPECT_EQ(LatestSchemaVersion(), 7);
   EXPECT_EQ(Text(*db, "PRAGMA journal_mode"), "wal");
   EXPECT_EQ(Text(*db, "PRAGMA synchronous"), "2");  // FULL
   EXPECT_EQ(Text(*db, "PRAGMA foreign_keys"), "1");
@@ -132,20 +132,47 @@ TEST_F(SchemaTest, AVersionTwoDatabaseFileMigratesToThreeKeepingItsDataAndStores
   EXPECT_EQ(saved.id, 1);
 }
 
+TEST_F(SchemaTest, AVersionSixDatabaseMigratesToSevenWhereTrialsAndAttemptsMayEndEarlyStopped) {
+  Close();
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(DatabasePath() + suffix);
+  {
+    std::unique_ptr<Database> db = Raw();
+    std::vector<SchemaMigration> up_to_six(SchemaMigrations().begin(), SchemaMigrations().begin() + 6);
+    ASSERT_OK(MigrateSchema(*db, up_to_six));
+    ASSERT_OK(db->Execute(
+        "INSERT INTO sweeps(name, spec_text, spec_hash, state, policy, baseline, created_at, updated_at) "
+        "VALUES ('old', 'name: old', 'h', 'ACTIVE', '{}', '{}', 1, 1);"
+        "INSERT INTO trials(sweep_id, trial_index, identity, config_json, state, rung, rung_label, variant, seed, "
+        "n_nonembedding, n_total, tokens, flops, cpus, gpus, priority, assignments, created_at, updated_at) "
+        "VALUES (1, 0, 'id0', '{}', 'RUNNING', 0, 'L1', 'rope', 0, 1, 1, 1, 1.0, 1, 0, 0, '{}', 1, 1);"));
+    // Version 6 refuses the new state.
+    EXPECT_FALSE(db->Execute("UPDATE trials SET state = 'EARLY_STOPPED'").ok());
+  }
+  Open();
+  std::unique_ptr<Database> db = Raw();
+  ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
+  EXPECT_EQ(version, 7);
+  ASSERT_OK(db->Execute("UPDATE trials SET state = 'EARLY_STOPPED'"));
+  EXPECT_FALSE(db->Execute("UPDATE trials SET state = 'STOPPED'").ok()) << "the check still holds";
+  ASSERT_OK_AND_ASSIGN(SweepRecord sweep, sweeps().FindByName("old"));
+  EXPECT_EQ(sweep.tuning, "");
+  EXPECT_EQ(Text(*db, "PRAGMA integrity_check"), "ok");
+}
+
 TEST_F(SchemaTest, RefusesADatabaseNewerThanThisBuild) {
   Close();
   {
     std::unique_ptr<Database> db = Raw();
-    ASSERT_OK(db->Execute("PRAGMA user_version = 7"));
+    ASSERT_OK(db->Execute("PRAGMA user_version = 8"));
   }
   StatusOr<std::unique_ptr<Store>> store = Store::Open(DatabasePath(), clock_, Options());
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(store.status().message().find("schema version 7"), std::string::npos) << store.status().message();
+  EXPECT_NE(store.status().message().find("schema version 8"), std::string::npos) << store.status().message();
   // Left as it was: the refusal wrote nothing.
   std::unique_ptr<Database> db = Raw();
   ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
-  EXPECT_EQ(version, 7);
+  EXPECT_EQ(version, 8);
 }
 
 TEST_F(SchemaTest, AppliesLaterMigrationsInOrderAndRollsBackOneThatFails) {

@@ -1,0 +1,119 @@
+#include "sweeps/plot/tuning_plot.h"
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "sweeps/plot/gnuplot_script.h"
+
+namespace rung::plot {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Value(double value) { return std::isfinite(value) ? Format("%.6g", value) : "NaN"; }
+
+// The lines that write the current plot to name.svg and name.png.
+std::string Outputs(const fs::path& dir, const std::string& name, const TuningPlotOptions& options) {
+  return SvgTerminal(options.width, options.height) + "\nset output " + Quote((dir / (name + ".svg")).string()) +
+         "\nreplot\nunset output\n" + PngTerminal(options.width, options.height) + "\nset output " +
+         Quote((dir / (name + ".png")).string()) + "\nreplot\nunset output\n";
+}
+
+}  // namespace
+
+StatusOr<std::vector<std::string>> WriteTuningPlots(const std::vector<TuningCurve>& curves,
+                                                    const std::vector<TuningLaw>& laws,
+                                                    const TuningPlotOptions& options) {
+  std::map<std::string, std::vector<const TuningCurve*>> by_rung;
+  for (const TuningCurve& curve : curves) {
+    if (!curve.points.empty()) by_rung[curve.rung].push_back(&curve);
+  }
+  if (by_rung.empty()) return Status::InvalidArgument("no tuning cell has a scored value to draw");
+  RUNG_RETURN_IF_ERROR(MakeOutputFolder(options.out_dir));
+  const fs::path dir = fs::absolute(options.out_dir);
+  std::ostringstream script;
+  script << "# rung plot: the search of " << options.key << " in " << options.title << "\nset encoding utf8\n";
+  std::vector<std::string> outputs;
+
+  // The metric against the value, per rung: each method's line, its chosen value marked.
+  for (const auto& [rung, lines] : by_rung) {
+    const std::string name = "lr_sweep_" + FileNamePart(rung);
+    const std::string data_path = (dir / (name + ".dat")).string();
+    std::ostringstream data;
+    for (const TuningCurve* curve : lines) {
+      data << "# " << curve->method << "\n";
+      for (const auto& [value, metric] : curve->points) data << Format("%.6e", value) << " " << Value(metric) << "\n";
+      data << "\n\n";
+    }
+    for (const TuningCurve* curve : lines) {
+      data << "# " << curve->method << " chosen\n";
+      for (const auto& [value, metric] : curve->points) {
+        if (curve->chosen && std::fabs(value / *curve->chosen - 1) < 1e-9) {
+          data << Format("%.6e", value) << " " << Value(metric) << "\n";
+        }
+      }
+      data << "\n\n";
+    }
+    RUNG_RETURN_IF_ERROR(WriteTextFile(data_path, data.str()));
+    script << "reset\nset border lw 1.2\nset grid lc rgb '#dddddd'\nset logscale x\n"
+           << "set title " << DoubleQuote(EnhancedLiteral(options.title + ": " + options.key + " at rung " + rung))
+           << "\nset xlabel " << Quote(options.key + " (log scale)") << "\nset ylabel "
+           << Quote("final " + options.metric) << "\nset key outside right top noenhanced\nplot ";
+    for (size_t i = 0; i < lines.size(); ++i) {
+      script << (i ? ", \\\n  " : "") << Quote(data_path) << " index " << i
+             << " using 1:2 with linespoints lw 1.5 pt 7 ps 0.8 lc " << i + 1 << " title " << Quote(lines[i]->method);
+    }
+    for (size_t i = 0; i < lines.size(); ++i) {
+      // chosen: a large filled mark when bracketed, an open one when not
+      const bool bracketed = lines[i]->bracketed;
+      script << ", \\\n  " << Quote(data_path) << " index " << lines.size() + i << " using 1:2 with points pt "
+             << (bracketed ? 9 : 8) << " ps 2.5 lc " << i + 1 << " title "
+             << Quote(lines[i]->method + (bracketed ? " best (bracketed)" : " best (unbracketed)"));
+    }
+    script << "\n" << Outputs(dir, name, options);
+    outputs.push_back(name + ".svg");
+    outputs.push_back(name + ".png");
+  }
+
+  // Each method's best value against N, with its law.
+  std::map<std::string, std::vector<std::pair<double, double>>> best_by_method;
+  for (const TuningCurve& curve : curves) {
+    if (curve.chosen && curve.n > 0) best_by_method[curve.method].emplace_back(curve.n, *curve.chosen);
+  }
+  if (!best_by_method.empty()) {
+    const std::string name = "best_lr";
+    const std::string data_path = (dir / (name + ".dat")).string();
+    std::ostringstream data;
+    for (const auto& [method, points] : best_by_method) {
+      data << "# " << method << "\n";
+      for (const auto& [n, value] : points) data << Format("%.6e", n) << " " << Format("%.6e", value) << "\n";
+      data << "\n\n";
+    }
+    RUNG_RETURN_IF_ERROR(WriteTextFile(data_path, data.str()));
+    script << "reset\nset border lw 1.2\nset grid lc rgb '#dddddd'\nset logscale xy\n"
+           << "set title " << DoubleQuote(EnhancedLiteral(options.title + ": best " + options.key + " per rung"))
+           << "\nset xlabel 'parameters N (total, positional excluded)'\nset ylabel " << Quote("best " + options.key)
+           << "\nset key outside right top noenhanced\n";
+    size_t index = 0;
+    std::string plot = "plot ";
+    for (const auto& [method, points] : best_by_method) {
+      plot += (index ? ", \\\n  " : "") + Quote(data_path) + " index " + std::to_string(index) +
+              " using 1:2 with points pt 7 ps 1.5 lc " + std::to_string(index + 1) + " title " + Quote(method);
+      for (const TuningLaw& law : laws) {
+        if (law.method != method) continue;
+        plot += ", \\\n  " + Format("%.6e", law.coefficient) + " * x**(" + Format("%.6f", law.exponent) +
+                ") with lines lw 1.5 dt 2 lc " + std::to_string(index + 1) + " title " +
+                Quote(method + ": " + Format("%.3g", law.coefficient) + " N^" + Format("%.3f", law.exponent));
+      }
+      ++index;
+    }
+    script << plot << "\n" << Outputs(dir, name, options);
+    outputs.push_back(name + ".svg");
+    outputs.push_back(name + ".png");
+  }
+  return RenderGnuplot(options.gnuplot, dir.string(), "tuning.gp", script.str(), outputs);
+}
+
+}  // namespace rung::plot
