@@ -98,7 +98,8 @@ Spent RunSearch(const ExpandedSweep& expanded, const stand_in::LossSurface& surf
         for (size_t i = 0; i < trials.size(); ++i) {
           EvaluatedTrial now;
           now.total_tokens = trials[i]->trial.tokens;
-          const size_t upto = std::min(series[i].size(), std::min(eval + 1, stopped_at[i] + 1));
+          const size_t seen = stopped_at[i] == SIZE_MAX ? eval + 1 : std::min(eval, stopped_at[i]) + 1;
+          const size_t upto = std::min(series[i].size(), seen);
           now.asha_metric.assign(series[i].begin(), series[i].begin() + static_cast<std::ptrdiff_t>(upto));
           cell_trials.push_back(now);
         }
@@ -111,6 +112,7 @@ Spent RunSearch(const ExpandedSweep& expanded, const stand_in::LossSurface& surf
         const PlannedTrial& trial = *trials[i];
         ObservedTrial observed;
         observed.identity = trial.trial.identity;
+        observed.order = static_cast<int64_t>(store.size());
         observed.rung_label = trial.trial.rung_label;
         observed.assignments = trial.trial.assignments;
         EvaluatedTrial evaluated;

@@ -47,7 +47,8 @@ Coordinator::Coordinator(std::unique_ptr<Store> store, const Clock& clock)
       results_(*store_),
       fits_(*store_),
       gangs_(*store_),
-      reaper_(trials_, clock_),
+      // Decisions an error left pending are retried here (SweepTuner::Decide's are idempotent).
+      reaper_(trials_, clock_, [this] { tuner_.DecideAll().IgnoreError(); }),
       leases_(*store_, trials_, gangs_, reaper_, signals_) {}
 
 Coordinator::~Coordinator() { Shutdown(); }

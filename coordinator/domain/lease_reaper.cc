@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <utility>
 
 namespace rung {
 namespace {
@@ -11,8 +12,11 @@ constexpr std::chrono::seconds kRetryAfterError{1};
 
 }  // namespace
 
-LeaseReaper::LeaseReaper(TrialLifecycle& trials, const Clock& clock)
-    : trials_(trials), clock_(clock), on_clock_moved_([this] { ExpireDueOrLog(); }) {
+LeaseReaper::LeaseReaper(TrialLifecycle& trials, const Clock& clock, std::function<void()> housekeeping)
+    : trials_(trials),
+      clock_(clock),
+      housekeeping_(std::move(housekeeping)),
+      on_clock_moved_([this] { ExpireDueOrLog(); }) {
   clock_.Watch(&on_clock_moved_);
 }
 
@@ -66,6 +70,10 @@ bool LeaseReaper::ExpireDueOrLog() {
 void LeaseReaper::Run() {
   while (true) {
     std::chrono::microseconds sleep = kMaxSleep;
+    if (housekeeping_ && (last_housekeeping_ == Timestamp::min() || clock_.Now() - last_housekeeping_ >= kHousekeepingEvery)) {
+      last_housekeeping_ = clock_.Now();
+      housekeeping_();
+    }
     if (!ExpireDueOrLog()) {
       sleep = kRetryAfterError;
     } else if (StatusOr<std::optional<Timestamp>> next = trials_.NextLeaseExpiry(); !next.ok()) {

@@ -37,7 +37,10 @@ class LeaseReaper {
 
   // TrialLifecycle::ExpireLeases signals the trials it requeued (WorkQueued).
   // REQUIRES: `trials` and `clock` outlive the reaper.
-  LeaseReaper(TrialLifecycle& trials, const Clock& clock);
+  // `housekeeping` (may be empty) runs on the reaper's thread at most once per kHousekeepingEvery of
+  // the clock, for what must be retried without a caller (the coordinator's pending decisions).
+  static constexpr std::chrono::seconds kHousekeepingEvery{30};
+  LeaseReaper(TrialLifecycle& trials, const Clock& clock, std::function<void()> housekeeping = {});
   ~LeaseReaper();
   LeaseReaper(const LeaseReaper&) = delete;
   LeaseReaper& operator=(const LeaseReaper&) = delete;
@@ -62,6 +65,8 @@ class LeaseReaper {
 
   TrialLifecycle& trials_;
   const Clock& clock_;
+  const std::function<void()> housekeeping_;
+  Timestamp last_housekeeping_ = Timestamp::min();  // the reaper thread's
   const std::function<void()> on_clock_moved_;  // watches clock_
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -96,6 +96,7 @@ StatusOr<std::vector<ObservedTrial>> SweepTuner::ObserveIn(Tables& tables, const
   for (TrialRecord& trial : trials) {
     ObservedTrial out;
     out.identity = trial.cell.identity;
+    out.order = trial.trial_index;
     out.rung_label = trial.cell.rung_label;
     out.assignments = std::move(trial.cell.assignments);
     switch (trial.state) {

@@ -89,6 +89,9 @@ Status RequeueThrough(Tables& tables, TrialRecord& trial, TrialState via, const 
 Status RequeueByUser(Tables& tables, TrialRecord& trial, const Cause& cause) {
   RUNG_RETURN_IF_ERROR(tables.trials().ClearFailures(trial.id));
   trial.failures = 0;
+  // A closed search opens again: the requeued trial's result may move its cell's best.
+  RUNG_ASSIGN_OR_RETURN(SweepRecord sweep, tables.sweeps().Get(trial.sweep_id));
+  if (sweep.tuning == "complete") RUNG_RETURN_IF_ERROR(tables.sweeps().SetTuning(sweep.id, "searching", tables.now()));
   return MoveTrial(tables, trial, TrialState::kPending, cause);
 }
 

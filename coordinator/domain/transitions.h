@@ -55,7 +55,7 @@ Status EndAttempt(Tables& tables, const TrialRecord& trial, TrialState outcome, 
 Status RequeueThrough(Tables& tables, TrialRecord& trial, TrialState via, const Cause& cause);
 
 // A FAILED or CANCELLED trial back to PENDING on a user's word (retry, resubmission), its failure
-// count cleared so that it gets policy.max_retries again.
+// count cleared so that it gets policy.max_retries again; a closed search of its sweep opens again.
 Status RequeueByUser(Tables& tables, TrialRecord& trial, const Cause& cause);
 
 // Cancels an unfinished trial: its live attempt (if any) ends CANCELLED, the trial becomes CANCELLED.

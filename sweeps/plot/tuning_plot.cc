@@ -1,5 +1,6 @@
 #include "sweeps/plot/tuning_plot.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -36,6 +37,14 @@ StatusOr<std::vector<std::string>> WriteTuningPlots(const std::vector<TuningCurv
   std::ostringstream script;
   script << "# rung plot: the search of " << options.key << " in " << options.title << "\nset encoding utf8\n";
   std::vector<std::string> outputs;
+  // One colour per method in every figure: its place among the methods, in the order they come.
+  std::vector<std::string> methods;
+  for (const TuningCurve& curve : curves) {
+    if (std::find(methods.begin(), methods.end(), curve.method) == methods.end()) methods.push_back(curve.method);
+  }
+  const auto colour = [&](const std::string& method) {
+    return std::to_string(std::find(methods.begin(), methods.end(), method) - methods.begin() + 1);
+  };
 
   // The metric against the value, per rung: each method's line, its chosen value marked.
   for (const auto& [rung, lines] : by_rung) {
@@ -59,17 +68,18 @@ StatusOr<std::vector<std::string>> WriteTuningPlots(const std::vector<TuningCurv
     RUNG_RETURN_IF_ERROR(WriteTextFile(data_path, data.str()));
     script << "reset\nset border lw 1.2\nset grid lc rgb '#dddddd'\nset logscale x\n"
            << "set title " << DoubleQuote(EnhancedLiteral(options.title + ": " + options.key + " at rung " + rung))
-           << "\nset xlabel " << Quote(options.key + " (log scale)") << "\nset ylabel "
-           << Quote("final " + options.metric) << "\nset key outside right top noenhanced\nplot ";
+           << "\nset xlabel " << DoubleQuote(EnhancedLiteral(options.key + " (log scale)")) << "\nset ylabel "
+           << DoubleQuote(EnhancedLiteral("final " + options.metric)) << "\nset key outside right top noenhanced\nplot ";
     for (size_t i = 0; i < lines.size(); ++i) {
       script << (i ? ", \\\n  " : "") << Quote(data_path) << " index " << i
-             << " using 1:2 with linespoints lw 1.5 pt 7 ps 0.8 lc " << i + 1 << " title " << Quote(lines[i]->method);
+             << " using 1:2 with linespoints lw 1.5 pt 7 ps 0.8 lc " << colour(lines[i]->method) << " title "
+             << Quote(lines[i]->method);
     }
     for (size_t i = 0; i < lines.size(); ++i) {
       // chosen: a large filled mark when bracketed, an open one when not
       const bool bracketed = lines[i]->bracketed;
       script << ", \\\n  " << Quote(data_path) << " index " << lines.size() + i << " using 1:2 with points pt "
-             << (bracketed ? 9 : 8) << " ps 2.5 lc " << i + 1 << " title "
+             << (bracketed ? 9 : 8) << " ps 2.5 lc " << colour(lines[i]->method) << " title "
              << Quote(lines[i]->method + (bracketed ? " best (bracketed)" : " best (unbracketed)"));
     }
     script << "\n" << Outputs(dir, name, options);
@@ -94,17 +104,18 @@ StatusOr<std::vector<std::string>> WriteTuningPlots(const std::vector<TuningCurv
     RUNG_RETURN_IF_ERROR(WriteTextFile(data_path, data.str()));
     script << "reset\nset border lw 1.2\nset grid lc rgb '#dddddd'\nset logscale xy\n"
            << "set title " << DoubleQuote(EnhancedLiteral(options.title + ": best " + options.key + " per rung"))
-           << "\nset xlabel 'parameters N (total, positional excluded)'\nset ylabel " << Quote("best " + options.key)
+           << "\nset xlabel 'parameters N (total, positional excluded)'\nset ylabel "
+           << DoubleQuote(EnhancedLiteral("best " + options.key))
            << "\nset key outside right top noenhanced\n";
     size_t index = 0;
     std::string plot = "plot ";
     for (const auto& [method, points] : best_by_method) {
       plot += (index ? ", \\\n  " : "") + Quote(data_path) + " index " + std::to_string(index) +
-              " using 1:2 with points pt 7 ps 1.5 lc " + std::to_string(index + 1) + " title " + Quote(method);
+              " using 1:2 with points pt 7 ps 1.5 lc " + colour(method) + " title " + Quote(method);
       for (const TuningLaw& law : laws) {
         if (law.method != method) continue;
         plot += ", \\\n  " + Format("%.6e", law.coefficient) + " * x**(" + Format("%.6f", law.exponent) +
-                ") with lines lw 1.5 dt 2 lc " + std::to_string(index + 1) + " title " +
+                ") with lines lw 1.5 dt 2 lc " + colour(method) + " title " +
                 Quote(method + ": " + Format("%.3g", law.coefficient) + " N^" + Format("%.3f", law.exponent));
       }
       ++index;

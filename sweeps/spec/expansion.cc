@@ -322,7 +322,14 @@ StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document, const Ex
   std::map<std::string, int64_t> first_with_identity;
   for (const ExpandedTrial& trial : sweep.trials) {
     auto [it, inserted] = first_with_identity.emplace(trial.identity, trial.index);
-    if (!inserted) {
+    if (!inserted && spec.tune.set) {
+      // A search plans each cell's values by identity: two cells of one identity would wait on each other.
+      const ExpandedTrial& first = sweep.trials[it->second];
+      diagnostics.Error(document.Locate("sweep"), "sweep",
+                        "cells " + std::to_string(first.index) + " (" + DescribeCell(first) + ") and " +
+                            std::to_string(trial.index) + " (" + DescribeCell(trial) +
+                            ") are the same model; a tuned sweep needs every cell distinct");
+    } else if (!inserted) {
       const ExpandedTrial& first = sweep.trials[it->second];
       diagnostics.Warning(document.Locate("sweep"), "sweep",
                           "cells " + std::to_string(first.index) + " (" + DescribeCell(first) + ") and " +

@@ -62,6 +62,30 @@ void CheckTuneAgainstSweep(const SweepSpec& spec, const ConfigDocument& document
   };
   if (!tune.extrapolate_above.empty()) check_label(tune.extrapolate_above, path + ".extrapolate_above");
   for (const auto& [label, value] : tune.center_per_rung) check_label(label, path + ".center." + label);
+
+  const bool by_rung = !tune.per_given || std::find(tune.per.begin(), tune.per.end(), "rung") != tune.per.end();
+  if (!by_rung) {
+    // One cell spans every rung: nothing is per rung.
+    if (!tune.center_per_rung.empty()) {
+      diagnostics->Error(document.Locate(path + ".center"), path + ".center",
+                         "a centre per rung needs `rung` in `per` (these cells span every rung): give one value");
+    }
+    if (!tune.extrapolate_above.empty()) {
+      diagnostics->Error(document.Locate(path + ".extrapolate_above"), path + ".extrapolate_above",
+                         "extrapolating across rungs needs `rung` in `per` (these cells span every rung)");
+    }
+  } else if (!tune.center && !tune.center_per_rung.empty() && !spec.ladder.rungs.empty()) {
+    // A centre per rung without a common one: every rung that starts on its own centre needs one
+    // (with predict: power_law only the smallest does; the others start where the fit points).
+    for (size_t rung = 0; rung < spec.ladder.rungs.size() && (rung == 0 || !tune.predict); ++rung) {
+      const std::string& label = spec.ladder.rungs[rung].label;
+      if (tune.center_per_rung.count(label) > 0) continue;
+      diagnostics->Error(document.Locate(path + ".center"), path + ".center",
+                         "no centre for rung '" + label + "'" +
+                             (tune.predict ? " (the smallest rung starts on its own centre)"
+                                           : " (with predict: none every rung starts on its own centre)"));
+    }
+  }
 }
 
 }  // namespace

@@ -61,8 +61,9 @@ TuneSpec ParseTuneSpec(const nlohmann::json* block, const ConfigDocument& docume
     }
   }
 
-  ReadSpecString(search, "from_sweep", path + ".from_sweep", &spec.from_sweep, document, diagnostics);
-  if (search.contains("from_sweep") && search["from_sweep"].is_null()) spec.from_sweep.clear();
+  if (search.contains("from_sweep") && !search["from_sweep"].is_null()) {
+    ReadSpecString(search, "from_sweep", path + ".from_sweep", &spec.from_sweep, document, diagnostics);
+  }
 
   if (search.contains("center")) {
     const nlohmann::json& center = search["center"];

@@ -80,6 +80,8 @@ struct CellWork {
   std::vector<size_t> members;    // expanded trial positions
   std::vector<size_t> followers;
   std::set<int64_t> tried;        // indices with a member trial
+  std::optional<int64_t> started_at;  // the centre it started at: the middle of its earliest trials' values
+  std::vector<std::pair<int64_t, int64_t>> first_seen;  // (trial order, index) of member trials
   std::set<int64_t> wanted;       // indices every member runs at
   std::optional<int64_t> followers_at;
 };
@@ -187,7 +189,18 @@ StatusOr<TuningPlan> PlanTuning(const ExpandedSweep& expanded, const std::vector
     CellWork& work = cells[cell_of_base[base->second]];
     if (std::find(work.members.begin(), work.members.end(), base->second) != work.members.end()) {
       work.tried.insert(index);
+      work.first_seen.emplace_back(trial.order, index);
     }
+  }
+  for (CellWork& work : cells) {
+    if (work.first_seen.empty()) continue;
+    std::sort(work.first_seen.begin(), work.first_seen.end());
+    std::set<int64_t> start;
+    for (const auto& [order, index] : work.first_seen) {
+      if (static_cast<int64_t>(start.size()) == tune.start) break;
+      start.insert(index);
+    }
+    work.started_at = (*start.begin() + *start.rbegin()) / 2;
   }
   if (!candidate_error.ok()) return candidate_error;
 
@@ -226,6 +239,15 @@ StatusOr<TuningPlan> PlanTuning(const ExpandedSweep& expanded, const std::vector
     }
   };
 
+  // "" when every member of the cell can run at `index`; else why not.
+  const auto NeighbourRefused = [&](const CellWork& work, int64_t index) -> std::string {
+    for (size_t position : work.members) {
+      StatusOr<ExpandedTrial> trial = ExpandTrialWithValue(expanded.trials[position], tune.key, tune.ValueAt(index));
+      if (!trial.ok()) return std::string(trial.status().message());
+    }
+    return "";
+  };
+
   const auto center_from = [&](const std::vector<std::pair<double, double>>& closed, double ln_n) {
     std::vector<double> x, y;
     for (const auto& [a, b] : closed) x.push_back(a), y.push_back(b);
@@ -257,6 +279,7 @@ StatusOr<TuningPlan> PlanTuning(const ExpandedSweep& expanded, const std::vector
         }
         report.status = CellStatus::kFromSweep;
         report.best_index = report.center_index = it->second;
+        report.best_value = tune.ValueAt(it->second);
         work.wanted.insert(it->second);
         work.followers_at = it->second;
         report.reason = "the best value of sweep '" + tune.from_sweep + "'";
@@ -270,6 +293,7 @@ StatusOr<TuningPlan> PlanTuning(const ExpandedSweep& expanded, const std::vector
         } else {
           report.status = CellStatus::kExtrapolated;
           report.best_index = report.center_index = *at;
+          report.best_value = tune.ValueAt(*at);
           work.wanted.insert(*at);
           work.followers_at = *at;
           report.reason = "not searched: the index the fit over " + std::to_string(closed.size()) +
@@ -284,6 +308,7 @@ StatusOr<TuningPlan> PlanTuning(const ExpandedSweep& expanded, const std::vector
           center = prediction;
         }
         report.center_index = center;
+        if (!work.tried.empty()) report.center_index = work.started_at;
         if (work.tried.empty()) {
           if (!center) {
             report.status = CellStatus::kWaiting;
@@ -324,6 +349,11 @@ StatusOr<TuningPlan> PlanTuning(const ExpandedSweep& expanded, const std::vector
               report.reason = std::string("max_points (") + std::to_string(tune.max_points) + ") reached with the best " +
                               (!best->metric ? "unscored (every value diverged or was stopped)"
                                              : below ? "at the high edge" : "at the low edge");
+            } else if (std::string why = NeighbourRefused(work, !below ? best->index - 1 : best->index + 1);
+                       !why.empty()) {
+              // The grid's value beyond the best is not a valid config: the search ends at this edge.
+              report.status = CellStatus::kExhausted;
+              report.reason = std::string("the best is at the ") + (!below ? "low" : "high") + " edge, and " + why;
             } else {
               report.status = CellStatus::kSearching;
               const int64_t next = !below ? best->index - 1 : best->index + 1;

@@ -18,7 +18,8 @@
 //     or was stopped by ASHA ranks after every scored value (ASHA never gives the best);
 //   - best: the lowest score, ties (and a cell of no score) to the smaller index;
 //   - while a member runs, the cell waits; then: bracketed when best-1 and best+1 were tried; else
-//     exhausted when max_points values were tried; else the neighbour beyond the best is added.
+//     exhausted when max_points values were tried, or when the neighbour beyond the best is not a
+//     valid value of the trial config (a probability above 1); else that neighbour is added.
 //
 // Across rungs (methods: the cell's keys but the rung, when `per` holds the rung): with `predict:
 // power_law` the k-th swept rung of a method starts once min(2, k) of its smaller rungs are closed,
@@ -60,6 +61,7 @@ struct ObservedTrial {
   nlohmann::json assignments = nlohmann::json::object();  // with the tuned key's value
   TunedOutcome outcome = TunedOutcome::kRunning;
   std::optional<double> metric;  // the final value of the sweep's metric, if any
+  int64_t order = 0;             // when it was added (the trial index): the earliest are the start values
 };
 
 enum class CellStatus {
@@ -91,7 +93,7 @@ struct TuningCellReport {
   std::vector<TriedValue> tried;  // by index
   std::optional<int64_t> best_index;
   std::optional<double> best_value;
-  std::optional<int64_t> center_index;  // where it started (or runs, when extrapolated)
+  std::optional<int64_t> center_index;  // where it starts or started (the middle of its first values), or runs
   std::optional<int64_t> next_center;   // the next rung's predicted centre, from the closed rungs up to this one
   std::string reason;             // why it stands where it stands, in words
   int64_t members = 0;            // cells searched at each value

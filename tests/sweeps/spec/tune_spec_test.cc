@@ -95,6 +95,28 @@ TEST(TuneSpec, TheKeyTunedIsSetByTheSearchAlone) {
   EXPECT_THAT(ErrorsOf(BaseSpec() + "tune:\n  train.lr: {grid: {ratio: 2}}\n"), HasSubstr("a search needs a centre"));
 }
 
+TEST(TuneSpec, ACentrePerRungMustCoverTheRungsThatStartOnTheirOwnAndPerMustNameTheRungForIt) {
+  const std::string ladder =
+      "ladder:\n  rungs: [{layers: 1, d_model: 16, heads: 2, label: small}, {layers: 2, d_model: 16, heads: 2, label: big}]\n";
+  EXPECT_THAT(ErrorsOf(BaseSpec() + ladder + "tune:\n  train.lr: {center: {small: 3e-3}, predict: none}\n"),
+              HasSubstr("no centre for rung 'big' (with predict: none every rung starts on its own centre)"));
+  EXPECT_EQ(ErrorsOf(BaseSpec() + ladder + "tune:\n  train.lr: {center: {small: 3e-3}}\n"), "")
+      << "with predict: power_law only the smallest rung starts on its own centre";
+  EXPECT_THAT(ErrorsOf(BaseSpec() + ladder + kAxes + "tune:\n  train.lr: {center: {small: 3e-3}, per: [position.variant]}\n"),
+              HasSubstr("a centre per rung needs `rung` in `per`"));
+  EXPECT_THAT(ErrorsOf(BaseSpec() + ladder + kAxes +
+                       "tune:\n  train.lr: {center: 3e-3, per: [position.variant], extrapolate_above: small}\n"),
+              HasSubstr("extrapolating across rungs needs `rung` in `per`"));
+  EXPECT_EQ(ErrorsOf(BaseSpec() + "tune:\n  train.lr: {center: 3e-3, from_sweep: null}\n"), "")
+      << "from_sweep: null is the default written out";
+}
+
+TEST(TuneSpec, ATunedSweepRefusesTwoCellsOfOneModel) {
+  EXPECT_THAT(ErrorsOf(BaseSpec() + "sweep:\n  inverse_temperature: [{form: none}, {form: log_power, xi: 0}]\n"
+                                    "tune:\n  train.lr: {center: 3e-3}\n"),
+              HasSubstr("a tuned sweep needs every cell distinct"));
+}
+
 TEST(EarlyStopSpec, RefusesBadValuesAndAshaWithoutTuning) {
   const std::string errors = ErrorsOf(BaseSpec() +
                                       "early_stop:\n"

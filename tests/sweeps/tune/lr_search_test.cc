@@ -55,6 +55,7 @@ Played Play(const ExpandedSweep& expanded, const stand_in::LossSurface& surface,
       added = true;
       ObservedTrial observed;
       observed.identity = trial.trial.identity;
+      observed.order = static_cast<int64_t>(played.store.size());
       observed.rung_label = trial.trial.rung_label;
       observed.assignments = trial.trial.assignments;
       const double lr = trial.trial.config.train.lr;
@@ -232,6 +233,8 @@ TEST(LrSearch, RungsAboveExtrapolateAboveRunEverySeedAtThePredictedIndexOnly) {
       continue;
     }
     EXPECT_EQ(cell.status, CellStatus::kExtrapolated);
+    ASSERT_TRUE(cell.best_value.has_value());
+    EXPECT_DOUBLE_EQ(*cell.best_value, expanded->spec.tune.ValueAt(*cell.best_index));
     int64_t trials = 0;
     for (const PlannedTrial& trial : played.plan.trials) {
       if (trial.cell != cell.id) continue;
@@ -281,6 +284,47 @@ TEST(LrSearch, AValueNoTrialConfigAcceptsIsAnErrorAtTheTuneBlock) {
   StatusOr<TuningPlan> plan = PlanTuning(broken, {});
   ASSERT_FALSE(plan.ok());
   EXPECT_THAT(plan.status().message(), testing::HasSubstr("tune.train.beta1"));
+}
+
+TEST(LrSearch, ANeighbourTheTrialConfigRefusesClosesTheCellAtThatEdge) {
+  // beta1 must stay below 1: the values 0.58, 0.69, 0.83 get better upwards, and the next, 1.0, is refused.
+  StatusOr<ExpandedSweep> expanded = Expand(
+      "name: t\ndata: {source: builtin, seq_len: 32}\nmodel: {layers: 1, d_model: 16, heads: 2}\n"
+      "train: {steps: 10, batch_size: 4}\n"
+      "tune:\n  train.beta1: {grid: {ratio: 1.2, anchor: 1.0}, center: 0.69, predict: none}\n");
+  ASSERT_TRUE(expanded.ok()) << expanded.status().message();
+  StatusOr<TuningPlan> first = PlanTuning(*expanded, {});
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  std::vector<ObservedTrial> store;
+  for (const PlannedTrial& trial : first->trials) {
+    ObservedTrial observed;
+    observed.identity = trial.trial.identity;
+    observed.order = static_cast<int64_t>(store.size());
+    observed.rung_label = trial.trial.rung_label;
+    observed.assignments = trial.trial.assignments;
+    observed.outcome = TunedOutcome::kFinished;
+    observed.metric = 3.0 - trial.trial.config.train.beta1;
+    store.push_back(observed);
+  }
+  StatusOr<TuningPlan> plan = PlanTuning(*expanded, store);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_EQ(plan->cells.size(), 1u);
+  EXPECT_EQ(plan->cells[0].status, CellStatus::kExhausted);
+  EXPECT_THAT(plan->cells[0].reason, testing::HasSubstr("high edge"));
+  EXPECT_THAT(plan->cells[0].reason, testing::HasSubstr("not a valid value"));
+  EXPECT_TRUE(plan->complete());
+}
+
+TEST(LrSearch, AStartedCellReportsTheCentreItStartedAtNotTheOneItWouldStartAtNow) {
+  stand_in::LossSurface surface = Surface();
+  StatusOr<ExpandedSweep> expanded = Expand(LadderSpec("    center: 3e-3\n    predict: none\n"));
+  ASSERT_TRUE(expanded.ok());
+  const TuneSpec& tune = expanded->spec.tune;
+  const double n0 = static_cast<double>(expanded->trials.front().parameters.nonembedding());
+  surface.lr_ref = tune.ValueAt(tune.NearestIndex(3e-3) + 4) / std::pow(n0 / surface.n_ref, -surface.exponent);
+  Played played = Play(*expanded, surface);
+  // the cell walked four steps up; it started, and says it started, on the centre
+  EXPECT_EQ(*played.plan.cells[0].center_index, tune.NearestIndex(3e-3));
 }
 
 TEST(LrSearch, LineThroughFitsTheLeastSquaresLine) {
