@@ -9,6 +9,7 @@
 //   - a coordinator killed at a crash point between a result and its decision, or just after the
 //     decision, makes that decision exactly once after its restart;
 //   - resubmitting the spec keeps the trials the search added and goes on from there;
+//   - successive halving stops the worse start values of a cell, and not the best or its other seed;
 //   - divergence stopping ends a diverging trial EARLY_STOPPED with its partial curve, and a
 //     non-finite loss in a tuned sweep ends EARLY_STOPPED (non_finite), not FAILED, and is not retried.
 #include <gmock/gmock.h>
@@ -395,6 +396,48 @@ TEST_F(LrTuningEndToEndTest, ANonFiniteLossInATunedSweepEndsEarlyStoppedAndClose
     ASSERT_EQ(cell.tried_size(), 3);
     EXPECT_EQ(cell.tried(2).state(), "diverged");
   }
+}
+
+TEST_F(LrTuningEndToEndTest, SuccessiveHalvingStopsTheWorseStartValuesOfACellAndNoOtherTrial) {
+  StartCoordinator();
+  // One rung, one variant: one cell of the first seed, centred on the optimum. Its three start values
+  // run together (a worker of 3 slots, paced over 4 s); at half of training ASHA keeps the best one.
+  const std::string spec =
+      "name: halving\n"
+      "metric: {name: val_loss, goal: minimize}\n"
+      "data: {source: builtin, seq_len: 32}\n"
+      "model: {layers: 1, d_model: 32, heads: 2}\n"
+      "train: {steps: 40, batch_size: 8, eval_every: 5, log_every: 1}\n"
+      "resources: {cpus: 1}\n"
+      "sweep:\n"
+      "  seed: [0, 1]\n"
+      "tune:\n"
+      "  train.lr: {center: 0.00390625, predict: none}\n"
+      "early_stop:\n"
+      "  asha: {metric: val_loss, reduction: 3, at: [0.5]}\n";
+  const v1::SubmitSweepResponse submitted = Submit(spec);
+  ASSERT_EQ(submitted.trial_count(), 3);
+  StartWorker("a", 3, kSurface, {"RUNG_STAND_IN_SECONDS=4"});
+  ASSERT_TRUE(WaitForFinish(submitted.sweep_id()));
+  EXPECT_EQ(GetSweep(submitted.sweep_id()).state(), v1::SWEEP_STATE_SUCCEEDED) << Logs();
+  int64_t stopped = 0;
+  for (const v1::Trial& trial : Trials(submitted.sweep_id())) {
+    const double lr = nlohmann::json::parse(trial.assignments_json()).at("train.lr").get<double>();
+    if (std::fabs(lr / kOptimum - 1) < 1e-9) {
+      EXPECT_EQ(trial.state(), v1::TRIAL_STATE_SUCCEEDED) << "the best value (and its second seed) runs to the end";
+    } else {
+      EXPECT_EQ(trial.state(), v1::TRIAL_STATE_EARLY_STOPPED) << lr << ": " << trial.state_reason();
+      EXPECT_THAT(trial.state_reason(), HasSubstr("asha: val_loss"));
+      EXPECT_THAT(trial.state_reason(), HasSubstr("ranks"));
+      EXPECT_LT(trial.latest_step(), 40);
+      ++stopped;
+    }
+  }
+  EXPECT_EQ(stopped, 2);
+  const v1::GetTuningResponse tuning = Tuning(submitted.sweep_id());
+  ASSERT_EQ(tuning.cells_size(), 1);
+  EXPECT_EQ(tuning.cells(0).status(), "bracketed") << "an ASHA stop ranks after the best, so it closes the bracket";
+  EXPECT_EQ(tuning.cells(0).best_index(), kOptimumIndex);
 }
 
 TEST_F(LrTuningEndToEndTest, DivergenceStoppingEndsARisingCurveEarlyAndKeepsItsPartialCurve) {
