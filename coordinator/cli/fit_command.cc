@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "coordinator/cli/command_support.h"
@@ -43,6 +44,19 @@ bool ParseEGrid(const std::string& text, std::vector<double>* values, std::strin
 // `rung fit SWEEP`: the coordinator computes the fit on the sweep's stored results and stores it.
 int RunStoredSweepFit(const FitCommandOptions& options, const std::vector<double>& e_grid, fit::ReportFormat format,
                       std::ostream& out, std::ostream& err) {
+  // --lr-policy before anything is asked of the coordinator.
+  std::optional<double> tuned_value;
+  if (options.lr_policy != "best") {
+    const std::string prefix = "value=";
+    char* end = nullptr;
+    const std::string number = options.lr_policy.rfind(prefix, 0) == 0 ? options.lr_policy.substr(prefix.size()) : "";
+    const double value = number.empty() ? 0 : std::strtod(number.c_str(), &end);
+    if (number.empty() || end == nullptr || *end != '\0' || !(value > 0) || !std::isfinite(value)) {
+      err << "rung fit: --lr-policy: '" << options.lr_policy << "' is neither best nor value=X with X > 0\n";
+      return kUsage;
+    }
+    tuned_value = value;
+  }
   StatusOr<std::unique_ptr<CoordinatorConnection>> connection = CoordinatorConnection::Open(options.source.connection);
   if (!connection.ok()) return ReportConnectionError("fit", connection.status(), err);
   rung::v1::FitRequest request;
@@ -53,17 +67,7 @@ int RunStoredSweepFit(const FitCommandOptions& options, const std::vector<double
   request.set_bootstrap(options.bootstrap == 0 ? -1 : options.bootstrap);  // the RPC reads 0 as its default
   request.set_seed(options.seed);
   if (options.fixed_e) request.set_fixed_e(*options.fixed_e);
-  if (options.lr_policy != "best") {
-    const std::string prefix = "value=";
-    char* end = nullptr;
-    const std::string number = options.lr_policy.rfind(prefix, 0) == 0 ? options.lr_policy.substr(prefix.size()) : "";
-    const double value = number.empty() ? 0 : std::strtod(number.c_str(), &end);
-    if (number.empty() || end == nullptr || *end != '\0' || !(value > 0) || !std::isfinite(value)) {
-      err << "rung fit: --lr-policy: '" << options.lr_policy << "' is neither best nor value=X with X > 0\n";
-      return kUsage;
-    }
-    request.set_tuned_value(value);
-  }
+  if (tuned_value) request.set_tuned_value(*tuned_value);
   for (double e : e_grid) request.add_e_grid(e);
   rung::v1::FitResponse response;
   CoordinatorConnection& client = *connection.value();
