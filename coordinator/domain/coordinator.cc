@@ -79,7 +79,8 @@ StatusOr<Coordinator::EndedAttempt> Coordinator::EndAttemptAndLease(int64_t tria
   trials_.Ended(ended.ack);
   if (ended.next_lease || gang_formed) leases_.Leased(ended.next_lease, gang_formed);
   if (!ended.ack.duplicate) {
-    StatusOr<TrialRecord> trial = trials_.Get(trial_id);
+    // The header alone (no config parsed): this runs on every ending of every sweep.
+    StatusOr<TrialRecord> trial = store_->Read([&](Tables& tables) { return tables.trials().Header(trial_id); });
     if (trial.ok()) tuner_.Decide(trial->sweep_id).status().IgnoreError();  // retried later (above)
   }
   return ended;
