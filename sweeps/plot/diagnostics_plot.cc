@@ -238,9 +238,7 @@ StatusOr<std::vector<std::string>> WriteFrequencyProfilePlot(const std::vector<F
     script << ", \\\n  " << path("frequency_profile.dat") << " index " << i + 1 << " using 1:2 with linespoints lw 2 pt 7 title "
            << Quote(profiles[i].label);
   }
-  script << "\n" << SvgTerminal(options.width, options.height) << "\nset output " << path("frequency_profile.svg")
-         << "\nreplot\nunset output\n" << PngTerminal(options.width, options.height) << "\nset output "
-         << path("frequency_profile.png") << "\nreplot\nunset output\n";
+  script << "\n" << SvgAndPngOutputs((dir / "frequency_profile").string(), options.width, options.height);
   return RenderGnuplot(options.gnuplot, dir.string(), "frequency_profile.gp", script.str(),
                        {"frequency_profile.svg", "frequency_profile.png"});
 }

@@ -67,6 +67,11 @@ std::string EnhancedLiteral(const std::string& text) {
   return escaped;
 }
 
+std::string SvgAndPngOutputs(const std::string& stem, int width, int height) {
+  return SvgTerminal(width, height) + "\nset output " + Quote(stem + ".svg") + "\nreplot\nunset output\n" +
+         PngTerminal(width, height) + "\nset output " + Quote(stem + ".png") + "\nreplot\nunset output\n";
+}
+
 std::string FileNamePart(const std::string& text) {
   std::string safe;
   for (char c : text) safe += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';

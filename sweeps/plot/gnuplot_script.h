@@ -28,6 +28,9 @@ std::string Format(const char* format, double value);
 std::string SvgTerminal(int width, int height);
 std::string PngTerminal(int width, int height);
 
+// The lines that write the current plot to `stem`.svg and `stem`.png (`stem`: a path without its
+// extension) at that size: each terminal, its output, replot.
+std::string SvgAndPngOutputs(const std::string& stem, int width, int height);
 // Writes `text` to `path`. INVALID_ARGUMENT when it cannot.
 Status WriteTextFile(const std::string& path, const std::string& text);
 

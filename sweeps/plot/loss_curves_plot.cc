@@ -45,9 +45,7 @@ StatusOr<std::vector<std::string>> WriteLossCurvesPlots(const std::vector<LossCu
       script << (i ? ", \\\n  " : "") << Quote((dir / (name + ".dat")).string()) << " index " << i
              << " using 1:2 with lines lw 1.5 title " << Quote(lines[i]->label);
     }
-    script << "\n" << SvgTerminal(options.width, options.height) << "\nset output " << Quote((dir / (name + ".svg")).string())
-           << "\nreplot\nunset output\n" << PngTerminal(options.width, options.height) << "\nset output "
-           << Quote((dir / (name + ".png")).string()) << "\nreplot\nunset output\n";
+    script << "\n" << SvgAndPngOutputs((dir / name).string(), options.width, options.height);
     outputs.push_back(name + ".svg");
     outputs.push_back(name + ".png");
   }

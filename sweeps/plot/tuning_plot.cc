@@ -15,13 +15,6 @@ namespace fs = std::filesystem;
 
 std::string Value(double value) { return std::isfinite(value) ? Format("%.6g", value) : "NaN"; }
 
-// The lines that write the current plot to name.svg and name.png.
-std::string Outputs(const fs::path& dir, const std::string& name, const TuningPlotOptions& options) {
-  return SvgTerminal(options.width, options.height) + "\nset output " + Quote((dir / (name + ".svg")).string()) +
-         "\nreplot\nunset output\n" + PngTerminal(options.width, options.height) + "\nset output " +
-         Quote((dir / (name + ".png")).string()) + "\nreplot\nunset output\n";
-}
-
 }  // namespace
 
 StatusOr<std::vector<std::string>> WriteTuningPlots(const std::vector<TuningCurve>& curves,
@@ -82,7 +75,7 @@ StatusOr<std::vector<std::string>> WriteTuningPlots(const std::vector<TuningCurv
              << (bracketed ? 9 : 8) << " ps 2.5 lc " << colour(lines[i]->method) << " title "
              << Quote(lines[i]->method + (bracketed ? " best (bracketed)" : " best (unbracketed)"));
     }
-    script << "\n" << Outputs(dir, name, options);
+    script << "\n" << SvgAndPngOutputs((dir / name).string(), options.width, options.height);
     outputs.push_back(name + ".svg");
     outputs.push_back(name + ".png");
   }
@@ -120,7 +113,7 @@ StatusOr<std::vector<std::string>> WriteTuningPlots(const std::vector<TuningCurv
       }
       ++index;
     }
-    script << plot << "\n" << Outputs(dir, name, options);
+    script << plot << "\n" << SvgAndPngOutputs((dir / name).string(), options.width, options.height);
     outputs.push_back(name + ".svg");
     outputs.push_back(name + ".png");
   }
