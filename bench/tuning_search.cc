@@ -146,8 +146,7 @@ Spent RunSearch(const ExpandedSweep& expanded, const stand_in::LossSurface& surf
 Spent RunFullGrid(const ExpandedSweep& expanded, const stand_in::LossSurface& surface, int64_t low, int64_t high) {
   Spent spent;
   const TuneSpec& tune = expanded.spec.tune;
-  std::vector<std::string> axis_keys;
-  for (const SweepAxis& axis : expanded.spec.axes.axes) axis_keys.insert(axis_keys.end(), axis.keys.begin(), axis.keys.end());
+  const std::vector<std::string> axis_keys = expanded.spec.axes.Keys();
   std::map<std::string, std::map<int64_t, std::pair<double, int>>> sums;  // cell -> index -> (sum, n)
   for (const ExpandedTrial& base : expanded.trials) {
     const std::string cell = TuningCellOf(tune, axis_keys, base.rung_label, base.assignments).dump();

@@ -35,10 +35,7 @@ int RunValidate(const ValidateOptions& options) {
   }
   for (const SpecDiagnostic& warning : sweep->warnings) std::cerr << warning.ToString() << "\n";
 
-  std::vector<std::string> axis_keys;
-  for (const SweepAxis& axis : sweep->spec.axes.axes) {
-    for (const std::string& key : axis.keys) axis_keys.push_back(key);
-  }
+  std::vector<std::string> axis_keys = sweep->spec.axes.Keys();
   // With a search, the trials are those it starts with; the worst case is stated below.
   std::optional<TuningPlan> plan;
   const double flops_all_per_6nd = sweep->TotalFlops() > 0 ? sweep->TotalFlopsAll() / sweep->TotalFlops() : 1.0;

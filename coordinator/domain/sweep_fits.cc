@@ -103,9 +103,7 @@ StatusOr<SweepLadder> BuildLadder(Coordinator& coordinator, const SweepRecord& s
     RUNG_ASSIGN_OR_RETURN(spec, coordinator.tuner().SpecOf(sweep));
     RUNG_ASSIGN_OR_RETURN(plan, coordinator.tuner().Plan(sweep.id));
     choice.tune = &spec->spec.tune;
-    for (const SweepAxis& axis : spec->spec.axes.axes) {
-      for (const std::string& key : axis.keys) choice.axis_keys.push_back(key);
-    }
+    choice.axis_keys = spec->spec.axes.Keys();
     for (const TuningCellReport& cell : plan->cells) choice.cells[cell.cell.dump()] = &cell;
     choice.policy = "best";
     if (tuned_value) {

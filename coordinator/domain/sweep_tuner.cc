@@ -45,14 +45,6 @@ std::string TriedText(const TuningCellReport& cell) {
   return text.empty() ? "nothing yet" : text;
 }
 
-std::vector<std::string> AxisKeysOf(const SweepSpec& spec) {
-  std::vector<std::string> keys;
-  for (const SweepAxis& axis : spec.axes.axes) {
-    for (const std::string& key : axis.keys) keys.push_back(key);
-  }
-  return keys;
-}
-
 std::vector<Evaluation> Evaluations(const std::vector<CurvePoint>& curve) {
   std::vector<Evaluation> evaluations;
   evaluations.reserve(curve.size());
@@ -178,11 +170,13 @@ StatusOr<int64_t> SweepTuner::Decide(int64_t sweep_id) {
     }
     RUNG_ASSIGN_OR_RETURN(std::vector<ObservedTrial> observed, ObserveIn(tables, current));
     RUNG_ASSIGN_OR_RETURN(TuningPlan plan, PlanTuning(*spec, observed));
+    // The sweep's trials were read once, for the observation: their indices give the next one.
     std::set<std::string> existing;
-    for (const ObservedTrial& trial : observed) existing.insert(trial.identity);
-    RUNG_ASSIGN_OR_RETURN(std::vector<TrialRecord> trials, tables.trials().OfSweep(sweep_id));
     int64_t next_index = 0;
-    for (const TrialRecord& trial : trials) next_index = std::max(next_index, trial.trial_index + 1);
+    for (const ObservedTrial& trial : observed) {
+      existing.insert(trial.identity);
+      next_index = std::max(next_index, trial.order + 1);
+    }
 
     // New trials, with one event per cell naming what decided them.
     int64_t added = 0;
@@ -261,7 +255,7 @@ StatusOr<int64_t> SweepTuner::ConsiderEarlyStop(int64_t trial_id) {
   RUNG_ASSIGN_OR_RETURN(std::shared_ptr<const ExpandedSweep> spec, SpecOf(sweep));
   const EarlyStopSpec& early_stop = spec->spec.early_stop;
   if (!early_stop.any()) return 0;
-  const std::vector<std::string> axis_keys = AxisKeysOf(spec->spec);
+  const std::vector<std::string> axis_keys = spec->spec.axes.Keys();
 
   RUNG_ASSIGN_OR_RETURN(int64_t stopped, store_.Write([&](Tables& tables) -> StatusOr<int64_t> {
     RUNG_ASSIGN_OR_RETURN(TrialRecord trial, tables.trials().Get(trial_id));

@@ -8,6 +8,12 @@
 
 namespace rung {
 
+std::vector<std::string> SweepAxes::Keys() const {
+  std::vector<std::string> keys;
+  for (const SweepAxis& axis : axes) keys.insert(keys.end(), axis.keys.begin(), axis.keys.end());
+  return keys;
+}
+
 std::optional<int64_t> SweepAxes::CellsPerRung() const {
   CheckedInt64 cells = 1;
   for (const SweepAxis& axis : axes) cells = cells * static_cast<int64_t>(axis.points.size());

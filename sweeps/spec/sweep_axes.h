@@ -56,6 +56,8 @@ struct SweepAxes {
 
   // Number of cells per ladder rung (the product of the axes' sizes); nullopt when it overflows int64.
   std::optional<int64_t> CellsPerRung() const;
+  // Every axis's keys, axis by axis in spec order (a zip axis: each of its keys).
+  std::vector<std::string> Keys() const;
 };
 
 // Parses the spec's `sweep` mapping (null: no axes). A random axis with more samples than

@@ -29,10 +29,7 @@ const std::vector<std::string>& TrialBlocks() {
 void CheckTuneAgainstSweep(const SweepSpec& spec, const ConfigDocument& document, SpecDiagnostics* diagnostics) {
   const TuneSpec& tune = spec.tune;
   const std::string path = "tune." + tune.key;
-  std::vector<std::string> axis_keys;
-  for (const SweepAxis& axis : spec.axes.axes) {
-    for (const std::string& key : axis.keys) axis_keys.push_back(key);
-  }
+  const std::vector<std::string> axis_keys = spec.axes.Keys();
   if (std::find(axis_keys.begin(), axis_keys.end(), tune.key) != axis_keys.end()) {
     diagnostics->Error(tune.location, path, "'" + tune.key + "' is a sweep axis too; the search sets it alone");
   }
@@ -63,8 +60,7 @@ void CheckTuneAgainstSweep(const SweepSpec& spec, const ConfigDocument& document
   if (!tune.extrapolate_above.empty()) check_label(tune.extrapolate_above, path + ".extrapolate_above");
   for (const auto& [label, value] : tune.center_per_rung) check_label(label, path + ".center." + label);
 
-  const bool by_rung = !tune.per_given || std::find(tune.per.begin(), tune.per.end(), "rung") != tune.per.end();
-  if (!by_rung) {
+  if (!tune.PerRung()) {
     // One cell spans every rung: nothing is per rung.
     if (!tune.center_per_rung.empty()) {
       diagnostics->Error(document.Locate(path + ".center"), path + ".center",

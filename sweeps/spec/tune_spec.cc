@@ -1,5 +1,6 @@
 #include "sweeps/spec/tune_spec.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sweeps/spec/spec_blocks.h"
@@ -30,6 +31,8 @@ double TuneSpec::CenterOf(const std::string& label) const {
   if (it != center_per_rung.end()) return it->second;
   return center.value_or(anchor);
 }
+
+bool TuneSpec::PerRung() const { return !per_given || std::find(per.begin(), per.end(), "rung") != per.end(); }
 
 TuneSpec ParseTuneSpec(const nlohmann::json* block, const ConfigDocument& document, SpecDiagnostics* diagnostics) {
   TuneSpec spec;

@@ -62,6 +62,8 @@ struct TuneSpec {
   double ValueAt(int64_t index) const;
   // The centre of the rung `label` (the per-rung one, else the common one). REQUIRES: set.
   double CenterOf(const std::string& label) const;
+  // Whether tuning cells are per rung: `per` holds "rung", or is not given (its default does).
+  bool PerRung() const;
 };
 
 // Parses the spec's `tune` block (key path "tune"); null: not set. Appends errors to `diagnostics`.

@@ -6,8 +6,6 @@
 #include <set>
 #include <utility>
 
-#include "sweeps/spec/json_path.h"
-
 namespace rung {
 
 const char* CellStatusName(CellStatus status) {
@@ -51,14 +49,6 @@ std::optional<ValueLaw> FitValueLaw(const std::vector<std::pair<double, double>>
 }
 
 namespace {
-
-std::vector<std::string> AxisKeys(const SweepSpec& spec) {
-  std::vector<std::string> keys;
-  for (const SweepAxis& axis : spec.axes.axes) {
-    for (const std::string& key : axis.keys) keys.push_back(key);
-  }
-  return keys;
-}
 
 std::vector<std::string> PerKeys(const TuneSpec& tune, const std::vector<std::string>& axis_keys) {
   if (tune.per_given) return tune.per;
@@ -105,9 +95,8 @@ StatusOr<TuningPlan> PlanTuning(const ExpandedSweep& expanded, const std::vector
                                 const std::vector<std::pair<nlohmann::json, int64_t>>* best_from) {
   const TuneSpec& tune = expanded.spec.tune;
   if (!tune.set) return Status::InvalidArgument("the spec has no tune block");
-  const std::vector<std::string> axis_keys = AxisKeys(expanded.spec);
-  const std::vector<std::string> per = PerKeys(tune, axis_keys);
-  const bool by_rung = std::find(per.begin(), per.end(), "rung") != per.end();
+  const std::vector<std::string> axis_keys = expanded.spec.axes.Keys();
+  const bool by_rung = tune.PerRung();
   const double sign = expanded.spec.metric.goal == "maximize" ? -1.0 : 1.0;
 
   // The rung after which cells are extrapolated.
@@ -157,34 +146,35 @@ StatusOr<TuningPlan> PlanTuning(const ExpandedSweep& expanded, const std::vector
     work.report.followers = static_cast<int64_t>(work.followers.size());
   }
 
-  // Candidates: an expanded cell at a grid index, built once.
-  std::map<std::pair<size_t, int64_t>, ExpandedTrial> candidates;
-  Status candidate_error;
-  const auto candidate = [&](size_t position, int64_t index) -> const ExpandedTrial* {
+  // Candidates: an expanded cell at a grid index, built (or refused) once.
+  std::map<std::pair<size_t, int64_t>, StatusOr<ExpandedTrial>> candidates;
+  const auto candidate = [&](size_t position, int64_t index) -> const StatusOr<ExpandedTrial>& {
     auto it = candidates.find({position, index});
-    if (it != candidates.end()) return &it->second;
-    StatusOr<ExpandedTrial> trial = ExpandTrialWithValue(expanded.trials[position], tune.key, tune.ValueAt(index));
-    if (!trial.ok()) {
-      if (candidate_error.ok()) {
-        candidate_error = Status::InvalidArgument(tune.location + ": error: tune." + tune.key + ": " +
-                                                  trial.status().message());
-      }
-      return nullptr;
+    if (it == candidates.end()) {
+      it = candidates
+               .emplace(std::make_pair(position, index),
+                        ExpandTrialWithValue(expanded.trials[position], tune.key, tune.ValueAt(index)))
+               .first;
     }
-    return &candidates.emplace(std::make_pair(position, index), std::move(*trial)).first->second;
+    return it->second;
+  };
+  // A refused candidate as the spec's error, at the tune block.
+  const auto refused = [&](const Status& status) {
+    return Status::InvalidArgument(tune.location + ": error: tune." + tune.key + ": " + status.message());
   };
 
   // What the store has, by (expanded cell, index); a trial of another identity is not this plan's.
+  // Assignments are flat: the tuned key is one of them ("train.lr"), not a path.
   std::map<std::pair<size_t, int64_t>, const ObservedTrial*> seen;
   for (const ObservedTrial& trial : observed) {
-    const nlohmann::json* value = FindPath(trial.assignments, tune.key);
-    if (value == nullptr) value = trial.assignments.contains(tune.key) ? &trial.assignments[tune.key] : nullptr;
-    if (value == nullptr || !value->is_number() || !(value->get<double>() > 0)) continue;
+    auto value = trial.assignments.find(tune.key);
+    if (value == trial.assignments.end() || !value->is_number() || !(value->get<double>() > 0)) continue;
     auto base = base_of_key.find(BaseKey(trial.rung_label, trial.assignments, tune.key));
     if (base == base_of_key.end()) continue;
     const int64_t index = tune.NearestIndex(value->get<double>());
-    const ExpandedTrial* planned = candidate(base->second, index);
-    if (planned == nullptr || planned->identity != trial.identity) continue;
+    const StatusOr<ExpandedTrial>& planned = candidate(base->second, index);
+    if (!planned.ok()) return refused(planned.status());
+    if (planned->identity != trial.identity) continue;
     seen[{base->second, index}] = &trial;
     CellWork& work = cells[cell_of_base[base->second]];
     if (std::find(work.members.begin(), work.members.end(), base->second) != work.members.end()) {
@@ -202,7 +192,6 @@ StatusOr<TuningPlan> PlanTuning(const ExpandedSweep& expanded, const std::vector
     }
     work.started_at = (*start.begin() + *start.rbegin()) / 2;
   }
-  if (!candidate_error.ok()) return candidate_error;
 
   // Methods: cells sharing every key but the rung, smallest rung first.
   std::map<std::string, std::vector<size_t>> methods;
@@ -242,7 +231,7 @@ StatusOr<TuningPlan> PlanTuning(const ExpandedSweep& expanded, const std::vector
   // "" when every member of the cell can run at `index`; else why not.
   const auto NeighbourRefused = [&](const CellWork& work, int64_t index) -> std::string {
     for (size_t position : work.members) {
-      StatusOr<ExpandedTrial> trial = ExpandTrialWithValue(expanded.trials[position], tune.key, tune.ValueAt(index));
+      const StatusOr<ExpandedTrial>& trial = candidate(position, index);
       if (!trial.ok()) return std::string(trial.status().message());
     }
     return "";
@@ -403,8 +392,8 @@ StatusOr<TuningPlan> PlanTuning(const ExpandedSweep& expanded, const std::vector
     });
     for (const auto& key : wanted) {
       if (!planned.insert(key).second) continue;
-      const ExpandedTrial* trial = candidate(key.first, key.second);
-      if (trial == nullptr) return candidate_error;
+      const StatusOr<ExpandedTrial>& trial = candidate(key.first, key.second);
+      if (!trial.ok()) return refused(trial.status());
       PlannedTrial out;
       out.trial = *trial;
       out.cell = work.report.id;
