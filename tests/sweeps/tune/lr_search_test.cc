@@ -91,6 +91,12 @@ int64_t OptimalIndex(const TuneSpec& tune, const stand_in::LossSurface& surface,
   return 0;
 }
 
+// Moves the surface's optimum for the smallest rung's model onto grid index `index`.
+void PutSmallestRungOptimumAt(const ExpandedSweep& expanded, int64_t index, stand_in::LossSurface* surface) {
+  const double n0 = static_cast<double>(expanded.trials.front().parameters.nonembedding());
+  surface->lr_ref = expanded.spec.tune.ValueAt(index) / std::pow(n0 / surface->n_ref, -surface->exponent);
+}
+
 stand_in::LossSurface Surface() {
   stand_in::LossSurface surface;
   surface.noise = 0;
@@ -156,8 +162,7 @@ TEST(LrSearch, AnOffCentreStartWalksToTheMinimumOneValueAtATime) {
   ASSERT_TRUE(expanded.ok());
   const TuneSpec& tune = expanded->spec.tune;
   // the smallest rung's optimum, 4 grid steps above the centre
-  const double n0 = static_cast<double>(expanded->trials.front().parameters.nonembedding());
-  surface.lr_ref = tune.ValueAt(tune.NearestIndex(3e-3) + 4) / std::pow(n0 / surface.n_ref, -surface.exponent);
+  PutSmallestRungOptimumAt(*expanded, tune.NearestIndex(3e-3) + 4, &surface);
   Played played = Play(*expanded, surface);
   ASSERT_TRUE(played.plan.complete());
   const TuningCellReport& cell = played.plan.cells[0];
@@ -175,8 +180,7 @@ TEST(LrSearch, MaxPointsClosesTheCellUnbracketedAndSaysWhichEdge) {
   StatusOr<ExpandedSweep> expanded = Expand(LadderSpec("    center: 3e-3\n    predict: none\n    max_points: 5\n"));
   ASSERT_TRUE(expanded.ok());
   const TuneSpec& tune = expanded->spec.tune;
-  const double n0 = static_cast<double>(expanded->trials.front().parameters.nonembedding());
-  surface.lr_ref = tune.ValueAt(tune.NearestIndex(3e-3) - 6) / std::pow(n0 / surface.n_ref, -surface.exponent);
+  PutSmallestRungOptimumAt(*expanded, tune.NearestIndex(3e-3) - 6, &surface);
   Played played = Play(*expanded, surface);
   const TuningCellReport& cell = played.plan.cells[0];
   EXPECT_EQ(cell.status, CellStatus::kExhausted);
@@ -209,9 +213,8 @@ TEST(LrSearch, DivergedValuesRankLastAndCloseTheBracketOnTheHighSide) {
   ASSERT_TRUE(expanded.ok());
   const TuneSpec& tune = expanded->spec.tune;
   const int64_t c = tune.NearestIndex(3e-3);
-  const double n0 = static_cast<double>(expanded->trials.front().parameters.nonembedding());
   // optimum two steps above the centre, but every value above c+1 diverges
-  surface.lr_ref = tune.ValueAt(c + 2) / std::pow(n0 / surface.n_ref, -surface.exponent);
+  PutSmallestRungOptimumAt(*expanded, c + 2, &surface);
   surface.diverge_above_lr = tune.ValueAt(c + 1) * 1.01;
   Played played = Play(*expanded, surface);
   const TuningCellReport& cell = played.plan.cells[0];
@@ -320,8 +323,7 @@ TEST(LrSearch, AStartedCellReportsTheCentreItStartedAtNotTheOneItWouldStartAtNow
   StatusOr<ExpandedSweep> expanded = Expand(LadderSpec("    center: 3e-3\n    predict: none\n"));
   ASSERT_TRUE(expanded.ok());
   const TuneSpec& tune = expanded->spec.tune;
-  const double n0 = static_cast<double>(expanded->trials.front().parameters.nonembedding());
-  surface.lr_ref = tune.ValueAt(tune.NearestIndex(3e-3) + 4) / std::pow(n0 / surface.n_ref, -surface.exponent);
+  PutSmallestRungOptimumAt(*expanded, tune.NearestIndex(3e-3) + 4, &surface);
   Played played = Play(*expanded, surface);
   // the cell walked four steps up; it started, and says it started, on the centre
   EXPECT_EQ(*played.plan.cells[0].center_index, tune.NearestIndex(3e-3));
