@@ -54,54 +54,13 @@ std::pair<double, double> LeastSquaresLine(const std::vector<double>& x, const s
   return {slope, mean_y - slope * mean_x};
 }
 
-namespace {
-
-double Percentile(std::vector<double> values, double fraction) {
+double Quantile(std::vector<double> values, double fraction) {
   if (values.empty()) return std::nan("");
   std::sort(values.begin(), values.end());
   const double position = fraction * static_cast<double>(values.size() - 1);
   const size_t low = static_cast<size_t>(std::floor(position));
   const size_t high = std::min(values.size() - 1, low + 1);
   return values[low] + (position - static_cast<double>(low)) * (values[high] - values[low]);
-}
-
-}  // namespace
-
-ExponentFit FitLambdaExponent(const std::vector<int64_t>& lengths,
-                              const std::function<std::vector<std::vector<double>>(int64_t)>& rows_at,
-                              int bootstrap, uint64_t seed) {
-  ExponentFit fit;
-  std::vector<std::vector<double>> log_lambdas;  // per n, over non-tied rows
-  std::vector<double> x;
-  for (int64_t n : lengths) {
-    std::vector<double> logs;
-    for (const std::vector<double>& row : rows_at(n)) {
-      GapCount count = CountGaps(row);
-      if (!count.tie && count.lambda > 0) logs.push_back(std::log(count.lambda));
-    }
-    if (logs.empty()) continue;
-    fit.lengths.push_back(static_cast<double>(n));
-    fit.mean_log_lambda.push_back(std::accumulate(logs.begin(), logs.end(), 0.0) / static_cast<double>(logs.size()));
-    x.push_back(std::log(std::log(static_cast<double>(n))));
-    log_lambdas.push_back(std::move(logs));
-  }
-  if (x.size() < 2) return fit;
-  std::tie(fit.xi, fit.intercept) = LeastSquaresLine(x, fit.mean_log_lambda);
-  std::mt19937_64 random(seed);
-  std::vector<double> slopes;
-  for (int replicate = 0; replicate < bootstrap; ++replicate) {
-    std::vector<double> means;
-    for (const std::vector<double>& logs : log_lambdas) {
-      std::uniform_int_distribution<size_t> pick(0, logs.size() - 1);
-      double sum = 0.0;
-      for (size_t draw = 0; draw < logs.size(); ++draw) sum += logs[pick(random)];
-      means.push_back(sum / static_cast<double>(logs.size()));
-    }
-    slopes.push_back(LeastSquaresLine(x, means).first);
-  }
-  fit.ci_low = Percentile(slopes, 0.025);
-  fit.ci_high = Percentile(slopes, 0.975);
-  return fit;
 }
 
 SoftmaxRegime SoftmaxRegimeAt(const std::vector<double>& row, double beta) {

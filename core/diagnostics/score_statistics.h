@@ -8,13 +8,11 @@
 //     Lambda = max over positive gaps u of ln N(u) / u, contact gap Delta = the largest u attaining
 //     (1 - 1e-6) Lambda, alpha = ln N(Delta) / ln n. A row with N(0) >= 2 is a tie (excluded).
 //     Identity: Lambda * Delta = alpha * ln n (up to the contact tolerance).
-//   xi_Lambda: the OLS slope of mean ln Lambda against ln ln n over a grid of n.
+//   The exponents over a grid of n (xi_Lambda, xi_alpha, xi_Delta): contact_aggregation.h.
 //   Softmax regime at beta = c * Lambda: normalised entropy H / ln n, max weight, top-two gap.
 #pragma once
 
 #include <cstdint>
-#include <functional>
-#include <random>
 #include <utility>
 #include <vector>
 
@@ -34,23 +32,11 @@ struct GapCount {
 // REQUIRES: row.size() >= 2.
 GapCount CountGaps(const std::vector<double>& row, double contact_tolerance = 1e-6);
 
-struct ExponentFit {
-  double xi = 0.0;                     // slope of mean ln Lambda vs ln ln n
-  double intercept = 0.0;
-  double ci_low = 0.0, ci_high = 0.0;  // bootstrap 95% interval over rows
-  std::vector<double> lengths;         // the grid of n used
-  std::vector<double> mean_log_lambda; // per n, over non-tied rows
-};
-
-// Fits xi_Lambda: `rows_at(n)` returns the score rows of length n to count (e.g. every query row of
-// a model's heads truncated to its first n keys, or synthetic rows). Bootstrap over each n's rows
-// with `bootstrap` replicates and a fixed `seed`.
-ExponentFit FitLambdaExponent(const std::vector<int64_t>& lengths,
-                              const std::function<std::vector<std::vector<double>>(int64_t)>& rows_at,
-                              int bootstrap = 200, uint64_t seed = 0);
-
 // Ordinary least squares y = slope x + intercept; returns {slope, intercept}.
 std::pair<double, double> LeastSquaresLine(const std::vector<double>& x, const std::vector<double>& y);
+
+// The `fraction` quantile of `values` with linear interpolation between order statistics; NaN when empty.
+double Quantile(std::vector<double> values, double fraction);
 
 struct SoftmaxRegime {
   double normalised_entropy = 0.0;  // H / ln n

@@ -61,23 +61,6 @@ TEST(GapCounting, HandCountedRow) {
   EXPECT_NEAR(count.alpha, std::log(3.0) / std::log(4.0), 1e-12);
 }
 
-TEST(LambdaExponent, GaussianRowsGiveXiNearSixTenths) {
-  std::mt19937_64 random(11);
-  std::normal_distribution<double> normal;
-  auto gaussian_rows = [&](int64_t n) {
-    std::vector<std::vector<double>> rows(20000, std::vector<double>(n));
-    for (auto& row : rows) {
-      for (double& value : row) value = normal(random);
-    }
-    return rows;
-  };
-  ExponentFit fit = FitLambdaExponent({64, 128, 256, 512, 1024}, gaussian_rows, 100, 6);
-  EXPECT_NEAR(fit.xi, 0.6, 0.1) << "theory 0.5, finite-n about 0.6";
-  EXPECT_LT(fit.ci_low, fit.xi);
-  EXPECT_GT(fit.ci_high, fit.xi);
-  EXPECT_EQ(fit.lengths.size(), 5u);
-}
-
 TEST(SoftmaxRegime, UniformRowHasFullEntropyAndOneHotLimitHasNone) {
   SoftmaxRegime flat = SoftmaxRegimeAt(std::vector<double>(8, 0.0), 1.0);
   EXPECT_NEAR(flat.normalised_entropy, 1.0, 1e-12);
