@@ -1,6 +1,8 @@
 #include "coordinator/cli/diag_command.h"
 
+#include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <iostream>
 #include <memory>
 #include <vector>
@@ -10,6 +12,7 @@
 #include "coordinator/cli/command_support.h"
 #include "coordinator/cli/exit_codes.h"
 #include "coordinator/cli/text_table.h"
+#include "core/diagnostics/synthetic_score_rows.h"
 #include "sweeps/plot/diagnostics_plot.h"
 
 namespace rung::cli {
@@ -21,10 +24,35 @@ struct DiagOptions {
   ConnectionOptions connection;
   int64_t trial_id = 0;
   std::string format = "table";
-  std::string table;  // heads | gaps | regime | extrapolation | all
+  std::string table;  // heads | gaps | regime | beta | milestones | extrapolation | frequencies | all
   std::string plot_dir;
   std::string gnuplot = "gnuplot";
+  int64_t step = -1;  // the milestone shown; -1 = the latest
+  // --synthetic: rows with closed forms instead of a trial (no coordinator).
+  std::string synthetic;
+  std::vector<int64_t> lengths = PaperDiagnosticLengths();
+  int64_t rows = 2000;
+  double gap = 1.0;
+  uint64_t seed = 0;
+  int bootstrap = 200;
 };
+
+// "0.61 ± 0.02"; "-" without a value.
+std::string WithInterval(const json& value, const json& half_iqr) {
+  if (!value.is_number()) return "-";
+  return Number(value, 3) + (half_iqr.is_number() ? " ± " + Number(half_iqr, 2) : "");
+}
+
+// The exponents of a gap-counting document (a layer's or the pooled one) as JSON fields.
+json ExponentFields(const json& gap) {
+  json fields = json::object();
+  for (const char* name : {"xi_lambda", "xi_alpha", "xi_delta"}) {
+    fields[name] = gap.value(name, json());
+    fields[std::string(name) + "_half_iqr"] = gap.value(std::string(name) + "_half_iqr", json());
+  }
+  fields["tie_share"] = gap.value("tie_share", json());
+  return fields;
+}
 
 // A number of a diagnostics document for people; "-" where it has none.
 std::string Number(const json& value, int digits = 4) {
@@ -70,30 +98,135 @@ TextTable HeadsTable(const json& attention) {
   return table;
 }
 
+// Per layer and pooled: the means of Lambda, alpha, Delta at n = T, and the exponents over the grid.
 TextTable GapsTable(const json& attention) {
-  TextTable table({"layer", "n", "rows", "ties", "lambda", "alpha", "delta", "xi_lambda", "xi_lambda_ci"});
-  for (const json& layer : attention.value("layers", json::array())) {
-    const json& gap = layer.value("gap_counting", json::object());
+  TextTable table({"layer", "n", "rows", "ties", "lambda", "alpha", "delta", "xi_lambda", "xi_alpha", "xi_delta",
+                   "ties_on_grid"});
+  auto add = [&](const std::string& label, const json& gap) {
     const json& at = gap.value("at_training_length", json::object());
-    const json& ci = gap.value("xi_lambda_ci", json::array());
-    const std::string interval = ci.size() == 2 ? "[" + Number(ci[0], 3) + ", " + Number(ci[1], 3) + "]" : "-";
-    json row = {{"layer", layer.value("layer", 0)}, {"n", at.value("n", json())}, {"rows", at.value("rows", json())},
-                {"ties", at.value("ties", json())}, {"lambda", at.value("lambda_mean", json())},
-                {"alpha", at.value("alpha_mean", json())}, {"delta", at.value("delta_mean", json())},
-                {"xi_lambda", gap.value("xi_lambda", json())}, {"xi_lambda_ci", ci},
-                {"lengths", gap.value("lengths", json::array())},
-                {"mean_log_lambda", gap.value("mean_log_lambda", json::array())}};
-    table.AddRow({std::to_string(layer.value("layer", 0)), Number(row["n"]), Number(row["rows"]), Number(row["ties"]),
-                  Number(row["lambda"]), Number(row["alpha"]), Number(row["delta"]), Number(row["xi_lambda"], 3),
-                  interval},
+    json row = ExponentFields(gap);
+    row["layer"] = label == "pooled" ? json("pooled") : json(std::stoll(label));
+    row["n"] = at.value("n", json());
+    row["rows"] = at.value("rows", json());
+    row["ties"] = at.value("ties", json());
+    row["lambda"] = at.value("lambda_mean", json());
+    row["alpha"] = at.value("alpha_mean", json());
+    row["delta"] = at.value("delta_mean", json());
+    row["buckets"] = gap.value("buckets", json::array());
+    const json& share = row["tie_share"];
+    table.AddRow({label, Number(row["n"]), Number(row["rows"]), Number(row["ties"]), Number(row["lambda"]),
+                  Number(row["alpha"]), Number(row["delta"]), WithInterval(row["xi_lambda"], row["xi_lambda_half_iqr"]),
+                  WithInterval(row["xi_alpha"], row["xi_alpha_half_iqr"]),
+                  WithInterval(row["xi_delta"], row["xi_delta_half_iqr"]),
+                  share.is_number() ? Number(100.0 * share.get<double>(), 3) + "%" : "-"},
+                 row);
+  };
+  for (const json& layer : attention.value("layers", json::array())) {
+    add(std::to_string(layer.value("layer", 0)), layer.value("gap_counting", json::object()));
+  }
+  if (attention.contains("pooled")) add("pooled", attention["pooled"]);
+  return table;
+}
+
+// xi_beta of a learned inverse temperature, both readings, beside the pooled xi_lambda of the same model.
+TextTable BetaTable(const json& attention) {
+  TextTable table({"reading", "points", "xi", "skipped"});
+  const json& pooled = attention.value("pooled", json::object());
+  table.AddRow({"xi_lambda (pooled rows)", Number(pooled.value("rows", json())),
+                WithInterval(pooled.value("xi_lambda", json()), pooled.value("xi_lambda_half_iqr", json())), "-"},
+               {{"reading", "xi_lambda"}, {"rows", pooled.value("rows", json())},
+                {"xi", pooled.value("xi_lambda", json())}, {"half_iqr", pooled.value("xi_lambda_half_iqr", json())}});
+  const json& temperature = attention.value("inverse_temperature", json::object());
+  for (const char* reading : {"xi_beta_grid", "xi_beta_trim"}) {
+    if (!temperature.contains(reading)) continue;
+    const json& fit = temperature[reading];
+    const std::string label = std::string(reading) == "xi_beta_grid"
+                                  ? "xi_beta (grid)"
+                                  : "xi_beta (n >= " + Number(fit.value("trim", json()), 6) + ")";
+    json row = fit;
+    row["reading"] = reading;
+    table.AddRow({label, Number(fit.value("points", json())), WithInterval(fit.value("xi", json()), fit.value("half_iqr", json())),
+                  Number(fit.value("skipped", json()))},
                  row);
   }
-  if (attention.contains("pooled")) {
-    const json& pooled = attention["pooled"];
-    table.AddRow({"pooled", "", "", "", "", "", "", Number(pooled.value("xi_lambda", json()), 3), "-"},
-                 {{"layer", "pooled"}, {"xi_lambda", pooled.value("xi_lambda", json())}});
+  return table;
+}
+
+// One line per milestone: the pooled exponents and xi_beta at that point of training.
+TextTable MilestonesTable(const std::vector<std::pair<int64_t, json>>& milestones) {
+  TextTable table({"step", "milestone", "xi_lambda", "xi_alpha", "xi_delta", "ties", "xi_beta_grid", "xi_beta_trim"});
+  for (const auto& [step, attention] : milestones) {
+    const json& pooled = attention.value("pooled", json::object());
+    const json& temperature = attention.value("inverse_temperature", json::object());
+    json row = ExponentFields(pooled);
+    row["step"] = step;
+    row["milestone"] = attention.value("milestone", json());
+    const json grid = temperature.value("xi_beta_grid", json::object()), trim = temperature.value("xi_beta_trim", json::object());
+    row["xi_beta_grid"] = grid.value("xi", json());
+    row["xi_beta_grid_half_iqr"] = grid.value("half_iqr", json());
+    row["xi_beta_trim"] = trim.value("xi", json());
+    row["xi_beta_trim_half_iqr"] = trim.value("half_iqr", json());
+    const json& share = row["tie_share"];
+    table.AddRow({std::to_string(step), attention.value("milestone", std::string("-")),
+                  WithInterval(row["xi_lambda"], row["xi_lambda_half_iqr"]),
+                  WithInterval(row["xi_alpha"], row["xi_alpha_half_iqr"]),
+                  WithInterval(row["xi_delta"], row["xi_delta_half_iqr"]),
+                  share.is_number() ? Number(100.0 * share.get<double>(), 3) + "%" : "-",
+                  WithInterval(row["xi_beta_grid"], row["xi_beta_grid_half_iqr"]),
+                  WithInterval(row["xi_beta_trim"], row["xi_beta_trim_half_iqr"])},
+                 row);
   }
   return table;
+}
+
+// `rung diag --synthetic`: gap counting and the aggregation on rows with closed forms.
+int RunSynthetic(const DiagOptions& options) {
+  const ContactFit fit =
+      FitContactExponents(SyntheticContactRows(options.synthetic, options.lengths, options.rows, options.gap, options.seed),
+                          options.bootstrap, options.seed);
+  const bool simplex = options.synthetic == "simplex";
+  TextTable buckets({"n", "rows", "lambda", "alpha", "delta", "closed_form_lambda"});
+  for (const ContactBucket& bucket : fit.buckets) {
+    const double closed = simplex ? std::log(static_cast<double>(bucket.n)) / options.gap : std::nan("");
+    buckets.AddRow({std::to_string(bucket.n), std::to_string(bucket.rows), Number(std::exp(bucket.mean_log_lambda)),
+                    Number(std::exp(bucket.mean_log_alpha)), Number(std::exp(bucket.mean_log_delta)), NumberOrBlank(closed)},
+                   {{"n", bucket.n},
+                    {"rows", bucket.rows},
+                    {"lambda", NumberOrNull(std::exp(bucket.mean_log_lambda))},
+                    {"alpha", NumberOrNull(std::exp(bucket.mean_log_alpha))},
+                    {"delta", NumberOrNull(std::exp(bucket.mean_log_delta))},
+                    {"closed_form_lambda", NumberOrNull(closed)}});
+  }
+  TextTable slopes({"exponent", "xi", "half_iqr", "expected"});
+  const std::vector<std::tuple<std::string, ContactSlope, std::string>> exponents = {
+      {"xi_lambda", fit.lambda, simplex ? "1" : "about 0.6 (0.5 as n grows)"},
+      {"xi_alpha", fit.alpha, simplex ? "0" : "-"},
+      {"xi_delta", fit.delta, simplex ? "0" : "-"}};
+  for (const auto& [name, slope, expected] : exponents) {
+    slopes.AddRow({name, fit.fitted ? Number(slope.xi, 4) : "-", fit.fitted ? Number(slope.half_iqr, 2) : "-", expected},
+                  {{"exponent", name},
+                   {"xi", fit.fitted ? json(slope.xi) : json()},
+                   {"half_iqr", fit.fitted ? json(slope.half_iqr) : json()},
+                   {"expected", expected}});
+  }
+  if (options.format == "json") {
+    std::cout << json{{"synthetic", options.synthetic}, {"buckets", buckets.Json()}, {"exponents", slopes.Json()}}.dump(2)
+              << "\n";
+    return kOk;
+  }
+  if (options.format == "csv") {
+    buckets.Print(std::cout, "csv");
+    return kOk;
+  }
+  std::cout << "Synthetic " << options.synthetic << " rows"
+            << (simplex ? " (one score 0, the others -" + Number(options.gap, 6) + ")"
+                        : " (" + std::to_string(options.rows) + " i.i.d. standard normal rows per n)")
+            << ": geometric means of the contact triple per n\n";
+  buckets.Print(std::cout, "table");
+  std::cout << "\nExponents (OLS of the bucket mean of log X on log log n; half-IQR of " << options.bootstrap
+            << " bootstrap replicates over rows)\n";
+  slopes.Print(std::cout, "table");
+  return kOk;
 }
 
 TextTable RegimeTable(const json& attention) {
@@ -112,15 +245,42 @@ TextTable RegimeTable(const json& attention) {
 }
 
 TextTable ExtrapolationTable(const json& extrapolation) {
-  TextTable table({"multiple", "length", "method", "val_loss", "val_accuracy"});
+  TextTable table({"multiple", "length", "method", "val_loss", "in_dist", "extrap", "val_accuracy"});
   if (!extrapolation.is_array()) return table;
   for (const json& entry : extrapolation) {
     json row = entry;
     row.erase("val_loss_per_position");
     table.AddRow({Number(entry.value("multiple", json())), Number(entry.value("length", json())),
                   entry.value("method", std::string()), Number(entry.value("val_loss", json())),
+                  Number(entry.value("val_loss_in_dist", json())), Number(entry.value("val_loss_extrap", json())),
                   Number(entry.value("val_accuracy", json()))},
                  row);
+  }
+  return table;
+}
+
+// The multi-key NIAH grid: one row per evaluated length, method and needle depth, one column per number
+// of distractor pairs.
+TextTable NiahTable(const json& grid) {
+  std::vector<std::string> columns = {"multiple", "method", "depth"};
+  const json& counts = grid.value("distractors", json::array());
+  for (const json& count : counts) columns.push_back("d" + Number(count));
+  TextTable table(columns);
+  const json& depths = grid.value("depths", json::array());
+  for (const json& entry : grid.value("grids", json::array())) {
+    const json& accuracy = entry.value("accuracy", json::array());
+    const json& placed = entry.value("placed", json::array());
+    for (size_t d = 0; d < accuracy.size() && d < depths.size(); ++d) {
+      std::vector<std::string> cells = {Number(entry.value("multiple", json())), entry.value("method", std::string()),
+                                        Number(depths[d], 2)};
+      for (size_t c = 0; c < counts.size(); ++c) cells.push_back(c < accuracy[d].size() ? Number(accuracy[d][c], 2) : "-");
+      table.AddRow(cells, {{"multiple", entry.value("multiple", json())},
+                           {"length", entry.value("length", json())},
+                           {"method", entry.value("method", json())},
+                           {"depth", depths[d]},
+                           {"accuracy", accuracy[d]},
+                           {"placed", d < placed.size() ? placed[d] : json()}});
+    }
   }
   return table;
 }
@@ -170,11 +330,33 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
   if (!status.ok()) return ReportRpcError("diag", status);
   json attention, extrapolation;
   json documents = json::object();
+  std::vector<std::pair<int64_t, json>> milestones;  // the attention documents by step
   for (const rung::v1::TrialDiagnostic& diagnostic : response.diagnostics()) {
     json value = json::parse(diagnostic.json(), nullptr, false);
-    if (diagnostic.name() == "attention") attention = value;
+    if (diagnostic.name() == "attention") {
+      milestones.emplace_back(diagnostic.step(), value);
+      continue;
+    }
     if (diagnostic.name() == "extrapolation") extrapolation = value;
     documents[diagnostic.name()] = std::move(value);
+  }
+  std::stable_sort(milestones.begin(), milestones.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [step, value] : milestones) {
+    if (options.step < 0 || step == options.step) attention = value;
+  }
+  if (!milestones.empty() && !attention.is_object() && options.step >= 0) {
+    std::cerr << "rung diag: trial " << options.trial_id << " has no diagnostics at step " << options.step
+              << "; its milestones are at steps";
+    for (const auto& [step, value] : milestones) std::cerr << " " << step;
+    std::cerr << "\n";
+    return kUsage;
+  }
+  if (attention.is_object()) documents["attention"] = attention;
+  if (milestones.size() > 1) {
+    json all = json::array();
+    for (const auto& [step, value] : milestones) all.push_back({{"step", step}, {"attention", value}});
+    documents["milestones"] = all;
   }
   rung::v1::GetTrialRequest trial_request;
   trial_request.set_trial_id(options.trial_id);
@@ -197,7 +379,8 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
     std::string table = options.table;
     if (table.empty()) table = options.format == "table" ? "all" : "heads";
     if (table == "all" && options.format == "csv") {
-      std::cerr << "rung diag: --format csv needs one --table (heads, gaps, regime, extrapolation or frequencies)\n";
+      std::cerr << "rung diag: --format csv needs one --table (heads, gaps, regime, beta, milestones, extrapolation, "
+                   "niah or frequencies)\n";
       return kUsage;
     }
     if (table == "all" && options.format == "json") {
@@ -214,10 +397,32 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
               "Heads (E2 = effective attention length at a query position; T = " +
                   std::to_string(attention.value("length", 0)) + ")",
               HeadsTable(attention));
-      section("gaps", "Gap counting on unscaled score rows at the training length; xi_lambda over n",
+      std::string grid = "n in";
+      for (const json& n : attention.value("grid", json::array())) grid += " " + Number(n, 8);
+      if (grid == "n in") grid = "the record's n-grid";
+      section("gaps",
+              "Gap counting on unscaled score rows: means at n = T; exponents over " + grid +
+                  " (rows pooled per n, ± half-IQR over (sequence, layer, head) units)" +
+                  (attention.contains("warning") ? "\nwarning: " + attention.value("warning", std::string()) : ""),
               GapsTable(attention));
       section("regime", "Softmax regime at beta = c * lambda", RegimeTable(attention));
-      section("extrapolation", "Validation beyond the training length", ExtrapolationTable(extrapolation));
+      if (attention.contains("inverse_temperature") || table == "beta") {
+        section("beta", "Inverse-temperature exponent of the learned beta_n (fit beta_n = a1 (log n)^xi) beside xi_lambda",
+                BetaTable(attention));
+      }
+      if (milestones.size() > 1 || table == "milestones") {
+        section("milestones", "Exponents at each training milestone (pooled)", MilestonesTable(milestones));
+      }
+      section("extrapolation",
+              "Validation beyond the training length (in_dist: positions < T; extrap: positions >= T)",
+              ExtrapolationTable(extrapolation));
+      if (documents.contains("niah_grid") || table == "niah") {
+        section("niah",
+                "Multi-key needle in a haystack: answer accuracy by needle depth (rows) and distractor pairs (dN), " +
+                    Number(documents.value("niah_grid", json::object()).value("instances", json()), 6) +
+                    " instances per cell",
+                NiahTable(documents.value("niah_grid", json::object())));
+      }
       section("frequencies",
               "Rotary frequencies against RoPE's (b = " + Number(json(base), 6) +
                   ", T = " + Number(json(train_length)) + ")",
@@ -234,6 +439,14 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
         return files.status().code() == StatusCode::kInvalidArgument ? kUsage : kFailure;
       }
       for (const std::string& file : *files) std::cerr << "wrote " << file << "\n";
+      if (documents.contains("niah_grid")) {
+        StatusOr<std::vector<std::string>> grid = plot::WriteNiahGridPlot(documents["niah_grid"], plot_options);
+        if (!grid.ok()) {
+          std::cerr << "rung diag: " << grid.status().message() << "\n";
+          return grid.status().code() == StatusCode::kInvalidArgument ? kUsage : kFailure;
+        }
+        for (const std::string& file : *grid) std::cerr << "wrote " << file << "\n";
+      }
       if (!frequencies.profiles.empty() && train_length > 0 && base > 1) {
         plot_options.title = "trial " + std::to_string(options.trial_id) + " (" + trial.assignments_json() + ")";
         StatusOr<std::vector<std::string>> profile =
@@ -260,13 +473,57 @@ void AddDiagCommand(CLI::App& app, int* exit_code) {
   CLI::App* command = AddCommand<DiagOptions>(
       app, exit_code, "diag",
       "A trained model's attention diagnostics: effective attention length E_2, frequency-pair usage and its CV,\n"
-      "effective base, dominant band, gap counting (Lambda, alpha, Delta, xi_Lambda with interval), the softmax\n"
-      "regime, and validation beyond the training length. --plot DIR draws E_2 by position, pair-usage heatmaps,\n"
-      "the gap-counting fit and per-position loss.",
+      "effective base, dominant band, gap counting (Lambda, alpha, Delta; xi_Lambda, xi_alpha, xi_Delta with\n"
+      "half-IQR intervals), the softmax regime, xi_beta of a learned inverse temperature, the exponents at each\n"
+      "training milestone, and validation beyond the training length. --plot DIR draws E_2 by position, pair-usage\n"
+      "heatmaps, the gap-counting fit and per-position loss.\n"
+      "--synthetic simplex|gaussian needs no trial and no coordinator: gap counting on rows with closed forms\n"
+      "(simplex: Lambda = ln n / D, xi_Lambda = 1, xi_alpha = xi_Delta = 0; Gaussian: xi_Lambda about 0.6).",
       options, RunDiag);
-  command->add_option("trial", options->trial_id, "Trial id")->required();
-  command->add_option("--table", options->table, "heads, gaps, regime, extrapolation, frequencies or all")
-      ->check(CLI::IsMember({"heads", "gaps", "regime", "extrapolation", "frequencies", "all"}));
+  CLI::Option* trial = command->add_option("trial", options->trial_id, "Trial id");
+  CLI::Option* synthetic =
+      command->add_option("--synthetic", options->synthetic, "Rows with closed forms instead of a trial: simplex or gaussian")
+          ->check(CLI::IsMember({"simplex", "gaussian"}));
+  trial->excludes(synthetic);
+  command->add_option("--n", options->lengths, "--synthetic: the n-grid (default 64,128,256,512,768,1024)")
+      ->delimiter(',')
+      ->check(CLI::Range(int64_t{2}, int64_t{1} << 20))
+      ->needs(synthetic);
+  command->add_option("--rows", options->rows, "--synthetic gaussian: rows per n (default 2000)")
+      ->check(CLI::Range(int64_t{1}, int64_t{100000}))
+      ->needs(synthetic);
+  command->add_option("--gap", options->gap, "--synthetic simplex: the gap D (default 1)")
+      ->check(CLI::Range(1e-300, 1e300))
+      ->needs(synthetic);
+  command->add_option("--seed", options->seed, "--synthetic: random seed (default 0)")->needs(synthetic);
+  command->add_option("--bootstrap", options->bootstrap, "--synthetic: bootstrap replicates (default 200)")
+      ->check(CLI::Range(0, 10000))
+      ->needs(synthetic);
+  command->add_option("--step", options->step, "The milestone to show, by its step (default: the latest)")
+      ->check(CLI::NonNegativeNumber)
+      ->excludes(synthetic);
+  // --synthetic runs here, with no connection; a trial goes to the coordinator as every command does.
+  command->callback([options, exit_code, command] {
+    if (!options->synthetic.empty()) {
+      *exit_code = RunSynthetic(*options);
+      return;
+    }
+    if (command->count("trial") == 0) {
+      std::cerr << "rung diag: give a trial id, or --synthetic simplex|gaussian\n";
+      *exit_code = kUsage;
+      return;
+    }
+    StatusOr<std::unique_ptr<CoordinatorConnection>> connection = CoordinatorConnection::Open(options->connection);
+    if (!connection.ok()) {
+      *exit_code = ReportConnectionError("diag", connection.status());
+      return;
+    }
+    *exit_code = RunDiag(*connection.value(), *options);
+  });
+  command->add_option("--table", options->table,
+                      "heads, gaps, regime, beta, milestones, extrapolation, niah, frequencies or all")
+      ->check(CLI::IsMember(
+          {"heads", "gaps", "regime", "beta", "milestones", "extrapolation", "niah", "frequencies", "all"}));
   command->add_option("--plot", options->plot_dir, "Also draw the figures (SVG, PNG) into this folder")->type_name("DIR");
   command->add_option("--gnuplot", options->gnuplot, "gnuplot executable (default: gnuplot on PATH)")->type_name("PATH");
 }

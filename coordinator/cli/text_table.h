@@ -22,6 +22,8 @@ class TextTable {
   void PrintText(std::ostream& out) const;
   void PrintCsv(std::ostream& out) const;
   void PrintJson(std::ostream& out) const;
+  // The rows as --format json prints them.
+  nlohmann::json Json() const { return json_rows_; }
   // format: "table" | "csv" | "json".
   void Print(std::ostream& out, const std::string& format) const;
 

@@ -59,8 +59,19 @@ void AddFinal(const records::FinalRecord& record, TrialResults* results) {
                             {"val_loss", entry.val_loss},
                             {"val_loss_per_position", entry.val_loss_per_position}};
       if (entry.val_accuracy) row["val_accuracy"] = *entry.val_accuracy;
+      if (entry.val_loss_in_dist) row["val_loss_in_dist"] = *entry.val_loss_in_dist;
+      if (entry.val_loss_extrap) row["val_loss_extrap"] = *entry.val_loss_extrap;
       table.push_back(std::move(row));
       results->summaries.push_back({records::ExtrapolationSummaryName("val_loss", entry), entry.val_loss, step});
+      results->summaries.push_back({records::ExtrapolationSummaryName("val_loss_full", entry), entry.val_loss, step});
+      if (entry.val_loss_in_dist) {
+        results->summaries.push_back(
+            {records::ExtrapolationSummaryName("val_loss_in_dist", entry), *entry.val_loss_in_dist, step});
+      }
+      if (entry.val_loss_extrap) {
+        results->summaries.push_back(
+            {records::ExtrapolationSummaryName("val_loss_extrap", entry), *entry.val_loss_extrap, step});
+      }
       if (entry.val_accuracy) {
         results->summaries.push_back(
             {records::ExtrapolationSummaryName("val_accuracy", entry), *entry.val_accuracy, step});

@@ -32,6 +32,9 @@ void ValidateDataConfig(const DataConfig& d, std::vector<ConfigError>* errors) {
   if (d.source == "shards" && d.vocab_size > 0 && d.eot_token >= d.vocab_size) {
     error("data.eot_token", "must be below vocab_size " + std::to_string(d.vocab_size));
   }
+  if (d.cross_doc_keys != "document" && d.cross_doc_keys != "window") {
+    error("data.cross_doc_keys", "must be document or window");
+  }
   if (d.cross_doc_mask) {
     if (d.synthetic()) error("data.cross_doc_mask", "synthetic task '" + d.source + "' has no documents");
     if ((d.source == "builtin" || d.source == "text") && d.doc_separator.size() != 1) {
@@ -50,7 +53,18 @@ void ValidateDataConfig(const DataConfig& d, std::vector<ConfigError>* errors) {
             "window (centre + width/2 = " + (window_end ? std::to_string(*window_end) : std::string("over int64")) +
                 ") must fit inside seq_len - 2 = " + std::to_string(d.seq_len - 2));
     }
-    if (!(d.nrw.buffer >= 0.0 && d.nrw.buffer < 1.0)) error("data.nrw.buffer", "must lie in [0, 1)");
+    if (!(d.nrw.buffer >= 0.0 && d.nrw.buffer <= kMaxNrwBuffer)) {
+      error("data.nrw.buffer", "must lie in [0, " + std::to_string(static_cast<int>(kMaxNrwBuffer)) + "]");
+    } else if (window_end && *window_end <= d.seq_len - 2) {
+      // NO needs a distance beyond (1 + r) W/2 on one side of the centre, inside 1..seq_len - 1.
+      const double no_edge = (1.0 + d.nrw.buffer) * static_cast<double>(d.nrw.window_width) / 2.0;
+      const double centre = static_cast<double>(d.nrw.window_centre);
+      if (centre - no_edge <= 1.0 && centre + no_edge >= static_cast<double>(d.seq_len - 1)) {
+        error("data.nrw.buffer", "leaves no NO distance: (1 + r) W/2 = " + std::to_string(no_edge) +
+                                     " reaches past both ends of the distances 1.." + std::to_string(d.seq_len - 1) +
+                                     " around the centre " + std::to_string(d.nrw.window_centre));
+      }
+    }
   }
   if (d.source == "niah") {
     if (d.niah.max_distractors < 0) error("data.niah.max_distractors", "must be >= 0");

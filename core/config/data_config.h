@@ -16,8 +16,11 @@ namespace rung {
 struct NrwConfig {
   int64_t window_centre = 512;   // c, a distance back from QUERY
   int64_t window_width = 64;     // W
-  double buffer = 0.0;           // r: relative width of the excluded band around the window's edges
+  double buffer = 0.0;           // r: NO only beyond (1 + r) W/2 from the centre (AdaRoPE appendix D)
 };
+
+// The largest NRW buffer r accepted.
+inline constexpr double kMaxNrwBuffer = 1000.0;
 
 // Multi-key needle in a haystack.
 struct NiahConfig {
@@ -47,6 +50,9 @@ struct DataConfig {
   // to the document it starts. Needs a one-byte doc_separator (builtin, text) or eot_token (shards);
   // synthetic tasks have no documents.
   bool cross_doc_mask = false;
+  // Under cross_doc_mask, the key count n that beta(n) and AdaScale's L read (docs/science.md section 1):
+  // "document", the keys the query sees inside its document; "window", its position in the window + 1.
+  std::string cross_doc_keys = "document";
   int64_t eot_token = -1;          // shards: the token id between documents (-1: none)
   NrwConfig nrw;
   NiahConfig niah;

@@ -96,6 +96,22 @@ class JsonFieldReader {
       out.push_back(item.get<int64_t>());
     }
   }
+  void Field(const char* key, std::vector<double>& out) {
+    const nlohmann::json* value = Take(key);
+    if (value == nullptr) return;
+    if (!value->is_array()) {
+      Error(Join(key), "expected a list of numbers, got " + TypeName(*value));
+      return;
+    }
+    out.clear();
+    for (const nlohmann::json& item : *value) {
+      if (!item.is_number()) {
+        Error(Join(key), "expected a list of numbers, got an element " + TypeName(item));
+        return;
+      }
+      out.push_back(item.get<double>());
+    }
+  }
   // A list of strings, each one of `allowed`.
   void EnumList(const char* key, std::vector<std::string>& out, std::initializer_list<const char*> allowed) {
     const nlohmann::json* value = Take(key);

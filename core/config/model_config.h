@@ -62,6 +62,9 @@ struct ModelConfig {
   double norm_eps = 1e-5;
   std::string attention = "auto";      // auto | exact | fused (fused needs LibTorch >= 2 and no dense bias)
   int64_t seq_len = 0;                 // training length T (resolved from data.seq_len)
+  // Resolved from data.cross_doc_mask and data.cross_doc_keys: beta(n) and AdaScale's L count the keys
+  // inside the query's document (forward's doc_start) rather than its position in the window.
+  bool document_key_counts = false;
   PositionConfig position;
   InverseTemperatureConfig inverse_temperature;
 

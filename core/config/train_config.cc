@@ -1,6 +1,46 @@
 #include "core/config/train_config.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
 namespace rung {
+namespace {
+
+constexpr size_t kMaxDiagnosticsListEntries = 64;
+constexpr double kMaxFailureLengthMultiple = 16.0;
+
+std::string FormatNumber(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
+}  // namespace
+
+std::vector<DiagnosticsMilestone> DiagnosticsMilestones(const TrainConfig& train) {
+  std::vector<DiagnosticsMilestone> milestones;
+  if (train.diagnostics_sequences <= 0) return milestones;
+  for (double at : train.diagnostics_at) {
+    DiagnosticsMilestone milestone;
+    if (at <= 1.0) {
+      milestone.step = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(at * static_cast<double>(train.steps))));
+      milestone.name = "frac " + FormatNumber(at);
+    } else {
+      milestone.step = static_cast<int64_t>(at);
+      milestone.name = "step " + std::to_string(milestone.step);
+    }
+    if (milestone.step >= train.steps) milestone.name = "end";
+    milestones.push_back(milestone);
+  }
+  // Stable: the first name of a step wins, except that the last step is always "end".
+  std::stable_sort(milestones.begin(), milestones.end(),
+                   [](const DiagnosticsMilestone& a, const DiagnosticsMilestone& b) { return a.step < b.step; });
+  milestones.erase(std::unique(milestones.begin(), milestones.end(),
+                               [](const DiagnosticsMilestone& a, const DiagnosticsMilestone& b) { return a.step == b.step; }),
+                   milestones.end());
+  return milestones;
+}
 
 void ValidateTrainConfig(const TrainConfig& t, const ResourcesConfig& r, std::vector<ConfigError>* errors) {
   auto error = [&](const std::string& path, const std::string& message) { errors->push_back({path, message}); };
@@ -31,9 +71,58 @@ void ValidateTrainConfig(const TrainConfig& t, const ResourcesConfig& r, std::ve
     if (multiple < 1) error("train.extrapolation_multiples", "multiples must be >= 1, got " + std::to_string(multiple));
   }
   if (!t.extrapolation_multiples.empty() && t.extrapolation_methods.empty()) {
-    error("train.extrapolation_methods", "give at least one method (none, pi, ntk_by_parts, yarn)");
+    error("train.extrapolation_methods", "give at least one method (none, pi, ntk_by_parts, yarn, dynamic_ntk, dominant_band)");
+  }
+  if (!(t.extrapolation_yarn_c >= 0.0 && t.extrapolation_yarn_c <= 10.0)) {
+    error("train.extrapolation_yarn_c", "must lie in [0, 10] (YaRN's c in (c ln s + 1)^2; 0.1 is the usual value)");
   }
   if (t.diagnostics_sequences < 0) error("train.diagnostics_sequences", "must be >= 0 (0 = no diagnostics)");
+  if (t.diagnostics_at.size() > kMaxDiagnosticsListEntries) {
+    error("train.diagnostics_at", "at most " + std::to_string(kMaxDiagnosticsListEntries) + " milestones");
+  }
+  for (double at : t.diagnostics_at) {
+    const bool fraction = at > 0.0 && at <= 1.0;
+    const bool step = at > 1.0 && at == std::floor(at) && at <= static_cast<double>(std::max<int64_t>(t.steps, 1));
+    if (!fraction && !step) {
+      error("train.diagnostics_at", "each milestone is a fraction of training in (0, 1] or a step in 2.." +
+                                        std::to_string(std::max<int64_t>(t.steps, 1)) + ", got " + FormatNumber(at));
+      break;
+    }
+  }
+  if (t.diagnostics_lengths.empty() || t.diagnostics_lengths.size() > kMaxDiagnosticsListEntries) {
+    error("train.diagnostics_lengths", "give 1 to " + std::to_string(kMaxDiagnosticsListEntries) + " lengths");
+  }
+  for (int64_t n : t.diagnostics_lengths) {
+    if (n < 2) {
+      error("train.diagnostics_lengths", "each length is a number of keys >= 2, got " + std::to_string(n));
+      break;
+    }
+  }
+  if (t.diagnostics_regime_multiples.empty() || t.diagnostics_regime_multiples.size() > kMaxDiagnosticsListEntries) {
+    error("train.diagnostics_regime_multiples", "give 1 to " + std::to_string(kMaxDiagnosticsListEntries) + " multiples");
+  }
+  for (double c : t.diagnostics_regime_multiples) {
+    if (!(c > 0.0) || !std::isfinite(c)) {
+      error("train.diagnostics_regime_multiples", "each multiple c of beta = c * Lambda must be positive, got " +
+                                                      FormatNumber(c));
+      break;
+    }
+  }
+  if (t.diagnostics_failure_lengths.size() > kMaxDiagnosticsListEntries) {
+    error("train.diagnostics_failure_lengths", "at most " + std::to_string(kMaxDiagnosticsListEntries) + " contexts");
+  }
+  for (double multiple : t.diagnostics_failure_lengths) {
+    if (!(multiple > 0.0 && multiple <= kMaxFailureLengthMultiple)) {
+      error("train.diagnostics_failure_lengths", "each context is a multiple of the training length in (0, " +
+                                                     FormatNumber(kMaxFailureLengthMultiple) + "], got " +
+                                                     FormatNumber(multiple));
+      break;
+    }
+  }
+  if (t.niah_grid_instances < 0 || t.niah_grid_instances > 1024) {
+    error("train.niah_grid_instances", "must lie in [0, 1024] (instances per grid cell; 0 = no grid)");
+  }
+  if (t.diagnostics_beta_trim < 2) error("train.diagnostics_beta_trim", "must be >= 2 (log log n needs n >= 2)");
   if (!(t.diagnostics_renyi_order > 1.0)) {
     error("train.diagnostics_renyi_order", "must be > 1 (the order r of E_r; 2 gives E_2 = 1 / sum a^2)");
   }

@@ -32,6 +32,11 @@ struct InitConfig {
   // submission (the source must have SUCCEEDED). rung-train itself only reads `checkpoint`.
   std::string from_trial;
   std::string parameters = "all";     // all | positional | backbone: which parameters are copied
+  // AdaRoPE context extension (docs/science.md section 9): "trained" starts from the source's frequencies,
+  // tau and gamma as they are; "yarn" starts the frequencies and tau from YaRN's schedule for the new
+  // length (data.seq_len over the source's), with gamma = 0; position.adarope.l_ref must then be the
+  // source's length.
+  std::string adarope_start = "trained";
 };
 
 struct TrainConfig {
@@ -56,13 +61,30 @@ struct TrainConfig {
   int64_t keep_checkpoints = 2;
   // Evaluation beyond the training length at the end of a run (docs/science.md section 9): each
   // multiple m of the training length, with each inference-time extension (none, pi = position
-  // interpolation, ntk_by_parts, yarn = NTK-by-parts plus the (0.1 ln m + 1)^2 logit factor).
+  // interpolation, ntk_by_parts, yarn = NTK-by-parts plus the (c ln m + 1)^2 logit factor, dynamic_ntk,
+  // dominant_band; core/model/length_extension.h).
   std::vector<int64_t> extrapolation_multiples;
   std::vector<std::string> extrapolation_methods = {"none"};
-  // Attention diagnostics (docs/science.md section 7) at the end of a run, on this many validation
-  // sequences (0 = none); written as the `diagnostics` record.
+  double extrapolation_yarn_c = 0.1;  // YaRN's temperature coefficient c in (c ln s + 1)^2
+  // Attention diagnostics (docs/science.md section 7) on this many validation sequences (0 = none),
+  // each written as a `diagnostics` record, at the milestones of `diagnostics_at`: an entry in (0, 1] is
+  // a fraction of training (1 = the end), an integer entry > 1 a step (DiagnosticsMilestones).
   int64_t diagnostics_sequences = 4;
+  std::vector<double> diagnostics_at = {1.0};
   double diagnostics_renyi_order = 2.0;  // r of the effective attention length E_r (> 1; 2: E_2 = 1/sum a^2)
+  // Gap counting's n-grid before clipping to the evaluated length (paper 004's by default).
+  std::vector<int64_t> diagnostics_lengths = {64, 128, 256, 512, 768, 1024};
+  // The softmax regime is read at beta = c * Lambda for each c here.
+  std::vector<double> diagnostics_regime_multiples = {0.5, 1.0, 2.0};
+  // xi_beta's all-points reading fits every n >= this trim (the learned inverse temperature).
+  int64_t diagnostics_beta_trim = 64;
+  // RoPE's failure modes (docs/science.md section 12) on the trained queries and keys, over contexts M =
+  // each multiple of the training length here (empty: not measured).
+  std::vector<double> diagnostics_failure_lengths = {0.5, 1.0, 2.0, 4.0};
+  // Multi-key needle in a haystack (data.source niah): at the end, the answer accuracy on the grid of
+  // distractor counts 0..data.niah.max_distractors x needle depths 0, 0.1, ..., 1, this many instances
+  // per cell, at the training length and at each extrapolation multiple (0: no grid).
+  int64_t niah_grid_instances = 8;
   std::string device = "cpu";      // cpu | cuda
   std::string precision = "fp32";  // fp32 | bf16 (autocast on CUDA; positional parameters stay fp32)
 };
@@ -78,6 +100,18 @@ struct ResourcesConfig {
 inline int64_t TokensPerStep(const TrainConfig& train, int64_t seq_len) {
   return train.batch_size * train.grad_accum * seq_len;
 }
+
+// One point of training where the diagnostics are measured: its step (1..steps) and its name, "end" at
+// the last step, "frac F" for a fraction, "step S" for a step.
+struct DiagnosticsMilestone {
+  int64_t step = 0;
+  std::string name;
+};
+
+// The milestones of train.diagnostics_at, ascending by step, one per step (the first name wins, "end"
+// always at the last step): a fraction f is step max(1, ceil(f * steps)). None when
+// diagnostics_sequences is 0. REQUIRES: a validated config.
+std::vector<DiagnosticsMilestone> DiagnosticsMilestones(const TrainConfig& train);
 
 void ValidateTrainConfig(const TrainConfig& train, const ResourcesConfig& resources,
                          std::vector<ConfigError>* errors);

@@ -69,6 +69,7 @@ void VisitData(V& v, DataConfig& d) {
   v.Field("split_seed", d.split_seed);
   v.Field("doc_separator", d.doc_separator);
   v.Field("cross_doc_mask", d.cross_doc_mask);
+  v.Enum("cross_doc_keys", d.cross_doc_keys, {"document", "window"});
   v.Field("eot_token", d.eot_token);
   v.Block("nrw", [&](V& b) {
     b.Field("window_centre", d.nrw.window_centre);
@@ -108,6 +109,7 @@ void VisitTrain(V& v, TrainConfig& t) {
     i.Field("checkpoint", t.init.checkpoint);
     i.Field("from_trial", t.init.from_trial);
     i.Enum("parameters", t.init.parameters, {"all", "positional", "backbone"});
+    i.Enum("adarope_start", t.init.adarope_start, {"trained", "yarn"});
   });
   v.Field("eval_every", t.eval_every);
   v.Field("eval_batches", t.eval_batches);
@@ -115,9 +117,16 @@ void VisitTrain(V& v, TrainConfig& t) {
   v.Field("checkpoint_every", t.checkpoint_every);
   v.Field("keep_checkpoints", t.keep_checkpoints);
   v.Field("extrapolation_multiples", t.extrapolation_multiples);
-  v.EnumList("extrapolation_methods", t.extrapolation_methods, {"none", "pi", "ntk_by_parts", "yarn"});
+  v.EnumList("extrapolation_methods", t.extrapolation_methods, {"none", "pi", "ntk_by_parts", "yarn", "dynamic_ntk", "dominant_band"});
+  v.Field("extrapolation_yarn_c", t.extrapolation_yarn_c);
   v.Field("diagnostics_sequences", t.diagnostics_sequences);
+  v.Field("diagnostics_at", t.diagnostics_at);
   v.Field("diagnostics_renyi_order", t.diagnostics_renyi_order);
+  v.Field("diagnostics_lengths", t.diagnostics_lengths);
+  v.Field("diagnostics_regime_multiples", t.diagnostics_regime_multiples);
+  v.Field("diagnostics_beta_trim", t.diagnostics_beta_trim);
+  v.Field("diagnostics_failure_lengths", t.diagnostics_failure_lengths);
+  v.Field("niah_grid_instances", t.niah_grid_instances);
   v.Enum("device", t.device, {"cpu", "cuda"});
   v.Enum("precision", t.precision, {"fp32", "bf16"});
 }
@@ -169,6 +178,7 @@ int64_t DataVocabSize(const DataConfig& data) {
 void ResolveTrialConfig(TrialConfig* trial) {
   if (trial->model.vocab_size == 0) trial->model.vocab_size = DataVocabSize(trial->data);
   trial->model.seq_len = trial->data.seq_len;
+  trial->model.document_key_counts = trial->data.cross_doc_mask && trial->data.cross_doc_keys == "document";
   ResolveModelConfig(&trial->model);
   if (trial->train.steps == 0 && trial->train.tokens > 0) {
     // Unresolved (steps 0, refused) when tokens per step overflow.
@@ -204,9 +214,43 @@ void CollectTrialErrors(const TrialConfig& trial, std::vector<ConfigError>* erro
                            " (only LeRoPE and AdaRoPE positional parameters, or a learned inverse temperature, "
                            "train with the backbone frozen)"});
   }
+  if (trial.train.init.adarope_start == "yarn") {
+    if (position.variant != "adarope") {
+      errors->push_back({"train.init.adarope_start",
+                         "yarn starts AdaRoPE's frequencies and tau; position.variant is " + position.variant});
+    }
+    if (trial.train.init.checkpoint.empty() && trial.train.init.from_trial.empty()) {
+      errors->push_back({"train.init.adarope_start",
+                         "yarn extends a trained model: give train.init.from_trial or train.init.checkpoint"});
+    }
+    if (trial.train.init.parameters == "backbone") {
+      errors->push_back({"train.init.adarope_start", "yarn starts from the source's positional parameters, "
+                                                     "which train.init.parameters: backbone does not copy"});
+    }
+  }
 }
 
 }  // namespace
+
+void OmitLaterKeysAtTheirDefaults(const TrialConfig& trial, nlohmann::json* config) {
+  const TrainConfig defaults;
+  nlohmann::json& train = (*config)["train"];
+  if (trial.train.init.adarope_start == defaults.init.adarope_start) train["init"].erase("adarope_start");
+  if (trial.train.diagnostics_at == defaults.diagnostics_at) train.erase("diagnostics_at");
+  if (trial.train.diagnostics_lengths == defaults.diagnostics_lengths) train.erase("diagnostics_lengths");
+  if (trial.train.diagnostics_regime_multiples == defaults.diagnostics_regime_multiples) {
+    train.erase("diagnostics_regime_multiples");
+  }
+  if (trial.train.diagnostics_beta_trim == defaults.diagnostics_beta_trim) train.erase("diagnostics_beta_trim");
+  if (trial.train.diagnostics_failure_lengths == defaults.diagnostics_failure_lengths) {
+    train.erase("diagnostics_failure_lengths");
+  }
+  if (trial.train.extrapolation_yarn_c == defaults.extrapolation_yarn_c) train.erase("extrapolation_yarn_c");
+  // Read by niah tasks only; it adds the grid record to what a niah trial reports.
+  if (trial.data.source != "niah") train.erase("niah_grid_instances");
+  // Read under cross-document masking only, where its default changed what beta(n) and AdaScale count.
+  if (!trial.data.cross_doc_mask) (*config)["data"].erase("cross_doc_keys");
+}
 
 Status ValidateTrialConfig(const TrialConfig& trial) {
   std::vector<ConfigError> errors;

@@ -10,8 +10,8 @@
 namespace rung {
 namespace {
 
-// Slack for the floating-point window edges: W/2 -+ r*W computed in double lands within this of the
-// exact value, and an exact integer edge must count as reached.
+// Slack for the floating-point outer edge: (1 + r) W/2 computed in double lands within this of the exact
+// value, and an exact integer edge must count as reached.
 constexpr double kEdgeSlack = 1e-9;
 
 // Places `blocks` non-overlapping 4-token pairs in a segment of `length` tokens starting at `origin`;
@@ -38,13 +38,14 @@ StatusOr<std::unique_ptr<SyntheticTask>> SyntheticTask::Create(const DataConfig&
     if (config.nrw.window_width <= 0 || config.nrw.window_centre <= 0) {
       return Status::InvalidArgument("data.nrw: window_centre and window_width must be positive");
     }
-    if (!(config.nrw.buffer >= 0.0 && config.nrw.buffer < 1.0)) {
-      return Status::InvalidArgument("data.nrw.buffer must lie in [0, 1)");
+    if (!(config.nrw.buffer >= 0.0 && config.nrw.buffer <= kMaxNrwBuffer)) {
+      return Status::InvalidArgument("data.nrw.buffer must lie in [0, " + std::to_string(static_cast<int>(kMaxNrwBuffer)) +
+                                     "] (r of the NO band beyond (1 + r) W/2)");
     }
     auto nrw = std::make_unique<NrwTask>(config, seed);
-    if (nrw->AllowedDistances(INT64_MAX / 2).yes_count() == 0) {
+    if (nrw->AllowedDistances(config.seq_len).no_count() == 0) {
       return Status::InvalidArgument("data.nrw.buffer = " + std::to_string(config.nrw.buffer) +
-                                     " excludes every distance inside the window (needs buffer * W <= W/2)");
+                                     " leaves no NO distance inside data.seq_len = " + std::to_string(config.seq_len));
     }
     task = std::move(nrw);
   } else if (config.source == "niah") {
@@ -84,15 +85,26 @@ StatusOr<std::unique_ptr<SyntheticTask>> SyntheticTask::Create(const DataConfig&
   return task;
 }
 
+uint64_t SyntheticTask::InstanceKey(Split split, int64_t index, int64_t row) const {
+  const uint64_t split_key = split == Split::kTrain ? MixKey(seed_, kSyntheticTrainDomain)
+                                                    : MixKey(config_.split_seed, kSyntheticValidationDomain);
+  return MixKey(MixKey(split_key, static_cast<uint64_t>(index)), static_cast<uint64_t>(row));
+}
+
 SyntheticInstance SyntheticTask::Instance(Split split, int64_t index, int64_t row, int64_t seq_len) const {
   SyntheticInstance instance;
   instance.answer_position = seq_len - 1;
   if (seq_len < MinSeqLen()) return instance;
-  const uint64_t split_key = split == Split::kTrain ? MixKey(seed_, kSyntheticTrainDomain)
-                                                    : MixKey(config_.split_seed, kSyntheticValidationDomain);
-  const uint64_t key = MixKey(MixKey(split_key, static_cast<uint64_t>(index)), static_cast<uint64_t>(row));
-  Generate(key, seq_len, &instance);
+  Generate(InstanceKey(split, index, row), seq_len, &instance);
   return instance;
+}
+
+void SyntheticTask::PutRow(const SyntheticInstance& instance, int64_t row, TokenBatch* batch) {
+  if (instance.tokens.empty()) return;
+  const auto offset = static_cast<size_t>(row * batch->seq_len);
+  std::copy(instance.tokens.begin(), instance.tokens.end() - 1, batch->inputs.begin() + offset);
+  std::copy(instance.tokens.begin() + 1, instance.tokens.end(), batch->targets.begin() + offset);
+  batch->loss_mask[offset + static_cast<size_t>(instance.answer_position)] = 1.0f;
 }
 
 TokenBatch SyntheticTask::Batch(Split split, int64_t index, int64_t batch_size, int64_t seq_len) const {
@@ -103,14 +115,7 @@ TokenBatch SyntheticTask::Batch(Split split, int64_t index, int64_t batch_size, 
   batch.inputs.assign(size, 0);
   batch.targets.assign(size, 0);
   batch.loss_mask.assign(size, 0.0f);
-  for (int64_t row = 0; row < batch_size; ++row) {
-    const SyntheticInstance instance = Instance(split, index, row, seq_len);
-    if (instance.tokens.empty()) continue;
-    const auto offset = static_cast<size_t>(row * seq_len);
-    std::copy(instance.tokens.begin(), instance.tokens.end() - 1, batch.inputs.begin() + offset);
-    std::copy(instance.tokens.begin() + 1, instance.tokens.end(), batch.targets.begin() + offset);
-    batch.loss_mask[offset + static_cast<size_t>(instance.answer_position)] = 1.0f;
-  }
+  for (int64_t row = 0; row < batch_size; ++row) PutRow(Instance(split, index, row, seq_len), row, &batch);
   return batch;
 }
 
@@ -124,16 +129,11 @@ nlohmann::json SyntheticTask::Describe() const {
 // ---- NRW --------------------------------------------------------------------------------------------
 
 NrwTask::NrwTask(const DataConfig& config, uint64_t seed) : SyntheticTask(config, seed, 5) {
+  // AdaRoPE appendix D: YES when |delta - c| <= W/2, NO when |delta - c| > (1 + r) W/2, nothing between.
   const double half_width = static_cast<double>(config.nrw.window_width) / 2.0;
-  const double band = config.nrw.buffer * static_cast<double>(config.nrw.window_width);
-  const auto outside = static_cast<int64_t>(std::floor(half_width)) + 1;  // smallest |delta - c| that is NO
-  if (band > 0.0) {
-    yes_max_offset_ = static_cast<int64_t>(std::floor(half_width - band + kEdgeSlack));
-    no_min_offset_ = std::max(outside, static_cast<int64_t>(std::ceil(half_width + band - kEdgeSlack)));
-  } else {
-    yes_max_offset_ = outside - 1;
-    no_min_offset_ = outside;
-  }
+  yes_max_offset_ = static_cast<int64_t>(std::floor(half_width));
+  // The smallest integer offset strictly beyond (1 + r) W/2 (an exact integer edge is not beyond it).
+  no_min_offset_ = static_cast<int64_t>(std::floor((1.0 + config.nrw.buffer) * half_width + kEdgeSlack)) + 1;
 }
 
 NrwTask::Distances NrwTask::AllowedDistances(int64_t seq_len) const {
@@ -205,7 +205,37 @@ NiahTask::NiahTask(const DataConfig& config, uint64_t seed)
       first_special_(static_cast<int32_t>(config.niah.filler_symbols + config.niah.key_symbols +
                                           config.niah.value_symbols)) {}
 
+// Grid instances live in their own range of validation batch indices, one per cell.
+constexpr int64_t kNiahGridIndexBase = int64_t{1} << 40;
+
+TokenBatch NiahTask::GridBatch(int64_t depth_tenths, int64_t distractors, int64_t count, int64_t seq_len,
+                               std::vector<SyntheticInstance>* instances) const {
+  TokenBatch batch;
+  batch.batch_size = count;
+  batch.seq_len = seq_len;
+  const auto size = static_cast<size_t>(count * seq_len);
+  batch.inputs.assign(size, 0);
+  batch.targets.assign(size, 0);
+  batch.loss_mask.assign(size, 0.0f);
+  const int64_t cell = kNiahGridIndexBase + depth_tenths * (config_.niah.max_distractors + 1) + distractors;
+  for (int64_t row = 0; row < count; ++row) {
+    SyntheticInstance instance;
+    instance.answer_position = seq_len - 1;
+    if (seq_len >= MinSeqLen()) {
+      GenerateAt(InstanceKey(Split::kValidation, cell, row), seq_len, depth_tenths, distractors, &instance);
+    }
+    PutRow(instance, row, &batch);
+    if (instances != nullptr) instances->push_back(std::move(instance));
+  }
+  return batch;
+}
+
 void NiahTask::Generate(uint64_t key, int64_t seq_len, SyntheticInstance* instance) const {
+  GenerateAt(key, seq_len, -1, -1, instance);
+}
+
+void NiahTask::GenerateAt(uint64_t key, int64_t seq_len, int64_t forced_depth, int64_t forced_distractors,
+                          SyntheticInstance* instance) const {
   const NiahConfig& niah = config_.niah;
   CounterRng rng(key);
   std::vector<int32_t>& tokens = instance->tokens;
@@ -219,13 +249,15 @@ void NiahTask::Generate(uint64_t key, int64_t seq_len, SyntheticInstance* instan
   }
 
   // The needle at its depth; distractors in the space left on either side, as far as whole pairs fit.
-  const auto depth_tenths = static_cast<int64_t>(rng.Below(11));
+  const auto depth_tenths = forced_depth >= 0 ? forced_depth : static_cast<int64_t>(rng.Below(11));
   const int64_t needle_start = 1 + (depth_tenths * (haystack - 4) + 5) / 10;
   const int64_t left_length = needle_start - 1;
   const int64_t right_length = 1 + haystack - (needle_start + 4);
   int64_t left_room = left_length / 4;
   int64_t right_room = right_length / 4;
-  const int64_t wanted = static_cast<int64_t>(rng.Below(static_cast<uint64_t>(niah.max_distractors + 1)));
+  const int64_t wanted = forced_distractors >= 0
+                             ? forced_distractors
+                             : static_cast<int64_t>(rng.Below(static_cast<uint64_t>(niah.max_distractors + 1)));
   const int64_t distractors = std::min(wanted, left_room + right_room);
   int64_t left_count = 0;
   for (int64_t d = 0; d < distractors; ++d) {

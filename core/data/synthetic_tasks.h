@@ -18,8 +18,8 @@
 //   nrw             ids: BG=0, NEEDLE=1, QUERY=2, YES=3, NO=4.
 //                   BG ... NEEDLE ... BG QUERY | answer. The only NEEDLE sits delta positions before
 //                   QUERY (input position seq_len - 1 - delta, 1 <= delta <= seq_len - 1). Answer YES iff
-//                   |delta - c| <= W/2 (c = window_centre, W = window_width). With buffer r > 0, distances
-//                   within r*W of either window edge (| |delta - c| - W/2 | < r*W) are never drawn. Each
+//                   |delta - c| <= W/2 (c = window_centre, W = window_width), NO iff |delta - c| >
+//                   (1 + r) W/2 (r = buffer, AdaRoPE appendix D); distances in between are never drawn. Each
 //                   instance is YES or NO with probability 1/2; delta is uniform over the allowed
 //                   distances of its class.
 //
@@ -110,6 +110,12 @@ class SyntheticTask : public BatchSource {
   // Fills instance->tokens (seq_len + 1 tokens) and the task's facts from draws of `key`'s stream.
   // REQUIRES: seq_len >= MinSeqLen().
   virtual void Generate(uint64_t key, int64_t seq_len, SyntheticInstance* instance) const = 0;
+
+  // The key of row `row` of batch `index` of a split; instances are pure functions of it.
+  uint64_t InstanceKey(Split split, int64_t index, int64_t row) const;
+
+  // Writes `instance` as row `row` of `batch` (inputs, targets, the loss mask at the answer).
+  static void PutRow(const SyntheticInstance& instance, int64_t row, TokenBatch* batch);
   virtual nlohmann::json Settings() const = 0;
   virtual std::string Layout() const = 0;
 
@@ -164,8 +170,18 @@ class NiahTask : public SyntheticTask {
   int32_t first_key() const { return static_cast<int32_t>(config_.niah.filler_symbols); }
   int32_t first_value() const { return static_cast<int32_t>(config_.niah.filler_symbols + config_.niah.key_symbols); }
 
+  // `count` validation instances of one cell of the evaluation grid: the needle at depth `depth_tenths`
+  // (0..10) with `distractors` distractor pairs (as many as fit where the haystack holds fewer; each
+  // instance's niah_distractors says how many). Row r of cell (depth, distractors) is the same at every
+  // call, for every training seed. `instances`, when given, receives the instances.
+  TokenBatch GridBatch(int64_t depth_tenths, int64_t distractors, int64_t count, int64_t seq_len,
+                       std::vector<SyntheticInstance>* instances = nullptr) const;
+
  protected:
   void Generate(uint64_t key, int64_t seq_len, SyntheticInstance* instance) const override;
+  // Generate with the depth and the distractor count given (-1: drawn).
+  void GenerateAt(uint64_t key, int64_t seq_len, int64_t depth_tenths, int64_t distractors,
+                  SyntheticInstance* instance) const;
   nlohmann::json Settings() const override;
   std::string Layout() const override;
 

@@ -1,8 +1,10 @@
 #include "core/diagnostics/attention_diagnostics.h"
 
 #include <cmath>
+#include <functional>
 #include <limits>
 
+#include "core/diagnostics/beta_exponent.h"
 #include "core/diagnostics/score_statistics.h"
 
 namespace rung {
@@ -23,8 +25,72 @@ torch::Tensor VisibleKeys(int64_t time, const torch::Tensor& doc_start, const to
   return visible;
 }
 
-json LayerDiagnostics(const AttentionProbe& probe, const ModelConfig& config, PositionalEncoding& positional,
-                      const DiagnosticsOptions& options) {
+// Per head and pair: usage u_f (the mean |pair-f term| of z over visible query/key pairs) and band
+// strength (the standard deviation over relative distances of the pair's mean contribution).
+struct PairStatistics {
+  torch::Tensor usage;          // [H, pairs]
+  torch::Tensor band_strength;  // [H, pairs]
+};
+
+// q: [B, H, T, d] and k: [B, H, T, d] in double (k repeated per query head); visible: [B or 1, 1, T, T].
+PairStatistics MeasurePairs(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& visible) {
+  const int64_t batch = q.size(0), heads = q.size(1), time = q.size(2), dim = q.size(3);
+  const double inv_sqrt_d = 1.0 / std::sqrt(static_cast<double>(dim));
+  // Pair terms of z: c_f(i, j) = (q_2f k_2f + q_2f+1 k_2f+1) / sqrt(d), one pair at a time.
+  const int64_t pairs = dim / 2;
+  torch::Tensor visible_f = visible.to(torch::kDouble).expand({batch, heads, time, time});
+  const double visible_count = visible_f.sum().item<double>() / static_cast<double>(heads);
+  PairStatistics statistics{torch::zeros({heads, pairs}, torch::kDouble), torch::zeros({heads, pairs}, torch::kDouble)};
+  // Mean contribution by relative distance delta = i - j (0..T-1), per head and pair.
+  auto positions = torch::arange(time, q.options());
+  auto distance = positions.view({time, 1}) - positions.view({1, time});  // i - j
+  torch::Tensor delta_index = distance.clamp_min(0).to(torch::kLong).view({-1});
+  torch::Tensor counts = torch::zeros({time}, q.options());
+  counts.index_add_(0, delta_index, visible_f.select(1, 0).sum(0).reshape({-1}));
+  for (int64_t f = 0; f < pairs; ++f) {
+    torch::Tensor term = (q.narrow(-1, 2 * f, 2).unsqueeze(3) * k.narrow(-1, 2 * f, 2).unsqueeze(2)).sum(-1) * inv_sqrt_d;
+    term = term * visible_f;  // [B, H, T, T]
+    statistics.usage.select(1, f).copy_(term.abs().sum({0, 2, 3}).cpu() / visible_count);
+    torch::Tensor by_distance = torch::zeros({heads, time}, q.options());
+    by_distance.index_add_(1, delta_index, term.sum(0).view({heads, time * time}));
+    torch::Tensor profile = by_distance / counts.clamp_min(1.0);  // [H, T]
+    statistics.band_strength.select(1, f).copy_(profile.std(1).cpu());
+  }
+  return statistics;
+}
+
+struct LayerResult {
+  json record;
+  std::vector<ContactRow> rows;  // gap counting over the grid, units (sequence, layer, head)
+};
+
+json ContactFitJson(const ContactFit& fit) {
+  auto number = [](double value) { return std::isfinite(value) ? json(value) : json(); };
+  json buckets = json::array();
+  for (const ContactBucket& bucket : fit.buckets) {
+    buckets.push_back({{"n", bucket.n},
+                       {"rows", bucket.rows},
+                       {"ties", bucket.ties},
+                       {"mean_log_lambda", number(bucket.mean_log_lambda)},
+                       {"mean_log_alpha", number(bucket.mean_log_alpha)},
+                       {"mean_log_delta", number(bucket.mean_log_delta)}});
+  }
+  json record = {{"buckets", buckets}, {"units", fit.units},     {"rows", fit.rows},
+                 {"ties", fit.ties},   {"tie_share", fit.TieShare()}};
+  if (fit.fitted) {
+    record["xi_lambda"] = fit.lambda.xi;
+    record["xi_lambda_half_iqr"] = fit.lambda.half_iqr;
+    record["xi_alpha"] = fit.alpha.xi;
+    record["xi_alpha_half_iqr"] = fit.alpha.half_iqr;
+    record["xi_delta"] = fit.delta.xi;
+    record["xi_delta_half_iqr"] = fit.delta.half_iqr;
+  }
+  return record;
+}
+
+LayerResult LayerDiagnostics(const AttentionProbe& probe, const ModelConfig& config, PositionalEncoding& positional,
+                             const DiagnosticGrid& grid, const DiagnosticsOptions& options) {
+  const int64_t layers = config.layers;
   const int64_t batch = probe.q.size(0), heads = probe.q.size(1), time = probe.q.size(2), dim = probe.q.size(3);
   const int64_t groups = heads / probe.k.size(1);
   const torch::Tensor q = probe.q.to(torch::kDouble);
@@ -36,7 +102,9 @@ json LayerDiagnostics(const AttentionProbe& probe, const ModelConfig& config, Po
   torch::Tensor z = torch::matmul(q, k.transpose(-1, -2)) * inv_sqrt_d;  // [B, H, T, T]
   torch::Tensor logits = z;
   if (probe.query_multiplier.defined()) {
-    logits = logits * probe.query_multiplier.to(torch::kDouble).t().view({1, heads, time, 1});
+    const torch::Tensor multiplier = probe.query_multiplier.to(torch::kDouble);  // [T, H] or [B, T, H]
+    logits = logits * (multiplier.dim() == 2 ? multiplier.t().view({1, heads, time, 1})
+                                             : multiplier.permute({0, 2, 1}).unsqueeze(-1));
   }
   auto positions = torch::arange(time, q.options());
   auto distance = positions.view({time, 1}) - positions.view({1, time});  // i - j
@@ -50,27 +118,12 @@ json LayerDiagnostics(const AttentionProbe& probe, const ModelConfig& config, Po
                                   : weights.pow(options.renyi_order).sum(-1).pow(1.0 / (1.0 - options.renyi_order)))
           .mean(0);  // [H, T]
 
-  // Pair terms of z: c_f(i, j) = (q_2f k_2f + q_2f+1 k_2f+1) / sqrt(d), one pair at a time.
   const int64_t pairs = dim / 2;
   torch::Tensor theta = config.position.rotary() ? positional->Frequencies(probe.layer).detach().to(torch::kDouble)
                                                  : torch::Tensor();  // [G, pairs]
-  torch::Tensor visible_f = visible.to(torch::kDouble).expand({batch, heads, time, time});
-  const double visible_count = visible_f.sum().item<double>() / static_cast<double>(heads);
-  torch::Tensor usage = torch::zeros({heads, pairs}, torch::kDouble);
-  torch::Tensor band_strength = torch::zeros({heads, pairs}, torch::kDouble);
-  // Mean contribution by relative distance delta = i - j (0..T-1), per head and pair.
-  torch::Tensor delta_index = distance.clamp_min(0).to(torch::kLong).view({-1});
-  for (int64_t f = 0; f < pairs; ++f) {
-    torch::Tensor term = (q.narrow(-1, 2 * f, 2).unsqueeze(3) * k.narrow(-1, 2 * f, 2).unsqueeze(2)).sum(-1) * inv_sqrt_d;
-    term = term * visible_f;  // [B, H, T, T]
-    usage.select(1, f).copy_(term.abs().sum({0, 2, 3}).cpu() / visible_count);
-    torch::Tensor by_distance = torch::zeros({heads, time}, q.options());
-    torch::Tensor counts = torch::zeros({time}, q.options());
-    by_distance.index_add_(1, delta_index, term.sum(0).view({heads, time * time}));
-    counts.index_add_(0, delta_index, visible_f.select(1, 0).sum(0).reshape({-1}));
-    torch::Tensor profile = by_distance / counts.clamp_min(1.0);  // [H, T]
-    band_strength.select(1, f).copy_(profile.std(1).cpu());
-  }
+  const PairStatistics pair_statistics = MeasurePairs(q, k, visible);
+  const torch::Tensor& usage = pair_statistics.usage;
+  const torch::Tensor& band_strength = pair_statistics.band_strength;
 
   json head_records = json::array();
   for (int64_t h = 0; h < heads; ++h) {
@@ -98,37 +151,37 @@ json LayerDiagnostics(const AttentionProbe& probe, const ModelConfig& config, Po
     head_records.push_back(record);
   }
 
-  // Gap counting on z rows (query i sees n = i + 1 keys), per layer.
+  // Gap counting on z rows: the query at position n - 1 sees n keys; a row of a sequence whose document
+  // there is shorter than n (cross-document masking) is not a row of n keys and is left out.
   torch::Tensor z_cpu = z.cpu().contiguous();
   torch::Tensor starts = probe.doc_start.defined() ? probe.doc_start.cpu() : torch::Tensor();
-  auto rows_at = [&](int64_t n) {
-    std::vector<std::vector<double>> rows;
+  auto for_rows_at = [&](int64_t n, const std::function<void(int64_t unit, const std::vector<double>&)>& visit) {
     const int64_t i = n - 1;
+    std::vector<double> row(static_cast<size_t>(n));
     for (int64_t b = 0; b < batch; ++b) {
       const int64_t first = starts.defined() ? starts[b][i].item<int64_t>() : 0;
-      if (i - first + 1 < n) continue;  // a shorter document: not a row of n keys
+      if (i - first + 1 < n) continue;
       for (int64_t h = 0; h < heads; ++h) {
-        const double* row = z_cpu[b][h][i].data_ptr<double>();
-        rows.emplace_back(row, row + n);
+        const double* scores = z_cpu[b][h][i].data_ptr<double>();
+        std::copy(scores, scores + n, row.begin());
+        visit((b * layers + probe.layer) * heads + h, row);
       }
     }
-    return rows;
   };
-  std::vector<int64_t> grid;
-  for (int64_t n = 8; n <= time; n *= 2) grid.push_back(n);
-  if (grid.empty() || grid.back() != time) grid.push_back(time);
-  ExponentFit fit = FitLambdaExponent(grid, rows_at, options.bootstrap, options.seed);
-  json gap = {{"xi_lambda", fit.xi},       {"xi_lambda_ci", {fit.ci_low, fit.ci_high}},
-              {"lengths", fit.lengths},     {"mean_log_lambda", fit.mean_log_lambda}};
+  LayerResult result;
+  for (int64_t n : grid.lengths) {
+    for_rows_at(n, [&](int64_t unit, const std::vector<double>& row) { result.rows.push_back({unit, CountGaps(row)}); });
+  }
+  json gap = ContactFitJson(FitContactExponents(result.rows, options.bootstrap, options.seed));
   // At the full length: Lambda, alpha, Delta and the softmax regime at multiples of Lambda.
   std::vector<double> lambdas, alphas, deltas;
   std::vector<std::vector<double>> regimes(options.regime_multiples.size(), std::vector<double>(3, 0.0));
   int64_t counted = 0, ties = 0;
-  for (const std::vector<double>& row : rows_at(time)) {
+  for_rows_at(time, [&](int64_t, const std::vector<double>& row) {
     GapCount count = CountGaps(row);
-    if (count.tie) {
+    if (IsAggregationTie(count)) {
       ++ties;
-      continue;
+      return;
     }
     ++counted;
     lambdas.push_back(count.lambda);
@@ -140,7 +193,7 @@ json LayerDiagnostics(const AttentionProbe& probe, const ModelConfig& config, Po
       regimes[c][1] += regime.max_weight;
       regimes[c][2] += regime.top_two_gap;
     }
-  }
+  });
   auto mean_of = [](const std::vector<double>& values) {
     double sum = 0;
     for (double value : values) sum += value;
@@ -158,47 +211,98 @@ json LayerDiagnostics(const AttentionProbe& probe, const ModelConfig& config, Po
                               {"top_two_gap", regimes[c][2] / rows}});
   }
   gap["softmax_regime"] = regime_records;
-  return {{"layer", probe.layer}, {"heads", head_records}, {"gap_counting", gap}};
+  result.record = {{"layer", probe.layer}, {"heads", head_records}, {"gap_counting", gap}};
+  return result;
+}
+
+// xi_beta of the learned inverse-temperature table, read both ways (grid and trim).
+json TemperatureExponents(Transformer& model, const DiagnosticGrid& grid, int64_t trim) {
+  torch::Tensor table = model->inverse_temperature()->beta_table();
+  if (!table.defined()) return json();
+  const std::vector<double> beta = ToVector(table);
+  auto fit_json = [](const BetaExponentFit& fit) {
+    return json{{"fitted", fit.fitted},   {"xi", fit.fitted ? json(fit.xi) : json()},
+                {"half_iqr", fit.half_iqr}, {"log_a1", fit.log_a1},
+                {"lengths", fit.lengths.size() <= 16 ? json(fit.lengths) : json()},
+                {"points", fit.lengths.size()}, {"skipped", fit.skipped}};
+  };
+  json grid_fit = fit_json(FitBetaExponentOnGrid(beta, grid.lengths));
+  json trim_fit = fit_json(FitBetaExponentFromTrim(beta, trim));
+  trim_fit["trim"] = trim;
+  return {{"xi_beta_grid", grid_fit}, {"xi_beta_trim", trim_fit}, {"table_length", beta.size()}};
 }
 
 }  // namespace
+
+std::vector<std::vector<int64_t>> MeasureDominantPairs(Transformer& model, const torch::Tensor& tokens,
+                                                       const torch::Tensor& doc_start) {
+  const ModelConfig& config = model->config();
+  if (!config.position.rotary()) return {};
+  torch::NoGradGuard no_grad;
+  const bool was_training = model->is_training();
+  model->eval();
+  std::vector<torch::Tensor> strengths;  // per layer [H, pairs]
+  model->set_attention_probe([&](const AttentionProbe& probe) {
+    const int64_t groups = probe.q.size(1) / probe.k.size(1);
+    const torch::Tensor visible = VisibleKeys(probe.q.size(2), probe.doc_start, probe.q.device());
+    strengths.push_back(MeasurePairs(probe.q.to(torch::kDouble),
+                                     probe.k.to(torch::kDouble).repeat_interleave(groups, 1), visible)
+                            .band_strength);
+  });
+  model->forward(tokens, doc_start);
+  model->set_attention_probe({});
+  if (was_training) model->train();
+  std::vector<std::vector<int64_t>> dominant;
+  const int64_t heads = config.heads;
+  // One schedule for the whole model (RoPE, p-RoPE, LeRoPE, AdaRoPE shared globally): its pair over every
+  // layer and head; else per layer, per frequency row (the heads of its KV group, or all the layer's).
+  const PositionConfig& position = config.position;
+  const bool shared = position.variant != "adarope" || position.adarope.share_freq == "global";
+  if (shared) {
+    torch::Tensor total = torch::zeros_like(strengths.front()[0]);
+    for (const torch::Tensor& layer : strengths) total += layer.mean(0);
+    return {{total.argmax().item<int64_t>()}};
+  }
+  const int64_t rows = model->positional()->Frequencies(0).size(0);
+  for (const torch::Tensor& layer : strengths) {
+    std::vector<int64_t> per_row;
+    const int64_t heads_per_row = heads / rows;
+    for (int64_t row = 0; row < rows; ++row) {
+      per_row.push_back(layer.narrow(0, row * heads_per_row, heads_per_row).mean(0).argmax().item<int64_t>());
+    }
+    dominant.push_back(std::move(per_row));
+  }
+  return dominant;
+}
 
 json MeasureAttentionDiagnostics(Transformer& model, const torch::Tensor& tokens, const torch::Tensor& doc_start,
                                  const DiagnosticsOptions& options) {
   torch::NoGradGuard no_grad;
   const bool was_training = model->is_training();
   model->eval();
+  const DiagnosticGrid grid = ChooseDiagnosticGrid(options.lengths, tokens.size(1));
   json layers = json::array();
+  std::vector<ContactRow> pooled_rows;
   model->set_attention_probe([&](const AttentionProbe& probe) {
-    layers.push_back(LayerDiagnostics(probe, model->config(), model->positional(), options));
+    LayerResult layer = LayerDiagnostics(probe, model->config(), model->positional(), grid, options);
+    layers.push_back(std::move(layer.record));
+    pooled_rows.insert(pooled_rows.end(), layer.rows.begin(), layer.rows.end());
   });
   model->forward(tokens, doc_start);
   model->set_attention_probe({});
   if (was_training) model->train();
-  // Pooled exponent: the layers' mean ln Lambda curves averaged (each layer weighs the same).
-  json pooled;
-  if (!layers.empty()) {
-    std::vector<double> x, y;
-    const json& first = layers[0]["gap_counting"];
-    for (size_t index = 0; index < first["lengths"].size(); ++index) {
-      double sum = 0;
-      bool complete = true;
-      for (const json& layer : layers) {
-        const json& curve = layer["gap_counting"]["mean_log_lambda"];
-        if (index >= curve.size()) complete = false;
-        else sum += curve[index].get<double>();
-      }
-      if (!complete) continue;
-      x.push_back(std::log(std::log(first["lengths"][index].get<double>())));
-      y.push_back(sum / static_cast<double>(layers.size()));
-    }
-    if (x.size() >= 2) pooled["xi_lambda"] = LeastSquaresLine(x, y).first;
-  }
-  return {{"layers", layers},
-          {"pooled", pooled},
-          {"sequences", tokens.size(0)},
-          {"length", tokens.size(1)},
-          {"renyi_order", options.renyi_order}};
+  json record = {{"layers", layers},
+                 {"pooled", ContactFitJson(FitContactExponents(pooled_rows, options.bootstrap, options.seed))},
+                 {"grid", grid.lengths},
+                 {"grid_fallback", grid.fallback},
+                 {"sequences", tokens.size(0)},
+                 {"length", tokens.size(1)},
+                 {"renyi_order", options.renyi_order},
+                 {"bootstrap", options.bootstrap}};
+  if (!grid.warning.empty()) record["warning"] = grid.warning;
+  json temperature = TemperatureExponents(model, grid, options.beta_trim);
+  if (!temperature.is_null()) record["inverse_temperature"] = temperature;
+  return record;
 }
 
 }  // namespace rung

@@ -8,15 +8,21 @@
 //     Theta = exp(-(4/(d-2)) sum_f log theta_f) (b for RoPE; AdaRoPE per KV group)
 //   - dominant band: the pair whose mean contribution varies most with the relative distance, its
 //     wavelength 2 pi / theta and that over the training length
-//   - gap counting on the unscaled rows z[i, 0..i] (Lambda, alpha, Delta; ties excluded) with
-//     xi_Lambda fitted over a grid of n (per layer and pooled) with a bootstrap interval
-//   - the softmax regime (normalised entropy, max weight, top-two gap) at beta = c Lambda
+//   - gap counting on the unscaled rows z[n - 1, 0..n) over the n-grid (contact_aggregation.h: the
+//     options' lengths clipped to T, or its geometric fallback), aggregated as paper 004 does: xi_Lambda,
+//     xi_alpha, xi_Delta with half-IQR intervals over (sequence, layer, head) units and the tie share,
+//     per layer and pooled over every layer (rows pooled per n, not the layers' curves averaged)
+//   - the softmax regime (normalised entropy, max weight, top-two gap) at beta = c Lambda, at n = T
+//   - for the `learned` inverse temperature, xi_beta of its table (beta_exponent.h) on the grid and
+//     from `beta_trim`
 // Output is JSON (the trainer writes it as its `diagnostics` record).
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
+#include "core/diagnostics/beta_exponent.h"
+#include "core/diagnostics/contact_aggregation.h"
 #include "core/model/transformer.h"
 
 namespace rung {
@@ -24,6 +30,8 @@ namespace rung {
 struct DiagnosticsOptions {
   double renyi_order = 2.0;
   std::vector<double> regime_multiples = {0.5, 1.0, 2.0};  // c in beta = c * Lambda
+  std::vector<int64_t> lengths = PaperDiagnosticLengths();  // the n-grid before clipping to T
+  int64_t beta_trim = kBetaExponentMinLength;               // xi_beta from every n >= this
   int bootstrap = 200;
   uint64_t seed = 0;
 };
@@ -31,5 +39,14 @@ struct DiagnosticsOptions {
 // tokens: [B, T] validation inputs (T the training length); doc_start as for forward (or undefined).
 nlohmann::json MeasureAttentionDiagnostics(Transformer& model, const torch::Tensor& tokens,
                                            const torch::Tensor& doc_start, const DiagnosticsOptions& options = {});
+
+// The dominant pair (the largest band strength: the pair whose mean contribution varies most with the
+// relative distance) of each frequency unit, measured on `tokens` ([B, T] at the training length): one
+// pair for a schedule shared by the whole model (RoPE, p-RoPE, LeRoPE, AdaRoPE with share_freq global),
+// band strength averaged over every layer and head; else per layer, one per frequency row (each KV group,
+// or the layer's one row), averaged over the row's heads. The [layer][row] table of
+// LengthExtension::dominant_pairs; empty for a model without rotation.
+std::vector<std::vector<int64_t>> MeasureDominantPairs(Transformer& model, const torch::Tensor& tokens,
+                                                       const torch::Tensor& doc_start);
 
 }  // namespace rung

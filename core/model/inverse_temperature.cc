@@ -46,35 +46,41 @@ torch::Tensor InverseTemperatureImpl::LearnedBeta(int64_t time, const torch::Dev
 }
 
 std::vector<torch::Tensor> InverseTemperatureImpl::Multipliers(int64_t time, const torch::Device& device) {
+  return Multipliers(torch::arange(1, time + 1, torch::TensorOptions().dtype(torch::kFloat).device(device)));
+}
+
+std::vector<torch::Tensor> InverseTemperatureImpl::Multipliers(const torch::Tensor& keys) {
   const InverseTemperatureConfig& t = config_.inverse_temperature;
   std::vector<torch::Tensor> out(config_.layers);
   if (t.form == "none") return out;
-  auto f32 = torch::TensorOptions().dtype(torch::kFloat).device(device);
-  torch::Tensor n = torch::arange(1, time + 1, f32);  // keys visible to query i
+  const torch::Device device = keys.device();
+  const torch::Tensor n = keys.to(torch::kFloat);
   const double log_ref = std::log(t.n_ref);
-  const int64_t heads = config_.heads;
+  std::vector<int64_t> shape = n.sizes().vec();
+  shape.push_back(config_.heads);
   if (t.form == "log_power" || t.form == "qwen") {
     torch::Tensor base = t.form == "log_power" ? torch::pow(n.clamp_min(2.0).log() / log_ref, t.xi)
                                                : torch::pow((n.log() / log_ref).clamp_min(1.0), t.xi);
     if (t.form == "log_power" && t.learn_s) {
-      for (int64_t layer = 0; layer < config_.layers; ++layer) {
-        out[layer] = base.unsqueeze(1) * scale_[layer].to(device).unsqueeze(0);
-      }
+      for (int64_t layer = 0; layer < config_.layers; ++layer) out[layer] = base.unsqueeze(-1) * scale_[layer].to(device);
     } else {
-      torch::Tensor shared = (t.form == "log_power" ? base * t.s : base).unsqueeze(1).expand({time, heads}).contiguous();
+      torch::Tensor shared = (t.form == "log_power" ? base * t.s : base).unsqueeze(-1).expand(shape).contiguous();
       for (auto& layer : out) layer = shared;
     }
     return out;
   }
   if (t.form == "ssmax") {
-    torch::Tensor log_n = n.log().unsqueeze(1);
-    for (int64_t layer = 0; layer < config_.layers; ++layer) out[layer] = log_n * scale_[layer].to(device).unsqueeze(0);
+    torch::Tensor log_n = n.log().unsqueeze(-1);
+    for (int64_t layer = 0; layer < config_.layers; ++layer) out[layer] = log_n * scale_[layer].to(device);
     return out;
   }
-  // learned
-  torch::Tensor beta = LearnedBeta(time, device).unsqueeze(1);  // [T, 1]
+  // learned: beta[n], the table extended to the largest n seen
+  const int64_t largest = static_cast<int64_t>(n.max().item<float>());
+  torch::Tensor table = LearnedBeta(std::max<int64_t>(largest, 1), device);
+  torch::Tensor index = (n.to(torch::kLong) - 1).clamp_min(0);
+  torch::Tensor beta = table.index_select(0, index.reshape({-1})).view(n.sizes()).unsqueeze(-1);  // [..., 1]
   for (int64_t layer = 0; layer < config_.layers; ++layer) {
-    out[layer] = beta * scale_[layer].to(device).unsqueeze(0) + offset_[layer].to(device).unsqueeze(0);
+    out[layer] = beta * scale_[layer].to(device) + offset_[layer].to(device);
   }
   return out;
 }

@@ -1,8 +1,9 @@
 // core/model/inverse_temperature.h
 //
 // The inverse-temperature schedules beta(n) of docs/science.md section 3, as a module that owns their
-// learned parameters (fp32) and returns, per layer, the multiplier of each query's logits
-// ([T, heads], query i sees n = i + 1 keys), or an undefined tensor when beta == 1 everywhere.
+// learned parameters (fp32) and returns, per layer, the multiplier of each query's logits from the
+// number of keys n it sees ([..., T] in, [..., T, heads] out: n = i + 1 for query i, or the keys inside
+// its document under ModelConfig::document_key_counts), or an undefined tensor when beta == 1 everywhere.
 //
 //   none       1
 //   log_power  s (ln(max(n,2)) / ln n_ref)^xi; s fixed, or learned per (layer, head) init s
@@ -25,10 +26,17 @@ class InverseTemperatureImpl : public torch::nn::Module {
  public:
   explicit InverseTemperatureImpl(const ModelConfig& config);
 
-  // Multipliers for positions 0..T-1, one [T, heads] tensor per layer (undefined: none).
+  // Multipliers for queries that see `keys` keys ([T] or [B, T], float, each >= 1), one [..., heads]
+  // tensor per layer (undefined: none).
+  std::vector<torch::Tensor> Multipliers(const torch::Tensor& keys);
+  // The same for positions 0..T-1, query i seeing i + 1 keys ([T, heads] per layer).
   std::vector<torch::Tensor> Multipliers(int64_t time, const torch::Device& device);
 
   std::vector<torch::Tensor> learned_parameters() const;
+
+  // The learned form's free table beta[n - 1] for n = 1..n_train (before the per-(layer, head) affine
+  // map); undefined for every other form.
+  torch::Tensor beta_table() const { return beta_; }
 
  private:
   torch::Tensor LearnedBeta(int64_t time, const torch::Device& device);  // [T]

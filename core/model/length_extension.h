@@ -2,34 +2,46 @@
 //
 // Inference-time length extension of rotary frequencies (docs/science.md section 9), for evaluating a
 // model at `scale` times its training length:
-//   none          theta unchanged
-//   pi            position interpolation: theta / s
-//   ntk_by_parts  per pair, by r = L_train / wavelength (wavelength = 2 pi / theta): pairs that turn
-//                 more than beta times over the training length keep theta, pairs that turn less than
-//                 alpha times are interpolated (theta / s), a linear ramp in between (alpha 1, beta 32)
-//   yarn          ntk_by_parts, plus the logit factor (0.1 ln s + 1)^2
+//   none           theta unchanged
+//   pi             position interpolation: theta / s
+//   ntk_by_parts   per pair, by r = L_train / wavelength (wavelength = 2 pi / theta): pairs that turn
+//                  more than beta times over the training length keep theta, pairs that turn less than
+//                  alpha times are interpolated (theta / s), a linear ramp in between (alpha 1, beta 32)
+//   yarn           ntk_by_parts, plus the logit factor (c ln s + 1)^2 (c = yarn_c, 0.1 by default)
+//   dynamic_ntk    the base rescaled for the evaluated length: b' = b s^(d/(d-2)), i.e. pair f's theta
+//                  times s^(-2f/(d-2)) (the fastest pair kept, the slowest interpolated by s); "dynamic"
+//                  because s is the length of the sequence evaluated over the training length
+//   dominant_band  position interpolation of the dominant pair only (theta / s), every other pair kept:
+//                  the pair of each frequency row given by `dominant_pairs`
 // Learned frequencies (LeRoPE, AdaRoPE) are transformed the same way.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include <torch/torch.h>
 
 namespace rung {
 
 struct LengthExtension {
-  std::string method = "none";  // none | pi | ntk_by_parts | yarn
+  std::string method = "none";  // none | pi | ntk_by_parts | yarn | dynamic_ntk | dominant_band
   double scale = 1.0;           // evaluation length / training length
   double train_length = 0.0;
   double alpha = 1.0, beta = 32.0;
+  double yarn_c = 0.1;          // YaRN's temperature coefficient c
+  // dominant_band: the interpolated pair of each layer's frequency rows, [layer][row]; a shared schedule
+  // has one layer of one row, and a layer or row beyond the table uses the last one given.
+  std::vector<std::vector<int64_t>> dominant_pairs;
 
   bool active() const { return method != "none" && scale > 1.0; }
 };
 
-// theta: frequencies (any shape, last dim the pairs). Returns the transformed frequencies.
-torch::Tensor ExtendFrequencies(const torch::Tensor& theta, const LengthExtension& extension);
+// theta: frequencies [G, d/2] of `layer` (G rows: 1 when shared, else per KV group). Returns the
+// transformed frequencies.
+torch::Tensor ExtendFrequencies(const torch::Tensor& theta, const LengthExtension& extension, int64_t layer = 0);
 
-// The factor on the logits: (0.1 ln s + 1)^2 for yarn, else 1.
+// The factor on the logits: (c ln s + 1)^2 for yarn, else 1.
 double ExtensionLogitFactor(const LengthExtension& extension);
 
 }  // namespace rung

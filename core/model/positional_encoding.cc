@@ -85,27 +85,33 @@ torch::Tensor PositionalEncodingImpl::Frequencies(int64_t layer) {
   return adarope_log_freq_[schedule].exp();
 }
 
-torch::Tensor PositionalEncodingImpl::AdaScale(int64_t layer, int64_t time, const torch::Device& device) {
+torch::Tensor PositionalEncodingImpl::AdaScale(int64_t layer, int64_t time, const torch::Tensor& keys) {
   const AdaRopeConfig& a = config_.position.adarope;
-  auto f32 = torch::TensorOptions().dtype(torch::kFloat).device(device);
-  // L per query position: n = i + 1 (query mode) or T (sequence mode)
-  torch::Tensor length = a.length == "sequence" ? torch::full({time}, static_cast<double>(time), f32)
-                                                : torch::arange(1, time + 1, f32);
-  torch::Tensor log_term = torch::log1p(torch::clamp_min(length, a.l_ref) / a.l_ref);  // [T]
-  if (a.fixed_log) return (log_term / std::log(2.0)).unsqueeze(1).expand({time, config_.heads}).contiguous();
+  // L per query: the keys it sees (query mode) or T (sequence mode)
+  torch::Tensor length = a.length == "sequence" ? torch::full_like(keys, static_cast<double>(time), torch::kFloat)
+                                                : keys.to(torch::kFloat);
+  torch::Tensor log_term = torch::log1p(torch::clamp_min(length, a.l_ref) / a.l_ref);  // [..., T]
+  std::vector<int64_t> shape = log_term.sizes().vec();
+  shape.push_back(config_.heads);
+  if (a.fixed_log) return (log_term / std::log(2.0)).unsqueeze(-1).expand(shape).contiguous();
   torch::Tensor tau = a.tau_param == "exp" ? adascale_tau_[layer].exp() : adascale_tau_[layer];  // [H]
   torch::Tensor gamma = adascale_gamma_[layer];                                                  // [H]
-  // lambda[t, h] = (1/tau_h) * log_term[t]^gamma_h
-  return torch::pow(log_term.unsqueeze(1), gamma.unsqueeze(0)) / tau.unsqueeze(0);
+  // lambda[..., t, h] = (1/tau_h) * log_term[..., t]^gamma_h
+  return torch::pow(log_term.unsqueeze(-1), gamma.to(keys.device())) / tau.to(keys.device());
 }
 
 std::vector<LayerTables> PositionalEncodingImpl::Tables(int64_t time, const torch::Device& device) {
+  return Tables(time, torch::arange(1, time + 1, torch::TensorOptions().dtype(torch::kFloat).device(device)));
+}
+
+std::vector<LayerTables> PositionalEncodingImpl::Tables(int64_t time, const torch::Tensor& keys) {
   const PositionConfig& p = config_.position;
+  const torch::Device device = keys.device();
   std::vector<LayerTables> tables(config_.layers);
   if (p.rotary()) {
     auto positions = torch::arange(time, torch::TensorOptions().dtype(torch::kFloat).device(device));
-    auto make = [&](const torch::Tensor& freqs) {  // freqs [G, half] -> angles [T, G, half]
-      auto angles = positions.view({time, 1, 1}) * ExtendFrequencies(freqs, extension_).to(device).unsqueeze(0);
+    auto make = [&](const torch::Tensor& freqs, int64_t layer = 0) {  // freqs [G, half] -> angles [T, G, half]
+      auto angles = positions.view({time, 1, 1}) * ExtendFrequencies(freqs, extension_, layer).to(device).unsqueeze(0);
       return std::make_pair(angles.cos(), angles.sin());
     };
     bool constant = p.variant == "rope" || p.variant == "prope";
@@ -123,14 +129,38 @@ std::vector<LayerTables> PositionalEncodingImpl::Tables(int64_t time, const torc
       for (auto& layer : tables) layer.cos = c, layer.sin = s;
     } else {
       for (int64_t layer = 0; layer < config_.layers; ++layer) {
-        std::tie(tables[layer].cos, tables[layer].sin) = make(Frequencies(layer));
+        std::tie(tables[layer].cos, tables[layer].sin) = make(Frequencies(layer), layer);
       }
     }
   }
   if (p.variant == "adarope" && (p.adarope.adascale || p.adarope.fixed_log)) {
-    for (int64_t layer = 0; layer < config_.layers; ++layer) tables[layer].query_scale = AdaScale(layer, time, device);
+    for (int64_t layer = 0; layer < config_.layers; ++layer) tables[layer].query_scale = AdaScale(layer, time, keys);
   }
   return tables;
+}
+
+void PositionalEncodingImpl::StartContextExtension(double scale, double source_length, double yarn_c) {
+  torch::NoGradGuard no_grad;
+  if (adarope_log_freq_.defined()) {
+    const int64_t half = adarope_log_freq_.size(-1);
+    LengthExtension extension{"ntk_by_parts", scale, source_length};
+    torch::Tensor theta = adarope_log_freq_.exp().view({-1, half});
+    adarope_log_freq_.copy_(ExtendFrequencies(theta, extension).log().view_as(adarope_log_freq_));
+  }
+  if (adarope_log_base_.defined() && config_.head_dim > 2) {
+    const double d = static_cast<double>(config_.head_dim);
+    adarope_log_base_.add_(d / (d - 2.0) * std::log(scale));
+  }
+  const double factor = std::pow(yarn_c * std::log(scale) + 1.0, 2.0);
+  if (adascale_tau_.defined()) {
+    if (config_.position.adarope.tau_param == "exp") {
+      adascale_tau_.sub_(std::log(factor));  // tau = exp(rho)
+    } else {
+      adascale_tau_.div_(factor);
+    }
+  }
+  if (adascale_gamma_.defined()) adascale_gamma_.zero_();
+  cached_time_ = -1;
 }
 
 void PositionalEncodingImpl::set_length_extension(const LengthExtension& extension) {

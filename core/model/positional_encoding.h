@@ -30,7 +30,7 @@ namespace rung {
 
 struct LayerTables {
   torch::Tensor cos, sin;     // [T, G, d/2] fp32, or undefined (no rotation)
-  torch::Tensor query_scale;  // [T, heads] fp32 AdaScale multiplier, or undefined (1)
+  torch::Tensor query_scale;  // [..., T, heads] fp32 AdaScale multiplier (the shape of `keys`), or undefined (1)
 };
 
 // ALiBi slopes for `heads` heads: 2^(-8h/H) for a power of two H; otherwise the standard rule
@@ -44,7 +44,10 @@ class PositionalEncodingImpl : public torch::nn::Module {
  public:
   explicit PositionalEncodingImpl(const ModelConfig& config);
 
-  // Per-layer tables for positions 0..T-1 on `device`.
+  // Per-layer tables for positions 0..T-1 on the device of `keys`: the keys each query sees ([T] or
+  // [B, T], float), AdaScale's L in its `query` mode.
+  std::vector<LayerTables> Tables(int64_t time, const torch::Tensor& keys);
+  // The same with query i seeing i + 1 keys.
   std::vector<LayerTables> Tables(int64_t time, const torch::Device& device);
 
   // Frequencies theta [G, d/2] of `layer` (G = 1 when shared), as trained; undefined for nope/alibi.
@@ -55,6 +58,13 @@ class PositionalEncodingImpl : public torch::nn::Module {
   void set_length_extension(const LengthExtension& extension);
   const LengthExtension& length_extension() const { return extension_; }
 
+  // AdaRoPE context extension's start (docs/science.md section 9, AdaRoPE section 3.4), applied to
+  // trained parameters: the frequencies NTK-by-parts-interpolated for `scale` times `source_length`
+  // (a learned base instead rescaled as NTK: log b + (d/(d-2)) ln scale), tau divided by YaRN's logit
+  // factor (yarn_c ln scale + 1)^2 so that AdaScale starts at that factor, and gamma = 0.
+  // REQUIRES: variant adarope, scale >= 1.
+  void StartContextExtension(double scale, double source_length, double yarn_c);
+
   // ALiBi slopes [heads] (fp32), or undefined.
   const torch::Tensor& alibi_slopes() const { return alibi_slopes_; }
 
@@ -64,7 +74,7 @@ class PositionalEncodingImpl : public torch::nn::Module {
   std::vector<torch::Tensor> scale_parameters() const;
 
  private:
-  torch::Tensor AdaScale(int64_t layer, int64_t time, const torch::Device& device);
+  torch::Tensor AdaScale(int64_t layer, int64_t time, const torch::Tensor& keys);
 
   ModelConfig config_;
   LengthExtension extension_;

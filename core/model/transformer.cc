@@ -55,8 +55,11 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens, const torch:
     kernel = AttentionKernel::kComposite;
   }
 
-  std::vector<LayerTables> tables = positional_->Tables(time, device);
-  std::vector<torch::Tensor> betas = inverse_temperature_->Multipliers(time, device);
+  // The keys each query sees: i + 1, or under document key counts i + 1 - (its document's start).
+  torch::Tensor keys = torch::arange(1, time + 1, torch::TensorOptions().dtype(torch::kFloat).device(device));
+  if (config_.document_key_counts && doc_start.defined()) keys = keys.view({1, time}) - doc_start.to(torch::kFloat);
+  std::vector<LayerTables> tables = positional_->Tables(time, keys);
+  std::vector<torch::Tensor> betas = inverse_temperature_->Multipliers(keys);
   const double query_constant = AttentionQueryScale(kernel, hd) * ExtensionLogitFactor(positional_->length_extension());
 
   torch::Tensor x = torch::embedding(embedding_, tokens);
@@ -72,7 +75,12 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens, const torch:
     }
     torch::Tensor query_scale = tables[layer].query_scale;
     if (betas[layer].defined()) query_scale = query_scale.defined() ? query_scale * betas[layer] : betas[layer];
-    auto q_heads = RotateAndTranspose(q, tables[layer].cos, tables[layer].sin, query_scale, query_constant);
+    // A multiplier per sequence ([B, T, heads], document key counts) scales q before the rotation (the
+    // two commute); the rotary kernels take one per position.
+    auto q_heads = query_scale.defined() && query_scale.dim() == 3
+                       ? RotateAndTranspose(q * query_scale.unsqueeze(-1), tables[layer].cos, tables[layer].sin,
+                                            torch::Tensor(), query_constant)
+                       : RotateAndTranspose(q, tables[layer].cos, tables[layer].sin, query_scale, query_constant);
     auto k_heads = RotateAndTranspose(k, tables[layer].cos, tables[layer].sin, torch::Tensor());
     auto v_heads = RotateAndTranspose(v, torch::Tensor(), torch::Tensor(), torch::Tensor());  // transpose only
     if (probe_) {

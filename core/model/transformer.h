@@ -13,8 +13,10 @@
 //
 // Cross-document masking (data.cross_doc_mask): given doc_start (DocumentStarts, attention.h), every
 // layer's attention keeps each query inside its own document of the packed window. Positions are not
-// reset per document: rotary angles, ALiBi distances and position-dependent multipliers still use the
-// absolute position in the window (document-relative positions are not part of this setting).
+// reset per document: rotary angles and ALiBi distances use the position in the window (relative
+// distances inside a document are the same either way). The key count n of beta(n) and of AdaScale's L
+// is the keys the query sees inside its document under ModelConfig::document_key_counts (the default
+// with data.cross_doc_mask; data.cross_doc_keys: window counts the position in the window + 1).
 //
 // Parameters are grouped for the optimizer (ParameterGroups); the positional and inverse-
 // temperature parameters are fp32 and live in their own modules.
@@ -38,7 +40,9 @@ struct AttentionProbe {
   int64_t layer = 0;
   torch::Tensor q;                 // [B, heads, T, d] rotated, unscaled (no beta, lambda, 1/sqrt(d))
   torch::Tensor k;                 // [B, kv_heads, T, d] rotated
-  torch::Tensor query_multiplier;  // [T, heads] (beta * lambda * length-extension factor) or undefined
+  // [T, heads], or [B, T, heads] under document key counts (beta * lambda * length-extension factor), or
+  // undefined
+  torch::Tensor query_multiplier;
   torch::Tensor alibi_slopes;      // [heads] or undefined
   torch::Tensor doc_start;         // [B, T] or undefined
 };

@@ -241,6 +241,10 @@ struct ExtrapolationResult {
   double val_loss = 0;
   std::optional<double> val_accuracy;
   std::vector<double> val_loss_per_position;
+  // The loss over positions inside the training length (< L_train) and beyond it (>= L_train, only for
+  // multiples > 1): token-weighted means of the same evaluation as val_loss.
+  std::optional<double> val_loss_in_dist;
+  std::optional<double> val_loss_extrap;
 
   template <class Self, class Visitor>
   static void Fields(Self& self, Visitor&& field) {
@@ -250,11 +254,14 @@ struct ExtrapolationResult {
     field("val_loss", self.val_loss);
     field("val_accuracy", self.val_accuracy);
     field("val_loss_per_position", self.val_loss_per_position);
+    field("val_loss_in_dist", self.val_loss_in_dist);
+    field("val_loss_extrap", self.val_loss_extrap);
   }
 };
 
 // Its numeric scalar fields but `step` are the trial's summaries (val_loss, train_tokens_per_sec,
-// ...), and each extrapolation adds val_loss_<multiple>x[_<method>] (ExtrapolationSummaryName).
+// ...), and each extrapolation adds val_loss_<multiple>x[_<method>] (ExtrapolationSummaryName), the same
+// as val_loss_full_<multiple>x[...], and val_loss_in_dist_... and val_loss_extrap_... where present.
 struct FinalRecord {
   static constexpr std::string_view kType = "final";
   int64_t step = 0;

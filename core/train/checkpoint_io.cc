@@ -34,6 +34,7 @@ json ResumeIdentity(const TrialConfig& trial) {
     identity["train"].erase(key);
   }
   identity.erase("resources");
+  OmitLaterKeysAtTheirDefaults(trial, &identity);
   return identity;
 }
 
@@ -141,7 +142,7 @@ StatusOr<ResumedCheckpoint> ReadCheckpoint(const std::string& path, const TrialC
   return resumed;
 }
 
-Status InitializeFromCheckpoint(const InitConfig& source, Transformer& model) {
+Status InitializeFromCheckpoint(const InitConfig& source, Transformer& model, double yarn_c) {
   InitConfig init = source;
   if (!std::filesystem::exists(init.checkpoint)) {
     return Status::NotFound("train.init.checkpoint " + init.checkpoint + " does not exist");
@@ -176,6 +177,29 @@ Status InitializeFromCheckpoint(const InitConfig& source, Transformer& model) {
     }
     if (copied == 0) {
       return Status::FailedPrecondition("train.init: no " + init.parameters + " parameters to copy from " + init.checkpoint);
+    }
+    if (init.adarope_start == "yarn") {
+      c10::IValue meta_value;
+      archive.read(kMetaKey, meta_value);
+      const json meta = json::parse(meta_value.toStringRef(), nullptr, false);
+      const json length = meta.is_object() ? meta.value("/identity/data/seq_len"_json_pointer, json()) : json();
+      if (!length.is_number_integer() || length.get<int64_t>() <= 0) {
+        return Status::FailedPrecondition("train.init.adarope_start yarn: " + init.checkpoint +
+                                          " does not say its training length");
+      }
+      const int64_t source_length = length.get<int64_t>();
+      const ModelConfig& config = model->config();
+      if (config.seq_len < source_length) {
+        return Status::FailedPrecondition("train.init.adarope_start yarn extends a context: data.seq_len " +
+                                          std::to_string(config.seq_len) + " is shorter than the source's " +
+                                          std::to_string(source_length));
+      }
+      if (config.position.adarope.l_ref != static_cast<double>(source_length)) {
+        return Status::FailedPrecondition("train.init.adarope_start yarn: position.adarope.l_ref must be the source's "
+                                          "training length " + std::to_string(source_length) + " (AdaRoPE section 3.4)");
+      }
+      model->positional()->StartContextExtension(static_cast<double>(config.seq_len) / static_cast<double>(source_length),
+                                                 static_cast<double>(source_length), yarn_c);
     }
   } catch (const std::exception& error) {
     return Status::DataLoss("cannot read train.init.checkpoint " + init.checkpoint + ": " + error.what());

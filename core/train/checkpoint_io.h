@@ -52,6 +52,10 @@ StatusOr<ResumedCheckpoint> ReadCheckpoint(const std::string& path, const TrialC
 // the same shape (a context extension changes the sequence length, not the shapes).
 // Errors: NOT_FOUND (no such file or no checkpoint in the folder), FAILED_PRECONDITION (a parameter
 // missing there or of another shape, or none to copy), DATA_LOSS (unreadable).
-Status InitializeFromCheckpoint(const InitConfig& init, Transformer& model);
+// With init.adarope_start yarn, the copied AdaRoPE parameters then start the context extension from the
+// source's training length (its data.seq_len, in the checkpoint) to the model's
+// (PositionalEncodingImpl::StartContextExtension, YaRN's c = yarn_c); FAILED_PRECONDITION where the
+// model's position.adarope.l_ref is not that length or the model is not longer.
+Status InitializeFromCheckpoint(const InitConfig& init, Transformer& model, double yarn_c = 0.1);
 
 }  // namespace rung

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/data/synthetic_tasks.h"
 #include "core/diagnostics/attention_diagnostics.h"
 #include "core/model/length_extension.h"
 #include "core/train/autocast_scope.h"
@@ -60,46 +61,154 @@ Evaluation Evaluator::Evaluate(int64_t time, int64_t batch_size) const {
                                                                                 : std::nan("");
   }
   if (masked) evaluation.accuracy = answers > 0 ? correct / answers : 0.0;
+  const int64_t trained = std::min(time, trial_.data.seq_len);
+  auto mean_over = [&](int64_t first, int64_t end) {
+    if (end <= first) return std::nan("");
+    const double counted = count.narrow(0, first, end - first).sum().item<double>();
+    return counted > 0 ? loss_sum.narrow(0, first, end - first).sum().item<double>() / counted : std::nan("");
+  };
+  evaluation.loss_in_dist = mean_over(0, trained);
+  evaluation.loss_extrap = mean_over(trained, time);
   return evaluation;
+}
+
+void Evaluator::ForEachEvaluatedLength(
+    bool with_training_length, const std::function<void(int64_t multiple, const std::string& method)>& visit) const {
+  const int64_t trained = trial_.data.seq_len;
+  std::vector<std::pair<int64_t, std::string>> points;
+  if (with_training_length) points.emplace_back(1, "none");
+  for (int64_t multiple : trial_.train.extrapolation_multiples) {
+    for (const std::string& method : trial_.train.extrapolation_methods) {
+      if (multiple == 1 && (method != "none" || with_training_length)) continue;  // nothing changes at 1x
+      points.emplace_back(multiple, method);
+    }
+  }
+  // Dominant-band interpolation needs each frequency unit's dominant pair, measured at the training length
+  // on validation data (the diagnostics' sequences, at least one batch of 4).
+  std::vector<std::vector<int64_t>> dominant_pairs;
+  const auto& methods = trial_.train.extrapolation_methods;
+  if (std::find(methods.begin(), methods.end(), "dominant_band") != methods.end()) {
+    const int64_t sequences = std::max<int64_t>(4, trial_.train.diagnostics_sequences);
+    TensorBatch sample = ToTensors(source_.Batch(Split::kValidation, 0, sequences, trained), device_,
+                                   CrossDocumentMaskToken(trial_.data));
+    dominant_pairs = MeasureDominantPairs(model_, sample.inputs, sample.doc_start);
+  }
+  for (const auto& [multiple, method] : points) {
+    LengthExtension extension{method, static_cast<double>(multiple), static_cast<double>(trained)};
+    extension.yarn_c = trial_.train.extrapolation_yarn_c;
+    extension.dominant_pairs = dominant_pairs;
+    model_->positional()->set_length_extension(extension);
+    visit(multiple, method);
+  }
+  model_->positional()->set_length_extension(LengthExtension{});
 }
 
 std::vector<records::ExtrapolationResult> Evaluator::EvaluateBeyondTrainingLength() const {
   std::vector<records::ExtrapolationResult> results;
   const int64_t trained = trial_.data.seq_len;
-  for (int64_t multiple : trial_.train.extrapolation_multiples) {
-    for (const std::string& method : trial_.train.extrapolation_methods) {
-      if (multiple == 1 && method != "none") continue;  // extensions change nothing at the training length
-      LengthExtension extension{method, static_cast<double>(multiple), static_cast<double>(trained)};
-      model_->positional()->set_length_extension(extension);
-      // Same tokens per batch as training: attention memory grows with the square of the length.
-      const int64_t batch_size = std::max<int64_t>(1, trial_.train.batch_size / multiple);
-      Evaluation evaluation = Evaluate(trained * multiple, batch_size);
-      records::ExtrapolationResult result;
-      result.multiple = multiple;
-      result.length = trained * multiple;
-      result.method = method;
-      result.val_loss = evaluation.loss;
-      result.val_loss_per_position = std::move(evaluation.loss_per_position);
-      if (evaluation.accuracy >= 0) result.val_accuracy = evaluation.accuracy;
-      results.push_back(std::move(result));
-    }
-  }
-  model_->positional()->set_length_extension(LengthExtension{});
+  ForEachEvaluatedLength(false, [&](int64_t multiple, const std::string& method) {
+    // Same tokens per batch as training: attention memory grows with the square of the length.
+    const int64_t batch_size = std::max<int64_t>(1, trial_.train.batch_size / multiple);
+    Evaluation evaluation = Evaluate(trained * multiple, batch_size);
+    records::ExtrapolationResult result;
+    result.multiple = multiple;
+    result.length = trained * multiple;
+    result.method = method;
+    result.val_loss = evaluation.loss;
+    result.val_loss_per_position = std::move(evaluation.loss_per_position);
+    if (std::isfinite(evaluation.loss_in_dist)) result.val_loss_in_dist = evaluation.loss_in_dist;
+    if (std::isfinite(evaluation.loss_extrap)) result.val_loss_extrap = evaluation.loss_extrap;
+    if (evaluation.accuracy >= 0) result.val_accuracy = evaluation.accuracy;
+    results.push_back(std::move(result));
+  });
   return results;
 }
 
-records::DiagnosticsRecord Evaluator::EndDiagnostics(int64_t step) const {
+std::optional<records::DiagnosticsRecord> Evaluator::NiahGrid(int64_t step) const {
+  const auto* niah = dynamic_cast<const NiahTask*>(&source_);
+  const int64_t instances = trial_.train.niah_grid_instances;
+  if (niah == nullptr || instances <= 0) return std::nullopt;
+  torch::NoGradGuard no_grad;
+  model_->eval();
+  const int64_t trained = trial_.data.seq_len;
+  const int64_t most = trial_.data.niah.max_distractors;
+  nlohmann::json grids = nlohmann::json::array();
+  ForEachEvaluatedLength(true, [&](int64_t multiple, const std::string& method) {
+    const int64_t length = trained * multiple;
+    // At most a training batch's tokens per forward pass, as the held-out evaluation.
+    const int64_t per_pass = std::max<int64_t>(1, trial_.train.batch_size / multiple);
+    nlohmann::json accuracy = nlohmann::json::array(), placed = nlohmann::json::array();
+    for (int64_t depth = 0; depth <= 10; ++depth) {
+      nlohmann::json accuracy_row = nlohmann::json::array(), placed_row = nlohmann::json::array();
+      for (int64_t distractors = 0; distractors <= most; ++distractors) {
+        double correct = 0.0, answers = 0.0, placed_sum = 0.0;
+        std::vector<SyntheticInstance> cell;
+        const TokenBatch batch = niah->GridBatch(depth, distractors, instances, length, &cell);
+        for (int64_t first = 0; first < instances; first += per_pass) {
+          const int64_t count = std::min(per_pass, instances - first);
+          // The rows [first, first + count) of the cell's batch.
+          TokenBatch part;
+          part.batch_size = count;
+          part.seq_len = length;
+          const auto begin = static_cast<size_t>(first * length), end = static_cast<size_t>((first + count) * length);
+          part.inputs.assign(batch.inputs.begin() + begin, batch.inputs.begin() + end);
+          part.targets.assign(batch.targets.begin() + begin, batch.targets.begin() + end);
+          part.loss_mask.assign(batch.loss_mask.begin() + begin, batch.loss_mask.begin() + end);
+          TensorBatch tensors = ToTensors(part, device_, CrossDocumentMaskToken(trial_.data));
+          torch::Tensor logits;
+          {
+            AutocastScope autocast(UsesAutocast(trial_));
+            logits = model_->forward(tensors.inputs, tensors.doc_start).to(torch::kFloat);
+          }
+          torch::Tensor hits = (logits.argmax(-1) == tensors.targets).to(torch::kFloat) * tensors.mask;
+          correct += hits.sum().item<double>();
+          answers += tensors.mask.sum().item<double>();
+          for (int64_t row = first; row < first + count; ++row) {
+            placed_sum += static_cast<double>(std::max<int64_t>(0, cell[static_cast<size_t>(row)].niah_distractors));
+          }
+        }
+        accuracy_row.push_back(answers > 0 ? nlohmann::json(correct / answers) : nlohmann::json());
+        placed_row.push_back(placed_sum / static_cast<double>(instances));
+      }
+      accuracy.push_back(std::move(accuracy_row));
+      placed.push_back(std::move(placed_row));
+    }
+    grids.push_back({{"multiple", multiple},
+                     {"length", length},
+                     {"method", method},
+                     {"accuracy", std::move(accuracy)},
+                     {"placed", std::move(placed)}});
+  });
+  model_->train();
+  nlohmann::json depths = nlohmann::json::array(), counts = nlohmann::json::array();
+  for (int64_t depth = 0; depth <= 10; ++depth) depths.push_back(static_cast<double>(depth) / 10.0);
+  for (int64_t distractors = 0; distractors <= most; ++distractors) counts.push_back(distractors);
+  records::DiagnosticsRecord record;
+  record.kind = "niah_grid";
+  record.step = step;
+  record.milestone = "end";
+  record.payload.text =
+      nlohmann::json{{"depths", depths}, {"distractors", counts}, {"instances", instances}, {"grids", grids}}.dump();
+  return record;
+}
+
+records::DiagnosticsRecord Evaluator::Diagnostics(const DiagnosticsMilestone& milestone) const {
   const TrainConfig& train = trial_.train;
   TensorBatch sample = ToTensors(source_.Batch(Split::kValidation, 0, train.diagnostics_sequences, trial_.data.seq_len),
                                  device_, CrossDocumentMaskToken(trial_.data));
   DiagnosticsOptions options;
   options.seed = trial_.seed;
   options.renyi_order = train.diagnostics_renyi_order;
+  options.lengths = train.diagnostics_lengths;
+  options.regime_multiples = train.diagnostics_regime_multiples;
+  options.beta_trim = train.diagnostics_beta_trim;
   records::DiagnosticsRecord diagnostics;
   diagnostics.kind = "attention";
-  diagnostics.step = step;
-  diagnostics.milestone = "end";
-  diagnostics.payload.text = MeasureAttentionDiagnostics(model_, sample.inputs, sample.doc_start, options).dump();
+  diagnostics.step = milestone.step;
+  diagnostics.milestone = milestone.name;
+  nlohmann::json payload = MeasureAttentionDiagnostics(model_, sample.inputs, sample.doc_start, options);
+  payload["milestone"] = milestone.name;
+  diagnostics.payload.text = payload.dump();
   return diagnostics;
 }
 

@@ -15,6 +15,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <vector>
 
 #include <torch/torch.h>
@@ -30,6 +32,10 @@ struct Evaluation {
   double loss = 0.0;
   double accuracy = -1.0;                 // only for sources with a loss mask (answer accuracy)
   std::vector<double> loss_per_position;  // mean loss at each position over counted targets (NaN: none)
+  // Token-weighted loss over the positions < data.seq_len (the training length) and >= it; NaN where
+  // no target there counts.
+  double loss_in_dist = 0.0;
+  double loss_extrap = 0.0;
 };
 
 // The held-out fields of a step record: val_loss, and val_accuracy where there is one.
@@ -43,9 +49,19 @@ class Evaluator {
   // The held-out loss at the training shape (data.seq_len, train.batch_size).
   Evaluation HeldOut() const;
 
-  // The attention diagnostics record of the end of the run (kind "attention", milestone "end") at
-  // `step`, over train.diagnostics_sequences validation sequences. REQUIRES: that count > 0.
-  records::DiagnosticsRecord EndDiagnostics(int64_t step) const;
+  // The attention diagnostics record (kind "attention") of `milestone`, over
+  // train.diagnostics_sequences validation sequences with the train.diagnostics_* settings.
+  // REQUIRES: that count > 0.
+  records::DiagnosticsRecord Diagnostics(const DiagnosticsMilestone& milestone) const;
+
+  // For data.source niah with train.niah_grid_instances > 0: the record (kind "niah_grid") of the
+  // answer accuracy on the grid of needle depths 0, 0.1, ..., 1 x distractor counts
+  // 0..data.niah.max_distractors, that many instances per cell, at the training length and at each
+  // train.extrapolation_multiples entry with each train.extrapolation_methods entry; nullopt otherwise.
+  //   payload: {"depths": [0, 0.1, ...], "distractors": [0, 1, ...], "instances": N,
+  //             "grids": [{"multiple", "length", "method", "accuracy": [depth][distractors],
+  //                        "placed": [depth][distractors] (the mean distractors that fit)}]}
+  std::optional<records::DiagnosticsRecord> NiahGrid(int64_t step) const;
 
   // A final record with its evaluation fields filled: `held_out` (val_loss, per position and
   // accuracy), the positional parameters and rotary frequencies, and the extrapolation results.
@@ -55,6 +71,11 @@ class Evaluator {
   // Held-out loss over train.eval_batches batches of `batch_size` sequences of `time` positions.
   Evaluation Evaluate(int64_t time, int64_t batch_size) const;
   std::vector<records::ExtrapolationResult> EvaluateBeyondTrainingLength() const;
+  // Each (multiple, method) of the extrapolation settings (with the training length, 1 and none, first
+  // when `with_training_length`); calls `visit` with that length extension set on the model, then
+  // switches it off.
+  void ForEachEvaluatedLength(bool with_training_length,
+                              const std::function<void(int64_t multiple, const std::string& method)>& visit) const;
 
   const TrialConfig& trial_;
   const torch::Device device_;

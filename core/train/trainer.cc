@@ -63,8 +63,11 @@ class TrialRun {
   void Record(const records::TrainerRecord& record);
   bool lead() const { return options_.rank == 0; }
   records::ProvenanceRecord Provenance() const;
-  // The end of a run: the diagnostics record, then the final record.
+  // The end of a run: the diagnostics record (when the last step is a milestone), the NIAH grid (niah
+  // tasks), then the final record.
   void EmitDiagnosticsAndFinal(const Evaluation& held_out, double train_loss);
+  // The diagnostics milestone at `step`, or null.
+  const DiagnosticsMilestone* MilestoneAt(int64_t step) const;
 
   const TrialConfig& trial_;
   const TrainerOptions& options_;
@@ -85,11 +88,20 @@ class TrialRun {
   // however many checkpoints ago they were printed; the attempt that resumes from its newest
   // checkpoint reports them again. docs/design.md, "A cut-off attempt's work".
   std::deque<records::StepRecord> step_history_;
+  std::vector<DiagnosticsMilestone> milestones_;  // of train.diagnostics_at
   Clock::time_point run_start_;
 };
 
+const DiagnosticsMilestone* TrialRun::MilestoneAt(int64_t step) const {
+  for (const DiagnosticsMilestone& milestone : milestones_) {
+    if (milestone.step == step) return &milestone;
+  }
+  return nullptr;
+}
+
 StatusOr<TrainOutcome> TrialRun::Run() {
   RUNG_RETURN_IF_ERROR(Setup());
+  milestones_ = DiagnosticsMilestones(trial_.train);
   Record(Provenance());
   ReplayRememberedSteps();
   run_start_ = Clock::now();
@@ -159,7 +171,7 @@ Status TrialRun::RestoreOrInitialize() {
     resumed_from_ = choice.path;
     return Status::Ok();
   }
-  if (!init.checkpoint.empty()) return InitializeFromCheckpoint(init, model_);
+  if (!init.checkpoint.empty()) return InitializeFromCheckpoint(init, model_, trial_.train.extrapolation_yarn_c);
   if (!init.from_trial.empty()) {
     return Status::InvalidArgument("train.init.from_trial '" + init.from_trial +
                                    "' is resolved by the coordinator (rung submit / rung run); to run this "
@@ -201,6 +213,7 @@ Status TrialRun::Report(const StepResult& step) {
     if (evaluate) AddHeldOut(evaluator_->HeldOut(), record);
     Record(record);
   }
+  if (const DiagnosticsMilestone* milestone = MilestoneAt(progress_.step)) Record(evaluator_->Diagnostics(*milestone));
   if (train.checkpoint_every > 0 && progress_.step % train.checkpoint_every == 0) return SaveCheckpoint("periodic");
   return Status::Ok();
 }
@@ -265,7 +278,8 @@ void TrialRun::Record(const records::TrainerRecord& record) {
 }
 
 void TrialRun::EmitDiagnosticsAndFinal(const Evaluation& held_out, double train_loss) {
-  if (trial_.train.diagnostics_sequences > 0) Record(evaluator_->EndDiagnostics(progress_.step));
+  if (const DiagnosticsMilestone* milestone = MilestoneAt(progress_.step)) Record(evaluator_->Diagnostics(*milestone));
+  if (std::optional<records::DiagnosticsRecord> grid = evaluator_->NiahGrid(progress_.step)) Record(*grid);
   records::FinalRecord final_record = evaluator_->FinalEvaluation(held_out);
   final_record.step = progress_.step;
   final_record.tokens = progress_.tokens;

@@ -60,6 +60,36 @@ static StatusOr<std::vector<std::string>> WriteDiagnosticsPlotsOrThrow(const jso
   std::vector<std::string> head_labels, layer_labels;
   std::vector<std::pair<double, double>> gap_lines;  // (slope, intercept) per layer
   std::vector<std::string> gap_titles;
+  // One curve of the gap-counting figure: the bucket means of ln Lambda against ln ln n and the OLS line.
+  auto add_gap_curve = [&](const std::string& label, const json& gap) {
+    double sx = 0, sy = 0;
+    int count = 0;
+    std::ostringstream block;
+    block << "# " << label << "\n";
+    // The buckets of the record; a record of an earlier release has parallel "lengths" and "mean_log_lambda".
+    json buckets = gap.value("buckets", json::array());
+    if (buckets.empty()) {
+      const json& ns = gap.value("lengths", json::array());
+      const json& logs = gap.value("mean_log_lambda", json::array());
+      for (size_t i = 0; i < ns.size() && i < logs.size(); ++i) buckets.push_back({{"n", ns[i]}, {"mean_log_lambda", logs[i]}});
+    }
+    for (const json& bucket : buckets) {
+      const double n = Number(bucket.value("n", json())), y = Number(bucket.value("mean_log_lambda", json()));
+      const double x = std::log(std::log(n));
+      if (!std::isfinite(x) || !std::isfinite(y)) continue;
+      block << DataNumber(x) << " " << DataNumber(y) << " " << DataNumber(n) << "\n";
+      sx += x, sy += y, ++count;
+    }
+    if (count == 0) return;  // nothing to draw (every row a tie)
+    gaps << block.str() << "\n\n";
+    const double slope = Number(gap.value("xi_lambda", json()));
+    gap_lines.push_back({slope, count ? (sy - slope * sx) / count : std::nan("")});
+    std::string title = label + ": {/Symbol x}_{/Symbol L} = " + Format("%.2f", slope);
+    if (gap.contains("xi_lambda_half_iqr")) title += " ± " + Format("%.2f", Number(gap["xi_lambda_half_iqr"]));
+    const json& ci = gap.value("xi_lambda_ci", json::array());  // a record of an earlier release
+    if (ci.size() == 2) title += " [" + Format("%.2f", Number(ci[0])) + ", " + Format("%.2f", Number(ci[1])) + "]";
+    gap_titles.push_back(title);
+  };
   int64_t pairs = 0;
   for (const json& layer : attention["layers"]) {
     const int64_t layer_index = layer.value("layer", 0);
@@ -82,26 +112,10 @@ static StatusOr<std::vector<std::string>> WriteDiagnosticsPlotsOrThrow(const jso
         dominant << Number(head["dominant_pair"]) << " " << (head_labels.size() - 1) << "\n";
       }
     }
-    const json& gap = layer.value("gap_counting", json::object());
-    const json& ns = gap.value("lengths", json::array());
-    const json& logs = gap.value("mean_log_lambda", json::array());
-    double sx = 0, sy = 0;
-    int count = 0;
-    gaps << "# layer " << layer_index << "\n";
-    for (size_t i = 0; i < ns.size() && i < logs.size(); ++i) {
-      const double x = std::log(std::log(Number(ns[i]))), y = Number(logs[i]);
-      gaps << DataNumber(x) << " " << DataNumber(y) << " " << DataNumber(Number(ns[i])) << "\n";
-      if (std::isfinite(x) && std::isfinite(y)) sx += x, sy += y, ++count;
-    }
-    gaps << "\n\n";
-    const double slope = Number(gap.value("xi_lambda", json()));
-    gap_lines.push_back({slope, count ? (sy - slope * sx) / count : std::nan("")});
-    std::string title = "layer " + std::to_string(layer_index) + ": {/Symbol x}_{/Symbol L} = " + Format("%.2f", slope);
-    const json& ci = gap.value("xi_lambda_ci", json::array());
-    if (ci.size() == 2) title += " [" + Format("%.2f", Number(ci[0])) + ", " + Format("%.2f", Number(ci[1])) + "]";
-    gap_titles.push_back(title);
+    add_gap_curve("layer " + std::to_string(layer_index), layer.value("gap_counting", json::object()));
     layer_labels.push_back(std::to_string(layer_index));
   }
+  if (attention.contains("pooled")) add_gap_curve("pooled", attention["pooled"]);
   RUNG_RETURN_IF_ERROR(WriteTextFile((dir / "effective_length.dat").string(), effective.str()));
   RUNG_RETURN_IF_ERROR(WriteTextFile((dir / "pair_usage.dat").string(), usage.str()));
   RUNG_RETURN_IF_ERROR(WriteTextFile((dir / "dominant_pair.dat").string(), dominant.str() + "\n"));
@@ -140,24 +154,28 @@ static StatusOr<std::vector<std::string>> WriteDiagnosticsPlotsOrThrow(const jso
          << " using 1:2 with points pt 6 ps 2.5 lw 2 lc rgb '#d95f02' title 'dominant band'\n";
   both("pair_usage");
 
-  // Figure 3: gap counting.
-  script << "set title " << title << "\nset xlabel 'ln ln n'\nset ylabel 'mean ln {/Symbol L} (unscaled score rows)'\n"
-         << "set key left top\nplot ";
-  const std::vector<std::string> colors = {"#d95f02", "#1b9e77", "#7570b3", "#e7298a", "#66a61e", "#e6ab02"};
-  for (size_t l = 0; l < gap_lines.size(); ++l) {
-    const std::string color = "lc rgb " + Quote(colors[l % colors.size()]);
-    script << (l ? ", \\\n  " : "") << path("gap_counting.dat") << " index " << l << " using 1:2 with points pt 7 ps 1.5 "
-           << color << " title " << DoubleQuote(gap_titles[l]);
-    if (std::isfinite(gap_lines[l].first) && std::isfinite(gap_lines[l].second)) {
-      script << ", \\\n  " << Format("%.8g", gap_lines[l].first) << "*x + " << Format("%.8g", gap_lines[l].second)
-             << " with lines lw 2 " << color << " notitle";
+  // Figure 3: gap counting (only where some row is not a tie).
+  const bool gap_figure = !gap_lines.empty();
+  if (gap_figure) {
+    script << "set title " << title << "\nset xlabel 'ln ln n'\nset ylabel 'mean ln {/Symbol L} (unscaled score rows)'\n"
+           << "set key left top\nplot ";
+    const std::vector<std::string> colors = {"#d95f02", "#1b9e77", "#7570b3", "#e7298a", "#66a61e", "#e6ab02"};
+    for (size_t l = 0; l < gap_lines.size(); ++l) {
+      const std::string color = "lc rgb " + Quote(colors[l % colors.size()]);
+      script << (l ? ", \\\n  " : "") << path("gap_counting.dat") << " index " << l
+             << " using 1:2 with points pt 7 ps 1.5 " << color << " title " << DoubleQuote(gap_titles[l]);
+      if (std::isfinite(gap_lines[l].first) && std::isfinite(gap_lines[l].second)) {
+        script << ", \\\n  " << Format("%.8g", gap_lines[l].first) << "*x + " << Format("%.8g", gap_lines[l].second)
+               << " with lines lw 2 " << color << " notitle";
+      }
     }
+    script << "\n";
+    both("gap_counting");
   }
-  script << "\n";
-  both("gap_counting");
 
   std::vector<std::string> outputs;
   for (const char* name : {"effective_length", "pair_usage", "gap_counting"}) {
+    if (std::string(name) == "gap_counting" && !gap_figure) continue;
     outputs.push_back(std::string(name) + ".svg");
     outputs.push_back(std::string(name) + ".png");
   }
@@ -241,6 +259,50 @@ StatusOr<std::vector<std::string>> WriteFrequencyProfilePlot(const std::vector<F
   script << "\n" << SvgAndPngOutputs((dir / "frequency_profile").string(), options.width, options.height);
   return RenderGnuplot(options.gnuplot, dir.string(), "frequency_profile.gp", script.str(),
                        {"frequency_profile.svg", "frequency_profile.png"});
+}
+
+StatusOr<std::vector<std::string>> WriteNiahGridPlot(const json& grid, const DiagnosticsPlotOptions& options) {
+  if (!grid.is_object() || !grid.contains("grids") || !grid["grids"].is_array() || grid["grids"].empty()) {
+    return Status::InvalidArgument("not a NIAH grid record (no \"grids\"): " + grid.dump().substr(0, 120));
+  }
+  try {
+    RUNG_RETURN_IF_ERROR(MakeOutputFolder(options.out_dir));
+    const fs::path dir = fs::absolute(options.out_dir);
+    auto path = [&](const std::string& name) { return Quote((dir / name).string()); };
+    const json& depths = grid.value("depths", json::array());
+    const json& counts = grid.value("distractors", json::array());
+    std::ostringstream script;
+    script << "# rung diag: NIAH grid of " << options.title << "\nset encoding utf8\nset border lw 1.2\n";
+    std::vector<std::string> outputs;
+    for (const json& entry : grid["grids"]) {
+      const std::string name = "niah_" + std::to_string(entry.value("multiple", int64_t{0})) + "x_" +
+                               FileNamePart(entry.value("method", std::string("none")));
+      std::ostringstream data;  // rows: depths; columns: distractor counts
+      for (const json& row : entry.value("accuracy", json::array())) {
+        for (size_t d = 0; d < row.size(); ++d) data << (d ? " " : "") << DataNumber(Number(row[d]));
+        data << "\n";
+      }
+      RUNG_RETURN_IF_ERROR(WriteTextFile((dir / (name + ".dat")).string(), data.str()));
+      script << "reset\nset encoding utf8\nset title " << DoubleQuote(EnhancedLiteral(
+                    options.title + ": multi-key NIAH at " + std::to_string(entry.value("length", int64_t{0})) +
+                    " tokens (" + std::to_string(entry.value("multiple", int64_t{0})) + "x, " +
+                    entry.value("method", std::string()) + ")"))
+             << "\nset xlabel 'distractor pairs'\nset ylabel 'needle depth'\nset cblabel 'answer accuracy'\n"
+             << "set cbrange [0:1]\nset palette defined (0 '#b2182b', 0.5 '#f7f7f7', 1 '#2166ac')\n"
+             << "set xrange [-0.5:" << static_cast<double>(counts.size()) - 0.5 << "]\n"
+             << "set yrange [-0.5:" << static_cast<double>(depths.size()) - 0.5 << "]\nset ytics (";
+      for (size_t i = 0; i < depths.size(); ++i) {
+        script << (i ? ", " : "") << Quote(Format("%.1f", Number(depths[i]))) << " " << i;
+      }
+      script << ")\nplot " << path(name + ".dat") << " matrix with image notitle\n"
+             << SvgAndPngOutputs((dir / name).string(), options.width, options.height);
+      outputs.push_back(name + ".svg");
+      outputs.push_back(name + ".png");
+    }
+    return RenderGnuplot(options.gnuplot, dir.string(), "niah_grid.gp", script.str(), outputs);
+  } catch (const json::exception& error) {
+    return Status::InvalidArgument(std::string("the NIAH grid is not in the form rung-train writes it: ") + error.what());
+  }
 }
 
 }  // namespace rung::plot

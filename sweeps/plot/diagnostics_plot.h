@@ -9,11 +9,16 @@
 //   pair_usage.{svg,png}        frequency-pair usage per head as a heatmap (rows layer.head, columns
 //                               pairs from fast to slow), each row divided by its maximum; the
 //                               dominant pair of each head marked.
-//   gap_counting.{svg,png}      mean ln Lambda against ln ln n per layer, with the OLS line whose
-//                               slope is xi_Lambda (the legend gives it and its bootstrap interval).
+//   gap_counting.{svg,png}      the bucket means of ln Lambda against ln ln n per layer and pooled over
+//                               every layer, each with the OLS line whose slope is xi_Lambda (the legend
+//                               gives it and its half-IQR).
 //   extrapolation.{svg,png}     validation loss per position at each evaluated length and method
 //                               (only when the trial evaluated beyond its training length).
 //   diagnostics.gp, *.dat, gnuplot.log
+//
+// WriteNiahGridPlot draws the multi-key needle-in-a-haystack grid (the trainer's `niah_grid` record):
+//   niah_<m>x_<method>.{svg,png}  answer accuracy as a heatmap, needle depth against the number of
+//                                 distractors, one figure per evaluated length and method.
 //
 // WriteFrequencyProfilePlot draws learned rotary frequencies against RoPE's:
 //   frequency_profile.{svg,png}  wavelength 2 pi / theta over the training length against the pair
@@ -46,6 +51,9 @@ struct DiagnosticsPlotOptions {
 StatusOr<std::vector<std::string>> WriteDiagnosticsPlots(const nlohmann::json& attention,
                                                          const nlohmann::json& extrapolation,
                                                          const DiagnosticsPlotOptions& options);
+
+// INVALID_ARGUMENT for a payload without grids.
+StatusOr<std::vector<std::string>> WriteNiahGridPlot(const nlohmann::json& grid, const DiagnosticsPlotOptions& options);
 
 // One learned frequency vector (pairs from fast to slow) and its label ("layer 0", "L1.h2").
 struct FrequencyProfile {

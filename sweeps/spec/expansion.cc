@@ -287,8 +287,10 @@ StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document, const Ex
           records::ExtrapolationResult result;
           result.multiple = multiple;
           result.method = method;
-          reported.insert(records::ExtrapolationSummaryName("val_loss", result));
-          reported.insert(records::ExtrapolationSummaryName("val_accuracy", result));
+          for (const char* metric : {"val_loss", "val_loss_full", "val_loss_in_dist", "val_accuracy"}) {
+            reported.insert(records::ExtrapolationSummaryName(metric, result));
+          }
+          if (multiple > 1) reported.insert(records::ExtrapolationSummaryName("val_loss_extrap", result));
         }
       }
     }

@@ -59,6 +59,17 @@ void CheckTuneAgainstSweep(const SweepSpec& spec, const ConfigDocument& document
   };
   if (!tune.extrapolate_above.empty()) check_label(tune.extrapolate_above, path + ".extrapolate_above");
   for (const auto& [label, value] : tune.center_per_rung) check_label(label, path + ".center." + label);
+  if (!tune.extrapolate_above.empty()) {
+    bool above = false;
+    for (const LadderRung& rung : spec.ladder.rungs) {
+      if (above && tune.center_per_rung.count(rung.label) > 0) {
+        diagnostics->Error(document.Locate(path + ".center." + rung.label), path + ".center." + rung.label,
+                           "rung '" + rung.label + "' lies above extrapolate_above '" + tune.extrapolate_above +
+                               "': it is not searched, so it takes no centre");
+      }
+      above = above || rung.label == tune.extrapolate_above;
+    }
+  }
 
   if (!tune.PerRung()) {
     // One cell spans every rung: nothing is per rung.

@@ -291,7 +291,8 @@ StatusOr<TuningPlan> PlanTuning(const ExpandedSweep& expanded, const std::vector
       } else {
         ++swept_before;
         std::optional<int64_t> center;
-        if (!by_rung || !tune.predict || required == 0) {
+        // A rung with a centre of its own starts on it at once; the others where the fit points.
+        if (!by_rung || !tune.predict || required == 0 || tune.center_per_rung.count(report.rung_label) > 0) {
           center = tune.NearestIndex(tune.CenterOf(report.rung_label));
         } else if (prediction) {
           center = prediction;

@@ -135,7 +135,8 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
                 {"peak_rss_bytes", 104857600}}
         .dump();
   };
-  auto diagnostics_record = [] {
+  // The attention diagnostics of a milestone: `scale` moves the exponents so that two milestones differ.
+  auto diagnostics_record = [](int64_t step, const std::string& milestone, double scale) {
     json layers = json::array();
     for (int layer = 0; layer < 1; ++layer) {
       json heads = json::array();
@@ -151,19 +152,56 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
                          {"dominant_wavelength_over_training_length", 0.390625 * (head + 1)},
                          {"effective_base", 9000.0 + 500.0 * head}});
       }
+      json buckets = json::array();
+      for (int n : {2, 4, 8, 16}) {
+        buckets.push_back({{"n", n}, {"rows", 6}, {"ties", n == 2 ? 2 : 0}, {"mean_log_lambda", 0.125 * n * scale},
+                           {"mean_log_alpha", -0.25}, {"mean_log_delta", -0.5}});
+      }
       json gap = {{"at_training_length",
                    {{"n", 16}, {"rows", 64}, {"ties", 0}, {"lambda_mean", 2.5}, {"alpha_mean", 0.75}, {"delta_mean", 0.5}}},
-                  {"lengths", {4, 8, 16}},
-                  {"mean_log_lambda", {0.25, 0.5, 0.875}},
-                  {"xi_lambda", 0.625},
-                  {"xi_lambda_ci", {0.5, 0.75}},
+                  {"buckets", buckets},
+                  {"units", 8},
+                  {"rows", 24},
+                  {"ties", 2},
+                  {"tie_share", 0.0769},
+                  {"xi_lambda", 0.625 * scale},
+                  {"xi_lambda_half_iqr", 0.0625},
+                  {"xi_alpha", -0.125},
+                  {"xi_alpha_half_iqr", 0.03125},
+                  {"xi_delta", -0.25},
+                  {"xi_delta_half_iqr", 0.046875},
                   {"softmax_regime",
                    {{{"beta_over_lambda", 0.5}, {"normalised_entropy", 0.875}, {"max_weight", 0.25}, {"top_two_gap", 0.125}},
                     {{"beta_over_lambda", 2.0}, {"normalised_entropy", 0.375}, {"max_weight", 0.75}, {"top_two_gap", 0.5}}}}};
       layers.push_back({{"layer", layer}, {"heads", heads}, {"gap_counting", gap}});
     }
-    const json payload = {{"length", 16}, {"renyi_order", 2.0}, {"layers", layers}, {"pooled", {{"xi_lambda", 0.625}}}};
-    return json{{"type", "diagnostics"}, {"kind", "attention"}, {"step", 10}, {"milestone", "end"}, {"payload", payload}}
+    const json pooled = {{"units", 8},         {"rows", 24},         {"ties", 2},
+                         {"tie_share", 0.0769}, {"xi_lambda", 0.625 * scale}, {"xi_lambda_half_iqr", 0.0625},
+                         {"xi_alpha", -0.125},  {"xi_alpha_half_iqr", 0.03125},  {"xi_delta", -0.25},
+                         {"xi_delta_half_iqr", 0.046875}};
+    const json temperature = {
+        {"xi_beta_grid", {{"fitted", true}, {"xi", 0.5 * scale}, {"half_iqr", 0.015625}, {"points", 4}, {"skipped", 0}}},
+        {"xi_beta_trim",
+         {{"fitted", true}, {"xi", 0.4375 * scale}, {"half_iqr", 0.0078125}, {"points", 15}, {"skipped", 0}, {"trim", 2}}}};
+    const json payload = {{"length", 16},       {"renyi_order", 2.0}, {"layers", layers},
+                          {"pooled", pooled},   {"grid", {2, 4, 8, 16}}, {"grid_fallback", true},
+                          {"warning", "0 of the requested lengths lie in [2, 16]; the fit uses 4 geometric points from 16/8 to 16 instead (not the paper's grid)"},
+                          {"milestone", milestone}, {"inverse_temperature", temperature}};
+    return json{{"type", "diagnostics"}, {"kind", "attention"}, {"step", step}, {"milestone", milestone}, {"payload", payload}}
+        .dump();
+  };
+  // A needle-in-a-haystack grid of 3 depths x 2 distractor counts at 1x and 2x.
+  auto niah_grid_record = [] {
+    json grids = json::array();
+    for (int multiple : {1, 2}) {
+      grids.push_back({{"multiple", multiple},
+                       {"length", 16 * multiple},
+                       {"method", "none"},
+                       {"accuracy", {{1.0, 0.75}, {0.875, 0.5}, {1.0 / multiple, 0.25}}},
+                       {"placed", {{0.0, 1.0}, {0.0, 1.0}, {0.0, 1.0}}}});
+    }
+    const json payload = {{"depths", {0.0, 0.5, 1.0}}, {"distractors", {0, 1}}, {"instances", 8}, {"grids", grids}};
+    return json{{"type", "diagnostics"}, {"kind", "niah_grid"}, {"step", 10}, {"milestone", "end"}, {"payload", payload}}
         .dump();
   };
 
@@ -258,9 +296,14 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
       continue;
     }
     const double loss = final_loss.at(cell);
-    RUNG_RETURN_IF_ERROR(report(attempt, {provenance(0), step_record(5, layers, loss + 0.625, loss + 0.5)}, threads));
+    std::vector<std::string> first = {provenance(0), step_record(5, layers, loss + 0.625, loss + 0.5)};
+    if (cell == with_diagnostics) first.push_back(diagnostics_record(5, "frac 0.5", 0.5));
+    RUNG_RETURN_IF_ERROR(report(attempt, first, threads));
     std::vector<std::string> last = {step_record(10, layers, loss - 0.125, loss)};
-    if (cell == with_diagnostics) last.push_back(diagnostics_record());
+    if (cell == with_diagnostics) {
+      last.push_back(diagnostics_record(10, "end", 1.0));
+      last.push_back(niah_grid_record());
+    }
     last.push_back(final_record(std::get<0>(cell), layers, loss));
     RUNG_RETURN_IF_ERROR(report(attempt, last, {}));
     RUNG_RETURN_IF_ERROR(complete(attempt, v1::OUTCOME_SUCCEEDED, "", 0));

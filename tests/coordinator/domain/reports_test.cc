@@ -313,15 +313,22 @@ TEST(RecordRowsTest, StepProvenanceFinalAndDiagnosticsRecordsBecomeStoreValues) 
 TEST(RecordRowsTest, ExtrapolationRowsBecomeSummariesNamedByMultipleAndMethod) {
   const RecordRows rows = RowsFromRecords(Decoded({
       R"({"type":"final","step":20,"val_loss":2.5,"flops":0,"tokens":0,"extrapolation":[)"
-      R"({"multiple":2,"length":256,"method":"none","val_loss":2.9,"val_loss_per_position":[1,2]},)"
+      R"({"multiple":2,"length":256,"method":"none","val_loss":2.9,"val_loss_per_position":[1,2],)"
+      R"("val_loss_in_dist":2.6,"val_loss_extrap":3.2},)"
       R"({"multiple":2,"length":256,"method":"yarn","val_loss":2.7,"val_accuracy":0.5}]})",
   }));
   std::map<std::string, double> summaries;
   for (const SummaryValue& summary : rows.results.summaries) {
     if (summary.name.rfind("val_", 0) == 0) summaries[summary.name] = summary.value;
   }
-  EXPECT_EQ(summaries, (std::map<std::string, double>{
-                           {"val_loss", 2.5}, {"val_loss_2x", 2.9}, {"val_loss_2x_yarn", 2.7}, {"val_accuracy_2x_yarn", 0.5}}));
+  EXPECT_EQ(summaries, (std::map<std::string, double>{{"val_loss", 2.5},
+                                                      {"val_loss_2x", 2.9},
+                                                      {"val_loss_full_2x", 2.9},
+                                                      {"val_loss_in_dist_2x", 2.6},
+                                                      {"val_loss_extrap_2x", 3.2},
+                                                      {"val_loss_2x_yarn", 2.7},
+                                                      {"val_loss_full_2x_yarn", 2.7},
+                                                      {"val_accuracy_2x_yarn", 0.5}}));
 }
 
 TEST(RecordRowsTest, TensorsOfEveryRankRoundTripThroughElements) {

@@ -73,6 +73,47 @@ TEST(TrialConfig, TheRenyiOrderOfTheDiagnosticsMustExceedOne) {
   EXPECT_DOUBLE_EQ(TrialConfigFromJson(config)->train.diagnostics_renyi_order, 2.5);
 }
 
+TEST(TrialConfig, RefusesDiagnosticsSettingsThatMeanNothing) {
+  const std::vector<std::pair<json, std::string>> cases = {
+      {{{"diagnostics_at", {0.0}}}, "train.diagnostics_at: each milestone is a fraction of training in (0, 1] or a step in 2..10, got 0"},
+      {{{"diagnostics_at", {2.5}}}, "train.diagnostics_at: each milestone"},
+      {{{"diagnostics_at", {500}}}, "got 500"},
+      {{{"diagnostics_at", "end"}}, "train.diagnostics_at: expected a list of numbers"},
+      {{{"diagnostics_lengths", {64, 1}}}, "train.diagnostics_lengths: each length is a number of keys >= 2, got 1"},
+      {{{"diagnostics_lengths", json::array()}}, "train.diagnostics_lengths: give 1 to 64 lengths"},
+      {{{"diagnostics_regime_multiples", {1.0, -2.0}}}, "train.diagnostics_regime_multiples: each multiple"},
+      {{{"diagnostics_beta_trim", 1}}, "train.diagnostics_beta_trim: must be >= 2"},
+  };
+  for (const auto& [train, expected] : cases) {
+    json config = MinimalTrial();
+    config["train"].update(train);
+    StatusOr<TrialConfig> trial = TrialConfigFromJson(config);
+    ASSERT_FALSE(trial.ok()) << train.dump();
+    EXPECT_NE(trial.status().message().find(expected), std::string::npos) << trial.status().message();
+  }
+}
+
+TEST(DiagnosticsMilestones, FractionsAndStepsBecomeStepsAndTheLastStepIsTheEnd) {
+  TrainConfig train;
+  train.steps = 100;
+  train.diagnostics_at = {0.25, 1.0, 50, 0.5, 0.001};
+  const std::vector<DiagnosticsMilestone> milestones = DiagnosticsMilestones(train);
+  ASSERT_EQ(milestones.size(), 4u);
+  EXPECT_EQ(milestones[0].step, 1);
+  EXPECT_EQ(milestones[0].name, "frac 0.001");
+  EXPECT_EQ(milestones[1].step, 25);
+  EXPECT_EQ(milestones[1].name, "frac 0.25");
+  EXPECT_EQ(milestones[2].step, 50);
+  EXPECT_EQ(milestones[2].name, "step 50");
+  EXPECT_EQ(milestones[3].step, 100);
+  EXPECT_EQ(milestones[3].name, "end");
+  train.diagnostics_at = {0.5};
+  ASSERT_EQ(DiagnosticsMilestones(train).size(), 1u);
+  EXPECT_EQ(DiagnosticsMilestones(train)[0].name, "frac 0.5");
+  train.diagnostics_sequences = 0;
+  EXPECT_TRUE(DiagnosticsMilestones(train).empty());
+}
+
 TEST(TrialConfig, AFrozenBackboneNeedsLearnedPositionalParameters) {
   json config = MinimalTrial();
   config["train"]["freeze_backbone"] = true;

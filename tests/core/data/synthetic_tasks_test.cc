@@ -104,26 +104,45 @@ TEST(NrwTaskTest, ClassesAreBalanced) {
   EXPECT_NEAR(static_cast<double>(yes), total / 2.0, 355.0);
 }
 
-TEST(NrwTaskTest, BufferBandAroundTheWindowEdgesIsNeverDrawn) {
-  // c = 100, W = 40, r = 0.1: edges at distance 80 and 120, band of 4 on each side.
+TEST(NrwTaskTest, BufferLeavesOutOnlyTheNoBandBeyondTheWindow) {
+  // AdaRoPE appendix D with c = 100, W = 40, r = 0.1: YES for |delta - c| <= 20 (all 41 distances, the
+  // edges 80 and 120 included), NO only for |delta - c| > 22, nothing with 20 < |delta - c| <= 22.
   auto task = CreateOrDie(NrwConfig(256, 100, 40, 0.1));
-  auto* nrw = dynamic_cast<NrwTask*>(task.get());
-  ASSERT_NE(nrw, nullptr);
-  std::set<int64_t> yes_deltas;
-  for (int64_t index = 0; index < 4000; ++index) {
+  std::set<int64_t> yes_deltas, no_deltas;
+  for (int64_t index = 0; index < 6000; ++index) {
     const SyntheticInstance instance = task->Instance(Split::kTrain, index, 0, 256);
-    const int64_t edge_distance = std::abs(std::abs(instance.nrw_delta - 100) - 20);
-    EXPECT_GE(edge_distance, 4) << "delta " << instance.nrw_delta;
-    if (instance.tokens.back() == NrwTokens::kYes) yes_deltas.insert(instance.nrw_delta);
+    const int64_t offset = std::abs(instance.nrw_delta - 100);
+    if (instance.tokens.back() == NrwTokens::kYes) {
+      EXPECT_LE(offset, 20) << "delta " << instance.nrw_delta;
+      yes_deltas.insert(instance.nrw_delta);
+    } else {
+      EXPECT_GT(offset, 22) << "delta " << instance.nrw_delta;
+      no_deltas.insert(instance.nrw_delta);
+    }
   }
-  // YES covers |delta - c| <= 16 (33 distances); all of them turn up.
-  EXPECT_EQ(yes_deltas.size(), 33u);
-  EXPECT_EQ(*yes_deltas.begin(), 84);
-  EXPECT_EQ(*yes_deltas.rbegin(), 116);
+  EXPECT_EQ(yes_deltas.size(), 41u);
+  EXPECT_EQ(*yes_deltas.begin(), 80);
+  EXPECT_EQ(*yes_deltas.rbegin(), 120);
+  EXPECT_EQ(no_deltas.count(77), 1u);
+  EXPECT_EQ(no_deltas.count(123), 1u);
+  EXPECT_EQ(no_deltas.count(78), 0u);
+  EXPECT_EQ(no_deltas.count(122), 0u);
 }
 
-TEST(NrwTaskTest, BufferThatExcludesTheWholeWindowIsInvalidArgument) {
-  EXPECT_EQ(SyntheticTask::Create(NrwConfig(256, 100, 40, 0.6), 0).status().code(), StatusCode::kInvalidArgument);
+TEST(NrwTaskTest, ABufferOnAnExactIntegerEdgeLeavesTheEdgeOut) {
+  // (1 + 0.5) * 40 / 2 = 30 exactly: |delta - c| = 30 is not beyond it, 31 is the first NO offset.
+  auto task = CreateOrDie(NrwConfig(256, 100, 40, 0.5));
+  std::set<int64_t> no_offsets;
+  for (int64_t index = 0; index < 6000; ++index) {
+    const SyntheticInstance instance = task->Instance(Split::kTrain, index, 0, 256);
+    if (instance.tokens.back() == NrwTokens::kNo) no_offsets.insert(std::abs(instance.nrw_delta - 100));
+  }
+  EXPECT_EQ(*no_offsets.begin(), 31);
+}
+
+TEST(NrwTaskTest, BufferOutsideItsRangeIsInvalidArgument) {
+  EXPECT_EQ(SyntheticTask::Create(NrwConfig(256, 100, 40, -0.1), 0).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(SyntheticTask::Create(NrwConfig(256, 100, 40, 2000.0), 0).status().code(), StatusCode::kInvalidArgument);
 }
 
 // ---- Position indexing ------------------------------------------------------------------------------
@@ -230,6 +249,41 @@ TEST(NiahTaskTest, AnswerIsTheValueOfTheQueriedKey) {
   }
   EXPECT_EQ(depths.size(), 11u);
   EXPECT_EQ(distractor_counts.size(), 8u);  // 0..7 all drawn
+}
+
+TEST(NiahTaskTest, GridBatchesHoldTheirCellsDepthAndDistractorsForEverySeed) {
+  DataConfig config = TaskConfig("niah", 128);
+  config.niah.max_distractors = 7;
+  auto first = CreateOrDie(config);
+  auto other_seed = SyntheticTask::Create(config, 99);
+  ASSERT_TRUE(other_seed.ok());
+  const auto* niah = dynamic_cast<NiahTask*>(first.get());
+  const auto* niah_other = dynamic_cast<NiahTask*>(other_seed->get());
+  ASSERT_NE(niah, nullptr);
+  for (int64_t depth : {0, 3, 10}) {
+    for (int64_t distractors : {0, 5, 7}) {
+      std::vector<SyntheticInstance> instances;
+      const TokenBatch batch = niah->GridBatch(depth, distractors, 6, 128, &instances);
+      ExpectWellFormedBatch(*first, batch);
+      ASSERT_EQ(instances.size(), 6u);
+      for (int64_t row = 0; row < 6; ++row) {
+        const SyntheticInstance& instance = instances[static_cast<size_t>(row)];
+        EXPECT_EQ(instance.niah_depth_tenths, depth);
+        EXPECT_EQ(instance.niah_distractors, distractors);
+        EXPECT_EQ(instance.niah_needle_offset, 1 + (depth * (128 - 7) + 5) / 10);
+        // The answer is the needle's value.
+        EXPECT_EQ(batch.targets[row * 128 + 127], instance.tokens[static_cast<size_t>(instance.niah_needle_offset + 3)]);
+      }
+      // The same instances for every training seed and at every call; rows differ.
+      EXPECT_EQ(niah_other->GridBatch(depth, distractors, 6, 128).inputs, batch.inputs);
+      EXPECT_NE(std::vector<int32_t>(batch.inputs.begin(), batch.inputs.begin() + 128),
+                std::vector<int32_t>(batch.inputs.begin() + 128, batch.inputs.begin() + 256));
+    }
+  }
+  // A haystack that holds fewer pairs than asked places as many as fit.
+  std::vector<SyntheticInstance> crowded;
+  niah->GridBatch(5, 7, 2, 24, &crowded);
+  EXPECT_LT(crowded[0].niah_distractors, 7);
 }
 
 TEST(NiahTaskTest, SequenceTooShortForAllPairsIsInvalidArgument) {

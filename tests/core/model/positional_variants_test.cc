@@ -300,6 +300,55 @@ TEST(LengthExtension, NtkByPartsKeepsFastPairsAndInterpolatesSlowOnes) {
   }
   EXPECT_DOUBLE_EQ(ExtensionLogitFactor({"yarn", scale, train_length}), std::pow(0.1 * std::log(scale) + 1, 2));
   EXPECT_DOUBLE_EQ(ExtensionLogitFactor({"ntk_by_parts", scale, train_length}), 1.0);
+  // YaRN's temperature coefficient c is a setting: (c ln s + 1)^2.
+  LengthExtension hotter{"yarn", scale, train_length};
+  hotter.yarn_c = 0.3;
+  EXPECT_DOUBLE_EQ(ExtensionLogitFactor(hotter), std::pow(0.3 * std::log(scale) + 1, 2));
+  hotter.yarn_c = 0.0;
+  EXPECT_DOUBLE_EQ(ExtensionLogitFactor(hotter), 1.0);
+}
+
+TEST(LengthExtension, DynamicNtkIsRopeWithTheBaseRescaledForTheLength) {
+  const double scale = 4.0, base = 10000.0;
+  const int64_t head_dim = 16;
+  auto theta = torch::tensor(RopeFrequencies(base, head_dim), torch::kDouble).view({1, -1});
+  auto extended = ExtendFrequencies(theta, {"dynamic_ntk", scale, 128.0});
+  // b' = b s^(d/(d-2)): the fastest pair kept, the slowest divided by s.
+  auto rescaled = torch::tensor(RopeFrequencies(base * std::pow(scale, 16.0 / 14.0), head_dim), torch::kDouble).view({1, -1});
+  EXPECT_TRUE(torch::allclose(extended, rescaled, 1e-12, 0)) << extended << rescaled;
+  EXPECT_DOUBLE_EQ(extended[0][0].item<double>(), theta[0][0].item<double>());
+  EXPECT_NEAR(extended[0][7].item<double>(), theta[0][7].item<double>() / scale, 1e-15);
+}
+
+TEST(LengthExtension, DominantBandInterpolatesOnlyEachRowsDominantPair) {
+  const double scale = 2.0;
+  auto theta = torch::rand({2, 4}, torch::kDouble) + 0.1;  // two KV groups of 4 pairs
+  LengthExtension extension{"dominant_band", scale, 64.0};
+  extension.dominant_pairs = {{1, 3}, {0}};  // layer 0: rows 1 and 3; layer 1: pair 0 for every row
+  auto layer0 = ExtendFrequencies(theta, extension, 0);
+  auto layer1 = ExtendFrequencies(theta, extension, 1);
+  for (int64_t row = 0; row < 2; ++row) {
+    for (int64_t pair = 0; pair < 4; ++pair) {
+      const double original = theta[row][pair].item<double>();
+      EXPECT_DOUBLE_EQ(layer0[row][pair].item<double>(), pair == (row == 0 ? 1 : 3) ? original / scale : original);
+      EXPECT_DOUBLE_EQ(layer1[row][pair].item<double>(), pair == 0 ? original / scale : original);
+    }
+  }
+  EXPECT_TRUE(torch::equal(ExtendFrequencies(theta, {"dominant_band", 1.0, 64.0}), theta));  // nothing at 1x
+}
+
+TEST(LengthExtension, AdaRopeContextExtensionStartsFromNtkByPartsTauOverYarnsFactorAndGammaZero) {
+  torch::manual_seed(3);
+  ModelConfig config = Tiny("adarope", 4, 2);
+  PositionalEncoding positional(config);
+  torch::NoGradGuard no_grad;
+  for (auto& parameter : positional->named_parameters()) parameter.value().add_(0.1 * torch::rand_like(parameter.value()));
+  const torch::Tensor theta = positional->Frequencies(1).clone();
+  const torch::Tensor tau = positional->named_parameters()["adascale_tau"].clone();
+  positional->StartContextExtension(4.0, 24.0, 0.1);
+  EXPECT_TRUE(torch::allclose(positional->Frequencies(1), ExtendFrequencies(theta, {"ntk_by_parts", 4.0, 24.0}), 1e-5, 1e-7));
+  EXPECT_TRUE(torch::allclose(positional->named_parameters()["adascale_tau"], tau / std::pow(0.1 * std::log(4.0) + 1, 2)));
+  EXPECT_EQ(positional->named_parameters()["adascale_gamma"].abs().max().item<float>(), 0.0f);
 }
 
 TEST(LengthExtension, AppliesToTheTablesOfLearnedFrequenciesToo) {

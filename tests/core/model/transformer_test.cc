@@ -23,6 +23,41 @@ using testing_models::Tiny;
 const char* kVariants[] = {"nope", "rope", "prope", "lerope", "adarope", "alibi"};
 const char* kForms[] = {"none", "log_power", "qwen", "ssmax", "learned"};
 
+// Under document key counts a document's logits do not depend on what precedes it in the packed window:
+// attention stays inside the document, rotary scores are relative, and beta(n) and AdaScale's L count the
+// keys inside the document. Counting the window's position instead changes them.
+TEST(Transformer, DocumentKeyCountsMakeADocumentsLogitsIndependentOfWhatPrecedesIt) {
+  for (const char* variant : {"nope", "rope", "adarope", "alibi"}) {
+    for (const char* form : {"log_power", "ssmax", "learned"}) {
+      torch::manual_seed(9);
+      ModelConfig config = Tiny(variant);
+      config.inverse_temperature.form = form;
+      config.inverse_temperature.xi = 1.0;
+      config.document_key_counts = true;
+      Transformer model(config);
+      torch::NoGradGuard no_grad;
+      if (std::string(form) == "learned") {  // a table that changes with n, so that n matters
+        model->inverse_temperature()->beta_table().copy_(torch::linspace(0.5, 2.0, config.seq_len));
+      }
+      const int64_t separator = 63, first = 9, length = 24;
+      auto tokens = torch::randint(0, 63, {1, length}, torch::kLong);
+      tokens[0][0] = separator;
+      tokens[0][first] = separator;
+      auto packed = model->forward(tokens, DocumentStarts(tokens, separator));
+      auto alone_tokens = tokens.narrow(1, first, length - first).clone();
+      auto alone = model->forward(alone_tokens, DocumentStarts(alone_tokens, separator));
+      EXPECT_TRUE(torch::allclose(packed.narrow(1, first, length - first), alone, 1e-4, 1e-4)) << variant << "/" << form;
+      ModelConfig window = config;
+      window.document_key_counts = false;
+      Transformer by_window(window);
+      const auto source = model->named_parameters();
+      for (auto& parameter : by_window->named_parameters()) parameter.value().copy_(source[parameter.key()]);
+      auto shifted = by_window->forward(tokens, DocumentStarts(tokens, separator));
+      EXPECT_FALSE(torch::allclose(shifted.narrow(1, first, length - first), alone, 1e-4, 1e-4)) << variant << "/" << form;
+    }
+  }
+}
+
 TEST(Transformer, ChangingAFutureTokenChangesNoEarlierLogit) {
   for (const char* variant : kVariants) {
     for (const char* form : kForms) {
@@ -293,10 +328,95 @@ TEST(AttentionDiagnostics, MeasureEveryHeadOfEveryLayer) {
         }
       }
       const auto& gap = layer["gap_counting"];
-      EXPECT_TRUE(gap.contains("xi_lambda"));
+      EXPECT_TRUE(gap.contains("xi_lambda")) << gap.dump();
+      EXPECT_TRUE(gap.contains("xi_alpha"));
+      EXPECT_TRUE(gap.contains("xi_delta"));
       EXPECT_EQ(gap["softmax_regime"].size(), 3u);
     }
+    // T = 24 is under the paper's grid: the 4 geometric points from T/8 to T, said in the record.
+    EXPECT_EQ(diagnostics["grid"], nlohmann::json({3, 6, 12, 24}));
+    EXPECT_TRUE(diagnostics["grid_fallback"].get<bool>());
+    EXPECT_TRUE(diagnostics.contains("warning"));
+    EXPECT_EQ(diagnostics["pooled"]["units"], 3 * 2 * 4) << "units are (sequence, layer, head)";
   }
+}
+
+// A layer whose unscaled scores are constant (its query projection zeroed: every row a tie at every n)
+// beside one that is not: the pooled fit is the other layer's own, bucket by bucket. Averaging the layers'
+// curves by array index (what rung did before) mixed them.
+TEST(AttentionDiagnostics, PooledExponentsPoolRowsWhenALayerHasOnlyTies) {
+  torch::manual_seed(5);
+  ModelConfig config = Tiny("alibi");
+  Transformer model(config);
+  {
+    torch::NoGradGuard no_grad;
+    model->named_parameters()["blocks_0_qkv"].narrow(0, 0, config.heads * config.head_dim).zero_();
+  }
+  auto tokens = torch::randint(0, 64, {3, 24}, torch::kLong);
+  nlohmann::json diagnostics = MeasureAttentionDiagnostics(model, tokens, {});
+  const auto& first = diagnostics["layers"][0]["gap_counting"];
+  const auto& second = diagnostics["layers"][1]["gap_counting"];
+  const auto& pooled = diagnostics["pooled"];
+  EXPECT_EQ(first["rows"], 0);
+  EXPECT_GT(first["ties"].get<int64_t>(), 0);
+  EXPECT_FALSE(first.contains("xi_lambda"));
+  ASSERT_TRUE(second.contains("xi_lambda")) << second.dump();
+  EXPECT_GT(second["rows"].get<int64_t>(), 0);
+  EXPECT_DOUBLE_EQ(pooled["xi_lambda"].get<double>(), second["xi_lambda"].get<double>());
+  EXPECT_DOUBLE_EQ(pooled["xi_alpha"].get<double>(), second["xi_alpha"].get<double>());
+  EXPECT_EQ(pooled["rows"], second["rows"]);
+  EXPECT_NEAR(pooled["tie_share"].get<double>(), 0.5, 1e-12);
+}
+
+// xi_beta reads the learned table: set to 2 (ln n)^0.75, both readings give 0.75.
+TEST(AttentionDiagnostics, XiBetaReadsTheLearnedInverseTemperatureTable) {
+  torch::manual_seed(6);
+  ModelConfig config = Tiny("rope");
+  config.seq_len = 128;
+  config.inverse_temperature.form = "learned";
+  ResolveModelConfig(&config);
+  Transformer model(config);
+  {
+    torch::NoGradGuard no_grad;
+    auto n = torch::arange(1, 129, torch::kFloat);
+    model->inverse_temperature()->beta_table().copy_(2.0 * n.log().pow(0.75));
+  }
+  auto tokens = torch::randint(0, 64, {2, 128}, torch::kLong);
+  nlohmann::json diagnostics = MeasureAttentionDiagnostics(model, tokens, {});
+  const auto& temperature = diagnostics["inverse_temperature"];
+  EXPECT_NEAR(temperature["xi_beta_grid"]["xi"].get<double>(), 0.75, 1e-5) << temperature.dump();
+  EXPECT_EQ(temperature["xi_beta_grid"]["lengths"], nlohmann::json({64, 128}));
+  EXPECT_NEAR(temperature["xi_beta_trim"]["xi"].get<double>(), 0.75, 1e-5);
+  EXPECT_EQ(temperature["xi_beta_trim"]["points"], 65);
+  ModelConfig plain = Tiny("rope");
+  Transformer without(plain);
+  EXPECT_FALSE(MeasureAttentionDiagnostics(without, torch::randint(0, 64, {2, 24}, torch::kLong), {})
+                   .contains("inverse_temperature"));
+}
+
+// The dominant pair of each frequency unit: one for a shared schedule, one per KV group and layer for
+// AdaRoPE; a one-head model's pair is the head's dominant pair in the diagnostics.
+TEST(AttentionDiagnostics, DominantPairsFollowTheFrequencyUnits) {
+  torch::manual_seed(8);
+  auto tokens = torch::randint(0, 64, {2, 24}, torch::kLong);
+  Transformer rope(Tiny("rope"));
+  EXPECT_EQ(MeasureDominantPairs(rope, tokens, {}).size(), 1u);
+  EXPECT_EQ(MeasureDominantPairs(rope, tokens, {})[0].size(), 1u);
+  Transformer adarope(Tiny("adarope", 4, 2));
+  const auto per_group = MeasureDominantPairs(adarope, tokens, {});
+  ASSERT_EQ(per_group.size(), 2u);
+  for (const auto& layer : per_group) {
+    ASSERT_EQ(layer.size(), 2u);
+    for (int64_t pair : layer) EXPECT_TRUE(pair >= 0 && pair < 4) << pair;
+  }
+  Transformer nope(Tiny("nope"));
+  EXPECT_TRUE(MeasureDominantPairs(nope, tokens, {}).empty());
+  ModelConfig one_head = Tiny("lerope", 1);
+  one_head.layers = 1;
+  Transformer single(one_head);
+  const auto pairs = MeasureDominantPairs(single, tokens, {});
+  nlohmann::json diagnostics = MeasureAttentionDiagnostics(single, tokens, {});
+  EXPECT_EQ(pairs[0][0], diagnostics["layers"][0]["heads"][0]["dominant_pair"].get<int64_t>());
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -301,20 +302,73 @@ TEST_F(TrainingTest, PositionalParametersTrainAloneOrStayFrozen) {
 TEST_F(TrainingTest, EvaluatesBeyondTheTrainingLengthWithEachExtension) {
   json config = TinyTrial("rope", 30);
   config["train"]["extrapolation_multiples"] = {1, 2, 4};
-  config["train"]["extrapolation_methods"] = {"none", "pi", "yarn"};
+  config["train"]["extrapolation_methods"] = {"none", "pi", "yarn", "dynamic_ntk", "dominant_band"};
   TrainerProcess trainer(WriteConfig("extrapolation", config), {});
   ASSERT_EQ(trainer.Finish(), 0);
   const json& final_record = trainer.records().back();
   const json& results = final_record.at("extrapolation");
-  ASSERT_EQ(results.size(), 1u + 3u + 3u);  // at 1x only `none`
+  ASSERT_EQ(results.size(), 1u + 5u + 5u);  // at 1x only `none`
   EXPECT_EQ(results[0].at("val_loss"), final_record.at("val_loss"));
+  std::set<double> losses_at_2x;
   for (const json& result : results) {
     const int64_t length = result.at("length").get<int64_t>();
     EXPECT_EQ(length, 64 * result.at("multiple").get<int64_t>());
     EXPECT_EQ(result.at("val_loss_per_position").size(), static_cast<size_t>(length));
     EXPECT_TRUE(std::isfinite(result.at("val_loss").get<double>()));
+    // The split at the training length: every position holds the same number of targets, so the whole
+    // is the length-weighted mean of the two parts.
+    const double in_dist = result.at("val_loss_in_dist").get<double>();
+    if (result.at("multiple") == 1) {
+      EXPECT_FALSE(result.contains("val_loss_extrap"));
+      EXPECT_NEAR(in_dist, result.at("val_loss").get<double>(), 1e-9);
+      continue;
+    }
+    const double multiple = result.at("multiple").get<double>();
+    const double extrap = result.at("val_loss_extrap").get<double>();
+    EXPECT_NEAR((in_dist + (multiple - 1) * extrap) / multiple, result.at("val_loss").get<double>(), 1e-6);
+    if (multiple == 2) losses_at_2x.insert(result.at("val_loss").get<double>());
   }
-  EXPECT_NE(results[1].at("val_loss"), results[2].at("val_loss"));  // PI changes the 2x loss
+  EXPECT_EQ(losses_at_2x.size(), 5u) << "each extension changes the 2x loss";
+}
+
+// Diagnostics at milestones and the multi-key NIAH grid, in and beyond the training length.
+TEST_F(TrainingTest, MeasuresDiagnosticsAtMilestonesAndTheNeedleGrid) {
+  json config = TinyTrial("rope", 8);
+  config["data"] = {{"source", "niah"}, {"seq_len", 64}, {"niah", {{"max_distractors", 3}}}};
+  config["train"]["diagnostics_at"] = {0.5, 1.0};
+  config["train"]["diagnostics_sequences"] = 2;
+  config["train"]["niah_grid_instances"] = 2;
+  config["train"]["extrapolation_multiples"] = {2};
+  config["train"]["extrapolation_methods"] = {"none", "pi"};
+  TrainerProcess trainer(WriteConfig("milestones", config), {});
+  ASSERT_EQ(trainer.Finish(), 0);
+  std::map<int64_t, std::string> milestones;
+  const json* grid = nullptr;
+  for (const json& record : trainer.records()) {
+    if (record.at("type") != "diagnostics") continue;
+    if (record.at("kind") == "attention") {
+      milestones[record.at("step").get<int64_t>()] = record.at("milestone");
+      EXPECT_EQ(record.at("payload").at("milestone"), record.at("milestone"));
+      EXPECT_TRUE(record.at("payload").at("pooled").contains("xi_lambda"));
+    }
+    if (record.at("kind") == "niah_grid") grid = &record;
+  }
+  EXPECT_EQ(milestones, (std::map<int64_t, std::string>{{4, "frac 0.5"}, {8, "end"}}));
+  ASSERT_NE(grid, nullptr);
+  const json& payload = grid->at("payload");
+  EXPECT_EQ(payload.at("depths").size(), 11u);
+  EXPECT_EQ(payload.at("distractors"), json({0, 1, 2, 3}));
+  ASSERT_EQ(payload.at("grids").size(), 3u);  // 1x, then 2x with none and pi
+  EXPECT_EQ(payload.at("grids")[0].at("length"), 64);
+  EXPECT_EQ(payload.at("grids")[2].at("method"), "pi");
+  for (const json& entry : payload.at("grids")) {
+    ASSERT_EQ(entry.at("accuracy").size(), 11u);
+    for (const json& row : entry.at("accuracy")) {
+      ASSERT_EQ(row.size(), 4u);
+      for (const json& cell : row) EXPECT_TRUE(cell.get<double>() >= 0.0 && cell.get<double>() <= 1.0);
+    }
+    EXPECT_DOUBLE_EQ(entry.at("placed")[5][3].get<double>(), 3.0);  // 3 pairs fit in 64 tokens
+  }
 }
 
 TEST_F(TrainingTest, StartsFromAnotherRunsCheckpoint) {
@@ -357,6 +411,51 @@ TEST_F(TrainingTest, StartsFromAnotherRunsCheckpoint) {
   json mismatched = TinyTrial("adarope", 5);
   mismatched["train"]["init"] = {{"checkpoint", checkpoint}, {"parameters", "positional"}};
   TrainerProcess wrong(WriteConfig("init_wrong", mismatched), {});
+  EXPECT_EQ(wrong.Finish(), 4);
+}
+
+// AdaRoPE context extension (section 3.4): from a source trained at 32 tokens to 64, the frequencies
+// and tau start from YaRN's schedule, gamma at 0, with L_ref the source's length.
+TEST_F(TrainingTest, AdaRopeContextExtensionStartsFromYarnsSchedule) {
+  const std::string dir = testing::TempDir() + "/adarope_source";
+  fs::remove_all(dir);
+  json source_config = TinyTrial("adarope", 20);
+  source_config["data"]["seq_len"] = 32;
+  source_config["position"]["adarope"] = {{"l_ref", 16}};
+  TrainerProcess source(WriteConfig("adarope_source", source_config), {"--checkpoint-dir", dir});
+  ASSERT_EQ(source.Finish(), 0);
+  auto parameter = [](const json& final_record, const std::string& name) {
+    for (const json& tensor : final_record.at("positional_parameters")) {
+      if (tensor.at("name") == name) return tensor.at("values");
+    }
+    return json();
+  };
+  const json trained_tau = parameter(source.records().back(), "positional.adascale_tau");
+  const json trained_gamma = parameter(source.records().back(), "positional.adascale_gamma");
+  ASSERT_FALSE(trained_tau.empty());
+  double largest_gamma = 0;
+  for (const json& value : trained_gamma) largest_gamma = std::max(largest_gamma, std::fabs(value.get<double>()));
+  ASSERT_GT(largest_gamma, 0.0) << "the source trained gamma away from 0";
+
+  json extended = TinyTrial("adarope", 1);
+  extended["data"]["seq_len"] = 64;
+  extended["position"]["adarope"] = {{"l_ref", 32}};
+  extended["train"]["lr"] = 1e-12;  // one step that moves nothing measurable
+  extended["train"]["init"] = {{"checkpoint", dir}, {"adarope_start", "yarn"}};
+  TrainerProcess extension(WriteConfig("adarope_extend", extended), {});
+  ASSERT_EQ(extension.Finish(), 0);
+  const double factor = std::pow(0.1 * std::log(2.0) + 1.0, 2.0);
+  const json tau = parameter(extension.records().back(), "positional.adascale_tau");
+  ASSERT_EQ(tau.size(), trained_tau.size());
+  for (size_t i = 0; i < tau.size(); ++i) {
+    EXPECT_NEAR(tau[i].get<double>(), trained_tau[i].get<double>() / factor, 1e-5) << i;
+  }
+  for (const json& value : parameter(extension.records().back(), "positional.adascale_gamma")) {
+    EXPECT_NEAR(value.get<double>(), 0.0, 1e-6);
+  }
+  // L_ref must be the source's length.
+  extended["position"]["adarope"] = {{"l_ref", 64}};
+  TrainerProcess wrong(WriteConfig("adarope_extend_wrong", extended), {});
   EXPECT_EQ(wrong.Finish(), 4);
 }
 

@@ -68,6 +68,69 @@ TEST(DiagnosticsPlot, DrawsEffectiveLengthPairUsageGapCountingAndExtrapolation) 
   fs::remove_all(dir);
 }
 
+// The record as rung-train writes it now: buckets per n, the half-IQR, a pooled fit; a layer whose rows
+// are all ties has no curve.
+TEST(DiagnosticsPlot, DrawsEachLayersBucketsAndThePooledCurve) {
+  if (std::system("gnuplot --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot not installed";
+  json record = AttentionRecord();
+  auto buckets = [](double offset, bool ties_only) {
+    json list = json::array();
+    for (int n : {2, 4, 8}) {
+      list.push_back({{"n", n}, {"rows", ties_only ? 0 : 4}, {"ties", ties_only ? 4 : 0},
+                      {"mean_log_lambda", ties_only ? json() : json(offset + 0.25 * n)}});
+    }
+    return list;
+  };
+  record["layers"][0]["gap_counting"] = {{"buckets", buckets(0.0, true)}, {"rows", 0}, {"ties", 12}};
+  record["layers"][1]["gap_counting"] = {{"buckets", buckets(0.5, false)}, {"xi_lambda", 0.71}, {"xi_lambda_half_iqr", 0.04}};
+  record["pooled"] = {{"buckets", buckets(0.5, false)}, {"xi_lambda", 0.71}, {"xi_lambda_half_iqr", 0.04}};
+  const fs::path dir = FreshDir("buckets");
+  DiagnosticsPlotOptions options;
+  options.out_dir = dir.string();
+  StatusOr<std::vector<std::string>> files = WriteDiagnosticsPlots(record, nullptr, options);
+  ASSERT_TRUE(files.ok()) << files.status().message();
+  const std::string data = Read(dir / "gap_counting.dat");
+  EXPECT_EQ(data.find("# layer 0"), std::string::npos) << "a layer of ties has no curve";
+  EXPECT_NE(data.find("# layer 1"), std::string::npos);
+  EXPECT_NE(data.find("# pooled"), std::string::npos);
+  EXPECT_NE(Read(dir / "gap_counting.svg").find("pooled: "), std::string::npos);
+  EXPECT_NE(Read(dir / "gap_counting.svg").find("0.71 ± 0.04"), std::string::npos);
+  // Every row of every layer a tie: no gap-counting figure, the others still drawn.
+  record["layers"][1]["gap_counting"] = record["layers"][0]["gap_counting"];
+  record.erase("pooled");
+  const fs::path empty = FreshDir("all_ties");
+  options.out_dir = empty.string();
+  files = WriteDiagnosticsPlots(record, nullptr, options);
+  ASSERT_TRUE(files.ok()) << files.status().message();
+  EXPECT_EQ(files->size(), 4u);
+  EXPECT_FALSE(fs::exists(empty / "gap_counting.svg"));
+  fs::remove_all(dir);
+  fs::remove_all(empty);
+}
+
+TEST(DiagnosticsPlot, DrawsTheNeedleGridAsOneHeatmapPerLengthAndMethod) {
+  if (std::system("gnuplot --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot not installed";
+  json grids = json::array();
+  for (int multiple : {1, 2}) {
+    grids.push_back({{"multiple", multiple}, {"length", 64 * multiple}, {"method", multiple == 1 ? "none" : "yarn"},
+                     {"accuracy", {{1.0, 0.5, 0.25}, {0.75, 0.5, json()}}}});
+  }
+  const json grid = {{"depths", {0.0, 1.0}}, {"distractors", {0, 1, 2}}, {"instances", 4}, {"grids", grids}};
+  const fs::path dir = FreshDir("niah");
+  DiagnosticsPlotOptions options;
+  options.out_dir = dir.string();
+  options.title = "trial 9";
+  StatusOr<std::vector<std::string>> files = WriteNiahGridPlot(grid, options);
+  ASSERT_TRUE(files.ok()) << files.status().message();
+  ASSERT_EQ(files->size(), 4u);
+  EXPECT_TRUE(fs::exists(dir / "niah_2x_yarn.svg"));
+  EXPECT_EQ(Read(dir / "niah_1x_none.dat"), "1 0.5 0.25\n0.75 0.5 NaN\n");
+  EXPECT_NE(Read(dir / "niah_2x_yarn.svg").find("128 tokens"), std::string::npos);
+  EXPECT_FALSE(WriteNiahGridPlot(json::object(), options).ok());
+  EXPECT_FALSE(WriteNiahGridPlot({{"grids", {{{"accuracy", "x"}}}}}, options).ok());
+  fs::remove_all(dir);
+}
+
 TEST(DiagnosticsPlot, WithoutExtrapolationThereIsNoExtrapolationFigure) {
   if (std::system("gnuplot --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot not installed";
   const fs::path dir = FreshDir("no_extrapolation");

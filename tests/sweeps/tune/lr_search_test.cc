@@ -224,6 +224,40 @@ TEST(LrSearch, DivergedValuesRankLastAndCloseTheBracketOnTheHighSide) {
   EXPECT_FALSE(cell.tried.back().metric.has_value());
 }
 
+// The published protocol: each searched rung bracketed around its own published value, at once, and
+// only the rungs above `extrapolate_above` taken from the fit over the searched ones.
+TEST(LrSearch, RungsWithTheirOwnCentreStartOnItAtOnceUnderPredict) {
+  StatusOr<ExpandedSweep> expanded =
+      Expand(LadderSpec("    center: {L1-d32: 3e-3, L2-d64: 1e-3}\n    extrapolate_above: L2-d64\n"));
+  ASSERT_TRUE(expanded.ok()) << expanded.status().message();
+  StatusOr<TuningPlan> plan = PlanTuning(*expanded, {});
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  const TuneSpec& tune = expanded->spec.tune;
+  for (const TuningCellReport& cell : plan->cells) {
+    if (cell.rung == 0 || cell.rung == 1) {
+      EXPECT_EQ(cell.status, CellStatus::kSearching) << cell.rung_label << " " << cell.reason;
+      ASSERT_TRUE(cell.center_index.has_value());
+      EXPECT_EQ(*cell.center_index, tune.NearestIndex(cell.rung == 0 ? 3e-3 : 1e-3));
+    } else {
+      EXPECT_EQ(cell.status, CellStatus::kWaiting) << cell.rung_label;
+    }
+  }
+  // Played out, the larger rungs run at the index the fit over the two searched rungs predicts.
+  Played played = Play(*expanded, Surface());
+  ASSERT_TRUE(played.plan.complete());
+  for (const TuningCellReport& cell : played.plan.cells) {
+    EXPECT_EQ(cell.status, cell.rung <= 1 ? CellStatus::kBracketed : CellStatus::kExtrapolated) << cell.rung_label;
+  }
+}
+
+TEST(LrSearch, AnExtrapolatedRungTakesNoCentre) {
+  StatusOr<ExpandedSweep> expanded = Expand(
+      LadderSpec("    center: {L1-d32: 3e-3, L2-d64: 1e-3, L3-d128: 5e-4}\n    extrapolate_above: L2-d64\n"));
+  ASSERT_FALSE(expanded.ok());
+  EXPECT_THAT(expanded.status().message(),
+              ::testing::HasSubstr("rung 'L3-d128' lies above extrapolate_above 'L2-d64': it is not searched"));
+}
+
 TEST(LrSearch, RungsAboveExtrapolateAboveRunEverySeedAtThePredictedIndexOnly) {
   stand_in::LossSurface surface = Surface();
   StatusOr<ExpandedSweep> expanded = Expand(LadderSpec("    center: 3e-3\n    extrapolate_above: L2-d64\n"));

@@ -1,0 +1,28 @@
+// core/diagnostics/head_failure_modes.h
+//
+// RoPE's failure modes (docs/science.md section 12, core/diagnostics/failure_modes.h) measured on one
+// layer of a trained model: per head, on real queries and keys with the layer's own (possibly learned)
+// frequencies. For each validation sequence b of the probe, the head's query at the last position and its
+// keys at positions T/2 (the position modes) and T/4, 3T/4 (the token modes), taken back to position 0
+// (un-rotated by their own positions, so that S(m) is the score the pair would have m positions apart),
+// give one sample; every statistic is averaged over the samples (token inversion over those without a
+// tie at 0), at every context M = round(multiple * T) (at least 2) and every precision (bf16, fp16, fp32).
+#pragma once
+
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include "core/model/transformer.h"
+
+namespace rung {
+
+// theta: the layer's frequencies [G, d/2] (G = 1 when shared, else per KV group). Returns one array per
+// head of {"length", "precision", "samples", "position_inversion", "position_inversion_deviation",
+// "position_aliasing_fraction", "position_aliasing_pairs", "token_inversion", "token_aliasing"}; empty
+// without multiples or a rotation.
+std::vector<nlohmann::json> MeasureHeadFailureModes(const AttentionProbe& probe, const torch::Tensor& theta,
+                                                    const std::vector<double>& multiples);
+
+}  // namespace rung

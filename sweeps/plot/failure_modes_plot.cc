@@ -1,0 +1,85 @@
+#include "sweeps/plot/failure_modes_plot.h"
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "sweeps/plot/gnuplot_script.h"
+
+namespace rung::plot {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct Mode {
+  const char* name;       // file stem and the statistic's field
+  const char* label;      // y axis
+  bool per_precision;     // a line per precision (else the fp32 rows stand for all)
+  bool log_y;
+};
+
+constexpr Mode kModes[] = {
+    {"position_inversion", "share of (near, far) pairs with S(near) < S(far)", false, false},
+    {"position_aliasing_fraction", "share of distances with an aliasing partner", true, false},
+    {"token_inversion", "share of distances where the two keys' order flips", false, false},
+    {"token_aliasing", "distances where the two keys' rounded scores tie", true, true},
+};
+
+}  // namespace
+
+StatusOr<std::vector<std::string>> WriteFailureModePlots(const json& rows, const DiagnosticsPlotOptions& options) {
+  if (!rows.is_array() || rows.empty()) return Status::InvalidArgument("no failure-mode rows to draw");
+  try {
+    RUNG_RETURN_IF_ERROR(MakeOutputFolder(options.out_dir));
+    const fs::path dir = fs::absolute(options.out_dir);
+    std::ostringstream script;
+    script << "# rung diag: RoPE failure modes of " << options.title << "\n";
+    std::vector<std::string> outputs;
+    for (const Mode& mode : kModes) {
+      // One series per (source, precision): M against the statistic, ascending M.
+      std::map<std::pair<std::string, std::string>, std::map<double, double>> series;
+      for (const json& row : rows) {
+        const std::string precision = row.value("precision", std::string());
+        if (!mode.per_precision && precision != "fp32") continue;
+        const json& value = row.value(mode.name, json());
+        const json& length = row.value("length", json());
+        if (!value.is_number() || !length.is_number()) continue;
+        series[{row.value("source", std::string()), mode.per_precision ? precision : ""}][length.get<double>()] =
+            value.get<double>();
+      }
+      if (series.empty()) continue;
+      const std::string stem = mode.name == std::string("position_aliasing_fraction") ? "position_aliasing" : mode.name;
+      std::ostringstream data;
+      std::vector<std::string> titles;
+      std::vector<bool> dashed;
+      for (const auto& [key, points] : series) {
+        data << "# " << key.first << " " << key.second << "\n";
+        for (const auto& [m, value] : points) data << Format("%.10g", m) << " " << Format("%.10g", value) << "\n";
+        data << "\n\n";
+        titles.push_back(key.first + (key.second.empty() ? "" : " " + key.second));
+        dashed.push_back(key.first == "Gaussian");
+      }
+      RUNG_RETURN_IF_ERROR(WriteTextFile((dir / (stem + ".dat")).string(), data.str()));
+      script << "reset\nset encoding utf8\nset border lw 1.2\nset grid lc rgb '#dddddd'\nset title "
+             << DoubleQuote(EnhancedLiteral(options.title + ": " + stem)) << "\nset logscale x 2\n"
+             << (mode.log_y ? "set logscale y\n" : "") << "set xlabel 'context length M'\nset ylabel "
+             << Quote(mode.label) << "\nset key outside right top noenhanced\nplot ";
+      for (size_t i = 0; i < titles.size(); ++i) {
+        script << (i ? ", \\\n  " : "") << Quote((dir / (stem + ".dat")).string()) << " index " << i
+               << " using 1:2 with linespoints lw 2 pt 7 " << (dashed[i] ? "dt 2 " : "") << "title " << Quote(titles[i]);
+      }
+      script << "\n" << SvgAndPngOutputs((dir / stem).string(), options.width, options.height);
+      outputs.push_back(stem + ".svg");
+      outputs.push_back(stem + ".png");
+    }
+    if (outputs.empty()) return Status::InvalidArgument("the failure-mode rows hold no statistic to draw");
+    return RenderGnuplot(options.gnuplot, dir.string(), "failure_modes.gp", script.str(), outputs);
+  } catch (const json::exception& error) {
+    return Status::InvalidArgument(std::string("the failure-mode rows are not in the form rung writes them: ") +
+                                   error.what());
+  }
+}
+
+}  // namespace rung::plot
