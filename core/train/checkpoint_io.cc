@@ -34,6 +34,9 @@ json ResumeIdentity(const TrialConfig& trial) {
     identity["train"].erase(key);
   }
   identity.erase("resources");
+  // Keys added after checkpoints were first written count only where they are read, so that a
+  // checkpoint of an earlier release still resumes.
+  if (trial.model.position.variant != "absolute") identity["position"].erase("absolute");
   return identity;
 }
 

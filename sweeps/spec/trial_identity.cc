@@ -24,6 +24,7 @@ nlohmann::json TrialIdentityJson(const TrialConfig& trial, nlohmann::json identi
   if (position.variant != "prope") pos.erase("fraction");
   if (!position.rotary()) pos.erase("base");
   if (position.variant != "adarope") pos.erase("adarope");
+  if (position.variant != "absolute") pos.erase("absolute");
   if (CountPositionalParameters(trial.model) == 0) {
     for (const char* key : {"lr_mult", "clip", "freeze"}) pos.erase(key);
   }
