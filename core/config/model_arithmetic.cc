@@ -38,7 +38,10 @@ ParameterCounts CountParameters(const ModelConfig& c) {
   const CheckedInt64 norms =
       c.layers * (2 * CheckedInt64(c.d_model) + (c.qk_norm ? 2 * CheckedInt64(c.head_dim) : 0)) + c.d_model;
   const CheckedInt64 positional = PositionalCount(c);
-  const CheckedInt64 embedding = CheckedInt64(c.vocab_size) * c.d_model;
+  // The learned absolute position table [n_train, d_model] is an embedding parameter (section 13).
+  const CheckedInt64 position_table =
+      c.position.variant == "absolute" ? CheckedInt64(c.seq_len) * c.d_model : CheckedInt64(0);
+  const CheckedInt64 embedding = CheckedInt64(c.vocab_size) * c.d_model + position_table;
   const CheckedInt64 output_head = CheckedInt64(c.d_model) * c.vocab_size;
   // Every part, and every sum of parts the accessors form, fits when the total does (parts are >= 0
   // in a validated config).

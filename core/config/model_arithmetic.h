@@ -6,7 +6,10 @@
 //
 // Conventions (the published ladder's): N_nonembedding counts the attention and MLP matrices of the
 // blocks only (12 * layers * d_model^2 for an MHA GELU model); norms, positional parameters, the
-// input embedding and the output head are counted separately.
+// input embedding and the output head are counted separately. The learned absolute position table
+// (position.variant absolute, [seq_len, d_model]) is an embedding parameter, as in GPT-2: counted
+// in `embedding`, not in `positional` nor N_nonembedding, so the FLOPs of 6 N_nonembedding D do
+// not change with it.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +29,7 @@ struct ParameterCounts {
   int64_t mlp = 0;          // MLP matrices of all layers
   int64_t norms = 0;        // RMSNorm gains (blocks, QK-norm, final)
   int64_t positional = 0;   // learned positional and inverse-temperature parameters
-  int64_t embedding = 0;    // input embedding
+  int64_t embedding = 0;    // input embedding: the token table, and the absolute position table
   int64_t output_head = 0;  // untied output projection
 
   int64_t nonembedding() const { return attention + mlp; }

@@ -1,8 +1,8 @@
 // core/config/model_config.h
 //
-// The resolved description of one model: backbone shape, positional variant (docs/science.md section 2)
-// and inverse-temperature schedule (section 3). Torch-free: sweeps/, the coordinator and the CLI use
-// it, with model_arithmetic.h, without linking LibTorch.
+// The resolved description of one model: backbone shape, positional variant (docs/science.md
+// sections 2 and 13) and inverse-temperature schedule (section 3). Torch-free: sweeps/, the
+// coordinator and the CLI use it, with model_arithmetic.h, without linking LibTorch.
 //
 // Contract: a ModelConfig is plain data. Resolve() fills derived defaults (kv_heads, head_dim,
 // mlp_hidden, n_ref); Validate() reports every impossible value at once, each with its key path.
@@ -28,14 +28,21 @@ struct AdaRopeConfig {
   double freq_lr_mult = 10.0;          // frequency parameters' LR relative to the positional LR
 };
 
+// Learned absolute position embedding settings (docs/science.md section 13): the table has a row for
+// each of the n_train = seq_len training positions and none beyond.
+struct AbsolutePositionConfig {
+  std::string beyond = "refuse";       // positions >= n_train: "refuse" the sequence, or "clamp" to the last row
+};
+
 struct PositionConfig {
-  std::string variant = "rope";        // nope | rope | prope | lerope | adarope | alibi
+  std::string variant = "rope";        // nope | rope | prope | lerope | adarope | alibi | absolute
   double base = 10000.0;               // b
   double fraction = 0.75;              // prope: p, the share of pairs that rotate
   double lr_mult = 1.0;                // positional parameter group LR = train.lr * lr_mult
   double clip = 1.0;                   // global-norm clip of the positional group (0 = none)
   bool freeze = false;                 // learned positional parameters not trained
   AdaRopeConfig adarope;
+  AbsolutePositionConfig absolute;
 
   bool rotary() const { return variant == "rope" || variant == "prope" || variant == "lerope" || variant == "adarope"; }
 };

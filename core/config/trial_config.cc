@@ -13,7 +13,7 @@ namespace {
 
 template <typename V>
 void VisitPosition(V& v, PositionConfig& p) {
-  v.Enum("variant", p.variant, {"nope", "rope", "prope", "lerope", "adarope", "alibi"});
+  v.Enum("variant", p.variant, {"nope", "rope", "prope", "lerope", "adarope", "alibi", "absolute"});
   v.Field("base", p.base);
   v.Field("fraction", p.fraction);
   v.Field("lr_mult", p.lr_mult);
@@ -30,6 +30,7 @@ void VisitPosition(V& v, PositionConfig& p) {
     a.Enum("tau_param", c.tau_param, {"direct", "exp"});
     a.Field("freq_lr_mult", c.freq_lr_mult);
   });
+  v.Block("absolute", [&](V& a) { a.Enum("beyond", p.absolute.beyond, {"refuse", "clamp"}); });
 }
 
 template <typename V>
@@ -205,12 +206,27 @@ void CollectTrialErrors(const TrialConfig& trial, std::vector<ConfigError>* erro
     errors->push_back({"model.vocab_size", "byte-level text needs at least 256"});
   }
   const PositionConfig& position = trial.model.position;
+  if (position.variant == "absolute" && position.absolute.beyond == "refuse") {
+    for (int64_t multiple : trial.train.extrapolation_multiples) {
+      if (multiple <= 1) continue;
+      errors->push_back({"train.extrapolation_multiples",
+                         "multiple " + std::to_string(multiple) +
+                             " evaluates beyond the training length, where position.variant absolute has no table "
+                             "row and position.absolute.beyond is refuse (set position.absolute.beyond: clamp to "
+                             "use the last row there, or keep the multiples at 1)"});
+      break;
+    }
+  }
   const bool learned_positional = !position.freeze && (position.variant == "lerope" || position.variant == "adarope");
   if (trial.train.freeze_backbone && !learned_positional && trial.model.inverse_temperature.form != "learned") {
     errors->push_back({"train.freeze_backbone",
                        "leaves nothing to train: " +
                            (position.freeze ? std::string("position.freeze is set too")
-                                            : "position.variant " + position.variant + " has no learned parameters") +
+                                            : "position.variant " + position.variant + " has no learned parameters" +
+                                                  (position.variant == "absolute"
+                                                       ? std::string(" besides its position table, an embedding "
+                                                                     "parameter that freezes with the backbone")
+                                                       : std::string())) +
                            " (only LeRoPE and AdaRoPE positional parameters, or a learned inverse temperature, "
                            "train with the backbone frozen)"});
   }
@@ -250,6 +266,8 @@ void OmitLaterKeysAtTheirDefaults(const TrialConfig& trial, nlohmann::json* conf
   if (trial.data.source != "niah") train.erase("niah_grid_instances");
   // Read under cross-document masking only, where its default changed what beta(n) and AdaScale count.
   if (!trial.data.cross_doc_mask) (*config)["data"].erase("cross_doc_keys");
+  // Read by the absolute position embedding only.
+  if (trial.model.position.variant != "absolute") (*config)["position"].erase("absolute");
 }
 
 Status ValidateTrialConfig(const TrialConfig& trial) {

@@ -14,6 +14,8 @@
 //            query head (tau = 1, gamma = 0 at init; tau optionally exp(rho)); fixed_log replaces
 //            it by ln(1 + max(L, L_ref)/L_ref) / ln 2 with nothing learned
 //   alibi    slopes m_h of the standard geometric set (any head count)
+//   absolute no tables: its learned position table is an embedding parameter of the transformer
+//            (absolute_position.h), not a positional parameter of this module
 //
 // Contract: Tables(T) is differentiable in the learned parameters; angles and cos/sin are fp32.
 #pragma once

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/model/absolute_position.h"
 #include "core/model/attention.h"
 #include "core/model/rotary.h"
 
@@ -33,6 +34,12 @@ TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
   }
   final_norm_ = register_parameter("final_norm", torch::ones({d}));
   head_ = register_parameter("head", normal({config.vocab_size, d}, fan_in_std(d)));
+  // After every backbone parameter, so that the backbone draws the same initial values as the
+  // other variants' under one seed.
+  if (config.position.variant == "absolute") {
+    position_embedding_ =
+        register_parameter("position_embedding", normal({config.seq_len, d}, kAbsolutePositionInitStd));
+  }
   positional_ = register_module("positional", PositionalEncoding(config));
   inverse_temperature_ = register_module("inverse_temperature", InverseTemperature(config));
 }
@@ -63,6 +70,9 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens, const torch:
   const double query_constant = AttentionQueryScale(kernel, hd) * ExtensionLogitFactor(positional_->length_extension());
 
   torch::Tensor x = torch::embedding(embedding_, tokens);
+  if (position_embedding_.defined()) {
+    x = x + AbsolutePositionRows(position_embedding_, time, config_.position.absolute.beyond);  // [T, d] over the batch
+  }
   for (int64_t layer = 0; layer < config_.layers; ++layer) {
     const Block& block = blocks_[layer];
     auto qkv = torch::linear(RmsNorm(x, block.attn_norm), block.qkv).view({batch, time, heads + 2 * kv, hd});
@@ -111,6 +121,7 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens, const torch:
 ParameterGroups TransformerImpl::parameter_groups() const {
   ParameterGroups groups;
   groups.no_decay.push_back(embedding_);
+  if (position_embedding_.defined()) groups.no_decay.push_back(position_embedding_);
   for (const Block& block : blocks_) {
     groups.no_decay.push_back(block.attn_norm);
     groups.no_decay.push_back(block.mlp_norm);

@@ -1,12 +1,15 @@
 // core/model/transformer.h
 //
 // The decoder-only transformer of docs/science.md section 4 with every positional variant and
-// inverse-temperature schedule: token embedding; `layers` pre-norm blocks of
+// inverse-temperature schedule: token embedding (plus, for position.variant absolute, row p of the
+// learned position table "position_embedding" [seq_len, d_model] at position p: absolute_position.h);
+// `layers` pre-norm blocks of
 //   x += W_o Attention(Rotate(Q), Rotate(K), V)    (Q, K, V from one fused projection of RMSNorm(x))
 //   x += W_down MLP(W_up RMSNorm(x))               (GELU, or SwiGLU with a fused gate/up projection)
 // final RMSNorm and an untied output head. No biases. Optional QK-norm (RMSNorm over the head
 // dimension, before rotation). Initialisation: std 1/sqrt(fan_in), output projections of attention
-// and MLP scaled by 1/sqrt(2 layers), embeddings std 1/sqrt(d_model), norm gains 1.
+// and MLP scaled by 1/sqrt(2 layers), embeddings std 1/sqrt(d_model), the absolute position table
+// std 0.02 (GPT-2's), norm gains 1.
 //
 // Query multipliers (AdaScale lambda, inverse temperature beta) multiply q after rotation, inside
 // the rotation kernel, so the attention kernel stays unchanged.
@@ -49,7 +52,7 @@ struct AttentionProbe {
 
 struct ParameterGroups {
   std::vector<torch::Tensor> decay;             // matrices of the blocks and the output head
-  std::vector<torch::Tensor> no_decay;          // embedding, norm gains
+  std::vector<torch::Tensor> no_decay;          // embedding (and the absolute position table), norm gains
   std::vector<torch::Tensor> positional;        // LeRoPE a, AdaScale, inverse-temperature params
   std::vector<torch::Tensor> positional_freq;   // AdaFreq x, learned log b (freq_lr_mult)
 };
@@ -60,6 +63,7 @@ class TransformerImpl : public torch::nn::Module {
 
   // tokens [B, T] (int64) -> logits [B, T, vocab]. doc_start: [B, T] int64 on the tokens' device
   // (DocumentStarts) to mask attention across documents, or undefined for plain causal attention.
+  // Throws (c10::Error) for T > seq_len under position.variant absolute with beyond: refuse.
   torch::Tensor forward(const torch::Tensor& tokens, const torch::Tensor& doc_start = {});
 
   ParameterGroups parameter_groups() const;
@@ -82,6 +86,7 @@ class TransformerImpl : public torch::nn::Module {
 
   ModelConfig config_;
   torch::Tensor embedding_, final_norm_, head_;
+  torch::Tensor position_embedding_;  // [seq_len, d_model] for position.variant absolute, else undefined
   std::vector<Block> blocks_;
   PositionalEncoding positional_{nullptr};
   InverseTemperature inverse_temperature_{nullptr};

@@ -4,7 +4,7 @@
 // Left out: resources (threads, GPUs), logging, evaluation and checkpoint cadence, the device.
 // Canonicalised so that two spellings of the same model hash alike: settings a variant or an
 // inverse-temperature form does not read are dropped (RoPE's base under NoPE, p under RoPE,
-// AdaRoPE's block under LeRoPE, xi under `none`), and `log_power` with xi = 0 and s = 1 fixed is
+// AdaRoPE's block under LeRoPE, the absolute block under any other variant, xi under `none`), and `log_power` with xi = 0 and s = 1 fixed is
 // `none`. Resubmitting a spec skips cells whose identity already succeeded.
 #pragma once
 

@@ -82,5 +82,44 @@ TEST(ModelArithmetic, CountsLearnedPositionalParametersPerVariant) {
   EXPECT_EQ(CountPositionalParameters(config), 16 + 2 * 2 * 4);
 }
 
+// docs/science.md section 13: the learned absolute position table [n_train, d_model] is an embedding
+// parameter; N_nonembedding and the FLOPs of 6 N_nonembedding D do not see it.
+TEST(ModelArithmetic, CountsTheAbsolutePositionTableAmongTheEmbeddingParameters) {
+  ModelConfig config;
+  config.vocab_size = 256;
+  config.layers = 2;
+  config.d_model = 32;
+  config.heads = 4;
+  config.seq_len = 16;
+  ResolveModelConfig(&config);  // MHA, head_dim 8, mlp_hidden 128
+  const ParameterCounts rope = CountParameters(config);
+  const FlopsPerToken rope_flops = CountFlopsPerToken(config);
+  config.position.variant = "absolute";
+  const ParameterCounts absolute = CountParameters(config);
+  // By hand: attention 2 x (32 x (32 + 2 x 32) + 32 x 32) = 8192; MLP 2 x 2 x 32 x 128 = 16384;
+  // norms 2 x 2 x 32 + 32 = 160; token table 256 x 32 = 8192 and position table 16 x 32 = 512;
+  // output head 32 x 256 = 8192.
+  EXPECT_EQ(absolute.attention, 8192);
+  EXPECT_EQ(absolute.mlp, 16384);
+  EXPECT_EQ(absolute.norms, 160);
+  EXPECT_EQ(absolute.positional, 0);
+  EXPECT_EQ(absolute.embedding, 8192 + 512);
+  EXPECT_EQ(absolute.output_head, 8192);
+  EXPECT_EQ(absolute.nonembedding(), 8192 + 16384);
+  EXPECT_EQ(absolute.total(), 8192 + 16384 + 160 + 8192 + 512 + 8192);
+  EXPECT_EQ(absolute.total(), rope.total() + 16 * 32);
+  EXPECT_EQ(CountPositionalParameters(config), 0);
+  EXPECT_EQ(ParameterCountsToJson(absolute).at("embedding"), 8704);
+
+  const FlopsPerToken flops = CountFlopsPerToken(config);
+  EXPECT_DOUBLE_EQ(flops.nonembedding, 6.0 * (8192 + 16384));
+  EXPECT_DOUBLE_EQ(flops.nonembedding, rope_flops.nonembedding);
+  EXPECT_DOUBLE_EQ(flops.matrix, rope_flops.matrix);
+  EXPECT_DOUBLE_EQ(flops.attention, rope_flops.attention);
+
+  config.seq_len = 64;  // the table grows with the training length
+  EXPECT_EQ(CountParameters(config).embedding, 256 * 32 + 64 * 32);
+}
+
 }  // namespace
 }  // namespace rung

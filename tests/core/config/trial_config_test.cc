@@ -131,6 +131,61 @@ TEST(TrialConfig, AFrozenBackboneNeedsLearnedPositionalParameters) {
   EXPECT_TRUE(TrialConfigFromJson(config).ok());
 }
 
+TEST(TrialConfig, TheAbsolutePositionTableRefusesOrClampsBeyondTheTrainingLength) {
+  json config = MinimalTrial();
+  config["position"] = {{"variant", "absolute"}};
+  StatusOr<TrialConfig> trial = TrialConfigFromJson(config);
+  ASSERT_TRUE(trial.ok()) << trial.status().message();
+  EXPECT_EQ(trial->model.position.absolute.beyond, "refuse");
+  EXPECT_EQ(TrialConfigToJson(*trial).at("position").at("absolute").at("beyond"), "refuse");
+
+  config["position"]["absolute"] = {{"beyond", "wrap"}};
+  trial = TrialConfigFromJson(config);
+  ASSERT_FALSE(trial.ok());
+  EXPECT_NE(trial.status().message().find("position.absolute.beyond: 'wrap' is not one of: refuse, clamp"),
+            std::string::npos)
+      << trial.status().message();
+  config["position"]["absolute"] = {{"beyond", "clamp"}, {"bejond", "refuse"}};
+  trial = TrialConfigFromJson(config);
+  ASSERT_FALSE(trial.ok());
+  EXPECT_NE(trial.status().message().find("position.absolute.bejond: unknown key (did you mean 'beyond'?)"),
+            std::string::npos)
+      << trial.status().message();
+
+  // Evaluating beyond the table is refused at validation under `refuse`, naming both keys.
+  config["position"]["absolute"] = {{"beyond", "refuse"}};
+  config["train"]["extrapolation_multiples"] = {1, 2, 4};
+  trial = TrialConfigFromJson(config);
+  ASSERT_FALSE(trial.ok());
+  const std::string message = trial.status().message();
+  EXPECT_NE(message.find("train.extrapolation_multiples: multiple 2 evaluates beyond the training length"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("position.absolute.beyond is refuse"), std::string::npos) << message;
+  EXPECT_EQ(message.find("multiple 4"), std::string::npos) << "one error for the list: " << message;
+  config["position"]["absolute"]["beyond"] = "clamp";
+  trial = TrialConfigFromJson(config);
+  ASSERT_TRUE(trial.ok()) << trial.status().message();
+  EXPECT_EQ(trial->model.position.absolute.beyond, "clamp");
+  config["position"]["absolute"]["beyond"] = "refuse";
+  config["train"]["extrapolation_multiples"] = {1};  // the training length only
+  EXPECT_TRUE(TrialConfigFromJson(config).ok());
+  config["position"] = {{"variant", "rope"}, {"absolute", {{"beyond", "refuse"}}}};
+  config["train"]["extrapolation_multiples"] = {1, 2};  // other variants do not read the setting
+  EXPECT_TRUE(TrialConfigFromJson(config).ok());
+
+  // The table is an embedding parameter: with the backbone frozen nothing trains.
+  config = MinimalTrial();
+  config["position"] = {{"variant", "absolute"}};
+  config["train"]["freeze_backbone"] = true;
+  trial = TrialConfigFromJson(config);
+  ASSERT_FALSE(trial.ok());
+  EXPECT_NE(trial.status().message().find("train.freeze_backbone: leaves nothing to train: position.variant "
+                                          "absolute has no learned parameters besides its position table"),
+            std::string::npos)
+      << trial.status().message();
+}
+
 TEST(TrialConfig, ReportsEveryErrorWithItsPathAndASuggestion) {
   json config = MinimalTrial();
   config["model"]["hedas"] = 4;

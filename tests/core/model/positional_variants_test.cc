@@ -1,9 +1,15 @@
-// Positional variants and inverse-temperature schedules against their formulas (docs/science.md sections 2-3).
+// Positional variants and inverse-temperature schedules against their formulas (docs/science.md sections
+// 2-3), and the learned absolute position embedding (section 13).
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "core/config/model_arithmetic.h"
+#include "core/model/absolute_position.h"
 #include "core/model/inverse_temperature.h"
 #include "core/model/positional_encoding.h"
 #include "core/model/rotary.h"
@@ -88,6 +94,124 @@ TEST(PositionalVariants, NopeAndAlibiRotateNothing) {
       EXPECT_FALSE(tables.query_scale.defined()) << variant;
     }
     EXPECT_EQ(positional->parameters().size(), 0u) << variant;
+  }
+}
+
+// A NoPE model with `absolute`'s backbone whose input embedding row p is token p's row plus the
+// position table's row at min(p, n_train - 1): fed the tokens 0..T-1 it sees, layer by layer, what
+// `absolute` sees at positions 0..T-1 when the table's rows are added as section 13 says.
+Transformer NopeWithPositionsInItsEmbedding(Transformer& absolute, const torch::Tensor& tokens) {
+  ModelConfig config = absolute->config();
+  config.position.variant = "nope";
+  Transformer nope(config);
+  torch::NoGradGuard no_grad;
+  auto source = absolute->named_parameters();
+  for (auto& item : nope->named_parameters()) item.value().copy_(source[item.key()]);
+  const int64_t time = tokens.size(0), rows = source["position_embedding"].size(0);
+  for (int64_t p = 0; p < time; ++p) {
+    nope->named_parameters()["embedding"][p].copy_(source["embedding"][tokens[p].item<int64_t>()] +
+                                                   source["position_embedding"][std::min(p, rows - 1)]);
+  }
+  return nope;
+}
+
+TEST(AbsolutePosition, AddsRowPOfTheTableToTheTokenEmbeddingAtPositionP) {
+  torch::manual_seed(3);
+  ModelConfig config = Tiny("absolute");  // n_train 24, vocab 64
+  Transformer absolute(config);
+  Randomize({absolute->named_parameters()["position_embedding"]}, 0.5);  // rows far apart
+  auto tokens = torch::randint(0, 64, {24}, torch::kLong);
+  Transformer nope = NopeWithPositionsInItsEmbedding(absolute, tokens);
+  torch::NoGradGuard no_grad;
+  auto logits = absolute->forward(tokens.view({1, 24}));
+  EXPECT_TRUE(torch::allclose(logits, nope->forward(torch::arange(24, torch::kLong).view({1, 24})), 1e-5, 1e-6));
+  // Not vacuous: without the table's rows the logits differ.
+  auto without = absolute->named_parameters()["position_embedding"].clone();
+  absolute->named_parameters()["position_embedding"].zero_();
+  EXPECT_FALSE(torch::allclose(logits, absolute->forward(tokens.view({1, 24})), 1e-3, 1e-3));
+  absolute->named_parameters()["position_embedding"].copy_(without);
+  // A shorter sequence uses the first rows.
+  auto prefix = absolute->forward(tokens.narrow(0, 0, 10).view({1, 10}));
+  EXPECT_TRUE(torch::allclose(prefix, logits.narrow(1, 0, 10), 1e-5, 1e-6));
+}
+
+TEST(AbsolutePosition, BeyondTheTableClampsToTheLastRowOrRefuses) {
+  torch::manual_seed(4);
+  ModelConfig config = Tiny("absolute");
+  config.position.absolute.beyond = "clamp";
+  Transformer clamp(config);
+  Randomize({clamp->named_parameters()["position_embedding"]}, 0.5);
+  auto tokens = torch::randint(0, 64, {40}, torch::kLong);  // 16 positions past n_train = 24
+  Transformer nope = NopeWithPositionsInItsEmbedding(clamp, tokens);
+  {
+    torch::NoGradGuard no_grad;
+    EXPECT_TRUE(torch::allclose(clamp->forward(tokens.view({1, 40})),
+                                nope->forward(torch::arange(40, torch::kLong).view({1, 40})), 1e-5, 1e-6));
+  }
+
+  // The lookup itself: positions 24..39 all read row 23, and the gradient reaches that row once
+  // per position.
+  auto table = torch::randn({24, 8}, torch::requires_grad());
+  auto rows = AbsolutePositionRows(table, 40, "clamp");
+  ASSERT_EQ(rows.sizes().vec(), (std::vector<int64_t>{40, 8}));
+  EXPECT_TRUE(torch::equal(rows.narrow(0, 0, 24), table));
+  for (int64_t p = 24; p < 40; ++p) EXPECT_TRUE(torch::equal(rows[p], table[23])) << p;
+  rows.sum().backward();
+  EXPECT_TRUE(torch::equal(table.grad().narrow(0, 0, 23), torch::ones({23, 8})));
+  EXPECT_TRUE(torch::equal(table.grad()[23], torch::full({8}, 17.0)));
+
+  config.position.absolute.beyond = "refuse";
+  Transformer refuse(config);
+  torch::NoGradGuard no_grad;
+  EXPECT_NO_THROW(refuse->forward(tokens.narrow(0, 0, 24).view({1, 24})));
+  try {
+    refuse->forward(tokens.view({1, 40}));
+    ADD_FAILURE() << "a sequence longer than the table was not refused";
+  } catch (const c10::Error& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("a sequence of 40 positions is longer than the position table (24 rows"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("position.absolute.beyond is refuse"), std::string::npos) << message;
+  }
+}
+
+TEST(AbsolutePosition, TheTableIsAnEmbeddingParameterWithGpt2sInitialisation) {
+  torch::manual_seed(0);
+  ModelConfig config = Tiny("absolute");
+  config.seq_len = 256;
+  config.d_model = 64;
+  config.head_dim = 16;
+  Transformer absolute(config);
+  auto params = absolute->named_parameters();
+  ASSERT_TRUE(params.contains("position_embedding"));
+  const torch::Tensor table = params["position_embedding"];
+  EXPECT_EQ(table.sizes().vec(), (std::vector<int64_t>{256, 64}));
+  EXPECT_EQ(table.scalar_type(), torch::kFloat);
+  EXPECT_NEAR(table.std().item<double>(), 0.02, 0.0005);
+  EXPECT_NEAR(table.mean().item<double>(), 0.0, 0.0005);
+  // Counted as section 13 says: among the embedding parameters, none of them positional.
+  int64_t count = 0;
+  for (const auto& param : absolute->parameters()) count += param.numel();
+  const ParameterCounts counts = CountParameters(config);
+  EXPECT_EQ(count, counts.total());
+  EXPECT_EQ(counts.embedding, 64 * 64 + 256 * 64);
+  EXPECT_EQ(counts.positional, 0);
+  EXPECT_TRUE(absolute->positional()->parameters().empty());
+  // No weight decay: the embedding's group (no_decay), at the backbone's learning rate.
+  ParameterGroups groups = absolute->parameter_groups();
+  auto holds = [&](const std::vector<torch::Tensor>& group) {
+    return std::any_of(group.begin(), group.end(), [&](const torch::Tensor& t) { return t.is_same(table); });
+  };
+  EXPECT_TRUE(holds(groups.no_decay));
+  EXPECT_FALSE(holds(groups.decay) || holds(groups.positional) || holds(groups.positional_freq));
+  // Drawn after the backbone: under one seed the backbone starts where NoPE's does.
+  ModelConfig nope_config = config;
+  nope_config.position.variant = "nope";
+  torch::manual_seed(0);
+  Transformer nope(nope_config);
+  for (const auto& item : nope->named_parameters()) {
+    EXPECT_TRUE(torch::equal(item.value(), params[item.key()])) << item.key();
   }
 }
 

@@ -20,7 +20,7 @@ namespace {
 
 using testing_models::Tiny;
 
-const char* kVariants[] = {"nope", "rope", "prope", "lerope", "adarope", "alibi"};
+const char* kVariants[] = {"nope", "rope", "prope", "lerope", "adarope", "alibi", "absolute"};
 const char* kForms[] = {"none", "log_power", "qwen", "ssmax", "learned"};
 
 // Under document key counts a document's logits do not depend on what precedes it in the packed window:
@@ -94,7 +94,8 @@ TEST(Transformer, ParameterCountEqualsTheTorchFreeArithmetic) {
       {"nope", "none", "none"},     {"rope", "none", "log_power"}, {"prope", "none", "qwen"},
       {"lerope", "none", "ssmax"},  {"adarope", "none", "learned"}, {"adarope", "layer", "none"},
       {"adarope", "global", "none", false}, {"adarope", "none", "none", true, true},
-      {"adarope", "none", "none", true, false, true}, {"alibi", "none", "none"}};
+      {"adarope", "none", "none", true, false, true}, {"alibi", "none", "none"},
+      {"absolute", "none", "none"},         {"absolute", "none", "learned"}};
   for (const Shape& shape : shapes) {
     for (const Position& position : positions) {
       ModelConfig config;
@@ -303,7 +304,7 @@ namespace {
 
 TEST(AttentionDiagnostics, MeasureEveryHeadOfEveryLayer) {
   torch::manual_seed(4);
-  for (const char* variant : {"rope", "adarope", "nope", "alibi"}) {
+  for (const char* variant : {"rope", "adarope", "nope", "alibi", "absolute"}) {
     ModelConfig config = Tiny(variant);
     config.inverse_temperature.form = "log_power";
     config.inverse_temperature.xi = 0.5;

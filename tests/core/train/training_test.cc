@@ -371,6 +371,54 @@ TEST_F(TrainingTest, MeasuresDiagnosticsAtMilestonesAndTheNeedleGrid) {
   }
 }
 
+// docs/science.md section 13: the learned absolute position table trains with the backbone, is counted
+// among the embedding parameters, clamps beyond the training length when told to, and comes back
+// from a checkpoint (a run resumed from its final checkpoint ends with the same held-out loss).
+TEST_F(TrainingTest, AbsolutePositionTableTrainsAndComesBackFromItsCheckpoint) {
+  json config = TinyTrial("absolute", 20);  // a smaller shape than TinyTrial's: a second or two
+  config["data"]["seq_len"] = 32;
+  config["model"] = {{"layers", 1}, {"d_model", 32}, {"heads", 2}};
+  config["position"]["absolute"] = {{"beyond", "clamp"}};
+  config["train"]["batch_size"] = 8;
+  config["train"]["lr"] = 1e-2;
+  config["train"]["schedule"] = {{"name", "cosine"}, {"warmup_steps", 5}};
+  config["train"]["log_every"] = 5;
+  config["train"]["eval_every"] = 0;
+  config["train"]["eval_batches"] = 2;
+  config["train"]["diagnostics_sequences"] = 0;
+  config["train"]["extrapolation_multiples"] = {1, 2};
+  config["resources"]["cpus"] = 1;
+  const std::string config_path = WriteConfig("absolute", config);
+  const std::string dir = testing::TempDir() + "/absolute_ckpt";
+  fs::remove_all(dir);
+  TrainerProcess trainer(config_path, {"--checkpoint-dir", dir});
+  ASSERT_EQ(trainer.Finish(), 0);
+  const json& parameters = trainer.records().front().at("parameters");
+  EXPECT_EQ(parameters.at("embedding"), 256 * 32 + 32 * 32) << "token table and position table";
+  EXPECT_EQ(parameters.at("positional"), 0);
+  std::map<int64_t, json> steps = StepRecords(trainer.records());
+  ASSERT_EQ(steps.begin()->first, 5);
+  ASSERT_EQ(steps.rbegin()->first, 20);
+  const double first = steps.begin()->second.at("train_loss").get<double>();
+  const double last = steps.rbegin()->second.at("train_loss").get<double>();
+  EXPECT_LT(last, first - 1.0) << "train loss " << first << " at step 5, " << last << " at step 20";
+  const json& final_record = trainer.records().back();
+  ASSERT_EQ(final_record.at("type"), "final");
+  EXPECT_EQ(final_record.value("positional_parameters", json::array()).size(), 0u)
+      << "the table is an embedding parameter";
+  const json& results = final_record.at("extrapolation");
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[1].at("length"), 64);
+  EXPECT_TRUE(std::isfinite(results[1].at("val_loss").get<double>()));
+
+  TrainerProcess again(config_path, {"--checkpoint-dir", dir});
+  ASSERT_EQ(again.Finish(), 0);
+  EXPECT_TRUE(StepRecords(again.records()).empty());
+  ASSERT_EQ(again.records().back().at("type"), "final");
+  EXPECT_EQ(again.records().back().at("val_loss"), final_record.at("val_loss"));
+  EXPECT_EQ(again.records().back().at("extrapolation"), results);
+}
+
 TEST_F(TrainingTest, StartsFromAnotherRunsCheckpoint) {
   const std::string dir = testing::TempDir() + "/init_source";
   fs::remove_all(dir);
@@ -650,6 +698,16 @@ TEST_F(TrainingTest, BadConfigExitsWithCodeTwoAndNamesTheKey) {
   EXPECT_EQ(result->exit.code, 2);
   const std::string& output = result->stdout_text;
   EXPECT_NE(output.find("model.heads"), std::string::npos) << output;
+
+  // Evaluation beyond the absolute position table under `refuse`: named by both keys, before training.
+  config = TinyTrial("absolute", 5);
+  config["train"]["extrapolation_multiples"] = {1, 2};
+  options.argv = {RUNG_TRAIN_BINARY, "--config", WriteConfig("bad_absolute", config)};
+  result = Subprocess::Run(options, std::chrono::minutes(5));
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->exit.code, 2);
+  EXPECT_NE(result->stdout_text.find("train.extrapolation_multiples"), std::string::npos) << result->stdout_text;
+  EXPECT_NE(result->stdout_text.find("position.absolute.beyond"), std::string::npos) << result->stdout_text;
 }
 
 }  // namespace
