@@ -1,7 +1,9 @@
 #include "coordinator/cli/diag_command.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <map>
 #include <tuple>
 #include <iostream>
 #include <memory>
@@ -12,7 +14,9 @@
 #include "coordinator/cli/command_support.h"
 #include "coordinator/cli/exit_codes.h"
 #include "coordinator/cli/text_table.h"
+#include "core/diagnostics/failure_modes.h"
 #include "core/diagnostics/synthetic_score_rows.h"
+#include "sweeps/plot/failure_modes_plot.h"
 #include "sweeps/plot/diagnostics_plot.h"
 
 namespace rung::cli {
@@ -24,7 +28,7 @@ struct DiagOptions {
   ConnectionOptions connection;
   int64_t trial_id = 0;
   std::string format = "table";
-  std::string table;  // heads | gaps | regime | beta | milestones | extrapolation | frequencies | all
+  std::string table;  // heads | gaps | regime | beta | milestones | failure_modes | extrapolation | niah | frequencies | all
   std::string plot_dir;
   std::string gnuplot = "gnuplot";
   int64_t step = -1;  // the milestone shown; -1 = the latest
@@ -35,7 +39,97 @@ struct DiagOptions {
   double gap = 1.0;
   uint64_t seed = 0;
   int bootstrap = 200;
+  bool lengths_given = false;  // --n was given
+  // --synthetic failure_modes: the Gaussian reference's bases, head dimension and draws.
+  std::vector<double> bases = {10000.0};
+  int64_t head_dim = 64;
+  int draws = 16;
 };
+
+// The failure-mode statistics of core/diagnostics/failure_modes.h, in the order the table shows them.
+constexpr const char* kFailureStatistics[] = {"position_inversion", "position_inversion_deviation",
+                                              "position_aliasing_fraction", "position_aliasing_pairs",
+                                              "token_inversion", "token_aliasing"};
+
+// The longest row or context `rung diag` builds itself (--n, the Gaussian reference beside a trial).
+constexpr int64_t kMaxSyntheticLength = int64_t{1} << 20;
+
+// The context lengths the Gaussian reference of `rung diag --synthetic failure_modes` uses without --n.
+const std::vector<int64_t>& DefaultFailureLengths() {
+  static const std::vector<int64_t> lengths = {64, 256, 1024, 4096, 16384};
+  return lengths;
+}
+
+// A trial's heads averaged per (M, precision), as rows of sweeps/plot/failure_modes_plot.h.
+json TrialFailureModeRows(const json& attention, const std::string& source) {
+  std::map<std::pair<int64_t, std::string>, std::map<std::string, std::pair<double, int64_t>>> sums;
+  int64_t heads = 0;
+  for (const json& layer : attention.value("layers", json::array())) {
+    for (const json& head : layer.value("heads", json::array())) {
+      const json& modes = head.value("failure_modes", json::array());
+      if (!modes.is_array() || modes.empty()) continue;
+      ++heads;
+      for (const json& entry : modes) {
+        auto& cell = sums[{entry.value("length", int64_t{0}), entry.value("precision", std::string())}];
+        for (const char* name : kFailureStatistics) {
+          const json& value = entry.value(name, json());
+          if (!value.is_number()) continue;
+          cell[name].first += value.get<double>();
+          ++cell[name].second;
+        }
+      }
+    }
+  }
+  json rows = json::array();
+  for (const auto& [key, statistics] : sums) {
+    json row = {{"source", source}, {"length", key.first}, {"precision", key.second}, {"heads", heads}};
+    for (const char* name : kFailureStatistics) {
+      auto it = statistics.find(name);
+      row[name] = it == statistics.end() ? json() : json(it->second.first / static_cast<double>(it->second.second));
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+// The Gaussian reference over a grid, as rows with source "Gaussian".
+StatusOr<json> GaussianFailureModeRows(const FailureModeGrid& grid) {
+  RUNG_ASSIGN_OR_RETURN(std::vector<FailureModeRow> measured, MeasureGaussianFailureModes(grid));
+  json rows = FailureModeRowsToJson(measured);
+  for (json& row : rows) row["source"] = "Gaussian";
+  return rows;
+}
+
+TextTable FailureModesTable(const json& rows) {
+  TextTable table({"source", "M", "base", "precision", "pos_inversion", "|inv-1/2|", "pos_aliasing", "alias_pairs",
+                   "token_inversion", "token_aliasing"});
+  for (const json& row : rows) {
+    table.AddRow({row.value("source", std::string()), Number(row.value("length", json()), 8),
+                  Number(row.value("base", json()), 6), row.value("precision", std::string()),
+                  Number(row.value("position_inversion", json()), 3),
+                  Number(row.value("position_inversion_deviation", json()), 3),
+                  Number(row.value("position_aliasing_fraction", json()), 3),
+                  Number(row.value("position_aliasing_pairs", json()), 4), Number(row.value("token_inversion", json()), 3),
+                  Number(row.value("token_aliasing", json()), 4)},
+                 row);
+  }
+  return table;
+}
+
+// Writes the failure-mode figures of `rows` into options.plot_dir; the exit code.
+int PlotFailureModes(const json& rows, const DiagOptions& options, const std::string& title) {
+  plot::DiagnosticsPlotOptions plot_options;
+  plot_options.out_dir = options.plot_dir;
+  plot_options.gnuplot = options.gnuplot;
+  plot_options.title = title;
+  StatusOr<std::vector<std::string>> files = plot::WriteFailureModePlots(rows, plot_options);
+  if (!files.ok()) {
+    std::cerr << "rung diag: " << files.status().message() << "\n";
+    return files.status().code() == StatusCode::kInvalidArgument ? kUsage : kFailure;
+  }
+  for (const std::string& file : *files) std::cerr << "wrote " << file << "\n";
+  return kOk;
+}
 
 // "0.61 ± 0.02"; "-" without a value.
 std::string WithInterval(const json& value, const json& half_iqr) {
@@ -180,7 +274,30 @@ TextTable MilestonesTable(const std::vector<std::pair<int64_t, json>>& milestone
 }
 
 // `rung diag --synthetic`: gap counting and the aggregation on rows with closed forms.
+// `rung diag --synthetic failure_modes`: the Gaussian reference over M, bases and precisions.
+int RunSyntheticFailureModes(const DiagOptions& options) {
+  FailureModeGrid grid;
+  grid.lengths = options.lengths_given ? options.lengths : DefaultFailureLengths();
+  grid.bases = options.bases;
+  grid.head_dim = options.head_dim;
+  grid.draws = options.draws;
+  grid.seed = options.seed;
+  StatusOr<json> rows = GaussianFailureModeRows(grid);
+  if (!rows.ok()) {
+    std::cerr << "rung diag: " << rows.status().message() << "\n";
+    return kUsage;
+  }
+  const TextTable table = FailureModesTable(*rows);
+  if (options.format == "table") {
+    std::cout << "RoPE's failure modes on i.i.d. Gaussian q, k (head dim " << options.head_dim << ", " << options.draws
+              << " draws; inversions on exact scores, aliasing at each precision)\n";
+  }
+  table.Print(std::cout, options.format);
+  return options.plot_dir.empty() ? kOk : PlotFailureModes(*rows, options, "Gaussian q, k");
+}
+
 int RunSynthetic(const DiagOptions& options) {
+  if (options.synthetic == "failure_modes") return RunSyntheticFailureModes(options);
   const ContactFit fit =
       FitContactExponents(SyntheticContactRows(options.synthetic, options.lengths, options.rows, options.gap, options.seed),
                           options.bootstrap, options.seed);
@@ -299,9 +416,16 @@ FrequencyRows FrequencyTable(const json& documents, double base, double train_le
     if (item.key().rfind(prefix, 0) != 0) continue;
     const json& shape = item.value().value("shape", json::array());
     const json& values = item.value().value("values", json::array());
-    if (shape.size() != 2 || !shape[1].is_number_integer()) continue;
+    if (shape.size() != 2 || !shape[0].is_number_integer() || !shape[1].is_number_integer()) continue;
     const int64_t groups = shape[0].get<int64_t>(), pairs = shape[1].get<int64_t>();
+    // A tensor whose shape does not hold its values (a trainer that is not rung-train) is not drawn.
+    if (groups <= 0 || pairs <= 0 || groups > static_cast<int64_t>(values.size()) ||
+        pairs > static_cast<int64_t>(values.size()) / groups) {
+      continue;
+    }
     const std::string layer = item.key().substr(prefix.size());
+    int64_t layer_index = 0;
+    if (std::from_chars(layer.data(), layer.data() + layer.size(), layer_index).ec != std::errc()) continue;
     for (int64_t g = 0; g < groups; ++g) {
       plot::FrequencyProfile profile;
       profile.label = "layer " + layer + (groups > 1 ? " row " + std::to_string(g) : "");
@@ -313,7 +437,7 @@ FrequencyRows FrequencyTable(const json& documents, double base, double train_le
         const double wavelength = theta > 0 ? 2 * M_PI / theta / train_length : std::nan("");
         rows.table.AddRow({layer, std::to_string(g), std::to_string(f), Number(theta), Number(rope), Number(theta / rope),
                            Number(wavelength)},
-                          {{"layer", std::stoll(layer)}, {"row", g}, {"pair", f}, {"theta", theta}, {"rope_theta", rope},
+                          {{"layer", layer_index}, {"row", g}, {"pair", f}, {"theta", theta}, {"rope_theta", rope},
                            {"ratio", theta / rope}, {"wavelength_over_training_length", wavelength}});
       }
       rows.profiles.push_back(std::move(profile));
@@ -364,8 +488,13 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
   status = connection.user().GetTrial(connection.Context().get(), trial_request, &trial);
   if (!status.ok()) return ReportRpcError("diag", status);
   const json config = json::parse(trial.config_json().empty() ? "{}" : trial.config_json(), nullptr, false);
-  const double base = config.is_object() ? config.value("/position/base"_json_pointer, 10000.0) : 10000.0;
-  const double train_length = config.is_object() ? config.value("/data/seq_len"_json_pointer, 0.0) : 0.0;
+  auto number_at = [&config](const char* pointer, double otherwise) {
+    if (!config.is_object() || !config.contains(json::json_pointer(pointer))) return otherwise;
+    const json& value = config.at(json::json_pointer(pointer));
+    return value.is_number() ? value.get<double>() : otherwise;
+  };
+  const double base = number_at("/position/base", 10000.0);
+  const double train_length = number_at("/data/seq_len", 0.0);
   // The documents are what a trainer sent, shown as they are: a field of an unexpected type (a worker
   // that is not rung-train, or a hostile one) is reported, never a crash.
   try {
@@ -378,9 +507,29 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
     }
     std::string table = options.table;
     if (table.empty()) table = options.format == "table" ? "all" : "heads";
+    // The failure modes of the trial's heads, then the Gaussian reference at its M, head dimension, base.
+    json failure_rows = TrialFailureModeRows(attention, "trial " + std::to_string(options.trial_id));
+    if (!failure_rows.empty()) {
+      FailureModeGrid grid;
+      // The trainer's contexts, within what the CLI measures itself (--n's range, 64 of them at most).
+      for (const json& row : failure_rows) {
+        const int64_t length = row.value("length", int64_t{0});
+        if (length >= 2 && length <= kMaxSyntheticLength && grid.lengths.size() < 64 &&
+            std::find(grid.lengths.begin(), grid.lengths.end(), length) == grid.lengths.end()) {
+          grid.lengths.push_back(length);
+        }
+      }
+      grid.bases = {base};
+      grid.head_dim = static_cast<int64_t>(number_at("/model/head_dim", 0.0));
+      StatusOr<json> gaussian = GaussianFailureModeRows(grid);
+      if (gaussian.ok()) failure_rows.insert(failure_rows.end(), gaussian->begin(), gaussian->end());
+      for (json& row : failure_rows) {
+        if (!row.contains("base")) row["base"] = base;
+      }
+    }
     if (table == "all" && options.format == "csv") {
-      std::cerr << "rung diag: --format csv needs one --table (heads, gaps, regime, beta, milestones, extrapolation, "
-                   "niah or frequencies)\n";
+      std::cerr << "rung diag: --format csv needs one --table (heads, gaps, regime, beta, milestones, failure_modes, "
+                   "extrapolation, niah or frequencies)\n";
       return kUsage;
     }
     if (table == "all" && options.format == "json") {
@@ -410,6 +559,12 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
         section("beta", "Inverse-temperature exponent of the learned beta_n (fit beta_n = a1 (log n)^xi) beside xi_lambda",
                 BetaTable(attention));
       }
+      if (!failure_rows.empty() || table == "failure_modes") {
+        section("failure_modes",
+                "RoPE's failure modes on the trial's queries and keys (mean over heads) beside i.i.d. Gaussian q, k at "
+                "the same M, head dimension and base",
+                FailureModesTable(failure_rows));
+      }
       if (milestones.size() > 1 || table == "milestones") {
         section("milestones", "Exponents at each training milestone (pooled)", MilestonesTable(milestones));
       }
@@ -427,6 +582,11 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
               "Rotary frequencies against RoPE's (b = " + Number(json(base), 6) +
                   ", T = " + Number(json(train_length)) + ")",
               frequencies.table);
+    }
+    if (!options.plot_dir.empty() && !failure_rows.empty()) {
+      if (int code = PlotFailureModes(failure_rows, options, "trial " + std::to_string(options.trial_id)); code != kOk) {
+        return code;
+      }
     }
     if (!options.plot_dir.empty()) {
       plot::DiagnosticsPlotOptions plot_options;
@@ -459,7 +619,7 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
       }
     }
     return kOk;
-  } catch (const json::exception& error) {
+  } catch (const std::exception& error) {  // json's type errors, and anything a hostile document provokes
     std::cerr << "rung diag: trial " << options.trial_id
               << "'s diagnostics are not in the form rung-train writes them: " << error.what() << "\n";
     return kFailure;
@@ -475,19 +635,24 @@ void AddDiagCommand(CLI::App& app, int* exit_code) {
       "A trained model's attention diagnostics: effective attention length E_2, frequency-pair usage and its CV,\n"
       "effective base, dominant band, gap counting (Lambda, alpha, Delta; xi_Lambda, xi_alpha, xi_Delta with\n"
       "half-IQR intervals), the softmax regime, xi_beta of a learned inverse temperature, the exponents at each\n"
-      "training milestone, and validation beyond the training length. --plot DIR draws E_2 by position, pair-usage\n"
-      "heatmaps, the gap-counting fit and per-position loss.\n"
-      "--synthetic simplex|gaussian needs no trial and no coordinator: gap counting on rows with closed forms\n"
-      "(simplex: Lambda = ln n / D, xi_Lambda = 1, xi_alpha = xi_Delta = 0; Gaussian: xi_Lambda about 0.6).",
+      "training milestone, RoPE's four failure modes per head beside Gaussian vectors, validation beyond the training\n"
+      "length, and the needle-in-a-haystack grid. --plot DIR draws E_2 by position, pair-usage heatmaps, the\n"
+      "gap-counting fit, per-position loss, one figure per failure mode and the NIAH heatmaps.\n"
+      "--synthetic needs no trial and no coordinator: simplex|gaussian run gap counting on rows with closed forms\n"
+      "(simplex: Lambda = ln n / D, xi_Lambda = 1, xi_alpha = xi_Delta = 0; Gaussian: xi_Lambda about 0.6);\n"
+      "failure_modes measures the four failure modes on i.i.d. Gaussian q, k over --n, --base and every precision.",
       options, RunDiag);
   CLI::Option* trial = command->add_option("trial", options->trial_id, "Trial id");
   CLI::Option* synthetic =
-      command->add_option("--synthetic", options->synthetic, "Rows with closed forms instead of a trial: simplex or gaussian")
-          ->check(CLI::IsMember({"simplex", "gaussian"}));
+      command->add_option("--synthetic", options->synthetic,
+                          "Instead of a trial: gap counting on simplex or gaussian rows, or failure_modes on Gaussian q, k")
+          ->check(CLI::IsMember({"simplex", "gaussian", "failure_modes"}));
   trial->excludes(synthetic);
-  command->add_option("--n", options->lengths, "--synthetic: the n-grid (default 64,128,256,512,768,1024)")
+  command->add_option("--n", options->lengths,
+                      "--synthetic: the n-grid (default 64,128,256,512,768,1024), or for failure_modes the contexts M "
+                      "(default 64,256,1024,4096,16384)")
       ->delimiter(',')
-      ->check(CLI::Range(int64_t{2}, int64_t{1} << 20))
+      ->check(CLI::Range(int64_t{2}, kMaxSyntheticLength))
       ->needs(synthetic);
   command->add_option("--rows", options->rows, "--synthetic gaussian: rows per n (default 2000)")
       ->check(CLI::Range(int64_t{1}, int64_t{100000}))
@@ -496,6 +661,16 @@ void AddDiagCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(1e-300, 1e300))
       ->needs(synthetic);
   command->add_option("--seed", options->seed, "--synthetic: random seed (default 0)")->needs(synthetic);
+  command->add_option("--base", options->bases, "--synthetic failure_modes: RoPE bases (default 10000)")
+      ->delimiter(',')
+      ->check(CLI::Range(1.0 + 1e-9, 1e300))
+      ->needs(synthetic);
+  command->add_option("--head-dim", options->head_dim, "--synthetic failure_modes: head dimension (default 64)")
+      ->check(CLI::Range(int64_t{2}, int64_t{4096}))
+      ->needs(synthetic);
+  command->add_option("--draws", options->draws, "--synthetic failure_modes: Gaussian draws averaged (default 16)")
+      ->check(CLI::Range(1, 10000))
+      ->needs(synthetic);
   command->add_option("--bootstrap", options->bootstrap, "--synthetic: bootstrap replicates (default 200)")
       ->check(CLI::Range(0, 10000))
       ->needs(synthetic);
@@ -505,11 +680,12 @@ void AddDiagCommand(CLI::App& app, int* exit_code) {
   // --synthetic runs here, with no connection; a trial goes to the coordinator as every command does.
   command->callback([options, exit_code, command] {
     if (!options->synthetic.empty()) {
+      options->lengths_given = command->count("--n") > 0;
       *exit_code = RunSynthetic(*options);
       return;
     }
     if (command->count("trial") == 0) {
-      std::cerr << "rung diag: give a trial id, or --synthetic simplex|gaussian\n";
+      std::cerr << "rung diag: give a trial id, or --synthetic simplex|gaussian|failure_modes\n";
       *exit_code = kUsage;
       return;
     }
@@ -521,9 +697,9 @@ void AddDiagCommand(CLI::App& app, int* exit_code) {
     *exit_code = RunDiag(*connection.value(), *options);
   });
   command->add_option("--table", options->table,
-                      "heads, gaps, regime, beta, milestones, extrapolation, niah, frequencies or all")
-      ->check(CLI::IsMember(
-          {"heads", "gaps", "regime", "beta", "milestones", "extrapolation", "niah", "frequencies", "all"}));
+                      "heads, gaps, regime, beta, milestones, failure_modes, extrapolation, niah, frequencies or all")
+      ->check(CLI::IsMember({"heads", "gaps", "regime", "beta", "milestones", "failure_modes", "extrapolation", "niah",
+                             "frequencies", "all"}));
   command->add_option("--plot", options->plot_dir, "Also draw the figures (SVG, PNG) into this folder")->type_name("DIR");
   command->add_option("--gnuplot", options->gnuplot, "gnuplot executable (default: gnuplot on PATH)")->type_name("PATH");
 }

@@ -248,7 +248,7 @@ void CollectTrialErrors(const TrialConfig& trial, std::vector<ConfigError>* erro
 
 }  // namespace
 
-void OmitLaterKeysAtTheirDefaults(const TrialConfig& trial, nlohmann::json* config) {
+void ReconcileWithEarlierReleases(const TrialConfig& trial, nlohmann::json* config) {
   const TrainConfig defaults;
   nlohmann::json& train = (*config)["train"];
   if (trial.train.init.adarope_start == defaults.init.adarope_start) train["init"].erase("adarope_start");
@@ -264,8 +264,18 @@ void OmitLaterKeysAtTheirDefaults(const TrialConfig& trial, nlohmann::json* conf
   if (trial.train.extrapolation_yarn_c == defaults.extrapolation_yarn_c) train.erase("extrapolation_yarn_c");
   // Read by niah tasks only; it adds the grid record to what a niah trial reports.
   if (trial.data.source != "niah") train.erase("niah_grid_instances");
-  // Read under cross-document masking only, where its default changed what beta(n) and AdaScale count.
-  if (!trial.data.cross_doc_mask) (*config)["data"].erase("cross_doc_keys");
+  // Read under cross-document masking only, where its default changed what beta(n) and AdaScale count,
+  // and only by a model that reads n: an inverse temperature, or AdaScale in its query mode.
+  const ModelConfig& model = trial.model;
+  const AdaRopeConfig& adarope = model.position.adarope;
+  const bool reads_key_count =
+      model.inverse_temperature.form != "none" ||
+      (model.position.variant == "adarope" && (adarope.adascale || adarope.fixed_log) && adarope.length == "query");
+  if (!trial.data.cross_doc_mask || !reads_key_count) (*config)["data"].erase("cross_doc_keys");
+  // NRW's buffer means AdaRoPE's NO band since this release (it cut r W on both sides of each edge).
+  if (trial.data.source == "nrw" && trial.data.nrw.buffer > 0.0) {
+    (*config)["data"]["nrw"]["buffer_rule"] = "no_beyond_1_plus_r_half_width";
+  }
   // Read by the absolute position embedding only.
   if (trial.model.position.variant != "absolute") (*config)["position"].erase("absolute");
 }

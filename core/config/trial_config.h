@@ -51,12 +51,15 @@ std::optional<TrialConfig> ParseTrialConfig(const nlohmann::json& json, std::vec
 // Every field, explicitly (the resolved form).
 nlohmann::json TrialConfigToJson(const TrialConfig& trial);
 
-// Removes from `config` (TrialConfigToJson of `trial`) the keys added to the trial config after trial
-// identities and checkpoints were first written, where they hold their default or are not read, so that
-// an earlier release's identities still match and its checkpoints still resume: a key counts only once
-// it can change what a trial does or reports. Trial identities (sweeps/spec/trial_identity.h) and
-// checkpoints' resume identities (core/train/checkpoint_io.h) both apply it.
-void OmitLaterKeysAtTheirDefaults(const TrialConfig& trial, nlohmann::json* config);
+// Brings `config` (TrialConfigToJson of `trial`) to the form identities had before later releases:
+// removes the keys added to the trial config since trial identities and checkpoints were first written
+// where they hold their default or are not read, so that an earlier release's identities still match and
+// its checkpoints still resume (a key counts only once it can change what a trial does or reports); and
+// marks a key whose meaning changed where the change applies (data.nrw.buffer > 0 gets
+// data.nrw.buffer_rule), so that a trial of the old meaning is never taken for one of the new. Trial
+// identities (sweeps/spec/trial_identity.h) and checkpoints' resume identities
+// (core/train/checkpoint_io.h) both apply it.
+void ReconcileWithEarlierReleases(const TrialConfig& trial, nlohmann::json* config);
 
 // Vocabulary of a data source, or 0 if it must be given (shards).
 int64_t DataVocabSize(const DataConfig& data);

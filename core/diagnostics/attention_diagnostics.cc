@@ -1,10 +1,12 @@
 #include "core/diagnostics/attention_diagnostics.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
 
 #include "core/diagnostics/beta_exponent.h"
+#include "core/diagnostics/head_failure_modes.h"
 #include "core/diagnostics/score_statistics.h"
 
 namespace rung {
@@ -47,6 +49,8 @@ PairStatistics MeasurePairs(const torch::Tensor& q, const torch::Tensor& k, cons
   torch::Tensor delta_index = distance.clamp_min(0).to(torch::kLong).view({-1});
   torch::Tensor counts = torch::zeros({time}, q.options());
   counts.index_add_(0, delta_index, visible_f.select(1, 0).sum(0).reshape({-1}));
+  // Only distances some visible pair reaches (under cross-document masking, long ones may be reached by none).
+  const torch::Tensor reached = (counts > 0).nonzero().squeeze(1);
   for (int64_t f = 0; f < pairs; ++f) {
     torch::Tensor term = (q.narrow(-1, 2 * f, 2).unsqueeze(3) * k.narrow(-1, 2 * f, 2).unsqueeze(2)).sum(-1) * inv_sqrt_d;
     term = term * visible_f;  // [B, H, T, T]
@@ -54,7 +58,7 @@ PairStatistics MeasurePairs(const torch::Tensor& q, const torch::Tensor& k, cons
     torch::Tensor by_distance = torch::zeros({heads, time}, q.options());
     by_distance.index_add_(1, delta_index, term.sum(0).view({heads, time * time}));
     torch::Tensor profile = by_distance / counts.clamp_min(1.0);  // [H, T]
-    statistics.band_strength.select(1, f).copy_(profile.std(1).cpu());
+    statistics.band_strength.select(1, f).copy_(profile.index_select(1, reached).std(1).cpu());
   }
   return statistics;
 }
@@ -125,6 +129,7 @@ LayerResult LayerDiagnostics(const AttentionProbe& probe, const ModelConfig& con
   const torch::Tensor& usage = pair_statistics.usage;
   const torch::Tensor& band_strength = pair_statistics.band_strength;
 
+  const std::vector<json> failure_modes = MeasureHeadFailureModes(probe, theta, options.failure_lengths);
   json head_records = json::array();
   for (int64_t h = 0; h < heads; ++h) {
     json record;
@@ -148,6 +153,7 @@ LayerResult LayerDiagnostics(const AttentionProbe& probe, const ModelConfig& con
         record["effective_base"] = std::exp(-(4.0 / static_cast<double>(dim - 2)) * head_theta.log().sum().item<double>());
       }
     }
+    if (static_cast<size_t>(h) < failure_modes.size()) record["failure_modes"] = failure_modes[static_cast<size_t>(h)];
     head_records.push_back(record);
   }
 
@@ -164,6 +170,8 @@ LayerResult LayerDiagnostics(const AttentionProbe& probe, const ModelConfig& con
       for (int64_t h = 0; h < heads; ++h) {
         const double* scores = z_cpu[b][h][i].data_ptr<double>();
         std::copy(scores, scores + n, row.begin());
+        // A row with a non-finite score (a diverged model) has no contact triple.
+        if (!std::all_of(row.begin(), row.end(), [](double value) { return std::isfinite(value); })) continue;
         visit((b * layers + probe.layer) * heads + h, row);
       }
     }
@@ -221,8 +229,11 @@ json TemperatureExponents(Transformer& model, const DiagnosticGrid& grid, int64_
   if (!table.defined()) return json();
   const std::vector<double> beta = ToVector(table);
   auto fit_json = [](const BetaExponentFit& fit) {
-    return json{{"fitted", fit.fitted},   {"xi", fit.fitted ? json(fit.xi) : json()},
-                {"half_iqr", fit.half_iqr}, {"log_a1", fit.log_a1},
+    // Two points determine the line: no interval (null) below three.
+    return json{{"fitted", fit.fitted},
+                {"xi", fit.fitted ? json(fit.xi) : json()},
+                {"half_iqr", fit.lengths.size() >= 3 ? json(fit.half_iqr) : json()},
+                {"log_a1", fit.log_a1},
                 {"lengths", fit.lengths.size() <= 16 ? json(fit.lengths) : json()},
                 {"points", fit.lengths.size()}, {"skipped", fit.skipped}};
   };

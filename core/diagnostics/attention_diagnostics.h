@@ -15,6 +15,8 @@
 //   - the softmax regime (normalised entropy, max weight, top-two gap) at beta = c Lambda, at n = T
 //   - for the `learned` inverse temperature, xi_beta of its table (beta_exponent.h) on the grid and
 //     from `beta_trim`
+//   - for rotary variants, RoPE's four failure modes per head on its real queries and keys
+//     (head_failure_modes.h), as each head's "failure_modes"
 // Output is JSON (the trainer writes it as its `diagnostics` record).
 #pragma once
 
@@ -32,6 +34,8 @@ struct DiagnosticsOptions {
   std::vector<double> regime_multiples = {0.5, 1.0, 2.0};  // c in beta = c * Lambda
   std::vector<int64_t> lengths = PaperDiagnosticLengths();  // the n-grid before clipping to T
   int64_t beta_trim = kBetaExponentMinLength;               // xi_beta from every n >= this
+  // RoPE's failure modes per head over contexts M = each multiple of T (head_failure_modes.h); none if empty.
+  std::vector<double> failure_lengths;
   int bootstrap = 200;
   uint64_t seed = 0;
 };

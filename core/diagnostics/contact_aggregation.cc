@@ -136,7 +136,7 @@ DiagnosticGrid ChooseDiagnosticGrid(const std::vector<int64_t>& requested, int64
     }
   }
   grid.warning = std::to_string(kept) + " of the requested lengths lie in [2, " + std::to_string(evaluated_length) +
-                 "]; the fit uses 4 geometric points from " + std::to_string(evaluated_length) + "/8 to " +
+                 "]; the fit uses the geometric points from " + std::to_string(evaluated_length) + "/8 to " +
                  std::to_string(evaluated_length) + " instead (not the paper's grid)";
   return grid;
 }

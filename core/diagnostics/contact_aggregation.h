@@ -59,9 +59,9 @@ struct ContactFit {
 ContactFit FitContactExponents(const std::vector<ContactRow>& rows, int bootstrap, uint64_t seed);
 
 // The n-grid of a cell evaluated at length `evaluated_length`: the requested lengths (each >= 2) that
-// do not exceed it, ascending and distinct; where that leaves fewer than 4, a geometric grid of 4 points
-// from evaluated_length / 8 to evaluated_length (rounded, at least 2, distinct), with `fallback` set
-// and `warning` saying why.
+// do not exceed it, ascending and distinct; where that leaves fewer than 4, the geometric points
+// evaluated_length / 8, / 4, / 2 and evaluated_length (rounded, at least 2, distinct: fewer than 4 below
+// a length of 16, none below 2), with `fallback` set and `warning` saying why.
 struct DiagnosticGrid {
   std::vector<int64_t> lengths;
   bool fallback = false;

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/diagnostics/failure_modes.h"
-
 namespace rung {
 namespace {
 
@@ -28,26 +26,30 @@ std::vector<double> AtPositionZero(const torch::Tensor& rotated, const std::vect
 
 }  // namespace
 
+RopeHeadVectors HeadSample(const AttentionProbe& probe, const std::vector<double>& theta_row, int64_t b, int64_t h) {
+  const int64_t time = probe.q.size(2);
+  const int64_t kv = h / (probe.q.size(1) / probe.k.size(1));
+  const int64_t query_at = time - 1, key_at = time / 2, first_at = time / 4, second_at = (3 * time) / 4;
+  RopeHeadVectors sample;
+  sample.query = AtPositionZero(probe.q[b][h][query_at], theta_row, query_at);
+  sample.key = AtPositionZero(probe.k[b][kv][key_at], theta_row, key_at);
+  sample.key1 = AtPositionZero(probe.k[b][kv][first_at], theta_row, first_at);
+  sample.key2 = AtPositionZero(probe.k[b][kv][second_at], theta_row, second_at);
+  sample.theta = theta_row;
+  return sample;
+}
+
 std::vector<nlohmann::json> MeasureHeadFailureModes(const AttentionProbe& probe, const torch::Tensor& theta,
                                                     const std::vector<double>& multiples) {
   std::vector<nlohmann::json> per_head;
   if (multiples.empty() || !theta.defined()) return per_head;
   const int64_t batch = probe.q.size(0), heads = probe.q.size(1), time = probe.q.size(2);
   const int64_t groups = heads / probe.k.size(1);
-  const int64_t query_at = time - 1, key_at = time / 2, first_at = time / 4, second_at = (3 * time) / 4;
   const Precision precisions[] = {Precision::kBf16, Precision::kFp16, Precision::kFp32};
   for (int64_t h = 0; h < heads; ++h) {
     const std::vector<double> row = ToDoubles(theta[theta.size(0) == 1 ? 0 : h / groups]);
     std::vector<RopeHeadVectors> samples;
-    for (int64_t b = 0; b < batch; ++b) {
-      RopeHeadVectors sample;
-      sample.query = AtPositionZero(probe.q[b][h][query_at], row, query_at);
-      sample.key = AtPositionZero(probe.k[b][h / groups][key_at], row, key_at);
-      sample.key1 = AtPositionZero(probe.k[b][h / groups][first_at], row, first_at);
-      sample.key2 = AtPositionZero(probe.k[b][h / groups][second_at], row, second_at);
-      sample.theta = row;
-      samples.push_back(std::move(sample));
-    }
+    for (int64_t b = 0; b < batch; ++b) samples.push_back(HeadSample(probe, row, b, h));
     nlohmann::json entries = nlohmann::json::array();
     for (double multiple : multiples) {
       const int64_t length = std::max<int64_t>(2, std::llround(multiple * static_cast<double>(time)));

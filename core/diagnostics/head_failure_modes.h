@@ -14,9 +14,15 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
+#include "core/diagnostics/failure_modes.h"
 #include "core/model/transformer.h"
 
 namespace rung {
+
+// The sample of sequence b and head h described above: the query at T - 1, the key at T/2, the keys at
+// T/4 and 3T/4, each at position 0, with the head's frequencies `theta_row` (d/2). So that
+// RopeScores(query, key, theta, M)[m] is the head's unscaled score for a key m positions before its query.
+RopeHeadVectors HeadSample(const AttentionProbe& probe, const std::vector<double>& theta_row, int64_t b, int64_t h);
 
 // theta: the layer's frequencies [G, d/2] (G = 1 when shared, else per KV group). Returns one array per
 // head of {"length", "precision", "samples", "position_inversion", "position_inversion_deviation",

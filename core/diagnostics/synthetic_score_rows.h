@@ -6,7 +6,8 @@
 //   simplex   one score 0 and n - 1 scores -gap: Lambda = ln n / gap, alpha = 1, Delta = gap, hence
 //             xi_Lambda = 1, xi_alpha = 0, xi_Delta = 0 exactly;
 //   gaussian  i.i.d. standard normal scores: xi_Lambda near 0.6 for n in 64..1024 (0.5 asymptotically).
-// Every row is its own unit. Rows are a pure function of (kind, lengths, rows_per_length, gap, seed).
+// Every row is its own unit. Rows are a pure function of (kind, lengths, rows_per_length, gap, seed)
+// with one standard library (std::normal_distribution's draws are the library's).
 #pragma once
 
 #include <cstdint>

@@ -8,8 +8,9 @@
 //                  more than beta times over the training length keep theta, pairs that turn less than
 //                  alpha times are interpolated (theta / s), a linear ramp in between (alpha 1, beta 32)
 //   yarn           ntk_by_parts, plus the logit factor (c ln s + 1)^2 (c = yarn_c, 0.1 by default)
-//   dynamic_ntk    the base rescaled for the evaluated length: b' = b s^(d/(d-2)), i.e. pair f's theta
-//                  times s^(-2f/(d-2)) (the fastest pair kept, the slowest interpolated by s); "dynamic"
+//   dynamic_ntk    the base rescaled for the evaluated length: b' = b s^(d/(d-2)), i.e. the theta of
+//                  pair index f times s^(-2f/(d-2)) (pair 0 kept, pair d/2 - 1 divided by s; for RoPE's
+//                  schedule the fastest and the slowest); "dynamic"
 //                  because s is the length of the sequence evaluated over the training length
 //   dominant_band  position interpolation of the dominant pair only (theta / s), every other pair kept:
 //                  the pair of each frequency row given by `dominant_pairs`
@@ -32,7 +33,7 @@ struct LengthExtension {
   double yarn_c = 0.1;          // YaRN's temperature coefficient c
   // dominant_band: the interpolated pair of each layer's frequency rows, [layer][row]; a shared schedule
   // has one layer of one row, and a layer or row beyond the table uses the last one given.
-  std::vector<std::vector<int64_t>> dominant_pairs;
+  std::vector<std::vector<int64_t>> dominant_pairs = {};
 
   bool active() const { return method != "none" && scale > 1.0; }
 };

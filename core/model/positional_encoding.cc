@@ -153,11 +153,8 @@ void PositionalEncodingImpl::StartContextExtension(double scale, double source_l
   }
   const double factor = std::pow(yarn_c * std::log(scale) + 1.0, 2.0);
   if (adascale_tau_.defined()) {
-    if (config_.position.adarope.tau_param == "exp") {
-      adascale_tau_.sub_(std::log(factor));  // tau = exp(rho)
-    } else {
-      adascale_tau_.div_(factor);
-    }
+    // With gamma = 0, lambda = 1 / tau: YaRN's logit factor.
+    adascale_tau_.fill_(config_.position.adarope.tau_param == "exp" ? -std::log(factor) : 1.0 / factor);
   }
   if (adascale_gamma_.defined()) adascale_gamma_.zero_();
   cached_time_ = -1;

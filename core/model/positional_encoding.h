@@ -62,8 +62,8 @@ class PositionalEncodingImpl : public torch::nn::Module {
 
   // AdaRoPE context extension's start (docs/science.md section 9, AdaRoPE section 3.4), applied to
   // trained parameters: the frequencies NTK-by-parts-interpolated for `scale` times `source_length`
-  // (a learned base instead rescaled as NTK: log b + (d/(d-2)) ln scale), tau divided by YaRN's logit
-  // factor (yarn_c ln scale + 1)^2 so that AdaScale starts at that factor, and gamma = 0.
+  // (a learned base instead rescaled as NTK: log b + (d/(d-2)) ln scale), gamma = 0, and tau set so that
+  // AdaScale (lambda = 1 / tau once gamma = 0) starts at YaRN's logit factor (yarn_c ln scale + 1)^2.
   // REQUIRES: variant adarope, scale >= 1.
   void StartContextExtension(double scale, double source_length, double yarn_c);
 

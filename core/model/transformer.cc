@@ -88,8 +88,8 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens, const torch:
     // A multiplier per sequence ([B, T, heads], document key counts) scales q before the rotation (the
     // two commute); the rotary kernels take one per position.
     auto q_heads = query_scale.defined() && query_scale.dim() == 3
-                       ? RotateAndTranspose(q * query_scale.unsqueeze(-1), tables[layer].cos, tables[layer].sin,
-                                            torch::Tensor(), query_constant)
+                       ? RotateAndTranspose((q.to(torch::kFloat) * query_scale.unsqueeze(-1)).to(q.scalar_type()),
+                                            tables[layer].cos, tables[layer].sin, torch::Tensor(), query_constant)
                        : RotateAndTranspose(q, tables[layer].cos, tables[layer].sin, query_scale, query_constant);
     auto k_heads = RotateAndTranspose(k, tables[layer].cos, tables[layer].sin, torch::Tensor());
     auto v_heads = RotateAndTranspose(v, torch::Tensor(), torch::Tensor(), torch::Tensor());  // transpose only

@@ -12,7 +12,8 @@
 // std 0.02 (GPT-2's), norm gains 1.
 //
 // Query multipliers (AdaScale lambda, inverse temperature beta) multiply q after rotation, inside
-// the rotation kernel, so the attention kernel stays unchanged.
+// the rotation kernel, so the attention kernel stays unchanged; a multiplier per sequence (document key
+// counts) multiplies q before the rotation instead, in fp32 (the two commute).
 //
 // Cross-document masking (data.cross_doc_mask): given doc_start (DocumentStarts, attention.h), every
 // layer's attention keeps each query inside its own document of the packed window. Positions are not

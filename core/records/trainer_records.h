@@ -18,7 +18,7 @@
 //                steps). `replayed`: a resumed run printing again the steps its checkpoint
 //                remembers (the store keeps one value per step, from the newest attempt).
 //   checkpoint   a checkpoint was published: step, path, reason (periodic, final, signal, ...)
-//   diagnostics  an envelope: `kind` ("attention"), `step` (and `milestone`, a name for the point
+//   diagnostics  an envelope: `kind` ("attention", "niah_grid"), `step` (and `milestone`, a name for the point
 //                of training), `layer`/`head` where it is about one, and the payload, a JSON
 //                document whose form the kind defines (core/diagnostics/attention_diagnostics.h).
 //                Keyed by (kind, step, layer, head): a trial may report several.

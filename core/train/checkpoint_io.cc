@@ -34,7 +34,7 @@ json ResumeIdentity(const TrialConfig& trial) {
     identity["train"].erase(key);
   }
   identity.erase("resources");
-  OmitLaterKeysAtTheirDefaults(trial, &identity);
+  ReconcileWithEarlierReleases(trial, &identity);
   return identity;
 }
 

@@ -202,6 +202,7 @@ records::DiagnosticsRecord Evaluator::Diagnostics(const DiagnosticsMilestone& mi
   options.lengths = train.diagnostics_lengths;
   options.regime_multiples = train.diagnostics_regime_multiples;
   options.beta_trim = train.diagnostics_beta_trim;
+  options.failure_lengths = train.diagnostics_failure_lengths;
   records::DiagnosticsRecord diagnostics;
   diagnostics.kind = "attention";
   diagnostics.step = milestone.step;

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <set>
+#include <tuple>
 #include <sstream>
 
 #include "sweeps/plot/gnuplot_script.h"
@@ -38,16 +40,21 @@ StatusOr<std::vector<std::string>> WriteFailureModePlots(const json& rows, const
     script << "# rung diag: RoPE failure modes of " << options.title << "\n";
     std::vector<std::string> outputs;
     for (const Mode& mode : kModes) {
-      // One series per (source, precision): M against the statistic, ascending M.
-      std::map<std::pair<std::string, std::string>, std::map<double, double>> series;
+      // One series per (source, base, precision): M against the statistic, ascending M.
+      std::map<std::tuple<std::string, double, std::string>, std::map<double, double>> series;
+      std::set<double> bases;
+      for (const json& row : rows) {
+        if (row.value("base", json()).is_number()) bases.insert(row["base"].get<double>());
+      }
       for (const json& row : rows) {
         const std::string precision = row.value("precision", std::string());
         if (!mode.per_precision && precision != "fp32") continue;
         const json& value = row.value(mode.name, json());
         const json& length = row.value("length", json());
         if (!value.is_number() || !length.is_number()) continue;
-        series[{row.value("source", std::string()), mode.per_precision ? precision : ""}][length.get<double>()] =
-            value.get<double>();
+        const json& base = row.value("base", json());
+        series[{row.value("source", std::string()), base.is_number() ? base.get<double>() : 0.0,
+                mode.per_precision ? precision : ""}][length.get<double>()] = value.get<double>();
       }
       if (series.empty()) continue;
       const std::string stem = mode.name == std::string("position_aliasing_fraction") ? "position_aliasing" : mode.name;
@@ -55,11 +62,13 @@ StatusOr<std::vector<std::string>> WriteFailureModePlots(const json& rows, const
       std::vector<std::string> titles;
       std::vector<bool> dashed;
       for (const auto& [key, points] : series) {
-        data << "# " << key.first << " " << key.second << "\n";
+        const auto& [source, base, precision] = key;
+        data << "# " << source << " " << base << " " << precision << "\n";
         for (const auto& [m, value] : points) data << Format("%.10g", m) << " " << Format("%.10g", value) << "\n";
         data << "\n\n";
-        titles.push_back(key.first + (key.second.empty() ? "" : " " + key.second));
-        dashed.push_back(key.first == "Gaussian");
+        titles.push_back(source + (bases.size() > 1 ? " b=" + Format("%g", base) : "") +
+                         (precision.empty() ? "" : " " + precision));
+        dashed.push_back(source == "Gaussian");
       }
       RUNG_RETURN_IF_ERROR(WriteTextFile((dir / (stem + ".dat")).string(), data.str()));
       script << "reset\nset encoding utf8\nset border lw 1.2\nset grid lc rgb '#dddddd'\nset title "

@@ -18,7 +18,7 @@ nlohmann::json TrialIdentityJson(const TrialConfig& trial, nlohmann::json identi
   // to an older database still finds its SUCCEEDED cells.
   if (trial.train.init.from_trial.empty()) identity["train"]["init"].erase("from_trial");
   if (trial.train.diagnostics_renyi_order == 2.0) identity["train"].erase("diagnostics_renyi_order");
-  OmitLaterKeysAtTheirDefaults(trial, &identity);
+  ReconcileWithEarlierReleases(trial, &identity);
 
   const PositionConfig& position = trial.model.position;
   nlohmann::json& pos = identity["position"];

@@ -135,8 +135,27 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
                 {"peak_rss_bytes", 104857600}}
         .dump();
   };
+  // A head's failure modes at M = 8 and 16 in two precisions.
+  auto failure_modes = [](int head) {
+    json entries = json::array();
+    for (int length : {8, 16}) {
+      for (const char* precision : {"bf16", "fp32"}) {
+        const bool bf16 = std::string(precision) == "bf16";
+        entries.push_back({{"length", length},
+                           {"precision", precision},
+                           {"samples", 4},
+                           {"position_inversion", 0.25 + 0.125 * head},
+                           {"position_inversion_deviation", 0.25},
+                           {"position_aliasing_fraction", bf16 ? 0.125 * length / 8 : 0.0},
+                           {"position_aliasing_pairs", bf16 ? length / 8 : 0},
+                           {"token_inversion", 0.5},
+                           {"token_aliasing", bf16 ? 1.0 : 0.0}});
+      }
+    }
+    return entries;
+  };
   // The attention diagnostics of a milestone: `scale` moves the exponents so that two milestones differ.
-  auto diagnostics_record = [](int64_t step, const std::string& milestone, double scale) {
+  auto diagnostics_record = [&failure_modes](int64_t step, const std::string& milestone, double scale) {
     json layers = json::array();
     for (int layer = 0; layer < 1; ++layer) {
       json heads = json::array();
@@ -150,7 +169,8 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
                          {"dominant_pair", head},
                          {"dominant_wavelength", 6.25 * (head + 1)},
                          {"dominant_wavelength_over_training_length", 0.390625 * (head + 1)},
-                         {"effective_base", 9000.0 + 500.0 * head}});
+                         {"effective_base", 9000.0 + 500.0 * head},
+                         {"failure_modes", failure_modes(head)}});
       }
       json buckets = json::array();
       for (int n : {2, 4, 8, 16}) {

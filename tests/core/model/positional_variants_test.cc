@@ -471,7 +471,9 @@ TEST(LengthExtension, AdaRopeContextExtensionStartsFromNtkByPartsTauOverYarnsFac
   const torch::Tensor tau = positional->named_parameters()["adascale_tau"].clone();
   positional->StartContextExtension(4.0, 24.0, 0.1);
   EXPECT_TRUE(torch::allclose(positional->Frequencies(1), ExtendFrequencies(theta, {"ntk_by_parts", 4.0, 24.0}), 1e-5, 1e-7));
-  EXPECT_TRUE(torch::allclose(positional->named_parameters()["adascale_tau"], tau / std::pow(0.1 * std::log(4.0) + 1, 2)));
+  // gamma = 0 makes lambda = 1 / tau: tau starts where AdaScale is YaRN's factor.
+  EXPECT_TRUE(torch::allclose(positional->named_parameters()["adascale_tau"],
+                              torch::full_like(tau, 1.0 / std::pow(0.1 * std::log(4.0) + 1, 2))));
   EXPECT_EQ(positional->named_parameters()["adascale_gamma"].abs().max().item<float>(), 0.0f);
 }
 

@@ -298,6 +298,7 @@ TEST(Transformer, InitialisationFollowsThePublishedRecipe) {
 }  // namespace rung
 
 #include "core/diagnostics/attention_diagnostics.h"
+#include "core/diagnostics/head_failure_modes.h"
 
 namespace rung {
 namespace {
@@ -418,6 +419,54 @@ TEST(AttentionDiagnostics, DominantPairsFollowTheFrequencyUnits) {
   const auto pairs = MeasureDominantPairs(single, tokens, {});
   nlohmann::json diagnostics = MeasureAttentionDiagnostics(single, tokens, {});
   EXPECT_EQ(pairs[0][0], diagnostics["layers"][0]["heads"][0]["dominant_pair"].get<int64_t>());
+}
+
+// The failure modes read the heads' real queries and keys at position 0: the RoPE product of a sample
+// at distance m is the model's own unscaled score of a key m positions before the query.
+TEST(AttentionDiagnostics, FailureModeSamplesGiveTheModelsOwnScores) {
+  torch::manual_seed(10);
+  for (const char* variant : {"rope", "adarope", "lerope"}) {
+    ModelConfig config = Tiny(variant, 4, 2);
+    Transformer model(config);
+    {
+      torch::NoGradGuard no_grad;  // learned frequencies away from RoPE's
+      for (auto& parameter : model->positional()->named_parameters()) parameter.value().add_(0.2);
+    }
+    auto tokens = torch::randint(0, 64, {2, 24}, torch::kLong);
+    std::vector<AttentionProbe> probes;
+    model->set_attention_probe([&](const AttentionProbe& probe) { probes.push_back(probe); });
+    {
+      torch::NoGradGuard no_grad;
+      model->forward(tokens);
+    }
+    model->set_attention_probe({});
+    for (const AttentionProbe& probe : probes) {
+      const torch::Tensor theta = model->positional()->Frequencies(probe.layer).detach().to(torch::kDouble);
+      for (int64_t h = 0; h < 4; ++h) {
+        const torch::Tensor row = theta[theta.size(0) == 1 ? 0 : h / 2];
+        const std::vector<double> theta_row(row.data_ptr<double>(), row.data_ptr<double>() + row.numel());
+        const RopeHeadVectors sample = HeadSample(probe, theta_row, 1, h);
+        const std::vector<double> scores = RopeScores(sample.query, sample.key, sample.theta, 24);
+        const double z = (probe.q[1][h][23].to(torch::kDouble) * probe.k[1][h / 2][12].to(torch::kDouble)).sum().item<double>() /
+                         std::sqrt(8.0);
+        EXPECT_NEAR(scores[23 - 12], z, 1e-5 * std::max(1.0, std::fabs(z))) << variant << " head " << h;
+      }
+    }
+    nlohmann::json diagnostics = MeasureAttentionDiagnostics(model, tokens, {}, [] {
+      DiagnosticsOptions options;
+      options.failure_lengths = {1.0, 2.0};
+      return options;
+    }());
+    const auto& modes = diagnostics["layers"][0]["heads"][0]["failure_modes"];
+    ASSERT_EQ(modes.size(), 2u * 3u) << "2 contexts x 3 precisions";
+    EXPECT_EQ(modes[0]["length"], 24);
+    EXPECT_EQ(modes[3]["length"], 48);
+    for (const auto& entry : modes) {
+      EXPECT_GE(entry["position_inversion"].get<double>(), 0.0);
+      EXPECT_LE(entry["position_inversion"].get<double>(), 1.0);
+      EXPECT_EQ(entry["samples"], 2);
+    }
+  }
 }
 
 }  // namespace

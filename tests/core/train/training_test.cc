@@ -495,9 +495,7 @@ TEST_F(TrainingTest, AdaRopeContextExtensionStartsFromYarnsSchedule) {
   const double factor = std::pow(0.1 * std::log(2.0) + 1.0, 2.0);
   const json tau = parameter(extension.records().back(), "positional.adascale_tau");
   ASSERT_EQ(tau.size(), trained_tau.size());
-  for (size_t i = 0; i < tau.size(); ++i) {
-    EXPECT_NEAR(tau[i].get<double>(), trained_tau[i].get<double>() / factor, 1e-5) << i;
-  }
+  for (size_t i = 0; i < tau.size(); ++i) EXPECT_NEAR(tau[i].get<double>(), 1.0 / factor, 1e-5) << i;
   for (const json& value : parameter(extension.records().back(), "positional.adascale_gamma")) {
     EXPECT_NEAR(value.get<double>(), 0.0, 1e-6);
   }

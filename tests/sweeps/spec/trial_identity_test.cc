@@ -54,6 +54,37 @@ TEST(TrialIdentity, LaterKeysCountOnlyWhenSet) {
   EXPECT_FALSE(identity["train"]["init"].contains("from_trial"));
 }
 
+// The keys of the protocols release (docs/science.md sections 7-13) at their defaults leave identities
+// as earlier releases stored them; set, they count.
+TEST(TrialIdentity, TheProtocolKeysCountOnlyWhereTheyChangeSomething) {
+  const nlohmann::json identity = TrialIdentityJson(Trial());
+  for (const char* key : {"diagnostics_at", "diagnostics_lengths", "diagnostics_regime_multiples", "diagnostics_beta_trim",
+                          "diagnostics_failure_lengths", "extrapolation_yarn_c", "niah_grid_instances"}) {
+    EXPECT_FALSE(identity["train"].contains(key)) << key;
+  }
+  EXPECT_FALSE(identity["train"]["init"].contains("adarope_start"));
+  EXPECT_FALSE(identity["data"].contains("cross_doc_keys"));
+  const std::string base = TrialIdentityHash(Trial());
+  EXPECT_NE(base, TrialIdentityHash(Trial({{"train", {{"diagnostics_at", {0.5, 1.0}}}}})));
+  EXPECT_NE(base, TrialIdentityHash(Trial({{"train", {{"extrapolation_yarn_c", 0.2}}}})));
+  // cross_doc_keys counts under the mask where the model reads a key count, and not where none does.
+  const nlohmann::json masked = {{"data", {{"cross_doc_mask", true}}}};
+  nlohmann::json with_beta = masked;
+  with_beta["inverse_temperature"] = {{"form", "ssmax"}};
+  EXPECT_FALSE(TrialIdentityJson(Trial(masked))["data"].contains("cross_doc_keys"));
+  EXPECT_TRUE(TrialIdentityJson(Trial(with_beta))["data"].contains("cross_doc_keys"));
+  nlohmann::json window = with_beta;
+  window["data"]["cross_doc_keys"] = "window";
+  EXPECT_NE(TrialIdentityHash(Trial(with_beta)), TrialIdentityHash(Trial(window)));
+  // NRW's buffer changed meaning: a buffer > 0 is marked, so that no earlier trial matches it.
+  const nlohmann::json nrw = {{"data", {{"source", "nrw"}, {"seq_len", 256}, {"nrw", {{"window_centre", 100}, {"window_width", 40}}}}},
+                              {"model", {{"d_model", 8}, {"heads", 1}}}};
+  nlohmann::json buffered = nrw;
+  buffered["data"]["nrw"]["buffer"] = 0.5;
+  EXPECT_FALSE(TrialIdentityJson(Trial(nrw))["data"]["nrw"].contains("buffer_rule"));
+  EXPECT_TRUE(TrialIdentityJson(Trial(buffered))["data"]["nrw"].contains("buffer_rule"));
+}
+
 TEST(TrialIdentity, SettingsAVariantDoesNotReadDoNotCount) {
   EXPECT_EQ(TrialIdentityHash(Trial({{"position", {{"variant", "nope"}}}})),
             TrialIdentityHash(Trial({{"position", {{"variant", "nope"}, {"base", 500.0}}}})));
