@@ -376,6 +376,17 @@ TextTable ExtrapolationTable(const json& extrapolation) {
   return table;
 }
 
+// LeRoPE's leave-one-out band ablation: the loss with each pair reverted to RoPE's frequency.
+TextTable BandsTable(const json& ablation) {
+  TextTable table({"pair", "rope_theta", "loss", "delta"});
+  for (const json& pair : ablation.value("pairs", json::array())) {
+    table.AddRow({Number(pair.value("pair", json())), Number(pair.value("rope_theta", json())),
+                  Number(pair.value("loss", json())), Number(pair.value("delta", json()), 3)},
+                 pair);
+  }
+  return table;
+}
+
 // The multi-key NIAH grid: one row per evaluated length, method and needle depth, one column per number
 // of distractor pairs.
 TextTable NiahTable(const json& grid) {
@@ -529,7 +540,7 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
     }
     if (table == "all" && options.format == "csv") {
       std::cerr << "rung diag: --format csv needs one --table (heads, gaps, regime, beta, milestones, failure_modes, "
-                   "extrapolation, niah or frequencies)\n";
+                   "extrapolation, bands, niah or frequencies)\n";
       return kUsage;
     }
     if (table == "all" && options.format == "json") {
@@ -571,6 +582,14 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
       section("extrapolation",
               "Validation beyond the training length (in_dist: positions < T; extrap: positions >= T)",
               ExtrapolationTable(extrapolation));
+      if (documents.contains("band_ablation") || table == "bands") {
+        const json& ablation = documents.value("band_ablation", json::object());
+        section("bands",
+                "Leave-one-out band ablation (LeRoPE D.1): the loss on " + Number(ablation.value("sequences", json()), 6) +
+                    " validation sequences at T with each pair reverted to RoPE's frequency (trained: " +
+                    Number(ablation.value("loss", json())) + ")",
+                BandsTable(ablation));
+      }
       if (documents.contains("niah_grid") || table == "niah") {
         section("niah",
                 "Multi-key needle in a haystack: answer accuracy by needle depth (rows) and distractor pairs (dN), " +
@@ -599,6 +618,14 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
         return files.status().code() == StatusCode::kInvalidArgument ? kUsage : kFailure;
       }
       for (const std::string& file : *files) std::cerr << "wrote " << file << "\n";
+      if (documents.contains("band_ablation")) {
+        StatusOr<std::vector<std::string>> bands = plot::WriteBandAblationPlot(documents["band_ablation"], plot_options);
+        if (!bands.ok()) {
+          std::cerr << "rung diag: " << bands.status().message() << "\n";
+          return bands.status().code() == StatusCode::kInvalidArgument ? kUsage : kFailure;
+        }
+        for (const std::string& file : *bands) std::cerr << "wrote " << file << "\n";
+      }
       if (documents.contains("niah_grid")) {
         StatusOr<std::vector<std::string>> grid = plot::WriteNiahGridPlot(documents["niah_grid"], plot_options);
         if (!grid.ok()) {
@@ -697,9 +724,9 @@ void AddDiagCommand(CLI::App& app, int* exit_code) {
     *exit_code = RunDiag(*connection.value(), *options);
   });
   command->add_option("--table", options->table,
-                      "heads, gaps, regime, beta, milestones, failure_modes, extrapolation, niah, frequencies or all")
-      ->check(CLI::IsMember({"heads", "gaps", "regime", "beta", "milestones", "failure_modes", "extrapolation", "niah",
-                             "frequencies", "all"}));
+                      "heads, gaps, regime, beta, milestones, failure_modes, extrapolation, bands, niah, frequencies or all")
+      ->check(CLI::IsMember({"heads", "gaps", "regime", "beta", "milestones", "failure_modes", "extrapolation", "bands",
+                             "niah", "frequencies", "all"}));
   command->add_option("--plot", options->plot_dir, "Also draw the figures (SVG, PNG) into this folder")->type_name("DIR");
   command->add_option("--gnuplot", options->gnuplot, "gnuplot executable (default: gnuplot on PATH)")->type_name("PATH");
 }

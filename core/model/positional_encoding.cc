@@ -110,7 +110,11 @@ std::vector<LayerTables> PositionalEncodingImpl::Tables(int64_t time, const torc
   std::vector<LayerTables> tables(config_.layers);
   if (p.rotary()) {
     auto positions = torch::arange(time, torch::TensorOptions().dtype(torch::kFloat).device(device));
-    auto make = [&](const torch::Tensor& freqs, int64_t layer = 0) {  // freqs [G, half] -> angles [T, G, half]
+    auto make = [&](torch::Tensor freqs, int64_t layer = 0) {  // freqs [G, half] -> angles [T, G, half]
+      if (reverted_pair_ >= 0 && reverted_pair_ < freqs.size(-1)) {
+        freqs = freqs.clone();
+        freqs.select(-1, reverted_pair_).fill_(rope_log_freq_[reverted_pair_].exp().item<float>());
+      }
       auto angles = positions.view({time, 1, 1}) * ExtendFrequencies(freqs, extension_, layer).to(device).unsqueeze(0);
       return std::make_pair(angles.cos(), angles.sin());
     };
@@ -158,6 +162,11 @@ void PositionalEncodingImpl::StartContextExtension(double scale, double source_l
   }
   if (adascale_gamma_.defined()) adascale_gamma_.zero_();
   cached_time_ = -1;
+}
+
+void PositionalEncodingImpl::set_reverted_pair(int64_t pair) {
+  reverted_pair_ = pair;
+  cached_time_ = -1;  // constant tables depend on it
 }
 
 void PositionalEncodingImpl::set_length_extension(const LengthExtension& extension) {

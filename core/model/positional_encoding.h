@@ -67,6 +67,10 @@ class PositionalEncodingImpl : public torch::nn::Module {
   // REQUIRES: variant adarope, scale >= 1.
   void StartContextExtension(double scale, double source_length, double yarn_c);
 
+  // The leave-one-out band ablation (LeRoPE appendix D.1): while `pair` >= 0, Tables() gives that pair
+  // RoPE's frequency b^(-2 pair/d) in every layer and row instead of the learned one; -1 switches it off.
+  void set_reverted_pair(int64_t pair);
+
   // ALiBi slopes [heads] (fp32), or undefined.
   const torch::Tensor& alibi_slopes() const { return alibi_slopes_; }
 
@@ -80,6 +84,7 @@ class PositionalEncodingImpl : public torch::nn::Module {
 
   ModelConfig config_;
   LengthExtension extension_;
+  int64_t reverted_pair_ = -1;
   torch::Tensor rope_log_freq_;    // buffer [d/2]: log b^(-2f/d) (or -inf-free mask for prope)
   torch::Tensor rotate_mask_;      // buffer [d/2]: 1 for rotating pairs (prope), else all ones
   torch::Tensor lerope_log_scale_; // [d/2]

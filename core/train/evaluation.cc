@@ -213,6 +213,46 @@ records::DiagnosticsRecord Evaluator::Diagnostics(const DiagnosticsMilestone& mi
   return diagnostics;
 }
 
+std::optional<records::DiagnosticsRecord> Evaluator::BandAblation(int64_t step) const {
+  const PositionConfig& position = trial_.model.position;
+  const bool learned = position.variant == "lerope" || (position.variant == "adarope" && !position.adarope.learned_base);
+  if (!learned || trial_.train.diagnostics_sequences <= 0) return std::nullopt;
+  torch::NoGradGuard no_grad;
+  model_->eval();
+  const int64_t time = trial_.data.seq_len;
+  TensorBatch sample = ToTensors(source_.Batch(Split::kValidation, 0, trial_.train.diagnostics_sequences, time), device_,
+                                 CrossDocumentMaskToken(trial_.data));
+  // The mean token loss on the sample, every sequence and position alike (the same tokens each time).
+  auto loss = [&] {
+    torch::Tensor logits;
+    {
+      AutocastScope autocast(UsesAutocast(trial_));
+      logits = model_->forward(sample.inputs, sample.doc_start).to(torch::kFloat);
+    }
+    torch::Tensor losses = TokenLosses(logits, sample.targets);
+    torch::Tensor weight = sample.mask.defined() ? sample.mask : torch::ones_like(losses);
+    return ((losses * weight).sum() / weight.sum().clamp_min(1.0)).item<double>();
+  };
+  const double trained = loss();
+  const std::vector<double> rope = RopeFrequencies(position.base, trial_.model.head_dim);
+  nlohmann::json pairs = nlohmann::json::array();
+  for (int64_t pair = 0; pair < trial_.model.rotary_pairs(); ++pair) {
+    model_->positional()->set_reverted_pair(pair);
+    const double reverted = loss();
+    pairs.push_back({{"pair", pair}, {"rope_theta", rope[static_cast<size_t>(pair)]}, {"loss", reverted},
+                     {"delta", reverted - trained}});
+  }
+  model_->positional()->set_reverted_pair(-1);
+  model_->train();
+  records::DiagnosticsRecord record;
+  record.kind = "band_ablation";
+  record.step = step;
+  record.milestone = "end";
+  record.payload.text =
+      nlohmann::json{{"sequences", trial_.train.diagnostics_sequences}, {"loss", trained}, {"pairs", pairs}}.dump();
+  return record;
+}
+
 records::FinalRecord Evaluator::FinalEvaluation(const Evaluation& held_out) const {
   records::FinalRecord final_record;
   final_record.val_loss = held_out.loss;

@@ -63,6 +63,13 @@ class Evaluator {
   //                        "placed": [depth][distractors] (the mean distractors that fit)}]}
   std::optional<records::DiagnosticsRecord> NiahGrid(int64_t step) const;
 
+  // For learned frequencies (LeRoPE, AdaRoPE without a learned base) with train.diagnostics_sequences > 0:
+  // the leave-one-out band ablation of LeRoPE appendix D.1 (kind "band_ablation"): on the diagnostics'
+  // validation sequences at the training length, the loss with every pair as trained and with each pair
+  // in turn reverted to RoPE's frequency; nullopt otherwise.
+  //   payload: {"sequences", "loss", "pairs": [{"pair", "rope_theta", "loss", "delta"}]}
+  std::optional<records::DiagnosticsRecord> BandAblation(int64_t step) const;
+
   // A final record with its evaluation fields filled: `held_out` (val_loss, per position and
   // accuracy), the positional parameters and rotary frequencies, and the extrapolation results.
   records::FinalRecord FinalEvaluation(const Evaluation& held_out) const;

@@ -64,7 +64,7 @@ class TrialRun {
   bool lead() const { return options_.rank == 0; }
   records::ProvenanceRecord Provenance() const;
   // The end of a run: the diagnostics record (when the last step is a milestone), the NIAH grid (niah
-  // tasks), then the final record.
+  // tasks), the band ablation (learned frequencies), then the final record.
   void EmitDiagnosticsAndFinal(const Evaluation& held_out, double train_loss);
   // The diagnostics milestone at `step`, or null.
   const DiagnosticsMilestone* MilestoneAt(int64_t step) const;
@@ -280,6 +280,7 @@ void TrialRun::Record(const records::TrainerRecord& record) {
 void TrialRun::EmitDiagnosticsAndFinal(const Evaluation& held_out, double train_loss) {
   if (const DiagnosticsMilestone* milestone = MilestoneAt(progress_.step)) Record(evaluator_->Diagnostics(*milestone));
   if (std::optional<records::DiagnosticsRecord> grid = evaluator_->NiahGrid(progress_.step)) Record(*grid);
+  if (std::optional<records::DiagnosticsRecord> bands = evaluator_->BandAblation(progress_.step)) Record(*bands);
   records::FinalRecord final_record = evaluator_->FinalEvaluation(held_out);
   final_record.step = progress_.step;
   final_record.tokens = progress_.tokens;

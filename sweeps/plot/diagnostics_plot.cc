@@ -305,4 +305,33 @@ StatusOr<std::vector<std::string>> WriteNiahGridPlot(const json& grid, const Dia
   }
 }
 
+StatusOr<std::vector<std::string>> WriteBandAblationPlot(const json& ablation, const DiagnosticsPlotOptions& options) {
+  if (!ablation.is_object() || !ablation.contains("pairs") || !ablation["pairs"].is_array() || ablation["pairs"].empty()) {
+    return Status::InvalidArgument("not a band ablation record (no \"pairs\"): " + ablation.dump().substr(0, 120));
+  }
+  try {
+    RUNG_RETURN_IF_ERROR(MakeOutputFolder(options.out_dir));
+    const fs::path dir = fs::absolute(options.out_dir);
+    std::ostringstream data;
+    for (const json& pair : ablation["pairs"]) {
+      data << DataNumber(Number(pair.value("pair", json()))) << " " << DataNumber(Number(pair.value("delta", json())))
+           << "\n";
+    }
+    RUNG_RETURN_IF_ERROR(WriteTextFile((dir / "band_ablation.dat").string(), data.str()));
+    std::ostringstream script;
+    script << "# rung diag: band ablation of " << options.title << "\nset encoding utf8\nset border lw 1.2\n"
+           << "set grid ytics lc rgb '#dddddd'\nset title " << DoubleQuote(EnhancedLiteral(options.title)) << "\n"
+           << "set xlabel 'frequency pair reverted to RoPE (0 = fastest)'\n"
+           << "set ylabel 'validation loss change (nats)'\nset style fill solid 0.8\nset boxwidth 0.7\n"
+           << "set xrange [-0.7:" << static_cast<double>(ablation["pairs"].size()) - 0.3 << "]\nunset key\n"
+           << "plot " << Quote((dir / "band_ablation.dat").string()) << " using 1:2 with boxes lc rgb '#2166ac', 0 with lines lc rgb '#000000'\n"
+           << SvgAndPngOutputs((dir / "band_ablation").string(), options.width, options.height);
+    return RenderGnuplot(options.gnuplot, dir.string(), "band_ablation.gp", script.str(),
+                         {"band_ablation.svg", "band_ablation.png"});
+  } catch (const json::exception& error) {
+    return Status::InvalidArgument(std::string("the band ablation is not in the form rung-train writes it: ") +
+                                   error.what());
+  }
+}
+
 }  // namespace rung::plot

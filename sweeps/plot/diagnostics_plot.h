@@ -20,6 +20,9 @@
 //   niah_<m>x_<method>.{svg,png}  answer accuracy as a heatmap, needle depth against the number of
 //                                 distractors, one figure per evaluated length and method.
 //
+// WriteBandAblationPlot draws LeRoPE's leave-one-out band ablation (the trainer's `band_ablation` record):
+//   band_ablation.{svg,png}  the loss change with each pair reverted to RoPE's frequency, one bar per pair.
+//
 // WriteFrequencyProfilePlot draws learned rotary frequencies against RoPE's:
 //   frequency_profile.{svg,png}  wavelength 2 pi / theta over the training length against the pair
 //                                index (log y), RoPE's theta_f = b^(-f/pairs) dashed, one line per
@@ -54,6 +57,10 @@ StatusOr<std::vector<std::string>> WriteDiagnosticsPlots(const nlohmann::json& a
 
 // INVALID_ARGUMENT for a payload without grids.
 StatusOr<std::vector<std::string>> WriteNiahGridPlot(const nlohmann::json& grid, const DiagnosticsPlotOptions& options);
+
+// INVALID_ARGUMENT for a payload without pairs.
+StatusOr<std::vector<std::string>> WriteBandAblationPlot(const nlohmann::json& ablation,
+                                                         const DiagnosticsPlotOptions& options);
 
 // One learned frequency vector (pairs from fast to slow) and its label ("layer 0", "L1.h2").
 struct FrequencyProfile {

@@ -323,6 +323,17 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
     if (cell == with_diagnostics) {
       last.push_back(diagnostics_record(10, "end", 1.0));
       last.push_back(niah_grid_record());
+      last.push_back(json{{"type", "diagnostics"},
+                          {"kind", "band_ablation"},
+                          {"step", 10},
+                          {"milestone", "end"},
+                          {"payload",
+                           {{"sequences", 4},
+                            {"loss", 2.5},
+                            {"pairs",
+                             {{{"pair", 0}, {"rope_theta", 1.0}, {"loss", 2.625}, {"delta", 0.125}},
+                              {{"pair", 1}, {"rope_theta", 0.1}, {"loss", 2.5}, {"delta", 0.0}}}}}}}
+                         .dump());
     }
     last.push_back(final_record(std::get<0>(cell), layers, loss));
     RUNG_RETURN_IF_ERROR(report(attempt, last, {}));

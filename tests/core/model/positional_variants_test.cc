@@ -477,6 +477,38 @@ TEST(LengthExtension, AdaRopeContextExtensionStartsFromNtkByPartsTauOverYarnsFac
   EXPECT_EQ(positional->named_parameters()["adascale_gamma"].abs().max().item<float>(), 0.0f);
 }
 
+// LeRoPE D.1's leave-one-out band ablation: the reverted pair turns at RoPE's frequency in every layer and
+// row, every other pair at its learned one.
+TEST(BandAblation, ARevertedPairTurnsAtRopesFrequencyAndTheOthersKeepTheirs) {
+  for (const char* variant : {"lerope", "adarope"}) {
+    torch::manual_seed(12);
+    ModelConfig config = Tiny(variant, 4, 2);
+    PositionalEncoding positional(config);
+    torch::NoGradGuard no_grad;
+    for (auto& parameter : positional->frequency_parameters()) parameter.add_(0.3 * torch::rand_like(parameter));
+    for (auto& parameter : positional->scale_parameters()) parameter.add_(0.3 * torch::rand_like(parameter));
+    const std::vector<double> rope = RopeFrequencies(config.position.base, config.head_dim);
+    const int64_t time = 12, reverted = 2;
+    positional->set_reverted_pair(reverted);
+    const std::vector<LayerTables> tables = positional->Tables(time, torch::kCPU);
+    for (int64_t layer = 0; layer < config.layers; ++layer) {
+      const torch::Tensor learned = positional->Frequencies(layer);  // [G, pairs]
+      for (int64_t row = 0; row < learned.size(0); ++row) {
+        for (int64_t pair = 0; pair < learned.size(1); ++pair) {
+          const double theta = pair == reverted ? rope[static_cast<size_t>(pair)] : learned[row][pair].item<double>();
+          // angle at position t is t * theta: compare cos at t = 5.
+          EXPECT_NEAR(tables[layer].cos[5][row][pair].item<double>(), std::cos(5.0 * theta), 1e-5)
+              << variant << " layer " << layer << " row " << row << " pair " << pair;
+        }
+      }
+    }
+    positional->set_reverted_pair(-1);
+    const torch::Tensor learned = positional->Frequencies(0);
+    EXPECT_NEAR(positional->Tables(time, torch::kCPU)[0].cos[5][0][reverted].item<double>(),
+                std::cos(5.0 * learned[0][reverted].item<double>()), 1e-5);
+  }
+}
+
 TEST(LengthExtension, AppliesToTheTablesOfLearnedFrequenciesToo) {
   torch::manual_seed(2);
   ModelConfig config = testing_models::Tiny("lerope");

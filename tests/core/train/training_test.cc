@@ -140,8 +140,16 @@ TEST_F(TrainingTest, FirstRecordStatesProvenance) {
   }
   EXPECT_EQ(first.at("threads"), 2);
   EXPECT_TRUE(first.at("data").contains("sha256"));
-  const json& envelope = trainer.records()[trainer.records().size() - 2];
+  // The end of the run: the attention diagnostics, LeRoPE's band ablation, the final record.
+  const json& envelope = trainer.records()[trainer.records().size() - 3];
   ASSERT_EQ(envelope.at("type"), "diagnostics");
+  const json& ablation = trainer.records()[trainer.records().size() - 2];
+  ASSERT_EQ(ablation.at("kind"), "band_ablation");
+  ASSERT_EQ(ablation.at("payload").at("pairs").size(), 8u);
+  for (const json& pair : ablation.at("payload").at("pairs")) {
+    // Two steps barely move LeRoPE's scales from 0 (RoPE): reverting a pair changes almost nothing.
+    EXPECT_LT(std::fabs(pair.at("delta").get<double>()), 0.05) << pair.dump();
+  }
   EXPECT_EQ(envelope.at("kind"), "attention");
   EXPECT_EQ(envelope.at("milestone"), "end");
   EXPECT_EQ(envelope.at("step"), 2);
