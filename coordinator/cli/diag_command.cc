@@ -663,8 +663,9 @@ void AddDiagCommand(CLI::App& app, int* exit_code) {
       "effective base, dominant band, gap counting (Lambda, alpha, Delta; xi_Lambda, xi_alpha, xi_Delta with\n"
       "half-IQR intervals), the softmax regime, xi_beta of a learned inverse temperature, the exponents at each\n"
       "training milestone, RoPE's four failure modes per head beside Gaussian vectors, validation beyond the training\n"
-      "length, and the needle-in-a-haystack grid. --plot DIR draws E_2 by position, pair-usage heatmaps, the\n"
-      "gap-counting fit, per-position loss, one figure per failure mode and the NIAH heatmaps.\n"
+      "length, LeRoPE's leave-one-out band ablation, and the needle-in-a-haystack grid. --plot DIR draws E_2 by\n"
+      "position, pair-usage heatmaps, the gap-counting fit, per-position loss, one figure per failure mode, the band\n"
+      "ablation and the NIAH heatmaps.\n"
       "--synthetic needs no trial and no coordinator: simplex|gaussian run gap counting on rows with closed forms\n"
       "(simplex: Lambda = ln n / D, xi_Lambda = 1, xi_alpha = xi_Delta = 0; Gaussian: xi_Lambda about 0.6);\n"
       "failure_modes measures the four failure modes on i.i.d. Gaussian q, k over --n, --base and every precision.",
