@@ -116,19 +116,24 @@ TextTable FailureModesTable(const json& rows) {
   return table;
 }
 
-// Writes the failure-mode figures of `rows` into options.plot_dir; the exit code.
-int PlotFailureModes(const json& rows, const DiagOptions& options, const std::string& title) {
-  plot::DiagnosticsPlotOptions plot_options;
-  plot_options.out_dir = options.plot_dir;
-  plot_options.gnuplot = options.gnuplot;
-  plot_options.title = title;
-  StatusOr<std::vector<std::string>> files = plot::WriteFailureModePlots(rows, plot_options);
+// Reports the figures a plot wrote (or why it wrote none) on stderr; the exit code: kUsage for a
+// document of the wrong form, kFailure for anything else that failed.
+int ReportPlotFiles(const StatusOr<std::vector<std::string>>& files) {
   if (!files.ok()) {
     std::cerr << "rung diag: " << files.status().message() << "\n";
     return files.status().code() == StatusCode::kInvalidArgument ? kUsage : kFailure;
   }
   for (const std::string& file : *files) std::cerr << "wrote " << file << "\n";
   return kOk;
+}
+
+// Writes the failure-mode figures of `rows` into options.plot_dir; the exit code.
+int PlotFailureModes(const json& rows, const DiagOptions& options, const std::string& title) {
+  plot::DiagnosticsPlotOptions plot_options;
+  plot_options.out_dir = options.plot_dir;
+  plot_options.gnuplot = options.gnuplot;
+  plot_options.title = title;
+  return ReportPlotFiles(plot::WriteFailureModePlots(rows, plot_options));
 }
 
 // "0.61 ± 0.02"; "-" without a value.
@@ -612,27 +617,18 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
       plot_options.out_dir = options.plot_dir;
       plot_options.gnuplot = options.gnuplot;
       plot_options.title = "trial " + std::to_string(options.trial_id);
-      StatusOr<std::vector<std::string>> files = plot::WriteDiagnosticsPlots(attention, extrapolation, plot_options);
-      if (!files.ok()) {
-        std::cerr << "rung diag: " << files.status().message() << "\n";
-        return files.status().code() == StatusCode::kInvalidArgument ? kUsage : kFailure;
+      if (int code = ReportPlotFiles(plot::WriteDiagnosticsPlots(attention, extrapolation, plot_options)); code != kOk) {
+        return code;
       }
-      for (const std::string& file : *files) std::cerr << "wrote " << file << "\n";
       if (documents.contains("band_ablation")) {
-        StatusOr<std::vector<std::string>> bands = plot::WriteBandAblationPlot(documents["band_ablation"], plot_options);
-        if (!bands.ok()) {
-          std::cerr << "rung diag: " << bands.status().message() << "\n";
-          return bands.status().code() == StatusCode::kInvalidArgument ? kUsage : kFailure;
+        if (int code = ReportPlotFiles(plot::WriteBandAblationPlot(documents["band_ablation"], plot_options)); code != kOk) {
+          return code;
         }
-        for (const std::string& file : *bands) std::cerr << "wrote " << file << "\n";
       }
       if (documents.contains("niah_grid")) {
-        StatusOr<std::vector<std::string>> grid = plot::WriteNiahGridPlot(documents["niah_grid"], plot_options);
-        if (!grid.ok()) {
-          std::cerr << "rung diag: " << grid.status().message() << "\n";
-          return grid.status().code() == StatusCode::kInvalidArgument ? kUsage : kFailure;
+        if (int code = ReportPlotFiles(plot::WriteNiahGridPlot(documents["niah_grid"], plot_options)); code != kOk) {
+          return code;
         }
-        for (const std::string& file : *grid) std::cerr << "wrote " << file << "\n";
       }
       if (!frequencies.profiles.empty() && train_length > 0 && base > 1) {
         plot_options.title = "trial " + std::to_string(options.trial_id) + " (" + trial.assignments_json() + ")";

@@ -81,36 +81,10 @@ class JsonFieldReader {
     out = value->get<std::string>();
   }
   void Field(const char* key, std::vector<int64_t>& out) {
-    const nlohmann::json* value = Take(key);
-    if (value == nullptr) return;
-    if (!value->is_array()) {
-      Error(Join(key), "expected a list of integers, got " + TypeName(*value));
-      return;
-    }
-    out.clear();
-    for (const nlohmann::json& item : *value) {
-      if (!item.is_number_integer()) {
-        Error(Join(key), "expected a list of integers, got an element " + TypeName(item));
-        return;
-      }
-      out.push_back(item.get<int64_t>());
-    }
+    ListField(key, out, [](const nlohmann::json& item) { return item.is_number_integer(); }, "integers");
   }
   void Field(const char* key, std::vector<double>& out) {
-    const nlohmann::json* value = Take(key);
-    if (value == nullptr) return;
-    if (!value->is_array()) {
-      Error(Join(key), "expected a list of numbers, got " + TypeName(*value));
-      return;
-    }
-    out.clear();
-    for (const nlohmann::json& item : *value) {
-      if (!item.is_number()) {
-        Error(Join(key), "expected a list of numbers, got an element " + TypeName(item));
-        return;
-      }
-      out.push_back(item.get<double>());
-    }
+    ListField(key, out, [](const nlohmann::json& item) { return item.is_number(); }, "numbers");
   }
   // A list of strings, each one of `allowed`.
   void EnumList(const char* key, std::vector<std::string>& out, std::initializer_list<const char*> allowed) {
@@ -170,6 +144,25 @@ class JsonFieldReader {
   void Allow(const char* key) { seen_.insert(key); }
 
  private:
+  // A list whose every element `accepts` (named `what` in errors: "integers", "numbers").
+  template <typename T, typename Accepts>
+  void ListField(const char* key, std::vector<T>& out, Accepts accepts, const char* what) {
+    const nlohmann::json* value = Take(key);
+    if (value == nullptr) return;
+    if (!value->is_array()) {
+      Error(Join(key), std::string("expected a list of ") + what + ", got " + TypeName(*value));
+      return;
+    }
+    out.clear();
+    for (const nlohmann::json& item : *value) {
+      if (!accepts(item)) {
+        Error(Join(key), std::string("expected a list of ") + what + ", got an element " + TypeName(item));
+        return;
+      }
+      out.push_back(item.get<T>());
+    }
+  }
+
   const nlohmann::json* Take(const char* key) {
     seen_.insert(key);
     if (object_ == nullptr) return nullptr;

@@ -99,6 +99,17 @@ SyntheticInstance SyntheticTask::Instance(Split split, int64_t index, int64_t ro
   return instance;
 }
 
+TokenBatch SyntheticTask::EmptyBatch(int64_t batch_size, int64_t seq_len) {
+  TokenBatch batch;
+  batch.batch_size = batch_size;
+  batch.seq_len = seq_len;
+  const auto size = static_cast<size_t>(batch_size * seq_len);
+  batch.inputs.assign(size, 0);
+  batch.targets.assign(size, 0);
+  batch.loss_mask.assign(size, 0.0f);
+  return batch;
+}
+
 void SyntheticTask::PutRow(const SyntheticInstance& instance, int64_t row, TokenBatch* batch) {
   if (instance.tokens.empty()) return;
   const auto offset = static_cast<size_t>(row * batch->seq_len);
@@ -108,13 +119,7 @@ void SyntheticTask::PutRow(const SyntheticInstance& instance, int64_t row, Token
 }
 
 TokenBatch SyntheticTask::Batch(Split split, int64_t index, int64_t batch_size, int64_t seq_len) const {
-  TokenBatch batch;
-  batch.batch_size = batch_size;
-  batch.seq_len = seq_len;
-  const auto size = static_cast<size_t>(batch_size * seq_len);
-  batch.inputs.assign(size, 0);
-  batch.targets.assign(size, 0);
-  batch.loss_mask.assign(size, 0.0f);
+  TokenBatch batch = EmptyBatch(batch_size, seq_len);
   for (int64_t row = 0; row < batch_size; ++row) PutRow(Instance(split, index, row, seq_len), row, &batch);
   return batch;
 }
@@ -210,13 +215,7 @@ constexpr int64_t kNiahGridIndexBase = int64_t{1} << 40;
 
 TokenBatch NiahTask::GridBatch(int64_t depth_tenths, int64_t distractors, int64_t count, int64_t seq_len,
                                std::vector<SyntheticInstance>* instances) const {
-  TokenBatch batch;
-  batch.batch_size = count;
-  batch.seq_len = seq_len;
-  const auto size = static_cast<size_t>(count * seq_len);
-  batch.inputs.assign(size, 0);
-  batch.targets.assign(size, 0);
-  batch.loss_mask.assign(size, 0.0f);
+  TokenBatch batch = EmptyBatch(count, seq_len);
   const int64_t cell = kNiahGridIndexBase + depth_tenths * (config_.niah.max_distractors + 1) + distractors;
   for (int64_t row = 0; row < count; ++row) {
     SyntheticInstance instance;

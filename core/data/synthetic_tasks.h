@@ -114,6 +114,8 @@ class SyntheticTask : public BatchSource {
   // The key of row `row` of batch `index` of a split; instances are pure functions of it.
   uint64_t InstanceKey(Split split, int64_t index, int64_t row) const;
 
+  // A batch of `batch_size` rows of `seq_len` zeros with an all-zero loss mask, for PutRow to fill.
+  static TokenBatch EmptyBatch(int64_t batch_size, int64_t seq_len);
   // Writes `instance` as row `row` of `batch` (inputs, targets, the loss mask at the answer).
   static void PutRow(const SyntheticInstance& instance, int64_t row, TokenBatch* batch);
   virtual nlohmann::json Settings() const = 0;

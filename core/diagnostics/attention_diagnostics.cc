@@ -8,15 +8,24 @@
 #include "core/diagnostics/beta_exponent.h"
 #include "core/diagnostics/head_failure_modes.h"
 #include "core/diagnostics/score_statistics.h"
+#include "core/model/tensor_values.h"
 
 namespace rung {
 namespace {
 
 using nlohmann::json;
 
-std::vector<double> ToVector(const torch::Tensor& tensor) {
-  torch::Tensor flat = tensor.detach().to(torch::kCPU, torch::kDouble).contiguous().view({-1});
-  return std::vector<double>(flat.data_ptr<double>(), flat.data_ptr<double>() + flat.numel());
+// Runs `model` on `tokens` in evaluation mode without gradients, calling `visit` with each layer's
+// attention probe, and leaves the model's mode and probe as they were before.
+void ProbeAttention(Transformer& model, const torch::Tensor& tokens, const torch::Tensor& doc_start,
+                    const std::function<void(const AttentionProbe&)>& visit) {
+  torch::NoGradGuard no_grad;
+  const bool was_training = model->is_training();
+  model->eval();
+  model->set_attention_probe(visit);
+  model->forward(tokens, doc_start);
+  model->set_attention_probe({});
+  if (was_training) model->train();
 }
 
 // Keys j a query i may see: j <= i, and j >= doc_start[b, i] under cross-document masking. [B or 1, 1, T, T]
@@ -134,8 +143,8 @@ LayerResult LayerDiagnostics(const AttentionProbe& probe, const ModelConfig& con
   for (int64_t h = 0; h < heads; ++h) {
     json record;
     record["head"] = h;
-    record["effective_length_by_position"] = ToVector(effective[h]);
-    std::vector<double> pair_usage = ToVector(usage[h]);
+    record["effective_length_by_position"] = TensorValues(effective[h]);
+    std::vector<double> pair_usage = TensorValues(usage[h]);
     record["pair_usage"] = pair_usage;
     double mean = 0, square = 0;
     for (double value : pair_usage) mean += value / static_cast<double>(pairs);
@@ -227,7 +236,7 @@ LayerResult LayerDiagnostics(const AttentionProbe& probe, const ModelConfig& con
 json TemperatureExponents(Transformer& model, const DiagnosticGrid& grid, int64_t trim) {
   torch::Tensor table = model->inverse_temperature()->beta_table();
   if (!table.defined()) return json();
-  const std::vector<double> beta = ToVector(table);
+  const std::vector<double> beta = TensorValues(table);
   auto fit_json = [](const BetaExponentFit& fit) {
     // Two points determine the line: no interval (null) below three.
     return json{{"fitted", fit.fitted},
@@ -249,20 +258,14 @@ std::vector<std::vector<int64_t>> MeasureDominantPairs(Transformer& model, const
                                                        const torch::Tensor& doc_start) {
   const ModelConfig& config = model->config();
   if (!config.position.rotary()) return {};
-  torch::NoGradGuard no_grad;
-  const bool was_training = model->is_training();
-  model->eval();
   std::vector<torch::Tensor> strengths;  // per layer [H, pairs]
-  model->set_attention_probe([&](const AttentionProbe& probe) {
+  ProbeAttention(model, tokens, doc_start, [&](const AttentionProbe& probe) {
     const int64_t groups = probe.q.size(1) / probe.k.size(1);
     const torch::Tensor visible = VisibleKeys(probe.q.size(2), probe.doc_start, probe.q.device());
     strengths.push_back(MeasurePairs(probe.q.to(torch::kDouble),
                                      probe.k.to(torch::kDouble).repeat_interleave(groups, 1), visible)
                             .band_strength);
   });
-  model->forward(tokens, doc_start);
-  model->set_attention_probe({});
-  if (was_training) model->train();
   std::vector<std::vector<int64_t>> dominant;
   const int64_t heads = config.heads;
   // One schedule for the whole model (RoPE, p-RoPE, LeRoPE, AdaRoPE shared globally): its pair over every
@@ -288,20 +291,14 @@ std::vector<std::vector<int64_t>> MeasureDominantPairs(Transformer& model, const
 
 json MeasureAttentionDiagnostics(Transformer& model, const torch::Tensor& tokens, const torch::Tensor& doc_start,
                                  const DiagnosticsOptions& options) {
-  torch::NoGradGuard no_grad;
-  const bool was_training = model->is_training();
-  model->eval();
   const DiagnosticGrid grid = ChooseDiagnosticGrid(options.lengths, tokens.size(1));
   json layers = json::array();
   std::vector<ContactRow> pooled_rows;
-  model->set_attention_probe([&](const AttentionProbe& probe) {
+  ProbeAttention(model, tokens, doc_start, [&](const AttentionProbe& probe) {
     LayerResult layer = LayerDiagnostics(probe, model->config(), model->positional(), grid, options);
     layers.push_back(std::move(layer.record));
     pooled_rows.insert(pooled_rows.end(), layer.rows.begin(), layer.rows.end());
   });
-  model->forward(tokens, doc_start);
-  model->set_attention_probe({});
-  if (was_training) model->train();
   json record = {{"layers", layers},
                  {"pooled", ContactFitJson(FitContactExponents(pooled_rows, options.bootstrap, options.seed))},
                  {"grid", grid.lengths},

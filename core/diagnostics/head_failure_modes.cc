@@ -3,17 +3,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/model/tensor_values.h"
+
 namespace rung {
 namespace {
 
-std::vector<double> ToDoubles(const torch::Tensor& tensor) {
-  torch::Tensor flat = tensor.detach().to(torch::kCPU, torch::kDouble).contiguous().view({-1});
-  return std::vector<double>(flat.data_ptr<double>(), flat.data_ptr<double>() + flat.numel());
-}
-
 // The vector `rotated` = R_position v back at position 0: each pair rotated by -position * theta_f.
 std::vector<double> AtPositionZero(const torch::Tensor& rotated, const std::vector<double>& theta, int64_t position) {
-  std::vector<double> v = ToDoubles(rotated);
+  std::vector<double> v = TensorValues(rotated);
   for (size_t f = 0; f < theta.size(); ++f) {
     const double angle = static_cast<double>(position) * theta[f];
     const double c = std::cos(angle), s = std::sin(angle);
@@ -47,7 +44,7 @@ std::vector<nlohmann::json> MeasureHeadFailureModes(const AttentionProbe& probe,
   const int64_t groups = heads / probe.k.size(1);
   const Precision precisions[] = {Precision::kBf16, Precision::kFp16, Precision::kFp32};
   for (int64_t h = 0; h < heads; ++h) {
-    const std::vector<double> row = ToDoubles(theta[theta.size(0) == 1 ? 0 : h / groups]);
+    const std::vector<double> row = TensorValues(theta[theta.size(0) == 1 ? 0 : h / groups]);
     std::vector<RopeHeadVectors> samples;
     for (int64_t b = 0; b < batch; ++b) samples.push_back(HeadSample(probe, row, b, h));
     nlohmann::json entries = nlohmann::json::array();

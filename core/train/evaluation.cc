@@ -144,17 +144,15 @@ std::optional<records::DiagnosticsRecord> Evaluator::NiahGrid(int64_t step) cons
         double correct = 0.0, answers = 0.0, placed_sum = 0.0;
         std::vector<SyntheticInstance> cell;
         const TokenBatch batch = niah->GridBatch(depth, distractors, instances, length, &cell);
+        const TensorBatch cell_tensors = ToTensors(batch, device_, CrossDocumentMaskToken(trial_.data));
         for (int64_t first = 0; first < instances; first += per_pass) {
           const int64_t count = std::min(per_pass, instances - first);
-          // The rows [first, first + count) of the cell's batch.
-          TokenBatch part;
-          part.batch_size = count;
-          part.seq_len = length;
-          const auto begin = static_cast<size_t>(first * length), end = static_cast<size_t>((first + count) * length);
-          part.inputs.assign(batch.inputs.begin() + begin, batch.inputs.begin() + end);
-          part.targets.assign(batch.targets.begin() + begin, batch.targets.begin() + end);
-          part.loss_mask.assign(batch.loss_mask.begin() + begin, batch.loss_mask.begin() + end);
-          TensorBatch tensors = ToTensors(part, device_, CrossDocumentMaskToken(trial_.data));
+          // The rows [first, first + count) of the cell.
+          TensorBatch tensors;
+          tensors.inputs = cell_tensors.inputs.narrow(0, first, count);
+          tensors.targets = cell_tensors.targets.narrow(0, first, count);
+          tensors.mask = cell_tensors.mask.narrow(0, first, count);
+          if (cell_tensors.doc_start.defined()) tensors.doc_start = cell_tensors.doc_start.narrow(0, first, count);
           torch::Tensor logits;
           {
             AutocastScope autocast(UsesAutocast(trial_));
@@ -163,10 +161,8 @@ std::optional<records::DiagnosticsRecord> Evaluator::NiahGrid(int64_t step) cons
           torch::Tensor hits = (logits.argmax(-1) == tensors.targets).to(torch::kFloat) * tensors.mask;
           correct += hits.sum().item<double>();
           answers += tensors.mask.sum().item<double>();
-          for (int64_t row = first; row < first + count; ++row) {
-            placed_sum += static_cast<double>(std::max<int64_t>(0, cell[static_cast<size_t>(row)].niah_distractors));
-          }
         }
+        for (const SyntheticInstance& instance : cell) placed_sum += static_cast<double>(std::max<int64_t>(0, instance.niah_distractors));
         accuracy_row.push_back(answers > 0 ? nlohmann::json(correct / answers) : nlohmann::json());
         placed_row.push_back(placed_sum / static_cast<double>(instances));
       }

@@ -2,13 +2,13 @@
 
 #include <torch/torch.h>
 
+#include "core/model/tensor_values.h"
+
 namespace rung {
 namespace {
 
 records::Tensor TensorRecord(const std::string& name, const torch::Tensor& tensor) {
-  torch::Tensor flat = tensor.detach().to(torch::kCPU, torch::kDouble).contiguous().view({-1});
-  std::vector<double> values(flat.data_ptr<double>(), flat.data_ptr<double>() + flat.numel());
-  return {name, tensor.sizes().vec(), std::move(values)};
+  return {name, tensor.sizes().vec(), TensorValues(tensor)};
 }
 
 }  // namespace
