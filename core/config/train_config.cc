@@ -50,6 +50,9 @@ void ValidateTrainConfig(const TrainConfig& t, const ResourcesConfig& r, std::ve
   if (t.grad_accum <= 0) error("train.grad_accum", "must be positive");
   if (!(t.lr > 0.0)) error("train.lr", "must be positive");
   if (!(t.weight_decay >= 0.0)) error("train.weight_decay", "must be >= 0");
+  if (!(t.weight_decay_over_steps >= 0.0 && t.weight_decay_over_steps <= 1e9)) {
+    error("train.weight_decay_over_steps", "must lie in [0, 1e9] (k of weight_decay = k / steps; 0 = off)");
+  }
   if (!(t.beta1 >= 0.0 && t.beta1 < 1.0)) error("train.beta1", "must lie in [0, 1)");
   if (!(t.beta2 >= 0.0 && t.beta2 < 1.0)) error("train.beta2", "must lie in [0, 1)");
   if (!(t.eps > 0.0)) error("train.eps", "must be positive");
@@ -123,6 +126,9 @@ void ValidateTrainConfig(const TrainConfig& t, const ResourcesConfig& r, std::ve
     error("train.niah_grid_instances", "must lie in [0, 1024] (instances per grid cell; 0 = no grid)");
   }
   if (t.diagnostics_beta_trim < 2) error("train.diagnostics_beta_trim", "must be >= 2 (log log n needs n >= 2)");
+  if (t.diagnostics_pair_profile_bins < 0 || t.diagnostics_pair_profile_bins > 1024) {
+    error("train.diagnostics_pair_profile_bins", "must lie in [0, 1024] (distance bins of the pair profile; 0 = none)");
+  }
   if (!(t.diagnostics_renyi_order > 1.0)) {
     error("train.diagnostics_renyi_order", "must be > 1 (the order r of E_r; 2 gives E_2 = 1 / sum a^2)");
   }

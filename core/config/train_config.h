@@ -46,6 +46,9 @@ struct TrainConfig {
   int64_t grad_accum = 1;          // micro-batches per optimizer step
   double lr = 3e-3;                // peak learning rate of the backbone
   double weight_decay = 0.1;
+  // LeRoPE's rule weight_decay = k / S (S = the trial's optimizer steps; the paper's k is 8): when
+  // positive, ResolveTrialConfig sets weight_decay from it, so one value serves every rung. 0 = off.
+  double weight_decay_over_steps = 0.0;
   std::string weight_decay_mode = "coupled";  // coupled (AdamW: lr*wd) | independent (wd * schedule)
   double beta1 = 0.9;
   double beta2 = 0.95;
@@ -78,6 +81,8 @@ struct TrainConfig {
   std::vector<double> diagnostics_regime_multiples = {0.5, 1.0, 2.0};
   // xi_beta's all-points reading fits every n >= this trim (the learned inverse temperature).
   int64_t diagnostics_beta_trim = 64;
+  // Distance bins of each head's pair-by-distance profile (AdaRoPE figures 1 and 5); 0 = none.
+  int64_t diagnostics_pair_profile_bins = 32;
   // RoPE's failure modes (docs/science.md section 12) on the trained queries and keys, over contexts M =
   // each multiple of the training length here (empty: not measured).
   std::vector<double> diagnostics_failure_lengths = {0.5, 1.0, 2.0, 4.0};

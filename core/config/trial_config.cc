@@ -94,6 +94,7 @@ void VisitTrain(V& v, TrainConfig& t) {
   v.Field("grad_accum", t.grad_accum);
   v.Field("lr", t.lr);
   v.Field("weight_decay", t.weight_decay);
+  v.Field("weight_decay_over_steps", t.weight_decay_over_steps);
   v.Enum("weight_decay_mode", t.weight_decay_mode, {"coupled", "independent"});
   v.Field("beta1", t.beta1);
   v.Field("beta2", t.beta2);
@@ -126,6 +127,7 @@ void VisitTrain(V& v, TrainConfig& t) {
   v.Field("diagnostics_lengths", t.diagnostics_lengths);
   v.Field("diagnostics_regime_multiples", t.diagnostics_regime_multiples);
   v.Field("diagnostics_beta_trim", t.diagnostics_beta_trim);
+  v.Field("diagnostics_pair_profile_bins", t.diagnostics_pair_profile_bins);
   v.Field("diagnostics_failure_lengths", t.diagnostics_failure_lengths);
   v.Field("niah_grid_instances", t.niah_grid_instances);
   v.Enum("device", t.device, {"cpu", "cuda"});
@@ -188,6 +190,9 @@ void ResolveTrialConfig(TrialConfig* trial) {
     if (per_step && *per_step > 0) {
       trial->train.steps = trial->train.tokens / *per_step + (trial->train.tokens % *per_step != 0 ? 1 : 0);
     }
+  }
+  if (trial->train.weight_decay_over_steps > 0.0 && trial->train.steps > 0) {
+    trial->train.weight_decay = trial->train.weight_decay_over_steps / static_cast<double>(trial->train.steps);
   }
 }
 
@@ -258,10 +263,14 @@ void ReconcileWithEarlierReleases(const TrialConfig& trial, nlohmann::json* conf
     train.erase("diagnostics_regime_multiples");
   }
   if (trial.train.diagnostics_beta_trim == defaults.diagnostics_beta_trim) train.erase("diagnostics_beta_trim");
+  if (trial.train.diagnostics_pair_profile_bins == defaults.diagnostics_pair_profile_bins) {
+    train.erase("diagnostics_pair_profile_bins");
+  }
   if (trial.train.diagnostics_failure_lengths == defaults.diagnostics_failure_lengths) {
     train.erase("diagnostics_failure_lengths");
   }
   if (trial.train.extrapolation_yarn_c == defaults.extrapolation_yarn_c) train.erase("extrapolation_yarn_c");
+  if (trial.train.weight_decay_over_steps == defaults.weight_decay_over_steps) train.erase("weight_decay_over_steps");
   // Read by niah tasks only; it adds the grid record to what a niah trial reports.
   if (trial.data.source != "niah") train.erase("niah_grid_instances");
   // Read under cross-document masking only, where its default changed what beta(n) and AdaScale count,

@@ -49,6 +49,25 @@ TEST(TrialConfig, DerivesStepsFromTokens) {
   EXPECT_EQ(trial->train.steps, (10000 + 255) / 256);
 }
 
+TEST(TrialConfig, WeightDecayOverStepsIsThatNumberOverTheTrialsSteps) {
+  json config = MinimalTrial();
+  config["train"] = {{"tokens", 10000}, {"batch_size", 4}, {"weight_decay", 0.5}, {"weight_decay_over_steps", 8}};
+  StatusOr<TrialConfig> trial = TrialConfigFromJson(config);
+  ASSERT_TRUE(trial.ok()) << trial.status().message();
+  ASSERT_EQ(trial->train.steps, 40);  // ceil(10000 / (4 x 64))
+  EXPECT_DOUBLE_EQ(trial->train.weight_decay, 8.0 / 40.0);
+  // The rule survives a round trip through the trial's JSON (what a worker receives).
+  StatusOr<TrialConfig> again = TrialConfigFromJson(TrialConfigToJson(trial.value()));
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_DOUBLE_EQ(again->train.weight_decay, 0.2);
+  // Off by default: weight_decay is what the config says.
+  EXPECT_DOUBLE_EQ(TrialConfigFromJson(MinimalTrial())->train.weight_decay, 0.1);
+  config["train"]["weight_decay_over_steps"] = -1;
+  StatusOr<TrialConfig> negative = TrialConfigFromJson(config);
+  ASSERT_FALSE(negative.ok());
+  EXPECT_NE(negative.status().message().find("train.weight_decay_over_steps"), std::string::npos);
+}
+
 TEST(TrialConfig, AWorldSizeMustSplitTheBatchEvenly) {
   json config = MinimalTrial();
   config["train"]["batch_size"] = 12;

@@ -78,9 +78,10 @@ TEST_F(PublishedLadder, RecipeIsQkNormIntraDocumentMaskingAndWeightDecayEightOve
     EXPECT_EQ(config.data.seq_len, 2048);
     EXPECT_EQ(config.train.batch_size * config.train.grad_accum, 64);
     EXPECT_EQ(config.train.weight_decay_mode, "independent");
-    // weight decay 8/S, S the rung's optimizer steps (the spec writes it to 3 significant digits)
+    // weight decay 8/S, S the rung's optimizer steps, by the spec's weight_decay_over_steps rule
     const double steps = static_cast<double>(config.train.steps);
-    EXPECT_NEAR(config.train.weight_decay * steps / 8.0, 1.0, 0.01) << trial.rung_label << " S = " << steps;
+    EXPECT_DOUBLE_EQ(config.train.weight_decay_over_steps, 8.0);
+    EXPECT_NEAR(config.train.weight_decay * steps / 8.0, 1.0, 1e-12) << trial.rung_label << " S = " << steps;
     if (config.model.position.variant == "prope") EXPECT_DOUBLE_EQ(config.model.position.fraction, 0.75);
   }
   EXPECT_EQ(variants, (std::set<std::string>{"rope", "prope", "lerope"}));
