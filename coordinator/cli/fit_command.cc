@@ -11,6 +11,7 @@
 #include "coordinator/cli/command_support.h"
 #include "coordinator/cli/exit_codes.h"
 #include "coordinator/cli/text_table.h"
+#include "sweeps/fit/compute_count.h"
 #include "sweeps/fit/compute_multipliers.h"
 #include "sweeps/fit/ladder_csv.h"
 #include "sweeps/fit/report_format.h"
@@ -44,7 +45,11 @@ bool ParseEGrid(const std::string& text, std::vector<double>* values, std::strin
 // `rung fit SWEEP`: the coordinator computes the fit on the sweep's stored results and stores it.
 int RunStoredSweepFit(const FitCommandOptions& options, const std::vector<double>& e_grid, fit::ReportFormat format,
                       std::ostream& out, std::ostream& err) {
-  // --lr-policy before anything is asked of the coordinator.
+  // --compute and --lr-policy before anything is asked of the coordinator.
+  if (StatusOr<fit::ComputeCount> count = fit::ParseComputeCount(options.compute); !count.ok()) {
+    err << "rung fit: --compute: " << count.status().message() << "\n";
+    return kUsage;
+  }
   std::optional<double> tuned_value;
   if (options.lr_policy != "best") {
     const std::string prefix = "value=";
@@ -68,6 +73,7 @@ int RunStoredSweepFit(const FitCommandOptions& options, const std::vector<double
   request.set_seed(options.seed);
   if (options.fixed_e) request.set_fixed_e(*options.fixed_e);
   if (tuned_value) request.set_tuned_value(*tuned_value);
+  request.set_compute(options.compute);
   for (double e : e_grid) request.add_e_grid(e);
   rung::v1::FitResponse response;
   CoordinatorConnection& client = *connection.value();
@@ -134,6 +140,12 @@ int RunFitCommand(const FitCommandOptions& options, std::ostream& out, std::ostr
   if (source.csv_path.empty() && source.sweep_id > 0) {
     return RunStoredSweepFit(options, multiplier_options.e_grid, format.value(), out, err);
   }
+  if (!options.compute.empty()) {
+    err << "rung fit: --compute counts a sweep's FLOPs from its trials' configs; a ladder CSV's compute column is "
+           "used as it is (drop --compute, or fit the sweep: rung fit SWEEP --compute "
+        << options.compute << ")\n";
+    return kUsage;
+  }
   StatusOr<fit::LadderResults> ladder = LoadLadder(source, &multiplier_options.baseline);
   if (!ladder.ok()) {
     err << "rung fit: " << ladder.status().message() << "\n";
@@ -179,6 +191,11 @@ void AddFitCommand(CLI::App& app, int* exit_code) {
                    "E values (nats, comma-separated) for the E-sensitivity table; default 0 .. 0.95 x the "
                    "smallest loss")
       ->type_name("E,E,...");
+  command
+      ->add_option("--compute", options->compute,
+                   "SWEEP only: the FLOP count on the compute axis: nonembedding (6 N_nonembedding D, default), "
+                   "matrix (6 N_matrix D) or total (matrix plus the causal attention term)")
+      ->type_name("COUNT");
   command->add_option("--fixed-e", options->fixed_e, "Also report the power law with E fixed at this value (nats)")
       ->type_name("E");
   command

@@ -33,6 +33,7 @@ struct FitCommandOptions {
   std::string e_grid;  // comma-separated E values in nats; empty: the default grid
   std::optional<double> fixed_e;
   std::string lr_policy = "best";  // SWEEP only, tuned sweeps: best | value=X
+  std::string compute;             // SWEEP only: nonembedding (default) | matrix | total
   int bootstrap = 1000;
   uint64_t seed = 0;
 };

@@ -93,7 +93,8 @@ struct SweepLadder {
 
 StatusOr<SweepLadder> BuildLadder(Coordinator& coordinator, const SweepRecord& sweep, const std::string& metric,
                                   MetricSummary summary, std::vector<std::string>* variant_keys,
-                                  std::optional<double> tuned_value = std::nullopt) {
+                                  std::optional<double> tuned_value = std::nullopt,
+                                  fit::ComputeCount count = fit::ComputeCount::kNonembedding) {
   RUNG_ASSIGN_OR_RETURN(std::vector<TrialResult> trials, coordinator.results().Trials(sweep.id));
   // A tuned sweep: its search's cells say which runs stand for a ladder point.
   std::optional<TuningPlan> plan;
@@ -173,6 +174,14 @@ StatusOr<SweepLadder> BuildLadder(Coordinator& coordinator, const SweepRecord& s
     run.variant = variant;
     run.label = trial.trial.cell.rung_label;
     run.compute = trial.trial.cell.flops;
+    if (count != fit::ComputeCount::kNonembedding) {
+      StatusOr<double> compute = fit::TrainingCompute(count, trial.trial.config, trial.trial.cell.tokens);
+      if (!compute.ok()) {
+        return Status::Internal("trial " + std::to_string(trial.trial.id) + "'s stored config does not give its " +
+                                fit::ComputeCountName(count) + " FLOP count: " + compute.status().message());
+      }
+      run.compute = *compute;
+    }
     run.loss = value->second;
     run.seed = trial.trial.cell.seed;
     auto seconds = trial.summaries.find("wall_sec");
@@ -235,7 +244,8 @@ StatusOr<SweepFit> FitSweep(Coordinator& coordinator, const FitOptions& request,
   const std::string metric = request.metric.empty() ? sweep.metric.name : request.metric;
   std::vector<std::string> variant_keys = request.variant_keys;
   RUNG_ASSIGN_OR_RETURN(SweepLadder ladder,
-                        BuildLadder(coordinator, sweep, metric, request.summary, &variant_keys, request.tuned_value));
+                        BuildLadder(coordinator, sweep, metric, request.summary, &variant_keys, request.tuned_value,
+                                    request.compute));
 
   fit::MultiplierOptions options;
   options.baseline = request.baseline;
@@ -262,6 +272,7 @@ StatusOr<SweepFit> FitSweep(Coordinator& coordinator, const FitOptions& request,
   options.e_grid = request.e_grid;
   options.keep_going = request.keep_going;
   RUNG_ASSIGN_OR_RETURN(fit::MultiplierReport report, fit::ComputeMultipliers(ladder.ladder, options));
+  report.compute_count = fit::ComputeCountFormula(request.compute);
   report.tuned_key = ladder.tuned_key;
   report.tuned_policy = ladder.tuned_policy;
   report.tuned = ladder.tuned;
@@ -283,6 +294,7 @@ StatusOr<SweepFit> FitSweep(Coordinator& coordinator, const FitOptions& request,
                     {"seed", options.seed},
                     {"fixed_e", options.fixed_e ? json(*options.fixed_e) : json()},
                     {"e_grid", options.e_grid},
+                    {"compute", fit::ComputeCountName(request.compute)},
                     {"interval_level", options.interval_level}};
   if (!ladder.tuned_key.empty()) record.options["tuned"] = ladder.tuned_policy;
   record.points = ladder.points;

@@ -7,7 +7,7 @@
 // The ladder: every SUCCEEDED trial with a finite value of the metric (FitOptions::summary) is one
 // run: its variant (named by the values of FitOptions::variant_keys; by default every sweep axis
 // but seed: "rope" for one key, "position.variant=rope,train.lr=0.001" for several), its rung
-// label, its compute 6 N D, its loss, its seed, and its wall-clock seconds (summary wall_sec) when
+// label, its compute (6 N_nonembedding D, or the count FitOptions::compute names), its loss, its seed, and its wall-clock seconds (summary wall_sec) when
 // every run has them. The baseline is FitOptions::baseline, or the variant of the cells the spec's
 // baseline selects (which must be one variant).
 //
@@ -32,6 +32,7 @@
 #include "coordinator/domain/coordinator.h"
 #include "coordinator/domain/results_query.h"
 #include "coordinator/store/fit_store.h"
+#include "sweeps/fit/compute_count.h"
 #include "sweeps/fit/compute_multipliers.h"
 
 namespace rung {
@@ -49,6 +50,8 @@ struct FitOptions {
   // best tried value (the seed-mean metric), as the search found it.
   std::optional<double> tuned_value;
   std::vector<double> e_grid;              // E values of the sensitivity table; empty: the default
+  // The count of training FLOPs on the compute axis (sweeps/fit/compute_count.h).
+  fit::ComputeCount compute = fit::ComputeCount::kNonembedding;
   // Asked as the fit goes (fit::MultiplierOptions::keep_going): a non-OK answer stops it and is
   // returned, e.g. CANCELLED when the caller went away. Unset: the fit runs to the end.
   std::function<Status()> keep_going;

@@ -160,6 +160,11 @@ StatusOr<FitOptions> FitOptionsFromProto(const v1::FitRequest& request) {
     options.tuned_value = request.tuned_value();
   }
   options.e_grid.assign(request.e_grid().begin(), request.e_grid().end());
+  StatusOr<fit::ComputeCount> compute = fit::ParseComputeCount(request.compute());
+  if (!compute.ok()) {
+    return Status::InvalidArgument("FitRequest.compute: " + compute.status().message() + " (rung fit --compute)");
+  }
+  options.compute = *compute;
   return options;
 }
 

@@ -159,6 +159,9 @@ struct MultiplierReport {
   bool has_seeds = false;
   bool has_seconds = false;
   double c_ref = 1;  // reference compute of the power-law parametrisation
+  // How compute was counted, e.g. "6 N_nonembedding D" (compute_count.h); "" when the ladder's
+  // source gave compute as it is (a CSV's compute column).
+  std::string compute_count;
 
   std::vector<MultiplierRow> rows;  // by estimator, then variant, then compute
   std::vector<FitSummary> fits;     // shared E, free E, fixed E: one per variant each

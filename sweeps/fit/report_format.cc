@@ -270,6 +270,7 @@ json RowJson(const MultiplierRow& row, const MultiplierReport& report, const std
   out["variant"] = row.variant;
   out["label"] = row.label;
   out["compute"] = row.compute;
+  if (!report.compute_count.empty()) out["compute_count"] = report.compute_count;
   out["loss"] = row.loss;
   out["estimator"] = EstimatorName(row.estimator);
   out["multiplier"] = row.multiplier ? json(*row.multiplier) : json(nullptr);
@@ -348,7 +349,8 @@ std::string FormatReportTable(const MultiplierReport& report) {
   out << "  CM = C_base / C_var: the compute " << report.baseline
       << " needs to reach the variant's loss, over the variant's compute.\n"
       << "  CM > 1: the variant is more compute-efficient (CM 1.034: " << report.baseline
-      << " needs 3.4% more compute). Compute in FLOPs, loss in nats.\n";
+      << " needs 3.4% more compute). Compute in FLOPs"
+      << (report.compute_count.empty() ? std::string() : " (" + report.compute_count + ")") << ", loss in nats.\n";
   if (!report.bootstrap_unit.empty()) {
     out << "  Intervals: percentile bootstrap, " << report.bootstrap_replicates << " replicates resampling "
         << report.bootstrap_unit << " (seed " << report.bootstrap_seed << ").\n";

@@ -401,6 +401,42 @@ TEST_F(QueryServiceTest, AFitNeedsTwoFinishedBaselinePointsThenIsStoredWithItsIn
   EXPECT_THAT(fits.fits(0).report_text(), HasSubstr("Piecewise in ln C"));
 }
 
+TEST_F(QueryServiceTest, AFitCountsComputeAsAskedAndSaysHow) {
+  RunTrials(Finished());
+  v1::FitRequest request;
+  request.set_sweep_id(sweep_id_);
+  request.set_bootstrap(-1);
+  request.set_compute("flops");
+  v1::FitResponse fit;
+  grpc::Status refused = users_->Fit(ContextWithToken(user_token_).get(), request, &fit);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(refused.error_message(), HasSubstr("FitRequest.compute"));
+  EXPECT_THAT(refused.error_message(), HasSubstr("nonembedding"));
+
+  // By hand: 10 steps x 2 sequences x 16 tokens = 320 tokens. d_model 16, GELU MLP of 64, vocabulary
+  // 256: a layer's matrices are 4 x 16^2 + 2 x 16 x 64 = 3072 parameters, the output head 4096.
+  //   nonembedding  6 x 3072 L                      L1: 18432   L2: 36864 FLOPs a token
+  //   matrix        6 x (3072 L + 4096)              L1: 43008   L2: 61440
+  //   total         matrix + 6 x L x 16 x 2 x 8      L1: 44544   L2: 64512
+  const std::map<std::string, std::pair<double, double>> per_token = {
+      {"nonembedding", {18432, 36864}}, {"matrix", {43008, 61440}}, {"total", {44544, 64512}}};
+  for (const auto& [count, flops] : per_token) {
+    request.set_compute(count);
+    grpc::Status status = users_->Fit(ContextWithToken(user_token_).get(), request, &fit);
+    ASSERT_TRUE(status.ok()) << count << ": " << status.error_message();
+    for (const v1::FitRow& row : fit.rows()) {
+      const double expected = 320 * (row.label() == "L1-d16" ? flops.first : flops.second);
+      EXPECT_DOUBLE_EQ(row.compute(), expected) << count << " " << row.variant() << " " << row.label();
+    }
+    const nlohmann::json rows = nlohmann::json::parse(fit.report_json());
+    ASSERT_FALSE(rows.empty());
+    const std::string formula = rows[0]["compute_count"].get<std::string>();
+    EXPECT_THAT(formula, HasSubstr(count == "nonembedding" ? "N_nonembedding" : "N_matrix"));
+    EXPECT_THAT(fit.stored().report_text(), HasSubstr("Compute in FLOPs (" + formula + ")"));
+    EXPECT_EQ(nlohmann::json::parse(fit.stored().options_json())["compute"], count);
+  }
+}
+
 TEST_F(QueryServiceTest, ExportsParseBackWithEveryTrialItsConfigProvenanceAndSummaries) {
   RunTrials(Finished());
   const std::vector<std::vector<std::string>> csv =
