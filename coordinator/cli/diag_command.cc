@@ -17,6 +17,7 @@
 #include "core/diagnostics/failure_modes.h"
 #include "core/diagnostics/synthetic_score_rows.h"
 #include "sweeps/plot/failure_modes_plot.h"
+#include "sweeps/plot/pair_profile_plot.h"
 #include "sweeps/plot/diagnostics_plot.h"
 
 namespace rung::cli {
@@ -620,6 +621,12 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
       if (int code = ReportPlotFiles(plot::WriteDiagnosticsPlots(attention, extrapolation, plot_options)); code != kOk) {
         return code;
       }
+      const json& layers = attention.value("layers", json::array());
+      if (std::any_of(layers.begin(), layers.end(), [](const json& layer) {
+            return layer.is_object() && layer.contains("pair_profile_edges");
+          })) {
+        if (int code = ReportPlotFiles(plot::WritePairProfilePlots(attention, plot_options)); code != kOk) return code;
+      }
       if (documents.contains("band_ablation")) {
         if (int code = ReportPlotFiles(plot::WriteBandAblationPlot(documents["band_ablation"], plot_options)); code != kOk) {
           return code;
@@ -660,8 +667,8 @@ void AddDiagCommand(CLI::App& app, int* exit_code) {
       "half-IQR intervals), the softmax regime, xi_beta of a learned inverse temperature, the exponents at each\n"
       "training milestone, RoPE's four failure modes per head beside Gaussian vectors, validation beyond the training\n"
       "length, LeRoPE's leave-one-out band ablation, and the needle-in-a-haystack grid. --plot DIR draws E_2 by\n"
-      "position, pair-usage heatmaps, the gap-counting fit, per-position loss, one figure per failure mode, the band\n"
-      "ablation and the NIAH heatmaps.\n"
+      "position, pair-usage heatmaps, the pair-by-distance profile per head (AdaRoPE figures 1 and 5), the gap-counting\n"
+      "fit, per-position loss, one figure per failure mode, the band ablation and the NIAH heatmaps.\n"
       "--synthetic needs no trial and no coordinator: simplex|gaussian run gap counting on rows with closed forms\n"
       "(simplex: Lambda = ln n / D, xi_Lambda = 1, xi_alpha = xi_Delta = 0; Gaussian: xi_Lambda about 0.6);\n"
       "failure_modes measures the four failure modes on i.i.d. Gaussian q, k over --n, --base and every precision.",

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/diagnostics/beta_exponent.h"
+#include "core/diagnostics/distance_bins.h"
 #include "core/diagnostics/head_failure_modes.h"
 #include "core/diagnostics/score_statistics.h"
 #include "core/model/tensor_values.h"
@@ -36,15 +37,20 @@ torch::Tensor VisibleKeys(int64_t time, const torch::Tensor& doc_start, const to
   return visible;
 }
 
-// Per head and pair: usage u_f (the mean |pair-f term| of z over visible query/key pairs) and band
-// strength (the standard deviation over relative distances of the pair's mean contribution).
+// Per head and pair: usage u_f (the mean |pair-f term| of z over visible query/key pairs), band
+// strength (the standard deviation over relative distances of the pair's mean contribution), and that
+// mean contribution pooled into distance bins (the pair-by-distance profile; NaN where no visible pair
+// falls in a bin).
 struct PairStatistics {
   torch::Tensor usage;          // [H, pairs]
   torch::Tensor band_strength;  // [H, pairs]
+  torch::Tensor profile;        // [H, pairs, bins]; undefined without profile edges
 };
 
-// q: [B, H, T, d] and k: [B, H, T, d] in double (k repeated per query head); visible: [B or 1, 1, T, T].
-PairStatistics MeasurePairs(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& visible) {
+// q: [B, H, T, d] and k: [B, H, T, d] in double (k repeated per query head); visible: [B or 1, 1, T, T];
+// profile_edges: DistanceBinEdges(T, bins), or empty for no profile.
+PairStatistics MeasurePairs(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& visible,
+                            const std::vector<int64_t>& profile_edges) {
   const int64_t batch = q.size(0), heads = q.size(1), time = q.size(2), dim = q.size(3);
   const double inv_sqrt_d = 1.0 / std::sqrt(static_cast<double>(dim));
   // Pair terms of z: c_f(i, j) = (q_2f k_2f + q_2f+1 k_2f+1) / sqrt(d), one pair at a time.
@@ -60,6 +66,14 @@ PairStatistics MeasurePairs(const torch::Tensor& q, const torch::Tensor& k, cons
   counts.index_add_(0, delta_index, visible_f.select(1, 0).sum(0).reshape({-1}));
   // Only distances some visible pair reaches (under cross-document masking, long ones may be reached by none).
   const torch::Tensor reached = (counts > 0).nonzero().squeeze(1);
+  const int64_t bins = profile_edges.empty() ? 0 : static_cast<int64_t>(profile_edges.size()) - 1;
+  torch::Tensor bin_index, bin_counts;
+  if (bins > 0) {
+    std::vector<int64_t> bin_of = DistanceBinOf(profile_edges);
+    bin_index = torch::tensor(bin_of, torch::TensorOptions().dtype(torch::kLong)).to(q.device());
+    bin_counts = torch::zeros({bins}, q.options()).index_add_(0, bin_index, counts);
+    statistics.profile = torch::empty({heads, pairs, bins}, torch::kDouble);
+  }
   for (int64_t f = 0; f < pairs; ++f) {
     torch::Tensor term = (q.narrow(-1, 2 * f, 2).unsqueeze(3) * k.narrow(-1, 2 * f, 2).unsqueeze(2)).sum(-1) * inv_sqrt_d;
     term = term * visible_f;  // [B, H, T, T]
@@ -68,6 +82,12 @@ PairStatistics MeasurePairs(const torch::Tensor& q, const torch::Tensor& k, cons
     by_distance.index_add_(1, delta_index, term.sum(0).view({heads, time * time}));
     torch::Tensor profile = by_distance / counts.clamp_min(1.0);  // [H, T]
     statistics.band_strength.select(1, f).copy_(profile.index_select(1, reached).std(1).cpu());
+    if (bins > 0) {
+      torch::Tensor by_bin = torch::zeros({heads, bins}, q.options()).index_add_(1, bin_index, by_distance);
+      torch::Tensor binned = torch::where(bin_counts > 0, by_bin / bin_counts.clamp_min(1.0),
+                                          torch::full_like(by_bin, std::numeric_limits<double>::quiet_NaN()));
+      statistics.profile.select(1, f).copy_(binned.cpu());
+    }
   }
   return statistics;
 }
@@ -134,7 +154,9 @@ LayerResult LayerDiagnostics(const AttentionProbe& probe, const ModelConfig& con
   const int64_t pairs = dim / 2;
   torch::Tensor theta = config.position.rotary() ? positional->Frequencies(probe.layer).detach().to(torch::kDouble)
                                                  : torch::Tensor();  // [G, pairs]
-  const PairStatistics pair_statistics = MeasurePairs(q, k, visible);
+  const std::vector<int64_t> profile_edges =
+      options.pair_profile_bins > 0 ? DistanceBinEdges(time, options.pair_profile_bins) : std::vector<int64_t>();
+  const PairStatistics pair_statistics = MeasurePairs(q, k, visible, profile_edges);
   const torch::Tensor& usage = pair_statistics.usage;
   const torch::Tensor& band_strength = pair_statistics.band_strength;
 
@@ -150,6 +172,15 @@ LayerResult LayerDiagnostics(const AttentionProbe& probe, const ModelConfig& con
     for (double value : pair_usage) mean += value / static_cast<double>(pairs);
     for (double value : pair_usage) square += (value - mean) * (value - mean) / static_cast<double>(pairs);
     record["pair_usage_cv"] = mean > 0 ? std::sqrt(square) / mean : 0.0;
+    if (pair_statistics.profile.defined()) {
+      json profile = json::array();  // [pair][bin]: mean pair term of the visible pairs there; null where none
+      for (int64_t f = 0; f < pairs; ++f) {
+        json row = json::array();
+        for (double value : TensorValues(pair_statistics.profile[h][f])) row.push_back(std::isfinite(value) ? json(value) : json());
+        profile.push_back(std::move(row));
+      }
+      record["pair_profile"] = std::move(profile);
+    }
     if (theta.defined()) {
       torch::Tensor head_theta = theta[theta.size(0) == 1 ? 0 : h / groups];
       const int64_t dominant = band_strength[h].argmax().item<int64_t>();
@@ -229,6 +260,7 @@ LayerResult LayerDiagnostics(const AttentionProbe& probe, const ModelConfig& con
   }
   gap["softmax_regime"] = regime_records;
   result.record = {{"layer", probe.layer}, {"heads", head_records}, {"gap_counting", gap}};
+  if (!profile_edges.empty()) result.record["pair_profile_edges"] = profile_edges;
   return result;
 }
 
@@ -263,7 +295,7 @@ std::vector<std::vector<int64_t>> MeasureDominantPairs(Transformer& model, const
     const int64_t groups = probe.q.size(1) / probe.k.size(1);
     const torch::Tensor visible = VisibleKeys(probe.q.size(2), probe.doc_start, probe.q.device());
     strengths.push_back(MeasurePairs(probe.q.to(torch::kDouble),
-                                     probe.k.to(torch::kDouble).repeat_interleave(groups, 1), visible)
+                                     probe.k.to(torch::kDouble).repeat_interleave(groups, 1), visible, {})
                             .band_strength);
   });
   std::vector<std::vector<int64_t>> dominant;

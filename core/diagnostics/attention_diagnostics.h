@@ -8,6 +8,8 @@
 //     Theta = exp(-(4/(d-2)) sum_f log theta_f) (b for RoPE; AdaRoPE per KV group)
 //   - dominant band: the pair whose mean contribution varies most with the relative distance, its
 //     wavelength 2 pi / theta and that over the training length
+//   - the pair-by-distance profile: each pair's mean contribution in bins of relative distance
+//     (AdaRoPE figures 1 and 5; DiagnosticsOptions::pair_profile_bins)
 //   - gap counting on the unscaled rows z[n - 1, 0..n) over the n-grid (contact_aggregation.h: the
 //     options' lengths clipped to T, or its geometric fallback), aggregated as paper 004 does: xi_Lambda,
 //     xi_alpha, xi_Delta with half-IQR intervals over (sequence, layer, head) units and the tie share,
@@ -36,6 +38,9 @@ struct DiagnosticsOptions {
   int64_t beta_trim = kBetaExponentMinLength;               // xi_beta from every n >= this
   // RoPE's failure modes per head over contexts M = each multiple of T (head_failure_modes.h); none if empty.
   std::vector<double> failure_lengths;
+  // The pair-by-distance profile (AdaRoPE figures 1 and 5): each head's mean pair term in this many
+  // distance bins (distance_bins.h) as "pair_profile" [pair][bin], the layer's "pair_profile_edges"; 0: none.
+  int64_t pair_profile_bins = 32;
   int bootstrap = 200;
   uint64_t seed = 0;
 };

@@ -199,6 +199,7 @@ records::DiagnosticsRecord Evaluator::Diagnostics(const DiagnosticsMilestone& mi
   options.regime_multiples = train.diagnostics_regime_multiples;
   options.beta_trim = train.diagnostics_beta_trim;
   options.failure_lengths = train.diagnostics_failure_lengths;
+  options.pair_profile_bins = train.diagnostics_pair_profile_bins;
   records::DiagnosticsRecord diagnostics;
   diagnostics.kind = "attention";
   diagnostics.step = milestone.step;

@@ -298,6 +298,7 @@ TEST(Transformer, InitialisationFollowsThePublishedRecipe) {
 }  // namespace rung
 
 #include "core/diagnostics/attention_diagnostics.h"
+#include "core/diagnostics/distance_bins.h"
 #include "core/diagnostics/head_failure_modes.h"
 
 namespace rung {
@@ -368,6 +369,61 @@ TEST(AttentionDiagnostics, PooledExponentsPoolRowsWhenALayerHasOnlyTies) {
   EXPECT_DOUBLE_EQ(pooled["xi_alpha"].get<double>(), second["xi_alpha"].get<double>());
   EXPECT_EQ(pooled["rows"], second["rows"]);
   EXPECT_NEAR(pooled["tie_share"].get<double>(), 0.5, 1e-12);
+}
+
+// The pair-by-distance profile: in each distance bin, the mean over visible (query, key) pairs of
+// the pair's term of the unscaled logit, recomputed here from the model's own rotated q and k.
+TEST(AttentionDiagnostics, PairProfileIsTheMeanPairTermOfTheVisiblePairsInEachDistanceBin) {
+  torch::manual_seed(9);
+  ModelConfig config = Tiny("rope", 4, 2);
+  Transformer model(config);
+  auto tokens = torch::randint(0, 64, {2, 24}, torch::kLong);
+  std::vector<AttentionProbe> probes;
+  model->set_attention_probe([&](const AttentionProbe& probe) { probes.push_back(probe); });
+  {
+    torch::NoGradGuard no_grad;
+    model->forward(tokens);
+  }
+  model->set_attention_probe({});
+  DiagnosticsOptions options;
+  options.pair_profile_bins = 4;
+  options.failure_lengths = {};
+  nlohmann::json diagnostics = MeasureAttentionDiagnostics(model, tokens, {}, options);
+  const auto& layer = diagnostics["layers"][1];
+  const std::vector<int64_t> edges = layer["pair_profile_edges"].get<std::vector<int64_t>>();
+  EXPECT_EQ(edges, DistanceBinEdges(24, 4));
+  const AttentionProbe& probe = probes[1];
+  const torch::Tensor q = probe.q.to(torch::kDouble), k = probe.k.to(torch::kDouble);
+  const int64_t head_dim = q.size(3);
+  for (int64_t h : {0, 3}) {
+    const auto& profile = layer["heads"][static_cast<size_t>(h)]["pair_profile"];
+    ASSERT_EQ(profile.size(), static_cast<size_t>(head_dim / 2));
+    for (int64_t f = 0; f < head_dim / 2; ++f) {
+      ASSERT_EQ(profile[static_cast<size_t>(f)].size(), edges.size() - 1);
+      for (size_t b = 0; b + 1 < edges.size(); ++b) {
+        double sum = 0;
+        int64_t count = 0;
+        for (int64_t s = 0; s < 2; ++s) {
+          for (int64_t i = 0; i < 24; ++i) {
+            for (int64_t j = 0; j <= i; ++j) {
+              if (i - j < edges[b] || i - j >= edges[b + 1]) continue;
+              const torch::Tensor qi = q[s][h][i], kj = k[s][h / 2][j];
+              sum += (qi[2 * f] * kj[2 * f] + qi[2 * f + 1] * kj[2 * f + 1]).item<double>() /
+                     std::sqrt(static_cast<double>(head_dim));
+              ++count;
+            }
+          }
+        }
+        ASSERT_GT(count, 0);
+        EXPECT_NEAR(profile[static_cast<size_t>(f)][b].get<double>(), sum / static_cast<double>(count), 1e-9)
+            << "head " << h << " pair " << f << " bin " << b;
+      }
+    }
+  }
+  options.pair_profile_bins = 0;
+  nlohmann::json without = MeasureAttentionDiagnostics(model, tokens, {}, options);
+  EXPECT_FALSE(without["layers"][0].contains("pair_profile_edges"));
+  EXPECT_FALSE(without["layers"][0]["heads"][0].contains("pair_profile"));
 }
 
 // xi_beta reads the learned table: set to 2 (ln n)^0.75, both readings give 0.75.
