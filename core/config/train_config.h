@@ -69,6 +69,10 @@ struct TrainConfig {
   std::vector<int64_t> extrapolation_multiples;
   std::vector<std::string> extrapolation_methods = {"none"};
   double extrapolation_yarn_c = 0.1;  // YaRN's temperature coefficient c in (c ln s + 1)^2
+  // The extension's factor under cross-document masking: "document" (LeRoPE D.2: each document of a
+  // window its own, s = min(1, L_train / L_doc)) or "window" (the evaluated multiple for every position).
+  // Without cross-document masking a window is one context and the factor is the multiple.
+  std::string extrapolation_factor = "document";
   // Attention diagnostics (docs/science.md section 7) on this many validation sequences (0 = none),
   // each written as a `diagnostics` record, at the milestones of `diagnostics_at`: an entry in (0, 1] is
   // a fraction of training (1 = the end), an integer entry > 1 a step (DiagnosticsMilestones).

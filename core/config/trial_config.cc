@@ -1,5 +1,6 @@
 #include "core/config/trial_config.h"
 
+#include <algorithm>
 #include <limits>
 
 #include <nlohmann/json.hpp>
@@ -121,6 +122,7 @@ void VisitTrain(V& v, TrainConfig& t) {
   v.Field("extrapolation_multiples", t.extrapolation_multiples);
   v.EnumList("extrapolation_methods", t.extrapolation_methods, {"none", "pi", "ntk_by_parts", "yarn", "dynamic_ntk", "dominant_band"});
   v.Field("extrapolation_yarn_c", t.extrapolation_yarn_c);
+  v.Enum("extrapolation_factor", t.extrapolation_factor, {"document", "window"});
   v.Field("diagnostics_sequences", t.diagnostics_sequences);
   v.Field("diagnostics_at", t.diagnostics_at);
   v.Field("diagnostics_renyi_order", t.diagnostics_renyi_order);
@@ -271,6 +273,12 @@ void ReconcileWithEarlierReleases(const TrialConfig& trial, nlohmann::json* conf
   }
   if (trial.train.extrapolation_yarn_c == defaults.extrapolation_yarn_c) train.erase("extrapolation_yarn_c");
   if (trial.train.weight_decay_over_steps == defaults.weight_decay_over_steps) train.erase("weight_decay_over_steps");
+  // Read where a masked evaluation extends beyond the training length only: the default changed there.
+  const auto& multiples = trial.train.extrapolation_multiples;
+  const auto& methods = trial.train.extrapolation_methods;
+  const bool extends = std::any_of(multiples.begin(), multiples.end(), [](int64_t m) { return m > 1; }) &&
+                       std::any_of(methods.begin(), methods.end(), [](const std::string& m) { return m != "none"; });
+  if (!trial.data.cross_doc_mask || !extends) train.erase("extrapolation_factor");
   // Read by niah tasks only; it adds the grid record to what a niah trial reports.
   if (trial.data.source != "niah") train.erase("niah_grid_instances");
   // Read under cross-document masking only, where its default changed what beta(n) and AdaScale count,

@@ -15,6 +15,11 @@
 //   dominant_band  position interpolation of the dominant pair only (theta / s), every other pair kept:
 //                  the pair of each frequency row given by `dominant_pairs`
 // Learned frequencies (LeRoPE, AdaRoPE) are transformed the same way.
+//
+// Per document (LeRoPE appendix D.2; `per_document`): under cross-document masking each document of an
+// evaluated window gets its own factor, scale = max(1, L_doc / L_train) with L_doc the length of its
+// span in the window (DocumentScales), so a document no longer than the training length is evaluated
+// as trained and a longer one is extended for its own length, whatever else the window holds.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +39,9 @@ struct LengthExtension {
   // dominant_band: the interpolated pair of each layer's frequency rows, [layer][row]; a shared schedule
   // has one layer of one row, and a layer or row beyond the table uses the last one given.
   std::vector<std::vector<int64_t>> dominant_pairs = {};
+  // The factor per document (DocumentScales) where a forward pass has document starts; else `scale`
+  // for every position.
+  bool per_document = false;
 
   bool active() const { return method != "none" && scale > 1.0; }
 };
@@ -44,5 +52,18 @@ torch::Tensor ExtendFrequencies(const torch::Tensor& theta, const LengthExtensio
 
 // The factor on the logits: (c ln s + 1)^2 for yarn, else 1.
 double ExtensionLogitFactor(const LengthExtension& extension);
+
+// The extension at a factor per entry: `scales` (any shape S, float, each >= 1) replaces
+// extension.scale; returns the frequencies of shape S + theta.shape, entry i extended as
+// ExtendFrequencies would at scales[i] (an entry at 1 keeps theta). Method "none" keeps theta.
+torch::Tensor ExtendFrequenciesAt(const torch::Tensor& theta, const torch::Tensor& scales,
+                                  const LengthExtension& extension, int64_t layer = 0);
+
+// The logit factor per entry of `scales`: (c ln s + 1)^2 for yarn, else 1 (same shape as scales).
+torch::Tensor ExtensionLogitFactorAt(const torch::Tensor& scales, const LengthExtension& extension);
+
+// doc_start: [B, T] the first position of each position's document in its window (long). Returns [B, T]
+// float: max(1, (positions of that document in the window) / train_length).
+torch::Tensor DocumentScales(const torch::Tensor& doc_start, double train_length);
 
 }  // namespace rung

@@ -100,25 +100,41 @@ torch::Tensor PositionalEncodingImpl::AdaScale(int64_t layer, int64_t time, cons
   return torch::pow(log_term.unsqueeze(-1), gamma.to(keys.device())) / tau.to(keys.device());
 }
 
+bool PositionalEncodingImpl::PerDocument(const torch::Tensor& doc_start) const {
+  return extension_.per_document && extension_.active() && doc_start.defined();
+}
+
+torch::Tensor PositionalEncodingImpl::DocumentLogitFactors(const torch::Tensor& doc_start) const {
+  if (!PerDocument(doc_start) || extension_.method != "yarn") return torch::Tensor();
+  return ExtensionLogitFactorAt(DocumentScales(doc_start, extension_.train_length), extension_);
+}
+
 std::vector<LayerTables> PositionalEncodingImpl::Tables(int64_t time, const torch::Device& device) {
   return Tables(time, torch::arange(1, time + 1, torch::TensorOptions().dtype(torch::kFloat).device(device)));
 }
 
-std::vector<LayerTables> PositionalEncodingImpl::Tables(int64_t time, const torch::Tensor& keys) {
+std::vector<LayerTables> PositionalEncodingImpl::Tables(int64_t time, const torch::Tensor& keys,
+                                                       const torch::Tensor& doc_start) {
   const PositionConfig& p = config_.position;
   const torch::Device device = keys.device();
   std::vector<LayerTables> tables(config_.layers);
   if (p.rotary()) {
     auto positions = torch::arange(time, torch::TensorOptions().dtype(torch::kFloat).device(device));
+    // Per-document extension: a factor per (sequence, position), tables [B, T, G, half].
+    const torch::Tensor scales = PerDocument(doc_start) ? DocumentScales(doc_start, extension_.train_length) : torch::Tensor();
     auto make = [&](torch::Tensor freqs, int64_t layer = 0) {  // freqs [G, half] -> angles [T, G, half]
       if (reverted_pair_ >= 0 && reverted_pair_ < freqs.size(-1)) {
         freqs = freqs.clone();
         freqs.select(-1, reverted_pair_).fill_(rope_log_freq_[reverted_pair_].exp().item<float>());
       }
+      if (scales.defined()) {
+        auto angles = positions.view({1, time, 1, 1}) * ExtendFrequenciesAt(freqs.to(device), scales, extension_, layer);
+        return std::make_pair(angles.cos(), angles.sin());
+      }
       auto angles = positions.view({time, 1, 1}) * ExtendFrequencies(freqs, extension_, layer).to(device).unsqueeze(0);
       return std::make_pair(angles.cos(), angles.sin());
     };
-    bool constant = p.variant == "rope" || p.variant == "prope";
+    bool constant = (p.variant == "rope" || p.variant == "prope") && !scales.defined();
     bool shared = constant || p.variant == "lerope" || (p.variant == "adarope" && p.adarope.share_freq == "global");
     if (constant) {
       if (cached_time_ != time || cached_device_ != device) {

@@ -47,8 +47,10 @@ class PositionalEncodingImpl : public torch::nn::Module {
   explicit PositionalEncodingImpl(const ModelConfig& config);
 
   // Per-layer tables for positions 0..T-1 on the device of `keys`: the keys each query sees ([T] or
-  // [B, T], float), AdaScale's L in its `query` mode.
-  std::vector<LayerTables> Tables(int64_t time, const torch::Tensor& keys);
+  // [B, T], float), AdaScale's L in its `query` mode. With a per-document length extension and
+  // `doc_start` ([B, T], cross-document masking) the rotary tables are [B, T, G, d/2], each position's
+  // frequencies extended for its document's length (length_extension.h).
+  std::vector<LayerTables> Tables(int64_t time, const torch::Tensor& keys, const torch::Tensor& doc_start = {});
   // The same with query i seeing i + 1 keys.
   std::vector<LayerTables> Tables(int64_t time, const torch::Device& device);
 
@@ -59,6 +61,12 @@ class PositionalEncodingImpl : public torch::nn::Module {
   // the training length); LengthExtension{} switches it off.
   void set_length_extension(const LengthExtension& extension);
   const LengthExtension& length_extension() const { return extension_; }
+  // Whether a forward pass with these document starts extends per document (the extension is
+  // per_document and active, and doc_start is defined).
+  bool PerDocument(const torch::Tensor& doc_start) const;
+  // [B, T] each position's logit factor from its document's length (YaRN's), or undefined where the
+  // factor is not per document or not YaRN's (then ExtensionLogitFactor applies to every position).
+  torch::Tensor DocumentLogitFactors(const torch::Tensor& doc_start) const;
 
   // AdaRoPE context extension's start (docs/science.md section 9, AdaRoPE section 3.4), applied to
   // trained parameters: the frequencies NTK-by-parts-interpolated for `scale` times `source_length`

@@ -14,11 +14,14 @@ torch::Tensor CompositeRotate(const torch::Tensor& x, const torch::Tensor& cos, 
   const int64_t batch = x.size(0), time = x.size(1), heads = x.size(2), dim = x.size(3);
   torch::Tensor rotated = x;
   if (cos.defined()) {
-    const int64_t groups = cos.size(1);
+    // [T, G, d/2] for every sequence, or [B, T, G, d/2] per sequence (per-document length extension).
+    const bool per_row = cos.dim() == 4;
+    const int64_t groups = cos.size(per_row ? 2 : 1);
     // At least fp32 (bf16/fp16 inputs are rotated in fp32), double stays double.
     auto pairs = x.to(at::promote_types(x.scalar_type(), torch::kFloat)).reshape({batch, time, groups, heads / groups, dim / 2, 2});
     auto x0 = pairs.select(-1, 0), x1 = pairs.select(-1, 1);
-    auto c = cos.unsqueeze(0).unsqueeze(3), s = sin.unsqueeze(0).unsqueeze(3);
+    auto c = per_row ? cos.unsqueeze(3) : cos.unsqueeze(0).unsqueeze(3);
+    auto s = per_row ? sin.unsqueeze(3) : sin.unsqueeze(0).unsqueeze(3);
     rotated = torch::stack({x0 * c - x1 * s, x0 * s + x1 * c}, -1).reshape({batch, time, heads, dim});
   }
   if (scale.defined()) rotated = rotated * scale.unsqueeze(0).unsqueeze(-1);
@@ -28,7 +31,7 @@ torch::Tensor CompositeRotate(const torch::Tensor& x, const torch::Tensor& cos, 
 
 bool FusedApplies(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& scale) {
   return x.device().is_cpu() && x.scalar_type() == torch::kFloat && x.stride(3) == 1 &&
-         (!cos.defined() || (cos.scalar_type() == torch::kFloat && cos.is_contiguous())) &&
+         (!cos.defined() || (cos.dim() == 3 && cos.scalar_type() == torch::kFloat && cos.is_contiguous())) &&
          (!scale.defined() || scale.scalar_type() == torch::kFloat);
 }
 
@@ -170,9 +173,11 @@ torch::Tensor RotateAndTranspose(const torch::Tensor& x, const torch::Tensor& co
   TORCH_CHECK(x.dim() == 4, "RotateAndTranspose: x must be [B, T, heads, d]");
   TORCH_CHECK(cos.defined() == sin.defined(), "RotateAndTranspose: cos and sin go together");
   if (cos.defined()) {
-    TORCH_CHECK(cos.dim() == 3 && cos.size(0) == x.size(1) && cos.size(2) * 2 == x.size(3) &&
-                    x.size(2) % cos.size(1) == 0,
-                "RotateAndTranspose: tables must be [T, G, d/2] with G dividing heads");
+    const bool per_row = cos.dim() == 4;
+    const int64_t offset = per_row ? 1 : 0;
+    TORCH_CHECK((cos.dim() == 3 || (per_row && cos.size(0) == x.size(0))) && cos.size(offset) == x.size(1) &&
+                    cos.size(offset + 2) * 2 == x.size(3) && x.size(2) % cos.size(offset + 1) == 0,
+                "RotateAndTranspose: tables must be [T, G, d/2] or [B, T, G, d/2] with G dividing heads");
   }
   bool fused = implementation == RotaryImplementation::kFusedCpu ||
                (implementation == RotaryImplementation::kAuto && FusedApplies(x, cos, scale));

@@ -23,8 +23,8 @@ namespace rung {
 
 enum class RotaryImplementation { kAuto, kFusedCpu, kComposite };
 
-// x: [B, T, heads, d] (last dim contiguous). cos, sin: [T, G, d/2] fp32, or undefined for no
-// rotation (both). scale: [T, heads] or undefined (1). Returns [B, heads, T, d], contiguous.
+// x: [B, T, heads, d] (last dim contiguous). cos, sin: [T, G, d/2] fp32, or [B, T, G, d/2] (a table per
+// sequence: per-document length extension; always the composite path), or undefined for no rotation (both). scale: [T, heads] or undefined (1). Returns [B, heads, T, d], contiguous.
 torch::Tensor RotateAndTranspose(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
                                  const torch::Tensor& scale, double constant = 1.0,
                                  RotaryImplementation implementation = RotaryImplementation::kAuto);

@@ -65,9 +65,14 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens, const torch:
   // The keys each query sees: i + 1, or under document key counts i + 1 - (its document's start).
   torch::Tensor keys = torch::arange(1, time + 1, torch::TensorOptions().dtype(torch::kFloat).device(device));
   if (config_.document_key_counts && doc_start.defined()) keys = keys.view({1, time}) - doc_start.to(torch::kFloat);
-  std::vector<LayerTables> tables = positional_->Tables(time, keys);
+  std::vector<LayerTables> tables = positional_->Tables(time, keys, doc_start);
   std::vector<torch::Tensor> betas = inverse_temperature_->Multipliers(keys);
-  const double query_constant = AttentionQueryScale(kernel, hd) * ExtensionLogitFactor(positional_->length_extension());
+  // The length extension's logit factor: one for every position, or one per document ([B, T]) folded
+  // into the query multiplier below.
+  const bool per_document = positional_->PerDocument(doc_start);
+  const double logit_factor = per_document ? 1.0 : ExtensionLogitFactor(positional_->length_extension());
+  const torch::Tensor document_factors = positional_->DocumentLogitFactors(doc_start);
+  const double query_constant = AttentionQueryScale(kernel, hd) * logit_factor;
 
   torch::Tensor x = torch::embedding(embedding_, tokens);
   if (position_embedding_.defined()) {
@@ -85,6 +90,10 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens, const torch:
     }
     torch::Tensor query_scale = tables[layer].query_scale;
     if (betas[layer].defined()) query_scale = query_scale.defined() ? query_scale * betas[layer] : betas[layer];
+    if (document_factors.defined()) {
+      const torch::Tensor factors = document_factors.unsqueeze(-1);  // [B, T, 1]
+      query_scale = query_scale.defined() ? query_scale * factors : factors.expand({batch, time, heads});
+    }
     // A multiplier per sequence ([B, T, heads], document key counts) scales q before the rotation (the
     // two commute); the rotary kernels take one per position.
     auto q_heads = query_scale.defined() && query_scale.dim() == 3
@@ -96,7 +105,7 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens, const torch:
     if (probe_) {
       AttentionProbe probe{layer, RotateAndTranspose(q, tables[layer].cos, tables[layer].sin, torch::Tensor()), k_heads,
                            query_scale, positional_->alibi_slopes(), doc_start};
-      const double factor = ExtensionLogitFactor(positional_->length_extension());
+      const double factor = logit_factor;  // a factor per document is in query_scale already
       if (factor != 1.0) {
         probe.query_multiplier = probe.query_multiplier.defined() ? probe.query_multiplier * factor
                                                                   : torch::full({time, heads}, factor, q.options());

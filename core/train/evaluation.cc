@@ -97,6 +97,7 @@ void Evaluator::ForEachEvaluatedLength(
     LengthExtension extension{method, static_cast<double>(multiple), static_cast<double>(trained)};
     extension.yarn_c = trial_.train.extrapolation_yarn_c;
     extension.dominant_pairs = dominant_pairs;
+    extension.per_document = trial_.train.extrapolation_factor == "document";
     model_->positional()->set_length_extension(extension);
     visit(multiple, method);
   }

@@ -461,6 +461,40 @@ TEST(LengthExtension, DominantBandInterpolatesOnlyEachRowsDominantPair) {
   EXPECT_TRUE(torch::equal(ExtendFrequencies(theta, {"dominant_band", 1.0, 64.0}), theta));  // nothing at 1x
 }
 
+TEST(LengthExtension, AFactorPerEntryGivesEachEntryTheExtensionAtItsOwnFactor) {
+  auto theta = torch::tensor(RopeFrequencies(10000.0, 16), torch::kDouble).view({2, 4});  // two rows of 4 pairs
+  auto scales = torch::tensor({1.0, 1.5, 3.0}).view({3, 1});                             // entries [3, 1]
+  for (const char* method : {"none", "pi", "ntk_by_parts", "yarn", "dynamic_ntk", "dominant_band"}) {
+    LengthExtension extension{method, 2.0, 64.0};
+    extension.dominant_pairs = {{1, 2}};
+    auto extended = ExtendFrequenciesAt(theta, scales, extension);
+    ASSERT_EQ(extended.sizes(), (std::vector<int64_t>{3, 1, 2, 4})) << method;
+    for (int64_t i = 0; i < 3; ++i) {
+      LengthExtension alone = extension;
+      alone.scale = scales[i][0].item<double>();
+      EXPECT_TRUE(torch::allclose(extended[i][0], ExtendFrequencies(theta, alone), 1e-7, 0)) << method << " " << i;
+    }
+    auto factors = ExtensionLogitFactorAt(scales, extension);
+    for (int64_t i = 0; i < 3; ++i) {
+      LengthExtension alone = extension;
+      alone.scale = scales[i][0].item<double>();
+      EXPECT_NEAR(factors[i][0].item<double>(), ExtensionLogitFactor(alone), 1e-6) << method << " " << i;
+    }
+  }
+}
+
+TEST(LengthExtension, DocumentScalesReadEachDocumentsLengthInTheRow) {
+  // Row 0: a document of 3 positions, then one of 9; row 1: one document of 12. Training length 4.
+  auto doc_start = torch::tensor({0, 0, 0, 3, 3, 3, 3, 3, 3, 3, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+                                 torch::kLong).view({2, 12});
+  auto scales = DocumentScales(doc_start, 4.0);
+  ASSERT_EQ(scales.sizes(), (std::vector<int64_t>{2, 12}));
+  for (int64_t t = 0; t < 12; ++t) {
+    EXPECT_FLOAT_EQ(scales[0][t].item<float>(), t < 3 ? 1.0f : 9.0f / 4.0f) << t;  // s = min(1, 4 / 3) -> no extension
+    EXPECT_FLOAT_EQ(scales[1][t].item<float>(), 3.0f) << t;
+  }
+}
+
 TEST(LengthExtension, AdaRopeContextExtensionStartsFromNtkByPartsTauOverYarnsFactorAndGammaZero) {
   torch::manual_seed(3);
   ModelConfig config = Tiny("adarope", 4, 2);

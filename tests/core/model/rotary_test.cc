@@ -65,5 +65,20 @@ TEST(Rotary, RotatesEachPairByItsAngle) {
   EXPECT_TRUE(torch::allclose(out, torch::tensor({0.0f, 1.0f, 0.0f, -2.0f}), 1e-6, 1e-6)) << out;
 }
 
+// Per-sequence tables [B, T, G, d/2] (per-document length extension): each sequence rotated by its own.
+TEST(Rotary, PerRowTablesRotateEachRowByItsOwnAngles) {
+  RotaryInputs in = MakeInputs(2, true, false);
+  auto angles = torch::randn({2, 5, 2, 3});
+  auto out = RotateAndTranspose(in.x, angles.cos(), angles.sin(), in.scale, 0.7);
+  for (int64_t b = 0; b < 2; ++b) {
+    auto row = RotateAndTranspose(in.x.narrow(0, b, 1), angles[b].cos(), angles[b].sin(), in.scale, 0.7,
+                                  RotaryImplementation::kFusedCpu);
+    EXPECT_TRUE(torch::allclose(out.narrow(0, b, 1), row, 1e-6, 1e-6)) << b;
+  }
+  EXPECT_THROW(RotateAndTranspose(in.x, angles.cos().narrow(0, 0, 1).expand({3, 5, 2, 3}),
+                                  angles.sin().narrow(0, 0, 1).expand({3, 5, 2, 3}), in.scale),
+               c10::Error);  // a table per sequence needs the batch's sequence count
+}
+
 }  // namespace
 }  // namespace rung

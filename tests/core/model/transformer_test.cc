@@ -371,6 +371,38 @@ TEST(AttentionDiagnostics, PooledExponentsPoolRowsWhenALayerHasOnlyTies) {
   EXPECT_NEAR(pooled["tie_share"].get<double>(), 0.5, 1e-12);
 }
 
+// Per-document extension (LeRoPE D.2): under cross-document masking, each document of a window is
+// extended for its own length, so its logits are those it gets evaluated alone.
+TEST(LengthExtension, APerDocumentFactorGivesEachDocumentTheLogitsItHasAlone) {
+  torch::manual_seed(12);
+  for (const char* method : {"yarn", "ntk_by_parts", "dynamic_ntk", "pi"}) {
+    for (const char* variant : {"rope", "adarope"}) {
+      ModelConfig config = Tiny(variant, 4, 2);
+      config.seq_len = 8;
+      ResolveModelConfig(&config);
+      Transformer model(config);
+      model->eval();
+      LengthExtension extension{method, 4.0, 8.0};
+      extension.per_document = true;
+      model->positional()->set_length_extension(extension);
+      torch::NoGradGuard no_grad;
+      auto tokens = torch::randint(0, 64, {1, 32}, torch::kLong);
+      auto doc_start = torch::cat({torch::zeros({1, 12}, torch::kLong), torch::full({1, 20}, 12, torch::kLong)}, 1);
+      auto window = model->forward(tokens, doc_start);
+      auto first = model->forward(tokens.narrow(1, 0, 12), torch::zeros({1, 12}, torch::kLong));
+      auto second = model->forward(tokens.narrow(1, 12, 20), torch::zeros({1, 20}, torch::kLong));
+      EXPECT_TRUE(torch::allclose(window.narrow(1, 0, 12), first, 1e-4, 1e-4)) << method << " " << variant;
+      EXPECT_TRUE(torch::allclose(window.narrow(1, 12, 20), second, 1e-4, 1e-4)) << method << " " << variant;
+      // The window's factor (4 for every position) is another model of the 12-token document.
+      extension.per_document = false;
+      model->positional()->set_length_extension(extension);
+      auto uniform = model->forward(tokens, doc_start);
+      EXPECT_FALSE(torch::allclose(uniform.narrow(1, 0, 12), first, 1e-4, 1e-4)) << method << " " << variant;
+      model->positional()->set_length_extension(LengthExtension{});
+    }
+  }
+}
+
 // The pair-by-distance profile: in each distance bin, the mean over visible (query, key) pairs of
 // the pair's term of the unscaled logit, recomputed here from the model's own rotated q and k.
 TEST(AttentionDiagnostics, PairProfileIsTheMeanPairTermOfTheVisiblePairsInEachDistanceBin) {

@@ -85,6 +85,28 @@ TEST(TrialIdentity, TheProtocolKeysCountOnlyWhereTheyChangeSomething) {
   EXPECT_TRUE(TrialIdentityJson(Trial(buffered))["data"]["nrw"].contains("buffer_rule"));
 }
 
+// train.extrapolation_factor counts only where a masked evaluation extends beyond the training length;
+// weight_decay_over_steps and diagnostics_pair_profile_bins only when set.
+TEST(TrialIdentity, TheExtensionFactorCountsWhereAMaskedEvaluationExtendsBeyondT) {
+  const nlohmann::json extended = {{"train", {{"extrapolation_multiples", {2}}, {"extrapolation_methods", {"yarn"}}}}};
+  nlohmann::json masked = extended;
+  masked["data"] = {{"cross_doc_mask", true}};
+  EXPECT_FALSE(TrialIdentityJson(Trial())["train"].contains("extrapolation_factor"));
+  EXPECT_FALSE(TrialIdentityJson(Trial(extended))["train"].contains("extrapolation_factor"));
+  EXPECT_EQ(TrialIdentityJson(Trial(masked))["train"]["extrapolation_factor"], "document");
+  nlohmann::json window = masked;
+  window["train"]["extrapolation_factor"] = "window";
+  EXPECT_NE(TrialIdentityHash(Trial(masked)), TrialIdentityHash(Trial(window)));
+  nlohmann::json none = window;
+  none["train"]["extrapolation_methods"] = {"none"};
+  EXPECT_FALSE(TrialIdentityJson(Trial(none))["train"].contains("extrapolation_factor"));
+  for (const char* key : {"weight_decay_over_steps", "diagnostics_pair_profile_bins"}) {
+    EXPECT_FALSE(TrialIdentityJson(Trial())["train"].contains(key)) << key;
+  }
+  EXPECT_NE(TrialIdentityHash(Trial()), TrialIdentityHash(Trial({{"train", {{"diagnostics_pair_profile_bins", 8}}}})));
+  EXPECT_NE(TrialIdentityHash(Trial()), TrialIdentityHash(Trial({{"train", {{"weight_decay_over_steps", 8}}}})));
+}
+
 TEST(TrialIdentity, SettingsAVariantDoesNotReadDoNotCount) {
   EXPECT_EQ(TrialIdentityHash(Trial({{"position", {{"variant", "nope"}}}})),
             TrialIdentityHash(Trial({{"position", {{"variant", "nope"}, {"base", 500.0}}}})));
