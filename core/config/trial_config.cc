@@ -64,6 +64,7 @@ void VisitData(V& v, DataConfig& d) {
   v.Field("path", d.path);
   v.Field("val_path", d.val_path);
   v.Field("token_bytes", d.token_bytes);
+  v.Enum("format", d.format, {"auto", "llmc", "raw16", "raw32"});
   v.Field("vocab_size", d.vocab_size);
   v.Field("seq_len", d.seq_len);
   v.Field("val_fraction", d.val_fraction);
@@ -72,6 +73,8 @@ void VisitData(V& v, DataConfig& d) {
   v.Field("cross_doc_mask", d.cross_doc_mask);
   v.Enum("cross_doc_keys", d.cross_doc_keys, {"document", "window"});
   v.Field("eot_token", d.eot_token);
+  v.Field("eval_min_doc_tokens", d.eval_min_doc_tokens);
+  v.Enum("builtin_documents", d.builtin_documents, {"chapters", "books"});
   v.Block("nrw", [&](V& b) {
     b.Field("window_centre", d.nrw.window_centre);
     b.Field("window_width", d.nrw.window_width);
@@ -276,6 +279,12 @@ void ReconcileWithEarlierReleases(const TrialConfig& trial, nlohmann::json* conf
   if (trial.data.source == "nrw" && trial.data.nrw.buffer > 0.0) {
     (*config)["data"]["nrw"]["buffer_rule"] = "no_beyond_1_plus_r_half_width";
   }
+  // Added with llm.c shards and the long-document evaluation; their defaults read data as before.
+  const DataConfig data_defaults;
+  nlohmann::json& data = (*config)["data"];
+  if (trial.data.format == data_defaults.format) data.erase("format");
+  if (trial.data.eval_min_doc_tokens == data_defaults.eval_min_doc_tokens) data.erase("eval_min_doc_tokens");
+  if (trial.data.builtin_documents == data_defaults.builtin_documents) data.erase("builtin_documents");
   // Read by the absolute position embedding only.
   if (trial.model.position.variant != "absolute") (*config)["position"].erase("absolute");
 }

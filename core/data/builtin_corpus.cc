@@ -64,6 +64,19 @@ StatusOr<BuiltinCorpusFiles> FindBuiltinCorpus(const std::vector<std::string>& c
     files.package = field("package")->get<std::string>();
     files.version = field("version")->get<std::string>();
     files.sha256 = field("sha256")->get<std::string>();
+    if (auto books = manifest.find("book_first_documents"); books != manifest.end()) {
+      if (!books->is_array()) {
+        return Status::InvalidArgument("builtin corpus manifest " + files.manifest_path +
+                                       ": \"book_first_documents\" must be an array of document indices");
+      }
+      for (const nlohmann::json& first : *books) {
+        if (!first.is_number_unsigned()) {
+          return Status::InvalidArgument("builtin corpus manifest " + files.manifest_path +
+                                         ": \"book_first_documents\" must be an array of document indices");
+        }
+        files.book_first_documents.push_back(first.get<int64_t>());
+      }
+    }
     return files;
   }
   std::string message = "builtin corpus not found; looked for";
@@ -80,9 +93,23 @@ StatusOr<std::unique_ptr<BatchSource>> LoadBuiltinCorpusFrom(const BuiltinCorpus
                                                             const DataConfig& config, uint64_t seed) {
   nlohmann::json provenance = {
       {"package", files.package}, {"version", files.version}, {"manifest", files.manifest_path}};
-  RUNG_ASSIGN_OR_RETURN(
-      std::unique_ptr<ByteCorpus> corpus,
-      ByteCorpus::LoadFiles({files.text_path}, config, seed, "builtin", files.text_path, std::move(provenance)));
+  const bool books = config.builtin_documents == "books";
+  if (books) {
+    if (files.book_first_documents.empty()) {
+      return Status::NotFound("data.builtin_documents: books needs the book boundaries in " + files.manifest_path +
+                              " (\"book_first_documents\"), which this corpus predates; rebuild it with `make corpus` "
+                              "or deploy/fetch-builtin-corpus.sh");
+    }
+    if (config.doc_separator != "\f") {
+      return Status::InvalidArgument("data.builtin_documents: books reads the chapters at the builtin separator "
+                                     "\"\\f\"; leave data.doc_separator at its default");
+    }
+    provenance["documents_are"] = "books";
+  }
+  RUNG_ASSIGN_OR_RETURN(std::unique_ptr<ByteCorpus> corpus,
+                        ByteCorpus::LoadFiles({files.text_path}, config, seed, "builtin", files.text_path,
+                                              std::move(provenance),
+                                              books ? files.book_first_documents : std::vector<int64_t>{}));
   if (corpus->sha256() != files.sha256) {
     return Status::DataLoss("builtin corpus " + files.text_path + " has sha256 " + corpus->sha256() +
                             " but its manifest says " + files.sha256 +

@@ -2,7 +2,9 @@
 //
 // The builtin corpus: Jane Austen's six novels as one byte-level text file, one document per chapter
 // (form-feed separated), built from Debian's r-cran-janeaustenr by deploy/fetch-builtin-corpus.sh. It
-// lets every installation train and test without downloading data.
+// lets every installation train and test without downloading data. With data.builtin_documents: books
+// each novel is one document (its chapters joined, without separators), from the manifest's
+// book_first_documents: the long documents of long-context evaluation (data.eval_min_doc_tokens).
 //
 // Lookup order for builtin/austen.txt (first existing wins):
 //   1. $RUNG_DATA_DIR/builtin/austen.txt
@@ -35,6 +37,9 @@ struct BuiltinCorpusFiles {
   std::string package;        // manifest "package"
   std::string version;        // manifest "version"
   std::string sha256;         // manifest "sha256" of austen.txt
+  // manifest "book_first_documents": the index of each book's first document (its front matter), in
+  // the chapter split at "\f"; empty in manifests written before it.
+  std::vector<int64_t> book_first_documents;
 };
 
 // The candidate paths of austen.txt, in lookup order (see above).
@@ -50,9 +55,10 @@ StatusOr<BuiltinCorpusFiles> FindBuiltinCorpus(const std::vector<std::string>& c
 StatusOr<BuiltinCorpusFiles> LocateBuiltinCorpus();
 
 // Locates and loads the builtin corpus as a byte-level source named "builtin" (a ByteCorpus; config.path
-// is ignored, config.doc_separator, val_fraction, split_seed and seq_len apply). Describe() adds
-// "package", "version" and "manifest". Errors: those of LocateBuiltinCorpus and ByteCorpus::LoadFiles;
-// DATA_LOSS if the text does not match the manifest's sha256.
+// is ignored, config.doc_separator, val_fraction, split_seed, seq_len, builtin_documents and
+// eval_min_doc_tokens apply). Describe() adds "package", "version", "manifest" (and "documents_are":
+// "books"). Errors: those of LocateBuiltinCorpus and ByteCorpus::LoadFiles; DATA_LOSS if the text does
+// not match the manifest's sha256; NOT_FOUND for books from a manifest without book boundaries.
 StatusOr<std::unique_ptr<BatchSource>> LoadBuiltinCorpus(const DataConfig& config, uint64_t seed);
 
 // Loads a builtin corpus already located (for tests and tools).
