@@ -7,6 +7,7 @@ namespace rung {
 
 int64_t DocumentStartToken(const DataConfig& config) {
   if (config.source == "shards") return config.eot_token;
+  if (config.source == "builtin" && config.builtin_form == "bpe-4096") return kBuiltinBpeEotId;
   if ((config.source == "builtin" || config.source == "text") && !config.doc_separator.empty()) {
     return static_cast<unsigned char>(config.doc_separator[0]);
   }
@@ -41,6 +42,15 @@ void ValidateDataConfig(const DataConfig& d, std::vector<ConfigError>* errors) {
   }
   if (d.builtin_documents != "chapters" && d.source != "builtin") {
     error("data.builtin_documents", "only source 'builtin' has books");
+  }
+  if (d.builtin_form != "bytes" && d.builtin_form != "bpe-4096") {
+    error("data.builtin_form", "must be bytes or bpe-4096");
+  }
+  if (d.builtin_form != "bytes" && d.source != "builtin") {
+    error("data.builtin_form", "only source 'builtin' has a BPE form");
+  }
+  if (d.builtin_form == "bpe-4096" && d.builtin_documents == "books") {
+    error("data.builtin_documents", "books are in the byte form only (data.builtin_form: bytes)");
   }
   if (d.eval_min_doc_tokens < 0) {
     error("data.eval_min_doc_tokens", "must be >= 0 (0: no filter), got " + std::to_string(d.eval_min_doc_tokens));

@@ -63,6 +63,9 @@ struct DataConfig {
   int64_t eval_min_doc_tokens = 0;
   // builtin: one document per chapter, or per book (the six novels, for long-document evaluation).
   std::string builtin_documents = "chapters";
+  // builtin: "bytes" (one token a byte) or "bpe-4096", the corpus as `make corpus` tokenizes it
+  // (core/data/builtin_corpus.h: a prepared folder beside the text, read as shards through its manifest).
+  std::string builtin_form = "bytes";
   NrwConfig nrw;
   NiahConfig niah;
   PositionIndexConfig position_index;
@@ -70,9 +73,15 @@ struct DataConfig {
   bool synthetic() const { return source == "nrw" || source == "niah" || source == "position_index"; }
 };
 
-// The input token that starts a document in the stream: the first byte of doc_separator (builtin,
-// text: each document is preceded by the separator), eot_token (shards; -1 when unset), -1 for
-// synthetic tasks.
+// The builtin corpus's BPE form (data.builtin_form: bpe-4096, deploy/build-builtin-tokens.sh): its
+// vocabulary and the end-of-text id that `rung-data prepare` writes before each document (SentencePiece's
+// </s>, id 2 in the models `rung-data tokenizer train` makes).
+inline constexpr int64_t kBuiltinBpeVocabSize = 4096;
+inline constexpr int64_t kBuiltinBpeEotId = 2;
+
+// The input token that starts a document in the stream: the first byte of doc_separator (builtin
+// bytes, text: each document is preceded by the separator), kBuiltinBpeEotId (builtin bpe-4096),
+// eot_token (shards; -1 when unset), -1 for synthetic tasks.
 int64_t DocumentStartToken(const DataConfig& config);
 
 void ValidateDataConfig(const DataConfig& config, std::vector<ConfigError>* errors);

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/data/byte_corpus.h"
+#include "core/data/token_manifest.h"
+#include "core/data/token_shards.h"
 
 namespace rung {
 namespace {
@@ -89,8 +91,46 @@ StatusOr<BuiltinCorpusFiles> FindBuiltinCorpus(const std::vector<std::string>& c
 
 StatusOr<BuiltinCorpusFiles> LocateBuiltinCorpus() { return FindBuiltinCorpus(BuiltinCorpusCandidates()); }
 
+namespace {
+
+// data.builtin_form: bpe-4096: the prepared folder beside the text, as shards through its manifest.
+StatusOr<std::unique_ptr<BatchSource>> LoadBuiltinBpeForm(const BuiltinCorpusFiles& files, const DataConfig& config,
+                                                          uint64_t seed) {
+  const std::string folder = (fs::path(files.text_path).parent_path() / kBuiltinBpeFolder).string();
+  const std::string rebuild = "; build it with `make corpus` (deploy/build-builtin-tokens.sh)";
+  if (!HasTokenManifest(folder)) {
+    return Status::NotFound("data.builtin_form: bpe-4096 needs the BPE form of the builtin corpus, " + folder +
+                            "/manifest.json, which is not there" + rebuild);
+  }
+  RUNG_ASSIGN_OR_RETURN(const TokenManifest manifest, ReadTokenManifest(folder));
+  if (manifest.sources.size() != 1 || manifest.sources[0].sha256 != files.sha256 ||
+      manifest.vocab_size != kBuiltinBpeVocabSize || manifest.eot_id != kBuiltinBpeEotId) {
+    return Status::DataLoss(folder + "/manifest.json was not prepared from " + files.text_path + " (sha256 " +
+                            files.sha256 + ") with a vocabulary of " + std::to_string(kBuiltinBpeVocabSize) +
+                            " and end-of-text id " + std::to_string(kBuiltinBpeEotId) + rebuild);
+  }
+  if (config.val_fraction != manifest.val_fraction || config.split_seed != manifest.seed) {
+    return Status::InvalidArgument(
+        "data.builtin_form: bpe-4096 is split by document at val_fraction " + std::to_string(manifest.val_fraction) +
+        " and split_seed " + std::to_string(manifest.seed) +
+        " (the byte form's defaults, so both forms hold out the same chapters); leave data.val_fraction and "
+        "data.split_seed at their defaults");
+  }
+  DataConfig shards = config;
+  shards.source = "shards";
+  shards.path = folder;
+  shards.format = "auto";
+  shards.vocab_size = kBuiltinBpeVocabSize;
+  shards.eot_token = kBuiltinBpeEotId;
+  RUNG_ASSIGN_OR_RETURN(std::unique_ptr<TokenShards> source, TokenShards::Open(shards, seed));
+  return std::unique_ptr<BatchSource>(std::move(source));
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<BatchSource>> LoadBuiltinCorpusFrom(const BuiltinCorpusFiles& files,
                                                             const DataConfig& config, uint64_t seed) {
+  if (config.builtin_form == "bpe-4096") return LoadBuiltinBpeForm(files, config, seed);
   nlohmann::json provenance = {
       {"package", files.package}, {"version", files.version}, {"manifest", files.manifest_path}};
   const bool books = config.builtin_documents == "books";

@@ -13,6 +13,12 @@
 //   4. /usr/share/rung/builtin/austen.txt
 // Beside it, the manifest austen.json: {"package": "r-cran-janeaustenr", "version": ..., "sha256": ...}.
 //
+// Its BPE form (data.builtin_form: bpe-4096), from `make corpus` (deploy/build-builtin-tokens.sh): the
+// folder austen-bpe-4096/ beside the text, prepared by rung-data from it (one document per chapter,
+// SentencePiece BPE of 4096 ids trained single-threaded with seed 0, split by document at the byte
+// form's defaults, val_fraction 0.05 and split_seed 0, so both forms hold out the same chapters), read
+// as shards through its manifest (token_shards.h): val_bpb of the two forms is on the same text.
+//
 // Example:
 //   StatusOr<std::unique_ptr<BatchSource>> source = LoadBuiltinCorpus(config, seed);
 //
@@ -42,6 +48,9 @@ struct BuiltinCorpusFiles {
   std::vector<int64_t> book_first_documents;
 };
 
+// The BPE form's folder beside austen.txt.
+inline constexpr char kBuiltinBpeFolder[] = "austen-bpe-4096";
+
 // The candidate paths of austen.txt, in lookup order (see above).
 std::vector<std::string> BuiltinCorpusCandidates();
 
@@ -59,6 +68,9 @@ StatusOr<BuiltinCorpusFiles> LocateBuiltinCorpus();
 // eval_min_doc_tokens apply). Describe() adds "package", "version", "manifest" (and "documents_are":
 // "books"). Errors: those of LocateBuiltinCorpus and ByteCorpus::LoadFiles; DATA_LOSS if the text does
 // not match the manifest's sha256; NOT_FOUND for books from a manifest without book boundaries.
+// data.builtin_form: bpe-4096 loads the BPE form (a TokenShards, Describe() of the shards) instead: NOT_FOUND
+// when it is not built; DATA_LOSS when its manifest was not prepared from this text with the constants of
+// data_config.h; INVALID_ARGUMENT for a val_fraction or split_seed other than the manifest's.
 StatusOr<std::unique_ptr<BatchSource>> LoadBuiltinCorpus(const DataConfig& config, uint64_t seed);
 
 // Loads a builtin corpus already located (for tests and tools).

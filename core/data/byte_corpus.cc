@@ -4,11 +4,10 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <system_error>
 #include <utility>
 
+#include "core/common/file_bytes.h"
 #include "core/common/sha256.h"
 #include "core/data/sampling.h"
 
@@ -22,13 +21,6 @@ bool IsHidden(const fs::path& path) {
   return !name.empty() && name[0] == '.';
 }
 
-Status ReadFileInto(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("cannot open " + path);
-  out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (in.bad()) return Status::DataLoss("read error in " + path);
-  return Status::Ok();
-}
 
 }  // namespace
 
@@ -47,6 +39,22 @@ std::vector<std::string_view> SplitDocuments(std::string_view text, std::string_
 double DocumentSplitDraw(uint64_t split_seed, int64_t document_index) {
   return CounterRng(MixKey(MixKey(split_seed, kDocumentSplitDomain), static_cast<uint64_t>(document_index)))
       .Uniform();
+}
+
+std::vector<bool> ValidationDocuments(size_t documents, uint64_t split_seed, double val_fraction) {
+  std::vector<double> draws(documents);
+  std::vector<bool> in_validation(documents);
+  for (size_t d = 0; d < documents; ++d) {
+    draws[d] = DocumentSplitDraw(split_seed, static_cast<int64_t>(d));
+    in_validation[d] = draws[d] < val_fraction;
+  }
+  const auto validation_count = std::count(in_validation.begin(), in_validation.end(), true);
+  if (validation_count == 0) {
+    in_validation[std::min_element(draws.begin(), draws.end()) - draws.begin()] = true;
+  } else if (validation_count == static_cast<int64_t>(documents)) {
+    in_validation[std::max_element(draws.begin(), draws.end()) - draws.begin()] = false;
+  }
+  return in_validation;
 }
 
 StatusOr<std::vector<std::string>> ListCorpusFiles(const std::string& path) {
@@ -98,7 +106,7 @@ StatusOr<std::unique_ptr<ByteCorpus>> ByteCorpus::LoadFiles(const std::vector<st
   std::vector<std::string> documents;
   std::string contents;
   for (const std::string& file : files) {
-    RUNG_RETURN_IF_ERROR(ReadFileInto(file, &contents));
+    RUNG_RETURN_IF_ERROR(ReadFileBytes(file, "", &contents));
     hasher.Update(contents);
     for (std::string_view document : SplitDocuments(contents, config.doc_separator)) {
       documents.emplace_back(document);
@@ -135,18 +143,7 @@ StatusOr<std::unique_ptr<ByteCorpus>> ByteCorpus::LoadFiles(const std::vector<st
     corpus->train_documents_ = {0};
     corpus->validation_documents_ = {0};
   } else {
-    std::vector<double> draws(documents.size());
-    std::vector<bool> in_validation(documents.size());
-    for (size_t d = 0; d < documents.size(); ++d) {
-      draws[d] = DocumentSplitDraw(config.split_seed, static_cast<int64_t>(d));
-      in_validation[d] = draws[d] < config.val_fraction;
-    }
-    const auto validation_count = std::count(in_validation.begin(), in_validation.end(), true);
-    if (validation_count == 0) {
-      in_validation[std::min_element(draws.begin(), draws.end()) - draws.begin()] = true;
-    } else if (validation_count == static_cast<int64_t>(documents.size())) {
-      in_validation[std::max_element(draws.begin(), draws.end()) - draws.begin()] = false;
-    }
+    const std::vector<bool> in_validation = ValidationDocuments(documents.size(), config.split_seed, config.val_fraction);
     for (size_t d = 0; d < documents.size(); ++d) {
       std::string& stream = in_validation[d] ? corpus->validation_bytes_ : corpus->train_bytes_;
       stream += separator;

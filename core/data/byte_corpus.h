@@ -112,6 +112,12 @@ std::vector<std::string_view> SplitDocuments(std::string_view text, std::string_
 // DocumentSplitDraw(split_seed, document_index) < val_fraction.
 double DocumentSplitDraw(uint64_t split_seed, int64_t document_index);
 
+// The split by document of `documents` documents (true: validation), as the byte corpora and
+// `rung-data prepare` make it: DocumentSplitDraw < val_fraction, then at least one document in each
+// split (the lowest draw moves to validation when none is there, the highest to training when all
+// are). REQUIRES: documents >= 2.
+std::vector<bool> ValidationDocuments(size_t documents, uint64_t split_seed, double val_fraction);
+
 // The files under `path` in load order: the path itself if it is a regular file, else every regular
 // file below it (recursively, hidden names skipped), sorted by path. NOT_FOUND if the path does not
 // exist; INVALID_ARGUMENT if a folder holds no files.

@@ -85,9 +85,10 @@ int RunTrain(const TrainArguments& arguments) {
   if (Status status = rung::data_tool::WriteFileAtomically(model_path, {*model}); !status.ok()) return Fail(status);
   const std::string about_text = about.dump(1) + "\n";
   if (Status status = rung::data_tool::WriteFileAtomically(about_path, {about_text}); !status.ok()) return Fail(status);
-  std::printf("rung-data: trained %s tokenizer, %lld ids, on %zu documents (%lld bytes): %s (sha256 %s)\n",
+  std::printf("rung-data: trained %s tokenizer, %lld ids, on %zu document%s (%lld bytes): %s (sha256 %s)\n",
               arguments.options.type.c_str(), static_cast<long long>(arguments.options.vocab_size),
-              text->documents.size(), static_cast<long long>(text->bytes), model_path.c_str(),
+              text->documents.size(), text->documents.size() == 1 ? "" : "s", static_cast<long long>(text->bytes),
+              model_path.c_str(),
               about["sha256"].get<std::string>().c_str());
   return 0;
 }

@@ -6,9 +6,9 @@
 #include <climits>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <thread>
 
+#include "core/common/file_bytes.h"
 #include "core/common/sha256.h"
 #include "core/data/byte_corpus.h"
 #include "core/data/llmc_shard_format.h"
@@ -48,22 +48,6 @@ Status EncodeAll(const Tokenizer& tokenizer, const TextDocuments& text, int64_t 
   return Status::Ok();
 }
 
-// Which documents go to validation (see the header).
-std::vector<bool> SplitByDocument(size_t documents, uint64_t seed, double val_fraction) {
-  std::vector<double> draws(documents);
-  std::vector<bool> in_validation(documents);
-  for (size_t d = 0; d < documents; ++d) {
-    draws[d] = DocumentSplitDraw(seed, static_cast<int64_t>(d));
-    in_validation[d] = draws[d] < val_fraction;
-  }
-  const auto held_out = std::count(in_validation.begin(), in_validation.end(), true);
-  if (held_out == 0) in_validation[std::min_element(draws.begin(), draws.end()) - draws.begin()] = true;
-  if (held_out == static_cast<int64_t>(documents)) {
-    in_validation[std::max_element(draws.begin(), draws.end()) - draws.begin()] = false;
-  }
-  return in_validation;
-}
-
 std::string LittleEndian(const std::vector<int32_t>& tokens, int64_t token_bytes) {
   std::string bytes(tokens.size() * static_cast<size_t>(token_bytes), '\0');
   char* out = bytes.data();
@@ -71,14 +55,6 @@ std::string LittleEndian(const std::vector<int32_t>& tokens, int64_t token_bytes
     const auto value = static_cast<uint32_t>(token);
     for (int64_t b = 0; b < token_bytes; ++b) *out++ = static_cast<char>((value >> (8 * b)) & 0xFF);
   }
-  return bytes;
-}
-
-StatusOr<std::string> ReadFileBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("cannot open tokenizer " + path);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return Status::DataLoss("read error in tokenizer " + path);
   return bytes;
 }
 
@@ -94,7 +70,8 @@ StatusOr<PrepareSummary> Prepare(const PrepareOptions& options) {
   if (options.token_bytes != 0 && options.token_bytes != 2 && options.token_bytes != 4) {
     return Status::InvalidArgument("--token-bytes must be 2 or 4, got " + std::to_string(options.token_bytes));
   }
-  RUNG_ASSIGN_OR_RETURN(const std::string model_bytes, ReadFileBytes(options.tokenizer));
+  std::string model_bytes;
+  RUNG_RETURN_IF_ERROR(ReadFileBytes(options.tokenizer, "tokenizer", &model_bytes));
   RUNG_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, Tokenizer::Load(options.tokenizer));
   const int64_t vocab_size = tokenizer->vocab_size();
   const int64_t token_bytes = options.token_bytes != 0 ? options.token_bytes : vocab_size <= 65536 ? 2 : 4;
@@ -143,7 +120,7 @@ StatusOr<PrepareSummary> Prepare(const PrepareOptions& options) {
   manifest.text_field = options.documents.text_field;
   manifest.token_byte_lengths = tokenizer->TokenByteLengths();
 
-  const std::vector<bool> in_validation = SplitByDocument(text.documents.size(), options.seed, options.val_fraction);
+  const std::vector<bool> in_validation = ValidationDocuments(text.documents.size(), options.seed, options.val_fraction);
   for (int split = 0; split < 2; ++split) {
     const std::string name = split == 0 ? "train" : "val";
     std::vector<int32_t> shard;

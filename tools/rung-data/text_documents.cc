@@ -1,24 +1,14 @@
 #include "tools/rung-data/text_documents.h"
 
-#include <fstream>
-#include <iterator>
-
 #include <nlohmann/json.hpp>
 
+#include "core/common/file_bytes.h"
 #include "core/common/sha256.h"
 #include "core/common/utf8.h"
 #include "core/data/byte_corpus.h"
 
 namespace rung::data_tool {
 namespace {
-
-Status ReadWholeFile(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("cannot open input " + path);
-  out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (in.bad()) return Status::DataLoss("read error in input " + path);
-  return Status::Ok();
-}
 
 Status RequireUtf8(const std::string& path, std::string_view text, int64_t base_offset) {
   const size_t valid = ValidUtf8Prefix(text);
@@ -65,7 +55,7 @@ StatusOr<TextDocuments> ReadTextDocuments(const std::vector<std::string>& inputs
   for (const std::string& input : inputs) {
     RUNG_ASSIGN_OR_RETURN(const std::vector<std::string> files, ListCorpusFiles(input));
     for (const std::string& path : files) {
-      RUNG_RETURN_IF_ERROR(ReadWholeFile(path, &contents));
+      RUNG_RETURN_IF_ERROR(ReadFileBytes(path, "input", &contents));
       out.sources.push_back({path, static_cast<int64_t>(contents.size()), Sha256Hex(contents)});
       if (!options.text_field.empty()) {
         RUNG_RETURN_IF_ERROR(AppendJsonLines(path, contents, options.text_field, &out));

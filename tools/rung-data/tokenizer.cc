@@ -95,7 +95,10 @@ StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::Load(const std::string& path) {
     if (status.code() == sentencepiece::util::StatusCode::kNotFound) {
       return Status::NotFound("tokenizer " + path + ": " + status.ToString());
     }
-    return Status::InvalidArgument("tokenizer " + path + " is not a SentencePiece model: " + status.ToString());
+    // SentencePiece's own message names its source file and line, which says nothing to a user.
+    return Status::InvalidArgument("tokenizer " + path +
+                                   " is not a SentencePiece model (rung-data tokenizer train writes one: "
+                                   "OUT/tokenizer.model)");
   }
   if (impl->processor.eos_id() < 0) {
     return Status::InvalidArgument("tokenizer " + path + " has no </s> (eos) token to end documents with");

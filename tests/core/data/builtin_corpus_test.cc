@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "core/common/sha256.h"
 #include "core/data/byte_corpus.h"
+#include "core/data/llmc_shard_format.h"
+#include "core/data/token_manifest.h"
 #include "tests/core/data/test_files.h"
 
 namespace rung {
@@ -200,6 +203,84 @@ TEST(BuiltinCorpusTest, EvalFilterKeepsOnlyLongDocumentsAndRefusesWhenNoneQualif
   EXPECT_NE(none.status().message().find("no validation document"), std::string::npos) << none.status().message();
 }
 
+// A BPE form beside a fake corpus, as deploy/build-builtin-tokens.sh lays it out: two llm.c shards of
+// 40 tokens (documents starting at the end-of-text id) and a manifest naming `text_sha256`.
+void WriteFakeBpeForm(const std::string& dir, const std::string& text_sha256, int64_t eot_id = kBuiltinBpeEotId) {
+  const std::string folder = dir + "/builtin/" + kBuiltinBpeFolder;
+  TokenManifest manifest;
+  manifest.tokenizer_file = "tokenizer.model";
+  manifest.tokenizer_type = "bpe";
+  manifest.sources = {{"austen.txt", 100, text_sha256}};
+  manifest.eot_id = eot_id;
+  manifest.vocab_size = kBuiltinBpeVocabSize;
+  manifest.token_bytes = 2;
+  manifest.val_fraction = 0.05;
+  manifest.seed = 0;
+  manifest.token_byte_lengths.assign(kBuiltinBpeVocabSize, 3);
+  for (const char* split : {"train", "val"}) {
+    std::string body;
+    for (int t = 0; t < 40; ++t) {
+      const int id = t % 10 == 0 ? static_cast<int>(kBuiltinBpeEotId) : 300 + t;
+      body.push_back(static_cast<char>(id & 0xFF));
+      body.push_back(static_cast<char>(id >> 8));
+    }
+    const std::string file = std::string(split) + "_000000.bin";
+    WriteBytes(folder + "/" + file, LlmcShardHeader(40, 2) + body);
+    manifest.shards.push_back({file, split, 4, 40, 120, ""});
+  }
+  WriteBytes(folder + "/manifest.json", manifest.ToJson().dump(1));
+}
+
+TEST(BuiltinCorpusTest, BpeFormReadsThePreparedFolderBesideTheTextAsShards) {
+  TempFolder folder;
+  WriteFakeCorpus(folder.path(), ChapterText());
+  WriteFakeBpeForm(folder.path(), Sha256Hex(ChapterText()));
+  StatusOr<BuiltinCorpusFiles> files = FindBuiltinCorpus({folder / "builtin/austen.txt"});
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  DataConfig config = BuiltinConfig();
+  config.builtin_form = "bpe-4096";
+  config.seq_len = 16;
+  config.val_fraction = 0.05;
+  config.cross_doc_mask = true;
+  StatusOr<std::unique_ptr<BatchSource>> source = LoadBuiltinCorpusFrom(*files, config, 0);
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  EXPECT_EQ((*source)->vocab_size(), kBuiltinBpeVocabSize);
+  EXPECT_EQ((*source)->SplitTokens(Split::kTrain), 40);
+  EXPECT_EQ((*source)->SplitTokens(Split::kValidation), 40);
+  ASSERT_NE((*source)->TokenByteLengths(), nullptr);
+  EXPECT_EQ((*source)->TokenByteLengths()->at(300), 3);
+  EXPECT_EQ(DocumentStartToken(config), kBuiltinBpeEotId);
+  EXPECT_EQ((*source)->Describe()["split"], "manifest");
+}
+
+TEST(BuiltinCorpusTest, BpeFormMissingStaleOrSplitOtherwiseIsAnErrorSayingWhat) {
+  TempFolder folder;
+  WriteFakeCorpus(folder.path(), ChapterText());
+  StatusOr<BuiltinCorpusFiles> files = FindBuiltinCorpus({folder / "builtin/austen.txt"});
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  DataConfig config = BuiltinConfig();
+  config.builtin_form = "bpe-4096";
+  config.seq_len = 16;
+  config.val_fraction = 0.05;
+  StatusOr<std::unique_ptr<BatchSource>> missing = LoadBuiltinCorpusFrom(*files, config, 0);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("make corpus"), std::string::npos) << missing.status().message();
+
+  WriteFakeBpeForm(folder.path(), Sha256Hex("another text"));
+  StatusOr<std::unique_ptr<BatchSource>> stale = LoadBuiltinCorpusFrom(*files, config, 0);
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(stale.status().message().find("was not prepared from"), std::string::npos) << stale.status().message();
+
+  WriteFakeBpeForm(folder.path(), Sha256Hex(ChapterText()));
+  config.val_fraction = 0.2;
+  StatusOr<std::unique_ptr<BatchSource>> resplit = LoadBuiltinCorpusFrom(*files, config, 0);
+  ASSERT_FALSE(resplit.ok());
+  EXPECT_EQ(resplit.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(resplit.status().message().find("data.val_fraction"), std::string::npos) << resplit.status().message();
+}
+
 // Runs against the real corpus when one is installed (deploy/fetch-builtin-corpus.sh), else skips.
 TEST(BuiltinCorpusTest, InstalledCorpusHasOneDocumentPerChapter) {
   StatusOr<BuiltinCorpusFiles> files = LocateBuiltinCorpus();
@@ -222,6 +303,32 @@ TEST(BuiltinCorpusTest, InstalledCorpusHasOneDocumentPerChapter) {
   ASSERT_TRUE(books.ok()) << books.status().ToString();
   const nlohmann::json by_book = (*books)->Describe();
   EXPECT_EQ(by_book["documents"]["train"].get<int>() + by_book["documents"]["validation"].get<int>(), 6);
+}
+
+// The BPE form `make corpus` builds, when it is there: the same chapters as the byte form, and the
+// same held-out ones (the byte form's split), read through the manifest.
+TEST(BuiltinCorpusTest, InstalledBpeFormHoldsOutTheByteFormsChapters) {
+  StatusOr<BuiltinCorpusFiles> files = LocateBuiltinCorpus();
+  if (!files.ok()) GTEST_SKIP() << files.status().message();
+  const std::string folder = (std::filesystem::path(files->text_path).parent_path() / kBuiltinBpeFolder).string();
+  if (!HasTokenManifest(folder)) GTEST_SKIP() << "no " << folder << " (make corpus)";
+  StatusOr<TokenManifest> manifest = ReadTokenManifest(folder);
+  ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
+  DataConfig config = BuiltinConfig();
+  config.val_fraction = 0.05;
+  config.seq_len = 512;
+  StatusOr<std::unique_ptr<BatchSource>> bytes = LoadBuiltinCorpusFrom(*files, config, 0);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  const nlohmann::json byte_description = (*bytes)->Describe();
+  int64_t documents[2] = {0, 0};
+  for (const ManifestShard& shard : manifest->shards) documents[shard.split == "val" ? 1 : 0] += shard.documents;
+  EXPECT_EQ(documents[0], byte_description["documents"]["train"].get<int64_t>());
+  EXPECT_EQ(documents[1], byte_description["documents"]["validation"].get<int64_t>());
+  config.builtin_form = "bpe-4096";
+  StatusOr<std::unique_ptr<BatchSource>> tokens = LoadBuiltinCorpusFrom(*files, config, 0);
+  ASSERT_TRUE(tokens.ok()) << tokens.status().ToString();
+  EXPECT_EQ((*tokens)->vocab_size(), kBuiltinBpeVocabSize);
+  EXPECT_LT((*tokens)->SplitTokens(Split::kTrain), (*bytes)->SplitTokens(Split::kTrain) / 2);
 }
 
 }  // namespace
