@@ -32,8 +32,11 @@ configure: deps
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-corpus: deps
+# The builtin corpus (bytes), then its BPE form (data.builtin_form: bpe-4096) with rung-data.
+corpus: configure
 	deploy/fetch-builtin-corpus.sh $(BUILD)/data/builtin
+	cmake --build $(BUILD) -j $(JOBS) --target rung-data
+	deploy/build-builtin-tokens.sh $(BUILD)/bin/rung-data $(BUILD)/data/builtin
 
 test: build corpus
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 1200
@@ -68,6 +71,8 @@ install: build corpus
 	install -m 0755 $(BUILD)/bin/rung $(BUILD)/bin/rung-coordinator $(BUILD)/bin/rung-worker $(DESTDIR)$(PREFIX)/bin/
 	if [ -x $(BUILD)/bin/rung-train ]; then install -m 0755 $(BUILD)/bin/rung-train $(DESTDIR)$(PREFIX)/bin/; fi
 	install -m 0644 $(BUILD)/data/builtin/austen.txt $(BUILD)/data/builtin/austen.json $(DESTDIR)$(PREFIX)/share/rung/builtin/
+	install -d $(DESTDIR)$(PREFIX)/share/rung/builtin/austen-bpe-4096
+	install -m 0644 $(BUILD)/data/builtin/austen-bpe-4096/* $(DESTDIR)$(PREFIX)/share/rung/builtin/austen-bpe-4096/
 
 gpu-deps:
 	deploy/gpu/vendor-deps.sh third_party/gpu-deps

@@ -10,7 +10,8 @@
 # sensesensibility in that order, one line per source line. A line holding only "\f" precedes every
 # chapter heading (a line starting with CHAPTER or Chapter) and separates books, so rung's text
 # loader (data.doc_separator "\f") sees one document per chapter, plus one short front-matter document
-# per book (title, author, volume line).
+# per book (title, author, volume line). The manifest's "book_first_documents" is the index of each
+# book's first document (its front matter): data.builtin_documents: books joins each book's documents.
 #
 # Idempotent: does nothing when both files exist, the text matches the manifest's sha256 and the
 # manifest names the installed package version. Needs Rscript (r-base-core) and r-cran-janeaustenr
@@ -42,7 +43,8 @@ manifest_field() {  # manifest_field FILE KEY: the string value of "KEY" in a fl
 if [[ -f "$text_file" && -f "$manifest_file" ]]; then
   have_sha=$(sha256sum "$text_file" | cut -d' ' -f1)
   if [[ "$(manifest_field "$manifest_file" sha256)" == "$have_sha" &&
-        "$(manifest_field "$manifest_file" version)" == "$version" ]]; then
+        "$(manifest_field "$manifest_file" version)" == "$version" ]] &&
+     grep -q '"book_first_documents"' "$manifest_file"; then
     echo "fetch-builtin-corpus: $text_file is up to date ($package $version, sha256 $have_sha)"
     exit 0
   fi
@@ -53,14 +55,14 @@ tmp_text=$(mktemp "$out_dir/.austen.txt.XXXXXX")
 tmp_manifest=$(mktemp "$out_dir/.austen.json.XXXXXX")
 trap 'rm -f "$tmp_text" "$tmp_manifest"' EXIT
 
-# Prints the number of documents (chapters plus one front matter per book) on stdout.
-documents=$(Rscript --vanilla - "$tmp_text" <<'EOF'
+# Prints the number of documents (chapters plus one front matter) of each book on stdout.
+book_documents=$(Rscript --vanilla - "$tmp_text" <<'EOF'
 args <- commandArgs(trailingOnly = TRUE)
 books <- c("emma", "mansfieldpark", "northangerabbey", "persuasion", "prideprejudice",
            "sensesensibility")
 separator <- "\f"
 out <- character(0)
-documents <- 0L
+documents <- integer(0)
 for (i in seq_along(books)) {
   lines <- getExportedValue("janeaustenr", books[[i]])
   lines <- enc2utf8(lines)
@@ -71,14 +73,20 @@ for (i in seq_along(books)) {
   expanded <- rep(lines, times = ifelse(heading, 2L, 1L))
   expanded[which(heading) + seq_len(sum(heading)) - 1L] <- separator
   out <- c(out, expanded)
-  documents <- documents + sum(heading) + as.integer(!heading[[1]])
+  documents <- c(documents, sum(heading) + as.integer(!heading[[1]]))
 }
 connection <- file(args[[1]], open = "wb")
 writeLines(out, connection, sep = "\n", useBytes = TRUE)
 close(connection)
-cat(documents, "\n", sep = "")
+cat(documents, "\n")
 EOF
 )
+documents=0
+book_first_documents=""
+for count in $book_documents; do
+  book_first_documents+="${book_first_documents:+, }$documents"
+  documents=$((documents + count))
+done
 
 sha=$(sha256sum "$tmp_text" | cut -d' ' -f1)
 bytes=$(stat -c %s "$tmp_text")
@@ -90,6 +98,7 @@ cat >"$tmp_manifest" <<EOF
   "bytes": $bytes,
   "documents": $documents,
   "books": ["emma", "mansfieldpark", "northangerabbey", "persuasion", "prideprejudice", "sensesensibility"],
+  "book_first_documents": [$book_first_documents],
   "doc_separator": "\\f"
 }
 EOF

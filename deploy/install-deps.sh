@@ -14,6 +14,7 @@ packages=(
   gnuplot-nox shellcheck libgloo-dev
   clang-14 libfuzzer-14-dev
   r-cran-janeaustenr r-base-core
+  libsentencepiece-dev sentencepiece
 )
 if [[ "${1:-}" == "--with-bench" ]]; then
   packages+=(python3-torch python3-optuna)

@@ -8,11 +8,11 @@
 # Usage: fuzz/run.sh BUILD_DIR (--seconds N | --total N) [TARGET...]
 #   --seconds N   N seconds for each target (`make fuzz FUZZ_SECONDS=N`)
 #   --total N     N seconds for all of them together, split evenly (`make fuzz-ci`: 120)
-#   TARGET        records, ladder_csv, trial_config, sweep_spec, rpc (default: all)
+#   TARGET        records, ladder_csv, trial_config, sweep_spec, token_data, rpc (default: all)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-all_targets=(records ladder_csv trial_config sweep_spec rpc)
+all_targets=(records ladder_csv trial_config sweep_spec token_data rpc)
 
 if (($# < 3)); then
   sed -n '2,11p' "$0" >&2

@@ -68,6 +68,9 @@ void AddFinal(const records::FinalRecord& record, TrialResults* results) {
         results->summaries.push_back(
             {records::ExtrapolationSummaryName("val_loss_in_dist", entry), *entry.val_loss_in_dist, step});
       }
+      if (entry.val_bpb) {
+        results->summaries.push_back({records::ExtrapolationSummaryName("val_bpb", entry), *entry.val_bpb, step});
+      }
       if (entry.val_loss_extrap) {
         results->summaries.push_back(
             {records::ExtrapolationSummaryName("val_loss_extrap", entry), *entry.val_loss_extrap, step});

@@ -7,6 +7,7 @@ namespace rung {
 
 int64_t DocumentStartToken(const DataConfig& config) {
   if (config.source == "shards") return config.eot_token;
+  if (config.source == "builtin" && config.builtin_form == "bpe-4096") return kBuiltinBpeEotId;
   if ((config.source == "builtin" || config.source == "text") && !config.doc_separator.empty()) {
     return static_cast<unsigned char>(config.doc_separator[0]);
   }
@@ -31,6 +32,38 @@ void ValidateDataConfig(const DataConfig& d, std::vector<ConfigError>* errors) {
   if (d.eot_token >= 0 && d.source != "shards") error("data.eot_token", "only source 'shards' has one");
   if (d.source == "shards" && d.vocab_size > 0 && d.eot_token >= d.vocab_size) {
     error("data.eot_token", "must be below vocab_size " + std::to_string(d.vocab_size));
+  }
+  if (d.format != "auto" && d.format != "llmc" && d.format != "raw16" && d.format != "raw32") {
+    error("data.format", "must be auto, llmc, raw16 or raw32");
+  }
+  if (d.format != "auto" && d.source != "shards") error("data.format", "only source 'shards' reads shard files");
+  if (d.builtin_documents != "chapters" && d.builtin_documents != "books") {
+    error("data.builtin_documents", "must be chapters or books");
+  }
+  if (d.builtin_documents != "chapters" && d.source != "builtin") {
+    error("data.builtin_documents", "only source 'builtin' has books");
+  }
+  if (d.builtin_form != "bytes" && d.builtin_form != "bpe-4096") {
+    error("data.builtin_form", "must be bytes or bpe-4096");
+  }
+  if (d.builtin_form != "bytes" && d.source != "builtin") {
+    error("data.builtin_form", "only source 'builtin' has a BPE form");
+  }
+  if (d.builtin_form == "bpe-4096" && d.builtin_documents == "books") {
+    error("data.builtin_documents", "books are in the byte form only (data.builtin_form: bytes)");
+  }
+  if (d.eval_min_doc_tokens < 0) {
+    error("data.eval_min_doc_tokens", "must be >= 0 (0: no filter), got " + std::to_string(d.eval_min_doc_tokens));
+  }
+  CheckAtMost("data.eval_min_doc_tokens", "eval_min_doc_tokens", d.eval_min_doc_tokens, kMaxSequenceLength, errors);
+  if (d.eval_min_doc_tokens > 0) {
+    if (d.synthetic()) error("data.eval_min_doc_tokens", "synthetic task '" + d.source + "' has no documents");
+    if (d.source == "shards" && d.eot_token < 0) {
+      error("data.eot_token", "source 'shards' with eval_min_doc_tokens needs the token between documents");
+    }
+    if ((d.source == "builtin" || d.source == "text") && d.doc_separator.size() != 1) {
+      error("data.doc_separator", "must be one byte when eval_min_doc_tokens is set (a document starts at it)");
+    }
   }
   if (d.cross_doc_keys != "document" && d.cross_doc_keys != "window") {
     error("data.cross_doc_keys", "must be document or window");

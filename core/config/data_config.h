@@ -39,7 +39,10 @@ struct DataConfig {
   std::string source = "builtin";  // builtin | text | shards | nrw | niah | position_index
   std::string path;                // text: file or folder; shards: file or folder of *.bin
   std::string val_path;            // shards: optional separate validation shard(s)
-  int64_t token_bytes = 2;         // shards: 2 (uint16) or 4 (uint32), little-endian
+  int64_t token_bytes = 2;         // shards: 2 (uint16) or 4 (uint32), little-endian: headerless files
+  // shards: how files are read (core/data/llmc_shard_format.h): auto (an llm.c header if the magic is
+  // there, else raw of token_bytes), llmc (the header required), raw16, raw32 (headerless, that width).
+  std::string format = "auto";
   int64_t vocab_size = 0;          // shards: required
   int64_t seq_len = 128;           // training sequence length T
   double val_fraction = 0.05;      // share of documents (text) or tokens (shards) held out
@@ -54,6 +57,15 @@ struct DataConfig {
   // "document", the keys the query sees inside its document; "window", its position in the window + 1.
   std::string cross_doc_keys = "document";
   int64_t eot_token = -1;          // shards: the token id between documents (-1: none)
+  // Validation windows only in documents of at least this many tokens, each window starting at a
+  // document's start (docs/science.md section 9: positions beyond T then belong to one document);
+  // 0 = every window of the validation stream. Needs documents (a separator or eot_token).
+  int64_t eval_min_doc_tokens = 0;
+  // builtin: one document per chapter, or per book (the six novels, for long-document evaluation).
+  std::string builtin_documents = "chapters";
+  // builtin: "bytes" (one token a byte) or "bpe-4096", the corpus as `make corpus` tokenizes it
+  // (core/data/builtin_corpus.h: a prepared folder beside the text, read as shards through its manifest).
+  std::string builtin_form = "bytes";
   NrwConfig nrw;
   NiahConfig niah;
   PositionIndexConfig position_index;
@@ -61,9 +73,15 @@ struct DataConfig {
   bool synthetic() const { return source == "nrw" || source == "niah" || source == "position_index"; }
 };
 
-// The input token that starts a document in the stream: the first byte of doc_separator (builtin,
-// text: each document is preceded by the separator), eot_token (shards; -1 when unset), -1 for
-// synthetic tasks.
+// The builtin corpus's BPE form (data.builtin_form: bpe-4096, deploy/build-builtin-tokens.sh): its
+// vocabulary and the end-of-text id that `rung-data prepare` writes before each document (SentencePiece's
+// </s>, id 2 in the models `rung-data tokenizer train` makes).
+inline constexpr int64_t kBuiltinBpeVocabSize = 4096;
+inline constexpr int64_t kBuiltinBpeEotId = 2;
+
+// The input token that starts a document in the stream: the first byte of doc_separator (builtin
+// bytes, text: each document is preceded by the separator), kBuiltinBpeEotId (builtin bpe-4096),
+// eot_token (shards; -1 when unset), -1 for synthetic tasks.
 int64_t DocumentStartToken(const DataConfig& config);
 
 void ValidateDataConfig(const DataConfig& config, std::vector<ConfigError>* errors);

@@ -65,6 +65,7 @@ void VisitData(V& v, DataConfig& d) {
   v.Field("path", d.path);
   v.Field("val_path", d.val_path);
   v.Field("token_bytes", d.token_bytes);
+  v.Enum("format", d.format, {"auto", "llmc", "raw16", "raw32"});
   v.Field("vocab_size", d.vocab_size);
   v.Field("seq_len", d.seq_len);
   v.Field("val_fraction", d.val_fraction);
@@ -73,6 +74,9 @@ void VisitData(V& v, DataConfig& d) {
   v.Field("cross_doc_mask", d.cross_doc_mask);
   v.Enum("cross_doc_keys", d.cross_doc_keys, {"document", "window"});
   v.Field("eot_token", d.eot_token);
+  v.Field("eval_min_doc_tokens", d.eval_min_doc_tokens);
+  v.Enum("builtin_documents", d.builtin_documents, {"chapters", "books"});
+  v.Enum("builtin_form", d.builtin_form, {"bytes", "bpe-4096"});
   v.Block("nrw", [&](V& b) {
     b.Field("window_centre", d.nrw.window_centre);
     b.Field("window_width", d.nrw.window_width);
@@ -167,6 +171,7 @@ Status Locate(const Status& status, const std::vector<ConfigError>& errors,
 int64_t DataVocabSize(const DataConfig& data) {
   // Symbol counts that overflow give a vocabulary the limits refuse (config_limits.h).
   constexpr int64_t kOverflow = std::numeric_limits<int64_t>::max();
+  if (data.source == "builtin" && data.builtin_form == "bpe-4096") return kBuiltinBpeVocabSize;
   if (data.source == "builtin" || data.source == "text") return 256;
   if (data.source == "nrw") return 5;  // BG, NEEDLE, QUERY, YES, NO
   if (data.source == "niah") {
@@ -209,8 +214,11 @@ void CollectTrialErrors(const TrialConfig& trial, std::vector<ConfigError>* erro
     errors->push_back({"model.vocab_size", "smaller than the task's vocabulary " +
                                                std::to_string(DataVocabSize(trial.data))});
   }
-  if ((trial.data.source == "builtin" || trial.data.source == "text") && trial.model.vocab_size < 256) {
-    errors->push_back({"model.vocab_size", "byte-level text needs at least 256"});
+  if ((trial.data.source == "builtin" || trial.data.source == "text") &&
+      trial.model.vocab_size < DataVocabSize(trial.data)) {
+    errors->push_back({"model.vocab_size", trial.data.builtin_form == "bpe-4096" && trial.data.source == "builtin"
+                                               ? "the builtin BPE form needs at least 4096"
+                                               : "byte-level text needs at least 256"});
   }
   const PositionConfig& position = trial.model.position;
   if (position.variant == "absolute" && position.absolute.beyond == "refuse") {
@@ -293,6 +301,13 @@ void ReconcileWithEarlierReleases(const TrialConfig& trial, nlohmann::json* conf
   if (trial.data.source == "nrw" && trial.data.nrw.buffer > 0.0) {
     (*config)["data"]["nrw"]["buffer_rule"] = "no_beyond_1_plus_r_half_width";
   }
+  // Added with llm.c shards and the long-document evaluation; their defaults read data as before.
+  const DataConfig data_defaults;
+  nlohmann::json& data = (*config)["data"];
+  if (trial.data.format == data_defaults.format) data.erase("format");
+  if (trial.data.eval_min_doc_tokens == data_defaults.eval_min_doc_tokens) data.erase("eval_min_doc_tokens");
+  if (trial.data.builtin_documents == data_defaults.builtin_documents) data.erase("builtin_documents");
+  if (trial.data.builtin_form == data_defaults.builtin_form) data.erase("builtin_form");
   // Read by the absolute position embedding only.
   if (trial.model.position.variant != "absolute") (*config)["position"].erase("absolute");
 }

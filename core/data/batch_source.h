@@ -39,6 +39,12 @@ struct TokenBatch {
 
 enum class Split { kTrain, kValidation };
 
+// A document of a split's stream: its first position (the token that starts it) and its length.
+struct DocumentSpan {
+  int64_t start = 0;
+  int64_t tokens = 0;
+};
+
 class BatchSource {
  public:
   virtual ~BatchSource() = default;
@@ -60,6 +66,11 @@ class BatchSource {
   // Provenance recorded with the trial: source, path, sizes, SHA-256 of the bytes read, package
   // version of the builtin corpus.
   virtual nlohmann::json Describe() const = 0;
+
+  // How many UTF-8 bytes each token id stands for (index: id), for bits per byte (docs/science.md
+  // section 11): all 1 for byte-level text, the manifest's lengths for a prepared folder of shards;
+  // null where the source does not know (plain shards, synthetic tasks).
+  virtual const std::vector<int32_t>* TokenByteLengths() const { return nullptr; }
 };
 
 // Builds the source named by config.source. `seed` seeds training-batch sampling.

@@ -4,11 +4,10 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <system_error>
 #include <utility>
 
+#include "core/common/file_bytes.h"
 #include "core/common/sha256.h"
 #include "core/data/sampling.h"
 
@@ -22,13 +21,6 @@ bool IsHidden(const fs::path& path) {
   return !name.empty() && name[0] == '.';
 }
 
-Status ReadFileInto(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("cannot open " + path);
-  out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (in.bad()) return Status::DataLoss("read error in " + path);
-  return Status::Ok();
-}
 
 }  // namespace
 
@@ -47,6 +39,22 @@ std::vector<std::string_view> SplitDocuments(std::string_view text, std::string_
 double DocumentSplitDraw(uint64_t split_seed, int64_t document_index) {
   return CounterRng(MixKey(MixKey(split_seed, kDocumentSplitDomain), static_cast<uint64_t>(document_index)))
       .Uniform();
+}
+
+std::vector<bool> ValidationDocuments(size_t documents, uint64_t split_seed, double val_fraction) {
+  std::vector<double> draws(documents);
+  std::vector<bool> in_validation(documents);
+  for (size_t d = 0; d < documents; ++d) {
+    draws[d] = DocumentSplitDraw(split_seed, static_cast<int64_t>(d));
+    in_validation[d] = draws[d] < val_fraction;
+  }
+  const auto validation_count = std::count(in_validation.begin(), in_validation.end(), true);
+  if (validation_count == 0) {
+    in_validation[std::min_element(draws.begin(), draws.end()) - draws.begin()] = true;
+  } else if (validation_count == static_cast<int64_t>(documents)) {
+    in_validation[std::max_element(draws.begin(), draws.end()) - draws.begin()] = false;
+  }
+  return in_validation;
 }
 
 StatusOr<std::vector<std::string>> ListCorpusFiles(const std::string& path) {
@@ -82,7 +90,8 @@ StatusOr<std::unique_ptr<ByteCorpus>> ByteCorpus::Load(const DataConfig& config,
 StatusOr<std::unique_ptr<ByteCorpus>> ByteCorpus::LoadFiles(const std::vector<std::string>& files,
                                                             const DataConfig& config, uint64_t seed,
                                                             const std::string& source, const std::string& path,
-                                                            nlohmann::json provenance) {
+                                                            nlohmann::json provenance,
+                                                            const std::vector<int64_t>& group_starts) {
   if (config.doc_separator.empty()) return Status::InvalidArgument("data.doc_separator must not be empty");
   std::unique_ptr<ByteCorpus> corpus(new ByteCorpus());
   corpus->source_ = source;
@@ -97,13 +106,29 @@ StatusOr<std::unique_ptr<ByteCorpus>> ByteCorpus::LoadFiles(const std::vector<st
   std::vector<std::string> documents;
   std::string contents;
   for (const std::string& file : files) {
-    RUNG_RETURN_IF_ERROR(ReadFileInto(file, &contents));
+    RUNG_RETURN_IF_ERROR(ReadFileBytes(file, "", &contents));
     hasher.Update(contents);
     for (std::string_view document : SplitDocuments(contents, config.doc_separator)) {
       documents.emplace_back(document);
     }
   }
   corpus->sha256_ = hasher.FinishHex();
+  if (!group_starts.empty()) {
+    std::vector<std::string> groups;
+    for (size_t g = 0; g < group_starts.size(); ++g) {
+      const int64_t first = group_starts[g];
+      const int64_t end = g + 1 < group_starts.size() ? group_starts[g + 1] : static_cast<int64_t>(documents.size());
+      if (first < 0 || end > static_cast<int64_t>(documents.size()) || first >= end) {
+        return Status::InvalidArgument("'" + path + "': document groups start at " + std::to_string(first) +
+                                       ", which does not fit its " + std::to_string(documents.size()) +
+                                       " documents in order (stale manifest?)");
+      }
+      std::string group;
+      for (int64_t d = first; d < end; ++d) group += documents[static_cast<size_t>(d)];
+      groups.push_back(std::move(group));
+    }
+    documents = std::move(groups);
+  }
   if (documents.empty()) return Status::InvalidArgument("no text in data.path '" + path + "'");
 
   const std::string& separator = config.doc_separator;
@@ -118,18 +143,7 @@ StatusOr<std::unique_ptr<ByteCorpus>> ByteCorpus::LoadFiles(const std::vector<st
     corpus->train_documents_ = {0};
     corpus->validation_documents_ = {0};
   } else {
-    std::vector<double> draws(documents.size());
-    std::vector<bool> in_validation(documents.size());
-    for (size_t d = 0; d < documents.size(); ++d) {
-      draws[d] = DocumentSplitDraw(config.split_seed, static_cast<int64_t>(d));
-      in_validation[d] = draws[d] < config.val_fraction;
-    }
-    const auto validation_count = std::count(in_validation.begin(), in_validation.end(), true);
-    if (validation_count == 0) {
-      in_validation[std::min_element(draws.begin(), draws.end()) - draws.begin()] = true;
-    } else if (validation_count == static_cast<int64_t>(documents.size())) {
-      in_validation[std::max_element(draws.begin(), draws.end()) - draws.begin()] = false;
-    }
+    const std::vector<bool> in_validation = ValidationDocuments(documents.size(), config.split_seed, config.val_fraction);
     for (size_t d = 0; d < documents.size(); ++d) {
       std::string& stream = in_validation[d] ? corpus->validation_bytes_ : corpus->train_bytes_;
       stream += separator;
@@ -147,6 +161,20 @@ StatusOr<std::unique_ptr<ByteCorpus>> ByteCorpus::LoadFiles(const std::vector<st
           " (more text, a shorter seq_len or another val_fraction)");
     }
   }
+  if (config.eval_min_doc_tokens > 0) {
+    const std::string& validation = corpus->validation_bytes_;
+    const char start = separator[0];
+    corpus->eval_documents_ =
+        LongDocuments(static_cast<int64_t>(validation.size()), config.eval_min_doc_tokens,
+                      [&](int64_t p) { return validation[static_cast<size_t>(p)] == start; });
+    if (corpus->eval_documents_.empty()) {
+      return Status::InvalidArgument(
+          "data.eval_min_doc_tokens = " + std::to_string(config.eval_min_doc_tokens) + ": no validation document of '" +
+          path + "' is that long (" + std::to_string(corpus->validation_documents_.size()) +
+          " validation documents; a smaller value, longer documents (data.builtin_documents: books) or another "
+          "val_fraction)");
+    }
+  }
   return corpus;
 }
 
@@ -157,7 +185,13 @@ TokenBatch ByteCorpus::Batch(Split split, int64_t index, int64_t batch_size, int
                            for (int64_t t = 0; t < count; ++t) {
                              out[t] = static_cast<unsigned char>(stream[static_cast<size_t>(start + t)]);
                            }
-                         });
+                         },
+                         &eval_documents_);
+}
+
+const std::vector<int32_t>* ByteCorpus::TokenByteLengths() const {
+  static const std::vector<int32_t> kOneBytePerToken(256, 1);
+  return &kOneBytePerToken;
 }
 
 int64_t ByteCorpus::SplitTokens(Split split) const { return static_cast<int64_t>(SplitBytes(split).size()); }
@@ -183,6 +217,10 @@ nlohmann::json ByteCorpus::Describe() const {
       {"doc_separator", config_.doc_separator},
       {"sha256", sha256_},
   };
+  if (config_.eval_min_doc_tokens > 0) {
+    description["eval_documents"] = {{"min_tokens", config_.eval_min_doc_tokens},
+                                     {"documents", eval_documents_.size()}};
+  }
   if (files_.size() <= 64) description["file_list"] = files_;
   if (provenance_.is_object()) description.update(provenance_);
   return description;

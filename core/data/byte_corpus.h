@@ -16,6 +16,9 @@
 //     and Describe() says "split": "single_document_tail".
 //   - A split's stream is its documents in order, each preceded by the separator, so the model sees
 //     document boundaries and windows may cross them.
+//   - With data.eval_min_doc_tokens > 0, validation windows keep to the validation documents of at least
+//     that many tokens (separator included), each window inside one of them from its start
+//     (core/data/sampling.h DocumentWindowStart); none that long is INVALID_ARGUMENT.
 //   - Everything is held in memory (about the corpus size); use token shards for large data.
 //
 // Batches follow core/data/sampling.h (random training windows keyed by (seed, index, row); fixed,
@@ -50,20 +53,27 @@ class ByteCorpus : public BatchSource {
   static StatusOr<std::unique_ptr<ByteCorpus>> Load(const DataConfig& config, uint64_t seed);
 
   // Loads the given files, in this order, under another source name (used by "builtin"). `path` is
-  // what Describe() reports as the path; `provenance` is merged into Describe()'s object.
+  // what Describe() reports as the path; `provenance` is merged into Describe()'s object. With
+  // `group_starts` (ascending document indices, the first 0), the documents [group_starts[g],
+  // group_starts[g + 1]) become one document, concatenated without separators (the builtin corpus's
+  // books); INVALID_ARGUMENT if they do not fit the documents read.
   static StatusOr<std::unique_ptr<ByteCorpus>> LoadFiles(const std::vector<std::string>& files,
                                                          const DataConfig& config, uint64_t seed,
                                                          const std::string& source, const std::string& path,
-                                                         nlohmann::json provenance);
+                                                         nlohmann::json provenance,
+                                                         const std::vector<int64_t>& group_starts = {});
 
   int64_t vocab_size() const override { return 256; }
   TokenBatch Batch(Split split, int64_t index, int64_t batch_size, int64_t seq_len) const override;
   int64_t SplitTokens(Split split) const override;
+  // One byte per token.
+  const std::vector<int32_t>* TokenByteLengths() const override;
 
   // {"source", "path", "files": count, "file_list": paths (when at most 64),
   //  "documents": {"train", "validation"}, "tokens": {"train", "validation"},
   //  "split": "by_document" | "single_document_tail", "val_fraction", "split_seed", "doc_separator",
-  //  "sha256": of all files' bytes in read order} plus the provenance given to LoadFiles.
+  //  "sha256": of all files' bytes in read order, "eval_documents": {"min_tokens", "documents"} with
+  //  data.eval_min_doc_tokens} plus the provenance given to LoadFiles.
   nlohmann::json Describe() const override;
 
   // The bytes a split's batches are drawn from (documents, each preceded by the separator).
@@ -91,6 +101,7 @@ class ByteCorpus : public BatchSource {
   std::string validation_bytes_;
   std::vector<int64_t> train_documents_;
   std::vector<int64_t> validation_documents_;
+  std::vector<DocumentSpan> eval_documents_;  // data.eval_min_doc_tokens: the long validation documents
 };
 
 // The non-empty pieces of `text` between occurrences of `separator` (views into `text`).
@@ -100,6 +111,12 @@ std::vector<std::string_view> SplitDocuments(std::string_view text, std::string_
 // Whether document `document_index` belongs to validation before the at-least-one-per-split fix-up:
 // DocumentSplitDraw(split_seed, document_index) < val_fraction.
 double DocumentSplitDraw(uint64_t split_seed, int64_t document_index);
+
+// The split by document of `documents` documents (true: validation), as the byte corpora and
+// `rung-data prepare` make it: DocumentSplitDraw < val_fraction, then at least one document in each
+// split (the lowest draw moves to validation when none is there, the highest to training when all
+// are). REQUIRES: documents >= 2.
+std::vector<bool> ValidationDocuments(size_t documents, uint64_t split_seed, double val_fraction);
 
 // The files under `path` in load order: the path itself if it is a regular file, else every regular
 // file below it (recursively, hidden names skipped), sorted by path. NOT_FOUND if the path does not

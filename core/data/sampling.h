@@ -12,6 +12,8 @@
 // (seed, index, row); validation rows enumerate the non-overlapping windows [w*seq_len, w*seq_len +
 // seq_len] in order, w = (index * batch_size + row) mod window_count. A stream shorter than seq_len + 1
 // is read circularly (position p means p mod stream_tokens), so every request gets a full batch.
+// With data.eval_min_doc_tokens, validation windows start inside the long documents only
+// (DocumentWindowStart).
 //
 // Thread safety: values and pure functions.
 #pragma once
@@ -86,12 +88,56 @@ inline int64_t ValidationWindowStart(int64_t index, int64_t batch_size, int64_t 
   return static_cast<int64_t>(window) * seq_len;
 }
 
-// Builds a batch of windows over a stream of `stream_tokens` tokens (see the file comment).
+// The documents of a stream of `stream_tokens` tokens with at least `min_tokens` tokens, in order. A
+// document starts at each position p where starts_document(p) holds and runs to the next such position
+// (or the stream's end); tokens before the first start belong to no document.
+template <typename StartsDocument>
+std::vector<DocumentSpan> LongDocuments(int64_t stream_tokens, int64_t min_tokens, const StartsDocument& starts_document) {
+  std::vector<DocumentSpan> documents;
+  int64_t start = -1;
+  auto close = [&](int64_t end) {
+    if (start >= 0 && end - start >= min_tokens) documents.push_back({start, end - start});
+  };
+  for (int64_t p = 0; p < stream_tokens; ++p) {
+    if (starts_document(p)) {
+      close(p);
+      start = p;
+    }
+  }
+  close(stream_tokens);
+  return documents;
+}
+
+// First stream position of validation row `row` of batch `index` when validation keeps to `documents`
+// (data.eval_min_doc_tokens): each document holds the non-overlapping windows of seq_len + 1 tokens
+// starting at its start that fit inside it (at least one, from its start), enumerated document by
+// document; w = (index * batch_size + row) mod their count. REQUIRES: documents is not empty.
+inline int64_t DocumentWindowStart(const std::vector<DocumentSpan>& documents, int64_t index, int64_t batch_size,
+                                   int64_t row, int64_t seq_len) {
+  auto windows_in = [seq_len](const DocumentSpan& document) {
+    return std::max<int64_t>(1, (document.tokens - 1) / seq_len);
+  };
+  uint64_t total = 0;
+  for (const DocumentSpan& document : documents) total += static_cast<uint64_t>(windows_in(document));
+  uint64_t window =
+      (static_cast<uint64_t>(index) * static_cast<uint64_t>(batch_size) + static_cast<uint64_t>(row)) % total;
+  for (const DocumentSpan& document : documents) {
+    const auto count = static_cast<uint64_t>(windows_in(document));
+    if (window < count) return document.start + static_cast<int64_t>(window) * seq_len;
+    window -= count;
+  }
+  return documents.front().start;  // not reached
+}
+
+// Builds a batch of windows over a stream of `stream_tokens` tokens (see the file comment); validation
+// windows keep to `eval_documents` when it is given and not empty (DocumentWindowStart).
 // copy(start, count, out) writes stream tokens [start, start + count) to out; it is only called with
 // 0 <= start and start + count <= stream_tokens. REQUIRES: stream_tokens > 0, batch_size >= 0, seq_len >= 1.
 template <typename CopyTokens>
 TokenBatch MakeWindowBatch(Split split, int64_t index, int64_t batch_size, int64_t seq_len, uint64_t seed,
-                           int64_t stream_tokens, const CopyTokens& copy) {
+                           int64_t stream_tokens, const CopyTokens& copy,
+                           const std::vector<DocumentSpan>* eval_documents = nullptr) {
+  const bool by_document = eval_documents != nullptr && !eval_documents->empty();
   TokenBatch batch;
   batch.batch_size = batch_size;
   batch.seq_len = seq_len;
@@ -99,14 +145,14 @@ TokenBatch MakeWindowBatch(Split split, int64_t index, int64_t batch_size, int64
   batch.targets.resize(static_cast<size_t>(batch_size * seq_len));
   std::vector<int32_t> window(static_cast<size_t>(seq_len + 1));
   for (int64_t row = 0; row < batch_size; ++row) {
-    int64_t position = split == Split::kTrain
-                           ? TrainWindowStart(seed, index, row, stream_tokens, seq_len)
-                           : ValidationWindowStart(index, batch_size, row, stream_tokens, seq_len);
+    int64_t position = split == Split::kTrain ? TrainWindowStart(seed, index, row, stream_tokens, seq_len)
+                       : by_document ? DocumentWindowStart(*eval_documents, index, batch_size, row, seq_len)
+                                     : ValidationWindowStart(index, batch_size, row, stream_tokens, seq_len);
     for (int64_t filled = 0; filled < seq_len + 1;) {
       const int64_t count = std::min(seq_len + 1 - filled, stream_tokens - position);
       copy(position, count, window.data() + filled);
       filled += count;
-      position = 0;  // only a stream shorter than the window wraps
+      position = 0;  // only a stream shorter than the window (or a document near its end) wraps
     }
     std::copy(window.begin(), window.end() - 1, batch.inputs.begin() + row * seq_len);
     std::copy(window.begin() + 1, window.end(), batch.targets.begin() + row * seq_len);

@@ -16,21 +16,26 @@
 #include <system_error>
 
 #include "core/common/sha256.h"
+#include "core/data/llmc_shard_format.h"
 #include "core/data/sampling.h"
+#include "core/data/token_manifest.h"
 
 namespace rung {
 
 // One read-only memory-mapped shard file.
 struct TokenShards::MappedFile {
   std::string path;
-  const unsigned char* data = nullptr;  // null for an empty file
+  const unsigned char* mapping = nullptr;  // the whole file; null for an empty file
+  const unsigned char* data = nullptr;     // the first token (past an llm.c header)
   int64_t bytes = 0;
+  ShardLayout layout;
   int64_t tokens = 0;
+  int64_t token_bytes = 2;
   std::string sha256_first_mib;
   bool ids_fully_checked = false;
 
   ~MappedFile() {
-    if (data != nullptr) munmap(const_cast<unsigned char*>(data), static_cast<size_t>(bytes));
+    if (mapping != nullptr) munmap(const_cast<unsigned char*>(mapping), static_cast<size_t>(bytes));
   }
 };
 
@@ -49,7 +54,7 @@ inline int64_t DecodeToken(const unsigned char* p, int64_t token_bytes) {
                               (uint32_t{p[3]} << 24));
 }
 
-StatusOr<std::unique_ptr<TokenShards::MappedFile>> MapFile(const std::string& path, int64_t token_bytes) {
+StatusOr<std::unique_ptr<TokenShards::MappedFile>> MapFile(const std::string& path, const DataConfig& config) {
   auto file = std::make_unique<TokenShards::MappedFile>();
   file->path = path;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -63,13 +68,6 @@ StatusOr<std::unique_ptr<TokenShards::MappedFile>> MapFile(const std::string& pa
     return Status::Internal("cannot stat shard " + path + ": " + std::strerror(error));
   }
   file->bytes = static_cast<int64_t>(info.st_size);
-  if (file->bytes % token_bytes != 0) {
-    ::close(fd);
-    return Status::InvalidArgument("shard " + path + " has " + std::to_string(file->bytes) +
-                                   " bytes, not a multiple of data.token_bytes = " + std::to_string(token_bytes) +
-                                   " (truncated file, or the wrong token_bytes?)");
-  }
-  file->tokens = file->bytes / token_bytes;
   if (file->bytes > 0) {
     void* mapped = ::mmap(nullptr, static_cast<size_t>(file->bytes), PROT_READ, MAP_SHARED, fd, 0);
     if (mapped == MAP_FAILED) {
@@ -77,43 +75,52 @@ StatusOr<std::unique_ptr<TokenShards::MappedFile>> MapFile(const std::string& pa
       ::close(fd);
       return Status::Internal("cannot mmap shard " + path + ": " + std::strerror(error));
     }
-    file->data = static_cast<const unsigned char*>(mapped);
+    file->mapping = static_cast<const unsigned char*>(mapped);
   }
   ::close(fd);
-  file->sha256_first_mib =
-      Sha256Hex(std::string_view(reinterpret_cast<const char*>(file->data), static_cast<size_t>(std::min(file->bytes, kMiB))));
+  const std::string_view head(reinterpret_cast<const char*>(file->mapping),
+                              static_cast<size_t>(std::min(file->bytes, kLlmcHeaderBytes)));
+  RUNG_ASSIGN_OR_RETURN(file->layout, ReadShardLayout(path, head, file->bytes, config.format, config.token_bytes));
+  file->data = file->mapping == nullptr ? nullptr : file->mapping + file->layout.header_bytes;
+  file->tokens = file->layout.tokens;
+  file->token_bytes = file->layout.token_bytes;
+  file->sha256_first_mib = Sha256Hex(
+      std::string_view(reinterpret_cast<const char*>(file->mapping), static_cast<size_t>(std::min(file->bytes, kMiB))));
   return file;
 }
 
 // INVALID_ARGUMENT naming the first id >= vocab_size among tokens [first, first + count) of a file.
-Status CheckIds(const TokenShards::MappedFile& file, int64_t first, int64_t count, int64_t token_bytes,
-                int64_t vocab_size) {
+Status CheckIds(const TokenShards::MappedFile& file, int64_t first, int64_t count, int64_t vocab_size) {
+  const int64_t token_bytes = file.token_bytes;
   const unsigned char* p = file.data + first * token_bytes;
   for (int64_t t = 0; t < count; ++t, p += token_bytes) {
     const int64_t id = DecodeToken(p, token_bytes);
     if (id >= vocab_size) {
       const int64_t offset = first + t;
       return Status::InvalidArgument("shard " + file.path + ": token id " + std::to_string(id) + " at token offset " +
-                                     std::to_string(offset) + " (byte offset " + std::to_string(offset * token_bytes) +
-                                     ") is >= data.vocab_size = " + std::to_string(vocab_size));
+                                     std::to_string(offset) + " (byte offset " +
+                                     std::to_string(file.layout.header_bytes + offset * token_bytes) +
+                                     ") is >= data.vocab_size = " +
+                                     std::to_string(vocab_size));
     }
   }
   return Status::Ok();
 }
 
 // Scans every id of files up to kFullScanLimitBytes; samples larger ones (see the header).
-Status CheckFileIds(TokenShards::MappedFile* file, int64_t token_bytes, int64_t vocab_size) {
+Status CheckFileIds(TokenShards::MappedFile* file, int64_t vocab_size) {
+  const int64_t token_bytes = file->token_bytes;
   if (file->bytes <= kFullScanLimitBytes) {
     file->ids_fully_checked = true;
-    return CheckIds(*file, 0, file->tokens, token_bytes, vocab_size);
+    return CheckIds(*file, 0, file->tokens, vocab_size);
   }
   const int64_t edge_tokens = kMiB / token_bytes;
-  RUNG_RETURN_IF_ERROR(CheckIds(*file, 0, edge_tokens, token_bytes, vocab_size));
-  RUNG_RETURN_IF_ERROR(CheckIds(*file, file->tokens - edge_tokens, edge_tokens, token_bytes, vocab_size));
+  RUNG_RETURN_IF_ERROR(CheckIds(*file, 0, edge_tokens, vocab_size));
+  RUNG_RETURN_IF_ERROR(CheckIds(*file, file->tokens - edge_tokens, edge_tokens, vocab_size));
   const int64_t block_tokens = kSampledBlockBytes / token_bytes;
   for (int64_t block = 0; block < kSampledBlocks; ++block) {
     const int64_t first = (file->tokens - block_tokens) / (kSampledBlocks - 1) * block;
-    RUNG_RETURN_IF_ERROR(CheckIds(*file, first, block_tokens, token_bytes, vocab_size));
+    RUNG_RETURN_IF_ERROR(CheckIds(*file, first, block_tokens, vocab_size));
   }
   return Status::Ok();
 }
@@ -123,6 +130,32 @@ void AppendSegment(TokenShards::Stream* stream, const TokenShards::MappedFile* f
   stream->starts.push_back(stream->tokens);
   stream->segments.push_back({file, first, tokens});
   stream->tokens += tokens;
+}
+
+// A prepared folder's manifest agrees with the data block that reads it.
+Status CheckAgainstManifest(const DataConfig& config, const TokenManifest& manifest) {
+  const std::string where = (fs::path(config.path) / kTokenManifestFile).string();
+  if (config.vocab_size != manifest.vocab_size) {
+    return Status::InvalidArgument("data.vocab_size is " + std::to_string(config.vocab_size) + ", but " + where +
+                                   " says vocab_size " + std::to_string(manifest.vocab_size) +
+                                   ": set data.vocab_size: " + std::to_string(manifest.vocab_size));
+  }
+  if (config.eot_token >= 0 && config.eot_token != manifest.eot_id) {
+    return Status::InvalidArgument("data.eot_token is " + std::to_string(config.eot_token) + ", but " + where +
+                                   " says eot_id " + std::to_string(manifest.eot_id) +
+                                   ": set data.eot_token: " + std::to_string(manifest.eot_id));
+  }
+  if (!config.val_path.empty()) {
+    return Status::InvalidArgument("data.val_path is set, but " + where +
+                                   " already splits the data (its val shards); leave data.val_path out");
+  }
+  bool has_train = false, has_val = false;
+  for (const ManifestShard& shard : manifest.shards) (shard.split == "train" ? has_train : has_val) = true;
+  if (!has_train || !has_val) {
+    return Status::InvalidArgument(where + " lists no " + std::string(has_train ? "val" : "train") +
+                                   " shard (prepare with more documents, or another --val-fraction)");
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -149,6 +182,9 @@ StatusOr<std::unique_ptr<TokenShards>> TokenShards::Open(const DataConfig& confi
     return Status::InvalidArgument("data.token_bytes must be 2 (uint16) or 4 (uint32), got " +
                                    std::to_string(config.token_bytes));
   }
+  if (!IsShardFormat(config.format)) {
+    return Status::InvalidArgument("data.format must be auto, llmc, raw16 or raw32, got '" + config.format + "'");
+  }
   if (config.vocab_size <= 0 || config.vocab_size > INT32_MAX) {
     return Status::InvalidArgument("data.vocab_size must lie in [1, 2^31), got " + std::to_string(config.vocab_size));
   }
@@ -156,39 +192,64 @@ StatusOr<std::unique_ptr<TokenShards>> TokenShards::Open(const DataConfig& confi
   shards->config_ = config;
   shards->seed_ = seed;
   shards->vocab_size_ = config.vocab_size;
-  shards->token_bytes_ = config.token_bytes;
 
-  // Maps and checks every file of `path`, appending them to files_.
+  // Maps and checks one file, appending it to files_.
+  auto map_one = [&](const std::string& file_path) -> Status {
+    RUNG_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file, MapFile(file_path, config));
+    RUNG_RETURN_IF_ERROR(CheckFileIds(file.get(), config.vocab_size));
+    shards->files_.push_back(std::move(file));
+    return Status::Ok();
+  };
+  // Maps and checks every file of `path`.
   auto map_all = [&](const std::string& path) -> Status {
     RUNG_ASSIGN_OR_RETURN(const std::vector<std::string> paths, ListShardFiles(path));
-    for (const std::string& file_path : paths) {
-      RUNG_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file, MapFile(file_path, config.token_bytes));
-      RUNG_RETURN_IF_ERROR(CheckFileIds(file.get(), config.token_bytes, config.vocab_size));
-      shards->files_.push_back(std::move(file));
-    }
+    for (const std::string& file_path : paths) RUNG_RETURN_IF_ERROR(map_one(file_path));
     return Status::Ok();
   };
 
-  RUNG_RETURN_IF_ERROR(map_all(config.path));
-  const size_t train_end = shards->files_.size();
-  if (!config.val_path.empty()) {
-    RUNG_RETURN_IF_ERROR(map_all(config.val_path));
-    for (size_t f = 0; f < train_end; ++f) {
-      AppendSegment(&shards->train_, shards->files_[f].get(), 0, shards->files_[f]->tokens);
+  if (HasTokenManifest(config.path)) {
+    RUNG_ASSIGN_OR_RETURN(TokenManifest manifest, ReadTokenManifest(config.path));
+    RUNG_RETURN_IF_ERROR(CheckAgainstManifest(config, manifest));
+    std::vector<const ManifestShard*> ordered;
+    for (const char* split : {"train", "val"}) {
+      for (const ManifestShard& shard : manifest.shards) {
+        if (shard.split == split) ordered.push_back(&shard);
+      }
     }
-    for (size_t f = train_end; f < shards->files_.size(); ++f) {
-      AppendSegment(&shards->validation_, shards->files_[f].get(), 0, shards->files_[f]->tokens);
+    for (const ManifestShard* shard : ordered) {
+      const std::string file_path = (fs::path(config.path) / shard->file).string();
+      RUNG_RETURN_IF_ERROR(map_one(file_path));
+      const MappedFile& file = *shards->files_.back();
+      if (file.tokens != shard->tokens) {
+        return Status::InvalidArgument("shard " + file_path + " holds " + std::to_string(file.tokens) +
+                                       " tokens, but its manifest says " + std::to_string(shard->tokens) +
+                                       " (changed since `rung-data prepare`? prepare it again)");
+      }
+      AppendSegment(shard->split == "train" ? &shards->train_ : &shards->validation_, &file, 0, file.tokens);
     }
+    shards->manifest_ = std::move(manifest);
   } else {
-    int64_t total = 0;
-    for (const auto& file : shards->files_) total += file->tokens;
-    const auto held_out = static_cast<int64_t>(std::llround(static_cast<double>(total) * config.val_fraction));
-    int64_t train_left = total - held_out;
-    for (const auto& file : shards->files_) {
-      const int64_t to_train = std::min(train_left, file->tokens);
-      AppendSegment(&shards->train_, file.get(), 0, to_train);
-      AppendSegment(&shards->validation_, file.get(), to_train, file->tokens - to_train);
-      train_left -= to_train;
+    RUNG_RETURN_IF_ERROR(map_all(config.path));
+    const size_t train_end = shards->files_.size();
+    if (!config.val_path.empty()) {
+      RUNG_RETURN_IF_ERROR(map_all(config.val_path));
+      for (size_t f = 0; f < train_end; ++f) {
+        AppendSegment(&shards->train_, shards->files_[f].get(), 0, shards->files_[f]->tokens);
+      }
+      for (size_t f = train_end; f < shards->files_.size(); ++f) {
+        AppendSegment(&shards->validation_, shards->files_[f].get(), 0, shards->files_[f]->tokens);
+      }
+    } else {
+      int64_t total = 0;
+      for (const auto& file : shards->files_) total += file->tokens;
+      const auto held_out = static_cast<int64_t>(std::llround(static_cast<double>(total) * config.val_fraction));
+      int64_t train_left = total - held_out;
+      for (const auto& file : shards->files_) {
+        const int64_t to_train = std::min(train_left, file->tokens);
+        AppendSegment(&shards->train_, file.get(), 0, to_train);
+        AppendSegment(&shards->validation_, file.get(), to_train, file->tokens - to_train);
+        train_left -= to_train;
+      }
     }
   }
 
@@ -198,6 +259,35 @@ StatusOr<std::unique_ptr<TokenShards>> TokenShards::Open(const DataConfig& confi
       return Status::InvalidArgument(std::string(split == Split::kTrain ? "training" : "validation") +
                                      " split of the shards has " + std::to_string(tokens) +
                                      " tokens, fewer than data.seq_len + 1 = " + std::to_string(config.seq_len + 1));
+    }
+  }
+  if (config.eval_min_doc_tokens > 0) {
+    if (config.eot_token < 0) {
+      return Status::InvalidArgument("data.eval_min_doc_tokens needs data.eot_token (the token between documents)");
+    }
+    // One pass over the validation stream, segment by segment.
+    std::vector<int64_t> starts;
+    const Stream& validation = shards->validation_;
+    for (size_t s = 0; s < validation.segments.size(); ++s) {
+      const Segment& run = validation.segments[s];
+      const unsigned char* p = run.file->data + run.first_token * run.file->token_bytes;
+      for (int64_t t = 0; t < run.tokens; ++t, p += run.file->token_bytes) {
+        if (DecodeToken(p, run.file->token_bytes) == config.eot_token) starts.push_back(validation.starts[s] + t);
+      }
+    }
+    size_t next = 0;
+    shards->eval_documents_ = LongDocuments(validation.tokens, config.eval_min_doc_tokens, [&](int64_t p) {
+      if (next < starts.size() && starts[next] == p) {
+        ++next;
+        return true;
+      }
+      return false;
+    });
+    if (shards->eval_documents_.empty()) {
+      return Status::InvalidArgument("data.eval_min_doc_tokens = " + std::to_string(config.eval_min_doc_tokens) +
+                                     ": no validation document of the shards (" + std::to_string(starts.size()) +
+                                     " begin at data.eot_token " + std::to_string(config.eot_token) +
+                                     ") is that long; a smaller value, or data with longer documents");
     }
   }
   return shards;
@@ -210,9 +300,10 @@ void TokenShards::CopyTokens(const Stream& stream, int64_t start, int64_t count,
   while (count > 0) {
     const Segment& run = stream.segments[segment];
     const int64_t take = std::min(count, run.tokens - offset);
-    const unsigned char* p = run.file->data + (run.first_token + offset) * token_bytes_;
-    for (int64_t t = 0; t < take; ++t, p += token_bytes_) {
-      const int64_t id = DecodeToken(p, token_bytes_);
+    const int64_t token_bytes = run.file->token_bytes;
+    const unsigned char* p = run.file->data + (run.first_token + offset) * token_bytes;
+    for (int64_t t = 0; t < take; ++t, p += token_bytes) {
+      const int64_t id = DecodeToken(p, token_bytes);
       if (id >= vocab_size_) {
         std::fprintf(stderr, "rung: shard %s: token id %lld at token offset %lld is >= data.vocab_size = %lld\n",
                      run.file->path.c_str(), static_cast<long long>(id),
@@ -232,7 +323,8 @@ TokenBatch TokenShards::Batch(Split split, int64_t index, int64_t batch_size, in
   return MakeWindowBatch(split, index, batch_size, seq_len, seed_, stream.tokens,
                          [this, &stream](int64_t start, int64_t count, int32_t* out) {
                            CopyTokens(stream, start, count, out);
-                         });
+                         },
+                         &eval_documents_);
 }
 
 int64_t TokenShards::SplitTokens(Split split) const { return SplitStream(split).tokens; }
@@ -248,21 +340,40 @@ nlohmann::json TokenShards::Describe() const {
   for (const auto& file : files_) {
     files.push_back({{"path", file->path},
                      {"bytes", file->bytes},
+                     {"format", file->layout.llmc ? "llmc" : "raw"},
+                     {"token_bytes", file->token_bytes},
                      {"tokens", file->tokens},
                      {"sha256_first_mib", file->sha256_first_mib},
                      {"ids_checked", file->ids_fully_checked ? "all" : "sampled"}});
   }
-  return {
+  const std::string split = manifest_ ? "manifest" : config_.val_path.empty() ? "tail_fraction" : "val_path";
+  nlohmann::json description = {
       {"source", "shards"},
       {"path", config_.path},
       {"val_path", config_.val_path},
-      {"token_bytes", token_bytes_},
+      {"format", config_.format},
+      {"token_bytes", config_.token_bytes},
       {"vocab_size", vocab_size_},
-      {"split", config_.val_path.empty() ? "tail_fraction" : "val_path"},
+      {"split", split},
       {"val_fraction", config_.val_fraction},
       {"tokens", {{"train", SplitTokens(Split::kTrain)}, {"validation", SplitTokens(Split::kValidation)}}},
       {"files", files},
   };
+  if (config_.eval_min_doc_tokens > 0) {
+    description["eval_documents"] = {{"min_tokens", config_.eval_min_doc_tokens},
+                                     {"documents", eval_documents_.size()}};
+  }
+  if (manifest_) {
+    description["manifest"] = {{"tokenizer_sha256", manifest_->tokenizer_sha256},
+                               {"tokenizer_type", manifest_->tokenizer_type},
+                               {"eot_id", manifest_->eot_id},
+                               {"sources", manifest_->ToJson()["sources"]}};
+  }
+  return description;
+}
+
+const std::vector<int32_t>* TokenShards::TokenByteLengths() const {
+  return manifest_ ? &manifest_->token_byte_lengths : nullptr;
 }
 
 }  // namespace rung

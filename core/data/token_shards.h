@@ -1,20 +1,26 @@
 // core/data/token_shards.h
 //
-// TokenShards: pre-tokenised data as flat little-endian uint16 or uint32 token ids (data.token_bytes),
-// memory-mapped read-only. Backs the "shards" source.
+// TokenShards: pre-tokenised data, memory-mapped read-only: llm.c shards (a 1024-byte header, then
+// uint16 or uint32 tokens: core/data/llmc_shard_format.h) or flat little-endian uint16/uint32 token ids
+// (data.token_bytes), as data.format says (auto sniffs each file). Backs the "shards" source.
 //
 // Loading:
 //   - data.path is a file, or a folder whose *.bin files (not recursive) are read in sorted name order
-//     as one token stream.
-//   - Validation: the files of data.val_path (same rules) if given, else the last val_fraction of the
-//     stream's tokens (the training split is everything before them).
-//   - Checks at load: each file's size is a multiple of token_bytes; every id is < data.vocab_size. Files
+//     as one token stream, or a prepared folder (one holding manifest.json, core/data/token_manifest.h):
+//     its train shards in manifest order are the training split, its val shards the validation split;
+//     data.vocab_size must equal the manifest's and data.eot_token, if set, its eot_id.
+//   - Validation otherwise: the files of data.val_path (same rules) if given, else the last val_fraction
+//     of the stream's tokens (the training split is everything before them).
+//   - Checks at load: each file's layout (ReadShardLayout: header magic, version and token count against
+//     the file's length; a raw file's size a multiple of its width); every id is < data.vocab_size. Files
 //     up to 1 GiB are scanned in full; larger ones are sampled (their first and last MiB and 256 evenly
 //     spaced 64 KiB blocks), and Describe() says which ("ids_checked": "all" | "sampled").
 //   - Provenance: hashing whole multi-GB shards is too slow for every trial start, so each file is
 //     recorded by its size and the SHA-256 of its first MiB ("sha256_first_mib").
 //
-// Batches follow core/data/sampling.h; windows may cross file boundaries. loss_mask is empty.
+// Batches follow core/data/sampling.h; windows may cross file boundaries. loss_mask is empty. With
+// data.eval_min_doc_tokens > 0, validation windows keep to the validation documents (each starting at
+// data.eot_token) of at least that many tokens; none that long is INVALID_ARGUMENT.
 //
 // If a sampled file turns out to hold an id >= vocab_size inside a batch, Batch() prints the file and
 // offset to stderr and aborts the process: the trainer would otherwise index out of its embedding.
@@ -24,6 +30,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,15 +39,17 @@
 #include "core/common/status.h"
 #include "core/config/data_config.h"
 #include "core/data/batch_source.h"
+#include "core/data/token_manifest.h"
 
 namespace rung {
 
 class TokenShards : public BatchSource {
  public:
   // Errors: NOT_FOUND if a path does not exist or a folder holds no *.bin file; INVALID_ARGUMENT for
-  // token_bytes other than 2 or 4, vocab_size <= 0, a file size that is not a multiple of token_bytes, an
-  // id >= vocab_size (naming the file and token offset), or a split shorter than seq_len + 1 tokens;
-  // INTERNAL if a file cannot be mapped.
+  // token_bytes other than 2 or 4, an unknown format, vocab_size <= 0, a file whose layout is wrong
+  // (ReadShardLayout), an id >= vocab_size (naming the file and token and byte offsets), a manifest that
+  // does not parse or disagrees with the config or its shards, or a split shorter than seq_len + 1
+  // tokens; INTERNAL if a file cannot be mapped.
   static StatusOr<std::unique_ptr<TokenShards>> Open(const DataConfig& config, uint64_t seed);
   ~TokenShards() override;
 
@@ -49,9 +58,15 @@ class TokenShards : public BatchSource {
   int64_t SplitTokens(Split split) const override;
 
   // {"source": "shards", "path", "val_path", "token_bytes", "vocab_size",
-  //  "split": "val_path" | "tail_fraction", "val_fraction", "tokens": {"train", "validation"},
-  //  "files": [{"path", "bytes", "tokens", "sha256_first_mib", "ids_checked"}]}
+  //  "format", "split": "val_path" | "tail_fraction" | "manifest", "val_fraction",
+  //  "tokens": {"train", "validation"},
+  //  "files": [{"path", "bytes", "format": "llmc" | "raw", "token_bytes", "tokens", "sha256_first_mib",
+  //             "ids_checked"}],
+  //  "manifest": {"tokenizer_sha256", "tokenizer_type", "eot_id", "sources"} (prepared folders)}
   nlohmann::json Describe() const override;
+
+  // The manifest's byte length of each id (a prepared folder); null otherwise.
+  const std::vector<int32_t>* TokenByteLengths() const override;
 
   // The token at `position` of a split's stream. REQUIRES: 0 <= position < SplitTokens(split).
   int64_t Token(Split split, int64_t position) const;
@@ -76,7 +91,8 @@ class TokenShards : public BatchSource {
   DataConfig config_;
   uint64_t seed_ = 0;
   int64_t vocab_size_ = 0;
-  int64_t token_bytes_ = 2;
+  std::optional<TokenManifest> manifest_;
+  std::vector<DocumentSpan> eval_documents_;  // data.eval_min_doc_tokens: the long validation documents
   std::vector<std::unique_ptr<MappedFile>> files_;
   Stream train_;
   Stream validation_;

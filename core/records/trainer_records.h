@@ -180,6 +180,9 @@ struct StepRecord {
   std::optional<double> val_loss;     // on evaluation steps
   std::optional<double> val_accuracy; // on evaluation steps of tasks with answers
   bool replayed = false;              // printed again after a resume
+  // Bits per byte of the same evaluation as val_loss (docs/science.md section 11), where the source
+  // knows each token's bytes: byte-level text, a prepared folder's manifest.
+  std::optional<double> val_bpb;
 
   template <class Self, class Visitor>
   static void Fields(Self& self, Visitor&& field) {
@@ -196,6 +199,7 @@ struct StepRecord {
     field("val_loss", self.val_loss);
     field("val_accuracy", self.val_accuracy);
     field("replayed", self.replayed);
+    field("val_bpb", self.val_bpb);
   }
 };
 
@@ -245,6 +249,7 @@ struct ExtrapolationResult {
   // multiples > 1): token-weighted means of the same evaluation as val_loss.
   std::optional<double> val_loss_in_dist;
   std::optional<double> val_loss_extrap;
+  std::optional<double> val_bpb;  // bits per byte, as the step record's
 
   template <class Self, class Visitor>
   static void Fields(Self& self, Visitor&& field) {
@@ -256,6 +261,7 @@ struct ExtrapolationResult {
     field("val_loss_per_position", self.val_loss_per_position);
     field("val_loss_in_dist", self.val_loss_in_dist);
     field("val_loss_extrap", self.val_loss_extrap);
+    field("val_bpb", self.val_bpb);
   }
 };
 
@@ -278,6 +284,7 @@ struct FinalRecord {
   double train_tokens_per_sec = 0;  // this process, after its first steps
   double wall_sec = 0;              // the whole run, evaluation included
   int64_t peak_rss_bytes = 0;
+  std::optional<double> val_bpb;  // bits per byte of the held-out evaluation, as the step record's
 
   template <class Self, class Visitor>
   static void Fields(Self& self, Visitor&& field) {
@@ -295,6 +302,7 @@ struct FinalRecord {
     field("train_tokens_per_sec", self.train_tokens_per_sec);
     field("wall_sec", self.wall_sec);
     field("peak_rss_bytes", self.peak_rss_bytes);
+    field("val_bpb", self.val_bpb);
   }
 };
 

@@ -16,6 +16,7 @@ namespace rung {
 void AddHeldOut(const Evaluation& evaluation, records::StepRecord& record) {
   record.val_loss = evaluation.loss;
   if (evaluation.accuracy >= 0) record.val_accuracy = evaluation.accuracy;
+  if (std::isfinite(evaluation.bits_per_byte)) record.val_bpb = evaluation.bits_per_byte;
 }
 
 Evaluator::Evaluator(const TrialConfig& trial, const torch::Device& device, const BatchSource& source,
@@ -32,6 +33,13 @@ Evaluation Evaluator::Evaluate(int64_t time, int64_t batch_size) const {
   double correct = 0.0, answers = 0.0;
   bool masked = false;
   const int64_t document_start_token = CrossDocumentMaskToken(trial_.data);
+  // Bits per byte: each target's byte length, weighted as its loss.
+  const std::vector<int32_t>* byte_lengths = source_.TokenByteLengths();
+  torch::Tensor token_bytes;
+  if (byte_lengths != nullptr) {
+    token_bytes = torch::tensor(*byte_lengths, torch::kInt).to(torch::kDouble);
+  }
+  double bytes = 0.0;
   for (int64_t index = 0; index < trial_.train.eval_batches; ++index) {
     TensorBatch batch = ToTensors(source_.Batch(Split::kValidation, index, batch_size, time), device_,
                                   document_start_token);
@@ -44,6 +52,10 @@ Evaluation Evaluator::Evaluate(int64_t time, int64_t batch_size) const {
     torch::Tensor weight = batch.mask.defined() ? batch.mask : torch::ones_like(losses);
     loss_sum += (losses * weight).sum(0).to(torch::kCPU, torch::kDouble);
     count += weight.sum(0).to(torch::kCPU, torch::kDouble);
+    if (token_bytes.defined()) {
+      const torch::Tensor target_bytes = token_bytes.index({batch.targets.to(torch::kCPU, torch::kLong)});
+      bytes += (target_bytes * weight.to(torch::kCPU, torch::kDouble)).sum().item<double>();
+    }
     if (batch.mask.defined()) {
       masked = true;
       torch::Tensor hits = (logits.argmax(-1) == batch.targets).to(torch::kFloat) * batch.mask;
@@ -67,6 +79,8 @@ Evaluation Evaluator::Evaluate(int64_t time, int64_t batch_size) const {
     const double counted = count.narrow(0, first, end - first).sum().item<double>();
     return counted > 0 ? loss_sum.narrow(0, first, end - first).sum().item<double>() / counted : std::nan("");
   };
+  evaluation.bits_per_byte =
+      bytes > 0 ? loss_sum.sum().item<double>() / (std::log(2.0) * bytes) : std::nan("");
   evaluation.loss_in_dist = mean_over(0, trained);
   evaluation.loss_extrap = mean_over(trained, time);
   return evaluation;
@@ -119,6 +133,7 @@ std::vector<records::ExtrapolationResult> Evaluator::EvaluateBeyondTrainingLengt
     result.val_loss_per_position = std::move(evaluation.loss_per_position);
     if (std::isfinite(evaluation.loss_in_dist)) result.val_loss_in_dist = evaluation.loss_in_dist;
     if (std::isfinite(evaluation.loss_extrap)) result.val_loss_extrap = evaluation.loss_extrap;
+    if (std::isfinite(evaluation.bits_per_byte)) result.val_bpb = evaluation.bits_per_byte;
     if (evaluation.accuracy >= 0) result.val_accuracy = evaluation.accuracy;
     results.push_back(std::move(result));
   });
@@ -256,6 +271,7 @@ records::FinalRecord Evaluator::FinalEvaluation(const Evaluation& held_out) cons
   final_record.val_loss = held_out.loss;
   final_record.val_loss_per_position = held_out.loss_per_position;
   if (held_out.accuracy >= 0) final_record.val_accuracy = held_out.accuracy;
+  if (std::isfinite(held_out.bits_per_byte)) final_record.val_bpb = held_out.bits_per_byte;
   final_record.positional_parameters = PositionalParameters(model_);
   final_record.frequencies = Frequencies(model_);
   final_record.extrapolation = EvaluateBeyondTrainingLength();

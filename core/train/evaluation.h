@@ -36,9 +36,12 @@ struct Evaluation {
   // no target there counts.
   double loss_in_dist = 0.0;
   double loss_extrap = 0.0;
+  // Bits per byte: the summed token losses over ln 2 times the bytes of those tokens (the source's
+  // TokenByteLengths); NaN where the source does not know them.
+  double bits_per_byte = 0.0;
 };
 
-// The held-out fields of a step record: val_loss, and val_accuracy where there is one.
+// The held-out fields of a step record: val_loss, and val_accuracy and val_bpb where there are.
 void AddHeldOut(const Evaluation& evaluation, records::StepRecord& record);
 
 class Evaluator {

@@ -287,7 +287,7 @@ StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document, const Ex
           records::ExtrapolationResult result;
           result.multiple = multiple;
           result.method = method;
-          for (const char* metric : {"val_loss", "val_loss_full", "val_loss_in_dist", "val_accuracy"}) {
+          for (const char* metric : {"val_loss", "val_loss_full", "val_loss_in_dist", "val_accuracy", "val_bpb"}) {
             reported.insert(records::ExtrapolationSummaryName(metric, result));
           }
           if (multiple > 1) reported.insert(records::ExtrapolationSummaryName("val_loss_extrap", result));

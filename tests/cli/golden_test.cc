@@ -2,7 +2,7 @@
 //
 // The golden tests of the `rung` command line: one test per file tests/cli/golden/*.test (format:
 // golden_file.h), each against a fresh GoldenCoordinator (golden_fixture.h). Every case runs the
-// real rung binary (or rung-coordinator, rung-worker, rung-train from the same folder; a case of a
+// real rung binary (or rung-coordinator, rung-worker, rung-train, rung-data from the same folder; a case of a
 // binary the build does not have is skipped) as a process, with tests/cli/fixture/hostile/ copied
 // to ${SCRATCH}/hostile/ first, in the repository's folder, with RUNG_COORDINATOR and
 // RUNG_TOKEN_FILE naming the fixture's coordinator and user token (its other RUNG_* variables
@@ -77,11 +77,12 @@ StatusOr<Invocation> ParseInvocation(const std::string& command) {
       }
     }
   }
-  static const std::vector<std::string> kBinaries = {"rung", "rung-coordinator", "rung-worker", "rung-train"};
+  static const std::vector<std::string> kBinaries = {"rung", "rung-coordinator", "rung-worker", "rung-train",
+                                                     "rung-data"};
   if (at >= words.size() || std::find(kBinaries.begin(), kBinaries.end(), words[at]) == kBinaries.end()) {
     return Status::InvalidArgument(
-        "a golden command runs rung, rung-coordinator, rung-worker or rung-train (optionally after env NAME=VALUE "
-        "or -u NAME): " +
+        "a golden command runs rung, rung-coordinator, rung-worker, rung-train or rung-data (optionally after env "
+        "NAME=VALUE or -u NAME): " +
         command);
   }
   invocation.argv.push_back((fs::path(RUNG_CLI_BINARY).parent_path() / words[at]).string());
@@ -140,7 +141,7 @@ TEST_P(GoldenFileTest, Matches) {
     SCOPED_TRACE(name + ":" + std::to_string(golden.line) + ": " + golden.title);
     StatusOr<Invocation> invocation = ParseInvocation(ReplaceAll(golden.command, names));
     ASSERT_TRUE(invocation.ok()) << invocation.status().ToString();
-    if (!fs::exists(invocation->argv.front())) {  // rung-train in a build without LibTorch
+    if (!fs::exists(invocation->argv.front())) {  // rung-train without LibTorch, rung-data without SentencePiece
       std::cout << "[ SKIPPED  ] " << golden.title << ": " << invocation->argv.front() << " is not built\n";
       continue;
     }

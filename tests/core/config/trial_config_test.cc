@@ -41,6 +41,60 @@ TEST(TrialConfig, RoundTripsThroughJson) {
   EXPECT_EQ(TrialConfigToJson(again.value()), written);
 }
 
+TEST(TrialConfig, TokenDataKeysAtTheirDefaultsStayOutOfTheIdentity) {
+  StatusOr<TrialConfig> trial = TrialConfigFromJson(MinimalTrial());
+  ASSERT_TRUE(trial.ok());
+  json identity = TrialConfigToJson(trial.value());
+  ReconcileWithEarlierReleases(trial.value(), &identity);
+  EXPECT_FALSE(identity["data"].contains("format"));
+  EXPECT_FALSE(identity["data"].contains("eval_min_doc_tokens"));
+  EXPECT_FALSE(identity["data"].contains("builtin_documents"));
+  EXPECT_FALSE(identity["data"].contains("builtin_form"));
+  json books = MinimalTrial();
+  books["data"]["builtin_documents"] = "books";
+  books["data"]["eval_min_doc_tokens"] = 4096;
+  StatusOr<TrialConfig> long_documents = TrialConfigFromJson(books);
+  ASSERT_TRUE(long_documents.ok()) << long_documents.status().message();
+  identity = TrialConfigToJson(long_documents.value());
+  ReconcileWithEarlierReleases(long_documents.value(), &identity);
+  EXPECT_EQ(identity["data"]["builtin_documents"], "books");
+  EXPECT_EQ(identity["data"]["eval_min_doc_tokens"], 4096);
+}
+
+TEST(TrialConfig, TokenDataKeysAreValidated) {
+  const std::vector<std::pair<json, std::string>> cases = {
+      {json{{"format", "llmc"}}, "data.format"},
+      {json{{"eval_min_doc_tokens", -1}}, "data.eval_min_doc_tokens"},
+      {json{{"builtin_documents", "pages"}}, "data.builtin_documents"},
+      {json{{"builtin_form", "words"}}, "data.builtin_form"},
+      {json{{"builtin_form", "bpe-4096"}, {"builtin_documents", "books"}}, "data.builtin_documents"},
+      {json{{"source", "text"}, {"path", "x"}, {"builtin_form", "bpe-4096"}}, "data.builtin_form"},
+      {json{{"source", "shards"}, {"path", "x"}, {"vocab_size", 100}, {"eval_min_doc_tokens", 10}}, "data.eot_token"},
+  };
+  for (const auto& [data, key] : cases) {
+    json config = MinimalTrial();
+    config["data"].update(data);
+    StatusOr<TrialConfig> trial = TrialConfigFromJson(config);
+    ASSERT_FALSE(trial.ok()) << data.dump();
+    EXPECT_NE(trial.status().message().find(key), std::string::npos) << trial.status().message();
+  }
+}
+
+TEST(TrialConfig, BuiltinBpeFormHasItsVocabularyAndJoinsTheIdentity) {
+  json config = MinimalTrial();
+  config["data"]["builtin_form"] = "bpe-4096";
+  StatusOr<TrialConfig> trial = TrialConfigFromJson(config);
+  ASSERT_TRUE(trial.ok()) << trial.status().message();
+  EXPECT_EQ(trial->model.vocab_size, kBuiltinBpeVocabSize);
+  json identity = TrialConfigToJson(trial.value());
+  ReconcileWithEarlierReleases(trial.value(), &identity);
+  EXPECT_EQ(identity["data"]["builtin_form"], "bpe-4096");
+  config["model"]["vocab_size"] = 256;
+  StatusOr<TrialConfig> narrow = TrialConfigFromJson(config);
+  ASSERT_FALSE(narrow.ok());
+  EXPECT_NE(narrow.status().message().find("model.vocab_size"), std::string::npos) << narrow.status().message();
+}
+
 TEST(TrialConfig, DerivesStepsFromTokens) {
   json config = MinimalTrial();
   config["train"] = {{"tokens", 10000}, {"batch_size", 4}};

@@ -1,0 +1,261 @@
+// llm.c shards (core/data/llmc_shard_format.h) as TokenShards reads them under data.format, prepared
+// folders read through their manifest, and the long-document evaluation filter (data.eval_min_doc_tokens).
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/data/llmc_shard_format.h"
+#include "core/data/token_manifest.h"
+#include "core/data/token_shards.h"
+#include "tests/core/data/test_files.h"
+
+namespace rung {
+namespace {
+
+using data_test::ReadBytes;
+using data_test::TempFolder;
+using data_test::WriteBytes;
+using data_test::WriteTokens;
+
+std::string TokenBytes(const std::vector<uint32_t>& ids, int token_bytes) {
+  std::string bytes;
+  for (uint32_t id : ids) {
+    for (int b = 0; b < token_bytes; ++b) bytes.push_back(static_cast<char>((id >> (8 * b)) & 0xFF));
+  }
+  return bytes;
+}
+
+// An llm.c shard built by hand: header ints, then the tokens.
+std::string HandBuiltShard(int32_t magic, int32_t version, int32_t count, const std::vector<uint32_t>& ids,
+                           int token_bytes) {
+  std::vector<uint32_t> header(256, 0);
+  header[0] = static_cast<uint32_t>(magic);
+  header[1] = static_cast<uint32_t>(version);
+  header[2] = static_cast<uint32_t>(count);
+  return TokenBytes(header, 4) + TokenBytes(ids, token_bytes);
+}
+
+std::vector<uint32_t> Ramp(uint32_t first, size_t count, uint32_t modulus) {
+  std::vector<uint32_t> ids(count);
+  for (size_t i = 0; i < count; ++i) ids[i] = (first + static_cast<uint32_t>(i)) % modulus;
+  return ids;
+}
+
+DataConfig ShardConfig(const std::string& path, int64_t vocab_size) {
+  DataConfig config;
+  config.source = "shards";
+  config.path = path;
+  config.vocab_size = vocab_size;
+  config.seq_len = 16;
+  config.val_fraction = 0.1;
+  return config;
+}
+
+std::string OpenError(const DataConfig& config) {
+  StatusOr<std::unique_ptr<TokenShards>> shards = TokenShards::Open(config, 0);
+  EXPECT_FALSE(shards.ok());
+  return shards.ok() ? std::string() : shards.status().message();
+}
+
+TEST(LlmcShardTest, ReadsAShardWrittenTheWayLlmcWritesIt) {
+  TempFolder folder;
+  // llm.c's write_datafile: np.zeros(256, int32) header with magic, version and count, then the tokens
+  // as uint16 (version 1) or uint32 (version 7); written here with Python's array module.
+  const std::string script =
+      "import array, sys\n"
+      "def write_datafile(path, toks, wide):\n"
+      "    header = array.array('i', [0] * 256)\n"
+      "    header[0], header[1], header[2] = (20240801, 7, len(toks)) if wide else (20240520, 1, len(toks))\n"
+      "    with open(path, 'wb') as f:\n"
+      "        f.write(header.tobytes())\n"
+      "        f.write(array.array('I' if wide else 'H', toks).tobytes())\n"
+      "write_datafile(sys.argv[1], [i % 50000 for i in range(3000)], False)\n"
+      "write_datafile(sys.argv[2], [70000 + i for i in range(3000)], True)\n";
+  WriteBytes(folder / "write.py", script);
+  const std::string command =
+      "python3 " + (folder / "write.py") + " " + (folder / "narrow.bin") + " " + (folder / "wide.bin");
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+
+  auto narrow = data_test::OpenedOrNull(TokenShards::Open(ShardConfig(folder / "narrow.bin", 50257), 0));
+  ASSERT_NE(narrow, nullptr);
+  EXPECT_EQ(narrow->SplitTokens(Split::kTrain) + narrow->SplitTokens(Split::kValidation), 3000);
+  for (int64_t p = 0; p < 100; ++p) ASSERT_EQ(narrow->Token(Split::kTrain, p), p);
+  EXPECT_EQ(narrow->Describe()["files"][0]["format"], "llmc");
+
+  DataConfig wide_config = ShardConfig(folder / "wide.bin", 100000);
+  wide_config.format = "llmc";
+  auto wide = data_test::OpenedOrNull(TokenShards::Open(wide_config, 0));
+  ASSERT_NE(wide, nullptr);
+  EXPECT_EQ(wide->Token(Split::kTrain, 0), 70000);
+  EXPECT_EQ(wide->Token(Split::kValidation, 299), 72999);
+  EXPECT_EQ(wide->Describe()["files"][0]["token_bytes"], 4);
+}
+
+TEST(LlmcShardTest, HandBuiltHeaderIsStrippedAndHeaderlessFilesReadAsBefore) {
+  TempFolder folder;
+  WriteBytes(folder / "shards/a.bin", HandBuiltShard(kLlmcMagic16, 1, 200, Ramp(0, 200, 1000), 2));
+  WriteTokens(folder / "shards/b.bin", Ramp(200, 200, 1000), 2);  // headerless, data.token_bytes 2
+  auto shards = data_test::OpenedOrNull(TokenShards::Open(ShardConfig(folder / "shards", 1000), 0));
+  ASSERT_NE(shards, nullptr);
+  for (int64_t p = 0; p < 360; ++p) ASSERT_EQ(shards->Token(Split::kTrain, p), p);
+  EXPECT_EQ(shards->Describe()["files"][1]["format"], "raw");
+  EXPECT_EQ(LlmcShardHeader(200, 2), HandBuiltShard(kLlmcMagic16, 1, 200, {}, 2));
+}
+
+TEST(LlmcShardTest, RawFormatsReadHeaderBytesAsTokens) {
+  TempFolder folder;
+  WriteBytes(folder / "a.bin", HandBuiltShard(kLlmcMagic16, 1, 200, Ramp(0, 200, 1000), 2));
+  DataConfig config = ShardConfig(folder / "a.bin", 65536);
+  config.format = "raw16";
+  auto shards = data_test::OpenedOrNull(TokenShards::Open(config, 0));
+  ASSERT_NE(shards, nullptr);
+  EXPECT_EQ(shards->SplitTokens(Split::kTrain) + shards->SplitTokens(Split::kValidation), 512 + 200);
+  EXPECT_EQ(shards->Token(Split::kTrain, 0), kLlmcMagic16 & 0xFFFF);
+}
+
+TEST(LlmcShardTest, HostileShardsAreClearErrorsWithFileAndOffset) {
+  TempFolder folder;
+  const std::string full = HandBuiltShard(kLlmcMagic16, 1, 200, Ramp(0, 200, 1000), 2);
+  WriteBytes(folder / "truncated_header.bin", full.substr(0, 600));
+  std::string message = OpenError(ShardConfig(folder / "truncated_header.bin", 1000));
+  EXPECT_NE(message.find(folder / "truncated_header.bin"), std::string::npos) << message;
+  EXPECT_NE(message.find("truncated llm.c header"), std::string::npos) << message;
+
+  WriteBytes(folder / "version.bin", HandBuiltShard(kLlmcMagic16, 7, 200, Ramp(0, 200, 1000), 2));
+  message = OpenError(ShardConfig(folder / "version.bin", 1000));
+  EXPECT_NE(message.find("byte offset 4: llm.c version 7"), std::string::npos) << message;
+
+  WriteBytes(folder / "count.bin", full.substr(0, full.size() - 2));
+  message = OpenError(ShardConfig(folder / "count.bin", 1000));
+  EXPECT_NE(message.find("byte offset 8"), std::string::npos) << message;
+  EXPECT_NE(message.find("200 tokens"), std::string::npos) << message;
+
+  std::vector<uint32_t> ids = Ramp(0, 200, 1000);
+  ids[150] = 5000;
+  WriteBytes(folder / "id.bin", HandBuiltShard(kLlmcMagic16, 1, 200, ids, 2));
+  message = OpenError(ShardConfig(folder / "id.bin", 1000));
+  EXPECT_NE(message.find("token offset 150 (byte offset " + std::to_string(1024 + 300) + ")"), std::string::npos)
+      << message;
+
+  WriteTokens(folder / "plain.bin", Ramp(0, 200, 1000), 2);
+  DataConfig llmc = ShardConfig(folder / "plain.bin", 1000);
+  llmc.format = "llmc";
+  message = OpenError(llmc);
+  EXPECT_NE(message.find("byte offset 0"), std::string::npos) << message;
+  EXPECT_NE(message.find("not an llm.c shard header"), std::string::npos) << message;
+
+  WriteBytes(folder / "negative.bin", HandBuiltShard(kLlmcMagic32, 7, -1, {}, 4));
+  message = OpenError(ShardConfig(folder / "negative.bin", 1000));
+  EXPECT_NE(message.find("-1 tokens"), std::string::npos) << message;
+}
+
+// A prepared folder: train and val shards and their manifest, as rung-data prepare writes them.
+void WritePreparedFolder(const TempFolder& folder, const std::vector<uint32_t>& train, const std::vector<uint32_t>& val,
+                         int64_t vocab_size, int64_t eot_id) {
+  WriteBytes(folder / "prepared/train_000000.bin",
+             LlmcShardHeader(static_cast<int64_t>(train.size()), 2) + TokenBytes(train, 2));
+  WriteBytes(folder / "prepared/val_000000.bin", LlmcShardHeader(static_cast<int64_t>(val.size()), 2) + TokenBytes(val, 2));
+  TokenManifest manifest;
+  manifest.tokenizer_file = "tokenizer.model";
+  manifest.tokenizer_sha256 = std::string(64, 'a');
+  manifest.tokenizer_type = "bpe";
+  manifest.vocab_size = vocab_size;
+  manifest.eot_id = eot_id;
+  manifest.shards = {{"train_000000.bin", "train", 1, static_cast<int64_t>(train.size()), 10, ""},
+                     {"val_000000.bin", "val", 1, static_cast<int64_t>(val.size()), 10, ""}};
+  manifest.token_byte_lengths.assign(static_cast<size_t>(vocab_size), 3);
+  WriteBytes(folder / "prepared/manifest.json", manifest.ToJson().dump());
+}
+
+TEST(PreparedFolderTest, ReadsSplitsAndByteLengthsThroughTheManifest) {
+  TempFolder folder;
+  WritePreparedFolder(folder, Ramp(0, 400, 100), Ramp(7, 100, 100), 100, 0);
+  DataConfig config = ShardConfig(folder / "prepared", 100);
+  config.eot_token = 0;
+  auto shards = data_test::OpenedOrNull(TokenShards::Open(config, 0));
+  ASSERT_NE(shards, nullptr);
+  EXPECT_EQ(shards->SplitTokens(Split::kTrain), 400);
+  EXPECT_EQ(shards->SplitTokens(Split::kValidation), 100);
+  EXPECT_EQ(shards->Token(Split::kValidation, 0), 7);
+  ASSERT_NE(shards->TokenByteLengths(), nullptr);
+  EXPECT_EQ(shards->TokenByteLengths()->size(), 100u);
+  EXPECT_EQ(shards->Describe()["split"], "manifest");
+  EXPECT_EQ(shards->Describe()["manifest"]["eot_id"], 0);
+}
+
+TEST(PreparedFolderTest, ConfigThatDisagreesWithTheManifestIsAnError) {
+  TempFolder folder;
+  WritePreparedFolder(folder, Ramp(0, 400, 100), Ramp(7, 100, 100), 100, 0);
+  std::string message = OpenError(ShardConfig(folder / "prepared", 120));
+  EXPECT_NE(message.find("set data.vocab_size: 100"), std::string::npos) << message;
+  DataConfig config = ShardConfig(folder / "prepared", 100);
+  config.eot_token = 5;
+  message = OpenError(config);
+  EXPECT_NE(message.find("set data.eot_token: 0"), std::string::npos) << message;
+}
+
+TEST(PreparedFolderTest, HostileManifestsAreInvalidArgumentNamingTheField) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"[1, 2]", "not a JSON object"},
+      {R"({"format": "other"})", "format"},
+      {R"({"format": "rung-token-manifest", "version": 1, "vocab_size": 70000, "token_bytes": 2})", "token_bytes"},
+      {R"({"format": "rung-token-manifest", "version": 1, "vocab_size": 10, "token_bytes": 2, "eot_id": 10})",
+       "eot_id"},
+      {R"({"format": "rung-token-manifest", "version": 1, "vocab_size": 2, "token_bytes": 2, "eot_id": 0,
+          "tokenizer": {"file": "t", "sha256": "x"}, "shards": [{"file": "../escape.bin", "split": "train",
+          "documents": 1, "tokens": 1, "bytes": 1, "sha256": ""}], "token_byte_lengths": [1, 1]})",
+       "shards[0].file"},
+      {R"({"format": "rung-token-manifest", "version": 1, "vocab_size": 2, "token_bytes": 2, "eot_id": 0,
+          "tokenizer": {"file": "t", "sha256": "x"}, "shards": [], "token_byte_lengths": [1]})",
+       "token_byte_lengths"},
+  };
+  for (const auto& [text, field] : cases) {
+    StatusOr<TokenManifest> manifest = ParseTokenManifest(text, "m.json");
+    ASSERT_FALSE(manifest.ok()) << text;
+    EXPECT_EQ(manifest.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(manifest.status().message().find("m.json"), std::string::npos) << manifest.status().message();
+    EXPECT_NE(manifest.status().message().find(field), std::string::npos) << manifest.status().message();
+  }
+}
+
+TEST(EvalDocumentFilterTest, ValidationWindowsKeepToDocumentsOfAtLeastTheMinimum) {
+  TempFolder folder;
+  // Validation documents (each starting at eot 0) of lengths 5, 40, 12, 70 and 16 tokens.
+  const std::vector<int64_t> lengths = {5, 40, 12, 70, 16};
+  std::vector<uint32_t> val;
+  std::vector<int64_t> starts;
+  for (int64_t length : lengths) {
+    starts.push_back(static_cast<int64_t>(val.size()));
+    val.push_back(0);
+    for (int64_t t = 1; t < length; ++t) val.push_back(1 + static_cast<uint32_t>(starts.size()));
+  }
+  WritePreparedFolder(folder, Ramp(1, 400, 100), val, 100, 0);
+  DataConfig config = ShardConfig(folder / "prepared", 100);
+  config.eot_token = 0;
+  config.eval_min_doc_tokens = 16;
+  auto shards = data_test::OpenedOrNull(TokenShards::Open(config, 0));
+  ASSERT_NE(shards, nullptr);
+  EXPECT_EQ(shards->Describe()["eval_documents"]["documents"], 3);  // 40, 70 and 16 tokens
+  // seq_len 8: windows of 9 tokens inside each kept document from its start: 4 + 8 + 1 of them.
+  const TokenBatch batch = shards->Batch(Split::kValidation, 0, 13, 8);
+  std::vector<int64_t> expected_starts;
+  for (size_t d : {1u, 3u, 4u}) {
+    for (int64_t w = 0; w < std::max<int64_t>(1, (lengths[d] - 1) / 8); ++w) expected_starts.push_back(starts[d] + w * 8);
+  }
+  ASSERT_EQ(expected_starts.size(), 13u);
+  for (int64_t row = 0; row < 13; ++row) {
+    EXPECT_EQ(batch.inputs[static_cast<size_t>(row * 8)], static_cast<int32_t>(val[expected_starts[row]])) << row;
+    // Every window's tokens belong to the document it starts in (no eot after its first token).
+    for (int64_t t = 1; t < 8; ++t) EXPECT_NE(batch.inputs[static_cast<size_t>(row * 8 + t)], 0) << row;
+  }
+  EXPECT_EQ(batch.inputs[0], 0);  // the first window starts at its document's eot
+
+  config.eval_min_doc_tokens = 71;
+  const std::string message = OpenError(config);
+  EXPECT_NE(message.find("no validation document"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace rung

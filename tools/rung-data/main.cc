@@ -1,0 +1,174 @@
+// rung-data: tokenizers and token shards (README.md, "Tokens: rung-data"). A separate binary because
+// Debian's libsentencepiece carries its own copy of protobuf's symbols: it links SentencePiece and the
+// torch-free core/common and core/data pieces, never LibTorch, gRPC or rung's protos.
+//
+//   rung-data tokenizer train --input PATH... --vocab-size V [--type bpe|unigram] [--seed S]
+//                             [--text-field F] [--split-on SEP] [--threads N] --out DIR
+//   rung-data prepare --tokenizer MODEL --input PATH... --out DIR [--val-fraction F] [--shard-tokens N]
+//                     [--seed S] [--split-on SEP] [--text-field F] [--threads N] [--token-bytes 2|4]
+//
+// Exit codes: 0 done, 2 bad usage, 4 unusable input (the message names the file and byte offset),
+// 1 anything else (a file that cannot be written).
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "core/common/sha256.h"
+#include "tools/rung-data/atomic_file.h"
+#include "tools/rung-data/prepare.h"
+#include "tools/rung-data/text_documents.h"
+#include "tools/rung-data/tokenizer.h"
+
+namespace {
+
+using rung::Status;
+using rung::StatusCode;
+
+// "\f", "\n", "\t", "\\" in a separator given on a command line become the characters.
+std::string Unescape(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\\' || i + 1 == text.size()) {
+      out += text[i];
+      continue;
+    }
+    const char next = text[++i];
+    out += next == 'n' ? '\n' : next == 't' ? '\t' : next == 'f' ? '\f' : next == 'r' ? '\r' : next;
+  }
+  return out;
+}
+
+int Fail(const Status& status) {
+  std::fprintf(stderr, "rung-data: %s\n", status.ToString().c_str());
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kNotFound:
+    case StatusCode::kDataLoss:
+      return 4;
+    default:
+      return 1;
+  }
+}
+
+struct TrainArguments {
+  std::vector<std::string> inputs;
+  rung::data_tool::TokenizerTrainOptions options;
+  rung::data_tool::DocumentOptions documents;
+  std::string out;
+};
+
+int RunTrain(const TrainArguments& arguments) {
+  auto text = rung::data_tool::ReadTextDocuments(arguments.inputs, arguments.documents);
+  if (!text.ok()) return Fail(text.status());
+  auto model = rung::data_tool::TrainTokenizer(text->documents, arguments.options);
+  if (!model.ok()) return Fail(model.status());
+  std::error_code error;
+  std::filesystem::create_directories(arguments.out, error);
+  if (error) return Fail(Status::Internal("cannot create " + arguments.out + ": " + error.message()));
+  nlohmann::json sources = nlohmann::json::array();
+  for (const auto& source : text->sources) {
+    sources.push_back({{"path", source.path}, {"bytes", source.bytes}, {"sha256", source.sha256}});
+  }
+  const nlohmann::json about = {{"type", arguments.options.type},
+                                {"vocab_size", arguments.options.vocab_size},
+                                {"seed", arguments.options.seed},
+                                {"threads", arguments.options.threads},
+                                {"sha256", rung::Sha256Hex(*model)},
+                                {"documents", text->documents.size()},
+                                {"sources", sources}};
+  const std::string model_path = (std::filesystem::path(arguments.out) / "tokenizer.model").string();
+  const std::string about_path = (std::filesystem::path(arguments.out) / "tokenizer.json").string();
+  if (Status status = rung::data_tool::WriteFileAtomically(model_path, {*model}); !status.ok()) return Fail(status);
+  const std::string about_text = about.dump(1) + "\n";
+  if (Status status = rung::data_tool::WriteFileAtomically(about_path, {about_text}); !status.ok()) return Fail(status);
+  std::printf("rung-data: trained %s tokenizer, %lld ids, on %zu document%s (%lld bytes): %s (sha256 %s)\n",
+              arguments.options.type.c_str(), static_cast<long long>(arguments.options.vocab_size),
+              text->documents.size(), text->documents.size() == 1 ? "" : "s", static_cast<long long>(text->bytes),
+              model_path.c_str(),
+              about["sha256"].get<std::string>().c_str());
+  return 0;
+}
+
+int RunPrepare(const rung::data_tool::PrepareOptions& options) {
+  auto summary = rung::data_tool::Prepare(options);
+  if (!summary.ok()) return Fail(summary.status());
+  const double rate = summary->encode_seconds > 0 ? static_cast<double>(summary->tokens[0] + summary->tokens[1]) /
+                                                        summary->encode_seconds
+                                                  : 0.0;
+  std::printf("rung-data: prepared %s: %lld train and %lld val documents, %lld and %lld tokens (eot id %lld, "
+              "vocabulary %lld); %lld shards written, %lld already there; encoded %lld bytes in %.2f s (%.0f tokens/s)\n",
+              options.out.c_str(), static_cast<long long>(summary->documents[0]),
+              static_cast<long long>(summary->documents[1]), static_cast<long long>(summary->tokens[0]),
+              static_cast<long long>(summary->tokens[1]), static_cast<long long>(summary->eot_id),
+              static_cast<long long>(summary->vocab_size), static_cast<long long>(summary->shards_written),
+              static_cast<long long>(summary->shards_kept), static_cast<long long>(summary->encoded_bytes),
+              summary->encode_seconds, rate);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"rung-data: SentencePiece tokenizers and llm.c token shards for rung-train"};
+  app.require_subcommand(1);
+
+  CLI::App* tokenizer = app.add_subcommand("tokenizer", "Tokenizers");
+  tokenizer->require_subcommand(1);
+  TrainArguments train;
+  std::string train_split_on;
+  CLI::App* train_command = tokenizer->add_subcommand(
+      "train", "Train a SentencePiece model (identity normalisation, no whitespace folding, byte fallback: "
+               "decoding gives back each document's bytes); writes DIR/tokenizer.model and DIR/tokenizer.json");
+  train_command->add_option("--input", train.inputs, "Text files, folders (every file below), or JSON-lines files")
+      ->required();
+  train_command->add_option("--vocab-size", train.options.vocab_size, "Vocabulary size (>= 260)")->required();
+  train_command->add_option("--type", train.options.type, "bpe or unigram")
+      ->check(CLI::IsMember({"bpe", "unigram"}))
+      ->capture_default_str();
+  train_command->add_option("--seed", train.options.seed, "SentencePiece's random seed")->capture_default_str();
+  train_command->add_option("--threads", train.options.threads, "Training threads (1 is deterministic)")
+      ->capture_default_str();
+  train_command->add_option("--text-field", train.documents.text_field,
+                            "Inputs are JSON-lines; each line's string field F is a document");
+  train_command->add_option("--split-on", train_split_on, "Cut files into documents at SEP (\\f, \\n escapes)");
+  train_command->add_option("--out", train.out, "Output folder")->required();
+
+  rung::data_tool::PrepareOptions prepare;
+  std::string prepare_split_on;
+  CLI::App* prepare_command = app.add_subcommand(
+      "prepare", "Encode documents in parallel into llm.c shards (train_*.bin, val_*.bin), an end-of-text token "
+                 "before each document, split by document, with manifest.json for rung-train");
+  prepare_command->add_option("--tokenizer", prepare.tokenizer, "A SentencePiece model (rung-data tokenizer train)")
+      ->required();
+  prepare_command->add_option("--input", prepare.inputs, "Text files, folders (every file below), or JSON-lines files")
+      ->required();
+  prepare_command->add_option("--out", prepare.out, "Output folder")->required();
+  prepare_command->add_option("--val-fraction", prepare.val_fraction, "Share of documents held out")
+      ->capture_default_str();
+  prepare_command->add_option("--shard-tokens", prepare.shard_tokens, "Most tokens per shard")->capture_default_str();
+  prepare_command->add_option("--seed", prepare.seed, "Seeds the split by document")->capture_default_str();
+  prepare_command->add_option("--split-on", prepare_split_on, "Cut files into documents at SEP (\\f, \\n escapes)");
+  prepare_command->add_option("--text-field", prepare.documents.text_field,
+                              "Inputs are JSON-lines; each line's string field F is a document");
+  prepare_command->add_option("--threads", prepare.threads, "Encoding threads (0: every core)")->capture_default_str();
+  prepare_command->add_option("--token-bytes", prepare.token_bytes,
+                              "2 (uint16, magic 20240520) or 4 (uint32, magic 20240801); 0: 2 when the vocabulary fits")
+      ->capture_default_str();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    const int code = app.exit(error);
+    return code == 0 ? 0 : 2;
+  }
+  if (train_command->parsed()) {
+    train.documents.split_on = Unescape(train_split_on);
+    return RunTrain(train);
+  }
+  prepare.documents.split_on = Unescape(prepare_split_on);
+  return RunPrepare(prepare);
+}

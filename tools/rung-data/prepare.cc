@@ -1,0 +1,183 @@
+#include "tools/rung-data/prepare.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <climits>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "core/common/file_bytes.h"
+#include "core/common/sha256.h"
+#include "core/data/byte_corpus.h"
+#include "core/data/llmc_shard_format.h"
+#include "core/data/token_manifest.h"
+#include "tools/rung-data/atomic_file.h"
+#include "tools/rung-data/progress.h"
+#include "tools/rung-data/tokenizer.h"
+
+namespace rung::data_tool {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Encodes every document on `threads` threads; ids[d] are document d's.
+Status EncodeAll(const Tokenizer& tokenizer, const TextDocuments& text, int64_t threads,
+                 std::vector<std::vector<int>>* ids) {
+  ids->assign(text.documents.size(), {});
+  std::atomic<size_t> next{0};
+  std::vector<Status> failures(static_cast<size_t>(threads));
+  ProgressReporter progress("encode", text.bytes);
+  std::vector<std::thread> pool;
+  for (int64_t t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      for (size_t d = next.fetch_add(1); d < text.documents.size(); d = next.fetch_add(1)) {
+        Status status = tokenizer.Encode(text.documents[d], &(*ids)[d]);
+        if (!status.ok()) {
+          failures[static_cast<size_t>(t)] = std::move(status);
+          return;
+        }
+        progress.Add(static_cast<int64_t>(text.documents[d].size()));
+      }
+    });
+  }
+  for (std::thread& thread : pool) thread.join();
+  progress.Finish();
+  for (Status& failure : failures) RUNG_RETURN_IF_ERROR(failure);
+  return Status::Ok();
+}
+
+std::string LittleEndian(const std::vector<int32_t>& tokens, int64_t token_bytes) {
+  std::string bytes(tokens.size() * static_cast<size_t>(token_bytes), '\0');
+  char* out = bytes.data();
+  for (int32_t token : tokens) {
+    const auto value = static_cast<uint32_t>(token);
+    for (int64_t b = 0; b < token_bytes; ++b) *out++ = static_cast<char>((value >> (8 * b)) & 0xFF);
+  }
+  return bytes;
+}
+
+}  // namespace
+
+StatusOr<PrepareSummary> Prepare(const PrepareOptions& options) {
+  if (!(options.val_fraction > 0.0 && options.val_fraction < 1.0)) {
+    return Status::InvalidArgument("--val-fraction must lie in (0, 1), got " + std::to_string(options.val_fraction));
+  }
+  if (options.shard_tokens < 1 || options.shard_tokens > INT32_MAX) {
+    return Status::InvalidArgument("--shard-tokens must lie in [1, 2^31), got " + std::to_string(options.shard_tokens));
+  }
+  if (options.token_bytes != 0 && options.token_bytes != 2 && options.token_bytes != 4) {
+    return Status::InvalidArgument("--token-bytes must be 2 or 4, got " + std::to_string(options.token_bytes));
+  }
+  std::string model_bytes;
+  RUNG_RETURN_IF_ERROR(ReadFileBytes(options.tokenizer, "tokenizer", &model_bytes));
+  RUNG_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, Tokenizer::Load(options.tokenizer));
+  const int64_t vocab_size = tokenizer->vocab_size();
+  const int64_t token_bytes = options.token_bytes != 0 ? options.token_bytes : vocab_size <= 65536 ? 2 : 4;
+  if (token_bytes == 2 && vocab_size > 65536) {
+    return Status::InvalidArgument("tokenizer " + options.tokenizer + " has " + std::to_string(vocab_size) +
+                                   " ids, which do not fit uint16 tokens (--token-bytes 2); use 4");
+  }
+  RUNG_ASSIGN_OR_RETURN(const TextDocuments text, ReadTextDocuments(options.inputs, options.documents));
+  if (text.documents.size() < 2) {
+    return Status::InvalidArgument("the inputs hold " + std::to_string(text.documents.size()) +
+                                   " document; a train/validation split by document needs two or more "
+                                   "(--split-on SEP cuts a file into documents)");
+  }
+  std::error_code error;
+  fs::create_directories(options.out, error);
+  if (error) return Status::Internal("cannot create " + options.out + ": " + error.message());
+
+  const int64_t threads =
+      options.threads > 0 ? options.threads : std::max<int64_t>(1, std::thread::hardware_concurrency());
+  std::vector<std::vector<int>> ids;
+  const auto start = std::chrono::steady_clock::now();
+  RUNG_RETURN_IF_ERROR(EncodeAll(*tokenizer, text, threads, &ids));
+  PrepareSummary summary;
+  summary.encode_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  summary.encoded_bytes = text.bytes;
+  summary.eot_id = tokenizer->eot_id();
+  summary.vocab_size = vocab_size;
+
+  TokenManifest manifest;
+  manifest.tokenizer_file = "tokenizer.model";
+  manifest.tokenizer_sha256 = Sha256Hex(model_bytes);
+  if (std::ifstream sidecar(fs::path(options.tokenizer).replace_extension(".json")); sidecar) {
+    const nlohmann::json about = nlohmann::json::parse(sidecar, nullptr, /*allow_exceptions=*/false);
+    if (about.is_object() && about.contains("type") && about["type"].is_string()) {
+      manifest.tokenizer_type = about["type"].get<std::string>();
+    }
+  }
+  for (const SourceFile& source : text.sources) manifest.sources.push_back({source.path, source.bytes, source.sha256});
+  manifest.eot_id = summary.eot_id;
+  manifest.vocab_size = vocab_size;
+  manifest.token_bytes = token_bytes;
+  manifest.val_fraction = options.val_fraction;
+  manifest.seed = options.seed;
+  manifest.shard_tokens = options.shard_tokens;
+  manifest.split_on = options.documents.split_on;
+  manifest.text_field = options.documents.text_field;
+  manifest.token_byte_lengths = tokenizer->TokenByteLengths();
+
+  const std::vector<bool> in_validation = ValidationDocuments(text.documents.size(), options.seed, options.val_fraction);
+  for (int split = 0; split < 2; ++split) {
+    const std::string name = split == 0 ? "train" : "val";
+    std::vector<int32_t> shard;
+    ManifestShard entry;
+    int64_t index = 0;
+    auto flush = [&]() -> Status {
+      if (shard.empty()) return Status::Ok();
+      char file[32];
+      std::snprintf(file, sizeof(file), "%s_%06lld.bin", name.c_str(), static_cast<long long>(index++));
+      const std::string header = LlmcShardHeader(static_cast<int64_t>(shard.size()), token_bytes);
+      const std::string body = LittleEndian(shard, token_bytes);
+      Sha256Hasher hasher;
+      hasher.Update(header);
+      hasher.Update(body);
+      entry.file = file;
+      entry.split = name;
+      entry.tokens = static_cast<int64_t>(shard.size());
+      entry.sha256 = hasher.FinishHex();
+      const std::string path = (fs::path(options.out) / file).string();
+      StatusOr<std::string> existing = fs::exists(path, error) ? Sha256FileHex(path) : StatusOr<std::string>(std::string());
+      if (existing.ok() && *existing == entry.sha256) {
+        ++summary.shards_kept;
+      } else {
+        RUNG_RETURN_IF_ERROR(WriteFileAtomically(path, {header, body}));
+        ++summary.shards_written;
+      }
+      manifest.shards.push_back(entry);
+      entry = ManifestShard{};
+      shard.clear();
+      return Status::Ok();
+    };
+    for (size_t d = 0; d < text.documents.size(); ++d) {
+      if (in_validation[d] != (split == 1)) continue;
+      ++summary.documents[split];
+      summary.tokens[split] += 1 + static_cast<int64_t>(ids[d].size());
+      auto push = [&](int32_t token) -> Status {
+        shard.push_back(token);
+        entry.bytes += manifest.token_byte_lengths[static_cast<size_t>(token)];
+        if (static_cast<int64_t>(shard.size()) == options.shard_tokens) RUNG_RETURN_IF_ERROR(flush());
+        return Status::Ok();
+      };
+      // The document counts in the shard its end-of-text token (its first token) lands in.
+      ++entry.documents;
+      RUNG_RETURN_IF_ERROR(push(static_cast<int32_t>(summary.eot_id)));
+      for (int id : ids[d]) {
+        if (id < 0 || id >= vocab_size) {
+          return Status::Internal("tokenizer returned id " + std::to_string(id) + " outside its vocabulary");
+        }
+        RUNG_RETURN_IF_ERROR(push(id));
+      }
+    }
+    RUNG_RETURN_IF_ERROR(flush());
+  }
+  RUNG_RETURN_IF_ERROR(WriteFileAtomically((fs::path(options.out) / "tokenizer.model").string(), {model_bytes}));
+  const std::string manifest_text = manifest.ToJson().dump(1) + "\n";
+  RUNG_RETURN_IF_ERROR(WriteFileAtomically((fs::path(options.out) / kTokenManifestFile).string(), {manifest_text}));
+  return summary;
+}
+
+}  // namespace rung::data_tool
