@@ -77,7 +77,8 @@ StatusOr<std::vector<std::string>> WritePairProfilePlots(const json& attention, 
       std::ostringstream body;
       body << "set multiplot layout " << rows << "," << columns << " title "
            << DoubleQuote(EnhancedLiteral(options.title + ": layer " + std::to_string(layer_index) +
-                                          ", mean pair term of the unscaled logit by relative distance"))
+                                          ", mean pair term of the unscaled logit by relative distance (grey: no "
+                                          "visible pair)"))
            << "\n";
       for (size_t p = 0; p < files.size(); ++p) {
         body << "set title " << Quote(panels[p]) << "\n"
@@ -89,7 +90,9 @@ StatusOr<std::vector<std::string>> WritePairProfilePlots(const json& attention, 
              << "set cbrange [" << Format("%.8g", -peak) << ":" << Format("%.8g", peak) << "]\n"
              << "set cblabel 'mean pair term' font ',9'\nset cbtics font ',8'\n"
              << "set xrange [-0.5:" << edges.size() - 1.5 << "]\nset yrange [-0.5:" << pairs - 0.5 << "]\n"
-             << DistanceTics(edges) << "set ytics font ',9'\n"
+             << DistanceTics(edges) << "set ytics " << std::max<size_t>(1, pairs / 8) << " font ',9'\n"
+             << "set object 1 rectangle from graph 0,0 to graph 1,1 behind fillcolor rgb '#bdbdbd' fillstyle solid "
+                "noborder\n"
              << "set xlabel 'relative distance (bin start)' font ',9'\nset ylabel 'pair (0 = fastest)' font ',9'\n";
       for (const std::string& extension : {std::string("svg"), std::string("png")}) {
         script << (extension == "svg" ? SvgTerminal(options.width, options.height)
