@@ -8,6 +8,7 @@
 #include "core/diagnostics/beta_exponent.h"
 #include "core/diagnostics/distance_bins.h"
 #include "core/diagnostics/head_failure_modes.h"
+#include "core/diagnostics/query_sample.h"
 #include "core/diagnostics/score_statistics.h"
 #include "core/model/tensor_values.h"
 
@@ -29,41 +30,76 @@ void ProbeAttention(Transformer& model, const torch::Tensor& tokens, const torch
   if (was_training) model->train();
 }
 
-// Keys j a query i may see: j <= i, and j >= doc_start[b, i] under cross-document masking. [B or 1, 1, T, T]
-torch::Tensor VisibleKeys(int64_t time, const torch::Tensor& doc_start, const torch::Device& device) {
-  auto positions = torch::arange(time, torch::TensorOptions().dtype(torch::kLong).device(device));
-  auto visible = (positions.view({1, time}) <= positions.view({time, 1})).view({1, 1, time, time});
-  if (doc_start.defined()) visible = visible & (positions.view({1, 1, 1, time}) >= doc_start.view({-1, 1, time, 1}));
+// Score blocks of at most this many entries (B x H x rows x keys, in double: 32 MiB), so that no
+// diagnostic holds a T x T matrix per head.
+constexpr int64_t kScoreBlockEntries = int64_t{1} << 22;
+
+// Rows per block for scores [batch, heads, rows, keys]: at least 1.
+int64_t RowsPerBlock(int64_t batch, int64_t heads, int64_t keys) {
+  return std::max<int64_t>(1, kScoreBlockEntries / std::max<int64_t>(1, batch * heads * keys));
+}
+
+// Keys j the queries at `rows` ([R] int64) may see, over keys 0..keys-1: j <= i, and j >= doc_start[b, i]
+// under cross-document masking. Bool [B or 1, 1, R, keys].
+torch::Tensor VisibleKeys(const torch::Tensor& rows, int64_t keys, const torch::Tensor& doc_start) {
+  auto key_positions = torch::arange(keys, rows.options()).view({1, 1, 1, keys});
+  auto visible = key_positions <= rows.view({1, 1, -1, 1});
+  if (doc_start.defined()) {
+    visible = visible & (key_positions >= doc_start.index_select(1, rows.to(doc_start.device())).unsqueeze(1).unsqueeze(3));
+  }
   return visible;
 }
 
 // Per head and pair: usage u_f (the mean |pair-f term| of z over visible query/key pairs), band
 // strength (the standard deviation over relative distances of the pair's mean contribution), and that
 // mean contribution pooled into distance bins (the pair-by-distance profile; NaN where no visible pair
-// falls in a bin).
+// falls in a bin), read from the query rows DiagnosticQueryPositions gives (every row up to its bound,
+// a spread sample beyond).
 struct PairStatistics {
   torch::Tensor usage;          // [H, pairs]
   torch::Tensor band_strength;  // [H, pairs]
   torch::Tensor profile;        // [H, pairs, bins]; undefined without profile edges
 };
 
-// q: [B, H, T, d] and k: [B, H, T, d] in double (k repeated per query head); visible: [B or 1, 1, T, T];
+// q: [B, H, T, d] and k: [B, H, T, d] in double (k repeated per query head); doc_start [B, T] or undefined;
 // profile_edges: DistanceBinEdges(T, bins), or empty for no profile.
-PairStatistics MeasurePairs(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& visible,
+// Reads the rows block by block: at most kScoreBlockEntries score entries at a time.
+PairStatistics MeasurePairs(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& doc_start,
                             const std::vector<int64_t>& profile_edges) {
   const int64_t batch = q.size(0), heads = q.size(1), time = q.size(2), dim = q.size(3);
   const double inv_sqrt_d = 1.0 / std::sqrt(static_cast<double>(dim));
-  // Pair terms of z: c_f(i, j) = (q_2f k_2f + q_2f+1 k_2f+1) / sqrt(d), one pair at a time.
   const int64_t pairs = dim / 2;
-  torch::Tensor visible_f = visible.to(torch::kDouble).expand({batch, heads, time, time});
-  const double visible_count = visible_f.sum().item<double>() / static_cast<double>(heads);
-  PairStatistics statistics{torch::zeros({heads, pairs}, torch::kDouble), torch::zeros({heads, pairs}, torch::kDouble)};
-  // Mean contribution by relative distance delta = i - j (0..T-1), per head and pair.
-  auto positions = torch::arange(time, q.options());
-  auto distance = positions.view({time, 1}) - positions.view({1, time});  // i - j
-  torch::Tensor delta_index = distance.clamp_min(0).to(torch::kLong).view({-1});
+  const std::vector<int64_t> sampled = DiagnosticQueryPositions(time);
+  const torch::Tensor all_rows = torch::tensor(sampled, torch::TensorOptions().dtype(torch::kLong)).to(q.device());
+  const int64_t row_count = all_rows.size(0);
+  // Per pair: sum |c_f| over visible pairs, and the sum of c_f by relative distance delta = i - j.
+  torch::Tensor absolute_sum = torch::zeros({heads, pairs}, q.options());
+  torch::Tensor by_distance = torch::zeros({pairs, heads, time}, q.options());
   torch::Tensor counts = torch::zeros({time}, q.options());
-  counts.index_add_(0, delta_index, visible_f.select(1, 0).sum(0).reshape({-1}));
+  // k's pairs as [B*H, pairs, 2, T]: one batched product per pair gives its terms for a block of rows.
+  const torch::Tensor k_pairs = k.reshape({batch * heads, time, pairs, 2}).permute({0, 2, 3, 1}).contiguous();
+  const int64_t block = RowsPerBlock(batch, heads, time);
+  for (int64_t r0 = 0; r0 < row_count; r0 += block) {
+    const int64_t rows = std::min(block, row_count - r0);
+    const torch::Tensor positions = all_rows.narrow(0, r0, rows);
+    const torch::Tensor visible = VisibleKeys(positions, time, doc_start).to(q.scalar_type());  // [B|1, 1, R, T]
+    const torch::Tensor visible_full = visible.expand({batch, 1, rows, time});
+    // delta = i - j per (row, key), clamped at 0 (masked entries add nothing).
+    const torch::Tensor delta_index =
+        (positions.view({rows, 1}) - torch::arange(time, positions.options()).view({1, time})).clamp_min(0).view({-1});
+    counts.index_add_(0, delta_index, visible_full.sum(0).reshape({-1}));
+    const torch::Tensor q_rows = q.index_select(2, positions).reshape({batch * heads, rows, pairs, 2});
+    for (int64_t f = 0; f < pairs; ++f) {
+      // c_f(i, j) = (q_2f k_2f + q_2f+1 k_2f+1) / sqrt(d): [B*H, R, 2] x [B*H, 2, T].
+      torch::Tensor term = torch::bmm(q_rows.select(2, f), k_pairs.select(1, f)).view({batch, heads, rows, time});
+      term.mul_(visible).mul_(inv_sqrt_d);
+      absolute_sum.select(1, f).add_(term.abs().sum({0, 2, 3}));
+      by_distance[f].index_add_(1, delta_index, term.sum(0).view({heads, rows * time}));
+    }
+  }
+  const double visible_count = counts.sum().item<double>();
+  PairStatistics statistics{(absolute_sum / std::max(visible_count, 1.0)).cpu(),
+                            torch::zeros({heads, pairs}, torch::kDouble)};
   // Only distances some visible pair reaches (under cross-document masking, long ones may be reached by none).
   const torch::Tensor reached = (counts > 0).nonzero().squeeze(1);
   const int64_t bins = profile_edges.empty() ? 0 : static_cast<int64_t>(profile_edges.size()) - 1;
@@ -75,21 +111,49 @@ PairStatistics MeasurePairs(const torch::Tensor& q, const torch::Tensor& k, cons
     statistics.profile = torch::empty({heads, pairs, bins}, torch::kDouble);
   }
   for (int64_t f = 0; f < pairs; ++f) {
-    torch::Tensor term = (q.narrow(-1, 2 * f, 2).unsqueeze(3) * k.narrow(-1, 2 * f, 2).unsqueeze(2)).sum(-1) * inv_sqrt_d;
-    term = term * visible_f;  // [B, H, T, T]
-    statistics.usage.select(1, f).copy_(term.abs().sum({0, 2, 3}).cpu() / visible_count);
-    torch::Tensor by_distance = torch::zeros({heads, time}, q.options());
-    by_distance.index_add_(1, delta_index, term.sum(0).view({heads, time * time}));
-    torch::Tensor profile = by_distance / counts.clamp_min(1.0);  // [H, T]
+    const torch::Tensor profile = by_distance[f] / counts.clamp_min(1.0);  // [H, T]
     statistics.band_strength.select(1, f).copy_(profile.index_select(1, reached).std(1).cpu());
     if (bins > 0) {
-      torch::Tensor by_bin = torch::zeros({heads, bins}, q.options()).index_add_(1, bin_index, by_distance);
+      torch::Tensor by_bin = torch::zeros({heads, bins}, q.options()).index_add_(1, bin_index, by_distance[f]);
       torch::Tensor binned = torch::where(bin_counts > 0, by_bin / bin_counts.clamp_min(1.0),
                                           torch::full_like(by_bin, std::numeric_limits<double>::quiet_NaN()));
       statistics.profile.select(1, f).copy_(binned.cpu());
     }
   }
   return statistics;
+}
+
+// E_r per head and query position, averaged over the batch ([H, T]), from the weights attention uses:
+// softmax over the visible keys of multiplier * z - ALiBi bias, computed block by block of query rows.
+torch::Tensor EffectiveLengths(const torch::Tensor& q, const torch::Tensor& k, const AttentionProbe& probe,
+                               double renyi_order) {
+  const int64_t batch = q.size(0), heads = q.size(1), time = q.size(2), dim = q.size(3);
+  const double inv_sqrt_d = 1.0 / std::sqrt(static_cast<double>(dim));
+  torch::Tensor multiplier;  // [B or 1, H, T, 1]
+  if (probe.query_multiplier.defined()) {
+    const torch::Tensor m = probe.query_multiplier.to(q.options());  // [T, H] or [B, T, H]
+    multiplier = m.dim() == 2 ? m.t().view({1, heads, time, 1}) : m.permute({0, 2, 1}).unsqueeze(-1);
+  }
+  torch::Tensor effective = torch::empty({heads, time}, q.options());
+  const int64_t block = RowsPerBlock(batch, heads, time);
+  for (int64_t r0 = 0; r0 < time; r0 += block) {
+    const int64_t r1 = std::min(time, r0 + block), rows = r1 - r0;
+    // Queries [r0, r1) see at most keys [0, r1).
+    torch::Tensor logits = torch::matmul(q.narrow(2, r0, rows), k.narrow(2, 0, r1).transpose(-1, -2)) * inv_sqrt_d;
+    if (multiplier.defined()) logits.mul_(multiplier.narrow(2, r0, rows));
+    const torch::Tensor positions = torch::arange(r0, r1, q.options().dtype(torch::kLong));
+    if (probe.alibi_slopes.defined()) {
+      const torch::Tensor distance =
+          (positions.view({rows, 1}) - torch::arange(r1, positions.options()).view({1, r1})).to(q.scalar_type());
+      logits.sub_(probe.alibi_slopes.to(q.options()).view({1, heads, 1, 1}) * distance.view({1, 1, rows, r1}));
+    }
+    logits.masked_fill_(VisibleKeys(positions, r1, probe.doc_start).logical_not(), -INFINITY);
+    const torch::Tensor weights = torch::softmax(logits, -1);
+    const torch::Tensor lengths = renyi_order == 2.0 ? weights.pow(2).sum(-1).reciprocal()
+                                                     : weights.pow(renyi_order).sum(-1).pow(1.0 / (1.0 - renyi_order));
+    effective.narrow(1, r0, rows).copy_(lengths.mean(0));
+  }
+  return effective;
 }
 
 struct LayerResult {
@@ -129,34 +193,15 @@ LayerResult LayerDiagnostics(const AttentionProbe& probe, const ModelConfig& con
   const torch::Tensor q = probe.q.to(torch::kDouble);
   const torch::Tensor k = probe.k.to(torch::kDouble).repeat_interleave(groups, 1);  // [B, H, T, d]
   const double inv_sqrt_d = 1.0 / std::sqrt(static_cast<double>(dim));
-  const torch::Tensor visible = VisibleKeys(time, probe.doc_start, q.device());
-
-  // Unscaled logits z and the weights attention really uses.
-  torch::Tensor z = torch::matmul(q, k.transpose(-1, -2)) * inv_sqrt_d;  // [B, H, T, T]
-  torch::Tensor logits = z;
-  if (probe.query_multiplier.defined()) {
-    const torch::Tensor multiplier = probe.query_multiplier.to(torch::kDouble);  // [T, H] or [B, T, H]
-    logits = logits * (multiplier.dim() == 2 ? multiplier.t().view({1, heads, time, 1})
-                                             : multiplier.permute({0, 2, 1}).unsqueeze(-1));
-  }
-  auto positions = torch::arange(time, q.options());
-  auto distance = positions.view({time, 1}) - positions.view({1, time});  // i - j
-  if (probe.alibi_slopes.defined()) {
-    logits = logits - probe.alibi_slopes.to(q.options()).view({1, heads, 1, 1}) * distance.view({1, 1, time, time});
-  }
-  torch::Tensor weights = torch::softmax(logits.masked_fill(visible.logical_not(), -INFINITY), -1);
   // E_r per head and query position, averaged over the batch.
-  torch::Tensor effective =
-      (options.renyi_order == 2.0 ? weights.pow(2).sum(-1).reciprocal()
-                                  : weights.pow(options.renyi_order).sum(-1).pow(1.0 / (1.0 - options.renyi_order)))
-          .mean(0);  // [H, T]
+  const torch::Tensor effective = EffectiveLengths(q, k, probe, options.renyi_order);  // [H, T]
 
   const int64_t pairs = dim / 2;
   torch::Tensor theta = config.position.rotary() ? positional->Frequencies(probe.layer).detach().to(torch::kDouble)
                                                  : torch::Tensor();  // [G, pairs]
   const std::vector<int64_t> profile_edges =
       options.pair_profile_bins > 0 ? DistanceBinEdges(time, options.pair_profile_bins) : std::vector<int64_t>();
-  const PairStatistics pair_statistics = MeasurePairs(q, k, visible, profile_edges);
+  const PairStatistics pair_statistics = MeasurePairs(q, k, probe.doc_start, profile_edges);
   const torch::Tensor& usage = pair_statistics.usage;
   const torch::Tensor& band_strength = pair_statistics.band_strength;
 
@@ -199,7 +244,18 @@ LayerResult LayerDiagnostics(const AttentionProbe& probe, const ModelConfig& con
 
   // Gap counting on z rows: the query at position n - 1 sees n keys; a row of a sequence whose document
   // there is shorter than n (cross-document masking) is not a row of n keys and is left out.
-  torch::Tensor z_cpu = z.cpu().contiguous();
+  // Only the rows z[n - 1, 0..n) for n on the grid and at T are read: those rows alone are computed.
+  std::vector<int64_t> gap_positions;
+  for (int64_t n : grid.lengths) gap_positions.push_back(n - 1);
+  gap_positions.push_back(time - 1);
+  std::sort(gap_positions.begin(), gap_positions.end());
+  gap_positions.erase(std::unique(gap_positions.begin(), gap_positions.end()), gap_positions.end());
+  const torch::Tensor gap_rows = torch::tensor(gap_positions, torch::TensorOptions().dtype(torch::kLong));
+  const torch::Tensor z_cpu =
+      (torch::matmul(q.index_select(2, gap_rows.to(q.device())), k.transpose(-1, -2)) * inv_sqrt_d).cpu().contiguous();
+  auto row_index = [&](int64_t i) {
+    return std::lower_bound(gap_positions.begin(), gap_positions.end(), i) - gap_positions.begin();
+  };
   torch::Tensor starts = probe.doc_start.defined() ? probe.doc_start.cpu() : torch::Tensor();
   auto for_rows_at = [&](int64_t n, const std::function<void(int64_t unit, const std::vector<double>&)>& visit) {
     const int64_t i = n - 1;
@@ -208,7 +264,7 @@ LayerResult LayerDiagnostics(const AttentionProbe& probe, const ModelConfig& con
       const int64_t first = starts.defined() ? starts[b][i].item<int64_t>() : 0;
       if (i - first + 1 < n) continue;
       for (int64_t h = 0; h < heads; ++h) {
-        const double* scores = z_cpu[b][h][i].data_ptr<double>();
+        const double* scores = z_cpu[b][h][row_index(i)].data_ptr<double>();
         std::copy(scores, scores + n, row.begin());
         // A row with a non-finite score (a diverged model) has no contact triple.
         if (!std::all_of(row.begin(), row.end(), [](double value) { return std::isfinite(value); })) continue;
@@ -293,9 +349,8 @@ std::vector<std::vector<int64_t>> MeasureDominantPairs(Transformer& model, const
   std::vector<torch::Tensor> strengths;  // per layer [H, pairs]
   ProbeAttention(model, tokens, doc_start, [&](const AttentionProbe& probe) {
     const int64_t groups = probe.q.size(1) / probe.k.size(1);
-    const torch::Tensor visible = VisibleKeys(probe.q.size(2), probe.doc_start, probe.q.device());
     strengths.push_back(MeasurePairs(probe.q.to(torch::kDouble),
-                                     probe.k.to(torch::kDouble).repeat_interleave(groups, 1), visible, {})
+                                     probe.k.to(torch::kDouble).repeat_interleave(groups, 1), probe.doc_start, {})
                             .band_strength);
   });
   std::vector<std::vector<int64_t>> dominant;

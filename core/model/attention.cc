@@ -5,6 +5,7 @@
 
 #include "core/model/causal_softmax.h"
 #include "core/model/cpu_attention.h"
+#include "core/model/tiled_attention.h"
 
 namespace rung {
 
@@ -25,6 +26,11 @@ AttentionKernel ResolveAttentionKernel(AttentionKernel requested, const torch::D
   const bool slabs_apply = device.is_cpu() && dtype == torch::kFloat && CpuAttentionAvailable();
   if (requested == AttentionKernel::kCpuSlabs) {
     TORCH_CHECK(slabs_apply, "the CPU slab attention kernel needs fp32 CPU tensors and sgemm_");
+    return requested;
+  }
+  if (requested == AttentionKernel::kCpuTiled) {
+    TORCH_CHECK(device.is_cpu() && dtype == torch::kFloat && TiledAttentionAvailable(),
+                "the tiled CPU attention kernel needs fp32 CPU tensors and sgemm_");
     return requested;
   }
   if (requested == AttentionKernel::kComposite) return requested;
@@ -52,6 +58,11 @@ torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, co
                                        doc_start.size(1) == time && doc_start.scalar_type() == torch::kLong &&
                                        doc_start.device() == q.device()),
               "CausalAttention: doc_start must be [B, T] int64 on the device of q");
+  const bool needs_grad =
+      torch::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad());
+  if (kernel == AttentionKernel::kCpuTiled || (kernel == AttentionKernel::kCpuSlabs && !needs_grad)) {
+    return TiledCausalAttention(q, k, v, alibi_slopes, doc_start);
+  }
   if (kernel == AttentionKernel::kCpuSlabs) return CpuCausalAttention(q, k, v, alibi_slopes, doc_start);
 #if TORCH_VERSION_MAJOR >= 2
   if (kernel == AttentionKernel::kFused) {

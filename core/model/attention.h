@@ -12,7 +12,11 @@
 //               [B*kv_heads, d, T] with no copy of K or V per head; CausalSoftmax; one product with V
 //   kFused      LibTorch >= 2.0: at::scaled_dot_product_attention (flash kernels on CUDA; ALiBi or
 //               the document mask pass an explicit mask, which leaves the flash kernel out)
-// kAuto picks kFused on CUDA when available, kCpuSlabs for fp32 CPU, else kComposite.
+//   kCpuTiled   fp32 on CPU, forward only: tiled_attention.h (FlashAttention's online softmax over key
+//               tiles; memory grows with T, not T^2)
+// kAuto picks kFused on CUDA when available, kCpuSlabs for fp32 CPU, else kComposite. kCpuSlabs runs as
+// kCpuTiled whenever no gradient is needed (evaluation, extrapolation, diagnostics: no-grad mode or
+// inputs that do not require one), so only training keeps P; kComposite is the exact reference.
 //
 // ALiBi distances stay i - j and rotary positions stay positions in the window under the document
 // mask (document-relative positions are not part of it).
@@ -25,7 +29,7 @@
 
 namespace rung {
 
-enum class AttentionKernel { kAuto, kCpuSlabs, kComposite, kFused };
+enum class AttentionKernel { kAuto, kCpuSlabs, kComposite, kFused, kCpuTiled };
 
 // True when this build has a fused attention kernel (LibTorch >= 2.0).
 bool FusedAttentionAvailable();

@@ -8,11 +8,7 @@
 #include <limits>
 #include <vector>
 
-#ifdef RUNG_HAVE_SGEMM
-extern "C" void sgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
-                       const float* alpha, const float* a, const int* lda, const float* b, const int* ldb,
-                       const float* beta, float* c, const int* ldc);
-#endif
+#include "core/model/row_major_sgemm.h"
 
 namespace rung {
 
@@ -31,16 +27,6 @@ using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
 constexpr int64_t kRowBlock = 64;
-
-// Row-major C[m, n] = alpha * op(A) op(B) + beta * C, through column-major BLAS (C^T = op(B)^T op(A)^T).
-void Gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-          const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  const char ta = transpose_a ? 'T' : 'N', tb = transpose_b ? 'T' : 'N';
-  const int mi = static_cast<int>(m), ni = static_cast<int>(n), ki = static_cast<int>(k);
-  const int ldai = static_cast<int>(lda), ldbi = static_cast<int>(ldb), ldci = static_cast<int>(ldc);
-  const float one = 1.0f;
-  sgemm_(&tb, &ta, &ni, &mi, &ki, &one, b, &ldbi, a, &ldai, &beta, c, &ldci);
-}
 
 // One row of a causal row block whose keys end at `end`: softmax of row[first..query] with the ALiBi
 // bias slope * (j - query), in place; zeros in [0, first) and (query, end).
@@ -108,9 +94,9 @@ class SlabAttention : public torch::autograd::Function<SlabAttention> {
           const float slope = slope_p ? slope_p[h] : 0.0f;
           for (int64_t r0 = 0; r0 < T; r0 += kRowBlock) {
             const int64_t r1 = std::min(T, r0 + kRowBlock);
-            Gemm(false, true, r1 - r0, r1, d, qq + r0 * d, d, kk, d, 0.0f, pr + r0 * T, T);
+            RowMajorSgemm(false, true, r1 - r0, r1, d, qq + r0 * d, d, kk, d, 0.0f, pr + r0 * T, T);
             for (int64_t i = r0; i < r1; ++i) SoftmaxRow(pr + i * T, starts != nullptr ? starts[i] : 0, i, r1, slope);
-            Gemm(false, false, r1 - r0, d, r1, pr + r0 * T, T, vv, d, 0.0f, oo + r0 * out_stride, out_stride);
+            RowMajorSgemm(false, false, r1 - r0, d, r1, pr + r0 * T, T, vv, d, 0.0f, oo + r0 * out_stride, out_stride);
           }
         }
       }
@@ -155,13 +141,13 @@ class SlabAttention : public torch::autograd::Function<SlabAttention> {
           for (int64_t r0 = 0; r0 < T; r0 += kRowBlock) {
             const int64_t r1 = std::min(T, r0 + kRowBlock), rows = r1 - r0;
             float* ds = scratch.data();  // [rows, r1] with leading dimension T
-            Gemm(false, true, rows, r1, d, go + r0 * out_stride, out_stride, vv, d, 0.0f, ds, T);
+            RowMajorSgemm(false, true, rows, r1, d, go + r0 * out_stride, out_stride, vv, d, 0.0f, ds, T);
             for (int64_t i = r0; i < r1; ++i) {
               SoftmaxBackwardRow(pr + i * T, ds + (i - r0) * T, starts != nullptr ? starts[i] : 0, i, r1);
             }
-            Gemm(false, false, rows, d, r1, ds, T, kk, d, 0.0f, gq + r0 * d, d);
-            Gemm(true, false, r1, d, rows, ds, T, qq + r0 * d, d, 1.0f, gk, d);
-            Gemm(true, false, r1, d, rows, pr + r0 * T, T, go + r0 * out_stride, out_stride, 1.0f, gv, d);
+            RowMajorSgemm(false, false, rows, d, r1, ds, T, kk, d, 0.0f, gq + r0 * d, d);
+            RowMajorSgemm(true, false, r1, d, rows, ds, T, qq + r0 * d, d, 1.0f, gk, d);
+            RowMajorSgemm(true, false, r1, d, rows, pr + r0 * T, T, go + r0 * out_stride, out_stride, 1.0f, gv, d);
           }
         }
       }
