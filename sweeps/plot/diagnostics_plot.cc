@@ -143,15 +143,28 @@ static StatusOr<std::vector<std::string>> WriteDiagnosticsPlotsOrThrow(const jso
   script << "\n";
   both("effective_length");
 
-  // Figure 2: pair usage heatmap.
-  script << "set title " << title << "\nset xlabel 'frequency pair (0 = fastest)'\nset ylabel 'layer.head'\n"
-         << "set cblabel 'pair usage / head maximum'\nset palette defined (0 '#ffffff', 0.5 '#6baed6', 1 '#08306b')\n"
-         << "set xrange [-0.5:" << pairs - 0.5 << "]\nset yrange [-0.5:" << head_labels.size() - 0.5 << "] reverse\n"
-         << "set ytics (";
-  for (size_t h = 0; h < head_labels.size(); ++h) script << (h ? ", " : "") << Quote(head_labels[h]) << " " << h;
-  script << ")\nset key outside bottom center noenhanced\n"
-         << "plot " << path("pair_usage.dat") << " matrix with image notitle, \\\n  " << path("dominant_pair.dat")
-         << " using 1:2 with points pt 6 ps 2.5 lw 2 lc rgb '#d95f02' title 'dominant band'\n";
+  // Figure 2: pair usage heatmap. The dominant band is another measurement (the pair whose mean
+  // contribution varies most with distance, not the most used pair): a mark centred in its cell, and
+  // the key says what it measures.
+  if (pairs == 0) {
+    script << MessageFigure(options.title + ": pair usage", "No frequency-pair usage in these diagnostics.");
+  } else {
+    const bool any_dominant = !dominant.str().empty();
+    script << "set title " << title << "\nset xlabel 'frequency pair (0 = fastest)'\nset ylabel 'layer.head'\n"
+           << "set cblabel 'pair usage / head maximum'\nset palette defined (0 '#ffffff', 0.5 '#6baed6', 1 '#08306b')\n"
+           << "set cbrange [0:1]\n"
+           << "set xrange [-0.5:" << pairs - 0.5 << "]\nset yrange [-0.5:" << head_labels.size() - 0.5 << "] reverse\n"
+           << "set xtics 0, " << std::max<int64_t>(1, pairs / 16) << " out nomirror\nset ytics (";
+    for (size_t h = 0; h < head_labels.size(); ++h) script << (h ? ", " : "") << Quote(head_labels[h]) << " " << h;
+    script << ") out nomirror\nunset grid\nset key outside bottom center noenhanced\n"
+           << "plot " << path("pair_usage.dat") << " matrix with image notitle";
+    if (any_dominant) {
+      script << ", \\\n  " << path("dominant_pair.dat")
+             << " using 1:2 with points pt 2 ps 2 lw 3 lc rgb '#d95f02' title "
+             << Quote("× dominant band: the pair whose contribution varies most with distance (not the usage maximum)");
+    }
+    script << "\n";
+  }
   both("pair_usage");
 
   // Figure 3: gap counting (only where some row is not a tie).
