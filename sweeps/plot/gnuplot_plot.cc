@@ -246,45 +246,86 @@ StatusOr<std::vector<std::string>> WritePlots(const MultiplierReport& report, co
                                                      ? " with one shared E = " + Fmt("%.3f", shared_e) + " nats"
                                                      : std::string(", E free per variant"));
   const std::string labels_text =
-      one_point ? "labels: the loss (one ladder point: no fit and no compute multiplier, they need two or more)"
-                : "labels: piecewise compute multiplier CM = C_{" + Enh(report.baseline) +
+      one_point ? "" : "labels: piecewise compute multiplier CM = C_{" + Enh(report.baseline) +
                       "}(L) / C   (CM > 1: the variant needs less compute)";
   script << "\n# Figure 1: loss against compute\n"
          << terminal_svg << "\nset output " << path("loss_vs_compute.svg") << "\n";
-  common();
-  script << "set ylabel 'validation loss L (nats)'\n"
-         << "set yrange [" << Fmt("%.6f", y_lo) << ":" << Fmt("%.6f", y_hi) << "]\n"
-         << "set style textbox opaque noborder\n"
-         << "set title "
-         << DQuote("Loss against compute, baseline " + Enh(report.baseline) + "\n{/*0.8 " + seeds_text + fit_text +
-                   "}\n{/*0.8 " + labels_text + "}")
-         << "\n";
-  // The baseline first (index 0 of the styles), every variant over it.
-  std::vector<std::string> series;
-  for (size_t index = 0; index < styles.size(); ++index) {
-    const VariantStyle& style = styles[index];
-    const std::string title = style.name + (style.baseline ? " (baseline)" : "");
-    if (curve_fit.count(style.name)) {
-      series.push_back(path("curves.dat") + " index " + std::to_string(index) + " using 1:2 with lines " +
-                       style.Lines() + " notitle");
+  if (one_point) {
+    // One ladder point: nothing varies along compute, so the variants' losses as a dot plot, best at
+    // the top, the baseline's loss as a dashed line.
+    std::vector<const MultiplierRow*> rows;
+    double baseline_loss = std::nan("");
+    for (const MultiplierRow& row : report.rows) {
+      if (row.estimator != Estimator::kPiecewise) continue;
+      rows.push_back(&row);
+      if (row.variant == report.baseline) baseline_loss = row.loss;
     }
-    series.push_back(path("points.dat") + " index " + std::to_string(index) + " using 1:2" +
-                     (seeds ? ":3 with yerrorbars " : " with points ") + style.Points() + " lw 1.5 title " +
-                     Quote(title));
-    if (!style.baseline || one_point) {
-      series.push_back(path("points.dat") + " index " + std::to_string(index) +
-                       " using 1:6:5 with labels boxed left offset char 1.2,0 tc rgb " + Quote(style.color) +
-                       " notitle");
+    std::sort(rows.begin(), rows.end(), [](const MultiplierRow* a, const MultiplierRow* b) { return a->loss < b->loss; });
+    std::ostringstream dots;
+    dots << "# rank loss_nats loss_sd variant loss_text colour\n";
+    for (size_t rank = 0; rank < rows.size(); ++rank) {
+      std::string colour = kBaselineColor;
+      for (const VariantStyle& style : styles) {
+        if (style.name == rows[rank]->variant) colour = style.color;
+      }
+      dots << rank << " " << Fmt("%.6f", rows[rank]->loss) << " " << Fmt("%.6f", rows[rank]->loss_sd) << " "
+           << DataString(rows[rank]->variant + (rows[rank]->variant == report.baseline ? " (baseline)" : "")) << " "
+           << DataString(Fmt(label_format.c_str(), rows[rank]->loss)) << " " << std::stol(colour.substr(1), nullptr, 16)
+           << "\n";
     }
+    RUNG_RETURN_IF_ERROR(WriteFile(dir / "variants.dat", dots.str()));
+    const std::string label = rows.empty() ? std::string() : rows.front()->label;
+    script << "set title "
+           << DQuote("Validation loss per variant at " + Enh(label) + ", baseline " + Enh(report.baseline) +
+                     "\n{/*0.8 one rung: no power-law fit and no compute multiplier (they need the ladder at two or "
+                     "more compute values)" + (seeds ? "; bars ±1 sd over seeds" : "") + "}")
+           << "\nset xlabel 'validation loss L (nats)'\nset grid xtics lc rgb '#dddddd'\nset border lw 1.2\n"
+           << "set yrange [-0.7:" << Fmt("%.1f", rows.size() - 0.3) << "] reverse\nset ytics noenhanced\nunset key\n"
+           << "set offsets graph 0.08, graph 0.08, 0, 0\n";
+    if (std::isfinite(baseline_loss)) {
+      script << "set arrow from first " << Fmt("%.6f", baseline_loss) << ", graph 0 to first "
+             << Fmt("%.6f", baseline_loss) << ", graph 1 nohead back dt 2 lc rgb '#000000'\n";
+    }
+    script << "plot " << path("variants.dat") << " using 2:1:3:6:ytic(4) with xerrorbars pt 7 ps 1.6 lw 1.5 "
+           << "lc rgb variable notitle, \\\n  " << path("variants.dat")
+           << " using 2:1:5:6 with labels offset char 0,0.9 tc rgb variable notitle\n";
+    script << terminal_png << "\nset output " << path("loss_vs_compute.png") << "\nreplot\nunset output\nreset\n";
+  } else {
+    common();
+    script << "set ylabel 'validation loss L (nats)'\n"
+           << "set yrange [" << Fmt("%.6f", y_lo) << ":" << Fmt("%.6f", y_hi) << "]\n"
+           << "set style textbox opaque noborder\n"
+           << "set title "
+           << DQuote("Loss against compute, baseline " + Enh(report.baseline) + "\n{/*0.8 " + seeds_text + fit_text +
+                     "}\n{/*0.8 " + labels_text + "}")
+           << "\n";
+    // The baseline first (index 0 of the styles), every variant over it.
+    std::vector<std::string> series;
+    for (size_t index = 0; index < styles.size(); ++index) {
+      const VariantStyle& style = styles[index];
+      const std::string title = style.name + (style.baseline ? " (baseline)" : "");
+      if (curve_fit.count(style.name)) {
+        series.push_back(path("curves.dat") + " index " + std::to_string(index) + " using 1:2 with lines " +
+                         style.Lines() + " notitle");
+      }
+      series.push_back(path("points.dat") + " index " + std::to_string(index) + " using 1:2" +
+                       (seeds ? ":3 with yerrorbars " : " with points ") + style.Points() + " lw 1.5 title " +
+                       Quote(title));
+      if (!style.baseline || one_point) {
+        series.push_back(path("points.dat") + " index " + std::to_string(index) +
+                         " using 1:6:5 with labels boxed left offset char 1.2,0 tc rgb " + Quote(style.color) +
+                         " notitle");
+      }
+    }
+    // The key names the fitted curves only when some are drawn.
+    if (!curve_fit.empty()) {
+      series.push_back("NaN with lines lc rgb '#555555' lw 2 title " +
+                       Quote(fit_kind == "shared" ? "power-law fit (shared E)" : "power-law fit (E free)"));
+    }
+    script << "plot \\\n";
+    for (size_t i = 0; i < series.size(); ++i) script << "  " << series[i] << (i + 1 < series.size() ? ", \\\n" : "\n");
+    script << terminal_png << "\nset output " << path("loss_vs_compute.png") << "\nreplot\nunset output\nreset\n";
   }
-  // The key names the fitted curves only when some are drawn.
-  if (!curve_fit.empty()) {
-    series.push_back("NaN with lines lc rgb '#555555' lw 2 title " +
-                     Quote(fit_kind == "shared" ? "power-law fit (shared E)" : "power-law fit (E free)"));
-  }
-  script << "plot \\\n";
-  for (size_t i = 0; i < series.size(); ++i) script << "  " << series[i] << (i + 1 < series.size() ? ", \\\n" : "\n");
-  script << terminal_png << "\nset output " << path("loss_vs_compute.png") << "\nreplot\nunset output\nreset\n";
 
   // Figure 2: multipliers against compute; a figure that says why where no variant has one.
   script << "\n# Figure 2: compute multipliers against compute\n";

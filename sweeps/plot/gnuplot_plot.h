@@ -11,8 +11,10 @@
 //                              where the shared fit failed; the key names a fit only when one is
 //                              drawn), and each point labelled with its piecewise compute multiplier
 //                              at the decimals that tell the values apart (x1.003, not x1.00). With
-//                              one ladder point (a one-rung sweep) each point is labelled with its
-//                              loss and the title says why there is no fit or multiplier.
+//                              one ladder point (a one-rung sweep) nothing varies along compute: the
+//                              figure is each variant's loss as a dot plot (best at the top, the
+//                              baseline's loss dashed; variants.dat) and its title says why there is
+//                              no fit or multiplier.
 //   multipliers.{svg,png}      the compute multiplier against compute per variant: piecewise (solid,
 //                              with the bootstrap interval or else the seeds' spread), shared-E power
 //                              law (dashed), and CM = 1 (the baseline, behind the variants). Where no

