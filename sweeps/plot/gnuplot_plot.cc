@@ -280,7 +280,7 @@ StatusOr<std::vector<std::string>> WritePlots(const MultiplierReport& report, co
                      "\n{/*0.8 one rung: no power-law fit and no compute multiplier (they need the ladder at two or "
                      "more compute values)" + (seeds ? "; bars ±1 sd over seeds" : "") + "}")
            << "\nset xlabel 'validation loss L (nats)'\nset grid xtics lc rgb '#dddddd'\nset border lw 1.2\n"
-           << "set yrange [-0.7:" << Fmt("%.1f", rows.size() - 0.3) << "] reverse\nset ytics noenhanced\nunset key\n"
+           << "set yrange [" << Fmt("%.1f", rows.size() - 0.3) << ":-0.7]\nset ytics noenhanced\nunset key\n"
            << "set offsets graph 0.08, graph 0.08, 0, 0\n";
     if (std::isfinite(baseline_loss)) {
       script << "set arrow from first " << Fmt("%.6f", baseline_loss) << ", graph 0 to first "
@@ -345,8 +345,9 @@ StatusOr<std::vector<std::string>> WritePlots(const MultiplierReport& report, co
   }
   if (cm_series.empty()) {
     std::string why = styles.size() < 2 ? "there is no variant besides the baseline " + report.baseline + "."
-                      : one_point ? "the ladder has one point; a compute multiplier needs the baseline at two or more "
-                                    "compute values (rungs)."
+                      : one_point ? "the ladder has one point (" + report.rows.front().label +
+                                        "); a compute multiplier needs the baseline at two or more compute values "
+                                        "(rungs)."
                                   : "no variant has a defined compute multiplier";
     if (!one_point && styles.size() >= 2) {
       for (const MultiplierRow& row : report.rows) {
@@ -357,7 +358,7 @@ StatusOr<std::vector<std::string>> WritePlots(const MultiplierReport& report, co
       }
     }
     script << plot::MessageFigure("Compute multiplier against " + report.baseline + ": nothing to draw",
-                                  "No compute multiplier to draw: " + why);
+                                  "No compute multiplier to draw:\n" + why);
   } else {
     common();
     std::string bars = report.bootstrap_unit.empty()

@@ -149,8 +149,24 @@ std::string LogAxis(const std::string& axis, double lo, double hi) {
 }
 
 std::string MessageFigure(const std::string& title, const std::string& message) {
+  // Wrapped at spaces to lines of at most 70 characters (bytes), so a long reason stays on the canvas.
+  std::string wrapped, line;
+  std::istringstream paragraphs(message);
+  for (std::string paragraph; std::getline(paragraphs, paragraph);) {
+    std::istringstream words(paragraph);
+    line.clear();
+    for (std::string word; words >> word;) {
+      if (!line.empty() && line.size() + 1 + word.size() > 70) {
+        wrapped += line + "\n";
+        line.clear();
+      }
+      line += (line.empty() ? "" : " ") + word;
+    }
+    wrapped += line + "\n";
+  }
+  if (!wrapped.empty()) wrapped.pop_back();
   return "reset\nset encoding utf8\nunset border\nunset tics\nunset key\nset xrange [0:1]\nset yrange [0:1]\n"
-         "set title " + Quote(title) + " noenhanced\nset label 1 " + DoubleQuote(message) +
+         "set title " + Quote(title) + " noenhanced\nset label 1 " + DoubleQuote(wrapped) +
          " at graph 0.5, graph 0.5 center noenhanced\nplot NaN notitle\n";
 }
 

@@ -35,8 +35,8 @@ int DecimalsToDistinguish(const std::vector<double>& values, int min_decimals, i
 // than three) labelled "2×10^{12}", so that no log axis shows a single tic.
 std::string LogAxis(const std::string& axis, double lo, double hi);
 
-// A figure with nothing to show: `title` at the top and `message` (literal text, may hold "\n")
-// centred on an empty canvas, no axes. Followed by SvgAndPngOutputs like any other plot.
+// A figure with nothing to show: `title` at the top and `message` (literal text; its line breaks kept,
+// its lines wrapped at 70 characters) centred on an empty canvas, no axes. Followed by SvgAndPngOutputs like any other plot.
 std::string MessageFigure(const std::string& title, const std::string& message);
 
 // `set terminal svg|pngcairo ...` lines of the given size.
