@@ -40,6 +40,7 @@ struct ValidateOptions {
   std::string format = "table";
   double flops_per_sec = 0;  // 0: the calibration, else kUncalibratedFlopsPerSec
   int workers = 1;
+  int cpus_per_worker = 0;  // 0: the trials' threads (one trial at a time per worker)
   int64_t max_trials = kDefaultMaxTrials;
   bool calibrate = false;
   std::string trainer;  // "": rung-train beside rung
@@ -267,13 +268,17 @@ int RunValidate(const ValidateOptions& options) {
             " FLOP/s (rung-train at 2 threads elsewhere, bench/README.md), no fixed cost per trial; `rung validate " +
             options.spec_path + " --calibrate` times this machine";
     }
+    // Each worker runs as many trials at once as its CPU slots hold (rung-worker --cpus).
+    const int cpus = options.cpus_per_worker > 0 ? options.cpus_per_worker : threads;
+    const int per_worker = std::max(1, cpus / threads);
     std::cout << "\n"
               << sweep->trials.size() << " trials in " << sweep->spec.ladder.rungs.size() << " rung(s); "
               << "total compute 6ND = " << Scientific(sweep->TotalFlops()) << " FLOPs ("
               << Scientific(sweep->TotalFlopsAll()) << " with the output head and attention, "
               << Scientific(full_flops) << " with evaluation too); " << HumanCount(sweep->TotalTokens()) << " tokens\n"
-              << "estimated time: " << HumanDuration(Makespan(seconds, options.workers)) << " on " << options.workers
-              << " worker(s), " << how << "\n";
+              << "estimated time: " << HumanDuration(Makespan(seconds, options.workers * per_worker)) << " on "
+              << options.workers << " worker(s) of " << cpus << " CPU(s), " << per_worker << " trial(s) at a time each, "
+              << how << "\n";
     if (plan) {
       const TuneSpec& tune = sweep->spec.tune;
       int64_t started = 0, waiting = 0;
@@ -282,7 +287,7 @@ int RunValidate(const ValidateOptions& options) {
       double started_seconds = 0;
       for (double each : seconds) started_seconds += each;
       const double worst_seconds = sweep->TotalFlops() > 0 ? plan->worst_case_flops / sweep->TotalFlops() *
-                                                                 started_seconds / std::max(1, options.workers)
+                                                                 started_seconds / (options.workers * per_worker)
                                                            : 0.0;
       std::cout << "search of " << tune.key << ": " << plan->cells.size() << " tuning cells, " << started
                 << " start now with the trials above (" << tune.start << " values from the centre), " << waiting
@@ -290,7 +295,7 @@ int RunValidate(const ValidateOptions& options) {
                 << "worst case (max_points " << tune.max_points << " per cell, then every seed at the best): "
                 << plan->worst_case_trials << " trials, 6ND = " << Scientific(plan->worst_case_flops)
                 << " FLOPs, estimated time " << HumanDuration(worst_seconds) << " on " << options.workers
-                << " worker(s)\n";
+                << " worker(s) of " << cpus << " CPU(s)\n";
     }
   }
   return kOk;
@@ -313,6 +318,12 @@ void AddValidateCommand(CLI::App& app, int* exit_code) {
       ->type_name("PATH");
   command->add_option("--workers", options->workers, "Workers sharing the sweep, for the time estimate")
       ->check(Positive());
+  command
+      ->add_option("--cpus-per-worker", options->cpus_per_worker,
+                   "CPU slots of each worker (rung-worker --cpus), for the time estimate: a worker runs as many trials "
+                   "at once as its slots hold (default: the trials' resources.cpus, one at a time; rung run gives each "
+                   "worker the machine's cores shared out)")
+      ->check(Positive(/*zero_allowed=*/true));
   command
       ->add_option("--max-trials", options->max_trials,
                    "Refuse a spec that expands to more trials (checked before expanding; a coordinator has its own "
