@@ -43,6 +43,14 @@ std::string DataString(const std::string& text) {
 
 Status WriteFile(const fs::path& path, const std::string& text) { return plot::WriteTextFile(path.string(), text); }
 
+// A multiplier at the decimals that show how far it is from 1, the baseline's (2 to 4): x1.09, x1.003,
+// x1.0001, never x1.00 for a multiplier that differs in the third decimal.
+std::string MultiplierLabel(double multiplier) {
+  const double distance = std::fabs(multiplier - 1);
+  const int decimals = distance > 0 ? std::clamp(static_cast<int>(std::ceil(-std::log10(distance) - 1e-9)), 2, 4) : 2;
+  return plot::Format(("%." + std::to_string(decimals) + "f").c_str(), multiplier);
+}
+
 struct VariantStyle {
   std::string name;
   std::string color;
@@ -143,18 +151,14 @@ StatusOr<std::vector<std::string>> WritePlots(const MultiplierReport& report, co
     }
   }
 
-  // Label precision from the spread of the multipliers (and 1, the baseline's): CM 1.003 is not x1.00.
-  // With one ladder point there is no multiplier: each point is labelled with its loss instead.
+  // With one ladder point there is no multiplier: each variant is labelled with its loss, at the
+  // decimals that tell the losses apart.
   const bool one_point = report.ladder_points < 2;
-  std::vector<double> label_values;
-  if (!one_point) label_values.push_back(1.0);
+  std::vector<double> losses;
   for (const MultiplierRow& row : report.rows) {
-    if (row.estimator != Estimator::kPiecewise) continue;
-    if (one_point) label_values.push_back(row.loss);
-    else if (row.multiplier) label_values.push_back(*row.multiplier);
+    if (row.estimator == Estimator::kPiecewise) losses.push_back(row.loss);
   }
-  const int decimals = plot::DecimalsToDistinguish(label_values, one_point ? 3 : 2, one_point ? 5 : 4);
-  const std::string label_format = "%." + std::to_string(decimals) + "f";
+  const std::string label_format = "%." + std::to_string(plot::DecimalsToDistinguish(losses, 3, 5)) + "f";
 
   std::ostringstream points, curves, multipliers;
   points << "# " << report.source << ": seed-mean loss per variant (one index per variant, in key order)\n"
@@ -170,7 +174,7 @@ StatusOr<std::vector<std::string>> WritePlots(const MultiplierReport& report, co
     multipliers << "# " << style.name << "\n";
     for (const MultiplierRow& row : report.rows) {
       if (row.variant != style.name || row.estimator != Estimator::kPiecewise) continue;
-      std::string cm = row.multiplier ? "×" + Fmt(label_format.c_str(), *row.multiplier) : "undefined";
+      std::string cm = row.multiplier ? "×" + MultiplierLabel(*row.multiplier) : "undefined";
       if (one_point) cm = Fmt(label_format.c_str(), row.loss);
       else if (style.baseline) cm = "";
       auto y = label_y.find(&row);

@@ -119,7 +119,7 @@ std::string LogAxis(const std::string& axis, double lo, double hi) {
   std::string lines = "set logscale " + axis + "\n";
   if (!(lo > 0) || !(hi > lo) || !std::isfinite(hi)) return lines;
   lines += "set " + axis + "range [" + Format("%.6e", lo) + ":" + Format("%.6e", hi) + "]\n";
-  if (hi / lo >= 100) return lines + "set format " + axis + " '10^{%L}'\nset m" + axis + "tics 10\n";
+  if (hi / lo >= 1000) return lines + "set format " + axis + " '10^{%L}'\nset m" + axis + "tics 10\n";
   // Candidates m x 10^k inside [lo, hi] for each set of mantissas, the coarsest with three or more.
   const int first = static_cast<int>(std::floor(std::log10(lo))), last = static_cast<int>(std::ceil(std::log10(hi)));
   std::vector<std::pair<double, std::string>> tics;
@@ -134,11 +134,22 @@ std::string LogAxis(const std::string& axis, double lo, double hi) {
     }
     if (tics.size() >= 3) break;
   }
-  if (tics.size() < 3) {  // a range narrower than 1..9 x 10^k steps: four values evenly spaced in log
+  if (tics.size() < 3) {
+    // Narrower than 1..9 x 10^k: evenly spaced round values (a step of 1, 2 or 5 x 10^j, three to
+    // seven tics), each labelled m×10^k.
     tics.clear();
-    for (int i = 0; i < 4; ++i) {
-      const double value = lo * std::pow(hi / lo, i / 3.0);
-      tics.emplace_back(value, Format("%.4g", value));
+    const double span = hi - lo;
+    double step = std::pow(10.0, std::floor(std::log10(span)));
+    for (double factor : {0.1, 0.2, 0.5, 1.0}) {
+      if (span / (step * factor) <= 7) {
+        step *= factor;
+        break;
+      }
+    }
+    for (double value = std::ceil(lo / step) * step; value <= hi * (1 + 1e-12); value += step) {
+      const int exponent = static_cast<int>(std::floor(std::log10(value) + 1e-12));
+      const double mantissa = std::round(value / std::pow(10.0, exponent) * 1000) / 1000;
+      tics.emplace_back(value, PowerLabel(mantissa, exponent));
     }
   }
   lines += "set " + axis + "tics (";

@@ -30,9 +30,9 @@ std::string Format(const char* format, double value);
 int DecimalsToDistinguish(const std::vector<double>& values, int min_decimals, int max_decimals);
 
 // The lines that make `axis` ("x", "y") logarithmic over [lo, hi] (0 < lo < hi) with tics a reader
-// can use: over two decades or more, the decades 10^k with minor tics; over a narrower range, explicit
-// tics at 1, 2, 5 x 10^k (every 1..9 x 10^k, or four evenly spaced values, where those give fewer
-// than three) labelled "2×10^{12}", so that no log axis shows a single tic.
+// can use: over three decades or more, the decades 10^k with minor tics; over a narrower range,
+// explicit tics at 1, 2, 5 x 10^k (every 1..9 x 10^k, or evenly spaced round values, where those give
+// fewer than three) labelled "2×10^{12}", so that no log axis shows a single tic.
 std::string LogAxis(const std::string& axis, double lo, double hi);
 
 // A figure with nothing to show: `title` at the top and `message` (literal text; its line breaks kept,

@@ -96,7 +96,7 @@ TEST(GnuplotPlot, AOneRungLadderDrawsItsLossesAndSaysWhyThereIsNoMultiplier) {
   fs::remove_all(dir);
 }
 
-// CM 1.003 is labelled x1.003, not x1.00 beside the baseline; a variant that coincides with the
+// CM 1.003 is labelled x1.003, not x1.00 (the decimals show how far a multiplier is from 1); a variant that coincides with the
 // baseline has its own mark and dash and is drawn after it (over it).
 TEST(GnuplotPlot, LabelsShowTheDigitWhereMultipliersDifferAndVariantsAreDrawnOverTheBaseline) {
   if (!HaveGnuplot()) GTEST_SKIP() << "gnuplot not installed";
@@ -112,8 +112,9 @@ TEST(GnuplotPlot, LabelsShowTheDigitWhereMultipliersDifferAndVariantsAreDrawnOve
                                                         options);
   ASSERT_TRUE(files.ok()) << files.status().message();
   const std::string points = Read(dir / "points.dat");
-  EXPECT_NE(points.find("\"×1.000\""), std::string::npos) << points;   // twin
-  EXPECT_NE(points.find("\"×1.003\""), std::string::npos) << points;   // close at b: 1.4995 vs 1.5
+  EXPECT_NE(points.find("\"×1.00\""), std::string::npos) << points;    // twin
+  EXPECT_NE(points.find("\"×1.003\""), std::string::npos) << points;   // close at a: 1.9994 vs 2
+  EXPECT_NE(points.find("\"×1.004\""), std::string::npos) << points;   // close at b: 1.4995 vs 1.5
   const std::string script = Read(dir / "plots.gp");
   const size_t baseline = script.find("title 'rope (baseline)'");
   const size_t twin = script.find("title 'twin'");
