@@ -129,7 +129,11 @@ std::string LogAxis(const std::string& axis, double lo, double hi) {
     for (int exponent = first; exponent <= last; ++exponent) {
       for (double mantissa : mantissas) {
         const double value = mantissa * std::pow(10.0, exponent);
-        if (value >= lo * (1 - 1e-9) && value <= hi * (1 + 1e-9)) tics.emplace_back(value, PowerLabel(mantissa, exponent));
+        // Among every 1..9 x 10^k only 1, 2, 3 and 5 are labelled (the others are tics without a label).
+        const bool labelled = mantissas.size() == 3 || mantissa == 1 || mantissa == 2 || mantissa == 3 || mantissa == 5;
+        if (value >= lo * (1 - 1e-9) && value <= hi * (1 + 1e-9)) {
+          tics.emplace_back(value, labelled ? PowerLabel(mantissa, exponent) : std::string());
+        }
       }
     }
     if (tics.size() >= 3) break;

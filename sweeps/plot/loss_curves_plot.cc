@@ -86,7 +86,7 @@ StatusOr<std::vector<std::string>> WriteLossCurvesPlots(const std::vector<LossCu
         titled[CellOf(curve)] = true;
       }
       script << (i ? ", \\\n  " : "") << Quote((dir / (name + ".dat")).string()) << " index " << i
-             << " using 1:2 with lines " << style << " " << title;
+             << " using 1:2 with linespoints pt 7 ps 0.6 " << style << " " << title;  // a one-point curve shows
     }
     script << "\n" << SvgAndPngOutputs((dir / name).string(), options.width, options.height);
     outputs.push_back(name + ".svg");

@@ -92,7 +92,7 @@ TEST(GnuplotPlot, AOneRungLadderDrawsItsLossesAndSaysWhyThereIsNoMultiplier) {
   const std::string variants = Read(dir / "variants.dat");
   EXPECT_LT(variants.find("lerope"), variants.find("rope (baseline)")) << variants;
   EXPECT_LT(variants.find("rope (baseline)"), variants.find("nope")) << variants;
-  EXPECT_NE(Read(dir / "loss_vs_compute.svg").find("Validation loss per variant at L2-d64"), std::string::npos);
+  EXPECT_NE(Read(dir / "loss_vs_compute.svg").find("Validation loss per variant at rung L2-d64"), std::string::npos);
   fs::remove_all(dir);
 }
 
