@@ -1,6 +1,7 @@
 #include "coordinator/cli/command_support.h"
 
 #include <cmath>
+#include <filesystem>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -45,6 +46,12 @@ std::string Number(double value, int digits) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.*g", digits, value);
   return text;
+}
+
+std::string ExecutableDirectory() {
+  std::error_code error;
+  const std::filesystem::path path = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? std::string(".") : path.parent_path().string();
 }
 
 std::string NumberOrBlank(double value, int digits) { return std::isfinite(value) ? Number(value, digits) : ""; }

@@ -54,6 +54,10 @@ CLI::App* AddCommand(CLI::App& app, int* exit_code, const std::string& name, con
 // ("--workers: must be a number > 0, got 0"), unlike CLI::PositiveNumber's range of doubles.
 CLI::Validator Positive(bool zero_allowed = false);
 
+// The directory of the running executable (rung-coordinator, rung-worker and rung-train are installed
+// beside rung); "." when /proc/self/exe cannot be read.
+std::string ExecutableDirectory();
+
 // The message as JSON, with the proto's field names and every field, zeros and empty strings
 // included (int64 fields are strings, as proto3's JSON mapping writes them).
 nlohmann::json ToJson(const google::protobuf::Message& message);

@@ -17,6 +17,21 @@ void AddLadderSourceOptions(CLI::App* command, LadderSource* source) {
   AddConnectionOptions(command, &source->connection);
 }
 
+std::string BaselineVariant(const nlohmann::json& selector, const std::vector<std::string>& variants) {
+  // A variant named by several axes reads "key=value,key=value" (the ladder export's names).
+  for (const std::string& variant : variants) {
+    const std::string parts = "," + variant + ",";
+    bool all = variant.find('=') != std::string::npos;
+    for (auto it = selector.begin(); all && it != selector.end(); ++it) {
+      const std::string value = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
+      all = parts.find("," + it.key() + "=" + value + ",") != std::string::npos;
+    }
+    if (all) return variant;
+  }
+  const auto variant = selector.find("position.variant");
+  return variant != selector.end() && variant->is_string() ? variant->get<std::string>() : std::string();
+}
+
 StatusOr<fit::LadderResults> LoadLadder(const LadderSource& source, std::string* baseline) {
   const bool from_csv = !source.csv_path.empty(), from_sweep = source.sweep_id > 0;
   if (from_csv == from_sweep) return Status::InvalidArgument("give either a SWEEP id or --from-csv FILE");
@@ -32,12 +47,10 @@ StatusOr<fit::LadderResults> LoadLadder(const LadderSource& source, std::string*
   rung::v1::Sweep sweep;
   grpc::Status status = client.user().GetSweep(client.Context().get(), get, &sweep);
   if (!status.ok()) return FromGrpcStatus(status).WithContext("sweep " + std::to_string(source.sweep_id));
-  if (baseline->empty()) {
-    nlohmann::json selector = nlohmann::json::parse(sweep.baseline_json().empty() ? "{}" : sweep.baseline_json(), nullptr, false);
-    if (!selector.is_object() || !selector.contains("position.variant")) {
-      return Status::InvalidArgument("sweep " + sweep.name() + " has no position.variant baseline; give --baseline VARIANT");
-    }
-    *baseline = selector["position.variant"].get<std::string>();
+  const nlohmann::json selector =
+      nlohmann::json::parse(sweep.baseline_json().empty() ? "{}" : sweep.baseline_json(), nullptr, false);
+  if (baseline->empty() && (!selector.is_object() || !selector.contains("position.variant"))) {
+    return Status::InvalidArgument("sweep " + sweep.name() + " has no position.variant baseline; give --baseline VARIANT");
   }
   // The coordinator builds the ladder as `rung fit SWEEP` sees it (UserService.Export, LADDER).
   rung::v1::ExportRequest request;
@@ -54,7 +67,9 @@ StatusOr<fit::LadderResults> LoadLadder(const LadderSource& source, std::string*
   if (csv.find('\n') + 1 >= csv.size()) {  // the header alone
     return Status::FailedPrecondition("sweep " + sweep.name() + " has no SUCCEEDED trial yet");
   }
-  return fit::ParseLadderCsv(csv, "sweep " + sweep.name());
+  RUNG_ASSIGN_OR_RETURN(fit::LadderResults ladder, fit::ParseLadderCsv(csv, "sweep " + sweep.name()));
+  if (baseline->empty()) *baseline = BaselineVariant(selector, ladder.Variants());
+  return ladder;
 }
 
 }  // namespace rung::cli

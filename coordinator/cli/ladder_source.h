@@ -9,6 +9,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -26,7 +29,12 @@ struct LadderSource {
 // Registers the optional positional SWEEP, --from-csv FILE and the connection options.
 void AddLadderSourceOptions(CLI::App* command, LadderSource* source);
 
-// Loads the ladder; fills `baseline` from the sweep's spec when it is empty.
+// The ladder variant a spec's baseline selector ({"position.variant": "rope", "inverse_temperature.xi": 0.0})
+// names: the variant whose "key=value,..." name holds every entry of the selector (a sweep with several
+// axes besides the seed), else the selector's position.variant; "" without one.
+std::string BaselineVariant(const nlohmann::json& selector, const std::vector<std::string>& variants);
+
+// Loads the ladder; fills `baseline` from the sweep's spec when it is empty (BaselineVariant).
 // Errors: INVALID_ARGUMENT (neither or both sources, bad CSV, no baseline), CoordinatorConnection::Open's,
 // the coordinator's own code for the sweep (NOT_FOUND: no such sweep; UNAVAILABLE: not reached),
 // UNAVAILABLE when its ladder cannot be read, FAILED_PRECONDITION when it has no SUCCEEDED trial yet.

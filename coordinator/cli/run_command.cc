@@ -59,13 +59,6 @@ bool EveryWorkerQuarantined(CoordinatorConnection& client, int workers, std::str
   return quarantined >= workers;
 }
 
-// The directory of the running executable (to find rung-coordinator, rung-worker, rung-train).
-std::string ExecutableDirectory() {
-  std::error_code error;
-  auto path = fs::read_symlink("/proc/self/exe", error);
-  return error ? std::string(".") : path.parent_path().string();
-}
-
 // A child of `rung run` (the coordinator, a worker), killed with it: stdout into a pipe read line by
 // line when `capture_stdout`, else appended to `log_path` like stderr.
 StatusOr<std::unique_ptr<Subprocess>> StartChild(std::vector<std::string> argv, const std::string& log_path,

@@ -62,7 +62,10 @@ StatusOr<std::vector<std::string>> WriteSweepFigures(CoordinatorConnection& conn
                                   "GetMetrics of trial " + std::to_string(trial.trial_id())));
     plot::LossCurve curve;
     curve.rung = trial.rung_label();
-    curve.label = CellLabel(json::parse(trial.assignments_json(), nullptr, false), true);
+    const json assignments = json::parse(trial.assignments_json(), nullptr, false);
+    curve.label = CellLabel(assignments, true);
+    curve.cell = CellLabel(assignments, false);
+    curve.baseline = trial.baseline();
     for (const pb::MetricSeries& series : response.series()) {
       for (const pb::MetricPoint& point : series.points()) {
         if (point.flops() > 0) curve.points.push_back({point.flops(), point.value()});

@@ -1,26 +1,177 @@
 #include "coordinator/cli/validate_command.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <ctime>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <functional>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
+#include <sstream>
 
+#include "coordinator/cli/calibration_cache.h"
 #include "coordinator/cli/command_support.h"
 #include "coordinator/cli/exit_codes.h"
 #include "coordinator/cli/text_table.h"
+#include "core/common/subprocess.h"
+#include "core/config/model_arithmetic.h"
+#include "core/records/trainer_records.h"
+#include "sweeps/plot/gnuplot_script.h"
 #include "sweeps/spec/expansion.h"
+#include "sweeps/spec/trial_work.h"
 #include "sweeps/tune/lr_search.h"
 
 namespace rung::cli {
 namespace {
 
+namespace fs = std::filesystem;
+
+// rung-train's achieved FLOP/s (matrix + attention) at 2 threads, small shape (bench/README.md): the
+// uncalibrated estimate's rate.
+constexpr double kUncalibratedFlopsPerSec = 1.4e11;
+
 struct ValidateOptions {
   std::string spec_path;
   std::string format = "table";
-  // rung-train's achieved FLOP/s (matrix + attention) at 2 threads, small shape (bench/README.md).
-  double flops_per_sec = 1.4e11;
+  double flops_per_sec = 0;  // 0: the calibration, else kUncalibratedFlopsPerSec
   int workers = 1;
+  int cpus_per_worker = 0;  // 0: the trials' threads (one trial at a time per worker)
   int64_t max_trials = kDefaultMaxTrials;
+  bool calibrate = false;
+  std::string trainer;  // "": rung-train beside rung
 };
+
+// How long trials take on this machine: a calibration's, or one rate for every FLOP and no fixed cost.
+struct TimeModel {
+  std::optional<Calibration> calibration;
+  double flops_per_sec = kUncalibratedFlopsPerSec;
+  double Seconds(const ExpandedTrial& trial) const {
+    const double work = CountTrialWork(trial.config).total();
+    if (!calibration) return work / flops_per_sec;
+    return calibration->Seconds(CountFlopsPerToken(trial.config.model).total(), work);
+  }
+};
+
+// The time `workers` workers take for trials of these durations: longest first, each to the worker
+// that is free first (the coordinator leases in index order, so this is the ideal, not a bound).
+double Makespan(std::vector<double> seconds, int workers) {
+  std::sort(seconds.rbegin(), seconds.rend());
+  std::vector<double> busy(static_cast<size_t>(std::max(1, workers)), 0.0);
+  for (double each : seconds) *std::min_element(busy.begin(), busy.end()) += each;
+  return *std::max_element(busy.begin(), busy.end());
+}
+
+// "2024-05-01 10:00:00Z".
+std::string UtcNow() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%SZ", &utc);
+  return text;
+}
+
+// Times rung-train on `trial` shortened to `steps` steps (held-out evaluation at the end only, no
+// start from another trial's checkpoint): one calibration point, or why not.
+StatusOr<CalibrationPoint> TimeTrainer(const std::string& trainer, const ExpandedTrial& trial, int64_t steps,
+                                       const fs::path& folder) {
+  nlohmann::json config = trial.config_json;
+  config["train"]["steps"] = steps;
+  config["train"].erase("tokens");
+  config["train"]["eval_every"] = 0;
+  config["train"]["checkpoint_every"] = 0;
+  config["train"].erase("init");
+  StatusOr<TrialConfig> parsed = TrialConfigFromJson(config);
+  if (!parsed.ok()) return parsed.status().WithContext("the shortened trial of rung " + trial.rung_label);
+  const fs::path config_path = folder / ("calibrate-" + plot::FileNamePart(trial.rung_label) + ".json");
+  RUNG_RETURN_IF_ERROR(plot::WriteTextFile(config_path.string(), config.dump()));
+  SubprocessOptions options;
+  options.argv = {trainer, "--config", config_path.string(), "--threads",
+                  std::to_string(std::max<int64_t>(1, parsed->resources.cpus)), "--resume", "never"};
+  options.stdin_from = Redirect::Null();
+  options.stdout_to = Redirect::Pipe();
+  options.stderr_to = Redirect::TruncateTo((folder / "rung-train.log").string());
+  const auto start = std::chrono::steady_clock::now();
+  RUNG_ASSIGN_OR_RETURN(SubprocessResult result, Subprocess::Run(options, std::chrono::minutes(10)));
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (result.timed_out || result.exit.ShellCode() != 0) {
+    return Status::Internal("rung-train on rung " + trial.rung_label + " " +
+                            (result.timed_out ? std::string("ran over 10 minutes") :
+                                                "exited " + std::to_string(result.exit.ShellCode())) +
+                            " (its stderr: " + (folder / "rung-train.log").string() + ")");
+  }
+  double tokens_per_sec = 0;
+  std::istringstream lines(result.stdout_text);
+  for (std::string line; std::getline(lines, line);) {
+    StatusOr<records::TrainerRecord> record = records::DecodeRecord(line);
+    if (!record.ok()) continue;
+    if (const auto* final_record = std::get_if<records::FinalRecord>(&*record)) {
+      tokens_per_sec = final_record->train_tokens_per_sec;
+    }
+  }
+  if (!(tokens_per_sec > 0)) {
+    return Status::Internal("rung-train on rung " + trial.rung_label + " reported no steady training rate");
+  }
+  CalibrationPoint point;
+  point.flops_per_token = CountFlopsPerToken(parsed->model).total();
+  point.flops_per_sec = tokens_per_sec * point.flops_per_token;
+  point.seconds_per_trial = std::max(0.0, wall - CountTrialWork(*parsed).total() / point.flops_per_sec);
+  point.shape = trial.rung_label + " T" + std::to_string(parsed->data.seq_len) + " B" +
+                std::to_string(parsed->train.batch_size);
+  return point;
+}
+
+// `rung validate SPEC --calibrate`: times each rung of the sweep (its first trial, shortened) and
+// caches the points under the spec's trainer threads. The exit code.
+int Calibrate(const ExpandedSweep& sweep, const ValidateOptions& options, int threads) {
+  const std::string trainer = options.trainer.empty() ? ExecutableDirectory() + "/rung-train" : options.trainer;
+  std::error_code error;
+  const fs::path folder = fs::temp_directory_path(error) / ("rung-calibrate-" + std::to_string(::getpid()));
+  fs::create_directories(folder, error);
+  if (error) {
+    std::cerr << "rung validate: cannot create " << folder.string() << ": " << error.message() << "\n";
+    return kFailure;
+  }
+  Calibration calibration;
+  calibration.key = CalibrationKey(threads);
+  calibration.measured_at = UtcNow();
+  std::map<std::string, bool> timed;
+  for (const ExpandedTrial& trial : sweep.trials) {
+    if (timed[trial.rung_label]) continue;
+    timed[trial.rung_label] = true;
+    // About 10 s of training at the uncalibrated rate, 20 to 200 steps, never more than the trial has.
+    const double step_flops = trial.flops_total / static_cast<double>(std::max<int64_t>(1, trial.config.train.steps));
+    const int64_t steps = std::min<int64_t>(
+        trial.config.train.steps,
+        std::clamp<int64_t>(static_cast<int64_t>(10 * kUncalibratedFlopsPerSec / 20 / std::max(step_flops, 1.0)), 20, 200));
+    std::cerr << "rung validate: timing rung " << trial.rung_label << " (" << steps << " steps of rung-train, "
+              << threads << " thread(s))...\n";
+    StatusOr<CalibrationPoint> point = TimeTrainer(trainer, trial, steps, folder);
+    if (!point.ok()) {
+      std::cerr << "rung validate: --calibrate: " << point.status().message() << "\n";
+      return kFailure;
+    }
+    std::cerr << "  " << point->shape << ": " << Scientific(point->flops_per_sec, 2) << " FLOP/s, "
+              << Number(point->seconds_per_trial, 3) << " s fixed per trial\n";
+    calibration.points.push_back(*point);
+  }
+  fs::remove_all(folder, error);
+  std::vector<std::string> warnings;
+  const std::string path = CalibrationCachePath();
+  const Status written = WriteCalibration(path, calibration, &warnings);
+  for (const std::string& warning : warnings) std::cerr << "rung validate: warning: " << warning << "\n";
+  if (!written.ok()) {
+    std::cerr << "rung validate: --calibrate: " << written.message() << "\n";
+    return kFailure;
+  }
+  std::cerr << "rung validate: calibration saved in " << path << " (" << calibration.key << ")\n";
+  return kOk;
+}
 
 std::string CellText(const nlohmann::json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
@@ -34,11 +185,22 @@ int RunValidate(const ValidateOptions& options) {
     return kUsage;
   }
   for (const SpecDiagnostic& warning : sweep->warnings) std::cerr << warning.ToString() << "\n";
+  const int threads = sweep->trials.empty() ? 1 : static_cast<int>(std::max<int64_t>(1, sweep->trials.front().config.resources.cpus));
+  if (options.calibrate) {
+    if (int code = Calibrate(*sweep, options, threads); code != kOk) return code;
+  }
+  TimeModel time_model;
+  std::vector<std::string> cache_warnings;
+  if (options.flops_per_sec > 0) {
+    time_model.flops_per_sec = options.flops_per_sec;
+  } else {
+    time_model.calibration = ReadCalibration(CalibrationCachePath(), CalibrationKey(threads), &cache_warnings);
+  }
+  for (const std::string& warning : cache_warnings) std::cerr << "rung validate: warning: " << warning << "\n";
 
   std::vector<std::string> axis_keys = sweep->spec.axes.Keys();
   // With a search, the trials are those it starts with; the worst case is stated below.
   std::optional<TuningPlan> plan;
-  const double flops_all_per_6nd = sweep->TotalFlops() > 0 ? sweep->TotalFlopsAll() / sweep->TotalFlops() : 1.0;
   if (sweep->spec.tune.set) {
     if (!sweep->spec.tune.from_sweep.empty()) {
       std::cerr << "rung validate: tune.from_sweep takes each cell's best value from sweep '"
@@ -89,28 +251,51 @@ int RunValidate(const ValidateOptions& options) {
   }
   table.Print(std::cout, options.format);
   if (options.format == "table") {
-    const double seconds = sweep->TotalFlopsAll() / options.flops_per_sec / std::max(1, options.workers);
+    std::vector<double> seconds;
+    double full_flops = 0;
+    for (const ExpandedTrial& trial : sweep->trials) {
+      seconds.push_back(time_model.Seconds(trial));
+      full_flops += CountTrialWork(trial.config).total();
+    }
+    std::string how;
+    if (time_model.calibration) {
+      how = "calibrated on this machine at " + std::to_string(threads) + " thread(s) per trainer, " +
+            time_model.calibration->measured_at + " (rung validate --calibrate measures again)";
+    } else if (options.flops_per_sec > 0) {
+      how = "at " + Scientific(options.flops_per_sec, 2) + " FLOP/s each (--flops-per-sec), no fixed cost per trial";
+    } else {
+      how = "uncalibrated: " + Scientific(kUncalibratedFlopsPerSec, 2) +
+            " FLOP/s (rung-train at 2 threads elsewhere, bench/README.md), no fixed cost per trial; `rung validate " +
+            options.spec_path + " --calibrate` times this machine";
+    }
+    // Each worker runs as many trials at once as its CPU slots hold (rung-worker --cpus).
+    const int cpus = options.cpus_per_worker > 0 ? options.cpus_per_worker : threads;
+    const int per_worker = std::max(1, cpus / threads);
     std::cout << "\n"
               << sweep->trials.size() << " trials in " << sweep->spec.ladder.rungs.size() << " rung(s); "
               << "total compute 6ND = " << Scientific(sweep->TotalFlops()) << " FLOPs ("
-              << Scientific(sweep->TotalFlopsAll()) << " with the output head and attention); "
-              << HumanCount(sweep->TotalTokens()) << " tokens\n"
-              << "estimated time: " << HumanDuration(seconds) << " on " << options.workers << " worker(s) at "
-              << Scientific(options.flops_per_sec, 2)
-              << " FLOP/s each (--flops-per-sec; rung-train's measured rate at 2 threads, bench/README.md)\n";
+              << Scientific(sweep->TotalFlopsAll()) << " with the output head and attention, "
+              << Scientific(full_flops) << " with evaluation too); " << HumanCount(sweep->TotalTokens()) << " tokens\n"
+              << "estimated time: " << HumanDuration(Makespan(seconds, options.workers * per_worker)) << " on "
+              << options.workers << " worker(s) of " << cpus << " CPU(s), " << per_worker << " trial(s) at a time each, "
+              << how << "\n";
     if (plan) {
       const TuneSpec& tune = sweep->spec.tune;
       int64_t started = 0, waiting = 0;
       for (const TuningCellReport& cell : plan->cells) (cell.status == CellStatus::kWaiting ? waiting : started) += 1;
-      const double worst_seconds =
-          plan->worst_case_flops * flops_all_per_6nd / options.flops_per_sec / std::max(1, options.workers);
+      // The worst case at the started trials' seconds per 6ND FLOP.
+      double started_seconds = 0;
+      for (double each : seconds) started_seconds += each;
+      const double worst_seconds = sweep->TotalFlops() > 0 ? plan->worst_case_flops / sweep->TotalFlops() *
+                                                                 started_seconds / (options.workers * per_worker)
+                                                           : 0.0;
       std::cout << "search of " << tune.key << ": " << plan->cells.size() << " tuning cells, " << started
                 << " start now with the trials above (" << tune.start << " values from the centre), " << waiting
                 << " wait for smaller rungs (predict: " << (tune.predict ? "power_law" : "none") << ")\n"
                 << "worst case (max_points " << tune.max_points << " per cell, then every seed at the best): "
                 << plan->worst_case_trials << " trials, 6ND = " << Scientific(plan->worst_case_flops)
                 << " FLOPs, estimated time " << HumanDuration(worst_seconds) << " on " << options.workers
-                << " worker(s)\n";
+                << " worker(s) of " << cpus << " CPU(s)\n";
     }
   }
   return kOk;
@@ -124,9 +309,21 @@ void AddValidateCommand(CLI::App& app, int* exit_code) {
   command->add_option("spec", options->spec_path, "Sweep spec (YAML)")->required();
   command->add_option("--format", options->format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
   command->add_option("--flops-per-sec", options->flops_per_sec,
-                      "Training FLOP/s of one worker, for the time estimate")->check(Positive());
+                      "Training FLOP/s of one worker, for the time estimate (instead of the calibration)")
+      ->check(Positive());
+  command->add_flag("--calibrate", options->calibrate,
+                    "Time a short real run of each rung (rung-train, a few steps) on this machine and cache the rate "
+                    "($XDG_CACHE_HOME/rung/calibration.json), then estimate with it");
+  command->add_option("--trainer", options->trainer, "The trainer --calibrate times (default: rung-train beside rung)")
+      ->type_name("PATH");
   command->add_option("--workers", options->workers, "Workers sharing the sweep, for the time estimate")
       ->check(Positive());
+  command
+      ->add_option("--cpus-per-worker", options->cpus_per_worker,
+                   "CPU slots of each worker (rung-worker --cpus), for the time estimate: a worker runs as many trials "
+                   "at once as its slots hold (default: the trials' resources.cpus, one at a time; rung run gives each "
+                   "worker the machine's cores shared out)")
+      ->check(Positive(/*zero_allowed=*/true));
   command
       ->add_option("--max-trials", options->max_trials,
                    "Refuse a spec that expands to more trials (checked before expanding; a coordinator has its own "

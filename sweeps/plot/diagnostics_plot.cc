@@ -91,6 +91,8 @@ static StatusOr<std::vector<std::string>> WriteDiagnosticsPlotsOrThrow(const jso
     gap_titles.push_back(title);
   };
   int64_t pairs = 0;
+  size_t positions = 0;
+  std::vector<std::pair<size_t, size_t>> head_style;  // (layer slot: colour, head: dash) per head
   for (const json& layer : attention["layers"]) {
     const int64_t layer_index = layer.value("layer", 0);
     for (const json& head : layer.value("heads", json::array())) {
@@ -100,6 +102,8 @@ static StatusOr<std::vector<std::string>> WriteDiagnosticsPlotsOrThrow(const jso
       for (size_t i = 0; i < lengths.size(); ++i) effective << (i + 1) << " " << DataNumber(Number(lengths[i])) << "\n";
       effective << "\n\n";
       head_labels.push_back("L" + std::to_string(layer_index) + ".h" + std::to_string(head_index));
+      head_style.emplace_back(layer_labels.size(), static_cast<size_t>(std::max<int64_t>(0, head_index)));
+      positions = std::max(positions, lengths.size());
       const json& pair_usage = head.value("pair_usage", json::array());
       pairs = std::max<int64_t>(pairs, static_cast<int64_t>(pair_usage.size()));
       double peak = 0;
@@ -131,27 +135,46 @@ static StatusOr<std::vector<std::string>> WriteDiagnosticsPlotsOrThrow(const jso
   };
   const std::string title = DoubleQuote(EnhancedLiteral(options.title));
 
-  // Figure 1: E_2 against position.
-  script << "set title " << title << "\nset logscale xy\nset xlabel 'query position (keys visible)'\n"
+  // Figure 1: E_2 against position, over the positions measured; one colour per layer, one dash per
+  // head, so that no two heads share a style (up to 8 layers).
+  const std::vector<std::string> layer_colors = {"#d95f02", "#1b9e77", "#7570b3", "#e7298a",
+                                                 "#66a61e", "#e6ab02", "#a6761d", "#1f78b4"};
+  const double last = static_cast<double>(std::max<size_t>(positions, 2));
+  script << "set title " << title << "\n" << LogAxis("x", 1, last) << LogAxis("y", 1, last)
+         << "set xlabel 'query position (keys visible)'\n"
          << "set ylabel 'effective attention length E_2 = 1/{/Symbol S} a^2'\n"
          << "set key outside right top noenhanced\n"
          << "plot x with lines lc rgb '#999999' dt 2 title 'uniform (E_2 = position)'";
   for (size_t h = 0; h < head_labels.size(); ++h) {
-    script << ", \\\n  " << path("effective_length.dat") << " index " << h << " using 1:2 with lines lw 2 title "
-           << Quote(head_labels[h]);
+    script << ", \\\n  " << path("effective_length.dat") << " index " << h << " using 1:2 with lines lw 1.5 lc rgb "
+           << Quote(layer_colors[head_style[h].first % layer_colors.size()]) << " dt "
+           << (head_style[h].second % 5 + 1) << " title " << Quote(head_labels[h]);
   }
   script << "\n";
   both("effective_length");
 
-  // Figure 2: pair usage heatmap.
-  script << "set title " << title << "\nset xlabel 'frequency pair (0 = fastest)'\nset ylabel 'layer.head'\n"
-         << "set cblabel 'pair usage / head maximum'\nset palette defined (0 '#ffffff', 0.5 '#6baed6', 1 '#08306b')\n"
-         << "set xrange [-0.5:" << pairs - 0.5 << "]\nset yrange [-0.5:" << head_labels.size() - 0.5 << "] reverse\n"
-         << "set ytics (";
-  for (size_t h = 0; h < head_labels.size(); ++h) script << (h ? ", " : "") << Quote(head_labels[h]) << " " << h;
-  script << ")\nset key outside bottom center noenhanced\n"
-         << "plot " << path("pair_usage.dat") << " matrix with image notitle, \\\n  " << path("dominant_pair.dat")
-         << " using 1:2 with points pt 6 ps 2.5 lw 2 lc rgb '#d95f02' title 'dominant band'\n";
+  // Figure 2: pair usage heatmap. The dominant band is another measurement (the pair whose mean
+  // contribution varies most with distance, not the most used pair): a mark centred in its cell, and
+  // the key says what it measures.
+  if (pairs == 0) {
+    script << MessageFigure(options.title + ": pair usage", "No frequency-pair usage in these diagnostics.");
+  } else {
+    const bool any_dominant = !dominant.str().empty();
+    script << "set title " << title << "\nset xlabel 'frequency pair (0 = fastest)'\nset ylabel 'layer.head'\n"
+           << "set cblabel 'pair usage / head maximum'\nset palette defined (0 '#ffffff', 0.5 '#6baed6', 1 '#08306b')\n"
+           << "set cbrange [0:1]\n"
+           << "set xrange [-0.5:" << pairs - 0.5 << "]\nset yrange [" << head_labels.size() - 0.5 << ":-0.5]\n"
+           << "set xtics 0, " << std::max<int64_t>(1, pairs / 16) << " out nomirror\nset ytics (";
+    for (size_t h = 0; h < head_labels.size(); ++h) script << (h ? ", " : "") << Quote(head_labels[h]) << " " << h;
+    script << ") out nomirror\nunset grid\nset key outside bottom center noenhanced\n"
+           << "plot " << path("pair_usage.dat") << " matrix with image notitle";
+    if (any_dominant) {
+      script << ", \\\n  " << path("dominant_pair.dat")
+             << " using 1:2 with points pt 2 ps 2 lw 3 lc rgb '#d95f02' title "
+             << Quote("× dominant band: the pair whose contribution varies most with distance (not the usage maximum)");
+    }
+    script << "\n";
+  }
   both("pair_usage");
 
   // Figure 3: gap counting (only where some row is not a tie).

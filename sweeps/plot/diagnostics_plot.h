@@ -7,8 +7,10 @@
 //   effective_length.{svg,png}  E_2 = 1 / sum a^2 against query position, one line per layer and head
 //                               (log-log), with E_2 = position (uniform attention) for reference.
 //   pair_usage.{svg,png}        frequency-pair usage per head as a heatmap (rows layer.head, columns
-//                               pairs from fast to slow), each row divided by its maximum; the
-//                               dominant pair of each head marked.
+//                               pairs from fast to slow), each row divided by its maximum; each
+//                               head's dominant band (the pair whose contribution varies most with
+//                               distance: another measurement than usage, the key says so) marked
+//                               with a cross centred in its cell. No pairs: a figure that says so.
 //   gap_counting.{svg,png}      the bucket means of ln Lambda against ln ln n per layer and pooled over
 //                               every layer, each with the OLS line whose slope is xi_Lambda (the legend
 //                               gives it and its half-IQR).

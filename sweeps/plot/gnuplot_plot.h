@@ -4,13 +4,24 @@
 // data files and the script are written into the output folder beside the figures, so a figure can
 // be restyled and redrawn by hand (`gnuplot plots.gp` in that folder).
 //
-//   loss_vs_compute.{svg,png}  seed-mean loss against training compute (log x), one colour per
-//                              variant (the baseline black), +-1 sd over seeds as error bars, the
-//                              shared-E power-law fit as lines (free E where the shared fit failed),
-//                              and each point labelled with its piecewise compute multiplier.
+//   loss_vs_compute.{svg,png}  seed-mean loss against training compute (log x), one colour, mark and
+//                              dash per variant (the baseline a large black disc and solid line, drawn
+//                              first, so a variant that coincides with it is drawn over it), +-1 sd
+//                              over seeds as error bars, the shared-E power-law fit as lines (free E
+//                              where the shared fit failed; the key names a fit only when one is
+//                              drawn), and each point labelled with its piecewise compute multiplier
+//                              at the decimals that tell the values apart (x1.003, not x1.00). With
+//                              one ladder point (a one-rung sweep) nothing varies along compute: the
+//                              figure is each variant's loss as a dot plot (best at the top, the
+//                              baseline's loss dashed; variants.dat) and its title says why there is
+//                              no fit or multiplier.
 //   multipliers.{svg,png}      the compute multiplier against compute per variant: piecewise (solid,
 //                              with the bootstrap interval or else the seeds' spread), shared-E power
-//                              law (dashed), and CM = 1 (the baseline).
+//                              law (dashed), and CM = 1 (the baseline, behind the variants). Where no
+//                              variant has a multiplier (one rung, no variant but the baseline), a
+//                              figure that says why in its place.
+// Log axes have several labelled tics over any range (plot::LogAxis). A figure is written whole or
+// not at all (plot::RenderGnuplot).
 //   plots.gp, points.dat, curves.dat, multipliers.dat, gnuplot.log (gnuplot's stderr)
 //
 // Example:

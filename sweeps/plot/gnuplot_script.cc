@@ -1,7 +1,12 @@
 #include "sweeps/plot/gnuplot_script.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -78,6 +83,108 @@ std::string FileNamePart(const std::string& text) {
   return safe.empty() ? "default" : safe;
 }
 
+int DecimalsToDistinguish(const std::vector<double>& values, int min_decimals, int max_decimals) {
+  std::vector<double> finite;
+  for (double value : values) {
+    if (std::isfinite(value)) finite.push_back(value);
+  }
+  std::sort(finite.begin(), finite.end());
+  int decimals = min_decimals;
+  for (; decimals < max_decimals; ++decimals) {
+    bool distinct = true;
+    for (size_t i = 1; i < finite.size() && distinct; ++i) {
+      if (finite[i] - finite[i - 1] <= 1e-9) continue;
+      char a[64], b[64];
+      std::snprintf(a, sizeof(a), "%.*f", decimals, finite[i - 1]);
+      std::snprintf(b, sizeof(b), "%.*f", decimals, finite[i]);
+      distinct = std::strcmp(a, b) != 0;
+    }
+    if (distinct) break;
+  }
+  return decimals;
+}
+
+namespace {
+
+// "2×10^{12}" (enhanced text) for 2e12; "10^{12}" for 1e12; plain below 10^3 and above 10^-2.
+std::string PowerLabel(double mantissa, int exponent) {
+  if (exponent >= -2 && exponent <= 3) return Format("%g", mantissa * std::pow(10.0, exponent));
+  const std::string power = "10^{" + std::to_string(exponent) + "}";
+  return mantissa == 1 ? power : Format("%g", mantissa) + "×" + power;
+}
+
+}  // namespace
+
+std::string LogAxis(const std::string& axis, double lo, double hi) {
+  std::string lines = "set logscale " + axis + "\n";
+  if (!(lo > 0) || !(hi > lo) || !std::isfinite(hi)) return lines;
+  lines += "set " + axis + "range [" + Format("%.6e", lo) + ":" + Format("%.6e", hi) + "]\n";
+  if (hi / lo >= 1000) return lines + "set format " + axis + " '10^{%L}'\nset m" + axis + "tics 10\n";
+  // Candidates m x 10^k inside [lo, hi] for each set of mantissas, the coarsest with three or more.
+  const int first = static_cast<int>(std::floor(std::log10(lo))), last = static_cast<int>(std::ceil(std::log10(hi)));
+  std::vector<std::pair<double, std::string>> tics;
+  for (const std::vector<double>& mantissas :
+       {std::vector<double>{1, 2, 5}, std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
+    tics.clear();
+    for (int exponent = first; exponent <= last; ++exponent) {
+      for (double mantissa : mantissas) {
+        const double value = mantissa * std::pow(10.0, exponent);
+        // Among every 1..9 x 10^k only 1, 2, 3 and 5 are labelled (the others are tics without a label).
+        const bool labelled = mantissas.size() == 3 || mantissa == 1 || mantissa == 2 || mantissa == 3 || mantissa == 5;
+        if (value >= lo * (1 - 1e-9) && value <= hi * (1 + 1e-9)) {
+          tics.emplace_back(value, labelled ? PowerLabel(mantissa, exponent) : std::string());
+        }
+      }
+    }
+    if (tics.size() >= 3) break;
+  }
+  if (tics.size() < 3) {
+    // Narrower than 1..9 x 10^k: evenly spaced round values (a step of 1, 2 or 5 x 10^j, three to
+    // seven tics), each labelled m×10^k.
+    tics.clear();
+    const double span = hi - lo;
+    double step = std::pow(10.0, std::floor(std::log10(span)));
+    for (double factor : {0.1, 0.2, 0.5, 1.0}) {
+      if (span / (step * factor) <= 7) {
+        step *= factor;
+        break;
+      }
+    }
+    for (double value = std::ceil(lo / step) * step; value <= hi * (1 + 1e-12); value += step) {
+      const int exponent = static_cast<int>(std::floor(std::log10(value) + 1e-12));
+      const double mantissa = std::round(value / std::pow(10.0, exponent) * 1000) / 1000;
+      tics.emplace_back(value, PowerLabel(mantissa, exponent));
+    }
+  }
+  lines += "set " + axis + "tics (";
+  for (size_t i = 0; i < tics.size(); ++i) {
+    lines += (i ? ", " : "") + DoubleQuote(tics[i].second) + " " + Format("%.6e", tics[i].first);
+  }
+  return lines + ")\n";
+}
+
+std::string MessageFigure(const std::string& title, const std::string& message) {
+  // Wrapped at spaces to lines of at most 70 characters (bytes), so a long reason stays on the canvas.
+  std::string wrapped, line;
+  std::istringstream paragraphs(message);
+  for (std::string paragraph; std::getline(paragraphs, paragraph);) {
+    std::istringstream words(paragraph);
+    line.clear();
+    for (std::string word; words >> word;) {
+      if (!line.empty() && line.size() + 1 + word.size() > 70) {
+        wrapped += line + "\n";
+        line.clear();
+      }
+      line += (line.empty() ? "" : " ") + word;
+    }
+    wrapped += line + "\n";
+  }
+  if (!wrapped.empty()) wrapped.pop_back();
+  return "reset\nset encoding utf8\nunset border\nunset tics\nunset key\nset xrange [0:1]\nset yrange [0:1]\n"
+         "set title " + Quote(title) + " noenhanced\nset label 1 " + DoubleQuote(wrapped) +
+         " at graph 0.5, graph 0.5 center noenhanced\nplot NaN notitle\n";
+}
+
 std::string Format(const char* format, double value) {
   char text[64];
   std::snprintf(text, sizeof(text), format, value);
@@ -95,10 +202,22 @@ std::string PngTerminal(int width, int height) {
 }
 
 Status WriteTextFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
+  const std::string temporary = path + ".tmp-" + std::to_string(getpid());
+  std::ofstream out(temporary, std::ios::binary);
   out << text;
   out.close();
-  if (!out) return Status::InvalidArgument("cannot write " + path + ": " + std::strerror(errno));
+  if (!out) {
+    const std::string reason = std::strerror(errno);
+    std::error_code ignored;
+    fs::remove(temporary, ignored);
+    return Status::InvalidArgument("cannot write " + path + ": " + reason);
+  }
+  std::error_code error;
+  fs::rename(temporary, path, error);
+  if (error) {
+    fs::remove(temporary, error);
+    return Status::InvalidArgument("cannot write " + path + ": " + error.message());
+  }
   return Status::Ok();
 }
 
@@ -118,19 +237,45 @@ StatusOr<std::vector<std::string>> RenderGnuplot(const std::string& gnuplot, con
   const fs::path folder(dir);
   const fs::path script_path = folder / script_name;
   RUNG_RETURN_IF_ERROR(WriteTextFile(script_path.string(), script));
-  RUNG_ASSIGN_OR_RETURN(const int exit_code, RunGnuplot(gnuplot, script_path, folder / "gnuplot.log"));
+  // The staged copy: each output's quoted path in dir replaced by its path in the staging folder.
+  static std::atomic<int> counter{0};
+  const fs::path staging = folder / (".staging-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+  std::error_code error;
+  fs::create_directories(staging, error);
+  if (error) return Status::InvalidArgument("cannot create " + staging.string() + ": " + error.message());
+  struct RemoveStaging {
+    fs::path path;
+    ~RemoveStaging() {
+      std::error_code ignored;
+      fs::remove_all(path, ignored);
+    }
+  } remove_staging{staging};
+  std::string staged = script;
+  for (const std::string& name : outputs) {
+    const std::string from = Quote((folder / name).string()), to = Quote((staging / name).string());
+    for (size_t at = staged.find(from); at != std::string::npos; at = staged.find(from, at + to.size())) {
+      staged.replace(at, from.size(), to);
+    }
+  }
+  const fs::path staged_script = staging / script_name;
+  RUNG_RETURN_IF_ERROR(WriteTextFile(staged_script.string(), staged));
+  RUNG_ASSIGN_OR_RETURN(const int exit_code, RunGnuplot(gnuplot, staged_script, folder / "gnuplot.log"));
   if (exit_code != 0) {
     return Status::Internal("gnuplot failed (exit " + std::to_string(exit_code) + ") on " +
                             script_path.string() + ":\n" + ReadFile(folder / "gnuplot.log"));
   }
+  for (const std::string& name : outputs) {
+    const fs::path file = staging / name;
+    if (!fs::exists(file, error) || fs::file_size(file, error) == 0) {
+      return Status::Internal("gnuplot did not write " + (folder / name).string() + ":\n" +
+                              ReadFile(folder / "gnuplot.log"));
+    }
+  }
   std::vector<std::string> files;
   for (const std::string& name : outputs) {
-    fs::path file = folder / name;
-    std::error_code error;
-    if (!fs::exists(file, error) || fs::file_size(file, error) == 0) {
-      return Status::Internal("gnuplot did not write " + file.string() + ":\n" + ReadFile(folder / "gnuplot.log"));
-    }
-    files.push_back(file.string());
+    fs::rename(staging / name, folder / name, error);
+    if (error) return Status::Internal("cannot move " + name + " into " + folder.string() + ": " + error.message());
+    files.push_back((folder / name).string());
   }
   return files;
 }

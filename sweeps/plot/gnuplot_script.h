@@ -24,6 +24,21 @@ std::string FileNamePart(const std::string& text);
 // printf-style formatting of one number.
 std::string Format(const char* format, double value);
 
+// The fewest decimals in [min_decimals, max_decimals] at which every two of `values` that differ by
+// more than 1e-9 print differently with "%.*f": label precision chosen from the spread of the values
+// (CM 1.003 beside 1.000 prints "1.003", not "1.00"). Non-finite values are ignored.
+int DecimalsToDistinguish(const std::vector<double>& values, int min_decimals, int max_decimals);
+
+// The lines that make `axis` ("x", "y") logarithmic over [lo, hi] (0 < lo < hi) with tics a reader
+// can use: over three decades or more, the decades 10^k with minor tics; over a narrower range,
+// explicit tics at 1, 2, 5 x 10^k (every 1..9 x 10^k, or evenly spaced round values, where those give
+// fewer than three) labelled "2×10^{12}", so that no log axis shows a single tic.
+std::string LogAxis(const std::string& axis, double lo, double hi);
+
+// A figure with nothing to show: `title` at the top and `message` (literal text; its line breaks kept,
+// its lines wrapped at 70 characters) centred on an empty canvas, no axes. Followed by SvgAndPngOutputs like any other plot.
+std::string MessageFigure(const std::string& title, const std::string& message);
+
 // `set terminal svg|pngcairo ...` lines of the given size.
 std::string SvgTerminal(int width, int height);
 std::string PngTerminal(int width, int height);
@@ -31,14 +46,18 @@ std::string PngTerminal(int width, int height);
 // The lines that write the current plot to `stem`.svg and `stem`.png (`stem`: a path without its
 // extension) at that size: each terminal, its output, replot.
 std::string SvgAndPngOutputs(const std::string& stem, int width, int height);
-// Writes `text` to `path`. INVALID_ARGUMENT when it cannot.
+// Writes `text` to a temporary file beside `path` and renames it over `path`, so `path` is never half
+// written. INVALID_ARGUMENT when it cannot.
 Status WriteTextFile(const std::string& path, const std::string& text);
 
 // Creates `dir` if missing. INVALID_ARGUMENT when it cannot.
 Status MakeOutputFolder(const std::string& dir);
 
-// Writes `script` to dir/script_name, runs `gnuplot dir/script_name` (stderr into dir/gnuplot.log)
-// and checks that each of `outputs` (names in dir) exists and is not empty. Returns their paths.
+// Writes `script` to dir/script_name (the script as it is redrawn by hand) and runs a copy of it whose
+// outputs (`outputs`: names in dir, written in the script as Quote(dir/name)) go to a staging folder
+// inside dir (stderr into dir/gnuplot.log); only when gnuplot succeeded and every output exists and is
+// not empty are they renamed into dir. So a figure in dir is whole or absent (or its previous
+// version): never empty, never half written. Returns their paths.
 // FAILED_PRECONDITION: gnuplot not found; INTERNAL: gnuplot failed or wrote nothing (its stderr in
 // the message).
 StatusOr<std::vector<std::string>> RenderGnuplot(const std::string& gnuplot, const std::string& dir,

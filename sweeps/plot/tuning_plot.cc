@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -59,7 +60,13 @@ StatusOr<std::vector<std::string>> WriteTuningPlots(const std::vector<TuningCurv
       data << "\n\n";
     }
     RUNG_RETURN_IF_ERROR(WriteTextFile(data_path, data.str()));
-    script << "reset\nset border lw 1.2\nset grid lc rgb '#dddddd'\nset logscale x\n"
+    double lo = std::numeric_limits<double>::infinity(), hi = 0;
+    for (const TuningCurve* curve : lines) {
+      for (const auto& point : curve->points) {
+        if (point.first > 0) lo = std::min(lo, point.first), hi = std::max(hi, point.first);
+      }
+    }
+    script << "reset\nset border lw 1.2\nset grid lc rgb '#dddddd'\n" << LogAxis("x", lo / 1.2, hi * 1.2)
            << "set title " << DoubleQuote(EnhancedLiteral(options.title + ": " + options.key + " at rung " + rung))
            << "\nset xlabel " << DoubleQuote(EnhancedLiteral(options.key + " (log scale)")) << "\nset ylabel "
            << DoubleQuote(EnhancedLiteral("final " + options.metric)) << "\nset key outside right top noenhanced\nplot ";
@@ -95,7 +102,15 @@ StatusOr<std::vector<std::string>> WriteTuningPlots(const std::vector<TuningCurv
       data << "\n\n";
     }
     RUNG_RETURN_IF_ERROR(WriteTextFile(data_path, data.str()));
-    script << "reset\nset border lw 1.2\nset grid lc rgb '#dddddd'\nset logscale xy\n"
+    double n_lo = std::numeric_limits<double>::infinity(), n_hi = 0, v_lo = n_lo, v_hi = 0;
+    for (const auto& [method, points] : best_by_method) {
+      for (const auto& [n, value] : points) {
+        n_lo = std::min(n_lo, n), n_hi = std::max(n_hi, n);
+        if (value > 0) v_lo = std::min(v_lo, value), v_hi = std::max(v_hi, value);
+      }
+    }
+    script << "reset\nset border lw 1.2\nset grid lc rgb '#dddddd'\n" << LogAxis("x", n_lo / 1.3, n_hi * 1.3)
+           << LogAxis("y", v_lo / 1.5, v_hi * 1.5)
            << "set title " << DoubleQuote(EnhancedLiteral(options.title + ": best " + options.key + " per rung"))
            << "\nset xlabel 'parameters N (total, positional excluded)'\nset ylabel "
            << DoubleQuote(EnhancedLiteral("best " + options.key))

@@ -91,8 +91,10 @@ StatusOr<Invocation> ParseInvocation(const std::string& command) {
 }
 
 std::vector<std::string> Environment(const GoldenCoordinator& coordinator, const Invocation& invocation) {
-  std::vector<std::string> environment = EnvironmentWithout({"RUNG_", "LC_ALL=", "TZ=", "COLUMNS="});
+  std::vector<std::string> environment = EnvironmentWithout({"RUNG_", "LC_ALL=", "TZ=", "COLUMNS=", "XDG_CACHE_HOME="});
   environment.push_back("RUNG_COORDINATOR=" + coordinator.address());
+  // No calibration cache of the machine's user: `rung validate` prints its uncalibrated estimate.
+  environment.push_back("XDG_CACHE_HOME=" + coordinator.scratch() + "/cache");
   environment.push_back("RUNG_TOKEN_FILE=" + coordinator.user_token_file());
   environment.push_back("LC_ALL=C");
   environment.push_back("TZ=UTC");

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "coordinator/cli/exit_codes.h"
+#include "coordinator/cli/ladder_source.h"
 #include "coordinator/cli/plot_command.h"
 
 namespace rung::cli {
@@ -152,6 +153,24 @@ TEST(PlotCommand, WritesTheFiguresOrSaysWhyNot) {
   std::ostringstream out3, err3;
   EXPECT_EQ(RunPlotCommand(options, out3, err3), kUsage);
   std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace rung::cli
+
+namespace rung::cli {
+namespace {
+
+// A sweep whose variants are named by several axes (inverse-temperature.yaml): the spec's baseline
+// selector names one of them, not its position.variant alone.
+TEST(BaselineVariant, MatchesEveryEntryOfTheSelectorInAVariantOfSeveralAxes) {
+  const std::vector<std::string> variants = {"inverse_temperature.xi=1.0,position.variant=rope",
+                                             "inverse_temperature.xi=0.0,position.variant=rope",
+                                             "inverse_temperature.xi=0.0,position.variant=lerope"};
+  EXPECT_EQ(BaselineVariant({{"position.variant", "rope"}, {"inverse_temperature.xi", 0.0}}, variants),
+            "inverse_temperature.xi=0.0,position.variant=rope");
+  EXPECT_EQ(BaselineVariant({{"position.variant", "rope"}}, {"rope", "lerope"}), "rope");
+  EXPECT_EQ(BaselineVariant(nlohmann::json::object(), {"rope"}), "");
 }
 
 }  // namespace

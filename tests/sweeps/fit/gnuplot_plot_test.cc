@@ -51,6 +51,82 @@ TEST(GnuplotPlot, WritesSvgAndPngOfTheExampleLadder) {
   fs::remove_all(dir);
 }
 
+MultiplierReport ReportOf(const std::string& csv, int bootstrap = 0) {
+  StatusOr<LadderResults> ladder = ParseLadderCsv(csv, "test.csv");
+  EXPECT_TRUE(ladder.ok()) << ladder.status().message();
+  MultiplierOptions options;
+  options.baseline = "rope";
+  options.bootstrap = bootstrap;
+  options.e_sensitivity = false;
+  StatusOr<MultiplierReport> report = ComputeMultipliers(ladder.value(), options);
+  EXPECT_TRUE(report.ok()) << report.status().message();
+  return report.value();
+}
+
+// Four example studies are one rung: loss_vs_compute shows each variant's loss (a dot plot labelled
+// with it), and multipliers says in its place why there is none, never a gnuplot error or empty file.
+TEST(GnuplotPlot, AOneRungLadderDrawsItsLossesAndSaysWhyThereIsNoMultiplier) {
+  if (!HaveGnuplot()) GTEST_SKIP() << "gnuplot not installed";
+  fs::path dir = FreshDir("one_rung");
+  PlotOptions options;
+  options.out_dir = dir.string();
+  StatusOr<std::vector<std::string>> files = WritePlots(ReportOf("variant,label,compute,loss,seed\n"
+                                                                 "rope,L2-d64,1e12,2.4512,0\nrope,L2-d64,1e12,2.4530,1\n"
+                                                                 "lerope,L2-d64,1.01e12,2.4377,0\n"
+                                                                 "lerope,L2-d64,1.01e12,2.4391,1\n"
+                                                                 "nope,L2-d64,1e12,2.6010,0\nnope,L2-d64,1e12,2.6022,1\n"),
+                                                        options);
+  ASSERT_TRUE(files.ok()) << files.status().message();
+  ASSERT_EQ(files->size(), 4u);
+  for (const std::string& file : files.value()) EXPECT_GT(fs::file_size(file), 1000u) << file;
+  EXPECT_EQ(Read(dir / "gnuplot.log").find("line "), std::string::npos);  // no gnuplot warning on a line
+  const std::string multipliers = Read(dir / "multipliers.svg");
+  EXPECT_NE(multipliers.find("No compute multiplier to draw"), std::string::npos);
+  EXPECT_NE(multipliers.find("two or more"), std::string::npos);
+  const std::string points = Read(dir / "points.dat");
+  EXPECT_NE(points.find("\"2.452\""), std::string::npos) << points;  // the baseline's loss labelled too
+  EXPECT_EQ(points.find("undefined"), std::string::npos) << points;
+  const std::string script = Read(dir / "plots.gp");
+  EXPECT_EQ(script.find("title 'power-law fit"), std::string::npos) << "no fit is drawn, so the key names none";
+  // Nothing varies along compute: the losses as a dot plot, best first, the baseline's as a line.
+  const std::string variants = Read(dir / "variants.dat");
+  EXPECT_LT(variants.find("lerope"), variants.find("rope (baseline)")) << variants;
+  EXPECT_LT(variants.find("rope (baseline)"), variants.find("nope")) << variants;
+  EXPECT_NE(Read(dir / "loss_vs_compute.svg").find("Validation loss per variant at rung L2-d64"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// CM 1.003 is labelled x1.003, not x1.00 (the decimals show how far a multiplier is from 1); a variant that coincides with the
+// baseline has its own mark and dash and is drawn after it (over it).
+TEST(GnuplotPlot, LabelsShowTheDigitWhereMultipliersDifferAndVariantsAreDrawnOverTheBaseline) {
+  if (!HaveGnuplot()) GTEST_SKIP() << "gnuplot not installed";
+  fs::path dir = FreshDir("close");
+  PlotOptions options;
+  options.out_dir = dir.string();
+  // rope: L = 2 at 1e12, 1.5 at 1e13. twin coincides with rope; close sits a hair below it.
+  StatusOr<std::vector<std::string>> files = WritePlots(ReportOf("variant,label,compute,loss\n"
+                                                                 "rope,a,1e12,2.0\nrope,b,1e13,1.5\nrope,c,1e14,1.2\n"
+                                                                 "twin,a,1e12,2.0\ntwin,b,1e13,1.5\ntwin,c,1e14,1.2\n"
+                                                                 "close,a,1e12,1.9994\nclose,b,1e13,1.4995\n"
+                                                                 "close,c,1e14,1.1997\n"),
+                                                        options);
+  ASSERT_TRUE(files.ok()) << files.status().message();
+  const std::string points = Read(dir / "points.dat");
+  EXPECT_NE(points.find("\"×1.00\""), std::string::npos) << points;    // twin
+  EXPECT_NE(points.find("\"×1.003\""), std::string::npos) << points;   // close at a: 1.9994 vs 2
+  EXPECT_NE(points.find("\"×1.004\""), std::string::npos) << points;   // close at b: 1.4995 vs 1.5
+  const std::string script = Read(dir / "plots.gp");
+  const size_t baseline = script.find("title 'rope (baseline)'");
+  const size_t twin = script.find("title 'twin'");
+  ASSERT_NE(baseline, std::string::npos) << script;
+  ASSERT_NE(twin, std::string::npos) << script;
+  EXPECT_LT(baseline, twin) << "the baseline is drawn first";
+  const std::string twin_line = script.substr(script.rfind('\n', twin), twin - script.rfind('\n', twin));
+  EXPECT_EQ(twin_line.find(" pt 7 "), std::string::npos) << twin_line;  // not the baseline's disc
+  EXPECT_NE(script.find("nohead back"), std::string::npos) << "CM = 1 drawn behind the variants";
+  fs::remove_all(dir);
+}
+
 TEST(GnuplotPlot, AMissingGnuplotIsFailedPrecondition) {
   fs::path dir = FreshDir("missing");
   PlotOptions options;

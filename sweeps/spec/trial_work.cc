@@ -1,0 +1,36 @@
+#include "sweeps/spec/trial_work.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/config/model_arithmetic.h"
+
+namespace rung {
+
+TrialWork CountTrialWork(const TrialConfig& config) {
+  const TrainConfig& train = config.train;
+  const FlopsPerToken per_token = CountFlopsPerToken(config.model);
+  const double forward_matrix = per_token.matrix / 3.0, forward_attention = per_token.attention / 3.0;
+  const double seq_len = static_cast<double>(config.data.seq_len);
+  TrialWork work;
+  work.training = per_token.total() * static_cast<double>(train.steps) * static_cast<double>(TokensPerStep(train, config.data.seq_len));
+  const int64_t evaluations = (train.eval_every > 0 ? (train.steps - 1) / train.eval_every : 0) + 1;
+  work.evaluation = static_cast<double>(evaluations) * static_cast<double>(train.eval_batches) *
+                    static_cast<double>(train.batch_size) * seq_len * (forward_matrix + forward_attention);
+  for (int64_t multiple : train.extrapolation_multiples) {
+    for (const std::string& method : train.extrapolation_methods) {
+      if (multiple == 1 && method != "none") continue;
+      const double rows = static_cast<double>(std::max<int64_t>(1, train.batch_size / multiple));
+      const double m = static_cast<double>(multiple);
+      work.extension += static_cast<double>(train.eval_batches) * rows * m * seq_len *
+                        (forward_matrix + forward_attention * m);
+    }
+  }
+  if (train.diagnostics_sequences > 0) {
+    work.diagnostics = static_cast<double>(train.diagnostics_at.size()) *
+                       static_cast<double>(train.diagnostics_sequences) * seq_len * (forward_matrix + forward_attention);
+  }
+  return work;
+}
+
+}  // namespace rung

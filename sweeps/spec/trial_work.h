@@ -1,0 +1,37 @@
+// sweeps/spec/trial_work.h
+//
+// The full FLOP count of one trial as rung-train runs it, for time estimates (`rung validate`): not
+// only the training steps (6 N_matrix D plus attention, ExpandedTrial::flops_total) but every forward
+// pass the trainer makes besides them. Torch-free; the same arithmetic as the trainer's records
+// (core/config/model_arithmetic.h): a forward pass costs a third of a training step per token.
+//
+//   training     flops_per_token.total() x steps x batch_size x grad_accum x seq_len
+//   evaluation   held-out evaluations: one every eval_every steps before the last (none with
+//                eval_every 0) and one at the end, each eval_batches x batch_size x seq_len tokens
+//                forward
+//   extension    at the end, each evaluated (multiple m, method) beyond the training length
+//                (rung-train's Evaluator: (1, none) included, other methods at 1 skipped): eval_batches
+//                batches of max(1, batch_size / m) sequences of m x seq_len tokens forward, attention
+//                per token m times the training length's
+//   diagnostics  each milestone of diagnostics_at (with diagnostics_sequences > 0): a forward pass of
+//                diagnostics_sequences x seq_len tokens
+// Fixed costs (process start, data loading, checkpoints, the diagnostics' own arithmetic) are not
+// FLOPs: a calibration measures them as seconds per trial (coordinator/cli/calibration_cache.h).
+#pragma once
+
+#include "core/config/trial_config.h"
+
+namespace rung {
+
+struct TrialWork {
+  double training = 0;
+  double evaluation = 0;
+  double extension = 0;
+  double diagnostics = 0;
+  double total() const { return training + evaluation + extension + diagnostics; }
+};
+
+// REQUIRES: a resolved, validated config (steps set).
+TrialWork CountTrialWork(const TrialConfig& config);
+
+}  // namespace rung
