@@ -175,7 +175,7 @@ StatusOr<SweepLadder> BuildLadder(Coordinator& coordinator, const SweepRecord& s
     run.label = trial.trial.cell.rung_label;
     run.compute = trial.trial.cell.flops;
     if (count != fit::ComputeCount::kNonembedding) {
-      StatusOr<double> compute = fit::TrainingCompute(count, trial.trial.config, trial.trial.cell.tokens);
+      StatusOr<double> compute = fit::TrainingCompute(count, trial.trial.cell.config, trial.trial.cell.tokens);
       if (!compute.ok()) {
         return Status::Internal("trial " + std::to_string(trial.trial.id) + "'s stored config does not give its " +
                                 fit::ComputeCountName(count) + " FLOP count: " + compute.status().message());
