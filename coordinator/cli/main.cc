@@ -9,6 +9,7 @@
 //   rung submit|sweeps|status|trials|show|metrics|cancel|pause|resume|retry|workers
 //                             talk to a coordinator (sweep_commands.h)
 //   rung results|export|fits|logs  read a sweep's results off a coordinator (query_commands.h)
+//   rung dashboard            serve the web dashboard of a coordinator's sweeps (coordinator/dashboard/)
 //   rung --version            the version and the git commit (cmake/build_info.cmake) it was built from
 #include <iostream>
 #include <string>
@@ -23,6 +24,7 @@
 #include "coordinator/cli/run_command.h"
 #include "coordinator/cli/sweep_commands.h"
 #include "coordinator/cli/validate_command.h"
+#include "coordinator/dashboard/dashboard_command.h"
 #include "core/common/provenance.h"
 
 int main(int argc, char** argv) {
@@ -40,6 +42,7 @@ int main(int argc, char** argv) {
   rung::cli::AddQueryCommands(app, &exit_code);
   rung::cli::AddRunCommand(app, &exit_code);
   rung::cli::AddDiagCommand(app, &exit_code);
+  rung::dashboard::AddDashboardCommand(app, &exit_code);
   // An unknown command is named as such (CLI11 would only say that a subcommand is required).
   if (argc > 1 && argv[1][0] != '-') {
     std::string names;

@@ -23,6 +23,7 @@
 #include "coordinator/cli/query_commands.h"
 #include "coordinator/cli/sweep_commands.h"
 #include "coordinator/cli/text_table.h"
+#include "core/common/executable_folder.h"
 #include "core/common/subprocess.h"
 #include "sweeps/fit/compute_multipliers.h"
 #include "sweeps/fit/report_format.h"
@@ -61,9 +62,8 @@ bool EveryWorkerQuarantined(CoordinatorConnection& client, int workers, std::str
 
 // The directory of the running executable (to find rung-coordinator, rung-worker, rung-train).
 std::string ExecutableDirectory() {
-  std::error_code error;
-  auto path = fs::read_symlink("/proc/self/exe", error);
-  return error ? std::string(".") : path.parent_path().string();
+  const std::string folder = ExecutableFolder();
+  return folder.empty() ? std::string(".") : folder;
 }
 
 // A child of `rung run` (the coordinator, a worker), killed with it: stdout into a pipe read line by

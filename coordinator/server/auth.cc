@@ -19,8 +19,8 @@
 #include <filesystem>
 
 #include <openssl/crypto.h>
-#include <openssl/rand.h>
 
+#include "core/common/fresh_token.h"
 #include "core/common/sha256.h"
 #include "proto/rung.grpc.pb.h"
 
@@ -28,7 +28,6 @@ namespace rung::server {
 namespace {
 
 constexpr char kAuthorizationKey[] = "authorization";
-constexpr int kFreshTokenBytes = 32;
 
 std::string ServicePrefix(const char* service_full_name) {
   return std::string("/") + service_full_name + "/";
@@ -200,15 +199,7 @@ Status ValidateTokens(std::string_view user_token, std::string_view worker_token
 StatusOr<std::string> ReadTokenFile(const std::string& path) { return ReadBearerTokenFile(path); }
 
 StatusOr<std::string> WriteFreshTokenFile(const std::string& path) {
-  unsigned char bytes[kFreshTokenBytes];
-  if (RAND_bytes(bytes, kFreshTokenBytes) != 1) return Status::Internal("OpenSSL has no randomness for a token");
-  std::string token;
-  token.reserve(2 * kFreshTokenBytes);
-  for (unsigned char byte : bytes) {
-    constexpr char kHex[] = "0123456789abcdef";
-    token += kHex[byte >> 4];
-    token += kHex[byte & 0xf];
-  }
+  RUNG_ASSIGN_OR_RETURN(const std::string token, FreshHexToken());
 
   const std::filesystem::path target(path);
   const std::filesystem::path folder = target.has_parent_path() ? target.parent_path() : ".";
