@@ -43,7 +43,10 @@ struct RunOptions {
   std::string run_dir;
   double lease_seconds = 30;
   std::string trainer;  // "": rung-train beside this binary
+  bool dashboard = false;                  // serve `rung dashboard` during the run
+  std::string dashboard_listen = "127.0.0.1:8050";
 };
+
 
 // Every local worker is registered and quarantined (worker_quarantine.h): nothing will run. Their
 // reasons, one line each, in `why`.
@@ -76,6 +79,32 @@ StatusOr<std::unique_ptr<Subprocess>> StartChild(std::vector<std::string> argv, 
   options.stderr_to = Redirect::AppendTo(log_path);
   options.die_with_parent = true;
   return Subprocess::Start(options);
+}
+
+// `rung dashboard` on the run's coordinator, a child like the workers; its URL (with the login
+// token) goes to `url`. Null, with a warning printed, when it does not start: the run goes on.
+std::unique_ptr<Subprocess> StartDashboard(const std::string& bin, const std::string& address,
+                                           const std::string& user_token, const RunOptions& options,
+                                           const std::string& log_path, std::string* url) {
+  StatusOr<std::unique_ptr<Subprocess>> dashboard =
+      StartChild({bin + "/rung", "dashboard", "--coordinator", address, "--token-file", user_token, "--listen",
+                  options.dashboard_listen},
+                 log_path, /*capture_stdout=*/true);
+  if (!dashboard.ok()) {
+    std::cerr << "rung run: the dashboard did not start: " << dashboard.status().message() << "\n";
+    return nullptr;
+  }
+  constexpr char kPrefix[] = "rung dashboard: ";
+  for (int attempt = 0; attempt < 100 && url->empty(); ++attempt) {
+    std::optional<std::string> line = (*dashboard)->ReadLine(Stream::kStdout, std::chrono::milliseconds(200));
+    if (line && line->rfind(kPrefix, 0) == 0) *url = line->substr(sizeof(kPrefix) - 1);
+    if (!(*dashboard)->Running()) break;
+  }
+  if (url->empty()) {
+    std::cerr << "rung run: the dashboard did not start; see " << log_path << " (the run goes on)\n";
+    return nullptr;
+  }
+  return std::move(dashboard).value();
 }
 
 std::atomic<int> g_interrupted{0};
@@ -276,6 +305,12 @@ int RunEmbedded(const RunOptions& options) {
   }
   std::cout << "rung run: coordinator " << address << ", " << options.workers << " worker(s) x " << cpus
             << " thread(s); logs in " << dir << "\n";
+  std::unique_ptr<Subprocess> dashboard;
+  if (options.dashboard) {
+    std::string url;
+    dashboard = StartDashboard(bin, address, user_token, options, (fs::path(dir) / "dashboard.log").string(), &url);
+    if (dashboard) std::cout << "rung run: dashboard at " << url << " (until the run ends)" << std::endl;
+  }
 
   ::signal(SIGINT, OnInterrupt);
   ::signal(SIGTERM, OnInterrupt);
@@ -319,6 +354,7 @@ int RunEmbedded(const RunOptions& options) {
   // Their exits change nothing now: what they did is in the database and their logs.
   for (auto& worker : workers) worker->Signal(SIGTERM).IgnoreError();
   for (auto& worker : workers) worker->Stop(SIGTERM, std::chrono::seconds(60)).IgnoreError();
+  if (dashboard) dashboard->Stop(SIGTERM, std::chrono::seconds(10)).IgnoreError();
   (*coordinator)->Stop(SIGTERM, std::chrono::seconds(10)).IgnoreError();
   if (g_interrupted.load() != 0) {
     std::cout << "rung run: interrupted; the database and checkpoints are in " << dir << "\n";
@@ -349,6 +385,11 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   command->add_option("--lease-seconds", options->lease_seconds, "Lease duration")->check(Positive());
   command->add_option("--trainer", options->trainer, "The trainer the workers run (default: rung-train beside rung)")
       ->type_name("PATH");
+  command->add_flag("--dashboard", options->dashboard,
+                    "Serve the web dashboard during the run (rung dashboard) and print its URL");
+  command->add_option("--dashboard-listen", options->dashboard_listen,
+                      "Where --dashboard listens (default 127.0.0.1:8050; 127.0.0.1:0 picks a free port)")
+      ->type_name("HOST:PORT");
   command->callback([options, exit_code]() { *exit_code = RunEmbedded(*options); });
 }
 
