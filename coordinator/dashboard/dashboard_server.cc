@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 constexpr int kMaxEventStreams = 48;
 constexpr int kServerThreads = kMaxEventStreams + 16;
 constexpr size_t kMaxRequestBody = 64 * 1024;
-constexpr auto kKeepAlive = std::chrono::seconds(10);
+constexpr auto kKeepAlive = std::chrono::seconds(3);  // also how soon a stopping server ends a stream
 
 const char kUnauthorizedPage[] =
     "<!doctype html><meta charset=utf-8><title>rung dashboard: 401</title>"

@@ -16,7 +16,17 @@ function variantOf(assignments: any): { variant: string; seed: string } {
   return { variant: parts.join(' '), seed };
 }
 
+const infos = new Map<string, TrialInfo>();
 function info(trial: any): TrialInfo {
+  const key = `${trial.trial_id}|${trial.rung}|${trial.assignments_json}`;
+  const known = infos.get(key);
+  if (known) return known;
+  const made = parse(trial);
+  infos.set(key, made);
+  return made;
+}
+
+function parse(trial: any): TrialInfo {
   let assignments: any = {};
   try { assignments = JSON.parse(trial.assignments_json || '{}'); } catch { /* none */ }
   const { variant, seed } = variantOf(assignments);
@@ -197,6 +207,9 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
   let timer: any = null;
   const flush = () => {
     timer = null;
+    renderHeader();
+    renderGrid();
+    renderTable();
     const ids = [...pending];
     pending = new Set();
     if (ids.length) loadCurves(ids).catch(() => {});
@@ -213,9 +226,6 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
     }
     liveBadge.textContent = `live · ${updates} update(s) · last ${new Date().toLocaleTimeString()}`;
     liveBadge.setAttribute('data-updates', String(updates));
-    renderHeader();
-    renderGrid();
-    renderTable();
     if (!timer) timer = setTimeout(flush, 500);
   }, () => { liveBadge.textContent = `finished · ${updates} update(s)`; });
   onStop(() => { stop(); if (timer) clearTimeout(timer); liveBadge.textContent = ''; });
