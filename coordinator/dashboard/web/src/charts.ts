@@ -152,7 +152,7 @@ export function toSvg(spec: ChartSpec, hidden: Set<number> = new Set()): string 
   return parts.join('\n');
 }
 
-async function toPng(svg: string): Promise<Blob> {
+export async function svgToPng(svg: string): Promise<Blob> {
   const image = new Image();
   const url = URL.createObjectURL(new Blob([svg], { type: 'image/svg+xml' }));
   await new Promise((resolve, reject) => { image.onload = resolve; image.onerror = reject; image.src = url; });
@@ -179,7 +179,7 @@ export function drawChart(host: HTMLElement, spec: ChartSpec): void {
   const head = el('div', { className: 'chart-head' }, el('h3', {}, spec.title));
   const buttons = el('span', { className: 'downloads' },
     el('button', { onclick: () => download(fileName(spec.title) + '.svg', 'image/svg+xml', toSvg(spec, hidden)) }, 'SVG'),
-    el('button', { onclick: async () => download(fileName(spec.title) + '.png', 'image/png', await toPng(toSvg(spec, hidden))) }, 'PNG'));
+    el('button', { onclick: async () => download(fileName(spec.title) + '.png', 'image/png', await svgToPng(toSvg(spec, hidden))) }, 'PNG'));
   head.append(buttons);
   host.append(head);
   const plotHost = el('div', { className: 'plot' });

@@ -4,6 +4,7 @@ import { followSweep, getJson, num, postJson } from './api';
 import { ChartSpec, drawChart, PALETTE, Series } from './charts';
 import { cellCurves, TrialInfo, X_AXES } from './curves';
 import { csvField, download, el, fmt, hashParams, setHashParam, stateName, STATES, timeText } from './format';
+import { drawParallel } from './parallel';
 import { eta, progressBar } from './sweeps_view';
 
 function variantOf(assignments: any): { variant: string; seed: string } {
@@ -197,6 +198,13 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
 
   await Promise.all([loadCurves(), loadSummaries().then(renderTable)]);
   renderTable();
+  const drawParallelView = () => {
+    const finished = [...trials.values()].filter((t) => isFinite(num(t.final_metric)));
+    const axisKeys = [...new Set(finished.flatMap((t) => Object.keys(JSON.parse(t.assignments_json || '{}'))))].filter((k) => k !== 'seed');
+    drawParallel(parallelHost, `Parallel coordinates: axes against final ${sweep.metric_name}`, ['rung', ...axisKeys, 'seed'], sweep.metric_name, sweep.metric_goal,
+      finished.map((t) => ({ axes: { rung: t.rung_label, seed: Number(info(t).seed), ...JSON.parse(t.assignments_json || '{}') }, metric: num(t.final_metric) })));
+  };
+  drawParallelView();
   renderFit(fitHost, sweepId).catch((e) => fitHost.append(el('p', { className: 'empty' }, 'No fit: ' + e.message)));
   if (sweep.tuning) renderTuning(tuningHost, sweepId).catch((e) => tuningHost.append(el('p', { className: 'empty' }, 'Tuning: ' + e.message)));
 
@@ -227,7 +235,7 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
     liveBadge.textContent = `live · ${updates} update(s) · last ${new Date().toLocaleTimeString()}`;
     liveBadge.setAttribute('data-updates', String(updates));
     if (!timer) timer = setTimeout(flush, 500);
-  }, () => { liveBadge.textContent = `finished · ${updates} update(s)`; });
+  }, () => { liveBadge.textContent = `finished · ${updates} update(s)`; drawParallelView(); });
   onStop(() => { stop(); if (timer) clearTimeout(timer); liveBadge.textContent = ''; });
 }
 
