@@ -209,14 +209,26 @@ ApiResponse DashboardApi::Trials(int64_t sweep_id) {
 
 ApiResponse DashboardApi::Curves(int64_t sweep_id, const ApiRequest& request) {
   std::string error;
-  const std::optional<int> points = IntParameter(request, "points", kDefaultCurvePoints, 2, kMaxCurvePoints, &error);
+  const std::optional<int> points = IntParameter(request, "points", kDefaultCurvePoints, 4, kMaxCurvePoints, &error);
   if (!points) return ErrorResponse(400, error);
+  const std::string x = QueryText(request, "x").empty() ? "step" : QueryText(request, "x");
+  if (x != "step" && x != "tokens" && x != "flops" && x != "wall_time") {
+    return ErrorResponse(400, "query parameter x='" + x.substr(0, 40) + "': use step, tokens, flops or wall_time");
+  }
   std::string metric = QueryText(request, "metric");
   std::set<int64_t> only;  // empty: every trial
   for (const std::string& text : SplitList(QueryText(request, "trials"))) {
     const std::optional<int64_t> id = ParseId(text);
     if (!id) return ErrorResponse(400, "query parameter trials: '" + text.substr(0, 40) + "' is not a trial id");
     only.insert(*id);
+  }
+  if (metric.empty()) {
+    pb::GetSweepRequest get;
+    get.set_sweep_id(sweep_id);
+    pb::Sweep sweep;
+    grpc::Status status = connection_.user().GetSweep(connection_.Context().get(), get, &sweep);
+    if (!status.ok()) return FromGrpc(status);
+    metric = sweep.metric_name();
   }
   std::vector<pb::Trial> trials;
   pb::ListTrialsRequest list;
@@ -228,14 +240,6 @@ ApiResponse DashboardApi::Curves(int64_t sweep_id, const ApiRequest& request) {
     trials.insert(trials.end(), page.trials().begin(), page.trials().end());
     list.set_page_token(page.next_page_token());
   } while (!list.page_token().empty());
-  if (metric.empty()) {
-    pb::GetSweepRequest get;
-    get.set_sweep_id(sweep_id);
-    pb::Sweep sweep;
-    grpc::Status status = connection_.user().GetSweep(connection_.Context().get(), get, &sweep);
-    if (!status.ok()) return FromGrpc(status);
-    metric = sweep.metric_name();
-  }
   json curves = json::array();
   for (const pb::Trial& trial : trials) {
     if (trial.latest_step() <= 0) continue;  // nothing reported yet
@@ -252,13 +256,16 @@ ApiResponse DashboardApi::Curves(int64_t sweep_id, const ApiRequest& request) {
     json rows = json::array();
     for (const pb::MetricSeries& series : metrics.series()) {
       for (const pb::MetricPoint& point : series.points()) {
-        rows.push_back(json::array({point.step(), point.tokens(), point.flops(), point.wall_time(),
-                                    NumberOrNull(point.value())}));
+        const double at = x == "step"     ? static_cast<double>(point.step())
+                          : x == "tokens" ? static_cast<double>(point.tokens())
+                          : x == "flops"  ? point.flops()
+                                          : point.wall_time();
+        rows.push_back(json::array({point.step(), at, NumberOrNull(point.value())}));
       }
     }
     curves.push_back(json{{"trial_id", trial.trial_id()}, {"points", rows}});
   }
-  return Ok(json{{"metric", metric}, {"columns", {"step", "tokens", "flops", "wall_time", "value"}}, {"trials", curves}});
+  return Ok(json{{"metric", metric}, {"x", x}, {"columns", {"step", x, "value"}}, {"trials", curves}});
 }
 
 ApiResponse DashboardApi::Results(int64_t sweep_id, const ApiRequest& request) {

@@ -10,10 +10,10 @@
 //   GET  /api/sweeps                       ListSweeps, every page
 //   GET  /api/sweeps/ID                    GetSweep
 //   GET  /api/sweeps/ID/trials             ListTrials, every page (BASIC)
-//   GET  /api/sweeps/ID/curves?metric=M&points=N[&trials=A,B]   M's curve of every trial (or of
-//                                          those listed) that reported one, at most N
-//                                          points each (default 400, at most 4000): {"metric", "trials":
-//                                          [{"trial_id", "points": [[step, tokens, flops, wall_time, value]]}]}
+//   GET  /api/sweeps/ID/curves?metric=M&x=step|tokens|flops|wall_time&points=N[&trials=A,B]
+//                                          M's curve of every trial (or of those listed) that reported
+//                                          one, at most N points each (default 400, 4..4000): {"metric",
+//                                          "x", "trials": [{"trial_id", "points": [[step, x, value]]}]}
 //   GET  /api/sweeps/ID/results?group_by=K1,K2&summary=final|best|last   QueryResults
 //   GET  /api/sweeps/ID/fit                the newest stored fit (ListFits), else Fit with the defaults;
 //                                          "report" is what `rung fit --format json` prints

@@ -138,7 +138,7 @@ try {
     check(members.length > 0, `the cell '${series.label}' has trials`);
     const steps = curves.get(members[0].trial_id).map((p) => p[0]);
     for (const step of steps) {
-      const values = members.map((m) => curves.get(m.trial_id).find((p) => p[0] === step)[4]);
+      const values = members.map((m) => curves.get(m.trial_id).find((p) => p[0] === step)[2]);
       const mean = values.reduce((a, b) => a + b, 0) / values.length;
       const j = spec.x.indexOf(step);
       if (j < 0 || !close(series.values[j], mean)) throw new Error(`${series.label} at step ${step}: page ${series.values[j]}, API mean ${mean}`);

@@ -169,7 +169,7 @@ TEST_F(DashboardHttpTest, EndpointsAnswerWhatTheCoordinatorAnswers) {
   connection_options.token_file = coordinator_->user_token_file();
   auto connection = cli::CoordinatorConnection::Open(connection_options);
   ASSERT_TRUE(connection.ok());
-  json curves = GetJson("/api/sweeps/1/curves?metric=val_loss&points=4000");
+  json curves = GetJson("/api/sweeps/1/curves?metric=val_loss&x=tokens&points=4000");
   ASSERT_FALSE(curves["trials"].empty());
   for (const json& curve : curves["trials"]) {
     v1::GetMetricsRequest request;
@@ -181,7 +181,8 @@ TEST_F(DashboardHttpTest, EndpointsAnswerWhatTheCoordinatorAnswers) {
     ASSERT_EQ(curve["points"].size(), static_cast<size_t>(expected.series(0).points_size()));
     for (int i = 0; i < expected.series(0).points_size(); ++i) {
       EXPECT_EQ(curve["points"][i][0].get<int64_t>(), expected.series(0).points(i).step());
-      EXPECT_EQ(curve["points"][i][4].get<double>(), expected.series(0).points(i).value());
+      EXPECT_EQ(curve["points"][i][1].get<double>(), static_cast<double>(expected.series(0).points(i).tokens()));
+      EXPECT_EQ(curve["points"][i][2].get<double>(), expected.series(0).points(i).value());
     }
   }
   json only = GetJson("/api/sweeps/1/curves?trials=" + curves["trials"][0]["trial_id"].dump());
@@ -248,6 +249,7 @@ TEST_F(DashboardHttpTest, HostileRequestsGetClearErrorsAndTheServerCarriesOn) {
            {"/api/sweeps/1/curves?points=abc", 400, "not a whole number"},
            {"/api/sweeps/1/curves?points=99999999", 400, "not a whole number"},
            {"/api/sweeps/1/curves?points=1", 400, "outside"},
+           {"/api/sweeps/1/curves?x=epochs", 400, "use step, tokens, flops or wall_time"},
            {"/api/sweeps/1/curves?trials=1,x", 400, "not a trial id"},
            {"/api/sweeps/1/results?summary=worst", 400, "final, best or last"},
            {"/api/trials/1/logs?tail=0", 400, "outside"},

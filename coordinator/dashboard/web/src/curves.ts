@@ -3,6 +3,8 @@
 // exponential smoothing (applied to each seed before averaging).
 import { ChartSpec, PALETTE, Series } from './charts';
 
+// Column of each axis in /api/trials/ID/metrics' points [step, tokens, flops, wall_time, value];
+// /api/sweeps/ID/curves answers [step, x, value] for the axis asked for.
 export const X_AXES: Record<string, { column: number; label: string }> = {
   step: { column: 0, label: 'step' },
   tokens: { column: 1, label: 'tokens' },
@@ -40,9 +42,9 @@ function at(xs: number[], ys: (number | null)[], x: number): number | null {
   return a + (b - a) * (x - xs[lo]) / (xs[hi] - xs[lo]);
 }
 
+// `curves`: trial id -> [step, x, value] points on the axis `xAxis`.
 export function cellCurves(curves: Map<number, number[][]>, trials: TrialInfo[], metric: string, xAxis: string,
                            smoothing: number, logX: boolean, logY: boolean): ChartSpec {
-  const column = X_AXES[xAxis].column;
   const cells = new Map<string, TrialInfo[]>();
   for (const trial of trials) {
     if (!curves.has(trial.trial_id) || !curves.get(trial.trial_id)!.length) continue;
@@ -61,8 +63,8 @@ export function cellCurves(curves: Map<number, number[][]>, trials: TrialInfo[],
     const steps = longest.map((p) => p[0]);
     const perSeed = series.map((points) => {
       const s = points.map((p) => p[0]);
-      const v = smooth(points.map((p) => (p[4] === null ? null : p[4])), smoothing);
-      const x = points.map((p) => p[column]);
+      const v = smooth(points.map((p) => p[2]), smoothing);
+      const x = points.map((p) => p[1]);
       return steps.map((step) => ({ y: at(s, v, step), x: at(s, x, step) }));
     });
     const x: number[] = [], mean: (number | null)[] = [], lo: (number | null)[] = [], hi: (number | null)[] = [];

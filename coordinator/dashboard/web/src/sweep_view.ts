@@ -106,7 +106,7 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
     onchange: () => { curveState.smoothing = Number(slider.value); setHashParam('smooth', slider.value === '0' ? null : slider.value); drawCurves(); } });
   root.append(el('section', {}, el('div', { className: 'controls' },
     'metric ', select('metric', metricNames, metricNames, curveState.metric, (v) => { curveState.metric = v; loadCurves(); }),
-    ' x ', select('x', Object.keys(X_AXES), Object.values(X_AXES).map((a) => a.label), curveState.x, (v) => (curveState.x = v)),
+    ' x ', select('x', Object.keys(X_AXES), Object.values(X_AXES).map((a) => a.label), curveState.x, (v) => { curveState.x = v; loadCurves(); }),
     box('logx', 'log x', curveState.logX, (v) => (curveState.logX = v)), box('logy', 'log y', curveState.logY, (v) => (curveState.logY = v)),
     el('label', {}, ' smoothing ', slider)), chartHost));
   function drawCurves() {
@@ -115,7 +115,10 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
   }
   async function loadCurves(ids?: number[]) {
     const query = ids ? `&trials=${ids.join(',')}` : '';
-    const data = await getJson(`/api/sweeps/${sweepId}/curves?metric=${encodeURIComponent(curveState.metric)}&points=400${query}`);
+    const points = Math.max(50, Math.min(400, Math.floor(200000 / Math.max(1, trials.size))));
+    const asked = `${curveState.metric}|${curveState.x}`;
+    const data = await getJson(`/api/sweeps/${sweepId}/curves?metric=${encodeURIComponent(curveState.metric)}&x=${curveState.x}&points=${points}${query}`);
+    if (asked !== `${curveState.metric}|${curveState.x}`) return;  // the view changed meanwhile: a newer load follows
     if (!ids) curves.clear();
     for (const t of data.trials) curves.set(num(t.trial_id), t.points);
     drawCurves();
