@@ -6,6 +6,7 @@
 //   rung plot --from-csv FILE loss against compute, with fits and multipliers (SVG, PNG)
 //   rung diag TRIAL [--plot DIR] a trained model's attention diagnostics (diag_command.h)
 //   rung run SPEC [--workers N] the embedded mode: coordinator, database and workers here (run_command.h)
+//   rung serve DIR            a finished (or any) run directory served again on loopback (serve_command.h)
 //   rung submit|sweeps|status|trials|show|metrics|cancel|pause|resume|retry|workers
 //                             talk to a coordinator (sweep_commands.h)
 //   rung results|export|fits|logs  read a sweep's results off a coordinator (query_commands.h)
@@ -21,6 +22,7 @@
 #include "coordinator/cli/plot_command.h"
 #include "coordinator/cli/query_commands.h"
 #include "coordinator/cli/run_command.h"
+#include "coordinator/cli/serve_command.h"
 #include "coordinator/cli/sweep_commands.h"
 #include "coordinator/cli/validate_command.h"
 #include "core/common/provenance.h"
@@ -39,6 +41,7 @@ int main(int argc, char** argv) {
   rung::cli::AddSweepCommands(app, &exit_code);
   rung::cli::AddQueryCommands(app, &exit_code);
   rung::cli::AddRunCommand(app, &exit_code);
+  rung::cli::AddServeCommand(app, &exit_code);
   rung::cli::AddDiagCommand(app, &exit_code);
   // An unknown command is named as such (CLI11 would only say that a subcommand is required).
   if (argc > 1 && argv[1][0] != '-') {

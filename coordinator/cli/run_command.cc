@@ -20,6 +20,7 @@
 #include "coordinator/cli/coordinator_connection.h"
 #include "coordinator/cli/command_support.h"
 #include "coordinator/cli/exit_codes.h"
+#include "coordinator/cli/local_coordinator.h"
 #include "coordinator/cli/query_commands.h"
 #include "coordinator/cli/sweep_commands.h"
 #include "coordinator/cli/text_table.h"
@@ -59,20 +60,11 @@ bool EveryWorkerQuarantined(CoordinatorConnection& client, int workers, std::str
   return quarantined >= workers;
 }
 
-// The directory of the running executable (to find rung-coordinator, rung-worker, rung-train).
-std::string ExecutableDirectory() {
-  std::error_code error;
-  auto path = fs::read_symlink("/proc/self/exe", error);
-  return error ? std::string(".") : path.parent_path().string();
-}
-
-// A child of `rung run` (the coordinator, a worker), killed with it: stdout into a pipe read line by
-// line when `capture_stdout`, else appended to `log_path` like stderr.
-StatusOr<std::unique_ptr<Subprocess>> StartChild(std::vector<std::string> argv, const std::string& log_path,
-                                                 bool capture_stdout) {
+// A worker of `rung run`, killed with it: stdout and stderr appended to `log_path`.
+StatusOr<std::unique_ptr<Subprocess>> StartWorker(std::vector<std::string> argv, const std::string& log_path) {
   SubprocessOptions options;
   options.argv = std::move(argv);
-  options.stdout_to = capture_stdout ? Redirect::Pipe() : Redirect::AppendTo(log_path);
+  options.stdout_to = Redirect::AppendTo(log_path);
   options.stderr_to = Redirect::AppendTo(log_path);
   options.die_with_parent = true;
   return Subprocess::Start(options);
@@ -208,8 +200,7 @@ int RunEmbedded(const RunOptions& options) {
     return kFailure;
   }
   const std::string bin = ExecutableDirectory();
-  const std::string user_token = (fs::path(dir) / "user.token").string();
-  const std::string worker_token = (fs::path(dir) / "worker.token").string();
+  const RunDirectory run{dir};
   if (expanded->spec.tune.set) {
     StatusOr<TuningPlan> plan = PlanTuning(*expanded, {});
     if (!plan.ok()) {
@@ -224,29 +215,16 @@ int RunEmbedded(const RunOptions& options) {
               << "\n";
   }
 
-  StatusOr<std::unique_ptr<Subprocess>> coordinator = StartChild(
-      {bin + "/rung-coordinator", "--listen", "127.0.0.1:0", "--db", (fs::path(dir) / "rung.db").string(),
-       "--artifact-root", (fs::path(dir) / "artifacts").string(), "--user-token-file", user_token,
-       "--worker-token-file", worker_token, "--lease-seconds", std::to_string(options.lease_seconds)},
-      (fs::path(dir) / "coordinator.log").string(), /*capture_stdout=*/true);
+  StatusOr<LocalCoordinator> coordinator = StartLocalCoordinator(run, "127.0.0.1:0", options.lease_seconds);
   if (!coordinator.ok()) {
     std::cerr << "rung run: " << coordinator.status().message() << "\n";
     return kFailure;
   }
-  std::string address;
-  for (int attempt = 0; attempt < 100 && address.empty(); ++attempt) {
-    std::optional<std::string> line = (*coordinator)->ReadLine(Stream::kStdout, std::chrono::milliseconds(200));
-    if (line && line->rfind("listening on ", 0) == 0) address = line->substr(13);
-    if (!(*coordinator)->Running()) break;
-  }
-  if (address.empty()) {
-    std::cerr << "rung run: the coordinator did not start; see " << dir << "/coordinator.log\n";
-    return kFailure;
-  }
+  const std::string address = coordinator->address;
 
   ConnectionOptions connection_options;
   connection_options.address = address;
-  connection_options.token_file = user_token;
+  connection_options.token_file = run.user_token();
   StatusOr<std::unique_ptr<CoordinatorConnection>> connection = CoordinatorConnection::Open(connection_options);
   if (!connection.ok()) return ReportConnectionError("run", connection.status());
   CoordinatorConnection& client = *connection.value();
@@ -263,11 +241,11 @@ int RunEmbedded(const RunOptions& options) {
   for (int index = 0; index < options.workers; ++index) {
     const std::string work_dir = (fs::path(dir) / ("worker-" + std::to_string(index))).string();
     fs::create_directories(work_dir, error);
-    StatusOr<std::unique_ptr<Subprocess>> worker = StartChild(
-        {bin + "/rung-worker", "--coordinator", address, "--worker-token-file", worker_token, "--cpus",
+    StatusOr<std::unique_ptr<Subprocess>> worker = StartWorker(
+        {bin + "/rung-worker", "--coordinator", address, "--worker-token-file", run.worker_token(), "--cpus",
          std::to_string(cpus), "--worker-id", "local-" + std::to_string(index), "--work-dir", work_dir, "--trainer",
          options.trainer.empty() ? bin + "/rung-train" : options.trainer},
-        work_dir + ".log", /*capture_stdout=*/false);
+        work_dir + ".log");
     if (!worker.ok()) {
       std::cerr << "rung run: " << worker.status().message() << "\n";
       return kFailure;
@@ -319,9 +297,10 @@ int RunEmbedded(const RunOptions& options) {
   // Their exits change nothing now: what they did is in the database and their logs.
   for (auto& worker : workers) worker->Signal(SIGTERM).IgnoreError();
   for (auto& worker : workers) worker->Stop(SIGTERM, std::chrono::seconds(60)).IgnoreError();
-  (*coordinator)->Stop(SIGTERM, std::chrono::seconds(10)).IgnoreError();
+  coordinator->process->Stop(SIGTERM, std::chrono::seconds(10)).IgnoreError();
   if (g_interrupted.load() != 0) {
-    std::cout << "rung run: interrupted; the database and checkpoints are in " << dir << "\n";
+    std::cout << "rung run: interrupted; the database and checkpoints are in " << dir << " (rung serve " << dir
+              << " serves them)\n";
     return kFailure;
   }
   if (expanded->spec.tune.set) {
@@ -330,7 +309,8 @@ int RunEmbedded(const RunOptions& options) {
     PrintResults(expanded.value(), trials, sweep.metric_name().empty() ? "val_loss" : sweep.metric_name());
   }
   std::cout << "\nrung run: sweep " << (sweep.state() == pb::SWEEP_STATE_SUCCEEDED ? "SUCCEEDED" : "did not succeed")
-            << "; database " << dir << "/rung.db (read it with sqlite3; schema in coordinator/store/SCHEMA.md)\n";
+            << "; everything is in " << dir << "\n"
+            << "rung run: to query it again (rung results, fit, plot, diag): rung serve " << dir << "\n";
   return sweep.state() == pb::SWEEP_STATE_SUCCEEDED ? kOk : kFailure;
 }
 
