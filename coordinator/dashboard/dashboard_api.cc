@@ -230,41 +230,28 @@ ApiResponse DashboardApi::Curves(int64_t sweep_id, const ApiRequest& request) {
     if (!status.ok()) return FromGrpc(status);
     metric = sweep.metric_name();
   }
-  std::vector<pb::Trial> trials;
-  pb::ListTrialsRequest list;
-  list.set_sweep_id(sweep_id);
-  do {
-    pb::ListTrialsResponse page;
-    grpc::Status status = connection_.user().ListTrials(connection_.Context().get(), list, &page);
-    if (!status.ok()) return FromGrpc(status);
-    trials.insert(trials.end(), page.trials().begin(), page.trials().end());
-    list.set_page_token(page.next_page_token());
-  } while (!list.page_token().empty());
+  pb::GetCurvesRequest get;
+  get.set_sweep_id(sweep_id);
+  get.add_names(metric);
+  for (int64_t id : only) get.add_trial_ids(id);
+  get.set_x_axis(x == "step"     ? pb::CURVE_AXIS_STEP
+                 : x == "tokens" ? pb::CURVE_AXIS_TOKENS
+                 : x == "flops"  ? pb::CURVE_AXIS_FLOPS
+                                 : pb::CURVE_AXIS_WALL_TIME);
+  get.set_max_points(*points);
+  std::unique_ptr<grpc::ClientContext> context = connection_.Context();
+  std::unique_ptr<grpc::ClientReader<pb::Curve>> reader = connection_.user().GetCurves(context.get(), get);
   json curves = json::array();
-  for (const pb::Trial& trial : trials) {
-    if (trial.latest_step() <= 0) continue;  // nothing reported yet
-    if (!only.empty() && only.count(trial.trial_id()) == 0) continue;
-    pb::GetMetricsRequest get;
-    get.set_trial_id(trial.trial_id());
-    get.add_names(metric);
-    get.set_max_points(*points);
-    pb::GetMetricsResponse metrics;
-    grpc::Status status = connection_.user().GetMetrics(connection_.Context().get(), get, &metrics);
-    // A trial that has not reported this metric (yet) has no curve; the rest is the coordinator's error.
-    if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) continue;
-    if (!status.ok()) return FromGrpc(status);
+  pb::Curve curve;
+  while (reader->Read(&curve)) {
     json rows = json::array();
-    for (const pb::MetricSeries& series : metrics.series()) {
-      for (const pb::MetricPoint& point : series.points()) {
-        const double at = x == "step"     ? static_cast<double>(point.step())
-                          : x == "tokens" ? static_cast<double>(point.tokens())
-                          : x == "flops"  ? point.flops()
-                                          : point.wall_time();
-        rows.push_back(json::array({point.step(), at, NumberOrNull(point.value())}));
-      }
+    for (int i = 0; i < curve.steps_size() && i < curve.x_size() && i < curve.values_size(); ++i) {
+      rows.push_back(json::array({curve.steps(i), curve.x(i), NumberOrNull(curve.values(i))}));
     }
-    curves.push_back(json{{"trial_id", trial.trial_id()}, {"points", rows}});
+    curves.push_back(json{{"trial_id", curve.trial_id()}, {"stored_points", curve.stored_points()}, {"points", rows}});
   }
+  grpc::Status status = reader->Finish();
+  if (!status.ok()) return FromGrpc(status);
   return Ok(json{{"metric", metric}, {"x", x}, {"columns", {"step", x, "value"}}, {"trials", curves}});
 }
 

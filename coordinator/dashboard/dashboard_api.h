@@ -11,13 +11,15 @@
 //   GET  /api/sweeps/ID                    GetSweep
 //   GET  /api/sweeps/ID/trials             ListTrials, every page (BASIC)
 //   GET  /api/sweeps/ID/curves?metric=M&x=step|tokens|flops|wall_time&points=N[&trials=A,B]
-//                                          M's curve of every trial (or of those listed) that reported
-//                                          one, at most N points each (default 400, 4..4000): {"metric",
-//                                          "x", "trials": [{"trial_id", "points": [[step, x, value]]}]}
+//                                          GetCurves: M's curve of every trial (or of those listed) that
+//                                          reported one, downsampled by the coordinator to at most N
+//                                          points (default 400, 4..4000): {"metric", "x", "trials":
+//                                          [{"trial_id", "stored_points", "points": [[step, x, value]]}]}
 //   GET  /api/sweeps/ID/results?group_by=K1,K2&summary=final|best|last   QueryResults
 //   GET  /api/sweeps/ID/fit                the newest stored fit (ListFits), else Fit with the defaults;
 //                                          "report" is what `rung fit --format json` prints
 //   GET  /api/sweeps/ID/tuning             GetTuning
+//   GET  /api/sweeps/ID/events?metric=M    server-sent events (dashboard_server.h, sweep_events.h)
 //   GET  /api/trials/ID                    GetTrial (FULL)
 //   GET  /api/trials/ID/metrics?names=A,B&points=N   GetMetrics
 //   GET  /api/trials/ID/logs?tail=N        GetLogs (not following), the last N lines per source (default 200)

@@ -203,7 +203,9 @@ void DashboardServer::Route() {
                            "application/json");
       return;
     }
-    auto events = std::make_shared<SweepEvents>(*connection_, sweep_id);
+    std::string metric = request.get_param_value("metric");
+    if (metric.size() > 200) metric.clear();
+    auto events = std::make_shared<SweepEvents>(*connection_, sweep_id, metric);
     response.set_header("X-Accel-Buffering", "no");
     response.set_chunked_content_provider(
         "text/event-stream",

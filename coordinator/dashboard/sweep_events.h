@@ -1,11 +1,15 @@
 // coordinator/dashboard/sweep_events.h
 //
-// A sweep's live updates as server-sent events: follows the coordinator's StreamSweepUpdates for
-// one sweep on a thread of its own and hands out each update as one SSE message
-// ("event: update\ndata: {...}\n\n", the SweepUpdate as JSON with the proto's field names). The
-// coordinator sends an update as soon as a trial changes, a metric batch landing included; when the
-// sweep finishes the stream ends with "event: end". Next() waits at most `wait` and answers an SSE
-// comment (": keep-alive") when nothing came, so that a server notices a closed page.
+// A sweep's live updates as server-sent events, from two coordinator streams, each followed on a
+// thread of its own:
+//   StreamSweepUpdates -> "event: update\ndata: {SweepUpdate}": states, counts, latest steps (the
+//                         first one a snapshot of every trial); when the sweep finishes the stream
+//                         ends with "event: end".
+//   StreamMetrics      -> "event: metrics\ndata: {"arrivals": [[trial_id, step, tokens, flops,
+//                         wall_time, value]], "resync": bool}": the points of `metric` as they are
+//                         committed (resync: some were dropped, read the curves again).
+// JSON with the proto's field names. Next() waits at most `wait` and answers an SSE comment
+// (": keep-alive") when nothing came, so that a server notices a closed page.
 //
 // Example:
 //   SweepEvents events(connection, sweep_id);
@@ -29,7 +33,8 @@ namespace rung::dashboard {
 
 class SweepEvents {
  public:
-  SweepEvents(cli::CoordinatorConnection& connection, int64_t sweep_id);
+  // `metric`: whose arrivals to send ("" none).
+  SweepEvents(cli::CoordinatorConnection& connection, int64_t sweep_id, const std::string& metric);
   ~SweepEvents();
   SweepEvents(const SweepEvents&) = delete;
   SweepEvents& operator=(const SweepEvents&) = delete;
@@ -40,13 +45,17 @@ class SweepEvents {
 
  private:
   void Follow(cli::CoordinatorConnection& connection, int64_t sweep_id);
+  void FollowMetrics(cli::CoordinatorConnection& connection, int64_t sweep_id, const std::string& metric);
+  void Push(std::string message);
 
   std::unique_ptr<grpc::ClientContext> context_;
+  std::unique_ptr<grpc::ClientContext> metrics_context_;
   std::mutex mutex_;
   std::condition_variable arrived_;
   std::deque<std::string> messages_;
   bool ended_ = false;
   std::thread follower_;
+  std::thread metrics_follower_;
 };
 
 }  // namespace rung::dashboard

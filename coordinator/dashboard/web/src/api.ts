@@ -13,10 +13,13 @@ export async function postJson(path: string): Promise<any> {
   return body;
 }
 
-// Follows a sweep's updates (server-sent events); returns the function that stops following.
-export function followSweep(sweepId: number, onUpdate: (update: any) => void, onEnd: () => void): () => void {
-  const source = new EventSource(`/api/sweeps/${sweepId}/events`);
+// Follows a sweep's updates (server-sent events: trial states, and the points of `metric` as they
+// land); returns the function that stops following.
+export function followSweep(sweepId: number, metric: string, onUpdate: (update: any) => void,
+                            onMetrics: (metrics: any) => void, onEnd: () => void): () => void {
+  const source = new EventSource(`/api/sweeps/${sweepId}/events?metric=${encodeURIComponent(metric)}`);
   source.addEventListener('update', (event) => onUpdate(JSON.parse((event as MessageEvent).data)));
+  source.addEventListener('metrics', (event) => onMetrics(JSON.parse((event as MessageEvent).data)));
   source.addEventListener('end', () => { source.close(); onEnd(); });
   return () => source.close();
 }

@@ -105,7 +105,7 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
   const slider = el('input', { type: 'range', name: 'smooth', min: '0', max: '0.98', step: '0.02', value: String(curveState.smoothing),
     onchange: () => { curveState.smoothing = Number(slider.value); setHashParam('smooth', slider.value === '0' ? null : slider.value); drawCurves(); } });
   root.append(el('section', {}, el('div', { className: 'controls' },
-    'metric ', select('metric', metricNames, metricNames, curveState.metric, (v) => { curveState.metric = v; loadCurves(); }),
+    'metric ', select('metric', metricNames, metricNames, curveState.metric, (v) => { curveState.metric = v; loadCurves(); follow(); }),
     ' x ', select('x', Object.keys(X_AXES), Object.values(X_AXES).map((a) => a.label), curveState.x, (v) => { curveState.x = v; loadCurves(); }),
     box('logx', 'log x', curveState.logX, (v) => (curveState.logX = v)), box('logy', 'log y', curveState.logY, (v) => (curveState.logY = v)),
     el('label', {}, ' smoothing ', slider)), chartHost));
@@ -208,37 +208,63 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
       finished.map((t) => ({ axes: { rung: t.rung_label, seed: Number(info(t).seed), ...JSON.parse(t.assignments_json || '{}') }, metric: num(t.final_metric) })));
   };
   drawParallelView();
-  renderFit(fitHost, sweepId).catch((e) => fitHost.append(el('p', { className: 'empty' }, 'No fit: ' + e.message)));
+  const showFit = () => {
+    fitHost.textContent = '';
+    fitHost.append(el('h3', {}, 'Loss against compute, fits and multipliers'));
+    renderFit(fitHost, sweepId).catch((e) => fitHost.append(el('p', { className: 'empty' }, 'No fit: ' + e.message)));
+  };
+  showFit();
   if (sweep.tuning) renderTuning(tuningHost, sweepId).catch((e) => tuningHost.append(el('p', { className: 'empty' }, 'Tuning: ' + e.message)));
 
-  // ---- live
+  // ---- live: trial updates re-render the header, grid and table; metric arrivals extend the curves
   const liveBadge = document.getElementById('live')!;
   let updates = 0;
-  let pending = new Set<number>();
   let timer: any = null;
+  let pending = new Set<number>();  // trials to re-read (a resync, or a curve grown past its budget)
+  let reloadAll = false;
   const flush = () => {
     timer = null;
     renderHeader();
     renderGrid();
     renderTable();
-    const ids = [...pending];
-    pending = new Set();
-    if (ids.length) loadCurves(ids).catch(() => {});
+    if (reloadAll) { reloadAll = false; pending.clear(); loadCurves().catch(() => {}); }
+    else if (pending.size) { const ids = [...pending]; pending = new Set(); loadCurves(ids).catch(() => {}); }
+    else drawCurves();
     loadSummaries().then(renderTable).catch(() => {});
   };
-  const stop = followSweep(sweepId, (update) => {
-    updates++;
-    sweep = { ...sweep, ...update.sweep };
-    for (const t of update.trials || []) {
-      const id = num(t.trial_id);
-      const before = trials.get(id);
-      trials.set(id, t);
-      if (!update.snapshot && (!before || before.latest_step !== t.latest_step)) pending.add(id);
-    }
-    liveBadge.textContent = `live · ${updates} update(s) · last ${new Date().toLocaleTimeString()}`;
-    liveBadge.setAttribute('data-updates', String(updates));
-    if (!timer) timer = setTimeout(flush, 500);
-  }, () => { liveBadge.textContent = `finished · ${updates} update(s)`; drawParallelView(); });
+  const later = () => { if (!timer) timer = setTimeout(flush, 500); };
+  const column: Record<string, number> = { step: 1, tokens: 2, flops: 3, wall_time: 4 };
+  let stop = () => {};
+  const follow = () => {
+    stop();
+    stop = followSweep(sweepId, curveState.metric, (update) => {
+      updates++;
+      sweep = { ...sweep, ...update.sweep };
+      for (const t of update.trials || []) trials.set(num(t.trial_id), t);
+      liveBadge.textContent = `live · ${updates} update(s) · last ${new Date().toLocaleTimeString()}`;
+      liveBadge.setAttribute('data-updates', String(updates));
+      later();
+    }, (metrics) => {
+      if (metrics.metric !== curveState.metric) return;
+      if (metrics.resync) reloadAll = true;
+      for (const a of metrics.arrivals) {
+        const id = num(a[0]);
+        const curve = curves.get(id) || [];
+        if (curve.length && curve[curve.length - 1][0] >= a[1]) continue;  // already drawn
+        curve.push([a[1], a[column[curveState.x]], a[5]]);
+        curves.set(id, curve);
+        if (curve.length > 800) pending.add(id);  // re-read it downsampled
+      }
+      liveBadge.setAttribute('data-points', String(Number(liveBadge.getAttribute('data-points') || 0) + metrics.arrivals.length));
+      later();
+    }, () => {
+      liveBadge.textContent = `finished · ${updates} update(s)`;
+      drawParallelView();
+      if (updates > 1) showFit();  // it finished while the page was open
+      later();
+    });
+  };
+  follow();
   onStop(() => { stop(); if (timer) clearTimeout(timer); liveBadge.textContent = ''; });
 }
 
