@@ -281,16 +281,28 @@ ApiResponse DashboardApi::Results(int64_t sweep_id, const ApiRequest& request) {
 }
 
 ApiResponse DashboardApi::Fit(int64_t sweep_id) {
+  pb::GetSweepRequest get;
+  get.set_sweep_id(sweep_id);
+  pb::Sweep sweep;
+  grpc::Status status = connection_.user().GetSweep(connection_.Context().get(), get, &sweep);
+  if (!status.ok()) return FromGrpc(status);
+  const bool finished = sweep.finished_at().seconds() > 0;
   pb::ListFitsRequest list;
   list.set_sweep_id(sweep_id);
   list.set_with_report(true);
   pb::ListFitsResponse fits;
-  grpc::Status status = connection_.user().ListFits(connection_.Context().get(), list, &fits);
+  status = connection_.user().ListFits(connection_.Context().get(), list, &fits);
   if (!status.ok()) return FromGrpc(status);
+  // A stored fit stands for the sweep once it finished if it was made after the last trial finished.
+  const auto current = [&](const pb::StoredFit& fit) {
+    return fit.created_at().seconds() > sweep.finished_at().seconds() ||
+           (fit.created_at().seconds() == sweep.finished_at().seconds() &&
+            fit.created_at().nanos() >= sweep.finished_at().nanos());
+  };
   pb::StoredFit stored;
-  if (fits.fits_size() > 0) {
+  if (fits.fits_size() > 0 && (!finished || current(fits.fits(0)))) {
     stored = fits.fits(0);
-  } else {
+  } else if (finished) {
     pb::FitRequest fit;
     fit.set_sweep_id(sweep_id);
     pb::FitResponse response;
@@ -298,10 +310,14 @@ ApiResponse DashboardApi::Fit(int64_t sweep_id) {
     if (!status.ok()) return FromGrpc(status);
     stored = response.stored();
     if (stored.report_json().empty()) stored.set_report_json(response.report_json());
+  } else {
+    return ErrorResponse(409, "no fit yet: the dashboard fits the ladder once the sweep has finished (`rung fit " +
+                                  std::to_string(sweep_id) + "` fits it now and stores the fit)");
   }
   json body = cli::ToJson(stored);
   json report = json::parse(stored.report_json(), nullptr, false);
   body["report"] = report.is_discarded() ? json(nullptr) : report;
+  body["before_finish"] = !finished || !current(stored);
   body.erase("report_json");
   return Ok(body);
 }

@@ -16,8 +16,11 @@
 //                                          points (default 400, 4..4000): {"metric", "x", "trials":
 //                                          [{"trial_id", "stored_points", "points": [[step, x, value]]}]}
 //   GET  /api/sweeps/ID/results?group_by=K1,K2&summary=final|best|last   QueryResults
-//   GET  /api/sweeps/ID/fit                the newest stored fit (ListFits), else Fit with the defaults;
-//                                          "report" is what `rung fit --format json` prints
+//   GET  /api/sweeps/ID/fit                the fit of the ladder: the newest stored fit (ListFits) if made
+//                                          after the sweep finished, else (finished) Fit with `rung fit`'s
+//                                          defaults, which stores one; while it runs the newest stored fit,
+//                                          "before_finish": true, or 409. "report" is what
+//                                          `rung fit --format json` prints
 //   GET  /api/sweeps/ID/tuning             GetTuning
 //   GET  /api/sweeps/ID/events?metric=M    server-sent events (dashboard_server.h, sweep_events.h)
 //   GET  /api/trials/ID                    GetTrial (FULL)

@@ -273,7 +273,8 @@ async function renderFit(host: HTMLElement, sweepId: number): Promise<void> {
   const rows: any[] = (Array.isArray(fit.report) ? fit.report : []).filter((r: any) => r.role === 'estimate');
   const piecewise = rows.filter((r) => r.estimator === 'piecewise');
   const variants = [...new Set(piecewise.map((r) => r.variant))];
-  host.append(el('p', { className: 'note' }, `Stored fit ${fit.fit_id} (${timeText(fit.created_at)}, ${fit.actor}); baseline ${fit.baseline}; the numbers are those of rung fit ${sweepId} --format json.`));
+  host.append(el('p', { className: 'note' }, `Stored fit ${fit.fit_id} (${timeText(fit.created_at)}, ${fit.actor}); baseline ${fit.baseline}; the numbers are those of rung fit ${sweepId} --format json` +
+    (fit.before_finish ? '. Made before the sweep finished: not every ladder point is in it.' : '.')));
   // Loss against compute: seed-mean points per variant, each variant's fitted law (shared E).
   const computes = [...new Set(piecewise.map((r) => r.compute as number))];
   const laws = rows.filter((r) => r.estimator === 'power_law_shared_e' && r.fit);
