@@ -5,7 +5,8 @@
 // trainer: rung-train's whole contract without training, paced so that the sweep runs for some
 // seconds), the sweep submitted through the API, `rung dashboard` as a process on a free port, and
 // browser_check.mjs driving Debian's chromium through playwright-core against it (what it checks is
-// listed in its header). Screenshots of each view land in build/dashboard-screenshots/.
+// listed in its header); and `rung dashboard --allow-control` with the viewer token refused with
+// exit 4. Screenshots of each view land in build/dashboard-screenshots/.
 #include <unistd.h>
 
 #include <chrono>
@@ -75,7 +76,8 @@ TEST(DashboardBrowserTest, ARealSweepReadsRightInChromiumAndUpdatesLive) {
   const std::string user_token = scratch.Path("user.token");
   auto coordinator = Start({bin + "/rung-coordinator", "--listen", "127.0.0.1:0", "--db", scratch.Path("rung.db"),
                             "--artifact-root", scratch.Path("artifacts"), "--user-token-file", user_token,
-                            "--worker-token-file", scratch.Path("worker.token"), "--lease-seconds", "30"},
+                            "--worker-token-file", scratch.Path("worker.token"), "--viewer-token-file",
+                            scratch.Path("viewer.token"), "--lease-seconds", "30"},
                            scratch.Path("coordinator.log"), /*pipe_stdout=*/true);
   ASSERT_NE(coordinator, nullptr);
   const std::string address = AwaitLine(*coordinator, "listening on ");
@@ -110,6 +112,17 @@ TEST(DashboardBrowserTest, ARealSweepReadsRightInChromiumAndUpdatesLive) {
   ASSERT_NE(dashboard, nullptr);
   const std::string url = AwaitLine(*dashboard, "rung dashboard: ");
   ASSERT_EQ(url.rfind("http://127.0.0.1:", 0), 0u) << url << agent::testing::FileText(scratch.Path("dashboard.log"));
+
+  // A viewer token (read-only) cannot have the control buttons: refused before serving, exit 4.
+  SubprocessOptions viewer;
+  viewer.argv = {bin + "/rung", "dashboard", "--coordinator", address, "--token-file", scratch.Path("viewer.token"),
+                 "--listen", "127.0.0.1:0", "--allow-control"};
+  viewer.stdout_to = Redirect::Pipe();
+  viewer.stderr_to = Redirect::Pipe();
+  StatusOr<SubprocessResult> refused = Subprocess::Run(viewer, std::chrono::seconds(30));
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->exit.code, 4) << refused->stderr_text;
+  EXPECT_NE(refused->stderr_text.find("--allow-control needs a user token"), std::string::npos) << refused->stderr_text;
 
   const std::string screenshots = std::string(RUNG_BUILD_DIR) + "/dashboard-screenshots";
   fs::create_directories(screenshots);

@@ -17,7 +17,10 @@
 
 #include "coordinator/dashboard/dashboard_server.h"
 #include "coordinator/dashboard/login_gate.h"
+#include "coordinator/server/auth.h"
+#include "coordinator/server/grpc_server.h"
 #include "tests/cli/golden_fixture.h"
+#include "tests/worker/agent/agent_test_util.h"
 
 namespace rung::dashboard {
 namespace {
@@ -312,6 +315,88 @@ TEST_F(DashboardHttpTest, LiveUpdatesStartWithTheSweepsSnapshot) {
   ASSERT_TRUE(missing);
   EXPECT_EQ(missing->status, 404);
   ExpectStillServing();
+}
+
+// A coordinator with a viewer token (read-only) and one small sweep.
+class ViewerTokenTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server::ServerOptions options;
+    options.listen_address = "127.0.0.1:0";
+    options.database_path = scratch_.Path("rung.db");
+    options.user_token_file = scratch_.Path("user.token");
+    options.worker_token_file = scratch_.Path("worker.token");
+    options.viewer_token_file = scratch_.Path("viewer.token");
+    for (const std::string& file : {options.user_token_file, options.worker_token_file, options.viewer_token_file}) {
+      ASSERT_TRUE(server::WriteFreshTokenFile(file).ok());
+    }
+    StatusOr<std::unique_ptr<server::CoordinatorServer>> started = server::CoordinatorServer::Start(options);
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    coordinator_ = std::move(started).value();
+    cli::ConnectionOptions user;
+    user.address = coordinator_->address();
+    user.token_file = options.user_token_file;
+    auto connection = cli::CoordinatorConnection::Open(user);
+    ASSERT_TRUE(connection.ok());
+    v1::SubmitSweepRequest submit;
+    submit.set_spec_text("name: viewed\nmetric: {name: val_loss, goal: minimize}\ndata: {source: builtin, seq_len: 16}\n"
+                         "train: {batch_size: 2, steps: 10}\nladder:\n  rungs:\n    - {layers: 1, d_model: 16, heads: 2}\n"
+                         "sweep:\n  seed: [0, 1]\n");
+    submit.set_spec_file_name("viewed.yaml");
+    v1::SubmitSweepResponse submitted;
+    ASSERT_TRUE((*connection)->user().SubmitSweep((*connection)->Context().get(), submit, &submitted).ok());
+    sweep_id_ = submitted.sweep_id();
+  }
+
+  DashboardOptions ViewerOptions() const {
+    DashboardOptions options;
+    options.connection.address = coordinator_->address();
+    options.connection.token_file = scratch_.Path("viewer.token");
+    options.listen = "127.0.0.1:0";
+    options.web_root = RUNG_DASHBOARD_WEB_ROOT;
+    return options;
+  }
+
+  agent::testing::ScratchDir scratch_;
+  std::unique_ptr<server::CoordinatorServer> coordinator_;
+  int64_t sweep_id_ = 0;
+};
+
+TEST_F(ViewerTokenTest, AllowControlWithAViewerTokenIsRefusedAtStart) {
+  DashboardOptions options = ViewerOptions();
+  options.allow_control = true;
+  StatusOr<std::unique_ptr<DashboardServer>> refused = DashboardServer::Start(options);
+  EXPECT_EQ(refused.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_THAT(refused.status().message(), HasSubstr("--allow-control needs a user token"));
+  EXPECT_THAT(refused.status().message(), HasSubstr("ROLE_VIEWER"));
+}
+
+TEST_F(ViewerTokenTest, AViewerTokenReadsEverythingAndIsRefusedAtAControlEndpoint) {
+  StatusOr<std::unique_ptr<DashboardServer>> server = DashboardServer::Start(ViewerOptions());
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  httplib::Client client("127.0.0.1", (*server)->port());
+  const httplib::Headers login = {{"Authorization", "Bearer " + (*server)->gate().token()}};
+  const std::string sweep = "/api/sweeps/" + std::to_string(sweep_id_);
+  for (const std::string& path : {std::string("/api/info"), std::string("/api/sweeps"), sweep, sweep + "/trials",
+                                  sweep + "/curves", sweep + "/results?summary=last"}) {
+    httplib::Result result = client.Get(path.c_str(), login);
+    ASSERT_TRUE(result) << path;
+    EXPECT_EQ(result->status, 200) << path << ": " << result->body;
+  }
+  httplib::Result refused = client.Post((sweep + "/cancel").c_str(), login, "", "application/json");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 403);
+
+  // Behind the dashboard's own refusal, the coordinator's: a viewer token cannot change a sweep.
+  cli::ConnectionOptions viewer = ViewerOptions().connection;
+  auto connection = cli::CoordinatorConnection::Open(viewer);
+  ASSERT_TRUE(connection.ok());
+  DashboardApi api(**connection, /*allow_control=*/true);
+  ApiResponse denied = api.Handle(ApiRequest{"POST", sweep + "/pause", {}});
+  EXPECT_EQ(denied.status, 403);
+  EXPECT_THAT(denied.body, HasSubstr("a viewer token only reads"));
+  ApiResponse still = api.Handle(ApiRequest{"GET", sweep, {}});
+  EXPECT_THAT(still.body, HasSubstr("SWEEP_STATE_ACTIVE"));
 }
 
 TEST_F(DashboardHttpTest, StartRefusesMissingPageFilesAndUnreachableCoordinators) {
