@@ -123,6 +123,8 @@ StatusOr<std::unique_ptr<DashboardServer>> DashboardServer::Start(const Dashboar
   return server;
 }
 
+DashboardServer::DashboardServer(LoginGate gate) : gate_(std::move(gate)) {}
+
 DashboardServer::~DashboardServer() {
   Stop();
   if (listener_.joinable()) listener_.join();

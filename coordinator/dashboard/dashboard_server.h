@@ -57,7 +57,7 @@ class DashboardServer {
     std::string content;
     std::string type;
   };
-  DashboardServer(LoginGate gate) : gate_(std::move(gate)) {}
+  explicit DashboardServer(LoginGate gate);  // out of line: httplib::Server is incomplete here
   Status LoadWebFiles(const std::string& folder);
   void Route();
 
