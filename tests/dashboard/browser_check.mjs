@@ -10,11 +10,15 @@
 // Environment: DASHBOARD_URL (the printed URL with ?token=), SCREENSHOT_DIR, SWEEP_ID, RUNG_CLI (the
 // rung binary, for `rung fit`), RUNG_COORDINATOR and RUNG_TOKEN_FILE (for it), CHROMIUM
 // (default /usr/bin/chromium). Exit 0 when every check holds; each check prints one line.
-import { chromium } from 'playwright-core';
+import { createRequire } from 'node:module';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
+// ES modules ignore NODE_PATH: playwright-core is resolved from the build folder's node_modules
+// (NODE_PATH, set by dashboard_browser_test.cc) through a require rooted there.
+const { chromium } = createRequire(join(process.env.NODE_PATH || '.', 'resolve-from-here.js'))('playwright-core');
 
 const url = process.env.DASHBOARD_URL;
 const shots = process.env.SCREENSHOT_DIR;

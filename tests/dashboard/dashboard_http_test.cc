@@ -161,7 +161,8 @@ TEST_F(DashboardHttpTest, EndpointsAnswerWhatTheCoordinatorAnswers) {
   StartServer();
   json sweeps = GetJson("/api/sweeps");
   ASSERT_EQ(sweeps["sweeps"].size(), 2u);
-  EXPECT_EQ(sweeps["sweeps"][0]["name"], "golden-ladder");
+  EXPECT_EQ(sweeps["sweeps"][0]["name"], "golden-second") << "newest first, as ListSweeps answers";
+  EXPECT_EQ(sweeps["sweeps"][1]["name"], "golden-ladder");
   json trials = GetJson("/api/sweeps/1/trials");
   ASSERT_EQ(trials["trials"].size(), 8u);
 
@@ -250,7 +251,7 @@ TEST_F(DashboardHttpTest, HostileRequestsGetClearErrorsAndTheServerCarriesOn) {
            {"/api/sweeps/1/nosuch", 404, "no such endpoint"},
            {"/api/sweeps/1/trials/extra", 404, "no such endpoint"},
            {"/api/sweeps/1/curves?points=abc", 400, "not a whole number"},
-           {"/api/sweeps/1/curves?points=99999999", 400, "not a whole number"},
+           {"/api/sweeps/1/curves?points=99999999", 400, "is outside 4..4000"},
            {"/api/sweeps/1/curves?points=1", 400, "outside"},
            {"/api/sweeps/1/curves?x=epochs", 400, "use step, tokens, flops or wall_time"},
            {"/api/sweeps/1/curves?trials=1,x", 400, "not a trial id"},
