@@ -15,7 +15,13 @@ packages=(
   clang-14 libfuzzer-14-dev
   r-cran-janeaustenr r-base-core
   libsentencepiece-dev sentencepiece
+  libcpp-httplib-dev chromium
 )
+# `rung dashboard`'s page is bundled at build time with npm (coordinator/dashboard/web): use the
+# node and npm the machine has (a nodejs that ships npm conflicts with Debian's npm), else Debian's.
+if ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 if [[ "${1:-}" == "--with-bench" ]]; then
   packages+=(python3-torch python3-optuna)
 fi

@@ -17,7 +17,8 @@
 // from its input alone.
 //
 // Streams: Export writes to a sink (what UserServiceImpl::Export does, through ExportSweep);
-// GetLogs runs without `follow`; StreamSweepUpdates takes its first update only.
+// GetLogs runs without `follow`; StreamSweepUpdates takes its first update only, StreamMetrics its
+// first message (subscribed); GetCurves converts its curves as UserServiceImpl::GetCurves does.
 // SubmitSweep's spec is expanded only at or under fuzz/spec_cells.h's cap, as in
 // sweep_spec_fuzzer.cc.
 #include <chrono>
@@ -34,6 +35,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "coordinator/domain/coordinator.h"
+#include "coordinator/domain/sweep_curves.h"
 #include "coordinator/domain/sweep_export.h"
 #include "coordinator/server/auth.h"
 #include "coordinator/server/followers.h"
@@ -332,6 +334,23 @@ bool Dispatch(uint8_t method, const uint8_t* data, size_t size, Services& servic
     case 25:
       RUNG_USER(ReleaseWorker, ReleaseWorkerRequest, Worker, true);
       break;
+    case 26:
+      Run<v1::GetCurvesRequest>(data, size, [&](const v1::GetCurvesRequest& request) {
+        StatusOr<CurvesQuery> query = server::CurvesQueryFromProto(request);
+        if (!query.ok()) return;
+        // What UserServiceImpl::GetCurves writes, to a sink; an error is an answer like any other.
+        StatusOr<std::vector<SweepCurve>> curves = ReadSweepCurves(services.coordinator(), *query);
+        if (!curves.ok()) return;
+        for (const SweepCurve& curve : *curves) server::ToProtoCurve(curve, query->x_axis).ByteSizeLong();
+      });
+      break;
+    case 27:
+      Run<v1::StreamMetricsRequest>(data, size, [&](const v1::StreamMetricsRequest& request) {
+        server::FollowMetrics(
+            services.coordinator(), request, [](const v1::MetricArrivals&) { return false; }, [] { return true; })
+            .IgnoreError();  // as Export's
+      });
+      break;
     default: break;
   }
 #undef RUNG_USER
@@ -339,7 +358,7 @@ bool Dispatch(uint8_t method, const uint8_t* data, size_t size, Services& servic
   return mutated;
 }
 
-constexpr uint8_t kMethods = 26;
+constexpr uint8_t kMethods = 28;
 
 // RUNG_FUZZ_WRITE_SEEDS=<folder>: writes one seed per method (the method byte, then a request like
 // those of tests/coordinator/server/service_fixture.h, on the snapshot's ids) and exits; how
@@ -494,6 +513,18 @@ void WriteSeeds(const std::string& folder) {
   v1::ReleaseWorkerRequest release;
   release.set_worker_id("w2");
   seed(25, "release_worker", release);
+  v1::GetCurvesRequest curves;
+  curves.set_sweep_id(1);
+  curves.add_names("val_loss");
+  curves.add_names("train_loss");
+  curves.add_trial_ids(1);
+  curves.set_x_axis(v1::CURVE_AXIS_TOKENS);
+  curves.set_max_points(4);
+  seed(26, "get_curves", curves);
+  v1::StreamMetricsRequest stream_metrics;
+  stream_metrics.set_sweep_id(1);
+  stream_metrics.add_names("val_loss");
+  seed(27, "stream_metrics", stream_metrics);
   std::fprintf(stderr, "rpc_fuzzer: %d seeds in %s\n", written, folder.c_str());
 }
 

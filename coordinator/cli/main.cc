@@ -5,10 +5,12 @@
 //   rung fit SWEEP            the same on a stored sweep, computed and stored by the coordinator
 //   rung plot --from-csv FILE loss against compute, with fits and multipliers (SVG, PNG)
 //   rung diag TRIAL [--plot DIR] a trained model's attention diagnostics (diag_command.h)
-//   rung run SPEC [--workers N] the embedded mode: coordinator, database and workers here (run_command.h)
+//   rung run SPEC [--workers N] [--dashboard] the embedded mode: coordinator, database and workers here (run_command.h)
+//   rung serve DIR            a finished (or any) run directory served again on loopback (serve_command.h)
 //   rung submit|sweeps|status|trials|show|metrics|cancel|pause|resume|retry|workers
 //                             talk to a coordinator (sweep_commands.h)
 //   rung results|export|fits|logs  read a sweep's results off a coordinator (query_commands.h)
+//   rung dashboard            serve the web dashboard of a coordinator's sweeps (coordinator/dashboard/)
 //   rung --version            the version and the git commit (cmake/build_info.cmake) it was built from
 #include <iostream>
 #include <string>
@@ -21,8 +23,10 @@
 #include "coordinator/cli/plot_command.h"
 #include "coordinator/cli/query_commands.h"
 #include "coordinator/cli/run_command.h"
+#include "coordinator/cli/serve_command.h"
 #include "coordinator/cli/sweep_commands.h"
 #include "coordinator/cli/validate_command.h"
+#include "coordinator/dashboard/dashboard_command.h"
 #include "core/common/provenance.h"
 
 int main(int argc, char** argv) {
@@ -39,7 +43,9 @@ int main(int argc, char** argv) {
   rung::cli::AddSweepCommands(app, &exit_code);
   rung::cli::AddQueryCommands(app, &exit_code);
   rung::cli::AddRunCommand(app, &exit_code);
+  rung::cli::AddServeCommand(app, &exit_code);
   rung::cli::AddDiagCommand(app, &exit_code);
+  rung::dashboard::AddDashboardCommand(app, &exit_code);
   // An unknown command is named as such (CLI11 would only say that a subcommand is required).
   if (argc > 1 && argv[1][0] != '-') {
     std::string names;

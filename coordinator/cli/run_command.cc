@@ -20,6 +20,7 @@
 #include "coordinator/cli/coordinator_connection.h"
 #include "coordinator/cli/command_support.h"
 #include "coordinator/cli/exit_codes.h"
+#include "coordinator/cli/local_coordinator.h"
 #include "coordinator/cli/query_commands.h"
 #include "coordinator/cli/sweep_commands.h"
 #include "coordinator/cli/text_table.h"
@@ -42,6 +43,8 @@ struct RunOptions {
   std::string run_dir;
   double lease_seconds = 30;
   std::string trainer;  // "": rung-train beside this binary
+  bool dashboard = false;                  // serve `rung dashboard` during the run
+  std::string dashboard_listen = "127.0.0.1:8050";
 };
 
 // Every local worker is registered and quarantined (worker_quarantine.h): nothing will run. Their
@@ -59,13 +62,11 @@ bool EveryWorkerQuarantined(CoordinatorConnection& client, int workers, std::str
   return quarantined >= workers;
 }
 
-// A child of `rung run` (the coordinator, a worker), killed with it: stdout into a pipe read line by
-// line when `capture_stdout`, else appended to `log_path` like stderr.
-StatusOr<std::unique_ptr<Subprocess>> StartChild(std::vector<std::string> argv, const std::string& log_path,
-                                                 bool capture_stdout) {
+// A worker of `rung run`, killed with it: stdout and stderr appended to `log_path`.
+StatusOr<std::unique_ptr<Subprocess>> StartWorker(std::vector<std::string> argv, const std::string& log_path) {
   SubprocessOptions options;
   options.argv = std::move(argv);
-  options.stdout_to = capture_stdout ? Redirect::Pipe() : Redirect::AppendTo(log_path);
+  options.stdout_to = Redirect::AppendTo(log_path);
   options.stderr_to = Redirect::AppendTo(log_path);
   options.die_with_parent = true;
   return Subprocess::Start(options);
@@ -201,8 +202,7 @@ int RunEmbedded(const RunOptions& options) {
     return kFailure;
   }
   const std::string bin = ExecutableDirectory();
-  const std::string user_token = (fs::path(dir) / "user.token").string();
-  const std::string worker_token = (fs::path(dir) / "worker.token").string();
+  const RunDirectory run{dir};
   if (expanded->spec.tune.set) {
     StatusOr<TuningPlan> plan = PlanTuning(*expanded, {});
     if (!plan.ok()) {
@@ -217,29 +217,16 @@ int RunEmbedded(const RunOptions& options) {
               << "\n";
   }
 
-  StatusOr<std::unique_ptr<Subprocess>> coordinator = StartChild(
-      {bin + "/rung-coordinator", "--listen", "127.0.0.1:0", "--db", (fs::path(dir) / "rung.db").string(),
-       "--artifact-root", (fs::path(dir) / "artifacts").string(), "--user-token-file", user_token,
-       "--worker-token-file", worker_token, "--lease-seconds", std::to_string(options.lease_seconds)},
-      (fs::path(dir) / "coordinator.log").string(), /*capture_stdout=*/true);
+  StatusOr<LocalCoordinator> coordinator = StartLocalCoordinator(run, "127.0.0.1:0", options.lease_seconds);
   if (!coordinator.ok()) {
     std::cerr << "rung run: " << coordinator.status().message() << "\n";
     return kFailure;
   }
-  std::string address;
-  for (int attempt = 0; attempt < 100 && address.empty(); ++attempt) {
-    std::optional<std::string> line = (*coordinator)->ReadLine(Stream::kStdout, std::chrono::milliseconds(200));
-    if (line && line->rfind("listening on ", 0) == 0) address = line->substr(13);
-    if (!(*coordinator)->Running()) break;
-  }
-  if (address.empty()) {
-    std::cerr << "rung run: the coordinator did not start; see " << dir << "/coordinator.log\n";
-    return kFailure;
-  }
+  const std::string address = coordinator->address;
 
   ConnectionOptions connection_options;
   connection_options.address = address;
-  connection_options.token_file = user_token;
+  connection_options.token_file = run.user_token();
   StatusOr<std::unique_ptr<CoordinatorConnection>> connection = CoordinatorConnection::Open(connection_options);
   if (!connection.ok()) return ReportConnectionError("run", connection.status());
   CoordinatorConnection& client = *connection.value();
@@ -256,11 +243,11 @@ int RunEmbedded(const RunOptions& options) {
   for (int index = 0; index < options.workers; ++index) {
     const std::string work_dir = (fs::path(dir) / ("worker-" + std::to_string(index))).string();
     fs::create_directories(work_dir, error);
-    StatusOr<std::unique_ptr<Subprocess>> worker = StartChild(
-        {bin + "/rung-worker", "--coordinator", address, "--worker-token-file", worker_token, "--cpus",
+    StatusOr<std::unique_ptr<Subprocess>> worker = StartWorker(
+        {bin + "/rung-worker", "--coordinator", address, "--worker-token-file", run.worker_token(), "--cpus",
          std::to_string(cpus), "--worker-id", "local-" + std::to_string(index), "--work-dir", work_dir, "--trainer",
          options.trainer.empty() ? bin + "/rung-train" : options.trainer},
-        work_dir + ".log", /*capture_stdout=*/false);
+        work_dir + ".log");
     if (!worker.ok()) {
       std::cerr << "rung run: " << worker.status().message() << "\n";
       return kFailure;
@@ -269,6 +256,18 @@ int RunEmbedded(const RunOptions& options) {
   }
   std::cout << "rung run: coordinator " << address << ", " << options.workers << " worker(s) x " << cpus
             << " thread(s); logs in " << dir << "\n";
+  std::unique_ptr<Subprocess> dashboard;
+  if (options.dashboard) {  // read-only: the viewer token
+    StatusOr<LocalDashboard> started =
+        StartLocalDashboard(address, run.viewer_token(), options.dashboard_listen, run.Path("dashboard.log"));
+    if (started.ok()) {
+      dashboard = std::move(started->process);
+      std::cout << "rung run: dashboard at " << started->url << " (until the run ends; then rung serve " << dir
+                << " --dashboard)" << std::endl;
+    } else {
+      std::cerr << "rung run: the dashboard did not start (the run goes on): " << started.status().message() << "\n";
+    }
+  }
 
   ::signal(SIGINT, OnInterrupt);
   ::signal(SIGTERM, OnInterrupt);
@@ -312,9 +311,11 @@ int RunEmbedded(const RunOptions& options) {
   // Their exits change nothing now: what they did is in the database and their logs.
   for (auto& worker : workers) worker->Signal(SIGTERM).IgnoreError();
   for (auto& worker : workers) worker->Stop(SIGTERM, std::chrono::seconds(60)).IgnoreError();
-  (*coordinator)->Stop(SIGTERM, std::chrono::seconds(10)).IgnoreError();
+  if (dashboard) dashboard->Stop(SIGTERM, std::chrono::seconds(10)).IgnoreError();
+  coordinator->process->Stop(SIGTERM, std::chrono::seconds(10)).IgnoreError();
   if (g_interrupted.load() != 0) {
-    std::cout << "rung run: interrupted; the database and checkpoints are in " << dir << "\n";
+    std::cout << "rung run: interrupted; the database and checkpoints are in " << dir << " (rung serve " << dir
+              << " serves them)\n";
     return kFailure;
   }
   if (expanded->spec.tune.set) {
@@ -323,7 +324,8 @@ int RunEmbedded(const RunOptions& options) {
     PrintResults(expanded.value(), trials, sweep.metric_name().empty() ? "val_loss" : sweep.metric_name());
   }
   std::cout << "\nrung run: sweep " << (sweep.state() == pb::SWEEP_STATE_SUCCEEDED ? "SUCCEEDED" : "did not succeed")
-            << "; database " << dir << "/rung.db (read it with sqlite3; schema in coordinator/store/SCHEMA.md)\n";
+            << "; everything is in " << dir << "\n"
+            << "rung run: to query it again (rung results, fit, plot, diag): rung serve " << dir << "\n";
   return sweep.state() == pb::SWEEP_STATE_SUCCEEDED ? kOk : kFailure;
 }
 
@@ -342,6 +344,11 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   command->add_option("--lease-seconds", options->lease_seconds, "Lease duration")->check(Positive());
   command->add_option("--trainer", options->trainer, "The trainer the workers run (default: rung-train beside rung)")
       ->type_name("PATH");
+  command->add_flag("--dashboard", options->dashboard,
+                    "Serve the web dashboard (rung dashboard, read-only) during the run and print its URL");
+  command->add_option("--dashboard-listen", options->dashboard_listen,
+                      "Where --dashboard listens (default 127.0.0.1:8050; 127.0.0.1:0 picks a free port)")
+      ->type_name("HOST:PORT");
   command->callback([options, exit_code]() { *exit_code = RunEmbedded(*options); });
 }
 

@@ -1,11 +1,12 @@
 // coordinator/cli/run_command.h
 //
-// `rung run SPEC [--workers N]`: the embedded mode. Starts a coordinator on loopback with a fresh
-// database, fresh tokens (0600 files) and an artifact root in a run directory, submits the spec,
-// starts N local workers (each with its share of the CPU threads), shows live progress, and at the
+// `rung run SPEC [--workers N] [--dashboard [--dashboard-listen HOST:PORT]]`: the embedded mode.
+// Starts a coordinator on loopback with a fresh database, fresh tokens (0600 files) and an artifact
+// root in a run directory, submits the spec, starts N local workers (each with its share of the CPU threads), shows live progress, and at the
 // end prints the results (final metric per rung and variant over seeds) and, with a baseline and two
 // or more rungs, the compute multipliers. Children die with it; Ctrl-C preempts the trials with a
-// checkpoint and stops everything.
+// checkpoint and stops everything. --dashboard serves `rung dashboard` (read-only, the viewer token)
+// on the run's coordinator until the run ends and prints its URL.
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -55,6 +55,7 @@ Coordinator::~Coordinator() { Shutdown(); }
 
 void Coordinator::Shutdown() {
   signals_.Close();
+  metric_feed_.Close();
   reaper_.Stop();
 }
 
@@ -81,6 +82,7 @@ StatusOr<Coordinator::EndedAttempt> Coordinator::EndAttemptAndLease(int64_t tria
   if (!ended.ack.duplicate) {
     // The header alone (no config parsed): this runs on every ending of every sweep.
     StatusOr<TrialRecord> trial = store_->Read([&](Tables& tables) { return tables.trials().Header(trial_id); });
+    if (trial.ok() && final_batch != nullptr) PublishPoints(*final_batch, trial->sweep_id);
     if (trial.ok()) tuner_.Decide(trial->sweep_id).status().IgnoreError();  // retried later (above)
   }
   return ended;
@@ -88,10 +90,21 @@ StatusOr<Coordinator::EndedAttempt> Coordinator::EndAttemptAndLease(int64_t tria
 
 StatusOr<BatchAck> Coordinator::ReportBatch(const MetricBatch& batch) {
   RUNG_ASSIGN_OR_RETURN(BatchAck ack, trials_.ReportBatch(batch));
+  if (!ack.duplicate) PublishPoints(batch);
   const bool evaluated = std::any_of(batch.points.begin(), batch.points.end(),
                                      [](const MetricPoint& point) { return point.name.rfind("val_", 0) == 0; });
   if (!ack.duplicate && evaluated) tuner_.ConsiderEarlyStop(batch.trial_id).status().IgnoreError();  // retried later
   return ack;
+}
+
+void Coordinator::PublishPoints(const MetricBatch& batch, std::optional<int64_t> sweep_id) {
+  if (batch.points.empty() || !metric_feed_.HasSubscribers()) return;
+  if (!sweep_id) {
+    StatusOr<TrialRecord> trial = store_->Read([&](Tables& tables) { return tables.trials().Header(batch.trial_id); });
+    if (!trial.ok()) return;  // committed all the same: followers that miss it read it from the store
+    sweep_id = trial->sweep_id;
+  }
+  metric_feed_.Publish(*sweep_id, batch.trial_id, batch.attempt, batch.points);
 }
 
 }  // namespace rung

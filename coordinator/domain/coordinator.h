@@ -29,6 +29,7 @@
 #include "coordinator/domain/change_notifier.h"
 #include "coordinator/domain/lease_broker.h"
 #include "coordinator/domain/lease_reaper.h"
+#include "coordinator/domain/metric_feed.h"
 #include "coordinator/store/clock.h"
 #include "coordinator/store/event_log.h"
 #include "coordinator/store/fit_store.h"
@@ -89,7 +90,8 @@ class Coordinator {
                                             const MetricBatch* final_batch, const std::optional<LeaseAsk>& next);
   // TrialLifecycle::ReportBatch, then, for a new batch with evaluations, the early stops they
   // trigger (SweepTuner::ConsiderEarlyStop; its errors leave the batch acknowledged, and are retried
-  // with the next batch and at the next start).
+  // with the next batch and at the next start). A new batch's points go to the metric feed
+  // (EndAttemptAndLease's final batch too).
   StatusOr<BatchAck> ReportBatch(const MetricBatch& batch);
 
   const Clock& clock() const { return clock_; }
@@ -106,15 +108,21 @@ class Coordinator {
   LeaseBroker& leases() { return leases_; }
   LeaseReaper& reaper() { return reaper_; }
   ChangeSignals& signals() { return signals_; }
+  // Metric points as they are committed, for the sweeps' followers (metric_feed.h).
+  MetricFeed& metric_feed() { return metric_feed_; }
   // Lease calls waiting for work now (monitoring, tests).
   int lease_waiters() { return signals_.work().waiters(); }
 
  private:
   Coordinator(std::unique_ptr<Store> store, const Clock& clock);
 
+  // Hands a committed batch's points to the feed when anyone follows (reads the trial's sweep).
+  void PublishPoints(const MetricBatch& batch, std::optional<int64_t> sweep_id = std::nullopt);
+
   const Clock& clock_;
   std::unique_ptr<Store> store_;
   ChangeSignals signals_;
+  MetricFeed metric_feed_;
   SweepManager sweeps_;
   SweepTuner tuner_;
   TrialLifecycle trials_;

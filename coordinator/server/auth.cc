@@ -19,8 +19,8 @@
 #include <filesystem>
 
 #include <openssl/crypto.h>
-#include <openssl/rand.h>
 
+#include "core/common/fresh_token.h"
 #include "core/common/sha256.h"
 #include "proto/rung.grpc.pb.h"
 
@@ -28,7 +28,6 @@ namespace rung::server {
 namespace {
 
 constexpr char kAuthorizationKey[] = "authorization";
-constexpr int kFreshTokenBytes = 32;
 
 std::string ServicePrefix(const char* service_full_name) {
   return std::string("/") + service_full_name + "/";
@@ -47,6 +46,7 @@ const char* RoleName(v1::Role role) {
   switch (role) {
     case v1::ROLE_USER: return "user";
     case v1::ROLE_WORKER: return "worker";
+    case v1::ROLE_VIEWER: return "viewer";
     default: return "none";
   }
 }
@@ -81,6 +81,19 @@ std::string ErrnoText() { return std::strerror(errno); }
 
 }  // namespace
 
+bool IsViewerMethod(std::string_view method_name) {
+  // Queries only: nothing here changes a sweep, a trial or a worker. Fit stores the fit it computed
+  // (with its inputs), which changes no sweep or trial.
+  static constexpr std::string_view kQueries[] = {
+      "GetServerInfo", "ListSweeps",  "GetSweep",    "ListTrials", "GetTrial",  "StreamSweepUpdates",
+      "GetMetrics",    "QueryResults", "GetLearnedParameters", "GetDiagnostics", "Fit", "ListFits",
+      "Export",        "ListWorkers", "GetTuning",   "GetLogs",    "GetCurves", "StreamMetrics"};
+  for (std::string_view query : kQueries) {
+    if (method_name == query) return true;
+  }
+  return false;
+}
+
 Access RequiredAccess(std::string_view method_path) {
   static const std::string kHealth = ServicePrefix("grpc.health.v1.Health");
   static const std::string kReflectionV1Alpha = ServicePrefix("grpc.reflection.v1alpha.ServerReflection");
@@ -94,13 +107,18 @@ Access RequiredAccess(std::string_view method_path) {
     return Access::kPublic;
   }
   if (method_path == kServerInfo) return Access::kAnyRole;
-  if (StartsWith(method_path, kUserService)) return Access::kUser;
+  if (StartsWith(method_path, kUserService)) {
+    return IsViewerMethod(method_path.substr(kUserService.size())) ? Access::kQuery : Access::kUser;
+  }
   if (StartsWith(method_path, kWorkerService)) return Access::kWorker;
   return Access::kAnyRole;
 }
 
-BearerTokenAuthenticator::BearerTokenAuthenticator(std::string_view user_token, std::string_view worker_token)
-    : user_digest_(Sha256Hex(user_token)), worker_digest_(Sha256Hex(worker_token)) {}
+BearerTokenAuthenticator::BearerTokenAuthenticator(std::string_view user_token, std::string_view worker_token,
+                                                   std::string_view viewer_token)
+    : user_digest_(Sha256Hex(user_token)),
+      worker_digest_(Sha256Hex(worker_token)),
+      viewer_digest_(viewer_token.empty() ? std::string() : Sha256Hex(viewer_token)) {}
 
 grpc::Status BearerTokenAuthenticator::Authorize(std::string_view method_path,
                                                  std::optional<std::string_view> authorization,
@@ -128,9 +146,16 @@ grpc::Status BearerTokenAuthenticator::Authorize(std::string_view method_path,
                         "--worker-token-file (rung-worker), which change when the file is rewritten");
   }
   const bool allowed = access == Access::kAnyRole || (access == Access::kUser && *role == v1::ROLE_USER) ||
+                       (access == Access::kQuery && (*role == v1::ROLE_USER || *role == v1::ROLE_VIEWER)) ||
                        (access == Access::kWorker && *role == v1::ROLE_WORKER);
+  if (!allowed && *role == v1::ROLE_VIEWER) {
+    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                        method + " changes the coordinator's state and needs the user token; this call was made "
+                        "with the viewer token, which may only query (sweeps, trials, curves, results, logs). Use "
+                        "the file given to rung-coordinator as --user-token-file");
+  }
   if (!allowed) {
-    const char* needed = access == Access::kUser ? "user" : "worker";
+    const char* needed = access == Access::kUser ? "user" : access == Access::kQuery ? "user (or viewer)" : "worker";
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
                         method + " needs the " + needed + " token; this call was made with the " +
                         RoleName(*role) + " token");
@@ -146,8 +171,10 @@ v1::Role BearerTokenAuthenticator::RoleOf(std::optional<std::string_view> author
   const std::string digest = Sha256Hex(*token);
   const bool is_user = DigestsEqual(digest, user_digest_);
   const bool is_worker = DigestsEqual(digest, worker_digest_);
+  const bool is_viewer = DigestsEqual(digest, viewer_digest_);  // never equal to "" (no viewer token)
   if (is_user) return v1::ROLE_USER;
   if (is_worker) return v1::ROLE_WORKER;
+  if (is_viewer) return v1::ROLE_VIEWER;
   return v1::ROLE_UNSPECIFIED;
 }
 
@@ -171,7 +198,8 @@ grpc::Status BearerTokenAuthenticator::Process(const InputMetadata& auth_metadat
   }
   v1::Role role = v1::ROLE_UNSPECIFIED;
   grpc::Status authorized = Authorize(method_path, authorization, &role);
-  if (!authorized.ok() || RequiredAccess(method_path) != Access::kUser) return authorized;
+  const Access access = RequiredAccess(method_path);
+  if (!authorized.ok() || (access != Access::kUser && access != Access::kQuery)) return authorized;
   // A user call says the protocol it speaks (workers say it when they register).
   int32_t spoken = 1;
   if (auto header = auth_metadata.find(wire::kProtocolVersionMetadata); header != auth_metadata.end()) {
@@ -187,12 +215,17 @@ grpc::Status BearerTokenAuthenticator::Process(const InputMetadata& auth_metadat
   return CheckProtocolVersion(spoken, "this rung client");
 }
 
-Status ValidateTokens(std::string_view user_token, std::string_view worker_token) {
+Status ValidateTokens(std::string_view user_token, std::string_view worker_token, std::string_view viewer_token) {
   if (user_token.empty() || worker_token.empty()) return Status::InvalidArgument("a token is empty");
   if (user_token == worker_token) {
     return Status::InvalidArgument(
         "the user and the worker token are the same: a worker could act as a user; give each role its own "
         "token file");
+  }
+  if (!viewer_token.empty() && (viewer_token == user_token || viewer_token == worker_token)) {
+    return Status::InvalidArgument(
+        std::string("the viewer token is the same as the ") + (viewer_token == user_token ? "user" : "worker") +
+        " token: a viewer could act as one; give each role its own token file");
   }
   return Status::Ok();
 }
@@ -200,15 +233,7 @@ Status ValidateTokens(std::string_view user_token, std::string_view worker_token
 StatusOr<std::string> ReadTokenFile(const std::string& path) { return ReadBearerTokenFile(path); }
 
 StatusOr<std::string> WriteFreshTokenFile(const std::string& path) {
-  unsigned char bytes[kFreshTokenBytes];
-  if (RAND_bytes(bytes, kFreshTokenBytes) != 1) return Status::Internal("OpenSSL has no randomness for a token");
-  std::string token;
-  token.reserve(2 * kFreshTokenBytes);
-  for (unsigned char byte : bytes) {
-    constexpr char kHex[] = "0123456789abcdef";
-    token += kHex[byte >> 4];
-    token += kHex[byte & 0xf];
-  }
+  RUNG_ASSIGN_OR_RETURN(const std::string token, FreshHexToken());
 
   const std::filesystem::path target(path);
   const std::filesystem::path folder = target.has_parent_path() ? target.parent_path() : ".";

@@ -3,9 +3,12 @@
 // Bearer-token authentication and role-based authorization of every coordinator call, and the
 // token files the tokens live in.
 //
-// There are two tokens. The user token (the `rung` command line) may call UserService; the worker
-// token (`rung-worker` agents) may call WorkerService and UserService.GetServerInfo. The standard
-// health service and server reflection need no token. Every other call needs the metadata
+// There are two tokens, and an optional third. The user token (the `rung` command line) may call
+// UserService; the worker token (`rung-worker` agents) may call WorkerService and
+// UserService.GetServerInfo; the viewer token (dashboards, people who should only look) may call
+// UserService's queries (IsViewerMethod: a method that changes a sweep, a trial or a worker needs
+// the user token; a method added to UserService is the user's until it is listed there). The
+// standard health service and server reflection need no token. Every other call needs the metadata
 // `authorization: Bearer <token>`:
 //   no or malformed header, unknown token  -> UNAUTHENTICATED
 //   a valid token of the wrong role        -> PERMISSION_DENIED
@@ -47,9 +50,13 @@ namespace rung::server {
 enum class Access {
   kPublic,   // no token: health, reflection
   kAnyRole,  // either token
-  kUser,     // the user token
+  kUser,     // the user token: UserService's methods that change something
+  kQuery,    // the user or the viewer token: UserService's queries
   kWorker,   // the worker token
 };
+
+// Whether a UserService method (its name alone: "GetCurves") is one the viewer token may call.
+bool IsViewerMethod(std::string_view method_name);
 
 // The access a full method path ("/rung.v1.UserService/SubmitSweep") needs. Methods of other
 // services need a token of either role (and then answer UNIMPLEMENTED).
@@ -59,8 +66,9 @@ Access RequiredAccess(std::string_view method_path);
 // tokens, and the token's role against RequiredAccess of the called method.
 class BearerTokenAuthenticator final : public grpc::AuthMetadataProcessor {
  public:
-  // REQUIRES: both tokens non-empty and different (ValidateTokens).
-  BearerTokenAuthenticator(std::string_view user_token, std::string_view worker_token);
+  // REQUIRES: the tokens non-empty and different (ValidateTokens); `viewer_token` "" = no viewer role.
+  BearerTokenAuthenticator(std::string_view user_token, std::string_view worker_token,
+                           std::string_view viewer_token = {});
 
   // The decision for one call: OK, or UNAUTHENTICATED / PERMISSION_DENIED with an actionable
   // message. `authorization` is the header's value, or nullopt when the call has none. On OK,
@@ -68,8 +76,8 @@ class BearerTokenAuthenticator final : public grpc::AuthMetadataProcessor {
   grpc::Status Authorize(std::string_view method_path, std::optional<std::string_view> authorization,
                          v1::Role* role) const;
 
-  // The role of an authorization header's token: ROLE_USER, ROLE_WORKER, or ROLE_UNSPECIFIED for a
-  // missing, malformed or unknown one.
+  // The role of an authorization header's token: ROLE_USER, ROLE_WORKER, ROLE_VIEWER, or
+  // ROLE_UNSPECIFIED for a missing, malformed or unknown one.
   v1::Role RoleOf(std::optional<std::string_view> authorization) const;
 
   // The role of the token a call was made with (RoleOf its authorization metadata).
@@ -83,11 +91,13 @@ class BearerTokenAuthenticator final : public grpc::AuthMetadataProcessor {
  private:
   std::string user_digest_;    // hex SHA-256 of the user token
   std::string worker_digest_;  // hex SHA-256 of the worker token
+  std::string viewer_digest_;  // hex SHA-256 of the viewer token; "" without one
 };
 
-// INVALID_ARGUMENT when a token is empty or the two are the same (a worker could then act as a
-// user).
-Status ValidateTokens(std::string_view user_token, std::string_view worker_token);
+// INVALID_ARGUMENT when a token is empty or two are the same (a worker or a viewer could then act
+// as a user). `viewer_token` "" = no viewer token, which is fine.
+Status ValidateTokens(std::string_view user_token, std::string_view worker_token,
+                      std::string_view viewer_token = {});
 
 // Reads a token from a file only its owner may read or write, without surrounding whitespace.
 // Errors: NOT_FOUND (no such file), FAILED_PRECONDITION (group or others have access: the message

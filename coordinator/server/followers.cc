@@ -232,4 +232,40 @@ Status FollowLogs(Coordinator& coordinator, const v1::GetLogsRequest& request, c
   return Status::Ok();
 }
 
+Status FollowMetrics(Coordinator& coordinator, const v1::StreamMetricsRequest& request,
+                     const Sink<v1::MetricArrivals>& send, const std::function<bool()>& cancelled,
+                     size_t queue_capacity) {
+  if (request.sweep_id() <= 0) {
+    return Status::InvalidArgument("StreamMetricsRequest.sweep_id is required (a positive id)");
+  }
+  RUNG_ASSIGN_OR_RETURN(std::vector<std::string> names,
+                        MetricNamesFromProto(request.names(), "StreamMetricsRequest.names"));
+  RUNG_RETURN_IF_ERROR(coordinator.sweeps().Get(request.sweep_id()).status());
+  std::unique_ptr<MetricFeed::Subscription> subscription =
+      coordinator.metric_feed().Subscribe(request.sweep_id(), std::move(names), queue_capacity);
+  v1::MetricArrivals subscribed;
+  *subscribed.mutable_time() = ToTimestamp(std::chrono::system_clock::now());
+  subscribed.set_subscribed(true);
+  if (!send(subscribed)) return Status::Ok();
+  while (true) {
+    MetricFeed::Taken taken =
+        subscription->Take(kMaxArrivalsPerMessage, std::chrono::steady_clock::now() + kCancelCheck);
+    if (taken.closed || coordinator.signals().changes().closed()) {
+      return Status::Unavailable("the coordinator is shutting down; follow again on the restarted one");
+    }
+    if (cancelled && cancelled()) return Status::Ok();
+    if (taken.arrivals.empty() && !taken.resync) continue;
+    v1::MetricArrivals message;
+    *message.mutable_time() = ToTimestamp(std::chrono::system_clock::now());
+    message.set_resync(taken.resync);
+    for (const MetricArrival& arrival : taken.arrivals) {
+      v1::MetricArrival* shown = message.add_arrivals();
+      shown->set_trial_id(arrival.trial_id);
+      shown->set_name(arrival.point.name);
+      *shown->mutable_point() = ToProtoMetricPoint(arrival.point, arrival.attempt);
+    }
+    if (!send(message)) return Status::Ok();
+  }
+}
+
 }  // namespace rung::server

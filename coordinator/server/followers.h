@@ -10,6 +10,10 @@
 //                (events), oldest first, optionally only the last `tail` of each source; with
 //                follow, new lines as they are committed, until the trial is SUCCEEDED, FAILED or
 //                CANCELLED.
+//   FollowMetrics StreamMetrics: a first message saying the subscription to the sweep's metric
+//                feed (coordinator/domain/metric_feed.h) is live, then the points committed after
+//                it, in messages of at most kMaxArrivalsPerMessage, or a resync marker when this
+//                follower fell behind its bounded queue; until the caller leaves.
 // A Sink returns false when the caller is gone; the loop then ends with OK.
 //
 // Example:
@@ -31,6 +35,7 @@
 namespace rung::server {
 
 inline constexpr std::chrono::seconds kCancelCheck{1};
+inline constexpr size_t kMaxArrivalsPerMessage = 1000;
 
 template <typename Message>
 using Sink = std::function<bool(const Message&)>;
@@ -44,5 +49,12 @@ Status FollowSweep(Coordinator& coordinator, int64_t sweep_id, const Sink<v1::Sw
 // the store's.
 Status FollowLogs(Coordinator& coordinator, const v1::GetLogsRequest& request, const Sink<v1::LogEntry>& send,
                   const std::function<bool()>& cancelled);
+
+// Errors: NOT_FOUND (no such sweep), INVALID_ARGUMENT (a missing sweep id, bad names:
+// MetricNamesFromProto), UNAVAILABLE (the coordinator shuts down). `queue_capacity`: the points
+// this follower's queue holds before it is told to resync.
+Status FollowMetrics(Coordinator& coordinator, const v1::StreamMetricsRequest& request,
+                     const Sink<v1::MetricArrivals>& send, const std::function<bool()>& cancelled,
+                     size_t queue_capacity = MetricFeed::kDefaultCapacity);
 
 }  // namespace rung::server

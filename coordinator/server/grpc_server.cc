@@ -54,12 +54,17 @@ StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(const Serv
   if (options.create_missing_token_files) {
     RUNG_RETURN_IF_ERROR(CreateMissingTokenFile(options.user_token_file));
     RUNG_RETURN_IF_ERROR(CreateMissingTokenFile(options.worker_token_file));
+    RUNG_RETURN_IF_ERROR(CreateMissingTokenFile(options.viewer_token_file));
   }
   RUNG_ASSIGN_OR_RETURN(std::string user_token, ReadTokenFile(options.user_token_file));
   RUNG_ASSIGN_OR_RETURN(std::string worker_token, ReadTokenFile(options.worker_token_file));
-  RUNG_RETURN_IF_ERROR(ValidateTokens(user_token, worker_token));
+  std::string viewer_token;
+  if (!options.viewer_token_file.empty()) {
+    RUNG_ASSIGN_OR_RETURN(viewer_token, ReadTokenFile(options.viewer_token_file));
+  }
+  RUNG_RETURN_IF_ERROR(ValidateTokens(user_token, worker_token, viewer_token));
   RUNG_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials, MakeServerCredentials(options));
-  auto authenticator = std::make_shared<BearerTokenAuthenticator>(user_token, worker_token);
+  auto authenticator = std::make_shared<BearerTokenAuthenticator>(user_token, worker_token, viewer_token);
   (credentials)->SetAuthMetadataProcessor(authenticator);
 
   // Both are process-wide switches read by every ServerBuilder built afterwards.

@@ -2,7 +2,7 @@
 // `rung-worker` agents.
 //
 //   rung-coordinator --db rung.db --user-token-file user.token --worker-token-file worker.token
-//                    [--listen 127.0.0.1:50551] [--artifact-root DIR] [--lease-seconds 60]
+//                    [--viewer-token-file viewer.token] [--listen 127.0.0.1:50551] [--artifact-root DIR] [--lease-seconds 60]
 //                    [--heartbeat-seconds S] [--tls-cert cert.pem --tls-key key.pem]
 //                    [--health-listen 0.0.0.0:50552] [--check-at-start quick|full|none]
 //                    [--restart-grace-seconds 10] [--max-trials-per-submission 100000]
@@ -77,6 +77,10 @@ int main(int argc, char** argv) {
                  "file (mode 0600) with the bearer token of workers (rung-worker); created with a fresh token if "
                  "missing")
       ->required();
+  app.add_option("--viewer-token-file", options.viewer_token_file,
+                 "file (mode 0600) with the bearer token of viewers (dashboards, people who should only look: "
+                 "queries, no submit, cancel, pause, resume, retry or release); created with a fresh token if missing; "
+                 "without it there is no viewer role");
   app.add_option("--tls-cert", options.tls_cert_file, "PEM certificate chain: serve TLS (with --tls-key)");
   app.add_option("--tls-key", options.tls_key_file, "PEM private key of --tls-cert");
   app.add_option("--health-listen", options.health_listen_address,

@@ -143,6 +143,97 @@ v1::MetricSummary ToProto(MetricSummary summary) {
 
 }  // namespace
 
+StatusOr<std::vector<std::string>> MetricNamesFromProto(const google::protobuf::RepeatedPtrField<std::string>& names,
+                                                        const std::string& field) {
+  if (names.size() > kMaxMetricNames) {
+    return Status::InvalidArgument(field + " has " + std::to_string(names.size()) + " names; at most " +
+                                   std::to_string(kMaxMetricNames) + " per call");
+  }
+  std::vector<std::string> checked;
+  for (const std::string& name : names) {
+    if (name.empty()) return Status::InvalidArgument(field + " has an empty name");
+    if (name.size() > kMaxMetricNameBytes) {
+      return Status::InvalidArgument(field + " has a name of " + std::to_string(name.size()) + " bytes; at most " +
+                                     std::to_string(kMaxMetricNameBytes));
+    }
+    checked.push_back(name);
+  }
+  return checked;
+}
+
+StatusOr<CurvesQuery> CurvesQueryFromProto(const v1::GetCurvesRequest& request) {
+  if (request.sweep_id() <= 0) {
+    return Status::InvalidArgument("GetCurvesRequest.sweep_id is required (a positive id)");
+  }
+  CurvesQuery query;
+  query.sweep_id = request.sweep_id();
+  RUNG_ASSIGN_OR_RETURN(query.names, MetricNamesFromProto(request.names(), "GetCurvesRequest.names"));
+  if (request.trial_ids_size() > kMaxCurveTrialIds) {
+    return Status::InvalidArgument("GetCurvesRequest.trial_ids has " + std::to_string(request.trial_ids_size()) +
+                                   " ids; at most " + std::to_string(kMaxCurveTrialIds) +
+                                   " (none: every trial of the sweep)");
+  }
+  for (int64_t trial_id : request.trial_ids()) {
+    if (trial_id <= 0) {
+      return Status::InvalidArgument("GetCurvesRequest.trial_ids: " + std::to_string(trial_id) +
+                                     " is not a trial id (a positive id)");
+    }
+    query.trial_ids.push_back(trial_id);
+  }
+  switch (request.x_axis()) {
+    case v1::CURVE_AXIS_UNSPECIFIED:
+    case v1::CURVE_AXIS_STEP: query.x_axis = CurveAxis::kStep; break;
+    case v1::CURVE_AXIS_TOKENS: query.x_axis = CurveAxis::kTokens; break;
+    case v1::CURVE_AXIS_FLOPS: query.x_axis = CurveAxis::kFlops; break;
+    case v1::CURVE_AXIS_WALL_TIME: query.x_axis = CurveAxis::kWallTime; break;
+    default:
+      return Status::InvalidArgument("GetCurvesRequest.x_axis " + std::to_string(request.x_axis()) +
+                                     " is not an axis this coordinator knows (step, tokens, flops, wall_time)");
+  }
+  if (request.max_points() < 0) {
+    return Status::InvalidArgument("GetCurvesRequest.max_points " + std::to_string(request.max_points()) +
+                                   " is negative (0: " + std::to_string(kDefaultCurvePoints) + " points per curve; at most " +
+                                   std::to_string(kMaxCurvePoints) + ")");
+  }
+  query.max_points = request.max_points() == 0
+                         ? kDefaultCurvePoints
+                         : std::clamp(static_cast<size_t>(request.max_points()), kMinDownsampledPoints, kMaxCurvePoints);
+  return query;
+}
+
+v1::CurveAxis ToProto(CurveAxis axis) {
+  switch (axis) {
+    case CurveAxis::kTokens: return v1::CURVE_AXIS_TOKENS;
+    case CurveAxis::kFlops: return v1::CURVE_AXIS_FLOPS;
+    case CurveAxis::kWallTime: return v1::CURVE_AXIS_WALL_TIME;
+    case CurveAxis::kStep: break;
+  }
+  return v1::CURVE_AXIS_STEP;
+}
+
+v1::Curve ToProtoCurve(const SweepCurve& curve, CurveAxis axis) {
+  v1::Curve out;
+  out.set_trial_id(curve.trial_id);
+  out.set_name(curve.name);
+  out.mutable_steps()->Add(curve.steps.begin(), curve.steps.end());
+  out.mutable_x()->Add(curve.x.begin(), curve.x.end());
+  out.mutable_values()->Add(curve.values.begin(), curve.values.end());
+  out.set_stored_points(curve.stored_points);
+  out.set_x_axis(ToProto(axis));
+  return out;
+}
+
+v1::MetricPoint ToProtoMetricPoint(const MetricPoint& point, int64_t attempt) {
+  v1::MetricPoint out;
+  out.set_step(point.step);
+  out.set_value(point.value);
+  out.set_tokens(point.tokens);
+  out.set_flops(point.flops);
+  out.set_wall_time(point.wall_time);
+  out.set_attempt(attempt);
+  return out;
+}
+
 StatusOr<FitOptions> FitOptionsFromProto(const v1::FitRequest& request) {
   FitOptions options;
   options.sweep_id = request.sweep_id();

@@ -22,6 +22,8 @@
 #include <nlohmann/json.hpp>
 
 #include "coordinator/domain/results_query.h"
+#include "coordinator/domain/curve_downsampling.h"
+#include "coordinator/domain/sweep_curves.h"
 #include "coordinator/domain/sweep_export.h"
 #include "coordinator/domain/sweep_fits.h"
 #include "coordinator/store/record_rows.h"
@@ -61,6 +63,25 @@ v1::QueryResultsResponse ToProtoResults(const ResultsTable& table);
 StatusOr<FitOptions> FitOptionsFromProto(const v1::FitRequest& request);
 v1::FitRow ToProtoFitRow(const fit::MultiplierRow& row);
 v1::StoredFit ToProtoStoredFit(const FitRecord& fit, bool with_report);
+
+// GetCurves: the request as a query. INVALID_ARGUMENT (naming the field) for a missing sweep id, a
+// negative max_points, an unknown x axis, a bad metric name (MetricNamesFromProto), more than
+// kMaxCurveTrialIds trial ids or one that is not positive. max_points 0 is the default, above
+// kMaxCurvePoints it is taken as kMaxCurvePoints, under kMinDownsampledPoints as that.
+inline constexpr int kMaxCurveTrialIds = 100000;
+StatusOr<CurvesQuery> CurvesQueryFromProto(const v1::GetCurvesRequest& request);
+v1::CurveAxis ToProto(CurveAxis axis);
+v1::Curve ToProtoCurve(const SweepCurve& curve, CurveAxis axis);
+
+// The metric names of a request (GetCurves, StreamMetrics): INVALID_ARGUMENT, naming `field`, for
+// more than kMaxMetricNames, an empty one or one longer than kMaxMetricNameBytes.
+inline constexpr int kMaxMetricNames = 64;
+inline constexpr size_t kMaxMetricNameBytes = 256;
+StatusOr<std::vector<std::string>> MetricNamesFromProto(const google::protobuf::RepeatedPtrField<std::string>& names,
+                                                        const std::string& field);
+
+// A stored point of a trial's curve as users see it.
+v1::MetricPoint ToProtoMetricPoint(const MetricPoint& point, int64_t attempt);
 
 // Export: the table asked for (TRIALS for UNSPECIFIED; UNIMPLEMENTED for a table this coordinator
 // does not serve) and the format.

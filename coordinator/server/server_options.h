@@ -43,6 +43,7 @@ struct ServerOptions {
   std::string artifact_root;      // checkpoints; "" = <database folder>/artifacts
   std::string user_token_file;    // required; 0600
   std::string worker_token_file;  // required; 0600
+  std::string viewer_token_file;  // optional; 0600: a token that may only query (auth.h); "" = none
   std::string tls_cert_file;      // PEM certificate chain; with tls_key_file
   std::string tls_key_file;       // PEM private key; with tls_cert_file
   // Optional second listener that serves only grpc.health.v1.Health, in plaintext on any address

@@ -254,13 +254,7 @@ grpc::Status UserServiceImpl::GetMetrics(grpc::ServerContext* /*context*/, const
     v1::MetricSeries* series = response->add_series();
     series->set_name(name);
     for (const CurvePoint& point : Thin(std::move(in_range), request->max_points())) {
-      v1::MetricPoint* shown = series->add_points();
-      shown->set_step(point.point.step);
-      shown->set_value(point.point.value);
-      shown->set_tokens(point.point.tokens);
-      shown->set_flops(point.point.flops);
-      shown->set_wall_time(point.point.wall_time);
-      shown->set_attempt(point.attempt);
+      *series->add_points() = ToProtoMetricPoint(point.point, point.attempt);
     }
   }
   return grpc::Status::OK;
@@ -467,6 +461,25 @@ grpc::Status UserServiceImpl::GetTuning(grpc::ServerContext* /*context*/, const 
   response->set_worst_case_flops(plan->worst_case_flops);
   for (const TuningCellReport& cell : plan->cells) *response->add_cells() = ToProtoTuningCell(cell, tune);
   return grpc::Status::OK;
+}
+
+grpc::Status UserServiceImpl::GetCurves(grpc::ServerContext* context, const v1::GetCurvesRequest* request,
+                                        grpc::ServerWriter<v1::Curve>* writer) {
+  StatusOr<CurvesQuery> query = CurvesQueryFromProto(*request);
+  if (!query.ok()) return ToGrpcStatus(query.status());
+  StatusOr<std::vector<SweepCurve>> curves = ReadSweepCurves(*coordinator_, *query);
+  if (!curves.ok()) return ToGrpcStatus(curves.status());
+  for (const SweepCurve& curve : *curves) {
+    if (context->IsCancelled() || !writer->Write(ToProtoCurve(curve, query->x_axis))) break;
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status UserServiceImpl::StreamMetrics(grpc::ServerContext* context, const v1::StreamMetricsRequest* request,
+                                            grpc::ServerWriter<v1::MetricArrivals>* writer) {
+  return ToGrpcStatus(FollowMetrics(
+      *coordinator_, *request, [writer](const v1::MetricArrivals& message) { return writer->Write(message); },
+      [context] { return context->IsCancelled(); }));
 }
 
 grpc::Status UserServiceImpl::GetLogs(grpc::ServerContext* context, const v1::GetLogsRequest* request,

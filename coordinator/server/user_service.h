@@ -7,7 +7,8 @@
 //
 // Served: GetServerInfo, SubmitSweep (sweep_submitter.h), ListSweeps, GetSweep, CancelSweep,
 // PauseSweep, ResumeSweep, ListTrials, GetTrial (with its attempts), RetryTrials,
-// StreamSweepUpdates and GetLogs (followers.h), GetMetrics, GetLearnedParameters, GetDiagnostics,
+// StreamSweepUpdates, GetLogs and StreamMetrics (followers.h), GetMetrics, GetCurves
+// (coordinator/domain/sweep_curves.h), GetLearnedParameters, GetDiagnostics,
 // ListWorkers, ReleaseWorker, QueryResults (coordinator/domain/results_query.h), Fit and ListFits
 // (coordinator/domain/sweep_fits.h), Export (coordinator/domain/sweep_export.h; the TRIALS and
 // LADDER tables, UNIMPLEMENTED for the others).
@@ -15,8 +16,8 @@
 // The actor recorded with a change is "user:<name>" from the optional `rung-user` metadata
 // ("user:anonymous" without it).
 //
-// Authorization happens before any of this runs (auth.h): only the user token reaches these
-// methods, except GetServerInfo, which either token may call.
+// Authorization happens before any of this runs (auth.h): the user token reaches every method, the
+// viewer token the queries (auth.h's IsViewerMethod), the worker token GetServerInfo only.
 //
 // Thread safety: gRPC calls the methods concurrently; the class keeps no mutable state of its own.
 #pragma once
@@ -87,6 +88,10 @@ class UserServiceImpl final : public v1::UserService::Service {
                        grpc::ServerWriter<v1::LogEntry>* writer) override;
   grpc::Status GetTuning(grpc::ServerContext* context, const v1::GetTuningRequest* request,
                          v1::GetTuningResponse* response) override;
+  grpc::Status GetCurves(grpc::ServerContext* context, const v1::GetCurvesRequest* request,
+                         grpc::ServerWriter<v1::Curve>* writer) override;
+  grpc::Status StreamMetrics(grpc::ServerContext* context, const v1::StreamMetricsRequest* request,
+                             grpc::ServerWriter<v1::MetricArrivals>* writer) override;
 
  private:
   // GetMetrics' names: INVALID_ARGUMENT for a name that no trial of the trial's sweep reported

@@ -20,6 +20,65 @@ StatusOr<std::vector<CurvePoint>> MetricStore::Curve(int64_t trial_id, const std
   return store_.Read([&](Tables& tables) { return tables.outputs().Curve(trial_id, name); });
 }
 
+Status MetricStore::ForEachSweepCurve(int64_t sweep_id, const std::vector<std::string>& names,
+                                      const std::vector<int64_t>& trial_ids,
+                                      const std::function<Status(TrialCurve&&)>& visit) const {
+  return store_.Read([&](Tables& tables) -> Status {
+    Database& db = store_internal::DatabaseOf(tables);
+    RUNG_RETURN_IF_ERROR(store_internal::LoadSweep(db, sweep_id).status());
+    // (An invalid UTF-8 name is replaced, so it matches nothing, rather than throwing.)
+    const std::string names_json = nlohmann::json(names).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    const std::string trials_json = nlohmann::json(trial_ids).dump();
+    if (!trial_ids.empty()) {
+      RUNG_ASSIGN_OR_RETURN(
+          Statement outside,
+          db.Prepare("SELECT value FROM json_each(?2) WHERE value NOT IN (SELECT id FROM trials WHERE sweep_id = ?1) "
+                     "LIMIT 1"));
+      outside.BindAll(sweep_id, trials_json);
+      RUNG_ASSIGN_OR_RETURN(bool found, outside.Step());
+      if (found) {
+        return Status::InvalidArgument("trial " + std::to_string(outside.ColumnInt64(0)) + " is not a trial of sweep " +
+                                       std::to_string(sweep_id) + " (`rung trials " + std::to_string(sweep_id) +
+                                       "` lists them)");
+      }
+    }
+    // With one MAX() aggregate SQLite takes the other columns from the row holding the maximum: the
+    // newest attempt's point of each step (as OutputTable::Curve). trials(sweep_id, ...) finds the
+    // sweep's trials, the metrics' primary key (trial_id, name, step, attempt) the rest, in order.
+    RUNG_ASSIGN_OR_RETURN(
+        Statement query,
+        db.Prepare("SELECT m.trial_id, m.name, m.step, m.value, m.tokens, m.flops, m.wall_time, MAX(m.attempt) "
+                   "FROM trials t JOIN metrics m ON m.trial_id = t.id "
+                   "WHERE t.sweep_id = ?1 AND m.name IN (SELECT value FROM json_each(?2)) "
+                   "AND (?3 = '[]' OR t.id IN (SELECT value FROM json_each(?3))) "
+                   "GROUP BY m.trial_id, m.name, m.step ORDER BY m.trial_id, m.name, m.step"));
+    query.BindAll(sweep_id, names_json, trials_json);
+    TrialCurve curve;
+    while (true) {
+      RUNG_ASSIGN_OR_RETURN(bool has_row, query.Step());
+      const int64_t trial_id = has_row ? query.ColumnInt64(0) : 0;
+      std::string name = has_row ? query.ColumnText(1) : std::string();
+      if (!curve.points.empty() && (!has_row || trial_id != curve.trial_id || name != curve.name)) {
+        RUNG_RETURN_IF_ERROR(visit(std::move(curve)));
+        curve = TrialCurve();
+      }
+      if (!has_row) return Status::Ok();
+      if (curve.points.empty()) {
+        curve.trial_id = trial_id;
+        curve.name = std::move(name);
+      }
+      CurvePoint point;
+      point.point.step = query.ColumnInt64(2);
+      point.point.value = ValueOrNan(query, 3);
+      point.point.tokens = query.ColumnInt64(4);
+      point.point.flops = query.ColumnDouble(5);
+      point.point.wall_time = query.ColumnDouble(6);
+      point.attempt = query.ColumnInt64(7);
+      curve.points.push_back(std::move(point));
+    }
+  });
+}
+
 StatusOr<std::vector<std::string>> MetricStore::MetricNames(int64_t trial_id) const {
   return store_.Read([&](Tables& tables) -> StatusOr<std::vector<std::string>> {
     Database& db = store_internal::DatabaseOf(tables);

@@ -15,6 +15,7 @@
 // Thread safety: thread-safe (see store.h).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,12 +31,30 @@ struct LogFilter {
   int64_t after_batch = 0;
 };
 
+// One metric of one trial by step, each step from the newest attempt that reported it
+// (MetricStore::ForEachSweepCurve); the points' names are left empty: `name` is theirs.
+struct TrialCurve {
+  int64_t trial_id = 0;
+  std::string name;
+  std::vector<CurvePoint> points;
+};
+
 class MetricStore {
  public:
   explicit MetricStore(Store& store) : store_(store) {}
 
   // The trial's curve of metric `name` by step, each step from the newest attempt that reported it.
   StatusOr<std::vector<CurvePoint>> Curve(int64_t trial_id, const std::string& name) const;
+  // Every curve of a sweep for the metrics `names`, of all its trials or of `trial_ids` among them,
+  // by trial id then name, each handed to `visit` as soon as it is read (so the sweep's curves are
+  // never all in memory at once): one query for the whole sweep, served by the metrics table's
+  // primary key. A trial without a point of a name has no curve of it. `visit` runs inside the
+  // read, under the store's lock: it must not call the store; its error ends the read and is
+  // returned. Errors: NOT_FOUND (no such sweep), INVALID_ARGUMENT (a trial id that is not a trial
+  // of the sweep, naming it), the store's.
+  Status ForEachSweepCurve(int64_t sweep_id, const std::vector<std::string>& names,
+                           const std::vector<int64_t>& trial_ids,
+                           const std::function<Status(TrialCurve&&)>& visit) const;
   // The metric names the trial reported, sorted.
   StatusOr<std::vector<std::string>> MetricNames(int64_t trial_id) const;
 

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/common/executable_folder.h"
 #include "core/data/byte_corpus.h"
 #include "core/data/token_manifest.h"
 #include "core/data/token_shards.h"
@@ -19,12 +20,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr char kRelativeText[] = "builtin/austen.txt";
-
-std::string ExecutableFolder() {
-  std::error_code error;
-  const fs::path executable = fs::read_symlink("/proc/self/exe", error);
-  return error ? std::string() : executable.parent_path().string();
-}
 
 }  // namespace
 

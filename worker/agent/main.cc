@@ -24,6 +24,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/common/executable_folder.h"
 #include "core/common/provenance.h"
 #include "core/common/token_file.h"
 #include "worker/agent/checkpoint_retention.h"
@@ -37,10 +38,9 @@ constexpr int kExitOk = 0, kExitRefused = 1, kExitUsage = 2, kExitToken = 4;
 
 // rung-train beside this binary (build/bin, or an install's bin/).
 std::string DefaultTrainerPath() {
-  std::error_code error;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (error) return "rung-train";
-  return (self.parent_path() / "rung-train").string();
+  const std::string folder = rung::ExecutableFolder();
+  if (folder.empty()) return "rung-train";
+  return (std::filesystem::path(folder) / "rung-train").string();
 }
 
 std::chrono::milliseconds Milliseconds(double seconds) {

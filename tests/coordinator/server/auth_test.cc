@@ -6,11 +6,14 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <map>
 #include <string>
 
+#include <google/protobuf/descriptor.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "proto/rung.grpc.pb.h"
 #include "tests/coordinator/server/server_test_util.h"
 
 namespace rung::server {
@@ -21,6 +24,7 @@ using testing::ScratchDir;
 
 constexpr char kUser[] = "user-token-0123456789abcdef";
 constexpr char kWorker[] = "worker-token-0123456789abcdef";
+constexpr char kViewer[] = "viewer-token-0123456789abcdef";
 
 TEST(RequiredAccessTest, HealthAndReflectionArePublic) {
   EXPECT_EQ(RequiredAccess("/grpc.health.v1.Health/Check"), Access::kPublic);
@@ -31,7 +35,7 @@ TEST(RequiredAccessTest, HealthAndReflectionArePublic) {
 
 TEST(RequiredAccessTest, EachServiceBelongsToItsRole) {
   EXPECT_EQ(RequiredAccess("/rung.v1.UserService/SubmitSweep"), Access::kUser);
-  EXPECT_EQ(RequiredAccess("/rung.v1.UserService/GetMetrics"), Access::kUser);
+  EXPECT_EQ(RequiredAccess("/rung.v1.UserService/GetMetrics"), Access::kQuery);
   EXPECT_EQ(RequiredAccess("/rung.v1.UserService/GetServerInfo"), Access::kAnyRole);
   EXPECT_EQ(RequiredAccess("/rung.v1.WorkerService/Register"), Access::kWorker);
   EXPECT_EQ(RequiredAccess("/rung.v1.WorkerService/Complete"), Access::kWorker);
@@ -45,7 +49,7 @@ class AuthorizeTest : public ::testing::Test {
   grpc::Status Authorize(std::string_view method, std::optional<std::string_view> header) {
     return authenticator_.Authorize(method, header, &role_);
   }
-  BearerTokenAuthenticator authenticator_{kUser, kWorker};
+  BearerTokenAuthenticator authenticator_{kUser, kWorker, kViewer};
   v1::Role role_ = v1::ROLE_UNSPECIFIED;
 };
 
@@ -106,8 +110,76 @@ TEST_F(AuthorizeTest, AValidTokenOfTheOtherRoleIsPermissionDenied) {
 TEST_F(AuthorizeTest, RoleOfNamesTheTokensRole) {
   EXPECT_EQ(authenticator_.RoleOf(std::string("Bearer ") + kUser), v1::ROLE_USER);
   EXPECT_EQ(authenticator_.RoleOf(std::string("Bearer ") + kWorker), v1::ROLE_WORKER);
+  EXPECT_EQ(authenticator_.RoleOf(std::string("Bearer ") + kViewer), v1::ROLE_VIEWER);
   EXPECT_EQ(authenticator_.RoleOf("Bearer nobody-0123456789abcdef"), v1::ROLE_UNSPECIFIED);
   EXPECT_EQ(authenticator_.RoleOf(std::nullopt), v1::ROLE_UNSPECIFIED);
+}
+
+// Every UserService method, by name, and whether the viewer token may call it. A method added to
+// the service fails ViewerMayCallExactlyTheQueries until it is listed here: its author decides.
+const std::map<std::string, bool>& ViewerMayCall() {
+  static const std::map<std::string, bool> table = {
+      {"GetServerInfo", true},       {"SubmitSweep", false},   {"ListSweeps", true},
+      {"GetSweep", true},            {"CancelSweep", false},   {"PauseSweep", false},
+      {"ResumeSweep", false},        {"ListTrials", true},     {"GetTrial", true},
+      {"RetryTrials", false},        {"StreamSweepUpdates", true}, {"GetMetrics", true},
+      {"QueryResults", true},        {"GetLearnedParameters", true}, {"GetDiagnostics", true},
+      {"Fit", true},                 {"ListFits", true},       {"Export", true},
+      {"ListWorkers", true},         {"ReleaseWorker", false}, {"GetTuning", true},
+      {"GetLogs", true},             {"GetCurves", true},      {"StreamMetrics", true},
+  };
+  return table;
+}
+
+TEST_F(AuthorizeTest, ViewerMayCallExactlyTheQueries) {
+  const google::protobuf::ServiceDescriptor* service =
+      google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(v1::UserService::service_full_name());
+  ASSERT_NE(service, nullptr);
+  ASSERT_EQ(service->method_count(), static_cast<int>(ViewerMayCall().size()))
+      << "a UserService method is missing from ViewerMayCall(): decide whether a viewer may call it";
+  const std::string viewer = std::string("Bearer ") + kViewer;
+  for (int i = 0; i < service->method_count(); ++i) {
+    const std::string name = service->method(i)->name();
+    auto expected = ViewerMayCall().find(name);
+    ASSERT_NE(expected, ViewerMayCall().end()) << name << " is missing from ViewerMayCall()";
+    const std::string path = "/rung.v1.UserService/" + name;
+    grpc::Status status = Authorize(path, viewer);
+    if (expected->second) {
+      EXPECT_TRUE(status.ok()) << name << ": " << status.error_message();
+      EXPECT_EQ(role_, v1::ROLE_VIEWER) << name;
+    } else {
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED) << name;
+      EXPECT_THAT(status.error_message(), HasSubstr("rung.v1.UserService/" + name + " changes the coordinator's state"));
+      EXPECT_THAT(status.error_message(), HasSubstr("the viewer token, which may only query"));
+      EXPECT_THAT(status.error_message(), HasSubstr("--user-token-file"));
+    }
+    // The user token may call every one of them.
+    EXPECT_TRUE(Authorize(path, std::string("Bearer ") + kUser).ok()) << name;
+  }
+}
+
+TEST_F(AuthorizeTest, TheViewerTokenCannotCallWorkerMethods) {
+  grpc::Status status = Authorize("/rung.v1.WorkerService/Register", std::string("Bearer ") + kViewer);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(status.error_message(), HasSubstr("needs the worker token; this call was made with the viewer token"));
+}
+
+TEST(AuthorizeWithoutViewerTest, WithoutAViewerTokenNoTokenIsAViewer) {
+  BearerTokenAuthenticator authenticator(kUser, kWorker);
+  v1::Role role = v1::ROLE_UNSPECIFIED;
+  EXPECT_EQ(authenticator.Authorize("/rung.v1.UserService/ListSweeps", std::string("Bearer ") + kViewer, &role)
+                .error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(authenticator.RoleOf(std::string("Bearer ") + kViewer), v1::ROLE_UNSPECIFIED);
+}
+
+TEST(ValidateTokensTest, TheViewerTokenMustDifferFromTheOthers) {
+  EXPECT_TRUE(ValidateTokens(kUser, kWorker, kViewer).ok());
+  EXPECT_TRUE(ValidateTokens(kUser, kWorker, "").ok());
+  Status as_user = ValidateTokens(kUser, kWorker, kUser);
+  EXPECT_EQ(as_user.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(as_user.message(), HasSubstr("the viewer token is the same as the user token"));
+  EXPECT_THAT(ValidateTokens(kUser, kWorker, kWorker).message(), HasSubstr("same as the worker token"));
 }
 
 TEST(ValidateTokensTest, TheTwoTokensMustDiffer) {

@@ -137,5 +137,71 @@ TEST_F(MetricStoreTest, CompletionStoresSummariesLearnedParametersAndDiagnostics
   EXPECT_EQ(diagnostics[0].value.at("pooled").at("xi_lambda"), 0.4);
 }
 
+// ForEachSweepCurve's curves, collected.
+std::vector<TrialCurve> SweepCurves(const MetricStore& metrics, int64_t sweep_id, std::vector<std::string> names,
+                                    std::vector<int64_t> trial_ids, Status* status) {
+  std::vector<TrialCurve> curves;
+  *status = metrics.ForEachSweepCurve(sweep_id, names, trial_ids, [&](TrialCurve&& curve) {
+    curves.push_back(std::move(curve));
+    return Status::Ok();
+  });
+  return curves;
+}
+
+TEST_F(MetricStoreTest, ASweepsCurvesComeByTrialThenNameEachStepFromTheNewestAttempt) {
+  RegisterWorker("w2");
+  // A second trial of another sweep, whose points must not appear.
+  const int64_t other_sweep = Submit(Submission("other", {Cell("b")}));
+  std::optional<Lease> other = LeaseFor("w2");
+  ASSERT_TRUE(other.has_value());
+  ASSERT_OK(trials().ReportBatch(PointsBatch(other->trial_id, other->attempt, 1, Steps(0, 3, 50.0))));
+
+  std::vector<MetricPoint> first = Steps(0, 5, 10.0);
+  first.push_back(Point(2, "train_loss", 7.0));
+  ASSERT_OK(trials().ReportBatch(PointsBatch(lease_.trial_id, 1, 1, first)));
+  const Lease second = NextAttempt();
+  ASSERT_OK(trials().ReportBatch(PointsBatch(second.trial_id, 2, 1, Steps(4, 7, 100.0))));
+
+  Status status;
+  std::vector<TrialCurve> curves = SweepCurves(metrics(), 1, {"val_loss", "train_loss"}, {}, &status);
+  ASSERT_OK(status);
+  ASSERT_EQ(curves.size(), 2u);
+  EXPECT_EQ(curves[0].trial_id, lease_.trial_id);
+  EXPECT_EQ(curves[0].name, "train_loss");
+  ASSERT_EQ(curves[0].points.size(), 1u);
+  EXPECT_EQ(curves[1].name, "val_loss");
+  ASSERT_EQ(curves[1].points.size(), 8u);
+  for (const CurvePoint& point : curves[1].points) {
+    const bool from_second = point.point.step >= 4;
+    EXPECT_EQ(point.attempt, from_second ? 2 : 1) << point.point.step;
+    EXPECT_DOUBLE_EQ(point.point.value, (from_second ? 100.0 : 10.0) + static_cast<double>(point.point.step));
+    EXPECT_EQ(point.point.tokens, point.point.step * 128);
+  }
+
+  // Only the trials asked for; a name nobody reported has no curve.
+  curves = SweepCurves(metrics(), other_sweep, {"val_loss", "nothing"}, {other->trial_id}, &status);
+  ASSERT_OK(status);
+  ASSERT_EQ(curves.size(), 1u);
+  EXPECT_EQ(curves[0].trial_id, other->trial_id);
+  EXPECT_EQ(curves[0].points.size(), 4u);
+}
+
+TEST_F(MetricStoreTest, ASweepsCurvesRefuseATrialOfAnotherSweepAndAnUnknownSweep) {
+  Status status;
+  SweepCurves(metrics(), 1, {"val_loss"}, {lease_.trial_id, 99}, &status);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("trial 99 is not a trial of sweep 1"));
+  SweepCurves(metrics(), 42, {"val_loss"}, {}, &status);
+  EXPECT_EQ(status.code(), StatusCode::kNotFound);
+}
+
+TEST_F(MetricStoreTest, AVisitorsErrorEndsTheRead) {
+  ASSERT_OK(trials().ReportBatch(PointsBatch(lease_.trial_id, 1, 1, Steps(0, 2, 1.0))));
+  const Status status = metrics().ForEachSweepCurve(1, {"val_loss"}, {}, [](TrialCurve&&) {
+    return Status::Cancelled("the caller left");
+  });
+  EXPECT_EQ(status.code(), StatusCode::kCancelled);
+}
+
 }  // namespace
 }  // namespace rung

@@ -1,0 +1,38 @@
+// bench/dashboard_render.mjs: times the sweep page of `rung dashboard` in Debian's chromium
+// (playwright-core), for bench/dashboard_scale.py. Environment: DASHBOARD_URL, SWEEP_ID. Prints one
+// JSON line: ready_ms (navigation to the page's data-ready mark: table, progress and curves
+// drawn), redraw_ms (log y toggled until the chart is drawn again), rows (trials table rows).
+import { chromium } from 'playwright-core';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const url = process.env.DASHBOARD_URL;
+const sweepId = process.env.SWEEP_ID || '1';
+const origin = new URL(url).origin;
+const profile = mkdtempSync(join(tmpdir(), 'rung-chromium-'));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium', headless: true,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+         '--disable-component-update', '--disable-sync'],
+  viewport: { width: 1280, height: 900 },
+});
+try {
+  const page = context.pages()[0] || (await context.newPage());
+  await page.goto(url);
+  await page.waitForSelector('#app[data-ready="#/"]');
+  const started = Date.now();
+  await page.goto(`${origin}/#/sweep/${sweepId}`);
+  await page.waitForSelector(`#app[data-ready="#/sweep/${sweepId}"]`, { timeout: 120000 });
+  const readyMs = Date.now() - started;
+  const rows = await page.$$eval('#trials-table tbody tr', (r) => r.length);
+  const before = Date.now();
+  await page.evaluate(() => { document.querySelector('#sweep-curves').rungChart = null; });
+  await page.check('input[name="logy"]');
+  await page.waitForFunction(() => document.querySelector('#sweep-curves').rungChart !== null, null, { timeout: 60000 });
+  const redrawMs = Date.now() - before;
+  console.log(JSON.stringify({ ready_ms: readyMs, redraw_ms: redrawMs, rows }));
+} finally {
+  await context.close();
+  rmSync(profile, { recursive: true, force: true });
+}

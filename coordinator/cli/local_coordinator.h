@@ -1,0 +1,73 @@
+// coordinator/cli/local_coordinator.h
+//
+// A run directory and the rung-coordinator child that serves it on loopback, shared by `rung run`
+// (which makes the directory) and `rung serve` (which serves one again). A run directory holds:
+//   rung.db          the database (sweeps, trials, metrics)
+//   artifacts/       every attempt's checkpoints
+//   user.token       the user token (`rung` commands; 0600)
+//   worker.token     the worker token (rung-worker; 0600)
+//   viewer.token     the viewer token (dashboards, people who only look: queries only; 0600)
+//   coordinator.log  the coordinator's stderr, appended
+//   dashboard.log    `rung dashboard`'s output (rung run --dashboard, rung serve --dashboard)
+// Token files that are missing are created by the coordinator with fresh tokens.
+//
+// Example:
+//   RunDirectory run{"rung-runs/ladder-20260101-120000"};
+//   StatusOr<LocalCoordinator> coordinator = StartLocalCoordinator(run, "127.0.0.1:0", 30);
+//   if (coordinator.ok()) Use(coordinator->address);   // "127.0.0.1:43117"
+//
+// Thread safety: values and reentrant functions; the child is its caller's (subprocess.h).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/common/status.h"
+#include "core/common/subprocess.h"
+
+namespace rung::cli {
+
+struct RunDirectory {
+  std::string dir;
+
+  std::string Path(const std::string& name) const;
+  std::string database() const { return Path("rung.db"); }
+  std::string artifacts() const { return Path("artifacts"); }
+  std::string user_token() const { return Path("user.token"); }
+  std::string worker_token() const { return Path("worker.token"); }
+  std::string viewer_token() const { return Path("viewer.token"); }
+  std::string log() const { return Path("coordinator.log"); }
+};
+
+// A rung-coordinator child (killed with this process) and the address it serves on.
+struct LocalCoordinator {
+  std::unique_ptr<Subprocess> process;
+  std::string address;
+};
+
+// The directory of the running executable (where rung-coordinator, rung-worker and rung-train are);
+// "." when it cannot be read.
+std::string ExecutableDirectory();
+
+// A `rung dashboard` child (killed with this process) and the URL it printed, with its login token.
+struct LocalDashboard {
+  std::unique_ptr<Subprocess> process;
+  std::string url;  // "http://127.0.0.1:8050/?token=..."
+};
+
+// Starts `rung dashboard` (this executable's) on the coordinator at `address` with `token_file`,
+// listening on `listen`, its output appended to `log_path`, and waits up to 20 s for its URL.
+// Errors: FAILED_PRECONDITION when it stops first (the message has what it wrote: a port in use, a
+// missing page), UNAVAILABLE when it prints no URL in time, Subprocess::Start's.
+StatusOr<LocalDashboard> StartLocalDashboard(const std::string& address, const std::string& token_file,
+                                             const std::string& listen, const std::string& log_path);
+
+// Starts rung-coordinator (beside this executable) on `listen` over the run directory's database,
+// artifacts and tokens, its stderr appended to the directory's log, and waits up to 20 s for it to
+// serve. Errors: FAILED_PRECONDITION when it stops before serving (the message has what it wrote to
+// the log: for example that another coordinator holds the database), UNAVAILABLE when it does not
+// serve in time, Subprocess::Start's.
+StatusOr<LocalCoordinator> StartLocalCoordinator(const RunDirectory& run, const std::string& listen,
+                                                 double lease_seconds);
+
+}  // namespace rung::cli

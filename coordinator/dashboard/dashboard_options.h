@@ -1,0 +1,31 @@
+// coordinator/dashboard/dashboard_options.h
+//
+// What `rung dashboard` is told: the coordinator to read (with the token it reads it with), where
+// to listen, TLS, whether control buttons are on, and where the bundled page is. CheckListenAddress
+// enforces the access rule: plaintext only on loopback; anywhere else only with a TLS certificate
+// and key.
+#pragma once
+
+#include <string>
+
+#include "coordinator/cli/coordinator_connection.h"
+#include "core/common/status.h"
+
+namespace rung::dashboard {
+
+inline constexpr char kDefaultListen[] = "127.0.0.1:8050";
+
+struct DashboardOptions {
+  cli::ConnectionOptions connection;
+  std::string listen = kDefaultListen;  // HOST:PORT; port 0 picks a free one
+  std::string tls_cert_file;            // PEM certificate chain: serve HTTPS
+  std::string tls_key_file;             // its PEM private key
+  bool allow_control = false;           // pause/resume/cancel/retry endpoints and buttons
+  std::string web_root;                 // the bundled page; "": dashboard/ beside the executable
+};
+
+// OK, or INVALID_ARGUMENT saying what to change: a malformed --listen, only one of --tls-cert and
+// --tls-key, or a non-loopback --listen without TLS.
+Status CheckListenAddress(const DashboardOptions& options);
+
+}  // namespace rung::dashboard

@@ -1,0 +1,28 @@
+// The dashboard server's JSON endpoints (coordinator/dashboard/dashboard_api.h) and live updates.
+export async function getJson(path: string): Promise<any> {
+  const response = await fetch(path, { credentials: 'same-origin' });
+  const body = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
+  if (!response.ok) throw new Error(body.error || `HTTP ${response.status}`);
+  return body;
+}
+
+export async function postJson(path: string): Promise<any> {
+  const response = await fetch(path, { method: 'POST', credentials: 'same-origin' });
+  const body = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
+  if (!response.ok) throw new Error(body.error || `HTTP ${response.status}`);
+  return body;
+}
+
+// Follows a sweep's updates (server-sent events: trial states, and the points of `metric` as they
+// land); returns the function that stops following.
+export function followSweep(sweepId: number, metric: string, onUpdate: (update: any) => void,
+                            onMetrics: (metrics: any) => void, onEnd: () => void): () => void {
+  const source = new EventSource(`/api/sweeps/${sweepId}/events?metric=${encodeURIComponent(metric)}`);
+  source.addEventListener('update', (event) => onUpdate(JSON.parse((event as MessageEvent).data)));
+  source.addEventListener('metrics', (event) => onMetrics(JSON.parse((event as MessageEvent).data)));
+  source.addEventListener('end', () => { source.close(); onEnd(); });
+  return () => source.close();
+}
+
+// proto3 JSON writes int64 as strings.
+export const num = (value: any): number => (value === null || value === undefined || value === '' ? NaN : Number(value));

@@ -1,0 +1,52 @@
+// The sweeps list: state, progress and an ETA per sweep.
+import { getJson, num } from './api';
+import { el, fmt, fmtSeconds, stateName, timeText } from './format';
+
+export function progressBar(counts: any): HTMLElement {
+  const total = num(counts.total) || 0;
+  const bar = el('div', { className: 'progress', title: '' });
+  const parts: string[] = [];
+  for (const state of ['succeeded', 'running', 'leased', 'early_stopped', 'failed', 'cancelled', 'preempted', 'stale', 'pending']) {
+    const n = num(counts[state]) || 0;
+    if (!n) continue;
+    parts.push(`${state} ${n}`);
+    bar.append(el('span', { className: 'seg s-' + state, style: `width:${(100 * n) / Math.max(total, 1)}%` }));
+  }
+  bar.title = parts.join(', ');
+  return bar;
+}
+
+// From the share of compute finished and the time since the sweep started.
+export function eta(sweep: any, nowSeconds: number): string {
+  const state = stateName(sweep.state);
+  if (state !== 'active') return '';
+  const done = num(sweep.finished_flops), total = num(sweep.total_flops);
+  const started = Date.parse(sweep.created_at) / 1000;
+  if (!(done > 0) || !(total > done) || !isFinite(started)) return '';
+  return '~' + fmtSeconds((nowSeconds - started) * (total - done) / done);
+}
+
+export async function renderSweeps(root: HTMLElement): Promise<void> {
+  const { sweeps } = await getJson('/api/sweeps');
+  const now = Date.now() / 1000;
+  const table = el('table', { className: 'data', id: 'sweeps' },
+    el('thead', {}, el('tr', {}, ...['id', 'name', 'state', 'progress', 'done', 'running', 'failed', 'ETA', 'metric', 'created'].map((h) => el('th', {}, h)))));
+  const body = el('tbody');
+  for (const s of sweeps) {
+    const c = s.counts;
+    body.append(el('tr', { 'data-sweep': s.sweep_id },
+      el('td', {}, s.sweep_id),
+      el('td', {}, el('a', { href: `#/sweep/${s.sweep_id}` }, s.name)),
+      el('td', { className: 'state st-' + stateName(s.state) }, stateName(s.state) + (s.tuning ? ` (tuning ${s.tuning})` : '')),
+      el('td', {}, progressBar(c)),
+      el('td', { className: 'num' }, `${num(c.succeeded) + num(c.early_stopped)}/${num(c.total)}`),
+      el('td', { className: 'num' }, String(num(c.running) + num(c.leased))),
+      el('td', { className: 'num' }, String(num(c.failed))),
+      el('td', {}, eta(s, now)),
+      el('td', {}, `${s.metric_name} (${s.metric_goal})`),
+      el('td', {}, timeText(s.created_at))));
+  }
+  table.append(body);
+  root.append(el('h2', {}, 'Sweeps'), sweeps.length ? table : el('p', { className: 'empty' }, 'No sweeps yet: submit one with `rung submit SPEC`.'),
+    el('p', { className: 'note' }, `FLOPs are 6ND. ETA from the share of compute finished since the sweep was created. ${fmt(sweeps.length, 3)} sweep(s).`));
+}

@@ -1,0 +1,418 @@
+// tests/dashboard/dashboard_http_test.cc
+//
+// `rung dashboard`'s HTTP side against a real coordinator (the CLI goldens' in-process fixture,
+// tests/cli/golden_fixture.h: sweep 1 with curves, final records and stored fit 1) and a real
+// DashboardServer on 127.0.0.1 port 0 serving the real bundled page: the login, 401 everywhere
+// without it, the JSON endpoints against the coordinator's own answers, control refused without
+// --allow-control, the listen rules, and hostile requests (bad paths, ids and parameters, huge
+// headers and URIs, wrong tokens, junk bodies), after each of which the server still answers.
+#include <httplib.h>
+
+#include <chrono>
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "coordinator/dashboard/dashboard_server.h"
+#include "coordinator/dashboard/login_gate.h"
+#include "coordinator/server/auth.h"
+#include "coordinator/server/grpc_server.h"
+#include "tests/cli/golden_fixture.h"
+#include "tests/worker/agent/agent_test_util.h"
+
+namespace rung::dashboard {
+namespace {
+
+using ::testing::HasSubstr;
+using nlohmann::json;
+
+class DashboardHttpTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    StatusOr<std::unique_ptr<cli::testing::GoldenCoordinator>> started = cli::testing::GoldenCoordinator::Start();
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    coordinator_ = std::move(started).value().release();
+  }
+  static void TearDownTestSuite() {
+    delete coordinator_;
+    coordinator_ = nullptr;
+  }
+
+  DashboardOptions Options() const {
+    DashboardOptions options;
+    options.connection.address = coordinator_->address();
+    options.connection.token_file = coordinator_->user_token_file();
+    options.listen = "127.0.0.1:0";
+    options.web_root = RUNG_DASHBOARD_WEB_ROOT;
+    return options;
+  }
+
+  void StartServer(bool allow_control = false) {
+    DashboardOptions options = Options();
+    options.allow_control = allow_control;
+    StatusOr<std::unique_ptr<DashboardServer>> server = DashboardServer::Start(options);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(server).value();
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+    client_->set_read_timeout(10, 0);
+  }
+
+  httplib::Headers LoggedIn() const {
+    return {{"Cookie", std::string(kLoginCookie) + "=" + server_->gate().token()}};
+  }
+
+  json GetJson(const std::string& path) {
+    httplib::Result result = client_->Get(path.c_str(), LoggedIn());
+    EXPECT_TRUE(result) << path;
+    if (!result) return json();
+    EXPECT_EQ(result->status, 200) << path << ": " << result->body;
+    return json::parse(result->body, nullptr, false);
+  }
+
+  // The server still answers a logged-in request.
+  void ExpectStillServing() {
+    httplib::Client fresh("127.0.0.1", server_->port());
+    httplib::Result result = fresh.Get("/api/info", LoggedIn());
+    ASSERT_TRUE(result) << "the dashboard stopped answering";
+    EXPECT_EQ(result->status, 200);
+  }
+
+  static cli::testing::GoldenCoordinator* coordinator_;
+  std::unique_ptr<DashboardServer> server_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+cli::testing::GoldenCoordinator* DashboardHttpTest::coordinator_ = nullptr;
+
+TEST(LoginGateTest, AdmitsTheCookieOrTheBearerTokenAndNothingElse) {
+  LoginGate gate("0123456789abcdef0123456789abcdef");
+  EXPECT_TRUE(gate.Admits("a=1; rung_dashboard=0123456789abcdef0123456789abcdef; b=2", ""));
+  EXPECT_TRUE(gate.Admits("", "Bearer 0123456789abcdef0123456789abcdef"));
+  EXPECT_FALSE(gate.Admits("rung_dashboard=0123456789abcdef0123456789abcdeX", ""));
+  EXPECT_FALSE(gate.Admits("rung_dashboard=0123456789abcdef", ""));
+  EXPECT_FALSE(gate.Admits("xrung_dashboard=0123456789abcdef0123456789abcdef", ""));
+  EXPECT_FALSE(gate.Admits("rung_dashboard=", "Bearer "));
+  EXPECT_FALSE(LoginGate("").Admits("rung_dashboard=", ""));
+  EXPECT_THAT(gate.SetCookie(false), HasSubstr("HttpOnly; SameSite=Strict"));
+  EXPECT_THAT(gate.SetCookie(true), HasSubstr("; Secure"));
+}
+
+TEST(DashboardOptionsTest, RefusesANonLoopbackAddressWithoutTls) {
+  DashboardOptions options;
+  options.listen = "0.0.0.0:8050";
+  Status status = CheckListenAddress(options);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("not a loopback address"));
+  EXPECT_THAT(status.message(), HasSubstr("--tls-cert"));
+  options.tls_cert_file = "cert.pem";
+  EXPECT_THAT(CheckListenAddress(options).message(), HasSubstr("go together"));
+  options.listen = "127.0.0.1";
+  options.tls_cert_file.clear();
+  EXPECT_THAT(CheckListenAddress(options).message(), HasSubstr("not HOST:PORT"));
+  options.listen = "[::1]:0";
+  EXPECT_TRUE(CheckListenAddress(options).ok());
+}
+
+TEST_F(DashboardHttpTest, EveryPageAndEndpointAnswers401WithoutTheLogin) {
+  StartServer();
+  for (const char* path : {"/", "/app.js", "/app.css", "/api/info", "/api/sweeps", "/api/sweeps/1/trials",
+                           "/api/sweeps/1/events", "/nosuch", "/api/nosuch"}) {
+    httplib::Result result = client_->Get(path);
+    ASSERT_TRUE(result) << path;
+    EXPECT_EQ(result->status, 401) << path;
+    EXPECT_THAT(result->body, HasSubstr("token")) << path;
+  }
+  httplib::Result wrong = client_->Get("/api/sweeps", {{"Cookie", "rung_dashboard=" + std::string(64, 'a')}});
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 401);
+  httplib::Result post = client_->Post("/api/sweeps/1/cancel", "{}", "application/json");
+  ASSERT_TRUE(post);
+  EXPECT_EQ(post->status, 401);
+  httplib::Result bad_login = client_->Get("/?token=nottheone");
+  ASSERT_TRUE(bad_login);
+  EXPECT_EQ(bad_login->status, 401);
+}
+
+TEST_F(DashboardHttpTest, ThePrintedUrlSetsAStrictHttpOnlyCookieAndRedirects) {
+  StartServer();
+  EXPECT_THAT(server_->url(), HasSubstr("http://127.0.0.1:" + std::to_string(server_->port()) + "/?token="));
+  httplib::Result login = client_->Get(("/?token=" + server_->gate().token()).c_str());
+  ASSERT_TRUE(login);
+  EXPECT_EQ(login->status, 303);
+  EXPECT_EQ(login->get_header_value("Location"), "/");
+  const std::string cookie = login->get_header_value("Set-Cookie");
+  EXPECT_THAT(cookie, HasSubstr("rung_dashboard=" + server_->gate().token()));
+  EXPECT_THAT(cookie, HasSubstr("HttpOnly"));
+  EXPECT_THAT(cookie, HasSubstr("SameSite=Strict"));
+  httplib::Result page = client_->Get("/", LoggedIn());
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_THAT(page->body, HasSubstr("/app.js"));
+  EXPECT_THAT(page->get_header_value("Content-Security-Policy"), HasSubstr("default-src 'self'"));
+  httplib::Result script = client_->Get("/app.js", LoggedIn());
+  ASSERT_TRUE(script);
+  EXPECT_EQ(script->status, 200);
+  EXPECT_THAT(script->get_header_value("Content-Type"), HasSubstr("javascript"));
+}
+
+TEST_F(DashboardHttpTest, EndpointsAnswerWhatTheCoordinatorAnswers) {
+  StartServer();
+  json sweeps = GetJson("/api/sweeps");
+  ASSERT_EQ(sweeps["sweeps"].size(), 2u);
+  EXPECT_EQ(sweeps["sweeps"][0]["name"], "golden-second") << "newest first, as ListSweeps answers";
+  EXPECT_EQ(sweeps["sweeps"][1]["name"], "golden-ladder");
+  json trials = GetJson("/api/sweeps/1/trials");
+  ASSERT_EQ(trials["trials"].size(), 8u);
+
+  // The curves of sweep 1 against GetMetrics of each trial, point for point.
+  auto channel = grpc::CreateChannel(coordinator_->address(), grpc::InsecureChannelCredentials());
+  cli::ConnectionOptions connection_options;
+  connection_options.address = coordinator_->address();
+  connection_options.token_file = coordinator_->user_token_file();
+  auto connection = cli::CoordinatorConnection::Open(connection_options);
+  ASSERT_TRUE(connection.ok());
+  json curves = GetJson("/api/sweeps/1/curves?metric=val_loss&x=tokens&points=4000");
+  ASSERT_FALSE(curves["trials"].empty());
+  for (const json& curve : curves["trials"]) {
+    v1::GetMetricsRequest request;
+    request.set_trial_id(std::stoll(curve["trial_id"].dump()));
+    request.add_names("val_loss");
+    v1::GetMetricsResponse expected;
+    ASSERT_TRUE((*connection)->user().GetMetrics((*connection)->Context().get(), request, &expected).ok());
+    ASSERT_EQ(expected.series_size(), 1);
+    ASSERT_EQ(curve["points"].size(), static_cast<size_t>(expected.series(0).points_size()));
+    for (int i = 0; i < expected.series(0).points_size(); ++i) {
+      EXPECT_EQ(curve["points"][i][0].get<int64_t>(), expected.series(0).points(i).step());
+      EXPECT_EQ(curve["points"][i][1].get<double>(), static_cast<double>(expected.series(0).points(i).tokens()));
+      EXPECT_EQ(curve["points"][i][2].get<double>(), expected.series(0).points(i).value());
+    }
+  }
+  json only = GetJson("/api/sweeps/1/curves?trials=" + curves["trials"][0]["trial_id"].dump());
+  EXPECT_EQ(only["trials"].size(), 1u);
+
+  // The stored fit is what `rung fit --format json` printed when it was made.
+  json fit = GetJson("/api/sweeps/1/fit");
+  EXPECT_EQ(fit["fit_id"], "1");
+  ASSERT_TRUE(fit["report"].is_array());
+  v1::ListFitsRequest list;
+  list.set_fit_id(1);
+  list.set_with_report(true);
+  v1::ListFitsResponse stored;
+  ASSERT_TRUE((*connection)->user().ListFits((*connection)->Context().get(), list, &stored).ok());
+  EXPECT_EQ(fit["report"], json::parse(stored.fits(0).report_json()));
+
+  json trial = GetJson("/api/trials/1");
+  EXPECT_EQ(trial["trial_id"], "1");
+  EXPECT_FALSE(trial["config_json"].get<std::string>().empty());
+  EXPECT_FALSE(GetJson("/api/trials/1/logs?tail=5")["lines"].empty());
+  EXPECT_TRUE(GetJson("/api/trials/1/parameters").contains("parameters"));
+  EXPECT_TRUE(GetJson("/api/trials/1/diagnostics").contains("diagnostics"));
+  json results = GetJson("/api/sweeps/1/results?summary=best&group_by=position.variant");
+  EXPECT_EQ(results["group_by"][0], "position.variant");
+  EXPECT_EQ(GetJson("/api/info")["control"], false);
+}
+
+TEST_F(DashboardHttpTest, ControlIsRefusedWith403UnlessAllowed) {
+  StartServer(/*allow_control=*/false);
+  httplib::Result refused = client_->Post("/api/sweeps/2/pause", LoggedIn(), "", "application/json");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 403);
+  EXPECT_THAT(refused->body, HasSubstr("--allow-control"));
+  httplib::Result get = client_->Get("/api/sweeps/2/pause", LoggedIn());
+  ASSERT_TRUE(get);
+  EXPECT_EQ(get->status, 405);
+
+  StartServer(/*allow_control=*/true);
+  httplib::Result paused = client_->Post("/api/sweeps/2/pause", LoggedIn(), "", "application/json");
+  ASSERT_TRUE(paused);
+  EXPECT_EQ(paused->status, 200) << paused->body;
+  EXPECT_EQ(json::parse(paused->body)["state"], "SWEEP_STATE_PAUSED");
+  httplib::Result resumed = client_->Post("/api/sweeps/2/resume", LoggedIn(), "", "application/json");
+  ASSERT_TRUE(resumed);
+  EXPECT_EQ(json::parse(resumed->body)["state"], "SWEEP_STATE_ACTIVE");
+}
+
+TEST_F(DashboardHttpTest, HostileRequestsGetClearErrorsAndTheServerCarriesOn) {
+  StartServer();
+  struct Case {
+    std::string path;
+    int status;
+    std::string says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"/api/sweeps/abc", 400, "bad sweep id 'abc'"},
+           {"/api/sweeps/0", 400, "bad sweep id"},
+           {"/api/sweeps/-1/trials", 400, "bad sweep id"},
+           {"/api/sweeps/99999999999999999999999", 400, "bad sweep id"},
+           {"/api/sweeps/999", 404, "coordinator"},
+           {"/api/trials/999", 404, "coordinator"},
+           {"/api/sweeps/1/nosuch", 404, "no such endpoint"},
+           {"/api/sweeps/1/trials/extra", 404, "no such endpoint"},
+           {"/api/sweeps/1/curves?points=abc", 400, "not a whole number"},
+           {"/api/sweeps/1/curves?points=99999999", 400, "is outside 4..4000"},
+           {"/api/sweeps/1/curves?points=1", 400, "outside"},
+           {"/api/sweeps/1/curves?x=epochs", 400, "use step, tokens, flops or wall_time"},
+           {"/api/sweeps/1/curves?trials=1,x", 400, "not a trial id"},
+           {"/api/sweeps/1/results?summary=worst", 400, "final, best or last"},
+           {"/api/trials/1/logs?tail=0", 400, "outside"},
+           {"/api/sweeps/1/results?group_by=" + std::string(2000, 'k'), 400, "longer than"},
+           {"/../../etc/passwd", 404, ""},
+           {"/%2e%2e/%2e%2e/etc/passwd", 404, ""},
+           {"/index.html%00.js", 404, ""},
+           {"/api/sweeps/1%00/trials", 400, ""},
+       }) {
+    httplib::Result result = client_->Get(c.path.c_str(), LoggedIn());
+    ASSERT_TRUE(result) << c.path;
+    EXPECT_EQ(result->status, c.status) << c.path << ": " << result->body;
+    EXPECT_THAT(result->body, HasSubstr(c.says)) << c.path;
+  }
+  // Junk bodies and methods.
+  httplib::Result junk = client_->Post("/api/sweeps/1/pause", LoggedIn(), std::string("\x00\xff{{{", 5), "application/json");
+  ASSERT_TRUE(junk);
+  EXPECT_EQ(junk->status, 403);
+  httplib::Result big = client_->Post("/api/sweeps/1/pause", LoggedIn(), std::string(1 << 20, '{'), "application/json");
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->status, 413);
+  httplib::Result put = client_->Put("/api/sweeps", LoggedIn(), "{}", "application/json");
+  ASSERT_TRUE(put);
+  EXPECT_EQ(put->status, 405);
+  ExpectStillServing();
+
+  // A huge header and a huge URI: refused, and the server carries on.
+  httplib::Headers huge = LoggedIn();
+  huge.emplace("X-Junk", std::string(100000, 'x'));
+  httplib::Result huge_header = client_->Get("/api/info", huge);
+  if (huge_header) EXPECT_NE(huge_header->status, 200);
+  ExpectStillServing();
+  httplib::Result huge_uri = client_->Get(("/api/sweeps?x=" + std::string(20000, 'y')).c_str(), LoggedIn());
+  if (huge_uri) EXPECT_EQ(huge_uri->status, 414);
+  ExpectStillServing();
+  // Many cookies, one of them right, one wrong token in the header.
+  httplib::Result mixed = client_->Get("/api/info", {{"Cookie", "a=1; rung_dashboard=wrong; b"},
+                                                     {"Authorization", "Bearer " + server_->gate().token()}});
+  ASSERT_TRUE(mixed);
+  EXPECT_EQ(mixed->status, 200);
+  // A raw request that is not HTTP at all.
+  httplib::Client raw("127.0.0.1", server_->port());
+  httplib::Result nonsense = raw.Get("/\r\n\r\nGARBAGE");
+  (void)nonsense;
+  ExpectStillServing();
+}
+
+TEST_F(DashboardHttpTest, LiveUpdatesStartWithTheSweepsSnapshot) {
+  StartServer();
+  std::string received;
+  httplib::Client stream("127.0.0.1", server_->port());
+  stream.set_read_timeout(10, 0);
+  httplib::Result result = stream.Get("/api/sweeps/2/events", LoggedIn(), [&](const char* data, size_t length) {
+    received.append(data, length);
+    return received.find("\n\n") == std::string::npos;  // stop after the first message
+  });
+  EXPECT_THAT(received, HasSubstr("event: update\ndata: {"));
+  EXPECT_THAT(received, HasSubstr("\"snapshot\":true"));
+  httplib::Result missing = client_->Get("/api/sweeps/999/events", LoggedIn());
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  ExpectStillServing();
+}
+
+// A coordinator with a viewer token (read-only) and one small sweep.
+class ViewerTokenTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server::ServerOptions options;
+    options.listen_address = "127.0.0.1:0";
+    options.database_path = scratch_.Path("rung.db");
+    options.user_token_file = scratch_.Path("user.token");
+    options.worker_token_file = scratch_.Path("worker.token");
+    options.viewer_token_file = scratch_.Path("viewer.token");
+    for (const std::string& file : {options.user_token_file, options.worker_token_file, options.viewer_token_file}) {
+      ASSERT_TRUE(server::WriteFreshTokenFile(file).ok());
+    }
+    StatusOr<std::unique_ptr<server::CoordinatorServer>> started = server::CoordinatorServer::Start(options);
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    coordinator_ = std::move(started).value();
+    cli::ConnectionOptions user;
+    user.address = coordinator_->address();
+    user.token_file = options.user_token_file;
+    auto connection = cli::CoordinatorConnection::Open(user);
+    ASSERT_TRUE(connection.ok());
+    v1::SubmitSweepRequest submit;
+    submit.set_spec_text("name: viewed\nmetric: {name: val_loss, goal: minimize}\ndata: {source: builtin, seq_len: 16}\n"
+                         "train: {batch_size: 2, steps: 10}\nladder:\n  rungs:\n    - {layers: 1, d_model: 16, heads: 2}\n"
+                         "sweep:\n  seed: [0, 1]\n");
+    submit.set_spec_file_name("viewed.yaml");
+    v1::SubmitSweepResponse submitted;
+    ASSERT_TRUE((*connection)->user().SubmitSweep((*connection)->Context().get(), submit, &submitted).ok());
+    sweep_id_ = submitted.sweep_id();
+  }
+
+  DashboardOptions ViewerOptions() const {
+    DashboardOptions options;
+    options.connection.address = coordinator_->address();
+    options.connection.token_file = scratch_.Path("viewer.token");
+    options.listen = "127.0.0.1:0";
+    options.web_root = RUNG_DASHBOARD_WEB_ROOT;
+    return options;
+  }
+
+  agent::testing::ScratchDir scratch_;
+  std::unique_ptr<server::CoordinatorServer> coordinator_;
+  int64_t sweep_id_ = 0;
+};
+
+TEST_F(ViewerTokenTest, AllowControlWithAViewerTokenIsRefusedAtStart) {
+  DashboardOptions options = ViewerOptions();
+  options.allow_control = true;
+  StatusOr<std::unique_ptr<DashboardServer>> refused = DashboardServer::Start(options);
+  EXPECT_EQ(refused.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_THAT(refused.status().message(), HasSubstr("--allow-control needs a user token"));
+  EXPECT_THAT(refused.status().message(), HasSubstr("ROLE_VIEWER"));
+}
+
+TEST_F(ViewerTokenTest, AViewerTokenReadsEverythingAndIsRefusedAtAControlEndpoint) {
+  StatusOr<std::unique_ptr<DashboardServer>> server = DashboardServer::Start(ViewerOptions());
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  httplib::Client client("127.0.0.1", (*server)->port());
+  const httplib::Headers login = {{"Authorization", "Bearer " + (*server)->gate().token()}};
+  const std::string sweep = "/api/sweeps/" + std::to_string(sweep_id_);
+  for (const std::string& path : {std::string("/api/info"), std::string("/api/sweeps"), sweep, sweep + "/trials",
+                                  sweep + "/curves", sweep + "/results?summary=last"}) {
+    httplib::Result result = client.Get(path.c_str(), login);
+    ASSERT_TRUE(result) << path;
+    EXPECT_EQ(result->status, 200) << path << ": " << result->body;
+  }
+  httplib::Result refused = client.Post((sweep + "/cancel").c_str(), login, "", "application/json");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 403);
+
+  // Behind the dashboard's own refusal, the coordinator's: a viewer token cannot change a sweep.
+  cli::ConnectionOptions viewer = ViewerOptions().connection;
+  auto connection = cli::CoordinatorConnection::Open(viewer);
+  ASSERT_TRUE(connection.ok());
+  DashboardApi api(**connection, /*allow_control=*/true);
+  ApiResponse denied = api.Handle(ApiRequest{"POST", sweep + "/pause", {}});
+  EXPECT_EQ(denied.status, 403);
+  EXPECT_THAT(denied.body, HasSubstr("a viewer token only reads"));
+  ApiResponse still = api.Handle(ApiRequest{"GET", sweep, {}});
+  EXPECT_THAT(still.body, HasSubstr("SWEEP_STATE_ACTIVE"));
+}
+
+TEST_F(DashboardHttpTest, StartRefusesMissingPageFilesAndUnreachableCoordinators) {
+  DashboardOptions options = Options();
+  options.web_root = "/nonexistent-rung-dashboard";
+  StatusOr<std::unique_ptr<DashboardServer>> missing = DashboardServer::Start(options);
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(missing.status().message(), HasSubstr("rung_dashboard_web"));
+  options = Options();
+  options.connection.address = "127.0.0.1:1";
+  options.connection.timeout_seconds = 2;
+  StatusOr<std::unique_ptr<DashboardServer>> unreachable = DashboardServer::Start(options);
+  EXPECT_EQ(unreachable.status().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(unreachable.status().message(), HasSubstr("cannot reach the coordinator"));
+}
+
+}  // namespace
+}  // namespace rung::dashboard
