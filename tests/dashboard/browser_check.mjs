@@ -56,7 +56,12 @@ const context = await chromium.launchPersistentContext(profile, {
 const page = context.pages()[0] || (await context.newPage());
 const errors = [];
 page.on('pageerror', (error) => errors.push(String(error)));
-page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()); });
+// Chromium logs every non-2xx fetch as "Failed to load resource"; the answers the page asks for and
+// handles (403 at a control endpoint, 409 for a fit while the sweep runs, 404 of a trial without
+// diagnostics) are checked where they happen, so only script errors count here.
+page.on('console', (message) => {
+  if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) errors.push(message.text());
+});
 const foreign = [];
 page.on('request', (request) => {
   const where = request.url();
@@ -132,7 +137,7 @@ try {
 
   // ---- the curves: every cell's seed mean against the API's curves
   const spec = await page.$eval('#sweep-curves', (host) => host.rungChart);
-  const curves = new Map((await api(`/api/sweeps/${sweepId}/curves?metric=val_loss&points=400`)).trials.map((c) => [c.trial_id, c.points]));
+  const curves = new Map((await api(`/api/sweeps/${sweepId}/curves?metric=val_loss&points=400`)).trials.map((c) => [Number(c.trial_id), c.points]));  // int64 ids: strings in proto JSON
   let compared = 0;
   for (const series of spec.series) {
     const [variant, rest] = series.label.split(' · ');
@@ -140,9 +145,9 @@ try {
     const members = trials.filter((t) => t.rung_label === rung && Object.entries(JSON.parse(t.assignments_json))
       .filter(([k]) => k !== 'seed').map(([k, v]) => `${k.replace(/^.*\./, '')}=${v}`).join(' ') === variant);
     check(members.length > 0, `the cell '${series.label}' has trials`);
-    const steps = curves.get(members[0].trial_id).map((p) => p[0]);
+    const steps = curves.get(Number(members[0].trial_id)).map((p) => p[0]);
     for (const step of steps) {
-      const values = members.map((m) => curves.get(m.trial_id).find((p) => p[0] === step)[2]);
+      const values = members.map((m) => curves.get(Number(m.trial_id)).find((p) => p[0] === step)[2]);
       const mean = values.reduce((a, b) => a + b, 0) / values.length;
       const j = spec.x.indexOf(step);
       if (j < 0 || !close(series.values[j], mean)) throw new Error(`${series.label} at step ${step}: page ${series.values[j]}, API mean ${mean}`);
