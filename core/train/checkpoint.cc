@@ -58,6 +58,28 @@ StatusOr<ResumeChoice> ResumeFromNewestIntact(const std::string& resume, const s
   ResumeChoice choice;
   if (resume == "never") return choice;
   if (resume != "auto") {
+    std::error_code error;
+    if (!fs::exists(resume, error)) {
+      // Gone: an attempt that went on training while cut off from the coordinator (its lease expired)
+      // pruned it after writing newer ones into the same folder. Resume from the newest intact one of
+      // those instead: each holds every step record before it.
+      const fs::path named(resume);
+      std::vector<std::string> newer;
+      for (const std::string& candidate : ListCheckpoints(named.parent_path().string())) {
+        if (fs::path(candidate).filename().string() > named.filename().string()) newer.push_back(candidate);
+      }
+      for (auto candidate = newer.rbegin(); candidate != newer.rend(); ++candidate) {
+        Status loaded = VerifyCheckpoint(*candidate);
+        if (loaded.ok()) loaded = load(*candidate);
+        if (loaded.ok()) {
+          choice.path = *candidate;
+          choice.skipped.push_back(resume + ": gone (pruned by a later checkpoint of its attempt); resumed from " +
+                                   *candidate);
+          return choice;
+        }
+        if (loaded.code() != StatusCode::kDataLoss) return loaded;
+      }
+    }
     RUNG_RETURN_IF_ERROR(VerifyCheckpoint(resume));
     RUNG_RETURN_IF_ERROR(load(resume));
     choice.path = resume;

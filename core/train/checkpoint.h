@@ -44,7 +44,8 @@ struct ResumeChoice {
 // Calls load(path) for the checkpoints the run may resume from, newest first, until one loads:
 // under "auto" every checkpoint in `checkpoint_dir` (none: start afresh), skipping one that fails
 // VerifyCheckpoint or whose load answers DATA_LOSS; under "never" none; else `resume` itself, whose
-// damage is an error. Any other error of `load` is returned at once; DATA_LOSS listing them when
+// damage is an error; a `resume` that no longer exists gives way to the newest intact checkpoint after
+// it in its folder (an attempt cut off from the coordinator trains on and prunes), noted in `skipped`. Any other error of `load` is returned at once; DATA_LOSS listing them when
 // every checkpoint there is damaged.
 StatusOr<ResumeChoice> ResumeFromNewestIntact(const std::string& resume, const std::string& checkpoint_dir,
                                               const std::function<Status(const std::string& path)>& load);

@@ -80,6 +80,26 @@ TEST_F(CheckpointFilesTest, AutoResumePassesOverADamagedNewestForTheNewestIntact
   EXPECT_THAT(loaded_, ElementsAre(CheckpointPath(dir_, 20))) << "a damaged file is never loaded";
 }
 
+// An attempt cut off from the coordinator trains on and prunes: the checkpoint the next attempt was
+// named has gone, and the newest intact one after it in the same folder stands in for it.
+TEST_F(CheckpointFilesTest, ANamedCheckpointThatWasPrunedGivesWayToTheNewestIntactAfterIt) {
+  Write(10, 2);
+  const std::string named = CheckpointPath(dir_, 10);
+  Write(20, 2);
+  Write(30, 2);
+  Write(40, 2);
+  Truncate(CheckpointPath(dir_, 40));
+  ASSERT_FALSE(fs::exists(named));
+  StatusOr<ResumeChoice> choice = ResumeFromNewestIntact(named, "", Loader());
+  ASSERT_TRUE(choice.ok()) << choice.status().ToString();
+  EXPECT_EQ(choice->path, CheckpointPath(dir_, 30));
+  ASSERT_THAT(choice->skipped, SizeIs(1));
+  EXPECT_THAT(choice->skipped[0], HasSubstr("gone"));
+  EXPECT_THAT(loaded_, ElementsAre(CheckpointPath(dir_, 30)));
+  // Nothing newer there: still NOT_FOUND.
+  EXPECT_EQ(ResumeFromNewestIntact(CheckpointPath(dir_, 50), "", Loader()).status().code(), StatusCode::kNotFound);
+}
+
 TEST_F(CheckpointFilesTest, AutoResumeAlsoPassesOverOneWhoseLoadFindsItUnreadable) {
   Write(10);
   Write(20);
