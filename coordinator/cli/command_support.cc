@@ -1,5 +1,7 @@
 #include "coordinator/cli/command_support.h"
 
+#include "core/common/executable_folder.h"
+
 #include <cmath>
 #include <filesystem>
 #include <cstdio>
@@ -49,9 +51,8 @@ std::string Number(double value, int digits) {
 }
 
 std::string ExecutableDirectory() {
-  std::error_code error;
-  const std::filesystem::path path = std::filesystem::read_symlink("/proc/self/exe", error);
-  return error ? std::string(".") : path.parent_path().string();
+  const std::string folder = ExecutableFolder();
+  return folder.empty() ? std::string(".") : folder;
 }
 
 std::string NumberOrBlank(double value, int digits) { return std::isfinite(value) ? Number(value, digits) : ""; }

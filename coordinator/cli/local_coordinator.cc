@@ -8,7 +8,7 @@
 #include <sstream>
 #include <vector>
 
-#include "core/common/executable_folder.h"
+#include "coordinator/cli/command_support.h"
 
 namespace rung::cli {
 namespace {
@@ -32,11 +32,6 @@ std::string AppendedSince(const std::string& path, std::uintmax_t offset) {
 }  // namespace
 
 std::string RunDirectory::Path(const std::string& name) const { return (fs::path(dir) / name).string(); }
-
-std::string ExecutableDirectory() {
-  const std::string folder = ExecutableFolder();
-  return folder.empty() ? std::string(".") : folder;
-}
 
 StatusOr<LocalCoordinator> StartLocalCoordinator(const RunDirectory& run, const std::string& listen,
                                                  double lease_seconds) {

@@ -45,10 +45,6 @@ struct LocalCoordinator {
   std::string address;
 };
 
-// The directory of the running executable (where rung-coordinator, rung-worker and rung-train are);
-// "." when it cannot be read.
-std::string ExecutableDirectory();
-
 // A `rung dashboard` child (killed with this process) and the URL it printed, with its login token.
 struct LocalDashboard {
   std::unique_ptr<Subprocess> process;
