@@ -148,7 +148,7 @@ grpc::Status BearerTokenAuthenticator::Authorize(std::string_view method_path,
   const bool allowed = access == Access::kAnyRole || (access == Access::kUser && *role == v1::ROLE_USER) ||
                        (access == Access::kQuery && (*role == v1::ROLE_USER || *role == v1::ROLE_VIEWER)) ||
                        (access == Access::kWorker && *role == v1::ROLE_WORKER);
-  if (!allowed && *role == v1::ROLE_VIEWER) {
+  if (!allowed && *role == v1::ROLE_VIEWER && access != Access::kWorker) {
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
                         method + " changes the coordinator's state and needs the user token; this call was made "
                         "with the viewer token, which may only query (sweeps, trials, curves, results, logs). Use "

@@ -26,6 +26,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using testing::ContextWithToken;
+using testing::TinySpec;
 
 class CurvesServiceTest : public testing::CoordinatorServiceTest {
  protected:
