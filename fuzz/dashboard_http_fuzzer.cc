@@ -117,8 +117,10 @@ State& Shared() {
   return *state;
 }
 
-// Sends `request` on a fresh connection and returns what came back (until close, or 5 s).
-std::string Exchange(int port, const std::string& request) {
+// Sends `request` on a fresh connection and returns what came back (until close, or 5 s). With
+// `half_close` the sending side is shut after the request (a truncated request ends there); the
+// server may then close without answering, as it may for any request whose client has gone.
+std::string Exchange(int port, const std::string& request, bool half_close) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) Die("socket");
   sockaddr_in address{};
@@ -132,7 +134,7 @@ std::string Exchange(int port, const std::string& request) {
     if (n <= 0) break;  // the server may close early on a bad request
     sent += static_cast<size_t>(n);
   }
-  ::shutdown(fd, SHUT_WR);
+  if (half_close) ::shutdown(fd, SHUT_WR);
   std::string answer;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   char buffer[65536];
@@ -162,12 +164,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const size_t line_end = request.find("\r\n");
     if (line_end != std::string::npos) request.insert(line_end + 2, cookie);
   }
-  const std::string answer = Exchange(state.dashboard->port(), request);
+  const std::string answer = Exchange(state.dashboard->port(), request, /*half_close=*/true);
   if (!answer.empty() && answer.rfind("HTTP/1.", 0) != 0) Die("a response without a status line: " + answer.substr(0, 80));
   const std::string check = Exchange(state.dashboard->port(), std::string("GET /api/sweeps HTTP/1.1\r\nHost: x\r\nCookie: ") +
                                                                   rung::dashboard::kLoginCookie + "=" +
                                                                   state.dashboard->gate().token() +
-                                                                  "\r\nConnection: close\r\n\r\n");
+                                                                  "\r\nConnection: close\r\n\r\n",
+                                       /*half_close=*/false);
   if (check.rfind("HTTP/1.1 200", 0) != 0) Die("the dashboard stopped answering: " + check.substr(0, 200));
   return 0;
 }
