@@ -138,10 +138,13 @@ int64_t Statement::ColumnInt64(int column) const { return sqlite3_column_int64(s
 
 double Statement::ColumnDouble(int column) const { return sqlite3_column_double(statement_, column); }
 
-std::string Statement::ColumnText(int column) const {
+std::string Statement::ColumnText(int column) const { return std::string(ColumnTextView(column)); }
+
+std::string_view Statement::ColumnTextView(int column) const {
   const unsigned char* text = sqlite3_column_text(statement_, column);
   if (text == nullptr) return {};
-  return std::string(reinterpret_cast<const char*>(text), sqlite3_column_bytes(statement_, column));
+  return std::string_view(reinterpret_cast<const char*>(text),
+                          static_cast<size_t>(sqlite3_column_bytes(statement_, column)));
 }
 
 std::optional<int64_t> Statement::ColumnOptionalInt64(int column) const {

@@ -93,6 +93,8 @@ class Statement {
   int64_t ColumnInt64(int column) const;
   double ColumnDouble(int column) const;
   std::string ColumnText(int column) const;
+  // The same text without a copy; valid until the next Step(), Reset() or the statement's end.
+  std::string_view ColumnTextView(int column) const;
   std::optional<int64_t> ColumnOptionalInt64(int column) const;
   std::optional<double> ColumnOptionalDouble(int column) const;
 

@@ -42,30 +42,33 @@ Status MetricStore::ForEachSweepCurve(int64_t sweep_id, const std::vector<std::s
                                        "` lists them)");
       }
     }
-    // With one MAX() aggregate SQLite takes the other columns from the row holding the maximum: the
-    // newest attempt's point of each step (as OutputTable::Curve). trials(sweep_id, ...) finds the
-    // sweep's trials, the metrics' primary key (trial_id, name, step, attempt) the rest, in order.
+    // The metrics' primary key (trial_id, name, step, attempt) delivers the rows of the sweep's trials
+    // (trials(sweep_id, ...) finds them; IN lists are walked in order) already in that order, with no
+    // sort; a step reported by several attempts keeps the newest attempt's point (as OutputTable::Curve),
+    // which is the last of its adjacent rows.
     RUNG_ASSIGN_OR_RETURN(
         Statement query,
-        db.Prepare("SELECT m.trial_id, m.name, m.step, m.value, m.tokens, m.flops, m.wall_time, MAX(m.attempt) "
-                   "FROM trials t JOIN metrics m ON m.trial_id = t.id "
-                   "WHERE t.sweep_id = ?1 AND m.name IN (SELECT value FROM json_each(?2)) "
-                   "AND (?3 = '[]' OR t.id IN (SELECT value FROM json_each(?3))) "
-                   "GROUP BY m.trial_id, m.name, m.step ORDER BY m.trial_id, m.name, m.step"));
+        db.Prepare("SELECT m.trial_id, m.name, m.step, m.value, m.tokens, m.flops, m.wall_time, m.attempt "
+                   "FROM metrics m "
+                   "WHERE m.trial_id IN (SELECT id FROM trials WHERE sweep_id = ?1 "
+                   "                     AND (?3 = '[]' OR id IN (SELECT value FROM json_each(?3)))) "
+                   "AND m.name IN (SELECT value FROM json_each(?2)) "
+                   "ORDER BY m.trial_id, m.name, m.step, m.attempt"));
     query.BindAll(sweep_id, names_json, trials_json);
     TrialCurve curve;
     while (true) {
       RUNG_ASSIGN_OR_RETURN(bool has_row, query.Step());
       const int64_t trial_id = has_row ? query.ColumnInt64(0) : 0;
-      std::string name = has_row ? query.ColumnText(1) : std::string();
-      if (!curve.points.empty() && (!has_row || trial_id != curve.trial_id || name != curve.name)) {
+      const bool same_curve = has_row && !curve.points.empty() && trial_id == curve.trial_id &&
+                              query.ColumnTextView(1) == curve.name;
+      if (!curve.points.empty() && !same_curve) {
         RUNG_RETURN_IF_ERROR(visit(std::move(curve)));
         curve = TrialCurve();
       }
       if (!has_row) return Status::Ok();
       if (curve.points.empty()) {
         curve.trial_id = trial_id;
-        curve.name = std::move(name);
+        curve.name = query.ColumnText(1);
       }
       CurvePoint point;
       point.point.step = query.ColumnInt64(2);
@@ -74,6 +77,10 @@ Status MetricStore::ForEachSweepCurve(int64_t sweep_id, const std::vector<std::s
       point.point.flops = query.ColumnDouble(5);
       point.point.wall_time = query.ColumnDouble(6);
       point.attempt = query.ColumnInt64(7);
+      if (!curve.points.empty() && curve.points.back().point.step == point.point.step) {
+        curve.points.back() = std::move(point);  // a newer attempt's point of the same step
+        continue;
+      }
       curve.points.push_back(std::move(point));
     }
   });
