@@ -93,6 +93,33 @@ TEST(LlmcShardTest, ReadsAShardWrittenTheWayLlmcWritesIt) {
   EXPECT_EQ(wide->Describe()["files"][0]["token_bytes"], 4);
 }
 
+TEST(LlmcShardTest, ReadsShardsThatLlmcsOwnWriterMade) {
+  // tests/data/llmc/README.md: written by llm.c's write_datafile, one shard of each form.
+  const std::string folder = std::string(RUNG_SOURCE_DIR) + "/tests/data/llmc/";
+  DataConfig gpt2 = ShardConfig(folder + "gpt2_tokens.bin", 50257);
+  gpt2.eot_token = 50256;
+  auto narrow = data_test::OpenedOrNull(TokenShards::Open(gpt2, 0));
+  ASSERT_NE(narrow, nullptr);
+  EXPECT_EQ(narrow->SplitTokens(Split::kTrain) + narrow->SplitTokens(Split::kValidation), 1000);
+  for (int64_t p = 0; p < narrow->SplitTokens(Split::kTrain); ++p) {
+    ASSERT_EQ(narrow->Token(Split::kTrain, p), p % 100 == 0 ? 50256 : (p * 37) % 50256) << p;
+  }
+  EXPECT_EQ(narrow->Describe()["files"][0]["format"], "llmc");
+  EXPECT_EQ(narrow->Describe()["files"][0]["token_bytes"], 2);
+
+  DataConfig llama3 = ShardConfig(folder + "llama3_tokens.bin", 128256);
+  llama3.eot_token = 128001;
+  auto wide = data_test::OpenedOrNull(TokenShards::Open(llama3, 0));
+  ASSERT_NE(wide, nullptr);
+  const int64_t train = wide->SplitTokens(Split::kTrain);
+  EXPECT_EQ(train + wide->SplitTokens(Split::kValidation), 1000);
+  for (int64_t p = 0; p < 1000; ++p) {
+    const int64_t expected = p % 100 == 0 ? 128001 : 65536 + (p * 7919) % 62000;
+    ASSERT_EQ(p < train ? wide->Token(Split::kTrain, p) : wide->Token(Split::kValidation, p - train), expected) << p;
+  }
+  EXPECT_EQ(wide->Describe()["files"][0]["token_bytes"], 4);
+}
+
 TEST(LlmcShardTest, HandBuiltHeaderIsStrippedAndHeaderlessFilesReadAsBefore) {
   TempFolder folder;
   WriteBytes(folder / "shards/a.bin", HandBuiltShard(kLlmcMagic16, 1, 200, Ramp(0, 200, 1000), 2));
