@@ -2,10 +2,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <httplib.h>
 
+#include "coordinator/dashboard/gzip_body.h"
 #include "coordinator/dashboard/sweep_events.h"
 #include "core/common/executable_folder.h"
 #include "core/common/network_address.h"
@@ -26,13 +28,33 @@ const char kUnauthorizedPage[] =
     "<p>401: not logged in. Open the URL that <code>rung dashboard</code> printed: it carries "
     "<code>?token=...</code> and logs this browser in.</p>\n";
 
+// Types httplib does not compress itself (gzip_body.h): SetBody gzips these.
+constexpr char kJsonType[] = "application/json; charset=utf-8";
+constexpr char kScriptType[] = "application/javascript; charset=utf-8";
+
+// The response's body: gzip-compressed when it is one of the types above, long enough, and the
+// request accepts gzip.
+void SetBody(const httplib::Request& request, httplib::Response& response, const std::string& body,
+             const std::string& type) {
+  if ((type == kJsonType || type == kScriptType) && body.size() >= kMinGzipBytes &&
+      AcceptsGzip(request.get_header_value("Accept-Encoding"))) {
+    if (std::optional<std::string> compressed = Gzip(body)) {
+      response.set_header("Content-Encoding", "gzip");
+      response.set_header("Vary", "Accept-Encoding");
+      response.set_content(*compressed, type);
+      return;
+    }
+  }
+  response.set_content(body, type);
+}
+
 std::string TypeOf(const std::string& name) {
   const std::string extension = fs::path(name).extension().string();
   if (extension == ".html") return "text/html; charset=utf-8";
-  if (extension == ".js") return "text/javascript; charset=utf-8";
+  if (extension == ".js") return kScriptType;
   if (extension == ".css") return "text/css; charset=utf-8";
   if (extension == ".svg") return "image/svg+xml";
-  if (extension == ".map" || extension == ".json") return "application/json";
+  if (extension == ".map" || extension == ".json") return kJsonType;
   return "application/octet-stream";
 }
 
@@ -178,10 +200,11 @@ void DashboardServer::Route() {
     if (!gate_.Admits(request.get_header_value("Cookie"), request.get_header_value("Authorization"))) {
       response.status = 401;
       if (request.path.rfind("/api/", 0) == 0) {
-        response.set_content(ErrorResponse(401, "not logged in: open the URL that `rung dashboard` printed "
-                                                "(with ?token=...), or send Authorization: Bearer <token>")
-                                 .body,
-                             "application/json");
+        SetBody(request, response,
+                ErrorResponse(401, "not logged in: open the URL that `rung dashboard` printed "
+                                   "(with ?token=...), or send Authorization: Bearer <token>")
+                    .body,
+                kJsonType);
       } else {
         response.set_content(kUnauthorizedPage, "text/html; charset=utf-8");
       }
@@ -195,14 +218,14 @@ void DashboardServer::Route() {
     ApiResponse sweep = api_->Handle(ApiRequest{"GET", "/api/sweeps/" + std::to_string(sweep_id), {}});
     if (sweep.status != 200) {
       response.status = sweep.status;
-      response.set_content(sweep.body, "application/json");
+      SetBody(request, response, sweep.body, kJsonType);
       return;
     }
     if (event_streams_.fetch_add(1) >= kMaxEventStreams) {
       event_streams_.fetch_sub(1);
       response.status = 503;
-      response.set_content(ErrorResponse(503, "too many live-update streams open; close some dashboard tabs").body,
-                           "application/json");
+      SetBody(request, response, ErrorResponse(503, "too many live-update streams open; close some dashboard tabs").body,
+              kJsonType);
       return;
     }
     std::string metric = request.get_param_value("metric");
@@ -225,7 +248,7 @@ void DashboardServer::Route() {
   auto api = [this](const httplib::Request& request, httplib::Response& response) {
     ApiResponse answer = api_->Handle(ToApiRequest(request));
     response.status = answer.status;
-    response.set_content(answer.body, "application/json");
+    SetBody(request, response, answer.body, kJsonType);
   };
   http_->Get(R"(/api/.*)", api);
   http_->Post(R"(/api/.*)", api);
@@ -240,14 +263,14 @@ void DashboardServer::Route() {
       response.set_content("404: no such page: " + request.path.substr(0, 200) + "\n", "text/plain; charset=utf-8");
       return;
     }
-    response.set_content(found->second.content, found->second.type);
+    SetBody(request, response, found->second.content, found->second.type);
   });
   http_->set_error_handler([](const httplib::Request& request, httplib::Response& response) {
     if (!response.body.empty()) return;
-    response.set_content(
-        ErrorResponse(response.status, "HTTP " + std::to_string(response.status) + " for " + request.path.substr(0, 200))
-            .body,
-        "application/json");
+    SetBody(request, response,
+            ErrorResponse(response.status, "HTTP " + std::to_string(response.status) + " for " + request.path.substr(0, 200))
+                .body,
+            kJsonType);
   });
 }
 

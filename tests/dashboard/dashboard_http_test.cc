@@ -7,6 +7,7 @@
 // --allow-control, the listen rules, and hostile requests (bad paths, ids and parameters, huge
 // headers and URIs, wrong tokens, junk bodies), after each of which the server still answers.
 #include <httplib.h>
+#include <zlib.h>
 
 #include <chrono>
 #include <thread>
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "coordinator/dashboard/dashboard_server.h"
+#include "coordinator/dashboard/gzip_body.h"
 #include "coordinator/dashboard/login_gate.h"
 #include "coordinator/server/auth.h"
 #include "coordinator/server/grpc_server.h"
@@ -113,6 +115,62 @@ TEST(DashboardOptionsTest, RefusesANonLoopbackAddressWithoutTls) {
   EXPECT_THAT(CheckListenAddress(options).message(), HasSubstr("not HOST:PORT"));
   options.listen = "[::1]:0";
   EXPECT_TRUE(CheckListenAddress(options).ok());
+}
+
+TEST(GzipBodyTest, AcceptsGzipUnlessRefusedOrAbsent) {
+  EXPECT_TRUE(AcceptsGzip("gzip, deflate, br"));
+  EXPECT_TRUE(AcceptsGzip("br;q=1.0, GZip;q=0.5"));
+  EXPECT_TRUE(AcceptsGzip("*"));
+  EXPECT_FALSE(AcceptsGzip("br, deflate"));
+  EXPECT_FALSE(AcceptsGzip("gzip;q=0, br"));
+  EXPECT_FALSE(AcceptsGzip("gzip;q=0.000"));
+  EXPECT_FALSE(AcceptsGzip("xgzip"));
+  EXPECT_FALSE(AcceptsGzip(""));
+}
+
+TEST(GzipBodyTest, GzipIsTheGzipFormatOfTheBody) {
+  std::string body;
+  for (int i = 0; i < 5000; ++i) body += "{\"step\": " + std::to_string(i) + "}\n";
+  std::optional<std::string> compressed = Gzip(body);
+  ASSERT_TRUE(compressed.has_value());
+  ASSERT_GE(compressed->size(), 18u);
+  EXPECT_EQ(static_cast<unsigned char>((*compressed)[0]), 0x1f);  // the gzip magic
+  EXPECT_EQ(static_cast<unsigned char>((*compressed)[1]), 0x8b);
+  EXPECT_LT(compressed->size(), body.size() / 4);
+  z_stream stream{};
+  ASSERT_EQ(inflateInit2(&stream, 15 + 16), Z_OK);
+  std::string back(body.size() + 16, '\0');
+  stream.next_in = reinterpret_cast<Bytef*>(compressed->data());
+  stream.avail_in = static_cast<uInt>(compressed->size());
+  stream.next_out = reinterpret_cast<Bytef*>(back.data());
+  stream.avail_out = static_cast<uInt>(back.size());
+  EXPECT_EQ(inflate(&stream, Z_FINISH), Z_STREAM_END);
+  back.resize(stream.total_out);
+  inflateEnd(&stream);
+  EXPECT_EQ(back, body);
+}
+
+TEST_F(DashboardHttpTest, LargeBodiesComeGzippedEvenWhenTheBrowserAlsoAcceptsBrotli) {
+  // Brotli at httplib's default quality takes seconds on a large sweep's JSON (gzip_body.h).
+  StartServer();
+  httplib::Client client("127.0.0.1", server_->port());
+  client.set_decompress(false);
+  httplib::Headers headers = LoggedIn();
+  headers.emplace("Accept-Encoding", "gzip, deflate, br");
+  for (const char* path : {"/api/sweeps/1/trials", "/app.js"}) {
+    httplib::Result result = client.Get(path, headers);
+    ASSERT_TRUE(result) << path;
+    EXPECT_EQ(result->status, 200) << path;
+    EXPECT_EQ(result->get_header_value("Content-Encoding"), "gzip") << path;
+    EXPECT_EQ(result->get_header_value("Vary"), "Accept-Encoding") << path;
+  }
+  httplib::Headers plain = LoggedIn();
+  plain.emplace("Accept-Encoding", "identity");
+  httplib::Result result = client.Get("/api/sweeps/1/trials", plain);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->get_header_value("Content-Encoding"), "");
+  EXPECT_TRUE(json::parse(result->body, nullptr, false).is_object());
+  EXPECT_EQ(result->get_header_value("Content-Type"), "application/json; charset=utf-8");
 }
 
 TEST_F(DashboardHttpTest, EveryPageAndEndpointAnswers401WithoutTheLogin) {
