@@ -127,11 +127,12 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
   // ---- trials table
   const summaries = { best: new Map<number, number>(), last: new Map<number, number>() };
   const loadSummaries = async () => {
-    for (const summary of ['best', 'last'] as const) {
-      const results = await getJson(`/api/sweeps/${sweepId}/results?summary=${summary}`);
+    const kinds = ['best', 'last'] as const;
+    const answers = await Promise.all(kinds.map((summary) => getJson(`/api/sweeps/${sweepId}/results?summary=${summary}`)));
+    kinds.forEach((summary, i) => {
       summaries[summary].clear();
-      for (const row of results.rows) if (row.trial_ids?.length === 1) summaries[summary].set(num(row.trial_ids[0]), num(row.values[0]));
-    }
+      for (const row of answers[i].rows) if (row.trial_ids?.length === 1) summaries[summary].set(num(row.trial_ids[0]), num(row.values[0]));
+    });
   };
   const tableState = { sort: params.get('sort') || 'index', desc: params.get('desc') === '1', state: params.get('state') || '', filter: params.get('filter') || '' };
   const columns: { key: string; label: string; value: (t: any) => any; numeric?: boolean }[] = [
@@ -199,7 +200,7 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
   const parallelHost = el('section', { id: 'parallel' });
   root.append(parallelHost);
 
-  await Promise.all([loadCurves(), loadSummaries().then(renderTable)]);
+  await Promise.all([loadCurves(), loadSummaries()]);
   renderTable();
   const drawParallelView = () => {
     const finished = [...trials.values()].filter((t) => isFinite(num(t.final_metric)));
