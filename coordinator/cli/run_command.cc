@@ -38,8 +38,8 @@ namespace pb = rung::v1;
 
 struct RunOptions {
   std::string spec_path;
-  int workers = 2;
-  int cpus_per_worker = 0;  // 0: the machine's cores shared out
+  int workers = kRunDefaultWorkers;
+  int cpus_per_worker = 0;  // 0: the machine's cores shared out (RunCpusPerWorker)
   std::string run_dir;
   double lease_seconds = 30;
   std::string trainer;  // "": rung-train beside this binary
@@ -237,8 +237,7 @@ int RunEmbedded(const RunOptions& options) {
   grpc::Status status = client.user().SubmitSweep(client.Context().get(), submit, &submitted);
   if (!status.ok()) return ReportRpcError("run", status);
 
-  const int cores = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
-  const int cpus = options.cpus_per_worker > 0 ? options.cpus_per_worker : std::max(1, cores / options.workers);
+  const int cpus = RunCpusPerWorker(options.workers, options.cpus_per_worker);
   std::vector<std::unique_ptr<Subprocess>> workers;
   for (int index = 0; index < options.workers; ++index) {
     const std::string work_dir = (fs::path(dir) / ("worker-" + std::to_string(index))).string();
@@ -330,6 +329,12 @@ int RunEmbedded(const RunOptions& options) {
 }
 
 }  // namespace
+
+int RunCpusPerWorker(int workers, int cpus_per_worker_option) {
+  if (cpus_per_worker_option > 0) return cpus_per_worker_option;
+  const int cores = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+  return std::max(1, cores / std::max(1, workers));
+}
 
 void AddRunCommand(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<RunOptions>();

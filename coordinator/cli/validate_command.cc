@@ -17,6 +17,7 @@
 #include "coordinator/cli/calibration_cache.h"
 #include "coordinator/cli/command_support.h"
 #include "coordinator/cli/exit_codes.h"
+#include "coordinator/cli/run_command.h"
 #include "coordinator/cli/text_table.h"
 #include "core/common/subprocess.h"
 #include "core/config/model_arithmetic.h"
@@ -41,6 +42,7 @@ struct ValidateOptions {
   double flops_per_sec = 0;  // 0: the calibration, else kUncalibratedFlopsPerSec
   int workers = 1;
   int cpus_per_worker = 0;  // 0: the trials' threads (one trial at a time per worker)
+  bool layout_given = false;  // --workers or --cpus-per-worker was given
   int64_t max_trials = kDefaultMaxTrials;
   bool calibrate = false;
   std::string trainer;  // "": rung-train beside rung
@@ -279,6 +281,14 @@ int RunValidate(const ValidateOptions& options) {
               << "estimated time: " << HumanDuration(Makespan(seconds, options.workers * per_worker)) << " on "
               << options.workers << " worker(s) of " << cpus << " CPU(s), " << per_worker << " trial(s) at a time each, "
               << how << "\n";
+    if (time_model.calibration && !options.layout_given) {
+      // What `rung run SPEC` would take here, with its own worker layout (run_command.h).
+      const int run_cpus = RunCpusPerWorker(kRunDefaultWorkers, 0);
+      const int run_per_worker = std::max(1, run_cpus / threads);
+      std::cout << "with rung run's layout here (" << kRunDefaultWorkers << " workers of " << run_cpus
+                << " CPU(s), " << run_per_worker << " trial(s) at a time each): "
+                << HumanDuration(Makespan(seconds, kRunDefaultWorkers * run_per_worker)) << "\n";
+    }
     if (plan) {
       const TuneSpec& tune = sweep->spec.tune;
       int64_t started = 0, waiting = 0;
@@ -316,21 +326,25 @@ void AddValidateCommand(CLI::App& app, int* exit_code) {
                     "($XDG_CACHE_HOME/rung/calibration.json), then estimate with it");
   command->add_option("--trainer", options->trainer, "The trainer --calibrate times (default: rung-train beside rung)")
       ->type_name("PATH");
-  command->add_option("--workers", options->workers, "Workers sharing the sweep, for the time estimate")
-      ->check(Positive());
-  command
-      ->add_option("--cpus-per-worker", options->cpus_per_worker,
+  CLI::Option* workers =
+      command->add_option("--workers", options->workers, "Workers sharing the sweep, for the time estimate")
+          ->check(Positive());
+  CLI::Option* cpus_per_worker =
+      command->add_option("--cpus-per-worker", options->cpus_per_worker,
                    "CPU slots of each worker (rung-worker --cpus), for the time estimate: a worker runs as many trials "
                    "at once as its slots hold (default: the trials' resources.cpus, one at a time; rung run gives each "
                    "worker the machine's cores shared out)")
-      ->check(Positive(/*zero_allowed=*/true));
+          ->check(Positive(/*zero_allowed=*/true));
   command
       ->add_option("--max-trials", options->max_trials,
                    "Refuse a spec that expands to more trials (checked before expanding; a coordinator has its own "
                    "limit, rung-coordinator --max-trials-per-submission)")
       ->capture_default_str()
       ->check(Positive());
-  command->callback([options, exit_code]() { *exit_code = RunValidate(*options); });
+  command->callback([options, exit_code, workers, cpus_per_worker]() {
+    options->layout_given = workers->count() > 0 || cpus_per_worker->count() > 0;
+    *exit_code = RunValidate(*options);
+  });
 }
 
 }  // namespace rung::cli
