@@ -141,6 +141,9 @@ try {
     }
   }
   check(true, `the trials table's final, best and last equal the API's for all ${trials.length} trials`);
+  const workers = new Set();
+  for (const t of trials) for (const attempt of (await api(`/api/trials/${t.trial_id}`)).attempts || []) workers.add(attempt.worker_id);
+  check(!workers.has('trainer'), `the watched sweep ran on the stand-in workers only (${[...workers].sort().join(', ')})`);
 
   // ---- the curves: every cell's seed mean against the API's curves
   const spec = await page.$eval('#sweep-curves', (host) => host.rungChart);
