@@ -4,10 +4,16 @@
 // login cookie is HttpOnly and SameSite=Strict; the sweeps list; a live update arriving on the
 // sweep page; the trials table (final, best, last) and the curves (seed means) against the API's
 // numbers; the fit's multipliers against `rung fit SWEEP --format json`; a trial's curve against
-// its metrics; a control endpoint refused (403); SVG and PNG downloads; nothing fetched from
-// anywhere but the dashboard. Screenshots of each view go to $SCREENSHOT_DIR.
+// its metrics; a control endpoint refused (403); SVG and PNG downloads; the diagnostics charts of a
+// trial trained for real (E_2 per head, pair usage, pair-by-distance panels per head, the gap-counting
+// fit, loss beyond the training length, the failure modes table; a milestone chosen in the URL)
+// against its /api/trials/ID/diagnostics record; the comparison of the two sweeps (ticked in the
+// list): its cells' best and last values against /api/sweeps/ID/results, shared axes, the state in
+// the URL; nothing fetched from anywhere but the dashboard. Screenshots of each view go to
+// $SCREENSHOT_DIR.
 //
-// Environment: DASHBOARD_URL (the printed URL with ?token=), SCREENSHOT_DIR, SWEEP_ID, RUNG_CLI (the
+// Environment: DASHBOARD_URL (the printed URL with ?token=), SCREENSHOT_DIR, SWEEP_ID,
+// DIAGNOSTICS_SWEEP_ID (the finished sweep rung-train trained, with diagnostics), RUNG_CLI (the
 // rung binary, for `rung fit`), RUNG_COORDINATOR and RUNG_TOKEN_FILE (for it), CHROMIUM
 // (default /usr/bin/chromium). Exit 0 when every check holds; each check prints one line.
 import { createRequire } from 'node:module';
@@ -23,6 +29,7 @@ const { chromium } = createRequire(join(process.env.NODE_PATH || '.', 'resolve-f
 const url = process.env.DASHBOARD_URL;
 const shots = process.env.SCREENSHOT_DIR;
 const sweepId = Number(process.env.SWEEP_ID || 1);
+const diagnosticsSweepId = Number(process.env.DIAGNOSTICS_SWEEP_ID || 0);
 const origin = new URL(url).origin;
 const token = new URL(url).searchParams.get('token');
 
@@ -134,6 +141,9 @@ try {
     }
   }
   check(true, `the trials table's final, best and last equal the API's for all ${trials.length} trials`);
+  const workers = new Set();
+  for (const t of trials) for (const attempt of (await api(`/api/trials/${t.trial_id}`)).attempts || []) workers.add(attempt.worker_id);
+  check(!workers.has('trainer'), `the watched sweep ran on the stand-in workers only (${[...workers].sort().join(', ')})`);
 
   // ---- the curves: every cell's seed mean against the API's curves
   const spec = await page.$eval('#sweep-curves', (host) => host.rungChart);
@@ -213,6 +223,132 @@ try {
   check((await page.textContent('#log-tail')).length > 0, 'the trial page shows its log tail');
   check((await page.textContent('#config')).includes('position'), 'the trial page shows its config');
   await page.screenshot({ path: join(shots, 'trial.png'), fullPage: true });
+
+  // ---- a trial trained for real: its diagnostics as charts, against the API's record
+  const diagTrials = (await api(`/api/sweeps/${diagnosticsSweepId}/trials`)).trials;
+  check(diagTrials.length > 0 && diagTrials.every((t) => t.state === 'TRIAL_STATE_SUCCEEDED'), `the diagnostics sweep ${diagnosticsSweepId} finished`);
+  const diagTrial = diagTrials.find((t) => t.rung_label === 'L2-d32' && t.assignments_json.includes('lerope')) || diagTrials[diagTrials.length - 1];
+  const documents = (await api(`/api/trials/${diagTrial.trial_id}/diagnostics`)).diagnostics;
+  const attentions = documents.filter((d) => d.name === 'attention').sort((a, b) => Number(a.step) - Number(b.step));
+  check(attentions.length === 2, `trial ${diagTrial.trial_id} has attention records at two milestones (steps ${attentions.map((d) => d.step).join(', ')})`);
+  const attention = attentions[attentions.length - 1].json;
+  const heads = attention.layers.flatMap((l) => l.heads.map((h) => ({ layer: l.layer, ...h })));
+  await page.goto(`${origin}/#/trial/${diagTrial.trial_id}`);
+  await ready(`#/trial/${diagTrial.trial_id}`);
+  const e2 = await page.$eval('[data-chart="diag-effective-length"]', (host) => host.rungChart);
+  check(e2.series.length === heads.length + 1 && heads.every((h, i) => e2.series[i + 1].label === `L${h.layer}.h${h.head}`),
+    `the E_2 chart has one line per head (${heads.length}) beside the uniform row`);
+  heads.forEach((h, i) => h.effective_length_by_position.forEach((v, p) => {
+    if (!close(e2.series[i + 1].values[p], v)) throw new Error(`E_2 of L${h.layer}.h${h.head} at position ${p + 1}: page ${e2.series[i + 1].values[p]}, API ${v}`);
+  }));
+  check(true, 'E_2 by position equals the record at every position of every head');
+  const usage = await page.$eval('[data-chart="diag-pair-usage"]', (host) => ({ spec: host.rungChart, cells: host.querySelectorAll('svg rect title').length }));
+  check(usage.spec.rows.length === heads.length && usage.cells === heads.length * heads[0].pair_usage.length,
+    `the pair-usage heatmap has a row per head and a cell per pair (${usage.cells} cells)`);
+  heads.forEach((h, r) => {
+    const peak = Math.max(...h.pair_usage);
+    h.pair_usage.forEach((v, f) => { if (!close(usage.spec.panels[0].values[r][f], v / peak)) throw new Error(`pair usage ${r},${f}: page ${usage.spec.panels[0].values[r][f]}, API ${v / peak}`); });
+    if (usage.spec.panels[0].marks[r].column !== h.dominant_pair) throw new Error(`head ${r}: dominant pair ${usage.spec.panels[0].marks[r].column}, API ${h.dominant_pair}`);
+  });
+  check(true, 'the pair usage (over each head\'s maximum) and the dominant band equal the record');
+  for (const layer of attention.layers) {
+    const profile = await page.$eval(`[data-chart="diag-pair-profile-L${layer.layer}"]`, (host) => host.rungChart);
+    check(profile.panels.length === layer.heads.length && profile.diverging &&
+      profile.panels.every((panel, i) => panel.values.every((row, f) => row.every((v, b) => (v === null ? layer.heads[i].pair_profile[f][b] === null : close(v, layer.heads[i].pair_profile[f][b]))))),
+      `layer ${layer.layer}'s pair-by-distance profile: one panel per head (${profile.panels.length}), equal to the record, symmetric about 0`);
+  }
+  const gap = await page.$eval('[data-chart="diag-gap-counting"]', (host) => host.rungChart);
+  const pooled = gap.series.find((s) => s.label.startsWith('pooled:') && s.points);
+  check(pooled && pooled.label.includes(`ξ_Λ = ${attention.pooled.xi_lambda.toFixed(2)}`), `the gap-counting fit shows the pooled ξ_Λ = ${attention.pooled.xi_lambda.toFixed(2)}`);
+  for (const bucket of attention.pooled.buckets) {
+    const j = gap.x.findIndex((x) => close(x, Math.log(Math.log(bucket.n)), 1e-12));  // the page's Math.log is another engine's
+    if (j < 0 || !close(pooled.values[j], bucket.mean_log_lambda)) throw new Error(`gap counting at n = ${bucket.n}: page ${pooled.values[j]}, API ${bucket.mean_log_lambda}`);
+  }
+  check(true, `the pooled bucket means of ln Λ equal the record at ${attention.pooled.buckets.length} lengths`);
+  const extrapolation = documents.find((d) => d.name === 'extrapolation').json;
+  const beyond = await page.$eval('[data-chart="diag-extrapolation"]', (host) => host.rungChart);
+  for (const row of extrapolation) {
+    const series = beyond.series.find((s) => s.label === `${row.method}: whole window`);
+    const j = beyond.x.indexOf(Number(row.multiple));
+    if (!series || j < 0 || !close(series.values[j], row.val_loss)) throw new Error(`loss at ${row.length} (${row.method}): page ${series && series.values[j]}, API ${row.val_loss}`);
+  }
+  check(true, `the loss beyond the training length equals the extrapolation table (${extrapolation.length} rows)`);
+  const positions = await page.$eval('[data-chart="diag-extrapolation-positions"]', (host) => host.rungChart.series.length);
+  check(positions === extrapolation.length, `one per-position loss curve per evaluated length and method (${positions})`);
+  const failureRows = await page.$$eval('#diag-failure-modes tbody tr[data-length]', (rows) => rows.map((r) => ({
+    length: Number(r.dataset.length), inversion: Number(r.querySelector('td[data-key="position_inversion"]').textContent),
+    aliasing: Number(r.querySelector('td[data-key="position_aliasing_fraction.bf16"]').textContent), verdict: r.nextElementSibling.textContent })));
+  const modes = heads.flatMap((h) => h.failure_modes);
+  const contexts = [...new Set(modes.map((m) => m.length))];
+  check(failureRows.length === contexts.length && failureRows.every((r) => r.verdict.length > 20), `the failure modes table has a row and a verdict per context M (${contexts.join(', ')})`);
+  const mean = (list, key) => list.reduce((sum, m) => sum + m[key], 0) / list.length;
+  const at = (length, precision) => modes.filter((m) => m.length === length && m.precision === precision);
+  check(failureRows.every((r) => close(r.inversion, mean(at(r.length, 'fp32'), 'position_inversion'), 1e-3) && close(r.aliasing, mean(at(r.length, 'bf16'), 'position_aliasing_fraction'), 1e-3)),
+    `its position inversion and bf16 aliasing are the means over the ${heads.length} heads`);
+  await (await page.$('#trial-diagnostics')).screenshot({ path: join(shots, 'trial-diagnostics.png') });
+  const [heatmapSvg] = await Promise.all([page.waitForEvent('download'), page.click('[data-chart="diag-pair-usage"] .downloads button:text("SVG")')]);
+  check(readFileSync(await heatmapSvg.path(), 'utf8').includes('<rect'), `the pair-usage heatmap downloads as SVG (${heatmapSvg.suggestedFilename()})`);
+  const [heatmapPng] = await Promise.all([page.waitForEvent('download'), page.click('[data-chart="diag-pair-usage"] .downloads button:text("PNG")')]);
+  check(readFileSync(await heatmapPng.path()).subarray(1, 4).toString() === 'PNG', 'and as PNG');
+  // The earlier milestone, chosen in the page, is in the URL and survives a reload.
+  await page.selectOption('select[name="diag_step"]', String(attentions[0].step));
+  await page.reload();
+  await ready(`#/trial/${diagTrial.trial_id}`);
+  const early = await page.$eval('[data-chart="diag-effective-length"]', (host) => host.rungChart.series[1].values);
+  check(page.url().includes(`diag_step=${attentions[0].step}`) && early.every((v, p) => close(v, attentions[0].json.layers[0].heads[0].effective_length_by_position[p])),
+    `the milestone at step ${attentions[0].step} is in the URL and its record is drawn after a reload`);
+
+  // ---- the two sweeps side by side: ticked in the list
+  await page.goto(`${origin}/#/`);
+  await ready('#/');
+  await page.check(`#sweeps input[name="pick"][value="${diagnosticsSweepId}"]`);
+  await page.check(`#sweeps input[name="pick"][value="${sweepId}"]`);
+  await page.click('#compare');
+  await page.waitForFunction(() => /^#\/compare\/\d+\/\d+/.test(location.hash));
+  const [a, b] = new URL(page.url()).hash.match(/compare\/(\d+)\/(\d+)/).slice(1).map(Number);
+  check([a, b].sort().join() === [diagnosticsSweepId, sweepId].sort().join(), `compare opens #/compare/${a}/${b}`);
+  await ready(`#/compare/${a}/${b}`);
+  const results = {};
+  for (const [side, id] of [['a', a], ['b', b]]) {
+    for (const summary of ['best', 'last']) {
+      const r = await api(`/api/sweeps/${id}/results?summary=${summary}&metric=val_loss&group_by=rung_label,position.variant`);
+      for (const row of r.rows) results[`${side}|${summary}|${JSON.parse(row.group_values_json[0])}|${JSON.parse(row.group_values_json[1])}`] = Number(row.values[r.aggregations.indexOf('AGGREGATION_MEAN')]);
+    }
+  }
+  const tableRows = await page.$$eval('#compare-cells tbody tr', (rows) => rows.map((r) => ({
+    rung: r.children[0].textContent, variant: r.children[1].textContent,
+    values: Object.fromEntries([...r.querySelectorAll('td[data-key]')].map((td) => [td.dataset.key, td.dataset.value === undefined ? null : Number(td.dataset.value)])) })));
+  let matched = 0, numbers = 0;
+  for (const row of tableRows) {
+    for (const side of ['a', 'b']) {
+      for (const summary of ['best', 'last']) {
+        const expected = results[`${side}|${summary}|${row.rung}|${row.variant}`];
+        const shown = row.values[`${side}-${summary}`];
+        if (expected === undefined ? shown !== null : !close(shown, expected)) throw new Error(`compare ${row.rung} ${row.variant} ${side}-${summary}: page ${shown}, API ${expected}`);
+        if (expected !== undefined) numbers++;
+      }
+    }
+    if (row.values['a-best'] !== null && row.values['b-best'] !== null) {
+      matched++;
+      if (!close(row.values['delta-best'], row.values['b-best'] - row.values['a-best'])) throw new Error(`compare ${row.rung} ${row.variant}: Δ best ${row.values['delta-best']}`);
+    }
+  }
+  check(tableRows.length === 6 && matched === 4, `the comparison table has 6 cells, 4 of them in both sweeps (L1-d16, L2-d32 x rope, lerope): ${tableRows.length}, ${matched}`);
+  check(numbers === 20, `its ${numbers} best and last values equal /api/sweeps/ID/results`);
+  const sides = await page.$$eval('#compare-curves-a, #compare-curves-b', (hosts) => hosts.map((h) => h.rungChart));
+  check(sides.length === 2 && JSON.stringify(sides[0].xRange) === JSON.stringify(sides[1].xRange) && JSON.stringify(sides[0].yRange) === JSON.stringify(sides[1].yRange) && sides[0].yRange,
+    'the two sweeps\' curves share their axes');
+  const cellsOf = (id) => new Set(trials.concat(diagTrials).filter((t) => Number(t.sweep_id) === id).map((t) => t.rung_label + t.assignments_json.replace(/,?"seed":\d+/, ''))).size;
+  check(sides[0].series.length === cellsOf(a) && sides[1].series.length === cellsOf(b), `one curve per cell on each side (${sides[0].series.length}, ${sides[1].series.length})`);
+  await page.screenshot({ path: join(shots, 'compare.png'), fullPage: true });
+  await page.check('input[name="logy"]');
+  await page.selectOption('select[name="x"]', 'tokens');
+  await page.reload();
+  await ready(`#/compare/${a}/${b}`);
+  const again = await page.$eval('#compare-curves-b', (host) => ({ logY: host.rungChart.logY, x: host.rungChart.xLabel }));
+  check(page.url().includes('logy=1') && page.url().includes('x=tokens') && again.logY && again.x === 'tokens', 'the comparison\'s axes are in the URL and survive a reload');
+  const [compareSvg] = await Promise.all([page.waitForEvent('download'), page.click('#compare-curves-a .downloads button:text("SVG")')]);
+  check(readFileSync(await compareSvg.path(), 'utf8').includes('<polyline'), `a comparison chart downloads as SVG (${compareSvg.suggestedFilename()})`);
 
   check(errors.length === 0, `no errors in the page${errors.length ? ': ' + errors.join('; ') : ''}`);
   check(foreign.length === 0, `nothing fetched from elsewhere${foreign.length ? ': ' + foreign.join(', ') : ''}`);

@@ -1,9 +1,12 @@
 // tests/dashboard/dashboard_browser_test.cc
 //
 // `rung dashboard` in a real browser while a real sweep runs: rung-coordinator on 127.0.0.1 with a
-// fresh database and tokens, two rung-worker processes playing rung-stand-in (the tests' stand-in
-// trainer: rung-train's whole contract without training, paced so that the sweep runs for some
-// seconds), the sweep submitted through the API, `rung dashboard` as a process on a free port, and
+// fresh database and tokens; first a small sweep trained for real by one rung-worker running rung-train
+// (a few steps, with attention diagnostics and evaluation beyond the training length: the trial page's
+// diagnostics charts and the comparison view read it); then two rung-worker processes playing
+// rung-stand-in (the tests' stand-in trainer: rung-train's whole contract without training, paced so
+// that the sweep runs for some seconds), the sweep submitted through the API, `rung dashboard` as a
+// process on a free port, and
 // browser_check.mjs driving Debian's chromium through playwright-core against it (what it checks is
 // listed in its header); and `rung dashboard --allow-control` with the viewer token refused with
 // exit 4. Screenshots of each view land in build/dashboard-screenshots/.
@@ -14,6 +17,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -45,6 +49,27 @@ ladder:
 sweep:
   position.variant: [rope, lerope]
   seed: [0, 1]
+)";
+
+// 2 rungs x 2 variants of a tiny model trained by rung-train for 12 steps, with diagnostics at two
+// milestones and evaluation at 2x and 4x the training length (none and yarn): a few seconds.
+constexpr char kDiagnosticsSpec[] = R"(name: dashboard-diagnostics
+description: trained for real by rung-train (a few steps) for the dashboard's diagnostics charts and comparison
+metric: {name: val_loss, goal: minimize}
+baseline: {position.variant: rope}
+data: {source: builtin, seq_len: 16}
+model: {mlp: gelu}
+train: {batch_size: 2, steps: 12, lr: 1.0e-3, eval_every: 4, eval_batches: 2, log_every: 2, diagnostics_sequences: 2,
+        diagnostics_at: [0.5, 1], extrapolation_multiples: [2, 4], extrapolation_methods: [none, yarn]}
+resources: {cpus: 1}
+policy: {max_retries: 0, max_failed: 4, priority: 1}
+ladder:
+  rungs:
+    - {layers: 1, d_model: 16, heads: 2}
+    - {layers: 2, d_model: 32, heads: 2}
+sweep:
+  position.variant: [rope, lerope]
+  seed: [0]
 )";
 
 std::unique_ptr<Subprocess> Start(std::vector<std::string> argv, const std::string& log, bool pipe_stdout,
@@ -88,6 +113,42 @@ TEST(DashboardBrowserTest, ARealSweepReadsRightInChromiumAndUpdatesLive) {
   connection_options.token_file = user_token;
   StatusOr<std::unique_ptr<cli::CoordinatorConnection>> connection = cli::CoordinatorConnection::Open(connection_options);
   ASSERT_TRUE(connection.ok()) << connection.status().ToString();
+  auto submit_spec = [&](const char* spec, const std::string& file_name) {
+    v1::SubmitSweepRequest request;
+    request.set_spec_text(spec);
+    request.set_spec_file_name(file_name);
+    v1::SubmitSweepResponse response;
+    grpc::Status submitted = (*connection)->user().SubmitSweep((*connection)->Context().get(), request, &response);
+    EXPECT_TRUE(submitted.ok()) << submitted.error_message();
+    return response.sweep_id();
+  };
+
+  // The sweep trained for real, run to its end before the watched one starts (one worker, 2 slots).
+  const int64_t diagnostics_sweep = submit_spec(kDiagnosticsSpec, "dashboard-diagnostics.yaml");
+  ASSERT_GT(diagnostics_sweep, 0);
+  {
+    auto trainer = Start({bin + "/rung-worker", "--coordinator", address, "--worker-token-file", scratch.Path("worker.token"),
+                          "--cpus", "2", "--worker-id", "trainer", "--work-dir", scratch.Path("trainer"), "--trainer",
+                          bin + "/rung-train"},
+                         scratch.Path("trainer.log"), /*pipe_stdout=*/false);
+    ASSERT_NE(trainer, nullptr);
+    v1::Sweep sweep;
+    for (int i = 0; i < 600; ++i) {
+      v1::GetSweepRequest get;
+      get.set_sweep_id(diagnostics_sweep);
+      ASSERT_TRUE((*connection)->user().GetSweep((*connection)->Context().get(), get, &sweep).ok());
+      if (sweep.state() != v1::SWEEP_STATE_ACTIVE) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    ASSERT_EQ(sweep.state(), v1::SWEEP_STATE_SUCCEEDED) << sweep.state_reason() << "\n"
+                                                        << agent::testing::FileText(scratch.Path("trainer.log"));
+    trainer->Stop(SIGTERM, std::chrono::seconds(10)).IgnoreError();
+    // The coordinator still holds the exited worker's long-poll Lease until it next wakes (at most
+    // LeaseBroker::kCancelCheck, 1 s, later) and sees the call cancelled; work submitted before that
+    // would be leased to the gone worker and wait out --lease-seconds as STALE.
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+  }
+
   v1::SubmitSweepRequest submit;
   submit.set_spec_text(kSpec);
   submit.set_spec_file_name("dashboard-browser.yaml");
@@ -131,6 +192,7 @@ TEST(DashboardBrowserTest, ARealSweepReadsRightInChromiumAndUpdatesLive) {
   check.environment = {"DASHBOARD_URL=" + url,
                        "SCREENSHOT_DIR=" + screenshots,
                        "SWEEP_ID=" + std::to_string(submitted.sweep_id()),
+                       "DIAGNOSTICS_SWEEP_ID=" + std::to_string(diagnostics_sweep),
                        "RUNG_CLI=" + bin + "/rung",
                        "RUNG_COORDINATOR=" + address,
                        "RUNG_TOKEN_FILE=" + user_token,

@@ -1,8 +1,9 @@
-// rung dashboard: the page. Hash routes: #/ (sweeps), #/sweep/ID, #/trial/ID; the view's state
+// rung dashboard: the page. Hash routes: #/ (sweeps), #/sweep/ID, #/trial/ID, #/compare/A/B; the view's state
 // (axes, filters, sort) follows in the hash's query, so a URL shares a view.
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import { el } from './format';
+import { renderCompare } from './compare_view';
 import { renderSweeps } from './sweeps_view';
 import { renderSweep } from './sweep_view';
 import { renderTrial } from './trial_view';
@@ -25,6 +26,7 @@ async function route(): Promise<void> {
     let match: RegExpMatchArray | null;
     if ((match = path.match(/^#\/sweep\/(\d+)$/))) await renderSweep(root, Number(match[1]), onStop);
     else if ((match = path.match(/^#\/trial\/(\d+)$/))) await renderTrial(root, Number(match[1]), onStop);
+    else if ((match = path.match(/^#\/compare\/(\d+)\/(\d+)$/))) await renderCompare(root, Number(match[1]), Number(match[2]));
     else await renderSweeps(root);
     root.setAttribute('data-ready', path);
   } catch (error: any) {

@@ -24,8 +24,11 @@ export interface ChartSpec {
   series: Series[];
   note?: string;
   height?: number;
-  // Extra line segments in data coordinates (interval whiskers), drawn with their series' colour.
+  // Extra line segments in data coordinates (interval whiskers, markers), drawn with their series' colour.
   whiskers?: { x: number; lo: number; hi: number; color: string }[];
+  // Fixed axis ranges (charts meant to be read side by side share them); default: the data's.
+  xRange?: [number, number];
+  yRange?: [number, number];
 }
 
 export const PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#17becf',
@@ -48,6 +51,25 @@ function range(values: number[], log: boolean): [number, number] {
   if (lo === hi) { if (log) { lo /= 2; hi *= 2; } else { lo -= Math.abs(lo) * 0.05 || 1; hi += Math.abs(hi) * 0.05 || 1; } }
   if (!log) { const pad = (hi - lo) * 0.04; lo -= pad; hi += pad; }
   return [lo, hi];
+}
+
+// The x and y extents of a chart's data (bands and whiskers included), for charts that share axes;
+// null where it has none.
+export function dataRange(spec: ChartSpec): { x: [number, number] | null; y: [number, number] | null } {
+  const xs = finite(spec.x, !!spec.logX);
+  const ys: number[] = [];
+  spec.series.forEach((s) => {
+    ys.push(...finite(s.values, !!spec.logY));
+    if (s.band) { ys.push(...finite(s.band.lo, !!spec.logY)); ys.push(...finite(s.band.hi, !!spec.logY)); }
+  });
+  for (const w of spec.whiskers || []) ys.push(...finite([w.lo, w.hi], !!spec.logY));
+  const extent = (v: number[]): [number, number] | null => (v.length ? [Math.min(...v), Math.max(...v)] : null);
+  return { x: extent(xs), y: extent(ys) };
+}
+
+// Pads an extent as the charts do (4 % on linear axes; a point spread on either side).
+export function padRange(extent: [number, number], log: boolean): [number, number] {
+  return range(extent, log);
 }
 
 // Ticks that read: 1-2-5 steps on linear axes; on log axes every decade, with 2 and 5 where fewer
@@ -86,7 +108,7 @@ export function toSvg(spec: ChartSpec, hidden: Set<number> = new Set()): string 
     if (s.band) { ysAll.push(...finite(s.band.lo, !!spec.logY)); ysAll.push(...finite(s.band.hi, !!spec.logY)); }
   });
   for (const w of spec.whiskers || []) ysAll.push(...finite([w.lo, w.hi], !!spec.logY));
-  const [x0, x1] = range(xs, !!spec.logX), [y0, y1] = range(ysAll, !!spec.logY);
+  const [x0, x1] = spec.xRange || range(xs, !!spec.logX), [y0, y1] = spec.yRange || range(ysAll, !!spec.logY);
   const sx = (v: number) => L + (W - L - R) * (spec.logX ? Math.log(v / x0) / Math.log(x1 / x0) : (v - x0) / (x1 - x0));
   const sy = (v: number) => H - B - (H - T - B) * (spec.logY ? Math.log(v / y0) / Math.log(y1 / y0) : (v - y0) / (y1 - y0));
   const ok = (v: number | null, log: boolean | undefined) => v !== null && isFinite(v) && (!log || v > 0);
@@ -166,8 +188,16 @@ export async function svgToPng(svg: string): Promise<Blob> {
   return new Promise((resolve) => canvas.toBlob((blob) => resolve(blob!), 'image/png'));
 }
 
-function fileName(title: string): string {
+export function fileName(title: string): string {
   return title.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'chart';
+}
+
+// A chart's title with its SVG and PNG download buttons; `svg` draws the file when asked.
+export function chartHead(title: string, svg: () => string): HTMLElement {
+  const name = fileName(title);
+  return el('div', { className: 'chart-head' }, el('h3', {}, title), el('span', { className: 'downloads' },
+    el('button', { onclick: () => download(name + '.svg', 'image/svg+xml', svg()) }, 'SVG'),
+    el('button', { onclick: async () => download(name + '.png', 'image/png', await svgToPng(svg())) }, 'PNG')));
 }
 
 // Draws the chart into `host` (replacing what was there) with its legend and download buttons.
@@ -176,12 +206,7 @@ export function drawChart(host: HTMLElement, spec: ChartSpec): void {
   host.classList.add('chart');
   (host as any).rungChart = spec;
   const hidden = new Set<number>();
-  const head = el('div', { className: 'chart-head' }, el('h3', {}, spec.title));
-  const buttons = el('span', { className: 'downloads' },
-    el('button', { onclick: () => download(fileName(spec.title) + '.svg', 'image/svg+xml', toSvg(spec, hidden)) }, 'SVG'),
-    el('button', { onclick: async () => download(fileName(spec.title) + '.png', 'image/png', await svgToPng(toSvg(spec, hidden))) }, 'PNG'));
-  head.append(buttons);
-  host.append(head);
+  host.append(chartHead(spec.title, () => toSvg(spec, hidden)));
   const plotHost = el('div', { className: 'plot' });
   host.append(plotHost);
   const hasData = spec.x.length > 0 && spec.series.some((s) => s.values.some((v) => v !== null && isFinite(v as number)));
@@ -212,13 +237,32 @@ export function drawChart(host: HTMLElement, spec: ChartSpec): void {
   const width = Math.max(360, Math.min(host.clientWidth || 900, 1100) - 8);
   const options: any = {
     width, height: spec.height || 360, series, bands,
-    scales: { x: { time: false, distr: spec.logX ? 3 : 1 }, y: { distr: spec.logY ? 3 : 1 } },
+    scales: { x: { time: false, distr: spec.logX ? 3 : 1, range: spec.xRange ? () => spec.xRange : undefined },
+              y: { distr: spec.logY ? 3 : 1, range: spec.yRange ? () => spec.yRange : undefined } },
     axes: [
       { label: spec.xLabel + (spec.logX ? ' (log)' : ''), values: (_u: any, vals: number[]) => vals.map((v) => fmt(v, 3)) },
       { label: spec.yLabel + (spec.logY ? ' (log)' : ''), size: 70, values: (_u: any, vals: number[]) => vals.map((v) => fmt(v, 4)) },
     ],
-    legend: { show: true, live: true },
+    // Legend boxes show their line's dash (CSS has three: solid, dashed, dotted).
+    legend: { show: true, live: true, markers: { dash: (u: any, i: number) => {
+      const dash = u.series[i].dash;
+      return !dash || !dash.length ? 'solid' : dash[0] <= 3 ? 'dotted' : 'dashed';
+    } } },
     cursor: { drag: { x: true, y: true } },
+    hooks: { draw: [(u: any) => {
+      // The whiskers, as the SVG draws them.
+      const ctx = u.ctx as CanvasRenderingContext2D;
+      ctx.save();
+      ctx.beginPath(); ctx.rect(u.bbox.left, u.bbox.top, u.bbox.width, u.bbox.height); ctx.clip();
+      ctx.lineWidth = 2 * devicePixelRatio;
+      for (const w of spec.whiskers || []) {
+        if (![w.x, w.lo, w.hi].every(isFinite) || ((spec.logY) && (w.lo <= 0 || w.hi <= 0))) continue;
+        const x = u.valToPos(w.x, 'x', true);
+        ctx.strokeStyle = w.color;
+        ctx.beginPath(); ctx.moveTo(x, u.valToPos(w.lo, 'y', true)); ctx.lineTo(x, u.valToPos(w.hi, 'y', true)); ctx.stroke();
+      }
+      ctx.restore();
+    }] },
   };
   const plot = new uPlot(options, data as any, plotHost);
   // The band edges are not legend entries of their own.

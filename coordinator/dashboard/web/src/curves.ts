@@ -42,9 +42,10 @@ function at(xs: number[], ys: (number | null)[], x: number): number | null {
   return a + (b - a) * (x - xs[lo]) / (xs[hi] - xs[lo]);
 }
 
-// `curves`: trial id -> [step, x, value] points on the axis `xAxis`.
+// `curves`: trial id -> [step, x, value] points on the axis `xAxis`. `variantOrder` fixes each
+// variant's colour (charts read side by side give a variant one colour); default: the trials' variants.
 export function cellCurves(curves: Map<number, number[][]>, trials: TrialInfo[], metric: string, xAxis: string,
-                           smoothing: number, logX: boolean, logY: boolean): ChartSpec {
+                           smoothing: number, logX: boolean, logY: boolean, variantOrder?: string[]): ChartSpec {
   const cells = new Map<string, TrialInfo[]>();
   for (const trial of trials) {
     if (!curves.has(trial.trial_id) || !curves.get(trial.trial_id)!.length) continue;
@@ -52,7 +53,7 @@ export function cellCurves(curves: Map<number, number[][]>, trials: TrialInfo[],
     if (!cells.has(key)) cells.set(key, []);
     cells.get(key)!.push(trial);
   }
-  const variants = [...new Set(trials.map((t) => t.variant))].sort();
+  const variants = variantOrder || [...new Set(trials.map((t) => t.variant))].sort();
   const rungs = [...new Set(trials.map((t) => t.rung))].sort((a, b) => a - b);
   const dashes: (number[] | undefined)[] = [undefined, [8, 4], [2, 3], [10, 3, 2, 3]];
   // Per cell: the step grid of its longest seed; each seed interpolated on it by step.

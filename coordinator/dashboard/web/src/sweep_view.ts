@@ -27,6 +27,9 @@ function info(trial: any): TrialInfo {
   return made;
 }
 
+// A trial's rung, variant (its axis values but the seed) and seed; shared with the comparison view.
+export const trialInfo = info;
+
 function parse(trial: any): TrialInfo {
   let assignments: any = {};
   try { assignments = JSON.parse(trial.assignments_json || '{}'); } catch { /* none */ }

@@ -1,4 +1,4 @@
-// The sweeps list: state, progress and an ETA per sweep.
+// The sweeps list: state, progress and an ETA per sweep; tick two to compare them (compare_view.ts).
 import { getJson, num } from './api';
 import { el, fmt, fmtSeconds, stateName, timeText } from './format';
 
@@ -29,12 +29,23 @@ export function eta(sweep: any, nowSeconds: number): string {
 export async function renderSweeps(root: HTMLElement): Promise<void> {
   const { sweeps } = await getJson('/api/sweeps');
   const now = Date.now() / 1000;
+  const compare = el('button', { id: 'compare', disabled: true, onclick: () => {
+    const ids = picked();
+    if (ids.length === 2) location.hash = `#/compare/${ids[0]}/${ids[1]}`;
+  } }, 'compare the two ticked sweeps');
+  const picked = () => [...body.querySelectorAll('input[name="pick"]:checked')].map((box) => (box as HTMLInputElement).value);
+  const onPick = () => {
+    const ids = picked();
+    compare.disabled = ids.length !== 2;
+    compare.textContent = ids.length === 2 ? `compare sweeps ${ids[0]} and ${ids[1]}` : `compare the two ticked sweeps (${ids.length} ticked)`;
+  };
   const table = el('table', { className: 'data', id: 'sweeps' },
-    el('thead', {}, el('tr', {}, ...['id', 'name', 'state', 'progress', 'done', 'running', 'failed', 'ETA', 'metric', 'created'].map((h) => el('th', {}, h)))));
+    el('thead', {}, el('tr', {}, ...['compare', 'id', 'name', 'state', 'progress', 'done', 'running', 'failed', 'ETA', 'metric', 'created'].map((h) => el('th', {}, h)))));
   const body = el('tbody');
   for (const s of sweeps) {
     const c = s.counts;
     body.append(el('tr', { 'data-sweep': s.sweep_id },
+      el('td', {}, el('input', { type: 'checkbox', name: 'pick', value: s.sweep_id, title: 'tick two sweeps to compare them', onchange: onPick })),
       el('td', {}, s.sweep_id),
       el('td', {}, el('a', { href: `#/sweep/${s.sweep_id}` }, s.name)),
       el('td', { className: 'state st-' + stateName(s.state) }, stateName(s.state) + (s.tuning ? ` (tuning ${s.tuning})` : '')),
@@ -47,6 +58,8 @@ export async function renderSweeps(root: HTMLElement): Promise<void> {
       el('td', {}, timeText(s.created_at))));
   }
   table.append(body);
+  onPick();
   root.append(el('h2', {}, 'Sweeps'), sweeps.length ? table : el('p', { className: 'empty' }, 'No sweeps yet: submit one with `rung submit SPEC`.'),
+    sweeps.length > 1 ? el('div', { className: 'controls' }, compare) : null,
     el('p', { className: 'note' }, `FLOPs are 6ND. ETA from the share of compute finished since the sweep was created. ${fmt(sweeps.length, 3)} sweep(s).`));
 }

@@ -1,8 +1,9 @@
 // A trial: its config, provenance, attempts, curves, a live log tail, learned frequencies against
-// RoPE's, and its diagnostics.
+// RoPE's, and its diagnostics as charts (diagnostics_charts.ts).
 import { getJson, num } from './api';
 import { drawChart, PALETTE, ChartSpec } from './charts';
 import { X_AXES } from './curves';
+import { renderDiagnostics } from './diagnostics_charts';
 import { el, hashParams, setHashParam, stateName, timeText } from './format';
 
 function pretty(text: string): string {
@@ -82,13 +83,23 @@ export async function renderTrial(root: HTMLElement, trialId: number, onStop: (s
   }
 
   const diagnostics = await getJson(`/api/trials/${trialId}/diagnostics`);
-  const diagHost = el('section', { id: 'trial-diagnostics' }, el('h3', {}, 'Diagnostics'));
-  if (!diagnostics.diagnostics?.length) diagHost.append(el('p', { className: 'empty' }, 'No diagnostics stored (train.diagnostics_sequences = 0, or not finished).'));
-  for (const d of diagnostics.diagnostics || []) {
-    diagHost.append(el('details', {}, el('summary', {}, `${d.name} (step ${d.step}${num(d.layer) >= 0 ? ', layer ' + d.layer : ''}${num(d.head) >= 0 ? ', head ' + d.head : ''})`),
-      el('pre', {}, JSON.stringify(d.json, null, 2).slice(0, 20000))));
-  }
+  const documents: any[] = diagnostics.diagnostics || [];
+  const charts = el('div', { id: 'diagnostics-charts' });
+  const diagHost = el('section', { id: 'trial-diagnostics' }, el('h3', {}, 'Diagnostics'), charts);
   root.append(diagHost);
+  if (!documents.length) {
+    charts.append(el('p', { className: 'empty' }, 'No diagnostics stored (train.diagnostics_sequences = 0, or not finished).'));
+  } else {
+    let config: any = {};
+    try { config = JSON.parse(trial.config_json); } catch { /* no training length: charts without it */ }
+    renderDiagnostics(charts, `Trial ${trialId}`, documents, num(config?.data?.seq_len), num(trial.final_metric));
+    const raw = el('details', { id: 'diagnostics-raw' }, el('summary', {}, `The documents as stored (${documents.length})`));
+    for (const d of documents) {
+      raw.append(el('details', {}, el('summary', {}, `${d.name} (step ${d.step}${num(d.layer) >= 0 ? ', layer ' + d.layer : ''}${num(d.head) >= 0 ? ', head ' + d.head : ''})`),
+        el('pre', {}, JSON.stringify(d.json, null, 2).slice(0, 20000))));
+    }
+    diagHost.append(raw);
+  }
 
   const attempts = el('table', { className: 'data', id: 'attempts' }, el('thead', {}, el('tr', {}, ...['attempt', 'worker', 'state', 'leased', 'started', 'ended', 'why it ended'].map((h) => el('th', {}, h)))));
   const body = el('tbody');

@@ -1,0 +1,306 @@
+// A trial's diagnostics as charts, the quantities and labels of `rung diag --plot`
+// (sweeps/plot/diagnostics_plot.cc, pair_profile_plot.cc): E_r by query position per head, the
+// frequency-pair usage heatmap (pair x head, the dominant band marked), the pair-by-distance profile
+// per head (one heatmap per layer, symmetric about 0), the gap-counting fit (bucket means of ln Lambda
+// against ln ln n and the fitted line), the loss beyond the training length (against the evaluation
+// length, and per position), the heads table and the failure modes (mean over heads per context M
+// and precision, as `rung diag --table failure_modes`) with a verdict in words. Documents:
+// /api/trials/ID/diagnostics (coordinator/store/SCHEMA.md, table diagnostics; docs/science.md
+// sections 7, 9 and 12).
+import { ChartSpec, drawChart, PALETTE, Series } from './charts';
+import { drawHeatmap, HeatmapSpec } from './heatmap';
+import { el, fmt, hashParams, setHashParam } from './format';
+
+const DASHES: (number[] | undefined)[] = [undefined, [8, 4], [2, 3], [10, 3, 2, 3], [4, 4]];
+
+const n = (value: any): number | null => (typeof value === 'number' && isFinite(value) ? value : null);
+
+interface Head { label: string; layer: number; head: number; doc: any }
+
+function headsOf(attention: any): Head[] {
+  const heads: Head[] = [];
+  for (const layer of attention?.layers || []) {
+    for (const head of layer.heads || []) heads.push({ label: `L${layer.layer}.h${head.head}`, layer: Number(layer.layer), head: Number(head.head), doc: head });
+  }
+  return heads;
+}
+
+function renyi(attention: any): number { return n(attention?.renyi_order) ?? 2; }
+
+// E_r against the query position, one line per head (a colour per layer, a dash per head), beside the
+// uniform row's E = position.
+export function effectiveLengthSpec(title: string, attention: any): ChartSpec {
+  const heads = headsOf(attention);
+  const layers = [...new Set(heads.map((h) => h.layer))];
+  const positions = Math.max(0, ...heads.map((h) => (h.doc.effective_length_by_position || []).length));
+  const x = Array.from({ length: positions }, (_, i) => i + 1);
+  const r = renyi(attention);
+  const name = `E_${fmt(r, 3)}`;
+  const series: Series[] = [{ label: `uniform (${name} = position)`, color: '#999999', dash: [3, 3], values: x.slice() }];
+  heads.forEach((h, i) => {
+    const values = h.doc.effective_length_by_position || [];
+    series.push({ label: h.label, color: PALETTE[i % PALETTE.length], dash: DASHES[layers.indexOf(h.layer) % DASHES.length], values: x.map((_, j) => n(values[j])) });
+  });
+  return {
+    title: `${title}: effective attention length by position`, xLabel: 'query position (keys visible)',
+    yLabel: r === 2 ? 'effective attention length E_2 = 1/Σ a²' : `effective attention length ${name} = (Σ a^${fmt(r, 3)})^(1/(1−${fmt(r, 3)}))`,
+    // 1 <= E <= the keys visible: the axes end at the positions measured.
+    logX: true, logY: true, x, series: heads.length ? series : [], xRange: [1, Math.max(2, positions)], yRange: [1, Math.max(2, positions)],
+    note: `T = ${attention?.length ?? '?'}; ${attention?.sequences ?? '?'} validation sequence(s), averaged per position; ` +
+      `a colour per head, ${layers.length > 1 ? 'solid layer ' + layers[0] + ', dashed layer ' + layers[1] + (layers.length > 2 ? ', …' : '') + '; ' : ''}grey dots: every visible key weighted alike`,
+  };
+}
+
+// Pair usage per head over its maximum (rows: layer.head; columns: pairs), the dominant band marked.
+export function pairUsageSpec(title: string, attention: any): HeatmapSpec {
+  const heads = headsOf(attention);
+  const pairs = Math.max(0, ...heads.map((h) => (h.doc.pair_usage || []).length));
+  const values = heads.map((h) => {
+    const usage: (number | null)[] = (h.doc.pair_usage || []).map(n);
+    const peak = Math.max(0, ...usage.filter((v): v is number => v !== null));
+    return Array.from({ length: pairs }, (_, f) => (usage[f] === null || usage[f] === undefined ? null : peak > 0 ? (usage[f] as number) / peak : 0));
+  });
+  const marks = heads.map((h, row) => ({ row, column: n(h.doc.dominant_pair) ?? -1 })).filter((m) => m.column >= 0 && m.column < pairs);
+  return {
+    title: `${title}: frequency-pair usage`, xLabel: 'frequency pair (0 = fastest)', yLabel: 'layer.head',
+    rows: heads.map((h) => h.label), columns: Array.from({ length: pairs }, (_, f) => String(f)),
+    panels: [{ title: '', values, marks }], diverging: false, valueLabel: 'pair usage / head maximum', range: [0, 1],
+    markLabel: marks.length ? 'dominant band: the pair whose contribution varies most with distance (not the usage maximum)' : undefined,
+  };
+}
+
+// One layer's pair-by-distance profiles: a panel per head, pairs by distance bins, symmetric about 0.
+export function pairProfileSpec(title: string, layer: any): HeatmapSpec {
+  const edges: number[] = layer.pair_profile_edges || [];
+  const heads = (layer.heads || []).filter((h: any) => Array.isArray(h.pair_profile) && h.pair_profile.length);
+  const pairs = Math.max(0, ...heads.map((h: any) => h.pair_profile.length));
+  const bins = Math.max(0, edges.length - 1);
+  return {
+    title: `${title}: layer ${layer.layer}, mean pair term of the unscaled logit by relative distance`,
+    xLabel: 'relative distance (bin start)', yLabel: 'pair (0 = fastest)',
+    rows: Array.from({ length: pairs }, (_, f) => String(f)), columns: edges.slice(0, bins).map((e) => fmt(e, 6)),
+    panels: heads.map((h: any) => ({ title: `head ${h.head}`, values: h.pair_profile.map((row: any[]) => Array.from({ length: bins }, (_, b) => n(row[b]))) })),
+    diverging: true, valueLabel: 'mean pair term (unscaled logit); grey: no visible (query, key) pair at that distance',
+  };
+}
+
+// Gap counting: per layer and pooled, the bucket means of ln Lambda against ln ln n, and the OLS line
+// of slope xi_Lambda through their mean (as rung diag --plot draws it).
+export function gapCountingSpec(title: string, attention: any): ChartSpec {
+  const curves: { label: string; points: [number, number][]; slope: number | null }[] = [];
+  const add = (label: string, gap: any) => {
+    if (!gap) return;
+    let buckets: any[] = gap.buckets || [];
+    if (!buckets.length && Array.isArray(gap.lengths)) buckets = gap.lengths.map((len: any, i: number) => ({ n: len, mean_log_lambda: gap.mean_log_lambda?.[i] }));
+    const points: [number, number][] = [];
+    for (const b of buckets) {
+      const x = Math.log(Math.log(Number(b.n))), y = n(b.mean_log_lambda);
+      if (isFinite(x) && y !== null) points.push([x, y]);
+    }
+    if (!points.length) return;  // every row a tie
+    const slope = n(gap.xi_lambda);
+    const half = n(gap.xi_lambda_half_iqr);
+    curves.push({ label: `${label}: ξ_Λ = ${slope === null ? '–' : slope.toFixed(2)}${half === null ? '' : ' ± ' + half.toFixed(2)}`, points, slope });
+  };
+  for (const layer of attention?.layers || []) add(`layer ${layer.layer}`, layer.gap_counting);
+  if (attention?.pooled) add('pooled', attention.pooled);
+  const x = [...new Set(curves.flatMap((c) => c.points.map((p) => p[0])))].sort((a, b) => a - b);
+  const series: Series[] = [];
+  curves.forEach((c, i) => {
+    const color = c.label.startsWith('pooled') ? '#000000' : PALETTE[i % PALETTE.length];
+    const byX = new Map(c.points);
+    series.push({ label: c.label, color, points: true, values: x.map((v) => (byX.has(v) ? byX.get(v)! : null)) });
+    if (c.slope !== null) {
+      const mx = c.points.reduce((a, p) => a + p[0], 0) / c.points.length, my = c.points.reduce((a, p) => a + p[1], 0) / c.points.length;
+      const lo = Math.min(...c.points.map((p) => p[0])), hi = Math.max(...c.points.map((p) => p[0]));
+      series.push({ label: `${c.label.split(':')[0]}: fitted line`, color, width: 2, values: x.map((v) => (v >= lo && v <= hi ? my + c.slope! * (v - mx) : null)) });
+    }
+  });
+  const grid = (attention?.grid || []).map((g: any) => fmt(Number(g), 6)).join(' ');
+  return {
+    title: `${title}: gap counting`, xLabel: 'ln ln n', yLabel: 'mean ln Λ (unscaled score rows)', x, series,
+    note: `exponents over n in ${grid || "the record's n-grid"} (rows pooled per n, ± half-IQR over (sequence, layer, head) units)` +
+      (attention?.grid_fallback ? '; grid fallback: ' + (attention.warning || 'too few lengths below T') : ''),
+  };
+}
+
+// Loss against the evaluation length (as a multiple of T) per extension method (whole window, and
+// positions >= T), with the trial's final validation loss at T.
+export function extrapolationSpec(title: string, table: any[], trainLength: number, finalLoss: number): ChartSpec {
+  const methods = [...new Set(table.map((e) => String(e.method)))];
+  const hasT = isFinite(trainLength) && trainLength > 0;
+  const x = [...new Set([...table.map((e) => Number(e.multiple)), ...(hasT ? [1] : [])])].sort((a, b) => a - b);
+  const series: Series[] = [];
+  methods.forEach((method, i) => {
+    const rows = table.filter((e) => String(e.method) === method);
+    const at = (field: string) => x.map((m) => { const row = rows.find((e) => Number(e.multiple) === m); return row ? n(row[field]) : null; });
+    series.push({ label: `${method}: whole window`, color: PALETTE[i % PALETTE.length], values: at('val_loss') });
+    series.push({ label: `${method}: positions ≥ T`, color: PALETTE[i % PALETTE.length], dash: [6, 4], values: at('val_loss_extrap') });
+  });
+  if (isFinite(finalLoss) && hasT) series.push({ label: 'at T: the final validation loss', color: '#000000', points: true, values: x.map((m) => (m === 1 ? finalLoss : null)) });
+  return {
+    title: `${title}: loss beyond the training length`, xLabel: `evaluation length / training length (T = ${hasT ? trainLength : '?'} tokens)`, yLabel: 'validation loss (nats)',
+    x, series: table.length ? series : [],
+    note: table.length ? `colour: extension method; solid: the whole window, dashed: only the positions ≥ T; lengths ${[...new Set(table.map((e) => Number(e.length)))].join(', ')} tokens`
+      : 'train.extrapolation_multiples was empty',
+  };
+}
+
+// The per-position loss of every evaluated length and method; a vertical line at T.
+export function perPositionSpec(title: string, table: any[], trainLength: number): ChartSpec {
+  const rows = table.filter((e) => Array.isArray(e.val_loss_per_position) && e.val_loss_per_position.length);
+  const positions = Math.max(0, ...rows.map((e) => e.val_loss_per_position.length));
+  const x = Array.from({ length: positions }, (_, i) => i + 1);
+  const methods = [...new Set(rows.map((e) => String(e.method)))];
+  const multiples = [...new Set(rows.map((e) => Number(e.multiple)))].sort((a, b) => a - b);
+  const series: Series[] = rows.map((e) => ({
+    label: `${e.multiple}x, ${e.method} (mean ${fmt(Number(e.val_loss), 4)})`, color: PALETTE[methods.indexOf(String(e.method)) % PALETTE.length],
+    dash: DASHES[multiples.indexOf(Number(e.multiple)) % DASHES.length], width: 1.2,
+    values: x.map((_, i) => n(e.val_loss_per_position[i])),
+  }));
+  const all = series.flatMap((s) => s.values).filter((v): v is number => v !== null);
+  const whiskers = all.length && trainLength > 0 ? [{ x: trainLength, lo: Math.min(...all), hi: Math.max(...all), color: '#777777' }] : [];
+  const dashNames = ['solid', 'dashed', 'dotted', 'dash-dot', 'short dashes'];
+  return {
+    title: `${title}: validation loss per position`, xLabel: 'position', yLabel: 'validation loss (nats)', x, series, whiskers,
+    note: rows.length ? `grey line: the training length T = ${trainLength}; colour: method; ${multiples.map((m, i) => `${dashNames[i % dashNames.length]} ${m}x`).join(', ')}`
+      : 'no per-position losses beyond the training length',
+  };
+}
+
+// The CLI's heads table: E_r at T/8, T/2, T, pair-usage CV, effective base, dominant band.
+function headsTable(attention: any): HTMLElement {
+  const T = Number(attention.length) || 0;
+  const at = [Math.max(1, Math.floor(T / 8)), Math.max(1, Math.floor(T / 2)), T];
+  const r = `E${fmt(renyi(attention), 3)}@`;
+  const table = el('table', { className: 'data', id: 'diag-heads' }, el('thead', {}, el('tr', {},
+    ...['layer', 'head', ...at.map((p) => r + p), 'pair usage CV', 'effective base', 'dominant pair', 'dominant wavelength / T'].map((h, i) => el('th', { className: i > 1 ? 'num' : '' }, h)))));
+  const body = el('tbody');
+  for (const h of headsOf(attention)) {
+    const e = h.doc.effective_length_by_position || [];
+    const cells = [...at.map((p) => n(e[p - 1])), n(h.doc.pair_usage_cv), n(h.doc.effective_base), n(h.doc.dominant_pair), n(h.doc.dominant_wavelength_over_training_length)];
+    body.append(el('tr', {}, el('td', {}, String(h.layer)), el('td', {}, String(h.head)),
+      ...cells.map((v) => el('td', { className: 'num' }, v === null ? '–' : fmt(v, 4)))));
+  }
+  table.append(body);
+  return table;
+}
+
+const STATISTICS = ['position_inversion', 'position_inversion_deviation', 'position_aliasing_fraction', 'position_aliasing_pairs', 'token_inversion', 'token_aliasing'];
+
+// The heads' failure-mode statistics averaged per (M, precision), as rung diag does.
+export function failureModeRows(attention: any): { length: number; precision: string; heads: number; [k: string]: any }[] {
+  const sums = new Map<string, { length: number; precision: string; sums: Record<string, [number, number]> }>();
+  let heads = 0;
+  for (const h of headsOf(attention)) {
+    const modes = h.doc.failure_modes;
+    if (!Array.isArray(modes) || !modes.length) continue;
+    heads++;
+    for (const entry of modes) {
+      const key = `${entry.length}|${entry.precision}`;
+      if (!sums.has(key)) sums.set(key, { length: Number(entry.length), precision: String(entry.precision), sums: {} });
+      const cell = sums.get(key)!;
+      for (const s of STATISTICS) {
+        const v = n(entry[s]);
+        if (v === null) continue;
+        const [total, count] = cell.sums[s] || [0, 0];
+        cell.sums[s] = [total + v, count + 1];
+      }
+    }
+  }
+  const order = ['bf16', 'fp16', 'fp32'];
+  return [...sums.values()].sort((a, b) => a.length - b.length || order.indexOf(a.precision) - order.indexOf(b.precision)).map((c) => {
+    const row: any = { length: c.length, precision: c.precision, heads };
+    for (const s of STATISTICS) row[s] = c.sums[s] ? c.sums[s][0] / c.sums[s][1] : null;
+    return row;
+  });
+}
+
+// One context's failure modes in words (docs/science.md section 12): an inversion share of 1/2 with
+// each sample near 1/2 is random order (the position signal lost); a mean of 1/2 with samples far
+// from it is heads (or sequences) that disagree; any aliasing is distances (or two keys) the
+// precision cannot tell apart. `rows`: the context's rows, one per precision.
+export function failureVerdict(rows: any[]): string {
+  const words: string[] = [];
+  const row = rows.find((r) => r.precision === 'fp32') || rows[0];
+  const inv = row.position_inversion, dev = row.position_inversion_deviation ?? (inv === null ? null : Math.abs(inv - 0.5));
+  if (inv !== null) {
+    const pct = `${fmt(100 * inv, 3)}%`;
+    if (inv === 0) words.push('nearer keys always score higher');
+    else if (dev <= 0.05) words.push(`position order lost: the far key wins ${pct} of near/far pairs, each sample near ½ as with random vectors`);
+    else if (Math.abs(inv - 0.5) <= 0.05) words.push(`position preference differs between heads or sequences: the far key wins ${pct} of near/far pairs on average, single samples are far from ½`);
+    else if (inv < 0.5) words.push(`nearer keys mostly win: the far key wins ${pct} of near/far pairs`);
+    else words.push(`reversed: the far key wins ${pct} of near/far pairs`);
+  }
+  if (row.token_inversion !== null) words.push(row.token_inversion > 0 ? `token order flips at ${fmt(100 * row.token_inversion, 3)}% of distances` : 'token order holds at every distance');
+  const aliasing = rows.filter((r) => r.position_aliasing_fraction > 0).map((r) => `${r.precision} ${fmt(100 * r.position_aliasing_fraction, 3)}%`);
+  words.push(aliasing.length ? `distances alias (share with a partner): ${aliasing.join(', ')}` : 'no position aliasing at any precision');
+  const ties = rows.filter((r) => r.token_aliasing > 0).map((r) => `${r.precision} ${fmt(r.token_aliasing, 3)}`);
+  words.push(ties.length ? `two keys tie at some distances (${ties.join(', ')})` : 'no token ties');
+  return words.join('; ') + '.';
+}
+
+function failureTable(attention: any, trainLength: number): HTMLElement {
+  const rows = failureModeRows(attention);
+  if (!rows.length) return el('p', { className: 'empty', id: 'diag-failure-modes' }, 'No failure modes in this record (not a rotary variant, or train.diagnostics_failure_lengths empty).');
+  const precisions = [...new Set(rows.map((r) => r.precision))];
+  const lengths = [...new Set(rows.map((r) => r.length))];
+  const span = (text: string, title: string) => el('th', { className: 'num', rowspan: '2', title }, text);
+  const group = (text: string) => el('th', { className: 'group', colspan: String(precisions.length) }, text);
+  const table = el('table', { className: 'data failure', id: 'diag-failure-modes' }, el('thead', {},
+    el('tr', {}, el('th', { rowspan: '2' }, 'M (context)'), span('position inversion', 'share of (near, far) pairs where the far key scores higher; exact scores'),
+      span('|inversion − ½|', 'mean over samples of |position inversion − ½|'), span('token inversion', 'share of distances where two keys\' order flips; exact scores'),
+      group('position aliasing: share of distances'), group('position aliasing: pairs'), group('token aliasing: distances')),
+    el('tr', {}, ...[0, 1, 2].flatMap(() => precisions.map((p) => el('th', { className: 'num' }, p))))));
+  const body = el('tbody');
+  for (const length of lengths) {
+    const at = rows.filter((r) => r.length === length);
+    const exact = at.find((r) => r.precision === 'fp32') || at[0];
+    const multiple = trainLength > 0 ? ` (${fmt(length / trainLength, 3)} T)` : '';
+    const cell = (key: string, value: number | null) => el('td', { className: 'num', 'data-key': key }, value === null || value === undefined ? '–' : fmt(value, 4));
+    const byPrecision = (key: string) => precisions.map((p) => { const r = at.find((x) => x.precision === p); return cell(`${key}.${p}`, r ? r[key] : null); });
+    body.append(el('tr', { 'data-length': length },
+      el('th', {}, `${length}${multiple}`), cell('position_inversion', exact.position_inversion), cell('position_inversion_deviation', exact.position_inversion_deviation),
+      cell('token_inversion', exact.token_inversion), ...byPrecision('position_aliasing_fraction'), ...byPrecision('position_aliasing_pairs'), ...byPrecision('token_aliasing')));
+    body.append(el('tr', { className: 'verdict' }, el('td', { colspan: String(4 + 3 * precisions.length), className: 'verdict' }, failureVerdict(at))));
+  }
+  table.append(body);
+  return el('div', {}, table, el('p', { className: 'note' },
+    `Mean over the ${rows[0].heads} head(s) of the query at T − 1 and keys at T/2 (position modes), T/4 and 3T/4 (token modes) of each validation sequence (docs/science.md section 12). ` +
+    'Inversions are on exact scores; aliasing rounds the scores to each precision. Random (i.i.d. Gaussian) vectors give an inversion near ½: `rung diag TRIAL --table failure_modes` prints that reference beside.'));
+}
+
+// Draws the diagnostics of one trial into `host`: the attention record of the milestone in the URL
+// (diag_step; default the latest) and the extrapolation table.
+export function renderDiagnostics(host: HTMLElement, title: string, documents: any[], trainLength: number, finalLoss: number): void {
+  host.textContent = '';
+  const attentions = documents.filter((d) => d.name === 'attention' && d.json && typeof d.json === 'object').sort((a, b) => Number(a.step) - Number(b.step));
+  const extrapolation = [...documents].reverse().find((d) => d.name === 'extrapolation');
+  const table: any[] = Array.isArray(extrapolation?.json) ? extrapolation.json : [];
+  const wanted = hashParams().get('diag_step');
+  const chosen = attentions.find((d) => String(d.step) === wanted) || attentions[attentions.length - 1];
+  const chart = (name: string) => { const node = el('div', { 'data-chart': name }); host.append(node); return node; };
+  if (!chosen) {
+    host.append(el('p', { className: 'empty' }, 'No attention diagnostics stored (train.diagnostics_sequences = 0, or the trial has not reached a milestone).'));
+  } else {
+    const attention = chosen.json;
+    const controls = el('div', { className: 'controls' });
+    if (attentions.length > 1) {
+      const select = el('select', { name: 'diag_step', onchange: () => { setHashParam('diag_step', select.value); renderDiagnostics(host, title, documents, trainLength, finalLoss); } },
+        ...attentions.map((d) => el('option', { value: String(d.step), selected: d === chosen }, `step ${d.step} (${d.json.milestone || 'milestone'})`)));
+      controls.append('milestone ', select);
+    }
+    controls.append(el('span', { className: 'note' }, `attention record of step ${chosen.step} (${attention.milestone || ''}): T = ${attention.length}, ${attention.sequences} sequence(s), ${headsOf(attention).length} head(s)`));
+    host.append(controls);
+    drawChart(chart('diag-effective-length'), effectiveLengthSpec(title, attention));
+    host.append(el('h4', {}, 'Heads'), headsTable(attention));
+    drawHeatmap(chart('diag-pair-usage'), pairUsageSpec(title, attention), 'No frequency-pair usage in these diagnostics.');
+    const layers = (attention.layers || []).filter((l: any) => Array.isArray(l.pair_profile_edges) && l.pair_profile_edges.length > 1);
+    if (!layers.length) host.append(el('p', { className: 'empty', 'data-chart': 'diag-pair-profile' }, 'No pair-by-distance profile (train.diagnostics_pair_profile_bins was 0, or a record from before it).'));
+    for (const layer of layers) drawHeatmap(chart(`diag-pair-profile-L${layer.layer}`), pairProfileSpec(title, layer), 'No head of this layer has a profile.');
+    drawChart(chart('diag-gap-counting'), gapCountingSpec(title, attention));
+    host.append(el('h4', {}, 'Failure modes'), failureTable(attention, trainLength));
+  }
+  drawChart(chart('diag-extrapolation'), extrapolationSpec(title, table, trainLength, finalLoss));
+  drawChart(chart('diag-extrapolation-positions'), perPositionSpec(title, table, trainLength));
+}
