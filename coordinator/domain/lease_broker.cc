@@ -46,10 +46,13 @@ StatusOr<std::optional<Lease>> LeaseBroker::Acquire(const LeaseAsk& ask, std::ch
   uint64_t seen = signals_.work().generation();
   while (true) {
     if (signals_.work().closed()) return Status::Unavailable("the coordinator is shutting down; lease from the restarted one");
+    // Checked before every look, not only after one: the wake-up that brings work may come after the
+    // caller went away, and a trial leased to it would wait out its lease.
+    if (cancelled && cancelled()) return std::optional<Lease>();
     StatusOr<std::optional<Lease>> lease = Look(ask);
     if (!lease.ok() || lease->has_value()) return lease;
     const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline || (cancelled && cancelled())) return std::optional<Lease>();
+    if (now >= deadline) return std::optional<Lease>();
     seen = signals_.work().WaitForChange(seen, std::min(deadline, now + kCancelCheck));
   }
 }

@@ -143,10 +143,6 @@ TEST(DashboardBrowserTest, ARealSweepReadsRightInChromiumAndUpdatesLive) {
     ASSERT_EQ(sweep.state(), v1::SWEEP_STATE_SUCCEEDED) << sweep.state_reason() << "\n"
                                                         << agent::testing::FileText(scratch.Path("trainer.log"));
     trainer->Stop(SIGTERM, std::chrono::seconds(10)).IgnoreError();
-    // The coordinator still holds the exited worker's long-poll Lease until it next wakes (at most
-    // LeaseBroker::kCancelCheck, 1 s, later) and sees the call cancelled; work submitted before that
-    // would be leased to the gone worker and wait out --lease-seconds as STALE.
-    std::this_thread::sleep_for(std::chrono::seconds(2));
   }
 
   v1::SubmitSweepRequest submit;

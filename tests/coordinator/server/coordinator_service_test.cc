@@ -542,6 +542,34 @@ TEST_F(CoordinatorServiceTest, ALongPollLeaseWakesWhenATrialIsSubmitted) {
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(8));
 }
 
+TEST_F(CoordinatorServiceTest, ALongPollLeaseWhoseWorkerWentAwayLeasesNothingWhenWorkArrives) {
+  // The worker stopped while its Lease waited: work that arrives before the coordinator's next check
+  // of the call must not go to it (the trial would sit leased to nobody until its lease expired).
+  Register("w1");
+  std::unique_ptr<grpc::ClientContext> context = ContextWithToken(worker_token_);
+  std::future<grpc::Status> waiting = std::async(std::launch::async, [&] {
+    v1::LeaseRequest request;
+    request.set_worker_id("w1");
+    request.mutable_free()->set_cpu_slots(1);
+    *request.mutable_wait() = google::protobuf::util::TimeUtil::MillisecondsToDuration(8000);
+    v1::LeaseResponse response;
+    return workers_->Lease(context.get(), request, &response);
+  });
+  AwaitLeaseWaiters(server_->coordinator(), 1);
+  context->TryCancel();
+  EXPECT_EQ(waiting.get().error_code(), grpc::StatusCode::CANCELLED);
+  Submit(TinySpec("tiny"));  // wakes the server side of the cancelled call at once
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (server_->coordinator().lease_waiters() > 0 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(server_->coordinator().lease_waiters(), 0);
+  EXPECT_EQ(GetTrial(1).state(), v1::TRIAL_STATE_PENDING);
+  std::optional<v1::TrialLease> lease = Lease("w1");
+  ASSERT_TRUE(lease.has_value());
+  EXPECT_EQ(lease->trial_id(), 1);
+}
+
 TEST_F(CoordinatorServiceTest, ALongPollLeaseAnswersUnavailableAtShutdown) {
   Register("w1");
   std::future<grpc::Status> waiting = std::async(std::launch::async, [&] {
