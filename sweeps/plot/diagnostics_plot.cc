@@ -222,7 +222,9 @@ static StatusOr<std::vector<std::string>> WriteDiagnosticsPlotsOrThrow(const jso
              << "set key outside right top noenhanced\n";
       if (std::isfinite(train_length)) {
         script << "set arrow from " << train_length << ", graph 0 to " << train_length
-               << ", graph 1 nohead dt 2 lc rgb '#999999'\n";
+               << ", graph 1 nohead dt 2 lc rgb '#999999'\n"
+               << "set label " << Quote("training length T = " + Format("%g", train_length)) << " at " << train_length
+               << ", graph 0.97 offset 0.5,0 tc rgb '#555555'\n";
       }
       script << "plot ";
       for (size_t i = 0; i < titles.size(); ++i) {
@@ -274,9 +276,13 @@ StatusOr<std::vector<std::string>> WriteFrequencyProfilePlot(const std::vector<F
          << "set xrange [-0.5:" << pairs - 0.5 << "]\nset key outside right top noenhanced\n"
          << "plot " << path("frequency_profile.dat") << " index 0 using 1:2 with linespoints lc rgb '#000000' dt 2 pt 6 "
          << "title 'RoPE (b = " << Format("%g", rope_base) << ")', 1 with lines lc rgb '#999999' title 'training length', "
-         << "2.2 with lines lc rgb '#d95f02' dt 3 title '2.2x'";
+         << "2.2 with lines lc rgb '#d95f02' dt 3 title " << Quote("LeRoPE's reported dominant band (2.2x)");
+  // Each profile its own point shape and dash, so that profiles that coincide (RoPE's own, or two
+  // forms of one variant) stay visible one over the other.
+  constexpr int kPointTypes[] = {7, 5, 9, 13, 11, 4, 6, 8, 10, 12};
   for (size_t i = 0; i < profiles.size(); ++i) {
-    script << ", \\\n  " << path("frequency_profile.dat") << " index " << i + 1 << " using 1:2 with linespoints lw 2 pt 7 title "
+    script << ", \\\n  " << path("frequency_profile.dat") << " index " << i + 1 << " using 1:2 with linespoints lw 2 pt "
+           << kPointTypes[i % std::size(kPointTypes)] << " ps 1.3 dt " << 1 + i % 4 << " title "
            << Quote(profiles[i].label);
   }
   script << "\n" << SvgAndPngOutputs((dir / "frequency_profile").string(), options.width, options.height);

@@ -28,7 +28,7 @@
 // WriteFrequencyProfilePlot draws learned rotary frequencies against RoPE's:
 //   frequency_profile.{svg,png}  wavelength 2 pi / theta over the training length against the pair
 //                                index (log y), RoPE's theta_f = b^(-f/pairs) dashed, one line per
-//                                learned profile, and the training length (1) and 2.2x marked.
+//                                learned profile, and the training length (1) and LeRoPE's reported dominant band (2.2x) marked.
 //
 // Contract: `attention` must be a diagnostics record (type "diagnostics", with "layers");
 // `extrapolation` an array of {multiple, method, val_loss_per_position} or null.
