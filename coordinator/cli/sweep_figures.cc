@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -37,6 +38,9 @@ std::string CellLabel(const json& assignments, bool with_seed) {
   return label.empty() ? "trial" : label;
 }
 
+// The most cells one training-curve figure draws before a rung is split by its other axes.
+constexpr size_t kCellsPerFigure = 8;
+
 }  // namespace
 
 StatusOr<std::vector<std::string>> WriteSweepFigures(CoordinatorConnection& connection, int64_t sweep_id,
@@ -49,6 +53,7 @@ StatusOr<std::vector<std::string>> WriteSweepFigures(CoordinatorConnection& conn
   RUNG_RETURN_IF_ERROR(FromGrpc(connection.user().GetSweep(connection.Context().get(), sweep_request, &sweep), "GetSweep"));
 
   std::vector<plot::LossCurve> curves;
+  std::vector<std::string> trial_assignments;  // of curves[i]
   double largest_flops = 0;
   for (const pb::Trial& trial : trials) {
     if (trial.state() != pb::TRIAL_STATE_SUCCEEDED) continue;
@@ -72,6 +77,22 @@ StatusOr<std::vector<std::string>> WriteSweepFigures(CoordinatorConnection& conn
       }
     }
     curves.push_back(std::move(curve));
+    trial_assignments.push_back(trial.assignments_json());
+  }
+  // A rung of more cells than a figure can tell apart is drawn as one figure per value of the axes
+  // beyond the baseline's (the cells of nrw-window's window_width x variant: one figure per width).
+  const json baseline = json::parse(sweep.baseline_json(), nullptr, false);
+  std::map<std::string, std::set<std::string>> cells_of_rung;
+  for (const plot::LossCurve& curve : curves) cells_of_rung[curve.rung].insert(curve.cell);
+  for (size_t i = 0; i < curves.size(); ++i) {
+    if (cells_of_rung[curves[i].rung].size() <= kCellsPerFigure) continue;
+    json others = json::parse(trial_assignments[i], nullptr, false);
+    if (!others.is_object()) continue;
+    if (baseline.is_object()) {
+      for (auto it = baseline.begin(); it != baseline.end(); ++it) others.erase(it.key());
+    }
+    others.erase("seed");
+    if (!others.empty()) curves[i].group = CellLabel(others, false);
   }
   plot::LossCurvesOptions curve_options;
   curve_options.out_dir = out_dir;

@@ -25,11 +25,12 @@ const std::string& CellOf(const LossCurve& curve) { return curve.cell.empty() ? 
 
 StatusOr<std::vector<std::string>> WriteLossCurvesPlots(const std::vector<LossCurve>& curves,
                                                         const LossCurvesOptions& options) {
-  std::map<std::string, std::vector<const LossCurve*>> by_rung;
+  // One figure per (rung, group).
+  std::map<std::pair<std::string, std::string>, std::vector<const LossCurve*>> by_figure;
   for (const LossCurve& curve : curves) {
-    if (!curve.points.empty()) by_rung[curve.rung].push_back(&curve);
+    if (!curve.points.empty()) by_figure[{curve.rung, curve.group}].push_back(&curve);
   }
-  if (by_rung.empty()) return Status::InvalidArgument("no training curve has points to draw");
+  if (by_figure.empty()) return Status::InvalidArgument("no training curve has points to draw");
   RUNG_RETURN_IF_ERROR(MakeOutputFolder(options.out_dir));
   const fs::path dir = fs::absolute(options.out_dir);
   // One style per cell in every figure, in the order the cells come; the baseline's cells first.
@@ -44,11 +45,12 @@ StatusOr<std::vector<std::string>> WriteLossCurvesPlots(const std::vector<LossCu
   std::ostringstream script;
   script << "# rung plot: training curves of " << options.title << "\nset encoding utf8\n";
   std::vector<std::string> outputs;
-  for (auto& [rung, lines] : by_rung) {
+  for (auto& [figure, lines] : by_figure) {
+    const auto& [rung, group] = figure;
     std::stable_sort(lines.begin(), lines.end(), [&](const LossCurve* a, const LossCurve* b) {
       return std::find(cells.begin(), cells.end(), CellOf(*a)) < std::find(cells.begin(), cells.end(), CellOf(*b));
     });
-    const std::string name = "loss_curves_" + FileNamePart(rung);
+    const std::string name = "loss_curves_" + FileNamePart(rung) + (group.empty() ? "" : "_" + FileNamePart(group));
     std::ostringstream data;
     double lo = std::numeric_limits<double>::infinity(), hi = 0;
     for (const LossCurve* curve : lines) {
@@ -64,7 +66,8 @@ StatusOr<std::vector<std::string>> WriteLossCurvesPlots(const std::vector<LossCu
     std::map<std::string, int> seeds;
     for (const LossCurve* curve : lines) ++seeds[CellOf(*curve)];
     script << "reset\nset border lw 1.2\nset grid lc rgb '#dddddd'\n" << LogAxis("x", lo, hi)
-           << "set title " << DoubleQuote(EnhancedLiteral(options.title + ": rung " + rung)) << "\n"
+           << "set title " << DoubleQuote(EnhancedLiteral(options.title + ": rung " + rung + (group.empty() ? "" : ", " + group)))
+           << "\n"
            << "set xlabel 'training compute (FLOPs, 6·N·D)'\nset ylabel " << Quote(options.metric + " (nats)")
            << " noenhanced\nset key outside right top noenhanced\nplot ";
     std::map<std::string, bool> titled;

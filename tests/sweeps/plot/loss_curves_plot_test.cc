@@ -53,5 +53,34 @@ TEST(LossCurvesPlot, OneStylePerCellTheBaselineFirstAndTheMetricNameAsWritten) {
   fs::remove_all(dir);
 }
 
+// A rung whose cells the caller grouped (a crowded rung split by its axes beyond the baseline's) is one
+// figure per group, each with its own baseline cell and a title naming the group.
+TEST(LossCurvesPlot, GroupedCellsOfARungAreOneFigurePerGroup) {
+  if (std::system("gnuplot --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot not installed";
+  const fs::path dir = plot_testing::FreshDir("rung_curves_test_", "groups");
+  LossCurvesOptions options;
+  options.out_dir = dir.string();
+  options.title = "nrw";
+  std::vector<LossCurve> curves;
+  for (const std::string width : {"1", "16"}) {
+    for (const auto& [variant, baseline] : {std::pair<std::string, bool>{"rope", true}, {"lerope", false}}) {
+      LossCurve curve = Curve("window_width " + width + " " + variant, 0, baseline, 0.0);
+      curve.group = "window_width " + width;
+      curves.push_back(curve);
+    }
+  }
+  StatusOr<std::vector<std::string>> files = WriteLossCurvesPlots(curves, options);
+  ASSERT_TRUE(files.ok()) << files.status().message();
+  std::vector<std::string> names;
+  for (const std::string& file : *files) names.push_back(fs::path(file).filename().string());
+  EXPECT_EQ(names, (std::vector<std::string>{"loss_curves_L1-d32_window_width_1.svg", "loss_curves_L1-d32_window_width_1.png",
+                                            "loss_curves_L1-d32_window_width_16.svg", "loss_curves_L1-d32_window_width_16.png"}));
+  const std::string script = plot_testing::Read(dir / "loss_curves.gp");
+  EXPECT_NE(script.find("nrw: rung L1-d32, window"), std::string::npos) << script;
+  EXPECT_NE(script.find("width 16\""), std::string::npos) << script;
+  EXPECT_TRUE(fs::exists(dir / "loss_curves_L1-d32_window_width_16.png"));
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace rung::plot
