@@ -32,7 +32,7 @@ std::string BaselineVariant(const nlohmann::json& selector, const std::vector<st
   return variant != selector.end() && variant->is_string() ? variant->get<std::string>() : std::string();
 }
 
-StatusOr<fit::LadderResults> LoadLadder(const LadderSource& source, std::string* baseline) {
+StatusOr<fit::LadderResults> LoadLadder(const LadderSource& source, std::string* baseline, LadderMetric* metric) {
   const bool from_csv = !source.csv_path.empty(), from_sweep = source.sweep_id > 0;
   if (from_csv == from_sweep) return Status::InvalidArgument("give either a SWEEP id or --from-csv FILE");
   if (from_csv) {
@@ -47,6 +47,7 @@ StatusOr<fit::LadderResults> LoadLadder(const LadderSource& source, std::string*
   rung::v1::Sweep sweep;
   grpc::Status status = client.user().GetSweep(client.Context().get(), get, &sweep);
   if (!status.ok()) return FromGrpcStatus(status).WithContext("sweep " + std::to_string(source.sweep_id));
+  if (metric != nullptr) *metric = LadderMetric{sweep.metric_name(), sweep.metric_goal() == "maximize"};
   const nlohmann::json selector =
       nlohmann::json::parse(sweep.baseline_json().empty() ? "{}" : sweep.baseline_json(), nullptr, false);
   if (baseline->empty() && (!selector.is_object() || !selector.contains("position.variant"))) {

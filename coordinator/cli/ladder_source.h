@@ -34,10 +34,18 @@ void AddLadderSourceOptions(CLI::App* command, LadderSource* source);
 // axes besides the seed), else the selector's position.variant; "" without one.
 std::string BaselineVariant(const nlohmann::json& selector, const std::vector<std::string>& variants);
 
-// Loads the ladder; fills `baseline` from the sweep's spec when it is empty (BaselineVariant).
+// The quantity a ladder's values are: a sweep's metric, or "" for a CSV's loss column.
+struct LadderMetric {
+  std::string name;       // e.g. "val_loss", "val_accuracy"; "" for a CSV (a loss in nats)
+  bool maximize = false;  // the sweep's goal is "maximize"
+};
+
+// Loads the ladder; fills `baseline` from the sweep's spec when it is empty (BaselineVariant), and
+// `metric` (when given) with what the ladder's values are.
 // Errors: INVALID_ARGUMENT (neither or both sources, bad CSV, no baseline), CoordinatorConnection::Open's,
 // the coordinator's own code for the sweep (NOT_FOUND: no such sweep; UNAVAILABLE: not reached),
 // UNAVAILABLE when its ladder cannot be read, FAILED_PRECONDITION when it has no SUCCEEDED trial yet.
-StatusOr<fit::LadderResults> LoadLadder(const LadderSource& source, std::string* baseline);
+StatusOr<fit::LadderResults> LoadLadder(const LadderSource& source, std::string* baseline,
+                                        LadderMetric* metric = nullptr);
 
 }  // namespace rung::cli

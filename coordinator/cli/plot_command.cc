@@ -15,7 +15,8 @@ int RunPlotCommand(const PlotCommandOptions& options, std::ostream& out, std::os
   LadderSource source = options.source;
   if (!options.csv_path.empty()) source.csv_path = options.csv_path;
   std::string baseline = options.baseline;
-  StatusOr<fit::LadderResults> ladder = LoadLadder(source, &baseline);
+  LadderMetric metric;
+  StatusOr<fit::LadderResults> ladder = LoadLadder(source, &baseline, &metric);
   if (!ladder.ok()) {
     err << "rung plot: " << ladder.status().message() << "\n";
     return ladder.status().code() == StatusCode::kUnavailable ? kUnavailable : kUsage;
@@ -32,12 +33,21 @@ int RunPlotCommand(const PlotCommandOptions& options, std::ostream& out, std::os
   fit::PlotOptions plot_options;
   plot_options.out_dir = options.out_dir;
   plot_options.gnuplot = options.gnuplot;
-  StatusOr<std::vector<std::string>> files = fit::WritePlots(report.value(), plot_options);
-  if (!files.ok()) {
-    err << "rung plot: " << files.status().message() << "\n";
-    return files.status().code() == StatusCode::kInvalidArgument ? kUsage : kFailure;
+  plot_options.metric = metric.name;
+  plot_options.maximize = metric.maximize;
+  if (metric.maximize && report->ladder_points > 1) {
+    // Compute multipliers and power laws read a loss that falls with compute.
+    err << "rung plot: the sweep's metric " << metric.name << " is maximized; loss against compute and the "
+        << "compute multipliers compare a loss, so they are not drawn (rung fit SWEEP --metric val_loss fits the "
+           "validation loss)\n";
+  } else {
+    StatusOr<std::vector<std::string>> files = fit::WritePlots(report.value(), plot_options);
+    if (!files.ok()) {
+      err << "rung plot: " << files.status().message() << "\n";
+      return files.status().code() == StatusCode::kInvalidArgument ? kUsage : kFailure;
+    }
+    for (const std::string& file : files.value()) out << file << "\n";
   }
-  for (const std::string& file : files.value()) out << file << "\n";
   if (source.csv_path.empty() && source.sweep_id > 0) {  // a stored sweep: its curves and frequencies too
     StatusOr<std::unique_ptr<CoordinatorConnection>> connection = CoordinatorConnection::Open(source.connection);
     if (!connection.ok()) return ReportConnectionError("plot", connection.status(), err);

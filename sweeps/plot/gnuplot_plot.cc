@@ -272,6 +272,9 @@ StatusOr<std::vector<std::string>> WritePlots(const MultiplierReport& report, co
                       "}(L) / C   (CM > 1: the variant needs less compute)";
   script << "\n# Figure 1: loss against compute\n"
          << terminal_svg << "\nset output " << path("loss_vs_compute.svg") << "\n";
+  const bool loss = options.metric.empty() || options.metric == "val_loss";
+  const std::string value_axis = loss ? "validation loss L (nats)" : options.metric;
+  const std::string value_title = loss ? "Validation loss" : Enh(options.metric);
   if (one_point) {
     // One ladder point: nothing varies along compute, so the variants' losses as a dot plot, best at
     // the top, the baseline's loss as a dashed line.
@@ -282,7 +285,9 @@ StatusOr<std::vector<std::string>> WritePlots(const MultiplierReport& report, co
       rows.push_back(&row);
       if (row.variant == report.baseline) baseline_loss = row.loss;
     }
-    std::sort(rows.begin(), rows.end(), [](const MultiplierRow* a, const MultiplierRow* b) { return a->loss < b->loss; });
+    std::sort(rows.begin(), rows.end(), [&](const MultiplierRow* a, const MultiplierRow* b) {
+      return options.maximize ? a->loss > b->loss : a->loss < b->loss;  // best first
+    });
     std::ostringstream dots;
     dots << "# rank loss_nats loss_sd variant loss_text colour\n";
     for (size_t rank = 0; rank < rows.size(); ++rank) {
@@ -299,11 +304,11 @@ StatusOr<std::vector<std::string>> WritePlots(const MultiplierReport& report, co
     RUNG_RETURN_IF_ERROR(WriteFile(dir / "variants.dat", dots.str()));
     const std::string label = rows.empty() ? std::string() : rows.front()->label;
     script << "set title "
-           << DQuote("Validation loss per variant at rung " + Enh(label) + ", baseline " +
+           << DQuote(value_title + " per variant at rung " + Enh(label) + ", baseline " +
                      Enh(DisplayName(report.baseline)) +
                      "\n{/*0.8 one rung: no power-law fit and no compute multiplier (they need two or more rungs)" +
                      (seeds ? "; bars ±1 sd over seeds" : "") + "}")
-           << "\nset xlabel 'validation loss L (nats)'\nset grid xtics lc rgb '#dddddd'\nset border lw 1.2\n"
+           << "\nset xlabel " << Quote(value_axis) << " noenhanced\nset grid xtics lc rgb '#dddddd'\nset border lw 1.2\n"
            << "set yrange [" << Fmt("%.1f", rows.size() - 0.3) << ":-0.7]\nset ytics noenhanced\nunset key\n"
            << "set offsets graph 0.08, graph 0.08, 0, 0\n";
     if (std::isfinite(baseline_loss)) {
@@ -316,7 +321,7 @@ StatusOr<std::vector<std::string>> WritePlots(const MultiplierReport& report, co
     script << terminal_png << "\nset output " << path("loss_vs_compute.png") << "\nreplot\nunset output\nreset\n";
   } else {
     common();
-    script << "set ylabel 'validation loss L (nats)'\n"
+    script << "set ylabel " << Quote(value_axis) << " noenhanced\n"
            << "set yrange [" << Fmt("%.6f", y_lo) << ":" << Fmt("%.6f", y_hi) << "]\n"
            << "set style textbox opaque noborder\n"
            << "set title "

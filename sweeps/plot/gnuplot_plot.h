@@ -46,6 +46,10 @@ struct PlotOptions {
   std::string gnuplot = "gnuplot";  // the executable, searched on PATH
   int png_width = 1200;
   int png_height = 800;
+  // What the ladder's values are: "" (or "val_loss") a validation loss in nats; another name is
+  // written as it is on the axes. A maximized metric is ranked highest first in a one-rung figure.
+  std::string metric;
+  bool maximize = false;
 };
 
 // Writes the figures, their data and script; the figure paths (SVG and PNG of each) on success.
