@@ -1,5 +1,8 @@
 #include "coordinator/cli/ladder_source.h"
 
+#include <algorithm>
+#include <cstdint>
+
 #include <nlohmann/json.hpp>
 
 #include "coordinator/cli/sweep_commands.h"
@@ -28,6 +31,30 @@ std::string BaselineVariant(const nlohmann::json& selector, const std::vector<st
     }
     if (all) return variant;
   }
+  // A variant that is the value of an object axis, {"variant":"rope"} of `position: [{variant: rope},
+  // ...]`: each selector entry "axis.key" must be its "key" (nested keys dotted); of the variants that
+  // match, the one with the fewest entries (the plain rope, not an ablation of it).
+  std::string best;
+  size_t best_entries = SIZE_MAX;
+  for (const std::string& variant : variants) {
+    const nlohmann::json object = nlohmann::json::parse(variant, nullptr, false);
+    if (!object.is_object() || selector.empty()) continue;
+    const nlohmann::json flat = object.flatten();  // {"/variant": "rope", "/adarope/fixed_log": true}
+    bool all = true;
+    for (auto it = selector.begin(); all && it != selector.end(); ++it) {
+      all = false;
+      for (auto entry = flat.begin(); !all && entry != flat.end(); ++entry) {
+        std::string dotted = entry.key().substr(1);
+        std::replace(dotted.begin(), dotted.end(), '/', '.');
+        const std::string& key = it.key();
+        const bool named = key == dotted || (key.size() > dotted.size() && key.compare(key.size() - dotted.size(), dotted.size(), dotted) == 0 &&
+                                             key[key.size() - dotted.size() - 1] == '.');
+        all = named && entry.value() == it.value();
+      }
+    }
+    if (all && flat.size() < best_entries) best = variant, best_entries = flat.size();
+  }
+  if (!best.empty()) return best;
   const auto variant = selector.find("position.variant");
   return variant != selector.end() && variant->is_string() ? variant->get<std::string>() : std::string();
 }

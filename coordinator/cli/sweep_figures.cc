@@ -10,6 +10,7 @@
 #include "coordinator/cli/sweep_commands.h"
 #include "proto/grpc_status.h"
 #include "sweeps/plot/diagnostics_plot.h"
+#include "sweeps/plot/gnuplot_script.h"
 #include "sweeps/plot/loss_curves_plot.h"
 #include "sweeps/plot/tuning_plot.h"
 #include "sweeps/tune/lr_search.h"
@@ -33,7 +34,9 @@ std::string CellLabel(const json& assignments, bool with_seed) {
     if (!with_seed && it.key() == "seed") continue;
     const std::string key = it.key().substr(it.key().rfind('.') == std::string::npos ? 0 : it.key().rfind('.') + 1);
     const std::string value = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
-    label += (label.empty() ? "" : " ") + (key == "variant" ? value : key + " " + value);
+    // An object axis' value ({"variant": "adarope", "adarope": {...}}) reads as its entries.
+    const std::string text = it.value().is_object() ? plot::ReadableVariant(value) : key == "variant" ? value : key + " " + value;
+    label += (label.empty() ? "" : " ") + text;
   }
   return label.empty() ? "trial" : label;
 }

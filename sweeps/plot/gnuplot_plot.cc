@@ -43,24 +43,6 @@ std::string DataString(const std::string& text) {
 
 Status WriteFile(const fs::path& path, const std::string& text) { return plot::WriteTextFile(path.string(), text); }
 
-// A variant as a reader names it: a ladder export's "inverse_temperature.xi=1.0,position.variant=rope"
-// as "rope xi=1.0" (the position variant first and bare, other keys by their last part); others as
-// they are.
-std::string DisplayName(const std::string& variant) {
-  if (variant.find('=') == std::string::npos) return variant;
-  std::string position, others;
-  std::stringstream parts(variant);
-  for (std::string part; std::getline(parts, part, ',');) {
-    const size_t equals = part.find('=');
-    std::string key = part.substr(0, equals);
-    const std::string value = equals == std::string::npos ? "" : part.substr(equals + 1);
-    key = key.substr(key.rfind('.') == std::string::npos ? 0 : key.rfind('.') + 1);
-    if (key == "variant") position = value;
-    else others += (others.empty() ? "" : " ") + key + "=" + value;
-  }
-  return position.empty() ? others : others.empty() ? position : position + " " + others;
-}
-
 // A multiplier at the decimals that show how far it is from 1, the baseline's (2 to 4): x1.09, x1.003,
 // x1.0001, never x1.00 for a multiplier that differs in the third decimal.
 std::string MultiplierLabel(double multiplier) {
@@ -268,7 +250,7 @@ StatusOr<std::vector<std::string>> WritePlots(const MultiplierReport& report, co
                                                      ? " with one shared E = " + Fmt("%.3f", shared_e) + " nats"
                                                      : std::string(", E free per variant"));
   const std::string labels_text =
-      one_point ? "" : "labels: piecewise compute multiplier CM = C_{" + Enh(DisplayName(report.baseline)) +
+      one_point ? "" : "labels: piecewise compute multiplier CM = C_{" + Enh(plot::ReadableVariant(report.baseline)) +
                       "}(L) / C   (CM > 1: the variant needs less compute)";
   script << "\n# Figure 1: loss against compute\n"
          << terminal_svg << "\nset output " << path("loss_vs_compute.svg") << "\n";
@@ -296,7 +278,7 @@ StatusOr<std::vector<std::string>> WritePlots(const MultiplierReport& report, co
         if (style.name == rows[rank]->variant) colour = style.color;
       }
       dots << rank << " " << Fmt("%.6f", rows[rank]->loss) << " " << Fmt("%.6f", rows[rank]->loss_sd) << " "
-           << DataString(DisplayName(rows[rank]->variant) + (rows[rank]->variant == report.baseline ? " (baseline)" : ""))
+           << DataString(plot::ReadableVariant(rows[rank]->variant) + (rows[rank]->variant == report.baseline ? " (baseline)" : ""))
            << " "
            << DataString(Fmt(label_format.c_str(), rows[rank]->loss)) << " " << std::stol(colour.substr(1), nullptr, 16)
            << "\n";
@@ -305,7 +287,7 @@ StatusOr<std::vector<std::string>> WritePlots(const MultiplierReport& report, co
     const std::string label = rows.empty() ? std::string() : rows.front()->label;
     script << "set title "
            << DQuote(value_title + " per variant at rung " + Enh(label) + ", baseline " +
-                     Enh(DisplayName(report.baseline)) +
+                     Enh(plot::ReadableVariant(report.baseline)) +
                      "\n{/*0.8 one rung: no power-law fit and no compute multiplier (they need two or more rungs)" +
                      (seeds ? "; bars ±1 sd over seeds" : "") + "}")
            << "\nset xlabel " << Quote(value_axis) << " noenhanced\nset grid xtics lc rgb '#dddddd'\nset border lw 1.2\n"
@@ -325,14 +307,14 @@ StatusOr<std::vector<std::string>> WritePlots(const MultiplierReport& report, co
            << "set yrange [" << Fmt("%.6f", y_lo) << ":" << Fmt("%.6f", y_hi) << "]\n"
            << "set style textbox opaque noborder\n"
            << "set title "
-           << DQuote("Loss against compute, baseline " + Enh(DisplayName(report.baseline)) + "\n{/*0.8 " + seeds_text + fit_text +
+           << DQuote("Loss against compute, baseline " + Enh(plot::ReadableVariant(report.baseline)) + "\n{/*0.8 " + seeds_text + fit_text +
                      "}\n{/*0.8 " + labels_text + "}")
            << "\n";
     // The baseline first (index 0 of the styles), every variant over it.
     std::vector<std::string> series;
     for (size_t index = 0; index < styles.size(); ++index) {
       const VariantStyle& style = styles[index];
-      const std::string title = DisplayName(style.name) + (style.baseline ? " (baseline)" : "");
+      const std::string title = plot::ReadableVariant(style.name) + (style.baseline ? " (baseline)" : "");
       if (curve_fit.count(style.name)) {
         series.push_back(path("curves.dat") + " index " + std::to_string(index) + " using 1:2 with lines " +
                          style.Lines() + " notitle");
@@ -364,12 +346,12 @@ StatusOr<std::vector<std::string>> WritePlots(const MultiplierReport& report, co
     if (style.baseline) continue;
     if (drawn_piecewise.count(style.name)) {
       cm_series.push_back(path("multipliers.dat") + " index " + std::to_string(index) + " using 1:2:3:4 with yerrorlines " +
-                          style.Points() + " lw 2 title " + Quote(DisplayName(style.name) + " piecewise"));
+                          style.Points() + " lw 2 title " + Quote(plot::ReadableVariant(style.name) + " piecewise"));
     }
     if (drawn_shared.count(style.name)) {
       cm_series.push_back(path("multipliers.dat") + " index " + std::to_string(index) + " using 1:5 with linespoints lc rgb " +
                           Quote(style.color) + " pt 6 ps 1.2 lw 1.5 dt 2 title " +
-                          Quote(DisplayName(style.name) + " power law (shared E)"));
+                          Quote(plot::ReadableVariant(style.name) + " power law (shared E)"));
     }
   }
   if (cm_series.empty()) {
@@ -386,7 +368,7 @@ StatusOr<std::vector<std::string>> WritePlots(const MultiplierReport& report, co
         }
       }
     }
-    script << plot::MessageFigure("Compute multiplier against " + DisplayName(report.baseline) + ": nothing to draw",
+    script << plot::MessageFigure("Compute multiplier against " + plot::ReadableVariant(report.baseline) + ": nothing to draw",
                                   "No compute multiplier to draw:\n" + why);
   } else {
     common();
@@ -402,15 +384,15 @@ StatusOr<std::vector<std::string>> WritePlots(const MultiplierReport& report, co
     // Multipliers spanning more than a factor of 3 read better on a log scale.
     const double cm_low = std::min(cm_lo, 1.0), cm_high = std::max(cm_hi, 1.0);
     if (cm_high / cm_low > 3) script << plot::LogAxis("y", cm_low / 1.15, cm_high * 1.15);
-    script << "set ylabel " << DQuote("compute multiplier CM = C_{" + Enh(DisplayName(report.baseline)) + "}(L) / C") << "\n"
+    script << "set ylabel " << DQuote("compute multiplier CM = C_{" + Enh(plot::ReadableVariant(report.baseline)) + "}(L) / C") << "\n"
            << "set title "
-           << DQuote("Compute multiplier against " + Enh(DisplayName(report.baseline)) +
+           << DQuote("Compute multiplier against " + Enh(plot::ReadableVariant(report.baseline)) +
                      " (CM > 1: the variant needs less compute for the same loss)\n{/*0.8 solid: piecewise in ln C (" +
                      bars + "); dashed: shared-E power law}")
            << "\n"
            // Behind the variants: one that coincides with the baseline (CM = 1) is drawn over the line.
            << "set arrow from graph 0, first 1 to graph 1, first 1 nohead back lc rgb '#000000' lw 1.5 dt 2\n"
-           << "set label " << Quote(DisplayName(report.baseline) + " (CM = 1)")
+           << "set label " << Quote(plot::ReadableVariant(report.baseline) + " (CM = 1)")
            << " at graph 0.01, first 1 offset 0,0.7 back tc rgb '#000000' noenhanced\n"
            << "plot \\\n";
     for (size_t i = 0; i < cm_series.size(); ++i) {

@@ -12,6 +12,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
+
+#include <nlohmann/json.hpp>
 
 #include "core/common/subprocess.h"
 
@@ -75,6 +78,34 @@ std::string EnhancedLiteral(const std::string& text) {
 std::string SvgAndPngOutputs(const std::string& stem, int width, int height) {
   return SvgTerminal(width, height) + "\nset output " + Quote(stem + ".svg") + "\nreplot\nunset output\n" +
          PngTerminal(width, height) + "\nset output " + Quote(stem + ".png") + "\nreplot\nunset output\n";
+}
+
+std::string ReadableVariant(const std::string& variant) {
+  std::vector<std::pair<std::string, std::string>> entries;  // (key, value) in the name's order
+  if (!variant.empty() && variant.front() == '{') {
+    const nlohmann::json object = nlohmann::json::parse(variant, nullptr, false);
+    if (!object.is_object()) return variant;
+    const nlohmann::json flat = object.flatten();  // {"/adarope/fixed_log": true, "/variant": "adarope"}
+    for (auto entry = flat.begin(); entry != flat.end(); ++entry) {
+      entries.emplace_back(entry.key(), entry->is_string() ? entry->get<std::string>() : entry->dump());
+    }
+  } else if (variant.find('=') != std::string::npos) {
+    std::stringstream parts(variant);
+    for (std::string part; std::getline(parts, part, ',');) {
+      const size_t equals = part.find('=');
+      entries.emplace_back(part.substr(0, equals), equals == std::string::npos ? "" : part.substr(equals + 1));
+    }
+  } else {
+    return variant;
+  }
+  std::string position, others;
+  for (auto& [key, value] : entries) {
+    const size_t last = key.find_last_of("./");
+    const std::string name = last == std::string::npos ? key : key.substr(last + 1);
+    if (name == "variant") position = value;
+    else others += (others.empty() ? "" : " ") + name + "=" + value;
+  }
+  return position.empty() ? others : others.empty() ? position : position + " " + others;
 }
 
 std::string FileNamePart(const std::string& text) {

@@ -21,6 +21,11 @@ std::string DoubleQuote(const std::string& text);
 std::string EnhancedLiteral(const std::string& text);
 // A label (a rung's) as a file-name part: letters, digits, '-', '_', '.'; others become '_'.
 std::string FileNamePart(const std::string& text);
+// A variant's name as a figure shows it: the position variant first, then the other entries as
+// key=value with the last part of each key. Takes the ladder's "position.variant=rope,data.x=2"
+// names and the JSON of an object axis' value, {"adarope":{"fixed_log":true},"variant":"adarope"} ->
+// "adarope fixed_log=true"; any other name as it is.
+std::string ReadableVariant(const std::string& variant);
 // printf-style formatting of one number.
 std::string Format(const char* format, double value);
 

@@ -173,5 +173,16 @@ TEST(BaselineVariant, MatchesEveryEntryOfTheSelectorInAVariantOfSeveralAxes) {
   EXPECT_EQ(BaselineVariant(nlohmann::json::object(), {"rope"}), "");
 }
 
+// A sweep whose variants are the values of an object axis (adarope-ablations.yaml's `position:`): the
+// selector's position.variant names the plain variant, not an ablation that shares it.
+TEST(BaselineVariant, MatchesTheValueOfAnObjectAxisWithTheFewestEntries) {
+  const std::vector<std::string> variants = {R"({"adarope":{"fixed_log":true},"variant":"adarope"})",
+                                             R"({"adarope":{"adascale":false},"variant":"rope"})",
+                                             R"({"variant":"rope"})", R"({"variant":"adarope"})"};
+  EXPECT_EQ(BaselineVariant({{"position.variant", "rope"}}, variants), R"({"variant":"rope"})");
+  EXPECT_EQ(BaselineVariant({{"position.variant", "adarope"}, {"position.adarope.fixed_log", true}}, variants),
+            R"({"adarope":{"fixed_log":true},"variant":"adarope"})");
+}
+
 }  // namespace
 }  // namespace rung::cli

@@ -18,6 +18,14 @@ namespace fs = std::filesystem;
 
 bool HaveGnuplot() { return std::system("gnuplot --version > /dev/null 2>&1") == 0; }
 
+TEST(ReadableVariant, NamesTheVariantFirstThenItsOtherEntriesByTheirLastKeyPart) {
+  EXPECT_EQ(ReadableVariant("inverse_temperature.xi=1.0,position.variant=rope"), "rope xi=1.0");
+  EXPECT_EQ(ReadableVariant(R"({"adarope":{"fixed_log":true},"variant":"adarope"})"), "adarope fixed_log=true");
+  EXPECT_EQ(ReadableVariant(R"({"variant":"rope"})"), "rope");
+  EXPECT_EQ(ReadableVariant("lerope"), "lerope");
+  EXPECT_EQ(ReadableVariant("{not json"), "{not json");
+}
+
 TEST(DecimalsToDistinguish, ShowsTheDigitWhereValuesDiffer) {
   EXPECT_EQ(DecimalsToDistinguish({1.0, 1.003}, 2, 4), 3);       // not x1.00 beside x1.00
   EXPECT_EQ(DecimalsToDistinguish({1.0, 1.25, 0.8}, 2, 4), 2);   // two decimals are enough
