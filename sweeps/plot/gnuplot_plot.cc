@@ -243,20 +243,21 @@ StatusOr<std::vector<std::string>> WritePlots(const MultiplierReport& report, co
   };
 
   // Figure 1: loss against compute.
+  const bool loss = options.metric.empty() || options.metric == "val_loss";
+  const std::string value_axis = loss ? "validation loss L (nats)" : options.metric;
+  const std::string value_title = loss ? "Validation loss" : Enh(options.metric);
+  const std::string value_unit = loss ? " nats" : options.metric == "val_bpb" ? " bits per byte" : "";
   std::string seeds_text = seeds ? "points: seed means, bars ±1 sd over seeds; " : "points: runs; ";
   std::string fit_text = fit_kind.empty() ? "no power-law fit"
                                           : "lines: power-law fit L = A·C^{-α} + E" +
                                                 (fit_kind == "shared" && std::isfinite(shared_e)
-                                                     ? " with one shared E = " + Fmt("%.3f", shared_e) + " nats"
+                                                     ? " with one shared E = " + Fmt("%.3f", shared_e) + value_unit
                                                      : std::string(", E free per variant"));
   const std::string labels_text =
       one_point ? "" : "labels: piecewise compute multiplier CM = C_{" + Enh(plot::ReadableVariant(report.baseline)) +
                       "}(L) / C   (CM > 1: the variant needs less compute)";
   script << "\n# Figure 1: loss against compute\n"
          << terminal_svg << "\nset output " << path("loss_vs_compute.svg") << "\n";
-  const bool loss = options.metric.empty() || options.metric == "val_loss";
-  const std::string value_axis = loss ? "validation loss L (nats)" : options.metric;
-  const std::string value_title = loss ? "Validation loss" : Enh(options.metric);
   if (one_point) {
     // One ladder point: nothing varies along compute, so the variants' losses as a dot plot, best at
     // the top, the baseline's loss as a dashed line.
