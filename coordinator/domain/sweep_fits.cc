@@ -272,6 +272,7 @@ StatusOr<SweepFit> FitSweep(Coordinator& coordinator, const FitOptions& request,
   options.e_grid = request.e_grid;
   options.keep_going = request.keep_going;
   RUNG_ASSIGN_OR_RETURN(fit::MultiplierReport report, fit::ComputeMultipliers(ladder.ladder, options));
+  report.metric = metric;
   report.compute_count = fit::ComputeCountFormula(request.compute);
   report.tuned_key = ladder.tuned_key;
   report.tuned_policy = ladder.tuned_policy;

@@ -162,6 +162,9 @@ struct MultiplierReport {
   // How compute was counted, e.g. "6 N_nonembedding D" (compute_count.h); "" when the ladder's
   // source gave compute as it is (a CSV's compute column).
   std::string compute_count;
+  // What the losses are: a sweep's metric ("val_bpb"); "" or "val_loss" for a validation loss in nats.
+  // Named by the table's header only.
+  std::string metric;
 
   std::vector<MultiplierRow> rows;  // by estimator, then variant, then compute
   std::vector<FitSummary> fits;     // shared E, free E, fixed E: one per variant each

@@ -350,7 +350,11 @@ std::string FormatReportTable(const MultiplierReport& report) {
       << " needs to reach the variant's loss, over the variant's compute.\n"
       << "  CM > 1: the variant is more compute-efficient (CM 1.034: " << report.baseline
       << " needs 3.4% more compute). Compute in FLOPs"
-      << (report.compute_count.empty() ? std::string() : " (" + report.compute_count + ")") << ", loss in nats.\n";
+      << (report.compute_count.empty() ? std::string() : " (" + report.compute_count + ")") << ", "
+      << (report.metric.empty() || report.metric == "val_loss" ? std::string("loss in nats")
+          : report.metric == "val_bpb"                          ? std::string("loss: val_bpb in bits per byte")
+                                                                : "loss: " + report.metric)
+      << ".\n";
   if (!report.bootstrap_unit.empty()) {
     out << "  Intervals: percentile bootstrap, " << report.bootstrap_replicates << " replicates resampling "
         << report.bootstrap_unit << " (seed " << report.bootstrap_seed << ").\n";
