@@ -42,6 +42,15 @@ StatusOr<std::vector<std::string>> WriteLossCurvesPlots(const std::vector<LossCu
       }
     }
   }
+  size_t baseline_cells = 0;
+  for (const std::string& cell : cells) {
+    for (const LossCurve& curve : curves) {
+      if (curve.baseline && CellOf(curve) == cell) {
+        ++baseline_cells;
+        break;
+      }
+    }
+  }
   std::ostringstream script;
   script << "# rung plot: training curves of " << options.title << "\nset encoding utf8\n";
   std::vector<std::string> outputs;
@@ -73,7 +82,9 @@ StatusOr<std::vector<std::string>> WriteLossCurvesPlots(const std::vector<LossCu
     std::map<std::string, bool> titled;
     for (size_t i = 0; i < lines.size(); ++i) {
       const LossCurve& curve = *lines[i];
-      const size_t slot = std::find(cells.begin(), cells.end(), CellOf(curve)) - cells.begin();
+      // The variants' colours in the order rung plot's other figures give them (the baseline's cells
+      // are black and take no colour).
+      const size_t slot = std::find(cells.begin(), cells.end(), CellOf(curve)) - cells.begin() - baseline_cells;
       std::string style;
       if (curve.baseline) {
         style = "lc rgb '#000000' lw 3 dt 1";
