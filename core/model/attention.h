@@ -23,11 +23,14 @@
 // extrapolation, diagnostics: no-grad mode or inputs that do not require one), so only its training
 // keeps P; kCpuTiled trains tiled at every length; kComposite is the exact reference.
 //
-// The threshold is a measured contract, not a guess: below it the slab kernel trains faster (P of a
-// short window fits in cache and its backward reads P instead of recomputing it, one product fewer);
-// from it on the tiled kernel does (the slab kernel's freshly allocated P per layer and step costs
-// page faults and BLAS's zeroing of C, and its memory grows with T^2). Re-measure with
-// rung-bench-profile --attention slabs|tiled before moving it.
+// kTiledTrainingMinLength is a measured contract (2 threads, head_dim 32, 4096 tokens per batch):
+// from it on the tiled kernel trains faster in every measurement, because the slab kernel writes and
+// rereads a P of T^2 floats per head that no cache holds and, once P of a layer passes glibc's mmap
+// threshold, faults it in afresh every step; below it the two are within measurement noise or the slab
+// kernel is ahead (P of a short window stays cached and its backward reads P where the tiled one
+// recomputes it, one product more), so the incumbent slab kernel keeps short windows. Memory: a tiled
+// layer keeps O(B heads T d) for its backward, a slab layer O(B heads T^2). Re-measure with
+// rung-bench-profile --attention slabs|tiled before moving the threshold.
 //
 // ALiBi distances stay i - j and rotary positions stay positions in the window under the document
 // mask (document-relative positions are not part of it).
@@ -43,7 +46,7 @@ namespace rung {
 enum class AttentionKernel { kAuto, kCpuSlabs, kComposite, kFused, kCpuTiled, kCpuAuto };
 
 // kCpuAuto trains with the tiled kernel from this window length on (see above).
-constexpr int64_t kTiledTrainingMinLength = 1024;
+constexpr int64_t kTiledTrainingMinLength = 2048;
 
 // True when this build has a fused attention kernel (LibTorch >= 2.0).
 bool FusedAttentionAvailable();

@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 
 #include "core/model/attention.h"
+#include "core/model/cpu_attention.h"
 #include "core/model/positional_encoding.h"
 #include "core/model/tiled_attention.h"
 #include "core/model/transformer.h"
@@ -189,6 +190,19 @@ TEST(TiledAttentionTraining, ModelParameterGradientsMatchTheExactPath) {
             << (actual[index] - expected[index]).abs().max().item<double>();
       }
     }
+  }
+}
+
+// kAuto on fp32 CPU is kCpuAuto, which trains with the slab kernel below kTiledTrainingMinLength and with
+// the tiled one from it on (the tiled node is the one that keeps a logsumexp instead of P).
+TEST(TiledAttentionTraining, TheAutomaticCpuKernelTrainsTiledFromTheThresholdOn) {
+  if (!TiledAttentionAvailable() || !CpuAttentionAvailable()) GTEST_SKIP() << "no sgemm_ in this build";
+  ASSERT_EQ(ResolveAttentionKernel(AttentionKernel::kAuto, torch::kCPU, torch::kFloat), AttentionKernel::kCpuAuto);
+  for (int64_t time : {kTiledTrainingMinLength - 1, kTiledTrainingMinLength}) {
+    auto q = torch::randn({1, 1, time, 4}).requires_grad_(true);
+    auto k = torch::randn({1, 1, time, 4}), v = torch::randn({1, 1, time, 4});
+    const auto out = CausalAttention(q, k, v, {}, {}, AttentionKernel::kCpuAuto);
+    EXPECT_EQ(TiledAttentionSavedTensors(out).empty(), time < kTiledTrainingMinLength) << "T " << time;
   }
 }
 
