@@ -4,6 +4,8 @@
 // bench/summarize_trace.py).
 //
 //   rung-bench-profile --d-model 128 --layers 4 --heads 4 --seq 256 --batch 16 --variant rope --threads 2 --out trace.json
+//
+// --attention slabs|tiled|composite forces one attention kernel (attention.h) to compare them.
 #include <chrono>
 #include <iostream>
 
@@ -11,7 +13,9 @@
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
 
+#include "core/common/provenance.h"
 #include "core/config/model_config.h"
+#include "core/model/attention.h"
 #include "core/model/transformer.h"
 #include "core/train/flat_adamw.h"
 #include "core/train/runtime.h"
@@ -20,7 +24,7 @@ int main(int argc, char** argv) {
   CLI::App app{"rung-bench-profile: profile the training step of one model shape"};
   int64_t d_model = 128, layers = 4, heads = 4, seq = 256, batch = 16, steps = 10, warmup = 5;
   int threads = 2;
-  std::string variant = "rope", out = "trace.json";
+  std::string variant = "rope", out = "trace.json", attention = "auto";
   app.add_option("--d-model", d_model);
   app.add_option("--layers", layers);
   app.add_option("--heads", heads);
@@ -31,6 +35,8 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads);
   app.add_option("--variant", variant);
   app.add_option("--out", out, "Chrome trace file");
+  app.add_option("--attention", attention, "Attention kernel: auto (the model's choice), slabs, tiled or composite")
+      ->check(CLI::IsMember({"auto", "slabs", "tiled", "composite"}));
   CLI11_PARSE(app, argc, argv);
   rung::ConfigureRuntime(threads);
 
@@ -43,6 +49,12 @@ int main(int argc, char** argv) {
   config.position.variant = variant;
   rung::ResolveModelConfig(&config);
   rung::Transformer model(config);
+  if (attention != "auto") {
+    const rung::AttentionKernel kernel = attention == "slabs"   ? rung::AttentionKernel::kCpuSlabs
+                                         : attention == "tiled" ? rung::AttentionKernel::kCpuTiled
+                                                                : rung::AttentionKernel::kComposite;
+    model->set_attention_kernel(static_cast<int>(kernel));
+  }
   rung::ParameterGroups groups = model->parameter_groups();
   rung::FlatAdamWOptions options;
   options.lr = 1e-3;
@@ -68,6 +80,7 @@ int main(int argc, char** argv) {
     for (int64_t index = 0; index < steps; ++index) step();
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::cout << "{\"tokens_per_sec_profiled\": " << steps * batch * seq / seconds << "}\n";
+  std::cout << "{\"tokens_per_sec_profiled\": " << steps * batch * seq / seconds
+            << ", \"peak_rss_bytes\": " << rung::PeakRssBytes() << "}\n";
   return 0;
 }

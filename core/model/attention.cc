@@ -6,6 +6,7 @@
 #include "core/model/causal_softmax.h"
 #include "core/model/cpu_attention.h"
 #include "core/model/tiled_attention.h"
+#include "core/model/tiled_attention_training.h"
 
 namespace rung {
 
@@ -24,18 +25,22 @@ AttentionKernel ResolveAttentionKernel(AttentionKernel requested, const torch::D
     return requested;
   }
   const bool slabs_apply = device.is_cpu() && dtype == torch::kFloat && CpuAttentionAvailable();
+  const bool tiled_applies = device.is_cpu() && dtype == torch::kFloat && TiledAttentionAvailable();
   if (requested == AttentionKernel::kCpuSlabs) {
     TORCH_CHECK(slabs_apply, "the CPU slab attention kernel needs fp32 CPU tensors and sgemm_");
     return requested;
   }
   if (requested == AttentionKernel::kCpuTiled) {
-    TORCH_CHECK(device.is_cpu() && dtype == torch::kFloat && TiledAttentionAvailable(),
-                "the tiled CPU attention kernel needs fp32 CPU tensors and sgemm_");
+    TORCH_CHECK(tiled_applies, "the tiled CPU attention kernel needs fp32 CPU tensors and sgemm_");
+    return requested;
+  }
+  if (requested == AttentionKernel::kCpuAuto) {
+    TORCH_CHECK(slabs_apply && tiled_applies, "the CPU attention kernels need fp32 CPU tensors and sgemm_");
     return requested;
   }
   if (requested == AttentionKernel::kComposite) return requested;
   if (device.is_cuda() && FusedAttentionAvailable()) return AttentionKernel::kFused;
-  return slabs_apply ? AttentionKernel::kCpuSlabs : AttentionKernel::kComposite;
+  return slabs_apply && tiled_applies ? AttentionKernel::kCpuAuto : AttentionKernel::kComposite;
 }
 
 double AttentionQueryScale(AttentionKernel kernel, int64_t head_dim) {
@@ -60,8 +65,12 @@ torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, co
               "CausalAttention: doc_start must be [B, T] int64 on the device of q");
   const bool needs_grad =
       torch::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad());
+  if (kernel == AttentionKernel::kCpuAuto) {
+    kernel = needs_grad && time < kTiledTrainingMinLength ? AttentionKernel::kCpuSlabs : AttentionKernel::kCpuTiled;
+  }
   if (kernel == AttentionKernel::kCpuTiled || (kernel == AttentionKernel::kCpuSlabs && !needs_grad)) {
-    return TiledCausalAttention(q, k, v, alibi_slopes, doc_start);
+    return needs_grad ? TiledCausalAttentionTraining(q, k, v, alibi_slopes, doc_start)
+                      : TiledCausalAttention(q, k, v, alibi_slopes, doc_start);
   }
   if (kernel == AttentionKernel::kCpuSlabs) return CpuCausalAttention(q, k, v, alibi_slopes, doc_start);
 #if TORCH_VERSION_MAJOR >= 2

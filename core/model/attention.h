@@ -3,20 +3,34 @@
 // Causal multi-head / grouped-query attention over already rotated and scaled queries and keys,
 // optionally masked across documents.
 //
-// Three kernels compute the same softmax(q k^T / sqrt(d) - m_h (i - j), s_i <= j <= i) v, where
+// The kernels compute the same softmax(q k^T / sqrt(d) - m_h (i - j), s_i <= j <= i) v, where
 // s_i = doc_start[b, i] is the first position of query i's document in a packed window (cross-document
 // masking, data.cross_doc_mask), or 0 without it:
-//   kCpuSlabs   fp32 on CPU: cpu_attention.h (causal blocks, BLAS per slab, one autograd node)
+//   kCpuSlabs   fp32 on CPU: cpu_attention.h (causal blocks, BLAS per slab, one autograd node that
+//               keeps P [B, heads, T, T] for its backward)
+//   kCpuTiled   fp32 on CPU: tiled_attention.h without a gradient, tiled_attention_training.h with one
+//               (FlashAttention's online softmax over key tiles; the backward recomputes P tile by tile
+//               from the saved per-row logsumexp; memory grows with T, not T^2)
+//   kCpuAuto    fp32 on CPU, whichever of the two pays: kCpuTiled without a gradient, and for training
+//               windows of T >= kTiledTrainingMinLength; kCpuSlabs for shorter training windows
 //   kComposite  any device and dtype: the g = heads/kv_heads query heads sharing a KV head are
 //               stacked along time, so Q K^T is one batched product [B*kv_heads, g*T, d] x
 //               [B*kv_heads, d, T] with no copy of K or V per head; CausalSoftmax; one product with V
 //   kFused      LibTorch >= 2.0: at::scaled_dot_product_attention (flash kernels on CUDA; ALiBi or
 //               the document mask pass an explicit mask, which leaves the flash kernel out)
-//   kCpuTiled   fp32 on CPU, forward only: tiled_attention.h (FlashAttention's online softmax over key
-//               tiles; memory grows with T, not T^2)
-// kAuto picks kFused on CUDA when available, kCpuSlabs for fp32 CPU, else kComposite. kCpuSlabs runs as
-// kCpuTiled whenever no gradient is needed (evaluation, extrapolation, diagnostics: no-grad mode or
-// inputs that do not require one), so only training keeps P; kComposite is the exact reference.
+// kAuto picks kFused on CUDA when available, kCpuAuto for fp32 CPU, else kComposite. kCpuSlabs, when
+// asked for explicitly, still runs as kCpuTiled whenever no gradient is needed (evaluation,
+// extrapolation, diagnostics: no-grad mode or inputs that do not require one), so only its training
+// keeps P; kCpuTiled trains tiled at every length; kComposite is the exact reference.
+//
+// kTiledTrainingMinLength is a measured contract (2 threads, head_dim 32, 4096 tokens per batch):
+// from it on the tiled kernel trains faster in every measurement, because the slab kernel writes and
+// rereads a P of T^2 floats per head that no cache holds and, once P of a layer passes glibc's mmap
+// threshold, faults it in afresh every step; below it the two are within measurement noise or the slab
+// kernel is ahead (P of a short window stays cached and its backward reads P where the tiled one
+// recomputes it, one product more), so the incumbent slab kernel keeps short windows. Memory: a tiled
+// layer keeps O(B heads T d) for its backward, a slab layer O(B heads T^2). Re-measure with
+// rung-bench-profile --attention slabs|tiled before moving the threshold.
 //
 // ALiBi distances stay i - j and rotary positions stay positions in the window under the document
 // mask (document-relative positions are not part of it).
@@ -29,7 +43,10 @@
 
 namespace rung {
 
-enum class AttentionKernel { kAuto, kCpuSlabs, kComposite, kFused, kCpuTiled };
+enum class AttentionKernel { kAuto, kCpuSlabs, kComposite, kFused, kCpuTiled, kCpuAuto };
+
+// kCpuAuto trains with the tiled kernel from this window length on (see above).
+constexpr int64_t kTiledTrainingMinLength = 2048;
 
 // True when this build has a fused attention kernel (LibTorch >= 2.0).
 bool FusedAttentionAvailable();

@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/model/cpu_attention_inputs.h"
 #include "core/model/row_major_sgemm.h"
 
 namespace rung {
@@ -160,23 +161,9 @@ class SlabAttention : public torch::autograd::Function<SlabAttention> {
 
 torch::Tensor CpuCausalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                  const torch::Tensor& alibi_slopes, const torch::Tensor& doc_start) {
-  TORCH_CHECK(q.device().is_cpu() && q.scalar_type() == torch::kFloat && q.is_contiguous() && k.is_contiguous() &&
-                  v.is_contiguous(),
-              "CpuCausalAttention: needs contiguous fp32 CPU tensors");
-  const int64_t batch = q.size(0), time = q.size(2);
-  torch::Tensor starts = torch::empty({0}, torch::kLong);
-  if (doc_start.defined()) {
-    TORCH_CHECK(doc_start.device().is_cpu() && doc_start.scalar_type() == torch::kLong && doc_start.dim() == 2 &&
-                    doc_start.size(0) == batch && doc_start.size(1) == time,
-                "CpuCausalAttention: doc_start must be [B, T] int64 on the CPU");
-    starts = doc_start.contiguous();
-    const bool inside_window =
-        starts.ge(0).all().item<bool>() && starts.le(torch::arange(time, starts.options())).all().item<bool>();
-    TORCH_CHECK(inside_window, "CpuCausalAttention: doc_start[b, i] must lie in [0, i]");
-  }
-  auto absent = torch::empty({0}, q.options().requires_grad(false));
-  return SlabAttention::apply(q, k, v, alibi_slopes.defined() ? alibi_slopes.to(torch::kFloat).contiguous() : absent,
-                              starts);
+  const CpuAttentionInputs in = CheckCpuAttentionInputs(q, k, v, alibi_slopes, doc_start, "CpuCausalAttention");
+  return SlabAttention::apply(q, k, v, in.slopes.defined() ? in.slopes : torch::empty({0}, q.options()),
+                              in.starts.defined() ? in.starts : torch::empty({0}, torch::kLong));
 }
 #else
 torch::Tensor CpuCausalAttention(const torch::Tensor&, const torch::Tensor&, const torch::Tensor&,

@@ -123,9 +123,9 @@ TEST(TiledAttention, ModelLogitsMatchTheExactPathForEveryVariantAndSchedule) {
   }
 }
 
-// Without gradients the default CPU kernel is the tiled one; with them, the slab kernel (it keeps P for
-// its backward), and the tiled kernel refuses to be asked for a gradient.
-TEST(TiledAttention, ServesTheNoGradPathAndRefusesInputsThatNeedAGradient) {
+// Without gradients the slab kernel runs as the tiled one; the forward-only entry refuses inputs that
+// need a gradient, which kCpuTiled hands to the tiled training kernel (tiled_attention_training.h).
+TEST(TiledAttention, ServesTheNoGradPathAndLeavesGradientsToTheTrainingKernel) {
   if (!TiledAttentionAvailable()) GTEST_SKIP() << "no sgemm_ in this build";
   torch::manual_seed(14);
   auto q = torch::randn({1, 2, 90, 4}), k = torch::randn({1, 2, 90, 4}), v = torch::randn({1, 2, 90, 4});
@@ -135,10 +135,13 @@ TEST(TiledAttention, ServesTheNoGradPathAndRefusesInputsThatNeedAGradient) {
                              CausalAttention(q, k, v, {}, {}, AttentionKernel::kCpuTiled)));
   }
   auto q_grad = q.clone().requires_grad_(true);
-  EXPECT_THROW(CausalAttention(q_grad, k, v, {}, {}, AttentionKernel::kCpuTiled), c10::Error);
-  auto out = CausalAttention(q_grad, k, v, {}, {}, AttentionKernel::kCpuSlabs);
-  EXPECT_TRUE(out.requires_grad());
-  EXPECT_TRUE(torch::allclose(out.detach(), CausalAttention(q, k, v, {}, {}, AttentionKernel::kCpuTiled), 1e-5, 1e-6));
+  EXPECT_THROW(TiledCausalAttention(q_grad, k, v, {}, {}), c10::Error);
+  const torch::Tensor forward_only = CausalAttention(q, k, v, {}, {}, AttentionKernel::kCpuTiled);
+  for (AttentionKernel kernel : {AttentionKernel::kCpuSlabs, AttentionKernel::kCpuTiled}) {
+    auto out = CausalAttention(q_grad, k, v, {}, {}, kernel);
+    EXPECT_TRUE(out.requires_grad());
+    EXPECT_TRUE(torch::allclose(out.detach(), forward_only, 1e-5, 1e-6));
+  }
 }
 
 TEST(TiledAttention, RejectsADocumentStartAfterItsQuery) {

@@ -13,6 +13,7 @@
 #include "core/config/model_arithmetic.h"
 #include "core/model/attention.h"
 #include "core/model/cpu_attention.h"
+#include "core/model/tiled_attention.h"
 #include "tests/core/model/test_models.h"
 
 namespace rung {
@@ -160,6 +161,7 @@ torch::Tensor NaiveAttention(const torch::Tensor& q, const torch::Tensor& k, con
 std::vector<AttentionKernel> CpuKernels() {
   std::vector<AttentionKernel> kernels = {AttentionKernel::kComposite};
   if (CpuAttentionAvailable()) kernels.push_back(AttentionKernel::kCpuSlabs);
+  if (TiledAttentionAvailable()) kernels.push_back(AttentionKernel::kCpuTiled);
   if (FusedAttentionAvailable()) kernels.push_back(AttentionKernel::kFused);
   return kernels;
 }
