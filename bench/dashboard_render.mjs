@@ -1,7 +1,7 @@
 // bench/dashboard_render.mjs: times the sweep page of `rung dashboard` in Debian's chromium
 // (playwright-core), for bench/dashboard_scale.py. Environment: DASHBOARD_URL, SWEEP_ID. Prints one
 // JSON line: ready_ms (navigation to the page's data-ready mark: table, progress and curves
-// drawn), redraw_ms (log y toggled until the chart is drawn again), rows (trials table rows), requests
+// drawn), summaries_ms (until the table's best and last columns are filled in), redraw_ms (log y toggled until the chart is drawn again), rows (trials table rows), requests
 // (each API request the page made before it was ready, from navigation to its start and its end).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -38,13 +38,15 @@ try {
   await page.goto(`${origin}/#/sweep/${sweepId}`);
   await page.waitForSelector(`#app[data-ready="#/sweep/${sweepId}"]`, { timeout: 120000 });
   const readyMs = Date.now() - started;
+  await page.waitForSelector('#trials[data-summaries="loaded"]', { timeout: 120000 });
+  const summariesMs = Date.now() - started;
   const rows = await page.$$eval('#trials-table tbody tr', (r) => r.length);
   const before = Date.now();
   await page.evaluate(() => { document.querySelector('#sweep-curves').rungChart = null; });
   await page.check('input[name="logy"]');
   await page.waitForFunction(() => document.querySelector('#sweep-curves').rungChart !== null, null, { timeout: 60000 });
   const redrawMs = Date.now() - before;
-  console.log(JSON.stringify({ ready_ms: readyMs, redraw_ms: redrawMs, rows, requests: requests.filter((r) => r.start_ms <= readyMs) }));
+  console.log(JSON.stringify({ ready_ms: readyMs, summaries_ms: summariesMs, redraw_ms: redrawMs, rows, requests: requests.filter((r) => r.start_ms <= readyMs) }));
 } finally {
   await context.close();
   rmSync(profile, { recursive: true, force: true });

@@ -136,6 +136,7 @@ def main():
     print(f"| measure ({args.trials} trials x {args.steps} steps) | value |")
     print("|---|---:|")
     print(f"| sweep page ready in chromium (navigation to table, progress and curves drawn) | {report['render']['ready_ms'] / 1000:.2f} s |")
+    print(f"| the table's best and last columns filled in | {report['render']['summaries_ms'] / 1000:.2f} s |")
     print(f"| re-draw after a control change (log y) | {report['render']['redraw_ms'] / 1000:.2f} s |")
     for name, entry in report["endpoints"].items():
         extra = f", {entry['max_points_per_curve']} points per curve at most" if "max_points_per_curve" in entry else ""

@@ -2,6 +2,23 @@
 
 namespace rung {
 
+CpuAttentionInputs SizedCpuAttentionInputs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                           const at::Tensor& slopes, const at::Tensor& starts) {
+  CpuAttentionInputs in;
+  in.q = q;
+  in.k = k;
+  in.v = v;
+  in.slopes = slopes;
+  in.starts = starts;
+  in.batch = q.size(0);
+  in.heads = q.size(1);
+  in.kv_heads = k.size(1);
+  in.groups = in.heads / in.kv_heads;
+  in.time = q.size(2);
+  in.dim = q.size(3);
+  return in;
+}
+
 CpuAttentionInputs CheckCpuAttentionInputs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                            const at::Tensor& alibi_slopes, const at::Tensor& doc_start,
                                            const char* kernel) {
@@ -12,16 +29,7 @@ CpuAttentionInputs CheckCpuAttentionInputs(const at::Tensor& q, const at::Tensor
   TORCH_CHECK(q.dim() == 4 && k.dim() == 4 && v.sizes() == k.sizes() && q.size(0) == k.size(0) &&
                   q.size(2) == k.size(2) && q.size(3) == k.size(3) && k.size(1) > 0 && q.size(1) % k.size(1) == 0,
               kernel, ": q [B, heads, T, d], k and v [B, kv_heads, T, d], heads a multiple of kv_heads");
-  CpuAttentionInputs in;
-  in.q = q;
-  in.k = k;
-  in.v = v;
-  in.batch = q.size(0);
-  in.heads = q.size(1);
-  in.kv_heads = k.size(1);
-  in.groups = in.heads / in.kv_heads;
-  in.time = q.size(2);
-  in.dim = q.size(3);
+  CpuAttentionInputs in = SizedCpuAttentionInputs(q, k, v, at::Tensor(), at::Tensor());
   if (alibi_slopes.defined()) {
     TORCH_CHECK(alibi_slopes.numel() == in.heads, kernel, ": alibi_slopes must have one slope per head");
     in.slopes = alibi_slopes.detach().to(at::kCPU, at::kFloat).contiguous();

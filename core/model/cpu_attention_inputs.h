@@ -22,6 +22,11 @@ struct CpuAttentionInputs {
   const int64_t* start_data() const { return starts.defined() ? starts.data_ptr<int64_t>() : nullptr; }
 };
 
+// The inputs with their sizes read from q and k, unchecked: for tensors CheckCpuAttentionInputs has
+// already passed (a kernel's backward rebuilding them from what it saved).
+CpuAttentionInputs SizedCpuAttentionInputs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                           const at::Tensor& slopes, const at::Tensor& starts);
+
 // Checks q, k, v, alibi_slopes (or undefined) and doc_start (or undefined) as CausalAttention
 // (attention.h) takes them; throws c10::Error naming `kernel` for the first violation.
 CpuAttentionInputs CheckCpuAttentionInputs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,

@@ -52,19 +52,8 @@ __attribute__((target_clones("avx2", "default"))) float Dot(const float* a, cons
 // The inputs as the public entry checked them; absent slopes and starts travel as empty tensors.
 CpuAttentionInputs Checked(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& slopes,
                            const at::Tensor& starts) {
-  CpuAttentionInputs in;
-  in.q = q;
-  in.k = k;
-  in.v = v;
-  if (slopes.numel() > 0) in.slopes = slopes;
-  if (starts.numel() > 0) in.starts = starts;
-  in.batch = q.size(0);
-  in.heads = q.size(1);
-  in.kv_heads = k.size(1);
-  in.groups = in.heads / in.kv_heads;
-  in.time = q.size(2);
-  in.dim = q.size(3);
-  return in;
+  return SizedCpuAttentionInputs(q, k, v, slopes.numel() > 0 ? slopes : at::Tensor(),
+                                 starts.numel() > 0 ? starts : at::Tensor());
 }
 
 class TiledAttentionFunction : public torch::autograd::Function<TiledAttentionFunction> {

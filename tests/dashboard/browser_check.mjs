@@ -130,6 +130,7 @@ try {
   await ready('#/');
   await page.goto(`${origin}/#/sweep/${sweepId}`);
   await ready(`#/sweep/${sweepId}`);
+  await page.waitForSelector('#trials[data-summaries="loaded"]', { timeout: 30000 });
   const trials = (await api(`/api/sweeps/${sweepId}/trials`)).trials;
   const best = new Map((await api(`/api/sweeps/${sweepId}/results?summary=best`)).rows.map((r) => [r.trial_ids[0], Number(r.values[0])]));
   for (const t of trials) {

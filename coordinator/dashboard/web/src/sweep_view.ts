@@ -203,8 +203,13 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
   const parallelHost = el('section', { id: 'parallel' });
   root.append(parallelHost);
 
-  await Promise.all([loadCurves(), loadSummaries()]);
+  // The page is ready with the table, progress and curves; the best and last columns fill in when the
+  // summaries arrive (two results calls, the slowest reads of a large sweep), marked data-summaries.
+  const summariesIn = loadSummaries();
+  await loadCurves();
   renderTable();
+  summariesIn.then(() => { renderTable(); tableHost.setAttribute('data-summaries', 'loaded'); })
+    .catch((e) => tableHost.setAttribute('data-summaries', 'failed: ' + e.message));
   const drawParallelView = () => {
     const finished = [...trials.values()].filter((t) => isFinite(num(t.final_metric)));
     const axisKeys = [...new Set(finished.flatMap((t) => Object.keys(JSON.parse(t.assignments_json || '{}'))))].filter((k) => k !== 'seed');
