@@ -38,6 +38,12 @@ function parse(trial: any): TrialInfo {
 }
 
 export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (stop: () => void) => void): Promise<void> {
+  // The best and last values (two results calls, the slowest reads of a large sweep) are asked for at
+  // once, beside the sweep and its trials; the table takes them when they come.
+  const summaryKinds = ['best', 'last'] as const;
+  const fetchSummaries = () => Promise.all(summaryKinds.map((summary) => getJson(`/api/sweeps/${sweepId}/results?summary=${summary}`)));
+  let firstSummaries: Promise<any[]> | null = fetchSummaries();
+  firstSummaries.catch(() => {});  // a failure is reported where the table waits for them
   const [sweep0, listed, serverInfo] = await Promise.all([getJson(`/api/sweeps/${sweepId}`), getJson(`/api/sweeps/${sweepId}/trials`), getJson('/api/info')]);
   let sweep = sweep0;
   const trials = new Map<number, any>();
@@ -130,9 +136,9 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
   // ---- trials table
   const summaries = { best: new Map<number, number>(), last: new Map<number, number>() };
   const loadSummaries = async () => {
-    const kinds = ['best', 'last'] as const;
-    const answers = await Promise.all(kinds.map((summary) => getJson(`/api/sweeps/${sweepId}/results?summary=${summary}`)));
-    kinds.forEach((summary, i) => {
+    const answers = await (firstSummaries || fetchSummaries());
+    firstSummaries = null;
+    summaryKinds.forEach((summary, i) => {
       summaries[summary].clear();
       for (const row of answers[i].rows) if (row.trial_ids?.length === 1) summaries[summary].set(num(row.trial_ids[0]), num(row.values[0]));
     });
@@ -175,13 +181,17 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
     download(`${sweep.name}-trials.csv`, 'text/csv', lines.join('\n') + '\n');
   };
   const table = el('table', { className: 'data', id: 'trials-table' });
+  let shownRows = 200;
   function renderTable() {
     table.textContent = '';
     table.append(el('thead', {}, el('tr', {}, ...columns.map((c) => el('th', { className: c.numeric ? 'num sortable' : 'sortable', 'data-key': c.key,
       onclick: () => { tableState.desc = tableState.sort === c.key ? !tableState.desc : false; tableState.sort = c.key; setHashParam('sort', c.key); setHashParam('desc', tableState.desc ? '1' : null); renderTable(); } },
       c.label + (tableState.sort === c.key ? (tableState.desc ? ' ▼' : ' ▲') : ''))))));
     const body = el('tbody');
-    for (const t of visible().slice(0, 2000)) {
+    // The first rows in the chosen order (sorting and filtering see every trial; the CSV has them all);
+    // a large sweep's table would otherwise cost the page a second to build at every update.
+    const rows = visible();
+    for (const t of rows.slice(0, shownRows)) {
       body.append(el('tr', { 'data-trial': t.trial_id }, ...columns.map((c) => {
         const v = c.value(t);
         const text = c.numeric ? (isNaN(v) ? '' : c.key === 'flops' ? v.toExponential(2) : ['final', 'best', 'last'].includes(c.key) ? fmt(v, 5) : String(v)) : String(v);
@@ -190,6 +200,11 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
       })));
     }
     table.append(body);
+    if (rows.length > shownRows) {
+      table.append(el('tfoot', {}, el('tr', {}, el('td', { colspan: String(columns.length) },
+        `${shownRows} of ${rows.length} trials shown (sort or filter to find others) `,
+        el('button', { id: 'show-all-trials', onclick: () => { shownRows = rows.length; renderTable(); } }, `show all ${rows.length}`)))));
+    }
   }
   tableHost.append(el('h3', {}, 'Trials'), el('div', { className: 'controls' }, stateSelect, ' ', filterInput, ' ',
     el('button', { onclick: csv, id: 'csv' }, 'CSV'), el('span', { className: 'note' }, ` final/best/last: ${sweep.metric_name} (best and last as rung results --summary best|last)`)), table);
