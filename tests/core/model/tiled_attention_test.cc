@@ -11,25 +11,15 @@
 #include "core/model/attention.h"
 #include "core/model/positional_encoding.h"
 #include "core/model/transformer.h"
+#include "tests/core/model/random_documents.h"
 #include "tests/core/model/test_models.h"
 
 namespace rung {
 namespace {
 
+using testing_models::RandomDocuments;
 using testing_models::Tiny;
 
-// Documents start where a random token is 0 (row 0: about one position in `spacing`) and at fixed
-// positions in row 1 (one of them across a key tile's edge); every row's position 0 starts one too.
-torch::Tensor RandomDocuments(int64_t batch, int64_t time, int64_t spacing) {
-  auto tokens = torch::randint(0, spacing, {batch, time}, torch::kLong);
-  if (batch > 1) {
-    tokens[1].fill_(1);
-    for (int64_t start : {int64_t{3}, time / 3, time - time / 5}) {
-      if (start > 0 && start < time) tokens[1][start] = 0;
-    }
-  }
-  return DocumentStarts(tokens, 0);
-}
 
 // The exact path (kComposite) in double on the same inputs.
 torch::Tensor Reference(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,

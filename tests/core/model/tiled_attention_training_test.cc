@@ -15,10 +15,13 @@
 #include "core/model/positional_encoding.h"
 #include "core/model/tiled_attention.h"
 #include "core/model/transformer.h"
+#include "tests/core/model/random_documents.h"
 #include "tests/core/model/test_models.h"
 
 namespace rung {
 namespace {
+
+using testing_models::RandomDocuments;
 
 using testing_models::Tiny;
 
@@ -39,18 +42,6 @@ Gradients Differentiate(const torch::Tensor& q, const torch::Tensor& k, const to
           vs.grad().to(torch::kDouble)};
 }
 
-// Documents start where a random token is 0 (row 0: about one position in `spacing`) and, in row 1, at
-// 3, T/3 and T - T/5: inside query blocks and key tiles for the longer lengths.
-torch::Tensor RandomDocuments(int64_t batch, int64_t time, int64_t spacing) {
-  auto tokens = torch::randint(0, spacing, {batch, time}, torch::kLong);
-  if (batch > 1) {
-    tokens[1].fill_(1);
-    for (int64_t start : {int64_t{3}, time / 3, time - time / 5}) {
-      if (start > 0 && start < time) tokens[1][start] = 0;
-    }
-  }
-  return DocumentStarts(tokens, 0);
-}
 
 // Float rounding against the double reference, relative to the tensor's own scale (a gradient entry
 // that is a sum of large terms of both signs keeps their rounding).
