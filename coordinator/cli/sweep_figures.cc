@@ -34,6 +34,7 @@ std::string CellLabel(const json& assignments, bool with_seed) {
     if (!with_seed && it.key() == "seed") continue;
     const std::string key = it.key().substr(it.key().rfind('.') == std::string::npos ? 0 : it.key().rfind('.') + 1);
     const std::string value = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
+    if (value.empty()) continue;  // an axis left unset in this cell (from_trial: "")
     // An object axis' value ({"variant": "adarope", "adarope": {...}}) reads as its entries.
     const std::string text = it.value().is_object() ? plot::ReadableVariant(value) : key == "variant" ? value : key + " " + value;
     label += (label.empty() ? "" : " ") + text;

@@ -286,11 +286,13 @@ StatusOr<std::vector<std::string>> WritePlots(const MultiplierReport& report, co
     }
     RUNG_RETURN_IF_ERROR(WriteFile(dir / "variants.dat", dots.str()));
     const std::string label = rows.empty() ? std::string() : rows.front()->label;
-    script << "set title "
-           << DQuote(value_title + " per variant at rung " + Enh(label) + ", baseline " +
+    // The title centred on the figure, not over the plot: the variants' names push the plot right.
+    script << "set tmargin 5\nset label 1 "
+           << DQuote(value_title + " per variant at rung " + Enh(label) + "\n{/*0.8 baseline " +
                      Enh(plot::ReadableVariant(report.baseline)) +
-                     "\n{/*0.8 one rung: no power-law fit and no compute multiplier (they need two or more rungs)" +
+                     "; one rung: no power-law fit and no compute multiplier (they need two or more rungs)" +
                      (seeds ? "; bars ±1 sd over seeds" : "") + "}")
+           << " at screen 0.5, screen 0.96 center"
            << "\nset xlabel " << Quote(value_axis) << " noenhanced\nset grid xtics lc rgb '#dddddd'\nset border lw 1.2\n"
            << "set yrange [" << Fmt("%.1f", rows.size() - 0.3) << ":-0.7]\nset ytics noenhanced\nunset key\n"
            << "set offsets graph 0.08, graph 0.08, 0, 0\n";

@@ -103,7 +103,7 @@ std::string ReadableVariant(const std::string& variant) {
     const size_t last = key.find_last_of("./");
     const std::string name = last == std::string::npos ? key : key.substr(last + 1);
     if (name == "variant") position = value;
-    else others += (others.empty() ? "" : " ") + name + "=" + value;
+    else if (!value.empty()) others += (others.empty() ? "" : " ") + name + "=" + value;  // "": unset
   }
   return position.empty() ? others : others.empty() ? position : position + " " + others;
 }

@@ -23,6 +23,7 @@ TEST(ReadableVariant, NamesTheVariantFirstThenItsOtherEntriesByTheirLastKeyPart)
   EXPECT_EQ(ReadableVariant(R"({"adarope":{"fixed_log":true},"variant":"adarope"})"), "adarope fixed_log=true");
   EXPECT_EQ(ReadableVariant(R"({"variant":"rope"})"), "rope");
   EXPECT_EQ(ReadableVariant("lerope"), "lerope");
+  EXPECT_EQ(ReadableVariant("position.variant=rope,train.init.from_trial=,train.init.parameters=all"), "rope parameters=all");
   EXPECT_EQ(ReadableVariant("{not json"), "{not json");
 }
 
