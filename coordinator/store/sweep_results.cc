@@ -1,19 +1,14 @@
 #include "coordinator/store/sweep_results.h"
 
 #include "coordinator/store/tables/tables.h"
-#include <limits>
 #include <set>
 
 #include "coordinator/store/internal/records.h"
+#include "coordinator/store/metric_store.h"
 
 namespace rung {
-namespace {
 
-double ValueOrNan(const Statement& row, int column) {
-  return row.ColumnOptionalDouble(column).value_or(std::numeric_limits<double>::quiet_NaN());
-}
-
-}  // namespace
+using store_internal::ValueOrNan;
 
 StatusOr<std::vector<TrialResult>> SweepResults::Trials(int64_t sweep_id, int64_t after_index, int64_t limit) const {
   return store_.Read([&](Tables& tables) -> StatusOr<std::vector<TrialResult>> {
@@ -61,23 +56,16 @@ StatusOr<std::vector<TrialResult>> SweepResults::Trials(int64_t sweep_id, int64_
 
 StatusOr<std::map<int64_t, std::vector<StepValue>>> SweepResults::Curves(int64_t sweep_id,
                                                                          const std::string& name) const {
-  return store_.Read([&](Tables& tables) -> StatusOr<std::map<int64_t, std::vector<StepValue>>> {
-    Database& db = store_internal::DatabaseOf(tables);
-    RUNG_RETURN_IF_ERROR(store_internal::LoadSweep(db, sweep_id).status());
-    // As MetricStore::Curve: a lone MAX() takes the other columns from the newest attempt's row.
-    RUNG_ASSIGN_OR_RETURN(
-        Statement query,
-        db.Prepare(
-            "SELECT m.trial_id, m.step, m.value, MAX(m.attempt) FROM trials t JOIN metrics m ON m.trial_id = t.id "
-            "WHERE t.sweep_id = ? AND m.name = ? GROUP BY m.trial_id, m.step ORDER BY m.trial_id, m.step"));
-    query.BindAll(sweep_id, name);
-    std::map<int64_t, std::vector<StepValue>> curves;
-    while (true) {
-      RUNG_ASSIGN_OR_RETURN(bool row, query.Step());
-      if (!row) return curves;
-      curves[query.ColumnInt64(0)].push_back({query.ColumnInt64(1), ValueOrNan(query, 2)});
-    }
-  });
+  // The same read as the dashboard's curves (MetricStore::ForEachSweepCurve: key order, no sort, the
+  // newest attempt's point of each step).
+  std::map<int64_t, std::vector<StepValue>> curves;
+  RUNG_RETURN_IF_ERROR(MetricStore(store_).ForEachSweepCurve(sweep_id, {name}, {}, [&](TrialCurve&& curve) {
+    std::vector<StepValue>& values = curves[curve.trial_id];
+    values.reserve(curve.points.size());
+    for (const CurvePoint& point : curve.points) values.push_back({point.point.step, point.point.value});
+    return Status::Ok();
+  }));
+  return curves;
 }
 
 StatusOr<std::vector<std::string>> SweepResults::MetricNames(int64_t sweep_id) const {
