@@ -16,13 +16,14 @@
 #include "tools/rung-data/atomic_file.h"
 #include "tools/rung-data/progress.h"
 #include "tools/rung-data/tokenizer.h"
+#include "tools/rung-data/word_cached_encoder.h"
 
 namespace rung::data_tool {
 namespace {
 
 namespace fs = std::filesystem;
 
-// Encodes every document on `threads` threads; ids[d] are document d's.
+// Encodes every document on `threads` threads, a word cache each; ids[d] are document d's.
 Status EncodeAll(const Tokenizer& tokenizer, const TextDocuments& text, int64_t threads,
                  std::vector<std::vector<int>>* ids) {
   ids->assign(text.documents.size(), {});
@@ -32,8 +33,9 @@ Status EncodeAll(const Tokenizer& tokenizer, const TextDocuments& text, int64_t 
   std::vector<std::thread> pool;
   for (int64_t t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
+      WordCachedEncoder encoder(tokenizer);
       for (size_t d = next.fetch_add(1); d < text.documents.size(); d = next.fetch_add(1)) {
-        Status status = tokenizer.Encode(text.documents[d], &(*ids)[d]);
+        Status status = encoder.Encode(text.documents[d], &(*ids)[d]);
         if (!status.ok()) {
           failures[static_cast<size_t>(t)] = std::move(status);
           return;

@@ -3,6 +3,7 @@
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace rung::data_tool {
@@ -44,7 +45,57 @@ class LineIterator : public sentencepiece::SentenceIterator {
   std::string line_;
 };
 
+// True when `piece` carries whitespace marks only in a leading run ("▁▁the", "▁", "the", not "a▁b").
+bool MarksOnlyLead(std::string_view piece) {
+  size_t at = 0;
+  while (at < piece.size()) {
+    const size_t mark = WhitespaceMarkLength(piece, at);
+    if (mark == 0) break;
+    at += mark;
+  }
+  for (; at < piece.size(); ++at) {
+    if (WhitespaceMarkLength(piece, at) != 0) return false;
+  }
+  return true;
+}
+
+// Whether word-by-word encoding equals whole-text encoding for `processor` (see the header).
+bool PiecesStayWithinWords(const sentencepiece::SentencePieceProcessor& processor) {
+  for (int id = 0; id < processor.GetPieceSize(); ++id) {
+    if (processor.IsControl(id) || processor.IsUnknown(id) || processor.IsByte(id) || processor.IsUnused(id)) {
+      continue;
+    }
+    if (!MarksOnlyLead(processor.IdToPiece(id))) return false;
+  }
+  // A unigram model picks the segmentation of highest score summed over the whole text, and two of
+  // equal sum can come out either way with the rounding of what precedes them: encoding word by word
+  // is then not exact. SentencePiece offers n-best segmentations for unigram models alone (BPE, word
+  // and char models merge or split within a word, with no sum).
+  std::vector<std::vector<int>> nbest;
+  if (processor.NBestEncode("x y", 2, &nbest).ok()) return false;
+  // A dummy prefix puts a mark before a text that starts without a space.
+  std::vector<std::string> pieces;
+  if (!processor.Encode("x y", &pieces).ok() || pieces.empty() || WhitespaceMarkLength(pieces.front(), 0) != 0) {
+    return false;
+  }
+  // Whitespace runs at either end and inside, tabs and newlines, and characters NFKC-style normalizers
+  // change (a ligature, a full-width letter, a circled digit, a decomposed accent, no-break and
+  // ideographic spaces, a zero-width space) must come back as they went in.
+  const std::string probe =
+      "  x  y\t z\n\n \xEF\xAC\x81 \xEF\xBC\xA1 \xE2\x91\xA0 e\xCC\x81 \xC2\xA0 \xE3\x80\x80 \xE2\x80\x8B end  ";
+  std::vector<int> ids;
+  std::string decoded;
+  if (!processor.Encode(probe, &ids).ok() || !processor.Decode(ids, &decoded).ok()) return false;
+  return decoded == probe;
+}
+
 }  // namespace
+
+size_t WhitespaceMarkLength(std::string_view text, size_t at) {
+  if (at >= text.size()) return 0;
+  if (text[at] == ' ') return 1;
+  return text.compare(at, kSpaceMark.size(), kSpaceMark) == 0 ? kSpaceMark.size() : 0;
+}
 
 StatusOr<std::string> TrainTokenizer(const std::vector<std::string>& documents, const TokenizerTrainOptions& options) {
   if (options.type != "bpe" && options.type != "unigram") {
@@ -83,6 +134,7 @@ StatusOr<std::string> TrainTokenizer(const std::vector<std::string>& documents, 
 
 struct Tokenizer::Impl {
   sentencepiece::SentencePieceProcessor processor;
+  bool pieces_stay_within_words = false;
 };
 
 Tokenizer::Tokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -103,11 +155,13 @@ StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::Load(const std::string& path) {
   if (impl->processor.eos_id() < 0) {
     return Status::InvalidArgument("tokenizer " + path + " has no </s> (eos) token to end documents with");
   }
+  impl->pieces_stay_within_words = PiecesStayWithinWords(impl->processor);
   return std::unique_ptr<Tokenizer>(new Tokenizer(std::move(impl)));
 }
 
 int64_t Tokenizer::vocab_size() const { return impl_->processor.GetPieceSize(); }
 int64_t Tokenizer::eot_id() const { return impl_->processor.eos_id(); }
+bool Tokenizer::pieces_stay_within_words() const { return impl_->pieces_stay_within_words; }
 
 std::vector<int32_t> Tokenizer::TokenByteLengths() const {
   const sentencepiece::SentencePieceProcessor& processor = impl_->processor;
@@ -122,7 +176,7 @@ std::vector<int32_t> Tokenizer::TokenByteLengths() const {
       int32_t bytes = 0;
       for (size_t at = 0; at < piece.size();) {
         // A whitespace mark decodes to one space; any other byte to itself.
-        at += piece.compare(at, kSpaceMark.size(), kSpaceMark) == 0 ? kSpaceMark.size() : 1;
+        at += std::max<size_t>(1, WhitespaceMarkLength(piece, at));
         bytes += 1;
       }
       lengths[id] = bytes;

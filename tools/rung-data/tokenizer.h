@@ -35,6 +35,10 @@ struct TokenizerTrainOptions {
 // SentencePiece refuses (a vocabulary too large for the text), with its message.
 StatusOr<std::string> TrainTokenizer(const std::vector<std::string>& documents, const TokenizerTrainOptions& options);
 
+// The length of the whitespace mark that starts at text[at]: 1 for a space, 3 for SentencePiece's own
+// mark U+2581, 0 for anything else (or at the end).
+size_t WhitespaceMarkLength(std::string_view text, size_t at);
+
 class Tokenizer {
  public:
   // Loads a model file. Errors: NOT_FOUND if it cannot be read; INVALID_ARGUMENT if SentencePiece
@@ -49,6 +53,15 @@ class Tokenizer {
   std::vector<int32_t> TokenByteLengths() const;
   // The ids of `text`. INTERNAL if SentencePiece fails.
   Status Encode(std::string_view text, std::vector<int>* ids) const;
+  // True when encoding a text word by word gives the ids of encoding it whole, where a word starts at
+  // a run of whitespace marks (a space or U+2581) that follows anything else (the split SentencePiece's
+  // trainer makes with split_by_whitespace). Decided at Load from the model: it is not a unigram model
+  // (whose whole-text score sums can break ties differently), every normal and user-defined piece
+  // carries whitespace marks only in a leading run (so no piece spans a word start), and its
+  // normalizer leaves text as it is but for spaces becoming marks (no dummy prefix, no whitespace
+  // folding, a probe of whitespace runs and characters NFKC would change round-trips exactly), which
+  // makes normalization word by word the same as whole. rung-data's own BPE models are.
+  bool pieces_stay_within_words() const;
 
  private:
   struct Impl;
