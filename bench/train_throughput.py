@@ -35,11 +35,14 @@ from bench_common import REPO, flops_per_token, json_lines, matrix_params
 SHAPES = {
     "tiny": {"d_model": 64, "layers": 2, "heads": 4, "seq": 128, "batch": 32},
     "small": {"d_model": 128, "layers": 4, "heads": 4, "seq": 256, "batch": 16},
+    # issue 17's long contexts: the small model, 4096 tokens per batch (--shapes long-1024,long-2048,...)
+    **{f"long-{seq}": {"d_model": 128, "layers": 4, "heads": 4, "seq": seq, "batch": max(1, 4096 // seq)}
+       for seq in (1024, 2048, 4096, 8192)},
 }
 VOCAB = 256
 # The issue's goals.
 GOAL_SPEEDUP = {"tiny": 1.3, "small": 1.2}
-GOAL_PEAK_FRACTION = {"small": 0.5}
+GOAL_PEAK_FRACTION = {"small": 0.5, **{f"long-{seq}": 0.55 for seq in (1024, 2048, 4096, 8192)}}
 GOAL_MAX_OVERHEAD = {"small": 0.10}  # lerope, adarope vs rope: at most 10% fewer tokens/s
 
 
