@@ -201,7 +201,11 @@ ApiResponse DashboardApi::Trials(int64_t sweep_id) {
     pb::ListTrialsResponse page;
     grpc::Status status = connection_.user().ListTrials(connection_.Context().get(), request, &page);
     if (!status.ok()) return FromGrpc(status);
-    for (const pb::Trial& trial : page.trials()) trials.push_back(cli::ToJson(trial));
+    // One conversion a page: protobuf's JSON printer resolves the message's types on every call.
+    json converted = cli::ToJson(page);
+    if (converted.contains("trials") && converted["trials"].is_array()) {
+      for (json& trial : converted["trials"]) trials.push_back(std::move(trial));
+    }
     request.set_page_token(page.next_page_token());
   } while (!request.page_token().empty());
   return Ok(json{{"trials", trials}});
