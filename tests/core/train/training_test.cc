@@ -279,8 +279,11 @@ TEST_F(TrainingTest, ACheckpointOfThePreviousReleaseResumes) {
   TrainerProcess fresh(config_path, {"--threads", "1"});
   ASSERT_EQ(fresh.Finish(), 0);
   ASSERT_EQ(resumed.records().back().at("type"), "final");
+  // The fixture's first 20 steps ran on another machine, whose BLAS kernels round differently from
+  // this one's, so the two runs agree to float rounding, not bit for bit (a wrong step, optimizer
+  // state or schedule after a resume moves the loss by orders of magnitude more).
   EXPECT_NEAR(resumed.records().back().at("val_loss").get<double>(),
-              fresh.records().back().at("val_loss").get<double>(), 1e-9);
+              fresh.records().back().at("val_loss").get<double>(), 1e-5);
 }
 
 TEST_F(TrainingTest, PositionalParametersTrainAloneOrStayFrozen) {
