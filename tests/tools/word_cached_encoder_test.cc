@@ -100,13 +100,20 @@ void ExpectSameIdsAsWholeDocuments(const Tokenizer& tokenizer, WordCachedEncoder
   }
 }
 
+// A model rung-data tokenizer train makes from TrainingText(), loaded from `folder`.
+std::unique_ptr<Tokenizer> RungDataModel(const data_test::TempFolder& folder, const std::string& type,
+                                         int64_t vocab_size) {
+  TokenizerTrainOptions options;
+  options.vocab_size = vocab_size;
+  options.type = type;
+  auto model = TrainTokenizer({TrainingText()}, options);
+  EXPECT_TRUE(model.ok()) << model.status().ToString();
+  return model.ok() ? LoadModel(folder, *model) : nullptr;
+}
+
 TEST(WordCachedEncoderTest, GivesTheIdsOfWholeDocumentsForRungDataBpeModels) {
   data_test::TempFolder folder;
-  TokenizerTrainOptions options;
-  options.vocab_size = 400;
-  auto model = TrainTokenizer({TrainingText()}, options);
-  ASSERT_TRUE(model.ok()) << model.status().ToString();
-  const std::unique_ptr<Tokenizer> tokenizer = LoadModel(folder, *model);
+  const std::unique_ptr<Tokenizer> tokenizer = RungDataModel(folder, "bpe", 400);
   ASSERT_NE(tokenizer, nullptr);
   EXPECT_TRUE(tokenizer->pieces_stay_within_words());
   WordCachedEncoder encoder(*tokenizer);
@@ -117,12 +124,7 @@ TEST(WordCachedEncoderTest, GivesTheIdsOfWholeDocumentsForRungDataBpeModels) {
 // Unigram segmentations of equal summed score tie-break with the rounding of the text before them.
 TEST(WordCachedEncoderTest, EncodesWholeDocumentsForUnigramModels) {
   data_test::TempFolder folder;
-  TokenizerTrainOptions options;
-  options.vocab_size = 320;
-  options.type = "unigram";
-  auto model = TrainTokenizer({TrainingText()}, options);
-  ASSERT_TRUE(model.ok()) << model.status().ToString();
-  const std::unique_ptr<Tokenizer> tokenizer = LoadModel(folder, *model);
+  const std::unique_ptr<Tokenizer> tokenizer = RungDataModel(folder, "unigram", 320);
   ASSERT_NE(tokenizer, nullptr);
   EXPECT_FALSE(tokenizer->pieces_stay_within_words());
   WordCachedEncoder encoder(*tokenizer);
@@ -132,11 +134,7 @@ TEST(WordCachedEncoderTest, EncodesWholeDocumentsForUnigramModels) {
 
 TEST(WordCachedEncoderTest, StaysExactWhenTheCacheFillsAndEmpties) {
   data_test::TempFolder folder;
-  TokenizerTrainOptions options;
-  options.vocab_size = 400;
-  auto model = TrainTokenizer({TrainingText()}, options);
-  ASSERT_TRUE(model.ok()) << model.status().ToString();
-  const std::unique_ptr<Tokenizer> tokenizer = LoadModel(folder, *model);
+  const std::unique_ptr<Tokenizer> tokenizer = RungDataModel(folder, "bpe", 400);
   ASSERT_NE(tokenizer, nullptr);
   WordCachedEncoder encoder(*tokenizer, /*max_words=*/3);
   ExpectSameIdsAsWholeDocuments(*tokenizer, encoder, 200);
