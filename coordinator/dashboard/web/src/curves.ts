@@ -88,12 +88,18 @@ export function cellCurves(curves: Map<number, number[][]>, trials: TrialInfo[],
     const lo = grid[0], hi = grid[grid.length - 1], n = 1500;
     grid = Array.from({ length: n }, (_, i) => (logX ? lo * Math.pow(hi / lo, i / (n - 1)) : lo + (hi - lo) * i / (n - 1)));
   }
+  // Within a rung the variants are drawn in order, each thinner than the one before, so a curve that
+  // coincides with another (a variant equal to the baseline) leaves the other's colour as a rim.
+  const widthOf = (variant: string) => {
+    const drawn = [...new Set(perCell.map((c) => c.trial.variant))];
+    return drawn.length < 2 ? 1.5 : 3.5 - 2 * drawn.indexOf(variant) / (drawn.length - 1);
+  };
   const series: Series[] = perCell.map((cell) => {
     const onGrid = (ys: (number | null)[]) => grid.map((g) => at(cell.x, ys, g));
     const color = PALETTE[variants.indexOf(cell.trial.variant) % PALETTE.length];
     const seeds = cell.n > 1 ? ` (mean of ${cell.n} seeds, band min..max)` : ' (1 seed)';
     return {
-      label: `${cell.trial.variant || 'all'} · ${cell.trial.rung_label}${seeds}`, color,
+      label: `${cell.trial.variant || 'all'} · ${cell.trial.rung_label}${seeds}`, color, width: widthOf(cell.trial.variant),
       dash: dashes[rungs.indexOf(cell.trial.rung) % dashes.length], values: onGrid(cell.mean),
       band: cell.n > 1 ? { lo: onGrid(cell.lo), hi: onGrid(cell.hi) } : undefined,
     };
