@@ -16,7 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::chrono::milliseconds kReadStep{200};
-constexpr int kReadSteps = 100;  // 20 s
+constexpr int kReadSteps = 100;  // 20 s: the dashboard's wait
 
 // What was appended to `path` after byte `offset`, without its trailing newline.
 std::string AppendedSince(const std::string& path, std::uintmax_t offset) {
@@ -33,10 +33,22 @@ std::string AppendedSince(const std::string& path, std::uintmax_t offset) {
 
 std::string RunDirectory::Path(const std::string& name) const { return (fs::path(dir) / name).string(); }
 
+std::chrono::seconds CoordinatorStartBudget(std::uintmax_t database_bytes) {
+  constexpr std::uintmax_t kGiB = std::uintmax_t{1} << 30;
+  return std::chrono::seconds(20 + 60 * ((database_bytes + kGiB - 1) / kGiB));
+}
+
+std::uintmax_t DatabaseBytes(const RunDirectory& run) {
+  std::error_code error;
+  const std::uintmax_t bytes = fs::file_size(run.database(), error);
+  return error ? 0 : bytes;
+}
+
 StatusOr<LocalCoordinator> StartLocalCoordinator(const RunDirectory& run, const std::string& listen,
                                                  double lease_seconds) {
   std::error_code error;
   const std::uintmax_t log_size = fs::exists(run.log(), error) ? fs::file_size(run.log(), error) : 0;
+  const std::chrono::seconds budget = CoordinatorStartBudget(DatabaseBytes(run));
   SubprocessOptions options;
   options.argv = {ExecutableDirectory() + "/rung-coordinator",
                   "--listen", listen,
@@ -51,7 +63,8 @@ StatusOr<LocalCoordinator> StartLocalCoordinator(const RunDirectory& run, const 
   options.die_with_parent = true;
   RUNG_ASSIGN_OR_RETURN(std::unique_ptr<Subprocess> process, Subprocess::Start(options));
   LocalCoordinator coordinator;
-  for (int attempt = 0; attempt < kReadSteps && coordinator.address.empty(); ++attempt) {
+  const auto deadline = std::chrono::steady_clock::now() + budget;
+  while (coordinator.address.empty() && std::chrono::steady_clock::now() < deadline) {
     std::optional<std::string> line = process->ReadLine(Stream::kStdout, kReadStep);
     if (line && line->rfind("listening on ", 0) == 0) coordinator.address = line->substr(13);
     if (coordinator.address.empty() && !process->Running()) {
@@ -61,7 +74,8 @@ StatusOr<LocalCoordinator> StartLocalCoordinator(const RunDirectory& run, const 
     }
   }
   if (coordinator.address.empty()) {
-    return Status::Unavailable("the coordinator did not start serving within 20 s; see " + run.log());
+    return Status::Unavailable("the coordinator did not start serving within " + std::to_string(budget.count()) +
+                               " s (it checks its database first); see " + run.log());
   }
   coordinator.process = std::move(process);
   return coordinator;

@@ -19,6 +19,8 @@
 // Thread safety: values and reentrant functions; the child is its caller's (subprocess.h).
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -58,9 +60,17 @@ struct LocalDashboard {
 StatusOr<LocalDashboard> StartLocalDashboard(const std::string& address, const std::string& token_file,
                                              const std::string& listen, const std::string& log_path);
 
+// How long StartLocalCoordinator waits for a coordinator to serve a database of `database_bytes`:
+// 20 s, and 60 s more per GiB begun, since the coordinator reads the whole file (PRAGMA quick_check)
+// before it serves (a 1.6 GB database took 53 s with a cold page cache on a 2-core VM).
+std::chrono::seconds CoordinatorStartBudget(std::uintmax_t database_bytes);
+
+// The size of the run directory's database file, 0 when there is none yet.
+std::uintmax_t DatabaseBytes(const RunDirectory& run);
+
 // Starts rung-coordinator (beside this executable) on `listen` over the run directory's database,
-// artifacts and tokens, its stderr appended to the directory's log, and waits up to 20 s for it to
-// serve. Errors: FAILED_PRECONDITION when it stops before serving (the message has what it wrote to
+// artifacts and tokens, its stderr appended to the directory's log, and waits for it to serve, up to
+// CoordinatorStartBudget of the database's size. Errors: FAILED_PRECONDITION when it stops before serving (the message has what it wrote to
 // the log: for example that another coordinator holds the database), UNAVAILABLE when it does not
 // serve in time, Subprocess::Start's.
 StatusOr<LocalCoordinator> StartLocalCoordinator(const RunDirectory& run, const std::string& listen,

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -50,6 +51,11 @@ int Serve(const ServeOptions& options) {
   // Installed before the coordinator starts, so that a Ctrl-C during its start stops it cleanly too.
   ::signal(SIGINT, OnStopSignal);
   ::signal(SIGTERM, OnStopSignal);
+  if (const std::uintmax_t bytes = DatabaseBytes(run); bytes >= (std::uintmax_t{256} << 20)) {
+    std::cerr << "rung serve: the coordinator reads the whole " << std::fixed << std::setprecision(1)
+              << static_cast<double>(bytes) / 1e9 << " GB database (PRAGMA quick_check) before it serves: this can "
+              << "take up to " << CoordinatorStartBudget(bytes).count() << " s" << std::endl;
+  }
   StatusOr<LocalCoordinator> coordinator = StartLocalCoordinator(run, options.listen, options.lease_seconds);
   if (!coordinator.ok()) {
     std::cerr << "rung serve: cannot serve " << run.dir << ": " << coordinator.status().message() << "\n";
