@@ -9,15 +9,15 @@
 #include <torch/torch.h>
 
 #include "core/model/attention.h"
-#include "core/model/positional_encoding.h"
 #include "core/model/transformer.h"
-#include "tests/core/model/random_documents.h"
+#include "tests/core/model/attention_cases.h"
 #include "tests/core/model/test_models.h"
 
 namespace rung {
 namespace {
 
-using testing_models::RandomDocuments;
+using testing_models::AttentionCase;
+using testing_models::ForEachAttentionCase;
 using testing_models::Tiny;
 
 
@@ -33,32 +33,14 @@ TEST(TiledAttention, MatchesTheExactPathForEveryMaskAndLength) {
   if (!TiledAttentionAvailable()) GTEST_SKIP() << "no sgemm_ in this build";
   torch::NoGradGuard no_grad;
   torch::manual_seed(11);
-  const int64_t batch = 2, heads = 4, dim = 8;
   // 7: inside one block; 64 and 256: an exact block and tile; 65 and 300 straddle their edges.
-  for (int64_t time : {7, 64, 65, 256, 300}) {
-    for (int64_t kv_heads : {4, 1}) {
-      for (bool alibi : {false, true}) {
-        for (bool cross_doc_mask : {false, true}) {
-          // Large logits (scale 4) make rows whose maximum moves between tiles: the online rescaling matters.
-          for (double scale : {0.35, 4.0}) {
-            auto q = torch::randn({batch, heads, time, dim}) * scale;
-            auto k = torch::randn({batch, kv_heads, time, dim});
-            auto v = torch::randn({batch, kv_heads, time, dim});
-            torch::Tensor slopes = alibi ? torch::tensor(AlibiSlopes(heads)).to(torch::kFloat) : torch::Tensor();
-            torch::Tensor doc_start = cross_doc_mask ? RandomDocuments(batch, time, 40) : torch::Tensor();
-            const torch::Tensor expected = Reference(q, k, v, slopes, doc_start);
-            const torch::Tensor actual = CausalAttention(q, k, v, slopes, doc_start, AttentionKernel::kCpuTiled);
-            const std::string where = "T " + std::to_string(time) + " kv_heads " + std::to_string(kv_heads) +
-                                      " alibi " + std::to_string(alibi) + " cross_doc_mask " +
-                                      std::to_string(cross_doc_mask) + " scale " + std::to_string(scale);
-            ASSERT_EQ(actual.sizes(), expected.sizes()) << where;
-            EXPECT_TRUE(torch::allclose(actual.to(torch::kDouble), expected, 1e-4, 1e-5))
-                << where << ": max error " << (actual.to(torch::kDouble) - expected).abs().max().item<double>();
-          }
-        }
-      }
-    }
-  }
+  ForEachAttentionCase({7, 64, 65, 256, 300}, {4, 1}, [](const AttentionCase& c) {
+    const torch::Tensor expected = Reference(c.q, c.k, c.v, c.slopes, c.doc_start);
+    const torch::Tensor actual = CausalAttention(c.q, c.k, c.v, c.slopes, c.doc_start, AttentionKernel::kCpuTiled);
+    ASSERT_EQ(actual.sizes(), expected.sizes()) << c.where;
+    EXPECT_TRUE(torch::allclose(actual.to(torch::kDouble), expected, 1e-4, 1e-5))
+        << c.where << ": max error " << (actual.to(torch::kDouble) - expected).abs().max().item<double>();
+  });
 }
 
 // A key tile the causal triangle reaches but that holds no key of some row's document (a document that

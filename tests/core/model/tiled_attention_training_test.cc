@@ -15,14 +15,16 @@
 #include "core/model/positional_encoding.h"
 #include "core/model/tiled_attention.h"
 #include "core/model/transformer.h"
+#include "tests/core/model/attention_cases.h"
 #include "tests/core/model/random_documents.h"
 #include "tests/core/model/test_models.h"
 
 namespace rung {
 namespace {
 
+using testing_models::AttentionCase;
+using testing_models::ForEachAttentionCase;
 using testing_models::RandomDocuments;
-
 using testing_models::Tiny;
 
 // An attention output and the gradients of <out, upstream> with respect to q, k and v.
@@ -68,28 +70,10 @@ void ExpectGradientsMatchTheExactPath(const torch::Tensor& q, const torch::Tenso
 TEST(TiledAttentionTraining, GradientsMatchTheExactPathForEveryMaskAndLength) {
   if (!TiledAttentionAvailable()) GTEST_SKIP() << "no sgemm_ in this build";
   torch::manual_seed(21);
-  const int64_t batch = 2, heads = 4, dim = 8;
   // 1 and 7: inside one block; 64 and 256: an exact query block and key tile; 130 and 300 straddle them.
-  for (int64_t time : {1, 7, 64, 130, 256, 300}) {
-    for (int64_t kv_heads : {4, 2, 1}) {
-      for (bool alibi : {false, true}) {
-        for (bool cross_doc_mask : {false, true}) {
-          // Large logits (scale 4): P far from uniform, rows whose maximum moves between key tiles.
-          for (double scale : {0.35, 4.0}) {
-            auto q = torch::randn({batch, heads, time, dim}) * scale;
-            auto k = torch::randn({batch, kv_heads, time, dim});
-            auto v = torch::randn({batch, kv_heads, time, dim});
-            torch::Tensor slopes = alibi ? torch::tensor(AlibiSlopes(heads)).to(torch::kFloat) : torch::Tensor();
-            torch::Tensor doc_start = cross_doc_mask ? RandomDocuments(batch, time, 40) : torch::Tensor();
-            ExpectGradientsMatchTheExactPath(q, k, v, slopes, doc_start,
-                                             "T " + std::to_string(time) + " kv_heads " + std::to_string(kv_heads) +
-                                                 " alibi " + std::to_string(alibi) + " cross_doc_mask " +
-                                                 std::to_string(cross_doc_mask) + " scale " + std::to_string(scale));
-          }
-        }
-      }
-    }
-  }
+  ForEachAttentionCase({1, 7, 64, 130, 256, 300}, {4, 2, 1}, [](const AttentionCase& c) {
+    ExpectGradientsMatchTheExactPath(c.q, c.k, c.v, c.slopes, c.doc_start, c.where);
+  });
 }
 
 // Documents [0, 300), [300, 600) and [600, 700): 600 lies inside a query block (576..639) and a key tile
