@@ -70,9 +70,9 @@ std::uintmax_t DatabaseBytes(const RunDirectory& run);
 
 // Starts rung-coordinator (beside this executable) on `listen` over the run directory's database,
 // artifacts and tokens, its stderr appended to the directory's log, and waits for it to serve, up to
-// CoordinatorStartBudget of the database's size. Errors: FAILED_PRECONDITION when it stops before serving (the message has what it wrote to
-// the log: for example that another coordinator holds the database), UNAVAILABLE when it does not
-// serve in time, Subprocess::Start's.
+// CoordinatorStartBudget of the database's size. Errors: FAILED_PRECONDITION when it stops before
+// serving (the message has what it wrote to the log: for example that another coordinator holds the
+// database), UNAVAILABLE when it does not serve in time, Subprocess::Start's.
 StatusOr<LocalCoordinator> StartLocalCoordinator(const RunDirectory& run, const std::string& listen,
                                                  double lease_seconds);
 

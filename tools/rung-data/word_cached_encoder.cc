@@ -24,24 +24,23 @@ Status WordCachedEncoder::Encode(std::string_view text, std::vector<int>* ids) {
 }
 
 Status WordCachedEncoder::AppendWord(std::string_view word, std::vector<int>* ids) {
-  if (word.size() > kMaxCachedWordBytes) {
-    ++misses_;
-    RUNG_RETURN_IF_ERROR(tokenizer_.Encode(word, &word_ids_));
-    ids->insert(ids->end(), word_ids_.begin(), word_ids_.end());
-    return Status::Ok();
-  }
-  key_.assign(word);
-  auto found = cache_.find(key_);
-  if (found != cache_.end()) {
-    ++hits_;
-    ids->insert(ids->end(), found->second.begin(), found->second.end());
-    return Status::Ok();
+  const bool cacheable = word.size() <= kMaxCachedWordBytes;
+  if (cacheable) {
+    key_.assign(word);
+    auto found = cache_.find(key_);
+    if (found != cache_.end()) {
+      ++hits_;
+      ids->insert(ids->end(), found->second.begin(), found->second.end());
+      return Status::Ok();
+    }
   }
   ++misses_;
   RUNG_RETURN_IF_ERROR(tokenizer_.Encode(word, &word_ids_));
   ids->insert(ids->end(), word_ids_.begin(), word_ids_.end());
-  if (cache_.size() >= max_words_) cache_.clear();
-  cache_.emplace(key_, word_ids_);
+  if (cacheable) {
+    if (cache_.size() >= max_words_) cache_.clear();
+    cache_.emplace(key_, word_ids_);
+  }
   return Status::Ok();
 }
 
