@@ -1,6 +1,7 @@
 #include "coordinator/cli/command_support.h"
 
 #include "core/common/executable_folder.h"
+#include "core/common/utc_time.h"
 
 #include <cmath>
 #include <filesystem>
@@ -35,12 +36,7 @@ CLI::Validator Positive(bool zero_allowed) {
 
 std::string UtcTime(const google::protobuf::Timestamp& time) {
   if (time.seconds() == 0 && time.nanos() == 0) return "";
-  const std::time_t seconds = static_cast<std::time_t>(time.seconds());
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%SZ", &utc);
-  return text;
+  return UtcText(static_cast<std::time_t>(time.seconds()));
 }
 
 std::string Number(double value, int digits) {

@@ -18,7 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/sha256.h"
-#include "tools/rung-data/atomic_file.h"
+#include "core/common/atomic_file.h"
 #include "tools/rung-data/prepare.h"
 #include "tools/rung-data/text_documents.h"
 #include "tools/rung-data/tokenizer.h"
@@ -82,9 +82,9 @@ int RunTrain(const TrainArguments& arguments) {
                                 {"sources", sources}};
   const std::string model_path = (std::filesystem::path(arguments.out) / "tokenizer.model").string();
   const std::string about_path = (std::filesystem::path(arguments.out) / "tokenizer.json").string();
-  if (Status status = rung::data_tool::WriteFileAtomically(model_path, {*model}); !status.ok()) return Fail(status);
+  if (Status status = rung::WriteFileAtomically(model_path, {*model}); !status.ok()) return Fail(status);
   const std::string about_text = about.dump(1) + "\n";
-  if (Status status = rung::data_tool::WriteFileAtomically(about_path, {about_text}); !status.ok()) return Fail(status);
+  if (Status status = rung::WriteFileAtomically(about_path, {about_text}); !status.ok()) return Fail(status);
   std::printf("rung-data: trained %s tokenizer, %lld ids, on %zu document%s (%lld bytes): %s (sha256 %s)\n",
               arguments.options.type.c_str(), static_cast<long long>(arguments.options.vocab_size),
               text->documents.size(), text->documents.size() == 1 ? "" : "s", static_cast<long long>(text->bytes),

@@ -13,7 +13,7 @@
 #include "core/data/byte_corpus.h"
 #include "core/data/llmc_shard_format.h"
 #include "core/data/token_manifest.h"
-#include "tools/rung-data/atomic_file.h"
+#include "core/common/atomic_file.h"
 #include "tools/rung-data/progress.h"
 #include "tools/rung-data/tokenizer.h"
 #include "tools/rung-data/word_cached_encoder.h"

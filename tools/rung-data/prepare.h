@@ -9,7 +9,7 @@
 //      (documents may continue in the next shard): train_000000.bin, ..., val_000000.bin, ... with the
 //      llm.c header (uint16 when the vocabulary fits 65536 ids, else magic 20240801 v7 uint32).
 //   4. tokenizer.model (a copy of the model) and manifest.json, last.
-// Every file is written atomically (atomic_file.h). A rerun with the same inputs and options rewrites
+// Every file is written atomically (core/common/atomic_file.h). A rerun with the same inputs and options rewrites
 // nothing whose content is already there (a shard whose SHA-256 matches stays as it is); the encoding
 // is done again.
 //

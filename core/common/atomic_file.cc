@@ -1,4 +1,4 @@
-#include "tools/rung-data/atomic_file.h"
+#include "core/common/atomic_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
-namespace rung::data_tool {
+namespace rung {
 
 Status WriteFileAtomically(const std::string& path, std::initializer_list<std::string_view> pieces) {
   const std::filesystem::path final_path(path);
@@ -46,4 +46,4 @@ Status WriteFileAtomically(const std::string& path, std::initializer_list<std::s
   return Status::Ok();
 }
 
-}  // namespace rung::data_tool
+}  // namespace rung
