@@ -8,7 +8,9 @@
 //   Sets N intra-op threads (default 1) and one inter-op thread, runs torch::mm on two S x S fp32
 //   matrices (default 2048) twice untimed, then R times timed (default 7, at least 5), and prints one
 //   JSON line: {"mm_gflops": median, "mm_gflops_max": best, "size": S, "threads": N,
-//   "seconds": [...], "blas": [shared objects with "blas" in their path mapped into the process]}.
+//   "seconds": [...], "blas": [shared objects with "blas" in their path mapped into the process],
+//   "kernel": the BLAS kernel and who chose it (core/common/blas_kernel_startup.h)}. Its first stderr line
+//   names the kernel too. rung chooses the kernel here as in rung-train; OPENBLAS_CORETYPE forces one.
 //   FLOPs of one product: 2 * S^3.
 #include <algorithm>
 #include <cctype>
@@ -22,6 +24,8 @@
 #include <vector>
 
 #include <torch/torch.h>
+
+#include "core/common/blas_kernel_startup.h"
 
 namespace {
 
@@ -82,6 +86,8 @@ int main(int argc, char** argv) {
     }
   }
 
+  const rung::BlasKernelReport& kernel = rung::StartupBlasKernel();
+  std::cerr << "rung-bench-mm: BLAS " << kernel.library << ", " << kernel.Describe() << "\n";
   torch::set_num_interop_threads(1);
   torch::set_num_threads(static_cast<int>(threads));
   torch::NoGradGuard no_grad;
@@ -111,7 +117,7 @@ int main(int argc, char** argv) {
   out << "], \"blas\": [";
   std::vector<std::string> blas = LoadedBlas();
   for (std::size_t i = 0; i < blas.size(); ++i) out << (i ? ", " : "") << JsonString(blas[i]);
-  out << "]}";
+  out << "], \"kernel\": " << kernel.ToJson().dump() << "}";
   std::cout << out.str() << std::endl;
   return 0;
 }

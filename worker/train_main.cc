@@ -2,6 +2,10 @@
 //
 //   rung-train --config trial.yaml [--checkpoint-dir DIR] [--resume auto|never|PATH] [--threads N]
 //              [--rank R --rendezvous HOST:PORT]
+//   rung-train --blas-kernel     (one JSON line: the BLAS and the kernel this machine trains on)
+//
+// Before main, rung chooses the OpenBLAS kernel (core/common/blas_kernel_startup.h); the first stderr
+// line of a training run names it and who chose it.
 //
 // A data-parallel trial (resources.world_size W > 1) runs as W rung-train processes, ranks 0..W-1,
 // that meet at rank 0's rendezvous address (--rank/--rendezvous, or RUNG_RANK/RUNG_RENDEZVOUS).
@@ -16,6 +20,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "core/common/blas_kernel_startup.h"
+#include "core/common/provenance.h"
 #include "core/config/trial_config.h"
 #include "core/train/runtime.h"
 #include "core/train/trainer.h"
@@ -47,11 +53,12 @@ int main(int argc, char** argv) {
   int threads = 0;
   int64_t stop_after_step = 0;
   bool print_config = false;
+  bool blas_kernel = false;
   int rank = 0;
   std::string rendezvous;
   if (const char* value = std::getenv("RUNG_RANK"); value != nullptr) rank = std::atoi(value);
   if (const char* value = std::getenv("RUNG_RENDEZVOUS"); value != nullptr) rendezvous = value;
-  app.add_option("--config", config_path, "Trial config file (YAML or JSON)")->required();
+  app.add_option("--config", config_path, "Trial config file (YAML or JSON); required unless --blas-kernel");
   app.add_option("--checkpoint-dir", checkpoint_dir,
                  "Directory for this attempt's checkpoints (written every train.checkpoint_every steps, "
                  "on SIGTERM/SIGUSR1 and at the end)");
@@ -64,7 +71,21 @@ int main(int argc, char** argv) {
   app.add_option("--rendezvous", rendezvous, "HOST:PORT where rank 0 serves the data-parallel rendezvous "
                  "(resources.world_size > 1); default RUNG_RENDEZVOUS");
   app.add_flag("--print-config", print_config, "Print the resolved config as JSON and exit");
+  app.add_flag("--blas-kernel", blas_kernel,
+               "Print the BLAS and the kernel this machine trains on (who chose it and why) as one JSON line "
+               "and exit; RUNG_BLAS_KERNEL=keep keeps OpenBLAS's own choice, OPENBLAS_CORETYPE forces one");
   CLI11_PARSE(app, argc, argv);
+  if (blas_kernel) {
+    nlohmann::json blas = rung::BasicProvenance()["blas"];
+    blas["kernel"] = rung::StartupBlasKernel().ToJson();
+    blas["describe"] = rung::StartupBlasKernel().Describe();
+    std::cout << blas.dump() << "\n";
+    return kExitOk;
+  }
+  if (config_path.empty()) {
+    std::cerr << "rung-train: --config is required\nRun with --help for more information.\n";
+    return kExitUsage;
+  }
 
   rung::StatusOr<rung::ConfigDocument> document = rung::ReadConfigDocument(config_path);
   if (!document.ok()) {
@@ -98,7 +119,8 @@ int main(int argc, char** argv) {
   std::cerr << "rung-train: LibTorch " << provenance["torch_version"].get<std::string>() << ", "
             << provenance["threads"].get<int>() << " thread(s), BLAS "
             << provenance["blas"]["library"].get<std::string>() << " ("
-            << provenance["blas"]["threading"].get<std::string>() << ")\n";
+            << provenance["blas"]["threading"].get<std::string>() << "), "
+            << rung::StartupBlasKernel().Describe() << "\n";
   if (!provenance["blas"]["optimized"].get<bool>()) {
     std::cerr << "rung-train: warning: LibTorch is running on the reference BLAS (about 15x slower); "
                  "run deploy/install-deps.sh to pin libopenblas0-openmp\n";

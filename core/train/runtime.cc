@@ -8,6 +8,7 @@
 
 #include <torch/torch.h>
 
+#include "core/common/blas_kernel_startup.h"
 #include "core/common/provenance.h"
 
 namespace rung {
@@ -25,6 +26,7 @@ void ConfigureRuntime(int threads) {
 
 nlohmann::json RuntimeProvenance() {
   nlohmann::json provenance = BasicProvenance();
+  provenance["blas"]["kernel"] = StartupBlasKernel().ToJson();
   provenance["torch_version"] = TORCH_VERSION;
   provenance["threads"] = torch::get_num_threads();
   provenance["cuda_available"] = torch::cuda::is_available();

@@ -15,7 +15,8 @@ namespace rung {
 // Call once, first thing in main, before any tensor work.
 void ConfigureRuntime(int threads);
 
-// Provenance: commit, host, BLAS (detected), LibTorch version, threads, CUDA availability.
+// Provenance: commit, host, BLAS (detected, with its kernel and who chose it: blas_kernel_startup.h),
+// LibTorch version, threads, CUDA availability.
 nlohmann::json RuntimeProvenance();
 
 }  // namespace rung
