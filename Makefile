@@ -1,5 +1,5 @@
 # rung: the two commands of the README.
-#   make quickstart   install what is missing, build, run the main job (a small real sweep)
+#   make quickstart   install what is missing, build what it runs, run the main job (a small real sweep)
 #   make test         install what is missing, build, run every test
 # Deployment and GPU (deploy/README.md):
 #   make install      build, then copy the binaries and the builtin corpus under $(PREFIX)
@@ -18,7 +18,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 
-.PHONY: all deps configure build corpus test quickstart bench bench-orchestration clean install gpu-deps gpu-build bench-gpu \
+.PHONY: all deps configure build build-run corpus corpus-bytes test quickstart bench bench-orchestration clean install gpu-deps gpu-build bench-gpu \
         fuzz-build fuzz fuzz-ci
 
 all: build
@@ -32,9 +32,17 @@ configure: deps
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
+# What `make quickstart` runs (rung run: the CLI, the coordinator, its workers and their trainer), and
+# nothing else: a fresh machine's first quickstart builds no tests, benches or rung-data.
+RUN_TARGETS := rung rung-coordinator rung-worker rung-train
+build-run: configure
+	cmake --build $(BUILD) -j $(JOBS) --target $(RUN_TARGETS)
+
 # The builtin corpus (bytes), then its BPE form (data.builtin_form: bpe-4096) with rung-data.
-corpus: configure
+corpus-bytes: deps
 	deploy/fetch-builtin-corpus.sh $(BUILD)/data/builtin
+
+corpus: configure corpus-bytes
 	cmake --build $(BUILD) -j $(JOBS) --target rung-data
 	deploy/build-builtin-tokens.sh $(BUILD)/bin/rung-data $(BUILD)/data/builtin
 
@@ -43,7 +51,7 @@ test: build corpus
 
 # The main job: a real sweep (4 variants x 3 rungs of the builtin corpus) through a local
 # coordinator and 2 workers, live progress, results and compute multipliers at the end.
-quickstart: build corpus
+quickstart: build-run corpus-bytes
 	$(BUILD)/bin/rung run sweeps/examples/quickstart.yaml --workers 2 --dir $(BUILD)/runs/quickstart-$$(date +%Y%m%d-%H%M%S)
 
 bench: build corpus

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/provenance.h"
+#include "core/common/user_cache_folder.h"
 #include "sweeps/plot/gnuplot_script.h"
 
 namespace rung::cli {
@@ -89,11 +90,8 @@ double Calibration::Seconds(double flops_per_token, double flops) const {
 }
 
 std::string CalibrationCachePath() {
-  const char* cache = std::getenv("XDG_CACHE_HOME");
-  if (cache != nullptr && cache[0] == '/') return std::string(cache) + "/rung/calibration.json";
-  const char* home = std::getenv("HOME");
-  if (home != nullptr && home[0] != '\0') return std::string(home) + "/.cache/rung/calibration.json";
-  return "";
+  const std::string folder = UserCacheFolder();
+  return folder.empty() ? "" : folder + "/calibration.json";
 }
 
 std::string CalibrationKey(int threads) {
@@ -115,6 +113,9 @@ std::optional<Calibration> ReadCalibration(const std::string& path, const std::s
     calibration.key = key;
     if (entry.contains("measured_at") && entry["measured_at"].is_string()) {
       calibration.measured_at = entry["measured_at"].get<std::string>();
+    }
+    if (entry.contains("blas_kernel") && entry["blas_kernel"].is_string()) {
+      calibration.blas_kernel = entry["blas_kernel"].get<std::string>();
     }
     const json& points = entry.value("points", json());
     if (!points.is_array()) {
@@ -138,7 +139,8 @@ std::optional<Calibration> ReadCalibration(const std::string& path, const std::s
 Status WriteCalibration(const std::string& path, const Calibration& calibration, std::vector<std::string>* warnings) {
   if (path.empty()) return Status::InvalidArgument("no cache folder: set XDG_CACHE_HOME or HOME");
   std::vector<CalibrationPoint> points = calibration.points;
-  if (std::optional<Calibration> cached = ReadCalibration(path, calibration.key, warnings)) {
+  std::optional<Calibration> cached = ReadCalibration(path, calibration.key, warnings);
+  if (cached && cached->blas_kernel == calibration.blas_kernel) {
     for (const CalibrationPoint& old : cached->points) {
       const bool measured_again = std::any_of(points.begin(), points.end(), [&](const CalibrationPoint& point) {
         return std::fabs(point.flops_per_token / old.flops_per_token - 1) < 1e-9;
@@ -160,7 +162,10 @@ Status WriteCalibration(const std::string& path, const Calibration& calibration,
                           {"flops_per_sec", point.flops_per_sec},
                           {"seconds_per_trial", point.seconds_per_trial}});
   }
-  entries.push_back({{"key", calibration.key}, {"measured_at", calibration.measured_at}, {"points", point_list}});
+  entries.push_back({{"key", calibration.key},
+                     {"measured_at", calibration.measured_at},
+                     {"blas_kernel", calibration.blas_kernel},
+                     {"points", point_list}});
   std::error_code error;
   fs::create_directories(fs::path(path).parent_path(), error);
   if (error) return Status::InvalidArgument("cannot create " + fs::path(path).parent_path().string() + ": " + error.message());

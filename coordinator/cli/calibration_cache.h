@@ -5,12 +5,14 @@
 // $XDG_CACHE_HOME/rung/calibration.json (else ~/.cache/rung/calibration.json):
 //
 //   {"version": 1, "entries": [{"key": "host=h;cores=16;threads=1;build=<commit>",
-//                               "measured_at": "2024-05-01 10:00:00Z",
+//                               "measured_at": "2024-05-01 10:00:00Z", "blas_kernel": "Cooperlake (rung)",
 //                               "points": [{"shape": "L2-d48 T128 B32", "flops_per_token": 1.7e5,
 //                                           "flops_per_sec": 2.1e9, "seconds_per_trial": 1.4}]}]}
 //
 // A key names what the rate depends on: the host, its hardware threads, the trainer's threads and
-// rung's build (a rebuild may change the rate). A point is one model shape: its full FLOP rate
+// rung's build (a rebuild may change the rate). The entry also names the BLAS kernel the trainer ran
+// on (core/common/trainer_blas_kernel.h): rung validate uses a calibration only while the trainer
+// still runs that kernel, since kernels differ several-fold in speed. A point is one model shape: its full FLOP rate
 // (sweeps/spec/trial_work.h over wall seconds of steady training) and the fixed seconds a trial costs
 // besides (start, data, warm-up, checkpoint, diagnostics). Estimates for other shapes interpolate
 // between the points in ln(FLOPs per token) and hold the nearest one outside them.
@@ -39,6 +41,7 @@ struct CalibrationPoint {
 struct Calibration {
   std::string key;
   std::string measured_at;
+  std::string blas_kernel;               // the trainer's kernel when measured; "" in an older rung's cache
   std::vector<CalibrationPoint> points;  // by flops_per_token
 
   // Seconds of a trial of `flops` full FLOPs at `flops_per_token`. REQUIRES: points not empty.
@@ -56,7 +59,8 @@ std::string CalibrationKey(int threads);
 std::optional<Calibration> ReadCalibration(const std::string& path, const std::string& key,
                                            std::vector<std::string>* warnings);
 
-// Stores `calibration` (its points merged with the key's cached ones, a shape measured again replaced).
+// Stores `calibration` (its points merged with the key's cached ones measured on the same BLAS kernel,
+// a shape measured again replaced).
 // INVALID_ARGUMENT when the folder or file cannot be written.
 Status WriteCalibration(const std::string& path, const Calibration& calibration, std::vector<std::string>* warnings);
 

@@ -666,12 +666,13 @@ void AddSweepCommands(CLI::App& app, int* exit_code) {
           pb::ListWorkersResponse response;
           grpc::Status status = connection.user().ListWorkers(connection.Context().get(), request, &response);
           if (!status.ok()) return ReportRpcError("workers", status);
-          TextTable table({"worker", "host", "cpu_slots", "gpus", "running", "gone", "quarantined"});
+          TextTable table({"worker", "host", "cpu_slots", "gpus", "blas_kernel", "running", "gone", "quarantined"});
           std::vector<std::string> quarantines;
           for (const pb::Worker& worker : response.workers()) {
             const bool quarantined = !worker.quarantine_reason().empty();
             table.AddRow({worker.worker_id(), worker.host(), std::to_string(worker.cpu_slots()),
-                          std::to_string(worker.gpus_size()), std::to_string(worker.running_trial_ids_size()),
+                          std::to_string(worker.gpus_size()), worker.blas_kernel(),
+                          std::to_string(worker.running_trial_ids_size()),
                           worker.gone() ? "yes" : "", quarantined ? UtcTime(worker.quarantined_at()) : ""},
                          ToJson(worker));
             if (quarantined) quarantines.push_back(worker.worker_id() + " quarantined: " + worker.quarantine_reason());

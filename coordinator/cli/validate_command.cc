@@ -15,6 +15,8 @@
 #include <sstream>
 
 #include "coordinator/cli/calibration_cache.h"
+#include "core/common/trainer_blas_kernel.h"
+#include "core/common/utc_time.h"
 #include "coordinator/cli/command_support.h"
 #include "coordinator/cli/exit_codes.h"
 #include "coordinator/cli/run_command.h"
@@ -66,16 +68,6 @@ double Makespan(std::vector<double> seconds, int workers) {
   std::vector<double> busy(static_cast<size_t>(std::max(1, workers)), 0.0);
   for (double each : seconds) *std::min_element(busy.begin(), busy.end()) += each;
   return *std::max_element(busy.begin(), busy.end());
-}
-
-// "2024-05-01 10:00:00Z".
-std::string UtcNow() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%SZ", &utc);
-  return text;
 }
 
 // Times rung-train on `trial` shortened to `steps` steps (held-out evaluation at the end only, no
@@ -142,6 +134,12 @@ int Calibrate(const ExpandedSweep& sweep, const ValidateOptions& options, int th
   Calibration calibration;
   calibration.key = CalibrationKey(threads);
   calibration.measured_at = UtcNow();
+  StatusOr<TrainerBlasKernel> kernel = AskTrainerForBlasKernel(trainer);
+  if (!kernel.ok()) {
+    std::cerr << "rung validate: --calibrate: " << kernel.status().message() << "\n";
+    return kFailure;
+  }
+  calibration.blas_kernel = kernel->Short();
   std::map<std::string, bool> timed;
   for (const ExpandedTrial& trial : sweep.trials) {
     if (timed[trial.rung_label]) continue;
@@ -171,7 +169,8 @@ int Calibrate(const ExpandedSweep& sweep, const ValidateOptions& options, int th
     std::cerr << "rung validate: --calibrate: " << written.message() << "\n";
     return kFailure;
   }
-  std::cerr << "rung validate: calibration saved in " << path << " (" << calibration.key << ")\n";
+  std::cerr << "rung validate: calibration saved in " << path << " (" << calibration.key << ", BLAS kernel "
+            << calibration.blas_kernel << ")\n";
   return kOk;
 }
 
@@ -197,6 +196,22 @@ int RunValidate(const ValidateOptions& options) {
     time_model.flops_per_sec = options.flops_per_sec;
   } else {
     time_model.calibration = ReadCalibration(CalibrationCachePath(), CalibrationKey(threads), &cache_warnings);
+    // Kernels differ several-fold in speed: a calibration counts only on the kernel it was measured on.
+    if (time_model.calibration) {
+      const std::string trainer = options.trainer.empty() ? ExecutableDirectory() + "/rung-train" : options.trainer;
+      StatusOr<TrainerBlasKernel> kernel = AskTrainerForBlasKernel(trainer);
+      const std::string measured_on =
+          time_model.calibration->blas_kernel.empty() ? "an unrecorded kernel" : time_model.calibration->blas_kernel;
+      if (!kernel.ok()) {
+        cache_warnings.push_back("the calibration is not used: " + kernel.status().message());
+        time_model.calibration.reset();
+      } else if (kernel->Short() != time_model.calibration->blas_kernel) {
+        cache_warnings.push_back("the calibration of " + time_model.calibration->measured_at + " was measured on BLAS kernel " +
+                                 measured_on + ", and rung-train now runs " + kernel->Short() +
+                                 ": not used (rung validate --calibrate measures again)");
+        time_model.calibration.reset();
+      }
+    }
   }
   for (const std::string& warning : cache_warnings) std::cerr << "rung validate: warning: " << warning << "\n";
 
@@ -261,8 +276,9 @@ int RunValidate(const ValidateOptions& options) {
     }
     std::string how;
     if (time_model.calibration) {
-      how = "calibrated on this machine at " + std::to_string(threads) + " thread(s) per trainer, " +
-            time_model.calibration->measured_at + " (rung validate --calibrate measures again)";
+      how = "calibrated on this machine at " + std::to_string(threads) + " thread(s) per trainer on BLAS kernel " +
+            time_model.calibration->blas_kernel + ", " + time_model.calibration->measured_at +
+            " (rung validate --calibrate measures again)";
     } else if (options.flops_per_sec > 0) {
       how = "at " + Scientific(options.flops_per_sec, 2) + " FLOP/s each (--flops-per-sec), no fixed cost per trial";
     } else {

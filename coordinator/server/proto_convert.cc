@@ -452,6 +452,9 @@ v1::Worker ToProtoWorker(const WorkerRecord& worker, Timestamp now, std::chrono:
     }
   }
   out.set_build_commit(details.value("build_commit", ""));
+  if (details.contains("blas_kernel") && details["blas_kernel"].is_string()) {
+    out.set_blas_kernel(details["blas_kernel"].get<std::string>());
+  }
   *out.mutable_registered_at() = ToProtoTime(worker.registered_at);
   *out.mutable_last_seen_at() = ToProtoTime(worker.last_seen_at);
   if (worker.quarantined_at) {
@@ -496,6 +499,10 @@ StatusOr<WorkerInfo> WorkerInfoFromRequest(const v1::RegisterRequest& request) {
   if (request.host().empty()) {
     return Status::InvalidArgument("RegisterRequest.host is empty: send the host name other workers reach this one by");
   }
+  if (request.blas_kernel().size() > 256) {
+    return Status::InvalidArgument("RegisterRequest.blas_kernel has " + std::to_string(request.blas_kernel().size()) +
+                                   " bytes; at most 256 (a kernel name and who chose it, e.g. \"Cooperlake (rung)\")");
+  }
   if (request.cpu_slots() < 0) {
     return Status::InvalidArgument("RegisterRequest.cpu_slots is " + std::to_string(request.cpu_slots()) +
                                    "; it must be 0 or more");
@@ -520,6 +527,7 @@ StatusOr<WorkerInfo> WorkerInfoFromRequest(const v1::RegisterRequest& request) {
                     {"gpus", gpus},
                     {"labels", labels},
                     {"build_commit", request.build_commit()},
+                    {"blas_kernel", request.blas_kernel()},
                     {"pid", request.pid()}};
   return worker;
 }

@@ -11,16 +11,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/cli/cli_process.h"
+
 namespace rung::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-class CalibrationCacheTest : public testing::Test {
+class CalibrationCacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("rung_calibration_test_" + std::to_string(getpid()) + "_" +
-                                        testing::UnitTest::GetInstance()->current_test_info()->name());
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     path_ = (dir_ / "rung" / "calibration.json").string();
   }
@@ -33,6 +35,7 @@ class CalibrationCacheTest : public testing::Test {
     Calibration calibration;
     calibration.key = key;
     calibration.measured_at = "2024-05-01 10:00:00Z";
+    calibration.blas_kernel = "Cooperlake (rung)";
     calibration.points = {{"L1-d32 T128 B32", 1e5, 1e9, 2.0}, {"L3-d64 T128 B32", 1e6, 4e9, 3.0}};
     return calibration;
   }
@@ -50,6 +53,7 @@ TEST_F(CalibrationCacheTest, WritesAndReadsBackAnEntryPerKey) {
   ASSERT_EQ(read->points.size(), 2u);
   EXPECT_EQ(read->points[1].shape, "L3-d64 T128 B32");
   EXPECT_EQ(read->measured_at, "2024-05-01 10:00:00Z");
+  EXPECT_EQ(read->blas_kernel, "Cooperlake (rung)");
   EXPECT_TRUE(ReadCalibration(path_, "b", &warnings).has_value());
   EXPECT_FALSE(ReadCalibration(path_, "c", &warnings).has_value());
   EXPECT_TRUE(warnings.empty());
@@ -70,6 +74,20 @@ TEST_F(CalibrationCacheTest, AShapeMeasuredAgainReplacesItsPointAndOthersStay) {
   ASSERT_EQ(read->points.size(), 2u);
   EXPECT_EQ(read->points[0].flops_per_sec, 2e9);
   EXPECT_EQ(read->points[1].flops_per_sec, 4e9);
+}
+
+TEST_F(CalibrationCacheTest, PointsMeasuredOnAnotherBlasKernelAreReplacedNotMerged) {
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(WriteCalibration(path_, Example("a"), &warnings).ok());
+  Calibration other = Example("a");
+  other.blas_kernel = "SkylakeX (environment)";
+  other.points = {{"L1-d32 T128 B32", 1e5, 5e8, 1.0}};
+  ASSERT_TRUE(WriteCalibration(path_, other, &warnings).ok());
+  std::optional<Calibration> read = ReadCalibration(path_, "a", &warnings);
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ(read->blas_kernel, "SkylakeX (environment)");
+  ASSERT_EQ(read->points.size(), 1u);
+  EXPECT_EQ(read->points[0].flops_per_sec, 5e8);
 }
 
 TEST_F(CalibrationCacheTest, SecondsInterpolateInLogFlopsPerTokenAndHoldTheEnds) {
@@ -140,6 +158,35 @@ TEST(CalibrationKey, NamesTheThreadsAndTheBuild) {
   EXPECT_NE(key.find("threads=3;"), std::string::npos) << key;
   EXPECT_NE(key.find("host="), std::string::npos) << key;
   EXPECT_NE(key.find("build="), std::string::npos) << key;
+}
+
+// rung validate, as a process, against a calibration measured on this trainer's BLAS kernel and on
+// another one. The trainer is the stand-in, whose kernel line says it has no BLAS.
+TEST_F(CalibrationCacheTest, ValidateUsesACalibrationOnlyOnTheBlasKernelItWasMeasuredOn) {
+  const std::vector<std::string> environment = [&] {
+    std::vector<std::string> variables = cli::testing::EnvironmentWithout({"RUNG_", "XDG_CACHE_HOME="});
+    variables.push_back("XDG_CACHE_HOME=" + dir_.string());
+    return variables;
+  }();
+  const std::vector<std::string> validate = {RUNG_CLI_BINARY, "validate", "sweeps/examples/quickstart.yaml",
+                                             "--trainer", RUNG_STAND_IN_BINARY};
+  std::vector<std::string> warnings;
+  Calibration same = Example(CalibrationKey(1));  // quickstart's trials run on 1 thread
+  same.blas_kernel = "no BLAS";
+  ASSERT_TRUE(WriteCalibration(path_, same, &warnings).ok());
+  cli::testing::CommandResult used = cli::testing::RunProcess(validate, environment, "", RUNG_SOURCE_DIR);
+  EXPECT_EQ(used.exit_code, 0) << used.err;
+  EXPECT_NE(used.out.find("calibrated on this machine at 1 thread(s) per trainer on BLAS kernel no BLAS"),
+            std::string::npos) << used.out;
+
+  Calibration other = Example(CalibrationKey(1));
+  other.blas_kernel = "Cooperlake (rung)";
+  ASSERT_TRUE(WriteCalibration(path_, other, &warnings).ok());
+  cli::testing::CommandResult unused = cli::testing::RunProcess(validate, environment, "", RUNG_SOURCE_DIR);
+  EXPECT_EQ(unused.exit_code, 0) << unused.err;
+  EXPECT_NE(unused.err.find("was measured on BLAS kernel Cooperlake (rung), and rung-train now runs no BLAS: not used"),
+            std::string::npos) << unused.err;
+  EXPECT_NE(unused.out.find("uncalibrated"), std::string::npos) << unused.out;
 }
 
 }  // namespace

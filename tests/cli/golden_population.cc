@@ -43,6 +43,7 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
     request.set_host("node-" + worker_id);
     request.set_cpu_slots(cpus);
     request.set_build_commit("golden0000");
+    request.set_blas_kernel(worker_id == "w1" ? "Cooperlake (rung)" : "SkylakeX (openblas)");
     request.set_pid(4000 + cpus);
     request.set_protocol_version(wire::kProtocolVersion);
     (*request.mutable_labels())["rack"] = worker_id == "w1" ? "a" : "b";

@@ -79,6 +79,7 @@ Status Agent::Register() {
   request.set_cpu_slots(options_.cpu_slots);
   for (int index = 0; index < options_.gpus; ++index) request.add_gpus()->set_index(index);
   request.set_build_commit(BuildCommit());
+  request.set_blas_kernel(options_.blas_kernel);
   request.set_pid(::getpid());
   request.set_protocol_version(wire::kProtocolVersion);
 

@@ -59,6 +59,9 @@ struct AgentOptions {
   std::chrono::milliseconds report_timeout{30000};
   BackoffPolicy retry_backoff{std::chrono::milliseconds(200), std::chrono::milliseconds(2000), 2.0};
   AttemptOptions attempt;  // trainer path, work dir, stop grace, relay batching
+  // The trainer's BLAS kernel on this machine, as registered ("Cooperlake (rung)";
+  // core/common/trainer_blas_kernel.h); "" when the trainer could not say.
+  std::string blas_kernel;
 };
 
 // INVALID_ARGUMENT naming the flag when options cannot work (no slots, bad worker id, no trainer).

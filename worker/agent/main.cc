@@ -27,6 +27,7 @@
 #include "core/common/executable_folder.h"
 #include "core/common/provenance.h"
 #include "core/common/token_file.h"
+#include "core/common/trainer_blas_kernel.h"
 #include "worker/agent/checkpoint_retention.h"
 #include "worker/agent/agent.h"
 #include "worker/agent/coordinator_client.h"
@@ -131,6 +132,13 @@ int main(int argc, char** argv) {
     std::cerr << "rung-worker: " << valid.message() << "\n";
     return kExitUsage;
   }
+  // The kernel the trainer runs on here, for the registration (`rung workers` shows it).
+  if (rung::StatusOr<rung::TrainerBlasKernel> kernel = rung::AskTrainerForBlasKernel(options.attempt.trainer_path);
+      kernel.ok()) {
+    options.blas_kernel = kernel->Short();
+  } else {
+    rung::agent::AgentLog("the trainer's BLAS kernel is unknown: " + kernel.status().message());
+  }
   rung::agent::CoordinatorClientOptions client_options;
   client_options.address = address;
   rung::StatusOr<std::string> token = rung::ReadBearerTokenFile(token_file);
@@ -156,7 +164,9 @@ int main(int argc, char** argv) {
 
   rung::agent::AgentLog("rung-worker " + std::string(rung::BuildCommit()) + " as " + options.worker_id + " on " +
                         options.host + ": coordinator " + address + (tls_ca_file.empty() ? " (plaintext)" : " (TLS)") +
-                        ", trainer " + options.attempt.trainer_path + ", work dir " + options.attempt.work_dir);
+                        ", trainer " + options.attempt.trainer_path +
+                        (options.blas_kernel.empty() ? "" : " (BLAS kernel " + options.blas_kernel + ")") +
+                        ", work dir " + options.attempt.work_dir);
   rung::agent::Agent agent(client->get(), options);
   std::thread signals([&agent, stop_signals] {
     for (bool first = true;; first = false) {

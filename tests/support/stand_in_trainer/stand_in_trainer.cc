@@ -11,6 +11,7 @@
 //
 //   rung-stand-in --config FILE [--checkpoint-dir DIR] [--resume auto|never|PATH] [--threads N]
 //                 [--stop-after-step N] [--rank R --rendezvous HOST:PORT] [--print-config]
+//   rung-stand-in --blas-kernel
 //                 [--steps N] [--lines-per-second R] [--seconds S]
 //
 //   --config            the resolved trial, YAML or JSON, read by rung-train's parser
@@ -25,6 +26,7 @@
 //                       rank 0 prints the records and writes the checkpoints, the others print only
 //                       error records
 //   --print-config      print the resolved config as JSON and exit 0
+//   --blas-kernel       rung-train's line (core/common/trainer_blas_kernel.h): no BLAS, it trains nothing
 //   --steps N           play N steps instead of train.steps (default $RUNG_STAND_IN_STEPS, else
 //                       train.steps); the provenance's `steps` says N, its `config` is as read
 //   --lines-per-second R  at most R step records a second (default $RUNG_STAND_IN_LINES_PER_SECOND,
@@ -490,7 +492,7 @@ int Main(int argc, char** argv) {
                "Exit codes: 0 done, 2 bad config or arguments, 3 diverged, 4 config/checkpoint unusable, "
                "75 preempted (checkpoint written), 1 other."};
   Options options;
-  app.add_option("--config", options.config_path, "Trial config file (YAML or JSON)")->required();
+  app.add_option("--config", options.config_path, "Trial config file (YAML or JSON); required unless --blas-kernel");
   app.add_option("--checkpoint-dir", options.checkpoint_dir,
                  "Directory for this attempt's checkpoints (train.checkpoint_every, SIGTERM/SIGUSR1, the end)");
   app.add_option("--resume", options.resume, "auto (newest checkpoint in --checkpoint-dir), never, or a checkpoint path");
@@ -503,6 +505,8 @@ int Main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--rendezvous", options.rendezvous, "HOST:PORT of rank 0 (checked, not used); default RUNG_RENDEZVOUS");
   app.add_flag("--print-config", options.print_config, "Print the resolved config as JSON and exit");
+  bool blas_kernel = false;
+  app.add_flag("--blas-kernel", blas_kernel, "Print rung-train's BLAS kernel line (no BLAS: it trains nothing) and exit");
   app.add_option("--steps", options.steps, "Steps to play instead of train.steps (default $RUNG_STAND_IN_STEPS)")
       ->check(CLI::PositiveNumber);
   app.add_option("--lines-per-second", options.lines_per_second,
@@ -516,6 +520,15 @@ int Main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     return app.exit(error) == 0 ? kExitOk : kExitUsage;  // --help is 0; every mistake is rung-train's 2
+  }
+  if (blas_kernel) {
+    std::cout << "{\"library\": \"\", \"kernel\": {\"name\": \"\", \"source\": \"not-chosen\"}, "
+                 "\"describe\": \"rung-stand-in trains nothing: no BLAS\"}\n";
+    return kExitOk;
+  }
+  if (options.config_path.empty()) {
+    std::cerr << "--config is required\nRun with --help for more information.\n";
+    return kExitUsage;
   }
   Status environment = Status::Ok();
   if (app.count("--rank") == 0) environment = NumberFromEnvironment("RUNG_RANK", 0, &options.rank);

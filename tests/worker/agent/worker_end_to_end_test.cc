@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "core/common/trainer_blas_kernel.h"
 #include "core/common/token_file.h"
 #include "proto/rung.grpc.pb.h"
 #include "tests/worker/agent/agent_test_util.h"
@@ -183,6 +184,19 @@ TEST_F(WorkerEndToEndTrainingTest, TwoWorkersRunATwoTrialSweepAndEveryStepIsStor
       EXPECT_EQ(stored.size(), by_step.size()) << name << ": printed steps missing";
       for (const auto& [step, count] : stored) EXPECT_EQ(count, 1) << name << " at step " << step << " stored twice";
     }
+  }
+
+  // Each worker registered the kernel its trainer runs on (rung workers shows it).
+  StatusOr<TrainerBlasKernel> kernel = AskTrainerForBlasKernel(RUNG_TRAIN_BINARY);
+  ASSERT_TRUE(kernel.ok()) << kernel.status().ToString();
+  v1::ListWorkersRequest list_workers;
+  v1::ListWorkersResponse registered;
+  status = users->ListWorkers(testing::BearerContext(*user_token).get(), list_workers, &registered);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(registered.workers_size(), 2);
+  for (const v1::Worker& worker : registered.workers()) {
+    EXPECT_EQ(worker.blas_kernel(), kernel->Short()) << worker.worker_id();
+    EXPECT_NE(worker.blas_kernel(), "") << worker.worker_id();
   }
 
   for (auto& agent : agents) agent->Signal(SIGTERM);
