@@ -59,6 +59,19 @@ def loaded_blas():
     return sorted(libs)
 
 
+def openblas_kernel():
+    """The kernel OpenBLAS runs in this process (openblas_get_corename), or None for another BLAS."""
+    import ctypes
+    for lib in loaded_blas():
+        try:
+            corename = ctypes.CDLL(lib).openblas_get_corename
+        except (OSError, AttributeError):
+            continue
+        corename.restype = ctypes.c_char_p
+        return corename().decode()
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", required=True, help="byte file (e.g. build/data/builtin/austen.txt)")
@@ -133,6 +146,7 @@ def main():
         "threads": torch.get_num_threads(),
         "torch": torch.__version__,
         "blas": loaded_blas(),
+        "blas_kernel": openblas_kernel(),
         "shape": {"d_model": args.d_model, "layers": args.layers, "heads": args.heads,
                   "seq": args.seq, "batch": args.batch},
     }), flush=True)

@@ -129,6 +129,7 @@ def parse_reference(stdout):
         "params": rec.get("params"),
         "torch": rec.get("torch"),
         "blas": rec.get("blas"),
+        "blas_kernel": rec.get("blas_kernel"),
     }
 
 
@@ -194,6 +195,15 @@ def main():
     env = dict(os.environ)
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         env[var] = str(args.threads)
+    # Same BLAS kernel for both sides: rung's programs choose theirs before main (docs/performance.md,
+    # "BLAS"); the reference gets the one rung-train runs, through OPENBLAS_CORETYPE.
+    kernel = {}
+    if not args.dry_run and os.path.exists(rung_train):
+        out = subprocess.run([rung_train, "--blas-kernel"], capture_output=True, text=True, env=env, timeout=300)
+        kernel = json.loads(out.stdout).get("kernel", {}) if out.returncode == 0 else {}
+    reference_env = dict(env)
+    if kernel.get("name"):
+        reference_env["OPENBLAS_CORETYPE"] = kernel["name"]
 
     # Configs, written once.
     configs = {}
@@ -253,12 +263,13 @@ def main():
             cmd = rung_cmd(s, v)
         else:
             cmd = reference_cmd(s)
-        rc, stdout, wall, maxrss = run_process(cmd, log_path, env, args.timeout)
+        rc, stdout, wall, maxrss = run_process(cmd, log_path, reference_env if impl == "pytorch" else env, args.timeout)
         rec = {"repeat": r, "impl": impl, "shape": s, "variant": v, "rc": rc, "wall_s": wall,
                "peak_rss_bytes": maxrss, "log": log_path}
         if impl == "mm":
             mm = next((x for x in reversed(json_lines(stdout)) if "mm_gflops" in x), {})
-            rec.update({"mm_gflops": mm.get("mm_gflops"), "blas": mm.get("blas")})
+            rec.update({"mm_gflops": mm.get("mm_gflops"), "blas": mm.get("blas"),
+                        "blas_kernel": (mm.get("kernel") or {}).get("name")})
             summary = f"{fmt(rec['mm_gflops'], '.1f')} GFLOP/s"
         else:
             rec.update(parse_rung(stdout) if impl == "rung" else parse_reference(stdout))
@@ -335,10 +346,14 @@ def main():
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
                platform.processor())
     blas_lib = next((b for b in (blas or []) if "libopenblas" in b or "libblas" in b), None)
+    mm_kernel = next((x.get("blas_kernel") for x in runs if x["impl"] == "mm" and x.get("blas_kernel")), None)
+    ref_kernel = next((x.get("blas_kernel") for x in runs if x["impl"] == "pytorch" and x.get("blas_kernel")), None)
+    kernel_words = (f", kernel {kernel.get('name') or '?'} ({kernel.get('source') or '?'}; rung-bench-mm "
+                    f"{mm_kernel or '?'}, reference {ref_kernel or '?'})")
 
     md = []
     md.append(f"Measured {started:%Y-%m-%d %H:%M} UTC on {cpu}, {os.cpu_count()} CPUs, {args.threads} threads, "
-              f"BLAS {blas_lib or 'unknown'}"
+              f"BLAS {blas_lib or 'unknown'}" + kernel_words
               + ("" if (ref_blas is None or blas is None or set(ref_blas) == set(blas)) else " (reference: "
                  + ", ".join(ref_blas) + ")")
               + f", PyTorch reference torch {ref_torch or '?'}; {args.repeats} interleaved repeats of {args.steps} "
@@ -383,7 +398,8 @@ def main():
                      "reference_warmup_steps": args.warmup_steps, "shapes": {s: SHAPES[s] for s in shapes},
                      "variants": variants, "seed": args.seed, "data": data,
                      "env": {k: env[k] for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}},
-        "blas": {"rung_bench_mm": blas, "reference": ref_blas},
+        "blas": {"rung_bench_mm": blas, "reference": ref_blas, "kernel": kernel, "rung_bench_mm_kernel": mm_kernel,
+                 "reference_kernel": ref_kernel},
         "mm_gflops_by_repeat": mm_by_repeat,
         "mm_gflops_median": mm_median,
         "summary": summary,

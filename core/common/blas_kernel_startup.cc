@@ -44,9 +44,8 @@ bool& ChoiceRan() {
   return ran;
 }
 
-CoreNameFn OpenBlasCoreName() {
-  return reinterpret_cast<CoreNameFn>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
-}
+// OpenBLAS's kernel name, when OpenBLAS is the BLAS this process calls.
+CoreNameFn OpenBlasCoreName() { return reinterpret_cast<CoreNameFn>(BlasSymbol("openblas_get_corename")); }
 
 std::string Environment(const char* name) {
   const char* value = std::getenv(name);

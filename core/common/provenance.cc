@@ -9,6 +9,17 @@
 
 namespace rung {
 
+void* BlasSymbol(const char* name) {
+  void* sgemm = dlsym(RTLD_DEFAULT, "sgemm_");
+  Dl_info info{};
+  if (sgemm == nullptr || dladdr(sgemm, &info) == 0 || info.dli_fname == nullptr) return nullptr;
+  void* handle = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (handle == nullptr) return nullptr;
+  void* symbol = dlsym(handle, name);
+  dlclose(handle);  // a RTLD_NOLOAD handle: the library stays loaded
+  return symbol;
+}
+
 BlasInfo DetectBlas() {
   BlasInfo info;
   void* sgemm = dlsym(RTLD_DEFAULT, "sgemm_");
@@ -19,8 +30,8 @@ BlasInfo DetectBlas() {
   }
   using ConfigFn = char* (*)();
   using ParallelFn = int (*)();
-  auto get_config = reinterpret_cast<ConfigFn>(dlsym(RTLD_DEFAULT, "openblas_get_config"));
-  auto get_parallel = reinterpret_cast<ParallelFn>(dlsym(RTLD_DEFAULT, "openblas_get_parallel"));
+  auto get_config = reinterpret_cast<ConfigFn>(BlasSymbol("openblas_get_config"));
+  auto get_parallel = reinterpret_cast<ParallelFn>(BlasSymbol("openblas_get_parallel"));
   if (get_config != nullptr) {
     info.config = get_config();
     info.optimized = true;

@@ -23,6 +23,11 @@ struct BlasInfo {
 
 BlasInfo DetectBlas();
 
+// `name` as the BLAS that provides sgemm_ (the library LibTorch calls) or the libraries it depends on
+// define it; nullptr when there is no sgemm_ or that BLAS has no such symbol. (A process can hold
+// OpenBLAS and still call another BLAS: Debian's reference libblas.so.3 beside OpenBLAS's LAPACK.)
+void* BlasSymbol(const char* name);
+
 std::string HostName();
 
 // Peak resident set size of this process so far, in bytes.

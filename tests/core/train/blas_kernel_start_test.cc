@@ -17,6 +17,7 @@
 #include "core/common/blas_kernel_choice.h"
 #include "core/common/cpu_features.h"
 #include "core/common/subprocess.h"
+#include "tests/core/data/test_files.h"
 
 extern char** environ;
 
@@ -31,20 +32,11 @@ namespace fs = std::filesystem;
 // A fresh cache folder (XDG_CACHE_HOME), removed at the end.
 class CacheFolder {
  public:
-  CacheFolder() {
-    std::string pattern = testing::TempDir() + "rung_blas_kernel_XXXXXX";
-    path_ = mkdtemp(pattern.data()) != nullptr ? pattern : "";
-    EXPECT_FALSE(path_.empty());
-  }
-  ~CacheFolder() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const std::string& path() const { return path_; }
-  std::string cache_file() const { return path_ + "/rung/blas-kernel.json"; }
+  const std::string& path() const { return folder_.path(); }
+  std::string cache_file() const { return folder_ / "rung/blas-kernel.json"; }
 
  private:
-  std::string path_;
+  data_test::TempFolder folder_;
 };
 
 struct TrainerRun {
@@ -245,6 +237,21 @@ TEST(BlasKernelStartTest, AnUnknownRungBlasKernelValueIsSaidAndChoosesAsAuto) {
   const json blas = BlasKernel(cache, {"RUNG_BLAS_KERNEL=fastest"});
   EXPECT_THAT(blas["kernel"]["notes"].dump(), HasSubstr("RUNG_BLAS_KERNEL=fastest is neither auto nor keep"));
   EXPECT_NE(blas["kernel"]["source"], "kept");
+}
+
+TEST(BlasKernelStartTest, ABlasThatIsNotOpenBlasIsNamedAndLeftAlone) {
+  // Debian's reference BLAS (libblas3) first on the library path: LibTorch calls it, while OpenBLAS is
+  // still loaded for LAPACK.
+  const std::string folder = "/usr/lib/x86_64-linux-gnu/blas";
+  if (!fs::exists(folder + "/libblas.so.3")) GTEST_SKIP() << "no reference BLAS at " << folder << " (libblas3)";
+  CacheFolder cache;
+  const json blas = BlasKernel(cache, {"LD_LIBRARY_PATH=" + folder});
+  EXPECT_EQ(blas["kernel"]["source"], "not-openblas");
+  EXPECT_EQ(blas["kernel"]["name"], "");
+  EXPECT_EQ(blas["describe"], "not OpenBLAS: rung did not choose its kernel");
+  EXPECT_THAT(blas["library"].get<std::string>(), HasSubstr("/blas/libblas.so.3"));
+  EXPECT_EQ(blas["optimized"], false);
+  EXPECT_FALSE(fs::exists(cache.cache_file()));
 }
 
 TEST(BlasKernelStartTest, TrainingNamesItsKernelFirstAndRecordsItInTheProvenance) {
