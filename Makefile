@@ -12,6 +12,9 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
+# Ninja schedules the whole build graph at once (Make's per-folder passes leave a core idle at their
+# ends); a build folder configured earlier keeps the generator it has.
+GENERATOR := $(if $(wildcard $(BUILD)/CMakeCache.txt),,-G Ninja)
 
 # ccache only hits across build folders and clones with these (docs/performance.md, "Compile time").
 export CCACHE_BASEDIR := $(CURDIR)
@@ -27,7 +30,7 @@ deps:
 	deploy/install-deps.sh
 
 configure: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)

@@ -5,8 +5,8 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ccache pkg-config
-  libtorch-dev libopenblas0-openmp
+  build-essential cmake ninja-build ccache pkg-config
+  libtorch-dev libopenblas0-openmp libblas3
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler

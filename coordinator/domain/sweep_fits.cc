@@ -18,7 +18,7 @@ using nlohmann::json;
 
 constexpr int kDefaultBootstrap = 1000;
 
-std::string Number(double value) {
+std::string ExactNumber(double value) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.17g", value);
   return text;
@@ -109,7 +109,7 @@ StatusOr<SweepLadder> BuildLadder(Coordinator& coordinator, const SweepRecord& s
     choice.policy = "best";
     if (tuned_value) {
       choice.fixed_index = choice.tune->NearestIndex(*tuned_value);
-      choice.policy = "value=" + Number(choice.tune->ValueAt(*choice.fixed_index));
+      choice.policy = "value=" + ExactNumber(choice.tune->ValueAt(*choice.fixed_index));
     }
   }
   if (variant_keys->empty()) {
@@ -281,7 +281,7 @@ StatusOr<SweepFit> FitSweep(Coordinator& coordinator, const FitOptions& request,
   for (const fit::TunedPoint& point : report.tuned) {
     if (point.status == "unbracketed") {
       report.notes.push_back(point.variant + " at " + point.label + ": " + report.tuned_key + " " +
-                             Number(point.value) + " is unbracketed (the best value tried lies on an edge): not a tuned point");
+                             ExactNumber(point.value) + " is unbracketed (the best value tried lies on an edge): not a tuned point");
     }
   }
   FitRecord record;
@@ -321,8 +321,8 @@ StatusOr<std::string> LadderCsv(Coordinator& coordinator, int64_t sweep_id) {
   const bool seconds = ladder.ladder.has_seconds();
   std::string csv = seconds ? "variant,label,compute,loss,seed,seconds\n" : "variant,label,compute,loss,seed\n";
   for (const fit::LadderRun& run : ladder.ladder.runs) {
-    csv += CsvField(run.variant) + "," + CsvField(run.label) + "," + Number(run.compute) + "," + Number(run.loss) +
-           "," + std::to_string(*run.seed) + (seconds ? "," + Number(*run.seconds) : "") + "\n";
+    csv += CsvField(run.variant) + "," + CsvField(run.label) + "," + ExactNumber(run.compute) + "," + ExactNumber(run.loss) +
+           "," + std::to_string(*run.seed) + (seconds ? "," + ExactNumber(*run.seconds) : "") + "\n";
   }
   return csv;
 }

@@ -21,7 +21,7 @@ using domain::kCoordinatorActor;
 // The reasons an early stop's state change starts with (ObserveIn reads them back).
 constexpr char kAshaPrefix[] = "asha: ";
 
-std::string Number(double value) {
+std::string ShortNumber(double value) {
   std::ostringstream out;
   out.precision(4);
   out << value;
@@ -40,7 +40,7 @@ std::string TriedText(const TuningCellReport& cell) {
   std::string text;
   for (const TriedValue& tried : cell.tried) {
     if (!text.empty()) text += ", ";
-    text += Number(tried.value) + "=" + (tried.metric ? Number(*tried.metric) : tried.state);
+    text += ShortNumber(tried.value) + "=" + (tried.metric ? ShortNumber(*tried.metric) : tried.state);
   }
   return text.empty() ? "nothing yet" : text;
 }
@@ -187,7 +187,7 @@ StatusOr<int64_t> SweepTuner::Decide(int64_t sweep_id) {
       RUNG_RETURN_IF_ERROR(
           tables.trials().Insert(sweep_id, next_index++, cell, current.policy.priority, tables.now()).status());
       existing.insert(planned.trial.identity);
-      added_by_cell[planned.cell].push_back(Number(spec->spec.tune.ValueAt(planned.grid_index)) + " (trial " +
+      added_by_cell[planned.cell].push_back(ShortNumber(spec->spec.tune.ValueAt(planned.grid_index)) + " (trial " +
                                             std::to_string(next_index - 1) + ")");
       ++added;
     }
@@ -213,7 +213,7 @@ StatusOr<int64_t> SweepTuner::Decide(int64_t sweep_id) {
       }
       EventRecord event = domain::NewEvent(
           tables, event_kind::kTuneCellClosed,
-          {kCoordinatorActor, name + CellStatusName(cell.status) + " at " + Number(cell.best_value.value_or(0)) +
+          {kCoordinatorActor, name + CellStatusName(cell.status) + " at " + ShortNumber(cell.best_value.value_or(0)) +
                                   " (tried " + TriedText(cell) + "; " + cell.reason + ")"});
       event.sweep_id = sweep_id;
       RUNG_RETURN_IF_ERROR(tables.events().Append(event));

@@ -11,11 +11,6 @@
 namespace rung {
 namespace {
 
-std::string Where(const std::string& file, const YAML::Mark& mark) {
-  return YamlMarkLocation(file, mark.line, mark.column);
-}
-
-
 // Keys and strings must be UTF-8 (as JSON's are): what follows (messages, identities, the store)
 // relies on it. Checked after the loader decoded escapes, so "\uDC00" is refused too.
 // `what`: "key" or "value", for the message.
@@ -50,7 +45,7 @@ nlohmann::json ScalarToJson(const YAML::Node& node) {
 
 nlohmann::json Convert(const YAML::Node& node, const std::string& file, const std::string& path,
                        std::map<std::string, std::string>* locations) {
-  (*locations)[path] = Where(file, node.Mark());
+  (*locations)[path] = YamlMarkLocation(file, node.Mark());
   switch (node.Type()) {
     case YAML::NodeType::Map: {
       nlohmann::json object = nlohmann::json::object();
@@ -58,9 +53,9 @@ nlohmann::json Convert(const YAML::Node& node, const std::string& file, const st
         std::string key = entry.first.as<std::string>();
         RequireUtf8(entry.first, key, "key");
         std::string child = path.empty() ? key : path + "." + key;
-        (*locations)[child] = Where(file, entry.first.Mark());
+        (*locations)[child] = YamlMarkLocation(file, entry.first.Mark());
         object[key] = Convert(entry.second, file, child, locations);
-        (*locations)[child] = Where(file, entry.first.Mark());
+        (*locations)[child] = YamlMarkLocation(file, entry.first.Mark());
       }
       return object;
     }
@@ -102,7 +97,7 @@ StatusOr<ConfigDocument> ParseConfigDocument(const std::string& text, const std:
     YAML::Node root = YAML::Load(text);
     document.json = Convert(root, name, "", &document.locations);
   } catch (const YAML::Exception& error) {
-    return Status::InvalidArgument(Where(name, error.mark) + ": " + error.msg);
+    return Status::InvalidArgument(YamlMarkLocation(name, error.mark) + ": " + error.msg);
   }
   if (!document.json.is_object()) {
     return Status::InvalidArgument(name + ":1:1: expected a mapping of blocks (data, model, ...)");

@@ -21,11 +21,11 @@ std::string YamlMarkLocation(const std::string& name, int line, int column) {
   return name + ":" + std::to_string(line + 1) + ":" + std::to_string(column + 1);
 }
 
-namespace {
-
-std::string Where(const std::string& name, const YAML::Mark& mark) {
+std::string YamlMarkLocation(const std::string& name, const YAML::Mark& mark) {
   return YamlMarkLocation(name, mark.line, mark.column);
 }
+
+namespace {
 
 // Thrown from the event handler to stop the parse at the first problem.
 struct Refusal {
@@ -87,7 +87,7 @@ class PreflightHandler final : public YAML::EventHandler {
   };
 
   [[noreturn]] void Refuse(const YAML::Mark& mark, const std::string& message) {
-    throw Refusal{Status::InvalidArgument(Where(name_, mark) + ": " + message)};
+    throw Refusal{Status::InvalidArgument(YamlMarkLocation(name_, mark) + ": " + message)};
   }
 
   // Records the anchor a node starts with (its size is set when the node closes).
@@ -105,7 +105,7 @@ class PreflightHandler final : public YAML::EventHandler {
     const bool is_key = mapping.next_is_key;
     mapping.next_is_key = !mapping.next_is_key;
     if (!is_key || !text) return;
-    auto [first, inserted] = mapping.keys.emplace(*text, Where(name_, mark));
+    auto [first, inserted] = mapping.keys.emplace(*text, YamlMarkLocation(name_, mark));
     if (!inserted) Refuse(mark, "duplicate key '" + *text + "' (first at " + first->second + ")");
   }
 
@@ -183,7 +183,7 @@ Status PreflightYamlDocument(const std::string& text, const std::string& name) {
   } catch (const Refusal& refusal) {
     return refusal.status;
   } catch (const YAML::Exception& error) {
-    return Status::InvalidArgument(Where(name, error.mark) + ": " + error.msg);
+    return Status::InvalidArgument(YamlMarkLocation(name, error.mark) + ": " + error.msg);
   }
   return Status::Ok();
 }

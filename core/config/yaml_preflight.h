@@ -26,6 +26,8 @@
 #include <cstdint>
 #include <string>
 
+#include <yaml-cpp/mark.h>
+
 #include "core/common/status.h"
 
 namespace rung {
@@ -39,5 +41,7 @@ Status PreflightYamlDocument(const std::string& text, const std::string& name);
 
 // "name:line:col" of a yaml-cpp mark's 0-based line and column.
 std::string YamlMarkLocation(const std::string& name, int line, int column);
+// The same for a mark of yaml-cpp (0-based line and column).
+std::string YamlMarkLocation(const std::string& name, const YAML::Mark& mark);
 
 }  // namespace rung
