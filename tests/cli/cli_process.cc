@@ -1,9 +1,10 @@
 // tests/cli/cli_process.cc
 #include "tests/cli/cli_process.h"
 
+#include <unistd.h>  // environ
+
 #include "core/common/subprocess.h"
 
-extern char** environ;
 
 namespace rung::cli::testing {
 

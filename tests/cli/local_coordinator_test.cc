@@ -22,7 +22,7 @@ TEST(LocalCoordinatorTest, WaitsLongerForALargerDatabaseSinceItReadsItAllBeforeS
 }
 
 TEST(LocalCoordinatorTest, ServesAFreshRunDirectoryAndItsDatabaseThenHasASize) {
-  const std::string dir = testing::TempDir() + "local_coordinator_" + std::to_string(::getpid());
+  const std::string dir = ::testing::TempDir() + "local_coordinator_" + std::to_string(::getpid());
   fs::remove_all(dir);
   fs::create_directories(dir);
   const RunDirectory run{dir};

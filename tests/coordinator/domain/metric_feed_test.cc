@@ -16,7 +16,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-MetricPoint Point(int64_t step, const std::string& name, double value) {
+MetricPoint FeedPoint(int64_t step, const std::string& name, double value) {
   MetricPoint point;
   point.step = step;
   point.name = name;
@@ -33,7 +33,7 @@ TEST(MetricFeedTest, PointsReachTheSubscribersOfTheirSweepAndMetricInOrder) {
   auto val_only = feed.Subscribe(1, {"val_loss"});
   auto other_sweep = feed.Subscribe(2, {});
   EXPECT_TRUE(feed.HasSubscribers());
-  feed.Publish(1, 7, 2, {Point(10, "train_loss", 2.5), Point(10, "val_loss", 2.6), Point(20, "train_loss", 2.1)});
+  feed.Publish(1, 7, 2, {FeedPoint(10, "train_loss", 2.5), FeedPoint(10, "val_loss", 2.6), FeedPoint(20, "train_loss", 2.1)});
 
   MetricFeed::Taken taken = every->Take(100, Soon());
   ASSERT_EQ(taken.arrivals.size(), 3u);
@@ -54,7 +54,7 @@ TEST(MetricFeedTest, PointsReachTheSubscribersOfTheirSweepAndMetricInOrder) {
 TEST(MetricFeedTest, TakeHandsOverAtMostWhatIsAskedAndKeepsTheRest) {
   MetricFeed feed;
   auto subscription = feed.Subscribe(1, {});
-  feed.Publish(1, 1, 1, {Point(1, "a", 1), Point(2, "a", 2), Point(3, "a", 3)});
+  feed.Publish(1, 1, 1, {FeedPoint(1, "a", 1), FeedPoint(2, "a", 2), FeedPoint(3, "a", 3)});
   EXPECT_EQ(subscription->Take(2, Soon()).arrivals.size(), 2u);
   MetricFeed::Taken rest = subscription->Take(2, Soon());
   ASSERT_EQ(rest.arrivals.size(), 1u);
@@ -64,16 +64,16 @@ TEST(MetricFeedTest, TakeHandsOverAtMostWhatIsAskedAndKeepsTheRest) {
 TEST(MetricFeedTest, ASlowSubscriberIsToldToResyncInsteadOfHoldingMemory) {
   MetricFeed feed;
   auto slow = feed.Subscribe(1, {}, /*capacity=*/4);
-  feed.Publish(1, 1, 1, {Point(1, "a", 1), Point(2, "a", 2), Point(3, "a", 3)});
-  feed.Publish(1, 1, 1, {Point(4, "a", 4), Point(5, "a", 5), Point(6, "a", 6)});  // overflows at step 5
-  feed.Publish(1, 1, 1, {Point(7, "a", 7)});
+  feed.Publish(1, 1, 1, {FeedPoint(1, "a", 1), FeedPoint(2, "a", 2), FeedPoint(3, "a", 3)});
+  feed.Publish(1, 1, 1, {FeedPoint(4, "a", 4), FeedPoint(5, "a", 5), FeedPoint(6, "a", 6)});  // overflows at step 5
+  feed.Publish(1, 1, 1, {FeedPoint(7, "a", 7)});
   MetricFeed::Taken taken = slow->Take(100, Soon());
   EXPECT_TRUE(taken.resync);
   // Only what came after the drop.
   ASSERT_EQ(taken.arrivals.size(), 1u);
   EXPECT_EQ(taken.arrivals[0].point.step, 7);
   // The marker is given once.
-  feed.Publish(1, 1, 1, {Point(8, "a", 8)});
+  feed.Publish(1, 1, 1, {FeedPoint(8, "a", 8)});
   taken = slow->Take(100, Soon());
   EXPECT_FALSE(taken.resync);
   EXPECT_EQ(taken.arrivals.size(), 1u);
@@ -82,9 +82,9 @@ TEST(MetricFeedTest, ASlowSubscriberIsToldToResyncInsteadOfHoldingMemory) {
 TEST(MetricFeedTest, ReplayedPointsAreNotFed) {
   MetricFeed feed;
   auto subscription = feed.Subscribe(1, {});
-  MetricPoint replayed = Point(1, "a", 1);
+  MetricPoint replayed = FeedPoint(1, "a", 1);
   replayed.replayed = true;
-  feed.Publish(1, 1, 2, {replayed, Point(2, "a", 2)});
+  feed.Publish(1, 1, 2, {replayed, FeedPoint(2, "a", 2)});
   MetricFeed::Taken taken = subscription->Take(100, Soon());
   ASSERT_EQ(taken.arrivals.size(), 1u);
   EXPECT_EQ(taken.arrivals[0].point.step, 2);
@@ -95,7 +95,7 @@ TEST(MetricFeedTest, TakeWakesOnAPublishFromAnotherThread) {
   auto subscription = feed.Subscribe(1, {});
   std::thread publisher([&] {
     std::this_thread::sleep_for(50ms);
-    feed.Publish(1, 3, 1, {Point(5, "val_loss", 1.5)});
+    feed.Publish(1, 3, 1, {FeedPoint(5, "val_loss", 1.5)});
   });
   const auto start = std::chrono::steady_clock::now();
   MetricFeed::Taken taken = subscription->Take(100, start + 30s);

@@ -39,7 +39,7 @@ using testing::ScratchDir;
 using agent::testing::ChildProcess;
 using agent::testing::FileText;
 
-mode_t FileMode(const std::string& path) {
+mode_t PermissionBits(const std::string& path) {
   struct stat info {};
   EXPECT_EQ(::stat(path.c_str(), &info), 0) << path;
   return info.st_mode & 07777;
@@ -60,8 +60,8 @@ TEST(CoordinatorBinaryTest, PrintsItsAddressServesHealthAndExitsZeroOnSigterm) {
   EXPECT_NE(address, "127.0.0.1:0");
 
   // The token files did not exist: the coordinator created them, readable by their owner only.
-  EXPECT_EQ(FileMode(user_token), 0600u);
-  EXPECT_EQ(FileMode(worker_token), 0600u);
+  EXPECT_EQ(PermissionBits(user_token), 0600u);
+  EXPECT_EQ(PermissionBits(worker_token), 0600u);
 
   grpc::Status status;
   EXPECT_EQ(CheckHealth(LoopbackChannel(address), &status), grpc::health::v1::HealthCheckResponse::SERVING);

@@ -24,7 +24,7 @@ using nlohmann::json;
 
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
-json MinimalTrial() {
+json SmallTrial() {
   return json::parse(R"({"data": {"source": "builtin", "seq_len": 64},
                          "model": {"layers": 2, "d_model": 32, "heads": 4},
                          "train": {"steps": 10, "batch_size": 4}})");
@@ -63,21 +63,21 @@ TEST(ConfigLimits, AnOverflowingParameterCountIsFlaggedNotWrapped) {
 }
 
 TEST(ConfigLimits, StepsWhoseTokensOverflowAreRefused) {
-  json config = MinimalTrial();
+  json config = SmallTrial();
   config["train"]["steps"] = kInt64Max;
   EXPECT_THAT(Refusal(config),
               HasSubstr("train.steps: steps 9223372036854775807 x 256 tokens per step overflows int64"));
 }
 
 TEST(ConfigLimits, TokensPerStepThatOverflowAreRefused) {
-  json config = MinimalTrial();
+  json config = SmallTrial();
   config["train"]["grad_accum"] = int64_t{1} << 60;
   EXPECT_THAT(Refusal(config),
               HasSubstr("train.grad_accum: batch_size x grad_accum x data.seq_len (tokens per step) overflows"));
 }
 
 TEST(ConfigLimits, ATrainingLengthOverTheLimitIsRefused) {
-  json config = MinimalTrial();
+  json config = SmallTrial();
   config["data"]["seq_len"] = 1e9;
   EXPECT_THAT(Refusal(config), HasSubstr("data.seq_len: the training length must be <= 1048576"));
   config["data"]["seq_len"] = kMaxSequenceLength;
@@ -86,7 +86,7 @@ TEST(ConfigLimits, ATrainingLengthOverTheLimitIsRefused) {
 }
 
 TEST(ConfigLimits, AnEvaluatedLengthOverTheLimitIsRefused) {
-  json config = MinimalTrial();
+  json config = SmallTrial();
   config["train"]["extrapolation_multiples"] = {1, 100000};
   EXPECT_THAT(Refusal(config), HasSubstr("train.extrapolation_multiples: multiple 100000 x data.seq_len 64 is an "
                                          "evaluated length over the fixed limit of 1048576"));
@@ -97,7 +97,7 @@ TEST(ConfigLimits, AnEvaluatedLengthOverTheLimitIsRefused) {
 }
 
 TEST(ConfigLimits, AMicroBatchOverTheLimitIsRefusedWithTheWayToBatchMore) {
-  json config = MinimalTrial();
+  json config = SmallTrial();
   config["train"]["batch_size"] = int64_t{1} << 20;
   EXPECT_THAT(Refusal(config),
               HasSubstr("train.batch_size: batch_size 1048576 x data.seq_len 64 is more than the fixed limit of "
@@ -109,7 +109,7 @@ TEST(ConfigLimits, ModelShapesOverTheLimitsAreRefused) {
                                    {"d_model", int64_t{1} << 40},
                                    {"vocab_size", int64_t{1} << 30},
                                    {"mlp_hidden", int64_t{1} << 40}}) {
-    json config = MinimalTrial();
+    json config = SmallTrial();
     config["model"][key] = value;
     if (key == "d_model") config["model"]["heads"] = 1;
     const std::string message = Refusal(config);
@@ -118,7 +118,7 @@ TEST(ConfigLimits, ModelShapesOverTheLimitsAreRefused) {
 }
 
 TEST(ConfigLimits, AModelOverTheParameterCeilingIsRefused) {
-  json config = MinimalTrial();
+  json config = SmallTrial();
   config["model"] = {{"layers", 1024}, {"d_model", 16384}, {"heads", 128}};
   const std::string message = Refusal(config);
   EXPECT_THAT(message, HasSubstr("model: 3298"));
@@ -126,7 +126,7 @@ TEST(ConfigLimits, AModelOverTheParameterCeilingIsRefused) {
 }
 
 TEST(ConfigLimits, SyntheticVocabulariesAndWindowsDoNotOverflow) {
-  json config = MinimalTrial();
+  json config = SmallTrial();
   config["data"] = {
       {"source", "niah"},
       {"seq_len", 64},
@@ -139,7 +139,7 @@ TEST(ConfigLimits, SyntheticVocabulariesAndWindowsDoNotOverflow) {
 }
 
 TEST(ConfigLimits, ResourcesOverTheLimitAreRefused) {
-  json config = MinimalTrial();
+  json config = SmallTrial();
   config["resources"] = {{"cpus", kInt64Max}};
   EXPECT_NE(Refusal(config).find("resources.cpus: cpus must be <= 4096"), std::string::npos);
 }

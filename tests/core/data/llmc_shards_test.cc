@@ -15,6 +15,7 @@ namespace rung {
 namespace {
 
 using data_test::ReadBytes;
+using data_test::Ramp;
 using data_test::TempFolder;
 using data_test::WriteBytes;
 using data_test::WriteTokens;
@@ -35,12 +36,6 @@ std::string HandBuiltShard(int32_t magic, int32_t version, int32_t count, const 
   header[1] = static_cast<uint32_t>(version);
   header[2] = static_cast<uint32_t>(count);
   return TokenBytes(header, 4) + TokenBytes(ids, token_bytes);
-}
-
-std::vector<uint32_t> Ramp(uint32_t first, size_t count, uint32_t modulus) {
-  std::vector<uint32_t> ids(count);
-  for (size_t i = 0; i < count; ++i) ids[i] = (first + static_cast<uint32_t>(i)) % modulus;
-  return ids;
 }
 
 DataConfig ShardConfig(const std::string& path, int64_t vocab_size) {

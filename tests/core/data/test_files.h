@@ -49,6 +49,13 @@ class TempFolder {
   std::string path_;
 };
 
+// first, first + 1, ... modulo `modulus`: `count` token ids.
+inline std::vector<uint32_t> Ramp(uint32_t first, size_t count, uint32_t modulus) {
+  std::vector<uint32_t> ids(count);
+  for (size_t i = 0; i < count; ++i) ids[i] = (first + static_cast<uint32_t>(i)) % modulus;
+  return ids;
+}
+
 inline void WriteBytes(const std::string& path, const std::string& bytes) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   std::ofstream out(path, std::ios::binary);

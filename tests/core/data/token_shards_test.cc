@@ -13,15 +13,10 @@ namespace rung {
 namespace {
 
 using data_test::ReadBytes;
+using data_test::Ramp;
 using data_test::TempFolder;
 using data_test::WriteBytes;
 using data_test::WriteTokens;
-
-std::vector<uint32_t> Ramp(uint32_t first, size_t count, uint32_t modulus) {
-  std::vector<uint32_t> ids(count);
-  for (size_t i = 0; i < count; ++i) ids[i] = (first + static_cast<uint32_t>(i)) % modulus;
-  return ids;
-}
 
 DataConfig ShardConfig(const std::string& path, int64_t token_bytes, int64_t vocab_size) {
   DataConfig config;

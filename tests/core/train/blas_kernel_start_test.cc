@@ -19,7 +19,6 @@
 #include "core/common/subprocess.h"
 #include "tests/core/data/test_files.h"
 
-extern char** environ;
 
 namespace rung {
 namespace {

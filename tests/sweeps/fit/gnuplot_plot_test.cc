@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 
 bool HaveGnuplot() { return std::system("gnuplot --version > /dev/null 2>&1") == 0; }
 
-fs::path FreshDir(const std::string& name) { return plot_testing::FreshDir("rung_plot_test_", name); }
+fs::path FreshPlotDir(const std::string& name) { return plot_testing::FreshDir("rung_plot_test_", name); }
 using plot_testing::Read;
 
 MultiplierReport ExampleReport() {
@@ -32,7 +32,7 @@ MultiplierReport ExampleReport() {
 
 TEST(GnuplotPlot, WritesSvgAndPngOfTheExampleLadder) {
   if (!HaveGnuplot()) GTEST_SKIP() << "gnuplot not installed (deploy/install-deps.sh installs gnuplot-nox)";
-  fs::path dir = FreshDir("example");
+  fs::path dir = FreshPlotDir("example");
   PlotOptions options;
   options.out_dir = dir.string();
   StatusOr<std::vector<std::string>> files = WritePlots(ExampleReport(), options);
@@ -67,7 +67,7 @@ MultiplierReport ReportOf(const std::string& csv, int bootstrap = 0) {
 // with it), and multipliers says in its place why there is none, never a gnuplot error or empty file.
 TEST(GnuplotPlot, AOneRungLadderDrawsItsLossesAndSaysWhyThereIsNoMultiplier) {
   if (!HaveGnuplot()) GTEST_SKIP() << "gnuplot not installed";
-  fs::path dir = FreshDir("one_rung");
+  fs::path dir = FreshPlotDir("one_rung");
   PlotOptions options;
   options.out_dir = dir.string();
   StatusOr<std::vector<std::string>> files = WritePlots(ReportOf("variant,label,compute,loss,seed\n"
@@ -100,7 +100,7 @@ TEST(GnuplotPlot, AOneRungLadderDrawsItsLossesAndSaysWhyThereIsNoMultiplier) {
 // baseline has its own mark and dash and is drawn after it (over it).
 TEST(GnuplotPlot, LabelsShowTheDigitWhereMultipliersDifferAndVariantsAreDrawnOverTheBaseline) {
   if (!HaveGnuplot()) GTEST_SKIP() << "gnuplot not installed";
-  fs::path dir = FreshDir("close");
+  fs::path dir = FreshPlotDir("close");
   PlotOptions options;
   options.out_dir = dir.string();
   // rope: L = 2 at 1e12, 1.5 at 1e13. twin coincides with rope; close sits a hair below it.
@@ -128,7 +128,7 @@ TEST(GnuplotPlot, LabelsShowTheDigitWhereMultipliersDifferAndVariantsAreDrawnOve
 }
 
 TEST(GnuplotPlot, AMissingGnuplotIsFailedPrecondition) {
-  fs::path dir = FreshDir("missing");
+  fs::path dir = FreshPlotDir("missing");
   PlotOptions options;
   options.out_dir = dir.string();
   options.gnuplot = "/nonexistent/gnuplot";
@@ -140,7 +140,7 @@ TEST(GnuplotPlot, AMissingGnuplotIsFailedPrecondition) {
 }
 
 TEST(GnuplotPlot, GnuplotsErrorsComeBackInTheStatus) {
-  fs::path dir = FreshDir("failing");
+  fs::path dir = FreshPlotDir("failing");
   fs::create_directories(dir);
   fs::path fake = dir / "fake-gnuplot";
   {

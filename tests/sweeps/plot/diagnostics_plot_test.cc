@@ -14,7 +14,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-fs::path FreshDir(const std::string& name) { return plot_testing::FreshDir("rung_diag_plot_test_", name); }
+fs::path FreshDiagnosticsDir(const std::string& name) { return plot_testing::FreshDir("rung_diag_plot_test_", name); }
 using plot_testing::Read;
 
 // A diagnostics record of the shape rung-train writes: two layers of two heads, T = 8.
@@ -45,7 +45,7 @@ TEST(DiagnosticsPlot, DrawsEffectiveLengthPairUsageGapCountingAndExtrapolation) 
   if (std::system("gnuplot --version > /dev/null 2>&1") != 0) {
     GTEST_SKIP() << "gnuplot not installed (deploy/install-deps.sh installs gnuplot-nox)";
   }
-  const fs::path dir = FreshDir("all");
+  const fs::path dir = FreshDiagnosticsDir("all");
   DiagnosticsPlotOptions options;
   options.out_dir = dir.string();
   options.title = "trial 7: lerope";
@@ -84,7 +84,7 @@ TEST(DiagnosticsPlot, DrawsEachLayersBucketsAndThePooledCurve) {
   record["layers"][0]["gap_counting"] = {{"buckets", buckets(0.0, true)}, {"rows", 0}, {"ties", 12}};
   record["layers"][1]["gap_counting"] = {{"buckets", buckets(0.5, false)}, {"xi_lambda", 0.71}, {"xi_lambda_half_iqr", 0.04}};
   record["pooled"] = {{"buckets", buckets(0.5, false)}, {"xi_lambda", 0.71}, {"xi_lambda_half_iqr", 0.04}};
-  const fs::path dir = FreshDir("buckets");
+  const fs::path dir = FreshDiagnosticsDir("buckets");
   DiagnosticsPlotOptions options;
   options.out_dir = dir.string();
   StatusOr<std::vector<std::string>> files = WriteDiagnosticsPlots(record, nullptr, options);
@@ -98,7 +98,7 @@ TEST(DiagnosticsPlot, DrawsEachLayersBucketsAndThePooledCurve) {
   // Every row of every layer a tie: no gap-counting figure, the others still drawn.
   record["layers"][1]["gap_counting"] = record["layers"][0]["gap_counting"];
   record.erase("pooled");
-  const fs::path empty = FreshDir("all_ties");
+  const fs::path empty = FreshDiagnosticsDir("all_ties");
   options.out_dir = empty.string();
   files = WriteDiagnosticsPlots(record, nullptr, options);
   ASSERT_TRUE(files.ok()) << files.status().message();
@@ -116,7 +116,7 @@ TEST(DiagnosticsPlot, DrawsTheNeedleGridAsOneHeatmapPerLengthAndMethod) {
                      {"accuracy", {{1.0, 0.5, 0.25}, {0.75, 0.5, json()}}}});
   }
   const json grid = {{"depths", {0.0, 1.0}}, {"distractors", {0, 1, 2}}, {"instances", 4}, {"grids", grids}};
-  const fs::path dir = FreshDir("niah");
+  const fs::path dir = FreshDiagnosticsDir("niah");
   DiagnosticsPlotOptions options;
   options.out_dir = dir.string();
   options.title = "trial 9";
@@ -133,7 +133,7 @@ TEST(DiagnosticsPlot, DrawsTheNeedleGridAsOneHeatmapPerLengthAndMethod) {
 
 TEST(DiagnosticsPlot, WithoutExtrapolationThereIsNoExtrapolationFigure) {
   if (std::system("gnuplot --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot not installed";
-  const fs::path dir = FreshDir("no_extrapolation");
+  const fs::path dir = FreshDiagnosticsDir("no_extrapolation");
   DiagnosticsPlotOptions options;
   options.out_dir = dir.string();
   StatusOr<std::vector<std::string>> files = WriteDiagnosticsPlots(AttentionRecord(), nullptr, options);
@@ -145,7 +145,7 @@ TEST(DiagnosticsPlot, WithoutExtrapolationThereIsNoExtrapolationFigure) {
 
 TEST(DiagnosticsPlot, AFrequencyProfileIsDrawnAsWavelengthsAgainstRopes) {
   if (std::system("gnuplot --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot not installed";
-  const fs::path dir = FreshDir("profile");
+  const fs::path dir = FreshDiagnosticsDir("profile");
   DiagnosticsPlotOptions options;
   options.out_dir = dir.string();
   options.title = "lerope";
@@ -163,7 +163,7 @@ TEST(DiagnosticsPlot, AFrequencyProfileIsDrawnAsWavelengthsAgainstRopes) {
 
 TEST(DiagnosticsPlot, ADocumentWithoutLayersIsInvalidArgument) {
   DiagnosticsPlotOptions options;
-  options.out_dir = FreshDir("bad").string();
+  options.out_dir = FreshDiagnosticsDir("bad").string();
   StatusOr<std::vector<std::string>> files = WriteDiagnosticsPlots(json{{"type", "final"}}, nullptr, options);
   ASSERT_FALSE(files.ok());
   EXPECT_EQ(files.status().code(), StatusCode::kInvalidArgument);
@@ -182,7 +182,7 @@ TEST(DiagnosticsPlot, FieldsOfAnotherTypeAreInvalidArgumentNotACrash) {
   layers_of_numbers["layers"] = json::array({7});
   for (const json& attention : {wrong_layer, heads_not_objects, layers_of_numbers}) {
     DiagnosticsPlotOptions options;
-    options.out_dir = FreshDir("types").string();
+    options.out_dir = FreshDiagnosticsDir("types").string();
     StatusOr<std::vector<std::string>> files = WriteDiagnosticsPlots(attention, nullptr, options);
     ASSERT_FALSE(files.ok()) << attention.dump();
     EXPECT_EQ(files.status().code(), StatusCode::kInvalidArgument);

@@ -13,7 +13,7 @@ namespace {
 namespace fs = std::filesystem;
 using plot_testing::Read;
 
-fs::path FreshDir(const std::string& name) { return plot_testing::FreshDir("rung_tuning_plot_test_", name); }
+fs::path FreshTuningDir(const std::string& name) { return plot_testing::FreshDir("rung_tuning_plot_test_", name); }
 
 std::vector<TuningCurve> Curves() {
   return {
@@ -24,7 +24,7 @@ std::vector<TuningCurve> Curves() {
 }
 
 TEST(TuningPlot, DrawsTheMetricAgainstTheValuePerRungAndTheBestValueAgainstN) {
-  const fs::path dir = FreshDir("figures");
+  const fs::path dir = FreshTuningDir("figures");
   TuningPlotOptions options;
   options.out_dir = dir.string();
   options.title = "tuned";
@@ -43,7 +43,7 @@ TEST(TuningPlot, DrawsTheMetricAgainstTheValuePerRungAndTheBestValueAgainstN) {
 
 TEST(TuningPlot, ASearchWithNoScoredValueDrawsNothing) {
   TuningPlotOptions options;
-  options.out_dir = FreshDir("empty").string();
+  options.out_dir = FreshTuningDir("empty").string();
   StatusOr<std::vector<std::string>> files = WriteTuningPlots({{"L1", "rope", {}, std::nullopt, false, 1e4}}, {}, options);
   ASSERT_FALSE(files.ok());
   EXPECT_EQ(files.status().code(), StatusCode::kInvalidArgument);

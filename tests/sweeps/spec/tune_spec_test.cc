@@ -13,7 +13,7 @@ using spec_testing::BaseSpec;
 using spec_testing::Expand;
 using testing::HasSubstr;
 
-std::string ErrorsOf(const std::string& text) {
+std::string ExpansionError(const std::string& text) {
   StatusOr<ExpandedSweep> sweep = Expand(text);
   return sweep.ok() ? "" : std::string(sweep.status().message());
 }
@@ -63,7 +63,7 @@ TEST(TuneSpec, SnapsValuesToTheGridOnTheLogScale) {
 }
 
 TEST(TuneSpec, ErrorsNameTheLineAndColumnOfTheOffendingValue) {
-  const std::string errors = ErrorsOf(BaseSpec() + kAxes +
+  const std::string errors = ExpansionError(BaseSpec() + kAxes +
                                       "tune:\n"
                                       "  train.lr:\n"
                                       "    grid: {ratio: 0.5}\n"
@@ -84,41 +84,41 @@ TEST(TuneSpec, ErrorsNameTheLineAndColumnOfTheOffendingValue) {
 }
 
 TEST(TuneSpec, TheKeyTunedIsSetByTheSearchAlone) {
-  EXPECT_THAT(ErrorsOf(BaseSpec() + "sweep:\n  train.lr: [1e-3, 2e-3]\ntune:\n  train.lr: {center: 3e-3}\n"),
+  EXPECT_THAT(ExpansionError(BaseSpec() + "sweep:\n  train.lr: [1e-3, 2e-3]\ntune:\n  train.lr: {center: 3e-3}\n"),
               HasSubstr("'train.lr' is a sweep axis too"));
-  EXPECT_THAT(ErrorsOf(BaseSpec() +
+  EXPECT_THAT(ExpansionError(BaseSpec() +
                        "ladder:\n  rungs: [{layers: 1, d_model: 16, heads: 2}]\n  lr: [1e-3]\n"
                        "tune:\n  train.lr: {center: 3e-3}\n"),
               HasSubstr("ladder.lr sets train.lr too"));
-  EXPECT_THAT(ErrorsOf(BaseSpec() + "tune:\n  model.layers: {center: 3}\n"),
+  EXPECT_THAT(ExpansionError(BaseSpec() + "tune:\n  model.layers: {center: 3}\n"),
               HasSubstr("'model.layers' is not a real-valued key of the trial config"));
-  EXPECT_THAT(ErrorsOf(BaseSpec() + "tune:\n  train.lr: {grid: {ratio: 2}}\n"), HasSubstr("a search needs a centre"));
+  EXPECT_THAT(ExpansionError(BaseSpec() + "tune:\n  train.lr: {grid: {ratio: 2}}\n"), HasSubstr("a search needs a centre"));
 }
 
 TEST(TuneSpec, ACentrePerRungMustCoverTheRungsThatStartOnTheirOwnAndPerMustNameTheRungForIt) {
   const std::string ladder =
       "ladder:\n  rungs: [{layers: 1, d_model: 16, heads: 2, label: small}, {layers: 2, d_model: 16, heads: 2, label: big}]\n";
-  EXPECT_THAT(ErrorsOf(BaseSpec() + ladder + "tune:\n  train.lr: {center: {small: 3e-3}, predict: none}\n"),
+  EXPECT_THAT(ExpansionError(BaseSpec() + ladder + "tune:\n  train.lr: {center: {small: 3e-3}, predict: none}\n"),
               HasSubstr("no centre for rung 'big' (with predict: none every rung starts on its own centre)"));
-  EXPECT_EQ(ErrorsOf(BaseSpec() + ladder + "tune:\n  train.lr: {center: {small: 3e-3}}\n"), "")
+  EXPECT_EQ(ExpansionError(BaseSpec() + ladder + "tune:\n  train.lr: {center: {small: 3e-3}}\n"), "")
       << "with predict: power_law only the smallest rung starts on its own centre";
-  EXPECT_THAT(ErrorsOf(BaseSpec() + ladder + kAxes + "tune:\n  train.lr: {center: {small: 3e-3}, per: [position.variant]}\n"),
+  EXPECT_THAT(ExpansionError(BaseSpec() + ladder + kAxes + "tune:\n  train.lr: {center: {small: 3e-3}, per: [position.variant]}\n"),
               HasSubstr("a centre per rung needs `rung` in `per`"));
-  EXPECT_THAT(ErrorsOf(BaseSpec() + ladder + kAxes +
+  EXPECT_THAT(ExpansionError(BaseSpec() + ladder + kAxes +
                        "tune:\n  train.lr: {center: 3e-3, per: [position.variant], extrapolate_above: small}\n"),
               HasSubstr("extrapolating across rungs needs `rung` in `per`"));
-  EXPECT_EQ(ErrorsOf(BaseSpec() + "tune:\n  train.lr: {center: 3e-3, from_sweep: null}\n"), "")
+  EXPECT_EQ(ExpansionError(BaseSpec() + "tune:\n  train.lr: {center: 3e-3, from_sweep: null}\n"), "")
       << "from_sweep: null is the default written out";
 }
 
 TEST(TuneSpec, ATunedSweepRefusesTwoCellsOfOneModel) {
-  EXPECT_THAT(ErrorsOf(BaseSpec() + "sweep:\n  inverse_temperature: [{form: none}, {form: log_power, xi: 0}]\n"
+  EXPECT_THAT(ExpansionError(BaseSpec() + "sweep:\n  inverse_temperature: [{form: none}, {form: log_power, xi: 0}]\n"
                                     "tune:\n  train.lr: {center: 3e-3}\n"),
               HasSubstr("a tuned sweep needs every cell distinct"));
 }
 
 TEST(EarlyStopSpec, RefusesBadValuesAndAshaWithoutTuning) {
-  const std::string errors = ErrorsOf(BaseSpec() +
+  const std::string errors = ExpansionError(BaseSpec() +
                                       "early_stop:\n"
                                       "  divergence: {factor: 0.5}\n"
                                       "  asha: {reduction: 1, at: [0.5, 0.25]}\n");

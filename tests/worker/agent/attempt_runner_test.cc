@@ -38,7 +38,7 @@ echo '{"type":"final","step":5,"val_loss":1.25}'
 )";
 
 // Trains until SIGTERM, then checkpoints (a record) and exits 75.
-constexpr char kStoppableTrainer[] = R"(dir=$(dirname "$2")
+constexpr char kStoppableAttemptTrainer[] = R"(dir=$(dirname "$2")
 i=0
 trap 'touch "$dir/got-sigterm"; echo "{\"type\":\"preempted\",\"step\":$i,\"signal\":15,\"checkpoint\":\"$4/ckpt.pt\"}"; exit 75' TERM
 echo '{"type":"provenance"}'
@@ -169,7 +169,7 @@ echo '{"type":"final","step":1,"val_loss":1.0}'
   EXPECT_EQ(coordinator_.heartbeats(21), 0);
 
   const Clock::TimePoint start = clock_.Now();
-  AttemptRunner slow(client_.get(), Lease(22), Options(kStoppableTrainer), clock_);
+  AttemptRunner slow(client_.get(), Lease(22), Options(kStoppableAttemptTrainer), clock_);
   std::future<AttemptResult> result = RunAsync(slow);
   ASSERT_TRUE(clock_.AwaitWaiter(start + milliseconds(50))) << "it sleeps until the first heartbeat is due";
   clock_.Advance(milliseconds(49));
@@ -228,7 +228,7 @@ TEST_F(AttemptRunnerTest, ATrainerThatCannotStartFailsTheAttempt) {
 }
 
 TEST_F(AttemptRunnerTest, CancelStopsTheTrainerAndReportsNothing) {
-  AttemptRunner runner(client_.get(), Lease(15), Options(kStoppableTrainer), clock_);
+  AttemptRunner runner(client_.get(), Lease(15), Options(kStoppableAttemptTrainer), clock_);
   std::future<AttemptResult> result = RunAsync(runner);
   ASSERT_TRUE(WaitForFirstBatch(15));
   coordinator_.CancelTrial(15, "cancelled by user:alice");
@@ -267,7 +267,7 @@ while true; do echo '{"type":"step","step":1,"train_loss":1.0}'; sleep 0.02; don
 }
 
 TEST_F(AttemptRunnerTest, PreemptionCheckpointsAndReportsPreempted) {
-  AttemptRunner runner(client_.get(), Lease(17), Options(kStoppableTrainer), clock_);
+  AttemptRunner runner(client_.get(), Lease(17), Options(kStoppableAttemptTrainer), clock_);
   std::future<AttemptResult> result = RunAsync(runner);
   ASSERT_TRUE(WaitForFirstBatch(17));
   runner.Preempt("worker shutting down (SIGTERM)");
@@ -282,7 +282,7 @@ TEST_F(AttemptRunnerTest, PreemptionCheckpointsAndReportsPreempted) {
 }
 
 TEST_F(AttemptRunnerTest, APreemptionBeforeTheTrainerStartsIsReportedAtOnce) {
-  AttemptRunner runner(client_.get(), Lease(18), Options(kStoppableTrainer), clock_);
+  AttemptRunner runner(client_.get(), Lease(18), Options(kStoppableAttemptTrainer), clock_);
   runner.Preempt("worker shutting down (SIGTERM)");
   ASSERT_EQ(runner.Run().fate, AttemptFate::kReported);
   ASSERT_EQ(coordinator_.completes().size(), 1u);
@@ -291,7 +291,7 @@ TEST_F(AttemptRunnerTest, APreemptionBeforeTheTrainerStartsIsReportedAtOnce) {
 }
 
 TEST_F(AttemptRunnerTest, AFencedAttemptStopsItsTrainerAndReportsNothingMore) {
-  AttemptRunner runner(client_.get(), Lease(19), Options(kStoppableTrainer), clock_);
+  AttemptRunner runner(client_.get(), Lease(19), Options(kStoppableAttemptTrainer), clock_);
   std::future<AttemptResult> result = RunAsync(runner);
   ASSERT_TRUE(WaitForFirstBatch(19));
   coordinator_.FenceTrial(19);

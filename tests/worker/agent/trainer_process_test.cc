@@ -32,7 +32,7 @@ using ::testing::HasSubstr;
 
 testing::Finished RunToEnd(TrainerProcess& trainer) { return testing::ReadToExit(trainer, std::chrono::minutes(5)); }
 
-TrainerLaunch FakeLaunch(const ScratchDir& scratch, const std::string& script_body) {
+TrainerLaunch FakeTrainerLaunch(const ScratchDir& scratch, const std::string& script_body) {
   TrainerLaunch launch;
   launch.trainer_path = WriteScript(scratch.Path("fake-train.sh"), script_body);
   launch.config_path = scratch.Path("trial.json");
@@ -45,7 +45,7 @@ TrainerLaunch FakeLaunch(const ScratchDir& scratch, const std::string& script_bo
 
 TEST(TrainerProcessTest, PassesArgumentsThreadsAndGpusAndSplitsStdoutFromStderr) {
   ScratchDir scratch;
-  TrainerLaunch launch = FakeLaunch(scratch,
+  TrainerLaunch launch = FakeTrainerLaunch(scratch,
                                     "for arg in \"$@\"; do echo \"arg $arg\"; done\n"
                                     "echo \"omp $OMP_NUM_THREADS\"\n"
                                     "echo \"cuda [$CUDA_VISIBLE_DEVICES]\"\n"
@@ -72,7 +72,7 @@ TEST(TrainerProcessTest, PassesArgumentsThreadsAndGpusAndSplitsStdoutFromStderr)
 
 TEST(TrainerProcessTest, AppendsToAnExistingLogAndFollowsOnlyTheNewLines) {
   ScratchDir scratch;
-  TrainerLaunch launch = FakeLaunch(scratch, "echo 'second run' >&2\n");
+  TrainerLaunch launch = FakeTrainerLaunch(scratch, "echo 'second run' >&2\n");
   testing::WriteFile(launch.stderr_path, "first run\n");
   auto trainer = TrainerProcess::Start(launch);
   ASSERT_TRUE(trainer.ok()) << trainer.status().ToString();
@@ -83,7 +83,7 @@ TEST(TrainerProcessTest, AppendsToAnExistingLogAndFollowsOnlyTheNewLines) {
 
 TEST(TrainerProcessTest, ACrashIsAnExitBySignal) {
   ScratchDir scratch;
-  auto trainer = TrainerProcess::Start(FakeLaunch(scratch, "kill -SEGV $$\n"));
+  auto trainer = TrainerProcess::Start(FakeTrainerLaunch(scratch, "kill -SEGV $$\n"));
   ASSERT_TRUE(trainer.ok()) << trainer.status().ToString();
   testing::Finished finished = RunToEnd(**trainer);
   EXPECT_EQ(finished.exit.signal, SIGSEGV);
@@ -93,7 +93,7 @@ TEST(TrainerProcessTest, ACrashIsAnExitBySignal) {
 
 TEST(TrainerProcessTest, ATrainerThatCannotBeExecutedIsAnErrorOfStart) {
   ScratchDir scratch;
-  TrainerLaunch launch = FakeLaunch(scratch, "exit 0\n");
+  TrainerLaunch launch = FakeTrainerLaunch(scratch, "exit 0\n");
   launch.trainer_path = scratch.Path("no-such-trainer");
   auto missing = TrainerProcess::Start(launch);
   ASSERT_FALSE(missing.ok());
@@ -112,7 +112,7 @@ TEST(TrainerProcessTest, SignalsAreDeliveredAndTheChildStartsWithAnEmptyMask) {
   sigaddset(&term, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &term, &previous);
   auto trainer = TrainerProcess::Start(
-      FakeLaunch(scratch, "trap 'echo stopping; exit 75' TERM\necho ready\nwhile true; do sleep 0.02; done\n"));
+      FakeTrainerLaunch(scratch, "trap 'echo stopping; exit 75' TERM\necho ready\nwhile true; do sleep 0.02; done\n"));
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   ASSERT_TRUE(trainer.ok()) << trainer.status().ToString();
   TrainerOutput output;
@@ -131,7 +131,7 @@ TEST(TrainerProcessTest, SignalsAreDeliveredAndTheChildStartsWithAnEmptyMask) {
 
 TEST(TrainerProcessTest, DestroyingARunningTrainerKillsAndReapsIt) {
   ScratchDir scratch;
-  auto trainer = TrainerProcess::Start(FakeLaunch(scratch, "exec sleep 1000\n"));
+  auto trainer = TrainerProcess::Start(FakeTrainerLaunch(scratch, "exec sleep 1000\n"));
   ASSERT_TRUE(trainer.ok()) << trainer.status().ToString();
   const pid_t pid = (*trainer)->pid();
   trainer->reset();
@@ -143,7 +143,7 @@ TEST(TrainerProcessTest, DestroyingARunningTrainerKillsAndReapsIt) {
 // orphan is handed to, so it sees how the orphan ended.
 TEST(TrainerProcessTest, ATrainerWhoseAgentDiesIsKilled) {
   ScratchDir scratch;
-  TrainerLaunch launch = FakeLaunch(scratch, "exec sleep 1000\n");
+  TrainerLaunch launch = FakeTrainerLaunch(scratch, "exec sleep 1000\n");
   ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
   int pid_pipe[2];
   ASSERT_EQ(::pipe(pid_pipe), 0);

@@ -26,7 +26,7 @@ using testing::FileText;
 using ::testing::HasSubstr;
 using testing::ScratchDir;
 
-constexpr char kSpec[] = R"(name: broken-worker
+constexpr char kBrokenWorkerSpec[] = R"(name: broken-worker
 metric: {name: val_loss, goal: minimize}
 data: {source: builtin, seq_len: 32}
 model: {layers: 1, d_model: 32, heads: 2}
@@ -97,7 +97,7 @@ class WorkerQuarantineEndToEndTest : public ::testing::Test {
 
 TEST_F(WorkerQuarantineEndToEndTest, AWorkerWhoseTrainerCannotRunIsQuarantinedBeforeItFailsTheSweep) {
   v1::SubmitSweepRequest submit;
-  submit.set_spec_text(kSpec);
+  submit.set_spec_text(kBrokenWorkerSpec);
   submit.set_spec_file_name("broken-worker.yaml");
   v1::SubmitSweepResponse submitted;
   grpc::Status status = users_->SubmitSweep(BearerContext(user_token_).get(), submit, &submitted);
