@@ -5,24 +5,18 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "core/common/cache_entries_file.h"
 #include "core/common/provenance.h"
 #include "core/common/user_cache_folder.h"
-#include "sweeps/plot/gnuplot_script.h"
 
 namespace rung::cli {
 namespace {
 
-namespace fs = std::filesystem;
 using nlohmann::json;
-
-constexpr std::uintmax_t kMaxCacheBytes = 1 << 20;
 
 // The point at `index` of an entry, or a warning and nullopt when a field is missing, of the wrong
 // type or out of range.
@@ -50,25 +44,12 @@ std::optional<CalibrationPoint> ParsePoint(const json& value, const std::string&
 
 // The cache's entries, or an empty array with a warning when the file is unusable.
 json ReadEntries(const std::string& path, std::vector<std::string>* warnings) {
-  std::error_code error;
-  if (path.empty() || !fs::exists(path, error)) return json::array();
-  const auto size = fs::file_size(path, error);
-  if (error || size > kMaxCacheBytes) {
-    warnings->push_back("ignoring the calibration cache " + path + ": " +
-                        (error ? error.message() : "larger than 1 MiB"));
-    return json::array();
+  StatusOr<json> entries = ReadCacheEntries(path, "calibration");
+  if (entries.ok()) return *entries;
+  if (entries.status().code() != StatusCode::kNotFound) {
+    warnings->push_back("ignoring the calibration cache " + path + ": " + entries.status().message());
   }
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  const json document = json::parse(text.str(), nullptr, false);
-  if (document.is_discarded() || !document.is_object() || document.value("version", json()) != json(1) ||
-      !document.contains("entries") || !document["entries"].is_array()) {
-    warnings->push_back("ignoring the calibration cache " + path +
-                        ": not a rung calibration file (JSON {\"version\": 1, \"entries\": [...]})");
-    return json::array();
-  }
-  return document["entries"];
+  return json::array();
 }
 
 }  // namespace
@@ -166,10 +147,9 @@ Status WriteCalibration(const std::string& path, const Calibration& calibration,
                      {"measured_at", calibration.measured_at},
                      {"blas_kernel", calibration.blas_kernel},
                      {"points", point_list}});
-  std::error_code error;
-  fs::create_directories(fs::path(path).parent_path(), error);
-  if (error) return Status::InvalidArgument("cannot create " + fs::path(path).parent_path().string() + ": " + error.message());
-  return plot::WriteTextFile(path, json{{"version", 1}, {"entries", entries}}.dump(2) + "\n");
+  // The contract above says INVALID_ARGUMENT for a cache that cannot be written.
+  if (Status written = WriteCacheEntries(path, entries); !written.ok()) return Status::InvalidArgument(written.message());
+  return Status::Ok();
 }
 
 }  // namespace rung::cli

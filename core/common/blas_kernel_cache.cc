@@ -1,33 +1,19 @@
 #include "core/common/blas_kernel_cache.h"
 
-#include <filesystem>
-#include <system_error>
-
 #include <nlohmann/json.hpp>
 
-#include "core/common/atomic_file.h"
-#include "core/common/file_bytes.h"
+#include "core/common/cache_entries_file.h"
 #include "core/common/user_cache_folder.h"
 
 namespace rung {
 namespace {
 
 using json = nlohmann::json;
-constexpr std::uintmax_t kMaxCacheBytes = 1 << 20;
 
 // The entries of a readable cache file, else an empty array.
 json ReadEntries(const std::string& path) {
-  std::error_code error;
-  const std::uintmax_t size = std::filesystem::file_size(path, error);
-  if (error || size > kMaxCacheBytes) return json::array();
-  std::string text;
-  if (!ReadFileBytes(path, "", &text).ok()) return json::array();
-  json document = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!document.is_object() || document.value("version", 0) != 1 || !document.contains("entries") ||
-      !document["entries"].is_array()) {
-    return json::array();
-  }
-  return document["entries"];
+  StatusOr<json> entries = ReadCacheEntries(path, "BLAS kernel cache");
+  return entries.ok() ? *entries : json::array();
 }
 
 bool ParseOutcome(const std::string& name, KernelVerdict::Outcome* outcome) {
@@ -86,7 +72,6 @@ std::vector<KernelVerdict> ReadKernelVerdicts(const std::string& path, const std
 
 Status WriteKernelVerdicts(const std::string& path, const std::string& key, const std::string& checked_at,
                            const std::vector<KernelVerdict>& verdicts) {
-  if (path.empty()) return Status::Internal("no cache folder: set XDG_CACHE_HOME or HOME");
   json entries = json::array();
   for (const json& entry : ReadEntries(path)) {
     if (entry.is_object() && entry.value("key", json()) != key) entries.push_back(entry);
@@ -97,12 +82,7 @@ Status WriteKernelVerdicts(const std::string& path, const std::string& key, cons
                     {"detail", verdict.detail}});
   }
   entries.push_back({{"key", key}, {"checked_at", checked_at}, {"verdicts", list}});
-  std::error_code error;
-  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
-  std::filesystem::create_directories(folder, error);
-  if (error) return Status::Internal("cannot create " + folder.string() + ": " + error.message());
-  const std::string text = json{{"version", 1}, {"entries", entries}}.dump(2) + "\n";
-  return WriteFileAtomically(path, {text});
+  return WriteCacheEntries(path, entries);
 }
 
 }  // namespace rung
