@@ -2,6 +2,7 @@
 (standard library only: the drivers themselves need no torch)."""
 import json
 import os
+import subprocess
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -17,6 +18,15 @@ def json_lines(text):
             except ValueError:
                 pass
     return records
+
+
+def blas_kernel(rung_train, env):
+    """The "kernel" object of `rung-train --blas-kernel` (name, source, reason, ...) in `env`, or None
+    when it fails (its stderr is then in the second value)."""
+    out = subprocess.run([rung_train, "--blas-kernel"], capture_output=True, text=True, env=env, timeout=300)
+    if out.returncode != 0:
+        return None, out.stderr
+    return json.loads(out.stdout).get("kernel"), ""
 
 
 def matrix_params(shape, vocab):

@@ -25,11 +25,10 @@ import datetime
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
-from bench_common import REPO, json_lines
+from bench_common import REPO, blas_kernel, json_lines
 from train_throughput import SHAPES, parse_rung, rung_config, run_process
 
 MODES = ["as it starts", "best forced", "Prescott forced", "rung from Prescott"]
@@ -43,10 +42,10 @@ def clean_environment(threads):
 
 
 def kernel_of(rung_train, env):
-    out = subprocess.run([rung_train, "--blas-kernel"], capture_output=True, text=True, env=env, timeout=300)
-    if out.returncode != 0:
-        sys.exit(f"blas_kernel: {rung_train} --blas-kernel failed: {out.stderr}")
-    return json.loads(out.stdout)["kernel"]
+    kernel, error = blas_kernel(rung_train, env)
+    if kernel is None:
+        sys.exit(f"blas_kernel: {rung_train} --blas-kernel failed: {error}")
+    return kernel
 
 
 def main():

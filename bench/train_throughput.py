@@ -30,7 +30,7 @@ import sys
 import threading
 import time
 
-from bench_common import REPO, flops_per_token, json_lines, matrix_params
+from bench_common import REPO, blas_kernel, flops_per_token, json_lines, matrix_params
 
 SHAPES = {
     "tiny": {"d_model": 64, "layers": 2, "heads": 4, "seq": 128, "batch": 32},
@@ -199,8 +199,7 @@ def main():
     # "BLAS"); the reference gets the one rung-train runs, through OPENBLAS_CORETYPE.
     kernel = {}
     if not args.dry_run and os.path.exists(rung_train):
-        out = subprocess.run([rung_train, "--blas-kernel"], capture_output=True, text=True, env=env, timeout=300)
-        kernel = json.loads(out.stdout).get("kernel", {}) if out.returncode == 0 else {}
+        kernel = blas_kernel(rung_train, env)[0] or {}
     reference_env = dict(env)
     if kernel.get("name"):
         reference_env["OPENBLAS_CORETYPE"] = kernel["name"]

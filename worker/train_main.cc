@@ -21,7 +21,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/blas_kernel_startup.h"
-#include "core/common/provenance.h"
 #include "core/config/trial_config.h"
 #include "core/train/runtime.h"
 #include "core/train/trainer.h"
@@ -76,8 +75,7 @@ int main(int argc, char** argv) {
                "and exit; RUNG_BLAS_KERNEL=keep keeps OpenBLAS's own choice, OPENBLAS_CORETYPE forces one");
   CLI11_PARSE(app, argc, argv);
   if (blas_kernel) {
-    nlohmann::json blas = rung::BasicProvenance()["blas"];
-    blas["kernel"] = rung::StartupBlasKernel().ToJson();
+    nlohmann::json blas = rung::RuntimeProvenance()["blas"];
     blas["describe"] = rung::StartupBlasKernel().Describe();
     std::cout << blas.dump() << "\n";
     return kExitOk;

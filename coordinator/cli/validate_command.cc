@@ -70,6 +70,11 @@ double Makespan(std::vector<double> seconds, int workers) {
   return *std::max_element(busy.begin(), busy.end());
 }
 
+// The trainer --calibrate times and whose BLAS kernel a calibration is checked against.
+std::string TrainerPath(const ValidateOptions& options) {
+  return options.trainer.empty() ? ExecutableDirectory() + "/rung-train" : options.trainer;
+}
+
 // Times rung-train on `trial` shortened to `steps` steps (held-out evaluation at the end only, no
 // start from another trial's checkpoint): one calibration point, or why not.
 StatusOr<CalibrationPoint> TimeTrainer(const std::string& trainer, const ExpandedTrial& trial, int64_t steps,
@@ -123,7 +128,7 @@ StatusOr<CalibrationPoint> TimeTrainer(const std::string& trainer, const Expande
 // `rung validate SPEC --calibrate`: times each rung of the sweep (its first trial, shortened) and
 // caches the points under the spec's trainer threads. The exit code.
 int Calibrate(const ExpandedSweep& sweep, const ValidateOptions& options, int threads) {
-  const std::string trainer = options.trainer.empty() ? ExecutableDirectory() + "/rung-train" : options.trainer;
+  const std::string trainer = TrainerPath(options);
   std::error_code error;
   const fs::path folder = fs::temp_directory_path(error) / ("rung-calibrate-" + std::to_string(::getpid()));
   fs::create_directories(folder, error);
@@ -198,7 +203,7 @@ int RunValidate(const ValidateOptions& options) {
     time_model.calibration = ReadCalibration(CalibrationCachePath(), CalibrationKey(threads), &cache_warnings);
     // Kernels differ several-fold in speed: a calibration counts only on the kernel it was measured on.
     if (time_model.calibration) {
-      const std::string trainer = options.trainer.empty() ? ExecutableDirectory() + "/rung-train" : options.trainer;
+      const std::string trainer = TrainerPath(options);
       StatusOr<TrainerBlasKernel> kernel = AskTrainerForBlasKernel(trainer);
       const std::string measured_on =
           time_model.calibration->blas_kernel.empty() ? "an unrecorded kernel" : time_model.calibration->blas_kernel;

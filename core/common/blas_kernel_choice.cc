@@ -30,11 +30,13 @@ const char* GenerationName(int generation) {
 
 }  // namespace
 
+bool SameKernelName(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
+}
+
 int KernelGeneration(std::string_view core) {
   for (const auto& [name, generation] : kGenerations) {
-    if (core.size() == std::string_view(name).size() && strncasecmp(core.data(), name, core.size()) == 0) {
-      return generation;
-    }
+    if (SameKernelName(core, name)) return generation;
   }
   return 0;
 }

@@ -26,6 +26,9 @@
 
 namespace rung {
 
+// Whether two OpenBLAS core names are the same (OpenBLAS compares them without case).
+bool SameKernelName(std::string_view a, std::string_view b);
+
 // The generation above of an OpenBLAS core name (as openblas_get_corename() spells it; case is
 // ignored); 0 for a name not in the table (a core of another architecture, or of a newer OpenBLAS).
 int KernelGeneration(std::string_view core);

@@ -1,7 +1,6 @@
 #include "core/common/blas_kernel_startup.h"
 
 #include <dlfcn.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,10 +51,6 @@ std::string Environment(const char* name) {
   return value != nullptr ? value : "";
 }
 
-bool SameName(const std::string& a, const std::string& b) {
-  return a.size() == b.size() && strncasecmp(a.c_str(), b.c_str(), a.size()) == 0;
-}
-
 std::vector<std::string> SplitLines(const std::string& text) {
   std::vector<std::string> lines;
   size_t start = 0;
@@ -71,10 +66,8 @@ std::vector<std::string> SplitLines(const std::string& text) {
 // The processor and the OpenBLAS build (its file, size and time): what a verdict depends on.
 std::string CacheKey(const CpuFeatures& cpu, CoreNameFn core_name) {
   std::string key = "cpu=" + cpu.Describe();
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(core_name), &info) != 0 && info.dli_fname != nullptr) {
-    char resolved[PATH_MAX];
-    const std::string path = realpath(info.dli_fname, resolved) != nullptr ? resolved : info.dli_fname;
+  const std::string path = SharedObjectPath(reinterpret_cast<void*>(core_name));
+  if (!path.empty()) {
     struct stat status {};
     key += ";openblas=" + path;
     if (::stat(path.c_str(), &status) == 0) {
@@ -89,7 +82,7 @@ std::string CacheKey(const CpuFeatures& cpu, CoreNameFn core_name) {
   const std::string ran = core_name != nullptr ? core_name() : "";
   const std::string fault = Environment("RUNG_BLAS_KERNEL_TEST_FAULT");
   const size_t colon = fault.rfind(':');
-  const bool faulty = colon != std::string::npos && SameName(fault.substr(0, colon), kernel);
+  const bool faulty = colon != std::string::npos && SameKernelName(fault.substr(0, colon), kernel);
   if (faulty && fault.substr(colon + 1) == "crash") {
     std::signal(SIGSEGV, SIG_DFL);
     std::raise(SIGSEGV);
@@ -121,16 +114,15 @@ KernelVerdict Probe(const std::string& kernel, const std::string& program) {
     verdict.detail = "the check did not finish in " + std::to_string(kProbeTimeout.count()) + " s";
     return verdict;
   }
+  // The report: "RAN<tab>PASSED<tab>DETAIL" on the last line.
   const std::vector<std::string> lines = SplitLines(run->stdout_text);
+  const std::string report = lines.empty() ? "" : lines.back();
+  const size_t first_tab = report.find('\t');
+  const size_t second_tab = first_tab == std::string::npos ? std::string::npos : report.find('\t', first_tab + 1);
   std::vector<std::string> fields;
-  if (!lines.empty()) {
-    size_t start = 0;
-    for (size_t tab = lines.back().find('\t'); fields.size() < 2 && tab != std::string::npos;
-         tab = lines.back().find('\t', start)) {
-      fields.push_back(lines.back().substr(start, tab - start));
-      start = tab + 1;
-    }
-    fields.push_back(lines.back().substr(start));
+  if (second_tab != std::string::npos) {
+    fields = {report.substr(0, first_tab), report.substr(first_tab + 1, second_tab - first_tab - 1),
+              report.substr(second_tab + 1)};
   }
   if (run->exit.signal != 0 || fields.size() != 3) {
     verdict.outcome = KernelVerdict::Outcome::kCrashed;
@@ -139,7 +131,7 @@ KernelVerdict Probe(const std::string& kernel, const std::string& program) {
   }
   verdict.ran = fields[0];
   verdict.detail = fields[2];
-  if (!SameName(verdict.ran, kernel)) {
+  if (!SameKernelName(verdict.ran, kernel)) {
     verdict.outcome = KernelVerdict::Outcome::kUnavailable;
     verdict.detail = "this OpenBLAS has no " + kernel + " kernel (asked for it, it ran " + verdict.ran + ")";
   } else {
@@ -189,7 +181,7 @@ void ChooseOrKeep(char** argv, const std::string& current, CoreNameFn core_name)
   std::string chosen;
   for (const std::string& kernel : plan.to_try) {
     KernelVerdict verdict;
-    auto cached = std::find_if(known.begin(), known.end(), [&](const KernelVerdict& v) { return SameName(v.kernel, kernel); });
+    auto cached = std::find_if(known.begin(), known.end(), [&](const KernelVerdict& v) { return SameKernelName(v.kernel, kernel); });
     if (cached != known.end()) {
       verdict = *cached;
     } else {
@@ -206,7 +198,7 @@ void ChooseOrKeep(char** argv, const std::string& current, CoreNameFn core_name)
   }
   if (checked_now) {
     for (const KernelVerdict& old : known) {
-      if (std::none_of(verdicts.begin(), verdicts.end(), [&](const KernelVerdict& v) { return SameName(v.kernel, old.kernel); })) {
+      if (std::none_of(verdicts.begin(), verdicts.end(), [&](const KernelVerdict& v) { return SameKernelName(v.kernel, old.kernel); })) {
         verdicts.push_back(old);
       }
     }
@@ -265,7 +257,7 @@ std::string BlasKernelReport::Describe() const {
       break;
     case BlasKernelSource::kEnvironment:
       text = "kernel " + kernel + " (set by the environment: OPENBLAS_CORETYPE=" + environment +
-             (SameName(environment, kernel) ? ")" : ", which this OpenBLAS does not know: it runs " + kernel + ")");
+             (SameKernelName(environment, kernel) ? ")" : ", which this OpenBLAS does not know: it runs " + kernel + ")");
       break;
     case BlasKernelSource::kKept:
       text = "kernel " + kernel + " (RUNG_BLAS_KERNEL=keep: OpenBLAS's own choice, not checked by rung)";
@@ -302,7 +294,7 @@ void ChooseBlasKernelAtStart(char** argv) {
     report.openblas_choice = Environment(kReplacedVariable);
     report.reason = Environment(kReasonVariable);
     report.notes = SplitLines(Environment(kNotesVariable));
-    if (!SameName(current, chosen)) report.notes.push_back("rung asked for " + chosen + " but OpenBLAS runs " + current);
+    if (!SameKernelName(current, chosen)) report.notes.push_back("rung asked for " + chosen + " but OpenBLAS runs " + current);
     return;
   }
   // The tests' seam: start as if OpenBLAS had chosen RUNG_BLAS_KERNEL_TEST_START by itself (a core

@@ -20,14 +20,16 @@ void* BlasSymbol(const char* name) {
   return symbol;
 }
 
+std::string SharedObjectPath(void* symbol) {
+  Dl_info dl{};
+  if (symbol == nullptr || dladdr(symbol, &dl) == 0 || dl.dli_fname == nullptr) return "";
+  char resolved[PATH_MAX];
+  return realpath(dl.dli_fname, resolved) != nullptr ? resolved : dl.dli_fname;
+}
+
 BlasInfo DetectBlas() {
   BlasInfo info;
-  void* sgemm = dlsym(RTLD_DEFAULT, "sgemm_");
-  Dl_info dl{};
-  if (sgemm != nullptr && dladdr(sgemm, &dl) != 0 && dl.dli_fname != nullptr) {
-    char resolved[PATH_MAX];
-    info.library_path = realpath(dl.dli_fname, resolved) != nullptr ? resolved : dl.dli_fname;
-  }
+  info.library_path = SharedObjectPath(dlsym(RTLD_DEFAULT, "sgemm_"));
   using ConfigFn = char* (*)();
   using ParallelFn = int (*)();
   auto get_config = reinterpret_cast<ConfigFn>(BlasSymbol("openblas_get_config"));

@@ -23,6 +23,9 @@ struct BlasInfo {
 
 BlasInfo DetectBlas();
 
+// The resolved path of the shared object that defines `symbol` ("" for nullptr or none).
+std::string SharedObjectPath(void* symbol);
+
 // `name` as the BLAS that provides sgemm_ (the library LibTorch calls) or the libraries it depends on
 // define it; nullptr when there is no sgemm_ or that BLAS has no such symbol. (A process can hold
 // OpenBLAS and still call another BLAS: Debian's reference libblas.so.3 beside OpenBLAS's LAPACK.)
