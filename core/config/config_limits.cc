@@ -1,9 +1,11 @@
 #include "core/config/config_limits.h"
 
+#include <cmath>
 #include <optional>
 #include <string>
 
 #include "core/common/checked_arithmetic.h"
+#include "core/config/config_number_range.h"
 #include "core/config/model_arithmetic.h"
 
 namespace rung {
@@ -75,6 +77,40 @@ void ValidateConfigLimits(const TrialConfig& trial, std::vector<ConfigError>* er
                                       : std::to_string(counts.total()) + " parameters") +
                          ": more than the fixed limit of " + std::to_string(kMaxParameters) +
                          " (core/config/config_limits.h)");
+    }
+  }
+
+  // The optimiser's scalars (core/train/flat_adamw.h) reach LibTorch as float32: each group's peak
+  // step scale lr_g / (1 - beta1) (the first step's bias correction) and lr x weight_decay.
+  // The positional groups count only when the model has positional parameters (frequencies: AdaRoPE's).
+  if (train.lr > 0.0 && train.beta1 >= 0.0 && train.beta1 < 1.0) {
+    const PositionConfig& position = model.position;
+    const bool positional = CountPositionalParameters(model) > 0;
+    const struct {
+      bool present;
+      const char* path;
+      const char* what;
+      double lr;
+    } groups[] = {
+        {true, "train.lr", "train.lr", train.lr},
+        {positional, "position.lr_mult", "train.lr x position.lr_mult", train.lr * position.lr_mult},
+        {positional && position.variant == "adarope", "position.adarope.freq_lr_mult",
+         "train.lr x position.lr_mult x position.adarope.freq_lr_mult",
+         train.lr * position.lr_mult * position.adarope.freq_lr_mult},
+    };
+    for (const auto& group : groups) {
+      if (!group.present) continue;
+      const double scale = group.lr / (1.0 - train.beta1);
+      if (std::fabs(scale) > kMaxConfigReal) {
+        error(group.path, std::string("the first step's update scale ") + group.what + " / (1 - train.beta1) = " +
+                              ConfigNumberText(scale) + " is outside float32's range, where the optimiser " +
+                              "hands it to LibTorch");
+        break;
+      }
+    }
+    if (train.weight_decay_mode != "independent" && train.lr * train.weight_decay > kMaxConfigReal) {
+      error("train.weight_decay", "train.lr x train.weight_decay = " + ConfigNumberText(train.lr * train.weight_decay) +
+                                      " is outside float32's range, where the optimiser hands it to LibTorch");
     }
   }
 

@@ -14,6 +14,8 @@
 //   total parameters (CountParameters)                                           <= 100,000,000,000
 //   resources.cpus, resources.gpus, resources.world_size                         <= 4,096
 //   training tokens steps x batch_size x grad_accum x seq_len                    must fit int64
+//   each optimiser group's lr / (1 - beta1), and train.lr x train.weight_decay     must fit float32
+//     (every real of the config must too: core/config/config_number_range.h)
 //
 // Thread safety: constants and a pure function.
 #pragma once

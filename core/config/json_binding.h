@@ -2,7 +2,7 @@
 //
 // Binds config structs to JSON once, for both directions: a Visit function names each field, and
 // JsonFieldReader (strict parse, collects ConfigErrors with key paths, rejects unknown keys with a
-// suggestion) or JsonFieldWriter (emits every field) walks it. Internal to core/config.
+// suggestion, and holds every number to the range its consumer has: core/config/config_number_range.h) or JsonFieldWriter (emits every field) walks it. Internal to core/config.
 #pragma once
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config/config_error.h"
+#include "core/config/config_number_range.h"
 
 namespace rung {
 
@@ -33,14 +35,9 @@ class JsonFieldReader {
   void Field(const char* key, int64_t& out) {
     const nlohmann::json* value = Take(key);
     if (value == nullptr) return;
-    if (value->is_number_integer()) {
-      out = value->get<int64_t>();
-    } else if (value->is_number_float() && std::floor(value->get<double>()) == value->get<double>() &&
-               std::fabs(value->get<double>()) < 9e15) {
-      out = static_cast<int64_t>(value->get<double>());  // 1e6 in YAML/JSON
-    } else {
-      Error(Join(key), "expected an integer, got " + TypeName(*value));
-    }
+    std::string problem;
+    if (IntegerOf(*value, &out, &problem)) return;
+    NumberError(Join(key), problem);
   }
   void Field(const char* key, uint64_t& out) {
     int64_t signed_value = static_cast<int64_t>(out);
@@ -56,11 +53,9 @@ class JsonFieldReader {
   void Field(const char* key, double& out) {
     const nlohmann::json* value = Take(key);
     if (value == nullptr) return;
-    if (!value->is_number()) {
-      Error(Join(key), "expected a number, got " + TypeName(*value));
-      return;
-    }
-    out = value->get<double>();
+    std::string problem;
+    if (RealOf(*value, &out, &problem)) return;
+    (value->is_number() ? NumberError(Join(key), problem) : Error(Join(key), problem));
   }
   void Field(const char* key, bool& out) {
     const nlohmann::json* value = Take(key);
@@ -80,12 +75,8 @@ class JsonFieldReader {
     }
     out = value->get<std::string>();
   }
-  void Field(const char* key, std::vector<int64_t>& out) {
-    ListField(key, out, [](const nlohmann::json& item) { return item.is_number_integer(); }, "integers");
-  }
-  void Field(const char* key, std::vector<double>& out) {
-    ListField(key, out, [](const nlohmann::json& item) { return item.is_number(); }, "numbers");
-  }
+  void Field(const char* key, std::vector<int64_t>& out) { ListField(key, out, &IntegerOf, "integers"); }
+  void Field(const char* key, std::vector<double>& out) { ListField(key, out, &RealOf, "numbers"); }
   // A list of strings, each one of `allowed`.
   void EnumList(const char* key, std::vector<std::string>& out, std::initializer_list<const char*> allowed) {
     const nlohmann::json* value = Take(key);
@@ -125,6 +116,7 @@ class JsonFieldReader {
   void Block(const char* key, Visit&& visit) {
     const nlohmann::json* value = Take(key);
     JsonFieldReader child(value, Join(key), errors_);
+    child.number_errors_ = number_errors_;
     visit(child);
     child.Finish();
   }
@@ -142,11 +134,51 @@ class JsonFieldReader {
   }
   // Marks keys as known without reading them (handled elsewhere).
   void Allow(const char* key) { seen_.insert(key); }
+  // Whether every error this reader (and its blocks) reported is a number its key cannot hold: each
+  // such key keeps its default, so the config can still be validated as a whole and every error
+  // reported at once.
+  bool OnlyNumberErrors() const { return *number_errors_ == errors_->size() - errors_before_; }
 
  private:
-  // A list whose every element `accepts` (named `what` in errors: "integers", "numbers").
-  template <typename T, typename Accepts>
-  void ListField(const char* key, std::vector<T>& out, Accepts accepts, const char* what) {
+  // An int64 count: an integer, or a float with an integral value written in exponent form (1e6).
+  static bool IntegerOf(const nlohmann::json& value, int64_t* out, std::string* problem) {
+    if (value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+      *problem = value.dump() + " is outside int64's range (at most 9223372036854775807)";
+      return false;
+    }
+    if (value.is_number_integer()) {
+      *out = value.get<int64_t>();
+      return true;
+    }
+    if (value.is_number_float() && std::floor(value.get<double>()) == value.get<double>()) {
+      if (std::fabs(value.get<double>()) < 9e15) {
+        *out = static_cast<int64_t>(value.get<double>());  // 1e6 in YAML/JSON
+        return true;
+      }
+      *problem = value.dump() + (std::fabs(value.get<double>()) < 9.2e18
+                                     ? " is too large for an integer written as a float: write its digits"
+                                     : " is outside int64's range (at most 9223372036854775807)");
+      return false;
+    }
+    *problem = "expected an integer, got " + TypeName(value);
+    return false;
+  }
+  // A real held as float32 by rung-train (ConfigRealRangeProblem).
+  static bool RealOf(const nlohmann::json& value, double* out, std::string* problem) {
+    if (!value.is_number()) {
+      *problem = "expected a number, got " + TypeName(value);
+      return false;
+    }
+    *problem = ConfigRealRangeProblem(value.get<double>());
+    if (!problem->empty()) return false;
+    *out = value.get<double>();
+    return true;
+  }
+
+  // A list whose every element `convert` accepts (named `what` in errors: "integers", "numbers").
+  template <typename T>
+  void ListField(const char* key, std::vector<T>& out, bool (*convert)(const nlohmann::json&, T*, std::string*),
+                 const char* what) {
     const nlohmann::json* value = Take(key);
     if (value == nullptr) return;
     if (!value->is_array()) {
@@ -154,12 +186,15 @@ class JsonFieldReader {
       return;
     }
     out.clear();
-    for (const nlohmann::json& item : *value) {
-      if (!accepts(item)) {
-        Error(Join(key), std::string("expected a list of ") + what + ", got an element " + TypeName(item));
+    for (size_t index = 0; index < value->size(); ++index) {
+      T item{};
+      std::string problem;
+      if (!convert((*value)[index], &item, &problem)) {
+        const std::string path = Join(key) + "[" + std::to_string(index) + "]";
+        ((*value)[index].is_number() ? NumberError(path, problem) : Error(path, problem));
         return;
       }
-      out.push_back(item.get<T>());
+      out.push_back(item);
     }
   }
 
@@ -172,6 +207,10 @@ class JsonFieldReader {
   }
   std::string Join(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
   void Error(const std::string& path, const std::string& message) { errors_->push_back({path, message}); }
+  void NumberError(const std::string& path, const std::string& message) {
+    ++*number_errors_;
+    Error(path, message);
+  }
   static std::string TypeName(const nlohmann::json& value) {
     if (value.is_string()) return "the string \"" + value.get<std::string>() + "\"";
     if (value.is_array()) return "a list";
@@ -182,6 +221,8 @@ class JsonFieldReader {
   const nlohmann::json* object_;
   std::string path_;
   std::vector<ConfigError>* errors_;
+  size_t errors_before_ = errors_->size();
+  std::shared_ptr<size_t> number_errors_ = std::make_shared<size_t>(0);  // shared with child blocks
   std::set<std::string> seen_;
 };
 

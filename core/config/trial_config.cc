@@ -325,7 +325,8 @@ std::optional<TrialConfig> ParseTrialConfig(const nlohmann::json& json, std::vec
   VisitTrial(reader, trial);
   reader.Allow("policy");  // scheduling policy belongs to the coordinator, not the trainer
   reader.Finish();
-  if (errors->size() != before) return std::nullopt;
+  // A number refused keeps its key's default, so the rest is still checked: every error at once.
+  if (errors->size() != before && !reader.OnlyNumberErrors()) return std::nullopt;
   ResolveTrialConfig(&trial);
   CollectTrialErrors(trial, errors);
   if (errors->size() != before) return std::nullopt;

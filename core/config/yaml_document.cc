@@ -2,7 +2,10 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cerrno>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 
 #include "core/common/utf8.h"
@@ -34,11 +37,18 @@ nlohmann::json ScalarToJson(const YAML::Node& node) {
     if (used == text.size()) return integer;
   } catch (...) {
   }
-  try {
-    size_t used = 0;
-    double real = std::stod(text, &used);
-    if (used == text.size()) return real;
-  } catch (...) {
+  // A real as strtod reads it. Only finite values are numbers: "inf" and "nan" stay strings (YAML's
+  // core schema spells them .inf and .nan, which rung does not take), and digits beyond double's range
+  // (either way: 1e400, 1e-400) are refused here, where the document says where they are.
+  errno = 0;
+  char* end = nullptr;
+  const double real = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() + text.size()) {
+    if (errno == ERANGE) {
+      throw YAML::ParserException(node.Mark(), "the number " + text +
+                                                   " is outside the range of a double (magnitude 2.2e-308 .. 1.8e308)");
+    }
+    if (std::isfinite(real)) return real;
   }
   return text;
 }

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/common/checked_arithmetic.h"
+#include "core/config/config_number_range.h"
 #include "core/records/trainer_records.h"
 #include "sweeps/spec/json_path.h"
 #include "sweeps/spec/trial_identity.h"
@@ -125,7 +126,7 @@ StatusOr<ExpandedTrial> ExpandTrialWithValue(const ExpandedTrial& base, const st
   std::vector<ConfigError> errors;
   std::optional<TrialConfig> parsed = ParseTrialConfig(json, &errors);
   if (!parsed) {
-    std::string message = key + " = " + nlohmann::json(value).dump() + " is not a valid value:";
+    std::string message = key + " = " + ConfigNumberText(value) + " is not a valid value:";
     for (const ConfigError& error : errors) message += " " + error.path + ": " + error.message + ";";
     message.pop_back();
     return Status::InvalidArgument(message);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/config/config_number_range.h"
 #include "sweeps/spec/spec_blocks.h"
 
 namespace rung {
@@ -24,6 +25,25 @@ double TuneSpec::ValueAt(int64_t index) const {
   const int64_t half = index >= 0 ? index / 2 : -((-index + 1) / 2);
   const int64_t odd = index - 2 * half;  // 0 or 1
   return anchor * std::pow(square, static_cast<double>(half)) * (odd ? ratio : 1.0);
+}
+
+int64_t TuneSpec::MinIndex() const {
+  // The log estimate, then the exact edge by ValueAt (which rounds as the search's values do).
+  const double estimate = std::ceil(std::log(kMinConfigRealMagnitude / anchor) / std::log(ratio));
+  int64_t index = static_cast<int64_t>(std::clamp(estimate, -static_cast<double>(kMaxGridIndex),
+                                                  static_cast<double>(kMaxGridIndex)));
+  while (index < kMaxGridIndex && ValueAt(index) < kMinConfigRealMagnitude) ++index;
+  while (index > -kMaxGridIndex && ValueAt(index - 1) >= kMinConfigRealMagnitude) --index;
+  return index;
+}
+
+int64_t TuneSpec::MaxIndex() const {
+  const double estimate = std::floor(std::log(kMaxConfigReal / anchor) / std::log(ratio));
+  int64_t index = static_cast<int64_t>(std::clamp(estimate, -static_cast<double>(kMaxGridIndex),
+                                                  static_cast<double>(kMaxGridIndex)));
+  while (index > -kMaxGridIndex && ValueAt(index) > kMaxConfigReal) --index;
+  while (index < kMaxGridIndex && ValueAt(index + 1) <= kMaxConfigReal) ++index;
+  return index;
 }
 
 double TuneSpec::CenterOf(const std::string& label) const {
@@ -91,17 +111,6 @@ TuneSpec ParseTuneSpec(const nlohmann::json* block, const ConfigDocument& docume
                        "a search needs a centre: `center: 3e-3` (or one per rung label), or `from_sweep: NAME`");
   }
 
-  // A centre must lie within kMaxGridIndex steps of the anchor (grid indices stay small integers).
-  const auto check_center = [&](double value, const std::string& center_path) {
-    const double steps = std::log(value / spec.anchor) / std::log(spec.ratio);
-    if (!(std::fabs(steps) < static_cast<double>(kMaxGridIndex))) {
-      diagnostics->Error(document.Locate(center_path), center_path,
-                         "lies more than " + std::to_string(kMaxGridIndex) + " grid steps from the anchor");
-    }
-  };
-  if (spec.center) check_center(*spec.center, path + ".center");
-  for (const auto& [label, value] : spec.center_per_rung) check_center(value, path + ".center." + label);
-
   ReadSpecInteger(search, "start", path + ".start", 1, &spec.start, document, diagnostics);
   if (spec.start > kMaxTunePoints) {
     diagnostics->Error(document.Locate(path + ".start"), path + ".start",
@@ -122,6 +131,37 @@ TuneSpec ParseTuneSpec(const nlohmann::json* block, const ConfigDocument& docume
     diagnostics->Error(document.Locate(path + ".max_points"), path + ".max_points",
                        "must be at least `start` (" + std::to_string(spec.start) + ")");
   }
+
+  // The anchor, each centre and its first values are reals of the trial config: float32 must hold
+  // them. A centre must lie within kMaxGridIndex steps of the anchor (grid indices stay small integers).
+  if (const std::string problem = ConfigRealRangeProblem(spec.anchor); !problem.empty()) {
+    diagnostics->Error(document.Locate(path + ".grid.anchor"), path + ".grid.anchor", problem);
+  }
+  const auto check_center = [&](double value, const std::string& center_path) {
+    if (const std::string problem = ConfigRealRangeProblem(value); !problem.empty()) {
+      diagnostics->Error(document.Locate(center_path), center_path, problem);
+      return;
+    }
+    const double steps = std::log(value / spec.anchor) / std::log(spec.ratio);
+    if (!(std::fabs(steps) < static_cast<double>(kMaxGridIndex))) {
+      diagnostics->Error(document.Locate(center_path), center_path,
+                         "lies more than " + std::to_string(kMaxGridIndex) + " grid steps from the anchor");
+      return;
+    }
+    const int64_t center = spec.NearestIndex(value);
+    const int64_t half = (std::max<int64_t>(spec.start, 1) - 1) / 2;
+    for (const int64_t index : {center - half, center + half}) {
+      if (const std::string problem = ConfigRealRangeProblem(spec.ValueAt(index)); !problem.empty()) {
+        diagnostics->Error(document.Locate(center_path), center_path,
+                           "the search starts at " + std::to_string(spec.start) + " values around " +
+                               ConfigNumberText(value) + " (ratio " + ConfigNumberText(spec.ratio) + "), and " +
+                               problem);
+        return;
+      }
+    }
+  };
+  if (spec.center) check_center(*spec.center, path + ".center");
+  for (const auto& [label, value] : spec.center_per_rung) check_center(value, path + ".center." + label);
 
   std::string until = "bracketed";
   if (ReadSpecString(search, "until", path + ".until", &until, document, diagnostics) && until != "bracketed") {

@@ -18,7 +18,9 @@
 //       from_sweep: null                 # or a sweep name: each cell's best value from there, no search
 //
 // A key tuned must not also be a sweep axis or set by a ladder rule (ladder.lr for train.lr): the
-// search sets it. Every error names file:line:col.
+// search sets it. Every error names file:line:col. The anchor, each centre and the first values of
+// each centre (centre x ratio^(+-(start-1)/2)) must be numbers float32 holds, as every real of a trial
+// config must (core/config/config_number_range.h); later values are bounded by MinIndex and MaxIndex.
 #pragma once
 
 #include <cstdint>
@@ -60,6 +62,10 @@ struct TuneSpec {
   int64_t NearestIndex(double value) const;
   // anchor * ratio^index.
   double ValueAt(int64_t index) const;
+  // The smallest and largest grid index whose value float32 holds (core/config/config_number_range.h),
+  // within kMaxGridIndex of the anchor: the search never tries a value outside [MinIndex, MaxIndex].
+  int64_t MinIndex() const;
+  int64_t MaxIndex() const;
   // The centre of the rung `label` (the per-rung one, else the common one). REQUIRES: set.
   double CenterOf(const std::string& label) const;
   // Whether tuning cells are per rung: `per` holds "rung", or is not given (its default does).

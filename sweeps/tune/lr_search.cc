@@ -237,12 +237,35 @@ StatusOr<TuningPlan> PlanTuning(const ExpandedSweep& expanded, const std::vector
     return "";
   };
 
+  // A predicted centre moved to the nearest index (within kMaxTunePoints steps) whose first values,
+  // `half` on each side, every one of `positions` can run at: the fit may point at or past the edge
+  // where the smaller rungs closed (the largest value the trial config takes). Unmoved if none is.
+  const auto accepted_center = [&](const std::vector<size_t>& positions, int64_t predicted, int64_t half) {
+    const auto accepted = [&](int64_t center) {
+      if (center - half < tune.MinIndex() || center + half > tune.MaxIndex()) return false;
+      for (int64_t index = center - half; index <= center + half; ++index) {
+        for (size_t position : positions) {
+          if (!candidate(position, index).ok()) return false;
+        }
+      }
+      return true;
+    };
+    for (int64_t distance = 0; distance <= kMaxTunePoints; ++distance) {
+      if (accepted(predicted - distance)) return predicted - distance;
+      if (distance > 0 && accepted(predicted + distance)) return predicted + distance;
+    }
+    return predicted;
+  };
+
   const auto center_from = [&](const std::vector<std::pair<double, double>>& closed, double ln_n) {
     std::vector<double> x, y;
     for (const auto& [a, b] : closed) x.push_back(a), y.push_back(b);
     const double line = LineThrough(x, y, ln_n);
-    const double bound = static_cast<double>(kMaxGridIndex);
-    return static_cast<int64_t>(std::llround(std::clamp(std::isfinite(line) ? line : 0.0, -bound, bound)));
+    // Within the grid indices float32 holds, with room for the first values on each side.
+    const int64_t half = (tune.start - 1) / 2;
+    const double lowest = static_cast<double>(tune.MinIndex() + half);
+    const double highest = std::max(lowest, static_cast<double>(tune.MaxIndex() - half));
+    return static_cast<int64_t>(std::llround(std::clamp(std::isfinite(line) ? line : 0.0, lowest, highest)));
   };
 
   for (auto& [method, ids] : methods) {
@@ -257,7 +280,11 @@ StatusOr<TuningPlan> PlanTuning(const ExpandedSweep& expanded, const std::vector
       const int64_t required = std::min<int64_t>(2, swept_before);
       const bool predicted_ready = by_rung && tune.predict && static_cast<int64_t>(closed.size()) >= required;
       std::optional<int64_t> prediction;
-      if (by_rung && tune.predict && predicted_ready && required > 0) prediction = center_from(closed, ln_n);
+      if (by_rung && tune.predict && predicted_ready && required > 0) {
+        std::vector<size_t> runs_there = work.members;
+        if (extrapolated) runs_there.insert(runs_there.end(), work.followers.begin(), work.followers.end());
+        prediction = accepted_center(runs_there, center_from(closed, ln_n), extrapolated ? 0 : half);
+      }
 
       if (best_from != nullptr) {
         auto it = std::find_if(best_from->begin(), best_from->end(),

@@ -24,7 +24,9 @@
 // Across rungs (methods: the cell's keys but the rung, when `per` holds the rung): with `predict:
 // power_law` the k-th swept rung of a method starts once min(2, k) of its smaller rungs are closed,
 // centred on their best index (one) or the least-squares line of best index against ln N_total
-// (two or more), rounded; with `predict: none` every cell starts at once on its centre. Rungs after
+// (two or more), rounded and kept within [MinIndex + h, MaxIndex - h] (h = (start-1)/2: every value
+// float32 holds, tune_spec.h), then moved to the nearest index whose first values the trial config
+// takes for every member (a smaller rung may have closed on the edge of what it takes); with `predict: none` every cell starts at once on its centre. Rungs after
 // `extrapolate_above` are not searched: every seed runs at the predicted index (lr_extrapolated).
 //
 // Example:

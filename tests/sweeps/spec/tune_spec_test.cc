@@ -1,6 +1,8 @@
 // The tune and early_stop blocks: what they read and where their errors point.
 #include "sweeps/spec/tune_spec.h"
 
+#include <cfloat>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -126,6 +128,41 @@ TEST(EarlyStopSpec, RefusesBadValuesAndAshaWithoutTuning) {
   EXPECT_THAT(errors, HasSubstr("early_stop.asha.reduction: expected an integer >= 2"));
   EXPECT_THAT(errors, HasSubstr("early_stop.asha.at: expected increasing fractions"));
   EXPECT_THAT(errors, HasSubstr("successive halving compares the trials of one tuning cell: it needs a `tune` block"));
+}
+
+TEST(TuneSpec, ACentrePastFloat32IsRefusedAtTheCentreNotTrainedAtADefault) {
+  // 1.7e308 is a double, but neither it nor its neighbours (infinity) are numbers rung-train holds.
+  const std::string errors = ExpansionError(BaseSpec() + kAxes + "tune:\n  train.lr:\n    center: 1.7e308\n");
+  EXPECT_THAT(errors, HasSubstr("spec.yaml:10:5: error: tune.train.lr.center: 1.7e+308 is outside float32's range"));
+  EXPECT_THAT(ExpansionError(BaseSpec() + kAxes + "tune:\n  train.lr: {center: 1e-50}\n"),
+              HasSubstr("tune.train.lr.center: 1e-50 is below float32's smallest normal magnitude"));
+  EXPECT_THAT(ExpansionError(BaseSpec() + kAxes + "tune:\n  train.lr: {center: {L1-d16: 1e300}}\n"),
+              HasSubstr("tune.train.lr.center.L1-d16: 1e+300 is outside float32's range"));
+}
+
+TEST(TuneSpec, FirstValuesPastFloat32AreRefusedAtTheCentre) {
+  // 3e38 is a float32, its neighbour above (ratio 2) is not.
+  const std::string errors = ExpansionError(BaseSpec() + kAxes +
+                                            "tune:\n  train.beta2: {grid: {ratio: 2, anchor: 1}, center: 3e38, "
+                                            "start: 3}\n");
+  EXPECT_THAT(errors, HasSubstr("tune.train.beta2.center: the search starts at 3 values around 3e+38 (ratio 2.0), and"));
+  EXPECT_THAT(errors, HasSubstr("is outside float32's range"));
+  EXPECT_THAT(ExpansionError(BaseSpec() + kAxes + "tune:\n  train.lr: {grid: {ratio: 2, anchor: 1e39}, center: 1e-3}\n"),
+              HasSubstr("tune.train.lr.grid.anchor: 1e+39 is outside float32's range"));
+}
+
+TEST(TuneSpec, TheGridIndicesFloat32HoldsAreBoundedOnEachSide) {
+  TuneSpec tune;
+  tune.ratio = 1.4142135623730951;
+  tune.anchor = 1.0;
+  const int64_t lowest = tune.MinIndex();
+  const int64_t highest = tune.MaxIndex();
+  EXPECT_GE(tune.ValueAt(lowest), FLT_MIN);
+  EXPECT_LT(tune.ValueAt(lowest - 1), FLT_MIN);
+  EXPECT_LE(tune.ValueAt(highest), FLT_MAX);
+  EXPECT_GT(tune.ValueAt(highest + 1), FLT_MAX);
+  EXPECT_EQ(highest, 255);  // 2^127.5 < FLT_MAX < 2^128
+  EXPECT_EQ(lowest, -252);  // FLT_MIN = 2^-126
 }
 
 }  // namespace

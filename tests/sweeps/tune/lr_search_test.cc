@@ -3,6 +3,7 @@
 // with the surface's final loss, until the plan is complete.
 #include "sweeps/tune/lr_search.h"
 
+#include <cfloat>
 #include <cmath>
 #include <map>
 #include <set>
@@ -350,6 +351,78 @@ TEST(LrSearch, ANeighbourTheTrialConfigRefusesClosesTheCellAtThatEdge) {
   EXPECT_THAT(plan->cells[0].reason, testing::HasSubstr("high edge"));
   EXPECT_THAT(plan->cells[0].reason, testing::HasSubstr("not a valid value"));
   EXPECT_TRUE(plan->complete());
+}
+
+// Plays a search whose metric falls as the tuned value grows, to its end; every plan must succeed.
+std::vector<PlannedTrial> PlayUpwards(const ExpandedSweep& expanded, double (*value_of)(const TrialConfig&),
+                                      TuningPlan* last) {
+  std::vector<ObservedTrial> store;
+  std::set<std::string> known;
+  std::vector<PlannedTrial> every;
+  for (int round = 0; round < 100; ++round) {
+    StatusOr<TuningPlan> plan = PlanTuning(expanded, store);
+    EXPECT_TRUE(plan.ok()) << plan.status().message();
+    if (!plan.ok()) break;
+    *last = *plan;
+    bool added = false;
+    for (const PlannedTrial& trial : plan->trials) {
+      if (!known.insert(trial.trial.identity).second) continue;
+      added = true;
+      every.push_back(trial);
+      ObservedTrial observed;
+      observed.identity = trial.trial.identity;
+      observed.order = static_cast<int64_t>(store.size());
+      observed.rung_label = trial.trial.rung_label;
+      observed.assignments = trial.trial.assignments;
+      observed.outcome = TunedOutcome::kFinished;
+      observed.metric = -std::log(value_of(trial.trial.config));
+      store.push_back(observed);
+    }
+    if (!added) break;
+  }
+  return every;
+}
+
+TEST(LrSearch, ALargerRungPredictedOnTheEdgeASmallerClosedOnStartsWhereTheTrialConfigTakesIt) {
+  // beta1 improves upwards to the last value below 1; the next rung's fit points at that edge, whose
+  // neighbour above (1.0) the trial config refuses: the centre moves down one step, the plan holds.
+  StatusOr<ExpandedSweep> expanded = Expand(
+      "name: t\ndata: {source: builtin, seq_len: 32}\ntrain: {steps: 10, batch_size: 4}\n"
+      "ladder:\n  rungs: [{layers: 1, d_model: 16, heads: 2}, {layers: 2, d_model: 32, heads: 2}]\n"
+      "tune:\n  train.beta1: {grid: {ratio: 1.2, anchor: 1.0}, center: 0.58, max_points: 9}\n");
+  ASSERT_TRUE(expanded.ok()) << expanded.status().message();
+  TuningPlan plan;
+  const std::vector<PlannedTrial> trials =
+      PlayUpwards(*expanded, [](const TrialConfig& config) { return config.train.beta1; }, &plan);
+  ASSERT_TRUE(plan.complete());
+  ASSERT_EQ(plan.cells.size(), 2u);
+  for (const PlannedTrial& trial : trials) EXPECT_LT(trial.trial.config.train.beta1, 1.0);
+  EXPECT_EQ(plan.cells[0].status, CellStatus::kExhausted);
+  EXPECT_EQ(plan.cells[1].status, CellStatus::kExhausted);
+  EXPECT_EQ(*plan.cells[1].center_index, *plan.cells[0].best_index - 1);
+  EXPECT_EQ(*plan.cells[1].best_index, *plan.cells[0].best_index);
+}
+
+TEST(LrSearch, ASearchThatRunsUpwardsStopsWithinFloat32AndTheTrialConfig) {
+  // The loss keeps falling as lr grows: the search walks up until the trial config refuses the
+  // next value (lr / (1 - beta1) past float32), never planning a value float32 lacks.
+  StatusOr<ExpandedSweep> expanded = Expand(
+      "name: t\ndata: {source: builtin, seq_len: 32}\ntrain: {steps: 10, batch_size: 4}\n"
+      "ladder:\n  rungs: [{layers: 1, d_model: 16, heads: 2}, {layers: 2, d_model: 32, heads: 2}]\n"
+      "tune:\n  train.lr: {grid: {ratio: 4, anchor: 1.0}, center: 1e36, max_points: 20}\n");
+  ASSERT_TRUE(expanded.ok()) << expanded.status().message();
+  TuningPlan plan;
+  const std::vector<PlannedTrial> trials =
+      PlayUpwards(*expanded, [](const TrialConfig& config) { return config.train.lr; }, &plan);
+  ASSERT_TRUE(plan.complete());
+  for (const PlannedTrial& trial : trials) {
+    EXPECT_LE(trial.trial.config.train.lr / (1.0 - trial.trial.config.train.beta1), FLT_MAX);
+    EXPECT_TRUE(trial.trial.assignments["train.lr"].is_number());
+  }
+  for (const TuningCellReport& cell : plan.cells) {
+    EXPECT_EQ(cell.status, CellStatus::kExhausted);
+    EXPECT_THAT(cell.reason, testing::HasSubstr("not a valid value"));
+  }
 }
 
 TEST(LrSearch, AStartedCellReportsTheCentreItStartedAtNotTheOneItWouldStartAtNow) {
