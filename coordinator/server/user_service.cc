@@ -459,7 +459,22 @@ grpc::Status UserServiceImpl::GetTuning(grpc::ServerContext* /*context*/, const 
   response->set_tuning(sweep->tuning);
   response->set_worst_case_trials(plan->worst_case_trials);
   response->set_worst_case_flops(plan->worst_case_flops);
-  for (const TuningCellReport& cell : plan->cells) *response->add_cells() = ToProtoTuningCell(cell, tune);
+  // A sweep that ended (CANCELLED, FAILED) adds no value any more: its open cells say so, not what
+  // they would wait for.
+  const bool stopped = sweep->state == SweepState::kCancelled || sweep->state == SweepState::kFailed;
+  if (stopped && sweep->tuning == kTuningSearching) {
+    response->set_tuning(std::string("stopped (sweep ") + SweepStateName(sweep->state) + ")");
+  }
+  for (const TuningCellReport& cell : plan->cells) {
+    v1::TuningCell* out = response->add_cells();
+    *out = ToProtoTuningCell(cell, tune);
+    if (stopped && !cell.closed()) {
+      out->set_status("stopped");
+      out->set_reason(std::string("the sweep is ") + SweepStateName(sweep->state) +
+                      ": the search adds no value (resubmitting the spec goes on); it stood " + CellStatusName(cell.status) +
+                      ": " + cell.reason);
+    }
+  }
   return grpc::Status::OK;
 }
 
