@@ -30,6 +30,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "core/common/command_line.h"
 #include "bench/bench_worker.h"
 #include "worker/agent/coordinator_client.h"
 #include "worker/agent/metric_relay.h"
@@ -136,18 +137,13 @@ int main(int argc, char** argv) {
   app.add_option("--coordinator", address, "Coordinator address")->required()->type_name("HOST:PORT");
   app.add_option("--worker-token-file", token_file, "The coordinator's worker token file")->required();
   app.add_option("--reporters", reporters, "Concurrent reporters (workers)")->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(rung::PositiveNumberCheck());
   app.add_option("--seconds", seconds, "How long each reporter streams")->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(rung::PositiveNumberCheck());
   app.add_option("--lines-per-batch", lines_per_batch, "Step records per batch (the agent's batch_lines)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& error) {
-    const int code = app.exit(error);
-    return code == 0 ? 0 : 2;
-  }
+      ->check(rung::PositiveNumberCheck());
+  if (const std::optional<int> stop = rung::ParseCommandLine(app, argc, argv)) return *stop;
   rung::StatusOr<agent::CoordinatorClientOptions> client_options =
       rung::bench::BenchClientOptions(address, token_file, std::chrono::seconds(30));
   if (!client_options.ok()) {

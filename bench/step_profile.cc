@@ -13,6 +13,7 @@
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
 
+#include "core/common/command_line.h"
 #include "core/common/provenance.h"
 #include "core/config/model_config.h"
 #include "core/model/attention.h"
@@ -37,7 +38,7 @@ int main(int argc, char** argv) {
   app.add_option("--out", out, "Chrome trace file");
   app.add_option("--attention", attention, "Attention kernel: auto (the model's choice), slabs, tiled or composite")
       ->check(CLI::IsMember({"auto", "slabs", "tiled", "composite"}));
-  CLI11_PARSE(app, argc, argv);
+  if (const std::optional<int> stop = rung::ParseCommandLine(app, argc, argv)) return *stop;
   rung::ConfigureRuntime(threads);
 
   rung::ModelConfig config;

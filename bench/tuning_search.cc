@@ -24,6 +24,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "core/common/command_line.h"
 #include "core/config/model_arithmetic.h"
 #include "sweeps/spec/expansion.h"
 #include "sweeps/tune/early_stopping.h"
@@ -191,7 +192,7 @@ int main(int argc, char** argv) {
   app.add_option("--surface", surface_text, "The loss surface's parameters (JSON, loss_surface.h)");
   app.add_option("--asha-reduction", asha.reduction, "ASHA's reduction");
   app.add_option("--asha-at", asha.at, "ASHA's fractions of training")->delimiter(',');
-  CLI11_PARSE(app, argc, argv);
+  if (const std::optional<int> stop = rung::ParseCommandLine(app, argc, argv)) return *stop;
   StatusOr<ExpandedSweep> expanded = LoadSweepSpec(spec_path);
   if (!expanded.ok() || !expanded->spec.tune.set) {
     std::cerr << "rung-bench-tuning: " << (expanded.ok() ? "the spec has no tune block" : expanded.status().message()) << "\n";

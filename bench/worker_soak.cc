@@ -63,6 +63,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "core/common/command_line.h"
 #include "bench/bench_worker.h"
 #include "worker/agent/backoff.h"
 #include "worker/agent/coordinator_client.h"
@@ -410,33 +411,28 @@ int main(int argc, char** argv) {
   std::string address, token_file;
   app.add_option("--coordinator", address, "Coordinator address")->required()->type_name("HOST:PORT");
   app.add_option("--worker-token-file", token_file, "The coordinator's worker token file")->required();
-  app.add_option("--workers", options.workers, "Worker identities")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--workers", options.workers, "Worker identities")->capture_default_str()->check(rung::PositiveNumberCheck());
   app.add_option("--seconds", options.seconds, "How long identities lease trials")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(rung::PositiveNumberCheck());
   app.add_option("--trial-seconds", options.trial_seconds, "How long a fake trial lasts")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(rung::PositiveNumberCheck(/*zero_allowed=*/true));
   app.add_option("--batches", options.batches, "Step-record batches a trial reports (after the provenance's)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(rung::PositiveNumberCheck(/*zero_allowed=*/true));
   app.add_option("--lines-per-batch", options.lines_per_batch, "Step records per batch")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(rung::PositiveNumberCheck());
   app.add_option("--lease-wait", options.lease_wait, "Longest Lease long-poll, seconds")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(rung::PositiveNumberCheck());
   app.add_option("--give-up-seconds", options.give_up_seconds,
                  "How long a call is retried while it fails transiently before it is an error")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(rung::PositiveNumberCheck());
   app.add_option("--ledger", options.ledger, "Write one JSON line per leased attempt to this file");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& error) {
-    const int code = app.exit(error);
-    return code == 0 ? 0 : 2;
-  }
+  if (const std::optional<int> stop = rung::ParseCommandLine(app, argc, argv)) return *stop;
   // One try a call: Identity::UntilAnswered retries, and counts the tries.
   rung::StatusOr<agent::CoordinatorClientOptions> client =
       rung::bench::BenchClientOptions(address, token_file, std::chrono::seconds(10));

@@ -20,6 +20,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "core/common/command_line.h"
 #include "core/common/blas_kernel_startup.h"
 #include "core/config/trial_config.h"
 #include "core/train/runtime.h"
@@ -62,18 +63,18 @@ int main(int argc, char** argv) {
                  "Directory for this attempt's checkpoints (written every train.checkpoint_every steps, "
                  "on SIGTERM/SIGUSR1 and at the end)");
   app.add_option("--resume", resume, "auto (newest checkpoint in --checkpoint-dir), never, or a checkpoint path");
-  app.add_option("--threads", threads, "CPU threads (default: resources.cpus of the config)")->check(CLI::PositiveNumber);
+  app.add_option("--threads", threads, "CPU threads (default: resources.cpus of the config)")->check(rung::PositiveNumberCheck());
   app.add_option("--stop-after-step", stop_after_step,
                  "Checkpoint and stop as if preempted after this many steps (for tests)");
   app.add_option("--rank", rank, "This process's rank in a data-parallel trial (resources.world_size > 1); "
-                 "default RUNG_RANK or 0")->check(CLI::NonNegativeNumber);
+                 "default RUNG_RANK or 0")->check(rung::PositiveNumberCheck(/*zero_allowed=*/true));
   app.add_option("--rendezvous", rendezvous, "HOST:PORT where rank 0 serves the data-parallel rendezvous "
                  "(resources.world_size > 1); default RUNG_RENDEZVOUS");
   app.add_flag("--print-config", print_config, "Print the resolved config as JSON and exit");
   app.add_flag("--blas-kernel", blas_kernel,
                "Print the BLAS and the kernel this machine trains on (who chose it and why) as one JSON line "
                "and exit; RUNG_BLAS_KERNEL=keep keeps OpenBLAS's own choice, OPENBLAS_CORETYPE forces one");
-  CLI11_PARSE(app, argc, argv);
+  if (const std::optional<int> stop = rung::ParseCommandLine(app, argc, argv)) return *stop;
   if (blas_kernel) {
     nlohmann::json blas = rung::RuntimeProvenance()["blas"];
     blas["describe"] = rung::StartupBlasKernel().Describe();

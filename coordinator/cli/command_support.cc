@@ -22,18 +22,6 @@ nlohmann::json ToJson(const google::protobuf::Message& message) {
   return nlohmann::json::parse(text, nullptr, false);
 }
 
-CLI::Validator Positive(bool zero_allowed) {
-  return CLI::Validator(
-      [zero_allowed](std::string& text) -> std::string {
-        char* end = nullptr;
-        const double value = std::strtod(text.c_str(), &end);
-        const bool number = !text.empty() && end == text.c_str() + text.size() && std::isfinite(value);
-        if (number && (zero_allowed ? value >= 0 : value > 0)) return "";
-        return std::string("must be a number ") + (zero_allowed ? ">= 0" : "> 0") + ", got " + text;
-      },
-      zero_allowed ? "NUMBER >= 0" : "NUMBER > 0");
-}
-
 std::string UtcTime(const google::protobuf::Timestamp& time) {
   if (time.seconds() == 0 && time.nanos() == 0) return "";
   return UtcText(static_cast<std::time_t>(time.seconds()));

@@ -15,6 +15,7 @@
 #include <google/protobuf/timestamp.pb.h>
 #include <nlohmann/json.hpp>
 
+#include "core/common/command_line.h"
 #include "coordinator/cli/coordinator_connection.h"
 #include "coordinator/cli/exit_codes.h"
 
@@ -49,10 +50,6 @@ CLI::App* AddCommand(CLI::App& app, int* exit_code, const std::string& name, con
   command->add_option("--format", options->format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
   return command;
 }
-
-// A check for options that must be > 0 (or >= 0 with `zero_allowed`), with a message that says so
-// ("--workers: must be a number > 0, got 0"), unlike CLI::PositiveNumber's range of doubles.
-CLI::Validator Positive(bool zero_allowed = false);
 
 // The directory of the running executable (rung-coordinator, rung-worker and rung-train are installed
 // beside rung); "." when /proc/self/exe cannot be read.

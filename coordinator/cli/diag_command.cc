@@ -1,3 +1,4 @@
+#include "core/common/command_line.h"
 #include "coordinator/cli/diag_command.h"
 
 #include <algorithm>
@@ -706,7 +707,7 @@ void AddDiagCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(0, 10000))
       ->needs(synthetic);
   command->add_option("--step", options->step, "The milestone to show, by its step (default: the latest)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(PositiveNumberCheck(/*zero_allowed=*/true))
       ->excludes(synthetic);
   // --synthetic runs here, with no connection; a trial goes to the coordinator as every command does.
   command->callback([options, exit_code, command] {

@@ -17,6 +17,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/common/command_line.h"
 #include "coordinator/cli/diag_command.h"
 #include "coordinator/cli/exit_codes.h"
 #include "coordinator/cli/fit_command.h"
@@ -60,11 +61,6 @@ int main(int argc, char** argv) {
       return rung::cli::kUsage;
     }
   }
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& error) {
-    int code = app.exit(error);
-    return code == 0 ? rung::cli::kOk : rung::cli::kUsage;
-  }
+  if (const std::optional<int> stop = rung::ParseCommandLine(app, argc, argv)) return *stop;
   return exit_code;
 }

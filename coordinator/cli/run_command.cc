@@ -342,11 +342,11 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       "run", "Run a sweep on this machine: coordinator, database and local workers in one command, live progress, "
              "results and compute multipliers at the end");
   command->add_option("spec", options->spec_path, "Sweep spec (YAML)")->required();
-  command->add_option("--workers", options->workers, "Local workers")->check(Positive());
+  command->add_option("--workers", options->workers, "Local workers")->check(PositiveNumberCheck());
   command->add_option("--cpus-per-worker", options->cpus_per_worker,
-                      "Threads of each worker (default: the cores shared out)")->check(Positive(/*zero_allowed=*/true));
+                      "Threads of each worker (default: the cores shared out)")->check(PositiveNumberCheck(/*zero_allowed=*/true));
   command->add_option("--dir", options->run_dir, "Run directory (default rung-runs/<name>-<time>)");
-  command->add_option("--lease-seconds", options->lease_seconds, "Lease duration")->check(Positive());
+  command->add_option("--lease-seconds", options->lease_seconds, "Lease duration")->check(PositiveNumberCheck());
   command->add_option("--trainer", options->trainer, "The trainer the workers run (default: rung-train beside rung)")
       ->type_name("PATH");
   command->add_flag("--dashboard", options->dashboard,

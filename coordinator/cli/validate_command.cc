@@ -341,7 +341,7 @@ void AddValidateCommand(CLI::App& app, int* exit_code) {
   command->add_option("--format", options->format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
   command->add_option("--flops-per-sec", options->flops_per_sec,
                       "Training FLOP/s of one worker, for the time estimate (instead of the calibration)")
-      ->check(Positive());
+      ->check(PositiveNumberCheck());
   command->add_flag("--calibrate", options->calibrate,
                     "Time a short real run of each rung (rung-train, a few steps) on this machine and cache the rate "
                     "($XDG_CACHE_HOME/rung/calibration.json), then estimate with it");
@@ -349,19 +349,19 @@ void AddValidateCommand(CLI::App& app, int* exit_code) {
       ->type_name("PATH");
   CLI::Option* workers =
       command->add_option("--workers", options->workers, "Workers sharing the sweep, for the time estimate")
-          ->check(Positive());
+          ->check(PositiveNumberCheck());
   CLI::Option* cpus_per_worker =
       command->add_option("--cpus-per-worker", options->cpus_per_worker,
                    "CPU slots of each worker (rung-worker --cpus), for the time estimate: a worker runs as many trials "
                    "at once as its slots hold (default: the trials' resources.cpus, one at a time; rung run gives each "
                    "worker the machine's cores shared out)")
-          ->check(Positive(/*zero_allowed=*/true));
+          ->check(PositiveNumberCheck(/*zero_allowed=*/true));
   command
       ->add_option("--max-trials", options->max_trials,
                    "Refuse a spec that expands to more trials (checked before expanding; a coordinator has its own "
                    "limit, rung-coordinator --max-trials-per-submission)")
       ->capture_default_str()
-      ->check(Positive());
+      ->check(PositiveNumberCheck());
   command->callback([options, exit_code, workers, cpus_per_worker]() {
     options->layout_given = workers->count() > 0 || cpus_per_worker->count() > 0;
     *exit_code = RunValidate(*options);

@@ -30,6 +30,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/common/command_line.h"
 #include "coordinator/server/auth.h"
 #include "coordinator/server/grpc_server.h"
 #include "core/common/provenance.h"
@@ -60,16 +61,16 @@ int main(int argc, char** argv) {
   app.add_option("--lease-seconds", lease_seconds,
                  "how long a lease lives without a heartbeat; fractions allowed")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(rung::PositiveNumberCheck());
   double restart_grace_seconds = 10;
   app.add_option("--restart-grace-seconds", restart_grace_seconds,
                  "after a start, every live lease lasts at least this long: time for workers that kept training "
                  "to reach this coordinator again")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(rung::PositiveNumberCheck());
   app.add_option("--heartbeat-seconds", heartbeat_seconds,
                  "how often workers heartbeat each trial (default: a sixth of the lease)")
-      ->check(CLI::PositiveNumber);
+      ->check(rung::PositiveNumberCheck());
   app.add_option("--user-token-file", options.user_token_file,
                  "file (mode 0600) with the bearer token of users (`rung`); created with a fresh token if missing")
       ->required();
@@ -105,12 +106,7 @@ int main(int argc, char** argv) {
                  "FIRST-LAST: ports a data-parallel trial leased to several workers meets on, at rank 0's worker "
                  "host (one per attempt); they must be reachable between the workers")
       ->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& error) {
-    const int code = app.exit(error);
-    return code == 0 ? 0 : kExitUsage;
-  }
+  if (const std::optional<int> stop = rung::ParseCommandLine(app, argc, argv)) return *stop;
   const auto micros = [](double seconds) {
     return std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6));
   };

@@ -24,6 +24,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/common/command_line.h"
 #include "core/common/executable_folder.h"
 #include "core/common/provenance.h"
 #include "core/common/token_file.h"
@@ -98,23 +99,18 @@ int main(int argc, char** argv) {
   app.add_option("--heartbeat-seconds", heartbeat_seconds,
                  "Heartbeat interval of each trial (fractions allowed); 0 or longer than the coordinator's: the "
                  "coordinator's")
-      ->check(CLI::NonNegativeNumber)
+      ->check(rung::PositiveNumberCheck(/*zero_allowed=*/true))
       ->capture_default_str();
   app.add_option("--grace-seconds", grace_seconds,
                  "After SIGTERM (cancel, shutdown), how long a trainer may take to checkpoint before SIGKILL")
-      ->check(CLI::NonNegativeNumber)
+      ->check(rung::PositiveNumberCheck(/*zero_allowed=*/true))
       ->capture_default_str();
   app.add_option("--checkpoints-after-success", retention,
                  "What stays of a trial's checkpoints once it SUCCEEDED: final (the newest only: what "
                  "train.init.from_trial reads), all, or none")
       ->check(CLI::IsMember({"final", "all", "none"}))
       ->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& error) {
-    const int code = app.exit(error);
-    return code == 0 ? kExitOk : kExitUsage;
-  }
+  if (const std::optional<int> stop = rung::ParseCommandLine(app, argc, argv)) return *stop;
   options.heartbeat_interval = Milliseconds(heartbeat_seconds);
   options.attempt.stop_grace = Milliseconds(grace_seconds);
   options.attempt.retention = rung::agent::ParseRetentionAfterSuccess(retention).value();  // checked by CLI11

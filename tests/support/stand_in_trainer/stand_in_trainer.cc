@@ -112,6 +112,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "core/common/command_line.h"
 #include "core/common/provenance.h"
 #include "core/common/status.h"
 #include "core/config/lr_schedule.h"
@@ -497,30 +498,26 @@ int Main(int argc, char** argv) {
                  "Directory for this attempt's checkpoints (train.checkpoint_every, SIGTERM/SIGUSR1, the end)");
   app.add_option("--resume", options.resume, "auto (newest checkpoint in --checkpoint-dir), never, or a checkpoint path");
   app.add_option("--threads", options.threads, "Threads to report (default: resources.cpus)")
-      ->check(CLI::PositiveNumber);
+      ->check(rung::PositiveNumberCheck());
   app.add_option("--stop-after-step", options.stop_after_step,
                  "Checkpoint and stop as if preempted after this many steps")
-      ->check(CLI::NonNegativeNumber);
+      ->check(rung::PositiveNumberCheck(/*zero_allowed=*/true));
   app.add_option("--rank", options.rank, "This process's rank (resources.world_size > 1); default RUNG_RANK or 0")
-      ->check(CLI::NonNegativeNumber);
+      ->check(rung::PositiveNumberCheck(/*zero_allowed=*/true));
   app.add_option("--rendezvous", options.rendezvous, "HOST:PORT of rank 0 (checked, not used); default RUNG_RENDEZVOUS");
   app.add_flag("--print-config", options.print_config, "Print the resolved config as JSON and exit");
   bool blas_kernel = false;
   app.add_flag("--blas-kernel", blas_kernel, "Print rung-train's BLAS kernel line (no BLAS: it trains nothing) and exit");
   app.add_option("--steps", options.steps, "Steps to play instead of train.steps (default $RUNG_STAND_IN_STEPS)")
-      ->check(CLI::PositiveNumber);
+      ->check(rung::PositiveNumberCheck());
   app.add_option("--lines-per-second", options.lines_per_second,
                  "At most this many step records a second, 0 = unpaced (default $RUNG_STAND_IN_LINES_PER_SECOND)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(rung::PositiveNumberCheck(/*zero_allowed=*/true));
   app.add_option("--seconds", options.seconds,
                  "Play the steps over at least this many seconds, 0 = as fast as it can (default "
                  "$RUNG_STAND_IN_SECONDS)")
-      ->check(CLI::NonNegativeNumber);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& error) {
-    return app.exit(error) == 0 ? kExitOk : kExitUsage;  // --help is 0; every mistake is rung-train's 2
-  }
+      ->check(rung::PositiveNumberCheck(/*zero_allowed=*/true));
+  if (const std::optional<int> stop = rung::ParseCommandLine(app, argc, argv)) return *stop;  // rung-train's codes
   if (blas_kernel) {
     std::cout << "{\"library\": \"\", \"kernel\": {\"name\": \"\", \"source\": \"not-chosen\"}, "
                  "\"describe\": \"rung-stand-in trains nothing: no BLAS\"}\n";
