@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
+#include "core/common/checked_arithmetic.h"
 #include "core/config/config_error.h"
+#include "core/config/config_limits.h"
 
 namespace rung {
 
@@ -125,9 +128,22 @@ Ladder ParseLadder(const nlohmann::json* block, const ConfigDocument& document, 
           continue;
         }
         const int64_t layers = depths[index].get<int64_t>();
-        const int64_t heads = std::max<int64_t>(1, std::llround(ratio * static_cast<double>(layers)));
+        // Bounded before the arithmetic (the trial config checks the shape itself once built).
+        const double heads_wanted = ratio * static_cast<double>(layers);
+        const std::optional<int64_t> width =
+            layers <= kMaxLayers && heads_wanted <= static_cast<double>(kMaxModelWidth)
+                ? CheckedMul(std::max<int64_t>(1, std::llround(heads_wanted)), head_dim.get<int64_t>())
+                : std::nullopt;
+        if (!width || *width > kMaxModelWidth) {
+          diagnostics->Error(document.Locate(path), path,
+                             "depth " + depths[index].dump() + " gives a model past the fixed limits (layers <= " +
+                                 std::to_string(kMaxLayers) + ", d_model = heads x head_dim <= " +
+                                 std::to_string(kMaxModelWidth) + ": core/config/config_limits.h)");
+          continue;
+        }
+        const int64_t heads = std::max<int64_t>(1, std::llround(heads_wanted));
         LadderRung rung;
-        rung.model = {{"layers", layers}, {"heads", heads}, {"head_dim", head_dim}, {"d_model", heads * head_dim.get<int64_t>()}};
+        rung.model = {{"layers", layers}, {"heads", heads}, {"head_dim", head_dim}, {"d_model", *width}};
         rung.label = LadderLabel(rung.model);
         rung.location = document.Locate(path);
         ladder.rungs.push_back(rung);

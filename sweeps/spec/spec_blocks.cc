@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <sstream>
 
 #include "core/config/config_error.h"
@@ -23,8 +24,11 @@ bool ReadSpecInteger(const nlohmann::json& block, const std::string& key, const 
                      int64_t* out, const ConfigDocument& document, SpecDiagnostics* diagnostics) {
   if (!block.contains(key)) return false;
   const nlohmann::json& value = block[key];
-  if (!value.is_number_integer() || value.get<int64_t>() < minimum) {
-    diagnostics->Error(document.Locate(path), path, "expected an integer >= " + std::to_string(minimum));
+  const bool past_int64 = value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX);
+  if (!value.is_number_integer() || past_int64 || value.get<int64_t>() < minimum) {
+    diagnostics->Error(document.Locate(path), path,
+                       "expected an integer >= " + std::to_string(minimum) +
+                           (past_int64 ? " within int64's range, got " + value.dump() : ""));
     return false;
   }
   *out = value.get<int64_t>();
