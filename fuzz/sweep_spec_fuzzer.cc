@@ -3,7 +3,8 @@
 // libFuzzer target: what `rung validate` and SubmitSweep do with a sweep spec
 // (sweeps/spec/expansion.h): ParseConfigDocument, ParseSweepSpec (structure, ladder, axes), then
 // ExpandSweepSpec (every cell parsed, resolved, validated, counted and hashed; baseline and metric
-// checked), and for a spec with a tune block the first plan of its search (sweeps/tune/lr_search.h). Expansion costs one trial parse per cell, and a valid spec may ask for any number of
+// checked), and for a spec with a tune block the first plan of its search (sweeps/tune/lr_search.h),
+// whose every value must be a number float32 holds. Expansion costs one trial parse per cell, and a valid spec may ask for any number of
 // cells, so the cells are counted first as the expansion counts them (ladder rungs x
 // SweepAxes::CellsPerRung, fuzz/spec_cells.h) and a spec over the cap is parsed but not expanded: a big spec is not
 // a finding, a crash or a blow-up while parsing it is. Findings in the YAML and spec parsing are
@@ -12,6 +13,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/config/config_number_range.h"
 #include "core/config/yaml_document.h"
 #include "fuzz/spec_cells.h"
 #include "sweeps/spec/expansion.h"
@@ -35,7 +37,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (sweep->spec.tune.set) {
     // The search's first plan, as `rung validate` and SubmitSweep make it.
     rung::StatusOr<rung::TuningPlan> plan = rung::PlanTuning(*sweep, {});
-    if (plan.ok()) plan->complete();
+    if (plan.ok()) {
+      plan->complete();
+      // The search never plans a value float32 lacks (core/config/config_number_range.h).
+      for (const rung::PlannedTrial& trial : plan->trials) {
+        const nlohmann::json& value = trial.trial.assignments[sweep->spec.tune.key];
+        if (!value.is_number() || !rung::ConfigRealRangeProblem(value.get<double>()).empty()) __builtin_trap();
+      }
+    }
   }
   sweep->TotalFlops();
   sweep->TotalFlopsAll();
