@@ -8,8 +8,8 @@
 // SIGTERM, SIGUSR1 or SIGINT: no new trials; every trainer checkpoints and stops, each trial is
 // reported PREEMPTED (it resumes from that checkpoint on its next lease), then exit 0. Trainers die
 // with the agent if it is killed outright (parent-death signal). Diagnostics go to stderr.
-// Exit codes: 0 after a signal, 1 the coordinator refused this worker, 2 bad arguments, 4 a missing or
-// unreadable worker token file.
+// Exit codes (docs/cli.md): 0 after a signal, 1 the coordinator refused this worker or an error stopped
+// it, 2 bad arguments, 4 a missing or unreadable worker token file, or a token the coordinator refuses.
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -72,8 +72,8 @@ int main(int argc, char** argv) {
   CLI::App app{
       "rung-worker: leases trials from a rung coordinator and runs each as a rung-train process.\n"
       "SIGTERM/SIGUSR1/SIGINT: trainers checkpoint, trials are reported PREEMPTED, exit 0.\n"
-      "Exit codes: 0 after a signal, 1 the coordinator refused this worker, 2 bad arguments, 4 a missing or "
-      "unreadable worker token file."};
+      "Exit codes (docs/cli.md): 0 after a signal, 1 the coordinator refused this worker or an error stopped it, "
+      "2 bad arguments, 4 a worker token file missing or unreadable, or a token the coordinator refuses."};
   app.add_option("--coordinator", address, "Coordinator address")->type_name("HOST:PORT")->capture_default_str();
   app.add_option("--worker-token-file", token_file,
                  "File (mode 0600) with the worker token: the coordinator's --worker-token-file")
@@ -181,7 +181,9 @@ int main(int argc, char** argv) {
   const rung::Status status = agent.Run();
   if (!status.ok()) {
     rung::agent::AgentLog(status.message());
-    return kExitRefused;
+    const bool token = status.code() == rung::StatusCode::kUnauthenticated ||
+                       status.code() == rung::StatusCode::kPermissionDenied;
+    return token ? kExitToken : kExitRefused;
   }
   return kExitOk;
 }
