@@ -42,6 +42,9 @@ Status ValidateAgentOptions(const AgentOptions& options) {
     return Status::InvalidArgument("--trainer '" + options.attempt.trainer_path +
                                    "' is not an executable rung-train binary");
   }
+  if (options.host.empty()) {
+    return Status::InvalidArgument("--host must not be empty: give the name other workers reach this one by");
+  }
   if (options.attempt.work_dir.empty()) return Status::InvalidArgument("--work-dir must not be empty");
   if (options.heartbeat_interval.count() < 0) return Status::InvalidArgument("--heartbeat-seconds must not be negative");
   return Status::Ok();

@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -127,6 +128,16 @@ int main(int argc, char** argv) {
   if (rung::Status valid = rung::agent::ValidateAgentOptions(options); !valid.ok()) {
     std::cerr << "rung-worker: " << valid.message() << "\n";
     return kExitUsage;
+  }
+  // The work folder must take the attempts' files before anything is leased (else every attempt fails).
+  {
+    std::error_code error;
+    std::filesystem::create_directories(options.attempt.work_dir, error);
+    if (error || ::access(options.attempt.work_dir.c_str(), W_OK | X_OK) != 0) {
+      std::cerr << "rung-worker: --work-dir " << options.attempt.work_dir << ": cannot create or write it ("
+                << (error ? error.message() : std::strerror(errno)) << ")\n";
+      return kExitUsage;
+    }
   }
   // The kernel the trainer runs on here, for the registration (`rung workers` shows it).
   if (rung::StatusOr<rung::TrainerBlasKernel> kernel = rung::AskTrainerForBlasKernel(options.attempt.trainer_path);
