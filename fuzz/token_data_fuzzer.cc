@@ -10,9 +10,9 @@
 //   2: a rung-data input (ReadTextDocuments, tools/rung-data/text_documents.h) as JSON-lines
 //      (--text-field text) and as text cut at form feeds; the documents it returns are valid UTF-8 and
 //      their sizes add up to its byte count.
-// Errors must be INVALID_ARGUMENT (bad input), never a crash; anything else aborts. Inputs are written
-// to a scratch folder (under /dev/shm when there is one), made once per process and removed at exit.
-// RUNG_FUZZ_VERBOSE=1 prints each reader's outcome (to check what a seed reaches). Torch-free.
+// Errors must be DATA_LOSS or INVALID_ARGUMENT (bad input), never a crash; anything else aborts. Inputs
+// are written to a scratch folder (under /dev/shm when there is one), made once per process and removed
+// at exit. RUNG_FUZZ_VERBOSE=1 prints each reader's outcome (to check what a seed reaches). Torch-free.
 #include <stdlib.h>
 
 #include <cstddef>
@@ -47,9 +47,12 @@ void Report(const char* what, const rung::Status& status) {
   if (verbose) std::fprintf(stderr, "%s: %s\n", what, status.ok() ? "ok" : status.ToString().c_str());
 }
 
-// An error from bad input is INVALID_ARGUMENT (or NOT_FOUND for a path, which these inputs never are).
+// An error from bad input is DATA_LOSS (unusable data) or INVALID_ARGUMENT (data the config cannot
+// serve), or NOT_FOUND for a path, which these inputs never are.
 void RequireInputError(const rung::Status& status, const char* what) {
-  if (status.code() != rung::StatusCode::kInvalidArgument) Die(std::string(what) + ": " + status.ToString());
+  if (status.code() != rung::StatusCode::kDataLoss && status.code() != rung::StatusCode::kInvalidArgument) {
+    Die(std::string(what) + ": " + status.ToString());
+  }
 }
 
 class Scratch {

@@ -15,7 +15,7 @@ class ManifestReader {
   ManifestReader(const json& object, std::string path) : object_(object), path_(std::move(path)) {}
 
   Status Error(const std::string& field, const std::string& message) const {
-    return Status::InvalidArgument("token manifest " + path_ + ": " + field + ": " + message);
+    return Status::DataLoss("token manifest " + path_ + ": " + field + ": " + message);
   }
 
   Status String(const json& object, const std::string& field, const std::string& key, std::string* out,
@@ -90,7 +90,7 @@ json TokenManifest::ToJson() const {
 StatusOr<TokenManifest> ParseTokenManifest(std::string_view text, const std::string& path) {
   const json document = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (document.is_discarded() || !document.is_object()) {
-    return Status::InvalidArgument("token manifest " + path + ": not a JSON object");
+    return Status::DataLoss("token manifest " + path + ": not a JSON object");
   }
   ManifestReader reader(document, path);
   TokenManifest manifest;

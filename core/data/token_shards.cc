@@ -97,7 +97,7 @@ Status CheckIds(const TokenShards::MappedFile& file, int64_t first, int64_t coun
     const int64_t id = DecodeToken(p, token_bytes);
     if (id >= vocab_size) {
       const int64_t offset = first + t;
-      return Status::InvalidArgument("shard " + file.path + ": token id " + std::to_string(id) + " at token offset " +
+      return Status::DataLoss("shard " + file.path + ": token id " + std::to_string(id) + " at token offset " +
                                      std::to_string(offset) + " (byte offset " +
                                      std::to_string(file.layout.header_bytes + offset * token_bytes) +
                                      ") is >= data.vocab_size = " +
@@ -152,7 +152,7 @@ Status CheckAgainstManifest(const DataConfig& config, const TokenManifest& manif
   bool has_train = false, has_val = false;
   for (const ManifestShard& shard : manifest.shards) (shard.split == "train" ? has_train : has_val) = true;
   if (!has_train || !has_val) {
-    return Status::InvalidArgument(where + " lists no " + std::string(has_train ? "val" : "train") +
+    return Status::DataLoss(where + " lists no " + std::string(has_train ? "val" : "train") +
                                    " shard (prepare with more documents, or another --val-fraction)");
   }
   return Status::Ok();
@@ -221,7 +221,7 @@ StatusOr<std::unique_ptr<TokenShards>> TokenShards::Open(const DataConfig& confi
       RUNG_RETURN_IF_ERROR(map_one(file_path));
       const MappedFile& file = *shards->files_.back();
       if (file.tokens != shard->tokens) {
-        return Status::InvalidArgument("shard " + file_path + " holds " + std::to_string(file.tokens) +
+        return Status::DataLoss("shard " + file_path + " holds " + std::to_string(file.tokens) +
                                        " tokens, but its manifest says " + std::to_string(shard->tokens) +
                                        " (changed since `rung-data prepare`? prepare it again)");
       }

@@ -45,11 +45,16 @@ namespace rung {
 
 class TokenShards : public BatchSource {
  public:
-  // Errors: NOT_FOUND if a path does not exist or a folder holds no *.bin file; INVALID_ARGUMENT for
-  // token_bytes other than 2 or 4, an unknown format, vocab_size <= 0, a file whose layout is wrong
-  // (ReadShardLayout), an id >= vocab_size (naming the file and token and byte offsets), a manifest that
-  // does not parse or disagrees with the config or its shards, or a split shorter than seq_len + 1
-  // tokens; INTERNAL if a file cannot be mapped.
+  // Errors, by what the user has to change (rung-train exits 2 for INVALID_ARGUMENT, 4 for NOT_FOUND and
+  // DATA_LOSS):
+  //   NOT_FOUND: a path does not exist, a folder holds no *.bin file, a shard cannot be opened.
+  //   DATA_LOSS (the data is unusable): a file whose layout is wrong (ReadShardLayout), an id >=
+  //     vocab_size (naming the file and token and byte offsets), a manifest that does not parse
+  //     (ParseTokenManifest) or lacks a split, a shard whose token count disagrees with its manifest.
+  //   INVALID_ARGUMENT (the config is wrong): token_bytes other than 2 or 4, an unknown format,
+  //     vocab_size <= 0, a config that disagrees with the manifest (vocab_size, eot_token, val_path), a
+  //     split shorter than seq_len + 1 tokens, no validation document of eval_min_doc_tokens.
+  //   INTERNAL: a file cannot be mapped.
   static StatusOr<std::unique_ptr<TokenShards>> Open(const DataConfig& config, uint64_t seed);
   ~TokenShards() override;
 

@@ -116,28 +116,27 @@ TEST(TokenShardsTest, ValPathGivesTheValidationSplit) {
   EXPECT_EQ(shards->Describe()["split"], "val_path");
 }
 
-TEST(TokenShardsTest, OddSizedFileIsInvalidArgumentNamingTheFile) {
+TEST(TokenShardsTest, OddSizedFileIsDataLossNamingTheFile) {
   TempFolder folder;
   WriteTokens(folder / "data.bin", Ramp(0, 100, 1000), 2);
   WriteBytes(folder / "data.bin", ReadBytes(folder / "data.bin") + "x");
   StatusOr<std::unique_ptr<TokenShards>> shards = TokenShards::Open(ShardConfig(folder / "data.bin", 2, 1000), 0);
   ASSERT_FALSE(shards.ok());
-  EXPECT_EQ(shards.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(shards.status().code(), StatusCode::kDataLoss);
   EXPECT_NE(shards.status().message().find(folder / "data.bin"), std::string::npos) << shards.status().message();
 
   WriteTokens(folder / "quad.bin", Ramp(0, 101, 1000), 2);  // 202 bytes: not a multiple of 4
-  EXPECT_EQ(TokenShards::Open(ShardConfig(folder / "quad.bin", 4, 1000), 0).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(TokenShards::Open(ShardConfig(folder / "quad.bin", 4, 1000), 0).status().code(), StatusCode::kDataLoss);
 }
 
-TEST(TokenShardsTest, OutOfRangeIdIsInvalidArgumentNamingFileAndOffset) {
+TEST(TokenShardsTest, OutOfRangeIdIsDataLossNamingFileAndOffset) {
   TempFolder folder;
   std::vector<uint32_t> ids = Ramp(0, 200, 100);
   ids[137] = 100;  // vocab_size is 100
   WriteTokens(folder / "bad.bin", ids, 4);
   StatusOr<std::unique_ptr<TokenShards>> shards = TokenShards::Open(ShardConfig(folder / "bad.bin", 4, 100), 0);
   ASSERT_FALSE(shards.ok());
-  EXPECT_EQ(shards.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(shards.status().code(), StatusCode::kDataLoss);
   const std::string& message = shards.status().message();
   EXPECT_NE(message.find(folder / "bad.bin"), std::string::npos) << message;
   EXPECT_NE(message.find("token offset 137"), std::string::npos) << message;
