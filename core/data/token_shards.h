@@ -4,6 +4,11 @@
 // uint16 or uint32 tokens: core/data/llmc_shard_format.h) or flat little-endian uint16/uint32 token ids
 // (data.token_bytes), as data.format says (auto sniffs each file). Backs the "shards" source.
 //
+// Mapping: at most TokenShardsOptions::max_mapped_files files are mapped at once (core/data/
+// shard_mappings.h): loading maps, checks and lets go of each file in turn, and batches map a file
+// again when they read it, dropping the least recently used mapping. A folder of any number of shards
+// opens (the kernel allows a process about 65,000 mappings).
+//
 // Loading:
 //   - data.path is a file, or a folder whose *.bin files (not recursive) are read in sorted name order
 //     as one token stream, or a prepared folder (one holding manifest.json, core/data/token_manifest.h):
@@ -23,9 +28,12 @@
 // data.eot_token) of at least that many tokens; none that long is INVALID_ARGUMENT.
 //
 // If a sampled file turns out to hold an id >= vocab_size inside a batch, Batch() prints the file and
-// offset to stderr and aborts the process: the trainer would otherwise index out of its embedding.
+// offset to stderr and aborts the process: the trainer would otherwise index out of its embedding. So
+// does a batch that needs a file mapped again when that fails (the file was removed, or its size changed
+// since loading).
 //
-// Thread safety: immutable after loading; const methods may be called concurrently.
+// Thread safety: const methods may be called concurrently (the mappings are shared under a lock);
+// nothing else changes after loading.
 #pragma once
 
 #include <cstdint>
@@ -39,9 +47,15 @@
 #include "core/common/status.h"
 #include "core/config/data_config.h"
 #include "core/data/batch_source.h"
+#include "core/data/shard_mappings.h"
 #include "core/data/token_manifest.h"
 
 namespace rung {
+
+struct TokenShardsOptions {
+  // The most shard files mapped at once (least recently used dropped first). Tests lower it.
+  int64_t max_mapped_files = 256;
+};
 
 class TokenShards : public BatchSource {
  public:
@@ -55,7 +69,8 @@ class TokenShards : public BatchSource {
   //     vocab_size <= 0, a config that disagrees with the manifest (vocab_size, eot_token, val_path), a
   //     split shorter than seq_len + 1 tokens, no validation document of eval_min_doc_tokens.
   //   INTERNAL: a file cannot be mapped.
-  static StatusOr<std::unique_ptr<TokenShards>> Open(const DataConfig& config, uint64_t seed);
+  static StatusOr<std::unique_ptr<TokenShards>> Open(const DataConfig& config, uint64_t seed,
+                                                     const TokenShardsOptions& options = {});
   ~TokenShards() override;
 
   int64_t vocab_size() const override { return vocab_size_; }
@@ -76,9 +91,9 @@ class TokenShards : public BatchSource {
   // The token at `position` of a split's stream. REQUIRES: 0 <= position < SplitTokens(split).
   int64_t Token(Split split, int64_t position) const;
 
-  struct MappedFile;  // one memory-mapped shard (defined in the .cc)
-  struct Segment {    // a run of one file's tokens inside a split's stream
-    const MappedFile* file;
+  struct ShardFile;  // one shard file, as loading found it (defined in the .cc)
+  struct Segment {   // a run of one file's tokens inside a split's stream
+    const ShardFile* file;
     int64_t first_token;  // within the file
     int64_t tokens;
   };
@@ -89,7 +104,7 @@ class TokenShards : public BatchSource {
   };
 
  private:
-  TokenShards() = default;
+  explicit TokenShards(size_t max_mapped_files);
   const Stream& SplitStream(Split split) const { return split == Split::kTrain ? train_ : validation_; }
   void CopyTokens(const Stream& stream, int64_t start, int64_t count, int32_t* out) const;
 
@@ -98,7 +113,8 @@ class TokenShards : public BatchSource {
   int64_t vocab_size_ = 0;
   std::optional<TokenManifest> manifest_;
   std::vector<DocumentSpan> eval_documents_;  // data.eval_min_doc_tokens: the long validation documents
-  std::vector<std::unique_ptr<MappedFile>> files_;
+  std::vector<std::unique_ptr<ShardFile>> files_;
+  mutable ShardMappings mappings_;  // files_[i]->index is its index here
   Stream train_;
   Stream validation_;
 };
