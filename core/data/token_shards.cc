@@ -107,6 +107,49 @@ void AppendSegment(TokenShards::Stream* stream, const TokenShards::ShardFile* fi
   stream->tokens += tokens;
 }
 
+// What a shard's file name says it holds, the way llm.c names its splits: a part of the name before
+// ".bin", cut at '_', '-' and '.', that is "val" or "train" (fineweb_val_000000.bin,
+// tinyshakespeare_train.bin, val_000000.bin). A name with both or neither says nothing.
+enum class NamedSplit { kNone, kTrain, kVal };
+
+NamedSplit SplitNamed(const std::string& path) {
+  const std::string stem = fs::path(path).stem().string();
+  bool train = false, val = false;
+  for (size_t begin = 0; begin <= stem.size();) {
+    size_t end = stem.find_first_of("_-.", begin);
+    if (end == std::string::npos) end = stem.size();
+    const std::string_view part(stem.data() + begin, end - begin);
+    train = train || part == "train";
+    val = val || part == "val";
+    begin = end + 1;
+  }
+  return train == val ? NamedSplit::kNone : train ? NamedSplit::kTrain : NamedSplit::kVal;
+}
+
+// Splits the files of a folder by their names (SplitNamed) when some are named train and some val:
+// true, with the two lists in order. False, lists untouched, when only one kind is named.
+// INVALID_ARGUMENT when files named for each split sit beside files named for neither.
+StatusOr<bool> SplitByFileNames(const std::string& folder, const std::vector<std::string>& paths,
+                                std::vector<std::string>* train, std::vector<std::string>* val) {
+  std::vector<std::string> named[3];
+  for (const std::string& path : paths) named[static_cast<int>(SplitNamed(path))].push_back(path);
+  const std::vector<std::string>& unnamed = named[static_cast<int>(NamedSplit::kNone)];
+  if (named[static_cast<int>(NamedSplit::kTrain)].empty() || named[static_cast<int>(NamedSplit::kVal)].empty()) {
+    return false;
+  }
+  if (!unnamed.empty()) {
+    return Status::InvalidArgument(
+        "shard folder '" + folder + "' holds files named for the train and val splits (" +
+        fs::path(named[static_cast<int>(NamedSplit::kTrain)].front()).filename().string() + ", " +
+        fs::path(named[static_cast<int>(NamedSplit::kVal)].front()).filename().string() + ") and " +
+        std::to_string(unnamed.size()) + " named for neither (" + fs::path(unnamed.front()).filename().string() +
+        "): move those out, or give the validation files as data.val_path");
+  }
+  *train = std::move(named[static_cast<int>(NamedSplit::kTrain)]);
+  *val = std::move(named[static_cast<int>(NamedSplit::kVal)]);
+  return true;
+}
+
 // A prepared folder's manifest agrees with the data block that reads it.
 Status CheckAgainstManifest(const DataConfig& config, const TokenManifest& manifest) {
   const std::string where = (fs::path(config.path) / kTokenManifestFile).string();
@@ -185,12 +228,6 @@ StatusOr<std::unique_ptr<TokenShards>> TokenShards::Open(const DataConfig& confi
     shards->files_.push_back(std::move(file));
     return Status::Ok();
   };
-  // Maps and checks every file of `path`.
-  auto map_all = [&](const std::string& path) -> Status {
-    RUNG_ASSIGN_OR_RETURN(const std::vector<std::string> paths, ListShardFiles(path));
-    for (const std::string& file_path : paths) RUNG_RETURN_IF_ERROR(map_one(file_path));
-    return Status::Ok();
-  };
 
   if (HasTokenManifest(config.path)) {
     RUNG_ASSIGN_OR_RETURN(TokenManifest manifest, ReadTokenManifest(config.path));
@@ -213,18 +250,29 @@ StatusOr<std::unique_ptr<TokenShards>> TokenShards::Open(const DataConfig& confi
       AppendSegment(shard->split == "train" ? &shards->train_ : &shards->validation_, &file, 0, file.tokens);
     }
     shards->manifest_ = std::move(manifest);
+    shards->split_ = "manifest";
   } else {
-    RUNG_RETURN_IF_ERROR(map_all(config.path));
-    const size_t train_end = shards->files_.size();
+    RUNG_ASSIGN_OR_RETURN(const std::vector<std::string> paths, ListShardFiles(config.path));
+    std::vector<std::string> train_paths, val_paths;
     if (!config.val_path.empty()) {
-      RUNG_RETURN_IF_ERROR(map_all(config.val_path));
-      for (size_t f = 0; f < train_end; ++f) {
-        AppendSegment(&shards->train_, shards->files_[f].get(), 0, shards->files_[f]->tokens);
+      train_paths = paths;
+      RUNG_ASSIGN_OR_RETURN(val_paths, ListShardFiles(config.val_path));
+      shards->split_ = "val_path";
+    } else {
+      RUNG_ASSIGN_OR_RETURN(const bool by_names, SplitByFileNames(config.path, paths, &train_paths, &val_paths));
+      shards->split_ = by_names ? "file_names" : "tail_fraction";
+    }
+    if (shards->split_ != "tail_fraction") {
+      for (const std::string& file_path : train_paths) {
+        RUNG_RETURN_IF_ERROR(map_one(file_path));
+        AppendSegment(&shards->train_, shards->files_.back().get(), 0, shards->files_.back()->tokens);
       }
-      for (size_t f = train_end; f < shards->files_.size(); ++f) {
-        AppendSegment(&shards->validation_, shards->files_[f].get(), 0, shards->files_[f]->tokens);
+      for (const std::string& file_path : val_paths) {
+        RUNG_RETURN_IF_ERROR(map_one(file_path));
+        AppendSegment(&shards->validation_, shards->files_.back().get(), 0, shards->files_.back()->tokens);
       }
     } else {
+      for (const std::string& file_path : paths) RUNG_RETURN_IF_ERROR(map_one(file_path));
       int64_t total = 0;
       for (const auto& file : shards->files_) total += file->tokens;
       const auto held_out = static_cast<int64_t>(std::llround(static_cast<double>(total) * config.val_fraction));
@@ -338,7 +386,6 @@ nlohmann::json TokenShards::Describe() const {
                      {"sha256_first_mib", file->sha256_first_mib},
                      {"ids_checked", file->ids_fully_checked ? "all" : "sampled"}});
   }
-  const std::string split = manifest_ ? "manifest" : config_.val_path.empty() ? "tail_fraction" : "val_path";
   nlohmann::json description = {
       {"source", "shards"},
       {"path", config_.path},
@@ -346,7 +393,7 @@ nlohmann::json TokenShards::Describe() const {
       {"format", config_.format},
       {"token_bytes", config_.token_bytes},
       {"vocab_size", vocab_size_},
-      {"split", split},
+      {"split", split_},
       {"val_fraction", config_.val_fraction},
       {"tokens", {{"train", SplitTokens(Split::kTrain)}, {"validation", SplitTokens(Split::kValidation)}}},
       {"files", files},

@@ -14,8 +14,12 @@
 //     as one token stream, or a prepared folder (one holding manifest.json, core/data/token_manifest.h):
 //     its train shards in manifest order are the training split, its val shards the validation split;
 //     data.vocab_size must equal the manifest's and data.eot_token, if set, its eot_id.
-//   - Validation otherwise: the files of data.val_path (same rules) if given, else the last val_fraction
-//     of the stream's tokens (the training split is everything before them).
+//   - Validation otherwise: the files of data.val_path (same rules) if given; else, in a folder that
+//     holds files named for both splits the way llm.c names them (a part of the name before ".bin", cut
+//     at '_', '-' and '.', is "train" or "val": fineweb_train_000001.bin and fineweb_val_000000.bin,
+//     tinyshakespeare_train.bin and tinyshakespeare_val.bin), the val files, the train files being the
+//     training split (each in sorted order; a file named for neither beside them is INVALID_ARGUMENT);
+//     else the last val_fraction of the stream's tokens (the training split is everything before them).
 //   - Checks at load: each file's layout (ReadShardLayout: header magic, version and token count against
 //     the file's length; a raw file's size a multiple of its width); every id is < data.vocab_size. Files
 //     up to 1 GiB are scanned in full; larger ones are sampled (their first and last MiB and 256 evenly
@@ -67,7 +71,8 @@ class TokenShards : public BatchSource {
   //     (ParseTokenManifest) or lacks a split, a shard whose token count disagrees with its manifest.
   //   INVALID_ARGUMENT (the config is wrong): token_bytes other than 2 or 4, an unknown format,
   //     vocab_size <= 0, a config that disagrees with the manifest (vocab_size, eot_token, val_path), a
-  //     split shorter than seq_len + 1 tokens, no validation document of eval_min_doc_tokens.
+  //     folder with files named for each split and for neither, a split shorter than seq_len + 1
+  //     tokens, no validation document of eval_min_doc_tokens.
   //   INTERNAL: a file cannot be mapped.
   static StatusOr<std::unique_ptr<TokenShards>> Open(const DataConfig& config, uint64_t seed,
                                                      const TokenShardsOptions& options = {});
@@ -78,7 +83,7 @@ class TokenShards : public BatchSource {
   int64_t SplitTokens(Split split) const override;
 
   // {"source": "shards", "path", "val_path", "token_bytes", "vocab_size",
-  //  "format", "split": "val_path" | "tail_fraction" | "manifest", "val_fraction",
+  //  "format", "split": "manifest" | "val_path" | "file_names" | "tail_fraction", "val_fraction",
   //  "tokens": {"train", "validation"},
   //  "files": [{"path", "bytes", "format": "llmc" | "raw", "token_bytes", "tokens", "sha256_first_mib",
   //             "ids_checked"}],
@@ -112,6 +117,7 @@ class TokenShards : public BatchSource {
   uint64_t seed_ = 0;
   int64_t vocab_size_ = 0;
   std::optional<TokenManifest> manifest_;
+  std::string split_;  // how the splits were made: Describe()'s "split"
   std::vector<DocumentSpan> eval_documents_;  // data.eval_min_doc_tokens: the long validation documents
   std::vector<std::unique_ptr<ShardFile>> files_;
   mutable ShardMappings mappings_;  // files_[i]->index is its index here

@@ -176,6 +176,49 @@ TEST(LlmcShardTest, HostileShardsAreClearErrorsWithFileAndOffset) {
   EXPECT_NE(message.find("-1 tokens"), std::string::npos) << message;
 }
 
+// llm.c's own folders name their splits: fineweb_train_000001.bin ... and fineweb_val_000000.bin, or
+// tinyshakespeare_train.bin and tinyshakespeare_val.bin. Its validation tokens are never trained on.
+TEST(LlmcShardTest, AFolderOfFilesNamedForTheirSplitKeepsLlmcsValidationFiles) {
+  TempFolder folder;
+  WriteBytes(folder / "fineweb/fineweb_val_000000.bin", HandBuiltShard(kLlmcMagic16, 1, 100, Ramp(500, 100, 1000), 2));
+  WriteBytes(folder / "fineweb/fineweb_train_000001.bin", HandBuiltShard(kLlmcMagic16, 1, 300, Ramp(0, 300, 1000), 2));
+  WriteBytes(folder / "fineweb/fineweb_train_000002.bin", HandBuiltShard(kLlmcMagic16, 1, 200, Ramp(300, 200, 1000), 2));
+  auto fineweb = data_test::OpenedOrNull(TokenShards::Open(ShardConfig(folder / "fineweb", 1000), 0));
+  ASSERT_NE(fineweb, nullptr);
+  ASSERT_EQ(fineweb->SplitTokens(Split::kTrain), 500);
+  ASSERT_EQ(fineweb->SplitTokens(Split::kValidation), 100);
+  for (int64_t p = 0; p < 500; ++p) ASSERT_EQ(fineweb->Token(Split::kTrain, p), p);
+  for (int64_t p = 0; p < 100; ++p) ASSERT_EQ(fineweb->Token(Split::kValidation, p), 500 + p);
+  EXPECT_EQ(fineweb->Describe()["split"], "file_names");
+
+  WriteTokens(folder / "shakespeare/tinyshakespeare_train.bin", Ramp(0, 400, 1000), 2);
+  WriteTokens(folder / "shakespeare/tinyshakespeare_val.bin", Ramp(900, 50, 1000), 2);
+  auto shakespeare = data_test::OpenedOrNull(TokenShards::Open(ShardConfig(folder / "shakespeare", 1000), 0));
+  ASSERT_NE(shakespeare, nullptr);
+  EXPECT_EQ(shakespeare->SplitTokens(Split::kTrain), 400);
+  EXPECT_EQ(shakespeare->SplitTokens(Split::kValidation), 50);
+  EXPECT_EQ(shakespeare->Token(Split::kValidation, 0), 900);
+}
+
+TEST(LlmcShardTest, FilesNamedForOneSplitOnlyAreCutByTheTailFraction) {
+  TempFolder folder;
+  // "interval" holds "val" but not as a part of the name.
+  WriteTokens(folder / "one/corpus_train_000000.bin", Ramp(0, 500, 1000), 2);
+  WriteTokens(folder / "one/interval_data.bin", Ramp(500, 500, 1000), 2);
+  auto shards = data_test::OpenedOrNull(TokenShards::Open(ShardConfig(folder / "one", 1000), 0));
+  ASSERT_NE(shards, nullptr);
+  EXPECT_EQ(shards->Describe()["split"], "tail_fraction");
+  EXPECT_EQ(shards->SplitTokens(Split::kValidation), 100);
+  EXPECT_EQ(shards->Token(Split::kValidation, 0), 900);
+
+  // Both splits named, and a file named for neither: which split it is for is not guessed.
+  WriteTokens(folder / "mixed/data_train.bin", Ramp(0, 500, 1000), 2);
+  WriteTokens(folder / "mixed/data_val.bin", Ramp(0, 500, 1000), 2);
+  WriteTokens(folder / "mixed/extra.bin", Ramp(0, 500, 1000), 2);
+  const std::string message = OpenError(ShardConfig(folder / "mixed", 1000), StatusCode::kInvalidArgument);
+  EXPECT_NE(message.find("1 named for neither (extra.bin)"), std::string::npos) << message;
+}
+
 // A prepared folder: train and val shards and their manifest, as rung-data prepare writes them.
 void WritePreparedFolder(const TempFolder& folder, const std::vector<uint32_t>& train, const std::vector<uint32_t>& val,
                          int64_t vocab_size, int64_t eot_id) {
