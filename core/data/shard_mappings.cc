@@ -26,6 +26,7 @@ StatusOr<std::shared_ptr<const ShardMappings::Mapping>> ShardMappings::Map(const
   auto mapping = std::make_shared<Mapping>();
   mapping->bytes = static_cast<int64_t>(info.st_size);
   mapping->mtime_ns = static_cast<int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 + info.st_mtim.tv_nsec;
+  mapping->ctime_ns = static_cast<int64_t>(info.st_ctim.tv_sec) * 1'000'000'000 + info.st_ctim.tv_nsec;
   mapping->inode = static_cast<uint64_t>(info.st_ino);
   if (mapping->bytes > 0) {
     void* mapped = ::mmap(nullptr, static_cast<size_t>(mapping->bytes), PROT_READ, MAP_SHARED, fd, 0);

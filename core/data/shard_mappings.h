@@ -45,6 +45,7 @@ class ShardMappings {
     const unsigned char* data = nullptr;  // null for an empty file
     int64_t bytes = 0;
     int64_t mtime_ns = 0;  // modification time, nanoseconds since the epoch
+    int64_t ctime_ns = 0;  // status change time (any write, rename or chmod; not settable), likewise
     uint64_t inode = 0;
   };
 

@@ -54,6 +54,10 @@ bool PlainFileName(const std::string& name) {
          name.find('\0') == std::string::npos;
 }
 
+bool IsSha256Hex(const std::string& text) {
+  return text.size() == 64 && text.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
 }  // namespace
 
 json TokenManifest::ToJson() const {
@@ -156,6 +160,10 @@ StatusOr<TokenManifest> ParseTokenManifest(std::string_view text, const std::str
     RUNG_RETURN_IF_ERROR(reader.Int(entry, field + ".tokens", "tokens", &shard.tokens, 0, INT32_MAX));
     RUNG_RETURN_IF_ERROR(reader.Int(entry, field + ".bytes", "bytes", &shard.bytes, 0, INT64_MAX));
     RUNG_RETURN_IF_ERROR(reader.String(entry, field + ".sha256", "sha256", &shard.sha256));
+    if (!IsSha256Hex(shard.sha256)) {
+      return reader.Error(field + ".sha256",
+                          "'" + shard.sha256.substr(0, 80) + "' is not a SHA-256 (64 lowercase hex digits)");
+    }
     manifest.shards.push_back(std::move(shard));
   }
   auto lengths = document.find("token_byte_lengths");

@@ -70,8 +70,8 @@ struct TokenManifest {
 // Parses a manifest's text; `path` names it in errors. Errors: DATA_LOSS (the manifest is unusable)
 // naming the path and the field (not JSON, the wrong format or version, a missing or mistyped field, vocab_size outside
 // [1, 2^31), token_bytes not 2 or 4 or too narrow for the vocabulary, eot_id outside the vocabulary,
-// token_byte_lengths not one non-negative length per id, a shard name that is not a plain file name or
-// a split other than train/val, negative counts).
+// token_byte_lengths not one non-negative length per id, a shard name that is not a plain file name, a
+// split other than train/val or a sha256 that is not 64 lowercase hex digits, negative counts).
 StatusOr<TokenManifest> ParseTokenManifest(std::string_view text, const std::string& path);
 
 // Reads and parses `folder`/manifest.json. NOT_FOUND if it does not exist; else ParseTokenManifest's.

@@ -13,6 +13,7 @@
 #include "core/data/llmc_shard_format.h"
 #include "core/data/sampling.h"
 #include "core/data/shard_mappings.h"
+#include "core/data/shard_verification_record.h"
 #include "core/data/token_manifest.h"
 
 namespace rung {
@@ -27,6 +28,7 @@ struct TokenShards::ShardFile {
   int64_t token_bytes = 2;
   std::string sha256_first_mib;
   bool ids_fully_checked = false;
+  std::string sha256_verified;  // prepared folders: "now" or "cached"
 };
 
 namespace {
@@ -218,10 +220,30 @@ StatusOr<std::unique_ptr<TokenShards>> TokenShards::Open(const DataConfig& confi
 
   // Maps and checks one file, appending it to files_; its mapping goes to mappings_, which keeps at most
   // max_mapped_files of them.
-  auto map_one = [&](const std::string& file_path) -> Status {
+  // With `verify` (a prepared folder's shard), its whole SHA-256 is checked against the manifest's first
+  // unless `record` says it was in this state before.
+  ShardVerificationRecord record;
+  auto map_one = [&](const std::string& file_path, const ManifestShard* verify = nullptr) -> Status {
     auto file = std::make_unique<ShardFile>();
     file->path = file_path;
     RUNG_ASSIGN_OR_RETURN(std::shared_ptr<const ShardMappings::Mapping> mapped, ShardMappings::Map(file_path));
+    if (verify != nullptr) {
+      const ShardVerificationRecord::FileState state{mapped->bytes, mapped->mtime_ns, mapped->ctime_ns, mapped->inode,
+                                                     verify->sha256};
+      if (record.Verified(verify->file, state)) {
+        file->sha256_verified = "cached";
+      } else {
+        const std::string actual = Sha256Hex(std::string_view(reinterpret_cast<const char*>(mapped->data),
+                                                              static_cast<size_t>(mapped->bytes)));
+        if (actual != verify->sha256) {
+          return Status::DataLoss("shard " + file_path + ": its SHA-256 is " + actual + ", but " +
+                                  (fs::path(config.path) / kTokenManifestFile).string() + " says " + verify->sha256 +
+                                  " (changed since `rung-data prepare` wrote it; prepare the folder again)");
+        }
+        file->sha256_verified = "now";
+      }
+      record.Keep(verify->file, state);
+    }
     RUNG_RETURN_IF_ERROR(ReadLayout(*mapped, config, file.get()));
     RUNG_RETURN_IF_ERROR(CheckFileIds(*mapped, file.get(), config.vocab_size));
     file->index = shards->mappings_.Add(file_path, std::move(mapped));
@@ -238,17 +260,29 @@ StatusOr<std::unique_ptr<TokenShards>> TokenShards::Open(const DataConfig& confi
         if (shard.split == split) ordered.push_back(&shard);
       }
     }
+    record = ShardVerificationRecord::Load(config.path);
+    Status loaded = Status::Ok();
     for (const ManifestShard* shard : ordered) {
       const std::string file_path = (fs::path(config.path) / shard->file).string();
-      RUNG_RETURN_IF_ERROR(map_one(file_path));
+      loaded = map_one(file_path, shard);
+      if (!loaded.ok()) break;
       const ShardFile& file = *shards->files_.back();
       if (file.tokens != shard->tokens) {
-        return Status::DataLoss("shard " + file_path + " holds " + std::to_string(file.tokens) +
-                                       " tokens, but its manifest says " + std::to_string(shard->tokens) +
-                                       " (changed since `rung-data prepare`? prepare it again)");
+        loaded = Status::DataLoss("shard " + file_path + " holds " + std::to_string(file.tokens) +
+                                  " tokens, but its manifest says " + std::to_string(shard->tokens) +
+                                  " (changed since `rung-data prepare`? prepare it again)");
+        break;
       }
       AppendSegment(shard->split == "train" ? &shards->train_ : &shards->validation_, &file, 0, file.tokens);
     }
+    // The shards verified so far are recorded even when a later one fails.
+    if (record.changed()) {
+      if (StatusOr<std::string> saved = record.Save(); !saved.ok()) {
+        std::fprintf(stderr, "rung: warning: cannot record which shards of %s are verified, so they are hashed "
+                     "again next time: %s\n", config.path.c_str(), saved.status().message().c_str());
+      }
+    }
+    RUNG_RETURN_IF_ERROR(loaded);
     shards->manifest_ = std::move(manifest);
     shards->split_ = "manifest";
   } else {
@@ -385,6 +419,7 @@ nlohmann::json TokenShards::Describe() const {
                      {"tokens", file->tokens},
                      {"sha256_first_mib", file->sha256_first_mib},
                      {"ids_checked", file->ids_fully_checked ? "all" : "sampled"}});
+    if (!file->sha256_verified.empty()) files.back()["sha256_verified"] = file->sha256_verified;
   }
   nlohmann::json description = {
       {"source", "shards"},

@@ -24,8 +24,14 @@
 //     the file's length; a raw file's size a multiple of its width); every id is < data.vocab_size. Files
 //     up to 1 GiB are scanned in full; larger ones are sampled (their first and last MiB and 256 evenly
 //     spaced 64 KiB blocks), and Describe() says which ("ids_checked": "all" | "sampled").
-//   - Provenance: hashing whole multi-GB shards is too slow for every trial start, so each file is
-//     recorded by its size and the SHA-256 of its first MiB ("sha256_first_mib").
+//   - A prepared folder's shards are hashed whole and checked against the manifest's SHA-256 (a shard
+//     edited in place is DATA_LOSS naming it, the manifest's and the file's SHA-256) the first time
+//     the folder is opened on this machine; core/data/shard_verification_record.h records which were,
+//     by size, mtime, ctime and inode, so later opens hash only what changed since.
+//   - Provenance: hashing whole multi-GB shards of other folders is too slow for every trial start, so
+//     each file is recorded by its size and the SHA-256 of its first MiB ("sha256_first_mib"); a
+//     prepared folder's files also say whether their whole SHA-256 was verified at this open ("now") or
+//     at an earlier one, the file unchanged since ("cached").
 //
 // Batches follow core/data/sampling.h; windows may cross file boundaries. loss_mask is empty. With
 // data.eval_min_doc_tokens > 0, validation windows keep to the validation documents (each starting at
@@ -68,7 +74,8 @@ class TokenShards : public BatchSource {
   //   NOT_FOUND: a path does not exist, a folder holds no *.bin file, a shard cannot be opened.
   //   DATA_LOSS (the data is unusable): a file whose layout is wrong (ReadShardLayout), an id >=
   //     vocab_size (naming the file and token and byte offsets), a manifest that does not parse
-  //     (ParseTokenManifest) or lacks a split, a shard whose token count disagrees with its manifest.
+  //     (ParseTokenManifest) or lacks a split, a shard whose SHA-256 or token count disagrees with its
+  //     manifest.
   //   INVALID_ARGUMENT (the config is wrong): token_bytes other than 2 or 4, an unknown format,
   //     vocab_size <= 0, a config that disagrees with the manifest (vocab_size, eot_token, val_path), a
   //     folder with files named for each split and for neither, a split shorter than seq_len + 1
@@ -86,7 +93,7 @@ class TokenShards : public BatchSource {
   //  "format", "split": "manifest" | "val_path" | "file_names" | "tail_fraction", "val_fraction",
   //  "tokens": {"train", "validation"},
   //  "files": [{"path", "bytes", "format": "llmc" | "raw", "token_bytes", "tokens", "sha256_first_mib",
-  //             "ids_checked"}],
+  //             "ids_checked", "sha256_verified": "now" | "cached" (prepared folders only)}],
   //  "manifest": {"tokenizer_sha256", "tokenizer_type", "eot_id", "sources"} (prepared folders)}
   nlohmann::json Describe() const override;
 

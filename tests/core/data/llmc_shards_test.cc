@@ -1,11 +1,14 @@
 // llm.c shards (core/data/llmc_shard_format.h) as TokenShards reads them under data.format, prepared
 // folders read through their manifest, and the long-document evaluation filter (data.eval_min_doc_tokens).
+#include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "core/common/sha256.h"
 #include "core/data/llmc_shard_format.h"
 #include "core/data/token_manifest.h"
 #include "core/data/token_shards.h"
@@ -222,17 +225,18 @@ TEST(LlmcShardTest, FilesNamedForOneSplitOnlyAreCutByTheTailFraction) {
 // A prepared folder: train and val shards and their manifest, as rung-data prepare writes them.
 void WritePreparedFolder(const TempFolder& folder, const std::vector<uint32_t>& train, const std::vector<uint32_t>& val,
                          int64_t vocab_size, int64_t eot_id) {
-  WriteBytes(folder / "prepared/train_000000.bin",
-             LlmcShardHeader(static_cast<int64_t>(train.size()), 2) + TokenBytes(train, 2));
-  WriteBytes(folder / "prepared/val_000000.bin", LlmcShardHeader(static_cast<int64_t>(val.size()), 2) + TokenBytes(val, 2));
+  const std::string train_bytes = LlmcShardHeader(static_cast<int64_t>(train.size()), 2) + TokenBytes(train, 2);
+  const std::string val_bytes = LlmcShardHeader(static_cast<int64_t>(val.size()), 2) + TokenBytes(val, 2);
+  WriteBytes(folder / "prepared/train_000000.bin", train_bytes);
+  WriteBytes(folder / "prepared/val_000000.bin", val_bytes);
   TokenManifest manifest;
   manifest.tokenizer_file = "tokenizer.model";
   manifest.tokenizer_sha256 = std::string(64, 'a');
   manifest.tokenizer_type = "bpe";
   manifest.vocab_size = vocab_size;
   manifest.eot_id = eot_id;
-  manifest.shards = {{"train_000000.bin", "train", 1, static_cast<int64_t>(train.size()), 10, ""},
-                     {"val_000000.bin", "val", 1, static_cast<int64_t>(val.size()), 10, ""}};
+  manifest.shards = {{"train_000000.bin", "train", 1, static_cast<int64_t>(train.size()), 10, Sha256Hex(train_bytes)},
+                     {"val_000000.bin", "val", 1, static_cast<int64_t>(val.size()), 10, Sha256Hex(val_bytes)}};
   manifest.token_byte_lengths.assign(static_cast<size_t>(vocab_size), 3);
   WriteBytes(folder / "prepared/manifest.json", manifest.ToJson().dump());
 }
@@ -262,6 +266,71 @@ TEST(PreparedFolderTest, ConfigThatDisagreesWithTheManifestIsAnError) {
   config.eot_token = 5;
   message = OpenError(config, StatusCode::kInvalidArgument);
   EXPECT_NE(message.find("set data.eot_token: 0"), std::string::npos) << message;
+}
+
+// Opens `config`: whether each shard's whole SHA-256 was checked at this open or an earlier one, in
+// Describe()'s order ("train", then "val").
+std::vector<std::string> VerifiedAt(const DataConfig& config) {
+  auto shards = data_test::OpenedOrNull(TokenShards::Open(config, 0));
+  if (shards == nullptr) return {"not opened"};
+  std::vector<std::string> verified;
+  const nlohmann::json description = shards->Describe();
+  for (const auto& file : description["files"]) verified.push_back(file.value("sha256_verified", "absent"));
+  return verified;
+}
+
+using Verified = std::vector<std::string>;
+
+TEST(PreparedFolderTest, AShardEditedInPlaceIsDataLossNamingItAndBothDigests) {
+  TempFolder folder;
+  WritePreparedFolder(folder, Ramp(0, 400, 100), Ramp(7, 100, 100), 100, 0);
+  const DataConfig config = ShardConfig(folder / "prepared", 100);
+  EXPECT_EQ(VerifiedAt(config), Verified({"now", "now"}));
+  EXPECT_EQ(VerifiedAt(config), Verified({"cached", "cached"}));  // recorded beside the shards
+  const std::string record = ReadBytes(folder / "prepared/.rung-verified.json");
+  WriteBytes(folder / "prepared/.rung-verified.json", "{\"format\": \"rung-shard-verification\", \"shards\": [");
+  EXPECT_EQ(VerifiedAt(config), Verified({"now", "now"}));  // a garbled record vouches for nothing
+  EXPECT_EQ(ReadBytes(folder / "prepared/.rung-verified.json"), record);
+
+  // Same size, ten tokens changed, as an edit some time after the open leaves it.
+  const std::string shard = folder / "prepared/train_000000.bin";
+  const std::string original = ReadBytes(shard);
+  std::string edited = original;
+  for (int t = 0; t < 10; ++t) edited[1024 + 2 * (100 + t)] ^= 1;
+  const auto written = std::filesystem::last_write_time(shard);
+  WriteBytes(shard, edited);
+  std::filesystem::last_write_time(shard, written + std::chrono::seconds(1));
+  const std::string message = OpenError(config);
+  EXPECT_NE(message.find("shard " + shard + ": its SHA-256 is " + Sha256Hex(edited) + ", but " +
+                         (folder / "prepared/manifest.json") + " says " + Sha256Hex(original)),
+            std::string::npos)
+      << message;
+
+  // Even with its modification time put back, the edit is seen (its status change time moved).
+  std::filesystem::last_write_time(shard, written);
+  OpenError(config);
+
+  WriteBytes(shard, original);
+  EXPECT_EQ(VerifiedAt(config), Verified({"now", "cached"}));
+}
+
+TEST(PreparedFolderTest, AFolderThatCannotTakeTheRecordKeepsItInTheUserCache) {
+  TempFolder folder;
+  WritePreparedFolder(folder, Ramp(0, 400, 100), Ramp(7, 100, 100), 100, 0);
+  // A folder in the record's way: nothing can be renamed over it (whoever runs the test).
+  std::filesystem::create_directories(folder / "prepared/.rung-verified.json");
+  const char* saved = std::getenv("XDG_CACHE_HOME");
+  const std::string previous = saved == nullptr ? "" : saved;
+  ::setenv("XDG_CACHE_HOME", (folder / "cache").c_str(), 1);
+  const DataConfig config = ShardConfig(folder / "prepared", 100);
+  EXPECT_EQ(VerifiedAt(config), Verified({"now", "now"}));
+  EXPECT_EQ(VerifiedAt(config), Verified({"cached", "cached"}));
+  EXPECT_FALSE(std::filesystem::is_empty(folder / "cache/rung/verified-shards"));
+  if (saved == nullptr) {
+    ::unsetenv("XDG_CACHE_HOME");
+  } else {
+    ::setenv("XDG_CACHE_HOME", previous.c_str(), 1);
+  }
 }
 
 TEST(PreparedFolderTest, HostileManifestsAreDataLossNamingTheField) {
