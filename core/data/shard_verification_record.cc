@@ -97,7 +97,7 @@ StatusOr<std::string> ShardVerificationRecord::Save() const {
                     {"sha256", state.sha256}};
   }
   const std::string text =
-      json{{"format", kFormat}, {"version", 1}, {"folder", folder_}, {"shards", shards}}.dump(1) + "\n";
+      json{{"format", kFormat}, {"version", 1}, {"folder", folder_}, {"shards", shards}}.dump() + "\n";
   const Status beside = WriteFileAtomically(folder_record_path(), {text});
   if (beside.ok()) return folder_record_path();
   const std::string cache = cache_record_path();
