@@ -87,6 +87,8 @@ json TokenManifest::ToJson() const {
           {"shard_tokens", shard_tokens},
           {"split_on", split_on},
           {"text_field", text_field},
+          {"max_document_bytes", max_document_bytes},
+          {"documents_split", documents_split},
           {"shards", shard_list},
           {"token_byte_lengths", token_byte_lengths}};
 }
@@ -129,6 +131,14 @@ StatusOr<TokenManifest> ParseTokenManifest(std::string_view text, const std::str
   }
   if (document.contains("shard_tokens")) {
     RUNG_RETURN_IF_ERROR(reader.Int(document, "shard_tokens", "shard_tokens", &manifest.shard_tokens, 0, INT32_MAX));
+  }
+  if (document.contains("max_document_bytes")) {
+    RUNG_RETURN_IF_ERROR(
+        reader.Int(document, "max_document_bytes", "max_document_bytes", &manifest.max_document_bytes, 0, INT64_MAX));
+  }
+  if (document.contains("documents_split")) {
+    RUNG_RETURN_IF_ERROR(
+        reader.Int(document, "documents_split", "documents_split", &manifest.documents_split, 0, INT64_MAX));
   }
   if (auto sources = document.find("sources"); sources != document.end()) {
     if (!sources->is_array()) return reader.Error("sources", "must be an array");

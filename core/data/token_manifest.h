@@ -11,8 +11,11 @@
 //    "tokenizer": {"file": "tokenizer.model", "sha256", "type": "bpe" | "unigram", "vocab_size"},
 //    "sources": [{"path", "bytes", "sha256"}],
 //    "eot_id", "vocab_size", "token_bytes": 2 | 4, "val_fraction", "seed", "shard_tokens", "split_on",
-//    "text_field", "shards": [{"file", "split": "train" | "val", "documents", "tokens", "bytes", "sha256"}],
+//    "text_field", "max_document_bytes", "documents_split",
+//    "shards": [{"file", "split": "train" | "val", "documents", "tokens", "bytes", "sha256"}],
 //    "token_byte_lengths": [vocab_size integers]}
+// max_document_bytes and documents_split (optional, 0 when absent): documents longer than the first
+// were encoded in pieces (tools/rung-data/document_pieces.h), and how many there were.
 //
 // Shard files are named relative to the manifest's folder and must be plain names (no '/', no "..").
 //
@@ -61,6 +64,8 @@ struct TokenManifest {
   int64_t shard_tokens = 0;
   std::string split_on;    // "" when documents are files or JSON lines
   std::string text_field;  // "" unless JSON-lines input
+  int64_t max_document_bytes = 0;  // longer documents were encoded in pieces; 0: not recorded
+  int64_t documents_split = 0;     // how many were
   std::vector<ManifestShard> shards;
   std::vector<int32_t> token_byte_lengths;  // one per id
 
