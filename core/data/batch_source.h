@@ -74,8 +74,11 @@ class BatchSource {
 };
 
 // Builds the source named by config.source. `seed` seeds training-batch sampling.
-// Errors: NOT_FOUND for missing files (with the path and, for builtin, how to install it),
-// INVALID_ARGUMENT for unusable data (empty split, token id >= vocab_size, odd file size).
+// Errors: NOT_FOUND for missing files (with the path and, for builtin, how to install it); DATA_LOSS
+// for shards and manifests that are unusable (token id >= vocab_size, odd file size, a bad header or
+// manifest: TokenShards::Open) and a builtin corpus that is not the one its manifest was made from;
+// INVALID_ARGUMENT for a config the data cannot serve (an empty or too short split, a vocab_size other
+// than a manifest's).
 StatusOr<std::unique_ptr<BatchSource>> MakeBatchSource(const DataConfig& config, uint64_t seed);
 
 }  // namespace rung

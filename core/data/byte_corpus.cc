@@ -57,28 +57,28 @@ std::vector<bool> ValidationDocuments(size_t documents, uint64_t split_seed, dou
   return in_validation;
 }
 
-StatusOr<std::vector<std::string>> ListCorpusFiles(const std::string& path) {
+StatusOr<std::vector<std::string>> ListCorpusFiles(const std::string& path, const CorpusWalk& walk) {
+  const std::string named = walk.what + " '" + path + "'";
   std::error_code error;
   const fs::file_status status = fs::status(path, error);
-  if (error || !fs::exists(status)) return Status::NotFound("data.path '" + path + "' does not exist");
+  if (error || !fs::exists(status)) return Status::NotFound(named + " does not exist");
   if (fs::is_regular_file(status)) return std::vector<std::string>{path};
-  if (!fs::is_directory(status)) {
-    return Status::InvalidArgument("data.path '" + path + "' is neither a file nor a folder");
-  }
+  if (!fs::is_directory(status)) return Status::InvalidArgument(named + " is neither a file nor a folder");
   std::vector<std::string> files;
   fs::recursive_directory_iterator it(path, error), end;
   if (error) return Status::NotFound("cannot read folder '" + path + "': " + error.message());
   for (; it != end; it.increment(error)) {
     if (error) return Status::NotFound("cannot read folder '" + path + "': " + error.message());
-    if (IsHidden(it->path())) {
-      if (it->is_directory()) it.disable_recursion_pending();
+    const bool folder = it->is_directory();
+    if (IsHidden(it->path()) || (folder && walk.skip_folder && walk.skip_folder(it->path().string()))) {
+      if (folder) it.disable_recursion_pending();
       continue;
     }
     if (it->is_regular_file()) files.push_back(it->path().string());
   }
   if (error) return Status::NotFound("cannot read folder '" + path + "': " + error.message());
   std::sort(files.begin(), files.end());
-  if (files.empty()) return Status::InvalidArgument("folder '" + path + "' holds no files");
+  if (files.empty()) return Status::InvalidArgument(walk.what + " folder '" + path + "' holds no files");
   return files;
 }
 

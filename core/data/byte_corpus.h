@@ -32,6 +32,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -118,9 +119,16 @@ double DocumentSplitDraw(uint64_t split_seed, int64_t document_index);
 // are). REQUIRES: documents >= 2.
 std::vector<bool> ValidationDocuments(size_t documents, uint64_t split_seed, double val_fraction);
 
+// How ListCorpusFiles walks a folder.
+struct CorpusWalk {
+  std::string what = "data.path";  // names the path in errors ("--input" for rung-data)
+  // Folders below the path to leave out whole (with everything in them); none when unset.
+  std::function<bool(const std::string& folder)> skip_folder;
+};
+
 // The files under `path` in load order: the path itself if it is a regular file, else every regular
-// file below it (recursively, hidden names skipped), sorted by path. NOT_FOUND if the path does not
-// exist; INVALID_ARGUMENT if a folder holds no files.
-StatusOr<std::vector<std::string>> ListCorpusFiles(const std::string& path);
+// file below it (recursively, hidden names and walk.skip_folder's folders skipped), sorted by path.
+// NOT_FOUND if the path does not exist; INVALID_ARGUMENT if a folder holds no files.
+StatusOr<std::vector<std::string>> ListCorpusFiles(const std::string& path, const CorpusWalk& walk = {});
 
 }  // namespace rung

@@ -17,7 +17,7 @@ void PutInt32(std::string* bytes, size_t index, int32_t value) {
 
 StatusOr<ShardLayout> RawLayout(const std::string& path, int64_t file_bytes, int64_t token_bytes) {
   if (file_bytes % token_bytes != 0) {
-    return Status::InvalidArgument("shard " + path + " has " + std::to_string(file_bytes) +
+    return Status::DataLoss("shard " + path + " has " + std::to_string(file_bytes) +
                                    " bytes, not a multiple of the token width " + std::to_string(token_bytes) +
                                    " (byte offset " + std::to_string(file_bytes - file_bytes % token_bytes) +
                                    ": a partial token; truncated file, or the wrong data.token_bytes / data.format?)");
@@ -43,7 +43,7 @@ StatusOr<ShardLayout> ReadShardLayout(const std::string& path, std::string_view 
   const bool known_magic = magic == kLlmcMagic16 || magic == kLlmcMagic32;
   if (!known_magic) {
     if (format == "llmc") {
-      return Status::InvalidArgument(
+      return Status::DataLoss(
           "shard " + path + ": byte offset 0: " +
           (has_magic_bytes ? "magic " + std::to_string(magic) : std::string("file shorter than 4 bytes")) +
           " is not an llm.c shard header (magic " + std::to_string(kLlmcMagic16) + " or " +
@@ -52,7 +52,7 @@ StatusOr<ShardLayout> ReadShardLayout(const std::string& path, std::string_view 
     return RawLayout(path, file_bytes, raw_token_bytes);
   }
   if (file_bytes < kLlmcHeaderBytes || static_cast<int64_t>(head.size()) < kLlmcHeaderBytes) {
-    return Status::InvalidArgument("shard " + path + ": byte offset " + std::to_string(file_bytes) +
+    return Status::DataLoss("shard " + path + ": byte offset " + std::to_string(file_bytes) +
                                    ": truncated llm.c header (" + std::to_string(file_bytes) + " of " +
                                    std::to_string(kLlmcHeaderBytes) + " bytes after magic " + std::to_string(magic) +
                                    ")");
@@ -60,7 +60,7 @@ StatusOr<ShardLayout> ReadShardLayout(const std::string& path, std::string_view 
   const int32_t version = Int32At(head, 1);
   const int32_t expected_version = magic == kLlmcMagic16 ? kLlmcVersion16 : kLlmcVersion32;
   if (version != expected_version) {
-    return Status::InvalidArgument("shard " + path + ": byte offset 4: llm.c version " + std::to_string(version) +
+    return Status::DataLoss("shard " + path + ": byte offset 4: llm.c version " + std::to_string(version) +
                                    " with magic " + std::to_string(magic) + ", expected version " +
                                    std::to_string(expected_version));
   }
@@ -71,7 +71,7 @@ StatusOr<ShardLayout> ReadShardLayout(const std::string& path, std::string_view 
   layout.tokens = Int32At(head, 2);
   const int64_t payload = file_bytes - kLlmcHeaderBytes;
   if (layout.tokens < 0 || layout.tokens * layout.token_bytes != payload) {
-    return Status::InvalidArgument(
+    return Status::DataLoss(
         "shard " + path + ": byte offset 8: the llm.c header says " + std::to_string(layout.tokens) + " tokens (" +
         std::to_string(layout.tokens * layout.token_bytes) + " bytes), but the file holds " + std::to_string(payload) +
         " bytes after its header (truncated or padded file)");

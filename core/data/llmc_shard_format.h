@@ -46,8 +46,8 @@ bool IsShardFormat(std::string_view format);
 
 // The layout of a shard of `file_bytes` bytes whose first bytes are `head` (at least
 // min(file_bytes, kLlmcHeaderBytes) of them), read as `format`; `raw_token_bytes` (2 or 4) is the width
-// of a headerless file under "auto". Errors (INVALID_ARGUMENT, each naming `path` and the byte offset of
-// what is wrong): under "llmc" a file without the magic; a header shorter than 1024 bytes; a known
+// of a headerless file under "auto". Errors (DATA_LOSS: the file is not a usable shard; each names `path`
+// and the byte offset of what is wrong): under "llmc" a file without the magic; a header shorter than 1024 bytes; a known
 // magic with another version; a token count that is negative or disagrees with the file's length; a raw
 // file whose length is not a multiple of the token width.
 StatusOr<ShardLayout> ReadShardLayout(const std::string& path, std::string_view head, int64_t file_bytes,

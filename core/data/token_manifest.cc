@@ -15,7 +15,7 @@ class ManifestReader {
   ManifestReader(const json& object, std::string path) : object_(object), path_(std::move(path)) {}
 
   Status Error(const std::string& field, const std::string& message) const {
-    return Status::InvalidArgument("token manifest " + path_ + ": " + field + ": " + message);
+    return Status::DataLoss("token manifest " + path_ + ": " + field + ": " + message);
   }
 
   Status String(const json& object, const std::string& field, const std::string& key, std::string* out,
@@ -54,6 +54,10 @@ bool PlainFileName(const std::string& name) {
          name.find('\0') == std::string::npos;
 }
 
+bool IsSha256Hex(const std::string& text) {
+  return text.size() == 64 && text.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
 }  // namespace
 
 json TokenManifest::ToJson() const {
@@ -83,6 +87,8 @@ json TokenManifest::ToJson() const {
           {"shard_tokens", shard_tokens},
           {"split_on", split_on},
           {"text_field", text_field},
+          {"max_document_bytes", max_document_bytes},
+          {"documents_split", documents_split},
           {"shards", shard_list},
           {"token_byte_lengths", token_byte_lengths}};
 }
@@ -90,7 +96,7 @@ json TokenManifest::ToJson() const {
 StatusOr<TokenManifest> ParseTokenManifest(std::string_view text, const std::string& path) {
   const json document = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (document.is_discarded() || !document.is_object()) {
-    return Status::InvalidArgument("token manifest " + path + ": not a JSON object");
+    return Status::DataLoss("token manifest " + path + ": not a JSON object");
   }
   ManifestReader reader(document, path);
   TokenManifest manifest;
@@ -126,6 +132,14 @@ StatusOr<TokenManifest> ParseTokenManifest(std::string_view text, const std::str
   if (document.contains("shard_tokens")) {
     RUNG_RETURN_IF_ERROR(reader.Int(document, "shard_tokens", "shard_tokens", &manifest.shard_tokens, 0, INT32_MAX));
   }
+  if (document.contains("max_document_bytes")) {
+    RUNG_RETURN_IF_ERROR(
+        reader.Int(document, "max_document_bytes", "max_document_bytes", &manifest.max_document_bytes, 0, INT64_MAX));
+  }
+  if (document.contains("documents_split")) {
+    RUNG_RETURN_IF_ERROR(
+        reader.Int(document, "documents_split", "documents_split", &manifest.documents_split, 0, INT64_MAX));
+  }
   if (auto sources = document.find("sources"); sources != document.end()) {
     if (!sources->is_array()) return reader.Error("sources", "must be an array");
     for (size_t i = 0; i < sources->size(); ++i) {
@@ -156,6 +170,10 @@ StatusOr<TokenManifest> ParseTokenManifest(std::string_view text, const std::str
     RUNG_RETURN_IF_ERROR(reader.Int(entry, field + ".tokens", "tokens", &shard.tokens, 0, INT32_MAX));
     RUNG_RETURN_IF_ERROR(reader.Int(entry, field + ".bytes", "bytes", &shard.bytes, 0, INT64_MAX));
     RUNG_RETURN_IF_ERROR(reader.String(entry, field + ".sha256", "sha256", &shard.sha256));
+    if (!IsSha256Hex(shard.sha256)) {
+      return reader.Error(field + ".sha256",
+                          "'" + shard.sha256.substr(0, 80) + "' is not a SHA-256 (64 lowercase hex digits)");
+    }
     manifest.shards.push_back(std::move(shard));
   }
   auto lengths = document.find("token_byte_lengths");

@@ -11,8 +11,11 @@
 //    "tokenizer": {"file": "tokenizer.model", "sha256", "type": "bpe" | "unigram", "vocab_size"},
 //    "sources": [{"path", "bytes", "sha256"}],
 //    "eot_id", "vocab_size", "token_bytes": 2 | 4, "val_fraction", "seed", "shard_tokens", "split_on",
-//    "text_field", "shards": [{"file", "split": "train" | "val", "documents", "tokens", "bytes", "sha256"}],
+//    "text_field", "max_document_bytes", "documents_split",
+//    "shards": [{"file", "split": "train" | "val", "documents", "tokens", "bytes", "sha256"}],
 //    "token_byte_lengths": [vocab_size integers]}
+// max_document_bytes and documents_split (optional, 0 when absent): documents longer than the first
+// were encoded in pieces (tools/rung-data/document_pieces.h), and how many there were.
 //
 // Shard files are named relative to the manifest's folder and must be plain names (no '/', no "..").
 //
@@ -61,17 +64,19 @@ struct TokenManifest {
   int64_t shard_tokens = 0;
   std::string split_on;    // "" when documents are files or JSON lines
   std::string text_field;  // "" unless JSON-lines input
+  int64_t max_document_bytes = 0;  // longer documents were encoded in pieces; 0: not recorded
+  int64_t documents_split = 0;     // how many were
   std::vector<ManifestShard> shards;
   std::vector<int32_t> token_byte_lengths;  // one per id
 
   nlohmann::json ToJson() const;
 };
 
-// Parses a manifest's text; `path` names it in errors. Errors: INVALID_ARGUMENT naming the path and the
-// field (not JSON, the wrong format or version, a missing or mistyped field, vocab_size outside
+// Parses a manifest's text; `path` names it in errors. Errors: DATA_LOSS (the manifest is unusable)
+// naming the path and the field (not JSON, the wrong format or version, a missing or mistyped field, vocab_size outside
 // [1, 2^31), token_bytes not 2 or 4 or too narrow for the vocabulary, eot_id outside the vocabulary,
-// token_byte_lengths not one non-negative length per id, a shard name that is not a plain file name or
-// a split other than train/val, negative counts).
+// token_byte_lengths not one non-negative length per id, a shard name that is not a plain file name, a
+// split other than train/val or a sha256 that is not 64 lowercase hex digits, negative counts).
 StatusOr<TokenManifest> ParseTokenManifest(std::string_view text, const std::string& path);
 
 // Reads and parses `folder`/manifest.json. NOT_FOUND if it does not exist; else ParseTokenManifest's.

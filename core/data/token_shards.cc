@@ -1,12 +1,6 @@
 #include "core/data/token_shards.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -18,25 +12,23 @@
 #include "core/common/sha256.h"
 #include "core/data/llmc_shard_format.h"
 #include "core/data/sampling.h"
+#include "core/data/shard_mappings.h"
+#include "core/data/shard_verification_record.h"
 #include "core/data/token_manifest.h"
 
 namespace rung {
 
-// One read-only memory-mapped shard file.
-struct TokenShards::MappedFile {
+// One shard file: what the load-time checks found. Its tokens are read through mappings_.
+struct TokenShards::ShardFile {
   std::string path;
-  const unsigned char* mapping = nullptr;  // the whole file; null for an empty file
-  const unsigned char* data = nullptr;     // the first token (past an llm.c header)
+  size_t index = 0;  // in mappings_
   int64_t bytes = 0;
   ShardLayout layout;
   int64_t tokens = 0;
   int64_t token_bytes = 2;
   std::string sha256_first_mib;
   bool ids_fully_checked = false;
-
-  ~MappedFile() {
-    if (mapping != nullptr) munmap(const_cast<unsigned char*>(mapping), static_cast<size_t>(bytes));
-  }
+  std::string sha256_verified;  // prepared folders: "now" or "cached"
 };
 
 namespace {
@@ -54,50 +46,34 @@ inline int64_t DecodeToken(const unsigned char* p, int64_t token_bytes) {
                               (uint32_t{p[3]} << 24));
 }
 
-StatusOr<std::unique_ptr<TokenShards::MappedFile>> MapFile(const std::string& path, const DataConfig& config) {
-  auto file = std::make_unique<TokenShards::MappedFile>();
-  file->path = path;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return Status::NotFound("cannot open shard " + path + ": " + std::strerror(errno));
-  }
-  struct stat info {};
-  if (::fstat(fd, &info) != 0) {
-    const int error = errno;
-    ::close(fd);
-    return Status::Internal("cannot stat shard " + path + ": " + std::strerror(error));
-  }
-  file->bytes = static_cast<int64_t>(info.st_size);
-  if (file->bytes > 0) {
-    void* mapped = ::mmap(nullptr, static_cast<size_t>(file->bytes), PROT_READ, MAP_SHARED, fd, 0);
-    if (mapped == MAP_FAILED) {
-      const int error = errno;
-      ::close(fd);
-      return Status::Internal("cannot mmap shard " + path + ": " + std::strerror(error));
-    }
-    file->mapping = static_cast<const unsigned char*>(mapped);
-  }
-  ::close(fd);
-  const std::string_view head(reinterpret_cast<const char*>(file->mapping),
+// Reads a mapped file's layout and the SHA-256 of its first MiB into *file.
+Status ReadLayout(const ShardMappings::Mapping& mapped, const DataConfig& config, TokenShards::ShardFile* file) {
+  file->bytes = mapped.bytes;
+  const std::string_view head(reinterpret_cast<const char*>(mapped.data),
                               static_cast<size_t>(std::min(file->bytes, kLlmcHeaderBytes)));
-  RUNG_ASSIGN_OR_RETURN(file->layout, ReadShardLayout(path, head, file->bytes, config.format, config.token_bytes));
-  file->data = file->mapping == nullptr ? nullptr : file->mapping + file->layout.header_bytes;
+  RUNG_ASSIGN_OR_RETURN(file->layout, ReadShardLayout(file->path, head, file->bytes, config.format, config.token_bytes));
   file->tokens = file->layout.tokens;
   file->token_bytes = file->layout.token_bytes;
   file->sha256_first_mib = Sha256Hex(
-      std::string_view(reinterpret_cast<const char*>(file->mapping), static_cast<size_t>(std::min(file->bytes, kMiB))));
-  return file;
+      std::string_view(reinterpret_cast<const char*>(mapped.data), static_cast<size_t>(std::min(file->bytes, kMiB))));
+  return Status::Ok();
 }
 
-// INVALID_ARGUMENT naming the first id >= vocab_size among tokens [first, first + count) of a file.
-Status CheckIds(const TokenShards::MappedFile& file, int64_t first, int64_t count, int64_t vocab_size) {
+// The first token of a mapped file.
+inline const unsigned char* TokenData(const ShardMappings::Mapping& mapped, const TokenShards::ShardFile& file) {
+  return mapped.data == nullptr ? nullptr : mapped.data + file.layout.header_bytes;
+}
+
+// DATA_LOSS naming the first id >= vocab_size among tokens [first, first + count) of a file.
+Status CheckIds(const unsigned char* data, const TokenShards::ShardFile& file, int64_t first, int64_t count,
+                int64_t vocab_size) {
   const int64_t token_bytes = file.token_bytes;
-  const unsigned char* p = file.data + first * token_bytes;
+  const unsigned char* p = data + first * token_bytes;
   for (int64_t t = 0; t < count; ++t, p += token_bytes) {
     const int64_t id = DecodeToken(p, token_bytes);
     if (id >= vocab_size) {
       const int64_t offset = first + t;
-      return Status::InvalidArgument("shard " + file.path + ": token id " + std::to_string(id) + " at token offset " +
+      return Status::DataLoss("shard " + file.path + ": token id " + std::to_string(id) + " at token offset " +
                                      std::to_string(offset) + " (byte offset " +
                                      std::to_string(file.layout.header_bytes + offset * token_bytes) +
                                      ") is >= data.vocab_size = " +
@@ -108,28 +84,72 @@ Status CheckIds(const TokenShards::MappedFile& file, int64_t first, int64_t coun
 }
 
 // Scans every id of files up to kFullScanLimitBytes; samples larger ones (see the header).
-Status CheckFileIds(TokenShards::MappedFile* file, int64_t vocab_size) {
+Status CheckFileIds(const ShardMappings::Mapping& mapped, TokenShards::ShardFile* file, int64_t vocab_size) {
+  const unsigned char* data = TokenData(mapped, *file);
   const int64_t token_bytes = file->token_bytes;
   if (file->bytes <= kFullScanLimitBytes) {
     file->ids_fully_checked = true;
-    return CheckIds(*file, 0, file->tokens, vocab_size);
+    return CheckIds(data, *file, 0, file->tokens, vocab_size);
   }
   const int64_t edge_tokens = kMiB / token_bytes;
-  RUNG_RETURN_IF_ERROR(CheckIds(*file, 0, edge_tokens, vocab_size));
-  RUNG_RETURN_IF_ERROR(CheckIds(*file, file->tokens - edge_tokens, edge_tokens, vocab_size));
+  RUNG_RETURN_IF_ERROR(CheckIds(data, *file, 0, edge_tokens, vocab_size));
+  RUNG_RETURN_IF_ERROR(CheckIds(data, *file, file->tokens - edge_tokens, edge_tokens, vocab_size));
   const int64_t block_tokens = kSampledBlockBytes / token_bytes;
   for (int64_t block = 0; block < kSampledBlocks; ++block) {
     const int64_t first = (file->tokens - block_tokens) / (kSampledBlocks - 1) * block;
-    RUNG_RETURN_IF_ERROR(CheckIds(*file, first, block_tokens, vocab_size));
+    RUNG_RETURN_IF_ERROR(CheckIds(data, *file, first, block_tokens, vocab_size));
   }
   return Status::Ok();
 }
 
-void AppendSegment(TokenShards::Stream* stream, const TokenShards::MappedFile* file, int64_t first, int64_t tokens) {
+void AppendSegment(TokenShards::Stream* stream, const TokenShards::ShardFile* file, int64_t first, int64_t tokens) {
   if (tokens <= 0) return;
   stream->starts.push_back(stream->tokens);
   stream->segments.push_back({file, first, tokens});
   stream->tokens += tokens;
+}
+
+// What a shard's file name says it holds, the way llm.c names its splits: a part of the name before
+// ".bin", cut at '_', '-' and '.', that is "val" or "train" (fineweb_val_000000.bin,
+// tinyshakespeare_train.bin, val_000000.bin). A name with both or neither says nothing.
+enum class NamedSplit { kNone, kTrain, kVal };
+
+NamedSplit SplitNamed(const std::string& path) {
+  const std::string stem = fs::path(path).stem().string();
+  bool train = false, val = false;
+  for (size_t begin = 0; begin <= stem.size();) {
+    size_t end = stem.find_first_of("_-.", begin);
+    if (end == std::string::npos) end = stem.size();
+    const std::string_view part(stem.data() + begin, end - begin);
+    train = train || part == "train";
+    val = val || part == "val";
+    begin = end + 1;
+  }
+  return train == val ? NamedSplit::kNone : train ? NamedSplit::kTrain : NamedSplit::kVal;
+}
+
+// Splits the files of a folder by their names (SplitNamed) when some are named train and some val:
+// true, with the two lists in order. False, lists untouched, when only one kind is named.
+// INVALID_ARGUMENT when files named for each split sit beside files named for neither.
+StatusOr<bool> SplitByFileNames(const std::string& folder, const std::vector<std::string>& paths,
+                                std::vector<std::string>* train, std::vector<std::string>* val) {
+  std::vector<std::string> named[3];
+  for (const std::string& path : paths) named[static_cast<int>(SplitNamed(path))].push_back(path);
+  const std::vector<std::string>& unnamed = named[static_cast<int>(NamedSplit::kNone)];
+  if (named[static_cast<int>(NamedSplit::kTrain)].empty() || named[static_cast<int>(NamedSplit::kVal)].empty()) {
+    return false;
+  }
+  if (!unnamed.empty()) {
+    return Status::InvalidArgument(
+        "shard folder '" + folder + "' holds files named for the train and val splits (" +
+        fs::path(named[static_cast<int>(NamedSplit::kTrain)].front()).filename().string() + ", " +
+        fs::path(named[static_cast<int>(NamedSplit::kVal)].front()).filename().string() + ") and " +
+        std::to_string(unnamed.size()) + " named for neither (" + fs::path(unnamed.front()).filename().string() +
+        "): move those out, or give the validation files as data.val_path");
+  }
+  *train = std::move(named[static_cast<int>(NamedSplit::kTrain)]);
+  *val = std::move(named[static_cast<int>(NamedSplit::kVal)]);
+  return true;
 }
 
 // A prepared folder's manifest agrees with the data block that reads it.
@@ -152,7 +172,7 @@ Status CheckAgainstManifest(const DataConfig& config, const TokenManifest& manif
   bool has_train = false, has_val = false;
   for (const ManifestShard& shard : manifest.shards) (shard.split == "train" ? has_train : has_val) = true;
   if (!has_train || !has_val) {
-    return Status::InvalidArgument(where + " lists no " + std::string(has_train ? "val" : "train") +
+    return Status::DataLoss(where + " lists no " + std::string(has_train ? "val" : "train") +
                                    " shard (prepare with more documents, or another --val-fraction)");
   }
   return Status::Ok();
@@ -175,9 +195,11 @@ StatusOr<std::vector<std::string>> ListShardFiles(const std::string& path) {
   return files;
 }
 
+TokenShards::TokenShards(size_t max_mapped_files) : mappings_(max_mapped_files) {}
 TokenShards::~TokenShards() = default;
 
-StatusOr<std::unique_ptr<TokenShards>> TokenShards::Open(const DataConfig& config, uint64_t seed) {
+StatusOr<std::unique_ptr<TokenShards>> TokenShards::Open(const DataConfig& config, uint64_t seed,
+                                                         const TokenShardsOptions& options) {
   if (config.token_bytes != 2 && config.token_bytes != 4) {
     return Status::InvalidArgument("data.token_bytes must be 2 (uint16) or 4 (uint32), got " +
                                    std::to_string(config.token_bytes));
@@ -188,22 +210,44 @@ StatusOr<std::unique_ptr<TokenShards>> TokenShards::Open(const DataConfig& confi
   if (config.vocab_size <= 0 || config.vocab_size > INT32_MAX) {
     return Status::InvalidArgument("data.vocab_size must lie in [1, 2^31), got " + std::to_string(config.vocab_size));
   }
-  std::unique_ptr<TokenShards> shards(new TokenShards());
+  if (options.max_mapped_files < 1) {
+    return Status::InvalidArgument("max_mapped_files must be at least 1, got " + std::to_string(options.max_mapped_files));
+  }
+  std::unique_ptr<TokenShards> shards(new TokenShards(static_cast<size_t>(options.max_mapped_files)));
   shards->config_ = config;
   shards->seed_ = seed;
   shards->vocab_size_ = config.vocab_size;
 
-  // Maps and checks one file, appending it to files_.
-  auto map_one = [&](const std::string& file_path) -> Status {
-    RUNG_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file, MapFile(file_path, config));
-    RUNG_RETURN_IF_ERROR(CheckFileIds(file.get(), config.vocab_size));
+  // Maps and checks one file, appending it to files_; its mapping goes to mappings_, which keeps at most
+  // max_mapped_files of them.
+  // With `verify` (a prepared folder's shard), its whole SHA-256 is checked against the manifest's first
+  // unless `record` says it was in this state before.
+  ShardVerificationRecord record;
+  auto map_one = [&](const std::string& file_path, const ManifestShard* verify = nullptr) -> Status {
+    auto file = std::make_unique<ShardFile>();
+    file->path = file_path;
+    RUNG_ASSIGN_OR_RETURN(std::shared_ptr<const ShardMappings::Mapping> mapped, ShardMappings::Map(file_path));
+    if (verify != nullptr) {
+      const ShardVerificationRecord::FileState state{mapped->bytes, mapped->mtime_ns, mapped->ctime_ns, mapped->inode,
+                                                     verify->sha256};
+      if (record.Verified(verify->file, state)) {
+        file->sha256_verified = "cached";
+      } else {
+        const std::string actual = Sha256Hex(std::string_view(reinterpret_cast<const char*>(mapped->data),
+                                                              static_cast<size_t>(mapped->bytes)));
+        if (actual != verify->sha256) {
+          return Status::DataLoss("shard " + file_path + ": its SHA-256 is " + actual + ", but " +
+                                  (fs::path(config.path) / kTokenManifestFile).string() + " says " + verify->sha256 +
+                                  " (changed since `rung-data prepare` wrote it; prepare the folder again)");
+        }
+        file->sha256_verified = "now";
+      }
+      record.Keep(verify->file, state);
+    }
+    RUNG_RETURN_IF_ERROR(ReadLayout(*mapped, config, file.get()));
+    RUNG_RETURN_IF_ERROR(CheckFileIds(*mapped, file.get(), config.vocab_size));
+    file->index = shards->mappings_.Add(file_path, std::move(mapped));
     shards->files_.push_back(std::move(file));
-    return Status::Ok();
-  };
-  // Maps and checks every file of `path`.
-  auto map_all = [&](const std::string& path) -> Status {
-    RUNG_ASSIGN_OR_RETURN(const std::vector<std::string> paths, ListShardFiles(path));
-    for (const std::string& file_path : paths) RUNG_RETURN_IF_ERROR(map_one(file_path));
     return Status::Ok();
   };
 
@@ -216,30 +260,53 @@ StatusOr<std::unique_ptr<TokenShards>> TokenShards::Open(const DataConfig& confi
         if (shard.split == split) ordered.push_back(&shard);
       }
     }
+    record = ShardVerificationRecord::Load(config.path);
+    Status loaded = Status::Ok();
     for (const ManifestShard* shard : ordered) {
       const std::string file_path = (fs::path(config.path) / shard->file).string();
-      RUNG_RETURN_IF_ERROR(map_one(file_path));
-      const MappedFile& file = *shards->files_.back();
+      loaded = map_one(file_path, shard);
+      if (!loaded.ok()) break;
+      const ShardFile& file = *shards->files_.back();
       if (file.tokens != shard->tokens) {
-        return Status::InvalidArgument("shard " + file_path + " holds " + std::to_string(file.tokens) +
-                                       " tokens, but its manifest says " + std::to_string(shard->tokens) +
-                                       " (changed since `rung-data prepare`? prepare it again)");
+        loaded = Status::DataLoss("shard " + file_path + " holds " + std::to_string(file.tokens) +
+                                  " tokens, but its manifest says " + std::to_string(shard->tokens) +
+                                  " (changed since `rung-data prepare`? prepare it again)");
+        break;
       }
       AppendSegment(shard->split == "train" ? &shards->train_ : &shards->validation_, &file, 0, file.tokens);
     }
-    shards->manifest_ = std::move(manifest);
-  } else {
-    RUNG_RETURN_IF_ERROR(map_all(config.path));
-    const size_t train_end = shards->files_.size();
-    if (!config.val_path.empty()) {
-      RUNG_RETURN_IF_ERROR(map_all(config.val_path));
-      for (size_t f = 0; f < train_end; ++f) {
-        AppendSegment(&shards->train_, shards->files_[f].get(), 0, shards->files_[f]->tokens);
+    // The shards verified so far are recorded even when a later one fails.
+    if (record.changed()) {
+      if (StatusOr<std::string> saved = record.Save(); !saved.ok()) {
+        std::fprintf(stderr, "rung: warning: cannot record which shards of %s are verified, so they are hashed "
+                     "again next time: %s\n", config.path.c_str(), saved.status().message().c_str());
       }
-      for (size_t f = train_end; f < shards->files_.size(); ++f) {
-        AppendSegment(&shards->validation_, shards->files_[f].get(), 0, shards->files_[f]->tokens);
+    }
+    RUNG_RETURN_IF_ERROR(loaded);
+    shards->manifest_ = std::move(manifest);
+    shards->split_ = "manifest";
+  } else {
+    RUNG_ASSIGN_OR_RETURN(const std::vector<std::string> paths, ListShardFiles(config.path));
+    std::vector<std::string> train_paths, val_paths;
+    if (!config.val_path.empty()) {
+      train_paths = paths;
+      RUNG_ASSIGN_OR_RETURN(val_paths, ListShardFiles(config.val_path));
+      shards->split_ = "val_path";
+    } else {
+      RUNG_ASSIGN_OR_RETURN(const bool by_names, SplitByFileNames(config.path, paths, &train_paths, &val_paths));
+      shards->split_ = by_names ? "file_names" : "tail_fraction";
+    }
+    if (shards->split_ != "tail_fraction") {
+      for (const std::string& file_path : train_paths) {
+        RUNG_RETURN_IF_ERROR(map_one(file_path));
+        AppendSegment(&shards->train_, shards->files_.back().get(), 0, shards->files_.back()->tokens);
+      }
+      for (const std::string& file_path : val_paths) {
+        RUNG_RETURN_IF_ERROR(map_one(file_path));
+        AppendSegment(&shards->validation_, shards->files_.back().get(), 0, shards->files_.back()->tokens);
       }
     } else {
+      for (const std::string& file_path : paths) RUNG_RETURN_IF_ERROR(map_one(file_path));
       int64_t total = 0;
       for (const auto& file : shards->files_) total += file->tokens;
       const auto held_out = static_cast<int64_t>(std::llround(static_cast<double>(total) * config.val_fraction));
@@ -270,7 +337,9 @@ StatusOr<std::unique_ptr<TokenShards>> TokenShards::Open(const DataConfig& confi
     const Stream& validation = shards->validation_;
     for (size_t s = 0; s < validation.segments.size(); ++s) {
       const Segment& run = validation.segments[s];
-      const unsigned char* p = run.file->data + run.first_token * run.file->token_bytes;
+      RUNG_ASSIGN_OR_RETURN(std::shared_ptr<const ShardMappings::Mapping> mapped,
+                            shards->mappings_.Get(run.file->index));
+      const unsigned char* p = TokenData(*mapped, *run.file) + run.first_token * run.file->token_bytes;
       for (int64_t t = 0; t < run.tokens; ++t, p += run.file->token_bytes) {
         if (DecodeToken(p, run.file->token_bytes) == config.eot_token) starts.push_back(validation.starts[s] + t);
       }
@@ -301,7 +370,12 @@ void TokenShards::CopyTokens(const Stream& stream, int64_t start, int64_t count,
     const Segment& run = stream.segments[segment];
     const int64_t take = std::min(count, run.tokens - offset);
     const int64_t token_bytes = run.file->token_bytes;
-    const unsigned char* p = run.file->data + (run.first_token + offset) * token_bytes;
+    StatusOr<std::shared_ptr<const ShardMappings::Mapping>> mapped = mappings_.Get(run.file->index);
+    if (!mapped.ok()) {
+      std::fprintf(stderr, "rung: %s\n", mapped.status().ToString().c_str());
+      std::abort();
+    }
+    const unsigned char* p = TokenData(**mapped, *run.file) + (run.first_token + offset) * token_bytes;
     for (int64_t t = 0; t < take; ++t, p += token_bytes) {
       const int64_t id = DecodeToken(p, token_bytes);
       if (id >= vocab_size_) {
@@ -345,8 +419,8 @@ nlohmann::json TokenShards::Describe() const {
                      {"tokens", file->tokens},
                      {"sha256_first_mib", file->sha256_first_mib},
                      {"ids_checked", file->ids_fully_checked ? "all" : "sampled"}});
+    if (!file->sha256_verified.empty()) files.back()["sha256_verified"] = file->sha256_verified;
   }
-  const std::string split = manifest_ ? "manifest" : config_.val_path.empty() ? "tail_fraction" : "val_path";
   nlohmann::json description = {
       {"source", "shards"},
       {"path", config_.path},
@@ -354,7 +428,7 @@ nlohmann::json TokenShards::Describe() const {
       {"format", config_.format},
       {"token_bytes", config_.token_bytes},
       {"vocab_size", vocab_size_},
-      {"split", split},
+      {"split", split_},
       {"val_fraction", config_.val_fraction},
       {"tokens", {{"train", SplitTokens(Split::kTrain)}, {"validation", SplitTokens(Split::kValidation)}}},
       {"files", files},

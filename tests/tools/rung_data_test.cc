@@ -1,13 +1,19 @@
 // rung-data end to end, as a user runs it: the real binary on real text, its shards read back by an
 // independent reader (a few lines of Python reading the llm.c header), decoded by Debian's spm_decode,
 // and by rung's own TokenShards through the manifest.
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
+#include "core/common/folder_lock.h"
 #include "core/data/token_shards.h"
 #include "tests/core/data/test_files.h"
 
@@ -142,6 +148,156 @@ TEST(RungDataTest, BadInputIsAClearErrorNamingFileAndOffsetAndWritesNothing) {
   run = RunCommand(kBinary + " prepare --help");
   EXPECT_EQ(run.exit_code, 0);
   EXPECT_NE(run.output.find("--shard-tokens"), std::string::npos) << run.output;
+}
+
+// The files a folder holds (hidden ones too), sorted; none if it does not exist.
+std::vector<std::string> FilesIn(const std::string& folder) {
+  std::vector<std::string> names;
+  std::error_code error;
+  for (std::filesystem::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
+    names.push_back(it->path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// A tokenizer trained on the corpus, and its command line's start for prepare.
+std::string TrainedPrepare(const TempFolder& folder) {
+  WriteCorpus(folder);
+  const CommandRun train = RunCommand(kBinary + " tokenizer train --input " + (folder / "train.txt") +
+                                      " --vocab-size 400 --seed 3 --threads 1 --out " + (folder / "tok"));
+  EXPECT_EQ(train.exit_code, 0) << train.output;
+  return kBinary + " prepare --tokenizer " + (folder / "tok/tokenizer.model") + " ";
+}
+
+TEST(RungDataTest, ASecondPrepareIntoAFolderBeingWrittenIsRefusedAndWritesNothing) {
+  TempFolder folder;
+  const std::string prepare = TrainedPrepare(folder);
+  std::filesystem::create_directories(folder / "out");
+  {
+    // What a first prepare holds while it writes (the test is that process here).
+    StatusOr<FolderLock> first = FolderLock::Acquire(folder / "out", "rung-data prepare");
+    ASSERT_TRUE(first.ok()) << first.status().ToString();
+    const CommandRun second = RunCommand(prepare + "--input " + (folder / "docs") + " --out " + (folder / "out"));
+    EXPECT_EQ(second.exit_code, 2) << second.output;
+    EXPECT_NE(second.output.find("rung-data: UNAVAILABLE: another rung-data prepare is writing " + (folder / "out") +
+                                 " (pid " + std::to_string(::getpid()) + ")"),
+              std::string::npos)
+        << second.output;
+    EXPECT_EQ(FilesIn(folder / "out"), std::vector<std::string>{".rung-lock"});
+  }
+  const CommandRun alone = RunCommand(prepare + "--input " + (folder / "docs") + " --out " + (folder / "out"));
+  EXPECT_EQ(alone.exit_code, 0) << alone.output;
+}
+
+TEST(RungDataTest, BadUsageExitsTwoWithAMessageNamingTheFlagAndWritesNothing) {
+  TempFolder folder;
+  const std::string prepare = TrainedPrepare(folder);
+  WriteBytes(folder / "a-file", "not a folder");
+  const std::string train = kBinary + " tokenizer train --input " + (folder / "train.txt") + " ";
+  const std::string docs = "--input " + (folder / "docs") + " ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {train + "--vocab-size 1 --out " + (folder / "t1"), "--vocab-size must lie in [260, 2^24]"},
+      {train + "--vocab-size 400 --threads 0 --out " + (folder / "t2"),
+       "--threads must lie in [1, 128] for tokenizer training, got 0"},
+      {train + "--vocab-size 400 --out " + (folder / "a-file"), "--out " + (folder / "a-file") + " is a file"},
+      {prepare + docs + "--val-fraction 0 --out " + (folder / "p1"), "--val-fraction must lie in (0, 1), got 0"},
+      {prepare + docs + "--threads -1 --out " + (folder / "p2"), "--threads must lie in [0, 1024]"},
+      {prepare + docs + "--max-document-bytes 3 --out " + (folder / "p3"), "--max-document-bytes must be at least 4"},
+      {prepare + docs + "--out " + (folder / "a-file"), "--out " + (folder / "a-file") + " is a file, not a folder"},
+      {prepare + docs + "--out " + (folder / "a-file/below"),
+       "--out " + (folder / "a-file/below") + ": " + (folder / "a-file") + " is a file, not a folder"},
+      {prepare + docs + "--split-on '\\x' --out " + (folder / "p4"),
+       "--split-on '\\x': '\\x' at byte offset 0 is not an escape (the escapes are \\n, \\t, \\f, \\r and "
+       "\\\\)"},
+      {prepare + docs + "--split-on 'end\\' --out " + (folder / "p5"), "--split-on 'end\\': a lone backslash ends it"},
+  };
+  for (const auto& [command, message] : cases) {
+    const CommandRun run = RunCommand(command);
+    EXPECT_EQ(run.exit_code, 2) << command << "\n" << run.output;
+    EXPECT_NE(run.output.find("rung-data: INVALID_ARGUMENT: " + message), std::string::npos)
+        << command << "\n" << run.output;
+  }
+  for (const char* out : {"t1", "t2", "p1", "p2", "p3", "p4", "p5"}) EXPECT_TRUE(FilesIn(folder / out).empty()) << out;
+  EXPECT_EQ(ReadBytes(folder / "a-file"), "not a folder");
+}
+
+TEST(RungDataTest, AVocabularyTooSmallForTheTextSaysTheLeastSentencePieceTrains) {
+  TempFolder folder;
+  WriteCorpus(folder);
+  for (const char* type : {"bpe", "unigram"}) {
+    const std::string train = kBinary + " tokenizer train --input " + (folder / "train.txt") + " --type " + type +
+                              " --threads 1 --out " + (folder / type) + " --vocab-size ";
+    const CommandRun small = RunCommand(train + "260");
+    EXPECT_EQ(small.exit_code, 2) << small.output;
+    const std::string said =
+        "is too small for these documents: a " + std::string(type) + " tokenizer of them needs at least ";
+    const size_t at = small.output.find(said);
+    ASSERT_NE(at, std::string::npos) << small.output;
+    const int least = std::atoi(small.output.c_str() + at + said.size());
+    EXPECT_GT(least, 260) << small.output;
+    EXPECT_EQ(RunCommand(train + std::to_string(least - 1)).exit_code, 2);
+    const CommandRun enough = RunCommand(train + std::to_string(least));
+    EXPECT_EQ(enough.exit_code, 0) << enough.output;  // SentencePiece trains at exactly the least
+  }
+}
+
+TEST(RungDataTest, AnOutputFolderInsideTheInputIsNotReadAsText) {
+  TempFolder folder;
+  WriteCorpus(folder);
+  // The documents, the tokenizer and the prepared shards all in one folder, prepared twice.
+  const CommandRun train = RunCommand(kBinary + " tokenizer train --input " + (folder / "train.txt") +
+                                      " --vocab-size 400 --threads 1 --out " + (folder / "docs/tok"));
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  const std::string prepare = kBinary + " prepare --tokenizer " + (folder / "docs/tok/tokenizer.model") +
+                              " --input " + (folder / "docs") + " --val-fraction 0.5 --out " + (folder / "docs/prepared");
+  for (int run = 0; run < 2; ++run) {
+    const CommandRun prepared = RunCommand(prepare);
+    ASSERT_EQ(prepared.exit_code, 0) << prepared.output;
+    EXPECT_NE(prepared.output.find("1 train and 3 val documents"), std::string::npos) << prepared.output;
+    EXPECT_NE(prepared.output.find("not reading " + (folder / "docs/tok") + " (rung-data's own output)"),
+              std::string::npos)
+        << prepared.output;
+  }
+  // And a tokenizer trained on the folder, into it, again.
+  const CommandRun again = RunCommand(kBinary + " tokenizer train --input " + (folder / "docs") +
+                                      " --vocab-size 310 --threads 1 --out " + (folder / "docs/tok"));
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("on 4 documents"), std::string::npos) << again.output;
+
+  const nlohmann::json manifest = nlohmann::json::parse(ReadBytes(folder / "docs/prepared/manifest.json"));
+  ASSERT_EQ(manifest["sources"].size(), 4u);
+  for (const auto& source : manifest["sources"]) {
+    EXPECT_EQ(source["path"].get<std::string>().find("/docs/prepared"), std::string::npos) << source;
+  }
+
+  const CommandRun itself = RunCommand(kBinary + " prepare --tokenizer " + (folder / "docs/tok/tokenizer.model") +
+                                       " --input " + (folder / "docs/prepared") + " --out " + (folder / "docs/prepared"));
+  EXPECT_EQ(itself.exit_code, 2) << itself.output;
+  EXPECT_NE(itself.output.find("is the output folder (--out)"), std::string::npos) << itself.output;
+}
+
+TEST(RungDataTest, AShardTokensThatMakesTooManyShardsIsRefusedBeforeAnyIsWritten) {
+  TempFolder folder;
+  const std::string prepare = TrainedPrepare(folder);
+  // 40,000 CJK characters the tokenizer has no piece for: three byte tokens each, over 100,000 tokens.
+  std::string text;
+  for (int c = 0; c < 40000; ++c) {
+    const int code = 0x4E00 + (c * 7919) % 8000;
+    text += static_cast<char>(0xE0 | (code >> 12));
+    text += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+    text += static_cast<char>(0x80 | (code & 0x3F));
+    if (c == 20000) text += '\f';
+  }
+  WriteBytes(folder / "cjk.txt", text);
+  const CommandRun run = RunCommand(prepare + "--input " + (folder / "cjk.txt") + " --split-on '\\f' --shard-tokens 1 --out " +
+                                    (folder / "out"));
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("rung-data: INVALID_ARGUMENT: --shard-tokens 1 would cut the "), std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("a prepared folder holds at most 100000: use --shard-tokens 2 or more"), std::string::npos)
+      << run.output;
+  EXPECT_EQ(FilesIn(folder / "out"), std::vector<std::string>{".rung-lock"});
 }
 
 }  // namespace

@@ -6,9 +6,12 @@
 //                             [--text-field F] [--split-on SEP] [--threads N] --out DIR
 //   rung-data prepare --tokenizer MODEL --input PATH... --out DIR [--val-fraction F] [--shard-tokens N]
 //                     [--seed S] [--split-on SEP] [--text-field F] [--threads N] [--token-bytes 2|4]
+//                     [--max-document-bytes B]
 //
-// Exit codes: 0 done, 2 bad usage, 4 unusable input (the message names the file and byte offset),
-// 1 anything else (a file that cannot be written).
+// Exit codes (rung's table): 0 done; 2 bad usage (a flag out of range or malformed, an --out that is a
+// file, a vocabulary too small for the text; INVALID_ARGUMENT) or another prepare writing the same
+// --out (UNAVAILABLE); 4 unusable input (NOT_FOUND, DATA_LOSS: the message names the file and byte
+// offset); 1 anything else (a file that cannot be written).
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -17,9 +20,11 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "core/common/sha256.h"
 #include "core/common/atomic_file.h"
+#include "core/common/sha256.h"
+#include "tools/rung-data/output_folder.h"
 #include "tools/rung-data/prepare.h"
+#include "tools/rung-data/separator_escapes.h"
 #include "tools/rung-data/text_documents.h"
 #include "tools/rung-data/tokenizer.h"
 
@@ -28,30 +33,25 @@ namespace {
 using rung::Status;
 using rung::StatusCode;
 
-// "\f", "\n", "\t", "\\" in a separator given on a command line become the characters.
-std::string Unescape(const std::string& text) {
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '\\' || i + 1 == text.size()) {
-      out += text[i];
-      continue;
-    }
-    const char next = text[++i];
-    out += next == 'n' ? '\n' : next == 't' ? '\t' : next == 'f' ? '\f' : next == 'r' ? '\r' : next;
-  }
-  return out;
-}
-
 int Fail(const Status& status) {
   std::fprintf(stderr, "rung-data: %s\n", status.ToString().c_str());
   switch (status.code()) {
     case StatusCode::kInvalidArgument:
+    case StatusCode::kUnavailable:
+      return 2;
     case StatusCode::kNotFound:
     case StatusCode::kDataLoss:
       return 4;
     default:
       return 1;
   }
+}
+
+// A --split-on value with its escapes (separator_escapes.h); bad usage names the flag.
+rung::StatusOr<std::string> SplitOn(const std::string& text) {
+  rung::StatusOr<std::string> separator = rung::data_tool::UnescapeSeparator(text);
+  if (!separator.ok()) return Status::InvalidArgument("--split-on '" + text + "': " + separator.status().message());
+  return separator;
 }
 
 struct TrainArguments {
@@ -62,8 +62,15 @@ struct TrainArguments {
 };
 
 int RunTrain(const TrainArguments& arguments) {
-  auto text = rung::data_tool::ReadTextDocuments(arguments.inputs, arguments.documents);
+  if (Status status = rung::data_tool::CheckTokenizerTrainOptions(arguments.options); !status.ok()) return Fail(status);
+  if (Status status = rung::data_tool::CheckOutputFolder(arguments.out); !status.ok()) return Fail(status);
+  rung::data_tool::DocumentOptions reading = arguments.documents;
+  reading.exclude.push_back(arguments.out);
+  auto text = rung::data_tool::ReadTextDocuments(arguments.inputs, reading);
   if (!text.ok()) return Fail(text.status());
+  for (const std::string& folder : text->skipped_folders) {
+    std::fprintf(stderr, "rung-data: not reading %s (rung-data's own output)\n", folder.c_str());
+  }
   auto model = rung::data_tool::TrainTokenizer(text->documents, arguments.options);
   if (!model.ok()) return Fail(model.status());
   std::error_code error;
@@ -107,6 +114,11 @@ int RunPrepare(const rung::data_tool::PrepareOptions& options) {
               static_cast<long long>(summary->vocab_size), static_cast<long long>(summary->shards_written),
               static_cast<long long>(summary->shards_kept), static_cast<long long>(summary->encoded_bytes),
               summary->encode_seconds, rate);
+  if (summary->documents_split > 0) {
+    std::printf("rung-data: %lld document%s longer than --max-document-bytes %lld encoded in pieces\n",
+                static_cast<long long>(summary->documents_split), summary->documents_split == 1 ? "" : "s",
+                static_cast<long long>(options.max_document_bytes));
+  }
   return 0;
 }
 
@@ -125,16 +137,19 @@ int main(int argc, char** argv) {
                "decoding gives back each document's bytes); writes DIR/tokenizer.model and DIR/tokenizer.json");
   train_command->add_option("--input", train.inputs, "Text files, folders (every file below), or JSON-lines files")
       ->required();
-  train_command->add_option("--vocab-size", train.options.vocab_size, "Vocabulary size (>= 260)")->required();
+  train_command->add_option("--vocab-size", train.options.vocab_size,
+                            "Vocabulary size: at least 259 + the distinct characters of the text")
+      ->required();
   train_command->add_option("--type", train.options.type, "bpe or unigram")
       ->check(CLI::IsMember({"bpe", "unigram"}))
       ->capture_default_str();
   train_command->add_option("--seed", train.options.seed, "SentencePiece's random seed")->capture_default_str();
-  train_command->add_option("--threads", train.options.threads, "Training threads (1 is deterministic)")
+  train_command->add_option("--threads", train.options.threads, "Training threads, 1 to 128 (1 is deterministic)")
       ->capture_default_str();
   train_command->add_option("--text-field", train.documents.text_field,
                             "Inputs are JSON-lines; each line's string field F is a document");
-  train_command->add_option("--split-on", train_split_on, "Cut files into documents at SEP (\\f, \\n escapes)");
+  train_command->add_option("--split-on", train_split_on,
+                            "Cut files into documents at SEP (escapes \\n \\t \\f \\r \\\\)");
   train_command->add_option("--out", train.out, "Output folder")->required();
 
   rung::data_tool::PrepareOptions prepare;
@@ -151,12 +166,18 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   prepare_command->add_option("--shard-tokens", prepare.shard_tokens, "Most tokens per shard")->capture_default_str();
   prepare_command->add_option("--seed", prepare.seed, "Seeds the split by document")->capture_default_str();
-  prepare_command->add_option("--split-on", prepare_split_on, "Cut files into documents at SEP (\\f, \\n escapes)");
+  prepare_command->add_option("--split-on", prepare_split_on,
+                              "Cut files into documents at SEP (escapes \\n \\t \\f \\r \\\\)");
   prepare_command->add_option("--text-field", prepare.documents.text_field,
                               "Inputs are JSON-lines; each line's string field F is a document");
-  prepare_command->add_option("--threads", prepare.threads, "Encoding threads (0: every core)")->capture_default_str();
+  prepare_command->add_option("--threads", prepare.threads, "Encoding threads, 0 to 1024 (0: every core)")
+      ->capture_default_str();
   prepare_command->add_option("--token-bytes", prepare.token_bytes,
                               "2 (uint16, magic 20240520) or 4 (uint32, magic 20240801); 0: 2 when the vocabulary fits")
+      ->capture_default_str();
+  prepare_command->add_option("--max-document-bytes", prepare.max_document_bytes,
+                              "Encode a longer document in pieces of at most this many bytes, cut at lines, "
+                              "else spaces, else characters")
       ->capture_default_str();
 
   try {
@@ -166,9 +187,13 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   if (train_command->parsed()) {
-    train.documents.split_on = Unescape(train_split_on);
+    rung::StatusOr<std::string> split_on = SplitOn(train_split_on);
+    if (!split_on.ok()) return Fail(split_on.status());
+    train.documents.split_on = *split_on;
     return RunTrain(train);
   }
-  prepare.documents.split_on = Unescape(prepare_split_on);
+  rung::StatusOr<std::string> split_on = SplitOn(prepare_split_on);
+  if (!split_on.ok()) return Fail(split_on.status());
+  prepare.documents.split_on = *split_on;
   return RunPrepare(prepare);
 }

@@ -4,16 +4,20 @@
 #include <atomic>
 #include <chrono>
 #include <climits>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <thread>
 
+#include "core/common/atomic_file.h"
 #include "core/common/file_bytes.h"
+#include "core/common/folder_lock.h"
 #include "core/common/sha256.h"
 #include "core/data/byte_corpus.h"
 #include "core/data/llmc_shard_format.h"
 #include "core/data/token_manifest.h"
-#include "core/common/atomic_file.h"
+#include "tools/rung-data/document_pieces.h"
+#include "tools/rung-data/output_folder.h"
 #include "tools/rung-data/progress.h"
 #include "tools/rung-data/tokenizer.h"
 #include "tools/rung-data/word_cached_encoder.h"
@@ -23,31 +27,68 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Encodes every document on `threads` threads, a word cache each; ids[d] are document d's.
-Status EncodeAll(const Tokenizer& tokenizer, const TextDocuments& text, int64_t threads,
-                 std::vector<std::vector<int>>* ids) {
+// Encodes every document on `threads` threads, a word cache each; ids[d] are document d's. A document
+// longer than max_document_bytes is encoded piece by piece (DocumentPieces); *split counts them.
+Status EncodeAll(const Tokenizer& tokenizer, const TextDocuments& text, int64_t threads, int64_t max_document_bytes,
+                 std::vector<std::vector<int>>* ids, int64_t* split) {
   ids->assign(text.documents.size(), {});
   std::atomic<size_t> next{0};
+  std::atomic<int64_t> documents_split{0};
   std::vector<Status> failures(static_cast<size_t>(threads));
   ProgressReporter progress("encode", text.bytes);
   std::vector<std::thread> pool;
   for (int64_t t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
       WordCachedEncoder encoder(tokenizer);
+      std::vector<int> piece_ids;
       for (size_t d = next.fetch_add(1); d < text.documents.size(); d = next.fetch_add(1)) {
-        Status status = encoder.Encode(text.documents[d], &(*ids)[d]);
+        const std::string& document = text.documents[d];
+        Status status;
+        if (static_cast<int64_t>(document.size()) <= max_document_bytes) {
+          status = encoder.Encode(document, &(*ids)[d]);
+        } else {
+          documents_split.fetch_add(1);
+          for (std::string_view piece : DocumentPieces(document, static_cast<size_t>(max_document_bytes))) {
+            status = encoder.Encode(piece, &piece_ids);
+            if (!status.ok()) break;
+            (*ids)[d].insert((*ids)[d].end(), piece_ids.begin(), piece_ids.end());
+          }
+        }
         if (!status.ok()) {
           failures[static_cast<size_t>(t)] = std::move(status);
           return;
         }
-        progress.Add(static_cast<int64_t>(text.documents[d].size()));
+        progress.Add(static_cast<int64_t>(document.size()));
       }
     });
   }
   for (std::thread& thread : pool) thread.join();
   progress.Finish();
   for (Status& failure : failures) RUNG_RETURN_IF_ERROR(failure);
+  *split = documents_split.load();
   return Status::Ok();
+}
+
+// The number of shards of at most `shard_tokens` two streams of `train` and `val` tokens make.
+int64_t ShardCount(int64_t train, int64_t val, int64_t shard_tokens) {
+  return (train + shard_tokens - 1) / shard_tokens + (val + shard_tokens - 1) / shard_tokens;
+}
+
+// Refuses a shard_tokens that cuts the streams into more than kMaxShards shards, naming the least that
+// would do.
+Status CheckShardCount(int64_t train, int64_t val, int64_t shard_tokens) {
+  const int64_t shards = ShardCount(train, val, shard_tokens);
+  if (shards <= kMaxShards) return Status::Ok();
+  int64_t low = shard_tokens, high = std::max<int64_t>(train, val);  // ShardCount(high) <= 2
+  while (low + 1 < high) {
+    const int64_t middle = low + (high - low) / 2;
+    (ShardCount(train, val, middle) <= kMaxShards ? high : low) = middle;
+  }
+  return Status::InvalidArgument("--shard-tokens " + std::to_string(shard_tokens) + " would cut the " +
+                                 std::to_string(train) + " train and " + std::to_string(val) + " val tokens into " +
+                                 std::to_string(shards) + " shards; a prepared folder holds at most " +
+                                 std::to_string(kMaxShards) + ": use --shard-tokens " + std::to_string(high) +
+                                 " or more");
 }
 
 std::string LittleEndian(const std::vector<int32_t>& tokens, int64_t token_bytes) {
@@ -64,7 +105,9 @@ std::string LittleEndian(const std::vector<int32_t>& tokens, int64_t token_bytes
 
 StatusOr<PrepareSummary> Prepare(const PrepareOptions& options) {
   if (!(options.val_fraction > 0.0 && options.val_fraction < 1.0)) {
-    return Status::InvalidArgument("--val-fraction must lie in (0, 1), got " + std::to_string(options.val_fraction));
+    char value[32];
+    std::snprintf(value, sizeof(value), "%g", options.val_fraction);
+    return Status::InvalidArgument(std::string("--val-fraction must lie in (0, 1), got ") + value);
   }
   if (options.shard_tokens < 1 || options.shard_tokens > INT32_MAX) {
     return Status::InvalidArgument("--shard-tokens must lie in [1, 2^31), got " + std::to_string(options.shard_tokens));
@@ -72,6 +115,15 @@ StatusOr<PrepareSummary> Prepare(const PrepareOptions& options) {
   if (options.token_bytes != 0 && options.token_bytes != 2 && options.token_bytes != 4) {
     return Status::InvalidArgument("--token-bytes must be 2 or 4, got " + std::to_string(options.token_bytes));
   }
+  if (options.threads < 0 || options.threads > 1024) {
+    return Status::InvalidArgument("--threads must lie in [0, 1024] (0: every core), got " +
+                                   std::to_string(options.threads));
+  }
+  if (options.max_document_bytes < 4) {
+    return Status::InvalidArgument("--max-document-bytes must be at least 4 (one UTF-8 character), got " +
+                                   std::to_string(options.max_document_bytes));
+  }
+  RUNG_RETURN_IF_ERROR(CheckOutputFolder(options.out));
   std::string model_bytes;
   RUNG_RETURN_IF_ERROR(ReadFileBytes(options.tokenizer, "tokenizer", &model_bytes));
   RUNG_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, Tokenizer::Load(options.tokenizer));
@@ -81,26 +133,40 @@ StatusOr<PrepareSummary> Prepare(const PrepareOptions& options) {
     return Status::InvalidArgument("tokenizer " + options.tokenizer + " has " + std::to_string(vocab_size) +
                                    " ids, which do not fit uint16 tokens (--token-bytes 2); use 4");
   }
-  RUNG_ASSIGN_OR_RETURN(const TextDocuments text, ReadTextDocuments(options.inputs, options.documents));
+  DocumentOptions reading = options.documents;
+  reading.exclude.push_back(options.out);
+  RUNG_ASSIGN_OR_RETURN(const TextDocuments text, ReadTextDocuments(options.inputs, reading));
+  for (const std::string& folder : text.skipped_folders) {
+    std::fprintf(stderr, "rung-data: not reading %s (rung-data's own output)\n", folder.c_str());
+  }
   if (text.documents.size() < 2) {
-    return Status::InvalidArgument("the inputs hold " + std::to_string(text.documents.size()) +
-                                   " document; a train/validation split by document needs two or more "
-                                   "(--split-on SEP cuts a file into documents)");
+    return Status::DataLoss("the inputs hold " + std::to_string(text.documents.size()) +
+                            " document; a train/validation split by document needs two or more "
+                            "(--split-on SEP cuts a file into documents)");
   }
   std::error_code error;
   fs::create_directories(options.out, error);
   if (error) return Status::Internal("cannot create " + options.out + ": " + error.message());
+  RUNG_ASSIGN_OR_RETURN(const FolderLock lock, FolderLock::Acquire(options.out, "rung-data prepare"));
 
   const int64_t threads =
       options.threads > 0 ? options.threads : std::max<int64_t>(1, std::thread::hardware_concurrency());
   std::vector<std::vector<int>> ids;
-  const auto start = std::chrono::steady_clock::now();
-  RUNG_RETURN_IF_ERROR(EncodeAll(*tokenizer, text, threads, &ids));
   PrepareSummary summary;
+  const auto start = std::chrono::steady_clock::now();
+  RUNG_RETURN_IF_ERROR(
+      EncodeAll(*tokenizer, text, threads, options.max_document_bytes, &ids, &summary.documents_split));
   summary.encode_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   summary.encoded_bytes = text.bytes;
   summary.eot_id = tokenizer->eot_id();
   summary.vocab_size = vocab_size;
+
+  const std::vector<bool> in_validation = ValidationDocuments(text.documents.size(), options.seed, options.val_fraction);
+  int64_t split_tokens[2] = {0, 0};
+  for (size_t d = 0; d < text.documents.size(); ++d) {
+    split_tokens[in_validation[d] ? 1 : 0] += 1 + static_cast<int64_t>(ids[d].size());
+  }
+  RUNG_RETURN_IF_ERROR(CheckShardCount(split_tokens[0], split_tokens[1], options.shard_tokens));
 
   TokenManifest manifest;
   manifest.tokenizer_file = "tokenizer.model";
@@ -120,9 +186,10 @@ StatusOr<PrepareSummary> Prepare(const PrepareOptions& options) {
   manifest.shard_tokens = options.shard_tokens;
   manifest.split_on = options.documents.split_on;
   manifest.text_field = options.documents.text_field;
+  manifest.max_document_bytes = options.max_document_bytes;
+  manifest.documents_split = summary.documents_split;
   manifest.token_byte_lengths = tokenizer->TokenByteLengths();
 
-  const std::vector<bool> in_validation = ValidationDocuments(text.documents.size(), options.seed, options.val_fraction);
   for (int split = 0; split < 2; ++split) {
     const std::string name = split == 0 ? "train" : "val";
     std::vector<int32_t> shard;

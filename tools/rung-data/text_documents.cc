@@ -1,5 +1,9 @@
 #include "tools/rung-data/text_documents.h"
 
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
 #include <nlohmann/json.hpp>
 
 #include "core/common/file_bytes.h"
@@ -10,11 +14,13 @@
 namespace rung::data_tool {
 namespace {
 
+namespace fs = std::filesystem;
+
 Status RequireUtf8(const std::string& path, std::string_view text, int64_t base_offset) {
   const size_t valid = ValidUtf8Prefix(text);
   if (valid == text.size()) return Status::Ok();
-  return Status::InvalidArgument("input " + path + ": byte offset " + std::to_string(base_offset + static_cast<int64_t>(valid)) +
-                                 ": invalid UTF-8 (rung-data reads text; convert the file to UTF-8)");
+  return Status::DataLoss("input " + path + ": byte offset " + std::to_string(base_offset + static_cast<int64_t>(valid)) +
+                          ": invalid UTF-8 (rung-data reads text; convert the file to UTF-8)");
 }
 
 Status AppendJsonLines(const std::string& path, const std::string& contents, const std::string& field,
@@ -30,11 +36,11 @@ Status AppendJsonLines(const std::string& path, const std::string& contents, con
                               std::to_string(begin) + ")";
     if (line.find_first_not_of(" \t\r") != std::string_view::npos) {
       const nlohmann::json object = nlohmann::json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
-      if (object.is_discarded()) return Status::InvalidArgument(where + ": not a JSON value (or invalid UTF-8)");
-      if (!object.is_object()) return Status::InvalidArgument(where + ": not a JSON object");
+      if (object.is_discarded()) return Status::DataLoss(where + ": not a JSON value (or invalid UTF-8)");
+      if (!object.is_object()) return Status::DataLoss(where + ": not a JSON object");
       auto value = object.find(field);
       if (value == object.end() || !value->is_string()) {
-        return Status::InvalidArgument(where + ": no string field \"" + field + "\" (--text-field)");
+        return Status::DataLoss(where + ": no string field \"" + field + "\" (--text-field)");
       }
       std::string text = value->get<std::string>();
       if (!text.empty()) {
@@ -47,13 +53,47 @@ Status AppendJsonLines(const std::string& path, const std::string& contents, con
   return Status::Ok();
 }
 
+// The folder as one spelling, for comparing two paths that may name it differently.
+std::string SameFolderKey(const std::string& path) {
+  std::error_code error;
+  fs::path absolute = fs::weakly_canonical(fs::absolute(path, error), error);
+  std::string key = absolute.lexically_normal().string();
+  while (key.size() > 1 && key.back() == '/') key.pop_back();
+  return key;
+}
+
+// What rung-data writes: a tokenizer.model beside prepare's manifest.json or tokenizer train's
+// tokenizer.json.
+bool IsRungDataOutput(const std::string& folder) {
+  std::error_code error;
+  const fs::path path(folder);
+  return fs::is_regular_file(path / "tokenizer.model", error) &&
+         (fs::is_regular_file(path / "manifest.json", error) || fs::is_regular_file(path / "tokenizer.json", error));
+}
+
 }  // namespace
 
 StatusOr<TextDocuments> ReadTextDocuments(const std::vector<std::string>& inputs, const DocumentOptions& options) {
   TextDocuments out;
+  std::vector<std::string> excluded;
+  for (const std::string& folder : options.exclude) excluded.push_back(SameFolderKey(folder));
+  CorpusWalk walk;
+  walk.what = "--input";
+  walk.skip_folder = [&](const std::string& folder) {
+    const bool skip = IsRungDataOutput(folder) ||
+                      std::find(excluded.begin(), excluded.end(), SameFolderKey(folder)) != excluded.end();
+    if (skip) out.skipped_folders.push_back(folder);
+    return skip;
+  };
   std::string contents;
   for (const std::string& input : inputs) {
-    RUNG_ASSIGN_OR_RETURN(const std::vector<std::string> files, ListCorpusFiles(input));
+    std::error_code error;
+    if (fs::is_directory(input, error) &&
+        std::find(excluded.begin(), excluded.end(), SameFolderKey(input)) != excluded.end()) {
+      return Status::InvalidArgument("--input " + input + " is the output folder (--out): rung-data does not read "
+                                     "what it writes");
+    }
+    RUNG_ASSIGN_OR_RETURN(const std::vector<std::string> files, ListCorpusFiles(input, walk));
     for (const std::string& path : files) {
       RUNG_RETURN_IF_ERROR(ReadFileBytes(path, "input", &contents));
       out.sources.push_back({path, static_cast<int64_t>(contents.size()), Sha256Hex(contents)});
@@ -74,7 +114,7 @@ StatusOr<TextDocuments> ReadTextDocuments(const std::vector<std::string>& inputs
       }
     }
   }
-  if (out.documents.empty()) return Status::InvalidArgument("the inputs hold no document (empty files?)");
+  if (out.documents.empty()) return Status::DataLoss("the inputs hold no document (empty files?)");
   return out;
 }
 

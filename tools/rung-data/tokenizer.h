@@ -27,12 +27,27 @@ struct TokenizerTrainOptions {
   int64_t vocab_size = 4096;
   std::string type = "bpe";  // bpe | unigram
   uint64_t seed = 0;
-  int64_t threads = 1;  // training threads (1 is deterministic)
+  int64_t threads = 1;  // training threads (1 is deterministic), 1 to 128 (SentencePiece's range)
 };
 
+// The options alone, before any document is read: INVALID_ARGUMENT for a type other than bpe or
+// unigram, a vocabulary size outside [260, 2^24] (no text needs fewer: see MinimumVocabSize) or threads
+// outside [1, 128].
+Status CheckTokenizerTrainOptions(const TokenizerTrainOptions& options);
+
+// The smallest vocabulary SentencePiece trains on `documents` with rung-data's settings, for bpe and
+// unigram alike: its 3 control tokens (<unk>, <s>, </s>), the 256 byte tokens of byte fallback, and
+// one token for each distinct character of the text it trains on (character coverage 1.0), counted as
+// SentencePiece counts them: lines of at most 65,536 bytes that do not hold U+2585; a space and U+2581
+// are one character; tabs, NULs and the text of its own pieces ("<s>", "<0x41>") are not counted.
+// DATA_LOSS when no line of the documents is one SentencePiece trains on.
+StatusOr<int64_t> MinimumVocabSize(const std::vector<std::string>& documents);
+
 // Trains a model on `documents` (each split into lines: SentencePiece trains on sentences) and returns
-// its serialized bytes. Errors: INVALID_ARGUMENT for a bad type or vocabulary size, or what
-// SentencePiece refuses (a vocabulary too large for the text), with its message.
+// its serialized bytes. Errors: INVALID_ARGUMENT for options CheckTokenizerTrainOptions refuses, a
+// vocabulary smaller than MinimumVocabSize (saying how small it may be), or what SentencePiece refuses
+// (a vocabulary larger than a model of the text can have), with its reason; MinimumVocabSize's
+// DATA_LOSS.
 StatusOr<std::string> TrainTokenizer(const std::vector<std::string>& documents, const TokenizerTrainOptions& options);
 
 // The length of the whitespace mark that starts at text[at]: 1 for a space, 3 for SentencePiece's own
@@ -41,8 +56,8 @@ size_t WhitespaceMarkLength(std::string_view text, size_t at);
 
 class Tokenizer {
  public:
-  // Loads a model file. Errors: NOT_FOUND if it cannot be read; INVALID_ARGUMENT if SentencePiece
-  // cannot parse it, or it has no </s> (eos) to end documents with.
+  // Loads a model file. Errors: NOT_FOUND if it cannot be read; DATA_LOSS if SentencePiece cannot
+  // parse it, or it has no </s> (eos) to end documents with.
   static StatusOr<std::unique_ptr<Tokenizer>> Load(const std::string& path);
   ~Tokenizer();
 

@@ -226,7 +226,7 @@ void WriteFakeBpeForm(const std::string& dir, const std::string& text_sha256, in
     }
     const std::string file = std::string(split) + "_000000.bin";
     WriteBytes(folder + "/" + file, LlmcShardHeader(40, 2) + body);
-    manifest.shards.push_back({file, split, 4, 40, 120, ""});
+    manifest.shards.push_back({file, split, 4, 40, 120, Sha256Hex(LlmcShardHeader(40, 2) + body)});
   }
   WriteBytes(folder + "/manifest.json", manifest.ToJson().dump(1));
 }

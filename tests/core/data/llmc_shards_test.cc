@@ -1,11 +1,14 @@
 // llm.c shards (core/data/llmc_shard_format.h) as TokenShards reads them under data.format, prepared
 // folders read through their manifest, and the long-document evaluation filter (data.eval_min_doc_tokens).
+#include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "core/common/sha256.h"
 #include "core/data/llmc_shard_format.h"
 #include "core/data/token_manifest.h"
 #include "core/data/token_shards.h"
@@ -48,10 +51,13 @@ DataConfig ShardConfig(const std::string& path, int64_t vocab_size) {
   return config;
 }
 
-std::string OpenError(const DataConfig& config) {
+// The message of the error opening `config` fails with, which must have `code`.
+std::string OpenError(const DataConfig& config, StatusCode code = StatusCode::kDataLoss) {
   StatusOr<std::unique_ptr<TokenShards>> shards = TokenShards::Open(config, 0);
   EXPECT_FALSE(shards.ok());
-  return shards.ok() ? std::string() : shards.status().message();
+  if (shards.ok()) return std::string();
+  EXPECT_EQ(shards.status().code(), code) << shards.status().ToString();
+  return shards.status().message();
 }
 
 TEST(LlmcShardTest, ReadsAShardWrittenTheWayLlmcWritesIt) {
@@ -173,20 +179,64 @@ TEST(LlmcShardTest, HostileShardsAreClearErrorsWithFileAndOffset) {
   EXPECT_NE(message.find("-1 tokens"), std::string::npos) << message;
 }
 
+// llm.c's own folders name their splits: fineweb_train_000001.bin ... and fineweb_val_000000.bin, or
+// tinyshakespeare_train.bin and tinyshakespeare_val.bin. Its validation tokens are never trained on.
+TEST(LlmcShardTest, AFolderOfFilesNamedForTheirSplitKeepsLlmcsValidationFiles) {
+  TempFolder folder;
+  WriteBytes(folder / "fineweb/fineweb_val_000000.bin", HandBuiltShard(kLlmcMagic16, 1, 100, Ramp(500, 100, 1000), 2));
+  WriteBytes(folder / "fineweb/fineweb_train_000001.bin", HandBuiltShard(kLlmcMagic16, 1, 300, Ramp(0, 300, 1000), 2));
+  WriteBytes(folder / "fineweb/fineweb_train_000002.bin", HandBuiltShard(kLlmcMagic16, 1, 200, Ramp(300, 200, 1000), 2));
+  auto fineweb = data_test::OpenedOrNull(TokenShards::Open(ShardConfig(folder / "fineweb", 1000), 0));
+  ASSERT_NE(fineweb, nullptr);
+  ASSERT_EQ(fineweb->SplitTokens(Split::kTrain), 500);
+  ASSERT_EQ(fineweb->SplitTokens(Split::kValidation), 100);
+  for (int64_t p = 0; p < 500; ++p) ASSERT_EQ(fineweb->Token(Split::kTrain, p), p);
+  for (int64_t p = 0; p < 100; ++p) ASSERT_EQ(fineweb->Token(Split::kValidation, p), 500 + p);
+  EXPECT_EQ(fineweb->Describe()["split"], "file_names");
+
+  WriteTokens(folder / "shakespeare/tinyshakespeare_train.bin", Ramp(0, 400, 1000), 2);
+  WriteTokens(folder / "shakespeare/tinyshakespeare_val.bin", Ramp(900, 50, 1000), 2);
+  auto shakespeare = data_test::OpenedOrNull(TokenShards::Open(ShardConfig(folder / "shakespeare", 1000), 0));
+  ASSERT_NE(shakespeare, nullptr);
+  EXPECT_EQ(shakespeare->SplitTokens(Split::kTrain), 400);
+  EXPECT_EQ(shakespeare->SplitTokens(Split::kValidation), 50);
+  EXPECT_EQ(shakespeare->Token(Split::kValidation, 0), 900);
+}
+
+TEST(LlmcShardTest, FilesNamedForOneSplitOnlyAreCutByTheTailFraction) {
+  TempFolder folder;
+  // "interval" holds "val" but not as a part of the name.
+  WriteTokens(folder / "one/corpus_train_000000.bin", Ramp(0, 500, 1000), 2);
+  WriteTokens(folder / "one/interval_data.bin", Ramp(500, 500, 1000), 2);
+  auto shards = data_test::OpenedOrNull(TokenShards::Open(ShardConfig(folder / "one", 1000), 0));
+  ASSERT_NE(shards, nullptr);
+  EXPECT_EQ(shards->Describe()["split"], "tail_fraction");
+  EXPECT_EQ(shards->SplitTokens(Split::kValidation), 100);
+  EXPECT_EQ(shards->Token(Split::kValidation, 0), 900);
+
+  // Both splits named, and a file named for neither: which split it is for is not guessed.
+  WriteTokens(folder / "mixed/data_train.bin", Ramp(0, 500, 1000), 2);
+  WriteTokens(folder / "mixed/data_val.bin", Ramp(0, 500, 1000), 2);
+  WriteTokens(folder / "mixed/extra.bin", Ramp(0, 500, 1000), 2);
+  const std::string message = OpenError(ShardConfig(folder / "mixed", 1000), StatusCode::kInvalidArgument);
+  EXPECT_NE(message.find("1 named for neither (extra.bin)"), std::string::npos) << message;
+}
+
 // A prepared folder: train and val shards and their manifest, as rung-data prepare writes them.
 void WritePreparedFolder(const TempFolder& folder, const std::vector<uint32_t>& train, const std::vector<uint32_t>& val,
                          int64_t vocab_size, int64_t eot_id) {
-  WriteBytes(folder / "prepared/train_000000.bin",
-             LlmcShardHeader(static_cast<int64_t>(train.size()), 2) + TokenBytes(train, 2));
-  WriteBytes(folder / "prepared/val_000000.bin", LlmcShardHeader(static_cast<int64_t>(val.size()), 2) + TokenBytes(val, 2));
+  const std::string train_bytes = LlmcShardHeader(static_cast<int64_t>(train.size()), 2) + TokenBytes(train, 2);
+  const std::string val_bytes = LlmcShardHeader(static_cast<int64_t>(val.size()), 2) + TokenBytes(val, 2);
+  WriteBytes(folder / "prepared/train_000000.bin", train_bytes);
+  WriteBytes(folder / "prepared/val_000000.bin", val_bytes);
   TokenManifest manifest;
   manifest.tokenizer_file = "tokenizer.model";
   manifest.tokenizer_sha256 = std::string(64, 'a');
   manifest.tokenizer_type = "bpe";
   manifest.vocab_size = vocab_size;
   manifest.eot_id = eot_id;
-  manifest.shards = {{"train_000000.bin", "train", 1, static_cast<int64_t>(train.size()), 10, ""},
-                     {"val_000000.bin", "val", 1, static_cast<int64_t>(val.size()), 10, ""}};
+  manifest.shards = {{"train_000000.bin", "train", 1, static_cast<int64_t>(train.size()), 10, Sha256Hex(train_bytes)},
+                     {"val_000000.bin", "val", 1, static_cast<int64_t>(val.size()), 10, Sha256Hex(val_bytes)}};
   manifest.token_byte_lengths.assign(static_cast<size_t>(vocab_size), 3);
   WriteBytes(folder / "prepared/manifest.json", manifest.ToJson().dump());
 }
@@ -210,15 +260,80 @@ TEST(PreparedFolderTest, ReadsSplitsAndByteLengthsThroughTheManifest) {
 TEST(PreparedFolderTest, ConfigThatDisagreesWithTheManifestIsAnError) {
   TempFolder folder;
   WritePreparedFolder(folder, Ramp(0, 400, 100), Ramp(7, 100, 100), 100, 0);
-  std::string message = OpenError(ShardConfig(folder / "prepared", 120));
+  std::string message = OpenError(ShardConfig(folder / "prepared", 120), StatusCode::kInvalidArgument);
   EXPECT_NE(message.find("set data.vocab_size: 100"), std::string::npos) << message;
   DataConfig config = ShardConfig(folder / "prepared", 100);
   config.eot_token = 5;
-  message = OpenError(config);
+  message = OpenError(config, StatusCode::kInvalidArgument);
   EXPECT_NE(message.find("set data.eot_token: 0"), std::string::npos) << message;
 }
 
-TEST(PreparedFolderTest, HostileManifestsAreInvalidArgumentNamingTheField) {
+// Opens `config`: whether each shard's whole SHA-256 was checked at this open or an earlier one, in
+// Describe()'s order ("train", then "val").
+std::vector<std::string> VerifiedAt(const DataConfig& config) {
+  auto shards = data_test::OpenedOrNull(TokenShards::Open(config, 0));
+  if (shards == nullptr) return {"not opened"};
+  std::vector<std::string> verified;
+  const nlohmann::json description = shards->Describe();
+  for (const auto& file : description["files"]) verified.push_back(file.value("sha256_verified", "absent"));
+  return verified;
+}
+
+using Verified = std::vector<std::string>;
+
+TEST(PreparedFolderTest, AShardEditedInPlaceIsDataLossNamingItAndBothDigests) {
+  TempFolder folder;
+  WritePreparedFolder(folder, Ramp(0, 400, 100), Ramp(7, 100, 100), 100, 0);
+  const DataConfig config = ShardConfig(folder / "prepared", 100);
+  EXPECT_EQ(VerifiedAt(config), Verified({"now", "now"}));
+  EXPECT_EQ(VerifiedAt(config), Verified({"cached", "cached"}));  // recorded beside the shards
+  const std::string record = ReadBytes(folder / "prepared/.rung-verified.json");
+  WriteBytes(folder / "prepared/.rung-verified.json", "{\"format\": \"rung-shard-verification\", \"shards\": [");
+  EXPECT_EQ(VerifiedAt(config), Verified({"now", "now"}));  // a garbled record vouches for nothing
+  EXPECT_EQ(ReadBytes(folder / "prepared/.rung-verified.json"), record);
+
+  // Same size, ten tokens changed, as an edit some time after the open leaves it.
+  const std::string shard = folder / "prepared/train_000000.bin";
+  const std::string original = ReadBytes(shard);
+  std::string edited = original;
+  for (int t = 0; t < 10; ++t) edited[1024 + 2 * (100 + t)] ^= 1;
+  const auto written = std::filesystem::last_write_time(shard);
+  WriteBytes(shard, edited);
+  std::filesystem::last_write_time(shard, written + std::chrono::seconds(1));
+  const std::string message = OpenError(config);
+  EXPECT_NE(message.find("shard " + shard + ": its SHA-256 is " + Sha256Hex(edited) + ", but " +
+                         (folder / "prepared/manifest.json") + " says " + Sha256Hex(original)),
+            std::string::npos)
+      << message;
+
+  // Even with its modification time put back, the edit is seen (its status change time moved).
+  std::filesystem::last_write_time(shard, written);
+  OpenError(config);
+
+  WriteBytes(shard, original);
+  EXPECT_EQ(VerifiedAt(config), Verified({"now", "cached"}));
+}
+
+TEST(PreparedFolderTest, AFolderThatCannotTakeTheRecordKeepsItInTheUserCache) {
+  TempFolder folder;
+  WritePreparedFolder(folder, Ramp(0, 400, 100), Ramp(7, 100, 100), 100, 0);
+  // A folder in the record's way: nothing can be renamed over it (whoever runs the test).
+  std::filesystem::create_directories(folder / "prepared/.rung-verified.json");
+  const char* saved = std::getenv("XDG_CACHE_HOME");
+  const std::string previous = saved == nullptr ? "" : saved;
+  ::setenv("XDG_CACHE_HOME", (folder / "cache").c_str(), 1);
+  const DataConfig config = ShardConfig(folder / "prepared", 100);
+  EXPECT_EQ(VerifiedAt(config), Verified({"now", "now"}));
+  EXPECT_EQ(VerifiedAt(config), Verified({"cached", "cached"}));
+  EXPECT_FALSE(std::filesystem::is_empty(folder / "cache/rung/verified-shards"));
+  if (saved == nullptr) {
+    ::unsetenv("XDG_CACHE_HOME");
+  } else {
+    ::setenv("XDG_CACHE_HOME", previous.c_str(), 1);
+  }
+}
+
+TEST(PreparedFolderTest, HostileManifestsAreDataLossNamingTheField) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"[1, 2]", "not a JSON object"},
       {R"({"format": "other"})", "format"},
@@ -236,7 +351,7 @@ TEST(PreparedFolderTest, HostileManifestsAreInvalidArgumentNamingTheField) {
   for (const auto& [text, field] : cases) {
     StatusOr<TokenManifest> manifest = ParseTokenManifest(text, "m.json");
     ASSERT_FALSE(manifest.ok()) << text;
-    EXPECT_EQ(manifest.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(manifest.status().code(), StatusCode::kDataLoss);
     EXPECT_NE(manifest.status().message().find("m.json"), std::string::npos) << manifest.status().message();
     EXPECT_NE(manifest.status().message().find(field), std::string::npos) << manifest.status().message();
   }
@@ -275,7 +390,7 @@ TEST(EvalDocumentFilterTest, ValidationWindowsKeepToDocumentsOfAtLeastTheMinimum
   EXPECT_EQ(batch.inputs[0], 0);  // the first window starts at its document's eot
 
   config.eval_min_doc_tokens = 71;
-  const std::string message = OpenError(config);
+  const std::string message = OpenError(config, StatusCode::kInvalidArgument);
   EXPECT_NE(message.find("no validation document"), std::string::npos) << message;
 }
 

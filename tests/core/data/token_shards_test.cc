@@ -1,7 +1,9 @@
 #include "core/data/token_shards.h"
 
+#include <fstream>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -116,28 +118,27 @@ TEST(TokenShardsTest, ValPathGivesTheValidationSplit) {
   EXPECT_EQ(shards->Describe()["split"], "val_path");
 }
 
-TEST(TokenShardsTest, OddSizedFileIsInvalidArgumentNamingTheFile) {
+TEST(TokenShardsTest, OddSizedFileIsDataLossNamingTheFile) {
   TempFolder folder;
   WriteTokens(folder / "data.bin", Ramp(0, 100, 1000), 2);
   WriteBytes(folder / "data.bin", ReadBytes(folder / "data.bin") + "x");
   StatusOr<std::unique_ptr<TokenShards>> shards = TokenShards::Open(ShardConfig(folder / "data.bin", 2, 1000), 0);
   ASSERT_FALSE(shards.ok());
-  EXPECT_EQ(shards.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(shards.status().code(), StatusCode::kDataLoss);
   EXPECT_NE(shards.status().message().find(folder / "data.bin"), std::string::npos) << shards.status().message();
 
   WriteTokens(folder / "quad.bin", Ramp(0, 101, 1000), 2);  // 202 bytes: not a multiple of 4
-  EXPECT_EQ(TokenShards::Open(ShardConfig(folder / "quad.bin", 4, 1000), 0).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(TokenShards::Open(ShardConfig(folder / "quad.bin", 4, 1000), 0).status().code(), StatusCode::kDataLoss);
 }
 
-TEST(TokenShardsTest, OutOfRangeIdIsInvalidArgumentNamingFileAndOffset) {
+TEST(TokenShardsTest, OutOfRangeIdIsDataLossNamingFileAndOffset) {
   TempFolder folder;
   std::vector<uint32_t> ids = Ramp(0, 200, 100);
   ids[137] = 100;  // vocab_size is 100
   WriteTokens(folder / "bad.bin", ids, 4);
   StatusOr<std::unique_ptr<TokenShards>> shards = TokenShards::Open(ShardConfig(folder / "bad.bin", 4, 100), 0);
   ASSERT_FALSE(shards.ok());
-  EXPECT_EQ(shards.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(shards.status().code(), StatusCode::kDataLoss);
   const std::string& message = shards.status().message();
   EXPECT_NE(message.find(folder / "bad.bin"), std::string::npos) << message;
   EXPECT_NE(message.find("token offset 137"), std::string::npos) << message;
@@ -172,6 +173,48 @@ TEST(TokenShardsTest, DescribeRecordsSizeAndShaOfTheFirstMebibyte) {
   EXPECT_EQ(file["ids_checked"], "all");
   EXPECT_EQ(description["tokens"]["train"], 900);
   EXPECT_EQ(description["tokens"]["validation"], 100);
+}
+
+// Lines of /proc/self/maps that map a file under `folder`.
+int MappingsUnder(const std::string& folder) {
+  std::ifstream maps("/proc/self/maps");
+  int count = 0;
+  for (std::string line; std::getline(maps, line);) count += line.find(folder + "/") != std::string::npos;
+  return count;
+}
+
+TEST(TokenShardsTest, AFolderOfThousandsOfShardsKeepsAtMostTheBoundMappedAndReadsAllOfThem) {
+  TempFolder folder;
+  constexpr int kFiles = 3000, kTokens = 8;
+  for (int f = 0; f < kFiles; ++f) {
+    char name[32];
+    std::snprintf(name, sizeof(name), "part_%05d.bin", f);
+    WriteTokens(folder / name, Ramp(static_cast<uint32_t>(f * kTokens), kTokens, 65536), 2);
+  }
+  TokenShardsOptions options;
+  options.max_mapped_files = 8;
+  auto shards = data_test::OpenedOrNull(TokenShards::Open(ShardConfig(folder.path(), 2, 65536), 3, options));
+  ASSERT_NE(shards, nullptr);
+  EXPECT_LE(MappingsUnder(folder.path()), 8);
+  ASSERT_EQ(shards->SplitTokens(Split::kTrain), kFiles * kTokens * 9 / 10);
+  for (int64_t p = 0; p < shards->SplitTokens(Split::kTrain); ++p) ASSERT_EQ(shards->Token(Split::kTrain, p), p % 65536);
+  EXPECT_LE(MappingsUnder(folder.path()), 8);
+
+  // Batches from several threads at once, each mapping and dropping files, equal those drawn alone.
+  std::vector<TokenBatch> alone;
+  for (int64_t index = 0; index < 32; ++index) alone.push_back(shards->Batch(Split::kTrain, index, 8, 16));
+  std::vector<std::vector<TokenBatch>> together(4);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < together.size(); ++t) {
+    threads.emplace_back([&, t] {
+      for (int64_t index = 0; index < 32; ++index) together[t].push_back(shards->Batch(Split::kTrain, index, 8, 16));
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const std::vector<TokenBatch>& batches : together) {
+    for (size_t index = 0; index < alone.size(); ++index) ASSERT_EQ(batches[index].inputs, alone[index].inputs);
+  }
+  EXPECT_LE(MappingsUnder(folder.path()), 8);
 }
 
 }  // namespace
