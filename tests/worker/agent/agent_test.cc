@@ -239,6 +239,8 @@ TEST(AgentOptionsTest, BadOptionsNameTheirFlag) {
   options.attempt.trainer_path = "/no/such/rung-train";
   EXPECT_THAT(ValidateAgentOptions(options).message(), HasSubstr("--trainer"));
   options.attempt.trainer_path = "/bin/sh";
+  EXPECT_THAT(ValidateAgentOptions(options).message(), HasSubstr("--host"));  // the default here is empty
+  options.host = "node7";
   EXPECT_TRUE(ValidateAgentOptions(options).ok());
 }
 
