@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/atomic_file.h"
+#include "core/common/command_line.h"
 #include "core/common/sha256.h"
 #include "tools/rung-data/output_folder.h"
 #include "tools/rung-data/prepare.h"
@@ -125,7 +126,9 @@ int RunPrepare(const rung::data_tool::PrepareOptions& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"rung-data: SentencePiece tokenizers and llm.c token shards for rung-train"};
+  CLI::App app{"rung-data: SentencePiece tokenizers and llm.c token shards for rung-train.\n"
+               "Exit codes (docs/cli.md): 0 done, 1 an unexpected failure (a write the disk refused), 2 bad usage, "
+               "4 input unusable."};
   app.require_subcommand(1);
 
   CLI::App* tokenizer = app.add_subcommand("tokenizer", "Tokenizers");
@@ -180,12 +183,7 @@ int main(int argc, char** argv) {
                               "else spaces, else characters")
       ->capture_default_str();
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& error) {
-    const int code = app.exit(error);
-    return code == 0 ? 0 : 2;
-  }
+  if (const std::optional<int> stop = rung::ParseCommandLine(app, argc, argv)) return *stop;
   if (train_command->parsed()) {
     rung::StatusOr<std::string> split_on = SplitOn(train_split_on);
     if (!split_on.ok()) return Fail(split_on.status());
