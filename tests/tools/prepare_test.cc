@@ -14,6 +14,7 @@
 #include "core/data/token_manifest.h"
 #include "core/data/token_shards.h"
 #include "tests/core/data/test_files.h"
+#include "tests/tools/vector_sentences.h"
 #include "tools/rung-data/document_pieces.h"
 #include "tools/rung-data/tokenizer.h"
 
@@ -135,15 +136,7 @@ bool SentencePieceTrains(const std::vector<std::string>& documents, const std::s
       begin = end + 1;
     }
   }
-  struct Lines : sentencepiece::SentenceIterator {
-    explicit Lines(const std::vector<std::string>& all) : all_(all) {}
-    bool done() const override { return at_ >= all_.size(); }
-    void Next() override { ++at_; }
-    const std::string& value() const override { return all_[at_]; }
-    sentencepiece::util::Status status() const override { return {}; }
-    const std::vector<std::string>& all_;
-    size_t at_ = 0;
-  } iterator(lines);
+  VectorSentences iterator(lines);
   const std::unordered_map<std::string, std::string> arguments = {
       {"model_type", type}, {"vocab_size", std::to_string(vocab_size)}, {"normalization_rule_name", "identity"},
       {"remove_extra_whitespaces", "false"}, {"add_dummy_prefix", "false"}, {"byte_fallback", "true"},

@@ -11,6 +11,7 @@
 #include <sentencepiece_trainer.h>
 
 #include "tests/core/data/test_files.h"
+#include "tests/tools/vector_sentences.h"
 #include "tools/rung-data/tokenizer.h"
 
 namespace rung::data_tool {
@@ -65,15 +66,7 @@ std::string TrainedWith(const std::unordered_map<std::string, std::string>& over
   std::vector<std::string> lines;
   std::mt19937 random(11);
   for (int d = 0; d < 400; ++d) lines.push_back(RandomDocument(random));
-  struct Lines : sentencepiece::SentenceIterator {
-    explicit Lines(const std::vector<std::string>& all) : all_(all) {}
-    bool done() const override { return at_ >= all_.size(); }
-    void Next() override { ++at_; }
-    const std::string& value() const override { return all_[at_]; }
-    sentencepiece::util::Status status() const override { return {}; }
-    const std::vector<std::string>& all_;
-    size_t at_ = 0;
-  } iterator(lines);
+  VectorSentences iterator(lines);
   std::string model;
   EXPECT_TRUE(sentencepiece::SentencePieceTrainer::Train(arguments, &iterator, &model).ok());
   return model;

@@ -353,6 +353,13 @@ TEST(LrSearch, ANeighbourTheTrialConfigRefusesClosesTheCellAtThatEdge) {
   EXPECT_TRUE(plan->complete());
 }
 
+// A two-rung ladder with the tune block `tune` (one line: "KEY: {...}").
+std::string TwoRungSpec(const std::string& tune) {
+  return "name: t\ndata: {source: builtin, seq_len: 32}\ntrain: {steps: 10, batch_size: 4}\n"
+         "ladder:\n  rungs: [{layers: 1, d_model: 16, heads: 2}, {layers: 2, d_model: 32, heads: 2}]\n"
+         "tune:\n  " + tune + "\n";
+}
+
 // Plays a search whose metric falls as the tuned value grows, to its end; every plan must succeed.
 std::vector<PlannedTrial> PlayUpwards(const ExpandedSweep& expanded, double (*value_of)(const TrialConfig&),
                                       TuningPlan* last) {
@@ -386,10 +393,8 @@ std::vector<PlannedTrial> PlayUpwards(const ExpandedSweep& expanded, double (*va
 TEST(LrSearch, ALargerRungPredictedOnTheEdgeASmallerClosedOnStartsWhereTheTrialConfigTakesIt) {
   // beta1 improves upwards to the last value below 1; the next rung's fit points at that edge, whose
   // neighbour above (1.0) the trial config refuses: the centre moves down one step, the plan holds.
-  StatusOr<ExpandedSweep> expanded = Expand(
-      "name: t\ndata: {source: builtin, seq_len: 32}\ntrain: {steps: 10, batch_size: 4}\n"
-      "ladder:\n  rungs: [{layers: 1, d_model: 16, heads: 2}, {layers: 2, d_model: 32, heads: 2}]\n"
-      "tune:\n  train.beta1: {grid: {ratio: 1.2, anchor: 1.0}, center: 0.58, max_points: 9}\n");
+  StatusOr<ExpandedSweep> expanded =
+      Expand(TwoRungSpec("train.beta1: {grid: {ratio: 1.2, anchor: 1.0}, center: 0.58, max_points: 9}"));
   ASSERT_TRUE(expanded.ok()) << expanded.status().message();
   TuningPlan plan;
   const std::vector<PlannedTrial> trials =
@@ -406,10 +411,8 @@ TEST(LrSearch, ALargerRungPredictedOnTheEdgeASmallerClosedOnStartsWhereTheTrialC
 TEST(LrSearch, ASearchThatRunsUpwardsStopsWithinFloat32AndTheTrialConfig) {
   // The loss keeps falling as lr grows: the search walks up until the trial config refuses the
   // next value (lr / (1 - beta1) past float32), never planning a value float32 lacks.
-  StatusOr<ExpandedSweep> expanded = Expand(
-      "name: t\ndata: {source: builtin, seq_len: 32}\ntrain: {steps: 10, batch_size: 4}\n"
-      "ladder:\n  rungs: [{layers: 1, d_model: 16, heads: 2}, {layers: 2, d_model: 32, heads: 2}]\n"
-      "tune:\n  train.lr: {grid: {ratio: 4, anchor: 1.0}, center: 1e36, max_points: 20}\n");
+  StatusOr<ExpandedSweep> expanded =
+      Expand(TwoRungSpec("train.lr: {grid: {ratio: 4, anchor: 1.0}, center: 1e36, max_points: 20}"));
   ASSERT_TRUE(expanded.ok()) << expanded.status().message();
   TuningPlan plan;
   const std::vector<PlannedTrial> trials =
