@@ -19,11 +19,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -122,12 +124,27 @@ State& Shared() {
 // server may then close without answering, as it may for any request whose client has gone.
 std::string Exchange(int port, const std::string& request, bool half_close) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) Die("socket");
+  if (fd < 0) Die(std::string("socket: ") + std::strerror(errno));
+  // Two connections an input leave a connection in TIME_WAIT each (a half-closed one on the harness's
+  // side), which would take every ephemeral port of one source address within a minute (connect then
+  // fails with EADDRNOTAVAIL: a finding of the harness, not of the server). So the harness closes with
+  // a reset where it can, and connects from source addresses 127.0.0.2 .. 127.0.0.251 in turn.
+  const linger reset{1, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+  static uint32_t connections = 0;
+  sockaddr_in source{};
+  source.sin_family = AF_INET;
+  source.sin_addr.s_addr = htonl(INADDR_LOOPBACK + 1 + (connections++ % 250));
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&source), sizeof(source)) != 0) {
+    Die(std::string("bind: ") + std::strerror(errno));
+  }
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<uint16_t>(port));
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) Die("connect");
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    Die(std::string("connect: ") + std::strerror(errno));
+  }
   size_t sent = 0;
   while (sent < request.size()) {
     const ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
