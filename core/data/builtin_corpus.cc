@@ -55,7 +55,7 @@ StatusOr<BuiltinCorpusFiles> FindBuiltinCorpus(const std::vector<std::string>& c
       return &manifest[key];
     };
     if (field("package") == nullptr || field("version") == nullptr || field("sha256") == nullptr) {
-      return Status::InvalidArgument("builtin corpus manifest " + files.manifest_path +
+      return Status::DataLoss("builtin corpus manifest " + files.manifest_path +
                                      " is not a JSON object with string \"package\", \"version\" and \"sha256\"");
     }
     files.package = field("package")->get<std::string>();
@@ -63,12 +63,12 @@ StatusOr<BuiltinCorpusFiles> FindBuiltinCorpus(const std::vector<std::string>& c
     files.sha256 = field("sha256")->get<std::string>();
     if (auto books = manifest.find("book_first_documents"); books != manifest.end()) {
       if (!books->is_array()) {
-        return Status::InvalidArgument("builtin corpus manifest " + files.manifest_path +
+        return Status::DataLoss("builtin corpus manifest " + files.manifest_path +
                                        ": \"book_first_documents\" must be an array of document indices");
       }
       for (const nlohmann::json& first : *books) {
         if (!first.is_number_unsigned()) {
-          return Status::InvalidArgument("builtin corpus manifest " + files.manifest_path +
+          return Status::DataLoss("builtin corpus manifest " + files.manifest_path +
                                          ": \"book_first_documents\" must be an array of document indices");
         }
         files.book_first_documents.push_back(first.get<int64_t>());

@@ -56,7 +56,7 @@ std::vector<std::string> BuiltinCorpusCandidates();
 
 // The first candidate that exists, with its manifest read.
 // Errors: NOT_FOUND if no candidate exists (listing them, and saying to run `make corpus` or
-// deploy/fetch-builtin-corpus.sh) or if the manifest is missing; INVALID_ARGUMENT if the manifest is not a
+// deploy/fetch-builtin-corpus.sh) or if the manifest is missing; DATA_LOSS if the manifest is not a
 // JSON object with string "package", "version" and "sha256".
 StatusOr<BuiltinCorpusFiles> FindBuiltinCorpus(const std::vector<std::string>& candidates);
 

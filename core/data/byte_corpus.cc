@@ -63,7 +63,7 @@ StatusOr<std::vector<std::string>> ListCorpusFiles(const std::string& path, cons
   const fs::file_status status = fs::status(path, error);
   if (error || !fs::exists(status)) return Status::NotFound(named + " does not exist");
   if (fs::is_regular_file(status)) return std::vector<std::string>{path};
-  if (!fs::is_directory(status)) return Status::InvalidArgument(named + " is neither a file nor a folder");
+  if (!fs::is_directory(status)) return Status::DataLoss(named + " is neither a file nor a folder");
   std::vector<std::string> files;
   fs::recursive_directory_iterator it(path, error), end;
   if (error) return Status::NotFound("cannot read folder '" + path + "': " + error.message());
@@ -78,7 +78,7 @@ StatusOr<std::vector<std::string>> ListCorpusFiles(const std::string& path, cons
   }
   if (error) return Status::NotFound("cannot read folder '" + path + "': " + error.message());
   std::sort(files.begin(), files.end());
-  if (files.empty()) return Status::InvalidArgument(walk.what + " folder '" + path + "' holds no files");
+  if (files.empty()) return Status::DataLoss(walk.what + " folder '" + path + "' holds no files");
   return files;
 }
 
@@ -119,7 +119,7 @@ StatusOr<std::unique_ptr<ByteCorpus>> ByteCorpus::LoadFiles(const std::vector<st
       const int64_t first = group_starts[g];
       const int64_t end = g + 1 < group_starts.size() ? group_starts[g + 1] : static_cast<int64_t>(documents.size());
       if (first < 0 || end > static_cast<int64_t>(documents.size()) || first >= end) {
-        return Status::InvalidArgument("'" + path + "': document groups start at " + std::to_string(first) +
+        return Status::DataLoss("'" + path + "': document groups start at " + std::to_string(first) +
                                        ", which does not fit its " + std::to_string(documents.size()) +
                                        " documents in order (stale manifest?)");
       }
@@ -129,7 +129,7 @@ StatusOr<std::unique_ptr<ByteCorpus>> ByteCorpus::LoadFiles(const std::vector<st
     }
     documents = std::move(groups);
   }
-  if (documents.empty()) return Status::InvalidArgument("no text in data.path '" + path + "'");
+  if (documents.empty()) return Status::DataLoss("no text in data.path '" + path + "'");
 
   const std::string& separator = config.doc_separator;
   if (documents.size() == 1) {

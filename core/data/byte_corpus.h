@@ -50,14 +50,15 @@ class ByteCorpus : public BatchSource {
  public:
   // Loads config.path (a file or a folder) as source "text".
   // Errors: NOT_FOUND if the path does not exist or a file cannot be opened; DATA_LOSS on a read
-  // error; INVALID_ARGUMENT if there is no text, or a split is shorter than config.seq_len + 1 bytes.
+  // error, a path that is neither file nor folder, a folder of no files, or no text (rung-train: exit
+  // 4, data unusable); INVALID_ARGUMENT if a split is shorter than config.seq_len + 1 bytes (config).
   static StatusOr<std::unique_ptr<ByteCorpus>> Load(const DataConfig& config, uint64_t seed);
 
   // Loads the given files, in this order, under another source name (used by "builtin"). `path` is
   // what Describe() reports as the path; `provenance` is merged into Describe()'s object. With
   // `group_starts` (ascending document indices, the first 0), the documents [group_starts[g],
   // group_starts[g + 1]) become one document, concatenated without separators (the builtin corpus's
-  // books); INVALID_ARGUMENT if they do not fit the documents read.
+  // books); DATA_LOSS if they do not fit the documents read.
   static StatusOr<std::unique_ptr<ByteCorpus>> LoadFiles(const std::vector<std::string>& files,
                                                          const DataConfig& config, uint64_t seed,
                                                          const std::string& source, const std::string& path,
@@ -128,7 +129,7 @@ struct CorpusWalk {
 
 // The files under `path` in load order: the path itself if it is a regular file, else every regular
 // file below it (recursively, hidden names and walk.skip_folder's folders skipped), sorted by path.
-// NOT_FOUND if the path does not exist; INVALID_ARGUMENT if a folder holds no files.
+// NOT_FOUND if the path does not exist; DATA_LOSS if a folder holds no files.
 StatusOr<std::vector<std::string>> ListCorpusFiles(const std::string& path, const CorpusWalk& walk = {});
 
 }  // namespace rung

@@ -72,9 +72,9 @@ TEST(BuiltinCorpusTest, MissingOrMalformedManifestIsAnError) {
   WriteBytes(folder / "builtin/austen.txt", ChapterText());
   EXPECT_EQ(FindBuiltinCorpus({folder / "builtin/austen.txt"}).status().code(), StatusCode::kNotFound);
   WriteBytes(folder / "builtin/austen.json", "{\"package\": 3}");
-  EXPECT_EQ(FindBuiltinCorpus({folder / "builtin/austen.txt"}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(FindBuiltinCorpus({folder / "builtin/austen.txt"}).status().code(), StatusCode::kDataLoss);
   WriteBytes(folder / "builtin/austen.json", "not json");
-  EXPECT_EQ(FindBuiltinCorpus({folder / "builtin/austen.txt"}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(FindBuiltinCorpus({folder / "builtin/austen.txt"}).status().code(), StatusCode::kDataLoss);
 }
 
 TEST(BuiltinCorpusTest, DataDirEnvironmentVariableIsSearchedFirst) {
