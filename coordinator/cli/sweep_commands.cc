@@ -206,7 +206,9 @@ grpc::Status FetchTrials(CoordinatorConnection& connection, int64_t sweep_id, st
 }
 
 double SearchFlopsToCome(CoordinatorConnection& connection, const pb::Sweep& sweep) {
-  if (sweep.tuning() != "searching") return 0;
+  // A search whose sweep ended (CANCELLED, FAILED) adds nothing more.
+  const bool ended = sweep.state() == pb::SWEEP_STATE_CANCELLED || sweep.state() == pb::SWEEP_STATE_FAILED;
+  if (sweep.tuning() != "searching" || ended) return 0;
   pb::GetTuningRequest request;
   request.set_sweep_id(sweep.sweep_id());
   pb::GetTuningResponse tuning;
