@@ -82,8 +82,13 @@ int RunStoredSweepFit(const FitCommandOptions& options, const std::vector<double
   if (!status.ok()) return ReportRpcError("fit", status);
   switch (format) {
     case fit::ReportFormat::kTable:
-      out << response.stored().report_text() << "\nstored as fit " << response.fit_id() << " (rung fits "
-          << options.source.sweep_id << " --id " << response.fit_id() << ")\n";
+      out << response.stored().report_text();
+      if (response.fit_id() > 0) {
+        out << "\nstored as fit " << response.fit_id() << " (rung fits " << options.source.sweep_id << " --id "
+            << response.fit_id() << ")\n";
+      } else {
+        out << "\nnot stored (the viewer token's fits are computed only)\n";
+      }
       break;
     case fit::ReportFormat::kJson: out << response.report_json() << "\n"; break;
     case fit::ReportFormat::kCsv: {

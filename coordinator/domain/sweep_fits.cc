@@ -16,7 +16,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kDefaultBootstrap = 1000;
 
 std::string ExactNumber(double value) {
   char text[32];
@@ -266,7 +265,7 @@ StatusOr<SweepFit> FitSweep(Coordinator& coordinator, const FitOptions& request,
                                    options.baseline + "'; its variants: " + variants);
   }
   RUNG_RETURN_IF_ERROR(CheckEnoughPoints(ladder, options.baseline));
-  options.bootstrap = request.bootstrap == 0 ? kDefaultBootstrap : std::max(0, request.bootstrap);
+  options.bootstrap = request.bootstrap == 0 ? kDefaultFitBootstrap : std::max(0, request.bootstrap);
   options.seed = request.seed;
   options.fixed_e = request.fixed_e;
   options.e_grid = request.e_grid;
@@ -301,6 +300,10 @@ StatusOr<SweepFit> FitSweep(Coordinator& coordinator, const FitOptions& request,
   record.points = ladder.points;
   record.result = fit::ReportToJson(report);
   record.result_text = fit::FormatReportTable(report);
+  if (!request.store) {
+    record.created_at = coordinator.clock().Now();
+    return SweepFit{std::move(record), std::move(report)};
+  }
   RUNG_ASSIGN_OR_RETURN(FitRecord saved, coordinator.fits().Save(std::move(record)));
   return SweepFit{std::move(saved), std::move(report)};
 }

@@ -37,6 +37,9 @@
 
 namespace rung {
 
+// Bootstrap replicates of a fit that asks for none in particular (FitOptions::bootstrap 0).
+inline constexpr int kDefaultFitBootstrap = 1000;
+
 struct FitOptions {
   int64_t sweep_id = 0;
   std::string metric;                      // "": the sweep's metric
@@ -55,6 +58,9 @@ struct FitOptions {
   // Asked as the fit goes (fit::MultiplierOptions::keep_going): a non-OK answer stops it and is
   // returned, e.g. CANCELLED when the caller went away. Unset: the fit runs to the end.
   std::function<Status()> keep_going;
+  // Whether the fit is saved (the fits table, `rung fits`). A read-only caller's (the viewer token's)
+  // is computed and returned only: a query must not grow the database.
+  bool store = true;
 };
 
 struct SweepFit {
@@ -62,7 +68,8 @@ struct SweepFit {
   fit::MultiplierReport report;    // the rows, as computed
 };
 
-// Computes, stores and returns the fit. `actor` is recorded with it ("user:<name>").
+// Computes, stores (unless options.store is false: then stored.id is 0) and returns the fit. `actor`
+// is recorded with it ("user:<name>").
 StatusOr<SweepFit> FitSweep(Coordinator& coordinator, const FitOptions& options, const std::string& actor);
 
 // The stored fit `fit_id`, checked to belong to `sweep_id` when that is positive.

@@ -18,11 +18,13 @@ constexpr int64_t kDefaultSweepPage = 100;
 constexpr int64_t kDefaultTrialPage = 1000;
 constexpr char kUserMetadata[] = "rung-user";
 
-// "user:<name>" from the rung-user metadata, for the events table.
-std::string Actor(const grpc::ServerContext& context) {
+// "user:<name>" (or "viewer:<name>" for the viewer token) from the rung-user metadata, for the
+// events table and stored fits: the record names the role.
+std::string Actor(const grpc::ServerContext& context, bool viewer = false) {
+  const std::string role = viewer ? "viewer:" : "user:";
   auto name = context.client_metadata().find(kUserMetadata);
-  if (name == context.client_metadata().end() || name->second.empty()) return "user:anonymous";
-  return "user:" + std::string(name->second.data(), name->second.size());
+  if (name == context.client_metadata().end() || name->second.empty()) return role + "anonymous";
+  return role + std::string(name->second.data(), name->second.size());
 }
 
 grpc::Status Required(int64_t id, const char* field) {
@@ -379,7 +381,31 @@ grpc::Status UserServiceImpl::Fit(grpc::ServerContext* context, const v1::FitReq
   StatusOr<FitOptions> options = FitOptionsFromProto(*request);
   if (!options.ok()) return ToGrpcStatus(options.status());
   options->keep_going = [context] { return CallGoesOn(*context, "the fit"); };
-  StatusOr<SweepFit> fit = FitSweep(*coordinator_, *options, Actor(*context));
+  // A read-only caller's fit: returned, not stored, and bounded (kMaxViewerFitsAtOnce, kMaxViewerBootstrap).
+  const bool viewer = authenticator_->CallerRole(*context) == v1::ROLE_VIEWER;
+  struct ViewerSlot {
+    std::atomic<int>* held = nullptr;
+    ~ViewerSlot() {
+      if (held != nullptr) held->fetch_sub(1);
+    }
+  } slot;
+  if (viewer) {
+    const int replicates = options->bootstrap == 0 ? kDefaultFitBootstrap : options->bootstrap;
+    if (replicates > kMaxViewerBootstrap) {
+      return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+              "the viewer token may ask at most " + std::to_string(kMaxViewerBootstrap) +
+                  " bootstrap replicates, got " + std::to_string(replicates) + " (the user token may ask more)"};
+    }
+    if (viewer_fits_.fetch_add(1) >= kMaxViewerFitsAtOnce) {
+      viewer_fits_.fetch_sub(1);
+      return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+              "the viewer token runs " + std::to_string(kMaxViewerFitsAtOnce) +
+                  " fit at a time and one is running: try again when it has answered"};
+    }
+    slot.held = &viewer_fits_;
+    options->store = false;
+  }
+  StatusOr<SweepFit> fit = FitSweep(*coordinator_, *options, Actor(*context, viewer));
   if (!fit.ok()) return ToGrpcStatus(fit.status());
   response->set_fit_id(fit->stored.id);
   for (const fit::MultiplierRow& row : fit->report.rows) *response->add_rows() = ToProtoFitRow(row);

@@ -22,6 +22,7 @@
 // Thread safety: gRPC calls the methods concurrently; the class keeps no mutable state of its own.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -37,6 +38,12 @@ namespace rung::server {
 
 // The trailing metadata key of SubmitSweep's INVALID_ARGUMENT: a serialized v1::SpecDiagnostics.
 inline constexpr char kSpecDiagnosticsMetadata[] = "rung-spec-diagnostics-bin";
+
+// What a read-only caller (the viewer token) may cost the coordinator: its fits are computed and
+// returned, never stored; one runs at a time; each at most kMaxViewerBootstrap bootstrap replicates.
+// Past them: RESOURCE_EXHAUSTED saying which limit.
+inline constexpr int kMaxViewerFitsAtOnce = 1;
+inline constexpr int kMaxViewerBootstrap = 10'000;
 
 class UserServiceImpl final : public v1::UserService::Service {
  public:
@@ -106,6 +113,8 @@ class UserServiceImpl final : public v1::UserService::Service {
   const BearerTokenAuthenticator* authenticator_;
   std::chrono::system_clock::time_point started_at_;
   SweepSubmitter submitter_;
+  // Fits the viewer token runs now (at most kMaxViewerFitsAtOnce).
+  std::atomic<int> viewer_fits_ = 0;
 };
 
 }  // namespace rung::server

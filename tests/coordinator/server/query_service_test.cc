@@ -12,17 +12,21 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <thread>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "coordinator/domain/results_query.h"
+#include "coordinator/server/user_service.h"
+#include "coordinator/server/auth.h"
 #include "sweeps/fit/ladder_csv.h"
 #include "tests/coordinator/server/service_fixture.h"
 #include "tests/worker/agent/agent_test_util.h"
@@ -399,6 +403,65 @@ TEST_F(QueryServiceTest, AFitNeedsTwoFinishedBaselinePointsThenIsStoredWithItsIn
   ASSERT_THAT(fits.fits(), SizeIs(1));
   EXPECT_EQ(fits.fits(0).report_json(), fit.report_json());
   EXPECT_THAT(fits.fits(0).report_text(), HasSubstr("Piecewise in ln C"));
+}
+
+TEST_F(QueryServiceTest, AViewersFitIsReturnedNotStoredOneAtATimeAndWithinItsReplicates) {
+  options_.viewer_token_file = scratch_.Path("viewer.token");
+  StatusOr<std::string> viewer = WriteFreshTokenFile(options_.viewer_token_file);
+  ASSERT_TRUE(viewer.ok()) << viewer.status().ToString();
+  RestartServer();
+  RunTrials(Finished());
+  v1::FitRequest request;
+  request.set_sweep_id(sweep_id_);
+  request.set_bootstrap(-1);
+  v1::FitResponse fit;
+  grpc::Status status = users_->Fit(ContextWithToken(*viewer).get(), request, &fit);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(fit.fit_id(), 0);
+  EXPECT_FALSE(fit.rows().empty());
+  EXPECT_EQ(fit.stored().actor(), "viewer:anonymous");
+  EXPECT_THAT(fit.stored().report_text(), HasSubstr("Piecewise in ln C"));
+  v1::ListFitsRequest list;
+  list.set_sweep_id(sweep_id_);
+  v1::ListFitsResponse fits;
+  ASSERT_TRUE(users_->ListFits(ContextWithToken(user_token_).get(), list, &fits).ok());
+  EXPECT_THAT(fits.fits(), SizeIs(0)) << "a viewer's fit grows no table";
+
+  request.set_bootstrap(kMaxViewerBootstrap + 1);
+  status = users_->Fit(ContextWithToken(*viewer).get(), request, &fit);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(status.error_message(), HasSubstr("at most 10000 bootstrap replicates"));
+
+  // While one viewer fit runs (the most replicates a viewer may ask), a second is refused; the user
+  // token is not bounded so. The first may end before a second is asked: then again, a few times.
+  bool refused_while_running = false;
+  for (int attempt = 0; attempt < 5 && !refused_while_running; ++attempt) {
+    std::atomic<bool> done = false;
+    grpc::Status first_status;
+    std::thread first([&] {
+      v1::FitRequest slow = request;
+      slow.set_bootstrap(kMaxViewerBootstrap);
+      v1::FitResponse slow_fit;
+      first_status = users_->Fit(ContextWithToken(*viewer).get(), slow, &slow_fit);
+      done = true;
+    });
+    while (!done && !refused_while_running) {
+      v1::FitResponse second;
+      request.set_bootstrap(-1);
+      const grpc::Status answer = users_->Fit(ContextWithToken(*viewer).get(), request, &second);
+      if (answer.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+        EXPECT_THAT(answer.error_message(), HasSubstr("one is running"));
+        refused_while_running = true;
+        v1::FitResponse by_user;
+        EXPECT_TRUE(users_->Fit(ContextWithToken(user_token_).get(), request, &by_user).ok());
+      }
+    }
+    first.join();
+    EXPECT_TRUE(first_status.ok()) << first_status.error_message();
+  }
+  EXPECT_TRUE(refused_while_running);
+  // The slot is given back: the next viewer fit runs.
+  EXPECT_TRUE(users_->Fit(ContextWithToken(*viewer).get(), request, &fit).ok());
 }
 
 TEST_F(QueryServiceTest, AFitCountsComputeAsAskedAndSaysHow) {
