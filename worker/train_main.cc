@@ -11,9 +11,10 @@
 // that meet at rank 0's rendezvous address (--rank/--rendezvous, or RUNG_RANK/RUNG_RENDEZVOUS).
 // Rank 0 prints the records and writes the checkpoints; the other ranks print only errors.
 //
-// Exit codes: 0 completed, 2 bad config or arguments, 3 training failed (non-finite loss or
-// gradient), 4 data or checkpoint unusable, 75 stopped by SIGTERM/SIGUSR1 after a checkpoint
-// (preempted; resume with the same --checkpoint-dir), 1 anything else.
+// Exit codes (docs/cli.md): 0 completed, 2 bad config or arguments, 3 training failed (non-finite
+// loss or gradient), 4 data or checkpoint unusable, 5 no space left on device (the path named), 75
+// stopped by SIGTERM/SIGUSR1 after a checkpoint (preempted; resume with the same --checkpoint-dir),
+// 1 anything else.
 #include <cstdlib>
 #include <iostream>
 
@@ -30,7 +31,7 @@
 namespace {
 
 constexpr int kExitOk = 0, kExitOther = 1, kExitUsage = 2, kExitTrainingFailed = 3, kExitData = 4,
-              kExitPreempted = 75;
+              kExitNoSpace = 5, kExitPreempted = 75;
 
 int ExitCodeFor(const rung::Status& status) {
   switch (status.code()) {
@@ -39,6 +40,7 @@ int ExitCodeFor(const rung::Status& status) {
     case rung::StatusCode::kNotFound:
     case rung::StatusCode::kFailedPrecondition:
     case rung::StatusCode::kDataLoss: return kExitData;
+    case rung::StatusCode::kResourceExhausted: return kExitNoSpace;  // a full disk (core/common/write_error.h)
     default: return kExitOther;
   }
 }
@@ -47,8 +49,8 @@ int ExitCodeFor(const rung::Status& status) {
 
 int main(int argc, char** argv) {
   CLI::App app{"rung-train: train one resolved trial and print its metrics as JSON lines on stdout.\n"
-               "Exit codes: 0 done, 2 bad config, 3 non-finite loss, 4 data/checkpoint unusable, "
-               "75 preempted (checkpoint written), 1 other."};
+               "Exit codes (docs/cli.md): 0 done, 2 bad config, 3 non-finite loss, 4 data/checkpoint unusable, "
+               "5 no space left on device, 75 preempted (checkpoint written), 1 other."};
   std::string config_path, checkpoint_dir, resume = "auto";
   int threads = 0;
   int64_t stop_after_step = 0;

@@ -24,7 +24,9 @@
 #include "coordinator/cli/query_commands.h"
 #include "coordinator/cli/sweep_commands.h"
 #include "coordinator/cli/text_table.h"
+#include "core/common/free_space.h"
 #include "core/common/subprocess.h"
+#include "core/common/write_error.h"
 #include "sweeps/fit/compute_multipliers.h"
 #include "sweeps/fit/report_format.h"
 #include "sweeps/spec/expansion.h"
@@ -60,6 +62,30 @@ bool EveryWorkerQuarantined(CoordinatorConnection& client, int workers, std::str
     *why += "  " + worker.worker_id() + ": " + worker.quarantine_reason() + "\n";
   }
   return quarantined >= workers;
+}
+
+// The first trial (of at most kNoSpaceProbes requeued after a preemption) whose last attempt ended
+// for a full disk ("no space left on device at PATH", core/common/write_error.h, as the worker
+// reported it): "trial N attempt K: <its reason>"; "" when none did.
+constexpr int kNoSpaceProbes = 8;
+// Below this, `rung run`'s folder counts as full: a checkpoint or a database page no longer fits.
+constexpr uint64_t kRunMinFreeBytes = uint64_t{1} << 20;
+std::string NoSpaceReport(CoordinatorConnection& client, const std::vector<pb::Trial>& trials) {
+  int probes = 0;
+  for (const pb::Trial& trial : trials) {
+    if (trial.attempt() == 0 || trial.state_reason().find("PREEMPTED") == std::string::npos) continue;
+    if (++probes > kNoSpaceProbes) break;
+    pb::GetTrialRequest request;
+    request.set_trial_id(trial.trial_id());
+    request.set_view(pb::TRIAL_VIEW_FULL);
+    pb::Trial full;
+    if (!client.user().GetTrial(client.Context().get(), request, &full).ok() || full.attempts().empty()) continue;
+    const pb::TrialAttempt& last = *full.attempts().rbegin();
+    if (last.exit_reason().find(kNoSpaceMessage) == std::string::npos) continue;
+    return "trial " + std::to_string(trial.trial_id()) + " attempt " + std::to_string(last.attempt()) + ": " +
+           last.exit_reason();
+  }
+  return "";
 }
 
 // A worker of `rung run`, killed with it: stdout and stderr appended to `log_path`.
@@ -274,6 +300,8 @@ int RunEmbedded(const RunOptions& options) {
   pb::Sweep sweep;
   std::vector<pb::Trial> trials;
   auto last_print = std::chrono::steady_clock::now() - std::chrono::hours(1);
+  auto last_space_check = last_print;
+  bool out_of_space = false;
   while (true) {
     pb::GetSweepRequest get;
     get.set_sweep_id(submitted.sweep_id());
@@ -296,6 +324,28 @@ int RunEmbedded(const RunOptions& options) {
       std::cerr << "rung run: every worker exited; see " << dir << "/worker-*.log\n";
       break;
     }
+    if (now - last_space_check > std::chrono::seconds(2)) {
+      last_space_check = now;
+      std::string full = NoSpaceReport(client, trials);
+      // The run's own folder (database, checkpoints, logs): a full one stops everything, the
+      // coordinator's writes too, so it is measured here rather than asked.
+      if (const StatusOr<uint64_t> free = FreeBytesAt(dir); full.empty() && free.ok() && *free < kRunMinFreeBytes) {
+        full = std::string(kNoSpaceMessage) + dir + " (" + std::to_string(*free / 1024) + " KiB free)";
+      }
+      if (!full.empty()) {
+        pb::PauseSweepRequest pause;
+        pause.set_sweep_id(submitted.sweep_id());
+        pause.set_reason("no space left on device (rung run)");
+        pb::Sweep paused;
+        const bool was_paused = client.user().PauseSweep(client.Context().get(), pause, &paused).ok();
+        std::cerr << "rung run: " << full << "\nrung run: "
+                  << (was_paused ? "the sweep is paused" : "stopped (the coordinator could not store a pause either)")
+                  << "; free space there and run the same command again: every acknowledged step is kept and "
+                  << "the trials resume from their checkpoints\n";
+        out_of_space = true;
+        break;
+      }
+    }
     if (std::string why; EveryWorkerQuarantined(client, options.workers, &why)) {
       std::cerr << "rung run: every worker is quarantined, so nothing will run:\n"
                 << why << "fix what they name (their logs: " << dir
@@ -308,8 +358,11 @@ int RunEmbedded(const RunOptions& options) {
       expanded->spec.tune.set && g_interrupted.load() == 0 ? TunedSummary(client, submitted.sweep_id()) : "";
   // Workers first (SIGTERM: trials checkpoint and are reported PREEMPTED), then the coordinator.
   // Their exits change nothing now: what they did is in the database and their logs.
+  // On a full disk nothing more can be stored (the coordinator's database is there too): a short
+  // grace, then the workers are killed; what was acknowledged is in the database already.
+  const auto worker_grace = out_of_space ? std::chrono::seconds(10) : std::chrono::seconds(60);
   for (auto& worker : workers) worker->Signal(SIGTERM).IgnoreError();
-  for (auto& worker : workers) worker->Stop(SIGTERM, std::chrono::seconds(60)).IgnoreError();
+  for (auto& worker : workers) worker->Stop(SIGTERM, worker_grace).IgnoreError();
   if (dashboard) dashboard->Stop(SIGTERM, std::chrono::seconds(10)).IgnoreError();
   coordinator->process->Stop(SIGTERM, std::chrono::seconds(10)).IgnoreError();
   if (g_interrupted.load() != 0) {
@@ -317,6 +370,7 @@ int RunEmbedded(const RunOptions& options) {
               << " serves them)\n";
     return kFailure;
   }
+  if (out_of_space) return kFailure;
   if (expanded->spec.tune.set) {
     std::cout << tuned_summary;
   } else {

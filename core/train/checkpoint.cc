@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/common/sha256.h"
+#include "core/common/write_error.h"
 
 namespace rung {
 namespace fs = std::filesystem;
@@ -105,12 +106,30 @@ StatusOr<ResumeChoice> ResumeFromNewestIntact(const std::string& resume, const s
 }
 
 namespace {
+// Writes `text` as a new file at `path` (the caller renames it into place). Errors: WriteError's.
+Status WriteWholeFile(const std::string& path, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return WriteError("creating", path, errno);
+  for (size_t written = 0; written < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error_number = n < 0 ? errno : ENOSPC;
+      ::close(fd);
+      return WriteError("writing", path, error_number);
+    }
+    written += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) return WriteError("closing", path, errno);
+  return Status::Ok();
+}
+
 Status SyncPath(const std::string& path, bool directory) {
   int fd = ::open(path.c_str(), directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
   if (fd < 0) return Status::Internal("open " + path + ": " + std::strerror(errno));
   int rc = ::fsync(fd);
   ::close(fd);
-  if (rc != 0) return Status::Internal("fsync " + path + ": " + std::strerror(errno));
+  if (rc != 0) return WriteError("fsync of", path, errno);
   return Status::Ok();
 }
 }  // namespace
@@ -119,7 +138,10 @@ Status WriteCheckpointAtomically(const std::string& dir, int64_t step, int64_t k
                                  const std::function<Status(const std::string& temp_path)>& write) {
   std::error_code error;
   fs::create_directories(dir, error);
-  if (error) return Status::Internal("cannot create checkpoint directory " + dir + ": " + error.message());
+  if (error) {
+    if (error.value() == ENOSPC || error.value() == EDQUOT) return WriteError("creating", dir, error.value());
+    return Status::Internal("cannot create checkpoint directory " + dir + ": " + error.message());
+  }
   const std::string final_path = CheckpointPath(dir, step);
   const std::string temp_path = final_path + ".tmp." + std::to_string(::getpid());
   const std::string checksum_temp = ChecksumPath(final_path) + ".tmp." + std::to_string(::getpid());
@@ -131,18 +153,15 @@ Status WriteCheckpointAtomically(const std::string& dir, int64_t step, int64_t k
     StatusOr<std::string> digest = Sha256FileHex(temp_path);
     status = digest.status();
     if (status.ok()) {
-      std::ofstream out(checksum_temp, std::ios::trunc);
-      out << *digest << "\n";
-      out.close();
-      if (!out) status = Status::Internal("cannot write " + checksum_temp);
+      status = WriteWholeFile(checksum_temp, *digest + "\n");
     }
   }
   if (status.ok()) status = SyncPath(checksum_temp, false);
   if (status.ok() && std::rename(checksum_temp.c_str(), ChecksumPath(final_path).c_str()) != 0) {
-    status = Status::Internal("rename " + checksum_temp + ": " + std::strerror(errno));
+    status = WriteError("renaming", checksum_temp, errno);
   }
   if (status.ok() && std::rename(temp_path.c_str(), final_path.c_str()) != 0) {
-    status = Status::Internal("rename " + temp_path + " -> " + final_path + ": " + std::strerror(errno));
+    status = WriteError("renaming", temp_path + " -> " + final_path, errno);
   }
   if (!status.ok()) {
     fs::remove(temp_path, error);

@@ -1,5 +1,9 @@
 #include "core/train/checkpoint_io.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <filesystem>
 #include <mutex>
 #include <variant>
@@ -9,6 +13,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
+#include "core/common/write_error.h"
 #include "core/train/checkpoint.h"
 #include "core/train/positional_records.h"
 
@@ -38,7 +43,11 @@ json ResumeIdentity(const TrialConfig& trial) {
   return identity;
 }
 
-void WriteArchive(const std::string& path, const json& meta, Transformer& model, const FlatAdamW& optimizer) {
+// Writes the archive to `path` through a file rung holds: LibTorch's own file writer throws again
+// from its destructor after a failed write (std::terminate: rung-train died by SIGABRT on a full
+// disk), so the writer function here records the first error and swallows the rest, and the error
+// comes back as a value (WriteError: RESOURCE_EXHAUSTED for a full disk).
+Status WriteArchive(const std::string& path, const json& meta, Transformer& model, const FlatAdamW& optimizer) {
   torch::serialize::OutputArchive archive;
   archive.write(kMetaKey, c10::IValue(meta.dump()));
   for (const auto& item : model->named_parameters(true)) archive.write(ModelKey(item.key()), item.value());
@@ -48,7 +57,22 @@ void WriteArchive(const std::string& path, const json& meta, Transformer& model,
     archive.write(MomentKey(optimizer, group, "exp_avg_sq"), optimizer.exp_avg_sq(group));
   }
   archive.write(kRngKey, at::detail::getDefaultCPUGenerator().get_state());
-  archive.save_to(path);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return WriteError("creating", path, errno);
+  int first_error = 0;
+  archive.save_to([&](const void* data, size_t size) -> size_t {
+    const char* bytes = static_cast<const char*>(data);
+    for (size_t written = 0; first_error == 0 && written < size;) {
+      const ssize_t n = ::write(fd, bytes + written, size - written);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) first_error = n < 0 ? errno : ENOSPC;
+      else written += static_cast<size_t>(n);
+    }
+    return size;  // never short: the writer's error is ours to report
+  });
+  if (::close(fd) != 0 && first_error == 0) first_error = errno;
+  if (first_error != 0) return WriteError("writing", path, first_error);
+  return Status::Ok();
 }
 
 void ReadOptimizer(torch::serialize::InputArchive& archive, FlatAdamW& optimizer) {
@@ -85,12 +109,11 @@ StatusOr<std::string> WriteCheckpoint(const std::string& dir, const TrialConfig&
   RUNG_RETURN_IF_ERROR(WriteCheckpointAtomically(dir, progress.step, trial.train.keep_checkpoints,
                                                  [&](const std::string& temp_path) -> Status {
                                                    try {
-                                                     WriteArchive(temp_path, meta, model, optimizer);
+                                                     return WriteArchive(temp_path, meta, model, optimizer);
                                                    } catch (const std::exception& error) {
                                                      return Status::Internal(std::string("writing checkpoint: ") +
                                                                              error.what());
                                                    }
-                                                   return Status::Ok();
                                                  }));
   return CheckpointPath(dir, progress.step);
 }

@@ -11,6 +11,7 @@
 
 #include "core/common/provenance.h"
 #include "proto/protocol_version.h"
+#include "worker/agent/disk_space.h"
 #include "worker/agent/log.h"
 
 namespace rung::agent {
@@ -134,6 +135,15 @@ void Agent::LeaseLoop() {
       }
       if (shutting_down_) return;
       lease_interrupter_.Reset();
+      if (full_disk_folder_) {
+        if (!EnoughSpaceToLease(*full_disk_folder_)) {
+          lock.unlock();
+          lease_interrupter_.SleepFor(std::chrono::seconds(5));  // heartbeats go on; asks again
+          continue;
+        }
+        AgentLog(*full_disk_folder_ + " has room again: leasing resumes");
+        full_disk_folder_.reset();
+      }
       request.mutable_free()->set_cpu_slots(options_.cpu_slots - used_cpu_slots_);
       for (int index = 0; index < options_.gpus; ++index) {
         if (used_gpus_.count(index) == 0) request.mutable_free()->add_gpus(index);
@@ -195,6 +205,7 @@ bool Agent::LaunchLocked(const v1::TrialLease& lease) {
            std::to_string(cpu_slots) + " CPU slots; " + std::to_string(options_.cpu_slots - used_cpu_slots_) +
            " left)");
   if (shutting_down_) running.runner->Preempt("worker shutting down (" + shutdown_reason_ + ")");
+  else if (full_disk_folder_) running.runner->Preempt("no space left on device at " + *full_disk_folder_ + " on this worker");
   AttemptRunner* runner = running.runner.get();
   running.thread = std::thread([this, id, runner] { Finished(id, runner->Run()); });
   return true;
@@ -205,6 +216,12 @@ void Agent::Finished(const AttemptId& id, const AttemptResult& result) {
     std::lock_guard<std::mutex> lock(mutex_);
     Running& running = running_.at(id);
     running.done = true;
+    if (result.end.exit_code == kTrainerExitNoSpace && !full_disk_folder_) {
+      full_disk_folder_ = NoSpaceFolder(result.end.reason).value_or(options_.attempt.work_dir);
+      AgentLog("no space left on device at " + *full_disk_folder_ + ": this worker leases no trial until " +
+               std::to_string(kMinFreeBytesToLease >> 20) + " MiB are free there (trial " +
+               std::to_string(id.first) + " was reported PREEMPTED and resumes from its last checkpoint)");
+    }
     changed_.notify_all();  // the lease loop joins this thread (it takes the lock no more)
     // The slots go straight to the next trial: the lease poll never sees them free. During a
     // shutdown it is preempted before its trainer starts (reported PREEMPTED at once).

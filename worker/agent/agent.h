@@ -32,6 +32,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <map>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -125,6 +126,9 @@ class Agent {
   std::set<int> used_gpus_;
   bool shutting_down_ = false;
   std::string shutdown_reason_;
+  // Set when a trainer exited for a full disk: the folder it named. No trial is leased (and one that
+  // comes with a Complete answer is preempted at once) until that file system has room again.
+  std::optional<std::string> full_disk_folder_;
 };
 
 }  // namespace rung::agent

@@ -15,6 +15,7 @@ std::string ExitMeaning(const TrainerExit& exit) {
     case 2: return "rung-train: bad config (exit code 2)";
     case 3: return "rung-train: training failed (exit code 3)";
     case 4: return "rung-train: data or checkpoint unusable (exit code 4)";
+    case kTrainerExitNoSpace: return "rung-train: no space left on device (exit code 5)";
     case 127: return "rung-train could not be executed (exit code 127)";
     default: return "rung-train failed (" + exit.Describe() + ")";
   }
@@ -48,6 +49,15 @@ AttemptEnd ClassifyTrainerExit(const TrainerExit& exit, const AttemptRecords& re
     const std::string at = records.checkpoint() ? " at step " + std::to_string(records.checkpoint()->step) : "";
     end.reason = preempt_reason ? *preempt_reason + "; checkpointed" + at
                                 : "rung-train stopped by a signal after a checkpoint" + at;
+    return end;
+  }
+  if (exit.signal == 0 && exit.exit_code == kTrainerExitNoSpace) {
+    // The machine's disk, not the trial: resumed elsewhere (or here once there is room), no retry spent.
+    end.outcome = v1::OUTCOME_PREEMPTED;
+    const std::string detail = records.error_reason() ? *records.error_reason() : StderrSummary(stderr_tail);
+    end.reason = ExitMeaning(exit) + (detail.empty() ? "" : ": " + detail) +
+                 "; this worker leases no trial until its disk has room";
+    if (end.reason.size() > kMaxReasonBytes) end.reason = end.reason.substr(0, kMaxReasonBytes - 3) + "...";
     return end;
   }
   if (exit.signal != 0 && preempt_reason) {

@@ -31,6 +31,10 @@
 namespace rung::agent {
 
 inline constexpr int kTrainerExitPreempted = 75;
+// rung-train's exit for "no space left on device at PATH": the machine, not the trial. The attempt is
+// reported PREEMPTED (it resumes from its last checkpoint without spending a retry) and the agent
+// stops leasing until the disk has room (worker/agent/disk_space.h).
+inline constexpr int kTrainerExitNoSpace = 5;
 
 struct AttemptEnd {
   v1::AttemptOutcome outcome = v1::OUTCOME_FAILED;

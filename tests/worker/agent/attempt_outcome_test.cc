@@ -43,6 +43,17 @@ TEST(AttemptOutcomeTest, Exit75IsPreemptedWithTheCheckpointStep) {
   EXPECT_THAT(unasked.reason, HasSubstr("stopped by a signal"));
 }
 
+TEST(AttemptOutcomeTest, AFullDiskIsPreemptedNamingThePathNotAFailureOfTheTrial) {
+  AttemptEnd end = ClassifyTrainerExit(
+      Exited(kTrainerExitNoSpace), AttemptRecords(), std::nullopt,
+      {"rung-train: RESOURCE_EXHAUSTED: no space left on device at /ck/ckpt-2.pt.tmp.1 (while writing it: No "
+       "space left on device)"});
+  EXPECT_EQ(end.outcome, v1::OUTCOME_PREEMPTED);
+  EXPECT_EQ(end.exit_code, kTrainerExitNoSpace);
+  EXPECT_THAT(end.reason, HasSubstr("no space left on device at /ck/ckpt-2.pt.tmp.1"));
+  EXPECT_THAT(end.reason, HasSubstr("leases no trial until its disk has room"));
+}
+
 TEST(AttemptOutcomeTest, AKillAfterAPreemptionIsStillPreempted) {
   AttemptEnd end = ClassifyTrainerExit(Killed(SIGKILL), AttemptRecords(), std::string("worker shutting down"), {});
   EXPECT_EQ(end.outcome, v1::OUTCOME_PREEMPTED);

@@ -1,0 +1,19 @@
+#include "core/common/write_error.h"
+
+#include <cerrno>
+#include <cstring>
+
+namespace rung {
+Status WriteError(const std::string& action, const std::string& path, int error_number) {
+  if (error_number == ENOSPC || error_number == EDQUOT) {
+    return Status::ResourceExhausted(std::string(kNoSpaceMessage) + path + " (while " + action + " it: " +
+                                     std::strerror(error_number) + ")");
+  }
+  return Status::Internal(action + " " + path + ": " + std::strerror(error_number));
+}
+
+bool IsNoSpace(const Status& status) {
+  return status.code() == StatusCode::kResourceExhausted && status.message().rfind(kNoSpaceMessage, 0) == 0;
+}
+
+}  // namespace rung
