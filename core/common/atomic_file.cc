@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -56,12 +57,21 @@ struct Resolved {
   bool through_proc = false;  // a step of the chain lies under /proc (the process's open files)
 };
 
+// Whether `path`'s folder is (through links such as /dev/fd) a folder of /proc.
+bool UnderProc(const std::string& path) {
+  if (path.rfind("/proc/", 0) == 0) return true;
+  const fs::path parent = fs::path(path).parent_path();
+  char real[PATH_MAX];
+  if (::realpath(parent.empty() ? "." : parent.c_str(), real) == nullptr) return false;
+  return std::string_view(real).substr(0, 6) == "/proc/";
+}
+
 // Follows the symbolic links of `path` itself (not of its folders) to the end of the chain.
 StatusOr<Resolved> ResolveLinks(const std::string& path) {
   Resolved resolved;
   std::string current = path;
   for (int hops = 0; hops <= kMaxLinks; ++hops) {
-    if (current.rfind("/proc/", 0) == 0) resolved.through_proc = true;
+    if (UnderProc(current)) resolved.through_proc = true;
     struct stat info {};
     if (::lstat(current.c_str(), &info) != 0 || !S_ISLNK(info.st_mode)) {
       resolved.target = current;

@@ -16,7 +16,8 @@
 //   - a character device, block device or FIFO (/dev/null, /dev/full, /dev/stdout on a pipe, a
 //     named pipe) is opened and written in place, its write errors reported (/dev/full: "No space
 //     left on device"); so is a path that leads through /proc (/dev/stdout, /dev/fd/N: the process's
-//     own open files), as the open file it names. Whatever reached a device before an error stays.
+//     own open files), as the open file it names (a regular file there, such as stdout redirected
+//     by the shell, is appended to, not replaced). Whatever reached a device before an error stays.
 //   - anything else is refused and left alone: a folder, a socket, an existing regular file the
 //     writer may not write (access(W_OK); for root, which access() lets write anything, a file with
 //     no write bit at all, such as 0444).

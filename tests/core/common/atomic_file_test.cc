@@ -4,6 +4,7 @@
 // written refused and left alone (a 0444 file, a folder, a socket), no temporary file left behind.
 #include "core/common/atomic_file.h"
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -163,6 +164,28 @@ TEST_F(AtomicFileTest, AFifoIsWrittenInPlaceToItsReader) {
   EXPECT_EQ(received, "through the pipe\n");
   EXPECT_TRUE(S_ISFIFO(ModeOf(Path("pipe"))));
   EXPECT_EQ(Names(), std::vector<std::string>{"pipe"});
+}
+
+TEST_F(AtomicFileTest, AnOpenFileNamedThroughDevFdIsAppendedToInPlace) {
+  // `--out /dev/stdout > FILE`: the shell's open file gets the output; FILE is not replaced.
+  const int fd = ::open(Path("redirected.csv").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, "first\n", 6), 6);
+  struct stat before {};
+  ASSERT_EQ(::fstat(fd, &before), 0);
+  for (const std::string& path : {"/dev/fd/" + std::to_string(fd), "/proc/self/fd/" + std::to_string(fd)}) {
+    SCOPED_TRACE(path);
+    StatusOr<OutputFile> file = OutputFile::Open(path);
+    ASSERT_TRUE(file.ok()) << file.status().ToString();
+    EXPECT_TRUE(file->in_place());
+    EXPECT_TRUE(file->Write("more\n").ok());
+    EXPECT_TRUE(file->Commit().ok());
+  }
+  ::close(fd);
+  struct stat after {};
+  ASSERT_EQ(::stat(Path("redirected.csv").c_str(), &after), 0);
+  EXPECT_EQ(after.st_ino, before.st_ino);
+  EXPECT_EQ(Read(Path("redirected.csv")), "first\nmore\nmore\n");
 }
 
 TEST_F(AtomicFileTest, AFolderIsRefused) {
