@@ -55,7 +55,10 @@ int RunPlotCommand(const PlotCommandOptions& options, std::ostream& out, std::os
         WriteSweepFigures(**connection, source.sweep_id, options.out_dir, options.gnuplot);
     if (!figures.ok()) {
       err << "rung plot: " << figures.status().message() << "\n";
-      return figures.status().code() == StatusCode::kUnavailable ? kUnavailable : kFailure;
+      // INVALID_ARGUMENT from the figures is an output file rung may not write (a read-only file).
+      return figures.status().code() == StatusCode::kUnavailable       ? kUnavailable
+             : figures.status().code() == StatusCode::kInvalidArgument ? kUsage
+                                                                       : kFailure;
     }
     for (const std::string& file : figures.value()) out << file << "\n";
   }

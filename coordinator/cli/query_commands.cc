@@ -1,8 +1,5 @@
 #include "coordinator/cli/query_commands.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -25,6 +22,7 @@
 #include "coordinator/cli/coordinator_connection.h"
 #include "coordinator/cli/exit_codes.h"
 #include "coordinator/cli/text_table.h"
+#include "core/common/atomic_file.h"
 
 namespace rung::cli {
 namespace {
@@ -126,82 +124,26 @@ struct ExportOptions {
   std::string out;
 };
 
-// The mode open(path, O_CREAT, 0666) gives a new file: 0666 less the process's umask.
-mode_t CreationMode() {
-  const mode_t mask = ::umask(0);  // reading the umask sets it: put it back at once
-  ::umask(mask);
-  return 0666 & ~mask;
-}
-
-// Writes FILE by way of a temporary file beside it: synced, then renamed over FILE. FILE ends up
-// with the mode a new file gets under the user's umask (a replaced FILE's mode is not kept).
-class AtomicFile {
- public:
-  explicit AtomicFile(std::string path) : path_(std::move(path)) {}
-  ~AtomicFile() {
-    if (file_ != nullptr) std::fclose(file_);
-    if (!temporary_.empty()) std::remove(temporary_.c_str());
-  }
-  bool Open(std::string* error) {
-    std::filesystem::path target(path_);
-    temporary_ = (target.parent_path() / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
-    const int fd = mkstemp(temporary_.data());
-    if (fd < 0) {
-      *error = "cannot create a temporary file beside " + path_ + ": " + std::strerror(errno);
-      temporary_.clear();
-      return false;
-    }
-    // mkstemp creates 0600; the file gets the mode any new file of the user gets (0666 & ~umask).
-    if (fchmod(fd, CreationMode()) != 0) {
-      *error = "cannot set the mode of " + temporary_ + ": " + std::strerror(errno);
-      ::close(fd);
-      return false;
-    }
-    file_ = fdopen(fd, "w");
-    if (file_ == nullptr) {
-      *error = "cannot open " + temporary_ + ": " + std::strerror(errno);
-      ::close(fd);
-      return false;
-    }
-    return true;
-  }
-  bool Write(const std::string& data) { return std::fwrite(data.data(), 1, data.size(), file_) == data.size(); }
-  bool Commit(std::string* error) {
-    const bool written = std::fflush(file_) == 0 && fsync(fileno(file_)) == 0;
-    const bool closed = std::fclose(file_) == 0;
-    file_ = nullptr;
-    if (!written || !closed || std::rename(temporary_.c_str(), path_.c_str()) != 0) {
-      *error = "cannot write " + path_ + ": " + std::strerror(errno);
-      return false;
-    }
-    temporary_.clear();
-    return true;
-  }
-
- private:
-  std::string path_;
-  std::string temporary_;
-  std::FILE* file_ = nullptr;
-};
-
 int RunExport(CoordinatorConnection& connection, const ExportOptions& options) {
   pb::ExportRequest request;
   request.set_sweep_id(options.sweep_id);
   request.set_table(options.table == "ladder" ? pb::EXPORT_TABLE_LADDER : pb::EXPORT_TABLE_TRIALS);
   request.set_format(options.format == "csv" ? pb::EXPORT_FORMAT_CSV : pb::EXPORT_FORMAT_JSONL);
-  std::unique_ptr<AtomicFile> file;
+  // --out (core/common/atomic_file.h): a file replaced whole, a link written through, a device or
+  // FIFO written in place; a path it may not write is refused before the export (exit 2).
+  std::optional<OutputFile> file;
   if (!options.out.empty()) {
-    file = std::make_unique<AtomicFile>(options.out);
-    std::string error;
-    if (!file->Open(&error)) {
-      std::cerr << "rung export: " << error << "\n";
-      return kFailure;
+    StatusOr<OutputFile> opened = OutputFile::Open(options.out);
+    if (!opened.ok()) {
+      std::cerr << "rung export: " << opened.status().message() << "\n";
+      return opened.status().code() == StatusCode::kInvalidArgument ? kUsage : kFailure;
     }
+    file.emplace(std::move(opened).value());
   }
-  bool written = true;
+  Status written;  // the first write error: the rest of the stream is read but not written
   auto write = [&](const std::string& data) {
     if (file) {
-      written = written && file->Write(data);
+      if (written.ok()) written = file->Write(data);
     } else {
       std::cout << data;
     }
@@ -232,10 +174,12 @@ int RunExport(CoordinatorConnection& connection, const ExportOptions& options) {
   grpc::Status status = stream->Finish();
   if (!status.ok()) return ReportRpcError("export", status);
   if (array) write(first ? "[]\n" : "\n]\n");
-  std::string error;
-  if (file && (!written || !file->Commit(&error))) {
-    std::cerr << "rung export: " << (error.empty() ? "cannot write " + options.out : error) << "\n";
-    return kFailure;
+  if (file) {
+    if (written.ok()) written = file->Commit();
+    if (!written.ok()) {
+      std::cerr << "rung export: " << written.message() << "\n";  // the disk or device refused it: exit 1
+      return kFailure;
+    }
   }
   return kOk;
 }
@@ -493,7 +437,9 @@ void AddQueryCommands(CLI::App& app, int* exit_code) {
         ->check(CLI::IsMember({"csv", "json", "jsonl"}));
     command->add_option("--table", options->table, "trials (default) or ladder")
         ->check(CLI::IsMember({"trials", "ladder"}));
-    command->add_option("--out", options->out, "Write FILE (atomically: the old file or the whole new one)")
+    command->add_option("--out", options->out, "Write FILE: a file atomically (the old file or the whole new one, its mode kept), through a\n"
+                                        "symbolic link to its target, a device or FIFO in place (/dev/stdout); a read-only file,\n"
+                                        "folder or socket is refused (exit 2)")
         ->type_name("FILE");
   }
   {

@@ -141,12 +141,14 @@ StatusOr<std::vector<std::string>> WriteSweepFigures(CoordinatorConnection& conn
     tuning_options.metric = sweep.metric_name();
     tuning_options.title = sweep.name();
     tuning_options.gnuplot = gnuplot;
-    StatusOr<std::vector<std::string>> tuning_files = plot::WriteTuningPlots(tuning_curves, laws, tuning_options);
-    // A search with no scored value yet draws nothing; any other failure is the command's.
-    if (tuning_files.ok()) {
-      files.insert(files.end(), tuning_files->begin(), tuning_files->end());
-    } else if (tuning_files.status().code() != StatusCode::kInvalidArgument) {
-      return tuning_files.status();
+    // A search with no scored value yet draws nothing; any other failure is the command's (an
+    // output file rung may not write is INVALID_ARGUMENT too, so the test is here, not on the code).
+    const bool scored = std::any_of(tuning_curves.begin(), tuning_curves.end(),
+                                    [](const plot::TuningCurve& curve) { return !curve.points.empty(); });
+    if (scored) {
+      RUNG_ASSIGN_OR_RETURN(std::vector<std::string> tuning_files,
+                            plot::WriteTuningPlots(tuning_curves, laws, tuning_options));
+      files.insert(files.end(), tuning_files.begin(), tuning_files.end());
     }
   }
 

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "coordinator/cli/calibration_cache.h"
+#include "core/common/atomic_file.h"
 #include "core/common/trainer_blas_kernel.h"
 #include "core/common/utc_time.h"
 #include "coordinator/cli/command_support.h"
@@ -88,7 +89,7 @@ StatusOr<CalibrationPoint> TimeTrainer(const std::string& trainer, const Expande
   StatusOr<TrialConfig> parsed = TrialConfigFromJson(config);
   if (!parsed.ok()) return parsed.status().WithContext("the shortened trial of rung " + trial.rung_label);
   const fs::path config_path = folder / ("calibrate-" + plot::FileNamePart(trial.rung_label) + ".json");
-  RUNG_RETURN_IF_ERROR(plot::WriteTextFile(config_path.string(), config.dump()));
+  RUNG_RETURN_IF_ERROR(WriteFileAtomically(config_path.string(), {config.dump()}));
   SubprocessOptions options;
   options.argv = {trainer, "--config", config_path.string(), "--threads",
                   std::to_string(std::max<int64_t>(1, parsed->resources.cpus)), "--resume", "never"};

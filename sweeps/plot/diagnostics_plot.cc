@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "core/common/atomic_file.h"
 #include "sweeps/plot/gnuplot_script.h"
 
 namespace rung::plot {
@@ -120,10 +121,10 @@ static StatusOr<std::vector<std::string>> WriteDiagnosticsPlotsOrThrow(const jso
     layer_labels.push_back(std::to_string(layer_index));
   }
   if (attention.contains("pooled")) add_gap_curve("pooled", attention["pooled"]);
-  RUNG_RETURN_IF_ERROR(WriteTextFile((dir / "effective_length.dat").string(), effective.str()));
-  RUNG_RETURN_IF_ERROR(WriteTextFile((dir / "pair_usage.dat").string(), usage.str()));
-  RUNG_RETURN_IF_ERROR(WriteTextFile((dir / "dominant_pair.dat").string(), dominant.str() + "\n"));
-  RUNG_RETURN_IF_ERROR(WriteTextFile((dir / "gap_counting.dat").string(), gaps.str()));
+  RUNG_RETURN_IF_ERROR(WriteFileAtomically((dir / "effective_length.dat").string(), {effective.str()}));
+  RUNG_RETURN_IF_ERROR(WriteFileAtomically((dir / "pair_usage.dat").string(), {usage.str()}));
+  RUNG_RETURN_IF_ERROR(WriteFileAtomically((dir / "dominant_pair.dat").string(), {dominant.str() + "\n"}));
+  RUNG_RETURN_IF_ERROR(WriteFileAtomically((dir / "gap_counting.dat").string(), {gaps.str()}));
 
   std::ostringstream script;
   script << "# rung diag: " << options.title << "\n# Redraw with: gnuplot diagnostics.gp (paths are absolute)\n"
@@ -217,7 +218,7 @@ static StatusOr<std::vector<std::string>> WriteDiagnosticsPlotsOrThrow(const jso
                        " (mean " + Format("%.3f", Number(entry.value("val_loss", json()))) + ")");
     }
     if (!titles.empty()) {
-      RUNG_RETURN_IF_ERROR(WriteTextFile((dir / "extrapolation.dat").string(), curves.str()));
+      RUNG_RETURN_IF_ERROR(WriteFileAtomically((dir / "extrapolation.dat").string(), {curves.str()}));
       script << "set title " << title << "\nset xlabel 'position'\nset ylabel 'validation loss (nats)'\n"
              << "set key outside right top noenhanced\n";
       if (std::isfinite(train_length)) {
@@ -267,7 +268,7 @@ StatusOr<std::vector<std::string>> WriteFrequencyProfilePlot(const std::vector<F
     }
     data << "\n\n";
   }
-  RUNG_RETURN_IF_ERROR(WriteTextFile((dir / "frequency_profile.dat").string(), data.str()));
+  RUNG_RETURN_IF_ERROR(WriteFileAtomically((dir / "frequency_profile.dat").string(), {data.str()}));
   std::ostringstream script;
   script << "# rung diag: learned frequencies of " << options.title << "\nset encoding utf8\nset border lw 1.2\n"
          << "set grid lc rgb '#dddddd'\nset title " << DoubleQuote(EnhancedLiteral(options.title)) << "\n"
@@ -311,7 +312,7 @@ StatusOr<std::vector<std::string>> WriteNiahGridPlot(const json& grid, const Dia
         for (size_t d = 0; d < row.size(); ++d) data << (d ? " " : "") << DataNumber(Number(row[d]));
         data << "\n";
       }
-      RUNG_RETURN_IF_ERROR(WriteTextFile((dir / (name + ".dat")).string(), data.str()));
+      RUNG_RETURN_IF_ERROR(WriteFileAtomically((dir / (name + ".dat")).string(), {data.str()}));
       script << "reset\nset encoding utf8\nset title " << DoubleQuote(EnhancedLiteral(
                     options.title + ": multi-key NIAH at " + std::to_string(entry.value("length", int64_t{0})) +
                     " tokens (" + std::to_string(entry.value("multiple", int64_t{0})) + "x, " +
@@ -346,7 +347,7 @@ StatusOr<std::vector<std::string>> WriteBandAblationPlot(const json& ablation, c
       data << DataNumber(Number(pair.value("pair", json()))) << " " << DataNumber(Number(pair.value("delta", json())))
            << "\n";
     }
-    RUNG_RETURN_IF_ERROR(WriteTextFile((dir / "band_ablation.dat").string(), data.str()));
+    RUNG_RETURN_IF_ERROR(WriteFileAtomically((dir / "band_ablation.dat").string(), {data.str()}));
     std::ostringstream script;
     script << "# rung diag: band ablation of " << options.title << "\nset encoding utf8\nset border lw 1.2\n"
            << "set grid ytics lc rgb '#dddddd'\nset title " << DoubleQuote(EnhancedLiteral(options.title)) << "\n"

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <sstream>
 
+#include "core/common/atomic_file.h"
 #include "sweeps/plot/gnuplot_script.h"
 
 namespace rung::plot {
@@ -70,7 +71,7 @@ StatusOr<std::vector<std::string>> WriteFailureModePlots(const json& rows, const
                          (precision.empty() ? "" : " " + precision));
         dashed.push_back(source == "Gaussian");
       }
-      RUNG_RETURN_IF_ERROR(WriteTextFile((dir / (stem + ".dat")).string(), data.str()));
+      RUNG_RETURN_IF_ERROR(WriteFileAtomically((dir / (stem + ".dat")).string(), {data.str()}));
       script << "reset\nset encoding utf8\nset border lw 1.2\nset grid lc rgb '#dddddd'\nset title "
              << DoubleQuote(EnhancedLiteral(options.title + ": " + stem)) << "\nset logscale x 2\n"
              << (mode.log_y ? "set logscale y\n" : "") << "set xlabel 'context length M'\nset ylabel "

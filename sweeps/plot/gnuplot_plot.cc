@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/common/atomic_file.h"
 #include "sweeps/fit/report_format.h"
 #include "sweeps/plot/gnuplot_script.h"
 
@@ -41,7 +42,7 @@ std::string DataString(const std::string& text) {
   return quoted + "\"";
 }
 
-Status WriteFile(const fs::path& path, const std::string& text) { return plot::WriteTextFile(path.string(), text); }
+Status WriteFile(const fs::path& path, const std::string& text) { return WriteFileAtomically(path.string(), {text}); }
 
 // A multiplier at the decimals that show how far it is from 1, the baseline's (2 to 4): x1.09, x1.003,
 // x1.0001, never x1.00 for a multiplier that differs in the third decimal.

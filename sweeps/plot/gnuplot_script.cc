@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/common/atomic_file.h"
 #include "core/common/subprocess.h"
 
 namespace rung::plot {
@@ -232,26 +233,6 @@ std::string PngTerminal(int width, int height) {
          " enhanced font 'DejaVu Sans,13' background '#ffffff'";
 }
 
-Status WriteTextFile(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".tmp-" + std::to_string(getpid());
-  std::ofstream out(temporary, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) {
-    const std::string reason = std::strerror(errno);
-    std::error_code ignored;
-    fs::remove(temporary, ignored);
-    return Status::InvalidArgument("cannot write " + path + ": " + reason);
-  }
-  std::error_code error;
-  fs::rename(temporary, path, error);
-  if (error) {
-    fs::remove(temporary, error);
-    return Status::InvalidArgument("cannot write " + path + ": " + error.message());
-  }
-  return Status::Ok();
-}
-
 Status MakeOutputFolder(const std::string& dir) {
   if (dir.empty()) return Status::InvalidArgument("no output folder given");
   std::error_code error;
@@ -267,7 +248,7 @@ StatusOr<std::vector<std::string>> RenderGnuplot(const std::string& gnuplot, con
                                                  const std::vector<std::string>& outputs) {
   const fs::path folder(dir);
   const fs::path script_path = folder / script_name;
-  RUNG_RETURN_IF_ERROR(WriteTextFile(script_path.string(), script));
+  RUNG_RETURN_IF_ERROR(WriteFileAtomically(script_path.string(), {script}));
   // The staged copy: each output's quoted path in dir replaced by its path in the staging folder.
   static std::atomic<int> counter{0};
   const fs::path staging = folder / (".staging-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
@@ -289,7 +270,7 @@ StatusOr<std::vector<std::string>> RenderGnuplot(const std::string& gnuplot, con
     }
   }
   const fs::path staged_script = staging / script_name;
-  RUNG_RETURN_IF_ERROR(WriteTextFile(staged_script.string(), staged));
+  RUNG_RETURN_IF_ERROR(WriteFileAtomically(staged_script.string(), {staged}));
   RUNG_ASSIGN_OR_RETURN(const int exit_code, RunGnuplot(gnuplot, staged_script, folder / "gnuplot.log"));
   if (exit_code != 0) {
     return Status::Internal("gnuplot failed (exit " + std::to_string(exit_code) + ") on " +
@@ -302,10 +283,12 @@ StatusOr<std::vector<std::string>> RenderGnuplot(const std::string& gnuplot, con
                               ReadFile(folder / "gnuplot.log"));
     }
   }
+  // Each figure written over its name in dir by the one output helper, as the script and data were:
+  // a link there written through, a device in place, a read-only file refused.
   std::vector<std::string> files;
   for (const std::string& name : outputs) {
-    fs::rename(staging / name, folder / name, error);
-    if (error) return Status::Internal("cannot move " + name + " into " + folder.string() + ": " + error.message());
+    const std::string bytes = ReadFile(staging / name);
+    RUNG_RETURN_IF_ERROR(WriteFileAtomically((folder / name).string(), {bytes}));
     files.push_back((folder / name).string());
   }
   return files;

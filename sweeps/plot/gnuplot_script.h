@@ -51,18 +51,17 @@ std::string PngTerminal(int width, int height);
 // The lines that write the current plot to `stem`.svg and `stem`.png (`stem`: a path without its
 // extension) at that size: each terminal, its output, replot.
 std::string SvgAndPngOutputs(const std::string& stem, int width, int height);
-// Writes `text` to a temporary file beside `path` and renames it over `path`, so `path` is never half
-// written. INVALID_ARGUMENT when it cannot.
-Status WriteTextFile(const std::string& path, const std::string& text);
-
 // Creates `dir` if missing. INVALID_ARGUMENT when it cannot.
 Status MakeOutputFolder(const std::string& dir);
 
 // Writes `script` to dir/script_name (the script as it is redrawn by hand) and runs a copy of it whose
 // outputs (`outputs`: names in dir, written in the script as Quote(dir/name)) go to a staging folder
 // inside dir (stderr into dir/gnuplot.log); only when gnuplot succeeded and every output exists and is
-// not empty are they renamed into dir. So a figure in dir is whole or absent (or its previous
-// version): never empty, never half written. Returns their paths.
+// not empty are they written into dir, each by WriteFileAtomically (core/common/atomic_file.h: a link
+// written through, a device in place, a read-only file or a folder refused). So a figure in dir is
+// whole or absent (or its previous version): never empty, never half written. Returns their paths.
+// The script and every data file of a figure are written the same way.
+// INVALID_ARGUMENT: a path in dir it may not write; RESOURCE_EXHAUSTED: a full disk;
 // FAILED_PRECONDITION: gnuplot not found; INTERNAL: gnuplot failed or wrote nothing (its stderr in
 // the message).
 StatusOr<std::vector<std::string>> RenderGnuplot(const std::string& gnuplot, const std::string& dir,

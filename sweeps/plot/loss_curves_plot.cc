@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/common/atomic_file.h"
 #include "sweeps/plot/gnuplot_script.h"
 
 namespace rung::plot {
@@ -70,7 +71,7 @@ StatusOr<std::vector<std::string>> WriteLossCurvesPlots(const std::vector<LossCu
       }
       data << "\n\n";
     }
-    RUNG_RETURN_IF_ERROR(WriteTextFile((dir / (name + ".dat")).string(), data.str()));
+    RUNG_RETURN_IF_ERROR(WriteFileAtomically((dir / (name + ".dat")).string(), {data.str()}));
     if (!(hi > lo)) lo = hi / 2, hi = hi * 2;  // one point
     std::map<std::string, int> seeds;
     for (const LossCurve* curve : lines) ++seeds[CellOf(*curve)];

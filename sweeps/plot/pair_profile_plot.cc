@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "core/common/atomic_file.h"
 #include "sweeps/plot/gnuplot_script.h"
 
 namespace rung::plot {
@@ -66,7 +67,7 @@ StatusOr<std::vector<std::string>> WritePairProfilePlots(const json& attention, 
         }
         pairs = std::max(pairs, profile.size());
         const std::string file = stem + "_h" + std::to_string(head.value("head", 0)) + ".dat";
-        RUNG_RETURN_IF_ERROR(WriteTextFile((dir / file).string(), data.str()));
+        RUNG_RETURN_IF_ERROR(WriteFileAtomically((dir / file).string(), {data.str()}));
         files.push_back(file);
         panels.push_back("head " + std::to_string(head.value("head", 0)));
       }

@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/common/atomic_file.h"
 #include "sweeps/plot/gnuplot_script.h"
 
 namespace rung::plot {
@@ -59,7 +60,7 @@ StatusOr<std::vector<std::string>> WriteTuningPlots(const std::vector<TuningCurv
       }
       data << "\n\n";
     }
-    RUNG_RETURN_IF_ERROR(WriteTextFile(data_path, data.str()));
+    RUNG_RETURN_IF_ERROR(WriteFileAtomically(data_path, {data.str()}));
     double lo = std::numeric_limits<double>::infinity(), hi = 0;
     for (const TuningCurve* curve : lines) {
       for (const auto& point : curve->points) {
@@ -101,7 +102,7 @@ StatusOr<std::vector<std::string>> WriteTuningPlots(const std::vector<TuningCurv
       for (const auto& [n, value] : points) data << Format("%.6e", n) << " " << Format("%.6e", value) << "\n";
       data << "\n\n";
     }
-    RUNG_RETURN_IF_ERROR(WriteTextFile(data_path, data.str()));
+    RUNG_RETURN_IF_ERROR(WriteFileAtomically(data_path, {data.str()}));
     double n_lo = std::numeric_limits<double>::infinity(), n_hi = 0, v_lo = n_lo, v_hi = 0;
     for (const auto& [method, points] : best_by_method) {
       for (const auto& [n, value] : points) {

@@ -4,11 +4,11 @@
 // golden_file.h), each against a fresh GoldenCoordinator (golden_fixture.h). Every case runs the
 // real rung binary (or rung-coordinator, rung-worker, rung-train, rung-data from the same folder; a case of a
 // binary the build does not have is skipped) as a process, with tests/cli/fixture/hostile/ copied
-// to ${SCRATCH}/hostile/ first, in the repository's folder, with RUNG_COORDINATOR and
-// RUNG_TOKEN_FILE naming the fixture's coordinator and user token (its other RUNG_* variables
-// removed, LC_ALL=C, TZ=UTC), and compares its exit code, stdout, stderr and files with the file's
-// expectations; a mismatch fails with a line diff. RUNG_GOLDEN_UPDATE=1 rewrites the files with what
-// the commands did instead (review the diff by eye).
+// to ${SCRATCH}/hostile/ first (its links as links, hostile/outputs/read-only.csv made 0444), in the
+// repository's folder, with RUNG_COORDINATOR and RUNG_TOKEN_FILE naming the fixture's coordinator
+// and user token (its other RUNG_* variables removed, LC_ALL=C, TZ=UTC), and compares its exit
+// code, stdout, stderr and files with the file's expectations; a mismatch fails with a line diff.
+// RUNG_GOLDEN_UPDATE=1 rewrites the files with what the commands did instead (review the diff by eye).
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -135,9 +135,12 @@ TEST_P(GoldenFileTest, Matches) {
                                                                    {scratch_real, "${SCRATCH}"},
                                                                    {coordinator.address(), "${COORDINATOR}"}};
   // The damaged files of the hostile cases, copied so that what a command writes beside them stays
-  // in the scratch folder.
+  // in the scratch folder; symbolic links copied as links (hostile/outputs/link.csv), and
+  // hostile/outputs/read-only.csv made 0444 (git keeps no such mode).
   fs::copy(fs::path(RUNG_SOURCE_DIR) / "tests/cli/fixture/hostile", fs::path(scratch) / "hostile",
-           fs::copy_options::recursive, ignored);
+           fs::copy_options::recursive | fs::copy_options::copy_symlinks, ignored);
+  fs::permissions(fs::path(scratch) / "hostile/outputs/read-only.csv",
+                  fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read, ignored);
   const bool update = UpdateMode();
   for (GoldenCase& golden : file->cases) {
     SCOPED_TRACE(name + ":" + std::to_string(golden.line) + ": " + golden.title);
