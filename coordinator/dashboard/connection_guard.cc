@@ -1,0 +1,286 @@
+#include "coordinator/dashboard/connection_guard.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+namespace rung::dashboard {
+namespace {
+
+constexpr int kWriteStallMs = 5000;
+
+// A whole response that closes the connection, for the poller and the accept thread (which write
+// it without waiting, once).
+std::string Canned(const std::string& status_line, const std::string& message) {
+  const std::string body = "{\"error\": \"" + message + "\"}\n";
+  return "HTTP/1.1 " + status_line + "\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n" +
+         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+const std::string& Busy() {
+  static const std::string canned =
+      Canned("503 Service Unavailable", "the dashboard has too many connections open; try again shortly");
+  return canned;
+}
+const std::string& TooSlow() {
+  static const std::string canned =
+      Canned("408 Request Timeout", "the request head did not arrive whole within the deadline");
+  return canned;
+}
+
+// httplib runs each accepted socket's task at once on its accept thread (GuardedServer's override
+// only hands the socket on).
+class InlineQueue final : public httplib::TaskQueue {
+ public:
+  void enqueue(std::function<void()> fn) override { fn(); }
+  void shutdown() override {}
+};
+
+int MsUntil(std::chrono::steady_clock::time_point when) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(when - std::chrono::steady_clock::now());
+  return static_cast<int>(std::clamp<int64_t>(left.count(), 0, 60 * 60 * 1000));
+}
+
+// Waits for `events` on fd up to timeout_ms: true when ready (or in error: the next call says).
+bool WaitFor(int fd, short events, int timeout_ms) {
+  pollfd one{fd, events, 0};
+  for (;;) {
+    const int n = ::poll(&one, 1, timeout_ms);
+    if (n < 0 && errno == EINTR) continue;
+    return n > 0;
+  }
+}
+
+void Address(const sockaddr_storage& address, socklen_t length, std::string& ip, int& port) {
+  char host[NI_MAXHOST] = {0};
+  char service[NI_MAXSERV] = {0};
+  if (::getnameinfo(reinterpret_cast<const sockaddr*>(&address), length, host, sizeof(host), service, sizeof(service),
+                    NI_NUMERICHOST | NI_NUMERICSERV) == 0) {
+    ip = host;
+    port = std::atoi(service);
+  }
+}
+
+// httplib's view of a connection: the bytes the poller already received first, then the
+// (non-blocking) socket, each read waiting no later than the request's deadline.
+class GuardedStream final : public httplib::Stream {
+ public:
+  GuardedStream(int fd, std::string buffered, std::chrono::steady_clock::time_point deadline)
+      : fd_(fd), buffered_(std::move(buffered)), deadline_(deadline) {}
+
+  bool is_readable() const override { return offset_ < buffered_.size() || WaitFor(fd_, POLLIN, MsUntil(deadline_)); }
+  bool is_writable() const override { return WaitFor(fd_, POLLOUT, kWriteStallMs); }
+
+  ssize_t read(char* ptr, size_t size) override {
+    if (offset_ < buffered_.size()) {
+      const size_t n = std::min(size, buffered_.size() - offset_);
+      std::memcpy(ptr, buffered_.data() + offset_, n);
+      offset_ += n;
+      return static_cast<ssize_t>(n);
+    }
+    for (;;) {
+      const ssize_t n = ::recv(fd_, ptr, size, 0);
+      if (n >= 0) return n;
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
+      if (!WaitFor(fd_, POLLIN, MsUntil(deadline_))) return -1;  // past the deadline
+    }
+  }
+
+  ssize_t write(const char* ptr, size_t size) override {
+    for (;;) {
+      const ssize_t n = ::send(fd_, ptr, size, MSG_NOSIGNAL);
+      if (n >= 0) return n;
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
+      if (!WaitFor(fd_, POLLOUT, kWriteStallMs)) return -1;
+    }
+  }
+
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    sockaddr_storage address{};
+    socklen_t length = sizeof(address);
+    if (::getpeername(fd_, reinterpret_cast<sockaddr*>(&address), &length) == 0) Address(address, length, ip, port);
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    sockaddr_storage address{};
+    socklen_t length = sizeof(address);
+    if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) == 0) Address(address, length, ip, port);
+  }
+  int socket() const override { return fd_; }
+
+  // What the poller received beyond this request (a pipelined next one).
+  std::string Unread() const { return buffered_.substr(std::min(offset_, buffered_.size())); }
+
+ private:
+  int fd_;
+  std::string buffered_;
+  size_t offset_ = 0;
+  std::chrono::steady_clock::time_point deadline_;
+};
+
+bool HeadIsWhole(const std::string& buffered, size_t max_bytes) {
+  return buffered.find("\r\n\r\n") != std::string::npos || buffered.size() >= max_bytes;
+}
+
+}  // namespace
+
+GuardedServer::GuardedServer(ConnectionLimits limits) : limits_(limits) {
+  new_task_queue = [] { return new InlineQueue(); };
+  if (::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) wake_[0] = wake_[1] = -1;
+  poller_ = std::thread([this] { PollLoop(); });
+  for (int i = 0; i < limits_.workers; ++i) workers_.emplace_back([this] { WorkLoop(); });
+}
+
+GuardedServer::~GuardedServer() {
+  stopping_ = true;
+  if (wake_[1] >= 0) (void)!::write(wake_[1], "x", 1);
+  ready_signal_.notify_all();
+  poller_.join();
+  for (std::thread& worker : workers_) worker.join();
+  for (Connection& connection : incoming_) Close(connection.fd);
+  for (Connection& connection : ready_) Close(connection.fd);
+  if (wake_[0] >= 0) ::close(wake_[0]);
+  if (wake_[1] >= 0) ::close(wake_[1]);
+}
+
+void GuardedServer::WidenBacklog() {
+  const int listening = svr_sock_;
+  if (listening >= 0) ::listen(listening, std::max(limits_.max_connections, 5));
+}
+
+bool GuardedServer::process_and_close_socket(int sock) {
+  if (open_.fetch_add(1) >= limits_.max_connections || stopping_) {
+    (void)!::send(sock, Busy().data(), Busy().size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    ::shutdown(sock, SHUT_RDWR);
+    ::close(sock);
+    open_.fetch_sub(1);
+    return false;
+  }
+  ::fcntl(sock, F_SETFL, ::fcntl(sock, F_GETFL) | O_NONBLOCK);
+  const int one = 1;
+  ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  ToPoller(Connection{sock, "", Clock::now() + limits_.head_deadline});
+  return true;
+}
+
+void GuardedServer::ToPoller(Connection connection) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    incoming_.push_back(std::move(connection));
+  }
+  if (wake_[1] >= 0) (void)!::write(wake_[1], "x", 1);
+}
+
+void GuardedServer::Close(int fd) {
+  open_.fetch_sub(1);  // first: a client that sees the close may connect again at once
+  ::shutdown(fd, SHUT_RDWR);
+  ::close(fd);
+}
+
+void GuardedServer::PollLoop() {
+  std::map<int, Connection> waiting;  // fd -> its connection, head not whole yet
+  std::vector<pollfd> polled;
+  auto to_workers = [this](Connection connection) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ready_.push_back(std::move(connection));
+    }
+    ready_signal_.notify_one();
+  };
+  while (!stopping_) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (Connection& connection : incoming_) {
+        if (HeadIsWhole(connection.buffered, limits_.max_head_bytes)) {
+          ready_.push_back(std::move(connection));
+          ready_signal_.notify_one();
+        } else {
+          const int fd = connection.fd;
+          waiting[fd] = std::move(connection);
+        }
+      }
+      incoming_.clear();
+    }
+    polled.assign(1, pollfd{wake_[0], POLLIN, 0});
+    Clock::time_point soonest = Clock::now() + std::chrono::hours(1);
+    for (const auto& [fd, connection] : waiting) {
+      polled.push_back(pollfd{fd, POLLIN, 0});
+      soonest = std::min(soonest, connection.deadline);
+    }
+    const int n = ::poll(polled.data(), polled.size(), MsUntil(soonest) + 1);
+    if (n < 0 && errno != EINTR) break;
+    if (polled[0].revents) {
+      char drain[256];
+      while (::read(wake_[0], drain, sizeof(drain)) > 0) {
+      }
+    }
+    const Clock::time_point now = Clock::now();
+    for (size_t i = 1; i < polled.size(); ++i) {
+      auto found = waiting.find(polled[i].fd);
+      Connection& connection = found->second;
+      bool gone = false;
+      if (polled[i].revents) {
+        char chunk[4096];
+        for (;;) {
+          const ssize_t got = ::recv(connection.fd, chunk, sizeof(chunk), 0);
+          if (got > 0) {
+            connection.buffered.append(chunk, static_cast<size_t>(got));
+            if (connection.buffered.size() >= limits_.max_head_bytes) break;
+            continue;
+          }
+          if (got < 0 && errno == EINTR) continue;
+          if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+          gone = true;  // closed by the client, or an error
+          break;
+        }
+      }
+      if (HeadIsWhole(connection.buffered, limits_.max_head_bytes)) {  // even if the client then shut down
+        to_workers(std::move(connection));
+        waiting.erase(found);
+      } else if (gone) {
+        Close(connection.fd);
+        waiting.erase(found);
+      } else if (now >= connection.deadline) {
+        if (!connection.buffered.empty()) {
+          (void)!::send(connection.fd, TooSlow().data(), TooSlow().size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        }
+        Close(connection.fd);
+        waiting.erase(found);
+      }
+    }
+  }
+  for (auto& [fd, connection] : waiting) Close(fd);
+}
+
+void GuardedServer::WorkLoop() {
+  for (;;) {
+    Connection connection;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      ready_signal_.wait(lock, [this] { return stopping_ || !ready_.empty(); });
+      if (ready_.empty()) return;  // stopping
+      connection = std::move(ready_.front());
+      ready_.pop_front();
+    }
+    GuardedStream stream(connection.fd, std::move(connection.buffered), Clock::now() + limits_.head_deadline);
+    bool closed = false;
+    const bool served = process_request(stream, /*close_connection=*/stopping_.load(), closed, nullptr);
+    if (served && !closed && !stopping_) {
+      ToPoller(Connection{connection.fd, stream.Unread(), Clock::now() + limits_.head_deadline});
+    } else {
+      Close(connection.fd);
+    }
+  }
+}
+
+}  // namespace rung::dashboard
