@@ -211,6 +211,17 @@ void GuardedServer::PollLoop() {
       }
       incoming_.clear();
     }
+    if (open_ > limits_.max_connections * 7 / 8) {
+      std::vector<std::pair<Clock::time_point, int>> idle;  // deadline (longest idle first), fd
+      for (const auto& [fd, connection] : waiting) {
+        if (connection.served && connection.buffered.empty()) idle.emplace_back(connection.deadline, fd);
+      }
+      std::sort(idle.begin(), idle.end());
+      for (size_t i = 0; i < idle.size() && open_ > limits_.max_connections * 3 / 4; ++i) {
+        Close(idle[i].second);
+        waiting.erase(idle[i].second);
+      }
+    }
     polled.assign(1, pollfd{wake_[0], POLLIN, 0});
     Clock::time_point soonest = Clock::now() + std::chrono::hours(1);
     for (const auto& [fd, connection] : waiting) {
@@ -276,7 +287,7 @@ void GuardedServer::WorkLoop() {
     bool closed = false;
     const bool served = process_request(stream, /*close_connection=*/stopping_.load(), closed, nullptr);
     if (served && !closed && !stopping_) {
-      ToPoller(Connection{connection.fd, stream.Unread(), Clock::now() + limits_.head_deadline});
+      ToPoller(Connection{connection.fd, stream.Unread(), Clock::now() + limits_.head_deadline, /*served=*/true});
     } else {
       Close(connection.fd);
     }

@@ -12,7 +12,10 @@
 //     closed the same way, without the 408). A request body must arrive within the same span
 //     counted from the head; a write that cannot progress for 5 s fails.
 //   - at most limits.max_connections are open at once; one more is answered 503 and closed at
-//     once. The listen backlog is widened to the same number (httplib's is 5).
+//     once. Past 7/8 of it, the poller closes idle keep-alive connections, the longest idle first,
+//     down to 3/4, so that clients which already closed their end (and are not yet noticed) or
+//     merely hold one open do not crowd out new ones. The listen backlog is widened to the limit
+//     (httplib's is 5).
 // The workers: limits.workers threads; a connection waits for one only with a whole request in hand.
 //
 // Example:
@@ -41,7 +44,7 @@
 namespace rung::dashboard {
 
 struct ConnectionLimits {
-  int max_connections = 512;
+  int max_connections = 1024;
   std::chrono::milliseconds head_deadline{5000};
   int workers = 64;
   size_t max_head_bytes = 64 * 1024;  // a longer head goes to a worker as it is (httplib answers 400/414/431)
@@ -64,6 +67,7 @@ class GuardedServer final : public httplib::Server {
     int fd = -1;
     std::string buffered;  // received and not yet read by httplib
     Clock::time_point deadline;
+    bool served = false;  // it has had a response: waiting now means idle keep-alive
   };
 
   // Called by httplib's accept loop (on its thread: the task queue runs it inline) for each accepted

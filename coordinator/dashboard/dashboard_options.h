@@ -26,7 +26,7 @@ struct DashboardOptions {
   // Plaintext connections (connection_guard.h): at most this many open at once (more are answered
   // 503 and closed), and each request's head must arrive whole within the deadline (else 408 and
   // closed). Not flags: tests and benchmarks set them.
-  int max_connections = 512;
+  int max_connections = 1024;
   std::chrono::milliseconds request_head_deadline{5000};
 };
 
