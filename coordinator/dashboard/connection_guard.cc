@@ -128,9 +128,6 @@ class GuardedStream final : public httplib::Stream {
   std::chrono::steady_clock::time_point deadline_;
 };
 
-bool HeadIsWhole(const std::string& buffered, size_t max_bytes) {
-  return buffered.find("\r\n\r\n") != std::string::npos || buffered.size() >= max_bytes;
-}
 
 }  // namespace
 
@@ -173,6 +170,14 @@ bool GuardedServer::process_and_close_socket(int sock) {
   return true;
 }
 
+bool GuardedServer::HeadIsWhole(Connection& connection) const {
+  if (connection.buffered.size() >= limits_.max_head_bytes) return true;
+  const size_t from = connection.searched >= 3 ? connection.searched - 3 : 0;
+  if (connection.buffered.find("\r\n\r\n", from) != std::string::npos) return true;
+  connection.searched = connection.buffered.size();
+  return false;
+}
+
 void GuardedServer::ToPoller(Connection connection) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -201,7 +206,7 @@ void GuardedServer::PollLoop() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       for (Connection& connection : incoming_) {
-        if (HeadIsWhole(connection.buffered, limits_.max_head_bytes)) {
+        if (HeadIsWhole(connection)) {
           ready_.push_back(std::move(connection));
           ready_signal_.notify_one();
         } else {
@@ -255,7 +260,7 @@ void GuardedServer::PollLoop() {
           break;
         }
       }
-      if (HeadIsWhole(connection.buffered, limits_.max_head_bytes)) {  // even if the client then shut down
+      if (HeadIsWhole(connection)) {  // even if the client then shut down
         to_workers(std::move(connection));
         waiting.erase(found);
       } else if (gone) {

@@ -68,11 +68,14 @@ class GuardedServer final : public httplib::Server {
     std::string buffered;  // received and not yet read by httplib
     Clock::time_point deadline;
     bool served = false;  // it has had a response: waiting now means idle keep-alive
+    size_t searched = 0;  // buffered[0, searched) holds no "\r\n\r\n" (each byte is looked at once)
   };
 
   // Called by httplib's accept loop (on its thread: the task queue runs it inline) for each accepted
   // socket: refuses it past the limit, else hands it to the poller.
   bool process_and_close_socket(int sock) override;  // socket_t is int here
+  // Whether the buffered bytes hold the whole head (or as much as a head may be).
+  bool HeadIsWhole(Connection& connection) const;
   void ToPoller(Connection connection);
   void Close(int fd);
   void PollLoop();

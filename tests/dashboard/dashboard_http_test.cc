@@ -452,6 +452,19 @@ TEST_F(DashboardHttpTest, IdleKeepAliveConnectionsMakeRoomForNewOnesNearTheLimit
   EXPECT_EQ(held[0]->ReadToEnd(), "");  // the first was closed to make room, without a word
 }
 
+TEST_F(DashboardHttpTest, PipelinedRequestsAreEachAnswered) {
+  StartServer();
+  const std::string request =
+      "GET /api/info HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + server_->gate().token() + "\r\n\r\n";
+  RawConnection connection(server_->port());
+  ASSERT_TRUE(connection.Send(request + request + "GET /api/info HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+  const std::string all = connection.ReadToEnd();
+  size_t ok = 0;
+  for (size_t at = all.find("HTTP/1.1 200"); at != std::string::npos; at = all.find("HTTP/1.1 200", at + 1)) ++ok;
+  EXPECT_EQ(ok, 2u) << all;
+  EXPECT_THAT(all, HasSubstr("HTTP/1.1 401"));
+}
+
 TEST_F(DashboardHttpTest, IdleKeepAliveConnectionsAreClosedAtTheDeadlineWithoutAnAnswer) {
   DashboardOptions options = Options();
   options.request_head_deadline = std::chrono::seconds(1);
