@@ -9,6 +9,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -71,13 +73,16 @@ void Address(const sockaddr_storage& address, socklen_t length, std::string& ip,
 }
 
 // httplib's view of a connection: the bytes the poller already received first, then the
-// (non-blocking) socket, each read waiting no later than the request's deadline.
+// (non-blocking) socket, or TLS over it; each read waits no later than the request's deadline, a
+// write at most 5 s for the client to take more.
 class GuardedStream final : public httplib::Stream {
  public:
-  GuardedStream(int fd, std::string buffered, std::chrono::steady_clock::time_point deadline)
-      : fd_(fd), buffered_(std::move(buffered)), deadline_(deadline) {}
+  GuardedStream(int fd, SSL* ssl, std::string buffered, std::chrono::steady_clock::time_point deadline)
+      : fd_(fd), ssl_(ssl), buffered_(std::move(buffered)), deadline_(deadline) {}
 
-  bool is_readable() const override { return offset_ < buffered_.size() || WaitFor(fd_, POLLIN, MsUntil(deadline_)); }
+  bool is_readable() const override {
+    return offset_ < buffered_.size() || (ssl_ && SSL_pending(ssl_) > 0) || WaitFor(fd_, POLLIN, MsUntil(deadline_));
+  }
   bool is_writable() const override { return WaitFor(fd_, POLLOUT, kWriteStallMs); }
 
   ssize_t read(char* ptr, size_t size) override {
@@ -88,21 +93,42 @@ class GuardedStream final : public httplib::Stream {
       return static_cast<ssize_t>(n);
     }
     for (;;) {
-      const ssize_t n = ::recv(fd_, ptr, size, 0);
-      if (n >= 0) return n;
-      if (errno == EINTR) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
-      if (!WaitFor(fd_, POLLIN, MsUntil(deadline_))) return -1;  // past the deadline
+      short wait_for = POLLIN;
+      if (ssl_) {
+        ERR_clear_error();
+        const int n = SSL_read(ssl_, ptr, static_cast<int>(std::min<size_t>(size, 1 << 30)));
+        if (n > 0) return n;
+        const int error = SSL_get_error(ssl_, n);
+        if (error == SSL_ERROR_ZERO_RETURN) return 0;
+        if (error == SSL_ERROR_WANT_WRITE) wait_for = POLLOUT;
+        else if (error != SSL_ERROR_WANT_READ) return -1;
+      } else {
+        const ssize_t n = ::recv(fd_, ptr, size, 0);
+        if (n >= 0) return n;
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
+      }
+      if (!WaitFor(fd_, wait_for, MsUntil(deadline_))) return -1;  // past the deadline
     }
   }
 
   ssize_t write(const char* ptr, size_t size) override {
     for (;;) {
-      const ssize_t n = ::send(fd_, ptr, size, MSG_NOSIGNAL);
-      if (n >= 0) return n;
-      if (errno == EINTR) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
-      if (!WaitFor(fd_, POLLOUT, kWriteStallMs)) return -1;
+      short wait_for = POLLOUT;
+      if (ssl_) {
+        ERR_clear_error();
+        const int n = SSL_write(ssl_, ptr, static_cast<int>(std::min<size_t>(size, 1 << 30)));
+        if (n > 0) return n;
+        const int error = SSL_get_error(ssl_, n);
+        if (error == SSL_ERROR_WANT_READ) wait_for = POLLIN;
+        else if (error != SSL_ERROR_WANT_WRITE) return -1;
+      } else {
+        const ssize_t n = ::send(fd_, ptr, size, MSG_NOSIGNAL);
+        if (n >= 0) return n;
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
+      }
+      if (!WaitFor(fd_, wait_for, kWriteStallMs)) return -1;
     }
   }
 
@@ -123,11 +149,23 @@ class GuardedStream final : public httplib::Stream {
 
  private:
   int fd_;
+  SSL* ssl_;
   std::string buffered_;
   size_t offset_ = 0;
   std::chrono::steady_clock::time_point deadline_;
 };
 
+// Writes a canned answer without waiting (best effort: it may not all fit, and then is cut short).
+void SendNow(int fd, SSL* ssl, const std::string& bytes) {
+  if (ssl) {
+    if (SSL_is_init_finished(ssl)) {
+      ERR_clear_error();
+      (void)SSL_write(ssl, bytes.data(), static_cast<int>(bytes.size()));
+    }
+    return;
+  }
+  (void)!::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
 
 }  // namespace
 
@@ -144,10 +182,29 @@ GuardedServer::~GuardedServer() {
   ready_signal_.notify_all();
   poller_.join();
   for (std::thread& worker : workers_) worker.join();
-  for (Connection& connection : incoming_) Close(connection.fd);
-  for (Connection& connection : ready_) Close(connection.fd);
+  for (Connection& connection : incoming_) Close(connection.fd, connection.ssl);
+  for (Connection& connection : ready_) Close(connection.fd, connection.ssl);
   if (wake_[0] >= 0) ::close(wake_[0]);
   if (wake_[1] >= 0) ::close(wake_[1]);
+  if (tls_) SSL_CTX_free(tls_);
+}
+
+Status GuardedServer::ServeTls(const std::string& cert_file, const std::string& key_file) {
+  SSL_CTX* context = SSL_CTX_new(TLS_server_method());
+  if (context == nullptr) return Status::Internal("cannot make a TLS context (OpenSSL)");
+  SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION);
+  SSL_CTX_set_options(context, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
+  SSL_CTX_set_mode(context, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  if (SSL_CTX_use_certificate_chain_file(context, cert_file.c_str()) != 1 ||
+      SSL_CTX_use_PrivateKey_file(context, key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
+      SSL_CTX_check_private_key(context) != 1) {
+    ERR_clear_error();
+    SSL_CTX_free(context);
+    return Status::InvalidArgument("cannot serve HTTPS with " + cert_file + " and " + key_file +
+                                   ": unreadable, not PEM, or the key does not match");
+  }
+  tls_ = context;
+  return Status::Ok();
 }
 
 void GuardedServer::WidenBacklog() {
@@ -157,7 +214,7 @@ void GuardedServer::WidenBacklog() {
 
 bool GuardedServer::process_and_close_socket(int sock) {
   if (open_.fetch_add(1) >= limits_.max_connections || stopping_) {
-    (void)!::send(sock, Busy().data(), Busy().size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (!tls_) SendNow(sock, nullptr, Busy());  // (under TLS there is no quick way to say it)
     ::shutdown(sock, SHUT_RDWR);
     ::close(sock);
     open_.fetch_sub(1);
@@ -166,7 +223,18 @@ bool GuardedServer::process_and_close_socket(int sock) {
   ::fcntl(sock, F_SETFL, ::fcntl(sock, F_GETFL) | O_NONBLOCK);
   const int one = 1;
   ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  ToPoller(Connection{sock, "", Clock::now() + limits_.head_deadline});
+  Connection connection;
+  connection.fd = sock;
+  connection.deadline = Clock::now() + limits_.head_deadline;
+  if (tls_) {
+    connection.ssl = SSL_new(tls_);
+    if (connection.ssl == nullptr || SSL_set_fd(connection.ssl, sock) != 1) {
+      Close(sock, connection.ssl);
+      return false;
+    }
+    SSL_set_accept_state(connection.ssl);
+  }
+  ToPoller(std::move(connection));
   return true;
 }
 
@@ -186,10 +254,48 @@ void GuardedServer::ToPoller(Connection connection) {
   if (wake_[1] >= 0) (void)!::write(wake_[1], "x", 1);
 }
 
-void GuardedServer::Close(int fd) {
+void GuardedServer::Close(int fd, SSL* ssl) {
   open_.fetch_sub(1);  // first: a client that sees the close may connect again at once
+  if (ssl) {
+    if (SSL_is_init_finished(ssl)) {
+      ERR_clear_error();
+      (void)SSL_shutdown(ssl);  // the close_notify, if it fits; no waiting for the client's
+    }
+    SSL_free(ssl);
+    ERR_clear_error();
+  }
   ::shutdown(fd, SHUT_RDWR);
   ::close(fd);
+}
+
+bool GuardedServer::ReceiveSome(Connection& connection) {
+  char chunk[4096];
+  connection.wants = POLLIN;
+  while (connection.buffered.size() < limits_.max_head_bytes) {
+    if (connection.ssl) {
+      ERR_clear_error();
+      const int got = SSL_read(connection.ssl, chunk, sizeof(chunk));  // runs the handshake first
+      if (got > 0) {
+        connection.buffered.append(chunk, static_cast<size_t>(got));
+        continue;
+      }
+      const int error = SSL_get_error(connection.ssl, got);
+      if (error == SSL_ERROR_WANT_READ) return true;
+      if (error == SSL_ERROR_WANT_WRITE) {
+        connection.wants = POLLOUT;
+        return true;
+      }
+      return false;
+    }
+    const ssize_t got = ::recv(connection.fd, chunk, sizeof(chunk), 0);
+    if (got > 0) {
+      connection.buffered.append(chunk, static_cast<size_t>(got));
+      continue;
+    }
+    if (got < 0 && errno == EINTR) continue;
+    return got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  }
+  return true;
 }
 
 void GuardedServer::PollLoop() {
@@ -206,6 +312,11 @@ void GuardedServer::PollLoop() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       for (Connection& connection : incoming_) {
+        // Back from a worker, TLS may hold bytes already decrypted that poll() will not announce.
+        if (connection.ssl && SSL_pending(connection.ssl) > 0 && !ReceiveSome(connection)) {
+          Close(connection.fd, connection.ssl);
+          continue;
+        }
         if (HeadIsWhole(connection)) {
           ready_.push_back(std::move(connection));
           ready_signal_.notify_one();
@@ -223,14 +334,14 @@ void GuardedServer::PollLoop() {
       }
       std::sort(idle.begin(), idle.end());
       for (size_t i = 0; i < idle.size() && open_ > limits_.max_connections * 3 / 4; ++i) {
-        Close(idle[i].second);
+        Close(idle[i].second, waiting[idle[i].second].ssl);
         waiting.erase(idle[i].second);
       }
     }
     polled.assign(1, pollfd{wake_[0], POLLIN, 0});
     Clock::time_point soonest = Clock::now() + std::chrono::hours(1);
     for (const auto& [fd, connection] : waiting) {
-      polled.push_back(pollfd{fd, POLLIN, 0});
+      polled.push_back(pollfd{fd, connection.wants, 0});
       soonest = std::min(soonest, connection.deadline);
     }
     const int n = ::poll(polled.data(), polled.size(), MsUntil(soonest) + 1);
@@ -244,38 +355,21 @@ void GuardedServer::PollLoop() {
     for (size_t i = 1; i < polled.size(); ++i) {
       auto found = waiting.find(polled[i].fd);
       Connection& connection = found->second;
-      bool gone = false;
-      if (polled[i].revents) {
-        char chunk[4096];
-        for (;;) {
-          const ssize_t got = ::recv(connection.fd, chunk, sizeof(chunk), 0);
-          if (got > 0) {
-            connection.buffered.append(chunk, static_cast<size_t>(got));
-            if (connection.buffered.size() >= limits_.max_head_bytes) break;
-            continue;
-          }
-          if (got < 0 && errno == EINTR) continue;
-          if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-          gone = true;  // closed by the client, or an error
-          break;
-        }
-      }
+      const bool gone = polled[i].revents != 0 && !ReceiveSome(connection);
       if (HeadIsWhole(connection)) {  // even if the client then shut down
         to_workers(std::move(connection));
         waiting.erase(found);
       } else if (gone) {
-        Close(connection.fd);
+        Close(connection.fd, connection.ssl);
         waiting.erase(found);
       } else if (now >= connection.deadline) {
-        if (!connection.buffered.empty()) {
-          (void)!::send(connection.fd, TooSlow().data(), TooSlow().size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-        }
-        Close(connection.fd);
+        if (!connection.buffered.empty()) SendNow(connection.fd, connection.ssl, TooSlow());
+        Close(connection.fd, connection.ssl);
         waiting.erase(found);
       }
     }
   }
-  for (auto& [fd, connection] : waiting) Close(fd);
+  for (auto& [fd, connection] : waiting) Close(fd, connection.ssl);
 }
 
 void GuardedServer::WorkLoop() {
@@ -288,13 +382,19 @@ void GuardedServer::WorkLoop() {
       connection = std::move(ready_.front());
       ready_.pop_front();
     }
-    GuardedStream stream(connection.fd, std::move(connection.buffered), Clock::now() + limits_.head_deadline);
+    GuardedStream stream(connection.fd, connection.ssl, std::move(connection.buffered),
+                         Clock::now() + limits_.head_deadline);
     bool closed = false;
     const bool served = process_request(stream, /*close_connection=*/stopping_.load(), closed, nullptr);
     if (served && !closed && !stopping_) {
-      ToPoller(Connection{connection.fd, stream.Unread(), Clock::now() + limits_.head_deadline, /*served=*/true});
+      connection.buffered = stream.Unread();
+      connection.searched = 0;
+      connection.wants = POLLIN;
+      connection.deadline = Clock::now() + limits_.head_deadline;
+      connection.served = true;
+      ToPoller(std::move(connection));
     } else {
-      Close(connection.fd);
+      Close(connection.fd, connection.ssl);
     }
   }
 }

@@ -1,6 +1,6 @@
 // coordinator/dashboard/connection_guard.h
 //
-// GuardedServer: the plaintext httplib::Server of `rung dashboard`, with connections that slow or
+// GuardedServer: the httplib::Server of `rung dashboard` (HTTP or HTTPS), with connections that slow or
 // idle clients cannot hoard. httplib gives each connection a thread from the moment it is accepted,
 // and its read timeout is per recv: a client sending one header line every 1.5 s holds a thread for
 // ever, and 64 of them stopped the dashboard. Here instead:
@@ -11,6 +11,7 @@
 //     previous response: past it the client gets 408 and is closed (idle keep-alive connections are
 //     closed the same way, without the 408). A request body must arrive within the same span
 //     counted from the head; a write that cannot progress for 5 s fails.
+//   - under TLS (ServeTls) the poller also runs the handshake, within the same deadline.
 //   - at most limits.max_connections are open at once; one more is answered 503 and closed at
 //     once. Past 7/8 of it, the poller closes idle keep-alive connections, the longest idle first,
 //     down to 3/4, so that clients which already closed their end (and are not yet noticed) or
@@ -27,10 +28,13 @@
 //   ... http->stop(); listener.join(); http.reset();  // the destructor joins the poller and workers
 //
 // Thread safety: httplib's (routes before listening; stop from any thread). The destructor must run
-// after listen_after_bind has returned.
+// after listen_after_bind has returned. Under TLS, OpenSSL writes with write(2): the process should
+// ignore SIGPIPE (`rung dashboard` does), or a client gone mid-answer kills it.
 #pragma once
 
 #include <httplib.h>
+#include <openssl/ssl.h>
+#include <poll.h>
 
 #include <atomic>
 #include <chrono>
@@ -40,6 +44,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "core/common/status.h"
 
 namespace rung::dashboard {
 
@@ -55,6 +61,11 @@ class GuardedServer final : public httplib::Server {
   explicit GuardedServer(ConnectionLimits limits);
   ~GuardedServer() override;
 
+  // Serve HTTPS with this PEM certificate chain and key (TLS 1.2 and up): the poller runs each
+  // handshake and decrypts the head under the same deadline. Before listening. INVALID_ARGUMENT if
+  // the files are unreadable, not PEM, or do not match.
+  Status ServeTls(const std::string& cert_file, const std::string& key_file);
+
   // After bind_to_port or bind_to_any_port.
   void WidenBacklog();
 
@@ -65,6 +76,8 @@ class GuardedServer final : public httplib::Server {
   using Clock = std::chrono::steady_clock;
   struct Connection {
     int fd = -1;
+    SSL* ssl = nullptr;  // under TLS
+    short wants = POLLIN;  // what the poller waits for (a TLS handshake may need to write)
     std::string buffered;  // received and not yet read by httplib
     Clock::time_point deadline;
     bool served = false;  // it has had a response: waiting now means idle keep-alive
@@ -77,11 +90,14 @@ class GuardedServer final : public httplib::Server {
   // Whether the buffered bytes hold the whole head (or as much as a head may be).
   bool HeadIsWhole(Connection& connection) const;
   void ToPoller(Connection connection);
-  void Close(int fd);
+  // Reads what has arrived into connection.buffered; false when the client is gone (closed, error).
+  bool ReceiveSome(Connection& connection);
+  void Close(int fd, SSL* ssl);
   void PollLoop();
   void WorkLoop();
 
   const ConnectionLimits limits_;
+  SSL_CTX* tls_ = nullptr;
   std::atomic<int> open_{0};
   std::atomic<bool> stopping_{false};
   int wake_[2] = {-1, -1};  // a pipe: writing a byte wakes the poller

@@ -134,21 +134,17 @@ StatusOr<std::unique_ptr<DashboardServer>> DashboardServer::Start(const Dashboar
   RUNG_RETURN_IF_ERROR(server->LoadWebFiles(web_root));
   server->api_ = std::make_unique<DashboardApi>(*server->connection_, options.allow_control);
 
-  const bool tls = !options.tls_cert_file.empty();
-  if (tls) {
-    server->http_ = std::make_unique<httplib::SSLServer>(options.tls_cert_file.c_str(), options.tls_key_file.c_str());
-    if (!server->http_->is_valid()) {
-      return Status::InvalidArgument("cannot serve HTTPS with --tls-cert " + options.tls_cert_file + " and --tls-key " +
-                                     options.tls_key_file + ": unreadable, not PEM, or the key does not match");
-    }
-    server->http_->new_task_queue = [] { return new httplib::ThreadPool(kServerThreads); };
-  } else {
-    ConnectionLimits limits;
-    limits.max_connections = options.max_connections;
-    limits.head_deadline = options.request_head_deadline;
-    limits.workers = kServerThreads;
-    server->http_ = std::make_unique<GuardedServer>(limits);
+  ConnectionLimits limits;
+  limits.max_connections = options.max_connections;
+  limits.head_deadline = options.request_head_deadline;
+  limits.workers = kServerThreads;
+  auto guarded_server = std::make_unique<GuardedServer>(limits);
+  if (!options.tls_cert_file.empty() && !guarded_server->ServeTls(options.tls_cert_file, options.tls_key_file).ok()) {
+    return Status::InvalidArgument("cannot serve HTTPS with --tls-cert " + options.tls_cert_file + " and --tls-key " +
+                                   options.tls_key_file + ": unreadable, not PEM, or the key does not match");
   }
+  GuardedServer* guarded = guarded_server.get();
+  server->http_ = std::move(guarded_server);
   server->http_->set_payload_max_length(kMaxRequestBody);
   server->Route();
 
@@ -166,7 +162,7 @@ StatusOr<std::unique_ptr<DashboardServer>> DashboardServer::Start(const Dashboar
     return Status::InvalidArgument("cannot listen on " + options.listen +
                                    ": the port is in use or the address is not this machine's (--listen HOST:PORT)");
   }
-  if (auto* guarded = dynamic_cast<GuardedServer*>(server->http_.get())) guarded->WidenBacklog();
+  guarded->WidenBacklog();
   httplib::Server* http = server->http_.get();
   server->listener_ = std::thread([http] { http->listen_after_bind(); });
   return server;

@@ -8,12 +8,16 @@
 // headers and URIs, wrong tokens, junk bodies), after each of which the server still answers.
 #include <httplib.h>
 #include <netinet/in.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include <gmock/gmock.h>
@@ -509,6 +513,63 @@ TEST_F(DashboardHttpTest, ConnectionsPastTheLimitAreAnswered503AtOnce) {
   RawConnection next(server_->port());
   ASSERT_TRUE(next.Send(request));
   EXPECT_THAT(next.ReadResponse(), HasSubstr("HTTP/1.1 200"));
+}
+
+// A self-signed certificate for 127.0.0.1 and its key, as PEM files in `folder`.
+void WriteSelfSignedCertificate(const std::string& cert_path, const std::string& key_path) {
+  EVP_PKEY* key = EVP_EC_gen("P-256");
+  X509* cert = X509_new();
+  X509_set_version(cert, 2);
+  ASN1_INTEGER_set(X509_get_serialNumber(cert), 1);
+  X509_gmtime_adj(X509_getm_notBefore(cert), -60);
+  X509_gmtime_adj(X509_getm_notAfter(cert), 3600);
+  X509_set_pubkey(cert, key);
+  X509_NAME* name = X509_get_subject_name(cert);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("127.0.0.1"), -1, -1, 0);
+  X509_set_issuer_name(cert, name);
+  X509_sign(cert, key, EVP_sha256());
+  FILE* cert_file = std::fopen(cert_path.c_str(), "w");
+  PEM_write_X509(cert_file, cert);
+  std::fclose(cert_file);
+  FILE* key_file = std::fopen(key_path.c_str(), "w");
+  PEM_write_PrivateKey(key_file, key, nullptr, nullptr, 0, nullptr, nullptr);
+  std::fclose(key_file);
+  X509_free(cert);
+  EVP_PKEY_free(key);
+}
+
+TEST_F(DashboardHttpTest, HttpsServesWhileUnfinishedHandshakesWaitAndAreClosedAtTheDeadline) {
+  agent::testing::ScratchDir scratch;
+  DashboardOptions options = Options();
+  options.tls_cert_file = scratch.Path("cert.pem");
+  options.tls_key_file = scratch.Path("key.pem");
+  options.request_head_deadline = std::chrono::seconds(2);
+  WriteSelfSignedCertificate(options.tls_cert_file, options.tls_key_file);
+  StartServer(/*allow_control=*/false, options);
+  // 100 connections that never start (or finish) their TLS handshake.
+  std::vector<std::unique_ptr<RawConnection>> stalled;
+  for (int i = 0; i < 100; ++i) {
+    stalled.push_back(std::make_unique<RawConnection>(server_->port()));
+    ASSERT_TRUE(stalled.back()->connected());
+    if (i % 2 == 0) stalled.back()->Send(std::string("\x16\x03\x01\x02\x00\x01", 6));  // half a ClientHello
+  }
+  for (int i = 0; i < 20; ++i) {
+    httplib::SSLClient https("127.0.0.1", server_->port());
+    https.enable_server_certificate_verification(false);
+    https.set_read_timeout(30, 0);
+    httplib::Result result = https.Get("/api/info", {{"Authorization", "Bearer " + server_->gate().token()}});
+    ASSERT_TRUE(result) << "HTTPS request " << i << ": " << httplib::to_string(result.error());
+    EXPECT_EQ(result->status, 200);
+  }
+  httplib::SSLClient keep("127.0.0.1", server_->port());  // two requests on one TLS connection
+  keep.enable_server_certificate_verification(false);
+  keep.set_keep_alive(true);
+  for (int i = 0; i < 2; ++i) {
+    httplib::Result result = keep.Get("/api/sweeps", {{"Authorization", "Bearer " + server_->gate().token()}});
+    ASSERT_TRUE(result) << i;
+    EXPECT_EQ(result->status, 200);
+  }
+  for (auto& connection : stalled) EXPECT_EQ(connection->ReadToEnd(), "");  // closed at the deadline
 }
 
 TEST_F(DashboardHttpTest, HostileRequestsGetClearErrorsAndTheServerCarriesOn) {
