@@ -6,6 +6,7 @@
 // and key.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "coordinator/cli/coordinator_connection.h"
@@ -22,6 +23,11 @@ struct DashboardOptions {
   std::string tls_key_file;             // its PEM private key
   bool allow_control = false;           // pause/resume/cancel/retry endpoints and buttons
   std::string web_root;                 // the bundled page; "": dashboard/ beside the executable
+  // Plaintext connections (connection_guard.h): at most this many open at once (more are answered
+  // 503 and closed), and each request's head must arrive whole within the deadline (else 408 and
+  // closed). Not flags: tests and benchmarks set them.
+  int max_connections = 1024;
+  std::chrono::milliseconds request_head_deadline{5000};
 };
 
 // OK, or INVALID_ARGUMENT saying what to change: a malformed --listen, only one of --tls-cert and

@@ -7,6 +7,7 @@
 
 #include <httplib.h>
 
+#include "coordinator/dashboard/connection_guard.h"
 #include "coordinator/dashboard/gzip_body.h"
 #include "coordinator/dashboard/sweep_events.h"
 #include "core/common/executable_folder.h"
@@ -73,6 +74,27 @@ std::string Bare(std::string host) {
   return host;
 }
 
+// A control request (any method but GET, HEAD and OPTIONS) must come from the dashboard's own page:
+// Origin, when sent, is this server's own (scheme://Host); Sec-Fetch-Site, when sent, is
+// same-origin; and X-Rung-Control: 1 is there (a header a foreign page cannot add without a CORS
+// preflight, which this server never grants). "" when it passes, else why not.
+std::string RefuseForeignControl(const httplib::Request& request, bool secure) {
+  if (request.method == "GET" || request.method == "HEAD" || request.method == "OPTIONS") return "";
+  const std::string own = std::string(secure ? "https://" : "http://") + request.get_header_value("Host");
+  if (request.has_header("Origin") && request.get_header_value("Origin") != own) {
+    return "a control request from another origin (" + request.get_header_value("Origin").substr(0, 200) +
+           ", this dashboard is " + own.substr(0, 200) + ") is refused";
+  }
+  if (request.has_header("Sec-Fetch-Site") && request.get_header_value("Sec-Fetch-Site") != "same-origin") {
+    return "a control request the browser marks Sec-Fetch-Site: " +
+           request.get_header_value("Sec-Fetch-Site").substr(0, 50) + " is refused: only the dashboard's own page may send one";
+  }
+  if (request.get_header_value("X-Rung-Control") != "1") {
+    return "a control request needs the header X-Rung-Control: 1 (the dashboard's page sends it)";
+  }
+  return "";
+}
+
 ApiRequest ToApiRequest(const httplib::Request& request) {
   ApiRequest api;
   api.method = request.method;
@@ -112,17 +134,17 @@ StatusOr<std::unique_ptr<DashboardServer>> DashboardServer::Start(const Dashboar
   RUNG_RETURN_IF_ERROR(server->LoadWebFiles(web_root));
   server->api_ = std::make_unique<DashboardApi>(*server->connection_, options.allow_control);
 
-  const bool tls = !options.tls_cert_file.empty();
-  if (tls) {
-    server->http_ = std::make_unique<httplib::SSLServer>(options.tls_cert_file.c_str(), options.tls_key_file.c_str());
-    if (!server->http_->is_valid()) {
-      return Status::InvalidArgument("cannot serve HTTPS with --tls-cert " + options.tls_cert_file + " and --tls-key " +
-                                     options.tls_key_file + ": unreadable, not PEM, or the key does not match");
-    }
-  } else {
-    server->http_ = std::make_unique<httplib::Server>();
+  ConnectionLimits limits;
+  limits.max_connections = options.max_connections;
+  limits.head_deadline = options.request_head_deadline;
+  limits.workers = kServerThreads;
+  auto guarded_server = std::make_unique<GuardedServer>(limits);
+  if (!options.tls_cert_file.empty() && !guarded_server->ServeTls(options.tls_cert_file, options.tls_key_file).ok()) {
+    return Status::InvalidArgument("cannot serve HTTPS with --tls-cert " + options.tls_cert_file + " and --tls-key " +
+                                   options.tls_key_file + ": unreadable, not PEM, or the key does not match");
   }
-  server->http_->new_task_queue = [] { return new httplib::ThreadPool(kServerThreads); };
+  GuardedServer* guarded = guarded_server.get();
+  server->http_ = std::move(guarded_server);
   server->http_->set_payload_max_length(kMaxRequestBody);
   server->Route();
 
@@ -140,6 +162,7 @@ StatusOr<std::unique_ptr<DashboardServer>> DashboardServer::Start(const Dashboar
     return Status::InvalidArgument("cannot listen on " + options.listen +
                                    ": the port is in use or the address is not this machine's (--listen HOST:PORT)");
   }
+  guarded->WidenBacklog();
   httplib::Server* http = server->http_.get();
   server->listener_ = std::thread([http] { http->listen_after_bind(); });
   return server;
@@ -150,6 +173,7 @@ DashboardServer::DashboardServer(LoginGate gate) : gate_(std::move(gate)) {}
 DashboardServer::~DashboardServer() {
   Stop();
   if (listener_.joinable()) listener_.join();
+  http_.reset();  // a GuardedServer joins its poller and workers, which use the members below
 }
 
 std::string DashboardServer::url() const {
@@ -184,7 +208,8 @@ Status DashboardServer::LoadWebFiles(const std::string& folder) {
 
 void DashboardServer::Route() {
   const bool secure = !options_.tls_cert_file.empty();
-  http_->set_pre_routing_handler([this, secure](const httplib::Request& request, httplib::Response& response) {
+  const bool control = options_.allow_control;
+  http_->set_pre_routing_handler([this, secure, control](const httplib::Request& request, httplib::Response& response) {
     SetSecurityHeaders(response);
     // The login: the printed URL sets the cookie and sends the browser on without the token.
     if (request.path == "/" && request.has_param("token")) {
@@ -209,6 +234,14 @@ void DashboardServer::Route() {
         response.set_content(kUnauthorizedPage, "text/html; charset=utf-8");
       }
       return httplib::Server::HandlerResponse::Handled;
+    }
+    // Without --allow-control every control endpoint answers 403 anyway (dashboard_api.h).
+    if (control) {
+      if (const std::string refused = RefuseForeignControl(request, secure); !refused.empty()) {
+        response.status = 403;
+        SetBody(request, response, ErrorResponse(403, refused).body, kJsonType);
+        return httplib::Server::HandlerResponse::Handled;
+      }
     }
     return httplib::Server::HandlerResponse::Unhandled;
   });

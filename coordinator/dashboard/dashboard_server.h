@@ -5,7 +5,13 @@
 // dashboard_api.h, and each sweep's live updates as server-sent events
 // (GET /api/sweeps/ID/events, sweep_events.h). Every request, the page included, needs the login
 // cookie (login_gate.h); without it the answer is 401. Plaintext only on loopback, HTTPS elsewhere
-// (dashboard_options.h); --allow-control needs a token the coordinator knows as a user's.
+// (dashboard_options.h); --allow-control needs a token the coordinator knows as a user's. With
+// --allow-control, a control request (any method but GET/HEAD/OPTIONS) must also come from the page
+// itself: Origin (when sent) this server's own scheme://Host, Sec-Fetch-Site (when sent)
+// same-origin, and the header X-Rung-Control: 1; else 403 with a JSON error saying which. Every
+// connection, plaintext or HTTPS, goes through GuardedServer (connection_guard.h: a deadline for each
+// request head, the TLS handshake included, a cap on open connections, threads only for whole
+// requests).
 //
 // Example:
 //   RUNG_ASSIGN_OR_RETURN(auto server, DashboardServer::Start(options));

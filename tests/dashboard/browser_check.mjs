@@ -9,13 +9,16 @@
 // fit, loss beyond the training length, the failure modes table; a milestone chosen in the URL)
 // against its /api/trials/ID/diagnostics record; the comparison of the two sweeps (ticked in the
 // list): its cells' best and last values against /api/sweeps/ID/results, shared axes, the state in
-// the URL; nothing fetched from anywhere but the dashboard. Screenshots of each view go to
+// the URL; nothing fetched from anywhere but the dashboard; with a second dashboard run with
+// --allow-control, its pause and resume buttons, and a control POST without X-Rung-Control or from
+// another page on 127.0.0.1 refused. Screenshots of each view go to
 // $SCREENSHOT_DIR.
 //
 // Environment: DASHBOARD_URL (the printed URL with ?token=), SCREENSHOT_DIR, SWEEP_ID,
 // DIAGNOSTICS_SWEEP_ID (the finished sweep rung-train trained, with diagnostics), RUNG_CLI (the
 // rung binary, for `rung fit`), RUNG_COORDINATOR and RUNG_TOKEN_FILE (for it), CHROMIUM
-// (default /usr/bin/chromium). Exit 0 when every check holds; each check prints one line.
+// (default /usr/bin/chromium), CONTROL_URL and CONTROL_SWEEP_ID (the --allow-control dashboard's
+// printed URL and a paused sweep; the control checks are skipped without them). Exit 0 when every check holds; each check prints one line.
 import { createRequire } from 'node:module';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -350,6 +353,48 @@ try {
   check(page.url().includes('logy=1') && page.url().includes('x=tokens') && again.logY && again.x === 'tokens', 'the comparison\'s axes are in the URL and survive a reload');
   const [compareSvg] = await Promise.all([page.waitForEvent('download'), page.click('#compare-curves-a .downloads button:text("SVG")')]);
   check(readFileSync(await compareSvg.path(), 'utf8').includes('<polyline'), `a comparison chart downloads as SVG (${compareSvg.suggestedFilename()})`);
+
+  // ---- control from the page of a second dashboard with --allow-control ($CONTROL_URL): its resume
+  // and pause buttons work; the same POST without X-Rung-Control, or from another page on
+  // 127.0.0.1 (same site, so the cookie goes along), is refused and changes nothing. Its own tab:
+  // its origin (another port) is not the first dashboard's. Logging in there replaces the cookie
+  // (cookies ignore ports), so this comes last.
+  if (process.env.CONTROL_URL) {
+    await page.goto('about:blank');  // the first dashboard's page stops asking (its cookie is about to go)
+    const controlOrigin = new URL(process.env.CONTROL_URL).origin;
+    const controlToken = new URL(process.env.CONTROL_URL).searchParams.get('token');
+    const controlSweep = Number(process.env.CONTROL_SWEEP_ID);
+    const stateOf = async () => (await (await fetch(`${controlOrigin}/api/sweeps/${controlSweep}`,
+      { headers: { Authorization: 'Bearer ' + controlToken } })).json()).state;
+    const awaitState = async (state) => {
+      for (let i = 0; i < 100 && (await stateOf()) !== state; ++i) await sleep(100);
+      return stateOf();
+    };
+    const controlPage = await context.newPage();
+    await controlPage.goto(process.env.CONTROL_URL);
+    await controlPage.goto(`${controlOrigin}/#/sweep/${controlSweep}`);
+    await controlPage.waitForSelector(`#app[data-ready="#/sweep/${controlSweep}"]`, { timeout: 30000 });
+    check(await stateOf() === 'SWEEP_STATE_PAUSED', `control sweep ${controlSweep} starts paused`);
+    await controlPage.click('button[data-action="resume"]');
+    check(await awaitState('SWEEP_STATE_ACTIVE') === 'SWEEP_STATE_ACTIVE', 'the page\'s resume button resumes the sweep');
+    await controlPage.click('button[data-action="pause"]');
+    check(await awaitState('SWEEP_STATE_PAUSED') === 'SWEEP_STATE_PAUSED', 'the page\'s pause button pauses it');
+    check((await controlPage.textContent('#control-message')) === '', 'no control error shown');
+    const bare = await controlPage.evaluate(async (id) => {
+      const response = await fetch(`/api/sweeps/${id}/resume`, { method: 'POST' });
+      return { status: response.status, body: await response.text() };
+    }, controlSweep);
+    check(bare.status === 403 && bare.body.includes('X-Rung-Control'), 'a POST from the page without X-Rung-Control is refused (403)');
+    const attacker = await context.newPage();
+    await attacker.route('http://127.0.0.1:9/**', (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>another page</title>' }));
+    await attacker.goto('http://127.0.0.1:9/');
+    await attacker.evaluate(async (target) => {
+      await fetch(target, { method: 'POST', mode: 'no-cors', credentials: 'include', headers: { 'Content-Type': 'text/plain' }, body: 'x' }).catch(() => {});
+    }, `${controlOrigin}/api/sweeps/${controlSweep}/resume`);
+    check(await stateOf() === 'SWEEP_STATE_PAUSED', 'a POST from another page on 127.0.0.1 (with the cookie) leaves the sweep paused');
+    await attacker.close();
+    await controlPage.close();
+  }
 
   check(errors.length === 0, `no errors in the page${errors.length ? ': ' + errors.join('; ') : ''}`);
   check(foreign.length === 0, `nothing fetched from elsewhere${foreign.length ? ': ' + foreign.join(', ') : ''}`);

@@ -8,8 +8,9 @@
 // that the sweep runs for some seconds), the sweep submitted through the API, `rung dashboard` as a
 // process on a free port, and
 // browser_check.mjs driving Debian's chromium through playwright-core against it (what it checks is
-// listed in its header); and `rung dashboard --allow-control` with the viewer token refused with
-// exit 4. Screenshots of each view land in build/dashboard-screenshots/.
+// listed in its header), and a second `rung dashboard --allow-control` whose pause and resume
+// buttons it clicks on a third, paused sweep; and `rung dashboard --allow-control` with the viewer
+// token refused with exit 4. Screenshots of each view land in build/dashboard-screenshots/.
 #include <unistd.h>
 
 #include <chrono>
@@ -181,6 +182,25 @@ TEST(DashboardBrowserTest, ARealSweepReadsRightInChromiumAndUpdatesLive) {
   EXPECT_EQ(refused->exit.code, 4) << refused->stderr_text;
   EXPECT_NE(refused->stderr_text.find("--allow-control needs a user token"), std::string::npos) << refused->stderr_text;
 
+  // A third sweep, paused at once, for the page's control buttons on a dashboard with --allow-control.
+  std::string control_spec = kSpec;
+  control_spec.replace(control_spec.find("dashboard-browser"), std::string("dashboard-browser").size(), "dashboard-control");
+  const int64_t control_sweep = submit_spec(control_spec.c_str(), "dashboard-control.yaml");
+  ASSERT_GT(control_sweep, 0);
+  {
+    v1::PauseSweepRequest pause;
+    pause.set_sweep_id(control_sweep);
+    v1::Sweep paused;
+    grpc::Status paused_status = (*connection)->user().PauseSweep((*connection)->Context().get(), pause, &paused);
+    ASSERT_TRUE(paused_status.ok()) << paused_status.error_message();
+  }
+  auto control_dashboard = Start({bin + "/rung", "dashboard", "--coordinator", address, "--token-file", user_token,
+                                  "--listen", "127.0.0.1:0", "--allow-control"},
+                                 scratch.Path("control-dashboard.log"), /*pipe_stdout=*/true);
+  ASSERT_NE(control_dashboard, nullptr);
+  const std::string control_url = AwaitLine(*control_dashboard, "rung dashboard: ");
+  ASSERT_EQ(control_url.rfind("http://127.0.0.1:", 0), 0u) << agent::testing::FileText(scratch.Path("control-dashboard.log"));
+
   const std::string screenshots = std::string(RUNG_BUILD_DIR) + "/dashboard-screenshots";
   fs::create_directories(screenshots);
   SubprocessOptions check;
@@ -192,6 +212,8 @@ TEST(DashboardBrowserTest, ARealSweepReadsRightInChromiumAndUpdatesLive) {
                        "RUNG_CLI=" + bin + "/rung",
                        "RUNG_COORDINATOR=" + address,
                        "RUNG_TOKEN_FILE=" + user_token,
+                       "CONTROL_URL=" + control_url,
+                       "CONTROL_SWEEP_ID=" + std::to_string(control_sweep),
                        "NODE_PATH=" + std::string(RUNG_NODE_MODULES)};
   check.stdout_to = Redirect::Pipe();
   check.stderr_to = Redirect::Pipe();
@@ -204,6 +226,7 @@ TEST(DashboardBrowserTest, ARealSweepReadsRightInChromiumAndUpdatesLive) {
                                         << agent::testing::FileText(scratch.Path("dashboard.log"));
   for (auto& worker : workers) worker->Stop(SIGTERM, std::chrono::seconds(10)).IgnoreError();
   dashboard->Stop(SIGTERM, std::chrono::seconds(5)).IgnoreError();
+  control_dashboard->Stop(SIGTERM, std::chrono::seconds(5)).IgnoreError();
   coordinator->Stop(SIGTERM, std::chrono::seconds(10)).IgnoreError();
 }
 

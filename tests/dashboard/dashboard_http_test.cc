@@ -7,9 +7,17 @@
 // --allow-control, the listen rules, and hostile requests (bad paths, ids and parameters, huge
 // headers and URIs, wrong tokens, junk bodies), after each of which the server still answers.
 #include <httplib.h>
+#include <netinet/in.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <zlib.h>
 
+#include <atomic>
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include <gmock/gmock.h>
@@ -42,7 +50,7 @@ class DashboardHttpTest : public ::testing::Test {
     coordinator_ = nullptr;
   }
 
-  DashboardOptions Options() const {
+  static DashboardOptions Options() {
     DashboardOptions options;
     options.connection.address = coordinator_->address();
     options.connection.token_file = coordinator_->user_token_file();
@@ -51,8 +59,7 @@ class DashboardHttpTest : public ::testing::Test {
     return options;
   }
 
-  void StartServer(bool allow_control = false) {
-    DashboardOptions options = Options();
+  void StartServer(bool allow_control = false, DashboardOptions options = Options()) {
     options.allow_control = allow_control;
     StatusOr<std::unique_ptr<DashboardServer>> server = DashboardServer::Start(options);
     ASSERT_TRUE(server.ok()) << server.status().ToString();
@@ -63,6 +70,19 @@ class DashboardHttpTest : public ::testing::Test {
 
   httplib::Headers LoggedIn() const {
     return {{"Cookie", std::string(kLoginCookie) + "=" + server_->gate().token()}};
+  }
+
+  // What the page's own control request carries (api.ts postJson) besides the cookie.
+  httplib::Headers FromThePage() const {
+    httplib::Headers headers = LoggedIn();
+    headers.emplace("Origin", "http://127.0.0.1:" + std::to_string(server_->port()));
+    headers.emplace("Sec-Fetch-Site", "same-origin");
+    headers.emplace("X-Rung-Control", "1");
+    return headers;
+  }
+
+  std::string SweepState(int64_t sweep_id) {
+    return GetJson("/api/sweeps/" + std::to_string(sweep_id))["state"].get<std::string>();
   }
 
   json GetJson(const std::string& path) {
@@ -283,13 +303,273 @@ TEST_F(DashboardHttpTest, ControlIsRefusedWith403UnlessAllowed) {
   EXPECT_EQ(get->status, 405);
 
   StartServer(/*allow_control=*/true);
-  httplib::Result paused = client_->Post("/api/sweeps/2/pause", LoggedIn(), "", "application/json");
+  httplib::Result paused = client_->Post("/api/sweeps/2/pause", FromThePage(), "", "application/json");
   ASSERT_TRUE(paused);
   EXPECT_EQ(paused->status, 200) << paused->body;
   EXPECT_EQ(json::parse(paused->body)["state"], "SWEEP_STATE_PAUSED");
-  httplib::Result resumed = client_->Post("/api/sweeps/2/resume", LoggedIn(), "", "application/json");
+  httplib::Result resumed = client_->Post("/api/sweeps/2/resume", FromThePage(), "", "application/json");
   ASSERT_TRUE(resumed);
   EXPECT_EQ(json::parse(resumed->body)["state"], "SWEEP_STATE_ACTIVE");
+}
+
+TEST_F(DashboardHttpTest, ControlFromAnotherSitesPageIsRefusedAndChangesNothing) {
+  StartServer(/*allow_control=*/true);
+  ASSERT_EQ(SweepState(2), "SWEEP_STATE_ACTIVE");
+  // The form another page on 127.0.0.1 can send with the cookie: refused, with or without the header.
+  httplib::Headers foreign = LoggedIn();
+  foreign.emplace("Origin", "http://evil.example");
+  httplib::Result plain = client_->Post("/api/sweeps/2/pause", foreign, "", "text/plain");
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->status, 403);
+  EXPECT_THAT(json::parse(plain->body)["error"].get<std::string>(), HasSubstr("from another origin (http://evil.example"));
+  foreign.emplace("X-Rung-Control", "1");
+  httplib::Result with_header = client_->Post("/api/sweeps/2/pause", foreign, "", "text/plain");
+  ASSERT_TRUE(with_header);
+  EXPECT_EQ(with_header->status, 403);
+  // Another port of the same host is another origin.
+  httplib::Headers other_port = FromThePage();
+  other_port.erase("Origin");
+  other_port.emplace("Origin", "http://127.0.0.1:1");
+  httplib::Result port = client_->Post("/api/sweeps/2/pause", other_port, "", "text/plain");
+  ASSERT_TRUE(port);
+  EXPECT_EQ(port->status, 403);
+  // No Origin, but the browser says cross-site.
+  httplib::Headers cross_site = LoggedIn();
+  cross_site.emplace("Sec-Fetch-Site", "cross-site");
+  cross_site.emplace("X-Rung-Control", "1");
+  httplib::Result fetch_site = client_->Post("/api/sweeps/2/cancel", cross_site, "", "text/plain");
+  ASSERT_TRUE(fetch_site);
+  EXPECT_EQ(fetch_site->status, 403);
+  EXPECT_THAT(fetch_site->body, HasSubstr("Sec-Fetch-Site: cross-site"));
+  EXPECT_EQ(SweepState(2), "SWEEP_STATE_ACTIVE");
+}
+
+TEST_F(DashboardHttpTest, ControlWithoutTheControlHeaderIsRefused) {
+  StartServer(/*allow_control=*/true);
+  httplib::Headers same_origin = FromThePage();
+  same_origin.erase("X-Rung-Control");
+  httplib::Result refused = client_->Post("/api/sweeps/2/pause", same_origin, "", "application/json");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 403);
+  EXPECT_THAT(json::parse(refused->body)["error"].get<std::string>(), HasSubstr("X-Rung-Control: 1"));
+  // A script (no Origin, no Sec-Fetch-Site) with the bearer token and the header is let through.
+  httplib::Headers script = {{"Authorization", "Bearer " + server_->gate().token()}, {"X-Rung-Control", "1"}};
+  httplib::Result paused = client_->Post("/api/sweeps/2/pause", script, "", "application/json");
+  ASSERT_TRUE(paused);
+  EXPECT_EQ(paused->status, 200) << paused->body;
+  httplib::Result resumed = client_->Post("/api/sweeps/2/resume", FromThePage(), "", "application/json");
+  ASSERT_TRUE(resumed);
+  EXPECT_EQ(resumed->status, 200) << resumed->body;
+  EXPECT_EQ(SweepState(2), "SWEEP_STATE_ACTIVE");
+}
+
+// A loopback TCP connection to the dashboard, written and read by hand. Reads wait up to 60 s.
+class RawConnection {
+ public:
+  explicit RawConnection(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    timeval wait{60, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+  }
+  ~RawConnection() { ::close(fd_); }
+  bool connected() const { return connected_; }
+  bool Send(const std::string& bytes) { return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == ssize_t(bytes.size()); }
+  // Everything until the server closes (or 60 s pass).
+  std::string ReadToEnd() {
+    std::string all;
+    char chunk[4096];
+    for (ssize_t n; (n = ::recv(fd_, chunk, sizeof(chunk), 0)) > 0;) all.append(chunk, static_cast<size_t>(n));
+    return all;
+  }
+  // One response's worth: until the body of a small JSON answer has arrived.
+  std::string ReadResponse() {
+    std::string all;
+    char chunk[4096];
+    while (all.find("}") == std::string::npos) {
+      const ssize_t n = ::recv(fd_, chunk, sizeof(chunk), 0);
+      if (n <= 0) break;
+      all.append(chunk, static_cast<size_t>(n));
+    }
+    return all;
+  }
+
+ private:
+  int fd_;
+  bool connected_ = false;
+};
+
+TEST_F(DashboardHttpTest, TwoHundredTricklingClientsDoNotStopNormalRequestsAndAreClosedAtTheDeadline) {
+  DashboardOptions options = Options();
+  options.request_head_deadline = std::chrono::seconds(3);
+  StartServer(/*allow_control=*/false, options);
+  constexpr int kSlow = 200;
+  std::vector<std::unique_ptr<RawConnection>> slow;
+  for (int i = 0; i < kSlow; ++i) {
+    slow.push_back(std::make_unique<RawConnection>(server_->port()));
+    ASSERT_TRUE(slow.back()->connected()) << i;
+    ASSERT_TRUE(slow.back()->Send("GET /api/info HTTP/1.1\r\n"));
+  }
+  // Each sends one more header line every 300 ms (well inside httplib's 5 s per-recv timeout), unauthenticated,
+  // until the server closes it.
+  std::atomic<bool> done{false};
+  std::thread trickle([&] {
+    for (int line = 0; !done; ++line) {
+      for (auto& connection : slow) connection->Send("X-Line-" + std::to_string(line) + ": 1\r\n");
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+  });
+  // Meanwhile normal requests answer, many of them.
+  for (int i = 0; i < 100; ++i) {
+    httplib::Client normal("127.0.0.1", server_->port());
+    normal.set_read_timeout(30, 0);
+    httplib::Result result = normal.Get("/api/info", LoggedIn());
+    ASSERT_TRUE(result) << "request " << i << " got no answer: " << httplib::to_string(result.error());
+    EXPECT_EQ(result->status, 200);
+  }
+  // Every slow client is answered 408 and closed once its 3 s are up.
+  for (int i = 0; i < kSlow; ++i) {
+    EXPECT_THAT(slow[i]->ReadToEnd(), HasSubstr("408 Request Timeout")) << "slow client " << i;
+  }
+  done = true;
+  trickle.join();
+  ExpectStillServing();
+}
+
+TEST_F(DashboardHttpTest, IdleKeepAliveConnectionsMakeRoomForNewOnesNearTheLimit) {
+  DashboardOptions options = Options();
+  options.max_connections = 8;
+  StartServer(/*allow_control=*/false, options);
+  const std::string request =
+      "GET /api/info HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + server_->gate().token() + "\r\n\r\n";
+  // 20 clients one after another, each answered and then holding its connection open (keep-alive):
+  // every one is served, the server closing the longest idle ones.
+  std::vector<std::unique_ptr<RawConnection>> held;
+  for (int i = 0; i < 20; ++i) {
+    held.push_back(std::make_unique<RawConnection>(server_->port()));
+    ASSERT_TRUE(held.back()->Send(request));
+    EXPECT_THAT(held.back()->ReadResponse(), HasSubstr("HTTP/1.1 200")) << i;
+  }
+  EXPECT_EQ(held[0]->ReadToEnd(), "");  // the first was closed to make room, without a word
+}
+
+TEST_F(DashboardHttpTest, PipelinedRequestsAreEachAnswered) {
+  StartServer();
+  const std::string request =
+      "GET /api/info HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + server_->gate().token() + "\r\n\r\n";
+  RawConnection connection(server_->port());
+  ASSERT_TRUE(connection.Send(request + request + "GET /api/info HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+  const std::string all = connection.ReadToEnd();
+  size_t ok = 0;
+  for (size_t at = all.find("HTTP/1.1 200"); at != std::string::npos; at = all.find("HTTP/1.1 200", at + 1)) ++ok;
+  EXPECT_EQ(ok, 2u) << all;
+  EXPECT_THAT(all, HasSubstr("HTTP/1.1 401"));
+}
+
+TEST_F(DashboardHttpTest, IdleKeepAliveConnectionsAreClosedAtTheDeadlineWithoutAnAnswer) {
+  DashboardOptions options = Options();
+  options.request_head_deadline = std::chrono::seconds(1);
+  StartServer(/*allow_control=*/false, options);
+  RawConnection idle(server_->port());
+  ASSERT_TRUE(idle.connected());
+  ASSERT_TRUE(idle.Send("GET /api/info HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + server_->gate().token() +
+                        "\r\n\r\n"));
+  EXPECT_THAT(idle.ReadResponse(), HasSubstr("HTTP/1.1 200"));
+  EXPECT_EQ(idle.ReadToEnd(), "");  // the server closes it, saying nothing
+  RawConnection silent(server_->port());
+  ASSERT_TRUE(silent.connected());
+  EXPECT_EQ(silent.ReadToEnd(), "");
+}
+
+TEST_F(DashboardHttpTest, ConnectionsPastTheLimitAreAnswered503AtOnce) {
+  DashboardOptions options = Options();
+  options.max_connections = 8;
+  options.request_head_deadline = std::chrono::seconds(1);
+  StartServer(/*allow_control=*/false, options);
+  const std::string request =
+      "GET /api/info HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + server_->gate().token() + "\r\n\r\n";
+  // 8 connections with half a request head each (the server accepts in connect order, so the ninth
+  // is accepted after them).
+  std::vector<std::unique_ptr<RawConnection>> open;
+  for (int i = 0; i < 8; ++i) {
+    open.push_back(std::make_unique<RawConnection>(server_->port()));
+    ASSERT_TRUE(open.back()->connected()) << i;
+    ASSERT_TRUE(open.back()->Send("GET /api/info HTTP/1.1\r\n"));
+  }
+  RawConnection ninth(server_->port());
+  ASSERT_TRUE(ninth.connected());
+  ninth.Send(request);
+  const std::string refused = ninth.ReadToEnd();
+  if (!refused.empty()) {  // the 503 may be lost to the reset of a close with the request unread
+    EXPECT_THAT(refused, HasSubstr("503 Service Unavailable"));
+    EXPECT_THAT(refused, HasSubstr("too many connections"));
+  }
+  // Once one is closed by the server (its head's deadline), a new connection is served.
+  EXPECT_THAT(open[0]->ReadToEnd(), HasSubstr("408 Request Timeout"));
+  open.erase(open.begin());
+  RawConnection next(server_->port());
+  ASSERT_TRUE(next.Send(request));
+  EXPECT_THAT(next.ReadResponse(), HasSubstr("HTTP/1.1 200"));
+}
+
+// A self-signed certificate for 127.0.0.1 and its key, as PEM files in `folder`.
+void WriteSelfSignedCertificate(const std::string& cert_path, const std::string& key_path) {
+  EVP_PKEY* key = EVP_EC_gen("P-256");
+  X509* cert = X509_new();
+  X509_set_version(cert, 2);
+  ASN1_INTEGER_set(X509_get_serialNumber(cert), 1);
+  X509_gmtime_adj(X509_getm_notBefore(cert), -60);
+  X509_gmtime_adj(X509_getm_notAfter(cert), 3600);
+  X509_set_pubkey(cert, key);
+  X509_NAME* name = X509_get_subject_name(cert);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("127.0.0.1"), -1, -1, 0);
+  X509_set_issuer_name(cert, name);
+  X509_sign(cert, key, EVP_sha256());
+  FILE* cert_file = std::fopen(cert_path.c_str(), "w");
+  PEM_write_X509(cert_file, cert);
+  std::fclose(cert_file);
+  FILE* key_file = std::fopen(key_path.c_str(), "w");
+  PEM_write_PrivateKey(key_file, key, nullptr, nullptr, 0, nullptr, nullptr);
+  std::fclose(key_file);
+  X509_free(cert);
+  EVP_PKEY_free(key);
+}
+
+TEST_F(DashboardHttpTest, HttpsServesWhileUnfinishedHandshakesWaitAndAreClosedAtTheDeadline) {
+  agent::testing::ScratchDir scratch;
+  DashboardOptions options = Options();
+  options.tls_cert_file = scratch.Path("cert.pem");
+  options.tls_key_file = scratch.Path("key.pem");
+  options.request_head_deadline = std::chrono::seconds(2);
+  WriteSelfSignedCertificate(options.tls_cert_file, options.tls_key_file);
+  StartServer(/*allow_control=*/false, options);
+  // 100 connections that never start (or finish) their TLS handshake.
+  std::vector<std::unique_ptr<RawConnection>> stalled;
+  for (int i = 0; i < 100; ++i) {
+    stalled.push_back(std::make_unique<RawConnection>(server_->port()));
+    ASSERT_TRUE(stalled.back()->connected());
+    if (i % 2 == 0) stalled.back()->Send(std::string("\x16\x03\x01\x02\x00\x01", 6));  // half a ClientHello
+  }
+  for (int i = 0; i < 20; ++i) {
+    httplib::SSLClient https("127.0.0.1", server_->port());
+    https.enable_server_certificate_verification(false);
+    https.set_read_timeout(30, 0);
+    httplib::Result result = https.Get("/api/info", {{"Authorization", "Bearer " + server_->gate().token()}});
+    ASSERT_TRUE(result) << "HTTPS request " << i << ": " << httplib::to_string(result.error());
+    EXPECT_EQ(result->status, 200);
+  }
+  httplib::SSLClient keep("127.0.0.1", server_->port());  // two requests on one TLS connection
+  keep.enable_server_certificate_verification(false);
+  keep.set_keep_alive(true);
+  for (int i = 0; i < 2; ++i) {
+    httplib::Result result = keep.Get("/api/sweeps", {{"Authorization", "Bearer " + server_->gate().token()}});
+    ASSERT_TRUE(result) << i;
+    EXPECT_EQ(result->status, 200);
+  }
+  for (auto& connection : stalled) EXPECT_EQ(connection->ReadToEnd(), "");  // closed at the deadline
 }
 
 TEST_F(DashboardHttpTest, HostileRequestsGetClearErrorsAndTheServerCarriesOn) {
