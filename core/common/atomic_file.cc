@@ -12,6 +12,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "core/common/write_error.h"
+
 namespace rung {
 namespace {
 
@@ -23,14 +25,6 @@ std::string Octal(mode_t mode) {
   char text[16];
   std::snprintf(text, sizeof(text), "%04o", static_cast<unsigned>(mode & 07777));
   return text;
-}
-
-// The error of a failed write, flush, close or rename of `path`: a full disk or quota is
-// RESOURCE_EXHAUSTED, anything else INTERNAL.
-Status WriteError(const std::string& path, int error) {
-  const std::string message = "cannot write " + path + ": " + std::strerror(error);
-  if (error == ENOSPC || error == EDQUOT || error == EFBIG) return Status::ResourceExhausted(message);
-  return Status::Internal(message);
 }
 
 // The error of a target that cannot be opened or created: what the caller may not do there
@@ -48,7 +42,7 @@ Status OpenError(const std::string& path, int error) {
     case ENXIO:
       return Status::InvalidArgument("cannot write " + path + ": " + std::strerror(error));
     default:
-      return WriteError(path, error);
+      return WriteError("writing", path, error);
   }
 }
 
@@ -200,7 +194,7 @@ Status OutputFile::Write(std::string_view data) {
     const ssize_t written = ::write(fd_, next, left);
     if (written < 0 && errno == EINTR) continue;
     if (written <= 0) {
-      error_ = WriteError(path_, written < 0 ? errno : EIO);
+      error_ = WriteError("writing", path_, written < 0 ? errno : EIO);
       Abandon();
       return error_;
     }
@@ -215,20 +209,20 @@ Status OutputFile::Commit() {
   if (fd_ < 0) return Status::FailedPrecondition(path_ + " was committed already");
   const bool replace = !temporary_.empty();
   if ((replace || block_device_) && ::fsync(fd_) != 0) {
-    error_ = WriteError(path_, errno);
+    error_ = WriteError("writing", path_, errno);
     Abandon();
     return error_;
   }
   const int closed = ::close(fd_);
   fd_ = -1;
   if (closed != 0) {
-    error_ = WriteError(path_, errno);
+    error_ = WriteError("writing", path_, errno);
     Abandon();
     return error_;
   }
   if (replace) {
     if (std::rename(temporary_.c_str(), target_.c_str()) != 0) {
-      error_ = WriteError(path_, errno);
+      error_ = WriteError("writing", path_, errno);
       Abandon();
       return error_;
     }

@@ -9,6 +9,7 @@ Status WriteError(const std::string& action, const std::string& path, int error_
     return Status::ResourceExhausted(std::string(kNoSpaceMessage) + path + " (while " + action + " it: " +
                                      std::strerror(error_number) + ")");
   }
+  if (error_number == EFBIG) return Status::ResourceExhausted(action + " " + path + ": " + std::strerror(error_number));
   return Status::Internal(action + " " + path + ": " + std::strerror(error_number));
 }
 

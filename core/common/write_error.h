@@ -3,7 +3,7 @@
 // The one way a failed write becomes a Status: a full disk or an exhausted quota (ENOSPC, EDQUOT) is
 // RESOURCE_EXHAUSTED "no space left on device at PATH (while ACTION)", so that callers can tell a
 // machine out of space (free some, then go on) from data that is unusable or an internal error; any
-// other errno is INTERNAL "ACTION PATH: <strerror>".
+// other errno is INTERNAL "ACTION PATH: <strerror>" (a file past the size limit, EFBIG: RESOURCE_EXHAUSTED).
 //
 // Thread safety: a pure function.
 #pragma once
