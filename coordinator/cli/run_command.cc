@@ -64,13 +64,15 @@ bool EveryWorkerQuarantined(CoordinatorConnection& client, int workers, std::str
   return quarantined >= workers;
 }
 
-// The first trial (of at most kNoSpaceProbes requeued after a preemption) whose last attempt ended
-// for a full disk ("no space left on device at PATH", core/common/write_error.h, as the worker
+// The first trial (of at most kNoSpaceProbes requeued after a preemption) whose last attempt ended,
+// at `since_seconds` (the coordinator's clock) or later, for a full disk ("no space left on device at PATH", core/common/write_error.h, as the worker
 // reported it): "trial N attempt K: <its reason>"; "" when none did.
 constexpr int kNoSpaceProbes = 8;
+// The reason `rung run` pauses a sweep with on a full disk; the next `rung run` of it resumes it.
+constexpr char kFullDiskPause[] = "no space left on device (rung run)";
 // Below this, `rung run`'s folder counts as full: a checkpoint or a database page no longer fits.
 constexpr uint64_t kRunMinFreeBytes = uint64_t{1} << 20;
-std::string NoSpaceReport(CoordinatorConnection& client, const std::vector<pb::Trial>& trials) {
+std::string NoSpaceReport(CoordinatorConnection& client, const std::vector<pb::Trial>& trials, int64_t since_seconds) {
   int probes = 0;
   for (const pb::Trial& trial : trials) {
     if (trial.attempt() == 0 || trial.state_reason().find("PREEMPTED") == std::string::npos) continue;
@@ -81,6 +83,7 @@ std::string NoSpaceReport(CoordinatorConnection& client, const std::vector<pb::T
     pb::Trial full;
     if (!client.user().GetTrial(client.Context().get(), request, &full).ok() || full.attempts().empty()) continue;
     const pb::TrialAttempt& last = *full.attempts().rbegin();
+    if (last.ended_at().seconds() < since_seconds) continue;  // an earlier run's: space may be free now
     if (last.exit_reason().find(kNoSpaceMessage) == std::string::npos) continue;
     return "trial " + std::to_string(trial.trial_id()) + " attempt " + std::to_string(last.attempt()) + ": " +
            last.exit_reason();
@@ -259,10 +262,32 @@ int RunEmbedded(const RunOptions& options) {
   pb::SubmitSweepRequest submit;
   submit.set_spec_text(spec_text.str());
   submit.set_spec_file_name(options.spec_path);
+  // A sweep an earlier `rung run` paused for a full disk goes on: running the command again is how
+  // the user says there is room now (a pause of the user's own stays). Asked before the submission,
+  // which records a reason of its own.
+  bool paused_for_full_disk = false;
+  {
+    pb::ListSweepsRequest list;
+    list.set_name(expanded->spec.name);
+    list.add_states(pb::SWEEP_STATE_PAUSED);
+    pb::ListSweepsResponse listed;
+    if (client.user().ListSweeps(client.Context().get(), list, &listed).ok()) {
+      for (const pb::Sweep& earlier : listed.sweeps()) {
+        paused_for_full_disk = paused_for_full_disk || earlier.state_reason().find(kFullDiskPause) != std::string::npos;
+      }
+    }
+  }
   pb::SubmitSweepResponse submitted;
   grpc::Status status = client.user().SubmitSweep(client.Context().get(), submit, &submitted);
   if (!status.ok()) return ReportRpcError("run", status);
-
+  if (paused_for_full_disk) {
+    pb::ResumeSweepRequest resume;
+    resume.set_sweep_id(submitted.sweep_id());
+    pb::Sweep resumed;
+    status = client.user().ResumeSweep(client.Context().get(), resume, &resumed);
+    if (!status.ok()) return ReportRpcError("run", status);
+    std::cout << "rung run: sweep " << submitted.sweep_id() << " was paused for a full disk: resumed\n";
+  }
   const int cpus = RunCpusPerWorker(options.workers, options.cpus_per_worker);
   std::vector<std::unique_ptr<Subprocess>> workers;
   for (int index = 0; index < options.workers; ++index) {
@@ -301,6 +326,8 @@ int RunEmbedded(const RunOptions& options) {
   std::vector<pb::Trial> trials;
   auto last_print = std::chrono::steady_clock::now() - std::chrono::hours(1);
   auto last_space_check = last_print;
+  double run_started = static_cast<double>(std::time(nullptr));
+  (void)FetchServerTime(client, &run_started);
   bool out_of_space = false;
   while (true) {
     pb::GetSweepRequest get;
@@ -326,7 +353,7 @@ int RunEmbedded(const RunOptions& options) {
     }
     if (now - last_space_check > std::chrono::seconds(2)) {
       last_space_check = now;
-      std::string full = NoSpaceReport(client, trials);
+      std::string full = NoSpaceReport(client, trials, static_cast<int64_t>(run_started));
       // The run's own folder (database, checkpoints, logs): a full one stops everything, the
       // coordinator's writes too, so it is measured here rather than asked.
       if (const StatusOr<uint64_t> free = FreeBytesAt(dir); full.empty() && free.ok() && *free < kRunMinFreeBytes) {
@@ -335,7 +362,7 @@ int RunEmbedded(const RunOptions& options) {
       if (!full.empty()) {
         pb::PauseSweepRequest pause;
         pause.set_sweep_id(submitted.sweep_id());
-        pause.set_reason("no space left on device (rung run)");
+        pause.set_reason(kFullDiskPause);
         pb::Sweep paused;
         const bool was_paused = client.user().PauseSweep(client.Context().get(), pause, &paused).ok();
         std::cerr << "rung run: " << full << "\nrung run: "
