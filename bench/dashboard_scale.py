@@ -94,11 +94,7 @@ def main():
             report["fill_seconds"] = time.time() - started
             log(f"filled: {args.trials} trials x {args.steps} steps in {report['fill_seconds']:.0f} s")
             cluster.stop_workers()
-        dashboard = subprocess.Popen(
-            [os.path.join(bin_dir, "rung"), "dashboard", "--coordinator", cluster.address, "--token-file",
-             cluster.user_token, "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE, text=True)
-        url = dashboard.stdout.readline().strip().split("rung dashboard: ", 1)[1]
-        origin, token = url.split("/?token=")
+        dashboard, origin, token = cluster.start_dashboard()
         report["rss_start_kib"] = proc_status(dashboard.pid)
         endpoints = {}
         for name, path in [("sweeps", "/api/sweeps"), ("sweep", "/api/sweeps/1"), ("trials", "/api/sweeps/1/trials"),

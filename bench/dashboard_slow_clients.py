@@ -19,7 +19,6 @@ import http.client
 import json
 import os
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -134,11 +133,7 @@ def main():
     report = {"slow": args.slow, "interval": args.interval, "normal": args.normal, "seconds": args.seconds, "phases": {}}
     try:
         cluster.start_coordinator()
-        dashboard = subprocess.Popen(
-            [os.path.join(bin_dir, "rung"), "dashboard", "--coordinator", cluster.address, "--token-file",
-             cluster.user_token, "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE, text=True)
-        url = dashboard.stdout.readline().strip().split("rung dashboard: ", 1)[1]
-        origin, token = url.split("/?token=")
+        dashboard, origin, token = cluster.start_dashboard()
         port = int(origin.rsplit(":", 1)[1])
         report["idle"] = dashboard_status(dashboard.pid)
         for phase, slow_count in (("normal clients alone", 0), (f"with {args.slow} slow clients", args.slow)):

@@ -183,6 +183,15 @@ class Cluster:
             raise RuntimeError(f"rung submit failed ({done.returncode}): {done.stderr}{done.stdout}")
         return done
 
+    def start_dashboard(self):
+        """`rung dashboard` on 127.0.0.1 (port 0) with the user token: (process, origin, login token)."""
+        dashboard = subprocess.Popen(
+            [os.path.join(self.bin_dir, "rung"), "dashboard", "--coordinator", self.address, "--token-file",
+             self.user_token, "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE, text=True)
+        url = dashboard.stdout.readline().strip().split("rung dashboard: ", 1)[1]
+        origin, token = url.split("/?token=")
+        return dashboard, origin, token
+
     def stop_workers(self):
         for worker in self.workers:
             worker.send_signal(signal.SIGTERM)
