@@ -8,9 +8,6 @@
 // headers and URIs, wrong tokens, junk bodies), after each of which the server still answers.
 #include <httplib.h>
 #include <netinet/in.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/x509v3.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -30,6 +27,7 @@
 #include "coordinator/server/auth.h"
 #include "coordinator/server/grpc_server.h"
 #include "tests/cli/golden_fixture.h"
+#include "tests/support/tls/self_signed_certificate.h"
 #include "tests/worker/agent/agent_test_util.h"
 
 namespace rung::dashboard {
@@ -515,28 +513,6 @@ TEST_F(DashboardHttpTest, ConnectionsPastTheLimitAreAnswered503AtOnce) {
   EXPECT_THAT(next.ReadResponse(), HasSubstr("HTTP/1.1 200"));
 }
 
-// A self-signed certificate for 127.0.0.1 and its key, as PEM files in `folder`.
-void WriteSelfSignedCertificate(const std::string& cert_path, const std::string& key_path) {
-  EVP_PKEY* key = EVP_EC_gen("P-256");
-  X509* cert = X509_new();
-  X509_set_version(cert, 2);
-  ASN1_INTEGER_set(X509_get_serialNumber(cert), 1);
-  X509_gmtime_adj(X509_getm_notBefore(cert), -60);
-  X509_gmtime_adj(X509_getm_notAfter(cert), 3600);
-  X509_set_pubkey(cert, key);
-  X509_NAME* name = X509_get_subject_name(cert);
-  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("127.0.0.1"), -1, -1, 0);
-  X509_set_issuer_name(cert, name);
-  X509_sign(cert, key, EVP_sha256());
-  FILE* cert_file = std::fopen(cert_path.c_str(), "w");
-  PEM_write_X509(cert_file, cert);
-  std::fclose(cert_file);
-  FILE* key_file = std::fopen(key_path.c_str(), "w");
-  PEM_write_PrivateKey(key_file, key, nullptr, nullptr, 0, nullptr, nullptr);
-  std::fclose(key_file);
-  X509_free(cert);
-  EVP_PKEY_free(key);
-}
 
 TEST_F(DashboardHttpTest, HttpsServesWhileUnfinishedHandshakesWaitAndAreClosedAtTheDeadline) {
   agent::testing::ScratchDir scratch;
@@ -544,7 +520,9 @@ TEST_F(DashboardHttpTest, HttpsServesWhileUnfinishedHandshakesWaitAndAreClosedAt
   options.tls_cert_file = scratch.Path("cert.pem");
   options.tls_key_file = scratch.Path("key.pem");
   options.request_head_deadline = std::chrono::seconds(2);
-  WriteSelfSignedCertificate(options.tls_cert_file, options.tls_key_file);
+  const ::rung::testing::PemPair pem = ::rung::testing::SelfSignedLocalhostCertificate();
+  std::ofstream(options.tls_cert_file) << pem.certificate;
+  std::ofstream(options.tls_key_file) << pem.key;
   StartServer(/*allow_control=*/false, options);
   // 100 connections that never start (or finish) their TLS handshake.
   std::vector<std::unique_ptr<RawConnection>> stalled;
