@@ -25,17 +25,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from orchestration import Cluster, log  # noqa: E402
-
-
-def dashboard_status(pid):
-    values = {}
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            key, _, rest = line.partition(":")
-            if key in ("VmRSS", "VmHWM", "Threads"):
-                values[key] = int(rest.split()[0])
-    return values
+from orchestration import Cluster, log, proc_status  # noqa: E402
 
 
 def percentile(values, fraction):
@@ -135,14 +125,14 @@ def main():
         cluster.start_coordinator()
         dashboard, origin, token = cluster.start_dashboard()
         port = int(origin.rsplit(":", 1)[1])
-        report["idle"] = dashboard_status(dashboard.pid)
+        report["idle"] = proc_status(dashboard.pid, ("VmRSS", "VmHWM", "Threads"))
         for phase, slow_count in (("normal clients alone", 0), (f"with {args.slow} slow clients", args.slow)):
             slow = SlowClients(port, slow_count, args.interval) if slow_count else None
             if slow:
                 slow.thread.start()
                 time.sleep(2 * args.interval)  # the slow clients are all open and trickling
             latencies, failures = normal_load(port, token, args.normal, args.seconds)
-            status = dashboard_status(dashboard.pid)
+            status = proc_status(dashboard.pid, ("VmRSS", "VmHWM", "Threads"))
             if slow:
                 slow.stop.set()
                 slow.thread.join()

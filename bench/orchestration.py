@@ -99,13 +99,13 @@ def log(message):
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-def proc_status(pid):
-    """VmRSS and VmHWM of a process, in KiB."""
+def proc_status(pid, keys=("VmRSS", "VmHWM")):
+    """Fields of a process's /proc status as numbers: by default VmRSS and VmHWM, in KiB."""
     values = {}
     with open(f"/proc/{pid}/status") as status:
         for line in status:
             key, _, rest = line.partition(":")
-            if key in ("VmRSS", "VmHWM"):
+            if key in keys:
                 values[key] = int(rest.split()[0])
     return values
 
