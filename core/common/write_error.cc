@@ -4,6 +4,7 @@
 #include <cstring>
 
 namespace rung {
+
 Status WriteError(const std::string& action, const std::string& path, int error_number) {
   if (error_number == ENOSPC || error_number == EDQUOT) {
     return Status::ResourceExhausted(std::string(kNoSpaceMessage) + path + " (while " + action + " it: " +
@@ -11,10 +12,6 @@ Status WriteError(const std::string& action, const std::string& path, int error_
   }
   if (error_number == EFBIG) return Status::ResourceExhausted(action + " " + path + ": " + std::strerror(error_number));
   return Status::Internal(action + " " + path + ": " + std::strerror(error_number));
-}
-
-bool IsNoSpace(const Status& status) {
-  return status.code() == StatusCode::kResourceExhausted && status.message().rfind(kNoSpaceMessage, 0) == 0;
 }
 
 }  // namespace rung

@@ -20,7 +20,4 @@ inline constexpr char kNoSpaceMessage[] = "no space left on device at ";
 // `action`: what was being done ("writing", "fsync of", "renaming"); `error_number`: the errno.
 Status WriteError(const std::string& action, const std::string& path, int error_number);
 
-// Whether `status` is WriteError's RESOURCE_EXHAUSTED for a full disk.
-bool IsNoSpace(const Status& status);
-
 }  // namespace rung

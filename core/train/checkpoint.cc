@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/common/atomic_file.h"
 #include "core/common/sha256.h"
 #include "core/common/write_error.h"
 
@@ -106,24 +107,6 @@ StatusOr<ResumeChoice> ResumeFromNewestIntact(const std::string& resume, const s
 }
 
 namespace {
-// Writes `text` as a new file at `path` (the caller renames it into place). Errors: WriteError's.
-Status WriteWholeFile(const std::string& path, const std::string& text) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return WriteError("creating", path, errno);
-  for (size_t written = 0; written < text.size();) {
-    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int error_number = n < 0 ? errno : ENOSPC;
-      ::close(fd);
-      return WriteError("writing", path, error_number);
-    }
-    written += static_cast<size_t>(n);
-  }
-  if (::close(fd) != 0) return WriteError("closing", path, errno);
-  return Status::Ok();
-}
-
 Status SyncPath(const std::string& path, bool directory) {
   int fd = ::open(path.c_str(), directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
   if (fd < 0) return Status::Internal("open " + path + ": " + std::strerror(errno));
@@ -144,7 +127,6 @@ Status WriteCheckpointAtomically(const std::string& dir, int64_t step, int64_t k
   }
   const std::string final_path = CheckpointPath(dir, step);
   const std::string temp_path = final_path + ".tmp." + std::to_string(::getpid());
-  const std::string checksum_temp = ChecksumPath(final_path) + ".tmp." + std::to_string(::getpid());
   Status status = write(temp_path);
   if (status.ok()) status = SyncPath(temp_path, false);
   // The checksum of the bytes on disk, published before the checkpoint: a checkpoint without one is
@@ -152,20 +134,13 @@ Status WriteCheckpointAtomically(const std::string& dir, int64_t step, int64_t k
   if (status.ok()) {
     StatusOr<std::string> digest = Sha256FileHex(temp_path);
     status = digest.status();
-    if (status.ok()) {
-      status = WriteWholeFile(checksum_temp, *digest + "\n");
-    }
-  }
-  if (status.ok()) status = SyncPath(checksum_temp, false);
-  if (status.ok() && std::rename(checksum_temp.c_str(), ChecksumPath(final_path).c_str()) != 0) {
-    status = WriteError("renaming", checksum_temp, errno);
+    if (status.ok()) status = WriteFileAtomically(ChecksumPath(final_path), {*digest, "\n"});
   }
   if (status.ok() && std::rename(temp_path.c_str(), final_path.c_str()) != 0) {
     status = WriteError("renaming", temp_path + " -> " + final_path, errno);
   }
   if (!status.ok()) {
     fs::remove(temp_path, error);
-    fs::remove(checksum_temp, error);
     if (!fs::exists(final_path, error)) fs::remove(ChecksumPath(final_path), error);
     return status;
   }
