@@ -13,6 +13,12 @@
 
 namespace rung::cli {
 
+void PrintSubmissionWarnings(const rung::v1::SubmitSweepResponse& response) {
+  for (const rung::v1::SpecDiagnostic& warning : response.warnings()) {
+    std::cerr << warning.location() << ": warning: " << warning.path() << ": " << warning.message() << "\n";
+  }
+}
+
 nlohmann::json ToJson(const google::protobuf::Message& message) {
   std::string text;
   google::protobuf::util::JsonPrintOptions options;

@@ -55,6 +55,10 @@ CLI::App* AddCommand(CLI::App& app, int* exit_code, const std::string& name, con
 // beside rung); "." when /proc/self/exe cannot be read.
 std::string ExecutableDirectory();
 
+// A submission's warnings on stderr, one a line: "LOCATION: warning: PATH: MESSAGE" (spec warnings,
+// and a disk with less free space than the sweep is estimated to need).
+void PrintSubmissionWarnings(const rung::v1::SubmitSweepResponse& response);
+
 // The message as JSON, with the proto's field names and every field, zeros and empty strings
 // included (int64 fields are strings, as proto3's JSON mapping writes them).
 nlohmann::json ToJson(const google::protobuf::Message& message);

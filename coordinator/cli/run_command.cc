@@ -20,6 +20,7 @@
 #include "coordinator/cli/coordinator_connection.h"
 #include "coordinator/cli/command_support.h"
 #include "coordinator/cli/exit_codes.h"
+#include "coordinator/cli/full_disk_report.h"
 #include "coordinator/cli/local_coordinator.h"
 #include "coordinator/cli/query_commands.h"
 #include "coordinator/cli/sweep_commands.h"
@@ -64,32 +65,8 @@ bool EveryWorkerQuarantined(CoordinatorConnection& client, int workers, std::str
   return quarantined >= workers;
 }
 
-// The first trial (of at most kNoSpaceProbes requeued after a preemption) whose last attempt ended,
-// at `since_seconds` (the coordinator's clock) or later, for a full disk ("no space left on device at PATH", core/common/write_error.h, as the worker
-// reported it): "trial N attempt K: <its reason>"; "" when none did.
-constexpr int kNoSpaceProbes = 8;
-// The reason `rung run` pauses a sweep with on a full disk; the next `rung run` of it resumes it.
-constexpr char kFullDiskPause[] = "no space left on device (rung run)";
-// Below this, `rung run`'s folder counts as full: a checkpoint or a database page no longer fits.
-constexpr uint64_t kRunMinFreeBytes = uint64_t{1} << 20;
-std::string NoSpaceReport(CoordinatorConnection& client, const std::vector<pb::Trial>& trials, int64_t since_seconds) {
-  int probes = 0;
-  for (const pb::Trial& trial : trials) {
-    if (trial.attempt() == 0 || trial.state_reason().find("PREEMPTED") == std::string::npos) continue;
-    if (++probes > kNoSpaceProbes) break;
-    pb::GetTrialRequest request;
-    request.set_trial_id(trial.trial_id());
-    request.set_view(pb::TRIAL_VIEW_FULL);
-    pb::Trial full;
-    if (!client.user().GetTrial(client.Context().get(), request, &full).ok() || full.attempts().empty()) continue;
-    const pb::TrialAttempt& last = *full.attempts().rbegin();
-    if (last.ended_at().seconds() < since_seconds) continue;  // an earlier run's: space may be free now
-    if (last.exit_reason().find(kNoSpaceMessage) == std::string::npos) continue;
-    return "trial " + std::to_string(trial.trial_id()) + " attempt " + std::to_string(last.attempt()) + ": " +
-           last.exit_reason();
-  }
-  return "";
-}
+// How long `rung run` tries to store its pause on a full disk.
+constexpr std::chrono::seconds kPauseTries{15};
 
 // A worker of `rung run`, killed with it: stdout and stderr appended to `log_path`.
 StatusOr<std::unique_ptr<Subprocess>> StartWorker(std::vector<std::string> argv, const std::string& log_path) {
@@ -273,13 +250,15 @@ int RunEmbedded(const RunOptions& options) {
     pb::ListSweepsResponse listed;
     if (client.user().ListSweeps(client.Context().get(), list, &listed).ok()) {
       for (const pb::Sweep& earlier : listed.sweeps()) {
-        paused_for_full_disk = paused_for_full_disk || earlier.state_reason().find(kFullDiskPause) != std::string::npos;
+        paused_for_full_disk =
+            paused_for_full_disk || earlier.state_reason().find(kFullDiskPauseMark) != std::string::npos;
       }
     }
   }
   pb::SubmitSweepResponse submitted;
   grpc::Status status = client.user().SubmitSweep(client.Context().get(), submit, &submitted);
   if (!status.ok()) return ReportRpcError("run", status);
+  PrintSubmissionWarnings(submitted);
   if (paused_for_full_disk) {
     pb::ResumeSweepRequest resume;
     resume.set_sweep_id(submitted.sweep_id());
@@ -353,18 +332,25 @@ int RunEmbedded(const RunOptions& options) {
     }
     if (now - last_space_check > std::chrono::seconds(2)) {
       last_space_check = now;
-      std::string full = NoSpaceReport(client, trials, static_cast<int64_t>(run_started));
+      std::string full = WorkerFullDiskReport(client, trials, static_cast<int64_t>(run_started));
       // The run's own folder (database, checkpoints, logs): a full one stops everything, the
       // coordinator's writes too, so it is measured here rather than asked.
-      if (const StatusOr<uint64_t> free = FreeBytesAt(dir); full.empty() && free.ok() && *free < kRunMinFreeBytes) {
-        full = std::string(kNoSpaceMessage) + dir + " (" + std::to_string(*free / 1024) + " KiB free)";
+      if (const StatusOr<uint64_t> free = FreeBytesAt(dir); full.empty() && free.ok() && *free < kFullDiskFreeBytes) {
+        full = std::string(kNoSpaceMessage) + dir + " (" + HumanBytes(*free) + " free)";
       }
       if (!full.empty()) {
         pb::PauseSweepRequest pause;
         pause.set_sweep_id(submitted.sweep_id());
-        pause.set_reason(kFullDiskPause);
+        pause.set_reason(full + kFullDiskPauseMark);
         pb::Sweep paused;
-        const bool was_paused = client.user().PauseSweep(client.Context().get(), pause, &paused).ok();
+        // The pause is a write on the same full disk: it gets room once the trainer whose checkpoint
+        // did not fit has removed its partial file, so it is tried for a while.
+        bool was_paused = false;
+        for (auto until = std::chrono::steady_clock::now() + kPauseTries; !was_paused;) {
+          was_paused = client.user().PauseSweep(client.Context().get(), pause, &paused).ok();
+          if (was_paused || std::chrono::steady_clock::now() > until) break;
+          std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        }
         std::cerr << "rung run: " << full << "\nrung run: "
                   << (was_paused ? "the sweep is paused" : "stopped (the coordinator could not store a pause either)")
                   << "; free space there and run the same command again: every acknowledged step is kept and "

@@ -20,6 +20,7 @@
 #include "coordinator/cli/command_support.h"
 #include "coordinator/cli/coordinator_connection.h"
 #include "coordinator/cli/exit_codes.h"
+#include "coordinator/cli/full_disk_report.h"
 #include "coordinator/cli/text_table.h"
 #include "core/config/yaml_document.h"
 
@@ -136,9 +137,7 @@ int RunSubmit(CoordinatorConnection& connection, const SubmitOptions& options) {
   pb::SubmitSweepResponse response;
   grpc::Status status = connection.user().SubmitSweep(connection.Context().get(), request, &response);
   if (!status.ok()) return ReportRpcError("submit", status);
-  for (const pb::SpecDiagnostic& warning : response.warnings()) {
-    std::cerr << warning.location() << ": warning: " << warning.path() << ": " << warning.message() << "\n";
-  }
+  PrintSubmissionWarnings(response);
   if (options.format != "table") {
     std::cout << ToJson(response).dump(2) << "\n";
     return kOk;
@@ -353,10 +352,11 @@ void PrintSweepStatus(const pb::Sweep& sweep, const std::vector<pb::Trial>& tria
   std::cout << "\n" << std::flush;
 }
 
-grpc::Status FetchServerTime(CoordinatorConnection& connection, double* seconds) {
+grpc::Status FetchServerTime(CoordinatorConnection& connection, double* seconds, std::string* storage_warning) {
   pb::ServerInfo info;
   grpc::Status status = connection.user().GetServerInfo(connection.Context().get(), pb::GetServerInfoRequest(), &info);
   if (status.ok()) *seconds = static_cast<double>(info.server_time().seconds()) + info.server_time().nanos() * 1e-9;
+  if (status.ok() && storage_warning != nullptr) *storage_warning = info.storage_warning();
   return status;
 }
 
@@ -393,7 +393,8 @@ void AddSweepCommands(CLI::App& app, int* exit_code) {
           const bool terminal = o.watch_seconds > 0 && o.format == "table" && ::isatty(STDOUT_FILENO) == 1;
           while (true) {
             double now = 0;
-            grpc::Status status = FetchServerTime(connection, &now);
+            std::string storage_warning;
+            grpc::Status status = FetchServerTime(connection, &now, &storage_warning);
             if (!status.ok()) return ReportRpcError("status", status);
             pb::GetSweepRequest request;
             request.set_sweep_id(o.sweep_id);
@@ -404,6 +405,10 @@ void AddSweepCommands(CLI::App& app, int* exit_code) {
             status = FetchTrials(connection, o.sweep_id, &trials);
             if (!status.ok()) return ReportRpcError("status", status);
             PrintSweepStatus(sweep, trials, now, o.format, terminal, SearchFlopsToCome(connection, sweep));
+            // A full disk anywhere the sweep writes: said on stderr, and (without --watch) exit 1.
+            const std::vector<std::string> full_disks = FullDiskReports(connection, storage_warning, sweep, trials, 0);
+            for (const std::string& report : full_disks) std::cerr << "rung status: " << report << "\n";
+            if (o.watch_seconds <= 0 && !full_disks.empty()) return static_cast<int>(kFailure);
             const bool finished = sweep.state() == pb::SWEEP_STATE_SUCCEEDED || sweep.state() == pb::SWEEP_STATE_FAILED ||
                                   sweep.state() == pb::SWEEP_STATE_CANCELLED;
             if (o.watch_seconds <= 0 || finished) return static_cast<int>(finished && sweep.state() != pb::SWEEP_STATE_SUCCEEDED && o.watch_seconds > 0 ? kFailure : kOk);

@@ -27,8 +27,10 @@ void AddSweepCommands(CLI::App& app, int* exit_code);
 grpc::Status FetchTrials(CoordinatorConnection& connection, int64_t sweep_id, std::vector<rung::v1::Trial>* trials);
 
 // The coordinator's clock now (ServerInfo.server_time), in seconds since the Unix epoch: what
-// elapsed times and ETAs are measured against, whatever this machine's clock says.
-grpc::Status FetchServerTime(CoordinatorConnection& connection, double* seconds);
+// elapsed times and ETAs are measured against, whatever this machine's clock says; and, when
+// `storage_warning` is given, ServerInfo.storage_warning ("" while its database has room).
+grpc::Status FetchServerTime(CoordinatorConnection& connection, double* seconds,
+                             std::string* storage_warning = nullptr);
 
 // A sweep's progress at `now_seconds`: compute done, left and how fast it goes.
 struct SweepProgress {

@@ -96,6 +96,7 @@ class Coordinator {
 
   const Clock& clock() const { return clock_; }
   const StoreOptions& store_options() const { return store_->options(); }
+  const std::string& database_path() const { return store_->database_path(); }
   SweepManager& sweeps() { return sweeps_; }
   SweepTuner& tuner() { return tuner_; }
   TrialLifecycle& trials() { return trials_; }

@@ -6,9 +6,11 @@
 #include <vector>
 
 #include "coordinator/server/source_trials.h"
+#include "coordinator/server/storage_space.h"
 #include "coordinator/store/trial_cells.h"
 #include "sweeps/spec/expansion.h"
 #include "sweeps/spec/spec_diagnostics.h"
+#include "sweeps/spec/storage_estimate.h"
 
 namespace rung::server {
 namespace {
@@ -129,6 +131,7 @@ StatusOr<v1::SubmitSweepResponse> SweepSubmitter::Submit(const v1::SubmitSweepRe
   std::set<std::string> seen;
   int64_t will_run = 0;
   double flops = 0;
+  std::vector<const ExpandedTrial*> to_run;
   for (size_t position = 0; position < expanded->trials.size(); ++position) {
     const ExpandedTrial& trial = expanded->trials[position];
     const TrialCell& submitted = submission.trials[position];
@@ -149,6 +152,7 @@ StatusOr<v1::SubmitSweepResponse> SweepSubmitter::Submit(const v1::SubmitSweepRe
     if (outcome == v1::SubmittedCell::OUTCOME_ADDED || outcome == v1::SubmittedCell::OUTCOME_REQUEUED) {
       ++will_run;
       flops += trial.flops;
+      to_run.push_back(&trial);
     }
     if (outcome == v1::SubmittedCell::OUTCOME_ADDED) {
       for (const TrialRecord& removed : result.removed_trials) {
@@ -172,6 +176,14 @@ StatusOr<v1::SubmitSweepResponse> SweepSubmitter::Submit(const v1::SubmitSweepRe
   response.set_new_trial_count(will_run);
   response.set_total_flops(flops);
   for (const SpecDiagnostic& warning : expanded->warnings) *response.add_warnings() = ToProto(warning);
+  for (const std::string& shortfall :
+       SubmissionSpaceWarnings(database_path_, artifact_root_, EstimateStorageNeeds(to_run))) {
+    v1::SpecDiagnostic* warning = response.add_warnings();
+    warning->set_location(request.spec_file_name().empty() ? kDefaultSpecFileName : request.spec_file_name());
+    warning->set_path("disk space");
+    warning->set_message(shortfall);
+    warning->set_warning(true);
+  }
   return response;
 }
 

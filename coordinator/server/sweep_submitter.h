@@ -2,7 +2,9 @@
 //
 // UserService.SubmitSweep: expands a spec text (sweeps/spec/expansion.h) and submits it to the
 // store (SweepManager::Submit), or, for a dry run, asks the store what a submission would do
-// (SweepManager::Preview) and stores nothing. The answer lists every cell of the expansion with
+// (SweepManager::Preview) and stores nothing. Either way the answer warns when the disks of the
+// database and the checkpoints have less free space than the cells that will run need
+// (storage_space.h). The answer lists every cell of the expansion with
 // its outcome (added, skipped because SUCCEEDED, requeued, unchanged, duplicate) and the trials the
 // spec no longer has (removed); an added cell with the rung and axis values of a removed one says
 // what changed between the two resolved configs ("train.lr: 0.003 -> 0.001"). A dry run also
@@ -19,7 +21,8 @@
 //
 // Example:
 //   SweepSubmitter submitter(coordinator.sweeps(), coordinator.trials(), coordinator.tuner(),
-//                            options.max_trials_per_submission);
+//                            options.max_trials_per_submission, coordinator.database_path(),
+//                            coordinator.store_options().artifact_root);
 //   v1::SpecDiagnostics diagnostics;
 //   StatusOr<v1::SubmitSweepResponse> response = submitter.Submit(request, "user:ada", &diagnostics);
 //
@@ -46,11 +49,16 @@ class SweepSubmitter {
   // REQUIRES: `sweeps` and `trials` outlive the submitter (trials: to resolve source trials);
   // max_trials >= 1.
   // `tuner` plans the trials of a spec with a tune block (sweep_tuner.h).
-  SweepSubmitter(SweepManager& sweeps, const TrialLifecycle& trials, const SweepTuner& tuner, int64_t max_trials)
+  // `database_path` and `artifact_root` are measured against the submission's estimated needs
+  // (storage_space.h): a shortfall is a warning of the answer, not an error.
+  SweepSubmitter(SweepManager& sweeps, const TrialLifecycle& trials, const SweepTuner& tuner, int64_t max_trials,
+                 std::string database_path, std::string artifact_root)
       : sweeps_(sweeps),
         trials_(trials),
         tuner_(tuner),
-        limits_{max_trials, "rung-coordinator --max-trials-per-submission N"} {}
+        limits_{max_trials, "rung-coordinator --max-trials-per-submission N"},
+        database_path_(std::move(database_path)),
+        artifact_root_(std::move(artifact_root)) {}
 
   StatusOr<v1::SubmitSweepResponse> Submit(const v1::SubmitSweepRequest& request, const std::string& actor,
                                            v1::SpecDiagnostics* diagnostics);
@@ -60,6 +68,8 @@ class SweepSubmitter {
   const TrialLifecycle& trials_;
   const SweepTuner& tuner_;
   const ExpansionLimits limits_;
+  const std::string database_path_;
+  const std::string artifact_root_;
 };
 
 }  // namespace rung::server

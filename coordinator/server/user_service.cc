@@ -10,6 +10,7 @@
 #include "coordinator/server/proto_convert.h"
 #include "coordinator/domain/results_query.h"
 #include "coordinator/server/rpc_support.h"
+#include "coordinator/server/storage_space.h"
 
 namespace rung::server {
 namespace {
@@ -65,12 +66,14 @@ UserServiceImpl::UserServiceImpl(Coordinator* coordinator, const BearerTokenAuth
     : coordinator_(coordinator),
       authenticator_(authenticator),
       started_at_(started_at),
-      submitter_(coordinator->sweeps(), coordinator->trials(), coordinator->tuner(), max_trials_per_submission) {}
+      submitter_(coordinator->sweeps(), coordinator->trials(), coordinator->tuner(), max_trials_per_submission,
+                 coordinator->database_path(), coordinator->store_options().artifact_root) {}
 
 grpc::Status UserServiceImpl::GetServerInfo(grpc::ServerContext* context, const v1::GetServerInfoRequest* /*request*/,
                                             v1::ServerInfo* response) {
   *response = MakeServerInfo(started_at_, authenticator_->CallerRole(*context),
                              std::chrono::system_clock::time_point(coordinator_->clock().Now()));
+  response->set_storage_warning(DatabaseSpaceWarning(coordinator_->database_path()));
   return grpc::Status::OK;
 }
 

@@ -2,7 +2,10 @@
 
 #include <sqlite3.h>
 
+#include <filesystem>
 #include <utility>
+
+#include "core/common/write_error.h"
 
 namespace rung {
 namespace {
@@ -36,8 +39,16 @@ StatusCode CodeForSqliteResult(int result) {
 }
 
 // "sqlite: <what>: <SQLite's message> (<extended code name>)", and the statement when there is one.
+// A full disk begins "no space left on device at <the database's folder>" (core/common/write_error.h),
+// the words every part of rung uses for it, so that callers and users can tell it from other errors.
 Status SqliteError(sqlite3* db, int result, const std::string& what, std::string_view sql = {}) {
-  std::string message = "sqlite: " + what + ": ";
+  std::string message;
+  const char* file = db != nullptr ? sqlite3_db_filename(db, "main") : nullptr;
+  if ((result & 0xff) == SQLITE_FULL && file != nullptr && *file != '\0') {
+    message = std::string(kNoSpaceMessage) + std::filesystem::path(file).parent_path().string() + " (the database " +
+              file + " cannot grow; reads are still served): ";
+  }
+  message += "sqlite: " + what + ": ";
   message += db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(result);
   message += std::string(" (") + sqlite3_errstr(result) + ")";
   if (!sql.empty()) message += " in: " + std::string(sql.substr(0, 300));

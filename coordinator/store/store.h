@@ -107,6 +107,8 @@ class Store {
 
   const StoreOptions& options() const { return options_; }
   const Clock& clock() const { return clock_; }
+  // The database file as opened (fixed for the store's life).
+  const std::string& database_path() const { return db_->path(); }
 
  private:
   using WriteBody = std::function<Status(Tables&)>;

@@ -193,9 +193,12 @@ bool Agent::LaunchLocked(const v1::TrialLease& lease) {
              std::to_string(options_.cpu_slots - used_cpu_slots_) + " are free; running it anyway");
   }
   Running& running = running_[id];
+  // A next lease rides on the report of this attempt only while this worker takes new trials: not
+  // while it shuts down, nor while its disk is full (a trial leased then would be handed back at
+  // once, and again with the next report: attempts spent for nothing).
   running.runner = std::make_unique<AttemptRunner>(client_, lease, options_.attempt, clock_, [this] {
     std::lock_guard<std::mutex> wanted_lock(mutex_);
-    return !shutting_down_;
+    return !shutting_down_ && !full_disk_folder_;
   });
   running.cpu_slots = cpu_slots;
   running.gpus.insert(lease.gpus().begin(), lease.gpus().end());
