@@ -387,7 +387,9 @@ void AddSweepCommands(CLI::App& app, int* exit_code) {
     auto options = std::make_shared<SweepIdOptions>();
     CLI::App* command = AddCommand<SweepIdOptions>(
         app, exit_code, "status",
-        "A sweep's progress: trials by state per rung and variant, throughput and ETA (--watch to follow)", options,
+        "A sweep's progress: trials by state per rung and variant, throughput and ETA (--watch to follow); "
+        "a full disk where the sweep writes is said on stderr (exit 1)",
+        options,
         [](CoordinatorConnection& connection, const SweepIdOptions& o) {
           // Redraw in place only on a terminal; a file or pipe gets one plain table after another.
           const bool terminal = o.watch_seconds > 0 && o.format == "table" && ::isatty(STDOUT_FILENO) == 1;

@@ -271,16 +271,19 @@ StatusOr<std::vector<std::string>> RenderGnuplot(const std::string& gnuplot, con
   }
   const fs::path staged_script = staging / script_name;
   RUNG_RETURN_IF_ERROR(WriteFileAtomically(staged_script.string(), {staged}));
-  RUNG_ASSIGN_OR_RETURN(const int exit_code, RunGnuplot(gnuplot, staged_script, folder / "gnuplot.log"));
+  // gnuplot's log is written in the staging folder too, then published like the figures: a link
+  // named gnuplot.log in dir is written through, never truncated in place by the redirection.
+  RUNG_ASSIGN_OR_RETURN(const int exit_code, RunGnuplot(gnuplot, staged_script, staging / "gnuplot.log"));
+  const std::string log = ReadFile(staging / "gnuplot.log");
+  RUNG_RETURN_IF_ERROR(WriteFileAtomically((folder / "gnuplot.log").string(), {log}));
   if (exit_code != 0) {
-    return Status::Internal("gnuplot failed (exit " + std::to_string(exit_code) + ") on " +
-                            script_path.string() + ":\n" + ReadFile(folder / "gnuplot.log"));
+    return Status::Internal("gnuplot failed (exit " + std::to_string(exit_code) + ") on " + script_path.string() +
+                            ":\n" + log);
   }
   for (const std::string& name : outputs) {
     const fs::path file = staging / name;
     if (!fs::exists(file, error) || fs::file_size(file, error) == 0) {
-      return Status::Internal("gnuplot did not write " + (folder / name).string() + ":\n" +
-                              ReadFile(folder / "gnuplot.log"));
+      return Status::Internal("gnuplot did not write " + (folder / name).string() + ":\n" + log);
     }
   }
   // Each figure written over its name in dir by the one output helper, as the script and data were:

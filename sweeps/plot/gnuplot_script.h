@@ -56,7 +56,7 @@ Status MakeOutputFolder(const std::string& dir);
 
 // Writes `script` to dir/script_name (the script as it is redrawn by hand) and runs a copy of it whose
 // outputs (`outputs`: names in dir, written in the script as Quote(dir/name)) go to a staging folder
-// inside dir (stderr into dir/gnuplot.log); only when gnuplot succeeded and every output exists and is
+// inside dir (its stderr too, published as dir/gnuplot.log the same way as the figures); only when gnuplot succeeded and every output exists and is
 // not empty are they written into dir, each by WriteFileAtomically (core/common/atomic_file.h: a link
 // written through, a device in place, a read-only file or a folder refused). So a figure in dir is
 // whole or absent (or its previous version): never empty, never half written. Returns their paths.

@@ -16,6 +16,7 @@
 #include "core/common/folder_lock.h"
 #include "core/data/token_shards.h"
 #include "tests/core/data/test_files.h"
+#include "tests/support/small_disk/small_disk.h"
 
 namespace rung {
 namespace {
@@ -188,6 +189,30 @@ TEST(RungDataTest, ASecondPrepareIntoAFolderBeingWrittenIsRefusedAndWritesNothin
   }
   const CommandRun alone = RunCommand(prepare + "--input " + (folder / "docs") + " --out " + (folder / "out"));
   EXPECT_EQ(alone.exit_code, 0) << alone.output;
+}
+
+// Shards on a disk too small for them (a tmpfs in a private mount namespace, tests/support/small_disk):
+// exit 5 naming the shard, and nothing but the folder's lock left in --out.
+TEST(RungDataTest, AFullDiskExitsFiveNamingThePathAndLeavesNoShard) {
+  TempFolder folder;
+  const std::string prepare = TrainedPrepare(folder);
+  std::string many;  // about 100 KB of documents: some 50 KB of 2-byte tokens, past an 8 KiB disk
+  for (int repeat = 0; repeat < 200; ++repeat) {
+    for (const char* document : kDocuments) many += document + std::string("\n\n");
+  }
+  WriteBytes(folder / "many.txt", many);
+  const std::string disk = folder / "disk";
+  StatusOr<testing::SmallDiskRun> run = testing::RunOnSmallDisk(
+      disk, "8k", prepare + "--input \"$1\" --split-on '\\n\\n' --out $RUNG_DISK/shards; code=$?; echo left:; "
+                  "ls -A $RUNG_DISK/shards; exit $code",
+      {folder / "many.txt"}, std::chrono::minutes(2));
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  if (run->refused) GTEST_SKIP() << testing::kSmallDiskRefused << run->refusal;
+  EXPECT_EQ(run->result.exit.code, 5) << run->result.stderr_text;
+  EXPECT_NE(run->result.stderr_text.find("no space left on device at " + disk + "/shards/"), std::string::npos)
+      << run->result.stderr_text;
+  const std::string left = run->result.stdout_text.substr(run->result.stdout_text.find("left:") + 5);
+  EXPECT_EQ(left, "\n.rung-lock\n") << "files left in --out";
 }
 
 TEST(RungDataTest, BadUsageExitsTwoWithAMessageNamingTheFlagAndWritesNothing) {

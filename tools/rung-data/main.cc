@@ -11,7 +11,8 @@
 // Exit codes (rung's table): 0 done; 2 bad usage (a flag out of range or malformed, an --out that is a
 // file, a vocabulary too small for the text; INVALID_ARGUMENT) or another prepare writing the same
 // --out (UNAVAILABLE); 4 unusable input (NOT_FOUND, DATA_LOSS: the message names the file and byte
-// offset); 1 anything else (a file that cannot be written).
+// offset); 5 no space left on device at the path it names (RESOURCE_EXHAUSTED: a full disk or a file
+// past the size limit); 1 anything else (a file that cannot be written for another reason).
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -43,6 +44,8 @@ int Fail(const Status& status) {
     case StatusCode::kNotFound:
     case StatusCode::kDataLoss:
       return 4;
+    case StatusCode::kResourceExhausted:  // a full disk (core/common/write_error.h), as rung-train's 5
+      return 5;
     default:
       return 1;
   }
@@ -127,8 +130,8 @@ int RunPrepare(const rung::data_tool::PrepareOptions& options) {
 
 int main(int argc, char** argv) {
   CLI::App app{"rung-data: SentencePiece tokenizers and llm.c token shards for rung-train.\n"
-               "Exit codes (docs/cli.md): 0 done, 1 an unexpected failure (a write the disk refused), 2 bad usage, "
-               "4 input unusable."};
+               "Exit codes (docs/cli.md): 0 done, 1 an unexpected failure, 2 bad usage, 4 input unusable, "
+               "5 no space left on device at the path it names."};
   app.require_subcommand(1);
 
   CLI::App* tokenizer = app.add_subcommand("tokenizer", "Tokenizers");

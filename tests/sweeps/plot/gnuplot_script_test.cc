@@ -108,6 +108,30 @@ TEST(RenderGnuplot, AFailedRunLeavesNoEmptyOrHalfWrittenFigure) {
   }
   EXPECT_NE(plot_testing::Read(dir / "x.gp").find("set output '" + (dir / "new.svg").string() + "'"),
             std::string::npos);  // the script to redraw by hand names the real paths
+  EXPECT_NE(plot_testing::Read(dir / "gnuplot.log").find("all points y value undefined"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// gnuplot's log is an output like the figures: a link named gnuplot.log is written through to its
+// target (not truncated in place through the redirection, nor replaced by a file).
+TEST(RenderGnuplot, TheLogIsPublishedThroughALinkLikeTheFigures) {
+  const fs::path dir = plot_testing::FreshDir("rung_script_test_", "log-link");
+  fs::create_directories(dir / "elsewhere");
+  const fs::path fake = dir / "fake-gnuplot";
+  {
+    std::ofstream script(fake);
+    script << "#!/bin/sh\necho 'drawn, with a warning' >&2\nsed -n \"s/^set output '\\(.*\\)'$/\\1/p\" \"$1\" | "
+           << "while read f; do echo figure > \"$f\"; done\n";
+  }
+  fs::permissions(fake, fs::perms::owner_all);
+  { std::ofstream(dir / "elsewhere" / "log.txt") << "an older log\n"; }
+  fs::create_symlink("elsewhere/log.txt", dir / "gnuplot.log");
+  StatusOr<std::vector<std::string>> files = RenderGnuplot(
+      fake.string(), dir.string(), "x.gp", "plot x\n" + SvgAndPngOutputs((dir / "new").string(), 800, 600),
+      {"new.svg", "new.png"});
+  ASSERT_TRUE(files.ok()) << files.status().message();
+  EXPECT_TRUE(fs::is_symlink(dir / "gnuplot.log"));
+  EXPECT_EQ(plot_testing::Read(dir / "elsewhere" / "log.txt"), "drawn, with a warning\n");
   fs::remove_all(dir);
 }
 
