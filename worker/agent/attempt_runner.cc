@@ -3,6 +3,7 @@
 
 #include <signal.h>
 
+#include <cstring>
 #include <deque>
 #include <fstream>
 #include <thread>
@@ -223,6 +224,7 @@ AttemptResult AttemptRunner::RunAttempt() {
   }
 
   std::ofstream records_file(workspace->records_path, std::ios::app);
+  bool records_copy_failed = false;
   AttemptRecords records;
   std::deque<std::string> stderr_tail;
   TrainerOutput output;
@@ -235,6 +237,13 @@ AttemptResult AttemptRunner::RunAttempt() {
       if (relays_output) relay_->AddStdout(std::move(line), record);
     }
     if (!output.stdout_lines.empty()) records_file.flush();
+    // The local copy is for reading by hand (the coordinator has every record the relay delivers): a
+    // write it refuses (a full disk) is said once, and training goes on.
+    if (!records_file && !records_copy_failed) {
+      records_copy_failed = true;
+      AgentLog(Name() + ": the local copy of the records at " + workspace->records_path +
+               " stops here (its write failed: " + std::strerror(errno) + "); the coordinator has them");
+    }
     for (std::string& line : output.stderr_lines) {
       stderr_tail.push_back(line);
       if (stderr_tail.size() > kStderrTailLines) stderr_tail.pop_front();
