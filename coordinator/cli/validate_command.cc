@@ -24,6 +24,7 @@
 #include "coordinator/cli/text_table.h"
 #include "core/common/subprocess.h"
 #include "core/config/model_arithmetic.h"
+#include "core/config/positional_variant.h"
 #include "core/records/trainer_records.h"
 #include "sweeps/plot/gnuplot_script.h"
 #include "sweeps/spec/expansion.h"
@@ -338,6 +339,7 @@ int RunValidate(const ValidateOptions& options) {
 void AddValidateCommand(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<ValidateOptions>();
   CLI::App* command = app.add_subcommand("validate", "Check and expand a sweep spec; print its trials and compute");
+  command->footer("\n" + PositionalVariantsHelp());
   command->add_option("spec", options->spec_path, "Sweep spec (YAML)")->required();
   command->add_option("--format", options->format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
   command->add_option("--flops-per-sec", options->flops_per_sec,

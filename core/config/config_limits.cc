@@ -7,6 +7,7 @@
 #include "core/common/checked_arithmetic.h"
 #include "core/config/config_number_range.h"
 #include "core/config/model_arithmetic.h"
+#include "core/config/positional_variant.h"
 
 namespace rung {
 
@@ -86,17 +87,18 @@ void ValidateConfigLimits(const TrialConfig& trial, std::vector<ConfigError>* er
   if (train.lr > 0.0 && train.beta1 >= 0.0 && train.beta1 < 1.0) {
     const PositionConfig& position = model.position;
     const bool positional = CountPositionalParameters(model) > 0;
+    const PositionalVariant* variant = FindPositionalVariant(position.variant);
+    const std::optional<PositionalRateGroup> own =
+        variant != nullptr ? variant->RateGroup(train, position) : std::nullopt;
     const struct {
       bool present;
-      const char* path;
-      const char* what;
+      std::string path;
+      std::string what;
       double lr;
     } groups[] = {
         {true, "train.lr", "train.lr", train.lr},
         {positional, "position.lr_mult", "train.lr x position.lr_mult", train.lr * position.lr_mult},
-        {positional && position.variant == "adarope", "position.adarope.freq_lr_mult",
-         "train.lr x position.lr_mult x position.adarope.freq_lr_mult",
-         train.lr * position.lr_mult * position.adarope.freq_lr_mult},
+        {positional && own.has_value(), own ? own->path : "", own ? own->what : "", own ? own->lr : 0.0},
     };
     for (const auto& group : groups) {
       if (!group.present) continue;

@@ -98,10 +98,13 @@ class JsonFieldReader {
     }
   }
   void Enum(const char* key, std::string& out, std::initializer_list<const char*> allowed) {
+    Enum(key, out, std::vector<std::string>(allowed.begin(), allowed.end()));
+  }
+  // The same with the values from a registry (positional_variant.h), in its listing order.
+  void Enum(const char* key, std::string& out, const std::vector<std::string>& options) {
     size_t before = errors_->size();
     Field(key, out);
     if (errors_->size() != before || object_ == nullptr || !object_->contains(key)) return;
-    std::vector<std::string> options(allowed.begin(), allowed.end());
     for (const std::string& option : options) {
       if (option == out) return;
     }
@@ -235,6 +238,7 @@ class JsonFieldWriter {
   void Enum(const char* key, const std::string& value, std::initializer_list<const char*>) {
     (*object_)[key] = value;
   }
+  void Enum(const char* key, const std::string& value, const std::vector<std::string>&) { (*object_)[key] = value; }
   void EnumList(const char* key, const std::vector<std::string>& value, std::initializer_list<const char*>) {
     (*object_)[key] = value;
   }

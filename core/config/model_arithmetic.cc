@@ -1,23 +1,15 @@
 #include "core/config/model_arithmetic.h"
 
 #include "core/common/checked_arithmetic.h"
+#include "core/config/positional_variant.h"
 
 namespace rung {
 namespace {
 
 // The learned positional and inverse-temperature parameters, overflow-checked.
 CheckedInt64 PositionalCount(const ModelConfig& c) {
-  const PositionConfig& p = c.position;
-  CheckedInt64 count = 0;
-  if (p.variant == "lerope") count = count + c.rotary_pairs();
-  if (p.variant == "adarope") {
-    const AdaRopeConfig& a = p.adarope;
-    CheckedInt64 schedules = a.share_freq == "none"    ? CheckedInt64(c.layers) * c.kv_heads
-                             : a.share_freq == "layer" ? CheckedInt64(c.layers)
-                                                       : CheckedInt64(1);
-    count = count + schedules * (a.learned_base ? 1 : c.rotary_pairs());
-    if (a.adascale && !a.fixed_log) count = count + CheckedInt64(2) * c.layers * c.heads;  // tau, gamma
-  }
+  const PositionalVariant* variant = FindPositionalVariant(c.position.variant);
+  CheckedInt64 count = variant != nullptr ? variant->PositionalParameters(c) : CheckedInt64(0);
   const InverseTemperatureConfig& t = c.inverse_temperature;
   if (t.form == "log_power" && t.learn_s) count = count + CheckedInt64(c.layers) * c.heads;
   if (t.form == "ssmax") count = count + CheckedInt64(c.layers) * c.heads;
@@ -38,9 +30,9 @@ ParameterCounts CountParameters(const ModelConfig& c) {
   const CheckedInt64 norms =
       c.layers * (2 * CheckedInt64(c.d_model) + (c.qk_norm ? 2 * CheckedInt64(c.head_dim) : 0)) + c.d_model;
   const CheckedInt64 positional = PositionalCount(c);
-  // The learned absolute position table [n_train, d_model] is an embedding parameter (section 13).
-  const CheckedInt64 position_table =
-      c.position.variant == "absolute" ? CheckedInt64(c.seq_len) * c.d_model : CheckedInt64(0);
+  // Parameters a variant adds to the input embedding (the learned absolute position table, section 13).
+  const PositionalVariant* variant = FindPositionalVariant(c.position.variant);
+  const CheckedInt64 position_table = variant != nullptr ? variant->EmbeddingParameters(c) : CheckedInt64(0);
   const CheckedInt64 embedding = CheckedInt64(c.vocab_size) * c.d_model + position_table;
   const CheckedInt64 output_head = CheckedInt64(c.d_model) * c.vocab_size;
   // Every part, and every sum of parts the accessors form, fits when the total does (parts are >= 0

@@ -3,8 +3,14 @@
 #include <limits>
 
 #include "core/common/checked_arithmetic.h"
+#include "core/config/positional_variant.h"
 
 namespace rung {
+
+bool PositionConfig::rotary() const {
+  const PositionalVariant* chosen = FindPositionalVariant(variant);
+  return chosen != nullptr && chosen->rotary();
+}
 
 void ResolveModelConfig(ModelConfig* config) {
   if (config->kv_heads == 0) config->kv_heads = config->heads;
@@ -44,16 +50,10 @@ void ValidateModelConfig(const ModelConfig& c, std::vector<ConfigError>* errors)
 
   const PositionConfig& p = c.position;
   if (!(p.base > 1.0)) error("position.base", "must be > 1, got " + std::to_string(p.base));
-  if (!(p.fraction > 0.0 && p.fraction <= 1.0)) {
-    error("position.fraction", "must lie in (0, 1], got " + std::to_string(p.fraction));
-  }
   if (!(p.lr_mult >= 0.0)) error("position.lr_mult", "must be >= 0");
   if (!(p.clip >= 0.0)) error("position.clip", "must be >= 0 (0 = no clipping)");
-  if (!(p.adarope.l_ref > 0.0)) error("position.adarope.l_ref", "must be positive");
-  if (!(p.adarope.freq_lr_mult > 0.0)) error("position.adarope.freq_lr_mult", "must be positive");
-  if (p.adarope.fixed_log && !p.adarope.adascale) {
-    error("position.adarope.fixed_log", "replaces AdaScale; it cannot be combined with adascale: false");
-  }
+  // Every variant's settings, chosen or not: their keys are read either way.
+  for (const PositionalVariant* variant : PositionalVariants()) variant->ValidateSettings(p, errors);
 
   const InverseTemperatureConfig& t = c.inverse_temperature;
   if (!(t.xi >= 0.0)) error("inverse_temperature.xi", "must be >= 0, got " + std::to_string(t.xi));

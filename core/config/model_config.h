@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,8 +35,16 @@ struct AbsolutePositionConfig {
   std::string beyond = "refuse";       // positions >= n_train: "refuse" the sequence, or "clamp" to the last row
 };
 
+// The settings of a positional variant added since the registry (positional_variant.h,
+// BlockSettings): position.<block>.<key>, by kind.
+struct VariantSettings {
+  std::map<std::string, double> reals;
+  std::map<std::string, std::string> words;
+  std::map<std::string, bool> flags;
+};
+
 struct PositionConfig {
-  std::string variant = "rope";        // nope | rope | prope | lerope | adarope | alibi | absolute
+  std::string variant = "rope";        // a registered variant (positional_variant.h)
   double base = 10000.0;               // b
   double fraction = 0.75;              // prope: p, the share of pairs that rotate
   double lr_mult = 1.0;                // positional parameter group LR = train.lr * lr_mult
@@ -43,8 +52,10 @@ struct PositionConfig {
   bool freeze = false;                 // learned positional parameters not trained
   AdaRopeConfig adarope;
   AbsolutePositionConfig absolute;
+  std::map<std::string, VariantSettings> blocks;  // by block name: the variants' BlockSettings read
 
-  bool rotary() const { return variant == "rope" || variant == "prope" || variant == "lerope" || variant == "adarope"; }
+  // The variant rotates queries and keys (its descriptor's rotary(); false for an unknown name).
+  bool rotary() const;
 };
 
 struct InverseTemperatureConfig {

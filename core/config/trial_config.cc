@@ -8,30 +8,27 @@
 #include "core/common/checked_arithmetic.h"
 #include "core/config/config_limits.h"
 #include "core/config/json_binding.h"
+#include "core/config/positional_variant.h"
 
 namespace rung {
 namespace {
 
+// Each variant binds its own keys (positional_variant.h); a writer tells it whether it is chosen.
+void BindVariantKeys(JsonFieldReader& reader, PositionConfig& p) {
+  for (const PositionalVariant* variant : PositionalVariants()) variant->Bind(reader, p);
+}
+void BindVariantKeys(JsonFieldWriter& writer, PositionConfig& p) {
+  for (const PositionalVariant* variant : PositionalVariants()) variant->Bind(writer, p, p.variant == variant->name());
+}
+
 template <typename V>
 void VisitPosition(V& v, PositionConfig& p) {
-  v.Enum("variant", p.variant, {"nope", "rope", "prope", "lerope", "adarope", "alibi", "absolute"});
+  v.Enum("variant", p.variant, PositionalVariantNames());
   v.Field("base", p.base);
-  v.Field("fraction", p.fraction);
   v.Field("lr_mult", p.lr_mult);
   v.Field("clip", p.clip);
   v.Field("freeze", p.freeze);
-  v.Block("adarope", [&](V& a) {
-    AdaRopeConfig& c = p.adarope;
-    a.Field("l_ref", c.l_ref);
-    a.Enum("length", c.length, {"query", "sequence"});
-    a.Enum("share_freq", c.share_freq, {"none", "layer", "global"});
-    a.Field("adascale", c.adascale);
-    a.Field("fixed_log", c.fixed_log);
-    a.Field("learned_base", c.learned_base);
-    a.Enum("tau_param", c.tau_param, {"direct", "exp"});
-    a.Field("freq_lr_mult", c.freq_lr_mult);
-  });
-  v.Block("absolute", [&](V& a) { a.Enum("beyond", p.absolute.beyond, {"refuse", "clamp"}); });
+  BindVariantKeys(v, p);
 }
 
 template <typename V>
@@ -205,6 +202,23 @@ void ResolveTrialConfig(TrialConfig* trial) {
 
 namespace {
 
+// "LeRoPE and AdaRoPE": the labels of the variants with learned positional parameters (those of a
+// default model), in listing order.
+std::string LearnedPositionalLabels() {
+  ModelConfig model;
+  model.seq_len = 128;
+  ResolveModelConfig(&model);
+  std::vector<std::string> labels;
+  for (const PositionalVariant* variant : PositionalVariants()) {
+    if (variant->PositionalParameters(model).value().value_or(0) > 0) labels.emplace_back(variant->label());
+  }
+  std::string text;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    text += (i == 0 ? "" : i + 1 == labels.size() ? " and " : ", ") + labels[i];
+  }
+  return text;
+}
+
 void CollectTrialErrors(const TrialConfig& trial, std::vector<ConfigError>* errors) {
   ValidateDataConfig(trial.data, errors);
   ValidateModelConfig(trial.model, errors);
@@ -221,29 +235,20 @@ void CollectTrialErrors(const TrialConfig& trial, std::vector<ConfigError>* erro
                                                : "byte-level text needs at least 256"});
   }
   const PositionConfig& position = trial.model.position;
-  if (position.variant == "absolute" && position.absolute.beyond == "refuse") {
-    for (int64_t multiple : trial.train.extrapolation_multiples) {
-      if (multiple <= 1) continue;
-      errors->push_back({"train.extrapolation_multiples",
-                         "multiple " + std::to_string(multiple) +
-                             " evaluates beyond the training length, where position.variant absolute has no table "
-                             "row and position.absolute.beyond is refuse (set position.absolute.beyond: clamp to "
-                             "use the last row there, or keep the multiples at 1)"});
-      break;
-    }
-  }
-  const bool learned_positional = !position.freeze && (position.variant == "lerope" || position.variant == "adarope");
+  const PositionalVariant* variant = FindPositionalVariant(position.variant);
+  if (variant == nullptr) return;  // refused as the config was read
+  variant->ValidateTrial(trial, errors);
+  const bool learned_positional =
+      !position.freeze && variant->PositionalParameters(trial.model).value().value_or(1) > 0;
   if (trial.train.freeze_backbone && !learned_positional && trial.model.inverse_temperature.form != "learned") {
     errors->push_back({"train.freeze_backbone",
                        "leaves nothing to train: " +
                            (position.freeze ? std::string("position.freeze is set too")
                                             : "position.variant " + position.variant + " has no learned parameters" +
-                                                  (position.variant == "absolute"
-                                                       ? std::string(" besides its position table, an embedding "
-                                                                     "parameter that freezes with the backbone")
-                                                       : std::string())) +
-                           " (only LeRoPE and AdaRoPE positional parameters, or a learned inverse temperature, "
-                           "train with the backbone frozen)"});
+                                                  variant->FrozenBackboneNote()) +
+                           " (only " + LearnedPositionalLabels() +
+                           " positional parameters, or a learned inverse temperature, train with the backbone "
+                           "frozen)"});
   }
   if (trial.train.init.adarope_start == "yarn") {
     if (position.variant != "adarope") {
@@ -292,10 +297,9 @@ void ReconcileWithEarlierReleases(const TrialConfig& trial, nlohmann::json* conf
   // Read under cross-document masking only, where its default changed what beta(n) and AdaScale count,
   // and only by a model that reads n: an inverse temperature, or AdaScale in its query mode.
   const ModelConfig& model = trial.model;
-  const AdaRopeConfig& adarope = model.position.adarope;
-  const bool reads_key_count =
-      model.inverse_temperature.form != "none" ||
-      (model.position.variant == "adarope" && (adarope.adascale || adarope.fixed_log) && adarope.length == "query");
+  const PositionalVariant* variant = FindPositionalVariant(model.position.variant);
+  const bool reads_key_count = model.inverse_temperature.form != "none" ||
+                               (variant != nullptr && variant->ReadsKeyCount(model.position));
   if (!trial.data.cross_doc_mask || !reads_key_count) (*config)["data"].erase("cross_doc_keys");
   // NRW's buffer means AdaRoPE's NO band since this release (it cut r W on both sides of each edge).
   if (trial.data.source == "nrw" && trial.data.nrw.buffer > 0.0) {
@@ -308,8 +312,15 @@ void ReconcileWithEarlierReleases(const TrialConfig& trial, nlohmann::json* conf
   if (trial.data.eval_min_doc_tokens == data_defaults.eval_min_doc_tokens) data.erase("eval_min_doc_tokens");
   if (trial.data.builtin_documents == data_defaults.builtin_documents) data.erase("builtin_documents");
   if (trial.data.builtin_form == data_defaults.builtin_form) data.erase("builtin_form");
-  // Read by the absolute position embedding only.
-  if (trial.model.position.variant != "absolute") (*config)["position"].erase("absolute");
+  // A variant's own keys that predate identities' reconciling (the absolute table's), when another
+  // variant is chosen (positional_variant.h).
+  for (const PositionalVariant* other : PositionalVariants()) {
+    if (other->name() == trial.model.position.variant ||
+        other->keys_elsewhere() != PositionalVariant::KeysElsewhere::kWrittenNotReconciled) {
+      continue;
+    }
+    for (const std::string& key : other->own_keys()) (*config)["position"].erase(key);
+  }
 }
 
 Status ValidateTrialConfig(const TrialConfig& trial) {

@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 
+#include "core/config/positional_variant.h"
 #include "core/diagnostics/beta_exponent.h"
 #include "core/diagnostics/distance_bins.h"
 #include "core/diagnostics/head_failure_modes.h"
@@ -358,7 +359,8 @@ std::vector<std::vector<int64_t>> MeasureDominantPairs(Transformer& model, const
   // One schedule for the whole model (RoPE, p-RoPE, LeRoPE, AdaRoPE shared globally): its pair over every
   // layer and head; else per layer, per frequency row (the heads of its KV group, or all the layer's).
   const PositionConfig& position = config.position;
-  const bool shared = position.variant != "adarope" || position.adarope.share_freq == "global";
+  const PositionalVariant* variant = FindPositionalVariant(position.variant);
+  const bool shared = variant == nullptr || variant->OneFrequencySchedule(position);
   if (shared) {
     torch::Tensor total = torch::zeros_like(strengths.front()[0]);
     for (const torch::Tensor& layer : strengths) total += layer.mean(0);

@@ -2,7 +2,6 @@
 
 #include <cmath>
 
-#include "core/model/absolute_position.h"
 #include "core/model/attention.h"
 #include "core/model/rotary.h"
 
@@ -34,13 +33,11 @@ TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
   }
   final_norm_ = register_parameter("final_norm", torch::ones({d}));
   head_ = register_parameter("head", normal({config.vocab_size, d}, fan_in_std(d)));
-  // After every backbone parameter, so that the backbone draws the same initial values as the
-  // other variants' under one seed.
-  if (config.position.variant == "absolute") {
-    position_embedding_ =
-        register_parameter("position_embedding", normal({config.seq_len, d}, kAbsolutePositionInitStd));
-  }
-  positional_ = register_module("positional", PositionalEncoding(config));
+  // A variant's input position table after every backbone parameter, so that the backbone draws the
+  // same initial values as the other variants' under one seed (the positional module draws none).
+  PositionalEncoding positional(config);
+  position_embedding_ = positional->variant().MakeInputTable(*this);
+  positional_ = register_module("positional", positional);
   inverse_temperature_ = register_module("inverse_temperature", InverseTemperature(config));
 }
 
@@ -76,7 +73,7 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens, const torch:
 
   torch::Tensor x = torch::embedding(embedding_, tokens);
   if (position_embedding_.defined()) {
-    x = x + AbsolutePositionRows(position_embedding_, time, config_.position.absolute.beyond);  // [T, d] over the batch
+    x = x + positional_->variant().InputRows(position_embedding_, time);  // [T, d] over the batch
   }
   for (int64_t layer = 0; layer < config_.layers; ++layer) {
     const Block& block = blocks_[layer];
@@ -100,7 +97,9 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens, const torch:
                        ? RotateAndTranspose((q.to(torch::kFloat) * query_scale.unsqueeze(-1)).to(q.scalar_type()),
                                             tables[layer].cos, tables[layer].sin, torch::Tensor(), query_constant)
                        : RotateAndTranspose(q, tables[layer].cos, tables[layer].sin, query_scale, query_constant);
-    auto k_heads = RotateAndTranspose(k, tables[layer].cos, tables[layer].sin, torch::Tensor());
+    const bool own_key_tables = tables[layer].key_cos.defined();
+    auto k_heads = RotateAndTranspose(k, own_key_tables ? tables[layer].key_cos : tables[layer].cos,
+                                      own_key_tables ? tables[layer].key_sin : tables[layer].sin, torch::Tensor());
     auto v_heads = RotateAndTranspose(v, torch::Tensor(), torch::Tensor(), torch::Tensor());  // transpose only
     if (probe_) {
       AttentionProbe probe{layer, RotateAndTranspose(q, tables[layer].cos, tables[layer].sin, torch::Tensor()), k_heads,

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/config/positional_variant.h"
 #include "core/data/synthetic_tasks.h"
 #include "core/diagnostics/attention_diagnostics.h"
 #include "core/model/length_extension.h"
@@ -228,7 +229,8 @@ records::DiagnosticsRecord Evaluator::Diagnostics(const DiagnosticsMilestone& mi
 
 std::optional<records::DiagnosticsRecord> Evaluator::BandAblation(int64_t step) const {
   const PositionConfig& position = trial_.model.position;
-  const bool learned = position.variant == "lerope" || (position.variant == "adarope" && !position.adarope.learned_base);
+  const PositionalVariant* variant = FindPositionalVariant(position.variant);
+  const bool learned = variant != nullptr && variant->LearnsPairFrequencies(position);
   if (!learned || trial_.train.diagnostics_sequences <= 0) return std::nullopt;
   torch::NoGradGuard no_grad;
   model_->eval();

@@ -2,6 +2,7 @@
 
 #include "core/common/sha256.h"
 #include "core/config/model_arithmetic.h"
+#include "core/config/positional_variant.h"
 #include "sweeps/spec/json_path.h"
 
 namespace rung {
@@ -22,9 +23,12 @@ nlohmann::json TrialIdentityJson(const TrialConfig& trial, nlohmann::json identi
 
   const PositionConfig& position = trial.model.position;
   nlohmann::json& pos = identity["position"];
-  if (position.variant != "prope") pos.erase("fraction");
+  // Other variants' own keys (positional_variant.h); the reconciling above removed those it owns.
+  for (const PositionalVariant* other : PositionalVariants()) {
+    if (other->name() == position.variant) continue;
+    for (const std::string& key : other->own_keys()) pos.erase(key);
+  }
   if (!position.rotary()) pos.erase("base");
-  if (position.variant != "adarope") pos.erase("adarope");
   if (CountPositionalParameters(trial.model) == 0) {
     for (const char* key : {"lr_mult", "clip", "freeze"}) pos.erase(key);
   }
