@@ -100,7 +100,20 @@ class JsonFieldReader {
   void Enum(const char* key, std::string& out, std::initializer_list<const char*> allowed) {
     Enum(key, out, std::vector<std::string>(allowed.begin(), allowed.end()));
   }
-  // The same with the values from a registry (positional_variant.h), in its listing order.
+  // One of a registry's names (positional_variant.h). The error names the kind and where the list is
+  // ("'ropey' is not a positional variant (did you mean 'rope'?); rung validate --help lists them"),
+  // not the names: a registry grows, and the words stay.
+  void RegistryName(const char* key, std::string& out, const std::vector<std::string>& options, const std::string& kind,
+                    const std::string& listed_by) {
+    size_t before = errors_->size();
+    Field(key, out);
+    if (errors_->size() != before || object_ == nullptr || !object_->contains(key)) return;
+    if (std::find(options.begin(), options.end(), out) != options.end()) return;
+    std::string message = "'" + out + "' is not " + kind;
+    std::string nearest = NearestKey(out, options);
+    if (!nearest.empty()) message += " (did you mean '" + nearest + "'?)";
+    Error(Join(key), message + "; " + listed_by + " lists them");
+  }
   void Enum(const char* key, std::string& out, const std::vector<std::string>& options) {
     size_t before = errors_->size();
     Field(key, out);
@@ -239,6 +252,10 @@ class JsonFieldWriter {
     (*object_)[key] = value;
   }
   void Enum(const char* key, const std::string& value, const std::vector<std::string>&) { (*object_)[key] = value; }
+  void RegistryName(const char* key, const std::string& value, const std::vector<std::string>&, const std::string&,
+                    const std::string&) {
+    (*object_)[key] = value;
+  }
   void EnumList(const char* key, const std::vector<std::string>& value, std::initializer_list<const char*>) {
     (*object_)[key] = value;
   }

@@ -23,7 +23,8 @@ void BindVariantKeys(JsonFieldWriter& writer, PositionConfig& p) {
 
 template <typename V>
 void VisitPosition(V& v, PositionConfig& p) {
-  v.Enum("variant", p.variant, PositionalVariantNames());
+  v.RegistryName("variant", p.variant, PositionalVariantNames(), "a positional variant",
+                 "`rung validate --help` (or rung-train --help)");
   v.Field("base", p.base);
   v.Field("lr_mult", p.lr_mult);
   v.Field("clip", p.clip);

@@ -28,6 +28,9 @@ namespace rung {
 struct RotaryBasis {
   torch::Tensor log_freq;  // [d/2] buffer "rope_log_freq": log b^(-2f/d)
   torch::Tensor mask;      // [d/2] buffer "rotate_mask": 1 for pairs that rotate (all, but for p-RoPE)
+
+  // RoPE's frequencies on the pairs that rotate, 0 on the others: [1, d/2].
+  torch::Tensor RopeFrequencies() const { return (log_freq.exp() * mask).view({1, log_freq.size(0)}); }
 };
 
 // One layer's tables for positions 0..T-1, as attention reads them.

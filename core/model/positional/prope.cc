@@ -10,15 +10,15 @@ namespace {
 class PartialRopeModel final : public PositionalVariantModel {
  public:
   PartialRopeModel(const ModelConfig& config, torch::nn::Module&, const RotaryBasis& basis)
-      : basis_(basis), pairs_(config.rotary_pairs()) {
-    const int64_t rotating = static_cast<int64_t>(std::floor(config.position.fraction * static_cast<double>(pairs_)));
-    basis_.mask.narrow(0, rotating, pairs_ - rotating).zero_();  // the "rotate_mask" buffer itself
+      : basis_(basis) {
+    const int64_t pairs = config.rotary_pairs();
+    const int64_t rotating = static_cast<int64_t>(std::floor(config.position.fraction * static_cast<double>(pairs)));
+    basis_.mask.narrow(0, rotating, pairs - rotating).zero_();  // the "rotate_mask" buffer itself
   }
-  torch::Tensor Frequencies(int64_t) const override { return (basis_.log_freq.exp() * basis_.mask).view({1, pairs_}); }
+  torch::Tensor Frequencies(int64_t) const override { return basis_.RopeFrequencies(); }
 
  private:
   RotaryBasis basis_;
-  int64_t pairs_;
 };
 
 }  // namespace

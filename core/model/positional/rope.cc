@@ -6,13 +6,11 @@ namespace {
 
 class RopeModel final : public PositionalVariantModel {
  public:
-  RopeModel(const ModelConfig& config, torch::nn::Module&, const RotaryBasis& basis)
-      : basis_(basis), pairs_(config.rotary_pairs()) {}
-  torch::Tensor Frequencies(int64_t) const override { return (basis_.log_freq.exp() * basis_.mask).view({1, pairs_}); }
+  RopeModel(const ModelConfig&, torch::nn::Module&, const RotaryBasis& basis) : basis_(basis) {}
+  torch::Tensor Frequencies(int64_t) const override { return basis_.RopeFrequencies(); }
 
  private:
   RotaryBasis basis_;
-  int64_t pairs_;
 };
 
 }  // namespace

@@ -270,7 +270,7 @@ TEST(TrialConfig, ReportsEveryErrorWithItsPathAndASuggestion) {
   const std::string& message = trial.status().message();
   EXPECT_NE(message.find("model.hedas: unknown key (did you mean 'heads'?)"), std::string::npos) << message;
   EXPECT_NE(message.find("model.layers: expected an integer"), std::string::npos) << message;
-  EXPECT_NE(message.find("position.variant: 'ropee' is not one of"), std::string::npos) << message;
+  EXPECT_NE(message.find("position.variant: 'ropee' is not a positional variant"), std::string::npos) << message;
   EXPECT_NE(message.find("did you mean 'rope'"), std::string::npos) << message;
 }
 

@@ -65,7 +65,7 @@ TEST(SpecValidation, ReportsEveryErrorAtOnceAtTheValueThatCausedIt) {
                                 "  position.fraction: [0.5, 1.5]\n"
                                 "  model.layers: [-1]\n");
   // line 6 is "  position.variant: ..." (the base spec has 4 lines, then "sweep:")
-  EXPECT_NE(errors.find("spec.yaml:6:28: error: position.variant: 'ropee' is not one of"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("spec.yaml:6:28: error: position.variant: 'ropee' is not a positional variant"), std::string::npos) << errors;
   EXPECT_NE(errors.find("spec.yaml:7:28: error: position.fraction: must lie in (0, 1]"), std::string::npos) << errors;
   EXPECT_NE(errors.find("spec.yaml:8:18: error: model.layers: must be positive"), std::string::npos) << errors;
 }
@@ -139,7 +139,7 @@ TEST(SpecValidation, YamlSyntaxErrorsNameTheirPosition) {
 TEST(SpecValidation, StructuralAndCellErrorsAreReportedTogether) {
   std::string errors = ErrorsOf(BaseSpec() + "trian: {steps: 5}\nsweep:\n  position.variant: [ropee]\n");
   EXPECT_NE(errors.find("trian: unknown key"), std::string::npos) << errors;
-  EXPECT_NE(errors.find("position.variant: 'ropee' is not one of"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("position.variant: 'ropee' is not a positional variant"), std::string::npos) << errors;
 }
 
 TEST(SpecValidation, ASpecNeedsAName) {
