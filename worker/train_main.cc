@@ -23,6 +23,8 @@
 
 #include "core/common/command_line.h"
 #include "core/common/blas_kernel_startup.h"
+#include "core/config/inverse_temperature_form.h"
+#include "core/config/length_extension_method.h"
 #include "core/config/positional_variant.h"
 #include "core/config/trial_config.h"
 #include "core/train/runtime.h"
@@ -52,7 +54,8 @@ int main(int argc, char** argv) {
   CLI::App app{"rung-train: train one resolved trial and print its metrics as JSON lines on stdout.\n"
                "Exit codes (docs/cli.md): 0 done, 2 bad config, 3 non-finite loss, 4 data/checkpoint unusable, "
                "5 no space left on device, 75 preempted (checkpoint written), 1 other."};
-  app.footer("\n" + rung::PositionalVariantsHelp());
+  app.footer("\n" + rung::PositionalVariantsHelp() + "\n" + rung::InverseTemperatureFormsHelp() + "\n" +
+             rung::LengthExtensionMethodsHelp());
   std::string config_path, checkpoint_dir, resume = "auto";
   int threads = 0;
   int64_t stop_after_step = 0;

@@ -23,6 +23,8 @@
 #include "coordinator/cli/run_command.h"
 #include "coordinator/cli/text_table.h"
 #include "core/common/subprocess.h"
+#include "core/config/inverse_temperature_form.h"
+#include "core/config/length_extension_method.h"
 #include "core/config/model_arithmetic.h"
 #include "core/config/positional_variant.h"
 #include "core/records/trainer_records.h"
@@ -339,7 +341,8 @@ int RunValidate(const ValidateOptions& options) {
 void AddValidateCommand(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<ValidateOptions>();
   CLI::App* command = app.add_subcommand("validate", "Check and expand a sweep spec; print its trials and compute");
-  command->footer("\n" + PositionalVariantsHelp());
+  command->footer("\n" + PositionalVariantsHelp() + "\n" + InverseTemperatureFormsHelp() + "\n" +
+                  LengthExtensionMethodsHelp());
   command->add_option("spec", options->spec_path, "Sweep spec (YAML)")->required();
   command->add_option("--format", options->format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
   command->add_option("--flops-per-sec", options->flops_per_sec,

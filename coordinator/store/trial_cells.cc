@@ -1,6 +1,9 @@
 #include "coordinator/store/trial_cells.h"
 
+#include <algorithm>
+
 #include "core/common/sha256.h"
+#include "core/config/inverse_temperature_form.h"
 
 namespace rung {
 namespace {
@@ -14,7 +17,12 @@ TrialCell CellWithoutJson(const ExpandedTrial& trial) {
   cell.rung = trial.rung;
   cell.rung_label = trial.rung_label;
   cell.variant = config.model.position.variant;
-  if (temperature.form == "log_power" || temperature.form == "qwen") cell.xi = temperature.xi;
+  // The exponent xi, for the forms that read it (inverse_temperature_form.h).
+  const InverseTemperatureForm* form = FindInverseTemperatureForm(temperature.form);
+  if (form != nullptr) {
+    const std::vector<std::string> keys = form->keys();
+    if (std::find(keys.begin(), keys.end(), "xi") != keys.end()) cell.xi = temperature.xi;
+  }
   cell.seed = static_cast<int64_t>(config.seed);
   cell.n_nonembedding = trial.parameters.nonembedding();
   cell.n_total = trial.parameters.total();

@@ -79,13 +79,16 @@ class JsonFieldReader {
   void Field(const char* key, std::vector<double>& out) { ListField(key, out, &RealOf, "numbers"); }
   // A list of strings, each one of `allowed`.
   void EnumList(const char* key, std::vector<std::string>& out, std::initializer_list<const char*> allowed) {
+    EnumList(key, out, std::vector<std::string>(allowed.begin(), allowed.end()));
+  }
+  // The same with a registry's names (length_extension_method.h), in its listing order.
+  void EnumList(const char* key, std::vector<std::string>& out, const std::vector<std::string>& options) {
     const nlohmann::json* value = Take(key);
     if (value == nullptr) return;
     if (!value->is_array()) {
       Error(Join(key), "expected a list, got " + TypeName(*value));
       return;
     }
-    std::vector<std::string> options(allowed.begin(), allowed.end());
     out.clear();
     for (const nlohmann::json& item : *value) {
       if (!item.is_string() || std::find(options.begin(), options.end(), item.get<std::string>()) == options.end()) {
@@ -257,6 +260,9 @@ class JsonFieldWriter {
     (*object_)[key] = value;
   }
   void EnumList(const char* key, const std::vector<std::string>& value, std::initializer_list<const char*>) {
+    (*object_)[key] = value;
+  }
+  void EnumList(const char* key, const std::vector<std::string>& value, const std::vector<std::string>&) {
     (*object_)[key] = value;
   }
   template <typename Visit>

@@ -1,6 +1,7 @@
 #include "core/config/model_arithmetic.h"
 
 #include "core/common/checked_arithmetic.h"
+#include "core/config/inverse_temperature_form.h"
 #include "core/config/positional_variant.h"
 
 namespace rung {
@@ -10,10 +11,8 @@ namespace {
 CheckedInt64 PositionalCount(const ModelConfig& c) {
   const PositionalVariant* variant = FindPositionalVariant(c.position.variant);
   CheckedInt64 count = variant != nullptr ? variant->PositionalParameters(c) : CheckedInt64(0);
-  const InverseTemperatureConfig& t = c.inverse_temperature;
-  if (t.form == "log_power" && t.learn_s) count = count + CheckedInt64(c.layers) * c.heads;
-  if (t.form == "ssmax") count = count + CheckedInt64(c.layers) * c.heads;
-  if (t.form == "learned") count = count + c.seq_len + CheckedInt64(2) * c.layers * c.heads;
+  const InverseTemperatureForm* form = FindInverseTemperatureForm(c.inverse_temperature.form);
+  if (form != nullptr) count = count + form->Parameters(c);
   return count;
 }
 

@@ -1,11 +1,7 @@
 #include "core/config/positional_variant.h"
 
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <set>
-
 #include "core/config/json_binding.h"
+#include "core/config/registry.h"
 #include "core/config/trial_config.h"
 
 namespace rung {
@@ -50,48 +46,21 @@ void BlockSettings::Bind(JsonFieldWriter& writer, PositionConfig& position) cons
   });
 }
 
-const std::vector<const PositionalVariant*>& PositionalVariants() {
-  static const std::vector<const PositionalVariant*> variants = [] {
-    std::vector<const PositionalVariant*> list = RegisteredPositionalVariants();
-    std::stable_sort(list.begin(), list.end(), [](const PositionalVariant* a, const PositionalVariant* b) {
-      return a->listing_order() < b->listing_order();
-    });
-    // Two variants of one name would make the config ambiguous: a build error in spirit, caught on
-    // the first use of any binary.
-    std::set<std::string> names;
-    for (const PositionalVariant* variant : list) {
-      if (!names.insert(variant->name()).second) {
-        std::fprintf(stderr, "rung: two positional variants are named '%s'\n", variant->name());
-        std::abort();
-      }
-    }
-    return list;
-  }();
-  return variants;
+namespace {
+
+const Registry<PositionalVariant>& Variants() {
+  static const Registry<PositionalVariant> registry(RegisteredPositionalVariants(), "positional variant");
+  return registry;
 }
 
-const PositionalVariant* FindPositionalVariant(std::string_view name) {
-  for (const PositionalVariant* variant : PositionalVariants()) {
-    if (name == variant->name()) return variant;
-  }
-  return nullptr;
-}
+}  // namespace
 
-std::string PositionalVariantsHelp() {
-  size_t width = 0;
-  for (const PositionalVariant* variant : PositionalVariants()) width = std::max(width, std::string(variant->name()).size());
-  std::string text = "Positional variants (position.variant):\n";
-  for (const PositionalVariant* variant : PositionalVariants()) {
-    const std::string name = variant->name();
-    text += "  " + name + std::string(width + 2 - name.size(), ' ') + variant->label() + ": " + variant->summary() + "\n";
-  }
-  return text;
-}
+const std::vector<const PositionalVariant*>& PositionalVariants() { return Variants().entries(); }
 
-std::vector<std::string> PositionalVariantNames() {
-  std::vector<std::string> names;
-  for (const PositionalVariant* variant : PositionalVariants()) names.emplace_back(variant->name());
-  return names;
-}
+const PositionalVariant* FindPositionalVariant(std::string_view name) { return Variants().Find(name); }
+
+std::string PositionalVariantsHelp() { return Variants().Help("Positional variants (position.variant):"); }
+
+std::vector<std::string> PositionalVariantNames() { return Variants().Names(); }
 
 }  // namespace rung

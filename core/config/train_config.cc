@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/config/length_extension_method.h"
+
 namespace rung {
 namespace {
 
@@ -74,7 +76,9 @@ void ValidateTrainConfig(const TrainConfig& t, const ResourcesConfig& r, std::ve
     if (multiple < 1) error("train.extrapolation_multiples", "multiples must be >= 1, got " + std::to_string(multiple));
   }
   if (!t.extrapolation_multiples.empty() && t.extrapolation_methods.empty()) {
-    error("train.extrapolation_methods", "give at least one method (none, pi, ntk_by_parts, yarn, dynamic_ntk, dominant_band)");
+    std::string names;
+    for (const std::string& name : LengthExtensionMethodNames()) names += (names.empty() ? "" : ", ") + name;
+    error("train.extrapolation_methods", "give at least one method (" + names + ")");
   }
   if (!(t.extrapolation_yarn_c >= 0.0 && t.extrapolation_yarn_c <= 10.0)) {
     error("train.extrapolation_yarn_c", "must lie in [0, 10] (YaRN's c in (c ln s + 1)^2; 0.1 is the usual value)");

@@ -7,7 +7,9 @@
 
 #include "core/common/checked_arithmetic.h"
 #include "core/config/config_limits.h"
+#include "core/config/inverse_temperature_form.h"
 #include "core/config/json_binding.h"
+#include "core/config/length_extension_method.h"
 #include "core/config/positional_variant.h"
 
 namespace rung {
@@ -34,7 +36,8 @@ void VisitPosition(V& v, PositionConfig& p) {
 
 template <typename V>
 void VisitInverseTemperature(V& v, InverseTemperatureConfig& t) {
-  v.Enum("form", t.form, {"none", "log_power", "qwen", "ssmax", "learned"});
+  v.RegistryName("form", t.form, InverseTemperatureFormNames(), "an inverse-temperature form",
+                 "`rung validate --help` (or rung-train --help)");
   v.Field("xi", t.xi);
   v.Field("n_ref", t.n_ref);
   v.Field("s", t.s);
@@ -122,7 +125,7 @@ void VisitTrain(V& v, TrainConfig& t) {
   v.Field("checkpoint_every", t.checkpoint_every);
   v.Field("keep_checkpoints", t.keep_checkpoints);
   v.Field("extrapolation_multiples", t.extrapolation_multiples);
-  v.EnumList("extrapolation_methods", t.extrapolation_methods, {"none", "pi", "ntk_by_parts", "yarn", "dynamic_ntk", "dominant_band"});
+  v.EnumList("extrapolation_methods", t.extrapolation_methods, LengthExtensionMethodNames());
   v.Field("extrapolation_yarn_c", t.extrapolation_yarn_c);
   v.Enum("extrapolation_factor", t.extrapolation_factor, {"document", "window"});
   v.Field("diagnostics_sequences", t.diagnostics_sequences);
@@ -241,7 +244,9 @@ void CollectTrialErrors(const TrialConfig& trial, std::vector<ConfigError>* erro
   variant->ValidateTrial(trial, errors);
   const bool learned_positional =
       !position.freeze && variant->PositionalParameters(trial.model).value().value_or(1) > 0;
-  if (trial.train.freeze_backbone && !learned_positional && trial.model.inverse_temperature.form != "learned") {
+  const InverseTemperatureForm* form = FindInverseTemperatureForm(trial.model.inverse_temperature.form);
+  const bool learned_temperature = form != nullptr && form->TrainsWithFrozenBackbone();
+  if (trial.train.freeze_backbone && !learned_positional && !learned_temperature) {
     errors->push_back({"train.freeze_backbone",
                        "leaves nothing to train: " +
                            (position.freeze ? std::string("position.freeze is set too")
@@ -291,7 +296,10 @@ void ReconcileWithEarlierReleases(const TrialConfig& trial, nlohmann::json* conf
   const auto& multiples = trial.train.extrapolation_multiples;
   const auto& methods = trial.train.extrapolation_methods;
   const bool extends = std::any_of(multiples.begin(), multiples.end(), [](int64_t m) { return m > 1; }) &&
-                       std::any_of(methods.begin(), methods.end(), [](const std::string& m) { return m != "none"; });
+                       std::any_of(methods.begin(), methods.end(), [](const std::string& m) {
+                         const LengthExtensionMethod* method = FindLengthExtensionMethod(m);
+                         return method == nullptr || !method->keeps_frequencies();
+                       });
   if (!trial.data.cross_doc_mask || !extends) train.erase("extrapolation_factor");
   // Read by niah tasks only; it adds the grid record to what a niah trial reports.
   if (trial.data.source != "niah") train.erase("niah_grid_instances");
@@ -299,7 +307,8 @@ void ReconcileWithEarlierReleases(const TrialConfig& trial, nlohmann::json* conf
   // and only by a model that reads n: an inverse temperature, or AdaScale in its query mode.
   const ModelConfig& model = trial.model;
   const PositionalVariant* variant = FindPositionalVariant(model.position.variant);
-  const bool reads_key_count = model.inverse_temperature.form != "none" ||
+  const InverseTemperatureForm* form = FindInverseTemperatureForm(model.inverse_temperature.form);
+  const bool reads_key_count = (form != nullptr && form->ReadsKeyCount()) ||
                                (variant != nullptr && variant->ReadsKeyCount(model.position));
   if (!trial.data.cross_doc_mask || !reads_key_count) (*config)["data"].erase("cross_doc_keys");
   // NRW's buffer means AdaRoPE's NO band since this release (it cut r W on both sides of each edge).

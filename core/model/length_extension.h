@@ -1,7 +1,9 @@
 // core/model/length_extension.h
 //
 // Inference-time length extension of rotary frequencies (docs/science.md section 9), for evaluating a
-// model at `scale` times its training length:
+// model at `scale` times its training length. Each method is a descriptor
+// (core/config/extension/<name>.cc) and a model part (core/model/extension/<name>.cc,
+// frequency_extension.h) that the functions below dispatch to by `method`:
 //   none           theta unchanged
 //   pi             position interpolation: theta / s
 //   ntk_by_parts   per pair, by r = L_train / wavelength (wavelength = 2 pi / theta): pairs that turn
@@ -31,7 +33,7 @@
 namespace rung {
 
 struct LengthExtension {
-  std::string method = "none";  // none | pi | ntk_by_parts | yarn | dynamic_ntk | dominant_band
+  std::string method = "none";  // a registered method (core/config/length_extension_method.h)
   double scale = 1.0;           // evaluation length / training length
   double train_length = 0.0;
   double alpha = 1.0, beta = 32.0;
@@ -52,6 +54,9 @@ torch::Tensor ExtendFrequencies(const torch::Tensor& theta, const LengthExtensio
 
 // The factor on the logits: (c ln s + 1)^2 for yarn, else 1.
 double ExtensionLogitFactor(const LengthExtension& extension);
+
+// Whether the method multiplies the logits (YaRN's does).
+bool HasLogitFactor(const LengthExtension& extension);
 
 // The extension at a factor per entry: `scales` (any shape S, float, each >= 1) replaces
 // extension.scale; returns the frequencies of shape S + theta.shape, entry i extended as

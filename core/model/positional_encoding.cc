@@ -51,7 +51,7 @@ bool PositionalEncodingImpl::PerDocument(const torch::Tensor& doc_start) const {
 }
 
 torch::Tensor PositionalEncodingImpl::DocumentLogitFactors(const torch::Tensor& doc_start) const {
-  if (!PerDocument(doc_start) || extension_.method != "yarn") return torch::Tensor();
+  if (!PerDocument(doc_start) || !HasLogitFactor(extension_)) return torch::Tensor();
   return ExtensionLogitFactorAt(DocumentScales(doc_start, extension_.train_length), extension_);
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/config/length_extension_method.h"
 #include "core/config/positional_variant.h"
 #include "core/data/synthetic_tasks.h"
 #include "core/diagnostics/attention_diagnostics.h"
@@ -94,7 +95,9 @@ void Evaluator::ForEachEvaluatedLength(
   if (with_training_length) points.emplace_back(1, "none");
   for (int64_t multiple : trial_.train.extrapolation_multiples) {
     for (const std::string& method : trial_.train.extrapolation_methods) {
-      if (multiple == 1 && (method != "none" || with_training_length)) continue;  // nothing changes at 1x
+      const LengthExtensionMethod* described = FindLengthExtensionMethod(method);
+      const bool keeps = described != nullptr && described->keeps_frequencies();
+      if (multiple == 1 && (!keeps || with_training_length)) continue;  // nothing changes at 1x
       points.emplace_back(multiple, method);
     }
   }
@@ -102,7 +105,10 @@ void Evaluator::ForEachEvaluatedLength(
   // on validation data (the diagnostics' sequences, at least one batch of 4).
   std::vector<std::vector<int64_t>> dominant_pairs;
   const auto& methods = trial_.train.extrapolation_methods;
-  if (std::find(methods.begin(), methods.end(), "dominant_band") != methods.end()) {
+  if (std::any_of(methods.begin(), methods.end(), [](const std::string& name) {
+        const LengthExtensionMethod* method = FindLengthExtensionMethod(name);
+        return method != nullptr && method->needs_dominant_pairs();
+      })) {
     const int64_t sequences = std::max<int64_t>(4, trial_.train.diagnostics_sequences);
     TensorBatch sample = ToTensors(source_.Batch(Split::kValidation, 0, sequences, trained), device_,
                                    CrossDocumentMaskToken(trial_.data));

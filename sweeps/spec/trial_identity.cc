@@ -1,6 +1,9 @@
 #include "sweeps/spec/trial_identity.h"
 
+#include <algorithm>
+
 #include "core/common/sha256.h"
+#include "core/config/inverse_temperature_form.h"
 #include "core/config/model_arithmetic.h"
 #include "core/config/positional_variant.h"
 #include "sweeps/spec/json_path.h"
@@ -33,19 +36,20 @@ nlohmann::json TrialIdentityJson(const TrialConfig& trial, nlohmann::json identi
     for (const char* key : {"lr_mult", "clip", "freeze"}) pos.erase(key);
   }
 
+  // A schedule that is 1 everywhere is form none's; otherwise the keys only other forms read go
+  // (inverse_temperature_form.h).
   const InverseTemperatureConfig& temperature = trial.model.inverse_temperature;
+  const InverseTemperatureForm* form = FindInverseTemperatureForm(temperature.form);
   nlohmann::json& inv = identity["inverse_temperature"];
-  const bool plain_log_power = temperature.form == "log_power" && temperature.xi == 0.0 && !temperature.learn_s &&
-                               temperature.s == 1.0;
-  if (temperature.form == "none" || plain_log_power) {
+  if (form == nullptr || form->IsOne(temperature)) {
     inv = {{"form", "none"}};
   } else {
-    if (temperature.form != "log_power") {
-      inv.erase("s");
-      inv.erase("learn_s");
+    const std::vector<std::string> own = form->keys();
+    for (const InverseTemperatureForm* other : InverseTemperatureForms()) {
+      for (const std::string& key : other->keys()) {
+        if (std::find(own.begin(), own.end(), key) == own.end()) inv.erase(key);
+      }
     }
-    if (temperature.form != "log_power" && temperature.form != "qwen") inv.erase("xi");
-    if (temperature.form != "learned") inv.erase("extend");
   }
 
   const DataConfig& data = trial.data;
