@@ -9,6 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "coordinator/cli/command_support.h"
+#include "core/config/inverse_temperature_form.h"
+#include "core/config/length_extension_method.h"
+#include "core/config/positional_variant.h"
 
 namespace rung::dashboard {
 namespace {
@@ -131,6 +134,7 @@ ApiResponse DashboardApi::Handle(const ApiRequest& request) {
   };
   if (parts.size() == 2 && parts[1] == "info") return get ? Info() : wrong_method("GET");
   if (parts.size() == 2 && parts[1] == "sweeps") return get ? Sweeps() : wrong_method("GET");
+  if (parts.size() == 2 && parts[1] == "registry") return get ? Registry() : wrong_method("GET");
   if (parts.size() >= 3 && (parts[1] == "sweeps" || parts[1] == "trials")) {
     const bool sweep = parts[1] == "sweeps";
     const std::optional<int64_t> id = ParseId(parts[2]);
@@ -169,6 +173,21 @@ ApiResponse DashboardApi::Info() {
   json body = cli::ToJson(info);
   body["control"] = allow_control_;
   return Ok(body);
+}
+
+ApiResponse DashboardApi::Registry() const {
+  auto entries = [](const auto& list) {
+    json rows = json::array();
+    for (const auto* entry : list) {
+      rows.push_back({{"name", entry->name()}, {"label", entry->label()}, {"summary", entry->summary()}});
+    }
+    return rows;
+  };
+  json variants = entries(PositionalVariants());
+  for (size_t i = 0; i < variants.size(); ++i) variants[i]["rotary"] = PositionalVariants()[i]->rotary();
+  return Ok(json{{"positional_variants", variants},
+                 {"inverse_temperature_forms", entries(InverseTemperatureForms())},
+                 {"length_extension_methods", entries(LengthExtensionMethods())}});
 }
 
 ApiResponse DashboardApi::Sweeps() {

@@ -1,13 +1,17 @@
 // coordinator/dashboard/dashboard_api.h
 //
 // The dashboard's JSON endpoints: each one calls the coordinator's UserService (the dashboard reads
-// nothing behind the API's back) and answers the reply as JSON with the proto's field names
+// nothing behind the API's back; /api/registry alone answers from this build's registries) and answers the reply as JSON with the proto's field names
 // (int64 fields as strings, as proto3's JSON mapping writes them). Independent of the HTTP library:
 // the server (dashboard_server.h) turns requests into ApiRequest and ApiResponse into answers, and
 // the tests and the fuzz target call Handle directly.
 //
 //   GET  /api/info                         GetServerInfo, plus {"control": allowed}
 //   GET  /api/sweeps                       ListSweeps, every page
+//   GET  /api/registry                     what this build of rung can run: {"positional_variants",
+//                                          "inverse_temperature_forms", "length_extension_methods"}, each
+//                                          [{"name", "label", "summary"}] in listing order (variants also
+//                                          "rotary"): core/config/positional_variant.h and its siblings
 //   GET  /api/sweeps/ID                    GetSweep
 //   GET  /api/sweeps/ID/trials             ListTrials, every page (BASIC)
 //   GET  /api/sweeps/ID/curves?metric=M&x=step|tokens|flops|wall_time&points=N[&trials=A,B]
@@ -65,6 +69,7 @@ class DashboardApi {
  private:
   ApiResponse Info();
   ApiResponse Sweeps();
+  ApiResponse Registry() const;
   ApiResponse Sweep(int64_t sweep_id);
   ApiResponse Trials(int64_t sweep_id);
   ApiResponse Curves(int64_t sweep_id, const ApiRequest& request);

@@ -87,7 +87,18 @@ try {
   const cookie = (await context.cookies()).find((c) => c.name === 'rung_dashboard');
   check(cookie && cookie.httpOnly && cookie.sameSite === 'Strict', 'the login cookie is HttpOnly and SameSite=Strict');
   await page.waitForSelector(`#sweeps tr[data-sweep="${sweepId}"]`);
-  await page.screenshot({ path: join(shots, 'sweeps.png') });
+  // What this rung can run: a row for each entry of each registry, in its order.
+  const registry = await api('/api/registry');
+  await page.click('#registry summary');
+  for (const [id, rows] of [['registry-variants', registry.positional_variants], ['registry-forms', registry.inverse_temperature_forms],
+                            ['registry-methods', registry.length_extension_methods]]) {
+    const shown = await page.$$eval(`#${id} tbody tr`, (trs) => trs.map((tr) => tr.getAttribute('data-name')));
+    check(rows.length > 0 && JSON.stringify(shown) === JSON.stringify(rows.map((r) => r.name)),
+          `the ${id} table lists the registry's entries in order: ${shown.join(', ')}`);
+  }
+  check(registry.positional_variants.some((v) => v.name === 'xpos' && v.label === 'xPos' && v.rotary),
+        'the variants include xPos, registered in its own files');
+  await page.screenshot({ path: join(shots, 'sweeps.png'), fullPage: true });
 
   // ---- the sweep page while it runs: a live update arrives
   await page.goto(`${origin}/#/sweep/${sweepId}`);

@@ -26,6 +26,9 @@
 #include "coordinator/dashboard/login_gate.h"
 #include "coordinator/server/auth.h"
 #include "coordinator/server/grpc_server.h"
+#include "core/config/inverse_temperature_form.h"
+#include "core/config/length_extension_method.h"
+#include "core/config/positional_variant.h"
 #include "tests/cli/golden_fixture.h"
 #include "tests/support/tls/self_signed_certificate.h"
 #include "tests/worker/agent/agent_test_util.h"
@@ -288,6 +291,26 @@ TEST_F(DashboardHttpTest, EndpointsAnswerWhatTheCoordinatorAnswers) {
   json results = GetJson("/api/sweeps/1/results?summary=best&group_by=position.variant");
   EXPECT_EQ(results["group_by"][0], "position.variant");
   EXPECT_EQ(GetJson("/api/info")["control"], false);
+}
+
+TEST_F(DashboardHttpTest, TheRegistryEndpointListsEveryVariantFormAndMethodOfThisBuildInOrder) {
+  StartServer();
+  const json registry = GetJson("/api/registry");
+  auto names = [](const json& rows) {
+    std::vector<std::string> out;
+    for (const json& row : rows) out.push_back(row["name"].get<std::string>());
+    return out;
+  };
+  EXPECT_EQ(names(registry["positional_variants"]), PositionalVariantNames());
+  EXPECT_EQ(names(registry["inverse_temperature_forms"]), InverseTemperatureFormNames());
+  EXPECT_EQ(names(registry["length_extension_methods"]), LengthExtensionMethodNames());
+  for (const json& variant : registry["positional_variants"]) {
+    const PositionalVariant* described = FindPositionalVariant(variant["name"].get<std::string>());
+    ASSERT_NE(described, nullptr);
+    EXPECT_EQ(variant["label"], described->label());
+    EXPECT_EQ(variant["summary"], described->summary());
+    EXPECT_EQ(variant["rotary"], described->rotary());
+  }
 }
 
 TEST_F(DashboardHttpTest, ControlIsRefusedWith403UnlessAllowed) {

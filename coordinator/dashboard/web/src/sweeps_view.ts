@@ -1,4 +1,5 @@
 // The sweeps list: state, progress and an ETA per sweep; tick two to compare them (compare_view.ts).
+// Below it, what this build of rung can run, from its registries (/api/registry).
 import { getJson, num } from './api';
 import { el, fmt, fmtSeconds, stateName, timeText } from './format';
 
@@ -26,8 +27,24 @@ export function eta(sweep: any, nowSeconds: number): string {
   return '~' + fmtSeconds((nowSeconds - started) * (total - done) / done);
 }
 
+// One table per registry: name (the config value), label, and what it does.
+export function registryTables(registry: any): HTMLElement {
+  const table = (title: string, id: string, rows: any[], rotary: boolean) => el('div', {},
+    el('h3', {}, title),
+    el('table', { className: 'data', id },
+      el('thead', {}, el('tr', {}, ...['name', 'label', ...(rotary ? ['rotary'] : []), 'what it does'].map((h) => el('th', {}, h)))),
+      el('tbody', {}, ...rows.map((row) => el('tr', { 'data-name': row.name },
+        el('td', {}, el('code', {}, row.name)), el('td', {}, row.label),
+        ...(rotary ? [el('td', {}, row.rotary ? 'yes' : 'no')] : []), el('td', {}, row.summary))))));
+  return el('details', { id: 'registry' },
+    el('summary', {}, 'What this rung can run: positional variants, inverse-temperature forms, length-extension methods'),
+    table('Positional variants (position.variant)', 'registry-variants', registry.positional_variants, true),
+    table('Inverse-temperature forms (inverse_temperature.form)', 'registry-forms', registry.inverse_temperature_forms, false),
+    table('Length-extension methods (train.extrapolation_methods)', 'registry-methods', registry.length_extension_methods, false));
+}
+
 export async function renderSweeps(root: HTMLElement): Promise<void> {
-  const { sweeps } = await getJson('/api/sweeps');
+  const [{ sweeps }, registry] = await Promise.all([getJson('/api/sweeps'), getJson('/api/registry')]);
   const now = Date.now() / 1000;
   const compare = el('button', { id: 'compare', disabled: true, onclick: () => {
     const ids = picked();
@@ -61,5 +78,6 @@ export async function renderSweeps(root: HTMLElement): Promise<void> {
   onPick();
   root.append(el('h2', {}, 'Sweeps'), sweeps.length ? table : el('p', { className: 'empty' }, 'No sweeps yet: submit one with `rung submit SPEC`.'),
     sweeps.length > 1 ? el('div', { className: 'controls' }, compare) : null,
-    el('p', { className: 'note' }, `FLOPs are 6ND. ETA from the share of compute finished since the sweep was created. ${fmt(sweeps.length, 3)} sweep(s).`));
+    el('p', { className: 'note' }, `FLOPs are 6ND. ETA from the share of compute finished since the sweep was created. ${fmt(sweeps.length, 3)} sweep(s).`),
+    registryTables(registry));
 }
