@@ -15,6 +15,7 @@
 // loss or gradient), 4 data or checkpoint unusable, 5 no space left on device (the path named), 75
 // stopped by SIGTERM/SIGUSR1 after a checkpoint (preempted; resume with the same --checkpoint-dir),
 // 1 anything else.
+#include <csignal>
 #include <cstdlib>
 #include <iostream>
 
@@ -51,6 +52,11 @@ int ExitCodeFor(const rung::Status& status) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A write to a closed socket or pipe is an error the writer handles, not a signal that ends the
+  // process: a data-parallel rank whose peer died gets EPIPE from Gloo (an error, exit 1), where
+  // SIGPIPE killed it (exit 141) when its write raced the peer's death. (A trainer whose worker is
+  // gone dies with it: the worker starts it with a parent-death signal.)
+  ::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"rung-train: train one resolved trial and print its metrics as JSON lines on stdout.\n"
                "Exit codes (docs/cli.md): 0 done, 2 bad config, 3 non-finite loss, 4 data/checkpoint unusable, "
                "5 no space left on device, 75 preempted (checkpoint written), 1 other."};
