@@ -1,0 +1,187 @@
+"""rung's coordinator from Python: a sweep's results, trials, curves and fits as pandas DataFrames.
+
+    import rung
+    client = rung.connect("127.0.0.1:50551", "rung-runs/quickstart/user.token")
+    client.results(1, group_by=["rung_label", "position.variant"])   # as `rung results --format csv`
+    client.trials(1)                                                  # as `rung trials --format csv`
+    client.curves(1, "val_loss", x="flops")                           # one row per point
+    client.fit(1)                                                     # as `rung fit SWEEP --format csv`
+
+`connect()` without arguments reads $RUNG_COORDINATOR and $RUNG_TOKEN_FILE, as the `rung` CLI does
+(`rung serve DIR` prints both for a finished `rung run`). Errors are grpc.RpcError with the
+coordinator's message.
+"""
+import json
+import math
+import os
+
+import grpc
+import pandas as pd
+
+from rung._proto import rung_pb2 as pb
+from rung._proto import rung_pb2_grpc
+
+__all__ = ["connect", "Client", "PROTOCOL_VERSION"]
+
+# The protocol version this client speaks (proto/protocol_version.h); the coordinator refuses another
+# with FAILED_PRECONDITION naming both.
+PROTOCOL_VERSION = 2
+
+_SUMMARIES = {"final": pb.METRIC_SUMMARY_FINAL, "best": pb.METRIC_SUMMARY_BEST, "last": pb.METRIC_SUMMARY_LAST}
+_AGGREGATIONS = {"mean": pb.AGGREGATION_MEAN, "std": pb.AGGREGATION_STD, "min": pb.AGGREGATION_MIN,
+                 "max": pb.AGGREGATION_MAX, "median": pb.AGGREGATION_MEDIAN, "count": pb.AGGREGATION_COUNT}
+_AXES = {"step": pb.CURVE_AXIS_STEP, "tokens": pb.CURVE_AXIS_TOKENS, "flops": pb.CURVE_AXIS_FLOPS,
+         "wall_time": pb.CURVE_AXIS_WALL_TIME}
+
+
+def _read_token(path):
+    with open(path, encoding="utf-8") as handle:
+        token = handle.read().strip()
+    if not token:
+        raise ValueError(f"token file {path} is empty")
+    return token
+
+
+def connect(address=None, token_file=None, tls_ca=None, timeout=30.0):
+    """A client of the coordinator at `address` (host:port) with the token in `token_file`.
+
+    Defaults: $RUNG_COORDINATOR (else 127.0.0.1:50551) and $RUNG_TOKEN_FILE. `tls_ca`: a PEM file of
+    root certificates for a coordinator that serves TLS. `timeout`: seconds per call.
+    """
+    address = address or os.environ.get("RUNG_COORDINATOR", "127.0.0.1:50551")
+    token_file = token_file or os.environ.get("RUNG_TOKEN_FILE")
+    if not token_file:
+        raise ValueError("no token file: pass token_file or set RUNG_TOKEN_FILE (rung serve DIR prints it)")
+    token = _read_token(token_file)
+    if tls_ca:
+        with open(tls_ca, "rb") as handle:
+            channel = grpc.secure_channel(address, grpc.ssl_channel_credentials(root_certificates=handle.read()))
+    else:
+        channel = grpc.insecure_channel(address)
+    return Client(channel, token, timeout)
+
+
+def _number(value):
+    """NaN (the coordinator's 'undefined') as None, like the CLI's blank CSV cell."""
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+
+
+class Client:
+    """One coordinator connection; every method is one call (or one stream) and returns a DataFrame."""
+
+    def __init__(self, channel, token, timeout=30.0):
+        self._channel = channel
+        self._stub = rung_pb2_grpc.UserServiceStub(channel)
+        self._metadata = (("authorization", "Bearer " + token), ("rung-protocol-version", str(PROTOCOL_VERSION)))
+        self._timeout = timeout
+
+    def close(self):
+        self._channel.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _call(self, method, request, timeout=None):
+        return method(request, metadata=self._metadata, timeout=timeout or self._timeout)
+
+    def results(self, sweep, group_by=(), summary="final", metric="", aggregations=("mean", "std", "min", "count"),
+                where=None):
+        """`rung results SWEEP --format csv`: one row per group (per trial without group_by), the group
+        keys, the aggregations of the metric over the group's trials, trials, paired_diff, paired_sd,
+        pairs; plus flops, tokens and trial_ids. `where`: {key: value} filters."""
+        request = pb.QueryResultsRequest(sweep_id=sweep, group_by=list(group_by), metric=metric,
+                                         summary=_SUMMARIES[summary],
+                                         aggregations=[_AGGREGATIONS[name] for name in aggregations])
+        for key, value in (where or {}).items():
+            request.filters.add(key=key, value_json=json.dumps(value))
+        response = self._call(self._stub.QueryResults, request)
+        rows = []
+        for row in response.rows:
+            out = {}
+            for key, value in zip(response.group_by, row.group_values_json):
+                out[key] = json.loads(value)
+            for name, value in zip(aggregations, row.values):
+                out[name] = int(value) if name == "count" else _number(value)
+            out["trials"] = row.trials
+            out["paired_diff"] = row.paired_difference_mean if row.HasField("paired_difference_mean") else None
+            # The sd of one pair is undefined (the coordinator sends 0 for it), as in the CLI.
+            out["paired_sd"] = (row.paired_difference_sd
+                                if row.HasField("paired_difference_sd") and row.pairs >= 2 else None)
+            out["pairs"] = row.pairs
+            out["flops"] = row.flops
+            out["tokens"] = row.tokens
+            out["trial_ids"] = list(row.trial_ids)
+            rows.append(out)
+        columns = list(response.group_by) + list(aggregations) + ["trials", "paired_diff", "paired_sd", "pairs",
+                                                                  "flops", "tokens", "trial_ids"]
+        return pd.DataFrame(rows, columns=columns)
+
+    def trials(self, sweep):
+        """`rung trials SWEEP --format csv`: trial, index, rung, cell, state, attempt, step, metric, worker,
+        reason (every page)."""
+        rows = []
+        token = ""
+        while True:
+            page = self._call(self._stub.ListTrials, pb.ListTrialsRequest(sweep_id=sweep, page_token=token))
+            for trial in page.trials:
+                cell = json.loads(trial.assignments_json or "{}")
+                metric = (trial.final_metric if trial.HasField("final_metric")
+                          else trial.latest_metric if trial.HasField("latest_metric") else None)
+                rows.append({
+                    "trial": trial.trial_id,
+                    "index": trial.index,
+                    "rung": trial.rung_label,
+                    "cell": " ".join(f"{key}={value if isinstance(value, str) else json.dumps(value)}"
+                                     for key, value in sorted(cell.items())),
+                    "state": pb.TrialState.Name(trial.state).replace("TRIAL_STATE_", ""),
+                    "attempt": trial.attempt,
+                    "step": f"{trial.latest_step}/{trial.total_steps}",
+                    "metric": metric,
+                    "worker": trial.worker_id,
+                    "reason": trial.state_reason,
+                })
+            token = page.next_page_token
+            if not token:
+                break
+        return pd.DataFrame(rows, columns=["trial", "index", "rung", "cell", "state", "attempt", "step", "metric",
+                                           "worker", "reason"])
+
+    def curves(self, sweep, metric="", x="step", points=1000, trials=()):
+        """Each trial's curve of `metric` (default: the sweep's), downsampled by the coordinator to at
+        most `points` points: one row per point, trial, metric, step, x (the chosen axis: step, tokens,
+        flops or wall_time), value."""
+        request = pb.GetCurvesRequest(sweep_id=sweep, names=[metric] if metric else [], trial_ids=list(trials),
+                                      x_axis=_AXES[x], max_points=points)
+        rows = []
+        for curve in self._call(self._stub.GetCurves, request, timeout=max(self._timeout, 300.0)):
+            for step, position, value in zip(curve.steps, curve.x, curve.values):
+                rows.append({"trial": curve.trial_id, "metric": curve.name, "step": step, "x": position,
+                             "value": _number(value)})
+        return pd.DataFrame(rows, columns=["trial", "metric", "step", "x", "value"])
+
+    def fit(self, sweep, metric="", baseline="", variant_keys=(), bootstrap=None, seed=0):
+        """`rung fit SWEEP --format csv`: the compute multipliers of the sweep's ladder, one row per
+        variant, label and estimator. Stored on the coordinator as `rung fit` stores it (not for the
+        viewer token). bootstrap: replicates for intervals (None: the coordinator's default, 1000;
+        0: none)."""
+        replicates = 0 if bootstrap is None else (-1 if bootstrap == 0 else bootstrap)
+        request = pb.FitRequest(sweep_id=sweep, metric=metric, baseline=baseline, variant_keys=list(variant_keys),
+                                bootstrap=replicates, seed=seed)
+        response = self._call(self._stub.Fit, request, timeout=max(self._timeout, 600.0))
+        rows = []
+        for row in response.rows:
+            optional = lambda name: getattr(row, name) if row.HasField(name) else None  # noqa: E731
+            rows.append({
+                "variant": row.variant, "label": row.label, "estimator": row.estimator, "compute": row.compute,
+                "loss": row.loss, "loss_sd": row.loss_sd if row.seeds > 1 else None, "seeds": row.seeds,
+                "multiplier": optional("multiplier"), "undefined_reason": row.undefined_reason,
+                "baseline_compute": optional("baseline_compute"), "interval_low": optional("interval_low"),
+                "interval_high": optional("interval_high"), "wallclock_multiplier": optional("wallclock_multiplier"),
+                "note": row.note,
+            })
+        return pd.DataFrame(rows, columns=["variant", "label", "estimator", "compute", "loss", "loss_sd", "seeds",
+                                           "multiplier", "undefined_reason", "baseline_compute", "interval_low",
+                                           "interval_high", "wallclock_multiplier", "note"])

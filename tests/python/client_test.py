@@ -1,0 +1,135 @@
+"""The Python client (python/rung) against a real coordinator: a sweep run by `rung run` with the
+stand-in trainer, served by `rung serve`, read through the client and through the `rung` CLI's CSV;
+the DataFrames must hold what the CSV holds. Run by ctest with /usr/bin/python3 (Debian's grpcio,
+protobuf and pandas), PYTHONPATH=python and RUNG_BIN=<build>/bin."""
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import grpc
+import pandas as pd
+
+import rung
+
+BIN = os.environ["RUNG_BIN"]
+SPEC = """name: python-client
+metric: {name: val_loss, goal: minimize}
+baseline: {position.variant: rope}
+data: {source: builtin, seq_len: 32}
+model: {layers: 1, d_model: 16, heads: 2}
+train: {steps: 40, batch_size: 4, eval_every: 10, log_every: 5}
+resources: {cpus: 1}
+ladder:
+  rungs:
+    - {layers: 1, d_model: 16, heads: 2}
+    - {layers: 2, d_model: 32, heads: 2}
+    - {layers: 2, d_model: 48, heads: 3}
+  tokens_per_param: 1
+sweep:
+  position.variant: [rope, lerope]
+  seed: [1, 2]
+"""
+
+
+class ClientTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.scratch = tempfile.mkdtemp(prefix="rung-python-client-")
+        spec = os.path.join(cls.scratch, "spec.yaml")
+        with open(spec, "w", encoding="utf-8") as handle:
+            handle.write(SPEC)
+        run_dir = os.path.join(cls.scratch, "run")
+        subprocess.run([os.path.join(BIN, "rung"), "run", spec, "--workers", "2", "--trainer",
+                        os.path.join(BIN, "rung-stand-in"), "--dir", run_dir],
+                       check=True, stdout=subprocess.DEVNULL, timeout=300)
+        cls.serve = subprocess.Popen([os.path.join(BIN, "rung"), "serve", run_dir], stdout=subprocess.PIPE, text=True)
+        exports = {}
+        deadline = time.time() + 30
+        while len(exports) < 2 and time.time() < deadline:
+            line = cls.serve.stdout.readline()
+            match = re.match(r"export (RUNG_COORDINATOR|RUNG_TOKEN_FILE)=(\S+)", line)
+            if match:
+                exports[match.group(1)] = match.group(2)
+        if len(exports) < 2:
+            raise RuntimeError("rung serve printed no address")
+        cls.env = dict(os.environ, **exports)
+        cls.client = rung.connect(exports["RUNG_COORDINATOR"], exports["RUNG_TOKEN_FILE"])
+        cls.run_dir = run_dir
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.client.close()
+        cls.serve.terminate()
+        cls.serve.wait(timeout=30)
+        shutil.rmtree(cls.scratch, ignore_errors=True)
+
+    def cli_csv(self, *args):
+        out = subprocess.run([os.path.join(BIN, "rung"), *args, "--format", "csv"], env=self.env, check=True,
+                             stdout=subprocess.PIPE, text=True, timeout=120).stdout
+        return pd.read_csv(io.StringIO(out), keep_default_na=False, na_values=[""], float_precision="round_trip")
+
+    def test_results_hold_the_clis_groups_and_values(self):
+        keys = ["rung_label", "position.variant"]
+        ours = self.client.results(1, group_by=keys)
+        cli = self.cli_csv("results", "1", "--group-by", ",".join(keys))
+        self.assertEqual(list(ours.columns[:len(cli.columns)]), list(cli.columns))
+        self.assertEqual(len(ours), 6)
+        self.assertEqual(ours[keys].values.tolist(), cli[keys].values.tolist())
+        for column in ["mean", "std", "min", "paired_diff", "paired_sd"]:  # the CLI prints 4-5 digits
+            for mine, printed in zip(ours[column], cli[column]):
+                self.assertAlmostEqual(mine, printed, delta=1e-4 * max(1.0, abs(printed)), msg=column)
+        for column in ["count", "trials", "pairs"]:
+            self.assertEqual(ours[column].tolist(), cli[column].tolist(), column)
+        self.assertEqual(sorted(i for ids in ours["trial_ids"] for i in ids), list(range(1, 13)))
+
+    def test_trials_are_the_clis_rows(self):
+        ours = self.client.trials(1)
+        cli = self.cli_csv("trials", "1")
+        self.assertEqual(list(ours.columns), list(cli.columns))
+        self.assertEqual(len(ours), 12)
+        for column in ["trial", "index", "rung", "cell", "state", "attempt", "step", "reason"]:
+            self.assertEqual(ours[column].tolist(), cli[column].tolist(), column)
+        self.assertEqual(ours["metric"].tolist(), cli["metric"].tolist())  # the CLI's CSV prints every digit
+
+    def test_curves_end_at_each_trials_final_metric(self):
+        curves = self.client.curves(1, "val_loss", x="flops")
+        self.assertEqual(sorted(curves["trial"].unique()), list(range(1, 13)))
+        trials = self.client.trials(1).set_index("trial")
+        for trial, points in curves.groupby("trial"):
+            self.assertTrue(points["step"].is_monotonic_increasing)
+            self.assertTrue(points["x"].is_monotonic_increasing)
+            self.assertEqual(points["value"].iloc[-1], trials.loc[trial, "metric"])
+
+    def test_fit_holds_the_clis_multipliers(self):
+        ours = self.client.fit(1, bootstrap=0)
+        cli = self.cli_csv("fit", "1", "--bootstrap", "0")
+        self.assertEqual(list(ours.columns), list(cli.columns))
+        self.assertEqual(ours[["variant", "label", "estimator"]].values.tolist(),
+                         cli[["variant", "label", "estimator"]].values.tolist())
+        for mine, printed in zip(ours["multiplier"], cli["multiplier"]):
+            if printed == printed:  # not NaN
+                self.assertAlmostEqual(mine, printed, places=12)
+
+    def test_a_wrong_token_is_refused_with_the_coordinators_status(self):
+        bad = os.path.join(self.scratch, "bad.token")
+        with open(bad, "w", encoding="utf-8") as handle:
+            handle.write("not-the-token\n")
+        with rung.connect(self.env["RUNG_COORDINATOR"], bad) as client:
+            with self.assertRaises(grpc.RpcError) as raised:
+                client.trials(1)
+        self.assertIn(raised.exception.code(), (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED))
+
+    def test_an_unknown_sweep_is_not_found(self):
+        with self.assertRaises(grpc.RpcError) as raised:
+            self.client.results(99)
+        self.assertEqual(raised.exception.code(), grpc.StatusCode.NOT_FOUND)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
