@@ -113,7 +113,7 @@ def main():
         report["endpoints"] = endpoints
         render = subprocess.run(
             ["node", os.path.join(REPO, "bench", "dashboard_render.mjs")],
-            env=dict(os.environ, DASHBOARD_URL=url, SWEEP_ID="1",
+            env=dict(os.environ, DASHBOARD_URL=f"{origin}/?token={token}", SWEEP_ID="1",
                      NODE_PATH=os.path.abspath(os.path.join(args.build_dir, "dashboard-node", "node_modules"))),
             capture_output=True, text=True, timeout=600)
         if render.returncode != 0:

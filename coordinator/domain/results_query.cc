@@ -193,7 +193,7 @@ StatusOr<ResultsTable> QueryResults(Coordinator& coordinator, const ResultsQuery
   if (query.sweep_id <= 0) return Status::InvalidArgument("QueryResultsRequest.sweep_id is required (a positive id)");
   RUNG_ASSIGN_OR_RETURN(SweepRecord sweep, coordinator.sweeps().Get(query.sweep_id));
   const auto goes_on = [&query] { return query.keep_going ? query.keep_going() : Status::Ok(); };
-  RUNG_ASSIGN_OR_RETURN(std::vector<TrialResult> all, coordinator.results().Trials(query.sweep_id));
+  RUNG_ASSIGN_OR_RETURN(std::vector<TrialResult> all, coordinator.results().Trials(query.sweep_id, -1, -1, ProvenanceRead::kSkip));
   RUNG_RETURN_IF_ERROR(goes_on());
 
   std::vector<std::string> group_by = query.group_by;

@@ -94,7 +94,7 @@ StatusOr<SweepLadder> BuildLadder(Coordinator& coordinator, const SweepRecord& s
                                   MetricSummary summary, std::vector<std::string>* variant_keys,
                                   std::optional<double> tuned_value = std::nullopt,
                                   fit::ComputeCount count = fit::ComputeCount::kNonembedding) {
-  RUNG_ASSIGN_OR_RETURN(std::vector<TrialResult> trials, coordinator.results().Trials(sweep.id));
+  RUNG_ASSIGN_OR_RETURN(std::vector<TrialResult> trials, coordinator.results().Trials(sweep.id, -1, -1, ProvenanceRead::kSkip));
   // A tuned sweep: its search's cells say which runs stand for a ladder point.
   std::optional<TuningPlan> plan;
   std::shared_ptr<const ExpandedSweep> spec;

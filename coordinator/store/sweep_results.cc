@@ -10,7 +10,8 @@ namespace rung {
 
 using store_internal::ValueOrNan;
 
-StatusOr<std::vector<TrialResult>> SweepResults::Trials(int64_t sweep_id, int64_t after_index, int64_t limit) const {
+StatusOr<std::vector<TrialResult>> SweepResults::Trials(int64_t sweep_id, int64_t after_index, int64_t limit,
+                                                        ProvenanceRead provenance_read) const {
   return store_.Read([&](Tables& tables) -> StatusOr<std::vector<TrialResult>> {
     Database& db = store_internal::DatabaseOf(tables);
     RUNG_RETURN_IF_ERROR(store_internal::LoadSweep(db, sweep_id).status());
@@ -20,10 +21,13 @@ StatusOr<std::vector<TrialResult>> SweepResults::Trials(int64_t sweep_id, int64_
                                             sweep_id, after_index, limit));
     RUNG_ASSIGN_OR_RETURN(Statement summaries,
                           db.Prepare("SELECT name, value FROM summaries WHERE trial_id = ? ORDER BY name"));
-    RUNG_ASSIGN_OR_RETURN(Statement attempt, db.Prepare("SELECT worker_id, (SELECT provenance FROM attempts p WHERE "
-                                                        "p.trial_id = a.trial_id AND p.provenance IS NOT "
-                                                        "NULL ORDER BY p.attempt DESC LIMIT 1) FROM attempts a WHERE "
-                                                        "a.trial_id = ? ORDER BY a.attempt DESC LIMIT 1"));
+    const std::string provenance_column = provenance_read == ProvenanceRead::kSkip
+                                              ? "NULL"
+                                              : "(SELECT provenance FROM attempts p WHERE p.trial_id = a.trial_id AND "
+                                                "p.provenance IS NOT NULL ORDER BY p.attempt DESC LIMIT 1)";
+    RUNG_ASSIGN_OR_RETURN(Statement attempt,
+                          db.Prepare("SELECT worker_id, " + provenance_column +
+                                     " FROM attempts a WHERE a.trial_id = ? ORDER BY a.attempt DESC LIMIT 1"));
     std::vector<TrialResult> results;
     results.reserve(trials.size());
     for (TrialRecord& trial : trials) {

@@ -34,6 +34,7 @@ struct TrialResult {
   TrialRecord trial;
   std::string worker_id;      // the worker of its newest attempt; "" before the first lease
   nlohmann::json provenance;  // the newest attempt's provenance record that was reported; null if none
+                              // (or not read: ProvenanceRead::kSkip)
   std::map<std::string, double> summaries;  // summaries table: name -> value (NaN where not finite)
 };
 
@@ -43,13 +44,18 @@ struct StepValue {
   double value = 0;  // NaN where not finite
 };
 
+// Whether SweepResults::Trials reads each trial's provenance: exports show it; results tables and
+// fits never read it, and skip a JSON parse per trial.
+enum class ProvenanceRead { kRead, kSkip };
+
 class SweepResults {
  public:
   explicit SweepResults(Store& store) : store_(store) {}
 
   // The sweep's trials with trial_index > after_index, by index, at most `limit` (< 0: all).
   // NOT_FOUND for an unknown sweep.
-  StatusOr<std::vector<TrialResult>> Trials(int64_t sweep_id, int64_t after_index = -1, int64_t limit = -1) const;
+  StatusOr<std::vector<TrialResult>> Trials(int64_t sweep_id, int64_t after_index = -1, int64_t limit = -1,
+                                            ProvenanceRead provenance = ProvenanceRead::kRead) const;
 
   // Every trial's curve of metric `name` (trials without a point are absent). NOT_FOUND for an
   // unknown sweep.
