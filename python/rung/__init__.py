@@ -2,6 +2,7 @@
 
     import rung
     client = rung.connect("127.0.0.1:50551", "rung-runs/quickstart/user.token")
+    client.sweeps()                                                   # as `rung sweeps --format csv`
     client.results(1, group_by=["rung_label", "position.variant"])   # as `rung results --format csv`
     client.trials(1)                                                  # as `rung trials --format csv`
     client.curves(1, "val_loss", x="flops")                           # one row per point
@@ -86,6 +87,26 @@ class Client:
 
     def _call(self, method, request, timeout=None):
         return method(request, metadata=self._metadata, timeout=timeout or self._timeout)
+
+    def sweeps(self):
+        """`rung sweeps --format csv`, newest first, every page: sweep, name, state, trials, succeeded,
+        running (leased too), pending, failed, flops_6ND."""
+        rows = []
+        request = pb.ListSweepsRequest()
+        while True:
+            page = self._call(self._stub.ListSweeps, request)
+            for sweep in page.sweeps:
+                counts = sweep.counts
+                rows.append({"sweep": sweep.sweep_id, "name": sweep.name,
+                             "state": pb.SweepState.Name(sweep.state).replace("SWEEP_STATE_", ""),
+                             "trials": counts.total, "succeeded": counts.succeeded,
+                             "running": counts.running + counts.leased, "pending": counts.pending,
+                             "failed": counts.failed, "flops_6ND": sweep.total_flops})
+            if not page.next_page_token:
+                break
+            request.page_token = page.next_page_token
+        return pd.DataFrame(rows, columns=["sweep", "name", "state", "trials", "succeeded", "running", "pending",
+                                           "failed", "flops_6ND"])
 
     def results(self, sweep, group_by=(), summary="final", metric="", aggregations=("mean", "std", "min", "count"),
                 where=None):

@@ -88,6 +88,13 @@ class ClientTest(unittest.TestCase):
             self.assertEqual(ours[column].tolist(), cli[column].tolist(), column)
         self.assertEqual(sorted(i for ids in ours["trial_ids"] for i in ids), list(range(1, 13)))
 
+    def test_sweeps_are_the_clis_rows(self):
+        ours = self.client.sweeps()
+        cli = self.cli_csv("sweeps")
+        self.assertEqual(list(ours.columns), list(cli.columns))
+        self.assertEqual(ours.values.tolist(), cli.values.tolist())
+        self.assertEqual(ours.loc[0, "state"], "SUCCEEDED")
+
     def test_trials_are_the_clis_rows(self):
         ours = self.client.trials(1)
         cli = self.cli_csv("trials", "1")
