@@ -77,7 +77,6 @@ def main():
     os.makedirs(root, exist_ok=True)
     report = {"trials": args.trials, "steps": args.steps, "workers": args.workers, "root": root}
     cluster = Cluster(bin_dir, root, dict(os.environ))
-    dashboard = None
     try:
         fresh = not os.path.exists(os.path.join(root, "rung.db"))
         cluster.start_coordinator()
@@ -122,9 +121,6 @@ def main():
         report["rss_end_kib"] = proc_status(dashboard.pid)
         log(f"render: {report['render']}; dashboard RSS {report['rss_end_kib']}")
     finally:
-        if dashboard is not None:
-            dashboard.terminate()
-            dashboard.wait(timeout=30)
         cluster.stop()
     os.makedirs(os.path.dirname(os.path.abspath(args.out_json)), exist_ok=True)
     with open(args.out_json, "w") as out:

@@ -119,7 +119,6 @@ def main():
     bin_dir = os.path.abspath(os.path.join(args.build_dir, "bin"))
     root = tempfile.mkdtemp(prefix="rung-dashboard-slow-")
     cluster = Cluster(bin_dir, root, dict(os.environ))
-    dashboard = None
     report = {"slow": args.slow, "interval": args.interval, "normal": args.normal, "seconds": args.seconds, "phases": {}}
     try:
         cluster.start_coordinator()
@@ -144,9 +143,6 @@ def main():
             report["phases"][phase] = entry
             log(f"{phase}: {entry}")
     finally:
-        if dashboard is not None:
-            dashboard.terminate()
-            dashboard.wait(timeout=30)
         cluster.stop()
     with open(args.out_json, "w") as out:
         json.dump(report, out, indent=2)

@@ -135,6 +135,7 @@ class Cluster:
         self.worker_token = os.path.join(root, "worker.token")
         self.coordinator = None
         self.workers = []
+        self.dashboards = []
         self.address = None
 
     def start_coordinator(self, listen="127.0.0.1:0", extra_args=()):
@@ -184,10 +185,12 @@ class Cluster:
         return done
 
     def start_dashboard(self):
-        """`rung dashboard` on 127.0.0.1 (port 0) with the user token: (process, origin, login token)."""
+        """`rung dashboard` on 127.0.0.1 (port 0) with the user token: (process, origin, login token).
+        stop() stops it with the rest."""
         dashboard = subprocess.Popen(
             [os.path.join(self.bin_dir, "rung"), "dashboard", "--coordinator", self.address, "--token-file",
              self.user_token, "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE, text=True)
+        self.dashboards.append(dashboard)
         url = dashboard.stdout.readline().strip().split("rung dashboard: ", 1)[1]
         origin, token = url.split("/?token=")
         return dashboard, origin, token
@@ -200,6 +203,10 @@ class Cluster:
         self.workers = []
 
     def stop(self):
+        for dashboard in self.dashboards:
+            dashboard.terminate()
+            dashboard.wait(timeout=30)
+        self.dashboards = []
         self.stop_workers()
         if self.coordinator is not None:
             self.coordinator.send_signal(signal.SIGTERM)
