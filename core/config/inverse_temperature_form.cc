@@ -18,7 +18,7 @@ const Registry<InverseTemperatureForm>& Forms() {
 
 const InverseTemperatureForm* FindInverseTemperatureForm(std::string_view name) { return Forms().Find(name); }
 const std::vector<const InverseTemperatureForm*>& InverseTemperatureForms() { return Forms().entries(); }
-std::vector<std::string> InverseTemperatureFormNames() { return Forms().Names(); }
+const std::vector<std::string>& InverseTemperatureFormNames() { return Forms().Names(); }
 std::string InverseTemperatureFormsHelp() { return Forms().Help("Inverse-temperature forms (inverse_temperature.form):"); }
 
 }  // namespace rung

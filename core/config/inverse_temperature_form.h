@@ -43,7 +43,7 @@ class InverseTemperatureForm {
 
 const InverseTemperatureForm* FindInverseTemperatureForm(std::string_view name);
 const std::vector<const InverseTemperatureForm*>& InverseTemperatureForms();
-std::vector<std::string> InverseTemperatureFormNames();
+const std::vector<std::string>& InverseTemperatureFormNames();
 // A heading line, then one line each, "  NAME  LABEL: SUMMARY".
 std::string InverseTemperatureFormsHelp();
 

@@ -100,36 +100,16 @@ class JsonFieldReader {
       out.push_back(item.get<std::string>());
     }
   }
+  // One of `allowed`; the error lists them ("'x' is not one of: a, b (did you mean 'a'?)").
   void Enum(const char* key, std::string& out, std::initializer_list<const char*> allowed) {
-    Enum(key, out, std::vector<std::string>(allowed.begin(), allowed.end()));
+    OneOf(key, out, std::vector<std::string>(allowed.begin(), allowed.end()), "", "");
   }
   // One of a registry's names (positional_variant.h). The error names the kind and where the list is
   // ("'ropey' is not a positional variant (did you mean 'rope'?); rung validate --help lists them"),
   // not the names: a registry grows, and the words stay.
   void RegistryName(const char* key, std::string& out, const std::vector<std::string>& options, const std::string& kind,
                     const std::string& listed_by) {
-    size_t before = errors_->size();
-    Field(key, out);
-    if (errors_->size() != before || object_ == nullptr || !object_->contains(key)) return;
-    if (std::find(options.begin(), options.end(), out) != options.end()) return;
-    std::string message = "'" + out + "' is not " + kind;
-    std::string nearest = NearestKey(out, options);
-    if (!nearest.empty()) message += " (did you mean '" + nearest + "'?)";
-    Error(Join(key), message + "; " + listed_by + " lists them");
-  }
-  void Enum(const char* key, std::string& out, const std::vector<std::string>& options) {
-    size_t before = errors_->size();
-    Field(key, out);
-    if (errors_->size() != before || object_ == nullptr || !object_->contains(key)) return;
-    for (const std::string& option : options) {
-      if (option == out) return;
-    }
-    std::string list;
-    for (const std::string& option : options) list += (list.empty() ? "" : ", ") + option;
-    std::string message = "'" + out + "' is not one of: " + list;
-    std::string nearest = NearestKey(out, options);
-    if (!nearest.empty()) message += " (did you mean '" + nearest + "'?)";
-    Error(Join(key), message);
+    OneOf(key, out, options, kind, "; " + listed_by + " lists them");
   }
   template <typename Visit>
   void Block(const char* key, Visit&& visit) {
@@ -159,6 +139,25 @@ class JsonFieldReader {
   bool OnlyNumberErrors() const { return *number_errors_ == errors_->size() - errors_before_; }
 
  private:
+  // Reads `key` as a string that must be one of `options`: else "'X' is not KIND" (KIND "": "one of:
+  // " and the options), the nearest option, and `after`.
+  void OneOf(const char* key, std::string& out, const std::vector<std::string>& options, const std::string& kind,
+             const std::string& after) {
+    size_t before = errors_->size();
+    Field(key, out);
+    if (errors_->size() != before || object_ == nullptr || !object_->contains(key)) return;
+    if (std::find(options.begin(), options.end(), out) != options.end()) return;
+    std::string what = kind;
+    if (what.empty()) {
+      what = "one of: ";
+      for (size_t i = 0; i < options.size(); ++i) what += (i == 0 ? "" : ", ") + options[i];
+    }
+    std::string message = "'" + out + "' is not " + what;
+    std::string nearest = NearestKey(out, options);
+    if (!nearest.empty()) message += " (did you mean '" + nearest + "'?)";
+    Error(Join(key), message + after);
+  }
+
   // An int64 count: an integer, or a float with an integral value written in exponent form (1e6).
   static bool IntegerOf(const nlohmann::json& value, int64_t* out, std::string* problem) {
     if (value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
@@ -254,7 +253,6 @@ class JsonFieldWriter {
   void Enum(const char* key, const std::string& value, std::initializer_list<const char*>) {
     (*object_)[key] = value;
   }
-  void Enum(const char* key, const std::string& value, const std::vector<std::string>&) { (*object_)[key] = value; }
   void RegistryName(const char* key, const std::string& value, const std::vector<std::string>&, const std::string&,
                     const std::string&) {
     (*object_)[key] = value;

@@ -18,7 +18,7 @@ const Registry<LengthExtensionMethod>& Methods() {
 
 const LengthExtensionMethod* FindLengthExtensionMethod(std::string_view name) { return Methods().Find(name); }
 const std::vector<const LengthExtensionMethod*>& LengthExtensionMethods() { return Methods().entries(); }
-std::vector<std::string> LengthExtensionMethodNames() { return Methods().Names(); }
+const std::vector<std::string>& LengthExtensionMethodNames() { return Methods().Names(); }
 std::string LengthExtensionMethodsHelp() {
   return Methods().Help("Length-extension methods (train.extrapolation_methods):");
 }

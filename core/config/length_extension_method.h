@@ -35,7 +35,7 @@ class LengthExtensionMethod {
 
 const LengthExtensionMethod* FindLengthExtensionMethod(std::string_view name);
 const std::vector<const LengthExtensionMethod*>& LengthExtensionMethods();
-std::vector<std::string> LengthExtensionMethodNames();
+const std::vector<std::string>& LengthExtensionMethodNames();
 // A heading line, then one line each, "  NAME  LABEL: SUMMARY".
 std::string LengthExtensionMethodsHelp();
 

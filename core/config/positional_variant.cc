@@ -61,6 +61,6 @@ const PositionalVariant* FindPositionalVariant(std::string_view name) { return V
 
 std::string PositionalVariantsHelp() { return Variants().Help("Positional variants (position.variant):"); }
 
-std::vector<std::string> PositionalVariantNames() { return Variants().Names(); }
+const std::vector<std::string>& PositionalVariantNames() { return Variants().Names(); }
 
 }  // namespace rung

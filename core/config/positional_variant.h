@@ -121,7 +121,7 @@ class BlockSettings {
 
 const PositionalVariant* FindPositionalVariant(std::string_view name);
 const std::vector<const PositionalVariant*>& PositionalVariants();
-std::vector<std::string> PositionalVariantNames();
+const std::vector<std::string>& PositionalVariantNames();
 
 // The variants for a --help text: a heading line, then one line each, "  NAME  LABEL: SUMMARY".
 std::string PositionalVariantsHelp();

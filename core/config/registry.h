@@ -21,6 +21,24 @@
 
 namespace rung {
 
+// The entry of `entries` named `name` (entries have a const char* name()), or nullptr: the lookup
+// every registry makes, the model parts' lists of factories too.
+template <typename Entry>
+const Entry* FindNamed(const std::vector<const Entry*>& entries, std::string_view name) {
+  for (const Entry* entry : entries) {
+    if (name == entry->name()) return entry;
+  }
+  return nullptr;
+}
+
+// The names of `entries`, in their order.
+template <typename Entry>
+std::vector<std::string> NamesOf(const std::vector<const Entry*>& entries) {
+  std::vector<std::string> names;
+  for (const Entry* entry : entries) names.emplace_back(entry->name());
+  return names;
+}
+
 template <typename Entry>
 class Registry {
  public:
@@ -36,22 +54,15 @@ class Registry {
         std::abort();
       }
     }
+    names_ = NamesOf(entries_);
   }
 
   const std::vector<const Entry*>& entries() const { return entries_; }
 
-  const Entry* Find(std::string_view name) const {
-    for (const Entry* entry : entries_) {
-      if (name == entry->name()) return entry;
-    }
-    return nullptr;
-  }
+  const Entry* Find(std::string_view name) const { return FindNamed(entries_, name); }
 
-  std::vector<std::string> Names() const {
-    std::vector<std::string> names;
-    for (const Entry* entry : entries_) names.emplace_back(entry->name());
-    return names;
-  }
+  // In listing order; made once (a config read asks for them on every trial).
+  const std::vector<std::string>& Names() const { return names_; }
 
   // `heading` on its own line, then "  NAME  LABEL: SUMMARY" for each entry, names aligned.
   std::string Help(const std::string& heading) const {
@@ -67,6 +78,7 @@ class Registry {
 
  private:
   std::vector<const Entry*> entries_;
+  std::vector<std::string> names_;
 };
 
 }  // namespace rung

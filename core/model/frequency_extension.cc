@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "core/config/registry.h"
+
 namespace rung {
 
 // The generated list (cmake/registry_list.cmake): one entry per core/model/extension/*.cc.
@@ -15,17 +17,12 @@ torch::Tensor FrequencyExtension::LogitFactorAt(const torch::Tensor& scales, con
 
 const FrequencyExtension& FrequencyExtensionFor(const std::string& method) {
   static const std::vector<const FrequencyExtension*> extensions = RegisteredFrequencyExtensions();
-  for (const FrequencyExtension* extension : extensions) {
-    if (method == extension->name()) return *extension;
-  }
-  TORCH_CHECK(false, "length-extension method '", method, "' has no model part in this build");
+  const FrequencyExtension* extension = FindNamed(extensions, method);
+  TORCH_CHECK(extension != nullptr, "length-extension method '", method, "' has no model part in this build");
+  return *extension;
 }
 
-std::vector<std::string> FrequencyExtensionNames() {
-  std::vector<std::string> names;
-  for (const FrequencyExtension* extension : RegisteredFrequencyExtensions()) names.emplace_back(extension->name());
-  return names;
-}
+std::vector<std::string> FrequencyExtensionNames() { return NamesOf(RegisteredFrequencyExtensions()); }
 
 torch::Tensor NtkByPartsFrequencies(const torch::Tensor& theta, const torch::Tensor& s, const LengthExtension& extension) {
   // ramp gamma(r) from 0 (r <= alpha: interpolate) to 1 (r >= beta: keep)

@@ -1,5 +1,7 @@
 #include "core/model/inverse_temperature_form_model.h"
 
+#include "core/config/registry.h"
+
 namespace rung {
 
 // The generated list (cmake/registry_list.cmake): one entry per core/model/temperature/*.cc.
@@ -9,18 +11,12 @@ std::unique_ptr<InverseTemperatureFormModel> MakeInverseTemperatureFormModel(con
                                                                              torch::nn::Module& owner) {
   static const std::vector<const InverseTemperatureFormModelFactory*> factories =
       RegisteredInverseTemperatureFormModels();
-  for (const InverseTemperatureFormModelFactory* factory : factories) {
-    if (config.inverse_temperature.form == factory->name()) return factory->Make(config, owner);
-  }
-  TORCH_CHECK(false, "inverse_temperature.form '", config.inverse_temperature.form, "' has no model part in this build");
+  const InverseTemperatureFormModelFactory* factory = FindNamed(factories, config.inverse_temperature.form);
+  TORCH_CHECK(factory != nullptr, "inverse_temperature.form '", config.inverse_temperature.form,
+              "' has no model part in this build");
+  return factory->Make(config, owner);
 }
 
-std::vector<std::string> InverseTemperatureFormModelNames() {
-  std::vector<std::string> names;
-  for (const InverseTemperatureFormModelFactory* factory : RegisteredInverseTemperatureFormModels()) {
-    names.emplace_back(factory->name());
-  }
-  return names;
-}
+std::vector<std::string> InverseTemperatureFormModelNames() { return NamesOf(RegisteredInverseTemperatureFormModels()); }
 
 }  // namespace rung

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "core/config/registry.h"
+
 namespace rung {
 
 // The generated list (cmake/registry_list.cmake): one entry per core/model/positional/*.cc.
@@ -19,18 +21,11 @@ std::unique_ptr<PositionalVariantModel> MakePositionalVariantModel(const ModelCo
                                                                    torch::nn::Module& owner,
                                                                    const RotaryBasis& basis) {
   static const std::vector<const PositionalVariantModelFactory*> factories = RegisteredPositionalVariantModels();
-  for (const PositionalVariantModelFactory* factory : factories) {
-    if (config.position.variant == factory->name()) return factory->Make(config, owner, basis);
-  }
-  TORCH_CHECK(false, "position.variant '", config.position.variant, "' has no model part in this build");
+  const PositionalVariantModelFactory* factory = FindNamed(factories, config.position.variant);
+  TORCH_CHECK(factory != nullptr, "position.variant '", config.position.variant, "' has no model part in this build");
+  return factory->Make(config, owner, basis);
 }
 
-std::vector<std::string> PositionalVariantModelNames() {
-  std::vector<std::string> names;
-  for (const PositionalVariantModelFactory* factory : RegisteredPositionalVariantModels()) {
-    names.emplace_back(factory->name());
-  }
-  return names;
-}
+std::vector<std::string> PositionalVariantModelNames() { return NamesOf(RegisteredPositionalVariantModels()); }
 
 }  // namespace rung
