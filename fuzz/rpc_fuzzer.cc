@@ -442,7 +442,7 @@ void WriteSeeds(const std::string& folder) {
   query.set_summary(v1::METRIC_SUMMARY_BEST);
   v1::ResultFilter* filter = query.add_filters();
   filter->set_key("position.variant");
-  filter->set_value_json("\"rope\"");
+  filter->mutable_value()->set_text("rope");
   seed(6, "query_results", query);
   v1::FitRequest fit;
   fit.set_sweep_id(1);

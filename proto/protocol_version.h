@@ -9,8 +9,9 @@
 
 namespace rung::wire {
 
+// 3: typed payloads (ConfigValue, ConfigObject, ProvenanceRecord) in place of JSON text.
 // 2: typed trainer records, each fact once (MetricBatch), leases with typed steps and world size.
-inline constexpr int32_t kProtocolVersion = 2;
+inline constexpr int32_t kProtocolVersion = 3;
 
 // The metadata a UserService client sends its version in on every call; absent means 1.
 // GetServerInfo answers every version.

@@ -60,7 +60,9 @@ std::string ExecutableDirectory();
 void PrintSubmissionWarnings(const rung::v1::SubmitSweepResponse& response);
 
 // The message as JSON, with the proto's field names and every field, zeros and empty strings
-// included (int64 fields are strings, as proto3's JSON mapping writes them).
+// included (int64 fields are strings, as proto3's JSON mapping writes them); config values
+// (ConfigValue, ConfigObject, repeated ConfigEntry, wherever they are nested) are written as the JSON
+// they stand for (proto/config_value.h): "assignments": {"position.variant": "rope", "seed": 0}.
 nlohmann::json ToJson(const google::protobuf::Message& message);
 
 // "2023-11-14 22:13:20Z"; "" for an unset time (seconds 0).

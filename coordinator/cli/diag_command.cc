@@ -20,6 +20,7 @@
 #include "sweeps/plot/failure_modes_plot.h"
 #include "sweeps/plot/pair_profile_plot.h"
 #include "sweeps/plot/diagnostics_plot.h"
+#include "proto/config_value.h"
 
 namespace rung::cli {
 namespace {
@@ -505,7 +506,7 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
   rung::v1::Trial trial;
   status = connection.user().GetTrial(connection.Context().get(), trial_request, &trial);
   if (!status.ok()) return ReportRpcError("diag", status);
-  const json config = json::parse(trial.config_json().empty() ? "{}" : trial.config_json(), nullptr, false);
+  const json config = wire::FromConfigObject(trial.config());
   auto number_at = [&config](const char* pointer, double otherwise) {
     if (!config.is_object() || !config.contains(json::json_pointer(pointer))) return otherwise;
     const json& value = config.at(json::json_pointer(pointer));
@@ -639,7 +640,7 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
         }
       }
       if (!frequencies.profiles.empty() && train_length > 0 && base > 1) {
-        plot_options.title = "trial " + std::to_string(options.trial_id) + " (" + trial.assignments_json() + ")";
+        plot_options.title = "trial " + std::to_string(options.trial_id) + " (" + wire::FromConfigEntries(trial.assignments()).dump() + ")";
         StatusOr<std::vector<std::string>> profile =
             plot::WriteFrequencyProfilePlot(frequencies.profiles, base, train_length, plot_options);
         if (!profile.ok()) {

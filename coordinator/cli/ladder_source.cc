@@ -7,6 +7,7 @@
 
 #include "coordinator/cli/sweep_commands.h"
 #include "proto/grpc_status.h"
+#include "proto/config_value.h"
 #include "sweeps/fit/ladder_csv.h"
 
 namespace rung::cli {
@@ -75,9 +76,8 @@ StatusOr<fit::LadderResults> LoadLadder(const LadderSource& source, std::string*
   grpc::Status status = client.user().GetSweep(client.Context().get(), get, &sweep);
   if (!status.ok()) return FromGrpcStatus(status).WithContext("sweep " + std::to_string(source.sweep_id));
   if (metric != nullptr) *metric = LadderMetric{sweep.metric_name(), sweep.metric_goal() == "maximize"};
-  const nlohmann::json selector =
-      nlohmann::json::parse(sweep.baseline_json().empty() ? "{}" : sweep.baseline_json(), nullptr, false);
-  if (baseline->empty() && (!selector.is_object() || !selector.contains("position.variant"))) {
+  const nlohmann::json selector = wire::FromConfigEntries(sweep.baseline());
+  if (baseline->empty() && !selector.contains("position.variant")) {
     return Status::InvalidArgument("sweep " + sweep.name() + " has no position.variant baseline; give --baseline VARIANT");
   }
   // The coordinator builds the ladder as `rung fit SWEEP` sees it (UserService.Export, LADDER).

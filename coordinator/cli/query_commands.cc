@@ -23,6 +23,7 @@
 #include "coordinator/cli/exit_codes.h"
 #include "coordinator/cli/text_table.h"
 #include "core/common/atomic_file.h"
+#include "proto/config_value.h"
 
 namespace rung::cli {
 namespace {
@@ -65,7 +66,7 @@ int RunResults(CoordinatorConnection& connection, const ResultsOptions& options)
     filter->set_key(condition.substr(0, equals));
     const std::string value = condition.substr(equals + 1);
     json parsed = json::parse(value, nullptr, /*allow_exceptions=*/false);
-    filter->set_value_json(parsed.is_discarded() ? json(value).dump() : parsed.dump());  // rope -> "rope"
+    *filter->mutable_value() = wire::ToConfigValue(parsed.is_discarded() ? json(value) : parsed);  // rope -> "rope"
   }
   pb::QueryResultsResponse response;
   grpc::Status status = connection.user().QueryResults(connection.Context().get(), request, &response);
@@ -78,8 +79,8 @@ int RunResults(CoordinatorConnection& connection, const ResultsOptions& options)
   for (const pb::ResultRow& row : response.rows()) {
     std::vector<std::string> cells;
     json object = json::object();
-    for (int i = 0; i < row.group_values_json_size(); ++i) {
-      json value = json::parse(row.group_values_json(i), nullptr, false);
+    for (int i = 0; i < row.group_values_size(); ++i) {
+      json value = wire::FromConfigValue(row.group_values(i));
       cells.push_back(value.is_string() ? value.get<std::string>() : value.dump());
       object[response.group_by(i)] = value;
     }
@@ -108,7 +109,7 @@ int RunResults(CoordinatorConnection& connection, const ResultsOptions& options)
   if (options.format == "table") {
     std::cout << "sweep " << options.sweep_id << ": " << response.metric() << " ("
               << options.summary << " value per trial); paired_diff: mean same-seed difference against the "
-              << "baseline " << response.baseline_json() << " (sd over pairs)\n\n";
+              << "baseline " << wire::FromConfigEntries(response.baseline()).dump() << " (sd over pairs)\n\n";
   }
   table.Print(std::cout, options.format);
   return kOk;
@@ -356,13 +357,11 @@ void PrintTuning(const rung::v1::GetTuningResponse& response, const std::string&
   TextTable table({"cell", "status", "tried (" + response.key() + "=metric)", "best", "bracketed", "next_centre",
                    "reason"});
   for (const pb::TuningCell& cell : response.cells()) {
-    json keys = json::parse(cell.cell_json(), nullptr, false);
     std::string name = cell.rung_label();
-    if (keys.is_object()) {
-      for (auto it = keys.begin(); it != keys.end(); ++it) {
-        if (it.key() == "rung") continue;
-        name += (name.empty() ? "" : " ") + (it.value().is_string() ? it.value().get<std::string>() : it.value().dump());
-      }
+    for (const pb::ConfigEntry& entry : cell.cell()) {
+      if (entry.key() == "rung") continue;
+      name += (name.empty() ? "" : " ") +
+              (entry.value().has_text() ? entry.value().text() : wire::FromConfigValue(entry.value()).dump());
     }
     std::string tried_text;
     json tried = json::array();
@@ -373,7 +372,7 @@ void PrintTuning(const rung::v1::GetTuningResponse& response, const std::string&
                        {"loss", value.has_metric() ? json(value.metric()) : json(nullptr)},
                        {"state", value.state()}});
     }
-    json row = {{"cell", keys},
+    json row = {{"cell", wire::FromConfigEntries(cell.cell())},
                 {"rung_label", cell.rung_label()},
                 {"status", cell.status()},
                 {"tried", tried},

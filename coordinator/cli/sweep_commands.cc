@@ -23,6 +23,7 @@
 #include "coordinator/cli/full_disk_report.h"
 #include "coordinator/cli/text_table.h"
 #include "core/config/yaml_document.h"
+#include "proto/config_value.h"
 
 namespace rung::cli {
 namespace {
@@ -61,15 +62,12 @@ void PrintSweeps(const std::vector<pb::Sweep>& sweeps, const std::string& format
   table.Print(std::cout, format);
 }
 
-// {"position.variant": "rope", "seed": 0} -> "position.variant=rope seed=0".
-std::string CellText(const std::string& assignments_json) {
-  nlohmann::json cell = nlohmann::json::parse(assignments_json.empty() ? "{}" : assignments_json, nullptr, false);
+// position.variant = "rope", seed = 0 -> "position.variant=rope seed=0".
+std::string CellText(const google::protobuf::RepeatedPtrField<pb::ConfigEntry>& assignments) {
   std::string text;
-  if (cell.is_object()) {
-    for (auto it = cell.begin(); it != cell.end(); ++it) {
-      text += (text.empty() ? "" : " ") + it.key() + "=" +
-              (it.value().is_string() ? it.value().get<std::string>() : it.value().dump());
-    }
+  for (const pb::ConfigEntry& entry : assignments) {
+    text += (text.empty() ? "" : " ") + entry.key() + "=" +
+            (entry.value().has_text() ? entry.value().text() : wire::FromConfigValue(entry.value()).dump());
   }
   return text;
 }
@@ -77,7 +75,7 @@ std::string CellText(const std::string& assignments_json) {
 void PrintTrials(const std::vector<pb::Trial>& trials, const std::string& format) {
   TextTable table({"trial", "index", "rung", "cell", "state", "attempt", "step", "metric", "worker", "reason"});
   for (const pb::Trial& trial : trials) {
-    const std::string cell_text = CellText(trial.assignments_json());
+    const std::string cell_text = CellText(trial.assignments());
     auto number = [&format](double value) { return format == "csv" ? ExactNumber(value) : Number(value); };
     const std::string metric = trial.has_final_metric()    ? number(trial.final_metric())
                                : trial.has_latest_metric() ? number(trial.latest_metric())
@@ -102,10 +100,9 @@ void PrintTrialCsv(const pb::Trial& trial) {
   const std::string metric = trial.has_final_metric()    ? ExactNumber(trial.final_metric())
                              : trial.has_latest_metric() ? ExactNumber(trial.latest_metric())
                                                          : "";
-  const nlohmann::json config =
-      nlohmann::json::parse(trial.config_json().empty() ? "{}" : trial.config_json(), nullptr, false);
+  const nlohmann::json config = wire::FromConfigObject(trial.config());
   table.AddRow({std::to_string(trial.trial_id()), std::to_string(trial.index()), trial.rung_label(),
-                CellText(trial.assignments_json()), TrialStateName(trial.state()), std::to_string(trial.attempt()),
+                CellText(trial.assignments()), TrialStateName(trial.state()), std::to_string(trial.attempt()),
                 std::to_string(trial.latest_step()) + "/" + std::to_string(trial.total_steps()), metric,
                 trial.worker_id(), trial.state_reason(), trial.identity(),
                 std::to_string(trial.parameters_nonembedding()), std::to_string(trial.parameters_total()),
@@ -158,7 +155,8 @@ int RunSubmit(CoordinatorConnection& connection, const SubmitOptions& options) {
   std::cout << "\n";
   for (const pb::SubmittedCell& cell : response.cells()) {
     if (cell.differences_size() == 0) continue;
-    std::cout << "  cell " << cell.index() << " (" << cell.rung_label() << " " << cell.assignments_json() << ") changed:";
+    std::cout << "  cell " << cell.index() << " (" << cell.rung_label() << " "
+              << wire::FromConfigEntries(cell.assignments()).dump() << ") changed:";
     for (const std::string& difference : cell.differences()) std::cout << " " << difference;
     std::cout << "\n";
   }
@@ -257,11 +255,10 @@ void PrintSweepStatus(const pb::Sweep& sweep, const std::vector<pb::Trial>& tria
   std::map<std::pair<int64_t, std::string>, Row> rows;
   std::set<std::string> seen_states;
   for (const pb::Trial& trial : trials) {
-    nlohmann::json cell = nlohmann::json::parse(trial.assignments_json().empty() ? "{}" : trial.assignments_json(),
-                                                nullptr, false);
-    std::string variant = cell.is_object() && cell.contains("position.variant") && cell["position.variant"].is_string()
-                              ? cell["position.variant"].get<std::string>()
-                              : "";
+    std::string variant;
+    for (const pb::ConfigEntry& entry : trial.assignments()) {
+      if (entry.key() == "position.variant" && entry.value().has_text()) variant = entry.value().text();
+    }
     Row& row = rows[{trial.rung(), variant}];
     row.rung = trial.rung_label();
     row.variant = variant;
@@ -492,7 +489,7 @@ void AddSweepCommands(CLI::App& app, int* exit_code) {
                     << " non-embedding, " << HumanCount(trial.parameters_total()) << " total; "
                     << HumanCount(trial.tokens()) << " tokens; " << Scientific(trial.flops()) << " FLOPs\n"
                     << "checkpoints " << trial.checkpoint_dir() << "\nconfig "
-                    << nlohmann::json::parse(trial.config_json().empty() ? "{}" : trial.config_json(), nullptr, false).dump(2)
+                    << wire::FromConfigObject(trial.config()).dump(2)
                     << "\n";
           return static_cast<int>(kOk);
         });

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "coordinator/cli/sweep_commands.h"
+#include "proto/config_value.h"
 #include "proto/grpc_status.h"
 #include "sweeps/plot/diagnostics_plot.h"
 #include "sweeps/plot/gnuplot_script.h"
@@ -57,7 +58,7 @@ StatusOr<std::vector<std::string>> WriteSweepFigures(CoordinatorConnection& conn
   RUNG_RETURN_IF_ERROR(FromGrpc(connection.user().GetSweep(connection.Context().get(), sweep_request, &sweep), "GetSweep"));
 
   std::vector<plot::LossCurve> curves;
-  std::vector<std::string> trial_assignments;  // of curves[i]
+  std::vector<json> trial_assignments;  // of curves[i]
   double largest_flops = 0;
   for (const pb::Trial& trial : trials) {
     if (trial.state() != pb::TRIAL_STATE_SUCCEEDED) continue;
@@ -71,7 +72,7 @@ StatusOr<std::vector<std::string>> WriteSweepFigures(CoordinatorConnection& conn
                                   "GetMetrics of trial " + std::to_string(trial.trial_id())));
     plot::LossCurve curve;
     curve.rung = trial.rung_label();
-    const json assignments = json::parse(trial.assignments_json(), nullptr, false);
+    const json assignments = wire::FromConfigEntries(trial.assignments());
     curve.label = CellLabel(assignments, true);
     curve.cell = CellLabel(assignments, false);
     curve.baseline = trial.baseline();
@@ -81,20 +82,17 @@ StatusOr<std::vector<std::string>> WriteSweepFigures(CoordinatorConnection& conn
       }
     }
     curves.push_back(std::move(curve));
-    trial_assignments.push_back(trial.assignments_json());
+    trial_assignments.push_back(assignments);
   }
   // A rung of more cells than a figure can tell apart is drawn as one figure per value of the axes
   // beyond the baseline's (the cells of nrw-window's window_width x variant: one figure per width).
-  const json baseline = json::parse(sweep.baseline_json(), nullptr, false);
+  const json baseline = wire::FromConfigEntries(sweep.baseline());
   std::map<std::string, std::set<std::string>> cells_of_rung;
   for (const plot::LossCurve& curve : curves) cells_of_rung[curve.rung].insert(curve.cell);
   for (size_t i = 0; i < curves.size(); ++i) {
     if (cells_of_rung[curves[i].rung].size() <= kCellsPerFigure) continue;
-    json others = json::parse(trial_assignments[i], nullptr, false);
-    if (!others.is_object()) continue;
-    if (baseline.is_object()) {
-      for (auto it = baseline.begin(); it != baseline.end(); ++it) others.erase(it.key());
-    }
+    json others = trial_assignments[i];
+    for (auto it = baseline.begin(); it != baseline.end(); ++it) others.erase(it.key());
     others.erase("seed");
     if (!others.empty()) curves[i].group = CellLabel(others, false);
   }
@@ -114,8 +112,8 @@ StatusOr<std::vector<std::string>> WriteSweepFigures(CoordinatorConnection& conn
     std::vector<plot::TuningCurve> tuning_curves;
     std::map<std::string, std::vector<std::pair<double, double>>> searched;  // method -> (N, best)
     for (const pb::TuningCell& cell : tuning.cells()) {
-      json keys = json::parse(cell.cell_json(), nullptr, false);
-      if (keys.is_object()) keys.erase("rung");
+      json keys = wire::FromConfigEntries(cell.cell());
+      keys.erase("rung");
       plot::TuningCurve curve;
       curve.rung = cell.rung_label().empty() ? "all" : cell.rung_label();
       curve.method = CellLabel(keys, false);
@@ -160,7 +158,7 @@ StatusOr<std::vector<std::string>> WriteSweepFigures(CoordinatorConnection& conn
   double base = 0, train_length = 0;
   for (const pb::Trial& trial : trials) {
     if (trial.state() != pb::TRIAL_STATE_SUCCEEDED || trial.flops() < largest_flops) continue;
-    const std::string cell = CellLabel(json::parse(trial.assignments_json(), nullptr, false), false);
+    const std::string cell = CellLabel(wire::FromConfigEntries(trial.assignments()), false);
     if (drawn[cell]) continue;
     pb::GetDiagnosticsRequest request;
     request.set_trial_id(trial.trial_id());
@@ -203,11 +201,9 @@ StatusOr<std::vector<std::string>> WriteSweepFigures(CoordinatorConnection& conn
       trial_request.set_trial_id(trial.trial_id());
       pb::Trial full;
       RUNG_RETURN_IF_ERROR(FromGrpc(connection.user().GetTrial(connection.Context().get(), trial_request, &full), "GetTrial"));
-      const json config = json::parse(full.config_json(), nullptr, false);
-      if (config.is_object()) {
-        base = config.value("/position/base"_json_pointer, 10000.0);
-        train_length = config.value("/data/seq_len"_json_pointer, 0.0);
-      }
+      const json config = wire::FromConfigObject(full.config());
+      base = config.value("/position/base"_json_pointer, 10000.0);
+      train_length = config.value("/data/seq_len"_json_pointer, 0.0);
     }
     profiles.push_back(std::move(profile));
   }

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "coordinator/server/rpc_support.h"
+#include "proto/config_value.h"
 #include "proto/grpc_status.h"
 #include "sweeps/spec/json_path.h"
 
@@ -92,7 +93,7 @@ v1::Sweep ToProtoSweep(const SweepOverview& overview, bool with_spec_text) {
   out.set_spec_hash(sweep.spec_hash);
   out.set_metric_name(sweep.metric.name);
   out.set_metric_goal(sweep.metric.goal);
-  out.set_baseline_json(sweep.baseline.dump());
+  wire::ToConfigEntries(sweep.baseline, out.mutable_baseline());
   out.set_priority(sweep.policy.priority);
   out.set_max_retries(sweep.policy.max_retries);
   out.set_max_failed(sweep.policy.max_failed);
@@ -325,12 +326,10 @@ StatusOr<ResultsQuery> ResultsQueryFromProto(const v1::QueryResultsRequest& requ
   query.sweep_id = request.sweep_id();
   query.group_by.assign(request.group_by().begin(), request.group_by().end());
   for (const v1::ResultFilter& filter : request.filters()) {
-    nlohmann::json value = nlohmann::json::parse(filter.value_json(), nullptr, /*allow_exceptions=*/false);
-    if (value.is_discarded()) {
-      return Status::InvalidArgument("filters: the value of '" + filter.key() + "' is not JSON: " +
-                                     filter.value_json() + " (strings are quoted: \"rope\")");
+    if (!filter.has_value()) {
+      return Status::InvalidArgument("filters: '" + filter.key() + "' has no value (set ResultFilter.value)");
     }
-    query.filters.push_back({filter.key(), std::move(value)});
+    query.filters.push_back({filter.key(), wire::FromConfigValue(filter.value())});
   }
   query.metric = request.metric();
   RUNG_ASSIGN_OR_RETURN(query.summary, FromProto(request.summary()));
@@ -355,11 +354,11 @@ v1::QueryResultsResponse ToProtoResults(const ResultsTable& table) {
     response.add_aggregations(found->first);
   }
   response.set_metric(table.metric);
-  response.set_baseline_json(table.baseline.dump());
+  wire::ToConfigEntries(table.baseline, response.mutable_baseline());
   response.set_summary(ToProto(table.summary));
   for (const ResultRow& row : table.rows) {
     v1::ResultRow* out = response.add_rows();
-    for (const nlohmann::json& value : row.group_values) out->add_group_values_json(value.dump());
+    for (const nlohmann::json& value : row.group_values) *out->add_group_values() = wire::ToConfigValue(value);
     for (double value : row.values) out->add_values(value);
     out->set_trials(row.trials);
     for (int64_t trial_id : row.trial_ids) out->add_trial_ids(trial_id);
@@ -382,7 +381,13 @@ v1::TrialAttempt ToProtoAttempt(const AttemptRecord& attempt) {
   if (attempt.started_at) *out.mutable_started_at() = ToProtoTime(*attempt.started_at);
   if (attempt.ended_at) *out.mutable_ended_at() = ToProtoTime(*attempt.ended_at);
   out.set_checkpoint_dir(attempt.checkpoint_dir);
-  out.set_provenance_json(attempt.provenance_json);
+  if (!attempt.provenance_json.empty()) {
+    // Stored as the record's JSON (store/record_rows.h); one that no longer decodes is left unset.
+    StatusOr<records::TrainerRecord> record = records::DecodeRecord(attempt.provenance_json);
+    if (record.ok() && std::holds_alternative<records::ProvenanceRecord>(*record)) {
+      *out.mutable_provenance() = wire::ToProto(*record).provenance();
+    }
+  }
   out.set_exit_reason(attempt.exit_reason);
   out.set_metric_batches(attempt.batches);
   return out;
@@ -398,10 +403,10 @@ v1::Trial ToProtoTrial(const TrialOverview& overview, const nlohmann::json& base
   out.set_index(trial.trial_index);
   out.set_rung(cell.rung);
   out.set_rung_label(cell.rung_label);
-  out.set_assignments_json(cell.assignments.dump());
+  wire::ToConfigEntries(cell.assignments, out.mutable_assignments());
   out.set_identity(cell.identity);
   out.set_baseline(MatchesBaseline(cell.config, baseline));
-  if (full) out.set_config_json(cell.config.dump());
+  if (full) wire::ToConfigEntries(cell.config, out.mutable_config()->mutable_entries());
   out.set_parameters_nonembedding(cell.n_nonembedding);
   out.set_parameters_total(cell.n_total);
   out.set_tokens(cell.tokens);
@@ -538,7 +543,7 @@ v1::TrialLease ToProtoLease(const Lease& lease, const google::protobuf::Repeated
   out.set_trial_id(lease.trial_id);
   out.set_attempt(lease.attempt);
   out.set_sweep_id(lease.sweep_id);
-  out.set_config_json(lease.config_json);
+  *out.mutable_config() = wire::ToConfigObject(nlohmann::json::parse(lease.config_json, nullptr, false));
   out.set_checkpoint_dir(lease.checkpoint_dir);
   for (const PreviousAttempt& earlier : lease.resume_from) out.add_resume_from_dirs(earlier.checkpoint_dir);
   out.set_cpu_slots(static_cast<int32_t>(lease.cpus));
@@ -616,7 +621,7 @@ StatusOr<AttemptEnding> AttemptEndingFromRequest(const v1::CompleteRequest& requ
 
 v1::TuningCell ToProtoTuningCell(const TuningCellReport& cell, const TuneSpec& tune) {
   v1::TuningCell out;
-  out.set_cell_json(cell.cell.dump());
+  wire::ToConfigEntries(cell.cell, out.mutable_cell());
   out.set_rung_label(cell.rung_label);
   out.set_rung(cell.rung);
   out.set_n_total(cell.n_total);

@@ -8,6 +8,7 @@
 #include "coordinator/server/source_trials.h"
 #include "coordinator/server/storage_space.h"
 #include "coordinator/store/trial_cells.h"
+#include "proto/config_value.h"
 #include "sweeps/spec/expansion.h"
 #include "sweeps/spec/spec_diagnostics.h"
 #include "sweeps/spec/storage_estimate.h"
@@ -63,7 +64,7 @@ v1::Trial DryRunTrial(const ExpandedTrial& trial, const TrialCell& cell) {
   out.set_index(trial.index);
   out.set_rung(trial.rung);
   out.set_rung_label(trial.rung_label);
-  out.set_assignments_json(cell.assignments.dump());
+  wire::ToConfigEntries(cell.assignments, out.mutable_assignments());
   out.set_identity(trial.identity);
   out.set_baseline(trial.baseline);
   out.set_parameters_nonembedding(trial.parameters.nonembedding());
@@ -148,7 +149,7 @@ StatusOr<v1::SubmitSweepResponse> SweepSubmitter::Submit(const v1::SubmitSweepRe
     }
     cell->set_identity(trial.identity);
     cell->set_rung_label(trial.rung_label);
-    cell->set_assignments_json(submitted.assignments.dump());
+    wire::ToConfigEntries(submitted.assignments, cell->mutable_assignments());
     if (outcome == v1::SubmittedCell::OUTCOME_ADDED || outcome == v1::SubmittedCell::OUTCOME_REQUEUED) {
       ++will_run;
       flops += trial.flops;
@@ -171,7 +172,7 @@ StatusOr<v1::SubmitSweepResponse> SweepSubmitter::Submit(const v1::SubmitSweepRe
     cell->set_trial_id(removed.id);
     cell->set_identity(removed.cell.identity);
     cell->set_rung_label(removed.cell.rung_label);
-    cell->set_assignments_json(removed.cell.assignments.dump());
+    wire::ToConfigEntries(removed.cell.assignments, cell->mutable_assignments());
   }
   response.set_new_trial_count(will_run);
   response.set_total_flops(flops);

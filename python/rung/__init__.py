@@ -24,15 +24,60 @@ from rung._proto import rung_pb2_grpc
 
 __all__ = ["connect", "Client", "PROTOCOL_VERSION"]
 
-# The protocol version this client speaks (proto/protocol_version.h); the coordinator refuses another
-# with FAILED_PRECONDITION naming both.
-PROTOCOL_VERSION = 2
+# The protocol version this client speaks (proto/protocol_version.h, copied by the build); the
+# coordinator refuses another with FAILED_PRECONDITION naming both.
+from rung._proto.version import PROTOCOL_VERSION
 
 _SUMMARIES = {"final": pb.METRIC_SUMMARY_FINAL, "best": pb.METRIC_SUMMARY_BEST, "last": pb.METRIC_SUMMARY_LAST}
 _AGGREGATIONS = {"mean": pb.AGGREGATION_MEAN, "std": pb.AGGREGATION_STD, "min": pb.AGGREGATION_MIN,
                  "max": pb.AGGREGATION_MAX, "median": pb.AGGREGATION_MEDIAN, "count": pb.AGGREGATION_COUNT}
 _AXES = {"step": pb.CURVE_AXIS_STEP, "tokens": pb.CURVE_AXIS_TOKENS, "flops": pb.CURVE_AXIS_FLOPS,
          "wall_time": pb.CURVE_AXIS_WALL_TIME}
+
+
+def _value(value):
+    """A ConfigValue as the Python value it stands for (None, bool, int, float, str, list, dict)."""
+    kind = value.WhichOneof("kind")
+    if kind is None or kind == "null":
+        return None
+    if kind == "list":
+        return [_value(element) for element in value.list.values]
+    if kind == "object":
+        return _entries(value.object.entries)
+    return getattr(value, kind)
+
+
+def _entries(entries):
+    """Repeated ConfigEntry as a dict."""
+    return {entry.key: _value(entry.value) for entry in entries}
+
+
+def _to_value(value):
+    """A Python value as a ConfigValue."""
+    out = pb.ConfigValue()
+    if value is None:
+        out.null = True
+    elif isinstance(value, bool):
+        out.boolean = value
+    elif isinstance(value, int):
+        out.integer = value
+    elif isinstance(value, float):
+        out.number = value
+    elif isinstance(value, str):
+        out.text = value
+    elif isinstance(value, (list, tuple)):
+        out.list.values.extend(_to_value(element) for element in value)
+    elif isinstance(value, dict):
+        for key, element in value.items():
+            out.object.entries.add(key=str(key), value=_to_value(element))
+    else:
+        raise TypeError(f"a filter value must be None, bool, int, float, str, list or dict, not {type(value).__name__}")
+    return out
+
+
+def _text(value):
+    """A config value as the CLI prints it in a cell: strings bare, everything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
 
 
 def _read_token(path):
@@ -117,13 +162,13 @@ class Client:
                                          summary=_SUMMARIES[summary],
                                          aggregations=[_AGGREGATIONS[name] for name in aggregations])
         for key, value in (where or {}).items():
-            request.filters.add(key=key, value_json=json.dumps(value))
+            request.filters.add(key=key, value=_to_value(value))
         response = self._call(self._stub.QueryResults, request)
         rows = []
         for row in response.rows:
             out = {}
-            for key, value in zip(response.group_by, row.group_values_json):
-                out[key] = json.loads(value)
+            for key, value in zip(response.group_by, row.group_values):
+                out[key] = _value(value)
             for name, value in zip(aggregations, row.values):
                 out[name] = int(value) if name == "count" else _number(value)
             out["trials"] = row.trials
@@ -148,15 +193,14 @@ class Client:
         while True:
             page = self._call(self._stub.ListTrials, pb.ListTrialsRequest(sweep_id=sweep, page_token=token))
             for trial in page.trials:
-                cell = json.loads(trial.assignments_json or "{}")
+                cell = _entries(trial.assignments)
                 metric = (trial.final_metric if trial.HasField("final_metric")
                           else trial.latest_metric if trial.HasField("latest_metric") else None)
                 rows.append({
                     "trial": trial.trial_id,
                     "index": trial.index,
                     "rung": trial.rung_label,
-                    "cell": " ".join(f"{key}={value if isinstance(value, str) else json.dumps(value)}"
-                                     for key, value in sorted(cell.items())),
+                    "cell": " ".join(f"{key}={_text(value)}" for key, value in cell.items()),
                     "state": pb.TrialState.Name(trial.state).replace("TRIAL_STATE_", ""),
                     "attempt": trial.attempt,
                     "step": f"{trial.latest_step}/{trial.total_steps}",

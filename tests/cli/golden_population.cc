@@ -14,6 +14,7 @@
 #include <grpcpp/grpcpp.h>
 #include <nlohmann/json.hpp>
 
+#include "proto/config_value.h"
 #include "tests/cli/golden_fixture.h"
 #include "proto/protocol_version.h"
 #include "proto/trainer_record_proto.h"
@@ -288,7 +289,7 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
       return Status::Internal("golden fixture: w1 leased trial " + std::to_string(attempt.lease.trial_id()) +
                               " of sweep " + std::to_string(attempt.lease.sweep_id()));
     }
-    const json config = json::parse(attempt.lease.config_json());
+    const json config = wire::FromConfigObject(attempt.lease.config());
     const Cell cell = {config["position"]["variant"].get<std::string>(), config["model"]["layers"].get<int64_t>(),
                        config["seed"].get<int64_t>()};
     const int64_t layers = std::get<1>(cell);

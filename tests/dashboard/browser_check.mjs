@@ -167,7 +167,7 @@ try {
   for (const series of spec.series) {
     const [variant, rest] = series.label.split(' · ');
     const rung = rest.split(' ')[0];
-    const members = trials.filter((t) => t.rung_label === rung && Object.entries(JSON.parse(t.assignments_json))
+    const members = trials.filter((t) => t.rung_label === rung && Object.entries(t.assignments)
       .filter(([k]) => k !== 'seed').map(([k, v]) => `${k.replace(/^.*\./, '')}=${v}`).join(' ') === variant);
     check(members.length > 0, `the cell '${series.label}' has trials`);
     const steps = curves.get(Number(members[0].trial_id)).map((p) => p[0]);
@@ -242,7 +242,7 @@ try {
   // ---- a trial trained for real: its diagnostics as charts, against the API's record
   const diagTrials = (await api(`/api/sweeps/${diagnosticsSweepId}/trials`)).trials;
   check(diagTrials.length > 0 && diagTrials.every((t) => t.state === 'TRIAL_STATE_SUCCEEDED'), `the diagnostics sweep ${diagnosticsSweepId} finished`);
-  const diagTrial = diagTrials.find((t) => t.rung_label === 'L2-d32' && t.assignments_json.includes('lerope')) || diagTrials[diagTrials.length - 1];
+  const diagTrial = diagTrials.find((t) => t.rung_label === 'L2-d32' && t.assignments['position.variant'] === 'lerope') || diagTrials[diagTrials.length - 1];
   const documents = (await api(`/api/trials/${diagTrial.trial_id}/diagnostics`)).diagnostics;
   const attentions = documents.filter((d) => d.name === 'attention').sort((a, b) => Number(a.step) - Number(b.step));
   check(attentions.length === 2, `trial ${diagTrial.trial_id} has attention records at two milestones (steps ${attentions.map((d) => d.step).join(', ')})`);
@@ -327,7 +327,7 @@ try {
   for (const [side, id] of [['a', a], ['b', b]]) {
     for (const summary of ['best', 'last']) {
       const r = await api(`/api/sweeps/${id}/results?summary=${summary}&metric=val_loss&group_by=rung_label,position.variant`);
-      for (const row of r.rows) results[`${side}|${summary}|${JSON.parse(row.group_values_json[0])}|${JSON.parse(row.group_values_json[1])}`] = Number(row.values[r.aggregations.indexOf('AGGREGATION_MEAN')]);
+      for (const row of r.rows) results[`${side}|${summary}|${row.group_values[0]}|${row.group_values[1]}`] = Number(row.values[r.aggregations.indexOf('AGGREGATION_MEAN')]);
     }
   }
   const tableRows = await page.$$eval('#compare-cells tbody tr', (rows) => rows.map((r) => ({
@@ -353,7 +353,7 @@ try {
   const sides = await page.$$eval('#compare-curves-a, #compare-curves-b', (hosts) => hosts.map((h) => h.rungChart));
   check(sides.length === 2 && JSON.stringify(sides[0].xRange) === JSON.stringify(sides[1].xRange) && JSON.stringify(sides[0].yRange) === JSON.stringify(sides[1].yRange) && sides[0].yRange,
     'the two sweeps\' curves share their axes');
-  const cellsOf = (id) => new Set(trials.concat(diagTrials).filter((t) => Number(t.sweep_id) === id).map((t) => t.rung_label + t.assignments_json.replace(/,?"seed":\d+/, ''))).size;
+  const cellsOf = (id) => new Set(trials.concat(diagTrials).filter((t) => Number(t.sweep_id) === id).map((t) => t.rung_label + JSON.stringify({ ...t.assignments, seed: undefined }))).size;
   check(sides[0].series.length === cellsOf(a) && sides[1].series.length === cellsOf(b), `one curve per cell on each side (${sides[0].series.length}, ${sides[1].series.length})`);
   await page.screenshot({ path: join(shots, 'compare.png'), fullPage: true });
   await page.check('input[name="logy"]');

@@ -284,7 +284,8 @@ TEST_F(DashboardHttpTest, EndpointsAnswerWhatTheCoordinatorAnswers) {
 
   json trial = GetJson("/api/trials/1");
   EXPECT_EQ(trial["trial_id"], "1");
-  EXPECT_FALSE(trial["config_json"].get<std::string>().empty());
+  EXPECT_TRUE(trial["config"].is_object() && trial["config"].contains("position")) << "the config as the JSON object it is";
+  EXPECT_TRUE(trial["assignments"].is_object()) << trial["assignments"].dump();
   EXPECT_FALSE(GetJson("/api/trials/1/logs?tail=5")["lines"].empty());
   EXPECT_TRUE(GetJson("/api/trials/1/parameters").contains("parameters"));
   EXPECT_TRUE(GetJson("/api/trials/1/diagnostics").contains("diagnostics"));

@@ -595,8 +595,7 @@ TEST_F(FaultInjectionTrainingTest, AWorkerCutOffForLongerThanItsLeaseLosesNoStep
   ExpectResumedBySecondWorker(sweep_id, trial_id, v1::TRIAL_STATE_STALE);
   // Attempt 2 started past the last step the coordinator had heard of before the cut: the steps in
   // between were trained by attempt 1 and never delivered by it, and are stored all the same.
-  const nlohmann::json provenance = nlohmann::json::parse(GetTrial(trial_id).attempts(1).provenance_json());
-  EXPECT_GT(provenance.at("start_step").get<int64_t>(), cut_at_step) << "attempt 2 did not resume from a "
+  EXPECT_GT(GetTrial(trial_id).attempts(1).provenance().start_step(), cut_at_step) << "attempt 2 did not resume from a "
                                                                         "checkpoint attempt 1 wrote while cut off";
 }
 

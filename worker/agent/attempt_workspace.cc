@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/train/checkpoint.h"
+#include "proto/config_value.h"
 
 namespace rung::agent {
 namespace fs = std::filesystem;
@@ -63,8 +64,8 @@ StatusOr<AttemptWorkspace> PrepareAttemptWorkspace(const std::string& work_dir, 
   if (lease.trial_id() <= 0 || lease.attempt() <= 0) {
     return Status::InvalidArgument("a lease without a trial id or attempt number");
   }
-  if (!nlohmann::json::accept(lease.config_json())) {
-    return Status::InvalidArgument("the config of trial " + std::to_string(lease.trial_id()) + " is not JSON");
+  if (!lease.has_config()) {
+    return Status::InvalidArgument("the lease of trial " + std::to_string(lease.trial_id()) + " has no config");
   }
   std::error_code error;
   const fs::path root = fs::absolute(work_dir, error);
@@ -89,7 +90,7 @@ StatusOr<AttemptWorkspace> PrepareAttemptWorkspace(const std::string& work_dir, 
 
   {
     std::ofstream config(workspace.config_path, std::ios::trunc);
-    config << lease.config_json() << "\n";
+    config << wire::FromConfigObject(lease.config()).dump() << "\n";
     config.flush();
     if (!config) return Status::FailedPrecondition("cannot write " + workspace.config_path);
   }

@@ -28,7 +28,7 @@ TEST_F(CompatibilityTest, AWorkerOfAnOlderProtocolIsRefusedNamingBothVersions) {
   grpc::Status status = workers_->Register(ContextWithToken(worker_token_).get(), request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_THAT(status.error_message(), HasSubstr("rung-worker speaks protocol version 1"));
-  EXPECT_THAT(status.error_message(), HasSubstr("speaks version 2"));
+  EXPECT_THAT(status.error_message(), HasSubstr("speaks version " + std::to_string(wire::kProtocolVersion)));
   EXPECT_THAT(status.error_message(), HasSubstr("upgrade rung-worker"));
   v1::ListWorkersResponse workers;
   ASSERT_TRUE(users_->ListWorkers(ContextWithToken(user_token_).get(), v1::ListWorkersRequest(), &workers).ok());
@@ -43,7 +43,7 @@ TEST_F(CompatibilityTest, AClientOfAnOlderProtocolIsRefusedNamingBothVersions) {
   grpc::Status status = users_->ListSweeps(&context, v1::ListSweepsRequest(), &sweeps);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_THAT(status.error_message(), HasSubstr("speaks protocol version 1"));
-  EXPECT_THAT(status.error_message(), HasSubstr("speaks version 2"));
+  EXPECT_THAT(status.error_message(), HasSubstr("speaks version " + std::to_string(wire::kProtocolVersion)));
 
   // GetServerInfo answers any client, with the version the coordinator speaks.
   grpc::ClientContext old_info;
@@ -52,6 +52,20 @@ TEST_F(CompatibilityTest, AClientOfAnOlderProtocolIsRefusedNamingBothVersions) {
   status = users_->GetServerInfo(&old_info, v1::GetServerInfoRequest(), &info);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(info.protocol_version(), wire::kProtocolVersion);
+}
+
+// Version 2 sent config values, configs and provenance as JSON text; its client cannot read typed ones.
+TEST_F(CompatibilityTest, AClientOfThePreviousVersionIsRefusedNamingBothVersions) {
+  grpc::ClientContext context;
+  context.AddMetadata("authorization", "Bearer " + user_token_);
+  context.AddMetadata(wire::kProtocolVersionMetadata, std::to_string(wire::kProtocolVersion - 1));
+  v1::ListSweepsResponse sweeps;
+  grpc::Status status = users_->ListSweeps(&context, v1::ListSweepsRequest(), &sweeps);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("speaks protocol version " + std::to_string(wire::kProtocolVersion - 1)));
+  EXPECT_THAT(status.error_message(), HasSubstr("speaks version " + std::to_string(wire::kProtocolVersion)));
+  EXPECT_THAT(status.error_message(), HasSubstr("upgrade this rung client"));
 }
 
 TEST_F(CompatibilityTest, ANewerClientIsToldToUpgradeTheCoordinator) {

@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "proto/config_value.h"
 #include "coordinator/server/grpc_server.h"
 #include "coordinator/store/clock.h"
 #include "proto/rung.grpc.pb.h"
@@ -77,7 +78,7 @@ TEST_F(CoordinatorServiceTest, SubmitLeaseByPriorityReportCompleteAndRead) {
   EXPECT_THAT(lease->checkpoint_dir(), ::testing::EndsWith("high/0/attempt-1"));
   EXPECT_THAT(lease->resume_from_dirs(), SizeIs(0));
   EXPECT_EQ(lease->lease_duration().seconds(), 60);
-  EXPECT_EQ(nlohmann::json::parse(lease->config_json())["train"]["steps"], 10);
+  EXPECT_EQ(wire::FromConfigObject(lease->config())["train"]["steps"], 10);
 
   // Batch 1 carries the provenance: RUNNING.
   v1::ReportMetricsResponse ack;
@@ -115,18 +116,18 @@ TEST_F(CoordinatorServiceTest, SubmitLeaseByPriorityReportCompleteAndRead) {
   EXPECT_EQ(succeeded[0].latest_step(), 10);
   EXPECT_EQ(succeeded[0].total_steps(), 10);
   EXPECT_DOUBLE_EQ(succeeded[0].final_metric(), 1.75);
-  EXPECT_TRUE(succeeded[0].config_json().empty());  // BASIC view in lists
+  EXPECT_FALSE(succeeded[0].has_config());  // BASIC view in lists
   EXPECT_EQ(Curve(lease->trial_id(), "val_loss"), (std::map<int64_t, double>{{5, 2.6}, {10, 1.75}}));
   EXPECT_EQ(Curve(lease->trial_id(), "train_loss"), (std::map<int64_t, double>{{5, 2.5}, {10, 1.9}}));
   EXPECT_EQ(Curve(lease->trial_id(), "tokens"), (std::map<int64_t, double>{{5, 160}, {10, 320}}));
 
   const v1::Trial trial = GetTrial(lease->trial_id());
-  EXPECT_FALSE(trial.config_json().empty());
+  EXPECT_FALSE(trial.config().entries().empty());
   ASSERT_THAT(trial.attempts(), SizeIs(1));
   EXPECT_EQ(trial.attempts(0).worker_id(), "w1");
   EXPECT_EQ(trial.attempts(0).state(), v1::TRIAL_STATE_SUCCEEDED);
   EXPECT_EQ(trial.attempts(0).metric_batches(), 2);
-  EXPECT_THAT(trial.attempts(0).provenance_json(), HasSubstr("abc123"));
+  EXPECT_EQ(trial.attempts(0).provenance().commit(), "abc123");
 
   v1::GetLearnedParametersRequest learned_request;
   learned_request.add_trial_ids(lease->trial_id());
@@ -469,7 +470,7 @@ TEST_F(CoordinatorServiceTest, CompleteCarriesTheLastBatchAndHandsOutTheNextLeas
   const v1::Trial trial = GetTrial(first->trial_id());
   ASSERT_THAT(trial.attempts(), SizeIs(1));
   EXPECT_EQ(trial.attempts(0).metric_batches(), 1);
-  EXPECT_FALSE(trial.attempts(0).provenance_json().empty());
+  EXPECT_TRUE(trial.attempts(0).has_provenance());
   EXPECT_TRUE(trial.attempts(0).has_started_at());
 
   // Resent (its answer lost): acknowledged as a duplicate, the batch not applied twice.
@@ -823,7 +824,7 @@ TEST_F(CoordinatorServiceTest, ASourceTrialResolvesToTheCheckpointFolderOfItsSuc
       Submit(extension("base/0, \"id:" + base_identity.substr(0, 10) + "\""));
   ASSERT_EQ(submitted.new_trial_count(), 2);
   for (const v1::Trial& trial : ListTrials(submitted.sweep_id())) {
-    const nlohmann::json config = nlohmann::json::parse(GetTrial(trial.trial_id()).config_json());
+    const nlohmann::json config = wire::FromConfigObject(GetTrial(trial.trial_id()).config());
     EXPECT_EQ(config["train"]["init"]["checkpoint"], base->checkpoint_dir()) << config["train"]["init"].dump();
   }
 }

@@ -23,6 +23,7 @@
 #include <tuple>
 #include <vector>
 
+#include "proto/config_value.h"
 #include "coordinator/domain/results_query.h"
 #include "coordinator/server/user_service.h"
 #include "coordinator/server/auth.h"
@@ -32,6 +33,13 @@
 
 namespace rung::server {
 namespace {
+
+// Each group value as JSON text: "\"rope\"", "0".
+std::vector<std::string> Dumped(const google::protobuf::RepeatedPtrField<v1::ConfigValue>& values) {
+  std::vector<std::string> out;
+  for (const v1::ConfigValue& value : values) out.push_back(wire::FromConfigValue(value).dump());
+  return out;
+}
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -111,7 +119,7 @@ class QueryServiceTest : public testing::CoordinatorServiceTest {
     sweep_id_ = Submit(LadderSpec()).sweep_id();
     ASSERT_GT(sweep_id_, 0);
     for (const v1::Trial& trial : ListTrials(sweep_id_)) {
-      const nlohmann::json cell = nlohmann::json::parse(trial.assignments_json());
+      const nlohmann::json cell = wire::FromConfigEntries(trial.assignments());
       cells_[trial.trial_id()] = {cell["position.variant"].get<std::string>(), trial.rung(),
                                   cell["seed"].get<int64_t>()};
     }
@@ -205,7 +213,7 @@ TEST_F(QueryServiceTest, ResultsAreGroupedAggregatedOverSeedsAndPairedAgainstThe
   EXPECT_THAT(table.group_by(), ElementsAre("position.variant", "rung_label"));
   EXPECT_EQ(table.metric(), "val_loss");
   EXPECT_EQ(table.summary(), v1::METRIC_SUMMARY_FINAL);
-  EXPECT_EQ(nlohmann::json::parse(table.baseline_json()), (nlohmann::json{{"position.variant", "rope"}}));
+  EXPECT_EQ(wire::FromConfigEntries(table.baseline()), (nlohmann::json{{"position.variant", "rope"}}));
   ASSERT_THAT(table.rows(), SizeIs(4));
 
   // By hand, from Losses(): nope sorts before rope, rungs in ladder order.
@@ -229,7 +237,7 @@ TEST_F(QueryServiceTest, ResultsAreGroupedAggregatedOverSeedsAndPairedAgainstThe
   for (size_t i = 0; i < expected.size(); ++i) {
     SCOPED_TRACE(expected[i].variant + " " + expected[i].label);
     const v1::ResultRow& row = table.rows(static_cast<int>(i));
-    EXPECT_THAT(row.group_values_json(),
+    EXPECT_THAT(Dumped(row.group_values()),
                 ElementsAre("\"" + expected[i].variant + "\"", "\"" + expected[i].label + "\""));
     ASSERT_THAT(row.values(), SizeIs(4));
     EXPECT_NEAR(row.values(0), expected[i].mean, 1e-12);
@@ -257,7 +265,7 @@ TEST_F(QueryServiceTest, ResultsAreGroupedAggregatedOverSeedsAndPairedAgainstThe
   // Grouped by seed over everything: seed 0 has 3.0, 3.3, 2.5, 2.9; seed 1 has 3.2, 3.7, 2.7.
   ASSERT_TRUE(Query({"seed"}, &table, {v1::AGGREGATION_MEAN, v1::AGGREGATION_MEDIAN, v1::AGGREGATION_MAX}).ok());
   ASSERT_THAT(table.rows(), SizeIs(2));
-  EXPECT_THAT(table.rows(0).group_values_json(), ElementsAre("0"));
+  EXPECT_THAT(Dumped(table.rows(0).group_values()), ElementsAre("0"));
   EXPECT_NEAR(table.rows(0).values(0), (3.0 + 3.3 + 2.5 + 2.9) / 4, 1e-12);
   EXPECT_NEAR(table.rows(0).values(1), (2.9 + 3.0) / 2, 1e-12);
   EXPECT_DOUBLE_EQ(table.rows(0).values(2), 3.3);
@@ -271,18 +279,18 @@ TEST_F(QueryServiceTest, ResultsAreGroupedAggregatedOverSeedsAndPairedAgainstThe
   EXPECT_THAT(table.group_by(), ElementsAre("trial", "rung_label", "position.variant", "seed"));
   const v1::ResultRow& first = table.rows(0);
   ASSERT_THAT(first.trial_ids(), SizeIs(1));
-  EXPECT_EQ(first.group_values_json(0), std::to_string(first.trial_ids(0)));
-  EXPECT_EQ(first.group_values_json(1), "\"L1-d16\"");
+  EXPECT_EQ(wire::FromConfigValue(first.group_values(0)).dump(), std::to_string(first.trial_ids(0)));
+  EXPECT_EQ(wire::FromConfigValue(first.group_values(1)).dump(), "\"L1-d16\"");
   EXPECT_TRUE(std::isnan(first.values(1))) << "the sd of one trial's value is undefined";
   v1::QueryResultsRequest filtered;
   filtered.set_sweep_id(sweep_id_);
   filtered.add_group_by("rung");
   v1::ResultFilter* filter = filtered.add_filters();
   filter->set_key("position.variant");
-  filter->set_value_json("\"nope\"");
+  filter->mutable_value()->set_text("nope");
   ASSERT_TRUE(users_->QueryResults(ContextWithToken(user_token_).get(), filtered, &table).ok());
   ASSERT_THAT(table.rows(), SizeIs(2));
-  EXPECT_THAT(table.rows(1).group_values_json(), ElementsAre("1"));
+  EXPECT_THAT(Dumped(table.rows(1).group_values()), ElementsAre("1"));
   EXPECT_NEAR(table.rows(0).values(0), 3.5, 1e-12);  // default aggregations: MEAN, STD, COUNT
   EXPECT_EQ(table.rows(0).values(2), 2.0);
 }
@@ -585,7 +593,7 @@ TEST_F(QueryServiceTest, ListTrialsInTheFullViewCarriesEveryTrialsAttempts) {
   ASSERT_TRUE(users_->ListTrials(ContextWithToken(user_token_).get(), request, &response).ok());
   ASSERT_THAT(response.trials(), SizeIs(8));
   for (const v1::Trial& trial : response.trials()) {
-    EXPECT_FALSE(trial.config_json().empty());
+    EXPECT_FALSE(trial.config().entries().empty());
     ASSERT_THAT(trial.attempts(), SizeIs(1));
     EXPECT_EQ(trial.attempts(0).worker_id(), "w1");
   }

@@ -4,6 +4,7 @@
 // its own times on a ManualClock: slot accounting (leases only while slots are free, the next trial
 // when one ends), registration through a coordinator outage, and the shutdown that preempts every
 // trainer and reports it.
+#include "proto/config_value.h"
 #include "worker/agent/agent.h"
 
 #include <future>
@@ -67,7 +68,7 @@ class AgentTest : public ::testing::Test {
     v1::TrialLease lease;
     lease.set_trial_id(trial_id);
     lease.set_attempt(1);
-    lease.set_config_json("{}");
+    *lease.mutable_config() = wire::ToConfigObject(nlohmann::json::parse("{}"));
     lease.set_cpu_slots(cpu_slots);
     return lease;
   }

@@ -5,6 +5,7 @@
 // (heartbeats, the grace period, backoffs) on a ManualClock: success, heartbeats, crash, CANCEL, a
 // trainer that ignores SIGTERM, preemption, fencing, and a coordinator that is away when the attempt
 // ends.
+#include "proto/config_value.h"
 #include "worker/agent/attempt_runner.h"
 
 #include <filesystem>
@@ -76,7 +77,7 @@ class AttemptRunnerTest : public ::testing::Test {
     lease.set_trial_id(trial_id);
     lease.set_attempt(1);
     lease.set_sweep_id(1);
-    lease.set_config_json(R"({"seed":1})");
+    *lease.mutable_config() = wire::ToConfigObject(nlohmann::json::parse(R"({"seed":1})"));
     lease.set_checkpoint_dir(scratch_.Path("artifacts/t" + std::to_string(trial_id) + "/attempt-1"));
     lease.set_cpu_slots(cpu_slots);
     return lease;
@@ -330,7 +331,7 @@ TEST_F(AttemptRunnerTest, TrainsOnWhileTheCoordinatorIsAwayAndReportsWhenItRetur
 
 TEST(CpuSlotsOfTest, TheLeaseSays) {
   v1::TrialLease lease;
-  lease.set_config_json(R"({"resources":{"cpus":3}})");
+  *lease.mutable_config() = wire::ToConfigObject(nlohmann::json::parse(R"({"resources":{"cpus":3}})"));
   lease.set_cpu_slots(2);
   EXPECT_EQ(CpuSlotsOf(lease), 2) << "the lease's typed field, never the config";
   lease.set_cpu_slots(0);

@@ -1,6 +1,7 @@
 // tests/worker/agent/attempt_workspace_test.cc
 //
 // The attempt's folder, its config file, its own checkpoint folder and the resume point.
+#include "proto/config_value.h"
 #include "worker/agent/attempt_workspace.h"
 
 #include <filesystem>
@@ -43,7 +44,7 @@ TEST(AttemptWorkspaceTest, WritesTheConfigAndGivesEveryAttemptItsOwnCheckpointFo
   v1::TrialLease lease;
   lease.set_trial_id(7);
   lease.set_attempt(3);
-  lease.set_config_json(R"({"seed":1})");
+  *lease.mutable_config() = wire::ToConfigObject(nlohmann::json::parse(R"({"seed":1})"));
   lease.set_checkpoint_dir(scratch.Path("artifacts/sweep/0/attempt-3"));
   lease.add_resume_from_dirs(scratch.Path("artifacts/sweep/0/attempt-2"));
   TouchCheckpoint(scratch.Path("artifacts/sweep/0/attempt-2"), 40);
@@ -63,7 +64,7 @@ TEST(AttemptWorkspaceTest, WritesTheConfigAndGivesEveryAttemptItsOwnCheckpointFo
   EXPECT_EQ(workspace->checkpoint_dir, scratch.Path("work/trial-7/attempt-3/checkpoints"));
   EXPECT_EQ(workspace->resume, "never");
 
-  lease.set_config_json("not json");
+  lease.clear_config();
   EXPECT_EQ(PrepareAttemptWorkspace(scratch.Path("work"), lease).status().code(), StatusCode::kInvalidArgument);
 }
 
@@ -74,7 +75,7 @@ TEST(AttemptWorkspaceTest, RefusesACheckpointFolderThatCannotBeCreated) {
   v1::TrialLease lease;
   lease.set_trial_id(7);
   lease.set_attempt(1);
-  lease.set_config_json("{}");
+  *lease.mutable_config() = wire::ToConfigObject(nlohmann::json::parse("{}"));
   std::ofstream(scratch.Path("artifacts")) << "a file, not a folder\n";
   lease.set_checkpoint_dir(scratch.Path("artifacts/sweep/0/attempt-1"));
   StatusOr<AttemptWorkspace> workspace = PrepareAttemptWorkspace(scratch.Path("work"), lease);

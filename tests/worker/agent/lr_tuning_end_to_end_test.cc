@@ -26,6 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "proto/config_value.h"
 #include "coordinator/domain/crash_point.h"
 #include "coordinator/store/event_log.h"
 #include "coordinator/store/store.h"
@@ -243,12 +244,12 @@ TEST_F(LrTuningEndToEndTest, AnOffCentreSearchWalksToTheOptimumAndEveryCellEndsB
   EXPECT_EQ(tuning.tuning(), "complete");
   ASSERT_EQ(tuning.cells_size(), 4);
   for (const v1::TuningCell& cell : tuning.cells()) {
-    EXPECT_EQ(cell.status(), "bracketed") << cell.cell_json() << ": " << cell.reason();
+    EXPECT_EQ(cell.status(), "bracketed") << wire::FromConfigEntries(cell.cell()).dump() << ": " << cell.reason();
     EXPECT_TRUE(cell.bracketed());
-    EXPECT_EQ(cell.best_index(), kOptimumIndex) << cell.cell_json();
+    EXPECT_EQ(cell.best_index(), kOptimumIndex) << wire::FromConfigEntries(cell.cell()).dump();
     EXPECT_NEAR(cell.best(), kOptimum, 1e-12);
     // The smallest rung walks from -21..-19 up to -15: 7 values; the next rung starts on its best: 3.
-    EXPECT_EQ(cell.tried_size(), cell.rung() == 0 ? 7 : 3) << cell.cell_json();
+    EXPECT_EQ(cell.tried_size(), cell.rung() == 0 ? 7 : 3) << wire::FromConfigEntries(cell.cell()).dump();
   }
   // 2 variants x (7 + 1 second seed + 3 + 1): the fewest trials the rule allows
   const std::vector<v1::Trial> trials = Trials(submitted.sweep_id());
@@ -324,13 +325,13 @@ TEST_F(LrTuningEndToEndTest, ACoordinatorKilledBetweenAResultAndItsDecisionDecid
     ASSERT_TRUE(WaitForFinish(submitted.sweep_id(), std::chrono::seconds(180)));
     const v1::GetTuningResponse tuning = Tuning(submitted.sweep_id());
     for (const v1::TuningCell& cell : tuning.cells()) {
-      EXPECT_EQ(cell.status(), "bracketed") << cell.cell_json();
+      EXPECT_EQ(cell.status(), "bracketed") << wire::FromConfigEntries(cell.cell()).dump();
       EXPECT_EQ(cell.best_index(), kOptimumIndex);
       EXPECT_EQ(cell.tried_size(), 3);
     }
     std::map<std::string, int> per_value;
     for (const v1::Trial& trial : Trials(submitted.sweep_id())) {
-      per_value[trial.rung_label() + " " + trial.assignments_json()] += 1;
+      per_value[trial.rung_label() + " " + wire::FromConfigEntries(trial.assignments()).dump()] += 1;
     }
     for (const auto& [assignments, count] : per_value) EXPECT_EQ(count, 1) << assignments;
     StopWorkers();
@@ -355,13 +356,13 @@ TEST_F(LrTuningEndToEndTest, ResubmittingTheSpecKeepsTheTrialsTheSearchAddedAndG
   const v1::SubmitSweepResponse again = Submit(spec);
   EXPECT_FALSE(again.created());
   for (const v1::SubmittedCell& cell : again.cells()) {
-    EXPECT_NE(cell.outcome(), v1::SubmittedCell::OUTCOME_REMOVED) << cell.assignments_json();
+    EXPECT_NE(cell.outcome(), v1::SubmittedCell::OUTCOME_REMOVED) << wire::FromConfigEntries(cell.assignments()).dump();
   }
   const std::vector<v1::Trial> after = Trials(submitted.sweep_id());
   ASSERT_GE(after.size(), before.size());
   for (size_t i = 0; i < before.size(); ++i) {
     EXPECT_EQ(after[i].identity(), before[i].identity());
-    EXPECT_NE(after[i].state(), v1::TRIAL_STATE_CANCELLED) << after[i].assignments_json();
+    EXPECT_NE(after[i].state(), v1::TRIAL_STATE_CANCELLED) << wire::FromConfigEntries(after[i].assignments()).dump();
   }
   StartWorker("a", 2);
   ASSERT_TRUE(WaitForFinish(submitted.sweep_id()));
@@ -380,7 +381,7 @@ TEST_F(LrTuningEndToEndTest, ANonFiniteLossInATunedSweepEndsEarlyStoppedAndClose
   EXPECT_EQ(GetSweep(submitted.sweep_id()).state(), v1::SWEEP_STATE_SUCCEEDED) << Logs();
   int64_t stopped = 0;
   for (const v1::Trial& trial : Trials(submitted.sweep_id())) {
-    const double lr = nlohmann::json::parse(trial.assignments_json()).at("train.lr").get<double>();
+    const double lr = wire::FromConfigEntries(trial.assignments()).at("train.lr").get<double>();
     if (lr > 0.008) {
       EXPECT_EQ(trial.state(), v1::TRIAL_STATE_EARLY_STOPPED) << trial.state_reason();
       EXPECT_THAT(trial.state_reason(), HasSubstr("non_finite"));
@@ -393,7 +394,7 @@ TEST_F(LrTuningEndToEndTest, ANonFiniteLossInATunedSweepEndsEarlyStoppedAndClose
   EXPECT_EQ(stopped, 4);  // the value above the optimum, in each of the 4 cells
   const v1::GetTuningResponse tuning = Tuning(submitted.sweep_id());
   for (const v1::TuningCell& cell : tuning.cells()) {
-    EXPECT_EQ(cell.status(), "bracketed") << cell.cell_json() << ": " << cell.reason();
+    EXPECT_EQ(cell.status(), "bracketed") << wire::FromConfigEntries(cell.cell()).dump() << ": " << cell.reason();
     EXPECT_EQ(cell.best_index(), -14);
     ASSERT_EQ(cell.tried_size(), 3);
     EXPECT_EQ(cell.tried(2).state(), "diverged");
@@ -424,7 +425,7 @@ TEST_F(LrTuningEndToEndTest, SuccessiveHalvingStopsTheWorseStartValuesOfACellAnd
   EXPECT_EQ(GetSweep(submitted.sweep_id()).state(), v1::SWEEP_STATE_SUCCEEDED) << Logs();
   int64_t stopped = 0;
   for (const v1::Trial& trial : Trials(submitted.sweep_id())) {
-    const double lr = nlohmann::json::parse(trial.assignments_json()).at("train.lr").get<double>();
+    const double lr = wire::FromConfigEntries(trial.assignments()).at("train.lr").get<double>();
     if (std::fabs(lr / kOptimum - 1) < 1e-9) {
       EXPECT_EQ(trial.state(), v1::TRIAL_STATE_SUCCEEDED) << "the best value (and its second seed) runs to the end";
     } else {

@@ -1,5 +1,7 @@
 // The dashboard server's JSON endpoints (coordinator/dashboard/dashboard_api.h) and live updates.
-export async function getJson(path: string): Promise<any> {
+// T: what the endpoint sends, mostly a message of the wire (module 'rung-wire', generated from
+// proto/rung.proto at build time).
+export async function getJson<T = any>(path: string): Promise<T> {
   const response = await fetch(path, { credentials: 'same-origin' });
   const body = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
   if (!response.ok) throw new Error(body.error || `HTTP ${response.status}`);

@@ -7,9 +7,10 @@
 import { getJson, num } from './api';
 import { ChartSpec, dataRange, drawChart, padRange } from './charts';
 import { cellCurves, X_AXES } from './curves';
-import { el, fmt, hashParams, setHashParam, stateName, timeText } from './format';
+import { el, fmt, hashParams, setHashParam, stateName, timeText, baselineText } from './format';
 import { eta, progressBar } from './sweeps_view';
 import { trialInfo } from './sweep_view';
+import type { Aggregation, QueryResultsResponse, Sweep, Trial } from 'rung-wire';
 
 interface Side {
   sweep: any;
@@ -20,7 +21,7 @@ interface Side {
 function axesOf(trials: any[]): string[] {
   const keys = new Set<string>();
   for (const t of trials) {
-    try { for (const key of Object.keys(JSON.parse(t.assignments_json || '{}'))) if (key !== 'seed') keys.add(key); } catch { /* none */ }
+    for (const key of Object.keys(t.assignments || {})) if (key !== 'seed') keys.add(key);
   }
   return [...keys].sort();
 }
@@ -30,10 +31,10 @@ interface Group { rung: string; axes: Record<string, string>; mean: number; sd: 
 
 async function groups(side: Side, metric: string, summary: 'best' | 'last'): Promise<Group[]> {
   const keys = ['rung_label', ...side.axes];
-  const results = await getJson(`/api/sweeps/${side.sweep.sweep_id}/results?summary=${summary}&metric=${encodeURIComponent(metric)}&group_by=${keys.map(encodeURIComponent).join(',')}`);
-  const column = (name: string) => (results.aggregations || []).indexOf(name);
+  const results = await getJson<QueryResultsResponse>(`/api/sweeps/${side.sweep.sweep_id}/results?summary=${summary}&metric=${encodeURIComponent(metric)}&group_by=${keys.map(encodeURIComponent).join(',')}`);
+  const column = (name: Aggregation) => (results.aggregations || []).indexOf(name);
   return (results.rows || []).map((row: any) => {
-    const values = (row.group_values_json || []).map((v: string) => { try { const parsed = JSON.parse(v); return typeof parsed === 'string' ? parsed : JSON.stringify(parsed); } catch { return v; } });
+    const values = (row.group_values || []).map((v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v)));
     const axes: Record<string, string> = {};
     side.axes.forEach((key, i) => (axes[key] = values[i + 1]));
     return { rung: values[0], axes, mean: num(row.values[column('AGGREGATION_MEAN')]), sd: num(row.values[column('AGGREGATION_STD')]), count: num(row.values[column('AGGREGATION_COUNT')]) };
@@ -49,15 +50,15 @@ function sidePanel(side: Side, which: string): HTMLElement {
     progressBar(c),
     el('p', {}, `${num(c.succeeded) + num(c.early_stopped)}/${num(c.total)} done · ${num(c.running) + num(c.leased)} running · ${num(c.failed)} failed`,
       eta(s, now) ? ` · ETA ${eta(s, now)}` : '', el('br'),
-      `metric ${s.metric_name} (${s.metric_goal}) · baseline ${s.baseline_json || 'none'} · axes ${side.axes.join(', ') || 'none'} · rungs ${[...new Set(side.trials.map((t) => t.rung_label))].join(', ')} · created ${timeText(s.created_at)}`));
+      `metric ${s.metric_name} (${s.metric_goal}) · baseline ${baselineText(s.baseline)} · axes ${side.axes.join(', ') || 'none'} · rungs ${[...new Set(side.trials.map((t) => t.rung_label))].join(', ')} · created ${timeText(s.created_at)}`));
 }
 
 export async function renderCompare(root: HTMLElement, a: number, b: number): Promise<void> {
   const load = async (id: number): Promise<Side> => {
-    const [sweep, listed] = await Promise.all([getJson(`/api/sweeps/${id}`), getJson(`/api/sweeps/${id}/trials`)]);
+    const [sweep, listed] = await Promise.all([getJson<Sweep>(`/api/sweeps/${id}`), getJson<{ trials: Trial[] }>(`/api/sweeps/${id}/trials`)]);
     return { sweep, trials: listed.trials, axes: axesOf(listed.trials) };
   };
-  const [{ sweeps }, A, B] = await Promise.all([getJson('/api/sweeps'), load(a), load(b)]);
+  const [{ sweeps }, A, B] = await Promise.all([getJson<{ sweeps: Sweep[] }>('/api/sweeps'), load(a), load(b)]);
   const sides: [Side, Side] = [A, B];
   document.getElementById('where')!.textContent = ` / compare ${A.sweep.name} ↔ ${B.sweep.name}`;
   const params = hashParams();

@@ -67,3 +67,8 @@ export function csvField(value: any): string {
   const text = value === null || value === undefined ? '' : String(value);
   return /[",\n]/.test(text) ? '"' + text.replace(/"/g, '""') + '"' : text;
 }
+
+// A sweep's baseline selector ({"position.variant": "rope"}) as text; "none" when it has none.
+export function baselineText(baseline: Record<string, unknown> | undefined): string {
+  return baseline && Object.keys(baseline).length ? JSON.stringify(baseline) : 'none';
+}

@@ -3,9 +3,10 @@
 import { followSweep, getJson, num, postJson } from './api';
 import { ChartSpec, drawChart, PALETTE, Series } from './charts';
 import { cellCurves, TrialInfo, X_AXES } from './curves';
-import { csvField, download, el, fmt, hashParams, setHashParam, stateName, STATES, timeText } from './format';
+import { csvField, download, el, fmt, hashParams, setHashParam, stateName, STATES, timeText, baselineText } from './format';
 import { drawParallel } from './parallel';
 import { eta, progressBar } from './sweeps_view';
+import type { GetTuningResponse, QueryResultsResponse, Sweep, Trial } from 'rung-wire';
 
 function variantOf(assignments: any): { variant: string; seed: string } {
   const parts: string[] = [];
@@ -19,7 +20,7 @@ function variantOf(assignments: any): { variant: string; seed: string } {
 
 const infos = new Map<string, TrialInfo>();
 function info(trial: any): TrialInfo {
-  const key = `${trial.trial_id}|${trial.rung}|${trial.assignments_json}`;
+  const key = `${trial.trial_id}|${trial.rung}|${JSON.stringify(trial.assignments)}`;
   const known = infos.get(key);
   if (known) return known;
   const made = parse(trial);
@@ -31,9 +32,7 @@ function info(trial: any): TrialInfo {
 export const trialInfo = info;
 
 function parse(trial: any): TrialInfo {
-  let assignments: any = {};
-  try { assignments = JSON.parse(trial.assignments_json || '{}'); } catch { /* none */ }
-  const { variant, seed } = variantOf(assignments);
+  const { variant, seed } = variantOf(trial.assignments || {});
   return { trial_id: num(trial.trial_id), rung: num(trial.rung), rung_label: trial.rung_label, variant, seed };
 }
 
@@ -41,10 +40,10 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
   // The best and last values (two results calls, the slowest reads of a large sweep) are asked for at
   // once, beside the sweep and its trials; the table takes them when they come.
   const summaryKinds = ['best', 'last'] as const;
-  const fetchSummaries = () => Promise.all(summaryKinds.map((summary) => getJson(`/api/sweeps/${sweepId}/results?summary=${summary}`)));
+  const fetchSummaries = () => Promise.all(summaryKinds.map((summary) => getJson<QueryResultsResponse>(`/api/sweeps/${sweepId}/results?summary=${summary}`)));
   let firstSummaries: Promise<any[]> | null = fetchSummaries();
   firstSummaries.catch(() => {});  // a failure is reported where the table waits for them
-  const [sweep0, listed, serverInfo] = await Promise.all([getJson(`/api/sweeps/${sweepId}`), getJson(`/api/sweeps/${sweepId}/trials`), getJson('/api/info')]);
+  const [sweep0, listed, serverInfo] = await Promise.all([getJson<Sweep>(`/api/sweeps/${sweepId}`), getJson<{ trials: Trial[] }>(`/api/sweeps/${sweepId}/trials`), getJson('/api/info')]);
   let sweep = sweep0;
   const trials = new Map<number, any>();
   for (const t of listed.trials) trials.set(num(t.trial_id), t);
@@ -56,7 +55,7 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
   const renderHeader = () => {
     header.textContent = '';
     header.append(el('h2', {}, `${sweep.name} `, el('span', { className: 'state st-' + stateName(sweep.state) }, stateName(sweep.state))),
-      el('p', {}, `sweep ${sweep.sweep_id} · metric ${sweep.metric_name} (${sweep.metric_goal}) · baseline ${sweep.baseline_json || 'none'} · created ${timeText(sweep.created_at)}`,
+      el('p', {}, `sweep ${sweep.sweep_id} · metric ${sweep.metric_name} (${sweep.metric_goal}) · baseline ${baselineText(sweep.baseline)} · created ${timeText(sweep.created_at)}`,
         eta(sweep, Date.now() / 1000) ? ` · ETA ${eta(sweep, Date.now() / 1000)}` : '', sweep.state_reason ? ` · ${sweep.state_reason}` : ''),
       progressBar(sweep.counts));
     if (serverInfo.control) {
@@ -227,9 +226,9 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
     .catch((e) => tableHost.setAttribute('data-summaries', 'failed: ' + e.message));
   const drawParallelView = () => {
     const finished = [...trials.values()].filter((t) => isFinite(num(t.final_metric)));
-    const axisKeys = [...new Set(finished.flatMap((t) => Object.keys(JSON.parse(t.assignments_json || '{}'))))].filter((k) => k !== 'seed');
+    const axisKeys = [...new Set(finished.flatMap((t) => Object.keys(t.assignments || {})))].filter((k) => k !== 'seed');
     drawParallel(parallelHost, `Parallel coordinates: axes against final ${sweep.metric_name}`, ['rung', ...axisKeys, 'seed'], sweep.metric_name, sweep.metric_goal,
-      finished.map((t) => ({ axes: { rung: t.rung_label, seed: Number(info(t).seed), ...JSON.parse(t.assignments_json || '{}') }, metric: num(t.final_metric) })));
+      finished.map((t) => ({ axes: { rung: t.rung_label, seed: Number(info(t).seed), ...(t.assignments || {}) }, metric: num(t.final_metric) })));
   };
   drawParallelView();
   const showFit = () => {
@@ -346,14 +345,14 @@ async function renderFit(host: HTMLElement, sweepId: number): Promise<void> {
 }
 
 async function renderTuning(host: HTMLElement, sweepId: number): Promise<void> {
-  const tuning = await getJson(`/api/sweeps/${sweepId}/tuning`);
+  const tuning = await getJson<GetTuningResponse>(`/api/sweeps/${sweepId}/tuning`);
   host.append(el('h3', {}, `Tuning ${tuning.key}: loss against ${tuning.key} per cell (${tuning.tuning})`));
   const values = [...new Set(tuning.cells.flatMap((c: any) => c.tried.map((t: any) => t.value)))].sort((a: any, b: any) => a - b) as number[];
   const series: Series[] = [];
   tuning.cells.forEach((cell: any, i: number) => {
     const byValue = new Map(cell.tried.map((t: any) => [t.value, t.metric ?? null]));
     const color = PALETTE[i % PALETTE.length];
-    series.push({ label: `${cell.cell_json} (${cell.status}${cell.bracketed ? ', bracketed' : ''})`, color, values: values.map((v) => (byValue.has(v) ? byValue.get(v) as number : null)) });
+    series.push({ label: `${JSON.stringify(cell.cell)} (${cell.status}${cell.bracketed ? ', bracketed' : ''})`, color, values: values.map((v) => (byValue.has(v) ? byValue.get(v) as number : null)) });
     if (cell.best !== undefined) series.push({ label: `chosen ${fmt(cell.best, 3)}`, color, points: true, values: values.map((v) => (v === cell.best ? byValue.get(v) as number ?? null : null)) });
   });
   const chart = el('div', { 'data-chart': 'tuning' });

@@ -2,6 +2,7 @@
 // Below it, what this build of rung can run, from its registries (/api/registry).
 import { getJson, num } from './api';
 import { el, fmt, fmtSeconds, stateName, timeText } from './format';
+import type { Sweep } from 'rung-wire';
 
 export function progressBar(counts: any): HTMLElement {
   const total = num(counts.total) || 0;
@@ -44,7 +45,7 @@ export function registryTables(registry: any): HTMLElement {
 }
 
 export async function renderSweeps(root: HTMLElement): Promise<void> {
-  const [{ sweeps }, registry] = await Promise.all([getJson('/api/sweeps'), getJson('/api/registry')]);
+  const [{ sweeps }, registry] = await Promise.all([getJson<{ sweeps: Sweep[] }>('/api/sweeps'), getJson('/api/registry')]);
   const now = Date.now() / 1000;
   const compare = el('button', { id: 'compare', disabled: true, onclick: () => {
     const ids = picked();

@@ -5,17 +5,25 @@ import { drawChart, PALETTE, ChartSpec } from './charts';
 import { X_AXES } from './curves';
 import { renderDiagnostics } from './diagnostics_charts';
 import { el, hashParams, setHashParam, stateName, timeText } from './format';
+import type { GetLearnedParametersResponse, LogEntry, Sweep, Trial, TrialDiagnostic } from 'rung-wire';
 
-function pretty(text: string): string {
-  try { return JSON.stringify(JSON.parse(text), null, 2); } catch { return text; }
+// The provenance record; its documents (BLAS, data, parameter counts, config) travel as JSON text.
+function provenanceText(provenance: object): string {
+  const shown: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(provenance)) {
+    let document: unknown = value;
+    if (typeof value === 'string' && value.startsWith('{')) { try { document = JSON.parse(value); } catch { /* as text */ } }
+    shown[key] = document;
+  }
+  return JSON.stringify(shown, null, 2);
 }
 
 export async function renderTrial(root: HTMLElement, trialId: number, onStop: (stop: () => void) => void): Promise<void> {
-  const trial = await getJson(`/api/trials/${trialId}`);
-  const sweep = await getJson(`/api/sweeps/${trial.sweep_id}`);
+  const trial = await getJson<Trial>(`/api/trials/${trialId}`);
+  const sweep = await getJson<Sweep>(`/api/sweeps/${trial.sweep_id}`);
   document.getElementById('where')!.textContent = ` / ${sweep.name} / trial ${trialId}`;
   root.append(el('h2', {}, `Trial ${trialId} `, el('span', { className: 'state st-' + stateName(trial.state) }, stateName(trial.state))),
-    el('p', {}, el('a', { href: `#/sweep/${trial.sweep_id}` }, `← sweep ${sweep.name}`), ` · ${trial.rung_label} · ${trial.assignments_json}`,
+    el('p', {}, el('a', { href: `#/sweep/${trial.sweep_id}` }, `← sweep ${sweep.name}`), ` · ${trial.rung_label} · ${JSON.stringify(trial.assignments)}`,
       ` · step ${trial.latest_step}/${trial.total_steps} · attempt ${trial.attempt}`, trial.state_reason ? ` · ${trial.state_reason}` : ''));
 
   const params = hashParams();
@@ -53,7 +61,7 @@ export async function renderTrial(root: HTMLElement, trialId: number, onStop: (s
   const logPre = el('pre', { className: 'log', id: 'log-tail' });
   root.append(el('section', {}, el('h3', {}, 'Log tail (live while it runs)'), logPre));
   async function refreshLog() {
-    const logs = await getJson(`/api/trials/${trialId}/logs?tail=60`);
+    const logs = await getJson<{ lines: LogEntry[] }>(`/api/trials/${trialId}/logs?tail=60`);
     logPre.textContent = logs.lines.map((l: any) => `${timeText(l.time)} [${String(l.source).replace('SOURCE_', '').toLowerCase()} #${l.attempt}] ${l.text}`).join('\n') || '(no lines yet)';
     logPre.scrollTop = logPre.scrollHeight;
   }
@@ -65,13 +73,12 @@ export async function renderTrial(root: HTMLElement, trialId: number, onStop: (s
   }
 
   // Learned frequencies against RoPE's base^(-2i/d).
-  const parameters = await getJson(`/api/trials/${trialId}/parameters`);
+  const parameters = await getJson<GetLearnedParametersResponse>(`/api/trials/${trialId}/parameters`);
   const freqs = (parameters.parameters || []).filter((p: any) => /freq/.test(p.tensor.name));
   const freqHost = el('div', { id: 'trial-frequencies' });
   root.append(el('section', {}, el('h3', {}, 'Learned frequencies against RoPE\'s'), freqHost));
   if (freqs.length) {
-    let config: any = {};
-    try { config = JSON.parse(trial.config_json); } catch { /* shown as text below */ }
+    const config: any = trial.config || {};
     const base = num(config?.position?.base) || 10000;
     const n = Math.max(...freqs.map((p: any) => p.tensor.values.length));
     const x = Array.from({ length: n }, (_, i) => i);
@@ -82,7 +89,7 @@ export async function renderTrial(root: HTMLElement, trialId: number, onStop: (s
     freqHost.append(el('p', { className: 'empty' }, 'No learned frequencies recorded for this trial (fixed-frequency variant, or not finished).'));
   }
 
-  const diagnostics = await getJson(`/api/trials/${trialId}/diagnostics`);
+  const diagnostics = await getJson<{ diagnostics: Array<Omit<TrialDiagnostic, 'json'> & { json: unknown }> }>(`/api/trials/${trialId}/diagnostics`);
   const documents: any[] = diagnostics.diagnostics || [];
   const charts = el('div', { id: 'diagnostics-charts' });
   const diagHost = el('section', { id: 'trial-diagnostics' }, el('h3', {}, 'Diagnostics'), charts);
@@ -90,8 +97,7 @@ export async function renderTrial(root: HTMLElement, trialId: number, onStop: (s
   if (!documents.length) {
     charts.append(el('p', { className: 'empty' }, 'No diagnostics stored (train.diagnostics_sequences = 0, or not finished).'));
   } else {
-    let config: any = {};
-    try { config = JSON.parse(trial.config_json); } catch { /* no training length: charts without it */ }
+    const config: any = trial.config || {};
     renderDiagnostics(charts, `Trial ${trialId}`, documents, num(config?.data?.seq_len), num(trial.final_metric));
     const raw = el('details', { id: 'diagnostics-raw' }, el('summary', {}, `The documents as stored (${documents.length})`));
     for (const d of documents) {
@@ -108,9 +114,9 @@ export async function renderTrial(root: HTMLElement, trialId: number, onStop: (s
       el('td', {}, timeText(a.started_at)), el('td', {}, timeText(a.ended_at)), el('td', {}, a.exit_reason)));
   }
   attempts.append(body);
-  const provenance = [...(trial.attempts || [])].reverse().find((a: any) => a.provenance_json);
+  const provenance = [...(trial.attempts || [])].reverse().find((a: any) => a.provenance);
   root.append(el('section', {}, el('h3', {}, 'Attempts'), attempts),
     el('section', { className: 'two' },
-      el('div', {}, el('h3', {}, 'Config (resolved)'), el('pre', { id: 'config' }, pretty(trial.config_json))),
-      el('div', {}, el('h3', {}, 'Provenance'), el('pre', { id: 'provenance' }, provenance ? pretty(provenance.provenance_json) : '(not reported yet)'))));
+      el('div', {}, el('h3', {}, 'Config (resolved)'), el('pre', { id: 'config' }, JSON.stringify(trial.config || {}, null, 2))),
+      el('div', {}, el('h3', {}, 'Provenance'), el('pre', { id: 'provenance' }, provenance ? provenanceText(provenance.provenance) : '(not reported yet)'))));
 }
