@@ -35,7 +35,11 @@ void WritePlainConfigValues(const google::protobuf::Message& message, nlohmann::
     nlohmann::json& slot = (*json)[field->name()];
     const gp::Descriptor* type = field->message_type();
     if (type == v1::ConfigEntry::descriptor() && field->is_repeated()) {
-      slot = wire::FromConfigEntries(reflection->GetRepeatedPtrField<v1::ConfigEntry>(message, field));
+      google::protobuf::RepeatedPtrField<v1::ConfigEntry> entries;
+      for (int i = 0; i < reflection->FieldSize(message, field); ++i) {
+        *entries.Add() = static_cast<const v1::ConfigEntry&>(reflection->GetRepeatedMessage(message, field, i));
+      }
+      slot = wire::FromConfigEntries(entries);
     } else if (field->is_map() || (field->is_repeated() && !slot.is_array())) {
       continue;  // a map's values are no config values
     } else if (field->is_repeated()) {

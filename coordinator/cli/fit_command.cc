@@ -15,6 +15,8 @@
 #include "sweeps/fit/compute_multipliers.h"
 #include "sweeps/fit/ladder_csv.h"
 #include "sweeps/fit/report_format.h"
+#include "sweeps/fit/report_rows.h"
+#include "proto/fit_report_proto.h"
 
 namespace rung::cli {
 namespace {
@@ -90,20 +92,26 @@ int RunStoredSweepFit(const FitCommandOptions& options, const std::vector<double
         out << "\nnot stored (the viewer token's fits are computed only)\n";
       }
       break;
-    case fit::ReportFormat::kJson: out << response.report_json() << "\n"; break;
+    case fit::ReportFormat::kJson: {
+      std::vector<fit::ReportRow> rows;
+      for (const rung::v1::FitReportRow& row : response.stored().report()) rows.push_back(wire::FromProto(row));
+      out << fit::ReportRowsToJson(rows).dump(2) << "\n";
+      break;
+    }
     case fit::ReportFormat::kCsv: {
       TextTable table({"variant", "label", "estimator", "compute", "loss", "loss_sd", "seeds", "multiplier",
                        "undefined_reason", "baseline_compute", "interval_low", "interval_high",
                        "wallclock_multiplier", "note"});
       auto optional = [](bool has, double value) { return has ? Number(value, 17) : std::string(); };
-      for (const rung::v1::FitRow& row : response.rows()) {
+      for (const rung::v1::FitReportRow& row : response.stored().report()) {
+        if (row.role() != "estimate") continue;
         table.AddRow({row.variant(), row.label(), row.estimator(), Number(row.compute(), 17), Number(row.loss(), 17),
-                      row.seeds() > 1 ? Number(row.loss_sd(), 17) : "", std::to_string(row.seeds()),
+                      optional(row.has_loss_sd(), row.loss_sd()), std::to_string(row.seeds()),
                       optional(row.has_multiplier(), row.multiplier()), row.undefined_reason(),
                       optional(row.has_baseline_compute(), row.baseline_compute()),
-                      optional(row.has_interval_low(), row.interval_low()),
-                      optional(row.has_interval_high(), row.interval_high()),
-                      optional(row.has_wallclock_multiplier(), row.wallclock_multiplier()), row.note()});
+                      optional(row.has_interval(), row.interval().low()),
+                      optional(row.has_interval(), row.interval().high()),
+                      optional(row.has_wallclock_multiplier(), row.wallclock_multiplier()), row.how()});
       }
       table.PrintCsv(out);
       break;

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <filesystem>
 #include <functional>
+#include <cctype>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -24,6 +25,8 @@
 #include "coordinator/cli/text_table.h"
 #include "core/common/atomic_file.h"
 #include "proto/config_value.h"
+#include "proto/fit_report_proto.h"
+#include "sweeps/fit/report_rows.h"
 
 namespace rung::cli {
 namespace {
@@ -194,6 +197,25 @@ struct FitsOptions {
   int64_t fit_id = 0;
 };
 
+// "summary=final bootstrap=200 seed=7 compute=nonembedding interval_level=0.95", then fixed_e, e_grid
+// and tuned where set.
+std::string FitOptionsText(const pb::FitOptions& options) {
+  std::string summary = pb::MetricSummary_Name(options.summary());
+  const std::string prefix = "METRIC_SUMMARY_";
+  if (summary.rfind(prefix, 0) == 0) summary = summary.substr(prefix.size());
+  for (char& c : summary) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string text = "summary=" + summary + " bootstrap=" + std::to_string(options.bootstrap()) +
+                     " seed=" + std::to_string(options.seed()) + " compute=" + options.compute() +
+                     " interval_level=" + Number(options.interval_level());
+  if (options.has_fixed_e()) text += " fixed_e=" + Number(options.fixed_e());
+  if (options.e_grid_size() > 0) {
+    text += " e_grid=";
+    for (int i = 0; i < options.e_grid_size(); ++i) text += (i ? "," : "") + Number(options.e_grid(i));
+  }
+  if (!options.tuned().empty()) text += " tuned=" + options.tuned();
+  return text;
+}
+
 int RunFits(CoordinatorConnection& connection, const FitsOptions& options) {
   pb::ListFitsRequest request;
   request.set_sweep_id(options.sweep_id);
@@ -206,15 +228,16 @@ int RunFits(CoordinatorConnection& connection, const FitsOptions& options) {
     if (options.format == "table") {
       std::cout << "fit " << fit.fit_id() << " of sweep " << fit.sweep_id() << ", " << UtcTime(fit.created_at())
                 << " by " << fit.actor() << ": " << fit.points_size() << " ladder points, options "
-                << fit.options_json() << "\n\n"
+                << FitOptionsText(fit.options()) << "\n\n"
                 << fit.report_text();
       return kOk;
     }
     if (options.format == "json") {
       json object = ToJson(fit);
       object.erase("report_text");
-      object["report"] = json::parse(fit.report_json(), nullptr, false);
-      object.erase("report_json");
+      std::vector<fit::ReportRow> rows;
+      for (const pb::FitReportRow& row : fit.report()) rows.push_back(wire::FromProto(row));
+      object["report"] = fit::ReportRowsToJson(rows);
       std::cout << object.dump(2) << "\n";
       return kOk;
     }
@@ -232,7 +255,7 @@ int RunFits(CoordinatorConnection& connection, const FitsOptions& options) {
     std::string keys;
     for (const std::string& key : fit.variant_keys()) keys += (keys.empty() ? "" : ",") + key;
     table.AddRow({std::to_string(fit.fit_id()), UtcTime(fit.created_at()), fit.actor(), fit.metric(), fit.baseline(),
-                  keys, std::to_string(fit.points_size()), fit.options_json()},
+                  keys, std::to_string(fit.points_size()), FitOptionsText(fit.options())},
                  ToJson(fit));
   }
   table.Print(std::cout, options.format);

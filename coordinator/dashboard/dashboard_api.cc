@@ -332,16 +332,12 @@ ApiResponse DashboardApi::Fit(int64_t sweep_id) {
     status = connection_.user().Fit(connection_.Context().get(), fit, &response);
     if (!status.ok()) return FromGrpc(status);
     stored = response.stored();
-    if (stored.report_json().empty()) stored.set_report_json(response.report_json());
   } else {
     return ErrorResponse(409, "no fit yet: the dashboard fits the ladder once the sweep has finished (`rung fit " +
                                   std::to_string(sweep_id) + "` fits it now and stores the fit)");
   }
-  json body = cli::ToJson(stored);
-  json report = json::parse(stored.report_json(), nullptr, false);
-  body["report"] = report.is_discarded() ? json(nullptr) : report;
+  json body = cli::ToJson(stored);  // StoredFit, its report typed (FitReportRow)
   body["before_finish"] = !finished || !current(stored);
-  body.erase("report_json");
   return Ok(body);
 }
 

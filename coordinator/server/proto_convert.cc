@@ -11,8 +11,11 @@
 #include <set>
 #include <utility>
 
+#include <google/protobuf/util/json_util.h>
+
 #include "coordinator/server/rpc_support.h"
 #include "proto/config_value.h"
+#include "proto/fit_report_proto.h"
 #include "proto/grpc_status.h"
 #include "sweeps/spec/json_path.h"
 
@@ -260,28 +263,7 @@ StatusOr<FitOptions> FitOptionsFromProto(const v1::FitRequest& request) {
   return options;
 }
 
-v1::FitRow ToProtoFitRow(const fit::MultiplierRow& row) {
-  v1::FitRow out;
-  out.set_variant(row.variant);
-  out.set_label(row.label);
-  out.set_estimator(fit::EstimatorName(row.estimator));
-  out.set_compute(row.compute);
-  out.set_loss(row.loss);
-  out.set_loss_sd(row.loss_sd);
-  out.set_seeds(row.seeds);
-  if (row.multiplier) out.set_multiplier(*row.multiplier);
-  out.set_undefined_reason(row.why);
-  if (row.baseline_compute) out.set_baseline_compute(*row.baseline_compute);
-  if (row.interval) {
-    out.set_interval_low(row.interval->low);
-    out.set_interval_high(row.interval->high);
-  }
-  if (row.wallclock_multiplier) out.set_wallclock_multiplier(*row.wallclock_multiplier);
-  out.set_note(row.how);
-  return out;
-}
-
-v1::StoredFit ToProtoStoredFit(const FitRecord& fit, bool with_report) {
+StatusOr<v1::StoredFit> ToProtoStoredFit(const FitRecord& fit, bool with_report) {
   v1::StoredFit out;
   out.set_fit_id(fit.id);
   out.set_sweep_id(fit.sweep_id);
@@ -290,7 +272,13 @@ v1::StoredFit ToProtoStoredFit(const FitRecord& fit, bool with_report) {
   out.set_metric(fit.metric);
   out.set_baseline(fit.baseline);
   for (const std::string& key : fit.variant_keys) out.add_variant_keys(key);
-  out.set_options_json(fit.options.dump());
+  // The options are stored as FitOptions' proto3 JSON (store/fit_store.h); keys of older releases are skipped.
+  google::protobuf::util::JsonParseOptions parse;
+  parse.ignore_unknown_fields = true;
+  if (!google::protobuf::util::JsonStringToMessage(fit.options.dump(), out.mutable_options(), parse).ok()) {
+    return Status::Internal("fit " + std::to_string(fit.id) + ": its stored options do not read as FitOptions: " +
+                            fit.options.dump());
+  }
   for (const FitPointRecord& point : fit.points) {
     v1::FitPoint* shown = out.add_points();
     shown->set_trial_id(point.trial_id);
@@ -301,7 +289,12 @@ v1::StoredFit ToProtoStoredFit(const FitRecord& fit, bool with_report) {
     shown->set_seed(point.seed);
   }
   if (with_report) {
-    out.set_report_json(fit.result.dump(2));
+    StatusOr<std::vector<fit::ReportRow>> rows = fit::ReportRowsFromJson(fit.result);
+    if (!rows.ok()) {
+      return Status::Internal("fit " + std::to_string(fit.id) + ": its stored report does not read: " +
+                              rows.status().message());
+    }
+    for (const fit::ReportRow& row : *rows) *out.add_report() = wire::ToProto(row);
     out.set_report_text(fit.result_text);
   }
   return out;

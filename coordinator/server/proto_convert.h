@@ -61,8 +61,8 @@ v1::QueryResultsResponse ToProtoResults(const ResultsTable& table);
 // Fit, ListFits: the request as fit options (INVALID_ARGUMENT for an unknown summary); a row of the
 // report; a stored fit, its report only `with_report`.
 StatusOr<FitOptions> FitOptionsFromProto(const v1::FitRequest& request);
-v1::FitRow ToProtoFitRow(const fit::MultiplierRow& row);
-v1::StoredFit ToProtoStoredFit(const FitRecord& fit, bool with_report);
+// INTERNAL for a stored fit whose options or report no longer read (the message names the fit).
+StatusOr<v1::StoredFit> ToProtoStoredFit(const FitRecord& fit, bool with_report);
 
 // GetCurves: the request as a query. INVALID_ARGUMENT (naming the field) for a missing sweep id, a
 // negative max_points, an unknown x axis, a bad metric name (MetricNamesFromProto), more than

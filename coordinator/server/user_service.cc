@@ -411,9 +411,9 @@ grpc::Status UserServiceImpl::Fit(grpc::ServerContext* context, const v1::FitReq
   StatusOr<SweepFit> fit = FitSweep(*coordinator_, *options, Actor(*context, viewer));
   if (!fit.ok()) return ToGrpcStatus(fit.status());
   response->set_fit_id(fit->stored.id);
-  for (const fit::MultiplierRow& row : fit->report.rows) *response->add_rows() = ToProtoFitRow(row);
-  *response->mutable_stored() = ToProtoStoredFit(fit->stored, /*with_report=*/true);
-  response->set_report_json(response->stored().report_json());  // the same report, written once
+  StatusOr<v1::StoredFit> stored = ToProtoStoredFit(fit->stored, /*with_report=*/true);
+  if (!stored.ok()) return ToGrpcStatus(stored.status());
+  *response->mutable_stored() = std::move(stored).value();
   return grpc::Status::OK;
 }
 
@@ -422,7 +422,9 @@ grpc::Status UserServiceImpl::ListFits(grpc::ServerContext* /*context*/, const v
   if (request->fit_id() > 0) {
     StatusOr<FitRecord> fit = GetFit(*coordinator_, request->fit_id(), request->sweep_id());
     if (!fit.ok()) return ToGrpcStatus(fit.status());
-    *response->add_fits() = ToProtoStoredFit(*fit, /*with_report=*/true);
+    StatusOr<v1::StoredFit> stored = ToProtoStoredFit(*fit, /*with_report=*/true);
+    if (!stored.ok()) return ToGrpcStatus(stored.status());
+    *response->add_fits() = std::move(stored).value();
     return grpc::Status::OK;
   }
   if (grpc::Status valid = Required(request->sweep_id(), "ListFitsRequest.sweep_id (or fit_id)"); !valid.ok()) {
@@ -430,7 +432,11 @@ grpc::Status UserServiceImpl::ListFits(grpc::ServerContext* /*context*/, const v
   }
   StatusOr<std::vector<FitRecord>> fits = coordinator_->fits().List(request->sweep_id(), request->with_report());
   if (!fits.ok()) return ToGrpcStatus(fits.status());
-  for (const FitRecord& fit : *fits) *response->add_fits() = ToProtoStoredFit(fit, request->with_report());
+  for (const FitRecord& fit : *fits) {
+    StatusOr<v1::StoredFit> stored = ToProtoStoredFit(fit, request->with_report());
+    if (!stored.ok()) return ToGrpcStatus(stored.status());
+    *response->add_fits() = std::move(stored).value();
+  }
   return grpc::Status::OK;
 }
 

@@ -237,15 +237,19 @@ class Client:
                                 bootstrap=replicates, seed=seed)
         response = self._call(self._stub.Fit, request, timeout=max(self._timeout, 600.0))
         rows = []
-        for row in response.rows:
+        for row in response.stored.report:
+            if row.role != "estimate":
+                continue
             optional = lambda name: getattr(row, name) if row.HasField(name) else None  # noqa: E731
+            interval = row.interval if row.HasField("interval") else None
             rows.append({
                 "variant": row.variant, "label": row.label, "estimator": row.estimator, "compute": row.compute,
-                "loss": row.loss, "loss_sd": row.loss_sd if row.seeds > 1 else None, "seeds": row.seeds,
+                "loss": row.loss, "loss_sd": optional("loss_sd"), "seeds": row.seeds,
                 "multiplier": optional("multiplier"), "undefined_reason": row.undefined_reason,
-                "baseline_compute": optional("baseline_compute"), "interval_low": optional("interval_low"),
-                "interval_high": optional("interval_high"), "wallclock_multiplier": optional("wallclock_multiplier"),
-                "note": row.note,
+                "baseline_compute": optional("baseline_compute"),
+                "interval_low": interval.low if interval else None,
+                "interval_high": interval.high if interval else None,
+                "wallclock_multiplier": optional("wallclock_multiplier"), "note": row.how,
             })
         return pd.DataFrame(rows, columns=["variant", "label", "estimator", "compute", "loss", "loss_sd", "seeds",
                                            "multiplier", "undefined_reason", "baseline_compute", "interval_low",

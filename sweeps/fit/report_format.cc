@@ -1,4 +1,5 @@
 #include "sweeps/fit/report_format.h"
+#include "sweeps/fit/report_rows.h"
 
 #include <algorithm>
 #include <cmath>
@@ -258,63 +259,6 @@ std::string SensitivityTable(const MultiplierReport& report) {
   return out;
 }
 
-json StatsJson(const SeedStats& stats) {
-  return json{{"n", stats.n},
-              {"undefined", stats.undefined},
-              {"mean", stats.mean},
-              {"sd", stats.n > 1 ? json(stats.sd) : json(nullptr)}};  // undefined for fewer than two
-}
-
-json RowJson(const MultiplierRow& row, const MultiplierReport& report, const std::string& role) {
-  json out;
-  out["variant"] = row.variant;
-  out["label"] = row.label;
-  out["compute"] = row.compute;
-  if (!report.compute_count.empty()) out["compute_count"] = report.compute_count;
-  out["loss"] = row.loss;
-  out["estimator"] = EstimatorName(row.estimator);
-  out["multiplier"] = row.multiplier ? json(*row.multiplier) : json(nullptr);
-  out["role"] = role;
-  out["baseline"] = report.baseline;
-  out["seeds"] = row.seeds;
-  out["loss_sd"] = row.seeds > 1 ? json(row.loss_sd) : json(nullptr);
-  if (row.seconds) out["seconds"] = *row.seconds;
-  if (row.e) out["e"] = *row.e;
-  if (row.baseline_compute) out["baseline_compute"] = *row.baseline_compute;
-  if (!row.how.empty()) out["how"] = row.how;
-  if (!row.why.empty()) out["undefined_reason"] = row.why;
-  if (row.estimator != Estimator::kPiecewise && role == "estimate") {
-    EMode mode = row.estimator == Estimator::kPowerLawSharedE  ? EMode::kShared
-                 : row.estimator == Estimator::kPowerLawFixedE ? EMode::kFixed
-                                                               : EMode::kFree;
-    for (const FitSummary& summary : report.fits) {
-      if (summary.variant != row.variant || summary.mode != mode || !summary.fit) continue;
-      const PowerLaw& law = summary.fit->law;
-      out["fit"] = json{{"A", law.A()}, {"A_at_c_ref", std::exp(law.log_a)}, {"c_ref", law.c_ref}, {"alpha", law.alpha},
-                        {"E", law.e},   {"rmse", summary.fit->rmse}};
-    }
-  }
-  if (row.fit_rmse) out["fit_rmse"] = *row.fit_rmse;
-  if (row.baseline_fit_rmse) out["baseline_fit_rmse"] = *row.baseline_fit_rmse;
-  if (row.paired_multiplier) out["paired_multiplier"] = StatsJson(*row.paired_multiplier);
-  if (row.loss_gap) out["loss_gap"] = StatsJson(*row.loss_gap);
-  if (row.interval) {
-    out["interval"] = json{{"level", row.interval->level},  {"low", row.interval->low},
-                           {"high", row.interval->high},    {"replicates", row.interval->replicates},
-                           {"unit", report.bootstrap_unit}, {"seed", report.bootstrap_seed}};
-  }
-  if (!row.interval_note.empty()) out["interval_note"] = row.interval_note;
-  if (row.wallclock_multiplier) out["wallclock_multiplier"] = *row.wallclock_multiplier;
-  if (!row.wallclock_why.empty()) out["wallclock_undefined_reason"] = row.wallclock_why;
-  if (const TunedPoint* tuned = report.TunedAt(row.variant, row.label)) {
-    out["lr"] = tuned->value;
-    out["lr_bracketed"] = tuned->status == "bracketed";
-    out["lr_extrapolated"] = tuned->status == "extrapolated";
-    out["lr_status"] = tuned->status;
-  }
-  return out;
-}
-
 std::string Opt(const std::optional<double>& value) { return value ? Fmt("%.10g", *value) : ""; }
 
 }  // namespace
@@ -377,12 +321,7 @@ std::string FormatReportTable(const MultiplierReport& report) {
   return out.str();
 }
 
-json ReportToJson(const MultiplierReport& report) {
-  json rows = json::array();
-  for (const MultiplierRow& row : report.rows) rows.push_back(RowJson(row, report, "estimate"));
-  for (const MultiplierRow& row : report.e_sensitivity) rows.push_back(RowJson(row, report, "e_sensitivity"));
-  return rows;
-}
+json ReportToJson(const MultiplierReport& report) { return ReportRowsToJson(ReportRows(report)); }
 
 std::string FormatReportCsv(const MultiplierReport& report) {
   std::string out =

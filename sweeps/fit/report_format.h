@@ -9,7 +9,8 @@
 //          estimator, multiplier (null when undefined, with "undefined_reason"), plus what applies:
 //          loss_sd, seeds, seconds, e, baseline_compute, how, fit (A, alpha, E, c_ref, rmse of the
 //          variant's own fit), baseline_fit_rmse, paired_multiplier and loss_gap ({n, undefined,
-//          mean, sd}), interval ({level, low, high, replicates, unit}), wallclock_multiplier.
+//          mean, sd}), interval ({level, low, high, replicates, unit}), wallclock_multiplier
+//          (the rows of report_rows.h, whose codec writes them).
 //   csv    the same rows flat, one header line.
 // A standard deviation of fewer than two values (one seed) is undefined: blank in the table and
 // CSV, null in JSON (loss_sd, and the sd of paired_multiplier and loss_gap).

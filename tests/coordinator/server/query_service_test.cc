@@ -363,10 +363,10 @@ TEST_F(QueryServiceTest, AFitNeedsTwoFinishedBaselinePointsThenIsStoredWithItsIn
   grpc::Status status = Fit(&fit);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_GT(fit.fit_id(), 0);
-  ASSERT_FALSE(fit.rows().empty());
-  std::map<std::string, const v1::FitRow*> piecewise;
-  for (const v1::FitRow& row : fit.rows()) {
-    if (row.estimator() == "piecewise") piecewise[row.variant() + " " + row.label()] = &row;
+  ASSERT_FALSE(fit.stored().report().empty());
+  std::map<std::string, const v1::FitReportRow*> piecewise;
+  for (const v1::FitReportRow& row : fit.stored().report()) {
+    if (row.estimator() == "piecewise" && row.role() == "estimate") piecewise[row.variant() + " " + row.label()] = &row;
   }
   ASSERT_TRUE(piecewise.count("rope L1-d16") && piecewise.count("nope L2-d16"));
   EXPECT_DOUBLE_EQ(piecewise["rope L1-d16"]->multiplier(), 1.0);
@@ -376,7 +376,6 @@ TEST_F(QueryServiceTest, AFitNeedsTwoFinishedBaselinePointsThenIsStoredWithItsIn
   ASSERT_TRUE(piecewise["nope L2-d16"]->has_multiplier()) << piecewise["nope L2-d16"]->undefined_reason();
   const double c1 = piecewise["rope L1-d16"]->compute(), c2 = piecewise["rope L2-d16"]->compute();
   EXPECT_NEAR(piecewise["nope L2-d16"]->multiplier(), std::exp(std::log(c1) + 0.4 * std::log(c2 / c1)) / c2, 1e-9);
-  EXPECT_GE(nlohmann::json::parse(fit.report_json()).size(), static_cast<size_t>(fit.rows_size()));
 
   // Read back: the stored fit with its inputs.
   RestartServer();
@@ -392,8 +391,9 @@ TEST_F(QueryServiceTest, AFitNeedsTwoFinishedBaselinePointsThenIsStoredWithItsIn
   EXPECT_EQ(stored.baseline(), "rope");
   EXPECT_THAT(stored.variant_keys(), ElementsAre("position.variant"));
   EXPECT_EQ(stored.actor(), "user:anonymous");
-  EXPECT_EQ(nlohmann::json::parse(stored.options_json())["bootstrap"], 0);
-  EXPECT_TRUE(stored.report_json().empty()) << "lists leave the report out unless asked";
+  EXPECT_EQ(stored.options().bootstrap(), 0);
+  EXPECT_EQ(stored.options().summary(), v1::METRIC_SUMMARY_FINAL);
+  EXPECT_TRUE(stored.report().empty()) << "lists leave the report out unless asked";
   ASSERT_THAT(stored.points(), SizeIs(7));
   std::map<Cell, double> used;
   for (const v1::FitPoint& point : stored.points()) {
@@ -408,7 +408,11 @@ TEST_F(QueryServiceTest, AFitNeedsTwoFinishedBaselinePointsThenIsStoredWithItsIn
   list.set_fit_id(fit.fit_id());
   ASSERT_TRUE(users_->ListFits(ContextWithToken(user_token_).get(), list, &fits).ok());
   ASSERT_THAT(fits.fits(), SizeIs(1));
-  EXPECT_EQ(fits.fits(0).report_json(), fit.report_json());
+  EXPECT_EQ(fits.fits(0).report_size(), fit.stored().report_size());
+  for (int i = 0; i < fit.stored().report_size(); ++i) {
+    EXPECT_EQ(fits.fits(0).report(i).SerializeAsString(), fit.stored().report(i).SerializeAsString())
+        << "row " << i << " read back from the store differs from the one computed";
+  }
   EXPECT_THAT(fits.fits(0).report_text(), HasSubstr("Piecewise in ln C"));
 }
 
@@ -425,7 +429,7 @@ TEST_F(QueryServiceTest, AViewersFitIsReturnedNotStoredOneAtATimeAndWithinItsRep
   grpc::Status status = users_->Fit(ContextWithToken(*viewer).get(), request, &fit);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(fit.fit_id(), 0);
-  EXPECT_FALSE(fit.rows().empty());
+  EXPECT_FALSE(fit.stored().report().empty());
   EXPECT_EQ(fit.stored().actor(), "viewer:anonymous");
   EXPECT_THAT(fit.stored().report_text(), HasSubstr("Piecewise in ln C"));
   v1::ListFitsRequest list;
@@ -505,16 +509,15 @@ TEST_F(QueryServiceTest, AFitCountsComputeAsAskedAndSaysHow) {
     request.set_compute(count);
     grpc::Status status = users_->Fit(ContextWithToken(user_token_).get(), request, &fit);
     ASSERT_TRUE(status.ok()) << count << ": " << status.error_message();
-    for (const v1::FitRow& row : fit.rows()) {
+    for (const v1::FitReportRow& row : fit.stored().report()) {
       const double expected = 320 * (row.label() == "L1-d16" ? flops.first : flops.second);
       EXPECT_DOUBLE_EQ(row.compute(), expected) << count << " " << row.variant() << " " << row.label();
     }
-    const nlohmann::json rows = nlohmann::json::parse(fit.report_json());
-    ASSERT_FALSE(rows.empty());
-    const std::string formula = rows[0]["compute_count"].get<std::string>();
+    ASSERT_FALSE(fit.stored().report().empty());
+    const std::string formula = fit.stored().report(0).compute_count();
     EXPECT_THAT(formula, HasSubstr(count == "nonembedding" ? "N_nonembedding" : "N_matrix"));
     EXPECT_THAT(fit.stored().report_text(), HasSubstr("Compute in FLOPs (" + formula + ")"));
-    EXPECT_EQ(nlohmann::json::parse(fit.stored().options_json())["compute"], count);
+    EXPECT_EQ(fit.stored().options().compute(), count);
   }
 }
 

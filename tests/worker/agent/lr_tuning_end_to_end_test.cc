@@ -269,20 +269,19 @@ TEST_F(LrTuningEndToEndTest, AnOffCentreSearchWalksToTheOptimumAndEveryCellEndsB
   v1::FitResponse fit;
   grpc::Status status = users_->Fit(BearerContext(user_token_).get(), fit_request, &fit);
   ASSERT_TRUE(status.ok()) << status.error_message();
-  const nlohmann::json rows = nlohmann::json::parse(fit.report_json());
-  ASSERT_TRUE(rows.is_array() && !rows.empty()) << fit.report_json();
-  for (const nlohmann::json& row : rows) {
-    EXPECT_DOUBLE_EQ(row.at("lr").get<double>(), kOptimum) << row.dump();
-    EXPECT_TRUE(row.at("lr_bracketed").get<bool>()) << row.dump();
-    EXPECT_FALSE(row.at("lr_extrapolated").get<bool>());
+  ASSERT_FALSE(fit.stored().report().empty());
+  for (const v1::FitReportRow& row : fit.stored().report()) {
+    EXPECT_DOUBLE_EQ(row.lr(), kOptimum) << row.ShortDebugString();
+    EXPECT_TRUE(row.lr_bracketed()) << row.ShortDebugString();
+    EXPECT_FALSE(row.lr_extrapolated());
   }
   EXPECT_NE(fit.stored().report_text().find("Tuned train.lr (best)"), std::string::npos) << fit.stored().report_text();
   fit_request.set_tuned_value(kOptimum * 1.4142135623730951);  // the next grid value, tried in every cell
   status = users_->Fit(BearerContext(user_token_).get(), fit_request, &fit);
   ASSERT_TRUE(status.ok()) << status.error_message();
-  for (const nlohmann::json& row : nlohmann::json::parse(fit.report_json())) {
-    EXPECT_NEAR(row.at("lr").get<double>(), kOptimum * 1.4142135623730951, 1e-12) << row.dump();
-    EXPECT_EQ(row.at("lr_status").get<std::string>(), "fixed");
+  for (const v1::FitReportRow& row : fit.stored().report()) {
+    EXPECT_NEAR(row.lr(), kOptimum * 1.4142135623730951, 1e-12) << row.ShortDebugString();
+    EXPECT_EQ(row.lr_status(), "fixed");
   }
 }
 

@@ -6,7 +6,7 @@ import { cellCurves, TrialInfo, X_AXES } from './curves';
 import { csvField, download, el, fmt, hashParams, setHashParam, stateName, STATES, timeText, baselineText } from './format';
 import { drawParallel } from './parallel';
 import { eta, progressBar } from './sweeps_view';
-import type { GetTuningResponse, QueryResultsResponse, Sweep, Trial } from 'rung-wire';
+import type { FitReportRow, GetTuningResponse, QueryResultsResponse, StoredFit, Sweep, Trial } from 'rung-wire';
 
 function variantOf(assignments: any): { variant: string; seed: string } {
   const parts: string[] = [];
@@ -292,14 +292,14 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
 }
 
 async function renderFit(host: HTMLElement, sweepId: number): Promise<void> {
-  const fit = await getJson(`/api/sweeps/${sweepId}/fit`);
-  const rows: any[] = (Array.isArray(fit.report) ? fit.report : []).filter((r: any) => r.role === 'estimate');
+  const fit = await getJson<StoredFit & { before_finish: boolean }>(`/api/sweeps/${sweepId}/fit`);
+  const rows: FitReportRow[] = fit.report.filter((r) => r.role === 'estimate');
   const piecewise = rows.filter((r) => r.estimator === 'piecewise');
   const variants = [...new Set(piecewise.map((r) => r.variant))];
   host.append(el('p', { className: 'note' }, `Stored fit ${fit.fit_id} (${timeText(fit.created_at)}, ${fit.actor}); baseline ${fit.baseline}; the numbers are those of rung fit ${sweepId} --format json` +
     (fit.before_finish ? '. Made before the sweep finished: not every ladder point is in it.' : '.')));
   // Loss against compute: seed-mean points per variant, each variant's fitted law (shared E).
-  const computes = [...new Set(piecewise.map((r) => r.compute as number))];
+  const computes = [...new Set(piecewise.map((r) => num(r.compute)))];
   const laws = rows.filter((r) => r.estimator === 'power_law_shared_e' && r.fit);
   const lo = Math.min(...computes), hi = Math.max(...computes);
   const curveX = Array.from({ length: 60 }, (_, i) => lo / 1.5 * Math.pow((hi * 1.5) / (lo / 1.5), i / 59));
@@ -307,13 +307,13 @@ async function renderFit(host: HTMLElement, sweepId: number): Promise<void> {
   const series: Series[] = [];
   variants.forEach((v, i) => {
     const color = PALETTE[i % PALETTE.length];
-    const byC = new Map(piecewise.filter((r) => r.variant === v).map((r) => [r.compute, r.loss]));
-    series.push({ label: `${v}: seed-mean loss`, color, points: true, values: x.map((c) => (byC.has(c) ? byC.get(c) : null)) });
-    const law = laws.find((r) => r.variant === v);
+    const byC = new Map(piecewise.filter((r) => r.variant === v).map((r) => [num(r.compute), num(r.loss)]));
+    series.push({ label: `${v}: seed-mean loss`, color, points: true, values: x.map((c) => (byC.has(c) ? byC.get(c)! : null)) });
+    const law = laws.find((r) => r.variant === v)?.fit;
     if (law) {
-      const f = law.fit;
-      series.push({ label: `${v}: L = ${fmt(f.A_at_c_ref, 4)}·(C/${fmt(f.c_ref, 3)})^-${fmt(f.alpha, 3)} + ${fmt(f.E, 4)}`, color, dash: [6, 4],
-        values: x.map((c) => (curveX.includes(c) ? f.A_at_c_ref * Math.pow(c / f.c_ref, -f.alpha) + f.E : null)) });
+      const [a, cRef, alpha, e] = [num(law.A_at_c_ref), num(law.c_ref), num(law.alpha), num(law.E)];
+      series.push({ label: `${v}: L = ${fmt(a, 4)}·(C/${fmt(cRef, 3)})^-${fmt(alpha, 3)} + ${fmt(e, 4)}`, color, dash: [6, 4],
+        values: x.map((c) => (curveX.includes(c) ? a * Math.pow(c / cRef, -alpha) + e : null)) });
     }
   });
   const lossHost = el('div', { 'data-chart': 'fit-loss' });
@@ -325,9 +325,9 @@ async function renderFit(host: HTMLElement, sweepId: number): Promise<void> {
   const whiskers: ChartSpec['whiskers'] = [];
   const mSeries: Series[] = variants.map((v, i) => {
     const color = PALETTE[i % PALETTE.length];
-    const byC = new Map(piecewise.filter((r) => r.variant === v).map((r) => [r.compute, r]));
-    for (const r of byC.values()) if (r.interval && r.multiplier !== null) whiskers!.push({ x: r.compute, lo: r.interval.low, hi: r.interval.high, color });
-    return { label: `${v}`, color, points: true, values: mx.map((c) => (byC.has(c) && byC.get(c).multiplier !== null ? byC.get(c).multiplier : null)) };
+    const byC = new Map(piecewise.filter((r) => r.variant === v).map((r) => [num(r.compute), r]));
+    for (const r of byC.values()) if (r.interval && r.multiplier !== undefined) whiskers!.push({ x: num(r.compute), lo: num(r.interval.low), hi: num(r.interval.high), color });
+    return { label: `${v}`, color, points: true, values: mx.map((c) => (byC.get(c)?.multiplier !== undefined ? num(byC.get(c)!.multiplier) : null)) };
   });
   const multHost = el('div', { 'data-chart': 'fit-multipliers' });
   host.append(multHost);
@@ -336,9 +336,9 @@ async function renderFit(host: HTMLElement, sweepId: number): Promise<void> {
   const table = el('table', { className: 'data', id: 'fit-table' }, el('thead', {}, el('tr', {}, ...['variant', 'label', 'compute', 'loss', '± sd', 'seeds', 'CM', 'interval', 'note'].map((h) => el('th', {}, h)))));
   const body = el('tbody');
   for (const r of piecewise) {
-    body.append(el('tr', {}, el('td', {}, r.variant), el('td', {}, r.label), el('td', { className: 'num' }, Number(r.compute).toExponential(2)), el('td', { className: 'num' }, fmt(r.loss, 5)),
-      el('td', { className: 'num' }, r.loss_sd === null ? '' : fmt(r.loss_sd, 2)), el('td', { className: 'num' }, r.seeds), el('td', { className: 'num', 'data-key': 'multiplier' }, r.multiplier === null ? '—' : r.multiplier.toFixed(3)),
-      el('td', {}, r.interval ? `[${r.interval.low.toFixed(3)}, ${r.interval.high.toFixed(3)}]` : ''), el('td', {}, r.how || r.undefined_reason || '')));
+    body.append(el('tr', {}, el('td', {}, r.variant), el('td', {}, r.label), el('td', { className: 'num' }, num(r.compute).toExponential(2)), el('td', { className: 'num' }, fmt(num(r.loss), 5)),
+      el('td', { className: 'num' }, r.loss_sd === undefined ? '' : fmt(num(r.loss_sd), 2)), el('td', { className: 'num' }, r.seeds), el('td', { className: 'num', 'data-key': 'multiplier' }, r.multiplier === undefined ? '—' : num(r.multiplier).toFixed(3)),
+      el('td', {}, r.interval ? `[${num(r.interval.low).toFixed(3)}, ${num(r.interval.high).toFixed(3)}]` : ''), el('td', {}, r.how || r.undefined_reason || '')));
   }
   table.append(body);
   host.append(table);

@@ -1,0 +1,104 @@
+// sweeps/fit/report_rows.h
+//
+// The rows of a compute-multiplier report as `rung fit --format json` writes them: one ReportRow per
+// (variant, ladder point, estimator) and one per E of the sensitivity grid (role "e_sensitivity"),
+// each row carrying what it needs of the report around it (baseline, compute count, the variant's
+// fitted law, the bootstrap's unit and seed, the tuned value). The one typed form of a fit's result:
+// the coordinator stores it as JSON (ReportRowToJson), sends it typed (proto/rung.proto, FitReportRow,
+// the same fields under the same names) and the CLI and the dashboard read it as a type.
+//
+// JSON form: the keys of the fields, in their order here; `multiplier` and `loss_sd` are always
+// written (null when undefined; loss_sd is undefined with one seed), every other std::optional and
+// empty string is left out, and so are nested objects that are unset. ReportRowFromJson reads that
+// form back, field for field (ReportRowToJson(ReportRowFromJson(json)) == json); a document without
+// variant, label, compute, loss, estimator or role, or with a key of the wrong JSON type, is an error
+// naming the key. Keys it does not know are ignored.
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/status.h"
+#include "sweeps/fit/compute_multipliers.h"
+
+namespace rung::fit {
+
+// Mean and spread over seeds of a per-seed quantity (SeedStats as reported).
+struct ReportSeedStats {
+  int64_t n = 0;          // seeds with a value
+  int64_t undefined = 0;  // seeds where it was undefined
+  double mean = 0;
+  std::optional<double> sd;  // undefined with fewer than two
+};
+
+// The variant's own power law in the row's mode: L = A C^-alpha + E = A_at_c_ref (C / c_ref)^-alpha + E.
+struct ReportLaw {
+  double A = 0;
+  double A_at_c_ref = 0;
+  double c_ref = 1;
+  double alpha = 0;
+  double E = 0;
+  double rmse = 0;  // nats
+};
+
+// A bootstrap percentile interval of the multiplier.
+struct ReportInterval {
+  double level = 0.95;
+  double low = 0;
+  double high = 0;
+  int64_t replicates = 0;  // defined replicates behind it
+  std::string unit;        // "seeds" or "runs"
+  uint64_t seed = 0;       // the bootstrap's seed
+};
+
+struct ReportRow {
+  std::string variant;
+  std::string label;
+  double compute = 0;         // C_var, FLOPs
+  std::string compute_count;  // how compute was counted, e.g. "6 N_nonembedding D"; "" when given
+  double loss = 0;            // seed-mean loss
+  std::string estimator;      // EstimatorName
+  std::optional<double> multiplier;  // CM; unset when undefined (see undefined_reason)
+  std::string role;                  // "estimate" or "e_sensitivity"
+  std::string baseline;              // the baseline variant
+  int64_t seeds = 1;
+  std::optional<double> loss_sd;  // over seeds; unset with one seed
+  std::optional<double> seconds;  // seed-mean wall-clock seconds
+  std::optional<double> e;        // power laws: the E of the baseline's fit behind the row
+  std::optional<double> baseline_compute;
+  std::string how;               // piecewise: where the baseline was read
+  std::string undefined_reason;  // why the multiplier is undefined
+  std::optional<ReportLaw> fit;  // power-law estimates: the variant's own fit
+  std::optional<double> fit_rmse;
+  std::optional<double> baseline_fit_rmse;
+  std::optional<ReportSeedStats> paired_multiplier;
+  std::optional<ReportSeedStats> loss_gap;
+  std::optional<ReportInterval> interval;
+  std::string interval_note;  // why there is no interval
+  std::optional<double> wallclock_multiplier;
+  std::string wallclock_undefined_reason;
+  // Tuned sweeps: the tuned value the point's runs used and how it was chosen.
+  std::optional<double> lr;
+  bool lr_bracketed = false;
+  bool lr_extrapolated = false;
+  std::string lr_status;
+};
+
+// Every row of the report: its estimates, then its E-sensitivity rows.
+std::vector<ReportRow> ReportRows(const MultiplierReport& report);
+
+nlohmann::ordered_json ReportRowToJson(const ReportRow& row);
+// A JSON array of rows (what ReportToJson writes, and the coordinator stores).
+nlohmann::ordered_json ReportRowsToJson(const std::vector<ReportRow>& rows);
+
+// INVALID_ARGUMENT naming the key (and the row's index for an array).
+StatusOr<ReportRow> ReportRowFromJson(const nlohmann::json& json);
+StatusOr<std::vector<ReportRow>> ReportRowsFromJson(const nlohmann::json& json);
+
+}  // namespace rung::fit
