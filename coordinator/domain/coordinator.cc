@@ -92,7 +92,7 @@ StatusOr<BatchAck> Coordinator::ReportBatch(const MetricBatch& batch) {
   RUNG_ASSIGN_OR_RETURN(BatchAck ack, trials_.ReportBatch(batch));
   if (!ack.duplicate) PublishPoints(batch);
   const bool evaluated = std::any_of(batch.points.begin(), batch.points.end(),
-                                     [](const MetricPoint& point) { return point.name.rfind("val_", 0) == 0; });
+                                     [](const MetricPoint& point) { return point.evaluation; });
   if (!ack.duplicate && evaluated) tuner_.ConsiderEarlyStop(batch.trial_id).status().IgnoreError();  // retried later
   return ack;
 }

@@ -19,7 +19,6 @@ using domain::Cause;
 using domain::kCoordinatorActor;
 
 // The reasons an early stop's state change starts with (ObserveIn reads them back).
-constexpr char kAshaPrefix[] = "asha: ";
 
 std::string ShortNumber(double value) {
   std::ostringstream out;
@@ -99,12 +98,9 @@ StatusOr<std::vector<ObservedTrial>> SweepTuner::ObserveIn(Tables& tables, const
         break;
       }
       case TrialState::kFailed: out.outcome = TunedOutcome::kDiverged; break;
-      case TrialState::kEarlyStopped: {
-        RUNG_ASSIGN_OR_RETURN(std::optional<std::string> reason, tables.events().LatestStateReason(trial.id));
-        out.outcome = reason && reason->rfind(kAshaPrefix, 0) == 0 ? TunedOutcome::kStoppedByAsha
-                                                                   : TunedOutcome::kDiverged;
+      case TrialState::kEarlyStopped:
+        out.outcome = trial.early_stop == EarlyStop::kAsha ? TunedOutcome::kStoppedByAsha : TunedOutcome::kDiverged;
         break;
-      }
       default: out.outcome = TunedOutcome::kRunning;
     }
     observed.push_back(std::move(out));
@@ -295,8 +291,10 @@ StatusOr<int64_t> SweepTuner::ConsiderEarlyStop(int64_t trial_id) {
     if (decisions.empty()) return 0;
     CrashPoint("early_stop.before_stop");
     for (auto& [stopping, decision] : decisions) {
-      const std::string reason = (decision.reason == "asha" ? kAshaPrefix : "diverged: ") + decision.detail;
-      RUNG_RETURN_IF_ERROR(domain::StopTrialEarly(tables, stopping, {kCoordinatorActor, reason}));
+      const bool asha = decision.reason == "asha";
+      const std::string reason = (asha ? "asha: " : "diverged: ") + decision.detail;
+      RUNG_RETURN_IF_ERROR(domain::StopTrialEarly(tables, stopping, asha ? EarlyStop::kAsha : EarlyStop::kDivergence,
+                                                  {kCoordinatorActor, reason}));
       const nlohmann::json inputs = {{"reason", decision.reason}, {"metric", decision.metric},
                                      {"value", decision.value},   {"compared_to", decision.compared_to},
                                      {"step", decision.step}};

@@ -47,6 +47,10 @@ EventRecord NewEvent(Tables& tables, const char* kind, const Cause& cause, const
 
 Status MoveTrial(Tables& tables, TrialRecord& trial, TrialState to, const Cause& cause) {
   RUNG_RETURN_IF_ERROR(tables.trials().SetState(trial.id, to, tables.now()));
+  if (trial.early_stop && to != TrialState::kEarlyStopped) {
+    RUNG_RETURN_IF_ERROR(tables.trials().SetEarlyStop(trial.id, std::nullopt));
+    trial.early_stop.reset();
+  }
   EventRecord event = NewEvent(tables, event_kind::kTrialState, cause, &trial);
   event.attempt = AttemptOrNull(trial.attempt);
   event.to_state = TrialStateName(to);
@@ -102,11 +106,14 @@ Status CancelTrial(Tables& tables, TrialRecord& trial, const Cause& cause) {
   return MoveTrial(tables, trial, TrialState::kCancelled, cause);
 }
 
-Status StopTrialEarly(Tables& tables, TrialRecord& trial, const Cause& cause) {
+Status StopTrialEarly(Tables& tables, TrialRecord& trial, EarlyStop why, const Cause& cause) {
   if (IsLive(trial.state)) {
     RUNG_RETURN_IF_ERROR(EndAttempt(tables, trial, TrialState::kEarlyStopped, cause.reason, /*report_digest=*/""));
   }
-  return MoveTrial(tables, trial, TrialState::kEarlyStopped, cause);
+  RUNG_RETURN_IF_ERROR(MoveTrial(tables, trial, TrialState::kEarlyStopped, cause));
+  RUNG_RETURN_IF_ERROR(tables.trials().SetEarlyStop(trial.id, why));
+  trial.early_stop = why;
+  return Status::Ok();
 }
 
 Status SettleSweep(Tables& tables, int64_t sweep_id, const std::string& actor) {

@@ -62,8 +62,8 @@ Status RequeueByUser(Tables& tables, TrialRecord& trial, const Cause& cause);
 Status CancelTrial(Tables& tables, TrialRecord& trial, const Cause& cause);
 
 // Stops a trial early (sweep_tuner.h): its live attempt (if any) ends EARLY_STOPPED, the trial
-// becomes EARLY_STOPPED, for good. The cause's reason says what decided it.
-Status StopTrialEarly(Tables& tables, TrialRecord& trial, const Cause& cause);
+// becomes EARLY_STOPPED, for good, stopped for `why`. The cause's reason says what decided it, in words.
+Status StopTrialEarly(Tables& tables, TrialRecord& trial, EarlyStop why, const Cause& cause);
 
 // Brings the sweep's state in line with its trials (see above); records a sweep_state event if it
 // changed. `actor` is whoever's action prompted the check.

@@ -405,6 +405,13 @@ v1::Trial ToProtoTrial(const TrialOverview& overview, const nlohmann::json& base
   out.set_tokens(cell.tokens);
   out.set_flops(cell.flops);
   out.set_state(ToProto(trial.state));
+  if (trial.early_stop) {
+    switch (*trial.early_stop) {
+      case EarlyStop::kAsha: out.set_early_stop(v1::EARLY_STOP_ASHA); break;
+      case EarlyStop::kDivergence: out.set_early_stop(v1::EARLY_STOP_DIVERGENCE); break;
+      case EarlyStop::kNonFinite: out.set_early_stop(v1::EARLY_STOP_NON_FINITE); break;
+    }
+  }
   out.set_attempt(trial.attempt);
   out.set_state_reason(overview.state_reason);
   out.set_latest_step(overview.latest_step.value_or(0));

@@ -23,10 +23,11 @@ void AddStep(const records::StepRecord& record, std::vector<MetricPoint>* points
   position.flops = record.flops;
   position.wall_time = record.elapsed_sec;
   position.replayed = record.replayed;
-  records::ForEachNumericField(record, [&](const char* name, double value) {
+  records::ForEachStepMetric(record, [&](const char* name, double value, bool evaluation) {
     MetricPoint point = position;
     point.name = name;
     point.value = value;
+    point.evaluation = evaluation;
     points->push_back(std::move(point));
   });
 }

@@ -314,6 +314,22 @@ Status AllowEarlyStopped(Database& db) {
   return Status::Ok();
 }
 
+// Version 8: why a trial was stopped early, as a value (EarlyStop) instead of the prefix of its state
+// reason. Trials stopped before it take theirs from the reason of their newest state change, the one
+// place it was written: "asha: ...", "non_finite: ...", or else the divergence rule.
+constexpr char kSchemaV8[] = R"sql(
+ALTER TABLE trials ADD COLUMN early_stop TEXT
+  CHECK (early_stop IS NULL OR early_stop IN ('asha', 'divergence', 'non_finite'));
+UPDATE trials SET early_stop = (
+  SELECT CASE WHEN e.reason LIKE 'asha: %' THEN 'asha'
+              WHEN e.reason LIKE 'non_finite: %' THEN 'non_finite'
+              ELSE 'divergence' END
+  FROM (SELECT reason FROM events WHERE events.trial_id = trials.id AND events.kind IN ('trial_state', 'trial_waiting')
+        ORDER BY events.id DESC LIMIT 1) AS e)
+WHERE state = 'EARLY_STOPPED';
+UPDATE trials SET early_stop = 'divergence' WHERE state = 'EARLY_STOPPED' AND early_stop IS NULL;
+)sql";
+
 }  // namespace
 
 const std::vector<SchemaMigration>& SchemaMigrations() {
@@ -329,6 +345,7 @@ const std::vector<SchemaMigration>& SchemaMigrations() {
       {5, "trials' steps and world size; diagnostics keyed by step, layer and head", kSchemaV5},
       {6, "worker_endings, workers' quarantine: a worker whose attempts keep failing stops leasing", kSchemaV6},
       {7, "sweeps' tuning state; trials and attempts may end EARLY_STOPPED", kSchemaV7, AllowEarlyStopped},
+      {8, "trials' early_stop: why the coordinator stopped a trial early", kSchemaV8},
   };
   return migrations;
 }

@@ -26,6 +26,12 @@ constexpr std::array<std::pair<TrialState, const char*>, 9> kTrialStateNames = {
     {TrialState::kEarlyStopped, "EARLY_STOPPED"},
 }};
 
+constexpr std::array<std::pair<EarlyStop, const char*>, 3> kEarlyStopNames = {{
+    {EarlyStop::kAsha, "asha"},
+    {EarlyStop::kDivergence, "divergence"},
+    {EarlyStop::kNonFinite, "non_finite"},
+}};
+
 template <typename State, size_t N>
 const char* NameOf(const std::array<std::pair<State, const char*>, N>& names, State state) {
   for (const auto& [candidate, name] : names) {
@@ -49,6 +55,8 @@ const char* SweepStateName(SweepState state) { return NameOf(kSweepStateNames, s
 const char* TrialStateName(TrialState state) { return NameOf(kTrialStateNames, state); }
 StatusOr<SweepState> ParseSweepState(std::string_view name) { return Parse(kSweepStateNames, name, "sweep"); }
 StatusOr<TrialState> ParseTrialState(std::string_view name) { return Parse(kTrialStateNames, name, "trial"); }
+const char* EarlyStopName(EarlyStop why) { return NameOf(kEarlyStopNames, why); }
+StatusOr<EarlyStop> ParseEarlyStop(std::string_view name) { return Parse(kEarlyStopNames, name, "early-stop"); }
 
 const char* LogSourceName(LogSource source) { return source == LogSource::kStderr ? "stderr" : "record"; }
 

@@ -45,12 +45,22 @@ enum class TrialState {
   kEarlyStopped,
 };
 
-// The names stored in the database ("ACTIVE", "PENDING", ...).
+// Why the coordinator stopped a trial early (TrialState::kEarlyStopped; the spec's early_stop block,
+// or a tuned sweep's non-finite loss).
+enum class EarlyStop {
+  kAsha,        // successive halving ranked it out at a rung of training
+  kDivergence,  // its evaluation rose past the divergence factor
+  kNonFinite,   // its loss was not finite in a tuned sweep (a result about the value tried)
+};
+
+// The names stored in the database ("ACTIVE", "PENDING", ...; "asha", "divergence", "non_finite").
 const char* SweepStateName(SweepState state);
 const char* TrialStateName(TrialState state);
+const char* EarlyStopName(EarlyStop why);
 // INVALID_ARGUMENT for a name that is not a state.
 StatusOr<SweepState> ParseSweepState(std::string_view name);
 StatusOr<TrialState> ParseTrialState(std::string_view name);
+StatusOr<EarlyStop> ParseEarlyStop(std::string_view name);
 
 // LEASED or RUNNING: an attempt holds a lease.
 inline bool IsLive(TrialState state) { return state == TrialState::kLeased || state == TrialState::kRunning; }
@@ -128,6 +138,7 @@ struct TrialRecord {
   int64_t attempt = 0;      // the newest attempt; 0 before the first lease
   int64_t priority = 0;
   int64_t failures = 0;     // FAILED attempts since the trial was last (re)queued by a user
+  std::optional<EarlyStop> early_stop;  // why it was stopped early; set with kEarlyStopped only
   Timestamp created_at;
   Timestamp updated_at;
   TrialCell cell;
@@ -220,6 +231,9 @@ struct MetricPoint {
   // A value an earlier attempt's trainer printed, printed again by an attempt that resumed from its
   // checkpoint: stored only where no attempt of the trial has a value of `name` at `step`.
   bool replayed = false;
+  // Measured on the validation data at an evaluation step (val_loss, ...), not during training. Said
+  // by the trainer's step record (records::ForEachStepMetric); not stored: a batch's points carry it.
+  bool evaluation = false;
 };
 
 // A point of a trial's curve and the attempt it was taken from.

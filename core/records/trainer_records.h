@@ -177,6 +177,8 @@ struct StepRecord {
   double positional_grad_norm = 0;    // of the positional parameters alone
   double tokens_per_sec = 0;          // since the previous step record
   double elapsed_sec = 0;             // training seconds of the whole run so far
+  // The std::optional fields are the evaluation's metrics, set on evaluation steps alone (and every
+  // metric of an evaluation is one): ForEachStepMetric tells them from the training ones by that.
   std::optional<double> val_loss;     // on evaluation steps
   std::optional<double> val_accuracy; // on evaluation steps of tasks with answers
   bool replayed = false;              // printed again after a resume
@@ -381,6 +383,21 @@ void ForEachNumericField(const Record& record, Visitor&& visit) {
       visit(name, value);
     } else if constexpr (std::is_same_v<Value, std::optional<double>> || std::is_same_v<Value, std::optional<int64_t>>) {
       if (value) visit(name, static_cast<double>(*value));
+    }
+  });
+}
+
+// Calls `visit(name, value, evaluation)` for every metric of a step record (ForEachNumericField's),
+// `evaluation` true for those of an evaluation on the validation data: the record's optional fields.
+template <class Visitor>
+void ForEachStepMetric(const StepRecord& record, Visitor&& visit) {
+  StepRecord::Fields(record, [&](const char* name, const auto& value) {
+    using Value = std::decay_t<decltype(value)>;
+    if (std::string_view(name) == "step") return;
+    if constexpr (std::is_same_v<Value, int64_t> || std::is_same_v<Value, double>) {
+      visit(name, static_cast<double>(value), false);
+    } else if constexpr (std::is_same_v<Value, std::optional<double>> || std::is_same_v<Value, std::optional<int64_t>>) {
+      if (value) visit(name, static_cast<double>(*value), true);
     }
   });
 }

@@ -7,6 +7,7 @@
     client.trials(1)                                                  # as `rung trials --format csv`
     client.curves(1, "val_loss", x="flops")                           # one row per point
     client.fit(1)                                                     # as `rung fit SWEEP --format csv`
+    client.tuning(1)                                                  # as `rung tune SWEEP --format csv`
 
 `connect()` without arguments reads $RUNG_COORDINATOR and $RUNG_TOKEN_FILE, as the `rung` CLI does
 (`rung serve DIR` prints both for a finished `rung run`). Errors are grpc.RpcError with the
@@ -254,3 +255,40 @@ class Client:
         return pd.DataFrame(rows, columns=["variant", "label", "estimator", "compute", "loss", "loss_sd", "seeds",
                                            "multiplier", "undefined_reason", "baseline_compute", "interval_low",
                                            "interval_high", "wallclock_multiplier", "note"])
+
+    def tuning(self, sweep, per="cell"):
+        """`rung tune SWEEP --format csv`: a tuned sweep's learning-rate search, one row per tuning cell:
+        cell, status, tried (each value tried, "value=metric" or its state), best, bracketed (yes/no),
+        next_centre, reason; numbers in full where the CLI rounds them for reading (best, next_centre:
+        None where it prints "-"). per="value": one row per value tried instead: cell, rung, grid_index,
+        value, metric (None until every member finished), state ("finished", "unfinished", "diverged",
+        "stopped_by_asha"). FAILED_PRECONDITION for a sweep without a tune block."""
+        if per not in ("cell", "value"):
+            raise ValueError(f"per must be 'cell' or 'value', not {per!r}")
+        response = self._call(self._stub.GetTuning, pb.GetTuningRequest(sweep_id=sweep))
+        rows = []
+        for cell in response.cells:
+            # As the CLI names a cell: its rung, then the values of its other keys.
+            parts = [cell.rung_label] if cell.rung_label else []
+            name = " ".join(parts + [_text(_value(entry.value)) for entry in cell.cell if entry.key != "rung"])
+            if per == "value":
+                for tried in cell.tried:
+                    rows.append({"cell": name, "rung": cell.rung_label, "grid_index": tried.grid_index,
+                                 "value": tried.value, "metric": tried.metric if tried.HasField("metric") else None,
+                                 "state": tried.state})
+                continue
+            tried = " ".join(f"{tried.value:.3g}=" + (f"{tried.metric:.4g}" if tried.HasField("metric") else tried.state)
+                             for tried in cell.tried)
+            rows.append({
+                "cell": name,
+                "status": cell.status,
+                f"tried ({response.key}=metric)": tried or "-",
+                "best": cell.best if cell.HasField("best") else None,
+                "bracketed": "yes" if cell.bracketed else "no",
+                "next_centre": cell.next_center if cell.HasField("next_center") else None,
+                "reason": cell.reason,
+            })
+        if per == "value":
+            return pd.DataFrame(rows, columns=["cell", "rung", "grid_index", "value", "metric", "state"])
+        return pd.DataFrame(rows, columns=["cell", "status", f"tried ({response.key}=metric)", "best", "bracketed",
+                                           "next_centre", "reason"])

@@ -35,6 +35,19 @@ sweep:
   position.variant: [rope, lerope]
   seed: [1, 2]
 """
+# Sweep 2: the learning rate searched per variant, on a loss surface whose optimum is the centre.
+TUNED_SPEC = """name: python-tuning
+metric: {name: val_loss, goal: minimize}
+data: {source: builtin, seq_len: 32}
+model: {layers: 1, d_model: 16, heads: 2}
+train: {steps: 20, batch_size: 4, eval_every: 10, log_every: 5}
+resources: {cpus: 1}
+sweep:
+  position.variant: [rope, nope]
+tune:
+  train.lr: {center: 0.00390625, predict: none}
+"""
+SURFACE = '{"lr_ref": 0.00390625, "exponent": 0, "noise": 0}'
 
 
 class ClientTest(unittest.TestCase):
@@ -44,10 +57,15 @@ class ClientTest(unittest.TestCase):
         spec = os.path.join(cls.scratch, "spec.yaml")
         with open(spec, "w", encoding="utf-8") as handle:
             handle.write(SPEC)
+        tuned = os.path.join(cls.scratch, "tuned.yaml")
+        with open(tuned, "w", encoding="utf-8") as handle:
+            handle.write(TUNED_SPEC)
         run_dir = os.path.join(cls.scratch, "run")
-        subprocess.run([os.path.join(BIN, "rung"), "run", spec, "--workers", "2", "--trainer",
-                        os.path.join(BIN, "rung-stand-in"), "--dir", run_dir],
-                       check=True, stdout=subprocess.DEVNULL, timeout=300)
+        for one in (spec, tuned):  # sweeps 1 and 2, in one folder
+            subprocess.run([os.path.join(BIN, "rung"), "run", one, "--workers", "2", "--trainer",
+                            os.path.join(BIN, "rung-stand-in"), "--dir", run_dir],
+                           check=True, stdout=subprocess.DEVNULL, timeout=300,
+                           env=dict(os.environ, RUNG_STAND_IN_SURFACE=SURFACE))
         cls.serve = subprocess.Popen([os.path.join(BIN, "rung"), "serve", run_dir], stdout=subprocess.PIPE, text=True)
         exports = {}
         deadline = time.time() + 30
@@ -122,6 +140,25 @@ class ClientTest(unittest.TestCase):
         for mine, printed in zip(ours["multiplier"], cli["multiplier"]):
             if printed == printed:  # not NaN
                 self.assertAlmostEqual(mine, printed, places=12)
+
+    def test_tuning_is_the_clis_search(self):
+        ours = self.client.tuning(2)
+        cli = self.cli_csv("tune", "2")
+        self.assertEqual(list(ours.columns), list(cli.columns))
+        self.assertEqual(len(ours), 2)  # one cell per variant
+        for column in ["cell", "status", "tried (train.lr=metric)", "bracketed", "reason"]:
+            self.assertEqual(ours[column].tolist(), cli[column].tolist(), column)
+        for mine, printed in zip(ours["best"], cli["best"]):  # the CLI prints 3 digits
+            self.assertAlmostEqual(mine, printed, delta=5e-3 * printed)
+        values = self.client.tuning(2, per="value")
+        self.assertEqual(list(values.columns), ["cell", "rung", "grid_index", "value", "metric", "state"])
+        self.assertEqual(set(values["state"]), {"finished"})
+        for cell, tried in values.groupby("cell"):
+            best = ours.set_index("cell").loc[cell, "best"]
+            self.assertEqual(tried.loc[tried["metric"].idxmin(), "value"], best, cell)
+        with self.assertRaises(grpc.RpcError) as raised:
+            self.client.tuning(1)
+        self.assertEqual(raised.exception.code(), grpc.StatusCode.FAILED_PRECONDITION)
 
     def test_a_wrong_token_is_refused_with_the_coordinators_status(self):
         bad = os.path.join(self.scratch, "bad.token")

@@ -88,6 +88,11 @@ StatusOr<TrialHeader> Table<TrialHeader>::Read(const Statement& row) {
   cell.gpus = row.ColumnInt64(20);
   cell.steps = row.ColumnInt64(21);
   cell.world_size = row.ColumnInt64(22);
+  if (!row.ColumnIsNull(23)) {
+    StatusOr<EarlyStop> why = ParseEarlyStop(row.ColumnText(23));
+    if (!why.ok()) return Status::DataLoss("trial " + std::to_string(trial.id) + ": " + why.status().message());
+    trial.early_stop = *why;
+  }
   return trial;
 }
 
@@ -95,9 +100,9 @@ StatusOr<TrialRecord> Table<TrialRecord>::Read(const Statement& row) {
   RUNG_ASSIGN_OR_RETURN(TrialHeader header, Table<TrialHeader>::Read(row));
   TrialRecord trial = std::move(header);
   const std::string what = "trial " + std::to_string(trial.id);
-  RUNG_ASSIGN_OR_RETURN(nlohmann::json config, ParseJsonColumn(row.ColumnText(23), "config of " + what));
+  RUNG_ASSIGN_OR_RETURN(nlohmann::json config, ParseJsonColumn(row.ColumnText(24), "config of " + what));
   trial.cell.config = std::move(config);
-  RUNG_ASSIGN_OR_RETURN(nlohmann::json assignments, ParseJsonColumn(row.ColumnText(24), "assignments of " + what));
+  RUNG_ASSIGN_OR_RETURN(nlohmann::json assignments, ParseJsonColumn(row.ColumnText(25), "assignments of " + what));
   trial.cell.assignments = std::move(assignments);
   return trial;
 }

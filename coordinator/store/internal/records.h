@@ -49,13 +49,13 @@ struct Table<SweepRecord> {
   "trials.id, trials.sweep_id, trials.trial_index, trials.state, trials.attempt, trials.priority, "         \
   "trials.failures, trials.created_at, trials.updated_at, trials.identity, trials.rung, trials.rung_label, " \
   "trials.variant, trials.xi, trials.seed, trials.n_nonembedding, trials.n_total, trials.tokens, "          \
-  "trials.flops, trials.cpus, trials.gpus, trials.steps, trials.world_size"
+  "trials.flops, trials.cpus, trials.gpus, trials.steps, trials.world_size, trials.early_stop"
 
 template <>
 struct Table<TrialRecord> {
   static constexpr char kName[] = "trials";
   static constexpr char kColumns[] = RUNG_TRIAL_HEADER_COLUMNS ", trials.config_json, trials.assignments";
-  static constexpr int kColumnCount = 25;  // kColumns' columns: a query's own columns come after them
+  static constexpr int kColumnCount = 26;  // kColumns' columns: a query's own columns come after them
   static StatusOr<TrialRecord> Read(const Statement& row);
 };
 

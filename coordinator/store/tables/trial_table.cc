@@ -156,6 +156,11 @@ Status TrialTable::SetState(int64_t trial_id, TrialState state, Timestamp now) {
                  trial_id);
 }
 
+Status TrialTable::SetEarlyStop(int64_t trial_id, std::optional<EarlyStop> why) {
+  if (!why) return db_.Run("UPDATE trials SET early_stop = NULL WHERE id = ?", trial_id);
+  return db_.Run("UPDATE trials SET early_stop = ? WHERE id = ?", std::string(EarlyStopName(*why)), trial_id);
+}
+
 Status TrialTable::SetAttempt(int64_t trial_id, int64_t attempt) {
   return db_.Run("UPDATE trials SET attempt = ? WHERE id = ?", attempt, trial_id);
 }

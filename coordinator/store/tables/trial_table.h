@@ -65,6 +65,8 @@ class TrialTable {
   // The trial takes `cell` (same identity) and `priority`.
   Status UpdateCell(int64_t trial_id, const TrialCell& cell, int64_t priority, Timestamp now);
   Status SetState(int64_t trial_id, TrialState state, Timestamp now);
+  // Why the trial was stopped early; nullopt clears it (the trial is queued again).
+  Status SetEarlyStop(int64_t trial_id, std::optional<EarlyStop> why);
   Status SetAttempt(int64_t trial_id, int64_t attempt);
   Status AddFailure(int64_t trial_id);
   Status ClearFailures(int64_t trial_id);

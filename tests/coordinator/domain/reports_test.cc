@@ -264,6 +264,20 @@ std::vector<records::TrainerRecord> Decoded(const std::vector<std::string>& line
   return decoded;
 }
 
+// Evaluation is what the step record says (its optional fields), whatever the metric is named.
+TEST(RecordRowsTest, AnEvaluationStepsValidationMetricsArePointsOfTheEvaluation) {
+  const RecordRows rows = RowsFromRecords(Decoded({
+      R"({"type":"step","step":10,"lr":0.003,"train_loss":3.5,"val_loss":3.25,"val_accuracy":0.5,"val_bpb":4.5})",
+  }));
+  std::map<std::string, bool> evaluation;
+  for (const MetricPoint& point : rows.points) evaluation[point.name] = point.evaluation;
+  EXPECT_TRUE(evaluation.at("val_loss"));
+  EXPECT_TRUE(evaluation.at("val_accuracy"));
+  EXPECT_TRUE(evaluation.at("val_bpb"));
+  EXPECT_FALSE(evaluation.at("train_loss"));
+  EXPECT_FALSE(evaluation.at("lr"));
+}
+
 TEST(RecordRowsTest, StepProvenanceFinalAndDiagnosticsRecordsBecomeStoreValues) {
   const RecordRows rows = RowsFromRecords(Decoded({
       R"({"type":"provenance","commit":"abc"})",
@@ -287,6 +301,7 @@ TEST(RecordRowsTest, StepProvenanceFinalAndDiagnosticsRecordsBecomeStoreValues) 
   EXPECT_EQ(points["train_loss"], 3.5);
   EXPECT_EQ(points["lr"], 0.003);
   EXPECT_EQ(points.count("val_loss"), 0u) << "no evaluation at this step";
+  for (const MetricPoint& point : rows.points) EXPECT_FALSE(point.evaluation) << point.name;
   std::map<std::string, double> summaries;
   for (const SummaryValue& summary : rows.results.summaries) {
     EXPECT_EQ(summary.step, 20);

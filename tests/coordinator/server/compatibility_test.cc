@@ -9,6 +9,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "coordinator/store/database.h"
+#include "coordinator/store/schema.h"
 #include "tests/coordinator/server/service_fixture.h"
 
 namespace rung::server::testing {
@@ -150,6 +152,79 @@ TEST_F(PreviousReleaseDatabaseTest, OpensAfterTheMigrationWithEverythingItHeld) 
   status = TrySubmit(with_nope, "compat.yaml", &resubmitted);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(resubmitted.new_trial_count(), 1) << "the two old cells keep their identities and are skipped";
+}
+
+// The database of the release before schema 8 (tests/data/compat/schema-7/README.md): three tuned
+// and early-stopping sweeps whose trials were stopped by ASHA, by the divergence rule and by a
+// non-finite loss, told apart then only by the words of their state reasons.
+class SchemaSevenDatabaseTest : public CoordinatorServiceTest {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(LoopbackServerOptions(scratch_, &options_, &user_token_, &worker_token_));
+    std::filesystem::copy_file(std::string(RUNG_SOURCE_DIR) + "/tests/data/compat/schema-7/rung.db",
+                               options_.database_path, std::filesystem::copy_options::overwrite_existing);
+    StartServer();
+  }
+};
+
+TEST_F(SchemaSevenDatabaseTest, MigratesEveryEarlyStopToItsKindAndPassesTheIntegrityCheck) {
+  std::map<std::string, std::vector<v1::EarlyStop>> stopped;  // sweep name -> its early-stopped trials' kinds
+  v1::ListSweepsResponse sweeps;
+  ASSERT_TRUE(users_->ListSweeps(ContextWithToken(user_token_).get(), v1::ListSweepsRequest(), &sweeps).ok());
+  ASSERT_THAT(sweeps.sweeps(), SizeIs(3));
+  for (const v1::Sweep& sweep : sweeps.sweeps()) {
+    EXPECT_EQ(sweep.state(), v1::SWEEP_STATE_SUCCEEDED) << sweep.name();
+    v1::ListTrialsRequest list;
+    list.set_sweep_id(sweep.sweep_id());
+    v1::ListTrialsResponse trials;
+    ASSERT_TRUE(users_->ListTrials(ContextWithToken(user_token_).get(), list, &trials).ok());
+    for (const v1::Trial& trial : trials.trials()) {
+      if (trial.state() == v1::TRIAL_STATE_EARLY_STOPPED) {
+        stopped[sweep.name()].push_back(trial.early_stop());
+      } else {
+        EXPECT_EQ(trial.early_stop(), v1::EARLY_STOP_UNSPECIFIED) << trial.trial_id();
+      }
+    }
+  }
+  using ::testing::ElementsAre;
+  EXPECT_THAT(stopped["schema7-asha"], ElementsAre(v1::EARLY_STOP_ASHA, v1::EARLY_STOP_ASHA));
+  EXPECT_THAT(stopped["schema7-rising"], ElementsAre(v1::EARLY_STOP_DIVERGENCE));
+  EXPECT_THAT(stopped["schema7-nonfinite"], ElementsAre(v1::EARLY_STOP_NON_FINITE));
+
+  // The search reads the kinds: ASHA's stops rank as stopped, the non-finite value as diverged.
+  for (const auto& [name, expected] : std::map<std::string, std::vector<std::string>>{
+           {"schema7-asha", {"stopped_by_asha", "finished", "stopped_by_asha"}},
+           {"schema7-nonfinite", {"finished", "finished", "diverged"}}}) {
+    int64_t sweep_id = 0;
+    for (const v1::Sweep& sweep : sweeps.sweeps()) {
+      if (sweep.name() == name) sweep_id = sweep.sweep_id();
+    }
+    v1::GetTuningRequest request;
+    request.set_sweep_id(sweep_id);
+    v1::GetTuningResponse tuning;
+    ASSERT_TRUE(users_->GetTuning(ContextWithToken(user_token_).get(), request, &tuning).ok()) << name;
+    ASSERT_EQ(tuning.cells_size(), 1) << name;
+    std::vector<std::string> states;
+    for (const v1::TunedValue& value : tuning.cells(0).tried()) states.push_back(value.state());
+    EXPECT_EQ(states, expected) << name;
+  }
+
+  users_.reset();
+  workers_.reset();
+  server_.reset();  // the coordinator stops and its database closes
+  StatusOr<std::unique_ptr<Database>> db = Database::Open(options_.database_path);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  StatusOr<int64_t> version = (*db)->UserVersion();
+  ASSERT_TRUE(version.ok());
+  EXPECT_EQ(*version, LatestSchemaVersion());
+  StatusOr<Statement> integrity = (*db)->Prepare("PRAGMA integrity_check");
+  ASSERT_TRUE(integrity.ok()) << integrity.status().ToString();
+  StatusOr<bool> row = integrity->Step();
+  ASSERT_TRUE(row.ok() && *row);
+  EXPECT_EQ(integrity->ColumnText(0), "ok");
+  StatusOr<int64_t> orphans = (*db)->QueryInt64("SELECT COUNT(*) FROM pragma_foreign_key_check");
+  ASSERT_TRUE(orphans.ok()) << orphans.status().ToString();
+  EXPECT_EQ(*orphans, 0);
 }
 
 }  // namespace
