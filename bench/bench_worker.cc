@@ -64,12 +64,11 @@ std::string FinalLine(int64_t step) {
 }
 
 int64_t AddLine(const std::string& line, v1::MetricBatch* batch) {
-  batch->add_stdout_lines(line);
-  StatusOr<records::TrainerRecord> record = records::DecodeRecord(line);
-  if (!record.ok()) return 0;
-  *batch->add_records() = wire::ToProto(*record);
+  const v1::TrainerRecord* record = wire::AddStdoutLine(line, batch);
+  if (record == nullptr || !record->has_step()) return 0;
   int64_t points = 0;
-  if (const auto* step = std::get_if<records::StepRecord>(&*record)) {
+  StatusOr<records::TrainerRecord> typed = wire::FromProto(*record);
+  if (const auto* step = typed.ok() ? std::get_if<records::StepRecord>(&*typed) : nullptr) {
     records::ForEachNumericField(*step, [&](const char*, double) { ++points; });
   }
   return points;

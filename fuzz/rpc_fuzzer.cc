@@ -104,10 +104,7 @@ void Check(const grpc::Status& status, const char* what) {
 }
 
 void AddRecordLine(const std::string& line, v1::MetricBatch* batch) {
-  batch->add_stdout_lines(line);
-  StatusOr<records::TrainerRecord> record = records::DecodeRecord(line);
-  if (!record.ok()) Die("a setup record does not decode: " + record.status().ToString());
-  *batch->add_records() = wire::ToProto(*record);
+  if (wire::AddStdoutLine(line, batch) == nullptr) Die("a setup record does not decode: " + line);
 }
 
 // The snapshot's content: the calls a user and two workers make (tests/coordinator/server/service_fixture.h).

@@ -311,4 +311,15 @@ Status CheckRecordMessages() {
   return Status::InvalidArgument(message);
 }
 
+const v1::TrainerRecord* AddStdoutLine(const std::string& line, v1::MetricBatch* batch) {
+  v1::StdoutLine* out = batch->add_stdout();
+  StatusOr<records::TrainerRecord> record = records::DecodeRecord(line);
+  if (!record.ok()) {
+    out->set_text(line);
+    return nullptr;
+  }
+  *out->mutable_record() = ToProto(*record);
+  return &out->record();
+}
+
 }  // namespace rung::wire

@@ -34,4 +34,9 @@ StatusOr<records::TrainerRecord> FromProto(const v1::TrainerRecord& record);
 // type; otherwise INVALID_ARGUMENT listing every difference, one per line.
 Status CheckRecordMessages();
 
+// Appends one stdout line of a trainer to `batch`: its record when it decodes as one, else its text.
+// Returns the record, or nullptr. (The agent decodes each line once as it arrives and fills its
+// batches itself; this is for those who hold the lines whole: tests, benchmarks, fuzzers.)
+const v1::TrainerRecord* AddStdoutLine(const std::string& line, v1::MetricBatch* batch);
+
 }  // namespace rung::wire

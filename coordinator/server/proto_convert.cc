@@ -563,22 +563,29 @@ StatusOr<MetricBatch> MetricBatchFromProto(const v1::MetricBatch& batch, const s
   MetricBatch out;
   out.sequence = batch.sequence();
   std::vector<records::TrainerRecord> typed;
-  typed.reserve(batch.records_size());
-  for (int index = 0; index < batch.records_size(); ++index) {
-    StatusOr<records::TrainerRecord> record = wire::FromProto(batch.records(index));
+  typed.reserve(batch.stdout_size());
+  out.lines.reserve(batch.stdout_size() + batch.stderr_lines_size());
+  for (int index = 0; index < batch.stdout_size(); ++index) {
+    const v1::StdoutLine& line = batch.stdout(index);
+    if (line.line_case() != v1::StdoutLine::kRecord) {
+      out.lines.push_back({LogSource::kRecord, line.text()});
+      continue;
+    }
+    StatusOr<records::TrainerRecord> record = wire::FromProto(line.record());
     if (!record.ok()) {
-      return Status::InvalidArgument(where + ".records[" + std::to_string(index) + "]: " + record.status().message());
+      return Status::InvalidArgument(where + ".stdout[" + std::to_string(index) + "]: " + record.status().message());
     }
     if (const auto* final_record = std::get_if<records::FinalRecord>(&*record)) {
       for (const auto* tensors : {&final_record->positional_parameters, &final_record->frequencies}) {
         for (const records::Tensor& tensor : *tensors) {
           if (Status valid = CheckTensor(tensor); !valid.ok()) {
-            return Status::InvalidArgument(where + ".records[" + std::to_string(index) + "] (final): " +
+            return Status::InvalidArgument(where + ".stdout[" + std::to_string(index) + "] (final): " +
                                            valid.message());
           }
         }
       }
     }
+    out.lines.push_back({LogSource::kRecord, records::EncodeRecord(*record)});  // the attempt's log: the line, once
     typed.push_back(std::move(record).value());
   }
   RecordRows rows = RowsFromRecords(typed);
@@ -590,8 +597,6 @@ StatusOr<MetricBatch> MetricBatchFromProto(const v1::MetricBatch& batch, const s
   }
   out.provenance_json = std::move(rows.provenance_json);
   out.results = std::move(rows.results);
-  out.lines.reserve(batch.stdout_lines_size() + batch.stderr_lines_size());
-  for (const std::string& line : batch.stdout_lines()) out.lines.push_back({LogSource::kRecord, line});
   for (const std::string& line : batch.stderr_lines()) out.lines.push_back({LogSource::kStderr, line});
   return out;
 }

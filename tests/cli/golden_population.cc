@@ -243,8 +243,8 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
     v1::MetricBatch* batch = request.mutable_batch();
     batch->set_sequence(++attempt.sequence);
     for (const std::string& line : lines) {
-      if (const records::TrainerRecord* record = attempt.records.Add(line)) *batch->add_records() = wire::ToProto(*record);
-      batch->add_stdout_lines(line);
+      attempt.records.Add(line);
+      wire::AddStdoutLine(line, batch);
     }
     if (attempt.records.undecodable_lines() > 0) {
       return Status::Internal("golden fixture: a record line does not decode: " + attempt.records.first_decode_error());

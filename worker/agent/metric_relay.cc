@@ -150,9 +150,12 @@ v1::ReportMetricsRequest MetricRelay::CutBatch() {
                                              bytes + buffer_.front().bytes <= options_.max_batch_bytes))) {
     Line& line = buffer_.front();
     if (line.is_stdout) {
-      if (line.record) *batch->add_records() = std::move(*line.record);
       if (line.provenance) --buffered_provenance_;
-      batch->add_stdout_lines(std::move(line.text));
+      if (line.record) {
+        *batch->add_stdout()->mutable_record() = std::move(*line.record);
+      } else {
+        batch->add_stdout()->set_text(std::move(line.text));
+      }
     } else {
       batch->add_stderr_lines(std::move(line.text));
     }

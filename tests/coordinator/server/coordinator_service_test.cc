@@ -841,7 +841,7 @@ TEST_F(CoordinatorServiceTest, ReportMetricsRefusesADocumentNestedTooDeep) {
   request.set_trial_id(lease->trial_id());
   request.set_attempt(lease->attempt());
   request.mutable_batch()->set_sequence(2);
-  v1::DiagnosticsRecord* diagnostics = request.mutable_batch()->add_records()->mutable_diagnostics();
+  v1::DiagnosticsRecord* diagnostics = request.mutable_batch()->add_stdout()->mutable_record()->mutable_diagnostics();
   diagnostics->set_kind("attention");
   diagnostics->set_step(5);
   diagnostics->set_payload(std::string(1'000'000, '[') + std::string(1'000'000, ']'));

@@ -80,15 +80,11 @@ inline std::string FinalRecord(double val_loss) {
   return record.dump();
 }
 
-// Sets `batch` to what a worker relays of these stdout lines: each line as log text, and the
-// record it holds, typed (a line that is no record is log text only).
+// Sets `batch` to what a worker relays of these stdout lines: each record typed, any other line as
+// log text.
 inline void FillBatch(int64_t sequence, const std::vector<std::string>& lines, v1::MetricBatch* batch) {
   batch->set_sequence(sequence);
-  for (const std::string& line : lines) {
-    batch->add_stdout_lines(line);
-    StatusOr<records::TrainerRecord> record = records::DecodeRecord(line);
-    if (record.ok()) *batch->add_records() = wire::ToProto(*record);
-  }
+  for (const std::string& line : lines) wire::AddStdoutLine(line, batch);
 }
 
 class CoordinatorServiceTest : public ::testing::Test {

@@ -130,26 +130,35 @@ TEST_F(AttemptRunnerTest, ASucceedingTrainerIsReportedWithEveryRecordOnceAndItsR
   std::vector<TestCoordinator::Batch> batches = coordinator_.committed_batches(11);
   ASSERT_FALSE(batches.empty());
   EXPECT_EQ(complete.last_batch_sequence(), batches.back().sequence);
-  std::vector<std::string> records, stderr_lines;
+  std::vector<v1::TrainerRecord> records;
+  std::vector<std::string> stderr_lines;
   std::multiset<int64_t> loss_steps;
   std::optional<double> final_loss;
   for (const TestCoordinator::Batch& batch : batches) {
     const v1::MetricBatch& sent = batch.request.batch();
-    records.insert(records.end(), sent.stdout_lines().begin(), sent.stdout_lines().end());
     stderr_lines.insert(stderr_lines.end(), sent.stderr_lines().begin(), sent.stderr_lines().end());
-    for (const v1::TrainerRecord& record : sent.records()) {
-      if (record.has_step()) loss_steps.insert(record.step().step());
-      if (record.has_final()) final_loss = record.final().val_loss();
+    for (const v1::StdoutLine& line : sent.stdout()) {
+      ASSERT_TRUE(line.has_record()) << "the stand-in prints records alone: " << line.text();
+      records.push_back(line.record());
+      if (line.record().has_step()) loss_steps.insert(line.record().step().step());
+      if (line.record().has_final()) final_loss = line.record().final().val_loss();
     }
   }
-  ASSERT_FALSE(batches.front().request.batch().records().empty());
-  EXPECT_TRUE(batches.front().request.batch().records(0).has_provenance());
-  EXPECT_EQ(batches.front().request.batch().records(0).provenance().threads(), 2);
-  EXPECT_EQ(records.size(), 8u) << "every stdout line, as log text";
+  ASSERT_FALSE(records.empty());
+  EXPECT_TRUE(records.front().has_provenance());
+  EXPECT_EQ(records.front().provenance().threads(), 2);
+  EXPECT_EQ(records.size(), 8u) << "every stdout line, a record sent typed";
   EXPECT_EQ(loss_steps, (std::multiset<int64_t>{1, 2, 3, 4, 5})) << "each step record once, typed";
   EXPECT_EQ(final_loss, 1.25) << "the results travel once, in the final record";
   EXPECT_EQ(stderr_lines, std::vector<std::string>{"rung-train: a stderr line"});
-  EXPECT_EQ(testing::ReadLines(AttemptDir(11) + "/records.jsonl"), records) << "the local copy";
+  // The attempt's log on the worker holds each line as the trainer printed it, the record it sent.
+  const std::vector<std::string> local = testing::ReadLines(AttemptDir(11) + "/records.jsonl");
+  ASSERT_EQ(local.size(), records.size());
+  for (size_t i = 0; i < local.size(); ++i) {
+    StatusOr<records::TrainerRecord> decoded = records::DecodeRecord(local[i]);
+    ASSERT_TRUE(decoded.ok()) << local[i];
+    EXPECT_EQ(wire::ToProto(*decoded).SerializeAsString(), records[i].SerializeAsString()) << local[i];
+  }
   EXPECT_EQ(testing::ReadLines(AttemptDir(11) + "/trainer.log"), stderr_lines);
 
   // The trainer ran on exactly its slots, in its attempt's own checkpoint folder, from scratch.
@@ -324,7 +333,7 @@ TEST_F(AttemptRunnerTest, TrainsOnWhileTheCoordinatorIsAwayAndReportsWhenItRetur
   EXPECT_EQ(coordinator_.completes()[0].outcome(), v1::OUTCOME_SUCCEEDED);
   size_t records = 0;
   for (const TestCoordinator::Batch& batch : coordinator_.committed_batches(20)) {
-    records += batch.request.batch().stdout_lines_size();
+    records += batch.request.batch().stdout_size();
   }
   EXPECT_EQ(records, 8u);
 }

@@ -58,15 +58,15 @@ class MetricRelayTest : public ::testing::Test {
   // The steps of a batch's step records, in order.
   static std::vector<int64_t> Steps(const v1::MetricBatch& batch) {
     std::vector<int64_t> steps;
-    for (const v1::TrainerRecord& record : batch.records()) {
-      if (record.has_step()) steps.push_back(record.step().step());
+    for (const v1::StdoutLine& line : batch.stdout()) {
+      if (line.record().has_step()) steps.push_back(line.record().step().step());
     }
     return steps;
   }
 
   static bool HasProvenance(const v1::MetricBatch& batch) {
-    for (const v1::TrainerRecord& record : batch.records()) {
-      if (record.has_provenance()) return true;
+    for (const v1::StdoutLine& line : batch.stdout()) {
+      if (line.record().has_provenance()) return true;
     }
     return false;
   }
@@ -92,7 +92,7 @@ TEST_F(MetricRelayTest, BatchesEveryNLinesInSequenceAndDrainsTheRest) {
     EXPECT_EQ(batch.attempt, kAttempt);
     EXPECT_EQ(batch.request.worker_id(), "relay-worker");
     sequences.push_back(batch.sequence);
-    sizes.push_back(batch.request.batch().stdout_lines_size() + batch.request.batch().stderr_lines_size());
+    sizes.push_back(batch.request.batch().stdout_size() + batch.request.batch().stderr_lines_size());
     for (int64_t step : Steps(batch.request.batch())) steps.push_back(step);
   }
   EXPECT_THAT(sequences, ElementsAre(1, 2, 3));
@@ -139,7 +139,7 @@ TEST_F(MetricRelayTest, TheProvenanceWaitsItsDelayUnlessTheAttemptEndsFirst) {
   EXPECT_EQ(Committed(), 0u) << "nothing before the provenance's delay";
   clock_.Advance(milliseconds(1));
   ASSERT_TRUE(AwaitCommitted(1));
-  EXPECT_EQ(coordinator_.committed_batches(kTrial)[0].request.batch().records_size(), 2) << "with the lines before it";
+  EXPECT_EQ(coordinator_.committed_batches(kTrial)[0].request.batch().stdout_size(), 2) << "with the lines before it";
 
   MetricRelay quick(client_.get(), kTrial + 1, kAttempt, options, clock_);
   AddLine(quick, R"({"type":"provenance"})");
@@ -151,7 +151,7 @@ TEST_F(MetricRelayTest, TheProvenanceWaitsItsDelayUnlessTheAttemptEndsFirst) {
   EXPECT_EQ(rest->last_sequence, 1);
   EXPECT_EQ(rest->batch->sequence(), 1);
   EXPECT_TRUE(HasProvenance(*rest->batch));
-  EXPECT_EQ(rest->batch->records_size(), 2);
+  EXPECT_EQ(rest->batch->stdout_size(), 2);
   EXPECT_EQ(Steps(*rest->batch).size(), 1u);
 }
 
