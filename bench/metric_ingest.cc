@@ -110,12 +110,13 @@ ReporterResult Report(const agent::CoordinatorClientOptions& options, int index,
     if (!send(std::move(batch), points)) return result;
   }
 
+  rung::v1::ReportMetricsRequest last;
+  AddLine(FinalLine(step), last.mutable_batch());
+  if (!send(std::move(last), 0)) return result;
   rung::v1::CompleteRequest complete;
   complete.set_trial_id(lease.trial_id());
   complete.set_attempt(lease.attempt());
   complete.set_outcome(rung::v1::OUTCOME_SUCCEEDED);
-  complete.mutable_final_batch()->set_sequence(++sequence);
-  AddLine(FinalLine(step), complete.mutable_final_batch());
   complete.set_last_batch_sequence(sequence);
   if (auto completed = client.Complete(complete); !completed.ok()) {
     result.error = "complete: " + completed.status().message();

@@ -12,8 +12,8 @@
 // the provenance record alone, then --batches ReportMetrics batches of --lines-per-batch step records
 // (typed, with their lines as log text, as rung-worker's MetricRelay sends them; bench_worker.h)
 // spread over the trial, a Heartbeat every heartbeat_interval of the RegisterResponse, and at the
-// end Complete SUCCEEDED carrying the final record as its final_batch. Complete does not ask for the
-// next trial (lease_next), so every trial begins with a Lease call. After --seconds an identity
+// end a last batch holding the final record and Complete SUCCEEDED, as rung-worker ends an attempt; every
+// trial begins with a Lease call. After --seconds an identity
 // leases no more and finishes the trial it runs.
 //
 // The coordinator may be killed and restarted under it. As rung-worker does, a call that fails
@@ -352,12 +352,13 @@ class Identity {
     }
     std::this_thread::sleep_until(end);
 
+    rung::v1::ReportMetricsRequest last;
+    rung::bench::AddLine(rung::bench::FinalLine(step), last.mutable_batch());
+    if (!report(std::move(last), 0)) return;
     rung::v1::CompleteRequest complete;
     complete.set_trial_id(lease.trial_id());
     complete.set_attempt(lease.attempt());
     complete.set_outcome(rung::v1::OUTCOME_SUCCEEDED);
-    complete.mutable_final_batch()->set_sequence(++sequence);
-    rung::bench::AddLine(rung::bench::FinalLine(step), complete.mutable_final_batch());
     complete.set_last_batch_sequence(sequence);
     rung::StatusOr<rung::v1::CompleteResponse> completed =
         UntilAnswered<rung::v1::CompleteResponse>([&] { return client_->Complete(complete); });

@@ -417,11 +417,7 @@ void WriteSeeds(const std::string& folder) {
   complete.set_outcome(v1::OUTCOME_FAILED);
   complete.set_reason("non-finite training loss at step 3");
   complete.set_exit_code(3);
-  complete.set_last_batch_sequence(2);
-  complete.mutable_final_batch()->set_sequence(2);
-  AddRecordLine(R"({"type":"error","step":3,"reason":"non-finite training loss (nan) at step 3"})",
-                complete.mutable_final_batch());
-  complete.mutable_lease_next()->set_cpu_slots(1);
+  complete.set_last_batch_sequence(1);
   seed(4, "complete", complete);
   v1::SubmitSweepRequest submit;
   submit.set_spec_file_name("tiny.yaml");

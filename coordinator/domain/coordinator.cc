@@ -59,33 +59,14 @@ void Coordinator::Shutdown() {
   reaper_.Stop();
 }
 
-StatusOr<Coordinator::EndedAttempt> Coordinator::EndAttemptAndLease(int64_t trial_id, int64_t attempt,
-                                                                    const AttemptEnding& ending,
-                                                                    const MetricBatch* final_batch,
-                                                                    const std::optional<LeaseAsk>& next) {
-  bool gang_formed = false;
-  RUNG_ASSIGN_OR_RETURN(EndedAttempt ended, store_->Write([&](Tables& tables) -> StatusOr<EndedAttempt> {
-    RUNG_ASSIGN_OR_RETURN(EndingAck ack, trials_.EndAttemptIn(tables, trial_id, attempt, ending, final_batch));
-    EndedAttempt result{ack, std::nullopt};
-    if (!next || next->free_cpus <= 0) return result;
-    StatusOr<std::optional<Lease>> lease =
-        tables.Tentatively([&] { return leases_.LookIn(tables, *next, &gang_formed); });
-    if (lease.ok()) {
-      result.next_lease = std::move(*lease);
-    } else {
-      gang_formed = false;  // the ending stays; the worker long-polls for its next lease
-    }
-    return result;
-  }));
-  trials_.Ended(ended.ack);
-  if (ended.next_lease || gang_formed) leases_.Leased(ended.next_lease, gang_formed);
-  if (!ended.ack.duplicate) {
+StatusOr<EndingAck> Coordinator::EndAttempt(int64_t trial_id, int64_t attempt, const AttemptEnding& ending) {
+  RUNG_ASSIGN_OR_RETURN(EndingAck ack, trials_.EndAttempt(trial_id, attempt, ending));
+  if (!ack.duplicate) {
     // The header alone (no config parsed): this runs on every ending of every sweep.
     StatusOr<TrialRecord> trial = store_->Read([&](Tables& tables) { return tables.trials().Header(trial_id); });
-    if (trial.ok() && final_batch != nullptr) PublishPoints(*final_batch, trial->sweep_id);
     if (trial.ok()) tuner_.Decide(trial->sweep_id).status().IgnoreError();  // retried later (above)
   }
-  return ended;
+  return ack;
 }
 
 StatusOr<BatchAck> Coordinator::ReportBatch(const MetricBatch& batch) {

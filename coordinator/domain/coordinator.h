@@ -74,24 +74,14 @@ class Coordinator {
   // Wakes every long-poll and stream for good (they answer UNAVAILABLE) and stops the reaper.
   void Shutdown();
 
-  // An attempt's ending (TrialLifecycle::EndAttempt, with its final batch when given) and, when
-  // `next` is given, the worker's next lease for those resources (LeaseBroker's look, no waiting):
-  // one transaction, one commit. The lease part cannot undo the ending: it runs tentatively
-  // (Tables::Tentatively), and any error of it only means no lease (the worker long-polls).
-  // Signals as the two do alone. Errors: EndAttempt's.
-  struct EndedAttempt {
-    EndingAck ack;
-    std::optional<Lease> next_lease;
-  };
+  // An attempt's ending (TrialLifecycle::EndAttempt; its batches came before, by ReportBatch).
   // After an ending that changed something, the trial's sweep takes the decisions its search has
   // pending (SweepTuner::Decide; an error there is the search's, not the ending's: it is retried at
   // the next ending and at the next start).
-  StatusOr<EndedAttempt> EndAttemptAndLease(int64_t trial_id, int64_t attempt, const AttemptEnding& ending,
-                                            const MetricBatch* final_batch, const std::optional<LeaseAsk>& next);
+  StatusOr<EndingAck> EndAttempt(int64_t trial_id, int64_t attempt, const AttemptEnding& ending);
   // TrialLifecycle::ReportBatch, then, for a new batch with evaluations, the early stops they
   // trigger (SweepTuner::ConsiderEarlyStop; its errors leave the batch acknowledged, and are retried
-  // with the next batch and at the next start). A new batch's points go to the metric feed
-  // (EndAttemptAndLease's final batch too).
+  // with the next batch and at the next start). A new batch's points go to the metric feed.
   StatusOr<BatchAck> ReportBatch(const MetricBatch& batch);
 
   const Clock& clock() const { return clock_; }

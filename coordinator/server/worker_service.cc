@@ -118,32 +118,11 @@ grpc::Status WorkerServiceImpl::Complete(grpc::ServerContext* /*context*/, const
   StatusOr<AttemptEnding> ending = AttemptEndingFromRequest(*request);
   if (!ending.ok()) return ToGrpcStatus(ending.status());
   ending->worker_id = request->worker_id();
-  std::optional<MetricBatch> final_batch;
-  if (request->has_final_batch()) {
-    StatusOr<MetricBatch> batch = MetricBatchFromProto(request->final_batch(), "CompleteRequest.final_batch");
-    if (!batch.ok()) return ToGrpcStatus(batch.status());
-    final_batch = std::move(batch).value();
-    final_batch->worker_id = request->worker_id();
-    final_batch->trial_id = request->trial_id();
-    final_batch->attempt = request->attempt();
-  }
-  std::optional<LeaseAsk> next;
-  if (request->has_lease_next()) {
-    if (request->lease_next().cpu_slots() < 0) {
-      return {grpc::StatusCode::INVALID_ARGUMENT, "CompleteRequest.lease_next.cpu_slots must be 0 or more"};
-    }
-    next = LeaseAsk{request->worker_id(), request->lease_next().cpu_slots(), request->lease_next().gpus_size()};
-  }
-  StatusOr<Coordinator::EndedAttempt> ended = coordinator_->EndAttemptAndLease(
-      request->trial_id(), request->attempt(), *ending, final_batch ? &*final_batch : nullptr, next);
+  StatusOr<EndingAck> ended = coordinator_->EndAttempt(request->trial_id(), request->attempt(), *ending);
   if (!ended.ok()) return ToGrpcStatus(ended.status());
-  response->set_trial_state(ToProto(ended->ack.trial_state));
-  response->set_duplicate(ended->ack.duplicate);
-  if (ended->next_lease) {
-    *response->mutable_next_lease() = ToProtoLease(*ended->next_lease, request->lease_next().gpus(), lease_duration_);
-  } else if (request->outcome() == v1::OUTCOME_FAILED) {
-    response->set_quarantine_reason(QuarantineReason(request->worker_id()));
-  }
+  response->set_trial_state(ToProto(ended->trial_state));
+  response->set_duplicate(ended->duplicate);
+  if (request->outcome() == v1::OUTCOME_FAILED) response->set_quarantine_reason(QuarantineReason(request->worker_id()));
   return grpc::Status::OK;
 }
 

@@ -193,13 +193,7 @@ bool Agent::LaunchLocked(const v1::TrialLease& lease) {
              std::to_string(options_.cpu_slots - used_cpu_slots_) + " are free; running it anyway");
   }
   Running& running = running_[id];
-  // A next lease rides on the report of this attempt only while this worker takes new trials: not
-  // while it shuts down, nor while its disk is full (a trial leased then would be handed back at
-  // once, and again with the next report: attempts spent for nothing).
-  running.runner = std::make_unique<AttemptRunner>(client_, lease, options_.attempt, clock_, [this] {
-    std::lock_guard<std::mutex> wanted_lock(mutex_);
-    return !shutting_down_ && !full_disk_folder_;
-  });
+  running.runner = std::make_unique<AttemptRunner>(client_, lease, options_.attempt, clock_);
   running.cpu_slots = cpu_slots;
   running.gpus.insert(lease.gpus().begin(), lease.gpus().end());
   used_cpu_slots_ += cpu_slots;
@@ -225,17 +219,11 @@ void Agent::Finished(const AttemptId& id, const AttemptResult& result) {
                std::to_string(kMinFreeBytesToLease >> 20) + " MiB are free there (trial " +
                std::to_string(id.first) + " was reported PREEMPTED and resumes from its last checkpoint)");
     }
-    changed_.notify_all();  // the lease loop joins this thread (it takes the lock no more)
-    // The slots go straight to the next trial: the lease poll never sees them free. During a
-    // shutdown it is preempted before its trainer starts (reported PREEMPTED at once).
-    if (result.next_lease) {
-      Release(running);
-      if (LaunchLocked(*result.next_lease)) return;
-    }
+    changed_.notify_all();  // the lease loop joins this thread and asks with the slots it frees
   }
-  // The slots are free (no next lease, or one this worker runs already): the poll in flight asked
-  // with fewer free slots.
-  lease_interrupter_.Interrupt();
+  // A poll in flight is not interrupted to ask again with more slots: the coordinator may have
+  // leased a trial in it already, and an answer cancelled on its way would leave that trial leased
+  // to nobody until its lease expired. The next poll asks with every free slot.
 }
 
 void Agent::Release(Running& running) {

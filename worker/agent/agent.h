@@ -105,8 +105,7 @@ class Agent {
   // REQUIRES: mutex_ held. Launch() under the caller's lock: adds the running entry of `lease` (its
   // slots taken) and starts its thread. False when that attempt runs already (the lease is ignored).
   bool LaunchLocked(const v1::TrialLease& lease);
-  // The end of an attempt, the last thing its thread does: `result.next_lease`, when the
-  // coordinator gave one, starts on the slots the attempt frees (on a thread of its own).
+  // The end of an attempt, the last thing its thread does: its slots free for the next lease.
   void Finished(const AttemptId& id, const AttemptResult& result);
   // REQUIRES: mutex_ held. Gives a running entry's slots and GPUs back (once).
   void Release(Running& running);

@@ -49,12 +49,11 @@ bool IsGangRankLease(const v1::TrialLease& lease) { return !lease.rendezvous().e
 int LocalRanksOf(const v1::TrialLease& lease) { return IsGangRankLease(lease) ? 1 : std::max(1, lease.world_size()); }
 
 AttemptRunner::AttemptRunner(CoordinatorClient* client, v1::TrialLease lease, AttemptOptions options,
-                             const Clock& clock, NextLeaseWanted wants_next_lease)
+                             const Clock& clock)
     : client_(client),
       lease_(std::move(lease)),
       options_(std::move(options)),
       clock_(clock),
-      wants_next_lease_(std::move(wants_next_lease)),
       interrupter_(clock) {}
 
 AttemptRunner::~AttemptRunner() = default;
@@ -289,9 +288,9 @@ AttemptResult AttemptRunner::RunAttempt() {
 AttemptResult AttemptRunner::Report(const AttemptEnd& end, v1::CompleteRequest complete) {
   AttemptResult result;
   result.end = end;
-  StatusOr<FinalBatch> rest = relay_->Finish();
-  if (!rest.ok()) {
-    const Status& status = rest.status();
+  StatusOr<int64_t> last_sequence = relay_->Drain();
+  if (!last_sequence.ok()) {
+    const Status& status = last_sequence.status();
     result.detail = status.message();
     result.fate = IsFenced(status) ? AttemptFate::kFenced : AttemptFate::kUnreported;
     AgentLog(Name() + ": not reported (" + status.message() + ")");
@@ -302,23 +301,14 @@ AttemptResult AttemptRunner::Report(const AttemptEnd& end, v1::CompleteRequest c
   complete.set_outcome(end.outcome);
   complete.set_reason(end.reason);
   complete.set_exit_code(end.exit_code);
-  complete.set_last_batch_sequence(rest->last_sequence);
-  if (rest->batch) *complete.mutable_final_batch() = std::move(*rest->batch);
+  complete.set_last_batch_sequence(*last_sequence);
   Backoff backoff(options_.report_backoff);
   bool outage_logged = false;
   for (;;) {
-    if (wants_next_lease_ && wants_next_lease_()) {
-      v1::FreeResources* ask = complete.mutable_lease_next();
-      ask->set_cpu_slots(CpuSlotsOf(lease_));
-      ask->mutable_gpus()->Assign(lease_.gpus().begin(), lease_.gpus().end());
-    } else {
-      complete.clear_lease_next();
-    }
     StatusOr<v1::CompleteResponse> response = client_->Complete(complete, &interrupter_);
     if (response.ok()) {
       result.fate = AttemptFate::kReported;
       result.trial_state = response->trial_state();
-      if (response->has_next_lease()) result.next_lease = response->next_lease();
       AgentLog(Name() + ": reported " + OutcomeName(end.outcome) + (end.reason.empty() ? "" : " (" + end.reason + ")") +
                "; trial now " + v1::TrialState_Name(response->trial_state()));
       if (!response->quarantine_reason().empty()) {

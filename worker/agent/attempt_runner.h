@@ -20,10 +20,9 @@
 //      trainer, SIGKILL after stop_grace, and nothing reported (the trial is already CANCELLED);
 //      FAILED_PRECONDITION or NOT_FOUND (the attempt is fenced: its lease expired and the trial
 //      moved on) -> the same, and nothing more is sent;
-//   5. after the trainer exits, finishes the relay (every batch but the last acknowledged) and sends
-//      Complete with the last batch (which holds the final record: the results travel only there),
-//      the outcome (attempt_outcome.h) and the exit code; when `wants_next_lease` says so at that moment, Complete also asks for
-//      the next trial for the resources this attempt frees (AttemptResult::next_lease).
+//   5. after the trainer exits, drains the relay (every batch acknowledged: the last holds the final
+//      record, and the results travel only there) and sends Complete: the outcome
+//      (attempt_outcome.h), the exit code and the last batch's sequence.
 //
 // Preempt() (the agent's SIGTERM/SIGUSR1) forwards SIGTERM: rung-train checkpoints after its current
 // step and exits 75, and the attempt is reported PREEMPTED (also when it had not started yet, or
@@ -93,12 +92,7 @@ struct AttemptResult {
   AttemptEnd end;          // the outcome determined (what was, or would have been, reported)
   std::string detail;      // why, for cancelled, fenced and unreported attempts
   v1::TrialState trial_state = v1::TRIAL_STATE_UNSPECIFIED;  // the coordinator's answer to Complete
-  // The next trial the coordinator leased in its answer to Complete, for this attempt's resources.
-  std::optional<v1::TrialLease> next_lease;
 };
-
-// Asked right before each Complete call: whether to ask for the next lease in it.
-using NextLeaseWanted = std::function<bool()>;
 
 // The CPU slots a lease takes (TrialLease.cpu_slots), at least 1.
 int CpuSlotsOf(const v1::TrialLease& lease);
@@ -112,7 +106,7 @@ class AttemptRunner {
   // Heartbeats, the grace period, delays and backoffs are timed on `clock` (the trainer's pipes
   // are polled in real time). REQUIRES: `client` and `clock` outlive the runner.
   AttemptRunner(CoordinatorClient* client, v1::TrialLease lease, AttemptOptions options,
-                const Clock& clock = RealClock(), NextLeaseWanted wants_next_lease = {});
+                const Clock& clock = RealClock());
   ~AttemptRunner();
   AttemptRunner(const AttemptRunner&) = delete;
   AttemptRunner& operator=(const AttemptRunner&) = delete;
@@ -148,7 +142,6 @@ class AttemptRunner {
   const v1::TrialLease lease_;
   const AttemptOptions options_;
   const Clock& clock_;
-  const NextLeaseWanted wants_next_lease_;
   CallInterrupter interrupter_;  // heartbeats and Complete
   std::atomic<int64_t> latest_step_{0};
 

@@ -44,7 +44,7 @@ void MetricRelay::AddStderr(std::string line) {
 
 void MetricRelay::Add(Line line) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (abandoned_ || !terminal_.ok() || finished_) return;
+  if (abandoned_ || !terminal_.ok()) return;
   line.added = clock_.Now();
   if (line.provenance) ++buffered_provenance_;
   buffered_bytes_ += line.bytes;
@@ -82,23 +82,6 @@ Status MetricRelay::WaitLocked(std::unique_lock<std::mutex>& lock, Clock::TimePo
   return Status::Ok();
 }
 
-StatusOr<FinalBatch> MetricRelay::Finish(Clock::TimePoint deadline) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  finishing_ = true;
-  ChangedLocked();
-  RUNG_RETURN_IF_ERROR(WaitLocked(lock, deadline, [this] { return !in_flight_ && RestFitsOneBatch(); }));
-  FinalBatch rest;
-  if (!buffer_.empty()) rest.batch = std::move(*CutBatch().mutable_batch());
-  rest.last_sequence = last_sequence_;
-  finished_ = true;
-  ChangedLocked();
-  return rest;
-}
-
-bool MetricRelay::RestFitsOneBatch() const {
-  return buffer_.size() <= options_.batch_lines && buffered_bytes_ <= options_.max_batch_bytes;
-}
-
 void MetricRelay::Abandon() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -122,10 +105,6 @@ bool MetricRelay::BatchDue(Clock::TimePoint now, Clock::TimePoint* when) const {
   if (buffer_.empty()) {
     *when = Clock::TimePoint::max();
     return false;
-  }
-  if (finishing_) {  // Finish() takes the rest once it fits in one batch
-    *when = Clock::TimePoint::max();
-    return !RestFitsOneBatch();
   }
   if (draining_ || buffer_.size() >= options_.batch_lines) return true;
   *when = buffer_.front().added + options_.batch_delay;
@@ -172,7 +151,7 @@ void MetricRelay::SendLoop() {
   bool reported_outage = false;
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    if (abandoned_ || !terminal_.ok() || finished_) return;
+    if (abandoned_ || !terminal_.ok()) return;
     if (!in_flight_) {
       Clock::TimePoint when;
       if (!BatchDue(clock_.Now(), &when)) {

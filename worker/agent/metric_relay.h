@@ -3,9 +3,7 @@
 // Relays one attempt's output to the coordinator in ReportMetrics batches. Lines are buffered as they
 // come; a batch is cut when `batch_lines` lines are waiting, when the oldest has waited `batch_delay`,
 // when the provenance record (the trial becomes RUNNING) has waited `provenance_delay`, and at once
-// while draining. At the end of an attempt, Finish() sends batches only until the rest fits in one,
-// and hands that one back for the Complete call to carry (CompleteRequest.final_batch): a trainer
-// that ends within provenance_delay costs no ReportMetrics call at all. Batches
+// while draining (at the end of an attempt, Drain() sends the rest and waits for it). Batches
 // carry sequence numbers 1, 2, ... and go one at a time: a batch is resent, unchanged, until the
 // coordinator acknowledges it, and only then is the next one cut. While the coordinator is
 // unreachable the relay keeps buffering (memory grows with the output, a few hundred bytes per step
@@ -22,7 +20,7 @@
 //   MetricRelay relay(client, lease.trial_id(), lease.attempt(), RelayOptions{});
 //   relay.AddStdout(line, records.Add(line));   // the line, and its typed record (nullptr: none)
 //   relay.AddStderr(stderr_line);
-//   StatusOr<FinalBatch> rest = relay.Finish();  // after the trainer exited: what Complete carries
+//   StatusOr<int64_t> last = relay.Drain();  // after the trainer exited: the last batch, for Complete
 //
 // Thread safety: thread-safe; every method may be called from any thread.
 #pragma once
@@ -51,17 +49,10 @@ namespace rung::agent {
 struct RelayOptions {
   size_t batch_lines = 64;                      // cut a batch once this many lines wait
   std::chrono::milliseconds batch_delay{1000};  // ... or once the oldest has waited this long
-  // ... or once the provenance record has waited this long (0: at once). A trainer that ends sooner
-  // reports its provenance with its last batch, in Complete.
+  // ... or once the provenance record has waited this long (0: at once).
   std::chrono::milliseconds provenance_delay{100};
   size_t max_batch_bytes = 1 << 20;             // batches stay below this (the coordinator takes 4 MiB)
   BackoffPolicy retry_backoff{std::chrono::milliseconds(200), std::chrono::milliseconds(2000), 2.0};
-};
-
-// What Finish() leaves for the Complete call.
-struct FinalBatch {
-  int64_t last_sequence = 0;                       // the attempt's last batch (0: it had none)
-  std::optional<v1::MetricBatch> batch;           // that batch, unsent, when Complete is to carry it
 };
 
 class MetricRelay {
@@ -85,11 +76,6 @@ class MetricRelay {
   // sequence (0 when nothing was ever sent). Errors: the relay's terminal status; ABORTED after
   // Abandon(); UNAVAILABLE when `deadline` passes first (the relay keeps trying).
   StatusOr<int64_t> Drain(Clock::TimePoint deadline = Clock::TimePoint::max());
-
-  // Like Drain(), except that the last batch is cut and handed back unsent when everything left
-  // fits in one (batch_lines, max_batch_bytes): the caller sends it with Complete. The relay sends
-  // nothing after this returns OK, and lines added later are dropped. Errors as Drain().
-  StatusOr<FinalBatch> Finish(Clock::TimePoint deadline = Clock::TimePoint::max());
 
   // Stops sending now (a call in flight is cancelled); what is unsent is dropped.
   void Abandon();
@@ -116,8 +102,6 @@ class MetricRelay {
   // REQUIRES: `lock` holds mutex_. Waits until `sent()`, the relay stops for good, or `deadline`:
   // OK, the terminal error, ABORTED (abandoned) or UNAVAILABLE (deadline).
   Status WaitLocked(std::unique_lock<std::mutex>& lock, Clock::TimePoint deadline, const std::function<bool()>& sent);
-  // REQUIRES: mutex_ held. Whether everything buffered fits in one batch.
-  bool RestFitsOneBatch() const;
   // REQUIRES: mutex_ held. Whether the buffered lines make a batch now; else when they will.
   bool BatchDue(Clock::TimePoint now, Clock::TimePoint* when) const;
   // REQUIRES: mutex_ held, buffer_ not empty. Moves the next batch's lines into a request.
@@ -139,8 +123,6 @@ class MetricRelay {
   int64_t last_sequence_ = 0;                          // of the newest batch cut
   int64_t acknowledged_ = 0;
   bool draining_ = false;
-  bool finishing_ = false;  // Finish(): batches go only while the rest does not fit in one
-  bool finished_ = false;   // Finish() cut the last batch: nothing more is sent
   size_t buffered_bytes_ = 0;
   bool abandoned_ = false;
   Status terminal_;

@@ -80,16 +80,22 @@ TEST_F(CompatibilityTest, ANewerClientIsToldToUpgradeTheCoordinator) {
   EXPECT_THAT(status.error_message(), HasSubstr("upgrade the coordinator"));
 }
 
-// The previous release's database, copied to the scratch folder, under a coordinator of this one.
-class PreviousReleaseDatabaseTest : public CoordinatorServiceTest {
+// A database an earlier release wrote (tests/data/compat/<folder>/rung.db), copied to the scratch
+// folder, under a coordinator of this one.
+template <const char* kFolder>
+class EarlierDatabaseTest : public CoordinatorServiceTest {
  protected:
   void SetUp() override {
     ASSERT_TRUE(LoopbackServerOptions(scratch_, &options_, &user_token_, &worker_token_));
-    std::filesystem::copy_file(std::string(RUNG_SOURCE_DIR) + "/tests/data/compat/protocol-1/rung.db",
+    std::filesystem::copy_file(std::string(RUNG_SOURCE_DIR) + "/tests/data/compat/" + kFolder + "/rung.db",
                                options_.database_path, std::filesystem::copy_options::overwrite_existing);
     StartServer();
   }
 };
+
+// The previous release's database (protocol 1, schema 4).
+constexpr char kProtocolOne[] = "protocol-1";
+using PreviousReleaseDatabaseTest = EarlierDatabaseTest<kProtocolOne>;
 
 TEST_F(PreviousReleaseDatabaseTest, OpensAfterTheMigrationWithEverythingItHeld) {
   v1::ListSweepsResponse sweeps;
@@ -157,15 +163,8 @@ TEST_F(PreviousReleaseDatabaseTest, OpensAfterTheMigrationWithEverythingItHeld) 
 // The database of the release before schema 8 (tests/data/compat/schema-7/README.md): three tuned
 // and early-stopping sweeps whose trials were stopped by ASHA, by the divergence rule and by a
 // non-finite loss, told apart then only by the words of their state reasons.
-class SchemaSevenDatabaseTest : public CoordinatorServiceTest {
- protected:
-  void SetUp() override {
-    ASSERT_TRUE(LoopbackServerOptions(scratch_, &options_, &user_token_, &worker_token_));
-    std::filesystem::copy_file(std::string(RUNG_SOURCE_DIR) + "/tests/data/compat/schema-7/rung.db",
-                               options_.database_path, std::filesystem::copy_options::overwrite_existing);
-    StartServer();
-  }
-};
+constexpr char kSchemaSeven[] = "schema-7";
+using SchemaSevenDatabaseTest = EarlierDatabaseTest<kSchemaSeven>;
 
 TEST_F(SchemaSevenDatabaseTest, MigratesEveryEarlyStopToItsKindAndPassesTheIntegrityCheck) {
   std::map<std::string, std::vector<v1::EarlyStop>> stopped;  // sweep name -> its early-stopped trials' kinds

@@ -431,9 +431,9 @@ TEST_F(CoordinatorServiceTest, PreemptionRequeuesAndTheNextAttemptResumes) {
   EXPECT_THAT(second->resume_from_dirs(), ElementsAre(first->checkpoint_dir()));
 }
 
-// The short-trial path: Complete carries the attempt's last batch (provenance included) and asks
-// for the next lease; one call, one commit.
-TEST_F(CoordinatorServiceTest, CompleteCarriesTheLastBatchAndHandsOutTheNextLease) {
+// Complete ends an attempt and does nothing else: its batches came by ReportMetrics, and the
+// worker's next trial comes by Lease.
+TEST_F(CoordinatorServiceTest, CompleteEndsTheAttemptItsBatchesAlreadyReported) {
   Submit(TinySpec("tiny", 0, "1.0e-3", "[rope, lerope]"));
   v1::RegisterRequest registration;
   registration.set_worker_id("w1");
@@ -446,74 +446,46 @@ TEST_F(CoordinatorServiceTest, CompleteCarriesTheLastBatchAndHandsOutTheNextLeas
   EXPECT_EQ(registered.server().protocol_version(), wire::kProtocolVersion);
   std::optional<v1::TrialLease> first = Lease("w1");
   ASSERT_TRUE(first.has_value());
+  ASSERT_TRUE(Report("w1", *first, 1, {ProvenanceRecord(), StepRecord(5, 2.5, 2.6), StepRecord(10, 1.9, 1.75),
+                                       FinalRecord(1.75)})
+                  .ok());
 
-  v1::CompleteRequest done = Completion("w1", *first, v1::OUTCOME_SUCCEEDED, 1);
-  v1::MetricBatch* batch = done.mutable_final_batch();
-  FillBatch(1, {ProvenanceRecord(), StepRecord(5, 2.5, 2.6), StepRecord(10, 1.9, 1.75), FinalRecord(1.75)}, batch);
-  batch->add_stderr_lines("threads: 1");
-  done.mutable_lease_next()->set_cpu_slots(1);
   v1::CompleteResponse completed;
+  v1::CompleteRequest done = Completion("w1", *first, v1::OUTCOME_SUCCEEDED, 1);
   grpc::Status status = Complete(done, &completed);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(completed.trial_state(), v1::TRIAL_STATE_SUCCEEDED);
   EXPECT_FALSE(completed.duplicate());
-  ASSERT_TRUE(completed.has_next_lease()) << "the other trial, leased in the same answer";
-  const v1::TrialLease next = completed.next_lease();
-  EXPECT_NE(next.trial_id(), first->trial_id());
-  EXPECT_EQ(next.attempt(), 1);
-  EXPECT_EQ(next.cpu_slots(), 1);
-  EXPECT_EQ(GetTrial(next.trial_id()).state(), v1::TRIAL_STATE_LEASED);
-  EXPECT_EQ(GetTrial(next.trial_id()).worker_id(), "w1");
-
-  // The batch went in with the ending: curve, provenance (the attempt was RUNNING on the way), log.
   EXPECT_EQ(Curve(first->trial_id(), "val_loss"), (std::map<int64_t, double>{{5, 2.6}, {10, 1.75}}));
   const v1::Trial trial = GetTrial(first->trial_id());
   ASSERT_THAT(trial.attempts(), SizeIs(1));
   EXPECT_EQ(trial.attempts(0).metric_batches(), 1);
   EXPECT_TRUE(trial.attempts(0).has_provenance());
-  EXPECT_TRUE(trial.attempts(0).has_started_at());
+  EXPECT_EQ(GetTrial(2).state(), v1::TRIAL_STATE_PENDING) << "the other trial waits for a Lease";
 
-  // Resent (its answer lost): acknowledged as a duplicate, the batch not applied twice.
-  done.clear_lease_next();
+  // Resent (its answer lost): acknowledged as a duplicate, nothing applied twice.
   ASSERT_TRUE(Complete(done, &completed).ok());
   EXPECT_TRUE(completed.duplicate());
-  EXPECT_FALSE(completed.has_next_lease());
-  EXPECT_EQ(Curve(first->trial_id(), "val_loss"), (std::map<int64_t, double>{{5, 2.6}, {10, 1.75}}));
-
-  // Nothing left to lease: the ending alone.
-  v1::CompleteRequest last = Completion("w1", next, v1::OUTCOME_SUCCEEDED, 1);
-  FillBatch(1, {FinalRecord(1.5)}, last.mutable_final_batch());
-  last.mutable_lease_next()->set_cpu_slots(1);
-  ASSERT_TRUE(Complete(last, &completed).ok());
   EXPECT_EQ(completed.trial_state(), v1::TRIAL_STATE_SUCCEEDED);
-  EXPECT_FALSE(completed.has_next_lease());
 }
 
-TEST_F(CoordinatorServiceTest, ACompleteWhoseLastBatchDoesNotFollowWritesNothing) {
+TEST_F(CoordinatorServiceTest, ACompleteThatNamesABatchNotReceivedWritesNothing) {
   Submit(TinySpec("tiny", 0, "1.0e-3", "[rope, lerope]"));
   Register("w1");
   std::optional<v1::TrialLease> lease = Lease("w1");
   ASSERT_TRUE(lease.has_value());
   ASSERT_TRUE(Report("w1", *lease, 1, {ProvenanceRecord(), StepRecord(5, 2.5, 2.6)}).ok());
 
-  // Batch 3 after batch 1: refused, and neither the batch, the ending nor a lease is written.
-  v1::CompleteRequest skipped = Completion("w1", *lease, v1::OUTCOME_SUCCEEDED, 3);
-  FillBatch(3, {StepRecord(10, 1.9, 1.75)}, skipped.mutable_final_batch());
-  skipped.mutable_lease_next()->set_cpu_slots(1);
+  // Batch 2 named last, only batch 1 received: refused, the ending not written.
+  v1::CompleteRequest early = Completion("w1", *lease, v1::OUTCOME_SUCCEEDED, 2);
   v1::CompleteResponse completed;
-  EXPECT_EQ(Complete(skipped, &completed).error_code(), grpc::StatusCode::OUT_OF_RANGE);
-  // A final batch that is not the one named last: INVALID_ARGUMENT.
-  v1::CompleteRequest mismatched = Completion("w1", *lease, v1::OUTCOME_SUCCEEDED, 3);
-  mismatched.mutable_final_batch()->set_sequence(2);
-  EXPECT_EQ(Complete(mismatched, &completed).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-
+  const grpc::Status refused = Complete(early, &completed);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(refused.error_message(), HasSubstr("send the missing batches first"));
   EXPECT_EQ(GetTrial(lease->trial_id()).state(), v1::TRIAL_STATE_RUNNING);
-  EXPECT_EQ(Curve(lease->trial_id(), "val_loss"), (std::map<int64_t, double>{{5, 2.6}}));
-  EXPECT_TRUE(Lease("w1").has_value()) << "the other trial was not leased by the refused call";
   // From another worker: FAILED_PRECONDITION, as for any report.
   Register("w2");
-  v1::CompleteRequest foreign = Completion("w2", *lease, v1::OUTCOME_SUCCEEDED, 2);
-  FillBatch(2, {FinalRecord(1.5)}, foreign.mutable_final_batch());
+  v1::CompleteRequest foreign = Completion("w2", *lease, v1::OUTCOME_SUCCEEDED, 1);
   EXPECT_EQ(Complete(foreign, &completed).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_EQ(GetTrial(lease->trial_id()).state(), v1::TRIAL_STATE_RUNNING);
 }

@@ -252,11 +252,10 @@ TEST_F(CurvesServiceTest, AMetricBatchReachesTheFollowerWithinTwoSecondsOfItsAck
   EXPECT_EQ(message.arrivals(0).point().attempt(), lease->attempt());
   EXPECT_EQ(message.arrivals(0).point().tokens(), 160);
 
-  // The last batch, delivered with the ending, is streamed too.
-  v1::CompleteRequest complete = Completion("w1", *lease, v1::OUTCOME_SUCCEEDED, 2);
-  testing::FillBatch(2, {testing::StepRecord(10, 1.9, 1.5), testing::FinalRecord(1.5)}, complete.mutable_final_batch());
+  // The last batch, before the ending, is streamed too.
+  ASSERT_TRUE(Report("w1", *lease, 2, {testing::StepRecord(10, 1.9, 1.5), testing::FinalRecord(1.5)}).ok());
   v1::CompleteResponse completed;
-  grpc::Status status = Complete(complete, &completed);
+  grpc::Status status = Complete(Completion("w1", *lease, v1::OUTCOME_SUCCEEDED, 2), &completed);
   ASSERT_TRUE(status.ok()) << status.error_message();
   ASSERT_TRUE(stream->Read(&message));
   ASSERT_EQ(message.arrivals_size(), 1);

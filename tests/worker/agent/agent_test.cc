@@ -135,7 +135,7 @@ echo '{"type":"step","step":1,"train_loss":1.0}'
 echo '{"type":"final","step":1,"val_loss":1.0}'
 )";
 
-TEST_F(AgentTest, AnEndingTrialReportsItsLastBatchAndTakesTheNextTrialInItsComplete) {
+TEST_F(AgentTest, AnEndingTrialReportsItsLastBatchThenCompletesAndLeasesTheNext) {
   Connect(coordinator_.Start());
   for (int64_t trial = 1; trial <= 3; ++trial) coordinator_.QueueLease(Lease(trial, 1));
   AgentOptions options = Options(/*cpu_slots=*/1, kGatedTrainer);
@@ -151,8 +151,6 @@ TEST_F(AgentTest, AnEndingTrialReportsItsLastBatchAndTakesTheNextTrialInItsCompl
   clock_.Advance(options.attempt.relay.provenance_delay);
   ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.committed_batches(1).size() == 1; },
                                    std::chrono::seconds(20)));
-  // From now on every Lease call fails: trials 2 and 3 can only come in the answers to Complete.
-  coordinator_.FailNext("Lease", 1000000);
   testing::WriteFile(scratch_.Path("go"), "");
   ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.completes().size() == 3; },
                                    std::chrono::seconds(30)));
@@ -165,16 +163,16 @@ TEST_F(AgentTest, AnEndingTrialReportsItsLastBatchAndTakesTheNextTrialInItsCompl
     const v1::CompleteRequest& complete = completes[index];
     EXPECT_EQ(complete.trial_id(), static_cast<int64_t>(index + 1));
     EXPECT_EQ(complete.outcome(), v1::OUTCOME_SUCCEEDED);
-    ASSERT_TRUE(complete.has_lease_next());
-    EXPECT_EQ(complete.lease_next().cpu_slots(), 1) << "the slot this attempt frees";
-    ASSERT_TRUE(complete.has_final_batch()) << "the rest of the output rides with the ending";
-    EXPECT_EQ(complete.final_batch().sequence(), complete.last_batch_sequence());
+    EXPECT_EQ(complete.last_batch_sequence(),
+              static_cast<int64_t>(coordinator_.committed_batches(complete.trial_id()).size()))
+        << "every batch acknowledged before the ending";
   }
-  // Trial 1: batch 1 the provenance, batch 2 (in Complete) the step and the final record.
-  ASSERT_EQ(coordinator_.committed_batches(1).size(), 2u);
-  ASSERT_EQ(completes[0].final_batch().stdout_size(), 2) << "the step and the final record, typed, once";
-  EXPECT_TRUE(completes[0].final_batch().stdout(0).record().has_step());
-  EXPECT_TRUE(completes[0].final_batch().stdout(1).record().has_final());
+  // Trial 1: batch 1 the provenance, batch 2 the step and the final record (drained at the end).
+  const std::vector<TestCoordinator::Batch> first = coordinator_.committed_batches(1);
+  ASSERT_EQ(first.size(), 2u);
+  ASSERT_EQ(first[1].request.batch().stdout_size(), 2) << "the step and the final record, typed, once";
+  EXPECT_TRUE(first[1].request.batch().stdout(0).record().has_step());
+  EXPECT_TRUE(first[1].request.batch().stdout(1).record().has_final());
   // Every trial's lines reached the coordinator exactly once, whichever way they went.
   for (int64_t trial = 1; trial <= 3; ++trial) {
     int records = 0;

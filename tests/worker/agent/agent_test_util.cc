@@ -369,22 +369,7 @@ grpc::Status TestCoordinator::Complete(grpc::ServerContext* context, const v1::C
   if (fenced_.count(request->trial_id()) != 0 || cancelled_.count(request->trial_id()) != 0) {
     return {grpc::StatusCode::FAILED_PRECONDITION, "attempt " + std::to_string(request->attempt()) + " is not live"};
   }
-  int64_t& committed = last_sequence_[{request->trial_id(), request->attempt()}];
-  if (request->has_final_batch() && request->final_batch().sequence() > committed) {
-    // The last batch rides along: committed with the ending (a repeat finds it committed).
-    if (request->final_batch().sequence() != committed + 1 ||
-        request->final_batch().sequence() != request->last_batch_sequence()) {
-      return {grpc::StatusCode::INVALID_ARGUMENT, "final batch " + std::to_string(request->final_batch().sequence()) +
-                                                      " after " + std::to_string(committed)};
-    }
-    committed = request->final_batch().sequence();
-    v1::ReportMetricsRequest batch;  // as the contract reads it: the Complete's ids, its last batch
-    batch.set_worker_id(request->worker_id());
-    batch.set_trial_id(request->trial_id());
-    batch.set_attempt(request->attempt());
-    *batch.mutable_batch() = request->final_batch();
-    batches_.push_back({request->trial_id(), request->attempt(), committed, std::move(batch)});
-  }
+  const int64_t committed = last_sequence_[{request->trial_id(), request->attempt()}];
   if (request->last_batch_sequence() != committed) {
     return {grpc::StatusCode::FAILED_PRECONDITION, "batches up to " + std::to_string(request->last_batch_sequence()) +
                                                        " not all received (have " + std::to_string(committed) + ")"};
@@ -392,11 +377,6 @@ grpc::Status TestCoordinator::Complete(grpc::ServerContext* context, const v1::C
   completes_.push_back(*request);
   response->set_trial_state(request->outcome() == v1::OUTCOME_SUCCEEDED ? v1::TRIAL_STATE_SUCCEEDED
                                                                         : v1::TRIAL_STATE_PENDING);
-  if (request->has_lease_next() && !leases_.empty() &&
-      leases_.front().cpu_slots() <= request->lease_next().cpu_slots()) {
-    *response->mutable_next_lease() = leases_.front();  // the next trial, in the same answer
-    leases_.pop_front();
-  }
   return grpc::Status::OK;
 }
 

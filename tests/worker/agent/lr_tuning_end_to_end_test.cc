@@ -384,7 +384,7 @@ TEST_F(LrTuningEndToEndTest, ANonFiniteLossInATunedSweepEndsEarlyStoppedAndClose
     if (lr > 0.008) {
       EXPECT_EQ(trial.state(), v1::TRIAL_STATE_EARLY_STOPPED) << trial.state_reason();
       EXPECT_THAT(trial.state_reason(), HasSubstr("non_finite"));
-      EXPECT_EQ(trial.attempt(), 1) << "a non-finite loss is not retried";
+      EXPECT_EQ(trial.attempt(), 1) << "a non-finite loss is not retried\n" << Logs();
       ++stopped;
     } else {
       EXPECT_EQ(trial.state(), v1::TRIAL_STATE_SUCCEEDED) << trial.state_reason();

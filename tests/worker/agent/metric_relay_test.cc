@@ -144,48 +144,39 @@ TEST_F(MetricRelayTest, TheProvenanceWaitsItsDelayUnlessTheAttemptEndsFirst) {
   MetricRelay quick(client_.get(), kTrial + 1, kAttempt, options, clock_);
   AddLine(quick, R"({"type":"provenance"})");
   AddLine(quick, StepLine(1));
-  StatusOr<FinalBatch> rest = quick.Finish();  // the trainer ended within the delay
-  ASSERT_TRUE(rest.ok()) << rest.status().ToString();
-  EXPECT_TRUE(coordinator_.committed_batches(kTrial + 1).empty()) << "nothing sent: Complete carries it";
-  ASSERT_TRUE(rest->batch.has_value());
-  EXPECT_EQ(rest->last_sequence, 1);
-  EXPECT_EQ(rest->batch->sequence(), 1);
-  EXPECT_TRUE(HasProvenance(*rest->batch));
-  EXPECT_EQ(rest->batch->stdout_size(), 2);
-  EXPECT_EQ(Steps(*rest->batch).size(), 1u);
+  StatusOr<int64_t> last = quick.Drain();  // the trainer ended within the delay: sent at once
+  ASSERT_TRUE(last.ok()) << last.status().ToString();
+  EXPECT_EQ(*last, 1);
+  ASSERT_EQ(coordinator_.committed_batches(kTrial + 1).size(), 1u);
+  const v1::MetricBatch only = coordinator_.committed_batches(kTrial + 1)[0].request.batch();
+  EXPECT_TRUE(HasProvenance(only));
+  EXPECT_EQ(only.stdout_size(), 2);
 }
 
-TEST_F(MetricRelayTest, FinishSendsWhatDoesNotFitInOneBatchAndKeepsTheLast) {
+TEST_F(MetricRelayTest, DrainSendsEverythingInBatchesAndNamesTheLast) {
   Connect(coordinator_.Start());
   MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(4, std::chrono::hours(1)), clock_);
   for (int64_t step = 1; step <= 10; ++step) AddLine(relay, StepLine(step));
-  StatusOr<FinalBatch> rest = relay.Finish();
-  ASSERT_TRUE(rest.ok()) << rest.status().ToString();
+  StatusOr<int64_t> last = relay.Drain();
+  ASSERT_TRUE(last.ok()) << last.status().ToString();
+  EXPECT_EQ(*last, 3);
   std::vector<int64_t> sent;
   for (const TestCoordinator::Batch& batch : coordinator_.committed_batches(kTrial)) {
+    EXPECT_LE(batch.request.batch().stdout_size(), 4) << "batch_lines";
     for (int64_t step : Steps(batch.request.batch())) sent.push_back(step);
   }
-  EXPECT_THAT(sent, ElementsAre(1, 2, 3, 4, 5, 6, 7, 8));
-  ASSERT_TRUE(rest->batch.has_value());
-  EXPECT_EQ(rest->last_sequence, 3);
-  EXPECT_EQ(rest->batch->sequence(), 3);
-  EXPECT_EQ(Steps(*rest->batch), (std::vector<int64_t>{9, 10}));
-
-  AddLine(relay, StepLine(11));  // after Finish: dropped, never sent
-  StatusOr<int64_t> drained = relay.Drain();
-  ASSERT_TRUE(drained.ok()) << drained.status().ToString();
-  EXPECT_EQ(Committed(), 2u);
+  EXPECT_THAT(sent, ElementsAre(1, 2, 3, 4, 5, 6, 7, 8, 9, 10));
 }
 
-TEST_F(MetricRelayTest, FinishWithNothingBufferedNamesTheLastBatchSent) {
+TEST_F(MetricRelayTest, DrainWithNothingBufferedNamesTheLastBatchSent) {
   Connect(coordinator_.Start());
   MetricRelay relay(client_.get(), kTrial, kAttempt, FastOptions(1, std::chrono::hours(1)), clock_);
   AddLine(relay, StepLine(1));
   ASSERT_TRUE(AwaitCommitted(1));
-  StatusOr<FinalBatch> rest = relay.Finish();
-  ASSERT_TRUE(rest.ok()) << rest.status().ToString();
-  EXPECT_FALSE(rest->batch.has_value());
-  EXPECT_EQ(rest->last_sequence, 1);
+  StatusOr<int64_t> last = relay.Drain();
+  ASSERT_TRUE(last.ok()) << last.status().ToString();
+  EXPECT_EQ(*last, 1);
+  EXPECT_EQ(Committed(), 1u);
 }
 
 TEST_F(MetricRelayTest, AFailedBatchIsResentUnchangedOnceItsBackoffHasPassed) {
