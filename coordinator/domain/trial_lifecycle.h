@@ -100,10 +100,10 @@ class TrialLifecycle {
   // batches held results (no final record); INVALID_ARGUMENT for another outcome. Returns the
   // trial's state afterwards.
   //
-  // `final_batch`, when given, is the attempt's last batch (CompleteRequest.final_batch): it is
-  // committed as ReportBatch would, in the same transaction as the ending, before it (a batch
-  // already committed is skipped; its sequence must be ending.last_batch_sequence). Any error of
-  // either leaves both unwritten.
+  // `final_batch`, when given, is the attempt's last batch (Complete() below gives one; the wire's
+  // Complete does not): it is committed as ReportBatch would, in the same transaction as the
+  // ending, before it (a batch already committed is skipped; its sequence must be
+  // ending.last_batch_sequence). Any error of either leaves both unwritten.
   StatusOr<EndingAck> EndAttempt(int64_t trial_id, int64_t attempt, const AttemptEnding& ending,
                                  const MetricBatch* final_batch = nullptr);
 

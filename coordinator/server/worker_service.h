@@ -11,12 +11,9 @@
 //                  trial)
 //   ReportMetrics  TrialLifecycle::ReportBatch, fenced by attempt, idempotent by sequence, the
 //                  typed trainer records stored (record_rows.h); acknowledged after commit
-//   Complete       TrialLifecycle::EndAttempt, fenced; an identical repeat is acknowledged. The
-//                  attempt's last metric batch may ride along (committed with the ending in one
-//                  transaction), and the worker may ask for its next trial in the same call: a
-//                  lease as Lease with no wait, in the same transaction after the ending
-//                  (Coordinator::EndAttemptAndLease; one round trip per short trial instead of
-//                  four: Lease, ReportMetrics x2, Complete)
+//   Complete       Coordinator::EndAttempt (TrialLifecycle::EndAttempt), fenced; an identical repeat
+//                  is acknowledged. The ending alone: the attempt's batches came by ReportMetrics,
+//                  and the worker's next trial comes by Lease
 // Heartbeat, ReportMetrics and Complete require their worker_id and are refused unless that worker
 // holds the attempt. Store errors keep their codes (rpc_support.h): FAILED_PRECONDITION for a fenced
 // attempt (naming both attempts) or another worker's attempt (naming its holder), NOT_FOUND,
