@@ -3,8 +3,8 @@
 // What the coordinator benchmarks that play workers (rung-bench-metric-ingest, metric_ingest.cc;
 // rung-bench-worker-soak, worker_soak.cc) send in place of a trainer and an agent: their client's
 // options, a worker's registration, and a trainer's record lines put into MetricBatch messages as
-// rung-worker's MetricRelay puts them (each line decoded once by the record codec, sent typed, with
-// the line as log text). Benchmarks only.
+// rung-worker's MetricRelay puts them (each line decoded once by the record codec and sent typed; a
+// line that is no record as text). Benchmarks only.
 //
 // Example:
 //   v1::ReportMetricsRequest request;
@@ -38,8 +38,8 @@ std::string ProvenanceLine(const std::string& commit);
 // A final record at `step` (val_loss 1), as its JSON line.
 std::string FinalLine(int64_t step);
 
-// Adds a stdout line to `batch` as the agent does: the line as log text and, when it decodes, its
-// typed record. Returns the metric points the record makes (a step record's numeric fields but the
+// Adds a stdout line to `batch` as the agent does: its typed record when it decodes, else its text
+// (wire::AddStdoutLine). Returns the metric points the record makes (a step record's numeric fields but the
 // step; 0 for other records): what the coordinator stores as metric rows.
 int64_t AddLine(const std::string& line, v1::MetricBatch* batch);
 

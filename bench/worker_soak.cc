@@ -10,7 +10,7 @@
 // Each identity loops until --seconds have passed since the start: Lease (a long-poll of at most
 // --lease-wait, never past the end), and on a lease a short fake trial of --trial-seconds: batch 1 is
 // the provenance record alone, then --batches ReportMetrics batches of --lines-per-batch step records
-// (typed, with their lines as log text, as rung-worker's MetricRelay sends them; bench_worker.h)
+// (each line once, typed, as rung-worker's MetricRelay sends them; bench_worker.h)
 // spread over the trial, a Heartbeat every heartbeat_interval of the RegisterResponse, and at the
 // end a last batch holding the final record and Complete SUCCEEDED, as rung-worker ends an attempt; every
 // trial begins with a Lease call. After --seconds an identity

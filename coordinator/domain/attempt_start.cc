@@ -27,7 +27,7 @@ StatusOr<Lease> StartAttempt(Tables& tables, TrialRecord& trial, const std::stri
   lease.sweep_name = sweep.name;
   lease.trial_index = trial.trial_index;
   lease.attempt = trial.attempt + 1;
-  RUNG_ASSIGN_OR_RETURN(lease.config_json, tables.trials().ConfigText(trial.id));  // passed on without parsing
+  RUNG_ASSIGN_OR_RETURN(lease.config_json, tables.trials().ConfigText(trial.id));  // parsed once, for the wire's ConfigObject
   lease.checkpoint_dir = CheckpointDir(options.artifact_root, sweep.name, trial.trial_index, lease.attempt);
   lease.lease_expires_at = tables.now() + options.lease_duration;
   lease.cpus = trial.cell.cpus;

@@ -18,8 +18,6 @@ namespace {
 using domain::Cause;
 using domain::kCoordinatorActor;
 
-// The reasons an early stop's state change starts with (ObserveIn reads them back).
-
 std::string ShortNumber(double value) {
   std::ostringstream out;
   out.precision(4);
@@ -256,8 +254,13 @@ StatusOr<int64_t> SweepTuner::ConsiderEarlyStop(int64_t trial_id) {
   RUNG_ASSIGN_OR_RETURN(int64_t stopped, store_.Write([&](Tables& tables) -> StatusOr<int64_t> {
     RUNG_ASSIGN_OR_RETURN(TrialRecord trial, tables.trials().Get(trial_id));
     if (!IsLive(trial.state)) return 0;
+    // A live attempt whose final record arrived has trained to the end: its ending is on its way
+    // (the worker sends Complete after its last batch), and stopping it would waste the run and
+    // file a finished trial as stopped. It still counts as a rival.
+    auto trained = [&tables](const TrialRecord& one) { return tables.outputs().HasSummaries(one.id, one.attempt); };
+    RUNG_ASSIGN_OR_RETURN(const bool trial_trained, trained(trial));
     std::vector<std::pair<TrialRecord, EarlyStopDecision>> decisions;
-    if (early_stop.divergence) {
+    if (early_stop.divergence && !trial_trained) {
       EvaluatedTrial evaluated;
       evaluated.trial_id = trial.id;
       RUNG_ASSIGN_OR_RETURN(std::vector<CurvePoint> curve, tables.outputs().Curve(trial.id, "val_loss"));
@@ -285,6 +288,8 @@ StatusOr<int64_t> SweepTuner::ConsiderEarlyStop(int64_t trial_id) {
       }
       for (size_t which = 0; which < mates.size(); ++which) {
         if (!IsLive(mates[which].state)) continue;
+        RUNG_ASSIGN_OR_RETURN(const bool mate_trained, trained(mates[which]));
+        if (mate_trained) continue;
         if (auto decision = AshaDecision(*early_stop.asha, evaluated, which)) decisions.emplace_back(mates[which], *decision);
       }
     }

@@ -108,8 +108,8 @@ class TrialLifecycle {
                                  const MetricBatch* final_batch = nullptr);
 
   // LeaseNextTrial and EndAttempt inside the caller's Store::Write transaction: for callers that
-  // commit several steps at once (an attempt's ending and the worker's next lease; LeaseBroker's
-  // look). Same results and errors; an error leaves the caller's transaction to roll back (or to
+  // commit several steps at once (LeaseBroker's look: gang poll, lease, gang join). Same results and
+  // errors; an error leaves the caller's transaction to roll back (or to
   // undo the step: Tables::Tentatively). They signal nothing: after the commit, the caller calls
   // Ended() for EndAttemptIn's answer (LeaseBroker signals its leases).
   StatusOr<std::optional<Lease>> LeaseNextTrialIn(Tables& tables, const std::string& worker_id, int64_t free_cpus,

@@ -543,7 +543,9 @@ v1::TrialLease ToProtoLease(const Lease& lease, const google::protobuf::Repeated
   out.set_trial_id(lease.trial_id);
   out.set_attempt(lease.attempt);
   out.set_sweep_id(lease.sweep_id);
-  *out.mutable_config() = wire::ToConfigObject(nlohmann::json::parse(lease.config_json, nullptr, false));
+  // Unset when the stored config is not a JSON object: the worker refuses a lease without one.
+  const nlohmann::json config = nlohmann::json::parse(lease.config_json, nullptr, /*allow_exceptions=*/false);
+  if (config.is_object()) *out.mutable_config() = wire::ToConfigObject(config);
   out.set_checkpoint_dir(lease.checkpoint_dir);
   for (const PreviousAttempt& earlier : lease.resume_from) out.add_resume_from_dirs(earlier.checkpoint_dir);
   out.set_cpu_slots(static_cast<int32_t>(lease.cpus));

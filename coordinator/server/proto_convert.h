@@ -47,7 +47,7 @@ StatusOr<TrialState> FromProto(v1::TrialState state);
 // A sweep as users see it; spec_text only `with_spec_text` (GetSweep).
 v1::Sweep ToProtoSweep(const SweepOverview& overview, bool with_spec_text);
 
-// A trial as users see it. `full`: with config_json and, when given, its attempts.
+// A trial as users see it. `full`: with its config and, when given, its attempts.
 v1::Trial ToProtoTrial(const TrialOverview& overview, const nlohmann::json& baseline, bool full,
                        const std::vector<AttemptRecord>& attempts = {});
 v1::TrialAttempt ToProtoAttempt(const AttemptRecord& attempt);

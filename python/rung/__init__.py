@@ -60,8 +60,10 @@ def _to_value(value):
         out.null = True
     elif isinstance(value, bool):
         out.boolean = value
-    elif isinstance(value, int):
+    elif isinstance(value, int) and -2**63 <= value < 2**63:
         out.integer = value
+    elif isinstance(value, int):
+        out.number = float(value)  # beyond int64: a number, as the C++ codec makes it
     elif isinstance(value, float):
         out.number = value
     elif isinstance(value, str):
@@ -78,7 +80,7 @@ def _to_value(value):
 
 def _text(value):
     """A config value as the CLI prints it in a cell: strings bare, everything else as JSON."""
-    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def _read_token(path):

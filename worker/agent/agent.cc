@@ -165,7 +165,7 @@ void Agent::LeaseLoop() {
       continue;
     }
     const Status& status = response.status();
-    if (status.code() == StatusCode::kCancelled) continue;  // shutdown, or slots were freed: ask again
+    if (status.code() == StatusCode::kCancelled) continue;  // shutdown, or GPUs were freed: ask again
     if (!outage_logged) {
       AgentLog(status.message() + (IsTransient(status) ? "; trials keep training, leasing resumes when it is back"
                                                        : "; retrying"));
@@ -209,21 +209,27 @@ bool Agent::LaunchLocked(const v1::TrialLease& lease) {
 }
 
 void Agent::Finished(const AttemptId& id, const AttemptResult& result) {
+  bool freed_gpus = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     Running& running = running_.at(id);
     running.done = true;
+    freed_gpus = !running.gpus.empty();
     if (result.end.exit_code == kTrainerExitNoSpace && !full_disk_folder_) {
       full_disk_folder_ = NoSpaceFolder(result.end.reason).value_or(options_.attempt.work_dir);
       AgentLog("no space left on device at " + *full_disk_folder_ + ": this worker leases no trial until " +
                std::to_string(kMinFreeBytesToLease >> 20) + " MiB are free there (trial " +
                std::to_string(id.first) + " was reported PREEMPTED and resumes from its last checkpoint)");
     }
-    changed_.notify_all();  // the lease loop joins this thread and asks with the slots it frees
+    changed_.notify_all();  // the lease loop joins this thread (it takes the lock no more)
   }
-  // A poll in flight is not interrupted to ask again with more slots: the coordinator may have
-  // leased a trial in it already, and an answer cancelled on its way would leave that trial leased
-  // to nobody until its lease expired. The next poll asks with every free slot.
+  // A poll in flight asked with what was free when it left, and serves trials of that size as they
+  // come: an ending that freed CPU slots leaves it be (the next poll asks with them), because
+  // interrupting it races a lease the coordinator may be committing for it (handed back when the
+  // coordinator sees the cancel in time, WorkerService.Lease; else it waits out its lease). An
+  // ending that freed GPUs interrupts it: a poll that asked without them would leave them idle
+  // until it timed out (lease_wait).
+  if (freed_gpus) lease_interrupter_.Interrupt();
 }
 
 void Agent::Release(Running& running) {

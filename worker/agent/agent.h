@@ -8,9 +8,8 @@
 // Slots: the worker offers `cpu_slots` CPU threads and GPUs 0..gpus-1. A running attempt holds its
 // lease's cpu_slots (its trainer's threads) and GPUs; the agent asks for a lease (a long-poll of up
 // to lease_wait) only while slots are free, telling the coordinator what is free. An attempt that
-// ends asks for the next trial in its Complete call, for the slots and GPUs it frees: a trial leased
-// in the answer starts on them at once (they never show as free); otherwise they are freed and the
-// lease long-poll asks again at once (the poll in flight is interrupted).
+// ends frees its slots and GPUs for the next poll; a poll in flight is interrupted (to ask again at
+// once) only when GPUs were freed (Agent::Finished says why).
 //
 // The coordinator may go away at any time: registration and leasing retry with backoff, running
 // attempts keep training and buffer their reports (attempt_runner.h), and a coordinator that
@@ -116,7 +115,7 @@ class Agent {
   CoordinatorClient* client_;
   AgentOptions options_;
   const Clock& clock_;
-  CallInterrupter lease_interrupter_;  // cancels a lease long-poll: shutdown, or slots were freed
+  CallInterrupter lease_interrupter_;  // cancels a lease long-poll: shutdown, or GPUs were freed
 
   std::mutex mutex_;
   std::condition_variable changed_;  // an attempt finished, or shutdown

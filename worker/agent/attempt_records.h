@@ -2,8 +2,8 @@
 //
 // What the agent keeps of one attempt's stdout: each line is decoded once, with the record codec
 // (core/records/trainer_records.h), into a typed record that the relay sends on (the raw line
-// still goes to records.jsonl and, as log text, to the coordinator); a line that is no record (a
-// stray print, a malformed record) is log text only. On top of that the attempt's summary: the
+// still goes to records.jsonl; the coordinator writes the record's line from it); a line that is no
+// record (a stray print, a malformed record) is log text, sent as text. On top of that the attempt's summary: the
 // newest step, whether a final record came, the last error record's reason and the newest
 // checkpoint, which the attempt's ending is classified from (attempt_outcome.h).
 //

@@ -13,8 +13,8 @@
 //      output (rank 0 reports metrics and results) and reports SUCCEEDED without results when its
 //      trainer exits 0; any failure is reported and ends the attempt for every rank;
 //   3. reads the trainer's (rank 0's) stdout line by line: every line goes to records.jsonl and to the
-//      MetricRelay, as log text and, when it is a trainer record, decoded once into its typed record
-//      (attempt_records.h); stderr lines go to the relay as well;
+//      MetricRelay: a trainer record decoded once into its typed record (attempt_records.h), any
+//      other line as text; stderr lines go to the relay as well;
 //   4. heartbeats the lease every heartbeat_interval on a thread of its own, from the start until the
 //      attempt has been reported (the first an interval after the start); CANCEL -> SIGTERM to the
 //      trainer, SIGKILL after stop_grace, and nothing reported (the trial is already CANCELLED);

@@ -25,12 +25,14 @@ MetricRelay::~MetricRelay() {
 void MetricRelay::AddStdout(std::string line, const records::TrainerRecord* record) {
   Line entry;
   entry.is_stdout = true;
-  if (record != nullptr) {
+  if (record != nullptr) {  // sent typed; its text stays in the attempt's records.jsonl
     entry.record = wire::ToProto(*record);
     entry.provenance = std::holds_alternative<records::ProvenanceRecord>(*record);
+    entry.bytes = entry.record->ByteSizeLong();
+  } else {
+    entry.bytes = line.size();
+    entry.text = std::move(line);
   }
-  entry.bytes = line.size() * (record != nullptr ? 2 : 1);  // the line and its typed record
-  entry.text = std::move(line);
   Add(std::move(entry));
 }
 

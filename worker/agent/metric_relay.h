@@ -66,8 +66,8 @@ class MetricRelay {
   MetricRelay(const MetricRelay&) = delete;
   MetricRelay& operator=(const MetricRelay&) = delete;
 
-  // Buffers one stdout line (log text) and the trainer record it holds, if any (a provenance
-  // record makes its batch due sooner).
+  // Buffers one stdout line: the trainer record it holds, typed, when `record` is given (a
+  // provenance record makes its batch due sooner), else the line as text.
   void AddStdout(std::string line, const records::TrainerRecord* record);
   // Buffers one stderr line.
   void AddStderr(std::string line);
@@ -88,8 +88,8 @@ class MetricRelay {
  private:
   struct Line {
     bool is_stdout = true;  // else stderr
-    std::string text;
-    std::optional<v1::TrainerRecord> record;
+    std::string text;                         // a line that is no record (or a stderr line)
+    std::optional<v1::TrainerRecord> record;  // a record, sent typed (its text is not kept)
     bool provenance = false;
     Clock::TimePoint added;
     size_t bytes = 0;

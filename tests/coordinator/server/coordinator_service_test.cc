@@ -469,6 +469,29 @@ TEST_F(CoordinatorServiceTest, CompleteEndsTheAttemptItsBatchesAlreadyReported) 
   EXPECT_EQ(completed.trial_state(), v1::TRIAL_STATE_SUCCEEDED);
 }
 
+// The last batch comes before Complete now: its final evaluation may trip the divergence rule, but a
+// trial whose final record arrived has trained to the end and is not stopped; without one it is.
+TEST_F(CoordinatorServiceTest, AnEarlyStopSparesATrialWhoseFinalRecordArrived) {
+  Submit(TinySpec("rising") + "early_stop:\n  divergence: {factor: 1.5}\n");
+  Register("w1", 2);
+  std::optional<v1::TrialLease> finished = Lease("w1");
+  std::optional<v1::TrialLease> rising = Lease("w1");
+  ASSERT_TRUE(finished.has_value() && rising.has_value());
+  for (const v1::TrialLease& lease : {*finished, *rising}) {
+    ASSERT_TRUE(Report("w1", lease, 1, {ProvenanceRecord(), StepRecord(5, 2.5, 1.0)}).ok());
+  }
+  // Both evaluations at step 10 pass 1.5 x the first; one batch also holds the final record.
+  ASSERT_TRUE(Report("w1", *finished, 2, {StepRecord(10, 2.4, 2.0), FinalRecord(2.0)}).ok());
+  ASSERT_TRUE(Report("w1", *rising, 2, {StepRecord(10, 2.4, 2.0)}).ok());
+  EXPECT_EQ(GetTrial(finished->trial_id()).state(), v1::TRIAL_STATE_RUNNING) << "trained to the end: not stopped";
+  const v1::Trial stopped = GetTrial(rising->trial_id());
+  EXPECT_EQ(stopped.state(), v1::TRIAL_STATE_EARLY_STOPPED);
+  EXPECT_EQ(stopped.early_stop(), v1::EARLY_STOP_DIVERGENCE);
+  v1::CompleteResponse completed;
+  ASSERT_TRUE(Complete(Completion("w1", *finished, v1::OUTCOME_SUCCEEDED, 2), &completed).ok());
+  EXPECT_EQ(completed.trial_state(), v1::TRIAL_STATE_SUCCEEDED);
+}
+
 TEST_F(CoordinatorServiceTest, ACompleteThatNamesABatchNotReceivedWritesNothing) {
   Submit(TinySpec("tiny", 0, "1.0e-3", "[rope, lerope]"));
   Register("w1");
