@@ -434,7 +434,17 @@ grpc::Status UserServiceImpl::ListFits(grpc::ServerContext* /*context*/, const v
   if (!fits.ok()) return ToGrpcStatus(fits.status());
   for (const FitRecord& fit : *fits) {
     StatusOr<v1::StoredFit> stored = ToProtoStoredFit(fit, request->with_report());
-    if (!stored.ok()) return ToGrpcStatus(stored.status());
+    if (!stored.ok()) {
+      // One fit that no longer reads does not hide the others: it is listed with what it holds and
+      // says why its report is missing (asking for it alone, by fit_id, answers the error).
+      StatusOr<v1::StoredFit> bare = ToProtoStoredFit(fit, /*with_report=*/false);
+      v1::StoredFit* listed = response->add_fits();
+      if (bare.ok()) *listed = std::move(bare).value();
+      listed->set_fit_id(fit.id);
+      listed->set_sweep_id(fit.sweep_id);
+      listed->set_report_text(stored.status().message());
+      continue;
+    }
     *response->add_fits() = std::move(stored).value();
   }
   return grpc::Status::OK;

@@ -23,6 +23,7 @@
 #include <tuple>
 #include <vector>
 
+#include "coordinator/store/database.h"
 #include "proto/config_value.h"
 #include "coordinator/domain/results_query.h"
 #include "coordinator/server/user_service.h"
@@ -414,6 +415,25 @@ TEST_F(QueryServiceTest, AFitNeedsTwoFinishedBaselinePointsThenIsStoredWithItsIn
         << "row " << i << " read back from the store differs from the one computed";
   }
   EXPECT_THAT(fits.fits(0).report_text(), HasSubstr("Piecewise in ln C"));
+
+  // A stored report that no longer reads (a key renamed by hand): asked for alone, the error names
+  // the fit and the key; in a list, the fit is there without its report and says why.
+  {
+    StatusOr<std::unique_ptr<Database>> db = Database::Open(options_.database_path);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    ASSERT_TRUE((*db)->Execute("UPDATE sweep_fits SET result = replace(result, '\"estimator\"', '\"method\"')").ok());
+  }
+  grpc::Status unreadable = users_->ListFits(ContextWithToken(user_token_).get(), list, &fits);
+  EXPECT_EQ(unreadable.error_code(), grpc::StatusCode::INTERNAL);
+  EXPECT_THAT(unreadable.error_message(), HasSubstr("'estimator' is missing"));
+  list.set_fit_id(0);
+  list.set_with_report(true);
+  fits.Clear();
+  ASSERT_TRUE(users_->ListFits(ContextWithToken(user_token_).get(), list, &fits).ok());
+  ASSERT_THAT(fits.fits(), SizeIs(1));
+  EXPECT_TRUE(fits.fits(0).report().empty());
+  EXPECT_EQ(fits.fits(0).points_size(), 7) << "what the fit holds besides its report";
+  EXPECT_THAT(fits.fits(0).report_text(), HasSubstr("does not read"));
 }
 
 TEST_F(QueryServiceTest, AViewersFitIsReturnedNotStoredOneAtATimeAndWithinItsReplicates) {
