@@ -45,11 +45,13 @@ EventRecord NewEvent(Tables& tables, const char* kind, const Cause& cause, const
 }
 
 
-Status MoveTrial(Tables& tables, TrialRecord& trial, TrialState to, const Cause& cause) {
+Status MoveTrial(Tables& tables, TrialRecord& trial, TrialState to, const Cause& cause,
+                 std::optional<EarlyStop> why) {
   RUNG_RETURN_IF_ERROR(tables.trials().SetState(trial.id, to, tables.now()));
-  if (trial.early_stop && to != TrialState::kEarlyStopped) {
-    RUNG_RETURN_IF_ERROR(tables.trials().SetEarlyStop(trial.id, std::nullopt));
-    trial.early_stop.reset();
+  if (to != TrialState::kEarlyStopped) why.reset();
+  if (trial.early_stop != why) {
+    RUNG_RETURN_IF_ERROR(tables.trials().SetEarlyStop(trial.id, why));
+    trial.early_stop = why;
   }
   EventRecord event = NewEvent(tables, event_kind::kTrialState, cause, &trial);
   event.attempt = AttemptOrNull(trial.attempt);
@@ -110,10 +112,7 @@ Status StopTrialEarly(Tables& tables, TrialRecord& trial, EarlyStop why, const C
   if (IsLive(trial.state)) {
     RUNG_RETURN_IF_ERROR(EndAttempt(tables, trial, TrialState::kEarlyStopped, cause.reason, /*report_digest=*/""));
   }
-  RUNG_RETURN_IF_ERROR(MoveTrial(tables, trial, TrialState::kEarlyStopped, cause));
-  RUNG_RETURN_IF_ERROR(tables.trials().SetEarlyStop(trial.id, why));
-  trial.early_stop = why;
-  return Status::Ok();
+  return MoveTrial(tables, trial, TrialState::kEarlyStopped, cause, why);
 }
 
 Status SettleSweep(Tables& tables, int64_t sweep_id, const std::string& actor) {

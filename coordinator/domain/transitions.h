@@ -14,6 +14,7 @@
 // Thread safety: as tables.h (the caller holds the Store's mutex).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "coordinator/store/store_types.h"
@@ -37,7 +38,9 @@ struct Cause {
 EventRecord NewEvent(Tables& tables, const char* kind, const Cause& cause, const TrialRecord* trial = nullptr);
 
 // Sets the trial's state and updated_at (in the table and in `trial`) and records a trial_state event.
-Status MoveTrial(Tables& tables, TrialRecord& trial, TrialState to, const Cause& cause);
+// The trial's early_stop follows: `why` when it moves to EARLY_STOPPED, cleared otherwise.
+Status MoveTrial(Tables& tables, TrialRecord& trial, TrialState to, const Cause& cause,
+                 std::optional<EarlyStop> why = std::nullopt);
 
 // Sets the sweep's state and updated_at (in the table and in `sweep`) and records a sweep_state event.
 Status MoveSweep(Tables& tables, SweepRecord& sweep, SweepState to, const Cause& cause);

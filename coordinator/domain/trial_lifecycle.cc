@@ -90,9 +90,8 @@ StatusOr<TrialState> ApplyFailure(Tables& tables, LiveAttempt& live, const std::
     RUNG_RETURN_IF_ERROR(RecordWorkerEnding(tables, live, TrialState::kFailed, exit_code).status());
     RUNG_RETURN_IF_ERROR(TouchWorker(tables, worker_id));
     RUNG_RETURN_IF_ERROR(domain::MoveTrial(tables, trial, TrialState::kEarlyStopped,
-                                           {WorkerActor(worker_id), "non_finite: " + reason + " (not retried)"}));
-    RUNG_RETURN_IF_ERROR(tables.trials().SetEarlyStop(trial.id, EarlyStop::kNonFinite));
-    trial.early_stop = EarlyStop::kNonFinite;
+                                           {WorkerActor(worker_id), "non_finite: " + reason + " (not retried)"},
+                                           EarlyStop::kNonFinite));
     RUNG_RETURN_IF_ERROR(domain::SettleSweep(tables, trial.sweep_id, WorkerActor(worker_id)));
     return TrialState::kEarlyStopped;
   }

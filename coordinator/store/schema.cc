@@ -321,13 +321,12 @@ constexpr char kSchemaV8[] = R"sql(
 ALTER TABLE trials ADD COLUMN early_stop TEXT
   CHECK (early_stop IS NULL OR early_stop IN ('asha', 'divergence', 'non_finite'));
 UPDATE trials SET early_stop = (
-  SELECT CASE WHEN e.reason LIKE 'asha: %' THEN 'asha'
-              WHEN e.reason LIKE 'non_finite: %' THEN 'non_finite'
-              ELSE 'divergence' END
-  FROM (SELECT reason FROM events WHERE events.trial_id = trials.id AND events.kind IN ('trial_state', 'trial_waiting')
-        ORDER BY events.id DESC LIMIT 1) AS e)
+  SELECT CASE WHEN reason LIKE 'asha: %' THEN 'asha'
+              WHEN reason LIKE 'non_finite: %' THEN 'non_finite'
+              ELSE 'divergence' END  -- no reason at all falls here too
+  FROM (SELECT (SELECT reason FROM events WHERE events.trial_id = trials.id
+                  AND events.kind IN ('trial_state', 'trial_waiting') ORDER BY events.id DESC LIMIT 1) AS reason))
 WHERE state = 'EARLY_STOPPED';
-UPDATE trials SET early_stop = 'divergence' WHERE state = 'EARLY_STOPPED' AND early_stop IS NULL;
 )sql";
 
 }  // namespace
