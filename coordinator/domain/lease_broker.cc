@@ -50,6 +50,18 @@ StatusOr<std::optional<Lease>> LeaseBroker::Acquire(const LeaseAsk& ask, std::ch
     // caller went away, and a trial leased to it would wait out its lease.
     if (cancelled && cancelled()) return std::optional<Lease>();
     StatusOr<std::optional<Lease>> lease = Look(ask);
+    if (lease.ok() && lease->has_value() && cancelled && cancelled() && (*lease)->rendezvous.empty()) {
+      // The caller went away while the lease was committed: its answer would be lost and the trial
+      // would wait out its lease leased to nobody. An ordinary lease is handed back at once, ended
+      // PREEMPTED before anything ran, so that the trial is PENDING for the next ask; a gang's rank
+      // waits for its gang.
+      AttemptEnding handed_back;
+      handed_back.outcome = TrialState::kPreempted;
+      handed_back.reason = "handed back: the Lease call that carried it was cancelled before its answer";
+      handed_back.worker_id = ask.worker_id;
+      trials_.EndAttempt((*lease)->trial_id, (*lease)->attempt, handed_back).status().IgnoreError();
+      return std::optional<Lease>();
+    }
     if (!lease.ok() || lease->has_value()) return lease;
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) return std::optional<Lease>();

@@ -55,7 +55,8 @@ class LeaseBroker {
       : store_(store), trials_(trials), gangs_(gangs), reaper_(reaper), signals_(signals) {}
 
   // A lease as soon as a trial fits, or nullopt once `deadline` passed or `cancelled()` says the
-  // caller went away. Errors: the store's (NOT_FOUND for an unregistered worker), UNAVAILABLE when
+  // caller went away (an ordinary lease committed while it went is handed back: ended PREEMPTED,
+  // its trial PENDING again). Errors: the store's (NOT_FOUND for an unregistered worker), UNAVAILABLE when
   // the notifier was closed (shutdown).
   StatusOr<std::optional<Lease>> Acquire(const LeaseAsk& ask, std::chrono::steady_clock::time_point deadline,
                                        const std::function<bool()>& cancelled);

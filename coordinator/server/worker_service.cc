@@ -77,20 +77,7 @@ grpc::Status WorkerServiceImpl::Lease(grpc::ServerContext* context, const v1::Le
       ask, LeaseDeadline(*context, *request, max_lease_wait_), [context] { return context->IsCancelled(); });
   if (!lease.ok()) return ToGrpcStatus(lease.status());
   if (*lease) {
-    const rung::Lease& leased = **lease;
-    // The caller went away while the lease was being committed (a worker asks again when an attempt
-    // of its ends and frees resources): the answer would be lost and the trial would wait out its
-    // lease leased to nobody. An ordinary lease is handed back at once, ended PREEMPTED before
-    // anything ran, so that the trial is PENDING for the next ask; a gang's rank waits for the gang.
-    if (context->IsCancelled() && leased.rendezvous.empty()) {
-      AttemptEnding handed_back;
-      handed_back.outcome = TrialState::kPreempted;
-      handed_back.reason = "handed back: the Lease call that carried it was cancelled before its answer";
-      handed_back.worker_id = request->worker_id();
-      coordinator_->EndAttempt(leased.trial_id, leased.attempt, handed_back).status().IgnoreError();
-      return {grpc::StatusCode::CANCELLED, "the Lease call was cancelled; its lease was handed back"};
-    }
-    *response->mutable_lease() = ToProtoLease(leased, request->free().gpus(), lease_duration_);
+    *response->mutable_lease() = ToProtoLease(**lease, request->free().gpus(), lease_duration_);
     return grpc::Status::OK;
   }
   response->set_quarantine_reason(QuarantineReason(request->worker_id()));

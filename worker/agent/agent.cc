@@ -226,7 +226,7 @@ void Agent::Finished(const AttemptId& id, const AttemptResult& result) {
   // A poll in flight asked with what was free when it left, and serves trials of that size as they
   // come: an ending that freed CPU slots leaves it be (the next poll asks with them), because
   // interrupting it races a lease the coordinator may be committing for it (handed back when the
-  // coordinator sees the cancel in time, WorkerService.Lease; else it waits out its lease). An
+  // coordinator sees the cancel in time, LeaseBroker::Acquire; else it waits out its lease). An
   // ending that freed GPUs interrupts it: a poll that asked without them would leave them idle
   // until it timed out (lease_wait).
   if (freed_gpus) lease_interrupter_.Interrupt();
