@@ -74,6 +74,10 @@ nlohmann::json ToJson(const google::protobuf::Message& message) {
   return json;
 }
 
+std::string ValueText(const nlohmann::json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
 std::string UtcTime(const google::protobuf::Timestamp& time) {
   if (time.seconds() == 0 && time.nanos() == 0) return "";
   return UtcText(static_cast<std::time_t>(time.seconds()));

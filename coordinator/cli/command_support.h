@@ -65,6 +65,9 @@ void PrintSubmissionWarnings(const rung::v1::SubmitSweepResponse& response);
 // they stand for (proto/config_value.h): "assignments": {"position.variant": "rope", "seed": 0}.
 nlohmann::json ToJson(const google::protobuf::Message& message);
 
+// A config value as tables print it: a string as it is, any other value as JSON ("rope", 0.5, [1,2]).
+std::string ValueText(const nlohmann::json& value);
+
 // "2023-11-14 22:13:20Z"; "" for an unset time (seconds 0).
 std::string UtcTime(const google::protobuf::Timestamp& time);
 

@@ -84,7 +84,7 @@ int RunResults(CoordinatorConnection& connection, const ResultsOptions& options)
     json object = json::object();
     for (int i = 0; i < row.group_values_size(); ++i) {
       json value = wire::FromConfigValue(row.group_values(i));
-      cells.push_back(value.is_string() ? value.get<std::string>() : value.dump());
+      cells.push_back(ValueText(value));
       object[response.group_by(i)] = value;
     }
     for (int i = 0; i < row.values_size(); ++i) {
@@ -383,8 +383,7 @@ void PrintTuning(const rung::v1::GetTuningResponse& response, const std::string&
     std::string name = cell.rung_label();
     for (const pb::ConfigEntry& entry : cell.cell()) {
       if (entry.key() == "rung") continue;
-      name += (name.empty() ? "" : " ") +
-              (entry.value().has_text() ? entry.value().text() : wire::FromConfigValue(entry.value()).dump());
+      name += (name.empty() ? "" : " ") + ValueText(wire::FromConfigValue(entry.value()));
     }
     std::string tried_text;
     json tried = json::array();

@@ -66,8 +66,7 @@ void PrintSweeps(const std::vector<pb::Sweep>& sweeps, const std::string& format
 std::string CellText(const google::protobuf::RepeatedPtrField<pb::ConfigEntry>& assignments) {
   std::string text;
   for (const pb::ConfigEntry& entry : assignments) {
-    text += (text.empty() ? "" : " ") + entry.key() + "=" +
-            (entry.value().has_text() ? entry.value().text() : wire::FromConfigValue(entry.value()).dump());
+    text += (text.empty() ? "" : " ") + entry.key() + "=" + ValueText(wire::FromConfigValue(entry.value()));
   }
   return text;
 }

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "coordinator/cli/command_support.h"
 #include "coordinator/cli/sweep_commands.h"
 #include "proto/config_value.h"
 #include "proto/grpc_status.h"
@@ -34,7 +35,7 @@ std::string CellLabel(const json& assignments, bool with_seed) {
   for (auto it = assignments.begin(); it != assignments.end(); ++it) {
     if (!with_seed && it.key() == "seed") continue;
     const std::string key = it.key().substr(it.key().rfind('.') == std::string::npos ? 0 : it.key().rfind('.') + 1);
-    const std::string value = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
+    const std::string value = ValueText(it.value());
     if (value.empty()) continue;  // an axis left unset in this cell (from_trial: "")
     // An object axis' value ({"variant": "adarope", "adarope": {...}}) reads as its entries.
     const std::string text = it.value().is_object() ? plot::ReadableVariant(value) : key == "variant" ? value : key + " " + value;

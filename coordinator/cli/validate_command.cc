@@ -183,10 +183,6 @@ int Calibrate(const ExpandedSweep& sweep, const ValidateOptions& options, int th
   return kOk;
 }
 
-std::string CellText(const nlohmann::json& value) {
-  return value.is_string() ? value.get<std::string>() : value.dump();
-}
-
 int RunValidate(const ValidateOptions& options) {
   StatusOr<ExpandedSweep> sweep =
       LoadSweepSpec(options.spec_path, ExpansionLimits{options.max_trials, "rung validate --max-trials N"});
@@ -253,7 +249,7 @@ int RunValidate(const ValidateOptions& options) {
     nlohmann::json row = {{"trial", trial.index}, {"rung", trial.rung_label}};
     for (const std::string& key : axis_keys) {
       const nlohmann::json& value = trial.assignments.contains(key) ? trial.assignments[key] : nlohmann::json();
-      cells.push_back(CellText(value));
+      cells.push_back(ValueText(value));
       row[key] = value;
     }
     // People read rounded figures; scripts get exact ones.
