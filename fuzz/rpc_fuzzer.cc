@@ -158,7 +158,7 @@ void Populate(Services& services) {
   report("w1", first, 2,
          {R"({"type":"step","step":10,"tokens":320,"lr":0.001,"train_loss":1.9,"val_loss":1.75})",
           R"({"type":"diagnostics","kind":"attention","step":10,"milestone":"end","layer":0,"head":1,)"
-          R"("payload":{"entropy":[1.0,2.0]}})",
+          R"("attention":{"length":2,"layers":[{"heads":[{"effective_length_by_position":[1.0,2.0]}]}]}})",
           R"({"type":"final","step":10,"tokens":320,"val_loss":1.75,"train_loss":1.65,)"
           R"("val_loss_per_position":[2.0,1.5],"positional_parameters":[{"name":"positional.lerope_log_scale",)"
           R"("shape":[2],"values":[0.1,0.2]}],"frequencies":[{"name":"layer_0","shape":[2],"values":[1.0,0.01]}],)"

@@ -9,9 +9,10 @@
 
 namespace rung::wire {
 
+// 4: typed diagnostics (DiagnosticsRecord and TrialDiagnostic hold their measurement as messages).
 // 3: typed payloads (ConfigValue, ConfigObject, ProvenanceRecord) in place of JSON text.
 // 2: typed trainer records, each fact once (MetricBatch), leases with typed steps and world size.
-inline constexpr int32_t kProtocolVersion = 3;
+inline constexpr int32_t kProtocolVersion = 4;
 
 // The metadata a UserService client sends its version in on every call; absent means 1.
 // GetServerInfo answers every version.

@@ -56,6 +56,10 @@ void AddValue(const Value& value, const FieldDescriptor* field, Message* message
     reflection->AddDouble(message, field, value);
   } else if constexpr (std::is_same_v<Value, std::string>) {
     reflection->AddString(message, field, value);
+  } else if constexpr (IsVector<Value>::value) {  // a row: a message of one repeated field
+    Message* row = reflection->AddMessage(message, field);
+    const FieldDescriptor* values = row->GetDescriptor()->field(0);
+    for (const auto& element : value) AddValue(element, values, row);
   } else {
     WriteStruct(value, reflection->AddMessage(message, field));
   }
@@ -123,6 +127,17 @@ Status GetRepeatedValue(const Message& message, const FieldDescriptor* field, in
     *value = reflection->GetRepeatedDouble(message, field, index);
   } else if constexpr (std::is_same_v<Value, std::string>) {
     *value = reflection->GetRepeatedString(message, field, index);
+  } else if constexpr (IsVector<Value>::value) {  // a row: a message of one repeated field
+    const Message& row = reflection->GetRepeatedMessage(message, field, index);
+    const FieldDescriptor* values = row.GetDescriptor()->field(0);
+    const int size = row.GetReflection()->FieldSize(row, values);
+    value->clear();
+    value->reserve(static_cast<size_t>(size));
+    for (int column = 0; column < size; ++column) {
+      typename Value::value_type element{};
+      RUNG_RETURN_IF_ERROR(GetRepeatedValue(row, values, column, path + "[" + std::to_string(column) + "]", &element));
+      value->push_back(std::move(element));
+    }
   } else {
     return ReadStruct(reflection->GetRepeatedMessage(message, field, index), path, value);
   }
@@ -206,7 +221,15 @@ void CheckMember(const FieldDescriptor* field, bool repeated, bool presence, con
     differences->push_back(path + (presence ? ": std::optional in the header, not `optional` in the proto"
                                             : ": `optional` in the proto, not std::optional in the header"));
   }
-  if constexpr (CppTypeOf<Value>() == FieldDescriptor::CPPTYPE_MESSAGE) {
+  if constexpr (IsVector<Value>::value) {  // a row: a message of exactly one repeated field
+    const Descriptor* row = field->message_type();
+    if (row->field_count() != 1) {
+      differences->push_back(path + ": a vector of vectors in the header; proto message " + row->full_name() +
+                             " must hold exactly one repeated field");
+      return;
+    }
+    CheckMember<typename Value::value_type>(row->field(0), true, false, path + "[]", differences);
+  } else if constexpr (CppTypeOf<Value>() == FieldDescriptor::CPPTYPE_MESSAGE) {
     CheckStruct<Value>(field->message_type(), path, differences);
   }
 }
@@ -296,6 +319,38 @@ StatusOr<records::TrainerRecord> FromProto(const v1::TrainerRecord& record) {
   if (set == nullptr) return Status::InvalidArgument("TrainerRecord holds no record");
   return ReadAlternative(record, set);
 }
+
+template <class Struct>
+void StructToMessage(const Struct& value, google::protobuf::Message* message) {
+  WriteStruct(value, message);
+}
+
+template <class Struct>
+Status StructFromMessage(const google::protobuf::Message& message, Struct* value) {
+  *value = Struct{};
+  return ReadStruct(message, message.GetDescriptor()->name(), value);
+}
+
+template <class Struct>
+Status CheckStructMessage(const google::protobuf::Descriptor* descriptor) {
+  std::vector<std::string> differences;
+  CheckStruct<Struct>(descriptor, descriptor->name(), &differences);
+  if (differences.empty()) return Status::Ok();
+  std::string message;
+  for (const std::string& difference : differences) message += difference + "\n";
+  return Status::InvalidArgument(message);
+}
+
+#define RUNG_WIRE_STRUCT(Type)                                                        \
+  template void StructToMessage<Type>(const Type&, google::protobuf::Message*);     \
+  template Status StructFromMessage<Type>(const google::protobuf::Message&, Type*); \
+  template Status CheckStructMessage<Type>(const google::protobuf::Descriptor*);
+RUNG_WIRE_STRUCT(records::AttentionDiagnostics)
+RUNG_WIRE_STRUCT(records::NiahGridDiagnostics)
+RUNG_WIRE_STRUCT(records::BandAblationDiagnostics)
+RUNG_WIRE_STRUCT(records::ExtrapolationResult)
+RUNG_WIRE_STRUCT(records::Tensor)
+#undef RUNG_WIRE_STRUCT
 
 Status CheckRecordMessages() {
   std::vector<std::string> differences;

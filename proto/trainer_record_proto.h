@@ -9,7 +9,8 @@
 // Field mapping: int64_t <-> int64, double <-> double, bool <-> bool, std::string <-> string,
 // JsonText <-> string (the document's text; FromProto refuses one that is not JSON or nests deeper
 // than records::kMaxJsonTextDepth), std::optional<T> <-> `optional` T (presence kept),
-// std::vector<T> <-> repeated T, a struct with Fields() <-> the message of its field.
+// std::vector<T> <-> repeated T, a struct with Fields() <-> the message of its field,
+// std::vector<std::vector<T>> <-> repeated DoubleRow (a message of one repeated T).
 //
 // Example:
 //   *request.add_records() = ToProto(record);                      // the agent
@@ -33,6 +34,19 @@ StatusOr<records::TrainerRecord> FromProto(const v1::TrainerRecord& record);
 // OK when every record's fields and its proto message's fields match one to one, by name and
 // type; otherwise INVALID_ARGUMENT listing every difference, one per line.
 Status CheckRecordMessages();
+
+// One value of the records' types (a diagnostics payload, an extrapolation result, a tensor) into its
+// message and back, by the same field mapping; a vector of vectors maps to a repeated message of one
+// repeated field (DoubleRow). StructFromMessage's errors name the message and field. CheckStructMessage
+// says where the struct and the message disagree, as CheckRecordMessages. Instantiated for
+// records::AttentionDiagnostics, NiahGridDiagnostics, BandAblationDiagnostics, ExtrapolationResult and
+// Tensor.
+template <class Struct>
+void StructToMessage(const Struct& value, google::protobuf::Message* message);
+template <class Struct>
+Status StructFromMessage(const google::protobuf::Message& message, Struct* value);
+template <class Struct>
+Status CheckStructMessage(const google::protobuf::Descriptor* descriptor);
 
 // Appends one stdout line of a trainer to `batch`: its record when it decodes as one, else its text.
 // Returns the record, or nullptr. (The agent decodes each line once as it arrives and fills its

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "coordinator/cli/trial_diagnostics.h"
+
 #include "coordinator/cli/command_support.h"
 #include "coordinator/cli/sweep_commands.h"
 #include "proto/config_value.h"
@@ -166,33 +168,29 @@ StatusOr<std::vector<std::string>> WriteSweepFigures(CoordinatorConnection& conn
     pb::GetDiagnosticsResponse response;
     RUNG_RETURN_IF_ERROR(FromGrpc(connection.user().GetDiagnostics(connection.Context().get(), request, &response),
                                   "GetDiagnostics of trial " + std::to_string(trial.trial_id())));
-    json attention, extrapolation, tensor;
-    for (const pb::TrialDiagnostic& diagnostic : response.diagnostics()) {
-      if (diagnostic.name() == "attention") attention = json::parse(diagnostic.json(), nullptr, false);
-      if (diagnostic.name() == "extrapolation") extrapolation = json::parse(diagnostic.json(), nullptr, false);
-      if (diagnostic.name() == "frequencies.layer_0") tensor = json::parse(diagnostic.json(), nullptr, false);
-    }
-    // This cell's attention diagnostics: E_2 by position, pair usage, gap counting (rung diag --plot).
-    if (attention.is_object() && attention.contains("layers")) {
+    RUNG_ASSIGN_OR_RETURN(const TrialDiagnostics diagnostics, ReadTrialDiagnostics(response));
+    // This cell's attention diagnostics (the latest milestone): E_2 by position, pair usage, gap
+    // counting (rung diag --plot).
+    if (!diagnostics.attention.empty()) {
       plot::DiagnosticsPlotOptions diagnostics_options;
       diagnostics_options.out_dir = out_dir + "/diagnostics/trial-" + std::to_string(trial.trial_id());
       diagnostics_options.gnuplot = gnuplot;
       diagnostics_options.title = sweep.name() + " " + trial.rung_label() + " " + cell + " (trial " +
                                   std::to_string(trial.trial_id()) + ")";
-      RUNG_ASSIGN_OR_RETURN(const std::vector<std::string> diagnostics,
-                            plot::WriteDiagnosticsPlots(attention, extrapolation, diagnostics_options));
-      files.insert(files.end(), diagnostics.begin(), diagnostics.end());
+      RUNG_ASSIGN_OR_RETURN(const std::vector<std::string> written,
+                            plot::WriteDiagnosticsPlots(diagnostics.attention.back().second,
+                                                        diagnostics.extrapolation, diagnostics_options));
+      files.insert(files.end(), written.begin(), written.end());
     }
     drawn[cell] = true;
-    if (!tensor.is_object()) continue;
-    const json& shape = tensor.value("shape", json::array());
-    const json& values = tensor.value("values", json::array());
-    if (shape.size() != 2 || !shape[1].is_number_integer()) continue;
+    const auto tensor = diagnostics.tensors.find("frequencies.layer_0");
+    if (tensor == diagnostics.tensors.end() || tensor->second.tensor.shape.size() != 2) continue;
     plot::FrequencyProfile profile;
     profile.label = cell + " (trial " + std::to_string(trial.trial_id()) + ")";
     bool any = false;
-    for (int64_t f = 0; f < shape[1].get<int64_t>() && f < static_cast<int64_t>(values.size()); ++f) {
-      const double theta = values[f].is_number() ? values[f].get<double>() : std::nan("");
+    const std::vector<double>& values = tensor->second.tensor.values;
+    for (int64_t f = 0; f < tensor->second.tensor.shape[1] && f < static_cast<int64_t>(values.size()); ++f) {
+      const double theta = values[static_cast<size_t>(f)];
       any = any || theta > 0;
       profile.theta.push_back(theta);
     }

@@ -416,13 +416,7 @@ ApiResponse DashboardApi::Diagnostics(int64_t trial_id) {
   pb::GetDiagnosticsResponse diagnostics;
   grpc::Status status = connection_.user().GetDiagnostics(connection_.Context().get(), get, &diagnostics);
   if (!status.ok()) return FromGrpc(status);
-  json body = cli::ToJson(diagnostics);
-  // Each document as JSON rather than as a string of JSON.
-  for (json& diagnostic : body["diagnostics"]) {
-    json document = json::parse(diagnostic.value("json", ""), nullptr, false);
-    if (!document.is_discarded()) diagnostic["json"] = document;
-  }
-  return Ok(body);
+  return Ok(cli::ToJson(diagnostics));
 }
 
 ApiResponse DashboardApi::Control(int64_t sweep_id, const std::string& action) {

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <string>
 #include <tuple>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "coordinator/server/followers.h"
@@ -11,6 +13,8 @@
 #include "coordinator/domain/results_query.h"
 #include "coordinator/server/rpc_support.h"
 #include "coordinator/server/storage_space.h"
+#include "coordinator/store/record_rows.h"
+#include "proto/trainer_record_proto.h"
 
 namespace rung::server {
 namespace {
@@ -371,10 +375,32 @@ grpc::Status UserServiceImpl::GetDiagnostics(grpc::ServerContext* /*context*/,
     if (!names.empty() && std::find(names.begin(), names.end(), entry.name) == names.end()) continue;
     v1::TrialDiagnostic* diagnostic = response->add_diagnostics();
     diagnostic->set_name(entry.name);
-    diagnostic->set_json(entry.value.dump());
     diagnostic->set_step(entry.step);
     diagnostic->set_layer(entry.layer);
     diagnostic->set_head(entry.head);
+    StatusOr<DiagnosticDocument> document = ReadDiagnosticDocument(entry);
+    if (!document.ok()) {
+      diagnostic->set_error(document.status().message());  // the others still list
+      continue;
+    }
+    std::visit(
+        [&](const auto& typed) {
+          using Document = std::decay_t<decltype(typed)>;
+          if constexpr (std::is_same_v<Document, records::AttentionDiagnostics>) {
+            wire::StructToMessage(typed, diagnostic->mutable_attention());
+          } else if constexpr (std::is_same_v<Document, records::NiahGridDiagnostics>) {
+            wire::StructToMessage(typed, diagnostic->mutable_niah_grid());
+          } else if constexpr (std::is_same_v<Document, records::BandAblationDiagnostics>) {
+            wire::StructToMessage(typed, diagnostic->mutable_band_ablation());
+          } else if constexpr (std::is_same_v<Document, records::Tensor>) {
+            wire::StructToMessage(typed, diagnostic->mutable_tensor());
+          } else {
+            for (const records::ExtrapolationResult& result : typed) {
+              wire::StructToMessage(result, diagnostic->mutable_extrapolation()->add_results());
+            }
+          }
+        },
+        *document);
   }
   return grpc::Status::OK;
 }

@@ -7,6 +7,8 @@
 #include <tuple>
 #include <variant>
 
+#include "core/records/record_json.h"
+
 namespace rung {
 namespace {
 
@@ -52,17 +54,7 @@ void AddFinal(const records::FinalRecord& record, TrialResults* results) {
          step});
   }
   if (!record.extrapolation.empty()) {
-    nlohmann::json table = nlohmann::json::array();
     for (const records::ExtrapolationResult& entry : record.extrapolation) {
-      nlohmann::json row = {{"multiple", entry.multiple},
-                            {"length", entry.length},
-                            {"method", entry.method},
-                            {"val_loss", entry.val_loss},
-                            {"val_loss_per_position", entry.val_loss_per_position}};
-      if (entry.val_accuracy) row["val_accuracy"] = *entry.val_accuracy;
-      if (entry.val_loss_in_dist) row["val_loss_in_dist"] = *entry.val_loss_in_dist;
-      if (entry.val_loss_extrap) row["val_loss_extrap"] = *entry.val_loss_extrap;
-      table.push_back(std::move(row));
       results->summaries.push_back({records::ExtrapolationSummaryName("val_loss", entry), entry.val_loss, step});
       results->summaries.push_back({records::ExtrapolationSummaryName("val_loss_full", entry), entry.val_loss, step});
       if (entry.val_loss_in_dist) {
@@ -81,20 +73,30 @@ void AddFinal(const records::FinalRecord& record, TrialResults* results) {
             {records::ExtrapolationSummaryName("val_accuracy", entry), *entry.val_accuracy, step});
       }
     }
-    results->diagnostics.push_back({"extrapolation", std::move(table), step});
+    results->diagnostics.push_back(
+        {"extrapolation", records::DocumentJson(record.extrapolation), step});
   }
 }
 
 void AddDiagnostics(const records::DiagnosticsRecord& record, TrialResults* results) {
   Diagnostic diagnostic;
-  diagnostic.name = record.kind.empty() ? "diagnostics" : record.kind;
   diagnostic.step = record.step;
   diagnostic.layer = record.layer.value_or(-1);
   diagnostic.head = record.head.value_or(-1);
-  diagnostic.value = record.payload.empty()
-                         ? nlohmann::json::object()
-                         : nlohmann::json::parse(record.payload.text, nullptr, /*allow_exceptions=*/false);
-  if (diagnostic.value.is_discarded()) diagnostic.value = record.payload.text;  // checked on the wire
+  // Named by the measurement it holds (the kind names the same one).
+  diagnostic.value = nlohmann::json::object();
+  if (record.attention) {
+    diagnostic.name = "attention";
+    diagnostic.value = records::DocumentJson(*record.attention);
+  } else if (record.niah_grid) {
+    diagnostic.name = "niah_grid";
+    diagnostic.value = records::DocumentJson(*record.niah_grid);
+  } else if (record.band_ablation) {
+    diagnostic.name = "band_ablation";
+    diagnostic.value = records::DocumentJson(*record.band_ablation);
+  } else {
+    diagnostic.name = record.kind.empty() ? "diagnostics" : record.kind;
+  }
   results->diagnostics.push_back(std::move(diagnostic));
 }
 
@@ -190,6 +192,31 @@ std::optional<StepTensor> TensorFromJson(const std::string& name, const nlohmann
   }
   for (const nlohmann::json& value : values) result.tensor.values.push_back(value.is_number() ? value.get<double>() : kNaN);
   return result;
+}
+
+StatusOr<DiagnosticDocument> ReadDiagnosticDocument(const Diagnostic& diagnostic) {
+  const std::string& name = diagnostic.name;
+  auto read = [&](auto document) -> StatusOr<DiagnosticDocument> {
+    Status status = records::DocumentFromJson(diagnostic.value, &document);
+    if (!status.ok()) return Status::DataLoss("the stored diagnostic '" + name + "' does not read: " + status.message());
+    return DiagnosticDocument(std::move(document));
+  };
+  if (name == "attention") return read(records::AttentionDiagnostics());
+  if (name == "niah_grid") return read(records::NiahGridDiagnostics());
+  if (name == "band_ablation") return read(records::BandAblationDiagnostics());
+  if (name == "extrapolation") return read(std::vector<records::ExtrapolationResult>());
+  // A tensor: a layer's frequencies, the loss per position (protocol 1's databases also hold
+  // "extrapolation.x<m>.<method>.val_loss_per_position").
+  const std::string per_position = "val_loss_per_position";
+  const bool loss_per_position =
+      name.size() >= per_position.size() && name.compare(name.size() - per_position.size(), per_position.size(),
+                                                         per_position) == 0;
+  if (loss_per_position || name.rfind("frequencies.", 0) == 0) {
+    std::optional<StepTensor> tensor = TensorFromJson(name, diagnostic.value);
+    if (!tensor) return Status::DataLoss("the stored diagnostic '" + name + "' is not a tensor {step, shape, values}");
+    return DiagnosticDocument(std::move(tensor->tensor));
+  }
+  return Status::DataLoss("the stored diagnostic '" + name + "' is of a kind this build does not know");
 }
 
 }  // namespace rung

@@ -10,7 +10,8 @@
 //                extrapolation as val_loss_<m>x[_<method>]), learned parameters
 //                (positional_parameters), diagnostics ("frequencies.<layer>", "val_loss_per_position"
 //                as tensors; "extrapolation" as its table), all at the record's step
-//   diagnostics  a diagnostic named by its kind, at its step (and layer/head), holding its payload
+//   diagnostics  a diagnostic named by the measurement it holds (its kind: attention, niah_grid,
+//                band_ablation), at its step (and layer/head), as the measurement's JSON document
 // checkpoint, preempted and error records add nothing here (the lines are kept as log text).
 //
 // Tensors and the learned_params table: a tensor of shape S becomes one LearnedParamValue per
@@ -29,6 +30,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -64,5 +66,15 @@ std::vector<StepTensor> TensorsFromElements(const std::vector<LearnedParamValue>
 // (nullopt for JSON of another form).
 nlohmann::json TensorToJson(const StepTensor& tensor);
 std::optional<StepTensor> TensorFromJson(const std::string& name, const nlohmann::json& json);
+
+// A stored diagnostic read as its type, chosen by its name: "attention", "niah_grid", "band_ablation"
+// (core/records/diagnostics_payloads.h), "extrapolation" (the final record's results), and the tensors
+// "frequencies.<layer>" and "val_loss_per_position" (any name ending so: protocol 1 stored
+// "extrapolation.x<m>.<method>.val_loss_per_position"). DATA_LOSS, naming the diagnostic and the field, for
+// a document that does not read as its type, or a name this build does not know.
+using DiagnosticDocument =
+    std::variant<records::AttentionDiagnostics, records::NiahGridDiagnostics, records::BandAblationDiagnostics,
+                 std::vector<records::ExtrapolationResult>, records::Tensor>;
+StatusOr<DiagnosticDocument> ReadDiagnosticDocument(const Diagnostic& diagnostic);
 
 }  // namespace rung

@@ -16,8 +16,6 @@
 namespace rung {
 namespace {
 
-using nlohmann::json;
-
 // Runs `model` on `tokens` in evaluation mode without gradients, calling `visit` with each layer's
 // attention probe, and leaves the model's mode and probe as they were before.
 void ProbeAttention(Transformer& model, const torch::Tensor& tokens, const torch::Tensor& doc_start,
@@ -158,30 +156,27 @@ torch::Tensor EffectiveLengths(const torch::Tensor& q, const torch::Tensor& k, c
 }
 
 struct LayerResult {
-  json record;
+  records::AttentionLayer record;
   std::vector<ContactRow> rows;  // gap counting over the grid, units (sequence, layer, head)
 };
 
-json ContactFitJson(const ContactFit& fit) {
-  auto number = [](double value) { return std::isfinite(value) ? json(value) : json(); };
-  json buckets = json::array();
+records::GapCounting GapCountingRecord(const ContactFit& fit) {
+  records::GapCounting record;
   for (const ContactBucket& bucket : fit.buckets) {
-    buckets.push_back({{"n", bucket.n},
-                       {"rows", bucket.rows},
-                       {"ties", bucket.ties},
-                       {"mean_log_lambda", number(bucket.mean_log_lambda)},
-                       {"mean_log_alpha", number(bucket.mean_log_alpha)},
-                       {"mean_log_delta", number(bucket.mean_log_delta)}});
+    record.buckets.push_back(
+        {bucket.n, bucket.rows, bucket.ties, bucket.mean_log_lambda, bucket.mean_log_alpha, bucket.mean_log_delta});
   }
-  json record = {{"buckets", buckets}, {"units", fit.units},     {"rows", fit.rows},
-                 {"ties", fit.ties},   {"tie_share", fit.TieShare()}};
+  record.units = fit.units;
+  record.rows = fit.rows;
+  record.ties = fit.ties;
+  record.tie_share = fit.TieShare();
   if (fit.fitted) {
-    record["xi_lambda"] = fit.lambda.xi;
-    record["xi_lambda_half_iqr"] = fit.lambda.half_iqr;
-    record["xi_alpha"] = fit.alpha.xi;
-    record["xi_alpha_half_iqr"] = fit.alpha.half_iqr;
-    record["xi_delta"] = fit.delta.xi;
-    record["xi_delta_half_iqr"] = fit.delta.half_iqr;
+    record.xi_lambda = fit.lambda.xi;
+    record.xi_lambda_half_iqr = fit.lambda.half_iqr;
+    record.xi_alpha = fit.alpha.xi;
+    record.xi_alpha_half_iqr = fit.alpha.half_iqr;
+    record.xi_delta = fit.delta.xi;
+    record.xi_delta_half_iqr = fit.delta.half_iqr;
   }
   return record;
 }
@@ -206,41 +201,36 @@ LayerResult LayerDiagnostics(const AttentionProbe& probe, const ModelConfig& con
   const torch::Tensor& usage = pair_statistics.usage;
   const torch::Tensor& band_strength = pair_statistics.band_strength;
 
-  const std::vector<json> failure_modes = MeasureHeadFailureModes(probe, theta, options.failure_lengths);
-  json head_records = json::array();
+  const std::vector<std::vector<records::HeadFailureModes>> failure_modes =
+      MeasureHeadFailureModes(probe, theta, options.failure_lengths);
+  std::vector<records::AttentionHead> head_records;
   for (int64_t h = 0; h < heads; ++h) {
-    json record;
-    record["head"] = h;
-    record["effective_length_by_position"] = TensorValues(effective[h]);
-    std::vector<double> pair_usage = TensorValues(usage[h]);
-    record["pair_usage"] = pair_usage;
+    records::AttentionHead record;
+    record.head = h;
+    record.effective_length_by_position = TensorValues(effective[h]);
+    record.pair_usage = TensorValues(usage[h]);
     double mean = 0, square = 0;
-    for (double value : pair_usage) mean += value / static_cast<double>(pairs);
-    for (double value : pair_usage) square += (value - mean) * (value - mean) / static_cast<double>(pairs);
-    record["pair_usage_cv"] = mean > 0 ? std::sqrt(square) / mean : 0.0;
+    for (double value : record.pair_usage) mean += value / static_cast<double>(pairs);
+    for (double value : record.pair_usage) square += (value - mean) * (value - mean) / static_cast<double>(pairs);
+    record.pair_usage_cv = mean > 0 ? std::sqrt(square) / mean : 0.0;
     if (pair_statistics.profile.defined()) {
-      json profile = json::array();  // [pair][bin]: mean pair term of the visible pairs there; null where none
-      for (int64_t f = 0; f < pairs; ++f) {
-        json row = json::array();
-        for (double value : TensorValues(pair_statistics.profile[h][f])) row.push_back(std::isfinite(value) ? json(value) : json());
-        profile.push_back(std::move(row));
-      }
-      record["pair_profile"] = std::move(profile);
+      // [pair][bin]: mean pair term of the visible pairs there; NaN where none
+      for (int64_t f = 0; f < pairs; ++f) record.pair_profile.push_back(TensorValues(pair_statistics.profile[h][f]));
     }
     if (theta.defined()) {
       torch::Tensor head_theta = theta[theta.size(0) == 1 ? 0 : h / groups];
       const int64_t dominant = band_strength[h].argmax().item<int64_t>();
       const double frequency = head_theta[dominant].item<double>();
-      record["dominant_pair"] = dominant;
-      record["dominant_wavelength"] = frequency > 0 ? 2 * M_PI / frequency : std::numeric_limits<double>::infinity();
-      record["dominant_wavelength_over_training_length"] =
+      record.dominant_pair = dominant;
+      record.dominant_wavelength = frequency > 0 ? 2 * M_PI / frequency : std::numeric_limits<double>::infinity();
+      record.dominant_wavelength_over_training_length =
           frequency > 0 ? 2 * M_PI / frequency / static_cast<double>(config.seq_len) : std::numeric_limits<double>::infinity();
       if ((head_theta > 0).all().item<bool>() && dim > 2) {
-        record["effective_base"] = std::exp(-(4.0 / static_cast<double>(dim - 2)) * head_theta.log().sum().item<double>());
+        record.effective_base = std::exp(-(4.0 / static_cast<double>(dim - 2)) * head_theta.log().sum().item<double>());
       }
     }
-    if (static_cast<size_t>(h) < failure_modes.size()) record["failure_modes"] = failure_modes[static_cast<size_t>(h)];
-    head_records.push_back(record);
+    if (static_cast<size_t>(h) < failure_modes.size()) record.failure_modes = failure_modes[static_cast<size_t>(h)];
+    head_records.push_back(std::move(record));
   }
 
   // Gap counting on z rows: the query at position n - 1 sees n keys; a row of a sequence whose document
@@ -277,7 +267,7 @@ LayerResult LayerDiagnostics(const AttentionProbe& probe, const ModelConfig& con
   for (int64_t n : grid.lengths) {
     for_rows_at(n, [&](int64_t unit, const std::vector<double>& row) { result.rows.push_back({unit, CountGaps(row)}); });
   }
-  json gap = ContactFitJson(FitContactExponents(result.rows, options.bootstrap, options.seed));
+  records::GapCounting gap = GapCountingRecord(FitContactExponents(result.rows, options.bootstrap, options.seed));
   // At the full length: Lambda, alpha, Delta and the softmax regime at multiples of Lambda.
   std::vector<double> lambdas, alphas, deltas;
   std::vector<std::vector<double>> regimes(options.regime_multiples.size(), std::vector<double>(3, 0.0));
@@ -304,41 +294,44 @@ LayerResult LayerDiagnostics(const AttentionProbe& probe, const ModelConfig& con
     for (double value : values) sum += value;
     return values.empty() ? std::nan("") : sum / static_cast<double>(values.size());
   };
-  gap["at_training_length"] = {{"n", time},       {"rows", counted},           {"ties", ties},
-                               {"lambda_mean", mean_of(lambdas)}, {"alpha_mean", mean_of(alphas)},
-                               {"delta_mean", mean_of(deltas)}};
-  json regime_records = json::array();
+  gap.at_training_length =
+      records::GapCountingAtLength{time, counted, ties, mean_of(lambdas), mean_of(alphas), mean_of(deltas)};
   for (size_t c = 0; c < options.regime_multiples.size(); ++c) {
     const double rows = static_cast<double>(std::max<int64_t>(counted, 1));
-    regime_records.push_back({{"beta_over_lambda", options.regime_multiples[c]},
-                              {"normalised_entropy", regimes[c][0] / rows},
-                              {"max_weight", regimes[c][1] / rows},
-                              {"top_two_gap", regimes[c][2] / rows}});
+    gap.softmax_regime.push_back(
+        {options.regime_multiples[c], regimes[c][0] / rows, regimes[c][1] / rows, regimes[c][2] / rows});
   }
-  gap["softmax_regime"] = regime_records;
-  result.record = {{"layer", probe.layer}, {"heads", head_records}, {"gap_counting", gap}};
-  if (!profile_edges.empty()) result.record["pair_profile_edges"] = profile_edges;
+  result.record.layer = probe.layer;
+  result.record.heads = std::move(head_records);
+  result.record.gap_counting = std::move(gap);
+  result.record.pair_profile_edges = profile_edges;
   return result;
 }
 
 // xi_beta of the learned inverse-temperature table, read both ways (grid and trim).
-json TemperatureExponents(Transformer& model, const DiagnosticGrid& grid, int64_t trim) {
+std::optional<records::InverseTemperatureRecord> TemperatureExponents(Transformer& model, const DiagnosticGrid& grid,
+                                                                      int64_t trim) {
   torch::Tensor table = model->inverse_temperature()->beta_table();
-  if (!table.defined()) return json();
+  if (!table.defined()) return std::nullopt;
   const std::vector<double> beta = TensorValues(table);
-  auto fit_json = [](const BetaExponentFit& fit) {
-    // Two points determine the line: no interval (null) below three.
-    return json{{"fitted", fit.fitted},
-                {"xi", fit.fitted ? json(fit.xi) : json()},
-                {"half_iqr", fit.lengths.size() >= 3 ? json(fit.half_iqr) : json()},
-                {"log_a1", fit.log_a1},
-                {"lengths", fit.lengths.size() <= 16 ? json(fit.lengths) : json()},
-                {"points", fit.lengths.size()}, {"skipped", fit.skipped}};
+  auto fit_record = [](const BetaExponentFit& fit) {
+    constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+    records::BetaExponentFitRecord record;
+    record.fitted = fit.fitted;
+    record.xi = fit.fitted ? fit.xi : kNone;
+    record.half_iqr = fit.lengths.size() >= 3 ? fit.half_iqr : kNone;  // two points determine the line
+    record.log_a1 = fit.log_a1;
+    if (fit.lengths.size() <= 16) record.lengths = fit.lengths;
+    record.points = static_cast<int64_t>(fit.lengths.size());
+    record.skipped = fit.skipped;
+    return record;
   };
-  json grid_fit = fit_json(FitBetaExponentOnGrid(beta, grid.lengths));
-  json trim_fit = fit_json(FitBetaExponentFromTrim(beta, trim));
-  trim_fit["trim"] = trim;
-  return {{"xi_beta_grid", grid_fit}, {"xi_beta_trim", trim_fit}, {"table_length", beta.size()}};
+  records::InverseTemperatureRecord record;
+  record.xi_beta_grid = fit_record(FitBetaExponentOnGrid(beta, grid.lengths));
+  record.xi_beta_trim = fit_record(FitBetaExponentFromTrim(beta, trim));
+  record.xi_beta_trim.trim = trim;
+  record.table_length = static_cast<int64_t>(beta.size());
+  return record;
 }
 
 }  // namespace
@@ -378,27 +371,26 @@ std::vector<std::vector<int64_t>> MeasureDominantPairs(Transformer& model, const
   return dominant;
 }
 
-json MeasureAttentionDiagnostics(Transformer& model, const torch::Tensor& tokens, const torch::Tensor& doc_start,
-                                 const DiagnosticsOptions& options) {
+records::AttentionDiagnostics MeasureAttentionDiagnostics(Transformer& model, const torch::Tensor& tokens,
+                                                          const torch::Tensor& doc_start,
+                                                          const DiagnosticsOptions& options) {
   const DiagnosticGrid grid = ChooseDiagnosticGrid(options.lengths, tokens.size(1));
-  json layers = json::array();
+  records::AttentionDiagnostics record;
   std::vector<ContactRow> pooled_rows;
   ProbeAttention(model, tokens, doc_start, [&](const AttentionProbe& probe) {
     LayerResult layer = LayerDiagnostics(probe, model->config(), model->positional(), grid, options);
-    layers.push_back(std::move(layer.record));
+    record.layers.push_back(std::move(layer.record));
     pooled_rows.insert(pooled_rows.end(), layer.rows.begin(), layer.rows.end());
   });
-  json record = {{"layers", layers},
-                 {"pooled", ContactFitJson(FitContactExponents(pooled_rows, options.bootstrap, options.seed))},
-                 {"grid", grid.lengths},
-                 {"grid_fallback", grid.fallback},
-                 {"sequences", tokens.size(0)},
-                 {"length", tokens.size(1)},
-                 {"renyi_order", options.renyi_order},
-                 {"bootstrap", options.bootstrap}};
-  if (!grid.warning.empty()) record["warning"] = grid.warning;
-  json temperature = TemperatureExponents(model, grid, options.beta_trim);
-  if (!temperature.is_null()) record["inverse_temperature"] = temperature;
+  record.pooled = GapCountingRecord(FitContactExponents(pooled_rows, options.bootstrap, options.seed));
+  record.grid = grid.lengths;
+  record.grid_fallback = grid.fallback;
+  record.sequences = tokens.size(0);
+  record.length = tokens.size(1);
+  record.renyi_order = options.renyi_order;
+  record.bootstrap = options.bootstrap;
+  if (!grid.warning.empty()) record.warning = grid.warning;
+  record.inverse_temperature = TemperatureExponents(model, grid, options.beta_trim);
   return record;
 }
 

@@ -19,15 +19,15 @@
 //     from `beta_trim`
 //   - for rotary variants, RoPE's four failure modes per head on its real queries and keys
 //     (head_failure_modes.h), as each head's "failure_modes"
-// Output is JSON (the trainer writes it as its `diagnostics` record).
+// Output is typed (core/records/diagnostics_payloads.h): the trainer sends it as its `diagnostics` record.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
 #include "core/diagnostics/beta_exponent.h"
 #include "core/diagnostics/contact_aggregation.h"
 #include "core/model/transformer.h"
+#include "core/records/diagnostics_payloads.h"
 
 namespace rung {
 
@@ -46,8 +46,9 @@ struct DiagnosticsOptions {
 };
 
 // tokens: [B, T] validation inputs (T the training length); doc_start as for forward (or undefined).
-nlohmann::json MeasureAttentionDiagnostics(Transformer& model, const torch::Tensor& tokens,
-                                           const torch::Tensor& doc_start, const DiagnosticsOptions& options = {});
+records::AttentionDiagnostics MeasureAttentionDiagnostics(Transformer& model, const torch::Tensor& tokens,
+                                                          const torch::Tensor& doc_start,
+                                                          const DiagnosticsOptions& options = {});
 
 // The dominant pair (the largest band strength: the pair whose mean contribution varies most with the
 // relative distance) of each frequency unit, measured on `tokens` ([B, T] at the training length): one

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/model/tensor_values.h"
 
@@ -36,9 +37,10 @@ RopeHeadVectors HeadSample(const AttentionProbe& probe, const std::vector<double
   return sample;
 }
 
-std::vector<nlohmann::json> MeasureHeadFailureModes(const AttentionProbe& probe, const torch::Tensor& theta,
-                                                    const std::vector<double>& multiples) {
-  std::vector<nlohmann::json> per_head;
+std::vector<std::vector<records::HeadFailureModes>> MeasureHeadFailureModes(const AttentionProbe& probe,
+                                                                            const torch::Tensor& theta,
+                                                                            const std::vector<double>& multiples) {
+  std::vector<std::vector<records::HeadFailureModes>> per_head;
   if (multiples.empty() || !theta.defined()) return per_head;
   const int64_t batch = probe.q.size(0), heads = probe.q.size(1), time = probe.q.size(2);
   const int64_t groups = heads / probe.k.size(1);
@@ -47,7 +49,7 @@ std::vector<nlohmann::json> MeasureHeadFailureModes(const AttentionProbe& probe,
     const std::vector<double> row = TensorValues(theta[theta.size(0) == 1 ? 0 : h / groups]);
     std::vector<RopeHeadVectors> samples;
     for (int64_t b = 0; b < batch; ++b) samples.push_back(HeadSample(probe, row, b, h));
-    nlohmann::json entries = nlohmann::json::array();
+    std::vector<records::HeadFailureModes> entries;
     for (double multiple : multiples) {
       const int64_t length = std::max<int64_t>(2, std::llround(multiple * static_cast<double>(time)));
       for (Precision precision : precisions) {
@@ -68,16 +70,20 @@ std::vector<nlohmann::json> MeasureHeadFailureModes(const AttentionProbe& probe,
             ++token_counted;
           }
         }
-        auto mean = [](double sum, int64_t count) { return count > 0 ? nlohmann::json(sum / count) : nlohmann::json(); };
-        entries.push_back({{"length", length},
-                           {"precision", PrecisionName(precision)},
-                           {"samples", counted},
-                           {"position_inversion", mean(inversion, counted)},
-                           {"position_inversion_deviation", mean(deviation, counted)},
-                           {"position_aliasing_fraction", mean(aliasing_fraction, counted)},
-                           {"position_aliasing_pairs", mean(aliasing_pairs, counted)},
-                           {"token_inversion", mean(token_inversion, token_counted)},
-                           {"token_aliasing", mean(token_aliasing, counted)}});
+        auto mean = [](double sum, int64_t count) {
+          return count > 0 ? sum / static_cast<double>(count) : std::numeric_limits<double>::quiet_NaN();
+        };
+        records::HeadFailureModes entry;
+        entry.length = length;
+        entry.precision = PrecisionName(precision);
+        entry.samples = counted;
+        entry.position_inversion = mean(inversion, counted);
+        entry.position_inversion_deviation = mean(deviation, counted);
+        entry.position_aliasing_fraction = mean(aliasing_fraction, counted);
+        entry.position_aliasing_pairs = mean(aliasing_pairs, counted);
+        entry.token_inversion = mean(token_inversion, token_counted);
+        entry.token_aliasing = mean(token_aliasing, counted);
+        entries.push_back(std::move(entry));
       }
     }
     per_head.push_back(std::move(entries));

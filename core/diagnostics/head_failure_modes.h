@@ -11,10 +11,10 @@
 
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
 #include "core/diagnostics/failure_modes.h"
+#include "core/records/diagnostics_payloads.h"
 #include "core/model/transformer.h"
 
 namespace rung {
@@ -24,11 +24,10 @@ namespace rung {
 // RopeScores(query, key, theta, M)[m] is the head's unscaled score for a key m positions before its query.
 RopeHeadVectors HeadSample(const AttentionProbe& probe, const std::vector<double>& theta_row, int64_t b, int64_t h);
 
-// theta: the layer's frequencies [G, d/2] (G = 1 when shared, else per KV group). Returns one array per
-// head of {"length", "precision", "samples", "position_inversion", "position_inversion_deviation",
-// "position_aliasing_fraction", "position_aliasing_pairs", "token_inversion", "token_aliasing"}; empty
-// without multiples or a rotation.
-std::vector<nlohmann::json> MeasureHeadFailureModes(const AttentionProbe& probe, const torch::Tensor& theta,
-                                                    const std::vector<double>& multiples);
+// theta: the layer's frequencies [G, d/2] (G = 1 when shared, else per KV group). Returns per head one
+// entry per (length, precision); empty without multiples or a rotation.
+std::vector<std::vector<records::HeadFailureModes>> MeasureHeadFailureModes(const AttentionProbe& probe,
+                                                                            const torch::Tensor& theta,
+                                                                            const std::vector<double>& multiples);
 
 }  // namespace rung

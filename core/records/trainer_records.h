@@ -18,9 +18,9 @@
 //                steps). `replayed`: a resumed run printing again the steps its checkpoint
 //                remembers (the store keeps one value per step, from the newest attempt).
 //   checkpoint   a checkpoint was published: step, path, reason (periodic, final, signal, ...)
-//   diagnostics  an envelope: `kind` ("attention", "niah_grid"), `step` (and `milestone`, a name for the point
-//                of training), `layer`/`head` where it is about one, and the payload, a JSON
-//                document whose form the kind defines (core/diagnostics/attention_diagnostics.h).
+//   diagnostics  `kind` ("attention", "niah_grid", "band_ablation"), `step` (and `milestone`, a name for
+//                the point of training), `layer`/`head` where it is about one, and the measurement,
+//                typed, in the member named as the kind (diagnostics_payloads.h).
 //                Keyed by (kind, step, layer, head): a trial may report several.
 //   final        the end of a run: validation loss (whole and per position), the learned positional
 //                parameters (tensors by name), rotary frequencies per layer, evaluation beyond the
@@ -32,7 +32,8 @@
 // that is unset and a bool that is false are left out; a non-finite double is written as null (JSON
 // has no NaN) and read back as NaN. A JsonText field holds a JSON document and is written as that
 // document (not as a string). Decoding ignores keys it does not know (a newer trainer's additions)
-// and leaves missing fields at their defaults; a key of the wrong JSON type is an error.
+// and leaves missing fields at their defaults (null for an array reads as empty); a key of the wrong
+// JSON type is an error.
 //
 // Adding a field: add it to the struct and its Fields(), and to the proto message of the same name
 // (the check test fails until both agree).
@@ -60,6 +61,7 @@
 #include <vector>
 
 #include "core/common/status.h"
+#include "core/records/diagnostics_payloads.h"
 
 namespace rung::records {
 
@@ -221,12 +223,15 @@ struct CheckpointRecord {
 
 struct DiagnosticsRecord {
   static constexpr std::string_view kType = "diagnostics";
-  std::string kind;              // "attention"
+  std::string kind;              // "attention", "niah_grid", "band_ablation"
   int64_t step = 0;              // the step it was measured at
   std::string milestone;         // the point of training: "end", or a fraction / step it was asked at
   std::optional<int64_t> layer;  // where it is about one layer
   std::optional<int64_t> head;   // ... and one head
-  JsonText payload;              // the measurement; its form is the kind's
+  // The measurement (diagnostics_payloads.h): the member named as the kind is set.
+  std::optional<AttentionDiagnostics> attention;
+  std::optional<NiahGridDiagnostics> niah_grid;
+  std::optional<BandAblationDiagnostics> band_ablation;
 
   template <class Self, class Visitor>
   static void Fields(Self& self, Visitor&& field) {
@@ -235,7 +240,9 @@ struct DiagnosticsRecord {
     field("milestone", self.milestone);
     field("layer", self.layer);
     field("head", self.head);
-    field("payload", self.payload);
+    field("attention", self.attention);
+    field("niah_grid", self.niah_grid);
+    field("band_ablation", self.band_ablation);
   }
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "core/config/length_extension_method.h"
@@ -155,14 +156,18 @@ std::optional<records::DiagnosticsRecord> Evaluator::NiahGrid(int64_t step) cons
   model_->eval();
   const int64_t trained = trial_.data.seq_len;
   const int64_t most = trial_.data.niah.max_distractors;
-  nlohmann::json grids = nlohmann::json::array();
+  records::NiahGridDiagnostics payload;
+  payload.instances = instances;
   ForEachEvaluatedLength(true, [&](int64_t multiple, const std::string& method) {
     const int64_t length = trained * multiple;
     // At most a training batch's tokens per forward pass, as the held-out evaluation.
     const int64_t per_pass = std::max<int64_t>(1, trial_.train.batch_size / multiple);
-    nlohmann::json accuracy = nlohmann::json::array(), placed = nlohmann::json::array();
+    records::NiahGridAtLength grid;
+    grid.multiple = multiple;
+    grid.length = length;
+    grid.method = method;
     for (int64_t depth = 0; depth <= 10; ++depth) {
-      nlohmann::json accuracy_row = nlohmann::json::array(), placed_row = nlohmann::json::array();
+      std::vector<double> accuracy_row, placed_row;
       for (int64_t distractors = 0; distractors <= most; ++distractors) {
         double correct = 0.0, answers = 0.0, placed_sum = 0.0;
         std::vector<SyntheticInstance> cell;
@@ -186,28 +191,22 @@ std::optional<records::DiagnosticsRecord> Evaluator::NiahGrid(int64_t step) cons
           answers += tensors.mask.sum().item<double>();
         }
         for (const SyntheticInstance& instance : cell) placed_sum += static_cast<double>(std::max<int64_t>(0, instance.niah_distractors));
-        accuracy_row.push_back(answers > 0 ? nlohmann::json(correct / answers) : nlohmann::json());
+        accuracy_row.push_back(answers > 0 ? correct / answers : std::numeric_limits<double>::quiet_NaN());
         placed_row.push_back(placed_sum / static_cast<double>(instances));
       }
-      accuracy.push_back(std::move(accuracy_row));
-      placed.push_back(std::move(placed_row));
+      grid.accuracy.push_back(std::move(accuracy_row));
+      grid.placed.push_back(std::move(placed_row));
     }
-    grids.push_back({{"multiple", multiple},
-                     {"length", length},
-                     {"method", method},
-                     {"accuracy", std::move(accuracy)},
-                     {"placed", std::move(placed)}});
+    payload.grids.push_back(std::move(grid));
   });
   model_->train();
-  nlohmann::json depths = nlohmann::json::array(), counts = nlohmann::json::array();
-  for (int64_t depth = 0; depth <= 10; ++depth) depths.push_back(static_cast<double>(depth) / 10.0);
-  for (int64_t distractors = 0; distractors <= most; ++distractors) counts.push_back(distractors);
+  for (int64_t depth = 0; depth <= 10; ++depth) payload.depths.push_back(static_cast<double>(depth) / 10.0);
+  for (int64_t distractors = 0; distractors <= most; ++distractors) payload.distractors.push_back(distractors);
   records::DiagnosticsRecord record;
   record.kind = "niah_grid";
   record.step = step;
   record.milestone = "end";
-  record.payload.text =
-      nlohmann::json{{"depths", depths}, {"distractors", counts}, {"instances", instances}, {"grids", grids}}.dump();
+  record.niah_grid = std::move(payload);
   return record;
 }
 
@@ -227,9 +226,9 @@ records::DiagnosticsRecord Evaluator::Diagnostics(const DiagnosticsMilestone& mi
   diagnostics.kind = "attention";
   diagnostics.step = milestone.step;
   diagnostics.milestone = milestone.name;
-  nlohmann::json payload = MeasureAttentionDiagnostics(model_, sample.inputs, sample.doc_start, options);
-  payload["milestone"] = milestone.name;
-  diagnostics.payload.text = payload.dump();
+  records::AttentionDiagnostics payload = MeasureAttentionDiagnostics(model_, sample.inputs, sample.doc_start, options);
+  payload.milestone = milestone.name;
+  diagnostics.attention = std::move(payload);
   return diagnostics;
 }
 
@@ -256,12 +255,13 @@ std::optional<records::DiagnosticsRecord> Evaluator::BandAblation(int64_t step) 
   };
   const double trained = loss();
   const std::vector<double> rope = RopeFrequencies(position.base, trial_.model.head_dim);
-  nlohmann::json pairs = nlohmann::json::array();
+  records::BandAblationDiagnostics payload;
+  payload.sequences = trial_.train.diagnostics_sequences;
+  payload.loss = trained;
   for (int64_t pair = 0; pair < trial_.model.rotary_pairs(); ++pair) {
     model_->positional()->set_reverted_pair(pair);
     const double reverted = loss();
-    pairs.push_back({{"pair", pair}, {"rope_theta", rope[static_cast<size_t>(pair)]}, {"loss", reverted},
-                     {"delta", reverted - trained}});
+    payload.pairs.push_back({pair, rope[static_cast<size_t>(pair)], reverted, reverted - trained});
   }
   model_->positional()->set_reverted_pair(-1);
   model_->train();
@@ -269,8 +269,7 @@ std::optional<records::DiagnosticsRecord> Evaluator::BandAblation(int64_t step) 
   record.kind = "band_ablation";
   record.step = step;
   record.milestone = "end";
-  record.payload.text =
-      nlohmann::json{{"sequences", trial_.train.diagnostics_sequences}, {"loss", trained}, {"pairs", pairs}}.dump();
+  record.band_ablation = std::move(payload);
   return record;
 }
 

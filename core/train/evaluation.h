@@ -61,16 +61,15 @@ class Evaluator {
   // answer accuracy on the grid of needle depths 0, 0.1, ..., 1 x distractor counts
   // 0..data.niah.max_distractors, that many instances per cell, at the training length and at each
   // train.extrapolation_multiples entry with each train.extrapolation_methods entry; nullopt otherwise.
-  //   payload: {"depths": [0, 0.1, ...], "distractors": [0, 1, ...], "instances": N,
-  //             "grids": [{"multiple", "length", "method", "accuracy": [depth][distractors],
-  //                        "placed": [depth][distractors] (the mean distractors that fit)}]}
+  // Its niah_grid member (records::NiahGridDiagnostics) holds the grids; `placed` is the mean number of
+  // distractors that fit.
   std::optional<records::DiagnosticsRecord> NiahGrid(int64_t step) const;
 
   // For learned frequencies (LeRoPE, AdaRoPE without a learned base) with train.diagnostics_sequences > 0:
   // the leave-one-out band ablation of LeRoPE appendix D.1 (kind "band_ablation"): on the diagnostics'
   // validation sequences at the training length, the loss with every pair as trained and with each pair
   // in turn reverted to RoPE's frequency; nullopt otherwise.
-  //   payload: {"sequences", "loss", "pairs": [{"pair", "rope_theta", "loss", "delta"}]}
+  // Its band_ablation member (records::BandAblationDiagnostics) holds the losses.
   std::optional<records::DiagnosticsRecord> BandAblation(int64_t step) const;
 
   // A final record with its evaluation fields filled: `held_out` (val_loss, per position and

@@ -1,4 +1,5 @@
-"""rung's coordinator from Python: a sweep's results, trials, curves and fits as pandas DataFrames.
+"""rung's coordinator from Python: a sweep's results, trials, curves, fits, tuning and a trial's
+diagnostics as pandas DataFrames.
 
     import rung
     client = rung.connect("127.0.0.1:50551", "rung-runs/quickstart/user.token")
@@ -8,6 +9,7 @@
     client.curves(1, "val_loss", x="flops")                           # one row per point
     client.fit(1)                                                     # as `rung fit SWEEP --format csv`
     client.tuning(1)                                                  # as `rung tune SWEEP --format csv`
+    client.diagnostics(7, table="gaps")                               # as `rung diag 7 --table gaps --format csv`
 
 `connect()` without arguments reads $RUNG_COORDINATOR and $RUNG_TOKEN_FILE, as the `rung` CLI does
 (`rung serve DIR` prints both for a finished `rung run`). Errors are grpc.RpcError with the
@@ -294,3 +296,164 @@ class Client:
             return pd.DataFrame(rows, columns=["cell", "rung", "grid_index", "value", "metric", "state"])
         return pd.DataFrame(rows, columns=["cell", "status", f"tried ({response.key}=metric)", "best", "bracketed",
                                            "next_centre", "reason"])
+
+    _DIAGNOSTICS_TABLES = ("heads", "gaps", "regime", "beta", "milestones", "failure_modes", "extrapolation", "bands",
+                           "niah", "frequencies")
+
+    def diagnostics(self, trial, table="heads", step=None):
+        """`rung diag TRIAL --table TABLE --format csv`: one of a trial's diagnostics tables, with the CLI's
+        columns, numbers in full (NaN, "-" in the CLI, as None). Where the CLI prints "xi ± half-IQR" in
+        one cell, the DataFrame has the value in that column and the half-IQR in the next one,
+        "<column>_half_iqr"; ties_on_grid is a share (the CLI prints a percentage). step: the attention
+        milestone (default the latest), as --step. failure_modes holds the trial's rows only (the CLI adds
+        the Gaussian reference, `rung diag --synthetic failure_modes`). NOT_FOUND for an unknown trial;
+        ValueError for a trial without attention diagnostics or an unknown table."""
+        if table not in self._DIAGNOSTICS_TABLES:
+            raise ValueError(f"table must be one of {', '.join(self._DIAGNOSTICS_TABLES)}, not {table!r}")
+        response = self._call(self._stub.GetDiagnostics, pb.GetDiagnosticsRequest(trial_id=trial))
+        milestones = sorted(((d.step, d.attention) for d in response.diagnostics if d.HasField("attention")),
+                            key=lambda pair: pair[0])
+        chosen = [attention for at, attention in milestones if step is None or at == step]
+        if not chosen:
+            if step is not None and milestones:
+                raise ValueError(f"trial {trial} has no diagnostics at step {step}; its milestones are at steps "
+                                 + " ".join(str(at) for at, _ in milestones))
+            raise ValueError(f"trial {trial} has no attention diagnostics yet (they are written when a trial succeeds)")
+        attention = chosen[-1]
+        rows = []
+
+        def interval(row, name, value, half_iqr):
+            row[name] = value
+            row[name + "_half_iqr"] = half_iqr
+
+        def optional(message, name):
+            return _number(getattr(message, name)) if message.HasField(name) else None
+
+        if table == "heads":
+            length = attention.length
+            eighth, half = max(1, length // 8), max(1, length // 2)
+            e = f"E{attention.renyi_order:.3g}@"
+            columns = ["layer", "head", f"{e}{eighth}", f"{e}{half}", f"{e}{length}", "pair_usage_cv", "effective_base",
+                       "dominant_pair", "dominant_wavelength/T"]
+            for layer in attention.layers:
+                for head in layer.heads:
+                    lengths = head.effective_length_by_position
+                    at = lambda p: _number(lengths[p - 1]) if 1 <= p <= len(lengths) else None  # noqa: E731
+                    rows.append(dict(zip(columns, [layer.layer, head.head, at(eighth), at(half), at(length),
+                                                   _number(head.pair_usage_cv), optional(head, "effective_base"),
+                                                   optional(head, "dominant_pair"),
+                                                   optional(head, "dominant_wavelength_over_training_length")])))
+        elif table == "gaps":
+            columns = ["layer", "n", "rows", "ties", "lambda", "alpha", "delta", "xi_lambda", "xi_lambda_half_iqr",
+                       "xi_alpha", "xi_alpha_half_iqr", "xi_delta", "xi_delta_half_iqr", "ties_on_grid"]
+            fits = [(layer.layer, layer.gap_counting) for layer in attention.layers] + [("pooled", attention.pooled)]
+            for label, gap in fits:
+                at = gap.at_training_length if gap.HasField("at_training_length") else None
+                row = {"layer": label, "n": at.n if at else None, "rows": at.rows if at else None,
+                       "ties": at.ties if at else None, "lambda": _number(at.lambda_mean) if at else None,
+                       "alpha": _number(at.alpha_mean) if at else None, "delta": _number(at.delta_mean) if at else None}
+                for name in ("xi_lambda", "xi_alpha", "xi_delta"):
+                    interval(row, name, optional(gap, name), optional(gap, name + "_half_iqr"))
+                row["ties_on_grid"] = _number(gap.tie_share)
+                rows.append(row)
+        elif table == "regime":
+            columns = ["layer", "beta/lambda", "entropy/ln_n", "max_weight", "top_two_gap"]
+            for layer in attention.layers:
+                for regime in layer.gap_counting.softmax_regime:
+                    rows.append(dict(zip(columns, [layer.layer, regime.beta_over_lambda, _number(regime.normalised_entropy),
+                                                   _number(regime.max_weight), _number(regime.top_two_gap)])))
+        elif table == "beta":
+            columns = ["reading", "points", "xi", "xi_half_iqr", "skipped"]
+            pooled = attention.pooled
+            rows.append({"reading": "xi_lambda (pooled rows)", "points": pooled.rows, "xi": optional(pooled, "xi_lambda"),
+                         "xi_half_iqr": optional(pooled, "xi_lambda_half_iqr"), "skipped": None})
+            if attention.HasField("inverse_temperature"):
+                for label, fit in (("xi_beta (grid)", attention.inverse_temperature.xi_beta_grid),
+                                   (f"xi_beta (n >= {attention.inverse_temperature.xi_beta_trim.trim})",
+                                    attention.inverse_temperature.xi_beta_trim)):
+                    rows.append({"reading": label, "points": fit.points, "xi": _number(fit.xi),
+                                 "xi_half_iqr": _number(fit.half_iqr), "skipped": fit.skipped})
+        elif table == "milestones":
+            columns = ["step", "milestone", "xi_lambda", "xi_lambda_half_iqr", "xi_alpha", "xi_alpha_half_iqr", "xi_delta",
+                       "xi_delta_half_iqr", "ties", "xi_beta_grid", "xi_beta_grid_half_iqr", "xi_beta_trim",
+                       "xi_beta_trim_half_iqr"]
+            for at, milestone in milestones:
+                pooled = milestone.pooled
+                row = {"step": at, "milestone": milestone.milestone or None}
+                for name in ("xi_lambda", "xi_alpha", "xi_delta"):
+                    interval(row, name, optional(pooled, name), optional(pooled, name + "_half_iqr"))
+                row["ties"] = _number(pooled.tie_share)
+                temperature = milestone.inverse_temperature if milestone.HasField("inverse_temperature") else None
+                for name in ("xi_beta_grid", "xi_beta_trim"):
+                    fit = getattr(temperature, name) if temperature else None
+                    interval(row, name, _number(fit.xi) if fit else None, _number(fit.half_iqr) if fit else None)
+                rows.append(row)
+        elif table == "failure_modes":
+            columns = ["source", "M", "base", "precision", "pos_inversion", "|inv-1/2|", "pos_aliasing", "alias_pairs",
+                       "token_inversion", "token_aliasing"]
+            statistics = ["position_inversion", "position_inversion_deviation", "position_aliasing_fraction",
+                          "position_aliasing_pairs", "token_inversion", "token_aliasing"]
+            sums, heads = {}, 0
+            for layer in attention.layers:
+                for head in layer.heads:
+                    if not head.failure_modes:
+                        continue
+                    heads += 1
+                    for entry in head.failure_modes:
+                        cell = sums.setdefault((entry.length, entry.precision), {})
+                        for name in statistics:
+                            value = _number(getattr(entry, name))
+                            if value is not None:
+                                total, count = cell.get(name, (0.0, 0))
+                                cell[name] = (total + value, count + 1)
+            base = self._trial_config(trial).get("position", {}).get("base", 10000.0)
+            for (length, precision), cell in sorted(sums.items()):
+                means = [cell[name][0] / cell[name][1] if name in cell else None for name in statistics]
+                rows.append(dict(zip(columns, [f"trial {trial}", length, base, precision, *means])))
+        elif table == "extrapolation":
+            columns = ["multiple", "length", "method", "val_loss", "in_dist", "extrap", "val_accuracy"]
+            for document in response.diagnostics:
+                if document.HasField("extrapolation"):
+                    rows = [dict(zip(columns, [entry.multiple, entry.length, entry.method, _number(entry.val_loss),
+                                               optional(entry, "val_loss_in_dist"), optional(entry, "val_loss_extrap"),
+                                               optional(entry, "val_accuracy")]))
+                            for entry in document.extrapolation.results]
+        elif table == "bands":
+            columns = ["pair", "rope_theta", "loss", "delta"]
+            for document in response.diagnostics:
+                if document.HasField("band_ablation"):
+                    rows = [dict(zip(columns, [pair.pair, _number(pair.rope_theta), _number(pair.loss), _number(pair.delta)]))
+                            for pair in document.band_ablation.pairs]
+        elif table == "niah":
+            grid = next((d.niah_grid for d in response.diagnostics if d.HasField("niah_grid")), None)
+            columns = ["multiple", "method", "depth"] + [f"d{count}" for count in (grid.distractors if grid else [])]
+            for entry in grid.grids if grid else []:
+                for depth, accuracy in zip(grid.depths, entry.accuracy):
+                    values = [_number(value) for value in accuracy.values]
+                    values += [None] * (len(grid.distractors) - len(values))
+                    rows.append(dict(zip(columns, [entry.multiple, entry.method, depth, *values])))
+        else:  # frequencies
+            columns = ["layer", "row", "pair", "theta", "rope_theta", "theta/rope", "wavelength/T"]
+            config = self._trial_config(trial)
+            base = config.get("position", {}).get("base", 10000.0)
+            length = config.get("data", {}).get("seq_len", 0) or 1.0
+            tensors = sorted((d.name, d.tensor) for d in response.diagnostics
+                             if d.HasField("tensor") and d.name.startswith("frequencies.layer_"))
+            for name, tensor in tensors:
+                if len(tensor.shape) != 2 or tensor.shape[0] * tensor.shape[1] > len(tensor.values):
+                    continue
+                layer = int(name[len("frequencies.layer_"):])
+                groups, pairs = tensor.shape
+                for g in range(groups):
+                    for f in range(pairs):
+                        theta = tensor.values[g * pairs + f]
+                        rope = base ** (-f / pairs)
+                        wavelength = 2 * math.pi / theta / length if theta > 0 else None
+                        rows.append(dict(zip(columns, [layer, g, f, _number(theta), rope, _number(theta / rope),
+                                                       wavelength])))
+        return pd.DataFrame(rows, columns=columns)
+
+    def _trial_config(self, trial):
+        """The trial's resolved config as a dict."""
+        full = self._call(self._stub.GetTrial, pb.GetTrialRequest(trial_id=trial))
+        return _entries(full.config.entries)

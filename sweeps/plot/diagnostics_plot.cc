@@ -11,50 +11,22 @@ namespace rung::plot {
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
-
-double Number(const json& value) {
-  return value.is_number() ? value.get<double>() : std::numeric_limits<double>::quiet_NaN();
-}
 
 // "%.6g" or "NaN" (gnuplot skips NaN points).
 std::string DataNumber(double value) { return std::isfinite(value) ? Format("%.6g", value) : "NaN"; }
 
-Status CheckAttention(const json& attention) {
-  if (!attention.is_object() || !attention.contains("layers") || !attention["layers"].is_array() ||
-      attention["layers"].empty()) {
-    return Status::InvalidArgument("not an attention diagnostics record (no \"layers\"): " +
-                                   attention.dump().substr(0, 120));
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
-// WriteDiagnosticsPlots' body: nlohmann's type errors propagate (the caller turns them into a Status).
-static StatusOr<std::vector<std::string>> WriteDiagnosticsPlotsOrThrow(const json& attention, const json& extrapolation,
-                                                                       const DiagnosticsPlotOptions& options);
-
-StatusOr<std::vector<std::string>> WriteDiagnosticsPlots(const json& attention, const json& extrapolation,
+StatusOr<std::vector<std::string>> WriteDiagnosticsPlots(const records::AttentionDiagnostics& attention,
+                                                         const std::vector<records::ExtrapolationResult>& extrapolation,
                                                          const DiagnosticsPlotOptions& options) {
-  // The documents are what a trainer sent: a field of an unexpected type is an error, never a crash.
-  try {
-    return WriteDiagnosticsPlotsOrThrow(attention, extrapolation, options);
-  } catch (const json::exception& error) {
-    return Status::InvalidArgument(std::string("the diagnostics are not in the form rung-train writes them: ") +
-                                   error.what());
-  }
-}
-
-static StatusOr<std::vector<std::string>> WriteDiagnosticsPlotsOrThrow(const json& attention, const json& extrapolation,
-                                                                       const DiagnosticsPlotOptions& options) {
-  RUNG_RETURN_IF_ERROR(CheckAttention(attention));
+  if (attention.layers.empty()) return Status::InvalidArgument("the attention diagnostics hold no layer");
   RUNG_RETURN_IF_ERROR(MakeOutputFolder(options.out_dir));
   const fs::path dir = fs::absolute(options.out_dir);
   auto path = [&](const std::string& name) { return Quote((dir / name).string()); };
   const std::string svg = SvgTerminal(options.width, options.height);
   const std::string png = PngTerminal(options.width, options.height);
-  const double train_length = Number(attention.value("length", json()));
+  const double train_length = attention.length > 0 ? static_cast<double>(attention.length) : std::nan("");
 
   // Data: E_2 by position (one block per layer.head), pair usage matrix, gap counting points.
   std::ostringstream effective, usage, gaps, dominant;
@@ -62,20 +34,13 @@ static StatusOr<std::vector<std::string>> WriteDiagnosticsPlotsOrThrow(const jso
   std::vector<std::pair<double, double>> gap_lines;  // (slope, intercept) per layer
   std::vector<std::string> gap_titles;
   // One curve of the gap-counting figure: the bucket means of ln Lambda against ln ln n and the OLS line.
-  auto add_gap_curve = [&](const std::string& label, const json& gap) {
+  auto add_gap_curve = [&](const std::string& label, const records::GapCounting& gap) {
     double sx = 0, sy = 0;
     int count = 0;
     std::ostringstream block;
     block << "# " << label << "\n";
-    // The buckets of the record; a record of an earlier release has parallel "lengths" and "mean_log_lambda".
-    json buckets = gap.value("buckets", json::array());
-    if (buckets.empty()) {
-      const json& ns = gap.value("lengths", json::array());
-      const json& logs = gap.value("mean_log_lambda", json::array());
-      for (size_t i = 0; i < ns.size() && i < logs.size(); ++i) buckets.push_back({{"n", ns[i]}, {"mean_log_lambda", logs[i]}});
-    }
-    for (const json& bucket : buckets) {
-      const double n = Number(bucket.value("n", json())), y = Number(bucket.value("mean_log_lambda", json()));
+    for (const records::GapCountingBucket& bucket : gap.buckets) {
+      const double n = static_cast<double>(bucket.n), y = bucket.mean_log_lambda;
       const double x = std::log(std::log(n));
       if (!std::isfinite(x) || !std::isfinite(y)) continue;
       block << DataNumber(x) << " " << DataNumber(y) << " " << DataNumber(n) << "\n";
@@ -83,44 +48,40 @@ static StatusOr<std::vector<std::string>> WriteDiagnosticsPlotsOrThrow(const jso
     }
     if (count == 0) return;  // nothing to draw (every row a tie)
     gaps << block.str() << "\n\n";
-    const double slope = Number(gap.value("xi_lambda", json()));
+    const double slope = gap.xi_lambda.value_or(std::nan(""));
     gap_lines.push_back({slope, count ? (sy - slope * sx) / count : std::nan("")});
     std::string title = label + ": {/Symbol x}_{/Symbol L} = " + Format("%.2f", slope);
-    if (gap.contains("xi_lambda_half_iqr")) title += " ± " + Format("%.2f", Number(gap["xi_lambda_half_iqr"]));
-    const json& ci = gap.value("xi_lambda_ci", json::array());  // a record of an earlier release
-    if (ci.size() == 2) title += " [" + Format("%.2f", Number(ci[0])) + ", " + Format("%.2f", Number(ci[1])) + "]";
+    if (gap.xi_lambda_half_iqr) title += " ± " + Format("%.2f", *gap.xi_lambda_half_iqr);
     gap_titles.push_back(title);
   };
   int64_t pairs = 0;
   size_t positions = 0;
   std::vector<std::pair<size_t, size_t>> head_style;  // (layer slot: colour, head: dash) per head
-  for (const json& layer : attention["layers"]) {
-    const int64_t layer_index = layer.value("layer", 0);
-    for (const json& head : layer.value("heads", json::array())) {
-      const int64_t head_index = head.value("head", 0);
-      const json& lengths = head.value("effective_length_by_position", json::array());
+  for (const records::AttentionLayer& layer : attention.layers) {
+    const int64_t layer_index = layer.layer;
+    for (const records::AttentionHead& head : layer.heads) {
+      const int64_t head_index = head.head;
+      const std::vector<double>& lengths = head.effective_length_by_position;
       effective << "# layer " << layer_index << " head " << head_index << "\n";
-      for (size_t i = 0; i < lengths.size(); ++i) effective << (i + 1) << " " << DataNumber(Number(lengths[i])) << "\n";
+      for (size_t i = 0; i < lengths.size(); ++i) effective << (i + 1) << " " << DataNumber(lengths[i]) << "\n";
       effective << "\n\n";
       head_labels.push_back("L" + std::to_string(layer_index) + ".h" + std::to_string(head_index));
       head_style.emplace_back(layer_labels.size(), static_cast<size_t>(std::max<int64_t>(0, head_index)));
       positions = std::max(positions, lengths.size());
-      const json& pair_usage = head.value("pair_usage", json::array());
+      const std::vector<double>& pair_usage = head.pair_usage;
       pairs = std::max<int64_t>(pairs, static_cast<int64_t>(pair_usage.size()));
       double peak = 0;
-      for (const json& value : pair_usage) peak = std::max(peak, Number(value));
+      for (double value : pair_usage) peak = std::max(peak, value);
       for (size_t f = 0; f < pair_usage.size(); ++f) {
-        usage << (f ? " " : "") << DataNumber(peak > 0 ? Number(pair_usage[f]) / peak : 0.0);
+        usage << (f ? " " : "") << DataNumber(peak > 0 ? pair_usage[f] / peak : 0.0);
       }
       usage << "\n";
-      if (head.contains("dominant_pair")) {
-        dominant << Number(head["dominant_pair"]) << " " << (head_labels.size() - 1) << "\n";
-      }
+      if (head.dominant_pair) dominant << *head.dominant_pair << " " << (head_labels.size() - 1) << "\n";
     }
-    add_gap_curve("layer " + std::to_string(layer_index), layer.value("gap_counting", json::object()));
+    add_gap_curve("layer " + std::to_string(layer_index), layer.gap_counting);
     layer_labels.push_back(std::to_string(layer_index));
   }
-  if (attention.contains("pooled")) add_gap_curve("pooled", attention["pooled"]);
+  add_gap_curve("pooled", attention.pooled);
   RUNG_RETURN_IF_ERROR(WriteFileAtomically((dir / "effective_length.dat").string(), {effective.str()}));
   RUNG_RETURN_IF_ERROR(WriteFileAtomically((dir / "pair_usage.dat").string(), {usage.str()}));
   RUNG_RETURN_IF_ERROR(WriteFileAtomically((dir / "dominant_pair.dat").string(), {dominant.str() + "\n"}));
@@ -205,17 +166,17 @@ static StatusOr<std::vector<std::string>> WriteDiagnosticsPlotsOrThrow(const jso
   }
 
   // Figure 4: per-position loss beyond the training length.
-  if (extrapolation.is_array() && !extrapolation.empty()) {
+  if (!extrapolation.empty()) {
     std::ostringstream curves;
     std::vector<std::string> titles;
-    for (const json& entry : extrapolation) {
-      const json& losses = entry.value("val_loss_per_position", json::array());
+    for (const records::ExtrapolationResult& entry : extrapolation) {
+      const std::vector<double>& losses = entry.val_loss_per_position;
       if (losses.empty()) continue;
-      curves << "# " << entry.value("multiple", 0) << "x " << entry.value("method", "") << "\n";
-      for (size_t i = 0; i < losses.size(); ++i) curves << (i + 1) << " " << DataNumber(Number(losses[i])) << "\n";
+      curves << "# " << entry.multiple << "x " << entry.method << "\n";
+      for (size_t i = 0; i < losses.size(); ++i) curves << (i + 1) << " " << DataNumber(losses[i]) << "\n";
       curves << "\n\n";
-      titles.push_back(std::to_string(entry.value("multiple", 0)) + "x, " + entry.value("method", std::string()) +
-                       " (mean " + Format("%.3f", Number(entry.value("val_loss", json()))) + ")");
+      titles.push_back(std::to_string(entry.multiple) + "x, " + entry.method + " (mean " +
+                       Format("%.3f", entry.val_loss) + ")");
     }
     if (!titles.empty()) {
       RUNG_RETURN_IF_ERROR(WriteFileAtomically((dir / "extrapolation.dat").string(), {curves.str()}));
@@ -291,77 +252,63 @@ StatusOr<std::vector<std::string>> WriteFrequencyProfilePlot(const std::vector<F
                        {"frequency_profile.svg", "frequency_profile.png"});
 }
 
-StatusOr<std::vector<std::string>> WriteNiahGridPlot(const json& grid, const DiagnosticsPlotOptions& options) {
-  if (!grid.is_object() || !grid.contains("grids") || !grid["grids"].is_array() || grid["grids"].empty()) {
-    return Status::InvalidArgument("not a NIAH grid record (no \"grids\"): " + grid.dump().substr(0, 120));
-  }
-  try {
-    RUNG_RETURN_IF_ERROR(MakeOutputFolder(options.out_dir));
-    const fs::path dir = fs::absolute(options.out_dir);
-    auto path = [&](const std::string& name) { return Quote((dir / name).string()); };
-    const json& depths = grid.value("depths", json::array());
-    const json& counts = grid.value("distractors", json::array());
-    std::ostringstream script;
-    script << "# rung diag: NIAH grid of " << options.title << "\nset encoding utf8\nset border lw 1.2\n";
-    std::vector<std::string> outputs;
-    for (const json& entry : grid["grids"]) {
-      const std::string name = "niah_" + std::to_string(entry.value("multiple", int64_t{0})) + "x_" +
-                               FileNamePart(entry.value("method", std::string("none")));
-      std::ostringstream data;  // rows: depths; columns: distractor counts
-      for (const json& row : entry.value("accuracy", json::array())) {
-        for (size_t d = 0; d < row.size(); ++d) data << (d ? " " : "") << DataNumber(Number(row[d]));
-        data << "\n";
-      }
-      RUNG_RETURN_IF_ERROR(WriteFileAtomically((dir / (name + ".dat")).string(), {data.str()}));
-      script << "reset\nset encoding utf8\nset title " << DoubleQuote(EnhancedLiteral(
-                    options.title + ": multi-key NIAH at " + std::to_string(entry.value("length", int64_t{0})) +
-                    " tokens (" + std::to_string(entry.value("multiple", int64_t{0})) + "x, " +
-                    entry.value("method", std::string()) + ")"))
-             << "\nset xlabel 'distractor pairs'\nset ylabel 'needle depth'\nset cblabel 'answer accuracy'\n"
-             << "set cbrange [0:1]\nset palette defined (0 '#b2182b', 0.5 '#f7f7f7', 1 '#2166ac')\n"
-             << "set xrange [-0.5:" << static_cast<double>(counts.size()) - 0.5 << "]\n"
-             << "set yrange [-0.5:" << static_cast<double>(depths.size()) - 0.5 << "]\nset ytics (";
-      for (size_t i = 0; i < depths.size(); ++i) {
-        script << (i ? ", " : "") << Quote(Format("%.1f", Number(depths[i]))) << " " << i;
-      }
-      script << ")\nplot " << path(name + ".dat") << " matrix with image notitle\n"
-             << SvgAndPngOutputs((dir / name).string(), options.width, options.height);
-      outputs.push_back(name + ".svg");
-      outputs.push_back(name + ".png");
+StatusOr<std::vector<std::string>> WriteNiahGridPlot(const records::NiahGridDiagnostics& grid,
+                                                     const DiagnosticsPlotOptions& options) {
+  if (grid.grids.empty()) return Status::InvalidArgument("the NIAH grid record holds no grid");
+  RUNG_RETURN_IF_ERROR(MakeOutputFolder(options.out_dir));
+  const fs::path dir = fs::absolute(options.out_dir);
+  auto path = [&](const std::string& name) { return Quote((dir / name).string()); };
+  std::ostringstream script;
+  script << "# rung diag: NIAH grid of " << options.title << "\nset encoding utf8\nset border lw 1.2\n";
+  std::vector<std::string> outputs;
+  for (const records::NiahGridAtLength& entry : grid.grids) {
+    const std::string name = "niah_" + std::to_string(entry.multiple) + "x_" +
+                             FileNamePart(entry.method.empty() ? std::string("none") : entry.method);
+    std::ostringstream data;  // rows: depths; columns: distractor counts
+    for (const std::vector<double>& row : entry.accuracy) {
+      for (size_t d = 0; d < row.size(); ++d) data << (d ? " " : "") << DataNumber(row[d]);
+      data << "\n";
     }
-    return RenderGnuplot(options.gnuplot, dir.string(), "niah_grid.gp", script.str(), outputs);
-  } catch (const json::exception& error) {
-    return Status::InvalidArgument(std::string("the NIAH grid is not in the form rung-train writes it: ") + error.what());
+    RUNG_RETURN_IF_ERROR(WriteFileAtomically((dir / (name + ".dat")).string(), {data.str()}));
+    script << "reset\nset encoding utf8\nset title "
+           << DoubleQuote(EnhancedLiteral(options.title + ": multi-key NIAH at " + std::to_string(entry.length) +
+                                          " tokens (" + std::to_string(entry.multiple) + "x, " + entry.method + ")"))
+           << "\nset xlabel 'distractor pairs'\nset ylabel 'needle depth'\nset cblabel 'answer accuracy'\n"
+           << "set cbrange [0:1]\nset palette defined (0 '#b2182b', 0.5 '#f7f7f7', 1 '#2166ac')\n"
+           << "set xrange [-0.5:" << static_cast<double>(grid.distractors.size()) - 0.5 << "]\n"
+           << "set yrange [-0.5:" << static_cast<double>(grid.depths.size()) - 0.5 << "]\nset ytics (";
+    for (size_t i = 0; i < grid.depths.size(); ++i) {
+      script << (i ? ", " : "") << Quote(Format("%.1f", grid.depths[i])) << " " << i;
+    }
+    script << ")\nplot " << path(name + ".dat") << " matrix with image notitle\n"
+           << SvgAndPngOutputs((dir / name).string(), options.width, options.height);
+    outputs.push_back(name + ".svg");
+    outputs.push_back(name + ".png");
   }
+  return RenderGnuplot(options.gnuplot, dir.string(), "niah_grid.gp", script.str(), outputs);
 }
 
-StatusOr<std::vector<std::string>> WriteBandAblationPlot(const json& ablation, const DiagnosticsPlotOptions& options) {
-  if (!ablation.is_object() || !ablation.contains("pairs") || !ablation["pairs"].is_array() || ablation["pairs"].empty()) {
-    return Status::InvalidArgument("not a band ablation record (no \"pairs\"): " + ablation.dump().substr(0, 120));
+StatusOr<std::vector<std::string>> WriteBandAblationPlot(const records::BandAblationDiagnostics& ablation,
+                                                         const DiagnosticsPlotOptions& options) {
+  if (ablation.pairs.empty()) return Status::InvalidArgument("the band ablation record holds no pair");
+  RUNG_RETURN_IF_ERROR(MakeOutputFolder(options.out_dir));
+  const fs::path dir = fs::absolute(options.out_dir);
+  std::ostringstream data;
+  for (const records::BandAblationPair& pair : ablation.pairs) {
+    data << DataNumber(static_cast<double>(pair.pair)) << " " << DataNumber(pair.delta) << "\n";
   }
-  try {
-    RUNG_RETURN_IF_ERROR(MakeOutputFolder(options.out_dir));
-    const fs::path dir = fs::absolute(options.out_dir);
-    std::ostringstream data;
-    for (const json& pair : ablation["pairs"]) {
-      data << DataNumber(Number(pair.value("pair", json()))) << " " << DataNumber(Number(pair.value("delta", json())))
-           << "\n";
-    }
-    RUNG_RETURN_IF_ERROR(WriteFileAtomically((dir / "band_ablation.dat").string(), {data.str()}));
-    std::ostringstream script;
-    script << "# rung diag: band ablation of " << options.title << "\nset encoding utf8\nset border lw 1.2\n"
-           << "set grid ytics lc rgb '#dddddd'\nset title " << DoubleQuote(EnhancedLiteral(options.title)) << "\n"
-           << "set xlabel 'frequency pair reverted to RoPE (0 = fastest)'\n"
-           << "set ylabel 'validation loss change (nats)'\nset style fill solid 0.8\nset boxwidth 0.7\n"
-           << "set xrange [-0.7:" << static_cast<double>(ablation["pairs"].size()) - 0.3 << "]\nunset key\n"
-           << "plot " << Quote((dir / "band_ablation.dat").string()) << " using 1:2 with boxes lc rgb '#2166ac', 0 with lines lc rgb '#000000'\n"
-           << SvgAndPngOutputs((dir / "band_ablation").string(), options.width, options.height);
-    return RenderGnuplot(options.gnuplot, dir.string(), "band_ablation.gp", script.str(),
-                         {"band_ablation.svg", "band_ablation.png"});
-  } catch (const json::exception& error) {
-    return Status::InvalidArgument(std::string("the band ablation is not in the form rung-train writes it: ") +
-                                   error.what());
-  }
+  RUNG_RETURN_IF_ERROR(WriteFileAtomically((dir / "band_ablation.dat").string(), {data.str()}));
+  std::ostringstream script;
+  script << "# rung diag: band ablation of " << options.title << "\nset encoding utf8\nset border lw 1.2\n"
+         << "set grid ytics lc rgb '#dddddd'\nset title " << DoubleQuote(EnhancedLiteral(options.title)) << "\n"
+         << "set xlabel 'frequency pair reverted to RoPE (0 = fastest)'\n"
+         << "set ylabel 'validation loss change (nats)'\nset style fill solid 0.8\nset boxwidth 0.7\n"
+         << "set xrange [-0.7:" << static_cast<double>(ablation.pairs.size()) - 0.3 << "]\nunset key\n"
+         << "plot " << Quote((dir / "band_ablation.dat").string())
+         << " using 1:2 with boxes lc rgb '#2166ac', 0 with lines lc rgb '#000000'\n"
+         << SvgAndPngOutputs((dir / "band_ablation").string(), options.width, options.height);
+  return RenderGnuplot(options.gnuplot, dir.string(), "band_ablation.gp", script.str(),
+                       {"band_ablation.svg", "band_ablation.png"});
 }
 
 }  // namespace rung::plot

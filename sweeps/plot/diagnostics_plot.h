@@ -30,17 +30,15 @@
 //                                index (log y), RoPE's theta_f = b^(-f/pairs) dashed, one line per
 //                                learned profile, and the training length (1) and LeRoPE's reported dominant band (2.2x) marked.
 //
-// Contract: `attention` must be a diagnostics record (type "diagnostics", with "layers");
-// `extrapolation` an array of {multiple, method, val_loss_per_position} or null.
-// INVALID_ARGUMENT for a document of another shape, else the errors of RenderGnuplot.
+// Contract: the payloads are typed (core/records/diagnostics_payloads.h); INVALID_ARGUMENT for one that
+// holds nothing to draw (no layer, grid or pair), else the errors of RenderGnuplot.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "core/common/status.h"
+#include "core/records/trainer_records.h"
 
 namespace rung::plot {
 
@@ -53,15 +51,17 @@ struct DiagnosticsPlotOptions {
 };
 
 // Writes the figures, their data and script; the figure paths on success.
-StatusOr<std::vector<std::string>> WriteDiagnosticsPlots(const nlohmann::json& attention,
-                                                         const nlohmann::json& extrapolation,
+// `extrapolation`: the final record's evaluations beyond the training length (may be empty).
+StatusOr<std::vector<std::string>> WriteDiagnosticsPlots(const records::AttentionDiagnostics& attention,
+                                                         const std::vector<records::ExtrapolationResult>& extrapolation,
                                                          const DiagnosticsPlotOptions& options);
 
 // INVALID_ARGUMENT for a payload without grids.
-StatusOr<std::vector<std::string>> WriteNiahGridPlot(const nlohmann::json& grid, const DiagnosticsPlotOptions& options);
+StatusOr<std::vector<std::string>> WriteNiahGridPlot(const records::NiahGridDiagnostics& grid,
+                                                     const DiagnosticsPlotOptions& options);
 
 // INVALID_ARGUMENT for a payload without pairs.
-StatusOr<std::vector<std::string>> WriteBandAblationPlot(const nlohmann::json& ablation,
+StatusOr<std::vector<std::string>> WriteBandAblationPlot(const records::BandAblationDiagnostics& ablation,
                                                          const DiagnosticsPlotOptions& options);
 
 // One learned frequency vector (pairs from fast to slow) and its label ("layer 0", "L1.h2").

@@ -1,7 +1,7 @@
 // sweeps/plot/pair_profile_plot.h
 //
 // The pair-by-distance contribution heatmaps of AdaRoPE figures 1 and 5, drawn by gnuplot from a
-// diagnostics record (its layers' "pair_profile_edges" and heads' "pair_profile"; SCHEMA.md):
+// diagnostics record (its layers' pair_profile_edges and heads' pair_profile):
 //   pair_profile_L<layer>.{svg,png}  one panel per head: frequency pair (0 = fastest) against the
 //                                    relative distance bin, coloured by the pair's mean term of the
 //                                    unscaled logit there (diverging, symmetric about 0 over the
@@ -14,14 +14,12 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "core/common/status.h"
 #include "sweeps/plot/diagnostics_plot.h"
 
 namespace rung::plot {
 
-StatusOr<std::vector<std::string>> WritePairProfilePlots(const nlohmann::json& attention,
+StatusOr<std::vector<std::string>> WritePairProfilePlots(const records::AttentionDiagnostics& attention,
                                                          const DiagnosticsPlotOptions& options);
 
 }  // namespace rung::plot

@@ -209,7 +209,7 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
                           {"pooled", pooled},   {"grid", {2, 4, 8, 16}}, {"grid_fallback", true},
                           {"warning", "0 of the requested lengths lie in [2, 16]; the fit uses 4 geometric points from 16/8 to 16 instead (not the paper's grid)"},
                           {"milestone", milestone}, {"inverse_temperature", temperature}};
-    return json{{"type", "diagnostics"}, {"kind", "attention"}, {"step", step}, {"milestone", milestone}, {"payload", payload}}
+    return json{{"type", "diagnostics"}, {"kind", "attention"}, {"step", step}, {"milestone", milestone}, {"attention", payload}}
         .dump();
   };
   // A needle-in-a-haystack grid of 3 depths x 2 distractor counts at 1x and 2x.
@@ -223,7 +223,7 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
                        {"placed", {{0.0, 1.0}, {0.0, 1.0}, {0.0, 1.0}}}});
     }
     const json payload = {{"depths", {0.0, 0.5, 1.0}}, {"distractors", {0, 1}}, {"instances", 8}, {"grids", grids}};
-    return json{{"type", "diagnostics"}, {"kind", "niah_grid"}, {"step", 10}, {"milestone", "end"}, {"payload", payload}}
+    return json{{"type", "diagnostics"}, {"kind", "niah_grid"}, {"step", 10}, {"milestone", "end"}, {"niah_grid", payload}}
         .dump();
   };
 
@@ -329,7 +329,7 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
                           {"kind", "band_ablation"},
                           {"step", 10},
                           {"milestone", "end"},
-                          {"payload",
+                          {"band_ablation",
                            {{"sequences", 4},
                             {"loss", 2.5},
                             {"pairs",

@@ -246,7 +246,10 @@ try {
   const documents = (await api(`/api/trials/${diagTrial.trial_id}/diagnostics`)).diagnostics;
   const attentions = documents.filter((d) => d.name === 'attention').sort((a, b) => Number(a.step) - Number(b.step));
   check(attentions.length === 2, `trial ${diagTrial.trial_id} has attention records at two milestones (steps ${attentions.map((d) => d.step).join(', ')})`);
-  const attention = attentions[attentions.length - 1].json;
+  // The documents are typed (TrialDiagnostic's attention, extrapolation): proto3 JSON writes an int64
+  // as a string and NaN as "NaN".
+  const measured = (x) => (x === 'NaN' || x === null || x === undefined ? null : Number(x));
+  const attention = attentions[attentions.length - 1].attention;
   const heads = attention.layers.flatMap((l) => l.heads.map((h) => ({ layer: l.layer, ...h })));
   await page.goto(`${origin}/#/trial/${diagTrial.trial_id}`);
   await ready(`#/trial/${diagTrial.trial_id}`);
@@ -263,24 +266,27 @@ try {
   heads.forEach((h, r) => {
     const peak = Math.max(...h.pair_usage);
     h.pair_usage.forEach((v, f) => { if (!close(usage.spec.panels[0].values[r][f], v / peak)) throw new Error(`pair usage ${r},${f}: page ${usage.spec.panels[0].values[r][f]}, API ${v / peak}`); });
-    if (usage.spec.panels[0].marks[r].column !== h.dominant_pair) throw new Error(`head ${r}: dominant pair ${usage.spec.panels[0].marks[r].column}, API ${h.dominant_pair}`);
+    if (usage.spec.panels[0].marks[r].column !== Number(h.dominant_pair)) throw new Error(`head ${r}: dominant pair ${usage.spec.panels[0].marks[r].column}, API ${h.dominant_pair}`);
   });
   check(true, 'the pair usage (over each head\'s maximum) and the dominant band equal the record');
   for (const layer of attention.layers) {
     const profile = await page.$eval(`[data-chart="diag-pair-profile-L${layer.layer}"]`, (host) => host.rungChart);
     check(profile.panels.length === layer.heads.length && profile.diverging &&
-      profile.panels.every((panel, i) => panel.values.every((row, f) => row.every((v, b) => (v === null ? layer.heads[i].pair_profile[f][b] === null : close(v, layer.heads[i].pair_profile[f][b]))))),
+      profile.panels.every((panel, i) => panel.values.every((row, f) => row.every((v, b) => {
+        const stored = measured(layer.heads[i].pair_profile[f].values[b]);
+        return v === null ? stored === null : close(v, stored);
+      }))),
       `layer ${layer.layer}'s pair-by-distance profile: one panel per head (${profile.panels.length}), equal to the record, symmetric about 0`);
   }
   const gap = await page.$eval('[data-chart="diag-gap-counting"]', (host) => host.rungChart);
   const pooled = gap.series.find((s) => s.label.startsWith('pooled:') && s.points);
   check(pooled && pooled.label.includes(`ξ_Λ = ${attention.pooled.xi_lambda.toFixed(2)}`), `the gap-counting fit shows the pooled ξ_Λ = ${attention.pooled.xi_lambda.toFixed(2)}`);
   for (const bucket of attention.pooled.buckets) {
-    const j = gap.x.findIndex((x) => close(x, Math.log(Math.log(bucket.n)), 1e-12));  // the page's Math.log is another engine's
+    const j = gap.x.findIndex((x) => close(x, Math.log(Math.log(Number(bucket.n))), 1e-12));  // the page's Math.log is another engine's
     if (j < 0 || !close(pooled.values[j], bucket.mean_log_lambda)) throw new Error(`gap counting at n = ${bucket.n}: page ${pooled.values[j]}, API ${bucket.mean_log_lambda}`);
   }
   check(true, `the pooled bucket means of ln Λ equal the record at ${attention.pooled.buckets.length} lengths`);
-  const extrapolation = documents.find((d) => d.name === 'extrapolation').json;
+  const extrapolation = documents.find((d) => d.name === 'extrapolation').extrapolation.results;
   const beyond = await page.$eval('[data-chart="diag-extrapolation"]', (host) => host.rungChart);
   for (const row of extrapolation) {
     const series = beyond.series.find((s) => s.label === `${row.method}: whole window`);
@@ -293,7 +299,7 @@ try {
   const failureRows = await page.$$eval('#diag-failure-modes tbody tr[data-length]', (rows) => rows.map((r) => ({
     length: Number(r.dataset.length), inversion: Number(r.querySelector('td[data-key="position_inversion"]').textContent),
     aliasing: Number(r.querySelector('td[data-key="position_aliasing_fraction.bf16"]').textContent), verdict: r.nextElementSibling.textContent })));
-  const modes = heads.flatMap((h) => h.failure_modes);
+  const modes = heads.flatMap((h) => h.failure_modes.map((m) => ({ ...m, length: Number(m.length) })));
   const contexts = [...new Set(modes.map((m) => m.length))];
   check(failureRows.length === contexts.length && failureRows.every((r) => r.verdict.length > 20), `the failure modes table has a row and a verdict per context M (${contexts.join(', ')})`);
   const mean = (list, key) => list.reduce((sum, m) => sum + m[key], 0) / list.length;
@@ -310,7 +316,7 @@ try {
   await page.reload();
   await ready(`#/trial/${diagTrial.trial_id}`);
   const early = await page.$eval('[data-chart="diag-effective-length"]', (host) => host.rungChart.series[1].values);
-  check(page.url().includes(`diag_step=${attentions[0].step}`) && early.every((v, p) => close(v, attentions[0].json.layers[0].heads[0].effective_length_by_position[p])),
+  check(page.url().includes(`diag_step=${attentions[0].step}`) && early.every((v, p) => close(v, attentions[0].attention.layers[0].heads[0].effective_length_by_position[p])),
     `the milestone at step ${attentions[0].step} is in the URL and its record is drawn after a reload`);
 
   // ---- the two sweeps side by side: ticked in the list

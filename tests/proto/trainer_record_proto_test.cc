@@ -4,6 +4,7 @@
 // TrainerRecord) agree field for field, so the two cannot drift; and every record crosses the wire
 // unchanged.
 #include "proto/trainer_record_proto.h"
+#include "core/records/record_json.h"
 
 #include <cmath>
 #include <limits>
@@ -46,7 +47,19 @@ TEST(TrainerRecordProto, EveryRecordCrossesTheWireUnchanged) {
   records::DiagnosticsRecord diagnostics;
   diagnostics.kind = "attention";
   diagnostics.head = 3;
-  diagnostics.payload.text = R"({"layers":[1,2]})";
+  records::AttentionDiagnostics& attention = diagnostics.attention.emplace();
+  attention.grid = {64, 128};
+  attention.warning = "a geometric grid";
+  records::AttentionLayer& layer = attention.layers.emplace_back();
+  layer.gap_counting.xi_lambda = 0.61;
+  layer.gap_counting.at_training_length = records::GapCountingAtLength{16, 4, 1, 2.5, 0.75, 0.5};
+  records::AttentionHead& head = layer.heads.emplace_back();
+  head.pair_profile = {{0.5, std::numeric_limits<double>::quiet_NaN()}, {}, {0.25}};
+  head.dominant_pair = 0;
+  head.failure_modes.push_back({64, "bf16", 3, 0.5, 0.1, 0.0, 0.0, std::numeric_limits<double>::quiet_NaN(), 0.0});
+  records::DiagnosticsRecord grid;
+  grid.kind = "niah_grid";
+  grid.niah_grid.emplace().grids.push_back({2, 32, "yarn", {{1.0, 0.5}}, {{0.0, 1.0}}});
   records::PreemptedRecord preempted;
   preempted.signal = 15;
   records::ErrorRecord error;
@@ -54,7 +67,7 @@ TEST(TrainerRecordProto, EveryRecordCrossesTheWireUnchanged) {
   records::CheckpointRecord checkpoint;
   checkpoint.path = "/c/ckpt-000010.pt";
   for (const records::TrainerRecord& record : std::vector<records::TrainerRecord>{
-           provenance, step, final_record, diagnostics, preempted, error, checkpoint}) {
+           provenance, step, final_record, diagnostics, grid, preempted, error, checkpoint}) {
     StatusOr<records::TrainerRecord> back = FromProto(ToProto(record));
     ASSERT_TRUE(back.ok()) << back.status().ToString();
     EXPECT_EQ(records::EncodeRecord(*back), records::EncodeRecord(record));
@@ -77,23 +90,44 @@ TEST(TrainerRecordProto, OptionalFieldsKeepTheirPresence) {
 TEST(TrainerRecordProto, AnEmptyMessageOrABadDocumentIsRefused) {
   EXPECT_THAT(FromProto(v1::TrainerRecord()).status().message(), HasSubstr("holds no record"));
   v1::TrainerRecord message;
-  message.mutable_diagnostics()->set_payload("{not json");
-  EXPECT_THAT(FromProto(message).status().message(), HasSubstr("diagnostics.payload"));
+  message.mutable_provenance()->set_config("{not json");
+  EXPECT_THAT(FromProto(message).status().message(), HasSubstr("provenance.config"));
 }
 
 // Fuzzing found it (docs/fuzzing.md): a diagnostics payload nested a million levels deep was
 // accepted (json::accept does not recurse) and overflowed the coordinator's stack when the store
-// wrote it again.
+// wrote it again. The payloads are typed now; the provenance's documents are still JSON text.
 TEST(TrainerRecordProto, ADocumentNestedDeeperThanTheLimitIsRefused) {
   v1::TrainerRecord message;
-  message.mutable_diagnostics()->set_payload(std::string(1'000'000, '[') + std::string(1'000'000, ']'));
+  message.mutable_provenance()->set_config(std::string(1'000'000, '[') + std::string(1'000'000, ']'));
   StatusOr<records::TrainerRecord> record = FromProto(message);
   ASSERT_FALSE(record.ok());
   EXPECT_EQ(record.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(record.status().message(), HasSubstr("diagnostics.payload' nests deeper than 64 levels"));
-  message.mutable_diagnostics()->set_payload(std::string(records::kMaxJsonTextDepth, '[') +
-                                             std::string(records::kMaxJsonTextDepth, ']'));
+  EXPECT_THAT(record.status().message(), HasSubstr("provenance.config' nests deeper than 64 levels"));
+  message.mutable_provenance()->set_config(std::string(records::kMaxJsonTextDepth, '[') +
+                                           std::string(records::kMaxJsonTextDepth, ']'));
   EXPECT_TRUE(FromProto(message).ok());
+}
+
+// The payload messages the coordinator sends (TrialDiagnostic) agree with the structs field for
+// field, and a table ([rows][columns]) crosses as DoubleRow messages.
+TEST(TrainerRecordProto, PayloadMessagesAgreeWithTheirStructs) {
+  for (const Status& check : {CheckStructMessage<records::AttentionDiagnostics>(v1::AttentionDiagnostics::descriptor()),
+                              CheckStructMessage<records::NiahGridDiagnostics>(v1::NiahGridDiagnostics::descriptor()),
+                              CheckStructMessage<records::BandAblationDiagnostics>(v1::BandAblationDiagnostics::descriptor()),
+                              CheckStructMessage<records::ExtrapolationResult>(v1::ExtrapolationResult::descriptor()),
+                              CheckStructMessage<records::Tensor>(v1::Tensor::descriptor())}) {
+    EXPECT_TRUE(check.ok()) << check.message();
+  }
+  records::NiahGridDiagnostics grid;
+  grid.grids.push_back({1, 16, "none", {{1.0, 0.5}, {0.25}}, {}});
+  v1::NiahGridDiagnostics message;
+  StructToMessage(grid, &message);
+  ASSERT_EQ(message.grids(0).accuracy_size(), 2);
+  EXPECT_EQ(message.grids(0).accuracy(1).values(0), 0.25);
+  records::NiahGridDiagnostics back;
+  ASSERT_TRUE(StructFromMessage(message, &back).ok());
+  EXPECT_EQ(records::EncodeDocument(back), records::EncodeDocument(grid));
 }
 
 }  // namespace

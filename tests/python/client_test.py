@@ -3,6 +3,8 @@ stand-in trainer, served by `rung serve`, read through the client and through th
 the DataFrames must hold what the CSV holds. Run by ctest with /usr/bin/python3 (Debian's grpcio,
 protobuf and pandas), PYTHONPATH=python and RUNG_BIN=<build>/bin."""
 import io
+import math
+import numbers
 import os
 import re
 import shutil
@@ -48,6 +50,18 @@ tune:
   train.lr: {center: 0.00390625, predict: none}
 """
 SURFACE = '{"lr_ref": 0.00390625, "exponent": 0, "noise": 0}'
+# Sweep 3: one real rung-train trial (LeRoPE: learned frequencies, the band ablation), diagnostics at two
+# milestones, the needle grid and an evaluation at twice the training length.
+DIAGNOSED_SPEC = """name: python-diagnostics
+metric: {name: val_loss, goal: minimize}
+data: {source: niah, seq_len: 32, niah: {max_distractors: 1}}
+model: {layers: 1, d_model: 16, heads: 2}
+position: {variant: lerope}
+train: {steps: 6, batch_size: 2, eval_every: 6, log_every: 3, diagnostics_sequences: 2, diagnostics_at: [0.5, 1.0],
+        diagnostics_lengths: [8, 16, 32], niah_grid_instances: 1, extrapolation_multiples: [2],
+        diagnostics_failure_lengths: [1.0]}
+resources: {cpus: 1}
+"""
 
 
 class ClientTest(unittest.TestCase):
@@ -60,10 +74,14 @@ class ClientTest(unittest.TestCase):
         tuned = os.path.join(cls.scratch, "tuned.yaml")
         with open(tuned, "w", encoding="utf-8") as handle:
             handle.write(TUNED_SPEC)
+        diagnosed = os.path.join(cls.scratch, "diagnosed.yaml")
+        with open(diagnosed, "w", encoding="utf-8") as handle:
+            handle.write(DIAGNOSED_SPEC)
         run_dir = os.path.join(cls.scratch, "run")
-        for one in (spec, tuned):  # sweeps 1 and 2, in one folder
+        for one, trainer in ((spec, "rung-stand-in"), (tuned, "rung-stand-in"), (diagnosed, "rung-train")):
+            # sweeps 1, 2 and 3, in one folder
             subprocess.run([os.path.join(BIN, "rung"), "run", one, "--workers", "2", "--trainer",
-                            os.path.join(BIN, "rung-stand-in"), "--dir", run_dir],
+                            os.path.join(BIN, trainer), "--dir", run_dir],
                            check=True, stdout=subprocess.DEVNULL, timeout=300,
                            env=dict(os.environ, RUNG_STAND_IN_SURFACE=SURFACE))
         cls.serve = subprocess.Popen([os.path.join(BIN, "rung"), "serve", run_dir], stdout=subprocess.PIPE, text=True)
@@ -159,6 +177,49 @@ class ClientTest(unittest.TestCase):
         with self.assertRaises(grpc.RpcError) as raised:
             self.client.tuning(1)
         self.assertEqual(raised.exception.code(), grpc.StatusCode.FAILED_PRECONDITION)
+
+    def diagnosed_trial(self):
+        return int(self.client.trials(3)["trial"].iloc[0])
+
+    def test_diagnostics_are_the_clis_tables(self):
+        trial = self.diagnosed_trial()
+        for table in ("heads", "gaps", "regime", "beta", "milestones", "extrapolation", "bands", "niah", "frequencies",
+                      "failure_modes"):
+            ours = self.client.diagnostics(trial, table=table)
+            cli = self.cli_csv("diag", str(trial), "--table", table)
+            if table == "failure_modes":  # the CLI adds the Gaussian reference's rows
+                cli = cli[cli["source"] == f"trial {trial}"].reset_index(drop=True)
+            self.assertEqual([c for c in ours.columns if not c.endswith("_half_iqr")], list(cli.columns), table)
+            self.assertEqual(len(ours), len(cli), table)
+            self.assertGreater(len(ours), 0, table)
+            for column in cli.columns:
+                for mine, printed in zip(ours[column], cli[column]):
+                    if isinstance(printed, str) and "±" in printed:  # "xi ± half-IQR"
+                        printed = float(printed.split("±")[0])
+                    elif isinstance(printed, str) and printed.endswith("%"):
+                        printed = float(printed[:-1]) / 100
+                    elif printed == "-":
+                        printed = None
+                    elif isinstance(printed, str) and re.fullmatch(r"-?[0-9.e+-]+", printed):
+                        printed = float(printed)  # a number in a column that also holds text ("pooled", "-")
+                    none = lambda value: value is None or (isinstance(value, float) and math.isnan(value))  # noqa: E731
+                    if none(mine) or none(printed):
+                        self.assertTrue(none(mine) and none(printed), f"{table}.{column}: {mine!r} vs {printed!r}")
+                    elif isinstance(mine, numbers.Real) and isinstance(printed, numbers.Real):  # the CLI prints 3-5 digits
+                        self.assertAlmostEqual(mine, printed, delta=5e-3 * max(1.0, abs(printed)), msg=f"{table}.{column}")
+                    else:
+                        self.assertEqual(str(mine), str(printed), f"{table}.{column}")
+        milestones = self.client.diagnostics(trial, table="milestones")
+        self.assertEqual(milestones["step"].tolist(), [3, 6])
+        self.assertEqual(milestones["milestone"].tolist(), ["frac 0.5", "end"])
+        first = self.client.diagnostics(trial, table="gaps", step=3)
+        self.assertEqual(first["layer"].tolist(), [0, "pooled"])
+        with self.assertRaisesRegex(ValueError, "milestones are at steps 3 6"):
+            self.client.diagnostics(trial, step=4)
+        with self.assertRaisesRegex(ValueError, "table must be one of"):
+            self.client.diagnostics(trial, table="weather")
+        with self.assertRaisesRegex(ValueError, "no attention diagnostics"):
+            self.client.diagnostics(1)  # the stand-in measures none
 
     def test_a_wrong_token_is_refused_with_the_coordinators_status(self):
         bad = os.path.join(self.scratch, "bad.token")

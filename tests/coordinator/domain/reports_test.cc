@@ -286,7 +286,7 @@ TEST(RecordRowsTest, StepProvenanceFinalAndDiagnosticsRecordsBecomeStoreValues) 
       R"({"type":"final","step":20,"val_loss":2.5,"val_loss_per_position":[3.0,null],)"
       R"("positional_parameters":[{"name":"positional.s","shape":[2,3],"values":[1,2,3,4,5,6]}],)"
       R"("frequencies":[{"name":"layer_0","shape":[2],"values":[1.0,0.5]}]})",
-      R"({"type":"diagnostics","kind":"attention","step":20,"milestone":"end","payload":{"layers":[]}})",
+      R"({"type":"diagnostics","kind":"attention","step":20,"milestone":"end","attention":{"length":16,"layers":[]}})",
   }));
   EXPECT_EQ(nlohmann::json::parse(rows.provenance_json)["commit"], "abc");
   std::map<std::string, double> points;
@@ -322,7 +322,27 @@ TEST(RecordRowsTest, StepProvenanceFinalAndDiagnosticsRecordsBecomeStoreValues) 
   const Diagnostic& attention = rows.results.diagnostics[2];
   EXPECT_EQ(attention.step, 20);
   EXPECT_EQ(attention.layer, -1);
-  EXPECT_EQ(attention.value, nlohmann::json::parse(R"({"layers":[]})")) << "the payload, stored as it came";
+  EXPECT_EQ(attention.value["length"], 16) << "the payload's JSON form";
+  StatusOr<DiagnosticDocument> read = ReadDiagnosticDocument(attention);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(std::get<records::AttentionDiagnostics>(*read).length, 16);
+  StatusOr<DiagnosticDocument> tensor = ReadDiagnosticDocument(rows.results.diagnostics[0]);
+  ASSERT_TRUE(tensor.ok()) << tensor.status().ToString();
+  EXPECT_EQ(std::get<records::Tensor>(*tensor).values, (std::vector<double>{1.0, 0.5}));
+}
+
+// A stored document reads back as its type, or says which diagnostic and field it is that does not.
+TEST(RecordRowsTest, AStoredDiagnosticThatDoesNotReadAsItsTypeIsDataLossNamingIt) {
+  Diagnostic renamed{"attention", nlohmann::json::parse(R"({"layers":[{"heads":{"head":0}}]})"), 20};
+  StatusOr<DiagnosticDocument> read = ReadDiagnosticDocument(renamed);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().code(), StatusCode::kDataLoss);
+  EXPECT_THAT(read.status().message(), HasSubstr("'attention'"));
+  EXPECT_THAT(read.status().message(), HasSubstr("layers[0].heads' must be an array"));
+  Diagnostic unknown{"weather", nlohmann::json::object(), 20};
+  EXPECT_THAT(ReadDiagnosticDocument(unknown).status().message(), HasSubstr("does not know"));
+  Diagnostic not_a_tensor{"frequencies.layer_0", nlohmann::json::parse(R"({"values":[1]})"), 20};
+  EXPECT_EQ(ReadDiagnosticDocument(not_a_tensor).status().code(), StatusCode::kDataLoss);
 }
 
 TEST(RecordRowsTest, ExtrapolationRowsBecomeSummariesNamedByMultipleAndMethod) {

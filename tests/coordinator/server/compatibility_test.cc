@@ -140,9 +140,21 @@ TEST_F(PreviousReleaseDatabaseTest, OpensAfterTheMigrationWithEverythingItHeld) 
     attention = true;
     EXPECT_EQ(diagnostic.step(), 30) << "the step the migration read from the document";
     EXPECT_EQ(diagnostic.layer(), -1);
-    EXPECT_THAT(diagnostic.json(), HasSubstr("layers"));
+    ASSERT_TRUE(diagnostic.has_attention()) << "an earlier release's document reads as the typed payload: "
+                                            << diagnostic.error();
+    EXPECT_GT(diagnostic.attention().layers_size(), 0);
   }
   EXPECT_TRUE(attention);
+  // Every stored document of every trial of the earlier database reads as its type.
+  for (const v1::Trial& trial : trials.trials()) {
+    diagnostics.set_trial_id(trial.trial_id());
+    stored.Clear();
+    ASSERT_TRUE(users_->GetDiagnostics(ContextWithToken(user_token_).get(), diagnostics, &stored).ok());
+    for (const v1::TrialDiagnostic& diagnostic : stored.diagnostics()) {
+      EXPECT_TRUE(diagnostic.error().empty()) << diagnostic.name() << ": " << diagnostic.error();
+      EXPECT_NE(diagnostic.document_case(), v1::TrialDiagnostic::DOCUMENT_NOT_SET) << diagnostic.name();
+    }
+  }
 
   v1::GetLearnedParametersRequest learned;
   learned.add_trial_ids(lerope);

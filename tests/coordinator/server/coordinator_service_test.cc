@@ -749,7 +749,7 @@ TEST_F(CoordinatorServiceTest, GetDiagnosticsAnswersTheStoredDocumentsByName) {
   payload["layers"].push_back({{"layer", 0}, {"gap_counting", {{"xi_lambda", 0.61}}}});
   payload["layers"][0]["heads"] = nlohmann::json::array({{{"head", 0}, {"pair_usage", {0.5, 0.25}}}});
   const nlohmann::json attention = {
-      {"type", "diagnostics"}, {"kind", "attention"}, {"step", 10}, {"milestone", "end"}, {"payload", payload}};
+      {"type", "diagnostics"}, {"kind", "attention"}, {"step", 10}, {"milestone", "end"}, {"attention", payload}};
   nlohmann::json final_record = nlohmann::json::parse(FinalRecord(1.5));
   final_record["extrapolation"] = {{{"multiple", 2}, {"length", 32}, {"method", "none"}, {"val_loss", 2.25}}};
   ASSERT_TRUE(Report("w1", *lease, 1, {ProvenanceRecord(), attention.dump(), final_record.dump()}).ok());
@@ -760,15 +760,18 @@ TEST_F(CoordinatorServiceTest, GetDiagnosticsAnswersTheStoredDocumentsByName) {
   grpc::Status status = users_->GetDiagnostics(ContextWithToken(user_token_).get(), request, &response);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(response.trial_id(), lease->trial_id());
-  std::map<std::string, nlohmann::json> by_name;
-  for (const v1::TrialDiagnostic& diagnostic : response.diagnostics()) {
-    by_name[diagnostic.name()] = nlohmann::json::parse(diagnostic.json());
-  }
+  std::map<std::string, v1::TrialDiagnostic> by_name;
+  for (const v1::TrialDiagnostic& diagnostic : response.diagnostics()) by_name[diagnostic.name()] = diagnostic;
   ASSERT_TRUE(by_name.count("attention"));
-  EXPECT_EQ(by_name["attention"]["layers"][0]["gap_counting"]["xi_lambda"], 0.61);
+  ASSERT_TRUE(by_name["attention"].has_attention()) << by_name["attention"].error();
+  EXPECT_EQ(by_name["attention"].attention().layers(0).gap_counting().xi_lambda(), 0.61);
+  EXPECT_EQ(by_name["attention"].attention().layers(0).heads(0).pair_usage(1), 0.25);
+  EXPECT_EQ(by_name["attention"].step(), 10);
   ASSERT_TRUE(by_name.count("extrapolation"));
-  EXPECT_EQ(by_name["extrapolation"][0]["val_loss"], 2.25);
-  EXPECT_TRUE(by_name.count("val_loss_per_position"));
+  ASSERT_TRUE(by_name["extrapolation"].has_extrapolation());
+  EXPECT_EQ(by_name["extrapolation"].extrapolation().results(0).val_loss(), 2.25);
+  ASSERT_TRUE(by_name.count("val_loss_per_position"));
+  EXPECT_TRUE(by_name["val_loss_per_position"].has_tensor());
 
   request.add_names("extrapolation");
   response.Clear();
@@ -827,7 +830,8 @@ TEST_F(CoordinatorServiceTest, ASourceTrialResolvesToTheCheckpointFolderOfItsSuc
 // Fuzzing found it (docs/fuzzing.md): a diagnostics payload nested a million levels deep passed the
 // wire's JSON check (json::accept does not recurse), and the store's writing it again overflowed the
 // coordinator's stack: any holder of the worker token could crash it. Now INVALID_ARGUMENT, naming
-// the field, and the coordinator goes on serving.
+// the field, and the coordinator goes on serving. (The payloads are typed since protocol 4; the
+// provenance's documents are the JSON text left.)
 TEST_F(CoordinatorServiceTest, ReportMetricsRefusesADocumentNestedTooDeep) {
   std::optional<v1::TrialLease> lease = OneTrialLeasedToW1AfterAReport();
   ASSERT_TRUE(lease.has_value());
@@ -836,14 +840,12 @@ TEST_F(CoordinatorServiceTest, ReportMetricsRefusesADocumentNestedTooDeep) {
   request.set_trial_id(lease->trial_id());
   request.set_attempt(lease->attempt());
   request.mutable_batch()->set_sequence(2);
-  v1::DiagnosticsRecord* diagnostics = request.mutable_batch()->add_stdout()->mutable_record()->mutable_diagnostics();
-  diagnostics->set_kind("attention");
-  diagnostics->set_step(5);
-  diagnostics->set_payload(std::string(1'000'000, '[') + std::string(1'000'000, ']'));
+  v1::ProvenanceRecord* provenance = request.mutable_batch()->add_stdout()->mutable_record()->mutable_provenance();
+  provenance->set_config(std::string(1'000'000, '[') + std::string(1'000'000, ']'));
   v1::ReportMetricsResponse response;
   const grpc::Status status = workers_->ReportMetrics(ContextWithToken(worker_token_).get(), request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(status.error_message(), HasSubstr("diagnostics.payload' nests deeper than 64 levels"));
+  EXPECT_THAT(status.error_message(), HasSubstr("provenance.config' nests deeper than 64 levels"));
   EXPECT_TRUE(Report("w1", *lease, 2, {StepRecord(6, 2.4)}).ok());
 }
 

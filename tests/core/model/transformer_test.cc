@@ -314,35 +314,36 @@ TEST(AttentionDiagnostics, MeasureEveryHeadOfEveryLayer) {
     config.inverse_temperature.xi = 0.5;
     Transformer model(config);
     auto tokens = torch::randint(0, 64, {3, 24}, torch::kLong);
-    nlohmann::json diagnostics = MeasureAttentionDiagnostics(model, tokens, {});
-    ASSERT_EQ(diagnostics["layers"].size(), 2u) << variant;
-    for (const auto& layer : diagnostics["layers"]) {
-      ASSERT_EQ(layer["heads"].size(), 4u);
-      for (const auto& head : layer["heads"]) {
-        const auto& e2 = head["effective_length_by_position"];
+    const records::AttentionDiagnostics diagnostics = MeasureAttentionDiagnostics(model, tokens, {});
+    ASSERT_EQ(diagnostics.layers.size(), 2u) << variant;
+    for (const records::AttentionLayer& layer : diagnostics.layers) {
+      ASSERT_EQ(layer.heads.size(), 4u);
+      for (const records::AttentionHead& head : layer.heads) {
+        const std::vector<double>& e2 = head.effective_length_by_position;
         ASSERT_EQ(e2.size(), 24u);
-        EXPECT_NEAR(e2[0].get<double>(), 1.0, 1e-9);  // the first query sees one key
+        EXPECT_NEAR(e2[0], 1.0, 1e-9);  // the first query sees one key
         for (size_t i = 0; i < e2.size(); ++i) {
-          EXPECT_GE(e2[i].get<double>(), 1.0 - 1e-9);
-          EXPECT_LE(e2[i].get<double>(), static_cast<double>(i + 1) + 1e-9);
+          EXPECT_GE(e2[i], 1.0 - 1e-9);
+          EXPECT_LE(e2[i], static_cast<double>(i + 1) + 1e-9);
         }
-        EXPECT_EQ(head["pair_usage"].size(), 4u);
+        EXPECT_EQ(head.pair_usage.size(), 4u);
         if (std::string(variant) == "rope" || std::string(variant) == "adarope") {
-          EXPECT_NEAR(head["effective_base"].get<double>(), 10000.0, 1.0) << variant;  // RoPE's base at init
-          EXPECT_TRUE(head.contains("dominant_wavelength"));
+          ASSERT_TRUE(head.effective_base.has_value()) << variant;
+          EXPECT_NEAR(*head.effective_base, 10000.0, 1.0) << variant;  // RoPE's base at init
+          EXPECT_TRUE(head.dominant_wavelength.has_value());
         }
       }
-      const auto& gap = layer["gap_counting"];
-      EXPECT_TRUE(gap.contains("xi_lambda")) << gap.dump();
-      EXPECT_TRUE(gap.contains("xi_alpha"));
-      EXPECT_TRUE(gap.contains("xi_delta"));
-      EXPECT_EQ(gap["softmax_regime"].size(), 3u);
+      const records::GapCounting& gap = layer.gap_counting;
+      EXPECT_TRUE(gap.xi_lambda.has_value());
+      EXPECT_TRUE(gap.xi_alpha.has_value());
+      EXPECT_TRUE(gap.xi_delta.has_value());
+      EXPECT_EQ(gap.softmax_regime.size(), 3u);
     }
     // T = 24 is under the paper's grid: the 4 geometric points from T/8 to T, said in the record.
-    EXPECT_EQ(diagnostics["grid"], nlohmann::json({3, 6, 12, 24}));
-    EXPECT_TRUE(diagnostics["grid_fallback"].get<bool>());
-    EXPECT_TRUE(diagnostics.contains("warning"));
-    EXPECT_EQ(diagnostics["pooled"]["units"], 3 * 2 * 4) << "units are (sequence, layer, head)";
+    EXPECT_EQ(diagnostics.grid, (std::vector<int64_t>{3, 6, 12, 24}));
+    EXPECT_TRUE(diagnostics.grid_fallback);
+    EXPECT_TRUE(diagnostics.warning.has_value());
+    EXPECT_EQ(diagnostics.pooled.units, 3 * 2 * 4) << "units are (sequence, layer, head)";
   }
 }
 
@@ -358,19 +359,20 @@ TEST(AttentionDiagnostics, PooledExponentsPoolRowsWhenALayerHasOnlyTies) {
     model->named_parameters()["blocks_0_qkv"].narrow(0, 0, config.heads * config.head_dim).zero_();
   }
   auto tokens = torch::randint(0, 64, {3, 24}, torch::kLong);
-  nlohmann::json diagnostics = MeasureAttentionDiagnostics(model, tokens, {});
-  const auto& first = diagnostics["layers"][0]["gap_counting"];
-  const auto& second = diagnostics["layers"][1]["gap_counting"];
-  const auto& pooled = diagnostics["pooled"];
-  EXPECT_EQ(first["rows"], 0);
-  EXPECT_GT(first["ties"].get<int64_t>(), 0);
-  EXPECT_FALSE(first.contains("xi_lambda"));
-  ASSERT_TRUE(second.contains("xi_lambda")) << second.dump();
-  EXPECT_GT(second["rows"].get<int64_t>(), 0);
-  EXPECT_DOUBLE_EQ(pooled["xi_lambda"].get<double>(), second["xi_lambda"].get<double>());
-  EXPECT_DOUBLE_EQ(pooled["xi_alpha"].get<double>(), second["xi_alpha"].get<double>());
-  EXPECT_EQ(pooled["rows"], second["rows"]);
-  EXPECT_NEAR(pooled["tie_share"].get<double>(), 0.5, 1e-12);
+  const records::AttentionDiagnostics diagnostics = MeasureAttentionDiagnostics(model, tokens, {});
+  const records::GapCounting& first = diagnostics.layers[0].gap_counting;
+  const records::GapCounting& second = diagnostics.layers[1].gap_counting;
+  const records::GapCounting& pooled = diagnostics.pooled;
+  EXPECT_EQ(first.rows, 0);
+  EXPECT_GT(first.ties, 0);
+  EXPECT_FALSE(first.xi_lambda.has_value());
+  ASSERT_TRUE(second.xi_lambda.has_value());
+  EXPECT_GT(second.rows, 0);
+  ASSERT_TRUE(pooled.xi_lambda.has_value());
+  EXPECT_DOUBLE_EQ(*pooled.xi_lambda, *second.xi_lambda);
+  EXPECT_DOUBLE_EQ(*pooled.xi_alpha, *second.xi_alpha);
+  EXPECT_EQ(pooled.rows, second.rows);
+  EXPECT_NEAR(pooled.tie_share, 0.5, 1e-12);
 }
 
 // Per-document extension (LeRoPE D.2): under cross-document masking, each document of a window is
@@ -422,15 +424,15 @@ TEST(AttentionDiagnostics, PairProfileIsTheMeanPairTermOfTheVisiblePairsInEachDi
   DiagnosticsOptions options;
   options.pair_profile_bins = 4;
   options.failure_lengths = {};
-  nlohmann::json diagnostics = MeasureAttentionDiagnostics(model, tokens, {}, options);
-  const auto& layer = diagnostics["layers"][1];
-  const std::vector<int64_t> edges = layer["pair_profile_edges"].get<std::vector<int64_t>>();
+  const records::AttentionDiagnostics diagnostics = MeasureAttentionDiagnostics(model, tokens, {}, options);
+  const records::AttentionLayer& layer = diagnostics.layers[1];
+  const std::vector<int64_t>& edges = layer.pair_profile_edges;
   EXPECT_EQ(edges, DistanceBinEdges(24, 4));
   const AttentionProbe& probe = probes[1];
   const torch::Tensor q = probe.q.to(torch::kDouble), k = probe.k.to(torch::kDouble);
   const int64_t head_dim = q.size(3);
   for (int64_t h : {0, 3}) {
-    const auto& profile = layer["heads"][static_cast<size_t>(h)]["pair_profile"];
+    const std::vector<std::vector<double>>& profile = layer.heads[static_cast<size_t>(h)].pair_profile;
     ASSERT_EQ(profile.size(), static_cast<size_t>(head_dim / 2));
     for (int64_t f = 0; f < head_dim / 2; ++f) {
       ASSERT_EQ(profile[static_cast<size_t>(f)].size(), edges.size() - 1);
@@ -449,15 +451,15 @@ TEST(AttentionDiagnostics, PairProfileIsTheMeanPairTermOfTheVisiblePairsInEachDi
           }
         }
         ASSERT_GT(count, 0);
-        EXPECT_NEAR(profile[static_cast<size_t>(f)][b].get<double>(), sum / static_cast<double>(count), 1e-9)
+        EXPECT_NEAR(profile[static_cast<size_t>(f)][b], sum / static_cast<double>(count), 1e-9)
             << "head " << h << " pair " << f << " bin " << b;
       }
     }
   }
   options.pair_profile_bins = 0;
-  nlohmann::json without = MeasureAttentionDiagnostics(model, tokens, {}, options);
-  EXPECT_FALSE(without["layers"][0].contains("pair_profile_edges"));
-  EXPECT_FALSE(without["layers"][0]["heads"][0].contains("pair_profile"));
+  const records::AttentionDiagnostics without = MeasureAttentionDiagnostics(model, tokens, {}, options);
+  EXPECT_TRUE(without.layers[0].pair_profile_edges.empty());
+  EXPECT_TRUE(without.layers[0].heads[0].pair_profile.empty());
 }
 
 // xi_beta reads the learned table: set to 2 (ln n)^0.75, both readings give 0.75.
@@ -474,16 +476,18 @@ TEST(AttentionDiagnostics, XiBetaReadsTheLearnedInverseTemperatureTable) {
     model->inverse_temperature()->beta_table().copy_(2.0 * n.log().pow(0.75));
   }
   auto tokens = torch::randint(0, 64, {2, 128}, torch::kLong);
-  nlohmann::json diagnostics = MeasureAttentionDiagnostics(model, tokens, {});
-  const auto& temperature = diagnostics["inverse_temperature"];
-  EXPECT_NEAR(temperature["xi_beta_grid"]["xi"].get<double>(), 0.75, 1e-5) << temperature.dump();
-  EXPECT_EQ(temperature["xi_beta_grid"]["lengths"], nlohmann::json({64, 128}));
-  EXPECT_NEAR(temperature["xi_beta_trim"]["xi"].get<double>(), 0.75, 1e-5);
-  EXPECT_EQ(temperature["xi_beta_trim"]["points"], 65);
+  const records::AttentionDiagnostics diagnostics = MeasureAttentionDiagnostics(model, tokens, {});
+  ASSERT_TRUE(diagnostics.inverse_temperature.has_value());
+  const records::InverseTemperatureRecord& temperature = *diagnostics.inverse_temperature;
+  EXPECT_NEAR(temperature.xi_beta_grid.xi, 0.75, 1e-5);
+  EXPECT_EQ(temperature.xi_beta_grid.lengths, (std::vector<int64_t>{64, 128}));
+  EXPECT_NEAR(temperature.xi_beta_trim.xi, 0.75, 1e-5);
+  EXPECT_EQ(temperature.xi_beta_trim.points, 65);
+  EXPECT_TRUE(temperature.xi_beta_trim.lengths.empty()) << "more than 16 lengths are not listed";
   ModelConfig plain = Tiny("rope");
   Transformer without(plain);
   EXPECT_FALSE(MeasureAttentionDiagnostics(without, torch::randint(0, 64, {2, 24}, torch::kLong), {})
-                   .contains("inverse_temperature"));
+                   .inverse_temperature.has_value());
 }
 
 // The dominant pair of each frequency unit: one for a shared schedule, one per KV group and layer for
@@ -507,8 +511,8 @@ TEST(AttentionDiagnostics, DominantPairsFollowTheFrequencyUnits) {
   one_head.layers = 1;
   Transformer single(one_head);
   const auto pairs = MeasureDominantPairs(single, tokens, {});
-  nlohmann::json diagnostics = MeasureAttentionDiagnostics(single, tokens, {});
-  EXPECT_EQ(pairs[0][0], diagnostics["layers"][0]["heads"][0]["dominant_pair"].get<int64_t>());
+  const records::AttentionDiagnostics diagnostics = MeasureAttentionDiagnostics(single, tokens, {});
+  EXPECT_EQ(pairs[0][0], diagnostics.layers[0].heads[0].dominant_pair.value_or(-1));
 }
 
 // The failure modes read the heads' real queries and keys at position 0: the RoPE product of a sample
@@ -542,19 +546,19 @@ TEST(AttentionDiagnostics, FailureModeSamplesGiveTheModelsOwnScores) {
         EXPECT_NEAR(scores[23 - 12], z, 1e-5 * std::max(1.0, std::fabs(z))) << variant << " head " << h;
       }
     }
-    nlohmann::json diagnostics = MeasureAttentionDiagnostics(model, tokens, {}, [] {
+    const records::AttentionDiagnostics diagnostics = MeasureAttentionDiagnostics(model, tokens, {}, [] {
       DiagnosticsOptions options;
       options.failure_lengths = {1.0, 2.0};
       return options;
     }());
-    const auto& modes = diagnostics["layers"][0]["heads"][0]["failure_modes"];
+    const std::vector<records::HeadFailureModes>& modes = diagnostics.layers[0].heads[0].failure_modes;
     ASSERT_EQ(modes.size(), 2u * 3u) << "2 contexts x 3 precisions";
-    EXPECT_EQ(modes[0]["length"], 24);
-    EXPECT_EQ(modes[3]["length"], 48);
-    for (const auto& entry : modes) {
-      EXPECT_GE(entry["position_inversion"].get<double>(), 0.0);
-      EXPECT_LE(entry["position_inversion"].get<double>(), 1.0);
-      EXPECT_EQ(entry["samples"], 2);
+    EXPECT_EQ(modes[0].length, 24);
+    EXPECT_EQ(modes[3].length, 48);
+    for (const records::HeadFailureModes& entry : modes) {
+      EXPECT_GE(entry.position_inversion, 0.0);
+      EXPECT_LE(entry.position_inversion, 1.0);
+      EXPECT_EQ(entry.samples, 2);
     }
   }
 }

@@ -6,6 +6,8 @@
 // errors that name what is wrong.
 #include "core/records/trainer_records.h"
 
+#include "core/records/record_json.h"
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -118,7 +120,9 @@ TEST(TrainerRecords, EveryTypeRoundTrips) {
   diagnostics.step = 30;
   diagnostics.milestone = "end";
   diagnostics.layer = 0;
-  diagnostics.payload.text = R"({"layers":[]})";
+  diagnostics.attention.emplace();
+  diagnostics.attention->length = 16;
+  diagnostics.attention->layers.emplace_back().heads.emplace_back().pair_profile = {{0.5, std::nan("")}, {0.25}};
   PreemptedRecord preempted;
   preempted.step = 20;
   preempted.signal = 15;
@@ -215,7 +219,7 @@ std::string Nested(int depth) { return std::string(depth, '[') + std::string(dep
 // hundreds of thousands of levels deep decoded, and writing it again (JsonText's dump, the
 // coordinator's store) overflowed the stack.
 TEST(TrainerRecords, RefusesALineNestedDeeperThanTheLimit) {
-  const std::string deep = R"({"type":"diagnostics","kind":"attention","payload":)" + Nested(1'000'000) + "}";
+  const std::string deep = R"({"type":"provenance","config":)" + Nested(1'000'000) + "}";
   StatusOr<TrainerRecord> record = DecodeRecord(deep);
   ASSERT_FALSE(record.ok());
   EXPECT_EQ(record.status().code(), StatusCode::kInvalidArgument);
@@ -224,15 +228,48 @@ TEST(TrainerRecords, RefusesALineNestedDeeperThanTheLimit) {
   EXPECT_TRUE(DecodeRecord(R"({"type":"error","reason":")" + std::string(1000, '[') + "\"}").ok());
 }
 
-TEST(TrainerRecords, APayloadAtTheDepthLimitSurvivesTheRoundTrip) {
-  const std::string line =
-      R"({"type":"diagnostics","kind":"attention","payload":)" + Nested(kMaxJsonTextDepth) + "}";
+TEST(TrainerRecords, ADocumentAtTheDepthLimitSurvivesTheRoundTrip) {
+  const std::string line = R"({"type":"provenance","config":)" + Nested(kMaxJsonTextDepth) + "}";
   StatusOr<TrainerRecord> record = DecodeRecord(line);
   ASSERT_TRUE(record.ok()) << record.status().ToString();
   StatusOr<TrainerRecord> again = DecodeRecord(EncodeRecord(*record));
   ASSERT_TRUE(again.ok()) << again.status().ToString();
-  EXPECT_EQ(std::get<DiagnosticsRecord>(*again).payload.text, Nested(kMaxJsonTextDepth));
-  EXPECT_FALSE(DecodeRecord(R"({"type":"diagnostics","payload":)" + Nested(kMaxJsonTextDepth + 1) + "}").ok());
+  EXPECT_EQ(std::get<ProvenanceRecord>(*again).config.text, Nested(kMaxJsonTextDepth));
+  EXPECT_FALSE(DecodeRecord(R"({"type":"provenance","config":)" + Nested(kMaxJsonTextDepth + 1) + "}").ok());
+}
+
+// The diagnostics payloads are typed: a field of the wrong type is an error naming it, and the JSON
+// form is the one the store has kept since schema 1 (a table is nested arrays, NaN is null).
+TEST(TrainerRecords, ADiagnosticsPayloadIsTypedInItsRecord) {
+  StatusOr<TrainerRecord> wrong = DecodeRecord(
+      R"({"type":"diagnostics","kind":"attention","attention":{"layers":[{"heads":[{"pair_usage":"high"}]}]}})");
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_THAT(wrong.status().message(), HasSubstr("attention.layers[0].heads[0].pair_usage' must be an array"));
+  StatusOr<TrainerRecord> read = DecodeRecord(
+      R"({"type":"diagnostics","kind":"niah_grid","niah_grid":{"distractors":[0,1],"grids":[{"multiple":2,)"
+      R"("accuracy":[[1.0,null],[0.5,0.25]]}]}})");
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  const NiahGridDiagnostics& grid = *std::get<DiagnosticsRecord>(*read).niah_grid;
+  ASSERT_EQ(grid.grids.size(), 1u);
+  EXPECT_EQ(grid.grids[0].multiple, 2);
+  ASSERT_EQ(grid.grids[0].accuracy.size(), 2u);
+  EXPECT_TRUE(std::isnan(grid.grids[0].accuracy[0][1])) << "null is a cell without answers";
+  EXPECT_EQ(grid.grids[0].accuracy[1][1], 0.25);
+  EXPECT_EQ(json::parse(EncodeDocument(grid))["grids"][0]["accuracy"], json::parse("[[1.0,null],[0.5,0.25]]"));
+}
+
+// A stored document of an earlier release reads: the learned temperature's "lengths" was null when
+// it held more than 16.
+TEST(TrainerRecords, AnEarlierDocumentsNullListReadsAsEmpty) {
+  AttentionDiagnostics attention;
+  Status status = DecodeDocument(
+      R"({"inverse_temperature":{"xi_beta_trim":{"fitted":true,"xi":0.5,"lengths":null,"points":40,"trim":64}}})",
+      &attention);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  ASSERT_TRUE(attention.inverse_temperature.has_value());
+  EXPECT_TRUE(attention.inverse_temperature->xi_beta_trim.lengths.empty());
+  EXPECT_EQ(attention.inverse_temperature->xi_beta_trim.trim, 64);
+  EXPECT_FALSE(DecodeDocument(R"({"layers":{}})", &attention).ok());
 }
 
 TEST(TrainerRecords, JsonDeeperThanCountsArraysAndObjectsOutsideStrings) {

@@ -145,15 +145,15 @@ TEST_F(TrainingTest, FirstRecordStatesProvenance) {
   ASSERT_EQ(envelope.at("type"), "diagnostics");
   const json& ablation = trainer.records()[trainer.records().size() - 2];
   ASSERT_EQ(ablation.at("kind"), "band_ablation");
-  ASSERT_EQ(ablation.at("payload").at("pairs").size(), 8u);
-  for (const json& pair : ablation.at("payload").at("pairs")) {
+  ASSERT_EQ(ablation.at("band_ablation").at("pairs").size(), 8u);
+  for (const json& pair : ablation.at("band_ablation").at("pairs")) {
     // Two steps barely move LeRoPE's scales from 0 (RoPE): reverting a pair changes almost nothing.
     EXPECT_LT(std::fabs(pair.at("delta").get<double>()), 0.05) << pair.dump();
   }
   EXPECT_EQ(envelope.at("kind"), "attention");
   EXPECT_EQ(envelope.at("milestone"), "end");
   EXPECT_EQ(envelope.at("step"), 2);
-  const json& diagnostics = envelope.at("payload");
+  const json& diagnostics = envelope.at("attention");
   EXPECT_EQ(diagnostics.at("layers").size(), 2u);
   EXPECT_TRUE(diagnostics.at("pooled").contains("xi_lambda"));
   EXPECT_EQ(diagnostics.at("renyi_order"), 3.0);
@@ -359,14 +359,14 @@ TEST_F(TrainingTest, MeasuresDiagnosticsAtMilestonesAndTheNeedleGrid) {
     if (record.at("type") != "diagnostics") continue;
     if (record.at("kind") == "attention") {
       milestones[record.at("step").get<int64_t>()] = record.at("milestone");
-      EXPECT_EQ(record.at("payload").at("milestone"), record.at("milestone"));
-      EXPECT_TRUE(record.at("payload").at("pooled").contains("xi_lambda"));
+      EXPECT_EQ(record.at("attention").at("milestone"), record.at("milestone"));
+      EXPECT_TRUE(record.at("attention").at("pooled").contains("xi_lambda"));
     }
     if (record.at("kind") == "niah_grid") grid = &record;
   }
   EXPECT_EQ(milestones, (std::map<int64_t, std::string>{{4, "frac 0.5"}, {8, "end"}}));
   ASSERT_NE(grid, nullptr);
-  const json& payload = grid->at("payload");
+  const json& payload = grid->at("niah_grid");
   EXPECT_EQ(payload.at("depths").size(), 11u);
   EXPECT_EQ(payload.at("distractors"), json({0, 1, 2, 3}));
   ASSERT_EQ(payload.at("grids").size(), 3u);  // 1x, then 2x with none and pi

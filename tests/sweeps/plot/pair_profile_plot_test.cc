@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -12,21 +13,23 @@ namespace rung::plot {
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
-// A diagnostics record with profiles: two layers of three heads, 2 pairs x 4 distance bins, the last
-// bin of layer 1 reached by no visible pair (null).
-json ProfileRecord() {
-  json layers = json::array();
-  for (int layer = 0; layer < 2; ++layer) {
-    json heads = json::array();
-    for (int head = 0; head < 3; ++head) {
-      json last = layer == 1 ? json() : json(-0.1 * head);
-      heads.push_back({{"head", head}, {"pair_profile", {{0.5, 0.2, -0.3, last}, {0.1, 0.1, 0.05, last}}}});
+// An attention payload with profiles: two layers of three heads, 2 pairs x 4 distance bins, the last
+// bin of layer 1 reached by no visible pair (NaN).
+records::AttentionDiagnostics ProfileRecord() {
+  records::AttentionDiagnostics attention;
+  for (int64_t layer = 0; layer < 2; ++layer) {
+    records::AttentionLayer& entry = attention.layers.emplace_back();
+    entry.layer = layer;
+    entry.pair_profile_edges = {0, 1, 4, 16, 64};
+    for (int64_t head = 0; head < 3; ++head) {
+      const double last = layer == 1 ? std::nan("") : -0.1 * static_cast<double>(head);
+      records::AttentionHead& profile = entry.heads.emplace_back();
+      profile.head = head;
+      profile.pair_profile = {{0.5, 0.2, -0.3, last}, {0.1, 0.1, 0.05, last}};
     }
-    layers.push_back({{"layer", layer}, {"heads", heads}, {"pair_profile_edges", {0, 1, 4, 16, 64}}});
   }
-  return {{"type", "diagnostics"}, {"layers", layers}};
+  return attention;
 }
 
 TEST(PairProfilePlot, DrawsOneFigureALayerWithAPanelAHeadAndBlankUnreachedBins) {
@@ -52,14 +55,12 @@ TEST(PairProfilePlot, DrawsOneFigureALayerWithAPanelAHeadAndBlankUnreachedBins) 
 TEST(PairProfilePlot, ARecordWithoutProfilesIsInvalidArgumentSayingWhy) {
   DiagnosticsPlotOptions options;
   options.out_dir = plot_testing::FreshDir("rung_pair_profile_plot_test_", "none").string();
-  json record = ProfileRecord();
-  for (json& layer : record["layers"]) layer.erase("pair_profile_edges");
+  records::AttentionDiagnostics record = ProfileRecord();
+  for (records::AttentionLayer& layer : record.layers) layer.pair_profile_edges.clear();
   StatusOr<std::vector<std::string>> files = WritePairProfilePlots(record, options);
   ASSERT_FALSE(files.ok());
   EXPECT_NE(files.status().message().find("diagnostics_pair_profile_bins"), std::string::npos);
-  EXPECT_FALSE(WritePairProfilePlots(json::array(), options).ok());
-  record["layers"][0]["pair_profile_edges"] = "not a list";
-  EXPECT_FALSE(WritePairProfilePlots(record, options).ok());
+  EXPECT_FALSE(WritePairProfilePlots(records::AttentionDiagnostics(), options).ok());
 }
 
 }  // namespace

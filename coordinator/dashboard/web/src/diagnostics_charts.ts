@@ -5,40 +5,44 @@
 // against ln ln n and the fitted line), the loss beyond the training length (against the evaluation
 // length, and per position), the heads table and the failure modes (mean over heads per context M
 // and precision, as `rung diag --table failure_modes`) with a verdict in words. Documents:
-// /api/trials/ID/diagnostics (coordinator/store/SCHEMA.md, table diagnostics; docs/science.md
-// sections 7, 9 and 12).
+// /api/trials/ID/diagnostics, typed as the proto's TrialDiagnostic (docs/science.md sections 7, 9 and 12).
 import { ChartSpec, drawChart, PALETTE, Series } from './charts';
 import { drawHeatmap, HeatmapSpec } from './heatmap';
 import { el, fmt, hashParams, setHashParam } from './format';
+import type { AttentionDiagnostics, AttentionHead, AttentionLayer, ExtrapolationResult, GapCounting, HeadFailureModes, TrialDiagnostic } from 'rung-wire';
 
 const DASHES: (number[] | undefined)[] = [undefined, [8, 4], [2, 3], [10, 3, 2, 3], [4, 4]];
 
-const n = (value: any): number | null => (typeof value === 'number' && isFinite(value) ? value : null);
+// A measured number, or null where there is none (proto3 JSON writes NaN as "NaN"; int64 is a string).
+const n = (value: unknown): number | null => {
+  const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  return typeof number === 'number' && isFinite(number) ? number : null;
+};
 
-interface Head { label: string; layer: number; head: number; doc: any }
+interface Head { label: string; layer: number; head: number; doc: AttentionHead }
 
-function headsOf(attention: any): Head[] {
+function headsOf(attention: AttentionDiagnostics): Head[] {
   const heads: Head[] = [];
-  for (const layer of attention?.layers || []) {
-    for (const head of layer.heads || []) heads.push({ label: `L${layer.layer}.h${head.head}`, layer: Number(layer.layer), head: Number(head.head), doc: head });
+  for (const layer of attention.layers) {
+    for (const head of layer.heads) heads.push({ label: `L${layer.layer}.h${head.head}`, layer: Number(layer.layer), head: Number(head.head), doc: head });
   }
   return heads;
 }
 
-function renyi(attention: any): number { return n(attention?.renyi_order) ?? 2; }
+function renyi(attention: AttentionDiagnostics): number { return n(attention.renyi_order) ?? 2; }
 
 // E_r against the query position, one line per head (a colour per layer, a dash per head), beside the
 // uniform row's E = position.
-export function effectiveLengthSpec(title: string, attention: any): ChartSpec {
+export function effectiveLengthSpec(title: string, attention: AttentionDiagnostics): ChartSpec {
   const heads = headsOf(attention);
   const layers = [...new Set(heads.map((h) => h.layer))];
-  const positions = Math.max(0, ...heads.map((h) => (h.doc.effective_length_by_position || []).length));
+  const positions = Math.max(0, ...heads.map((h) => h.doc.effective_length_by_position.length));
   const x = Array.from({ length: positions }, (_, i) => i + 1);
   const r = renyi(attention);
   const name = `E_${fmt(r, 3)}`;
   const series: Series[] = [{ label: `uniform (${name} = position)`, color: '#999999', dash: [3, 3], values: x.slice() }];
   heads.forEach((h, i) => {
-    const values = h.doc.effective_length_by_position || [];
+    const values = h.doc.effective_length_by_position;
     series.push({ label: h.label, color: PALETTE[i % PALETTE.length], dash: DASHES[layers.indexOf(h.layer) % DASHES.length], values: x.map((_, j) => n(values[j])) });
   });
   return {
@@ -46,17 +50,17 @@ export function effectiveLengthSpec(title: string, attention: any): ChartSpec {
     yLabel: r === 2 ? 'effective attention length E_2 = 1/Σ a²' : `effective attention length ${name} = (Σ a^${fmt(r, 3)})^(1/(1−${fmt(r, 3)}))`,
     // 1 <= E <= the keys visible: the axes end at the positions measured.
     logX: true, logY: true, x, series: heads.length ? series : [], xRange: [1, Math.max(2, positions)], yRange: [1, Math.max(2, positions)],
-    note: `T = ${attention?.length ?? '?'}; ${attention?.sequences ?? '?'} validation sequence(s), averaged per position; ` +
+    note: `T = ${attention.length}; ${attention.sequences} validation sequence(s), averaged per position; ` +
       `a colour per head, ${layers.length > 1 ? 'solid layer ' + layers[0] + ', dashed layer ' + layers[1] + (layers.length > 2 ? ', …' : '') + '; ' : ''}grey dots: every visible key weighted alike`,
   };
 }
 
 // Pair usage per head over its maximum (rows: layer.head; columns: pairs), the dominant band marked.
-export function pairUsageSpec(title: string, attention: any): HeatmapSpec {
+export function pairUsageSpec(title: string, attention: AttentionDiagnostics): HeatmapSpec {
   const heads = headsOf(attention);
-  const pairs = Math.max(0, ...heads.map((h) => (h.doc.pair_usage || []).length));
+  const pairs = Math.max(0, ...heads.map((h) => h.doc.pair_usage.length));
   const values = heads.map((h) => {
-    const usage: (number | null)[] = (h.doc.pair_usage || []).map(n);
+    const usage: (number | null)[] = h.doc.pair_usage.map(n);
     const peak = Math.max(0, ...usage.filter((v): v is number => v !== null));
     return Array.from({ length: pairs }, (_, f) => (usage[f] === null || usage[f] === undefined ? null : peak > 0 ? (usage[f] as number) / peak : 0));
   });
@@ -70,30 +74,28 @@ export function pairUsageSpec(title: string, attention: any): HeatmapSpec {
 }
 
 // One layer's pair-by-distance profiles: a panel per head, pairs by distance bins, symmetric about 0.
-export function pairProfileSpec(title: string, layer: any): HeatmapSpec {
-  const edges: number[] = layer.pair_profile_edges || [];
-  const heads = (layer.heads || []).filter((h: any) => Array.isArray(h.pair_profile) && h.pair_profile.length);
-  const pairs = Math.max(0, ...heads.map((h: any) => h.pair_profile.length));
+export function pairProfileSpec(title: string, layer: AttentionLayer): HeatmapSpec {
+  const edges: number[] = layer.pair_profile_edges.map(Number);
+  const heads = layer.heads.filter((h) => h.pair_profile.length);
+  const pairs = Math.max(0, ...heads.map((h) => h.pair_profile.length));
   const bins = Math.max(0, edges.length - 1);
   return {
     title: `${title}: layer ${layer.layer}, mean pair term of the unscaled logit by relative distance`,
     xLabel: 'relative distance (bin start)', yLabel: 'pair (0 = fastest)',
     rows: Array.from({ length: pairs }, (_, f) => String(f)), columns: edges.slice(0, bins).map((e) => fmt(e, 6)),
-    panels: heads.map((h: any) => ({ title: `head ${h.head}`, values: h.pair_profile.map((row: any[]) => Array.from({ length: bins }, (_, b) => n(row[b]))) })),
+    panels: heads.map((h) => ({ title: `head ${h.head}`, values: h.pair_profile.map((row) => Array.from({ length: bins }, (_, b) => n(row.values[b]))) })),
     diverging: true, valueLabel: 'mean pair term (unscaled logit); grey: no visible (query, key) pair at that distance',
   };
 }
 
 // Gap counting: per layer and pooled, the bucket means of ln Lambda against ln ln n, and the OLS line
 // of slope xi_Lambda through their mean (as rung diag --plot draws it).
-export function gapCountingSpec(title: string, attention: any): ChartSpec {
+export function gapCountingSpec(title: string, attention: AttentionDiagnostics): ChartSpec {
   const curves: { label: string; points: [number, number][]; slope: number | null }[] = [];
-  const add = (label: string, gap: any) => {
+  const add = (label: string, gap: GapCounting | undefined) => {
     if (!gap) return;
-    let buckets: any[] = gap.buckets || [];
-    if (!buckets.length && Array.isArray(gap.lengths)) buckets = gap.lengths.map((len: any, i: number) => ({ n: len, mean_log_lambda: gap.mean_log_lambda?.[i] }));
     const points: [number, number][] = [];
-    for (const b of buckets) {
+    for (const b of gap.buckets) {
       const x = Math.log(Math.log(Number(b.n))), y = n(b.mean_log_lambda);
       if (isFinite(x) && y !== null) points.push([x, y]);
     }
@@ -102,8 +104,8 @@ export function gapCountingSpec(title: string, attention: any): ChartSpec {
     const half = n(gap.xi_lambda_half_iqr);
     curves.push({ label: `${label}: ξ_Λ = ${slope === null ? '–' : slope.toFixed(2)}${half === null ? '' : ' ± ' + half.toFixed(2)}`, points, slope });
   };
-  for (const layer of attention?.layers || []) add(`layer ${layer.layer}`, layer.gap_counting);
-  if (attention?.pooled) add('pooled', attention.pooled);
+  for (const layer of attention.layers) add(`layer ${layer.layer}`, layer.gap_counting);
+  add('pooled', attention.pooled);
   const x = [...new Set(curves.flatMap((c) => c.points.map((p) => p[0])))].sort((a, b) => a - b);
   const series: Series[] = [];
   curves.forEach((c, i) => {
@@ -116,24 +118,24 @@ export function gapCountingSpec(title: string, attention: any): ChartSpec {
       series.push({ label: `${c.label.split(':')[0]}: fitted line`, color, width: 2, values: x.map((v) => (v >= lo && v <= hi ? my + c.slope! * (v - mx) : null)) });
     }
   });
-  const grid = (attention?.grid || []).map((g: any) => fmt(Number(g), 6)).join(' ');
+  const grid = attention.grid.map((g) => fmt(Number(g), 6)).join(' ');
   return {
     title: `${title}: gap counting`, xLabel: 'ln ln n', yLabel: 'mean ln Λ (unscaled score rows)', x, series,
     note: `exponents over n in ${grid || "the record's n-grid"} (rows pooled per n, ± half-IQR over (sequence, layer, head) units)` +
-      (attention?.grid_fallback ? '; grid fallback: ' + (attention.warning || 'too few lengths below T') : ''),
+      (attention.grid_fallback ? '; grid fallback: ' + (attention.warning || 'too few lengths below T') : ''),
   };
 }
 
 // Loss against the evaluation length (as a multiple of T) per extension method (whole window, and
 // positions >= T), with the trial's final validation loss at T.
-export function extrapolationSpec(title: string, table: any[], trainLength: number, finalLoss: number): ChartSpec {
+export function extrapolationSpec(title: string, table: ExtrapolationResult[], trainLength: number, finalLoss: number): ChartSpec {
   const methods = [...new Set(table.map((e) => String(e.method)))];
   const hasT = isFinite(trainLength) && trainLength > 0;
   const x = [...new Set([...table.map((e) => Number(e.multiple)), ...(hasT ? [1] : [])])].sort((a, b) => a - b);
   const series: Series[] = [];
   methods.forEach((method, i) => {
     const rows = table.filter((e) => String(e.method) === method);
-    const at = (field: string) => x.map((m) => { const row = rows.find((e) => Number(e.multiple) === m); return row ? n(row[field]) : null; });
+    const at = (field: 'val_loss' | 'val_loss_extrap') => x.map((m) => { const row = rows.find((e) => Number(e.multiple) === m); return row ? n(row[field]) : null; });
     series.push({ label: `${method}: whole window`, color: PALETTE[i % PALETTE.length], values: at('val_loss') });
     series.push({ label: `${method}: positions ≥ T`, color: PALETTE[i % PALETTE.length], dash: [6, 4], values: at('val_loss_extrap') });
   });
@@ -147,8 +149,8 @@ export function extrapolationSpec(title: string, table: any[], trainLength: numb
 }
 
 // The per-position loss of every evaluated length and method; a vertical line at T.
-export function perPositionSpec(title: string, table: any[], trainLength: number): ChartSpec {
-  const rows = table.filter((e) => Array.isArray(e.val_loss_per_position) && e.val_loss_per_position.length);
+export function perPositionSpec(title: string, table: ExtrapolationResult[], trainLength: number): ChartSpec {
+  const rows = table.filter((e) => e.val_loss_per_position.length);
   const positions = Math.max(0, ...rows.map((e) => e.val_loss_per_position.length));
   const x = Array.from({ length: positions }, (_, i) => i + 1);
   const methods = [...new Set(rows.map((e) => String(e.method)))];
@@ -169,7 +171,7 @@ export function perPositionSpec(title: string, table: any[], trainLength: number
 }
 
 // The CLI's heads table: E_r at T/8, T/2, T, pair-usage CV, effective base, dominant band.
-function headsTable(attention: any): HTMLElement {
+function headsTable(attention: AttentionDiagnostics): HTMLElement {
   const T = Number(attention.length) || 0;
   const at = [Math.max(1, Math.floor(T / 8)), Math.max(1, Math.floor(T / 2)), T];
   const r = `E${fmt(renyi(attention), 3)}@`;
@@ -177,7 +179,7 @@ function headsTable(attention: any): HTMLElement {
     ...['layer', 'head', ...at.map((p) => r + p), 'pair usage CV', 'effective base', 'dominant pair', 'dominant wavelength / T'].map((h, i) => el('th', { className: i > 1 ? 'num' : '' }, h)))));
   const body = el('tbody');
   for (const h of headsOf(attention)) {
-    const e = h.doc.effective_length_by_position || [];
+    const e = h.doc.effective_length_by_position;
     const cells = [...at.map((p) => n(e[p - 1])), n(h.doc.pair_usage_cv), n(h.doc.effective_base), n(h.doc.dominant_pair), n(h.doc.dominant_wavelength_over_training_length)];
     body.append(el('tr', {}, el('td', {}, String(h.layer)), el('td', {}, String(h.head)),
       ...cells.map((v) => el('td', { className: 'num' }, v === null ? '–' : fmt(v, 4)))));
@@ -186,15 +188,19 @@ function headsTable(attention: any): HTMLElement {
   return table;
 }
 
-const STATISTICS = ['position_inversion', 'position_inversion_deviation', 'position_aliasing_fraction', 'position_aliasing_pairs', 'token_inversion', 'token_aliasing'];
+const STATISTICS = ['position_inversion', 'position_inversion_deviation', 'position_aliasing_fraction', 'position_aliasing_pairs', 'token_inversion', 'token_aliasing'] as const;
+type Statistic = typeof STATISTICS[number];
+
+// One (M, precision) of a trial's failure modes: each statistic's mean over heads, null where none measured.
+export type FailureRow = { length: number; precision: string; heads: number } & Record<Statistic, number | null>;
 
 // The heads' failure-mode statistics averaged per (M, precision), as rung diag does.
-export function failureModeRows(attention: any): { length: number; precision: string; heads: number; [k: string]: any }[] {
-  const sums = new Map<string, { length: number; precision: string; sums: Record<string, [number, number]> }>();
+export function failureModeRows(attention: AttentionDiagnostics): FailureRow[] {
+  const sums = new Map<string, { length: number; precision: string; sums: Partial<Record<Statistic, [number, number]>> }>();
   let heads = 0;
   for (const h of headsOf(attention)) {
-    const modes = h.doc.failure_modes;
-    if (!Array.isArray(modes) || !modes.length) continue;
+    const modes: HeadFailureModes[] = h.doc.failure_modes;
+    if (!modes.length) continue;
     heads++;
     for (const entry of modes) {
       const key = `${entry.length}|${entry.precision}`;
@@ -210,8 +216,10 @@ export function failureModeRows(attention: any): { length: number; precision: st
   }
   const order = ['bf16', 'fp16', 'fp32'];
   return [...sums.values()].sort((a, b) => a.length - b.length || order.indexOf(a.precision) - order.indexOf(b.precision)).map((c) => {
-    const row: any = { length: c.length, precision: c.precision, heads };
-    for (const s of STATISTICS) row[s] = c.sums[s] ? c.sums[s][0] / c.sums[s][1] : null;
+    const mean = (s: Statistic) => { const sum = c.sums[s]; return sum ? sum[0] / sum[1] : null; };
+    const row: FailureRow = { length: c.length, precision: c.precision, heads, position_inversion: mean('position_inversion'),
+      position_inversion_deviation: mean('position_inversion_deviation'), position_aliasing_fraction: mean('position_aliasing_fraction'),
+      position_aliasing_pairs: mean('position_aliasing_pairs'), token_inversion: mean('token_inversion'), token_aliasing: mean('token_aliasing') };
     return row;
   });
 }
@@ -220,7 +228,7 @@ export function failureModeRows(attention: any): { length: number; precision: st
 // each sample near 1/2 is random order (the position signal lost); a mean of 1/2 with samples far
 // from it is heads (or sequences) that disagree; any aliasing is distances (or two keys) the
 // precision cannot tell apart. `rows`: the context's rows, one per precision.
-export function failureVerdict(rows: any[]): string {
+export function failureVerdict(rows: FailureRow[]): string {
   const words: string[] = [];
   const row = rows.find((r) => r.precision === 'fp32') || rows[0];
   const inv = row.position_inversion, dev = row.position_inversion_deviation ?? (inv === null ? null : Math.abs(inv - 0.5));
@@ -240,7 +248,7 @@ export function failureVerdict(rows: any[]): string {
   return words.join('; ') + '.';
 }
 
-function failureTable(attention: any, trainLength: number): HTMLElement {
+function failureTable(attention: AttentionDiagnostics, trainLength: number): HTMLElement {
   const rows = failureModeRows(attention);
   if (!rows.length) return el('p', { className: 'empty', id: 'diag-failure-modes' }, 'No failure modes in this record (not a rotary variant, or train.diagnostics_failure_lengths empty).');
   const precisions = [...new Set(rows.map((r) => r.precision))];
@@ -258,7 +266,7 @@ function failureTable(attention: any, trainLength: number): HTMLElement {
     const exact = at.find((r) => r.precision === 'fp32') || at[0];
     const multiple = trainLength > 0 ? ` (${fmt(length / trainLength, 3)} T)` : '';
     const cell = (key: string, value: number | null) => el('td', { className: 'num', 'data-key': key }, value === null || value === undefined ? '–' : fmt(value, 4));
-    const byPrecision = (key: string) => precisions.map((p) => { const r = at.find((x) => x.precision === p); return cell(`${key}.${p}`, r ? r[key] : null); });
+    const byPrecision = (key: Statistic) => precisions.map((p) => { const r = at.find((x) => x.precision === p); return cell(`${key}.${p}`, r ? r[key] : null); });
     body.append(el('tr', { 'data-length': length },
       el('th', {}, `${length}${multiple}`), cell('position_inversion', exact.position_inversion), cell('position_inversion_deviation', exact.position_inversion_deviation),
       cell('token_inversion', exact.token_inversion), ...byPrecision('position_aliasing_fraction'), ...byPrecision('position_aliasing_pairs'), ...byPrecision('token_aliasing')));
@@ -272,22 +280,22 @@ function failureTable(attention: any, trainLength: number): HTMLElement {
 
 // Draws the diagnostics of one trial into `host`: the attention record of the milestone in the URL
 // (diag_step; default the latest) and the extrapolation table.
-export function renderDiagnostics(host: HTMLElement, title: string, documents: any[], trainLength: number, finalLoss: number): void {
+export function renderDiagnostics(host: HTMLElement, title: string, documents: TrialDiagnostic[], trainLength: number, finalLoss: number): void {
   host.textContent = '';
-  const attentions = documents.filter((d) => d.name === 'attention' && d.json && typeof d.json === 'object').sort((a, b) => Number(a.step) - Number(b.step));
-  const extrapolation = [...documents].reverse().find((d) => d.name === 'extrapolation');
-  const table: any[] = Array.isArray(extrapolation?.json) ? extrapolation.json : [];
+  const attentions = documents.filter((d) => d.attention).sort((a, b) => Number(a.step) - Number(b.step));
+  const extrapolation = [...documents].reverse().find((d) => d.extrapolation);
+  const table: ExtrapolationResult[] = extrapolation?.extrapolation?.results ?? [];
   const wanted = hashParams().get('diag_step');
   const chosen = attentions.find((d) => String(d.step) === wanted) || attentions[attentions.length - 1];
   const chart = (name: string) => { const node = el('div', { 'data-chart': name }); host.append(node); return node; };
   if (!chosen) {
     host.append(el('p', { className: 'empty' }, 'No attention diagnostics stored (train.diagnostics_sequences = 0, or the trial has not reached a milestone).'));
   } else {
-    const attention = chosen.json;
+    const attention = chosen.attention!;
     const controls = el('div', { className: 'controls' });
     if (attentions.length > 1) {
       const select = el('select', { name: 'diag_step', onchange: () => { setHashParam('diag_step', select.value); renderDiagnostics(host, title, documents, trainLength, finalLoss); } },
-        ...attentions.map((d) => el('option', { value: String(d.step), selected: d === chosen }, `step ${d.step} (${d.json.milestone || 'milestone'})`)));
+        ...attentions.map((d) => el('option', { value: String(d.step), selected: d === chosen }, `step ${d.step} (${d.attention?.milestone || 'milestone'})`)));
       controls.append('milestone ', select);
     }
     controls.append(el('span', { className: 'note' }, `attention record of step ${chosen.step} (${attention.milestone || ''}): T = ${attention.length}, ${attention.sequences} sequence(s), ${headsOf(attention).length} head(s)`));
@@ -295,7 +303,7 @@ export function renderDiagnostics(host: HTMLElement, title: string, documents: a
     drawChart(chart('diag-effective-length'), effectiveLengthSpec(title, attention));
     host.append(el('h4', {}, 'Heads'), headsTable(attention));
     drawHeatmap(chart('diag-pair-usage'), pairUsageSpec(title, attention), 'No frequency-pair usage in these diagnostics.');
-    const layers = (attention.layers || []).filter((l: any) => Array.isArray(l.pair_profile_edges) && l.pair_profile_edges.length > 1);
+    const layers = attention.layers.filter((l) => l.pair_profile_edges.length > 1);
     if (!layers.length) host.append(el('p', { className: 'empty', 'data-chart': 'diag-pair-profile' }, 'No pair-by-distance profile (train.diagnostics_pair_profile_bins was 0, or a record from before it).'));
     for (const layer of layers) drawHeatmap(chart(`diag-pair-profile-L${layer.layer}`), pairProfileSpec(title, layer), 'No head of this layer has a profile.');
     drawChart(chart('diag-gap-counting'), gapCountingSpec(title, attention));

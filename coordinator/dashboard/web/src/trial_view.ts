@@ -5,7 +5,7 @@ import { drawChart, PALETTE, ChartSpec } from './charts';
 import { X_AXES } from './curves';
 import { renderDiagnostics } from './diagnostics_charts';
 import { el, hashParams, setHashParam, stateName, timeText } from './format';
-import type { GetLearnedParametersResponse, LogEntry, Sweep, Trial, TrialDiagnostic } from 'rung-wire';
+import type { GetDiagnosticsResponse, GetLearnedParametersResponse, LogEntry, Sweep, Trial, TrialDiagnostic } from 'rung-wire';
 
 // The provenance record; its documents (BLAS, data, parameter counts, config) travel as JSON text.
 function provenanceText(provenance: object): string {
@@ -89,8 +89,8 @@ export async function renderTrial(root: HTMLElement, trialId: number, onStop: (s
     freqHost.append(el('p', { className: 'empty' }, 'No learned frequencies recorded for this trial (fixed-frequency variant, or not finished).'));
   }
 
-  const diagnostics = await getJson<{ diagnostics: Array<Omit<TrialDiagnostic, 'json'> & { json: unknown }> }>(`/api/trials/${trialId}/diagnostics`);
-  const documents: any[] = diagnostics.diagnostics || [];
+  const diagnostics = await getJson<GetDiagnosticsResponse>(`/api/trials/${trialId}/diagnostics`);
+  const documents: TrialDiagnostic[] = diagnostics.diagnostics;
   const charts = el('div', { id: 'diagnostics-charts' });
   const diagHost = el('section', { id: 'trial-diagnostics' }, el('h3', {}, 'Diagnostics'), charts);
   root.append(diagHost);
@@ -101,8 +101,9 @@ export async function renderTrial(root: HTMLElement, trialId: number, onStop: (s
     renderDiagnostics(charts, `Trial ${trialId}`, documents, num(config?.data?.seq_len), num(trial.final_metric));
     const raw = el('details', { id: 'diagnostics-raw' }, el('summary', {}, `The documents as stored (${documents.length})`));
     for (const d of documents) {
-      raw.append(el('details', {}, el('summary', {}, `${d.name} (step ${d.step}${num(d.layer) >= 0 ? ', layer ' + d.layer : ''}${num(d.head) >= 0 ? ', head ' + d.head : ''})`),
-        el('pre', {}, JSON.stringify(d.json, null, 2).slice(0, 20000))));
+      const { name, step, layer, head, ...document } = d;
+      raw.append(el('details', {}, el('summary', {}, `${name} (step ${step}${num(layer) >= 0 ? ', layer ' + layer : ''}${num(head) >= 0 ? ', head ' + head : ''})`),
+        el('pre', {}, JSON.stringify(document, null, 2).slice(0, 20000))));
     }
     diagHost.append(raw);
   }
