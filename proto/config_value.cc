@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <limits>
+#include <utility>
+#include <vector>
 
 namespace rung::wire {
 
@@ -65,6 +67,22 @@ nlohmann::json FromConfigValue(const v1::ConfigValue& value) {
     default:
       return nullptr;
   }
+}
+
+bool ConfigValueDeeperThan(const v1::ConfigValue& value, int max_depth) {
+  std::vector<std::pair<const v1::ConfigValue*, int>> pending = {{&value, 0}};
+  while (!pending.empty()) {
+    const auto [current, depth] = pending.back();
+    pending.pop_back();
+    if (current->kind_case() == v1::ConfigValue::kList) {
+      if (depth + 1 > max_depth) return true;
+      for (const v1::ConfigValue& element : current->list().values()) pending.emplace_back(&element, depth + 1);
+    } else if (current->kind_case() == v1::ConfigValue::kObject) {
+      if (depth + 1 > max_depth) return true;
+      for (const v1::ConfigEntry& entry : current->object().entries()) pending.emplace_back(&entry.value(), depth + 1);
+    }
+  }
+  return false;
 }
 
 void ToConfigEntries(const nlohmann::json& object, google::protobuf::RepeatedPtrField<v1::ConfigEntry>* entries) {

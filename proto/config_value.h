@@ -28,6 +28,11 @@ nlohmann::json FromConfigValue(const v1::ConfigValue& value);
 void ToConfigEntries(const nlohmann::json& object, google::protobuf::RepeatedPtrField<v1::ConfigEntry>* entries);
 v1::ConfigObject ToConfigObject(const nlohmann::json& object);
 
+// Whether `value` nests lists and objects deeper than `max_depth` levels (a list or an object is one;
+// records::JsonDeeperThan's count for the JSON it stands for). Without recursion: a message built in
+// memory may nest deeper than any parser would let it.
+bool ConfigValueDeeperThan(const v1::ConfigValue& value, int max_depth);
+
 // Entries as a JSON object (a key repeated: the last one wins).
 nlohmann::json FromConfigEntries(const google::protobuf::RepeatedPtrField<v1::ConfigEntry>& entries);
 nlohmann::json FromConfigObject(const v1::ConfigObject& object);

@@ -10,6 +10,8 @@
 #include <google/protobuf/message.h>
 #include <nlohmann/json.hpp>
 
+#include "proto/config_value.h"
+
 namespace rung::wire {
 namespace {
 
@@ -41,7 +43,11 @@ void SetValue(const Value& value, const FieldDescriptor* field, Message* message
   } else if constexpr (std::is_same_v<Value, std::string>) {
     reflection->SetString(message, field, value);
   } else if constexpr (std::is_same_v<Value, JsonText>) {
-    reflection->SetString(message, field, value.text);
+    // A JSON value (ConfigValue); none for an empty document. The text is the JSON a record decoded.
+    if (value.empty()) return;
+    const nlohmann::json document = nlohmann::json::parse(value.text, nullptr, /*allow_exceptions=*/false);
+    reflection->MutableMessage(message, field)
+        ->CopyFrom(ToConfigValue(document.is_discarded() ? nlohmann::json(value.text) : document));
   } else {
     WriteStruct(value, reflection->MutableMessage(message, field));
   }
@@ -87,14 +93,16 @@ void WriteStruct(const Struct& value, Message* message) {
 template <class Struct>
 Status ReadStruct(const Message& message, const std::string& path, Struct* value);
 
-Status CheckJson(const std::string& text, const std::string& path) {
-  if (text.empty()) return Status::Ok();
-  if (records::JsonDeeperThan(text, records::kMaxJsonTextDepth)) {
+// A JSON value's text; INVALID_ARGUMENT for one nested deeper than records::kMaxJsonTextDepth (writing
+// it again would recurse that deep).
+Status ReadJsonValue(const Message& message, const std::string& path, JsonText* value) {
+  const auto& json_value = static_cast<const v1::ConfigValue&>(message);
+  if (ConfigValueDeeperThan(json_value, records::kMaxJsonTextDepth)) {
     return Status::InvalidArgument("field '" + path + "' nests deeper than " +
                                    std::to_string(records::kMaxJsonTextDepth) + " levels");
   }
-  if (nlohmann::json::accept(text)) return Status::Ok();
-  return Status::InvalidArgument("field '" + path + "' must hold a JSON document");
+  value->text = FromConfigValue(json_value).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return Status::Ok();
 }
 
 template <class Value>
@@ -109,8 +117,9 @@ Status GetValue(const Message& message, const FieldDescriptor* field, const std:
   } else if constexpr (std::is_same_v<Value, std::string>) {
     *value = reflection->GetString(message, field);
   } else if constexpr (std::is_same_v<Value, JsonText>) {
-    value->text = reflection->GetString(message, field);
-    return CheckJson(value->text, path);
+    value->text.clear();
+    if (!reflection->HasField(message, field)) return Status::Ok();
+    return ReadJsonValue(reflection->GetMessage(message, field), path, value);
   } else {
     return ReadStruct(reflection->GetMessage(message, field), path, value);
   }
@@ -194,9 +203,7 @@ constexpr FieldDescriptor::CppType CppTypeOf() {
   if constexpr (std::is_same_v<Value, int64_t>) return FieldDescriptor::CPPTYPE_INT64;
   if constexpr (std::is_same_v<Value, double>) return FieldDescriptor::CPPTYPE_DOUBLE;
   if constexpr (std::is_same_v<Value, bool>) return FieldDescriptor::CPPTYPE_BOOL;
-  if constexpr (std::is_same_v<Value, std::string> || std::is_same_v<Value, JsonText>) {
-    return FieldDescriptor::CPPTYPE_STRING;
-  }
+  if constexpr (std::is_same_v<Value, std::string>) return FieldDescriptor::CPPTYPE_STRING;
   return FieldDescriptor::CPPTYPE_MESSAGE;
 }
 
@@ -229,6 +236,11 @@ void CheckMember(const FieldDescriptor* field, bool repeated, bool presence, con
       return;
     }
     CheckMember<typename Value::value_type>(row->field(0), true, false, path + "[]", differences);
+  } else if constexpr (std::is_same_v<Value, JsonText>) {  // a JSON value
+    if (field->message_type() != v1::ConfigValue::descriptor()) {
+      differences->push_back(path + ": a JsonText in the header; the proto field must be a ConfigValue, not " +
+                             field->message_type()->full_name());
+    }
   } else if constexpr (CppTypeOf<Value>() == FieldDescriptor::CPPTYPE_MESSAGE) {
     CheckStruct<Value>(field->message_type(), path, differences);
   }

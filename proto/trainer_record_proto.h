@@ -7,8 +7,8 @@
 // test of this file calls it, so they cannot drift apart).
 //
 // Field mapping: int64_t <-> int64, double <-> double, bool <-> bool, std::string <-> string,
-// JsonText <-> string (the document's text; FromProto refuses one that is not JSON or nests deeper
-// than records::kMaxJsonTextDepth), std::optional<T> <-> `optional` T (presence kept),
+// JsonText <-> ConfigValue (the JSON value the text stands for, unset for an empty one; FromProto
+// refuses one that nests deeper than records::kMaxJsonTextDepth), std::optional<T> <-> `optional` T (presence kept),
 // std::vector<T> <-> repeated T, a struct with Fields() <-> the message of its field,
 // std::vector<std::vector<T>> <-> repeated DoubleRow (a message of one repeated T).
 //
@@ -27,8 +27,8 @@ namespace rung::wire {
 
 v1::TrainerRecord ToProto(const records::TrainerRecord& record);
 
-// INVALID_ARGUMENT for a message that holds no record, or a JSON document field that is not JSON
-// (the message names the record and the field).
+// INVALID_ARGUMENT for a message that holds no record, or a JSON value nested deeper than
+// records::kMaxJsonTextDepth (the message names the record and the field).
 StatusOr<records::TrainerRecord> FromProto(const v1::TrainerRecord& record);
 
 // OK when every record's fields and its proto message's fields match one to one, by name and

@@ -354,8 +354,10 @@ std::string EncodeRecord(const TrainerRecord& record);
 // document, one level more. JSON is written again recursively (the worker's re-encoding, the
 // coordinator's store), so a document nested a hundred thousand levels deep would overflow the
 // stack of whoever writes it; records are a few levels deep. DecodeRecord and the wire
-// (proto/trainer_record_proto.h) refuse deeper ones.
-inline constexpr int kMaxJsonTextDepth = 64;
+// (proto/trainer_record_proto.h) refuse deeper ones. On the wire a JSON level is two messages
+// (ConfigValue, ConfigList), and protobuf parses at most 100 nested messages: 32 levels leave room
+// for the request around them.
+inline constexpr int kMaxJsonTextDepth = 32;
 
 // Whether `text` nests arrays and objects deeper than `max_depth` levels ("[]" is one; brackets in
 // strings do not count). Linear, without recursion; `text` need not be valid JSON.

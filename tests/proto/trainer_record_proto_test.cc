@@ -87,26 +87,49 @@ TEST(TrainerRecordProto, OptionalFieldsKeepTheirPresence) {
   EXPECT_EQ(std::get<records::StepRecord>(*back).val_loss, 0.0);
 }
 
-TEST(TrainerRecordProto, AnEmptyMessageOrABadDocumentIsRefused) {
+TEST(TrainerRecordProto, AnEmptyMessageIsRefused) {
   EXPECT_THAT(FromProto(v1::TrainerRecord()).status().message(), HasSubstr("holds no record"));
-  v1::TrainerRecord message;
-  message.mutable_provenance()->set_config("{not json");
-  EXPECT_THAT(FromProto(message).status().message(), HasSubstr("provenance.config"));
+}
+
+// `depth` lists nested in `value`: [[[...]]].
+void Nest(int depth, v1::ConfigValue* value) {
+  for (int level = 0; level < depth; ++level) value = value->mutable_list()->add_values();
+  value->set_integer(1);
 }
 
 // Fuzzing found it (docs/fuzzing.md): a diagnostics payload nested a million levels deep was
 // accepted (json::accept does not recurse) and overflowed the coordinator's stack when the store
-// wrote it again. The payloads are typed now; the provenance's documents are still JSON text.
+// wrote it again. The payloads are typed now; the provenance's documents travel as JSON values,
+// and one nested deeper than the records allow is refused before anyone writes it again.
 TEST(TrainerRecordProto, ADocumentNestedDeeperThanTheLimitIsRefused) {
   v1::TrainerRecord message;
-  message.mutable_provenance()->set_config(std::string(1'000'000, '[') + std::string(1'000'000, ']'));
+  Nest(records::kMaxJsonTextDepth + 1, message.mutable_provenance()->mutable_config());
   StatusOr<records::TrainerRecord> record = FromProto(message);
   ASSERT_FALSE(record.ok());
   EXPECT_EQ(record.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(record.status().message(), HasSubstr("provenance.config' nests deeper than 64 levels"));
-  message.mutable_provenance()->set_config(std::string(records::kMaxJsonTextDepth, '[') +
-                                           std::string(records::kMaxJsonTextDepth, ']'));
-  EXPECT_TRUE(FromProto(message).ok());
+  EXPECT_THAT(record.status().message(), HasSubstr("provenance.config' nests deeper than 32 levels"));
+  message.mutable_provenance()->clear_config();
+  Nest(records::kMaxJsonTextDepth, message.mutable_provenance()->mutable_config());
+  record = FromProto(message);
+  ASSERT_TRUE(record.ok()) << record.status().ToString();
+  EXPECT_EQ(std::get<records::ProvenanceRecord>(*record).config.text,
+            std::string(records::kMaxJsonTextDepth, '[') + "1" + std::string(records::kMaxJsonTextDepth, ']'));
+}
+
+// A provenance's documents cross as JSON values: their types kept, an empty one unset.
+TEST(TrainerRecordProto, AProvenancesDocumentsTravelAsJsonValues) {
+  records::ProvenanceRecord provenance;
+  provenance.config.text = R"({"seed":0,"train":{"lr":0.001,"schedule":"cosine"}})";
+  provenance.parameters.text = R"({"nonembedding":1024})";
+  const v1::TrainerRecord message = ToProto(provenance);
+  EXPECT_EQ(message.provenance().config().object().entries(0).key(), "seed");
+  EXPECT_EQ(message.provenance().config().object().entries(0).value().integer(), 0) << "an integer, not a number";
+  EXPECT_EQ(message.provenance().parameters().object().entries(0).value().integer(), 1024);
+  EXPECT_FALSE(message.provenance().has_blas()) << "no document: unset";
+  StatusOr<records::TrainerRecord> back = FromProto(message);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(std::get<records::ProvenanceRecord>(*back).config.text, provenance.config.text);
+  EXPECT_TRUE(std::get<records::ProvenanceRecord>(*back).blas.empty());
 }
 
 // The payload messages the coordinator sends (TrialDiagnostic) agree with the structs field for

@@ -831,7 +831,7 @@ TEST_F(CoordinatorServiceTest, ASourceTrialResolvesToTheCheckpointFolderOfItsSuc
 // wire's JSON check (json::accept does not recurse), and the store's writing it again overflowed the
 // coordinator's stack: any holder of the worker token could crash it. Now INVALID_ARGUMENT, naming
 // the field, and the coordinator goes on serving. (The payloads are typed since protocol 4; the
-// provenance's documents are the JSON text left.)
+// provenance's documents travel as JSON values, refused past the records' depth.)
 TEST_F(CoordinatorServiceTest, ReportMetricsRefusesADocumentNestedTooDeep) {
   std::optional<v1::TrialLease> lease = OneTrialLeasedToW1AfterAReport();
   ASSERT_TRUE(lease.has_value());
@@ -840,12 +840,12 @@ TEST_F(CoordinatorServiceTest, ReportMetricsRefusesADocumentNestedTooDeep) {
   request.set_trial_id(lease->trial_id());
   request.set_attempt(lease->attempt());
   request.mutable_batch()->set_sequence(2);
-  v1::ProvenanceRecord* provenance = request.mutable_batch()->add_stdout()->mutable_record()->mutable_provenance();
-  provenance->set_config(std::string(1'000'000, '[') + std::string(1'000'000, ']'));
+  v1::ConfigValue* deep = request.mutable_batch()->add_stdout()->mutable_record()->mutable_provenance()->mutable_config();
+  for (int level = 0; level <= records::kMaxJsonTextDepth; ++level) deep = deep->mutable_list()->add_values();
   v1::ReportMetricsResponse response;
   const grpc::Status status = workers_->ReportMetrics(ContextWithToken(worker_token_).get(), request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(status.error_message(), HasSubstr("provenance.config' nests deeper than 64 levels"));
+  EXPECT_THAT(status.error_message(), HasSubstr("provenance.config' nests deeper than 32 levels"));
   EXPECT_TRUE(Report("w1", *lease, 2, {StepRecord(6, 2.4)}).ok());
 }
 

@@ -7,17 +7,6 @@ import { renderDiagnostics } from './diagnostics_charts';
 import { el, hashParams, setHashParam, stateName, timeText } from './format';
 import type { GetDiagnosticsResponse, GetLearnedParametersResponse, LogEntry, Sweep, Trial, TrialDiagnostic } from 'rung-wire';
 
-// The provenance record; its documents (BLAS, data, parameter counts, config) travel as JSON text.
-function provenanceText(provenance: object): string {
-  const shown: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(provenance)) {
-    let document: unknown = value;
-    if (typeof value === 'string' && value.startsWith('{')) { try { document = JSON.parse(value); } catch { /* as text */ } }
-    shown[key] = document;
-  }
-  return JSON.stringify(shown, null, 2);
-}
-
 export async function renderTrial(root: HTMLElement, trialId: number, onStop: (stop: () => void) => void): Promise<void> {
   const trial = await getJson<Trial>(`/api/trials/${trialId}`);
   const sweep = await getJson<Sweep>(`/api/sweeps/${trial.sweep_id}`);
@@ -119,5 +108,5 @@ export async function renderTrial(root: HTMLElement, trialId: number, onStop: (s
   root.append(el('section', {}, el('h3', {}, 'Attempts'), attempts),
     el('section', { className: 'two' },
       el('div', {}, el('h3', {}, 'Config (resolved)'), el('pre', { id: 'config' }, JSON.stringify(trial.config || {}, null, 2))),
-      el('div', {}, el('h3', {}, 'Provenance'), el('pre', { id: 'provenance' }, provenance ? provenanceText(provenance.provenance) : '(not reported yet)'))));
+      el('div', {}, el('h3', {}, 'Provenance'), el('pre', { id: 'provenance' }, provenance ? JSON.stringify(provenance.provenance, null, 2) : '(not reported yet)'))));
 }
