@@ -2,6 +2,7 @@
 #include "coordinator/cli/diag_command.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -51,10 +52,36 @@ struct DiagOptions {
   int draws = 16;
 };
 
-// The failure-mode statistics of core/diagnostics/failure_modes.h, in the order the table shows them.
-constexpr const char* kFailureStatistics[] = {"position_inversion", "position_inversion_deviation",
-                                              "position_aliasing_fraction", "position_aliasing_pairs",
-                                              "token_inversion", "token_aliasing"};
+// The failure-mode statistics of core/diagnostics/failure_modes.h, in the order the table shows them: as a
+// trained head's entry, a Gaussian row and a row of the figures hold each.
+struct FailureStatistic {
+  const char* name;
+  double records::HeadFailureModes::*head;
+  double FailureModeRow::*gaussian;
+  double plot::FailureModeSummary::*summary;
+};
+constexpr FailureStatistic kFailureStatistics[] = {
+    {"position_inversion", &records::HeadFailureModes::position_inversion, &FailureModeRow::position_inversion,
+     &plot::FailureModeSummary::position_inversion},
+    {"position_inversion_deviation", &records::HeadFailureModes::position_inversion_deviation,
+     &FailureModeRow::position_inversion_deviation, &plot::FailureModeSummary::position_inversion_deviation},
+    {"position_aliasing_fraction", &records::HeadFailureModes::position_aliasing_fraction,
+     &FailureModeRow::position_aliasing_fraction, &plot::FailureModeSummary::position_aliasing_fraction},
+    {"position_aliasing_pairs", &records::HeadFailureModes::position_aliasing_pairs,
+     &FailureModeRow::position_aliasing_pairs, &plot::FailureModeSummary::position_aliasing_pairs},
+    {"token_inversion", &records::HeadFailureModes::token_inversion, &FailureModeRow::token_inversion,
+     &plot::FailureModeSummary::token_inversion},
+    {"token_aliasing", &records::HeadFailureModes::token_aliasing, &FailureModeRow::token_aliasing,
+     &plot::FailureModeSummary::token_aliasing},
+};
+
+// A row of the failure-mode table: the figures' summary, and what it is a mean over.
+struct FailureModesRow {
+  plot::FailureModeSummary summary;
+  int64_t heads = 0;     // a trial's row: the heads averaged
+  int64_t head_dim = 0;  // the Gaussian reference's: its head dimension and draws
+  int64_t draws = 0;
+};
 
 // The longest row or context `rung diag` builds itself (--n, the Gaussian reference beside a trial).
 constexpr int64_t kMaxSyntheticLength = int64_t{1} << 20;
@@ -75,19 +102,11 @@ std::string Shown(const std::optional<int64_t>& value) { return value ? std::to_
 json Json(const std::optional<double>& value) { return value ? NumberOrNull(*value) : json(); }
 json Json(const std::optional<int64_t>& value) { return value ? json(*value) : json(); }
 
-// A failure-mode statistic of a row built here (the trial's or the Gaussian reference's); "-" without one.
-std::string Shown(const json& value, int digits) { return value.is_number() ? Shown(value.get<double>(), digits) : "-"; }
-
-// The statistics of one entry, by name, in kFailureStatistics' order.
-std::vector<double> FailureStatistics(const records::HeadFailureModes& entry) {
-  return {entry.position_inversion,         entry.position_inversion_deviation, entry.position_aliasing_fraction,
-          entry.position_aliasing_pairs,    entry.token_inversion,              entry.token_aliasing};
-}
-
-// A trial's heads averaged per (M, precision), as rows of sweeps/plot/failure_modes_plot.h.
-json TrialFailureModeRows(const records::AttentionDiagnostics& attention, const std::string& source) {
-  std::map<std::pair<int64_t, std::string>, std::vector<std::pair<double, int64_t>>> sums;
+// A trial's heads averaged per (M, precision), each statistic over the heads that measured it.
+std::vector<FailureModesRow> TrialFailureModeRows(const records::AttentionDiagnostics& attention,
+                                                  const std::string& source, double base) {
   constexpr size_t kStatistics = std::size(kFailureStatistics);
+  std::map<std::pair<int64_t, std::string>, std::array<std::pair<double, int64_t>, kStatistics>> sums;
   int64_t heads = 0;
   for (const records::AttentionLayer& layer : attention.layers) {
     for (const records::AttentionHead& head : layer.heads) {
@@ -95,22 +114,26 @@ json TrialFailureModeRows(const records::AttentionDiagnostics& attention, const 
       ++heads;
       for (const records::HeadFailureModes& entry : head.failure_modes) {
         auto& cell = sums[{entry.length, entry.precision}];
-        cell.resize(kStatistics);
-        const std::vector<double> values = FailureStatistics(entry);
         for (size_t i = 0; i < kStatistics; ++i) {
-          if (std::isnan(values[i])) continue;
-          cell[i].first += values[i];
+          const double value = entry.*kFailureStatistics[i].head;
+          if (std::isnan(value)) continue;
+          cell[i].first += value;
           ++cell[i].second;
         }
       }
     }
   }
-  json rows = json::array();
+  std::vector<FailureModesRow> rows;
   for (const auto& [key, statistics] : sums) {
-    json row = {{"source", source}, {"length", key.first}, {"precision", key.second}, {"heads", heads}};
+    FailureModesRow row;
+    row.summary.source = source;
+    row.summary.length = key.first;
+    row.summary.base = base;
+    row.summary.precision = key.second;
+    row.heads = heads;
     for (size_t i = 0; i < kStatistics; ++i) {
       const auto& [sum, count] = statistics[i];
-      row[kFailureStatistics[i]] = count == 0 ? json() : json(sum / static_cast<double>(count));
+      if (count > 0) row.summary.*kFailureStatistics[i].summary = sum / static_cast<double>(count);
     }
     rows.push_back(std::move(row));
   }
@@ -118,25 +141,47 @@ json TrialFailureModeRows(const records::AttentionDiagnostics& attention, const 
 }
 
 // The Gaussian reference over a grid, as rows with source "Gaussian".
-StatusOr<json> GaussianFailureModeRows(const FailureModeGrid& grid) {
+StatusOr<std::vector<FailureModesRow>> GaussianFailureModeRows(const FailureModeGrid& grid) {
   RUNG_ASSIGN_OR_RETURN(std::vector<FailureModeRow> measured, MeasureGaussianFailureModes(grid));
-  json rows = FailureModeRowsToJson(measured);
-  for (json& row : rows) row["source"] = "Gaussian";
+  std::vector<FailureModesRow> rows;
+  for (const FailureModeRow& gaussian : measured) {
+    FailureModesRow row;
+    row.summary.source = "Gaussian";
+    row.summary.length = gaussian.length;
+    row.summary.base = gaussian.base;
+    row.summary.precision = PrecisionName(gaussian.precision);
+    row.head_dim = gaussian.head_dim;
+    row.draws = gaussian.draws;
+    for (const FailureStatistic& statistic : kFailureStatistics) {
+      row.summary.*statistic.summary = gaussian.*statistic.gaussian;
+    }
+    rows.push_back(std::move(row));
+  }
   return rows;
 }
 
-TextTable FailureModesTable(const json& rows) {
+TextTable FailureModesTable(const std::vector<FailureModesRow>& rows) {
   TextTable table({"source", "M", "base", "precision", "pos_inversion", "|inv-1/2|", "pos_aliasing", "alias_pairs",
                    "token_inversion", "token_aliasing"});
-  for (const json& row : rows) {
-    table.AddRow({row.value("source", std::string()), Shown(row.value("length", json()), 8),
-                  Shown(row.value("base", json()), 6), row.value("precision", std::string()),
-                  Shown(row.value("position_inversion", json()), 3),
-                  Shown(row.value("position_inversion_deviation", json()), 3),
-                  Shown(row.value("position_aliasing_fraction", json()), 3),
-                  Shown(row.value("position_aliasing_pairs", json()), 4), Shown(row.value("token_inversion", json()), 3),
-                  Shown(row.value("token_aliasing", json()), 4)},
-                 row);
+  for (const FailureModesRow& row : rows) {
+    const plot::FailureModeSummary& summary = row.summary;
+    json fields = {{"source", summary.source},
+                   {"length", summary.length},
+                   {"base", NumberOrNull(summary.base)},
+                   {"precision", summary.precision}};
+    if (row.heads > 0) fields["heads"] = row.heads;
+    if (row.draws > 0) {
+      fields["head_dim"] = row.head_dim;
+      fields["draws"] = row.draws;
+    }
+    for (const FailureStatistic& statistic : kFailureStatistics) {
+      fields[statistic.name] = NumberOrNull(summary.*statistic.summary);
+    }
+    table.AddRow({summary.source, Shown(summary.length), Shown(summary.base, 6), summary.precision,
+                  Shown(summary.position_inversion, 3), Shown(summary.position_inversion_deviation, 3),
+                  Shown(summary.position_aliasing_fraction, 3), Shown(summary.position_aliasing_pairs, 4),
+                  Shown(summary.token_inversion, 3), Shown(summary.token_aliasing, 4)},
+                 fields);
   }
   return table;
 }
@@ -153,12 +198,14 @@ int ReportPlotFiles(const StatusOr<std::vector<std::string>>& files) {
 }
 
 // Writes the failure-mode figures of `rows` into options.plot_dir; the exit code.
-int PlotFailureModes(const json& rows, const DiagOptions& options, const std::string& title) {
+int PlotFailureModes(const std::vector<FailureModesRow>& rows, const DiagOptions& options, const std::string& title) {
   plot::DiagnosticsPlotOptions plot_options;
   plot_options.out_dir = options.plot_dir;
   plot_options.gnuplot = options.gnuplot;
   plot_options.title = title;
-  return ReportPlotFiles(plot::WriteFailureModePlots(rows, plot_options));
+  std::vector<plot::FailureModeSummary> summaries;
+  for (const FailureModesRow& row : rows) summaries.push_back(row.summary);
+  return ReportPlotFiles(plot::WriteFailureModePlots(summaries, plot_options));
 }
 
 // "0.61 ± 0.02"; "-" without a value.
@@ -307,7 +354,7 @@ int RunSyntheticFailureModes(const DiagOptions& options) {
   grid.head_dim = options.head_dim;
   grid.draws = options.draws;
   grid.seed = options.seed;
-  StatusOr<json> rows = GaussianFailureModeRows(grid);
+  StatusOr<std::vector<FailureModesRow>> rows = GaussianFailureModeRows(grid);
   if (!rows.ok()) {
     std::cerr << "rung diag: " << rows.status().message() << "\n";
     return kUsage;
@@ -532,12 +579,13 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
     std::string table = options.table;
     if (table.empty()) table = options.format == "table" ? "all" : "heads";
     // The failure modes of the trial's heads, then the Gaussian reference at its M, head dimension, base.
-    json failure_rows = TrialFailureModeRows(*attention, "trial " + std::to_string(options.trial_id));
+    std::vector<FailureModesRow> failure_rows =
+        TrialFailureModeRows(*attention, "trial " + std::to_string(options.trial_id), base);
     if (!failure_rows.empty()) {
       FailureModeGrid grid;
       // The trainer's contexts, within what the CLI measures itself (--n's range, 64 of them at most).
-      for (const json& row : failure_rows) {
-        const int64_t length = row.value("length", int64_t{0});
+      for (const FailureModesRow& row : failure_rows) {
+        const int64_t length = row.summary.length;
         if (length >= 2 && length <= kMaxSyntheticLength && grid.lengths.size() < 64 &&
             std::find(grid.lengths.begin(), grid.lengths.end(), length) == grid.lengths.end()) {
           grid.lengths.push_back(length);
@@ -545,11 +593,8 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
       }
       grid.bases = {base};
       grid.head_dim = static_cast<int64_t>(number_at("/model/head_dim", 0.0));
-      StatusOr<json> gaussian = GaussianFailureModeRows(grid);
+      StatusOr<std::vector<FailureModesRow>> gaussian = GaussianFailureModeRows(grid);
       if (gaussian.ok()) failure_rows.insert(failure_rows.end(), gaussian->begin(), gaussian->end());
-      for (json& row : failure_rows) {
-        if (!row.contains("base")) row["base"] = base;
-      }
     }
     if (table == "all" && options.format == "csv") {
       std::cerr << "rung diag: --format csv needs one --table (heads, gaps, regime, beta, milestones, failure_modes, "

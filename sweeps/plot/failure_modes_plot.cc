@@ -14,82 +14,79 @@ namespace rung::plot {
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 struct Mode {
-  const char* name;       // file stem and the statistic's field
-  const char* label;      // y axis
-  bool per_precision;     // a line per precision (else the fp32 rows stand for all)
+  const char* stem;                         // file stem
+  double FailureModeSummary::*statistic;    // what it draws
+  const char* label;                        // y axis
+  bool per_precision;                       // a line per precision (else the fp32 rows stand for all)
   bool log_y;
 };
 
 constexpr Mode kModes[] = {
-    {"position_inversion", "share of (near, far) pairs with S(near) < S(far)", false, false},
-    {"position_aliasing_fraction", "share of distances with an aliasing partner", true, false},
-    {"token_inversion", "share of distances where the two keys' order flips", false, false},
-    {"token_aliasing", "distances where the two keys' rounded scores tie", true, true},
+    {"position_inversion", &FailureModeSummary::position_inversion,
+     "share of (near, far) pairs with S(near) < S(far)", false, false},
+    {"position_aliasing", &FailureModeSummary::position_aliasing_fraction,
+     "share of distances with an aliasing partner", true, false},
+    {"token_inversion", &FailureModeSummary::token_inversion, "share of distances where the two keys' order flips",
+     false, false},
+    {"token_aliasing", &FailureModeSummary::token_aliasing, "distances where the two keys' rounded scores tie", true,
+     true},
 };
 
 }  // namespace
 
-StatusOr<std::vector<std::string>> WriteFailureModePlots(const json& rows, const DiagnosticsPlotOptions& options) {
-  if (!rows.is_array() || rows.empty()) return Status::InvalidArgument("no failure-mode rows to draw");
-  try {
-    RUNG_RETURN_IF_ERROR(MakeOutputFolder(options.out_dir));
-    const fs::path dir = fs::absolute(options.out_dir);
-    std::ostringstream script;
-    script << "# rung diag: RoPE failure modes of " << options.title << "\n";
-    std::vector<std::string> outputs;
-    for (const Mode& mode : kModes) {
-      // One series per (source, base, precision): M against the statistic, ascending M.
-      std::map<std::tuple<std::string, double, std::string>, std::map<double, double>> series;
-      std::set<double> bases;
-      for (const json& row : rows) {
-        if (row.value("base", json()).is_number()) bases.insert(row["base"].get<double>());
-      }
-      for (const json& row : rows) {
-        const std::string precision = row.value("precision", std::string());
-        if (!mode.per_precision && precision != "fp32") continue;
-        const json& value = row.value(mode.name, json());
-        const json& length = row.value("length", json());
-        if (!value.is_number() || !length.is_number()) continue;
-        const json& base = row.value("base", json());
-        series[{row.value("source", std::string()), base.is_number() ? base.get<double>() : 0.0,
-                mode.per_precision ? precision : ""}][length.get<double>()] = value.get<double>();
-      }
-      if (series.empty()) continue;
-      const std::string stem = mode.name == std::string("position_aliasing_fraction") ? "position_aliasing" : mode.name;
-      std::ostringstream data;
-      std::vector<std::string> titles;
-      std::vector<bool> dashed;
-      for (const auto& [key, points] : series) {
-        const auto& [source, base, precision] = key;
-        data << "# " << source << " " << base << " " << precision << "\n";
-        for (const auto& [m, value] : points) data << Format("%.10g", m) << " " << Format("%.10g", value) << "\n";
-        data << "\n\n";
-        titles.push_back(source + (bases.size() > 1 ? " b=" + Format("%g", base) : "") +
-                         (precision.empty() ? "" : " " + precision));
-        dashed.push_back(source == "Gaussian");
-      }
-      RUNG_RETURN_IF_ERROR(WriteFileAtomically((dir / (stem + ".dat")).string(), {data.str()}));
-      script << "reset\nset encoding utf8\nset border lw 1.2\nset grid lc rgb '#dddddd'\nset title "
-             << DoubleQuote(EnhancedLiteral(options.title + ": " + stem)) << "\nset logscale x 2\n"
-             << (mode.log_y ? "set logscale y\n" : "") << "set xlabel 'context length M'\nset ylabel "
-             << Quote(mode.label) << "\nset key outside right top noenhanced\nplot ";
-      for (size_t i = 0; i < titles.size(); ++i) {
-        script << (i ? ", \\\n  " : "") << Quote((dir / (stem + ".dat")).string()) << " index " << i
-               << " using 1:2 with linespoints lw 2 pt 7 " << (dashed[i] ? "dt 2 " : "") << "title " << Quote(titles[i]);
-      }
-      script << "\n" << SvgAndPngOutputs((dir / stem).string(), options.width, options.height);
-      outputs.push_back(stem + ".svg");
-      outputs.push_back(stem + ".png");
-    }
-    if (outputs.empty()) return Status::InvalidArgument("the failure-mode rows hold no statistic to draw");
-    return RenderGnuplot(options.gnuplot, dir.string(), "failure_modes.gp", script.str(), outputs);
-  } catch (const json::exception& error) {
-    return Status::InvalidArgument(std::string("the failure-mode rows are not in the form rung writes them: ") +
-                                   error.what());
+StatusOr<std::vector<std::string>> WriteFailureModePlots(const std::vector<FailureModeSummary>& rows,
+                                                         const DiagnosticsPlotOptions& options) {
+  if (rows.empty()) return Status::InvalidArgument("no failure-mode rows to draw");
+  RUNG_RETURN_IF_ERROR(MakeOutputFolder(options.out_dir));
+  const fs::path dir = fs::absolute(options.out_dir);
+  std::ostringstream script;
+  script << "# rung diag: RoPE failure modes of " << options.title << "\n";
+  std::vector<std::string> outputs;
+  std::set<double> bases;
+  for (const FailureModeSummary& row : rows) {
+    if (std::isfinite(row.base)) bases.insert(row.base);
   }
+  for (const Mode& mode : kModes) {
+    // One series per (source, base, precision): M against the statistic, ascending M.
+    std::map<std::tuple<std::string, double, std::string>, std::map<double, double>> series;
+    for (const FailureModeSummary& row : rows) {
+      if (!mode.per_precision && row.precision != "fp32") continue;
+      const double value = row.*mode.statistic;
+      if (!std::isfinite(value)) continue;
+      series[{row.source, std::isfinite(row.base) ? row.base : 0.0, mode.per_precision ? row.precision : ""}]
+            [static_cast<double>(row.length)] = value;
+    }
+    if (series.empty()) continue;
+    const std::string stem = mode.stem;
+    std::ostringstream data;
+    std::vector<std::string> titles;
+    std::vector<bool> dashed;
+    for (const auto& [key, points] : series) {
+      const auto& [source, base, precision] = key;
+      data << "# " << source << " " << base << " " << precision << "\n";
+      for (const auto& [m, value] : points) data << Format("%.10g", m) << " " << Format("%.10g", value) << "\n";
+      data << "\n\n";
+      titles.push_back(source + (bases.size() > 1 ? " b=" + Format("%g", base) : "") +
+                       (precision.empty() ? "" : " " + precision));
+      dashed.push_back(source == "Gaussian");
+    }
+    RUNG_RETURN_IF_ERROR(WriteFileAtomically((dir / (stem + ".dat")).string(), {data.str()}));
+    script << "reset\nset encoding utf8\nset border lw 1.2\nset grid lc rgb '#dddddd'\nset title "
+           << DoubleQuote(EnhancedLiteral(options.title + ": " + stem)) << "\nset logscale x 2\n"
+           << (mode.log_y ? "set logscale y\n" : "") << "set xlabel 'context length M'\nset ylabel "
+           << Quote(mode.label) << "\nset key outside right top noenhanced\nplot ";
+    for (size_t i = 0; i < titles.size(); ++i) {
+      script << (i ? ", \\\n  " : "") << Quote((dir / (stem + ".dat")).string()) << " index " << i
+             << " using 1:2 with linespoints lw 2 pt 7 " << (dashed[i] ? "dt 2 " : "") << "title " << Quote(titles[i]);
+    }
+    script << "\n" << SvgAndPngOutputs((dir / stem).string(), options.width, options.height);
+    outputs.push_back(stem + ".svg");
+    outputs.push_back(stem + ".png");
+  }
+  if (outputs.empty()) return Status::InvalidArgument("the failure-mode rows hold no statistic to draw");
+  return RenderGnuplot(options.gnuplot, dir.string(), "failure_modes.gp", script.str(), outputs);
 }
 
 }  // namespace rung::plot

@@ -8,22 +8,36 @@
 //   token_inversion.{svg,png}     the share of distances where two keys' order flips (one line per source)
 //   token_aliasing.{svg,png}      the number of distances where two keys' rounded scores tie, per precision
 //   failure_modes.gp, *.dat, gnuplot.log
-// Rows: objects with "source" (a label, e.g. "trial 12" or "Gaussian"), "length", "precision" and the
-// statistics of core/diagnostics/failure_modes.h by name (null where undefined).
-// INVALID_ARGUMENT without rows, else the errors of RenderGnuplot.
+// INVALID_ARGUMENT without rows or without a statistic to draw, else the errors of RenderGnuplot.
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/common/status.h"
 #include "sweeps/plot/diagnostics_plot.h"
 
 namespace rung::plot {
 
-StatusOr<std::vector<std::string>> WriteFailureModePlots(const nlohmann::json& rows,
+// One row of the figures (and of `rung diag --table failure_modes`): a source's means of the statistics
+// of core/diagnostics/failure_modes.h at one context M and precision; NaN where one is undefined.
+struct FailureModeSummary {
+  static constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+  std::string source;     // a label, e.g. "trial 12" or "Gaussian"
+  int64_t length = 0;     // the context M
+  double base = kNone;    // RoPE's base b
+  std::string precision;  // bf16 | fp16 | fp32
+  double position_inversion = kNone;
+  double position_inversion_deviation = kNone;
+  double position_aliasing_fraction = kNone;
+  double position_aliasing_pairs = kNone;
+  double token_inversion = kNone;
+  double token_aliasing = kNone;
+};
+
+StatusOr<std::vector<std::string>> WriteFailureModePlots(const std::vector<FailureModeSummary>& rows,
                                                          const DiagnosticsPlotOptions& options);
 
 }  // namespace rung::plot
