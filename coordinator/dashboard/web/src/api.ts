@@ -1,6 +1,7 @@
 // The dashboard server's JSON endpoints (coordinator/dashboard/dashboard_api.h) and live updates.
 // T: what the endpoint sends, mostly a message of the wire (module 'rung-wire', generated from
 // proto/rung.proto at build time).
+import type { SweepUpdate } from 'rung-wire';
 export async function getJson<T = any>(path: string): Promise<T> {
   const response = await fetch(path, { credentials: 'same-origin' });
   const body = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
@@ -10,17 +11,25 @@ export async function getJson<T = any>(path: string): Promise<T> {
 
 // A control request: X-Rung-Control proves to the server that it comes from this page (another
 // site's page cannot add the header without a CORS preflight, which the server never grants).
-export async function postJson(path: string): Promise<any> {
+export async function postJson<T = unknown>(path: string): Promise<T> {
   const response = await fetch(path, { method: 'POST', credentials: 'same-origin', headers: { 'X-Rung-Control': '1' } });
   const body = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
   if (!response.ok) throw new Error(body.error || `HTTP ${response.status}`);
   return body;
 }
 
+// The points of a metric as they land (coordinator/dashboard/sweep_events.cc, event "metrics"): each
+// [trial_id, step, tokens, flops, wall_time, value] (value null for NaN); resync: some were missed.
+export interface MetricsEvent {
+  metric: string;
+  arrivals: [number, number, number, number, number, number | null][];
+  resync: boolean;
+}
+
 // Follows a sweep's updates (server-sent events: trial states, and the points of `metric` as they
 // land); returns the function that stops following.
-export function followSweep(sweepId: number, metric: string, onUpdate: (update: any) => void,
-                            onMetrics: (metrics: any) => void, onEnd: () => void): () => void {
+export function followSweep(sweepId: number, metric: string, onUpdate: (update: SweepUpdate) => void,
+                            onMetrics: (metrics: MetricsEvent) => void, onEnd: () => void): () => void {
   const source = new EventSource(`/api/sweeps/${sweepId}/events?metric=${encodeURIComponent(metric)}`);
   source.addEventListener('update', (event) => onUpdate(JSON.parse((event as MessageEvent).data)));
   source.addEventListener('metrics', (event) => onMetrics(JSON.parse((event as MessageEvent).data)));

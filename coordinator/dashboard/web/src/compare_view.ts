@@ -13,12 +13,12 @@ import { trialInfo } from './sweep_view';
 import type { Aggregation, QueryResultsResponse, Sweep, Trial } from 'rung-wire';
 
 interface Side {
-  sweep: any;
-  trials: any[];
+  sweep: Sweep;
+  trials: Trial[];
   axes: string[];  // its sweep axes but the seed, as dotted keys
 }
 
-function axesOf(trials: any[]): string[] {
+function axesOf(trials: Trial[]): string[] {
   const keys = new Set<string>();
   for (const t of trials) {
     for (const key of Object.keys(t.assignments || {})) if (key !== 'seed') keys.add(key);
@@ -33,7 +33,7 @@ async function groups(side: Side, metric: string, summary: 'best' | 'last'): Pro
   const keys = ['rung_label', ...side.axes];
   const results = await getJson<QueryResultsResponse>(`/api/sweeps/${side.sweep.sweep_id}/results?summary=${summary}&metric=${encodeURIComponent(metric)}&group_by=${keys.map(encodeURIComponent).join(',')}`);
   const column = (name: Aggregation) => (results.aggregations || []).indexOf(name);
-  return (results.rows || []).map((row: any) => {
+  return (results.rows || []).map((row) => {
     const values = (row.group_values || []).map((v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v)));
     const axes: Record<string, string> = {};
     side.axes.forEach((key, i) => (axes[key] = values[i + 1]));
@@ -70,7 +70,7 @@ export async function renderCompare(root: HTMLElement, a: number, b: number): Pr
       ids[which] = Number(select.value);
       const q = location.hash.indexOf('?');
       location.hash = `#/compare/${ids[0]}/${ids[1]}${q < 0 ? '' : location.hash.slice(q)}`;
-    } }, ...sweeps.map((s: any) => el('option', { value: s.sweep_id, selected: num(s.sweep_id) === (which ? b : a) }, `${s.sweep_id}: ${s.name}`)));
+    } }, ...sweeps.map((s) => el('option', { value: s.sweep_id, selected: num(s.sweep_id) === (which ? b : a) }, `${s.sweep_id}: ${s.name}`)));
     return select;
   };
   root.append(el('h2', {}, 'Compare two sweeps'),

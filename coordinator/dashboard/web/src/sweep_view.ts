@@ -8,7 +8,7 @@ import { drawParallel } from './parallel';
 import { eta, progressBar } from './sweeps_view';
 import type { FitReportRow, GetTuningResponse, QueryResultsResponse, StoredFit, Sweep, Trial } from 'rung-wire';
 
-function variantOf(assignments: any): { variant: string; seed: string } {
+function variantOf(assignments: Trial['assignments']): { variant: string; seed: string } {
   const parts: string[] = [];
   let seed = '';
   for (const [key, value] of Object.entries(assignments || {})) {
@@ -19,7 +19,7 @@ function variantOf(assignments: any): { variant: string; seed: string } {
 }
 
 const infos = new Map<string, TrialInfo>();
-function info(trial: any): TrialInfo {
+function info(trial: Trial): TrialInfo {
   const key = `${trial.trial_id}|${trial.rung}|${JSON.stringify(trial.assignments)}`;
   const known = infos.get(key);
   if (known) return known;
@@ -31,7 +31,7 @@ function info(trial: any): TrialInfo {
 // A trial's rung, variant (its axis values but the seed) and seed; shared with the comparison view.
 export const trialInfo = info;
 
-function parse(trial: any): TrialInfo {
+function parse(trial: Trial): TrialInfo {
   const { variant, seed } = variantOf(trial.assignments || {});
   return { trial_id: num(trial.trial_id), rung: num(trial.rung), rung_label: trial.rung_label, variant, seed };
 }
@@ -41,11 +41,11 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
   // once, beside the sweep and its trials; the table takes them when they come.
   const summaryKinds = ['best', 'last'] as const;
   const fetchSummaries = () => Promise.all(summaryKinds.map((summary) => getJson<QueryResultsResponse>(`/api/sweeps/${sweepId}/results?summary=${summary}`)));
-  let firstSummaries: Promise<any[]> | null = fetchSummaries();
+  let firstSummaries: Promise<QueryResultsResponse[]> | null = fetchSummaries();
   firstSummaries.catch(() => {});  // a failure is reported where the table waits for them
   const [sweep0, listed, serverInfo] = await Promise.all([getJson<Sweep>(`/api/sweeps/${sweepId}`), getJson<{ trials: Trial[] }>(`/api/sweeps/${sweepId}/trials`), getJson('/api/info')]);
   let sweep = sweep0;
-  const trials = new Map<number, any>();
+  const trials = new Map<number, Trial>();
   for (const t of listed.trials) trials.set(num(t.trial_id), t);
   document.getElementById('where')!.textContent = ` / ${sweep.name}`;
   const params = hashParams();
@@ -62,7 +62,7 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
       const message = el('span', { className: 'note', id: 'control-message' });
       const act = (action: string) => el('button', { 'data-action': action, onclick: async () => {
         if (action === 'cancel' && !confirm(`Cancel sweep ${sweep.name}?`)) return;
-        try { sweep = await postJson(`/api/sweeps/${sweepId}/${action}`); renderHeader(); } catch (e: any) { message.textContent = e.message; }
+        try { sweep = await postJson<Sweep>(`/api/sweeps/${sweepId}/${action}`); renderHeader(); } catch (e: any) { message.textContent = e.message; }
       } }, action);
       header.append(el('div', { className: 'controls' }, act('pause'), act('resume'), act('retry'), act('cancel'), message));
     }
@@ -81,7 +81,7 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
     for (const [rung, label] of rungs) {
       const row = el('tr', {}, el('th', {}, label));
       for (const v of variants) {
-        const counts: any = { total: 0 };
+        const counts: Record<string, number> = { total: 0 };
         for (const t of all) if (num(t.rung) === rung && info(t).variant === v) { const s = stateName(t.state); counts[s] = (counts[s] || 0) + 1; counts.total++; }
         row.append(el('td', {}, progressBar(counts), el('small', {}, `${counts.succeeded || 0}/${counts.total} done${counts.running ? `, ${counts.running} running` : ''}${counts.failed ? `, ${counts.failed} failed` : ''}`)));
       }
@@ -143,7 +143,7 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
     });
   };
   const tableState = { sort: params.get('sort') || 'index', desc: params.get('desc') === '1', state: params.get('state') || '', filter: params.get('filter') || '' };
-  const columns: { key: string; label: string; value: (t: any) => any; numeric?: boolean }[] = [
+  const columns: { key: string; label: string; value: (t: Trial) => any; numeric?: boolean }[] = [
     { key: 'trial_id', label: 'trial', value: (t) => num(t.trial_id), numeric: true },
     { key: 'index', label: 'index', value: (t) => num(t.index), numeric: true },
     { key: 'rung', label: 'rung', value: (t) => t.rung_label },
@@ -347,13 +347,13 @@ async function renderFit(host: HTMLElement, sweepId: number): Promise<void> {
 async function renderTuning(host: HTMLElement, sweepId: number): Promise<void> {
   const tuning = await getJson<GetTuningResponse>(`/api/sweeps/${sweepId}/tuning`);
   host.append(el('h3', {}, `Tuning ${tuning.key}: loss against ${tuning.key} per cell (${tuning.tuning})`));
-  const values = [...new Set(tuning.cells.flatMap((c: any) => c.tried.map((t: any) => t.value)))].sort((a: any, b: any) => a - b) as number[];
+  const values = [...new Set(tuning.cells.flatMap((c) => c.tried.map((t) => num(t.value))))].sort((a, b) => a - b);
   const series: Series[] = [];
-  tuning.cells.forEach((cell: any, i: number) => {
-    const byValue = new Map(cell.tried.map((t: any) => [t.value, t.metric ?? null]));
+  tuning.cells.forEach((cell, i) => {
+    const byValue = new Map(cell.tried.map((t) => [num(t.value), t.metric === undefined ? null : num(t.metric)]));
     const color = PALETTE[i % PALETTE.length];
     series.push({ label: `${JSON.stringify(cell.cell)} (${cell.status}${cell.bracketed ? ', bracketed' : ''})`, color, values: values.map((v) => (byValue.has(v) ? byValue.get(v) as number : null)) });
-    if (cell.best !== undefined) series.push({ label: `chosen ${fmt(cell.best, 3)}`, color, points: true, values: values.map((v) => (v === cell.best ? byValue.get(v) as number ?? null : null)) });
+    if (cell.best !== undefined) series.push({ label: `chosen ${fmt(num(cell.best), 3)}`, color, points: true, values: values.map((v) => (v === num(cell.best) ? byValue.get(v) ?? null : null)) });
   });
   const chart = el('div', { 'data-chart': 'tuning' });
   host.append(chart);

@@ -2,13 +2,15 @@
 // Below it, what this build of rung can run, from its registries (/api/registry).
 import { getJson, num } from './api';
 import { el, fmt, fmtSeconds, stateName, timeText } from './format';
-import type { Sweep } from 'rung-wire';
+import type { Sweep, TrialCounts } from 'rung-wire';
 
-export function progressBar(counts: any): HTMLElement {
+// `counts`: a sweep's (TrialCounts, int64 as strings) or counted here (numbers).
+export function progressBar(counts: Partial<Record<keyof TrialCounts, string | number>>): HTMLElement {
   const total = num(counts.total) || 0;
   const bar = el('div', { className: 'progress', title: '' });
   const parts: string[] = [];
-  for (const state of ['succeeded', 'running', 'leased', 'early_stopped', 'failed', 'cancelled', 'preempted', 'stale', 'pending']) {
+  const states: (keyof TrialCounts)[] = ['succeeded', 'running', 'leased', 'early_stopped', 'failed', 'cancelled', 'preempted', 'stale', 'pending'];
+  for (const state of states) {
     const n = num(counts[state]) || 0;
     if (!n) continue;
     parts.push(`${state} ${n}`);
@@ -19,7 +21,7 @@ export function progressBar(counts: any): HTMLElement {
 }
 
 // From the share of compute finished and the time since the sweep started.
-export function eta(sweep: any, nowSeconds: number): string {
+export function eta(sweep: Sweep, nowSeconds: number): string {
   const state = stateName(sweep.state);
   if (state !== 'active') return '';
   const done = num(sweep.finished_flops), total = num(sweep.total_flops);

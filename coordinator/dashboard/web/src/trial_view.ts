@@ -51,7 +51,7 @@ export async function renderTrial(root: HTMLElement, trialId: number, onStop: (s
   root.append(el('section', {}, el('h3', {}, 'Log tail (live while it runs)'), logPre));
   async function refreshLog() {
     const logs = await getJson<{ lines: LogEntry[] }>(`/api/trials/${trialId}/logs?tail=60`);
-    logPre.textContent = logs.lines.map((l: any) => `${timeText(l.time)} [${String(l.source).replace('SOURCE_', '').toLowerCase()} #${l.attempt}] ${l.text}`).join('\n') || '(no lines yet)';
+    logPre.textContent = logs.lines.map((l) => `${timeText(l.time)} [${String(l.source).replace('SOURCE_', '').toLowerCase()} #${l.attempt}] ${l.text}`).join('\n') || '(no lines yet)';
     logPre.scrollTop = logPre.scrollHeight;
   }
   await refreshLog();
@@ -63,7 +63,7 @@ export async function renderTrial(root: HTMLElement, trialId: number, onStop: (s
 
   // Learned frequencies against RoPE's base^(-2i/d).
   const parameters = await getJson<GetLearnedParametersResponse>(`/api/trials/${trialId}/parameters`);
-  const freqs = (parameters.parameters || []).filter((p: any) => /freq/.test(p.tensor.name));
+  const freqs = (parameters.parameters || []).filter((p) => /freq/.test(p.tensor?.name ?? ''));
   const freqHost = el('div', { id: 'trial-frequencies' });
   root.append(el('section', {}, el('h3', {}, 'Learned frequencies against RoPE\'s'), freqHost));
   if (freqs.length) {
@@ -104,7 +104,7 @@ export async function renderTrial(root: HTMLElement, trialId: number, onStop: (s
       el('td', {}, timeText(a.started_at)), el('td', {}, timeText(a.ended_at)), el('td', {}, a.exit_reason)));
   }
   attempts.append(body);
-  const provenance = [...(trial.attempts || [])].reverse().find((a: any) => a.provenance);
+  const provenance = [...(trial.attempts || [])].reverse().find((a) => a.provenance);
   root.append(el('section', {}, el('h3', {}, 'Attempts'), attempts),
     el('section', { className: 'two' },
       el('div', {}, el('h3', {}, 'Config (resolved)'), el('pre', { id: 'config' }, JSON.stringify(trial.config || {}, null, 2))),
