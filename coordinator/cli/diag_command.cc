@@ -222,11 +222,13 @@ json ExponentFields(const records::GapCounting& gap) {
           {"xi_alpha_half_iqr", Json(gap.xi_alpha_half_iqr)},
           {"xi_delta", Json(gap.xi_delta)},
           {"xi_delta_half_iqr", Json(gap.xi_delta_half_iqr)},
-          {"tie_share", NumberOrNull(gap.tie_share)}};
+          {"tie_share", Json(gap.tie_share)}};
 }
 
 // "12.5%"; "-" without a value.
-std::string Percent(double share) { return std::isnan(share) ? "-" : Shown(100.0 * share, 3) + "%"; }
+std::string Percent(const std::optional<double>& share) {
+  return !share || std::isnan(*share) ? "-" : Shown(100.0 * *share, 3) + "%";
+}
 
 // The element of `values` at query position p (1-based), or NaN.
 double AtPosition(const std::vector<double>& values, int64_t position) {
@@ -300,7 +302,7 @@ TextTable BetaTable(const records::AttentionDiagnostics& attention) {
   table.AddRow({"xi_lambda (pooled rows)", Shown(pooled.rows), WithInterval(pooled.xi_lambda, pooled.xi_lambda_half_iqr),
                 "-"},
                {{"reading", "xi_lambda"},
-                {"rows", pooled.rows},
+                {"rows", Json(pooled.rows)},
                 {"xi", Json(pooled.xi_lambda)},
                 {"half_iqr", Json(pooled.xi_lambda_half_iqr)}});
   if (!attention.inverse_temperature) return table;
@@ -308,6 +310,7 @@ TextTable BetaTable(const records::AttentionDiagnostics& attention) {
     const records::BetaExponentFitRecord& fit =
         grid ? attention.inverse_temperature->xi_beta_grid : attention.inverse_temperature->xi_beta_trim;
     json row = records::DocumentJson(fit);
+    row["fitted"] = fit.fitted;  // the documents leave a false flag out; the table says it
     row["reading"] = grid ? "xi_beta_grid" : "xi_beta_trim";
     table.AddRow({grid ? "xi_beta (grid)" : "xi_beta (n >= " + Shown(fit.trim) + ")", Shown(fit.points),
                   WithInterval(fit.xi, fit.half_iqr), Shown(fit.skipped)},

@@ -70,7 +70,9 @@ std::optional<StepTensor> TensorFromJson(const std::string& name, const nlohmann
 // A stored diagnostic read as its type, chosen by its name: "attention", "niah_grid", "band_ablation"
 // (core/records/diagnostics_payloads.h), "extrapolation" (the final record's results), and the tensors
 // "frequencies.<layer>" and "val_loss_per_position" (any name ending so: protocol 1 stored
-// "extrapolation.x<m>.<method>.val_loss_per_position"). DATA_LOSS, naming the diagnostic and the field, for
+// "extrapolation.x<m>.<method>.val_loss_per_position"). An attention document of a release before
+// the gap-counting aggregation ("lengths" and "mean_log_lambda" for buckets, "xi_lambda_ci") reads as
+// buckets and xi_lambda_ci_low/_high. DATA_LOSS, naming the diagnostic and the field, for
 // a document that does not read as its type, or a name this build does not know.
 using DiagnosticDocument =
     std::variant<records::AttentionDiagnostics, records::NiahGridDiagnostics, records::BandAblationDiagnostics,

@@ -16,13 +16,16 @@
 //   band_ablation  LeRoPE's leave-one-out: the loss with each pair's learned frequency reverted to RoPE's
 //
 // A double that was not measured (a bucket without rows, a mean over no samples) is NaN, written as
-// null in JSON. A value written only when it applies is a std::optional. The JSON form is the one
-// stored since schema 1: the field names are the documents' keys.
+// null in JSON. A value written only when it applies, or that records of earlier releases lack, is a
+// std::optional. The field names are the keys of the documents the store has kept since schema 1;
+// the one older form it reads differently (gap counting before its buckets) is converted where it is
+// read (coordinator/store/record_rows.h).
 //
 // Torch-free and protobuf-free. Thread safety: plain values.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,9 +38,9 @@ struct GapCountingBucket {
   int64_t n = 0;
   int64_t rows = 0;
   int64_t ties = 0;
-  double mean_log_lambda = 0;
-  double mean_log_alpha = 0;
-  double mean_log_delta = 0;
+  double mean_log_lambda = std::numeric_limits<double>::quiet_NaN();
+  double mean_log_alpha = std::numeric_limits<double>::quiet_NaN();
+  double mean_log_delta = std::numeric_limits<double>::quiet_NaN();
 
   template <class Self, class Visitor>
   static void Fields(Self& self, Visitor&& field) {
@@ -88,12 +91,14 @@ struct SoftmaxRegimeAt {
 
 // Gap counting over the grid (paper 004's aggregation): the exponents with their half-IQR intervals
 // over units, set when the fit had enough buckets; per layer also the values at T and the regime.
+// The counts are unset in records of releases before the aggregation, which gave xi_Lambda with a
+// bootstrap interval instead (xi_lambda_ci_low, _high).
 struct GapCounting {
   std::vector<GapCountingBucket> buckets;
-  int64_t units = 0;
-  int64_t rows = 0;
-  int64_t ties = 0;
-  double tie_share = 0;
+  std::optional<int64_t> units;
+  std::optional<int64_t> rows;
+  std::optional<int64_t> ties;
+  std::optional<double> tie_share;
   std::optional<double> xi_lambda;
   std::optional<double> xi_lambda_half_iqr;
   std::optional<double> xi_alpha;
@@ -102,6 +107,8 @@ struct GapCounting {
   std::optional<double> xi_delta_half_iqr;
   std::optional<GapCountingAtLength> at_training_length;  // a layer's; not the pooled fit's
   std::vector<SoftmaxRegimeAt> softmax_regime;            // a layer's, one per multiple
+  std::optional<double> xi_lambda_ci_low;                 // early releases' interval of xi_lambda
+  std::optional<double> xi_lambda_ci_high;
 
   template <class Self, class Visitor>
   static void Fields(Self& self, Visitor&& field) {
@@ -118,6 +125,8 @@ struct GapCounting {
     field("xi_delta_half_iqr", self.xi_delta_half_iqr);
     field("at_training_length", self.at_training_length);
     field("softmax_regime", self.softmax_regime);
+    field("xi_lambda_ci_low", self.xi_lambda_ci_low);
+    field("xi_lambda_ci_high", self.xi_lambda_ci_high);
   }
 };
 

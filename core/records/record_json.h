@@ -4,7 +4,8 @@
 // holds JSON itself: the trainer's lines are written with it, the store keeps the diagnostics payloads
 // in its form, and `rung diag --format json` prints them. The mapping is trainer_records.h's "JSON
 // form": each field a key of its name, an unset optional and a false bool left out, a non-finite
-// double written as null and read back as NaN, null for an array read as empty, a JsonText field
+// double written as null and read back as NaN, null for an array or an object read as its default
+// (empty, every field's default), a JsonText field
 // written as its document; reading ignores keys it does not know, leaves missing ones at their
 // defaults, and refuses a key of the wrong JSON type naming its path ("layers[0].heads").
 //
@@ -129,6 +130,7 @@ Status ValueFromJson(const nlohmann::json& in, const std::string& path, Value* o
     }
   } else {
     static_assert(HasFields<Value>::value, "a record field of a type the codec does not know");
+    if (in.is_null()) return Status::Ok();  // JSON's "none" for an object: its defaults
     if (!in.is_object()) return wrong("an object");
     return StructFromJson(in, path, out);
   }

@@ -32,8 +32,8 @@
 // that is unset and a bool that is false are left out; a non-finite double is written as null (JSON
 // has no NaN) and read back as NaN. A JsonText field holds a JSON document and is written as that
 // document (not as a string). Decoding ignores keys it does not know (a newer trainer's additions)
-// and leaves missing fields at their defaults (null for an array reads as empty); a key of the wrong
-// JSON type is an error.
+// and leaves missing fields at their defaults (null for an array or an object reads as its default);
+// a key of the wrong JSON type is an error.
 //
 // Adding a field: add it to the struct and its Fields(), and to the proto message of the same name
 // (the check test fails until both agree).
@@ -354,10 +354,10 @@ std::string EncodeRecord(const TrainerRecord& record);
 // document, one level more. JSON is written again recursively (the worker's re-encoding, the
 // coordinator's store), so a document nested a hundred thousand levels deep would overflow the
 // stack of whoever writes it; records are a few levels deep. DecodeRecord and the wire
-// (proto/trainer_record_proto.h) refuse deeper ones. On the wire a JSON level is two messages
-// (ConfigValue, ConfigList), and protobuf parses at most 100 nested messages: 32 levels leave room
-// for the request around them.
-inline constexpr int kMaxJsonTextDepth = 32;
+// (proto/trainer_record_proto.h) refuse deeper ones. On the wire a JSON object is three nested
+// messages (ConfigValue, ConfigObject, ConfigEntry), a list two, protobuf parses at most 100, and a
+// ReportMetricsRequest puts five around the value: 30 levels fit.
+inline constexpr int kMaxJsonTextDepth = 30;
 
 // Whether `text` nests arrays and objects deeper than `max_depth` levels ("[]" is one; brackets in
 // strings do not count). Linear, without recursion; `text` need not be valid JSON.

@@ -354,23 +354,25 @@ class Client:
                        "alpha": _number(at.alpha_mean) if at else None, "delta": _number(at.delta_mean) if at else None}
                 for name in ("xi_lambda", "xi_alpha", "xi_delta"):
                     interval(row, name, optional(gap, name), optional(gap, name + "_half_iqr"))
-                row["ties_on_grid"] = _number(gap.tie_share)
+                row["ties_on_grid"] = optional(gap, "tie_share")
                 rows.append(row)
         elif table == "regime":
             columns = ["layer", "beta/lambda", "entropy/ln_n", "max_weight", "top_two_gap"]
             for layer in attention.layers:
                 for regime in layer.gap_counting.softmax_regime:
-                    rows.append(dict(zip(columns, [layer.layer, regime.beta_over_lambda, _number(regime.normalised_entropy),
+                    rows.append(dict(zip(columns, [layer.layer, _number(regime.beta_over_lambda),
+                                                   _number(regime.normalised_entropy),
                                                    _number(regime.max_weight), _number(regime.top_two_gap)])))
         elif table == "beta":
             columns = ["reading", "points", "xi", "xi_half_iqr", "skipped"]
             pooled = attention.pooled
-            rows.append({"reading": "xi_lambda (pooled rows)", "points": pooled.rows, "xi": optional(pooled, "xi_lambda"),
+            rows.append({"reading": "xi_lambda (pooled rows)", "points": optional(pooled, "rows"),
+                         "xi": optional(pooled, "xi_lambda"),
                          "xi_half_iqr": optional(pooled, "xi_lambda_half_iqr"), "skipped": None})
             if attention.HasField("inverse_temperature"):
+                trim = attention.inverse_temperature.xi_beta_trim
                 for label, fit in (("xi_beta (grid)", attention.inverse_temperature.xi_beta_grid),
-                                   (f"xi_beta (n >= {attention.inverse_temperature.xi_beta_trim.trim})",
-                                    attention.inverse_temperature.xi_beta_trim)):
+                                   (f"xi_beta (n >= {trim.trim if trim.HasField('trim') else '-'})", trim)):
                     rows.append({"reading": label, "points": fit.points, "xi": _number(fit.xi),
                                  "xi_half_iqr": _number(fit.half_iqr), "skipped": fit.skipped})
         elif table == "milestones":
@@ -382,7 +384,7 @@ class Client:
                 row = {"step": at, "milestone": milestone.milestone or None}
                 for name in ("xi_lambda", "xi_alpha", "xi_delta"):
                     interval(row, name, optional(pooled, name), optional(pooled, name + "_half_iqr"))
-                row["ties"] = _number(pooled.tie_share)
+                row["ties"] = optional(pooled, "tie_share")
                 temperature = milestone.inverse_temperature if milestone.HasField("inverse_temperature") else None
                 for name in ("xi_beta_grid", "xi_beta_trim"):
                     fit = getattr(temperature, name) if temperature else None
@@ -425,7 +427,8 @@ class Client:
                     rows = [dict(zip(columns, [pair.pair, _number(pair.rope_theta), _number(pair.loss), _number(pair.delta)]))
                             for pair in document.band_ablation.pairs]
         elif table == "niah":
-            grid = next((d.niah_grid for d in response.diagnostics if d.HasField("niah_grid")), None)
+            grids = [d.niah_grid for d in response.diagnostics if d.HasField("niah_grid")]
+            grid = grids[-1] if grids else None  # the newest, as the CLI
             columns = ["multiple", "method", "depth"] + [f"d{count}" for count in (grid.distractors if grid else [])]
             for entry in grid.grids if grid else []:
                 for depth, accuracy in zip(grid.depths, entry.accuracy):
@@ -437,12 +440,17 @@ class Client:
             config = self._trial_config(trial)
             base = config.get("position", {}).get("base", 10000.0)
             length = config.get("data", {}).get("seq_len", 0) or 1.0
-            tensors = sorted((d.name, d.tensor) for d in response.diagnostics
-                             if d.HasField("tensor") and d.name.startswith("frequencies.layer_"))
-            for name, tensor in tensors:
-                if len(tensor.shape) != 2 or tensor.shape[0] * tensor.shape[1] > len(tensor.values):
+            tensors = {}  # by name, the newest (as the CLI)
+            for document in response.diagnostics:
+                if document.HasField("tensor") and document.name.startswith("frequencies.layer_"):
+                    tensors[document.name] = document.tensor
+            for name, tensor in sorted(tensors.items(), key=lambda item: item[0]):
+                suffix = name[len("frequencies.layer_"):]
+                if not suffix.isdigit() or len(tensor.shape) != 2 or tensor.shape[0] * tensor.shape[1] > len(tensor.values):
                     continue
-                layer = int(name[len("frequencies.layer_"):])
+                if tensor.shape[0] <= 0 or tensor.shape[1] <= 0:
+                    continue
+                layer = int(suffix)
                 groups, pairs = tensor.shape
                 for g in range(groups):
                     for f in range(pairs):

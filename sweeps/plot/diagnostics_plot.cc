@@ -52,6 +52,9 @@ StatusOr<std::vector<std::string>> WriteDiagnosticsPlots(const records::Attentio
     gap_lines.push_back({slope, count ? (sy - slope * sx) / count : std::nan("")});
     std::string title = label + ": {/Symbol x}_{/Symbol L} = " + Format("%.2f", slope);
     if (gap.xi_lambda_half_iqr) title += " ± " + Format("%.2f", *gap.xi_lambda_half_iqr);
+    if (gap.xi_lambda_ci_low && gap.xi_lambda_ci_high) {  // a record of an early release
+      title += " [" + Format("%.2f", *gap.xi_lambda_ci_low) + ", " + Format("%.2f", *gap.xi_lambda_ci_high) + "]";
+    }
     gap_titles.push_back(title);
   };
   int64_t pairs = 0;

@@ -107,13 +107,31 @@ TEST(TrainerRecordProto, ADocumentNestedDeeperThanTheLimitIsRefused) {
   StatusOr<records::TrainerRecord> record = FromProto(message);
   ASSERT_FALSE(record.ok());
   EXPECT_EQ(record.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(record.status().message(), HasSubstr("provenance.config' nests deeper than 32 levels"));
+  EXPECT_THAT(record.status().message(), HasSubstr("provenance.config' nests deeper than 30 levels"));
   message.mutable_provenance()->clear_config();
   Nest(records::kMaxJsonTextDepth, message.mutable_provenance()->mutable_config());
   record = FromProto(message);
   ASSERT_TRUE(record.ok()) << record.status().ToString();
   EXPECT_EQ(std::get<records::ProvenanceRecord>(*record).config.text,
             std::string(records::kMaxJsonTextDepth, '[') + "1" + std::string(records::kMaxJsonTextDepth, ']'));
+}
+
+// The deepest document a record accepts (objects: three messages a level) still parses on the far
+// side of the wire, inside the largest request that carries it.
+TEST(TrainerRecordProto, TheDeepestAcceptedDocumentCrossesTheWire) {
+  std::string text = "1";
+  for (int level = 0; level < records::kMaxJsonTextDepth; ++level) text = R"({"a":)" + text + "}";
+  const std::string line = R"({"type":"provenance","config":)" + text + "}";
+  ASSERT_TRUE(records::DecodeRecord(line).ok()) << "at the limit";
+  v1::MetricBatch batch;
+  ASSERT_NE(AddStdoutLine(line, &batch), nullptr);
+  v1::ReportMetricsRequest request;
+  *request.mutable_batch() = batch;
+  v1::ReportMetricsRequest parsed;
+  ASSERT_TRUE(parsed.ParseFromString(request.SerializeAsString())) << "protobuf's nesting limit";
+  StatusOr<records::TrainerRecord> record = FromProto(parsed.batch().stdout(0).record());
+  ASSERT_TRUE(record.ok()) << record.status().ToString();
+  EXPECT_EQ(std::get<records::ProvenanceRecord>(*record).config.text, text);
 }
 
 // A provenance's documents cross as JSON values: their types kept, an empty one unset.

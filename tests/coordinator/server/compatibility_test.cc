@@ -142,7 +142,14 @@ TEST_F(PreviousReleaseDatabaseTest, OpensAfterTheMigrationWithEverythingItHeld) 
     EXPECT_EQ(diagnostic.layer(), -1);
     ASSERT_TRUE(diagnostic.has_attention()) << "an earlier release's document reads as the typed payload: "
                                             << diagnostic.error();
-    EXPECT_GT(diagnostic.attention().layers_size(), 0);
+    ASSERT_GT(diagnostic.attention().layers_size(), 0);
+    // Gap counting as that release wrote it ("lengths", "mean_log_lambda", "xi_lambda_ci") reads as
+    // buckets and the interval, so its figure is still drawn.
+    const v1::GapCounting& gap = diagnostic.attention().layers(0).gap_counting();
+    EXPECT_EQ(gap.buckets_size(), 3);
+    EXPECT_EQ(gap.buckets(2).n(), 32);
+    EXPECT_TRUE(gap.has_xi_lambda_ci_low() && gap.has_xi_lambda_ci_high());
+    EXPECT_FALSE(gap.has_tie_share()) << "not measured then: unset, not 0";
   }
   EXPECT_TRUE(attention);
   // Every stored document of every trial of the earlier database reads as its type.

@@ -845,7 +845,7 @@ TEST_F(CoordinatorServiceTest, ReportMetricsRefusesADocumentNestedTooDeep) {
   v1::ReportMetricsResponse response;
   const grpc::Status status = workers_->ReportMetrics(ContextWithToken(worker_token_).get(), request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(status.error_message(), HasSubstr("provenance.config' nests deeper than 32 levels"));
+  EXPECT_THAT(status.error_message(), HasSubstr("provenance.config' nests deeper than 30 levels"));
   EXPECT_TRUE(Report("w1", *lease, 2, {StepRecord(6, 2.4)}).ok());
 }
 

@@ -223,7 +223,7 @@ TEST(TrainerRecords, RefusesALineNestedDeeperThanTheLimit) {
   StatusOr<TrainerRecord> record = DecodeRecord(deep);
   ASSERT_FALSE(record.ok());
   EXPECT_EQ(record.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(record.status().message(), HasSubstr("nests deeper than 33 levels"));
+  EXPECT_THAT(record.status().message(), HasSubstr("nests deeper than 31 levels"));
   // Brackets inside strings are text, not nesting.
   EXPECT_TRUE(DecodeRecord(R"({"type":"error","reason":")" + std::string(1000, '[') + "\"}").ok());
 }
