@@ -77,7 +77,12 @@ page.on('request', (request) => {
   const where = request.url();
   if (!where.startsWith(origin) && !where.startsWith('blob:') && !where.startsWith('data:')) foreign.push(where);
 });
-const ready = async (route) => page.waitForSelector(`#app[data-ready="${route}"]`, { timeout: 30000 });
+// Waits for a route to be drawn; no page may show a bare "null" (a value the page forgot to render).
+const ready = async (route) => {
+  await page.waitForSelector(`#app[data-ready="${route}"]`, { timeout: 30000 });
+  const stray = await page.$eval('#app', (app) => app.innerText.split('\n').filter((line) => line.trim() === 'null').length);
+  if (stray) throw new Error(`${route} shows a stray "null" (${stray} line(s))`);
+};
 
 try {
   // ---- login and the sweeps list
@@ -156,6 +161,10 @@ try {
     }
   }
   check(true, `the trials table's final, best and last equal the API's for all ${trials.length} trials`);
+  // A legend without the cursor on the chart shows its labels without a dangling ":".
+  const legendEnds = await page.$$eval('.u-legend.u-live th', (cells) => cells.map((th) => getComputedStyle(th, '::after').content));
+  check(legendEnds.length > 0 && legendEnds.every((content) => content === 'none' || content === 'normal'),
+    `the charts' legends end their labels without a colon (${legendEnds.length} labels)`);
   const workers = new Set();
   for (const t of trials) for (const attempt of (await api(`/api/trials/${t.trial_id}`)).attempts || []) workers.add(attempt.worker_id);
   check(!workers.has('trainer'), `the watched sweep ran on the stand-in workers only (${[...workers].sort().join(', ')})`);

@@ -80,7 +80,7 @@ export async function renderSweeps(root: HTMLElement): Promise<void> {
   table.append(body);
   onPick();
   root.append(el('h2', {}, 'Sweeps'), sweeps.length ? table : el('p', { className: 'empty' }, 'No sweeps yet: submit one with `rung submit SPEC`.'),
-    sweeps.length > 1 ? el('div', { className: 'controls' }, compare) : null,
+    ...(sweeps.length > 1 ? [el('div', { className: 'controls' }, compare)] : []),
     el('p', { className: 'note' }, `FLOPs are 6ND. ETA from the share of compute finished since the sweep was created. ${fmt(sweeps.length, 3)} sweep(s).`),
     registryTables(registry));
 }
