@@ -1,7 +1,10 @@
 #include "core/config/data_config.h"
 
+#include <filesystem>
+
 #include "core/common/checked_arithmetic.h"
 #include "core/config/config_limits.h"
+#include "core/data/token_manifest.h"
 
 namespace rung {
 
@@ -14,6 +17,30 @@ int64_t DocumentStartToken(const DataConfig& config) {
   return -1;
 }
 
+void ResolvePreparedFolder(DataConfig* data, std::vector<ConfigError>* errors) {
+  if (data->source != "shards" || data->path.empty() || !HasTokenManifest(data->path)) return;
+  const std::string where = (std::filesystem::path(data->path) / kTokenManifestFile).string();
+  StatusOr<TokenManifest> manifest = ReadTokenManifest(data->path);
+  if (!manifest.ok()) {
+    errors->push_back({"data.path", manifest.status().message()});
+    return;
+  }
+  if (data->vocab_size == 0) {
+    data->vocab_size = manifest->vocab_size;
+  } else if (data->vocab_size != manifest->vocab_size) {
+    errors->push_back({"data.vocab_size", "is " + std::to_string(data->vocab_size) + ", but " + where +
+                                              " says vocab_size " + std::to_string(manifest->vocab_size) +
+                                              " (leave it out to take the manifest's)"});
+  }
+  if (data->eot_token == -1) {
+    data->eot_token = manifest->eot_id;
+  } else if (data->eot_token != manifest->eot_id) {
+    errors->push_back({"data.eot_token", "is " + std::to_string(data->eot_token) + ", but " + where +
+                                             " says eot_id " + std::to_string(manifest->eot_id) +
+                                             " (leave it out to take the manifest's)"});
+  }
+}
+
 void ValidateDataConfig(const DataConfig& d, std::vector<ConfigError>* errors) {
   auto error = [&](const std::string& path, const std::string& message) { errors->push_back({path, message}); };
   if (d.seq_len < 2) error("data.seq_len", "must be >= 2, got " + std::to_string(d.seq_len));
@@ -22,7 +49,10 @@ void ValidateDataConfig(const DataConfig& d, std::vector<ConfigError>* errors) {
   }
   if (d.source == "shards") {
     if (d.token_bytes != 2 && d.token_bytes != 4) error("data.token_bytes", "must be 2 (uint16) or 4 (uint32)");
-    if (d.vocab_size <= 0) error("data.vocab_size", "source 'shards' needs the vocabulary size");
+    if (d.vocab_size <= 0) {
+      error("data.vocab_size", "source 'shards' needs the vocabulary size: state it, or point data.path at a "
+                               "folder `rung-data prepare` wrote (its manifest.json gives it)");
+    }
   }
   if (!(d.val_fraction > 0.0 && d.val_fraction < 1.0) && !(d.source == "shards" && !d.val_path.empty())) {
     error("data.val_fraction", "must lie in (0, 1)");

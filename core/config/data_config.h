@@ -43,7 +43,7 @@ struct DataConfig {
   // shards: how files are read (core/data/llmc_shard_format.h): auto (an llm.c header if the magic is
   // there, else raw of token_bytes), llmc (the header required), raw16, raw32 (headerless, that width).
   std::string format = "auto";
-  int64_t vocab_size = 0;          // shards: required
+  int64_t vocab_size = 0;          // shards: required (a prepared folder's manifest gives it)
   int64_t seq_len = 128;           // training sequence length T
   double val_fraction = 0.05;      // share of documents (text) or tokens (shards) held out
   uint64_t split_seed = 0;         // seeds the document split
@@ -56,7 +56,8 @@ struct DataConfig {
   // Under cross_doc_mask, the key count n that beta(n) and AdaScale's L read (docs/science.md section 1):
   // "document", the keys the query sees inside its document; "window", its position in the window + 1.
   std::string cross_doc_keys = "document";
-  int64_t eot_token = -1;          // shards: the token id between documents (-1: none)
+  int64_t eot_token = -1;          // shards: the token id between documents (-1: none; a prepared
+                                   // folder's manifest gives it)
   // Validation windows only in documents of at least this many tokens, each window starting at a
   // document's start (docs/science.md section 9: positions beyond T then belong to one document);
   // 0 = every window of the validation stream. Needs documents (a separator or eot_token).
@@ -83,6 +84,13 @@ inline constexpr int64_t kBuiltinBpeEotId = 2;
 // bytes, text: each document is preceded by the separator), kBuiltinBpeEotId (builtin bpe-4096),
 // eot_token (shards; -1 when unset), -1 for synthetic tasks.
 int64_t DocumentStartToken(const DataConfig& config);
+
+// Source shards on a prepared folder (one holding the manifest.json of `rung-data prepare`): the
+// vocabulary and the end-of-text id from its manifest where the config leaves them out (0, -1). A value
+// the config states that the manifest contradicts, or a manifest that does not read, is an error at
+// that key naming both. A path that is not a prepared folder here (shards files, or a folder only the
+// workers can read) is left to the config's own values.
+void ResolvePreparedFolder(DataConfig* data, std::vector<ConfigError>* errors);
 
 void ValidateDataConfig(const DataConfig& config, std::vector<ConfigError>* errors);
 

@@ -348,6 +348,7 @@ std::optional<TrialConfig> ParseTrialConfig(const nlohmann::json& json, std::vec
   reader.Finish();
   // A number refused keeps its key's default, so the rest is still checked: every error at once.
   if (errors->size() != before && !reader.OnlyNumberErrors()) return std::nullopt;
+  ResolvePreparedFolder(&trial.data, errors);
   ResolveTrialConfig(&trial);
   CollectTrialErrors(trial, errors);
   if (errors->size() != before) return std::nullopt;

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/folder_lock.h"
+#include "core/config/trial_config.h"
 #include "core/data/token_shards.h"
 #include "tests/core/data/test_files.h"
 #include "tests/support/small_disk/small_disk.h"
@@ -113,6 +114,27 @@ TEST(RungDataTest, PreparedShardsDecodeToTheSourceDocumentsAndReadThroughTheMani
   auto shards = data_test::OpenedOrNull(TokenShards::Open(config, 0));
   ASSERT_NE(shards, nullptr);
   EXPECT_EQ(shards->Token(Split::kTrain, 0), 2);  // every document starts at the end-of-text token
+
+  // The prepared folder alone is a data block: the vocabulary and end-of-text id come from its manifest,
+  // and a stated value that disagrees is an error naming both.
+  nlohmann::json trial = {{"data", {{"source", "shards"}, {"path", (folder / "prepared")}, {"seq_len", 4}}},
+                          {"model", {{"layers", 1}, {"d_model", 16}, {"heads", 2}}},
+                          {"train", {{"steps", 2}, {"batch_size", 2}}}};
+  StatusOr<TrialConfig> resolved = TrialConfigFromJson(trial);
+  ASSERT_TRUE(resolved.ok()) << resolved.status().ToString();
+  EXPECT_EQ(resolved->data.vocab_size, 400);
+  EXPECT_EQ(resolved->data.eot_token, 2);
+  EXPECT_EQ(resolved->model.vocab_size, 400) << "the model's vocabulary follows the data's";
+  trial["data"]["vocab_size"] = 512;
+  StatusOr<TrialConfig> contradicted = TrialConfigFromJson(trial);
+  ASSERT_FALSE(contradicted.ok());
+  EXPECT_NE(contradicted.status().message().find("data.vocab_size: is 512, but " + (folder / "prepared/manifest.json") +
+                                                 " says vocab_size 400"),
+            std::string::npos)
+      << contradicted.status().message();
+  trial["data"]["vocab_size"] = 400;
+  trial["data"]["eot_token"] = 1;
+  EXPECT_NE(TrialConfigFromJson(trial).status().message().find("data.eot_token: is 1, but"), std::string::npos);
 
   // A rerun finds every shard in place and rewrites none.
   CommandRun again = RunCommand(kBinary + " prepare --tokenizer " + (folder / "tok/tokenizer.model") + " --input " +
