@@ -1,13 +1,6 @@
 // coordinator/server/auth.cc
 #include "coordinator/server/auth.h"
 
-#include <cstdlib>
-
-#include "coordinator/server/rpc_support.h"
-#include "proto/protocol_version.h"
-
-#include "core/common/token_file.h"
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,13 +8,18 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
+#include <google/protobuf/descriptor.h>
 #include <openssl/crypto.h>
 
+#include "coordinator/server/rpc_support.h"
 #include "core/common/fresh_token.h"
 #include "core/common/sha256.h"
+#include "core/common/token_file.h"
+#include "proto/protocol_version.h"
 #include "proto/rung.grpc.pb.h"
 
 namespace rung::server {
@@ -82,16 +80,14 @@ std::string ErrnoText() { return std::strerror(errno); }
 }  // namespace
 
 bool IsViewerMethod(std::string_view method_name) {
-  // Queries only: nothing here changes a sweep, a trial or a worker. Fit stores the fit it computed
-  // (with its inputs), which changes no sweep or trial.
-  static constexpr std::string_view kQueries[] = {
-      "GetServerInfo", "ListSweeps",  "GetSweep",    "ListTrials", "GetTrial",  "StreamSweepUpdates",
-      "GetMetrics",    "QueryResults", "GetLearnedParameters", "GetDiagnostics", "Fit", "ListFits",
-      "Export",        "ListWorkers", "GetTuning",   "GetLogs",    "GetCurves", "StreamMetrics"};
-  for (std::string_view query : kQueries) {
-    if (method_name == query) return true;
-  }
-  return false;
+  // Queries only, as the proto marks them (the read_only method option): nothing they do changes a
+  // sweep, a trial or a worker. Fit stores the fit it computed (with its inputs), which changes no
+  // sweep or trial.
+  static const google::protobuf::ServiceDescriptor* const service =
+      google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(v1::UserService::service_full_name());
+  const google::protobuf::MethodDescriptor* method =
+      service == nullptr ? nullptr : service->FindMethodByName(std::string(method_name));
+  return method != nullptr && method->options().GetExtension(v1::read_only);
 }
 
 Access RequiredAccess(std::string_view method_path) {

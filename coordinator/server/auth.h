@@ -6,8 +6,8 @@
 // There are two tokens, and an optional third. The user token (the `rung` command line) may call
 // UserService; the worker token (`rung-worker` agents) may call WorkerService and
 // UserService.GetServerInfo; the viewer token (dashboards, people who should only look) may call
-// UserService's queries (IsViewerMethod: a method that changes a sweep, a trial or a worker needs
-// the user token; a method added to UserService is the user's until it is listed there). The
+// UserService's queries (IsViewerMethod: the methods proto/rung.proto marks `read_only`; a method
+// without the option, one that changes a sweep, a trial or a worker, needs the user token). The
 // standard health service and server reflection need no token. Every other call needs the metadata
 // `authorization: Bearer <token>`:
 //   no or malformed header, unknown token  -> UNAUTHENTICATED
