@@ -86,14 +86,15 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--gpus", options.gpus, "GPUs this worker offers (indices 0..N-1 of CUDA_VISIBLE_DEVICES)")
       ->capture_default_str();
-  app.add_option("--worker-id", options.worker_id, "Stable id of this worker (letters, digits, - _ .)")
-      ->capture_default_str();
+  // The defaults that depend on the machine are described, not printed: --help reads the same everywhere.
+  app.add_option("--worker-id", options.worker_id,
+                 "Stable id of this worker (letters, digits, - _ .; default: this host's name and the process id)");
   app.add_option("--host", options.host,
                  "Host name or address other workers reach this one at: the rendezvous of a data-parallel trial "
-                 "whose rank 0 runs here (default: this host's name)")
-      ->capture_default_str();
+                 "whose rank 0 runs here (default: this host's name)");
   app.add_option("--name", options.name, "Label shown by `rung workers` (e.g. a SLURM job id)");
-  app.add_option("--trainer", options.attempt.trainer_path, "The rung-train binary")->capture_default_str();
+  app.add_option("--trainer", options.attempt.trainer_path,
+                 "The rung-train binary (default: the one beside rung-worker)");
   app.add_option("--work-dir", options.attempt.work_dir,
                  "Folder of the attempts' configs, logs and (unless the coordinator names a shared one) checkpoints")
       ->capture_default_str();
