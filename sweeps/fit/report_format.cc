@@ -1,5 +1,4 @@
 #include "sweeps/fit/report_format.h"
-#include "sweeps/fit/report_rows.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,6 +6,8 @@
 #include <sstream>
 
 #include "core/common/csv_field.h"
+#include "core/common/text_table.h"
+#include "sweeps/fit/report_rows.h"
 
 namespace rung::fit {
 namespace {
@@ -21,51 +22,14 @@ std::string Fmt(const char* format, double value) {
 
 std::string Cm(double value) { return Fmt("%.3f", value); }
 
-// A text table: columns sized to their widest cell; numbers right-aligned.
-class Table {
- public:
-  explicit Table(std::vector<std::string> header) : header_(std::move(header)) { right_.assign(header_.size(), true); }
-  void LeftAlign(size_t column) { right_[column] = false; }
-  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  std::string Render(const std::string& indent = "") const {
-    std::vector<size_t> width(header_.size(), 0);
-    auto measure = [&](const std::vector<std::string>& row) {
-      for (size_t column = 0; column < row.size(); ++column)
-        width[column] = std::max(width[column], Length(row[column]));
-    };
-    measure(header_);
-    for (const auto& row : rows_) measure(row);
-    std::string out;
-    auto line = [&](const std::vector<std::string>& row) {
-      std::string text = indent;
-      for (size_t column = 0; column < row.size(); ++column) {
-        size_t pad = width[column] - Length(row[column]);
-        bool last = column + 1 == row.size();
-        if (right_[column])
-          text += std::string(pad, ' ') + row[column];
-        else
-          text += row[column] + (last ? "" : std::string(pad, ' '));
-        if (!last) text += "  ";
-      }
-      while (!text.empty() && text.back() == ' ') text.pop_back();
-      out += text + "\n";
-    };
-    line(header_);
-    for (const auto& row : rows_) line(row);
-    return out;
+// A report table: numbers right-aligned, the columns in `left` (names, notes) left-aligned.
+TextTable ReportTable(const std::vector<std::string>& header, const std::vector<size_t>& left) {
+  TextTable table(header);
+  for (size_t column = 0; column < header.size(); ++column) {
+    if (std::find(left.begin(), left.end(), column) == left.end()) table.AlignRight(column);
   }
-
- private:
-  // Display length: UTF-8 continuation bytes do not count.
-  static size_t Length(const std::string& text) {
-    size_t length = 0;
-    for (unsigned char c : text) length += (c & 0xC0) != 0x80;
-    return length;
-  }
-  std::vector<std::string> header_;
-  std::vector<bool> right_;
-  std::vector<std::vector<std::string>> rows_;
-};
+  return table;
+}
 
 std::string PairedText(const std::optional<SeedStats>& stats) {
   if (!stats) return "";
@@ -112,15 +76,12 @@ std::string NoteOf(const MultiplierRow& row, const MultiplierReport& report) {
 
 std::string TunedTable(const MultiplierReport& report) {
   if (report.tuned.empty()) return "";
-  Table table({"variant", "label", report.tuned_key, "status"});
-  table.LeftAlign(0);
-  table.LeftAlign(1);
-  table.LeftAlign(3);
-  for (const TunedPoint& point : report.tuned) table.Add({point.variant, point.label, Fmt("%.4g", point.value), point.status});
+  TextTable table = ReportTable({"variant", "label", report.tuned_key, "status"}, {0, 1, 3});
+  for (const TunedPoint& point : report.tuned) table.AddRow({point.variant, point.label, Fmt("%.4g", point.value), point.status});
   std::string out = "Tuned " + report.tuned_key + " (" + report.tuned_policy +
                     "): the value each ladder point's runs used; an unbracketed best lies on an edge of the values "
                     "tried, an extrapolated one was predicted from smaller rungs\n" +
-                    table.Render("  ");
+                    table.Text("  ");
   for (const TunedLaw& law : report.tuned_laws) {
     out += "  " + law.variant + ": best " + report.tuned_key + " = " + Fmt("%.3g", law.coefficient) + " * N_total^" +
            Fmt("%.3f", law.exponent) + " (" + std::to_string(law.points) + " searched points)\n";
@@ -179,10 +140,7 @@ std::string EstimatorTable(Estimator estimator, const MultiplierReport& report) 
   if (intervals) header.push_back(level);
   if (wallclock) header.push_back("wall-clock CM");
   header.push_back("note");
-  Table table(header);
-  table.LeftAlign(0);
-  table.LeftAlign(1);
-  table.LeftAlign(header.size() - 1);
+  TextTable table = ReportTable(header, {0, 1, header.size() - 1});
   for (const MultiplierRow* row : rows) {
     std::vector<std::string> cells = {row->variant, row->label, FormatCompute(row->compute), Fmt("%.4f", row->loss)};
     if (seeds) cells.push_back(row->seeds > 1 ? Fmt("%.4f", row->loss_sd) : "");
@@ -196,9 +154,9 @@ std::string EstimatorTable(Estimator estimator, const MultiplierReport& report) 
       note += (note.empty() ? "" : "; ") + std::string("wall clock: ") + row->wallclock_why;
     }
     cells.push_back(note);
-    table.Add(cells);
+    table.AddRow(cells);
   }
-  std::string out = EstimatorTitle(estimator, report, rows) + "\n" + table.Render("  ");
+  std::string out = EstimatorTitle(estimator, report, rows) + "\n" + table.Text("  ");
   if (!intervals && !rows.empty() && !rows.front()->interval_note.empty()) {
     out += "  (no intervals: " + rows.front()->interval_note + ")\n";
   }
@@ -207,34 +165,29 @@ std::string EstimatorTable(Estimator estimator, const MultiplierReport& report) 
 
 std::string FitsTable(const MultiplierReport& report) {
   if (report.fits.empty()) return "";
-  Table table({"fit", "variant", "A", "alpha", "E (nats)", "RMSE (nats)", "points", "note"});
-  table.LeftAlign(0);
-  table.LeftAlign(1);
-  table.LeftAlign(7);
+  TextTable table = ReportTable({"fit", "variant", "A", "alpha", "E (nats)", "RMSE (nats)", "points", "note"}, {0, 1, 7});
   for (const FitSummary& summary : report.fits) {
     std::string mode = std::string(EModeName(summary.mode)) + " E";
     if (!summary.fit) {
-      table.Add({mode, summary.variant, "", "", "", "", "", "not fitted: " + summary.why});
+      table.AddRow({mode, summary.variant, "", "", "", "", "", "not fitted: " + summary.why});
       continue;
     }
     const PowerLawFit& fit = *summary.fit;
     std::string note;
     for (const std::string& item : fit.notes) note += (note.empty() ? "" : "; ") + item;
-    table.Add({mode, summary.variant, Fmt("%.4g", std::exp(fit.law.log_a)), Fmt("%.4f", fit.law.alpha),
+    table.AddRow({mode, summary.variant, Fmt("%.4g", std::exp(fit.law.log_a)), Fmt("%.4f", fit.law.alpha),
                Fmt("%.4f", fit.law.e), Fmt("%.5f", fit.rmse), std::to_string(fit.points), note});
   }
   return "Power-law fits: L = A * (C / " + FormatCompute(report.c_ref) +
          ")^-alpha + E on the seed-mean curves (Huber delta 1e-3 on ln L, 0 <= E < min L, 0.01 <= alpha <= 2, " +
-         "multi-start)\n" + table.Render("  ");
+         "multi-start)\n" + table.Text("  ");
 }
 
 std::string SensitivityTable(const MultiplierReport& report) {
   if (report.e_grid.empty()) return "";
   std::vector<std::string> header = {"variant", "label"};
   for (double e : report.e_grid) header.push_back("E=" + Fmt("%.3f", e));
-  Table table(header);
-  table.LeftAlign(0);
-  table.LeftAlign(1);
+  TextTable table = ReportTable(header, {0, 1});
   // e_sensitivity is by E, then (variant, point): the first block gives the row order.
   const size_t per_e = report.e_sensitivity.size() / report.e_grid.size();
   bool any_undefined = false;
@@ -246,14 +199,14 @@ std::string SensitivityTable(const MultiplierReport& report) {
       cells.push_back(row.multiplier ? Cm(*row.multiplier) : "undef");
       any_undefined |= !row.multiplier;
     }
-    table.Add(cells);
+    table.AddRow(cells);
   }
   std::vector<std::string> rmse = {report.baseline + " fit", "RMSE"};
   for (const std::optional<double>& value : report.e_grid_baseline_rmse)
     rmse.push_back(value ? Fmt("%.4f", *value) : "-");
-  table.Add(rmse);
+  table.AddRow(rmse);
   std::string out = "Power-law CM against a fixed E (" + report.baseline +
-                    " refitted at each E, nats; inverted at the variant's measured loss)\n" + table.Render("  ");
+                    " refitted at each E, nats; inverted at the variant's measured loss)\n" + table.Text("  ");
   if (any_undefined)
     out += "  undef: the variant's loss is at or below that E (or the fit failed); see --format json\n";
   return out;
