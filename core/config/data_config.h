@@ -87,9 +87,9 @@ int64_t DocumentStartToken(const DataConfig& config);
 
 // Source shards on a prepared folder (one holding the manifest.json of `rung-data prepare`): the
 // vocabulary and the end-of-text id from its manifest where the config leaves them out (0, -1). A value
-// the config states that the manifest contradicts, or a manifest that does not read, is an error at
-// that key naming both. A path that is not a prepared folder here (shards files, or a folder only the
-// workers can read) is left to the config's own values.
+// the config states that the manifest contradicts is an error at that key naming both. A path that is
+// not a prepared folder here (shards files, or a folder only the workers can read), or a manifest that
+// does not read (the data's reader says why, as unusable data), is left to the config's own values.
 void ResolvePreparedFolder(DataConfig* data, std::vector<ConfigError>* errors);
 
 void ValidateDataConfig(const DataConfig& config, std::vector<ConfigError>* errors);
