@@ -10,7 +10,7 @@ running rung-bench-mm (2048^3 fp32) and then rung-train on one shape:
   best forced       OPENBLAS_CORETYPE=<best>, where <best> is the kernel rung chooses when it starts
                     from Prescott (the best candidate that passes its check)
   Prescott forced   OPENBLAS_CORETYPE=Prescott: what Debian's OpenBLAS runs on a processor it does not
-                    know (issue 30's VM)
+                    know (a model-207 Xeon)
   rung from Prescott  RUNG_BLAS_KERNEL_TEST_START=Prescott: started as on such a processor, rung
                     chooses (one execv more than a user's start)
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/dashboard_scale.py: `rung dashboard` on a large sweep (issue 18's scale check).
+"""bench/dashboard_scale.py: `rung dashboard` on a large sweep (a scale check).
 
 Fills a coordinator with one sweep of --trials trials x --steps logged steps (rung-stand-in on
 --workers workers, a step record every step, val_loss every --eval-every), then starts `rung

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/dashboard_slow_clients.py: `rung dashboard` under slow clients (issue 32, item 3).
+"""bench/dashboard_slow_clients.py: `rung dashboard` under slow clients.
 
 Starts a rung-coordinator (empty) and `rung dashboard` on 127.0.0.1, then runs two phases of
 --seconds each, with --normal concurrent normal clients (threads, a fresh connection per request,

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""bench/orchestration.py: rung's coordinator and workers under load (issue 4, "Performance").
+"""bench/orchestration.py: rung's coordinator and workers under load.
 
 Three measurements, each against real processes on loopback and a real SQLite database under
 --work-dir (a fresh folder per run, same disk as the build):

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""bench/soak.py: load and soak of one rung-coordinator (issue 14, "Load and soak").
+"""bench/soak.py: load and soak of one rung-coordinator.
 
 A real rung-coordinator on loopback and a fresh SQLite database under --work-dir; a sweep of --trials
 trials submitted with `rung submit` (a random train.lr axis, max_retries 2; nothing trains them);

@@ -35,7 +35,7 @@ from bench_common import REPO, blas_kernel, flops_per_token, json_lines, matrix_
 SHAPES = {
     "tiny": {"d_model": 64, "layers": 2, "heads": 4, "seq": 128, "batch": 32},
     "small": {"d_model": 128, "layers": 4, "heads": 4, "seq": 256, "batch": 16},
-    # issue 17's long contexts: the small model, 4096 tokens per batch (--shapes long-1024,long-2048,...)
+    # long contexts: the small model, 4096 tokens per batch (--shapes long-1024,long-2048,...)
     **{f"long-{seq}": {"d_model": 128, "layers": 4, "heads": 4, "seq": seq, "batch": max(1, 4096 // seq)}
        for seq in (1024, 2048, 4096, 8192)},
 }

@@ -1,6 +1,6 @@
 // fuzz/token_data_fuzzer.cc
 //
-// libFuzzer target: the token-data inputs of issues 17 and 31 that rung reads without controlling them.
+// libFuzzer target: the token-data inputs that rung reads without controlling them.
 // Byte 0 (mod 6) picks the reader, the rest is its input:
 //   0: a shard file, as rung-train opens it (TokenShards::Open, core/data/token_shards.h) under each
 //      data.format (auto, llmc, raw16, raw32), with an end-of-text id and the long-document evaluation

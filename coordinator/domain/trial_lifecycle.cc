@@ -13,7 +13,7 @@
 namespace rung {
 namespace {
 
-// rung-train's exit code for a run whose loss went non-finite (README, "Exit codes").
+// rung-train's exit code for a run whose loss went non-finite (docs/cli.md, "Exit codes").
 constexpr int kTrainerExitNonFinite = 3;
 
 using domain::Cause;

@@ -1,6 +1,6 @@
 // coordinator/server/source_trials.h
 //
-// Runs that start from another trial's checkpoint (issue 5: context extension with the backbone
+// Runs that start from another trial's checkpoint (context extension with the backbone
 // frozen, learned frequencies frozen into a fresh run). A spec names the source trial in
 // `train.init.from_trial` (a default or an axis value):
 //   "<sweep name>/<trial index>"   e.g. "cpu-ladder/64" (`rung trials` prints indices)

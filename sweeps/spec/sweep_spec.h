@@ -8,7 +8,7 @@
 //   baseline: {position.variant: rope}       # dotted keys selecting the cells fits compare against
 //   seed: 0                                  # default trial seed
 //   data / model / position / inverse_temperature / train / resources: trial-config defaults
-//                                            # (the blocks rung-train reads; README lists their keys)
+//                                            # (the blocks rung-train reads; docs/cli.md lists their keys)
 //   policy: {max_retries: 2, max_failed: 10, priority: 0}
 //   ladder: ...                              # see ladder.h: explicit rungs or rules
 //   sweep:                                   # see sweep_axes.h: axes over dotted keys

@@ -1,4 +1,4 @@
-// rung-data: tokenizers and token shards (README.md, "Tokens: rung-data"). A separate binary because
+// rung-data: tokenizers and token shards (docs/cli.md, "Tokens: rung-data"). A separate binary because
 // Debian's libsentencepiece carries its own copy of protobuf's symbols: it links SentencePiece and the
 // torch-free core/common and core/data pieces, never LibTorch, gRPC or rung's protos.
 //

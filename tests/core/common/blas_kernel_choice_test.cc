@@ -26,7 +26,7 @@ CpuidRegisters XeonWithAvx512Bf16() {
   return r;
 }
 
-// The VM of issue 30 (family 6 model 207, Emerald Rapids): the same feature bits, another model number,
+// The VM of docs/performance.md, "BLAS" (family 6 model 207, Emerald Rapids): the same feature bits, another model number,
 // which OpenBLAS 0.3.21 did not know: it chose Prescott.
 CpuidRegisters EmeraldRapids() {
   CpuidRegisters r = XeonWithAvx512Bf16();
