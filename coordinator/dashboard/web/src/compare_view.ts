@@ -6,7 +6,7 @@
 // The metric, x axis, log scales and smoothing follow in the hash's query like the sweep page's.
 import { getJson, num } from './api';
 import { ChartSpec, dataRange, drawChart, padRange } from './charts';
-import { cellCurves, X_AXES } from './curves';
+import { cellCurves, curveMetrics, X_AXES } from './curves';
 import { el, fmt, hashParams, setHashParam, stateName, timeText, baselineText } from './format';
 import { eta, progressBar } from './sweeps_view';
 import { trialInfo } from './sweep_view';
@@ -78,7 +78,7 @@ export async function renderCompare(root: HTMLElement, a: number, b: number): Pr
     el('section', { className: 'two', id: 'compare-progress' }, sidePanel(A, 'A'), sidePanel(B, 'B')));
 
   // ---- curves on shared axes
-  const metricNames = [...new Set([A.sweep.metric_name, B.sweep.metric_name, 'val_loss', 'train_loss'])];
+  const metricNames = curveMetrics(A.sweep.metric_name, B.sweep.metric_name);
   const state = {
     metric: metricNames.includes(params.get('metric') || '') ? params.get('metric')! : A.sweep.metric_name,
     x: X_AXES[params.get('x') || ''] ? params.get('x')! : 'step',

@@ -12,6 +12,15 @@ export const X_AXES: Record<string, { column: number; label: string }> = {
   wall_time: { column: 3, label: 'wall time (s)' },
 };
 
+// The metrics the curve charts offer beside a sweep's own: the one list of both the sweep page and the
+// comparison (a metric added here is offered by both).
+export const CURVE_METRICS = ['val_loss', 'train_loss'];
+
+// The metrics to offer for sweeps whose own metrics are `own`, in order, each once.
+export function curveMetrics(...own: string[]): string[] {
+  return [...new Set([...own.filter((m) => m), ...CURVE_METRICS])];
+}
+
 export interface TrialInfo {
   trial_id: number;
   rung: number;

@@ -2,7 +2,7 @@
 // (loss against compute with the fitted laws, multipliers with intervals), the LR tuning, live.
 import { followSweep, getJson, num, postJson } from './api';
 import { ChartSpec, drawChart, PALETTE, Series } from './charts';
-import { cellCurves, TrialInfo, X_AXES } from './curves';
+import { cellCurves, curveMetrics, TrialInfo, X_AXES } from './curves';
 import { csvField, download, el, fmt, hashParams, setHashParam, stateName, STATES, timeText, baselineText } from './format';
 import { drawParallel } from './parallel';
 import { eta, progressBar } from './sweeps_view';
@@ -95,7 +95,7 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
   root.append(grid);
 
   // ---- curves
-  const metricNames = [sweep.metric_name, ...['val_loss', 'train_loss'].filter((m) => m !== sweep.metric_name)];
+  const metricNames = curveMetrics(sweep.metric_name);
   const curveState = {
     metric: metricNames.includes(params.get('metric') || '') ? params.get('metric')! : sweep.metric_name,
     x: X_AXES[params.get('x') || ''] ? params.get('x')! : 'step',
