@@ -62,7 +62,7 @@ StatusOr<LocalDashboard> StartLocalDashboard(const std::string& address, const s
 
 // How long StartLocalCoordinator waits for a coordinator to serve a database of `database_bytes`:
 // 20 s, and 60 s more per GiB begun, since the coordinator reads the whole file (PRAGMA quick_check)
-// before it serves (a 1.6 GB database took 53 s with a cold page cache on a 2-core VM).
+// before it serves (how long that takes: docs/performance.md, "Orchestration").
 std::chrono::seconds CoordinatorStartBudget(std::uintmax_t database_bytes);
 
 // The size of the run directory's database file, 0 when there is none yet.
