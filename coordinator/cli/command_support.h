@@ -2,7 +2,8 @@
 //
 // What the `rung` commands that talk to a coordinator share: registering a subcommand with the
 // connection (and --format) options around a body that gets an open connection, and the printing
-// helpers (a message as JSON with the proto's field names, a number for people).
+// helpers (a number for people). The connection itself, the exit codes and a message as JSON are
+// the client library's (coordinator/client/), which the dashboard shares.
 #pragma once
 
 #include <functional>
@@ -16,10 +17,25 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/command_line.h"
-#include "coordinator/cli/coordinator_connection.h"
-#include "coordinator/cli/exit_codes.h"
+#include "coordinator/client/coordinator_connection.h"
+#include "coordinator/client/exit_codes.h"
+#include "coordinator/client/message_json.h"
 
 namespace rung::cli {
+
+// The client library's connection, exit codes and JSON (coordinator/client/), as the commands name them.
+using client::AddConnectionOptions;
+using client::ConnectionOptions;
+using client::CoordinatorConnection;
+using client::ExitCode;
+using client::kDenied;
+using client::kFailure;
+using client::kOk;
+using client::kUnavailable;
+using client::kUsage;
+using client::ReportConnectionError;
+using client::ReportRpcError;
+using client::ToJson;
 
 // Registers subcommand `name` with the connection options; `run` does the work with an open
 // connection and returns the exit code (kUsage where the connection cannot be opened). Options must
@@ -58,12 +74,6 @@ std::string ExecutableDirectory();
 // A submission's warnings on stderr, one a line: "LOCATION: warning: PATH: MESSAGE" (spec warnings,
 // and a disk with less free space than the sweep is estimated to need).
 void PrintSubmissionWarnings(const rung::v1::SubmitSweepResponse& response);
-
-// The message as JSON, with the proto's field names and every field, zeros and empty strings
-// included (int64 fields are strings, as proto3's JSON mapping writes them); config values
-// (ConfigValue, ConfigObject, repeated ConfigEntry, wherever they are nested) are written as the JSON
-// they stand for (proto/config_value.h): "assignments": {"position.variant": "rope", "seed": 0}.
-nlohmann::json ToJson(const google::protobuf::Message& message);
 
 // A config value as tables print it: a string as it is, any other value as JSON ("rope", 0.5, [1,2]).
 std::string ValueText(const nlohmann::json& value);

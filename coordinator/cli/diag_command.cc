@@ -14,7 +14,6 @@
 #include <nlohmann/json.hpp>
 
 #include "coordinator/cli/command_support.h"
-#include "coordinator/cli/exit_codes.h"
 #include "coordinator/cli/text_table.h"
 #include "coordinator/cli/trial_diagnostics.h"
 #include "core/records/record_json.h"

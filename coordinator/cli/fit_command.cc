@@ -9,7 +9,6 @@
 #include <sstream>
 
 #include "coordinator/cli/command_support.h"
-#include "coordinator/cli/exit_codes.h"
 #include "coordinator/cli/text_table.h"
 #include "sweeps/fit/compute_count.h"
 #include "sweeps/fit/compute_multipliers.h"

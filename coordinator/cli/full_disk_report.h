@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "coordinator/cli/coordinator_connection.h"
+#include "coordinator/cli/command_support.h"
 
 namespace rung::cli {
 

@@ -15,7 +15,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "coordinator/cli/coordinator_connection.h"
+#include "coordinator/cli/command_support.h"
 #include "sweeps/fit/ladder_results.h"
 
 namespace rung::cli {

@@ -3,7 +3,7 @@
 #include <iostream>
 #include <memory>
 
-#include "coordinator/cli/exit_codes.h"
+#include "coordinator/cli/command_support.h"
 #include "coordinator/cli/sweep_figures.h"
 #include "sweeps/fit/compute_multipliers.h"
 #include "sweeps/fit/ladder_csv.h"

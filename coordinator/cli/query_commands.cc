@@ -20,8 +20,6 @@
 #include <nlohmann/json.hpp>
 
 #include "coordinator/cli/command_support.h"
-#include "coordinator/cli/coordinator_connection.h"
-#include "coordinator/cli/exit_codes.h"
 #include "coordinator/cli/text_table.h"
 #include "core/common/atomic_file.h"
 #include "proto/config_value.h"

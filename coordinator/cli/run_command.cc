@@ -17,9 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "coordinator/cli/coordinator_connection.h"
 #include "coordinator/cli/command_support.h"
-#include "coordinator/cli/exit_codes.h"
 #include "coordinator/cli/full_disk_report.h"
 #include "coordinator/cli/local_coordinator.h"
 #include "coordinator/cli/query_commands.h"

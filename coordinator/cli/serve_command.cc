@@ -12,7 +12,7 @@
 #include <string>
 #include <thread>
 
-#include "coordinator/cli/exit_codes.h"
+#include "coordinator/cli/command_support.h"
 #include "coordinator/cli/local_coordinator.h"
 
 namespace rung::cli {

@@ -18,8 +18,6 @@
 #include <nlohmann/json.hpp>
 
 #include "coordinator/cli/command_support.h"
-#include "coordinator/cli/coordinator_connection.h"
-#include "coordinator/cli/exit_codes.h"
 #include "coordinator/cli/full_disk_report.h"
 #include "coordinator/cli/text_table.h"
 #include "core/config/yaml_document.h"

@@ -17,7 +17,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "coordinator/cli/coordinator_connection.h"
+#include "coordinator/cli/command_support.h"
 
 namespace rung::cli {
 

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "coordinator/cli/coordinator_connection.h"
+#include "coordinator/cli/command_support.h"
 #include "core/common/status.h"
 
 namespace rung::cli {

@@ -19,7 +19,6 @@
 #include "core/common/trainer_blas_kernel.h"
 #include "core/common/utc_time.h"
 #include "coordinator/cli/command_support.h"
-#include "coordinator/cli/exit_codes.h"
 #include "coordinator/cli/run_command.h"
 #include "coordinator/cli/text_table.h"
 #include "core/common/subprocess.h"

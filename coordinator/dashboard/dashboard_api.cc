@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "coordinator/cli/command_support.h"
+#include "coordinator/client/message_json.h"
 #include "core/config/inverse_temperature_form.h"
 #include "core/config/length_extension_method.h"
 #include "core/config/positional_variant.h"
@@ -170,7 +170,7 @@ ApiResponse DashboardApi::Info() {
   pb::ServerInfo info;
   grpc::Status status = connection_.user().GetServerInfo(connection_.Context().get(), pb::GetServerInfoRequest(), &info);
   if (!status.ok()) return FromGrpc(status);
-  json body = cli::ToJson(info);
+  json body = client::ToJson(info);
   body["control"] = allow_control_;
   return Ok(body);
 }
@@ -197,7 +197,7 @@ ApiResponse DashboardApi::Sweeps() {
     pb::ListSweepsResponse page;
     grpc::Status status = connection_.user().ListSweeps(connection_.Context().get(), request, &page);
     if (!status.ok()) return FromGrpc(status);
-    for (const pb::Sweep& sweep : page.sweeps()) sweeps.push_back(cli::ToJson(sweep));
+    for (const pb::Sweep& sweep : page.sweeps()) sweeps.push_back(client::ToJson(sweep));
     request.set_page_token(page.next_page_token());
   } while (!request.page_token().empty());
   return Ok(json{{"sweeps", sweeps}});
@@ -209,7 +209,7 @@ ApiResponse DashboardApi::Sweep(int64_t sweep_id) {
   pb::Sweep sweep;
   grpc::Status status = connection_.user().GetSweep(connection_.Context().get(), request, &sweep);
   if (!status.ok()) return FromGrpc(status);
-  return Ok(cli::ToJson(sweep));
+  return Ok(client::ToJson(sweep));
 }
 
 ApiResponse DashboardApi::Trials(int64_t sweep_id) {
@@ -221,7 +221,7 @@ ApiResponse DashboardApi::Trials(int64_t sweep_id) {
     grpc::Status status = connection_.user().ListTrials(connection_.Context().get(), request, &page);
     if (!status.ok()) return FromGrpc(status);
     // One conversion a page: protobuf's JSON printer resolves the message's types on every call.
-    json converted = cli::ToJson(page);
+    json converted = client::ToJson(page);
     if (converted.contains("trials") && converted["trials"].is_array()) {
       for (json& trial : converted["trials"]) trials.push_back(std::move(trial));
     }
@@ -300,7 +300,7 @@ ApiResponse DashboardApi::Results(int64_t sweep_id, const ApiRequest& request) {
   pb::QueryResultsResponse results;
   grpc::Status status = connection_.user().QueryResults(connection_.Context().get(), query, &results);
   if (!status.ok()) return FromGrpc(status);
-  return Ok(cli::ToJson(results));
+  return Ok(client::ToJson(results));
 }
 
 ApiResponse DashboardApi::Fit(int64_t sweep_id) {
@@ -336,7 +336,7 @@ ApiResponse DashboardApi::Fit(int64_t sweep_id) {
     return ErrorResponse(409, "no fit yet: the dashboard fits the ladder once the sweep has finished (`rung fit " +
                                   std::to_string(sweep_id) + "` fits it now and stores the fit)");
   }
-  json body = cli::ToJson(stored);  // StoredFit, its report typed (FitReportRow)
+  json body = client::ToJson(stored);  // StoredFit, its report typed (FitReportRow)
   body["before_finish"] = !finished || !current(stored);
   return Ok(body);
 }
@@ -347,7 +347,7 @@ ApiResponse DashboardApi::Tuning(int64_t sweep_id) {
   pb::GetTuningResponse tuning;
   grpc::Status status = connection_.user().GetTuning(connection_.Context().get(), request, &tuning);
   if (!status.ok()) return FromGrpc(status);
-  return Ok(cli::ToJson(tuning));
+  return Ok(client::ToJson(tuning));
 }
 
 ApiResponse DashboardApi::Trial(int64_t trial_id) {
@@ -357,7 +357,7 @@ ApiResponse DashboardApi::Trial(int64_t trial_id) {
   pb::Trial trial;
   grpc::Status status = connection_.user().GetTrial(connection_.Context().get(), request, &trial);
   if (!status.ok()) return FromGrpc(status);
-  return Ok(cli::ToJson(trial));
+  return Ok(client::ToJson(trial));
 }
 
 ApiResponse DashboardApi::Metrics(int64_t trial_id, const ApiRequest& request) {
@@ -395,7 +395,7 @@ ApiResponse DashboardApi::Logs(int64_t trial_id, const ApiRequest& request) {
   std::unique_ptr<grpc::ClientReader<pb::LogEntry>> reader = connection_.user().GetLogs(context.get(), get);
   json lines = json::array();
   pb::LogEntry entry;
-  while (reader->Read(&entry)) lines.push_back(cli::ToJson(entry));
+  while (reader->Read(&entry)) lines.push_back(client::ToJson(entry));
   grpc::Status status = reader->Finish();
   if (!status.ok()) return FromGrpc(status);
   return Ok(json{{"trial_id", trial_id}, {"lines", lines}});
@@ -407,7 +407,7 @@ ApiResponse DashboardApi::Parameters(int64_t trial_id) {
   pb::GetLearnedParametersResponse parameters;
   grpc::Status status = connection_.user().GetLearnedParameters(connection_.Context().get(), get, &parameters);
   if (!status.ok()) return FromGrpc(status);
-  return Ok(cli::ToJson(parameters));
+  return Ok(client::ToJson(parameters));
 }
 
 ApiResponse DashboardApi::Diagnostics(int64_t trial_id) {
@@ -416,7 +416,7 @@ ApiResponse DashboardApi::Diagnostics(int64_t trial_id) {
   pb::GetDiagnosticsResponse diagnostics;
   grpc::Status status = connection_.user().GetDiagnostics(connection_.Context().get(), get, &diagnostics);
   if (!status.ok()) return FromGrpc(status);
-  return Ok(cli::ToJson(diagnostics));
+  return Ok(client::ToJson(diagnostics));
 }
 
 ApiResponse DashboardApi::Control(int64_t sweep_id, const std::string& action) {
@@ -455,7 +455,7 @@ ApiResponse DashboardApi::Control(int64_t sweep_id, const std::string& action) {
                                   "with a user token): " + status.error_message());
   }
   if (!status.ok()) return FromGrpc(status);
-  return Ok(cli::ToJson(sweep));
+  return Ok(client::ToJson(sweep));
 }
 
 }  // namespace rung::dashboard

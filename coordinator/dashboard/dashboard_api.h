@@ -44,7 +44,7 @@
 #include <map>
 #include <string>
 
-#include "coordinator/cli/coordinator_connection.h"
+#include "coordinator/client/coordinator_connection.h"
 
 namespace rung::dashboard {
 
@@ -61,7 +61,7 @@ struct ApiResponse {
 
 class DashboardApi {
  public:
-  DashboardApi(cli::CoordinatorConnection& connection, bool allow_control)
+  DashboardApi(client::CoordinatorConnection& connection, bool allow_control)
       : connection_(connection), allow_control_(allow_control) {}
 
   ApiResponse Handle(const ApiRequest& request);
@@ -83,7 +83,7 @@ class DashboardApi {
   ApiResponse Diagnostics(int64_t trial_id);
   ApiResponse Control(int64_t sweep_id, const std::string& action);
 
-  cli::CoordinatorConnection& connection_;
+  client::CoordinatorConnection& connection_;
   bool allow_control_;
 };
 

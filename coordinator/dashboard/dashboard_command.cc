@@ -8,7 +8,7 @@
 #include <memory>
 #include <thread>
 
-#include "coordinator/cli/exit_codes.h"
+#include "coordinator/client/exit_codes.h"
 #include "coordinator/dashboard/dashboard_server.h"
 
 namespace rung::dashboard {
@@ -20,15 +20,15 @@ void OnStopSignal(int signal) { g_stop_signal.store(signal); }
 int ExitCodeOf(const Status& status) {
   switch (status.code()) {
     case StatusCode::kUnavailable:
-      return cli::kUnavailable;
+      return client::kUnavailable;
     case StatusCode::kUnauthenticated:
     case StatusCode::kPermissionDenied:
-      return cli::kDenied;
+      return client::kDenied;
     case StatusCode::kInvalidArgument:
     case StatusCode::kNotFound:
-      return cli::kUsage;
+      return client::kUsage;
     default:
-      return cli::kFailure;
+      return client::kFailure;
   }
 }
 
@@ -38,7 +38,7 @@ void AddDashboardCommand(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<DashboardOptions>();
   CLI::App* command = app.add_subcommand(
       "dashboard", "Serve a web dashboard of the coordinator's sweeps (live curves, tables, fits); prints its URL");
-  cli::AddConnectionOptions(command, &options->connection);
+  client::AddConnectionOptions(command, &options->connection);
   command->add_option("--listen", options->listen, "HOST:PORT to serve on (default 127.0.0.1:8050; 0 picks a port); "
                                                    "off loopback only with --tls-cert and --tls-key")
       ->type_name("HOST:PORT");
@@ -69,7 +69,7 @@ void AddDashboardCommand(CLI::App& app, int* exit_code) {
     (*server)->Wait();
     g_stop_signal.store(g_stop_signal.load() == 0 ? SIGTERM : g_stop_signal.load());
     stopper.join();
-    *exit_code = cli::kOk;
+    *exit_code = client::kOk;
   });
 }
 

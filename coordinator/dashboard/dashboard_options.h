@@ -9,7 +9,7 @@
 #include <chrono>
 #include <string>
 
-#include "coordinator/cli/coordinator_connection.h"
+#include "coordinator/client/coordinator_connection.h"
 #include "core/common/status.h"
 
 namespace rung::dashboard {
@@ -17,7 +17,7 @@ namespace rung::dashboard {
 inline constexpr char kDefaultListen[] = "127.0.0.1:8050";
 
 struct DashboardOptions {
-  cli::ConnectionOptions connection;
+  client::ConnectionOptions connection;
   std::string listen = kDefaultListen;  // HOST:PORT; port 0 picks a free one
   std::string tls_cert_file;            // PEM certificate chain: serve HTTPS
   std::string tls_key_file;             // its PEM private key

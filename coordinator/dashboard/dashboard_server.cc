@@ -110,7 +110,7 @@ StatusOr<std::unique_ptr<DashboardServer>> DashboardServer::Start(const Dashboar
   RUNG_ASSIGN_OR_RETURN(LoginGate gate, LoginGate::Fresh());
   auto server = std::unique_ptr<DashboardServer>(new DashboardServer(std::move(gate)));
   server->options_ = options;
-  RUNG_ASSIGN_OR_RETURN(server->connection_, cli::CoordinatorConnection::Open(options.connection));
+  RUNG_ASSIGN_OR_RETURN(server->connection_, client::CoordinatorConnection::Open(options.connection));
 
   v1::ServerInfo info;
   grpc::Status asked = server->connection_->user().GetServerInfo(server->connection_->Context().get(),

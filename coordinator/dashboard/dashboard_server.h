@@ -27,7 +27,7 @@
 #include <string>
 #include <thread>
 
-#include "coordinator/cli/coordinator_connection.h"
+#include "coordinator/client/coordinator_connection.h"
 #include "coordinator/dashboard/dashboard_api.h"
 #include "coordinator/dashboard/dashboard_options.h"
 #include "coordinator/dashboard/login_gate.h"
@@ -69,7 +69,7 @@ class DashboardServer {
 
   DashboardOptions options_;
   LoginGate gate_;
-  std::unique_ptr<cli::CoordinatorConnection> connection_;
+  std::unique_ptr<client::CoordinatorConnection> connection_;
   std::unique_ptr<DashboardApi> api_;
   std::unique_ptr<httplib::Server> http_;
   std::map<std::string, WebFile> files_;  // "/app.js" -> its bytes

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "coordinator/cli/command_support.h"
+#include "coordinator/client/message_json.h"
 
 namespace rung::dashboard {
 namespace {
@@ -20,7 +20,7 @@ std::string Message(const std::string& event, const nlohmann::json& data) {
 
 }  // namespace
 
-SweepEvents::SweepEvents(cli::CoordinatorConnection& connection, int64_t sweep_id, const std::string& metric)
+SweepEvents::SweepEvents(client::CoordinatorConnection& connection, int64_t sweep_id, const std::string& metric)
     : context_(connection.StreamContext()), metrics_context_(connection.StreamContext()) {
   follower_ = std::thread([this, &connection, sweep_id] { Follow(connection, sweep_id); });
   if (!metric.empty()) {
@@ -43,7 +43,7 @@ void SweepEvents::Push(std::string message) {
   arrived_.notify_one();
 }
 
-void SweepEvents::FollowMetrics(cli::CoordinatorConnection& connection, int64_t sweep_id, const std::string& metric) {
+void SweepEvents::FollowMetrics(client::CoordinatorConnection& connection, int64_t sweep_id, const std::string& metric) {
   v1::StreamMetricsRequest request;
   request.set_sweep_id(sweep_id);
   request.add_names(metric);
@@ -63,12 +63,12 @@ void SweepEvents::FollowMetrics(cli::CoordinatorConnection& connection, int64_t 
   (void)reader->Finish();  // the sweep's updates say when it ends; a failed feed only slows the curves
 }
 
-void SweepEvents::Follow(cli::CoordinatorConnection& connection, int64_t sweep_id) {
+void SweepEvents::Follow(client::CoordinatorConnection& connection, int64_t sweep_id) {
   v1::StreamSweepUpdatesRequest request;
   request.set_sweep_id(sweep_id);
   std::unique_ptr<grpc::ClientReader<v1::SweepUpdate>> reader = connection.user().StreamSweepUpdates(context_.get(), request);
   v1::SweepUpdate update;
-  while (reader->Read(&update)) Push(Message("update", cli::ToJson(update)));
+  while (reader->Read(&update)) Push(Message("update", client::ToJson(update)));
   grpc::Status status = reader->Finish();
   std::lock_guard<std::mutex> lock(mutex_);
   if (status.ok()) {

@@ -27,14 +27,14 @@
 #include <string>
 #include <thread>
 
-#include "coordinator/cli/coordinator_connection.h"
+#include "coordinator/client/coordinator_connection.h"
 
 namespace rung::dashboard {
 
 class SweepEvents {
  public:
   // `metric`: whose arrivals to send ("" none).
-  SweepEvents(cli::CoordinatorConnection& connection, int64_t sweep_id, const std::string& metric);
+  SweepEvents(client::CoordinatorConnection& connection, int64_t sweep_id, const std::string& metric);
   ~SweepEvents();
   SweepEvents(const SweepEvents&) = delete;
   SweepEvents& operator=(const SweepEvents&) = delete;
@@ -44,8 +44,8 @@ class SweepEvents {
   std::optional<std::string> Next(std::chrono::milliseconds wait);
 
  private:
-  void Follow(cli::CoordinatorConnection& connection, int64_t sweep_id);
-  void FollowMetrics(cli::CoordinatorConnection& connection, int64_t sweep_id, const std::string& metric);
+  void Follow(client::CoordinatorConnection& connection, int64_t sweep_id);
+  void FollowMetrics(client::CoordinatorConnection& connection, int64_t sweep_id, const std::string& metric);
   void Push(std::string message);
 
   std::unique_ptr<grpc::ClientContext> context_;

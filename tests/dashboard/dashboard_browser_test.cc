@@ -22,7 +22,7 @@
 
 #include <gtest/gtest.h>
 
-#include "coordinator/cli/coordinator_connection.h"
+#include "coordinator/client/coordinator_connection.h"
 #include "core/common/subprocess.h"
 #include "tests/worker/agent/agent_test_util.h"
 
@@ -109,10 +109,10 @@ TEST(DashboardBrowserTest, ARealSweepReadsRightInChromiumAndUpdatesLive) {
   const std::string address = AwaitLine(*coordinator, "listening on ");
   ASSERT_FALSE(address.empty()) << agent::testing::FileText(scratch.Path("coordinator.log"));
 
-  cli::ConnectionOptions connection_options;
+  client::ConnectionOptions connection_options;
   connection_options.address = address;
   connection_options.token_file = user_token;
-  StatusOr<std::unique_ptr<cli::CoordinatorConnection>> connection = cli::CoordinatorConnection::Open(connection_options);
+  StatusOr<std::unique_ptr<client::CoordinatorConnection>> connection = client::CoordinatorConnection::Open(connection_options);
   ASSERT_TRUE(connection.ok()) << connection.status().ToString();
   auto submit_spec = [&](const char* spec, const std::string& file_name) {
     v1::SubmitSweepRequest request;

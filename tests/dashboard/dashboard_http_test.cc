@@ -247,10 +247,10 @@ TEST_F(DashboardHttpTest, EndpointsAnswerWhatTheCoordinatorAnswers) {
 
   // The curves of sweep 1 against GetMetrics of each trial, point for point.
   auto channel = grpc::CreateChannel(coordinator_->address(), grpc::InsecureChannelCredentials());
-  cli::ConnectionOptions connection_options;
+  client::ConnectionOptions connection_options;
   connection_options.address = coordinator_->address();
   connection_options.token_file = coordinator_->user_token_file();
-  auto connection = cli::CoordinatorConnection::Open(connection_options);
+  auto connection = client::CoordinatorConnection::Open(connection_options);
   ASSERT_TRUE(connection.ok());
   json curves = GetJson("/api/sweeps/1/curves?metric=val_loss&x=tokens&points=4000");
   ASSERT_FALSE(curves["trials"].empty());
@@ -676,10 +676,10 @@ class ViewerTokenTest : public ::testing::Test {
     StatusOr<std::unique_ptr<server::CoordinatorServer>> started = server::CoordinatorServer::Start(options);
     ASSERT_TRUE(started.ok()) << started.status().ToString();
     coordinator_ = std::move(started).value();
-    cli::ConnectionOptions user;
+    client::ConnectionOptions user;
     user.address = coordinator_->address();
     user.token_file = options.user_token_file;
-    auto connection = cli::CoordinatorConnection::Open(user);
+    auto connection = client::CoordinatorConnection::Open(user);
     ASSERT_TRUE(connection.ok());
     v1::SubmitSweepRequest submit;
     submit.set_spec_text("name: viewed\nmetric: {name: val_loss, goal: minimize}\ndata: {source: builtin, seq_len: 16}\n"
@@ -731,8 +731,8 @@ TEST_F(ViewerTokenTest, AViewerTokenReadsEverythingAndIsRefusedAtAControlEndpoin
   EXPECT_EQ(refused->status, 403);
 
   // Behind the dashboard's own refusal, the coordinator's: a viewer token cannot change a sweep.
-  cli::ConnectionOptions viewer = ViewerOptions().connection;
-  auto connection = cli::CoordinatorConnection::Open(viewer);
+  client::ConnectionOptions viewer = ViewerOptions().connection;
+  auto connection = client::CoordinatorConnection::Open(viewer);
   ASSERT_TRUE(connection.ok());
   DashboardApi api(**connection, /*allow_control=*/true);
   ApiResponse denied = api.Handle(ApiRequest{"POST", sweep + "/pause", {}});

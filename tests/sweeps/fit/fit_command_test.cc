@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "coordinator/cli/exit_codes.h"
+#include "coordinator/cli/command_support.h"
 #include "coordinator/cli/ladder_source.h"
 #include "coordinator/cli/plot_command.h"
 

@@ -1,4 +1,4 @@
-// coordinator/cli/coordinator_connection.h
+// coordinator/client/coordinator_connection.h
 //
 // How the `rung` commands reach the coordinator: address, user token and optional TLS, shared by
 // every client command, and the mapping of gRPC statuses to the CLI's exit codes.
@@ -21,7 +21,7 @@
 #include "core/common/status.h"
 #include "proto/rung.grpc.pb.h"
 
-namespace rung::cli {
+namespace rung::client {
 
 struct ConnectionOptions {
   std::string address;
@@ -63,4 +63,4 @@ int ReportRpcError(const std::string& command, const grpc::Status& status);
 // returns its exit code: kDenied for a token problem, kUsage for the rest.
 int ReportConnectionError(const std::string& command, const Status& status, std::ostream& err = std::cerr);
 
-}  // namespace rung::cli
+}  // namespace rung::client

@@ -1,4 +1,4 @@
-#include "coordinator/cli/coordinator_connection.h"
+#include "coordinator/client/coordinator_connection.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -6,11 +6,11 @@
 #include <iostream>
 #include <sstream>
 
-#include "coordinator/cli/exit_codes.h"
+#include "coordinator/client/exit_codes.h"
 #include "core/common/token_file.h"
 #include "proto/protocol_version.h"
 
-namespace rung::cli {
+namespace rung::client {
 namespace {
 
 constexpr int kMaxAnswerBytes = 512 * 1024 * 1024;
@@ -110,4 +110,4 @@ int ReportRpcError(const std::string& command, const grpc::Status& status) {
   }
 }
 
-}  // namespace rung::cli
+}  // namespace rung::client

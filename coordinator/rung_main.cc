@@ -19,7 +19,7 @@
 
 #include "core/common/command_line.h"
 #include "coordinator/cli/diag_command.h"
-#include "coordinator/cli/exit_codes.h"
+#include "coordinator/cli/command_support.h"
 #include "coordinator/cli/fit_command.h"
 #include "coordinator/cli/plot_command.h"
 #include "coordinator/cli/query_commands.h"

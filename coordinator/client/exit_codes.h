@@ -1,9 +1,9 @@
-// coordinator/cli/exit_codes.h
+// coordinator/client/exit_codes.h
 //
 // Exit codes of the `rung` command that scripts can rely on.
 #pragma once
 
-namespace rung::cli {
+namespace rung::client {
 
 enum ExitCode {
   kOk = 0,       // done
@@ -14,4 +14,4 @@ enum ExitCode {
   kDenied = 4,       // the token was missing, wrong, or not allowed to do this
 };
 
-}  // namespace rung::cli
+}  // namespace rung::client
