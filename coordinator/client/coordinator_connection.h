@@ -1,7 +1,7 @@
 // coordinator/client/coordinator_connection.h
 //
-// How the `rung` commands reach the coordinator: address, user token and optional TLS, shared by
-// every client command, and the mapping of gRPC statuses to the CLI's exit codes.
+// How a client of the coordinator (the `rung` commands, `rung dashboard`) reaches it: address, user
+// token and optional TLS, and the mapping of gRPC statuses to `rung`'s exit codes.
 //
 //   --coordinator HOST:PORT   (default $RUNG_COORDINATOR, else 127.0.0.1:50551)
 //   --token-file FILE         the user token (default $RUNG_TOKEN_FILE)
