@@ -27,9 +27,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <iterator>
 #include <memory>
+#include <set>
 #include <string>
 
+#include <google/protobuf/descriptor.h>
 #include <google/protobuf/stubs/logging.h>
 #include <google/protobuf/util/time_util.h>
 #include <grpcpp/grpcpp.h>
@@ -48,6 +51,7 @@
 #include "core/records/trainer_records.h"
 #include "fuzz/spec_cells.h"
 #include "proto/protocol_version.h"
+#include "proto/rung.grpc.pb.h"
 #include "proto/rung.pb.h"
 #include "proto/trainer_record_proto.h"
 #include "sweeps/spec/sweep_spec.h"
@@ -348,6 +352,7 @@ bool Dispatch(uint8_t method, const uint8_t* data, size_t size, Services& servic
             .IgnoreError();  // as Export's
       });
       break;
+    case 28: RUNG_USER(GetTuning, GetTuningRequest, GetTuningResponse, false); break;
     default: break;
   }
 #undef RUNG_USER
@@ -355,7 +360,31 @@ bool Dispatch(uint8_t method, const uint8_t* data, size_t size, Services& servic
   return mutated;
 }
 
-constexpr uint8_t kMethods = 28;
+// The method of each first byte: Dispatch's cases, in order. CheckEveryMethodIsDispatched holds it
+// against the services' descriptors at start, so a method added to either service and not here (as
+// GetTuning once was) stops the fuzzer and its replay test, naming it.
+constexpr const char* kMethodNames[] = {
+    "Register",   "Lease",          "Heartbeat", "ReportMetrics",        "Complete",       "SubmitSweep",
+    "QueryResults", "Fit",          "Export",    "GetMetrics",           "ListSweeps",     "GetSweep",
+    "CancelSweep", "PauseSweep",    "ResumeSweep", "ListTrials",         "GetTrial",       "RetryTrials",
+    "GetLearnedParameters", "GetDiagnostics", "ListFits", "ListWorkers", "GetLogs",        "StreamSweepUpdates",
+    "GetServerInfo", "ReleaseWorker", "GetCurves", "StreamMetrics",      "GetTuning"};
+constexpr uint8_t kMethods = std::size(kMethodNames);
+
+void CheckEveryMethodIsDispatched() {
+  std::set<std::string> dispatched(std::begin(kMethodNames), std::end(kMethodNames));
+  std::string missing;
+  for (const char* service : {v1::WorkerService::service_full_name(), v1::UserService::service_full_name()}) {
+    const google::protobuf::ServiceDescriptor* descriptor =
+        google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(service);
+    if (descriptor == nullptr) Die(std::string("no descriptor of ") + service);
+    for (int i = 0; i < descriptor->method_count(); ++i) {
+      if (dispatched.erase(descriptor->method(i)->name()) == 0) missing += " " + descriptor->method(i)->full_name();
+    }
+  }
+  if (!missing.empty()) Die("rpc_fuzzer: Dispatch has no case for" + missing + ": add one, and its name to kMethodNames");
+  if (!dispatched.empty()) Die("rpc_fuzzer: kMethodNames names " + *dispatched.begin() + ", which no service has");
+}
 
 // RUNG_FUZZ_WRITE_SEEDS=<folder>: writes one seed per method (the method byte, then a request like
 // those of tests/coordinator/server/service_fixture.h, on the snapshot's ids) and exits; how
@@ -518,6 +547,9 @@ void WriteSeeds(const std::string& folder) {
   stream_metrics.set_sweep_id(1);
   stream_metrics.add_names("val_loss");
   seed(27, "stream_metrics", stream_metrics);
+  v1::GetTuningRequest tuning;
+  tuning.set_sweep_id(1);
+  seed(28, "get_tuning", tuning);
   std::fprintf(stderr, "rpc_fuzzer: %d seeds in %s\n", written, folder.c_str());
 }
 
@@ -529,6 +561,7 @@ extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
   // Protobuf logs every string field that is not UTF-8 (ParseFromArray then fails, as gRPC's would):
   // thousands of lines a second, for an input that is simply dropped.
   google::protobuf::SetLogHandler(nullptr);
+  rung::fuzz::CheckEveryMethodIsDispatched();
   if (const char* folder = std::getenv("RUNG_FUZZ_WRITE_SEEDS"); folder != nullptr) {
     rung::fuzz::WriteSeeds(folder);
     std::exit(0);
