@@ -400,9 +400,13 @@ void PrintTuning(const rung::v1::GetTuningResponse& response, const std::string&
                 {"bracketed", cell.bracketed()},
                 {"reason", cell.reason()},
                 {"next_center", cell.has_next_center() ? json(cell.next_center()) : json(nullptr)}};
-    table.AddRow({name, cell.status(), tried_text.empty() ? "-" : tried_text,
-                  cell.has_best() ? Number(cell.best(), 3) : "-", cell.bracketed() ? "yes" : "no",
-                  cell.has_next_center() ? Number(cell.next_center(), 3) : "-", cell.reason()},
+    // People read 3 digits; a script's CSV gets every digit (ExactNumber), blank where there is none.
+    const bool csv = format == "csv";
+    auto shown = [csv](bool has, double value) {
+      return !has ? std::string(csv ? "" : "-") : csv ? ExactNumber(value) : Number(value, 3);
+    };
+    table.AddRow({name, cell.status(), tried_text.empty() ? "-" : tried_text, shown(cell.has_best(), cell.best()),
+                  cell.bracketed() ? "yes" : "no", shown(cell.has_next_center(), cell.next_center()), cell.reason()},
                  row);
   }
   if (format == "table") {

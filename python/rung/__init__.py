@@ -263,8 +263,8 @@ class Client:
     def tuning(self, sweep, per="cell"):
         """`rung tune SWEEP --format csv`: a tuned sweep's learning-rate search, one row per tuning cell:
         cell, status, tried (each value tried, "value=metric" or its state), best, bracketed (yes/no),
-        next_centre, reason; numbers in full where the CLI rounds them for reading (best, next_centre:
-        None where it prints "-"). per="value": one row per value tried instead: cell, rung, grid_index,
+        next_centre, reason; best and next_centre in full, as the CLI's CSV prints them (None where it
+        leaves the cell blank). per="value": one row per value tried instead: cell, rung, grid_index,
         value, metric (None until every member finished), state ("finished", "unfinished", "diverged",
         "stopped_by_asha"). FAILED_PRECONDITION for a sweep without a tune block."""
         if per not in ("cell", "value"):
