@@ -1,6 +1,9 @@
 #include "core/config/data_config.h"
 
 #include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
 
 #include "core/common/checked_arithmetic.h"
 #include "core/config/config_limits.h"
@@ -17,11 +20,48 @@ int64_t DocumentStartToken(const DataConfig& config) {
   return -1;
 }
 
+namespace {
+
+// What ResolvePreparedFolder takes from a manifest: its vocabulary and end-of-text id.
+struct PreparedFolderIds {
+  int64_t vocab_size = 0;
+  int64_t eot_id = 0;
+};
+
+// The ids of `manifest_path`'s manifest (in `folder`), nullopt for one that does not read. A sweep's
+// expansion resolves every cell's config, and a manifest holds a length per token id: the answer is
+// kept per file as it is (its size and time), so a folder's manifest is read once per process until it
+// changes (docs/performance.md, "Orchestration"). Thread-safe.
+std::optional<PreparedFolderIds> ReadPreparedFolderIds(const std::string& folder, const std::string& manifest_path) {
+  struct Entry {
+    std::uintmax_t bytes = 0;
+    std::filesystem::file_time_type written;
+    std::optional<PreparedFolderIds> ids;
+  };
+  static std::mutex mutex;
+  static std::map<std::string, Entry> read;
+  std::error_code error;
+  const std::uintmax_t bytes = std::filesystem::file_size(manifest_path, error);
+  const std::filesystem::file_time_type written = std::filesystem::last_write_time(manifest_path, error);
+  std::lock_guard<std::mutex> lock(mutex);
+  const auto known = read.find(manifest_path);
+  if (!error && known != read.end() && known->second.bytes == bytes && known->second.written == written) {
+    return known->second.ids;
+  }
+  StatusOr<TokenManifest> manifest = ReadTokenManifest(folder);
+  std::optional<PreparedFolderIds> ids;
+  if (manifest.ok()) ids = PreparedFolderIds{manifest->vocab_size, manifest->eot_id};
+  if (!error) read[manifest_path] = Entry{bytes, written, ids};
+  return ids;
+}
+
+}  // namespace
+
 void ResolvePreparedFolder(DataConfig* data, std::vector<ConfigError>* errors) {
   if (data->source != "shards" || data->path.empty() || !HasTokenManifest(data->path)) return;
   const std::string where = (std::filesystem::path(data->path) / kTokenManifestFile).string();
-  StatusOr<TokenManifest> manifest = ReadTokenManifest(data->path);
-  if (!manifest.ok()) return;  // the data's reader reports it, naming the manifest and its field
+  const std::optional<PreparedFolderIds> manifest = ReadPreparedFolderIds(data->path, where);
+  if (!manifest) return;  // the data's reader reports it, naming the manifest and its field
   if (data->vocab_size == 0) {
     data->vocab_size = manifest->vocab_size;
   } else if (data->vocab_size != manifest->vocab_size) {
