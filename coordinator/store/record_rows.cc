@@ -100,6 +100,56 @@ void AddDiagnostics(const records::DiagnosticsRecord& record, TrialResults* resu
   results->diagnostics.push_back(std::move(diagnostic));
 }
 
+// Gap counting as releases before the aggregation wrote it: parallel "lengths" and "mean_log_lambda"
+// instead of buckets, and "xi_lambda_ci" [low, high] instead of the half-IQR.
+bool IsEarlyGapCounting(const nlohmann::json& gap) {
+  return gap.is_object() && !gap.contains("buckets") && (gap.contains("lengths") || gap.contains("xi_lambda_ci"));
+}
+
+void UpgradeEarlyGapCounting(nlohmann::json* gap) {
+  if (!IsEarlyGapCounting(*gap)) return;
+  const nlohmann::json lengths = gap->value("lengths", nlohmann::json());
+  const nlohmann::json logs = gap->value("mean_log_lambda", nlohmann::json());
+  if (lengths.is_array() && logs.is_array()) {
+    nlohmann::json buckets = nlohmann::json::array();
+    for (size_t i = 0; i < lengths.size() && i < logs.size(); ++i) {
+      if (!lengths[i].is_number()) continue;
+      buckets.push_back({{"n", static_cast<int64_t>(lengths[i].get<double>())}, {"mean_log_lambda", logs[i]}});
+    }
+    (*gap)["buckets"] = std::move(buckets);
+  }
+  const nlohmann::json interval = gap->value("xi_lambda_ci", nlohmann::json());
+  if (interval.is_array() && interval.size() == 2) {
+    (*gap)["xi_lambda_ci_low"] = interval[0];
+    (*gap)["xi_lambda_ci_high"] = interval[1];
+  }
+  gap->erase("lengths");
+  gap->erase("mean_log_lambda");
+  gap->erase("xi_lambda_ci");
+}
+
+// An attention document of such a release in this release's form; nullopt for one that needs nothing
+// (the document is then read as it is, without a copy).
+std::optional<nlohmann::json> UpgradeEarlyAttention(const nlohmann::json& attention) {
+  if (!attention.is_object()) return std::nullopt;
+  const nlohmann::json* layers =
+      attention.contains("layers") && attention["layers"].is_array() ? &attention["layers"] : nullptr;
+  bool early = attention.contains("pooled") && IsEarlyGapCounting(attention["pooled"]);
+  for (size_t i = 0; layers != nullptr && !early && i < layers->size(); ++i) {
+    const nlohmann::json& layer = (*layers)[i];
+    early = layer.is_object() && layer.contains("gap_counting") && IsEarlyGapCounting(layer["gap_counting"]);
+  }
+  if (!early) return std::nullopt;
+  nlohmann::json upgraded = attention;
+  if (upgraded.contains("pooled")) UpgradeEarlyGapCounting(&upgraded["pooled"]);
+  if (layers != nullptr) {
+    for (nlohmann::json& layer : upgraded["layers"]) {
+      if (layer.is_object() && layer.contains("gap_counting")) UpgradeEarlyGapCounting(&layer["gap_counting"]);
+    }
+  }
+  return upgraded;
+}
+
 }  // namespace
 
 RecordRows RowsFromRecords(const std::vector<records::TrainerRecord>& batch_records) {
@@ -194,51 +244,12 @@ std::optional<StepTensor> TensorFromJson(const std::string& name, const nlohmann
   return result;
 }
 
-namespace {
-
-// Gap counting as releases before the aggregation wrote it: parallel "lengths" and "mean_log_lambda"
-// instead of buckets, and "xi_lambda_ci" [low, high] instead of the half-IQR.
-void UpgradeEarlyGapCounting(nlohmann::json* gap) {
-  if (!gap->is_object() || gap->contains("buckets")) return;
-  const nlohmann::json lengths = gap->value("lengths", nlohmann::json());
-  const nlohmann::json logs = gap->value("mean_log_lambda", nlohmann::json());
-  if (lengths.is_array() && logs.is_array()) {
-    nlohmann::json buckets = nlohmann::json::array();
-    for (size_t i = 0; i < lengths.size() && i < logs.size(); ++i) {
-      if (!lengths[i].is_number()) continue;
-      buckets.push_back({{"n", static_cast<int64_t>(lengths[i].get<double>())}, {"mean_log_lambda", logs[i]}});
-    }
-    (*gap)["buckets"] = std::move(buckets);
-  }
-  const nlohmann::json interval = gap->value("xi_lambda_ci", nlohmann::json());
-  if (interval.is_array() && interval.size() == 2) {
-    (*gap)["xi_lambda_ci_low"] = interval[0];
-    (*gap)["xi_lambda_ci_high"] = interval[1];
-  }
-  gap->erase("lengths");
-  gap->erase("mean_log_lambda");
-  gap->erase("xi_lambda_ci");
-}
-
-nlohmann::json UpgradeEarlyAttention(nlohmann::json attention) {
-  if (!attention.is_object()) return attention;
-  if (attention.contains("pooled")) UpgradeEarlyGapCounting(&attention["pooled"]);
-  if (attention.contains("layers") && attention["layers"].is_array()) {
-    for (nlohmann::json& layer : attention["layers"]) {
-      if (layer.is_object() && layer.contains("gap_counting")) UpgradeEarlyGapCounting(&layer["gap_counting"]);
-    }
-  }
-  return attention;
-}
-
-}  // namespace
-
 StatusOr<DiagnosticDocument> ReadDiagnosticDocument(const Diagnostic& diagnostic) {
   const std::string& name = diagnostic.name;
   auto read = [&](auto document) -> StatusOr<DiagnosticDocument> {
-    Status status = name == "attention"
-                        ? records::DocumentFromJson(UpgradeEarlyAttention(diagnostic.value), &document)
-                        : records::DocumentFromJson(diagnostic.value, &document);
+    const std::optional<nlohmann::json> upgraded =
+        name == "attention" ? UpgradeEarlyAttention(diagnostic.value) : std::nullopt;
+    Status status = records::DocumentFromJson(upgraded ? *upgraded : diagnostic.value, &document);
     if (!status.ok()) return Status::DataLoss("the stored diagnostic '" + name + "' does not read: " + status.message());
     return DiagnosticDocument(std::move(document));
   };
