@@ -250,7 +250,9 @@ StatusOr<DiagnosticDocument> ReadDiagnosticDocument(const Diagnostic& diagnostic
     const std::optional<nlohmann::json> upgraded =
         name == "attention" ? UpgradeEarlyAttention(diagnostic.value) : std::nullopt;
     Status status = records::DocumentFromJson(upgraded ? *upgraded : diagnostic.value, &document);
-    if (!status.ok()) return Status::DataLoss("the stored diagnostic '" + name + "' does not read: " + status.message());
+    if (!status.ok()) {
+      return Status::DataLoss("the stored diagnostic '" + name + "' does not read: " + status.message());
+    }
     return DiagnosticDocument(std::move(document));
   };
   if (name == "attention") return read(records::AttentionDiagnostics());
