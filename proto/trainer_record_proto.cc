@@ -276,6 +276,14 @@ void CheckStruct(const Descriptor* descriptor, const std::string& path, std::vec
   }
 }
 
+// OK without differences; else INVALID_ARGUMENT listing them, one per line.
+Status DifferencesStatus(const std::vector<std::string>& differences) {
+  if (differences.empty()) return Status::Ok();
+  std::string message;
+  for (const std::string& difference : differences) message += difference + "\n";
+  return Status::InvalidArgument(message);
+}
+
 // The oneof field of TrainerRecord that holds alternative `Record`.
 template <class Record>
 const FieldDescriptor* OneofField() {
@@ -347,10 +355,7 @@ template <class Struct>
 Status CheckStructMessage(const google::protobuf::Descriptor* descriptor) {
   std::vector<std::string> differences;
   CheckStruct<Struct>(descriptor, descriptor->name(), &differences);
-  if (differences.empty()) return Status::Ok();
-  std::string message;
-  for (const std::string& difference : differences) message += difference + "\n";
-  return Status::InvalidArgument(message);
+  return DifferencesStatus(differences);
 }
 
 #define RUNG_WIRE_STRUCT(Type)                                                        \
@@ -372,10 +377,7 @@ Status CheckRecordMessages() {
     differences.push_back("TrainerRecord has " + std::to_string(v1::TrainerRecord::descriptor()->field_count()) +
                           " record fields, the header " + std::to_string(alternatives) + " record types");
   }
-  if (differences.empty()) return Status::Ok();
-  std::string message;
-  for (const std::string& difference : differences) message += difference + "\n";
-  return Status::InvalidArgument(message);
+  return DifferencesStatus(differences);
 }
 
 const v1::TrainerRecord* AddStdoutLine(const std::string& line, v1::MetricBatch* batch) {
