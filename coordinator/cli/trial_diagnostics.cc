@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "proto/trainer_record_proto.h"
 #include "core/records/record_json.h"
+#include "proto/trainer_record_proto.h"
 
 namespace rung::cli {
 namespace {
@@ -65,9 +65,7 @@ nlohmann::json DiagnosticsJson(const TrialDiagnostics& diagnostics, const record
   if (diagnostics.niah_grid) documents["niah_grid"] = records::DocumentJson(*diagnostics.niah_grid);
   if (diagnostics.band_ablation) documents["band_ablation"] = records::DocumentJson(*diagnostics.band_ablation);
   for (const auto& [name, tensor] : diagnostics.tensors) {
-    documents[name] = {{"step", tensor.step},
-                       {"shape", tensor.tensor.shape},
-                       {"values", records::DocumentJson(tensor.tensor.values)}};
+    documents[name] = records::StepTensorJson(tensor.step, tensor.tensor);
   }
   if (diagnostics.attention.size() > 1) {
     nlohmann::json all = nlohmann::json::array();

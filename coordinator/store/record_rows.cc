@@ -223,9 +223,7 @@ std::vector<StepTensor> TensorsFromElements(const std::vector<LearnedParamValue>
 }
 
 nlohmann::json TensorToJson(const StepTensor& tensor) {
-  nlohmann::json values = nlohmann::json::array();
-  for (double value : tensor.tensor.values) values.push_back(value);  // NaN is written as null
-  return {{"step", tensor.step}, {"shape", tensor.tensor.shape}, {"values", values}};
+  return records::StepTensorJson(tensor.step, tensor.tensor);
 }
 
 std::optional<StepTensor> TensorFromJson(const std::string& name, const nlohmann::json& json) {

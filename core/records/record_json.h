@@ -157,6 +157,12 @@ nlohmann::json DocumentJson(const Value& value) {
   return internal::ValueToJson(value);
 }
 
+// A tensor measured at `step`, as the store keeps a final record's tensors and `rung diag --format json`
+// prints them: {"step", "shape", "values"} (the name is the diagnostic's).
+inline nlohmann::json StepTensorJson(int64_t step, const Tensor& tensor) {
+  return {{"step", step}, {"shape", tensor.shape}, {"values", DocumentJson(tensor.values)}};
+}
+
 // DocumentJson's text, as the store keeps it.
 template <class Value>
 std::string EncodeDocument(const Value& value) {
