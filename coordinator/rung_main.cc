@@ -1,33 +1,15 @@
-// rung: the command line of rung. Subcommands register themselves from their own files.
-//
-//   rung validate SPEC        expand and check a sweep spec, print its trials and total compute
-//   rung fit --from-csv FILE  compute multipliers of a ladder against a baseline (here)
-//   rung fit SWEEP            the same on a stored sweep, computed and stored by the coordinator
-//   rung plot --from-csv FILE loss against compute, with fits and multipliers (SVG, PNG)
-//   rung diag TRIAL [--plot DIR] a trained model's attention diagnostics (diag_command.h)
-//   rung run SPEC [--workers N] [--dashboard] the embedded mode: coordinator, database and workers here (run_command.h)
-//   rung serve DIR            a finished (or any) run directory served again on loopback (serve_command.h)
-//   rung submit|sweeps|status|trials|show|metrics|cancel|pause|resume|retry|workers
-//                             talk to a coordinator (sweep_commands.h)
-//   rung results|export|fits|logs  read a sweep's results off a coordinator (query_commands.h)
-//   rung dashboard            serve the web dashboard of a coordinator's sweeps (coordinator/dashboard/)
-//   rung --version            the version and the git commit (cmake/build_info.cmake) it was built from
+// rung: the command line of rung. Every subcommand lives in its own file under
+// coordinator/cli/commands/ and registers itself there (command_registry.h); `rung --help` lists
+// them by section. `rung --version` prints the version and the git commit
+// (cmake/build_info.cmake) it was built from.
 #include <iostream>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
+#include "coordinator/cli/command_registry.h"
+#include "coordinator/client/exit_codes.h"
 #include "core/common/command_line.h"
-#include "coordinator/cli/diag_command.h"
-#include "coordinator/cli/command_support.h"
-#include "coordinator/cli/fit_command.h"
-#include "coordinator/cli/plot_command.h"
-#include "coordinator/cli/query_commands.h"
-#include "coordinator/cli/run_command.h"
-#include "coordinator/cli/serve_command.h"
-#include "coordinator/cli/sweep_commands.h"
-#include "coordinator/cli/validate_command.h"
-#include "coordinator/dashboard/dashboard_command.h"
 #include "core/common/provenance.h"
 
 int main(int argc, char** argv) {
@@ -37,16 +19,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("rung ") + RUNG_VERSION + " (commit " + rung::BuildCommit() + ")",
                        "Print the version and the git commit it was built from, and exit");
-  int exit_code = rung::cli::kOk;
-  rung::cli::AddValidateCommand(app, &exit_code);
-  rung::cli::AddFitCommand(app, &exit_code);
-  rung::cli::AddPlotCommand(app, &exit_code);
-  rung::cli::AddSweepCommands(app, &exit_code);
-  rung::cli::AddQueryCommands(app, &exit_code);
-  rung::cli::AddRunCommand(app, &exit_code);
-  rung::cli::AddServeCommand(app, &exit_code);
-  rung::cli::AddDiagCommand(app, &exit_code);
-  rung::dashboard::AddDashboardCommand(app, &exit_code);
+  int exit_code = rung::client::kOk;
+  rung::cli::AddRegisteredCommands(app, &exit_code);
   // An unknown command is named as such (CLI11 would only say that a subcommand is required).
   if (argc > 1 && argv[1][0] != '-') {
     std::string names;
@@ -58,7 +32,7 @@ int main(int argc, char** argv) {
     if (!known) {
       std::cerr << "rung: unknown command '" << argv[1] << "'; the commands are " << names
                 << "\nRun with --help for more information.\n";
-      return rung::cli::kUsage;
+      return rung::client::kUsage;
     }
   }
   if (const std::optional<int> stop = rung::ParseCommandLine(app, argc, argv)) return *stop;

@@ -5,7 +5,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "coordinator/cli/sweep_commands.h"
 #include "proto/grpc_status.h"
 #include "proto/config_value.h"
 #include "sweeps/fit/ladder_csv.h"

@@ -1,6 +1,9 @@
 // coordinator/cli/local_coordinator.cc
 #include "coordinator/cli/local_coordinator.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -106,6 +109,12 @@ StatusOr<LocalDashboard> StartLocalDashboard(const std::string& address, const s
   if (dashboard.url.empty()) return Status::Unavailable("the dashboard printed no URL within 20 s; see " + log_path);
   dashboard.process = std::move(process);
   return dashboard;
+}
+
+int RunCpusPerWorker(int workers, int cpus_per_worker_option) {
+  if (cpus_per_worker_option > 0) return cpus_per_worker_option;
+  const int cores = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+  return std::max(1, cores / std::max(1, workers));
 }
 
 }  // namespace rung::cli

@@ -76,4 +76,10 @@ std::uintmax_t DatabaseBytes(const RunDirectory& run);
 StatusOr<LocalCoordinator> StartLocalCoordinator(const RunDirectory& run, const std::string& listen,
                                                  double lease_seconds);
 
+// `rung run`'s worker layout unless told otherwise: kRunDefaultWorkers workers, each with
+// RunCpusPerWorker(workers, 0) CPU threads (the machine's online cores shared out, at least 1).
+// `rung validate` estimates a calibrated sweep's time for this layout too.
+constexpr int kRunDefaultWorkers = 2;
+int RunCpusPerWorker(int workers, int cpus_per_worker_option);
+
 }  // namespace rung::cli

@@ -10,7 +10,7 @@
 #include "coordinator/cli/trial_diagnostics.h"
 
 #include "coordinator/cli/command_support.h"
-#include "coordinator/cli/sweep_commands.h"
+#include "coordinator/cli/sweep_fetch.h"
 #include "proto/config_value.h"
 #include "proto/grpc_status.h"
 #include "sweeps/plot/diagnostics_plot.h"

@@ -4,7 +4,7 @@
     python3 tests/docs/cli_reference.py --bin build/bin --update   # write it
 
 Every program rung installs (rung, rung-train, rung-data, rung-coordinator, rung-worker) and each of
-their subcommands, found in the "Subcommands:" list of the parent's --help, has its --help output in
+their subcommands, found in the subcommand lists of the parent's --help, has its --help output in
 the part of docs/cli.md between the BEGIN GENERATED and END GENERATED lines. The programs run from
 PATH, so usage lines say `rung`, not a path (a program's --help names no default of the machine it runs
 on: the reference is the same on every machine). ctest runs the check (tests/CMakeLists.txt); a new option or subcommand fails it until
@@ -31,10 +31,15 @@ def help_text(bin_dir, command):
 
 
 def subcommands(text):
-    names, listing = [], False
+    """The subcommands a --help lists, when its usage line ends in SUBCOMMAND: the names under
+    "Subcommands:" or under section headings of its own (rung lists its commands by section)."""
+    names, listing, after_usage = [], False, False
     for line in text.splitlines():
-        if line.startswith("Subcommands:"):
-            listing = True
+        heading = line.endswith(":") and line[:1].isalpha()
+        if line.startswith("Usage:"):
+            after_usage = line.rstrip().endswith("SUBCOMMAND")
+        elif after_usage and heading:
+            listing = line not in ("Options:", "Positionals:")
         elif listing and re.match(r"^  [a-z][a-z0-9-]*( |$)", line):
             names.append(line.split()[0])
         elif listing and line and not line.startswith(" "):

@@ -1,36 +1,16 @@
-// coordinator/cli/sweep_commands.h
+// coordinator/cli/sweep_status.h
 //
-// The `rung` commands that talk to a coordinator over gRPC (never opening its database):
-//   submit SPEC [--dry-run]      sweeps                      status SWEEP
-//   trials SWEEP [--state S]     show TRIAL                  metrics TRIAL [--name N]
-//   cancel|pause|resume SWEEP    retry SWEEP [--trial ID]    workers     params TRIAL
-// Each prints a human table by default and --format json|csv for scripts (CSV with exact numbers,
-// the table rounded); exit codes in exit_codes.h. List options (--state, --name, --trial) take
-// their values comma-separated or repeated; --state any case. `status --watch` clears the screen
-// between refreshes only when stdout is a terminal. `metrics --name` of a metric no trial of the
-// sweep reported is exit 2, naming the ones there are.
+// A sweep's progress as `rung status` and `rung run` print it: trials by state per rung x variant,
+// compute done and left, throughput and ETA, measured against the coordinator's clock.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
-#include "coordinator/cli/command_support.h"
+#include "proto/rung.pb.h"
 
 namespace rung::cli {
-
-void AddSweepCommands(CLI::App& app, int* exit_code);
-
-// Every trial of a sweep (all pages).
-grpc::Status FetchTrials(CoordinatorConnection& connection, int64_t sweep_id, std::vector<rung::v1::Trial>* trials);
-
-// The coordinator's clock now (ServerInfo.server_time), in seconds since the Unix epoch: what
-// elapsed times and ETAs are measured against, whatever this machine's clock says; and, when
-// `storage_warning` is given, ServerInfo.storage_warning ("" while its database has room).
-grpc::Status FetchServerTime(CoordinatorConnection& connection, double* seconds,
-                             std::string* storage_warning = nullptr);
 
 // A sweep's progress at `now_seconds`: compute done, left and how fast it goes.
 struct SweepProgress {
@@ -44,10 +24,6 @@ struct SweepProgress {
 // remaining: progress and ETA show the worst case.
 SweepProgress MeasureProgress(const rung::v1::Sweep& sweep, const std::vector<rung::v1::Trial>& trials,
                               double now_seconds, double search_flops = 0);
-
-// The 6ND its search may still add to a sweep whose search is open (its worst case, max_points values
-// per cell, less the trials it has): 0 for other sweeps, and when the coordinator does not say.
-double SearchFlopsToCome(CoordinatorConnection& connection, const rung::v1::Sweep& sweep);
 
 // The progress of `rung status`: trials by state per rung x variant (PREEMPTED, STALE and
 // EARLY_STOPPED columns only when some trial is in them), compute done, throughput and ETA at

@@ -1,6 +1,18 @@
+// coordinator/cli/commands/serve_command.cc
+//
+// `rung serve DIR [--listen 127.0.0.1:0] [--dashboard [--dashboard-listen HOST:PORT]]`: serves a run
+// directory again (what `rung run` leaves, local_coordinator.h: its database, artifacts and tokens)
+// with a coordinator on loopback, so that
+// `rung results`, `fit`, `plot`, `diag` and the rest work on a finished run. Prints the lines to
+// export (the address, the user token file; the viewer token file for read-only use), then serves
+// until Ctrl-C (SIGINT) or SIGTERM, which stop the coordinator cleanly (exit 0). --dashboard also
+// serves `rung dashboard` on it with the viewer token (read-only) and prints its URL.
+//
+// Refused before anything starts, with exit 2: a DIR that does not exist, is not a folder, or has
+// no rung.db (not a run directory). A coordinator that cannot serve it (another coordinator holds
+// the database: `rung run` still runs there, or a `rung serve` already serves it; a damaged
+// database) is exit 1 with what the coordinator said.
 // coordinator/cli/serve_command.cc
-#include "coordinator/cli/serve_command.h"
-
 #include <signal.h>
 
 #include <atomic>
@@ -12,6 +24,7 @@
 #include <string>
 #include <thread>
 
+#include "coordinator/cli/command_registry.h"
 #include "coordinator/cli/command_support.h"
 #include "coordinator/cli/local_coordinator.h"
 
@@ -103,8 +116,8 @@ int Serve(const ServeOptions& options) {
 void AddServeCommand(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<ServeOptions>();
   CLI::App* command = app.add_subcommand(
-      "serve", "Serve a run directory (what `rung run` leaves) with a coordinator on loopback, so that rung results, "
-               "fit, plot, diag and the rest work on it; prints the lines to export; Ctrl-C stops it");
+      "serve", "Serve a run directory (what `rung run` leaves) again: a coordinator on loopback, so that rung "
+               "results, fit, plot, diag and the rest work on it; prints the lines to export; Ctrl-C stops it");
   command->add_option("dir", options->dir, "Run directory (rung-runs/<name>-<time>, or rung run's --dir)")
       ->required();
   command->add_option("--listen", options->listen, "Address to serve on (loopback; port 0 picks a free port)")
@@ -116,5 +129,7 @@ void AddServeCommand(CLI::App& app, int* exit_code) {
       ->type_name("HOST:PORT");
   command->callback([options, exit_code]() { *exit_code = Serve(*options); });
 }
+
+RUNG_CLI_COMMAND("serve", kHere, AddServeCommand);
 
 }  // namespace rung::cli

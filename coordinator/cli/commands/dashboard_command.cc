@@ -1,5 +1,11 @@
-#include "coordinator/dashboard/dashboard_command.h"
-
+// coordinator/cli/commands/dashboard_command.cc
+//
+// `rung dashboard [--coordinator ADDR] [--token-file F] [--listen 127.0.0.1:8050]
+//                 [--tls-cert F --tls-key F] [--allow-control]`: serves the web dashboard of the
+// coordinator's sweeps (dashboard_server.h) until Ctrl-C. Prints, first line on stdout, the URL with
+// its fresh login token ("rung dashboard: http://127.0.0.1:8050/?token=..."). Exit codes as the
+// other commands: 2 bad options or missing page files, 3 coordinator unreachable, 4 token refused or
+// --allow-control without a user token.
 #include <signal.h>
 
 #include <atomic>
@@ -8,6 +14,7 @@
 #include <memory>
 #include <thread>
 
+#include "coordinator/cli/command_registry.h"
 #include "coordinator/client/exit_codes.h"
 #include "coordinator/dashboard/dashboard_server.h"
 
@@ -72,5 +79,7 @@ void AddDashboardCommand(CLI::App& app, int* exit_code) {
     *exit_code = client::kOk;
   });
 }
+
+RUNG_CLI_COMMAND("dashboard", kBrowser, AddDashboardCommand);
 
 }  // namespace rung::dashboard

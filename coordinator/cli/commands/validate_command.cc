@@ -1,5 +1,9 @@
-#include "coordinator/cli/validate_command.h"
-
+// coordinator/cli/commands/validate_command.cc
+//
+// `rung validate SPEC`: parses, validates and expands a sweep spec without a coordinator, and prints
+// the trial table (rung, axis values, N, tokens, FLOPs, identity), the total compute and an
+// estimated time from a measured training throughput. Errors: every one with file:line:col on
+// stderr, exit code 2; warnings on stderr.
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,12 +18,13 @@
 #include <optional>
 #include <sstream>
 
+#include "coordinator/cli/command_registry.h"
 #include "coordinator/cli/calibration_cache.h"
 #include "core/common/atomic_file.h"
 #include "core/common/trainer_blas_kernel.h"
 #include "core/common/utc_time.h"
 #include "coordinator/cli/command_support.h"
-#include "coordinator/cli/run_command.h"
+#include "coordinator/cli/local_coordinator.h"
 #include "coordinator/cli/text_table.h"
 #include "core/common/subprocess.h"
 #include "core/config/inverse_temperature_form.h"
@@ -368,5 +373,7 @@ void AddValidateCommand(CLI::App& app, int* exit_code) {
     *exit_code = RunValidate(*options);
   });
 }
+
+RUNG_CLI_COMMAND("validate", kHere, AddValidateCommand);
 
 }  // namespace rung::cli

@@ -1,5 +1,12 @@
-#include "coordinator/cli/run_command.h"
-
+// coordinator/cli/commands/run_command.cc
+//
+// `rung run SPEC [--workers N] [--dashboard [--dashboard-listen HOST:PORT]]`: the embedded mode.
+// Starts a coordinator on loopback with a fresh database, fresh tokens (0600 files) and an artifact
+// root in a run directory, submits the spec, starts N local workers (each with its share of the CPU threads), shows live progress, and at the
+// end prints the results (final metric per rung and variant over seeds) and, with a baseline and two
+// or more rungs, the compute multipliers. Children die with it; Ctrl-C preempts the trials with a
+// checkpoint and stops everything. --dashboard serves `rung dashboard` (read-only, the viewer token)
+// on the run's coordinator until the run ends and prints its URL.
 #include <signal.h>
 #include <unistd.h>
 
@@ -17,11 +24,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "coordinator/cli/command_registry.h"
 #include "coordinator/cli/command_support.h"
 #include "coordinator/cli/full_disk_report.h"
 #include "coordinator/cli/local_coordinator.h"
-#include "coordinator/cli/query_commands.h"
-#include "coordinator/cli/sweep_commands.h"
+#include "coordinator/cli/sweep_fetch.h"
+#include "coordinator/cli/sweep_status.h"
+#include "coordinator/cli/tuning_table.h"
 #include "coordinator/cli/text_table.h"
 #include "core/common/free_space.h"
 #include "core/common/subprocess.h"
@@ -395,12 +404,6 @@ int RunEmbedded(const RunOptions& options) {
 
 }  // namespace
 
-int RunCpusPerWorker(int workers, int cpus_per_worker_option) {
-  if (cpus_per_worker_option > 0) return cpus_per_worker_option;
-  const int cores = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
-  return std::max(1, cores / std::max(1, workers));
-}
-
 void AddRunCommand(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<RunOptions>();
   CLI::App* command = app.add_subcommand(
@@ -421,5 +424,7 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       ->type_name("HOST:PORT");
   command->callback([options, exit_code]() { *exit_code = RunEmbedded(*options); });
 }
+
+RUNG_CLI_COMMAND("run", kHere, AddRunCommand);
 
 }  // namespace rung::cli

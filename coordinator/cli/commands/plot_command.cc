@@ -1,4 +1,5 @@
-#include "coordinator/cli/plot_command.h"
+#include "coordinator/cli/command_registry.h"
+#include "coordinator/cli/commands/plot_command.h"
 
 #include <iostream>
 #include <memory>
@@ -83,5 +84,7 @@ void AddPlotCommand(CLI::App& app, int* exit_code) {
       ->type_name("PATH");
   command->callback([options, exit_code]() { *exit_code = RunPlotCommand(*options, std::cout, std::cerr); });
 }
+
+RUNG_CLI_COMMAND("plot", kResults, AddPlotCommand);
 
 }  // namespace rung::cli

@@ -1,4 +1,5 @@
-#include "coordinator/cli/fit_command.h"
+#include "coordinator/cli/command_registry.h"
+#include "coordinator/cli/commands/fit_command.h"
 
 #include <cerrno>
 #include <cmath>
@@ -223,5 +224,7 @@ void AddFitCommand(CLI::App& app, int* exit_code) {
       ->type_name("SEED");
   command->callback([options, exit_code]() { *exit_code = RunFitCommand(*options, std::cout, std::cerr); });
 }
+
+RUNG_CLI_COMMAND("fit", kResults, AddFitCommand);
 
 }  // namespace rung::cli

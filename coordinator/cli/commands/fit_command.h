@@ -1,4 +1,4 @@
-// coordinator/cli/fit_command.h
+// coordinator/cli/commands/fit_command.h
 //
 // `rung fit --from-csv FILE --baseline VARIANT` (computed here) or `rung fit SWEEP` (computed and stored
 // by the coordinator, UserService.Fit; stored fits: `rung fits SWEEP`): compute multipliers of every variant of a ladder

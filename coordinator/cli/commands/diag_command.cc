@@ -1,6 +1,22 @@
+// coordinator/cli/commands/diag_command.cc
+//
+// `rung diag TRIAL`: what rung-train measured on a trained model (docs/science.md sections 7 and 9), read
+// from the coordinator (GetDiagnostics):
+//   heads          per layer and head: effective attention length E_2 at positions T/8, T/2 and T,
+//                  pair-usage coefficient of variation, effective base, dominant pair and its
+//                  wavelength against the training length T
+//   gaps           gap counting per layer on the unscaled score rows at the training length (rows,
+//                  ties, mean Lambda, alpha, Delta) and xi_Lambda with its bootstrap interval
+//   regime         the softmax regime at beta = c * Lambda: normalised entropy, max weight, top-two gap
+//   extrapolation  validation loss at each evaluated multiple of T and extension method
+//   frequencies    the rotary frequencies per layer and row against RoPE's b^(-f/pairs), and their
+//                  wavelengths over T (a LeRoPE or AdaRoPE profile against RoPE's)
+// --table picks one (table format prints all five; csv and json need one, default heads);
+// --format json --table all prints the stored documents. --plot DIR also draws the figures of
+// sweeps/plot/diagnostics_plot.h,
+// and the frequency profile (wavelength against RoPE's).
+#include "coordinator/cli/command_registry.h"
 #include "core/common/command_line.h"
-#include "coordinator/cli/diag_command.h"
-
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -784,5 +800,7 @@ void AddDiagCommand(CLI::App& app, int* exit_code) {
   command->add_option("--plot", options->plot_dir, "Also draw the figures (SVG, PNG) into this folder")->type_name("DIR");
   command->add_option("--gnuplot", options->gnuplot, "gnuplot executable (default: gnuplot on PATH)")->type_name("PATH");
 }
+
+RUNG_CLI_COMMAND("diag", kResults, AddDiagCommand);
 
 }  // namespace rung::cli

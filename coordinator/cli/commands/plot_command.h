@@ -1,4 +1,4 @@
-// coordinator/cli/plot_command.h
+// coordinator/cli/commands/plot_command.h
 //
 // `rung plot --from-csv FILE --baseline VARIANT --out DIR`: writes loss_vs_compute.{svg,png} (loss
 // against compute per variant, the shared-E power-law fits, piecewise multipliers as labels) and

@@ -1,0 +1,42 @@
+#include "coordinator/cli/sweep_fetch.h"
+
+#include <algorithm>
+
+namespace rung::cli {
+
+namespace pb = rung::v1;
+
+grpc::Status FetchTrials(client::CoordinatorConnection& connection, int64_t sweep_id, std::vector<pb::Trial>* trials) {
+  pb::ListTrialsRequest request;
+  request.set_sweep_id(sweep_id);
+  do {
+    pb::ListTrialsResponse response;
+    grpc::Status status = connection.user().ListTrials(connection.Context().get(), request, &response);
+    if (!status.ok()) return status;
+    trials->insert(trials->end(), response.trials().begin(), response.trials().end());
+    request.set_page_token(response.next_page_token());
+  } while (!request.page_token().empty());
+  return grpc::Status::OK;
+}
+
+grpc::Status FetchServerTime(client::CoordinatorConnection& connection, double* seconds,
+                             std::string* storage_warning) {
+  pb::ServerInfo info;
+  grpc::Status status = connection.user().GetServerInfo(connection.Context().get(), pb::GetServerInfoRequest(), &info);
+  if (status.ok()) *seconds = static_cast<double>(info.server_time().seconds()) + info.server_time().nanos() * 1e-9;
+  if (status.ok() && storage_warning != nullptr) *storage_warning = info.storage_warning();
+  return status;
+}
+
+double SearchFlopsToCome(client::CoordinatorConnection& connection, const pb::Sweep& sweep) {
+  // A search whose sweep ended (CANCELLED, FAILED) adds nothing more.
+  const bool ended = sweep.state() == pb::SWEEP_STATE_CANCELLED || sweep.state() == pb::SWEEP_STATE_FAILED;
+  if (sweep.tuning() != "searching" || ended) return 0;
+  pb::GetTuningRequest request;
+  request.set_sweep_id(sweep.sweep_id());
+  pb::GetTuningResponse tuning;
+  if (!connection.user().GetTuning(connection.Context().get(), request, &tuning).ok()) return 0;
+  return std::max(0.0, tuning.worst_case_flops() - sweep.total_flops());
+}
+
+}  // namespace rung::cli
