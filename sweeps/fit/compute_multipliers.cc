@@ -165,6 +165,518 @@ PowerLawFitOptions QuickFitOptions(const PowerLawFitOptions& full) {
   return quick;
 }
 
+
+// Per estimator, variant (baseline first) and ladder point: one value for each row of the report.
+template <typename T>
+using ByRow = std::map<Estimator, std::vector<std::vector<T>>>;
+
+// What every estimate is computed from: the curves, baseline first, and the estimators asked for.
+struct FitInputs {
+  std::vector<VariantCurve> curves;   // baseline first, then the ladder's order
+  Curves mean_curves;                 // their seed-mean curves, in the same order
+  std::set<int64_t> seed_ids;         // every seed of the ladder
+  std::vector<Estimator> estimators;  // piecewise first, then the power laws asked for
+  double c_ref = 1;                   // of the power-law parametrisation
+};
+
+// The point estimates of the seed-mean curves: per estimator, the baseline's inverter and (power
+// laws) every variant's fit.
+struct PointEstimates {
+  std::map<Estimator, BaselineInverter> inverters;
+  std::map<Estimator, std::vector<FitSummary>> fits;
+};
+
+// A ByRow<T> of `in`'s shape with every value `value`.
+template <typename T>
+ByRow<T> ShapedLike(const FitInputs& in, const T& value) {
+  ByRow<T> shaped;
+  for (Estimator estimator : in.estimators) {
+    shaped[estimator].assign(in.curves.size(), {});
+    for (size_t v = 0; v < in.curves.size(); ++v) shaped[estimator][v].assign(in.curves[v].points.size(), value);
+  }
+  return shaped;
+}
+
+// The report's fields that come from the ladder and the options as they are.
+MultiplierReport ReportHeader(const LadderResults& ladder, const MultiplierOptions& options) {
+  MultiplierReport report;
+  report.source = ladder.source;
+  report.baseline = options.baseline;
+  report.has_seeds = ladder.has_seeds();
+  report.has_seconds = ladder.has_seconds();
+  report.bootstrap_replicates = options.bootstrap;
+  report.bootstrap_seed = options.seed;
+  return report;
+}
+
+// The ladder's curves, the baseline's first; INVALID_ARGUMENT listing the variants when it has none
+// of that name.
+StatusOr<std::vector<VariantCurve>> CurvesBaselineFirst(const LadderResults& ladder, const std::string& baseline) {
+  std::vector<VariantCurve> all = BuildCurves(ladder);
+  auto baseline_it =
+      std::find_if(all.begin(), all.end(), [&](const VariantCurve& curve) { return curve.variant == baseline; });
+  if (baseline_it == all.end()) {
+    std::string known;
+    for (const VariantCurve& curve : all) known += (known.empty() ? "" : ", ") + curve.variant;
+    return Status::InvalidArgument("baseline '" + baseline + "' is not a variant of " + ladder.source +
+                                   " (variants: " + known + ")");
+  }
+  std::vector<VariantCurve> curves = {*baseline_it};
+  for (const VariantCurve& curve : all) {
+    if (curve.variant != baseline) curves.push_back(curve);
+  }
+  return curves;
+}
+
+// The inputs of the estimates from `curves` (baseline first) and the estimators `options` ask for; sets
+// the report's variants, ladder points, most seeds and c_ref.
+FitInputs FitInputsOf(std::vector<VariantCurve> curves, const MultiplierOptions& options, MultiplierReport* report) {
+  FitInputs in;
+  std::set<std::string> labels;
+  double log_sum = 0;
+  int point_count = 0;
+  for (const VariantCurve& curve : curves) {
+    report->variants.push_back(curve.variant);
+    in.mean_curves.push_back(MeanCurve(curve));
+    for (const LadderPoint& point : curve.points) {
+      labels.insert(point.label);
+      for (const auto& [seed, run] : point.seeds) in.seed_ids.insert(seed);
+      report->max_seeds = std::max(report->max_seeds, static_cast<int>(point.seeds.size()));
+      log_sum += std::log(point.compute);
+      ++point_count;
+    }
+  }
+  report->ladder_points = static_cast<int>(labels.size());
+  report->c_ref = std::exp(log_sum / point_count);
+  in.c_ref = report->c_ref;
+  in.curves = std::move(curves);
+  in.estimators = {Estimator::kPiecewise};
+  if (options.shared_e) in.estimators.push_back(Estimator::kPowerLawSharedE);
+  if (options.free_e) in.estimators.push_back(Estimator::kPowerLawFreeE);
+  if (options.fixed_e) in.estimators.push_back(Estimator::kPowerLawFixedE);
+  return in;
+}
+
+// The smallest seed-mean loss of `curve`.
+double SmallestLoss(const VariantCurve& curve) {
+  double smallest = std::numeric_limits<double>::infinity();
+  for (const LadderPoint& point : curve.points) smallest = std::min(smallest, point.loss);
+  return smallest;
+}
+
+// INVALID_ARGUMENT naming `what` unless `e` lies in [0, baseline_min_loss).
+Status CheckE(double e, const std::string& what, double baseline_min_loss) {
+  if (!std::isfinite(e) || e < 0 || e >= baseline_min_loss) {
+    return Status::InvalidArgument(what + " " + Num(e) + " is outside [0, " + Num(baseline_min_loss, "%.4f") +
+                                   "): E must be below the baseline's smallest seed-mean loss");
+  }
+  return Status::Ok();
+}
+
+// INVALID_ARGUMENT for options the ladder rules out; sets the report's E grid (the default one from
+// the ladder's smallest loss).
+Status CheckOptionsAgainstLadder(const std::vector<VariantCurve>& curves, const MultiplierOptions& options,
+                                 MultiplierReport* report) {
+  if (options.bootstrap < 0) return Status::InvalidArgument("bootstrap replicates must be >= 0");
+  if (!(options.interval_level > 0 && options.interval_level < 1)) {
+    return Status::InvalidArgument("interval level must be in (0, 1)");
+  }
+  const double baseline_min_loss = SmallestLoss(curves[0]);
+  if (options.fixed_e) RUNG_RETURN_IF_ERROR(CheckE(*options.fixed_e, "fixed E", baseline_min_loss));
+  if (!options.e_sensitivity) return Status::Ok();
+  if (options.e_grid.empty()) {
+    double min_mean_loss = std::numeric_limits<double>::infinity();
+    for (const VariantCurve& curve : curves) min_mean_loss = std::min(min_mean_loss, SmallestLoss(curve));
+    for (double fraction : {0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95}) {
+      report->e_grid.push_back(std::floor(fraction * min_mean_loss * 1000) / 1000);
+    }
+  } else {
+    for (double e : options.e_grid) RUNG_RETURN_IF_ERROR(CheckE(e, "E grid value", baseline_min_loss));
+    report->e_grid = options.e_grid;
+  }
+  return Status::Ok();
+}
+
+// Notes the ladder points where the baseline's seed-mean loss does not fall.
+void NoteNonMonotoneBaseline(const std::vector<CurvePoint>& baseline_mean, MultiplierReport* report) {
+  std::vector<std::string> steps = NonMonotoneSteps(baseline_mean);
+  if (steps.empty()) return;
+  std::string list;
+  for (const std::string& step : steps) list += (list.empty() ? "" : ", ") + step;
+  report->notes.push_back("the baseline " + report->baseline +
+                          (report->max_seeds > 1 ? "'s seed-mean loss" : "'s loss") + " does not fall at " + list +
+                          ": losses it reaches more than once have no piecewise multiplier");
+}
+
+// Fits the seed-mean curves by every estimator; adds the fits and their notes to the report.
+PointEstimates FitPointEstimates(const FitInputs& in, const MultiplierOptions& options, MultiplierReport* report) {
+  PointEstimates estimates;
+  for (Estimator estimator : in.estimators) {
+    if (estimator == Estimator::kPiecewise) {
+      estimates.inverters[estimator] = PiecewiseInverter(in.mean_curves[0]);
+      continue;
+    }
+    std::vector<FitSummary>& fits = estimates.fits[estimator];
+    fits = FitAll(estimator, in.mean_curves, report->variants, FixedEOf(estimator, options.fixed_e), in.c_ref,
+                  options.fit, false);
+    estimates.inverters[estimator] = PowerLawInverter(estimator, fits[0]);
+    for (const FitSummary& summary : fits) {
+      report->fits.push_back(summary);
+      std::string what = std::string(EstimatorName(estimator)) + " fit of " + summary.variant;
+      if (!summary.fit)
+        report->notes.push_back(what + " failed: " + summary.why);
+      else
+        for (const std::string& note : summary.fit->notes) report->notes.push_back(what + ": " + note);
+    }
+  }
+  return estimates;
+}
+
+// The row of `variant` at `point` by `estimator`: the multiplier where `inverter` reaches its loss.
+MultiplierRow MakeRow(const std::string& variant, const LadderPoint& point, Estimator estimator,
+                      const BaselineInverter& inverter) {
+  MultiplierRow row;
+  row.variant = variant;
+  row.label = point.label;
+  row.compute = point.compute;
+  row.loss = point.loss;
+  row.loss_sd = point.loss_sd;
+  row.seeds = static_cast<int>(point.seeds.size());
+  row.seconds = point.seconds;
+  row.estimator = estimator;
+  if (inverter.law) row.e = inverter.law->e;
+  Inversion at = inverter.Invert(point.loss);
+  if (at.compute) {
+    row.baseline_compute = at.compute;
+    row.multiplier = *at.compute / point.compute;
+    row.how = at.how;
+  } else {
+    row.why = at.why;
+  }
+  return row;
+}
+
+// Adds the rows of the seed-mean curves, by estimator, variant and point; returns where each one is
+// in report->rows.
+ByRow<size_t> AddRows(const FitInputs& in, const PointEstimates& estimates, MultiplierReport* report) {
+  ByRow<size_t> rows_at;
+  for (Estimator estimator : in.estimators) {
+    rows_at[estimator].resize(in.curves.size());
+    for (size_t v = 0; v < in.curves.size(); ++v) {
+      for (const LadderPoint& point : in.curves[v].points) {
+        MultiplierRow row = MakeRow(in.curves[v].variant, point, estimator, estimates.inverters.at(estimator));
+        if (estimator != Estimator::kPiecewise) {
+          const std::vector<FitSummary>& own = estimates.fits.at(estimator);
+          if (own[v].fit) row.fit_rmse = own[v].fit->rmse;
+          if (own[0].fit) row.baseline_fit_rmse = own[0].fit->rmse;
+        }
+        rows_at[estimator][v].push_back(report->rows.size());
+        report->rows.push_back(std::move(row));
+      }
+    }
+  }
+  return rows_at;
+}
+
+// Sets every row's loss gap to the baseline at the same label, paired by seed (estimator-independent).
+void SetLossGaps(const FitInputs& in, const ByRow<size_t>& rows_at, MultiplierReport* report) {
+  for (size_t v = 0; v < in.curves.size(); ++v) {
+    for (size_t p = 0; p < in.curves[v].points.size(); ++p) {
+      const LadderPoint& point = in.curves[v].points[p];
+      const LadderPoint* base = in.curves[0].Find(point.label);
+      if (!base) continue;
+      std::vector<double> gaps;
+      for (const auto& [seed, run] : point.seeds) {
+        auto base_run = base->seeds.find(seed);
+        if (base_run != base->seeds.end()) gaps.push_back(run.loss - base_run->second.loss);
+      }
+      if (gaps.empty()) continue;
+      SeedStats gap = Stats(gaps, 0);
+      for (Estimator estimator : in.estimators) report->rows[rows_at.at(estimator)[v][p]].loss_gap = gap;
+    }
+  }
+}
+
+// Sets every row's paired multiplier: each seed's run against the baseline's curve of that seed.
+void SetPairedMultipliers(const FitInputs& in, const MultiplierOptions& options, const ByRow<size_t>& rows_at,
+                          MultiplierReport* report) {
+  ByRow<std::vector<double>> values = ShapedLike<std::vector<double>>(in, {});
+  ByRow<int> undefined = ShapedLike<int>(in, 0);
+  for (int64_t seed : in.seed_ids) {
+    Curves seed_curves;
+    for (const VariantCurve& curve : in.curves) seed_curves.push_back(SeedCurve(curve, seed));
+    if (seed_curves[0].empty()) continue;  // the baseline has no run of this seed: nothing is paired
+    for (Estimator estimator : in.estimators) {
+      BaselineInverter inverter = InverterFor(estimator, seed_curves, report->variants,
+                                              FixedEOf(estimator, options.fixed_e), in.c_ref, options.fit);
+      for (size_t v = 0; v < in.curves.size(); ++v) {
+        for (size_t p = 0; p < in.curves[v].points.size(); ++p) {
+          const LadderPoint& point = in.curves[v].points[p];
+          auto run = point.seeds.find(seed);
+          if (run == point.seeds.end()) continue;
+          Inversion at = inverter.Invert(run->second.loss);
+          if (at.compute)
+            values[estimator][v][p].push_back(*at.compute / point.compute);
+          else
+            ++undefined[estimator][v][p];
+        }
+      }
+    }
+  }
+  for (Estimator estimator : in.estimators) {
+    for (size_t v = 0; v < in.curves.size(); ++v) {
+      for (size_t p = 0; p < in.curves[v].points.size(); ++p) {
+        report->rows[rows_at.at(estimator)[v][p]].paired_multiplier =
+            Stats(values[estimator][v][p], undefined[estimator][v][p]);
+      }
+    }
+  }
+}
+
+// Sets the piecewise rows' wall-clock multiplier, over the baseline's seed-mean seconds.
+void SetWallClockMultipliers(const FitInputs& in, const ByRow<size_t>& rows_at, MultiplierReport* report) {
+  std::vector<CurvePoint> base_seconds = MeanSecondsCurve(in.curves[0]);
+  for (size_t v = 0; v < in.curves.size(); ++v) {
+    for (size_t p = 0; p < in.curves[v].points.size(); ++p) {
+      MultiplierRow& row = report->rows[rows_at.at(Estimator::kPiecewise)[v][p]];
+      PiecewiseInversion at = InvertPiecewise(base_seconds, row.loss);
+      if (at.x && row.seconds)
+        row.wallclock_multiplier = *at.x / *row.seconds;
+      else
+        row.wallclock_why = at.why;
+    }
+  }
+}
+
+// What the bootstrap resamples: seeds, the runs of each curve, or (neither) nothing.
+struct BootstrapUnit {
+  bool by_seeds = false;
+  bool by_runs = false;
+};
+
+// Seeds when the ladder has two or more, else runs when every curve has 4 or more points.
+BootstrapUnit BootstrapUnitOf(const FitInputs& in, bool has_seeds) {
+  BootstrapUnit unit;
+  unit.by_seeds = has_seeds && static_cast<int>(in.seed_ids.size()) >= 2;
+  size_t min_points = std::numeric_limits<size_t>::max();
+  for (const VariantCurve& curve : in.curves) min_points = std::min(min_points, curve.points.size());
+  unit.by_runs = !unit.by_seeds && min_points >= 4;
+  return unit;
+}
+
+// Why no row gets an interval; "" when the bootstrap runs.
+std::string NoIntervalReason(int bootstrap, BootstrapUnit unit) {
+  if (bootstrap == 0) return "no bootstrap requested";
+  if (!unit.by_seeds && !unit.by_runs) {
+    return "one run per ladder point and fewer than 4 points per curve: too few to resample";
+  }
+  return "";
+}
+
+// Notes how far the bootstrap's intervals can be trusted: few distinct seed resamples, or runs only.
+void NoteBootstrapLimits(BootstrapUnit unit, int seed_count, MultiplierReport* report) {
+  if (unit.by_seeds && DistinctResamples(seed_count) < 100) {
+    report->notes.push_back(std::to_string(seed_count) + " seeds: the seed bootstrap has only " +
+                            Num(DistinctResamples(seed_count), "%.0f") +
+                            " distinct resamples; read its intervals as rough");
+  }
+  if (unit.by_runs) {
+    report->notes.push_back(
+        "one run per ladder point: the bootstrap resamples ladder points of each curve, "
+        "which gives intervals for the power-law fits only");
+  }
+}
+
+// The refit options per estimator: few starts, warm-started from the point estimates' fits.
+std::map<Estimator, PowerLawFitOptions> BootstrapFitOptions(const FitInputs& in, const PointEstimates& estimates,
+                                                            const PowerLawFitOptions& full) {
+  PowerLawFitOptions quick = QuickFitOptions(full);
+  std::map<Estimator, PowerLawFitOptions> quick_for;
+  for (Estimator estimator : in.estimators) {
+    quick_for[estimator] = quick;
+    if (estimator == Estimator::kPiecewise) continue;
+    const std::vector<FitSummary>& point_fits = estimates.fits.at(estimator);
+    if (estimator == Estimator::kPowerLawSharedE) {
+      // One joint warm start, when every curve was fitted.
+      bool all =
+          std::all_of(point_fits.begin(), point_fits.end(), [](const FitSummary& f) { return f.fit.has_value(); });
+      if (all)
+        for (const FitSummary& summary : point_fits) quick_for[estimator].warm_starts.push_back(summary.fit->law);
+    } else if (point_fits[0].fit) {
+      quick_for[estimator].warm_starts.push_back(point_fits[0].fit->law);  // the baseline's own fit
+    }
+  }
+  return quick_for;
+}
+
+// One bootstrap replicate: the resampled curves to fit, and per variant and point the loss to invert.
+struct Replicate {
+  Curves curves;
+  std::vector<std::vector<double>> loss;
+};
+
+// A replicate of resampled seeds (the same for every variant), weighting each seed's runs by how
+// often it was drawn; nullopt when a ladder point is left without runs.
+std::optional<Replicate> DrawSeeds(const std::vector<VariantCurve>& curves, const std::vector<int64_t>& seed_list,
+                                   std::mt19937_64& generator) {
+  Replicate replicate{Curves(curves.size()), std::vector<std::vector<double>>(curves.size())};
+  std::map<int64_t, int> weight;
+  std::uniform_int_distribution<size_t> pick(0, seed_list.size() - 1);
+  for (size_t draw = 0; draw < seed_list.size(); ++draw) ++weight[seed_list[pick(generator)]];
+  for (size_t v = 0; v < curves.size(); ++v) {
+    for (const LadderPoint& point : curves[v].points) {
+      double sum = 0, total = 0;
+      for (const auto& [seed, run] : point.seeds) {
+        auto w = weight.find(seed);
+        if (w == weight.end()) continue;
+        sum += w->second * run.loss;
+        total += w->second;
+      }
+      if (total == 0) return std::nullopt;
+      replicate.curves[v].push_back({point.compute, sum / total, point.label});
+      replicate.loss[v].push_back(sum / total);
+    }
+  }
+  return replicate;
+}
+
+// A replicate of each curve's points drawn with replacement; the losses inverted are the measured ones.
+Replicate DrawRuns(const std::vector<VariantCurve>& curves, std::mt19937_64& generator) {
+  Replicate replicate{Curves(curves.size()), std::vector<std::vector<double>>(curves.size())};
+  for (size_t v = 0; v < curves.size(); ++v) {
+    std::uniform_int_distribution<size_t> pick(0, curves[v].points.size() - 1);
+    for (size_t draw = 0; draw < curves[v].points.size(); ++draw) {
+      const LadderPoint& point = curves[v].points[pick(generator)];
+      replicate.curves[v].push_back({point.compute, point.loss, point.label});
+    }
+    for (const LadderPoint& point : curves[v].points) replicate.loss[v].push_back(point.loss);
+  }
+  return replicate;
+}
+
+// Adds the multipliers a replicate defines to `samples`, by each estimator (the piecewise one by seeds only).
+void AddReplicateSamples(const FitInputs& in, const Replicate& replicate, BootstrapUnit unit,
+                         const std::map<Estimator, PowerLawFitOptions>& quick_for, const MultiplierOptions& options,
+                         const std::vector<std::string>& variants, ByRow<std::vector<double>>* samples) {
+  for (Estimator estimator : in.estimators) {
+    if (estimator == Estimator::kPiecewise && !unit.by_seeds) continue;
+    BaselineInverter inverter = InverterFor(estimator, replicate.curves, variants,
+                                            FixedEOf(estimator, options.fixed_e), in.c_ref, quick_for.at(estimator));
+    for (size_t v = 0; v < in.curves.size(); ++v) {
+      for (size_t p = 0; p < in.curves[v].points.size(); ++p) {
+        Inversion at = inverter.Invert(replicate.loss[v][p]);
+        if (at.compute) (*samples)[estimator][v].at(p).push_back(*at.compute / in.curves[v].points[p].compute);
+      }
+    }
+  }
+}
+
+// Sets a row's percentile interval from its replicates' multipliers (sorting them), or says why not.
+void SetInterval(std::vector<double>& values, int drawn, double level, MultiplierRow* row) {
+  int missing = drawn - static_cast<int>(values.size());
+  if (static_cast<int>(values.size()) < kMinReplicatesForInterval) {
+    row->interval_note =
+        "only " + std::to_string(values.size()) + " of " + std::to_string(drawn) + " bootstrap replicates defined";
+    return;
+  }
+  std::sort(values.begin(), values.end());
+  Interval interval;
+  interval.level = level;
+  interval.replicates = static_cast<int>(values.size());
+  interval.low = Percentile(values, (1 - level) / 2);
+  interval.high = Percentile(values, 1 - (1 - level) / 2);
+  row->interval = interval;
+  if (missing > 0) {
+    row->interval_note = std::to_string(missing) + " of " + std::to_string(drawn) + " replicates undefined";
+  }
+}
+
+// Runs the bootstrap's replicates and sets every row's interval (or why it has none); stops with
+// options.keep_going's status when that is not OK.
+Status SetBootstrapIntervals(const FitInputs& in, const PointEstimates& estimates, const MultiplierOptions& options,
+                             const ByRow<size_t>& rows_at, MultiplierReport* report) {
+  const BootstrapUnit unit = BootstrapUnitOf(in, report->has_seeds);
+  if (!(options.bootstrap > 0 && (unit.by_seeds || unit.by_runs))) {
+    const std::string no_interval = NoIntervalReason(options.bootstrap, unit);
+    for (MultiplierRow& row : report->rows) row.interval_note = no_interval;
+    return Status::Ok();
+  }
+  report->bootstrap_unit = unit.by_seeds ? "seeds" : "runs";
+  NoteBootstrapLimits(unit, static_cast<int>(in.seed_ids.size()), report);
+  const std::map<Estimator, PowerLawFitOptions> quick_for = BootstrapFitOptions(in, estimates, options.fit);
+  const std::vector<int64_t> seed_list(in.seed_ids.begin(), in.seed_ids.end());
+  std::mt19937_64 generator(options.seed);
+  ByRow<std::vector<double>> samples = ShapedLike<std::vector<double>>(in, {});
+  int skipped = 0;
+  for (int replicate = 0; replicate < options.bootstrap; ++replicate) {
+    if (options.keep_going) RUNG_RETURN_IF_ERROR(options.keep_going());
+    std::optional<Replicate> resample =
+        unit.by_seeds ? DrawSeeds(in.curves, seed_list, generator) : DrawRuns(in.curves, generator);
+    if (!resample) {
+      ++skipped;
+      continue;
+    }
+    AddReplicateSamples(in, *resample, unit, quick_for, options, report->variants, &samples);
+  }
+  if (skipped > 0) {
+    report->notes.push_back(std::to_string(skipped) + " of " + std::to_string(options.bootstrap) +
+                            " bootstrap replicates left a ladder point without runs and were skipped");
+  }
+  for (Estimator estimator : in.estimators) {
+    for (size_t v = 0; v < in.curves.size(); ++v) {
+      for (size_t p = 0; p < in.curves[v].points.size(); ++p) {
+        MultiplierRow& row = report->rows[rows_at.at(estimator)[v][p]];
+        if (estimator == Estimator::kPiecewise && !unit.by_seeds) {
+          row.interval_note = "one run per ladder point: the piecewise estimator has nothing to resample";
+          continue;
+        }
+        SetInterval(samples[estimator][v][p], options.bootstrap - skipped, options.interval_level, &row);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// Adds the E-sensitivity rows: the baseline fitted at each fixed E of the report's grid; stops with
+// options.keep_going's status when that is not OK.
+Status AddESensitivity(const FitInputs& in, const MultiplierOptions& options, MultiplierReport* report) {
+  for (double e : report->e_grid) {
+    if (options.keep_going) RUNG_RETURN_IF_ERROR(options.keep_going());
+    StatusOr<PowerLawFit> fit = FitPowerLaw(in.mean_curves[0], e, in.c_ref, options.fit);
+    FitSummary summary;
+    summary.variant = options.baseline;
+    summary.mode = EMode::kFixed;
+    if (fit.ok())
+      summary.fit = fit.value();
+    else
+      summary.why = fit.status().message();
+    report->e_grid_baseline_rmse.push_back(fit.ok() ? std::optional<double>(fit->rmse) : std::nullopt);
+    BaselineInverter inverter = PowerLawInverter(Estimator::kPowerLawFixedE, summary);
+    for (const VariantCurve& curve : in.curves) {
+      for (const LadderPoint& point : curve.points) {
+        MultiplierRow row = MakeRow(curve.variant, point, Estimator::kPowerLawFixedE, inverter);
+        row.e = e;
+        if (fit.ok()) row.baseline_fit_rmse = fit->rmse;
+        report->e_sensitivity.push_back(std::move(row));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// Notes each label of a variant the baseline has no run at (such rows have no loss gap).
+void NoteLabelsTheBaselineLacks(const std::vector<VariantCurve>& curves, MultiplierReport* report) {
+  for (size_t v = 1; v < curves.size(); ++v) {
+    for (const LadderPoint& point : curves[v].points) {
+      if (!curves[0].Find(point.label)) {
+        report->notes.push_back(curves[v].variant + " at " + point.label +
+                                ": the baseline has no run at that label, "
+                                "so no loss gap (the multiplier does not need one)");
+      }
+    }
+  }
+}
+
 }  // namespace
 
 const char* EstimatorName(Estimator estimator) {
@@ -191,400 +703,20 @@ Status CheckBootstrapReplicates(int64_t replicates) {
 StatusOr<MultiplierReport> ComputeMultipliers(const LadderResults& ladder, const MultiplierOptions& options) {
   RUNG_RETURN_IF_ERROR(CheckBootstrapReplicates(options.bootstrap));
   RUNG_RETURN_IF_ERROR(ValidateLadderResults(ladder));
-  MultiplierReport report;
-  report.source = ladder.source;
-  report.baseline = options.baseline;
-  report.has_seeds = ladder.has_seeds();
-  report.has_seconds = ladder.has_seconds();
-  report.bootstrap_replicates = options.bootstrap;
-  report.bootstrap_seed = options.seed;
+  MultiplierReport report = ReportHeader(ladder, options);
+  RUNG_ASSIGN_OR_RETURN(std::vector<VariantCurve> curves, CurvesBaselineFirst(ladder, options.baseline));
+  const FitInputs in = FitInputsOf(std::move(curves), options, &report);
+  RUNG_RETURN_IF_ERROR(CheckOptionsAgainstLadder(in.curves, options, &report));
 
-  // Curves, baseline first.
-  std::vector<VariantCurve> all = BuildCurves(ladder);
-  auto baseline_it = std::find_if(all.begin(), all.end(),
-                                  [&](const VariantCurve& curve) { return curve.variant == options.baseline; });
-  if (baseline_it == all.end()) {
-    std::string known;
-    for (const VariantCurve& curve : all) known += (known.empty() ? "" : ", ") + curve.variant;
-    return Status::InvalidArgument("baseline '" + options.baseline + "' is not a variant of " + ladder.source +
-                                   " (variants: " + known + ")");
-  }
-  std::vector<VariantCurve> curves = {*baseline_it};
-  for (const VariantCurve& curve : all) {
-    if (curve.variant != options.baseline) curves.push_back(curve);
-  }
-  const size_t V = curves.size();
-  for (const VariantCurve& curve : curves) report.variants.push_back(curve.variant);
-  std::set<std::string> labels;
-  std::set<int64_t> seed_ids;
-  double log_sum = 0;
-  int point_count = 0;
-  double min_mean_loss = std::numeric_limits<double>::infinity();
-  for (const VariantCurve& curve : curves) {
-    for (const LadderPoint& point : curve.points) {
-      labels.insert(point.label);
-      for (const auto& [seed, run] : point.seeds) seed_ids.insert(seed);
-      report.max_seeds = std::max(report.max_seeds, static_cast<int>(point.seeds.size()));
-      log_sum += std::log(point.compute);
-      ++point_count;
-      min_mean_loss = std::min(min_mean_loss, point.loss);
-    }
-  }
-  report.ladder_points = static_cast<int>(labels.size());
-  report.c_ref = std::exp(log_sum / point_count);
-  const double c_ref = report.c_ref;
-  double baseline_min_loss = std::numeric_limits<double>::infinity();
-  for (const LadderPoint& point : curves[0].points) baseline_min_loss = std::min(baseline_min_loss, point.loss);
-
-  // Options that depend on the data.
-  if (options.bootstrap < 0) return Status::InvalidArgument("bootstrap replicates must be >= 0");
-  if (!(options.interval_level > 0 && options.interval_level < 1)) {
-    return Status::InvalidArgument("interval level must be in (0, 1)");
-  }
-  auto check_e = [&](double e, const std::string& what) -> Status {
-    if (!std::isfinite(e) || e < 0 || e >= baseline_min_loss) {
-      return Status::InvalidArgument(what + " " + Num(e) + " is outside [0, " + Num(baseline_min_loss, "%.4f") +
-                                     "): E must be below the baseline's smallest seed-mean loss");
-    }
-    return Status::Ok();
-  };
-  if (options.fixed_e) RUNG_RETURN_IF_ERROR(check_e(*options.fixed_e, "fixed E"));
-  if (options.e_sensitivity) {
-    if (options.e_grid.empty()) {
-      for (double fraction : {0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95}) {
-        report.e_grid.push_back(std::floor(fraction * min_mean_loss * 1000) / 1000);
-      }
-    } else {
-      for (double e : options.e_grid) RUNG_RETURN_IF_ERROR(check_e(e, "E grid value"));
-      report.e_grid = options.e_grid;
-    }
-  }
-
-  std::vector<Estimator> estimators = {Estimator::kPiecewise};
-  if (options.shared_e) estimators.push_back(Estimator::kPowerLawSharedE);
-  if (options.free_e) estimators.push_back(Estimator::kPowerLawFreeE);
-  if (options.fixed_e) estimators.push_back(Estimator::kPowerLawFixedE);
-
-  Curves mean_curves;
-  for (const VariantCurve& curve : curves) mean_curves.push_back(MeanCurve(curve));
-
-  // Non-monotone baseline.
-  std::vector<std::string> steps = NonMonotoneSteps(mean_curves[0]);
-  if (!steps.empty()) {
-    std::string list;
-    for (const std::string& step : steps) list += (list.empty() ? "" : ", ") + step;
-    report.notes.push_back("the baseline " + options.baseline +
-                           (report.max_seeds > 1 ? "'s seed-mean loss" : "'s loss") + " does not fall at " + list +
-                           ": losses it reaches more than once have no piecewise multiplier");
-  }
-
-  // Point estimates: fits and inverters per estimator.
-  std::map<Estimator, BaselineInverter> inverters;
-  std::map<Estimator, std::vector<FitSummary>> fits;
-  for (Estimator estimator : estimators) {
-    if (estimator == Estimator::kPiecewise) {
-      inverters[estimator] = PiecewiseInverter(mean_curves[0]);
-      continue;
-    }
-    fits[estimator] = FitAll(estimator, mean_curves, report.variants, FixedEOf(estimator, options.fixed_e), c_ref,
-                             options.fit, false);
-    inverters[estimator] = PowerLawInverter(estimator, fits[estimator][0]);
-    for (const FitSummary& summary : fits[estimator]) {
-      report.fits.push_back(summary);
-      std::string what = std::string(EstimatorName(estimator)) + " fit of " + summary.variant;
-      if (!summary.fit)
-        report.notes.push_back(what + " failed: " + summary.why);
-      else
-        for (const std::string& note : summary.fit->notes) report.notes.push_back(what + ": " + note);
-    }
-  }
-
-  // Rows of the seed-mean curves.
-  auto make_row = [&](size_t v, size_t p, Estimator estimator, const BaselineInverter& inverter) {
-    const LadderPoint& point = curves[v].points[p];
-    MultiplierRow row;
-    row.variant = curves[v].variant;
-    row.label = point.label;
-    row.compute = point.compute;
-    row.loss = point.loss;
-    row.loss_sd = point.loss_sd;
-    row.seeds = static_cast<int>(point.seeds.size());
-    row.seconds = point.seconds;
-    row.estimator = estimator;
-    if (inverter.law) row.e = inverter.law->e;
-    Inversion at = inverter.Invert(point.loss);
-    if (at.compute) {
-      row.baseline_compute = at.compute;
-      row.multiplier = *at.compute / point.compute;
-      row.how = at.how;
-    } else {
-      row.why = at.why;
-    }
-    return row;
-  };
-  // rows_at[estimator][v][p] -> index into report.rows.
-  std::map<Estimator, std::vector<std::vector<size_t>>> rows_at;
-  for (Estimator estimator : estimators) {
-    rows_at[estimator].resize(V);
-    for (size_t v = 0; v < V; ++v) {
-      for (size_t p = 0; p < curves[v].points.size(); ++p) {
-        MultiplierRow row = make_row(v, p, estimator, inverters[estimator]);
-        if (estimator != Estimator::kPiecewise) {
-          const std::vector<FitSummary>& own = fits[estimator];
-          if (own[v].fit) row.fit_rmse = own[v].fit->rmse;
-          if (own[0].fit) row.baseline_fit_rmse = own[0].fit->rmse;
-        }
-        rows_at[estimator][v].push_back(report.rows.size());
-        report.rows.push_back(std::move(row));
-      }
-    }
-  }
-
-  // Loss gaps (estimator-independent), paired by seed where there are seeds.
-  for (size_t v = 0; v < V; ++v) {
-    for (size_t p = 0; p < curves[v].points.size(); ++p) {
-      const LadderPoint& point = curves[v].points[p];
-      const LadderPoint* base = curves[0].Find(point.label);
-      if (!base) continue;
-      std::vector<double> gaps;
-      for (const auto& [seed, run] : point.seeds) {
-        auto base_run = base->seeds.find(seed);
-        if (base_run != base->seeds.end()) gaps.push_back(run.loss - base_run->second.loss);
-      }
-      if (gaps.empty()) continue;
-      SeedStats gap = Stats(gaps, 0);
-      for (Estimator estimator : estimators) report.rows[rows_at[estimator][v][p]].loss_gap = gap;
-    }
-  }
-
-  // Paired (per-seed) multipliers.
-  if (report.has_seeds && report.max_seeds > 1) {
-    std::map<Estimator, std::vector<std::vector<std::vector<double>>>> values;
-    std::map<Estimator, std::vector<std::vector<int>>> undefined;
-    for (Estimator estimator : estimators) {
-      values[estimator].assign(V, {});
-      undefined[estimator].assign(V, {});
-      for (size_t v = 0; v < V; ++v) {
-        values[estimator][v].assign(curves[v].points.size(), {});
-        undefined[estimator][v].assign(curves[v].points.size(), 0);
-      }
-    }
-    for (int64_t seed : seed_ids) {
-      Curves seed_curves;
-      for (const VariantCurve& curve : curves) seed_curves.push_back(SeedCurve(curve, seed));
-      if (seed_curves[0].empty()) continue;  // the baseline has no run of this seed: nothing is paired
-      for (Estimator estimator : estimators) {
-        BaselineInverter inverter = InverterFor(estimator, seed_curves, report.variants,
-                                                FixedEOf(estimator, options.fixed_e), c_ref, options.fit);
-        for (size_t v = 0; v < V; ++v) {
-          for (size_t p = 0; p < curves[v].points.size(); ++p) {
-            const LadderPoint& point = curves[v].points[p];
-            auto run = point.seeds.find(seed);
-            if (run == point.seeds.end()) continue;
-            Inversion at = inverter.Invert(run->second.loss);
-            if (at.compute)
-              values[estimator][v][p].push_back(*at.compute / point.compute);
-            else
-              ++undefined[estimator][v][p];
-          }
-        }
-      }
-    }
-    for (Estimator estimator : estimators) {
-      for (size_t v = 0; v < V; ++v) {
-        for (size_t p = 0; p < curves[v].points.size(); ++p) {
-          report.rows[rows_at[estimator][v][p]].paired_multiplier =
-              Stats(values[estimator][v][p], undefined[estimator][v][p]);
-        }
-      }
-    }
-  }
-
-  // Wall clock.
-  if (report.has_seconds) {
-    std::vector<CurvePoint> base_seconds = MeanSecondsCurve(curves[0]);
-    for (size_t v = 0; v < V; ++v) {
-      for (size_t p = 0; p < curves[v].points.size(); ++p) {
-        MultiplierRow& row = report.rows[rows_at[Estimator::kPiecewise][v][p]];
-        PiecewiseInversion at = InvertPiecewise(base_seconds, row.loss);
-        if (at.x && row.seconds)
-          row.wallclock_multiplier = *at.x / *row.seconds;
-        else
-          row.wallclock_why = at.why;
-      }
-    }
-  }
-
-  // Bootstrap.
-  const int seed_count = static_cast<int>(seed_ids.size());
-  const bool by_seeds = report.has_seeds && seed_count >= 2;
-  size_t min_points = std::numeric_limits<size_t>::max();
-  for (const VariantCurve& curve : curves) min_points = std::min(min_points, curve.points.size());
-  const bool by_runs = !by_seeds && min_points >= 4;
-  std::string no_interval;
-  if (options.bootstrap == 0) {
-    no_interval = "no bootstrap requested";
-  } else if (!by_seeds && !by_runs) {
-    no_interval = "one run per ladder point and fewer than 4 points per curve: too few to resample";
-  }
-  if (options.bootstrap > 0 && (by_seeds || by_runs)) {
-    report.bootstrap_unit = by_seeds ? "seeds" : "runs";
-    if (by_seeds && DistinctResamples(seed_count) < 100) {
-      report.notes.push_back(std::to_string(seed_count) + " seeds: the seed bootstrap has only " +
-                             Num(DistinctResamples(seed_count), "%.0f") +
-                             " distinct resamples; read its intervals as rough");
-    }
-    if (by_runs) {
-      report.notes.push_back(
-          "one run per ladder point: the bootstrap resamples ladder points of each curve, "
-          "which gives intervals for the power-law fits only");
-    }
-    PowerLawFitOptions quick = QuickFitOptions(options.fit);
-    std::map<Estimator, PowerLawFitOptions> quick_for;
-    for (Estimator estimator : estimators) {
-      quick_for[estimator] = quick;
-      if (estimator == Estimator::kPiecewise) continue;
-      const std::vector<FitSummary>& point_fits = fits[estimator];
-      if (estimator == Estimator::kPowerLawSharedE) {
-        // One joint warm start, when every curve was fitted.
-        bool all =
-            std::all_of(point_fits.begin(), point_fits.end(), [](const FitSummary& f) { return f.fit.has_value(); });
-        if (all)
-          for (const FitSummary& summary : point_fits) quick_for[estimator].warm_starts.push_back(summary.fit->law);
-      } else if (point_fits[0].fit) {
-        quick_for[estimator].warm_starts.push_back(point_fits[0].fit->law);  // the baseline's own fit
-      }
-    }
-    std::vector<int64_t> seed_list(seed_ids.begin(), seed_ids.end());
-    std::mt19937_64 generator(options.seed);
-    std::map<Estimator, std::vector<std::vector<std::vector<double>>>> samples;
-    for (Estimator estimator : estimators) {
-      samples[estimator].assign(V, {});
-      for (size_t v = 0; v < V; ++v) samples[estimator][v].assign(curves[v].points.size(), {});
-    }
-    int skipped = 0;
-    for (int replicate = 0; replicate < options.bootstrap; ++replicate) {
-      if (options.keep_going) RUNG_RETURN_IF_ERROR(options.keep_going());
-      Curves replicate_curves(V);
-      std::vector<std::vector<double>> replicate_loss(V);
-      bool valid = true;
-      if (by_seeds) {
-        std::map<int64_t, int> weight;
-        std::uniform_int_distribution<size_t> pick(0, seed_list.size() - 1);
-        for (size_t draw = 0; draw < seed_list.size(); ++draw) ++weight[seed_list[pick(generator)]];
-        for (size_t v = 0; v < V && valid; ++v) {
-          for (const LadderPoint& point : curves[v].points) {
-            double sum = 0, total = 0;
-            for (const auto& [seed, run] : point.seeds) {
-              auto w = weight.find(seed);
-              if (w == weight.end()) continue;
-              sum += w->second * run.loss;
-              total += w->second;
-            }
-            if (total == 0) {
-              valid = false;
-              break;
-            }
-            replicate_curves[v].push_back({point.compute, sum / total, point.label});
-            replicate_loss[v].push_back(sum / total);
-          }
-        }
-      } else {
-        for (size_t v = 0; v < V; ++v) {
-          std::uniform_int_distribution<size_t> pick(0, curves[v].points.size() - 1);
-          for (size_t draw = 0; draw < curves[v].points.size(); ++draw) {
-            const LadderPoint& point = curves[v].points[pick(generator)];
-            replicate_curves[v].push_back({point.compute, point.loss, point.label});
-          }
-          for (const LadderPoint& point : curves[v].points) replicate_loss[v].push_back(point.loss);
-        }
-      }
-      if (!valid) {
-        ++skipped;
-        continue;
-      }
-      for (Estimator estimator : estimators) {
-        if (estimator == Estimator::kPiecewise && !by_seeds) continue;
-        BaselineInverter inverter = InverterFor(estimator, replicate_curves, report.variants,
-                                                FixedEOf(estimator, options.fixed_e), c_ref, quick_for[estimator]);
-        for (size_t v = 0; v < V; ++v) {
-          for (size_t p = 0; p < curves[v].points.size(); ++p) {
-            Inversion at = inverter.Invert(replicate_loss[v][p]);
-            if (at.compute) samples[estimator][v].at(p).push_back(*at.compute / curves[v].points[p].compute);
-          }
-        }
-      }
-    }
-    const int drawn = options.bootstrap - skipped;
-    if (skipped > 0) {
-      report.notes.push_back(std::to_string(skipped) + " of " + std::to_string(options.bootstrap) +
-                             " bootstrap replicates left a ladder point without runs and were skipped");
-    }
-    for (Estimator estimator : estimators) {
-      for (size_t v = 0; v < V; ++v) {
-        for (size_t p = 0; p < curves[v].points.size(); ++p) {
-          MultiplierRow& row = report.rows[rows_at[estimator][v][p]];
-          if (estimator == Estimator::kPiecewise && !by_seeds) {
-            row.interval_note = "one run per ladder point: the piecewise estimator has nothing to resample";
-            continue;
-          }
-          std::vector<double>& values = samples[estimator][v][p];
-          int missing = drawn - static_cast<int>(values.size());
-          if (static_cast<int>(values.size()) < kMinReplicatesForInterval) {
-            row.interval_note = "only " + std::to_string(values.size()) + " of " + std::to_string(drawn) +
-                                " bootstrap replicates defined";
-            continue;
-          }
-          std::sort(values.begin(), values.end());
-          Interval interval;
-          interval.level = options.interval_level;
-          interval.replicates = static_cast<int>(values.size());
-          interval.low = Percentile(values, (1 - options.interval_level) / 2);
-          interval.high = Percentile(values, 1 - (1 - options.interval_level) / 2);
-          row.interval = interval;
-          if (missing > 0) {
-            row.interval_note = std::to_string(missing) + " of " + std::to_string(drawn) + " replicates undefined";
-          }
-        }
-      }
-    }
-  } else {
-    for (MultiplierRow& row : report.rows) row.interval_note = no_interval;
-  }
-
-  // E sensitivity: the baseline fitted at each fixed E of the grid.
-  for (double e : report.e_grid) {
-    if (options.keep_going) RUNG_RETURN_IF_ERROR(options.keep_going());
-    StatusOr<PowerLawFit> fit = FitPowerLaw(mean_curves[0], e, c_ref, options.fit);
-    FitSummary summary;
-    summary.variant = options.baseline;
-    summary.mode = EMode::kFixed;
-    if (fit.ok())
-      summary.fit = fit.value();
-    else
-      summary.why = fit.status().message();
-    report.e_grid_baseline_rmse.push_back(fit.ok() ? std::optional<double>(fit->rmse) : std::nullopt);
-    BaselineInverter inverter = PowerLawInverter(Estimator::kPowerLawFixedE, summary);
-    for (size_t v = 0; v < V; ++v) {
-      for (size_t p = 0; p < curves[v].points.size(); ++p) {
-        MultiplierRow row = make_row(v, p, Estimator::kPowerLawFixedE, inverter);
-        row.e = e;
-        if (fit.ok()) row.baseline_fit_rmse = fit->rmse;
-        report.e_sensitivity.push_back(std::move(row));
-      }
-    }
-  }
-
-  // Labels of a variant the baseline lacks.
-  for (size_t v = 1; v < V; ++v) {
-    for (const LadderPoint& point : curves[v].points) {
-      if (!curves[0].Find(point.label)) {
-        report.notes.push_back(curves[v].variant + " at " + point.label +
-                               ": the baseline has no run at that label, "
-                               "so no loss gap (the multiplier does not need one)");
-      }
-    }
-  }
+  NoteNonMonotoneBaseline(in.mean_curves[0], &report);
+  const PointEstimates estimates = FitPointEstimates(in, options, &report);
+  const ByRow<size_t> rows_at = AddRows(in, estimates, &report);
+  SetLossGaps(in, rows_at, &report);
+  if (report.has_seeds && report.max_seeds > 1) SetPairedMultipliers(in, options, rows_at, &report);
+  if (report.has_seconds) SetWallClockMultipliers(in, rows_at, &report);
+  RUNG_RETURN_IF_ERROR(SetBootstrapIntervals(in, estimates, options, rows_at, &report));
+  RUNG_RETURN_IF_ERROR(AddESensitivity(in, options, &report));
+  NoteLabelsTheBaselineLacks(in.curves, &report);
   return report;
 }
 
