@@ -1,5 +1,5 @@
 // `rung fit` and `rung plot` as a user meets them: output, exit codes and messages.
-#include "coordinator/cli/fit_command.h"
+#include "coordinator/cli/commands/fit_command.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 
 #include "coordinator/cli/command_support.h"
 #include "coordinator/cli/ladder_source.h"
-#include "coordinator/cli/plot_command.h"
+#include "coordinator/cli/commands/plot_command.h"
 
 namespace rung::cli {
 namespace {
