@@ -38,7 +38,7 @@ Status CreateMissingTokenFile(const std::string& path) {
 
 CoordinatorServer::CoordinatorServer(const ServerOptions& options,
                                      std::shared_ptr<BearerTokenAuthenticator> authenticator)
-    : options_(options), authenticator_(std::move(authenticator)), started_at_(std::chrono::system_clock::now()) {}
+    : options_(options), authenticator_(std::move(authenticator)) {}
 
 StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(const ServerOptions& options,
                                                                       const Clock* clock) {
@@ -74,6 +74,8 @@ StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(const Serv
   std::unique_ptr<CoordinatorServer> server(new CoordinatorServer(options, std::move(authenticator)));
   server->system_clock_ = std::move(system_clock);
   server->coordinator_ = std::move(coordinator);
+  // On the coordinator's clock, as ServerInfo.server_time is: the two always compare.
+  server->started_at_ = std::chrono::system_clock::time_point(server->coordinator_->clock().Now());
   server->user_service_ = std::make_unique<UserServiceImpl>(server->coordinator_.get(), server->authenticator_.get(),
                                                             server->started_at_, options.max_trials_per_submission);
   server->worker_service_ =

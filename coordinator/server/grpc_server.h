@@ -81,7 +81,7 @@ class CoordinatorServer {
 
   ServerOptions options_;
   std::shared_ptr<BearerTokenAuthenticator> authenticator_;
-  std::chrono::system_clock::time_point started_at_;
+  std::chrono::system_clock::time_point started_at_;  // on the coordinator's clock
   std::unique_ptr<SystemClock> system_clock_;  // the coordinator's clock unless Start was given one
   std::unique_ptr<Coordinator> coordinator_;
   std::unique_ptr<UserServiceImpl> user_service_;
