@@ -3,7 +3,7 @@
 // What the managers announce after they commit, so that nothing above them has to remember:
 //   WorkQueued()  a trial may have become leasable (submitted, resumed, retried, requeued): wakes
 //                 waiting Lease long-polls, and streams
-//   Changed()     anything else changed: wakes streams (WatchSweep, followers)
+//   Changed()     anything else changed: wakes streams (StreamSweepUpdates, StreamMetrics, log followers)
 // A manager signals only after its transaction committed, never for a write that failed or a
 // repeat that changed nothing. Long-polls and streams wait on the two notifiers.
 //

@@ -626,10 +626,14 @@ TEST_F(DashboardHttpTest, HostileRequestsGetClearErrorsAndTheServerCarriesOn) {
   httplib::Headers huge = LoggedIn();
   huge.emplace("X-Junk", std::string(100000, 'x'));
   httplib::Result huge_header = client_->Get("/api/info", huge);
-  if (huge_header) EXPECT_NE(huge_header->status, 200);
+  if (huge_header) {
+    EXPECT_NE(huge_header->status, 200);
+  }
   ExpectStillServing();
   httplib::Result huge_uri = client_->Get(("/api/sweeps?x=" + std::string(20000, 'y')).c_str(), LoggedIn());
-  if (huge_uri) EXPECT_EQ(huge_uri->status, 414);
+  if (huge_uri) {
+    EXPECT_EQ(huge_uri->status, 414);
+  }
   ExpectStillServing();
   // Many cookies, one of them right, one wrong token in the header.
   httplib::Result mixed = client_->Get("/api/info", {{"Cookie", "a=1; rung_dashboard=wrong; b"},

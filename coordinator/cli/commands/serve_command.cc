@@ -12,7 +12,6 @@
 // no rung.db (not a run directory). A coordinator that cannot serve it (another coordinator holds
 // the database: `rung run` still runs there, or a `rung serve` already serves it; a damaged
 // database) is exit 1 with what the coordinator said.
-// coordinator/cli/serve_command.cc
 #include <signal.h>
 
 #include <atomic>
