@@ -4,11 +4,13 @@
 // (cmake/build_info.cmake) it was built from.
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "coordinator/cli/command_registry.h"
 #include "coordinator/client/exit_codes.h"
+#include "core/config/config_error.h"
 #include "core/common/command_line.h"
 #include "core/common/provenance.h"
 
@@ -21,17 +23,20 @@ int main(int argc, char** argv) {
                        "Print the version and the git commit it was built from, and exit");
   int exit_code = rung::client::kOk;
   rung::cli::AddRegisteredCommands(app, &exit_code);
-  // An unknown command is named as such (CLI11 would only say that a subcommand is required).
+  // An unknown command is named as such, with the command it may be a slip for (CLI11 would only say
+  // that a subcommand is required).
   if (argc > 1 && argv[1][0] != '-') {
-    std::string names;
+    std::vector<std::string> names;
     bool known = false;
     for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; })) {
-      names += (names.empty() ? "" : ", ") + command->get_name();
+      names.push_back(command->get_name());
       known = known || command->check_name(argv[1]);
     }
     if (!known) {
-      std::cerr << "rung: unknown command '" << argv[1] << "'; the commands are " << names
-                << "\nRun with --help for more information.\n";
+      const std::string nearest = rung::NearestKey(argv[1], names);
+      std::cerr << "rung: unknown command '" << argv[1] << "'"
+                << (nearest.empty() ? "" : "; did you mean '" + nearest + "'?")
+                << "\nRun with --help for the commands.\n";
       return rung::client::kUsage;
     }
   }
