@@ -1,6 +1,6 @@
-// rung: the command line of rung. Every subcommand lives in its own file under
-// coordinator/cli/commands/ and registers itself there (command_registry.h); `rung --help` lists
-// them by section. `rung --version` prints the version and the git commit
+// rung: the command line of rung. Every subcommand lives in its own file (coordinator/cli/commands/,
+// and coordinator/dashboard/dashboard_command.cc) and registers itself there
+// (coordinator/client/command_registry.h); `rung --help` lists them by section. `rung --version` prints the version and the git commit
 // (cmake/build_info.cmake) it was built from.
 #include <iostream>
 #include <string>
@@ -8,7 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "coordinator/cli/command_registry.h"
+#include "coordinator/client/command_registry.h"
 #include "coordinator/client/exit_codes.h"
 #include "core/config/config_error.h"
 #include "core/common/command_line.h"
@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("rung ") + RUNG_VERSION + " (commit " + rung::BuildCommit() + ")",
                        "Print the version and the git commit it was built from, and exit");
   int exit_code = rung::client::kOk;
-  rung::cli::AddRegisteredCommands(app, &exit_code);
+  rung::client::AddRegisteredCommands(app, &exit_code);
   // An unknown command is named as such, with the command it may be a slip for (CLI11 would only say
   // that a subcommand is required).
   if (argc > 1 && argv[1][0] != '-') {

@@ -2,7 +2,7 @@
 //
 // `rung cancel SWEEP [--reason TEXT]`: every unfinished trial of a sweep CANCELLED
 // (UserService.CancelSweep). Prints the sweep after the change as `rung sweeps` does (sweep_action.h).
-#include "coordinator/cli/command_registry.h"
+#include "coordinator/client/command_registry.h"
 #include "coordinator/cli/sweep_action.h"
 
 namespace rung::cli {

@@ -15,7 +15,7 @@
 // --format json --table all prints the stored documents. --plot DIR also draws the figures of
 // sweeps/plot/diagnostics_plot.h,
 // and the frequency profile (wavelength against RoPE's).
-#include "coordinator/cli/command_registry.h"
+#include "coordinator/client/command_registry.h"
 #include "core/common/command_line.h"
 #include <algorithm>
 #include <array>

@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "coordinator/cli/command_registry.h"
+#include "coordinator/client/command_registry.h"
 #include "coordinator/cli/command_support.h"
 #include "core/common/atomic_file.h"
 

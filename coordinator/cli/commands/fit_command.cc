@@ -1,4 +1,4 @@
-#include "coordinator/cli/command_registry.h"
+#include "coordinator/client/command_registry.h"
 #include "coordinator/cli/commands/fit_command.h"
 
 #include <cerrno>

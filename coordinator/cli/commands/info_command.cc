@@ -14,7 +14,7 @@
 #include <memory>
 #include <string>
 
-#include "coordinator/cli/command_registry.h"
+#include "coordinator/client/command_registry.h"
 #include "coordinator/cli/command_support.h"
 #include "coordinator/cli/sweep_tables.h"
 #include "coordinator/cli/text_table.h"

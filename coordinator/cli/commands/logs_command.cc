@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "coordinator/cli/command_registry.h"
+#include "coordinator/client/command_registry.h"
 #include "coordinator/cli/command_support.h"
 #include "coordinator/cli/text_table.h"
 

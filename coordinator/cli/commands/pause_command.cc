@@ -2,7 +2,7 @@
 //
 // `rung pause SWEEP [--reason TEXT]`: no new leases for a sweep's trials (UserService.PauseSweep);
 // running trials continue. Prints the sweep after the change as `rung sweeps` does (sweep_action.h).
-#include "coordinator/cli/command_registry.h"
+#include "coordinator/client/command_registry.h"
 #include "coordinator/cli/sweep_action.h"
 
 namespace rung::cli {

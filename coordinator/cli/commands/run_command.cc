@@ -24,7 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "coordinator/cli/command_registry.h"
+#include "coordinator/client/command_registry.h"
 #include "coordinator/cli/command_support.h"
 #include "coordinator/cli/full_disk_report.h"
 #include "coordinator/cli/local_coordinator.h"

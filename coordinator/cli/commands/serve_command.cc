@@ -23,7 +23,7 @@
 #include <string>
 #include <thread>
 
-#include "coordinator/cli/command_registry.h"
+#include "coordinator/client/command_registry.h"
 #include "coordinator/cli/command_support.h"
 #include "coordinator/cli/local_coordinator.h"
 

@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "coordinator/cli/command_registry.h"
+#include "coordinator/client/command_registry.h"
 #include "coordinator/cli/command_support.h"
 #include "coordinator/cli/full_disk_report.h"
 #include "coordinator/cli/sweep_fetch.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "coordinator/cli/command_registry.h"
+#include "coordinator/client/command_registry.h"
 #include "coordinator/cli/command_support.h"
 #include "coordinator/cli/sweep_tables.h"
 

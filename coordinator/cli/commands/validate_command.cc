@@ -18,7 +18,7 @@
 #include <optional>
 #include <sstream>
 
-#include "coordinator/cli/command_registry.h"
+#include "coordinator/client/command_registry.h"
 #include "coordinator/cli/calibration_cache.h"
 #include "core/common/atomic_file.h"
 #include "core/common/trainer_blas_kernel.h"

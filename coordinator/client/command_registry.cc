@@ -1,4 +1,4 @@
-#include "coordinator/cli/command_registry.h"
+#include "coordinator/client/command_registry.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -8,7 +8,7 @@
 #include <tuple>
 #include <vector>
 
-namespace rung::cli {
+namespace rung::client {
 namespace {
 
 struct RegisteredCommand {
@@ -83,4 +83,4 @@ void AddRegisteredCommands(CLI::App& app, int* exit_code) {
   }
 }
 
-}  // namespace rung::cli
+}  // namespace rung::client

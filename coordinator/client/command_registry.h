@@ -1,8 +1,10 @@
-// coordinator/cli/command_registry.h
+// coordinator/client/command_registry.h
 //
-// The registry of `rung`'s subcommands. Each subcommand lives in its own file under
-// coordinator/cli/commands/ (its options, its handler, and one registration line), and `rung`'s
-// main adds whatever is registered: a new command is its file and its golden tests, nothing else.
+// The registry of `rung`'s subcommands. Each subcommand lives in its own file (its options, its
+// handler, and one registration line): under coordinator/cli/commands/, and `rung dashboard` in
+// coordinator/dashboard/ (the registry is the client library's, so that neither depends on the
+// other). `rung`'s main adds whatever is registered: a new command is its file and its golden
+// tests, nothing else.
 //
 // Example (coordinator/cli/commands/sweeps_command.cc):
 //   void AddSweepsCommand(CLI::App& app, int* exit_code) { ... app.add_subcommand("sweeps", ...) ... }
@@ -18,7 +20,7 @@
 
 #include <CLI/CLI.hpp>
 
-namespace rung::cli {
+namespace rung::client {
 
 // The sections of `rung --help`, in the order they print.
 enum class CommandSection {
@@ -40,9 +42,9 @@ bool RegisterCommand(const char* name, CommandSection section, AddCommandFunctio
 // Adds every registered subcommand to `app`, by section and then name, each in its section's group.
 void AddRegisteredCommands(CLI::App& app, int* exit_code);
 
-}  // namespace rung::cli
+}  // namespace rung::client
 
 // Registers `add` as the subcommand `name` in `section` (a CommandSection enumerator), at namespace scope.
 #define RUNG_CLI_COMMAND(name, section, add)                                                   \
   [[maybe_unused]] static const bool rung_cli_command_registered_##add =                       \
-      ::rung::cli::RegisterCommand(name, ::rung::cli::CommandSection::section, add)
+      ::rung::client::RegisterCommand(name, ::rung::client::CommandSection::section, add)

@@ -1,4 +1,4 @@
-// coordinator/cli/commands/dashboard_command.cc
+// coordinator/dashboard/dashboard_command.cc
 //
 // `rung dashboard [--coordinator ADDR] [--token-file F] [--listen 127.0.0.1:8050]
 //                 [--tls-cert F --tls-key F] [--allow-control]`: serves the web dashboard of the
@@ -14,7 +14,7 @@
 #include <memory>
 #include <thread>
 
-#include "coordinator/cli/command_registry.h"
+#include "coordinator/client/command_registry.h"
 #include "coordinator/client/exit_codes.h"
 #include "coordinator/dashboard/dashboard_server.h"
 
