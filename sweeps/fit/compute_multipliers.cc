@@ -8,6 +8,7 @@
 #include <random>
 #include <set>
 
+#include "sweeps/fit/hermite.h"
 #include "sweeps/fit/piecewise.h"
 
 namespace rung::fit {
@@ -31,14 +32,15 @@ struct Inversion {
 // Turns a loss into the baseline's compute for one estimator on one set of curves.
 struct BaselineInverter {
   Estimator estimator = Estimator::kPiecewise;
-  std::vector<CurvePoint> points;  // piecewise: the baseline's curve
+  std::vector<CurvePoint> points;  // piecewise, hermite: the baseline's curve
   std::optional<PowerLaw> law;     // power laws: the baseline's fit
   std::string unavailable;         // why nothing can be inverted (the fit failed)
 
   Inversion Invert(double loss) const {
     if (!unavailable.empty()) return {std::nullopt, "", unavailable};
-    if (estimator == Estimator::kPiecewise) {
-      PiecewiseInversion at = InvertPiecewise(points, loss);
+    if (!IsPowerLaw(estimator)) {
+      PiecewiseInversion at =
+          estimator == Estimator::kHermite ? InvertHermite(points, loss) : InvertPiecewise(points, loss);
       return {at.x, at.how, at.why};
     }
     std::optional<double> compute = law->ComputeAt(loss);
@@ -90,9 +92,10 @@ std::vector<FitSummary> FitAll(Estimator estimator, const Curves& curves, const 
   return fits;
 }
 
-BaselineInverter PiecewiseInverter(const std::vector<CurvePoint>& baseline) {
+// The inverter of the piecewise or hermite estimator over the baseline's points.
+BaselineInverter PiecewiseInverter(Estimator estimator, const std::vector<CurvePoint>& baseline) {
   BaselineInverter inverter;
-  inverter.estimator = Estimator::kPiecewise;
+  inverter.estimator = estimator;
   inverter.points = baseline;
   return inverter;
 }
@@ -110,7 +113,7 @@ BaselineInverter PowerLawInverter(Estimator estimator, const FitSummary& baselin
 // The inverter of one estimator for a set of curves (used for seeds and bootstrap replicates).
 BaselineInverter InverterFor(Estimator estimator, const Curves& curves, const std::vector<std::string>& variants,
                              std::optional<double> fixed_e, double c_ref, const PowerLawFitOptions& options) {
-  if (estimator == Estimator::kPiecewise) return PiecewiseInverter(curves[0]);
+  if (!IsPowerLaw(estimator)) return PiecewiseInverter(estimator, curves[0]);
   if (estimator == Estimator::kPowerLawSharedE) {
     // Curves too short to fit are left out of the joint fit; the baseline is always curve 0.
     Curves usable = {curves[0]};
@@ -175,7 +178,7 @@ struct FitInputs {
   std::vector<VariantCurve> curves;   // baseline first, then the ladder's order
   Curves mean_curves;                 // their seed-mean curves, in the same order
   std::set<int64_t> seed_ids;         // every seed of the ladder
-  std::vector<Estimator> estimators;  // piecewise first, then the power laws asked for
+  std::vector<Estimator> estimators;  // piecewise and hermite first, then the power laws asked for
   double c_ref = 1;                   // of the power-law parametrisation
 };
 
@@ -250,7 +253,7 @@ FitInputs FitInputsOf(std::vector<VariantCurve> curves, const MultiplierOptions&
   report->c_ref = std::exp(log_sum / point_count);
   in.c_ref = report->c_ref;
   in.curves = std::move(curves);
-  in.estimators = {Estimator::kPiecewise};
+  in.estimators = {Estimator::kPiecewise, Estimator::kHermite};
   if (options.shared_e) in.estimators.push_back(Estimator::kPowerLawSharedE);
   if (options.free_e) in.estimators.push_back(Estimator::kPowerLawFreeE);
   if (options.fixed_e) in.estimators.push_back(Estimator::kPowerLawFixedE);
@@ -312,8 +315,8 @@ void NoteNonMonotoneBaseline(const std::vector<CurvePoint>& baseline_mean, Multi
 PointEstimates FitPointEstimates(const FitInputs& in, const MultiplierOptions& options, MultiplierReport* report) {
   PointEstimates estimates;
   for (Estimator estimator : in.estimators) {
-    if (estimator == Estimator::kPiecewise) {
-      estimates.inverters[estimator] = PiecewiseInverter(in.mean_curves[0]);
+    if (!IsPowerLaw(estimator)) {
+      estimates.inverters[estimator] = PiecewiseInverter(estimator, in.mean_curves[0]);
       continue;
     }
     std::vector<FitSummary>& fits = estimates.fits[estimator];
@@ -365,7 +368,7 @@ ByRow<size_t> AddRows(const FitInputs& in, const PointEstimates& estimates, Mult
     for (size_t v = 0; v < in.curves.size(); ++v) {
       for (const LadderPoint& point : in.curves[v].points) {
         MultiplierRow row = MakeRow(in.curves[v].variant, point, estimator, estimates.inverters.at(estimator));
-        if (estimator != Estimator::kPiecewise) {
+        if (IsPowerLaw(estimator)) {
           const std::vector<FitSummary>& own = estimates.fits.at(estimator);
           if (own[v].fit) row.fit_rmse = own[v].fit->rmse;
           if (own[0].fit) row.baseline_fit_rmse = own[0].fit->rmse;
@@ -494,7 +497,7 @@ std::map<Estimator, PowerLawFitOptions> BootstrapFitOptions(const FitInputs& in,
   std::map<Estimator, PowerLawFitOptions> quick_for;
   for (Estimator estimator : in.estimators) {
     quick_for[estimator] = quick;
-    if (estimator == Estimator::kPiecewise) continue;
+    if (!IsPowerLaw(estimator)) continue;
     const std::vector<FitSummary>& point_fits = estimates.fits.at(estimator);
     if (estimator == Estimator::kPowerLawSharedE) {
       // One joint warm start, when every curve was fitted.
@@ -554,12 +557,12 @@ Replicate DrawRuns(const std::vector<VariantCurve>& curves, std::mt19937_64& gen
   return replicate;
 }
 
-// Adds the multipliers a replicate defines to `samples`, by each estimator (the piecewise one by seeds only).
+// Adds the multipliers a replicate defines to `samples`, by each estimator (piecewise and hermite by seeds only).
 void AddReplicateSamples(const FitInputs& in, const Replicate& replicate, BootstrapUnit unit,
                          const std::map<Estimator, PowerLawFitOptions>& quick_for, const MultiplierOptions& options,
                          const std::vector<std::string>& variants, ByRow<std::vector<double>>* samples) {
   for (Estimator estimator : in.estimators) {
-    if (estimator == Estimator::kPiecewise && !unit.by_seeds) continue;
+    if (!IsPowerLaw(estimator) && !unit.by_seeds) continue;
     BaselineInverter inverter = InverterFor(estimator, replicate.curves, variants,
                                             FixedEOf(estimator, options.fixed_e), in.c_ref, quick_for.at(estimator));
     for (size_t v = 0; v < in.curves.size(); ++v) {
@@ -626,8 +629,9 @@ Status SetBootstrapIntervals(const FitInputs& in, const PointEstimates& estimate
     for (size_t v = 0; v < in.curves.size(); ++v) {
       for (size_t p = 0; p < in.curves[v].points.size(); ++p) {
         MultiplierRow& row = report->rows[rows_at.at(estimator)[v][p]];
-        if (estimator == Estimator::kPiecewise && !unit.by_seeds) {
-          row.interval_note = "one run per ladder point: the piecewise estimator has nothing to resample";
+        if (!IsPowerLaw(estimator) && !unit.by_seeds) {
+          row.interval_note = std::string("one run per ladder point: the ") + EstimatorName(estimator) +
+                              " estimator has nothing to resample";
           continue;
         }
         SetInterval(samples[estimator][v][p], options.bootstrap - skipped, options.interval_level, &row);
@@ -683,6 +687,8 @@ const char* EstimatorName(Estimator estimator) {
   switch (estimator) {
     case Estimator::kPiecewise:
       return "piecewise";
+    case Estimator::kHermite:
+      return "hermite";
     case Estimator::kPowerLawSharedE:
       return "power_law_shared_e";
     case Estimator::kPowerLawFreeE:
@@ -691,6 +697,10 @@ const char* EstimatorName(Estimator estimator) {
       return "power_law_fixed_e";
   }
   return "?";
+}
+
+bool IsPowerLaw(Estimator estimator) {
+  return estimator != Estimator::kPiecewise && estimator != Estimator::kHermite;
 }
 
 Status CheckBootstrapReplicates(int64_t replicates) {

@@ -9,14 +9,17 @@
 //   baseline for that loss ("CM = 1.034: the baseline needs 3.4% more compute").
 //
 // Estimators (MultiplierRow::estimator):
-//   piecewise           the baseline's points joined in ln C, inverted (piecewise.h); the primary one
+//   piecewise           the baseline's points joined by chords in ln C, inverted (piecewise.h): the
+//                       estimator as published; biased up where the loss is convex in ln C
+//   hermite             the same points joined by a monotone cubic whose slopes follow the curvature
+//                       (hermite.h): the piecewise estimator without its bias on power-law losses
 //   power_law_shared_e  L = A C^-alpha + E, one E for all variants; the baseline's curve inverted at
 //                       the variant's measured loss (power_law.h)
 //   power_law_free_e    the same with E fitted per variant (only the baseline's fit enters CM)
 //   power_law_fixed_e   the same with E given (MultiplierOptions::fixed_e), and the E-sensitivity
 //                       table: CM with the baseline fitted at each E of a grid (E is weakly
 //                       identified on a few ladder points; this shows how much CM depends on it)
-// The baseline gets rows too: 1 by construction for the piecewise estimator; for a power law its
+// The baseline gets rows too: 1 by construction for the piecewise and hermite estimators; for a power law its
 // measured points against its own fit (how far the fit misses, in compute).
 //
 // Seeds: every row is the multiplier of the seed-mean curves. With several seeds, also the mean and
@@ -52,9 +55,11 @@
 
 namespace rung::fit {
 
-enum class Estimator { kPiecewise, kPowerLawSharedE, kPowerLawFreeE, kPowerLawFixedE };
-// "piecewise", "power_law_shared_e", "power_law_free_e", "power_law_fixed_e".
+enum class Estimator { kPiecewise, kHermite, kPowerLawSharedE, kPowerLawFreeE, kPowerLawFixedE };
+// "piecewise", "hermite", "power_law_shared_e", "power_law_free_e", "power_law_fixed_e".
 const char* EstimatorName(Estimator estimator);
+// True for the estimators that fit a power law (their rows carry fits, E and RMSE).
+bool IsPowerLaw(Estimator estimator);
 
 // The most bootstrap replicates a fit runs (each refits every power law): a fixed limit, far above
 // what intervals need (the default is 1000), so that no request holds a fitter for days.

@@ -99,8 +99,11 @@ std::string EstimatorTitle(Estimator estimator, const MultiplierReport& report,
   if (!rows.empty() && rows.front()->e) e = Fmt("%.4f", *rows.front()->e);
   switch (estimator) {
     case Estimator::kPiecewise:
-      return "Piecewise in ln C (primary): the baseline's points joined by straight lines in ln C, inverted at the "
-             "variant's loss";
+      return "Piecewise in ln C (as published): the baseline's points joined by straight lines in ln C, inverted "
+             "at the variant's loss";
+    case Estimator::kHermite:
+      return "Hermite in ln C: the baseline's points joined by a monotone cubic that follows their curvature, "
+             "inverted at the variant's loss (the piecewise estimator without its bias on convex losses)";
     case Estimator::kPowerLawSharedE:
       return "Power law, one E shared by all variants" + (e.empty() ? std::string() : " (E = " + e + " nats)") +
              ": the baseline's fitted curve inverted at the variant's measured loss";
@@ -257,7 +260,8 @@ std::string FormatReportTable(const MultiplierReport& report) {
         << report.bootstrap_unit << " (seed " << report.bootstrap_seed << ").\n";
   }
   for (Estimator estimator :
-       {Estimator::kPiecewise, Estimator::kPowerLawSharedE, Estimator::kPowerLawFreeE, Estimator::kPowerLawFixedE}) {
+       {Estimator::kPiecewise, Estimator::kHermite, Estimator::kPowerLawSharedE, Estimator::kPowerLawFreeE,
+        Estimator::kPowerLawFixedE}) {
     std::string table = EstimatorTable(estimator, report);
     if (!table.empty()) out << "\n" << table;
   }

@@ -37,7 +37,7 @@ ReportRow RowOf(const MultiplierRow& row, const MultiplierReport& report, const 
   out.baseline_compute = row.baseline_compute;
   out.how = row.how;
   out.undefined_reason = row.why;
-  if (row.estimator != Estimator::kPiecewise && role == "estimate") {
+  if (IsPowerLaw(row.estimator) && role == "estimate") {
     const EMode mode = row.estimator == Estimator::kPowerLawSharedE  ? EMode::kShared
                        : row.estimator == Estimator::kPowerLawFixedE ? EMode::kFixed
                                                                      : EMode::kFree;

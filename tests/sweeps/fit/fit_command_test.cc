@@ -39,7 +39,7 @@ FitCommandOptions Example() {
 TEST(FitCommand, PrintsTablesForTheExampleLadder) {
   Result result = Fit(Example());
   EXPECT_EQ(result.code, kOk) << result.err;
-  EXPECT_NE(result.out.find("Piecewise in ln C (primary)"), std::string::npos);
+  EXPECT_NE(result.out.find("Piecewise in ln C (as published)"), std::string::npos);
   EXPECT_NE(result.out.find("lerope"), std::string::npos);
   EXPECT_NE(result.out.find("wall-clock CM"), std::string::npos);
   EXPECT_NE(result.out.find("paired CM"), std::string::npos);

@@ -30,8 +30,8 @@ TEST(ReportFormat, JsonIsAListOfRowsWithTheRequiredKeys) {
   MultiplierReport report = HandReport();
   nlohmann::ordered_json rows = ReportToJson(report);
   ASSERT_TRUE(rows.is_array());
-  // 3 estimators x 6 points, then 2 E values x 6 points.
-  ASSERT_EQ(rows.size(), 3u * 6u + 2u * 6u);
+  // 4 estimators (piecewise, hermite, two power laws) x 6 points, then 2 E values x 6 points.
+  ASSERT_EQ(rows.size(), 4u * 6u + 2u * 6u);
   for (const auto& row : rows) {
     for (const char* key : {"variant", "label", "compute", "loss", "estimator", "multiplier"}) {
       EXPECT_TRUE(row.contains(key)) << key << " in " << row.dump();
@@ -47,13 +47,14 @@ TEST(ReportFormat, JsonIsAListOfRowsWithTheRequiredKeys) {
   EXPECT_EQ(rows.back()["role"], "e_sensitivity");
   EXPECT_DOUBLE_EQ(rows.back()["e"].get<double>(), 1.0);
   // The power-law rows carry their fit.
-  EXPECT_TRUE(rows[6].contains("fit") || rows[6].contains("undefined_reason")) << rows[6].dump();
+  EXPECT_EQ(rows[6]["estimator"], "hermite");
+  EXPECT_TRUE(rows[12].contains("fit") || rows[12].contains("undefined_reason")) << rows[12].dump();
 }
 
 TEST(ReportFormat, TableNamesTheEstimatorsAndSaysWhyARowIsUndefined) {
   std::string table = FormatReportTable(HandReport());
   EXPECT_NE(table.find("baseline base; 2 variants (base, v) x 3 ladder points"), std::string::npos) << table;
-  EXPECT_NE(table.find("Piecewise in ln C (primary)"), std::string::npos);
+  EXPECT_NE(table.find("Piecewise in ln C (as published)"), std::string::npos);
   EXPECT_NE(table.find("Power law, one E shared by all variants"), std::string::npos);
   EXPECT_NE(table.find("Power law, E free per variant"), std::string::npos);
   EXPECT_NE(table.find("Power-law fits: L = A * (C / 1.00e11)^-alpha + E"), std::string::npos) << table;
