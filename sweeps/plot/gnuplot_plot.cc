@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "core/common/atomic_file.h"
 #include "sweeps/fit/report_format.h"
@@ -67,12 +68,9 @@ struct VariantStyle {
   }
 };
 
-}  // namespace
-
-StatusOr<std::vector<std::string>> WritePlots(const MultiplierReport& report, const PlotOptions& options) {
-  RUNG_RETURN_IF_ERROR(plot::MakeOutputFolder(options.out_dir));
-  const fs::path dir = fs::absolute(options.out_dir);
-
+// The style of each variant, in the report's order: the baseline's black disc and solid line, every
+// other variant the colour, mark and dash of its slot.
+std::vector<VariantStyle> VariantStyles(const MultiplierReport& report) {
   std::vector<VariantStyle> styles;
   for (size_t index = 0; index < report.variants.size(); ++index) {
     const bool baseline = report.variants[index] == report.baseline;
@@ -80,332 +78,519 @@ StatusOr<std::vector<std::string>> WritePlots(const MultiplierReport& report, co
     styles.push_back({report.variants[index], baseline ? kBaselineColor : kColors[slot], baseline,
                       baseline ? 7 : kPoints[slot % kPoints.size()], baseline ? 1 : kDashes[slot % kDashes.size()]});
   }
+  return styles;
+}
 
-  // The fitted curve per variant: shared E, or free E where the shared fit is missing.
-  std::map<std::string, const PowerLawFit*> curve_fit;
-  std::string fit_kind;
+// The fitted curves drawn, one per variant at most.
+struct CurveFits {
+  std::map<std::string, const PowerLawFit*> by_variant;        // into the report's fits
+  std::string kind;                                            // the first curve's mode: "shared", "free" or ""
+  double shared_e = std::numeric_limits<double>::quiet_NaN();  // the E of the report's last shared fit
+};
+
+// The fitted curve per variant: shared E, or free E where the shared fit is missing.
+CurveFits FittedCurves(const MultiplierReport& report) {
+  CurveFits fits;
   for (EMode mode : {EMode::kShared, EMode::kFree}) {
     for (const FitSummary& summary : report.fits) {
-      if (summary.mode == mode && summary.fit && !curve_fit.count(summary.variant)) {
-        curve_fit[summary.variant] = &*summary.fit;
-        if (fit_kind.empty()) fit_kind = mode == EMode::kShared ? "shared" : "free";
+      if (summary.mode == mode && summary.fit && !fits.by_variant.count(summary.variant)) {
+        fits.by_variant[summary.variant] = &*summary.fit;
+        if (fits.kind.empty()) fits.kind = mode == EMode::kShared ? "shared" : "free";
       }
     }
   }
-  double shared_e = std::numeric_limits<double>::quiet_NaN();
   for (const FitSummary& summary : report.fits) {
-    if (summary.mode == EMode::kShared && summary.fit) shared_e = summary.fit->law.e;
+    if (summary.mode == EMode::kShared && summary.fit) fits.shared_e = summary.fit->law.e;
   }
+  return fits;
+}
 
-  // Data: points (piecewise rows), curves, multipliers.
+// The ranges of the loss figure: compute (x, log) and the value of the points and curves (y).
+struct Ranges {
+  double x_lo = 0, x_hi = 0;
+  double y_lo = 0, y_hi = 0;
+};
+
+// (compute, value) of `law` at step `step` of 0..200, evenly spaced in ln C across [x_lo, x_hi].
+std::pair<double, double> CurveAt(const PowerLaw& law, const Ranges& ranges, int step) {
+  double compute = std::exp(std::log(ranges.x_lo) + (std::log(ranges.x_hi) - std::log(ranges.x_lo)) * step / 200.0);
+  return std::make_pair(compute, law.Predict(compute));
+}
+
+// The ranges: x leaves room right of the last points for their labels and the fitted curves span it; y
+// holds the piecewise points with their bars and the curves, padded. INVALID_ARGUMENT without a point.
+StatusOr<Ranges> PlotRanges(const MultiplierReport& report, const CurveFits& fits) {
   double c_min = std::numeric_limits<double>::infinity(), c_max = 0;
   for (const MultiplierRow& row : report.rows) {
     c_min = std::min(c_min, row.compute);
     c_max = std::max(c_max, row.compute);
   }
   if (!(c_max > 0)) return Status::InvalidArgument("the report has no ladder points to plot");
-  const bool seeds = report.max_seeds > 1;
-  // The x range leaves room right of the last points for their labels; the fitted curves span it.
-  const double x_lo = c_min / 1.6, x_hi = c_max * 2.5;
-  auto curve_at = [&](const PowerLaw& law, int step) {
-    double compute = std::exp(std::log(x_lo) + (std::log(x_hi) - std::log(x_lo)) * step / 200.0);
-    return std::make_pair(compute, law.Predict(compute));
-  };
-
-  // The y range: points with their bars and the curves.
+  Ranges ranges;
+  ranges.x_lo = c_min / 1.6;
+  ranges.x_hi = c_max * 2.5;
   double y_lo = std::numeric_limits<double>::infinity(), y_hi = -y_lo;
   for (const MultiplierRow& row : report.rows) {
     if (row.estimator != Estimator::kPiecewise) continue;
     y_lo = std::min(y_lo, row.loss - row.loss_sd);
     y_hi = std::max(y_hi, row.loss + row.loss_sd);
   }
-  for (const auto& [variant, fit] : curve_fit) {
+  for (const auto& [variant, fit] : fits.by_variant) {
     for (int step = 0; step <= 200; ++step) {
-      double loss = curve_at(fit->law, step).second;
+      double loss = CurveAt(fit->law, ranges, step).second;
       y_lo = std::min(y_lo, loss);
       y_hi = std::max(y_hi, loss);
     }
   }
   const double pad = 0.04 * std::max(y_hi - y_lo, 1e-6);
-  y_lo -= pad;
-  y_hi += pad;
+  ranges.y_lo = y_lo - pad;
+  ranges.y_hi = y_hi + pad;
+  return ranges;
+}
 
-  // Label heights: at each compute the labels of the variants, in loss order, at least 4.5% of the
-  // y range apart (about a line of text), centred on their points.
+// Label heights: at each compute the labels of the variants (the baseline's too with one ladder point),
+// in loss order, at least 4.5% of the y range apart (about a line of text), centred on their points.
+std::map<const MultiplierRow*, double> LabelHeights(const MultiplierReport& report, const Ranges& ranges) {
   std::map<const MultiplierRow*, double> label_y;
-  {
-    const double gap = 0.045 * (y_hi - y_lo);
-    std::map<double, std::vector<const MultiplierRow*>> by_compute;
-    for (const MultiplierRow& row : report.rows) {
-      if (row.estimator == Estimator::kPiecewise && (row.variant != report.baseline || report.ladder_points < 2))
-        by_compute[row.compute].push_back(&row);
-    }
-    for (auto& [compute, rows] : by_compute) {
-      std::sort(rows.begin(), rows.end(),
-                [](const MultiplierRow* a, const MultiplierRow* b) { return a->loss < b->loss; });
-      std::vector<double> y;
-      for (const MultiplierRow* row : rows) y.push_back(row->loss);
-      for (size_t index = 1; index < y.size(); ++index) y[index] = std::max(y[index], y[index - 1] + gap);
-      double shift = 0;
-      for (size_t index = 0; index < y.size(); ++index) shift += (y[index] - rows[index]->loss) / y.size();
-      for (size_t index = 0; index < y.size(); ++index) label_y[rows[index]] = y[index] - shift;
-    }
+  const double gap = 0.045 * (ranges.y_hi - ranges.y_lo);
+  std::map<double, std::vector<const MultiplierRow*>> by_compute;
+  for (const MultiplierRow& row : report.rows) {
+    if (row.estimator == Estimator::kPiecewise && (row.variant != report.baseline || report.ladder_points < 2))
+      by_compute[row.compute].push_back(&row);
   }
+  for (auto& [compute, rows] : by_compute) {
+    std::sort(rows.begin(), rows.end(),
+              [](const MultiplierRow* a, const MultiplierRow* b) { return a->loss < b->loss; });
+    std::vector<double> y;
+    for (const MultiplierRow* row : rows) y.push_back(row->loss);
+    for (size_t index = 1; index < y.size(); ++index) y[index] = std::max(y[index], y[index - 1] + gap);
+    double shift = 0;
+    for (size_t index = 0; index < y.size(); ++index) shift += (y[index] - rows[index]->loss) / y.size();
+    for (size_t index = 0; index < y.size(); ++index) label_y[rows[index]] = y[index] - shift;
+  }
+  return label_y;
+}
 
-  // With one ladder point there is no multiplier: each variant is labelled with its loss, at the
-  // decimals that tell the losses apart.
-  const bool one_point = report.ladder_points < 2;
+// The printf format of a loss label (with one ladder point there is no multiplier: each variant is
+// labelled with its loss), at the decimals that tell the piecewise losses apart.
+std::string LossLabelFormat(const MultiplierReport& report) {
   std::vector<double> losses;
   for (const MultiplierRow& row : report.rows) {
     if (row.estimator == Estimator::kPiecewise) losses.push_back(row.loss);
   }
-  const std::string label_format = "%." + std::to_string(plot::DecimalsToDistinguish(losses, 3, 5)) + "f";
+  return "%." + std::to_string(plot::DecimalsToDistinguish(losses, 3, 5)) + "f";
+}
 
+// What every figure reads: the report and options, the output folder, the variants' styles, the
+// curves, the ranges and where the points' labels go.
+struct Figures {
+  const MultiplierReport& report;
+  const PlotOptions& options;
+  fs::path dir;                      // absolute
+  std::vector<VariantStyle> styles;  // in the report's order of variants
+  CurveFits fits;
+  Ranges ranges;
+  std::map<const MultiplierRow*, double> label_y;  // LabelHeights: the height of each labelled row's label
+  std::string label_format;                        // LossLabelFormat
+  bool seeds = false;                              // some point is a mean over seeds
+  bool one_point = false;                          // one ladder point: no curve, no multiplier
+
+  // The quoted absolute path of the file `name` in the output folder.
+  std::string Path(const char* name) const { return Quote((dir / name).string()); }
+};
+
+// The data files' text, and what the multiplier figure needs to know of them.
+struct FigureData {
+  std::string points, curves, multipliers;
+  double cm_lo = std::numeric_limits<double>::infinity(), cm_hi = 0;  // finite positive multipliers and bars
+  std::set<std::string> drawn_piecewise, drawn_shared;                 // variants with a finite value of each
+};
+
+// The text beside a point: the multiplier (none for the baseline), or with one ladder point the loss.
+std::string PointLabel(const Figures& figures, const VariantStyle& style, const MultiplierRow& row) {
+  std::string cm = row.multiplier ? "×" + MultiplierLabel(*row.multiplier) : "undefined";
+  if (figures.one_point) cm = Fmt(figures.label_format.c_str(), row.loss);
+  else if (style.baseline) cm = "";
+  return cm;
+}
+
+// A piecewise row's line of points.dat: compute, loss, sd, label, the text beside it and its height.
+std::string PointLine(const Figures& figures, const VariantStyle& style, const MultiplierRow& row) {
+  auto y = figures.label_y.find(&row);
+  std::ostringstream line;
+  line << Fmt("%.6e", row.compute) << " " << Fmt("%.6f", row.loss) << " " << Fmt("%.6f", row.loss_sd) << " "
+       << DataString(row.label) << " " << DataString(PointLabel(figures, style, row)) << " "
+       << Fmt("%.6f", y == figures.label_y.end() ? row.loss : y->second) << "\n";
+  return line.str();
+}
+
+// A piecewise row's line of multipliers.dat (compute, multiplier, its bar, the shared-E multiplier at the
+// same point), counted into the multipliers' range and the variants drawn.
+std::string MultiplierLine(const MultiplierReport& report, const MultiplierRow& row, FigureData* data) {
+  // Error bars of the multiplier: the bootstrap interval, else mean +- sd of the paired ones.
+  double value = row.multiplier.value_or(std::nan(""));
+  double low = value, high = value;
+  if (row.interval) {
+    low = row.interval->low;
+    high = row.interval->high;
+  } else if (row.paired_multiplier && row.paired_multiplier->n > 1) {
+    low = value - row.paired_multiplier->sd;
+    high = value + row.paired_multiplier->sd;
+  }
+  double shared = std::nan("");
+  for (const MultiplierRow& other : report.rows) {
+    if (other.variant == row.variant && other.label == row.label &&
+        other.estimator == Estimator::kPowerLawSharedE && other.multiplier) {
+      shared = *other.multiplier;
+    }
+  }
+  if (std::isfinite(value)) data->drawn_piecewise.insert(row.variant);
+  if (std::isfinite(shared)) data->drawn_shared.insert(row.variant);
+  for (double value_seen : {low, high, shared}) {
+    if (std::isfinite(value_seen) && value_seen > 0) {
+      data->cm_lo = std::min(data->cm_lo, value_seen);
+      data->cm_hi = std::max(data->cm_hi, value_seen);
+    }
+  }
+  return Fmt("%.6e", row.compute) + " " + Fmt("%.6f", value) + " " + Fmt("%.6f", low) + " " + Fmt("%.6f", high) +
+         " " + Fmt("%.6f", shared) + "\n";
+}
+
+// A variant's block of curves.dat: its fitted curve across the x range, or a NaN point without one.
+std::string CurveLines(const Figures& figures, const VariantStyle& style) {
+  auto fit = figures.fits.by_variant.find(style.name);
+  if (fit == figures.fits.by_variant.end()) return "NaN NaN\n";
+  std::string lines;
+  for (int step = 0; step <= 200; ++step) {
+    auto [compute, loss] = CurveAt(fit->second->law, figures.ranges, step);
+    lines += Fmt("%.6e", compute) + " " + Fmt("%.6f", loss) + "\n";
+  }
+  return lines;
+}
+
+// points.dat, curves.dat and multipliers.dat: a header, then one index per variant in the styles' order.
+FigureData DataOf(const Figures& figures) {
+  const MultiplierReport& report = figures.report;
   std::ostringstream points, curves, multipliers;
   points << "# " << report.source << ": seed-mean loss per variant (one index per variant, in key order)\n"
          << "# compute_flops loss_nats loss_sd label piecewise_cm_text label_y\n";
   curves << "# power-law fits L = A * (C / c_ref)^-alpha + E, one index per variant\n# compute_flops loss_nats\n";
   multipliers << "# compute multipliers against " << report.baseline << ", one index per variant\n"
               << "# compute_flops piecewise_cm low high shared_e_cm\n";
-  double cm_lo = std::numeric_limits<double>::infinity(), cm_hi = 0;
-  std::set<std::string> drawn_piecewise, drawn_shared;  // variants with a finite value of each
-  for (const VariantStyle& style : styles) {
+  FigureData data;
+  for (const VariantStyle& style : figures.styles) {
     points << "# " << style.name << "\n";
     curves << "# " << style.name << "\n";
     multipliers << "# " << style.name << "\n";
     for (const MultiplierRow& row : report.rows) {
       if (row.variant != style.name || row.estimator != Estimator::kPiecewise) continue;
-      std::string cm = row.multiplier ? "×" + MultiplierLabel(*row.multiplier) : "undefined";
-      if (one_point) cm = Fmt(label_format.c_str(), row.loss);
-      else if (style.baseline) cm = "";
-      auto y = label_y.find(&row);
-      points << Fmt("%.6e", row.compute) << " " << Fmt("%.6f", row.loss) << " " << Fmt("%.6f", row.loss_sd) << " "
-             << DataString(row.label) << " " << DataString(cm) << " "
-             << Fmt("%.6f", y == label_y.end() ? row.loss : y->second) << "\n";
-      // Error bars of the multiplier: the bootstrap interval, else mean +- sd of the paired ones.
-      double value = row.multiplier.value_or(std::nan(""));
-      double low = value, high = value;
-      if (row.interval) {
-        low = row.interval->low;
-        high = row.interval->high;
-      } else if (row.paired_multiplier && row.paired_multiplier->n > 1) {
-        low = value - row.paired_multiplier->sd;
-        high = value + row.paired_multiplier->sd;
-      }
-      double shared = std::nan("");
-      for (const MultiplierRow& other : report.rows) {
-        if (other.variant == row.variant && other.label == row.label &&
-            other.estimator == Estimator::kPowerLawSharedE && other.multiplier) {
-          shared = *other.multiplier;
-        }
-      }
-      if (std::isfinite(value)) drawn_piecewise.insert(row.variant);
-      if (std::isfinite(shared)) drawn_shared.insert(row.variant);
-      for (double value_seen : {low, high, shared}) {
-        if (std::isfinite(value_seen) && value_seen > 0) {
-          cm_lo = std::min(cm_lo, value_seen);
-          cm_hi = std::max(cm_hi, value_seen);
-        }
-      }
-      multipliers << Fmt("%.6e", row.compute) << " " << Fmt("%.6f", value) << " " << Fmt("%.6f", low) << " "
-                  << Fmt("%.6f", high) << " " << Fmt("%.6f", shared) << "\n";
+      points << PointLine(figures, style, row);
+      multipliers << MultiplierLine(report, row, &data);
     }
-    auto fit = curve_fit.find(style.name);
-    if (fit != curve_fit.end()) {
-      for (int step = 0; step <= 200; ++step) {
-        auto [compute, loss] = curve_at(fit->second->law, step);
-        curves << Fmt("%.6e", compute) << " " << Fmt("%.6f", loss) << "\n";
-      }
-    } else {
-      curves << "NaN NaN\n";
-    }
+    curves << CurveLines(figures, style);
     points << "\n\n";
     curves << "\n\n";
     multipliers << "\n\n";
   }
-  RUNG_RETURN_IF_ERROR(WriteFile(dir / "points.dat", points.str()));
-  RUNG_RETURN_IF_ERROR(WriteFile(dir / "curves.dat", curves.str()));
-  RUNG_RETURN_IF_ERROR(WriteFile(dir / "multipliers.dat", multipliers.str()));
+  data.points = points.str();
+  data.curves = curves.str();
+  data.multipliers = multipliers.str();
+  return data;
+}
 
-  auto path = [&](const char* name) { return Quote((dir / name).string()); };
-  const std::string terminal_svg = plot::SvgTerminal(options.png_width, options.png_height);
-  const std::string terminal_png = plot::PngTerminal(options.png_width, options.png_height);
-  std::ostringstream script;
-  script << "# rung plot: " << report.source << " (baseline " << report.baseline << ")\n"
-         << "# Redraw with: gnuplot plots.gp (paths are absolute)\n"
-         << "set encoding utf8\n";
-  auto common = [&]() {
-    script << plot::LogAxis("x", x_lo, x_hi)
-           << "set grid xtics mxtics ytics lc rgb '#dddddd' lw 1, lc rgb '#eeeeee' lw 1\n"
-           << "set border lw 1.2\n"
-           << "set xlabel 'training compute C (FLOPs, 6·N·D)'\n"
-           << "set key outside right top vertical box opaque spacing 1.3 noenhanced\n"
-           << "set bmargin 4\n";
-  };
+// Writes points.dat, curves.dat and multipliers.dat into `dir`, in that order; the first error.
+Status WriteDataFiles(const fs::path& dir, const FigureData& data) {
+  RUNG_RETURN_IF_ERROR(WriteFile(dir / "points.dat", data.points));
+  RUNG_RETURN_IF_ERROR(WriteFile(dir / "curves.dat", data.curves));
+  return WriteFile(dir / "multipliers.dat", data.multipliers);
+}
 
-  // Figure 1: loss against compute.
-  const bool loss = options.metric.empty() || options.metric == "val_loss";
-  const std::string value_axis = loss ? "validation loss L (nats)" : options.metric;
-  const std::string value_title = loss ? "Validation loss" : Enh(options.metric);
-  const std::string value_unit = loss ? " nats" : options.metric == "val_bpb" ? " bits per byte" : "";
-  std::string seeds_text = seeds ? "points: seed means, bars ±1 sd over seeds; " : "points: runs; ";
+// The settings both figures over compute share: the log x axis, the grid, the border, the key.
+std::string ComputeAxisSettings(const Ranges& ranges) {
+  return plot::LogAxis("x", ranges.x_lo, ranges.x_hi) +
+         "set grid xtics mxtics ytics lc rgb '#dddddd' lw 1, lc rgb '#eeeeee' lw 1\n"
+         "set border lw 1.2\n"
+         "set xlabel 'training compute C (FLOPs, 6·N·D)'\n"
+         "set key outside right top vertical box opaque spacing 1.3 noenhanced\n"
+         "set bmargin 4\n";
+}
+
+// How the figures name the values of the ladder.
+struct ValueNames {
+  std::string axis;   // the axis label, noenhanced
+  std::string title;  // in a title (enhanced text)
+  std::string unit;   // after a number: " nats", " bits per byte" or ""
+};
+
+// The names of `metric`'s values: a validation loss in nats for "" or val_loss, else the metric as it is.
+ValueNames ValueNamesOf(const std::string& metric) {
+  const bool loss = metric.empty() || metric == "val_loss";
+  return {loss ? "validation loss L (nats)" : metric, loss ? "Validation loss" : Enh(metric),
+          loss ? " nats" : metric == "val_bpb" ? " bits per byte" : ""};
+}
+
+// The piecewise rows, best first (highest first when the metric is maximized), and the baseline's loss
+// (NaN without it).
+std::pair<std::vector<const MultiplierRow*>, double> RankedPoints(const MultiplierReport& report, bool maximize) {
+  std::vector<const MultiplierRow*> rows;
+  double baseline_loss = std::nan("");
+  for (const MultiplierRow& row : report.rows) {
+    if (row.estimator != Estimator::kPiecewise) continue;
+    rows.push_back(&row);
+    if (row.variant == report.baseline) baseline_loss = row.loss;
+  }
+  std::sort(rows.begin(), rows.end(), [&](const MultiplierRow* a, const MultiplierRow* b) {
+    return maximize ? a->loss > b->loss : a->loss < b->loss;  // best first
+  });
+  return {rows, baseline_loss};
+}
+
+// variants.dat of the dot plot: per ranked row its rank, loss, sd, name, loss label and colour.
+std::string DotPlotData(const Figures& figures, const std::vector<const MultiplierRow*>& rows) {
+  const MultiplierReport& report = figures.report;
+  std::ostringstream dots;
+  dots << "# rank loss_nats loss_sd variant loss_text colour\n";
+  for (size_t rank = 0; rank < rows.size(); ++rank) {
+    const MultiplierRow& row = *rows[rank];
+    std::string colour = kBaselineColor;
+    for (const VariantStyle& style : figures.styles) {
+      if (style.name == row.variant) colour = style.color;
+    }
+    dots << rank << " " << Fmt("%.6f", row.loss) << " " << Fmt("%.6f", row.loss_sd) << " "
+         << DataString(plot::ReadableVariant(row.variant) + (row.variant == report.baseline ? " (baseline)" : ""))
+         << " " << DataString(Fmt(figures.label_format.c_str(), row.loss)) << " "
+         << std::stol(colour.substr(1), nullptr, 16) << "\n";
+  }
+  return dots.str();
+}
+
+// Figure 1 with one ladder point: nothing varies along compute, so the variants' losses as a dot plot,
+// best at the top, the baseline's loss as a dashed line. Writes variants.dat; its error.
+Status AddDotPlot(const Figures& figures, std::ostringstream* script) {
+  const MultiplierReport& report = figures.report;
+  const ValueNames names = ValueNamesOf(figures.options.metric);
+  const auto [rows, baseline_loss] = RankedPoints(report, figures.options.maximize);
+  RUNG_RETURN_IF_ERROR(WriteFile(figures.dir / "variants.dat", DotPlotData(figures, rows)));
+  const std::string label = rows.empty() ? std::string() : rows.front()->label;
+  // The title centred on the figure, not over the plot: the variants' names push the plot right.
+  *script << "set tmargin 5\nset label 1 "
+          << DQuote(names.title + " per variant at rung " + Enh(label) + "\n{/*0.8 baseline " +
+                    Enh(plot::ReadableVariant(report.baseline)) +
+                    "; one rung: no power-law fit and no compute multiplier (they need two or more rungs)" +
+                    (figures.seeds ? "; bars ±1 sd over seeds" : "") + "}")
+          << " at screen 0.5, screen 0.96 center"
+          << "\nset xlabel " << Quote(names.axis) << " noenhanced\nset grid xtics lc rgb '#dddddd'\nset border lw 1.2\n"
+          << "set yrange [" << Fmt("%.1f", rows.size() - 0.3) << ":-0.7]\nset ytics noenhanced\nunset key\n"
+          << "set offsets graph 0.08, graph 0.08, 0, 0\n";
+  if (std::isfinite(baseline_loss)) {
+    *script << "set arrow from first " << Fmt("%.6f", baseline_loss) << ", graph 0 to first "
+            << Fmt("%.6f", baseline_loss) << ", graph 1 nohead back dt 2 lc rgb '#000000'\n";
+  }
+  *script << "plot " << figures.Path("variants.dat") << " using 2:1:3:6:ytic(4) with xerrorbars pt 7 ps 1.6 lw 1.5 "
+          << "lc rgb variable notitle, \\\n  " << figures.Path("variants.dat")
+          << " using 2:1:5:6 with labels offset char 0,0.9 tc rgb variable notitle\n";
+  return Status::Ok();
+}
+
+// The loss figure's title: the baseline, what the points and lines are, what the labels are.
+std::string LossCurvesTitle(const Figures& figures) {
+  const MultiplierReport& report = figures.report;
+  const std::string value_unit = ValueNamesOf(figures.options.metric).unit;
+  const std::string& fit_kind = figures.fits.kind;
+  const double shared_e = figures.fits.shared_e;
+  std::string seeds_text = figures.seeds ? "points: seed means, bars ±1 sd over seeds; " : "points: runs; ";
   std::string fit_text = fit_kind.empty() ? "no power-law fit"
                                           : "lines: power-law fit L = A·C^{-α} + E" +
                                                 (fit_kind == "shared" && std::isfinite(shared_e)
                                                      ? " with one shared E = " + Fmt("%.3f", shared_e) + value_unit
                                                      : std::string(", E free per variant"));
-  const std::string labels_text =
-      one_point ? "" : "labels: piecewise compute multiplier CM = C_{" + Enh(plot::ReadableVariant(report.baseline)) +
-                      "}(L) / C   (CM > 1: the variant needs less compute)";
-  script << "\n# Figure 1: loss against compute\n"
-         << terminal_svg << "\nset output " << path("loss_vs_compute.svg") << "\n";
-  if (one_point) {
-    // One ladder point: nothing varies along compute, so the variants' losses as a dot plot, best at
-    // the top, the baseline's loss as a dashed line.
-    std::vector<const MultiplierRow*> rows;
-    double baseline_loss = std::nan("");
-    for (const MultiplierRow& row : report.rows) {
-      if (row.estimator != Estimator::kPiecewise) continue;
-      rows.push_back(&row);
-      if (row.variant == report.baseline) baseline_loss = row.loss;
-    }
-    std::sort(rows.begin(), rows.end(), [&](const MultiplierRow* a, const MultiplierRow* b) {
-      return options.maximize ? a->loss > b->loss : a->loss < b->loss;  // best first
-    });
-    std::ostringstream dots;
-    dots << "# rank loss_nats loss_sd variant loss_text colour\n";
-    for (size_t rank = 0; rank < rows.size(); ++rank) {
-      std::string colour = kBaselineColor;
-      for (const VariantStyle& style : styles) {
-        if (style.name == rows[rank]->variant) colour = style.color;
-      }
-      dots << rank << " " << Fmt("%.6f", rows[rank]->loss) << " " << Fmt("%.6f", rows[rank]->loss_sd) << " "
-           << DataString(plot::ReadableVariant(rows[rank]->variant) + (rows[rank]->variant == report.baseline ? " (baseline)" : ""))
-           << " "
-           << DataString(Fmt(label_format.c_str(), rows[rank]->loss)) << " " << std::stol(colour.substr(1), nullptr, 16)
-           << "\n";
-    }
-    RUNG_RETURN_IF_ERROR(WriteFile(dir / "variants.dat", dots.str()));
-    const std::string label = rows.empty() ? std::string() : rows.front()->label;
-    // The title centred on the figure, not over the plot: the variants' names push the plot right.
-    script << "set tmargin 5\nset label 1 "
-           << DQuote(value_title + " per variant at rung " + Enh(label) + "\n{/*0.8 baseline " +
-                     Enh(plot::ReadableVariant(report.baseline)) +
-                     "; one rung: no power-law fit and no compute multiplier (they need two or more rungs)" +
-                     (seeds ? "; bars ±1 sd over seeds" : "") + "}")
-           << " at screen 0.5, screen 0.96 center"
-           << "\nset xlabel " << Quote(value_axis) << " noenhanced\nset grid xtics lc rgb '#dddddd'\nset border lw 1.2\n"
-           << "set yrange [" << Fmt("%.1f", rows.size() - 0.3) << ":-0.7]\nset ytics noenhanced\nunset key\n"
-           << "set offsets graph 0.08, graph 0.08, 0, 0\n";
-    if (std::isfinite(baseline_loss)) {
-      script << "set arrow from first " << Fmt("%.6f", baseline_loss) << ", graph 0 to first "
-             << Fmt("%.6f", baseline_loss) << ", graph 1 nohead back dt 2 lc rgb '#000000'\n";
-    }
-    script << "plot " << path("variants.dat") << " using 2:1:3:6:ytic(4) with xerrorbars pt 7 ps 1.6 lw 1.5 "
-           << "lc rgb variable notitle, \\\n  " << path("variants.dat")
-           << " using 2:1:5:6 with labels offset char 0,0.9 tc rgb variable notitle\n";
-    script << terminal_png << "\nset output " << path("loss_vs_compute.png") << "\nreplot\nunset output\nreset\n";
-  } else {
-    common();
-    script << "set ylabel " << Quote(value_axis) << " noenhanced\n"
-           << "set yrange [" << Fmt("%.6f", y_lo) << ":" << Fmt("%.6f", y_hi) << "]\n"
-           << "set style textbox opaque noborder\n"
-           << "set title "
-           << DQuote("Loss against compute, baseline " + Enh(plot::ReadableVariant(report.baseline)) + "\n{/*0.8 " + seeds_text + fit_text +
-                     "}\n{/*0.8 " + labels_text + "}")
-           << "\n";
-    // The baseline first (index 0 of the styles), every variant over it.
-    std::vector<std::string> series;
-    for (size_t index = 0; index < styles.size(); ++index) {
-      const VariantStyle& style = styles[index];
-      const std::string title = plot::ReadableVariant(style.name) + (style.baseline ? " (baseline)" : "");
-      if (curve_fit.count(style.name)) {
-        series.push_back(path("curves.dat") + " index " + std::to_string(index) + " using 1:2 with lines " +
-                         style.Lines() + " notitle");
-      }
-      series.push_back(path("points.dat") + " index " + std::to_string(index) + " using 1:2" +
-                       (seeds ? ":3 with yerrorbars " : " with points ") + style.Points() + " lw 1.5 title " +
-                       Quote(title));
-      if (!style.baseline || one_point) {
-        series.push_back(path("points.dat") + " index " + std::to_string(index) +
-                         " using 1:6:5 with labels boxed left offset char 1.2,0 tc rgb " + Quote(style.color) +
-                         " notitle");
-      }
-    }
-    // The key names the fitted curves only when some are drawn.
-    if (!curve_fit.empty()) {
-      series.push_back("NaN with lines lc rgb '#555555' lw 2 title " +
-                       Quote(fit_kind == "shared" ? "power-law fit (shared E)" : "power-law fit (E free)"));
-    }
-    script << "plot \\\n";
-    for (size_t i = 0; i < series.size(); ++i) script << "  " << series[i] << (i + 1 < series.size() ? ", \\\n" : "\n");
-    script << terminal_png << "\nset output " << path("loss_vs_compute.png") << "\nreplot\nunset output\nreset\n";
-  }
+  const std::string labels_text = "labels: piecewise compute multiplier CM = C_{" +
+                                  Enh(plot::ReadableVariant(report.baseline)) +
+                                  "}(L) / C   (CM > 1: the variant needs less compute)";
+  return DQuote("Loss against compute, baseline " + Enh(plot::ReadableVariant(report.baseline)) + "\n{/*0.8 " +
+                seeds_text + fit_text + "}\n{/*0.8 " + labels_text + "}");
+}
 
-  // Figure 2: multipliers against compute; a figure that says why where no variant has one.
-  script << "\n# Figure 2: compute multipliers against compute\n";
-  std::vector<std::string> cm_series;
-  for (size_t index = 0; index < styles.size(); ++index) {
-    const VariantStyle& style = styles[index];
-    if (style.baseline) continue;
-    if (drawn_piecewise.count(style.name)) {
-      cm_series.push_back(path("multipliers.dat") + " index " + std::to_string(index) + " using 1:2:3:4 with yerrorlines " +
-                          style.Points() + " lw 2 title " + Quote(plot::ReadableVariant(style.name) + " piecewise"));
+// The plot commands of the loss figure: the baseline first (index 0 of the styles), every variant over
+// it, each with its curve, points and labels; a key entry for the curves when some are drawn.
+std::vector<std::string> LossCurvesSeries(const Figures& figures) {
+  std::vector<std::string> series;
+  for (size_t index = 0; index < figures.styles.size(); ++index) {
+    const VariantStyle& style = figures.styles[index];
+    const std::string title = plot::ReadableVariant(style.name) + (style.baseline ? " (baseline)" : "");
+    if (figures.fits.by_variant.count(style.name)) {
+      series.push_back(figures.Path("curves.dat") + " index " + std::to_string(index) + " using 1:2 with lines " +
+                       style.Lines() + " notitle");
     }
-    if (drawn_shared.count(style.name)) {
-      cm_series.push_back(path("multipliers.dat") + " index " + std::to_string(index) + " using 1:5 with linespoints lc rgb " +
-                          Quote(style.color) + " pt 6 ps 1.2 lw 1.5 dt 2 title " +
+    series.push_back(figures.Path("points.dat") + " index " + std::to_string(index) + " using 1:2" +
+                     (figures.seeds ? ":3 with yerrorbars " : " with points ") + style.Points() + " lw 1.5 title " +
+                     Quote(title));
+    if (!style.baseline) {
+      series.push_back(figures.Path("points.dat") + " index " + std::to_string(index) +
+                       " using 1:6:5 with labels boxed left offset char 1.2,0 tc rgb " + Quote(style.color) +
+                       " notitle");
+    }
+  }
+  // The key names the fitted curves only when some are drawn.
+  if (!figures.fits.by_variant.empty()) {
+    series.push_back("NaN with lines lc rgb '#555555' lw 2 title " +
+                     Quote(figures.fits.kind == "shared" ? "power-law fit (shared E)" : "power-law fit (E free)"));
+  }
+  return series;
+}
+
+// `series` as one plot command, a series per line.
+std::string PlotCommand(const std::vector<std::string>& series) {
+  std::string command = "plot \\\n";
+  for (size_t i = 0; i < series.size(); ++i) command += "  " + series[i] + (i + 1 < series.size() ? ", \\\n" : "\n");
+  return command;
+}
+
+// Figure 1 with several ladder points: loss against compute, points, curves and multiplier labels.
+void AddLossCurves(const Figures& figures, std::ostringstream* script) {
+  *script << ComputeAxisSettings(figures.ranges) << "set ylabel "
+          << Quote(ValueNamesOf(figures.options.metric).axis) << " noenhanced\n"
+          << "set yrange [" << Fmt("%.6f", figures.ranges.y_lo) << ":" << Fmt("%.6f", figures.ranges.y_hi) << "]\n"
+          << "set style textbox opaque noborder\n"
+          << "set title " << LossCurvesTitle(figures) << "\n"
+          << PlotCommand(LossCurvesSeries(figures));
+}
+
+// Figure 1, loss against compute, as SVG then PNG; a dot plot with one ladder point. The error of
+// writing its data.
+Status AddLossFigure(const Figures& figures, std::ostringstream* script) {
+  const PlotOptions& options = figures.options;
+  *script << "\n# Figure 1: loss against compute\n"
+          << plot::SvgTerminal(options.png_width, options.png_height) << "\nset output "
+          << figures.Path("loss_vs_compute.svg") << "\n";
+  if (figures.one_point) {
+    RUNG_RETURN_IF_ERROR(AddDotPlot(figures, script));
+  } else {
+    AddLossCurves(figures, script);
+  }
+  *script << plot::PngTerminal(options.png_width, options.png_height) << "\nset output "
+          << figures.Path("loss_vs_compute.png") << "\nreplot\nunset output\nreset\n";
+  return Status::Ok();
+}
+
+// The multiplier figure's series: per variant but the baseline, its piecewise multipliers with bars
+// and its shared-E multipliers, where it has finite ones.
+std::vector<std::string> MultiplierSeries(const Figures& figures, const FigureData& data) {
+  std::vector<std::string> cm_series;
+  for (size_t index = 0; index < figures.styles.size(); ++index) {
+    const VariantStyle& style = figures.styles[index];
+    if (style.baseline) continue;
+    const std::string data_index = figures.Path("multipliers.dat") + " index " + std::to_string(index);
+    if (data.drawn_piecewise.count(style.name)) {
+      cm_series.push_back(data_index + " using 1:2:3:4 with yerrorlines " + style.Points() + " lw 2 title " +
+                          Quote(plot::ReadableVariant(style.name) + " piecewise"));
+    }
+    if (data.drawn_shared.count(style.name)) {
+      cm_series.push_back(data_index + " using 1:5 with linespoints lc rgb " + Quote(style.color) +
+                          " pt 6 ps 1.2 lw 1.5 dt 2 title " +
                           Quote(plot::ReadableVariant(style.name) + " power law (shared E)"));
     }
   }
-  if (cm_series.empty()) {
-    std::string why = styles.size() < 2 ? "there is no variant besides the baseline " + report.baseline + "."
-                      : one_point ? "the ladder has one point (" + report.rows.front().label +
-                                        "); a compute multiplier needs the baseline at two or more compute values "
-                                        "(rungs)."
-                                  : "no variant has a defined compute multiplier";
-    if (!one_point && styles.size() >= 2) {
-      for (const MultiplierRow& row : report.rows) {
-        if (row.estimator == Estimator::kPiecewise && row.variant != report.baseline && !row.why.empty()) {
-          why += ":\n" + row.variant + " at " + row.label + ": " + row.why;
-          break;
-        }
-      }
-    }
-    script << plot::MessageFigure("Compute multiplier against " + plot::ReadableVariant(report.baseline) + ": nothing to draw",
-                                  "No compute multiplier to draw:\n" + why);
-  } else {
-    common();
-    std::string bars = report.bootstrap_unit.empty()
-                           ? (seeds ? "bars: ±1 sd of the paired (same-seed) multipliers" : "no intervals")
-                           : "bars: " + Fmt("%.0f", 100 * 0.95) + "% bootstrap interval over " + report.bootstrap_unit;
+  return cm_series;
+}
+
+// Why no variant has a multiplier to draw: no variant but the baseline, one ladder point, or the
+// first piecewise row's reason.
+std::string WhyNoMultiplier(const Figures& figures) {
+  const MultiplierReport& report = figures.report;
+  const bool one_point = figures.one_point;
+  std::string why = figures.styles.size() < 2 ? "there is no variant besides the baseline " + report.baseline + "."
+                    : one_point ? "the ladder has one point (" + report.rows.front().label +
+                                      "); a compute multiplier needs the baseline at two or more compute values "
+                                      "(rungs)."
+                                : "no variant has a defined compute multiplier";
+  if (!one_point && figures.styles.size() >= 2) {
     for (const MultiplierRow& row : report.rows) {
-      if (row.interval) {
-        bars = "bars: " + Fmt("%.0f", 100 * row.interval->level) + "% bootstrap interval over " + report.bootstrap_unit;
+      if (row.estimator == Estimator::kPiecewise && row.variant != report.baseline && !row.why.empty()) {
+        why += ":\n" + row.variant + " at " + row.label + ": " + row.why;
         break;
       }
     }
-    // Multipliers spanning more than a factor of 3 read better on a log scale.
-    const double cm_low = std::min(cm_lo, 1.0), cm_high = std::max(cm_hi, 1.0);
-    if (cm_high / cm_low > 3) script << plot::LogAxis("y", cm_low / 1.15, cm_high * 1.15);
-    script << "set ylabel " << DQuote("compute multiplier CM = C_{" + Enh(plot::ReadableVariant(report.baseline)) + "}(L) / C") << "\n"
-           << "set title "
-           << DQuote("Compute multiplier against " + Enh(plot::ReadableVariant(report.baseline)) +
-                     " (CM > 1: the variant needs less compute for the same loss)\n{/*0.8 solid: piecewise in ln C (" +
-                     bars + "); dashed: shared-E power law}")
-           << "\n"
-           // Behind the variants: one that coincides with the baseline (CM = 1) is drawn over the line.
-           << "set arrow from graph 0, first 1 to graph 1, first 1 nohead back lc rgb '#000000' lw 1.5 dt 2\n"
-           << "set label " << Quote(plot::ReadableVariant(report.baseline) + " (CM = 1)")
-           << " at graph 0.01, first 1 offset 0,0.7 back tc rgb '#000000' noenhanced\n"
-           << "plot \\\n";
-    for (size_t i = 0; i < cm_series.size(); ++i) {
-      script << "  " << cm_series[i] << (i + 1 < cm_series.size() ? ", \\\n" : "\n");
+  }
+  return why;
+}
+
+// What the multiplier figure's bars are: the bootstrap interval (at the level of the first row that has
+// one), the seeds' spread, or nothing.
+std::string BarsText(const Figures& figures) {
+  const MultiplierReport& report = figures.report;
+  std::string bars = report.bootstrap_unit.empty()
+                         ? (figures.seeds ? "bars: ±1 sd of the paired (same-seed) multipliers" : "no intervals")
+                         : "bars: " + Fmt("%.0f", 100 * 0.95) + "% bootstrap interval over " + report.bootstrap_unit;
+  for (const MultiplierRow& row : report.rows) {
+    if (row.interval) {
+      bars = "bars: " + Fmt("%.0f", 100 * row.interval->level) + "% bootstrap interval over " + report.bootstrap_unit;
+      break;
     }
   }
-  script << terminal_svg << "\nset output " << path("multipliers.svg") << "\nreplot\nunset output\n"
-         << terminal_png << "\nset output " << path("multipliers.png") << "\nreplot\nunset output\n";
+  return bars;
+}
 
+// Figure 2's settings and plot command: log y past a factor of 3, the title, CM = 1 behind the series.
+std::string MultiplierPlot(const Figures& figures, const FigureData& data, const std::vector<std::string>& cm_series) {
+  const std::string baseline = Enh(plot::ReadableVariant(figures.report.baseline));
+  std::ostringstream script;
+  script << ComputeAxisSettings(figures.ranges);
+  // Multipliers spanning more than a factor of 3 read better on a log scale.
+  const double cm_low = std::min(data.cm_lo, 1.0), cm_high = std::max(data.cm_hi, 1.0);
+  if (cm_high / cm_low > 3) script << plot::LogAxis("y", cm_low / 1.15, cm_high * 1.15);
+  script << "set ylabel " << DQuote("compute multiplier CM = C_{" + baseline + "}(L) / C") << "\n"
+         << "set title "
+         << DQuote("Compute multiplier against " + baseline +
+                   " (CM > 1: the variant needs less compute for the same loss)\n{/*0.8 solid: piecewise in ln C (" +
+                   BarsText(figures) + "); dashed: shared-E power law}")
+         << "\n"
+         // Behind the variants: one that coincides with the baseline (CM = 1) is drawn over the line.
+         << "set arrow from graph 0, first 1 to graph 1, first 1 nohead back lc rgb '#000000' lw 1.5 dt 2\n"
+         << "set label " << Quote(plot::ReadableVariant(figures.report.baseline) + " (CM = 1)")
+         << " at graph 0.01, first 1 offset 0,0.7 back tc rgb '#000000' noenhanced\n"
+         << PlotCommand(cm_series);
+  return script.str();
+}
+
+// Figure 2, multipliers against compute, as SVG and PNG; a figure that says why where no variant has one.
+void AddMultiplierFigure(const Figures& figures, const FigureData& data, std::ostringstream* script) {
+  const PlotOptions& options = figures.options;
+  *script << "\n# Figure 2: compute multipliers against compute\n";
+  const std::vector<std::string> cm_series = MultiplierSeries(figures, data);
+  if (cm_series.empty()) {
+    *script << plot::MessageFigure(
+        "Compute multiplier against " + plot::ReadableVariant(figures.report.baseline) + ": nothing to draw",
+        "No compute multiplier to draw:\n" + WhyNoMultiplier(figures));
+  } else {
+    *script << MultiplierPlot(figures, data, cm_series);
+  }
+  const std::string terminal_svg = plot::SvgTerminal(options.png_width, options.png_height);
+  const std::string terminal_png = plot::PngTerminal(options.png_width, options.png_height);
+  *script << terminal_svg << "\nset output " << figures.Path("multipliers.svg") << "\nreplot\nunset output\n"
+          << terminal_png << "\nset output " << figures.Path("multipliers.png") << "\nreplot\nunset output\n";
+}
+
+}  // namespace
+
+StatusOr<std::vector<std::string>> WritePlots(const MultiplierReport& report, const PlotOptions& options) {
+  RUNG_RETURN_IF_ERROR(plot::MakeOutputFolder(options.out_dir));
+  const fs::path dir = fs::absolute(options.out_dir);
+  std::vector<VariantStyle> styles = VariantStyles(report);
+  CurveFits fits = FittedCurves(report);
+  RUNG_ASSIGN_OR_RETURN(const Ranges ranges, PlotRanges(report, fits));
+  const Figures figures{report, options, dir, std::move(styles), std::move(fits), ranges, LabelHeights(report, ranges),
+                        LossLabelFormat(report), report.max_seeds > 1, report.ladder_points < 2};
+
+  const FigureData data = DataOf(figures);
+  RUNG_RETURN_IF_ERROR(WriteDataFiles(dir, data));
+
+  std::ostringstream script;
+  script << "# rung plot: " << report.source << " (baseline " << report.baseline << ")\n"
+         << "# Redraw with: gnuplot plots.gp (paths are absolute)\n"
+         << "set encoding utf8\n";
+  RUNG_RETURN_IF_ERROR(AddLossFigure(figures, &script));
+  AddMultiplierFigure(figures, data, &script);
   return plot::RenderGnuplot(options.gnuplot, dir.string(), "plots.gp", script.str(),
                              {"loss_vs_compute.svg", "loss_vs_compute.png", "multipliers.svg", "multipliers.png"});
 }

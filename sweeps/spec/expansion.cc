@@ -118,6 +118,269 @@ void SetResolvedConfig(TrialConfig config, ExpandedTrial* trial) {
   trial->flops_total = per_token.total() * static_cast<double>(trial->tokens);
 }
 
+// The size of an expansion.
+struct TrialCount {
+  int64_t cells_per_rung = 0;
+  int64_t trials = 0;  // rungs x cells_per_rung
+};
+
+// The trials the spec expands to, when within limits.max_trials; else nullopt, with the refusal (the
+// count, the limit and how to raise it) in `diagnostics`.
+std::optional<TrialCount> TrialCountWithinLimit(const ConfigDocument& document, const SweepSpec& spec,
+                                                const ExpansionLimits& limits, SpecDiagnostics* diagnostics) {
+  const Ladder& ladder = spec.ladder;
+  const std::optional<int64_t> cells_per_rung = spec.axes.CellsPerRung();
+  const std::optional<int64_t> trial_count =
+      cells_per_rung ? CheckedMul(static_cast<int64_t>(ladder.rungs.size()), *cells_per_rung) : std::nullopt;
+  if (!trial_count || *trial_count > limits.max_trials) {
+    const bool has_axes = document.json.contains("sweep");
+    diagnostics->Error(
+        document.Locate(has_axes ? "sweep" : "ladder"), has_axes ? "sweep" : "ladder",
+        "the spec expands to " +
+            (trial_count ? std::to_string(*trial_count) + " trials (" + std::to_string(ladder.rungs.size()) +
+                               " rung(s) x " + std::to_string(*cells_per_rung) + " cells)"
+                         : std::string("more trials than an int64 counts")) +
+            ", " + TrialLimitText(limits));
+    return std::nullopt;
+  }
+  return TrialCount{*cells_per_rung, *trial_count};
+}
+
+// Whether a search's worst case, up to max_points values of each of `trial_count` cells, is within
+// limits.max_trials; its refusal in `diagnostics` when not. True without a tune block.
+bool SearchWithinLimit(const SweepSpec& spec, int64_t trial_count, const ExpansionLimits& limits,
+                       SpecDiagnostics* diagnostics) {
+  if (!spec.tune.set) return true;
+  const std::optional<int64_t> worst = CheckedMul(trial_count, spec.tune.max_points);
+  if (worst && *worst <= limits.max_trials) return true;
+  diagnostics->Error(spec.tune.location, "tune." + spec.tune.key,
+                     "the search can take up to " +
+                         (worst ? std::to_string(*worst) : std::string("more than an int64 counts")) + " trials (" +
+                         std::to_string(trial_count) + " cells x max_points " + std::to_string(spec.tune.max_points) +
+                         "), " + TrialLimitText(limits));
+  return false;
+}
+
+// The cell of rung `rung` at the axes' positions `odometer`: the defaults, the rung's model and train
+// keys, then each axis value, set in `builder`; the trial with its rung and axis assignments.
+ExpandedTrial CellAt(const SweepSpec& spec, size_t rung, const std::vector<size_t>& odometer, CellBuilder* builder) {
+  const LadderRung& step = spec.ladder.rungs[rung];
+  const std::vector<SweepAxis>& axes = spec.axes.axes;
+  builder->Set("model", step.model, step.location, step.path);
+  builder->Set("train", step.train, step.location, step.path.empty() ? "" : step.path + ".train");
+  ExpandedTrial trial;
+  trial.rung = static_cast<int64_t>(rung);
+  trial.rung_label = step.label;
+  for (size_t axis = 0; axis < axes.size(); ++axis) {
+    const AxisPoint& point = axes[axis].points[odometer[axis]];
+    for (size_t key = 0; key < axes[axis].keys.size(); ++key) {
+      builder->Set(axes[axis].keys[key], point.values[key], point.locations[key],
+                   key < point.paths.size() ? point.paths[key] : "");
+      trial.assignments[axes[axis].keys[key]] = point.values[key];
+    }
+  }
+  return trial;
+}
+
+// Advances the axes' positions to the next cell of a rung (last axis fastest), back to all zeros after
+// the last.
+void AdvanceOdometer(const std::vector<SweepAxis>& axes, std::vector<size_t>* odometer) {
+  for (size_t axis = axes.size(); axis-- > 0;) {
+    if (++(*odometer)[axis] < axes[axis].points.size()) break;
+    (*odometer)[axis] = 0;
+  }
+}
+
+// Sets the ladder rules that depend on the rung's parameter count (in `parsed`, the cell's first parse)
+// and that the cell's axes leave alone: tokens (when `derive_tokens`), lr, batch_size.
+void ApplyLadderRules(const Ladder& ladder, const TrialConfig& parsed, const ExpandedTrial& trial, bool derive_tokens,
+                      const std::string& tokens_location, CellBuilder* builder) {
+  ParameterCounts counts = CountParameters(parsed.model);
+  const double parameters = static_cast<double>(
+      ladder.param_count == "nonembedding" ? counts.nonembedding() : counts.total() - counts.positional);
+  if (derive_tokens) {
+    builder->Set("train.tokens", static_cast<int64_t>(std::llround(ladder.tokens_per_param * parameters)),
+                 tokens_location);
+  }
+  const size_t rung = static_cast<size_t>(trial.rung);
+  if (ladder.lr.set && !IsAssigned(trial.assignments, "train.lr")) {
+    builder->Set("train.lr", ladder.lr.At(rung, parameters), ladder.lr.location);
+  }
+  if (ladder.batch_size.set && !IsAssigned(trial.assignments, "train.batch_size")) {
+    builder->Set("train.batch_size", static_cast<int64_t>(std::llround(ladder.batch_size.At(rung, parameters))),
+                 ladder.batch_size.location);
+  }
+}
+
+// Resolves one cell into its trial config, JSON, identity and counts; false when its config has errors
+// (in `errors`, by path). `tokens_location` is where ladder.tokens_per_param is written.
+bool ResolveCell(const Ladder& ladder, const std::string& tokens_location, CellBuilder* builder, ExpandedTrial* trial,
+                 std::vector<ConfigError>* errors) {
+  // Rules that need the parameter count are applied after a first parse; a placeholder keeps
+  // that parse from failing for want of tokens.
+  const bool derive_tokens = ladder.tokens_per_param > 0 && !IsAssigned(trial->assignments, "train.tokens") &&
+                             !IsAssigned(trial->assignments, "train.steps");
+  if (derive_tokens) {
+    builder->Set("train.tokens", 1, tokens_location);
+    builder->Set("train.steps", 0, tokens_location);
+  }
+  std::optional<TrialConfig> parsed = ParseTrialConfig(builder->json(), errors);
+  if (!parsed) return false;
+  // Ladder rules that depend on the rung's parameter count.
+  if (ladder.tokens_per_param > 0 || ladder.lr.set || ladder.batch_size.set) {
+    ApplyLadderRules(ladder, *parsed, *trial, derive_tokens, tokens_location, builder);
+    parsed = ParseTrialConfig(builder->json(), errors);
+    if (!parsed) return false;
+  }
+  SetResolvedConfig(std::move(*parsed), trial);
+  return true;
+}
+
+// Adds a cell's config errors, each located in the spec: an unknown key where the key was written,
+// any other where the offending value came from.
+void ReportCellErrors(const std::vector<ConfigError>& errors, const CellBuilder& builder,
+                      SpecDiagnostics* diagnostics) {
+  for (const ConfigError& error : errors) {
+    const bool about_the_key = error.message.rfind("unknown key", 0) == 0;
+    diagnostics->Error(about_the_key ? builder.LocateKey(error.path) : builder.Locate(error.path), error.path,
+                       error.message);
+  }
+}
+
+// The cells in order, one at a time: each built from the defaults, its rung and its axis values, then
+// resolved; its errors located in the spec (in `diagnostics`), or its trial kept, numbered in order.
+std::vector<ExpandedTrial> ExpandCells(const ConfigDocument& document, const SweepSpec& spec, const TrialCount& count,
+                                       SpecDiagnostics* diagnostics) {
+  const std::string tokens_location = document.Locate("ladder.tokens_per_param");
+  std::vector<ExpandedTrial> trials;
+  trials.reserve(static_cast<size_t>(count.trials));
+  for (size_t rung = 0; rung < spec.ladder.rungs.size(); ++rung) {
+    std::vector<size_t> odometer(spec.axes.axes.size(), 0);
+    for (int64_t cell = 0; cell < count.cells_per_rung; ++cell) {
+      CellBuilder builder(spec.defaults, document);
+      ExpandedTrial trial = CellAt(spec, rung, odometer, &builder);
+      AdvanceOdometer(spec.axes.axes, &odometer);
+      std::vector<ConfigError> errors;
+      const bool resolved = ResolveCell(spec.ladder, tokens_location, &builder, &trial, &errors);
+      ReportCellErrors(errors, builder, diagnostics);
+      if (!resolved) continue;
+      trial.index = static_cast<int64_t>(trials.size());
+      trials.push_back(std::move(trial));
+    }
+  }
+  return trials;
+}
+
+// Baseline: every key must address the trial config, and some cell must match; marks the cells that do.
+void MarkBaseline(const ConfigDocument& document, const SweepSpec& spec, std::vector<ExpandedTrial>* trials,
+                  SpecDiagnostics* diagnostics) {
+  if (spec.baseline.empty() || trials->empty()) return;
+  bool keys_ok = true;
+  for (auto it = spec.baseline.begin(); it != spec.baseline.end(); ++it) {
+    if (FindPath(trials->front().config_json, it.key()) == nullptr) {
+      diagnostics->Error(document.Locate("baseline." + it.key()), "baseline." + it.key(),
+                         "not a key of the trial config");
+      keys_ok = false;
+    }
+  }
+  int64_t matches = 0;
+  for (ExpandedTrial& trial : *trials) {
+    trial.baseline = keys_ok;
+    for (auto it = spec.baseline.begin(); keys_ok && it != spec.baseline.end(); ++it) {
+      const nlohmann::json* value = FindPath(trial.config_json, it.key());
+      if (value == nullptr || *value != it.value()) trial.baseline = false;
+    }
+    matches += trial.baseline ? 1 : 0;
+  }
+  if (keys_ok && matches == 0) {
+    diagnostics->Error(spec.baseline_location, "baseline", "matches no cell of the sweep " + spec.baseline.dump());
+  }
+}
+
+// The metrics a trainer reports for `trials` (core/records): the step series, the final summaries, and
+// the extrapolation summaries their trials ask for.
+std::set<std::string> ReportedMetrics(const std::vector<ExpandedTrial>& trials) {
+  std::set<std::string> reported;
+  for (const std::string& name : records::StepMetricNames()) reported.insert(name);
+  for (const std::string& name : records::FinalSummaryNames()) reported.insert(name);
+  for (const ExpandedTrial& trial : trials) {
+    for (int64_t multiple : trial.config.train.extrapolation_multiples) {
+      for (const std::string& method : trial.config.train.extrapolation_methods) {
+        records::ExtrapolationResult result;
+        result.multiple = multiple;
+        result.method = method;
+        for (const char* metric : {"val_loss", "val_loss_full", "val_loss_in_dist", "val_accuracy", "val_bpb"}) {
+          reported.insert(records::ExtrapolationSummaryName(metric, result));
+        }
+        if (multiple > 1) reported.insert(records::ExtrapolationSummaryName("val_loss_extrap", result));
+      }
+    }
+  }
+  return reported;
+}
+
+// The sweep's metric must be something a trainer reports for its trials; the error names what they do.
+void CheckMetricIsReported(const ConfigDocument& document, const SweepSpec& spec,
+                           const std::vector<ExpandedTrial>& trials, SpecDiagnostics* diagnostics) {
+  if (spec.metric.name.empty() || trials.empty()) return;
+  const std::set<std::string> reported = ReportedMetrics(trials);
+  if (reported.count(spec.metric.name) != 0) return;
+  std::string names;
+  for (const char* name : {"val_loss", "train_loss", "val_accuracy"}) {
+    names += std::string(names.empty() ? "" : ", ") + name;
+  }
+  for (const std::string& name : reported) {
+    if (name.rfind("val_loss_", 0) == 0) names += ", " + name;
+  }
+  diagnostics->Error(document.Locate("metric.name"), "metric.name",
+                     "'" + spec.metric.name + "' is reported by no trainer for these trials; they report " + names +
+                         " (and the other numeric fields of the step and final records, " +
+                         "core/records/trainer_records.h)");
+}
+
+// The key a search tunes must be a real of the trial config; successive halving needs a search.
+void CheckSearchKeys(const ConfigDocument& document, const SweepSpec& spec, const std::vector<ExpandedTrial>& trials,
+                     SpecDiagnostics* diagnostics) {
+  if (spec.tune.set && !trials.empty()) {
+    const nlohmann::json* value = FindPath(trials.front().config_json, spec.tune.key);
+    if (value == nullptr || !value->is_number_float()) {
+      diagnostics->Error(spec.tune.location, "tune." + spec.tune.key,
+                         "'" + spec.tune.key + "' is not a real-valued key of the trial config (e.g. train.lr)");
+    }
+  }
+  if (spec.early_stop.asha && !spec.tune.set) {
+    diagnostics->Error(document.Locate("early_stop.asha"), "early_stop.asha",
+                       "successive halving compares the trials of one tuning cell: it needs a `tune` block");
+  }
+}
+
+// "cells 0 (rung ..., key=value) and 3 (...)": two cells, by index and description.
+std::string CellPair(const ExpandedTrial& first, const ExpandedTrial& second) {
+  return "cells " + std::to_string(first.index) + " (" + DescribeCell(first) + ") and " +
+         std::to_string(second.index) + " (" + DescribeCell(second) + ")";
+}
+
+// Two cells of one effective model (identity): an error in a tuned sweep, whose search plans each
+// cell's values by identity (they would wait on each other); else a warning, as it is legal (seeds
+// differ elsewhere) but almost always a mistake. Each cell is paired with the first of its identity.
+void CheckDistinctModels(const ConfigDocument& document, const SweepSpec& spec,
+                         const std::vector<ExpandedTrial>& trials, SpecDiagnostics* diagnostics) {
+  std::map<std::string, int64_t> first_with_identity;
+  for (const ExpandedTrial& trial : trials) {
+    auto [it, inserted] = first_with_identity.emplace(trial.identity, trial.index);
+    if (inserted) continue;
+    const ExpandedTrial& first = trials[it->second];
+    if (spec.tune.set) {
+      diagnostics->Error(document.Locate("sweep"), "sweep",
+                         CellPair(first, trial) + " are the same model; a tuned sweep needs every cell distinct");
+    } else {
+      diagnostics->Warning(document.Locate("sweep"), "sweep",
+                           CellPair(first, trial) + " are the same model (identity " + trial.identity.substr(0, 12) +
+                               ")");
+    }
+  }
+}
+
 }  // namespace
 
 StatusOr<ExpandedTrial> ExpandTrialWithValue(const ExpandedTrial& base, const std::string& key, double value) {
@@ -144,202 +407,14 @@ StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document, const Ex
   // every problem at once.
   sweep.spec = ParseSweepSpec(document, limits, &diagnostics);
   const SweepSpec& spec = sweep.spec;
-  const Ladder& ladder = spec.ladder;
-  const std::vector<SweepAxis>& axes = spec.axes.axes;
-
   // The count first: a spec over the limit builds no cell.
-  const std::optional<int64_t> cells_per_rung = spec.axes.CellsPerRung();
-  const std::optional<int64_t> trial_count =
-      cells_per_rung ? CheckedMul(static_cast<int64_t>(ladder.rungs.size()), *cells_per_rung) : std::nullopt;
-  if (!trial_count || *trial_count > limits.max_trials) {
-    const bool has_axes = document.json.contains("sweep");
-    diagnostics.Error(
-        document.Locate(has_axes ? "sweep" : "ladder"), has_axes ? "sweep" : "ladder",
-        "the spec expands to " +
-            (trial_count ? std::to_string(*trial_count) + " trials (" + std::to_string(ladder.rungs.size()) +
-                               " rung(s) x " + std::to_string(*cells_per_rung) + " cells)"
-                         : std::string("more trials than an int64 counts")) +
-            ", " + TrialLimitText(limits));
-    return diagnostics.ToStatus();
-  }
-  // A search can add up to max_points values of every cell: its worst case counts against the limit.
-  if (spec.tune.set) {
-    const std::optional<int64_t> worst = CheckedMul(*trial_count, spec.tune.max_points);
-    if (!worst || *worst > limits.max_trials) {
-      diagnostics.Error(spec.tune.location, "tune." + spec.tune.key,
-                        "the search can take up to " +
-                            (worst ? std::to_string(*worst) : std::string("more than an int64 counts")) + " trials (" +
-                            std::to_string(*trial_count) + " cells x max_points " +
-                            std::to_string(spec.tune.max_points) + "), " + TrialLimitText(limits));
-      return diagnostics.ToStatus();
-    }
-  }
-
-  // Resolves one cell into its trial config, JSON, identity and counts; false when its config has
-  // errors (in `errors`, by path).
-  const std::string tokens_location = document.Locate("ladder.tokens_per_param");
-  const auto resolve = [&](CellBuilder& builder, ExpandedTrial& trial, std::vector<ConfigError>* errors) {
-    // Rules that need the parameter count are applied after a first parse; a placeholder keeps
-    // that parse from failing for want of tokens.
-    const bool derive_tokens = ladder.tokens_per_param > 0 && !IsAssigned(trial.assignments, "train.tokens") &&
-                               !IsAssigned(trial.assignments, "train.steps");
-    if (derive_tokens) {
-      builder.Set("train.tokens", 1, tokens_location);
-      builder.Set("train.steps", 0, tokens_location);
-    }
-    std::optional<TrialConfig> parsed = ParseTrialConfig(builder.json(), errors);
-    if (!parsed) return false;
-    // Ladder rules that depend on the rung's parameter count.
-    if (ladder.tokens_per_param > 0 || ladder.lr.set || ladder.batch_size.set) {
-      ParameterCounts counts = CountParameters(parsed->model);
-      const double parameters = static_cast<double>(
-          ladder.param_count == "nonembedding" ? counts.nonembedding() : counts.total() - counts.positional);
-      if (derive_tokens) {
-        builder.Set("train.tokens", static_cast<int64_t>(std::llround(ladder.tokens_per_param * parameters)),
-                    tokens_location);
-      }
-      const size_t rung = static_cast<size_t>(trial.rung);
-      if (ladder.lr.set && !IsAssigned(trial.assignments, "train.lr")) {
-        builder.Set("train.lr", ladder.lr.At(rung, parameters), ladder.lr.location);
-      }
-      if (ladder.batch_size.set && !IsAssigned(trial.assignments, "train.batch_size")) {
-        builder.Set("train.batch_size", static_cast<int64_t>(std::llround(ladder.batch_size.At(rung, parameters))),
-                    ladder.batch_size.location);
-      }
-      parsed = ParseTrialConfig(builder.json(), errors);
-      if (!parsed) return false;
-    }
-    SetResolvedConfig(std::move(*parsed), &trial);
-    return true;
-  };
-
-  // The cells in order, one at a time: each built from the defaults, its rung and its axis values,
-  // then resolved; its errors located in the spec, or its trial kept.
-  sweep.trials.reserve(static_cast<size_t>(*trial_count));
-  for (size_t rung = 0; rung < ladder.rungs.size(); ++rung) {
-    const LadderRung& step = ladder.rungs[rung];
-    std::vector<size_t> odometer(axes.size(), 0);
-    for (int64_t cell = 0; cell < *cells_per_rung; ++cell) {
-      CellBuilder builder(spec.defaults, document);
-      builder.Set("model", step.model, step.location, step.path);
-      builder.Set("train", step.train, step.location, step.path.empty() ? "" : step.path + ".train");
-      ExpandedTrial trial;
-      trial.rung = static_cast<int64_t>(rung);
-      trial.rung_label = step.label;
-      for (size_t axis = 0; axis < axes.size(); ++axis) {
-        const AxisPoint& point = axes[axis].points[odometer[axis]];
-        for (size_t key = 0; key < axes[axis].keys.size(); ++key) {
-          builder.Set(axes[axis].keys[key], point.values[key], point.locations[key],
-                      key < point.paths.size() ? point.paths[key] : "");
-          trial.assignments[axes[axis].keys[key]] = point.values[key];
-        }
-      }
-      // advance the odometer (last axis fastest)
-      for (size_t axis = axes.size(); axis-- > 0;) {
-        if (++odometer[axis] < axes[axis].points.size()) break;
-        odometer[axis] = 0;
-      }
-      std::vector<ConfigError> errors;
-      const bool resolved = resolve(builder, trial, &errors);
-      for (const ConfigError& error : errors) {
-        const bool about_the_key = error.message.rfind("unknown key", 0) == 0;
-        diagnostics.Error(about_the_key ? builder.LocateKey(error.path) : builder.Locate(error.path), error.path,
-                          error.message);
-      }
-      if (!resolved) continue;
-      trial.index = static_cast<int64_t>(sweep.trials.size());
-      sweep.trials.push_back(std::move(trial));
-    }
-  }
-
-  // Baseline: every key must address the trial config, and some cell must match.
-  if (!spec.baseline.empty() && !sweep.trials.empty()) {
-    bool keys_ok = true;
-    for (auto it = spec.baseline.begin(); it != spec.baseline.end(); ++it) {
-      if (FindPath(sweep.trials.front().config_json, it.key()) == nullptr) {
-        diagnostics.Error(document.Locate("baseline." + it.key()), "baseline." + it.key(),
-                          "not a key of the trial config");
-        keys_ok = false;
-      }
-    }
-    int64_t matches = 0;
-    for (ExpandedTrial& trial : sweep.trials) {
-      trial.baseline = keys_ok;
-      for (auto it = spec.baseline.begin(); keys_ok && it != spec.baseline.end(); ++it) {
-        const nlohmann::json* value = FindPath(trial.config_json, it.key());
-        if (value == nullptr || *value != it.value()) trial.baseline = false;
-      }
-      matches += trial.baseline ? 1 : 0;
-    }
-    if (keys_ok && matches == 0) {
-      diagnostics.Error(spec.baseline_location, "baseline", "matches no cell of the sweep " + spec.baseline.dump());
-    }
-  }
-
-  // The sweep's metric must be something a trainer reports for its trials (core/records): a step
-  // series, a final summary, or an extrapolation summary one of its trials asks for.
-  if (!spec.metric.name.empty() && !sweep.trials.empty()) {
-    std::set<std::string> reported;
-    for (const std::string& name : records::StepMetricNames()) reported.insert(name);
-    for (const std::string& name : records::FinalSummaryNames()) reported.insert(name);
-    for (const ExpandedTrial& trial : sweep.trials) {
-      for (int64_t multiple : trial.config.train.extrapolation_multiples) {
-        for (const std::string& method : trial.config.train.extrapolation_methods) {
-          records::ExtrapolationResult result;
-          result.multiple = multiple;
-          result.method = method;
-          for (const char* metric : {"val_loss", "val_loss_full", "val_loss_in_dist", "val_accuracy", "val_bpb"}) {
-            reported.insert(records::ExtrapolationSummaryName(metric, result));
-          }
-          if (multiple > 1) reported.insert(records::ExtrapolationSummaryName("val_loss_extrap", result));
-        }
-      }
-    }
-    if (reported.count(spec.metric.name) == 0) {
-      std::string names;
-      for (const char* name : {"val_loss", "train_loss", "val_accuracy"}) names += std::string(names.empty() ? "" : ", ") + name;
-      for (const std::string& name : reported) {
-        if (name.rfind("val_loss_", 0) == 0) names += ", " + name;
-      }
-      diagnostics.Error(document.Locate("metric.name"), "metric.name",
-                        "'" + spec.metric.name + "' is reported by no trainer for these trials; they report " + names +
-                            " (and the other numeric fields of the step and final records, " +
-                            "core/records/trainer_records.h)");
-    }
-  }
-
-  // The key a search tunes must be a number of the trial config; its start values must be valid there.
-  if (spec.tune.set && !sweep.trials.empty()) {
-    const nlohmann::json* value = FindPath(sweep.trials.front().config_json, spec.tune.key);
-    if (value == nullptr || !value->is_number_float()) {
-      diagnostics.Error(spec.tune.location, "tune." + spec.tune.key,
-                        "'" + spec.tune.key + "' is not a real-valued key of the trial config (e.g. train.lr)");
-    }
-  }
-  if (spec.early_stop.asha && !spec.tune.set) {
-    diagnostics.Error(document.Locate("early_stop.asha"), "early_stop.asha",
-                      "successive halving compares the trials of one tuning cell: it needs a `tune` block");
-  }
-
-  // The same effective model twice is legal (seeds differ elsewhere) but almost always a mistake.
-  std::map<std::string, int64_t> first_with_identity;
-  for (const ExpandedTrial& trial : sweep.trials) {
-    auto [it, inserted] = first_with_identity.emplace(trial.identity, trial.index);
-    if (!inserted && spec.tune.set) {
-      // A search plans each cell's values by identity: two cells of one identity would wait on each other.
-      const ExpandedTrial& first = sweep.trials[it->second];
-      diagnostics.Error(document.Locate("sweep"), "sweep",
-                        "cells " + std::to_string(first.index) + " (" + DescribeCell(first) + ") and " +
-                            std::to_string(trial.index) + " (" + DescribeCell(trial) +
-                            ") are the same model; a tuned sweep needs every cell distinct");
-    } else if (!inserted) {
-      const ExpandedTrial& first = sweep.trials[it->second];
-      diagnostics.Warning(document.Locate("sweep"), "sweep",
-                          "cells " + std::to_string(first.index) + " (" + DescribeCell(first) + ") and " +
-                              std::to_string(trial.index) + " (" + DescribeCell(trial) +
-                              ") are the same model (identity " + trial.identity.substr(0, 12) + ")");
-    }
-  }
+  const std::optional<TrialCount> count = TrialCountWithinLimit(document, spec, limits, &diagnostics);
+  if (!count || !SearchWithinLimit(spec, count->trials, limits, &diagnostics)) return diagnostics.ToStatus();
+  sweep.trials = ExpandCells(document, spec, *count, &diagnostics);
+  MarkBaseline(document, spec, &sweep.trials, &diagnostics);
+  CheckMetricIsReported(document, spec, sweep.trials, &diagnostics);
+  CheckSearchKeys(document, spec, sweep.trials, &diagnostics);
+  CheckDistinctModels(document, spec, sweep.trials, &diagnostics);
   if (diagnostics.has_errors()) return diagnostics.ToStatus();
   sweep.warnings = diagnostics.warnings();
   return sweep;
