@@ -100,7 +100,8 @@ int main(int argc, char** argv) {
   app.add_option("--max-trials-per-submission", options.max_trials_per_submission,
                  "refuse a SubmitSweep (and its dry run) whose spec expands to more trials; checked before it "
                  "expands")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, rung::kMaxTrialsCeiling));
   std::string rendezvous_ports = "29500-29999";
   app.add_option("--rendezvous-ports", rendezvous_ports,
                  "FIRST-LAST: ports a data-parallel trial leased to several workers meets on, at rank 0's worker "

@@ -253,7 +253,7 @@ std::vector<ExpandedTrial> ExpandCells(const ConfigDocument& document, const Swe
                                        SpecDiagnostics* diagnostics) {
   const std::string tokens_location = document.Locate("ladder.tokens_per_param");
   std::vector<ExpandedTrial> trials;
-  trials.reserve(static_cast<size_t>(count.trials));
+  trials.reserve(static_cast<size_t>(std::min<int64_t>(count.trials, kMaxTrialsCeiling)));
   for (size_t rung = 0; rung < spec.ladder.rungs.size(); ++rung) {
     std::vector<size_t> odometer(spec.axes.axes.size(), 0);
     for (int64_t cell = 0; cell < count.cells_per_rung; ++cell) {

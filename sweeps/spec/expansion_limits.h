@@ -20,6 +20,9 @@
 namespace rung {
 
 inline constexpr int64_t kDefaultMaxTrials = 100'000;
+// The most a limit may be raised to: every trial of a spec is built in memory before any is stored,
+// so a larger sweep is several specs (both flags refuse a higher value as bad input).
+inline constexpr int64_t kMaxTrialsCeiling = 1'000'000;
 
 struct ExpansionLimits {
   int64_t max_trials = kDefaultMaxTrials;

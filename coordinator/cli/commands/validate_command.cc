@@ -367,7 +367,7 @@ void AddValidateCommand(CLI::App& app, int* exit_code) {
                    "Refuse a spec that expands to more trials (checked before expanding; a coordinator has its own "
                    "limit, rung-coordinator --max-trials-per-submission)")
       ->capture_default_str()
-      ->check(PositiveNumberCheck());
+      ->check(CLI::Range(int64_t{1}, kMaxTrialsCeiling));
   command->callback([options, exit_code, workers, cpus_per_worker]() {
     options->layout_given = workers->count() > 0 || cpus_per_worker->count() > 0;
     *exit_code = RunValidate(*options);
