@@ -546,180 +546,249 @@ FrequencyRows FrequencyTable(const std::map<std::string, TrialTensor>& tensors, 
   return rows;
 }
 
-int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
+// Reads the trial's diagnostics, a warning for each that does not read: kOk, or the exit code (reason on stderr).
+int FetchTrialDiagnostics(CoordinatorConnection& connection, int64_t trial_id, TrialDiagnostics* diagnostics) {
   rung::v1::GetDiagnosticsRequest request;
-  request.set_trial_id(options.trial_id);
+  request.set_trial_id(trial_id);
   rung::v1::GetDiagnosticsResponse response;
   grpc::Status status = connection.user().GetDiagnostics(connection.Context().get(), request, &response);
   if (!status.ok()) return ReportRpcError("diag", status);
   StatusOr<TrialDiagnostics> read = ReadTrialDiagnostics(response);
   if (!read.ok()) {
-    std::cerr << "rung diag: trial " << options.trial_id << ": " << read.status().message() << "\n";
+    std::cerr << "rung diag: trial " << trial_id << ": " << read.status().message() << "\n";
     return kFailure;
   }
-  const TrialDiagnostics& diagnostics = *read;
-  for (const std::string& unreadable : diagnostics.unreadable) {
-    std::cerr << "rung diag: warning: trial " << options.trial_id << "'s diagnostic " << unreadable << "\n";
+  *diagnostics = std::move(read).value();
+  for (const std::string& unreadable : diagnostics->unreadable) {
+    std::cerr << "rung diag: warning: trial " << trial_id << "'s diagnostic " << unreadable << "\n";
   }
-  const std::vector<std::pair<int64_t, records::AttentionDiagnostics>>& milestones = diagnostics.attention;
-  const records::AttentionDiagnostics* attention = nullptr;
+  return kOk;
+}
+
+// The milestone --step names (else the latest) in `*attention`, or null: kUsage when --step names none, else kOk.
+int PickMilestone(const DiagOptions& options,
+                  const std::vector<std::pair<int64_t, records::AttentionDiagnostics>>& milestones,
+                  const records::AttentionDiagnostics** attention) {
+  *attention = nullptr;
   for (const auto& [step, value] : milestones) {
-    if (options.step < 0 || step == options.step) attention = &value;
+    if (options.step < 0 || step == options.step) *attention = &value;
   }
-  if (!milestones.empty() && attention == nullptr && options.step >= 0) {
+  if (!milestones.empty() && *attention == nullptr && options.step >= 0) {
     std::cerr << "rung diag: trial " << options.trial_id << " has no diagnostics at step " << options.step
               << "; its milestones are at steps";
     for (const auto& [step, value] : milestones) std::cerr << " " << step;
     std::cerr << "\n";
     return kUsage;
   }
+  return kOk;
+}
+
+// Reads the trial into `*trial`: kOk, or the exit code (reason on stderr).
+int FetchDiagnosedTrial(CoordinatorConnection& connection, int64_t trial_id, rung::v1::Trial* trial) {
   rung::v1::GetTrialRequest trial_request;
-  trial_request.set_trial_id(options.trial_id);
-  rung::v1::Trial trial;
-  status = connection.user().GetTrial(connection.Context().get(), trial_request, &trial);
+  trial_request.set_trial_id(trial_id);
+  grpc::Status status = connection.user().GetTrial(connection.Context().get(), trial_request, trial);
   if (!status.ok()) return ReportRpcError("diag", status);
-  const json config = wire::FromConfigObject(trial.config());
-  auto number_at = [&config](const char* pointer, double otherwise) {
-    if (!config.is_object() || !config.contains(json::json_pointer(pointer))) return otherwise;
-    const json& value = config.at(json::json_pointer(pointer));
-    return value.is_number() ? value.get<double>() : otherwise;
-  };
-  const double base = number_at("/position/base", 10000.0);
-  const double train_length = number_at("/data/seq_len", 0.0);
-  {
-    FrequencyRows frequencies = FrequencyTable(diagnostics.tensors, base, train_length > 0 ? train_length : 1.0);
-    if (attention == nullptr) {
-      std::cerr << "rung diag: trial " << options.trial_id
-                << " has no attention diagnostics yet (they are written when a trial succeeds; see `rung show "
-                << options.trial_id << "`)\n";
-      return kUsage;
+  return kOk;
+}
+
+// The number at JSON pointer `pointer` of a trial config, `otherwise` where there is none.
+double ConfigNumber(const json& config, const char* pointer, double otherwise) {
+  if (!config.is_object() || !config.contains(json::json_pointer(pointer))) return otherwise;
+  const json& value = config.at(json::json_pointer(pointer));
+  return value.is_number() ? value.get<double>() : otherwise;
+}
+
+// The trial's failure-mode rows, then the Gaussian reference at their M, the config's head dimension and `base`.
+std::vector<FailureModesRow> FailureModesWithReference(const records::AttentionDiagnostics& attention,
+                                                       int64_t trial_id, const json& config, double base) {
+  std::vector<FailureModesRow> failure_rows =
+      TrialFailureModeRows(attention, "trial " + std::to_string(trial_id), base);
+  if (failure_rows.empty()) return failure_rows;
+  FailureModeGrid grid;
+  // The trainer's contexts, within what the CLI measures itself (--n's range, 64 of them at most).
+  for (const FailureModesRow& row : failure_rows) {
+    const int64_t length = row.summary.length;
+    if (length >= 2 && length <= kMaxSyntheticLength && grid.lengths.size() < 64 &&
+        std::find(grid.lengths.begin(), grid.lengths.end(), length) == grid.lengths.end()) {
+      grid.lengths.push_back(length);
     }
-    std::string table = options.table;
-    if (table.empty()) table = options.format == "table" ? "all" : "heads";
-    // The failure modes of the trial's heads, then the Gaussian reference at its M, head dimension, base.
-    std::vector<FailureModesRow> failure_rows =
-        TrialFailureModeRows(*attention, "trial " + std::to_string(options.trial_id), base);
-    if (!failure_rows.empty()) {
-      FailureModeGrid grid;
-      // The trainer's contexts, within what the CLI measures itself (--n's range, 64 of them at most).
-      for (const FailureModesRow& row : failure_rows) {
-        const int64_t length = row.summary.length;
-        if (length >= 2 && length <= kMaxSyntheticLength && grid.lengths.size() < 64 &&
-            std::find(grid.lengths.begin(), grid.lengths.end(), length) == grid.lengths.end()) {
-          grid.lengths.push_back(length);
-        }
-      }
-      grid.bases = {base};
-      grid.head_dim = static_cast<int64_t>(number_at("/model/head_dim", 0.0));
-      StatusOr<std::vector<FailureModesRow>> gaussian = GaussianFailureModeRows(grid);
-      if (gaussian.ok()) failure_rows.insert(failure_rows.end(), gaussian->begin(), gaussian->end());
-    }
-    if (table == "all" && options.format == "csv") {
-      std::cerr << "rung diag: --format csv needs one --table (heads, gaps, regime, beta, milestones, failure_modes, "
-                   "extrapolation, bands, niah or frequencies)\n";
-      return kUsage;
-    }
-    if (table == "all" && options.format == "json") {
-      std::cout << json{{"trial_id", options.trial_id}, {"diagnostics", DiagnosticsJson(diagnostics, attention)}}.dump(2)
-                << "\n";
-    } else {
-      const bool all = table == "all";
-      auto section = [&](const std::string& name, const std::string& heading, const TextTable& rows) {
-        if (!all && table != name) return;
-        if (all) std::cout << heading << "\n";
-        rows.Print(std::cout, options.format);
-        if (all) std::cout << "\n";
-      };
-      section("heads",
-              "Heads (E2 = effective attention length at a query position; T = " + std::to_string(attention->length) +
-                  ")",
-              HeadsTable(*attention));
-      std::string grid = "n in";
-      for (int64_t n : attention->grid) grid += " " + std::to_string(n);
-      if (grid == "n in") grid = "the record's n-grid";
-      section("gaps",
-              "Gap counting on unscaled score rows: means at n = T; exponents over " + grid +
-                  " (rows pooled per n, ± half-IQR over (sequence, layer, head) units)" +
-                  (attention->warning ? "\nwarning: " + *attention->warning : ""),
-              GapsTable(*attention));
-      section("regime", "Softmax regime at beta = c * lambda", RegimeTable(*attention));
-      if (attention->inverse_temperature || table == "beta") {
-        section("beta", "Inverse-temperature exponent of the learned beta_n (fit beta_n = a1 (log n)^xi) beside xi_lambda",
-                BetaTable(*attention));
-      }
-      if (!failure_rows.empty() || table == "failure_modes") {
-        section("failure_modes",
-                "RoPE's failure modes on the trial's queries and keys (mean over heads) beside i.i.d. Gaussian q, k at "
-                "the same M, head dimension and base",
-                FailureModesTable(failure_rows));
-      }
-      if (milestones.size() > 1 || table == "milestones") {
-        section("milestones", "Exponents at each training milestone (pooled)", MilestonesTable(milestones));
-      }
-      section("extrapolation",
-              "Validation beyond the training length (in_dist: positions < T; extrap: positions >= T)",
-              ExtrapolationTable(diagnostics.extrapolation));
-      if (diagnostics.band_ablation || table == "bands") {
-        const records::BandAblationDiagnostics ablation = diagnostics.band_ablation.value_or(records::BandAblationDiagnostics());
-        section("bands",
-                "Leave-one-out band ablation (LeRoPE D.1): the loss on " + Shown(ablation.sequences) +
-                    " validation sequences at T with each pair reverted to RoPE's frequency (trained: " +
-                    Shown(ablation.loss) + ")",
-                BandsTable(ablation));
-      }
-      if (diagnostics.niah_grid || table == "niah") {
-        const records::NiahGridDiagnostics grid = diagnostics.niah_grid.value_or(records::NiahGridDiagnostics());
-        section("niah",
-                "Multi-key needle in a haystack: answer accuracy by needle depth (rows) and distractor pairs (dN), " +
-                    Shown(grid.instances) + " instances per cell",
-                NiahTable(grid));
-      }
-      section("frequencies",
-              "Rotary frequencies against RoPE's (b = " + Shown(base, 6) + ", T = " + Shown(train_length) + ")",
-              frequencies.table);
-    }
-    if (!options.plot_dir.empty() && !failure_rows.empty()) {
-      if (int code = PlotFailureModes(failure_rows, options, "trial " + std::to_string(options.trial_id)); code != kOk) {
-        return code;
-      }
-    }
-    if (!options.plot_dir.empty()) {
-      plot::DiagnosticsPlotOptions plot_options;
-      plot_options.out_dir = options.plot_dir;
-      plot_options.gnuplot = options.gnuplot;
-      plot_options.title = "trial " + std::to_string(options.trial_id);
-      if (int code = ReportPlotFiles(plot::WriteDiagnosticsPlots(*attention, diagnostics.extrapolation, plot_options));
-          code != kOk) {
-        return code;
-      }
-      if (std::any_of(attention->layers.begin(), attention->layers.end(),
-                      [](const records::AttentionLayer& layer) { return !layer.pair_profile_edges.empty(); })) {
-        if (int code = ReportPlotFiles(plot::WritePairProfilePlots(*attention, plot_options)); code != kOk) return code;
-      }
-      if (diagnostics.band_ablation) {
-        if (int code = ReportPlotFiles(plot::WriteBandAblationPlot(*diagnostics.band_ablation, plot_options));
-            code != kOk) {
-          return code;
-        }
-      }
-      if (diagnostics.niah_grid) {
-        if (int code = ReportPlotFiles(plot::WriteNiahGridPlot(*diagnostics.niah_grid, plot_options)); code != kOk) {
-          return code;
-        }
-      }
-      if (!frequencies.profiles.empty() && train_length > 0 && base > 1) {
-        plot_options.title = "trial " + std::to_string(options.trial_id) + " (" + wire::FromConfigEntries(trial.assignments()).dump() + ")";
-        StatusOr<std::vector<std::string>> profile =
-            plot::WriteFrequencyProfilePlot(frequencies.profiles, base, train_length, plot_options);
-        if (!profile.ok()) {
-          std::cerr << "rung diag: " << profile.status().message() << "\n";
-          return kFailure;
-        }
-        for (const std::string& file : *profile) std::cerr << "wrote " << file << "\n";
-      }
-    }
-    return kOk;
   }
+  grid.bases = {base};
+  grid.head_dim = static_cast<int64_t>(ConfigNumber(config, "/model/head_dim", 0.0));
+  StatusOr<std::vector<FailureModesRow>> gaussian = GaussianFailureModeRows(grid);
+  if (gaussian.ok()) failure_rows.insert(failure_rows.end(), gaussian->begin(), gaussian->end());
+  return failure_rows;
+}
+
+// The sections of the output: with `table` "all" each under its heading, then a blank line; else only the one named.
+struct DiagSections {
+  std::string table;
+  std::string format;
+
+  // Prints `rows` in `format` when section `name` is asked for.
+  void Print(const std::string& name, const std::string& heading, const TextTable& rows) const {
+    const bool all = table == "all";
+    if (!all && table != name) return;
+    if (all) std::cout << heading << "\n";
+    rows.Print(std::cout, format);
+    if (all) std::cout << "\n";
+  }
+};
+
+// The gap-counting section's heading: the record's n-grid, and its warning when it has one.
+std::string GapsHeading(const records::AttentionDiagnostics& attention) {
+  std::string grid = "n in";
+  for (int64_t n : attention.grid) grid += " " + std::to_string(n);
+  if (grid == "n in") grid = "the record's n-grid";
+  return "Gap counting on unscaled score rows: means at n = T; exponents over " + grid +
+         " (rows pooled per n, ± half-IQR over (sequence, layer, head) units)" +
+         (attention.warning ? "\nwarning: " + *attention.warning : "");
+}
+
+// Prints the sections of the milestone's attention record: heads, gaps, regime, beta, failure_modes, milestones.
+void PrintAttentionSections(const DiagSections& sections, const records::AttentionDiagnostics& attention,
+                            const std::vector<FailureModesRow>& failure_rows,
+                            const std::vector<std::pair<int64_t, records::AttentionDiagnostics>>& milestones) {
+  sections.Print("heads",
+                 "Heads (E2 = effective attention length at a query position; T = " + std::to_string(attention.length) +
+                     ")",
+                 HeadsTable(attention));
+  sections.Print("gaps", GapsHeading(attention), GapsTable(attention));
+  sections.Print("regime", "Softmax regime at beta = c * lambda", RegimeTable(attention));
+  if (attention.inverse_temperature || sections.table == "beta") {
+    sections.Print("beta",
+                   "Inverse-temperature exponent of the learned beta_n (fit beta_n = a1 (log n)^xi) beside xi_lambda",
+                   BetaTable(attention));
+  }
+  if (!failure_rows.empty() || sections.table == "failure_modes") {
+    sections.Print("failure_modes",
+                   "RoPE's failure modes on the trial's queries and keys (mean over heads) beside i.i.d. Gaussian q, k "
+                   "at the same M, head dimension and base",
+                   FailureModesTable(failure_rows));
+  }
+  if (milestones.size() > 1 || sections.table == "milestones") {
+    sections.Print("milestones", "Exponents at each training milestone (pooled)", MilestonesTable(milestones));
+  }
+}
+
+// Prints the sections of the trial's other documents: extrapolation, bands, niah, and the rotary `frequencies`.
+void PrintEvaluationSections(const DiagSections& sections, const TrialDiagnostics& diagnostics,
+                             const TextTable& frequencies, double base, double train_length) {
+  sections.Print("extrapolation",
+                 "Validation beyond the training length (in_dist: positions < T; extrap: positions >= T)",
+                 ExtrapolationTable(diagnostics.extrapolation));
+  if (diagnostics.band_ablation || sections.table == "bands") {
+    const records::BandAblationDiagnostics ablation =
+        diagnostics.band_ablation.value_or(records::BandAblationDiagnostics());
+    sections.Print("bands",
+                   "Leave-one-out band ablation (LeRoPE D.1): the loss on " + Shown(ablation.sequences) +
+                       " validation sequences at T with each pair reverted to RoPE's frequency (trained: " +
+                       Shown(ablation.loss) + ")",
+                   BandsTable(ablation));
+  }
+  if (diagnostics.niah_grid || sections.table == "niah") {
+    const records::NiahGridDiagnostics grid = diagnostics.niah_grid.value_or(records::NiahGridDiagnostics());
+    sections.Print("niah",
+                   "Multi-key needle in a haystack: answer accuracy by needle depth (rows) and distractor pairs "
+                   "(dN), " + Shown(grid.instances) + " instances per cell",
+                   NiahTable(grid));
+  }
+  sections.Print("frequencies",
+                 "Rotary frequencies against RoPE's (b = " + Shown(base, 6) + ", T = " + Shown(train_length) + ")",
+                 frequencies);
+}
+
+// Draws the frequency profile (wavelength against RoPE's), its files named on stderr: kOk, or kFailure.
+int PlotFrequencyProfile(const std::vector<plot::FrequencyProfile>& profiles, double base, double train_length,
+                         const plot::DiagnosticsPlotOptions& plot_options) {
+  StatusOr<std::vector<std::string>> profile =
+      plot::WriteFrequencyProfilePlot(profiles, base, train_length, plot_options);
+  if (!profile.ok()) {
+    std::cerr << "rung diag: " << profile.status().message() << "\n";
+    return kFailure;
+  }
+  for (const std::string& file : *profile) std::cerr << "wrote " << file << "\n";
+  return kOk;
+}
+
+// With --plot, draws each figure the trial has into options.plot_dir: kOk, or the first failure's exit code.
+int PlotTrialDiagnostics(const DiagOptions& options, const TrialDiagnostics& diagnostics,
+                         const records::AttentionDiagnostics& attention,
+                         const std::vector<FailureModesRow>& failure_rows, const FrequencyRows& frequencies,
+                         const rung::v1::Trial& trial, double base, double train_length) {
+  if (options.plot_dir.empty()) return kOk;
+  const std::string title = "trial " + std::to_string(options.trial_id);
+  if (!failure_rows.empty()) {
+    if (int code = PlotFailureModes(failure_rows, options, title); code != kOk) return code;
+  }
+  plot::DiagnosticsPlotOptions plot_options;
+  plot_options.out_dir = options.plot_dir;
+  plot_options.gnuplot = options.gnuplot;
+  plot_options.title = title;
+  if (int code = ReportPlotFiles(plot::WriteDiagnosticsPlots(attention, diagnostics.extrapolation, plot_options));
+      code != kOk) {
+    return code;
+  }
+  if (std::any_of(attention.layers.begin(), attention.layers.end(),
+                  [](const records::AttentionLayer& layer) { return !layer.pair_profile_edges.empty(); })) {
+    if (int code = ReportPlotFiles(plot::WritePairProfilePlots(attention, plot_options)); code != kOk) return code;
+  }
+  if (diagnostics.band_ablation) {
+    if (int code = ReportPlotFiles(plot::WriteBandAblationPlot(*diagnostics.band_ablation, plot_options));
+        code != kOk) {
+      return code;
+    }
+  }
+  if (diagnostics.niah_grid) {
+    if (int code = ReportPlotFiles(plot::WriteNiahGridPlot(*diagnostics.niah_grid, plot_options)); code != kOk) {
+      return code;
+    }
+  }
+  if (!frequencies.profiles.empty() && train_length > 0 && base > 1) {
+    plot_options.title = title + " (" + wire::FromConfigEntries(trial.assignments()).dump() + ")";
+    return PlotFrequencyProfile(frequencies.profiles, base, train_length, plot_options);
+  }
+  return kOk;
+}
+
+// `rung diag TRIAL`: prints the trial's diagnostics as asked, with --plot draws them; the exit code.
+int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
+  TrialDiagnostics diagnostics;
+  if (int code = FetchTrialDiagnostics(connection, options.trial_id, &diagnostics); code != kOk) return code;
+  const records::AttentionDiagnostics* attention = nullptr;
+  if (int code = PickMilestone(options, diagnostics.attention, &attention); code != kOk) return code;
+  rung::v1::Trial trial;
+  if (int code = FetchDiagnosedTrial(connection, options.trial_id, &trial); code != kOk) return code;
+  const json config = wire::FromConfigObject(trial.config());
+  const double base = ConfigNumber(config, "/position/base", 10000.0);
+  const double train_length = ConfigNumber(config, "/data/seq_len", 0.0);
+  if (attention == nullptr) {
+    std::cerr << "rung diag: trial " << options.trial_id
+              << " has no attention diagnostics yet (they are written when a trial succeeds; see `rung show "
+              << options.trial_id << "`)\n";
+    return kUsage;
+  }
+  const FrequencyRows frequencies =
+      FrequencyTable(diagnostics.tensors, base, train_length > 0 ? train_length : 1.0);
+  std::string table = options.table;
+  if (table.empty()) table = options.format == "table" ? "all" : "heads";
+  const std::vector<FailureModesRow> failure_rows =
+      FailureModesWithReference(*attention, options.trial_id, config, base);
+  if (table == "all" && options.format == "csv") {
+    std::cerr << "rung diag: --format csv needs one --table (heads, gaps, regime, beta, milestones, failure_modes, "
+                 "extrapolation, bands, niah or frequencies)\n";
+    return kUsage;
+  }
+  if (table == "all" && options.format == "json") {
+    std::cout << json{{"trial_id", options.trial_id}, {"diagnostics", DiagnosticsJson(diagnostics, attention)}}.dump(2)
+              << "\n";
+  } else {
+    const DiagSections sections{table, options.format};
+    PrintAttentionSections(sections, *attention, failure_rows, diagnostics.attention);
+    PrintEvaluationSections(sections, diagnostics, frequencies.table, base, train_length);
+  }
+  return PlotTrialDiagnostics(options, diagnostics, *attention, failure_rows, frequencies, trial, base, train_length);
 }
 
 }  // namespace

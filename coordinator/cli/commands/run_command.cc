@@ -192,92 +192,124 @@ std::string TunedSummary(CoordinatorConnection& client, int64_t sweep_id) {
   return out.str();
 }
 
-int RunEmbedded(const RunOptions& options) {
-  // Validate here first: errors name file:line:col before anything starts.
-  // The same limit as the coordinator it starts (its default --max-trials-per-submission).
-  StatusOr<ExpandedSweep> expanded =
-      LoadSweepSpec(options.spec_path, ExpansionLimits{kDefaultMaxTrials,
-                                                       "rung-coordinator --max-trials-per-submission N and "
-                                                       "rung submit; rung run keeps the default"});
-  if (!expanded.ok()) {
-    std::cerr << "rung run: " << expanded.status().message() << "\n";
-    return kUsage;
-  }
-  std::ifstream spec_stream(options.spec_path);
+// The spec, expanded under the started coordinator's default limit: errors name file:line:col before anything starts.
+StatusOr<ExpandedSweep> LoadRunSpec(const std::string& spec_path) {
+  return LoadSweepSpec(spec_path, ExpansionLimits{kDefaultMaxTrials,
+                                                  "rung-coordinator --max-trials-per-submission N and "
+                                                  "rung submit; rung run keeps the default"});
+}
+
+// The text of the spec file as the coordinator is sent it ("" when it does not read).
+std::string SpecFileText(const std::string& spec_path) {
+  std::ifstream spec_stream(spec_path);
   std::stringstream spec_text;
   spec_text << spec_stream.rdbuf();
+  return spec_text.str();
+}
 
-  const std::string dir = options.run_dir.empty() ? RunDirectoryFor(expanded.value()) : options.run_dir;
+// Creates the run directory: kOk, or kFailure with the reason on stderr.
+int CreateRunDirectory(const std::string& dir) {
   std::error_code error;
   fs::create_directories(dir, error);
   if (error) {
     std::cerr << "rung run: cannot create " << dir << ": " << error.message() << "\n";
     return kFailure;
   }
-  const std::string bin = ExecutableDirectory();
-  const RunDirectory run{dir};
-  if (expanded->spec.tune.set) {
-    StatusOr<TuningPlan> plan = PlanTuning(*expanded, {});
-    if (!plan.ok()) {
-      std::cerr << "rung run: " << plan.status().message() << "\n";
-      return kUsage;
-    }
-    std::cout << "rung run: " << expanded->spec.name << " searches " << expanded->spec.tune.key << " in "
-              << plan->cells.size() << " tuning cells: " << plan->trials.size() << " trials to start, at most "
-              << plan->worst_case_trials << ", in " << dir << "\n";
-  } else {
-    std::cout << "rung run: " << expanded->trials.size() << " trials of " << expanded->spec.name << " in " << dir
-              << "\n";
-  }
+  return kOk;
+}
 
+// Says what the run starts in `dir`: kOk, or kUsage (reason on stderr) when the search cannot be planned.
+int AnnounceRun(const ExpandedSweep& expanded, const std::string& dir) {
+  if (!expanded.spec.tune.set) {
+    std::cout << "rung run: " << expanded.trials.size() << " trials of " << expanded.spec.name << " in " << dir
+              << "\n";
+    return kOk;
+  }
+  StatusOr<TuningPlan> plan = PlanTuning(expanded, {});
+  if (!plan.ok()) {
+    std::cerr << "rung run: " << plan.status().message() << "\n";
+    return kUsage;
+  }
+  std::cout << "rung run: " << expanded.spec.name << " searches " << expanded.spec.tune.key << " in "
+            << plan->cells.size() << " tuning cells: " << plan->trials.size() << " trials to start, at most "
+            << plan->worst_case_trials << ", in " << dir << "\n";
+  return kOk;
+}
+
+// What `rung run` started, in this order so that an early return kills the dashboard first, the coordinator last.
+struct EmbeddedRun {
+  LocalCoordinator coordinator;
+  std::unique_ptr<CoordinatorConnection> connection;
+  std::vector<std::unique_ptr<Subprocess>> workers;
+  std::unique_ptr<Subprocess> dashboard;
+};
+
+// Starts the coordinator on loopback and connects with the user token: kOk, or the exit code (reason on stderr).
+int StartRunCoordinator(const RunOptions& options, const RunDirectory& run, EmbeddedRun* embedded) {
   StatusOr<LocalCoordinator> coordinator = StartLocalCoordinator(run, "127.0.0.1:0", options.lease_seconds);
   if (!coordinator.ok()) {
     std::cerr << "rung run: " << coordinator.status().message() << "\n";
     return kFailure;
   }
-  const std::string address = coordinator->address;
-
+  embedded->coordinator = std::move(coordinator).value();
   ConnectionOptions connection_options;
-  connection_options.address = address;
+  connection_options.address = embedded->coordinator.address;
   connection_options.token_file = run.user_token();
   StatusOr<std::unique_ptr<CoordinatorConnection>> connection = CoordinatorConnection::Open(connection_options);
   if (!connection.ok()) return ReportConnectionError("run", connection.status());
-  CoordinatorConnection& client = *connection.value();
+  embedded->connection = std::move(connection).value();
+  return kOk;
+}
+
+// Whether an earlier `rung run` paused a sweep named `name` for a full disk (false when the coordinator does not say).
+bool PausedForFullDisk(CoordinatorConnection& client, const std::string& name) {
+  pb::ListSweepsRequest list;
+  list.set_name(name);
+  list.add_states(pb::SWEEP_STATE_PAUSED);
+  pb::ListSweepsResponse listed;
+  bool paused_for_full_disk = false;
+  if (client.user().ListSweeps(client.Context().get(), list, &listed).ok()) {
+    for (const pb::Sweep& earlier : listed.sweeps()) {
+      paused_for_full_disk =
+          paused_for_full_disk || earlier.state_reason().find(kFullDiskPauseMark) != std::string::npos;
+    }
+  }
+  return paused_for_full_disk;
+}
+
+// Submits the spec, resuming it when a full disk paused it: kOk with `*sweep_id`, or the exit code (reason on stderr).
+int SubmitRunSpec(CoordinatorConnection& client, const std::string& spec_path, const std::string& spec_text,
+                  const std::string& name, int64_t* sweep_id) {
   pb::SubmitSweepRequest submit;
-  submit.set_spec_text(spec_text.str());
-  submit.set_spec_file_name(options.spec_path);
+  submit.set_spec_text(spec_text);
+  submit.set_spec_file_name(spec_path);
   // A sweep an earlier `rung run` paused for a full disk goes on: running the command again is how
   // the user says there is room now (a pause of the user's own stays). Asked before the submission,
   // which records a reason of its own.
-  bool paused_for_full_disk = false;
-  {
-    pb::ListSweepsRequest list;
-    list.set_name(expanded->spec.name);
-    list.add_states(pb::SWEEP_STATE_PAUSED);
-    pb::ListSweepsResponse listed;
-    if (client.user().ListSweeps(client.Context().get(), list, &listed).ok()) {
-      for (const pb::Sweep& earlier : listed.sweeps()) {
-        paused_for_full_disk =
-            paused_for_full_disk || earlier.state_reason().find(kFullDiskPauseMark) != std::string::npos;
-      }
-    }
-  }
+  const bool paused_for_full_disk = PausedForFullDisk(client, name);
   pb::SubmitSweepResponse submitted;
   grpc::Status status = client.user().SubmitSweep(client.Context().get(), submit, &submitted);
   if (!status.ok()) return ReportRpcError("run", status);
   PrintSubmissionWarnings(submitted);
-  if (paused_for_full_disk) {
-    pb::ResumeSweepRequest resume;
-    resume.set_sweep_id(submitted.sweep_id());
-    pb::Sweep resumed;
-    status = client.user().ResumeSweep(client.Context().get(), resume, &resumed);
-    if (!status.ok()) return ReportRpcError("run", status);
-    std::cout << "rung run: sweep " << submitted.sweep_id() << " was paused for a full disk: resumed\n";
-  }
+  *sweep_id = submitted.sweep_id();
+  if (!paused_for_full_disk) return kOk;
+  pb::ResumeSweepRequest resume;
+  resume.set_sweep_id(submitted.sweep_id());
+  pb::Sweep resumed;
+  status = client.user().ResumeSweep(client.Context().get(), resume, &resumed);
+  if (!status.ok()) return ReportRpcError("run", status);
+  std::cout << "rung run: sweep " << submitted.sweep_id() << " was paused for a full disk: resumed\n";
+  return kOk;
+}
+
+// Starts the workers, each in worker-<i> of the run directory with its log beside: kOk, or kFailure (reason on stderr).
+int StartRunWorkers(const RunOptions& options, const RunDirectory& run, const std::string& address,
+                    std::vector<std::unique_ptr<Subprocess>>* workers) {
+  const std::string bin = ExecutableDirectory();
   const int cpus = RunCpusPerWorker(options.workers, options.cpus_per_worker);
-  std::vector<std::unique_ptr<Subprocess>> workers;
   for (int index = 0; index < options.workers; ++index) {
-    const std::string work_dir = (fs::path(dir) / ("worker-" + std::to_string(index))).string();
+    const std::string work_dir = (fs::path(run.dir) / ("worker-" + std::to_string(index))).string();
+    std::error_code error;
     fs::create_directories(work_dir, error);
     StatusOr<std::unique_ptr<Subprocess>> worker = StartWorker(
         {bin + "/rung-worker", "--coordinator", address, "--worker-token-file", run.worker_token(), "--cpus",
@@ -288,81 +320,120 @@ int RunEmbedded(const RunOptions& options) {
       std::cerr << "rung run: " << worker.status().message() << "\n";
       return kFailure;
     }
-    workers.push_back(std::move(worker).value());
+    workers->push_back(std::move(worker).value());
   }
   std::cout << "rung run: coordinator " << address << ", " << options.workers << " worker(s) x " << cpus
-            << " thread(s); logs in " << dir << "\n";
-  std::unique_ptr<Subprocess> dashboard;
-  if (options.dashboard) {  // read-only: the viewer token
-    StatusOr<LocalDashboard> started =
-        StartLocalDashboard(address, run.viewer_token(), options.dashboard_listen, run.Path("dashboard.log"));
-    if (started.ok()) {
-      dashboard = std::move(started->process);
-      std::cout << "rung run: dashboard at " << started->url << " (until the run ends; then rung serve " << dir
-                << " --dashboard)" << std::endl;
-    } else {
-      std::cerr << "rung run: the dashboard did not start (the run goes on): " << started.status().message() << "\n";
-    }
-  }
+            << " thread(s); logs in " << run.dir << "\n";
+  return kOk;
+}
 
+// With --dashboard, the `rung dashboard` started (viewer token), its URL printed; null without it or when it fails.
+std::unique_ptr<Subprocess> StartRunDashboard(const RunOptions& options, const RunDirectory& run,
+                                              const std::string& address) {
+  if (!options.dashboard) return nullptr;
+  StatusOr<LocalDashboard> started =
+      StartLocalDashboard(address, run.viewer_token(), options.dashboard_listen, run.Path("dashboard.log"));
+  if (!started.ok()) {
+    std::cerr << "rung run: the dashboard did not start (the run goes on): " << started.status().message() << "\n";
+    return nullptr;
+  }
+  std::cout << "rung run: dashboard at " << started->url << " (until the run ends; then rung serve " << run.dir
+            << " --dashboard)" << std::endl;
+  return std::move(started->process);
+}
+
+// Where watching a sweep ended: its last state and trials, and whether a full disk stopped it.
+struct SweepWatch {
+  pb::Sweep sweep;
+  std::vector<pb::Trial> trials;
+  bool out_of_space = false;
+};
+
+// Reads the sweep and its trials into `watch`: kOk, or the exit code (reason on stderr).
+int FetchSweepProgress(CoordinatorConnection& client, int64_t sweep_id, SweepWatch* watch) {
+  pb::GetSweepRequest get;
+  get.set_sweep_id(sweep_id);
+  grpc::Status status = client.user().GetSweep(client.Context().get(), get, &watch->sweep);
+  if (!status.ok()) return ReportRpcError("run", status);
+  watch->trials.clear();
+  status = FetchTrials(client, sweep_id, &watch->trials);
+  if (!status.ok()) return ReportRpcError("run", status);
+  return kOk;
+}
+
+// Prints the sweep's status table at the coordinator's time (the local clock when it does not answer).
+void PrintRunProgress(CoordinatorConnection& client, const SweepWatch& watch, bool terminal) {
+  double server_now = static_cast<double>(std::time(nullptr));
+  (void)FetchServerTime(client, &server_now);
+  PrintSweepStatus(watch.sweep, watch.trials, server_now, "table", terminal, SearchFlopsToCome(client, watch.sweep));
+}
+
+// Whether any of the workers still runs.
+bool AnyWorkerRunning(const std::vector<std::unique_ptr<Subprocess>>& workers) {
+  bool any_worker = false;
+  for (auto& worker : workers) any_worker = any_worker || worker->Running();
+  return any_worker;
+}
+
+// What is full: the workers' reports since `run_started`, else the run folder `dir` when low on space; "" if nothing.
+std::string RunFullDiskReport(CoordinatorConnection& client, const std::vector<pb::Trial>& trials,
+                              double run_started, const std::string& dir) {
+  std::string full = WorkerFullDiskReport(client, trials, static_cast<int64_t>(run_started));
+  // The run's own folder (database, checkpoints, logs): a full one stops everything, the
+  // coordinator's writes too, so it is measured here rather than asked.
+  if (const StatusOr<uint64_t> free = FreeBytesAt(dir); full.empty() && free.ok() && *free < kFullDiskFreeBytes) {
+    full = std::string(kNoSpaceMessage) + dir + " (" + HumanBytes(*free) + " free)";
+  }
+  return full;
+}
+
+// Pauses the sweep for the full disk `full` (tried for kPauseTries) and says on stderr how to go on.
+void PauseForFullDisk(CoordinatorConnection& client, int64_t sweep_id, const std::string& full) {
+  pb::PauseSweepRequest pause;
+  pause.set_sweep_id(sweep_id);
+  pause.set_reason(full + kFullDiskPauseMark);
+  pb::Sweep paused;
+  // The pause is a write on the same full disk: it gets room once the trainer whose checkpoint
+  // did not fit has removed its partial file, so it is tried for a while.
+  bool was_paused = false;
+  for (auto until = std::chrono::steady_clock::now() + kPauseTries; !was_paused;) {
+    was_paused = client.user().PauseSweep(client.Context().get(), pause, &paused).ok();
+    if (was_paused || std::chrono::steady_clock::now() > until) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  std::cerr << "rung run: " << full << "\nrung run: "
+            << (was_paused ? "the sweep is paused" : "stopped (the coordinator could not store a pause either)")
+            << "; free space there and run the same command again: every acknowledged step is kept and "
+            << "the trials resume from their checkpoints\n";
+}
+
+// Shows progress until the sweep ends or the run must stop: kOk with the end in `watch`, or a failed call's exit code.
+int WatchRunToEnd(const RunOptions& options, const std::string& dir, CoordinatorConnection& client, int64_t sweep_id,
+                  const std::vector<std::unique_ptr<Subprocess>>& workers, SweepWatch* watch) {
   ::signal(SIGINT, OnInterrupt);
   ::signal(SIGTERM, OnInterrupt);
   const bool terminal = ::isatty(STDOUT_FILENO) != 0;
-  pb::Sweep sweep;
-  std::vector<pb::Trial> trials;
   auto last_print = std::chrono::steady_clock::now() - std::chrono::hours(1);
   auto last_space_check = last_print;
   double run_started = static_cast<double>(std::time(nullptr));
   (void)FetchServerTime(client, &run_started);
-  bool out_of_space = false;
   while (true) {
-    pb::GetSweepRequest get;
-    get.set_sweep_id(submitted.sweep_id());
-    status = client.user().GetSweep(client.Context().get(), get, &sweep);
-    if (!status.ok()) return ReportRpcError("run", status);
-    trials.clear();
-    status = FetchTrials(client, submitted.sweep_id(), &trials);
-    if (!status.ok()) return ReportRpcError("run", status);
+    if (int code = FetchSweepProgress(client, sweep_id, watch); code != kOk) return code;
     const auto now = std::chrono::steady_clock::now();
-    if (terminal || now - last_print > std::chrono::seconds(15) || Finished(sweep)) {
-      double server_now = static_cast<double>(std::time(nullptr));
-      (void)FetchServerTime(client, &server_now);  // the local clock serves if the coordinator does not answer
-      PrintSweepStatus(sweep, trials, server_now, "table", terminal, SearchFlopsToCome(client, sweep));
+    if (terminal || now - last_print > std::chrono::seconds(15) || Finished(watch->sweep)) {
+      PrintRunProgress(client, *watch, terminal);
       last_print = now;
     }
-    if (Finished(sweep) || g_interrupted.load() != 0) break;
-    bool any_worker = false;
-    for (auto& worker : workers) any_worker = any_worker || worker->Running();
-    if (!any_worker) {
+    if (Finished(watch->sweep) || g_interrupted.load() != 0) break;
+    if (!AnyWorkerRunning(workers)) {
       std::cerr << "rung run: every worker exited; see " << dir << "/worker-*.log\n";
       break;
     }
     if (now - last_space_check > std::chrono::seconds(2)) {
       last_space_check = now;
-      std::string full = WorkerFullDiskReport(client, trials, static_cast<int64_t>(run_started));
-      // The run's own folder (database, checkpoints, logs): a full one stops everything, the
-      // coordinator's writes too, so it is measured here rather than asked.
-      if (const StatusOr<uint64_t> free = FreeBytesAt(dir); full.empty() && free.ok() && *free < kFullDiskFreeBytes) {
-        full = std::string(kNoSpaceMessage) + dir + " (" + HumanBytes(*free) + " free)";
-      }
-      if (!full.empty()) {
-        pb::PauseSweepRequest pause;
-        pause.set_sweep_id(submitted.sweep_id());
-        pause.set_reason(full + kFullDiskPauseMark);
-        pb::Sweep paused;
-        // The pause is a write on the same full disk: it gets room once the trainer whose checkpoint
-        // did not fit has removed its partial file, so it is tried for a while.
-        bool was_paused = false;
-        for (auto until = std::chrono::steady_clock::now() + kPauseTries; !was_paused;) {
-          was_paused = client.user().PauseSweep(client.Context().get(), pause, &paused).ok();
-          if (was_paused || std::chrono::steady_clock::now() > until) break;
-          std::this_thread::sleep_for(std::chrono::milliseconds(500));
-        }
-        std::cerr << "rung run: " << full << "\nrung run: "
-                  << (was_paused ? "the sweep is paused" : "stopped (the coordinator could not store a pause either)")
-                  << "; free space there and run the same command again: every acknowledged step is kept and "
-                  << "the trials resume from their checkpoints\n";
-        out_of_space = true;
+      if (const std::string full = RunFullDiskReport(client, watch->trials, run_started, dir); !full.empty()) {
+        PauseForFullDisk(client, sweep_id, full);
+        watch->out_of_space = true;
         break;
       }
     }
@@ -374,32 +445,70 @@ int RunEmbedded(const RunOptions& options) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(terminal ? 1000 : 500));
   }
-  const std::string tuned_summary =
-      expanded->spec.tune.set && g_interrupted.load() == 0 ? TunedSummary(client, submitted.sweep_id()) : "";
-  // Workers first (SIGTERM: trials checkpoint and are reported PREEMPTED), then the coordinator.
+  return kOk;
+}
+
+// Stops the children: workers first (SIGTERM: trials checkpoint, reported PREEMPTED), then dashboard and coordinator.
+void StopEmbeddedRun(EmbeddedRun& embedded, bool out_of_space) {
   // Their exits change nothing now: what they did is in the database and their logs.
   // On a full disk nothing more can be stored (the coordinator's database is there too): a short
   // grace, then the workers are killed; what was acknowledged is in the database already.
   const auto worker_grace = out_of_space ? std::chrono::seconds(10) : std::chrono::seconds(60);
-  for (auto& worker : workers) worker->Signal(SIGTERM).IgnoreError();
-  for (auto& worker : workers) worker->Stop(SIGTERM, worker_grace).IgnoreError();
-  if (dashboard) dashboard->Stop(SIGTERM, std::chrono::seconds(10)).IgnoreError();
-  coordinator->process->Stop(SIGTERM, std::chrono::seconds(10)).IgnoreError();
+  for (auto& worker : embedded.workers) worker->Signal(SIGTERM).IgnoreError();
+  for (auto& worker : embedded.workers) worker->Stop(SIGTERM, worker_grace).IgnoreError();
+  if (embedded.dashboard) embedded.dashboard->Stop(SIGTERM, std::chrono::seconds(10)).IgnoreError();
+  embedded.coordinator.process->Stop(SIGTERM, std::chrono::seconds(10)).IgnoreError();
+}
+
+// How a stopped run ends: kFailure if interrupted or out of space, else the results, and kOk if the sweep succeeded.
+int ReportRunOutcome(const ExpandedSweep& expanded, const SweepWatch& watch, const std::string& tuned_summary,
+                     const std::string& dir) {
   if (g_interrupted.load() != 0) {
     std::cout << "rung run: interrupted; the database and checkpoints are in " << dir << " (rung serve " << dir
               << " serves them)\n";
     return kFailure;
   }
-  if (out_of_space) return kFailure;
-  if (expanded->spec.tune.set) {
+  if (watch.out_of_space) return kFailure;
+  const pb::Sweep& sweep = watch.sweep;
+  if (expanded.spec.tune.set) {
     std::cout << tuned_summary;
   } else {
-    PrintResults(expanded.value(), trials, sweep.metric_name().empty() ? "val_loss" : sweep.metric_name());
+    PrintResults(expanded, watch.trials, sweep.metric_name().empty() ? "val_loss" : sweep.metric_name());
   }
   std::cout << "\nrung run: sweep " << (sweep.state() == pb::SWEEP_STATE_SUCCEEDED ? "SUCCEEDED" : "did not succeed")
             << "; everything is in " << dir << "\n"
             << "rung run: to query it again (rung results, fit, plot, diag): rung serve " << dir << "\n";
   return sweep.state() == pb::SWEEP_STATE_SUCCEEDED ? kOk : kFailure;
+}
+
+// `rung run SPEC`: the run from start to results; the exit code (kOk only when the sweep succeeded).
+int RunEmbedded(const RunOptions& options) {
+  StatusOr<ExpandedSweep> expanded = LoadRunSpec(options.spec_path);
+  if (!expanded.ok()) {
+    std::cerr << "rung run: " << expanded.status().message() << "\n";
+    return kUsage;
+  }
+  const std::string spec_text = SpecFileText(options.spec_path);
+  const std::string dir = options.run_dir.empty() ? RunDirectoryFor(expanded.value()) : options.run_dir;
+  if (int code = CreateRunDirectory(dir); code != kOk) return code;
+  if (int code = AnnounceRun(*expanded, dir); code != kOk) return code;
+  const RunDirectory run{dir};
+  EmbeddedRun embedded;
+  if (int code = StartRunCoordinator(options, run, &embedded); code != kOk) return code;
+  CoordinatorConnection& client = *embedded.connection;
+  int64_t sweep_id = 0;
+  if (int code = SubmitRunSpec(client, options.spec_path, spec_text, expanded->spec.name, &sweep_id); code != kOk) {
+    return code;
+  }
+  const std::string& address = embedded.coordinator.address;
+  if (int code = StartRunWorkers(options, run, address, &embedded.workers); code != kOk) return code;
+  embedded.dashboard = StartRunDashboard(options, run, address);
+  SweepWatch watch;
+  if (int code = WatchRunToEnd(options, dir, client, sweep_id, embedded.workers, &watch); code != kOk) return code;
+  const std::string tuned_summary =
+      expanded->spec.tune.set && g_interrupted.load() == 0 ? TunedSummary(client, sweep_id) : "";
+  StopEmbeddedRun(embedded, watch.out_of_space);
+  return ReportRunOutcome(*expanded, watch, tuned_summary, dir);
 }
 
 }  // namespace

@@ -187,6 +187,173 @@ int Calibrate(const ExpandedSweep& sweep, const ValidateOptions& options, int th
   return kOk;
 }
 
+// The threads of each trainer (the first trial's resources.cpus, at least 1): what a calibration is keyed by.
+int TrainerThreads(const ExpandedSweep& sweep) {
+  return sweep.trials.empty() ? 1 : static_cast<int>(std::max<int64_t>(1, sweep.trials.front().config.resources.cpus));
+}
+
+// Drops the calibration unless rung-train runs the BLAS kernel it was measured on, saying why in `warnings`.
+void KeepCalibrationOnItsKernel(const ValidateOptions& options, TimeModel* time_model,
+                                std::vector<std::string>* warnings) {
+  if (!time_model->calibration) return;
+  // Kernels differ several-fold in speed: a calibration counts only on the kernel it was measured on.
+  const std::string trainer = TrainerPath(options);
+  StatusOr<TrainerBlasKernel> kernel = AskTrainerForBlasKernel(trainer);
+  const std::string measured_on =
+      time_model->calibration->blas_kernel.empty() ? "an unrecorded kernel" : time_model->calibration->blas_kernel;
+  if (!kernel.ok()) {
+    warnings->push_back("the calibration is not used: " + kernel.status().message());
+    time_model->calibration.reset();
+  } else if (kernel->Short() != time_model->calibration->blas_kernel) {
+    warnings->push_back("the calibration of " + time_model->calibration->measured_at + " was measured on BLAS kernel " +
+                        measured_on + ", and rung-train now runs " + kernel->Short() +
+                        ": not used (rung validate --calibrate measures again)");
+    time_model->calibration.reset();
+  }
+}
+
+// The estimate's time model: --flops-per-sec, else the cached calibration when it counts; cache warnings on stderr.
+TimeModel ChooseTimeModel(const ValidateOptions& options, int threads) {
+  TimeModel time_model;
+  std::vector<std::string> cache_warnings;
+  if (options.flops_per_sec > 0) {
+    time_model.flops_per_sec = options.flops_per_sec;
+  } else {
+    time_model.calibration = ReadCalibration(CalibrationCachePath(), CalibrationKey(threads), &cache_warnings);
+    KeepCalibrationOnItsKernel(options, &time_model, &cache_warnings);
+  }
+  for (const std::string& warning : cache_warnings) std::cerr << "rung validate: warning: " << warning << "\n";
+  return time_model;
+}
+
+// With a search: its plan, its first trials in the sweep's place, its key after `axis_keys`; kOk, or kUsage.
+int StartTrialsOfSearch(ExpandedSweep* sweep, std::vector<std::string>* axis_keys, std::optional<TuningPlan>* plan) {
+  if (!sweep->spec.tune.set) return kOk;
+  if (!sweep->spec.tune.from_sweep.empty()) {
+    std::cerr << "rung validate: tune.from_sweep takes each cell's best value from sweep '"
+              << sweep->spec.tune.from_sweep << "' on the coordinator: the trials below are the first values of "
+              << "a search; `rung submit --dry-run` shows the real ones\n";
+  }
+  StatusOr<TuningPlan> planned = PlanTuning(*sweep, {});
+  if (!planned.ok()) {
+    std::cerr << "rung validate: " << planned.status().message() << "\n";
+    return kUsage;
+  }
+  *plan = std::move(*planned);
+  std::vector<ExpandedTrial> first;
+  for (PlannedTrial& trial : (*plan)->trials) first.push_back(std::move(trial.trial));
+  sweep->trials = std::move(first);
+  axis_keys->push_back(sweep->spec.tune.key);
+  return kOk;
+}
+
+// Adds the trial's row: rounded figures and a short identity for people (`human`), exact ones for scripts.
+void AddTrialRow(const ExpandedTrial& trial, const std::vector<std::string>& axis_keys, bool human, TextTable* table) {
+  std::vector<std::string> cells = {std::to_string(trial.index), trial.rung_label};
+  nlohmann::json row = {{"trial", trial.index}, {"rung", trial.rung_label}};
+  for (const std::string& key : axis_keys) {
+    const nlohmann::json& value = trial.assignments.contains(key) ? trial.assignments[key] : nlohmann::json();
+    cells.push_back(ValueText(value));
+    row[key] = value;
+  }
+  auto count = [&](double value) { return human ? HumanCount(value) : std::to_string(static_cast<int64_t>(value)); };
+  cells.push_back(trial.baseline ? "yes" : "");
+  cells.push_back(count(static_cast<double>(trial.parameters.nonembedding())));
+  cells.push_back(count(static_cast<double>(trial.parameters.total())));
+  cells.push_back(count(static_cast<double>(trial.tokens)));
+  cells.push_back(Scientific(trial.flops));
+  cells.push_back(human ? trial.identity.substr(0, 12) : trial.identity);
+  row["baseline"] = trial.baseline;
+  row["N_nonemb"] = trial.parameters.nonembedding();
+  row["N_total"] = trial.parameters.total();
+  row["tokens"] = trial.tokens;
+  row["flops_6ND"] = trial.flops;
+  row["flops_total"] = trial.flops_total;
+  row["identity"] = trial.identity;
+  row["config"] = trial.config_json;
+  table->AddRow(cells, row);
+}
+
+// The trial table: trial, rung, the axes, then sizes, compute and identity; `format` table is read by people.
+TextTable ValidateTrialTable(const ExpandedSweep& sweep, const std::vector<std::string>& axis_keys,
+                             const std::string& format) {
+  std::vector<std::string> columns = {"trial", "rung"};
+  columns.insert(columns.end(), axis_keys.begin(), axis_keys.end());
+  for (const char* column : {"baseline", "N_nonemb", "N_total", "tokens", "flops_6ND", "identity"}) columns.push_back(column);
+  TextTable table(columns);
+  for (const ExpandedTrial& trial : sweep.trials) AddTrialRow(trial, axis_keys, format == "table", &table);
+  return table;
+}
+
+// How the estimate's times were reached: a calibration, --flops-per-sec, or the uncalibrated rate.
+std::string EstimateBasis(const TimeModel& time_model, const ValidateOptions& options, int threads) {
+  if (time_model.calibration) {
+    return "calibrated on this machine at " + std::to_string(threads) + " thread(s) per trainer on BLAS kernel " +
+           time_model.calibration->blas_kernel + ", " + time_model.calibration->measured_at +
+           " (rung validate --calibrate measures again)";
+  }
+  if (options.flops_per_sec > 0) {
+    return "at " + Scientific(options.flops_per_sec, 2) + " FLOP/s each (--flops-per-sec), no fixed cost per trial";
+  }
+  return "uncalibrated: " + Scientific(kUncalibratedFlopsPerSec, 2) +
+         " FLOP/s (rung-train at 2 threads elsewhere, bench/README.md), no fixed cost per trial; `rung validate " +
+         options.spec_path + " --calibrate` times this machine";
+}
+
+// Prints the time `rung run SPEC` would take here in its worker layout (run_command.h) for trials of `seconds`.
+void PrintRunLayoutTime(const std::vector<double>& seconds, int threads) {
+  const int run_cpus = RunCpusPerWorker(kRunDefaultWorkers, 0);
+  const int run_per_worker = std::max(1, run_cpus / threads);
+  std::cout << "with rung run's layout here (" << kRunDefaultWorkers << " workers of " << run_cpus << " CPU(s), "
+            << run_per_worker << " trial(s) at a time each): "
+            << HumanDuration(Makespan(seconds, kRunDefaultWorkers * run_per_worker)) << "\n";
+}
+
+// Prints the search's cells, started or waiting, and its worst case at the started trials' seconds per 6ND FLOP.
+void PrintSearchWorstCase(const ExpandedSweep& sweep, const TuningPlan& plan, const std::vector<double>& seconds,
+                          int workers, int cpus, int per_worker) {
+  const TuneSpec& tune = sweep.spec.tune;
+  int64_t started = 0, waiting = 0;
+  for (const TuningCellReport& cell : plan.cells) (cell.status == CellStatus::kWaiting ? waiting : started) += 1;
+  double started_seconds = 0;
+  for (double each : seconds) started_seconds += each;
+  const double worst_seconds =
+      sweep.TotalFlops() > 0 ? plan.worst_case_flops / sweep.TotalFlops() * started_seconds / (workers * per_worker)
+                             : 0.0;
+  std::cout << "search of " << tune.key << ": " << plan.cells.size() << " tuning cells, " << started
+            << " start now with the trials above (" << tune.start << " values from the centre), " << waiting
+            << " wait for smaller rungs (predict: " << (tune.predict ? "power_law" : "none") << ")\n"
+            << "worst case (max_points " << tune.max_points << " per cell, then every seed at the best): "
+            << plan.worst_case_trials << " trials, 6ND = " << Scientific(plan.worst_case_flops)
+            << " FLOPs, estimated time " << HumanDuration(worst_seconds) << " on " << workers << " worker(s) of "
+            << cpus << " CPU(s)\n";
+}
+
+// Prints the total compute and estimated time (also in `rung run`'s layout when calibrated), and a search's worst case.
+void PrintEstimates(const ExpandedSweep& sweep, const ValidateOptions& options, const TimeModel& time_model,
+                    int threads, const std::optional<TuningPlan>& plan) {
+  std::vector<double> seconds;
+  double full_flops = 0;
+  for (const ExpandedTrial& trial : sweep.trials) {
+    seconds.push_back(time_model.Seconds(trial));
+    full_flops += CountTrialWork(trial.config).total();
+  }
+  // Each worker runs as many trials at once as its CPU slots hold (rung-worker --cpus).
+  const int cpus = options.cpus_per_worker > 0 ? options.cpus_per_worker : threads;
+  const int per_worker = std::max(1, cpus / threads);
+  std::cout << "\n"
+            << sweep.trials.size() << " trials in " << sweep.spec.ladder.rungs.size() << " rung(s); "
+            << "total compute 6ND = " << Scientific(sweep.TotalFlops()) << " FLOPs ("
+            << Scientific(sweep.TotalFlopsAll()) << " with the output head and attention, "
+            << Scientific(full_flops) << " with evaluation too); " << HumanCount(sweep.TotalTokens()) << " tokens\n"
+            << "estimated time: " << HumanDuration(Makespan(seconds, options.workers * per_worker)) << " on "
+            << options.workers << " worker(s) of " << cpus << " CPU(s), " << per_worker << " trial(s) at a time each, "
+            << EstimateBasis(time_model, options, threads) << "\n";
+  if (time_model.calibration && !options.layout_given) PrintRunLayoutTime(seconds, threads);
+  if (plan) PrintSearchWorstCase(sweep, *plan, seconds, options.workers, cpus, per_worker);
+}
+
+// `rung validate SPEC`: prints the trials and, in table format, their compute and time; the exit code.
 int RunValidate(const ValidateOptions& options) {
   StatusOr<ExpandedSweep> sweep =
       LoadSweepSpec(options.spec_path, ExpansionLimits{options.max_trials, "rung validate --max-trials N"});
@@ -195,144 +362,17 @@ int RunValidate(const ValidateOptions& options) {
     return kUsage;
   }
   for (const SpecDiagnostic& warning : sweep->warnings) std::cerr << warning.ToString() << "\n";
-  const int threads = sweep->trials.empty() ? 1 : static_cast<int>(std::max<int64_t>(1, sweep->trials.front().config.resources.cpus));
+  const int threads = TrainerThreads(*sweep);
   if (options.calibrate) {
     if (int code = Calibrate(*sweep, options, threads); code != kOk) return code;
   }
-  TimeModel time_model;
-  std::vector<std::string> cache_warnings;
-  if (options.flops_per_sec > 0) {
-    time_model.flops_per_sec = options.flops_per_sec;
-  } else {
-    time_model.calibration = ReadCalibration(CalibrationCachePath(), CalibrationKey(threads), &cache_warnings);
-    // Kernels differ several-fold in speed: a calibration counts only on the kernel it was measured on.
-    if (time_model.calibration) {
-      const std::string trainer = TrainerPath(options);
-      StatusOr<TrainerBlasKernel> kernel = AskTrainerForBlasKernel(trainer);
-      const std::string measured_on =
-          time_model.calibration->blas_kernel.empty() ? "an unrecorded kernel" : time_model.calibration->blas_kernel;
-      if (!kernel.ok()) {
-        cache_warnings.push_back("the calibration is not used: " + kernel.status().message());
-        time_model.calibration.reset();
-      } else if (kernel->Short() != time_model.calibration->blas_kernel) {
-        cache_warnings.push_back("the calibration of " + time_model.calibration->measured_at + " was measured on BLAS kernel " +
-                                 measured_on + ", and rung-train now runs " + kernel->Short() +
-                                 ": not used (rung validate --calibrate measures again)");
-        time_model.calibration.reset();
-      }
-    }
-  }
-  for (const std::string& warning : cache_warnings) std::cerr << "rung validate: warning: " << warning << "\n";
-
-  std::vector<std::string> axis_keys = sweep->spec.axes.Keys();
+  const TimeModel time_model = ChooseTimeModel(options, threads);
   // With a search, the trials are those it starts with; the worst case is stated below.
+  std::vector<std::string> axis_keys = sweep->spec.axes.Keys();
   std::optional<TuningPlan> plan;
-  if (sweep->spec.tune.set) {
-    if (!sweep->spec.tune.from_sweep.empty()) {
-      std::cerr << "rung validate: tune.from_sweep takes each cell's best value from sweep '"
-                << sweep->spec.tune.from_sweep << "' on the coordinator: the trials below are the first values of "
-                << "a search; `rung submit --dry-run` shows the real ones\n";
-    }
-    StatusOr<TuningPlan> planned = PlanTuning(*sweep, {});
-    if (!planned.ok()) {
-      std::cerr << "rung validate: " << planned.status().message() << "\n";
-      return kUsage;
-    }
-    plan = std::move(*planned);
-    std::vector<ExpandedTrial> first;
-    for (PlannedTrial& trial : plan->trials) first.push_back(std::move(trial.trial));
-    sweep->trials = std::move(first);
-    axis_keys.push_back(sweep->spec.tune.key);
-  }
-  std::vector<std::string> columns = {"trial", "rung"};
-  columns.insert(columns.end(), axis_keys.begin(), axis_keys.end());
-  for (const char* column : {"baseline", "N_nonemb", "N_total", "tokens", "flops_6ND", "identity"}) columns.push_back(column);
-  TextTable table(columns);
-  for (const ExpandedTrial& trial : sweep->trials) {
-    std::vector<std::string> cells = {std::to_string(trial.index), trial.rung_label};
-    nlohmann::json row = {{"trial", trial.index}, {"rung", trial.rung_label}};
-    for (const std::string& key : axis_keys) {
-      const nlohmann::json& value = trial.assignments.contains(key) ? trial.assignments[key] : nlohmann::json();
-      cells.push_back(ValueText(value));
-      row[key] = value;
-    }
-    // People read rounded figures; scripts get exact ones.
-    const bool human = options.format == "table";
-    auto count = [&](double value) { return human ? HumanCount(value) : std::to_string(static_cast<int64_t>(value)); };
-    cells.push_back(trial.baseline ? "yes" : "");
-    cells.push_back(count(static_cast<double>(trial.parameters.nonembedding())));
-    cells.push_back(count(static_cast<double>(trial.parameters.total())));
-    cells.push_back(count(static_cast<double>(trial.tokens)));
-    cells.push_back(Scientific(trial.flops));
-    cells.push_back(human ? trial.identity.substr(0, 12) : trial.identity);
-    row["baseline"] = trial.baseline;
-    row["N_nonemb"] = trial.parameters.nonembedding();
-    row["N_total"] = trial.parameters.total();
-    row["tokens"] = trial.tokens;
-    row["flops_6ND"] = trial.flops;
-    row["flops_total"] = trial.flops_total;
-    row["identity"] = trial.identity;
-    row["config"] = trial.config_json;
-    table.AddRow(cells, row);
-  }
-  table.Print(std::cout, options.format);
-  if (options.format == "table") {
-    std::vector<double> seconds;
-    double full_flops = 0;
-    for (const ExpandedTrial& trial : sweep->trials) {
-      seconds.push_back(time_model.Seconds(trial));
-      full_flops += CountTrialWork(trial.config).total();
-    }
-    std::string how;
-    if (time_model.calibration) {
-      how = "calibrated on this machine at " + std::to_string(threads) + " thread(s) per trainer on BLAS kernel " +
-            time_model.calibration->blas_kernel + ", " + time_model.calibration->measured_at +
-            " (rung validate --calibrate measures again)";
-    } else if (options.flops_per_sec > 0) {
-      how = "at " + Scientific(options.flops_per_sec, 2) + " FLOP/s each (--flops-per-sec), no fixed cost per trial";
-    } else {
-      how = "uncalibrated: " + Scientific(kUncalibratedFlopsPerSec, 2) +
-            " FLOP/s (rung-train at 2 threads elsewhere, bench/README.md), no fixed cost per trial; `rung validate " +
-            options.spec_path + " --calibrate` times this machine";
-    }
-    // Each worker runs as many trials at once as its CPU slots hold (rung-worker --cpus).
-    const int cpus = options.cpus_per_worker > 0 ? options.cpus_per_worker : threads;
-    const int per_worker = std::max(1, cpus / threads);
-    std::cout << "\n"
-              << sweep->trials.size() << " trials in " << sweep->spec.ladder.rungs.size() << " rung(s); "
-              << "total compute 6ND = " << Scientific(sweep->TotalFlops()) << " FLOPs ("
-              << Scientific(sweep->TotalFlopsAll()) << " with the output head and attention, "
-              << Scientific(full_flops) << " with evaluation too); " << HumanCount(sweep->TotalTokens()) << " tokens\n"
-              << "estimated time: " << HumanDuration(Makespan(seconds, options.workers * per_worker)) << " on "
-              << options.workers << " worker(s) of " << cpus << " CPU(s), " << per_worker << " trial(s) at a time each, "
-              << how << "\n";
-    if (time_model.calibration && !options.layout_given) {
-      // What `rung run SPEC` would take here, with its own worker layout (run_command.h).
-      const int run_cpus = RunCpusPerWorker(kRunDefaultWorkers, 0);
-      const int run_per_worker = std::max(1, run_cpus / threads);
-      std::cout << "with rung run's layout here (" << kRunDefaultWorkers << " workers of " << run_cpus
-                << " CPU(s), " << run_per_worker << " trial(s) at a time each): "
-                << HumanDuration(Makespan(seconds, kRunDefaultWorkers * run_per_worker)) << "\n";
-    }
-    if (plan) {
-      const TuneSpec& tune = sweep->spec.tune;
-      int64_t started = 0, waiting = 0;
-      for (const TuningCellReport& cell : plan->cells) (cell.status == CellStatus::kWaiting ? waiting : started) += 1;
-      // The worst case at the started trials' seconds per 6ND FLOP.
-      double started_seconds = 0;
-      for (double each : seconds) started_seconds += each;
-      const double worst_seconds = sweep->TotalFlops() > 0 ? plan->worst_case_flops / sweep->TotalFlops() *
-                                                                 started_seconds / (options.workers * per_worker)
-                                                           : 0.0;
-      std::cout << "search of " << tune.key << ": " << plan->cells.size() << " tuning cells, " << started
-                << " start now with the trials above (" << tune.start << " values from the centre), " << waiting
-                << " wait for smaller rungs (predict: " << (tune.predict ? "power_law" : "none") << ")\n"
-                << "worst case (max_points " << tune.max_points << " per cell, then every seed at the best): "
-                << plan->worst_case_trials << " trials, 6ND = " << Scientific(plan->worst_case_flops)
-                << " FLOPs, estimated time " << HumanDuration(worst_seconds) << " on " << options.workers
-                << " worker(s) of " << cpus << " CPU(s)\n";
-    }
-  }
+  if (int code = StartTrialsOfSearch(&*sweep, &axis_keys, &plan); code != kOk) return code;
+  ValidateTrialTable(*sweep, axis_keys, options.format).Print(std::cout, options.format);
+  if (options.format == "table") PrintEstimates(*sweep, options, time_model, threads, plan);
   return kOk;
 }
 
