@@ -63,8 +63,13 @@ v1::FitReportRow ToProto(const fit::ReportRow& row) {
     interval->set_replicates(row.interval->replicates);
     interval->set_unit(row.interval->unit);
     interval->set_seed(row.interval->seed);
+    interval->set_construction(row.interval->construction);
+    interval->set_units(row.interval->units);
+    if (row.interval->df) interval->set_df(*row.interval->df);
   }
   out.set_interval_note(row.interval_note);
+  if (row.p_value) out.set_p_value(*row.p_value);
+  if (row.p_holm) out.set_p_holm(*row.p_holm);
   if (row.wallclock_multiplier) out.set_wallclock_multiplier(*row.wallclock_multiplier);
   out.set_wallclock_undefined_reason(row.wallclock_undefined_reason);
   if (row.lr) out.set_lr(*row.lr);
@@ -102,10 +107,19 @@ fit::ReportRow FromProto(const v1::FitReportRow& row) {
   if (row.has_loss_gap()) out.loss_gap = FromProto(row.loss_gap());
   if (row.has_interval()) {
     const v1::FitInterval& interval = row.interval();
-    out.interval = fit::ReportInterval{interval.level(),      interval.low(),  interval.high(),
-                                       interval.replicates(), interval.unit(), interval.seed()};
+    out.interval = fit::ReportInterval{interval.level(),
+                                       interval.low(),
+                                       interval.high(),
+                                       interval.replicates(),
+                                       interval.unit(),
+                                       interval.seed(),
+                                       interval.construction(),
+                                       interval.units(),
+                                       interval.has_df() ? std::optional<double>(interval.df()) : std::nullopt};
   }
   out.interval_note = row.interval_note();
+  if (row.has_p_value()) out.p_value = row.p_value();
+  if (row.has_p_holm()) out.p_holm = row.p_holm();
   if (row.has_wallclock_multiplier()) out.wallclock_multiplier = row.wallclock_multiplier();
   out.wallclock_undefined_reason = row.wallclock_undefined_reason();
   if (row.has_lr()) out.lr = row.lr();

@@ -10,6 +10,7 @@
 
 #include "sweeps/fit/hermite.h"
 #include "sweeps/fit/piecewise.h"
+#include "sweeps/fit/student_t.h"
 
 namespace rung::fit {
 namespace {
@@ -151,13 +152,6 @@ double Percentile(const std::vector<double>& sorted, double q) {
   size_t above = std::min(below + 1, sorted.size() - 1);
   double t = position - static_cast<double>(below);
   return sorted[below] * (1 - t) + sorted[above] * t;
-}
-
-// Number of distinct multisets of k seeds drawn from k: C(2k - 1, k).
-double DistinctResamples(int k) {
-  double count = 1;
-  for (int index = 1; index <= k; ++index) count = count * (k - 1 + index) / index;
-  return count;
 }
 
 // Bootstrap refits: a few starts around the point estimate.
@@ -401,8 +395,9 @@ void SetLossGaps(const FitInputs& in, const ByRow<size_t>& rows_at, MultiplierRe
 }
 
 // Sets every row's paired multiplier: each seed's run against the baseline's curve of that seed.
-void SetPairedMultipliers(const FitInputs& in, const MultiplierOptions& options, const ByRow<size_t>& rows_at,
-                          MultiplierReport* report) {
+// Returns the per-seed multipliers of every row.
+ByRow<std::vector<double>> SetPairedMultipliers(const FitInputs& in, const MultiplierOptions& options,
+                                                const ByRow<size_t>& rows_at, MultiplierReport* report) {
   ByRow<std::vector<double>> values = ShapedLike<std::vector<double>>(in, {});
   ByRow<int> undefined = ShapedLike<int>(in, 0);
   for (int64_t seed : in.seed_ids) {
@@ -434,6 +429,73 @@ void SetPairedMultipliers(const FitInputs& in, const MultiplierOptions& options,
       }
     }
   }
+  return values;
+}
+
+// The t interval of one row from its per-seed multipliers, and the p of CM = 1 (but for the
+// baseline's rows); a note instead where fewer than two seeds define it.
+void SetSeedInterval(const std::vector<double>& per_seed, int undefined, double level, bool baseline,
+                     MultiplierRow* row) {
+  const int n = static_cast<int>(per_seed.size());
+  if (!row->multiplier || n < 2) {
+    row->interval_note = !row->multiplier ? "no multiplier"
+                                          : "only " + std::to_string(n) + " seed(s) define a paired multiplier";
+    return;
+  }
+  double sum = 0, squares = 0;
+  for (double value : per_seed) sum += std::log(value);
+  const double mean = sum / n;
+  for (double value : per_seed) squares += (std::log(value) - mean) * (std::log(value) - mean);
+  const double se = std::sqrt(squares / (n - 1) / n);
+  const double df = n - 1;
+  const double t = StudentTQuantile(0.5 + level / 2, df);
+  Interval interval;
+  interval.level = level;
+  interval.construction = "t";
+  interval.unit = "paired seeds";
+  interval.units = n;
+  interval.df = df;
+  interval.low = *row->multiplier * std::exp(-t * se);
+  interval.high = *row->multiplier * std::exp(t * se);
+  row->interval = interval;
+  if (undefined > 0) {
+    row->interval_note = std::to_string(undefined) + " seed(s) without a paired multiplier left out";
+  }
+  if (!baseline && se > 0) row->p_value = StudentTTwoSidedPValue(std::log(*row->multiplier) / se, df);
+}
+
+// Sets every row's t interval over the paired seeds, its p of CM = 1 and, per estimator, the p's
+// Holm adjustment over the rows of every variant but the baseline.
+void SetSeedIntervals(const FitInputs& in, const ByRow<std::vector<double>>& per_seed, const MultiplierOptions& options,
+                      const ByRow<size_t>& rows_at, MultiplierReport* report) {
+  const int seeds = static_cast<int>(in.seed_ids.size());
+  report->intervals = std::to_string(static_cast<int>(std::lround(100 * options.interval_level))) +
+                      "% t intervals over the paired seeds (" + std::to_string(seeds) + " seeds, " +
+                      std::to_string(seeds - 1) + " degree" + (seeds == 2 ? "" : "s") +
+                      " of freedom): CM x exp(+-t sd(ln CM_s) / sqrt(n)); p: the same t against CM = 1, "
+                      "Holm-adjusted over each estimator's rows";
+  if (seeds == 2) {
+    report->notes.push_back("2 seeds: every interval rests on one degree of freedom (t = " +
+                            Num(StudentTQuantile(0.5 + options.interval_level / 2, 1), "%.1f") +
+                            " at this level), so it is wide; a third seed narrows it most");
+  }
+  for (Estimator estimator : in.estimators) {
+    std::vector<size_t> family;
+    std::vector<double> p_values;
+    for (size_t v = 0; v < in.curves.size(); ++v) {
+      for (size_t p = 0; p < in.curves[v].points.size(); ++p) {
+        MultiplierRow& row = report->rows[rows_at.at(estimator)[v][p]];
+        const SeedStats& stats = row.paired_multiplier ? *row.paired_multiplier : SeedStats();
+        SetSeedInterval(per_seed.at(estimator)[v][p], stats.undefined, options.interval_level, v == 0, &row);
+        if (row.p_value) {
+          family.push_back(rows_at.at(estimator)[v][p]);
+          p_values.push_back(*row.p_value);
+        }
+      }
+    }
+    const std::vector<double> adjusted = HolmAdjust(p_values);
+    for (size_t index = 0; index < family.size(); ++index) report->rows[family[index]].p_holm = adjusted[index];
+  }
 }
 
 // Sets the piecewise rows' wall-clock multiplier, over the baseline's seed-mean seconds.
@@ -451,43 +513,16 @@ void SetWallClockMultipliers(const FitInputs& in, const ByRow<size_t>& rows_at, 
   }
 }
 
-// What the bootstrap resamples: seeds, the runs of each curve, or (neither) nothing.
-struct BootstrapUnit {
-  bool by_seeds = false;
-  bool by_runs = false;
-};
-
-// Seeds when the ladder has two or more, else runs when every curve has 4 or more points.
-BootstrapUnit BootstrapUnitOf(const FitInputs& in, bool has_seeds) {
-  BootstrapUnit unit;
-  unit.by_seeds = has_seeds && static_cast<int>(in.seed_ids.size()) >= 2;
+// Why the one-seed ladder's rows get no bootstrap interval; "" when the runs bootstrap runs.
+std::string NoBootstrapReason(const FitInputs& in, int bootstrap) {
   size_t min_points = std::numeric_limits<size_t>::max();
   for (const VariantCurve& curve : in.curves) min_points = std::min(min_points, curve.points.size());
-  unit.by_runs = !unit.by_seeds && min_points >= 4;
-  return unit;
-}
-
-// Why no row gets an interval; "" when the bootstrap runs.
-std::string NoIntervalReason(int bootstrap, BootstrapUnit unit) {
-  if (bootstrap == 0) return "no bootstrap requested";
-  if (!unit.by_seeds && !unit.by_runs) {
-    return "one run per ladder point and fewer than 4 points per curve: too few to resample";
+  if (min_points < static_cast<size_t>(kMinBootstrapUnits)) {
+    return "one seed and " + std::to_string(min_points) + " ladder points on a curve: an interval needs 2 seeds (or " +
+           std::to_string(kMinBootstrapUnits) + " points per curve for the power laws' bootstrap)";
   }
+  if (bootstrap == 0) return "one seed and no bootstrap requested";
   return "";
-}
-
-// Notes how far the bootstrap's intervals can be trusted: few distinct seed resamples, or runs only.
-void NoteBootstrapLimits(BootstrapUnit unit, int seed_count, MultiplierReport* report) {
-  if (unit.by_seeds && DistinctResamples(seed_count) < 100) {
-    report->notes.push_back(std::to_string(seed_count) + " seeds: the seed bootstrap has only " +
-                            Num(DistinctResamples(seed_count), "%.0f") +
-                            " distinct resamples; read its intervals as rough");
-  }
-  if (unit.by_runs) {
-    report->notes.push_back(
-        "one run per ladder point: the bootstrap resamples ladder points of each curve, "
-        "which gives intervals for the power-law fits only");
-  }
 }
 
 // The refit options per estimator: few starts, warm-started from the point estimates' fits.
@@ -518,31 +553,6 @@ struct Replicate {
   std::vector<std::vector<double>> loss;
 };
 
-// A replicate of resampled seeds (the same for every variant), weighting each seed's runs by how
-// often it was drawn; nullopt when a ladder point is left without runs.
-std::optional<Replicate> DrawSeeds(const std::vector<VariantCurve>& curves, const std::vector<int64_t>& seed_list,
-                                   std::mt19937_64& generator) {
-  Replicate replicate{Curves(curves.size()), std::vector<std::vector<double>>(curves.size())};
-  std::map<int64_t, int> weight;
-  std::uniform_int_distribution<size_t> pick(0, seed_list.size() - 1);
-  for (size_t draw = 0; draw < seed_list.size(); ++draw) ++weight[seed_list[pick(generator)]];
-  for (size_t v = 0; v < curves.size(); ++v) {
-    for (const LadderPoint& point : curves[v].points) {
-      double sum = 0, total = 0;
-      for (const auto& [seed, run] : point.seeds) {
-        auto w = weight.find(seed);
-        if (w == weight.end()) continue;
-        sum += w->second * run.loss;
-        total += w->second;
-      }
-      if (total == 0) return std::nullopt;
-      replicate.curves[v].push_back({point.compute, sum / total, point.label});
-      replicate.loss[v].push_back(sum / total);
-    }
-  }
-  return replicate;
-}
-
 // A replicate of each curve's points drawn with replacement; the losses inverted are the measured ones.
 Replicate DrawRuns(const std::vector<VariantCurve>& curves, std::mt19937_64& generator) {
   Replicate replicate{Curves(curves.size()), std::vector<std::vector<double>>(curves.size())};
@@ -557,12 +567,12 @@ Replicate DrawRuns(const std::vector<VariantCurve>& curves, std::mt19937_64& gen
   return replicate;
 }
 
-// Adds the multipliers a replicate defines to `samples`, by each estimator (piecewise and hermite by seeds only).
-void AddReplicateSamples(const FitInputs& in, const Replicate& replicate, BootstrapUnit unit,
+// Adds the multipliers a replicate defines to `samples`, by each power-law estimator.
+void AddReplicateSamples(const FitInputs& in, const Replicate& replicate,
                          const std::map<Estimator, PowerLawFitOptions>& quick_for, const MultiplierOptions& options,
                          const std::vector<std::string>& variants, ByRow<std::vector<double>>* samples) {
   for (Estimator estimator : in.estimators) {
-    if (!IsPowerLaw(estimator) && !unit.by_seeds) continue;
+    if (!IsPowerLaw(estimator)) continue;
     BaselineInverter inverter = InverterFor(estimator, replicate.curves, variants,
                                             FixedEOf(estimator, options.fixed_e), in.c_ref, quick_for.at(estimator));
     for (size_t v = 0; v < in.curves.size(); ++v) {
@@ -574,8 +584,9 @@ void AddReplicateSamples(const FitInputs& in, const Replicate& replicate, Bootst
   }
 }
 
-// Sets a row's percentile interval from its replicates' multipliers (sorting them), or says why not.
-void SetInterval(std::vector<double>& values, int drawn, double level, MultiplierRow* row) {
+// Sets a row's percentile interval from its replicates' multipliers (sorting them), or says why not;
+// `units`: the runs of the row's curve.
+void SetInterval(std::vector<double>& values, int drawn, int units, double level, MultiplierRow* row) {
   int missing = drawn - static_cast<int>(values.size());
   if (static_cast<int>(values.size()) < kMinReplicatesForInterval) {
     row->interval_note =
@@ -585,6 +596,9 @@ void SetInterval(std::vector<double>& values, int drawn, double level, Multiplie
   std::sort(values.begin(), values.end());
   Interval interval;
   interval.level = level;
+  interval.construction = "percentile bootstrap";
+  interval.unit = "runs";
+  interval.units = units;
   interval.replicates = static_cast<int>(values.size());
   interval.low = Percentile(values, (1 - level) / 2);
   interval.high = Percentile(values, 1 - (1 - level) / 2);
@@ -594,47 +608,41 @@ void SetInterval(std::vector<double>& values, int drawn, double level, Multiplie
   }
 }
 
-// Runs the bootstrap's replicates and sets every row's interval (or why it has none); stops with
-// options.keep_going's status when that is not OK.
+// One-seed ladders: runs the runs bootstrap's replicates and sets the power-law rows' intervals (or
+// every row's reason for none); stops with options.keep_going's status when that is not OK.
 Status SetBootstrapIntervals(const FitInputs& in, const PointEstimates& estimates, const MultiplierOptions& options,
                              const ByRow<size_t>& rows_at, MultiplierReport* report) {
-  const BootstrapUnit unit = BootstrapUnitOf(in, report->has_seeds);
-  if (!(options.bootstrap > 0 && (unit.by_seeds || unit.by_runs))) {
-    const std::string no_interval = NoIntervalReason(options.bootstrap, unit);
+  const std::string no_interval = NoBootstrapReason(in, options.bootstrap);
+  if (!no_interval.empty()) {
     for (MultiplierRow& row : report->rows) row.interval_note = no_interval;
     return Status::Ok();
   }
-  report->bootstrap_unit = unit.by_seeds ? "seeds" : "runs";
-  NoteBootstrapLimits(unit, static_cast<int>(in.seed_ids.size()), report);
+  report->bootstrap_unit = "runs";
+  report->intervals = std::to_string(static_cast<int>(std::lround(100 * options.interval_level))) +
+                      "% percentile bootstrap, " + std::to_string(options.bootstrap) +
+                      " replicates resampling the runs of each curve (seed " + std::to_string(options.seed) +
+                      "); power laws only";
+  report->notes.push_back(
+      "one run per ladder point: the bootstrap resamples ladder points of each curve, which gives intervals for "
+      "the power-law fits only; seeds give every estimator an interval");
   const std::map<Estimator, PowerLawFitOptions> quick_for = BootstrapFitOptions(in, estimates, options.fit);
-  const std::vector<int64_t> seed_list(in.seed_ids.begin(), in.seed_ids.end());
   std::mt19937_64 generator(options.seed);
   ByRow<std::vector<double>> samples = ShapedLike<std::vector<double>>(in, {});
-  int skipped = 0;
   for (int replicate = 0; replicate < options.bootstrap; ++replicate) {
     if (options.keep_going) RUNG_RETURN_IF_ERROR(options.keep_going());
-    std::optional<Replicate> resample =
-        unit.by_seeds ? DrawSeeds(in.curves, seed_list, generator) : DrawRuns(in.curves, generator);
-    if (!resample) {
-      ++skipped;
-      continue;
-    }
-    AddReplicateSamples(in, *resample, unit, quick_for, options, report->variants, &samples);
-  }
-  if (skipped > 0) {
-    report->notes.push_back(std::to_string(skipped) + " of " + std::to_string(options.bootstrap) +
-                            " bootstrap replicates left a ladder point without runs and were skipped");
+    AddReplicateSamples(in, DrawRuns(in.curves, generator), quick_for, options, report->variants, &samples);
   }
   for (Estimator estimator : in.estimators) {
     for (size_t v = 0; v < in.curves.size(); ++v) {
       for (size_t p = 0; p < in.curves[v].points.size(); ++p) {
         MultiplierRow& row = report->rows[rows_at.at(estimator)[v][p]];
-        if (!IsPowerLaw(estimator) && !unit.by_seeds) {
+        if (!IsPowerLaw(estimator)) {
           row.interval_note = std::string("one run per ladder point: the ") + EstimatorName(estimator) +
                               " estimator has nothing to resample";
           continue;
         }
-        SetInterval(samples[estimator][v][p], options.bootstrap - skipped, options.interval_level, &row);
+        SetInterval(samples[estimator][v][p], options.bootstrap, static_cast<int>(in.curves[v].points.size()),
+                    options.interval_level, &row);
       }
     }
   }
@@ -722,9 +730,13 @@ StatusOr<MultiplierReport> ComputeMultipliers(const LadderResults& ladder, const
   const PointEstimates estimates = FitPointEstimates(in, options, &report);
   const ByRow<size_t> rows_at = AddRows(in, estimates, &report);
   SetLossGaps(in, rows_at, &report);
-  if (report.has_seeds && report.max_seeds > 1) SetPairedMultipliers(in, options, rows_at, &report);
   if (report.has_seconds) SetWallClockMultipliers(in, rows_at, &report);
-  RUNG_RETURN_IF_ERROR(SetBootstrapIntervals(in, estimates, options, rows_at, &report));
+  if (report.has_seeds && report.max_seeds > 1) {
+    const ByRow<std::vector<double>> per_seed = SetPairedMultipliers(in, options, rows_at, &report);
+    SetSeedIntervals(in, per_seed, options, rows_at, &report);
+  } else {
+    RUNG_RETURN_IF_ERROR(SetBootstrapIntervals(in, estimates, options, rows_at, &report));
+  }
   RUNG_RETURN_IF_ERROR(AddESensitivity(in, options, &report));
   NoteLabelsTheBaselineLacks(in.curves, &report);
   return report;

@@ -24,10 +24,20 @@
 //
 // Seeds: every row is the multiplier of the seed-mean curves. With several seeds, also the mean and
 // spread of the paired multipliers (variant's seed s against the baseline's seed-s curve) and of the
-// paired loss gap (variant minus baseline, same label and seed). Bootstrap: percentile intervals from
-// resampling seeds (the same resampled seeds for every variant, so pairing is kept) or, with one seed,
-// resampling runs (ladder points) of each curve, which gives intervals for the power laws only.
-// Replicates are drawn from a generator seeded with MultiplierOptions::seed: reproducible.
+// paired loss gap (variant minus baseline, same label and seed).
+//
+// Intervals (docs/science.md section 6.4), each saying its construction and the independent units it
+// rests on:
+//   two or more seeds  t over the paired seeds: CM x exp(+-t sd(ln CM_s) / sqrt(n)), where CM_s are
+//                      the n paired per-seed multipliers and t the Student quantile with n - 1 degrees
+//                      of freedom (one with 2 seeds: valid, and wide). Seeds are the independent units:
+//                      the runs of one seed share its data order and initialisation across variants.
+//                      Also the two-sided p of CM = 1 (the same t) and its Holm adjustment over the
+//                      estimator's rows of every variant but the baseline (does any differ from it?).
+//   one seed           a percentile bootstrap resampling the runs (ladder points) of each curve, for
+//                      the power laws only, and only when every curve has kMinBootstrapUnits points; a
+//                      percentile bootstrap is never used on fewer units (too few distinct resamples).
+// Bootstrap replicates are drawn from a generator seeded with MultiplierOptions::seed: reproducible.
 // Seconds: the wall-clock multiplier T_base / T_var, piecewise in ln T over the seed-mean seconds,
 // beside the piecewise FLOP multiplier.
 //
@@ -77,9 +87,9 @@ struct MultiplierOptions {
   // 0.95 times the smallest seed-mean loss of the ladder. No table when e_sensitivity is false.
   std::vector<double> e_grid;
   bool e_sensitivity = true;
-  int bootstrap = 1000;          // replicates; 0: no intervals
+  int bootstrap = 1000;          // one-seed ladders: replicates of the runs bootstrap; 0: none
   uint64_t seed = 0;             // of the bootstrap's generator
-  double interval_level = 0.95;  // central percentile interval
+  double interval_level = 0.95;  // of every interval
   PowerLawFitOptions fit;        // point-estimate fits (bootstrap refits use fewer starts)
   // Asked before each bootstrap replicate and each E of the sensitivity table; a non-OK answer
   // (the caller went away, its deadline passed) stops the computation, which returns it. Unset: no
@@ -95,11 +105,20 @@ struct SeedStats {
   double sd = 0;
 };
 
+// The fewest independent units a percentile bootstrap resamples: with fewer, its distinct resamples
+// are too few for its percentiles to cover.
+inline constexpr int kMinBootstrapUnits = 8;
+
+// An interval of a multiplier, with what it rests on.
 struct Interval {
   double low = 0;
   double high = 0;
   double level = 0.95;
-  int replicates = 0;  // defined replicates behind it
+  std::string construction;  // "t" or "percentile bootstrap"
+  std::string unit;          // what was counted as independent: "paired seeds" or "runs"
+  int units = 0;             // how many of them it rests on
+  std::optional<double> df;  // t: degrees of freedom (units - 1)
+  int replicates = 0;        // bootstrap: defined replicates behind it
 };
 
 // A fitted curve as reported (the variant's own fit in the mode of the row).
@@ -131,8 +150,10 @@ struct MultiplierRow {
 
   std::optional<SeedStats> paired_multiplier;  // with several seeds
   std::optional<SeedStats> loss_gap;           // variant - baseline at the same label (and seed), nats
-  std::optional<Interval> interval;            // bootstrap
+  std::optional<Interval> interval;            // see "Intervals" above
   std::string interval_note;                   // why there is no interval
+  std::optional<double> p_value;               // t: two-sided p of CM = 1 (not for the baseline's rows)
+  std::optional<double> p_holm;                // p_value adjusted by Holm over the estimator's rows
 
   std::optional<double> wallclock_multiplier;  // piecewise rows, with seconds
   std::string wallclock_why;                   // why the wall-clock multiplier is undefined
@@ -180,7 +201,8 @@ struct MultiplierReport {
 
   int bootstrap_replicates = 0;  // requested
   uint64_t bootstrap_seed = 0;
-  std::string bootstrap_unit;      // "seeds", "runs" or "" (none)
+  std::string bootstrap_unit;      // "runs" when a bootstrap ran, else ""
+  std::string intervals;           // how the rows' intervals were made, for the report's header; "" for none
   std::vector<std::string> notes;  // things a reader should know (non-monotone baseline, bounds)
 
   // Tuned sweeps only (empty otherwise): the key tuned, each point's value, and the laws.

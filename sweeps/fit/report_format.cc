@@ -93,6 +93,9 @@ bool Any(const std::vector<const MultiplierRow*>& rows, bool (*has)(const Multip
   return std::any_of(rows.begin(), rows.end(), [&](const MultiplierRow* row) { return has(*row); });
 }
 
+// A p-value to 2 significant digits, "<0.0001" below that.
+std::string PValueText(double p) { return p < 1e-4 ? std::string("<0.0001") : Fmt("%.2g", p); }
+
 std::string EstimatorTitle(Estimator estimator, const MultiplierReport& report,
                            const std::vector<const MultiplierRow*>& rows) {
   std::string e;
@@ -141,6 +144,8 @@ std::string EstimatorTable(Estimator estimator, const MultiplierReport& report) 
   header.push_back("CM");
   if (seeds) header.push_back("paired CM (n seeds)");
   if (intervals) header.push_back(level);
+  const bool p_values = Any(rows, [](const MultiplierRow& row) { return row.p_holm.has_value(); });
+  if (p_values) header.push_back("p (Holm)");
   if (wallclock) header.push_back("wall-clock CM");
   header.push_back("note");
   TextTable table = ReportTable(header, {0, 1, header.size() - 1});
@@ -151,6 +156,7 @@ std::string EstimatorTable(Estimator estimator, const MultiplierReport& report) 
     cells.push_back(row->multiplier ? Cm(*row->multiplier) : "undefined");
     if (seeds) cells.push_back(PairedText(row->paired_multiplier));
     if (intervals) cells.push_back(IntervalText(row->interval));
+    if (p_values) cells.push_back(row->p_holm ? PValueText(*row->p_holm) : "");
     if (wallclock) cells.push_back(row->wallclock_multiplier ? Cm(*row->wallclock_multiplier) : "undefined");
     std::string note = NoteOf(*row, report);
     if (wallclock && !row->wallclock_multiplier && !row->wallclock_why.empty()) {
@@ -255,10 +261,7 @@ std::string FormatReportTable(const MultiplierReport& report) {
           : report.metric == "val_bpb"                          ? std::string("loss: val_bpb in bits per byte")
                                                                 : "loss: " + report.metric)
       << ".\n";
-  if (!report.bootstrap_unit.empty()) {
-    out << "  Intervals: percentile bootstrap, " << report.bootstrap_replicates << " replicates resampling "
-        << report.bootstrap_unit << " (seed " << report.bootstrap_seed << ").\n";
-  }
+  if (!report.intervals.empty()) out << "  Intervals: " << report.intervals << ".\n";
   for (Estimator estimator :
        {Estimator::kPiecewise, Estimator::kHermite, Estimator::kPowerLawSharedE, Estimator::kPowerLawFreeE,
         Estimator::kPowerLawFixedE}) {

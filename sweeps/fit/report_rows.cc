@@ -52,10 +52,15 @@ ReportRow RowOf(const MultiplierRow& row, const MultiplierReport& report, const 
   if (row.paired_multiplier) out.paired_multiplier = StatsOf(*row.paired_multiplier);
   if (row.loss_gap) out.loss_gap = StatsOf(*row.loss_gap);
   if (row.interval) {
-    out.interval = ReportInterval{row.interval->level,      row.interval->low,     row.interval->high,
-                                  row.interval->replicates, report.bootstrap_unit, report.bootstrap_seed};
+    const Interval& interval = *row.interval;
+    const bool bootstrap = interval.construction == "percentile bootstrap";
+    out.interval = ReportInterval{interval.level,   interval.low,           interval.high,
+                                  interval.replicates, interval.unit,       bootstrap ? report.bootstrap_seed : 0,
+                                  interval.construction, interval.units,    interval.df};
   }
   out.interval_note = row.interval_note;
+  out.p_value = row.p_value;
+  out.p_holm = row.p_holm;
   out.wallclock_multiplier = row.wallclock_multiplier;
   out.wallclock_undefined_reason = row.wallclock_why;
   if (const TunedPoint* tuned = report.TunedAt(row.variant, row.label)) {
@@ -152,6 +157,9 @@ class FieldReader {
     inner.Required("replicates", &out->replicates);
     inner.Optional("unit", &out->unit);
     inner.Optional("seed", &out->seed);
+    inner.Optional("construction", &out->construction);
+    inner.Optional("units", &out->units);
+    inner.Optional("df", &out->df);
     Nested(key, inner);
   }
   void Nested(const std::string& key, const FieldReader& inner) {
@@ -201,11 +209,20 @@ ordered_json ReportRowToJson(const ReportRow& row) {
   if (row.paired_multiplier) out["paired_multiplier"] = StatsJson(*row.paired_multiplier);
   if (row.loss_gap) out["loss_gap"] = StatsJson(*row.loss_gap);
   if (row.interval) {
-    out["interval"] = ordered_json{{"level", row.interval->level},   {"low", row.interval->low},
-                                   {"high", row.interval->high},     {"replicates", row.interval->replicates},
-                                   {"unit", row.interval->unit},     {"seed", row.interval->seed}};
+    ordered_json interval = {{"level", row.interval->level},
+                             {"low", row.interval->low},
+                             {"high", row.interval->high},
+                             {"replicates", row.interval->replicates},
+                             {"unit", row.interval->unit},
+                             {"seed", row.interval->seed}};
+    if (!row.interval->construction.empty()) interval["construction"] = row.interval->construction;
+    if (row.interval->units > 0) interval["units"] = row.interval->units;
+    if (row.interval->df) interval["df"] = *row.interval->df;
+    out["interval"] = interval;
   }
   if (!row.interval_note.empty()) out["interval_note"] = row.interval_note;
+  if (row.p_value) out["p_value"] = *row.p_value;
+  if (row.p_holm) out["p_holm"] = *row.p_holm;
   if (row.wallclock_multiplier) out["wallclock_multiplier"] = *row.wallclock_multiplier;
   if (!row.wallclock_undefined_reason.empty()) out["wallclock_undefined_reason"] = row.wallclock_undefined_reason;
   if (row.lr) {
@@ -250,6 +267,8 @@ StatusOr<ReportRow> ReportRowFromJson(const json& document) {
   read.Optional("loss_gap", &row.loss_gap);
   read.Optional("interval", &row.interval);
   read.Optional("interval_note", &row.interval_note);
+  read.Optional("p_value", &row.p_value);
+  read.Optional("p_holm", &row.p_holm);
   read.Optional("wallclock_multiplier", &row.wallclock_multiplier);
   read.Optional("wallclock_undefined_reason", &row.wallclock_undefined_reason);
   read.Optional("lr", &row.lr);

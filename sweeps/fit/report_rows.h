@@ -47,14 +47,19 @@ struct ReportLaw {
   double rmse = 0;  // nats
 };
 
-// A bootstrap percentile interval of the multiplier.
+// An interval of the multiplier and what it rests on (compute_multipliers.h, "Intervals"). Fits
+// stored before constructions were named have a percentile bootstrap with unit "seeds" or "runs"
+// and no construction.
 struct ReportInterval {
   double level = 0.95;
   double low = 0;
   double high = 0;
-  int64_t replicates = 0;  // defined replicates behind it
-  std::string unit;        // "seeds" or "runs"
-  uint64_t seed = 0;       // the bootstrap's seed
+  int64_t replicates = 0;    // bootstrap: defined replicates behind it; 0 for t
+  std::string unit;          // what was counted as independent: "paired seeds" or "runs"
+  uint64_t seed = 0;         // bootstrap: its generator's seed
+  std::string construction;  // "t" or "percentile bootstrap"
+  int64_t units = 0;         // how many independent units it rests on
+  std::optional<double> df;  // t: degrees of freedom
 };
 
 struct ReportRow {
@@ -81,6 +86,8 @@ struct ReportRow {
   std::optional<ReportSeedStats> loss_gap;
   std::optional<ReportInterval> interval;
   std::string interval_note;  // why there is no interval
+  std::optional<double> p_value;  // t: two-sided p of CM = 1
+  std::optional<double> p_holm;   // p_value, Holm-adjusted over the estimator's rows
   std::optional<double> wallclock_multiplier;
   std::string wallclock_undefined_reason;
   // Tuned sweeps: the tuned value the point's runs used and how it was chosen.

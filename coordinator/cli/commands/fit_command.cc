@@ -179,10 +179,13 @@ void AddFitCommand(CLI::App& app, int* exit_code) {
       "fit",
       "Compute multipliers of a ladder against a baseline: CM = C_base / C_var, where C_base is the compute at\n"
       "which the baseline reaches the variant's loss (CM > 1: the variant needs less compute). Estimators:\n"
-      "piecewise in ln C (primary; a loss outside the baseline's range continues the nearest segment) and the\n"
+      "piecewise in ln C (as published; a loss outside the baseline's range continues the nearest segment),\n"
+      "hermite (a monotone cubic in ln C: the piecewise estimator without its bias on convex losses) and the\n"
       "power law L = A C^-alpha + E (one E shared, E free per variant, or --fixed-e; Huber loss on ln L,\n"
       "bounded, multi-start), with the fits' RMSE and a table of the power-law CM over a grid of fixed E.\n"
-      "With seeds: paired per-seed multipliers (mean, sd) and bootstrap intervals; with seconds: wall-clock CM.\n"
+      "With 2+ seeds: paired per-seed multipliers (mean, sd), t intervals over the paired seeds and the p of\n"
+      "CM = 1 (Holm-adjusted); with one seed: a bootstrap of the runs for the power laws (8+ points per curve).\n"
+      "With seconds: wall-clock CM.\n"
       "rung fit SWEEP: the coordinator fits the sweep's finished trials (final value of its metric, variants\n"
       "named by its axes but seed) and stores the fit with its inputs (list them: rung fits SWEEP).\n"
       "rung fit --from-csv FILE: computed here, nothing stored.");
@@ -218,7 +221,8 @@ void AddFitCommand(CLI::App& app, int* exit_code) {
       ->type_name("best|value=X");
   command
       ->add_option("--bootstrap", options->bootstrap,
-                   "Bootstrap replicates for the intervals (resampling seeds, or runs with one seed); 0: none")
+                   "One-seed ladders of 8+ points per curve: bootstrap replicates of the runs for the power laws' "
+                   "intervals; 0: none (with 2+ seeds every interval is a t interval over the seeds)")
       ->type_name("N");
   command->add_option("--seed", options->seed, "Seed of the bootstrap's random generator (reproducible intervals)")
       ->type_name("SEED");

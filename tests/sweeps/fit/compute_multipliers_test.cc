@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "sweeps/fit/ladder_csv.h"
+#include "sweeps/fit/student_t.h"
 
 namespace rung::fit {
 namespace {
@@ -222,40 +223,76 @@ TEST(ComputeMultipliers, WallClockMultiplierIsPiecewiseInLogSeconds) {
   EXPECT_FALSE(Row(*report, Estimator::kPowerLawSharedE, "v", "p1").wallclock_multiplier.has_value());
 }
 
-TEST(ComputeMultipliers, BootstrapOverSeedsIsReproducible) {
+TEST(ComputeMultipliers, WithSeedsARowsIntervalIsTOverItsPairedSeeds) {
+  StatusOr<MultiplierReport> report = ComputeMultipliers(Make(SeededLadder()), Options("base"));
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  const MultiplierRow& row = Row(*report, Estimator::kPiecewise, "v", "p1");
+  // ln CM_s = 0.5 ln 10 and 0.4 ln 10: sd 0.1 ln 10 / sqrt 2, standard error 0.05 ln 10; t(0.975, 1 df)
+  // = tan(0.475 pi) = 12.7062; the interval is around the estimate 10^0.45.
+  const double se = 0.05 * std::log(10.0);
+  const double t = std::tan(0.475 * M_PI);
+  ASSERT_TRUE(row.interval.has_value()) << row.interval_note;
+  EXPECT_EQ(row.interval->construction, "t");
+  EXPECT_EQ(row.interval->unit, "paired seeds");
+  EXPECT_EQ(row.interval->units, 2);
+  EXPECT_EQ(row.interval->df, 1.0);
+  EXPECT_NEAR(row.interval->low, std::pow(10.0, 0.45) * std::exp(-t * se), 1e-9);
+  EXPECT_NEAR(row.interval->high, std::pow(10.0, 0.45) * std::exp(t * se), 1e-9);
+  // p of CM = 1: t = 0.45 ln 10 / se = 9 on one degree of freedom (Cauchy): 1 - (2 / pi) atan 9.
+  ASSERT_TRUE(row.p_value.has_value());
+  EXPECT_NEAR(*row.p_value, 1 - 2 / M_PI * std::atan(9.0), 1e-12);
+  // One variant at one point: the Holm family is this row alone.
+  EXPECT_DOUBLE_EQ(row.p_holm.value(), *row.p_value);
+  // The baseline's rows have an interval and no p: they are what the others are tested against.
+  const MultiplierRow& base = Row(*report, Estimator::kPiecewise, "base", "p1");
+  EXPECT_TRUE(base.interval.has_value());
+  EXPECT_FALSE(base.p_value.has_value());
+  EXPECT_NE(report->intervals.find("t intervals over the paired seeds (2 seeds, 1 degree of freedom)"),
+            std::string::npos)
+      << report->intervals;
+  EXPECT_TRUE(report->bootstrap_unit.empty());
+  bool noted = false;
+  for (const std::string& note : report->notes) noted = noted || note.rfind("2 seeds: every interval", 0) == 0;
+  EXPECT_TRUE(noted) << "two seeds are said to give wide intervals";
+}
+
+TEST(ComputeMultipliers, HolmAdjustsThePValuesOfEveryVariantAndPointOfAnEstimator) {
   StatusOr<LadderResults> ladder = ReadLadderCsv(RUNG_SOURCE_DIR "/sweeps/examples/ladder-example.csv");
   ASSERT_TRUE(ladder.ok()) << ladder.status().message();
   MultiplierOptions options = Options("rope");
-  options.bootstrap = 200;
-  options.seed = 7;
   options.e_sensitivity = false;
-  StatusOr<MultiplierReport> first = ComputeMultipliers(ladder.value(), options);
-  StatusOr<MultiplierReport> second = ComputeMultipliers(ladder.value(), options);
-  ASSERT_TRUE(first.ok() && second.ok());
-  EXPECT_EQ(first->bootstrap_unit, "seeds");
-  ASSERT_EQ(first->rows.size(), second->rows.size());
-  for (size_t index = 0; index < first->rows.size(); ++index) {
-    const MultiplierRow& row = first->rows[index];
-    ASSERT_TRUE(row.interval.has_value()) << row.variant << " " << row.label << ": " << row.interval_note;
-    EXPECT_DOUBLE_EQ(row.interval->low, second->rows[index].interval->low);
-    EXPECT_DOUBLE_EQ(row.interval->high, second->rows[index].interval->high);
-    EXPECT_LE(row.interval->low, row.interval->high);
-    EXPECT_EQ(row.interval->replicates, 200);
+  StatusOr<MultiplierReport> report = ComputeMultipliers(ladder.value(), options);
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  for (Estimator estimator : {Estimator::kPiecewise, Estimator::kHermite, Estimator::kPowerLawSharedE}) {
+    std::vector<double> p_values, holm;
+    for (const MultiplierRow& row : report->rows) {
+      if (row.estimator != estimator || !row.p_value) continue;
+      EXPECT_NE(row.variant, "rope");
+      p_values.push_back(*row.p_value);
+      holm.push_back(row.p_holm.value());
+    }
+    ASSERT_EQ(p_values.size(), 8u) << EstimatorName(estimator) << ": lerope and nope at 4 points";
+    EXPECT_EQ(holm, HolmAdjust(p_values)) << EstimatorName(estimator);
   }
 }
 
-TEST(ComputeMultipliers, WithOneSeedTheBootstrapResamplesRunsForThePowerLawsOnly) {
+// A one-seed ladder of `points` points per curve: a power law and the variant at 1.2x its compute.
+std::vector<TestRun> OneSeedLadder(int points) {
   std::vector<TestRun> runs;
-  for (int index = 0; index < 5; ++index) {
-    double compute = 1e11 * std::pow(10.0, index * 0.7);
+  for (int index = 0; index < points; ++index) {
+    double compute = 1e11 * std::pow(10.0, index * 0.5);
     double wobble = index % 2 ? 0.004 : -0.004;
     runs.push_back(
         {"base", "r" + std::to_string(index), compute, 1.2 * std::pow(compute / 1e12, -0.25) + 1.5 + wobble});
     runs.push_back({"v", "r" + std::to_string(index), compute, 1.2 * std::pow(1.2 * compute / 1e12, -0.25) + 1.5});
   }
+  return runs;
+}
+
+TEST(ComputeMultipliers, WithOneSeedTheBootstrapResamplesRunsForThePowerLawsOnly) {
   MultiplierOptions options = Options("base");
   options.bootstrap = 100;
-  StatusOr<MultiplierReport> report = ComputeMultipliers(Make(runs), options);
+  StatusOr<MultiplierReport> report = ComputeMultipliers(Make(OneSeedLadder(kMinBootstrapUnits)), options);
   ASSERT_TRUE(report.ok()) << report.status().message();
   EXPECT_EQ(report->bootstrap_unit, "runs");
   const MultiplierRow& piecewise = Row(*report, Estimator::kPiecewise, "v", "r2");
@@ -264,6 +301,24 @@ TEST(ComputeMultipliers, WithOneSeedTheBootstrapResamplesRunsForThePowerLawsOnly
   const MultiplierRow& shared = Row(*report, Estimator::kPowerLawSharedE, "v", "r2");
   ASSERT_TRUE(shared.interval.has_value()) << shared.interval_note;
   EXPECT_LT(shared.interval->low, shared.interval->high);
+  EXPECT_EQ(shared.interval->construction, "percentile bootstrap");
+  EXPECT_EQ(shared.interval->units, kMinBootstrapUnits);
+  EXPECT_FALSE(shared.p_value.has_value());
+}
+
+TEST(ComputeMultipliers, APercentileBootstrapIsNeverRunOnFewerThanEightUnits) {
+  MultiplierOptions options = Options("base");
+  options.bootstrap = 100;
+  StatusOr<MultiplierReport> report = ComputeMultipliers(Make(OneSeedLadder(kMinBootstrapUnits - 1)), options);
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  EXPECT_TRUE(report->bootstrap_unit.empty());
+  EXPECT_TRUE(report->intervals.empty());
+  for (const MultiplierRow& row : report->rows) {
+    EXPECT_FALSE(row.interval.has_value()) << row.variant << " " << row.label;
+    EXPECT_EQ(row.interval_note,
+              "one seed and 7 ladder points on a curve: an interval needs 2 seeds (or 8 points per curve for the "
+              "power laws' bootstrap)");
+  }
 }
 
 TEST(ComputeMultipliers, TheExampleLadderHasLeropeAheadOfRopeAndNopeBehind) {
@@ -294,7 +349,7 @@ TEST(ComputeMultipliers, TheExampleLadderHasLeropeAheadOfRopeAndNopeBehind) {
 }
 
 TEST(ComputeMultipliers, ACallerThatStopsWantingTheFitStopsItWithItsStatus) {
-  // The hand ladder resampled by runs: a bootstrap of the most replicates allowed is stopped by
+  // A one-seed ladder resampled by runs: a bootstrap of the most replicates allowed is stopped by
   // the third question.
   MultiplierOptions options = Options("base");
   options.bootstrap = static_cast<int>(kMaxBootstrapReplicates);
@@ -302,7 +357,7 @@ TEST(ComputeMultipliers, ACallerThatStopsWantingTheFitStopsItWithItsStatus) {
   options.keep_going = [&]() -> Status {
     return ++asked < 3 ? Status::Ok() : Status::Cancelled("the fit stopped: the caller went away");
   };
-  StatusOr<MultiplierReport> report = ComputeMultipliers(Make(HandLadder()), options);
+  StatusOr<MultiplierReport> report = ComputeMultipliers(Make(OneSeedLadder(kMinBootstrapUnits)), options);
   ASSERT_FALSE(report.ok());
   EXPECT_EQ(report.status().code(), StatusCode::kCancelled);
   EXPECT_EQ(asked, 3);
