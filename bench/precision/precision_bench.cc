@@ -590,7 +590,7 @@ int main(int argc, char** argv) {
                     << Format("%g", setting.rho) << " | " << setting.seeds << " | " << setting.rungs << " | "
                     << estimator << " | L" << rung << (interior ? "" : " (ext)") << " | " << cell.defined << "/"
                     << cell.studies << " | " << cell.with_interval << " | " << coverage << " | "
-                    << Opt(cell.WidthMedian(), "%.3f") << " | " << Opt(cell.WidthMean(), "%.3f") << " | " << bias
+                    << Opt(cell.WidthMedian(), "%.3f") << " | " << Opt(cell.WidthMean(), "%.3g") << " | " << bias
                     << " | " << Opt(cell.RmseLog(), "%.4f") << " | " << verdict_text(s, estimator, rung) << " |\n";
         }
       }
