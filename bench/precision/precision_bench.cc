@@ -553,7 +553,7 @@ int main(int argc, char** argv) {
                     << cell.LevelText() << "," << Opt(cell.WidthMedian(), "%.5g") << ","
                     << Opt(cell.WidthMean(), "%.5g") << "," << Opt(cell.BiasLog(), "%.6f") << ","
                     << Opt(cell.BiasLogSe(), "%.6f") << "," << Opt(cell.Bias(), "%.6f") << ","
-                    << Opt(cell.RmseLog(), "%.5f") << "," << verdict_text(s, estimator, rung) << "\n";
+                    << Opt(cell.RmseLog(), "%.5f") << ",\"" << verdict_text(s, estimator, rung) << "\"\n";
         }
       }
     }
