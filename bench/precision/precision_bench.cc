@@ -304,7 +304,7 @@ struct Cell {
     for (double r : log_ratios) squares += r * r;
     return std::sqrt(squares / log_ratios.size());
   }
-  // The level the intervals stated (the first seen; several are listed by LevelText).
+  // The levels the intervals stated, "/"-separated (one, unless the report mixes levels).
   std::string LevelText() const {
     std::string text;
     for (double level : levels) text += (text.empty() ? "" : "/") + Format("%g", level);
