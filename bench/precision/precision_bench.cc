@@ -1,0 +1,614 @@
+// bench/precision/precision_bench.cc
+//
+// rung-bench-precision: coverage, width and bias of the compute multipliers that
+// rung::fit::ComputeMultipliers (sweeps/fit/compute_multipliers.h) reports, on synthetic ladders whose
+// multiplier is known. Each study is one ladder (a baseline and a variant, K rungs, n seeds) and one
+// call of ComputeMultipliers, as it is; the benchmark reads the variant's rows of the report (every
+// estimator the report has, by MultiplierRow::estimator) and measures nothing the report does not
+// give (no interval of its own, e.g. none from the paired per-seed multipliers).
+//
+// The model (docs/science.md section 6: CM = C_base / C_var):
+//   rungs      C_k = C0 * spacing^k, k = 0..K-1 (defaults C0 = 1e15 FLOPs, spacing 10), labels L0..L{K-1}
+//   baseline   L_b(C) = E + A * C^(-alpha), two surfaces:
+//                paper  E = 1.5, A = 30, alpha = 0.15
+//                steep  E = 1.5, alpha = 0.3, A such that L_b(C0) is the paper surface's L_b(C0)
+//   variant    L_v(C) = L_b(M * C): the true multiplier is M at every rung (default M = 1.05)
+//   noise      per seed s = 1..n and rung k, u_{s,k} ~ N(0, rho sigma^2) shared by both variants, and
+//              e_{v,s,k} ~ N(0, (1 - rho) sigma^2) for each variant on its own; one run (variant, rung,
+//              seed) is one ladder point with loss L(C_k) + u + e, label Lk, seed s.
+//   ComputeMultipliers options: baseline "baseline", shared-E and free-E power laws on, fixed E only
+//   with --fixed-e, no E-sensitivity table (not measured), interval_level --level (0.95),
+//   bootstrap --bootstrap (0: whatever intervals the report gives without one), the bootstrap's seed
+//   derived from the study's.
+//
+// Settings grid (the full run): surface {paper, steep} x sigma {0.003, 0.01, 0.02} nats x
+// rho {0, 0.5, 0.9} x seeds {2, 3, 5, 8} x rungs {3, 4, 6}, 400 studies each. --quick: paper and
+// steep, sigma 0.01, rho 0.5, 3 seeds, 4 rungs, 200 studies (each dimension still overridable; with
+// --bootstrap 0 it is meant to take under a minute on 2 cores).
+//
+// Per setting, estimator and rung (the variant's rows): studies; studies whose multiplier is defined;
+// coverage of M by MultiplierRow::interval among the studies whose row has an interval (the studies
+// without one counted apart), with its Monte Carlo standard error; median and mean interval width
+// (high - low) / M; bias, the mean of ln(CM_hat / M) with its standard error, printed as
+// exp(mean) - 1; RMSE of ln CM_hat against ln M. Studies whose ComputeMultipliers returned an error are
+// counted as errors (and the first message printed).
+//
+// Interior rungs: the variant's rungs whose noise-free loss L_v(C_k) the baseline's noise-free points
+// bracket, L_b(C_{K-1}) <= L_v(C_k) <= L_b(C_0); for 1 < M < spacing that is L0..L{K-2} (the top rung's
+// variant loss is below everything the baseline reached: an extrapolation). Decided from the model,
+// not from each study's noisy points, so that which rows count does not depend on the noise.
+//
+// Pass rule (--check exits 1 if a setting with >= 3 seeds fails it, and prints which): at every
+// interior rung, for every estimator measured (--estimators),
+//   coverage of M within [level - 0.025, level + 0.025], i.e. [0.925, 0.975] at the stated 0.95
+//     (no study with an interval fails);
+//   bias |exp(mean ln(CM_hat / M)) - 1| <= 0.2% (stated for a true 5% multiplier at 10x spacing).
+// Both are point estimates over the studies: a calibrated interval's coverage over 400 studies has a
+// Monte Carlo standard error of about 0.011, and the bias its printed standard error; the table prints
+// both so that a failure can be told from Monte Carlo noise.
+//
+// Determinism: each study's generator is std::mt19937_64 seeded from a hash (FNV-1a, then SplitMix64)
+// of the setting's text and the study's index; the noise is std::normal_distribution<double>, drawn in
+// a fixed order (seed, rung: u, baseline e, variant e). Results do not depend on --threads; across
+// standard libraries the normal draws may differ (the distribution's algorithm is theirs).
+//
+// Run (build: ninja -C build rung-bench-precision):
+//   build/bin/rung-bench-precision --quick                               # no bootstrap: intervals only if the report gives them
+//   build/bin/rung-bench-precision --quick --bootstrap 200
+//   build/bin/rung-bench-precision --seeds 3,5 --rungs 4 --sigma 0.01 --rho 0,0.9 --bootstrap 200 --check
+//   build/bin/rung-bench-precision --format csv > precision.csv          # the full grid, every rung
+// Options restricting the grid: --surfaces, --sigma, --rho, --seeds, --rungs (comma-separated);
+// --studies, --multiplier, --spacing, --c0, --estimators, --all-rungs (the table shows interior rungs
+// only unless given; the CSV always has every rung), --threads (default: the online cores).
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "core/common/command_line.h"
+#include "sweeps/fit/compute_multipliers.h"
+#include "sweeps/fit/ladder_results.h"
+
+namespace rung {
+namespace {
+
+constexpr double kPaperE = 1.5;
+constexpr double kPaperA = 30;
+constexpr double kPaperAlpha = 0.15;
+constexpr double kSteepAlpha = 0.3;
+constexpr double kCoverageBand = 0.025;  // coverage within level +- this
+constexpr double kBiasLimit = 0.002;     // |exp(mean ln ratio) - 1|
+constexpr int kCheckMinSeeds = 3;
+
+std::string Format(const char* format, double value) {
+  char text[64];
+  std::snprintf(text, sizeof(text), format, value);
+  return text;
+}
+
+// L = E + A C^-alpha.
+struct Surface {
+  std::string name;
+  double e = 0;
+  double a = 0;
+  double alpha = 0;
+  double Loss(double compute) const { return e + a * std::pow(compute, -alpha); }
+};
+
+std::optional<Surface> SurfaceNamed(const std::string& name, double c0) {
+  if (name == "paper") return Surface{name, kPaperE, kPaperA, kPaperAlpha};
+  if (name == "steep") {
+    // The same loss at C0 as the paper surface: A C0^-0.3 = 30 C0^-0.15.
+    return Surface{name, kPaperE, kPaperA * std::pow(c0, kSteepAlpha - kPaperAlpha), kSteepAlpha};
+  }
+  return std::nullopt;
+}
+
+struct Model {
+  double multiplier = 1.05;
+  double spacing = 10;
+  double c0 = 1e15;
+};
+
+struct Setting {
+  Surface surface;
+  double sigma = 0;
+  double rho = 0;
+  int seeds = 0;
+  int rungs = 0;
+
+  std::string Text(const Model& model) const {
+    return "surface=" + surface.name + " sigma=" + Format("%.17g", sigma) + " rho=" + Format("%.17g", rho) +
+           " seeds=" + std::to_string(seeds) + " rungs=" + std::to_string(rungs) +
+           " M=" + Format("%.17g", model.multiplier) + " spacing=" + Format("%.17g", model.spacing) +
+           " c0=" + Format("%.17g", model.c0);
+  }
+  double Compute(const Model& model, int rung) const { return model.c0 * std::pow(model.spacing, rung); }
+  // The variant's rung is interior when the baseline's noise-free points bracket its noise-free loss.
+  bool Interior(const Model& model, int rung) const {
+    const double loss = surface.Loss(model.multiplier * Compute(model, rung));
+    return loss <= surface.Loss(Compute(model, 0)) && loss >= surface.Loss(Compute(model, rungs - 1));
+  }
+};
+
+uint64_t SplitMix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+uint64_t Fnv1a(const std::string& text) {
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 0x100000001b3ULL;
+  }
+  return hash;
+}
+
+uint64_t StudySeed(const std::string& setting_text, int study) {
+  return SplitMix64(Fnv1a(setting_text) ^ SplitMix64(static_cast<uint64_t>(study)));
+}
+
+// One study's ladder: baseline and variant, every rung, every seed.
+fit::LadderResults MakeLadder(const Setting& setting, const Model& model, uint64_t seed) {
+  std::mt19937_64 generator(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  const double shared_sd = std::sqrt(setting.rho) * setting.sigma;
+  const double own_sd = std::sqrt(1 - setting.rho) * setting.sigma;
+  fit::LadderResults ladder;
+  ladder.source = "precision-bench";
+  for (int s = 1; s <= setting.seeds; ++s) {
+    for (int k = 0; k < setting.rungs; ++k) {
+      const double compute = setting.Compute(model, k);
+      const std::string label = "L" + std::to_string(k);
+      const double u = shared_sd * normal(generator);
+      const double e_base = own_sd * normal(generator);
+      const double e_var = own_sd * normal(generator);
+      ladder.runs.push_back({"baseline", label, compute, setting.surface.Loss(compute) + u + e_base, s, std::nullopt,
+                             ""});
+      ladder.runs.push_back({"variant", label, compute,
+                             setting.surface.Loss(model.multiplier * compute) + u + e_var, s, std::nullopt, ""});
+    }
+  }
+  return ladder;
+}
+
+// What one variant row of one study gave.
+struct RowOutcome {
+  std::string estimator;
+  int rung = 0;
+  std::optional<double> log_ratio;  // ln(CM_hat / M)
+  bool has_interval = false;
+  bool covered = false;
+  double width = 0;  // (high - low) / M
+  double level = 0;
+};
+
+struct StudyOutcome {
+  std::string error;  // ComputeMultipliers' status, when not OK
+  std::vector<RowOutcome> rows;
+};
+
+struct RunOptions {
+  int bootstrap = 0;
+  double level = 0.95;
+  std::optional<double> fixed_e;
+  std::set<std::string> estimators;  // empty: all
+};
+
+StudyOutcome RunStudy(const Setting& setting, const Model& model, const RunOptions& run, int study) {
+  const uint64_t seed = StudySeed(setting.Text(model), study);
+  const fit::LadderResults ladder = MakeLadder(setting, model, seed);
+  fit::MultiplierOptions options;
+  options.baseline = "baseline";
+  options.fixed_e = run.fixed_e;
+  // Estimators left out by --estimators are not computed either (each is computed on its own, from
+  // the same bootstrap draws, so leaving one out changes no other).
+  auto wanted = [&](const char* name) { return run.estimators.empty() || run.estimators.count(name) > 0; };
+  options.shared_e = wanted("power_law_shared_e");
+  options.free_e = wanted("power_law_free_e");
+  if (!wanted("power_law_fixed_e")) options.fixed_e.reset();
+  options.e_sensitivity = false;
+  options.bootstrap = run.bootstrap;
+  options.seed = SplitMix64(seed ^ 0x5bd1e995ULL);
+  options.interval_level = run.level;
+  StudyOutcome outcome;
+  StatusOr<fit::MultiplierReport> report = fit::ComputeMultipliers(ladder, options);
+  if (!report.ok()) {
+    outcome.error = report.status().message();
+    return outcome;
+  }
+  for (const fit::MultiplierRow& row : report->rows) {
+    if (row.variant != "variant") continue;
+    RowOutcome one;
+    one.estimator = fit::EstimatorName(row.estimator);
+    if (!run.estimators.empty() && !run.estimators.count(one.estimator)) continue;
+    one.rung = std::stoi(row.label.substr(1));
+    if (row.multiplier && *row.multiplier > 0 && std::isfinite(*row.multiplier)) {
+      one.log_ratio = std::log(*row.multiplier / model.multiplier);
+    }
+    if (row.interval) {
+      one.has_interval = true;
+      one.covered = row.interval->low <= model.multiplier && model.multiplier <= row.interval->high;
+      one.width = (row.interval->high - row.interval->low) / model.multiplier;
+      one.level = row.interval->level;
+    }
+    outcome.rows.push_back(std::move(one));
+  }
+  return outcome;
+}
+
+// Everything measured for one (setting, estimator, rung).
+struct Cell {
+  int studies = 0;
+  int defined = 0;
+  int with_interval = 0;
+  int covered = 0;
+  std::vector<double> widths;
+  std::vector<double> log_ratios;
+  std::set<double> levels;
+
+  double Coverage() const { return with_interval ? static_cast<double>(covered) / with_interval : NAN; }
+  double CoverageSe() const {
+    const double p = Coverage();
+    return with_interval ? std::sqrt(p * (1 - p) / with_interval) : NAN;
+  }
+  double WidthMedian() const {
+    if (widths.empty()) return NAN;
+    std::vector<double> sorted = widths;
+    std::sort(sorted.begin(), sorted.end());
+    const size_t n = sorted.size();
+    return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  }
+  double WidthMean() const {
+    if (widths.empty()) return NAN;
+    double sum = 0;
+    for (double w : widths) sum += w;
+    return sum / widths.size();
+  }
+  double BiasLog() const {
+    if (log_ratios.empty()) return NAN;
+    double sum = 0;
+    for (double r : log_ratios) sum += r;
+    return sum / log_ratios.size();
+  }
+  double BiasLogSe() const {
+    const size_t n = log_ratios.size();
+    if (n < 2) return NAN;
+    const double mean = BiasLog();
+    double squares = 0;
+    for (double r : log_ratios) squares += (r - mean) * (r - mean);
+    return std::sqrt(squares / (n - 1) / n);
+  }
+  double Bias() const { return std::expm1(BiasLog()); }  // exp(mean ln ratio) - 1
+  double RmseLog() const {
+    if (log_ratios.empty()) return NAN;
+    double squares = 0;
+    for (double r : log_ratios) squares += r * r;
+    return std::sqrt(squares / log_ratios.size());
+  }
+  // The levels the intervals stated, "/"-separated (one, unless the report mixes levels).
+  std::string LevelText() const {
+    std::string text;
+    for (double level : levels) text += (text.empty() ? "" : "/") + Format("%g", level);
+    return text;
+  }
+};
+
+struct SettingResult {
+  Setting setting;
+  int errors = 0;
+  std::string first_error;
+  // estimator -> rung -> cell, estimators in the order the report gave them.
+  std::vector<std::string> estimator_order;
+  std::map<std::string, std::map<int, Cell>> cells;
+};
+
+// Why a cell fails the pass rule ("" when it passes).
+std::string CellFailure(const Cell& cell, double level) {
+  std::string why;
+  if (cell.with_interval == 0) {
+    why = "no study had an interval";
+  } else {
+    const double coverage = cell.Coverage();
+    if (!(coverage >= level - kCoverageBand - 1e-12 && coverage <= level + kCoverageBand + 1e-12)) {
+      why = "coverage " + Format("%.3f", coverage) + " outside [" + Format("%.3f", level - kCoverageBand) + ", " +
+            Format("%.3f", level + kCoverageBand) + "]";
+    }
+  }
+  if (cell.log_ratios.empty()) {
+    why += std::string(why.empty() ? "" : "; ") + "no defined multiplier";
+  } else if (!(std::fabs(cell.Bias()) <= kBiasLimit)) {
+    why += std::string(why.empty() ? "" : "; ") + "bias " + Format("%+.2f%%", 100 * cell.Bias()) + " beyond 0.2%" +
+           " (se " + Format("%.2f%%", 100 * cell.BiasLogSe()) + ")";
+  }
+  return why;
+}
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    if (comma > start) out.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::string Opt(double value, const char* format) { return std::isnan(value) ? "" : Format(format, value); }
+
+}  // namespace
+}  // namespace rung
+
+int main(int argc, char** argv) {
+  using namespace rung;
+  CLI::App app{"rung-bench-precision: coverage, width and bias of ComputeMultipliers' estimators and intervals "
+               "on synthetic ladders with a known multiplier"};
+  std::vector<std::string> surfaces = {"paper", "steep"};
+  std::vector<double> sigmas = {0.003, 0.01, 0.02};
+  std::vector<double> rhos = {0, 0.5, 0.9};
+  std::vector<int> seed_counts = {2, 3, 5, 8};
+  std::vector<int> rung_counts = {3, 4, 6};
+  int studies = 400;
+  Model model;
+  RunOptions run;
+  std::string estimators_text;
+  std::optional<double> fixed_e;
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  int threads = online > 0 ? static_cast<int>(online) : 1;
+  bool quick = false;
+  std::string format = "table";
+  bool check = false;
+  bool all_rungs = false;
+
+  CLI::Option* surfaces_option =
+      app.add_option("--surfaces", surfaces, "Loss surfaces: paper, steep")->delimiter(',');
+  CLI::Option* sigma_option =
+      app.add_option("--sigma", sigmas, "Noise sd per run, nats")->delimiter(',')->check(PositiveNumberCheck(true));
+  CLI::Option* rho_option = app.add_option("--rho", rhos, "Share of the noise variance common to both variants "
+                                                          "(same seed and rung), in [0, 1]")
+                                ->delimiter(',')
+                                ->check(CLI::Range(0.0, 1.0));
+  CLI::Option* seeds_option =
+      app.add_option("--seeds", seed_counts, "Seeds per ladder point")->delimiter(',')->check(CLI::Range(1, 1000));
+  CLI::Option* rungs_option =
+      app.add_option("--rungs", rung_counts, "Ladder points (rungs)")->delimiter(',')->check(CLI::Range(2, 100));
+  CLI::Option* studies_option =
+      app.add_option("--studies", studies, "Studies per setting")->check(CLI::Range(1, 10'000'000));
+  app.add_option("--bootstrap", run.bootstrap,
+                 "MultiplierOptions::bootstrap (0: the intervals the report gives without a bootstrap)")
+      ->check(CLI::Range(0, static_cast<int>(fit::kMaxBootstrapReplicates)));
+  app.add_option("--level", run.level, "MultiplierOptions::interval_level")->check(CLI::Range(0.5, 0.999));
+  app.add_option("--multiplier", model.multiplier, "True multiplier M")->check(PositiveNumberCheck());
+  app.add_option("--spacing", model.spacing, "Compute ratio of neighbouring rungs")->check(CLI::Range(1.0001, 1e6));
+  app.add_option("--c0", model.c0, "Compute of the lowest rung, FLOPs")->check(PositiveNumberCheck());
+  app.add_option("--fixed-e", fixed_e, "Also the power_law_fixed_e estimator at this E (nats)")
+      ->check(PositiveNumberCheck(true));
+  app.add_option("--estimators", estimators_text,
+                 "Estimators to measure, comma-separated (default: every one the report has)");
+  app.add_option("--threads", threads, "Worker threads over studies (default: the online cores)")
+      ->check(CLI::Range(1, 1024));
+  app.add_flag("--quick", quick,
+               "A few settings (paper and steep, sigma 0.01, rho 0.5, 3 seeds, 4 rungs), 200 studies");
+  app.add_option("--format", format, "table (markdown) or csv")->check(CLI::IsMember({"table", "csv"}));
+  app.add_flag("--check", check, "Exit 1 if a setting with >= 3 seeds fails the pass rule; print which");
+  app.add_flag("--all-rungs", all_rungs, "The table shows every rung, not only the interior ones");
+  if (const std::optional<int> stop = ParseCommandLine(app, argc, argv)) return *stop;
+
+  if (quick) {
+    if (surfaces_option->count() == 0) surfaces = {"paper", "steep"};
+    if (sigma_option->count() == 0) sigmas = {0.01};
+    if (rho_option->count() == 0) rhos = {0.5};
+    if (seeds_option->count() == 0) seed_counts = {3};
+    if (rungs_option->count() == 0) rung_counts = {4};
+    if (studies_option->count() == 0) studies = 200;
+  }
+  run.fixed_e = fixed_e;
+  for (const std::string& name : SplitList(estimators_text)) run.estimators.insert(name);
+
+  std::vector<Setting> settings;
+  for (const std::string& name : surfaces) {
+    std::optional<Surface> surface = SurfaceNamed(name, model.c0);
+    if (!surface) {
+      std::cerr << "rung-bench-precision: --surfaces: unknown surface '" << name << "' (paper, steep)\n";
+      return kExitBadUsage;
+    }
+    for (double sigma : sigmas)
+      for (double rho : rhos)
+        for (int seeds : seed_counts)
+          for (int rungs : rung_counts) settings.push_back({*surface, sigma, rho, seeds, rungs});
+  }
+
+  // Every (setting, study) is a job; results land in their own slots, so the order of completion
+  // does not matter.
+  const size_t jobs = settings.size() * static_cast<size_t>(studies);
+  std::vector<StudyOutcome> outcomes(jobs);
+  std::atomic<size_t> next{0};
+  std::atomic<size_t> done{0};
+  std::mutex progress_mutex;
+  const auto start = std::chrono::steady_clock::now();
+  auto worker = [&] {
+    for (size_t job = next++; job < jobs; job = next++) {
+      const Setting& setting = settings[job / studies];
+      outcomes[job] = RunStudy(setting, model, run, static_cast<int>(job % studies));
+      const size_t finished = ++done;
+      const size_t step = std::max<size_t>(1, jobs / 10);
+      if (finished % step == 0 && finished < jobs) {
+        std::lock_guard<std::mutex> lock(progress_mutex);
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        std::cerr << "rung-bench-precision: " << finished << " of " << jobs << " studies, "
+                  << Format("%.0f", seconds) << " s\n";
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  const int used_threads = static_cast<int>(std::min<size_t>(static_cast<size_t>(threads), std::max<size_t>(1, jobs)));
+  for (int t = 0; t < used_threads; ++t) pool.emplace_back(worker);
+  for (std::thread& thread : pool) thread.join();
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  std::vector<SettingResult> results;
+  for (size_t s = 0; s < settings.size(); ++s) {
+    SettingResult result;
+    result.setting = settings[s];
+    for (int study = 0; study < studies; ++study) {
+      const StudyOutcome& outcome = outcomes[s * studies + study];
+      if (!outcome.error.empty()) {
+        if (result.errors++ == 0) result.first_error = outcome.error;
+        continue;
+      }
+      for (const RowOutcome& row : outcome.rows) {
+        if (!result.cells.count(row.estimator)) result.estimator_order.push_back(row.estimator);
+        Cell& cell = result.cells[row.estimator][row.rung];
+        ++cell.studies;
+        if (row.log_ratio) {
+          ++cell.defined;
+          cell.log_ratios.push_back(*row.log_ratio);
+        }
+        if (row.has_interval) {
+          ++cell.with_interval;
+          if (row.covered) ++cell.covered;
+          cell.widths.push_back(row.width);
+          cell.levels.insert(row.level);
+        }
+      }
+    }
+    results.push_back(std::move(result));
+  }
+
+  // The pass rule, setting by setting.
+  std::vector<std::string> failures;
+  std::map<std::pair<size_t, std::string>, std::map<int, std::string>> verdicts;  // (setting, estimator) -> rung
+  for (size_t s = 0; s < results.size(); ++s) {
+    const SettingResult& result = results[s];
+    const Setting& setting = result.setting;
+    if (setting.seeds < kCheckMinSeeds) continue;
+    const std::string where = result.setting.surface.name + " sigma=" + Format("%g", setting.sigma) +
+                              " rho=" + Format("%g", setting.rho) + " seeds=" + std::to_string(setting.seeds) +
+                              " rungs=" + std::to_string(setting.rungs);
+    if (result.errors > 0) {
+      failures.push_back(where + ": " + std::to_string(result.errors) + " studies failed: " + result.first_error);
+    }
+    if (result.cells.empty()) failures.push_back(where + ": no rows measured");
+    for (const std::string& estimator : result.estimator_order) {
+      for (const auto& [rung, cell] : result.cells.at(estimator)) {
+        if (!setting.Interior(model, rung)) continue;
+        const std::string why = CellFailure(cell, run.level);
+        verdicts[{s, estimator}][rung] = why;
+        if (!why.empty()) failures.push_back(where + " " + estimator + " L" + std::to_string(rung) + ": " + why);
+      }
+    }
+  }
+  auto verdict_text = [&](size_t s, const std::string& estimator, int rung) -> std::string {
+    const Setting& setting = results[s].setting;
+    if (!setting.Interior(model, rung)) return "";
+    if (setting.seeds < kCheckMinSeeds) return "n/a";
+    auto it = verdicts.find({s, estimator});
+    if (it == verdicts.end() || !it->second.count(rung)) return "n/a";
+    const std::string& why = it->second.at(rung);
+    if (why.empty()) return "yes";
+    std::string what;
+    if (why.find("coverage") != std::string::npos || why.find("interval") != std::string::npos) what = "coverage";
+    if (why.find("bias") != std::string::npos || why.find("defined") != std::string::npos)
+      what += std::string(what.empty() ? "" : ", ") + "bias";
+    return "no (" + what + ")";
+  };
+
+  if (format == "csv") {
+    std::cout << "surface,sigma,rho,seeds,rungs,multiplier,spacing,c0,bootstrap,estimator,rung,interior,studies,"
+                 "errors,defined,with_interval,without_interval,covered,coverage,coverage_se,level,width_median,"
+                 "width_mean,bias_ln,bias_ln_se,bias,rmse_ln,pass\n";
+    for (size_t s = 0; s < results.size(); ++s) {
+      const SettingResult& result = results[s];
+      const Setting& setting = result.setting;
+      for (const std::string& estimator : result.estimator_order) {
+        for (const auto& [rung, cell] : result.cells.at(estimator)) {
+          std::cout << setting.surface.name << "," << Format("%g", setting.sigma) << "," << Format("%g", setting.rho)
+                    << "," << setting.seeds << "," << setting.rungs << "," << Format("%g", model.multiplier) << ","
+                    << Format("%g", model.spacing) << "," << Format("%g", model.c0) << "," << run.bootstrap << ","
+                    << estimator << ",L" << rung << "," << (setting.Interior(model, rung) ? 1 : 0) << ","
+                    << cell.studies << "," << result.errors << "," << cell.defined << "," << cell.with_interval
+                    << "," << cell.studies - cell.with_interval << "," << cell.covered << ","
+                    << Opt(cell.Coverage(), "%.4f") << "," << Opt(cell.CoverageSe(), "%.4f") << ","
+                    << cell.LevelText() << "," << Opt(cell.WidthMedian(), "%.5g") << ","
+                    << Opt(cell.WidthMean(), "%.5g") << "," << Opt(cell.BiasLog(), "%.6f") << ","
+                    << Opt(cell.BiasLogSe(), "%.6f") << "," << Opt(cell.Bias(), "%.6f") << ","
+                    << Opt(cell.RmseLog(), "%.5f") << ",\"" << verdict_text(s, estimator, rung) << "\"\n";
+        }
+      }
+    }
+  } else {
+    std::cout << "rung-bench-precision: M = " << Format("%g", model.multiplier) << ", spacing "
+              << Format("%g", model.spacing) << ", C0 = " << Format("%g", model.c0) << " FLOPs; " << studies
+              << " studies per setting; bootstrap " << run.bootstrap << "; level " << Format("%g", run.level)
+              << "; " << used_threads << " threads; " << Format("%.1f", elapsed) << " s\n";
+    std::cout << "surfaces: paper E=1.5 A=30 alpha=0.15; steep E=1.5 A="
+              << Format("%.4g", SurfaceNamed("steep", model.c0)->a) << " alpha=0.3 (same loss at C0)\n";
+    std::cout << "pass rule (settings with >= 3 seeds, interior rungs): coverage in ["
+              << Format("%.3f", run.level - kCoverageBand) << ", " << Format("%.3f", run.level + kCoverageBand)
+              << "], |bias| <= 0.2%; interior: the variant's rungs whose noise-free loss the baseline's "
+                 "noise-free points bracket"
+              << (all_rungs ? "" : " (only these shown)") << "\n\n";
+    std::cout << "| surface | sigma | rho | seeds | rungs | estimator | rung | defined | with interval | coverage "
+                 "(+-se) | width median | width mean | bias (+-se) | RMSE ln | pass |\n"
+              << "|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
+    for (size_t s = 0; s < results.size(); ++s) {
+      const SettingResult& result = results[s];
+      const Setting& setting = result.setting;
+      for (const std::string& estimator : result.estimator_order) {
+        for (const auto& [rung, cell] : result.cells.at(estimator)) {
+          const bool interior = setting.Interior(model, rung);
+          if (!interior && !all_rungs) continue;
+          const std::string coverage =
+              cell.with_interval ? Format("%.3f", cell.Coverage()) + " (" + Format("%.3f", cell.CoverageSe()) + ")"
+                                 : "-";
+          const std::string bias =
+              cell.log_ratios.empty()
+                  ? "-"
+                  : Format("%+.2f%%", 100 * cell.Bias()) + " (" + Opt(100 * cell.BiasLogSe(), "%.2f%%") + ")";
+          std::cout << "| " << setting.surface.name << " | " << Format("%g", setting.sigma) << " | "
+                    << Format("%g", setting.rho) << " | " << setting.seeds << " | " << setting.rungs << " | "
+                    << estimator << " | L" << rung << (interior ? "" : " (ext)") << " | " << cell.defined << "/"
+                    << cell.studies << " | " << cell.with_interval << " | " << coverage << " | "
+                    << Opt(cell.WidthMedian(), "%.3f") << " | " << Opt(cell.WidthMean(), "%.3g") << " | " << bias
+                    << " | " << Opt(cell.RmseLog(), "%.4f") << " | " << verdict_text(s, estimator, rung) << " |\n";
+        }
+      }
+      if (result.errors > 0) {
+        std::cout << "| " << setting.surface.name << " | " << Format("%g", setting.sigma) << " | "
+                  << Format("%g", setting.rho) << " | " << setting.seeds << " | " << setting.rungs
+                  << " | errors: " << result.errors << " studies (" << result.first_error
+                  << ") | | | | | | | | | |\n";
+      }
+    }
+  }
+  std::cerr << "rung-bench-precision: " << jobs << " studies in " << Format("%.1f", elapsed) << " s on "
+            << used_threads << " threads\n";
+  if (check) {
+    for (const std::string& failure : failures) std::cerr << "FAIL " << failure << "\n";
+    std::cerr << "rung-bench-precision: pass rule " << (failures.empty() ? "met" : "not met") << " ("
+              << failures.size() << " failures)\n";
+    return failures.empty() ? 0 : 1;
+  }
+  return 0;
+}
