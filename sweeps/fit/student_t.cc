@@ -9,12 +9,12 @@
 namespace rung::fit {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kEpsilon = std::numeric_limits<double>::epsilon();
-constexpr double kPi = 3.14159265358979323846264338327950288;
-constexpr double kLogTwoPi = 1.83787706640934548356065947281123527;
-constexpr double kSqrtHalf = 0.707106781186547524400844362104849039;
+constexpr double kStudentTNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kStudentTInf = std::numeric_limits<double>::infinity();
+constexpr double kStudentTEpsilon = std::numeric_limits<double>::epsilon();
+constexpr double kStudentTPi = 3.14159265358979323846264338327950288;
+constexpr double kStudentTLogTwoPi = 1.83787706640934548356065947281123527;
+constexpr double kStudentTSqrtHalf = 0.707106781186547524400844362104849039;
 
 // log(1 + u) - u, without the cancellation of the two for small |u|. Through s = u / (2 + u),
 // log(1 + u) = 2 atanh(s) and 2 s - u = -s u, so log(1 + u) - u = -s u + 2 (s^3/3 + s^5/5 + ...);
@@ -28,7 +28,7 @@ double BetaLog1pMinusX(double u) {
   for (int k = 3; k < 40; k += 2) {
     double next = term / k;
     sum += next;
-    if (std::fabs(next) <= std::fabs(sum) * kEpsilon * 0.25) break;
+    if (std::fabs(next) <= std::fabs(sum) * kStudentTEpsilon * 0.25) break;
     term *= s2;
   }
   return -s * u + 2 * sum;
@@ -52,7 +52,7 @@ double BetaStirlingCorrection(double z) {
     series = series * r2 + 1.0 / 12;
     return series * r;
   }
-  return std::lgamma(z) - ((z - 0.5) * std::log(z) - z + 0.5 * kLogTwoPi);
+  return std::lgamma(z) - ((z - 0.5) * std::log(z) - z + 0.5 * kStudentTLogTwoPi);
 }
 
 // ln(x^a y^b / B(a, b)), y = 1 - x given separately, lambda = a y - b x. With c = a + b, Gamma
@@ -87,7 +87,7 @@ double BetaLogPowerTerms(double a, double b, double x, double y, double log_x, d
   }
   double small = std::min(a, b);
   double large = std::max(a, b);
-  double log_scale = 0.5 * (std::log(small) + std::log(large / c) - kLogTwoPi);
+  double log_scale = 0.5 * (std::log(small) + std::log(large / c) - kStudentTLogTwoPi);
   double correction = BetaStirlingCorrection(c) - BetaStirlingCorrection(a) - BetaStirlingCorrection(b);
   return log_scale + (exponent + linear) + correction;
 }
@@ -125,9 +125,9 @@ double BetaContinuedFractionDenominator(double a, double b, double x, double y, 
     d_term = 1 / d_term;
     double delta = c_term * d_term;
     g *= delta;
-    if (std::fabs(delta - 1) <= kEpsilon) return g;
+    if (std::fabs(delta - 1) <= kStudentTEpsilon) return g;
   }
-  return kNaN;
+  return kStudentTNaN;
 }
 
 // I_x(a, b) by the fraction, on the side given: lambda = a y - b x computed from whichever of x and
@@ -136,7 +136,7 @@ double BetaContinuedFractionDenominator(double a, double b, double x, double y, 
 double BetaDirect(double a, double b, double x, double y, double log_x) {
   double lambda = a > b ? (a + b) * y - b : a - (a + b) * x;
   double denominator = BetaContinuedFractionDenominator(a, b, x, y, lambda);
-  if (!(denominator > 0)) return kNaN;
+  if (!(denominator > 0)) return kStudentTNaN;
   return std::exp(BetaLogPowerTerms(a, b, x, y, log_x, lambda) - std::log(denominator));
 }
 
@@ -160,7 +160,7 @@ BetaPair IncompleteBetaPair(double a, double b, double x, double y, double log_x
     double value = BetaDirect(a, b, x, y, log_x);
     return {value, 1 - value};
   }
-  double complement = BetaDirect(b, a, y, x, kNaN);
+  double complement = BetaDirect(b, a, y, x, kStudentTNaN);
   return {1 - complement, complement};
 }
 
@@ -174,7 +174,7 @@ struct TProbabilities {
 TProbabilities StudentTProbabilities(double t, double df) {
   double magnitude = std::fabs(t);
   if (std::isinf(df)) {
-    return {0.5 * std::erfc(magnitude * kSqrtHalf), std::erf(magnitude * kSqrtHalf)};
+    return {0.5 * std::erfc(magnitude * kStudentTSqrtHalf), std::erf(magnitude * kStudentTSqrtHalf)};
   }
   if (std::isinf(magnitude)) return {0, 1};
   // df so small that df / 2 underflows (df ~ 5e-324): the limit df -> 0, all mass at +-infinity.
@@ -183,7 +183,7 @@ TProbabilities StudentTProbabilities(double t, double df) {
   // own, never as 1 - x. t^2 and df / t^2 kept from overflowing.
   double x;
   double y;
-  double log_x = kNaN;
+  double log_x = kStudentTNaN;
   if (magnitude * magnitude > df) {
     double r = (df / magnitude) / magnitude;  // df / t^2 < 1
     x = r / (1 + r);
@@ -203,9 +203,9 @@ TProbabilities StudentTProbabilities(double t, double df) {
 // the Gamma ratio through Binet's function (Gamma(h + 1/2) / Gamma(h) = sqrt(h) e^(h log1pmx(1/(2h))
 // + mu(h + 1/2) - mu(h)), h = df/2), so that it keeps its digits for large df.
 double StudentTDensity(double t, double df) {
-  if (std::isinf(df)) return std::exp(-0.5 * t * t - 0.5 * kLogTwoPi);
+  if (std::isinf(df)) return std::exp(-0.5 * t * t - 0.5 * kStudentTLogTwoPi);
   double h = 0.5 * df;
-  double log_normaliser = -0.5 * kLogTwoPi + h * BetaLog1pMinusX(0.5 / h) + BetaStirlingCorrection(h + 0.5) -
+  double log_normaliser = -0.5 * kStudentTLogTwoPi + h * BetaLog1pMinusX(0.5 / h) + BetaStirlingCorrection(h + 0.5) -
                           BetaStirlingCorrection(h);
   double magnitude = std::fabs(t);
   double log_kernel;
@@ -262,7 +262,7 @@ struct TQuantileTarget {
   void Evaluate(double t, double* h, double* slope) const {
     TProbabilities probabilities = StudentTProbabilities(t, df);
     double value = tail ? probabilities.tail : probabilities.central;
-    *h = value > 0 ? std::log1p((value - target) / target) : -kInf;
+    *h = value > 0 ? std::log1p((value - target) / target) : -kStudentTInf;
     double density = StudentTDensity(t, df);
     *slope = (tail ? -1.0 : 2.0) * t * density / value;
   }
@@ -275,9 +275,9 @@ struct TQuantileTarget {
 // until one is. Two starting points seed the bracket; the better one starts the steps.
 double SolveTQuantile(const TQuantileTarget& target, double start_a, double start_b) {
   double low = 0;      // the root is above low
-  double high = kInf;  // and below high
-  double best_t = kNaN;
-  double best_h = kInf;
+  double high = kStudentTInf;  // and below high
+  double best_t = kStudentTNaN;
+  double best_h = kStudentTInf;
   double best_slope = 0;
   for (double start : {start_a, start_b}) {
     if (!(start > 0) || !std::isfinite(start)) continue;
@@ -296,17 +296,17 @@ double SolveTQuantile(const TQuantileTarget& target, double start_a, double star
       best_slope = slope;
     }
   }
-  if (std::isnan(best_t)) return kNaN;
+  if (std::isnan(best_t)) return kStudentTNaN;
 
   double t = best_t;
   double h = best_h;
   double slope = best_slope;
   double grow = 1;  // ln-factor of the next step out while the bracket is open on one side
   for (int iteration = 0; iteration < 400; ++iteration) {
-    double step = (std::isfinite(h) && std::isfinite(slope) && slope != 0) ? -h / slope : kNaN;
+    double step = (std::isfinite(h) && std::isfinite(slope) && slope != 0) ? -h / slope : kStudentTNaN;
     // A Newton step this small leaves an error of order step^2 (and the function's rounding): done.
     if (std::fabs(step) < 1e-14) return t * std::exp(step);
-    double next = std::isfinite(step) ? t * std::exp(step) : kNaN;
+    double next = std::isfinite(step) ? t * std::exp(step) : kStudentTNaN;
     bool inside = next > low && next < high;
     if (!inside) {
       if (low > 0 && std::isfinite(high)) {
@@ -315,10 +315,10 @@ double SolveTQuantile(const TQuantileTarget& target, double start_a, double star
       } else {
         grow *= 2;
         next = target.RootAbove(h) ? t * std::exp(grow) : t * std::exp(-grow);
-        if (high < kInf && next >= high) next = std::sqrt(t) * std::sqrt(high);
+        if (high < kStudentTInf && next >= high) next = std::sqrt(t) * std::sqrt(high);
         if (next <= low) next = std::sqrt(t) * std::sqrt(low);
         step = std::log(next / t);
-        if (std::isinf(next)) return kInf;  // the quantile is beyond the largest double
+        if (std::isinf(next)) return kStudentTInf;  // the quantile is beyond the largest double
         if (next == 0) return 0;
       }
     }
@@ -332,7 +332,7 @@ double SolveTQuantile(const TQuantileTarget& target, double start_a, double star
       high = std::min(high, t);
     }
     // The bracket is as narrow as doubles allow: the root is t to within rounding.
-    if (low > 0 && high < kInf && high - low <= 4 * kEpsilon * low) return t;
+    if (low > 0 && high < kStudentTInf && high - low <= 4 * kStudentTEpsilon * low) return t;
   }
   return t;
 }
@@ -353,13 +353,13 @@ double StudentTUpperQuantile(double q, double central, double df) {
   if (df == 1) {
     // Cauchy: t = tan(pi (1/2 - q)) = 1 / tan(pi q); the first form where 1/2 - q is exact and the
     // argument is away from pi/2.
-    return q < 0.25 ? 1 / std::tan(kPi * q) : std::tan(kPi * (0.5 - q));
+    return q < 0.25 ? 1 / std::tan(kStudentTPi * q) : std::tan(kStudentTPi * (0.5 - q));
   }
   if (df == 2) {
     // P(T > t) = (1 - t / sqrt(2 + t^2)) / 2, so t = (1 - 2q) / sqrt(2 q (1 - q)).
     return central / std::sqrt(2 * q * (1 - q));
   }
-  if (0.5 * df == 0) return kInf;  // df ~ 5e-324: every quantile but the median is infinite
+  if (0.5 * df == 0) return kStudentTInf;  // df ~ 5e-324: every quantile but the median is infinite
   double z = NormalUpperQuantileStart(q);
   bool tail = q < 0.25;
   TQuantileTarget target{tail, tail ? q : central, df};
@@ -381,18 +381,18 @@ double StudentTUpperQuantile(double q, double central, double df) {
 }  // namespace
 
 double RegularizedIncompleteBeta(double a, double b, double x) {
-  if (!(a > 0) || !(b > 0) || std::isinf(a) || std::isinf(b) || !(x >= 0 && x <= 1)) return kNaN;
-  return IncompleteBetaPair(a, b, x, 1 - x, kNaN).value;  // 1 - x is exact for x >= 1/2
+  if (!(a > 0) || !(b > 0) || std::isinf(a) || std::isinf(b) || !(x >= 0 && x <= 1)) return kStudentTNaN;
+  return IncompleteBetaPair(a, b, x, 1 - x, kStudentTNaN).value;  // 1 - x is exact for x >= 1/2
 }
 
 double StudentTCdf(double t, double df) {
-  if (std::isnan(t) || !(df > 0)) return kNaN;
+  if (std::isnan(t) || !(df > 0)) return kStudentTNaN;
   TProbabilities probabilities = StudentTProbabilities(t, df);
   return t < 0 ? probabilities.tail : 1 - probabilities.tail;
 }
 
 double StudentTQuantile(double p, double df) {
-  if (!(p > 0 && p < 1) || !(df > 0)) return kNaN;
+  if (!(p > 0 && p < 1) || !(df > 0)) return kStudentTNaN;
   if (p == 0.5) return 0;
   // The smaller tail q and the central probability 1 - 2q, both exact: 1 - p is exact for p >= 1/2,
   // 1 - 2q for q >= 1/4 (and only used there).
@@ -403,19 +403,19 @@ double StudentTQuantile(double p, double df) {
 }
 
 double StudentTTwoSidedPValue(double t, double df) {
-  if (std::isnan(t) || !(df > 0)) return kNaN;
+  if (std::isnan(t) || !(df > 0)) return kStudentTNaN;
   TProbabilities probabilities = StudentTProbabilities(t, df);
   // The smaller of 2 * tail and 1 - central, whichever is computed directly, is the more accurate.
   return probabilities.tail < 0.25 ? 2 * probabilities.tail : 1 - probabilities.central;
 }
 
 std::vector<double> HolmAdjust(const std::vector<double>& p_values) {
-  std::vector<double> adjusted(p_values.size(), kNaN);
+  std::vector<double> adjusted(p_values.size(), kStudentTNaN);
   std::vector<std::size_t> order;
   for (std::size_t index = 0; index < p_values.size(); ++index) {
     double p = p_values[index];
     if (std::isnan(p)) continue;
-    if (!(p >= 0 && p <= 1)) return std::vector<double>(p_values.size(), kNaN);
+    if (!(p >= 0 && p <= 1)) return std::vector<double>(p_values.size(), kStudentTNaN);
     order.push_back(index);
   }
   std::stable_sort(order.begin(), order.end(),
@@ -435,8 +435,8 @@ TInterval MeanTInterval(double mean, double sd, int n, double level) {
   interval.level = level;
   interval.units = n;
   interval.df = n - 1.0;
-  interval.low = kNaN;
-  interval.high = kNaN;
+  interval.low = kStudentTNaN;
+  interval.high = kStudentTNaN;
   if (n < 2 || !(level > 0 && level < 1) || !std::isfinite(mean) || !std::isfinite(sd) || sd < 0) return interval;
   // The upper (1 + level) / 2 quantile as minus the lower (1 - level) / 2 one: 1 - level is exact for
   // level >= 1/2, (1 + level) / 2 would round.
