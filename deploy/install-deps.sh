@@ -16,7 +16,7 @@ packages=(
   r-cran-janeaustenr r-base-core
   libsentencepiece-dev sentencepiece
   libcpp-httplib-dev chromium
-  python3-grpcio python3-protobuf python3-pandas
+  python3-grpcio python3-protobuf python3-pandas python3-scipy
 )
 # `rung dashboard`'s page is bundled at build time with npm (coordinator/dashboard/web): use the
 # node and npm the machine has (a nodejs that ships npm conflicts with Debian's npm), else Debian's.

@@ -4,18 +4,17 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
-#include <numeric>
 #include <vector>
 
 namespace rung::fit {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kEpsilon = std::numeric_limits<double>::epsilon();
-constexpr double kPi = 3.14159265358979323846264338327950288;
-constexpr double kLogTwoPi = 1.83787706640934548356065947281123527;
-constexpr double kSqrtHalf = 0.707106781186547524400844362104849039;
+constexpr double kStudentTNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kStudentTInf = std::numeric_limits<double>::infinity();
+constexpr double kStudentTEpsilon = std::numeric_limits<double>::epsilon();
+constexpr double kStudentTPi = 3.14159265358979323846264338327950288;
+constexpr double kStudentTLogTwoPi = 1.83787706640934548356065947281123527;
+constexpr double kStudentTSqrtHalf = 0.707106781186547524400844362104849039;
 
 // log(1 + u) - u, without the cancellation of the two for small |u|. Through s = u / (2 + u),
 // log(1 + u) = 2 atanh(s) and 2 s - u = -s u, so log(1 + u) - u = -s u + 2 (s^3/3 + s^5/5 + ...);
@@ -29,16 +28,16 @@ double BetaLog1pMinusX(double u) {
   for (int k = 3; k < 40; k += 2) {
     double next = term / k;
     sum += next;
-    if (std::fabs(next) <= std::fabs(sum) * kEpsilon * 0.25) break;
+    if (std::fabs(next) <= std::fabs(sum) * kStudentTEpsilon * 0.25) break;
     term *= s2;
   }
   return -s * u + 2 * sum;
 }
 
 // Binet's function: mu(z) = ln Gamma(z) - ((z - 1/2) ln z - z + ln(2 pi) / 2), so that
-// Gamma(z) = sqrt(2 pi) z^(z - 1/2) e^(-z) e^mu(z). The Stirling series from z = 10 on (its terms
-// decrease below 1e-17 there), std::lgamma below (mu is of order one there, so its absolute error
-// stays a few ulp).
+// Gamma(z) = sqrt(2 pi) z^(z - 1/2) e^(-z) e^mu(z). The Stirling series from z = 10 on (cut after
+// z^-13: the rest is below 3e-17 there), std::lgamma below (mu is of order one there, so its
+// absolute error stays a few ulp).
 double BetaStirlingCorrection(double z) {
   if (z >= 10) {
     double r = 1 / z;
@@ -53,24 +52,44 @@ double BetaStirlingCorrection(double z) {
     series = series * r2 + 1.0 / 12;
     return series * r;
   }
-  return std::lgamma(z) - ((z - 0.5) * std::log(z) - z + 0.5 * kLogTwoPi);
+  return std::lgamma(z) - ((z - 0.5) * std::log(z) - z + 0.5 * kStudentTLogTwoPi);
 }
 
-// ln(x^a y^b / B(a, b)), y = 1 - x, from lambda = a y - b x alone. With c = a + b,
-// Gamma through Binet's function gives
+// ln(x^a y^b / B(a, b)), y = 1 - x given separately, lambda = a y - b x. With c = a + b, Gamma
+// through Binet's function gives
 //   x^a y^b / B(a, b) = sqrt(a b / (2 pi c)) (x c / a)^a (y c / b)^b e^(mu(c) - mu(a) - mu(b)),
-// and x c / a = 1 - lambda / a, y c / b = 1 + lambda / b. The first-order terms of
-// a ln(1 - lambda/a) + b ln(1 + lambda/b) cancel exactly (-lambda + lambda), which leaves
-// a log1pmx(-lambda/a) + b log1pmx(lambda/b): no large terms cancel even for a, b ~ 1e6 or more,
-// where ln Gamma(a) + ... - ln B(a, b) would lose ten digits.
-double BetaLogPowerTerms(double a, double b, double lambda) {
+// where x c / a = 1 - lambda / a and y c / b = 1 + lambda / b. Near the mean (|lambda| small
+// against a, or b) a factor is taken as a ln(1 + u) = a log1pmx(u) + a u, u = -lambda / a: the
+// first-order terms -lambda and +lambda of the two factors then cancel exactly, and no large terms
+// cancel even for a, b ~ 1e6 or more, where ln Gamma(a) + ... - ln B(a, b) would lose ten digits.
+// Away from it, from x (or y) itself: a (ln x + ln(1 + b / a)), which keeps the digits of a tiny x
+// that 1 - lambda / a would lose. log_x, when not NaN, is ln x given by the caller (for an x that
+// underflows).
+double BetaLogPowerTerms(double a, double b, double x, double y, double log_x, double lambda) {
   double c = a + b;
+  if (std::isnan(log_x)) log_x = x < 0.5 ? std::log(x) : std::log1p(-y);
+  double log_y = y < 0.5 ? std::log(y) : std::log1p(-x);
+  double linear = 0;  // the first-order terms, -lambda from a's factor and +lambda from b's
+  double exponent = 0;
+  double u_a = -lambda / a;
+  if (std::fabs(u_a) <= 0.5) {
+    exponent += a * BetaLog1pMinusX(u_a);
+    linear -= lambda;
+  } else {
+    exponent += a * (log_x + std::log1p(b / a));
+  }
+  double u_b = lambda / b;
+  if (std::fabs(u_b) <= 0.5) {
+    exponent += b * BetaLog1pMinusX(u_b);
+    linear += lambda;
+  } else {
+    exponent += b * (log_y + std::log1p(a / b));
+  }
   double small = std::min(a, b);
   double large = std::max(a, b);
-  double log_scale = 0.5 * (std::log(small) + std::log(large / c) - kLogTwoPi);
-  double exponent = a * BetaLog1pMinusX(-lambda / a) + b * BetaLog1pMinusX(lambda / b);
+  double log_scale = 0.5 * (std::log(small) + std::log(large / c) - kStudentTLogTwoPi);
   double correction = BetaStirlingCorrection(c) - BetaStirlingCorrection(a) - BetaStirlingCorrection(b);
-  return log_scale + exponent + correction;
+  return log_scale + (exponent + linear) + correction;
 }
 
 // The continued fraction of DiDonato and Morris (ACM TOMS 708, "bfrac"):
@@ -81,81 +100,67 @@ double BetaLogPowerTerms(double a, double b, double lambda) {
 // with lambda = a y - b x. Unlike the textbook fraction in x alone, whose terms are 1 - (a+b) x / (a+1)
 // and the like, it takes 1 - x from y and lambda: for a large and x near 1 (Student's t with many
 // degrees of freedom) it keeps its digits. Converges fast for lambda >= 0 (x at or below the mean
-// a / (a + b)). Evaluated by the modified Lentz method. Sets *converged.
-double BetaContinuedFraction(double a, double b, double x, double y, double lambda, bool* converged) {
-  constexpr double kTiny = 1e-300;
-  const double tolerance = kEpsilon;
-  // f = b_0 + a_1 / (b_1 + a_2 / (b_2 + ...)) with b_0 = 0, a_1 = 1, b_1 = beta_1.
-  double f = kTiny;
-  double c_term = f;
+// a / (a + b)). Returns the denominator g = beta_1 + alpha_2 / (beta_2 + ...), so that
+// I_x(a, b) = x^a y^b / B(a, b) / g, by the modified Lentz method; NaN when it does not converge.
+// (The denominator rather than the fraction: beta_1 ~ a is tiny for a tiny a, and 1 / beta_1 could
+// overflow where x^a y^b / B(a, b) / beta_1 does not.)
+double BetaContinuedFractionDenominator(double a, double b, double x, double y, double lambda) {
+  constexpr double kTiny = 1e-300;  // stands for an exact 0 (Lentz's guard)
+  double g = a * (lambda + 1) / (a + 1);
+  if (g == 0) g = kTiny;
+  double c_term = g;
   double d_term = 0;
   const long max_terms = 100000 + static_cast<long>(20 * std::sqrt(std::min(a, b)));
-  for (long j = 1; j <= max_terms; ++j) {
-    double a_j;
-    double b_j;
-    if (j == 1) {
-      a_j = 1;
-      b_j = a * (lambda + 1) / (a + 1);
-    } else {
-      double n = static_cast<double>(j - 1);
-      double s = a + 2 * n - 1;
-      a_j = ((a + n - 1) / s) * ((a + b + n - 1) / s) * (n * (b - n)) * x * x;
-      b_j = n + n * (b - n) * x / s + (a + n) / (s + 2) * (lambda + 1 + n * (1 + y));
-    }
-    d_term = b_j + a_j * d_term;
+  for (long term = 1; term <= max_terms; ++term) {
+    double n = static_cast<double>(term);
+    double s = a + 2 * n - 1;
+    // alpha_(n+1) and beta_(n+1), grouped so that no product overflows: (a + b) x and b x stay
+    // moderate where the fraction is used, even for b ~ 1e300.
+    double alpha = ((a + b + n - 1) * x / s) * ((b - n) * x) * (n * ((a + n - 1) / s));
+    double beta = n + n * ((b - n) * x) / s + (a + n) / (s + 2) * (lambda + 1 + n * (1 + y));
+    d_term = beta + alpha * d_term;
     if (std::fabs(d_term) < kTiny) d_term = kTiny;
-    c_term = b_j + a_j / c_term;
+    c_term = beta + alpha / c_term;
     if (std::fabs(c_term) < kTiny) c_term = kTiny;
     d_term = 1 / d_term;
     double delta = c_term * d_term;
-    f *= delta;
-    if (std::fabs(delta - 1) <= tolerance) {
-      *converged = true;
-      return f;
-    }
+    g *= delta;
+    if (std::fabs(delta - 1) <= kStudentTEpsilon) return g;
   }
-  *converged = false;
-  return f;
+  return kStudentTNaN;
 }
 
 // I_x(a, b) by the fraction, on the side given: lambda = a y - b x computed from whichever of x and
-// y leaves the smaller constant to subtract. NaN when the fraction did not converge.
-double BetaDirect(double a, double b, double x, double y) {
+// y leaves the smaller constant to subtract. NaN when the fraction did not converge. log_x as for
+// BetaLogPowerTerms.
+double BetaDirect(double a, double b, double x, double y, double log_x) {
   double lambda = a > b ? (a + b) * y - b : a - (a + b) * x;
-  bool converged = false;
-  double fraction = BetaContinuedFraction(a, b, x, y, lambda, &converged);
-  if (!converged) return kNaN;
-  return std::exp(BetaLogPowerTerms(a, b, lambda)) * fraction;
+  double denominator = BetaContinuedFractionDenominator(a, b, x, y, lambda);
+  if (!(denominator > 0)) return kStudentTNaN;
+  return std::exp(BetaLogPowerTerms(a, b, x, y, log_x, lambda) - std::log(denominator));
 }
 
-// I_x(a, b) and 1 - I_x(a, b), the smaller of the two computed directly: x and y = 1 - x are both
-// given, so that a y near 0 (x rounding to 1) keeps its digits.
+// I_x(a, b) and 1 - I_x(a, b): below the mean a / (a + b) the first by its fraction and the second
+// as 1 minus it, above the mean the other way round (the one computed directly is the smaller of the
+// two but for very skewed parameters). x and y = 1 - x are both given, so that a y near 0 (x
+// rounding to 1) keeps its digits; log_x, when not NaN, is ln x, so that an x below the smallest
+// double keeps its digits too (x is then 0).
 struct BetaPair {
   double value;       // I_x(a, b)
   double complement;  // 1 - I_x(a, b) = I_y(b, a)
 };
 
-BetaPair IncompleteBetaPair(double a, double b, double x, double y) {
-  if (x <= 0) return {0, 1};
+BetaPair IncompleteBetaPair(double a, double b, double x, double y, double log_x) {
+  if (x <= 0 && std::isnan(log_x)) return {0, 1};
   if (y <= 0) return {1, 0};
   // Below the mean a / (a + b) the fraction for I_x(a, b) converges fast; above it, the one for
   // I_y(b, a).
   bool below_mean = a > b ? (a + b) * y - b >= 0 : a - (a + b) * x >= 0;
   if (below_mean) {
-    double value = BetaDirect(a, b, x, y);
-    // A skewed distribution (b tiny) can put I near 1 at its mean, where 1 - I would lose digits:
-    // then the complement from its own fraction, which converges there too.
-    if (value > 0.9) {
-      double complement = BetaDirect(b, a, y, x);
-      if (std::isfinite(complement)) return {1 - complement, complement};
-    }
+    double value = BetaDirect(a, b, x, y, log_x);
     return {value, 1 - value};
   }
-  double complement = BetaDirect(b, a, y, x);
-  if (complement > 0.9) {
-    double value = BetaDirect(a, b, x, y);
-    if (std::isfinite(value)) return {value, 1 - value};
-  }
+  double complement = BetaDirect(b, a, y, x, kStudentTNaN);
   return {1 - complement, complement};
 }
 
@@ -169,23 +174,28 @@ struct TProbabilities {
 TProbabilities StudentTProbabilities(double t, double df) {
   double magnitude = std::fabs(t);
   if (std::isinf(df)) {
-    return {0.5 * std::erfc(magnitude * kSqrtHalf), std::erf(magnitude * kSqrtHalf)};
+    return {0.5 * std::erfc(magnitude * kStudentTSqrtHalf), std::erf(magnitude * kStudentTSqrtHalf)};
   }
   if (std::isinf(magnitude)) return {0, 1};
+  // df so small that df / 2 underflows (df ~ 5e-324): the limit df -> 0, all mass at +-infinity.
+  if (0.5 * df == 0) return {0.5, 0};
   // P(T > |t|) = I_x(df/2, 1/2) / 2 with x = df / (df + t^2); y = t^2 / (df + t^2) computed on its
   // own, never as 1 - x. t^2 and df / t^2 kept from overflowing.
   double x;
   double y;
+  double log_x = kStudentTNaN;
   if (magnitude * magnitude > df) {
     double r = (df / magnitude) / magnitude;  // df / t^2 < 1
     x = r / (1 + r);
     y = 1 / (1 + r);
+    // ln x = ln df - 2 ln |t| - ln(1 + df/t^2), kept where x itself underflows (|t| > 1e150 or so).
+    if (x < 1e-250) log_x = std::log(df) - 2 * std::log(magnitude) - std::log1p(r);
   } else {
     double r = (magnitude / df) * magnitude;  // t^2 / df <= 1
     x = 1 / (1 + r);
     y = r / (1 + r);
   }
-  BetaPair pair = IncompleteBetaPair(0.5 * df, 0.5, x, y);
+  BetaPair pair = IncompleteBetaPair(0.5 * df, 0.5, x, y, log_x);
   return {0.5 * pair.value, pair.complement};
 }
 
@@ -193,9 +203,9 @@ TProbabilities StudentTProbabilities(double t, double df) {
 // the Gamma ratio through Binet's function (Gamma(h + 1/2) / Gamma(h) = sqrt(h) e^(h log1pmx(1/(2h))
 // + mu(h + 1/2) - mu(h)), h = df/2), so that it keeps its digits for large df.
 double StudentTDensity(double t, double df) {
-  if (std::isinf(df)) return std::exp(-0.5 * t * t - 0.5 * kLogTwoPi);
+  if (std::isinf(df)) return std::exp(-0.5 * t * t - 0.5 * kStudentTLogTwoPi);
   double h = 0.5 * df;
-  double log_normaliser = -0.5 * kLogTwoPi + h * BetaLog1pMinusX(0.5 / h) + BetaStirlingCorrection(h + 0.5) -
+  double log_normaliser = -0.5 * kStudentTLogTwoPi + h * BetaLog1pMinusX(0.5 / h) + BetaStirlingCorrection(h + 0.5) -
                           BetaStirlingCorrection(h);
   double magnitude = std::fabs(t);
   double log_kernel;
@@ -252,7 +262,7 @@ struct TQuantileTarget {
   void Evaluate(double t, double* h, double* slope) const {
     TProbabilities probabilities = StudentTProbabilities(t, df);
     double value = tail ? probabilities.tail : probabilities.central;
-    *h = value > 0 ? std::log1p((value - target) / target) : -kInf;
+    *h = value > 0 ? std::log1p((value - target) / target) : -kStudentTInf;
     double density = StudentTDensity(t, df);
     *slope = (tail ? -1.0 : 2.0) * t * density / value;
   }
@@ -265,9 +275,9 @@ struct TQuantileTarget {
 // until one is. Two starting points seed the bracket; the better one starts the steps.
 double SolveTQuantile(const TQuantileTarget& target, double start_a, double start_b) {
   double low = 0;      // the root is above low
-  double high = kInf;  // and below high
-  double best_t = kNaN;
-  double best_h = kInf;
+  double high = kStudentTInf;  // and below high
+  double best_t = kStudentTNaN;
+  double best_h = kStudentTInf;
   double best_slope = 0;
   for (double start : {start_a, start_b}) {
     if (!(start > 0) || !std::isfinite(start)) continue;
@@ -280,21 +290,23 @@ double SolveTQuantile(const TQuantileTarget& target, double start_a, double star
     } else {
       high = std::min(high, start);
     }
-    if (std::fabs(h) < std::fabs(best_h)) {
+    if (std::isnan(best_t) || std::fabs(h) < std::fabs(best_h)) {
       best_t = start;
       best_h = h;
       best_slope = slope;
     }
   }
-  if (std::isnan(best_t)) return kNaN;
+  if (std::isnan(best_t)) return kStudentTNaN;
 
   double t = best_t;
   double h = best_h;
   double slope = best_slope;
   double grow = 1;  // ln-factor of the next step out while the bracket is open on one side
   for (int iteration = 0; iteration < 400; ++iteration) {
-    double step = (std::isfinite(h) && std::isfinite(slope) && slope != 0) ? -h / slope : kNaN;
-    double next = std::isfinite(step) ? t * std::exp(step) : kNaN;
+    double step = (std::isfinite(h) && std::isfinite(slope) && slope != 0) ? -h / slope : kStudentTNaN;
+    // A Newton step this small leaves an error of order step^2 (and the function's rounding): done.
+    if (std::fabs(step) < 1e-14) return t * std::exp(step);
+    double next = std::isfinite(step) ? t * std::exp(step) : kStudentTNaN;
     bool inside = next > low && next < high;
     if (!inside) {
       if (low > 0 && std::isfinite(high)) {
@@ -303,19 +315,15 @@ double SolveTQuantile(const TQuantileTarget& target, double start_a, double star
       } else {
         grow *= 2;
         next = target.RootAbove(h) ? t * std::exp(grow) : t * std::exp(-grow);
-        if (high < kInf && next >= high) next = std::sqrt(t) * std::sqrt(high);
+        if (high < kStudentTInf && next >= high) next = std::sqrt(t) * std::sqrt(high);
         if (next <= low) next = std::sqrt(t) * std::sqrt(low);
         step = std::log(next / t);
-        if (std::isinf(next)) return kInf;  // the quantile is beyond the largest double
+        if (std::isinf(next)) return kStudentTInf;  // the quantile is beyond the largest double
         if (next == 0) return 0;
       }
     }
     if (next == t) return t;
     t = next;
-    if (std::fabs(step) < 1e-14) {
-      // Newton's error after a step of 1e-14 is of order step^2: done.
-      return t;
-    }
     target.Evaluate(t, &h, &slope);
     if (h == 0) return t;
     if (target.RootAbove(h)) {
@@ -324,7 +332,7 @@ double SolveTQuantile(const TQuantileTarget& target, double start_a, double star
       high = std::min(high, t);
     }
     // The bracket is as narrow as doubles allow: the root is t to within rounding.
-    if (low > 0 && high < kInf && high - low <= 4 * kEpsilon * low) return t;
+    if (low > 0 && high < kStudentTInf && high - low <= 4 * kStudentTEpsilon * low) return t;
   }
   return t;
 }
@@ -345,12 +353,13 @@ double StudentTUpperQuantile(double q, double central, double df) {
   if (df == 1) {
     // Cauchy: t = tan(pi (1/2 - q)) = 1 / tan(pi q); the first form where 1/2 - q is exact and the
     // argument is away from pi/2.
-    return q < 0.25 ? 1 / std::tan(kPi * q) : std::tan(kPi * (0.5 - q));
+    return q < 0.25 ? 1 / std::tan(kStudentTPi * q) : std::tan(kStudentTPi * (0.5 - q));
   }
   if (df == 2) {
     // P(T > t) = (1 - t / sqrt(2 + t^2)) / 2, so t = (1 - 2q) / sqrt(2 q (1 - q)).
     return central / std::sqrt(2 * q * (1 - q));
   }
+  if (0.5 * df == 0) return kStudentTInf;  // df ~ 5e-324: every quantile but the median is infinite
   double z = NormalUpperQuantileStart(q);
   bool tail = q < 0.25;
   TQuantileTarget target{tail, tail ? q : central, df};
@@ -372,18 +381,18 @@ double StudentTUpperQuantile(double q, double central, double df) {
 }  // namespace
 
 double RegularizedIncompleteBeta(double a, double b, double x) {
-  if (!(a > 0) || !(b > 0) || std::isinf(a) || std::isinf(b) || !(x >= 0 && x <= 1)) return kNaN;
-  return IncompleteBetaPair(a, b, x, 1 - x).value;  // 1 - x is exact for x >= 1/2
+  if (!(a > 0) || !(b > 0) || std::isinf(a) || std::isinf(b) || !(x >= 0 && x <= 1)) return kStudentTNaN;
+  return IncompleteBetaPair(a, b, x, 1 - x, kStudentTNaN).value;  // 1 - x is exact for x >= 1/2
 }
 
 double StudentTCdf(double t, double df) {
-  if (std::isnan(t) || !(df > 0)) return kNaN;
+  if (std::isnan(t) || !(df > 0)) return kStudentTNaN;
   TProbabilities probabilities = StudentTProbabilities(t, df);
   return t < 0 ? probabilities.tail : 1 - probabilities.tail;
 }
 
 double StudentTQuantile(double p, double df) {
-  if (!(p > 0 && p < 1) || !(df > 0)) return kNaN;
+  if (!(p > 0 && p < 1) || !(df > 0)) return kStudentTNaN;
   if (p == 0.5) return 0;
   // The smaller tail q and the central probability 1 - 2q, both exact: 1 - p is exact for p >= 1/2,
   // 1 - 2q for q >= 1/4 (and only used there).
@@ -394,19 +403,19 @@ double StudentTQuantile(double p, double df) {
 }
 
 double StudentTTwoSidedPValue(double t, double df) {
-  if (std::isnan(t) || !(df > 0)) return kNaN;
+  if (std::isnan(t) || !(df > 0)) return kStudentTNaN;
   TProbabilities probabilities = StudentTProbabilities(t, df);
   // The smaller of 2 * tail and 1 - central, whichever is computed directly, is the more accurate.
   return probabilities.tail < 0.25 ? 2 * probabilities.tail : 1 - probabilities.central;
 }
 
 std::vector<double> HolmAdjust(const std::vector<double>& p_values) {
-  std::vector<double> adjusted(p_values.size(), kNaN);
+  std::vector<double> adjusted(p_values.size(), kStudentTNaN);
   std::vector<std::size_t> order;
   for (std::size_t index = 0; index < p_values.size(); ++index) {
     double p = p_values[index];
     if (std::isnan(p)) continue;
-    if (!(p >= 0 && p <= 1)) return std::vector<double>(p_values.size(), kNaN);
+    if (!(p >= 0 && p <= 1)) return std::vector<double>(p_values.size(), kStudentTNaN);
     order.push_back(index);
   }
   std::stable_sort(order.begin(), order.end(),
@@ -426,8 +435,8 @@ TInterval MeanTInterval(double mean, double sd, int n, double level) {
   interval.level = level;
   interval.units = n;
   interval.df = n - 1.0;
-  interval.low = kNaN;
-  interval.high = kNaN;
+  interval.low = kStudentTNaN;
+  interval.high = kStudentTNaN;
   if (n < 2 || !(level > 0 && level < 1) || !std::isfinite(mean) || !std::isfinite(sd) || sd < 0) return interval;
   // The upper (1 + level) / 2 quantile as minus the lower (1 - level) / 2 one: 1 - level is exact for
   // level >= 1/2, (1 + level) / 2 would round.

@@ -34,12 +34,12 @@ namespace rung::fit {
 // integral_0^x s^(a-1) (1-s)^(b-1) ds / B(a, b).
 //
 // Requires a > 0, b > 0 (both finite) and 0 <= x <= 1; otherwise returns NaN. I_0 = 0, I_1 = 1.
-// Accuracy: about 1e-13 relative to the exact value of I at the given double arguments, as long as
-// the value is a normal double (results below ~1e-308 underflow towards 0). Evaluated by a continued
-// fraction (DiDonato and Morris' form, in modified Lentz's method) on the side of the distribution's
-// mean where it converges fast: below the mean I_x(a, b) directly, above it 1 - I_{1-x}(b, a).
-// The fraction takes O(sqrt(min(a, b))) terms near the mean, so the cost grows for a and b both
-// large (thousands of terms at a = b = 1e7).
+// Accuracy, relative to the exact I at the given doubles, for values above ~1e-300 (below, the
+// result underflows towards 0): about 1e-13; up to 3e-13 far in a tail (values below ~1e-30, where
+// the rounding of the exponent a ln x + b ln(1 - x) shows); parameters far apart with the smaller
+// below ~0.01 (a = 1e4, b = 1e-4) lose digits near the mean, to ~1e-10. Evaluated by DiDonato and
+// Morris' continued fraction (modified Lentz's method) on the side of the mean a / (a + b) where it
+// converges fast: below it I_x(a, b) directly, above it 1 - I_{1-x}(b, a) (the symmetry switch).
 double RegularizedIncompleteBeta(double a, double b, double x);
 
 // P(T <= t) for T with Student's t distribution on df degrees of freedom.
@@ -56,11 +56,12 @@ double StudentTCdf(double t, double df);
 // Requires 0 < p < 1 and df > 0 (real; +infinity gives the standard normal); otherwise returns NaN
 // (p = 0 and p = 1 too: their quantiles are infinite). Symmetric: StudentTQuantile(1 - p, df) is
 // -StudentTQuantile(p, df) whenever 1 - p is exact. Returns -infinity or +infinity where the
-// quantile is beyond the largest double (df below ~0.05 with p far in a tail). Accuracy: about 1e-13
-// relative to the exact quantile of the given double p; the smaller tail min(p, 1 - p) is what is
-// solved for, so p = 1e-300 is as accurate as p = 0.3. Closed forms for df = 1 (Cauchy) and df = 2;
-// otherwise Newton steps on the cdf in log t, from a Cornish-Fisher or a tail-power start,
-// safeguarded by bisection.
+// quantile is beyond the largest double (df = 1/2 at p = 1e-300; df = 1e-3 already at p = 0.2).
+// Accuracy: about 1e-13 relative to the exact quantile of the given double p for df >= 0.01 (the
+// smaller tail min(p, 1 - p) is what is solved for, so p = 1e-300 is as accurate as p = 0.3); below
+// df = 0.01 digits are lost near p = 1/2 (1e-11 at df = 1e-4). Closed forms for df = 1 (Cauchy,
+// -1 / tan(pi p) in the lower tail) and df = 2; otherwise Newton steps on the cdf in ln t, from a
+// Cornish-Fisher or a tail-power start, safeguarded by bisection.
 double StudentTQuantile(double p, double df);
 
 // The two-sided p-value of a t statistic: P(|T| >= |t|) = 2 * min(cdf, 1 - cdf), computed from the
