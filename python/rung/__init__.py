@@ -235,8 +235,9 @@ class Client:
     def fit(self, sweep, metric="", baseline="", variant_keys=(), bootstrap=None, seed=0):
         """`rung fit SWEEP --format csv`: the compute multipliers of the sweep's ladder, one row per
         variant, label and estimator. Stored on the coordinator as `rung fit` stores it (not for the
-        viewer token). bootstrap: replicates for intervals (None: the coordinator's default, 1000;
-        0: none)."""
+        viewer token). Intervals: t over the paired seeds with 2+ seeds (interval_construction "t",
+        interval_units the seeds, p_holm the Holm-adjusted p of CM = 1); bootstrap: one-seed ladders'
+        replicates of the runs bootstrap (None: the coordinator's default, 1000; 0: none)."""
         replicates = 0 if bootstrap is None else (-1 if bootstrap == 0 else bootstrap)
         request = pb.FitRequest(sweep_id=sweep, metric=metric, baseline=baseline, variant_keys=list(variant_keys),
                                 bootstrap=replicates, seed=seed)
@@ -254,11 +255,15 @@ class Client:
                 "baseline_compute": optional("baseline_compute"),
                 "interval_low": interval.low if interval else None,
                 "interval_high": interval.high if interval else None,
+                "interval_construction": interval.construction if interval else None,
+                "interval_units": interval.units if interval else None,
+                "p_holm": optional("p_holm"),
                 "wallclock_multiplier": optional("wallclock_multiplier"), "note": row.how,
             })
         return pd.DataFrame(rows, columns=["variant", "label", "estimator", "compute", "loss", "loss_sd", "seeds",
                                            "multiplier", "undefined_reason", "baseline_compute", "interval_low",
-                                           "interval_high", "wallclock_multiplier", "note"])
+                                           "interval_high", "interval_construction", "interval_units", "p_holm",
+                                           "wallclock_multiplier", "note"])
 
     def tuning(self, sweep, per="cell"):
         """`rung tune SWEEP --format csv`: a tuned sweep's learning-rate search, one row per tuning cell:

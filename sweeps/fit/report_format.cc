@@ -286,8 +286,8 @@ json ReportToJson(const MultiplierReport& report) { return ReportRowsToJson(Repo
 std::string FormatReportCsv(const MultiplierReport& report) {
   std::string out =
       "variant,label,compute,loss,loss_sd,seeds,seconds,estimator,role,e,multiplier,baseline_compute,"
-      "paired_mean,paired_sd,paired_n,gap_mean,gap_sd,ci_low,ci_high,ci_level,wallclock_multiplier,fit_rmse,"
-      "baseline_fit_rmse,note\n";
+      "paired_mean,paired_sd,paired_n,gap_mean,gap_sd,ci_low,ci_high,ci_level,ci_construction,ci_units,p_value,"
+      "p_holm,wallclock_multiplier,fit_rmse,baseline_fit_rmse,note\n";
   auto add = [&](const MultiplierRow& row, const char* role) {
     std::vector<std::string> cells = {
         CsvField(row.variant),
@@ -310,6 +310,10 @@ std::string FormatReportCsv(const MultiplierReport& report) {
         row.interval ? Fmt("%.10g", row.interval->low) : "",
         row.interval ? Fmt("%.10g", row.interval->high) : "",
         row.interval ? Fmt("%.4g", row.interval->level) : "",
+        row.interval ? CsvField(row.interval->construction) : "",
+        row.interval ? std::to_string(row.interval->units) : "",
+        Opt(row.p_value),
+        Opt(row.p_holm),
         Opt(row.wallclock_multiplier),
         Opt(row.fit_rmse),
         Opt(row.baseline_fit_rmse),

@@ -101,7 +101,7 @@ int RunStoredSweepFit(const FitCommandOptions& options, const std::vector<double
     case fit::ReportFormat::kCsv: {
       TextTable table({"variant", "label", "estimator", "compute", "loss", "loss_sd", "seeds", "multiplier",
                        "undefined_reason", "baseline_compute", "interval_low", "interval_high",
-                       "wallclock_multiplier", "note"});
+                       "interval_construction", "interval_units", "p_holm", "wallclock_multiplier", "note"});
       auto optional = [](bool has, double value) { return has ? Number(value, 17) : std::string(); };
       for (const rung::v1::FitReportRow& row : response.stored().report()) {
         if (row.role() != "estimate") continue;
@@ -111,6 +111,9 @@ int RunStoredSweepFit(const FitCommandOptions& options, const std::vector<double
                       optional(row.has_baseline_compute(), row.baseline_compute()),
                       optional(row.has_interval(), row.interval().low()),
                       optional(row.has_interval(), row.interval().high()),
+                      row.has_interval() ? row.interval().construction() : std::string(),
+                      row.has_interval() ? std::to_string(row.interval().units()) : std::string(),
+                      optional(row.has_p_holm(), row.p_holm()),
                       optional(row.has_wallclock_multiplier(), row.wallclock_multiplier()), row.how()});
       }
       table.PrintCsv(out);

@@ -31,6 +31,16 @@ function info(trial: Trial): TrialInfo {
 // A trial's rung, variant (its axis values but the seed) and seed; shared with the comparison view.
 export const trialInfo = info;
 
+// What the rows' intervals are, as the chart's note says it: "95% t intervals over 3 paired seeds".
+function intervalNote(rows: FitReportRow[]): string {
+  const first = rows.find((r) => r.interval);
+  if (!first || !first.interval) return 'no intervals';
+  const level = Math.round(num(first.interval.level) * 100);
+  return first.interval.construction === 't'
+    ? `${level}% t intervals over ${num(first.interval.units)} paired seeds`
+    : `${level}% bootstrap intervals`;
+}
+
 function parse(trial: Trial): TrialInfo {
   const { variant, seed } = variantOf(trial.assignments || {});
   return { trial_id: num(trial.trial_id), rung: num(trial.rung), rung_label: trial.rung_label, variant, seed };
@@ -320,7 +330,7 @@ async function renderFit(host: HTMLElement, sweepId: number): Promise<void> {
   host.append(lossHost);
   drawChart(lossHost, { title: 'Loss against compute', xLabel: 'compute C (FLOPs, 6ND)', yLabel: 'loss (nats)', logX: true, logY: true, x, series,
     note: laws.length ? 'dashed: power law with one E shared by all variants' : 'no power law fitted (too few ladder points)' });
-  // Multipliers with intervals (piecewise, primary).
+  // Multipliers with intervals (piecewise, as published).
   const mx = computes.sort((a, b) => a - b);
   const whiskers: ChartSpec['whiskers'] = [];
   const mSeries: Series[] = variants.map((v, i) => {
@@ -332,7 +342,7 @@ async function renderFit(host: HTMLElement, sweepId: number): Promise<void> {
   const multHost = el('div', { 'data-chart': 'fit-multipliers' });
   host.append(multHost);
   drawChart(multHost, { title: 'Compute multiplier against compute (piecewise)', xLabel: 'compute C (FLOPs)', yLabel: 'CM = C_base / C_var', logX: true, x: mx, series: mSeries, whiskers,
-    note: 'CM > 1: more compute-efficient than the baseline; bars: bootstrap intervals (SVG/PNG downloads)' });
+    note: `CM > 1: more compute-efficient than the baseline; bars: ${intervalNote(piecewise)} (SVG/PNG downloads)` });
   const table = el('table', { className: 'data', id: 'fit-table' }, el('thead', {}, el('tr', {}, ...['variant', 'label', 'compute', 'loss', '± sd', 'seeds', 'CM', 'interval', 'note'].map((h) => el('th', {}, h)))));
   const body = el('tbody');
   for (const r of piecewise) {
