@@ -2,18 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <optional>
 #include <string>
 
 namespace rung::fit {
 namespace {
-
-std::string HermiteLossText(double loss) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.4f", loss);
-  return text;
-}
 
 // The exponential y = e + b exp(-a x) through three points at increasing x, when they are falling and
 // convex (each chord's slope less steep than the one before); nullopt otherwise. Returns a.
@@ -133,7 +126,7 @@ PiecewiseInversion InvertHermite(const std::vector<CurvePoint>& baseline_in, dou
     const bool above = loss > y[0];
     const size_t end = above ? 0 : n - 1;
     if (slope[end] == 0) {
-      result.why = "loss " + HermiteLossText(loss) + " is " + (above ? "above" : "below") +
+      result.why = "loss " + LossText(loss) + " is " + (above ? "above" : "below") +
                    " the baseline's range and its curve runs flat at " + points[end].label;
       return result;
     }

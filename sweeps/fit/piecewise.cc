@@ -7,18 +7,18 @@
 namespace rung::fit {
 namespace {
 
-std::string Loss(double loss) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.4f", loss);
-  return text;
-}
-
 std::vector<CurvePoint> SortedByX(std::vector<CurvePoint> points) {
   std::sort(points.begin(), points.end(), [](const CurvePoint& a, const CurvePoint& b) { return a.x < b.x; });
   return points;
 }
 
 }  // namespace
+
+std::string LossText(double loss) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.4f", loss);
+  return text;
+}
 
 PiecewiseInversion InvertPiecewise(const std::vector<CurvePoint>& baseline_in, double loss) {
   PiecewiseInversion result;
@@ -86,8 +86,8 @@ PiecewiseInversion InvertPiecewise(const std::vector<CurvePoint>& baseline_in, d
     std::string where;
     for (const Solution& solution : solutions) where += (where.empty() ? "" : "; ") + solution.how;
     result.why = "the baseline is non-monotone: it " +
-                 (flat_at_loss ? std::string("runs flat at loss ") + Loss(loss)
-                               : "reaches loss " + Loss(loss) + " at " + std::to_string(solutions.size()) +
+                 (flat_at_loss ? std::string("runs flat at loss ") + LossText(loss)
+                               : "reaches loss " + LossText(loss) + " at " + std::to_string(solutions.size()) +
                                      " computes (" + where + ")");
     return result;
   }
@@ -98,15 +98,17 @@ PiecewiseInversion InvertPiecewise(const std::vector<CurvePoint>& baseline_in, d
       highest = std::max(highest, point.loss);
     }
     if (loss < lowest) {
-      result.why = "loss " + Loss(loss) + " is below the baseline's range [" + Loss(lowest) + ", " + Loss(highest) +
-                   "] and its last segment (" + last_segment + ") is " + (last_slope == 0 ? "flat" : "rising");
+      result.why = "loss " + LossText(loss) + " is below the baseline's range [" + LossText(lowest) + ", " +
+                   LossText(highest) + "] and its last segment (" + last_segment + ") is " +
+                   (last_slope == 0 ? "flat" : "rising");
     } else if (loss > highest) {
-      result.why = "loss " + Loss(loss) + " is above the baseline's range [" + Loss(lowest) + ", " + Loss(highest) +
-                   "] and its first segment (" + first_segment + ") is " + (first_slope == 0 ? "flat" : "rising");
+      result.why = "loss " + LossText(loss) + " is above the baseline's range [" + LossText(lowest) + ", " +
+                   LossText(highest) + "] and its first segment (" + first_segment + ") is " +
+                   (first_slope == 0 ? "flat" : "rising");
     } else {
       // Inside the range a continuous polyline always reaches the loss; an end segment that turns
       // away from it is the only way here.
-      result.why = "the baseline's continued end segments do not reach loss " + Loss(loss);
+      result.why = "the baseline's continued end segments do not reach loss " + LossText(loss);
     }
     return result;
   }
@@ -120,8 +122,8 @@ std::vector<std::string> NonMonotoneSteps(const std::vector<CurvePoint>& baselin
   std::vector<std::string> steps;
   for (size_t index = 0; index + 1 < points.size(); ++index) {
     if (points[index + 1].loss >= points[index].loss) {
-      steps.push_back(points[index].label + " -> " + points[index + 1].label + " (" + Loss(points[index].loss) +
-                      " -> " + Loss(points[index + 1].loss) + ")");
+      steps.push_back(points[index].label + " -> " + points[index + 1].label + " (" + LossText(points[index].loss) +
+                      " -> " + LossText(points[index + 1].loss) + ")");
     }
   }
   return steps;

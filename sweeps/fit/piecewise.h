@@ -40,6 +40,9 @@ struct PiecewiseInversion {
 // (ValidateLadderResults guarantees it for compute).
 PiecewiseInversion InvertPiecewise(const std::vector<CurvePoint>& baseline, double loss);
 
+// A loss as the estimators' messages print it: 4 decimals ("3.1416").
+std::string LossText(double loss);
+
 // Ladder points where the baseline's loss does not fall as x grows, as "r2 -> r3 (3.100 -> 3.120)";
 // empty for a strictly falling baseline.
 std::vector<std::string> NonMonotoneSteps(const std::vector<CurvePoint>& baseline);
