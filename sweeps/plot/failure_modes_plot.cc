@@ -59,6 +59,13 @@ StatusOr<std::vector<std::string>> WriteFailureModePlots(const std::vector<Failu
             [static_cast<double>(row.length)] = value;
     }
     if (series.empty()) continue;
+    // A log axis needs a positive value to draw (gnuplot refuses a plot whose every y is undefined);
+    // a mode with a zero or negative value is drawn on a linear axis.
+    bool all_positive = true;
+    for (const auto& [key, points] : series) {
+      for (const auto& [m, value] : points) all_positive = all_positive && value > 0;
+    }
+    const bool log_y = mode.log_y && all_positive;
     const std::string stem = mode.stem;
     std::ostringstream data;
     std::vector<std::string> titles;
@@ -75,7 +82,7 @@ StatusOr<std::vector<std::string>> WriteFailureModePlots(const std::vector<Failu
     RUNG_RETURN_IF_ERROR(WriteFileAtomically((dir / (stem + ".dat")).string(), {data.str()}));
     script << "reset\nset encoding utf8\nset border lw 1.2\nset grid lc rgb '#dddddd'\nset title "
            << DoubleQuote(EnhancedLiteral(options.title + ": " + stem)) << "\nset logscale x 2\n"
-           << (mode.log_y ? "set logscale y\n" : "") << "set xlabel 'context length M'\nset ylabel "
+           << (log_y ? "set logscale y\n" : "") << "set xlabel 'context length M'\nset ylabel "
            << Quote(mode.label) << "\nset key outside right top noenhanced\nplot ";
     for (size_t i = 0; i < titles.size(); ++i) {
       script << (i ? ", \\\n  " : "") << Quote((dir / (stem + ".dat")).string()) << " index " << i

@@ -56,6 +56,32 @@ TEST(FailureModesPlot, DrawsAFigureAModeWithALinePerSourceAndPrecision) {
   fs::remove_all(dir);
 }
 
+TEST(FailureModesPlot, AModeWhoseValuesAreAllZeroIsDrawnOnALinearAxis) {
+  if (std::system("gnuplot --version > /dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "gnuplot not installed (deploy/install-deps.sh installs gnuplot-nox)";
+  }
+  const fs::path dir = plot_testing::FreshDir("rung_failure_modes_plot_test_", "zeros");
+  DiagnosticsPlotOptions options;
+  options.out_dir = dir.string();
+  options.title = "trial 1";
+  // Token aliasing (a log axis where it can be) is 0 at every length and precision, as a trained
+  // model's can be; gnuplot refuses a log axis with nothing positive on it.
+  std::vector<FailureModeSummary> rows = {Row("trial 1", 16, "fp32", 0.25, 0.0), Row("trial 1", 32, "fp32", 0.5, 0.0),
+                                          Row("trial 1", 16, "bf16", 0.25, 0.1), Row("trial 1", 32, "bf16", 0.5, 0.2)};
+  for (FailureModeSummary& row : rows) row.token_aliasing = 0.0;
+  StatusOr<std::vector<std::string>> files = WriteFailureModePlots(rows, options);
+  ASSERT_TRUE(files.ok()) << files.status().message();
+  EXPECT_TRUE(fs::exists(dir / "token_aliasing.svg"));
+  const std::string script = plot_testing::Read(dir / "failure_modes.gp");
+  const size_t plot = script.find("token_aliasing.dat");
+  ASSERT_NE(plot, std::string::npos) << script;
+  const size_t block = script.rfind("reset\n", plot);  // the token-aliasing figure's settings
+  ASSERT_NE(block, std::string::npos) << script;
+  EXPECT_EQ(script.substr(block, plot - block).find("set logscale y"), std::string::npos)
+      << "a linear axis for all-zero values";
+  fs::remove_all(dir);
+}
+
 TEST(FailureModesPlot, NoRowsOrNoStatisticIsInvalidArgument) {
   DiagnosticsPlotOptions options;
   options.out_dir = plot_testing::FreshDir("rung_failure_modes_plot_test_", "none").string();
