@@ -144,6 +144,14 @@ int Calibrate(const ExpandedSweep& sweep, const ValidateOptions& options, int th
     std::cerr << "rung validate: cannot create " << folder.string() << ": " << error.message() << "\n";
     return kFailure;
   }
+  // The trainer's scratch runs go with the folder on every way out, a failed timing included.
+  struct RemoveFolder {
+    fs::path path;
+    ~RemoveFolder() {
+      std::error_code ignored;
+      fs::remove_all(path, ignored);
+    }
+  } remove_folder{folder};
   Calibration calibration;
   calibration.key = CalibrationKey(threads);
   calibration.measured_at = UtcNow();
@@ -173,7 +181,6 @@ int Calibrate(const ExpandedSweep& sweep, const ValidateOptions& options, int th
               << Number(point->seconds_per_trial, 3) << " s fixed per trial\n";
     calibration.points.push_back(*point);
   }
-  fs::remove_all(folder, error);
   std::vector<std::string> warnings;
   const std::string path = CalibrationCachePath();
   const Status written = WriteCalibration(path, calibration, &warnings);
