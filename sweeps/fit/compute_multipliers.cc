@@ -432,6 +432,9 @@ ByRow<std::vector<double>> SetPairedMultipliers(const FitInputs& in, const Multi
   return values;
 }
 
+// "95" for an interval level of 0.95, as the report's header names it.
+std::string LevelPercent(double level) { return std::to_string(static_cast<int>(std::lround(100 * level))); }
+
 // The t interval of one row from its per-seed multipliers, and the p of CM = 1 (but for the
 // baseline's rows); a note instead where fewer than two seeds define it.
 void SetSeedInterval(const std::vector<double>& per_seed, int undefined, double level, bool baseline,
@@ -442,26 +445,25 @@ void SetSeedInterval(const std::vector<double>& per_seed, int undefined, double 
                                           : "only " + std::to_string(n) + " seed(s) define a paired multiplier";
     return;
   }
-  double sum = 0, squares = 0;
-  for (double value : per_seed) sum += std::log(value);
-  const double mean = sum / n;
-  for (double value : per_seed) squares += (std::log(value) - mean) * (std::log(value) - mean);
-  const double se = std::sqrt(squares / (n - 1) / n);
-  const double df = n - 1;
-  const double t = StudentTQuantile(0.5 + level / 2, df);
+  std::vector<double> logs;
+  for (double value : per_seed) logs.push_back(std::log(value));
+  const double sd = Stats(logs, 0).sd;
+  // Around the estimate of the seed-mean curves, with the per-seed spread as its standard error.
+  const TInterval t = MeanTInterval(std::log(*row->multiplier), sd, n, level);
   Interval interval;
   interval.level = level;
   interval.construction = "t";
   interval.unit = "paired seeds";
   interval.units = n;
-  interval.df = df;
-  interval.low = *row->multiplier * std::exp(-t * se);
-  interval.high = *row->multiplier * std::exp(t * se);
+  interval.df = t.df;
+  interval.low = std::exp(t.low);
+  interval.high = std::exp(t.high);
   row->interval = interval;
   if (undefined > 0) {
     row->interval_note = std::to_string(undefined) + " seed(s) without a paired multiplier left out";
   }
-  if (!baseline && se > 0) row->p_value = StudentTTwoSidedPValue(std::log(*row->multiplier) / se, df);
+  const double se = sd / std::sqrt(static_cast<double>(n));
+  if (!baseline && se > 0) row->p_value = StudentTTwoSidedPValue(std::log(*row->multiplier) / se, t.df);
 }
 
 // Sets every row's t interval over the paired seeds, its p of CM = 1 and, per estimator, the p's
@@ -469,7 +471,7 @@ void SetSeedInterval(const std::vector<double>& per_seed, int undefined, double 
 void SetSeedIntervals(const FitInputs& in, const ByRow<std::vector<double>>& per_seed, const MultiplierOptions& options,
                       const ByRow<size_t>& rows_at, MultiplierReport* report) {
   const int seeds = static_cast<int>(in.seed_ids.size());
-  report->intervals = std::to_string(static_cast<int>(std::lround(100 * options.interval_level))) +
+  report->intervals = LevelPercent(options.interval_level) +
                       "% t intervals over the paired seeds (" + std::to_string(seeds) + " seeds, " +
                       std::to_string(seeds - 1) + " degree" + (seeds == 2 ? "" : "s") +
                       " of freedom): CM x exp(+-t sd(ln CM_s) / sqrt(n)); p: the same t against CM = 1, "
@@ -618,7 +620,7 @@ Status SetBootstrapIntervals(const FitInputs& in, const PointEstimates& estimate
     return Status::Ok();
   }
   report->bootstrap_unit = "runs";
-  report->intervals = std::to_string(static_cast<int>(std::lround(100 * options.interval_level))) +
+  report->intervals = LevelPercent(options.interval_level) +
                       "% percentile bootstrap, " + std::to_string(options.bootstrap) +
                       " replicates resampling the runs of each curve (seed " + std::to_string(options.seed) +
                       "); power laws only";
