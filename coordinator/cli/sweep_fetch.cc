@@ -1,6 +1,7 @@
 #include "coordinator/cli/sweep_fetch.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace rung::cli {
 
@@ -9,6 +10,11 @@ namespace pb = rung::v1;
 grpc::Status FetchTrials(client::CoordinatorConnection& connection, int64_t sweep_id, std::vector<pb::Trial>* trials) {
   pb::ListTrialsRequest request;
   request.set_sweep_id(sweep_id);
+  return FetchTrials(connection, std::move(request), trials);
+}
+
+grpc::Status FetchTrials(client::CoordinatorConnection& connection, pb::ListTrialsRequest request,
+                         std::vector<pb::Trial>* trials) {
   do {
     pb::ListTrialsResponse response;
     grpc::Status status = connection.user().ListTrials(connection.Context().get(), request, &response);

@@ -16,6 +16,9 @@ namespace rung::cli {
 // Every trial of a sweep (all pages).
 grpc::Status FetchTrials(client::CoordinatorConnection& connection, int64_t sweep_id,
                          std::vector<rung::v1::Trial>* trials);
+// Every trial `request` selects (its sweep, its states), all pages; its page token is the first page's.
+grpc::Status FetchTrials(client::CoordinatorConnection& connection, rung::v1::ListTrialsRequest request,
+                         std::vector<rung::v1::Trial>* trials);
 
 // The coordinator's clock now (ServerInfo.server_time), in seconds since the Unix epoch: what
 // elapsed times and ETAs are measured against, whatever this machine's clock says; and, when

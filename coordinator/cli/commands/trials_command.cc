@@ -7,10 +7,12 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "coordinator/client/command_registry.h"
 #include "coordinator/cli/command_support.h"
+#include "coordinator/cli/sweep_fetch.h"
 #include "coordinator/cli/sweep_tables.h"
 
 namespace rung::cli {
@@ -38,13 +40,8 @@ int RunTrials(CoordinatorConnection& connection, const TrialsOptions& options) {
     request.add_states(value);
   }
   std::vector<pb::Trial> trials;
-  do {  // with a state filter, unlike FetchTrials
-    pb::ListTrialsResponse response;
-    grpc::Status status = connection.user().ListTrials(connection.Context().get(), request, &response);
-    if (!status.ok()) return ReportRpcError("trials", status);
-    trials.insert(trials.end(), response.trials().begin(), response.trials().end());
-    request.set_page_token(response.next_page_token());
-  } while (!request.page_token().empty());
+  grpc::Status status = FetchTrials(connection, std::move(request), &trials);
+  if (!status.ok()) return ReportRpcError("trials", status);
   PrintTrials(trials, options.format);
   return kOk;
 }
