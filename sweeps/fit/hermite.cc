@@ -14,12 +14,12 @@ std::optional<double> ExponentialRate(const double x[3], const double y[3]) {
   const double s01 = (y[1] - y[0]) / (x[1] - x[0]);
   const double s12 = (y[2] - y[1]) / (x[2] - x[1]);
   if (!(s01 < s12 && s12 < 0)) return std::nullopt;
-  // g(a) = (exp(-a x0) - exp(-a x1)) / (exp(-a x1) - exp(-a x2)), shifted to x1 = 0 for range,
-  // falls from (x1 - x0) / (x2 - x1) at a = 0 towards 0 as a grows; solve g(a) = (y0 - y1) / (y1 - y2).
+  // Solve g(a) = (y0 - y1) / (y1 - y2) for g(a) = (exp(-a x0) - exp(-a x1)) / (exp(-a x1) - exp(-a x2))
+  // = (e^{a h0} - 1) / (1 - e^{-a h1}): h0/h1 as a -> 0 and growing with a; the target is above h0/h1
+  // by convexity, so bisection on a bracket found by doubling.
   const double target = (y[0] - y[1]) / (y[1] - y[2]);
   const double h0 = x[1] - x[0], h1 = x[2] - x[1];
-  auto g = [&](double a) { return (std::expm1(a * h0)) / (-std::expm1(-a * h1)); };
-  // g(a) = (e^{a h0} - 1) / (1 - e^{-a h1}): h0/h1 at a -> 0, growing with a; target > h0/h1 by convexity.
+  auto g = [&](double a) { return std::expm1(a * h0) / -std::expm1(-a * h1); };
   double low = 0, high = 1;
   while (g(high) < target) {
     high *= 2;
