@@ -394,10 +394,11 @@ void SetLossGaps(const FitInputs& in, const ByRow<size_t>& rows_at, MultiplierRe
   }
 }
 
-// Sets every row's paired multiplier: each seed's run against the baseline's curve of that seed.
-// Returns the per-seed multipliers of every row.
-ByRow<std::vector<double>> SetPairedMultipliers(const FitInputs& in, const MultiplierOptions& options,
-                                                const ByRow<size_t>& rows_at, MultiplierReport* report) {
+// Sets every row's paired multiplier: each seed's run against the baseline's curve of that seed,
+// refitted with `refit` per estimator.
+void SetPairedMultipliers(const FitInputs& in, const MultiplierOptions& options,
+                          const std::map<Estimator, PowerLawFitOptions>& refit, const ByRow<size_t>& rows_at,
+                          MultiplierReport* report) {
   ByRow<std::vector<double>> values = ShapedLike<std::vector<double>>(in, {});
   ByRow<int> undefined = ShapedLike<int>(in, 0);
   for (int64_t seed : in.seed_ids) {
@@ -406,7 +407,7 @@ ByRow<std::vector<double>> SetPairedMultipliers(const FitInputs& in, const Multi
     if (seed_curves[0].empty()) continue;  // the baseline has no run of this seed: nothing is paired
     for (Estimator estimator : in.estimators) {
       BaselineInverter inverter = InverterFor(estimator, seed_curves, report->variants,
-                                              FixedEOf(estimator, options.fixed_e), in.c_ref, options.fit);
+                                              FixedEOf(estimator, options.fixed_e), in.c_ref, refit.at(estimator));
       for (size_t v = 0; v < in.curves.size(); ++v) {
         for (size_t p = 0; p < in.curves[v].points.size(); ++p) {
           const LadderPoint& point = in.curves[v].points[p];
@@ -428,75 +429,6 @@ ByRow<std::vector<double>> SetPairedMultipliers(const FitInputs& in, const Multi
             Stats(values[estimator][v][p], undefined[estimator][v][p]);
       }
     }
-  }
-  return values;
-}
-
-// "95" for an interval level of 0.95, as the report's header names it.
-std::string LevelPercent(double level) { return std::to_string(static_cast<int>(std::lround(100 * level))); }
-
-// The t interval of one row from its per-seed multipliers, and the p of CM = 1 (but for the
-// baseline's rows); a note instead where fewer than two seeds define it.
-void SetSeedInterval(const std::vector<double>& per_seed, int undefined, double level, bool baseline,
-                     MultiplierRow* row) {
-  const int n = static_cast<int>(per_seed.size());
-  if (!row->multiplier || n < 2) {
-    row->interval_note = !row->multiplier ? "no multiplier"
-                                          : "only " + std::to_string(n) + " seed(s) define a paired multiplier";
-    return;
-  }
-  std::vector<double> logs;
-  for (double value : per_seed) logs.push_back(std::log(value));
-  const double sd = Stats(logs, 0).sd;
-  // Around the estimate of the seed-mean curves, with the per-seed spread as its standard error.
-  const TInterval t = MeanTInterval(std::log(*row->multiplier), sd, n, level);
-  Interval interval;
-  interval.level = level;
-  interval.construction = "t";
-  interval.unit = "paired seeds";
-  interval.units = n;
-  interval.df = t.df;
-  interval.low = std::exp(t.low);
-  interval.high = std::exp(t.high);
-  row->interval = interval;
-  if (undefined > 0) {
-    row->interval_note = std::to_string(undefined) + " seed(s) without a paired multiplier left out";
-  }
-  const double se = sd / std::sqrt(static_cast<double>(n));
-  if (!baseline && se > 0) row->p_value = StudentTTwoSidedPValue(std::log(*row->multiplier) / se, t.df);
-}
-
-// Sets every row's t interval over the paired seeds, its p of CM = 1 and, per estimator, the p's
-// Holm adjustment over the rows of every variant but the baseline.
-void SetSeedIntervals(const FitInputs& in, const ByRow<std::vector<double>>& per_seed, const MultiplierOptions& options,
-                      const ByRow<size_t>& rows_at, MultiplierReport* report) {
-  const int seeds = static_cast<int>(in.seed_ids.size());
-  report->intervals = LevelPercent(options.interval_level) +
-                      "% t intervals over the paired seeds (" + std::to_string(seeds) + " seeds, " +
-                      std::to_string(seeds - 1) + " degree" + (seeds == 2 ? "" : "s") +
-                      " of freedom): CM x exp(+-t sd(ln CM_s) / sqrt(n)); p: the same t against CM = 1, "
-                      "Holm-adjusted over each estimator's rows";
-  if (seeds == 2) {
-    report->notes.push_back("2 seeds: every interval rests on one degree of freedom (t = " +
-                            Num(StudentTQuantile(0.5 + options.interval_level / 2, 1), "%.1f") +
-                            " at this level), so it is wide; a third seed narrows it most");
-  }
-  for (Estimator estimator : in.estimators) {
-    std::vector<size_t> family;
-    std::vector<double> p_values;
-    for (size_t v = 0; v < in.curves.size(); ++v) {
-      for (size_t p = 0; p < in.curves[v].points.size(); ++p) {
-        MultiplierRow& row = report->rows[rows_at.at(estimator)[v][p]];
-        const SeedStats& stats = row.paired_multiplier ? *row.paired_multiplier : SeedStats();
-        SetSeedInterval(per_seed.at(estimator)[v][p], stats.undefined, options.interval_level, v == 0, &row);
-        if (row.p_value) {
-          family.push_back(rows_at.at(estimator)[v][p]);
-          p_values.push_back(*row.p_value);
-        }
-      }
-    }
-    const std::vector<double> adjusted = HolmAdjust(p_values);
-    for (size_t index = 0; index < family.size(); ++index) report->rows[family[index]].p_holm = adjusted[index];
   }
 }
 
@@ -528,7 +460,7 @@ std::string NoBootstrapReason(const FitInputs& in, int bootstrap) {
 }
 
 // The refit options per estimator: few starts, warm-started from the point estimates' fits.
-std::map<Estimator, PowerLawFitOptions> BootstrapFitOptions(const FitInputs& in, const PointEstimates& estimates,
+std::map<Estimator, PowerLawFitOptions> WarmRefitOptions(const FitInputs& in, const PointEstimates& estimates,
                                                             const PowerLawFitOptions& full) {
   PowerLawFitOptions quick = QuickFitOptions(full);
   std::map<Estimator, PowerLawFitOptions> quick_for;
@@ -547,6 +479,109 @@ std::map<Estimator, PowerLawFitOptions> BootstrapFitOptions(const FitInputs& in,
     }
   }
   return quick_for;
+}
+
+// The leave-one-seed-out (jackknife) estimates of every row: for each seed, ln CM from the seed-mean
+// curves of the other seeds, refitted with `refit` per estimator. A replicate that is undefined (the
+// point had no other seed, the inversion failed) is counted in `undefined` instead.
+ByRow<std::vector<double>> LeaveOneSeedOut(const FitInputs& in, const MultiplierOptions& options,
+                                           const std::map<Estimator, PowerLawFitOptions>& refit,
+                                           const std::vector<std::string>& variants, ByRow<int>* undefined) {
+  ByRow<std::vector<double>> values = ShapedLike<std::vector<double>>(in, {});
+  *undefined = ShapedLike<int>(in, 0);
+  for (int64_t seed : in.seed_ids) {
+    Curves without;
+    for (const VariantCurve& curve : in.curves) without.push_back(MeanCurveWithout(curve, seed));
+    for (Estimator estimator : in.estimators) {
+      BaselineInverter inverter = InverterFor(estimator, without, variants, FixedEOf(estimator, options.fixed_e),
+                                              in.c_ref, refit.at(estimator));
+      for (size_t v = 0; v < in.curves.size(); ++v) {
+        for (size_t p = 0; p < in.curves[v].points.size(); ++p) {
+          const LadderPoint& point = in.curves[v].points[p];
+          auto at_label = std::find_if(without[v].begin(), without[v].end(),
+                                       [&](const CurvePoint& other) { return other.label == point.label; });
+          Inversion at = at_label == without[v].end() ? Inversion() : inverter.Invert(at_label->loss);
+          if (at.compute)
+            values[estimator][v][p].push_back(std::log(*at.compute / point.compute));
+          else
+            ++(*undefined)[estimator][v][p];
+        }
+      }
+    }
+  }
+  return values;
+}
+
+// "95" for an interval level of 0.95, as the report's header names it.
+std::string LevelPercent(double level) { return std::to_string(static_cast<int>(std::lround(100 * level))); }
+
+// The jackknife t interval of one row from its leave-one-seed-out ln CM, and the p of CM = 1 (but for
+// the baseline's rows); a note instead where fewer than two replicates define it.
+void SetSeedInterval(const std::vector<double>& replicates, int undefined, double level, bool baseline,
+                     MultiplierRow* row) {
+  const int n = static_cast<int>(replicates.size());
+  if (!row->multiplier || n < 2) {
+    row->interval_note = !row->multiplier ? "no multiplier"
+                                          : "only " + std::to_string(n) + " leave-one-seed-out estimate(s) defined";
+    return;
+  }
+  // The jackknife standard error: sqrt((n - 1) / n * sum (theta_i - mean theta)^2). For an estimate
+  // that is a mean over seeds it is sd / sqrt(n) exactly (the paired t interval).
+  const double spread = Stats(replicates, 0).sd;
+  const double se = spread * (n - 1) / std::sqrt(static_cast<double>(n));
+  const double center = std::log(*row->multiplier);
+  const TInterval t = TIntervalAround(center, se, n, level);
+  Interval interval;
+  interval.level = level;
+  interval.construction = "jackknife t";
+  interval.unit = "seeds";
+  interval.units = n;
+  interval.df = t.df;
+  interval.low = std::exp(t.low);
+  interval.high = std::exp(t.high);
+  row->interval = interval;
+  if (undefined > 0) {
+    row->interval_note = std::to_string(undefined) + " seed(s) whose leave-one-out estimate is undefined left out";
+  }
+  if (!baseline && se > 0) row->p_value = StudentTTwoSidedPValue(center / se, t.df);
+}
+
+// Sets every row's jackknife t interval over the seeds, its p of CM = 1 and, per estimator, the p's
+// Holm adjustment over the rows of every variant but the baseline.
+void SetSeedIntervals(const FitInputs& in, const MultiplierOptions& options,
+                      const std::map<Estimator, PowerLawFitOptions>& refit, const ByRow<size_t>& rows_at,
+                      MultiplierReport* report) {
+  const int seeds = static_cast<int>(in.seed_ids.size());
+  report->intervals = LevelPercent(options.interval_level) + "% jackknife t intervals over the seeds (" +
+                      std::to_string(seeds) + " seeds, " + std::to_string(seeds - 1) + " degree" +
+                      (seeds == 2 ? "" : "s") +
+                      " of freedom): CM x exp(+-t se), se from the n leave-one-seed-out estimates; p: the "
+                      "same t against CM = 1, Holm-adjusted over each estimator's rows";
+  if (seeds == 2) {
+    report->notes.push_back("2 seeds: every interval rests on one degree of freedom (t = " +
+                            Num(StudentTQuantile(0.5 + options.interval_level / 2, 1), "%.1f") +
+                            " at this level), so it is wide; a third seed narrows it most");
+  }
+  ByRow<int> undefined;
+  const ByRow<std::vector<double>> replicates =
+      LeaveOneSeedOut(in, options, refit, report->variants, &undefined);
+  for (Estimator estimator : in.estimators) {
+    std::vector<size_t> family;
+    std::vector<double> p_values;
+    for (size_t v = 0; v < in.curves.size(); ++v) {
+      for (size_t p = 0; p < in.curves[v].points.size(); ++p) {
+        MultiplierRow& row = report->rows[rows_at.at(estimator)[v][p]];
+        SetSeedInterval(replicates.at(estimator)[v][p], undefined.at(estimator)[v][p], options.interval_level, v == 0,
+                        &row);
+        if (row.p_value) {
+          family.push_back(rows_at.at(estimator)[v][p]);
+          p_values.push_back(*row.p_value);
+        }
+      }
+    }
+    const std::vector<double> adjusted = HolmAdjust(p_values);
+    for (size_t index = 0; index < family.size(); ++index) report->rows[family[index]].p_holm = adjusted[index];
+  }
 }
 
 // One bootstrap replicate: the resampled curves to fit, and per variant and point the loss to invert.
@@ -627,7 +662,7 @@ Status SetBootstrapIntervals(const FitInputs& in, const PointEstimates& estimate
   report->notes.push_back(
       "one run per ladder point: the bootstrap resamples ladder points of each curve, which gives intervals for "
       "the power-law fits only; seeds give every estimator an interval");
-  const std::map<Estimator, PowerLawFitOptions> quick_for = BootstrapFitOptions(in, estimates, options.fit);
+  const std::map<Estimator, PowerLawFitOptions> quick_for = WarmRefitOptions(in, estimates, options.fit);
   std::mt19937_64 generator(options.seed);
   ByRow<std::vector<double>> samples = ShapedLike<std::vector<double>>(in, {});
   for (int replicate = 0; replicate < options.bootstrap; ++replicate) {
@@ -734,8 +769,9 @@ StatusOr<MultiplierReport> ComputeMultipliers(const LadderResults& ladder, const
   SetLossGaps(in, rows_at, &report);
   if (report.has_seconds) SetWallClockMultipliers(in, rows_at, &report);
   if (report.has_seeds && report.max_seeds > 1) {
-    const ByRow<std::vector<double>> per_seed = SetPairedMultipliers(in, options, rows_at, &report);
-    SetSeedIntervals(in, per_seed, options, rows_at, &report);
+    const std::map<Estimator, PowerLawFitOptions> refit = WarmRefitOptions(in, estimates, options.fit);
+    SetPairedMultipliers(in, options, refit, rows_at, &report);
+    SetSeedIntervals(in, options, refit, rows_at, &report);
   } else {
     RUNG_RETURN_IF_ERROR(SetBootstrapIntervals(in, estimates, options, rows_at, &report));
   }

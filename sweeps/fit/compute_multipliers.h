@@ -28,10 +28,14 @@
 //
 // Intervals (docs/science.md section 6.4), each saying its construction and the independent units it
 // rests on:
-//   two or more seeds  t over the paired seeds: CM x exp(+-t sd(ln CM_s) / sqrt(n)), where CM_s are
-//                      the n paired per-seed multipliers and t the Student quantile with n - 1 degrees
-//                      of freedom (one with 2 seeds: valid, and wide). Seeds are the independent units:
-//                      the runs of one seed share its data order and initialisation across variants.
+//   two or more seeds  a jackknife t over the seeds: CM x exp(+-t se), where se is the jackknife
+//                      standard error of ln CM from the n leave-one-seed-out estimates (each the same
+//                      estimator on the seed-mean curves of the other n - 1 seeds, refitted),
+//                      se = sqrt((n - 1) / n sum (theta_i - mean theta)^2), and t the Student quantile
+//                      with n - 1 degrees of freedom (one with 2 seeds: valid, and wide). For an estimate
+//                      that is a mean over seeds it is the paired t interval exactly. Seeds are the
+//                      independent units: the runs of one seed share its data order and initialisation
+//                      across variants.
 //                      Also the two-sided p of CM = 1 (the same t) and its Holm adjustment over the
 //                      estimator's rows of every variant but the baseline (does any differ from it?).
 //   one seed           a percentile bootstrap resampling the runs (ladder points) of each curve, for
@@ -114,8 +118,8 @@ struct Interval {
   double low = 0;
   double high = 0;
   double level = 0.95;
-  std::string construction;  // "t" or "percentile bootstrap"
-  std::string unit;          // what was counted as independent: "paired seeds" or "runs"
+  std::string construction;  // "jackknife t" or "percentile bootstrap"
+  std::string unit;          // what was counted as independent: "seeds" or "runs"
   int units = 0;             // how many of them it rests on
   std::optional<double> df;  // t: degrees of freedom (units - 1)
   int replicates = 0;        // bootstrap: defined replicates behind it

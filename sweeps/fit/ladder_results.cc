@@ -159,4 +159,19 @@ std::vector<CurvePoint> SeedCurve(const VariantCurve& curve, int64_t seed) {
   return points;
 }
 
+std::vector<CurvePoint> MeanCurveWithout(const VariantCurve& curve, int64_t seed) {
+  std::vector<CurvePoint> points;
+  for (const LadderPoint& point : curve.points) {
+    double sum = 0;
+    int count = 0;
+    for (const auto& [id, run] : point.seeds) {
+      if (id == seed) continue;
+      sum += run.loss;
+      ++count;
+    }
+    if (count > 0) points.push_back({point.compute, sum / count, point.label});
+  }
+  return points;
+}
+
 }  // namespace rung::fit

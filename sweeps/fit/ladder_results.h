@@ -96,5 +96,8 @@ std::vector<CurvePoint> MeanCurve(const VariantCurve& curve);
 std::vector<CurvePoint> MeanSecondsCurve(const VariantCurve& curve);
 // The runs of one seed as (compute, loss); ladder points without that seed are left out.
 std::vector<CurvePoint> SeedCurve(const VariantCurve& curve, int64_t seed);
+// The seed-mean curve of every seed but `seed` (a jackknife replicate); ladder points with no other
+// seed are left out.
+std::vector<CurvePoint> MeanCurveWithout(const VariantCurve& curve, int64_t seed);
 
 }  // namespace rung::fit

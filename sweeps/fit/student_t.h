@@ -102,4 +102,9 @@ struct TInterval {
 // two units, not a defect. sd = 0 gives the single point [mean, mean].
 TInterval MeanTInterval(double mean, double sd, int n, double level);
 
+// center +- t_{(1 + level) / 2, n - 1} * standard_error: the same interval around any estimate whose
+// standard error rests on n independent units (e.g. a jackknife over n seeds). Same REQUIRES as
+// MeanTInterval, with the standard error in place of the sd.
+TInterval TIntervalAround(double center, double standard_error, int n, double level);
+
 }  // namespace rung::fit

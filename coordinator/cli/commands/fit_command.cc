@@ -186,7 +186,7 @@ void AddFitCommand(CLI::App& app, int* exit_code) {
       "hermite (a monotone cubic in ln C: the piecewise estimator without its bias on convex losses) and the\n"
       "power law L = A C^-alpha + E (one E shared, E free per variant, or --fixed-e; Huber loss on ln L,\n"
       "bounded, multi-start), with the fits' RMSE and a table of the power-law CM over a grid of fixed E.\n"
-      "With 2+ seeds: paired per-seed multipliers (mean, sd), t intervals over the paired seeds and the p of\n"
+      "With 2+ seeds: paired per-seed multipliers (mean, sd), jackknife t intervals over the seeds and the p of\n"
       "CM = 1 (Holm-adjusted); with one seed: a bootstrap of the runs for the power laws (8+ points per curve).\n"
       "With seconds: wall-clock CM.\n"
       "rung fit SWEEP: the coordinator fits the sweep's finished trials (final value of its metric, variants\n"
