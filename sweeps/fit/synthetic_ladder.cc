@@ -1,0 +1,68 @@
+// sweeps/fit/synthetic_ladder.cc
+#include "sweeps/fit/synthetic_ladder.h"
+
+#include <cmath>
+#include <random>
+
+namespace rung::fit {
+namespace {
+
+uint64_t Fnv1a(const std::string& text) {
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 0x100000001b3ULL;
+  }
+  return hash;
+}
+
+// Labels in order of first appearance over the variants.
+std::vector<std::string> LabelsInOrder(const std::vector<SyntheticVariant>& variants) {
+  std::vector<std::string> labels;
+  for (const SyntheticVariant& variant : variants) {
+    for (const auto& [label, compute] : variant.points) {
+      bool seen = false;
+      for (const std::string& known : labels) seen = seen || known == label;
+      if (!seen) labels.push_back(label);
+    }
+  }
+  return labels;
+}
+
+}  // namespace
+
+uint64_t SplitMix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+uint64_t StudySeed(const std::string& setting_text, int64_t study) {
+  return SplitMix64(Fnv1a(setting_text) ^ SplitMix64(static_cast<uint64_t>(study)));
+}
+
+LadderResults DrawSyntheticLadder(const SyntheticLadderModel& model, uint64_t seed) {
+  std::mt19937_64 generator(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  const double shared_sd = std::sqrt(model.rho) * model.sigma;
+  const double own_sd = std::sqrt(1 - model.rho) * model.sigma;
+  const std::vector<std::string> labels = LabelsInOrder(model.variants);
+  LadderResults ladder;
+  ladder.source = "synthetic";
+  for (int s = 1; s <= model.seeds; ++s) {
+    for (const std::string& label : labels) {
+      const double u = shared_sd * normal(generator);
+      for (const SyntheticVariant& variant : model.variants) {
+        for (const auto& [point_label, compute] : variant.points) {
+          if (point_label != label) continue;
+          const double loss = model.baseline_law.Predict(variant.multiplier * compute) + u + own_sd * normal(generator);
+          ladder.runs.push_back({variant.name, label, compute, loss, s, std::nullopt, ""});
+        }
+      }
+    }
+  }
+  return ladder;
+}
+
+}  // namespace rung::fit

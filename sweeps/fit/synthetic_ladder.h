@@ -1,0 +1,62 @@
+// sweeps/fit/synthetic_ladder.h
+//
+// Ladders whose compute multipliers are known, drawn with seed noise: what rung-bench-precision
+// measures the estimators and intervals on, and what `rung plan` simulates a spec with before it runs.
+// Both draw from this one model, so that the plan predicts what the bench has measured.
+//
+// The model (docs/science.md section 6.5):
+//   baseline   L_b(C) = the PowerLaw `baseline_law` (E + A C^-alpha), noise-free
+//   variant v  L_v(C) = L_b(M_v C): at every ladder point the true multiplier is M_v (1 for the baseline)
+//   noise      per seed s and ladder label k, u_{s,k} ~ N(0, rho sigma^2), shared by every variant (the
+//              same seed's data order and initialisation), and e_{v,s,k} ~ N(0, (1 - rho) sigma^2) for
+//              each variant on its own. One run (v, k, s) has loss L_v(C_{v,k}) + u_{s,k} + e_{v,s,k}.
+// Draw order (fixed, so a study is reproducible from its seed): seeds ascending, then labels in order
+// of first appearance (the variants in order, each one's points in order), then u, then each
+// variant's e in variant order (only variants with that label draw one).
+//
+// Example:
+//   SyntheticLadderModel model;
+//   model.baseline_law = {std::log(30.0), 0.15, 1.5, 1.0};
+//   model.variants = {{"rope", 1.0, {{"L0", 1e15}, {"L1", 1e16}}}, {"lerope", 1.03, {{"L0", 1e15}, {"L1", 1e16}}}};
+//   model.seeds = 3; model.sigma = 0.01; model.rho = 0.5;
+//   LadderResults ladder = DrawSyntheticLadder(model, StudySeed("my setting", 0));
+//
+// Thread safety: functions of their arguments.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sweeps/fit/ladder_results.h"
+#include "sweeps/fit/power_law.h"
+
+namespace rung::fit {
+
+struct SyntheticVariant {
+  std::string name;
+  double multiplier = 1;                              // M_v: 1 for the baseline
+  std::vector<std::pair<std::string, double>> points;  // (label, compute in FLOPs), ascending compute
+};
+
+struct SyntheticLadderModel {
+  PowerLaw baseline_law;
+  std::vector<SyntheticVariant> variants;  // the baseline among them, with multiplier 1
+  int seeds = 1;                           // seeds 1..seeds
+  double sigma = 0;                        // sd of one run's loss, nats
+  double rho = 0;                          // share of the variance common to a seed and label, in [0, 1]
+};
+
+// One draw of the model: every (variant, label, seed) run, source "synthetic".
+// REQUIRES: seeds >= 1, sigma >= 0, 0 <= rho <= 1.
+LadderResults DrawSyntheticLadder(const SyntheticLadderModel& model, uint64_t seed);
+
+// A study's generator seed from a text naming its setting and the study's index: FNV-1a of the text,
+// mixed with the index by SplitMix64. The same text and index give the same seed on every platform.
+uint64_t StudySeed(const std::string& setting_text, int64_t study);
+
+// SplitMix64's output function (Steele, Lea, Flood 2014): a well-mixed 64-bit value from x.
+uint64_t SplitMix64(uint64_t x);
+
+}  // namespace rung::fit
