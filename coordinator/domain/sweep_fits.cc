@@ -9,6 +9,7 @@
 #include "core/common/csv_field.h"
 #include "sweeps/fit/report_format.h"
 #include "sweeps/spec/json_path.h"
+#include "sweeps/spec/ladder_variant.h"
 #include "sweeps/tune/lr_search.h"
 
 namespace rung {
@@ -25,35 +26,17 @@ std::string ExactNumber(double value) {
 
 // Every sweep axis of the trials but seed, sorted; position.variant when the sweep has none.
 std::vector<std::string> DefaultVariantKeys(const std::vector<TrialResult>& trials) {
-  std::set<std::string> keys;
-  for (const TrialResult& trial : trials) {
-    const json& assignments = trial.trial.cell.assignments;
-    if (!assignments.is_object()) continue;
-    for (auto item = assignments.begin(); item != assignments.end(); ++item) {
-      if (item.key() != "seed") keys.insert(item.key());
-    }
-  }
-  if (keys.empty()) return {"position.variant"};
-  return {keys.begin(), keys.end()};
-}
-
-std::string ValueText(const json* value) {
-  if (value == nullptr) return "null";
-  return value->is_string() ? value->get<std::string>() : value->dump();
+  std::vector<const json*> assignments;
+  for (const TrialResult& trial : trials) assignments.push_back(&trial.trial.cell.assignments);
+  return ::rung::DefaultVariantKeys(assignments);
 }
 
 const json* KeyOf(const TrialRecord& trial, const std::string& key) {
-  const json& assignments = trial.cell.assignments;
-  if (assignments.is_object() && assignments.contains(key)) return &assignments.at(key);
-  return FindPath(trial.cell.config, key);
+  return VariantKeyValue(trial.cell.assignments, trial.cell.config, key);
 }
 
-// "rope" for one key; "position.variant=rope,train.lr=0.001" for several.
 std::string VariantName(const TrialRecord& trial, const std::vector<std::string>& keys) {
-  if (keys.size() == 1) return ValueText(KeyOf(trial, keys.front()));
-  std::string name;
-  for (const std::string& key : keys) name += (name.empty() ? "" : ",") + key + "=" + ValueText(KeyOf(trial, key));
-  return name;
+  return LadderVariantName(trial.cell.assignments, trial.cell.config, keys);
 }
 
 // A tuned sweep's choice of runs: per tuning cell (by its keys' JSON) the grid index whose runs stand

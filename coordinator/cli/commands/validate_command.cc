@@ -26,6 +26,7 @@
 #include "coordinator/cli/command_support.h"
 #include "coordinator/cli/local_coordinator.h"
 #include "coordinator/cli/text_table.h"
+#include "coordinator/cli/trial_time_model.h"
 #include "core/common/subprocess.h"
 #include "core/config/inverse_temperature_form.h"
 #include "core/config/length_extension_method.h"
@@ -42,10 +43,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// rung-train's achieved FLOP/s (matrix + attention) at 2 threads, small shape (bench/README.md): the
-// uncalibrated estimate's rate.
-constexpr double kUncalibratedFlopsPerSec = 1.4e11;
-
 struct ValidateOptions {
   std::string spec_path;
   std::string format = "table";
@@ -57,26 +54,6 @@ struct ValidateOptions {
   bool calibrate = false;
   std::string trainer;  // "": rung-train beside rung
 };
-
-// How long trials take on this machine: a calibration's, or one rate for every FLOP and no fixed cost.
-struct TimeModel {
-  std::optional<Calibration> calibration;
-  double flops_per_sec = kUncalibratedFlopsPerSec;
-  double Seconds(const ExpandedTrial& trial) const {
-    const double work = CountTrialWork(trial.config).total();
-    if (!calibration) return work / flops_per_sec;
-    return calibration->Seconds(CountFlopsPerToken(trial.config.model).total(), work);
-  }
-};
-
-// The time `workers` workers take for trials of these durations: longest first, each to the worker
-// that is free first (the coordinator leases in index order, so this is the ideal, not a bound).
-double Makespan(std::vector<double> seconds, int workers) {
-  std::sort(seconds.rbegin(), seconds.rend());
-  std::vector<double> busy(static_cast<size_t>(std::max(1, workers)), 0.0);
-  for (double each : seconds) *std::min_element(busy.begin(), busy.end()) += each;
-  return *std::max_element(busy.begin(), busy.end());
-}
 
 // The trainer --calibrate times and whose BLAS kernel a calibration is checked against.
 std::string TrainerPath(const ValidateOptions& options) {
@@ -194,45 +171,6 @@ int Calibrate(const ExpandedSweep& sweep, const ValidateOptions& options, int th
   return kOk;
 }
 
-// The threads of each trainer (the first trial's resources.cpus, at least 1): what a calibration is keyed by.
-int TrainerThreads(const ExpandedSweep& sweep) {
-  return sweep.trials.empty() ? 1 : static_cast<int>(std::max<int64_t>(1, sweep.trials.front().config.resources.cpus));
-}
-
-// Drops the calibration unless rung-train runs the BLAS kernel it was measured on, saying why in `warnings`.
-void KeepCalibrationOnItsKernel(const ValidateOptions& options, TimeModel* time_model,
-                                std::vector<std::string>* warnings) {
-  if (!time_model->calibration) return;
-  // Kernels differ several-fold in speed: a calibration counts only on the kernel it was measured on.
-  const std::string trainer = TrainerPath(options);
-  StatusOr<TrainerBlasKernel> kernel = AskTrainerForBlasKernel(trainer);
-  const std::string measured_on =
-      time_model->calibration->blas_kernel.empty() ? "an unrecorded kernel" : time_model->calibration->blas_kernel;
-  if (!kernel.ok()) {
-    warnings->push_back("the calibration is not used: " + kernel.status().message());
-    time_model->calibration.reset();
-  } else if (kernel->Short() != time_model->calibration->blas_kernel) {
-    warnings->push_back("the calibration of " + time_model->calibration->measured_at + " was measured on BLAS kernel " +
-                        measured_on + ", and rung-train now runs " + kernel->Short() +
-                        ": not used (rung validate --calibrate measures again)");
-    time_model->calibration.reset();
-  }
-}
-
-// The estimate's time model: --flops-per-sec, else the cached calibration when it counts; cache warnings on stderr.
-TimeModel ChooseTimeModel(const ValidateOptions& options, int threads) {
-  TimeModel time_model;
-  std::vector<std::string> cache_warnings;
-  if (options.flops_per_sec > 0) {
-    time_model.flops_per_sec = options.flops_per_sec;
-  } else {
-    time_model.calibration = ReadCalibration(CalibrationCachePath(), CalibrationKey(threads), &cache_warnings);
-    KeepCalibrationOnItsKernel(options, &time_model, &cache_warnings);
-  }
-  for (const std::string& warning : cache_warnings) std::cerr << "rung validate: warning: " << warning << "\n";
-  return time_model;
-}
-
 // With a search: its plan, its first trials in the sweep's place, its key after `axis_keys`; kOk, or kUsage.
 int StartTrialsOfSearch(ExpandedSweep* sweep, std::vector<std::string>* axis_keys, std::optional<TuningPlan>* plan) {
   if (!sweep->spec.tune.set) return kOk;
@@ -292,21 +230,6 @@ TextTable ValidateTrialTable(const ExpandedSweep& sweep, const std::vector<std::
   return table;
 }
 
-// How the estimate's times were reached: a calibration, --flops-per-sec, or the uncalibrated rate.
-std::string EstimateBasis(const TimeModel& time_model, const ValidateOptions& options, int threads) {
-  if (time_model.calibration) {
-    return "calibrated on this machine at " + std::to_string(threads) + " thread(s) per trainer on BLAS kernel " +
-           time_model.calibration->blas_kernel + ", " + time_model.calibration->measured_at +
-           " (rung validate --calibrate measures again)";
-  }
-  if (options.flops_per_sec > 0) {
-    return "at " + Scientific(options.flops_per_sec, 2) + " FLOP/s each (--flops-per-sec), no fixed cost per trial";
-  }
-  return "uncalibrated: " + Scientific(kUncalibratedFlopsPerSec, 2) +
-         " FLOP/s (rung-train at 2 threads elsewhere, bench/README.md), no fixed cost per trial; `rung validate " +
-         options.spec_path + " --calibrate` times this machine";
-}
-
 // Prints the time `rung run SPEC` would take here in its worker layout (run_command.h) for trials of `seconds`.
 void PrintRunLayoutTime(const std::vector<double>& seconds, int threads) {
   const int run_cpus = RunCpusPerWorker(kRunDefaultWorkers, 0);
@@ -355,7 +278,7 @@ void PrintEstimates(const ExpandedSweep& sweep, const ValidateOptions& options, 
             << Scientific(full_flops) << " with evaluation too); " << HumanCount(sweep.TotalTokens()) << " tokens\n"
             << "estimated time: " << HumanDuration(Makespan(seconds, options.workers * per_worker)) << " on "
             << options.workers << " worker(s) of " << cpus << " CPU(s), " << per_worker << " trial(s) at a time each, "
-            << EstimateBasis(time_model, options, threads) << "\n";
+            << EstimateBasis(time_model, options.flops_per_sec, threads, options.spec_path) << "\n";
   if (time_model.calibration && !options.layout_given) PrintRunLayoutTime(seconds, threads);
   if (plan) PrintSearchWorstCase(sweep, *plan, seconds, options.workers, cpus, per_worker);
 }
@@ -373,7 +296,7 @@ int RunValidate(const ValidateOptions& options) {
   if (options.calibrate) {
     if (int code = Calibrate(*sweep, options, threads); code != kOk) return code;
   }
-  const TimeModel time_model = ChooseTimeModel(options, threads);
+  const TimeModel time_model = ChooseTimeModel(options.flops_per_sec, TrainerPath(options), threads, "rung validate");
   // With a search, the trials are those it starts with; the worst case is stated below.
   std::vector<std::string> axis_keys = sweep->spec.axes.Keys();
   std::optional<TuningPlan> plan;

@@ -1,0 +1,109 @@
+// sweeps/fit/seed_noise.cc
+#include "sweeps/fit/seed_noise.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <optional>
+
+namespace rung::fit {
+namespace {
+
+const VariantCurve* CurveOf(const std::vector<VariantCurve>& curves, const std::string& variant) {
+  for (const VariantCurve& curve : curves) {
+    if (curve.variant == variant) return &curve;
+  }
+  return nullptr;
+}
+
+std::string Num(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.4g", value);
+  return text;
+}
+
+}  // namespace
+
+double SeedNoise::ModelRho() const {
+  if (!std::isfinite(rho)) return 0;
+  return std::clamp(rho, 0.0, 1.0);
+}
+
+StatusOr<SeedNoise> MeasureSeedNoise(const LadderResults& ladder, const std::string& baseline) {
+  RUNG_RETURN_IF_ERROR(ValidateLadderResults(ladder));
+  if (!ladder.has_seeds()) {
+    return Status::InvalidArgument(ladder.source + ": the ladder has no seeds, so no seed noise to measure");
+  }
+  const std::vector<VariantCurve> curves = BuildCurves(ladder);
+  const VariantCurve* base = CurveOf(curves, baseline);
+  if (base == nullptr) {
+    return Status::InvalidArgument(ladder.source + ": no variant '" + baseline + "' to pair the seeds with");
+  }
+  SeedNoise noise;
+  double squares = 0;
+  for (const VariantCurve& curve : curves) {
+    for (const LadderPoint& point : curve.points) {
+      if (point.seeds.size() < 2) continue;
+      double cell = 0;
+      for (const auto& [seed, run] : point.seeds) cell += (run.loss - point.loss) * (run.loss - point.loss);
+      const int n = static_cast<int>(point.seeds.size());
+      squares += cell;
+      noise.df += n - 1;
+      ++noise.cells;
+      noise.per_cell.push_back({curve.variant, point.label, n, std::sqrt(cell / (n - 1))});
+    }
+  }
+  if (noise.cells == 0) {
+    return Status::InvalidArgument(ladder.source + ": no (variant, ladder point) has two seeds: the seed noise "
+                                                   "needs a ladder run with 2+ seeds");
+  }
+  noise.sigma = std::sqrt(squares / noise.df);
+  double cross = 0, variant_squares = 0, base_squares = 0;
+  for (const VariantCurve& curve : curves) {
+    if (curve.variant == baseline) continue;
+    for (const LadderPoint& point : curve.points) {
+      const LadderPoint* base_point = base->Find(point.label);
+      if (base_point == nullptr || point.seeds.size() < 2 || base_point->seeds.size() < 2) continue;
+      for (const auto& [seed, run] : point.seeds) {
+        auto paired = base_point->seeds.find(seed);
+        if (paired == base_point->seeds.end()) continue;
+        const double r_variant = run.loss - point.loss;
+        const double r_base = paired->second.loss - base_point->loss;
+        cross += r_variant * r_base;
+        variant_squares += r_variant * r_variant;
+        base_squares += r_base * r_base;
+        ++noise.pairs;
+      }
+    }
+  }
+  noise.rho = variant_squares > 0 && base_squares > 0 ? cross / std::sqrt(variant_squares * base_squares)
+                                                      : std::numeric_limits<double>::quiet_NaN();
+  return noise;
+}
+
+StatusOr<LossLaw> FitBaselineLossLaw(const LadderResults& ladder, const std::string& baseline) {
+  RUNG_RETURN_IF_ERROR(ValidateLadderResults(ladder));
+  const std::vector<VariantCurve> curves = BuildCurves(ladder);
+  const VariantCurve* base = CurveOf(curves, baseline);
+  if (base == nullptr) return Status::InvalidArgument(ladder.source + ": no variant '" + baseline + "'");
+  const std::vector<CurvePoint> points = MeanCurve(*base);
+  if (points.size() < 2) {
+    return Status::FailedPrecondition(ladder.source + ": the baseline " + baseline + " has " +
+                                      std::to_string(points.size()) +
+                                      " ladder point(s); its loss curve needs 2 or more");
+  }
+  double log_sum = 0;
+  for (const CurvePoint& point : points) log_sum += std::log(point.x);
+  const double c_ref = std::exp(log_sum / static_cast<double>(points.size()));
+  const std::optional<double> fixed_e = points.size() >= 3 ? std::nullopt : std::optional<double>(0.0);
+  RUNG_ASSIGN_OR_RETURN(PowerLawFit fit, FitPowerLaw(points, fixed_e, c_ref, PowerLawFitOptions()));
+  LossLaw law;
+  law.law = fit.law;
+  law.how = "L = " + Num(fit.law.e) + " + " + Num(fit.law.A()) + " C^-" + Num(fit.law.alpha) + ", fitted to " +
+            baseline + "'s " + std::to_string(points.size()) + " seed-mean points of " + ladder.source +
+            (fixed_e ? " (E fixed at 0: two points fix A and alpha only)" : " (E free)");
+  return law;
+}
+
+}  // namespace rung::fit

@@ -1,0 +1,61 @@
+// sweeps/fit/seed_noise.h
+//
+// The seed noise of a finished ladder, as the synthetic model (synthetic_ladder.h) states it: sigma,
+// the sd of one run's loss about its (variant, label) cell's seed mean, pooled over cells; and rho, the
+// share of that variance a variant's run has in common with the baseline's run of the same seed and
+// label (the same data order and initialisation). `rung plan --noise-from SWEEP` measures them on an
+// earlier sweep to simulate the next one.
+//
+//   sigma^2 = sum over cells of sum_s (L_s - mean L)^2 / sum over cells of (n - 1)   (cells with n >= 2)
+//   rho     = sum r_v r_b / sqrt(sum r_v^2 sum r_b^2), over every (variant, label, seed) a variant and
+//             the baseline both ran, r the runs' residuals about their cells' seed means. Under the
+//             model E[r_v r_b] = (1 - 1/n) rho sigma^2 and E[r^2] = (1 - 1/n) sigma^2: the ratio
+//             estimates rho. The model's rho is in [0, 1]; a negative estimate is reported as
+//             measured and used as 0.
+//
+// Thread safety: functions of their arguments.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/common/status.h"
+#include "sweeps/fit/ladder_results.h"
+#include "sweeps/fit/power_law.h"
+
+namespace rung::fit {
+
+struct CellNoise {
+  std::string variant;
+  std::string label;
+  int seeds = 0;
+  double sd = 0;  // sample sd of the cell's runs, nats
+};
+
+struct SeedNoise {
+  double sigma = 0;     // pooled, nats
+  int cells = 0;        // cells with 2+ seeds behind sigma
+  int df = 0;           // sum of (n - 1) over them
+  double rho = 0;       // as measured (may be negative or undefined: NaN without pairs)
+  int pairs = 0;        // residual pairs behind rho
+  std::vector<CellNoise> per_cell;  // every cell with 2+ seeds, in the ladder's order
+
+  // rho as the model takes it: clamped to [0, 1], 0 when undefined.
+  double ModelRho() const;
+};
+
+// INVALID_ARGUMENT (naming the ladder) when no cell has two seeds or the ladder has no seeds;
+// `baseline` must be a variant of the ladder.
+StatusOr<SeedNoise> MeasureSeedNoise(const LadderResults& ladder, const std::string& baseline);
+
+// The baseline's loss curve of a finished ladder, to simulate another ladder with: a power law
+// L = E + A C^-alpha fitted to its seed-mean points, E free with 3+ points; with 2 points, E fixed at 0
+// (a pure power law through both). `how` says which, for the plan's header.
+struct LossLaw {
+  PowerLaw law;
+  std::string how;
+};
+// FAILED_PRECONDITION with fewer than 2 baseline points, or the fit's error.
+StatusOr<LossLaw> FitBaselineLossLaw(const LadderResults& ladder, const std::string& baseline);
+
+}  // namespace rung::fit
