@@ -29,6 +29,10 @@ std::string SettingText(const std::vector<SyntheticVariant>& variants, int seeds
   std::string text = "plan law=" + Exact(setting.law.log_a) + "," + Exact(setting.law.alpha) + "," +
                      Exact(setting.law.e) + "," + Exact(setting.law.c_ref) + " sigma=" + Exact(setting.sigma) +
                      " rho=" + Exact(setting.rho) + " seeds=" + std::to_string(seeds);
+  for (const auto& [label, noise] : setting.label_noise) {
+    text += " noise[" + label + "]=" + Exact(noise.sigma) + "," + Exact(noise.rho) + "," +
+            std::to_string(noise.sigma_df) + "," + std::to_string(noise.own_df);
+  }
   for (const SyntheticVariant& variant : variants) {
     text += " " + variant.name + "@" + Exact(variant.multiplier);
     for (const auto& [label, compute] : variant.points) text += "," + label + "=" + Exact(compute);
@@ -47,11 +51,25 @@ Status CheckSetting(const std::vector<SyntheticVariant>& variants, const std::st
     return Status::InvalidArgument("the seed sd must be a finite number > 0 nats");
   }
   if (!(setting.rho >= 0 && setting.rho <= 1)) return Status::InvalidArgument("the pairing must be in [0, 1]");
+  for (const auto& [label, noise] : setting.label_noise) {
+    if (!(noise.sigma > 0) || !std::isfinite(noise.sigma) || !(noise.rho >= 0 && noise.rho <= 1)) {
+      return Status::InvalidArgument("the noise at " + label + " needs a finite sd > 0 and a pairing in [0, 1]");
+    }
+  }
   if (!(setting.level > 0 && setting.level < 1)) return Status::InvalidArgument("the level must be in (0, 1)");
   bool found = false;
   for (const SyntheticVariant& variant : variants) found = found || variant.name == baseline;
   if (!found) return Status::InvalidArgument("the baseline '" + baseline + "' is not among the plan's variants");
   return Status::Ok();
+}
+
+// The model of one study: the noise of every label measured with finite degrees of freedom drawn
+// around its estimate (ScaledByEstimateUncertainty), from a generator of its own.
+SyntheticLadderModel StudyModel(const SyntheticLadderModel& model, const std::string& text, int study) {
+  SyntheticLadderModel drawn = model;
+  std::mt19937_64 generator(StudySeed(text + " noise", study));
+  for (auto& [label, noise] : drawn.label_noise) noise = ScaledByEstimateUncertainty(noise, generator);
+  return drawn;
 }
 
 double Quantile(std::vector<double> values, double q) {
@@ -73,6 +91,7 @@ StatusOr<std::vector<PlanCell>> SimulatePlan(const std::vector<SyntheticVariant>
   model.seeds = seeds;
   model.sigma = setting.sigma;
   model.rho = setting.rho;
+  model.label_noise = setting.label_noise;
   MultiplierOptions options;
   options.baseline = baseline;
   options.shared_e = setting.estimator == Estimator::kPowerLawSharedE;
@@ -104,7 +123,8 @@ StatusOr<std::vector<PlanCell>> SimulatePlan(const std::vector<SyntheticVariant>
   std::atomic<int> next{0};
   auto work = [&]() {
     for (int study = next++; study < setting.studies; study = next++) {
-      StatusOr<MultiplierReport> report = ComputeMultipliers(DrawSyntheticLadder(model, StudySeed(text, study)), options);
+      StatusOr<MultiplierReport> report =
+          ComputeMultipliers(DrawSyntheticLadder(StudyModel(model, text, study), StudySeed(text, study)), options);
       if (!report.ok()) {
         errors[static_cast<size_t>(study)] = report.status();
         continue;

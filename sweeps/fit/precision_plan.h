@@ -9,6 +9,8 @@
 // Per (variant, ladder point) and seed count n, over `studies` simulated ladders:
 //   width   the interval's high - low (multiplier units: 0.04 is about +-2% at CM near 1): median and
 //           the 10th and 90th percentiles over the studies with an interval
+// Noise measured on an earlier ladder is an estimate: each study draws its labels' noise around it
+// (LabelNoise's degrees of freedom), so that the widths' spread includes what the estimate leaves open.
 //   power   the share of all studies whose interval excludes 1 on the side of the true multiplier
 //           (low > 1 for M > 1): how often the ladder tells M from 1 at the interval's level. With M = 1
 //           it is the rate of false claims (about 1 - level).
@@ -21,6 +23,7 @@
 // Thread safety: functions of their arguments; each call runs its own threads.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +38,7 @@ struct PlanSetting {
   PowerLaw law;                               // the baseline's noise-free loss curve
   double sigma = 0;                           // sd of one run's loss, nats
   double rho = 0;                             // pairing, in [0, 1]
+  std::map<std::string, LabelNoise> label_noise;  // per ladder label, in place of sigma and rho
   Estimator estimator = Estimator::kHermite;  // whose rows are read (not power_law_fixed_e)
   double level = 0.95;                        // of the intervals
   int studies = 200;                          // simulated ladders per seed count

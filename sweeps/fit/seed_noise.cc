@@ -25,10 +25,29 @@ std::string Num(double value) {
 
 }  // namespace
 
-double SeedNoise::ModelRho() const {
+double PooledNoise::ModelRho() const {
   if (!std::isfinite(rho)) return 0;
   return std::clamp(rho, 0.0, 1.0);
 }
+
+namespace {
+
+// Sums behind a PooledNoise.
+struct NoiseSums {
+  double squares = 0;
+  double cross = 0, variant_squares = 0, base_squares = 0;
+  PooledNoise pooled;
+
+  PooledNoise Done() const {
+    PooledNoise done = pooled;
+    done.sigma = done.df > 0 ? std::sqrt(squares / done.df) : 0;
+    done.rho = variant_squares > 0 && base_squares > 0 ? cross / std::sqrt(variant_squares * base_squares)
+                                                       : std::numeric_limits<double>::quiet_NaN();
+    return done;
+  }
+};
+
+}  // namespace
 
 StatusOr<SeedNoise> MeasureSeedNoise(const LadderResults& ladder, const std::string& baseline) {
   RUNG_RETURN_IF_ERROR(ValidateLadderResults(ladder));
@@ -41,44 +60,53 @@ StatusOr<SeedNoise> MeasureSeedNoise(const LadderResults& ladder, const std::str
     return Status::InvalidArgument(ladder.source + ": no variant '" + baseline + "' to pair the seeds with");
   }
   SeedNoise noise;
-  double squares = 0;
+  NoiseSums all;
+  std::map<std::string, NoiseSums> by_label;
   for (const VariantCurve& curve : curves) {
     for (const LadderPoint& point : curve.points) {
       if (point.seeds.size() < 2) continue;
       double cell = 0;
       for (const auto& [seed, run] : point.seeds) cell += (run.loss - point.loss) * (run.loss - point.loss);
       const int n = static_cast<int>(point.seeds.size());
-      squares += cell;
-      noise.df += n - 1;
-      ++noise.cells;
+      for (NoiseSums* sums : {&all, &by_label[point.label]}) {
+        sums->squares += cell;
+        sums->pooled.df += n - 1;
+        ++sums->pooled.cells;
+      }
       noise.per_cell.push_back({curve.variant, point.label, n, std::sqrt(cell / (n - 1))});
     }
   }
-  if (noise.cells == 0) {
+  if (all.pooled.cells == 0) {
     return Status::InvalidArgument(ladder.source + ": no (variant, ladder point) has two seeds: the seed noise "
                                                    "needs a ladder run with 2+ seeds");
   }
-  noise.sigma = std::sqrt(squares / noise.df);
-  double cross = 0, variant_squares = 0, base_squares = 0;
   for (const VariantCurve& curve : curves) {
     if (curve.variant == baseline) continue;
     for (const LadderPoint& point : curve.points) {
       const LadderPoint* base_point = base->Find(point.label);
       if (base_point == nullptr || point.seeds.size() < 2 || base_point->seeds.size() < 2) continue;
+      bool paired_cell = false;
       for (const auto& [seed, run] : point.seeds) {
         auto paired = base_point->seeds.find(seed);
         if (paired == base_point->seeds.end()) continue;
+        if (!paired_cell) {
+          paired_cell = true;
+          ++all.pooled.paired_cells;
+          ++by_label[point.label].pooled.paired_cells;
+        }
         const double r_variant = run.loss - point.loss;
         const double r_base = paired->second.loss - base_point->loss;
-        cross += r_variant * r_base;
-        variant_squares += r_variant * r_variant;
-        base_squares += r_base * r_base;
-        ++noise.pairs;
+        for (NoiseSums* sums : {&all, &by_label[point.label]}) {
+          sums->cross += r_variant * r_base;
+          sums->variant_squares += r_variant * r_variant;
+          sums->base_squares += r_base * r_base;
+          ++sums->pooled.pairs;
+        }
       }
     }
   }
-  noise.rho = variant_squares > 0 && base_squares > 0 ? cross / std::sqrt(variant_squares * base_squares)
-                                                      : std::numeric_limits<double>::quiet_NaN();
+  static_cast<PooledNoise&>(noise) = all.Done();
+  for (const auto& [label, sums] : by_label) noise.per_label[label] = sums.Done();
   return noise;
 }
 

@@ -7,6 +7,8 @@
 // earlier sweep to simulate the next one.
 //
 //   sigma^2 = sum over cells of sum_s (L_s - mean L)^2 / sum over cells of (n - 1)   (cells with n >= 2)
+// over every cell, and over each ladder label's cells apart (the noise of small and large rungs
+// differs, and so does their pairing);
 //   rho     = sum r_v r_b / sqrt(sum r_v^2 sum r_b^2), over every (variant, label, seed) a variant and
 //             the baseline both ran, r the runs' residuals about their cells' seed means. Under the
 //             model E[r_v r_b] = (1 - 1/n) rho sigma^2 and E[r^2] = (1 - 1/n) sigma^2: the ratio
@@ -16,6 +18,8 @@
 // Thread safety: functions of their arguments.
 #pragma once
 
+#include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,16 +36,26 @@ struct CellNoise {
   double sd = 0;  // sample sd of the cell's runs, nats
 };
 
-struct SeedNoise {
-  double sigma = 0;     // pooled, nats
-  int cells = 0;        // cells with 2+ seeds behind sigma
-  int df = 0;           // sum of (n - 1) over them
-  double rho = 0;       // as measured (may be negative or undefined: NaN without pairs)
-  int pairs = 0;        // residual pairs behind rho
-  std::vector<CellNoise> per_cell;  // every cell with 2+ seeds, in the ladder's order
+// The pooled sigma and the pairing rho of a set of cells.
+struct PooledNoise {
+  double sigma = 0;  // pooled, nats
+  int cells = 0;     // cells with 2+ seeds behind sigma
+  int df = 0;        // sum of (n - 1) over them
+  double rho = 0;    // as measured (may be negative; NaN without pairs)
+  int pairs = 0;     // residual pairs behind rho
+  int paired_cells = 0;  // variant cells those pairs come from
+
+  // Degrees of freedom of the runs' own noise, (1 - rho) sigma^2, as the pairs measure it: pairs less
+  // the paired cells' means (at least 1 when there are pairs).
+  int OwnDf() const { return pairs > 0 ? std::max(1, pairs - paired_cells) : 0; }
 
   // rho as the model takes it: clamped to [0, 1], 0 when undefined.
   double ModelRho() const;
+};
+
+struct SeedNoise : PooledNoise {  // over every cell
+  std::map<std::string, PooledNoise> per_label;  // over each ladder label's cells (rungs differ)
+  std::vector<CellNoise> per_cell;               // every cell with 2+ seeds, in the ladder's order
 };
 
 // INVALID_ARGUMENT (naming the ladder) when no cell has two seeds or the ladder has no seeds;

@@ -1,6 +1,7 @@
 // sweeps/fit/synthetic_ladder.cc
 #include "sweeps/fit/synthetic_ladder.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -42,16 +43,32 @@ uint64_t StudySeed(const std::string& setting_text, int64_t study) {
   return SplitMix64(Fnv1a(setting_text) ^ SplitMix64(static_cast<uint64_t>(study)));
 }
 
+LabelNoise ScaledByEstimateUncertainty(const LabelNoise& noise, std::mt19937_64& generator) {
+  auto scaled = [&](double variance, int df) {
+    if (df <= 0) return variance;
+    std::chi_squared_distribution<double> chi_squared(df);
+    return variance * std::min(kMaxVarianceScale, df / std::max(chi_squared(generator), 1e-12));
+  };
+  const double shared = scaled(noise.rho * noise.sigma * noise.sigma, noise.sigma_df);
+  const double own = scaled((1 - noise.rho) * noise.sigma * noise.sigma, noise.own_df);
+  LabelNoise drawn = noise;
+  drawn.sigma = std::sqrt(shared + own);
+  drawn.rho = shared + own > 0 ? shared / (shared + own) : 0;
+  return drawn;
+}
+
 LadderResults DrawSyntheticLadder(const SyntheticLadderModel& model, uint64_t seed) {
   std::mt19937_64 generator(seed);
   std::normal_distribution<double> normal(0.0, 1.0);
-  const double shared_sd = std::sqrt(model.rho) * model.sigma;
-  const double own_sd = std::sqrt(1 - model.rho) * model.sigma;
   const std::vector<std::string> labels = LabelsInOrder(model.variants);
   LadderResults ladder;
   ladder.source = "synthetic";
   for (int s = 1; s <= model.seeds; ++s) {
     for (const std::string& label : labels) {
+      auto given = model.label_noise.find(label);
+      const LabelNoise noise = given != model.label_noise.end() ? given->second : LabelNoise{model.sigma, model.rho};
+      const double shared_sd = std::sqrt(noise.rho) * noise.sigma;
+      const double own_sd = std::sqrt(1 - noise.rho) * noise.sigma;
       const double u = shared_sd * normal(generator);
       for (const SyntheticVariant& variant : model.variants) {
         for (const auto& [point_label, compute] : variant.points) {

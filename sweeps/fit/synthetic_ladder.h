@@ -10,6 +10,7 @@
 //   noise      per seed s and ladder label k, u_{s,k} ~ N(0, rho sigma^2), shared by every variant (the
 //              same seed's data order and initialisation), and e_{v,s,k} ~ N(0, (1 - rho) sigma^2) for
 //              each variant on its own. One run (v, k, s) has loss L_v(C_{v,k}) + u_{s,k} + e_{v,s,k}.
+//              sigma and rho may be given per label (label_noise): rungs differ in both.
 // Draw order (fixed, so a study is reproducible from its seed): seeds ascending, then labels in order
 // of first appearance (the variants in order, each one's points in order), then u, then each
 // variant's e in variant order (only variants with that label draw one).
@@ -25,6 +26,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,16 +43,38 @@ struct SyntheticVariant {
   std::vector<std::pair<std::string, double>> points;  // (label, compute in FLOPs), ascending compute
 };
 
+// The noise of the runs at one ladder label.
+struct LabelNoise {
+  double sigma = 0;  // sd of one run's loss, nats
+  double rho = 0;    // share of the variance common to a seed and label, in [0, 1]
+  // Degrees of freedom of estimates, when sigma and rho were measured (0: known). rung plan draws
+  // each simulated ladder's noise around them (ScaledByEstimateUncertainty); the draw itself uses
+  // sigma and rho as they are.
+  int sigma_df = 0;  // of sigma^2
+  int own_df = 0;    // of the own part (1 - rho) sigma^2
+};
+
+// `noise` with its two variances, shared rho sigma^2 and own (1 - rho) sigma^2, each multiplied by
+// df / chi^2_df drawn from `generator` (the spread of a variance estimated on df degrees of freedom),
+// at most kMaxVarianceScale (an sd at most 3 times its estimate: on 1 or 2 df the factor's tail is
+// unbounded, and would put simulated losses below zero); a part with df 0 is kept. The result's
+// sigma and rho follow from the drawn variances.
+inline constexpr double kMaxVarianceScale = 9;
+LabelNoise ScaledByEstimateUncertainty(const LabelNoise& noise, std::mt19937_64& generator);
+
 struct SyntheticLadderModel {
   PowerLaw baseline_law;
   std::vector<SyntheticVariant> variants;  // the baseline among them, with multiplier 1
   int seeds = 1;                           // seeds 1..seeds
   double sigma = 0;                        // sd of one run's loss, nats
   double rho = 0;                          // share of the variance common to a seed and label, in [0, 1]
+  // Per ladder label, in place of sigma and rho (noise differs between rungs); labels without an
+  // entry take sigma and rho.
+  std::map<std::string, LabelNoise> label_noise;
 };
 
 // One draw of the model: every (variant, label, seed) run, source "synthetic".
-// REQUIRES: seeds >= 1, sigma >= 0, 0 <= rho <= 1.
+// REQUIRES: seeds >= 1, every sigma >= 0, every 0 <= rho <= 1.
 LadderResults DrawSyntheticLadder(const SyntheticLadderModel& model, uint64_t seed);
 
 // A study's generator seed from a text naming its setting and the study's index: FNV-1a of the text,

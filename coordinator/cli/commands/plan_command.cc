@@ -82,6 +82,9 @@ struct PlanNoise {
   std::optional<fit::SeedNoise> measured;
   // The baseline computes the law was fitted on (FLOPs); unset for a given law.
   std::optional<std::pair<double, double>> fitted_range;
+  // Measured per ladder label (--noise-from, neither --seed-sd nor --pairing given): used at the
+  // spec's rungs of the same label in place of sigma and rho.
+  std::map<std::string, fit::LabelNoise> by_label;
 };
 
 std::string Fixed(double value, int digits) {
@@ -165,9 +168,17 @@ StatusOr<PlanNoise> NoiseOf(const PlanCommandOptions& options) {
     noise.sigma_from = "pooled over " + std::to_string(measured.cells) + " cells of " + earlier.source + " (" +
                        std::to_string(measured.df) + " df)";
     noise.rho_from = "measured on " + std::to_string(measured.pairs) + " seed pairs with " + baseline + " in " +
-                     earlier.source + (measured.rho == noise.rho ? "" : " (measured " + Fixed(measured.rho, 3) +
-                                                                            ", used as " + Fixed(noise.rho, 3) + ")");
+                     earlier.source + (measured.rho == noise.rho ? "" : " (measured " + Number(measured.rho, 5) +
+                                                                            ", used as " + Number(noise.rho, 5) + ")");
     noise.measured = measured;
+    if (!options.seed_sd && !options.pairing) {
+      for (const auto& [label, pooled] : measured.per_label) {
+        if (!(pooled.sigma > 0)) continue;
+        // A label without pairs takes the pairing of every label (a variant there had one seed).
+        const fit::PooledNoise& pairing = pooled.pairs > 0 ? pooled : static_cast<const fit::PooledNoise&>(measured);
+        noise.by_label[label] = {pooled.sigma, pairing.ModelRho(), pooled.df, pairing.OwnDf()};
+      }
+    }
     if (options.loss_law.empty()) {
       RUNG_ASSIGN_OR_RETURN(fit::LossLaw law, fit::FitBaselineLossLaw(earlier, baseline));
       noise.law = law.law;
@@ -236,6 +247,12 @@ SeedCost CostAt(const SpecLadder& ladder, int seeds, const TimeModel& time_model
     for (const ExpandedTrial* trial : ladder.one_seed) seconds.push_back(time_model.Seconds(*trial));
   }
   return {ladder.flops_per_seed * seeds, Makespan(seconds, workers)};
+}
+
+json LabelNoiseJson(const std::map<std::string, fit::LabelNoise>& by_label) {
+  json object = json::object();
+  for (const auto& [label, noise] : by_label) object[label] = {{"seed_sd", noise.sigma}, {"pairing", noise.rho}};
+  return object;
 }
 
 json CellJson(const fit::PlanCell& cell) {
@@ -315,9 +332,24 @@ void PrintHeader(const ExpandedSweep& sweep, const SpecLadder& ladder, const Pla
             << " variants x " << points << " ladder points, " << ladder.seeds << " seed" << (ladder.seeds == 1 ? "" : "s")
             << " as written; baseline " << ladder.baseline << "\n"
             << "seed noise: sd " << Number(noise.sigma, 3) << " nats, " << noise.sigma_from << "\n"
-            << "pairing: " << Fixed(noise.rho, 3) << ", " << noise.rho_from << "\n"
-            << "loss curve: " << noise.law_from << "\n"
-            << "assumed: every variant at CM = " << Number(options.multiplier) << " against " << ladder.baseline
+            << "pairing: " << Number(noise.rho, 5) << " (each run's own noise: sd "
+            << Number(noise.sigma * std::sqrt(1 - noise.rho), 3) << " nats), " << noise.rho_from << "\n"
+            << "loss curve: " << noise.law_from << "\n";
+  for (const fit::SyntheticVariant& variant : ladder.variants) {
+    if (variant.name != ladder.baseline) continue;
+    for (const auto& [label, compute] : variant.points) {
+      auto at = noise.by_label.find(label);
+      if (at == noise.by_label.end()) continue;
+      const fit::PooledNoise& measured = noise.measured->per_label.at(label);
+      std::cout << "  at " << label << ": seed sd " << Number(at->second.sigma, 3) << " nats (" << measured.df
+                << " df), pairing " << Number(at->second.rho, 5) << " ("
+                << (measured.pairs > 0 ? std::to_string(measured.pairs) + " seed pairs" : "no pairs here: every rung's")
+                << "; each run's own noise sd " << Number(at->second.sigma * std::sqrt(1 - at->second.rho), 3)
+                << " nats): used at this rung in place of the pooled numbers, each simulated ladder drawing its "
+                   "noise around these estimates\n";
+    }
+  }
+  std::cout << "assumed: every variant at CM = " << Number(options.multiplier) << " against " << ladder.baseline
             << "; estimator " << options.estimator << ", " << Percent(options.level)
             << " jackknife t intervals (as rung fit reports them); " << options.studies
             << " simulated ladders per seed count\n"
@@ -348,6 +380,11 @@ int RunPlan(const PlanCommandOptions& options) {
   setting.law = noise->law;
   setting.sigma = noise->sigma;
   setting.rho = noise->rho;
+  for (const fit::SyntheticVariant& variant : ladder->variants) {
+    for (const auto& [label, compute] : variant.points) {
+      if (auto at = noise->by_label.find(label); at != noise->by_label.end()) setting.label_noise[label] = at->second;
+    }
+  }
   setting.estimator = *EstimatorNamed(options.estimator);
   setting.level = options.level;
   setting.studies = options.studies;
@@ -373,6 +410,7 @@ int RunPlan(const PlanCommandOptions& options) {
                      {"seeds_as_written", ladder->seeds},
                      {"seed_sd", noise->sigma},
                      {"pairing", noise->rho},
+                     {"noise_by_rung", LabelNoiseJson(setting.label_noise)},
                      {"loss_law", {{"e", noise->law.e}, {"a", noise->law.A()}, {"alpha", noise->law.alpha}}},
                      {"multiplier", options.multiplier},
                      {"level", options.level},

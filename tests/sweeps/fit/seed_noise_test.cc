@@ -35,6 +35,27 @@ TEST(SeedNoise, RecoversTheModelsSigmaAndPairingFromALadderOfManySeeds) {
   EXPECT_DOUBLE_EQ(noise->ModelRho(), noise->rho);
   ASSERT_EQ(noise->per_cell.size(), 9u);
   EXPECT_EQ(noise->per_cell[0].seeds, 400);
+  // Per label: 3 cells of 400 seeds, 2 variants paired with the baseline.
+  ASSERT_EQ(noise->per_label.size(), 3u);
+  const PooledNoise& l1 = noise->per_label.at("L1");
+  EXPECT_EQ(l1.cells, 3);
+  EXPECT_EQ(l1.df, 3 * 399);
+  EXPECT_EQ(l1.pairs, 800);
+  EXPECT_EQ(l1.paired_cells, 2);
+  EXPECT_EQ(l1.OwnDf(), 798);
+  EXPECT_NEAR(l1.sigma, 0.01, 0.0008);
+  EXPECT_NEAR(l1.rho, 0.7, 0.06);
+}
+
+TEST(SeedNoise, RungsWithDifferentNoiseAreMeasuredApart) {
+  SyntheticLadderModel model = Model(300, 0.01, 0.5);
+  model.label_noise["L2"] = {0.03, 0.95};
+  StatusOr<SeedNoise> noise = MeasureSeedNoise(DrawSyntheticLadder(model, 9), "rope");
+  ASSERT_TRUE(noise.ok()) << noise.status().message();
+  EXPECT_NEAR(noise->per_label.at("L0").sigma, 0.01, 0.001);
+  EXPECT_NEAR(noise->per_label.at("L2").sigma, 0.03, 0.003);
+  EXPECT_NEAR(noise->per_label.at("L0").rho, 0.5, 0.08);
+  EXPECT_NEAR(noise->per_label.at("L2").rho, 0.95, 0.02);
 }
 
 TEST(SeedNoise, WorksOutSigmaByHandOnTwoSeeds) {

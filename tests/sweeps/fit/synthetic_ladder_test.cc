@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <map>
+#include <vector>
 
 namespace rung::fit {
 namespace {
@@ -63,6 +65,26 @@ TEST(SyntheticLadder, TheNoiseHasTheStatedVarianceAndPairing) {
   EXPECT_NEAR(std::sqrt(variant_squares / n), 0.02, 0.02 * 0.02);
   EXPECT_NEAR(std::sqrt(base_squares / n), 0.02, 0.02 * 0.02);
   EXPECT_NEAR(cross / std::sqrt(variant_squares * base_squares), 0.6, 0.015);
+}
+
+// A variance estimated on df degrees of freedom spreads as df / chi^2_df around it: the median scale
+// is df / median(chi^2_df) (1.1916 at 4 df), capped at kMaxVarianceScale; df 0 is a known variance.
+TEST(SyntheticLadder, NoiseMeasuredOnFewDegreesOfFreedomIsDrawnAroundItsEstimate) {
+  std::mt19937_64 generator(5);
+  const LabelNoise measured{0.02, 0.5, 4, 4};
+  std::vector<double> own_scales;
+  for (int i = 0; i < 20000; ++i) {
+    const LabelNoise drawn = ScaledByEstimateUncertainty(measured, generator);
+    const double own = (1 - drawn.rho) * drawn.sigma * drawn.sigma;
+    own_scales.push_back(own / (0.5 * 0.02 * 0.02));
+    EXPECT_LE(own_scales.back(), kMaxVarianceScale + 1e-9);
+  }
+  std::nth_element(own_scales.begin(), own_scales.begin() + 10000, own_scales.end());
+  EXPECT_NEAR(own_scales[10000], 4 / 3.356694, 0.03);
+  const LabelNoise known{0.02, 0.5, 0, 0};
+  const LabelNoise same = ScaledByEstimateUncertainty(known, generator);
+  EXPECT_DOUBLE_EQ(same.sigma, 0.02);
+  EXPECT_DOUBLE_EQ(same.rho, 0.5);
 }
 
 }  // namespace
