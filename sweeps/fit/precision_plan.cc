@@ -80,6 +80,46 @@ double Quantile(std::vector<double> values, double q) {
   return values[low] + (at - static_cast<double>(low)) * (values[high] - values[low]);
 }
 
+// One cell per variant but the baseline and ladder point, without outcomes; `cell_at` finds them.
+std::vector<PlanCell> EmptyCells(const std::vector<SyntheticVariant>& variants, const std::string& baseline,
+                                 int seeds, const PlanSetting& setting,
+                                 std::map<std::pair<std::string, std::string>, size_t>* cell_at) {
+  std::vector<PlanCell> cells;
+  for (const SyntheticVariant& variant : variants) {
+    if (variant.name == baseline) continue;
+    for (const auto& [label, compute] : variant.points) {
+      PlanCell cell;
+      cell.variant = variant.name;
+      cell.label = label;
+      cell.compute = compute;
+      cell.multiplier = variant.multiplier;
+      cell.seeds = seeds;
+      cell.studies = setting.studies;
+      (*cell_at)[{variant.name, label}] = cells.size();
+      cells.push_back(cell);
+    }
+  }
+  return cells;
+}
+
+// Cell `c`'s widths and power over the studies' outcomes.
+void Summarise(const std::vector<std::vector<CellOutcome>>& outcomes, size_t c, PlanCell* cell) {
+  std::vector<double> widths;
+  int excluded = 0;
+  for (const std::vector<CellOutcome>& study : outcomes) {
+    if (study.empty() || !study[c].has_interval) continue;
+    widths.push_back(study[c].width);
+    if (study[c].excludes_one) ++excluded;
+  }
+  cell->with_interval = static_cast<int>(widths.size());
+  cell->power = static_cast<double>(excluded) / cell->studies;
+  if (!widths.empty()) {
+    cell->width_median = Quantile(widths, 0.5);
+    cell->width_p10 = Quantile(widths, 0.1);
+    cell->width_p90 = Quantile(widths, 0.9);
+  }
+}
+
 }  // namespace
 
 StatusOr<std::vector<PlanCell>> SimulatePlan(const std::vector<SyntheticVariant>& variants,
@@ -100,22 +140,8 @@ StatusOr<std::vector<PlanCell>> SimulatePlan(const std::vector<SyntheticVariant>
   options.bootstrap = 0;
   options.interval_level = setting.level;
 
-  std::vector<PlanCell> cells;
   std::map<std::pair<std::string, std::string>, size_t> cell_at;
-  for (const SyntheticVariant& variant : variants) {
-    if (variant.name == baseline) continue;
-    for (const auto& [label, compute] : variant.points) {
-      PlanCell cell;
-      cell.variant = variant.name;
-      cell.label = label;
-      cell.compute = compute;
-      cell.multiplier = variant.multiplier;
-      cell.seeds = seeds;
-      cell.studies = setting.studies;
-      cell_at[{variant.name, label}] = cells.size();
-      cells.push_back(cell);
-    }
-  }
+  std::vector<PlanCell> cells = EmptyCells(variants, baseline, seeds, setting, &cell_at);
 
   const std::string text = SettingText(variants, seeds, setting);
   std::vector<std::vector<CellOutcome>> outcomes(static_cast<size_t>(setting.studies));
@@ -157,23 +183,7 @@ StatusOr<std::vector<PlanCell>> SimulatePlan(const std::vector<SyntheticVariant>
                                             "seed noise at every ladder point: " + errors[study].message());
   }
 
-  for (size_t c = 0; c < cells.size(); ++c) {
-    std::vector<double> widths;
-    int excluded = 0;
-    for (const std::vector<CellOutcome>& study : outcomes) {
-      if (study.empty() || !study[c].has_interval) continue;
-      widths.push_back(study[c].width);
-      if (study[c].excludes_one) ++excluded;
-    }
-    PlanCell& cell = cells[c];
-    cell.with_interval = static_cast<int>(widths.size());
-    cell.power = static_cast<double>(excluded) / setting.studies;
-    if (!widths.empty()) {
-      cell.width_median = Quantile(widths, 0.5);
-      cell.width_p10 = Quantile(widths, 0.1);
-      cell.width_p90 = Quantile(widths, 0.9);
-    }
-  }
+  for (size_t c = 0; c < cells.size(); ++c) Summarise(outcomes, c, &cells[c]);
   return cells;
 }
 

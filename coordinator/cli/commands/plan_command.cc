@@ -151,6 +151,28 @@ StatusOr<SpecLadder> LadderOfSpec(const ExpandedSweep& sweep, const std::string&
   return ladder;
 }
 
+// The noise measured on an earlier ladder (`source`), pooled and per rung label (unless --seed-sd or
+// --pairing replace it).
+void UseMeasuredNoise(const fit::SeedNoise& measured, const std::string& source, const std::string& baseline,
+                      const PlanCommandOptions& options, PlanNoise* noise) {
+  noise->sigma = measured.sigma;
+  noise->rho = measured.ModelRho();
+  noise->sigma_from = "pooled over " + std::to_string(measured.cells) + " cells of " + source + " (" +
+                      std::to_string(measured.df) + " df)";
+  noise->rho_from = "measured on " + std::to_string(measured.pairs) + " seed pairs with " + baseline + " in " + source +
+                    (measured.rho == noise->rho
+                         ? ""
+                         : " (measured " + Number(measured.rho, 5) + ", used as " + Number(noise->rho, 5) + ")");
+  noise->measured = measured;
+  if (options.seed_sd || options.pairing) return;
+  for (const auto& [label, pooled] : measured.per_label) {
+    if (!(pooled.sigma > 0)) continue;
+    // A label without pairs takes the pairing of every label (a variant there had one seed).
+    const fit::PooledNoise& pairing = pooled.pairs > 0 ? pooled : static_cast<const fit::PooledNoise&>(measured);
+    noise->by_label[label] = {pooled.sigma, pairing.ModelRho(), pooled.df, pairing.OwnDf()};
+  }
+}
+
 // The noise from --noise-from SWEEP (measured) with the options' overrides, or from the options alone.
 StatusOr<PlanNoise> NoiseOf(const PlanCommandOptions& options) {
   PlanNoise noise;
@@ -162,23 +184,10 @@ StatusOr<PlanNoise> NoiseOf(const PlanCommandOptions& options) {
       return Status::InvalidArgument("sweep " + std::to_string(options.noise_source.sweep_id) + "'s metric " +
                                      metric.name + " is maximised; a plan models a loss");
     }
-    RUNG_ASSIGN_OR_RETURN(fit::SeedNoise measured, fit::MeasureSeedNoise(earlier, baseline));
-    noise.sigma = measured.sigma;
-    noise.rho = measured.ModelRho();
-    noise.sigma_from = "pooled over " + std::to_string(measured.cells) + " cells of " + earlier.source + " (" +
-                       std::to_string(measured.df) + " df)";
-    noise.rho_from = "measured on " + std::to_string(measured.pairs) + " seed pairs with " + baseline + " in " +
-                     earlier.source + (measured.rho == noise.rho ? "" : " (measured " + Number(measured.rho, 5) +
-                                                                            ", used as " + Number(noise.rho, 5) + ")");
-    noise.measured = measured;
-    if (!options.seed_sd && !options.pairing) {
-      for (const auto& [label, pooled] : measured.per_label) {
-        if (!(pooled.sigma > 0)) continue;
-        // A label without pairs takes the pairing of every label (a variant there had one seed).
-        const fit::PooledNoise& pairing = pooled.pairs > 0 ? pooled : static_cast<const fit::PooledNoise&>(measured);
-        noise.by_label[label] = {pooled.sigma, pairing.ModelRho(), pooled.df, pairing.OwnDf()};
-      }
-    }
+    StatusOr<fit::SeedNoise> measured_or = fit::MeasureSeedNoise(earlier, baseline);
+    // Given a seed sd, a one-seed sweep still gives the loss curve.
+    if (!measured_or.ok() && !options.seed_sd) return measured_or.status();
+    if (measured_or.ok()) UseMeasuredNoise(*measured_or, earlier.source, baseline, options, &noise);
     if (options.loss_law.empty()) {
       RUNG_ASSIGN_OR_RETURN(fit::LossLaw law, fit::FitBaselineLossLaw(earlier, baseline));
       noise.law = law.law;
