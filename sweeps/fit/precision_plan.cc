@@ -33,6 +33,9 @@ std::string SettingText(const std::vector<SyntheticVariant>& variants, int seeds
     text += " noise[" + label + "]=" + Exact(noise.sigma) + "," + Exact(noise.rho) + "," +
             std::to_string(noise.sigma_df) + "," + std::to_string(noise.own_df);
   }
+  for (const auto& [cell, noise] : setting.gap_noise) {
+    text += " gap[" + cell.first + "@" + cell.second + "]=" + Exact(noise.sd) + "," + std::to_string(noise.df);
+  }
   for (const SyntheticVariant& variant : variants) {
     text += " " + variant.name + "@" + Exact(variant.multiplier);
     for (const auto& [label, compute] : variant.points) text += "," + label + "=" + Exact(compute);
@@ -56,6 +59,11 @@ Status CheckSetting(const std::vector<SyntheticVariant>& variants, const std::st
       return Status::InvalidArgument("the noise at " + label + " needs a finite sd > 0 and a pairing in [0, 1]");
     }
   }
+  for (const auto& [cell, noise] : setting.gap_noise) {
+    if (!(noise.sd >= 0) || !std::isfinite(noise.sd)) {
+      return Status::InvalidArgument("the gap noise of " + cell.first + " at " + cell.second + " needs a finite sd >= 0");
+    }
+  }
   if (!(setting.level > 0 && setting.level < 1)) return Status::InvalidArgument("the level must be in (0, 1)");
   bool found = false;
   for (const SyntheticVariant& variant : variants) found = found || variant.name == baseline;
@@ -69,6 +77,7 @@ SyntheticLadderModel StudyModel(const SyntheticLadderModel& model, const std::st
   SyntheticLadderModel drawn = model;
   std::mt19937_64 generator(StudySeed(text + " noise", study));
   for (auto& [label, noise] : drawn.label_noise) noise = ScaledByEstimateUncertainty(noise, generator);
+  for (auto& [cell, noise] : drawn.gap_noise) noise = ScaledByEstimateUncertainty(noise, generator);
   return drawn;
 }
 
@@ -132,6 +141,8 @@ StatusOr<std::vector<PlanCell>> SimulatePlan(const std::vector<SyntheticVariant>
   model.sigma = setting.sigma;
   model.rho = setting.rho;
   model.label_noise = setting.label_noise;
+  model.baseline = baseline;
+  model.gap_noise = setting.gap_noise;
   MultiplierOptions options;
   options.baseline = baseline;
   options.shared_e = setting.estimator == Estimator::kPowerLawSharedE;

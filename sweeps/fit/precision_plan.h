@@ -39,6 +39,8 @@ struct PlanSetting {
   double sigma = 0;                           // sd of one run's loss, nats
   double rho = 0;                             // pairing, in [0, 1]
   std::map<std::string, LabelNoise> label_noise;  // per ladder label, in place of sigma and rho
+  // Per (variant, label): the variant follows the baseline's run with this gap noise (synthetic_ladder.h).
+  std::map<std::pair<std::string, std::string>, GapNoise> gap_noise;
   Estimator estimator = Estimator::kHermite;  // whose rows are read (not power_law_fixed_e)
   double level = 0.95;                        // of the intervals
   int studies = 200;                          // simulated ladders per seed count

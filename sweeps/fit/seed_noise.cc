@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 #include <optional>
+#include <vector>
 
 namespace rung::fit {
 namespace {
@@ -21,6 +22,28 @@ std::string Num(double value) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.4g", value);
   return text;
+}
+
+}  // namespace
+
+namespace {
+
+// The cell's paired gap sd against the baseline's point of its label, over the seeds both ran (2+).
+void SetGap(const VariantCurve& base, const LadderPoint& point, CellNoise* cell) {
+  const LadderPoint* base_point = base.Find(point.label);
+  if (base_point == nullptr) return;
+  std::vector<double> gaps;
+  for (const auto& [seed, run] : point.seeds) {
+    auto paired = base_point->seeds.find(seed);
+    if (paired != base_point->seeds.end()) gaps.push_back(run.loss - paired->second.loss);
+  }
+  if (gaps.size() < 2) return;
+  double mean = 0;
+  for (double gap : gaps) mean += gap / static_cast<double>(gaps.size());
+  double squares = 0;
+  for (double gap : gaps) squares += (gap - mean) * (gap - mean);
+  cell->gap_sd = std::sqrt(squares / static_cast<double>(gaps.size() - 1));
+  cell->gap_pairs = static_cast<int>(gaps.size());
 }
 
 }  // namespace
@@ -73,7 +96,9 @@ StatusOr<SeedNoise> MeasureSeedNoise(const LadderResults& ladder, const std::str
         sums->pooled.df += n - 1;
         ++sums->pooled.cells;
       }
-      noise.per_cell.push_back({curve.variant, point.label, n, std::sqrt(cell / (n - 1))});
+      CellNoise cell_noise{curve.variant, point.label, n, std::sqrt(cell / (n - 1)), 0, 0};
+      if (curve.variant != baseline) SetGap(*base, point, &cell_noise);
+      noise.per_cell.push_back(cell_noise);
     }
   }
   if (all.pooled.cells == 0) {

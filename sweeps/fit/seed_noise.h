@@ -9,6 +9,8 @@
 //   sigma^2 = sum over cells of sum_s (L_s - mean L)^2 / sum over cells of (n - 1)   (cells with n >= 2)
 // over every cell, and over each ladder label's cells apart (the noise of small and large rungs
 // differs, and so does their pairing);
+//   gap sd  per (variant, label) cell, the sd of L_v,s - L_b,s over the seeds both ran (n - 1 df):
+//           how far a variant strays from the baseline's run of its seed, which pairing leaves
 //   rho     = sum r_v r_b / sqrt(sum r_v^2 sum r_b^2), over every (variant, label, seed) a variant and
 //             the baseline both ran, r the runs' residuals about their cells' seed means. Under the
 //             model E[r_v r_b] = (1 - 1/n) rho sigma^2 and E[r^2] = (1 - 1/n) sigma^2: the ratio
@@ -34,6 +36,10 @@ struct CellNoise {
   std::string label;
   int seeds = 0;
   double sd = 0;  // sample sd of the cell's runs, nats
+  // Against the baseline at the same label (not for the baseline's own cells): the sample sd of the
+  // paired gap L_v,s - L_b,s over the seeds both ran, and how many they are (0: no gap sd).
+  double gap_sd = 0;
+  int gap_pairs = 0;
 };
 
 // The pooled sigma and the pairing rho of a set of cells.

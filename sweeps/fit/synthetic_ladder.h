@@ -10,10 +10,13 @@
 //   noise      per seed s and ladder label k, u_{s,k} ~ N(0, rho sigma^2), shared by every variant (the
 //              same seed's data order and initialisation), and e_{v,s,k} ~ N(0, (1 - rho) sigma^2) for
 //              each variant on its own. One run (v, k, s) has loss L_v(C_{v,k}) + u_{s,k} + e_{v,s,k}.
-//              sigma and rho may be given per label (label_noise): rungs differ in both.
+//              sigma and rho may be given per label (label_noise): rungs differ in both. A variant may
+//              instead follow the baseline's run of its seed and label with a gap noise of its own
+//              (gap_noise: variants differ in how closely they pair with the baseline).
 // Draw order (fixed, so a study is reproducible from its seed): seeds ascending, then labels in order
 // of first appearance (the variants in order, each one's points in order), then u, then each
-// variant's e in variant order (only variants with that label draw one).
+// variant's e in variant order (only variants with that label draw one; a variant with a gap noise
+// uses its e for the gap).
 //
 // Example:
 //   SyntheticLadderModel model;
@@ -54,6 +57,13 @@ struct LabelNoise {
   int own_df = 0;    // of the own part (1 - rho) sigma^2
 };
 
+// The noise of a variant's runs against the baseline's run of the same seed and label: what pairing
+// leaves of it.
+struct GapNoise {
+  double sd = 0;  // sd of the paired gap L_v - L_b over seeds, nats
+  int df = 0;     // of its estimate when measured (0: known)
+};
+
 // `noise` with its two variances, shared rho sigma^2 and own (1 - rho) sigma^2, each multiplied by
 // df / chi^2_df drawn from `generator` (the spread of a variance estimated on df degrees of freedom),
 // at most kMaxVarianceScale (an sd at most 3 times its estimate: on 1 or 2 df the factor's tail is
@@ -61,6 +71,8 @@ struct LabelNoise {
 // sigma and rho follow from the drawn variances.
 inline constexpr double kMaxVarianceScale = 9;
 LabelNoise ScaledByEstimateUncertainty(const LabelNoise& noise, std::mt19937_64& generator);
+// The same for a gap's variance.
+GapNoise ScaledByEstimateUncertainty(const GapNoise& noise, std::mt19937_64& generator);
 
 struct SyntheticLadderModel {
   PowerLaw baseline_law;
@@ -71,6 +83,11 @@ struct SyntheticLadderModel {
   // Per ladder label, in place of sigma and rho (noise differs between rungs); labels without an
   // entry take sigma and rho.
   std::map<std::string, LabelNoise> label_noise;
+  // Per (variant, label), in place of the variant's own draw: its run is the baseline's run of that
+  // seed and label plus the noise-free difference L_v - L_b plus N(0, sd^2). Needs `baseline`, and the
+  // baseline at that label.
+  std::string baseline;
+  std::map<std::pair<std::string, std::string>, GapNoise> gap_noise;
 };
 
 // One draw of the model: every (variant, label, seed) run, source "synthetic".

@@ -85,6 +85,9 @@ struct PlanNoise {
   // Measured per ladder label (--noise-from, neither --seed-sd nor --pairing given): used at the
   // spec's rungs of the same label in place of sigma and rho.
   std::map<std::string, fit::LabelNoise> by_label;
+  // Measured per (variant, label) with 2+ paired seeds: how far the variant strays from the baseline's
+  // run of its seed; used for the spec's cells of the same variant and label.
+  std::map<std::pair<std::string, std::string>, fit::GapNoise> by_cell;
 };
 
 std::string Fixed(double value, int digits) {
@@ -170,6 +173,9 @@ void UseMeasuredNoise(const fit::SeedNoise& measured, const std::string& source,
     // A label without pairs takes the pairing of every label (a variant there had one seed).
     const fit::PooledNoise& pairing = pooled.pairs > 0 ? pooled : static_cast<const fit::PooledNoise&>(measured);
     noise->by_label[label] = {pooled.sigma, pairing.ModelRho(), pooled.df, pairing.OwnDf()};
+  }
+  for (const fit::CellNoise& cell : measured.per_cell) {
+    if (cell.gap_pairs >= 2) noise->by_cell[{cell.variant, cell.label}] = {cell.gap_sd, cell.gap_pairs - 1};
   }
 }
 
@@ -262,6 +268,14 @@ json LabelNoiseJson(const std::map<std::string, fit::LabelNoise>& by_label) {
   json object = json::object();
   for (const auto& [label, noise] : by_label) object[label] = {{"seed_sd", noise.sigma}, {"pairing", noise.rho}};
   return object;
+}
+
+json GapNoiseJson(const std::map<std::pair<std::string, std::string>, fit::GapNoise>& by_cell) {
+  json rows = json::array();
+  for (const auto& [cell, noise] : by_cell) {
+    rows.push_back({{"variant", cell.first}, {"rung", cell.second}, {"gap_sd", noise.sd}, {"df", noise.df}});
+  }
+  return rows;
 }
 
 json CellJson(const fit::PlanCell& cell) {
@@ -358,6 +372,20 @@ void PrintHeader(const ExpandedSweep& sweep, const SpecLadder& ladder, const Pla
                    "noise around these estimates\n";
     }
   }
+  for (const fit::SyntheticVariant& variant : ladder.variants) {
+    std::string gaps;
+    for (const auto& [label, compute] : variant.points) {
+      auto at = noise.by_cell.find({variant.name, label});
+      if (at == noise.by_cell.end() || variant.name == ladder.baseline) continue;
+      gaps += (gaps.empty() ? "" : ", ") + label + " " + Number(at->second.sd, 3) + " (" +
+              std::to_string(at->second.df) + " df)";
+    }
+    if (!gaps.empty()) std::cout << "  " << variant.name << " against " << ladder.baseline << ", paired gap sd: " << gaps << "\n";
+  }
+  if (!noise.by_cell.empty()) {
+    std::cout << "  (a variant with a measured gap follows the baseline's run of its seed with that noise; each "
+                 "simulated ladder draws it around the estimate)\n";
+  }
   std::cout << "assumed: every variant at CM = " << Number(options.multiplier) << " against " << ladder.baseline
             << "; estimator " << options.estimator << ", " << Percent(options.level)
             << " jackknife t intervals (as rung fit reports them); " << options.studies
@@ -392,6 +420,8 @@ int RunPlan(const PlanCommandOptions& options) {
   for (const fit::SyntheticVariant& variant : ladder->variants) {
     for (const auto& [label, compute] : variant.points) {
       if (auto at = noise->by_label.find(label); at != noise->by_label.end()) setting.label_noise[label] = at->second;
+      auto cell = noise->by_cell.find({variant.name, label});
+      if (cell != noise->by_cell.end() && variant.name != ladder->baseline) setting.gap_noise[cell->first] = cell->second;
     }
   }
   setting.estimator = *EstimatorNamed(options.estimator);
@@ -420,6 +450,7 @@ int RunPlan(const PlanCommandOptions& options) {
                      {"seed_sd", noise->sigma},
                      {"pairing", noise->rho},
                      {"noise_by_rung", LabelNoiseJson(setting.label_noise)},
+                     {"gap_noise", GapNoiseJson(setting.gap_noise)},
                      {"loss_law", {{"e", noise->law.e}, {"a", noise->law.A()}, {"alpha", noise->law.alpha}}},
                      {"multiplier", options.multiplier},
                      {"level", options.level},

@@ -71,6 +71,22 @@ TEST(SeedNoise, WorksOutSigmaByHandOnTwoSeeds) {
   EXPECT_NEAR(noise->rho, 1.0, 1e-12);
 }
 
+TEST(SeedNoise, EachVariantsPairedGapSdIsMeasuredAgainstTheBaseline) {
+  LadderResults ladder;
+  ladder.source = "hand";
+  ladder.runs = {{"rope", "a", 1e10, 3.0, 0, std::nullopt, ""}, {"rope", "a", 1e10, 3.2, 1, std::nullopt, ""},
+                 {"rope", "a", 1e10, 3.1, 2, std::nullopt, ""}, {"v", "a", 1e10, 2.9, 0, std::nullopt, ""},
+                 {"v", "a", 1e10, 3.3, 1, std::nullopt, ""},    {"v", "a", 1e10, 3.0, 2, std::nullopt, ""}};
+  StatusOr<SeedNoise> noise = MeasureSeedNoise(ladder, "rope");
+  ASSERT_TRUE(noise.ok()) << noise.status().message();
+  ASSERT_EQ(noise->per_cell.size(), 2u);
+  EXPECT_EQ(noise->per_cell[0].gap_pairs, 0);  // the baseline's own cell
+  const CellNoise& v = noise->per_cell[1];
+  // Gaps -0.1, 0.1, -0.1: mean -1/30, sd sqrt(((-1/15)^2 + (2/15)^2 + (-1/15)^2) / 2).
+  EXPECT_EQ(v.gap_pairs, 3);
+  EXPECT_NEAR(v.gap_sd, std::sqrt((1.0 / 225 + 4.0 / 225 + 1.0 / 225) / 2), 1e-12);
+}
+
 TEST(SeedNoise, ANegativePairingIsReportedAsMeasuredAndUsedAsZero) {
   SeedNoise noise;
   noise.rho = -0.3;

@@ -67,6 +67,38 @@ TEST(SyntheticLadder, TheNoiseHasTheStatedVarianceAndPairing) {
   EXPECT_NEAR(cross / std::sqrt(variant_squares * base_squares), 0.6, 0.015);
 }
 
+// A variant with a gap noise follows the baseline's run of its seed: their difference is the
+// noise-free difference plus N(0, gap sd^2), whatever the baseline's own noise.
+TEST(SyntheticLadder, AVariantWithAGapNoiseFollowsTheBaselinesRunOfItsSeed) {
+  SyntheticLadderModel model = TwoVariants(20000, 0.05, 0.0);
+  model.baseline = "base";
+  model.gap_noise[{"v", "L1"}] = {0.002, 0};
+  const LadderResults ladder = DrawSyntheticLadder(model, 13);
+  std::map<std::pair<std::string, int64_t>, double> base_loss;
+  for (const LadderRun& run : ladder.runs) {
+    if (run.variant == "base") base_loss[{run.label, *run.seed}] = run.loss;
+  }
+  double sum = 0, squares = 0, l0_squares = 0;
+  int n = 0, l0 = 0;
+  const double clean_gap = model.baseline_law.Predict(1.05e16) - model.baseline_law.Predict(1e16);
+  for (const LadderRun& run : ladder.runs) {
+    if (run.variant != "v") continue;
+    const double gap = run.loss - base_loss.at({run.label, *run.seed});
+    if (run.label == "L1") {
+      sum += gap - clean_gap;
+      squares += (gap - clean_gap) * (gap - clean_gap);
+      ++n;
+    } else {
+      l0_squares += gap * gap;
+      ++l0;
+    }
+  }
+  EXPECT_NEAR(sum / n, 0.0, 0.0001);
+  EXPECT_NEAR(std::sqrt(squares / n), 0.002, 0.00005);
+  // L0 has no gap noise: both runs draw their own (rho 0), so the gap's sd is sqrt(2) x 0.05.
+  EXPECT_NEAR(std::sqrt(l0_squares / l0), std::sqrt(2.0) * 0.05, 0.002);
+}
+
 // A variance estimated on df degrees of freedom spreads as df / chi^2_df around it: the median scale
 // is df / median(chi^2_df) (1.1916 at 4 df), capped at kMaxVarianceScale; df 0 is a known variance.
 TEST(SyntheticLadder, NoiseMeasuredOnFewDegreesOfFreedomIsDrawnAroundItsEstimate) {
