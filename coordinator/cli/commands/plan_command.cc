@@ -393,6 +393,48 @@ void PrintHeader(const ExpandedSweep& sweep, const SpecLadder& ladder, const Pla
             << "width: the interval's high - low; power: the share of simulated ladders whose interval excludes 1\n";
 }
 
+// The simulation's setting: the noise and curve, per rung and per variant where measured, and the options.
+fit::PlanSetting SettingOf(const PlanNoise& noise, const SpecLadder& ladder, const PlanCommandOptions& options) {
+  fit::PlanSetting setting;
+  setting.law = noise.law;
+  setting.sigma = noise.sigma;
+  setting.rho = noise.rho;
+  for (const fit::SyntheticVariant& variant : ladder.variants) {
+    for (const auto& [label, compute] : variant.points) {
+      if (auto at = noise.by_label.find(label); at != noise.by_label.end()) setting.label_noise[label] = at->second;
+      auto cell = noise.by_cell.find({variant.name, label});
+      if (cell != noise.by_cell.end() && variant.name != ladder.baseline) setting.gap_noise[cell->first] = cell->second;
+    }
+  }
+  setting.estimator = *EstimatorNamed(options.estimator);
+  setting.level = options.level;
+  setting.studies = options.studies;
+  setting.threads = options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  return setting;
+}
+
+// The plan as one JSON document: what it rests on, the table as written and the seeds needed.
+json PlanJson(const ExpandedSweep& sweep, const SpecLadder& ladder, const PlanNoise& noise,
+              const fit::PlanSetting& setting, const PlanCommandOptions& options, const TextTable& written,
+              const TextTable& seeds) {
+  json document = {{"spec", sweep.spec.name},
+                   {"baseline", ladder.baseline},
+                   {"seeds_as_written", ladder.seeds},
+                   {"seed_sd", noise.sigma},
+                   {"pairing", noise.rho},
+                   {"noise_by_rung", LabelNoiseJson(setting.label_noise)},
+                   {"gap_noise", GapNoiseJson(setting.gap_noise)},
+                   {"loss_law", {{"e", noise.law.e}, {"a", noise.law.A()}, {"alpha", noise.law.alpha}}},
+                   {"multiplier", options.multiplier},
+                   {"level", options.level},
+                   {"power_target", options.power},
+                   {"estimator", options.estimator},
+                   {"as_written", written.Json()},
+                   {"seeds_needed", seeds.Json()}};
+  if (options.target_width) document["target_width"] = *options.target_width;
+  return document;
+}
+
 int RunPlan(const PlanCommandOptions& options) {
   StatusOr<ExpandedSweep> sweep =
       LoadSweepSpec(options.spec_path, ExpansionLimits{options.max_trials, "rung plan --max-trials N"});
@@ -413,21 +455,7 @@ int RunPlan(const PlanCommandOptions& options) {
   if (const std::string warning = ExtrapolationWarning(*ladder, *noise); !warning.empty()) {
     std::cerr << "rung plan: warning: " << warning << "\n";
   }
-  fit::PlanSetting setting;
-  setting.law = noise->law;
-  setting.sigma = noise->sigma;
-  setting.rho = noise->rho;
-  for (const fit::SyntheticVariant& variant : ladder->variants) {
-    for (const auto& [label, compute] : variant.points) {
-      if (auto at = noise->by_label.find(label); at != noise->by_label.end()) setting.label_noise[label] = at->second;
-      auto cell = noise->by_cell.find({variant.name, label});
-      if (cell != noise->by_cell.end() && variant.name != ladder->baseline) setting.gap_noise[cell->first] = cell->second;
-    }
-  }
-  setting.estimator = *EstimatorNamed(options.estimator);
-  setting.level = options.level;
-  setting.studies = options.studies;
-  setting.threads = options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  const fit::PlanSetting setting = SettingOf(*noise, *ladder, options);
   const std::vector<fit::SyntheticVariant> variants = AssumedVariants(*ladder, options.multiplier);
   StatusOr<std::vector<fit::PlanCell>> as_written =
       fit::SimulatePlan(variants, ladder->baseline, std::max(2, ladder->seeds), setting);
@@ -444,22 +472,7 @@ int RunPlan(const PlanCommandOptions& options) {
   const TextTable written = AsWrittenTable(*as_written, noise->law);
   const TextTable seeds = SeedsNeededTable(*needed, *ladder, time_model, options);
   if (options.format == "json") {
-    json document = {{"spec", sweep->spec.name},
-                     {"baseline", ladder->baseline},
-                     {"seeds_as_written", ladder->seeds},
-                     {"seed_sd", noise->sigma},
-                     {"pairing", noise->rho},
-                     {"noise_by_rung", LabelNoiseJson(setting.label_noise)},
-                     {"gap_noise", GapNoiseJson(setting.gap_noise)},
-                     {"loss_law", {{"e", noise->law.e}, {"a", noise->law.A()}, {"alpha", noise->law.alpha}}},
-                     {"multiplier", options.multiplier},
-                     {"level", options.level},
-                     {"power_target", options.power},
-                     {"estimator", options.estimator},
-                     {"as_written", written.Json()},
-                     {"seeds_needed", seeds.Json()}};
-    if (options.target_width) document["target_width"] = *options.target_width;
-    std::cout << document.dump(2) << "\n";
+    std::cout << PlanJson(*sweep, *ladder, *noise, setting, options, written, seeds).dump(2) << "\n";
     return kOk;
   }
   PrintHeader(*sweep, *ladder, *noise, options);
