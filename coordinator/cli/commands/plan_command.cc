@@ -218,7 +218,7 @@ StatusOr<PlanNoise> NoiseOf(const PlanCommandOptions& options) {
     return Status::InvalidArgument("the seed noise is needed: --noise-from SWEEP (an earlier sweep with 2+ seeds) "
                                    "or --seed-sd NATS");
   }
-  if (noise.rho_from.empty()) noise.rho_from = "0: no pairing assumed (--pairing RHO, or --noise-from SWEEP)";
+  if (noise.rho_from.empty()) noise.rho_from = "none assumed (--pairing RHO, or --noise-from a sweep with 2+ seeds)";
   if (!options.loss_law.empty()) {
     const double e = options.loss_law[0], a = options.loss_law[1], alpha = options.loss_law[2];
     if (!(a > 0) || !(alpha > 0) || !(e >= 0) || !std::isfinite(a) || !std::isfinite(alpha) || !std::isfinite(e)) {
