@@ -390,7 +390,10 @@ void PrintHeader(const ExpandedSweep& sweep, const SpecLadder& ladder, const Pla
             << "; estimator " << options.estimator << ", " << Percent(options.level)
             << " jackknife t intervals (as rung fit reports them); " << options.studies
             << " simulated ladders per seed count\n"
-            << "width: the interval's high - low; power: the share of simulated ladders whose interval excludes 1\n";
+            << "width: the interval's high - low; power: the share of simulated ladders whose interval excludes 1 "
+               "(a Monte Carlo standard error up to "
+            << Number(0.5 / std::sqrt(static_cast<double>(options.studies)), 2)
+            << " at these studies: the seeds needed can move by one; --studies sharpens it)\n";
 }
 
 // The simulation's setting: the noise and curve, per rung and per variant where measured, and the options.
