@@ -89,6 +89,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/common/command_line.h"
+#include "core/diagnostics/score_statistics.h"
 #include "sweeps/fit/compute_multipliers.h"
 #include "sweeps/fit/ladder_results.h"
 #include "sweeps/fit/synthetic_ladder.h"
@@ -279,13 +280,7 @@ struct Cell {
     const double p = Coverage();
     return with_interval ? std::sqrt(p * (1 - p) / with_interval) : NAN;
   }
-  double WidthMedian() const {
-    if (widths.empty()) return NAN;
-    std::vector<double> sorted = widths;
-    std::sort(sorted.begin(), sorted.end());
-    const size_t n = sorted.size();
-    return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-  }
+  double WidthMedian() const { return Quantile(widths, 0.5); }  // NaN without widths
   double WidthMean() const {
     if (widths.empty()) return NAN;
     double sum = 0;

@@ -8,6 +8,7 @@
 #include <random>
 #include <set>
 
+#include "core/diagnostics/score_statistics.h"
 #include "sweeps/fit/hermite.h"
 #include "sweeps/fit/piecewise.h"
 #include "sweeps/fit/student_t.h"
@@ -144,14 +145,6 @@ SeedStats Stats(const std::vector<double>& values, int undefined) {
     stats.sd = std::sqrt(squares / (stats.n - 1));
   }
   return stats;
-}
-
-double Percentile(const std::vector<double>& sorted, double q) {
-  double position = q * static_cast<double>(sorted.size() - 1);
-  size_t below = static_cast<size_t>(std::floor(position));
-  size_t above = std::min(below + 1, sorted.size() - 1);
-  double t = position - static_cast<double>(below);
-  return sorted[below] * (1 - t) + sorted[above] * t;
 }
 
 // Bootstrap refits: a few starts around the point estimate.
@@ -621,24 +614,23 @@ void AddReplicateSamples(const FitInputs& in, const Replicate& replicate,
   }
 }
 
-// Sets a row's percentile interval from its replicates' multipliers (sorting them), or says why not;
+// Sets a row's percentile interval from its replicates' multipliers, or says why not;
 // `units`: the runs of the row's curve.
-void SetInterval(std::vector<double>& values, int drawn, int units, double level, MultiplierRow* row) {
+void SetInterval(const std::vector<double>& values, int drawn, int units, double level, MultiplierRow* row) {
   int missing = drawn - static_cast<int>(values.size());
   if (static_cast<int>(values.size()) < kMinReplicatesForInterval) {
     row->interval_note =
         "only " + std::to_string(values.size()) + " of " + std::to_string(drawn) + " bootstrap replicates defined";
     return;
   }
-  std::sort(values.begin(), values.end());
   Interval interval;
   interval.level = level;
   interval.construction = "percentile bootstrap";
   interval.unit = "runs";
   interval.units = units;
   interval.replicates = static_cast<int>(values.size());
-  interval.low = Percentile(values, (1 - level) / 2);
-  interval.high = Percentile(values, 1 - (1 - level) / 2);
+  interval.low = Quantile(values, (1 - level) / 2);
+  interval.high = Quantile(values, 1 - (1 - level) / 2);
   row->interval = interval;
   if (missing > 0) {
     row->interval_note = std::to_string(missing) + " of " + std::to_string(drawn) + " replicates undefined";

@@ -8,6 +8,8 @@
 #include <map>
 #include <thread>
 
+#include "core/diagnostics/score_statistics.h"
+
 namespace rung::fit {
 namespace {
 
@@ -79,14 +81,6 @@ SyntheticLadderModel StudyModel(const SyntheticLadderModel& model, const std::st
   for (auto& [label, noise] : drawn.label_noise) noise = ScaledByEstimateUncertainty(noise, generator);
   for (auto& [cell, noise] : drawn.gap_noise) noise = ScaledByEstimateUncertainty(noise, generator);
   return drawn;
-}
-
-double Quantile(std::vector<double> values, double q) {
-  std::sort(values.begin(), values.end());
-  const double at = q * static_cast<double>(values.size() - 1);
-  const size_t low = static_cast<size_t>(std::floor(at));
-  const size_t high = std::min(values.size() - 1, low + 1);
-  return values[low] + (at - static_cast<double>(low)) * (values[high] - values[low]);
 }
 
 // One cell per variant but the baseline and ladder point, without outcomes; `cell_at` finds them.
