@@ -28,22 +28,32 @@ std::string Num(double value) {
 
 namespace {
 
-// The cell's paired gap sd against the baseline's point of its label, over the seeds both ran (2+).
-void SetGap(const VariantCurve& base, const LadderPoint& point, CellNoise* cell) {
-  const LadderPoint* base_point = base.Find(point.label);
-  if (base_point == nullptr) return;
-  std::vector<double> gaps;
+// A variant cell's runs beside the baseline's runs of the same label and seed.
+struct PairedRun {
+  double variant = 0;
+  double baseline = 0;
+};
+
+std::vector<PairedRun> PairedRuns(const LadderPoint& point, const LadderPoint& base_point) {
+  std::vector<PairedRun> pairs;
   for (const auto& [seed, run] : point.seeds) {
-    auto paired = base_point->seeds.find(seed);
-    if (paired != base_point->seeds.end()) gaps.push_back(run.loss - paired->second.loss);
+    auto paired = base_point.seeds.find(seed);
+    if (paired != base_point.seeds.end()) pairs.push_back({run.loss, paired->second.loss});
   }
-  if (gaps.size() < 2) return;
+  return pairs;
+}
+
+// The sample sd of the paired gaps (2+ pairs).
+double GapSd(const std::vector<PairedRun>& pairs) {
+  const double n = static_cast<double>(pairs.size());
   double mean = 0;
-  for (double gap : gaps) mean += gap / static_cast<double>(gaps.size());
+  for (const PairedRun& pair : pairs) mean += (pair.variant - pair.baseline) / n;
   double squares = 0;
-  for (double gap : gaps) squares += (gap - mean) * (gap - mean);
-  cell->gap_sd = std::sqrt(squares / static_cast<double>(gaps.size() - 1));
-  cell->gap_pairs = static_cast<int>(gaps.size());
+  for (const PairedRun& pair : pairs) {
+    const double deviation = pair.variant - pair.baseline - mean;
+    squares += deviation * deviation;
+  }
+  return std::sqrt(squares / (n - 1));
 }
 
 }  // namespace
@@ -88,40 +98,30 @@ StatusOr<SeedNoise> MeasureSeedNoise(const LadderResults& ladder, const std::str
   for (const VariantCurve& curve : curves) {
     for (const LadderPoint& point : curve.points) {
       if (point.seeds.size() < 2) continue;
-      double cell = 0;
-      for (const auto& [seed, run] : point.seeds) cell += (run.loss - point.loss) * (run.loss - point.loss);
       const int n = static_cast<int>(point.seeds.size());
-      for (NoiseSums* sums : {&all, &by_label[point.label]}) {
-        sums->squares += cell;
+      double squares = 0;
+      for (const auto& [seed, run] : point.seeds) squares += (run.loss - point.loss) * (run.loss - point.loss);
+      NoiseSums& label = by_label[point.label];
+      for (NoiseSums* sums : {&all, &label}) {
+        sums->squares += squares;
         sums->pooled.df += n - 1;
         ++sums->pooled.cells;
       }
-      CellNoise cell_noise{curve.variant, point.label, n, std::sqrt(cell / (n - 1)), 0, 0};
-      if (curve.variant != baseline) SetGap(*base, point, &cell_noise);
-      noise.per_cell.push_back(cell_noise);
-    }
-  }
-  if (all.pooled.cells == 0) {
-    return Status::InvalidArgument(ladder.source + ": no (variant, ladder point) has two seeds: the seed noise "
-                                                   "needs a ladder run with 2+ seeds");
-  }
-  for (const VariantCurve& curve : curves) {
-    if (curve.variant == baseline) continue;
-    for (const LadderPoint& point : curve.points) {
-      const LadderPoint* base_point = base->Find(point.label);
-      if (base_point == nullptr || point.seeds.size() < 2 || base_point->seeds.size() < 2) continue;
-      bool paired_cell = false;
-      for (const auto& [seed, run] : point.seeds) {
-        auto paired = base_point->seeds.find(seed);
-        if (paired == base_point->seeds.end()) continue;
-        if (!paired_cell) {
-          paired_cell = true;
-          ++all.pooled.paired_cells;
-          ++by_label[point.label].pooled.paired_cells;
-        }
-        const double r_variant = run.loss - point.loss;
-        const double r_base = paired->second.loss - base_point->loss;
-        for (NoiseSums* sums : {&all, &by_label[point.label]}) {
+      CellNoise cell{curve.variant, point.label, n, point.loss_sd, 0, 0};
+      const LadderPoint* base_point = curve.variant == baseline ? nullptr : base->Find(point.label);
+      const std::vector<PairedRun> pairs = base_point ? PairedRuns(point, *base_point) : std::vector<PairedRun>();
+      if (pairs.size() >= 2) {
+        cell.gap_sd = GapSd(pairs);
+        cell.gap_pairs = static_cast<int>(pairs.size());
+      }
+      noise.per_cell.push_back(cell);
+      // The pairing: residuals about each cell's seed mean, where the baseline's cell has 2+ seeds too.
+      if (pairs.empty() || base_point->seeds.size() < 2) continue;
+      for (NoiseSums* sums : {&all, &label}) {
+        ++sums->pooled.paired_cells;
+        for (const PairedRun& pair : pairs) {
+          const double r_variant = pair.variant - point.loss;
+          const double r_base = pair.baseline - base_point->loss;
           sums->cross += r_variant * r_base;
           sums->variant_squares += r_variant * r_variant;
           sums->base_squares += r_base * r_base;
@@ -129,6 +129,10 @@ StatusOr<SeedNoise> MeasureSeedNoise(const LadderResults& ladder, const std::str
         }
       }
     }
+  }
+  if (all.pooled.cells == 0) {
+    return Status::InvalidArgument(ladder.source + ": no (variant, ladder point) has two seeds: the seed noise "
+                                                   "needs a ladder run with 2+ seeds");
   }
   static_cast<PooledNoise&>(noise) = all.Done();
   for (const auto& [label, sums] : by_label) noise.per_label[label] = sums.Done();
