@@ -348,18 +348,6 @@ std::string CellFailure(const Cell& cell, double level, double z, Judged judged)
   return why;
 }
 
-std::vector<std::string> SplitList(const std::string& text) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    if (comma > start) out.push_back(text.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return out;
-}
-
 std::string Opt(double value, const char* format) { return std::isnan(value) ? "" : Format(format, value); }
 
 }  // namespace
@@ -379,7 +367,7 @@ int main(int argc, char** argv) {
   RunOptions run;
   // power_law_free_e costs as much again as the shared fit and covers as it does (bench/README.md):
   // measured on request, so that the full grid stays within its CPU budget.
-  std::string estimators_text = "piecewise,hermite,power_law_shared_e";
+  std::vector<std::string> estimator_names = {"piecewise", "hermite", "power_law_shared_e"};
   std::optional<double> fixed_e;
   long online = sysconf(_SC_NPROCESSORS_ONLN);
   int threads = online > 0 ? static_cast<int>(online) : 1;
@@ -411,9 +399,10 @@ int main(int argc, char** argv) {
   app.add_option("--c0", model.c0, "Compute of the lowest rung, FLOPs")->check(PositiveNumberCheck());
   app.add_option("--fixed-e", fixed_e, "Also the power_law_fixed_e estimator at this E (nats)")
       ->check(PositiveNumberCheck(true));
-  CLI::Option* estimators_option = app.add_option("--estimators", estimators_text,
+  CLI::Option* estimators_option = app.add_option("--estimators", estimator_names,
                  "Estimators to measure and compute, comma-separated: piecewise, hermite, power_law_shared_e, "
                  "power_law_free_e (and power_law_fixed_e with --fixed-e)")
+      ->delimiter(',')
       ->capture_default_str();
   app.add_option("--threads", threads, "Worker threads over studies (default: the online cores)")
       ->check(CLI::Range(1, 1024));
@@ -447,7 +436,8 @@ int main(int argc, char** argv) {
     if (studies_option->count() == 0) studies = 200;
   }
   run.fixed_e = fixed_e;
-  for (const std::string& name : SplitList(estimators_text)) {
+  for (const std::string& name : estimator_names) {
+    if (name.empty()) continue;  // "a,,b"
     if (name != "piecewise" && name != "hermite" && name != "power_law_shared_e" && name != "power_law_free_e" &&
         name != "power_law_fixed_e") {
       std::cerr << "rung-bench-precision: --estimators: unknown estimator '" << name << "'\n";
