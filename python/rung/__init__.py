@@ -235,7 +235,7 @@ class Client:
     def fit(self, sweep, metric="", baseline="", variant_keys=(), bootstrap=None, seed=0):
         """`rung fit SWEEP --format csv`: the compute multipliers of the sweep's ladder, one row per
         variant, label and estimator. Stored on the coordinator as `rung fit` stores it (not for the
-        viewer token). Intervals: jackknife t over the seeds with 2+ seeds (interval_construction "jackknife t",
+        viewer token). Intervals: jackknife gap t over the seeds with 2+ seeds (interval_construction "jackknife gap t",
         interval_units the seeds, p_holm the Holm-adjusted p of CM = 1); bootstrap: one-seed ladders'
         replicates of the runs bootstrap (None: the coordinator's default, 1000; 0: none)."""
         replicates = 0 if bootstrap is None else (-1 if bootstrap == 0 else bootstrap)

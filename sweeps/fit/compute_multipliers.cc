@@ -36,7 +36,13 @@ struct BaselineInverter {
   Estimator estimator = Estimator::kPiecewise;
   std::vector<CurvePoint> points;  // piecewise, hermite: the baseline's curve
   std::optional<PowerLaw> law;     // power laws: the baseline's fit
+  std::optional<HermiteCurve> curve;  // piecewise, hermite: the curve through `points`
   std::string unavailable;         // why nothing can be inverted (the fit failed)
+
+  // Whether LossAt is defined: a curve or a fitted law.
+  bool Evaluable() const { return curve.has_value() || law.has_value(); }
+  // The baseline's loss at compute x on the curve Invert inverts. REQUIRES: Evaluable().
+  double LossAt(double x) const { return curve ? curve->At(x) : law->Predict(x); }
 
   Inversion Invert(double loss) const {
     if (!unavailable.empty()) return {std::nullopt, "", unavailable};
@@ -99,6 +105,7 @@ BaselineInverter PiecewiseInverter(Estimator estimator, const std::vector<CurveP
   BaselineInverter inverter;
   inverter.estimator = estimator;
   inverter.points = baseline;
+  if (baseline.size() >= 2) inverter.curve = HermiteCurve(baseline, estimator == Estimator::kHermite);
   return inverter;
 }
 
@@ -474,98 +481,250 @@ std::map<Estimator, PowerLawFitOptions> WarmRefitOptions(const FitInputs& in, co
   return quick_for;
 }
 
-// The leave-one-seed-out (jackknife) estimates of every row: for each seed, ln CM from the seed-mean
-// curves of the other seeds, refitted with `refit` per estimator. A replicate that is undefined (the
-// point had no other seed, the inversion failed) is counted in `undefined` instead.
-ByRow<std::vector<double>> LeaveOneSeedOut(const FitInputs& in, const MultiplierOptions& options,
-                                           const std::map<Estimator, PowerLawFitOptions>& refit,
-                                           const std::vector<std::string>& variants, ByRow<int>* undefined) {
-  ByRow<std::vector<double>> values = ShapedLike<std::vector<double>>(in, {});
-  *undefined = ShapedLike<int>(in, 0);
+// The curves every leave-one-seed-out replicate is built from: for each seed, the seed-mean curves of
+// the other seeds and, per estimator, the baseline's curve on them (power laws refitted with
+// `refit`).
+struct SeedLeftOut {
+  Curves without;
+  std::map<Estimator, BaselineInverter> inverters;
+};
+
+std::vector<SeedLeftOut> LeaveOneSeedOut(const FitInputs& in, const MultiplierOptions& options,
+                                         const std::map<Estimator, PowerLawFitOptions>& refit,
+                                         const std::vector<std::string>& variants) {
+  std::vector<SeedLeftOut> left_out;
   for (int64_t seed : in.seed_ids) {
-    Curves without;
-    for (const VariantCurve& curve : in.curves) without.push_back(MeanCurveWithout(curve, seed));
+    SeedLeftOut replicate;
+    for (const VariantCurve& curve : in.curves) replicate.without.push_back(MeanCurveWithout(curve, seed));
     for (Estimator estimator : in.estimators) {
-      BaselineInverter inverter = InverterFor(estimator, without, variants, FixedEOf(estimator, options.fixed_e),
-                                              in.c_ref, refit.at(estimator));
-      for (size_t v = 0; v < in.curves.size(); ++v) {
-        for (size_t p = 0; p < in.curves[v].points.size(); ++p) {
-          const LadderPoint& point = in.curves[v].points[p];
-          auto at_label = std::find_if(without[v].begin(), without[v].end(),
-                                       [&](const CurvePoint& other) { return other.label == point.label; });
-          Inversion at = at_label == without[v].end() ? Inversion() : inverter.Invert(at_label->loss);
-          if (at.compute)
-            values[estimator][v][p].push_back(std::log(*at.compute / point.compute));
-          else
-            ++(*undefined)[estimator][v][p];
-        }
-      }
+      replicate.inverters[estimator] = InverterFor(estimator, replicate.without, variants,
+                                                   FixedEOf(estimator, options.fixed_e), in.c_ref, refit.at(estimator));
     }
+    left_out.push_back(std::move(replicate));
   }
-  return values;
+  return left_out;
 }
 
 // "95" for an interval level of 0.95, as the report's header names it.
 std::string LevelPercent(double level) { return std::to_string(static_cast<int>(std::lround(100 * level))); }
 
-// The jackknife t interval of one row from its leave-one-seed-out ln CM, and the p of CM = 1 (but for
-// the baseline's rows); a note instead where fewer than two replicates define it.
-void SetSeedInterval(const std::vector<double>& replicates, int undefined, double level, bool baseline,
-                     MultiplierRow* row) {
-  const int n = static_cast<int>(replicates.size());
-  if (!row->multiplier || n < 2) {
-    row->interval_note = !row->multiplier ? "no multiplier"
-                                          : "only " + std::to_string(n) + " leave-one-seed-out estimate(s) defined";
-    return;
+// The loss gap of one row as a function of theta = ln CM, with its jackknife over the seeds
+// (docs/science.md section 6.4):
+//   G(theta)   = L - B(e^theta C), L the variant's seed-mean loss at the row's point, C its compute,
+//                B the estimator's baseline curve; the row's multiplier is where G = 0;
+//   G_i(theta) the same from the seed-mean curves without seed i (B refitted for a power law);
+//   T(theta)   = G(theta) / se(theta), se = sqrt((n - 1) / n sum_i (G_i - mean G_i)^2).
+// At a fixed theta G is a smooth function of the seed means (linear for the piecewise estimator, where
+// the jackknife is the paired t test of the per-seed gaps exactly), so T is close to Student's t with
+// n - 1 degrees of freedom at the true CM.
+struct GapJackknife {
+  double compute = 0;
+  double loss = 0;
+  const BaselineInverter* curve = nullptr;
+  std::vector<double> losses;                     // L without seed i, per defined replicate
+  std::vector<const BaselineInverter*> curves;    // B without seed i, the same replicates
+
+  double T(double theta) const {
+    const double x = std::exp(theta) * compute;
+    const double gap = loss - curve->LossAt(x);
+    const double n = static_cast<double>(losses.size());
+    std::vector<double> gaps(losses.size());
+    double mean = 0;
+    for (size_t i = 0; i < losses.size(); ++i) {
+      gaps[i] = losses[i] - curves[i]->LossAt(x);
+      mean += gaps[i] / n;
+    }
+    double squares = 0;
+    for (double value : gaps) squares += (value - mean) * (value - mean);
+    const double se = std::sqrt((n - 1) / n * squares);
+    if (se == 0) return gap == 0 ? 0 : std::copysign(std::numeric_limits<double>::infinity(), gap);
+    return gap / se;
   }
-  // The jackknife standard error: sqrt((n - 1) / n * sum (theta_i - mean theta)^2). For an estimate
-  // that is a mean over seeds it is sd / sqrt(n) exactly (the paired t interval).
-  const double spread = Stats(replicates, 0).sd;
-  const double se = spread * (n - 1) / std::sqrt(static_cast<double>(n));
-  const double center = std::log(*row->multiplier);
-  const TInterval t = TIntervalAround(center, se, n, level);
-  Interval interval;
-  interval.level = level;
-  interval.construction = "jackknife t";
-  interval.unit = "seeds";
-  interval.units = n;
-  interval.df = t.df;
-  interval.low = std::exp(t.low);
-  interval.high = std::exp(t.high);
-  row->interval = interval;
-  if (undefined > 0) {
-    row->interval_note = std::to_string(undefined) + " seed(s) whose leave-one-out estimate is undefined left out";
+};
+
+// How far from ln CM the interval's ends are searched (an end not found by then is open), and the
+// search's steps: kGapFineStep within kGapFineReach of ln CM, then each kGapStepGrowth times the last.
+constexpr double kGapReach = 20;
+constexpr double kGapFineStep = 0.01;
+constexpr double kGapFineReach = 1;
+constexpr double kGapStepGrowth = 1.05;
+
+// The grid GapHullOf searches around its centre: 0, then kGapFineStep apart out to kGapFineReach, then steps growing by
+// kGapStepGrowth out to kGapReach, on both sides, ascending.
+std::vector<double> GapGrid() {
+  std::vector<double> side;
+  double theta = 0, step = kGapFineStep;
+  while (theta < kGapReach) {
+    if (theta >= kGapFineReach) step *= kGapStepGrowth;
+    theta = std::min(theta + step, kGapReach);
+    side.push_back(theta);
   }
-  if (!baseline && se > 0) row->p_value = StudentTTwoSidedPValue(center / se, t.df);
+  std::vector<double> grid;
+  for (auto it = side.rbegin(); it != side.rend(); ++it) grid.push_back(-*it);
+  grid.push_back(0);
+  grid.insert(grid.end(), side.begin(), side.end());
+  return grid;
 }
 
-// Sets every row's jackknife t interval over the seeds, its p of CM = 1 and, per estimator, the p's
-// Holm adjustment over the rows of every variant but the baseline.
-void SetSeedIntervals(const FitInputs& in, const MultiplierOptions& options,
+// Where |T| crosses t between an accepted theta and a rejected one, by bisection.
+double GapCrossing(const GapJackknife& gap, double t, double accepted, double rejected) {
+  for (int i = 0; i < 60 && std::fabs(rejected - accepted) > 1e-10; ++i) {
+    const double mid = 0.5 * (accepted + rejected);
+    (std::fabs(gap.T(mid)) > t ? rejected : accepted) = mid;
+  }
+  return 0.5 * (accepted + rejected);
+}
+
+// The end of the accepted stretch of {theta : |T(theta)| <= t} that starts at `from` (accepted) and
+// runs in `direction` (+1, -1): where |T| first exceeds t, by bisection inside the first rejected step;
+// empty when nothing within kGapReach is rejected.
+std::optional<double> GapEnd(const GapJackknife& gap, double t, double from, int direction) {
+  double accepted = from, step = kGapFineStep;
+  while (std::fabs(accepted - from) < kGapReach) {
+    if (std::fabs(accepted - from) >= kGapFineReach) step *= kGapStepGrowth;
+    const double next = accepted + direction * step;
+    if (std::fabs(gap.T(next)) > t) return GapCrossing(gap, t, accepted, next);
+    accepted = next;
+  }
+  return std::nullopt;
+}
+
+// An interval of theta and whether each end is open (not found within kGapReach).
+struct GapHull {
+  double low = 0, high = 0;
+  bool open_below = false, open_above = false;
+};
+// The hull of {theta : |T(theta)| <= t} on GapGrid around `centre`, its ends refined by bisection;
+// an end at the grid's edge is open. Empty when every theta on the grid is rejected. For a row
+// without a multiplier (its seed-mean loss does not invert on the baseline's curve; centre 0) and
+// for 2 seeds.
+std::optional<GapHull> GapHullOf(const GapJackknife& gap, double t, double centre) {
+  std::vector<double> grid = GapGrid();
+  for (double& theta : grid) theta += centre;
+  std::optional<size_t> first, last;
+  for (size_t i = 0; i < grid.size(); ++i) {
+    if (std::fabs(gap.T(grid[i])) <= t) {
+      if (!first) first = i;
+      last = i;
+    }
+  }
+  if (!first) return std::nullopt;
+  GapHull hull;
+  hull.open_below = *first == 0;
+  hull.open_above = *last == grid.size() - 1;
+  hull.low = hull.open_below ? grid.front() : GapCrossing(gap, t, grid[*first], grid[*first - 1]);
+  hull.high = hull.open_above ? grid.back() : GapCrossing(gap, t, grid[*last], grid[*last + 1]);
+  return hull;
+}
+
+// One row's interval over the seeds: the stretch of CM around the estimate that the jackknife t test
+// of the loss gap does not reject (the test inverted), and the p of CM = 1 (but for the baseline's
+// rows); a note instead where it has none.
+void SetGapInterval(const FitInputs& in, const std::vector<SeedLeftOut>& left_out,
+                    const BaselineInverter& inverter, Estimator estimator, size_t v, size_t p, double level,
+                    MultiplierRow* row) {
+  const LadderPoint& point = in.curves[v].points[p];
+  if (v == 0 && !IsPowerLaw(estimator)) {
+    row->interval_note = "the baseline against its own curve: 1 by construction";
+    return;
+  }
+  if (!inverter.Evaluable()) {
+    row->interval_note = "no multiplier";
+    return;
+  }
+  GapJackknife gap;
+  gap.compute = point.compute;
+  gap.loss = point.loss;
+  gap.curve = &inverter;
+  int undefined = 0;
+  for (const SeedLeftOut& replicate : left_out) {
+    const std::vector<CurvePoint>& without = replicate.without[v];
+    auto at_label = std::find_if(without.begin(), without.end(),
+                                 [&](const CurvePoint& other) { return other.label == point.label; });
+    const BaselineInverter& curve = replicate.inverters.at(estimator);
+    if (at_label == without.end() || !curve.Evaluable()) {
+      ++undefined;
+      continue;
+    }
+    gap.losses.push_back(at_label->loss);
+    gap.curves.push_back(&curve);
+  }
+  const int n = static_cast<int>(gap.losses.size());
+  if (n < 2) {
+    row->interval_note = "only " + std::to_string(n) + " leave-one-seed-out curve(s) defined";
+    return;
+  }
+  const double df = n - 1.0;
+  const double t = -StudentTQuantile(0.5 * (1 - level), df);  // 1 - level is exact, (1 + level) / 2 rounds
+  std::optional<GapHull> stretch;
+  // On one degree of freedom se(theta) is one difference |G_1 - G_2| / 2, which passes through 0
+  // wherever the two seeds' gap curves cross: |T| spikes there, and a stretch stopped at a spike
+  // leaves out CM the test accepts beyond it. With 2 seeds the interval is the hull (wider; valid).
+  if (row->multiplier && n > 2) {
+    const double centre = std::log(*row->multiplier);
+    const std::optional<double> low = GapEnd(gap, t, centre, -1), high = GapEnd(gap, t, centre, +1);
+    stretch = GapHull{low.value_or(centre - kGapReach), high.value_or(centre + kGapReach), !low, !high};
+  } else {
+    stretch = GapHullOf(gap, t, row->multiplier ? std::log(*row->multiplier) : 0.0);
+    if (!stretch) {
+      row->interval_note = "the seeds reject every CM within e^" + Num(kGapReach, "%.0f") + " of " +
+                           (row->multiplier ? "the estimate" : "1");
+      return;
+    }
+  }
+  Interval interval;
+  interval.level = level;
+  interval.construction = "jackknife gap t";
+  interval.unit = "seeds";
+  interval.units = n;
+  interval.df = df;
+  interval.low = std::exp(stretch->low);
+  interval.high = std::exp(stretch->high);
+  row->interval = interval;
+  std::vector<std::string> notes;
+  if (!row->multiplier) notes.push_back("no multiplier: the hull of every CM the seeds do not reject");
+  else if (n == 2) notes.push_back("2 seeds: the hull of every CM the seeds do not reject");
+  if (stretch->open_below || stretch->open_above) {
+    notes.push_back(std::string("open ") +
+                    (stretch->open_below && stretch->open_above ? "on both sides"
+                     : stretch->open_below                      ? "below"
+                                                                : "above") +
+                    ": the seeds do not bound CM within e^" + Num(kGapReach, "%.0f") +
+                    (row->multiplier ? " of the estimate" : ""));
+  }
+  if (undefined > 0) notes.push_back(std::to_string(undefined) + " seed(s) whose leave-one-out curve is undefined left out");
+  for (const std::string& note : notes) row->interval_note += (row->interval_note.empty() ? "" : "; ") + note;
+  const double at_one = gap.T(0);
+  if (v != 0 && std::isfinite(at_one)) row->p_value = StudentTTwoSidedPValue(at_one, df);
+}
+
+// Sets every row's interval over the seeds, its p of CM = 1 and, per estimator, the p's Holm
+// adjustment over the rows of every variant but the baseline.
+void SetSeedIntervals(const FitInputs& in, const PointEstimates& estimates, const MultiplierOptions& options,
                       const std::map<Estimator, PowerLawFitOptions>& refit, const ByRow<size_t>& rows_at,
                       MultiplierReport* report) {
   const int seeds = static_cast<int>(in.seed_ids.size());
-  report->intervals = LevelPercent(options.interval_level) + "% jackknife t intervals over the seeds (" +
+  report->intervals = LevelPercent(options.interval_level) + "% jackknife gap t intervals over the seeds (" +
                       std::to_string(seeds) + " seeds, " + std::to_string(seeds - 1) + " degree" +
                       (seeds == 2 ? "" : "s") +
-                      " of freedom): CM x exp(+-t se), se from the n leave-one-seed-out estimates; p: the "
-                      "same t against CM = 1, Holm-adjusted over each estimator's rows";
+                      " of freedom): every CM around the estimate at which the variant's loss gap to the "
+                      "baseline's curve, L - B(CM x C), is within t jackknife standard errors of 0 (se from "
+                      "the n leave-one-seed-out curves); p: the same t at CM = 1, Holm-adjusted over each "
+                      "estimator's rows";
   if (seeds == 2) {
     report->notes.push_back("2 seeds: every interval rests on one degree of freedom (t = " +
                             Num(StudentTQuantile(0.5 + options.interval_level / 2, 1), "%.1f") +
                             " at this level), so it is wide; a third seed narrows it most");
   }
-  ByRow<int> undefined;
-  const ByRow<std::vector<double>> replicates =
-      LeaveOneSeedOut(in, options, refit, report->variants, &undefined);
+  const std::vector<SeedLeftOut> left_out = LeaveOneSeedOut(in, options, refit, report->variants);
   for (Estimator estimator : in.estimators) {
     std::vector<size_t> family;
     std::vector<double> p_values;
     for (size_t v = 0; v < in.curves.size(); ++v) {
       for (size_t p = 0; p < in.curves[v].points.size(); ++p) {
         MultiplierRow& row = report->rows[rows_at.at(estimator)[v][p]];
-        SetSeedInterval(replicates.at(estimator)[v][p], undefined.at(estimator)[v][p], options.interval_level, v == 0,
-                        &row);
+        SetGapInterval(in, left_out, estimates.inverters.at(estimator), estimator, v, p, options.interval_level,
+                       &row);
         if (row.p_value) {
           family.push_back(rows_at.at(estimator)[v][p]);
           p_values.push_back(*row.p_value);
@@ -763,7 +922,7 @@ StatusOr<MultiplierReport> ComputeMultipliers(const LadderResults& ladder, const
   if (report.has_seeds && report.max_seeds > 1) {
     const std::map<Estimator, PowerLawFitOptions> refit = WarmRefitOptions(in, estimates, options.fit);
     SetPairedMultipliers(in, options, refit, rows_at, &report);
-    SetSeedIntervals(in, options, refit, rows_at, &report);
+    SetSeedIntervals(in, estimates, options, refit, rows_at, &report);
   } else {
     RUNG_RETURN_IF_ERROR(SetBootstrapIntervals(in, estimates, options, rows_at, &report));
   }

@@ -28,16 +28,22 @@
 //
 // Intervals (docs/science.md section 6.4), each saying its construction and the independent units it
 // rests on:
-//   two or more seeds  a jackknife t over the seeds: CM x exp(+-t se), where se is the jackknife
-//                      standard error of ln CM from the n leave-one-seed-out estimates (each the same
-//                      estimator on the seed-mean curves of the other n - 1 seeds, refitted),
-//                      se = sqrt((n - 1) / n sum (theta_i - mean theta)^2), and t the Student quantile
-//                      with n - 1 degrees of freedom (one with 2 seeds: valid, and wide). For an estimate
-//                      that is a mean over seeds it is the paired t interval exactly. Seeds are the
-//                      independent units: the runs of one seed share its data order and initialisation
-//                      across variants.
-//                      Also the two-sided p of CM = 1 (the same t) and its Holm adjustment over the
-//                      estimator's rows of every variant but the baseline (does any differ from it?).
+//   two or more seeds  a jackknife gap t over the seeds: the test of "CM is the multiplier" inverted.
+//                      At theta = ln CM the loss gap is G(theta) = L - B(e^theta C) (the variant's
+//                      seed-mean loss at the row's point minus the estimator's baseline curve at CM
+//                      times its compute); G_i(theta) is the same from the seed-mean curves without seed
+//                      i (power laws refitted); se(theta) = sqrt((n - 1) / n sum (G_i - mean G_i)^2).
+//                      The interval is the stretch around the estimate (where G = 0) on which
+//                      |G / se| <= t, the Student quantile with n - 1 degrees of freedom (one with 2
+//                      seeds: valid, and wide); an end not found within e^20 of the estimate is open,
+//                      and said so. A row without a multiplier gets the hull of every CM the test
+//                      accepts. For the piecewise estimator it is the paired t test of the per-seed gaps
+//                      exactly. Seeds are the independent units: the runs of one seed share its data
+//                      order and initialisation across variants. The baseline's own rows are 1 by
+//                      construction for piecewise and hermite: no interval.
+//                      Also the two-sided p of CM = 1 (the same test at CM = 1) and its Holm
+//                      adjustment over the estimator's rows of every variant but the baseline (does
+//                      any differ from it?).
 //   one seed           a percentile bootstrap resampling the runs (ladder points) of each curve, for
 //                      the power laws only, and only when every curve has kMinBootstrapUnits points; a
 //                      percentile bootstrap is never used on fewer units (too few distinct resamples).
@@ -118,7 +124,7 @@ struct Interval {
   double low = 0;
   double high = 0;
   double level = 0.95;
-  std::string construction;  // "jackknife t" or "percentile bootstrap"
+  std::string construction;  // "jackknife gap t" or "percentile bootstrap"
   std::string unit;          // what was counted as independent: "seeds" or "runs"
   int units = 0;             // how many of them it rests on
   std::optional<double> df;  // t: degrees of freedom (units - 1)

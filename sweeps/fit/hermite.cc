@@ -95,6 +95,32 @@ double HermiteAt(double x0, double x1, double y0, double y1, double m0, double m
 
 }  // namespace
 
+HermiteCurve::HermiteCurve(const std::vector<CurvePoint>& baseline, bool cubic) {
+  std::vector<CurvePoint> points = baseline;
+  std::sort(points.begin(), points.end(), [](const CurvePoint& a, const CurvePoint& b) { return a.x < b.x; });
+  const size_t n = points.size();
+  falling_ = cubic && n >= 2 && points[0].x > 0;
+  for (size_t k = 0; falling_ && k + 1 < n; ++k) {
+    falling_ = points[k].x < points[k + 1].x && points[k + 1].loss < points[k].loss;
+  }
+  for (const CurvePoint& point : points) {
+    x_.push_back(std::log(point.x));
+    y_.push_back(point.loss);
+  }
+  if (falling_) slope_ = MonotoneSlopes(x_, y_);
+}
+
+double HermiteCurve::At(double at) const {
+  const size_t n = x_.size();
+  const double lx = std::log(at);
+  size_t k = 0;  // the piece: the first one below the points, the last one beyond them
+  while (k + 2 < n && lx > x_[k + 1]) ++k;
+  if (!falling_) return y_[k] + (y_[k + 1] - y_[k]) * (lx - x_[k]) / (x_[k + 1] - x_[k]);
+  if (lx <= x_[0]) return y_[0] + slope_[0] * (lx - x_[0]);
+  if (lx >= x_[n - 1]) return y_[n - 1] + slope_[n - 1] * (lx - x_[n - 1]);
+  return HermiteAt(x_[k], x_[k + 1], y_[k], y_[k + 1], slope_[k], slope_[k + 1], lx);
+}
+
 PiecewiseInversion InvertHermite(const std::vector<CurvePoint>& baseline_in, double loss) {
   std::vector<CurvePoint> points = baseline_in;
   std::sort(points.begin(), points.end(), [](const CurvePoint& a, const CurvePoint& b) { return a.x < b.x; });

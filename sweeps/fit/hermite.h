@@ -40,4 +40,19 @@ namespace rung::fit {
 // `baseline` may come in any order, at distinct positive x.
 PiecewiseInversion InvertHermite(const std::vector<CurvePoint>& baseline, double loss);
 
+// The curve InvertHermite inverts, as a function of compute built once: the monotone cubic in ln x,
+// continued by its end tangents, where the baseline falls strictly; else the polyline InvertPiecewise
+// inverts (straight in ln x between the points, continued by the end segments). REQUIRES: 2 or more
+// points at distinct positive x.
+class HermiteCurve {
+ public:
+  // cubic false: always the polyline (the piecewise estimator's curve).
+  explicit HermiteCurve(const std::vector<CurvePoint>& baseline, bool cubic = true);
+  double At(double x) const;  // the loss at compute x
+
+ private:
+  bool falling_ = false;
+  std::vector<double> x_, y_, slope_;  // ln x and loss of the points, the cubic's slopes
+};
+
 }  // namespace rung::fit

@@ -166,8 +166,12 @@ std::string EstimatorTable(Estimator estimator, const MultiplierReport& report) 
     table.AddRow(cells);
   }
   std::string out = EstimatorTitle(estimator, report, rows) + "\n" + table.Text("  ");
-  if (!intervals && !rows.empty() && !rows.front()->interval_note.empty()) {
-    out += "  (no intervals: " + rows.front()->interval_note + ")\n";
+  if (!intervals && !rows.empty()) {
+    // Why, as a variant's row says it (the baseline's own rows may have a reason of their own).
+    auto said = std::find_if(rows.begin(), rows.end(),
+                             [&](const MultiplierRow* row) { return row->variant != report.baseline; });
+    const MultiplierRow* row = said == rows.end() ? rows.front() : *said;
+    if (!row->interval_note.empty()) out += "  (no intervals: " + row->interval_note + ")\n";
   }
   return out;
 }

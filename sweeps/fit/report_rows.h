@@ -57,7 +57,7 @@ struct ReportInterval {
   int64_t replicates = 0;    // bootstrap: defined replicates behind it; 0 for t
   std::string unit;          // what was counted as independent: "seeds" or "runs"
   uint64_t seed = 0;         // bootstrap: its generator's seed
-  std::string construction;  // "jackknife t" or "percentile bootstrap"
+  std::string construction;  // "jackknife gap t" or "percentile bootstrap" ("jackknife t", "t": stored earlier)
   int64_t units = 0;         // how many independent units it rests on
   std::optional<double> df;  // t: degrees of freedom
 };

@@ -223,8 +223,8 @@ try {
   check(true, 'the multipliers equal rung fit --format json');
   const intervals = cli.find((r) => r.role === 'estimate' && r.estimator === 'piecewise' && r.interval);
   const note = await page.$eval('[data-chart="fit-multipliers"] p.note', (p) => p.textContent);
-  check(intervals && intervals.interval.construction === 'jackknife t' &&
-        note.includes(`95% jackknife t intervals over ${intervals.interval.units} seeds`),
+  check(intervals && intervals.interval.construction === 'jackknife gap t' &&
+        note.includes(`95% jackknife gap t intervals over ${intervals.interval.units} seeds`),
         `the multipliers' chart names their intervals as rung fit does ("${note}")`);
   await (await page.$('#fit')).screenshot({ path: join(shots, 'fit.png') });
 

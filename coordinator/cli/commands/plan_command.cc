@@ -388,7 +388,7 @@ void PrintHeader(const ExpandedSweep& sweep, const SpecLadder& ladder, const Pla
   }
   std::cout << "assumed: every variant at CM = " << Number(options.multiplier) << " against " << ladder.baseline
             << "; estimator " << options.estimator << ", " << Percent(options.level)
-            << " jackknife t intervals (as rung fit reports them); " << options.studies
+            << " jackknife gap t intervals (as rung fit reports them); " << options.studies
             << " simulated ladders per seed count\n"
             << "width: the interval's high - low; power: the share of simulated ladders whose interval excludes 1 "
                "(a Monte Carlo standard error up to "

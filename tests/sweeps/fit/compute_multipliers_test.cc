@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "sweeps/fit/hermite.h"
 #include "sweeps/fit/ladder_csv.h"
 #include "sweeps/fit/student_t.h"
 
@@ -225,32 +226,35 @@ TEST(ComputeMultipliers, WallClockMultiplierIsPiecewiseInLogSeconds) {
   EXPECT_FALSE(Row(*report, Estimator::kPowerLawSharedE, "v", "p1").wallclock_multiplier.has_value());
 }
 
-TEST(ComputeMultipliers, WithTwoSeedsTheJackknifeIntervalIsThePairedTInterval) {
+TEST(ComputeMultipliers, WithTwoSeedsTheIntervalInvertsThePairedTTestOfTheLossGaps) {
   StatusOr<MultiplierReport> report = ComputeMultipliers(Make(SeededLadder()), Options("base"));
   ASSERT_TRUE(report.ok()) << report.status().message();
   const MultiplierRow& row = Row(*report, Estimator::kPiecewise, "v", "p1");
-  // Leaving one seed out leaves the other: ln CM = 0.5 ln 10 and 0.4 ln 10, jackknife standard error
-  // sqrt(1/2 (2 (0.05 ln 10)^2)) = 0.05 ln 10, the paired t's sd / sqrt(2); t(0.975, 1 df) = tan(0.475 pi)
-  // = 12.7062; the interval is around the estimate 10^0.45.
+  // At CM = 10^u (u in decades above p1) seed 0's gap to its own baseline line is 3.5 - (4.0 - u) =
+  // u - 0.5 and seed 1's 3.8 - (4.2 - u) = u - 0.4: mean u - 0.45, standard error sd / sqrt(2) = 0.05.
+  // The test accepts |u - 0.45| <= t 0.05 with t(0.975, 1 df) = tan(0.475 pi) = 12.7062.
   const double se = 0.05 * std::log(10.0);
   const double t = std::tan(0.475 * M_PI);
   ASSERT_TRUE(row.interval.has_value()) << row.interval_note;
-  EXPECT_EQ(row.interval->construction, "jackknife t");
+  EXPECT_EQ(row.interval->construction, "jackknife gap t");
   EXPECT_EQ(row.interval->unit, "seeds");
   EXPECT_EQ(row.interval->units, 2);
   EXPECT_EQ(row.interval->df, 1.0);
-  EXPECT_NEAR(row.interval->low, std::pow(10.0, 0.45) * std::exp(-t * se), 1e-9);
-  EXPECT_NEAR(row.interval->high, std::pow(10.0, 0.45) * std::exp(t * se), 1e-9);
-  // p of CM = 1: t = 0.45 ln 10 / se = 9 on one degree of freedom (Cauchy): 1 - (2 / pi) atan 9.
+  EXPECT_NEAR(row.interval->low, std::pow(10.0, 0.45) * std::exp(-t * se), 1e-8);
+  EXPECT_NEAR(row.interval->high, std::pow(10.0, 0.45) * std::exp(t * se), 1e-8);
+  // With 2 seeds the interval is the hull of every accepted CM (here one stretch), and says so.
+  EXPECT_EQ(row.interval_note, "2 seeds: the hull of every CM the seeds do not reject");
+  // p of CM = 1: T(0) = -0.45 / 0.05 = -9 on one degree of freedom (Cauchy): 1 - (2 / pi) atan 9.
   ASSERT_TRUE(row.p_value.has_value());
   EXPECT_NEAR(*row.p_value, 1 - 2 / M_PI * std::atan(9.0), 1e-12);
   // One variant at one point: the Holm family is this row alone.
   EXPECT_DOUBLE_EQ(row.p_holm.value(), *row.p_value);
-  // The baseline's rows have an interval and no p: they are what the others are tested against.
+  // The baseline's rows are 1 by construction: no interval, no p, and a note that says why.
   const MultiplierRow& base = Row(*report, Estimator::kPiecewise, "base", "p1");
-  EXPECT_TRUE(base.interval.has_value());
+  EXPECT_FALSE(base.interval.has_value());
   EXPECT_FALSE(base.p_value.has_value());
-  EXPECT_NE(report->intervals.find("jackknife t intervals over the seeds (2 seeds, 1 degree of freedom)"),
+  EXPECT_NE(base.interval_note.find("1 by construction"), std::string::npos) << base.interval_note;
+  EXPECT_NE(report->intervals.find("jackknife gap t intervals over the seeds (2 seeds, 1 degree of freedom)"),
             std::string::npos)
       << report->intervals;
   EXPECT_TRUE(report->bootstrap_unit.empty());
@@ -259,40 +263,71 @@ TEST(ComputeMultipliers, WithTwoSeedsTheJackknifeIntervalIsThePairedTInterval) {
   EXPECT_TRUE(noted) << "two seeds are said to give wide intervals";
 }
 
-// The jackknife from its definition, through the public API: each leave-one-seed-out estimate is the
-// report of the ladder without that seed, and se = sqrt((n - 1) / n sum (theta_i - mean)^2).
-TEST(ComputeMultipliers, WithThreeSeedsTheIntervalIsTheJackknifeOfTheLeaveOneSeedOutReports) {
+// The baseline's curve at compute x as one report of `estimator` draws it: the chords or the monotone
+// cubic through the baseline's seed-mean points, or its fitted power law.
+double BaselineLossAt(const MultiplierReport& report, Estimator estimator, const std::string& baseline, double x) {
+  if (IsPowerLaw(estimator)) {
+    const EMode mode = estimator == Estimator::kPowerLawSharedE ? EMode::kShared : EMode::kFree;
+    for (const FitSummary& summary : report.fits) {
+      if (summary.variant == baseline && summary.mode == mode) return summary.fit.value().law.Predict(x);
+    }
+    ADD_FAILURE() << "no fit of " << baseline;
+    return NAN;
+  }
+  std::vector<CurvePoint> points;
+  for (const MultiplierRow& row : report.rows) {
+    if (row.estimator == estimator && row.variant == baseline) points.push_back({row.compute, row.loss, row.label});
+  }
+  return HermiteCurve(points, estimator == Estimator::kHermite).At(x);
+}
+
+// The interval from its definition, through the public API: at theta = ln CM the loss gap is G = L -
+// B(e^theta C) (the variant's seed-mean loss, the baseline's curve at CM times the row's compute);
+// each leave-one-seed-out G_i is the same from the report of the ladder without seed i; the interval's
+// ends are where |G| / se = t, se = sqrt((n - 1) / n sum (G_i - mean G_i)^2), and its estimate is inside.
+TEST(ComputeMultipliers, WithThreeSeedsTheIntervalEndsAreWhereTheJackknifeGapTestRejects) {
   StatusOr<LadderResults> ladder = ReadLadderCsv(RUNG_SOURCE_DIR "/sweeps/examples/ladder-example.csv");
   ASSERT_TRUE(ladder.ok()) << ladder.status().message();
   MultiplierOptions options = Options("rope");
   StatusOr<MultiplierReport> report = ComputeMultipliers(*ladder, options);
   ASSERT_TRUE(report.ok()) << report.status().message();
+  std::vector<MultiplierReport> left_out;
+  for (int64_t seed : {0, 1, 2}) {
+    LadderResults without = *ladder;
+    without.runs.erase(std::remove_if(without.runs.begin(), without.runs.end(),
+                                      [&](const LadderRun& run) { return run.seed == seed; }),
+                       without.runs.end());
+    StatusOr<MultiplierReport> other = ComputeMultipliers(without, options);
+    ASSERT_TRUE(other.ok()) << other.status().message();
+    left_out.push_back(*other);
+  }
+  const double t = 4.302652729911275;  // t(0.975, 2 df), SciPy
   for (Estimator estimator : {Estimator::kPiecewise, Estimator::kHermite, Estimator::kPowerLawSharedE}) {
     for (const char* label : {"r2", "r3"}) {
       const MultiplierRow& row = Row(*report, estimator, "lerope", label);
       ASSERT_TRUE(row.interval.has_value()) << row.interval_note;
-      std::vector<double> thetas;
-      for (int64_t seed : {0, 1, 2}) {
-        LadderResults without = *ladder;
-        without.runs.erase(std::remove_if(without.runs.begin(), without.runs.end(),
-                                          [&](const LadderRun& run) { return run.seed == seed; }),
-                           without.runs.end());
-        StatusOr<MultiplierReport> left_out = ComputeMultipliers(without, options);
-        ASSERT_TRUE(left_out.ok()) << left_out.status().message();
-        thetas.push_back(std::log(Row(*left_out, estimator, "lerope", label).multiplier.value()));
-      }
-      const double mean = (thetas[0] + thetas[1] + thetas[2]) / 3;
-      double squares = 0;
-      for (double theta : thetas) squares += (theta - mean) * (theta - mean);
-      const double se = std::sqrt(2.0 / 3.0 * squares);
-      const double t = 4.302652729911275;  // t(0.975, 2 df), SciPy
-      const double center = std::log(row.multiplier.value());
+      EXPECT_EQ(row.interval->units, 3);
+      auto statistic = [&](double cm) {
+        const double x = cm * row.compute;
+        const double gap = row.loss - BaselineLossAt(*report, estimator, "rope", x);
+        std::vector<double> gaps;
+        for (const MultiplierReport& other : left_out) {
+          gaps.push_back(Row(other, estimator, "lerope", label).loss - BaselineLossAt(other, estimator, "rope", x));
+        }
+        const double mean = (gaps[0] + gaps[1] + gaps[2]) / 3;
+        double squares = 0;
+        for (double value : gaps) squares += (value - mean) * (value - mean);
+        return gap / std::sqrt(2.0 / 3.0 * squares);
+      };
       // Power laws are refitted from warm starts in the report and from scratch here: agreement to
       // the fits' tolerance.
-      const double tolerance = IsPowerLaw(estimator) ? 2e-3 : 1e-9;
-      EXPECT_NEAR(std::log(row.interval->low), center - t * se, tolerance) << EstimatorName(estimator) << " " << label;
-      EXPECT_NEAR(std::log(row.interval->high), center + t * se, tolerance) << EstimatorName(estimator) << " " << label;
-      EXPECT_EQ(row.interval->units, 3);
+      const double tolerance = IsPowerLaw(estimator) ? 0.05 : 1e-6;
+      const std::string what = std::string(EstimatorName(estimator)) + " " + label;
+      EXPECT_NEAR(statistic(row.interval->low), -t, tolerance) << what;
+      EXPECT_NEAR(statistic(row.interval->high), t, tolerance) << what;
+      EXPECT_NEAR(statistic(row.multiplier.value()), 0, tolerance) << what;
+      EXPECT_LT(row.interval->low, row.multiplier.value()) << what;
+      EXPECT_GT(row.interval->high, row.multiplier.value()) << what;
     }
   }
 }

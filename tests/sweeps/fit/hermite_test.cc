@@ -104,5 +104,24 @@ TEST(Hermite, ABaselineThatDoesNotFallIsLeftToThePiecewiseEstimator) {
   EXPECT_EQ(twice.why, InvertPiecewise(baseline, 2.55).why);
 }
 
+// HermiteCurve is the curve the inversions invert: at the compute InvertHermite (InvertPiecewise for
+// the chords) returns for a loss, inside the points' range and beyond it, it gives that loss back.
+TEST(Hermite, TheCurveGivesBackTheLossItsInversionWasAskedFor) {
+  const std::vector<CurvePoint> falling = Rungs(kPaper, 4);
+  const std::vector<CurvePoint> not_falling = {{1e15, 3.0, "a"}, {1e16, 2.5, "b"}, {1e17, 2.6, "c"}, {1e18, 2.0, "d"}};
+  for (double loss : {falling[0].loss + 0.01, 2.0, falling[2].loss, falling[3].loss - 0.001}) {
+    const PiecewiseInversion smooth = InvertHermite(falling, loss);
+    ASSERT_TRUE(smooth.defined()) << smooth.why;
+    EXPECT_NEAR(HermiteCurve(falling).At(*smooth.x), loss, 1e-12) << loss;
+    const PiecewiseInversion chord = InvertPiecewise(falling, loss);
+    ASSERT_TRUE(chord.defined()) << chord.why;
+    EXPECT_NEAR(HermiteCurve(falling, false).At(*chord.x), loss, 1e-12) << loss;
+  }
+  const PiecewiseInversion at = InvertHermite(not_falling, 2.2);  // the chords, as the inversion falls back
+  ASSERT_TRUE(at.defined()) << at.why;
+  EXPECT_NEAR(HermiteCurve(not_falling).At(*at.x), 2.2, 1e-12);
+  EXPECT_DOUBLE_EQ(HermiteCurve(not_falling).At(1e17), 2.6);
+}
+
 }  // namespace
 }  // namespace rung::fit
