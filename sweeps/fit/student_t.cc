@@ -430,26 +430,4 @@ std::vector<double> HolmAdjust(const std::vector<double>& p_values) {
   return adjusted;
 }
 
-TInterval MeanTInterval(double mean, double sd, int n, double level) {
-  return TIntervalAround(mean, n >= 1 ? sd / std::sqrt(static_cast<double>(n)) : sd, n, level);
-}
-
-TInterval TIntervalAround(double center, double standard_error, int n, double level) {
-  TInterval interval;
-  interval.level = level;
-  interval.units = n;
-  interval.df = n - 1.0;
-  interval.low = kStudentTNaN;
-  interval.high = kStudentTNaN;
-  if (n < 2 || !(level > 0 && level < 1) || !std::isfinite(center) || !std::isfinite(standard_error) ||
-      standard_error < 0)
-    return interval;
-  // The upper (1 + level) / 2 quantile as minus the lower (1 - level) / 2 one: 1 - level is exact for
-  // level >= 1/2, (1 + level) / 2 would round.
-  double t = -StudentTQuantile(0.5 * (1 - level), interval.df);
-  interval.low = center - t * standard_error;
-  interval.high = center + t * standard_error;
-  return interval;
-}
-
 }  // namespace rung::fit

@@ -2,7 +2,7 @@
 //
 // The small statistics behind the intervals of the compute-multiplier report: Student's t
 // distribution (its cdf, quantiles and two-sided p-values), the regularized incomplete beta function
-// it rests on, the Holm-Bonferroni adjustment of a family of p-values, and the t interval of a mean.
+// it rests on, the Holm-Bonferroni adjustment of a family of p-values.
 //
 // The results agree with SciPy's (scipy.special.betainc, scipy.stats.t.cdf and the quantiles that
 // invert it) to twelve significant digits or better, in both tails: tail probabilities are computed
@@ -18,8 +18,8 @@
 // (NaN, df <= 0, a probability outside (0, 1), ...); each function's comment says which.
 //
 // Example:
-//   // A 95% interval of a mean over 5 seeds, and the p-value of the mean being 0.
-//   TInterval interval = MeanTInterval(mean, sd, 5, 0.95);      // mean +- 2.7764 * sd / sqrt(5)
+//   // The 95% t quantile on 4 degrees of freedom, and the p-value of a mean over 5 seeds being 0.
+//   double t = -StudentTQuantile(0.025, 4.0);                   // 2.7764
 //   double p = StudentTTwoSidedPValue(mean / (sd / std::sqrt(5.0)), 4.0);
 //   // Three comparisons, adjusted together.
 //   std::vector<double> adjusted = HolmAdjust({0.01, 0.04, 0.03});   // {0.03, 0.06, 0.06}
@@ -82,29 +82,5 @@ double StudentTTwoSidedPValue(double t, double df);
 // outside [0, 1] (infinities included) makes every output NaN: the family is not a family of
 // p-values. An empty input gives an empty output.
 std::vector<double> HolmAdjust(const std::vector<double>& p_values);
-
-// A two-sided t interval of a mean.
-struct TInterval {
-  double low = 0;
-  double high = 0;
-  double level = 0;  // the coverage asked for, e.g. 0.95
-  int units = 0;     // the n the mean is over (seeds, runs)
-  double df = 0;     // degrees of freedom of the t quantile: units - 1
-};
-
-// mean +- t_{(1 + level) / 2, n - 1} * sd / sqrt(n): the interval of the mean of n independent
-// units with sample mean `mean` and sample standard deviation `sd` (divisor n - 1), under normal
-// errors.
-//
-// REQUIRES n >= 2, 0 < level < 1, a finite mean and a finite sd >= 0; otherwise low and high are NaN
-// (units, level and df are filled in as given). With n = 2 the interval rests on one degree of
-// freedom (a Cauchy quantile: 12.71 standard errors at 95%) and is wide; that is the honest width of
-// two units, not a defect. sd = 0 gives the single point [mean, mean].
-TInterval MeanTInterval(double mean, double sd, int n, double level);
-
-// center +- t_{(1 + level) / 2, n - 1} * standard_error: the same interval around any estimate whose
-// standard error rests on n independent units (e.g. a jackknife over n seeds). Same REQUIRES as
-// MeanTInterval, with the standard error in place of the sd.
-TInterval TIntervalAround(double center, double standard_error, int n, double level);
 
 }  // namespace rung::fit

@@ -248,44 +248,5 @@ TEST(RegularizedIncompleteBeta, MatchesClosedFormsAndItsReflection) {
   }
 }
 
-TEST(MeanTInterval, IsTheMeanPlusMinusTheTQuantileTimesTheStandardError) {
-  TInterval interval = MeanTInterval(10.0, 2.0, 5, 0.95);
-  double half_width = StudentTReferenceQuantile(4, 0.975) * 2.0 / std::sqrt(5.0);  // t_{0.975, 4} = 2.776
-  EXPECT_TRUE(StudentTRelativelyNear(interval.low, 10.0 - half_width, 1e-13));
-  EXPECT_TRUE(StudentTRelativelyNear(interval.high, 10.0 + half_width, 1e-13));
-  EXPECT_EQ(interval.level, 0.95);
-  EXPECT_EQ(interval.units, 5);
-  EXPECT_EQ(interval.df, 4.0);
-}
-
-TEST(MeanTInterval, TwoUnitsRestOnOneDegreeOfFreedomAndAreWide) {
-  TInterval interval = MeanTInterval(0.0, 1.0, 2, 0.95);
-  double half_width = StudentTReferenceQuantile(1, 0.975) / std::sqrt(2.0);  // 12.71 / sqrt 2
-  EXPECT_EQ(interval.df, 1.0);
-  EXPECT_TRUE(StudentTRelativelyNear(interval.high, half_width, 1e-13));
-  EXPECT_GT(interval.high, 8.9);  // nine standard deviations of one unit
-  EXPECT_EQ(interval.low, -interval.high);
-}
-
-TEST(MeanTInterval, ZeroSpreadIsAPointAndInvalidArgumentsGiveNaNBounds) {
-  TInterval point = MeanTInterval(3.0, 0.0, 4, 0.9);
-  EXPECT_EQ(point.low, 3.0);
-  EXPECT_EQ(point.high, 3.0);
-  struct Invalid {
-    double mean, sd;
-    int n;
-    double level;
-  };
-  const Invalid invalids[] = {{0, 1, 1, 0.95},  {0, 1, 0, 0.95},           {0, 1, 5, 0.0},
-                              {0, 1, 5, 1.0},   {0, -1, 5, 0.95},          {kStudentTNaN, 1, 5, 0.95},
-                              {0, kStudentTInf, 5, 0.95}};
-  for (const Invalid& invalid : invalids) {
-    TInterval interval = MeanTInterval(invalid.mean, invalid.sd, invalid.n, invalid.level);
-    EXPECT_TRUE(std::isnan(interval.low) && std::isnan(interval.high))
-        << invalid.mean << " " << invalid.sd << " " << invalid.n << " " << invalid.level;
-    EXPECT_EQ(interval.units, invalid.n);
-  }
-}
-
 }  // namespace
 }  // namespace rung::fit
