@@ -132,7 +132,7 @@ def main():
               "%s sd %.3g pairing %.5g" % (label, noise["seed_sd"], noise["pairing"])
               for label, noise in plan["noise_by_rung"].items()) + "), loss curve L = %.4g + %.4g C^-%.4g" % (
               plan["loss_law"]["e"], plan["loss_law"]["a"], plan["loss_law"]["alpha"]) + "; assumed CM " +
-          "%g" % plan["multiplier"] + ", " + str(args.studies) + " simulated ladders; hermite, 95% jackknife t")
+          "%g" % plan["multiplier"] + ", " + str(args.studies) + " simulated ladders; hermite, 95% jackknife gap t")
     print()
     print("| seeds | variant | rung | predicted width (median) | predicted 10-90% | real width | within |")
     print("|---:|---|---|---:|---:|---:|---|")
