@@ -879,6 +879,8 @@ void NoteLabelsTheBaselineLacks(const std::vector<VariantCurve>& curves, Multipl
 
 }  // namespace
 
+bool SeedMeanFitsAreLeastSquares(const MultiplierReport& report) { return report.has_seeds && report.max_seeds > 1; }
+
 const char* EstimatorName(Estimator estimator) {
   switch (estimator) {
     case Estimator::kPiecewise:
@@ -906,13 +908,15 @@ Status CheckBootstrapReplicates(int64_t replicates) {
                                  std::to_string(kMaxBootstrapReplicates) + " (sweeps/fit/compute_multipliers.h)");
 }
 
-StatusOr<MultiplierReport> ComputeMultipliers(const LadderResults& ladder, const MultiplierOptions& options) {
-  RUNG_RETURN_IF_ERROR(CheckBootstrapReplicates(options.bootstrap));
+StatusOr<MultiplierReport> ComputeMultipliers(const LadderResults& ladder, const MultiplierOptions& asked) {
+  RUNG_RETURN_IF_ERROR(CheckBootstrapReplicates(asked.bootstrap));
+  MultiplierOptions options = asked;
   RUNG_RETURN_IF_ERROR(ValidateLadderResults(ladder));
   MultiplierReport report = ReportHeader(ladder, options);
   RUNG_ASSIGN_OR_RETURN(std::vector<VariantCurve> curves, CurvesBaselineFirst(ladder, options.baseline));
   const FitInputs in = FitInputsOf(std::move(curves), options, &report);
   RUNG_RETURN_IF_ERROR(CheckOptionsAgainstLadder(in.curves, options, &report));
+  if (SeedMeanFitsAreLeastSquares(report)) options.fit.huber_delta.reset();
 
   NoteNonMonotoneBaseline(in.mean_curves[0], &report);
   const PointEstimates estimates = FitPointEstimates(in, options, &report);

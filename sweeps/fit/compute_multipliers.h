@@ -16,6 +16,8 @@
 //   power_law_shared_e  L = A C^-alpha + E, one E for all variants; the baseline's curve inverted at
 //                       the variant's measured loss (power_law.h)
 //   power_law_free_e    the same with E fitted per variant (only the baseline's fit enters CM)
+//                       (the power laws fit ln L by least squares with 2+ seeds per point, under a
+//                       Huber loss with one: SeedMeanFitsAreLeastSquares)
 //   power_law_fixed_e   the same with E given (MultiplierOptions::fixed_e), and the E-sensitivity
 //                       table: CM with the baseline fitted at each E of a grid (E is weakly
 //                       identified on a few ladder points; this shows how much CM depends on it)
@@ -80,6 +82,7 @@ enum class Estimator { kPiecewise, kHermite, kPowerLawSharedE, kPowerLawFreeE, k
 const char* EstimatorName(Estimator estimator);
 // True for the estimators that fit a power law (their rows carry fits, E and RMSE).
 bool IsPowerLaw(Estimator estimator);
+
 
 // The most bootstrap replicates a fit runs (each refits every power law): a fixed limit, far above
 // what intervals need (the default is 1000), so that no request holds a fitter for days.
@@ -222,6 +225,13 @@ struct MultiplierReport {
   std::vector<TunedLaw> tuned_laws;
   const TunedPoint* TunedAt(const std::string& variant, const std::string& label) const;
 };
+
+// Whether the report's power laws were fitted by plain least squares on ln L (ladders with 2+ seeds
+// per point) rather than under MultiplierOptions::fit's Huber loss (one seed). Seed means carry
+// measured, roughly normal noise; a Huber delta far below it (the default 1e-3 is below the noise of
+// seed means at 0.01 nats and up) makes the fit close to an L1 fit through some of the points, whose
+// estimate moves in jumps that the seed jackknife of its interval does not measure.
+bool SeedMeanFitsAreLeastSquares(const MultiplierReport& report);
 
 // Errors: INVALID_ARGUMENT for a bad ladder or options (CheckBootstrapReplicates among them).
 StatusOr<MultiplierReport> ComputeMultipliers(const LadderResults& ladder, const MultiplierOptions& options);

@@ -113,7 +113,9 @@ double SolveJoint(const std::vector<Curve>& curves, std::vector<std::array<doubl
   ceres::Problem::Options problem_options;
   problem_options.loss_function_ownership = ceres::DO_NOT_TAKE_OWNERSHIP;
   ceres::Problem problem(problem_options);
-  ceres::HuberLoss huber(options.huber_delta);
+  std::optional<ceres::HuberLoss> huber;
+  if (options.huber_delta) huber.emplace(*options.huber_delta);
+  ceres::LossFunction* loss = huber ? &*huber : nullptr;
   problem.AddParameterBlock(e, 1);
   for (size_t index = 0; index < curves.size(); ++index) {
     double* block = (*a_alpha)[index].data();
@@ -121,7 +123,7 @@ double SolveJoint(const std::vector<Curve>& curves, std::vector<std::array<doubl
     for (size_t point = 0; point < curves[index].lc.size(); ++point) {
       auto* cost = new ceres::AutoDiffCostFunction<LogResidual, 1, 2, 1>(
           new LogResidual(curves[index].lc[point], std::log(curves[index].loss[point])));
-      problem.AddResidualBlock(cost, &huber, block, e);
+      problem.AddResidualBlock(cost, loss, block, e);
     }
     problem.SetParameterLowerBound(block, 1, options.alpha_min);
     problem.SetParameterUpperBound(block, 1, options.alpha_max);

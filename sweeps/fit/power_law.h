@@ -7,7 +7,8 @@
 // mean of the ladder's compute), L = exp(log_a) * (C / c_ref)^(-alpha) + E, so that log_a is of order
 // one at any scale. A in FLOP units is exp(log_a) * c_ref^alpha (PowerLaw::A()).
 //
-// Fitting: Ceres, residuals ln L_pred - ln L under a Huber loss (delta 1e-3), bounds
+// Fitting: Ceres, residuals ln L_pred - ln L under a Huber loss (delta 1e-3; or least squares,
+// PowerLawFitOptions::huber_delta), bounds
 // 0 <= E < min L (of the fitted points; of all curves for a shared E) and 0.01 <= alpha <= 2, from
 // many starting points (a grid of alpha and E / min L, log_a solved in closed form for each); the
 // fit with the smallest robust cost wins. RMSE is reported in nats, on L.
@@ -52,7 +53,8 @@ enum class EMode { kFree, kFixed, kShared };
 const char* EModeName(EMode mode);  // "free", "fixed", "shared"
 
 struct PowerLawFitOptions {
-  double huber_delta = 1e-3;
+  // The Huber loss on ln L residuals; empty: plain least squares.
+  std::optional<double> huber_delta = 1e-3;
   double alpha_min = 0.01;
   double alpha_max = 2.0;
   // Starting points: every alpha with every E = fraction * min L (E free or shared).
@@ -67,7 +69,7 @@ struct PowerLawFit {
   PowerLaw law;
   EMode mode = EMode::kFree;
   double rmse = 0;         // sqrt(mean (L_pred - L)^2) over the fitted points, nats
-  double robust_cost = 0;  // the minimised Huber cost (of all curves for a shared fit)
+  double robust_cost = 0;  // the minimised cost, Huber or least squares (of all curves for a shared fit)
   int points = 0;
   int starts = 0;                  // starting points tried
   int usable_starts = 0;           // of which Ceres returned a usable solution

@@ -192,7 +192,9 @@ std::string FitsTable(const MultiplierReport& report) {
                Fmt("%.4f", fit.law.e), Fmt("%.5f", fit.rmse), std::to_string(fit.points), note});
   }
   return "Power-law fits: L = A * (C / " + FormatCompute(report.c_ref) +
-         ")^-alpha + E on the seed-mean curves (Huber delta 1e-3 on ln L, 0 <= E < min L, 0.01 <= alpha <= 2, " +
+         ")^-alpha + E on the seed-mean curves (" +
+         (SeedMeanFitsAreLeastSquares(report) ? "least squares on ln L" : "Huber delta 1e-3 on ln L") +
+         ", 0 <= E < min L, 0.01 <= alpha <= 2, " +
          "multi-start)\n" + table.Text("  ");
 }
 

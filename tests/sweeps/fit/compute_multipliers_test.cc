@@ -332,6 +332,45 @@ TEST(ComputeMultipliers, WithThreeSeedsTheIntervalEndsAreWhereTheJackknifeGapTes
   }
 }
 
+// With seeds the power laws fit the seed-mean curves by least squares (the Huber loss only for one
+// seed): the report's shared-E fit is FitPowerLawSharedE's least-squares fit of the mean curves.
+TEST(ComputeMultipliers, WithSeedsThePowerLawsFitTheSeedMeansByLeastSquares) {
+  StatusOr<LadderResults> ladder = ReadLadderCsv(RUNG_SOURCE_DIR "/sweeps/examples/ladder-example.csv");
+  ASSERT_TRUE(ladder.ok()) << ladder.status().message();
+  StatusOr<MultiplierReport> report = ComputeMultipliers(*ladder, Options("rope"));
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  EXPECT_TRUE(SeedMeanFitsAreLeastSquares(*report));
+  std::vector<std::vector<CurvePoint>> curves;  // the seed-mean curves, baseline first
+  for (const std::string& variant : report->variants) {
+    curves.emplace_back();
+    for (const MultiplierRow& row : report->rows) {
+      if (row.estimator == Estimator::kPiecewise && row.variant == variant)
+        curves.back().push_back({row.compute, row.loss, row.label});
+    }
+  }
+  PowerLawFitOptions least_squares, huber;
+  least_squares.huber_delta.reset();
+  StatusOr<std::vector<PowerLawFit>> expected = FitPowerLawSharedE(curves, report->c_ref, least_squares);
+  StatusOr<std::vector<PowerLawFit>> robust = FitPowerLawSharedE(curves, report->c_ref, huber);
+  ASSERT_TRUE(expected.ok() && robust.ok());
+  const FitSummary* fitted = nullptr;
+  for (const FitSummary& summary : report->fits) {
+    if (summary.variant == "rope" && summary.mode == EMode::kShared) fitted = &summary;
+  }
+  ASSERT_TRUE(fitted && fitted->fit);
+  EXPECT_NEAR(fitted->fit->law.e, (*expected)[0].law.e, 1e-6);
+  EXPECT_NEAR(fitted->fit->law.alpha, (*expected)[0].law.alpha, 1e-6);
+  EXPECT_GT(std::fabs((*robust)[0].law.e - (*expected)[0].law.e), 1e-4) << "the two losses differ on this ladder";
+  // One seed per point: the Huber loss.
+  LadderResults one_seed = *ladder;
+  one_seed.runs.erase(std::remove_if(one_seed.runs.begin(), one_seed.runs.end(),
+                                     [](const LadderRun& run) { return run.seed != 0; }),
+                      one_seed.runs.end());
+  StatusOr<MultiplierReport> single = ComputeMultipliers(one_seed, Options("rope"));
+  ASSERT_TRUE(single.ok()) << single.status().message();
+  EXPECT_FALSE(SeedMeanFitsAreLeastSquares(*single));
+}
+
 TEST(ComputeMultipliers, HolmAdjustsThePValuesOfEveryVariantAndPointOfAnEstimator) {
   StatusOr<LadderResults> ladder = ReadLadderCsv(RUNG_SOURCE_DIR "/sweeps/examples/ladder-example.csv");
   ASSERT_TRUE(ladder.ok()) << ladder.status().message();

@@ -84,7 +84,7 @@ TEST(PowerLaw, HuberLossKeepsOneBadRunFromPullingTheFit) {
   points[5].loss *= 1.05;  // one run 5% off
   StatusOr<PowerLawFit> robust = FitPowerLaw(points, 1.7, kRef, PowerLawFitOptions());
   PowerLawFitOptions squares;
-  squares.huber_delta = 1e3;  // effectively plain least squares
+  squares.huber_delta.reset();  // plain least squares
   StatusOr<PowerLawFit> plain = FitPowerLaw(points, 1.7, kRef, squares);
   ASSERT_TRUE(robust.ok() && plain.ok());
   EXPECT_NEAR(robust->law.alpha, 0.3, 0.003);
