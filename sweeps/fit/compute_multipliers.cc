@@ -619,10 +619,10 @@ std::optional<GapHull> GapHullOf(const GapJackknife& gap, double t, double centr
 
 // One row's interval over the seeds: the stretch of CM around the estimate that the jackknife t test
 // of the loss gap does not reject (the test inverted), and the p of CM = 1 (but for the baseline's
-// rows); a note instead where it has none.
+// rows); a note instead where it has none (and where a power law's E sits at its upper bound).
 void SetGapInterval(const FitInputs& in, const std::vector<SeedLeftOut>& left_out,
-                    const BaselineInverter& inverter, Estimator estimator, size_t v, size_t p, double level,
-                    MultiplierRow* row) {
+                    const BaselineInverter& inverter, bool e_at_upper_bound, Estimator estimator, size_t v,
+                    size_t p, double level, MultiplierRow* row) {
   const LadderPoint& point = in.curves[v].points[p];
   if (v == 0 && !IsPowerLaw(estimator)) {
     row->interval_note = "the baseline against its own curve: 1 by construction";
@@ -630,6 +630,12 @@ void SetGapInterval(const FitInputs& in, const std::vector<SeedLeftOut>& left_ou
   }
   if (!inverter.Evaluable()) {
     row->interval_note = "no multiplier";
+    return;
+  }
+  if (e_at_upper_bound) {
+    row->interval_note =
+        "no interval: the fit's E sits at its upper bound, the smallest loss, where the fit is not smooth "
+        "in the data and the seeds' jackknife does not measure its spread";
     return;
   }
   GapJackknife gap;
@@ -698,6 +704,12 @@ void SetGapInterval(const FitInputs& in, const std::vector<SeedLeftOut>& left_ou
   if (v != 0 && std::isfinite(at_one)) row->p_value = StudentTTwoSidedPValue(at_one, df);
 }
 
+// Whether the power-law estimator's baseline fit has E at its upper bound (false for the others).
+bool BaselineFitAtUpperE(const PointEstimates& estimates, Estimator estimator) {
+  auto fits = estimates.fits.find(estimator);
+  return fits != estimates.fits.end() && fits->second[0].fit && fits->second[0].fit->e_at_upper_bound;
+}
+
 // Sets every row's interval over the seeds, its p of CM = 1 and, per estimator, the p's Holm
 // adjustment over the rows of every variant but the baseline.
 void SetSeedIntervals(const FitInputs& in, const PointEstimates& estimates, const MultiplierOptions& options,
@@ -723,8 +735,8 @@ void SetSeedIntervals(const FitInputs& in, const PointEstimates& estimates, cons
     for (size_t v = 0; v < in.curves.size(); ++v) {
       for (size_t p = 0; p < in.curves[v].points.size(); ++p) {
         MultiplierRow& row = report->rows[rows_at.at(estimator)[v][p]];
-        SetGapInterval(in, left_out, estimates.inverters.at(estimator), estimator, v, p, options.interval_level,
-                       &row);
+        SetGapInterval(in, left_out, estimates.inverters.at(estimator), BaselineFitAtUpperE(estimates, estimator),
+                       estimator, v, p, options.interval_level, &row);
         if (row.p_value) {
           family.push_back(rows_at.at(estimator)[v][p]);
           p_values.push_back(*row.p_value);

@@ -42,7 +42,10 @@
 //                      accepts. For the piecewise estimator it is the paired t test of the per-seed gaps
 //                      exactly. Seeds are the independent units: the runs of one seed share its data
 //                      order and initialisation across variants. The baseline's own rows are 1 by
-//                      construction for piecewise and hermite: no interval.
+//                      construction for piecewise and hermite: no interval. Nor has a power law's
+//                      row where its baseline fit pins E at the smallest loss (an upper bound of the
+//                      fit: the fit is not smooth in the data there, and the jackknife does not
+//                      measure its spread); the row says so.
 //                      Also the two-sided p of CM = 1 (the same test at CM = 1) and its Holm
 //                      adjustment over the estimator's rows of every variant but the baseline (does
 //                      any differ from it?).

@@ -77,11 +77,16 @@ std::string Num(double value) {
   return text;
 }
 
+// Whether a fitted E sits at its upper bound, the smallest loss `e_upper`.
+bool EAtUpperBound(const PowerLaw& law, bool e_fitted, double e_upper) {
+  return e_fitted && law.e >= e_upper * (1 - 1e-4);
+}
+
 std::vector<std::string> BoundNotes(const PowerLaw& law, bool e_fitted, double e_upper,
                                     const PowerLawFitOptions& options) {
   std::vector<std::string> notes;
   if (e_fitted && law.e <= 1e-6 * e_upper) notes.push_back("E at its lower bound 0");
-  if (e_fitted && law.e >= e_upper * (1 - 1e-4))
+  if (EAtUpperBound(law, e_fitted, e_upper))
     notes.push_back("E at its upper bound (the smallest loss " + Num(e_upper) + ")");
   if (law.alpha <= options.alpha_min * (1 + 1e-6))
     notes.push_back("alpha at its lower bound " + Num(options.alpha_min));
@@ -227,6 +232,7 @@ StatusOr<PowerLawFit> FitPowerLaw(const std::vector<CurvePoint>& points, std::op
   best.robust_cost = best_cost;
   best.rmse = Rmse(best.law, points);
   best.notes = BoundNotes(best.law, !fixed_e, curve.min_loss, options);
+  best.e_at_upper_bound = EAtUpperBound(best.law, !fixed_e, curve.min_loss);
   return best;
 }
 
@@ -303,6 +309,7 @@ StatusOr<std::vector<PowerLawFit>> FitPowerLawSharedE(const std::vector<std::vec
     fit.starts = static_cast<int>(starts.size());
     fit.usable_starts = usable;
     fit.notes = BoundNotes(fit.law, true, min_loss, options);
+    fit.e_at_upper_bound = EAtUpperBound(fit.law, true, min_loss);
     fits.push_back(std::move(fit));
   }
   return fits;

@@ -74,6 +74,7 @@ struct PowerLawFit {
   int starts = 0;                  // starting points tried
   int usable_starts = 0;           // of which Ceres returned a usable solution
   std::vector<std::string> notes;  // parameters at a bound ("E at its lower bound 0", ...)
+  bool e_at_upper_bound = false;   // E fitted and pinned at the smallest loss (one of the notes)
 };
 
 // One curve, E free (fixed_e empty) or fixed. FAILED_PRECONDITION with too few points or fixed_e

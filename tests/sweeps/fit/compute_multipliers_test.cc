@@ -371,6 +371,41 @@ TEST(ComputeMultipliers, WithSeedsThePowerLawsFitTheSeedMeansByLeastSquares) {
   EXPECT_FALSE(SeedMeanFitsAreLeastSquares(*single));
 }
 
+// A baseline whose loss falls 0.4 nats in its first decade and 0.005 in each of the next two, which no
+// power law with E below the smallest loss follows: the fits pin E at the smallest loss, and the power
+// laws give no interval there (the jackknife does not measure a fit at a bound), saying why; the
+// interpolating estimators still do.
+TEST(ComputeMultipliers, APowerLawWhoseEIsAtTheSmallestLossGivesNoInterval) {
+  std::vector<TestRun> runs;
+  const double base[] = {2.0, 1.6, 1.595, 1.59};
+  for (int64_t seed : {0, 1, 2}) {
+    const double shift = 0.001 * static_cast<double>(seed - 1);
+    for (int k = 0; k < 4; ++k) {
+      const std::string label = "p" + std::to_string(k);
+      const double compute = 1e10 * std::pow(10.0, k);
+      runs.push_back({"base", label, compute, base[k] + shift, seed});
+      runs.push_back({"v", label, compute, base[k] + 0.02 + shift + 0.0005 * static_cast<double>(k % 2), seed});
+    }
+  }
+  StatusOr<MultiplierReport> report = ComputeMultipliers(Make(runs), Options("base"));
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  for (Estimator estimator : {Estimator::kPowerLawSharedE, Estimator::kPowerLawFreeE}) {
+    const FitSummary* fitted = nullptr;
+    for (const FitSummary& summary : report->fits) {
+      if (summary.variant == "base" && summary.mode == (estimator == Estimator::kPowerLawSharedE ? EMode::kShared
+                                                                                                  : EMode::kFree))
+        fitted = &summary;
+    }
+    ASSERT_TRUE(fitted && fitted->fit) << EstimatorName(estimator);
+    ASSERT_TRUE(fitted->fit->e_at_upper_bound) << EstimatorName(estimator) << " E = " << fitted->fit->law.e;
+    const MultiplierRow& row = Row(*report, estimator, "v", "p1");
+    EXPECT_FALSE(row.interval.has_value()) << EstimatorName(estimator);
+    EXPECT_FALSE(row.p_value.has_value()) << EstimatorName(estimator);
+    EXPECT_NE(row.interval_note.find("E sits at its upper bound"), std::string::npos) << row.interval_note;
+  }
+  EXPECT_TRUE(Row(*report, Estimator::kHermite, "v", "p1").interval.has_value());
+}
+
 TEST(ComputeMultipliers, HolmAdjustsThePValuesOfEveryVariantAndPointOfAnEstimator) {
   StatusOr<LadderResults> ladder = ReadLadderCsv(RUNG_SOURCE_DIR "/sweeps/examples/ladder-example.csv");
   ASSERT_TRUE(ladder.ok()) << ladder.status().message();
