@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace rung::fit {
 namespace {
@@ -93,20 +94,39 @@ double HermiteAt(double x0, double x1, double y0, double y1, double m0, double m
   return (2 * t3 - 3 * t2 + 1) * y0 + (t3 - 2 * t2 + t) * h * m0 + (-2 * t3 + 3 * t2) * y1 + (t3 - t2) * h * m1;
 }
 
+// A baseline's points sorted by compute, with ln compute and loss of each, and whether they fall
+// strictly at distinct positive compute: the monotone cubic's condition (otherwise the estimator is
+// the piecewise one).
+struct LogCurve {
+  std::vector<CurvePoint> points;
+  std::vector<double> x, y;
+  bool falling = false;
+};
+
+LogCurve LogCurveOf(const std::vector<CurvePoint>& baseline) {
+  LogCurve curve;
+  curve.points = baseline;
+  std::vector<CurvePoint>& points = curve.points;
+  std::sort(points.begin(), points.end(), [](const CurvePoint& a, const CurvePoint& b) { return a.x < b.x; });
+  const size_t n = points.size();
+  curve.falling = n >= 2 && points[0].x > 0;
+  for (size_t k = 0; curve.falling && k + 1 < n; ++k) {
+    curve.falling = points[k].x < points[k + 1].x && points[k + 1].loss < points[k].loss;
+  }
+  for (const CurvePoint& point : points) {
+    curve.x.push_back(std::log(point.x));
+    curve.y.push_back(point.loss);
+  }
+  return curve;
+}
+
 }  // namespace
 
 HermiteCurve::HermiteCurve(const std::vector<CurvePoint>& baseline, bool cubic) {
-  std::vector<CurvePoint> points = baseline;
-  std::sort(points.begin(), points.end(), [](const CurvePoint& a, const CurvePoint& b) { return a.x < b.x; });
-  const size_t n = points.size();
-  falling_ = cubic && n >= 2 && points[0].x > 0;
-  for (size_t k = 0; falling_ && k + 1 < n; ++k) {
-    falling_ = points[k].x < points[k + 1].x && points[k + 1].loss < points[k].loss;
-  }
-  for (const CurvePoint& point : points) {
-    x_.push_back(std::log(point.x));
-    y_.push_back(point.loss);
-  }
+  LogCurve curve = LogCurveOf(baseline);
+  falling_ = cubic && curve.falling;
+  x_ = std::move(curve.x);
+  y_ = std::move(curve.y);
   if (falling_) slope_ = MonotoneSlopes(x_, y_);
 }
 
@@ -122,23 +142,16 @@ double HermiteCurve::At(double at) const {
 }
 
 PiecewiseInversion InvertHermite(const std::vector<CurvePoint>& baseline_in, double loss) {
-  std::vector<CurvePoint> points = baseline_in;
-  std::sort(points.begin(), points.end(), [](const CurvePoint& a, const CurvePoint& b) { return a.x < b.x; });
-  const size_t n = points.size();
-  bool falling = n >= 2 && points[0].x > 0;
-  for (size_t k = 0; falling && k + 1 < n; ++k) {
-    falling = points[k].x < points[k + 1].x && points[k + 1].loss < points[k].loss;
-  }
-  if (!falling) {
+  const LogCurve curve = LogCurveOf(baseline_in);
+  if (!curve.falling) {
     PiecewiseInversion chord = InvertPiecewise(baseline_in, loss);
     if (chord.defined()) chord.how = "piecewise (the baseline does not fall strictly): " + chord.how;
     return chord;
   }
-  std::vector<double> x(n), y(n);
-  for (size_t k = 0; k < n; ++k) {
-    x[k] = std::log(points[k].x);
-    y[k] = points[k].loss;
-  }
+  const std::vector<CurvePoint>& points = curve.points;
+  const std::vector<double>& x = curve.x;
+  const std::vector<double>& y = curve.y;
+  const size_t n = points.size();
   const std::vector<double> slope = MonotoneSlopes(x, y);
   PiecewiseInversion result;
   for (size_t k = 0; k < n; ++k) {
