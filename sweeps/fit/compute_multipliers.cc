@@ -527,16 +527,11 @@ struct GapJackknife {
   double T(double theta) const {
     const double x = std::exp(theta) * compute;
     const double gap = loss - curve->LossAt(x);
-    const double n = static_cast<double>(losses.size());
     std::vector<double> gaps(losses.size());
-    double mean = 0;
-    for (size_t i = 0; i < losses.size(); ++i) {
-      gaps[i] = losses[i] - curves[i]->LossAt(x);
-      mean += gaps[i] / n;
-    }
-    double squares = 0;
-    for (double value : gaps) squares += (value - mean) * (value - mean);
-    const double se = std::sqrt((n - 1) / n * squares);
+    for (size_t i = 0; i < losses.size(); ++i) gaps[i] = losses[i] - curves[i]->LossAt(x);
+    // sqrt((n - 1) / n sum (G_i - mean)^2) = sd (n - 1) / sqrt(n), sd with divisor n - 1.
+    const double n = static_cast<double>(gaps.size());
+    const double se = Stats(gaps, 0).sd * (n - 1) / std::sqrt(n);
     if (se == 0) return gap == 0 ? 0 : std::copysign(std::numeric_limits<double>::infinity(), gap);
     return gap / se;
   }
@@ -549,13 +544,28 @@ constexpr double kGapFineStep = 0.01;
 constexpr double kGapFineReach = 1;
 constexpr double kGapStepGrowth = 1.05;
 
-// The grid GapHullOf searches around its centre: 0, then kGapFineStep apart out to kGapFineReach, then steps growing by
-// kGapStepGrowth out to kGapReach, on both sides, ascending.
+// The steps by which the interval's ends are searched outward from a centre: kGapFineStep out to
+// kGapFineReach, then each kGapStepGrowth times the last, until they reach kGapReach. Built once.
+const std::vector<double>& GapSteps() {
+  static const std::vector<double> steps = [] {
+    std::vector<double> built;
+    double offset = 0, step = kGapFineStep;
+    while (offset < kGapReach) {
+      if (offset >= kGapFineReach) step *= kGapStepGrowth;
+      built.push_back(step);
+      offset += step;
+    }
+    return built;
+  }();
+  return steps;
+}
+
+// The grid GapHullOf searches around its centre: 0 and the offsets GapSteps reach (the last at
+// kGapReach) on both sides, ascending.
 std::vector<double> GapGrid() {
   std::vector<double> side;
-  double theta = 0, step = kGapFineStep;
-  while (theta < kGapReach) {
-    if (theta >= kGapFineReach) step *= kGapStepGrowth;
+  double theta = 0;
+  for (double step : GapSteps()) {
     theta = std::min(theta + step, kGapReach);
     side.push_back(theta);
   }
@@ -576,12 +586,11 @@ double GapCrossing(const GapJackknife& gap, double t, double accepted, double re
 }
 
 // The end of the accepted stretch of {theta : |T(theta)| <= t} that starts at `from` (accepted) and
-// runs in `direction` (+1, -1): where |T| first exceeds t, by bisection inside the first rejected step;
-// empty when nothing within kGapReach is rejected.
+// runs in `direction` (+1, -1) by GapSteps: where |T| first exceeds t, by bisection inside the first
+// rejected step; empty when nothing within kGapReach is rejected.
 std::optional<double> GapEnd(const GapJackknife& gap, double t, double from, int direction) {
-  double accepted = from, step = kGapFineStep;
-  while (std::fabs(accepted - from) < kGapReach) {
-    if (std::fabs(accepted - from) >= kGapFineReach) step *= kGapStepGrowth;
+  double accepted = from;
+  for (double step : GapSteps()) {
     const double next = accepted + direction * step;
     if (std::fabs(gap.T(next)) > t) return GapCrossing(gap, t, accepted, next);
     accepted = next;
