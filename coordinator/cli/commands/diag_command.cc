@@ -30,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "coordinator/cli/command_support.h"
+#include "coordinator/cli/paper003_closed_forms.h"
 #include "coordinator/cli/text_table.h"
 #include "coordinator/cli/trial_diagnostics.h"
 #include "core/records/record_json.h"
@@ -65,6 +66,8 @@ struct DiagOptions {
   std::vector<double> bases = {10000.0};
   int64_t head_dim = 64;
   int draws = 16;
+  // --closed-form: a paper's closed forms (no trial, no coordinator); its options but table and format.
+  ClosedFormOptions closed_form;
 };
 
 // The failure-mode statistics of core/diagnostics/failure_modes.h, in the order the table shows them: as a
@@ -384,6 +387,27 @@ int RunSyntheticFailureModes(const DiagOptions& options) {
   }
   table.Print(std::cout, options.format);
   return options.plot_dir.empty() ? kOk : PlotFailureModes(*rows, options, "Gaussian q, k");
+}
+
+// A --table name that only --closed-form has.
+bool IsClosedFormTable(const std::string& table) {
+  const std::vector<std::string>& names = ClosedFormTableNames();
+  return table != "all" && std::find(names.begin(), names.end(), table) != names.end();
+}
+
+// `rung diag --closed-form PAPER`: its tables, with the diag options they share.
+int RunClosedForm(const DiagOptions& options, bool head_dim_given) {
+  const std::vector<std::string>& names = ClosedFormTableNames();
+  if (!options.table.empty() && std::find(names.begin(), names.end(), options.table) == names.end()) {
+    std::cerr << "rung diag: --table " << options.table
+              << " is a trial's table; --closed-form has table3, inversion, lambda, table4, theorem6, theorem8 or all\n";
+    return kUsage;
+  }
+  ClosedFormOptions closed_form = options.closed_form;
+  closed_form.table = options.table;
+  closed_form.format = options.format;
+  if (head_dim_given) closed_form.head_dim = options.head_dim;
+  return RunPaper003ClosedForms(closed_form);
 }
 
 int RunSynthetic(const DiagOptions& options) {
@@ -806,7 +830,9 @@ void AddDiagCommand(CLI::App& app, int* exit_code) {
       "fit, per-position loss, one figure per failure mode, the band ablation and the NIAH heatmaps.\n"
       "--synthetic needs no trial and no coordinator: simplex|gaussian run gap counting on rows with closed forms\n"
       "(simplex: Lambda = ln n / D, xi_Lambda = 1, xi_alpha = xi_Delta = 0; Gaussian: xi_Lambda about 0.6);\n"
-      "failure_modes measures the four failure modes on i.i.d. Gaussian q, k over --n, --base and every precision.",
+      "failure_modes measures the four failure modes on i.i.d. Gaussian q, k over --n, --base and every precision.\n"
+      "--closed-form 003 needs neither: paper 003's formulas as its tables (Table 3, Eq. 5, lambda(M) and the normal\n"
+      "approximation, Table 4 as the paper prints it, Theorems 6 and 8) over --lengths, --bases and --precision.",
       options, RunDiag);
   CLI::Option* trial = command->add_option("trial", options->trial_id, "Trial id");
   CLI::Option* synthetic =
@@ -831,9 +857,39 @@ void AddDiagCommand(CLI::App& app, int* exit_code) {
       ->delimiter(',')
       ->check(CLI::Range(1.0 + 1e-9, 1e300))
       ->needs(synthetic);
-  command->add_option("--head-dim", options->head_dim, "--synthetic failure_modes: head dimension (default 64)")
-      ->check(CLI::Range(int64_t{2}, int64_t{4096}))
-      ->needs(synthetic);
+  CLI::Option* closed_form =
+      command->add_option("--closed-form", options->closed_form.paper,
+                          "Instead of a trial: a paper's closed forms, computed here (003: RoPE's failure modes, its "
+                          "Tables 3 and 4, Eq. 5, lambda(M), Theorems 6 and 8)")
+          ->check(CLI::IsMember({"003"}));
+  trial->excludes(closed_form);
+  synthetic->excludes(closed_form);
+  command->add_option("--head-dim", options->head_dim,
+                      "--synthetic failure_modes: head dimension (default 64); --closed-form: d (default 128: h = 64 "
+                      "rotary pairs, as the paper's tables)")
+      ->check(CLI::Range(int64_t{2}, int64_t{4096}));
+  command->add_option("--bases", options->closed_form.bases,
+                      "--closed-form: RoPE bases B (default: Table 3's 1e4..1e8 for table3, Table 4's 1e4,1e5,1e6 for "
+                      "the others)")
+      ->delimiter(',')
+      ->check(CLI::Range(1.0 + 1e-9, 1e300))
+      ->needs(closed_form);
+  command->add_option("--lengths", options->closed_form.lengths,
+                      "--closed-form: context lengths M (default Table 4's 1024,4096,16384,32768,65536)")
+      ->delimiter(',')
+      ->check(CLI::Range(int64_t{2}, int64_t{1} << 62))
+      ->needs(closed_form);
+  command->add_option("--threshold", options->closed_form.threshold,
+                      "--closed-form: Table 3's inversion probability, in (0, 0.5) (default 0.3)")
+      ->needs(closed_form);
+  command->add_option("--precision", options->closed_form.precisions,
+                      "--closed-form: the precisions' columns, of bf16, fp16, fp32 (default all three)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"bf16", "fp16", "fp32"}))
+      ->needs(closed_form);
+  command->add_flag("--cap-lambda", options->closed_form.cap_lambda,
+                    "--closed-form: cap lambda(M) at h (the paper's tables let it exceed h past M = B)")
+      ->needs(closed_form);
   command->add_option("--draws", options->draws, "--synthetic failure_modes: Gaussian draws averaged (default 16)")
       ->check(CLI::Range(1, 10000))
       ->needs(synthetic);
@@ -845,13 +901,27 @@ void AddDiagCommand(CLI::App& app, int* exit_code) {
       ->excludes(synthetic);
   // --synthetic runs here, with no connection; a trial goes to the coordinator as every command does.
   command->callback([options, exit_code, command] {
+    if (!options->closed_form.paper.empty() && command->count("--closed-form") > 0) {
+      *exit_code = RunClosedForm(*options, command->count("--head-dim") > 0);
+      return;
+    }
+    if (command->count("--head-dim") > 0 && options->synthetic != "failure_modes") {
+      std::cerr << "rung diag: --head-dim needs --synthetic failure_modes or --closed-form\n";
+      *exit_code = kUsage;
+      return;
+    }
+    if (IsClosedFormTable(options->table)) {
+      std::cerr << "rung diag: --table " << options->table << " is a table of --closed-form\n";
+      *exit_code = kUsage;
+      return;
+    }
     if (!options->synthetic.empty()) {
       options->lengths_given = command->count("--n") > 0;
       *exit_code = RunSynthetic(*options);
       return;
     }
     if (command->count("trial") == 0) {
-      std::cerr << "rung diag: give a trial id, or --synthetic simplex|gaussian|failure_modes\n";
+      std::cerr << "rung diag: give a trial id, --synthetic simplex|gaussian|failure_modes or --closed-form 003\n";
       *exit_code = kUsage;
       return;
     }
@@ -863,9 +933,11 @@ void AddDiagCommand(CLI::App& app, int* exit_code) {
     *exit_code = RunDiag(*connection.value(), *options);
   });
   command->add_option("--table", options->table,
-                      "heads, gaps, regime, beta, milestones, failure_modes, extrapolation, bands, niah, frequencies or all")
+                      "heads, gaps, regime, beta, milestones, failure_modes, extrapolation, bands, niah, frequencies or all; "
+                      "with --closed-form: table3, inversion, lambda, table4, theorem6, theorem8 or all")
       ->check(CLI::IsMember({"heads", "gaps", "regime", "beta", "milestones", "failure_modes", "extrapolation", "bands",
-                             "niah", "frequencies", "all"}));
+                             "niah", "frequencies", "all", "table3", "inversion", "lambda", "table4", "theorem6",
+                             "theorem8"}));
   command->add_option("--plot", options->plot_dir, "Also draw the figures (SVG, PNG) into this folder")->type_name("DIR");
   command->add_option("--gnuplot", options->gnuplot, "gnuplot executable (default: gnuplot on PATH)")->type_name("PATH");
 }
