@@ -53,6 +53,7 @@ v1::FitReportRow ToProto(const fit::ReportRow& row) {
   }
   if (row.fit_rmse) out.set_fit_rmse(*row.fit_rmse);
   if (row.baseline_fit_rmse) out.set_baseline_fit_rmse(*row.baseline_fit_rmse);
+  if (row.baseline_fit_alpha) out.set_baseline_fit_alpha(*row.baseline_fit_alpha);
   if (row.paired_multiplier) *out.mutable_paired_multiplier() = ToProto(*row.paired_multiplier);
   if (row.loss_gap) *out.mutable_loss_gap() = ToProto(*row.loss_gap);
   if (row.interval) {
@@ -103,6 +104,7 @@ fit::ReportRow FromProto(const v1::FitReportRow& row) {
   }
   if (row.has_fit_rmse()) out.fit_rmse = row.fit_rmse();
   if (row.has_baseline_fit_rmse()) out.baseline_fit_rmse = row.baseline_fit_rmse();
+  if (row.has_baseline_fit_alpha()) out.baseline_fit_alpha = row.baseline_fit_alpha();
   if (row.has_paired_multiplier()) out.paired_multiplier = FromProto(row.paired_multiplier());
   if (row.has_loss_gap()) out.loss_gap = FromProto(row.loss_gap());
   if (row.has_interval()) {

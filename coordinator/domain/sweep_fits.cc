@@ -252,6 +252,7 @@ StatusOr<SweepFit> FitSweep(Coordinator& coordinator, const FitOptions& request,
   options.seed = request.seed;
   options.fixed_e = request.fixed_e;
   options.e_grid = request.e_grid;
+  options.fit.residuals = request.power_law_residuals;
   options.keep_going = request.keep_going;
   RUNG_ASSIGN_OR_RETURN(fit::MultiplierReport report, fit::ComputeMultipliers(ladder.ladder, options));
   report.metric = metric;
@@ -280,6 +281,7 @@ StatusOr<SweepFit> FitSweep(Coordinator& coordinator, const FitOptions& request,
                     {"compute", fit::ComputeCountName(request.compute)},
                     {"interval_level", options.interval_level}};
   if (!ladder.tuned_key.empty()) record.options["tuned"] = ladder.tuned_policy;
+  if (request.power_law_residuals == fit::PowerLawResiduals::kNats) record.options["power_law_residuals"] = "nats";
   record.points = ladder.points;
   record.result = fit::ReportToJson(report);
   record.result_text = fit::FormatReportTable(report);

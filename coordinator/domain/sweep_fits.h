@@ -55,6 +55,8 @@ struct FitOptions {
   std::vector<double> e_grid;              // E values of the sensitivity table; empty: the default
   // The count of training FLOPs on the compute axis (sweeps/fit/compute_count.h).
   fit::ComputeCount compute = fit::ComputeCount::kNonembedding;
+  // What the power laws' fits minimise (sweeps/fit/power_law.h).
+  fit::PowerLawResiduals power_law_residuals = fit::PowerLawResiduals::kLogLoss;
   // Asked as the fit goes (fit::MultiplierOptions::keep_going): a non-OK answer stops it and is
   // returned, e.g. CANCELLED when the caller went away. Unset: the fit runs to the end.
   std::function<Status()> keep_going;

@@ -255,6 +255,12 @@ StatusOr<FitOptions> FitOptionsFromProto(const v1::FitRequest& request) {
     options.tuned_value = request.tuned_value();
   }
   options.e_grid.assign(request.e_grid().begin(), request.e_grid().end());
+  StatusOr<fit::PowerLawResiduals> residuals = fit::ParsePowerLawResiduals(request.power_law_residuals());
+  if (!residuals.ok()) {
+    return Status::InvalidArgument("FitRequest.power_law_residuals: " + residuals.status().message() +
+                                   " (rung fit --power-law-residuals)");
+  }
+  options.power_law_residuals = *residuals;
   StatusOr<fit::ComputeCount> compute = fit::ParseComputeCount(request.compute());
   if (!compute.ok()) {
     return Status::InvalidArgument("FitRequest.compute: " + compute.status().message() + " (rung fit --compute)");

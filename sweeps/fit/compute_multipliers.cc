@@ -203,6 +203,7 @@ MultiplierReport ReportHeader(const LadderResults& ladder, const MultiplierOptio
   report.has_seconds = ladder.has_seconds();
   report.bootstrap_replicates = options.bootstrap;
   report.bootstrap_seed = options.seed;
+  report.power_law_residuals = options.fit.residuals;
   return report;
 }
 
@@ -366,6 +367,7 @@ ByRow<size_t> AddRows(const FitInputs& in, const PointEstimates& estimates, Mult
           const std::vector<FitSummary>& own = estimates.fits.at(estimator);
           if (own[v].fit) row.fit_rmse = own[v].fit->rmse;
           if (own[0].fit) row.baseline_fit_rmse = own[0].fit->rmse;
+          if (own[0].fit) row.baseline_fit_alpha = own[0].fit->law.alpha;
         }
         rows_at[estimator][v].push_back(report->rows.size());
         report->rows.push_back(std::move(row));
@@ -872,12 +874,14 @@ Status AddESensitivity(const FitInputs& in, const MultiplierOptions& options, Mu
     else
       summary.why = fit.status().message();
     report->e_grid_baseline_rmse.push_back(fit.ok() ? std::optional<double>(fit->rmse) : std::nullopt);
+    report->e_grid_baseline_alpha.push_back(fit.ok() ? std::optional<double>(fit->law.alpha) : std::nullopt);
     BaselineInverter inverter = PowerLawInverter(Estimator::kPowerLawFixedE, summary);
     for (const VariantCurve& curve : in.curves) {
       for (const LadderPoint& point : curve.points) {
         MultiplierRow row = MakeRow(curve.variant, point, Estimator::kPowerLawFixedE, inverter);
         row.e = e;
         if (fit.ok()) row.baseline_fit_rmse = fit->rmse;
+        if (fit.ok()) row.baseline_fit_alpha = fit->law.alpha;
         report->e_sensitivity.push_back(std::move(row));
       }
     }
@@ -937,7 +941,9 @@ StatusOr<MultiplierReport> ComputeMultipliers(const LadderResults& ladder, const
   RUNG_ASSIGN_OR_RETURN(std::vector<VariantCurve> curves, CurvesBaselineFirst(ladder, options.baseline));
   const FitInputs in = FitInputsOf(std::move(curves), options, &report);
   RUNG_RETURN_IF_ERROR(CheckOptionsAgainstLadder(in.curves, options, &report));
-  if (SeedMeanFitsAreLeastSquares(report)) options.fit.huber_delta.reset();
+  if (SeedMeanFitsAreLeastSquares(report) || options.fit.residuals == PowerLawResiduals::kNats) {
+    options.fit.huber_delta.reset();
+  }
 
   NoteNonMonotoneBaseline(in.mean_curves[0], &report);
   const PointEstimates estimates = FitPointEstimates(in, options, &report);

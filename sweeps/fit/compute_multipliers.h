@@ -162,7 +162,8 @@ struct MultiplierRow {
   std::string why;                         // why the multiplier is undefined
 
   std::optional<double> fit_rmse;           // power laws: the variant's own fit, nats
-  std::optional<double> baseline_fit_rmse;  // power laws: the baseline's fit, nats
+  std::optional<double> baseline_fit_rmse;   // power laws: the baseline's fit, nats
+  std::optional<double> baseline_fit_alpha;  // power laws: the baseline fit's exponent
 
   std::optional<SeedStats> paired_multiplier;  // with several seeds
   std::optional<SeedStats> loss_gap;           // variant - baseline at the same label (and seed), nats
@@ -213,7 +214,10 @@ struct MultiplierReport {
 
   std::vector<double> e_grid;
   std::vector<MultiplierRow> e_sensitivity;                 // power_law_fixed_e rows, by E, then variant, then compute
-  std::vector<std::optional<double>> e_grid_baseline_rmse;  // baseline fit's RMSE at each E
+  std::vector<std::optional<double>> e_grid_baseline_rmse;   // baseline fit's RMSE at each E
+  std::vector<std::optional<double>> e_grid_baseline_alpha;  // and its exponent
+  // The power laws' residuals (MultiplierOptions::fit.residuals).
+  PowerLawResiduals power_law_residuals = PowerLawResiduals::kLogLoss;
 
   int bootstrap_replicates = 0;  // requested
   uint64_t bootstrap_seed = 0;

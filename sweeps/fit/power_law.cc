@@ -26,6 +26,19 @@ struct LogResidual {
   double log_loss;
 };
 
+// L_pred - L in nats for one ladder point (PowerLawResiduals::kNats).
+struct NatsResidual {
+  NatsResidual(double lc, double loss) : lc(lc), loss(loss) {}
+  template <typename T>
+  bool operator()(const T* const a_alpha, const T* const e, T* residual) const {
+    residual[0] = exp(a_alpha[0] - a_alpha[1] * lc) + e[0] - loss;
+    using std::isfinite;
+    return isfinite(residual[0]);
+  }
+  double lc;
+  double loss;
+};
+
 struct Curve {
   std::vector<double> lc;  // ln(C / c_ref)
   std::vector<double> loss;
@@ -126,8 +139,12 @@ double SolveJoint(const std::vector<Curve>& curves, std::vector<std::array<doubl
     double* block = (*a_alpha)[index].data();
     problem.AddParameterBlock(block, 2);
     for (size_t point = 0; point < curves[index].lc.size(); ++point) {
-      auto* cost = new ceres::AutoDiffCostFunction<LogResidual, 1, 2, 1>(
-          new LogResidual(curves[index].lc[point], std::log(curves[index].loss[point])));
+      ceres::CostFunction* cost =
+          options.residuals == PowerLawResiduals::kNats
+              ? static_cast<ceres::CostFunction*>(new ceres::AutoDiffCostFunction<NatsResidual, 1, 2, 1>(
+                    new NatsResidual(curves[index].lc[point], curves[index].loss[point])))
+              : new ceres::AutoDiffCostFunction<LogResidual, 1, 2, 1>(
+                    new LogResidual(curves[index].lc[point], std::log(curves[index].loss[point])));
       problem.AddResidualBlock(cost, loss, block, e);
     }
     problem.SetParameterLowerBound(block, 1, options.alpha_min);
@@ -162,6 +179,17 @@ std::optional<double> PowerLaw::ComputeAt(double loss) const {
 }
 
 double PowerLaw::A() const { return std::exp(log_a) * std::pow(c_ref, alpha); }
+
+const char* PowerLawResidualsName(PowerLawResiduals residuals) {
+  return residuals == PowerLawResiduals::kNats ? "nats" : "ln";
+}
+
+StatusOr<PowerLawResiduals> ParsePowerLawResiduals(const std::string& name) {
+  if (name.empty() || name == "ln") return PowerLawResiduals::kLogLoss;
+  if (name == "nats") return PowerLawResiduals::kNats;
+  return Status::InvalidArgument("unknown power-law residuals '" + name +
+                                 "' (ln: ln L_pred - ln L, the default; nats: L_pred - L, least squares)");
+}
 
 const char* EModeName(EMode mode) {
   switch (mode) {

@@ -8,7 +8,8 @@
 // one at any scale. A in FLOP units is exp(log_a) * c_ref^alpha (PowerLaw::A()).
 //
 // Fitting: Ceres, residuals ln L_pred - ln L under a Huber loss (delta 1e-3; or least squares,
-// PowerLawFitOptions::huber_delta), bounds
+// PowerLawFitOptions::huber_delta), or residuals L_pred - L in nats (PowerLawResiduals::kNats: the
+// LeRoPE paper's fit, which its Tables 5 and 6 follow from), bounds
 // 0 <= E < min L (of the fitted points; of all curves for a shared E) and 0.01 <= alpha <= 2, from
 // many starting points (a grid of alpha and E / min L, log_a solved in closed form for each); the
 // fit with the smallest robust cost wins. RMSE is reported in nats, on L.
@@ -52,8 +53,16 @@ struct PowerLaw {
 enum class EMode { kFree, kFixed, kShared };
 const char* EModeName(EMode mode);  // "free", "fixed", "shared"
 
+// What a fit's residuals measure: ln L_pred - ln L (the default; Hoffmann et al.'s space) or
+// L_pred - L in nats.
+enum class PowerLawResiduals { kLogLoss, kNats };
+const char* PowerLawResidualsName(PowerLawResiduals residuals);  // "ln", "nats"
+// "" or "ln", "nats"; INVALID_ARGUMENT naming both otherwise.
+StatusOr<PowerLawResiduals> ParsePowerLawResiduals(const std::string& name);
+
 struct PowerLawFitOptions {
-  // The Huber loss on ln L residuals; empty: plain least squares.
+  PowerLawResiduals residuals = PowerLawResiduals::kLogLoss;
+  // The Huber loss on the residuals; empty: plain least squares.
   std::optional<double> huber_delta = 1e-3;
   double alpha_min = 0.01;
   double alpha_max = 2.0;

@@ -193,7 +193,9 @@ std::string FitsTable(const MultiplierReport& report) {
   }
   return "Power-law fits: L = A * (C / " + FormatCompute(report.c_ref) +
          ")^-alpha + E on the seed-mean curves (" +
-         (SeedMeanFitsAreLeastSquares(report) ? "least squares on ln L" : "Huber delta 1e-3 on ln L") +
+         (report.power_law_residuals == PowerLawResiduals::kNats ? "least squares on L, nats"
+          : SeedMeanFitsAreLeastSquares(report)                ? "least squares on ln L"
+                                                               : "Huber delta 1e-3 on ln L") +
          ", 0 <= E < min L, 0.01 <= alpha <= 2, " +
          "multi-start)\n" + table.Text("  ");
 }
@@ -220,6 +222,10 @@ std::string SensitivityTable(const MultiplierReport& report) {
   for (const std::optional<double>& value : report.e_grid_baseline_rmse)
     rmse.push_back(value ? Fmt("%.4f", *value) : "-");
   table.AddRow(rmse);
+  std::vector<std::string> alpha = {report.baseline + " fit", "alpha"};
+  for (const std::optional<double>& value : report.e_grid_baseline_alpha)
+    alpha.push_back(value ? Fmt("%.4f", *value) : "-");
+  table.AddRow(alpha);
   std::string out = "Power-law CM against a fixed E (" + report.baseline +
                     " refitted at each E, nats; inverted at the variant's measured loss)\n" + table.Text("  ");
   if (any_undefined)

@@ -49,6 +49,7 @@ ReportRow RowOf(const MultiplierRow& row, const MultiplierReport& report, const 
   }
   out.fit_rmse = row.fit_rmse;
   out.baseline_fit_rmse = row.baseline_fit_rmse;
+  out.baseline_fit_alpha = row.baseline_fit_alpha;
   if (row.paired_multiplier) out.paired_multiplier = StatsOf(*row.paired_multiplier);
   if (row.loss_gap) out.loss_gap = StatsOf(*row.loss_gap);
   if (row.interval) {
@@ -206,6 +207,7 @@ ordered_json ReportRowToJson(const ReportRow& row) {
   }
   if (row.fit_rmse) out["fit_rmse"] = *row.fit_rmse;
   if (row.baseline_fit_rmse) out["baseline_fit_rmse"] = *row.baseline_fit_rmse;
+  if (row.baseline_fit_alpha) out["baseline_fit_alpha"] = *row.baseline_fit_alpha;
   if (row.paired_multiplier) out["paired_multiplier"] = StatsJson(*row.paired_multiplier);
   if (row.loss_gap) out["loss_gap"] = StatsJson(*row.loss_gap);
   if (row.interval) {
@@ -263,6 +265,7 @@ StatusOr<ReportRow> ReportRowFromJson(const json& document) {
   read.Optional("fit", &row.fit);
   read.Optional("fit_rmse", &row.fit_rmse);
   read.Optional("baseline_fit_rmse", &row.baseline_fit_rmse);
+  read.Optional("baseline_fit_alpha", &row.baseline_fit_alpha);
   read.Optional("paired_multiplier", &row.paired_multiplier);
   read.Optional("loss_gap", &row.loss_gap);
   read.Optional("interval", &row.interval);

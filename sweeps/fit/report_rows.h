@@ -82,6 +82,7 @@ struct ReportRow {
   std::optional<ReportLaw> fit;  // power-law estimates: the variant's own fit
   std::optional<double> fit_rmse;
   std::optional<double> baseline_fit_rmse;
+  std::optional<double> baseline_fit_alpha;
   std::optional<ReportSeedStats> paired_multiplier;
   std::optional<ReportSeedStats> loss_gap;
   std::optional<ReportInterval> interval;

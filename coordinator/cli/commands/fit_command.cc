@@ -76,6 +76,7 @@ int RunStoredSweepFit(const FitCommandOptions& options, const std::vector<double
   if (options.fixed_e) request.set_fixed_e(*options.fixed_e);
   if (tuned_value) request.set_tuned_value(*tuned_value);
   request.set_compute(options.compute);
+  if (options.power_law_residuals != "ln") request.set_power_law_residuals(options.power_law_residuals);
   for (double e : e_grid) request.add_e_grid(e);
   rung::v1::FitResponse response;
   CoordinatorConnection& client = *connection.value();
@@ -143,6 +144,12 @@ int RunFitCommand(const FitCommandOptions& options, std::ostream& out, std::ostr
       return kUsage;
     }
   }
+  StatusOr<fit::PowerLawResiduals> residuals = fit::ParsePowerLawResiduals(options.power_law_residuals);
+  if (!residuals.ok()) {
+    err << "rung fit: --power-law-residuals: " << residuals.status().message() << "\n";
+    return kUsage;
+  }
+  multiplier_options.fit.residuals = *residuals;
   if (options.bootstrap < 0) {
     err << "rung fit: --bootstrap must be >= 0\n";
     return kUsage;
@@ -185,7 +192,8 @@ void AddFitCommand(CLI::App& app, int* exit_code) {
       "piecewise in ln C (as published; a loss outside the baseline's range continues the nearest segment),\n"
       "hermite (a monotone cubic in ln C: the piecewise estimator without its bias on convex losses) and the\n"
       "power law L = A C^-alpha + E (one E shared, E free per variant, or --fixed-e; on ln L, least squares\n"
-      "with 2+ seeds and a Huber loss with one, bounded, multi-start), with the fits' RMSE and a table of the power-law CM over a grid of fixed E.\n"
+      "with 2+ seeds and a Huber loss with one, or --power-law-residuals nats: least squares on L as the LeRoPE\n"
+      "paper fits; bounded, multi-start), with the fits' RMSE and a table of the power-law CM, exponent and RMSE over a grid of fixed E.\n"
       "With 2+ seeds: paired per-seed multipliers (mean, sd), jackknife gap t intervals over the seeds (every\n"
       "CM whose loss gap to the baseline's curve the seeds do not reject) and the p of CM = 1 (Holm-adjusted); with one seed: a bootstrap of the runs for the power laws (8+ points per curve).\n"
       "With seconds: wall-clock CM.\n"
@@ -217,6 +225,11 @@ void AddFitCommand(CLI::App& app, int* exit_code) {
       ->type_name("COUNT");
   command->add_option("--fixed-e", options->fixed_e, "Also report the power law with E fixed at this value (nats)")
       ->type_name("E");
+  command
+      ->add_option("--power-law-residuals", options->power_law_residuals,
+                   "What the power laws' fits minimise: ln (default: ln L_pred - ln L, a Huber loss with one seed and "
+                   "least squares with 2+) or nats (L_pred - L, least squares: the LeRoPE paper's Tables 5 and 6)")
+      ->type_name("ln|nats");
   command
       ->add_option("--lr-policy", options->lr_policy,
                    "SWEEP only, tuned sweeps: which runs stand for a ladder point: best (default: its tuning cell's "

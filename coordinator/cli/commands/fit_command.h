@@ -34,6 +34,7 @@ struct FitCommandOptions {
   std::optional<double> fixed_e;
   std::string lr_policy = "best";  // SWEEP only, tuned sweeps: best | value=X
   std::string compute;             // SWEEP only: nonembedding (default) | matrix | total
+  std::string power_law_residuals = "ln";  // ln | nats
   int bootstrap = 1000;
   uint64_t seed = 0;
 };

@@ -41,6 +41,7 @@ std::string FitOptionsText(const pb::FitOptions& options) {
                      " seed=" + std::to_string(options.seed()) + " compute=" + options.compute() +
                      " interval_level=" + Number(options.interval_level());
   if (options.has_fixed_e()) text += " fixed_e=" + Number(options.fixed_e());
+  if (!options.power_law_residuals().empty()) text += " power_law_residuals=" + options.power_law_residuals();
   if (options.e_grid_size() > 0) {
     text += " e_grid=";
     for (int i = 0; i < options.e_grid_size(); ++i) text += (i ? "," : "") + Number(options.e_grid(i));

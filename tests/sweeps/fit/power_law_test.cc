@@ -91,6 +91,34 @@ TEST(PowerLaw, HuberLossKeepsOneBadRunFromPullingTheFit) {
   EXPECT_GT(std::fabs(plain->law.alpha - 0.3), 5 * std::fabs(robust->law.alpha - 0.3));
 }
 
+TEST(PowerLaw, NatsResidualsMinimiseTheSquaredLossErrorInNats) {
+  // The same noisy ladder fitted on ln L and on L (least squares each): the nats fit has the smaller
+  // RMSE in nats (what it minimises), and its parameters stay near the truth.
+  std::vector<CurvePoint> points = Ladder(2.0, 0.3, 1.5, 7, 0.01, 11);
+  PowerLawFitOptions log_options;
+  log_options.huber_delta.reset();
+  PowerLawFitOptions nats_options = log_options;
+  nats_options.residuals = PowerLawResiduals::kNats;
+  StatusOr<PowerLawFit> on_log = FitPowerLaw(points, std::nullopt, kRef, log_options);
+  StatusOr<PowerLawFit> on_nats = FitPowerLaw(points, std::nullopt, kRef, nats_options);
+  ASSERT_TRUE(on_log.ok() && on_nats.ok());
+  EXPECT_LT(on_nats->rmse, on_log->rmse);
+  EXPECT_NE(on_nats->law.e, on_log->law.e);
+  EXPECT_NEAR(on_nats->law.alpha, 0.3, 0.1);
+  // On noiseless data both are exact.
+  StatusOr<PowerLawFit> exact = FitPowerLaw(Ladder(2.0, 0.3, 1.5, 5, 0.0, 1), 1.5, kRef, nats_options);
+  ASSERT_TRUE(exact.ok());
+  EXPECT_NEAR(exact->law.alpha, 0.3, 1e-6);
+  EXPECT_NEAR(std::exp(exact->law.log_a), 2.0, 1e-6);
+}
+
+TEST(PowerLaw, ResidualsParseByName) {
+  EXPECT_EQ(ParsePowerLawResiduals("").value(), PowerLawResiduals::kLogLoss);
+  EXPECT_EQ(ParsePowerLawResiduals("ln").value(), PowerLawResiduals::kLogLoss);
+  EXPECT_EQ(ParsePowerLawResiduals("nats").value(), PowerLawResiduals::kNats);
+  EXPECT_FALSE(ParsePowerLawResiduals("huber").ok());
+}
+
 TEST(PowerLaw, ParametersStayInsideTheirBounds) {
   // A curve steeper than alpha = 2 and one without an offset.
   StatusOr<PowerLawFit> steep =
