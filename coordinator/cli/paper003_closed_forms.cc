@@ -30,7 +30,7 @@ std::string Whole(double value) {
     std::snprintf(buffer, sizeof(buffer), "%.0f", value);
     return buffer;
   }
-  return Number(value, 6);
+  return Number(value, 10);
 }
 
 // Table 3's style: the integer below 10^5, three significant digits times a power of ten above.

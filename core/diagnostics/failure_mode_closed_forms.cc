@@ -26,7 +26,10 @@ double FastPairBoundary(int64_t length, int64_t pairs, double base) {
 }
 
 int64_t FastPairCount(int64_t length, int64_t pairs, double base, bool cap) {
-  const int64_t count = std::max<int64_t>(0, static_cast<int64_t>(std::ceil(FastPairBoundary(length, pairs, base))));
+  const double boundary = std::ceil(FastPairBoundary(length, pairs, base));
+  // Past 2^62 (a base within a hair of 1) the count saturates rather than overflow.
+  const int64_t count = boundary >= 4.611686018427388e18 ? (int64_t{1} << 62)
+                                                          : std::max<int64_t>(0, static_cast<int64_t>(boundary));
   return cap ? std::min(count, pairs) : count;
 }
 

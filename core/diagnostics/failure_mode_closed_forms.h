@@ -44,7 +44,8 @@ namespace rung {
 // h log_B M = h ln M / ln B. REQUIRES: length >= 1, pairs >= 1, base > 1.
 double FastPairBoundary(int64_t length, int64_t pairs, double base);
 
-// lambda(M) = ceil(h log_B M) (0 at M = 1), at most h when `cap`. REQUIRES as FastPairBoundary.
+// lambda(M) = ceil(h log_B M) (0 at M = 1; saturating at 2^62), at most h when `cap`. REQUIRES as
+// FastPairBoundary.
 int64_t FastPairCount(int64_t length, int64_t pairs, double base, bool cap);
 
 // The normal approximation of S over [0, M) with unit amplitudes (Eqs. 2-4).
