@@ -128,6 +128,36 @@ void UpgradeEarlyGapCounting(nlohmann::json* gap) {
   gap->erase("xi_lambda_ci");
 }
 
+// xi_beta's fit as releases before the OLS standard error wrote it: "half_iqr", 0.6745 times the
+// standard error (the half-IQR of a normal with that spread), which reads back exactly.
+constexpr const char* kBetaFits[] = {"xi_beta_grid", "xi_beta_trim"};
+
+bool IsEarlyBetaFit(const nlohmann::json& fit) {
+  return fit.is_object() && fit.contains("half_iqr") && !fit.contains("standard_error");
+}
+
+bool HasEarlyBetaFits(const nlohmann::json& attention) {
+  const auto temperature = attention.find("inverse_temperature");
+  if (temperature == attention.end() || !temperature->is_object()) return false;
+  for (const char* name : kBetaFits) {
+    if (temperature->contains(name) && IsEarlyBetaFit((*temperature)[name])) return true;
+  }
+  return false;
+}
+
+void UpgradeEarlyBetaFits(nlohmann::json* attention) {
+  if (!HasEarlyBetaFits(*attention)) return;
+  constexpr double kHalfIqrPerSigma = 0.6744897501960817;
+  for (const char* name : kBetaFits) {
+    nlohmann::json& temperature = (*attention)["inverse_temperature"];
+    if (!temperature.contains(name) || !IsEarlyBetaFit(temperature[name])) continue;
+    nlohmann::json& fit = temperature[name];
+    const nlohmann::json half_iqr = fit["half_iqr"];
+    fit["standard_error"] = half_iqr.is_number() ? nlohmann::json(half_iqr.get<double>() / kHalfIqrPerSigma) : half_iqr;
+    fit.erase("half_iqr");
+  }
+}
+
 // An attention document of such a release in this release's form; nullopt for one that needs nothing
 // (the document is then read as it is, without a copy).
 std::optional<nlohmann::json> UpgradeEarlyAttention(const nlohmann::json& attention) {
@@ -139,8 +169,9 @@ std::optional<nlohmann::json> UpgradeEarlyAttention(const nlohmann::json& attent
     const nlohmann::json& layer = (*layers)[i];
     early = layer.is_object() && layer.contains("gap_counting") && IsEarlyGapCounting(layer["gap_counting"]);
   }
-  if (!early) return std::nullopt;
+  if (!early && !HasEarlyBetaFits(attention)) return std::nullopt;
   nlohmann::json upgraded = attention;
+  UpgradeEarlyBetaFits(&upgraded);
   if (upgraded.contains("pooled")) UpgradeEarlyGapCounting(&upgraded["pooled"]);
   if (layers != nullptr) {
     for (nlohmann::json& layer : upgraded["layers"]) {

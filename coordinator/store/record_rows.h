@@ -72,7 +72,8 @@ std::optional<StepTensor> TensorFromJson(const std::string& name, const nlohmann
 // "frequencies.<layer>" and "val_loss_per_position" (any name ending so: protocol 1 stored
 // "extrapolation.x<m>.<method>.val_loss_per_position"). An attention document of a release before
 // the gap-counting aggregation ("lengths" and "mean_log_lambda" for buckets, "xi_lambda_ci") reads as
-// buckets and xi_lambda_ci_low/_high. DATA_LOSS, naming the diagnostic and the field, for
+// buckets and xi_lambda_ci_low/_high; one whose xi_beta fits carry "half_iqr" (0.6745 times the OLS
+// standard error, before the standard error itself was kept) reads as their standard_error. DATA_LOSS, naming the diagnostic and the field, for
 // a document that does not read as its type, or a name this build does not know.
 using DiagnosticDocument =
     std::variant<records::AttentionDiagnostics, records::NiahGridDiagnostics, records::BandAblationDiagnostics,

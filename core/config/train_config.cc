@@ -25,7 +25,10 @@ std::vector<DiagnosticsMilestone> DiagnosticsMilestones(const TrainConfig& train
   if (train.diagnostics_sequences <= 0) return milestones;
   for (double at : train.diagnostics_at) {
     DiagnosticsMilestone milestone;
-    if (at <= 1.0) {
+    if (at == 0.0) {
+      milestone.step = 0;
+      milestone.name = "start";
+    } else if (at <= 1.0) {
       milestone.step = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(at * static_cast<double>(train.steps))));
       milestone.name = "frac " + FormatNumber(at);
     } else {
@@ -88,10 +91,11 @@ void ValidateTrainConfig(const TrainConfig& t, const ResourcesConfig& r, std::ve
     error("train.diagnostics_at", "at most " + std::to_string(kMaxDiagnosticsListEntries) + " milestones");
   }
   for (double at : t.diagnostics_at) {
+    const bool start = at == 0.0;
     const bool fraction = at > 0.0 && at <= 1.0;
     const bool step = at > 1.0 && at == std::floor(at) && at <= static_cast<double>(std::max<int64_t>(t.steps, 1));
-    if (!fraction && !step) {
-      error("train.diagnostics_at", "each milestone is a fraction of training in (0, 1] or a step in 2.." +
+    if (!start && !fraction && !step) {
+      error("train.diagnostics_at", "each milestone is 0 (the start), a fraction of training in (0, 1] or a step in 2.." +
                                         std::to_string(std::max<int64_t>(t.steps, 1)) + ", got " + FormatNumber(at));
       break;
     }

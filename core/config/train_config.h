@@ -74,8 +74,9 @@ struct TrainConfig {
   // Without cross-document masking a window is one context and the factor is the multiple.
   std::string extrapolation_factor = "document";
   // Attention diagnostics (docs/science.md section 7) on this many validation sequences (0 = none),
-  // each written as a `diagnostics` record, at the milestones of `diagnostics_at`: an entry in (0, 1] is
-  // a fraction of training (1 = the end), an integer entry > 1 a step (DiagnosticsMilestones).
+  // each written as a `diagnostics` record, at the milestones of `diagnostics_at`: 0 is the start (the
+  // model before its first optimizer step, as paper 004's iteration 0), an entry in (0, 1] a fraction of
+  // training (1 = the end), an integer entry > 1 a step (DiagnosticsMilestones).
   int64_t diagnostics_sequences = 4;
   std::vector<double> diagnostics_at = {1.0};
   double diagnostics_renyi_order = 2.0;  // r of the effective attention length E_r (> 1; 2: E_2 = 1/sum a^2)
@@ -110,15 +111,16 @@ inline int64_t TokensPerStep(const TrainConfig& train, int64_t seq_len) {
   return train.batch_size * train.grad_accum * seq_len;
 }
 
-// One point of training where the diagnostics are measured: its step (1..steps) and its name, "end" at
-// the last step, "frac F" for a fraction, "step S" for a step.
+// One point of training where the diagnostics are measured: its step (0..steps) and its name, "start"
+// at step 0 (before the first optimizer step), "end" at the last step, "frac F" for a fraction, "step S"
+// for a step.
 struct DiagnosticsMilestone {
   int64_t step = 0;
   std::string name;
 };
 
 // The milestones of train.diagnostics_at, ascending by step, one per step (the first name wins, "end"
-// always at the last step): a fraction f is step max(1, ceil(f * steps)). None when
+// always at the last step): 0 is step 0, a fraction f is step max(1, ceil(f * steps)). None when
 // diagnostics_sequences is 0. REQUIRES: a validated config.
 std::vector<DiagnosticsMilestone> DiagnosticsMilestones(const TrainConfig& train);
 

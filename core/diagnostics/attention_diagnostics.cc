@@ -319,7 +319,7 @@ std::optional<records::InverseTemperatureRecord> TemperatureExponents(Transforme
     records::BetaExponentFitRecord record;
     record.fitted = fit.fitted;
     record.xi = fit.fitted ? fit.xi : kNone;
-    record.half_iqr = fit.lengths.size() >= 3 ? fit.half_iqr : kNone;  // two points determine the line
+    record.standard_error = fit.lengths.size() >= 3 ? fit.standard_error : kNone;  // two points determine the line
     record.log_a1 = fit.log_a1;
     if (fit.lengths.size() <= 16) record.lengths = fit.lengths;
     record.points = static_cast<int64_t>(fit.lengths.size());

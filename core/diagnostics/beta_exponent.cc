@@ -9,9 +9,6 @@
 namespace rung {
 namespace {
 
-// The half-IQR of a normal distribution is 0.6745 of its standard deviation.
-constexpr double kHalfIqrPerSigma = 0.6744897501960817;
-
 BetaExponentFit FitAt(const std::vector<double>& beta, std::vector<int64_t> lengths) {
   BetaExponentFit fit;
   std::sort(lengths.begin(), lengths.end());
@@ -38,7 +35,7 @@ BetaExponentFit FitAt(const std::vector<double>& beta, std::vector<int64_t> leng
       const double residual = y[i] - (fit.log_a1 + fit.xi * x[i]);
       residuals += residual * residual;
     }
-    if (sxx > 0.0) fit.half_iqr = kHalfIqrPerSigma * std::sqrt(residuals / static_cast<double>(x.size() - 2) / sxx);
+    if (sxx > 0.0) fit.standard_error = std::sqrt(residuals / static_cast<double>(x.size() - 2) / sxx);
   }
   return fit;
 }

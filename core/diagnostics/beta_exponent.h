@@ -7,9 +7,8 @@
 //     uses {64, 128, 256, 512, 768, 1024});
 //   - from a trim: every n >= max(trim, 2) within the table (the paper's table 4 varies the trim 10..200).
 // Lengths where beta_n is not positive and finite cannot enter a log-log fit; they are skipped and
-// counted. The interval is half the interquartile range of the slope's normal sampling distribution,
-// 0.6745 times its OLS standard error (none with fewer than three points), so that it reads on the same
-// scale as the bootstrap half-IQR of xi_Lambda.
+// counted. The fit's uncertainty is the ordinary-least-squares standard error of the slope (none with
+// fewer than three points), as paper 004 reports it for xi_beta (appendix B.2, "Bootstrap intervals").
 #pragma once
 
 #include <cstdint>
@@ -21,7 +20,7 @@ struct BetaExponentFit {
   bool fitted = false;            // at least two usable lengths
   double xi = 0.0;
   double log_a1 = 0.0;            // intercept
-  double half_iqr = 0.0;
+  double standard_error = 0.0;   // of the slope; 0 below three points
   std::vector<int64_t> lengths;   // the lengths used
   int64_t skipped = 0;            // lengths left out for a beta_n that is not positive and finite
 };

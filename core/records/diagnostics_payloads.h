@@ -206,7 +206,9 @@ struct AttentionLayer {
 struct BetaExponentFitRecord {
   bool fitted = false;
   double xi = 0;        // NaN unless fitted
-  double half_iqr = 0;  // NaN below three points: two determine the line
+  double standard_error = 0;  // the slope's OLS standard error; NaN below three points (two determine
+                              // the line). Records of releases that kept 0.6745 times it as "half_iqr"
+                              // are converted where they are read (coordinator/store/record_rows.h).
   double log_a1 = 0;
   std::vector<int64_t> lengths;  // the lengths fitted, when 16 or fewer (else empty)
   int64_t points = 0;
@@ -217,7 +219,7 @@ struct BetaExponentFitRecord {
   static void Fields(Self& self, Visitor&& field) {
     field("fitted", self.fitted);
     field("xi", self.xi);
-    field("half_iqr", self.half_iqr);
+    field("standard_error", self.standard_error);
     field("log_a1", self.log_a1);
     field("lengths", self.lengths);
     field("points", self.points);

@@ -104,6 +104,11 @@ StatusOr<TrainOutcome> TrialRun::Run() {
   milestones_ = DiagnosticsMilestones(trial_.train);
   Record(Provenance());
   ReplayRememberedSteps();
+  // The start milestone (step 0, before the first optimizer step) is measured by a run that begins
+  // there; one resumed from a checkpoint (always after a step) has measured it before.
+  if (progress_.step == 0 && lead()) {
+    if (const DiagnosticsMilestone* milestone = MilestoneAt(0)) Record(evaluator_->Diagnostics(*milestone));
+  }
   run_start_ = Clock::now();
   while (progress_.step < trial_.train.steps) {
     StatusOr<StepResult> step = steps_->Step(progress_);

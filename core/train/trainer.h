@@ -4,8 +4,9 @@
 // written by the record codec (core/records/trainer_records.h, where every field is defined):
 // provenance first; step records every train.log_every steps and on evaluation steps (after a
 // resume, first the steps its checkpoint remembers, marked replayed); checkpoint records as
-// checkpoints are published; at the end a diagnostics record (kind "attention", milestone "end")
-// when train.diagnostics_sequences > 0 and the final record; a preempted record when a stop signal
+// checkpoints are published; a diagnostics record (kind "attention") at each milestone of
+// train.diagnostics_at when train.diagnostics_sequences > 0 (the start's, step 0, only by a run that
+// begins there, not by one resumed from a checkpoint), and the final record; a preempted record when a stop signal
 // ended the run; an error record when it failed (a non-finite loss or gradient).
 //
 // Data-parallel trials (resources.world_size > 1, data_parallel.h): each of world_size processes

@@ -307,9 +307,10 @@ class Client:
 
     def diagnostics(self, trial, table="heads", step=None):
         """`rung diag TRIAL --table TABLE --format csv`: one of a trial's diagnostics tables, with the CLI's
-        columns, numbers in full (NaN, "-" in the CLI, as None). Where the CLI prints "xi ± half-IQR" in
-        one cell, the DataFrame has the value in that column and the half-IQR in the next one,
-        "<column>_half_iqr"; ties_on_grid is a share (the CLI prints a percentage). step: the attention
+        columns, numbers in full (NaN, "-" in the CLI, as None). Where the CLI prints "xi ± spread" in
+        one cell, the DataFrame has the value in that column and the spread in the next one:
+        "<column>_half_iqr" for a bootstrap half-IQR (xi_lambda, xi_alpha, xi_delta),
+        "<column>_standard_error" for xi_beta's OLS standard error; ties_on_grid is a share (the CLI prints a percentage). step: the attention
         milestone (default the latest), as --step. failure_modes holds the trial's rows only (the CLI adds
         the Gaussian reference, `rung diag --synthetic failure_modes`). NOT_FOUND for an unknown trial;
         ValueError for a trial without attention diagnostics or an unknown table."""
@@ -330,6 +331,10 @@ class Client:
         def interval(row, name, value, half_iqr):
             row[name] = value
             row[name + "_half_iqr"] = half_iqr
+
+        def with_error(row, name, value, standard_error):
+            row[name] = value
+            row[name + "_standard_error"] = standard_error
 
         def optional(message, name):
             return _number(getattr(message, name)) if message.HasField(name) else None
@@ -369,21 +374,23 @@ class Client:
                                                    _number(regime.normalised_entropy),
                                                    _number(regime.max_weight), _number(regime.top_two_gap)])))
         elif table == "beta":
-            columns = ["reading", "points", "xi", "xi_half_iqr", "skipped"]
+            columns = ["reading", "points", "xi", "xi_half_iqr", "xi_standard_error", "skipped"]
             pooled = attention.pooled
             rows.append({"reading": "xi_lambda (pooled rows)", "points": optional(pooled, "rows"),
                          "xi": optional(pooled, "xi_lambda"),
-                         "xi_half_iqr": optional(pooled, "xi_lambda_half_iqr"), "skipped": None})
+                         "xi_half_iqr": optional(pooled, "xi_lambda_half_iqr"), "xi_standard_error": None,
+                         "skipped": None})
             if attention.HasField("inverse_temperature"):
                 trim = attention.inverse_temperature.xi_beta_trim
                 for label, fit in (("xi_beta (grid)", attention.inverse_temperature.xi_beta_grid),
                                    (f"xi_beta (n >= {trim.trim if trim.HasField('trim') else '-'})", trim)):
                     rows.append({"reading": label, "points": fit.points, "xi": _number(fit.xi),
-                                 "xi_half_iqr": _number(fit.half_iqr), "skipped": fit.skipped})
+                                 "xi_half_iqr": None, "xi_standard_error": _number(fit.standard_error),
+                                 "skipped": fit.skipped})
         elif table == "milestones":
             columns = ["step", "milestone", "xi_lambda", "xi_lambda_half_iqr", "xi_alpha", "xi_alpha_half_iqr", "xi_delta",
-                       "xi_delta_half_iqr", "ties", "xi_beta_grid", "xi_beta_grid_half_iqr", "xi_beta_trim",
-                       "xi_beta_trim_half_iqr"]
+                       "xi_delta_half_iqr", "ties", "xi_beta_grid", "xi_beta_grid_standard_error", "xi_beta_trim",
+                       "xi_beta_trim_standard_error"]
             for at, milestone in milestones:
                 pooled = milestone.pooled
                 row = {"step": at, "milestone": milestone.milestone or None}
@@ -393,7 +400,8 @@ class Client:
                 temperature = milestone.inverse_temperature if milestone.HasField("inverse_temperature") else None
                 for name in ("xi_beta_grid", "xi_beta_trim"):
                     fit = getattr(temperature, name) if temperature else None
-                    interval(row, name, _number(fit.xi) if fit else None, _number(fit.half_iqr) if fit else None)
+                    with_error(row, name, _number(fit.xi) if fit else None,
+                               _number(fit.standard_error) if fit else None)
                 rows.append(row)
         elif table == "failure_modes":
             columns = ["source", "M", "base", "precision", "pos_inversion", "|inv-1/2|", "pos_aliasing", "alias_pairs",

@@ -202,9 +202,15 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
                          {"xi_alpha", -0.125},  {"xi_alpha_half_iqr", 0.03125},  {"xi_delta", -0.25},
                          {"xi_delta_half_iqr", 0.046875}};
     const json temperature = {
-        {"xi_beta_grid", {{"fitted", true}, {"xi", 0.5 * scale}, {"half_iqr", 0.015625}, {"points", 4}, {"skipped", 0}}},
+        {"xi_beta_grid",
+         {{"fitted", true}, {"xi", 0.5 * scale}, {"standard_error", 0.015625}, {"points", 4}, {"skipped", 0}}},
         {"xi_beta_trim",
-         {{"fitted", true}, {"xi", 0.4375 * scale}, {"half_iqr", 0.0078125}, {"points", 15}, {"skipped", 0}, {"trim", 2}}}};
+         {{"fitted", true},
+          {"xi", 0.4375 * scale},
+          {"standard_error", 0.0078125},
+          {"points", 15},
+          {"skipped", 0},
+          {"trim", 2}}}};
     const json payload = {{"length", 16},       {"renyi_order", 2.0}, {"layers", layers},
                           {"pooled", pooled},   {"grid", {2, 4, 8, 16}}, {"grid_fallback", true},
                           {"warning", "0 of the requested lengths lie in [2, 16]; the fit uses 4 geometric points from 16/8 to 16 instead (not the paper's grid)"},

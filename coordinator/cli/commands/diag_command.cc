@@ -226,10 +226,11 @@ int PlotFailureModes(const std::vector<FailureModesRow>& rows, const DiagOptions
   return ReportPlotFiles(plot::WriteFailureModePlots(summaries, plot_options));
 }
 
-// "0.61 ± 0.02"; "-" without a value.
-std::string WithInterval(const std::optional<double>& value, const std::optional<double>& half_iqr) {
+// "0.61 ± 0.02" (the spread: a bootstrap half-IQR for xi_lambda, xi_alpha, xi_delta, the OLS standard
+// error for xi_beta); "-" without a value.
+std::string WithInterval(const std::optional<double>& value, const std::optional<double>& spread) {
   if (!value || std::isnan(*value)) return "-";
-  return Shown(*value, 3) + (half_iqr && !std::isnan(*half_iqr) ? " ± " + Shown(*half_iqr, 2) : "");
+  return Shown(*value, 3) + (spread && !std::isnan(*spread) ? " ± " + Shown(*spread, 2) : "");
 }
 
 // The exponents of a gap-counting fit (a layer's or the pooled one) as JSON fields.
@@ -331,7 +332,7 @@ TextTable BetaTable(const records::AttentionDiagnostics& attention) {
     row["fitted"] = fit.fitted;  // the documents leave a false flag out; the table says it
     row["reading"] = grid ? "xi_beta_grid" : "xi_beta_trim";
     table.AddRow({grid ? "xi_beta (grid)" : "xi_beta (n >= " + Shown(fit.trim) + ")", Shown(fit.points),
-                  WithInterval(fit.xi, fit.half_iqr), Shown(fit.skipped)},
+                  WithInterval(fit.xi, fit.standard_error), Shown(fit.skipped)},
                  row);
   }
   return table;
@@ -345,22 +346,22 @@ TextTable MilestonesTable(const std::vector<std::pair<int64_t, records::Attentio
     json row = ExponentFields(pooled);
     row["step"] = step;
     row["milestone"] = attention.milestone;
-    std::optional<double> grid_xi, grid_half_iqr, trim_xi, trim_half_iqr;
+    std::optional<double> grid_xi, grid_error, trim_xi, trim_error;
     if (attention.inverse_temperature) {
       grid_xi = attention.inverse_temperature->xi_beta_grid.xi;
-      grid_half_iqr = attention.inverse_temperature->xi_beta_grid.half_iqr;
+      grid_error = attention.inverse_temperature->xi_beta_grid.standard_error;
       trim_xi = attention.inverse_temperature->xi_beta_trim.xi;
-      trim_half_iqr = attention.inverse_temperature->xi_beta_trim.half_iqr;
+      trim_error = attention.inverse_temperature->xi_beta_trim.standard_error;
     }
     row["xi_beta_grid"] = Json(grid_xi);
-    row["xi_beta_grid_half_iqr"] = Json(grid_half_iqr);
+    row["xi_beta_grid_standard_error"] = Json(grid_error);
     row["xi_beta_trim"] = Json(trim_xi);
-    row["xi_beta_trim_half_iqr"] = Json(trim_half_iqr);
+    row["xi_beta_trim_standard_error"] = Json(trim_error);
     table.AddRow({std::to_string(step), attention.milestone.empty() ? "-" : attention.milestone,
                   WithInterval(pooled.xi_lambda, pooled.xi_lambda_half_iqr),
                   WithInterval(pooled.xi_alpha, pooled.xi_alpha_half_iqr),
                   WithInterval(pooled.xi_delta, pooled.xi_delta_half_iqr), Percent(pooled.tie_share),
-                  WithInterval(grid_xi, grid_half_iqr), WithInterval(trim_xi, trim_half_iqr)},
+                  WithInterval(grid_xi, grid_error), WithInterval(trim_xi, trim_error)},
                  row);
   }
   return table;
@@ -682,7 +683,8 @@ void PrintAttentionSections(const DiagSections& sections, const records::Attenti
   sections.Print("regime", "Softmax regime at beta = c * lambda", RegimeTable(attention));
   if (attention.inverse_temperature || sections.table == "beta") {
     sections.Print("beta",
-                   "Inverse-temperature exponent of the learned beta_n (fit beta_n = a1 (log n)^xi) beside xi_lambda",
+                   "Inverse-temperature exponent of the learned beta_n (fit beta_n = a1 (log n)^xi; ± its OLS standard "
+                   "error) beside xi_lambda (± bootstrap half-IQR)",
                    BetaTable(attention));
   }
   if (!failure_rows.empty() || sections.table == "failure_modes") {
@@ -692,7 +694,10 @@ void PrintAttentionSections(const DiagSections& sections, const records::Attenti
                    FailureModesTable(failure_rows));
   }
   if (milestones.size() > 1 || sections.table == "milestones") {
-    sections.Print("milestones", "Exponents at each training milestone (pooled)", MilestonesTable(milestones));
+    sections.Print("milestones",
+                   "Exponents at each training milestone (pooled; xi_lambda, xi_alpha, xi_delta ± bootstrap half-IQR, "
+                   "xi_beta ± OLS standard error)",
+                   MilestonesTable(milestones));
   }
 }
 
@@ -823,8 +828,9 @@ void AddDiagCommand(CLI::App& app, int* exit_code) {
       app, exit_code, "diag",
       "A trained model's attention diagnostics: effective attention length E_2, frequency-pair usage and its CV,\n"
       "effective base, dominant band, gap counting (Lambda, alpha, Delta; xi_Lambda, xi_alpha, xi_Delta with\n"
-      "half-IQR intervals), the softmax regime, xi_beta of a learned inverse temperature, the exponents at each\n"
-      "training milestone, RoPE's four failure modes per head beside Gaussian vectors, validation beyond the training\n"
+      "half-IQR intervals), the softmax regime, xi_beta of a learned inverse temperature (with its OLS standard\n"
+      "error), the exponents at each training milestone, RoPE's four failure modes per head beside Gaussian vectors,\n"
+      "validation beyond the training\n"
       "length, LeRoPE's leave-one-out band ablation, and the needle-in-a-haystack grid. --plot DIR draws E_2 by\n"
       "position, pair-usage heatmaps, the pair-by-distance profile per head (AdaRoPE figures 1 and 5), the gap-counting\n"
       "fit, per-position loss, one figure per failure mode, the band ablation and the NIAH heatmaps.\n"

@@ -345,6 +345,27 @@ TEST(RecordRowsTest, AStoredDiagnosticThatDoesNotReadAsItsTypeIsDataLossNamingIt
   EXPECT_EQ(ReadDiagnosticDocument(not_a_tensor).status().code(), StatusCode::kDataLoss);
 }
 
+// Releases before the OLS standard error stored xi_beta's "half_iqr", 0.6745 times it: it reads back as
+// the standard error; a fit of this release keeps its own.
+TEST(RecordRowsTest, AnEarlyXiBetaHalfIqrReadsAsItsOlsStandardError) {
+  Diagnostic early{"attention", nlohmann::json::parse(R"({"length":16,"inverse_temperature":{
+      "xi_beta_grid":{"fitted":true,"xi":0.5,"half_iqr":0.06744897501960817,"points":6},
+      "xi_beta_trim":{"fitted":true,"xi":0.4,"standard_error":0.2,"points":9}}})"),
+                   20};
+  StatusOr<DiagnosticDocument> read = ReadDiagnosticDocument(early);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  const auto& temperature = std::get<records::AttentionDiagnostics>(*read).inverse_temperature;
+  ASSERT_TRUE(temperature.has_value());
+  EXPECT_NEAR(temperature->xi_beta_grid.standard_error, 0.1, 1e-12);
+  EXPECT_EQ(temperature->xi_beta_trim.standard_error, 0.2);
+  Diagnostic early_two_points{"attention", nlohmann::json::parse(
+                                               R"({"inverse_temperature":{"xi_beta_grid":{"half_iqr":null}}})"),
+                              20};
+  read = ReadDiagnosticDocument(early_two_points);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_TRUE(std::isnan(std::get<records::AttentionDiagnostics>(*read).inverse_temperature->xi_beta_grid.standard_error));
+}
+
 TEST(RecordRowsTest, ExtrapolationRowsBecomeSummariesNamedByMultipleAndMethod) {
   const RecordRows rows = RowsFromRecords(Decoded({
       R"({"type":"final","step":20,"val_loss":2.5,"flops":0,"tokens":0,"extrapolation":[)"

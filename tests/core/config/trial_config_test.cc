@@ -148,7 +148,9 @@ TEST(TrialConfig, TheRenyiOrderOfTheDiagnosticsMustExceedOne) {
 
 TEST(TrialConfig, RefusesDiagnosticsSettingsThatMeanNothing) {
   const std::vector<std::pair<json, std::string>> cases = {
-      {{{"diagnostics_at", {0.0}}}, "train.diagnostics_at: each milestone is a fraction of training in (0, 1] or a step in 2..10, got 0"},
+      {{{"diagnostics_at", {-0.5}}},
+       "train.diagnostics_at: each milestone is 0 (the start), a fraction of training in (0, 1] or a step in 2..10, got "
+       "-0.5"},
       {{{"diagnostics_at", {2.5}}}, "train.diagnostics_at: each milestone"},
       {{{"diagnostics_at", {500}}}, "got 500"},
       {{{"diagnostics_at", "end"}}, "train.diagnostics_at: expected a list of numbers"},
@@ -185,6 +187,23 @@ TEST(DiagnosticsMilestones, FractionsAndStepsBecomeStepsAndTheLastStepIsTheEnd) 
   EXPECT_EQ(DiagnosticsMilestones(train)[0].name, "frac 0.5");
   train.diagnostics_sequences = 0;
   EXPECT_TRUE(DiagnosticsMilestones(train).empty());
+}
+
+// Paper 004 reads its checkpoints from iteration 0: 0 is the start, before the first optimizer step.
+TEST(DiagnosticsMilestones, ZeroIsTheStartBeforeTheFirstStep) {
+  TrainConfig train;
+  train.steps = 100;
+  train.diagnostics_at = {1.0, 0.0, 0.001};
+  const std::vector<DiagnosticsMilestone> milestones = DiagnosticsMilestones(train);
+  ASSERT_EQ(milestones.size(), 3u);
+  EXPECT_EQ(milestones[0].step, 0);
+  EXPECT_EQ(milestones[0].name, "start");
+  EXPECT_EQ(milestones[1].step, 1) << "a small fraction is still the first step, not the start";
+  EXPECT_EQ(milestones[2].name, "end");
+  json config = MinimalTrial();
+  config["train"]["diagnostics_at"] = {0, 1};
+  StatusOr<TrialConfig> trial = TrialConfigFromJson(config);
+  EXPECT_TRUE(trial.ok()) << trial.status().ToString();
 }
 
 TEST(TrialConfig, AFrozenBackboneNeedsLearnedPositionalParameters) {

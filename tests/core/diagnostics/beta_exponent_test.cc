@@ -21,7 +21,7 @@ TEST(BetaExponent, RecoversAnExactPowerOfLogNOnTheSixPointGrid) {
   ASSERT_TRUE(fit.fitted);
   EXPECT_NEAR(fit.xi, 0.7, 1e-12);
   EXPECT_NEAR(fit.log_a1, std::log(3.0), 1e-12);
-  EXPECT_NEAR(fit.half_iqr, 0.0, 1e-9);
+  EXPECT_NEAR(fit.standard_error, 0.0, 1e-9);
   EXPECT_EQ(fit.lengths, PaperDiagnosticLengths());
 }
 
@@ -55,8 +55,31 @@ TEST(BetaExponent, NoisyTableGivesAnIntervalThatCoversTheExponent) {
   std::vector<double> beta = PowerLawTable(1024, 1.0, 0.8);
   for (double& value : beta) value *= std::exp(noise(random));
   BetaExponentFit fit = FitBetaExponentFromTrim(beta, 64);
-  EXPECT_GT(fit.half_iqr, 0.0);
-  EXPECT_NEAR(fit.xi, 0.8, 4 * fit.half_iqr);
+  EXPECT_GT(fit.standard_error, 0.0);
+  EXPECT_NEAR(fit.xi, 0.8, 4 * fit.standard_error);
+}
+
+// Paper 004 (appendix B.2) reports the six-point OLS standard error of the slope: here from the normal
+// equations, s^2 [(X'X)^-1]_11 = s^2 m / (m sum x^2 - (sum x)^2), with s^2 the residual variance on m - 2.
+TEST(BetaExponent, ReportsTheOrdinaryLeastSquaresStandardErrorOfTheSixPointSlope) {
+  std::vector<double> beta = PowerLawTable(1024, 1.0, 0.6);
+  const std::vector<double> wiggle = {0.03, -0.02, 0.01, -0.04, 0.02, 0.01};
+  const std::vector<int64_t> grid = PaperDiagnosticLengths();
+  for (size_t i = 0; i < grid.size(); ++i) beta[grid[i] - 1] *= std::exp(wiggle[i]);
+  BetaExponentFit fit = FitBetaExponentOnGrid(beta, grid);
+  ASSERT_EQ(fit.lengths.size(), 6u);
+  double sum_x = 0, sum_xx = 0, rss = 0;
+  for (int64_t n : grid) {
+    const double x = std::log(std::log(static_cast<double>(n)));
+    sum_x += x;
+    sum_xx += x * x;
+    const double residual = std::log(beta[n - 1]) - fit.log_a1 - fit.xi * x;
+    rss += residual * residual;
+  }
+  const double m = 6.0;
+  const double expected = std::sqrt(rss / (m - 2.0) * m / (m * sum_xx - sum_x * sum_x));
+  EXPECT_GT(expected, 0.01);
+  EXPECT_NEAR(fit.standard_error, expected, 1e-9 * expected);
 }
 
 }  // namespace

@@ -382,6 +382,53 @@ TEST_F(TrainingTest, MeasuresDiagnosticsAtMilestonesAndTheNeedleGrid) {
   }
 }
 
+// Paper 004 reads its checkpoints from iteration 0: `diagnostics_at: [0, 1]` measures the untrained
+// model (step 0, "start": the learned beta table is its initial ones) and the end; an attempt resumed
+// from a checkpoint does not measure the start again.
+TEST_F(TrainingTest, TheStartMilestoneMeasuresTheUntrainedModelOnceAcrossAResume) {
+  json config = TinyTrial("rope", 8);
+  config["model"] = {{"layers", 1}, {"d_model", 32}, {"heads", 2}};
+  config["inverse_temperature"] = {{"form", "learned"}};
+  config["train"]["diagnostics_at"] = {0, 1};
+  config["train"]["diagnostics_sequences"] = 2;
+  config["train"]["diagnostics_beta_trim"] = 2;
+  config["train"]["lr"] = 3e-2;
+  config["train"]["eval_batches"] = 2;
+  const std::string config_path = WriteConfig("start_milestone", config);
+  const std::string dir = testing::TempDir() + "/start_milestone_ckpt";
+  fs::remove_all(dir);
+  auto attention_records = [](const TrainerProcess& trainer) {
+    std::map<int64_t, json> by_step;
+    for (const json& record : trainer.records()) {
+      if (record.at("type") == "diagnostics" && record.at("kind") == "attention") {
+        EXPECT_EQ(by_step.count(record.at("step").get<int64_t>()), 0u) << record.at("step");
+        by_step[record.at("step").get<int64_t>()] = record;
+      }
+    }
+    return by_step;
+  };
+  TrainerProcess first(config_path, {"--checkpoint-dir", dir, "--stop-after-step", "4"});
+  ASSERT_EQ(first.Finish(), 75);
+  std::map<int64_t, json> before = attention_records(first);
+  ASSERT_EQ(before.size(), 1u);
+  const json& start = before.begin()->second;
+  EXPECT_EQ(before.begin()->first, 0);
+  EXPECT_EQ(start.at("milestone"), "start");
+  const json& initial = start.at("attention").at("inverse_temperature").at("xi_beta_trim");
+  EXPECT_EQ(initial.at("points"), 63) << "n = 2..64";
+  EXPECT_EQ(initial.at("xi").get<double>(), 0.0) << "beta_n = 1 for every n before training";
+  EXPECT_EQ(initial.at("log_a1").get<double>(), 0.0);
+
+  TrainerProcess resumed(config_path, {"--checkpoint-dir", dir});
+  ASSERT_EQ(resumed.Finish(), 0);
+  std::map<int64_t, json> after = attention_records(resumed);
+  ASSERT_EQ(after.size(), 1u) << "the start was measured by the first attempt";
+  EXPECT_EQ(after.begin()->first, 8);
+  EXPECT_EQ(after.begin()->second.at("milestone"), "end");
+  const json& trained = after.begin()->second.at("attention").at("inverse_temperature").at("xi_beta_trim");
+  EXPECT_NE(trained.at("log_a1").get<double>(), 0.0) << "eight steps moved the table";
+}
+
 // docs/science.md section 13: the learned absolute position table trains with the backbone, is counted
 // among the embedding parameters, clamps beyond the training length when told to, and comes back
 // from a checkpoint (a run resumed from its final checkpoint ends with the same held-out loss).
