@@ -48,10 +48,12 @@ void ValidateConfigLimits(const TrialConfig& trial, std::vector<ConfigError>* er
                                       " tokens in one micro-batch (for larger batches, raise train.grad_accum)");
       }
     }
-    if (train.diagnostics_sequences > 0) {
-      const std::optional<int64_t> tokens = CheckedMul(train.diagnostics_sequences, data.seq_len);
+    if (train.diagnostics_sequences > 0 && train.diagnostics_batches > 0) {
+      const std::optional<int64_t> tokens =
+          CheckedProduct({train.diagnostics_batches, train.diagnostics_sequences, data.seq_len});
       if (!tokens || *tokens > kMaxTokensPerBatch) {
-        error("train.diagnostics_sequences", "diagnostics_sequences x data.seq_len is more than the fixed limit of " +
+        error("train.diagnostics_sequences", "diagnostics_batches x diagnostics_sequences x data.seq_len is more than "
+                                             "the fixed limit of " +
                                                  std::to_string(kMaxTokensPerBatch) + " tokens measured at once");
       }
     }

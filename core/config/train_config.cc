@@ -10,6 +10,7 @@ namespace rung {
 namespace {
 
 constexpr size_t kMaxDiagnosticsListEntries = 64;
+constexpr int64_t kMaxDiagnosticsBatches = 64;
 constexpr double kMaxFailureLengthMultiple = 16.0;
 
 std::string FormatNumber(double value) {
@@ -86,7 +87,18 @@ void ValidateTrainConfig(const TrainConfig& t, const ResourcesConfig& r, std::ve
   if (!(t.extrapolation_yarn_c >= 0.0 && t.extrapolation_yarn_c <= 10.0)) {
     error("train.extrapolation_yarn_c", "must lie in [0, 10] (YaRN's c in (c ln s + 1)^2; 0.1 is the usual value)");
   }
-  if (t.diagnostics_sequences < 0) error("train.diagnostics_sequences", "must be >= 0 (0 = no diagnostics)");
+  if (t.diagnostics_sequences < 0) {
+    error("train.diagnostics_sequences", "must be >= 0 (sequences per evaluation batch; 0 = no diagnostics)");
+  }
+  if (t.diagnostics_batches < 1 || t.diagnostics_batches > kMaxDiagnosticsBatches) {
+    error("train.diagnostics_batches",
+          "must lie in [1, " + std::to_string(kMaxDiagnosticsBatches) + "] (evaluation batches of the diagnostics)");
+  }
+  if (t.diagnostics_bootstrap_unit != "batch" && t.diagnostics_bootstrap_unit != "sequence") {
+    error("train.diagnostics_bootstrap_unit",
+          "must be batch (an evaluation batch in one layer and head) or sequence, not '" + t.diagnostics_bootstrap_unit +
+              "'");
+  }
   if (t.diagnostics_at.size() > kMaxDiagnosticsListEntries) {
     error("train.diagnostics_at", "at most " + std::to_string(kMaxDiagnosticsListEntries) + " milestones");
   }

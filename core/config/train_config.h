@@ -73,11 +73,16 @@ struct TrainConfig {
   // window its own, s = min(1, L_train / L_doc)) or "window" (the evaluated multiple for every position).
   // Without cross-document masking a window is one context and the factor is the multiple.
   std::string extrapolation_factor = "document";
-  // Attention diagnostics (docs/science.md section 7) on this many validation sequences (0 = none),
-  // each written as a `diagnostics` record, at the milestones of `diagnostics_at`: 0 is the start (the
+  // Attention diagnostics (docs/science.md section 7) on diagnostics_batches evaluation batches of
+  // diagnostics_sequences validation sequences each (0 sequences = none; paper 004, appendix B.2: three
+  // evaluation batches of B = 16), each written as a `diagnostics` record, at the milestones of `diagnostics_at`: 0 is the start (the
   // model before its first optimizer step, as paper 004's iteration 0), an entry in (0, 1] a fraction of
   // training (1 = the end), an integer entry > 1 a step (DiagnosticsMilestones).
-  int64_t diagnostics_sequences = 4;
+  int64_t diagnostics_sequences = 16;
+  int64_t diagnostics_batches = 3;
+  // The unit gap counting's bootstrap resamples: "batch" (the paper's: one evaluation batch in one
+  // (layer, head)) or "sequence" (one sequence in one (layer, head), rung's unit before this option).
+  std::string diagnostics_bootstrap_unit = "batch";
   std::vector<double> diagnostics_at = {1.0};
   double diagnostics_renyi_order = 2.0;  // r of the effective attention length E_r (> 1; 2: E_2 = 1/sum a^2)
   // Gap counting's n-grid before clipping to the evaluated length (paper 004's by default).

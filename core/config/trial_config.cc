@@ -129,6 +129,8 @@ void VisitTrain(V& v, TrainConfig& t) {
   v.Field("extrapolation_yarn_c", t.extrapolation_yarn_c);
   v.Enum("extrapolation_factor", t.extrapolation_factor, {"document", "window"});
   v.Field("diagnostics_sequences", t.diagnostics_sequences);
+  v.Field("diagnostics_batches", t.diagnostics_batches);
+  v.Field("diagnostics_bootstrap_unit", t.diagnostics_bootstrap_unit);
   v.Field("diagnostics_at", t.diagnostics_at);
   v.Field("diagnostics_renyi_order", t.diagnostics_renyi_order);
   v.Field("diagnostics_lengths", t.diagnostics_lengths);
@@ -279,6 +281,16 @@ void ReconcileWithEarlierReleases(const TrialConfig& trial, nlohmann::json* conf
   nlohmann::json& train = (*config)["train"];
   if (trial.train.init.adarope_start == defaults.init.adarope_start) train["init"].erase("adarope_start");
   if (trial.train.diagnostics_at == defaults.diagnostics_at) train.erase("diagnostics_at");
+  // Earlier releases measured the diagnostics on one batch of diagnostics_sequences with (sequence,
+  // layer, head) bootstrap units; the paper's several batches and batch units are the defaults now.
+  // The two keys count where they measure otherwise than that (the defaults do), and not where no
+  // diagnostics run.
+  if (trial.train.diagnostics_batches == 1 || trial.train.diagnostics_sequences == 0) {
+    train.erase("diagnostics_batches");
+  }
+  if (trial.train.diagnostics_bootstrap_unit == "sequence" || trial.train.diagnostics_sequences == 0) {
+    train.erase("diagnostics_bootstrap_unit");
+  }
   if (trial.train.diagnostics_lengths == defaults.diagnostics_lengths) train.erase("diagnostics_lengths");
   if (trial.train.diagnostics_regime_multiples == defaults.diagnostics_regime_multiples) {
     train.erase("diagnostics_regime_multiples");

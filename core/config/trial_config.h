@@ -53,7 +53,8 @@ nlohmann::json TrialConfigToJson(const TrialConfig& trial);
 
 // Brings `config` (TrialConfigToJson of `trial`) to the form identities had before later releases:
 // removes the keys added to the trial config since trial identities and checkpoints were first written
-// where they hold their default or are not read, so that an earlier release's identities still match and
+// where they hold their default, or the value that does what earlier releases did (whose default is
+// another: train.diagnostics_batches 1 and diagnostics_bootstrap_unit sequence), or are not read, so that an earlier release's identities still match and
 // its checkpoints still resume (a key counts only once it can change what a trial does or reports); and
 // marks a key whose meaning changed where the change applies (data.nrw.buffer > 0 gets
 // data.nrw.buffer_rule), so that a trial of the old meaning is never taken for one of the new. Trial

@@ -157,7 +157,7 @@ torch::Tensor EffectiveLengths(const torch::Tensor& q, const torch::Tensor& k, c
 
 struct LayerResult {
   records::AttentionLayer record;
-  std::vector<ContactRow> rows;  // gap counting over the grid, units (sequence, layer, head)
+  std::vector<ContactRow> rows;  // gap counting over the grid, units (batch or sequence, layer, head)
 };
 
 records::GapCounting GapCountingRecord(const ContactFit& fit) {
@@ -248,6 +248,10 @@ LayerResult LayerDiagnostics(const AttentionProbe& probe, const ModelConfig& con
     return std::lower_bound(gap_positions.begin(), gap_positions.end(), i) - gap_positions.begin();
   };
   torch::Tensor starts = probe.doc_start.defined() ? probe.doc_start.cpu() : torch::Tensor();
+  // Sequence b's unit: its evaluation batch's, or its own.
+  const int64_t per_unit = options.bootstrap_unit == kBootstrapUnitSequence ? 1
+                           : options.batch_sequences > 0                   ? options.batch_sequences
+                                                                           : batch;
   auto for_rows_at = [&](int64_t n, const std::function<void(int64_t unit, const std::vector<double>&)>& visit) {
     const int64_t i = n - 1;
     std::vector<double> row(static_cast<size_t>(n));
@@ -259,7 +263,7 @@ LayerResult LayerDiagnostics(const AttentionProbe& probe, const ModelConfig& con
         std::copy(scores, scores + n, row.begin());
         // A row with a non-finite score (a diverged model) has no contact triple.
         if (!std::all_of(row.begin(), row.end(), [](double value) { return std::isfinite(value); })) continue;
-        visit((b * layers + probe.layer) * heads + h, row);
+        visit((b / per_unit * layers + probe.layer) * heads + h, row);
       }
     }
   };
@@ -389,6 +393,9 @@ records::AttentionDiagnostics MeasureAttentionDiagnostics(Transformer& model, co
   record.length = tokens.size(1);
   record.renyi_order = options.renyi_order;
   record.bootstrap = options.bootstrap;
+  record.bootstrap_unit = options.bootstrap_unit;
+  const int64_t per_batch = options.batch_sequences > 0 ? options.batch_sequences : tokens.size(0);
+  record.batches = per_batch > 0 ? (tokens.size(0) + per_batch - 1) / per_batch : 0;
   if (!grid.warning.empty()) record.warning = grid.warning;
   record.inverse_temperature = TemperatureExponents(model, grid, options.beta_trim);
   return record;

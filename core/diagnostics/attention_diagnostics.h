@@ -12,7 +12,8 @@
 //     (AdaRoPE figures 1 and 5; DiagnosticsOptions::pair_profile_bins)
 //   - gap counting on the unscaled rows z[n - 1, 0..n) over the n-grid (contact_aggregation.h: the
 //     options' lengths clipped to T, or its geometric fallback), aggregated as paper 004 does: xi_Lambda,
-//     xi_alpha, xi_Delta with half-IQR intervals over (sequence, layer, head) units and the tie share,
+//     xi_alpha, xi_Delta with half-IQR intervals over (evaluation batch, layer, head) units (or, as the
+//     option `sequence`, (sequence, layer, head)) and the tie share,
 //     per layer and pooled over every layer (rows pooled per n, not the layers' curves averaged)
 //   - the softmax regime (normalised entropy, max weight, top-two gap) at beta = c Lambda, at n = T
 //   - for the `learned` inverse temperature, xi_beta of its table (beta_exponent.h) on the grid and
@@ -43,9 +44,15 @@ struct DiagnosticsOptions {
   int64_t pair_profile_bins = 32;
   int bootstrap = 200;
   uint64_t seed = 0;
+  // The bootstrap's unit (contact_aggregation.h): kBootstrapUnitBatch, paper 004's (evaluation batch,
+  // layer, head), or kBootstrapUnitSequence, (sequence, layer, head).
+  std::string bootstrap_unit = kBootstrapUnitBatch;
+  // The evaluation batches: consecutive rows of `tokens`, this many each; 0: all of them are one batch.
+  int64_t batch_sequences = 0;
 };
 
-// tokens: [B, T] validation inputs (T the training length); doc_start as for forward (or undefined).
+// tokens: [B, T] validation inputs (T the training length), the evaluation batches one after the other;
+// doc_start as for forward (or undefined).
 records::AttentionDiagnostics MeasureAttentionDiagnostics(Transformer& model, const torch::Tensor& tokens,
                                                           const torch::Tensor& doc_start,
                                                           const DiagnosticsOptions& options = {});

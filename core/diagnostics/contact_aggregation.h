@@ -5,8 +5,9 @@
 // A row is one unscaled score row (one layer, head, sequence and query position) with its contact triple
 // (Lambda, alpha, Delta) from CountGaps. A row is a tie, and left out, when N(0) >= 2 or
 // log10 Lambda > 5. A cell is the set of rows of one trained model at one evaluation setting (or one
-// checkpoint); each row belongs to a unit, (sequence, layer, head), and has its length n (the keys it
-// sees). For each n of the grid, R(n) pools every non-tied row of length n over all units; the bucket
+// checkpoint); each row belongs to a unit, (evaluation batch, layer, head) as paper 004 has it
+// (appendix B.2: its rows pooled over the batch's sequences), or (sequence, layer, head), and has its
+// length n (the keys it sees). For each n of the grid, R(n) pools every non-tied row of length n over all units; the bucket
 // means mean_{R(n)} log X for X in {Lambda, alpha, Delta} are regressed by ordinary least squares on
 // log log n, and the slopes are xi_Lambda, xi_alpha and xi_Delta. Each slope's interval is half the
 // interquartile range of `bootstrap` replicates that resample the units with replacement (each unit
@@ -21,6 +22,10 @@
 
 namespace rung {
 
+// The bootstrap units a caller may group rows into (the name the record and train.diagnostics_bootstrap_unit use).
+inline constexpr char kBootstrapUnitBatch[] = "batch";
+inline constexpr char kBootstrapUnitSequence[] = "sequence";
+
 // log10 Lambda above which a row counts as a tie (paper 004 section 4.5.1).
 inline constexpr double kTieLog10Lambda = 5.0;
 
@@ -28,7 +33,7 @@ inline constexpr double kTieLog10Lambda = 5.0;
 bool IsAggregationTie(const GapCount& count);
 
 struct ContactRow {
-  int64_t unit = 0;  // any id; rows with the same id are one (sequence, layer, head)
+  int64_t unit = 0;  // any id; rows with the same id are one unit (a batch or a sequence, in one layer and head)
   GapCount count;    // from CountGaps; count.n is the row's length
 };
 

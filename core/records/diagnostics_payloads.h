@@ -247,10 +247,14 @@ struct AttentionDiagnostics {
   GapCounting pooled;        // every layer's rows pooled per n
   std::vector<int64_t> grid;  // the n-grid used
   bool grid_fallback = false;  // the paper's grid did not fit T: a geometric one
-  int64_t sequences = 0;
+  int64_t sequences = 0;  // all the batches'
   int64_t length = 0;  // T
   double renyi_order = 2;
   int64_t bootstrap = 0;
+  // The bootstrap's unit, "batch" or "sequence" (in one layer and head), and the evaluation batches the
+  // sequences came in; records of releases before them: (sequence, layer, head) units, one batch.
+  std::optional<std::string> bootstrap_unit;
+  std::optional<int64_t> batches;
   std::optional<std::string> warning;
   std::optional<InverseTemperatureRecord> inverse_temperature;  // the `learned` temperature only
   std::string milestone;                                       // "end", or the fraction / step asked
@@ -268,6 +272,8 @@ struct AttentionDiagnostics {
     field("warning", self.warning);
     field("inverse_temperature", self.inverse_temperature);
     field("milestone", self.milestone);
+    field("bootstrap_unit", self.bootstrap_unit);
+    field("batches", self.batches);
   }
 };
 

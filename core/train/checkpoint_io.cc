@@ -40,6 +40,10 @@ json ResumeIdentity(const TrialConfig& trial) {
   }
   identity.erase("resources");
   ReconcileWithEarlierReleases(trial, &identity);
+  // How the diagnostics batch their sequences and resample them changes what a milestone reports, not
+  // the training: a checkpoint of a release before them resumes (its later milestones say how they
+  // were measured).
+  for (const char* key : {"diagnostics_batches", "diagnostics_bootstrap_unit"}) identity["train"].erase(key);
   return identity;
 }
 

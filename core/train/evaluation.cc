@@ -212,9 +212,22 @@ std::optional<records::DiagnosticsRecord> Evaluator::NiahGrid(int64_t step) cons
 
 records::DiagnosticsRecord Evaluator::Diagnostics(const DiagnosticsMilestone& milestone) const {
   const TrainConfig& train = trial_.train;
-  TensorBatch sample = ToTensors(source_.Batch(Split::kValidation, 0, train.diagnostics_sequences, trial_.data.seq_len),
-                                 device_, CrossDocumentMaskToken(trial_.data));
+  // The evaluation batches (paper 004's evaluation seeds): validation batches 0, 1, ... of
+  // diagnostics_sequences each, distinct windows, measured together, one after the other.
+  std::vector<torch::Tensor> inputs, doc_starts;
+  for (int64_t b = 0; b < train.diagnostics_batches; ++b) {
+    TensorBatch batch = ToTensors(source_.Batch(Split::kValidation, b, train.diagnostics_sequences, trial_.data.seq_len),
+                                  device_, CrossDocumentMaskToken(trial_.data));
+    inputs.push_back(batch.inputs);
+    if (batch.doc_start.defined()) doc_starts.push_back(batch.doc_start);
+  }
+  const torch::Tensor tokens = inputs.size() == 1 ? inputs.front() : torch::cat(inputs, 0);
+  const torch::Tensor doc_start = doc_starts.empty()          ? torch::Tensor()
+                                  : doc_starts.size() == 1 ? doc_starts.front()
+                                                           : torch::cat(doc_starts, 0);
   DiagnosticsOptions options;
+  options.bootstrap_unit = train.diagnostics_bootstrap_unit;
+  options.batch_sequences = train.diagnostics_sequences;
   options.seed = trial_.seed;
   options.renyi_order = train.diagnostics_renyi_order;
   options.lengths = train.diagnostics_lengths;
@@ -226,7 +239,7 @@ records::DiagnosticsRecord Evaluator::Diagnostics(const DiagnosticsMilestone& mi
   diagnostics.kind = "attention";
   diagnostics.step = milestone.step;
   diagnostics.milestone = milestone.name;
-  records::AttentionDiagnostics payload = MeasureAttentionDiagnostics(model_, sample.inputs, sample.doc_start, options);
+  records::AttentionDiagnostics payload = MeasureAttentionDiagnostics(model_, tokens, doc_start, options);
   payload.milestone = milestone.name;
   diagnostics.attention = std::move(payload);
   return diagnostics;

@@ -52,9 +52,9 @@ class Evaluator {
   // The held-out loss at the training shape (data.seq_len, train.batch_size).
   Evaluation HeldOut() const;
 
-  // The attention diagnostics record (kind "attention") of `milestone`, over
-  // train.diagnostics_sequences validation sequences with the train.diagnostics_* settings.
-  // REQUIRES: that count > 0.
+  // The attention diagnostics record (kind "attention") of `milestone`, over train.diagnostics_batches
+  // validation batches (0, 1, ...) of train.diagnostics_sequences sequences each, with the
+  // train.diagnostics_* settings. REQUIRES: diagnostics_sequences > 0.
   records::DiagnosticsRecord Diagnostics(const DiagnosticsMilestone& milestone) const;
 
   // For data.source niah with train.niah_grid_instances > 0: the record (kind "niah_grid") of the

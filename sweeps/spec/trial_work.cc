@@ -27,7 +27,7 @@ TrialWork CountTrialWork(const TrialConfig& config) {
     }
   }
   if (train.diagnostics_sequences > 0) {
-    work.diagnostics = static_cast<double>(train.diagnostics_at.size()) *
+    work.diagnostics = static_cast<double>(train.diagnostics_at.size()) * static_cast<double>(train.diagnostics_batches) *
                        static_cast<double>(train.diagnostics_sequences) * seq_len * (forward_matrix + forward_attention);
   }
   return work;

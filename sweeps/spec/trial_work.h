@@ -14,7 +14,7 @@
 //                batches of max(1, batch_size / m) sequences of m x seq_len tokens forward, attention
 //                per token m times the training length's
 //   diagnostics  each milestone of diagnostics_at (with diagnostics_sequences > 0): a forward pass of
-//                diagnostics_sequences x seq_len tokens
+//                diagnostics_batches x diagnostics_sequences x seq_len tokens
 // Fixed costs (process start, data loading, checkpoints, the diagnostics' own arithmetic) are not
 // FLOPs: a calibration measures them as seconds per trial (coordinator/cli/calibration_cache.h).
 #pragma once

@@ -666,8 +666,12 @@ std::string GapsHeading(const records::AttentionDiagnostics& attention) {
   std::string grid = "n in";
   for (int64_t n : attention.grid) grid += " " + std::to_string(n);
   if (grid == "n in") grid = "the record's n-grid";
+  // Records before the bootstrap unit was a setting resampled sequences.
+  const std::string unit = attention.bootstrap_unit.value_or("sequence");
+  const std::string batches =
+      attention.batches && *attention.batches > 1 ? ", " + std::to_string(*attention.batches) + " batches" : "";
   return "Gap counting on unscaled score rows: means at n = T; exponents over " + grid +
-         " (rows pooled per n, ± half-IQR over (sequence, layer, head) units)" +
+         " (rows pooled per n, ± half-IQR over (" + unit + ", layer, head) units" + batches + ")" +
          (attention.warning ? "\nwarning: " + *attention.warning : "");
 }
 

@@ -170,13 +170,22 @@ TEST_F(PreviousReleaseDatabaseTest, OpensAfterTheMigrationWithEverythingItHeld) 
   ASSERT_TRUE(users_->GetLearnedParameters(ContextWithToken(user_token_).get(), learned, &parameters).ok());
   EXPECT_FALSE(parameters.parameters().empty()) << "LeRoPE's learned positional parameters";
 
-  // And the sweep takes new work: resubmitting its spec with another variant adds a trial.
+  // And the sweep takes new work: resubmitting its spec with another variant adds a trial, once the
+  // spec says that its diagnostics are measured as that release measured them (one batch, sequence
+  // units; the defaults are now paper 004's three batches and batch units, another result).
   v1::SubmitSweepResponse resubmitted;
-  std::string spec = GetSweep(sweep.sweep_id()).spec_text();
-  const std::string with_nope = spec.replace(spec.find("[rope, lerope]"), 14, "[rope, lerope, nope]");
+  const std::string spec = GetSweep(sweep.sweep_id()).spec_text();
+  std::string with_nope = spec;
+  with_nope.replace(with_nope.find("[rope, lerope]"), 14, "[rope, lerope, nope]");
+  const std::string as_measured = "  diagnostics_sequences: 2\n";
+  with_nope.insert(with_nope.find(as_measured) + as_measured.size(),
+                   "  diagnostics_batches: 1\n  diagnostics_bootstrap_unit: sequence\n");
   status = TrySubmit(with_nope, "compat.yaml", &resubmitted);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(resubmitted.new_trial_count(), 1) << "the two old cells keep their identities and are skipped";
+  status = TrySubmit(spec, "compat.yaml", &resubmitted);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(resubmitted.new_trial_count(), 2) << "at the paper's diagnostics protocol the two old cells are new";
 }
 
 // The database of the release before schema 8 (tests/data/compat/schema-7/README.md): three tuned

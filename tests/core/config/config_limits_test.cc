@@ -82,6 +82,10 @@ TEST(ConfigLimits, ATrainingLengthOverTheLimitIsRefused) {
   EXPECT_THAT(Refusal(config), HasSubstr("data.seq_len: the training length must be <= 1048576"));
   config["data"]["seq_len"] = kMaxSequenceLength;
   config["train"]["batch_size"] = 1;
+  // The diagnostics' three batches of 16 are more tokens than are measured at once; one batch is not.
+  EXPECT_THAT(Refusal(config), HasSubstr("train.diagnostics_sequences: diagnostics_batches x diagnostics_sequences x "
+                                         "data.seq_len is more than the fixed limit"));
+  config["train"]["diagnostics_batches"] = 1;
   EXPECT_EQ(Refusal(config), "");
 }
 

@@ -152,6 +152,8 @@ TEST(TrialConfig, RefusesDiagnosticsSettingsThatMeanNothing) {
        "train.diagnostics_at: each milestone is 0 (the start), a fraction of training in (0, 1] or a step in 2..10, got "
        "-0.5"},
       {{{"diagnostics_at", {2.5}}}, "train.diagnostics_at: each milestone"},
+      {{{"diagnostics_batches", 0}}, "train.diagnostics_batches: must lie in [1, 64]"},
+      {{{"diagnostics_bootstrap_unit", "document"}}, "train.diagnostics_bootstrap_unit: must be batch"},
       {{{"diagnostics_at", {500}}}, "got 500"},
       {{{"diagnostics_at", "end"}}, "train.diagnostics_at: expected a list of numbers"},
       {{{"diagnostics_lengths", {64, 1}}}, "train.diagnostics_lengths: each length is a number of keys >= 2, got 1"},

@@ -343,8 +343,36 @@ TEST(AttentionDiagnostics, MeasureEveryHeadOfEveryLayer) {
     EXPECT_EQ(diagnostics.grid, (std::vector<int64_t>{3, 6, 12, 24}));
     EXPECT_TRUE(diagnostics.grid_fallback);
     EXPECT_TRUE(diagnostics.warning.has_value());
-    EXPECT_EQ(diagnostics.pooled.units.value_or(-1), 3 * 2 * 4) << "units are (sequence, layer, head)";
+    EXPECT_EQ(diagnostics.pooled.units.value_or(-1), 2 * 4) << "the 3 sequences are one batch: units (layer, head)";
+    EXPECT_EQ(diagnostics.bootstrap_unit, "batch");
+    EXPECT_EQ(diagnostics.batches, 1);
   }
+}
+
+// Paper 004 (appendix B.2) resamples (evaluation batch, layer, head) units; `sequence` resamples each
+// sequence's rows apart. Either way the bucket means pool the same rows, so the exponents are the same
+// and only the interval differs.
+TEST(AttentionDiagnostics, TheBootstrapUnitIsAnEvaluationBatchOrASequence) {
+  torch::manual_seed(7);
+  Transformer model(Tiny("rope"));
+  const torch::Tensor tokens = torch::randint(0, 64, {6, 32}, torch::kLong);
+  DiagnosticsOptions by_batch;
+  by_batch.batch_sequences = 2;
+  by_batch.failure_lengths.clear();
+  DiagnosticsOptions by_sequence = by_batch;
+  by_sequence.bootstrap_unit = kBootstrapUnitSequence;
+  const records::AttentionDiagnostics batches = MeasureAttentionDiagnostics(model, tokens, {}, by_batch);
+  const records::AttentionDiagnostics sequences = MeasureAttentionDiagnostics(model, tokens, {}, by_sequence);
+  EXPECT_EQ(batches.pooled.units.value_or(-1), 3 * 2 * 4) << "3 batches of 2 sequences, 2 layers, 4 heads";
+  EXPECT_EQ(sequences.pooled.units.value_or(-1), 6 * 2 * 4);
+  EXPECT_EQ(batches.layers[0].gap_counting.units.value_or(-1), 3 * 4);
+  EXPECT_EQ(batches.batches, 3);
+  EXPECT_EQ(batches.bootstrap_unit, "batch");
+  EXPECT_EQ(sequences.bootstrap_unit, "sequence");
+  ASSERT_TRUE(batches.pooled.xi_lambda.has_value() && sequences.pooled.xi_lambda.has_value());
+  EXPECT_NEAR(*batches.pooled.xi_lambda, *sequences.pooled.xi_lambda, 1e-12) << "the same rows, summed in another order";
+  EXPECT_EQ(batches.pooled.rows, sequences.pooled.rows);
+  EXPECT_NE(*batches.pooled.xi_lambda_half_iqr, *sequences.pooled.xi_lambda_half_iqr);
 }
 
 // A layer whose unscaled scores are constant (its query projection zeroed: every row a tie at every n)

@@ -361,6 +361,11 @@ TEST_F(TrainingTest, MeasuresDiagnosticsAtMilestonesAndTheNeedleGrid) {
       milestones[record.at("step").get<int64_t>()] = record.at("milestone");
       EXPECT_EQ(record.at("attention").at("milestone"), record.at("milestone"));
       EXPECT_TRUE(record.at("attention").at("pooled").contains("xi_lambda"));
+      // The default three evaluation batches (of diagnostics_sequences 2 here), resampled per batch.
+      EXPECT_EQ(record.at("attention").at("sequences"), 3 * 2);
+      EXPECT_EQ(record.at("attention").at("batches"), 3);
+      EXPECT_EQ(record.at("attention").at("bootstrap_unit"), "batch");
+      EXPECT_EQ(record.at("attention").at("pooled").at("units"), 3 * 2 * 4) << "(batch, layer, head)";
     }
     if (record.at("kind") == "niah_grid") grid = &record;
   }

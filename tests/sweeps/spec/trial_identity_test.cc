@@ -87,6 +87,26 @@ TEST(TrialIdentity, TheProtocolKeysCountOnlyWhereTheyChangeSomething) {
 
 // train.extrapolation_factor counts only where a masked evaluation extends beyond the training length;
 // weight_decay_over_steps and diagnostics_pair_profile_bins only when set.
+// Earlier releases measured one batch of diagnostics_sequences with (sequence, layer, head) units: a
+// trial set so keeps their identity; the paper's batches and units (the defaults) are another result.
+TEST(TrialIdentity, TheDiagnosticsBatchesAndUnitCountWhereTheyMeasureOtherwiseThanEarlierReleases) {
+  const nlohmann::json earlier = {
+      {"train", {{"diagnostics_sequences", 4}, {"diagnostics_batches", 1}, {"diagnostics_bootstrap_unit", "sequence"}}}};
+  const nlohmann::json identity = TrialIdentityJson(Trial(earlier));
+  EXPECT_FALSE(identity["train"].contains("diagnostics_batches"));
+  EXPECT_FALSE(identity["train"].contains("diagnostics_bootstrap_unit"));
+  EXPECT_EQ(identity["train"]["diagnostics_sequences"], 4);
+  const nlohmann::json paper = TrialIdentityJson(Trial({{"train", {{"diagnostics_sequences", 4}}}}));
+  EXPECT_EQ(paper["train"]["diagnostics_batches"], 3);
+  EXPECT_EQ(paper["train"]["diagnostics_bootstrap_unit"], "batch");
+  nlohmann::json one_batch = earlier;
+  one_batch["train"]["diagnostics_bootstrap_unit"] = "batch";
+  EXPECT_NE(TrialIdentityHash(Trial(earlier)), TrialIdentityHash(Trial(one_batch)));
+  const nlohmann::json off = TrialIdentityJson(Trial({{"train", {{"diagnostics_sequences", 0}}}}));
+  EXPECT_FALSE(off["train"].contains("diagnostics_batches")) << "not read without diagnostics";
+  EXPECT_FALSE(off["train"].contains("diagnostics_bootstrap_unit"));
+}
+
 TEST(TrialIdentity, TheExtensionFactorCountsWhereAMaskedEvaluationExtendsBeyondT) {
   const nlohmann::json extended = {{"train", {{"extrapolation_multiples", {2}}, {"extrapolation_methods", {"yarn"}}}}};
   nlohmann::json masked = extended;

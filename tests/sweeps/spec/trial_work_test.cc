@@ -18,7 +18,7 @@ TrialConfig SmallTrial() {
       {"train",
        {{"steps", 10}, {"batch_size", 4}, {"eval_every", 4}, {"eval_batches", 2},
         {"extrapolation_multiples", {2}}, {"extrapolation_methods", {"none", "yarn"}},
-        {"diagnostics_sequences", 3}, {"diagnostics_at", {0.5, 1.0}}}}};
+        {"diagnostics_sequences", 3}, {"diagnostics_batches", 2}, {"diagnostics_at", {0.5, 1.0}}}}};
   StatusOr<TrialConfig> config = TrialConfigFromJson(json);
   EXPECT_TRUE(config.ok()) << config.status().message();
   return config.value();
@@ -37,8 +37,8 @@ TEST(TrialWork, CountsTrainingEvaluationExtensionAndDiagnosticsAsComputedByHand)
   EXPECT_DOUBLE_EQ(work.evaluation, 3.0 * 2 * 4 * 16 * (125952.0 / 3));
   // At 2 T for none and yarn: 2 batches x 2 sequences x 32 tokens, attention per token doubled.
   EXPECT_DOUBLE_EQ(work.extension, 2 * (2.0 * 2 * 32 * (6.0 * 20480 / 3 + 2 * 3072.0 / 3)));
-  // Two milestones of 3 sequences x 16 tokens, forward.
-  EXPECT_DOUBLE_EQ(work.diagnostics, 2.0 * 3 * 16 * (125952.0 / 3));
+  // Two milestones of 2 batches of 3 sequences x 16 tokens, forward.
+  EXPECT_DOUBLE_EQ(work.diagnostics, 2.0 * 2 * 3 * 16 * (125952.0 / 3));
   EXPECT_DOUBLE_EQ(work.total(), work.training + work.evaluation + work.extension + work.diagnostics);
 }
 
