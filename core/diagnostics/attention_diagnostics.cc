@@ -426,7 +426,9 @@ records::AttentionDiagnostics MeasureAttentionDiagnostics(Transformer& model, co
   record.renyi_order = options.renyi_order;
   record.bootstrap = options.bootstrap;
   record.bootstrap_unit = options.bootstrap_unit;
-  if (options.pair_profile_bins > 0) record.pair_profile_reading = options.profile_keys.empty() ? "all_pairs" : "query_key";
+  if (options.pair_profile_bins > 0) {
+    record.pair_profile_reading = options.profile_keys.empty() ? "all_pairs" : "query_key";
+  }
   const int64_t per_batch = options.batch_sequences > 0 ? options.batch_sequences : tokens.size(0);
   record.batches = per_batch > 0 ? (tokens.size(0) + per_batch - 1) / per_batch : 0;
   if (!grid.warning.empty()) record.warning = grid.warning;
