@@ -122,6 +122,35 @@ PairStatistics MeasurePairs(const torch::Tensor& q, const torch::Tensor& k, cons
   return statistics;
 }
 
+// The pair-by-distance profile of one (query, key) pair per sequence: the last query (T - 1) and
+// keys[b] (-1, or a key the query does not see: none), each pair's term binned by the distance
+// T - 1 - keys[b] and averaged over the sequences in the bin; NaN where none falls. [H, pairs, bins].
+torch::Tensor QueryKeyProfile(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& doc_start,
+                              const std::vector<int64_t>& keys, const std::vector<int64_t>& profile_edges) {
+  const int64_t batch = q.size(0), heads = q.size(1), time = q.size(2), dim = q.size(3);
+  const int64_t pairs = dim / 2, bins = static_cast<int64_t>(profile_edges.size()) - 1;
+  const double inv_sqrt_d = 1.0 / std::sqrt(static_cast<double>(dim));
+  const std::vector<int64_t> bin_of = DistanceBinOf(profile_edges);
+  const torch::Tensor starts = doc_start.defined() ? doc_start.cpu() : torch::Tensor();
+  torch::Tensor sums = torch::zeros({heads, pairs, bins}, torch::kDouble);
+  std::vector<double> counts(static_cast<size_t>(bins), 0.0);
+  const torch::Tensor query = q.select(2, time - 1).cpu().reshape({batch, heads, pairs, 2});
+  for (int64_t b = 0; b < batch && b < static_cast<int64_t>(keys.size()); ++b) {
+    const int64_t key = keys[static_cast<size_t>(b)];
+    const int64_t first = starts.defined() ? starts[b][time - 1].item<int64_t>() : 0;
+    if (key < first || key > time - 1) continue;  // no key, or one the query does not see
+    const int64_t bin = bin_of[static_cast<size_t>(time - 1 - key)];
+    const torch::Tensor key_pairs = k[b].select(1, key).cpu().reshape({heads, pairs, 2});
+    sums.select(2, bin).add_((query[b] * key_pairs).sum(-1) * inv_sqrt_d);  // [H, pairs]
+    counts[static_cast<size_t>(bin)] += 1.0;
+  }
+  for (int64_t bin = 0; bin < bins; ++bin) {
+    const double count = counts[static_cast<size_t>(bin)];
+    sums.select(2, bin).div_(count > 0 ? count : std::numeric_limits<double>::quiet_NaN());
+  }
+  return sums;
+}
+
 // E_r per head and query position, averaged over the batch ([H, T]), from the weights attention uses:
 // softmax over the visible keys of multiplier * z - ALiBi bias, computed block by block of query rows.
 torch::Tensor EffectiveLengths(const torch::Tensor& q, const torch::Tensor& k, const AttentionProbe& probe,
@@ -197,7 +226,10 @@ LayerResult LayerDiagnostics(const AttentionProbe& probe, const ModelConfig& con
                                                  : torch::Tensor();  // [G, pairs]
   const std::vector<int64_t> profile_edges =
       options.pair_profile_bins > 0 ? DistanceBinEdges(time, options.pair_profile_bins) : std::vector<int64_t>();
-  const PairStatistics pair_statistics = MeasurePairs(q, k, probe.doc_start, profile_edges);
+  PairStatistics pair_statistics = MeasurePairs(q, k, probe.doc_start, profile_edges);
+  if (!profile_edges.empty() && !options.profile_keys.empty()) {
+    pair_statistics.profile = QueryKeyProfile(q, k, probe.doc_start, options.profile_keys, profile_edges);
+  }
   const torch::Tensor& usage = pair_statistics.usage;
   const torch::Tensor& band_strength = pair_statistics.band_strength;
 
@@ -394,6 +426,9 @@ records::AttentionDiagnostics MeasureAttentionDiagnostics(Transformer& model, co
   record.renyi_order = options.renyi_order;
   record.bootstrap = options.bootstrap;
   record.bootstrap_unit = options.bootstrap_unit;
+  if (options.pair_profile_bins > 0) {
+    record.pair_profile_reading = options.profile_keys.empty() ? "all_pairs" : "query_key";
+  }
   const int64_t per_batch = options.batch_sequences > 0 ? options.batch_sequences : tokens.size(0);
   record.batches = per_batch > 0 ? (tokens.size(0) + per_batch - 1) / per_batch : 0;
   if (!grid.warning.empty()) record.warning = grid.warning;

@@ -9,7 +9,9 @@
 //   - dominant band: the pair whose mean contribution varies most with the relative distance, its
 //     wavelength 2 pi / theta and that over the training length
 //   - the pair-by-distance profile: each pair's mean contribution in bins of relative distance
-//     (AdaRoPE figures 1 and 5; DiagnosticsOptions::pair_profile_bins)
+//     (AdaRoPE figures 1 and 5; DiagnosticsOptions::pair_profile_bins): over every sampled query row and
+//     its visible keys, or, given DiagnosticsOptions::profile_keys, over one (query, key) pair per
+//     sequence, the last position's query and that key (NRW's QUERY and NEEDLE, as the figures read it)
 //   - gap counting on the unscaled rows z[n - 1, 0..n) over the n-grid (contact_aggregation.h: the
 //     options' lengths clipped to T, or its geometric fallback), aggregated as paper 004 does: xi_Lambda,
 //     xi_alpha, xi_Delta with half-IQR intervals over (evaluation batch, layer, head) units (or, as the
@@ -42,6 +44,10 @@ struct DiagnosticsOptions {
   // The pair-by-distance profile (AdaRoPE figures 1 and 5): each head's mean pair term in this many
   // distance bins (distance_bins.h) as "pair_profile" [pair][bin], the layer's "pair_profile_edges"; 0: none.
   int64_t pair_profile_bins = 32;
+  // Per sequence of `tokens`, the key position whose pair with the last query (position T - 1) alone
+  // makes the pair-by-distance profile, binned by its distance T - 1 - key (-1: the sequence adds
+  // none); empty: the profile of every sampled query row and its visible keys.
+  std::vector<int64_t> profile_keys;
   int bootstrap = 200;
   uint64_t seed = 0;
   // The bootstrap's unit (contact_aggregation.h): kBootstrapUnitBatch, paper 004's (evaluation batch,

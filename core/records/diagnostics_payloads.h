@@ -255,6 +255,10 @@ struct AttentionDiagnostics {
   // sequences came in; records of releases before them: (sequence, layer, head) units, one batch.
   std::optional<std::string> bootstrap_unit;
   std::optional<int64_t> batches;
+  // What the heads' pair_profile averages: "all_pairs" (every sampled query row and its visible keys)
+  // or "query_key" (one pair per sequence, the last query and a designated key: NRW's QUERY and
+  // NEEDLE); records before it: all_pairs.
+  std::optional<std::string> pair_profile_reading;
   std::optional<std::string> warning;
   std::optional<InverseTemperatureRecord> inverse_temperature;  // the `learned` temperature only
   std::string milestone;                                       // "end", or the fraction / step asked
@@ -274,6 +278,7 @@ struct AttentionDiagnostics {
     field("milestone", self.milestone);
     field("bootstrap_unit", self.bootstrap_unit);
     field("batches", self.batches);
+    field("pair_profile_reading", self.pair_profile_reading);
   }
 };
 

@@ -228,6 +228,15 @@ records::DiagnosticsRecord Evaluator::Diagnostics(const DiagnosticsMilestone& mi
   DiagnosticsOptions options;
   options.bootstrap_unit = train.diagnostics_bootstrap_unit;
   options.batch_sequences = train.diagnostics_sequences;
+  // On NRW the pair-by-distance profile is AdaRoPE's (figures 1 and 5): the QUERY (the last position)
+  // against the NEEDLE's key, the only NEEDLE of each sequence.
+  if (trial_.data.source == "nrw") {
+    const torch::Tensor needles = (tokens == NrwTokens::kNeedle).to(torch::kLong).cpu();
+    for (int64_t b = 0; b < needles.size(0); ++b) {
+      const bool found = needles[b].sum().item<int64_t>() == 1;
+      options.profile_keys.push_back(found ? needles[b].argmax().item<int64_t>() : -1);
+    }
+  }
   options.seed = trial_.seed;
   options.renyi_order = train.diagnostics_renyi_order;
   options.lengths = train.diagnostics_lengths;

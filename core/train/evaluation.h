@@ -54,7 +54,8 @@ class Evaluator {
 
   // The attention diagnostics record (kind "attention") of `milestone`, over train.diagnostics_batches
   // validation batches (0, 1, ...) of train.diagnostics_sequences sequences each, with the
-  // train.diagnostics_* settings. REQUIRES: diagnostics_sequences > 0.
+  // train.diagnostics_* settings; on data.source nrw the pair-by-distance profile is the QUERY's (the
+  // last position) against the NEEDLE's key. REQUIRES: diagnostics_sequences > 0.
   records::DiagnosticsRecord Diagnostics(const DiagnosticsMilestone& milestone) const;
 
   // For data.source niah with train.niah_grid_instances > 0: the record (kind "niah_grid") of the

@@ -349,6 +349,77 @@ TEST(AttentionDiagnostics, MeasureEveryHeadOfEveryLayer) {
   }
 }
 
+// AdaRoPE's figures 1 and 5 read, on NRW, each pair's term of the QUERY's (last position) logit against
+// the NEEDLE's key by their distance: given the needle of each sequence, the profile is that pair
+// alone, averaged over the sequences whose needle falls in a bin, and equals the terms computed
+// directly from the layer's q and k.
+TEST(AttentionDiagnostics, GivenTheNeedlesThePairProfileIsTheQueryAgainstTheNeedleOnly) {
+  torch::manual_seed(11);
+  Transformer model(Tiny("rope"));
+  const int64_t time = 24;
+  const std::vector<int64_t> needles = {20, 21, 3, 15, 14};  // distances 3, 2, 20, 8, 9
+  torch::Tensor tokens = torch::zeros({static_cast<int64_t>(needles.size()), time}, torch::kLong);  // BG = 0
+  for (size_t b = 0; b < needles.size(); ++b) {
+    tokens[static_cast<int64_t>(b)][needles[b]] = 1;  // NEEDLE
+    tokens[static_cast<int64_t>(b)][time - 1] = 2;    // QUERY
+  }
+  DiagnosticsOptions options;
+  options.failure_lengths.clear();
+  options.pair_profile_bins = 6;
+  const records::AttentionDiagnostics all_pairs = MeasureAttentionDiagnostics(model, tokens, {}, options);
+  options.profile_keys = needles;
+  const records::AttentionDiagnostics query_needle = MeasureAttentionDiagnostics(model, tokens, {}, options);
+  EXPECT_EQ(all_pairs.pair_profile_reading, "all_pairs");
+  EXPECT_EQ(query_needle.pair_profile_reading, "query_key");
+
+  std::vector<torch::Tensor> qs, ks;  // per layer, as attention sees them
+  {
+    torch::NoGradGuard no_grad;
+    model->eval();
+    model->set_attention_probe([&](const AttentionProbe& probe) {
+      qs.push_back(probe.q.to(torch::kDouble));
+      ks.push_back(probe.k.to(torch::kDouble));
+    });
+    model->forward(tokens);
+    model->set_attention_probe({});
+  }
+  const std::vector<int64_t> edges = DistanceBinEdges(time, 6);
+  const std::vector<int64_t> bin_of = DistanceBinOf(edges);
+  const int64_t dim = qs[0].size(3), pairs = dim / 2;
+  bool differs = false;
+  for (size_t layer = 0; layer < qs.size(); ++layer) {
+    ASSERT_EQ(query_needle.layers[layer].pair_profile_edges, edges);
+    for (int64_t h = 0; h < 4; ++h) {
+      const records::AttentionHead& head = query_needle.layers[layer].heads[static_cast<size_t>(h)];
+      ASSERT_EQ(head.pair_profile.size(), static_cast<size_t>(pairs));
+      for (int64_t f = 0; f < pairs; ++f) {
+        std::vector<double> sum(edges.size() - 1, 0.0), count(edges.size() - 1, 0.0);
+        for (size_t b = 0; b < needles.size(); ++b) {
+          const torch::Tensor q = qs[layer][static_cast<int64_t>(b)][h][time - 1];
+          const torch::Tensor k = ks[layer][static_cast<int64_t>(b)][h][needles[b]];
+          const double term = (q[2 * f] * k[2 * f] + q[2 * f + 1] * k[2 * f + 1]).item<double>() /
+                              std::sqrt(static_cast<double>(dim));
+          const int64_t bin = bin_of[static_cast<size_t>(time - 1 - needles[b])];
+          sum[static_cast<size_t>(bin)] += term;
+          count[static_cast<size_t>(bin)] += 1;
+        }
+        for (size_t bin = 0; bin < sum.size(); ++bin) {
+          const double measured = head.pair_profile[static_cast<size_t>(f)][bin];
+          if (count[bin] == 0) {
+            EXPECT_TRUE(std::isnan(measured)) << "no needle at these distances, bin " << bin;
+            continue;
+          }
+          EXPECT_NEAR(measured, sum[bin] / count[bin], 1e-12) << "layer " << layer << " head " << h << " pair " << f;
+          const double everywhere =
+              all_pairs.layers[layer].heads[static_cast<size_t>(h)].pair_profile[static_cast<size_t>(f)][bin];
+          differs = differs || std::fabs(everywhere - measured) > 1e-9;
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(differs) << "the all-pairs profile averages every query row, not the needle's pair";
+}
+
 // Paper 004 (appendix B.2) resamples (evaluation batch, layer, head) units; `sequence` resamples each
 // sequence's rows apart. Either way the bucket means pool the same rows, so the exponents are the same
 // and only the interval differs.

@@ -366,6 +366,7 @@ TEST_F(TrainingTest, MeasuresDiagnosticsAtMilestonesAndTheNeedleGrid) {
       EXPECT_EQ(record.at("attention").at("batches"), 3);
       EXPECT_EQ(record.at("attention").at("bootstrap_unit"), "batch");
       EXPECT_EQ(record.at("attention").at("pooled").at("units"), 3 * 2 * 4) << "(batch, layer, head)";
+      EXPECT_EQ(record.at("attention").at("pair_profile_reading"), "all_pairs") << "no designated key on niah";
     }
     if (record.at("kind") == "niah_grid") grid = &record;
   }
@@ -385,6 +386,31 @@ TEST_F(TrainingTest, MeasuresDiagnosticsAtMilestonesAndTheNeedleGrid) {
     }
     EXPECT_DOUBLE_EQ(entry.at("placed")[5][3].get<double>(), 3.0);  // 3 pairs fit in 64 tokens
   }
+}
+
+// On NRW the pair-by-distance profile is AdaRoPE's reading: the QUERY against the NEEDLE's key.
+TEST_F(TrainingTest, OnNrwThePairProfileReadsTheQueryAgainstTheNeedle) {
+  json config = TinyTrial("rope", 4);
+  config["data"] = {{"source", "nrw"}, {"seq_len", 64}, {"nrw", {{"window_centre", 16}, {"window_width", 8}}}};
+  config["model"] = {{"layers", 1}, {"d_model", 16}, {"heads", 2}};
+  config["train"]["diagnostics_sequences"] = 4;
+  config["train"]["diagnostics_batches"] = 2;
+  config["train"]["eval_batches"] = 1;
+  TrainerProcess trainer(WriteConfig("nrw_profile", config), {});
+  ASSERT_EQ(trainer.Finish(), 0);
+  const json* attention = nullptr;
+  for (const json& record : trainer.records()) {
+    if (record.at("type") == "diagnostics" && record.at("kind") == "attention") attention = &record.at("attention");
+  }
+  ASSERT_NE(attention, nullptr);
+  EXPECT_EQ(attention->at("pair_profile_reading"), "query_key");
+  // Eight needles, one pair each: most distance bins hold none (null).
+  const json& profile = attention->at("layers")[0].at("heads")[0].at("pair_profile")[0];
+  int64_t filled = 0;
+  for (const json& bin : profile) filled += bin.is_null() ? 0 : 1;
+  EXPECT_GE(filled, 1);
+  EXPECT_LE(filled, 8);
+  EXPECT_LT(filled, static_cast<int64_t>(profile.size()));
 }
 
 // Paper 004 reads its checkpoints from iteration 0: `diagnostics_at: [0, 1]` measures the untrained
