@@ -218,10 +218,12 @@ TEST_F(SchemaSevenDatabaseTest, MigratesEveryEarlyStopToItsKindAndPassesTheInteg
   EXPECT_THAT(stopped["schema7-rising"], ElementsAre(v1::EARLY_STOP_DIVERGENCE));
   EXPECT_THAT(stopped["schema7-nonfinite"], ElementsAre(v1::EARLY_STOP_NON_FINITE));
 
-  // The search reads the kinds: ASHA's stops rank as stopped, the non-finite value as diverged.
+  // The search over the stored spec no longer finds these trials: the spec leaves the diagnostics at
+  // their defaults, paper 004's three batches of 16 with batch units since, and the release that ran
+  // them measured one batch of 4 with sequence units, so its cells have other identities now. (The
+  // kinds themselves were checked above; the search's reading of them: tests/sweeps/tune.)
   for (const auto& [name, expected] : std::map<std::string, std::vector<std::string>>{
-           {"schema7-asha", {"stopped_by_asha", "finished", "stopped_by_asha"}},
-           {"schema7-nonfinite", {"finished", "finished", "diverged"}}}) {
+           {"schema7-asha", {}}, {"schema7-nonfinite", {}}}) {
     int64_t sweep_id = 0;
     for (const v1::Sweep& sweep : sweeps.sweeps()) {
       if (sweep.name() == name) sweep_id = sweep.sweep_id();
