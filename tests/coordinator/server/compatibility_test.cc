@@ -218,16 +218,27 @@ TEST_F(SchemaSevenDatabaseTest, MigratesEveryEarlyStopToItsKindAndPassesTheInteg
   EXPECT_THAT(stopped["schema7-rising"], ElementsAre(v1::EARLY_STOP_DIVERGENCE));
   EXPECT_THAT(stopped["schema7-nonfinite"], ElementsAre(v1::EARLY_STOP_NON_FINITE));
 
-  // The search over the stored spec no longer finds these trials: the spec leaves the diagnostics at
-  // their defaults, paper 004's three batches of 16 with batch units since, and the release that ran
-  // them measured one batch of 4 with sequence units, so its cells have other identities now. (The
-  // kinds themselves were checked above; the search's reading of them: tests/sweeps/tune.)
+  // The search reads the kinds: ASHA's stops rank as stopped, the non-finite value as diverged. The
+  // release that ran these trials measured diagnostics on one batch of 4 sequences with sequence
+  // units; paper 004's three batches of 16 with batch units are the defaults since, another result
+  // and so another identity. A spec that pins the earlier protocol finds its trials again: resubmitted
+  // so, each sweep adds nothing and its search sees every tried value as it was.
   for (const auto& [name, expected] : std::map<std::string, std::vector<std::string>>{
-           {"schema7-asha", {}}, {"schema7-nonfinite", {}}}) {
+           {"schema7-asha", {"stopped_by_asha", "finished", "stopped_by_asha"}},
+           {"schema7-nonfinite", {"finished", "finished", "diverged"}}}) {
     int64_t sweep_id = 0;
     for (const v1::Sweep& sweep : sweeps.sweeps()) {
       if (sweep.name() == name) sweep_id = sweep.sweep_id();
     }
+    std::string pinned = GetSweep(sweep_id).spec_text();
+    const std::string train = "train: {";
+    ASSERT_NE(pinned.find(train), std::string::npos) << pinned;
+    pinned.insert(pinned.find(train) + train.size(),
+                  "diagnostics_sequences: 4, diagnostics_batches: 1, diagnostics_bootstrap_unit: sequence, ");
+    v1::SubmitSweepResponse resubmitted;
+    grpc::Status submitted = TrySubmit(pinned, name + ".yaml", &resubmitted);
+    ASSERT_TRUE(submitted.ok()) << name << ": " << submitted.error_message();
+    EXPECT_EQ(resubmitted.new_trial_count(), 0) << name;
     v1::GetTuningRequest request;
     request.set_sweep_id(sweep_id);
     v1::GetTuningResponse tuning;
