@@ -403,7 +403,10 @@ std::string LossCurvesTitle(const Figures& figures) {
                                           : "lines: power-law fit L = A·C^{-α} + E" +
                                                 (fit_kind == "shared" && std::isfinite(shared_e)
                                                      ? " with one shared E = " + Fmt("%.3f", shared_e) + value_unit
-                                                     : std::string(", E free per variant"));
+                                                     : std::string(", E free per variant")) +
+                                                (report.power_law_residuals == PowerLawResiduals::kNats
+                                                     ? ", least squares on L"
+                                                     : std::string());
   const std::string labels_text = "labels: piecewise compute multiplier CM = C_{" +
                                   Enh(plot::ReadableVariant(report.baseline)) +
                                   "}(L) / C   (CM > 1: the variant needs less compute)";

@@ -10,6 +10,9 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -143,6 +146,26 @@ TEST_F(CliBehaviourTest, PlotFilesGetTheModeTheUmaskGives) {
     EXPECT_EQ(ModeOf(entry.path().string()), mode_t{0640}) << entry.path();
   }
   EXPECT_GT(files, 4);
+}
+
+TEST_F(CliBehaviourTest, PlotDrawsThePowerLawsOfTheFitAskedFor) {
+  if (std::system("gnuplot --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "no gnuplot";
+  std::map<std::string, std::string> data;  // residuals -> the fitted curves' data
+  for (const std::string residuals : {"ln", "nats"}) {
+    const std::string out = coordinator_->scratch() + "/figures-" + residuals;
+    const CommandResult plotted = Rung({"plot", "--from-csv", "tests/data/lerope-table1.csv", "--baseline", "rope",
+                                        "--out", out, "--power-law-residuals", residuals});
+    ASSERT_EQ(plotted.exit_code, 0) << plotted.err;
+    std::ifstream in(out + "/curves.dat");  // the fitted curves loss_vs_compute draws
+    data[residuals] = std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  ASSERT_FALSE(data["ln"].empty());
+  EXPECT_NE(data["ln"], data["nats"]) << "the shared-E fits differ, and so do the curves drawn";
+  const CommandResult refused = Rung({"plot", "--from-csv", "tests/data/lerope-table1.csv", "--baseline", "rope",
+                                      "--out", coordinator_->scratch() + "/figures-bad", "--power-law-residuals",
+                                      "huber"});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_THAT(refused.err, HasSubstr("rung plot: --power-law-residuals: unknown power-law residuals 'huber'"));
 }
 
 TEST(GoldenFormatTest, AFileIsWrittenBackAsItWasRead) {

@@ -22,8 +22,14 @@ int RunPlotCommand(const PlotCommandOptions& options, std::ostream& out, std::os
     err << "rung plot: " << ladder.status().message() << "\n";
     return ladder.status().code() == StatusCode::kUnavailable ? kUnavailable : kUsage;
   }
+  StatusOr<fit::PowerLawResiduals> residuals = fit::ParsePowerLawResiduals(options.power_law_residuals);
+  if (!residuals.ok()) {
+    err << "rung plot: --power-law-residuals: " << residuals.status().message() << "\n";
+    return kUsage;
+  }
   fit::MultiplierOptions multiplier_options;
   multiplier_options.baseline = baseline;
+  multiplier_options.fit.residuals = *residuals;
   multiplier_options.e_sensitivity = false;
   multiplier_options.bootstrap = 1000;
   StatusOr<fit::MultiplierReport> report = fit::ComputeMultipliers(ladder.value(), multiplier_options);
@@ -82,6 +88,11 @@ void AddPlotCommand(CLI::App& app, int* exit_code) {
   command->add_option("--out", options->out_dir, "Output folder (created if missing)")->type_name("DIR")->required();
   command->add_option("--gnuplot", options->gnuplot, "gnuplot executable (default: gnuplot on PATH)")
       ->type_name("PATH");
+  command
+      ->add_option("--power-law-residuals", options->power_law_residuals,
+                   "What the drawn power laws' fits minimise: ln (default) or nats (least squares on L, as the "
+                   "LeRoPE paper fits; rung fit --power-law-residuals)")
+      ->type_name("ln|nats");
   command->callback([options, exit_code]() { *exit_code = RunPlotCommand(*options, std::cout, std::cerr); });
 }
 

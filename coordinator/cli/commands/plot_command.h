@@ -25,6 +25,7 @@ struct PlotCommandOptions {
   std::string baseline;
   std::string out_dir;
   std::string gnuplot = "gnuplot";
+  std::string power_law_residuals = "ln";  // the drawn power laws' fit: ln | nats (sweeps/fit/power_law.h)
 };
 
 void AddPlotCommand(CLI::App& app, int* exit_code);
