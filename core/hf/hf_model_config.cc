@@ -1,10 +1,11 @@
 #include "core/hf/hf_model_config.h"
 
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+
+#include "core/common/file_bytes.h"
 
 namespace rung::hf {
 namespace {
@@ -261,11 +262,11 @@ StatusOr<HfModelConfig> ParseHfModelConfig(std::string_view text, const std::str
 
 StatusOr<HfModelConfig> ReadHfModelConfig(const std::string& folder) {
   const std::string path = folder + "/config.json";
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(path + ": cannot be read (a Hugging Face model folder holds config.json)");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseHfModelConfig(text.str(), path);
+  std::string text;
+  if (Status read = ReadFileBytes(path, "model config", &text); !read.ok()) {
+    return Status(read.code(), read.message() + " (a Hugging Face model folder holds config.json)");
+  }
+  return ParseHfModelConfig(text, path);
 }
 
 }  // namespace rung::hf

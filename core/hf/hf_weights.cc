@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
+
+#include "core/common/file_bytes.h"
 
 namespace rung::hf {
 namespace {
@@ -82,12 +82,11 @@ StatusOr<HfWeights> HfWeights::Open(const std::string& folder) {
   std::map<std::string, std::string> weight_map;
   std::vector<std::string> names;
   if (Exists(index_path)) {
-    std::ifstream in(index_path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
+    std::string text;
+    RUNG_RETURN_IF_ERROR(ReadFileBytes(index_path, "weight index", &text));
     json index;
     try {
-      index = json::parse(text.str());
+      index = json::parse(text);
     } catch (const json::parse_error& error) {
       return Status::InvalidArgument(index_path + ": byte " + std::to_string(error.byte > 0 ? error.byte - 1 : 0) +
                                      ": not valid JSON: " + error.what());

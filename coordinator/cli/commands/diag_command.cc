@@ -911,7 +911,7 @@ void AddDiagCommand(CLI::App& app, int* exit_code) {
       ->excludes(synthetic);
   // --synthetic runs here, with no connection; a trial goes to the coordinator as every command does.
   command->callback([options, exit_code, command] {
-    if (!options->closed_form.paper.empty() && command->count("--closed-form") > 0) {
+    if (command->count("--closed-form") > 0) {
       *exit_code = RunClosedForm(*options, command->count("--head-dim") > 0);
       return;
     }

@@ -154,5 +154,13 @@ TEST(HfModelConfig, MistakesAreRefusedNamingTheFileAndKey) {
   EXPECT_THAT(Refused(R"({"architectures": )"), HasSubstr("m/config.json: byte"));
 }
 
+TEST(HfModelConfig, AFolderWithoutConfigJsonIsNotFound) {
+  StatusOr<HfModelConfig> config = ReadHfModelConfig(testing::TempDir() + "/no-such-model-folder");
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(config.status().message(), HasSubstr("config.json"));
+  EXPECT_THAT(config.status().message(), HasSubstr("a Hugging Face model folder holds config.json"));
+}
+
 }  // namespace
 }  // namespace rung::hf
