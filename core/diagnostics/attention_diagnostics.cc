@@ -226,8 +226,11 @@ LayerResult LayerDiagnostics(const AttentionProbe& probe, const ModelConfig& con
                                                  : torch::Tensor();  // [G, pairs]
   const std::vector<int64_t> profile_edges =
       options.pair_profile_bins > 0 ? DistanceBinEdges(time, options.pair_profile_bins) : std::vector<int64_t>();
-  PairStatistics pair_statistics = MeasurePairs(q, k, probe.doc_start, profile_edges);
-  if (!profile_edges.empty() && !options.profile_keys.empty()) {
+  // The profile is the all-pairs one, or with profile keys (NRW) the query -> key one alone.
+  const bool query_key_profile = !profile_edges.empty() && !options.profile_keys.empty();
+  PairStatistics pair_statistics =
+      MeasurePairs(q, k, probe.doc_start, query_key_profile ? std::vector<int64_t>() : profile_edges);
+  if (query_key_profile) {
     pair_statistics.profile = QueryKeyProfile(q, k, probe.doc_start, options.profile_keys, profile_edges);
   }
   const torch::Tensor& usage = pair_statistics.usage;
