@@ -23,7 +23,8 @@ int64_t CountPositionalParameters(const ModelConfig& c) { return PositionalCount
 ParameterCounts CountParameters(const ModelConfig& c) {
   const CheckedInt64 q_width = CheckedInt64(c.heads) * c.head_dim;
   const CheckedInt64 kv_width = CheckedInt64(c.kv_heads) * c.head_dim;
-  const CheckedInt64 attention = c.layers * (c.d_model * (q_width + 2 * kv_width) + q_width * c.d_model);
+  const CheckedInt64 qkv_bias = c.qkv_bias ? q_width + 2 * kv_width : CheckedInt64(0);
+  const CheckedInt64 attention = c.layers * (c.d_model * (q_width + 2 * kv_width) + q_width * c.d_model + qkv_bias);
   const int64_t mlp_matrices = c.mlp == "swiglu" ? 3 : 2;
   const CheckedInt64 mlp = CheckedInt64(c.layers) * mlp_matrices * c.d_model * c.mlp_hidden;
   const CheckedInt64 norms =
@@ -48,6 +49,7 @@ ParameterCounts CountParameters(const ModelConfig& c) {
   counts.positional = *positional.value();
   counts.embedding = *embedding.value();
   counts.output_head = *output_head.value();
+  counts.head_tied = c.tie_embeddings;
   return counts;
 }
 

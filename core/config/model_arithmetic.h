@@ -30,11 +30,12 @@ struct ParameterCounts {
   int64_t norms = 0;        // RMSNorm gains (blocks, QK-norm, final)
   int64_t positional = 0;   // learned positional and inverse-temperature parameters
   int64_t embedding = 0;    // input embedding: the token table, and the absolute position table
-  int64_t output_head = 0;  // untied output projection
+  int64_t output_head = 0;  // output projection (its product costs the same tied or not)
+  bool head_tied = false;   // the output projection is the embedding: counted once in total()
 
   int64_t nonembedding() const { return attention + mlp; }
   int64_t matrix() const { return attention + mlp + output_head; }
-  int64_t total() const { return attention + mlp + norms + positional + embedding + output_head; }
+  int64_t total() const { return attention + mlp + norms + positional + embedding + (head_tied ? 0 : output_head); }
 };
 
 ParameterCounts CountParameters(const ModelConfig& config);

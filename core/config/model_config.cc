@@ -30,17 +30,16 @@ void ValidateModelConfig(const ModelConfig& c, std::vector<ConfigError>* errors)
   };
   positive("model.vocab_size", c.vocab_size);
   positive("model.layers", c.layers);
-  bool width_ok = positive("model.d_model", c.d_model);
+  positive("model.d_model", c.d_model);
   bool heads_ok = positive("model.heads", c.heads);
   bool kv_ok = positive("model.kv_heads", c.kv_heads);
   positive("model.mlp_hidden", c.mlp_hidden);
   if (heads_ok && kv_ok && c.heads % c.kv_heads != 0) {
     error("model.kv_heads", "must divide heads (" + std::to_string(c.heads) + "), got " + std::to_string(c.kv_heads));
   }
-  if (positive("model.head_dim", c.head_dim) && width_ok && heads_ok && CheckedMul(c.head_dim, c.heads) != c.d_model) {
-    error("model.heads", "heads x head_dim (" + std::to_string(c.heads) + " x " + std::to_string(c.head_dim) +
-                             ") must equal d_model (" + std::to_string(c.d_model) + ")");
-  }
+  // An explicit head_dim may make the attention width heads x head_dim differ from d_model (Qwen3's
+  // models): the q and output projections are then not square.
+  positive("model.head_dim", c.head_dim);
   if (c.position.rotary() && c.head_dim > 0 && c.head_dim % 2 != 0) {
     error("model.head_dim", "rotary variant '" + c.position.variant + "' needs an even head dimension, got " +
                                 std::to_string(c.head_dim));

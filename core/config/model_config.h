@@ -73,11 +73,13 @@ struct ModelConfig {
   int64_t d_model = 64;
   int64_t heads = 4;
   int64_t kv_heads = 0;                // 0 = heads (MHA); a divisor of heads for GQA
-  int64_t head_dim = 0;                // 0 = d_model / heads
+  int64_t head_dim = 0;                // 0 = d_model / heads; heads x head_dim may differ from d_model (Qwen3)
   std::string mlp = "gelu";            // gelu | swiglu
   int64_t mlp_hidden = 0;              // 0 = 4 * d_model
   bool qk_norm = false;
   double norm_eps = 1e-5;
+  bool qkv_bias = false;               // the fused q/k/v projection carries a bias (Qwen2's)
+  bool tie_embeddings = false;         // the output head is the token embedding (SmolLM's, Qwen's small models)
   std::string attention = "auto";      // auto | exact | fused (fused needs LibTorch >= 2 and no dense bias)
   int64_t seq_len = 0;                 // training length T (resolved from data.seq_len)
   // Resolved from data.cross_doc_mask and data.cross_doc_keys: beta(n) and AdaScale's L count the keys

@@ -57,6 +57,8 @@ void VisitModel(V& v, ModelConfig& m) {
   v.Field("mlp_hidden", m.mlp_hidden);
   v.Field("qk_norm", m.qk_norm);
   v.Field("norm_eps", m.norm_eps);
+  v.Field("qkv_bias", m.qkv_bias);
+  v.Field("tie_embeddings", m.tie_embeddings);
   v.Enum("attention", m.attention, {"auto", "exact", "fused"});
 }
 
@@ -327,6 +329,10 @@ void ReconcileWithEarlierReleases(const TrialConfig& trial, nlohmann::json* conf
   if (trial.data.source == "nrw" && trial.data.nrw.buffer > 0.0) {
     (*config)["data"]["nrw"]["buffer_rule"] = "no_beyond_1_plus_r_half_width";
   }
+  // Added with Hugging Face imports; their defaults are the model as before.
+  const ModelConfig model_defaults;
+  if (trial.model.qkv_bias == model_defaults.qkv_bias) (*config)["model"].erase("qkv_bias");
+  if (trial.model.tie_embeddings == model_defaults.tie_embeddings) (*config)["model"].erase("tie_embeddings");
   // Added with llm.c shards and the long-document evaluation; their defaults read data as before.
   const DataConfig data_defaults;
   nlohmann::json& data = (*config)["data"];

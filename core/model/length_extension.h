@@ -14,6 +14,14 @@
 //                  pair index f times s^(-2f/(d-2)) (pair 0 kept, pair d/2 - 1 divided by s; for RoPE's
 //                  schedule the fastest and the slowest); "dynamic"
 //                  because s is the length of the sequence evaluated over the training length
+//   yarn_hf        YaRN as its reference code and Hugging Face transformers compute it: the ramp between
+//                  interpolated and kept pairs linear in the pair index (not in r), between the
+//                  correction dimensions of beta (beta_fast, 32) and alpha (beta_slow, 1) turns over
+//                  train_length, floored and ceiled when `truncate`; q and k each multiplied by the
+//                  attention factor (0.1 ln s + 1 unless `attention_factor` is set), so the logits by
+//                  its square
+//   llama3         Llama 3.1's rope_scaling: ntk_by_parts with alpha = low_freq_factor (1) and beta =
+//                  high_freq_factor (4)
 //   dominant_band  position interpolation of the dominant pair only (theta / s), every other pair kept:
 //                  the pair of each frequency row given by `dominant_pairs`
 // Learned frequencies (LeRoPE, AdaRoPE) are transformed the same way.
@@ -38,6 +46,10 @@ struct LengthExtension {
   double train_length = 0.0;
   double alpha = 1.0, beta = 32.0;
   double yarn_c = 0.1;          // YaRN's temperature coefficient c
+  double rope_base = 10000.0;   // yarn_hf: the base b its correction dimensions are computed with
+  double attention_factor = 0;  // yarn_hf: q's and k's factor; 0 = 0.1 ln s + 1
+  bool truncate = true;         // yarn_hf: correction dimensions floored and ceiled
+  double low_freq_factor = 1.0, high_freq_factor = 4.0;  // llama3
   // dominant_band: the interpolated pair of each layer's frequency rows, [layer][row]; a shared schedule
   // has one layer of one row, and a layer or row beyond the table uses the last one given.
   std::vector<std::vector<int64_t>> dominant_pairs = {};

@@ -7,10 +7,13 @@
 
 namespace rung {
 
-TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
+TransformerImpl::TransformerImpl(const ModelConfig& config, Initialization initialization) : config_(config) {
   const int64_t d = config.d_model, hd = config.head_dim, heads = config.heads, kv = config.kv_heads;
   const double output_scale = 1.0 / std::sqrt(2.0 * static_cast<double>(config.layers));
-  auto normal = [](std::vector<int64_t> shape, double std) { return torch::randn(shape) * std; };
+  const bool random = initialization == Initialization::kRandom;
+  auto normal = [random](std::vector<int64_t> shape, double std) {
+    return random ? torch::randn(shape) * std : torch::empty(shape);
+  };
   auto fan_in_std = [](int64_t fan_in) { return 1.0 / std::sqrt(static_cast<double>(fan_in)); };
 
   embedding_ = register_parameter("embedding", normal({config.vocab_size, d}, fan_in_std(d)));
@@ -20,6 +23,7 @@ TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
     Block block;
     block.attn_norm = register_parameter(prefix + "attn_norm", torch::ones({d}));
     block.qkv = register_parameter(prefix + "qkv", normal({(heads + 2 * kv) * hd, d}, fan_in_std(d)));
+    if (config.qkv_bias) block.qkv_bias = register_parameter(prefix + "qkv_bias", torch::zeros({(heads + 2 * kv) * hd}));
     block.out = register_parameter(prefix + "attn_out", normal({d, heads * hd}, fan_in_std(heads * hd) * output_scale));
     if (config.qk_norm) {
       block.q_norm = register_parameter(prefix + "q_norm", torch::ones({hd}));
@@ -32,7 +36,7 @@ TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
     blocks_.push_back(block);
   }
   final_norm_ = register_parameter("final_norm", torch::ones({d}));
-  head_ = register_parameter("head", normal({config.vocab_size, d}, fan_in_std(d)));
+  if (!config.tie_embeddings) head_ = register_parameter("head", normal({config.vocab_size, d}, fan_in_std(d)));
   // A variant's input position table after every backbone parameter, so that the backbone draws the
   // same initial values as the other variants' under one seed (the positional module draws none).
   PositionalEncoding positional(config);
@@ -43,7 +47,11 @@ TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
 
 torch::Tensor TransformerImpl::RmsNorm(const torch::Tensor& x, const torch::Tensor& weight) const {
   auto inv_rms = torch::rsqrt(x.pow(2).mean(-1, /*keepdim=*/true) + config_.norm_eps);
-  return x * inv_rms * weight;
+  return x * inv_rms * As(weight, x);
+}
+
+torch::Tensor TransformerImpl::As(const torch::Tensor& weight, const torch::Tensor& x) {
+  return weight.scalar_type() == x.scalar_type() ? weight : weight.to(x.scalar_type());
 }
 
 torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens, const torch::Tensor& doc_start) {
@@ -53,7 +61,10 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens, const torch:
   AttentionKernel kernel = attention_kernel_ >= 0                ? static_cast<AttentionKernel>(attention_kernel_)
                            : config_.attention == "fused" ? AttentionKernel::kFused
                                                           : AttentionKernel::kAuto;
-  kernel = ResolveAttentionKernel(kernel, device, embedding_.scalar_type());
+  // Weights stored in bf16 or fp16 (an import) compute in compute_dtype_; fp32 weights as they are.
+  const bool stored_narrow = embedding_.scalar_type() != torch::kFloat;
+  const torch::Dtype compute = stored_narrow ? compute_dtype_ : embedding_.scalar_type();
+  kernel = ResolveAttentionKernel(kernel, device, compute);
   // "exact": never the fused kernel (the CPU slab kernel computes the same exact softmax).
   if (attention_kernel_ < 0 && config_.attention == "exact" && kernel == AttentionKernel::kFused) {
     kernel = AttentionKernel::kComposite;
@@ -72,12 +83,15 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens, const torch:
   const double query_constant = AttentionQueryScale(kernel, hd) * logit_factor;
 
   torch::Tensor x = torch::embedding(embedding_, tokens);
+  if (stored_narrow) x = x.to(compute);
   if (position_embedding_.defined()) {
     x = x + positional_->variant().InputRows(position_embedding_, time);  // [T, d] over the batch
   }
   for (int64_t layer = 0; layer < config_.layers; ++layer) {
     const Block& block = blocks_[layer];
-    auto qkv = torch::linear(RmsNorm(x, block.attn_norm), block.qkv).view({batch, time, heads + 2 * kv, hd});
+    auto normed = RmsNorm(x, block.attn_norm);
+    auto qkv = torch::linear(normed, As(block.qkv, normed), block.qkv_bias.defined() ? As(block.qkv_bias, normed) : torch::Tensor())
+                   .view({batch, time, heads + 2 * kv, hd});
     auto q = qkv.narrow(2, 0, heads);
     auto k = qkv.narrow(2, heads, kv);
     auto v = qkv.narrow(2, heads + kv, kv);
@@ -112,18 +126,20 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens, const torch:
       probe_(probe);
     }
     auto attended = CausalAttention(q_heads, k_heads, v_heads, positional_->alibi_slopes(), doc_start, kernel);
-    x = x + torch::linear(attended, block.out);
+    x = x + torch::linear(attended, As(block.out, attended));
 
-    auto hidden = torch::linear(RmsNorm(x, block.mlp_norm), block.up);
+    auto mlp_in = RmsNorm(x, block.mlp_norm);
+    auto hidden = torch::linear(mlp_in, As(block.up, mlp_in));
     if (config_.mlp == "swiglu") {
       auto gate_up = hidden.chunk(2, -1);
       hidden = torch::silu(gate_up[0]) * gate_up[1];
     } else {
       hidden = torch::gelu(hidden);
     }
-    x = x + torch::linear(hidden, block.down);
+    x = x + torch::linear(hidden, As(block.down, hidden));
   }
-  return torch::linear(RmsNorm(x, final_norm_), head_);
+  auto last = RmsNorm(x, final_norm_);
+  return torch::linear(last, As(head_.defined() ? head_ : embedding_, last));
 }
 
 ParameterGroups TransformerImpl::parameter_groups() const {
@@ -138,9 +154,10 @@ ParameterGroups TransformerImpl::parameter_groups() const {
       groups.no_decay.push_back(block.k_norm);
     }
     for (const auto& matrix : {block.qkv, block.out, block.up, block.down}) groups.decay.push_back(matrix);
+    if (block.qkv_bias.defined()) groups.no_decay.push_back(block.qkv_bias);
   }
   groups.no_decay.push_back(final_norm_);
-  groups.decay.push_back(head_);
+  if (head_.defined()) groups.decay.push_back(head_);
   groups.positional = positional_->scale_parameters();
   for (const auto& param : inverse_temperature_->learned_parameters()) groups.positional.push_back(param);
   groups.positional_freq = positional_->frequency_parameters();

@@ -6,8 +6,9 @@
 // `layers` pre-norm blocks of
 //   x += W_o Attention(Rotate(Q), Rotate(K), V)    (Q, K, V from one fused projection of RMSNorm(x))
 //   x += W_down MLP(W_up RMSNorm(x))               (GELU, or SwiGLU with a fused gate/up projection)
-// final RMSNorm and an untied output head. No biases. Optional QK-norm (RMSNorm over the head
-// dimension, before rotation). Initialisation: std 1/sqrt(fan_in), output projections of attention
+// final RMSNorm and an output head, untied unless model.tie_embeddings (then the head is the token
+// embedding). No biases unless model.qkv_bias (one on the fused q/k/v projection). Optional QK-norm
+// (RMSNorm over the head dimension, before rotation). Initialisation: std 1/sqrt(fan_in), output projections of attention
 // and MLP scaled by 1/sqrt(2 layers), embeddings std 1/sqrt(d_model), the absolute position table
 // std 0.02 (GPT-2's), norm gains 1.
 //
@@ -23,7 +24,10 @@
 // with data.cross_doc_mask; data.cross_doc_keys: window counts the position in the window + 1).
 //
 // Parameters are grouped for the optimizer (ParameterGroups); the positional and inverse-
-// temperature parameters are fp32 and live in their own modules.
+// temperature parameters are fp32 and live in their own modules. The backbone's parameters are fp32
+// as built; an importer may replace them with bf16 or fp16 ones (core/hf/hf_import.h): forward then
+// computes in the compute dtype (fp32 unless set), each weight converted where it is used, so the
+// weights stay in memory as stored.
 #pragma once
 
 #include <functional>
@@ -58,9 +62,14 @@ struct ParameterGroups {
   std::vector<torch::Tensor> positional_freq;   // AdaFreq x, learned log b (freq_lr_mult)
 };
 
+enum class Initialization {
+  kRandom,  // the initialisation above
+  kEmpty,   // uninitialised parameters (an importer overwrites every one of them)
+};
+
 class TransformerImpl : public torch::nn::Module {
  public:
-  explicit TransformerImpl(const ModelConfig& config);
+  explicit TransformerImpl(const ModelConfig& config, Initialization initialization = Initialization::kRandom);
 
   // tokens [B, T] (int64) -> logits [B, T, vocab]. doc_start: [B, T] int64 on the tokens' device
   // (DocumentStarts) to mask attention across documents, or undefined for plain causal attention.
@@ -79,11 +88,17 @@ class TransformerImpl : public torch::nn::Module {
   // Overrides model.attention: which kernel computes attention (tests compare them).
   void set_attention_kernel(int kernel) { attention_kernel_ = kernel; }
 
+  // The dtype forward computes in when the weights are bf16 or fp16 (fp32 by default; bf16 where the
+  // CPU supports it). Weights already in fp32 compute as they are (autocast decides there).
+  void set_compute_dtype(torch::Dtype dtype) { compute_dtype_ = dtype; }
+
  private:
   struct Block {
-    torch::Tensor attn_norm, qkv, out, q_norm, k_norm, mlp_norm, up, down;
+    torch::Tensor attn_norm, qkv, qkv_bias, out, q_norm, k_norm, mlp_norm, up, down;
   };
   torch::Tensor RmsNorm(const torch::Tensor& x, const torch::Tensor& weight) const;
+  // `weight` in x's dtype (a no-op unless the weights are stored in another one).
+  static torch::Tensor As(const torch::Tensor& weight, const torch::Tensor& x);
 
   ModelConfig config_;
   torch::Tensor embedding_, final_norm_, head_;
@@ -93,6 +108,7 @@ class TransformerImpl : public torch::nn::Module {
   InverseTemperature inverse_temperature_{nullptr};
   std::function<void(const AttentionProbe&)> probe_;
   int attention_kernel_ = -1;  // an AttentionKernel (attention.h) overriding model.attention, or -1
+  torch::Dtype compute_dtype_ = torch::kFloat;
 };
 TORCH_MODULE(Transformer);
 

@@ -118,6 +118,7 @@ void Evaluator::ForEachEvaluatedLength(
   for (const auto& [multiple, method] : points) {
     LengthExtension extension{method, static_cast<double>(multiple), static_cast<double>(trained)};
     extension.yarn_c = trial_.train.extrapolation_yarn_c;
+    extension.rope_base = trial_.model.position.base;
     extension.dominant_pairs = dominant_pairs;
     extension.per_document = trial_.train.extrapolation_factor == "document";
     model_->positional()->set_length_extension(extension);
