@@ -105,6 +105,11 @@ void PrintStatusText(const pb::Sweep& sweep, const SweepProgress& progress, cons
 
 }  // namespace
 
+bool SweepFinished(const rung::v1::Sweep& sweep) {
+  return sweep.state() == rung::v1::SWEEP_STATE_SUCCEEDED || sweep.state() == rung::v1::SWEEP_STATE_FAILED ||
+         sweep.state() == rung::v1::SWEEP_STATE_CANCELLED;
+}
+
 SweepProgress MeasureProgress(const pb::Sweep& sweep, const std::vector<pb::Trial>& trials, double now_seconds,
                               double search_flops) {
   SweepProgress progress;

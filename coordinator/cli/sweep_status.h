@@ -22,6 +22,9 @@ struct SweepProgress {
 };
 // `search_flops`: compute a tuned sweep's open search may still add (SearchFlopsToCome), counted as
 // remaining: progress and ETA show the worst case.
+// Whether the sweep has ended: succeeded, failed or cancelled.
+bool SweepFinished(const rung::v1::Sweep& sweep);
+
 SweepProgress MeasureProgress(const rung::v1::Sweep& sweep, const std::vector<rung::v1::Trial>& trials,
                               double now_seconds, double search_flops = 0);
 

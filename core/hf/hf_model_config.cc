@@ -118,6 +118,7 @@ StatusOr<HfRopeScaling> ParseRopeScaling(const json& value, const std::string& s
     RUNG_ASSIGN_OR_RETURN(scaling.attention_factor, keys.OptionalNumber("attention_factor", 1e-6, 1e6));
     RUNG_ASSIGN_OR_RETURN(scaling.mscale, keys.OptionalNumber("mscale", 0, 1e6));
     RUNG_ASSIGN_OR_RETURN(scaling.mscale_all_dim, keys.OptionalNumber("mscale_all_dim", 0, 1e6));
+    RUNG_ASSIGN_OR_RETURN(scaling.truncate, keys.Flag("truncate", true));
   }
   if (type == "llama3") {
     RUNG_ASSIGN_OR_RETURN(scaling.low_freq_factor, keys.Number("low_freq_factor", 1.0, 1e-6, 1e6));

@@ -14,7 +14,7 @@
 //
 // rope_scaling (its "rope_type", or the older "type"): none/"default", "linear" {factor}, "dynamic"
 // {factor}, "yarn" {factor, original_max_position_embeddings, beta_fast 32, beta_slow 1,
-// attention_factor, mscale, mscale_all_dim}, "llama3" {factor, low_freq_factor, high_freq_factor,
+// attention_factor, mscale, mscale_all_dim, truncate}, "llama3" {factor, low_freq_factor, high_freq_factor,
 // original_max_position_embeddings}. Anything else is refused by name, listing these.
 //
 // Errors are INVALID_ARGUMENT naming the file and the key: "m/config.json: key 'rope_scaling':
@@ -46,6 +46,7 @@ struct HfRopeScaling {
   std::optional<double> attention_factor;
   std::optional<double> mscale;
   std::optional<double> mscale_all_dim;
+  bool truncate = true;
   // llama3
   double low_freq_factor = 1.0;
   double high_freq_factor = 4.0;

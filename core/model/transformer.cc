@@ -55,6 +55,14 @@ torch::Tensor TransformerImpl::As(const torch::Tensor& weight, const torch::Tens
 }
 
 torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens, const torch::Tensor& doc_start) {
+  return Logits(Hidden(tokens, doc_start));
+}
+
+torch::Tensor TransformerImpl::Logits(const torch::Tensor& hidden) const {
+  return torch::linear(hidden, As(head_.defined() ? head_ : embedding_, hidden));
+}
+
+torch::Tensor TransformerImpl::Hidden(const torch::Tensor& tokens, const torch::Tensor& doc_start) {
   const int64_t batch = tokens.size(0), time = tokens.size(1);
   const int64_t hd = config_.head_dim, heads = config_.heads, kv = config_.kv_heads;
   const torch::Device device = tokens.device();
@@ -138,8 +146,7 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens, const torch:
     }
     x = x + torch::linear(hidden, As(block.down, hidden));
   }
-  auto last = RmsNorm(x, final_norm_);
-  return torch::linear(last, As(head_.defined() ? head_ : embedding_, last));
+  return RmsNorm(x, final_norm_);
 }
 
 ParameterGroups TransformerImpl::parameter_groups() const {

@@ -76,6 +76,12 @@ class TransformerImpl : public torch::nn::Module {
   // Throws (c10::Error) for T > seq_len under position.variant absolute with beyond: refuse.
   torch::Tensor forward(const torch::Tensor& tokens, const torch::Tensor& doc_start = {});
 
+  // forward in two parts: the final RMSNorm's output [B, T, d_model] (in the compute dtype), and the
+  // output head applied to any of its rows ([..., d_model] -> [..., vocab]), so that a long window's
+  // loss can be taken a slice of positions at a time.
+  torch::Tensor Hidden(const torch::Tensor& tokens, const torch::Tensor& doc_start = {});
+  torch::Tensor Logits(const torch::Tensor& hidden) const;
+
   ParameterGroups parameter_groups() const;
   const ModelConfig& config() const { return config_; }
   PositionalEncoding& positional() { return positional_; }

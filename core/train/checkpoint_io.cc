@@ -169,18 +169,59 @@ StatusOr<ResumedCheckpoint> ReadCheckpoint(const std::string& path, const TrialC
   return resumed;
 }
 
+namespace {
+
+// A checkpoint file, or a trial's checkpoint folder's newest; `what` names the path in messages.
+StatusOr<std::string> CheckpointFile(const std::string& path, const std::string& what) {
+  if (!std::filesystem::exists(path)) return Status::NotFound(what + " " + path + " does not exist");
+  if (!std::filesystem::is_directory(path)) return path;
+  std::vector<std::string> checkpoints = ListCheckpoints(path);
+  if (checkpoints.empty()) return Status::NotFound(what + " " + path + " is a folder without checkpoints");
+  return checkpoints.back();
+}
+
+}  // namespace
+
+StatusOr<CheckpointModel> LoadCheckpointModel(const std::string& path) {
+  CheckpointModel loaded;
+  RUNG_ASSIGN_OR_RETURN(loaded.path, CheckpointFile(path, "checkpoint"));
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(loaded.path);
+    c10::IValue meta_value;
+    archive.read(kMetaKey, meta_value);
+    const json meta = json::parse(meta_value.toStringRef(), nullptr, false);
+    if (!meta.is_object() || meta.value("format", 0) != kCheckpointFormat || !meta.contains("identity")) {
+      return Status::FailedPrecondition("checkpoint " + loaded.path + " has an unknown format");
+    }
+    StatusOr<TrialConfig> trial = TrialConfigFromJson(meta.at("identity"));
+    if (!trial.ok()) {
+      return Status::FailedPrecondition("checkpoint " + loaded.path + ": its trial config does not parse: " +
+                                        trial.status().message());
+    }
+    loaded.trial = *trial;
+    loaded.step = meta.value("step", int64_t{0});
+    Transformer model(loaded.trial.model, Initialization::kEmpty);
+    torch::NoGradGuard no_grad;
+    for (auto& item : model->named_parameters(true)) {
+      torch::Tensor value;
+      if (!archive.try_read(ModelKey(item.key()), value) || value.sizes() != item.value().sizes()) {
+        return Status::DataLoss("checkpoint " + loaded.path + ": parameter " + item.key() +
+                                " is missing or of another shape than its trial config says");
+      }
+      item.value().copy_(value);
+    }
+    model->eval();
+    loaded.model = model;
+  } catch (const std::exception& error) {
+    return Status::DataLoss("cannot read checkpoint " + loaded.path + ": " + error.what());
+  }
+  return loaded;
+}
+
 Status InitializeFromCheckpoint(const InitConfig& source, Transformer& model, double yarn_c) {
   InitConfig init = source;
-  if (!std::filesystem::exists(init.checkpoint)) {
-    return Status::NotFound("train.init.checkpoint " + init.checkpoint + " does not exist");
-  }
-  if (std::filesystem::is_directory(init.checkpoint)) {  // a trial's checkpoint folder: its newest
-    std::vector<std::string> checkpoints = ListCheckpoints(init.checkpoint);
-    if (checkpoints.empty()) {
-      return Status::NotFound("train.init.checkpoint " + init.checkpoint + " is a folder without checkpoints");
-    }
-    init.checkpoint = checkpoints.back();
-  }
+  RUNG_ASSIGN_OR_RETURN(init.checkpoint, CheckpointFile(init.checkpoint, "train.init.checkpoint"));
   try {
     torch::serialize::InputArchive archive;
     archive.load_from(init.checkpoint);

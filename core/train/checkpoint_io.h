@@ -58,4 +58,17 @@ StatusOr<ResumedCheckpoint> ReadCheckpoint(const std::string& path, const TrialC
 // model's position.adarope.l_ref is not that length or the model is not longer.
 Status InitializeFromCheckpoint(const InitConfig& init, Transformer& model, double yarn_c = 0.1);
 
+// A trained model alone, from a checkpoint file or a folder of them (its newest): the trial config it
+// was written for (its resume identity, read back with defaults for what identities leave out) and
+// its parameters. `rung eval` and the Hugging Face export read checkpoints this way.
+// Errors: NOT_FOUND (no such file, or a folder without checkpoints), FAILED_PRECONDITION (an unknown
+// format, or an identity that is not a valid trial config), DATA_LOSS (unreadable).
+struct CheckpointModel {
+  std::string path;  // the checkpoint file read
+  TrialConfig trial;
+  Transformer model{nullptr};
+  int64_t step = 0;
+};
+StatusOr<CheckpointModel> LoadCheckpointModel(const std::string& path);
+
 }  // namespace rung

@@ -88,11 +88,6 @@ StatusOr<std::unique_ptr<Subprocess>> StartWorker(std::vector<std::string> argv,
 std::atomic<int> g_interrupted{0};
 void OnInterrupt(int signal) { g_interrupted.store(signal); }
 
-bool Finished(const pb::Sweep& sweep) {
-  return sweep.state() == pb::SWEEP_STATE_SUCCEEDED || sweep.state() == pb::SWEEP_STATE_FAILED ||
-         sweep.state() == pb::SWEEP_STATE_CANCELLED;
-}
-
 std::string RunDirectoryFor(const ExpandedSweep& sweep) {
   char stamp[32];
   std::time_t now = std::time(nullptr);
@@ -420,11 +415,11 @@ int WatchRunToEnd(const RunOptions& options, const std::string& dir, Coordinator
   while (true) {
     if (int code = FetchSweepProgress(client, sweep_id, watch); code != kOk) return code;
     const auto now = std::chrono::steady_clock::now();
-    if (terminal || now - last_print > std::chrono::seconds(15) || Finished(watch->sweep)) {
+    if (terminal || now - last_print > std::chrono::seconds(15) || SweepFinished(watch->sweep)) {
       PrintRunProgress(client, *watch, terminal);
       last_print = now;
     }
-    if (Finished(watch->sweep) || g_interrupted.load() != 0) break;
+    if (SweepFinished(watch->sweep) || g_interrupted.load() != 0) break;
     if (!AnyWorkerRunning(workers)) {
       std::cerr << "rung run: every worker exited; see " << dir << "/worker-*.log\n";
       break;

@@ -32,11 +32,6 @@ struct StatusOptions {
   double watch_seconds = 0;  // 0: print once
 };
 
-bool Finished(const pb::Sweep& sweep) {
-  return sweep.state() == pb::SWEEP_STATE_SUCCEEDED || sweep.state() == pb::SWEEP_STATE_FAILED ||
-         sweep.state() == pb::SWEEP_STATE_CANCELLED;
-}
-
 int RunStatus(CoordinatorConnection& connection, const StatusOptions& options) {
   const bool watch = options.watch_seconds > 0;
   // Redraw in place only on a terminal; a file or pipe gets one plain table after another.
@@ -59,7 +54,7 @@ int RunStatus(CoordinatorConnection& connection, const StatusOptions& options) {
     const std::vector<std::string> full_disks = FullDiskReports(connection, storage_warning, sweep, trials, 0);
     for (const std::string& report : full_disks) std::cerr << "rung status: " << report << "\n";
     if (!watch) return full_disks.empty() ? kOk : kFailure;
-    if (Finished(sweep)) return sweep.state() == pb::SWEEP_STATE_SUCCEEDED ? kOk : kFailure;
+    if (SweepFinished(sweep)) return sweep.state() == pb::SWEEP_STATE_SUCCEEDED ? kOk : kFailure;
     std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int64_t>(options.watch_seconds * 1000)));
   }
 }

@@ -1,0 +1,383 @@
+// rung-model: what rung does with a trained model outside a sweep (LibTorch; `rung eval` and
+// `rung export-hf` run it):
+//
+//   rung-model eval --model DIR|CHECKPOINT --tokens SHARD|PREPARED --seq-len T [--stride S]
+//                   [--extension as-configured|METHOD --factor s --original-length L ...]
+//                   [--by-position] [--format table|json|csv] [--max-windows N] [--bos auto|yes|no]
+//   rung-model export-hf --model CHECKPOINT --out DIR
+//
+// --model is a Hugging Face model folder (config.json and safetensors: core/hf/hf_import.h) or a
+// rung-train checkpoint (a file, or a trial's checkpoint folder: its newest). Exit codes: 0 done, 2 bad
+// arguments, 4 a model, checkpoint or token file unusable (the message names the file and what is
+// wrong), 1 anything else.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "core/common/blas_kernel_startup.h"
+#include "core/common/command_line.h"
+#include "core/common/file_bytes.h"
+#include "core/config/length_extension_method.h"
+#include "core/data/token_shards.h"
+#include "core/hf/hf_export.h"
+#include "core/hf/hf_import.h"
+#include "core/train/checkpoint_io.h"
+#include "core/train/runtime.h"
+#include "core/train/window_loss.h"
+
+namespace {
+
+constexpr int kExitOk = 0, kExitOther = 1, kExitUsage = 2, kExitData = 4;
+
+int ExitCodeFor(const rung::Status& status) {
+  switch (status.code()) {
+    case rung::StatusCode::kInvalidArgument: return kExitUsage;
+    case rung::StatusCode::kNotFound:
+    case rung::StatusCode::kFailedPrecondition:
+    case rung::StatusCode::kDataLoss: return kExitData;
+    default: return kExitOther;
+  }
+}
+
+int Fail(const std::string& command, const rung::Status& status) {
+  std::cerr << "rung " << command << ": " << status.message() << "\n";
+  return ExitCodeFor(status);
+}
+
+// A model to evaluate: imported from a Hugging Face folder or read from a rung checkpoint.
+struct LoadedModel {
+  rung::Transformer model{nullptr};
+  std::string kind;          // "huggingface" | "rung"
+  std::string description;   // "LlamaForCausalLM", or "rung rope (trial config of step N)"
+  std::optional<rung::hf::HfModelConfig> hf;
+  int64_t original_context = 0;  // the length extensions' L
+  std::optional<int64_t> bos;    // the model's BOS id, where it asks for one
+  std::string weights_dtype;
+};
+
+std::string DtypeName(const torch::Tensor& tensor) {
+  switch (tensor.scalar_type()) {
+    case torch::kBFloat16: return "bf16";
+    case torch::kHalf: return "fp16";
+    default: return "fp32";
+  }
+}
+
+// Whether the folder's tokenizer_config.json asks for a BOS token before each text.
+bool AddsBos(const std::string& folder) {
+  std::string text;
+  if (!rung::ReadFileBytes(folder + "/tokenizer_config.json", "tokenizer_config.json", &text).ok()) return false;
+  const nlohmann::json config = nlohmann::json::parse(text, nullptr, false);
+  return config.is_object() && config.value("add_bos_token", false) == true;
+}
+
+rung::StatusOr<LoadedModel> LoadModel(const std::string& path) {
+  LoadedModel loaded;
+  if (rung::hf::IsHfModelFolder(path)) {
+    RUNG_ASSIGN_OR_RETURN(rung::hf::ImportedModel imported, rung::hf::ImportHfModel(path));
+    loaded.model = imported.model;
+    loaded.kind = "huggingface";
+    loaded.description = rung::hf::HfArchitectureName(imported.hf.architecture);
+    loaded.original_context = rung::hf::OriginalContext(imported.hf);
+    if (AddsBos(path) && imported.hf.bos_token_id) loaded.bos = imported.hf.bos_token_id;
+    loaded.hf = imported.hf;
+  } else {
+    RUNG_ASSIGN_OR_RETURN(rung::CheckpointModel checkpoint, rung::LoadCheckpointModel(path));
+    loaded.model = checkpoint.model;
+    loaded.kind = "rung";
+    loaded.description = "rung " + checkpoint.trial.model.position.variant + " (step " + std::to_string(checkpoint.step) + ")";
+    loaded.original_context = checkpoint.trial.data.seq_len;
+  }
+  loaded.weights_dtype = DtypeName(loaded.model->named_parameters(true)["embedding"]);
+  return loaded;
+}
+
+struct EvalOptions {
+  std::string model, tokens, extension = "as-configured", format = "table", bos = "auto";
+  int64_t seq_len = 0, stride = 0, max_windows = 0, original_length = 0;
+  double factor = 0.0, yarn_c = 0.1, alpha = 0.0, beta = 0.0;
+  bool by_position = false;
+  int threads = 0;
+};
+
+// The extension the options ask for at window length T.
+rung::StatusOr<rung::LengthExtension> ChooseExtension(const EvalOptions& options, const LoadedModel& loaded) {
+  if (options.extension == "as-configured") {
+    if (loaded.hf) return rung::hf::ConfiguredExtension(*loaded.hf, options.seq_len);
+    return rung::LengthExtension{};
+  }
+  const rung::LengthExtensionMethod* method = rung::FindLengthExtensionMethod(options.extension);
+  if (method == nullptr) {
+    std::string names;
+    for (const std::string& name : rung::LengthExtensionMethodNames()) names += ", " + name;
+    return rung::Status::InvalidArgument("--extension " + options.extension + " is not as-configured" + names);
+  }
+  if (method->needs_dominant_pairs()) {
+    return rung::Status::InvalidArgument("--extension " + options.extension +
+                                         " needs each pair's dominance measured at the training length, which "
+                                         "rung eval does not measure; sweeps evaluate it (train.extrapolation_methods)");
+  }
+  const rung::ModelConfig& config = loaded.model->config();
+  rung::LengthExtension extension;
+  extension.method = options.extension;
+  extension.train_length = static_cast<double>(options.original_length > 0 ? options.original_length : loaded.original_context);
+  extension.scale = options.factor > 0.0 ? options.factor : static_cast<double>(options.seq_len) / extension.train_length;
+  extension.yarn_c = options.yarn_c;
+  extension.rope_base = config.position.base;
+  if (options.extension == "llama3") {
+    if (options.alpha > 0.0) extension.low_freq_factor = options.alpha;
+    if (options.beta > 0.0) extension.high_freq_factor = options.beta;
+  } else {
+    if (options.alpha > 0.0) extension.alpha = options.alpha;
+    if (options.beta > 0.0) extension.beta = options.beta;
+  }
+  return extension;
+}
+
+std::string ExtensionText(const rung::LengthExtension& extension) {
+  if (!extension.active()) return "none";
+  char text[160];
+  std::snprintf(text, sizeof(text), "%s, s = %.6g over L = %.0f", extension.method.c_str(), extension.scale,
+                extension.train_length);
+  return text;
+}
+
+int RunEval(const EvalOptions& options) {
+  rung::ConfigureRuntime(options.threads > 0 ? options.threads
+                                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  if (options.stride < 0 || options.stride > options.seq_len) {
+    std::cerr << "rung eval: --stride must be between 1 and --seq-len (" << options.seq_len << ")\n";
+    return kExitUsage;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  rung::StatusOr<LoadedModel> loaded = LoadModel(options.model);
+  if (!loaded.ok()) return Fail("eval", loaded.status());
+  const rung::ModelConfig& config = loaded->model->config();
+  if (loaded->hf && loaded->hf->sliding_window && options.seq_len > *loaded->hf->sliding_window) {
+    std::cerr << "rung eval: " << options.model << " attends over a sliding window of " << *loaded->hf->sliding_window
+              << " tokens, which rung does not implement: give --seq-len " << *loaded->hf->sliding_window
+              << " or less\n";
+    return kExitUsage;
+  }
+  std::optional<int64_t> bos;
+  if (options.bos == "yes") {
+    if (!loaded->hf || !loaded->hf->bos_token_id) {
+      std::cerr << "rung eval: --bos yes: " << options.model << " names no bos_token_id\n";
+      return kExitUsage;
+    }
+    bos = loaded->hf->bos_token_id;
+  } else if (options.bos == "auto") {
+    bos = loaded->bos;
+  }
+  if (bos && (*bos < 0 || *bos >= config.vocab_size)) {
+    std::cerr << "rung eval: the model's bos_token_id " << *bos << " is outside its vocabulary of " << config.vocab_size << "\n";
+    return kExitData;
+  }
+  rung::StatusOr<rung::LengthExtension> extension = ChooseExtension(options, *loaded);
+  if (!extension.ok()) return Fail("eval", extension.status());
+  loaded->model->positional()->set_length_extension(*extension);
+
+  // The tokens: a prepared folder's validation split, or every token of a shard file or folder.
+  rung::DataConfig data;
+  data.source = "shards";
+  data.path = options.tokens;
+  data.vocab_size = config.vocab_size;
+  data.token_bytes = config.vocab_size > 65536 ? 4 : 2;
+  data.seq_len = options.seq_len;
+  std::error_code error;
+  if (!std::filesystem::exists(std::filesystem::path(options.tokens) / "manifest.json", error)) data.val_path = options.tokens;
+  rung::StatusOr<std::unique_ptr<rung::TokenShards>> shards = rung::TokenShards::Open(data, 0);
+  if (!shards.ok()) return Fail("eval", shards.status());
+  const rung::TokenShards& stream = **shards;
+  const int64_t stream_tokens = stream.SplitTokens(rung::Split::kValidation);
+  rung::WindowLossOptions window_options;
+  window_options.seq_len = options.seq_len;
+  window_options.stride = options.stride;
+  window_options.max_windows = options.max_windows;
+  window_options.bos = bos;
+  if (rung::CountWindows(stream_tokens, window_options) < 1) {
+    std::cerr << "rung eval: " << options.tokens << " holds " << stream_tokens << " tokens, fewer than one window of "
+              << options.seq_len << (bos ? "" : " + 1") << "\n";
+    return kExitUsage;
+  }
+  const bool terminal = ::isatty(STDERR_FILENO) == 1;
+  if (terminal) {
+    window_options.progress = [](int64_t done, int64_t all) {
+      std::fprintf(stderr, "\rrung eval: window %lld/%lld", static_cast<long long>(done), static_cast<long long>(all));
+      if (done == all) std::fprintf(stderr, "\n");
+    };
+  }
+  const auto evaluating = std::chrono::steady_clock::now();
+  const rung::WindowLoss loss = rung::EvaluateWindows(
+      loaded->model, stream_tokens, [&](int64_t i) { return stream.Token(rung::Split::kValidation, i); },
+      stream.TokenByteLengths(), window_options);
+  const auto finished = std::chrono::steady_clock::now();
+  const double seconds = std::chrono::duration<double>(finished - evaluating).count();
+  const double total_seconds = std::chrono::duration<double>(finished - started).count();
+  struct rusage usage {};
+  ::getrusage(RUSAGE_SELF, &usage);
+  const int64_t peak_bytes = static_cast<int64_t>(usage.ru_maxrss) * 1024;
+  const double mean = loss.mean_loss();
+  const nlohmann::json bits_per_byte =
+      loss.bytes_scored > 0 ? nlohmann::json(loss.loss_sum / std::log(2.0) / loss.bytes_scored) : nlohmann::json();
+  nlohmann::json by_position = nlohmann::json::array();
+  for (int64_t p = 0; p < options.seq_len; ++p) {
+    by_position.push_back(loss.position_count[p] > 0
+                              ? nlohmann::json(loss.position_loss_sum[p] / static_cast<double>(loss.position_count[p]))
+                              : nlohmann::json());
+  }
+  const double tokens_per_second = seconds > 0 ? static_cast<double>(loss.windows * options.seq_len) / seconds : 0.0;
+
+  if (options.format == "json") {
+    nlohmann::json out = {
+        {"model", {{"path", options.model}, {"kind", loaded->kind}, {"architecture", loaded->description},
+                   {"weights_dtype", loaded->weights_dtype}, {"compute_dtype", "fp32"}}},
+        {"tokens", {{"path", options.tokens}, {"stream_tokens", stream_tokens}}},
+        {"seq_len", options.seq_len},
+        {"stride", options.stride > 0 ? options.stride : options.seq_len},
+        {"bos", bos ? nlohmann::json(*bos) : nlohmann::json()},
+        {"extension", {{"method", extension->active() ? extension->method : "none"},
+                       {"scale", extension->scale},
+                       {"original_length", extension->train_length},
+                       {"as_configured", options.extension == "as-configured"}}},
+        {"windows", loss.windows},
+        {"tokens_scored", loss.tokens_scored},
+        {"mean_loss", mean},
+        {"perplexity", std::exp(mean)},
+        {"bits_per_byte", bits_per_byte},
+        {"seconds", seconds},
+        {"seconds_with_load", total_seconds},
+        {"tokens_per_second", tokens_per_second},
+        {"peak_rss_bytes", peak_bytes},
+    };
+    if (options.by_position) out["by_position"] = by_position;
+    std::cout << out.dump(2) << "\n";
+    return kExitOk;
+  }
+  if (options.format == "csv") {
+    if (options.by_position) {
+      std::cout << "position,mean_loss,windows\n";
+      for (int64_t p = 0; p < options.seq_len; ++p) {
+        if (loss.position_count[p] == 0) continue;
+        std::printf("%lld,%.6f,%lld\n", static_cast<long long>(p), loss.position_loss_sum[p] / loss.position_count[p],
+                    static_cast<long long>(loss.position_count[p]));
+      }
+    } else {
+      std::cout << "seq_len,windows,tokens_scored,mean_loss,perplexity,bits_per_byte,extension,scale\n";
+      std::printf("%lld,%lld,%lld,%.6f,%.6f,%s,%s,%.6g\n", static_cast<long long>(options.seq_len),
+                  static_cast<long long>(loss.windows), static_cast<long long>(loss.tokens_scored), mean, std::exp(mean),
+                  bits_per_byte.is_null() ? "" : std::to_string(bits_per_byte.get<double>()).c_str(),
+                  extension->active() ? extension->method.c_str() : "none", extension->scale);
+    }
+    return kExitOk;
+  }
+  std::printf("model        %s (%s, %s weights, computing in fp32)\n", options.model.c_str(), loaded->description.c_str(),
+              loaded->weights_dtype.c_str());
+  std::printf("tokens       %s (%lld tokens)\n", options.tokens.c_str(), static_cast<long long>(stream_tokens));
+  std::printf("extension    %s%s\n", ExtensionText(*extension).c_str(),
+              options.extension == "as-configured" ? " (as configured)" : "");
+  std::printf("windows      %lld of %lld tokens, stride %lld%s\n", static_cast<long long>(loss.windows),
+              static_cast<long long>(options.seq_len),
+              static_cast<long long>(options.stride > 0 ? options.stride : options.seq_len),
+              bos ? (", BOS " + std::to_string(*bos) + " prepended to each").c_str() : "");
+  std::printf("scored       %lld tokens\n", static_cast<long long>(loss.tokens_scored));
+  std::printf("mean loss    %.4f nats (perplexity %.4g)\n", mean, std::exp(mean));
+  if (!bits_per_byte.is_null()) std::printf("bits/byte    %.4f\n", bits_per_byte.get<double>());
+  std::printf("time         %.2f s (%.0f tokens/s; %.2f s with loading)\n", seconds, tokens_per_second, total_seconds);
+  std::printf("peak memory  %.1f MiB\n", static_cast<double>(peak_bytes) / (1024.0 * 1024.0));
+  if (options.by_position) {
+    // The curve in up to 16 ranges of positions.
+    const int64_t ranges = std::min<int64_t>(16, options.seq_len);
+    std::printf("\nloss by position\n");
+    for (int64_t r = 0; r < ranges; ++r) {
+      const int64_t begin = r * options.seq_len / ranges, end = (r + 1) * options.seq_len / ranges;
+      double sum = 0;
+      int64_t count = 0;
+      for (int64_t p = begin; p < end; ++p) sum += loss.position_loss_sum[p], count += loss.position_count[p];
+      if (count > 0) {
+        std::printf("  %6lld-%-6lld %.4f\n", static_cast<long long>(begin), static_cast<long long>(end - 1), sum / count);
+      }
+    }
+  }
+  return kExitOk;
+}
+
+int RunExport(const std::string& model_path, const std::string& out) {
+  rung::ConfigureRuntime(1);
+  if (rung::hf::IsHfModelFolder(model_path)) {
+    std::cerr << "rung export-hf: " << model_path << " is a Hugging Face folder already; give a rung checkpoint\n";
+    return kExitUsage;
+  }
+  rung::StatusOr<rung::CheckpointModel> checkpoint = rung::LoadCheckpointModel(model_path);
+  if (!checkpoint.ok()) return Fail("export-hf", checkpoint.status());
+  const rung::Status exported = rung::hf::ExportHfModel(checkpoint->model, out);
+  if (!exported.ok()) return Fail("export-hf", exported);
+  std::cout << "rung export-hf: wrote " << out << " (" << checkpoint->path << ")\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"rung-model: evaluate a Hugging Face model folder or a rung checkpoint on tokens, or export a "
+               "checkpoint as a Hugging Face folder (rung eval, rung export-hf).\n"
+               "Exit codes: 0 done, 2 bad arguments, 4 a model, checkpoint or token file unusable, 1 other."};
+  app.require_subcommand(1);
+  EvalOptions eval;
+  CLI::App* eval_command = app.add_subcommand(
+      "eval", "The mean next-token loss of a model over windows of a token stream, and by position");
+  eval_command->add_option("--model", eval.model, "A Hugging Face model folder (config.json, safetensors) or a rung "
+                                                  "checkpoint (a file, or a checkpoint folder: its newest)")->required();
+  eval_command->add_option("--tokens", eval.tokens, "A token shard (llm.c or raw), a folder of them, or a rung-data "
+                                                    "prepared folder (its validation split)")->required();
+  eval_command->add_option("--seq-len", eval.seq_len, "Window length T in tokens")->required()->check(rung::PositiveNumberCheck());
+  eval_command->add_option("--stride", eval.stride, "Sliding windows every S tokens, each scoring only its new "
+                                                    "tokens (default: T, consecutive windows)")->check(rung::PositiveNumberCheck());
+  eval_command->add_option("--extension", eval.extension,
+                           "as-configured (the model's own rope_scaling; none for a rung checkpoint) or a method "
+                           "replacing it: " + [] {
+                             std::string names;
+                             for (const std::string& name : rung::LengthExtensionMethodNames()) names += (names.empty() ? "" : ", ") + name;
+                             return names;
+                           }());
+  eval_command->add_option("--factor", eval.factor, "The extension's scale s (default T / L)")->check(CLI::PositiveNumber);
+  eval_command->add_option("--original-length", eval.original_length,
+                           "L, the length the model was trained at (default: its config's)")->check(rung::PositiveNumberCheck());
+  eval_command->add_option("--yarn-c", eval.yarn_c, "yarn: the temperature coefficient c (0.1)")->check(CLI::NonNegativeNumber);
+  eval_command->add_option("--alpha", eval.alpha, "ntk_by_parts, yarn, yarn_hf: alpha (beta_slow, 1); llama3: low_freq_factor (1)")
+      ->check(CLI::PositiveNumber);
+  eval_command->add_option("--beta", eval.beta, "ntk_by_parts, yarn, yarn_hf: beta (beta_fast, 32); llama3: high_freq_factor (4)")
+      ->check(CLI::PositiveNumber);
+  eval_command->add_option("--bos", eval.bos, "Prepend the model's BOS to each window: auto (where its "
+                                              "tokenizer_config.json adds one), yes, no")
+      ->check(CLI::IsMember({"auto", "yes", "no"}));
+  eval_command->add_option("--max-windows", eval.max_windows, "Evaluate at most N windows (default: all)")
+      ->check(rung::PositiveNumberCheck());
+  eval_command->add_flag("--by-position", eval.by_position, "Also the mean loss at each position of the window");
+  eval_command->add_option("--format", eval.format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
+  eval_command->add_option("--threads", eval.threads, "CPU threads (default: all)")->check(rung::PositiveNumberCheck());
+
+  std::string export_model, export_out;
+  CLI::App* export_command = app.add_subcommand(
+      "export-hf", "Write a rung checkpoint as a Hugging Face model folder (RoPE models with a gated MLP)");
+  export_command->add_option("--model", export_model, "A rung checkpoint (a file, or a checkpoint folder: its newest)")->required();
+  export_command->add_option("--out", export_out, "The folder to write (must not exist, or be empty)")->required();
+
+  if (const std::optional<int> stop = rung::ParseCommandLine(app, argc, argv)) return *stop;
+  try {
+    if (eval_command->parsed()) return RunEval(eval);
+    return RunExport(export_model, export_out);
+  } catch (const std::exception& error) {
+    std::cerr << "rung-model: " << error.what() << "\n";
+    return kExitOther;
+  }
+}
