@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages rung needs to build, test and run, and pins LibTorch's BLAS to
 # OpenBLAS (OpenMP variant). Idempotent: installs only what is missing; safe to run on every build.
-# Usage: deploy/install-deps.sh [--with-bench]   (bench adds Debian's python3-torch for the reference)
+# Usage: deploy/install-deps.sh [--with-bench]   (bench adds Optuna for the tuning comparison)
 set -euo pipefail
 
 packages=(
@@ -17,6 +17,7 @@ packages=(
   libsentencepiece-dev sentencepiece
   libcpp-httplib-dev chromium
   python3-grpcio python3-protobuf python3-pandas python3-scipy
+  python3-torch
 )
 # `rung dashboard`'s page is bundled at build time with npm (coordinator/dashboard/web): use the
 # node and npm the machine has (a nodejs that ships npm conflicts with Debian's npm), else Debian's.
@@ -24,7 +25,7 @@ if ! command -v npm >/dev/null 2>&1; then
   packages+=(nodejs npm)
 fi
 if [[ "${1:-}" == "--with-bench" ]]; then
-  packages+=(python3-torch python3-optuna)
+  packages+=(python3-optuna)
 fi
 
 missing=()

@@ -213,6 +213,11 @@ StatusOr<CheckpointModel> LoadCheckpointModel(const std::string& path) {
     }
     model->eval();
     loaded.model = model;
+  } catch (const c10::Error& error) {
+    // LibTorch's message without its backtrace: "PytorchStreamReader failed reading zip archive: ...".
+    const std::string message = error.what_without_backtrace();
+    return Status::DataLoss("cannot read checkpoint " + loaded.path + " (a rung-train checkpoint is a LibTorch "
+                            "archive): " + message.substr(0, message.find('\n')));
   } catch (const std::exception& error) {
     return Status::DataLoss("cannot read checkpoint " + loaded.path + ": " + error.what());
   }

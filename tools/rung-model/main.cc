@@ -82,6 +82,17 @@ bool AddsBos(const std::string& folder) {
 
 rung::StatusOr<LoadedModel> LoadModel(const std::string& path) {
   LoadedModel loaded;
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) {
+    return rung::Status::NotFound("--model " + path +
+                                  " does not exist (give a Hugging Face model folder or a rung checkpoint)");
+  }
+  if (std::filesystem::is_directory(path, error) && !rung::hf::IsHfModelFolder(path) &&
+      std::filesystem::is_empty(path, error)) {
+    return rung::Status::NotFound("--model " + path +
+                                  " is an empty folder: neither a Hugging Face model folder (config.json) nor a "
+                                  "checkpoint folder");
+  }
   if (rung::hf::IsHfModelFolder(path)) {
     RUNG_ASSIGN_OR_RETURN(rung::hf::ImportedModel imported, rung::hf::ImportHfModel(path));
     loaded.model = imported.model;
@@ -192,7 +203,7 @@ int RunEval(const EvalOptions& options) {
   data.path = options.tokens;
   data.vocab_size = config.vocab_size;
   data.token_bytes = config.vocab_size > 65536 ? 4 : 2;
-  data.seq_len = options.seq_len;
+  data.seq_len = 1;  // windows are counted below, with a message of their own
   std::error_code error;
   if (!std::filesystem::exists(std::filesystem::path(options.tokens) / "manifest.json", error)) data.val_path = options.tokens;
   rung::StatusOr<std::unique_ptr<rung::TokenShards>> shards = rung::TokenShards::Open(data, 0);

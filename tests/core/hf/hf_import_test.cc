@@ -1,0 +1,337 @@
+// Hugging Face model folders imported into rung's model compute what the Hugging Face architecture
+// computes: every architecture and rope_scaling type against an independent plain-PyTorch forward
+// (tests/hf/hf_reference.py, Debian's python3-torch), within 1e-4 on every logit; the export writes a
+// folder that imports to the same logits and that the independent forward reads to the same logits;
+// bad folders are refused naming the file and what is wrong.
+#include "core/hf/hf_import.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/common/file_bytes.h"
+#include "core/hf/hf_export.h"
+#include "core/train/checkpoint_io.h"
+#include "core/train/window_loss.h"
+
+namespace rung::hf {
+namespace {
+
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+class HfImportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    folder_ = fs::temp_directory_path() / ("rung_hf_import_" + std::to_string(::getpid()) + "_" +
+                                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(folder_);
+    fs::create_directories(folder_);
+  }
+  void TearDown() override { fs::remove_all(folder_); }
+
+  static std::string Reference() { return std::string(RUNG_SOURCE_DIR) + "/tests/hf/hf_reference.py"; }
+
+  // Runs hf_reference.py with `arguments`; fails the test where it fails.
+  void RunReference(const std::string& arguments) {
+    const std::string command = "/usr/bin/python3 " + Reference() + " " + arguments + " 2>" + (folder_ / "stderr").string();
+    const int status = std::system(command.c_str());
+    std::string stderr_text;
+    (void)ReadFileBytes((folder_ / "stderr").string(), "stderr", &stderr_text);
+    ASSERT_EQ(status, 0) << command << "\n" << stderr_text;
+  }
+
+  std::string MakeModel(const std::string& name, const std::string& arguments) {
+    const std::string dir = (folder_ / name).string();
+    RunReference("make --out " + dir + " " + arguments);
+    return dir;
+  }
+
+  static std::vector<int64_t> Tokens(int64_t count, int64_t vocab, uint32_t seed = 7) {
+    std::mt19937 generator(seed);
+    std::vector<int64_t> tokens(count);
+    for (auto& token : tokens) token = static_cast<int64_t>(generator() % static_cast<uint32_t>(vocab));
+    return tokens;
+  }
+
+  // The reference's logits [T, vocab] and mean loss for `tokens`.
+  nlohmann::json ReferenceForward(const std::string& model, const std::vector<int64_t>& tokens, bool bos = false) {
+    std::string list;
+    for (int64_t token : tokens) list += (list.empty() ? "" : ",") + std::to_string(token);
+    const std::string out = (folder_ / "reference.json").string();
+    RunReference("forward --model " + model + " --tokens " + list + " --out " + out + (bos ? " --bos" : ""));
+    std::string text;
+    EXPECT_TRUE(ReadFileBytes(out, "reference", &text).ok());
+    return nlohmann::json::parse(text);
+  }
+
+  // rung's logits of the imported model, with the folder's rope_scaling applied for T tokens.
+  static torch::Tensor RungLogits(ImportedModel& imported, const std::vector<int64_t>& tokens) {
+    imported.model->positional()->set_length_extension(
+        ConfiguredExtension(imported.hf, static_cast<int64_t>(tokens.size())));
+    torch::NoGradGuard no_grad;
+    return imported.model->forward(torch::tensor(tokens, torch::kLong).unsqueeze(0)).squeeze(0);
+  }
+
+  // Imports `model` and compares every logit with the reference's.
+  void ExpectSameLogits(const std::string& model, int64_t time) {
+    StatusOr<ImportedModel> imported = ImportHfModel(model);
+    ASSERT_TRUE(imported.ok()) << imported.status().message();
+    const std::vector<int64_t> tokens = Tokens(time, imported->config.vocab_size);
+    const nlohmann::json reference = ReferenceForward(model, tokens);
+    const torch::Tensor expected = torch::tensor(FlattenLogits(reference["logits"])).view({time, -1});
+    const torch::Tensor logits = RungLogits(*imported, tokens);
+    ASSERT_EQ(logits.sizes(), expected.sizes());
+    const double difference = (logits - expected).abs().max().item<double>();
+    EXPECT_LT(difference, 1e-4) << model << ": the largest logit difference";
+    // Not a vacuous agreement: the logits differ between positions and are not tiny.
+    EXPECT_GT((expected[time - 1] - expected[0]).abs().max().item<double>(), 1e-2);
+  }
+
+  static std::vector<float> FlattenLogits(const nlohmann::json& rows) {
+    std::vector<float> flat;
+    for (const auto& row : rows) {
+      for (const auto& value : row) flat.push_back(value.get<float>());
+    }
+    return flat;
+  }
+
+  fs::path folder_;
+};
+
+TEST_F(HfImportTest, EveryArchitectureComputesTheReferenceLogitsFromBf16Weights) {
+  ExpectSameLogits(MakeModel("llama", "--arch llama --seed 1"), 40);
+  ExpectSameLogits(MakeModel("smollm", "--arch smollm --seed 2"), 40);
+  ExpectSameLogits(MakeModel("mistral", "--arch mistral --seed 3"), 40);
+  ExpectSameLogits(MakeModel("qwen2", "--arch qwen2 --seed 4"), 40);
+  ExpectSameLogits(MakeModel("qwen3", "--arch qwen3 --seed 5"), 40);
+}
+
+TEST_F(HfImportTest, Fp16Fp32AndShardedFoldersComputeTheReferenceLogits) {
+  ExpectSameLogits(MakeModel("f16", "--arch llama --dtype f16 --seed 6"), 24);
+  ExpectSameLogits(MakeModel("f32", "--arch qwen2 --dtype f32 --seed 7"), 24);
+  ExpectSameLogits(MakeModel("sharded", "--arch qwen3 --shards 3 --seed 8"), 24);
+}
+
+// Each rope_scaling type as transformers computes it; head_dim 16 (8 pairs) so the ramps cut between pairs.
+TEST_F(HfImportTest, EveryRopeScalingTypeComputesTheReferenceLogits) {
+  const std::string shape = "--arch llama --hidden 64 --heads 4 --kv-heads 2 --max-pos 32 --rope-theta 500 ";
+  ExpectSameLogits(MakeModel("linear", shape + "--rope-scaling '{\"rope_type\": \"linear\", \"factor\": 3.0}'"), 48);
+  // dynamic: default at T <= max_position_embeddings, the rescaled base beyond.
+  ExpectSameLogits(MakeModel("dynamic", shape + "--rope-scaling '{\"type\": \"dynamic\", \"factor\": 2.0}'"), 48);
+  ExpectSameLogits(MakeModel("dynamic_short", shape + "--rope-scaling '{\"type\": \"dynamic\", \"factor\": 2.0}'"), 20);
+  ExpectSameLogits(MakeModel("yarn", shape + "--rope-scaling '{\"rope_type\": \"yarn\", \"factor\": 4.0}'"), 48);
+  ExpectSameLogits(MakeModel("yarn_original", shape + "--rope-scaling '{\"rope_type\": \"yarn\", \"factor\": 2.0, "
+                                                      "\"original_max_position_embeddings\": 8, \"beta_fast\": 16, "
+                                                      "\"mscale\": 1.0, \"mscale_all_dim\": 0.5, \"truncate\": false}'"),
+                   48);
+  ExpectSameLogits(MakeModel("llama3", shape + "--rope-scaling '{\"rope_type\": \"llama3\", \"factor\": 8.0, "
+                                               "\"low_freq_factor\": 1.0, \"high_freq_factor\": 4.0, "
+                                               "\"original_max_position_embeddings\": 16}'"),
+                   48);
+}
+
+TEST_F(HfImportTest, AWindowWithBosScoresItsTokensAsTheReferenceDoes) {
+  const std::string model = MakeModel("llama", "--arch llama --seed 9");
+  StatusOr<ImportedModel> imported = ImportHfModel(model);
+  ASSERT_TRUE(imported.ok()) << imported.status().message();
+  const std::vector<int64_t> tokens = Tokens(32, imported->config.vocab_size);
+  const nlohmann::json reference = ReferenceForward(model, tokens, /*bos=*/true);
+  WindowLossOptions options;
+  options.seq_len = 32;
+  options.bos = 1;
+  const WindowLoss loss = EvaluateWindows(imported->model, 32, [&](int64_t i) { return tokens[i]; }, nullptr, options);
+  EXPECT_EQ(loss.windows, 1);
+  EXPECT_EQ(loss.tokens_scored, 32);
+  EXPECT_NEAR(loss.mean_loss(), reference["mean_loss"].get<double>(), 1e-5);
+  // Without BOS the window of 32 predictions reads 33 tokens: none fits in 32.
+  options.bos.reset();
+  EXPECT_EQ(CountWindows(32, options), 0);
+}
+
+TEST_F(HfImportTest, SlidingWindowsScoreEveryTokenOnceAndConsecutiveOnesTheirOwn) {
+  const std::string model = MakeModel("llama", "--arch llama --seed 10");
+  StatusOr<ImportedModel> imported = ImportHfModel(model);
+  ASSERT_TRUE(imported.ok()) << imported.status().message();
+  const std::vector<int64_t> tokens = Tokens(101, imported->config.vocab_size);
+  auto token = [&](int64_t i) { return tokens[i]; };
+  WindowLossOptions options;
+  options.seq_len = 20;
+  const WindowLoss consecutive = EvaluateWindows(imported->model, 101, token, nullptr, options);
+  EXPECT_EQ(consecutive.windows, 5);  // tokens [0, 20], [20, 40], ..., [80, 100]
+  EXPECT_EQ(consecutive.tokens_scored, 100);
+  // The first window alone is the reference's loss over those 21 tokens.
+  const nlohmann::json first = ReferenceForward(model, std::vector<int64_t>(tokens.begin(), tokens.begin() + 21));
+  EXPECT_EQ(consecutive.position_count[0], 5);
+  options.stride = 5;
+  const WindowLoss sliding = EvaluateWindows(imported->model, 101, token, nullptr, options);
+  EXPECT_EQ(sliding.windows, 17);  // starts 0, 5, ..., 80
+  EXPECT_EQ(sliding.tokens_scored, 20 + 16 * 5);
+  // A later window scores only its last 5 positions: position 0 is scored by the first window alone.
+  EXPECT_EQ(sliding.position_count[0], 1);
+  EXPECT_EQ(sliding.position_count[19], 17);
+  options.stride = 0;
+  options.max_windows = 1;
+  const WindowLoss one = EvaluateWindows(imported->model, 101, token, nullptr, options);
+  EXPECT_NEAR(one.mean_loss(), first["mean_loss"].get<double>(), 1e-5);
+}
+
+TEST_F(HfImportTest, AnExportedModelImportsToTheSameLogitsAndTheReferenceReadsIt) {
+  for (const std::string kind : {"llama", "tied_qkv_bias", "qk_norm"}) {
+    ModelConfig config;
+    config.vocab_size = 61;
+    config.layers = 2;
+    config.d_model = 32;
+    config.heads = 4;
+    config.kv_heads = 2;
+    config.head_dim = kind == "qk_norm" ? 12 : 0;
+    config.mlp = "swiglu";
+    config.mlp_hidden = 40;
+    config.seq_len = 32;
+    config.qkv_bias = kind == "tied_qkv_bias";
+    config.tie_embeddings = kind == "tied_qkv_bias";
+    config.qk_norm = kind == "qk_norm";
+    config.position.base = 300;
+    ResolveModelConfig(&config);
+    torch::manual_seed(3);
+    Transformer model(config);
+    {
+      torch::NoGradGuard no_grad;  // biases and norm gains away from their initial values
+      for (auto& parameter : model->parameters()) parameter.add_(torch::randn_like(parameter) * 0.2);
+    }
+    const std::string out = (folder_ / kind).string();
+    ASSERT_TRUE(ExportHfModel(model, out).ok()) << kind;
+    StatusOr<ImportedModel> imported = ImportHfModel(out);
+    ASSERT_TRUE(imported.ok()) << imported.status().message();
+    const std::vector<int64_t> tokens = Tokens(24, config.vocab_size);
+    torch::NoGradGuard no_grad;
+    const torch::Tensor original = model->forward(torch::tensor(tokens, torch::kLong).unsqueeze(0)).squeeze(0);
+    const torch::Tensor again = RungLogits(*imported, tokens);
+    EXPECT_LT((original - again).abs().max().item<double>(), 1e-5) << kind;
+    const nlohmann::json reference = ReferenceForward(out, tokens);
+    const torch::Tensor expected = torch::tensor(FlattenLogits(reference["logits"])).view({24, -1});
+    EXPECT_LT((original - expected).abs().max().item<double>(), 1e-4) << kind << ": against the reference";
+  }
+}
+
+// A checkpoint rung-train wrote (a real run) read alone, exported, imported again: the same logits at
+// every stage, and `rung eval` (rung-model) gives the checkpoint and the exported folder the same loss.
+TEST_F(HfImportTest, ATrainedCheckpointExportsAndEvaluatesToTheSameLoss) {
+  const nlohmann::json trial = {
+      {"seed", 1},
+      {"data", {{"source", "builtin"}, {"seq_len", 32}}},
+      {"model", {{"layers", 1}, {"d_model", 32}, {"heads", 2}, {"kv_heads", 1}, {"mlp", "swiglu"}, {"qk_norm", true}}},
+      {"position", {{"variant", "rope"}, {"base", 500}}},
+      {"train", {{"steps", 6}, {"batch_size", 4}, {"lr", 3e-3}, {"eval_every", 6}, {"eval_batches", 1}, {"log_every", 3},
+                 {"diagnostics_sequences", 0}}},
+      {"resources", {{"cpus", 1}}}};
+  const std::string config = (folder_ / "trial.json").string();
+  std::ofstream(config) << trial.dump();
+  const std::string checkpoints = (folder_ / "checkpoints").string();
+  const std::string bin = std::string(RUNG_TRAIN_BINARY).substr(0, std::string(RUNG_TRAIN_BINARY).rfind('/'));
+  ASSERT_EQ(std::system((bin + "/rung-train --config " + config + " --checkpoint-dir " + checkpoints + " >" +
+                         (folder_ / "train.out").string() + " 2>&1")
+                            .c_str()),
+            0);
+  StatusOr<CheckpointModel> loaded = LoadCheckpointModel(checkpoints);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->step, 6);
+  const std::string exported = (folder_ / "exported").string();
+  ASSERT_TRUE(ExportHfModel(loaded->model, exported).ok());
+  StatusOr<ImportedModel> imported = ImportHfModel(exported);
+  ASSERT_TRUE(imported.ok()) << imported.status().message();
+  EXPECT_EQ(HfArchitectureName(imported->hf.architecture), std::string("Qwen3ForCausalLM"));
+  const std::vector<int64_t> tokens = Tokens(32, 256);
+  torch::NoGradGuard no_grad;
+  const torch::Tensor trained = loaded->model->forward(torch::tensor(tokens, torch::kLong).unsqueeze(0)).squeeze(0);
+  EXPECT_LT((trained - RungLogits(*imported, tokens)).abs().max().item<double>(), 1e-5);
+
+  // The same tokens as a raw shard, evaluated through rung-model from each.
+  const std::string shard = (folder_ / "tokens.bin").string();
+  {
+    std::ofstream out(shard, std::ios::binary);
+    for (int64_t token : Tokens(200, 256, 11)) {
+      const uint16_t id = static_cast<uint16_t>(token);
+      out.write(reinterpret_cast<const char*>(&id), 2);
+    }
+  }
+  auto eval_loss = [&](const std::string& model) {
+    const std::string out = (folder_ / "eval.json").string();
+    const std::string command = bin + "/rung-model eval --model " + model + " --tokens " + shard +
+                                " --seq-len 32 --format json --threads 1 >" + out;
+    EXPECT_EQ(std::system(command.c_str()), 0) << command;
+    std::string text;
+    EXPECT_TRUE(ReadFileBytes(out, "eval", &text).ok());
+    const nlohmann::json result = nlohmann::json::parse(text);
+    EXPECT_EQ(result["windows"], 6);
+    return result["mean_loss"].get<double>();
+  };
+  const double from_checkpoint = eval_loss(checkpoints);
+  EXPECT_NEAR(eval_loss(exported), from_checkpoint, 1e-6);
+  EXPECT_TRUE(std::isfinite(from_checkpoint));
+}
+
+TEST_F(HfImportTest, WhatTheArchitecturesCannotExpressIsNotExported) {
+  ModelConfig config;
+  config.vocab_size = 61;
+  config.seq_len = 32;
+  config.mlp = "gelu";
+  ResolveModelConfig(&config);
+  Transformer gelu(config);
+  Status status = ExportHfModel(gelu, (folder_ / "gelu").string());
+  EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), HasSubstr("model.mlp gelu"));
+  config.mlp = "swiglu";
+  config.position.variant = "lerope";
+  EXPECT_THAT(CheckExportable(config).message(), HasSubstr("position.variant lerope"));
+  EXPECT_FALSE(fs::exists(folder_ / "gelu"));
+  // An existing non-empty folder is not written into.
+  config.position.variant = "rope";
+  Transformer rope(config);
+  fs::create_directories(folder_ / "full");
+  std::ofstream(folder_ / "full" / "keep") << "x";
+  EXPECT_EQ(ExportHfModel(rope, (folder_ / "full").string()).code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(HfImportTest, AFolderWhoseTensorsDisagreeWithItsConfigIsRefusedNamingFileAndTensor) {
+  const std::string model = MakeModel("llama", "--arch llama --seed 11");
+  std::string text;
+  ASSERT_TRUE(ReadFileBytes(model + "/config.json", "config", &text).ok());
+  nlohmann::json config = nlohmann::json::parse(text);
+  config["intermediate_size"] = 50;
+  std::ofstream(model + "/config.json") << config.dump();
+  StatusOr<ImportedModel> imported = ImportHfModel(model);
+  ASSERT_FALSE(imported.ok());
+  EXPECT_EQ(imported.status().code(), StatusCode::kDataLoss);
+  EXPECT_THAT(imported.status().message(), HasSubstr("model.safetensors: tensor 'model.layers.0.mlp.gate_proj.weight' "
+                                                     "has shape [48, 32], "));
+  EXPECT_THAT(imported.status().message(), HasSubstr("implies [50, 32]"));
+
+  config["intermediate_size"] = 48;
+  config["tie_word_embeddings"] = false;  // smollm-style folders have no lm_head
+  const std::string tied = MakeModel("smollm", "--arch smollm --seed 12");
+  std::ofstream(tied + "/config.json") << config.dump();
+  imported = ImportHfModel(tied);
+  ASSERT_FALSE(imported.ok());
+  EXPECT_THAT(imported.status().message(), HasSubstr("no tensor 'lm_head.weight'"));
+
+  config["tie_word_embeddings"] = true;
+  config["attention_bias"] = true;
+  std::ofstream(tied + "/config.json") << config.dump();
+  imported = ImportHfModel(tied);
+  ASSERT_FALSE(imported.ok());
+  EXPECT_EQ(imported.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(imported.status().message(), HasSubstr("o_proj bias"));
+}
+
+}  // namespace
+}  // namespace rung::hf
