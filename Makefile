@@ -6,6 +6,7 @@
 #   make gpu-deps     (here, with Debian) unpack what rung-train links besides LibTorch into third_party/gpu-deps
 #   make gpu-build    (on the GPU machine) build core/ and rung-train against PyTorch's CUDA LibTorch
 #   make bench-gpu    (on the GPU machine) GPT-2 124M tokens/s and TFLOP/s: rung vs plain PyTorch
+#   make gpu-check    (on the GPU machine) gpu-build, then Hugging Face imports evaluated on CUDA against the CPU
 # Fuzzing (docs/fuzzing.md):
 #   make fuzz FUZZ_SECONDS=N   build the libFuzzer targets (clang-14, ASan + UBSan) in build-fuzz, run each N s
 #   make fuzz-ci               the same, all targets over their corpora in 2 minutes together
@@ -21,7 +22,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 
-.PHONY: all deps configure build build-run corpus corpus-bytes test quickstart bench bench-orchestration clean install gpu-deps gpu-build bench-gpu \
+.PHONY: all deps configure build build-run corpus corpus-bytes test quickstart bench bench-orchestration clean install gpu-deps gpu-build bench-gpu gpu-check \
         fuzz-build fuzz fuzz-ci
 
 all: build
@@ -93,7 +94,10 @@ gpu-build:
 	cmake -S . -B $(GPU_BUILD) -DCMAKE_BUILD_TYPE=Release -DRUNG_TRAINER_ONLY=ON -DRUNG_CPU_ATTENTION_SGEMM=OFF \
 	  $(if $(wildcard third_party/gpu-deps/usr),-DRUNG_DEPS_PREFIX=$(CURDIR)/third_party/gpu-deps) \
 	  -DCMAKE_PREFIX_PATH="$$($(PYTHON) -c 'import torch; print(torch.utils.cmake_prefix_path)')" $(CMAKE_FLAGS)
-	cmake --build $(GPU_BUILD) -j $(JOBS) --target rung-train
+	cmake --build $(GPU_BUILD) -j $(JOBS) --target rung-train rung-model
+
+gpu-check: gpu-build
+	$(PYTHON) bench/gpu/check_hf_import.py --bin $(GPU_BUILD)/bin
 
 bench-gpu:
 	bench/gpu/run.sh --build-dir $(GPU_BUILD)

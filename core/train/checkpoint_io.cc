@@ -14,6 +14,7 @@
 #include <torch/torch.h>
 
 #include "core/common/write_error.h"
+#include "core/hf/hf_import.h"
 #include "core/train/checkpoint.h"
 #include "core/train/positional_records.h"
 
@@ -224,8 +225,67 @@ StatusOr<CheckpointModel> LoadCheckpointModel(const std::string& path) {
   return loaded;
 }
 
+namespace {
+
+// train.init.checkpoint naming a Hugging Face model folder: the trial's model must be the folder's
+// (its options, not only its shapes: a base or an epsilon that differs changes the function silently).
+Status InitializeFromHfFolder(const InitConfig& init, Transformer& model) {
+  StatusOr<hf::ImportedModel> imported = hf::ImportHfModel(init.checkpoint);
+  if (!imported.ok()) return Status(imported.status().code(), "train.init.checkpoint: " + imported.status().message());
+  const ModelConfig& theirs = imported->config;
+  const ModelConfig& ours = model->config();
+  std::vector<std::string> differences;
+  auto compare = [&](const std::string& key, const auto& mine, const auto& folder) {
+    if (mine != folder) differences.push_back(key + ": " + nlohmann::json(folder).dump() + " (here " + nlohmann::json(mine).dump() + ")");
+  };
+  compare("model.vocab_size", ours.vocab_size, theirs.vocab_size);
+  compare("model.layers", ours.layers, theirs.layers);
+  compare("model.d_model", ours.d_model, theirs.d_model);
+  compare("model.heads", ours.heads, theirs.heads);
+  compare("model.kv_heads", ours.kv_heads, theirs.kv_heads);
+  compare("model.head_dim", ours.head_dim, theirs.head_dim);
+  compare("model.mlp", ours.mlp, theirs.mlp);
+  compare("model.mlp_hidden", ours.mlp_hidden, theirs.mlp_hidden);
+  compare("model.qk_norm", ours.qk_norm, theirs.qk_norm);
+  compare("model.norm_eps", ours.norm_eps, theirs.norm_eps);
+  compare("model.qkv_bias", ours.qkv_bias, theirs.qkv_bias);
+  compare("model.tie_embeddings", ours.tie_embeddings, theirs.tie_embeddings);
+  compare("position.variant", ours.position.variant, theirs.position.variant);
+  compare("position.base", ours.position.base, theirs.position.base);
+  if (!differences.empty()) {
+    std::string message = "train.init.checkpoint " + init.checkpoint + " is a " +
+                          hf::HfArchitectureName(imported->hf.architecture) + " this trial's model is not; set";
+    for (const std::string& difference : differences) message += "\n  " + difference;
+    return Status::FailedPrecondition(message);
+  }
+  if (init.parameters == "positional") {
+    return Status::FailedPrecondition("train.init.parameters positional: " + init.checkpoint +
+                                      " is a RoPE model, which has no learned positional parameters");
+  }
+  torch::NoGradGuard no_grad;
+  auto source = imported->model->named_parameters(true);
+  for (auto& item : model->named_parameters(true)) {
+    const torch::Tensor* value = source.find(item.key());
+    if (value == nullptr || value->sizes() != item.value().sizes()) {
+      return Status::Internal("train.init.checkpoint: the imported model has no parameter " + item.key() + " of its shape");
+    }
+    item.value().copy_(*value);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status InitializeFromCheckpoint(const InitConfig& source, Transformer& model, double yarn_c) {
   InitConfig init = source;
+  if (hf::IsHfModelFolder(init.checkpoint)) {
+    if (init.adarope_start != "trained") {
+      return Status::FailedPrecondition("train.init.adarope_start " + init.adarope_start +
+                                        " starts from an AdaRoPE checkpoint; " + init.checkpoint +
+                                        " is a Hugging Face RoPE model");
+    }
+    return InitializeFromHfFolder(init, model);
+  }
   RUNG_ASSIGN_OR_RETURN(init.checkpoint, CheckpointFile(init.checkpoint, "train.init.checkpoint"));
   try {
     torch::serialize::InputArchive archive;

@@ -49,7 +49,10 @@ StatusOr<ResumedCheckpoint> ReadCheckpoint(const std::string& path, const TrialC
 
 // train.init: copies the parameters `init.parameters` names (all | positional | backbone) from
 // init.checkpoint, a checkpoint file or a folder of them (its newest); each must exist there with
-// the same shape (a context extension changes the sequence length, not the shapes).
+// the same shape (a context extension changes the sequence length, not the shapes). init.checkpoint
+// may also be a Hugging Face model folder (core/hf/hf_import.h): the trial's model options must then
+// be the folder's (FAILED_PRECONDITION lists each that differs, with the folder's value); every
+// parameter is copied (a RoPE model has no positional ones).
 // Errors: NOT_FOUND (no such file or no checkpoint in the folder), FAILED_PRECONDITION (a parameter
 // missing there or of another shape, or none to copy), DATA_LOSS (unreadable).
 // With init.adarope_start yarn, the copied AdaRoPE parameters then start the context extension from the

@@ -45,14 +45,15 @@ WindowLoss EvaluateWindows(Transformer& model, int64_t stream_tokens, const std:
     }
     // The first window scores every prediction, later ones the last `stride` (the rest were scored).
     const int64_t first_scored = w == 0 ? 0 : time - stride;
-    const torch::Tensor hidden = model->Hidden(inputs).squeeze(0);  // [T, d]
+    const torch::Tensor hidden = model->Hidden(inputs.to(options.device)).squeeze(0);  // [T, d]
+    const torch::Tensor window_targets = targets.to(options.device);
     for (int64_t begin = first_scored; begin < time; begin += kHeadSlice) {
       const int64_t count = std::min(kHeadSlice, time - begin);
       const torch::Tensor logits = model->Logits(hidden.narrow(0, begin, count)).to(torch::kFloat);
       const torch::Tensor losses =
-          torch::nn::functional::cross_entropy(logits, targets.narrow(0, begin, count),
+          torch::nn::functional::cross_entropy(logits, window_targets.narrow(0, begin, count),
                                                torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone))
-              .to(torch::kDouble);
+              .to(torch::kCPU, torch::kDouble);
       auto loss = losses.accessor<double, 1>();
       for (int64_t i = 0; i < count; ++i) {
         const int64_t position = begin + i;

@@ -30,6 +30,7 @@ struct WindowLossOptions {
   int64_t stride = 0;                 // S; 0 = T (consecutive windows)
   int64_t max_windows = 0;            // 0 = every whole window
   std::optional<int64_t> bos;         // prepended to each window
+  torch::Device device = torch::kCPU; // where the model is
   // Called after each window with (windows done, windows in all).
   std::function<void(int64_t, int64_t)> progress;
 };

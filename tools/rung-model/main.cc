@@ -113,7 +113,8 @@ rung::StatusOr<LoadedModel> LoadModel(const std::string& path) {
 }
 
 struct EvalOptions {
-  std::string model, tokens, extension = "as-configured", format = "table", bos = "auto";
+  std::string model, tokens, extension = "as-configured", format = "table", bos = "auto", device = "cpu",
+      dtype = "fp32";
   int64_t seq_len = 0, stride = 0, max_windows = 0, original_length = 0;
   double factor = 0.0, yarn_c = 0.1, alpha = 0.0, beta = 0.0;
   bool by_position = false;
@@ -152,6 +153,11 @@ rung::StatusOr<rung::LengthExtension> ChooseExtension(const EvalOptions& options
     if (options.beta > 0.0) extension.beta = options.beta;
   }
   return extension;
+}
+
+// What forward computes in: bf16 where asked and the weights are stored narrow; fp32 weights as they are.
+std::string ComputeDtype(const EvalOptions& options, const LoadedModel& loaded) {
+  return options.dtype == "bf16" && loaded.weights_dtype != "fp32" ? "bf16" : "fp32";
 }
 
 std::string ExtensionText(const rung::LengthExtension& extension) {
@@ -196,6 +202,13 @@ int RunEval(const EvalOptions& options) {
   rung::StatusOr<rung::LengthExtension> extension = ChooseExtension(options, *loaded);
   if (!extension.ok()) return Fail("eval", extension.status());
   loaded->model->positional()->set_length_extension(*extension);
+  if (options.device == "cuda" && !torch::cuda::is_available()) {
+    std::cerr << "rung eval: --device cuda: this LibTorch sees no CUDA device\n";
+    return kExitUsage;
+  }
+  const torch::Device device = options.device == "cuda" ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+  loaded->model->to(device);
+  if (options.dtype == "bf16") loaded->model->set_compute_dtype(torch::kBFloat16);
 
   // The tokens: a prepared folder's validation split, or every token of a shard file or folder.
   rung::DataConfig data;
@@ -215,6 +228,7 @@ int RunEval(const EvalOptions& options) {
   window_options.stride = options.stride;
   window_options.max_windows = options.max_windows;
   window_options.bos = bos;
+  window_options.device = device;
   if (rung::CountWindows(stream_tokens, window_options) < 1) {
     std::cerr << "rung eval: " << options.tokens << " holds " << stream_tokens << " tokens, fewer than one window of "
               << options.seq_len << (bos ? "" : " + 1") << "\n";
@@ -251,7 +265,8 @@ int RunEval(const EvalOptions& options) {
   if (options.format == "json") {
     nlohmann::json out = {
         {"model", {{"path", options.model}, {"kind", loaded->kind}, {"architecture", loaded->description},
-                   {"weights_dtype", loaded->weights_dtype}, {"compute_dtype", "fp32"}}},
+                   {"weights_dtype", loaded->weights_dtype}, {"compute_dtype", ComputeDtype(options, *loaded)},
+                   {"device", options.device}}},
         {"tokens", {{"path", options.tokens}, {"stream_tokens", stream_tokens}}},
         {"seq_len", options.seq_len},
         {"stride", options.stride > 0 ? options.stride : options.seq_len},
@@ -291,8 +306,9 @@ int RunEval(const EvalOptions& options) {
     }
     return kExitOk;
   }
-  std::printf("model        %s (%s, %s weights, computing in fp32)\n", options.model.c_str(), loaded->description.c_str(),
-              loaded->weights_dtype.c_str());
+  std::printf("model        %s (%s, %s weights, computing in %s on %s)\n", options.model.c_str(),
+              loaded->description.c_str(), loaded->weights_dtype.c_str(), ComputeDtype(options, *loaded).c_str(),
+              options.device.c_str());
   std::printf("tokens       %s (%lld tokens)\n", options.tokens.c_str(), static_cast<long long>(stream_tokens));
   std::printf("extension    %s%s\n", ExtensionText(*extension).c_str(),
               options.extension == "as-configured" ? " (as configured)" : "");
@@ -375,6 +391,11 @@ int main(int argc, char** argv) {
       ->check(rung::PositiveNumberCheck());
   eval_command->add_flag("--by-position", eval.by_position, "Also the mean loss at each position of the window");
   eval_command->add_option("--format", eval.format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
+  eval_command->add_option("--device", eval.device, "cpu, or cuda (the first GPU; a CUDA build of LibTorch)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  eval_command->add_option("--dtype", eval.dtype, "fp32 (default), or bf16: compute in bf16 where the weights are "
+                                                  "stored in bf16 or fp16 (fp32 weights compute in fp32)")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   eval_command->add_option("--threads", eval.threads, "CPU threads (default: all)")->check(rung::PositiveNumberCheck());
 
   std::string export_model, export_out;

@@ -280,6 +280,33 @@ TEST_F(HfImportTest, ATrainedCheckpointExportsAndEvaluatesToTheSameLoss) {
   EXPECT_TRUE(std::isfinite(from_checkpoint));
 }
 
+// train.init.checkpoint naming a folder: a trial model of the folder's options starts as the folder's
+// model; one that differs is refused listing what to set.
+TEST_F(HfImportTest, TrainInitFromAFolderCopiesItsWeightsIntoAModelOfItsOptions) {
+  const std::string folder = MakeModel("qwen2", "--arch qwen2 --seed 13");
+  StatusOr<ImportedModel> imported = ImportHfModel(folder);
+  ASSERT_TRUE(imported.ok()) << imported.status().message();
+  ModelConfig config = imported->config;
+  config.seq_len = 16;  // a trial's own length: not a model option
+  Transformer trial_model(config);
+  InitConfig init;
+  init.checkpoint = folder;
+  ASSERT_TRUE(InitializeFromCheckpoint(init, trial_model).ok());
+  const std::vector<int64_t> tokens = Tokens(16, config.vocab_size);
+  torch::NoGradGuard no_grad;
+  const torch::Tensor logits = trial_model->forward(torch::tensor(tokens, torch::kLong).unsqueeze(0)).squeeze(0);
+  EXPECT_LT((logits - RungLogits(*imported, tokens)).abs().max().item<double>(), 1e-5);
+
+  config.position.base = 500;
+  config.norm_eps = 1e-5;
+  Transformer other(config);
+  const Status status = InitializeFromCheckpoint(init, other);
+  EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), HasSubstr("is a Qwen2ForCausalLM this trial's model is not; set"));
+  EXPECT_THAT(status.message(), HasSubstr("\n  position.base: 10000.0 (here 500.0)"));
+  EXPECT_THAT(status.message(), HasSubstr("\n  model.norm_eps: 1e-06 (here 1e-05)"));
+}
+
 TEST_F(HfImportTest, WhatTheArchitecturesCannotExpressIsNotExported) {
   ModelConfig config;
   config.vocab_size = 61;
