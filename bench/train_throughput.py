@@ -184,7 +184,7 @@ def main():
     for path, hint in [(rung_train, "cmake --build BUILD_DIR --target rung-train"),
                        (bench_mm, "cmake --build BUILD_DIR --target rung-bench-mm"),
                        (data, "deploy/fetch-builtin-corpus.sh"),
-                       (args.python, "deploy/install-deps.sh --with-bench")]:
+                       (args.python, "deploy/install-deps.sh")]:
         if not os.path.exists(path):
             problems.append(f"missing {path} ({hint})")
     if problems and not args.dry_run:

@@ -357,7 +357,9 @@ int RunExport(const std::string& model_path, const std::string& out) {
 int main(int argc, char** argv) {
   CLI::App app{"rung-model: evaluate a Hugging Face model folder or a rung checkpoint on tokens, or export a "
                "checkpoint as a Hugging Face folder (rung eval, rung export-hf).\n"
-               "Exit codes: 0 done, 2 bad arguments, 4 a model, checkpoint or token file unusable, 1 other."};
+               "Exit codes: 0 done, 2 bad arguments, 4 a model, checkpoint or token file unusable, 1 other.",
+               // Users run it as `rung eval` and `rung export-hf`: its usage lines say so.
+               "rung"};
   app.require_subcommand(1);
   EvalOptions eval;
   CLI::App* eval_command = app.add_subcommand(

@@ -8,10 +8,10 @@ namespace {
 class Llama3 final : public LengthExtensionMethod {
  public:
   const char* name() const override { return "llama3"; }
-  const char* label() const override { return "Llama 3"; }
+  const char* label() const override { return "Llama 3.1"; }
   const char* summary() const override {
-    return "Llama 3.1's: pairs turning more than high_freq_factor (4) times over the original length kept, "
-           "fewer than low_freq_factor (1) interpolated, a linear ramp between (Meta, 2024)";
+    return "pairs turning more than high_freq_factor (4) times over the original length kept, fewer than "
+           "low_freq_factor (1) interpolated (theta / s), a linear ramp between (Meta, 2024)";
   }
   int listing_order() const override { return 55; }
 };

@@ -11,8 +11,8 @@ class YarnHf final : public LengthExtensionMethod {
   const char* name() const override { return "yarn_hf"; }
   const char* label() const override { return "YaRN (transformers)"; }
   const char* summary() const override {
-    return "YaRN as transformers computes it: the ramp linear in the pair index between the correction "
-           "dimensions of 32 and 1 turns, logits times (0.1 ln s + 1)^2";
+    return "as its code and transformers compute it: the ramp linear in the pair index between the "
+           "correction dimensions of 32 and 1 turns, logits times (0.1 ln s + 1)^2 (Peng et al., 2023)";
   }
   int listing_order() const override { return 45; }
 };
