@@ -30,7 +30,7 @@ void ValidateModelConfig(const ModelConfig& c, std::vector<ConfigError>* errors)
   };
   positive("model.vocab_size", c.vocab_size);
   positive("model.layers", c.layers);
-  positive("model.d_model", c.d_model);
+  const bool width_ok = positive("model.d_model", c.d_model);
   bool heads_ok = positive("model.heads", c.heads);
   bool kv_ok = positive("model.kv_heads", c.kv_heads);
   positive("model.mlp_hidden", c.mlp_hidden);
@@ -38,8 +38,13 @@ void ValidateModelConfig(const ModelConfig& c, std::vector<ConfigError>* errors)
     error("model.kv_heads", "must divide heads (" + std::to_string(c.heads) + "), got " + std::to_string(c.kv_heads));
   }
   // An explicit head_dim may make the attention width heads x head_dim differ from d_model (Qwen3's
-  // models): the q and output projections are then not square.
-  positive("model.head_dim", c.head_dim);
+  // models: the q and output projections are then not square); one derived as d_model / heads must
+  // divide d_model.
+  if (positive("model.head_dim", c.head_dim) && width_ok && heads_ok && c.head_dim == c.d_model / c.heads &&
+      CheckedMul(c.head_dim, c.heads) != c.d_model) {
+    error("model.heads", "heads x head_dim (" + std::to_string(c.heads) + " x " + std::to_string(c.head_dim) +
+                             ") must equal d_model (" + std::to_string(c.d_model) + "), or set model.head_dim");
+  }
   if (c.position.rotary() && c.head_dim > 0 && c.head_dim % 2 != 0) {
     error("model.head_dim", "rotary variant '" + c.position.variant + "' needs an even head dimension, got " +
                                 std::to_string(c.head_dim));

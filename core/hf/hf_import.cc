@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cmath>
+#include <map>
 #include <vector>
 
 #include "core/hf/hf_weights.h"
@@ -47,9 +48,13 @@ class TensorReader {
       return Status::DataLoss(file->path() + ": tensor '" + name + "' is " + SafetensorsDtypeName(tensor->dtype) +
                               "; rung reads BF16, F16 and F32");
     }
-    // The mapping is read-only and may be unaligned for the dtype: from_blob views it, clone copies it.
-    return torch::from_blob(const_cast<unsigned char*>(file->Data(*tensor)), shape, torch::TensorOptions().dtype(*dtype))
-        .clone();
+    // The mapping is read-only and may be unaligned for the dtype: from_blob views it, clone copies it;
+    // then the mapped pages go, so that loading holds one copy of the weights, not the file's and ours.
+    torch::Tensor copy =
+        torch::from_blob(const_cast<unsigned char*>(file->Data(*tensor)), shape, torch::TensorOptions().dtype(*dtype))
+            .clone();
+    file->ReleasePages(*tensor);
+    return copy;
   }
 
   bool Has(const std::string& name) const { return weights_.Find(name) != nullptr; }
@@ -169,27 +174,33 @@ StatusOr<ImportedModel> ImportHfModel(const std::string& folder) {
   const ModelConfig& c = imported.config;
   const int64_t d = c.d_model, hd = c.head_dim, heads = c.heads, kv = c.kv_heads;
   const TensorReader reader(weights, source);
-  Transformer model(c, Initialization::kEmpty);
+  // Every tensor read and checked against the folder's files first; the model (whose shapes come from
+  // config.json alone) is built only once they all agree with it.
+  std::map<std::string, torch::Tensor> parameters;
+  auto assign = [&](const std::string& name, const torch::Tensor& value) {
+    parameters[name] = value;
+    return Status::Ok();
+  };
   const torch::Tensor rows = HfToRungRotaryRows(hd);
 
   RUNG_ASSIGN_OR_RETURN(torch::Tensor embedding, reader.Read("model.embed_tokens.weight", {c.vocab_size, d}));
-  RUNG_RETURN_IF_ERROR(Assign(*model, "embedding", embedding));
+  RUNG_RETURN_IF_ERROR(assign("embedding", embedding));
   for (int64_t layer = 0; layer < c.layers; ++layer) {
     const std::string hf = "model.layers." + std::to_string(layer) + ".";
     const std::string rung = "blocks_" + std::to_string(layer) + "_";
     RUNG_ASSIGN_OR_RETURN(torch::Tensor attn_norm, reader.Read(hf + "input_layernorm.weight", {d}));
-    RUNG_RETURN_IF_ERROR(Assign(*model, rung + "attn_norm", attn_norm));
+    RUNG_RETURN_IF_ERROR(assign(rung + "attn_norm", attn_norm));
     RUNG_ASSIGN_OR_RETURN(torch::Tensor q, reader.Read(hf + "self_attn.q_proj.weight", {heads * hd, d}));
     RUNG_ASSIGN_OR_RETURN(torch::Tensor k, reader.Read(hf + "self_attn.k_proj.weight", {kv * hd, d}));
     RUNG_ASSIGN_OR_RETURN(torch::Tensor v, reader.Read(hf + "self_attn.v_proj.weight", {kv * hd, d}));
-    RUNG_RETURN_IF_ERROR(Assign(
-        *model, rung + "qkv",
+    RUNG_RETURN_IF_ERROR(assign(
+        rung + "qkv",
         torch::cat({PermuteHeadRows(q, heads, rows), PermuteHeadRows(k, kv, rows), v}, 0).to(q.scalar_type())));
     if (c.qkv_bias) {
       RUNG_ASSIGN_OR_RETURN(torch::Tensor q_bias, reader.Read(hf + "self_attn.q_proj.bias", {heads * hd}));
       RUNG_ASSIGN_OR_RETURN(torch::Tensor k_bias, reader.Read(hf + "self_attn.k_proj.bias", {kv * hd}));
       RUNG_ASSIGN_OR_RETURN(torch::Tensor v_bias, reader.Read(hf + "self_attn.v_proj.bias", {kv * hd}));
-      RUNG_RETURN_IF_ERROR(Assign(*model, rung + "qkv_bias",
+      RUNG_RETURN_IF_ERROR(assign(rung + "qkv_bias",
                                   torch::cat({PermuteHeadRows(q_bias, heads, rows), PermuteHeadRows(k_bias, kv, rows),
                                               v_bias.to(q_bias.scalar_type())},
                                              0)));
@@ -197,25 +208,27 @@ StatusOr<ImportedModel> ImportHfModel(const std::string& folder) {
     if (c.qk_norm) {
       RUNG_ASSIGN_OR_RETURN(torch::Tensor q_norm, reader.Read(hf + "self_attn.q_norm.weight", {hd}));
       RUNG_ASSIGN_OR_RETURN(torch::Tensor k_norm, reader.Read(hf + "self_attn.k_norm.weight", {hd}));
-      RUNG_RETURN_IF_ERROR(Assign(*model, rung + "q_norm", PermuteHeadRows(q_norm, 1, rows)));
-      RUNG_RETURN_IF_ERROR(Assign(*model, rung + "k_norm", PermuteHeadRows(k_norm, 1, rows)));
+      RUNG_RETURN_IF_ERROR(assign(rung + "q_norm", PermuteHeadRows(q_norm, 1, rows)));
+      RUNG_RETURN_IF_ERROR(assign(rung + "k_norm", PermuteHeadRows(k_norm, 1, rows)));
     }
     RUNG_ASSIGN_OR_RETURN(torch::Tensor out, reader.Read(hf + "self_attn.o_proj.weight", {d, heads * hd}));
-    RUNG_RETURN_IF_ERROR(Assign(*model, rung + "attn_out", out));
+    RUNG_RETURN_IF_ERROR(assign(rung + "attn_out", out));
     RUNG_ASSIGN_OR_RETURN(torch::Tensor mlp_norm, reader.Read(hf + "post_attention_layernorm.weight", {d}));
-    RUNG_RETURN_IF_ERROR(Assign(*model, rung + "mlp_norm", mlp_norm));
+    RUNG_RETURN_IF_ERROR(assign(rung + "mlp_norm", mlp_norm));
     RUNG_ASSIGN_OR_RETURN(torch::Tensor gate, reader.Read(hf + "mlp.gate_proj.weight", {c.mlp_hidden, d}));
     RUNG_ASSIGN_OR_RETURN(torch::Tensor up, reader.Read(hf + "mlp.up_proj.weight", {c.mlp_hidden, d}));
-    RUNG_RETURN_IF_ERROR(Assign(*model, rung + "mlp_up", torch::cat({gate, up.to(gate.scalar_type())}, 0)));
+    RUNG_RETURN_IF_ERROR(assign(rung + "mlp_up", torch::cat({gate, up.to(gate.scalar_type())}, 0)));
     RUNG_ASSIGN_OR_RETURN(torch::Tensor down, reader.Read(hf + "mlp.down_proj.weight", {d, c.mlp_hidden}));
-    RUNG_RETURN_IF_ERROR(Assign(*model, rung + "mlp_down", down));
+    RUNG_RETURN_IF_ERROR(assign(rung + "mlp_down", down));
   }
   RUNG_ASSIGN_OR_RETURN(torch::Tensor final_norm, reader.Read("model.norm.weight", {d}));
-  RUNG_RETURN_IF_ERROR(Assign(*model, "final_norm", final_norm));
+  RUNG_RETURN_IF_ERROR(assign("final_norm", final_norm));
   if (!c.tie_embeddings) {
     RUNG_ASSIGN_OR_RETURN(torch::Tensor head, reader.Read("lm_head.weight", {c.vocab_size, d}));
-    RUNG_RETURN_IF_ERROR(Assign(*model, "head", head));
+    RUNG_RETURN_IF_ERROR(assign("head", head));
   }
+  Transformer model(c, Initialization::kEmpty);
+  for (const auto& [name, value] : parameters) RUNG_RETURN_IF_ERROR(Assign(*model, name, value));
   model->eval();
   imported.model = model;
   return imported;

@@ -75,6 +75,29 @@ StatusOr<std::vector<float>> ToFloats(const SafetensorsFile& file, const Safeten
   }
 }
 
+StatusOr<std::map<std::string, std::string>> ParseWeightIndex(std::string_view text, const std::string& source) {
+  json index;
+  try {
+    index = json::parse(text);
+  } catch (const json::parse_error& error) {
+    return Status::InvalidArgument(source + ": byte " + std::to_string(error.byte > 0 ? error.byte - 1 : 0) +
+                                   ": not valid JSON: " + error.what());
+  }
+  if (!index.is_object() || !index.contains("weight_map") || !index.at("weight_map").is_object()) {
+    return Status::InvalidArgument(source + ": no weight_map object (tensor name -> shard file)");
+  }
+  std::map<std::string, std::string> weight_map;
+  for (const auto& [name, file] : index.at("weight_map").items()) {
+    if (!file.is_string() || !PlainFileName(file.get<std::string>())) {
+      return Status::InvalidArgument(source + ": tensor '" + name + "' is mapped to " + file.dump() +
+                                     ", not a file name in the model's folder");
+    }
+    weight_map[name] = file.get<std::string>();
+  }
+  if (weight_map.empty()) return Status::InvalidArgument(source + ": the weight_map names no tensor");
+  return weight_map;
+}
+
 StatusOr<HfWeights> HfWeights::Open(const std::string& folder) {
   HfWeights weights;
   const std::string single = folder + "/model.safetensors";
@@ -84,27 +107,10 @@ StatusOr<HfWeights> HfWeights::Open(const std::string& folder) {
   if (Exists(index_path)) {
     std::string text;
     RUNG_RETURN_IF_ERROR(ReadFileBytes(index_path, "weight index", &text));
-    json index;
-    try {
-      index = json::parse(text);
-    } catch (const json::parse_error& error) {
-      return Status::InvalidArgument(index_path + ": byte " + std::to_string(error.byte > 0 ? error.byte - 1 : 0) +
-                                     ": not valid JSON: " + error.what());
+    RUNG_ASSIGN_OR_RETURN(weight_map, ParseWeightIndex(text, index_path));
+    for (const auto& [name, file] : weight_map) {
+      if (std::find(names.begin(), names.end(), file) == names.end()) names.push_back(file);
     }
-    if (!index.is_object() || !index.contains("weight_map") || !index.at("weight_map").is_object()) {
-      return Status::InvalidArgument(index_path + ": no weight_map object (tensor name -> shard file)");
-    }
-    for (const auto& [name, file] : index.at("weight_map").items()) {
-      if (!file.is_string() || !PlainFileName(file.get<std::string>())) {
-        return Status::InvalidArgument(index_path + ": tensor '" + name + "' is mapped to " + file.dump() +
-                                       ", not a file name in the model's folder");
-      }
-      weight_map[name] = file.get<std::string>();
-      if (std::find(names.begin(), names.end(), file.get<std::string>()) == names.end()) {
-        names.push_back(file.get<std::string>());
-      }
-    }
-    if (names.empty()) return Status::InvalidArgument(index_path + ": the weight_map names no tensor");
   } else if (Exists(single)) {
     names.push_back("model.safetensors");
   } else {

@@ -18,6 +18,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/common/status.h"
@@ -40,6 +41,10 @@ class HfWeights {
   std::vector<SafetensorsFile> files_;
   std::map<std::string, std::pair<size_t, size_t>> by_name_;  // name -> (file, tensor) indexes
 };
+
+// model.safetensors.index.json's weight_map (tensor name -> shard file name), checked as Open checks it
+// (plain file names, at least one tensor); `source` names the file in messages.
+StatusOr<std::map<std::string, std::string>> ParseWeightIndex(std::string_view text, const std::string& source);
 
 // The tensor's values as floats, in its row-major order. INVALID_ARGUMENT for dtypes other than BF16,
 // F16 and F32, naming the file and the tensor.

@@ -1,5 +1,8 @@
 #include "core/hf/safetensors.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -241,6 +244,15 @@ const SafetensorsTensor* SafetensorsFile::Find(const std::string& name) const {
 
 const unsigned char* SafetensorsFile::Data(const SafetensorsTensor& tensor) const {
   return mapping_->data + header_.data_offset + tensor.begin;
+}
+
+void SafetensorsFile::ReleasePages(const SafetensorsTensor& tensor) const {
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(Data(tensor));
+  const uintptr_t first = (begin + page - 1) / page * page;  // the whole pages inside the tensor's bytes
+  const uintptr_t last = (begin + static_cast<uintptr_t>(tensor.bytes())) / page * page;
+  // A read-only private file mapping: dropped pages read the file again if touched (advice only).
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 std::string SafetensorsImage(const std::vector<SafetensorsEntry>& entries,

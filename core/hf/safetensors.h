@@ -74,6 +74,9 @@ class SafetensorsFile {
   const SafetensorsTensor* Find(const std::string& name) const;
   // The first of the tensor's bytes in the mapping. REQUIRES: `tensor` is one of tensors().
   const unsigned char* Data(const SafetensorsTensor& tensor) const;
+  // Lets the kernel drop the tensor's pages from memory (they are read from the file again if touched):
+  // a reader that has copied a tensor keeps its memory at one copy of the weights, not two.
+  void ReleasePages(const SafetensorsTensor& tensor) const;
 
  private:
   std::string path_;

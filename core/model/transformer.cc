@@ -70,7 +70,7 @@ torch::Tensor TransformerImpl::Hidden(const torch::Tensor& tokens, const torch::
                            : config_.attention == "fused" ? AttentionKernel::kFused
                                                           : AttentionKernel::kAuto;
   // Weights stored in bf16 or fp16 (an import) compute in compute_dtype_; fp32 weights as they are.
-  const bool stored_narrow = embedding_.scalar_type() != torch::kFloat;
+  const bool stored_narrow = embedding_.scalar_type() == torch::kBFloat16 || embedding_.scalar_type() == torch::kHalf;
   const torch::Dtype compute = stored_narrow ? compute_dtype_ : embedding_.scalar_type();
   kernel = ResolveAttentionKernel(kernel, device, compute);
   // "exact": never the fused kernel (the CPU slab kernel computes the same exact softmax).

@@ -28,6 +28,7 @@
 #include "core/common/file_bytes.h"
 #include "core/config/length_extension_method.h"
 #include "core/data/token_shards.h"
+#include "core/diagnostics/attention_diagnostics.h"
 #include "core/hf/hf_export.h"
 #include "core/hf/hf_import.h"
 #include "core/train/checkpoint_io.h"
@@ -133,11 +134,6 @@ rung::StatusOr<rung::LengthExtension> ChooseExtension(const EvalOptions& options
     for (const std::string& name : rung::LengthExtensionMethodNames()) names += ", " + name;
     return rung::Status::InvalidArgument("--extension " + options.extension + " is not as-configured" + names);
   }
-  if (method->needs_dominant_pairs()) {
-    return rung::Status::InvalidArgument("--extension " + options.extension +
-                                         " needs each pair's dominance measured at the training length, which "
-                                         "rung eval does not measure; sweeps evaluate it (train.extrapolation_methods)");
-  }
   const rung::ModelConfig& config = loaded.model->config();
   rung::LengthExtension extension;
   extension.method = options.extension;
@@ -201,7 +197,6 @@ int RunEval(const EvalOptions& options) {
   }
   rung::StatusOr<rung::LengthExtension> extension = ChooseExtension(options, *loaded);
   if (!extension.ok()) return Fail("eval", extension.status());
-  loaded->model->positional()->set_length_extension(*extension);
   if (options.device == "cuda" && !torch::cuda::is_available()) {
     std::cerr << "rung eval: --device cuda: this LibTorch sees no CUDA device\n";
     return kExitUsage;
@@ -223,6 +218,25 @@ int RunEval(const EvalOptions& options) {
   if (!shards.ok()) return Fail("eval", shards.status());
   const rung::TokenShards& stream = **shards;
   const int64_t stream_tokens = stream.SplitTokens(rung::Split::kValidation);
+  // Dominant-band interpolation: each frequency unit's dominant pair, measured as the sweeps' evaluation
+  // measures it (docs/science.md section 9), on up to 4 sequences of the original length from the start of
+  // the stream, before any extension.
+  const rung::LengthExtensionMethod* method = rung::FindLengthExtensionMethod(extension->method);
+  if (method != nullptr && method->needs_dominant_pairs() && extension->active()) {
+    const int64_t length = static_cast<int64_t>(extension->train_length);
+    const int64_t sequences = std::min<int64_t>(4, stream_tokens / length);
+    if (sequences < 1) {
+      std::cerr << "rung eval: --extension " << extension->method << " measures each pair's dominance on sequences of "
+                << length << " tokens; " << options.tokens << " holds " << stream_tokens << "\n";
+      return kExitUsage;
+    }
+    torch::Tensor sample = torch::empty({sequences, length}, torch::kLong);
+    auto rows = sample.accessor<int64_t, 2>();
+    for (int64_t i = 0; i < sequences * length; ++i) rows[i / length][i % length] = stream.Token(rung::Split::kValidation, i);
+    loaded->model->positional()->set_length_extension(rung::LengthExtension{});
+    extension->dominant_pairs = rung::MeasureDominantPairs(loaded->model, sample.to(device), torch::Tensor());
+  }
+  loaded->model->positional()->set_length_extension(*extension);
   rung::WindowLossOptions window_options;
   window_options.seq_len = options.seq_len;
   window_options.stride = options.stride;
