@@ -27,13 +27,15 @@ StatusOr<torch::Dtype> TorchDtype(SafetensorsDtype dtype) {
   }
 }
 
-// Reads tensors of the folder by name, checking each against the shape config.json implies.
+// Views tensors of the folder by name in their mapped files, checking each against the shape config.json
+// implies; once the caller has copied what it viewed, ReleaseViewed lets the kernel drop those pages, so
+// loading holds one copy of the weights (ours), not the file's beside it.
 class TensorReader {
  public:
   TensorReader(const HfWeights& weights, std::string config_source)
       : weights_(weights), config_source_(std::move(config_source)) {}
 
-  StatusOr<torch::Tensor> Read(const std::string& name, const std::vector<int64_t>& shape) const {
+  StatusOr<torch::Tensor> View(const std::string& name, const std::vector<int64_t>& shape) {
     const SafetensorsFile* file = nullptr;
     const SafetensorsTensor* tensor = weights_.Find(name, &file);
     if (tensor == nullptr) {
@@ -48,21 +50,53 @@ class TensorReader {
       return Status::DataLoss(file->path() + ": tensor '" + name + "' is " + SafetensorsDtypeName(tensor->dtype) +
                               "; rung reads BF16, F16 and F32");
     }
-    // The mapping is read-only and may be unaligned for the dtype: from_blob views it, clone copies it;
-    // then the mapped pages go, so that loading holds one copy of the weights, not the file's and ours.
-    torch::Tensor copy =
-        torch::from_blob(const_cast<unsigned char*>(file->Data(*tensor)), shape, torch::TensorOptions().dtype(*dtype))
-            .clone();
-    file->ReleasePages(*tensor);
-    return copy;
+    viewed_.emplace_back(file, tensor);
+    // A view of the read-only mapping: only ever copied from, never written.
+    return torch::from_blob(const_cast<unsigned char*>(file->Data(*tensor)), shape, torch::TensorOptions().dtype(*dtype));
   }
 
-  bool Has(const std::string& name) const { return weights_.Find(name) != nullptr; }
+  void ReleaseViewed() {
+    for (const auto& [file, tensor] : viewed_) file->ReleasePages(*tensor);
+    viewed_.clear();
+  }
 
  private:
   const HfWeights& weights_;
   std::string config_source_;
+  std::vector<std::pair<const SafetensorsFile*, const SafetensorsTensor*>> viewed_;
 };
+
+// One part of a fused parameter: its rows, permuted head by head by `order` when `heads` > 0.
+struct FusedPart {
+  torch::Tensor rows;
+  int64_t heads = 0;
+};
+
+// The parts stacked along dim 0 into one new tensor of the first part's dtype, written in place (no
+// intermediate copies).
+torch::Tensor Fuse(const std::vector<FusedPart>& parts, const torch::Tensor& order) {
+  int64_t total = 0;
+  for (const FusedPart& part : parts) total += part.rows.size(0);
+  std::vector<int64_t> shape = parts[0].rows.sizes().vec();
+  shape[0] = total;
+  torch::Tensor fused = torch::empty(shape, parts[0].rows.options());
+  int64_t offset = 0;
+  for (const FusedPart& part : parts) {
+    const int64_t rows = part.rows.size(0);
+    torch::Tensor target = fused.narrow(0, offset, rows);
+    const torch::Tensor source = part.rows.scalar_type() == fused.scalar_type() ? part.rows : part.rows.to(fused.scalar_type());
+    if (part.heads > 0) {
+      std::vector<int64_t> split = {part.heads, order.size(0)};
+      split.insert(split.end(), shape.begin() + 1, shape.end());
+      torch::Tensor permuted = target.view(split);
+      torch::index_select_out(permuted, source.reshape(split), 1, order);
+    } else {
+      target.copy_(source);
+    }
+    offset += rows;
+  }
+  return fused;
+}
 
 Status Assign(torch::nn::Module& model, const std::string& name, const torch::Tensor& value) {
   auto parameters = model.named_parameters(true);
@@ -173,7 +207,7 @@ StatusOr<ImportedModel> ImportHfModel(const std::string& folder) {
   RUNG_ASSIGN_OR_RETURN(HfWeights weights, HfWeights::Open(folder));
   const ModelConfig& c = imported.config;
   const int64_t d = c.d_model, hd = c.head_dim, heads = c.heads, kv = c.kv_heads;
-  const TensorReader reader(weights, source);
+  TensorReader reader(weights, source);
   // Every tensor read and checked against the folder's files first; the model (whose shapes come from
   // config.json alone) is built only once they all agree with it.
   std::map<std::string, torch::Tensor> parameters;
@@ -183,50 +217,43 @@ StatusOr<ImportedModel> ImportHfModel(const std::string& folder) {
   };
   const torch::Tensor rows = HfToRungRotaryRows(hd);
 
-  RUNG_ASSIGN_OR_RETURN(torch::Tensor embedding, reader.Read("model.embed_tokens.weight", {c.vocab_size, d}));
-  RUNG_RETURN_IF_ERROR(assign("embedding", embedding));
+  auto copy = [&](const std::string& rung_name, const std::string& hf_name, const std::vector<int64_t>& shape) -> Status {
+    RUNG_ASSIGN_OR_RETURN(torch::Tensor view, reader.View(hf_name, shape));
+    RUNG_RETURN_IF_ERROR(assign(rung_name, view.clone()));
+    reader.ReleaseViewed();
+    return Status::Ok();
+  };
+  RUNG_RETURN_IF_ERROR(copy("embedding", "model.embed_tokens.weight", {c.vocab_size, d}));
   for (int64_t layer = 0; layer < c.layers; ++layer) {
     const std::string hf = "model.layers." + std::to_string(layer) + ".";
     const std::string rung = "blocks_" + std::to_string(layer) + "_";
-    RUNG_ASSIGN_OR_RETURN(torch::Tensor attn_norm, reader.Read(hf + "input_layernorm.weight", {d}));
-    RUNG_RETURN_IF_ERROR(assign(rung + "attn_norm", attn_norm));
-    RUNG_ASSIGN_OR_RETURN(torch::Tensor q, reader.Read(hf + "self_attn.q_proj.weight", {heads * hd, d}));
-    RUNG_ASSIGN_OR_RETURN(torch::Tensor k, reader.Read(hf + "self_attn.k_proj.weight", {kv * hd, d}));
-    RUNG_ASSIGN_OR_RETURN(torch::Tensor v, reader.Read(hf + "self_attn.v_proj.weight", {kv * hd, d}));
-    RUNG_RETURN_IF_ERROR(assign(
-        rung + "qkv",
-        torch::cat({PermuteHeadRows(q, heads, rows), PermuteHeadRows(k, kv, rows), v}, 0).to(q.scalar_type())));
+    RUNG_RETURN_IF_ERROR(copy(rung + "attn_norm", hf + "input_layernorm.weight", {d}));
+    RUNG_ASSIGN_OR_RETURN(torch::Tensor q, reader.View(hf + "self_attn.q_proj.weight", {heads * hd, d}));
+    RUNG_ASSIGN_OR_RETURN(torch::Tensor k, reader.View(hf + "self_attn.k_proj.weight", {kv * hd, d}));
+    RUNG_ASSIGN_OR_RETURN(torch::Tensor v, reader.View(hf + "self_attn.v_proj.weight", {kv * hd, d}));
+    RUNG_RETURN_IF_ERROR(assign(rung + "qkv", Fuse({{q, heads}, {k, kv}, {v, 0}}, rows)));
     if (c.qkv_bias) {
-      RUNG_ASSIGN_OR_RETURN(torch::Tensor q_bias, reader.Read(hf + "self_attn.q_proj.bias", {heads * hd}));
-      RUNG_ASSIGN_OR_RETURN(torch::Tensor k_bias, reader.Read(hf + "self_attn.k_proj.bias", {kv * hd}));
-      RUNG_ASSIGN_OR_RETURN(torch::Tensor v_bias, reader.Read(hf + "self_attn.v_proj.bias", {kv * hd}));
-      RUNG_RETURN_IF_ERROR(assign(rung + "qkv_bias",
-                                  torch::cat({PermuteHeadRows(q_bias, heads, rows), PermuteHeadRows(k_bias, kv, rows),
-                                              v_bias.to(q_bias.scalar_type())},
-                                             0)));
+      RUNG_ASSIGN_OR_RETURN(torch::Tensor q_bias, reader.View(hf + "self_attn.q_proj.bias", {heads * hd}));
+      RUNG_ASSIGN_OR_RETURN(torch::Tensor k_bias, reader.View(hf + "self_attn.k_proj.bias", {kv * hd}));
+      RUNG_ASSIGN_OR_RETURN(torch::Tensor v_bias, reader.View(hf + "self_attn.v_proj.bias", {kv * hd}));
+      RUNG_RETURN_IF_ERROR(assign(rung + "qkv_bias", Fuse({{q_bias, heads}, {k_bias, kv}, {v_bias, 0}}, rows)));
     }
     if (c.qk_norm) {
-      RUNG_ASSIGN_OR_RETURN(torch::Tensor q_norm, reader.Read(hf + "self_attn.q_norm.weight", {hd}));
-      RUNG_ASSIGN_OR_RETURN(torch::Tensor k_norm, reader.Read(hf + "self_attn.k_norm.weight", {hd}));
-      RUNG_RETURN_IF_ERROR(assign(rung + "q_norm", PermuteHeadRows(q_norm, 1, rows)));
-      RUNG_RETURN_IF_ERROR(assign(rung + "k_norm", PermuteHeadRows(k_norm, 1, rows)));
+      RUNG_ASSIGN_OR_RETURN(torch::Tensor q_norm, reader.View(hf + "self_attn.q_norm.weight", {hd}));
+      RUNG_ASSIGN_OR_RETURN(torch::Tensor k_norm, reader.View(hf + "self_attn.k_norm.weight", {hd}));
+      RUNG_RETURN_IF_ERROR(assign(rung + "q_norm", Fuse({{q_norm, 1}}, rows)));
+      RUNG_RETURN_IF_ERROR(assign(rung + "k_norm", Fuse({{k_norm, 1}}, rows)));
     }
-    RUNG_ASSIGN_OR_RETURN(torch::Tensor out, reader.Read(hf + "self_attn.o_proj.weight", {d, heads * hd}));
-    RUNG_RETURN_IF_ERROR(assign(rung + "attn_out", out));
-    RUNG_ASSIGN_OR_RETURN(torch::Tensor mlp_norm, reader.Read(hf + "post_attention_layernorm.weight", {d}));
-    RUNG_RETURN_IF_ERROR(assign(rung + "mlp_norm", mlp_norm));
-    RUNG_ASSIGN_OR_RETURN(torch::Tensor gate, reader.Read(hf + "mlp.gate_proj.weight", {c.mlp_hidden, d}));
-    RUNG_ASSIGN_OR_RETURN(torch::Tensor up, reader.Read(hf + "mlp.up_proj.weight", {c.mlp_hidden, d}));
-    RUNG_RETURN_IF_ERROR(assign(rung + "mlp_up", torch::cat({gate, up.to(gate.scalar_type())}, 0)));
-    RUNG_ASSIGN_OR_RETURN(torch::Tensor down, reader.Read(hf + "mlp.down_proj.weight", {d, c.mlp_hidden}));
-    RUNG_RETURN_IF_ERROR(assign(rung + "mlp_down", down));
+    RUNG_RETURN_IF_ERROR(copy(rung + "attn_out", hf + "self_attn.o_proj.weight", {d, heads * hd}));
+    RUNG_RETURN_IF_ERROR(copy(rung + "mlp_norm", hf + "post_attention_layernorm.weight", {d}));
+    RUNG_ASSIGN_OR_RETURN(torch::Tensor gate, reader.View(hf + "mlp.gate_proj.weight", {c.mlp_hidden, d}));
+    RUNG_ASSIGN_OR_RETURN(torch::Tensor up, reader.View(hf + "mlp.up_proj.weight", {c.mlp_hidden, d}));
+    RUNG_RETURN_IF_ERROR(assign(rung + "mlp_up", Fuse({{gate, 0}, {up, 0}}, rows)));
+    RUNG_RETURN_IF_ERROR(copy(rung + "mlp_down", hf + "mlp.down_proj.weight", {d, c.mlp_hidden}));
+    reader.ReleaseViewed();
   }
-  RUNG_ASSIGN_OR_RETURN(torch::Tensor final_norm, reader.Read("model.norm.weight", {d}));
-  RUNG_RETURN_IF_ERROR(assign("final_norm", final_norm));
-  if (!c.tie_embeddings) {
-    RUNG_ASSIGN_OR_RETURN(torch::Tensor head, reader.Read("lm_head.weight", {c.vocab_size, d}));
-    RUNG_RETURN_IF_ERROR(assign("head", head));
-  }
+  RUNG_RETURN_IF_ERROR(copy("final_norm", "model.norm.weight", {d}));
+  if (!c.tie_embeddings) RUNG_RETURN_IF_ERROR(copy("head", "lm_head.weight", {c.vocab_size, d}));
   Transformer model(c, Initialization::kEmpty);
   for (const auto& [name, value] : parameters) RUNG_RETURN_IF_ERROR(Assign(*model, name, value));
   model->eval();

@@ -59,7 +59,16 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& tokens, const torch:
 }
 
 torch::Tensor TransformerImpl::Logits(const torch::Tensor& hidden) const {
-  return torch::linear(hidden, As(head_.defined() ? head_ : embedding_, hidden));
+  const torch::Tensor& head = head_.defined() ? head_ : embedding_;
+  if (head.scalar_type() == hidden.scalar_type()) return torch::linear(hidden, head);
+  // Weights stored in another dtype: converted a block of vocabulary rows at a time, so that the
+  // conversion never holds a whole [vocab, d_model] matrix in the compute dtype.
+  constexpr int64_t kRows = 8192;
+  std::vector<torch::Tensor> blocks;
+  for (int64_t row = 0; row < head.size(0); row += kRows) {
+    blocks.push_back(torch::linear(hidden, head.narrow(0, row, std::min(kRows, head.size(0) - row)).to(hidden.scalar_type())));
+  }
+  return torch::cat(blocks, -1);
 }
 
 torch::Tensor TransformerImpl::Hidden(const torch::Tensor& tokens, const torch::Tensor& doc_start) {

@@ -54,6 +54,12 @@ int Fail(const std::string& command, const rung::Status& status) {
   return ExitCodeFor(status);
 }
 
+// The same for a file the user named that cannot be used: exit 4 whatever the status.
+int FailUnusable(const std::string& command, const rung::Status& status) {
+  std::cerr << "rung " << command << ": " << status.message() << "\n";
+  return kExitData;
+}
+
 // A model to evaluate: imported from a Hugging Face folder or read from a rung checkpoint.
 struct LoadedModel {
   rung::Transformer model{nullptr};
@@ -172,8 +178,10 @@ int RunEval(const EvalOptions& options) {
     return kExitUsage;
   }
   const auto started = std::chrono::steady_clock::now();
+  // A model or token file that cannot be used is exit 4, whatever the reason (a lying header, a missing
+  // shard, an unknown architecture, an id outside the vocabulary).
   rung::StatusOr<LoadedModel> loaded = LoadModel(options.model);
-  if (!loaded.ok()) return Fail("eval", loaded.status());
+  if (!loaded.ok()) return FailUnusable("eval", loaded.status());
   const rung::ModelConfig& config = loaded->model->config();
   if (loaded->hf && loaded->hf->sliding_window && options.seq_len > *loaded->hf->sliding_window) {
     std::cerr << "rung eval: " << options.model << " attends over a sliding window of " << *loaded->hf->sliding_window
@@ -215,7 +223,7 @@ int RunEval(const EvalOptions& options) {
   std::error_code error;
   if (!std::filesystem::exists(std::filesystem::path(options.tokens) / "manifest.json", error)) data.val_path = options.tokens;
   rung::StatusOr<std::unique_ptr<rung::TokenShards>> shards = rung::TokenShards::Open(data, 0);
-  if (!shards.ok()) return Fail("eval", shards.status());
+  if (!shards.ok()) return FailUnusable("eval", shards.status());
   const rung::TokenShards& stream = **shards;
   const int64_t stream_tokens = stream.SplitTokens(rung::Split::kValidation);
   // Dominant-band interpolation: each frequency unit's dominant pair, measured as the sweeps' evaluation
@@ -359,7 +367,7 @@ int RunExport(const std::string& model_path, const std::string& out) {
     return kExitUsage;
   }
   rung::StatusOr<rung::CheckpointModel> checkpoint = rung::LoadCheckpointModel(model_path);
-  if (!checkpoint.ok()) return Fail("export-hf", checkpoint.status());
+  if (!checkpoint.ok()) return FailUnusable("export-hf", checkpoint.status());
   const rung::Status exported = rung::hf::ExportHfModel(checkpoint->model, out);
   if (!exported.ok()) return Fail("export-hf", exported);
   std::cout << "rung export-hf: wrote " << out << " (" << checkpoint->path << ")\n";
