@@ -31,6 +31,21 @@ int RunModelTool(const std::string& subcommand, const std::vector<std::string>& 
 
 }  // namespace
 
+StatusOr<SubprocessResult> RunModelToolCollecting(const std::string& subcommand, const std::vector<std::string>& arguments) {
+  SubprocessOptions options;
+  options.argv = {ExecutableDirectory() + "/rung-model", subcommand};
+  options.argv.insert(options.argv.end(), arguments.begin(), arguments.end());
+  options.stdout_to = Redirect::Pipe();
+  options.stderr_to = Redirect::Pipe();
+  options.die_with_parent = true;
+  StatusOr<SubprocessResult> result = Subprocess::Run(options);
+  if (!result.ok()) {
+    return Status::FailedPrecondition("cannot run " + options.argv[0] + " (rung-model is built with LibTorch): " +
+                                      result.status().message());
+  }
+  return result;
+}
+
 void AddModelToolCommand(CLI::App& app, int* exit_code, const std::string& name, const std::string& description) {
   CLI::App* command = app.add_subcommand(name, description);
   // Every argument, --help included, is rung-model's.

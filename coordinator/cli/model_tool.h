@@ -7,10 +7,18 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "core/common/status.h"
+#include "core/common/subprocess.h"
+
 namespace rung::cli {
+
+// Runs `rung-model SUBCOMMAND ARGS` and waits for it: its exit and its stdout and stderr collected.
+// Errors: FAILED_PRECONDITION where rung-model cannot be started (a build without LibTorch).
+StatusOr<SubprocessResult> RunModelToolCollecting(const std::string& subcommand, const std::vector<std::string>& arguments);
 
 // Adds the subcommand `name` that runs `rung-model name ARGS`; *exit_code is set only where rung-model
 // cannot be run (1, with a message).

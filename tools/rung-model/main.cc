@@ -5,6 +5,9 @@
 //                   [--extension as-configured|METHOD --factor s --original-length L ...]
 //                   [--by-position] [--format table|json|csv] [--max-windows N] [--bos auto|yes|no]
 //   rung-model export-hf --model CHECKPOINT --out DIR
+//   rung-model diag --model DIR|CHECKPOINT --tokens SHARD|PREPARED --seq-len T [--sequences N] [--batches K]
+//                   (`rung diag --model`: the attention diagnostics of docs/science.md section 7 as one JSON
+//                   document {"attention": ..., "head_dim", "base", "seq_len", "architecture"})
 //
 // --model is a Hugging Face model folder (config.json and safetensors: core/hf/hf_import.h) or a
 // rung-train checkpoint (a file, or a trial's checkpoint folder: its newest). Exit codes: 0 done, 2 bad
@@ -33,6 +36,7 @@
 #include "core/hf/hf_import.h"
 #include "core/train/checkpoint_io.h"
 #include "core/train/runtime.h"
+#include "core/records/record_json.h"
 #include "core/train/window_loss.h"
 
 namespace {
@@ -360,6 +364,83 @@ int RunEval(const EvalOptions& options) {
   return kExitOk;
 }
 
+struct DiagnoseOptions {
+  std::string model, tokens, bos = "auto";
+  int64_t seq_len = 0, sequences = 16, batches = 1;
+  int threads = 0;
+};
+
+// `rung diag --model`: the diagnostics the trainer measures at a milestone (core/diagnostics/
+// attention_diagnostics.h), with its defaults, on the first sequences x batches windows of T tokens of
+// the stream, under the model's own rope_scaling; printed as one JSON document.
+int RunDiagnose(const DiagnoseOptions& options) {
+  rung::ConfigureRuntime(options.threads > 0 ? options.threads
+                                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  rung::StatusOr<LoadedModel> loaded = LoadModel(options.model);
+  if (!loaded.ok()) return FailUnusable("diag", loaded.status());
+  const rung::ModelConfig& config = loaded->model->config();
+  if (!config.position.rotary()) {
+    std::cerr << "rung diag: --model " << options.model << " does not rotate queries and keys\n";
+    return kExitUsage;
+  }
+  std::optional<int64_t> bos = options.bos == "no" ? std::nullopt : loaded->bos;
+  if (options.bos == "yes") {
+    if (!loaded->hf || !loaded->hf->bos_token_id) {
+      std::cerr << "rung diag: --bos yes: " << options.model << " names no bos_token_id\n";
+      return kExitUsage;
+    }
+    bos = loaded->hf->bos_token_id;
+  }
+  rung::DataConfig data;
+  data.source = "shards";
+  data.path = options.tokens;
+  data.vocab_size = config.vocab_size;
+  data.token_bytes = config.vocab_size > 65536 ? 4 : 2;
+  data.seq_len = 1;
+  std::error_code error;
+  if (!std::filesystem::exists(std::filesystem::path(options.tokens) / "manifest.json", error)) data.val_path = options.tokens;
+  rung::StatusOr<std::unique_ptr<rung::TokenShards>> shards = rung::TokenShards::Open(data, 0);
+  if (!shards.ok()) return FailUnusable("diag", shards.status());
+  const rung::TokenShards& stream = **shards;
+  const int64_t rows = options.sequences * options.batches;
+  const int64_t text_per_row = bos ? options.seq_len - 1 : options.seq_len;
+  const int64_t available = stream.SplitTokens(rung::Split::kValidation);
+  if (available < rows * text_per_row) {
+    std::cerr << "rung diag: " << options.tokens << " holds " << available << " tokens, fewer than " << rows
+              << " sequences of " << options.seq_len << "\n";
+    return kExitUsage;
+  }
+  torch::Tensor tokens = torch::empty({rows, options.seq_len}, torch::kLong);
+  auto rows_of = tokens.accessor<int64_t, 2>();
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t t = 0; t < options.seq_len; ++t) {
+      rows_of[r][t] = bos && t == 0 ? *bos : stream.Token(rung::Split::kValidation, r * text_per_row + t - (bos ? 1 : 0));
+    }
+  }
+  if (loaded->hf) loaded->model->positional()->set_length_extension(rung::hf::ConfiguredExtension(*loaded->hf, options.seq_len));
+  rung::DiagnosticsOptions diagnostics;  // the trainer's defaults (rung::TrainConfig's diagnostics_*)
+  const rung::TrainConfig defaults;
+  diagnostics.renyi_order = defaults.diagnostics_renyi_order;
+  diagnostics.lengths = defaults.diagnostics_lengths;
+  diagnostics.regime_multiples = defaults.diagnostics_regime_multiples;
+  diagnostics.beta_trim = defaults.diagnostics_beta_trim;
+  diagnostics.failure_lengths = defaults.diagnostics_failure_lengths;
+  diagnostics.pair_profile_bins = defaults.diagnostics_pair_profile_bins;
+  diagnostics.batch_sequences = options.sequences;
+  diagnostics.bootstrap_unit = options.batches > 1 ? rung::kBootstrapUnitBatch : rung::kBootstrapUnitSequence;
+  torch::NoGradGuard no_grad;
+  const rung::records::AttentionDiagnostics attention =
+      rung::MeasureAttentionDiagnostics(loaded->model, tokens, torch::Tensor(), diagnostics);
+  const nlohmann::json out = {{"attention", rung::records::DocumentJson(attention)},
+                              {"head_dim", config.head_dim},
+                              {"base", config.position.base},
+                              {"seq_len", options.seq_len},
+                              {"architecture", loaded->description},
+                              {"sequences", rows}};
+  std::cout << out.dump() << "\n";
+  return kExitOk;
+}
+
 int RunExport(const std::string& model_path, const std::string& out) {
   rung::ConfigureRuntime(1);
   if (rung::hf::IsHfModelFolder(model_path)) {
@@ -428,9 +509,23 @@ int main(int argc, char** argv) {
   export_command->add_option("--model", export_model, "A rung checkpoint (a file, or a checkpoint folder: its newest)")->required();
   export_command->add_option("--out", export_out, "The folder to write (must not exist, or be empty)")->required();
 
+  DiagnoseOptions diagnose;
+  CLI::App* diag_command = app.add_subcommand(
+      "diag", "The attention diagnostics of a model on windows of a token stream, as one JSON document (rung diag --model)");
+  diag_command->add_option("--model", diagnose.model, "A Hugging Face model folder or a rung checkpoint")->required();
+  diag_command->add_option("--tokens", diagnose.tokens, "A token shard, a folder of them, or a prepared folder")->required();
+  diag_command->add_option("--seq-len", diagnose.seq_len, "Sequence length T")->required()->check(rung::PositiveNumberCheck());
+  diag_command->add_option("--sequences", diagnose.sequences, "Sequences per batch (default 16)")
+      ->check(rung::PositiveNumberCheck());
+  diag_command->add_option("--batches", diagnose.batches, "Batches, the bootstrap's units (default 1: sequences are)")
+      ->check(rung::PositiveNumberCheck());
+  diag_command->add_option("--bos", diagnose.bos, "auto, yes or no, as rung eval's")->check(CLI::IsMember({"auto", "yes", "no"}));
+  diag_command->add_option("--threads", diagnose.threads, "CPU threads (default: all)")->check(rung::PositiveNumberCheck());
+
   if (const std::optional<int> stop = rung::ParseCommandLine(app, argc, argv)) return *stop;
   try {
     if (eval_command->parsed()) return RunEval(eval);
+    if (diag_command->parsed()) return RunDiagnose(diagnose);
     return RunExport(export_model, export_out);
   } catch (const std::exception& error) {
     std::cerr << "rung-model: " << error.what() << "\n";

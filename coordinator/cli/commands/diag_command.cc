@@ -30,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "coordinator/cli/command_support.h"
+#include "coordinator/cli/model_tool.h"
 #include "coordinator/cli/paper003_closed_forms.h"
 #include "coordinator/cli/text_table.h"
 #include "coordinator/cli/trial_diagnostics.h"
@@ -68,6 +69,9 @@ struct DiagOptions {
   int draws = 16;
   // --closed-form: a paper's closed forms (no trial, no coordinator); its options but table and format.
   ClosedFormOptions closed_form;
+  // --model: a Hugging Face folder or a rung checkpoint measured here (rung-model diag), on --tokens.
+  std::string model, tokens, bos = "auto";
+  int64_t model_seq_len = 0, sequences = 16, batches = 1;
 };
 
 // The failure-mode statistics of core/diagnostics/failure_modes.h, in the order the table shows them: as a
@@ -626,9 +630,8 @@ double ConfigNumber(const json& config, const char* pointer, double otherwise) {
 
 // The trial's failure-mode rows, then the Gaussian reference at their M, the config's head dimension and `base`.
 std::vector<FailureModesRow> FailureModesWithReference(const records::AttentionDiagnostics& attention,
-                                                       int64_t trial_id, const json& config, double base) {
-  std::vector<FailureModesRow> failure_rows =
-      TrialFailureModeRows(attention, "trial " + std::to_string(trial_id), base);
+                                                       const std::string& label, const json& config, double base) {
+  std::vector<FailureModesRow> failure_rows = TrialFailureModeRows(attention, label, base);
   if (failure_rows.empty()) return failure_rows;
   FailureModeGrid grid;
   // The trainer's contexts, within what the CLI measures itself (--n's range, 64 of them at most).
@@ -693,7 +696,7 @@ void PrintAttentionSections(const DiagSections& sections, const records::Attenti
   }
   if (!failure_rows.empty() || sections.table == "failure_modes") {
     sections.Print("failure_modes",
-                   "RoPE's failure modes on the trial's queries and keys (mean over heads) beside i.i.d. Gaussian q, k "
+                   "RoPE's failure modes on the model's queries and keys (mean over heads) beside i.i.d. Gaussian q, k "
                    "at the same M, head dimension and base",
                    FailureModesTable(failure_rows));
   }
@@ -807,7 +810,7 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
   std::string table = options.table;
   if (table.empty()) table = options.format == "table" ? "all" : "heads";
   const std::vector<FailureModesRow> failure_rows =
-      FailureModesWithReference(*attention, options.trial_id, config, base);
+      FailureModesWithReference(*attention, "trial " + std::to_string(options.trial_id), config, base);
   if (table == "all" && options.format == "csv") {
     std::cerr << "rung diag: --format csv needs one --table (heads, gaps, regime, beta, milestones, failure_modes, "
                  "extrapolation, bands, niah or frequencies)\n";
@@ -822,6 +825,69 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
     PrintEvaluationSections(sections, diagnostics, frequencies.table, base, train_length);
   }
   return PlotTrialDiagnostics(options, diagnostics, *attention, failure_rows, frequencies, trial, base, train_length);
+}
+
+// `rung diag --model`: the diagnostics a training milestone records, measured by rung-model on the
+// model's first windows of --tokens, shown as a trial's are (the sections a model alone has: heads, gaps,
+// regime, failure_modes); the exit code.
+int RunModelDiag(const DiagOptions& options) {
+  if (options.tokens.empty() || options.model_seq_len <= 0) {
+    std::cerr << "rung diag: --model needs --tokens and --seq-len\n";
+    return kUsage;
+  }
+  std::string table = options.table;
+  if (table.empty()) table = options.format == "table" ? "all" : "heads";
+  if (table != "all" && table != "heads" && table != "gaps" && table != "regime" && table != "failure_modes") {
+    std::cerr << "rung diag: --table " << table << " is measured by a training run (give a trial); a model alone has "
+                 "heads, gaps, regime and failure_modes\n";
+    return kUsage;
+  }
+  if (table == "all" && options.format == "csv") {
+    std::cerr << "rung diag: --format csv needs one --table (heads, gaps, regime or failure_modes)\n";
+    return kUsage;
+  }
+  StatusOr<SubprocessResult> run = RunModelToolCollecting(
+      "diag", {"--model", options.model, "--tokens", options.tokens, "--seq-len", std::to_string(options.model_seq_len),
+               "--sequences", std::to_string(options.sequences), "--batches", std::to_string(options.batches),
+               "--bos", options.bos});
+  if (!run.ok()) {
+    std::cerr << "rung diag: " << run.status().message() << "\n";
+    return kFailure;
+  }
+  if (!run->exit.Succeeded()) {
+    std::cerr << run->stderr_text;
+    return run->exit.signal == 0 ? run->exit.code : kFailure;
+  }
+  const json measured = json::parse(run->stdout_text, nullptr, /*allow_exceptions=*/false);
+  records::AttentionDiagnostics attention;
+  if (measured.is_discarded() || !measured.contains("attention") ||
+      !records::DocumentFromJson(measured.at("attention"), &attention).ok()) {
+    std::cerr << "rung diag: rung-model diag printed no diagnostics\n";
+    return kFailure;
+  }
+  const double base = measured.value("base", 10000.0);
+  const json config = {{"model", {{"head_dim", measured.value("head_dim", 0)}}}, {"position", {{"base", base}}}};
+  const std::vector<FailureModesRow> failure_rows = FailureModesWithReference(attention, options.model, config, base);
+  if (table == "all" && options.format == "json") {
+    std::cout << json{{"model", options.model},
+                      {"architecture", measured.value("architecture", "")},
+                      {"sequences", measured.value("sequences", 0)},
+                      {"diagnostics", {{"attention", records::DocumentJson(attention)}}}}
+                     .dump(2)
+              << "\n";
+  } else {
+    PrintAttentionSections(DiagSections{table, options.format}, attention, failure_rows, {{0, attention}});
+  }
+  if (options.plot_dir.empty()) return kOk;
+  if (!failure_rows.empty()) {
+    if (int code = PlotFailureModes(failure_rows, options, options.model); code != kOk) return code;
+  }
+  plot::DiagnosticsPlotOptions plot_options;
+  plot_options.out_dir = options.plot_dir;
+  plot_options.gnuplot = options.gnuplot;
+  plot_options.title = options.model;
+  if (int code = ReportPlotFiles(plot::WriteDiagnosticsPlots(attention, {}, plot_options)); code != kOk) return code;
+  return ReportPlotFiles(plot::WritePairProfilePlots(attention, plot_options));
 }
 
 }  // namespace
@@ -841,6 +907,7 @@ void AddDiagCommand(CLI::App& app, int* exit_code) {
       "--synthetic needs no trial and no coordinator: simplex|gaussian run gap counting on rows with closed forms\n"
       "(simplex: Lambda = ln n / D, xi_Lambda = 1, xi_alpha = xi_Delta = 0; Gaussian: xi_Lambda about 0.6);\n"
       "failure_modes measures the four failure modes on i.i.d. Gaussian q, k over --n, --base and every precision.\n"
+      "--model DIR --tokens FILE --seq-len T measures a Hugging Face folder or a rung checkpoint here (rung-model).\n"
       "--closed-form 003 needs neither: paper 003's formulas as its tables (Table 3, Eq. 5, lambda(M) and the normal\n"
       "approximation, Table 4 as the paper prints it, Theorems 6 and 8) over --lengths, --bases and --precision.",
       options, RunDiag);
@@ -909,8 +976,33 @@ void AddDiagCommand(CLI::App& app, int* exit_code) {
   command->add_option("--step", options->step, "The milestone to show, by its step (default: the latest)")
       ->check(PositiveNumberCheck(/*zero_allowed=*/true))
       ->excludes(synthetic);
+  CLI::Option* model =
+      command->add_option("--model", options->model,
+                          "Instead of a trial: a Hugging Face model folder or a rung checkpoint, measured here on --tokens "
+                          "(heads, gaps, regime, failure_modes)");
+  trial->excludes(model);
+  model->excludes(synthetic);
+  model->excludes(closed_form);
+  command->add_option("--tokens", options->tokens, "--model: a token shard, a folder of them, or a prepared folder")
+      ->needs(model);
+  command->add_option("--seq-len", options->model_seq_len, "--model: the sequence length T")
+      ->check(PositiveNumberCheck())
+      ->needs(model);
+  command->add_option("--sequences", options->sequences, "--model: sequences per batch (default 16)")
+      ->check(PositiveNumberCheck())
+      ->needs(model);
+  command->add_option("--batches", options->batches, "--model: batches, the bootstrap's units (default 1: sequences)")
+      ->check(PositiveNumberCheck())
+      ->needs(model);
+  command->add_option("--bos", options->bos, "--model: prepend its BOS: auto (where its tokenizer config adds one), yes, no")
+      ->check(CLI::IsMember({"auto", "yes", "no"}))
+      ->needs(model);
   // --synthetic runs here, with no connection; a trial goes to the coordinator as every command does.
   command->callback([options, exit_code, command] {
+    if (command->count("--model") > 0) {
+      *exit_code = RunModelDiag(*options);
+      return;
+    }
     if (command->count("--closed-form") > 0) {
       *exit_code = RunClosedForm(*options, command->count("--head-dim") > 0);
       return;
@@ -931,7 +1023,7 @@ void AddDiagCommand(CLI::App& app, int* exit_code) {
       return;
     }
     if (command->count("trial") == 0) {
-      std::cerr << "rung diag: give a trial id, --synthetic simplex|gaussian|failure_modes or --closed-form 003\n";
+      std::cerr << "rung diag: give a trial id, --model DIR, --synthetic simplex|gaussian|failure_modes or --closed-form 003\n";
       *exit_code = kUsage;
       return;
     }
