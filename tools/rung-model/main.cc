@@ -28,6 +28,7 @@
 
 #include "core/common/blas_kernel_startup.h"
 #include "core/common/command_line.h"
+#include "core/common/cpu_features.h"
 #include "core/common/file_bytes.h"
 #include "core/config/length_extension_method.h"
 #include "core/data/token_shards.h"
@@ -215,7 +216,13 @@ int RunEval(const EvalOptions& options) {
   }
   const torch::Device device = options.device == "cuda" ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
   loaded->model->to(device);
-  if (options.dtype == "bf16") loaded->model->set_compute_dtype(torch::kBFloat16);
+  if (options.dtype == "bf16") {
+    if (options.device == "cpu" && !rung::DetectCpuFeatures().avx512_bf16) {
+      std::cerr << "rung eval: warning: --dtype bf16: this CPU has no AVX512-BF16 instructions; bf16 is emulated "
+                   "there and slower than fp32\n";
+    }
+    loaded->model->set_compute_dtype(torch::kBFloat16);
+  }
 
   // The tokens: a prepared folder's validation split, or every token of a shard file or folder.
   rung::DataConfig data;
