@@ -47,6 +47,13 @@ double AttentionQueryScale(AttentionKernel kernel, int64_t head_dim) {
   return kernel == AttentionKernel::kFused ? 1.0 : 1.0 / std::sqrt(static_cast<double>(head_dim));
 }
 
+torch::Tensor SlidingWindowStarts(int64_t batch, int64_t time, int64_t window, const torch::Device& device) {
+  TORCH_CHECK(window >= 1, "SlidingWindowStarts: the window must hold a key");
+  const torch::Tensor starts =
+      (torch::arange(time, torch::TensorOptions().dtype(torch::kLong).device(device)) - (window - 1)).clamp_min(0);
+  return starts.unsqueeze(0).expand({batch, time}).contiguous();
+}
+
 torch::Tensor DocumentStarts(const torch::Tensor& tokens, int64_t document_start_token) {
   TORCH_CHECK(tokens.dim() == 2, "DocumentStarts: tokens must be [B, T]");
   auto positions = torch::arange(tokens.size(1), tokens.options().dtype(torch::kLong)).expand_as(tokens);

@@ -63,6 +63,12 @@ double AttentionQueryScale(AttentionKernel kernel, int64_t head_dim);
 // int64 on the same device.
 torch::Tensor DocumentStarts(const torch::Tensor& tokens, int64_t document_start_token);
 
+// The same mask for sliding-window attention (Mistral's sliding_window W): query i sees the keys
+// i - W < j <= i, i.e. doc_start[b, i] = max(0, i - W + 1). Returns [batch, T] int64 on `device`.
+// (Positions are the window's either way: a forward pass given these starts with neither
+// document_key_counts nor a per-document extension attends as transformers' sliding window does.)
+torch::Tensor SlidingWindowStarts(int64_t batch, int64_t time, int64_t window, const torch::Device& device);
+
 // q: [B, heads, T, d] contiguous (times AttentionQueryScale); k, v: [B, kv_heads, T, d]
 // contiguous; alibi_slopes: [heads] or undefined; doc_start: [B, T] int64 on q's device
 // (DocumentStarts), or undefined for plain causal attention. Query i of row b sees the keys

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/model/attention.h"
+
 namespace rung {
 namespace {
 
@@ -29,6 +31,9 @@ WindowLoss EvaluateWindows(Transformer& model, int64_t stream_tokens, const std:
   result.position_count.assign(time, 0);
   const bool bos = options.bos.has_value();
   torch::Tensor inputs = torch::empty({1, time}, torch::kLong);
+  const torch::Tensor window_starts = options.sliding_window > 0 && options.sliding_window < time
+                                          ? SlidingWindowStarts(1, time, options.sliding_window, options.device)
+                                          : torch::Tensor();
   torch::Tensor targets = torch::empty({time}, torch::kLong);
   for (int64_t w = 0; w < windows; ++w) {
     const int64_t start = w * stride;
@@ -45,7 +50,7 @@ WindowLoss EvaluateWindows(Transformer& model, int64_t stream_tokens, const std:
     }
     // The first window scores every prediction, later ones the last `stride` (the rest were scored).
     const int64_t first_scored = w == 0 ? 0 : time - stride;
-    const torch::Tensor hidden = model->Hidden(inputs.to(options.device)).squeeze(0);  // [T, d]
+    const torch::Tensor hidden = model->Hidden(inputs.to(options.device), window_starts).squeeze(0);  // [T, d]
     const torch::Tensor window_targets = targets.to(options.device);
     for (int64_t begin = first_scored; begin < time; begin += kHeadSlice) {
       const int64_t count = std::min(kHeadSlice, time - begin);

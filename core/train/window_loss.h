@@ -8,6 +8,7 @@
 //     up to T - S tokens of context before it);
 //   - with a BOS token, each window is BOS followed by T - 1 tokens of the stream, and its T
 //     predictions score the stream's T tokens from the first (a window covers T stream tokens, not T + 1).
+// With a sliding window W < T each query sees its W latest keys (SlidingWindowStarts, attention.h).
 // Only whole windows are evaluated. Losses are in nats, accumulated in double; by position: the mean
 // loss of the predictions made at each position of the window (0..T-1) over the windows that scored
 // there. The output head is applied a slice of positions at a time, so memory beyond the model is the
@@ -31,6 +32,7 @@ struct WindowLossOptions {
   int64_t max_windows = 0;            // 0 = every whole window
   std::optional<int64_t> bos;         // prepended to each window
   torch::Device device = torch::kCPU; // where the model is
+  int64_t sliding_window = 0;         // keys a query sees (Mistral's sliding_window); 0 = all before it
   // Called after each window with (windows done, windows in all).
   std::function<void(int64_t, int64_t)> progress;
 };

@@ -188,12 +188,6 @@ int RunEval(const EvalOptions& options) {
   rung::StatusOr<LoadedModel> loaded = LoadModel(options.model);
   if (!loaded.ok()) return FailUnusable("eval", loaded.status());
   const rung::ModelConfig& config = loaded->model->config();
-  if (loaded->hf && loaded->hf->sliding_window && options.seq_len > *loaded->hf->sliding_window) {
-    std::cerr << "rung eval: " << options.model << " attends over a sliding window of " << *loaded->hf->sliding_window
-              << " tokens, which rung does not implement: give --seq-len " << *loaded->hf->sliding_window
-              << " or less\n";
-    return kExitUsage;
-  }
   std::optional<int64_t> bos;
   if (options.bos == "yes") {
     if (!loaded->hf || !loaded->hf->bos_token_id) {
@@ -262,6 +256,7 @@ int RunEval(const EvalOptions& options) {
   window_options.max_windows = options.max_windows;
   window_options.bos = bos;
   window_options.device = device;
+  if (loaded->hf && loaded->hf->sliding_window) window_options.sliding_window = *loaded->hf->sliding_window;
   if (rung::CountWindows(stream_tokens, window_options) < 1) {
     std::cerr << "rung eval: " << options.tokens << " holds " << stream_tokens << " tokens, fewer than one window of "
               << options.seq_len << (bos ? "" : " + 1") << "\n";
@@ -304,6 +299,7 @@ int RunEval(const EvalOptions& options) {
         {"seq_len", options.seq_len},
         {"stride", options.stride > 0 ? options.stride : options.seq_len},
         {"bos", bos ? nlohmann::json(*bos) : nlohmann::json()},
+        {"sliding_window", window_options.sliding_window > 0 ? nlohmann::json(window_options.sliding_window) : nlohmann::json()},
         {"extension", {{"method", extension->active() ? extension->method : "none"},
                        {"scale", extension->scale},
                        {"original_length", extension->train_length},
@@ -349,6 +345,10 @@ int RunEval(const EvalOptions& options) {
               static_cast<long long>(options.seq_len),
               static_cast<long long>(options.stride > 0 ? options.stride : options.seq_len),
               bos ? (", BOS " + std::to_string(*bos) + " prepended to each").c_str() : "");
+  if (window_options.sliding_window > 0 && window_options.sliding_window < options.seq_len) {
+    std::printf("attention    sliding window of %lld keys (the model's sliding_window)\n",
+                static_cast<long long>(window_options.sliding_window));
+  }
   std::printf("scored       %lld tokens\n", static_cast<long long>(loss.tokens_scored));
   std::printf("mean loss    %.4f nats (perplexity %.4g)\n", mean, std::exp(mean));
   if (!bits_per_byte.is_null()) std::printf("bits/byte    %.4f\n", bits_per_byte.get<double>());
@@ -388,6 +388,12 @@ int RunDiagnose(const DiagnoseOptions& options) {
   const rung::ModelConfig& config = loaded->model->config();
   if (!config.position.rotary()) {
     std::cerr << "rung diag: --model " << options.model << " does not rotate queries and keys\n";
+    return kExitUsage;
+  }
+  if (loaded->hf && loaded->hf->sliding_window && options.seq_len > *loaded->hf->sliding_window) {
+    std::cerr << "rung diag: " << options.model << " attends over a sliding window of " << *loaded->hf->sliding_window
+              << " tokens; the diagnostics read whole causal rows: give --seq-len " << *loaded->hf->sliding_window
+              << " or less\n";
     return kExitUsage;
   }
   std::optional<int64_t> bos = options.bos == "no" ? std::nullopt : loaded->bos;

@@ -20,6 +20,7 @@
 
 #include "core/common/file_bytes.h"
 #include "core/hf/hf_export.h"
+#include "core/model/attention.h"
 #include "core/train/checkpoint_io.h"
 #include "core/train/window_loss.h"
 
@@ -75,11 +76,15 @@ class HfImportTest : public ::testing::Test {
   }
 
   // rung's logits of the imported model, with the folder's rope_scaling applied for T tokens.
+  // (A sliding window narrower than the tokens masks as transformers' does: SlidingWindowStarts.)
   static torch::Tensor RungLogits(ImportedModel& imported, const std::vector<int64_t>& tokens) {
-    imported.model->positional()->set_length_extension(
-        ConfiguredExtension(imported.hf, static_cast<int64_t>(tokens.size())));
+    const int64_t time = static_cast<int64_t>(tokens.size());
+    imported.model->positional()->set_length_extension(ConfiguredExtension(imported.hf, time));
+    const torch::Tensor starts = imported.hf.sliding_window && *imported.hf.sliding_window < time
+                                     ? SlidingWindowStarts(1, time, *imported.hf.sliding_window, torch::kCPU)
+                                     : torch::Tensor();
     torch::NoGradGuard no_grad;
-    return imported.model->forward(torch::tensor(tokens, torch::kLong).unsqueeze(0)).squeeze(0);
+    return imported.model->forward(torch::tensor(tokens, torch::kLong).unsqueeze(0), starts).squeeze(0);
   }
 
   // Imports `model` and compares every logit with the reference's.
@@ -114,6 +119,23 @@ TEST_F(HfImportTest, EveryArchitectureComputesTheReferenceLogitsFromBf16Weights)
   ExpectSameLogits(MakeModel("mistral", "--arch mistral --seed 3"), 40);
   ExpectSameLogits(MakeModel("qwen2", "--arch qwen2 --seed 4"), 40);
   ExpectSameLogits(MakeModel("qwen3", "--arch qwen3 --seed 5"), 40);
+}
+
+// Mistral's sliding window of 8 keys over 24 tokens: the window's mask, and rung eval's windows under it.
+TEST_F(HfImportTest, MistralsSlidingWindowMasksAsTheReferenceDoes) {
+  const std::string model = MakeModel("mistral", "--arch mistral --sliding-window 8 --seed 14");
+  ExpectSameLogits(model, 24);
+  StatusOr<ImportedModel> imported = ImportHfModel(model);
+  ASSERT_TRUE(imported.ok()) << imported.status().message();
+  const std::vector<int64_t> tokens = Tokens(25, imported->config.vocab_size);
+  WindowLossOptions options;
+  options.seq_len = 24;
+  options.sliding_window = 8;
+  const WindowLoss windowed = EvaluateWindows(imported->model, 25, [&](int64_t i) { return tokens[i]; }, nullptr, options);
+  EXPECT_NEAR(windowed.mean_loss(), ReferenceForward(model, tokens)["mean_loss"].get<double>(), 1e-5);
+  options.sliding_window = 0;
+  const WindowLoss whole = EvaluateWindows(imported->model, 25, [&](int64_t i) { return tokens[i]; }, nullptr, options);
+  EXPECT_GT(std::fabs(whole.mean_loss() - windowed.mean_loss()), 1e-4) << "the window changes what is attended";
 }
 
 TEST_F(HfImportTest, Fp16Fp32AndShardedFoldersComputeTheReferenceLogits) {
