@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 
@@ -33,14 +34,32 @@ StatusOr<SafetensorsEntry> Entry(const std::string& name, const torch::Tensor& v
   return entry;
 }
 
+// p-RoPE's rotated dimensions r = 2 floor(p d/2) (partial_rotary_factor r/d).
+int64_t RotatedDims(const ModelConfig& c) {
+  return 2 * static_cast<int64_t>(std::floor(c.position.fraction * static_cast<double>(c.rotary_pairs())));
+}
+
 }  // namespace
 
 Status CheckExportable(const ModelConfig& c) {
-  const std::string why = "transformers' Llama, Qwen2 and Qwen3 architectures cannot express ";
-  if (c.position.variant != "rope") {
+  const std::string why = "transformers' Llama, Qwen2, Qwen3 and Phi-3 architectures cannot express ";
+  if (c.position.variant != "rope" && c.position.variant != "prope") {
     return Status::FailedPrecondition(why + "position.variant " + c.position.variant +
-                                      ": they rotate every pair of a head at RoPE's frequencies b^(-2f/d), with nothing "
-                                      "learned, no unrotated pairs and no attention bias");
+                                      ": they rotate the pairs of a head at RoPE's frequencies b^(-2f/d) (all of them, "
+                                      "or Phi-3's first share), with nothing learned and no attention bias");
+  }
+  if (c.position.variant == "prope") {
+    const int64_t rotated = RotatedDims(c);
+    const double factor = static_cast<double>(rotated) / static_cast<double>(c.head_dim);
+    if (rotated < 2 || static_cast<int64_t>(static_cast<double>(c.head_dim) * factor) != rotated) {
+      return Status::FailedPrecondition(why + "position.fraction " + std::to_string(c.position.fraction) +
+                                        " at head_dim " + std::to_string(c.head_dim) + ": no partial_rotary_factor "
+                                        "gives its " + std::to_string(rotated) + " rotated dimensions");
+    }
+    if (c.qk_norm || c.qkv_bias || c.heads * c.head_dim != c.d_model) {
+      return Status::FailedPrecondition(why + "p-RoPE with QK-norm, a q/k/v bias or heads x head_dim other than "
+                                        "d_model (partial rotation is Phi-3's, which has none of them)");
+    }
   }
   if (c.inverse_temperature.form != "none") {
     return Status::FailedPrecondition(why + "inverse_temperature.form " + c.inverse_temperature.form +
@@ -66,7 +85,9 @@ Status ExportHfModel(Transformer& model, const std::string& folder) {
   if (!fs::is_directory(parent, error)) return Status::InvalidArgument(parent.string() + " is not a folder");
 
   const int64_t hd = c.head_dim, heads = c.heads, kv = c.kv_heads;
-  const torch::Tensor rows = RungToHfRotaryRows(hd);
+  const bool phi3 = c.position.variant == "prope";
+  const int64_t rotated = phi3 ? RotatedDims(c) : hd;
+  const torch::Tensor rows = RungToHfRotaryRows(hd, rotated);
   std::vector<SafetensorsEntry> entries;
   auto params = model->named_parameters(true);
   auto add = [&](const std::string& name, const torch::Tensor& value) -> Status {
@@ -80,9 +101,14 @@ Status ExportHfModel(Transformer& model, const std::string& folder) {
     const std::string rung = "blocks_" + std::to_string(layer) + "_";
     RUNG_RETURN_IF_ERROR(add(hf + "input_layernorm.weight", params[rung + "attn_norm"]));
     const auto qkv = params[rung + "qkv"].split_with_sizes({heads * hd, kv * hd, kv * hd}, 0);
-    RUNG_RETURN_IF_ERROR(add(hf + "self_attn.q_proj.weight", PermuteHeadRows(qkv[0], heads, rows)));
-    RUNG_RETURN_IF_ERROR(add(hf + "self_attn.k_proj.weight", PermuteHeadRows(qkv[1], kv, rows)));
-    RUNG_RETURN_IF_ERROR(add(hf + "self_attn.v_proj.weight", qkv[2]));
+    if (phi3) {  // one qkv_proj [q; k; v]
+      RUNG_RETURN_IF_ERROR(add(hf + "self_attn.qkv_proj.weight",
+                               torch::cat({PermuteHeadRows(qkv[0], heads, rows), PermuteHeadRows(qkv[1], kv, rows), qkv[2]})));
+    } else {
+      RUNG_RETURN_IF_ERROR(add(hf + "self_attn.q_proj.weight", PermuteHeadRows(qkv[0], heads, rows)));
+      RUNG_RETURN_IF_ERROR(add(hf + "self_attn.k_proj.weight", PermuteHeadRows(qkv[1], kv, rows)));
+      RUNG_RETURN_IF_ERROR(add(hf + "self_attn.v_proj.weight", qkv[2]));
+    }
     if (c.qkv_bias) {
       const auto bias = params[rung + "qkv_bias"].split_with_sizes({heads * hd, kv * hd, kv * hd}, 0);
       RUNG_RETURN_IF_ERROR(add(hf + "self_attn.q_proj.bias", PermuteHeadRows(bias[0], heads, rows)));
@@ -95,17 +121,24 @@ Status ExportHfModel(Transformer& model, const std::string& folder) {
     }
     RUNG_RETURN_IF_ERROR(add(hf + "self_attn.o_proj.weight", params[rung + "attn_out"]));
     RUNG_RETURN_IF_ERROR(add(hf + "post_attention_layernorm.weight", params[rung + "mlp_norm"]));
-    const auto gate_up = params[rung + "mlp_up"].chunk(2, 0);
-    RUNG_RETURN_IF_ERROR(add(hf + "mlp.gate_proj.weight", gate_up[0]));
-    RUNG_RETURN_IF_ERROR(add(hf + "mlp.up_proj.weight", gate_up[1]));
+    if (phi3) {  // one gate_up_proj [gate; up], rung's own layout
+      RUNG_RETURN_IF_ERROR(add(hf + "mlp.gate_up_proj.weight", params[rung + "mlp_up"]));
+    } else {
+      const auto gate_up = params[rung + "mlp_up"].chunk(2, 0);
+      RUNG_RETURN_IF_ERROR(add(hf + "mlp.gate_proj.weight", gate_up[0]));
+      RUNG_RETURN_IF_ERROR(add(hf + "mlp.up_proj.weight", gate_up[1]));
+    }
     RUNG_RETURN_IF_ERROR(add(hf + "mlp.down_proj.weight", params[rung + "mlp_down"]));
   }
   RUNG_RETURN_IF_ERROR(add("model.norm.weight", params["final_norm"]));
   if (!c.tie_embeddings) RUNG_RETURN_IF_ERROR(add("lm_head.weight", params["head"]));
   std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
 
-  const char* architecture = c.qk_norm ? "Qwen3ForCausalLM" : c.qkv_bias ? "Qwen2ForCausalLM" : "LlamaForCausalLM";
-  const char* model_type = c.qk_norm ? "qwen3" : c.qkv_bias ? "qwen2" : "llama";
+  const char* architecture = phi3         ? "Phi3ForCausalLM"
+                             : c.qk_norm  ? "Qwen3ForCausalLM"
+                             : c.qkv_bias ? "Qwen2ForCausalLM"
+                                          : "LlamaForCausalLM";
+  const char* model_type = phi3 ? "phi3" : c.qk_norm ? "qwen3" : c.qkv_bias ? "qwen2" : "llama";
   nlohmann::json config = {
       {"architectures", {architecture}},
       {"model_type", model_type},
@@ -129,7 +162,15 @@ Status ExportHfModel(Transformer& model, const std::string& folder) {
       {"bos_token_id", nullptr},
       {"eos_token_id", nullptr},
   };
-  if (c.qk_norm || c.qkv_bias) {
+  if (phi3) {
+    // transformers rotates the first r dimensions at b_hf^(-2f/r): b_hf = b^(r/d) gives rung's b^(-2f/d).
+    const double factor = static_cast<double>(rotated) / static_cast<double>(hd);
+    config["partial_rotary_factor"] = factor;
+    config["rope_theta"] = std::pow(c.position.base, factor);
+    config["original_max_position_embeddings"] = c.seq_len;
+    config["sliding_window"] = nullptr;
+    config.erase("attention_bias");
+  } else if (c.qk_norm || c.qkv_bias) {
     config["use_sliding_window"] = false;
     config["sliding_window"] = nullptr;
     config.erase("attention_bias");

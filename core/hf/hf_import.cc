@@ -164,9 +164,14 @@ StatusOr<ModelConfig> ModelConfigFromHf(const HfModelConfig& hf, const std::stri
   if (hf.hidden_act != "silu") return refuse("hidden_act '" + hf.hidden_act + "': rung's gated MLP computes silu only");
   if (hf.output_bias) return refuse("attention_bias true: rung's model has no o_proj bias");
   if (hf.mlp_bias) return refuse("mlp_bias true: rung's model has no MLP biases");
-  if (hf.partial_rotary_factor != 1.0) {
+  const int64_t rotary_dims = hf.RotaryDims();
+  const bool partial = rotary_dims < hf.head_dim;
+  if (partial && hf.architecture != HfArchitecture::kPhi3) {
     return refuse("partial_rotary_factor " + std::to_string(hf.partial_rotary_factor) +
                   ": this architecture rotates whole heads in transformers");
+  }
+  if (partial && hf.rope_scaling.type != "default") {
+    return refuse("rope_scaling '" + hf.rope_scaling.type + "' with a partial_rotary_factor below 1");
   }
   ModelConfig config;
   config.vocab_size = hf.vocab_size;
@@ -184,6 +189,16 @@ StatusOr<ModelConfig> ModelConfigFromHf(const HfModelConfig& hf, const std::stri
   config.seq_len = OriginalContext(hf);
   config.position.variant = "rope";
   config.position.base = hf.rope_theta;
+  if (partial) {
+    // transformers rotates the first r = head_dim x factor dimensions at b_hf^(-2f/r), f < r/2: rung's
+    // p-RoPE rotates its first floor(p d/2) pairs at b^(-2f/d), so p = r/d and b = b_hf^(d/r).
+    const double pairs = static_cast<double>(hf.head_dim / 2);
+    double fraction = static_cast<double>(rotary_dims) / static_cast<double>(hf.head_dim);
+    while (static_cast<int64_t>(std::floor(fraction * pairs)) < rotary_dims / 2) fraction = std::nextafter(fraction, 2.0);
+    config.position.variant = "prope";
+    config.position.fraction = fraction;
+    config.position.base = std::pow(hf.rope_theta, static_cast<double>(hf.head_dim) / static_cast<double>(rotary_dims));
+  }
   ResolveModelConfig(&config);
   std::vector<ConfigError> errors;
   ValidateModelConfig(config, &errors);
@@ -215,7 +230,8 @@ StatusOr<ImportedModel> ImportHfModel(const std::string& folder) {
     parameters[name] = value;
     return Status::Ok();
   };
-  const torch::Tensor rows = HfToRungRotaryRows(hd);
+  const torch::Tensor rows = HfToRungRotaryRows(hd, imported.hf.RotaryDims());
+  const bool phi3 = imported.hf.architecture == HfArchitecture::kPhi3;
 
   auto copy = [&](const std::string& rung_name, const std::string& hf_name, const std::vector<int64_t>& shape) -> Status {
     RUNG_ASSIGN_OR_RETURN(torch::Tensor view, reader.View(hf_name, shape));
@@ -228,9 +244,15 @@ StatusOr<ImportedModel> ImportHfModel(const std::string& folder) {
     const std::string hf = "model.layers." + std::to_string(layer) + ".";
     const std::string rung = "blocks_" + std::to_string(layer) + "_";
     RUNG_RETURN_IF_ERROR(copy(rung + "attn_norm", hf + "input_layernorm.weight", {d}));
-    RUNG_ASSIGN_OR_RETURN(torch::Tensor q, reader.View(hf + "self_attn.q_proj.weight", {heads * hd, d}));
-    RUNG_ASSIGN_OR_RETURN(torch::Tensor k, reader.View(hf + "self_attn.k_proj.weight", {kv * hd, d}));
-    RUNG_ASSIGN_OR_RETURN(torch::Tensor v, reader.View(hf + "self_attn.v_proj.weight", {kv * hd, d}));
+    torch::Tensor q, k, v;
+    if (phi3) {  // one qkv_proj [q; k; v]
+      RUNG_ASSIGN_OR_RETURN(torch::Tensor qkv, reader.View(hf + "self_attn.qkv_proj.weight", {(heads + 2 * kv) * hd, d}));
+      q = qkv.narrow(0, 0, heads * hd), k = qkv.narrow(0, heads * hd, kv * hd), v = qkv.narrow(0, (heads + kv) * hd, kv * hd);
+    } else {
+      RUNG_ASSIGN_OR_RETURN(q, reader.View(hf + "self_attn.q_proj.weight", {heads * hd, d}));
+      RUNG_ASSIGN_OR_RETURN(k, reader.View(hf + "self_attn.k_proj.weight", {kv * hd, d}));
+      RUNG_ASSIGN_OR_RETURN(v, reader.View(hf + "self_attn.v_proj.weight", {kv * hd, d}));
+    }
     RUNG_RETURN_IF_ERROR(assign(rung + "qkv", Fuse({{q, heads}, {k, kv}, {v, 0}}, rows)));
     if (c.qkv_bias) {
       RUNG_ASSIGN_OR_RETURN(torch::Tensor q_bias, reader.View(hf + "self_attn.q_proj.bias", {heads * hd}));
@@ -246,9 +268,13 @@ StatusOr<ImportedModel> ImportHfModel(const std::string& folder) {
     }
     RUNG_RETURN_IF_ERROR(copy(rung + "attn_out", hf + "self_attn.o_proj.weight", {d, heads * hd}));
     RUNG_RETURN_IF_ERROR(copy(rung + "mlp_norm", hf + "post_attention_layernorm.weight", {d}));
-    RUNG_ASSIGN_OR_RETURN(torch::Tensor gate, reader.View(hf + "mlp.gate_proj.weight", {c.mlp_hidden, d}));
-    RUNG_ASSIGN_OR_RETURN(torch::Tensor up, reader.View(hf + "mlp.up_proj.weight", {c.mlp_hidden, d}));
-    RUNG_RETURN_IF_ERROR(assign(rung + "mlp_up", Fuse({{gate, 0}, {up, 0}}, rows)));
+    if (phi3) {  // one gate_up_proj [gate; up], rung's own layout
+      RUNG_RETURN_IF_ERROR(copy(rung + "mlp_up", hf + "mlp.gate_up_proj.weight", {2 * c.mlp_hidden, d}));
+    } else {
+      RUNG_ASSIGN_OR_RETURN(torch::Tensor gate, reader.View(hf + "mlp.gate_proj.weight", {c.mlp_hidden, d}));
+      RUNG_ASSIGN_OR_RETURN(torch::Tensor up, reader.View(hf + "mlp.up_proj.weight", {c.mlp_hidden, d}));
+      RUNG_RETURN_IF_ERROR(assign(rung + "mlp_up", Fuse({{gate, 0}, {up, 0}}, rows)));
+    }
     RUNG_RETURN_IF_ERROR(copy(rung + "mlp_down", hf + "mlp.down_proj.weight", {d, c.mlp_hidden}));
     reader.ReleaseViewed();
   }

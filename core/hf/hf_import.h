@@ -5,15 +5,18 @@
 //   - the config maps onto model options: d_model = hidden_size, heads, kv_heads, an explicit head_dim,
 //     mlp swiglu of intermediate_size, norm_eps = rms_norm_eps, qkv_bias (Qwen2), qk_norm (Qwen3),
 //     tie_embeddings, position.variant rope with base = rope_theta, seq_len = the original context;
-//     what rung's model cannot compute is refused naming the key (an o_proj or MLP bias, an activation
-//     other than silu, a partial_rotary_factor other than 1);
+//     Phi-3's partial_rotary_factor (the first r = head_dim x factor dimensions rotate at
+//     rope_theta^(-2f/r)) is p-RoPE with fraction r/d and base rope_theta^(d/r); what rung's model cannot
+//     compute is refused naming the key (an o_proj or MLP bias, an activation other than silu, a partial
+//     rotary factor in another architecture or with rope_scaling);
 //   - every tensor is checked against the shape config.json implies before it is copied, and copied in
 //     its stored dtype (BF16, F16 or F32): the model computes in fp32 (Transformer::set_compute_dtype);
 //   - Hugging Face rotates the halves of a head (rotate_half: dimension f pairs with f + d/2), rung
 //     interleaved pairs (2f, 2f+1): the rows of q_proj and k_proj (and their biases, and Qwen3's
 //     q_norm and k_norm) are permuted head by head, rung row 2f <- row f, 2f+1 <- f + d/2, so every
 //     q.k product, and so the logits, are unchanged;
-//   - gate_proj and up_proj become rung's fused up projection [gate; up], q/k/v its fused qkv.
+//   - gate_proj and up_proj become rung's fused up projection [gate; up], q/k/v its fused qkv (Phi-3's
+//     qkv_proj and gate_up_proj are fused already).
 // rope_scaling becomes a LengthExtension (ConfiguredExtension) as transformers 4.5x computes it:
 //   linear   pi, s = factor
 //   dynamic  dynamic_ntk at s = factor T / L - (factor - 1) when a window of T > L =

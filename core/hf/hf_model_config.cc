@@ -30,6 +30,7 @@ const Defaults kDefaults[] = {
      std::nullopt},
     {HfArchitecture::kQwen3, "Qwen3ForCausalLM", "qwen3", 151936, 4096, 22016, 32, 32, 32, 128, 32768, std::nullopt,
      std::nullopt},
+    {HfArchitecture::kPhi3, "Phi3ForCausalLM", "phi3", 32064, 3072, 8192, 32, 32, 0, 0, 4096, 1, 32000},
 };
 
 // Reads config keys with messages that name the file and the key.
@@ -211,8 +212,10 @@ StatusOr<HfModelConfig> ParseHfModelConfig(std::string_view text, const std::str
       out.qkv_bias = out.output_bias = out.attention_bias;
       break;
     }
+    case HfArchitecture::kPhi3:  // sliding_window null by default (Phi-3-mini's configs set 2047)
     case HfArchitecture::kMistral: {
-      RUNG_ASSIGN_OR_RETURN(int64_t window, keys.Positive("sliding_window", 4096));
+      RUNG_ASSIGN_OR_RETURN(int64_t window,
+                            keys.Positive("sliding_window", out.architecture == HfArchitecture::kMistral ? 4096 : 0));
       if (config.contains("sliding_window") && config.at("sliding_window").is_null()) window = 0;
       if (window > 0) out.sliding_window = window;
       break;
@@ -236,15 +239,16 @@ StatusOr<HfModelConfig> ParseHfModelConfig(std::string_view text, const std::str
   }
   const auto bos = config.find("bos_token_id");
   if (bos == config.end()) {
-    out.bos_token_id = defaults->bos;
+    if (defaults->bos && *defaults->bos < out.vocab_size) out.bos_token_id = defaults->bos;
   } else if (!bos->is_null()) {
     if (!bos->is_number_integer() || bos->get<int64_t>() < 0) return keys.Error("bos_token_id", bos->dump() + " is not a token id");
     out.bos_token_id = bos->get<int64_t>();
   }
+  // A key left out takes the class default (where it is an id of this vocabulary); null is none.
   const auto eos = config.find("eos_token_id");
-  if (eos == config.end() || eos->is_null()) {
-    if (defaults->eos) out.eos_token_ids.push_back(*defaults->eos);
-  } else {
+  if (eos == config.end()) {
+    if (defaults->eos && *defaults->eos < out.vocab_size) out.eos_token_ids.push_back(*defaults->eos);
+  } else if (!eos->is_null()) {
     const json list = eos->is_array() ? *eos : json::array({*eos});
     for (const json& id : list) {
       if (!id.is_number_integer() || id.get<int64_t>() < 0) return keys.Error("eos_token_id", eos->dump() + " is not a token id or a list of them");

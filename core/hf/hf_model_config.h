@@ -10,6 +10,8 @@
 //   MistralForCausalLM    none                      no        as config  sliding_window (4096)  MistralConfig
 //   Qwen2ForCausalLM      q, k, v                   no        as config  if use_sliding_window  Qwen2Config
 //   Qwen3ForCausalLM      attention_bias            per head  as config  if use_sliding_window  Qwen3Config
+//   Phi3ForCausalLM       none (fused qkv_proj,     no        as config  sliding_window (none)  Phi3Config
+//                         gate_up_proj)
 // (SmolLM and SmolLM2 are LlamaForCausalLM with tie_word_embeddings true.)
 //
 // rope_scaling (its "rope_type", or the older "type"): none/"default", "linear" {factor}, "dynamic"
@@ -33,7 +35,7 @@
 
 namespace rung::hf {
 
-enum class HfArchitecture { kLlama, kMistral, kQwen2, kQwen3 };
+enum class HfArchitecture { kLlama, kMistral, kQwen2, kQwen3, kPhi3 };
 const char* HfArchitectureName(HfArchitecture architecture);  // "LlamaForCausalLM", ...
 
 struct HfRopeScaling {

@@ -2,18 +2,22 @@
 
 namespace rung::hf {
 
-torch::Tensor HfToRungRotaryRows(int64_t head_dim) {
-  const int64_t half = head_dim / 2;
+torch::Tensor HfToRungRotaryRows(int64_t head_dim, int64_t rotary_dims) {
+  const int64_t rotated = rotary_dims > 0 ? rotary_dims : head_dim;
+  const int64_t half = rotated / 2;
   torch::Tensor order = torch::empty({head_dim}, torch::kLong);
   auto rows = order.accessor<int64_t, 1>();
   for (int64_t f = 0; f < half; ++f) {
     rows[2 * f] = f;
     rows[2 * f + 1] = f + half;
   }
+  for (int64_t j = rotated; j < head_dim; ++j) rows[j] = j;  // passed through, in order
   return order;
 }
 
-torch::Tensor RungToHfRotaryRows(int64_t head_dim) { return torch::argsort(HfToRungRotaryRows(head_dim)); }
+torch::Tensor RungToHfRotaryRows(int64_t head_dim, int64_t rotary_dims) {
+  return torch::argsort(HfToRungRotaryRows(head_dim, rotary_dims));
+}
 
 torch::Tensor PermuteHeadRows(const torch::Tensor& rows_of_heads, int64_t heads, const torch::Tensor& order) {
   const int64_t head_dim = order.size(0);

@@ -12,10 +12,16 @@
 
 namespace rung::hf {
 
-// [d] long: rung dimension j takes Hugging Face dimension HfToRungRotaryRows(d)[j] (2f <- f, 2f+1 <- f + d/2).
-torch::Tensor HfToRungRotaryRows(int64_t head_dim);
-// [d] long: the inverse (Hugging Face dimension f <- rung 2f, f + d/2 <- rung 2f + 1).
-torch::Tensor RungToHfRotaryRows(int64_t head_dim);
+// With a partial rotary factor (Phi-3's partial_rotary_factor) Hugging Face rotates the first r
+// dimensions of a head (f with f + r/2, f < r/2) and passes the other d - r through; rung rotates its
+// first r/2 pairs (p-RoPE) and leaves the rest: pair f >= r/2 takes dimensions r + 2(f - r/2) and the
+// one after, in order.
+//
+// [d] long: rung dimension j takes Hugging Face dimension HfToRungRotaryRows(d, r)[j]
+// (2f <- f, 2f+1 <- f + r/2 for f < r/2; 2f <- 2f, 2f+1 <- 2f+1 beyond). rotary_dims 0 = head_dim.
+torch::Tensor HfToRungRotaryRows(int64_t head_dim, int64_t rotary_dims = 0);
+// [d] long: the inverse.
+torch::Tensor RungToHfRotaryRows(int64_t head_dim, int64_t rotary_dims = 0);
 
 // `rows_of_heads` ([heads * d, ...] or [heads * d]) with each head's d rows reordered by `order`.
 torch::Tensor PermuteHeadRows(const torch::Tensor& rows_of_heads, int64_t heads, const torch::Tensor& order);

@@ -108,7 +108,7 @@ import sys
 import numpy as np
 import torch
 
-ARCHS = ("llama", "smollm", "mistral", "qwen2", "qwen3")
+ARCHS = ("llama", "smollm", "mistral", "qwen2", "qwen3", "phi3")
 
 _DTYPES = {  # CLI name -> (torch dtype, safetensors name, config torch_dtype)
     "bf16": (torch.bfloat16, "BF16", "bfloat16"),
@@ -225,7 +225,8 @@ def load_weights(model_dir):
 
 def make_config(arch, vocab=101, hidden=32, layers=2, heads=4, kv_heads=2, head_dim=None,
                 intermediate=48, max_pos=64, rope_theta=10000.0, rope_scaling=None,
-                sliding_window=None, tie="auto", dtype="bf16", always_head_dim=False):
+                sliding_window=None, tie="auto", dtype="bf16", always_head_dim=False,
+                partial_rotary_factor=None):
     if arch not in ARCHS:
         raise ValueError("unknown arch " + arch)
     default_hd = hidden // heads
@@ -237,10 +238,10 @@ def make_config(arch, vocab=101, hidden=32, layers=2, heads=4, kv_heads=2, head_
         tied = tie == "yes"
     arch_name = {"llama": "LlamaForCausalLM", "smollm": "LlamaForCausalLM",
                  "mistral": "MistralForCausalLM", "qwen2": "Qwen2ForCausalLM",
-                 "qwen3": "Qwen3ForCausalLM"}[arch]
+                 "qwen3": "Qwen3ForCausalLM", "phi3": "Phi3ForCausalLM"}[arch]
     model_type = {"llama": "llama", "smollm": "llama", "mistral": "mistral",
-                  "qwen2": "qwen2", "qwen3": "qwen3"}[arch]
-    eps = 1e-5 if arch in ("llama", "smollm", "mistral") else 1e-6
+                  "qwen2": "qwen2", "qwen3": "qwen3", "phi3": "phi3"}[arch]
+    eps = 1e-5 if arch in ("llama", "smollm", "mistral", "phi3") else 1e-6
     c = {"architectures": [arch_name], "model_type": model_type}
     if arch in ("llama", "smollm", "qwen3"):
         c["attention_bias"] = False
@@ -265,7 +266,12 @@ def make_config(arch, vocab=101, hidden=32, layers=2, heads=4, kv_heads=2, head_
     c["rms_norm_eps"] = eps
     c["rope_scaling"] = rope_scaling
     c["rope_theta"] = float(rope_theta)
-    if arch == "mistral":
+    if arch == "phi3":
+        # Phi3Config (Phi-4-mini style): fused qkv_proj and gate_up_proj, partial_rotary_factor.
+        c["original_max_position_embeddings"] = max_pos
+        c["partial_rotary_factor"] = 1.0 if partial_rotary_factor is None else float(partial_rotary_factor)
+        c["sliding_window"] = sliding_window
+    elif arch == "mistral":
         c["sliding_window"] = sliding_window
     elif arch in ("qwen2", "qwen3"):
         # Qwen2Config/Qwen3Config store sliding_window only when use_sliding_window.
@@ -334,6 +340,13 @@ def random_weights(config, seed=0):
     w["model.norm.weight"] = norm(H)
     if not config["tie_word_embeddings"]:
         w["lm_head.weight"] = mat(V, H)
+    if mt == "phi3":  # Phi-3 stores q, k, v as one qkv_proj and gate, up as one gate_up_proj
+        for i in range(config["num_hidden_layers"]):
+            p = "model.layers.%d." % i
+            w[p + "self_attn.qkv_proj.weight"] = torch.cat(
+                [w.pop(p + "self_attn.%s_proj.weight" % n) for n in ("q", "k", "v")], dim=0)
+            w[p + "mlp.gate_up_proj.weight"] = torch.cat(
+                [w.pop(p + "mlp.gate_proj.weight"), w.pop(p + "mlp.up_proj.weight")], dim=0)
     return w
 
 
@@ -345,14 +358,14 @@ def round_to_dtype(t, dtype):
 def make_checkpoint(out_dir, arch, seed=0, dtype="bf16", shards=1, vocab=101, hidden=32,
                     layers=2, heads=4, kv_heads=2, head_dim=None, intermediate=48, max_pos=64,
                     rope_theta=10000.0, rope_scaling=None, sliding_window=None, tie="auto",
-                    always_head_dim=False):
+                    always_head_dim=False, partial_rotary_factor=None):
     """Write a random HF checkpoint to out_dir. Returns (config, weights) where
     weights are float32 values exactly as stored (rounded to dtype)."""
     if isinstance(rope_scaling, str):
         rope_scaling = json.loads(rope_scaling)
     config = make_config(arch, vocab, hidden, layers, heads, kv_heads, head_dim, intermediate,
                          max_pos, rope_theta, rope_scaling, sliding_window, tie, dtype,
-                         always_head_dim)
+                         always_head_dim, partial_rotary_factor)
     weights = random_weights(config, seed)
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "config.json"), "w") as f:
@@ -542,7 +555,35 @@ def _linear(x, w, b=None):
     return y + b if b is not None else y
 
 
+def _unfuse_phi3(config, w):
+    """Phi3's fused qkv_proj / gate_up_proj as Llama's separate projections (modeling_phi3: q, k, v are
+    consecutive row blocks; gate_up_proj's first half is the gate)."""
+    nh = config["num_attention_heads"]
+    nkv = config.get("num_key_value_heads") or nh
+    hd = _head_dim(config)
+    w = dict(w)
+    for l in range(config["num_hidden_layers"]):
+        p = "model.layers.%d." % l
+        qkv = w.pop(p + "self_attn.qkv_proj.weight")
+        w[p + "self_attn.q_proj.weight"] = qkv[: nh * hd]
+        w[p + "self_attn.k_proj.weight"] = qkv[nh * hd: (nh + nkv) * hd]
+        w[p + "self_attn.v_proj.weight"] = qkv[(nh + nkv) * hd:]
+        gate, up = w.pop(p + "mlp.gate_up_proj.weight").chunk(2, dim=0)
+        w[p + "mlp.gate_proj.weight"] = gate
+        w[p + "mlp.up_proj.weight"] = up
+    return w
+
+
+def apply_partial_rotary(x, cos, sin):
+    """modeling_phi3's apply_rotary_pos_emb: the first cos.shape[-1] dimensions rotate (rotate_half
+    within them), the rest pass through."""
+    r = cos.shape[-1]
+    return torch.cat([apply_rotary(x[..., :r], cos, sin), x[..., r:]], dim=-1)
+
+
 def forward_logits(config, w, ids):
+    if config["model_type"] == "phi3":
+        w = _unfuse_phi3(config, w)
     T = len(ids)
     H = config["hidden_size"]
     nh = config["num_attention_heads"]
@@ -571,8 +612,8 @@ def forward_logits(config, w, ids):
         q = q.transpose(0, 1)  # [nh, T, hd]
         k = k.transpose(0, 1)
         v = v.transpose(0, 1)
-        q = apply_rotary(q, cos, sin)
-        k = apply_rotary(k, cos, sin)
+        q = apply_partial_rotary(q, cos, sin)
+        k = apply_partial_rotary(k, cos, sin)
         rep = nh // nkv
         k = k.repeat_interleave(rep, dim=0)  # repeat_kv: head h uses kv head h // rep
         v = v.repeat_interleave(rep, dim=0)
@@ -658,6 +699,7 @@ def main(argv=None):
     mk.add_argument("--tie", default="auto", choices=("auto", "yes", "no"))
     mk.add_argument("--always-head-dim", action="store_true",
                     help="write head_dim to config.json even when it equals hidden/heads")
+    mk.add_argument("--partial-rotary-factor", type=float, default=None, help="phi3: the share of a head that rotates")
     fw = sub.add_parser("forward", help="float32 logits/losses of a HF checkpoint")
     fw.add_argument("--model", required=True)
     g = fw.add_mutually_exclusive_group(required=True)
@@ -677,7 +719,8 @@ def main(argv=None):
                         hidden=a.hidden, layers=a.layers, heads=a.heads, kv_heads=a.kv_heads,
                         head_dim=a.head_dim, intermediate=a.intermediate, max_pos=a.max_pos,
                         rope_theta=a.rope_theta, rope_scaling=rs, sliding_window=a.sliding_window,
-                        tie=a.tie, always_head_dim=a.always_head_dim)
+                        tie=a.tie, always_head_dim=a.always_head_dim,
+                        partial_rotary_factor=a.partial_rotary_factor)
         return 0
     if a.tokens_file:
         with open(a.tokens_file) as f:

@@ -69,6 +69,12 @@ def expected_shapes(cfg):
                       p + "self_attn.v_proj.bias": [nkv * hd]})
         if cfg["model_type"] == "qwen3":
             s.update({p + "self_attn.q_norm.weight": [hd], p + "self_attn.k_norm.weight": [hd]})
+        if cfg["model_type"] == "phi3":  # fused: qkv_proj [q; k; v], gate_up_proj [gate; up]
+            for n in ("q", "k", "v"):
+                del s[p + "self_attn.%s_proj.weight" % n]
+            del s[p + "mlp.gate_proj.weight"], s[p + "mlp.up_proj.weight"]
+            s.update({p + "self_attn.qkv_proj.weight": [(nh + 2 * nkv) * hd, H],
+                      p + "mlp.gate_up_proj.weight": [2 * I, H]})
     return s
 
 
@@ -255,6 +261,25 @@ def test_rope_scaling():
           "yarn ramp min==max")
 
 
+def test_partial_rotary(tmp):
+    """Phi-3's partial rotary factor: only the first r dimensions of a head rotate, at
+    b^(-2f/r); the rest pass through (checked against an explicit complex rotation)."""
+    d = os.path.join(tmp, "phi3_partial")
+    cfg, _ = R.make_checkpoint(d, "phi3", seed=3, hidden=64, heads=4, partial_rotary_factor=0.75)
+    dim, base = R._rope_dim_base(cfg)
+    check(dim == 12, "phi3 partial: rotary dims 12 of 16")
+    inv_freq, scale = R.rope_parameters(cfg, 8)
+    check(inv_freq.numel() == 6, "phi3 partial: 6 frequencies")
+    cos, sin = R.rotary_cos_sin(inv_freq, scale, 8)
+    x = torch.randn(1, 8, 16, dtype=torch.float32)
+    y = R.apply_partial_rotary(x, cos, sin)
+    check(torch.equal(y[..., 12:], x[..., 12:]), "phi3 partial: the tail passes through")
+    pos = torch.arange(8).float()[:, None] * inv_freq[None, :]
+    z = torch.complex(x[0, :, :6], x[0, :, 6:12]) * torch.polar(torch.ones_like(pos), pos)
+    check(float((y[0, :, :6] - z.real).abs().max()) < 1e-5 and float((y[0, :, 6:12] - z.imag).abs().max()) < 1e-5,
+          "phi3 partial: rotate_half on the first 12 dimensions")
+
+
 def test_forward(tmp):
     toks = [5, 17, 42, 8, 99, 3, 64, 23, 11, 70]
     for arch in R.ARCHS:
@@ -270,7 +295,9 @@ def test_forward(tmp):
         lp = torch.log_softmax(L[0].double(), -1)[toks[1]].item()
         check(abs(-lp - res["losses"][0]) < 1e-4, "%s: loss[0] vs logits" % arch)
         check(float((L[1:] - L[:-1]).abs().max()) > 0.1, "%s: logits do not vary with position" % arch)
-        # attention of layer 0 is far from uniform
+        # attention of layer 0 is far from uniform (Phi-3's fused projections read as Llama's)
+        if arch == "phi3":
+            w = R._unfuse_phi3(cfg, w)
         x = w["model.embed_tokens.weight"][torch.tensor(toks)]
         h = R.rms_norm(x, w["model.layers.0.input_layernorm.weight"], cfg["rms_norm_eps"])
         hd = R._head_dim(cfg)
@@ -337,6 +364,7 @@ def main():
         test_shards(tmp)
         test_rotary_complex()
         test_rope_scaling()
+        test_partial_rotary(tmp)
         test_forward(tmp)
         test_cli(tmp)
     if FAILS:

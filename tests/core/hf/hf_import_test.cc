@@ -138,6 +138,19 @@ TEST_F(HfImportTest, MistralsSlidingWindowMasksAsTheReferenceDoes) {
   EXPECT_GT(std::fabs(whole.mean_loss() - windowed.mean_loss()), 1e-4) << "the window changes what is attended";
 }
 
+// Phi-3 with a partial rotary factor of 0.75: 12 of 16 dimensions rotate, as p-RoPE.
+TEST_F(HfImportTest, PhiThreesPartialRotationIsPRopeAndComputesTheReferenceLogits) {
+  const std::string model =
+      MakeModel("phi3", "--arch phi3 --hidden 64 --heads 4 --kv-heads 2 --partial-rotary-factor 0.75 --rope-theta 500 --seed 15");
+  ExpectSameLogits(model, 32);
+  StatusOr<ImportedModel> imported = ImportHfModel(model);
+  ASSERT_TRUE(imported.ok()) << imported.status().message();
+  EXPECT_EQ(imported->config.position.variant, "prope");
+  EXPECT_EQ(imported->config.position.fraction, 0.75);
+  EXPECT_NEAR(imported->config.position.base, std::pow(500.0, 16.0 / 12.0), 1e-9);
+  ExpectSameLogits(MakeModel("phi3_whole", "--arch phi3 --seed 16"), 24);
+}
+
 TEST_F(HfImportTest, Fp16Fp32AndShardedFoldersComputeTheReferenceLogits) {
   ExpectSameLogits(MakeModel("f16", "--arch llama --dtype f16 --seed 6"), 24);
   ExpectSameLogits(MakeModel("f32", "--arch qwen2 --dtype f32 --seed 7"), 24);
@@ -208,7 +221,7 @@ TEST_F(HfImportTest, SlidingWindowsScoreEveryTokenOnceAndConsecutiveOnesTheirOwn
 }
 
 TEST_F(HfImportTest, AnExportedModelImportsToTheSameLogitsAndTheReferenceReadsIt) {
-  for (const std::string kind : {"llama", "tied_qkv_bias", "qk_norm"}) {
+  for (const std::string kind : {"llama", "tied_qkv_bias", "qk_norm", "partial"}) {
     ModelConfig config;
     config.vocab_size = 61;
     config.layers = 2;
@@ -223,6 +236,10 @@ TEST_F(HfImportTest, AnExportedModelImportsToTheSameLogitsAndTheReferenceReadsIt
     config.tie_embeddings = kind == "tied_qkv_bias";
     config.qk_norm = kind == "qk_norm";
     config.position.base = 300;
+    if (kind == "partial") {
+      config.position.variant = "prope";
+      config.position.fraction = 0.5;  // 2 of 4 pairs (head_dim 8) rotate
+    }
     ResolveModelConfig(&config);
     torch::manual_seed(3);
     Transformer model(config);
@@ -231,7 +248,8 @@ TEST_F(HfImportTest, AnExportedModelImportsToTheSameLogitsAndTheReferenceReadsIt
       for (auto& parameter : model->parameters()) parameter.add_(torch::randn_like(parameter) * 0.2);
     }
     const std::string out = (folder_ / kind).string();
-    ASSERT_TRUE(ExportHfModel(model, out).ok()) << kind;
+    const Status exported = ExportHfModel(model, out);
+    ASSERT_TRUE(exported.ok()) << kind << ": " << exported.message();
     StatusOr<ImportedModel> imported = ImportHfModel(out);
     ASSERT_TRUE(imported.ok()) << imported.status().message();
     const std::vector<int64_t> tokens = Tokens(24, config.vocab_size);
@@ -342,6 +360,10 @@ TEST_F(HfImportTest, WhatTheArchitecturesCannotExpressIsNotExported) {
   config.mlp = "swiglu";
   config.position.variant = "lerope";
   EXPECT_THAT(CheckExportable(config).message(), HasSubstr("position.variant lerope"));
+  config.position.variant = "prope";
+  config.qk_norm = true;
+  EXPECT_THAT(CheckExportable(config).message(), HasSubstr("p-RoPE with QK-norm"));
+  config.qk_norm = false;
   EXPECT_FALSE(fs::exists(folder_ / "gelu"));
   // An existing non-empty folder is not written into.
   config.position.variant = "rope";

@@ -133,10 +133,29 @@ TEST(HfModelConfig, RopeScalingTypesReadTheirParameters) {
             "dynamic");
 }
 
+// Phi-4-mini's config.json (Phi3ForCausalLM): a partial rotary factor, no sliding window, and ids that
+// are null where the file says null (not the class defaults).
+TEST(HfModelConfig, PhiThreeReadsItsPartialRotaryFactorAndNullIds) {
+  StatusOr<HfModelConfig> config = ParseHfModelConfig(
+      R"({"architectures": ["Phi3ForCausalLM"], "model_type": "phi3", "hidden_size": 3072, "num_attention_heads": 24,
+          "num_key_value_heads": 8, "intermediate_size": 8192, "num_hidden_layers": 32, "vocab_size": 200064,
+          "partial_rotary_factor": 0.75, "rope_theta": 10000.0, "sliding_window": 262144, "bos_token_id": 199999,
+          "eos_token_id": null, "tie_word_embeddings": true, "max_position_embeddings": 131072})",
+      "m/config.json");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->architecture, HfArchitecture::kPhi3);
+  EXPECT_EQ(config->head_dim, 128);
+  EXPECT_EQ(config->RotaryDims(), 96);
+  EXPECT_EQ(config->sliding_window, 262144);
+  EXPECT_EQ(config->bos_token_id, 199999);
+  EXPECT_TRUE(config->eos_token_ids.empty());
+  EXPECT_TRUE(config->tie_word_embeddings);
+}
+
 TEST(HfModelConfig, MistakesAreRefusedNamingTheFileAndKey) {
   EXPECT_THAT(Refused(R"({"architectures": ["GemmaForCausalLM"]})"),
               HasSubstr("m/config.json: key 'architectures': 'GemmaForCausalLM' is not supported (LlamaForCausalLM, "
-                        "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)"));
+                        "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Phi3ForCausalLM)"));
   EXPECT_THAT(Refused(R"({"model_type": "llama"})"), HasSubstr("key 'architectures': must name one architecture"));
   EXPECT_THAT(Refused(R"({"architectures": ["LlamaForCausalLM"], "rope_scaling": {"rope_type": "longrope", "factor": 2}})"),
               HasSubstr("rope_type 'longrope' is not supported (none, default, linear, dynamic, yarn, llama3)"));
