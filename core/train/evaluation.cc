@@ -89,6 +89,20 @@ Evaluation Evaluator::Evaluate(int64_t time, int64_t batch_size) const {
   return evaluation;
 }
 
+DiagnosticsOptions DiagnosticsOptionsOf(const TrainConfig& train, uint64_t seed) {
+  DiagnosticsOptions options;
+  options.bootstrap_unit = train.diagnostics_bootstrap_unit;
+  options.batch_sequences = train.diagnostics_sequences;
+  options.seed = seed;
+  options.renyi_order = train.diagnostics_renyi_order;
+  options.lengths = train.diagnostics_lengths;
+  options.regime_multiples = train.diagnostics_regime_multiples;
+  options.beta_trim = train.diagnostics_beta_trim;
+  options.failure_lengths = train.diagnostics_failure_lengths;
+  options.pair_profile_bins = train.diagnostics_pair_profile_bins;
+  return options;
+}
+
 void Evaluator::ForEachEvaluatedLength(
     bool with_training_length, const std::function<void(int64_t multiple, const std::string& method)>& visit) const {
   const int64_t trained = trial_.data.seq_len;
@@ -226,9 +240,7 @@ records::DiagnosticsRecord Evaluator::Diagnostics(const DiagnosticsMilestone& mi
   const torch::Tensor doc_start = doc_starts.empty()          ? torch::Tensor()
                                   : doc_starts.size() == 1 ? doc_starts.front()
                                                            : torch::cat(doc_starts, 0);
-  DiagnosticsOptions options;
-  options.bootstrap_unit = train.diagnostics_bootstrap_unit;
-  options.batch_sequences = train.diagnostics_sequences;
+  DiagnosticsOptions options = DiagnosticsOptionsOf(train, trial_.seed);
   // On NRW the pair-by-distance profile is AdaRoPE's (figures 1 and 5): the QUERY (the last position)
   // against the NEEDLE's key, the only NEEDLE of each sequence.
   if (trial_.data.source == "nrw") {
@@ -238,13 +250,6 @@ records::DiagnosticsRecord Evaluator::Diagnostics(const DiagnosticsMilestone& mi
       options.profile_keys.push_back(found ? needles[b].argmax().item<int64_t>() : -1);
     }
   }
-  options.seed = trial_.seed;
-  options.renyi_order = train.diagnostics_renyi_order;
-  options.lengths = train.diagnostics_lengths;
-  options.regime_multiples = train.diagnostics_regime_multiples;
-  options.beta_trim = train.diagnostics_beta_trim;
-  options.failure_lengths = train.diagnostics_failure_lengths;
-  options.pair_profile_bins = train.diagnostics_pair_profile_bins;
   records::DiagnosticsRecord diagnostics;
   diagnostics.kind = "attention";
   diagnostics.step = milestone.step;

@@ -14,6 +14,8 @@
 //   AddHeldOut(evaluator.HeldOut(), step_record);
 #pragma once
 
+#include "core/diagnostics/attention_diagnostics.h"
+
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -43,6 +45,10 @@ struct Evaluation {
 
 // The held-out fields of a step record: val_loss, and val_accuracy and val_bpb where there are.
 void AddHeldOut(const Evaluation& evaluation, records::StepRecord& record);
+
+// The diagnostics' options as a trial's train.diagnostics_* set them (its seed drives the bootstrap);
+// `rung diag --model` takes TrainConfig's defaults the same way.
+DiagnosticsOptions DiagnosticsOptionsOf(const TrainConfig& train, uint64_t seed);
 
 class Evaluator {
  public:

@@ -36,6 +36,7 @@
 #include "core/hf/hf_export.h"
 #include "core/hf/hf_import.h"
 #include "core/train/checkpoint_io.h"
+#include "core/train/evaluation.h"
 #include "core/train/runtime.h"
 #include "core/records/record_json.h"
 #include "core/train/window_loss.h"
@@ -122,6 +123,20 @@ rung::StatusOr<LoadedModel> LoadModel(const std::string& path) {
   }
   loaded.weights_dtype = DtypeName(loaded.model->named_parameters(true)["embedding"]);
   return loaded;
+}
+
+// The tokens to read: a prepared folder's validation split, or every token of a shard file or folder,
+// as their validation split (ids checked against `vocab_size`). Windows are counted by the caller.
+rung::StatusOr<std::unique_ptr<rung::TokenShards>> OpenTokens(const std::string& path, int64_t vocab_size) {
+  rung::DataConfig data;
+  data.source = "shards";
+  data.path = path;
+  data.vocab_size = vocab_size;
+  data.token_bytes = vocab_size > 65536 ? 4 : 2;
+  data.seq_len = 1;
+  std::error_code error;
+  if (!std::filesystem::exists(std::filesystem::path(path) / "manifest.json", error)) data.val_path = path;
+  return rung::TokenShards::Open(data, 0);
 }
 
 struct EvalOptions {
@@ -218,16 +233,7 @@ int RunEval(const EvalOptions& options) {
     loaded->model->set_compute_dtype(torch::kBFloat16);
   }
 
-  // The tokens: a prepared folder's validation split, or every token of a shard file or folder.
-  rung::DataConfig data;
-  data.source = "shards";
-  data.path = options.tokens;
-  data.vocab_size = config.vocab_size;
-  data.token_bytes = config.vocab_size > 65536 ? 4 : 2;
-  data.seq_len = 1;  // windows are counted below, with a message of their own
-  std::error_code error;
-  if (!std::filesystem::exists(std::filesystem::path(options.tokens) / "manifest.json", error)) data.val_path = options.tokens;
-  rung::StatusOr<std::unique_ptr<rung::TokenShards>> shards = rung::TokenShards::Open(data, 0);
+  rung::StatusOr<std::unique_ptr<rung::TokenShards>> shards = OpenTokens(options.tokens, config.vocab_size);
   if (!shards.ok()) return FailUnusable("eval", shards.status());
   const rung::TokenShards& stream = **shards;
   const int64_t stream_tokens = stream.SplitTokens(rung::Split::kValidation);
@@ -404,15 +410,7 @@ int RunDiagnose(const DiagnoseOptions& options) {
     }
     bos = loaded->hf->bos_token_id;
   }
-  rung::DataConfig data;
-  data.source = "shards";
-  data.path = options.tokens;
-  data.vocab_size = config.vocab_size;
-  data.token_bytes = config.vocab_size > 65536 ? 4 : 2;
-  data.seq_len = 1;
-  std::error_code error;
-  if (!std::filesystem::exists(std::filesystem::path(options.tokens) / "manifest.json", error)) data.val_path = options.tokens;
-  rung::StatusOr<std::unique_ptr<rung::TokenShards>> shards = rung::TokenShards::Open(data, 0);
+  rung::StatusOr<std::unique_ptr<rung::TokenShards>> shards = OpenTokens(options.tokens, config.vocab_size);
   if (!shards.ok()) return FailUnusable("diag", shards.status());
   const rung::TokenShards& stream = **shards;
   const int64_t rows = options.sequences * options.batches;
@@ -431,14 +429,8 @@ int RunDiagnose(const DiagnoseOptions& options) {
     }
   }
   if (loaded->hf) loaded->model->positional()->set_length_extension(rung::hf::ConfiguredExtension(*loaded->hf, options.seq_len));
-  rung::DiagnosticsOptions diagnostics;  // the trainer's defaults (rung::TrainConfig's diagnostics_*)
-  const rung::TrainConfig defaults;
-  diagnostics.renyi_order = defaults.diagnostics_renyi_order;
-  diagnostics.lengths = defaults.diagnostics_lengths;
-  diagnostics.regime_multiples = defaults.diagnostics_regime_multiples;
-  diagnostics.beta_trim = defaults.diagnostics_beta_trim;
-  diagnostics.failure_lengths = defaults.diagnostics_failure_lengths;
-  diagnostics.pair_profile_bins = defaults.diagnostics_pair_profile_bins;
+  // The trainer's defaults (TrainConfig's diagnostics_*), on these batches.
+  rung::DiagnosticsOptions diagnostics = rung::DiagnosticsOptionsOf(rung::TrainConfig{}, 0);
   diagnostics.batch_sequences = options.sequences;
   diagnostics.bootstrap_unit = options.batches > 1 ? rung::kBootstrapUnitBatch : rung::kBootstrapUnitSequence;
   torch::NoGradGuard no_grad;
