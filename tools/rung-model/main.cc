@@ -510,7 +510,7 @@ int main(int argc, char** argv) {
 
   std::string export_model, export_out;
   CLI::App* export_command = app.add_subcommand(
-      "export-hf", "Write a rung checkpoint as a Hugging Face model folder (RoPE models with a gated MLP)");
+      "export-hf", "Write a rung checkpoint as a Hugging Face model folder (RoPE or p-RoPE models with a gated MLP)");
   export_command->add_option("--model", export_model, "A rung checkpoint (a file, or a checkpoint folder: its newest)")->required();
   export_command->add_option("--out", export_out, "The folder to write (must not exist, or be empty)")->required();
 
