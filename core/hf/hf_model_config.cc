@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/file_bytes.h"
+#include "core/hf/json_keys.h"
 
 namespace rung::hf {
 namespace {
@@ -33,63 +34,6 @@ const Defaults kDefaults[] = {
     {HfArchitecture::kPhi3, "Phi3ForCausalLM", "phi3", 32064, 3072, 8192, 32, 32, 0, 0, 4096, 1, 32000},
 };
 
-// Reads config keys with messages that name the file and the key.
-class Keys {
- public:
-  Keys(const json& object, std::string source) : object_(object), source_(std::move(source)) {}
-
-  Status Error(const std::string& key, const std::string& what) const {
-    return Status::InvalidArgument(source_ + ": key '" + key + "': " + what);
-  }
-
-  // A positive integer, or `fallback` when the key is absent or null.
-  StatusOr<int64_t> Positive(const std::string& key, int64_t fallback) const {
-    const auto it = object_.find(key);
-    if (it == object_.end() || it->is_null()) return fallback;
-    if (!it->is_number_integer() || it->get<int64_t>() <= 0 || it->get<int64_t>() > (int64_t{1} << 40)) {
-      return Error(key, it->dump() + " is not a positive integer");
-    }
-    return it->get<int64_t>();
-  }
-
-  StatusOr<double> Number(const std::string& key, double fallback, double low, double high) const {
-    const auto it = object_.find(key);
-    if (it == object_.end() || it->is_null()) return fallback;
-    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < low || it->get<double>() > high) {
-      return Error(key, it->dump() + " is not a number in [" + Text(low) + ", " + Text(high) + "]");
-    }
-    return it->get<double>();
-  }
-
-  StatusOr<std::optional<double>> OptionalNumber(const std::string& key, double low, double high) const {
-    if (!object_.contains(key) || object_.at(key).is_null()) return std::optional<double>();
-    RUNG_ASSIGN_OR_RETURN(double value, Number(key, 0, low, high));
-    return std::optional<double>(value);
-  }
-
-  StatusOr<bool> Flag(const std::string& key, bool fallback) const {
-    const auto it = object_.find(key);
-    if (it == object_.end() || it->is_null()) return fallback;
-    if (!it->is_boolean()) return Error(key, it->dump() + " is not true or false");
-    return it->get<bool>();
-  }
-
-  StatusOr<std::string> String(const std::string& key, const std::string& fallback) const {
-    const auto it = object_.find(key);
-    if (it == object_.end() || it->is_null()) return fallback;
-    if (!it->is_string()) return Error(key, it->dump() + " is not a string");
-    return it->get<std::string>();
-  }
-
- private:
-  static std::string Text(double value) {
-    std::ostringstream out;
-    out << value;
-    return out.str();
-  }
-  const json& object_;
-  std::string source_;
-};
 
 StatusOr<HfRopeScaling> ParseRopeScaling(const json& value, const std::string& source) {
   HfRopeScaling scaling;
@@ -98,7 +42,7 @@ StatusOr<HfRopeScaling> ParseRopeScaling(const json& value, const std::string& s
   if (!value.is_object()) {
     return Status::InvalidArgument(source + ": key 'rope_scaling': " + value.dump() + " is not an object");
   }
-  const Keys keys(value, source + ": in 'rope_scaling'");
+  const JsonKeys keys(value, source + ": in 'rope_scaling'");
   RUNG_ASSIGN_OR_RETURN(std::string type, keys.String("rope_type", ""));
   if (type.empty()) {
     RUNG_ASSIGN_OR_RETURN(type, keys.String("type", "default"));
@@ -157,7 +101,7 @@ StatusOr<HfModelConfig> ParseHfModelConfig(std::string_view text, const std::str
                                    ": not valid JSON: " + error.what());
   }
   if (!config.is_object()) return Status::InvalidArgument(source + ": not a JSON object");
-  const Keys keys(config, source);
+  const JsonKeys keys(config, source);
   std::string supported;
   for (const Defaults& defaults : kDefaults) supported += (supported.empty() ? "" : ", ") + std::string(defaults.name);
   const auto architectures = config.find("architectures");
