@@ -1,0 +1,272 @@
+#include "core/hf/tokenizer_json.h"
+
+#include <algorithm>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "core/hf/json_keys.h"
+
+namespace rung::hf {
+namespace {
+
+using nlohmann::json;
+
+// Where a component sits in the file, for messages: "t/tokenizer.json: in 'pre_tokenizer.pretokenizers[1]'".
+std::string In(const std::string& source, const std::string& path) { return source + ": in '" + path + "'"; }
+
+Status Unsupported(const std::string& source, const std::string& path, const std::string& type,
+                   const std::string& supported) {
+  return Status::InvalidArgument(source + ": key '" + path + ".type': '" + type + "' is not supported (" + supported +
+                                 ")");
+}
+
+// The steps of a component: itself, or the members of a Sequence (`list_key`).
+StatusOr<std::vector<std::pair<std::string, const json*>>> Steps(const json& component, const std::string& path,
+                                                                 const std::string& list_key, const std::string& source) {
+  std::vector<std::pair<std::string, const json*>> steps;
+  if (component.is_null()) return steps;
+  if (!component.is_object() || !component.contains("type") || !component.at("type").is_string()) {
+    return Status::InvalidArgument(source + ": key '" + path + "': not an object with a type");
+  }
+  if (component.at("type") != "Sequence") {
+    steps.emplace_back(path, &component);
+    return steps;
+  }
+  if (!component.contains(list_key) || !component.at(list_key).is_array()) {
+    return Status::InvalidArgument(source + ": key '" + path + "." + list_key + "': not a list");
+  }
+  for (size_t i = 0; i < component.at(list_key).size(); ++i) {
+    const std::string member = path + "." + list_key + "[" + std::to_string(i) + "]";
+    RUNG_ASSIGN_OR_RETURN(auto inner, Steps(component.at(list_key)[i], member, list_key, source));
+    steps.insert(steps.end(), inner.begin(), inner.end());
+  }
+  return steps;
+}
+
+// A Split's or Replace's pattern: {"Regex": ...} or {"String": ...}.
+Status ReadPattern(const json& object, const std::string& path, const std::string& source, std::string* pattern,
+                   bool* is_regex) {
+  const json& value = object.contains("pattern") ? object.at("pattern") : json();
+  if (value.is_object() && value.size() == 1 && value.begin().value().is_string() &&
+      (value.begin().key() == "Regex" || value.begin().key() == "String")) {
+    *is_regex = value.begin().key() == "Regex";
+    *pattern = value.begin().value().get<std::string>();
+    return Status::Ok();
+  }
+  return Status::InvalidArgument(source + ": key '" + path + ".pattern': not {\"Regex\": ...} or {\"String\": ...}");
+}
+
+StatusOr<std::vector<NormalizerStep>> ReadNormalizer(const json& root, const std::string& source) {
+  std::vector<NormalizerStep> out;
+  if (!root.contains("normalizer")) return out;
+  RUNG_ASSIGN_OR_RETURN(auto steps, Steps(root.at("normalizer"), "normalizer", "normalizers", source));
+  for (const auto& [path, step] : steps) {
+    const std::string type = step->at("type").get<std::string>();
+    const JsonKeys keys(*step, In(source, path));
+    NormalizerStep normalizer;
+    if (type == "NFC") {
+      normalizer.kind = NormalizerStep::Kind::kNfc;
+    } else if (type == "NFKC") {
+      normalizer.kind = NormalizerStep::Kind::kNfkc;
+    } else if (type == "Prepend") {
+      normalizer.kind = NormalizerStep::Kind::kPrepend;
+      RUNG_ASSIGN_OR_RETURN(normalizer.prepend, keys.String("prepend", ""));
+    } else if (type == "Replace") {
+      normalizer.kind = NormalizerStep::Kind::kReplace;
+      bool regex = false;
+      RUNG_RETURN_IF_ERROR(ReadPattern(*step, path, source, &normalizer.pattern, &regex));
+      if (regex) return Status::InvalidArgument(source + ": key '" + path + ".pattern': a Regex replacement is not supported (String)");
+      RUNG_ASSIGN_OR_RETURN(normalizer.content, keys.String("content", ""));
+    } else {
+      return Unsupported(source, path, type, "NFC, NFKC, Prepend, Replace, Sequence of them");
+    }
+    out.push_back(normalizer);
+  }
+  return out;
+}
+
+StatusOr<std::vector<PreTokenizerStep>> ReadPreTokenizer(const json& root, const std::string& source) {
+  std::vector<PreTokenizerStep> out;
+  if (!root.contains("pre_tokenizer")) return out;
+  RUNG_ASSIGN_OR_RETURN(auto steps, Steps(root.at("pre_tokenizer"), "pre_tokenizer", "pretokenizers", source));
+  for (const auto& [path, step] : steps) {
+    const std::string type = step->at("type").get<std::string>();
+    const JsonKeys keys(*step, In(source, path));
+    PreTokenizerStep pre;
+    if (type == "Split") {
+      pre.kind = PreTokenizerStep::Kind::kSplit;
+      RUNG_RETURN_IF_ERROR(ReadPattern(*step, path, source, &pre.pattern, &pre.pattern_is_regex));
+      RUNG_ASSIGN_OR_RETURN(pre.behavior, keys.String("behavior", "Isolated"));
+      static const std::set<std::string> kBehaviors = {"Removed", "Isolated", "MergedWithPrevious", "MergedWithNext",
+                                                       "Contiguous"};
+      if (!kBehaviors.count(pre.behavior)) return keys.Error("behavior", "'" + pre.behavior + "' is not a Split behavior");
+      RUNG_ASSIGN_OR_RETURN(pre.invert, keys.Flag("invert", false));
+    } else if (type == "Digits") {
+      pre.kind = PreTokenizerStep::Kind::kDigits;
+      RUNG_ASSIGN_OR_RETURN(pre.individual_digits, keys.Flag("individual_digits", false));
+    } else if (type == "ByteLevel") {
+      pre.kind = PreTokenizerStep::Kind::kByteLevel;
+      RUNG_ASSIGN_OR_RETURN(pre.add_prefix_space, keys.Flag("add_prefix_space", true));
+      RUNG_ASSIGN_OR_RETURN(pre.use_regex, keys.Flag("use_regex", true));
+    } else if (type == "Metaspace") {
+      pre.kind = PreTokenizerStep::Kind::kMetaspace;
+      RUNG_ASSIGN_OR_RETURN(pre.replacement, keys.String("replacement", "\xE2\x96\x81"));
+      RUNG_ASSIGN_OR_RETURN(pre.prepend_scheme, keys.String("prepend_scheme", "always"));
+      if (pre.prepend_scheme != "always" && pre.prepend_scheme != "first" && pre.prepend_scheme != "never") {
+        return keys.Error("prepend_scheme", "'" + pre.prepend_scheme + "' is not always, first or never");
+      }
+      RUNG_ASSIGN_OR_RETURN(pre.split, keys.Flag("split", true));
+    } else {
+      return Unsupported(source, path, type, "Split, Digits, ByteLevel, Metaspace, Sequence of them");
+    }
+    out.push_back(pre);
+  }
+  return out;
+}
+
+// TemplateProcessing's "single" template: the special tokens before and after $A.
+Status ReadTemplate(const json& root, const std::string& source, TokenizerJson* out) {
+  if (!root.contains("post_processor")) return Status::Ok();
+  RUNG_ASSIGN_OR_RETURN(auto steps, Steps(root.at("post_processor"), "post_processor", "processors", source));
+  for (const auto& [path, step] : steps) {
+    const std::string type = step->at("type").get<std::string>();
+    if (type == "ByteLevel") continue;  // offsets only
+    if (type != "TemplateProcessing") return Unsupported(source, path, type, "TemplateProcessing, ByteLevel, Sequence of them");
+    const json single = step->value("single", json::array());
+    bool after = false;
+    for (const json& piece : single) {
+      if (piece.contains("Sequence")) {
+        after = true;
+      } else if (piece.contains("SpecialToken") && piece.at("SpecialToken").contains("id") &&
+                 piece.at("SpecialToken").at("id").is_string()) {
+        (after ? out->suffix_tokens : out->prefix_tokens).push_back(piece.at("SpecialToken").at("id").get<std::string>());
+      } else {
+        return Status::InvalidArgument(source + ": key '" + path + ".single': " + piece.dump() +
+                                       " is neither a Sequence nor a SpecialToken");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<TokenizerJson> ParseTokenizerJson(std::string_view text, const std::string& source) {
+  json root;
+  try {
+    root = json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& error) {
+    return Status::InvalidArgument(source + ": byte " + std::to_string(error.byte > 0 ? error.byte - 1 : 0) +
+                                   ": not valid JSON: " + error.what());
+  }
+  if (!root.is_object() || !root.contains("model") || !root.at("model").is_object()) {
+    return Status::InvalidArgument(source + ": no 'model' object (a Hugging Face tokenizer.json has one)");
+  }
+  TokenizerJson out;
+  const json& model = root.at("model");
+  const JsonKeys model_keys(model, In(source, "model"));
+  RUNG_ASSIGN_OR_RETURN(std::string type, model_keys.String("type", "BPE"));
+  if (type != "BPE") return Unsupported(source, "model", type, "BPE");
+  RUNG_ASSIGN_OR_RETURN(out.byte_fallback, model_keys.Flag("byte_fallback", false));
+  RUNG_ASSIGN_OR_RETURN(out.fuse_unk, model_keys.Flag("fuse_unk", false));
+  RUNG_ASSIGN_OR_RETURN(out.ignore_merges, model_keys.Flag("ignore_merges", false));
+  RUNG_ASSIGN_OR_RETURN(out.continuing_subword_prefix, model_keys.String("continuing_subword_prefix", ""));
+  RUNG_ASSIGN_OR_RETURN(out.end_of_word_suffix, model_keys.String("end_of_word_suffix", ""));
+  RUNG_ASSIGN_OR_RETURN(std::string unk, model_keys.String("unk_token", ""));
+  if (!unk.empty()) out.unk_token = unk;
+  if (model.contains("dropout") && !model.at("dropout").is_null()) {
+    return model_keys.Error("dropout", "BPE dropout makes encoding random; rung encodes deterministically");
+  }
+
+  if (!model.contains("vocab") || !model.at("vocab").is_object()) return model_keys.Error("vocab", "not an object");
+  std::set<int64_t> ids;
+  for (const auto& [token, id] : model.at("vocab").items()) {
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= (int64_t{1} << 31)) {
+      return model_keys.Error("vocab", "token " + json(token).dump() + " has id " + id.dump() + ", not a token id");
+    }
+    if (!ids.insert(id.get<int64_t>()).second) {
+      return model_keys.Error("vocab", "id " + id.dump() + " is given to two tokens");
+    }
+    out.vocab.emplace(token, id.get<int64_t>());
+  }
+  if (!model.contains("merges") || !model.at("merges").is_array()) return model_keys.Error("merges", "not a list");
+  const json& merges = model.at("merges");
+  out.merges.reserve(merges.size());
+  for (size_t rank = 0; rank < merges.size(); ++rank) {
+    const json& merge = merges[rank];
+    std::pair<std::string, std::string> parts;
+    if (merge.is_string()) {  // "a b": split at the first space (neither part holds a space)
+      const std::string& text_merge = merge.get_ref<const std::string&>();
+      const size_t space = text_merge.find(' ');
+      if (space == std::string::npos || space == 0 || space + 1 >= text_merge.size() ||
+          text_merge.find(' ', space + 1) != std::string::npos) {
+        return model_keys.Error("merges", "merge " + std::to_string(rank) + " " + merge.dump() + " is not \"a b\"");
+      }
+      parts = {text_merge.substr(0, space), text_merge.substr(space + 1)};
+    } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() && merge[1].is_string()) {
+      parts = {merge[0].get<std::string>(), merge[1].get<std::string>()};
+    } else {
+      return model_keys.Error("merges", "merge " + std::to_string(rank) + " " + merge.dump() + " is not \"a b\" or [a, b]");
+    }
+    for (const std::string& token : {parts.first, parts.second, parts.first + parts.second}) {
+      if (!out.vocab.count(token)) {
+        return model_keys.Error("merges", "merge " + std::to_string(rank) + " " + merge.dump() + ": " + json(token).dump() +
+                                              " is not in the vocabulary");
+      }
+    }
+    out.merges.push_back(std::move(parts));
+  }
+
+  if (root.contains("added_tokens") && !root.at("added_tokens").is_null()) {
+    if (!root.at("added_tokens").is_array()) return Status::InvalidArgument(source + ": key 'added_tokens': not a list");
+    for (size_t i = 0; i < root.at("added_tokens").size(); ++i) {
+      const json& entry = root.at("added_tokens")[i];
+      const std::string path = "added_tokens[" + std::to_string(i) + "]";
+      if (!entry.is_object() || !entry.contains("id") || !entry.at("id").is_number_integer() || entry.at("id").get<int64_t>() < 0 ||
+          !entry.contains("content") || !entry.at("content").is_string() || entry.at("content").get<std::string>().empty()) {
+        return Status::InvalidArgument(source + ": key '" + path + "': needs an id and a non-empty content");
+      }
+      const JsonKeys keys(entry, In(source, path));
+      AddedToken token;
+      token.id = entry.at("id").get<int64_t>();
+      token.content = entry.at("content").get<std::string>();
+      RUNG_ASSIGN_OR_RETURN(token.special, keys.Flag("special", false));
+      RUNG_ASSIGN_OR_RETURN(token.single_word, keys.Flag("single_word", false));
+      RUNG_ASSIGN_OR_RETURN(token.lstrip, keys.Flag("lstrip", false));
+      RUNG_ASSIGN_OR_RETURN(token.rstrip, keys.Flag("rstrip", false));
+      RUNG_ASSIGN_OR_RETURN(token.normalized, keys.Flag("normalized", !token.special));
+      const auto in_vocab = out.vocab.find(token.content);
+      if (in_vocab != out.vocab.end() && in_vocab->second != token.id) {
+        return keys.Error("id", std::to_string(token.id) + " differs from the vocabulary's " +
+                                    std::to_string(in_vocab->second) + " for " + json(token.content).dump());
+      }
+      if (in_vocab == out.vocab.end() && !ids.insert(token.id).second) {
+        return keys.Error("id", std::to_string(token.id) + " is already a vocabulary token's");
+      }
+      out.added_tokens.push_back(std::move(token));
+    }
+  }
+  if (out.unk_token && !out.vocab.count(*out.unk_token)) {
+    return model_keys.Error("unk_token", json(*out.unk_token).dump() + " is not in the vocabulary");
+  }
+
+  RUNG_ASSIGN_OR_RETURN(out.normalizer, ReadNormalizer(root, source));
+  RUNG_ASSIGN_OR_RETURN(out.pre_tokenizer, ReadPreTokenizer(root, source));
+  RUNG_RETURN_IF_ERROR(ReadTemplate(root, source, &out));
+  for (const std::string& special : out.prefix_tokens) {
+    const bool added = std::any_of(out.added_tokens.begin(), out.added_tokens.end(),
+                                   [&](const AddedToken& token) { return token.content == special; });
+    if (!added && !out.vocab.count(special)) {
+      return Status::InvalidArgument(source + ": key 'post_processor': its token " + json(special).dump() + " is not in the vocabulary");
+    }
+  }
+  const bool byte_level = std::any_of(out.pre_tokenizer.begin(), out.pre_tokenizer.end(), [](const PreTokenizerStep& step) {
+    return step.kind == PreTokenizerStep::Kind::kByteLevel;
+  });
+  out.family = byte_level ? TokenizerFamily::kByteLevelBpe : TokenizerFamily::kSentencePieceBpe;
+  out.vocab_size = ids.empty() ? 0 : *ids.rbegin() + 1;
+  return out;
+}
+
+}  // namespace rung::hf
