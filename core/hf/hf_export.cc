@@ -173,8 +173,7 @@ Status ExportHfModel(Transformer& model, const std::string& folder) {
   } else if (c.qk_norm || c.qkv_bias) {
     config["use_sliding_window"] = false;
     config["sliding_window"] = nullptr;
-    config.erase("attention_bias");
-    if (c.qk_norm) config["attention_bias"] = false;
+    if (!c.qk_norm) config.erase("attention_bias");  // Qwen3 keeps the key, Qwen2 has none
   } else {
     config["mlp_bias"] = false;
   }

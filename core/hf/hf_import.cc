@@ -98,12 +98,15 @@ torch::Tensor Fuse(const std::vector<FusedPart>& parts, const torch::Tensor& ord
   return fused;
 }
 
-Status Assign(torch::nn::Module& model, const std::string& name, const torch::Tensor& value) {
+// Every parameter of `model` set to its value in `values` (in the value's dtype).
+Status AssignParameters(torch::nn::Module& model, const std::map<std::string, torch::Tensor>& values) {
   auto parameters = model.named_parameters(true);
-  torch::Tensor* parameter = parameters.find(name);
-  if (parameter == nullptr) return Status::Internal("rung's model has no parameter " + name);
   torch::NoGradGuard no_grad;
-  parameter->set_data(value);
+  for (const auto& [name, value] : values) {
+    torch::Tensor* parameter = parameters.find(name);
+    if (parameter == nullptr) return Status::Internal("rung's model has no parameter " + name);
+    parameter->set_data(value);
+  }
   return Status::Ok();
 }
 
@@ -161,7 +164,6 @@ StatusOr<ModelConfig> ModelConfigFromHf(const HfModelConfig& hf, const std::stri
     return Status::FailedPrecondition(source + ": " + what + " (" + HfArchitectureName(hf.architecture) +
                                       " is imported without it)");
   };
-  if (hf.hidden_act != "silu") return refuse("hidden_act '" + hf.hidden_act + "': rung's gated MLP computes silu only");
   if (hf.output_bias) return refuse("attention_bias true: rung's model has no o_proj bias");
   if (hf.mlp_bias) return refuse("mlp_bias true: rung's model has no MLP biases");
   const int64_t rotary_dims = hf.RotaryDims();
@@ -226,16 +228,12 @@ StatusOr<ImportedModel> ImportHfModel(const std::string& folder) {
   // Every tensor read and checked against the folder's files first; the model (whose shapes come from
   // config.json alone) is built only once they all agree with it.
   std::map<std::string, torch::Tensor> parameters;
-  auto assign = [&](const std::string& name, const torch::Tensor& value) {
-    parameters[name] = value;
-    return Status::Ok();
-  };
   const torch::Tensor rows = HfToRungRotaryRows(hd, imported.hf.RotaryDims());
   const bool phi3 = imported.hf.architecture == HfArchitecture::kPhi3;
 
   auto copy = [&](const std::string& rung_name, const std::string& hf_name, const std::vector<int64_t>& shape) -> Status {
     RUNG_ASSIGN_OR_RETURN(torch::Tensor view, reader.View(hf_name, shape));
-    RUNG_RETURN_IF_ERROR(assign(rung_name, view.clone()));
+    parameters[rung_name] = view.clone();
     reader.ReleaseViewed();
     return Status::Ok();
   };
@@ -253,18 +251,18 @@ StatusOr<ImportedModel> ImportHfModel(const std::string& folder) {
       RUNG_ASSIGN_OR_RETURN(k, reader.View(hf + "self_attn.k_proj.weight", {kv * hd, d}));
       RUNG_ASSIGN_OR_RETURN(v, reader.View(hf + "self_attn.v_proj.weight", {kv * hd, d}));
     }
-    RUNG_RETURN_IF_ERROR(assign(rung + "qkv", Fuse({{q, heads}, {k, kv}, {v, 0}}, rows)));
+    parameters[rung + "qkv"] = Fuse({{q, heads}, {k, kv}, {v, 0}}, rows);
     if (c.qkv_bias) {
       RUNG_ASSIGN_OR_RETURN(torch::Tensor q_bias, reader.View(hf + "self_attn.q_proj.bias", {heads * hd}));
       RUNG_ASSIGN_OR_RETURN(torch::Tensor k_bias, reader.View(hf + "self_attn.k_proj.bias", {kv * hd}));
       RUNG_ASSIGN_OR_RETURN(torch::Tensor v_bias, reader.View(hf + "self_attn.v_proj.bias", {kv * hd}));
-      RUNG_RETURN_IF_ERROR(assign(rung + "qkv_bias", Fuse({{q_bias, heads}, {k_bias, kv}, {v_bias, 0}}, rows)));
+      parameters[rung + "qkv_bias"] = Fuse({{q_bias, heads}, {k_bias, kv}, {v_bias, 0}}, rows);
     }
     if (c.qk_norm) {
       RUNG_ASSIGN_OR_RETURN(torch::Tensor q_norm, reader.View(hf + "self_attn.q_norm.weight", {hd}));
       RUNG_ASSIGN_OR_RETURN(torch::Tensor k_norm, reader.View(hf + "self_attn.k_norm.weight", {hd}));
-      RUNG_RETURN_IF_ERROR(assign(rung + "q_norm", Fuse({{q_norm, 1}}, rows)));
-      RUNG_RETURN_IF_ERROR(assign(rung + "k_norm", Fuse({{k_norm, 1}}, rows)));
+      parameters[rung + "q_norm"] = Fuse({{q_norm, 1}}, rows);
+      parameters[rung + "k_norm"] = Fuse({{k_norm, 1}}, rows);
     }
     RUNG_RETURN_IF_ERROR(copy(rung + "attn_out", hf + "self_attn.o_proj.weight", {d, heads * hd}));
     RUNG_RETURN_IF_ERROR(copy(rung + "mlp_norm", hf + "post_attention_layernorm.weight", {d}));
@@ -273,7 +271,7 @@ StatusOr<ImportedModel> ImportHfModel(const std::string& folder) {
     } else {
       RUNG_ASSIGN_OR_RETURN(torch::Tensor gate, reader.View(hf + "mlp.gate_proj.weight", {c.mlp_hidden, d}));
       RUNG_ASSIGN_OR_RETURN(torch::Tensor up, reader.View(hf + "mlp.up_proj.weight", {c.mlp_hidden, d}));
-      RUNG_RETURN_IF_ERROR(assign(rung + "mlp_up", Fuse({{gate, 0}, {up, 0}}, rows)));
+      parameters[rung + "mlp_up"] = Fuse({{gate, 0}, {up, 0}}, rows);
     }
     RUNG_RETURN_IF_ERROR(copy(rung + "mlp_down", hf + "mlp.down_proj.weight", {d, c.mlp_hidden}));
     reader.ReleaseViewed();
@@ -281,7 +279,7 @@ StatusOr<ImportedModel> ImportHfModel(const std::string& folder) {
   RUNG_RETURN_IF_ERROR(copy("final_norm", "model.norm.weight", {d}));
   if (!c.tie_embeddings) RUNG_RETURN_IF_ERROR(copy("head", "lm_head.weight", {c.vocab_size, d}));
   Transformer model(c, Initialization::kEmpty);
-  for (const auto& [name, value] : parameters) RUNG_RETURN_IF_ERROR(Assign(*model, name, value));
+  RUNG_RETURN_IF_ERROR(AssignParameters(*model, parameters));
   model->eval();
   imported.model = model;
   return imported;

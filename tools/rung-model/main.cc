@@ -125,6 +125,38 @@ rung::StatusOr<LoadedModel> LoadModel(const std::string& path) {
   return loaded;
 }
 
+// LibTorch's threads: `threads`, or every core.
+void ConfigureThreads(int threads) {
+  rung::ConfigureRuntime(threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+}
+
+// The BOS id to prepend for `choice` (auto: where the folder's tokenizer config adds one; yes; no), or
+// INVALID_ARGUMENT where yes names none. (config.json's bos_token_id is checked against the vocabulary
+// when it is read.)
+rung::StatusOr<std::optional<int64_t>> ChooseBos(const std::string& choice, const LoadedModel& loaded,
+                                                 const std::string& model_path) {
+  if (choice == "no") return std::optional<int64_t>();
+  if (choice == "auto") return loaded.bos;
+  if (!loaded.hf || !loaded.hf->bos_token_id) {
+    return rung::Status::InvalidArgument("--bos yes: " + model_path + " names no bos_token_id");
+  }
+  return loaded.hf->bos_token_id;
+}
+
+// `rows` consecutive stream sequences of `length` positions from the stream's start, each beginning with
+// `bos` where given (then `length` - 1 stream tokens follow it). REQUIRES: the stream holds them.
+torch::Tensor StreamRows(const rung::TokenShards& stream, int64_t rows, int64_t length, std::optional<int64_t> bos) {
+  const int64_t text = bos ? length - 1 : length;
+  torch::Tensor tokens = torch::empty({rows, length}, torch::kLong);
+  auto out = tokens.accessor<int64_t, 2>();
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t t = 0; t < length; ++t) {
+      out[r][t] = bos && t == 0 ? *bos : stream.Token(rung::Split::kValidation, r * text + t - (bos ? 1 : 0));
+    }
+  }
+  return tokens;
+}
+
 // The tokens to read: a prepared folder's validation split, or every token of a shard file or folder,
 // as their validation split (ids checked against `vocab_size`). Windows are counted by the caller.
 rung::StatusOr<std::unique_ptr<rung::TokenShards>> OpenTokens(const std::string& path, int64_t vocab_size) {
@@ -191,8 +223,7 @@ std::string ExtensionText(const rung::LengthExtension& extension) {
 }
 
 int RunEval(const EvalOptions& options) {
-  rung::ConfigureRuntime(options.threads > 0 ? options.threads
-                                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  ConfigureThreads(options.threads);
   if (options.stride < 0 || options.stride > options.seq_len) {
     std::cerr << "rung eval: --stride must be between 1 and --seq-len (" << options.seq_len << ")\n";
     return kExitUsage;
@@ -203,20 +234,9 @@ int RunEval(const EvalOptions& options) {
   rung::StatusOr<LoadedModel> loaded = LoadModel(options.model);
   if (!loaded.ok()) return FailUnusable("eval", loaded.status());
   const rung::ModelConfig& config = loaded->model->config();
-  std::optional<int64_t> bos;
-  if (options.bos == "yes") {
-    if (!loaded->hf || !loaded->hf->bos_token_id) {
-      std::cerr << "rung eval: --bos yes: " << options.model << " names no bos_token_id\n";
-      return kExitUsage;
-    }
-    bos = loaded->hf->bos_token_id;
-  } else if (options.bos == "auto") {
-    bos = loaded->bos;
-  }
-  if (bos && (*bos < 0 || *bos >= config.vocab_size)) {
-    std::cerr << "rung eval: the model's bos_token_id " << *bos << " is outside its vocabulary of " << config.vocab_size << "\n";
-    return kExitData;
-  }
+  rung::StatusOr<std::optional<int64_t>> chosen_bos = ChooseBos(options.bos, *loaded, options.model);
+  if (!chosen_bos.ok()) return Fail("eval", chosen_bos.status());
+  const std::optional<int64_t> bos = *chosen_bos;
   rung::StatusOr<rung::LengthExtension> extension = ChooseExtension(options, *loaded);
   if (!extension.ok()) return Fail("eval", extension.status());
   if (options.device == "cuda" && !torch::cuda::is_available()) {
@@ -249,11 +269,9 @@ int RunEval(const EvalOptions& options) {
                 << length << " tokens; " << options.tokens << " holds " << stream_tokens << "\n";
       return kExitUsage;
     }
-    torch::Tensor sample = torch::empty({sequences, length}, torch::kLong);
-    auto rows = sample.accessor<int64_t, 2>();
-    for (int64_t i = 0; i < sequences * length; ++i) rows[i / length][i % length] = stream.Token(rung::Split::kValidation, i);
     loaded->model->positional()->set_length_extension(rung::LengthExtension{});
-    extension->dominant_pairs = rung::MeasureDominantPairs(loaded->model, sample.to(device), torch::Tensor());
+    extension->dominant_pairs = rung::MeasureDominantPairs(
+        loaded->model, StreamRows(stream, sequences, length, std::nullopt).to(device), torch::Tensor());
   }
   loaded->model->positional()->set_length_extension(*extension);
   rung::WindowLossOptions window_options;
@@ -387,8 +405,7 @@ struct DiagnoseOptions {
 // attention_diagnostics.h), with its defaults, on the first sequences x batches windows of T tokens of
 // the stream, under the model's own rope_scaling; printed as one JSON document.
 int RunDiagnose(const DiagnoseOptions& options) {
-  rung::ConfigureRuntime(options.threads > 0 ? options.threads
-                                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  ConfigureThreads(options.threads);
   rung::StatusOr<LoadedModel> loaded = LoadModel(options.model);
   if (!loaded.ok()) return FailUnusable("diag", loaded.status());
   const rung::ModelConfig& config = loaded->model->config();
@@ -402,14 +419,9 @@ int RunDiagnose(const DiagnoseOptions& options) {
               << " or less\n";
     return kExitUsage;
   }
-  std::optional<int64_t> bos = options.bos == "no" ? std::nullopt : loaded->bos;
-  if (options.bos == "yes") {
-    if (!loaded->hf || !loaded->hf->bos_token_id) {
-      std::cerr << "rung diag: --bos yes: " << options.model << " names no bos_token_id\n";
-      return kExitUsage;
-    }
-    bos = loaded->hf->bos_token_id;
-  }
+  rung::StatusOr<std::optional<int64_t>> chosen_bos = ChooseBos(options.bos, *loaded, options.model);
+  if (!chosen_bos.ok()) return Fail("diag", chosen_bos.status());
+  const std::optional<int64_t> bos = *chosen_bos;
   rung::StatusOr<std::unique_ptr<rung::TokenShards>> shards = OpenTokens(options.tokens, config.vocab_size);
   if (!shards.ok()) return FailUnusable("diag", shards.status());
   const rung::TokenShards& stream = **shards;
@@ -421,13 +433,7 @@ int RunDiagnose(const DiagnoseOptions& options) {
               << " sequences of " << options.seq_len << "\n";
     return kExitUsage;
   }
-  torch::Tensor tokens = torch::empty({rows, options.seq_len}, torch::kLong);
-  auto rows_of = tokens.accessor<int64_t, 2>();
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t t = 0; t < options.seq_len; ++t) {
-      rows_of[r][t] = bos && t == 0 ? *bos : stream.Token(rung::Split::kValidation, r * text_per_row + t - (bos ? 1 : 0));
-    }
-  }
+  const torch::Tensor tokens = StreamRows(stream, rows, options.seq_len, bos);
   if (loaded->hf) loaded->model->positional()->set_length_extension(rung::hf::ConfiguredExtension(*loaded->hf, options.seq_len));
   // The trainer's defaults (TrainConfig's diagnostics_*), on these batches.
   rung::DiagnosticsOptions diagnostics = rung::DiagnosticsOptionsOf(rung::TrainConfig{}, 0);
