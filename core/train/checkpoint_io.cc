@@ -252,6 +252,7 @@ Status InitializeFromHfFolder(const InitConfig& init, Transformer& model) {
   compare("model.tie_embeddings", ours.tie_embeddings, theirs.tie_embeddings);
   compare("position.variant", ours.position.variant, theirs.position.variant);
   compare("position.base", ours.position.base, theirs.position.base);
+  if (theirs.position.variant == "prope") compare("position.fraction", ours.position.fraction, theirs.position.fraction);
   if (!differences.empty()) {
     std::string message = "train.init.checkpoint " + init.checkpoint + " is a " +
                           hf::HfArchitectureName(imported->hf.architecture) + " this trial's model is not; set";

@@ -345,6 +345,16 @@ TEST_F(HfImportTest, TrainInitFromAFolderCopiesItsWeightsIntoAModelOfItsOptions)
   EXPECT_THAT(status.message(), HasSubstr("is a Qwen2ForCausalLM this trial's model is not; set"));
   EXPECT_THAT(status.message(), HasSubstr("\n  position.base: 10000.0 (here 500.0)"));
   EXPECT_THAT(status.message(), HasSubstr("\n  model.norm_eps: 1e-06 (here 1e-05)"));
+
+  // A partially rotated folder (Phi-3's 12 of 16 dimensions) needs the same share of rotated pairs.
+  const std::string partial = MakeModel("phi3", "--arch phi3 --hidden 64 --heads 4 --partial-rotary-factor 0.75 --seed 17");
+  StatusOr<ImportedModel> phi3 = ImportHfModel(partial);
+  ASSERT_TRUE(phi3.ok()) << phi3.status().message();
+  ModelConfig half = phi3->config;
+  half.position.fraction = 0.5;
+  Transformer half_rotated(half);
+  init.checkpoint = partial;
+  EXPECT_THAT(InitializeFromCheckpoint(init, half_rotated).message(), HasSubstr("\n  position.fraction: 0.75 (here 0.5)"));
 }
 
 TEST_F(HfImportTest, WhatTheArchitecturesCannotExpressIsNotExported) {
