@@ -14,7 +14,7 @@ packages=(
   gnuplot-nox shellcheck libgloo-dev
   clang-14 libfuzzer-14-dev
   r-cran-janeaustenr r-base-core
-  libsentencepiece-dev sentencepiece
+  libsentencepiece-dev sentencepiece libicu-dev
   libcpp-httplib-dev chromium
   python3-grpcio python3-protobuf python3-pandas python3-scipy
   python3-torch

@@ -74,7 +74,7 @@ json TokenManifest::ToJson() const {
                           {"bytes", shard.bytes},
                           {"sha256", shard.sha256}});
   }
-  return {{"format", kTokenManifestFormat},
+  json out = {{"format", kTokenManifestFormat},
           {"version", 1},
           {"tokenizer",
            {{"file", tokenizer_file}, {"sha256", tokenizer_sha256}, {"type", tokenizer_type}, {"vocab_size", vocab_size}}},
@@ -91,6 +91,8 @@ json TokenManifest::ToJson() const {
           {"documents_split", documents_split},
           {"shards", shard_list},
           {"token_byte_lengths", token_byte_lengths}};
+  if (bos_id >= 0) out["bos_id"] = bos_id;
+  return out;
 }
 
 StatusOr<TokenManifest> ParseTokenManifest(std::string_view text, const std::string& path) {
@@ -114,6 +116,9 @@ StatusOr<TokenManifest> ParseTokenManifest(std::string_view text, const std::str
     return reader.Error("token_bytes", "2 bytes cannot hold a vocabulary of " + std::to_string(manifest.vocab_size));
   }
   RUNG_RETURN_IF_ERROR(reader.Int(document, "eot_id", "eot_id", &manifest.eot_id, 0, manifest.vocab_size - 1));
+  if (document.contains("bos_id")) {
+    RUNG_RETURN_IF_ERROR(reader.Int(document, "bos_id", "bos_id", &manifest.bos_id, 0, manifest.vocab_size - 1));
+  }
   auto tokenizer = document.find("tokenizer");
   if (tokenizer == document.end() || !tokenizer->is_object()) return reader.Error("tokenizer", "must be an object");
   RUNG_RETURN_IF_ERROR(reader.String(*tokenizer, "tokenizer.file", "file", &manifest.tokenizer_file));

@@ -10,12 +10,14 @@
 //   {"format": "rung-token-manifest", "version": 1,
 //    "tokenizer": {"file": "tokenizer.model", "sha256", "type": "bpe" | "unigram", "vocab_size"},
 //    "sources": [{"path", "bytes", "sha256"}],
-//    "eot_id", "vocab_size", "token_bytes": 2 | 4, "val_fraction", "seed", "shard_tokens", "split_on",
+//    "eot_id", ["bos_id"], "vocab_size", "token_bytes": 2 | 4, "val_fraction", "seed", "shard_tokens", "split_on",
 //    "text_field", "max_document_bytes", "documents_split",
 //    "shards": [{"file", "split": "train" | "val", "documents", "tokens", "bytes", "sha256"}],
 //    "token_byte_lengths": [vocab_size integers]}
 // max_document_bytes and documents_split (optional, 0 when absent): documents longer than the first
-// were encoded in pieces (tools/rung-data/document_pieces.h), and how many there were.
+// were encoded in pieces (tools/rung-data/document_pieces.h), and how many there were. bos_id
+// (optional, absent: none): the tokenizer's BOS, which starts every document after its end-of-text
+// token (a Hugging Face tokenizer whose template adds one: Llama 2, Llama 3).
 //
 // Shard files are named relative to the manifest's folder and must be plain names (no '/', no "..").
 //
@@ -57,6 +59,7 @@ struct TokenManifest {
   std::string tokenizer_type;
   std::vector<ManifestSource> sources;
   int64_t eot_id = 0;
+  int64_t bos_id = -1;  // each document starts (after its end-of-text token) with this BOS; -1: none
   int64_t vocab_size = 0;
   int64_t token_bytes = 2;
   double val_fraction = 0.0;

@@ -112,7 +112,9 @@ StatusOr<std::vector<PreTokenizerStep>> ReadPreTokenizer(const json& root, const
     } else if (type == "Metaspace") {
       pre.kind = PreTokenizerStep::Kind::kMetaspace;
       RUNG_ASSIGN_OR_RETURN(pre.replacement, keys.String("replacement", "\xE2\x96\x81"));
-      RUNG_ASSIGN_OR_RETURN(pre.prepend_scheme, keys.String("prepend_scheme", "always"));
+      // Files written before prepend_scheme existed say add_prefix_space instead (false: never).
+      RUNG_ASSIGN_OR_RETURN(const bool add_prefix_space, keys.Flag("add_prefix_space", true));
+      RUNG_ASSIGN_OR_RETURN(pre.prepend_scheme, keys.String("prepend_scheme", add_prefix_space ? "always" : "never"));
       if (pre.prepend_scheme != "always" && pre.prepend_scheme != "first" && pre.prepend_scheme != "never") {
         return keys.Error("prepend_scheme", "'" + pre.prepend_scheme + "' is not always, first or never");
       }
@@ -125,8 +127,10 @@ StatusOr<std::vector<PreTokenizerStep>> ReadPreTokenizer(const json& root, const
   return out;
 }
 
-// TemplateProcessing's "single" template: the special tokens before and after $A.
-Status ReadTemplate(const json& root, const std::string& source, TokenizerJson* out) {
+// TemplateProcessing's "single" template: the special tokens before and after $A, by name; their ids
+// are resolved by ResolveTemplateIds once the vocabulary is read.
+Status ReadTemplate(const json& root, const std::string& source, TokenizerJson* out,
+                    std::vector<std::pair<std::string, const json*>> maps[2]) {
   if (!root.contains("post_processor")) return Status::Ok();
   RUNG_ASSIGN_OR_RETURN(auto steps, Steps(root.at("post_processor"), "post_processor", "processors", source));
   for (const auto& [path, step] : steps) {
@@ -134,19 +138,53 @@ Status ReadTemplate(const json& root, const std::string& source, TokenizerJson* 
     if (type == "ByteLevel") continue;  // offsets only
     if (type != "TemplateProcessing") return Unsupported(source, path, type, "TemplateProcessing, ByteLevel, Sequence of them");
     const json single = step->value("single", json::array());
+    if (!single.is_array()) return Status::InvalidArgument(source + ": key '" + path + ".single': not a list");
     bool after = false;
     for (const json& piece : single) {
-      if (piece.contains("Sequence")) {
+      if (piece.is_object() && piece.contains("Sequence")) {
         after = true;
-      } else if (piece.contains("SpecialToken") && piece.at("SpecialToken").contains("id") &&
-                 piece.at("SpecialToken").at("id").is_string()) {
+      } else if (piece.is_object() && piece.contains("SpecialToken") && piece.at("SpecialToken").is_object() &&
+                 piece.at("SpecialToken").contains("id") && piece.at("SpecialToken").at("id").is_string()) {
         (after ? out->suffix_tokens : out->prefix_tokens).push_back(piece.at("SpecialToken").at("id").get<std::string>());
+        maps[after ? 1 : 0].emplace_back(path, step->contains("special_tokens") ? &step->at("special_tokens") : nullptr);
       } else {
         return Status::InvalidArgument(source + ": key '" + path + ".single': " + piece.dump() +
                                        " is neither a Sequence nor a SpecialToken");
       }
     }
   }
+  return Status::Ok();
+}
+
+// The ids of one template token: its special_tokens entry's ids, else the added token or vocabulary
+// entry of that content.
+Status ResolveTemplateIds(const std::string& name, const std::string& path, const json* map, const TokenizerJson& tokenizer,
+                          const std::string& source, std::vector<int64_t>* ids) {
+  if (map != nullptr && map->is_object() && map->contains(name)) {
+    const json& entry = map->at(name);
+    if (!entry.is_object() || !entry.contains("ids") || !entry.at("ids").is_array()) {
+      return Status::InvalidArgument(source + ": key '" + path + ".special_tokens." + name + ".ids': not a list");
+    }
+    for (const json& id : entry.at("ids")) {
+      if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= tokenizer.vocab_size) {
+        return Status::InvalidArgument(source + ": key '" + path + ".special_tokens." + name + ".ids': " + id.dump() +
+                                       " is not an id of the vocabulary");
+      }
+      ids->push_back(id.get<int64_t>());
+    }
+    return Status::Ok();
+  }
+  for (const AddedToken& token : tokenizer.added_tokens) {
+    if (token.content == name) {
+      ids->push_back(token.id);
+      return Status::Ok();
+    }
+  }
+  const auto in_vocab = tokenizer.vocab.find(name);
+  if (in_vocab == tokenizer.vocab.end()) {
+    return Status::InvalidArgument(source + ": key '" + path + "': its token " + json(name).dump() + " is not in the vocabulary");
+  }
+  ids->push_back(in_vocab->second);
   return Status::Ok();
 }
 
@@ -209,7 +247,13 @@ StatusOr<TokenizerJson> ParseTokenizerJson(std::string_view text, const std::str
     } else {
       return model_keys.Error("merges", "merge " + std::to_string(rank) + " " + merge.dump() + " is not \"a b\" or [a, b]");
     }
-    for (const std::string& token : {parts.first, parts.second, parts.first + parts.second}) {
+    // The merged token, as the library forms it: the second part loses continuing_subword_prefix.
+    if (parts.second.size() < out.continuing_subword_prefix.size()) {
+      return model_keys.Error("merges", "merge " + std::to_string(rank) + " " + merge.dump() +
+                                            ": its second part is shorter than continuing_subword_prefix");
+    }
+    const std::string merged = parts.first + parts.second.substr(out.continuing_subword_prefix.size());
+    for (const std::string& token : {parts.first, parts.second, merged}) {
       if (!out.vocab.count(token)) {
         return model_keys.Error("merges", "merge " + std::to_string(rank) + " " + merge.dump() + ": " + json(token).dump() +
                                               " is not in the vocabulary");
@@ -253,19 +297,21 @@ StatusOr<TokenizerJson> ParseTokenizerJson(std::string_view text, const std::str
 
   RUNG_ASSIGN_OR_RETURN(out.normalizer, ReadNormalizer(root, source));
   RUNG_ASSIGN_OR_RETURN(out.pre_tokenizer, ReadPreTokenizer(root, source));
-  RUNG_RETURN_IF_ERROR(ReadTemplate(root, source, &out));
-  for (const std::string& special : out.prefix_tokens) {
-    const bool added = std::any_of(out.added_tokens.begin(), out.added_tokens.end(),
-                                   [&](const AddedToken& token) { return token.content == special; });
-    if (!added && !out.vocab.count(special)) {
-      return Status::InvalidArgument(source + ": key 'post_processor': its token " + json(special).dump() + " is not in the vocabulary");
-    }
+  out.vocab_size = ids.empty() ? 0 : *ids.rbegin() + 1;
+  std::vector<std::pair<std::string, const json*>> template_maps[2];  // prefix, suffix
+  RUNG_RETURN_IF_ERROR(ReadTemplate(root, source, &out, template_maps));
+  for (size_t i = 0; i < out.prefix_tokens.size(); ++i) {
+    RUNG_RETURN_IF_ERROR(ResolveTemplateIds(out.prefix_tokens[i], template_maps[0][i].first, template_maps[0][i].second,
+                                            out, source, &out.prefix_ids));
+  }
+  for (size_t i = 0; i < out.suffix_tokens.size(); ++i) {
+    RUNG_RETURN_IF_ERROR(ResolveTemplateIds(out.suffix_tokens[i], template_maps[1][i].first, template_maps[1][i].second,
+                                            out, source, &out.suffix_ids));
   }
   const bool byte_level = std::any_of(out.pre_tokenizer.begin(), out.pre_tokenizer.end(), [](const PreTokenizerStep& step) {
     return step.kind == PreTokenizerStep::Kind::kByteLevel;
   });
   out.family = byte_level ? TokenizerFamily::kByteLevelBpe : TokenizerFamily::kSentencePieceBpe;
-  out.vocab_size = ids.empty() ? 0 : *ids.rbegin() + 1;
   return out;
 }
 

@@ -72,8 +72,10 @@ struct TokenizerJson {
   std::vector<NormalizerStep> normalizer;
   std::vector<PreTokenizerStep> pre_tokenizer;
   std::vector<AddedToken> added_tokens;
-  // post_processor TemplateProcessing's "single" template: the special tokens around a sequence.
+  // post_processor TemplateProcessing's "single" template: the special tokens around a sequence, by
+  // name and by id (the ids its special_tokens map gives each name, else the vocabulary's).
   std::vector<std::string> prefix_tokens, suffix_tokens;
+  std::vector<int64_t> prefix_ids, suffix_ids;
   int64_t vocab_size = 0;  // the largest id + 1
 };
 

@@ -4,9 +4,14 @@
 //
 //   rung-data tokenizer train --input PATH... --vocab-size V [--type bpe|unigram] [--seed S]
 //                             [--text-field F] [--split-on SEP] [--threads N] --out DIR
-//   rung-data prepare --tokenizer MODEL --input PATH... --out DIR [--val-fraction F] [--shard-tokens N]
-//                     [--seed S] [--split-on SEP] [--text-field F] [--threads N] [--token-bytes 2|4]
-//                     [--max-document-bytes B]
+//   rung-data prepare --tokenizer PATH --input PATH... --out DIR [--eot TOKEN] [--val-fraction F]
+//                     [--shard-tokens N] [--seed S] [--split-on SEP] [--text-field F] [--threads N]
+//                     [--token-bytes 2|4] [--max-document-bytes B]
+//   rung-data encode --tokenizer PATH --input PATH... --out FILE|- [--format jsonl|bin] [--eot TOKEN]
+//                    [--no-special-tokens] [--split-on SEP] [--text-field F] [--threads N]
+//                    [--token-bytes 2|4] [--max-document-bytes B]
+// --tokenizer: a SentencePiece model, a Hugging Face tokenizer.json, or a model folder holding either
+// (tools/rung-data/text_tokenizer.h).
 //
 // Exit codes (rung's table): 0 done; 2 bad usage (a flag out of range or malformed, an --out that is a
 // file, a vocabulary too small for the text; INVALID_ARGUMENT) or another prepare writing the same
@@ -24,6 +29,7 @@
 #include "core/common/atomic_file.h"
 #include "core/common/command_line.h"
 #include "core/common/sha256.h"
+#include "tools/rung-data/encode.h"
 #include "tools/rung-data/output_folder.h"
 #include "tools/rung-data/prepare.h"
 #include "tools/rung-data/separator_escapes.h"
@@ -110,11 +116,12 @@ int RunPrepare(const rung::data_tool::PrepareOptions& options) {
   const double rate = summary->encode_seconds > 0 ? static_cast<double>(summary->tokens[0] + summary->tokens[1]) /
                                                         summary->encode_seconds
                                                   : 0.0;
-  std::printf("rung-data: prepared %s: %lld train and %lld val documents, %lld and %lld tokens (eot id %lld, "
+  std::printf("rung-data: prepared %s: %lld train and %lld val documents, %lld and %lld tokens (eot %s id %lld, "
               "vocabulary %lld); %lld shards written, %lld already there; encoded %lld bytes in %.2f s (%.0f tokens/s)\n",
               options.out.c_str(), static_cast<long long>(summary->documents[0]),
               static_cast<long long>(summary->documents[1]), static_cast<long long>(summary->tokens[0]),
-              static_cast<long long>(summary->tokens[1]), static_cast<long long>(summary->eot_id),
+              static_cast<long long>(summary->tokens[1]), summary->eot_token.c_str(),
+              static_cast<long long>(summary->eot_id),
               static_cast<long long>(summary->vocab_size), static_cast<long long>(summary->shards_written),
               static_cast<long long>(summary->shards_kept), static_cast<long long>(summary->encoded_bytes),
               summary->encode_seconds, rate);
@@ -126,10 +133,27 @@ int RunPrepare(const rung::data_tool::PrepareOptions& options) {
   return 0;
 }
 
+int RunEncode(const rung::data_tool::EncodeOptions& options) {
+  auto summary = rung::data_tool::Encode(options);
+  if (!summary.ok()) return Fail(summary.status());
+  const double rate = summary->encode_seconds > 0 ? static_cast<double>(summary->tokens) / summary->encode_seconds : 0.0;
+  // With the ids on standard output, the summary goes to standard error.
+  std::FILE* report = options.out == "-" ? stderr : stdout;
+  std::fprintf(report,
+               "rung-data: encoded %lld document%s, %lld tokens (vocabulary %lld) into %s (%s); %lld bytes in %.2f s "
+               "(%.0f tokens/s)\n",
+               static_cast<long long>(summary->documents), summary->documents == 1 ? "" : "s",
+               static_cast<long long>(summary->tokens), static_cast<long long>(summary->vocab_size),
+               options.out.c_str(), options.format.c_str(), static_cast<long long>(summary->encoded_bytes),
+               summary->encode_seconds, rate);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"rung-data: SentencePiece tokenizers and llm.c token shards for rung-train.\n"
+  CLI::App app{"rung-data: tokenizers (SentencePiece models, Hugging Face tokenizer.json) and llm.c token shards "
+               "for rung-train.\n"
                "Exit codes (docs/cli.md): 0 done, 1 an unexpected failure, 2 bad usage, 4 input unusable, "
                "5 no space left on device at the path it names."};
   app.require_subcommand(1);
@@ -163,8 +187,14 @@ int main(int argc, char** argv) {
   CLI::App* prepare_command = app.add_subcommand(
       "prepare", "Encode documents in parallel into llm.c shards (train_*.bin, val_*.bin), an end-of-text token "
                  "before each document, split by document, with manifest.json for rung-train");
-  prepare_command->add_option("--tokenizer", prepare.tokenizer, "A SentencePiece model (rung-data tokenizer train)")
-      ->required();
+  const std::string tokenizer_help =
+      "A SentencePiece model (tokenizer.model: rung-data tokenizer train's, or a model's), a Hugging Face "
+      "tokenizer.json (BPE: GPT-2, Llama 2/3, Mistral, Qwen2/3, SmolLM), or a model folder holding either";
+  const std::string eot_help =
+      "The end-of-text token written between documents (default: the folder's tokenizer_config.json eos_token, "
+      "else generation_config.json's eos_token_id, else the model's </s>)";
+  prepare_command->add_option("--tokenizer", prepare.tokenizer, tokenizer_help)->required();
+  prepare_command->add_option("--eot", prepare.eot, eot_help);
   prepare_command->add_option("--input", prepare.inputs, "Text files, folders (every file below), or JSON-lines files")
       ->required();
   prepare_command->add_option("--out", prepare.out, "Output folder")->required();
@@ -186,7 +216,43 @@ int main(int argc, char** argv) {
                               "else spaces, else characters")
       ->capture_default_str();
 
+  rung::data_tool::EncodeOptions encode;
+  std::string encode_split_on;
+  bool no_special_tokens = false;
+  CLI::App* encode_command = app.add_subcommand(
+      "encode", "Encode documents into their ids, with no split or shards: JSON lines (one array of ids per "
+                "document) or one llm.c shard (the end-of-text id between documents)");
+  encode_command->add_option("--tokenizer", encode.tokenizer, tokenizer_help)->required();
+  encode_command->add_option("--input", encode.inputs, "Text files, folders (every file below), or JSON-lines files")
+      ->required();
+  encode_command->add_option("--out", encode.out, "Output file; - for standard output (jsonl)")->required();
+  encode_command->add_option("--format", encode.format, "jsonl or bin (an llm.c shard)")
+      ->check(CLI::IsMember({"jsonl", "bin"}))
+      ->capture_default_str();
+  encode_command->add_option("--eot", encode.eot, eot_help);
+  encode_command->add_flag("--no-special-tokens", no_special_tokens,
+                           "Leave out the tokenizer's template tokens (its BOS) around each document");
+  encode_command->add_option("--split-on", encode_split_on,
+                             "Cut files into documents at SEP (escapes \\n \\t \\f \\r \\\\)");
+  encode_command->add_option("--text-field", encode.documents.text_field,
+                             "Inputs are JSON-lines; each line's string field F is a document");
+  encode_command->add_option("--threads", encode.threads, "Encoding threads, 0 to 1024 (0: every core)")
+      ->capture_default_str();
+  encode_command->add_option("--token-bytes", encode.token_bytes,
+                             "bin: 2 (uint16) or 4 (uint32); 0: 2 when the vocabulary fits")
+      ->capture_default_str();
+  encode_command->add_option("--max-document-bytes", encode.max_document_bytes,
+                             "Encode a longer document in pieces of at most this many bytes")
+      ->capture_default_str();
+
   if (const std::optional<int> stop = rung::ParseCommandLine(app, argc, argv)) return *stop;
+  if (encode_command->parsed()) {
+    rung::StatusOr<std::string> split_on = SplitOn(encode_split_on);
+    if (!split_on.ok()) return Fail(split_on.status());
+    encode.documents.split_on = *split_on;
+    encode.special_tokens = !no_special_tokens;
+    return RunEncode(encode);
+  }
   if (train_command->parsed()) {
     rung::StatusOr<std::string> split_on = SplitOn(train_split_on);
     if (!split_on.ok()) return Fail(split_on.status());

@@ -1,12 +1,9 @@
 #include "tools/rung-data/prepare.h"
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <thread>
 
 #include "core/common/atomic_file.h"
@@ -16,58 +13,14 @@
 #include "core/data/byte_corpus.h"
 #include "core/data/llmc_shard_format.h"
 #include "core/data/token_manifest.h"
-#include "tools/rung-data/document_pieces.h"
+#include "tools/rung-data/document_encoding.h"
 #include "tools/rung-data/output_folder.h"
-#include "tools/rung-data/progress.h"
-#include "tools/rung-data/tokenizer.h"
-#include "tools/rung-data/word_cached_encoder.h"
+#include "tools/rung-data/text_tokenizer.h"
 
 namespace rung::data_tool {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Encodes every document on `threads` threads, a word cache each; ids[d] are document d's. A document
-// longer than max_document_bytes is encoded piece by piece (DocumentPieces); *split counts them.
-Status EncodeAll(const Tokenizer& tokenizer, const TextDocuments& text, int64_t threads, int64_t max_document_bytes,
-                 std::vector<std::vector<int>>* ids, int64_t* split) {
-  ids->assign(text.documents.size(), {});
-  std::atomic<size_t> next{0};
-  std::atomic<int64_t> documents_split{0};
-  std::vector<Status> failures(static_cast<size_t>(threads));
-  ProgressReporter progress("encode", text.bytes);
-  std::vector<std::thread> pool;
-  for (int64_t t = 0; t < threads; ++t) {
-    pool.emplace_back([&, t] {
-      WordCachedEncoder encoder(tokenizer);
-      std::vector<int> piece_ids;
-      for (size_t d = next.fetch_add(1); d < text.documents.size(); d = next.fetch_add(1)) {
-        const std::string& document = text.documents[d];
-        Status status;
-        if (static_cast<int64_t>(document.size()) <= max_document_bytes) {
-          status = encoder.Encode(document, &(*ids)[d]);
-        } else {
-          documents_split.fetch_add(1);
-          for (std::string_view piece : DocumentPieces(document, static_cast<size_t>(max_document_bytes))) {
-            status = encoder.Encode(piece, &piece_ids);
-            if (!status.ok()) break;
-            (*ids)[d].insert((*ids)[d].end(), piece_ids.begin(), piece_ids.end());
-          }
-        }
-        if (!status.ok()) {
-          failures[static_cast<size_t>(t)] = std::move(status);
-          return;
-        }
-        progress.Add(static_cast<int64_t>(document.size()));
-      }
-    });
-  }
-  for (std::thread& thread : pool) thread.join();
-  progress.Finish();
-  for (Status& failure : failures) RUNG_RETURN_IF_ERROR(failure);
-  *split = documents_split.load();
-  return Status::Ok();
-}
 
 // The number of shards of at most `shard_tokens` two streams of `train` and `val` tokens make.
 int64_t ShardCount(int64_t train, int64_t val, int64_t shard_tokens) {
@@ -124,9 +77,8 @@ StatusOr<PrepareSummary> Prepare(const PrepareOptions& options) {
                                    std::to_string(options.max_document_bytes));
   }
   RUNG_RETURN_IF_ERROR(CheckOutputFolder(options.out));
-  std::string model_bytes;
-  RUNG_RETURN_IF_ERROR(ReadFileBytes(options.tokenizer, "tokenizer", &model_bytes));
-  RUNG_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, Tokenizer::Load(options.tokenizer));
+  RUNG_ASSIGN_OR_RETURN(const LoadedTokenizer loaded, LoadTextTokenizer(options.tokenizer, options.eot));
+  const TextTokenizer* tokenizer = loaded.tokenizer.get();
   const int64_t vocab_size = tokenizer->vocab_size();
   const int64_t token_bytes = options.token_bytes != 0 ? options.token_bytes : vocab_size <= 65536 ? 2 : 4;
   if (token_bytes == 2 && vocab_size > 65536) {
@@ -151,14 +103,16 @@ StatusOr<PrepareSummary> Prepare(const PrepareOptions& options) {
 
   const int64_t threads =
       options.threads > 0 ? options.threads : std::max<int64_t>(1, std::thread::hardware_concurrency());
-  std::vector<std::vector<int>> ids;
   PrepareSummary summary;
-  const auto start = std::chrono::steady_clock::now();
-  RUNG_RETURN_IF_ERROR(
-      EncodeAll(*tokenizer, text, threads, options.max_document_bytes, &ids, &summary.documents_split));
-  summary.encode_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  RUNG_ASSIGN_OR_RETURN(EncodedDocuments encoded,
+                        EncodeDocuments(*tokenizer, text.documents, text.bytes, /*special_tokens=*/true, threads,
+                                        options.max_document_bytes));
+  const std::vector<std::vector<int>>& ids = encoded.ids;
+  summary.documents_split = encoded.documents_split;
+  summary.encode_seconds = encoded.seconds;
   summary.encoded_bytes = text.bytes;
-  summary.eot_id = tokenizer->eot_id();
+  summary.eot_id = loaded.eot_id;
+  summary.eot_token = loaded.eot_token;
   summary.vocab_size = vocab_size;
 
   const std::vector<bool> in_validation = ValidationDocuments(text.documents.size(), options.seed, options.val_fraction);
@@ -169,14 +123,10 @@ StatusOr<PrepareSummary> Prepare(const PrepareOptions& options) {
   RUNG_RETURN_IF_ERROR(CheckShardCount(split_tokens[0], split_tokens[1], options.shard_tokens));
 
   TokenManifest manifest;
-  manifest.tokenizer_file = "tokenizer.model";
-  manifest.tokenizer_sha256 = Sha256Hex(model_bytes);
-  if (std::ifstream sidecar(fs::path(options.tokenizer).replace_extension(".json")); sidecar) {
-    const nlohmann::json about = nlohmann::json::parse(sidecar, nullptr, /*allow_exceptions=*/false);
-    if (about.is_object() && about.contains("type") && about["type"].is_string()) {
-      manifest.tokenizer_type = about["type"].get<std::string>();
-    }
-  }
+  manifest.tokenizer_file = loaded.file_name;
+  manifest.tokenizer_sha256 = Sha256Hex(loaded.bytes);
+  manifest.tokenizer_type = loaded.type;
+  if (loaded.bos_added) manifest.bos_id = *loaded.bos_id;
   for (const SourceFile& source : text.sources) manifest.sources.push_back({source.path, source.bytes, source.sha256});
   manifest.eot_id = summary.eot_id;
   manifest.vocab_size = vocab_size;
@@ -243,7 +193,7 @@ StatusOr<PrepareSummary> Prepare(const PrepareOptions& options) {
     }
     RUNG_RETURN_IF_ERROR(flush());
   }
-  RUNG_RETURN_IF_ERROR(WriteFileAtomically((fs::path(options.out) / "tokenizer.model").string(), {model_bytes}));
+  RUNG_RETURN_IF_ERROR(WriteFileAtomically((fs::path(options.out) / loaded.file_name).string(), {loaded.bytes}));
   const std::string manifest_text = manifest.ToJson().dump(1) + "\n";
   RUNG_RETURN_IF_ERROR(WriteFileAtomically((fs::path(options.out) / kTokenManifestFile).string(), {manifest_text}));
   return summary;

@@ -1,11 +1,13 @@
 // tools/rung-data/prepare.h
 //
 // `rung-data prepare`: documents in, llm.c shards and a manifest out (core/data/token_manifest.h).
-//   1. The options are checked (nothing is read or written for bad ones), the tokenizer loaded and the
-//      documents of the inputs read (text_documents.h; a walk leaves out the output folder).
+//   1. The options are checked (nothing is read or written for bad ones), the tokenizer loaded
+//      (text_tokenizer.h: a SentencePiece model, a Hugging Face tokenizer.json, or a model folder) and
+//      the documents of the inputs read (text_documents.h; a walk leaves out the output folder).
 //   2. The output folder is created and locked for the rest of the run (core/common/folder_lock.h): a
 //      second prepare into it is refused at once, before it writes anything.
-//   3. The documents are encoded in parallel on `threads` threads; a document longer than
+//   3. The documents are encoded in parallel on `threads` threads (document_encoding.h), each with the
+//      tokenizer's template tokens (a BOS where it adds one); a document longer than
 //      max_document_bytes is encoded in pieces (document_pieces.h), its ids those of the pieces one
 //      after another; shorter documents are encoded whole, as before the limit existed.
 //   4. Split by document: document d goes to validation when DocumentSplitDraw(seed, d) < val_fraction
@@ -15,7 +17,7 @@
 //      (documents may continue in the next shard): train_000000.bin, ..., val_000000.bin, ... with the
 //      llm.c header (uint16 when the vocabulary fits 65536 ids, else magic 20240801 v7 uint32). More than
 //      kMaxShards shards are refused before any is written.
-//   6. tokenizer.model (a copy of the model) and manifest.json, last.
+//   6. tokenizer.model or tokenizer.json (a copy of the file read) and manifest.json, last.
 // Every file is written atomically (core/common/atomic_file.h). A rerun with the same inputs and options rewrites
 // nothing whose content is already there (a shard whose SHA-256 matches stays as it is); the encoding
 // is done again.
@@ -36,7 +38,8 @@ namespace rung::data_tool {
 inline constexpr int64_t kMaxShards = 100'000;
 
 struct PrepareOptions {
-  std::string tokenizer;  // a SentencePiece model file
+  std::string tokenizer;  // a tokenizer file or model folder (text_tokenizer.h)
+  std::string eot;        // the end-of-text token; empty: the tokenizer folder's
   std::vector<std::string> inputs;
   std::string out;
   DocumentOptions documents;  // its `exclude` gains `out`
@@ -55,6 +58,7 @@ struct PrepareSummary {
   int64_t shards_kept = 0;  // already there with the same content
   int64_t documents_split = 0;  // longer than max_document_bytes, encoded in pieces
   int64_t eot_id = 0;
+  std::string eot_token;
   int64_t vocab_size = 0;
   double encode_seconds = 0;
   int64_t encoded_bytes = 0;
@@ -66,7 +70,8 @@ struct PrepareSummary {
 //     folder that is a file (output_folder.h) or an input, token_bytes 2 with a vocabulary over 65536,
 //     a shard_tokens that would make more than kMaxShards shards (saying the least that would do).
 //   UNAVAILABLE: another prepare is writing the output folder ("... (pid N)").
-//   DATA_LOSS: fewer than two documents; and those of ReadTextDocuments and Tokenizer::Load.
+//   DATA_LOSS: fewer than two documents; and those of ReadTextDocuments and LoadTextTokenizer (whose
+//     INVALID_ARGUMENT and NOT_FOUND it returns too).
 //   INTERNAL: a file cannot be written.
 StatusOr<PrepareSummary> Prepare(const PrepareOptions& options);
 

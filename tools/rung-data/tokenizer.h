@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,6 +64,10 @@ class Tokenizer {
 
   int64_t vocab_size() const;
   int64_t eot_id() const;
+  // <s>'s id, where the model has one.
+  std::optional<int64_t> bos_id() const;
+  // The id of a piece, where the model has it.
+  std::optional<int64_t> PieceId(const std::string& piece) const;
   // Each id's length in bytes when decoded: 1 for byte tokens, 0 for control and unknown tokens, else
   // the piece's UTF-8 length with its whitespace marks as spaces.
   std::vector<int32_t> TokenByteLengths() const;

@@ -1,0 +1,64 @@
+#include "tools/rung-data/document_encoding.h"
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "tools/rung-data/document_pieces.h"
+#include "tools/rung-data/progress.h"
+
+namespace rung::data_tool {
+
+StatusOr<EncodedDocuments> EncodeDocuments(const TextTokenizer& tokenizer, const std::vector<std::string>& documents,
+                                           int64_t bytes, bool special_tokens, int64_t threads,
+                                           int64_t max_document_bytes) {
+  const auto start = std::chrono::steady_clock::now();
+  EncodedDocuments out;
+  out.ids.assign(documents.size(), {});
+  const std::vector<int> prefix = special_tokens ? tokenizer.PrefixIds() : std::vector<int>();
+  const std::vector<int> suffix = special_tokens ? tokenizer.SuffixIds() : std::vector<int>();
+  std::atomic<size_t> next{0};
+  std::atomic<int64_t> documents_split{0};
+  std::vector<Status> failures(static_cast<size_t>(threads));
+  ProgressReporter progress("encode", bytes);
+  std::vector<std::thread> pool;
+  for (int64_t t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      std::unique_ptr<DocumentEncoder> encoder = tokenizer.NewEncoder();
+      std::vector<int> piece_ids;
+      for (size_t d = next.fetch_add(1); d < documents.size(); d = next.fetch_add(1)) {
+        const std::string& document = documents[d];
+        std::vector<int>& ids = out.ids[d];
+        Status status;
+        if (static_cast<int64_t>(document.size()) <= max_document_bytes) {
+          status = encoder->Encode(document, &piece_ids);
+          ids.reserve(prefix.size() + piece_ids.size() + suffix.size());
+          ids.insert(ids.end(), prefix.begin(), prefix.end());
+          ids.insert(ids.end(), piece_ids.begin(), piece_ids.end());
+        } else {
+          documents_split.fetch_add(1);
+          ids.insert(ids.end(), prefix.begin(), prefix.end());
+          for (std::string_view piece : DocumentPieces(document, static_cast<size_t>(max_document_bytes))) {
+            status = encoder->Encode(piece, &piece_ids);
+            if (!status.ok()) break;
+            ids.insert(ids.end(), piece_ids.begin(), piece_ids.end());
+          }
+        }
+        if (!status.ok()) {
+          failures[static_cast<size_t>(t)] = std::move(status);
+          return;
+        }
+        ids.insert(ids.end(), suffix.begin(), suffix.end());
+        progress.Add(static_cast<int64_t>(document.size()));
+      }
+    });
+  }
+  for (std::thread& thread : pool) thread.join();
+  progress.Finish();
+  for (Status& failure : failures) RUNG_RETURN_IF_ERROR(failure);
+  out.documents_split = documents_split.load();
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+}  // namespace rung::data_tool

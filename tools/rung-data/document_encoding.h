@@ -1,0 +1,33 @@
+// tools/rung-data/document_encoding.h
+//
+// Encodes documents in parallel, as `rung-data prepare` and `rung-data encode` do: `threads` threads
+// take documents in turn, each with its own DocumentEncoder (text_tokenizer.h). A document longer than
+// max_document_bytes is encoded in pieces (document_pieces.h), its ids those of the pieces one after
+// another, so an encoder's memory stays bounded; shorter documents are encoded whole. Where
+// `special_tokens`, each document's ids are wrapped in the tokenizer's template tokens (PrefixIds,
+// SuffixIds), once per document.
+//
+// Thread safety: reentrant.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/common/status.h"
+#include "tools/rung-data/text_tokenizer.h"
+
+namespace rung::data_tool {
+
+struct EncodedDocuments {
+  std::vector<std::vector<int>> ids;  // one per document
+  int64_t documents_split = 0;        // longer than max_document_bytes, encoded in pieces
+  double seconds = 0;
+};
+
+// `bytes`: the documents' total, for the progress line. Errors: the first encoder's.
+StatusOr<EncodedDocuments> EncodeDocuments(const TextTokenizer& tokenizer, const std::vector<std::string>& documents,
+                                           int64_t bytes, bool special_tokens, int64_t threads,
+                                           int64_t max_document_bytes);
+
+}  // namespace rung::data_tool

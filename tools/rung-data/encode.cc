@@ -1,0 +1,89 @@
+#include "tools/rung-data/encode.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <thread>
+
+#include "core/common/atomic_file.h"
+#include "core/data/llmc_shard_format.h"
+#include "tools/rung-data/document_encoding.h"
+#include "tools/rung-data/text_tokenizer.h"
+
+namespace rung::data_tool {
+
+StatusOr<EncodeSummary> Encode(const EncodeOptions& options) {
+  if (options.format != "jsonl" && options.format != "bin") {
+    return Status::InvalidArgument("--format must be jsonl or bin, got '" + options.format + "'");
+  }
+  if (options.out == "-" && options.format == "bin") {
+    return Status::InvalidArgument("--out -: standard output takes --format jsonl; give bin a file");
+  }
+  if (options.threads < 0 || options.threads > 1024) {
+    return Status::InvalidArgument("--threads must lie in [0, 1024] (0: every core), got " +
+                                   std::to_string(options.threads));
+  }
+  if (options.token_bytes != 0 && options.token_bytes != 2 && options.token_bytes != 4) {
+    return Status::InvalidArgument("--token-bytes must be 2 or 4, got " + std::to_string(options.token_bytes));
+  }
+  if (options.max_document_bytes < 4) {
+    return Status::InvalidArgument("--max-document-bytes must be at least 4 (one UTF-8 character), got " +
+                                   std::to_string(options.max_document_bytes));
+  }
+  RUNG_ASSIGN_OR_RETURN(const LoadedTokenizer loaded, LoadTextTokenizer(options.tokenizer, options.eot));
+  const int64_t vocab_size = loaded.tokenizer->vocab_size();
+  const int64_t token_bytes = options.token_bytes != 0 ? options.token_bytes : vocab_size <= 65536 ? 2 : 4;
+  if (options.format == "bin" && token_bytes == 2 && vocab_size > 65536) {
+    return Status::InvalidArgument("tokenizer " + loaded.path + " has " + std::to_string(vocab_size) +
+                                   " ids, which do not fit uint16 tokens (--token-bytes 2); use 4");
+  }
+  RUNG_ASSIGN_OR_RETURN(const TextDocuments text, ReadTextDocuments(options.inputs, options.documents));
+  const int64_t threads =
+      options.threads > 0 ? options.threads : std::max<int64_t>(1, std::thread::hardware_concurrency());
+  RUNG_ASSIGN_OR_RETURN(const EncodedDocuments encoded,
+                        EncodeDocuments(*loaded.tokenizer, text.documents, text.bytes, options.special_tokens, threads,
+                                        options.max_document_bytes));
+  EncodeSummary summary;
+  summary.documents = static_cast<int64_t>(text.documents.size());
+  summary.eot_id = loaded.eot_id;
+  summary.vocab_size = vocab_size;
+  summary.documents_split = encoded.documents_split;
+  summary.encode_seconds = encoded.seconds;
+  summary.encoded_bytes = text.bytes;
+  for (const std::vector<int>& ids : encoded.ids) summary.tokens += static_cast<int64_t>(ids.size());
+
+  std::string body;
+  if (options.format == "jsonl") {
+    body.reserve(static_cast<size_t>(summary.tokens) * 7 + encoded.ids.size() * 3);
+    char number[16];
+    for (const std::vector<int>& ids : encoded.ids) {
+      body += '[';
+      for (size_t i = 0; i < ids.size(); ++i) {
+        const int length = std::snprintf(number, sizeof(number), i == 0 ? "%d" : ",%d", ids[i]);
+        body.append(number, static_cast<size_t>(length));
+      }
+      body += "]\n";
+    }
+    if (options.out == "-") {
+      if (std::fwrite(body.data(), 1, body.size(), stdout) != body.size() || std::fflush(stdout) != 0) {
+        return Status::Internal("cannot write the ids to standard output");
+      }
+      return summary;
+    }
+    RUNG_RETURN_IF_ERROR(WriteFileAtomically(options.out, {body}));
+    return summary;
+  }
+  const int64_t stream = summary.tokens + std::max<int64_t>(0, summary.documents - 1);
+  body.reserve(static_cast<size_t>(stream * token_bytes));
+  auto put = [&](int id) {
+    const auto value = static_cast<uint32_t>(id);
+    for (int64_t b = 0; b < token_bytes; ++b) body += static_cast<char>((value >> (8 * b)) & 0xFF);
+  };
+  for (size_t d = 0; d < encoded.ids.size(); ++d) {
+    if (d > 0) put(static_cast<int>(loaded.eot_id));
+    for (const int id : encoded.ids[d]) put(id);
+  }
+  RUNG_RETURN_IF_ERROR(WriteFileAtomically(options.out, {LlmcShardHeader(stream, token_bytes), body}));
+  return summary;
+}
+
+}  // namespace rung::data_tool

@@ -1,0 +1,253 @@
+#include "tools/rung-data/text_tokenizer.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/file_bytes.h"
+#include "core/hf/hf_tokenizer.h"
+#include "tools/rung-data/tokenizer.h"
+#include "tools/rung-data/word_cached_encoder.h"
+
+namespace rung::data_tool {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr std::string_view kHfFile = "tokenizer.json";
+constexpr std::string_view kSentencePieceFile = "tokenizer.model";
+
+// A JSON file of the model folder, or null where it is absent. INVALID_ARGUMENT naming it and the
+// byte where it stops being JSON.
+StatusOr<json> ReadOptionalJson(const fs::path& path) {
+  std::error_code error;
+  if (!fs::exists(path, error)) return json();
+  std::string text;
+  RUNG_RETURN_IF_ERROR(ReadFileBytes(path.string(), "file", &text));
+  try {
+    json parsed = json::parse(text);
+    if (!parsed.is_object()) return Status::InvalidArgument(path.string() + ": not a JSON object");
+    return parsed;
+  } catch (const json::parse_error& parse_error) {
+    return Status::InvalidArgument(path.string() + ": byte " +
+                                   std::to_string(parse_error.byte > 0 ? parse_error.byte - 1 : 0) +
+                                   ": not valid JSON: " + parse_error.what());
+  }
+}
+
+// A token named by tokenizer_config.json: a string, {"content": ...} (an AddedToken), or null.
+StatusOr<std::optional<std::string>> ConfigToken(const json& config, const std::string& key, const std::string& file) {
+  if (!config.is_object() || !config.contains(key) || config.at(key).is_null()) return std::optional<std::string>();
+  const json& value = config.at(key);
+  if (value.is_string()) return std::optional<std::string>(value.get<std::string>());
+  if (value.is_object() && value.contains("content") && value.at("content").is_string()) {
+    return std::optional<std::string>(value.at("content").get<std::string>());
+  }
+  return Status::InvalidArgument(file + ": key '" + key + "': " + value.dump() + " is not a token");
+}
+
+// generation_config.json's id for `key`: an integer, or the first of a list.
+StatusOr<std::optional<int64_t>> ConfigId(const json& config, const std::string& key, const std::string& file) {
+  if (!config.is_object() || !config.contains(key) || config.at(key).is_null()) return std::optional<int64_t>();
+  const json& value = config.at(key);
+  const json& first = value.is_array() && !value.empty() ? value.at(0) : value;
+  if (!first.is_number_integer() || first.get<int64_t>() < 0) {
+    return Status::InvalidArgument(file + ": key '" + key + "': " + value.dump() + " is not a token id");
+  }
+  return std::optional<int64_t>(first.get<int64_t>());
+}
+
+// Where a special token comes from, and its id: `override_token` (--eot), tokenizer_config.json's
+// `token_key`, generation_config.json's `id_key`, else none. `lookup` finds a token's id.
+template <typename Lookup>
+StatusOr<std::optional<int64_t>> SpecialToken(const std::string& override_token, const std::string& flag,
+                                              const json& tokenizer_config, const std::string& tokenizer_config_file,
+                                              const std::string& token_key, const json& generation_config,
+                                              const std::string& generation_config_file, const std::string& id_key,
+                                              int64_t vocab_size, const std::string& tokenizer_file, Lookup lookup,
+                                              std::string* name) {
+  std::optional<std::string> token;
+  std::string where;
+  if (!override_token.empty()) {
+    token = override_token;
+    where = flag;
+  } else {
+    RUNG_ASSIGN_OR_RETURN(token, ConfigToken(tokenizer_config, token_key, tokenizer_config_file));
+    where = tokenizer_config_file + " key '" + token_key + "'";
+  }
+  if (token) {
+    const std::optional<int64_t> id = lookup(*token);
+    if (!id) {
+      return Status::InvalidArgument(where + ": token " + json(*token).dump() + " is not in " + tokenizer_file +
+                                     "'s vocabulary");
+    }
+    *name = *token;
+    return id;
+  }
+  RUNG_ASSIGN_OR_RETURN(const std::optional<int64_t> id, ConfigId(generation_config, id_key, generation_config_file));
+  if (id && *id >= vocab_size) {
+    return Status::InvalidArgument(generation_config_file + ": key '" + id_key + "': " + std::to_string(*id) +
+                                   " is outside the tokenizer's " + std::to_string(vocab_size) + " ids");
+  }
+  if (id) *name = "id " + std::to_string(*id);
+  return id;
+}
+
+std::vector<int> Ints(const std::vector<int64_t>& ids) { return std::vector<int>(ids.begin(), ids.end()); }
+
+class HfDocumentEncoder : public DocumentEncoder {
+ public:
+  explicit HfDocumentEncoder(const hf::HfTokenizer& tokenizer) : tokenizer_(tokenizer), session_(tokenizer.NewSession()) {}
+  Status Encode(std::string_view text, std::vector<int>* ids) override {
+    return tokenizer_.Encode(text, /*add_special_tokens=*/false, *session_, ids);
+  }
+
+ private:
+  const hf::HfTokenizer& tokenizer_;
+  std::unique_ptr<hf::HfTokenizer::Session> session_;
+};
+
+class HfTextTokenizer : public TextTokenizer {
+ public:
+  explicit HfTextTokenizer(std::unique_ptr<hf::HfTokenizer> tokenizer) : tokenizer_(std::move(tokenizer)) {}
+  int64_t vocab_size() const override { return tokenizer_->vocab_size(); }
+  std::vector<int32_t> TokenByteLengths() const override { return tokenizer_->TokenByteLengths(); }
+  std::unique_ptr<DocumentEncoder> NewEncoder() const override { return std::make_unique<HfDocumentEncoder>(*tokenizer_); }
+  std::vector<int> PrefixIds() const override { return Ints(tokenizer_->definition().prefix_ids); }
+  std::vector<int> SuffixIds() const override { return Ints(tokenizer_->definition().suffix_ids); }
+
+ private:
+  std::unique_ptr<hf::HfTokenizer> tokenizer_;
+};
+
+class SentencePieceDocumentEncoder : public DocumentEncoder {
+ public:
+  explicit SentencePieceDocumentEncoder(const Tokenizer& tokenizer) : encoder_(tokenizer) {}
+  Status Encode(std::string_view text, std::vector<int>* ids) override { return encoder_.Encode(text, ids); }
+
+ private:
+  WordCachedEncoder encoder_;
+};
+
+class SentencePieceTextTokenizer : public TextTokenizer {
+ public:
+  SentencePieceTextTokenizer(std::unique_ptr<Tokenizer> tokenizer, std::optional<int64_t> added_bos)
+      : tokenizer_(std::move(tokenizer)), added_bos_(added_bos) {}
+  int64_t vocab_size() const override { return tokenizer_->vocab_size(); }
+  std::vector<int32_t> TokenByteLengths() const override { return tokenizer_->TokenByteLengths(); }
+  std::unique_ptr<DocumentEncoder> NewEncoder() const override {
+    return std::make_unique<SentencePieceDocumentEncoder>(*tokenizer_);
+  }
+  std::vector<int> PrefixIds() const override {
+    return added_bos_ ? std::vector<int>{static_cast<int>(*added_bos_)} : std::vector<int>();
+  }
+  std::vector<int> SuffixIds() const override { return {}; }
+
+ private:
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::optional<int64_t> added_bos_;
+};
+
+// True when `bytes` are a Hugging Face tokenizer.json (a JSON object with a "model"), not rung-data's
+// description of its own tokenizer.model (which shares the name).
+bool IsHfTokenizerJson(const std::string& bytes) {
+  const json parsed = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+  return parsed.is_object() && parsed.contains("model");
+}
+
+}  // namespace
+
+StatusOr<LoadedTokenizer> LoadTextTokenizer(const std::string& path, const std::string& eot) {
+  std::error_code error;
+  if (!fs::exists(path, error)) return Status::NotFound("cannot open tokenizer " + path + ": it does not exist");
+  LoadedTokenizer loaded;
+  bool hf_json = false;
+  if (fs::is_directory(path, error)) {
+    const fs::path json_path = fs::path(path) / kHfFile, model_path = fs::path(path) / kSentencePieceFile;
+    std::string bytes;
+    if (fs::exists(json_path, error) && ReadFileBytes(json_path.string(), "tokenizer", &bytes).ok() &&
+        IsHfTokenizerJson(bytes)) {
+      loaded.path = json_path.string();
+      loaded.bytes = std::move(bytes);
+      hf_json = true;
+    } else if (fs::exists(model_path, error)) {
+      loaded.path = model_path.string();
+    } else {
+      return Status::NotFound("tokenizer folder " + path + " holds neither a Hugging Face tokenizer.json nor a "
+                              "tokenizer.model");
+    }
+  } else {
+    loaded.path = path;
+  }
+  if (loaded.bytes.empty()) RUNG_RETURN_IF_ERROR(ReadFileBytes(loaded.path, "tokenizer", &loaded.bytes));
+  if (!hf_json && fs::path(loaded.path).extension() == ".json") {
+    if (!IsHfTokenizerJson(loaded.bytes)) {
+      return Status::DataLoss("tokenizer " + loaded.path + " is JSON but not a Hugging Face tokenizer.json (it has no "
+                              "'model'); for a tokenizer rung-data trained, give its tokenizer.model");
+    }
+    hf_json = true;
+  }
+  const fs::path folder = fs::path(loaded.path).parent_path();
+  const std::string tokenizer_config_file = (folder / "tokenizer_config.json").string();
+  const std::string generation_config_file = (folder / "generation_config.json").string();
+  RUNG_ASSIGN_OR_RETURN(const json tokenizer_config, ReadOptionalJson(tokenizer_config_file));
+  RUNG_ASSIGN_OR_RETURN(const json generation_config, ReadOptionalJson(generation_config_file));
+  std::string bos_name;
+
+  if (hf_json) {
+    RUNG_ASSIGN_OR_RETURN(std::unique_ptr<hf::HfTokenizer> tokenizer, hf::HfTokenizer::FromJson(loaded.bytes, loaded.path));
+    const hf::HfTokenizer& hf_tokenizer = *tokenizer;
+    auto lookup = [&](const std::string& token) { return hf_tokenizer.TokenId(token); };
+    loaded.file_name = std::string(kHfFile);
+    loaded.type = hf_tokenizer.definition().family == hf::TokenizerFamily::kByteLevelBpe ? "byte-level-bpe"
+                                                                                          : "sentencepiece-bpe";
+    RUNG_ASSIGN_OR_RETURN(const std::optional<int64_t> eot_id,
+                          SpecialToken(eot, "--eot", tokenizer_config, tokenizer_config_file, "eos_token",
+                                       generation_config, generation_config_file, "eos_token_id",
+                                       hf_tokenizer.vocab_size(), loaded.path, lookup, &loaded.eot_token));
+    if (!eot_id) {
+      return Status::InvalidArgument("tokenizer " + loaded.path + ": no end-of-text token: " + tokenizer_config_file +
+                                     " (eos_token) and " + generation_config_file +
+                                     " (eos_token_id) name none; give one with --eot TOKEN (e.g. --eot '<|endoftext|>')");
+    }
+    loaded.eot_id = *eot_id;
+    RUNG_ASSIGN_OR_RETURN(loaded.bos_id, SpecialToken("", "", tokenizer_config, tokenizer_config_file, "bos_token",
+                                                      generation_config, generation_config_file, "bos_token_id",
+                                                      hf_tokenizer.vocab_size(), loaded.path, lookup, &bos_name));
+    const std::vector<int64_t>& prefix = hf_tokenizer.definition().prefix_ids;
+    loaded.bos_added = loaded.bos_id && std::find(prefix.begin(), prefix.end(), *loaded.bos_id) != prefix.end();
+    loaded.tokenizer = std::make_unique<HfTextTokenizer>(std::move(tokenizer));
+    return loaded;
+  }
+
+  RUNG_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, Tokenizer::Load(loaded.path));
+  const Tokenizer& model = *tokenizer;
+  auto lookup = [&](const std::string& token) { return model.PieceId(token); };
+  loaded.file_name = std::string(kSentencePieceFile);
+  // rung-data's own tokenizer folder describes its model in a tokenizer.json beside it.
+  if (std::ifstream about(fs::path(loaded.path).replace_extension(".json")); about) {
+    const json description = json::parse(about, nullptr, /*allow_exceptions=*/false);
+    if (description.is_object() && description.contains("type") && description["type"].is_string()) {
+      loaded.type = description["type"].get<std::string>();
+    }
+  }
+  RUNG_ASSIGN_OR_RETURN(const std::optional<int64_t> eot_id,
+                        SpecialToken(eot, "--eot", tokenizer_config, tokenizer_config_file, "eos_token",
+                                     generation_config, generation_config_file, "eos_token_id", model.vocab_size(),
+                                     loaded.path, lookup, &loaded.eot_token));
+  loaded.eot_id = eot_id ? *eot_id : model.eot_id();
+  if (!eot_id) loaded.eot_token = "</s>";
+  RUNG_ASSIGN_OR_RETURN(loaded.bos_id, SpecialToken("", "", tokenizer_config, tokenizer_config_file, "bos_token",
+                                                    generation_config, generation_config_file, "bos_token_id",
+                                                    model.vocab_size(), loaded.path, lookup, &bos_name));
+  loaded.bos_added = loaded.bos_id && tokenizer_config.is_object() &&
+                      tokenizer_config.value("add_bos_token", false) == true;
+  loaded.tokenizer = std::make_unique<SentencePieceTextTokenizer>(std::move(tokenizer),
+                                                                  loaded.bos_added ? loaded.bos_id : std::nullopt);
+  return loaded;
+}
+
+}  // namespace rung::data_tool
