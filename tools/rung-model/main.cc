@@ -1,7 +1,7 @@
 // rung-model: what rung does with a trained model outside a sweep (LibTorch; `rung eval` and
 // `rung export-hf` run it):
 //
-//   rung-model eval --model DIR|CHECKPOINT --tokens SHARD|PREPARED --seq-len T [--stride S]
+//   rung-model eval --model DIR|CHECKPOINT (--tokens SHARD|PREPARED | --text FILE) --seq-len T [--stride S]
 //                   [--extension as-configured|METHOD --factor s --original-length L ...]
 //                   [--by-position] [--format table|json|csv] [--max-windows N] [--bos auto|yes|no]
 //   rung-model export-hf --model CHECKPOINT --out DIR
@@ -9,7 +9,8 @@
 //                   (`rung diag --model`: the attention diagnostics of docs/science.md section 7 as one JSON
 //                   document {"attention": ..., "head_dim", "base", "seq_len", "architecture"})
 //
-// --model is a Hugging Face model folder (config.json and safetensors: core/hf/hf_import.h) or a
+// --text tokenizes a text file with the model folder's own tokenizer (rung-data encode, which must sit
+// beside rung-model). --model is a Hugging Face model folder (config.json and safetensors: core/hf/hf_import.h) or a
 // rung-train checkpoint (a file, or a trial's checkpoint folder: its newest). Exit codes: 0 done, 2 bad
 // arguments, 4 a model, checkpoint or token file unusable (the message names the file and what is
 // wrong), 1 anything else.
@@ -19,6 +20,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <thread>
@@ -28,6 +30,8 @@
 
 #include "core/common/blas_kernel_startup.h"
 #include "core/common/command_line.h"
+#include "core/common/executable_folder.h"
+#include "core/common/subprocess.h"
 #include "core/common/cpu_features.h"
 #include "core/common/file_bytes.h"
 #include "core/config/length_extension_method.h"
@@ -171,8 +175,70 @@ rung::StatusOr<std::unique_ptr<rung::TokenShards>> OpenTokens(const std::string&
   return rung::TokenShards::Open(data, 0);
 }
 
+// A text file's ids, tokenized with the model folder's own tokenizer by `rung-data encode` (its
+// tokenizer.json, else tokenizer.model, with the folder's special tokens; the text's ids alone, the
+// BOS left to --bos): an llm.c shard in a temporary folder removed with it, and each id's decoded length
+// in bytes (for bits per byte).
+class TextTokens {
+ public:
+  static rung::StatusOr<std::unique_ptr<TextTokens>> Encode(const std::string& text, const std::string& model,
+                                                            int threads);
+  ~TextTokens() {
+    std::error_code error;
+    std::filesystem::remove_all(folder_, error);
+  }
+  const std::string& shard() const { return shard_; }
+  const std::vector<int32_t>& byte_lengths() const { return byte_lengths_; }
+  const std::string& report() const { return report_; }
+
+ private:
+  std::string folder_, shard_, report_;
+  std::vector<int32_t> byte_lengths_;
+};
+
+rung::StatusOr<std::unique_ptr<TextTokens>> TextTokens::Encode(const std::string& text, const std::string& model,
+                                                              int threads) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(model, error)) {
+    return rung::Status::InvalidArgument("--text: " + model + " is not a model folder, so it has no tokenizer; "
+                                         "for a rung checkpoint, prepare the text with rung-data prepare and give --tokens");
+  }
+  std::string pattern = (std::filesystem::temp_directory_path(error) / "rung-eval-text-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    return rung::Status::Internal("cannot create a temporary folder " + pattern + ": " + std::strerror(errno));
+  }
+  auto out = std::unique_ptr<TextTokens>(new TextTokens());
+  out->folder_ = pattern;
+  out->shard_ = (std::filesystem::path(pattern) / "text.bin").string();
+  const std::string lengths = (std::filesystem::path(pattern) / "token_byte_lengths.json").string();
+  rung::SubprocessOptions encode;
+  encode.argv = {(std::filesystem::path(rung::ExecutableFolder()) / "rung-data").string(), "encode", "--tokenizer", model,
+                 "--input", text, "--format", "bin", "--no-special-tokens", "--out", out->shard_,
+                 "--token-byte-lengths", lengths};
+  if (threads > 0) encode.argv.insert(encode.argv.end(), {"--threads", std::to_string(threads)});
+  encode.stdout_to = rung::Redirect::Pipe();
+  encode.stderr_to = rung::Redirect::Pipe();
+  RUNG_ASSIGN_OR_RETURN(const rung::SubprocessResult result, rung::Subprocess::Run(encode));
+  if (result.exit.code != 0 || result.exit.signal != 0) {
+    std::string message = result.stderr_text;
+    while (!message.empty() && message.back() == '\n') message.pop_back();
+    const std::string why = "--text " + text + ": tokenizing with " + model + "'s tokenizer failed: " + message;
+    if (result.exit.code == 2) return rung::Status::InvalidArgument(why);
+    if (result.exit.code == 4) return rung::Status::DataLoss(why);
+    return rung::Status::Internal(why);
+  }
+  out->report_ = result.stdout_text;
+  while (!out->report_.empty() && out->report_.back() == '\n') out->report_.pop_back();
+  std::string lengths_text;
+  RUNG_RETURN_IF_ERROR(rung::ReadFileBytes(lengths, "token byte lengths", &lengths_text));
+  const nlohmann::json parsed = nlohmann::json::parse(lengths_text, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_array()) return rung::Status::Internal("rung-data wrote no token byte lengths to " + lengths);
+  out->byte_lengths_ = parsed.get<std::vector<int32_t>>();
+  return out;
+}
+
 struct EvalOptions {
-  std::string model, tokens, extension = "as-configured", format = "table", bos = "auto", device = "cpu",
+  std::string model, tokens, text, extension = "as-configured", format = "table", bos = "auto", device = "cpu",
       dtype = "fp32";
   int64_t seq_len = 0, stride = 0, max_windows = 0, original_length = 0;
   double factor = 0.0, yarn_c = 0.1, alpha = 0.0, beta = 0.0;
@@ -253,10 +319,24 @@ int RunEval(const EvalOptions& options) {
     loaded->model->set_compute_dtype(torch::kBFloat16);
   }
 
-  rung::StatusOr<std::unique_ptr<rung::TokenShards>> shards = OpenTokens(options.tokens, config.vocab_size);
+  std::unique_ptr<TextTokens> text;
+  if (!options.text.empty()) {
+    rung::StatusOr<std::unique_ptr<TextTokens>> encoded = TextTokens::Encode(options.text, options.model, options.threads);
+    if (!encoded.ok()) return Fail("eval", encoded.status());
+    text = std::move(*encoded);
+    if (static_cast<int64_t>(text->byte_lengths().size()) > config.vocab_size) {
+      std::cerr << "rung eval: --text: " << options.model << "'s tokenizer has " << text->byte_lengths().size()
+                << " ids, more than the model's vocabulary of " << config.vocab_size << "\n";
+      return kExitData;
+    }
+  }
+  const std::string tokens_path = text ? text->shard() : options.tokens;
+  const std::string tokens_name = text ? options.text : options.tokens;
+  rung::StatusOr<std::unique_ptr<rung::TokenShards>> shards = OpenTokens(tokens_path, config.vocab_size);
   if (!shards.ok()) return FailUnusable("eval", shards.status());
   const rung::TokenShards& stream = **shards;
   const int64_t stream_tokens = stream.SplitTokens(rung::Split::kValidation);
+  const std::vector<int32_t>* byte_lengths = text ? &text->byte_lengths() : stream.TokenByteLengths();
   // Dominant-band interpolation: each frequency unit's dominant pair, measured as the sweeps' evaluation
   // measures it (docs/science.md section 9), on up to 4 sequences of the original length from the start of
   // the stream, before any extension.
@@ -266,7 +346,7 @@ int RunEval(const EvalOptions& options) {
     const int64_t sequences = std::min<int64_t>(4, stream_tokens / length);
     if (sequences < 1) {
       std::cerr << "rung eval: --extension " << extension->method << " measures each pair's dominance on sequences of "
-                << length << " tokens; " << options.tokens << " holds " << stream_tokens << "\n";
+                << length << " tokens; " << tokens_name << " holds " << stream_tokens << "\n";
       return kExitUsage;
     }
     loaded->model->positional()->set_length_extension(rung::LengthExtension{});
@@ -282,7 +362,7 @@ int RunEval(const EvalOptions& options) {
   window_options.device = device;
   if (loaded->hf && loaded->hf->sliding_window) window_options.sliding_window = *loaded->hf->sliding_window;
   if (rung::CountWindows(stream_tokens, window_options) < 1) {
-    std::cerr << "rung eval: " << options.tokens << " holds " << stream_tokens << " tokens, fewer than one window of "
+    std::cerr << "rung eval: " << tokens_name << " holds " << stream_tokens << " tokens, fewer than one window of "
               << options.seq_len << (bos ? "" : " + 1") << "\n";
     return kExitUsage;
   }
@@ -296,7 +376,7 @@ int RunEval(const EvalOptions& options) {
   const auto evaluating = std::chrono::steady_clock::now();
   const rung::WindowLoss loss = rung::EvaluateWindows(
       loaded->model, stream_tokens, [&](int64_t i) { return stream.Token(rung::Split::kValidation, i); },
-      stream.TokenByteLengths(), window_options);
+      byte_lengths, window_options);
   const auto finished = std::chrono::steady_clock::now();
   const double seconds = std::chrono::duration<double>(finished - evaluating).count();
   const double total_seconds = std::chrono::duration<double>(finished - started).count();
@@ -319,7 +399,7 @@ int RunEval(const EvalOptions& options) {
         {"model", {{"path", options.model}, {"kind", loaded->kind}, {"architecture", loaded->description},
                    {"weights_dtype", loaded->weights_dtype}, {"compute_dtype", ComputeDtype(options, *loaded)},
                    {"device", options.device}}},
-        {"tokens", {{"path", options.tokens}, {"stream_tokens", stream_tokens}}},
+        {"tokens", {{"path", tokens_name}, {"stream_tokens", stream_tokens}}},
         {"seq_len", options.seq_len},
         {"stride", options.stride > 0 ? options.stride : options.seq_len},
         {"bos", bos ? nlohmann::json(*bos) : nlohmann::json()},
@@ -362,7 +442,8 @@ int RunEval(const EvalOptions& options) {
   std::printf("model        %s (%s, %s weights, computing in %s on %s)\n", options.model.c_str(),
               loaded->description.c_str(), loaded->weights_dtype.c_str(), ComputeDtype(options, *loaded).c_str(),
               options.device.c_str());
-  std::printf("tokens       %s (%lld tokens)\n", options.tokens.c_str(), static_cast<long long>(stream_tokens));
+  std::printf("tokens       %s (%lld tokens%s)\n", tokens_name.c_str(), static_cast<long long>(stream_tokens),
+              text ? ", tokenized with the model folder's tokenizer" : "");
   std::printf("extension    %s%s\n", ExtensionText(*extension).c_str(),
               options.extension == "as-configured" ? " (as configured)" : "");
   std::printf("windows      %lld of %lld tokens, stride %lld%s\n", static_cast<long long>(loss.windows),
@@ -480,8 +561,16 @@ int main(int argc, char** argv) {
       "eval", "The mean next-token loss of a model over windows of a token stream, and by position");
   eval_command->add_option("--model", eval.model, "A Hugging Face model folder (config.json, safetensors) or a rung "
                                                   "checkpoint (a file, or a checkpoint folder: its newest)")->required();
-  eval_command->add_option("--tokens", eval.tokens, "A token shard (llm.c or raw), a folder of them, or a rung-data "
-                                                    "prepared folder (its validation split)")->required();
+  CLI::Option* tokens_option =
+      eval_command->add_option("--tokens", eval.tokens, "A token shard (llm.c or raw), a folder of them, or a rung-data "
+                                                        "prepared folder (its validation split)");
+  CLI::Option* text_option = eval_command->add_option(
+      "--text", eval.text, "A text file instead of --tokens, tokenized with the model folder's tokenizer "
+                           "(tokenizer.json or tokenizer.model, by rung-data encode; the whole file one document)");
+  tokens_option->excludes(text_option);
+  eval_command->callback([&] {
+    if (eval.tokens.empty() && eval.text.empty()) throw CLI::RequiredError("--tokens or --text");
+  });
   eval_command->add_option("--seq-len", eval.seq_len, "Window length T in tokens")->required()->check(rung::PositiveNumberCheck());
   eval_command->add_option("--stride", eval.stride, "Sliding windows every S tokens, each scoring only its new "
                                                     "tokens (default: T, consecutive windows)")->check(rung::PositiveNumberCheck());
