@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "core/common/atomic_file.h"
 #include "core/data/llmc_shard_format.h"
 #include "tools/rung-data/document_encoding.h"
@@ -31,12 +33,16 @@ StatusOr<EncodeSummary> Encode(const EncodeOptions& options) {
   }
   RUNG_ASSIGN_OR_RETURN(const LoadedTokenizer loaded, LoadTextTokenizer(options.tokenizer, options.eot));
   const int64_t vocab_size = loaded.tokenizer->vocab_size();
+  std::optional<int64_t> eot_id = loaded.eot_id;
   const int64_t token_bytes = options.token_bytes != 0 ? options.token_bytes : vocab_size <= 65536 ? 2 : 4;
   if (options.format == "bin" && token_bytes == 2 && vocab_size > 65536) {
     return Status::InvalidArgument("tokenizer " + loaded.path + " has " + std::to_string(vocab_size) +
                                    " ids, which do not fit uint16 tokens (--token-bytes 2); use 4");
   }
   RUNG_ASSIGN_OR_RETURN(const TextDocuments text, ReadTextDocuments(options.inputs, options.documents));
+  if (options.format == "bin" && text.documents.size() > 1) {  // only a shard of several needs one
+    RUNG_ASSIGN_OR_RETURN(eot_id, RequireEot(loaded));
+  }
   const int64_t threads =
       options.threads > 0 ? options.threads : std::max<int64_t>(1, std::thread::hardware_concurrency());
   RUNG_ASSIGN_OR_RETURN(const EncodedDocuments encoded,
@@ -44,13 +50,17 @@ StatusOr<EncodeSummary> Encode(const EncodeOptions& options) {
                                         options.max_document_bytes));
   EncodeSummary summary;
   summary.documents = static_cast<int64_t>(text.documents.size());
-  summary.eot_id = loaded.eot_id;
+  summary.eot_id = eot_id.value_or(-1);
   summary.vocab_size = vocab_size;
   summary.documents_split = encoded.documents_split;
   summary.encode_seconds = encoded.seconds;
   summary.encoded_bytes = text.bytes;
   for (const std::vector<int>& ids : encoded.ids) summary.tokens += static_cast<int64_t>(ids.size());
 
+  if (!options.token_byte_lengths_out.empty()) {
+    const std::string lengths = nlohmann::json(loaded.tokenizer->TokenByteLengths()).dump() + "\n";
+    RUNG_RETURN_IF_ERROR(WriteFileAtomically(options.token_byte_lengths_out, {lengths}));
+  }
   std::string body;
   if (options.format == "jsonl") {
     body.reserve(static_cast<size_t>(summary.tokens) * 7 + encoded.ids.size() * 3);
@@ -79,7 +89,7 @@ StatusOr<EncodeSummary> Encode(const EncodeOptions& options) {
     for (int64_t b = 0; b < token_bytes; ++b) body += static_cast<char>((value >> (8 * b)) & 0xFF);
   };
   for (size_t d = 0; d < encoded.ids.size(); ++d) {
-    if (d > 0) put(static_cast<int>(loaded.eot_id));
+    if (d > 0) put(static_cast<int>(*eot_id));
     for (const int id : encoded.ids[d]) put(id);
   }
   RUNG_RETURN_IF_ERROR(WriteFileAtomically(options.out, {LlmcShardHeader(stream, token_bytes), body}));

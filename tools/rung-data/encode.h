@@ -6,6 +6,8 @@
 //          special_tokens), in document order; `out` "-" is standard output;
 //   bin    one llm.c shard (core/data/llmc_shard_format.h) of the documents' ids, the end-of-text id
 //          between consecutive documents.
+// Where token_byte_lengths_out is given, each id's length in bytes when decoded (TextTokenizer::
+// TokenByteLengths) is written there as a JSON array, so a reader of the shard can count bits per byte.
 // The tokenizer, documents and parallel encoding are prepare's (text_tokenizer.h, text_documents.h,
 // document_encoding.h). A file is written atomically.
 //
@@ -32,12 +34,13 @@ struct EncodeOptions {
   int64_t threads = 0;          // 0: every core; at most 1024
   int64_t token_bytes = 0;      // bin: 0: 2 when the vocabulary fits, else 4
   int64_t max_document_bytes = int64_t{4} << 20;
+  std::string token_byte_lengths_out;  // where given: each id's decoded length in bytes, a JSON array
 };
 
 struct EncodeSummary {
   int64_t documents = 0;
   int64_t tokens = 0;  // the documents' (end-of-text separators not counted)
-  int64_t eot_id = 0;
+  int64_t eot_id = -1;  // -1: the tokenizer names none (and none was needed)
   int64_t vocab_size = 0;
   int64_t documents_split = 0;
   double encode_seconds = 0;

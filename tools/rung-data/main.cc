@@ -9,7 +9,7 @@
 //                     [--token-bytes 2|4] [--max-document-bytes B]
 //   rung-data encode --tokenizer PATH --input PATH... --out FILE|- [--format jsonl|bin] [--eot TOKEN]
 //                    [--no-special-tokens] [--split-on SEP] [--text-field F] [--threads N]
-//                    [--token-bytes 2|4] [--max-document-bytes B]
+//                    [--token-bytes 2|4] [--max-document-bytes B] [--token-byte-lengths FILE]
 // --tokenizer: a SentencePiece model, a Hugging Face tokenizer.json, or a model folder holding either
 // (tools/rung-data/text_tokenizer.h).
 //
@@ -244,6 +244,8 @@ int main(int argc, char** argv) {
   encode_command->add_option("--max-document-bytes", encode.max_document_bytes,
                              "Encode a longer document in pieces of at most this many bytes")
       ->capture_default_str();
+  encode_command->add_option("--token-byte-lengths", encode.token_byte_lengths_out,
+                             "Also write each id's decoded length in bytes to FILE (a JSON array), for bits per byte");
 
   if (const std::optional<int> stop = rung::ParseCommandLine(app, argc, argv)) return *stop;
   if (encode_command->parsed()) {

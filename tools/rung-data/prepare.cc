@@ -78,6 +78,7 @@ StatusOr<PrepareSummary> Prepare(const PrepareOptions& options) {
   }
   RUNG_RETURN_IF_ERROR(CheckOutputFolder(options.out));
   RUNG_ASSIGN_OR_RETURN(const LoadedTokenizer loaded, LoadTextTokenizer(options.tokenizer, options.eot));
+  RUNG_ASSIGN_OR_RETURN(const int64_t eot_id, RequireEot(loaded));
   const TextTokenizer* tokenizer = loaded.tokenizer.get();
   const int64_t vocab_size = tokenizer->vocab_size();
   const int64_t token_bytes = options.token_bytes != 0 ? options.token_bytes : vocab_size <= 65536 ? 2 : 4;
@@ -111,7 +112,7 @@ StatusOr<PrepareSummary> Prepare(const PrepareOptions& options) {
   summary.documents_split = encoded.documents_split;
   summary.encode_seconds = encoded.seconds;
   summary.encoded_bytes = text.bytes;
-  summary.eot_id = loaded.eot_id;
+  summary.eot_id = eot_id;
   summary.eot_token = loaded.eot_token;
   summary.vocab_size = vocab_size;
 

@@ -204,16 +204,10 @@ StatusOr<LoadedTokenizer> LoadTextTokenizer(const std::string& path, const std::
     loaded.file_name = std::string(kHfFile);
     loaded.type = hf_tokenizer.definition().family == hf::TokenizerFamily::kByteLevelBpe ? "byte-level-bpe"
                                                                                           : "sentencepiece-bpe";
-    RUNG_ASSIGN_OR_RETURN(const std::optional<int64_t> eot_id,
+    RUNG_ASSIGN_OR_RETURN(loaded.eot_id,
                           SpecialToken(eot, "--eot", tokenizer_config, tokenizer_config_file, "eos_token",
                                        generation_config, generation_config_file, "eos_token_id",
                                        hf_tokenizer.vocab_size(), loaded.path, lookup, &loaded.eot_token));
-    if (!eot_id) {
-      return Status::InvalidArgument("tokenizer " + loaded.path + ": no end-of-text token: " + tokenizer_config_file +
-                                     " (eos_token) and " + generation_config_file +
-                                     " (eos_token_id) name none; give one with --eot TOKEN (e.g. --eot '<|endoftext|>')");
-    }
-    loaded.eot_id = *eot_id;
     RUNG_ASSIGN_OR_RETURN(loaded.bos_id, SpecialToken("", "", tokenizer_config, tokenizer_config_file, "bos_token",
                                                       generation_config, generation_config_file, "bos_token_id",
                                                       hf_tokenizer.vocab_size(), loaded.path, lookup, &bos_name));
@@ -248,6 +242,15 @@ StatusOr<LoadedTokenizer> LoadTextTokenizer(const std::string& path, const std::
   loaded.tokenizer = std::make_unique<SentencePieceTextTokenizer>(std::move(tokenizer),
                                                                   loaded.bos_added ? loaded.bos_id : std::nullopt);
   return loaded;
+}
+
+StatusOr<int64_t> RequireEot(const LoadedTokenizer& loaded) {
+  if (loaded.eot_id) return *loaded.eot_id;
+  const fs::path folder = fs::path(loaded.path).parent_path();
+  return Status::InvalidArgument("tokenizer " + loaded.path + ": no end-of-text token to write between documents: " +
+                                 (folder / "tokenizer_config.json").string() + " (eos_token) and " +
+                                 (folder / "generation_config.json").string() +
+                                 " (eos_token_id) name none; give one with --eot TOKEN (e.g. --eot '<|endoftext|>')");
 }
 
 }  // namespace rung::data_tool

@@ -8,7 +8,7 @@
 // Its special tokens are the model folder's:
 //   end-of-text (written between documents): --eot TOKEN where given, else tokenizer_config.json's
 //     eos_token, else generation_config.json's eos_token_id (the first of a list), else a SentencePiece
-//     model's </s>; a tokenizer.json with none of these is refused, naming --eot;
+//     model's </s>; a tokenizer.json may have none (RequireEot says what to give);
 //   BOS: tokenizer_config.json's bos_token, else generation_config.json's bos_token_id; recorded, and
 //     written at the start of each document where the tokenizer adds it: a tokenizer.json's
 //     post-processor template (with any other template tokens), or tokenizer_config.json's
@@ -58,7 +58,7 @@ struct LoadedTokenizer {
   std::string bytes;      // its content
   std::string type;       // the manifest's tokenizer.type: bpe | unigram (SentencePiece), byte-level-bpe,
                           // sentencepiece-bpe (tokenizer.json); "" where a SentencePiece model's is unknown
-  int64_t eot_id = 0;
+  std::optional<int64_t> eot_id;  // none: a tokenizer.json whose folder names no end-of-text token
   std::string eot_token;
   std::optional<int64_t> bos_id;  // the model folder's BOS, where its configs name one
   bool bos_added = false;         // each document's encoding starts with it (special tokens on)
@@ -69,7 +69,11 @@ struct LoadedTokenizer {
 // file that is neither tokenizer (naming it) or a SentencePiece model without </s> where nothing else
 // names an end-of-text token; INVALID_ARGUMENT for a tokenizer.json rung cannot encode (the component,
 // by name and JSON path), an end-of-text or BOS token that is not in the vocabulary (naming the file and
-// key it came from), or no end-of-text token at all.
+// key it came from).
 StatusOr<LoadedTokenizer> LoadTextTokenizer(const std::string& path, const std::string& eot);
+
+// The end-of-text id, for writing documents apart. INVALID_ARGUMENT where the tokenizer's folder names
+// none, saying where rung looked and naming --eot.
+StatusOr<int64_t> RequireEot(const LoadedTokenizer& loaded);
 
 }  // namespace rung::data_tool
