@@ -167,7 +167,14 @@ function licenses(dir) {
 
 // (b) the builtin corpus, when given: the first two chapters of each book.
 function austen(path) {
-  const chapters = readFileSync(path, 'utf8').split('\f')
+  let text
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    process.stderr.write(`make_corpus: --austen ${path}: ${error.message} (the builtin corpus: run \`make corpus\` first)\n`)
+    process.exit(2)
+  }
+  const chapters = text.split('\f')
   // A book's front matter is a short document starting with its title; take the two documents
   // after each one.
   let taken = 0
