@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -264,6 +265,8 @@ StatusOr<TokenizerJson> ParseTokenizerJson(std::string_view text, const std::str
 
   if (root.contains("added_tokens") && !root.at("added_tokens").is_null()) {
     if (!root.at("added_tokens").is_array()) return Status::InvalidArgument(source + ": key 'added_tokens': not a list");
+    std::unordered_map<std::string, int64_t> added_ids;
+    int64_t largest_added = -1;
     for (size_t i = 0; i < root.at("added_tokens").size(); ++i) {
       const json& entry = root.at("added_tokens")[i];
       const std::string path = "added_tokens[" + std::to_string(i) + "]";
@@ -280,14 +283,26 @@ StatusOr<TokenizerJson> ParseTokenizerJson(std::string_view text, const std::str
       RUNG_ASSIGN_OR_RETURN(token.lstrip, keys.Flag("lstrip", false));
       RUNG_ASSIGN_OR_RETURN(token.rstrip, keys.Flag("rstrip", false));
       RUNG_ASSIGN_OR_RETURN(token.normalized, keys.Flag("normalized", !token.special));
-      const auto in_vocab = out.vocab.find(token.content);
-      if (in_vocab != out.vocab.end() && in_vocab->second != token.id) {
-        return keys.Error("id", std::to_string(token.id) + " differs from the vocabulary's " +
-                                    std::to_string(in_vocab->second) + " for " + json(token.content).dump());
+      // The library ignores the file's id: a content it already knows keeps that id (an earlier added
+      // token's, else the vocabulary's), a new one takes the next id after the vocabulary and the added
+      // tokens so far. A file that says otherwise would give ids the library does not.
+      int64_t library_id = 0;
+      if (const auto known = added_ids.find(token.content); known != added_ids.end()) {
+        library_id = known->second;
+      } else if (const auto in_vocab = out.vocab.find(token.content); in_vocab != out.vocab.end()) {
+        library_id = in_vocab->second;
+      } else {
+        const auto vocab_entries = static_cast<int64_t>(out.vocab.size());
+        library_id = added_ids.empty() || largest_added < vocab_entries ? vocab_entries : largest_added + 1;
       }
-      if (in_vocab == out.vocab.end() && !ids.insert(token.id).second) {
-        return keys.Error("id", std::to_string(token.id) + " is already a vocabulary token's");
+      if (library_id != token.id) {
+        return keys.Error("id", std::to_string(token.id) + " for " + json(token.content).dump() +
+                                    " is not the id Hugging Face tokenizers gives it (" + std::to_string(library_id) +
+                                    ": a known content keeps its id, a new one follows the vocabulary and the added "
+                                    "tokens before it), so rung cannot give the library's ids");
       }
+      if (added_ids.emplace(token.content, token.id).second) largest_added = std::max(largest_added, token.id);
+      ids.insert(token.id);
       out.added_tokens.push_back(std::move(token));
     }
   }

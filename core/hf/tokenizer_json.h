@@ -10,7 +10,9 @@
 // Components outside these are refused by name and JSON path: "t/tokenizer.json: key 'model.type':
 // 'Unigram' is not supported (BPE)". Merges are read in either form tokenizers writes ("a b", or
 // ["a", "b"] since 0.20). Every merge's parts and result, every added token and the unknown token must
-// be in the vocabulary (or be an added token); ids are unique.
+// be in the vocabulary (or be an added token); ids are unique; each added token's id must be the one
+// Hugging Face tokenizers gives it when it loads the file (it ignores the file's: a content it knows
+// keeps its id, a new one takes the next after the vocabulary's entries and the added tokens before it).
 //
 // Thread safety: functions of their arguments.
 #pragma once

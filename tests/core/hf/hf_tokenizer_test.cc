@@ -358,10 +358,10 @@ constexpr const char* kSentencePieceJoined = R"json({
 // Byte-level: "Ġab" is 3 bytes, "Ã©" 2 ("é"), "ðŁĺĢ" 4 (U+1F600); no entry has id 4.
 constexpr const char* kByteLevelLengths = R"json({
   "added_tokens": [
-    {"id": 6, "content": "<|end|>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true},
-    {"id": 7, "content": "<x>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": false}],
+    {"id": 5, "content": "<|end|>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true},
+    {"id": 6, "content": "<x>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": false}],
   "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
-  "model": {"type": "BPE", "vocab": {"a": 0, "\u0120ab": 1, "\u00c3\u00a9": 2, "\u00f0\u0141\u013a\u0122": 3, "\u010a": 5},
+  "model": {"type": "BPE", "vocab": {"a": 0, "\u0120ab": 1, "\u00c3\u00a9": 2, "\u00f0\u0141\u013a\u0122": 3, "\u010a": 4},
             "merges": []}
 })json";
 // SentencePiece-style: "▁" is one byte (a space), <0xNN> one, "é" two; no entry has id 7.
@@ -748,8 +748,8 @@ TEST(HfTokenizerWords, ASessionGivesTheSameIdsFromItsPieceCache) {
 TEST(HfTokenizerByteLengths, ByteLevelCharactersCountOneByteEach) {
   const std::unique_ptr<HfTokenizer> tokenizer = Load(kByteLevelLengths);
   ASSERT_NE(tokenizer, nullptr);
-  // a, Ġab, Ã©, ðŁĺĢ, (no id 4), Ċ, <|end|> (special), <x>.
-  EXPECT_THAT(tokenizer->TokenByteLengths(), ElementsAre(1, 3, 2, 4, 0, 1, 0, 3));
+  // a, Ġab, Ã©, ðŁĺĢ, Ċ, <|end|> (special), <x>.
+  EXPECT_THAT(tokenizer->TokenByteLengths(), ElementsAre(1, 3, 2, 4, 1, 0, 3));
 }
 
 TEST(HfTokenizerByteLengths, SentencePieceMarksAndByteTokensCountOneByte) {

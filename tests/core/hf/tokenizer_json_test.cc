@@ -107,7 +107,7 @@ TEST(TokenizerJson, WhatAnEncoderCouldNotHonourIsRefusedByNameAndPath) {
   EXPECT_THAT(Refused(kByteLevel, R"("c": 3)", R"("c": 2)"), HasSubstr("id 2 is given to two tokens"));
   EXPECT_THAT(Refused(kByteLevel, R"("dropout": null)", R"("dropout": 0.1)"), HasSubstr("BPE dropout"));
   EXPECT_THAT(Refused(kByteLevel, R"({"id": 5, "content")", R"({"id": 4, "content")"),
-              HasSubstr("key 'id': 4 is already a vocabulary token's"));
+              HasSubstr("key 'id': 4 for \"<|begin_of_text|>\" is not the id Hugging Face tokenizers gives it (5"));
   EXPECT_THAT(Refused(kSentencePiece, R"("unk_token": "<unk>")", R"("unk_token": "<missing>")"),
               HasSubstr("key 'unk_token': \"<missing>\" is not in the vocabulary"));
   EXPECT_THAT(Refused(kByteLevel, R"("version": "1.0",)", R"("version": "1.0",,)"), HasSubstr("not valid JSON"));
