@@ -355,7 +355,7 @@ constexpr const char* kSentencePieceJoined = R"json({
 
 // ---- byte lengths ----
 
-// Byte-level: "Ġab" is 3 bytes, "Ã©" 2 ("é"), "ðŁĺĢ" 4 (U+1F600); no entry has id 4.
+// Byte-level: "Ġab" is 3 bytes, "Ã©" 2 ("é"), "ðŁĺĢ" 4 (U+1F600), "Ċ" 1.
 constexpr const char* kByteLevelLengths = R"json({
   "added_tokens": [
     {"id": 5, "content": "<|end|>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true},
