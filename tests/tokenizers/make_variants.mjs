@@ -208,8 +208,10 @@ function tokenizerTextInIdOrder(json) {
   return text.replace(marker, () => vocabText)
 }
 
-// tokenizer_config.json beside it, as transformers writes one for a Llama 2 checkpoint (LlamaTokenizer,
-// add_bos_token true, add_eos_token false; legacy true, the behaviour of the normalizer above).
+// tokenizer_config.json beside it, in the form transformers writes for a Llama 2 checkpoint (LlamaTokenizer,
+// add_bos_token true, add_eos_token false), with the keys rung reads (bos_token, eos_token, add_bos_token);
+// no `legacy` key, whose value in Meta's own file could not be checked here (the fast tokenizer reads
+// tokenizer.json alone, and rung does not read it).
 // Written by hand for model_max_length, which JSON.stringify would write as 1e+30.
 const LLAMA2_TOKENIZER_CONFIG = `{
   "add_bos_token": true,
@@ -229,7 +231,6 @@ ${[llamaSpecial(0, '<unk>'), llamaSpecial(1, '<s>'), llamaSpecial(2, '</s>')]
   "bos_token": "<s>",
   "clean_up_tokenization_spaces": false,
   "eos_token": "</s>",
-  "legacy": true,
   "model_max_length": 1000000000000000019884624838656,
   "pad_token": null,
   "padding_side": "right",
