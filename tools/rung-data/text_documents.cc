@@ -62,13 +62,14 @@ std::string SameFolderKey(const std::string& path) {
   return key;
 }
 
-// What rung-data writes: a tokenizer.model beside prepare's manifest.json or tokenizer train's
-// tokenizer.json.
+// What rung-data writes: prepare's manifest.json beside its copy of the tokenizer (tokenizer.model or
+// tokenizer.json), or tokenizer train's tokenizer.model beside its tokenizer.json.
 bool IsRungDataOutput(const std::string& folder) {
   std::error_code error;
   const fs::path path(folder);
-  return fs::is_regular_file(path / "tokenizer.model", error) &&
-         (fs::is_regular_file(path / "manifest.json", error) || fs::is_regular_file(path / "tokenizer.json", error));
+  const bool model = fs::is_regular_file(path / "tokenizer.model", error);
+  const bool json = fs::is_regular_file(path / "tokenizer.json", error);
+  return (model && json) || ((model || json) && fs::is_regular_file(path / "manifest.json", error));
 }
 
 }  // namespace

@@ -3,8 +3,8 @@
 // The documents of rung-data's inputs: each --input is a file or a folder (every regular file below
 // it, sorted, hidden names skipped: core/data/byte_corpus.h ListCorpusFiles). A folder walk leaves out
 // rung-data's own outputs, which are not text: the output folder of the run (DocumentOptions::exclude)
-// and every folder holding a tokenizer.model beside a manifest.json or tokenizer.json (what `prepare`
-// and `tokenizer train` write). A document is
+// and every folder holding a manifest.json beside a tokenizer.model or tokenizer.json (what `prepare`
+// writes), or a tokenizer.model beside a tokenizer.json (`tokenizer train`'s). A document is
 //   - a whole file (default),
 //   - a piece of a file between occurrences of --split-on (empty pieces dropped), or
 //   - with --text-field F, the string field F of each line of a JSON-lines file (empty lines skipped).
