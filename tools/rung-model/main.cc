@@ -39,6 +39,7 @@
 #include "core/diagnostics/attention_diagnostics.h"
 #include "core/hf/hf_export.h"
 #include "core/hf/hf_import.h"
+#include "core/hf/tokenizer_json.h"
 #include "core/train/checkpoint_io.h"
 #include "core/train/evaluation.h"
 #include "core/train/runtime.h"
@@ -89,12 +90,19 @@ std::string DtypeName(const torch::Tensor& tensor) {
   }
 }
 
-// Whether the folder's tokenizer_config.json asks for a BOS token before each text.
-bool AddsBos(const std::string& folder) {
+// Whether the folder's tokenizer puts `bos` before each text: its tokenizer_config.json's add_bos_token
+// where it says, else its tokenizer.json's template (Llama 3 says so there alone).
+bool AddsBos(const std::string& folder, int64_t bos) {
   std::string text;
-  if (!rung::ReadFileBytes(folder + "/tokenizer_config.json", "tokenizer_config.json", &text).ok()) return false;
-  const nlohmann::json config = nlohmann::json::parse(text, nullptr, false);
-  return config.is_object() && config.value("add_bos_token", false) == true;
+  if (rung::ReadFileBytes(folder + "/tokenizer_config.json", "tokenizer_config.json", &text).ok()) {
+    const nlohmann::json config = nlohmann::json::parse(text, nullptr, false);
+    if (config.is_object() && config.contains("add_bos_token") && config.at("add_bos_token").is_boolean()) {
+      return config.at("add_bos_token").get<bool>();
+    }
+  }
+  if (!rung::ReadFileBytes(folder + "/tokenizer.json", "tokenizer.json", &text).ok()) return false;
+  const rung::StatusOr<rung::hf::TokenizerJson> tokenizer = rung::hf::ParseTokenizerJson(text, folder + "/tokenizer.json");
+  return tokenizer.ok() && !tokenizer->prefix_ids.empty() && tokenizer->prefix_ids.front() == bos;
 }
 
 rung::StatusOr<LoadedModel> LoadModel(const std::string& path) {
@@ -116,7 +124,7 @@ rung::StatusOr<LoadedModel> LoadModel(const std::string& path) {
     loaded.kind = "huggingface";
     loaded.description = rung::hf::HfArchitectureName(imported.hf.architecture);
     loaded.original_context = rung::hf::OriginalContext(imported.hf);
-    if (AddsBos(path) && imported.hf.bos_token_id) loaded.bos = imported.hf.bos_token_id;
+    if (imported.hf.bos_token_id && AddsBos(path, *imported.hf.bos_token_id)) loaded.bos = imported.hf.bos_token_id;
     loaded.hf = imported.hf;
   } else {
     RUNG_ASSIGN_OR_RETURN(rung::CheckpointModel checkpoint, rung::LoadCheckpointModel(path));
@@ -590,7 +598,8 @@ int main(int argc, char** argv) {
   eval_command->add_option("--beta", eval.beta, "ntk_by_parts, yarn, yarn_hf: beta (beta_fast, 32); llama3: high_freq_factor (4)")
       ->check(CLI::PositiveNumber);
   eval_command->add_option("--bos", eval.bos, "Prepend the model's BOS to each window: auto (where its "
-                                              "tokenizer_config.json adds one), yes, no")
+                                              "tokenizer adds one: tokenizer_config.json's add_bos_token, else "
+                                              "tokenizer.json's template), yes, no")
       ->check(CLI::IsMember({"auto", "yes", "no"}));
   eval_command->add_option("--max-windows", eval.max_windows, "Evaluate at most N windows (default: all)")
       ->check(rung::PositiveNumberCheck());
