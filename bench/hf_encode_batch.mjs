@@ -8,10 +8,27 @@
 //
 //   node bench/hf_encode_batch.mjs --tokenizer PATH --input FILE --split-on SEP --node-modules DIR [--ids OUT]
 import { readFileSync, writeFileSync } from 'node:fs'
-import { loadTokenizers, readJson, referenceTokenizer, tokenizerJsonPath, unescapeSeparator } from '../tests/tokenizers/oracle.mjs'
+import { loadTokenizers, parseOptions, readJson, referenceTokenizer, tokenizerJsonPath, unescapeSeparator } from '../tests/tokenizers/oracle.mjs'
 
-const options = {}
-for (let i = 2; i < process.argv.length; i += 2) options[process.argv[i].replace(/^--/, '')] = process.argv[i + 1]
+function usage(message) {
+  if (message) process.stderr.write(`hf_encode_batch: ${message}\n`)
+  process.stderr.write(
+    'usage: node bench/hf_encode_batch.mjs --tokenizer PATH --input FILE --split-on SEP --node-modules DIR [--ids OUT]\n',
+  )
+  process.exit(2)
+}
+
+const options = parseOptions(
+  process.argv.slice(2),
+  {
+    tokenizer: { type: 'string' },
+    input: { type: 'string' },
+    'split-on': { type: 'string' },
+    'node-modules': { type: 'string' },
+    ids: { type: 'string' },
+  },
+  usage,
+)
 for (const key of ['tokenizer', 'input', 'split-on', 'node-modules']) {
   if (!options[key]) {
     process.stderr.write(`hf_encode_batch: --${key} is required\n`)

@@ -19,7 +19,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { loadTokenizers, readJson, referenceTokenizer, tokenizerJsonPath, unescapeSeparator } from './oracle.mjs'
+import { loadTokenizers, parseOptions, readJson, referenceTokenizer, tokenizerJsonPath, unescapeSeparator } from './oracle.mjs'
 import { LLAMA2_KNOWN_IDS } from './make_variants.mjs'
 
 // More published ids, besides those make_variants.mjs checks whenever it writes the file.
@@ -65,20 +65,22 @@ function usage(message) {
 const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i])
 
 async function main() {
-  const argv = process.argv.slice(2)
-  const opts = {}
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]
-    const value = () => {
-      if (i + 1 >= argv.length) usage(`${a} needs a value`)
-      return argv[++i]
-    }
-    if (a === '--tokenizer') opts.tokenizer = value()
-    else if (a === '--corpus') opts.corpus = value()
-    else if (a === '--documents-separator') opts.separator = unescapeSeparator(value())
-    else if (a === '--node-modules') opts.nodeModules = value()
-    else if (a === '-h' || a === '--help') usage()
-    else usage(`unknown argument ${a}`)
+  const values = parseOptions(
+    process.argv.slice(2),
+    {
+      tokenizer: { type: 'string' },
+      corpus: { type: 'string' },
+      'documents-separator': { type: 'string' },
+      'node-modules': { type: 'string' },
+    },
+    usage,
+  )
+  const separator = values['documents-separator']
+  const opts = {
+    tokenizer: values.tokenizer,
+    corpus: values.corpus,
+    separator: separator === undefined ? undefined : unescapeSeparator(separator),
+    nodeModules: values['node-modules'],
   }
   if (!opts.tokenizer) usage('--tokenizer is required')
   const { module: tokenizers, nodeModules } = loadTokenizers(opts.nodeModules)

@@ -22,6 +22,7 @@ import { relative } from 'node:path'
 import {
   escapeSeparator,
   loadTokenizers,
+  parseOptions,
   readJson,
   referenceTokenizer,
   tokenizerJsonPath,
@@ -37,21 +38,24 @@ function usage(message) {
   process.exit(2)
 }
 
-function parseArgs(argv) {
-  const opts = {}
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]
-    const value = () => {
-      if (i + 1 >= argv.length) usage(`${a} needs a value`)
-      return argv[++i]
-    }
-    if (a === '--rung-data') opts.bin = value()
-    else if (a === '--tokenizer') opts.tokenizer = value()
-    else if (a === '--corpus') opts.corpus = value()
-    else if (a === '--documents-separator') opts.separatorArg = value()
-    else if (a === '--node-modules') opts.nodeModules = value()
-    else if (a === '-h' || a === '--help') usage()
-    else usage(`unknown argument ${a}`)
+function readOptions(argv) {
+  const values = parseOptions(
+    argv,
+    {
+      'rung-data': { type: 'string' },
+      tokenizer: { type: 'string' },
+      corpus: { type: 'string' },
+      'documents-separator': { type: 'string' },
+      'node-modules': { type: 'string' },
+    },
+    usage,
+  )
+  const opts = {
+    bin: values['rung-data'],
+    tokenizer: values.tokenizer,
+    corpus: values.corpus,
+    separatorArg: values['documents-separator'],
+    nodeModules: values['node-modules'],
   }
   if (!opts.bin || !opts.tokenizer || !opts.corpus) usage('--rung-data, --tokenizer and --corpus are required')
   if (opts.separatorArg !== undefined) {
@@ -84,7 +88,7 @@ function tokenName(original, id) {
 }
 
 async function main() {
-  const opts = parseArgs(process.argv.slice(2))
+  const opts = readOptions(process.argv.slice(2))
   const tokenizerPath = tokenizerJsonPath(opts.tokenizer)
   let tokenizers, json, reference
   try {

@@ -19,6 +19,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createRequire } from 'node:module'
+import { parseOptions } from './oracle.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 
@@ -67,27 +68,30 @@ export function listTokenizerJsons(root = join(here, 'node_modules')) {
   return found.sort()
 }
 
-function parseArgs(argv) {
-  const opts = { addSpecialTokens: false, list: false }
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]
-    const value = () => {
-      if (i + 1 >= argv.length) usage(`${a} needs a value`)
-      return argv[++i]
-    }
-    if (a === '--tokenizer') opts.tokenizer = value()
-    else if (a === '--text') opts.text = value()
-    else if (a === '--documents-separator') opts.separator = unescape(value())
-    else if (a === '--add-special-tokens') opts.addSpecialTokens = true
-    else if (a === '--list') opts.list = true
-    else if (a === '-h' || a === '--help') usage()
-    else usage(`unknown argument ${a}`)
+function readOptions(argv) {
+  const values = parseOptions(
+    argv,
+    {
+      tokenizer: { type: 'string' },
+      text: { type: 'string' },
+      'documents-separator': { type: 'string' },
+      'add-special-tokens': { type: 'boolean', default: false },
+      list: { type: 'boolean', default: false },
+    },
+    usage,
+  )
+  const separator = values['documents-separator']
+  return {
+    tokenizer: values.tokenizer,
+    text: values.text,
+    separator: separator === undefined ? undefined : unescape(separator),
+    addSpecialTokens: values['add-special-tokens'],
+    list: values.list,
   }
-  return opts
 }
 
 async function main() {
-  const opts = parseArgs(process.argv.slice(2))
+  const opts = readOptions(process.argv.slice(2))
   if (opts.list) {
     for (const p of listTokenizerJsons()) process.stdout.write(p + '\n')
     return

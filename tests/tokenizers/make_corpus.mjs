@@ -26,6 +26,7 @@ import { lstatSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { GPT2_ADDED, SPM_ADDED } from './make_variants.mjs'
+import { parseOptions } from './oracle.mjs'
 
 // mulberry32: a small seeded generator.
 function generator(seed) {
@@ -365,20 +366,15 @@ function usage(message) {
 }
 
 function main() {
-  const argv = process.argv.slice(2)
-  const opts = { licenses: '/usr/share/common-licenses' }
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]
-    const value = () => {
-      if (i + 1 >= argv.length) usage(`${a} needs a value`)
-      return argv[++i]
-    }
-    if (a === '--out') opts.out = value()
-    else if (a === '--licenses') opts.licenses = value()
-    else if (a === '--austen') opts.austen = value()
-    else if (a === '-h' || a === '--help') usage()
-    else usage(`unknown argument ${a}`)
-  }
+  const opts = parseOptions(
+    process.argv.slice(2),
+    {
+      out: { type: 'string' },
+      licenses: { type: 'string', default: '/usr/share/common-licenses' },
+      austen: { type: 'string' },
+    },
+    usage,
+  )
   if (!opts.out) usage('--out is required')
 
   const files = licenses(opts.licenses)

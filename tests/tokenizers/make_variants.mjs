@@ -21,7 +21,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { loadTokenizers } from './oracle.mjs'
+import { loadTokenizers, parseOptions } from './oracle.mjs'
 
 // Llama 3's split pattern (the llama3 file's Split; Qwen3's differs only in \p{N} for \p{N}{1,3}).
 const LLAMA3_PATTERN =
@@ -475,20 +475,12 @@ function usage(message) {
 }
 
 async function main() {
-  const argv = process.argv.slice(2)
-  const opts = {}
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]
-    const value = () => {
-      if (i + 1 >= argv.length) usage(`${a} needs a value`)
-      return argv[++i]
-    }
-    if (a === '--out') opts.out = value()
-    else if (a === '--node-modules') opts.nodeModules = value()
-    else if (a === '--list') opts.list = true
-    else if (a === '-h' || a === '--help') usage()
-    else usage(`unknown argument ${a}`)
-  }
+  const values = parseOptions(
+    process.argv.slice(2),
+    { out: { type: 'string' }, 'node-modules': { type: 'string' }, list: { type: 'boolean' } },
+    usage,
+  )
+  const opts = { out: values.out, nodeModules: values['node-modules'], list: values.list }
   if (opts.list) {
     process.stdout.write(VARIANT_NAMES.join('\n') + '\n')
     return

@@ -1,12 +1,33 @@
-// Shared by compare.mjs and make_variants.mjs: finding the `tokenizers` package (Hugging Face's
-// Node binding), reading a tokenizer.json, and building the reference encoder configured the way
-// rung encodes: added tokens marked "special" are never matched in document text.
+// Shared by this folder's scripts that take options and bench/hf_encode_batch.mjs: reading their
+// command lines, finding the `tokenizers` package (Hugging Face's Node binding), reading a
+// tokenizer.json, and building the reference encoder configured the way rung encodes: added tokens
+// marked "special" are never matched in document text.
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
 
 const here = dirname(fileURLToPath(import.meta.url))
+
+// A script's options from ARGV (its arguments, without node and the script), read by Node's
+// util.parseArgs in strict mode: OPTIONS is parseArgs's `options` ({ name: { type: 'string' or
+// 'boolean', default } }), and -h/--help is added to them. No positional arguments. USAGE is the
+// script's usage(message): it prints the usage (after the message when given) and exits 2; it is
+// called with parseArgs's message on an unknown option, a missing value or a positional argument,
+// and with none for -h/--help. A value that starts with "-" (other than "-" itself) is given as
+// --name=VALUE. Returns the values by option name (an option given twice: the last).
+export function parseOptions(argv, options, usage) {
+  let parsed
+  try {
+    parsed = parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true })
+  } catch (err) {
+    if (typeof err.code === 'string' && err.code.startsWith('ERR_PARSE_ARGS_')) usage(err.message)
+    throw err
+  }
+  if (parsed.values.help) usage()
+  return parsed.values
+}
 
 // The `tokenizers` module and the node_modules folder it was found in: NODE_MODULES when given
 // (--node-modules), else ordinary resolution from this folder (its own node_modules, the folders
