@@ -1,19 +1,27 @@
 // rung-data prepare and tokenizer training in process: a document longer than --max-document-bytes
 // encoded in pieces (its ids those of its pieces one after another, shorter documents' ids those of the
-// whole document), and the smallest vocabulary SentencePiece trains, against SentencePiece itself.
+// whole document), and the smallest vocabulary SentencePiece trains, against SentencePiece itself;
+// a Hugging Face tokenizer folder (its manifest, its copy of tokenizer.json, the BOS at the start of
+// every document).
 #include "tools/rung-data/prepare.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <sentencepiece_trainer.h>
 
+#include "core/common/sha256.h"
 #include "core/data/token_manifest.h"
 #include "core/data/token_shards.h"
+#include "core/hf/hf_tokenizer.h"
 #include "tests/core/data/test_files.h"
+#include "tests/tools/hf_tiny_folder.h"
 #include "tests/tools/vector_sentences.h"
 #include "tools/rung-data/document_pieces.h"
 #include "tools/rung-data/tokenizer.h"
@@ -114,6 +122,87 @@ TEST(PrepareTest, ADocumentOverTheLimitIsEncodedInPiecesAndShorterOnesWhole) {
   ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
   EXPECT_EQ(manifest->documents_split, 1);
   EXPECT_EQ(manifest->max_document_bytes, 256);
+}
+
+// hf-tiny's own ids of `text` (no template tokens).
+std::vector<int> HfTinyIds(const std::string& text) {
+  StatusOr<std::unique_ptr<hf::HfTokenizer>> tokenizer = hf::HfTokenizer::FromJson(testing::HfTinyJson(), "hf-tiny");
+  EXPECT_TRUE(tokenizer.ok()) << tokenizer.status().ToString();
+  std::vector<int> ids;
+  if (!tokenizer.ok()) return ids;
+  std::unique_ptr<hf::HfTokenizer::Session> session = (*tokenizer)->NewSession();
+  EXPECT_TRUE((*tokenizer)->Encode(text, /*add_special_tokens=*/false, *session, &ids).ok());
+  return ids;
+}
+
+TEST(PrepareTest, AHuggingFaceFolderGivesAManifestNamingItsTokenizerJsonAndEveryDocumentStartsWithTheBos) {
+  TempFolder folder;
+  testing::WriteHfFolder(folder / "tok", testing::HfTinyConfig());
+  const std::vector<std::string> documents = {"the tinker sat in the sun.", "then the ants ran on and on.",
+                                              "the sea is near", "the hen ate a pea."};
+  for (size_t d = 0; d < documents.size(); ++d) WriteBytes(folder / ("docs/" + std::to_string(d) + ".txt"), documents[d]);
+  PrepareOptions options;
+  options.tokenizer = folder / "tok";
+  options.inputs = {folder / "docs"};
+  options.out = folder / "prepared";
+  options.val_fraction = 0.5;
+  options.threads = 2;
+  StatusOr<PrepareSummary> summary = Prepare(options);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_EQ(summary->eot_id, 2);
+  EXPECT_EQ(summary->eot_token, "</s>");
+
+  const nlohmann::json manifest = nlohmann::json::parse(data_test::ReadBytes(folder / "prepared/manifest.json"));
+  EXPECT_EQ(manifest["tokenizer"]["file"], "tokenizer.json");
+  EXPECT_EQ(manifest["tokenizer"]["sha256"], Sha256Hex(testing::HfTinyJson()));
+  EXPECT_EQ(manifest["tokenizer"]["type"], "sentencepiece-bpe");
+  EXPECT_EQ(manifest["bos_id"], 1);
+  EXPECT_EQ(manifest["eot_id"], 2);
+  EXPECT_EQ(manifest["vocab_size"], 40);
+  const std::vector<int32_t> lengths = {0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                        1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 4, 2, 2, 2, 2, 2, 2, 1};
+  EXPECT_EQ(manifest["token_byte_lengths"].get<std::vector<int32_t>>(), lengths);
+  StatusOr<TokenManifest> parsed = ReadTokenManifest(folder / "prepared");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->tokenizer_file, "tokenizer.json");
+  EXPECT_EQ(parsed->bos_id, 1);
+  EXPECT_EQ(data_test::ReadBytes(folder / "prepared/tokenizer.json"), testing::HfTinyJson());
+  EXPECT_FALSE(std::filesystem::exists(folder / "prepared/tokenizer.model"));
+
+  std::vector<std::vector<int>> expected;
+  for (const std::string& document : documents) {
+    expected.push_back({1});
+    const std::vector<int> ids = HfTinyIds(document);
+    expected.back().insert(expected.back().end(), ids.begin(), ids.end());
+  }
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(PreparedDocuments(folder / "prepared", 40, 2), expected);
+}
+
+TEST(PrepareTest, AHuggingFaceDocumentOverTheLimitStillStartsWithExactlyOneBos) {
+  TempFolder folder;
+  testing::WriteHfFolder(folder / "tok", testing::HfTinyConfig());
+  std::string long_document;
+  for (int line = 0; line < 12; ++line) long_document += "the tinker sat in the sun\n";
+  WriteBytes(folder / "docs/long.txt", long_document);
+  WriteBytes(folder / "docs/short.txt", "then the ants ran on and on");
+  PrepareOptions options;
+  options.tokenizer = folder / "tok";
+  options.inputs = {folder / "docs"};
+  options.out = folder / "prepared";
+  options.val_fraction = 0.5;
+  options.threads = 1;
+  options.max_document_bytes = 40;
+  StatusOr<PrepareSummary> summary = Prepare(options);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_EQ(summary->documents_split, 1);
+  const std::vector<std::vector<int>> prepared = PreparedDocuments(folder / "prepared", 40, 2);
+  ASSERT_EQ(prepared.size(), 2u);
+  for (const std::vector<int>& ids : prepared) {
+    ASSERT_FALSE(ids.empty());
+    EXPECT_EQ(ids.front(), 1);
+    EXPECT_EQ(std::count(ids.begin(), ids.end(), 1), 1);
+  }
 }
 
 // Lines with what SentencePiece counts in its own way: tabs, its own pieces' text, a line holding its

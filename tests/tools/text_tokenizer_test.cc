@@ -1,0 +1,255 @@
+// LoadTextTokenizer (tools/rung-data/text_tokenizer.h): which file of a path or model folder is read
+// (a Hugging Face tokenizer.json before a tokenizer.model, rung-data's own description of its model
+// never taken for one), where the end-of-text and BOS tokens come from (--eot, tokenizer_config.json,
+// generation_config.json, a SentencePiece model's </s>), whether each document starts with the BOS,
+// and the errors for what cannot be used.
+#include "tools/rung-data/text_tokenizer.h"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/core/data/test_files.h"
+#include "tests/tools/hf_tiny_folder.h"
+#include "tools/rung-data/tokenizer.h"
+
+namespace rung::data_tool {
+namespace {
+
+using data_test::TempFolder;
+using data_test::WriteBytes;
+using testing::EditedHfTinyJson;
+using testing::HfTinyConfig;
+using testing::HfTinyJson;
+using testing::WriteHfFolder;
+
+bool Contains(const std::string& text, const std::string& fragment) { return text.find(fragment) != std::string::npos; }
+
+// A small SentencePiece model as `rung-data tokenizer train` writes it: `folder`/tokenizer.model and,
+// beside it, the tokenizer.json that describes it (not a Hugging Face file).
+void WriteRungDataTokenizer(const std::string& folder) {
+  std::string text;
+  for (int line = 0; line < 60; ++line) text += "the river ran past a mill where nobody lived, said Elizabeth\n";
+  TokenizerTrainOptions options;
+  options.vocab_size = 300;
+  StatusOr<std::string> model = TrainTokenizer({text}, options);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  WriteBytes(folder + "/tokenizer.model", *model);
+  const nlohmann::json about = {{"type", "bpe"}, {"vocab_size", 300}, {"seed", 0}, {"threads", 1},
+                                {"sha256", "0"}, {"documents", 1}, {"sources", nlohmann::json::array()}};
+  WriteBytes(folder + "/tokenizer.json", about.dump(1) + "\n");
+}
+
+TEST(LoadTextTokenizerTest, ATokenizerJsonFileIsReadAsHuggingFaces) {
+  TempFolder folder;
+  WriteBytes(folder / "tokenizer.json", HfTinyJson());
+  StatusOr<LoadedTokenizer> loaded = LoadTextTokenizer(folder / "tokenizer.json", "");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->path, folder / "tokenizer.json");
+  EXPECT_EQ(loaded->file_name, "tokenizer.json");
+  EXPECT_EQ(loaded->bytes, HfTinyJson());
+  EXPECT_EQ(loaded->type, "sentencepiece-bpe");
+  EXPECT_EQ(loaded->tokenizer->vocab_size(), 40);
+  EXPECT_EQ(loaded->tokenizer->PrefixIds(), std::vector<int>{1});  // the template's <s>
+  EXPECT_TRUE(loaded->tokenizer->SuffixIds().empty());
+}
+
+TEST(LoadTextTokenizerTest, AModelFolderPrefersItsTokenizerJsonOverItsTokenizerModel) {
+  TempFolder folder;
+  WriteRungDataTokenizer(folder.path());
+  WriteBytes(folder / "tokenizer.json", HfTinyJson());  // replaces the description with a Hugging Face file
+  StatusOr<LoadedTokenizer> loaded = LoadTextTokenizer(folder.path(), "");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->path, folder / "tokenizer.json");
+  EXPECT_EQ(loaded->file_name, "tokenizer.json");
+  EXPECT_EQ(loaded->type, "sentencepiece-bpe");
+  EXPECT_EQ(loaded->tokenizer->vocab_size(), 40);
+}
+
+TEST(LoadTextTokenizerTest, RungDatasOwnFolderIsReadAsItsSentencePieceModelNotItsDescription) {
+  TempFolder folder;
+  WriteRungDataTokenizer(folder.path());
+  StatusOr<LoadedTokenizer> loaded = LoadTextTokenizer(folder.path(), "");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->path, folder / "tokenizer.model");
+  EXPECT_EQ(loaded->file_name, "tokenizer.model");
+  EXPECT_EQ(loaded->bytes, data_test::ReadBytes(folder / "tokenizer.model"));
+  EXPECT_EQ(loaded->type, "bpe");  // from the description
+  EXPECT_EQ(loaded->tokenizer->vocab_size(), 300);
+  ASSERT_TRUE(loaded->eot_id.has_value());
+  EXPECT_EQ(*loaded->eot_id, 2);  // the model's </s>
+  EXPECT_EQ(loaded->eot_token, "</s>");
+  EXPECT_FALSE(loaded->bos_added);
+  EXPECT_TRUE(loaded->tokenizer->PrefixIds().empty());
+}
+
+TEST(LoadTextTokenizerTest, RungDatasDescriptionGivenAsAFileIsDataLossSayingItIsNotAHuggingFaceFile) {
+  TempFolder folder;
+  WriteRungDataTokenizer(folder.path());
+  StatusOr<LoadedTokenizer> loaded = LoadTextTokenizer(folder / "tokenizer.json", "");
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.status().code(), StatusCode::kDataLoss);
+  EXPECT_TRUE(Contains(loaded.status().message(), folder / "tokenizer.json")) << loaded.status().ToString();
+  EXPECT_TRUE(Contains(loaded.status().message(), "not a Hugging Face tokenizer.json")) << loaded.status().ToString();
+  EXPECT_TRUE(Contains(loaded.status().message(), "tokenizer.model")) << loaded.status().ToString();
+}
+
+TEST(LoadTextTokenizerTest, AFolderWithNeitherFileIsNotFound) {
+  TempFolder folder;
+  WriteBytes(folder / "config.json", "{}");
+  StatusOr<LoadedTokenizer> loaded = LoadTextTokenizer(folder.path(), "");
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(Contains(loaded.status().message(), "neither a Hugging Face tokenizer.json nor a tokenizer.model"))
+      << loaded.status().ToString();
+  EXPECT_EQ(LoadTextTokenizer(folder / "missing", "").status().code(), StatusCode::kNotFound);
+}
+
+TEST(LoadTextTokenizerTest, AFolderWhoseOnlyTokenizerJsonIsRungDatasDescriptionIsNotFound) {
+  TempFolder folder;
+  WriteRungDataTokenizer(folder.path());
+  std::filesystem::remove(folder / "tokenizer.model");
+  EXPECT_EQ(LoadTextTokenizer(folder.path(), "").status().code(), StatusCode::kNotFound);
+}
+
+TEST(LoadTextTokenizerTest, EotComesFromTheEotFlagFirst) {
+  TempFolder folder;
+  WriteHfFolder(folder.path(), HfTinyConfig(), R"({"eos_token_id": 0})");
+  StatusOr<LoadedTokenizer> loaded = LoadTextTokenizer(folder.path(), "<s>");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  ASSERT_TRUE(loaded->eot_id.has_value());
+  EXPECT_EQ(*loaded->eot_id, 1);
+  EXPECT_EQ(loaded->eot_token, "<s>");
+  // A vocabulary entry that is not an added token will do too.
+  loaded = LoadTextTokenizer(folder.path(), "\xE2\x96\x81the");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->eot_id, 32);
+}
+
+TEST(LoadTextTokenizerTest, EotComesFromTokenizerConfigsEosTokenAsAStringOrAnAddedToken) {
+  for (const std::string config :
+       {R"({"eos_token": "</s>"})",
+        R"({"eos_token": {"content": "</s>", "lstrip": false, "normalized": false, "special": true}})"}) {
+    TempFolder folder;
+    WriteHfFolder(folder.path(), config, R"({"eos_token_id": 0})");  // tokenizer_config.json comes first
+    StatusOr<LoadedTokenizer> loaded = LoadTextTokenizer(folder.path(), "");
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    ASSERT_TRUE(loaded->eot_id.has_value()) << config;
+    EXPECT_EQ(*loaded->eot_id, 2) << config;
+    EXPECT_EQ(loaded->eot_token, "</s>") << config;
+  }
+}
+
+TEST(LoadTextTokenizerTest, EotComesFromGenerationConfigsEosTokenIdAsAnIntegerOrTheFirstOfAList) {
+  for (const std::string generation : {R"({"eos_token_id": 2})", R"({"eos_token_id": [2, 1]})"}) {
+    TempFolder folder;
+    WriteHfFolder(folder.path(), R"({"add_bos_token": true})", generation);
+    StatusOr<LoadedTokenizer> loaded = LoadTextTokenizer(folder.path(), "");
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    ASSERT_TRUE(loaded->eot_id.has_value()) << generation;
+    EXPECT_EQ(*loaded->eot_id, 2) << generation;
+    EXPECT_EQ(loaded->eot_token, "id 2") << generation;
+    StatusOr<int64_t> eot = RequireEot(*loaded);
+    ASSERT_TRUE(eot.ok()) << eot.status().ToString();
+    EXPECT_EQ(*eot, 2);
+  }
+}
+
+TEST(LoadTextTokenizerTest, ATokenizerJsonWhoseFolderNamesNoEotHasNoneAndRequireEotNamesTheFlag) {
+  TempFolder folder;
+  WriteHfFolder(folder.path(), "");
+  StatusOr<LoadedTokenizer> loaded = LoadTextTokenizer(folder.path(), "");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_FALSE(loaded->eot_id.has_value());
+  EXPECT_FALSE(loaded->bos_id.has_value());
+  EXPECT_FALSE(loaded->bos_added);
+  StatusOr<int64_t> eot = RequireEot(*loaded);
+  ASSERT_FALSE(eot.ok());
+  EXPECT_EQ(eot.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(eot.status().message(), "--eot")) << eot.status().ToString();
+  EXPECT_TRUE(Contains(eot.status().message(), folder / "tokenizer_config.json")) << eot.status().ToString();
+  EXPECT_TRUE(Contains(eot.status().message(), folder / "generation_config.json")) << eot.status().ToString();
+}
+
+TEST(LoadTextTokenizerTest, AnEosTokenNotInTheVocabularyIsInvalidArgumentNamingTheFileAndKey) {
+  TempFolder folder;
+  WriteHfFolder(folder.path(), R"({"eos_token": "<|endoftext|>"})");
+  StatusOr<LoadedTokenizer> loaded = LoadTextTokenizer(folder.path(), "");
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(loaded.status().message(), folder / "tokenizer_config.json" + " key 'eos_token'"))
+      << loaded.status().ToString();
+  EXPECT_TRUE(Contains(loaded.status().message(), "\"<|endoftext|>\" is not in")) << loaded.status().ToString();
+
+  // An --eot that is not in the vocabulary names the flag.
+  StatusOr<LoadedTokenizer> flagged = LoadTextTokenizer(testing::HfTinyPath("tokenizer.json"), "<eot>");
+  ASSERT_FALSE(flagged.ok());
+  EXPECT_EQ(flagged.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(flagged.status().message(), "--eot: token \"<eot>\" is not in")) << flagged.status().ToString();
+
+  // An eos_token_id outside the ids.
+  TempFolder outside;
+  WriteHfFolder(outside.path(), "", R"({"eos_token_id": [40]})");
+  StatusOr<LoadedTokenizer> far = LoadTextTokenizer(outside.path(), "");
+  ASSERT_FALSE(far.ok());
+  EXPECT_EQ(far.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(far.status().message(), outside / "generation_config.json" + ": key 'eos_token_id'"))
+      << far.status().ToString();
+}
+
+TEST(LoadTextTokenizerTest, BosIsAddedWhereTheTemplatesPrefixHoldsIt) {
+  TempFolder folder;
+  WriteHfFolder(folder.path(), HfTinyConfig());
+  StatusOr<LoadedTokenizer> loaded = LoadTextTokenizer(folder.path(), "");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  ASSERT_TRUE(loaded->bos_id.has_value());
+  EXPECT_EQ(*loaded->bos_id, 1);
+  EXPECT_TRUE(loaded->bos_added);
+  EXPECT_EQ(loaded->eot_id, 2);
+
+  // The same BOS named by the config, but a tokenizer.json without a post-processor: not added.
+  TempFolder plain;
+  WriteHfFolder(plain.path(), HfTinyConfig(), "",
+                EditedHfTinyJson([](nlohmann::json& tokenizer) { tokenizer["post_processor"] = nullptr; }));
+  loaded = LoadTextTokenizer(plain.path(), "");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->bos_id, 1);
+  EXPECT_FALSE(loaded->bos_added);
+  EXPECT_TRUE(loaded->tokenizer->PrefixIds().empty());
+}
+
+TEST(LoadTextTokenizerTest, ASentencePieceModelWithAddBosTokenStartsEachDocumentWithItsBos) {
+  TempFolder folder;
+  WriteRungDataTokenizer(folder.path());
+  WriteBytes(folder / "tokenizer_config.json", R"({"add_bos_token": true, "bos_token": "<s>"})");
+  StatusOr<LoadedTokenizer> loaded = LoadTextTokenizer(folder.path(), "");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->file_name, "tokenizer.model");
+  EXPECT_EQ(loaded->bos_id, 1);
+  EXPECT_TRUE(loaded->bos_added);
+  EXPECT_EQ(loaded->tokenizer->PrefixIds(), std::vector<int>{1});
+  EXPECT_TRUE(loaded->tokenizer->SuffixIds().empty());
+
+  // Without add_bos_token the BOS is recorded but not added.
+  WriteBytes(folder / "tokenizer_config.json", R"({"bos_token": "<s>"})");
+  loaded = LoadTextTokenizer(folder.path(), "");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->bos_id, 1);
+  EXPECT_FALSE(loaded->bos_added);
+  EXPECT_TRUE(loaded->tokenizer->PrefixIds().empty());
+}
+
+TEST(LoadTextTokenizerTest, ATokenizerConfigThatIsNotJsonIsInvalidArgumentAtItsByteOffset) {
+  TempFolder folder;
+  WriteHfFolder(folder.path(), "{\"eos_token\": \"</s>\",,}");  // the second comma, byte 21
+  StatusOr<LoadedTokenizer> loaded = LoadTextTokenizer(folder.path(), "");
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(loaded.status().message(), folder / "tokenizer_config.json" + ": byte 21: not valid JSON"))
+      << loaded.status().ToString();
+}
+
+}  // namespace
+}  // namespace rung::data_tool
