@@ -114,6 +114,21 @@ TEST(LoadTextTokenizerTest, AFolderWhoseOnlyTokenizerJsonIsRungDatasDescriptionI
   EXPECT_EQ(LoadTextTokenizer(folder.path(), "").status().code(), StatusCode::kNotFound);
 }
 
+TEST(LoadTextTokenizerTest, ATokenizerJsonThatIsNotJsonIsRefusedAtItsByteOffsetAsAFileAndInAFolder) {
+  TempFolder folder;
+  const std::string broken = "{\"model\": {\"type\": \"BPE\",, }}";  // the second comma, byte 25
+  WriteBytes(folder / "tokenizer.json", broken);
+  WriteRungDataTokenizer(folder / "with-model");
+  WriteBytes(folder / "with-model/tokenizer.json", broken);  // not taken for rung-data's description
+  for (const std::string& path : {folder / "tokenizer.json", folder.path(), folder / "with-model"}) {
+    StatusOr<LoadedTokenizer> loaded = LoadTextTokenizer(path, "");
+    ASSERT_FALSE(loaded.ok()) << path;
+    EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument) << loaded.status().ToString();
+    EXPECT_TRUE(Contains(loaded.status().message(), "tokenizer.json: byte 25: not valid JSON"))
+        << loaded.status().ToString();
+  }
+}
+
 TEST(LoadTextTokenizerTest, EotComesFromTheEotFlagFirst) {
   TempFolder folder;
   WriteHfFolder(folder.path(), HfTinyConfig(), R"({"eos_token_id": 0})");

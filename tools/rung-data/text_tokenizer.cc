@@ -151,11 +151,12 @@ class SentencePieceTextTokenizer : public TextTokenizer {
   std::optional<int64_t> added_bos_;
 };
 
-// True when `bytes` are a Hugging Face tokenizer.json (a JSON object with a "model"), not rung-data's
-// description of its own tokenizer.model (which shares the name).
+// False only where `bytes` are JSON but not a Hugging Face tokenizer.json (a JSON object with a
+// "model"): rung-data's description of its own tokenizer.model, which shares the name. Bytes that are
+// not JSON at all are read as a tokenizer.json, whose reader says at which byte they stop being JSON.
 bool IsHfTokenizerJson(const std::string& bytes) {
   const json parsed = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
-  return parsed.is_object() && parsed.contains("model");
+  return parsed.is_discarded() || (parsed.is_object() && parsed.contains("model"));
 }
 
 }  // namespace
@@ -168,8 +169,8 @@ StatusOr<LoadedTokenizer> LoadTextTokenizer(const std::string& path, const std::
   if (fs::is_directory(path, error)) {
     const fs::path json_path = fs::path(path) / kHfFile, model_path = fs::path(path) / kSentencePieceFile;
     std::string bytes;
-    if (fs::exists(json_path, error) && ReadFileBytes(json_path.string(), "tokenizer", &bytes).ok() &&
-        IsHfTokenizerJson(bytes)) {
+    if (fs::exists(json_path, error)) RUNG_RETURN_IF_ERROR(ReadFileBytes(json_path.string(), "tokenizer", &bytes));
+    if (fs::exists(json_path, error) && IsHfTokenizerJson(bytes)) {
       loaded.path = json_path.string();
       loaded.bytes = std::move(bytes);
       hf_json = true;
