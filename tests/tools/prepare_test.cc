@@ -205,6 +205,31 @@ TEST(PrepareTest, AHuggingFaceDocumentOverTheLimitStillStartsWithExactlyOneBos) 
   }
 }
 
+TEST(PrepareTest, AFolderPreparedWithAHuggingFaceTokenizerInsideTheInputIsNotReadAsText) {
+  TempFolder folder;
+  testing::WriteHfFolder(folder / "tok", testing::HfTinyConfig());
+  WriteBytes(folder / "docs/a.txt", "the tinker sat in the sun.");
+  WriteBytes(folder / "docs/b.txt", "the hen ate a pea.");
+  PrepareOptions options;
+  options.tokenizer = folder / "tok";
+  options.inputs = {folder / "docs"};
+  options.out = folder / "docs/prepared";  // manifest.json, tokenizer.json and shards: no tokenizer.model
+  options.val_fraction = 0.5;
+  options.threads = 1;
+  StatusOr<PrepareSummary> summary = Prepare(options);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  options.out = folder / "again";
+  summary = Prepare(options);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_EQ(summary->documents[0] + summary->documents[1], 2);
+  StatusOr<TokenManifest> manifest = ReadTokenManifest(folder / "again");
+  ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
+  ASSERT_EQ(manifest->sources.size(), 2u);
+  for (const ManifestSource& source : manifest->sources) {
+    EXPECT_EQ(source.path.find("/docs/prepared"), std::string::npos) << source.path;
+  }
+}
+
 // Lines with what SentencePiece counts in its own way: tabs, its own pieces' text, a line holding its
 // reserved U+2585 (skipped whole), a NUL, a space beside U+2581, an emoji, a line over 65,536 bytes.
 std::vector<std::string> EdgeDocuments() {
