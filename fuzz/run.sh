@@ -8,14 +8,15 @@
 # Usage: fuzz/run.sh BUILD_DIR (--seconds N | --total N) [TARGET...]
 #   --seconds N   N seconds for each target (`make fuzz FUZZ_SECONDS=N`)
 #   --total N     N seconds for all of them together, split evenly (`make fuzz-ci`: 120)
-#   TARGET        records, ladder_csv, trial_config, sweep_spec, token_data, rpc (default: all)
+#   TARGET        records, ladder_csv, trial_config, sweep_spec, token_data, rpc, hf_tokenizer (default: all;
+#                 hf_tokenizer where the build has it)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 all_targets=(records ladder_csv trial_config sweep_spec token_data rpc)
 
 if (($# < 3)); then
-  sed -n '2,11p' "$0" >&2
+  sed -n '2,12p' "$0" >&2
   exit 2
 fi
 build=$(cd "$1" && pwd)
@@ -23,7 +24,11 @@ mode=$2
 amount=$3
 shift 3
 targets=("$@")
-((${#targets[@]})) || targets=("${all_targets[@]}")
+if ((${#targets[@]} == 0)); then
+  targets=("${all_targets[@]}")
+  # Built only where ICU is found (fuzz/CMakeLists.txt).
+  [[ -x "$build/fuzz/hf_tokenizer_fuzzer" ]] && targets+=(hf_tokenizer)
+fi
 case "$mode" in
   --seconds) seconds=$amount ;;
   --total) seconds=$((amount / ${#targets[@]})) ;;
