@@ -82,6 +82,8 @@ StatusOr<std::map<std::string, std::string>> ParseWeightIndex(std::string_view t
   } catch (const json::parse_error& error) {
     return Status::InvalidArgument(source + ": byte " + std::to_string(error.byte > 0 ? error.byte - 1 : 0) +
                                    ": not valid JSON: " + error.what());
+  } catch (const json::exception& error) {  // a number past a double's range (out_of_range.406): no byte
+    return Status::InvalidArgument(source + ": not valid JSON: " + error.what());
   }
   if (!index.is_object() || !index.contains("weight_map") || !index.at("weight_map").is_object()) {
     return Status::InvalidArgument(source + ": no weight_map object (tensor name -> shard file)");

@@ -180,6 +180,8 @@ StatusOr<SafetensorsHeader> ParseSafetensors(std::string_view file, const std::s
   } catch (const json::parse_error& error) {
     const uint64_t at = error.byte > 0 ? error.byte - 1 : 0;
     return Status::InvalidArgument(Location(source, 8 + at) + "the header is not valid JSON: " + error.what());
+  } catch (const json::exception& error) {  // a number past a double's range (out_of_range.406): no byte
+    return Status::InvalidArgument(Location(source, 8) + "the header is not valid JSON: " + error.what());
   }
   if (!header.is_object()) return Status::InvalidArgument(Location(source, 8) + "the header is not a JSON object");
   SafetensorsHeader out;

@@ -198,6 +198,8 @@ StatusOr<TokenizerJson> ParseTokenizerJson(std::string_view text, const std::str
   } catch (const json::parse_error& error) {
     return Status::InvalidArgument(source + ": byte " + std::to_string(error.byte > 0 ? error.byte - 1 : 0) +
                                    ": not valid JSON: " + error.what());
+  } catch (const json::exception& error) {  // a number past a double's range (out_of_range.406): no byte
+    return Status::InvalidArgument(source + ": not valid JSON: " + error.what());
   }
   if (!root.is_object() || !root.contains("model") || !root.at("model").is_object()) {
     return Status::InvalidArgument(source + ": no 'model' object (a Hugging Face tokenizer.json has one)");

@@ -264,6 +264,29 @@ TEST(LoadTextTokenizerTest, ATokenizerConfigThatIsNotJsonIsInvalidArgumentAtItsB
   EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(Contains(loaded.status().message(), folder / "tokenizer_config.json" + ": byte 21: not valid JSON"))
       << loaded.status().ToString();
+
+  // A number past a double's range is nlohmann's out_of_range, not a parse_error: refused, not thrown.
+  WriteBytes(folder / "tokenizer_config.json", R"({"eos_token": "</s>", "model_max_length": 1e999})");
+  loaded = LoadTextTokenizer(folder.path(), "");
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(loaded.status().message(), folder / "tokenizer_config.json" + ": not valid JSON: "))
+      << loaded.status().ToString();
+}
+
+TEST(LoadTextTokenizerTest, ATokenizerJsonWithANumberPastADoublesRangeIsRefusedNotThrown) {
+  TempFolder folder;
+  WriteHfFolder(folder.path(), HfTinyConfig(), "",
+                EditedHfTinyJson([](nlohmann::json& tokenizer) { tokenizer["model"]["dropout"] = "DROPOUT"; }));
+  std::string text = data_test::ReadBytes(folder / "tokenizer.json");
+  text.replace(text.find("\"DROPOUT\""), 9, "1e400");
+  WriteBytes(folder / "tokenizer.json", text);
+  for (const std::string& path : {folder / "tokenizer.json", folder.path()}) {
+    StatusOr<LoadedTokenizer> loaded = LoadTextTokenizer(path, "");
+    ASSERT_FALSE(loaded.ok()) << path;
+    EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_TRUE(Contains(loaded.status().message(), "tokenizer.json: not valid JSON: ")) << loaded.status().ToString();
+  }
 }
 
 }  // namespace

@@ -35,6 +35,8 @@ StatusOr<json> ReadOptionalJson(const fs::path& path) {
     return Status::InvalidArgument(path.string() + ": byte " +
                                    std::to_string(parse_error.byte > 0 ? parse_error.byte - 1 : 0) +
                                    ": not valid JSON: " + parse_error.what());
+  } catch (const json::exception& other) {  // a number past a double's range (out_of_range.406): no byte
+    return Status::InvalidArgument(path.string() + ": not valid JSON: " + other.what());
   }
 }
 

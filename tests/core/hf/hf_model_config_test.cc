@@ -171,6 +171,9 @@ TEST(HfModelConfig, MistakesAreRefusedNamingTheFileAndKey) {
   EXPECT_THAT(Refused(R"({"architectures": ["LlamaForCausalLM"], "eos_token_id": 40000})"),
               HasSubstr("outside the vocabulary"));
   EXPECT_THAT(Refused(R"({"architectures": )"), HasSubstr("m/config.json: byte"));
+  // A number past a double's range (nlohmann's out_of_range, not a parse_error) is refused, not thrown.
+  EXPECT_THAT(Refused(R"({"architectures": ["LlamaForCausalLM"], "rope_theta": 1e999})"),
+              HasSubstr("m/config.json: not valid JSON: [json.exception.out_of_range.406] number overflow"));
 }
 
 TEST(HfModelConfig, AFolderWithoutConfigJsonIsNotFound) {

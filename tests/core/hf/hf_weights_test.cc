@@ -126,6 +126,9 @@ TEST(HfWeights, AnIndexThatLiesIsRefusedNamingTheFile) {
   EXPECT_THAT(refused(R"({"weight_map": []})"), HasSubstr("no weight_map object"));
   EXPECT_THAT(refused(R"({"weight_map": {}})"), HasSubstr("names no tensor"));
   EXPECT_THAT(refused("{"), HasSubstr("model.safetensors.index.json: byte"));
+  // A number past a double's range (nlohmann's out_of_range, not a parse_error) is refused, not thrown.
+  EXPECT_THAT(refused(R"({"metadata": {"total_size": 1e999}, "weight_map": {"x": "a.safetensors"}})"),
+              HasSubstr("model.safetensors.index.json: not valid JSON: [json.exception.out_of_range.406]"));
   // Two shards holding the same tensor.
   Write(folder / "b.safetensors", SafetensorsImage({{"x", SafetensorsDtype::kF32, {1}, FloatBytes({9})}}));
   EXPECT_THAT(refused(R"({"weight_map": {"x": "a.safetensors", "y": "b.safetensors"}})"), HasSubstr("is also in"));

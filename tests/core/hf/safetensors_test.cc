@@ -126,6 +126,9 @@ TEST(Safetensors, MalformedEntriesNameTheTensorAndWhatIsWrong) {
   EXPECT_THAT(Message(R"({"__metadata__":{"format":1}})", ""), HasSubstr("__metadata__ 'format' is not a string"));
   EXPECT_THAT(Message(R"([1,2])", ""), HasSubstr("byte 8: the header is not a JSON object"));
   EXPECT_THAT(Message(R"({"a":)", ""), HasSubstr("the header is not valid JSON"));
+  // A number past a double's range (nlohmann's out_of_range, not a parse_error) is refused, not thrown.
+  EXPECT_THAT(Message(R"({"__metadata__":{"x":1e999}})", ""),
+              HasSubstr("m.safetensors: byte 8: the header is not valid JSON: [json.exception.out_of_range.406]"));
   EXPECT_THAT(Message(R"({"a":{"b":{"c":{"d":[1]}}}})", ""), HasSubstr("byte 28: the header nests deeper"));
   // A bracket inside a name is no nesting.
   StatusOr<SafetensorsHeader> bracketed = ParseSafetensors(Image(R"({"[[[[[\"{{{{":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})", "x"), "m");

@@ -111,6 +111,10 @@ TEST(TokenizerJson, WhatAnEncoderCouldNotHonourIsRefusedByNameAndPath) {
   EXPECT_THAT(Refused(kSentencePiece, R"("unk_token": "<unk>")", R"("unk_token": "<missing>")"),
               HasSubstr("key 'unk_token': \"<missing>\" is not in the vocabulary"));
   EXPECT_THAT(Refused(kByteLevel, R"("version": "1.0",)", R"("version": "1.0",,)"), HasSubstr("not valid JSON"));
+  // A number past a double's range: nlohmann throws out_of_range there, not parse_error (it terminated
+  // rung-data; fuzz/regressions/hf_tokenizer/number-overflow).
+  EXPECT_THAT(Refused(kByteLevel, R"("dropout": null)", R"("dropout": 1e400)"),
+              HasSubstr("t/tokenizer.json: not valid JSON: [json.exception.out_of_range.406] number overflow parsing '1e400'"));
 }
 
 }  // namespace
