@@ -23,9 +23,9 @@ namespace {
 using data_test::ReadBytes;
 using data_test::TempFolder;
 using data_test::WriteBytes;
-using testing::HfTinyConfig;
-using testing::HfTinyJson;
-using testing::WriteHfFolder;
+using hf_tiny::HfTinyConfig;
+using hf_tiny::HfTinyJson;
+using hf_tiny::WriteHfFolder;
 
 // Documents with what the SentencePiece-style normalizer changes (spaces, leading and repeated), a
 // character outside the vocabulary (unknown), the text of a special token (never read as one), and

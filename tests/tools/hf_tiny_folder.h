@@ -11,7 +11,7 @@
 
 #include "tests/core/data/test_files.h"
 
-namespace rung::data_tool::testing {
+namespace rung::data_tool::hf_tiny {
 
 inline std::string HfTinyPath(const std::string& name) {
   return std::string(RUNG_SOURCE_DIR) + "/tests/cli/fixture/hf-tiny/" + name;
@@ -39,4 +39,4 @@ std::string EditedHfTinyJson(Edit edit) {
   return tokenizer.dump(1);
 }
 
-}  // namespace rung::data_tool::testing
+}  // namespace rung::data_tool::hf_tiny

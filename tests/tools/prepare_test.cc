@@ -126,7 +126,7 @@ TEST(PrepareTest, ADocumentOverTheLimitIsEncodedInPiecesAndShorterOnesWhole) {
 
 // hf-tiny's own ids of `text` (no template tokens).
 std::vector<int> HfTinyIds(const std::string& text) {
-  StatusOr<std::unique_ptr<hf::HfTokenizer>> tokenizer = hf::HfTokenizer::FromJson(testing::HfTinyJson(), "hf-tiny");
+  StatusOr<std::unique_ptr<hf::HfTokenizer>> tokenizer = hf::HfTokenizer::FromJson(hf_tiny::HfTinyJson(), "hf-tiny");
   EXPECT_TRUE(tokenizer.ok()) << tokenizer.status().ToString();
   std::vector<int> ids;
   if (!tokenizer.ok()) return ids;
@@ -137,7 +137,7 @@ std::vector<int> HfTinyIds(const std::string& text) {
 
 TEST(PrepareTest, AHuggingFaceFolderGivesAManifestNamingItsTokenizerJsonAndEveryDocumentStartsWithTheBos) {
   TempFolder folder;
-  testing::WriteHfFolder(folder / "tok", testing::HfTinyConfig());
+  hf_tiny::WriteHfFolder(folder / "tok", hf_tiny::HfTinyConfig());
   const std::vector<std::string> documents = {"the tinker sat in the sun.", "then the ants ran on and on.",
                                               "the sea is near", "the hen ate a pea."};
   for (size_t d = 0; d < documents.size(); ++d) WriteBytes(folder / ("docs/" + std::to_string(d) + ".txt"), documents[d]);
@@ -154,7 +154,7 @@ TEST(PrepareTest, AHuggingFaceFolderGivesAManifestNamingItsTokenizerJsonAndEvery
 
   const nlohmann::json manifest = nlohmann::json::parse(data_test::ReadBytes(folder / "prepared/manifest.json"));
   EXPECT_EQ(manifest["tokenizer"]["file"], "tokenizer.json");
-  EXPECT_EQ(manifest["tokenizer"]["sha256"], Sha256Hex(testing::HfTinyJson()));
+  EXPECT_EQ(manifest["tokenizer"]["sha256"], Sha256Hex(hf_tiny::HfTinyJson()));
   EXPECT_EQ(manifest["tokenizer"]["type"], "sentencepiece-bpe");
   EXPECT_EQ(manifest["bos_id"], 1);
   EXPECT_EQ(manifest["eot_id"], 2);
@@ -166,7 +166,7 @@ TEST(PrepareTest, AHuggingFaceFolderGivesAManifestNamingItsTokenizerJsonAndEvery
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   EXPECT_EQ(parsed->tokenizer_file, "tokenizer.json");
   EXPECT_EQ(parsed->bos_id, 1);
-  EXPECT_EQ(data_test::ReadBytes(folder / "prepared/tokenizer.json"), testing::HfTinyJson());
+  EXPECT_EQ(data_test::ReadBytes(folder / "prepared/tokenizer.json"), hf_tiny::HfTinyJson());
   EXPECT_FALSE(std::filesystem::exists(folder / "prepared/tokenizer.model"));
 
   std::vector<std::vector<int>> expected;
@@ -181,7 +181,7 @@ TEST(PrepareTest, AHuggingFaceFolderGivesAManifestNamingItsTokenizerJsonAndEvery
 
 TEST(PrepareTest, AHuggingFaceDocumentOverTheLimitStillStartsWithExactlyOneBos) {
   TempFolder folder;
-  testing::WriteHfFolder(folder / "tok", testing::HfTinyConfig());
+  hf_tiny::WriteHfFolder(folder / "tok", hf_tiny::HfTinyConfig());
   std::string long_document;
   for (int line = 0; line < 12; ++line) long_document += "the tinker sat in the sun\n";
   WriteBytes(folder / "docs/long.txt", long_document);
@@ -207,7 +207,7 @@ TEST(PrepareTest, AHuggingFaceDocumentOverTheLimitStillStartsWithExactlyOneBos) 
 
 TEST(PrepareTest, AFolderPreparedWithAHuggingFaceTokenizerInsideTheInputIsNotReadAsText) {
   TempFolder folder;
-  testing::WriteHfFolder(folder / "tok", testing::HfTinyConfig());
+  hf_tiny::WriteHfFolder(folder / "tok", hf_tiny::HfTinyConfig());
   WriteBytes(folder / "docs/a.txt", "the tinker sat in the sun.");
   WriteBytes(folder / "docs/b.txt", "the hen ate a pea.");
   PrepareOptions options;

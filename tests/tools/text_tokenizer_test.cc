@@ -20,10 +20,10 @@ namespace {
 
 using data_test::TempFolder;
 using data_test::WriteBytes;
-using testing::EditedHfTinyJson;
-using testing::HfTinyConfig;
-using testing::HfTinyJson;
-using testing::WriteHfFolder;
+using hf_tiny::EditedHfTinyJson;
+using hf_tiny::HfTinyConfig;
+using hf_tiny::HfTinyJson;
+using hf_tiny::WriteHfFolder;
 
 bool Contains(const std::string& text, const std::string& fragment) { return text.find(fragment) != std::string::npos; }
 
@@ -199,7 +199,7 @@ TEST(LoadTextTokenizerTest, AnEosTokenNotInTheVocabularyIsInvalidArgumentNamingT
   EXPECT_TRUE(Contains(loaded.status().message(), "\"<|endoftext|>\" is not in")) << loaded.status().ToString();
 
   // An --eot that is not in the vocabulary names the flag.
-  StatusOr<LoadedTokenizer> flagged = LoadTextTokenizer(testing::HfTinyPath("tokenizer.json"), "<eot>");
+  StatusOr<LoadedTokenizer> flagged = LoadTextTokenizer(hf_tiny::HfTinyPath("tokenizer.json"), "<eot>");
   ASSERT_FALSE(flagged.ok());
   EXPECT_EQ(flagged.status().code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(Contains(flagged.status().message(), "--eot: token \"<eot>\" is not in")) << flagged.status().ToString();
