@@ -114,7 +114,7 @@ TEST(LoadTextTokenizerTest, AFolderWhoseOnlyTokenizerJsonIsRungDatasDescriptionI
   EXPECT_EQ(LoadTextTokenizer(folder.path(), "").status().code(), StatusCode::kNotFound);
 }
 
-TEST(LoadTextTokenizerTest, ATokenizerJsonThatIsNotJsonIsRefusedAtItsByteOffsetAsAFileAndInAFolder) {
+TEST(LoadTextTokenizerTest, ATokenizerJsonThatIsNotJsonIsDataLossAtItsByteOffsetAsAFileAndInAFolder) {
   TempFolder folder;
   const std::string broken = "{\"model\": {\"type\": \"BPE\",, }}";  // the second comma, byte 25
   WriteBytes(folder / "tokenizer.json", broken);
@@ -123,10 +123,22 @@ TEST(LoadTextTokenizerTest, ATokenizerJsonThatIsNotJsonIsRefusedAtItsByteOffsetA
   for (const std::string& path : {folder / "tokenizer.json", folder.path(), folder / "with-model"}) {
     StatusOr<LoadedTokenizer> loaded = LoadTextTokenizer(path, "");
     ASSERT_FALSE(loaded.ok()) << path;
-    EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument) << loaded.status().ToString();
+    EXPECT_EQ(loaded.status().code(), StatusCode::kDataLoss) << loaded.status().ToString();
     EXPECT_TRUE(Contains(loaded.status().message(), "tokenizer.json: byte 25: not valid JSON"))
         << loaded.status().ToString();
   }
+}
+
+TEST(LoadTextTokenizerTest, ATokenizerJsonRungCannotEncodeIsInvalidArgumentNamingTheComponentAndPath) {
+  TempFolder folder;
+  WriteHfFolder(folder.path(), HfTinyConfig(), "", EditedHfTinyJson([](nlohmann::json& tokenizer) {
+                  tokenizer["pre_tokenizer"] = {{"type", "Whitespace"}};
+                }));
+  StatusOr<LoadedTokenizer> loaded = LoadTextTokenizer(folder.path(), "");
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(loaded.status().message(), "key 'pre_tokenizer.type': 'Whitespace' is not supported"))
+      << loaded.status().ToString();
 }
 
 TEST(LoadTextTokenizerTest, EotComesFromTheEotFlagFirst) {
@@ -274,7 +286,7 @@ TEST(LoadTextTokenizerTest, ATokenizerConfigThatIsNotJsonIsInvalidArgumentAtItsB
       << loaded.status().ToString();
 }
 
-TEST(LoadTextTokenizerTest, ATokenizerJsonWithANumberPastADoublesRangeIsRefusedNotThrown) {
+TEST(LoadTextTokenizerTest, ATokenizerJsonWithANumberPastADoublesRangeIsDataLossNotThrown) {
   TempFolder folder;
   WriteHfFolder(folder.path(), HfTinyConfig(), "",
                 EditedHfTinyJson([](nlohmann::json& tokenizer) { tokenizer["model"]["dropout"] = "DROPOUT"; }));
@@ -284,7 +296,7 @@ TEST(LoadTextTokenizerTest, ATokenizerJsonWithANumberPastADoublesRangeIsRefusedN
   for (const std::string& path : {folder / "tokenizer.json", folder.path()}) {
     StatusOr<LoadedTokenizer> loaded = LoadTextTokenizer(path, "");
     ASSERT_FALSE(loaded.ok()) << path;
-    EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(loaded.status().code(), StatusCode::kDataLoss);
     EXPECT_TRUE(Contains(loaded.status().message(), "tokenizer.json: not valid JSON: ")) << loaded.status().ToString();
   }
 }

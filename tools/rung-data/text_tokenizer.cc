@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -201,7 +202,11 @@ StatusOr<LoadedTokenizer> LoadTextTokenizer(const std::string& path, const std::
   std::string bos_name;
 
   if (hf_json) {
-    RUNG_ASSIGN_OR_RETURN(std::unique_ptr<hf::HfTokenizer> tokenizer, hf::HfTokenizer::FromJson(loaded.bytes, loaded.path));
+    StatusOr<std::unique_ptr<hf::HfTokenizer>> read = hf::HfTokenizer::FromJson(loaded.bytes, loaded.path);
+    if (!read.ok() && json::parse(loaded.bytes, nullptr, /*allow_exceptions=*/false).is_discarded()) {
+      return Status::DataLoss(read.status().message());  // a damaged file: unusable input, as a model's
+    }
+    RUNG_ASSIGN_OR_RETURN(std::unique_ptr<hf::HfTokenizer> tokenizer, std::move(read));
     const hf::HfTokenizer& hf_tokenizer = *tokenizer;
     auto lookup = [&](const std::string& token) { return hf_tokenizer.TokenId(token); };
     loaded.file_name = std::string(kHfFile);

@@ -66,10 +66,10 @@ struct LoadedTokenizer {
 
 // Loads `path` (a file or a model folder, see the header). `eot` (may be empty) names the end-of-text
 // token. Errors: NOT_FOUND for a path that does not exist or a folder with neither file; DATA_LOSS for a
-// file that is neither tokenizer (naming it) or a SentencePiece model without </s> where nothing else
-// names an end-of-text token; INVALID_ARGUMENT for a tokenizer.json that is not JSON (the byte where it
-// stops being JSON: a file, or a folder's tokenizer.json) or that rung cannot encode (the component, by
-// name and JSON path), an end-of-text or BOS token that is not in the vocabulary (naming the file and
+// file that is neither tokenizer (naming it), a tokenizer.json that is not JSON (a file, or a folder's
+// tokenizer.json: the byte where it stops being JSON) or a SentencePiece model without </s> where
+// nothing else names an end-of-text token; INVALID_ARGUMENT for a tokenizer.json rung cannot encode (the
+// component, by name and JSON path), an end-of-text or BOS token that is not in the vocabulary (naming the file and
 // key it came from).
 StatusOr<LoadedTokenizer> LoadTextTokenizer(const std::string& path, const std::string& eot);
 
