@@ -77,7 +77,7 @@ def main():
     args = parser.parse_args()
 
     size = os.path.getsize(args.input)
-    print("input %s: %.2f MB; documents cut at %r; %d repeats, alternating, medians" %
+    print("input %s: %.2f MB; documents cut at %s; %d repeats, alternating, medians" %
           (args.input, size / 1e6, args.split_on, args.repeats))
     print()
     print("| tokenizer | threads | documents | tokens | HF tokenizers s | rung-data s | HF tokens/s | rung-data tokens/s | rung / HF | ids identical |")

@@ -8,15 +8,16 @@
 # Usage: fuzz/run.sh BUILD_DIR (--seconds N | --total N) [TARGET...]
 #   --seconds N   N seconds for each target (`make fuzz FUZZ_SECONDS=N`)
 #   --total N     N seconds for all of them together, split evenly (`make fuzz-ci`: 120)
-#   TARGET        records, ladder_csv, trial_config, sweep_spec, token_data, rpc, hf_tokenizer (default: all;
+#   TARGET        records, ladder_csv, trial_config, sweep_spec, token_data, rpc, safetensors,
+#                 hf_folder_metadata, dashboard_http, hf_tokenizer (default: all;
 #                 hf_tokenizer where the build has it)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-all_targets=(records ladder_csv trial_config sweep_spec token_data rpc)
+all_targets=(records ladder_csv trial_config sweep_spec token_data rpc safetensors hf_folder_metadata dashboard_http)
 
 if (($# < 3)); then
-  sed -n '2,12p' "$0" >&2
+  sed -n '2,13p' "$0" >&2
   exit 2
 fi
 build=$(cd "$1" && pwd)

@@ -130,7 +130,7 @@ void HfTokenizer::EncodePiece(const std::string& piece, Session& session, std::v
 }
 
 Status HfTokenizer::Encode(std::string_view text, bool add_special_tokens, Session& session,
-                           std::vector<int32_t>* ids) const {
+                           std::vector<int32_t>* ids, bool continues) const {
   ids->clear();
   if (add_special_tokens) {
     for (const int64_t id : definition_.prefix_ids) ids->push_back(static_cast<int32_t>(id));
@@ -143,8 +143,9 @@ Status HfTokenizer::Encode(std::string_view text, bool add_special_tokens, Sessi
       continue;
     }
     if (segment.begin == segment.end) continue;
-    RUNG_RETURN_IF_ERROR(
-        parts_->normalizer.Apply(text.substr(segment.begin, segment.end - segment.begin), &session.state_->normalized));
+    const bool continued = continues && segment.begin == 0;
+    RUNG_RETURN_IF_ERROR(parts_->normalizer.Apply(text.substr(segment.begin, segment.end - segment.begin),
+                                                  &session.state_->normalized, continued));
     const std::string normalized = session.state_->normalized;
     const std::vector<TextSegment> inner = parts_->normalized_tokens->empty()
                                                ? std::vector<TextSegment>{{0, normalized.size(), std::nullopt}}
@@ -156,7 +157,8 @@ Status HfTokenizer::Encode(std::string_view text, bool add_special_tokens, Sessi
       }
       if (part.begin == part.end) continue;
       RUNG_RETURN_IF_ERROR(parts_->pre_tokenizer->Split(std::string_view(normalized).substr(part.begin, part.end - part.begin),
-                                                        segment.begin == 0 && part.begin == 0, *session.state_->matchers,
+                                                        !continues && segment.begin == 0 && part.begin == 0,
+                                                        continued && part.begin == 0, *session.state_->matchers,
                                                         &session.state_->pieces));
       for (const PreToken& piece : session.state_->pieces) EncodePiece(piece.text, session, ids);
     }

@@ -57,8 +57,12 @@ class HfTokenizer {
   static constexpr size_t kMaxCachedPieceBytes = 256;
 
   // Replaces *ids with the ids of `text` (valid UTF-8), with the template's tokens around them where
-  // `add_special_tokens` (the library's flag of that name). INTERNAL where ICU fails.
-  Status Encode(std::string_view text, bool add_special_tokens, Session& session, std::vector<int32_t>* ids) const;
+  // `add_special_tokens` (the library's flag of that name). `continues`: the text goes on from text
+  // encoded before it (the next piece of a document too long to encode at once), so nothing that marks
+  // a text's start is prepended to it (Prepend, Metaspace's mark, ByteLevel's prefix space): the pieces'
+  // ids then differ from the whole text's only where a token would span the cut. INTERNAL where ICU fails.
+  Status Encode(std::string_view text, bool add_special_tokens, Session& session, std::vector<int32_t>* ids,
+                bool continues = false) const;
 
   const TokenizerJson& definition() const { return definition_; }
   int64_t vocab_size() const { return definition_.vocab_size; }

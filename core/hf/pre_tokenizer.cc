@@ -198,11 +198,11 @@ std::unique_ptr<PreTokenizer::Matchers> PreTokenizer::NewMatchers() const {
   return out;
 }
 
-Status PreTokenizer::Split(std::string_view text, bool at_input_start, Matchers& matchers,
+Status PreTokenizer::Split(std::string_view text, bool at_input_start, bool continues, Matchers& matchers,
                            std::vector<PreToken>* pieces) const {
   pieces->clear();
   if (text.empty()) return Status::Ok();
-  pieces->push_back(PreToken{std::string(text), at_input_start});
+  pieces->push_back(PreToken{std::string(text), at_input_start, continues});
   std::vector<PreToken> next;
   for (const Step& step : steps_) {
     next.clear();
@@ -210,7 +210,7 @@ Status PreTokenizer::Split(std::string_view text, bool at_input_start, Matchers&
       std::vector<Span> spans;
       switch (step.kind) {
         case PreTokenizerStep::Kind::kByteLevel:
-          if (step.add_prefix_space && piece.text[0] != ' ') piece.text.insert(0, 1, ' ');
+          if (step.add_prefix_space && !piece.continues && piece.text[0] != ' ') piece.text.insert(0, 1, ' ');
           [[fallthrough]];
         case PreTokenizerStep::Kind::kSplit: {
           if (!step.pattern) {
@@ -253,7 +253,8 @@ Status PreTokenizer::Split(std::string_view text, bool at_input_start, Matchers&
               replaced += c;
             }
           }
-          const bool prepend = step.prepend_scheme == "always" || (step.prepend_scheme == "first" && piece.at_input_start);
+          const bool prepend = !piece.continues && (step.prepend_scheme == "always" ||
+                                                    (step.prepend_scheme == "first" && piece.at_input_start));
           if (prepend && replaced.compare(0, step.replacement.size(), step.replacement) != 0) {
             replaced.insert(0, step.replacement);
           }
@@ -276,7 +277,9 @@ Status PreTokenizer::Split(std::string_view text, bool at_input_start, Matchers&
       }
       for (const Span& span : spans) {
         if (span.begin == span.end) continue;
-        next.push_back(PreToken{piece.text.substr(span.begin, span.end - span.begin), piece.at_input_start && span.begin == 0});
+        const bool first = span.begin == 0;
+        next.push_back(PreToken{piece.text.substr(span.begin, span.end - span.begin), piece.at_input_start && first,
+                                piece.continues && first});
       }
     }
     pieces->swap(next);

@@ -28,10 +28,13 @@
 namespace rung::hf {
 
 // One piece of pre-tokenized text. at_input_start: it begins where the input text begins (Metaspace's
-// "first" prepends to that piece alone).
+// "first" prepends to that piece alone). continues: it goes on from text before it that the caller
+// encoded apart (a long document's next piece), so nothing is prepended to it (no Metaspace mark, no
+// ByteLevel prefix space).
 struct PreToken {
   std::string text;
   bool at_input_start = false;
+  bool continues = false;
 };
 
 // Oniguruma's pattern as ICU reads it (see the header comment).
@@ -48,8 +51,10 @@ class PreTokenizer {
   class Matchers;
   std::unique_ptr<Matchers> NewMatchers() const;
 
-  // Replaces *pieces with the pieces of `text`. INTERNAL where ICU fails.
-  Status Split(std::string_view text, bool at_input_start, Matchers& matchers, std::vector<PreToken>* pieces) const;
+  // Replaces *pieces with the pieces of `text` (at_input_start, continues: its first piece's, see
+  // PreToken). INTERNAL where ICU fails.
+  Status Split(std::string_view text, bool at_input_start, bool continues, Matchers& matchers,
+               std::vector<PreToken>* pieces) const;
 
   // True when it has no step, so a segment is one piece.
   bool empty() const { return steps_.empty(); }

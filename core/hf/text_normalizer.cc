@@ -32,7 +32,7 @@ StatusOr<TextNormalizer> TextNormalizer::Create(std::vector<NormalizerStep> step
   return normalizer;
 }
 
-Status TextNormalizer::Apply(std::string_view text, std::string* out) const {
+Status TextNormalizer::Apply(std::string_view text, std::string* out, bool continues) const {
   out->assign(text);
   std::string next;
   for (const NormalizerStep& step : steps_) {
@@ -43,7 +43,7 @@ Status TextNormalizer::Apply(std::string_view text, std::string* out) const {
         out->swap(next);
         break;
       case NormalizerStep::Kind::kPrepend:
-        if (!out->empty()) out->insert(0, step.prepend);
+        if (!out->empty() && !continues) out->insert(0, step.prepend);
         break;
       case NormalizerStep::Kind::kReplace: {
         if (step.pattern.empty() || out->find(step.pattern) == std::string::npos) break;

@@ -23,8 +23,9 @@ class TextNormalizer {
   static StatusOr<TextNormalizer> Create(std::vector<NormalizerStep> steps);
 
   bool empty() const { return steps_.empty(); }
-  // *out = the normalized `text`. INTERNAL where ICU fails (the text is not valid UTF-8).
-  Status Apply(std::string_view text, std::string* out) const;
+  // *out = the normalized `text`; `continues`: the text goes on from text before it (a piece of a long
+  // document after its first), so Prepend adds nothing. INTERNAL where ICU fails (invalid UTF-8).
+  Status Apply(std::string_view text, std::string* out, bool continues = false) const;
 
  private:
   explicit TextNormalizer(std::vector<NormalizerStep> steps) : steps_(std::move(steps)) {}

@@ -206,5 +206,26 @@ TEST(EncodeTest, TheTokenByteLengthsFileIsTheTokenizersTokenByteLengths) {
   EXPECT_EQ(lengths, expected);
 }
 
+TEST(EncodeTest, ADocumentEncodedInPiecesGetsNoStartMarkAtEachCut) {
+  // hf-tiny prepends "▁" to a text (its Prepend normalizer): each piece after the first continues the
+  // document, so a cut at a line or a run of spaces adds no "▁" and, as no token spans these cuts,
+  // the ids are the whole document's.
+  TempFolder folder;
+  WriteHfFolder(folder / "tok", HfTinyConfig());
+  const std::string document = "the tinker sat\nin the sun then\nthe ants ran on and on  the end";
+  WriteBytes(folder / "docs.txt", document);
+  EncodeOptions options = Options(folder, "jsonl");
+  options.documents.split_on = "";
+  options.max_document_bytes = 16;
+  StatusOr<EncodeSummary> summary = Encode(options);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_EQ(summary->documents_split, 1);
+  StatusOr<std::unique_ptr<hf::HfTokenizer>> tokenizer = hf::HfTokenizer::FromJson(HfTinyJson(), "hf-tiny");
+  ASSERT_TRUE(tokenizer.ok()) << tokenizer.status().ToString();
+  std::vector<int> whole;
+  ASSERT_TRUE((*tokenizer)->Encode(document, true, *(*tokenizer)->NewSession(), &whole).ok());
+  EXPECT_EQ(JsonLines(options.out), std::vector<std::vector<int>>{whole});
+}
+
 }  // namespace
 }  // namespace rung::data_tool

@@ -190,8 +190,9 @@ TEST(LoadTextTokenizerTest, ATokenizerJsonWhoseFolderNamesNoEotHasNoneAndRequire
   StatusOr<LoadedTokenizer> loaded = LoadTextTokenizer(folder.path(), "");
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   EXPECT_FALSE(loaded->eot_id.has_value());
-  EXPECT_FALSE(loaded->bos_id.has_value());
-  EXPECT_FALSE(loaded->bos_added);
+  // No config names a BOS: the template's first token (<s>) is the one each document starts with.
+  EXPECT_EQ(loaded->bos_id, std::optional<int64_t>(1));
+  EXPECT_TRUE(loaded->bos_added);
   StatusOr<int64_t> eot = RequireEot(*loaded);
   ASSERT_FALSE(eot.ok());
   EXPECT_EQ(eot.status().code(), StatusCode::kInvalidArgument);

@@ -31,15 +31,17 @@ StatusOr<EncodedDocuments> EncodeDocuments(const TextTokenizer& tokenizer, const
         std::vector<int>& ids = out.ids[d];
         Status status;
         if (static_cast<int64_t>(document.size()) <= max_document_bytes) {
-          status = encoder->Encode(document, &piece_ids);
+          status = encoder->Encode(document, /*continues=*/false, &piece_ids);
           ids.reserve(prefix.size() + piece_ids.size() + suffix.size());
           ids.insert(ids.end(), prefix.begin(), prefix.end());
           ids.insert(ids.end(), piece_ids.begin(), piece_ids.end());
         } else {
           documents_split.fetch_add(1);
           ids.insert(ids.end(), prefix.begin(), prefix.end());
+          bool continues = false;
           for (std::string_view piece : DocumentPieces(document, static_cast<size_t>(max_document_bytes))) {
-            status = encoder->Encode(piece, &piece_ids);
+            status = encoder->Encode(piece, continues, &piece_ids);
+            continues = true;
             if (!status.ok()) break;
             ids.insert(ids.end(), piece_ids.begin(), piece_ids.end());
           }

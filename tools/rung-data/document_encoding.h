@@ -3,7 +3,8 @@
 // Encodes documents in parallel, as `rung-data prepare` and `rung-data encode` do: `threads` threads
 // take documents in turn, each with its own DocumentEncoder (text_tokenizer.h). A document longer than
 // max_document_bytes is encoded in pieces (document_pieces.h), its ids those of the pieces one after
-// another, so an encoder's memory stays bounded; shorter documents are encoded whole. Where
+// another (each piece after the first encoded as the continuation it is: DocumentEncoder::Encode), so
+// an encoder's memory stays bounded; shorter documents are encoded whole. Where
 // `special_tokens`, each document's ids are wrapped in the tokenizer's template tokens (PrefixIds,
 // SuffixIds), once per document.
 //

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -31,6 +32,15 @@ StatusOr<EncodeSummary> Encode(const EncodeOptions& options) {
     return Status::InvalidArgument("--max-document-bytes must be at least 4 (one UTF-8 character), got " +
                                    std::to_string(options.max_document_bytes));
   }
+  // The output files' folders must be there before anything is encoded.
+  for (const std::string& path : {options.out, options.token_byte_lengths_out}) {
+    if (path.empty() || path == "-") continue;
+    const std::filesystem::path folder = std::filesystem::absolute(path).parent_path();
+    std::error_code error;
+    if (!std::filesystem::is_directory(folder, error)) {
+      return Status::InvalidArgument(path + ": its folder " + folder.string() + " does not exist");
+    }
+  }
   RUNG_ASSIGN_OR_RETURN(const LoadedTokenizer loaded, LoadTextTokenizer(options.tokenizer, options.eot));
   const int64_t vocab_size = loaded.tokenizer->vocab_size();
   std::optional<int64_t> eot_id = loaded.eot_id;
@@ -57,10 +67,12 @@ StatusOr<EncodeSummary> Encode(const EncodeOptions& options) {
   summary.encoded_bytes = text.bytes;
   for (const std::vector<int>& ids : encoded.ids) summary.tokens += static_cast<int64_t>(ids.size());
 
-  if (!options.token_byte_lengths_out.empty()) {
+  // The ids are written first, the byte lengths after them: a failure leaves neither behind.
+  auto write_lengths = [&]() -> Status {
+    if (options.token_byte_lengths_out.empty()) return Status::Ok();
     const std::string lengths = nlohmann::json(loaded.tokenizer->TokenByteLengths()).dump() + "\n";
-    RUNG_RETURN_IF_ERROR(WriteFileAtomically(options.token_byte_lengths_out, {lengths}));
-  }
+    return WriteFileAtomically(options.token_byte_lengths_out, {lengths});
+  };
   std::string body;
   if (options.format == "jsonl") {
     body.reserve(static_cast<size_t>(summary.tokens) * 7 + encoded.ids.size() * 3);
@@ -77,9 +89,10 @@ StatusOr<EncodeSummary> Encode(const EncodeOptions& options) {
       if (std::fwrite(body.data(), 1, body.size(), stdout) != body.size() || std::fflush(stdout) != 0) {
         return Status::Internal("cannot write the ids to standard output");
       }
-      return summary;
+    } else {
+      RUNG_RETURN_IF_ERROR(WriteFileAtomically(options.out, {body}));
     }
-    RUNG_RETURN_IF_ERROR(WriteFileAtomically(options.out, {body}));
+    RUNG_RETURN_IF_ERROR(write_lengths());
     return summary;
   }
   const int64_t stream = summary.tokens + std::max<int64_t>(0, summary.documents - 1);
@@ -93,6 +106,7 @@ StatusOr<EncodeSummary> Encode(const EncodeOptions& options) {
     for (const int id : encoded.ids[d]) put(id);
   }
   RUNG_RETURN_IF_ERROR(WriteFileAtomically(options.out, {LlmcShardHeader(stream, token_bytes), body}));
+  RUNG_RETURN_IF_ERROR(write_lengths());
   return summary;
 }
 

@@ -104,8 +104,8 @@ std::vector<int> Ints(const std::vector<int64_t>& ids) { return std::vector<int>
 class HfDocumentEncoder : public DocumentEncoder {
  public:
   explicit HfDocumentEncoder(const hf::HfTokenizer& tokenizer) : tokenizer_(tokenizer), session_(tokenizer.NewSession()) {}
-  Status Encode(std::string_view text, std::vector<int>* ids) override {
-    return tokenizer_.Encode(text, /*add_special_tokens=*/false, *session_, ids);
+  Status Encode(std::string_view text, bool continues, std::vector<int>* ids) override {
+    return tokenizer_.Encode(text, /*add_special_tokens=*/false, *session_, ids, continues);
   }
 
  private:
@@ -129,7 +129,9 @@ class HfTextTokenizer : public TextTokenizer {
 class SentencePieceDocumentEncoder : public DocumentEncoder {
  public:
   explicit SentencePieceDocumentEncoder(const Tokenizer& tokenizer) : encoder_(tokenizer) {}
-  Status Encode(std::string_view text, std::vector<int>* ids) override { return encoder_.Encode(text, ids); }
+  Status Encode(std::string_view text, bool /*continues*/, std::vector<int>* ids) override {
+    return encoder_.Encode(text, ids);
+  }
 
  private:
   WordCachedEncoder encoder_;
@@ -220,6 +222,8 @@ StatusOr<LoadedTokenizer> LoadTextTokenizer(const std::string& path, const std::
                                                       generation_config, generation_config_file, "bos_token_id",
                                                       hf_tokenizer.vocab_size(), loaded.path, lookup, &bos_name));
     const std::vector<int64_t>& prefix = hf_tokenizer.definition().prefix_ids;
+    // Where no config names a BOS, the template's first token is the one each document starts with.
+    if (!loaded.bos_id && !prefix.empty()) loaded.bos_id = prefix.front();
     loaded.bos_added = loaded.bos_id && std::find(prefix.begin(), prefix.end(), *loaded.bos_id) != prefix.end();
     loaded.tokenizer = std::make_unique<HfTextTokenizer>(std::move(tokenizer));
     return loaded;

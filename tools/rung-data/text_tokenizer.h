@@ -9,7 +9,8 @@
 //   end-of-text (written between documents): --eot TOKEN where given, else tokenizer_config.json's
 //     eos_token, else generation_config.json's eos_token_id (the first of a list), else a SentencePiece
 //     model's </s>; a tokenizer.json may have none (RequireEot says what to give);
-//   BOS: tokenizer_config.json's bos_token, else generation_config.json's bos_token_id; recorded, and
+//   BOS: tokenizer_config.json's bos_token, else generation_config.json's bos_token_id, else a
+//     tokenizer.json template's first token; recorded, and
 //     written at the start of each document where the tokenizer adds it: a tokenizer.json's
 //     post-processor template (with any other template tokens), or tokenizer_config.json's
 //     add_bos_token for a SentencePiece model.
@@ -33,9 +34,11 @@ namespace rung::data_tool {
 class DocumentEncoder {
  public:
   virtual ~DocumentEncoder() = default;
-  // Replaces *ids with the ids of `text` alone (no template tokens). INTERNAL where the tokenizer
-  // library fails.
-  virtual Status Encode(std::string_view text, std::vector<int>* ids) = 0;
+  // Replaces *ids with the ids of `text` alone (no template tokens). `continues`: the text is the next
+  // piece of a document encoded in pieces, so a Hugging Face tokenizer prepends no start-of-text mark
+  // to it (a SentencePiece model encodes every piece as a text of its own). INTERNAL where the
+  // tokenizer library fails.
+  virtual Status Encode(std::string_view text, bool continues, std::vector<int>* ids) = 0;
 };
 
 class TextTokenizer {
