@@ -210,35 +210,21 @@ constexpr const char* kSplitThenByteLevel = R"json({
             "merges": ["a b", "\u0120 ab", "b \u0120", "\u0120 a", "\u00c3 \u00a9"]}
 })json";
 
-// Metaspace, with "<x>" a non-special added token.
-constexpr const char* kMetaspaceAlways = R"json({
+// Metaspace with `scheme` and `split`, "<x>" a non-special added token.
+std::string Metaspace(const std::string& scheme, bool split) {
+  return R"json({
   "added_tokens": [{"id": 6, "content": "<x>", "single_word": false, "lstrip": false, "rstrip": false,
                     "normalized": false, "special": false}],
-  "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": true},
+  "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": ")json" + scheme +
+         R"json(", "split": )json" + (split ? "true" : "false") + R"json(},
   "model": {"type": "BPE", "vocab": {"\u2581": 0, "a": 1, "b": 2, "\u2581a": 3, "\u2581b": 4, "\u2581a\u2581b": 5},
             "merges": ["\u2581 a", "\u2581 b", "\u2581a \u2581b"]}
 })json";
-constexpr const char* kMetaspaceNoSplit = R"json({
-  "added_tokens": [{"id": 6, "content": "<x>", "single_word": false, "lstrip": false, "rstrip": false,
-                    "normalized": false, "special": false}],
-  "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": false},
-  "model": {"type": "BPE", "vocab": {"\u2581": 0, "a": 1, "b": 2, "\u2581a": 3, "\u2581b": 4, "\u2581a\u2581b": 5},
-            "merges": ["\u2581 a", "\u2581 b", "\u2581a \u2581b"]}
-})json";
-constexpr const char* kMetaspaceFirst = R"json({
-  "added_tokens": [{"id": 6, "content": "<x>", "single_word": false, "lstrip": false, "rstrip": false,
-                    "normalized": false, "special": false}],
-  "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": true},
-  "model": {"type": "BPE", "vocab": {"\u2581": 0, "a": 1, "b": 2, "\u2581a": 3, "\u2581b": 4, "\u2581a\u2581b": 5},
-            "merges": ["\u2581 a", "\u2581 b", "\u2581a \u2581b"]}
-})json";
-constexpr const char* kMetaspaceNever = R"json({
-  "added_tokens": [{"id": 6, "content": "<x>", "single_word": false, "lstrip": false, "rstrip": false,
-                    "normalized": false, "special": false}],
-  "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "never", "split": true},
-  "model": {"type": "BPE", "vocab": {"\u2581": 0, "a": 1, "b": 2, "\u2581a": 3, "\u2581b": 4, "\u2581a\u2581b": 5},
-            "merges": ["\u2581 a", "\u2581 b", "\u2581a \u2581b"]}
-})json";
+}
+const std::string kMetaspaceAlways = Metaspace("always", true);
+const std::string kMetaspaceNoSplit = Metaspace("always", false);
+const std::string kMetaspaceFirst = Metaspace("first", true);
+const std::string kMetaspaceNever = Metaspace("never", true);
 
 // ---- normalizers ----
 
@@ -581,30 +567,30 @@ TEST(HfTokenizerByteLevel, AddPrefixSpaceAfterASplitPrefixesEveryPiece) {
 
 TEST(HfTokenizerMetaspace, AlwaysPrependsToEverySegmentAndSplitsBeforeEachMark) {
   // Hugging Face tokenizers 0.23.2's ids.
-  EXPECT_THAT(Ids(kMetaspaceAlways, "a b"), ElementsAre(3, 4));
-  EXPECT_THAT(Ids(kMetaspaceAlways, " a"), ElementsAre(3));
-  EXPECT_THAT(Ids(kMetaspaceAlways, "<x>a b"), ElementsAre(6, 3, 4));
-  EXPECT_THAT(Ids(kMetaspaceAlways, "a<x>b a"), ElementsAre(3, 6, 4, 3));
+  EXPECT_THAT(Ids(kMetaspaceAlways.c_str(), "a b"), ElementsAre(3, 4));
+  EXPECT_THAT(Ids(kMetaspaceAlways.c_str(), " a"), ElementsAre(3));
+  EXPECT_THAT(Ids(kMetaspaceAlways.c_str(), "<x>a b"), ElementsAre(6, 3, 4));
+  EXPECT_THAT(Ids(kMetaspaceAlways.c_str(), "a<x>b a"), ElementsAre(3, 6, 4, 3));
 }
 
 TEST(HfTokenizerMetaspace, SplitFalseMergesTheSegmentWhole) {
   // Hugging Face tokenizers 0.23.2's ids: "▁a▁b" is one token.
-  EXPECT_THAT(Ids(kMetaspaceNoSplit, "a b"), ElementsAre(5));
-  EXPECT_THAT(Ids(kMetaspaceNoSplit, "a<x>b a"), ElementsAre(3, 6, 4, 3));
+  EXPECT_THAT(Ids(kMetaspaceNoSplit.c_str(), "a b"), ElementsAre(5));
+  EXPECT_THAT(Ids(kMetaspaceNoSplit.c_str(), "a<x>b a"), ElementsAre(3, 6, 4, 3));
 }
 
 TEST(HfTokenizerMetaspace, FirstPrependsOnlyWhereTheInputStarts) {
   // Hugging Face tokenizers 0.23.2's ids: after an added token at the start, or in the middle, "b" gets
   // no mark.
-  EXPECT_THAT(Ids(kMetaspaceFirst, "a b"), ElementsAre(3, 4));
-  EXPECT_THAT(Ids(kMetaspaceFirst, "<x>a b"), ElementsAre(6, 1, 4));
-  EXPECT_THAT(Ids(kMetaspaceFirst, "a<x>b a"), ElementsAre(3, 6, 2, 3));
+  EXPECT_THAT(Ids(kMetaspaceFirst.c_str(), "a b"), ElementsAre(3, 4));
+  EXPECT_THAT(Ids(kMetaspaceFirst.c_str(), "<x>a b"), ElementsAre(6, 1, 4));
+  EXPECT_THAT(Ids(kMetaspaceFirst.c_str(), "a<x>b a"), ElementsAre(3, 6, 2, 3));
 }
 
 TEST(HfTokenizerMetaspace, NeverPrepends) {
   // Hugging Face tokenizers 0.23.2's ids.
-  EXPECT_THAT(Ids(kMetaspaceNever, "a b"), ElementsAre(1, 4));
-  EXPECT_THAT(Ids(kMetaspaceNever, "a<x>b a"), ElementsAre(1, 6, 2, 3));
+  EXPECT_THAT(Ids(kMetaspaceNever.c_str(), "a b"), ElementsAre(1, 4));
+  EXPECT_THAT(Ids(kMetaspaceNever.c_str(), "a<x>b a"), ElementsAre(1, 6, 2, 3));
 }
 
 // ---- normalizers ----
