@@ -39,7 +39,7 @@
 #include "core/diagnostics/attention_diagnostics.h"
 #include "core/hf/hf_export.h"
 #include "core/hf/hf_import.h"
-#include "core/hf/tokenizer_json.h"
+#include "core/hf/bos_policy.h"
 #include "core/train/checkpoint_io.h"
 #include "core/train/evaluation.h"
 #include "core/train/runtime.h"
@@ -90,21 +90,6 @@ std::string DtypeName(const torch::Tensor& tensor) {
   }
 }
 
-// Whether the folder's tokenizer puts `bos` before each text: its tokenizer_config.json's add_bos_token
-// where it says, else its tokenizer.json's template (Llama 3 says so there alone).
-bool AddsBos(const std::string& folder, int64_t bos) {
-  std::string text;
-  if (rung::ReadFileBytes(folder + "/tokenizer_config.json", "tokenizer_config.json", &text).ok()) {
-    const nlohmann::json config = nlohmann::json::parse(text, nullptr, false);
-    if (config.is_object() && config.contains("add_bos_token") && config.at("add_bos_token").is_boolean()) {
-      return config.at("add_bos_token").get<bool>();
-    }
-  }
-  if (!rung::ReadFileBytes(folder + "/tokenizer.json", "tokenizer.json", &text).ok()) return false;
-  const rung::StatusOr<rung::hf::TokenizerJson> tokenizer = rung::hf::ParseTokenizerJson(text, folder + "/tokenizer.json");
-  return tokenizer.ok() && !tokenizer->prefix_ids.empty() && tokenizer->prefix_ids.front() == bos;
-}
-
 rung::StatusOr<LoadedModel> LoadModel(const std::string& path) {
   LoadedModel loaded;
   std::error_code error;
@@ -124,7 +109,9 @@ rung::StatusOr<LoadedModel> LoadModel(const std::string& path) {
     loaded.kind = "huggingface";
     loaded.description = rung::hf::HfArchitectureName(imported.hf.architecture);
     loaded.original_context = rung::hf::OriginalContext(imported.hf);
-    if (imported.hf.bos_token_id && AddsBos(path, *imported.hf.bos_token_id)) loaded.bos = imported.hf.bos_token_id;
+    if (imported.hf.bos_token_id && rung::hf::FolderAddsBos(path, *imported.hf.bos_token_id)) {
+      loaded.bos = imported.hf.bos_token_id;
+    }
     loaded.hf = imported.hf;
   } else {
     RUNG_ASSIGN_OR_RETURN(rung::CheckpointModel checkpoint, rung::LoadCheckpointModel(path));

@@ -1,0 +1,18 @@
+// core/hf/bos_policy.h
+//
+// Whether a Hugging Face model folder's tokenizer puts its BOS before each text, as transformers'
+// tokenizers do: tokenizer_config.json's add_bos_token where it says (Llama 2, SmolLM), else the
+// template of tokenizer.json's post-processor starting with that BOS (Llama 3 says so there alone).
+// An absent or unreadable file says nothing; a folder where neither says so adds none.
+//
+// Thread safety: reentrant.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace rung::hf {
+
+bool FolderAddsBos(const std::string& folder, int64_t bos);
+
+}  // namespace rung::hf
