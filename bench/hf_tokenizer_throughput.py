@@ -97,7 +97,7 @@ def main():
             if hf_tokens != rung_tokens:
                 failed = True
             hf, rung = statistics.median(hf_seconds), statistics.median(rung_seconds)
-            print("| %s | %d | %d | %d | %.3f | %.3f | %.0f | %.0f | %.2fx | %s |" %
+            print("| %s | %d | %d | %d | %.3f | %.2f | %.0f | %.0f | %.2fx | %s |" %
                   (name, threads, documents, rung_tokens, hf, rung, hf_tokens / hf, rung_tokens / rung, hf / rung,
                    "yes" if differing == 0 and hf_tokens == rung_tokens else "NO (%d documents differ)" % differing))
             sys.stdout.flush()

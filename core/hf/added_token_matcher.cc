@@ -63,6 +63,7 @@ std::vector<TextSegment> AddedTokenMatcher::Find(std::string_view text) const {
     }
     size_t begin = at, end = at + found->content.size();
     at = end;  // the scan goes on after the match itself, whatever it strips
+    if (found->special) continue;  // never read from text: its characters stay in the stretch
     if (found->single_word) {
       size_t unused;
       const bool word_before = begin > 0 && IsWordCharacter(CharacterBefore(text, begin, &unused));

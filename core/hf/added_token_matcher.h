@@ -5,7 +5,9 @@
 // word character (Unicode \w) touches it on either side (a discarded match is skipped over, not
 // retried inside); lstrip takes in the whitespace before it (not reaching into the previous match),
 // rstrip the whitespace after it. The result covers the text: the matched tokens and the stretches
-// between them (empty stretches left out).
+// between them (empty stretches left out). A special token is matched and then left as text (the
+// library's encode_special_tokens): its characters stay in the stretch around it, and no other added
+// token is found inside or across it.
 //
 // Thread safety: Find is const and may be called concurrently.
 #pragma once

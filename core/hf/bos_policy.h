@@ -10,9 +10,17 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace rung::hf {
 
+// The rule on what is already read: tokenizer_config.json's object (null where absent) and the
+// template's prefix ids.
+bool AddsBos(const nlohmann::json& tokenizer_config, const std::vector<int64_t>& template_prefix, int64_t bos);
+
+// The rule on a folder's files.
 bool FolderAddsBos(const std::string& folder, int64_t bos);
 
 }  // namespace rung::hf

@@ -28,7 +28,7 @@ struct HfTokenizer::Parts {
   BpeModel model;
   TextNormalizer normalizer;
   std::unique_ptr<PreTokenizer> pre_tokenizer;
-  std::unique_ptr<AddedTokenMatcher> raw_tokens, normalized_tokens;
+  std::unique_ptr<AddedTokenMatcher> raw_tokens, normalized_tokens;  // hold special tokens too
 };
 
 struct HfTokenizer::Session::State {
@@ -49,7 +49,7 @@ StatusOr<std::unique_ptr<HfTokenizer>> HfTokenizer::FromJson(std::string_view te
   RUNG_ASSIGN_OR_RETURN(parts->pre_tokenizer, PreTokenizer::Create(definition.pre_tokenizer, source));
   std::vector<AddedToken> raw, normalized;
   for (const AddedToken& token : definition.added_tokens) {
-    if (token.special) continue;  // never read from text
+    // Special tokens are matched, then left as text (added_token_matcher.h).
     if (!token.normalized) {
       raw.push_back(token);
       continue;

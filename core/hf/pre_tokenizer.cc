@@ -194,6 +194,9 @@ std::unique_ptr<PreTokenizer::Matchers> PreTokenizer::NewMatchers() const {
     if (!step.pattern) continue;
     UErrorCode error = U_ZERO_ERROR;
     out->matchers.emplace_back(step.pattern->matcher(error));
+    // No cap on the backtracking stack (ICU's default is 8 MB; the library's Oniguruma has none), so
+    // a long word under a pattern that backtracks per character is encoded, not refused.
+    if (out->matchers.back()) out->matchers.back()->setStackLimit(0, error);
   }
   return out;
 }

@@ -22,10 +22,20 @@ Status Unsupported(const std::string& source, const std::string& path, const std
                                  ")");
 }
 
+// Sequences nest at most this deep (the library's JSON reader refuses past 128 levels of nesting).
+constexpr int kMaxSequenceDepth = 32;
+// Ids may skip at most this many values in all (real vocabularies skip none, or a few).
+constexpr int64_t kMaxIdGap = int64_t{1} << 16;
+
 // The steps of a component: itself, or the members of a Sequence (`list_key`).
 StatusOr<std::vector<std::pair<std::string, const json*>>> Steps(const json& component, const std::string& path,
-                                                                 const std::string& list_key, const std::string& source) {
+                                                                 const std::string& list_key, const std::string& source,
+                                                                 int depth = 0) {
   std::vector<std::pair<std::string, const json*>> steps;
+  if (depth > kMaxSequenceDepth) {
+    return Status::InvalidArgument(source + ": key '" + path.substr(0, 200) + "...': Sequences nested more than " +
+                                   std::to_string(kMaxSequenceDepth) + " deep");
+  }
   if (component.is_null()) return steps;
   if (!component.is_object() || !component.contains("type") || !component.at("type").is_string()) {
     return Status::InvalidArgument(source + ": key '" + path + "': not an object with a type");
@@ -39,10 +49,18 @@ StatusOr<std::vector<std::pair<std::string, const json*>>> Steps(const json& com
   }
   for (size_t i = 0; i < component.at(list_key).size(); ++i) {
     const std::string member = path + "." + list_key + "[" + std::to_string(i) + "]";
-    RUNG_ASSIGN_OR_RETURN(auto inner, Steps(component.at(list_key)[i], member, list_key, source));
+    RUNG_ASSIGN_OR_RETURN(auto inner, Steps(component.at(list_key)[i], member, list_key, source, depth + 1));
     steps.insert(steps.end(), inner.begin(), inner.end());
   }
   return steps;
+}
+
+// True when `text` is one UTF-8 character.
+bool IsOneCharacter(const std::string& text) {
+  if (text.empty()) return false;
+  const auto lead = static_cast<unsigned char>(text[0]);
+  const size_t length = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+  return text.size() == length;
 }
 
 // A Split's or Replace's pattern: {"Regex": ...} or {"String": ...}.
@@ -53,6 +71,9 @@ Status ReadPattern(const json& object, const std::string& path, const std::strin
       (value.begin().key() == "Regex" || value.begin().key() == "String")) {
     *is_regex = value.begin().key() == "Regex";
     *pattern = value.begin().value().get<std::string>();
+    if (pattern->empty()) {  // the library matches it at every character; rung does not encode that
+      return Status::InvalidArgument(source + ": key '" + path + ".pattern': an empty pattern is not supported");
+    }
     return Status::Ok();
   }
   return Status::InvalidArgument(source + ": key '" + path + ".pattern': not {\"Regex\": ...} or {\"String\": ...}");
@@ -113,6 +134,9 @@ StatusOr<std::vector<PreTokenizerStep>> ReadPreTokenizer(const json& root, const
     } else if (type == "Metaspace") {
       pre.kind = PreTokenizerStep::Kind::kMetaspace;
       RUNG_ASSIGN_OR_RETURN(pre.replacement, keys.String("replacement", "\xE2\x96\x81"));
+      if (!IsOneCharacter(pre.replacement)) {  // the library reads a char
+        return keys.Error("replacement", json(pre.replacement).dump() + " is not one character");
+      }
       // Files written before prepend_scheme existed say add_prefix_space instead (false: never).
       RUNG_ASSIGN_OR_RETURN(const bool add_prefix_space, keys.Flag("add_prefix_space", true));
       RUNG_ASSIGN_OR_RETURN(pre.prepend_scheme, keys.String("prepend_scheme", add_prefix_space ? "always" : "never"));
@@ -161,7 +185,10 @@ Status ReadTemplate(const json& root, const std::string& source, TokenizerJson* 
 // entry of that content.
 Status ResolveTemplateIds(const std::string& name, const std::string& path, const json* map, const TokenizerJson& tokenizer,
                           const std::string& source, std::vector<int64_t>* ids) {
-  if (map != nullptr && map->is_object() && map->contains(name)) {
+  if (map != nullptr && !map->is_object()) {
+    return Status::InvalidArgument(source + ": key '" + path + ".special_tokens': not an object");
+  }
+  if (map != nullptr && map->contains(name)) {
     const json& entry = map->at(name);
     if (!entry.is_object() || !entry.contains("ids") || !entry.at("ids").is_array()) {
       return Status::InvalidArgument(source + ": key '" + path + ".special_tokens." + name + ".ids': not a list");
@@ -216,7 +243,8 @@ StatusOr<TokenizerJson> ParseTokenizerJson(std::string_view text, const std::str
   RUNG_ASSIGN_OR_RETURN(out.end_of_word_suffix, model_keys.String("end_of_word_suffix", ""));
   RUNG_ASSIGN_OR_RETURN(std::string unk, model_keys.String("unk_token", ""));
   if (!unk.empty()) out.unk_token = unk;
-  if (model.contains("dropout") && !model.at("dropout").is_null()) {
+  RUNG_ASSIGN_OR_RETURN(const double dropout, model_keys.Number("dropout", 0.0, 0.0, 1.0));
+  if (dropout != 0.0) {
     return model_keys.Error("dropout", "BPE dropout makes encoding random; rung encodes deterministically");
   }
 
@@ -315,6 +343,13 @@ StatusOr<TokenizerJson> ParseTokenizerJson(std::string_view text, const std::str
   RUNG_ASSIGN_OR_RETURN(out.normalizer, ReadNormalizer(root, source));
   RUNG_ASSIGN_OR_RETURN(out.pre_tokenizer, ReadPreTokenizer(root, source));
   out.vocab_size = ids.empty() ? 0 : *ids.rbegin() + 1;
+  // Every table indexed by id (byte lengths, shard widths) is this long: ids far past the entries are
+  // refused rather than allocated.
+  if (out.vocab_size > static_cast<int64_t>(ids.size()) + kMaxIdGap) {
+    return Status::InvalidArgument(source + ": the largest id, " + std::to_string(out.vocab_size - 1) + ", lies more than " +
+                                   std::to_string(kMaxIdGap) + " past the " + std::to_string(ids.size()) +
+                                   " ids the vocabulary and added tokens hold");
+  }
   std::vector<std::pair<std::string, const json*>> template_maps[2];  // prefix, suffix
   RUNG_RETURN_IF_ERROR(ReadTemplate(root, source, &out, template_maps));
   for (size_t i = 0; i < out.prefix_tokens.size(); ++i) {

@@ -5,6 +5,7 @@
 // and the errors for what cannot be used.
 #include "tools/rung-data/text_tokenizer.h"
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -237,13 +238,34 @@ TEST(LoadTextTokenizerTest, BosIsAddedWhereTheTemplatesPrefixHoldsIt) {
   EXPECT_TRUE(loaded->bos_added);
   EXPECT_EQ(loaded->eot_id, 2);
 
-  // The same BOS named by the config, but a tokenizer.json without a post-processor: not added.
+  // The same BOS named by a config silent on add_bos_token, and a tokenizer.json without a
+  // post-processor: not added.
+  const std::string silent = R"({"bos_token": "<s>", "eos_token": "</s>"})";
+  const std::string no_template =
+      EditedHfTinyJson([](nlohmann::json& tokenizer) { tokenizer["post_processor"] = nullptr; });
   TempFolder plain;
-  WriteHfFolder(plain.path(), HfTinyConfig(), "",
-                EditedHfTinyJson([](nlohmann::json& tokenizer) { tokenizer["post_processor"] = nullptr; }));
+  WriteHfFolder(plain.path(), silent, "", no_template);
   loaded = LoadTextTokenizer(plain.path(), "");
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   EXPECT_EQ(loaded->bos_id, 1);
+  EXPECT_FALSE(loaded->bos_added);
+  EXPECT_TRUE(loaded->tokenizer->PrefixIds().empty());
+}
+
+TEST(LoadTextTokenizerTest, AddBosTokenDecidesOverTheTemplateAsTransformersDoes) {
+  // add_bos_token true without a template: added (transformers rebuilds the template from it).
+  TempFolder added;
+  WriteHfFolder(added.path(), R"({"add_bos_token": true, "bos_token": "<s>", "eos_token": "</s>"})", "",
+                EditedHfTinyJson([](nlohmann::json& tokenizer) { tokenizer["post_processor"] = nullptr; }));
+  StatusOr<LoadedTokenizer> loaded = LoadTextTokenizer(added.path(), "");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_TRUE(loaded->bos_added);
+  EXPECT_EQ(loaded->tokenizer->PrefixIds(), std::vector<int>{1});
+  // add_bos_token false with a template that starts with <s>: not added.
+  TempFolder dropped;
+  WriteHfFolder(dropped.path(), R"({"add_bos_token": false, "bos_token": "<s>", "eos_token": "</s>"})");
+  loaded = LoadTextTokenizer(dropped.path(), "");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   EXPECT_FALSE(loaded->bos_added);
   EXPECT_TRUE(loaded->tokenizer->PrefixIds().empty());
 }
@@ -303,4 +325,15 @@ TEST(LoadTextTokenizerTest, ATokenizerJsonWithANumberPastADoublesRangeIsDataLoss
 }
 
 }  // namespace
+TEST(LoadTextTokenizerTest, AFolderWhereAConfigFileShouldBeIsRefusedNotAborted) {
+  for (const std::string name : {"tokenizer_config.json", "generation_config.json"}) {
+    TempFolder folder;
+    WriteHfFolder(folder.path(), "");
+    std::filesystem::create_directories(folder / name);
+    StatusOr<LoadedTokenizer> loaded = LoadTextTokenizer(folder.path(), "");
+    ASSERT_FALSE(loaded.ok()) << name;
+    EXPECT_TRUE(Contains(loaded.status().message(), "it is a folder")) << loaded.status().ToString();
+  }
+}
+
 }  // namespace rung::data_tool

@@ -47,7 +47,9 @@ StatusOr<EncodedDocuments> EncodeDocuments(const TextTokenizer& tokenizer, const
           }
         }
         if (!status.ok()) {
-          failures[static_cast<size_t>(t)] = std::move(status);
+          failures[static_cast<size_t>(t)] = Status(status.code(), "document " + std::to_string(d + 1) + " of " +
+                                                                       std::to_string(documents.size()) + ": " +
+                                                                       status.message());
           return;
         }
         ids.insert(ids.end(), suffix.begin(), suffix.end());

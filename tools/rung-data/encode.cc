@@ -32,7 +32,8 @@ StatusOr<EncodeSummary> Encode(const EncodeOptions& options) {
     return Status::InvalidArgument("--max-document-bytes must be at least 4 (one UTF-8 character), got " +
                                    std::to_string(options.max_document_bytes));
   }
-  // The output files' folders must be there before anything is encoded.
+  // The output files must be writable where they are named before anything is encoded: a file (or
+  // nothing yet) in a folder that exists.
   for (const std::string& path : {options.out, options.token_byte_lengths_out}) {
     if (path.empty() || path == "-") continue;
     const std::filesystem::path folder = std::filesystem::absolute(path).parent_path();
@@ -40,6 +41,10 @@ StatusOr<EncodeSummary> Encode(const EncodeOptions& options) {
     if (!std::filesystem::is_directory(folder, error)) {
       return Status::InvalidArgument(path + ": its folder " + folder.string() + " does not exist");
     }
+    if (std::filesystem::is_directory(path, error)) return Status::InvalidArgument(path + ": is a folder, not a file");
+  }
+  if (!options.token_byte_lengths_out.empty() && options.token_byte_lengths_out == options.out) {
+    return Status::InvalidArgument("--token-byte-lengths names the --out file");
   }
   RUNG_ASSIGN_OR_RETURN(const LoadedTokenizer loaded, LoadTextTokenizer(options.tokenizer, options.eot));
   const int64_t vocab_size = loaded.tokenizer->vocab_size();
@@ -67,11 +72,17 @@ StatusOr<EncodeSummary> Encode(const EncodeOptions& options) {
   summary.encoded_bytes = text.bytes;
   for (const std::vector<int>& ids : encoded.ids) summary.tokens += static_cast<int64_t>(ids.size());
 
-  // The ids are written first, the byte lengths after them: a failure leaves neither behind.
+  // The ids are written first, the byte lengths after them; where the lengths cannot be written, the
+  // ids file is removed again, so a failure leaves neither behind.
   auto write_lengths = [&]() -> Status {
     if (options.token_byte_lengths_out.empty()) return Status::Ok();
     const std::string lengths = nlohmann::json(loaded.tokenizer->TokenByteLengths()).dump() + "\n";
-    return WriteFileAtomically(options.token_byte_lengths_out, {lengths});
+    Status written = WriteFileAtomically(options.token_byte_lengths_out, {lengths});
+    if (!written.ok() && options.out != "-") {
+      std::error_code error;
+      std::filesystem::remove(options.out, error);
+    }
+    return written;
   };
   std::string body;
   if (options.format == "jsonl") {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/file_bytes.h"
+#include "core/hf/bos_policy.h"
 #include "core/hf/hf_tokenizer.h"
 #include "tools/rung-data/tokenizer.h"
 #include "tools/rung-data/word_cached_encoder.h"
@@ -115,15 +116,17 @@ class HfDocumentEncoder : public DocumentEncoder {
 
 class HfTextTokenizer : public TextTokenizer {
  public:
-  explicit HfTextTokenizer(std::unique_ptr<hf::HfTokenizer> tokenizer) : tokenizer_(std::move(tokenizer)) {}
+  HfTextTokenizer(std::unique_ptr<hf::HfTokenizer> tokenizer, std::vector<int> prefix)
+      : tokenizer_(std::move(tokenizer)), prefix_(std::move(prefix)) {}
   int64_t vocab_size() const override { return tokenizer_->vocab_size(); }
   std::vector<int32_t> TokenByteLengths() const override { return tokenizer_->TokenByteLengths(); }
   std::unique_ptr<DocumentEncoder> NewEncoder() const override { return std::make_unique<HfDocumentEncoder>(*tokenizer_); }
-  std::vector<int> PrefixIds() const override { return Ints(tokenizer_->definition().prefix_ids); }
+  std::vector<int> PrefixIds() const override { return prefix_; }
   std::vector<int> SuffixIds() const override { return Ints(tokenizer_->definition().suffix_ids); }
 
  private:
   std::unique_ptr<hf::HfTokenizer> tokenizer_;
+  std::vector<int> prefix_;
 };
 
 class SentencePieceDocumentEncoder : public DocumentEncoder {
@@ -221,11 +224,19 @@ StatusOr<LoadedTokenizer> LoadTextTokenizer(const std::string& path, const std::
     RUNG_ASSIGN_OR_RETURN(loaded.bos_id, SpecialToken("", "", tokenizer_config, tokenizer_config_file, "bos_token",
                                                       generation_config, generation_config_file, "bos_token_id",
                                                       hf_tokenizer.vocab_size(), loaded.path, lookup, &bos_name));
-    const std::vector<int64_t>& prefix = hf_tokenizer.definition().prefix_ids;
+    std::vector<int> prefix = Ints(hf_tokenizer.definition().prefix_ids);
     // Where no config names a BOS, the template's first token is the one each document starts with.
     if (!loaded.bos_id && !prefix.empty()) loaded.bos_id = prefix.front();
-    loaded.bos_added = loaded.bos_id && std::find(prefix.begin(), prefix.end(), *loaded.bos_id) != prefix.end();
-    loaded.tokenizer = std::make_unique<HfTextTokenizer>(std::move(tokenizer));
+    if (loaded.bos_id) {
+      // One rule with rung eval's (hf/bos_policy.h): tokenizer_config.json's add_bos_token where it
+      // says, as transformers rebuilds the template from it; else the template.
+      const auto bos = static_cast<int>(*loaded.bos_id);
+      const bool starts_with_bos = !prefix.empty() && prefix.front() == bos;
+      loaded.bos_added = hf::AddsBos(tokenizer_config, hf_tokenizer.definition().prefix_ids, *loaded.bos_id);
+      if (loaded.bos_added && !starts_with_bos) prefix.insert(prefix.begin(), bos);
+      if (!loaded.bos_added && starts_with_bos) prefix.erase(prefix.begin());
+    }
+    loaded.tokenizer = std::make_unique<HfTextTokenizer>(std::move(tokenizer), std::move(prefix));
     return loaded;
   }
 
@@ -234,7 +245,7 @@ StatusOr<LoadedTokenizer> LoadTextTokenizer(const std::string& path, const std::
   auto lookup = [&](const std::string& token) { return model.PieceId(token); };
   loaded.file_name = std::string(kSentencePieceFile);
   // rung-data's own tokenizer folder describes its model in a tokenizer.json beside it.
-  if (std::ifstream about(fs::path(loaded.path).replace_extension(".json")); about) {
+  if (std::string about; ReadFileBytes(fs::path(loaded.path).replace_extension(".json").string(), "", &about).ok()) {
     const json description = json::parse(about, nullptr, /*allow_exceptions=*/false);
     if (description.is_object() && description.contains("type") && description["type"].is_string()) {
       loaded.type = description["type"].get<std::string>();

@@ -10,10 +10,10 @@
 //     eos_token, else generation_config.json's eos_token_id (the first of a list), else a SentencePiece
 //     model's </s>; a tokenizer.json may have none (RequireEot says what to give);
 //   BOS: tokenizer_config.json's bos_token, else generation_config.json's bos_token_id, else a
-//     tokenizer.json template's first token; recorded, and
-//     written at the start of each document where the tokenizer adds it: a tokenizer.json's
-//     post-processor template (with any other template tokens), or tokenizer_config.json's
-//     add_bos_token for a SentencePiece model.
+//     tokenizer.json template's first token; recorded, and written at the start of each document
+//     where the tokenizer adds it: tokenizer_config.json's add_bos_token where it says (transformers
+//     rebuilds a template from it), else a tokenizer.json's post-processor template (hf/bos_policy.h,
+//     the rule rung eval follows too); a SentencePiece model adds none without add_bos_token.
 // Added tokens marked special are never read from document text (hf_tokenizer.h).
 //
 // Thread safety: a loaded tokenizer is shared; each thread encodes with its own DocumentEncoder.

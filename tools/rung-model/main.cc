@@ -215,8 +215,15 @@ rung::StatusOr<std::unique_ptr<TextTokens>> TextTokens::Encode(const std::string
   encode.stderr_to = rung::Redirect::Pipe();
   RUNG_ASSIGN_OR_RETURN(const rung::SubprocessResult result, rung::Subprocess::Run(encode));
   if (result.exit.code != 0 || result.exit.signal != 0) {
-    std::string message = result.stderr_text;
-    while (!message.empty() && message.back() == '\n') message.pop_back();
+    // rung-data's error lines, without its progress lines ("encode: 40% ...").
+    std::string message;
+    for (size_t begin = 0; begin < result.stderr_text.size();) {
+      size_t end = result.stderr_text.find('\n', begin);
+      if (end == std::string::npos) end = result.stderr_text.size();
+      const std::string line = result.stderr_text.substr(begin, end - begin);
+      if (!line.empty() && line.rfind("encode: ", 0) != 0) message += (message.empty() ? "" : "\n") + line;
+      begin = end + 1;
+    }
     const std::string why = "--text " + text + ": tokenizing with " + model + "'s tokenizer failed: " + message;
     if (result.exit.code == 2) return rung::Status::InvalidArgument(why);
     if (result.exit.code == 4) return rung::Status::DataLoss(why);

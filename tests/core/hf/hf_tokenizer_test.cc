@@ -778,5 +778,61 @@ TEST(HfTokenizerErrors, APatternIcuCannotCompileIsRefused) {
   EXPECT_THAT(status.message(), HasSubstr("t/tokenizer.json: pre-tokenizer step 0: pattern (a does not compile"));
 }
 
+TEST(HfTokenizerErrors, ANestedSequenceDeeperThanThirtyTwoIsRefusedNotRecursedInto) {
+  std::string pre = R"({"type": "Digits", "individual_digits": true})";
+  for (int depth = 0; depth < 5000; ++depth) pre = R"({"type": "Sequence", "pretokenizers": [)" + pre + "]}";
+  const Status status = LoadError(R"({"pre_tokenizer": )" + pre + R"(, "model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}})");
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("Sequences nested more than 32 deep"));
+}
+
+TEST(HfTokenizerErrors, AnIdFarPastTheVocabularyIsRefusedNotAllocated) {
+  const Status status = LoadError(R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 2147483647}, "merges": []}})");
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("the largest id, 2147483647, lies more than 65536 past the 2 ids"));
+}
+
+TEST(HfTokenizerErrors, EmptyPatternsAndLongMetaspaceReplacementsAreRefusedAtTheirKeys) {
+  EXPECT_THAT(LoadError(R"({"pre_tokenizer": {"type": "Split", "pattern": {"String": ""}, "behavior": "Isolated"},
+                            "model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}})").message(),
+              HasSubstr("key 'pre_tokenizer.pattern': an empty pattern is not supported"));
+  EXPECT_THAT(LoadError(R"({"normalizer": {"type": "Replace", "pattern": {"String": ""}, "content": "x"},
+                            "model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}})").message(),
+              HasSubstr("key 'normalizer.pattern': an empty pattern is not supported"));
+  EXPECT_THAT(LoadError(R"({"pre_tokenizer": {"type": "Metaspace", "replacement": "__"},
+                            "model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}})").message(),
+              HasSubstr("key 'replacement': \"__\" is not one character"));
+}
+
+// A pattern that backtracks once per character, over a word of 1,000,000 letters: ICU's default 8 MB
+// backtracking stack would overflow; the library (Oniguruma, no cap) encodes it, and so does rung.
+TEST(HfTokenizerSplit, ALongWordUnderAPatternThatBacktracksPerCharacterIsEncoded) {
+  const std::unique_ptr<HfTokenizer> tokenizer = Load(R"json({
+    "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "(?:\\p{Lu}|\\p{Ll})+"}, "behavior": "Isolated"},
+    "model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": []}})json");
+  ASSERT_NE(tokenizer, nullptr);
+  std::string word;
+  for (int i = 0; i < 500000; ++i) word += "ab";
+  std::vector<int32_t> ids;
+  const Status status = tokenizer->Encode(word, false, *tokenizer->NewSession(), &ids);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(ids.size(), word.size());
+}
+
+// The library's encode_special_tokens matches a special token and then leaves it as text, so a
+// non-special added token inside it is not found (added_vocabulary.rs, find_matches).
+TEST(HfTokenizerAddedTokens, ASpecialTokensTextHidesTheNonSpecialTokensInsideIt) {
+  const std::unique_ptr<HfTokenizer> tokenizer = Load(R"json({
+    "added_tokens": [
+      {"id": 6, "content": "<ab>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true},
+      {"id": 7, "content": "ab", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": false}],
+    "model": {"type": "BPE", "vocab": {"x": 0, "<": 1, "a": 2, "b": 3, ">": 4, "y": 5}, "merges": []}})json");
+  ASSERT_NE(tokenizer, nullptr);
+  std::vector<int32_t> ids;
+  ASSERT_TRUE(tokenizer->Encode("x<ab>y ab", false, *tokenizer->NewSession(), &ids).ok());
+  // " " is outside the vocabulary and there is no unknown token: it is dropped.
+  EXPECT_THAT(ids, ElementsAre(0, 1, 2, 3, 4, 5, 7));
+}
+
 }  // namespace
 }  // namespace rung::hf::hf_tokenizer_test
