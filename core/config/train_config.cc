@@ -24,6 +24,11 @@ std::string FormatNumber(double value) {
 std::vector<DiagnosticsMilestone> DiagnosticsMilestones(const TrainConfig& train) {
   std::vector<DiagnosticsMilestone> milestones;
   if (train.diagnostics_sequences <= 0) return milestones;
+  // A trial that only evaluates has one moment to measure: its model as it starts, which is its end.
+  if (train.steps == 0) {
+    if (!train.diagnostics_at.empty()) milestones.push_back(DiagnosticsMilestone{0, "end"});
+    return milestones;
+  }
   for (double at : train.diagnostics_at) {
     DiagnosticsMilestone milestone;
     if (at == 0.0) {
@@ -50,7 +55,12 @@ std::vector<DiagnosticsMilestone> DiagnosticsMilestones(const TrainConfig& train
 
 void ValidateTrainConfig(const TrainConfig& t, const ResourcesConfig& r, std::vector<ConfigError>* errors) {
   auto error = [&](const std::string& path, const std::string& message) { errors->push_back({path, message}); };
-  if (t.steps <= 0) error("train.steps", "must be positive (or give train.tokens)");
+  // steps 0 with a model to start from: a trial that evaluates that model and does not train.
+  const bool evaluates_only = t.steps == 0 && t.tokens == 0 && (!t.init.checkpoint.empty() || !t.init.from_trial.empty());
+  if (t.steps <= 0 && !evaluates_only) {
+    error("train.steps", "must be positive (or give train.tokens; 0 with train.init.checkpoint or "
+                         "train.init.from_trial evaluates that model without training)");
+  }
   if (t.steps < 0 || t.tokens < 0) error("train.tokens", "must be >= 0");
   if (t.batch_size <= 0) error("train.batch_size", "must be positive");
   if (t.grad_accum <= 0) error("train.grad_accum", "must be positive");

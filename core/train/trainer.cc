@@ -106,7 +106,8 @@ StatusOr<TrainOutcome> TrialRun::Run() {
   ReplayRememberedSteps();
   // The start milestone (step 0, before the first optimizer step) is measured by a run that begins
   // there; one resumed from a checkpoint (always after a step) has measured it before.
-  if (progress_.step == 0 && lead()) {
+  // (A trial that only evaluates measures its model once, as its end, below.)
+  if (progress_.step == 0 && lead() && trial_.train.steps > 0) {
     if (const DiagnosticsMilestone* milestone = MilestoneAt(0)) Record(evaluator_->Diagnostics(*milestone));
   }
   run_start_ = Clock::now();
@@ -124,8 +125,8 @@ StatusOr<TrainOutcome> TrialRun::Run() {
       return TrainOutcome::kPreempted;
     }
   }
-  // Resumed from the final checkpoint (the previous attempt ended before it was reported): report
-  // the results again, so that this attempt completes like the one before it.
+  // Resumed from the final checkpoint (the previous attempt ended before it was reported), or a trial
+  // that only evaluates (train.steps 0): report the results of the model as it is.
   if (lead()) EmitDiagnosticsAndFinal(evaluator_->HeldOut(), std::nan(""));
   return TrainOutcome::kCompleted;
 }

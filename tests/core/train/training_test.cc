@@ -551,6 +551,42 @@ TEST_F(TrainingTest, StartsFromAnotherRunsCheckpoint) {
   EXPECT_EQ(wrong.Finish(), 4);
 }
 
+// train.steps 0 with train.init.checkpoint: the trial evaluates the checkpoint's model and does not
+// train. Its final record is the source's own final evaluation (same model, same held-out batches),
+// its diagnostics are measured once, at its end, and it counts no training tokens or FLOPs.
+TEST_F(TrainingTest, AnEvaluationTrialReportsItsCheckpointsOwnFinalLossWithoutTraining) {
+  const std::string dir = testing::TempDir() + "/evaluate_source";
+  fs::remove_all(dir);
+  TrainerProcess source(WriteConfig("evaluate_source", TinyTrial("rope", 30)), {"--checkpoint-dir", dir});
+  ASSERT_EQ(source.Finish(), 0);
+  std::string checkpoint;
+  for (const json& record : source.records()) {
+    if (record.at("type") == "checkpoint") checkpoint = record.at("path");
+  }
+  ASSERT_FALSE(checkpoint.empty());
+  const json& source_final = source.records().back();
+  ASSERT_EQ(source_final.at("type"), "final");
+
+  json evaluation = TinyTrial("rope", 0);
+  evaluation["train"]["init"] = {{"checkpoint", checkpoint}};
+  TrainerProcess evaluate(WriteConfig("evaluate_only", evaluation), {});
+  ASSERT_EQ(evaluate.Finish(), 0);
+  const json& final_record = evaluate.records().back();
+  ASSERT_EQ(final_record.at("type"), "final");
+  EXPECT_EQ(final_record.at("step"), 0);
+  EXPECT_EQ(final_record.at("tokens"), 0);
+  EXPECT_EQ(final_record.at("flops"), 0.0);
+  EXPECT_NEAR(final_record.at("val_loss").get<double>(), source_final.at("val_loss").get<double>(), 1e-6);
+  EXPECT_TRUE(StepRecords(evaluate.records()).empty());
+  int diagnostics = 0;
+  for (const json& record : evaluate.records()) diagnostics += record.at("type") == "diagnostics" ? 1 : 0;
+  EXPECT_GE(diagnostics, 1);
+
+  // Without a model to start from, steps 0 is bad config naming what would make it one.
+  TrainerProcess untrained(WriteConfig("evaluate_nothing", TinyTrial("rope", 0)), {});
+  EXPECT_EQ(untrained.Finish(), 2);
+}
+
 // AdaRoPE context extension (section 3.4): from a source trained at 32 tokens to 64, the frequencies
 // and tau start from YaRN's schedule, gamma at 0, with L_ref the source's length.
 TEST_F(TrainingTest, AdaRopeContextExtensionStartsFromYarnsSchedule) {
