@@ -93,15 +93,7 @@ int64_t HfModelConfig::RotaryDims() const {
 }
 
 StatusOr<HfModelConfig> ParseHfModelConfig(std::string_view text, const std::string& source) {
-  json config;
-  try {
-    config = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& error) {
-    return Status::InvalidArgument(source + ": byte " + std::to_string(error.byte > 0 ? error.byte - 1 : 0) +
-                                   ": not valid JSON: " + error.what());
-  } catch (const json::exception& error) {  // a number past a double's range (out_of_range.406): no byte
-    return Status::InvalidArgument(source + ": not valid JSON: " + error.what());
-  }
+  RUNG_ASSIGN_OR_RETURN(const json config, ParseJson(text, source));
   if (!config.is_object()) return Status::InvalidArgument(source + ": not a JSON object");
   const JsonKeys keys(config, source);
   std::string supported;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/file_bytes.h"
+#include "core/hf/json_keys.h"
 
 namespace rung::hf {
 namespace {
@@ -76,15 +77,7 @@ StatusOr<std::vector<float>> ToFloats(const SafetensorsFile& file, const Safeten
 }
 
 StatusOr<std::map<std::string, std::string>> ParseWeightIndex(std::string_view text, const std::string& source) {
-  json index;
-  try {
-    index = json::parse(text);
-  } catch (const json::parse_error& error) {
-    return Status::InvalidArgument(source + ": byte " + std::to_string(error.byte > 0 ? error.byte - 1 : 0) +
-                                   ": not valid JSON: " + error.what());
-  } catch (const json::exception& error) {  // a number past a double's range (out_of_range.406): no byte
-    return Status::InvalidArgument(source + ": not valid JSON: " + error.what());
-  }
+  RUNG_ASSIGN_OR_RETURN(const json index, ParseJson(text, source));
   if (!index.is_object() || !index.contains("weight_map") || !index.at("weight_map").is_object()) {
     return Status::InvalidArgument(source + ": no weight_map object (tensor name -> shard file)");
   }

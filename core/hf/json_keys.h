@@ -1,6 +1,7 @@
 // core/hf/json_keys.h
 //
-// The keys of one JSON object of a Hugging Face file (config.json, tokenizer.json), read with their
+// The text of a Hugging Face JSON file parsed (ParseJson), and the keys of one of its JSON objects
+// (config.json, tokenizer.json), read with their
 // fallbacks and range checks, every error INVALID_ARGUMENT naming the file (and where in it) and the
 // key: "m/config.json: key 'rope_theta': -1 is not in [1, 1e300]". `source` is what messages start with
 // ("m/config.json", or "m/tokenizer.json: in 'model'").
@@ -13,12 +14,27 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "core/common/status.h"
 
 namespace rung::hf {
+
+// Parses a whole JSON file's text; `source` starts its errors, INVALID_ARGUMENT with the byte where
+// the text stops being JSON ("m/config.json: byte 12: not valid JSON: ..."), or with none for a number
+// past a double's range (nlohmann's out_of_range, which names no byte).
+inline StatusOr<nlohmann::json> ParseJson(std::string_view text, const std::string& source) {
+  try {
+    return nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::parse_error& error) {
+    return Status::InvalidArgument(source + ": byte " + std::to_string(error.byte > 0 ? error.byte - 1 : 0) +
+                                   ": not valid JSON: " + error.what());
+  } catch (const nlohmann::json::exception& error) {
+    return Status::InvalidArgument(source + ": not valid JSON: " + error.what());
+  }
+}
 
 class JsonKeys {
  public:

@@ -219,15 +219,7 @@ Status ResolveTemplateIds(const std::string& name, const std::string& path, cons
 }  // namespace
 
 StatusOr<TokenizerJson> ParseTokenizerJson(std::string_view text, const std::string& source) {
-  json root;
-  try {
-    root = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& error) {
-    return Status::InvalidArgument(source + ": byte " + std::to_string(error.byte > 0 ? error.byte - 1 : 0) +
-                                   ": not valid JSON: " + error.what());
-  } catch (const json::exception& error) {  // a number past a double's range (out_of_range.406): no byte
-    return Status::InvalidArgument(source + ": not valid JSON: " + error.what());
-  }
+  RUNG_ASSIGN_OR_RETURN(const json root, ParseJson(text, source));
   if (!root.is_object() || !root.contains("model") || !root.at("model").is_object()) {
     return Status::InvalidArgument(source + ": no 'model' object (a Hugging Face tokenizer.json has one)");
   }

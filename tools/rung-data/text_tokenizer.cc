@@ -10,6 +10,7 @@
 #include "core/common/file_bytes.h"
 #include "core/hf/bos_policy.h"
 #include "core/hf/hf_tokenizer.h"
+#include "core/hf/json_keys.h"
 #include "tools/rung-data/tokenizer.h"
 #include "tools/rung-data/word_cached_encoder.h"
 
@@ -29,17 +30,9 @@ StatusOr<json> ReadOptionalJson(const fs::path& path) {
   if (!fs::exists(path, error)) return json();
   std::string text;
   RUNG_RETURN_IF_ERROR(ReadFileBytes(path.string(), "file", &text));
-  try {
-    json parsed = json::parse(text);
-    if (!parsed.is_object()) return Status::InvalidArgument(path.string() + ": not a JSON object");
-    return parsed;
-  } catch (const json::parse_error& parse_error) {
-    return Status::InvalidArgument(path.string() + ": byte " +
-                                   std::to_string(parse_error.byte > 0 ? parse_error.byte - 1 : 0) +
-                                   ": not valid JSON: " + parse_error.what());
-  } catch (const json::exception& other) {  // a number past a double's range (out_of_range.406): no byte
-    return Status::InvalidArgument(path.string() + ": not valid JSON: " + other.what());
-  }
+  RUNG_ASSIGN_OR_RETURN(json parsed, hf::ParseJson(text, path.string()));
+  if (!parsed.is_object()) return Status::InvalidArgument(path.string() + ": not a JSON object");
+  return parsed;
 }
 
 // A token named by tokenizer_config.json: a string, {"content": ...} (an AddedToken), or null.
