@@ -282,13 +282,15 @@ TEST(LoadTextTokenizerTest, ASentencePieceModelWithAddBosTokenStartsEachDocument
   EXPECT_EQ(loaded->tokenizer->PrefixIds(), std::vector<int>{1});
   EXPECT_TRUE(loaded->tokenizer->SuffixIds().empty());
 
-  // Without add_bos_token the BOS is recorded but not added.
-  WriteBytes(folder / "tokenizer_config.json", R"({"bos_token": "<s>"})");
-  loaded = LoadTextTokenizer(folder.path(), "");
-  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
-  EXPECT_EQ(loaded->bos_id, 1);
-  EXPECT_FALSE(loaded->bos_added);
-  EXPECT_TRUE(loaded->tokenizer->PrefixIds().empty());
+  // Without add_bos_token, or with one that is not true or false, the BOS is recorded but not added.
+  for (const std::string config : {R"({"bos_token": "<s>"})", R"({"bos_token": "<s>", "add_bos_token": "yes"})"}) {
+    WriteBytes(folder / "tokenizer_config.json", config);
+    loaded = LoadTextTokenizer(folder.path(), "");
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    EXPECT_EQ(loaded->bos_id, 1) << config;
+    EXPECT_FALSE(loaded->bos_added) << config;
+    EXPECT_TRUE(loaded->tokenizer->PrefixIds().empty()) << config;
+  }
 }
 
 TEST(LoadTextTokenizerTest, ATokenizerConfigThatIsNotJsonIsInvalidArgumentAtItsByteOffset) {

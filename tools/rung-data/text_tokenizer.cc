@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -57,41 +56,54 @@ StatusOr<std::optional<int64_t>> ConfigId(const json& config, const std::string&
   return std::optional<int64_t>(first.get<int64_t>());
 }
 
-// Where a special token comes from, and its id: `override_token` (--eot), tokenizer_config.json's
-// `token_key`, generation_config.json's `id_key`, else none. `lookup` finds a token's id.
-template <typename Lookup>
-StatusOr<std::optional<int64_t>> SpecialToken(const std::string& override_token, const std::string& flag,
-                                              const json& tokenizer_config, const std::string& tokenizer_config_file,
-                                              const std::string& token_key, const json& generation_config,
-                                              const std::string& generation_config_file, const std::string& id_key,
-                                              int64_t vocab_size, const std::string& tokenizer_file, Lookup lookup,
-                                              std::string* name) {
-  std::optional<std::string> token;
-  std::string where;
-  if (!override_token.empty()) {
-    token = override_token;
-    where = flag;
-  } else {
-    RUNG_ASSIGN_OR_RETURN(token, ConfigToken(tokenizer_config, token_key, tokenizer_config_file));
-    where = tokenizer_config_file + " key '" + token_key + "'";
+// A model folder's tokenizer_config.json and generation_config.json (null where absent), read once.
+struct FolderConfigs {
+  std::string tokenizer_config_file, generation_config_file;
+  json tokenizer_config, generation_config;
+
+  static StatusOr<FolderConfigs> Read(const fs::path& folder) {
+    FolderConfigs out;
+    out.tokenizer_config_file = (folder / "tokenizer_config.json").string();
+    out.generation_config_file = (folder / "generation_config.json").string();
+    RUNG_ASSIGN_OR_RETURN(out.tokenizer_config, ReadOptionalJson(out.tokenizer_config_file));
+    RUNG_ASSIGN_OR_RETURN(out.generation_config, ReadOptionalJson(out.generation_config_file));
+    return out;
   }
-  if (token) {
-    const std::optional<int64_t> id = lookup(*token);
-    if (!id) {
-      return Status::InvalidArgument(where + ": token " + json(*token).dump() + " is not in " + tokenizer_file +
-                                     "'s vocabulary");
+
+  // Where a special token comes from, and its id: `override_token` (--eot), tokenizer_config.json's
+  // `token_key`, generation_config.json's `id_key`, else none. `lookup` finds a token's id in the
+  // tokenizer read from `tokenizer_file`; *name is the token, or "id N".
+  template <typename Lookup>
+  StatusOr<std::optional<int64_t>> Token(const std::string& override_token, const std::string& token_key,
+                                         const std::string& id_key, int64_t vocab_size,
+                                         const std::string& tokenizer_file, Lookup lookup, std::string* name) const {
+    std::optional<std::string> token;
+    std::string where;
+    if (!override_token.empty()) {
+      token = override_token;
+      where = "--eot";
+    } else {
+      RUNG_ASSIGN_OR_RETURN(token, ConfigToken(tokenizer_config, token_key, tokenizer_config_file));
+      where = tokenizer_config_file + " key '" + token_key + "'";
     }
-    *name = *token;
+    if (token) {
+      const std::optional<int64_t> id = lookup(*token);
+      if (!id) {
+        return Status::InvalidArgument(where + ": token " + json(*token).dump() + " is not in " + tokenizer_file +
+                                       "'s vocabulary");
+      }
+      *name = *token;
+      return id;
+    }
+    RUNG_ASSIGN_OR_RETURN(const std::optional<int64_t> id, ConfigId(generation_config, id_key, generation_config_file));
+    if (id && *id >= vocab_size) {
+      return Status::InvalidArgument(generation_config_file + ": key '" + id_key + "': " + std::to_string(*id) +
+                                     " is outside the tokenizer's " + std::to_string(vocab_size) + " ids");
+    }
+    if (id) *name = "id " + std::to_string(*id);
     return id;
   }
-  RUNG_ASSIGN_OR_RETURN(const std::optional<int64_t> id, ConfigId(generation_config, id_key, generation_config_file));
-  if (id && *id >= vocab_size) {
-    return Status::InvalidArgument(generation_config_file + ": key '" + id_key + "': " + std::to_string(*id) +
-                                   " is outside the tokenizer's " + std::to_string(vocab_size) + " ids");
-  }
-  if (id) *name = "id " + std::to_string(*id);
-  return id;
-}
+};
 
 std::vector<int> Ints(const std::vector<int64_t>& ids) { return std::vector<int>(ids.begin(), ids.end()); }
 
@@ -170,8 +182,9 @@ StatusOr<LoadedTokenizer> LoadTextTokenizer(const std::string& path, const std::
   if (fs::is_directory(path, error)) {
     const fs::path json_path = fs::path(path) / kHfFile, model_path = fs::path(path) / kSentencePieceFile;
     std::string bytes;
-    if (fs::exists(json_path, error)) RUNG_RETURN_IF_ERROR(ReadFileBytes(json_path.string(), "tokenizer", &bytes));
-    if (fs::exists(json_path, error) && IsHfTokenizerJson(bytes)) {
+    const bool has_json = fs::exists(json_path, error);
+    if (has_json) RUNG_RETURN_IF_ERROR(ReadFileBytes(json_path.string(), "tokenizer", &bytes));
+    if (has_json && IsHfTokenizerJson(bytes)) {
       loaded.path = json_path.string();
       loaded.bytes = std::move(bytes);
       hf_json = true;
@@ -192,11 +205,7 @@ StatusOr<LoadedTokenizer> LoadTextTokenizer(const std::string& path, const std::
     }
     hf_json = true;
   }
-  const fs::path folder = fs::path(loaded.path).parent_path();
-  const std::string tokenizer_config_file = (folder / "tokenizer_config.json").string();
-  const std::string generation_config_file = (folder / "generation_config.json").string();
-  RUNG_ASSIGN_OR_RETURN(const json tokenizer_config, ReadOptionalJson(tokenizer_config_file));
-  RUNG_ASSIGN_OR_RETURN(const json generation_config, ReadOptionalJson(generation_config_file));
+  RUNG_ASSIGN_OR_RETURN(const FolderConfigs configs, FolderConfigs::Read(fs::path(loaded.path).parent_path()));
   std::string bos_name;
 
   if (hf_json) {
@@ -210,13 +219,10 @@ StatusOr<LoadedTokenizer> LoadTextTokenizer(const std::string& path, const std::
     loaded.file_name = std::string(kHfFile);
     loaded.type = hf_tokenizer.definition().family == hf::TokenizerFamily::kByteLevelBpe ? "byte-level-bpe"
                                                                                           : "sentencepiece-bpe";
-    RUNG_ASSIGN_OR_RETURN(loaded.eot_id,
-                          SpecialToken(eot, "--eot", tokenizer_config, tokenizer_config_file, "eos_token",
-                                       generation_config, generation_config_file, "eos_token_id",
-                                       hf_tokenizer.vocab_size(), loaded.path, lookup, &loaded.eot_token));
-    RUNG_ASSIGN_OR_RETURN(loaded.bos_id, SpecialToken("", "", tokenizer_config, tokenizer_config_file, "bos_token",
-                                                      generation_config, generation_config_file, "bos_token_id",
-                                                      hf_tokenizer.vocab_size(), loaded.path, lookup, &bos_name));
+    RUNG_ASSIGN_OR_RETURN(loaded.eot_id, configs.Token(eot, "eos_token", "eos_token_id", hf_tokenizer.vocab_size(),
+                                                       loaded.path, lookup, &loaded.eot_token));
+    RUNG_ASSIGN_OR_RETURN(loaded.bos_id, configs.Token("", "bos_token", "bos_token_id", hf_tokenizer.vocab_size(),
+                                                       loaded.path, lookup, &bos_name));
     std::vector<int> prefix = Ints(hf_tokenizer.definition().prefix_ids);
     // Where no config names a BOS, the template's first token is the one each document starts with.
     if (!loaded.bos_id && !prefix.empty()) loaded.bos_id = prefix.front();
@@ -225,7 +231,7 @@ StatusOr<LoadedTokenizer> LoadTextTokenizer(const std::string& path, const std::
       // says, as transformers rebuilds the template from it; else the template.
       const auto bos = static_cast<int>(*loaded.bos_id);
       const bool starts_with_bos = !prefix.empty() && prefix.front() == bos;
-      loaded.bos_added = hf::AddsBos(tokenizer_config, hf_tokenizer.definition().prefix_ids, *loaded.bos_id);
+      loaded.bos_added = hf::AddsBos(configs.tokenizer_config, hf_tokenizer.definition().prefix_ids, *loaded.bos_id);
       if (loaded.bos_added && !starts_with_bos) prefix.insert(prefix.begin(), bos);
       if (!loaded.bos_added && starts_with_bos) prefix.erase(prefix.begin());
     }
@@ -244,17 +250,16 @@ StatusOr<LoadedTokenizer> LoadTextTokenizer(const std::string& path, const std::
       loaded.type = description["type"].get<std::string>();
     }
   }
-  RUNG_ASSIGN_OR_RETURN(const std::optional<int64_t> eot_id,
-                        SpecialToken(eot, "--eot", tokenizer_config, tokenizer_config_file, "eos_token",
-                                     generation_config, generation_config_file, "eos_token_id", model.vocab_size(),
-                                     loaded.path, lookup, &loaded.eot_token));
+  RUNG_ASSIGN_OR_RETURN(const std::optional<int64_t> eot_id, configs.Token(eot, "eos_token", "eos_token_id",
+                                                                            model.vocab_size(), loaded.path, lookup,
+                                                                            &loaded.eot_token));
   loaded.eot_id = eot_id ? *eot_id : model.eot_id();
   if (!eot_id) loaded.eot_token = "</s>";
-  RUNG_ASSIGN_OR_RETURN(loaded.bos_id, SpecialToken("", "", tokenizer_config, tokenizer_config_file, "bos_token",
-                                                    generation_config, generation_config_file, "bos_token_id",
-                                                    model.vocab_size(), loaded.path, lookup, &bos_name));
-  loaded.bos_added = loaded.bos_id && tokenizer_config.is_object() &&
-                      tokenizer_config.value("add_bos_token", false) == true;
+  RUNG_ASSIGN_OR_RETURN(loaded.bos_id, configs.Token("", "bos_token", "bos_token_id", model.vocab_size(), loaded.path,
+                                                     lookup, &bos_name));
+  // The same rule as a tokenizer.json's, with no template: a SentencePiece model adds its BOS only
+  // where add_bos_token says so.
+  loaded.bos_added = loaded.bos_id && hf::AddsBos(configs.tokenizer_config, {}, *loaded.bos_id);
   loaded.tokenizer = std::make_unique<SentencePieceTextTokenizer>(std::move(tokenizer),
                                                                   loaded.bos_added ? loaded.bos_id : std::nullopt);
   return loaded;
