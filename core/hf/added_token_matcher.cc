@@ -46,6 +46,10 @@ AddedTokenMatcher::AddedTokenMatcher(std::vector<AddedToken> tokens) : tokens_(s
 
 std::vector<TextSegment> AddedTokenMatcher::Find(std::string_view text) const {
   std::vector<TextSegment> segments;
+  if (tokens_.empty()) {  // no scan where nothing can match
+    if (!text.empty()) segments.push_back({0, text.size(), std::nullopt});
+    return segments;
+  }
   size_t covered = 0;  // the end of the last match (with what it stripped)
   size_t at = 0;
   while (at < text.size()) {

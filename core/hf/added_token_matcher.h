@@ -32,7 +32,6 @@ class AddedTokenMatcher {
   // `tokens` are matched by their `content` (the caller gives the form to match: raw, or normalized).
   explicit AddedTokenMatcher(std::vector<AddedToken> tokens);
 
-  bool empty() const { return tokens_.empty(); }
   std::vector<TextSegment> Find(std::string_view text) const;
 
  private:

@@ -34,6 +34,7 @@ struct HfTokenizer::Parts {
 struct HfTokenizer::Session::State {
   std::unique_ptr<PreTokenizer::Matchers> matchers;
   std::unordered_map<std::string, std::vector<int32_t>> cache;
+  std::string key;  // the cache's lookup key
   std::string normalized;
   std::vector<PreToken> pieces;
 };
@@ -93,14 +94,15 @@ void HfTokenizer::EncodeCached(std::string_view piece, Session& session, std::ve
     parts_->model.Encode(piece, ids);
     return;
   }
-  std::string key(piece);
+  std::string& key = session.state_->key;  // reused: no allocation per lookup
+  key.assign(piece);
   const auto hit = session.state_->cache.find(key);
   if (hit != session.state_->cache.end()) {
     ids->insert(ids->end(), hit->second.begin(), hit->second.end());
     return;
   }
   if (session.state_->cache.size() >= kMaxCachedPieces) session.state_->cache.clear();
-  std::vector<int32_t>& entry = session.state_->cache[std::move(key)];
+  std::vector<int32_t>& entry = session.state_->cache[key];
   parts_->model.Encode(piece, &entry);
   ids->insert(ids->end(), entry.begin(), entry.end());
 }
@@ -135,9 +137,7 @@ Status HfTokenizer::Encode(std::string_view text, bool add_special_tokens, Sessi
   if (add_special_tokens) {
     for (const int64_t id : definition_.prefix_ids) ids->push_back(static_cast<int32_t>(id));
   }
-  const std::vector<TextSegment> raw =
-      parts_->raw_tokens->empty() ? std::vector<TextSegment>{{0, text.size(), std::nullopt}} : parts_->raw_tokens->Find(text);
-  for (const TextSegment& segment : raw) {
+  for (const TextSegment& segment : parts_->raw_tokens->Find(text)) {
     if (segment.id) {
       ids->push_back(*segment.id);
       continue;
@@ -146,11 +146,8 @@ Status HfTokenizer::Encode(std::string_view text, bool add_special_tokens, Sessi
     const bool continued = continues && segment.begin == 0;
     RUNG_RETURN_IF_ERROR(parts_->normalizer.Apply(text.substr(segment.begin, segment.end - segment.begin),
                                                   &session.state_->normalized, continued));
-    const std::string normalized = session.state_->normalized;
-    const std::vector<TextSegment> inner = parts_->normalized_tokens->empty()
-                                               ? std::vector<TextSegment>{{0, normalized.size(), std::nullopt}}
-                                               : parts_->normalized_tokens->Find(normalized);
-    for (const TextSegment& part : inner) {
+    const std::string& normalized = session.state_->normalized;  // nothing below changes it
+    for (const TextSegment& part : parts_->normalized_tokens->Find(normalized)) {
       if (part.id) {
         ids->push_back(*part.id);
         continue;
