@@ -3,17 +3,10 @@
 #include <cstdio>
 #include <queue>
 
+#include <unicode/utf8.h>
+
 namespace rung::hf {
 namespace {
-
-// The length of the UTF-8 character that starts with `lead` (1 for a stray continuation byte, as the
-// input is valid UTF-8 and this never happens).
-size_t Utf8Length(unsigned char lead) {
-  if (lead < 0xC0) return 1;
-  if (lead < 0xE0) return 2;
-  if (lead < 0xF0) return 3;
-  return 4;
-}
 
 struct Symbol {
   int32_t id;
@@ -84,7 +77,9 @@ void BpeModel::Encode(std::string_view piece, std::vector<int32_t>* ids) const {
   int32_t unknown_bytes = 0;  // bytes of a pending unknown token (0: none pending)
   std::string affixed;
   for (size_t at = 0; at < piece.size();) {
-    const size_t length = std::min(Utf8Length(static_cast<unsigned char>(piece[at])), piece.size() - at);
+    auto next = static_cast<int64_t>(at);
+    U8_FWD_1(piece.data(), next, static_cast<int64_t>(piece.size()));  // one character on
+    const auto length = static_cast<size_t>(next) - at;
     std::string_view character = piece.substr(at, length);
     const bool first = at == 0, last = at + length == piece.size();
     at += length;

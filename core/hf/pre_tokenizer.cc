@@ -32,6 +32,25 @@ struct Span {
   bool match;
 };
 
+// Spans that cover a text in order, built from its matches left to right: each match, with the gap
+// before it; Finish adds the tail after the last.
+class SpanCover {
+ public:
+  void Match(size_t begin, size_t end) {
+    if (last_ < begin) spans_.push_back({last_, begin, false});
+    spans_.push_back({begin, end, true});
+    last_ = end;
+  }
+  std::vector<Span> Finish(size_t size) {
+    if (last_ < size) spans_.push_back({last_, size, false});
+    return std::move(spans_);
+  }
+
+ private:
+  std::vector<Span> spans_;
+  size_t last_ = 0;
+};
+
 // The library's SplitDelimiterBehavior applied to spans that cover the text in order.
 std::vector<Span> Join(const std::vector<Span>& spans, Behavior behavior) {
   std::vector<Span> out;
@@ -81,21 +100,16 @@ std::vector<Span> Join(const std::vector<Span>& spans, Behavior behavior) {
 // Spans of the characters `is_match` selects and the runs between them.
 template <typename Predicate>
 std::vector<Span> CharacterSpans(std::string_view text, Predicate is_match) {
-  std::vector<Span> spans;
-  size_t last = 0;
+  SpanCover cover;
   int32_t at = 0;
   const auto length = static_cast<int32_t>(text.size());
   while (at < length) {
     const int32_t begin = at;
     UChar32 c;
     U8_NEXT(text.data(), at, length, c);
-    if (!is_match(c)) continue;
-    if (last < static_cast<size_t>(begin)) spans.push_back({last, static_cast<size_t>(begin), false});
-    spans.push_back({static_cast<size_t>(begin), static_cast<size_t>(at), true});
-    last = static_cast<size_t>(at);
+    if (is_match(c)) cover.Match(static_cast<size_t>(begin), static_cast<size_t>(at));
   }
-  if (last < text.size()) spans.push_back({last, text.size(), false});
-  return spans;
+  return cover.Finish(text.size());
 }
 
 bool IsNumeric(UChar32 c) {
@@ -126,17 +140,12 @@ std::string TranslateOnigurumaPattern(std::string_view pattern) {
   return out;
 }
 
+// A step as tokenizer.json gives it, with its pattern compiled.
 struct PreTokenizer::Step {
-  PreTokenizerStep::Kind kind;
+  PreTokenizerStep options;
   std::unique_ptr<icu::RegexPattern> pattern;  // Split, ByteLevel with use_regex
   int matcher = -1;                            // its matcher's index in Matchers
-  Behavior behavior = Behavior::kIsolated;
-  bool invert = false;
-  bool individual_digits = false;
-  bool add_prefix_space = false;
-  std::string replacement;
-  std::string prepend_scheme;
-  bool split = true;
+  Behavior behavior = Behavior::kIsolated;     // Split's, read from options.behavior
 };
 
 class PreTokenizer::Matchers {
@@ -156,14 +165,8 @@ StatusOr<std::unique_ptr<PreTokenizer>> PreTokenizer::Create(const std::vector<P
   for (size_t i = 0; i < steps.size(); ++i) {
     const PreTokenizerStep& from = steps[i];
     Step step;
-    step.kind = from.kind;
+    step.options = from;
     step.behavior = BehaviorOf(from.behavior);
-    step.invert = from.invert;
-    step.individual_digits = from.individual_digits;
-    step.add_prefix_space = from.add_prefix_space;
-    step.replacement = from.replacement;
-    step.prepend_scheme = from.prepend_scheme;
-    step.split = from.split;
     std::string pattern;
     uint32_t flags = 0;
     if (from.kind == PreTokenizerStep::Kind::kSplit) {
@@ -211,9 +214,9 @@ Status PreTokenizer::Split(std::string_view text, bool at_input_start, bool cont
     next.clear();
     for (PreToken& piece : *pieces) {
       std::vector<Span> spans;
-      switch (step.kind) {
+      switch (step.options.kind) {
         case PreTokenizerStep::Kind::kByteLevel:
-          if (step.add_prefix_space && !piece.continues && piece.text[0] != ' ') piece.text.insert(0, 1, ' ');
+          if (step.options.add_prefix_space && !piece.continues && piece.text[0] != ' ') piece.text.insert(0, 1, ' ');
           [[fallthrough]];
         case PreTokenizerStep::Kind::kSplit: {
           if (!step.pattern) {
@@ -224,18 +227,14 @@ Status PreTokenizer::Split(std::string_view text, bool at_input_start, bool cont
           utext_openUTF8(&matchers.text_, piece.text.data(), static_cast<int64_t>(piece.text.size()), &error);
           icu::RegexMatcher& matcher = *matchers.matchers[static_cast<size_t>(step.matcher)];
           matcher.reset(&matchers.text_);
-          size_t last = 0;
+          SpanCover cover;
           while (U_SUCCESS(error) && matcher.find(error)) {
-            const auto begin = static_cast<size_t>(matcher.start64(error));
-            const auto end = static_cast<size_t>(matcher.end64(error));
-            if (last != begin) spans.push_back({last, begin, false});
-            spans.push_back({begin, end, true});
-            last = end;
+            cover.Match(static_cast<size_t>(matcher.start64(error)), static_cast<size_t>(matcher.end64(error)));
           }
           if (U_FAILURE(error)) return Status::Internal(std::string("pre-tokenizer regex failed: ") + u_errorName(error));
-          if (last != piece.text.size()) spans.push_back({last, piece.text.size(), false});
-          if (step.kind == PreTokenizerStep::Kind::kSplit) {
-            if (step.invert) {
+          spans = cover.Finish(piece.text.size());
+          if (step.options.kind == PreTokenizerStep::Kind::kSplit) {
+            if (step.options.invert) {
               for (Span& span : spans) span.match = !span.match;
             }
             spans = Join(spans, step.behavior);
@@ -244,37 +243,34 @@ Status PreTokenizer::Split(std::string_view text, bool at_input_start, bool cont
         }
         case PreTokenizerStep::Kind::kDigits:
           spans = Join(CharacterSpans(piece.text, IsNumeric),
-                       step.individual_digits ? Behavior::kIsolated : Behavior::kContiguous);
+                       step.options.individual_digits ? Behavior::kIsolated : Behavior::kContiguous);
           break;
         case PreTokenizerStep::Kind::kMetaspace: {
           std::string replaced;
-          replaced.reserve(piece.text.size() + step.replacement.size());
+          replaced.reserve(piece.text.size() + step.options.replacement.size());
           for (const char c : piece.text) {
             if (c == ' ') {
-              replaced += step.replacement;
+              replaced += step.options.replacement;
             } else {
               replaced += c;
             }
           }
-          const bool prepend = !piece.continues && (step.prepend_scheme == "always" ||
-                                                    (step.prepend_scheme == "first" && piece.at_input_start));
-          if (prepend && replaced.compare(0, step.replacement.size(), step.replacement) != 0) {
-            replaced.insert(0, step.replacement);
+          const bool prepend = !piece.continues && (step.options.prepend_scheme == "always" ||
+                                                    (step.options.prepend_scheme == "first" && piece.at_input_start));
+          if (prepend && replaced.compare(0, step.options.replacement.size(), step.options.replacement) != 0) {
+            replaced.insert(0, step.options.replacement);
           }
           piece.text.swap(replaced);
-          if (!step.split) {
+          if (!step.options.split) {
             spans.push_back({0, piece.text.size(), false});
             break;
           }
-          size_t last = 0;
-          for (size_t found = piece.text.find(step.replacement); found != std::string::npos;
-               found = piece.text.find(step.replacement, last)) {
-            if (last != found) spans.push_back({last, found, false});
-            spans.push_back({found, found + step.replacement.size(), true});
-            last = found + step.replacement.size();
+          SpanCover cover;
+          for (size_t found = piece.text.find(step.options.replacement); found != std::string::npos;
+               found = piece.text.find(step.options.replacement, found + step.options.replacement.size())) {
+            cover.Match(found, found + step.options.replacement.size());
           }
-          if (last != piece.text.size()) spans.push_back({last, piece.text.size(), false});
-          spans = Join(spans, Behavior::kMergedWithNext);
+          spans = Join(cover.Finish(piece.text.size()), Behavior::kMergedWithNext);
           break;
         }
       }
@@ -286,7 +282,7 @@ Status PreTokenizer::Split(std::string_view text, bool at_input_start, bool cont
       }
     }
     pieces->swap(next);
-    if (step.kind == PreTokenizerStep::Kind::kByteLevel) {
+    if (step.options.kind == PreTokenizerStep::Kind::kByteLevel) {
       const auto& characters = ByteLevelCharacters();
       for (PreToken& piece : *pieces) {
         std::string mapped;
