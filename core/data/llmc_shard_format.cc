@@ -87,4 +87,14 @@ std::string LlmcShardHeader(int64_t tokens, int64_t token_bytes) {
   return header;
 }
 
+std::string LlmcShardTokens(const std::vector<int32_t>& tokens, int64_t token_bytes) {
+  std::string bytes(tokens.size() * static_cast<size_t>(token_bytes), '\0');
+  char* out = bytes.data();
+  for (const int32_t token : tokens) {
+    const auto value = static_cast<uint32_t>(token);
+    for (int64_t b = 0; b < token_bytes; ++b) *out++ = static_cast<char>((value >> (8 * b)) & 0xFF);
+  }
+  return bytes;
+}
+
 }  // namespace rung

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/common/status.h"
 
@@ -56,5 +57,9 @@ StatusOr<ShardLayout> ReadShardLayout(const std::string& path, std::string_view 
 // The 1024-byte llm.c header for `tokens` tokens of `token_bytes` (2: magic 20240520 v1; 4: 20240801 v7).
 // REQUIRES: token_bytes is 2 or 4, 0 <= tokens < 2^31.
 std::string LlmcShardHeader(int64_t tokens, int64_t token_bytes);
+
+// The tokens that follow that header: each id little-endian in `token_bytes` bytes.
+// REQUIRES: token_bytes is 2 or 4, and every id fits it.
+std::string LlmcShardTokens(const std::vector<int32_t>& tokens, int64_t token_bytes);
 
 }  // namespace rung

@@ -84,8 +84,8 @@ StatusOr<EncodeSummary> Encode(const EncodeOptions& options) {
     }
     return written;
   };
-  std::string body;
   if (options.format == "jsonl") {
+    std::string body;
     body.reserve(static_cast<size_t>(summary.tokens) * 7 + encoded.ids.size() * 3);
     char number[16];
     for (const std::vector<int>& ids : encoded.ids) {
@@ -106,17 +106,14 @@ StatusOr<EncodeSummary> Encode(const EncodeOptions& options) {
     RUNG_RETURN_IF_ERROR(write_lengths());
     return summary;
   }
-  const int64_t stream = summary.tokens + std::max<int64_t>(0, summary.documents - 1);
-  body.reserve(static_cast<size_t>(stream * token_bytes));
-  auto put = [&](int id) {
-    const auto value = static_cast<uint32_t>(id);
-    for (int64_t b = 0; b < token_bytes; ++b) body += static_cast<char>((value >> (8 * b)) & 0xFF);
-  };
+  std::vector<int32_t> stream;
+  stream.reserve(static_cast<size_t>(summary.tokens + std::max<int64_t>(0, summary.documents - 1)));
   for (size_t d = 0; d < encoded.ids.size(); ++d) {
-    if (d > 0) put(static_cast<int>(*eot_id));
-    for (const int id : encoded.ids[d]) put(id);
+    if (d > 0) stream.push_back(static_cast<int32_t>(*eot_id));
+    stream.insert(stream.end(), encoded.ids[d].begin(), encoded.ids[d].end());
   }
-  RUNG_RETURN_IF_ERROR(WriteFileAtomically(options.out, {LlmcShardHeader(stream, token_bytes), body}));
+  RUNG_RETURN_IF_ERROR(WriteFileAtomically(
+      options.out, {LlmcShardHeader(static_cast<int64_t>(stream.size()), token_bytes), LlmcShardTokens(stream, token_bytes)}));
   RUNG_RETURN_IF_ERROR(write_lengths());
   return summary;
 }

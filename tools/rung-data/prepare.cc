@@ -44,16 +44,6 @@ Status CheckShardCount(int64_t train, int64_t val, int64_t shard_tokens) {
                                  " or more");
 }
 
-std::string LittleEndian(const std::vector<int32_t>& tokens, int64_t token_bytes) {
-  std::string bytes(tokens.size() * static_cast<size_t>(token_bytes), '\0');
-  char* out = bytes.data();
-  for (int32_t token : tokens) {
-    const auto value = static_cast<uint32_t>(token);
-    for (int64_t b = 0; b < token_bytes; ++b) *out++ = static_cast<char>((value >> (8 * b)) & 0xFF);
-  }
-  return bytes;
-}
-
 }  // namespace
 
 StatusOr<PrepareSummary> Prepare(const PrepareOptions& options) {
@@ -151,7 +141,7 @@ StatusOr<PrepareSummary> Prepare(const PrepareOptions& options) {
       char file[32];
       std::snprintf(file, sizeof(file), "%s_%06lld.bin", name.c_str(), static_cast<long long>(index++));
       const std::string header = LlmcShardHeader(static_cast<int64_t>(shard.size()), token_bytes);
-      const std::string body = LittleEndian(shard, token_bytes);
+      const std::string body = LlmcShardTokens(shard, token_bytes);
       Sha256Hasher hasher;
       hasher.Update(header);
       hasher.Update(body);
