@@ -85,70 +85,34 @@ constexpr const char* kWordSuffix = R"json({
 
 // ---- pre-tokenizers ----
 
+// A tokenizer.json of `model` (the "model" object) behind `pre_tokenizer` (a component; "" for none).
+std::string WithPreTokenizer(const std::string& pre_tokenizer, const std::string& model) {
+  return "{" + (pre_tokenizer.empty() ? std::string() : "\"pre_tokenizer\": " + pre_tokenizer + ",\n") +
+         "\"model\": " + model + "}";
+}
+
+// A Split of `pattern` ({"Regex": ...} or {"String": ...}) with `behavior` and `invert`.
+std::string Split(const std::string& pattern, const std::string& behavior, bool invert) {
+  return R"({"type": "Split", "pattern": )" + pattern + R"(, "behavior": ")" + behavior + R"(", "invert": )" +
+         (invert ? "true" : "false") + "}";
+}
+
 // Split's tokenizers share one model whose merges join a, b and "-" across any cut ("." and "ab" too).
-constexpr const char* kSplitRemoved = R"json({
-  "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "-"}, "behavior": "Removed", "invert": false},
-  "model": {"type": "BPE",
-            "vocab": {"a": 0, "b": 1, "-": 2, ".": 3, "a-": 4, "-b": 5, "--": 6, "b-": 7, "-a": 8, "ab": 9,
-                      ".a": 10},
-            "merges": ["a -", "b -", "- b", "- a", "- -", "a b", ". a"]}
-})json";
-constexpr const char* kSplitIsolated = R"json({
-  "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "-"}, "behavior": "Isolated", "invert": false},
-  "model": {"type": "BPE",
-            "vocab": {"a": 0, "b": 1, "-": 2, ".": 3, "a-": 4, "-b": 5, "--": 6, "b-": 7, "-a": 8, "ab": 9,
-                      ".a": 10},
-            "merges": ["a -", "b -", "- b", "- a", "- -", "a b", ". a"]}
-})json";
-constexpr const char* kSplitMergedWithPrevious = R"json({
-  "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "-"}, "behavior": "MergedWithPrevious", "invert": false},
-  "model": {"type": "BPE",
-            "vocab": {"a": 0, "b": 1, "-": 2, ".": 3, "a-": 4, "-b": 5, "--": 6, "b-": 7, "-a": 8, "ab": 9,
-                      ".a": 10},
-            "merges": ["a -", "b -", "- b", "- a", "- -", "a b", ". a"]}
-})json";
-constexpr const char* kSplitMergedWithNext = R"json({
-  "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "-"}, "behavior": "MergedWithNext", "invert": false},
-  "model": {"type": "BPE",
-            "vocab": {"a": 0, "b": 1, "-": 2, ".": 3, "a-": 4, "-b": 5, "--": 6, "b-": 7, "-a": 8, "ab": 9,
-                      ".a": 10},
-            "merges": ["a -", "b -", "- b", "- a", "- -", "a b", ". a"]}
-})json";
-constexpr const char* kSplitContiguous = R"json({
-  "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "-"}, "behavior": "Contiguous", "invert": false},
-  "model": {"type": "BPE",
-            "vocab": {"a": 0, "b": 1, "-": 2, ".": 3, "a-": 4, "-b": 5, "--": 6, "b-": 7, "-a": 8, "ab": 9,
-                      ".a": 10},
-            "merges": ["a -", "b -", "- b", "- a", "- -", "a b", ". a"]}
-})json";
-constexpr const char* kSplitInvertedRemoved = R"json({
-  "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "-"}, "behavior": "Removed", "invert": true},
-  "model": {"type": "BPE",
-            "vocab": {"a": 0, "b": 1, "-": 2, ".": 3, "a-": 4, "-b": 5, "--": 6, "b-": 7, "-a": 8, "ab": 9,
-                      ".a": 10},
-            "merges": ["a -", "b -", "- b", "- a", "- -", "a b", ". a"]}
-})json";
-constexpr const char* kSplitInvertedMergedWithPrevious = R"json({
-  "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "-"}, "behavior": "MergedWithPrevious", "invert": true},
-  "model": {"type": "BPE",
-            "vocab": {"a": 0, "b": 1, "-": 2, ".": 3, "a-": 4, "-b": 5, "--": 6, "b-": 7, "-a": 8, "ab": 9,
-                      ".a": 10},
-            "merges": ["a -", "b -", "- b", "- a", "- -", "a b", ". a"]}
-})json";
-constexpr const char* kSplitNone = R"json({
-  "model": {"type": "BPE",
-            "vocab": {"a": 0, "b": 1, "-": 2, ".": 3, "a-": 4, "-b": 5, "--": 6, "b-": 7, "-a": 8, "ab": 9,
-                      ".a": 10},
-            "merges": ["a -", "b -", "- b", "- a", "- -", "a b", ". a"]}
-})json";
+constexpr const char* kDashModel = R"json({"type": "BPE",
+  "vocab": {"a": 0, "b": 1, "-": 2, ".": 3, "a-": 4, "-b": 5, "--": 6, "b-": 7, "-a": 8, "ab": 9, ".a": 10},
+  "merges": ["a -", "b -", "- b", "- a", "- -", "a b", ". a"]})json";
+const std::string kSplitRemoved = WithPreTokenizer(Split(R"({"Regex": "-"})", "Removed", false), kDashModel);
+const std::string kSplitIsolated = WithPreTokenizer(Split(R"({"Regex": "-"})", "Isolated", false), kDashModel);
+const std::string kSplitMergedWithPrevious =
+    WithPreTokenizer(Split(R"({"Regex": "-"})", "MergedWithPrevious", false), kDashModel);
+const std::string kSplitMergedWithNext = WithPreTokenizer(Split(R"({"Regex": "-"})", "MergedWithNext", false), kDashModel);
+const std::string kSplitContiguous = WithPreTokenizer(Split(R"({"Regex": "-"})", "Contiguous", false), kDashModel);
+const std::string kSplitInvertedRemoved = WithPreTokenizer(Split(R"({"Regex": "-"})", "Removed", true), kDashModel);
+const std::string kSplitInvertedMergedWithPrevious =
+    WithPreTokenizer(Split(R"({"Regex": "-"})", "MergedWithPrevious", true), kDashModel);
+const std::string kSplitNone = WithPreTokenizer("", kDashModel);
 // A String pattern is a literal: "." cuts at the dot only (as a regex it would cut "a" from "b").
-constexpr const char* kSplitString = R"json({
-  "pre_tokenizer": {"type": "Split", "pattern": {"String": "."}, "behavior": "Isolated", "invert": false},
-  "model": {"type": "BPE",
-            "vocab": {"a": 0, "b": 1, "-": 2, ".": 3, "a-": 4, "-b": 5, "--": 6, "b-": 7, "-a": 8, "ab": 9,
-                      ".a": 10},
-            "merges": ["a -", "b -", "- b", "- a", "- -", "a b", ". a"]}
-})json";
+const std::string kSplitString = WithPreTokenizer(Split(R"({"String": "."})", "Isolated", false), kDashModel);
 // \s removed; a character it left would be <unk>.
 constexpr const char* kSplitWhitespace = R"json({
   "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "\\s"}, "behavior": "Removed", "invert": false},
@@ -162,43 +126,23 @@ constexpr const char* kSplitNonWhitespace = R"json({
 })json";
 
 // Digits, with merges that would join a letter to a digit and digits to each other.
-constexpr const char* kDigitsRuns = R"json({
-  "pre_tokenizer": {"type": "Digits", "individual_digits": false},
-  "model": {"type": "BPE",
+constexpr const char* kDigitsModel = R"json({"type": "BPE",
             "vocab": {"a": 0, "1": 1, "2": 2, "\u0663": 3, "12": 4, "12\u0663": 5, "a1": 6, "\u00b2": 7, "a\u00b2": 8,
                       "\u2167": 9, "a\u2167": 10},
-            "merges": ["1 2", "12 \u0663", "a 1", "a \u00b2", "a \u2167"]}
-})json";
-constexpr const char* kDigitsIndividual = R"json({
-  "pre_tokenizer": {"type": "Digits", "individual_digits": true},
-  "model": {"type": "BPE",
-            "vocab": {"a": 0, "1": 1, "2": 2, "\u0663": 3, "12": 4, "12\u0663": 5, "a1": 6, "\u00b2": 7, "a\u00b2": 8,
-                      "\u2167": 9, "a\u2167": 10},
-            "merges": ["1 2", "12 \u0663", "a 1", "a \u00b2", "a \u2167"]}
-})json";
+            "merges": ["1 2", "12 \u0663", "a 1", "a \u00b2", "a \u2167"]})json";
+const std::string kDigitsRuns =
+    WithPreTokenizer(R"({"type": "Digits", "individual_digits": false})", kDigitsModel);
+const std::string kDigitsIndividual =
+    WithPreTokenizer(R"({"type": "Digits", "individual_digits": true})", kDigitsModel);
 
 // ByteLevel: "Ġ" is the space, "Ã©" is "é" (C3 A9).
-constexpr const char* kByteLevel = R"json({
-  "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
-  "model": {"type": "BPE",
+constexpr const char* kByteLevelModel = R"json({"type": "BPE",
             "vocab": {"a": 0, "b": 1, "\u0120": 2, "ab": 3, "\u0120ab": 4, "b\u0120": 5, "\u0120a": 6, "\u00c3": 7,
                       "\u00a9": 8, "\u00c3\u00a9": 9},
-            "merges": ["a b", "\u0120 ab", "b \u0120", "\u0120 a", "\u00c3 \u00a9"]}
-})json";
-constexpr const char* kByteLevelPrefixSpace = R"json({
-  "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true},
-  "model": {"type": "BPE",
-            "vocab": {"a": 0, "b": 1, "\u0120": 2, "ab": 3, "\u0120ab": 4, "b\u0120": 5, "\u0120a": 6, "\u00c3": 7,
-                      "\u00a9": 8, "\u00c3\u00a9": 9},
-            "merges": ["a b", "\u0120 ab", "b \u0120", "\u0120 a", "\u00c3 \u00a9"]}
-})json";
-constexpr const char* kByteLevelNoRegex = R"json({
-  "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false},
-  "model": {"type": "BPE",
-            "vocab": {"a": 0, "b": 1, "\u0120": 2, "ab": 3, "\u0120ab": 4, "b\u0120": 5, "\u0120a": 6, "\u00c3": 7,
-                      "\u00a9": 8, "\u00c3\u00a9": 9},
-            "merges": ["a b", "\u0120 ab", "b \u0120", "\u0120 a", "\u00c3 \u00a9"]}
-})json";
+            "merges": ["a b", "\u0120 ab", "b \u0120", "\u0120 a", "\u00c3 \u00a9"]})json";
+const std::string kByteLevel = WithPreTokenizer(R"({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true})", kByteLevelModel);
+const std::string kByteLevelPrefixSpace = WithPreTokenizer(R"({"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true})", kByteLevelModel);
+const std::string kByteLevelNoRegex = WithPreTokenizer(R"({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false})", kByteLevelModel);
 // Llama 3's shape: a Split, then ByteLevel without its regex but with add_prefix_space (each piece).
 constexpr const char* kSplitThenByteLevel = R"json({
   "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
@@ -363,7 +307,7 @@ constexpr const char* kSentencePieceLengths = R"json({
             "merges": []}
 })json";
 
-std::unique_ptr<HfTokenizer> Load(const char* json) {
+std::unique_ptr<HfTokenizer> Load(const std::string& json) {
   StatusOr<std::unique_ptr<HfTokenizer>> tokenizer = HfTokenizer::FromJson(json, "t/tokenizer.json");
   EXPECT_TRUE(tokenizer.ok()) << tokenizer.status().message();
   if (!tokenizer.ok()) return nullptr;
@@ -371,7 +315,7 @@ std::unique_ptr<HfTokenizer> Load(const char* json) {
 }
 
 // rung's ids for `text`.
-std::vector<int32_t> Ids(const char* json, std::string_view text, bool add_special_tokens = false) {
+std::vector<int32_t> Ids(const std::string& json, std::string_view text, bool add_special_tokens = false) {
   const std::unique_ptr<HfTokenizer> tokenizer = Load(json);
   if (tokenizer == nullptr) return {-1};
   const std::unique_ptr<HfTokenizer::Session> session = tokenizer->NewSession();
@@ -567,30 +511,30 @@ TEST(HfTokenizerByteLevel, AddPrefixSpaceAfterASplitPrefixesEveryPiece) {
 
 TEST(HfTokenizerMetaspace, AlwaysPrependsToEverySegmentAndSplitsBeforeEachMark) {
   // Hugging Face tokenizers 0.23.2's ids.
-  EXPECT_THAT(Ids(kMetaspaceAlways.c_str(), "a b"), ElementsAre(3, 4));
-  EXPECT_THAT(Ids(kMetaspaceAlways.c_str(), " a"), ElementsAre(3));
-  EXPECT_THAT(Ids(kMetaspaceAlways.c_str(), "<x>a b"), ElementsAre(6, 3, 4));
-  EXPECT_THAT(Ids(kMetaspaceAlways.c_str(), "a<x>b a"), ElementsAre(3, 6, 4, 3));
+  EXPECT_THAT(Ids(kMetaspaceAlways, "a b"), ElementsAre(3, 4));
+  EXPECT_THAT(Ids(kMetaspaceAlways, " a"), ElementsAre(3));
+  EXPECT_THAT(Ids(kMetaspaceAlways, "<x>a b"), ElementsAre(6, 3, 4));
+  EXPECT_THAT(Ids(kMetaspaceAlways, "a<x>b a"), ElementsAre(3, 6, 4, 3));
 }
 
 TEST(HfTokenizerMetaspace, SplitFalseMergesTheSegmentWhole) {
   // Hugging Face tokenizers 0.23.2's ids: "▁a▁b" is one token.
-  EXPECT_THAT(Ids(kMetaspaceNoSplit.c_str(), "a b"), ElementsAre(5));
-  EXPECT_THAT(Ids(kMetaspaceNoSplit.c_str(), "a<x>b a"), ElementsAre(3, 6, 4, 3));
+  EXPECT_THAT(Ids(kMetaspaceNoSplit, "a b"), ElementsAre(5));
+  EXPECT_THAT(Ids(kMetaspaceNoSplit, "a<x>b a"), ElementsAre(3, 6, 4, 3));
 }
 
 TEST(HfTokenizerMetaspace, FirstPrependsOnlyWhereTheInputStarts) {
   // Hugging Face tokenizers 0.23.2's ids: after an added token at the start, or in the middle, "b" gets
   // no mark.
-  EXPECT_THAT(Ids(kMetaspaceFirst.c_str(), "a b"), ElementsAre(3, 4));
-  EXPECT_THAT(Ids(kMetaspaceFirst.c_str(), "<x>a b"), ElementsAre(6, 1, 4));
-  EXPECT_THAT(Ids(kMetaspaceFirst.c_str(), "a<x>b a"), ElementsAre(3, 6, 2, 3));
+  EXPECT_THAT(Ids(kMetaspaceFirst, "a b"), ElementsAre(3, 4));
+  EXPECT_THAT(Ids(kMetaspaceFirst, "<x>a b"), ElementsAre(6, 1, 4));
+  EXPECT_THAT(Ids(kMetaspaceFirst, "a<x>b a"), ElementsAre(3, 6, 2, 3));
 }
 
 TEST(HfTokenizerMetaspace, NeverPrepends) {
   // Hugging Face tokenizers 0.23.2's ids.
-  EXPECT_THAT(Ids(kMetaspaceNever.c_str(), "a b"), ElementsAre(1, 4));
-  EXPECT_THAT(Ids(kMetaspaceNever.c_str(), "a<x>b a"), ElementsAre(1, 6, 2, 3));
+  EXPECT_THAT(Ids(kMetaspaceNever, "a b"), ElementsAre(1, 4));
+  EXPECT_THAT(Ids(kMetaspaceNever, "a<x>b a"), ElementsAre(1, 6, 2, 3));
 }
 
 // ---- normalizers ----
