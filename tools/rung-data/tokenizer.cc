@@ -254,11 +254,6 @@ StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::Load(const std::string& path) {
 
 int64_t Tokenizer::vocab_size() const { return impl_->processor.GetPieceSize(); }
 int64_t Tokenizer::eot_id() const { return impl_->processor.eos_id(); }
-std::optional<int64_t> Tokenizer::bos_id() const {
-  if (impl_->processor.bos_id() < 0) return std::nullopt;
-  return impl_->processor.bos_id();
-}
-
 std::optional<int64_t> Tokenizer::PieceId(const std::string& piece) const {
   const int id = impl_->processor.PieceToId(piece);
   if (id < 0 || impl_->processor.IdToPiece(id) != piece) return std::nullopt;  // PieceToId answers <unk> for none

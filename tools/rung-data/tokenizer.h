@@ -64,8 +64,6 @@ class Tokenizer {
 
   int64_t vocab_size() const;
   int64_t eot_id() const;
-  // <s>'s id, where the model has one.
-  std::optional<int64_t> bos_id() const;
   // The id of a piece, where the model has it.
   std::optional<int64_t> PieceId(const std::string& piece) const;
   // Each id's length in bytes when decoded: 1 for byte tokens, 0 for control and unknown tokens, else

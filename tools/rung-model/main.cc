@@ -184,10 +184,9 @@ class TextTokens {
   }
   const std::string& shard() const { return shard_; }
   const std::vector<int32_t>& byte_lengths() const { return byte_lengths_; }
-  const std::string& report() const { return report_; }
 
  private:
-  std::string folder_, shard_, report_;
+  std::string folder_, shard_;
   std::vector<int32_t> byte_lengths_;
 };
 
@@ -229,8 +228,6 @@ rung::StatusOr<std::unique_ptr<TextTokens>> TextTokens::Encode(const std::string
     if (result.exit.code == 4) return rung::Status::DataLoss(why);
     return rung::Status::Internal(why);
   }
-  out->report_ = result.stdout_text;
-  while (!out->report_.empty() && out->report_.back() == '\n') out->report_.pop_back();
   std::string lengths_text;
   RUNG_RETURN_IF_ERROR(rung::ReadFileBytes(lengths, "token byte lengths", &lengths_text));
   const nlohmann::json parsed = nlohmann::json::parse(lengths_text, nullptr, /*allow_exceptions=*/false);
