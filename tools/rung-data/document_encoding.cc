@@ -1,5 +1,6 @@
 #include "tools/rung-data/document_encoding.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -9,9 +10,33 @@
 
 namespace rung::data_tool {
 
+Status CheckEncodingOptions(int64_t threads, int64_t token_bytes, int64_t max_document_bytes) {
+  if (token_bytes != 0 && token_bytes != 2 && token_bytes != 4) {
+    return Status::InvalidArgument("--token-bytes must be 2 or 4, got " + std::to_string(token_bytes));
+  }
+  if (threads < 0 || threads > 1024) {
+    return Status::InvalidArgument("--threads must lie in [0, 1024] (0: every core), got " + std::to_string(threads));
+  }
+  if (max_document_bytes < 4) {
+    return Status::InvalidArgument("--max-document-bytes must be at least 4 (one UTF-8 character), got " +
+                                   std::to_string(max_document_bytes));
+  }
+  return Status::Ok();
+}
+
+StatusOr<int64_t> ShardTokenBytes(int64_t requested, int64_t vocab_size, const std::string& tokenizer) {
+  const int64_t token_bytes = requested != 0 ? requested : vocab_size <= 65536 ? 2 : 4;
+  if (token_bytes == 2 && vocab_size > 65536) {
+    return Status::InvalidArgument("tokenizer " + tokenizer + " has " + std::to_string(vocab_size) +
+                                   " ids, which do not fit uint16 tokens (--token-bytes 2); use 4");
+  }
+  return token_bytes;
+}
+
 StatusOr<EncodedDocuments> EncodeDocuments(const TextTokenizer& tokenizer, const std::vector<std::string>& documents,
                                            int64_t bytes, bool special_tokens, int64_t threads,
                                            int64_t max_document_bytes) {
+  if (threads == 0) threads = std::max<int64_t>(1, std::thread::hardware_concurrency());
   const auto start = std::chrono::steady_clock::now();
   EncodedDocuments out;
   out.ids.assign(documents.size(), {});

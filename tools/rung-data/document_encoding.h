@@ -26,7 +26,16 @@ struct EncodedDocuments {
   double seconds = 0;
 };
 
-// `bytes`: the documents' total, for the progress line. Errors: the first encoder's.
+// The options prepare and encode share, checked alike: INVALID_ARGUMENT, naming the flag, for
+// --token-bytes other than 0, 2 or 4, --threads outside [0, 1024], --max-document-bytes below 4.
+Status CheckEncodingOptions(int64_t threads, int64_t token_bytes, int64_t max_document_bytes);
+
+// The width of a shard's tokens: `requested` (2 or 4), or for 0, 2 where the `vocab_size` ids fit and
+// else 4. INVALID_ARGUMENT, naming `tokenizer`, for 2 with more than 65536 ids.
+StatusOr<int64_t> ShardTokenBytes(int64_t requested, int64_t vocab_size, const std::string& tokenizer);
+
+// `bytes`: the documents' total, for the progress line; `threads` 0: every core. Errors: the first
+// encoder's.
 StatusOr<EncodedDocuments> EncodeDocuments(const TextTokenizer& tokenizer, const std::vector<std::string>& documents,
                                            int64_t bytes, bool special_tokens, int64_t threads,
                                            int64_t max_document_bytes);

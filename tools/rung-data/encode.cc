@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -21,17 +20,7 @@ StatusOr<EncodeSummary> Encode(const EncodeOptions& options) {
   if (options.out == "-" && options.format == "bin") {
     return Status::InvalidArgument("--out -: standard output takes --format jsonl; give bin a file");
   }
-  if (options.threads < 0 || options.threads > 1024) {
-    return Status::InvalidArgument("--threads must lie in [0, 1024] (0: every core), got " +
-                                   std::to_string(options.threads));
-  }
-  if (options.token_bytes != 0 && options.token_bytes != 2 && options.token_bytes != 4) {
-    return Status::InvalidArgument("--token-bytes must be 2 or 4, got " + std::to_string(options.token_bytes));
-  }
-  if (options.max_document_bytes < 4) {
-    return Status::InvalidArgument("--max-document-bytes must be at least 4 (one UTF-8 character), got " +
-                                   std::to_string(options.max_document_bytes));
-  }
+  RUNG_RETURN_IF_ERROR(CheckEncodingOptions(options.threads, options.token_bytes, options.max_document_bytes));
   // The output files must be writable where they are named before anything is encoded: a file (or
   // nothing yet) in a folder that exists.
   for (const std::string& path : {options.out, options.token_byte_lengths_out}) {
@@ -49,20 +38,17 @@ StatusOr<EncodeSummary> Encode(const EncodeOptions& options) {
   RUNG_ASSIGN_OR_RETURN(const LoadedTokenizer loaded, LoadTextTokenizer(options.tokenizer, options.eot));
   const int64_t vocab_size = loaded.tokenizer->vocab_size();
   std::optional<int64_t> eot_id = loaded.eot_id;
-  const int64_t token_bytes = options.token_bytes != 0 ? options.token_bytes : vocab_size <= 65536 ? 2 : 4;
-  if (options.format == "bin" && token_bytes == 2 && vocab_size > 65536) {
-    return Status::InvalidArgument("tokenizer " + loaded.path + " has " + std::to_string(vocab_size) +
-                                   " ids, which do not fit uint16 tokens (--token-bytes 2); use 4");
+  int64_t token_bytes = 0;  // the shard's (bin only)
+  if (options.format == "bin") {
+    RUNG_ASSIGN_OR_RETURN(token_bytes, ShardTokenBytes(options.token_bytes, vocab_size, loaded.path));
   }
   RUNG_ASSIGN_OR_RETURN(const TextDocuments text, ReadTextDocuments(options.inputs, options.documents));
   if (options.format == "bin" && text.documents.size() > 1) {  // only a shard of several needs one
     RUNG_ASSIGN_OR_RETURN(eot_id, RequireEot(loaded));
   }
-  const int64_t threads =
-      options.threads > 0 ? options.threads : std::max<int64_t>(1, std::thread::hardware_concurrency());
   RUNG_ASSIGN_OR_RETURN(const EncodedDocuments encoded,
-                        EncodeDocuments(*loaded.tokenizer, text.documents, text.bytes, options.special_tokens, threads,
-                                        options.max_document_bytes));
+                        EncodeDocuments(*loaded.tokenizer, text.documents, text.bytes, options.special_tokens,
+                                        options.threads, options.max_document_bytes));
   EncodeSummary summary;
   summary.documents = static_cast<int64_t>(text.documents.size());
   summary.eot_id = eot_id.value_or(-1);

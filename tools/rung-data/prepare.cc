@@ -4,7 +4,6 @@
 #include <climits>
 #include <cstdio>
 #include <filesystem>
-#include <thread>
 
 #include "core/common/atomic_file.h"
 #include "core/common/file_bytes.h"
@@ -55,27 +54,13 @@ StatusOr<PrepareSummary> Prepare(const PrepareOptions& options) {
   if (options.shard_tokens < 1 || options.shard_tokens > INT32_MAX) {
     return Status::InvalidArgument("--shard-tokens must lie in [1, 2^31), got " + std::to_string(options.shard_tokens));
   }
-  if (options.token_bytes != 0 && options.token_bytes != 2 && options.token_bytes != 4) {
-    return Status::InvalidArgument("--token-bytes must be 2 or 4, got " + std::to_string(options.token_bytes));
-  }
-  if (options.threads < 0 || options.threads > 1024) {
-    return Status::InvalidArgument("--threads must lie in [0, 1024] (0: every core), got " +
-                                   std::to_string(options.threads));
-  }
-  if (options.max_document_bytes < 4) {
-    return Status::InvalidArgument("--max-document-bytes must be at least 4 (one UTF-8 character), got " +
-                                   std::to_string(options.max_document_bytes));
-  }
+  RUNG_RETURN_IF_ERROR(CheckEncodingOptions(options.threads, options.token_bytes, options.max_document_bytes));
   RUNG_RETURN_IF_ERROR(CheckOutputFolder(options.out));
   RUNG_ASSIGN_OR_RETURN(const LoadedTokenizer loaded, LoadTextTokenizer(options.tokenizer, options.eot));
   RUNG_ASSIGN_OR_RETURN(const int64_t eot_id, RequireEot(loaded));
   const TextTokenizer* tokenizer = loaded.tokenizer.get();
   const int64_t vocab_size = tokenizer->vocab_size();
-  const int64_t token_bytes = options.token_bytes != 0 ? options.token_bytes : vocab_size <= 65536 ? 2 : 4;
-  if (token_bytes == 2 && vocab_size > 65536) {
-    return Status::InvalidArgument("tokenizer " + options.tokenizer + " has " + std::to_string(vocab_size) +
-                                   " ids, which do not fit uint16 tokens (--token-bytes 2); use 4");
-  }
+  RUNG_ASSIGN_OR_RETURN(const int64_t token_bytes, ShardTokenBytes(options.token_bytes, vocab_size, options.tokenizer));
   DocumentOptions reading = options.documents;
   reading.exclude.push_back(options.out);
   RUNG_ASSIGN_OR_RETURN(const TextDocuments text, ReadTextDocuments(options.inputs, reading));
@@ -92,11 +77,9 @@ StatusOr<PrepareSummary> Prepare(const PrepareOptions& options) {
   if (error) return Status::Internal("cannot create " + options.out + ": " + error.message());
   RUNG_ASSIGN_OR_RETURN(const FolderLock lock, FolderLock::Acquire(options.out, "rung-data prepare"));
 
-  const int64_t threads =
-      options.threads > 0 ? options.threads : std::max<int64_t>(1, std::thread::hardware_concurrency());
   PrepareSummary summary;
   RUNG_ASSIGN_OR_RETURN(EncodedDocuments encoded,
-                        EncodeDocuments(*tokenizer, text.documents, text.bytes, /*special_tokens=*/true, threads,
+                        EncodeDocuments(*tokenizer, text.documents, text.bytes, /*special_tokens=*/true, options.threads,
                                         options.max_document_bytes));
   const std::vector<std::vector<int>>& ids = encoded.ids;
   summary.documents_split = encoded.documents_split;
