@@ -76,6 +76,12 @@ void AddFinal(const records::FinalRecord& record, TrialResults* results) {
     results->diagnostics.push_back(
         {"extrapolation", records::DocumentJson(record.extrapolation), step});
   }
+  if (!record.probe.empty()) {
+    for (const auto& [name, accuracy] : records::ProbeSummaries(record.probe)) {
+      results->summaries.push_back({name, accuracy, step});
+    }
+    results->diagnostics.push_back({"probe", records::DocumentJson(record.probe), step});
+  }
 }
 
 void AddDiagnostics(const records::DiagnosticsRecord& record, TrialResults* results) {

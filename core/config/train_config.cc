@@ -94,6 +94,10 @@ void ValidateTrainConfig(const TrainConfig& t, const ResourcesConfig& r, std::ve
     for (const std::string& name : LengthExtensionMethodNames()) names += (names.empty() ? "" : ", ") + name;
     error("train.extrapolation_methods", "give at least one method (" + names + ")");
   }
+  if (!(t.extrapolation_scale == 0.0 || (t.extrapolation_scale >= 1.0 && t.extrapolation_scale <= 1024.0))) {
+    error("train.extrapolation_scale", "must be 0 (each evaluated multiple its own factor) or lie in [1, 1024]");
+  }
+  ValidateProbeConfig(t.probe, errors);
   if (!(t.extrapolation_yarn_c >= 0.0 && t.extrapolation_yarn_c <= 10.0)) {
     error("train.extrapolation_yarn_c", "must lie in [0, 10] (YaRN's c in (c ln s + 1)^2; 0.1 is the usual value)");
   }

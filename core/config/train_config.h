@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/config/config_error.h"
+#include "core/config/probe_config.h"
 
 namespace rung {
 
@@ -69,6 +70,9 @@ struct TrainConfig {
   std::vector<int64_t> extrapolation_multiples;
   std::vector<std::string> extrapolation_methods = {"none"};
   double extrapolation_yarn_c = 0.1;  // YaRN's temperature coefficient c in (c ln s + 1)^2
+  // The extension's factor s where it is not the evaluated multiple (YaRN's tables evaluate one s at
+  // several lengths); 0 = each evaluated multiple is its own s.
+  double extrapolation_scale = 0.0;
   // The extension's factor under cross-document masking: "document" (LeRoPE D.2: each document of a
   // window its own, s = min(1, L_train / L_doc)) or "window" (the evaluated multiple for every position).
   // Without cross-document masking a window is one context and the factor is the multiple.
@@ -100,6 +104,8 @@ struct TrainConfig {
   // distractor counts 0..data.niah.max_distractors x needle depths 0, 0.1, ..., 1, this many instances
   // per cell, at the training length and at each extrapolation multiple (0: no grid).
   int64_t niah_grid_instances = 8;
+  // A probe run at the end (core/config/probe_config.h); kind "" = none.
+  ProbeConfig probe;
   std::string device = "cpu";      // cpu | cuda
   std::string precision = "fp32";  // fp32 | bf16 (autocast on CUDA; positional parameters stay fp32)
 };

@@ -129,6 +129,7 @@ void VisitTrain(V& v, TrainConfig& t) {
   v.Field("extrapolation_multiples", t.extrapolation_multiples);
   v.EnumList("extrapolation_methods", t.extrapolation_methods, LengthExtensionMethodNames());
   v.Field("extrapolation_yarn_c", t.extrapolation_yarn_c);
+  v.Field("extrapolation_scale", t.extrapolation_scale);
   v.Enum("extrapolation_factor", t.extrapolation_factor, {"document", "window"});
   v.Field("diagnostics_sequences", t.diagnostics_sequences);
   v.Field("diagnostics_batches", t.diagnostics_batches);
@@ -141,6 +142,22 @@ void VisitTrain(V& v, TrainConfig& t) {
   v.Field("diagnostics_pair_profile_bins", t.diagnostics_pair_profile_bins);
   v.Field("diagnostics_failure_lengths", t.diagnostics_failure_lengths);
   v.Field("niah_grid_instances", t.niah_grid_instances);
+  v.Block("probe", [&](V& p) {
+    p.Enum("kind", t.probe.kind, {"", "passkey", "niah", "template"});
+    p.Field("lengths", t.probe.lengths);
+    p.Field("depths", t.probe.depths);
+    p.Field("instances", t.probe.instances);
+    p.Field("key_digits", t.probe.key_digits);
+    p.Field("distractors", t.probe.distractors);
+    p.Enum("score", t.probe.score, {"decode", "next_token"});
+    p.Field("tokenizer", t.probe.tokenizer);
+    p.Field("filler", t.probe.filler);
+    p.Field("filler_text", t.probe.filler_text);
+    p.Field("prefix", t.probe.prefix);
+    p.Field("needle", t.probe.needle);
+    p.Field("query", t.probe.query);
+    p.Field("answer", t.probe.answer);
+  });
   v.Enum("device", t.device, {"cpu", "cuda"});
   v.Enum("precision", t.precision, {"fp32", "bf16"});
 }
@@ -305,6 +322,8 @@ void ReconcileWithEarlierReleases(const TrialConfig& trial, nlohmann::json* conf
     train.erase("diagnostics_failure_lengths");
   }
   if (trial.train.extrapolation_yarn_c == defaults.extrapolation_yarn_c) train.erase("extrapolation_yarn_c");
+  if (trial.train.extrapolation_scale == defaults.extrapolation_scale) train.erase("extrapolation_scale");
+  if (trial.train.probe.kind.empty()) train.erase("probe");
   if (trial.train.weight_decay_over_steps == defaults.weight_decay_over_steps) train.erase("weight_decay_over_steps");
   // Read where a masked evaluation extends beyond the training length only: the default changed there.
   const auto& multiples = trial.train.extrapolation_multiples;

@@ -105,6 +105,28 @@ std::string ExtrapolationSummaryName(std::string_view metric, const Extrapolatio
   return name;
 }
 
+std::vector<std::pair<std::string, double>> ProbeSummaries(const std::vector<ProbeResult>& cells) {
+  std::vector<std::string> order;
+  std::map<std::string, std::pair<int64_t, int64_t>> pooled;  // name -> (correct, instances)
+  auto add = [&](const std::string& name, const ProbeResult& cell) {
+    auto [entry, inserted] = pooled.try_emplace(name, 0, 0);
+    if (inserted) order.push_back(name);
+    entry->second.first += cell.correct;
+    entry->second.second += cell.instances;
+  };
+  for (const ProbeResult& cell : cells) {
+    const std::string suffix = cell.method.empty() || cell.method == "none" ? "" : "_" + cell.method;
+    add(cell.probe + "_accuracy" + suffix, cell);
+    add(cell.probe + "_accuracy_" + std::to_string(cell.length) + suffix, cell);
+  }
+  std::vector<std::pair<std::string, double>> summaries;
+  for (const std::string& name : order) {
+    const auto& [correct, instances] = pooled.at(name);
+    summaries.emplace_back(name, instances > 0 ? static_cast<double>(correct) / static_cast<double>(instances) : 0.0);
+  }
+  return summaries;
+}
+
 std::vector<std::string> StepMetricNames() { return NumericFieldNames<StepRecord>(); }
 std::vector<std::string> FinalSummaryNames() { return NumericFieldNames<FinalRecord>(); }
 

@@ -274,8 +274,34 @@ struct ExtrapolationResult {
   }
 };
 
+// One cell of a probe (core/config/probe_config.h): its prompts of one length with the needle at one
+// depth, under one length extension.
+struct ProbeResult {
+  std::string probe;       // passkey | niah | template
+  int64_t length = 0;      // prompt tokens, the answer not counted
+  double depth = 0;        // where the needle starts, a fraction of the filler before it
+  std::string method;      // the length extension: none, or a method beyond the training length
+  std::string score;       // decode (exact match of the greedy decode) | next_token
+  int64_t instances = 0;
+  int64_t correct = 0;
+  double accuracy = 0;     // correct / instances
+
+  template <class Self, class Visitor>
+  static void Fields(Self& self, Visitor&& field) {
+    field("probe", self.probe);
+    field("length", self.length);
+    field("depth", self.depth);
+    field("method", self.method);
+    field("score", self.score);
+    field("instances", self.instances);
+    field("correct", self.correct);
+    field("accuracy", self.accuracy);
+  }
+};
+
 // Its numeric scalar fields but `step` are the trial's summaries (val_loss, train_tokens_per_sec,
-// ...), and each extrapolation adds val_loss_<multiple>x[_<method>] (ExtrapolationSummaryName), the same
+// ...), each probe cell adds to <probe>_accuracy[_<method>] and <probe>_accuracy_<length>[_<method>]
+// (ProbeSummaries), and each extrapolation adds val_loss_<multiple>x[_<method>] (ExtrapolationSummaryName), the same
 // as val_loss_full_<multiple>x[...], and val_loss_in_dist_... and val_loss_extrap_... where present.
 struct FinalRecord {
   static constexpr std::string_view kType = "final";
@@ -294,6 +320,7 @@ struct FinalRecord {
   double wall_sec = 0;              // the whole run, evaluation included
   int64_t peak_rss_bytes = 0;
   std::optional<double> val_bpb;  // bits per byte of the held-out evaluation, as the step record's
+  std::vector<ProbeResult> probe;  // train.probe's cells, in (length, method, depth) order
 
   template <class Self, class Visitor>
   static void Fields(Self& self, Visitor&& field) {
@@ -312,6 +339,7 @@ struct FinalRecord {
     field("wall_sec", self.wall_sec);
     field("peak_rss_bytes", self.peak_rss_bytes);
     field("val_bpb", self.val_bpb);
+    field("probe", self.probe);
   }
 };
 
@@ -371,6 +399,11 @@ StatusOr<TrainerRecord> DecodeRecord(std::string_view line);
 // The summary name of an extrapolation result: "val_loss_2x", "val_loss_4x_yarn" (likewise for
 // val_accuracy): what `rung results --metric` and `rung fit --metric` name.
 std::string ExtrapolationSummaryName(std::string_view metric, const ExtrapolationResult& result);
+
+// A probe's summaries, each the accuracy pooled over its cells (correct over instances):
+// <probe>_accuracy[_<method>] over every length and depth, and <probe>_accuracy_<length>[_<method>]
+// over the depths of one length ("passkey_accuracy", "passkey_accuracy_1024_yarn"), in first-seen order.
+std::vector<std::pair<std::string, double>> ProbeSummaries(const std::vector<ProbeResult>& cells);
 
 // Every metric name a trainer reports: the numeric fields of the step record but `step` (series),
 // and of the final record (summaries). `rung validate` checks a spec's metric against these and

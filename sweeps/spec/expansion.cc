@@ -315,6 +315,16 @@ std::set<std::string> ReportedMetrics(const std::vector<ExpandedTrial>& trials) 
         if (multiple > 1) reported.insert(records::ExtrapolationSummaryName("val_loss_extrap", result));
       }
     }
+    const TrainConfig& train = trial.config.train;
+    std::vector<records::ProbeResult> cells;
+    for (const ProbeSetting& setting : ProbeSettings(train.probe, trial.config.data.seq_len, train.extrapolation_methods)) {
+      records::ProbeResult cell;
+      cell.probe = train.probe.kind;
+      cell.length = setting.length;
+      cell.method = setting.method;
+      cells.push_back(cell);
+    }
+    for (const auto& summary : records::ProbeSummaries(cells)) reported.insert(summary.first);
   }
   return reported;
 }

@@ -30,8 +30,7 @@
 
 #include "core/common/blas_kernel_startup.h"
 #include "core/common/command_line.h"
-#include "core/common/executable_folder.h"
-#include "core/common/subprocess.h"
+#include "core/common/rung_data_encode.h"
 #include "core/common/cpu_features.h"
 #include "core/common/file_bytes.h"
 #include "core/config/length_extension_method.h"
@@ -205,29 +204,10 @@ rung::StatusOr<std::unique_ptr<TextTokens>> TextTokens::Encode(const std::string
   out->folder_ = pattern;
   out->shard_ = (std::filesystem::path(pattern) / "text.bin").string();
   const std::string lengths = (std::filesystem::path(pattern) / "token_byte_lengths.json").string();
-  rung::SubprocessOptions encode;
-  encode.argv = {(std::filesystem::path(rung::ExecutableFolder()) / "rung-data").string(), "encode", "--tokenizer", model,
-                 "--input", text, "--format", "bin", "--no-special-tokens", "--out", out->shard_,
-                 "--token-byte-lengths", lengths};
-  if (threads > 0) encode.argv.insert(encode.argv.end(), {"--threads", std::to_string(threads)});
-  encode.stdout_to = rung::Redirect::Pipe();
-  encode.stderr_to = rung::Redirect::Pipe();
-  RUNG_ASSIGN_OR_RETURN(const rung::SubprocessResult result, rung::Subprocess::Run(encode));
-  if (result.exit.code != 0 || result.exit.signal != 0) {
-    // rung-data's error lines, without its progress lines ("encode: 40% ...").
-    std::string message;
-    for (size_t begin = 0; begin < result.stderr_text.size();) {
-      size_t end = result.stderr_text.find('\n', begin);
-      if (end == std::string::npos) end = result.stderr_text.size();
-      const std::string line = result.stderr_text.substr(begin, end - begin);
-      if (!line.empty() && line.rfind("encode: ", 0) != 0) message += (message.empty() ? "" : "\n") + line;
-      begin = end + 1;
-    }
-    const std::string why = "--text " + text + ": tokenizing with " + model + "'s tokenizer failed: " + message;
-    if (result.exit.code == 2) return rung::Status::InvalidArgument(why);
-    if (result.exit.code == 4) return rung::Status::DataLoss(why);
-    return rung::Status::Internal(why);
-  }
+  std::vector<std::string> arguments = {"--tokenizer", model, "--input", text, "--format", "bin", "--no-special-tokens",
+                                        "--out", out->shard_, "--token-byte-lengths", lengths};
+  if (threads > 0) arguments.insert(arguments.end(), {"--threads", std::to_string(threads)});
+  RUNG_RETURN_IF_ERROR(rung::RunRungDataEncode(arguments, "--text " + text + ": tokenizing with " + model + "'s tokenizer failed"));
   std::string lengths_text;
   RUNG_RETURN_IF_ERROR(rung::ReadFileBytes(lengths, "token byte lengths", &lengths_text));
   const nlohmann::json parsed = nlohmann::json::parse(lengths_text, nullptr, /*allow_exceptions=*/false);

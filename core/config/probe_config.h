@@ -1,0 +1,62 @@
+// core/config/probe_config.h
+//
+// A probe (the `train.probe` block): prompts built from a template, each with a key hidden at a depth
+// of a filler context, asked for at the end and scored by what the model predicts (docs/science.md
+// section "Probes"). A trial runs at most one probe, at the end of the run (an evaluation trial runs it
+// on the model it starts from). Plain data, torch-free.
+//
+// Kinds and their templates (core/probes/probe_template.h holds the texts):
+//   passkey   the pass-key retrieval of Mohtashami and Jaggi (2023): a key of `key_digits` digits
+//             hidden in repeated filler sentences, asked for as "The pass key is";
+//   niah      needle in a haystack (LeRoPE section 5.2, RULER's wording): "One of the special magic
+//             numbers for NAME is: KEY." hidden in filler text with `distractors` other name-number
+//             pairs, asked for by name;
+//   template  the user's own `prefix`, `needle`, `query`, `answer` texts (with {key} and {name}),
+//             filler `filler_text` repeated or a filler file.
+// Filler: `filler` "" = the kind's own (passkey, template: filler_text repeated; niah: the trial's
+// validation data), "data" = the trial's validation tokens, or a path to a UTF-8 text file, tokenized
+// with the probe's tokenizer.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/config/config_error.h"
+
+namespace rung {
+
+struct ProbeConfig {
+  std::string kind;                      // "" (no probe) | passkey | niah | template
+  // Prompt lengths in tokens, the answer not counted; empty = data.seq_len.
+  std::vector<int64_t> lengths;
+  // Where the needle starts, as a fraction of the filler before it (0: right after the prefix, 1: right
+  // before the query).
+  std::vector<double> depths = {0.0, 0.25, 0.5, 0.75, 1.0};
+  int64_t instances = 8;                 // prompts per (length, depth) cell, each with its own key
+  int64_t key_digits = 5;                // the key: this many decimal digits, the first not 0
+  int64_t distractors = 0;               // other (name, key) needles (niah, template with {name})
+  std::string score = "decode";          // decode: greedy decode of the answer, exact match | next_token
+  // The tokenizer the texts are encoded with: a tokenizer file or model folder (rung-data encode's
+  // --tokenizer); "" = train.init.checkpoint where it is a model folder, else data.path where it is a
+  // prepared folder, else bytes for the byte-level sources.
+  std::string tokenizer;
+  std::string filler;                    // "" | data | a text file (see above)
+  std::string filler_text;               // "" = the kind's; the segment repeated as filler
+  std::string prefix, needle, query, answer;  // template: "" = the kind's (required for template)
+};
+
+// One (prompt length, length extension) a probe is scored at.
+struct ProbeSetting {
+  int64_t length = 0;
+  std::string method;  // "none", or a length-extension method (core/config/length_extension_method.h)
+};
+
+// The settings of a trial's probe: each of probe.lengths (data.seq_len where it gives none); within the
+// training length `seq_len` with method none, beyond it with each of `methods` (train.
+// extrapolation_methods).
+std::vector<ProbeSetting> ProbeSettings(const ProbeConfig& probe, int64_t seq_len, const std::vector<std::string>& methods);
+
+void ValidateProbeConfig(const ProbeConfig& probe, std::vector<ConfigError>* errors);
+
+}  // namespace rung
