@@ -61,11 +61,29 @@ torch::Tensor DocumentStarts(const torch::Tensor& tokens, int64_t document_start
   return std::get<0>(starts_here.cummax(1));
 }
 
+namespace {
+
+// kComposite: the g = heads / kv_heads query heads sharing a KV head stacked along time, one batched
+// product with K, `softmax` (scores [B * kv_heads, g * n, T] -> probs), one product with V.
+// q: [B, heads, n, d]; k, v: [B, kv_heads, T, d]. Returns [B, n, heads * d].
+template <typename Softmax>
+torch::Tensor StackedAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                               const Softmax& softmax) {
+  const int64_t batch = q.size(0), heads = q.size(1), queries = q.size(2), dim = q.size(3);
+  const int64_t kv_heads = k.size(1), groups = heads / kv_heads, time = k.size(2);
+  auto q_stacked = q.view({batch * kv_heads, groups * queries, dim});
+  auto k_t = k.view({batch * kv_heads, time, dim}).transpose(1, 2);
+  auto v_heads = v.view({batch * kv_heads, time, dim});
+  auto out = at::bmm(softmax(at::bmm(q_stacked, k_t)), v_heads);  // [B*kv, g*n, d] == [B, heads, n, d]
+  return out.view({batch, heads, queries, dim}).transpose(1, 2).reshape({batch, queries, heads * dim});
+}
+
+}  // namespace
+
 torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                               const torch::Tensor& alibi_slopes, const torch::Tensor& doc_start,
                               AttentionKernel kernel) {
-  const int64_t batch = q.size(0), heads = q.size(1), time = q.size(2), dim = q.size(3);
-  const int64_t kv_heads = k.size(1), groups = heads / kv_heads;
+  const int64_t batch = q.size(0), time = q.size(2), kv_heads = k.size(1);
   TORCH_CHECK(!doc_start.defined() || (doc_start.dim() == 2 && doc_start.size(0) == batch &&
                                        doc_start.size(1) == time && doc_start.scalar_type() == torch::kLong &&
                                        doc_start.device() == q.device()),
@@ -82,6 +100,7 @@ torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, co
   if (kernel == AttentionKernel::kCpuSlabs) return CpuCausalAttention(q, k, v, alibi_slopes, doc_start);
 #if TORCH_VERSION_MAJOR >= 2
   if (kernel == AttentionKernel::kFused) {
+    const int64_t heads = q.size(1), dim = q.size(3), groups = heads / kv_heads;
     auto keys = k, values = v;
     if (groups > 1) {
       keys = keys.repeat_interleave(groups, 1);
@@ -106,12 +125,20 @@ torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, co
   }
 #endif
   TORCH_CHECK(kernel == AttentionKernel::kComposite, "CausalAttention: unresolved or unavailable kernel");
-  auto q_stacked = q.view({batch * kv_heads, groups * time, dim});
-  auto k_t = k.view({batch * kv_heads, time, dim}).transpose(1, 2);
-  auto v_heads = v.view({batch * kv_heads, time, dim});
-  auto probs = CausalSoftmax(at::bmm(q_stacked, k_t), time, kv_heads, alibi_slopes, doc_start);
-  auto out = at::bmm(probs, v_heads);  // [B*kv, g*T, d] == [B, heads, T, d]
-  return out.view({batch, heads, time, dim}).transpose(1, 2).reshape({batch, time, heads * dim});
+  return StackedAttention(q, k, v, [&](const torch::Tensor& scores) {
+    return CausalSoftmax(scores, time, kv_heads, alibi_slopes, doc_start);
+  });
+}
+
+torch::Tensor TrailingCausalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                      const torch::Tensor& alibi_slopes) {
+  TORCH_CHECK(q.dim() == 4 && k.dim() == 4 && k.sizes() == v.sizes() && q.size(0) == k.size(0) &&
+                  q.size(3) == k.size(3) && q.size(1) % k.size(1) == 0 && q.size(2) <= k.size(2),
+              "TrailingCausalAttention: q must be [B, heads, n, d] and k, v [B, kv_heads, T, d] with n <= T");
+  const int64_t queries = q.size(2), kv_heads = k.size(1);
+  return StackedAttention(q, k, v, [&](const torch::Tensor& scores) {
+    return TrailingCausalSoftmax(scores, queries, kv_heads, alibi_slopes);
+  });
 }
 
 }  // namespace rung

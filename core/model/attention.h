@@ -78,4 +78,12 @@ torch::Tensor CausalAttention(const torch::Tensor& q, const torch::Tensor& k, co
                               const torch::Tensor& alibi_slopes, const torch::Tensor& doc_start,
                               AttentionKernel kernel);
 
+// The last n queries of a causal sequence of T over all its keys (a cached forward's new positions over
+// the key cache, kv_cache.h): q [B, heads, n, d] contiguous at positions T - n..T - 1 (times
+// AttentionQueryScale(kComposite)); k, v: [B, kv_heads, T, d] contiguous. Query i sees the keys j <= i,
+// with ALiBi's -m_h (i - j). kComposite's exact softmax (TrailingCausalSoftmax); no document mask.
+// Returns [B, n, heads * d]; for n = T it equals CausalAttention(..., kComposite) without doc_start.
+torch::Tensor TrailingCausalAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                      const torch::Tensor& alibi_slopes);
+
 }  // namespace rung

@@ -59,6 +59,17 @@ std::vector<LayerTables> PositionalEncodingImpl::Tables(int64_t time, const torc
   return Tables(time, torch::arange(1, time + 1, torch::TensorOptions().dtype(torch::kFloat).device(device)));
 }
 
+std::vector<LayerTables> PositionalEncodingImpl::TableRows(int64_t time, int64_t start, const torch::Device& device) {
+  TORCH_CHECK(start >= 0 && start < time, "TableRows: start ", start, " is not a position of ", time);
+  std::vector<LayerTables> tables = Tables(time, device);
+  for (LayerTables& layer : tables) {
+    for (torch::Tensor* table : {&layer.cos, &layer.sin, &layer.key_cos, &layer.key_sin, &layer.query_scale}) {
+      if (table->defined()) *table = table->narrow(0, start, time - start);
+    }
+  }
+  return tables;
+}
+
 std::vector<LayerTables> PositionalEncodingImpl::Tables(int64_t time, const torch::Tensor& keys,
                                                        const torch::Tensor& doc_start) {
   const torch::Device device = keys.device();

@@ -40,6 +40,10 @@ class PositionalEncodingImpl : public torch::nn::Module {
   // The same with query i seeing i + 1 keys.
   std::vector<LayerTables> Tables(int64_t time, const torch::Device& device);
 
+  // Rows start..T-1 of Tables(T, device) (query i seeing i + 1 keys): a cached forward's new positions
+  // (kv_cache.h) with the tables one pass over all T positions gives them. REQUIRES: 0 <= start < T.
+  std::vector<LayerTables> TableRows(int64_t time, int64_t start, const torch::Device& device);
+
   // Frequencies theta [G, d/2] of `layer` (G = 1 when shared), as trained; undefined for nope/alibi.
   torch::Tensor Frequencies(int64_t layer);
 
@@ -50,6 +54,14 @@ class PositionalEncodingImpl : public torch::nn::Module {
   // Whether a forward pass with these document starts extends per document (the extension is
   // per_document and active, and doc_start is defined).
   bool PerDocument(const torch::Tensor& doc_start) const;
+  // Whether, without document starts, a position's tables are the same in every window that holds it
+  // (rows 0..T-1 of Tables(T') for any T' > T are Tables(T)'s), so that a cached forward (kv_cache.h)
+  // computes what one pass over the whole sequence does. False where the variant's tables depend on the
+  // window's length (PositionalVariantModel::TablesDependOnLength: xPos, AdaScale with adarope.length
+  // sequence). A length extension keeps it: every method extends at its set scale whatever the window's
+  // length (dynamic NTK's s is chosen by whoever sets the extension, e.g. for the longest window it will
+  // evaluate); only a per-document factor follows the window, and that needs document starts.
+  bool TablesIndependentOfLength() const { return !variant_->TablesDependOnLength(); }
   // [B, T] each position's logit factor from its document's length (YaRN's), or undefined where the
   // factor is not per document or not YaRN's (then ExtensionLogitFactor applies to every position).
   torch::Tensor DocumentLogitFactors(const torch::Tensor& doc_start) const;

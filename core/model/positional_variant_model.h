@@ -56,6 +56,10 @@ class PositionalVariantModel {
   // The query multiplier [..., T, heads] of `layer` for queries seeing `keys` keys ([T] or [B, T])
   // in a sequence of `time`; undefined: 1.
   virtual torch::Tensor QueryScale(int64_t layer, int64_t time, const torch::Tensor& keys) const;
+  // Whether the tables of a position (AdjustTables', QueryScale's) depend on the length T of the window
+  // that holds it, not only on the position and its key count (xPos's centre floor(T/2), AdaScale's
+  // L = T): keys cached from a shorter window then differ from a full pass's (kv_cache.h).
+  virtual bool TablesDependOnLength() const { return false; }
   // ALiBi-style slopes [heads] fp32: head h's logits get -m_h (i - j); undefined: no bias.
   virtual torch::Tensor LinearBiasSlopes() const;
 

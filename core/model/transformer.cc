@@ -71,16 +71,80 @@ torch::Tensor TransformerImpl::Logits(const torch::Tensor& hidden) const {
   return torch::cat(blocks, -1);
 }
 
-torch::Tensor TransformerImpl::Hidden(const torch::Tensor& tokens, const torch::Tensor& doc_start) {
-  const int64_t batch = tokens.size(0), time = tokens.size(1);
+torch::Dtype TransformerImpl::ComputeDtype() const {
+  const bool stored_narrow = embedding_.scalar_type() == torch::kBFloat16 || embedding_.scalar_type() == torch::kHalf;
+  return stored_narrow ? compute_dtype_ : embedding_.scalar_type();
+}
+
+torch::Tensor TransformerImpl::Embed(const torch::Tensor& tokens, int64_t start, torch::Dtype compute) const {
+  const int64_t time = tokens.size(1);
+  torch::Tensor x = torch::embedding(embedding_, tokens);
+  if (x.scalar_type() != compute) x = x.to(compute);
+  if (position_embedding_.defined()) {  // [n, d] over the batch
+    x = x + positional_->variant().InputRows(position_embedding_, start + time).narrow(0, start, time);
+  }
+  return x;
+}
+
+TransformerImpl::AttentionInputs TransformerImpl::ProjectAttention(const Block& block, const torch::Tensor& x,
+                                                                   const LayerTables& tables, const torch::Tensor& beta,
+                                                                   const torch::Tensor& document_factors,
+                                                                   double query_constant) const {
+  const int64_t batch = x.size(0), time = x.size(1);
   const int64_t hd = config_.head_dim, heads = config_.heads, kv = config_.kv_heads;
+  auto normed = RmsNorm(x, block.attn_norm);
+  auto qkv = torch::linear(normed, As(block.qkv, normed), block.qkv_bias.defined() ? As(block.qkv_bias, normed) : torch::Tensor())
+                 .view({batch, time, heads + 2 * kv, hd});
+  AttentionInputs in;
+  in.q = qkv.narrow(2, 0, heads);
+  auto k = qkv.narrow(2, heads, kv);
+  auto v = qkv.narrow(2, heads + kv, kv);
+  if (config_.qk_norm) {
+    in.q = RmsNorm(in.q, block.q_norm);
+    k = RmsNorm(k, block.k_norm);
+  }
+  torch::Tensor& query_scale = in.query_scale;
+  query_scale = tables.query_scale;
+  if (beta.defined()) query_scale = query_scale.defined() ? query_scale * beta : beta;
+  if (document_factors.defined()) {
+    const torch::Tensor factors = document_factors.unsqueeze(-1);  // [B, T, 1]
+    query_scale = query_scale.defined() ? query_scale * factors : factors.expand({batch, time, heads});
+  }
+  // A multiplier per sequence ([B, T, heads], document key counts) scales q before the rotation (the
+  // two commute); the rotary kernels take one per position.
+  in.q_heads = query_scale.defined() && query_scale.dim() == 3
+                   ? RotateAndTranspose((in.q.to(torch::kFloat) * query_scale.unsqueeze(-1)).to(in.q.scalar_type()),
+                                        tables.cos, tables.sin, torch::Tensor(), query_constant)
+                   : RotateAndTranspose(in.q, tables.cos, tables.sin, query_scale, query_constant);
+  const bool own_key_tables = tables.key_cos.defined();
+  in.k_heads = RotateAndTranspose(k, own_key_tables ? tables.key_cos : tables.cos,
+                                  own_key_tables ? tables.key_sin : tables.sin, torch::Tensor());
+  in.v_heads = RotateAndTranspose(v, torch::Tensor(), torch::Tensor(), torch::Tensor());  // transpose only
+  return in;
+}
+
+torch::Tensor TransformerImpl::FinishBlock(const Block& block, const torch::Tensor& x, const torch::Tensor& attended) const {
+  auto residual = x + torch::linear(attended, As(block.out, attended));
+  auto mlp_in = RmsNorm(residual, block.mlp_norm);
+  auto hidden = torch::linear(mlp_in, As(block.up, mlp_in));
+  if (config_.mlp == "swiglu") {
+    auto gate_up = hidden.chunk(2, -1);
+    hidden = torch::silu(gate_up[0]) * gate_up[1];
+  } else {
+    hidden = torch::gelu(hidden);
+  }
+  return residual + torch::linear(hidden, As(block.down, hidden));
+}
+
+torch::Tensor TransformerImpl::Hidden(const torch::Tensor& tokens, const torch::Tensor& doc_start) {
+  const int64_t time = tokens.size(1);
+  const int64_t hd = config_.head_dim, heads = config_.heads;
   const torch::Device device = tokens.device();
   AttentionKernel kernel = attention_kernel_ >= 0                ? static_cast<AttentionKernel>(attention_kernel_)
                            : config_.attention == "fused" ? AttentionKernel::kFused
                                                           : AttentionKernel::kAuto;
   // Weights stored in bf16 or fp16 (an import) compute in compute_dtype_; fp32 weights as they are.
-  const bool stored_narrow = embedding_.scalar_type() == torch::kBFloat16 || embedding_.scalar_type() == torch::kHalf;
-  const torch::Dtype compute = stored_narrow ? compute_dtype_ : embedding_.scalar_type();
+  const torch::Dtype compute = ComputeDtype();
   kernel = ResolveAttentionKernel(kernel, device, compute);
   // "exact": never the fused kernel (the CPU slab kernel computes the same exact softmax).
   if (attention_kernel_ < 0 && config_.attention == "exact" && kernel == AttentionKernel::kFused) {
@@ -99,62 +163,51 @@ torch::Tensor TransformerImpl::Hidden(const torch::Tensor& tokens, const torch::
   const torch::Tensor document_factors = positional_->DocumentLogitFactors(doc_start);
   const double query_constant = AttentionQueryScale(kernel, hd) * logit_factor;
 
-  torch::Tensor x = torch::embedding(embedding_, tokens);
-  if (stored_narrow) x = x.to(compute);
-  if (position_embedding_.defined()) {
-    x = x + positional_->variant().InputRows(position_embedding_, time);  // [T, d] over the batch
-  }
+  torch::Tensor x = Embed(tokens, 0, compute);
   for (int64_t layer = 0; layer < config_.layers; ++layer) {
     const Block& block = blocks_[layer];
-    auto normed = RmsNorm(x, block.attn_norm);
-    auto qkv = torch::linear(normed, As(block.qkv, normed), block.qkv_bias.defined() ? As(block.qkv_bias, normed) : torch::Tensor())
-                   .view({batch, time, heads + 2 * kv, hd});
-    auto q = qkv.narrow(2, 0, heads);
-    auto k = qkv.narrow(2, heads, kv);
-    auto v = qkv.narrow(2, heads + kv, kv);
-    if (config_.qk_norm) {
-      q = RmsNorm(q, block.q_norm);
-      k = RmsNorm(k, block.k_norm);
-    }
-    torch::Tensor query_scale = tables[layer].query_scale;
-    if (betas[layer].defined()) query_scale = query_scale.defined() ? query_scale * betas[layer] : betas[layer];
-    if (document_factors.defined()) {
-      const torch::Tensor factors = document_factors.unsqueeze(-1);  // [B, T, 1]
-      query_scale = query_scale.defined() ? query_scale * factors : factors.expand({batch, time, heads});
-    }
-    // A multiplier per sequence ([B, T, heads], document key counts) scales q before the rotation (the
-    // two commute); the rotary kernels take one per position.
-    auto q_heads = query_scale.defined() && query_scale.dim() == 3
-                       ? RotateAndTranspose((q.to(torch::kFloat) * query_scale.unsqueeze(-1)).to(q.scalar_type()),
-                                            tables[layer].cos, tables[layer].sin, torch::Tensor(), query_constant)
-                       : RotateAndTranspose(q, tables[layer].cos, tables[layer].sin, query_scale, query_constant);
-    const bool own_key_tables = tables[layer].key_cos.defined();
-    auto k_heads = RotateAndTranspose(k, own_key_tables ? tables[layer].key_cos : tables[layer].cos,
-                                      own_key_tables ? tables[layer].key_sin : tables[layer].sin, torch::Tensor());
-    auto v_heads = RotateAndTranspose(v, torch::Tensor(), torch::Tensor(), torch::Tensor());  // transpose only
+    const AttentionInputs in = ProjectAttention(block, x, tables[layer], betas[layer], document_factors, query_constant);
     if (probe_) {
-      AttentionProbe probe{layer, RotateAndTranspose(q, tables[layer].cos, tables[layer].sin, torch::Tensor()), k_heads,
-                           query_scale, positional_->alibi_slopes(), doc_start};
+      AttentionProbe probe{layer, RotateAndTranspose(in.q, tables[layer].cos, tables[layer].sin, torch::Tensor()),
+                           in.k_heads, in.query_scale, positional_->alibi_slopes(), doc_start};
       const double factor = logit_factor;  // a factor per document is in query_scale already
       if (factor != 1.0) {
         probe.query_multiplier = probe.query_multiplier.defined() ? probe.query_multiplier * factor
-                                                                  : torch::full({time, heads}, factor, q.options());
+                                                                  : torch::full({time, heads}, factor, in.q.options());
       }
       probe_(probe);
     }
-    auto attended = CausalAttention(q_heads, k_heads, v_heads, positional_->alibi_slopes(), doc_start, kernel);
-    x = x + torch::linear(attended, As(block.out, attended));
-
-    auto mlp_in = RmsNorm(x, block.mlp_norm);
-    auto hidden = torch::linear(mlp_in, As(block.up, mlp_in));
-    if (config_.mlp == "swiglu") {
-      auto gate_up = hidden.chunk(2, -1);
-      hidden = torch::silu(gate_up[0]) * gate_up[1];
-    } else {
-      hidden = torch::gelu(hidden);
-    }
-    x = x + torch::linear(hidden, As(block.down, hidden));
+    auto attended = CausalAttention(in.q_heads, in.k_heads, in.v_heads, positional_->alibi_slopes(), doc_start, kernel);
+    x = FinishBlock(block, x, attended);
   }
+  return RmsNorm(x, final_norm_);
+}
+
+torch::Tensor TransformerImpl::CachedHidden(const torch::Tensor& tokens, KvCache* cache) {
+  TORCH_CHECK(cache != nullptr, "CachedHidden: no cache");
+  TORCH_CHECK(tokens.dim() == 2 && tokens.size(1) >= 1, "CachedHidden: tokens must be [B, n] with n >= 1");
+  TORCH_CHECK(positional_->TablesIndependentOfLength(), "CachedHidden: position.variant ", config_.position.variant,
+              " as configured makes a position's tables depend on the window's length, so cached keys would "
+              "differ from a full pass's; use Hidden on the whole sequence");
+  const int64_t start = cache->positions, time = start + tokens.size(1);
+  const torch::Device device = tokens.device();
+  const torch::Dtype compute = ComputeDtype();
+  // The tables and multipliers of the whole sequence (query i seeing i + 1 keys), at the new rows.
+  std::vector<LayerTables> tables = positional_->TableRows(time, start, device);
+  std::vector<torch::Tensor> betas = inverse_temperature_->Multipliers(
+      torch::arange(1, time + 1, torch::TensorOptions().dtype(torch::kFloat).device(device)));
+  const double query_constant = AttentionQueryScale(AttentionKernel::kComposite, config_.head_dim) *
+                                ExtensionLogitFactor(positional_->length_extension());
+
+  torch::Tensor x = Embed(tokens, start, compute);
+  for (int64_t layer = 0; layer < config_.layers; ++layer) {
+    const Block& block = blocks_[layer];
+    const torch::Tensor beta = betas[layer].defined() ? betas[layer].narrow(0, start, time - start) : torch::Tensor();
+    const AttentionInputs in = ProjectAttention(block, x, tables[layer], beta, torch::Tensor(), query_constant);
+    const auto [k, v] = cache->Append(layer, in.k_heads, in.v_heads);
+    x = FinishBlock(block, x, TrailingCausalAttention(in.q_heads, k, v, positional_->alibi_slopes()));
+  }
+  cache->positions = time;
   return RmsNorm(x, final_norm_);
 }
 

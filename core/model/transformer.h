@@ -38,6 +38,7 @@
 
 #include "core/config/model_config.h"
 #include "core/model/inverse_temperature.h"
+#include "core/model/kv_cache.h"
 #include "core/model/positional_encoding.h"
 
 namespace rung {
@@ -82,6 +83,19 @@ class TransformerImpl : public torch::nn::Module {
   torch::Tensor Hidden(const torch::Tensor& tokens, const torch::Tensor& doc_start = {});
   torch::Tensor Logits(const torch::Tensor& hidden) const;
 
+  // Hidden for the next tokens of a sequence whose first P = cache->positions positions `cache` holds
+  // (kv_cache.h; an empty KvCache{} for the first call): tokens [B, n] (int64) at positions P..P+n-1
+  // -> the final RMSNorm's output [B, n, d_model] there (compute dtype), each new query attending to
+  // the cached keys and causally to the new ones; appends the new keys and values to `cache`. Computes
+  // what Hidden of all P + n tokens computes at those rows: the positional tables, inverse temperature
+  // (key count position + 1) and learned input rows of the whole length, narrowed to the new rows;
+  // the length extension's logit factor; ALiBi's -m_h (i - j) over every key. Attention is kComposite's
+  // exact softmax whatever model.attention says (so equal up to rounding); no document mask (nor
+  // document key counts, nor a per-document extension), and no attention probe.
+  // Throws (c10::Error) where a position's tables depend on the window's length
+  // (!positional()->TablesIndependentOfLength()): there only Hidden of the whole sequence is exact.
+  torch::Tensor CachedHidden(const torch::Tensor& tokens, KvCache* cache);
+
   ParameterGroups parameter_groups() const;
   const ModelConfig& config() const { return config_; }
   PositionalEncoding& positional() { return positional_; }
@@ -102,7 +116,24 @@ class TransformerImpl : public torch::nn::Module {
   struct Block {
     torch::Tensor attn_norm, qkv, qkv_bias, out, q_norm, k_norm, mlp_norm, up, down;
   };
+  // One layer's attention inputs, heads ahead of time: q as projected (after QK-norm), its multiplier
+  // (tables.query_scale times beta, times the document factors [B, n] where defined), the rotated and
+  // scaled queries, the rotated keys and the values.
+  struct AttentionInputs {
+    torch::Tensor q, query_scale, q_heads, k_heads, v_heads;
+  };
   torch::Tensor RmsNorm(const torch::Tensor& x, const torch::Tensor& weight) const;
+  // The dtype forward computes in: compute_dtype_ for weights stored in bf16 or fp16, else theirs.
+  torch::Dtype ComputeDtype() const;
+  // The token embedding of tokens [B, n] at positions start..start+n-1 in `compute`, plus the variant's
+  // input rows there (those of a sequence of start + n).
+  torch::Tensor Embed(const torch::Tensor& tokens, int64_t start, torch::Dtype compute) const;
+  // x [B, n, d_model] -> `block`'s attention inputs at n positions with `tables` of those positions.
+  AttentionInputs ProjectAttention(const Block& block, const torch::Tensor& x, const LayerTables& tables,
+                                   const torch::Tensor& beta, const torch::Tensor& document_factors,
+                                   double query_constant) const;
+  // The rest of `block` after attention: x + W_o attended, then the MLP's residual.
+  torch::Tensor FinishBlock(const Block& block, const torch::Tensor& x, const torch::Tensor& attended) const;
   // `weight` in x's dtype (a no-op unless the weights are stored in another one).
   static torch::Tensor As(const torch::Tensor& weight, const torch::Tensor& x);
 

@@ -52,6 +52,12 @@ class AdaRopeModel final : public PositionalVariantModel {
     return log_freq_[schedule].exp();
   }
 
+  // AdaScale's L is T for every query in the sequence mode.
+  bool TablesDependOnLength() const override {
+    const AdaRopeConfig& a = config_.position.adarope;
+    return a.length == "sequence" && (a.adascale || a.fixed_log);
+  }
+
   torch::Tensor QueryScale(int64_t layer, int64_t time, const torch::Tensor& keys) const override {
     const AdaRopeConfig& a = config_.position.adarope;
     if (!a.adascale && !a.fixed_log) return {};

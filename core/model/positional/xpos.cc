@@ -23,6 +23,8 @@ class XposModel final : public PositionalVariantModel {
 
   torch::Tensor Frequencies(int64_t) const override { return basis_.RopeFrequencies(); }
 
+  bool TablesDependOnLength() const override { return true; }  // the centre c = floor(T/2)
+
   void AdjustTables(LayerTables* tables, const torch::Tensor& positions, int64_t) const override {
     const int64_t time = positions.size(0);
     const double centre = std::floor(static_cast<double>(time) / 2.0);
