@@ -51,7 +51,10 @@ Status RunRungDataEncode(const std::vector<std::string>& arguments, const std::s
   encode.stdout_to = Redirect::Pipe();
   encode.stderr_to = Redirect::Pipe();
   StatusOr<SubprocessResult> result = Subprocess::Run(encode);
-  if (!result.ok()) return Status(result.status().code(), what + ": cannot run rung-data: " + result.status().message());
+  if (!result.ok()) {
+    return Status(result.status().code(), what + ": cannot run " + encode.argv[0] + " (rung-data, which encodes text with a "
+                                          "model's tokenizer; `make build` builds it): " + result.status().message());
+  }
   if (result->exit.code == 0 && result->exit.signal == 0) return Status::Ok();
   // rung-data's error lines, without its progress lines ("encode: 40% ...").
   std::string message;

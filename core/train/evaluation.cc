@@ -9,6 +9,7 @@
 #include "core/config/positional_variant.h"
 #include "core/data/synthetic_tasks.h"
 #include "core/diagnostics/attention_diagnostics.h"
+#include "core/model/greedy_decode.h"
 #include "core/model/length_extension.h"
 #include "core/train/autocast_scope.h"
 #include "core/train/batch_tensors.h"
@@ -112,33 +113,106 @@ void Evaluator::ForEachEvaluatedLength(
     for (const std::string& method : trial_.train.extrapolation_methods) {
       const LengthExtensionMethod* described = FindLengthExtensionMethod(method);
       const bool keeps = described != nullptr && described->keeps_frequencies();
-      if (multiple == 1 && (!keeps || with_training_length)) continue;  // nothing changes at 1x
+      // Nothing changes at 1x, unless the factor is set apart from the multiple.
+      if (multiple == 1 && trial_.train.extrapolation_scale == 0 && (!keeps || with_training_length)) continue;
       points.emplace_back(multiple, method);
     }
   }
-  // Dominant-band interpolation needs each frequency unit's dominant pair, measured at the training length
-  // on validation data (the diagnostics' sequences, at least one batch of 4).
-  std::vector<std::vector<int64_t>> dominant_pairs;
-  const auto& methods = trial_.train.extrapolation_methods;
-  if (std::any_of(methods.begin(), methods.end(), [](const std::string& name) {
-        const LengthExtensionMethod* method = FindLengthExtensionMethod(name);
-        return method != nullptr && method->needs_dominant_pairs();
-      })) {
-    const int64_t sequences = std::max<int64_t>(4, trial_.train.diagnostics_sequences);
-    TensorBatch sample = ToTensors(source_.Batch(Split::kValidation, 0, sequences, trained), device_,
-                                   CrossDocumentMaskToken(trial_.data));
-    dominant_pairs = MeasureDominantPairs(model_, sample.inputs, sample.doc_start);
-  }
+  const std::vector<std::vector<int64_t>> dominant_pairs = DominantPairsFor(trial_.train.extrapolation_methods);
   for (const auto& [multiple, method] : points) {
-    LengthExtension extension{method, static_cast<double>(multiple), static_cast<double>(trained)};
-    extension.yarn_c = trial_.train.extrapolation_yarn_c;
-    extension.rope_base = trial_.model.position.base;
-    extension.dominant_pairs = dominant_pairs;
-    extension.per_document = trial_.train.extrapolation_factor == "document";
-    model_->positional()->set_length_extension(extension);
+    SetExtension(static_cast<double>(multiple), method, dominant_pairs);
     visit(multiple, method);
   }
   model_->positional()->set_length_extension(LengthExtension{});
+}
+
+std::vector<std::vector<int64_t>> Evaluator::DominantPairsFor(const std::vector<std::string>& methods) const {
+  // Dominant-band interpolation needs each frequency unit's dominant pair, measured at the training length
+  // on validation data (the diagnostics' sequences, at least one batch of 4).
+  if (std::none_of(methods.begin(), methods.end(), [](const std::string& name) {
+        const LengthExtensionMethod* method = FindLengthExtensionMethod(name);
+        return method != nullptr && method->needs_dominant_pairs();
+      })) {
+    return {};
+  }
+  const int64_t sequences = std::max<int64_t>(4, trial_.train.diagnostics_sequences);
+  TensorBatch sample = ToTensors(source_.Batch(Split::kValidation, 0, sequences, trial_.data.seq_len), device_,
+                                 CrossDocumentMaskToken(trial_.data));
+  return MeasureDominantPairs(model_, sample.inputs, sample.doc_start);
+}
+
+void Evaluator::SetExtension(double multiple, const std::string& method,
+                             const std::vector<std::vector<int64_t>>& dominant_pairs) const {
+  const double scale = trial_.train.extrapolation_scale > 0 ? trial_.train.extrapolation_scale : multiple;
+  LengthExtension extension{method, scale, static_cast<double>(trial_.data.seq_len)};
+  extension.yarn_c = trial_.train.extrapolation_yarn_c;
+  extension.rope_base = trial_.model.position.base;
+  extension.dominant_pairs = dominant_pairs;
+  extension.per_document = trial_.train.extrapolation_factor == "document";
+  model_->positional()->set_length_extension(extension);
+}
+
+std::vector<records::ProbeResult> Evaluator::Probe(const PreparedProbe& probe) const {
+  torch::NoGradGuard no_grad;
+  const ProbeConfig& config = probe.config;
+  const int64_t trained = trial_.data.seq_len;
+  const std::vector<ProbeSetting> settings = ProbeSettings(config, trained, trial_.train.extrapolation_methods);
+  std::vector<std::string> methods;
+  for (const ProbeSetting& setting : settings) methods.push_back(setting.method);
+  const std::vector<std::vector<int64_t>> dominant_pairs = DominantPairsFor(methods);
+  const ProbeFillerSource filler = [&](int64_t instance, int64_t count) {
+    if (count <= 0) return std::vector<int32_t>();
+    return source_.Batch(Split::kValidation, instance, 1, count).inputs;
+  };
+  std::vector<records::ProbeResult> cells;
+  for (const ProbeSetting& setting : settings) {
+    SetExtension(static_cast<double>(setting.length) / static_cast<double>(trained), setting.method, dominant_pairs);
+    if (setting.method == "none") model_->positional()->set_length_extension(LengthExtension{});
+    // At most a training batch's tokens per forward pass.
+    const int64_t per_pass = std::max<int64_t>(1, trial_.train.batch_size * trained / setting.length);
+    for (double depth : config.depths) {
+      records::ProbeResult cell;
+      cell.probe = config.kind;
+      cell.length = setting.length;
+      cell.depth = depth;
+      cell.method = setting.method;
+      cell.score = config.score;
+      for (int64_t first = 0; first < config.instances; first += per_pass) {
+        const int64_t count = std::min(per_pass, config.instances - first);
+        std::vector<int64_t> flat;
+        std::vector<std::vector<int32_t>> answers;
+        int64_t steps = 1;
+        for (int64_t i = first; i < first + count; ++i) {
+          // Lengths are checked when the probe is prepared.
+          const ProbePrompt prompt = BuildProbePrompt(probe.tokens, setting.length, depth, i, filler).value();
+          flat.insert(flat.end(), prompt.tokens.begin(), prompt.tokens.end());
+          answers.push_back(prompt.answer);
+          steps = std::max<int64_t>(steps, static_cast<int64_t>(prompt.answer.size()));
+        }
+        const torch::Tensor prompts = torch::tensor(flat, torch::kLong).view({count, setting.length}).to(device_);
+        torch::Tensor predicted;
+        {
+          AutocastScope autocast(UsesAutocast(trial_));
+          predicted = config.score == "decode" ? GreedyDecode(model_, prompts, steps, DecodeMode::kCached)
+                                               : GreedyDecode(model_, prompts, 1, DecodeMode::kCached);
+        }
+        predicted = predicted.cpu();
+        for (int64_t row = 0; row < count; ++row) {
+          const std::vector<int32_t>& answer = answers[static_cast<size_t>(row)];
+          const int64_t scored = config.score == "decode" ? static_cast<int64_t>(answer.size()) : 1;
+          bool right = true;
+          for (int64_t t = 0; t < scored && right; ++t) right = predicted[row][t].item<int64_t>() == answer[static_cast<size_t>(t)];
+          cell.correct += right ? 1 : 0;
+        }
+        cell.instances += count;
+      }
+      cell.accuracy = cell.instances > 0 ? static_cast<double>(cell.correct) / static_cast<double>(cell.instances) : 0.0;
+      cells.push_back(std::move(cell));
+    }
+  }
+  model_->positional()->set_length_extension(LengthExtension{});
+  model_->train();
+  return cells;
 }
 
 std::vector<records::ExtrapolationResult> Evaluator::EvaluateBeyondTrainingLength() const {

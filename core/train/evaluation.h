@@ -27,6 +27,7 @@
 #include "core/data/batch_source.h"
 #include "core/model/transformer.h"
 #include "core/records/trainer_records.h"
+#include "core/train/probe_evaluation.h"
 
 namespace rung {
 
@@ -79,6 +80,9 @@ class Evaluator {
   // Its band_ablation member (records::BandAblationDiagnostics) holds the losses.
   std::optional<records::DiagnosticsRecord> BandAblation(int64_t step) const;
 
+  // train.probe's cells (core/train/probe_evaluation.h), each (length, method) of ProbeSettings x depth.
+  std::vector<records::ProbeResult> Probe(const PreparedProbe& probe) const;
+
   // A final record with its evaluation fields filled: `held_out` (val_loss, per position and
   // accuracy), the positional parameters and rotary frequencies, and the extrapolation results.
   records::FinalRecord FinalEvaluation(const Evaluation& held_out) const;
@@ -92,6 +96,12 @@ class Evaluator {
   // switches it off.
   void ForEachEvaluatedLength(bool with_training_length,
                               const std::function<void(int64_t multiple, const std::string& method)>& visit) const;
+  // Each frequency unit's dominant pair where one of `methods` needs them (dominant-band
+  // interpolation), measured at the training length on validation data; else none.
+  std::vector<std::vector<int64_t>> DominantPairsFor(const std::vector<std::string>& methods) const;
+  // Sets `method` at `multiple` of the training length on the model (its factor s: train.
+  // extrapolation_scale, else the multiple).
+  void SetExtension(double multiple, const std::string& method, const std::vector<std::vector<int64_t>>& dominant_pairs) const;
 
   const TrialConfig& trial_;
   const torch::Device device_;

@@ -79,6 +79,7 @@ class TrialRun {
   FlopsPerToken flops_per_token_;
   std::unique_ptr<StepLoop> steps_;
   std::unique_ptr<Evaluator> evaluator_;
+  std::unique_ptr<PreparedProbe> probe_;  // train.probe's prompts (rank 0), or null
   TrainingProgress progress_;
   std::string resumed_from_;
   std::vector<std::string> skipped_checkpoints_;  // damaged ones passed over to resume ("PATH: why")
@@ -146,6 +147,10 @@ Status TrialRun::Setup() {
   if (source_->vocab_size() > trial_.model.vocab_size) {
     return Status::InvalidArgument("data emits " + std::to_string(source_->vocab_size()) +
                                    " token ids but model.vocab_size is " + std::to_string(trial_.model.vocab_size));
+  }
+  // A probe's texts are encoded before anything trains: a bad tokenizer or length fails the trial now.
+  if (lead()) {
+    RUNG_ASSIGN_OR_RETURN(probe_, PrepareProbe(trial_));
   }
   model_ = Transformer(trial_.model);
   model_->to(device_);
@@ -288,6 +293,7 @@ void TrialRun::EmitDiagnosticsAndFinal(const Evaluation& held_out, double train_
   if (std::optional<records::DiagnosticsRecord> grid = evaluator_->NiahGrid(progress_.step)) Record(*grid);
   if (std::optional<records::DiagnosticsRecord> bands = evaluator_->BandAblation(progress_.step)) Record(*bands);
   records::FinalRecord final_record = evaluator_->FinalEvaluation(held_out);
+  if (probe_) final_record.probe = evaluator_->Probe(*probe_);
   final_record.step = progress_.step;
   final_record.tokens = progress_.tokens;
   final_record.flops = flops_per_token_.nonembedding * static_cast<double>(progress_.tokens);

@@ -587,6 +587,80 @@ TEST_F(TrainingTest, AnEvaluationTrialReportsItsCheckpointsOwnFinalLossWithoutTr
   EXPECT_EQ(untrained.Finish(), 2);
 }
 
+// rung eval's JSON report of `arguments` (rung-model eval).
+json RungEval(const std::vector<std::string>& arguments) {
+  SubprocessOptions options;
+  options.argv = {RUNG_MODEL_BINARY, "eval", "--format", "json", "--threads", "1"};
+  options.argv.insert(options.argv.end(), arguments.begin(), arguments.end());
+  options.stdout_to = Redirect::Pipe();
+  options.stderr_to = Redirect::Pipe();
+  StatusOr<SubprocessResult> result = Subprocess::Run(options);
+  if (!result.ok() || result->exit.code != 0) {
+    ADD_FAILURE() << "rung-model eval failed: " << (result.ok() ? result->stderr_text : result.status().ToString());
+    return json::object();
+  }
+  return json::parse(result->stdout_text);
+}
+
+// An evaluation trial of a Hugging Face folder scores the windows rung eval scores: consecutive windows
+// of the validation tokens, eval_batches x batch_size of them at the training length and as many per
+// batch as fit a batch's tokens beyond it, without a BOS. Their losses agree, with and without YaRN.
+TEST_F(TrainingTest, AnEvaluationTrialOfAHuggingFaceFolderScoresWhatRungEvalScores) {
+  const std::string folder = std::string(RUNG_SOURCE_DIR) + "/tests/cli/fixture/hf-tiny";
+  const std::string tokens = testing::TempDir() + "/hf_tiny_eval_tokens.bin";
+  {
+    std::ofstream out(tokens, std::ios::binary);
+    uint32_t state = 7;
+    for (int i = 0; i < 600; ++i) {
+      state = state * 1664525u + 1013904223u;
+      const uint16_t id = static_cast<uint16_t>((state >> 16) % 40);
+      out.write(reinterpret_cast<const char*>(&id), sizeof id);
+    }
+  }
+  json trial = {{"seed", 1},
+                {"data", {{"source", "shards"}, {"path", tokens}, {"val_path", tokens}, {"vocab_size", 40},
+                          {"format", "raw16"}, {"seq_len", 8}}},
+                {"model", {{"layers", 1}, {"d_model", 8}, {"heads", 2}, {"kv_heads", 1}, {"mlp", "swiglu"},
+                           {"mlp_hidden", 8}, {"norm_eps", 1e-5}, {"tie_embeddings", false}}},
+                {"position", {{"variant", "rope"}, {"base", 10000.0}}},
+                {"train", {{"steps", 0}, {"batch_size", 4}, {"eval_batches", 3}, {"init", {{"checkpoint", folder}}},
+                           {"extrapolation_multiples", {4}}, {"extrapolation_methods", {"none", "yarn"}},
+                           {"extrapolation_yarn_c", 0.2}, {"diagnostics_sequences", 0},
+                           // The folder's own tokenizer.json encodes the probe (through rung-data encode).
+                           {"probe", {{"kind", "passkey"}, {"lengths", {256}}, {"depths", {0.5}}, {"instances", 2}}}}},
+                {"resources", {{"cpus", 1}}}};
+  TrainerProcess evaluate(WriteConfig("hf_evaluation", trial), {});
+  ASSERT_EQ(evaluate.Finish(), 0);
+  const json& final_record = evaluate.records().back();
+  ASSERT_EQ(final_record.at("type"), "final");
+  EXPECT_EQ(final_record.at("tokens"), 0);
+
+  const json at_length = RungEval({"--model", folder, "--tokens", tokens, "--seq-len", "8", "--bos", "no",
+                                   "--extension", "none", "--max-windows", "12"});
+  EXPECT_EQ(at_length.value("windows", 0), 12);
+  EXPECT_NEAR(final_record.at("val_loss").get<double>(), at_length.value("mean_loss", 0.0), 1e-5);
+  ASSERT_EQ(final_record.at("extrapolation").size(), 2u);
+  for (const json& entry : final_record.at("extrapolation")) {
+    const std::string method = entry.at("method");
+    // 4x: one sequence per batch (batch_size / 4), three batches.
+    const json beyond = RungEval({"--model", folder, "--tokens", tokens, "--seq-len", "32", "--bos", "no",
+                                  "--extension", method, "--factor", "4", "--original-length", "8", "--yarn-c", "0.2",
+                                  "--max-windows", "3"});
+    EXPECT_NEAR(entry.at("val_loss").get<double>(), beyond.value("mean_loss", 0.0), 1e-5) << method;
+  }
+  // The probe beyond the training length: once per extension method, its cells in the final record.
+  ASSERT_EQ(final_record.at("probe").size(), 2u);
+  EXPECT_EQ(final_record.at("probe")[0].at("method"), "none");
+  EXPECT_EQ(final_record.at("probe")[1].at("method"), "yarn");
+  for (const json& cell : final_record.at("probe")) {
+    EXPECT_EQ(cell.at("probe"), "passkey");
+    EXPECT_EQ(cell.at("length"), 256);
+    EXPECT_EQ(cell.at("instances"), 2);
+    EXPECT_GE(cell.at("accuracy").get<double>(), 0.0);
+    EXPECT_LE(cell.at("accuracy").get<double>(), 1.0);
+  }
+}
+
 // AdaRoPE context extension (section 3.4): from a source trained at 32 tokens to 64, the frequencies
 // and tau start from YaRN's schedule, gamma at 0, with L_ref the source's length.
 TEST_F(TrainingTest, AdaRopeContextExtensionStartsFromYarnsSchedule) {
