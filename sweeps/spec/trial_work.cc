@@ -30,6 +30,12 @@ TrialWork CountTrialWork(const TrialConfig& config) {
     work.diagnostics = static_cast<double>(train.diagnostics_at.size()) * static_cast<double>(train.diagnostics_batches) *
                        static_cast<double>(train.diagnostics_sequences) * seq_len * (forward_matrix + forward_attention);
   }
+  const ProbeConfig& probe = train.probe;
+  for (const ProbeSetting& setting : ProbeSettings(probe, config.data.seq_len, train.extrapolation_methods)) {
+    const double length = static_cast<double>(setting.length);
+    work.probe += static_cast<double>(probe.depths.size()) * static_cast<double>(probe.instances) * length *
+                  (forward_matrix + forward_attention * length / seq_len);
+  }
   return work;
 }
 

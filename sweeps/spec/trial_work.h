@@ -15,6 +15,9 @@
 //                per token m times the training length's
 //   diagnostics  each milestone of diagnostics_at (with diagnostics_sequences > 0): a forward pass of
 //                diagnostics_batches x diagnostics_sequences x seq_len tokens
+//   probe        train.probe: each (length L, method) of ProbeSettings, depths x instances prompts of L
+//                tokens forward, attention per token L / seq_len times the training length's (the few
+//                decoded tokens after each prompt are left out)
 // Fixed costs (process start, data loading, checkpoints, the diagnostics' own arithmetic) are not
 // FLOPs: a calibration measures them as seconds per trial (coordinator/cli/calibration_cache.h).
 #pragma once
@@ -28,7 +31,8 @@ struct TrialWork {
   double evaluation = 0;
   double extension = 0;
   double diagnostics = 0;
-  double total() const { return training + evaluation + extension + diagnostics; }
+  double probe = 0;
+  double total() const { return training + evaluation + extension + diagnostics + probe; }
 };
 
 // REQUIRES: a resolved, validated config (steps set).

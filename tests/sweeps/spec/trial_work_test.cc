@@ -42,6 +42,21 @@ TEST(TrialWork, CountsTrainingEvaluationExtensionAndDiagnosticsAsComputedByHand)
   EXPECT_DOUBLE_EQ(work.total(), work.training + work.evaluation + work.extension + work.diagnostics);
 }
 
+TEST(TrialWork, AProbeCountsItsPromptsForwardAtEachLengthAndMethod) {
+  TrialConfig config = SmallTrial();
+  config.train.probe.kind = "passkey";
+  config.train.probe.lengths = {16, 64};
+  config.train.probe.depths = {0.0, 1.0};
+  config.train.probe.instances = 3;
+  const TrialWork work = CountTrialWork(config);
+  // 16 tokens: none only; 64 tokens (4 T): none and yarn, attention per token 4 times T's.
+  const double forward_matrix = 6.0 * 20480 / 3, forward_attention = 3072.0 / 3;
+  const double at_16 = 2.0 * 3 * 16 * (forward_matrix + forward_attention);
+  const double at_64 = 2.0 * 3 * 64 * (forward_matrix + 4 * forward_attention);
+  EXPECT_DOUBLE_EQ(work.probe, at_16 + 2 * at_64);
+  EXPECT_DOUBLE_EQ(work.total(), work.training + work.evaluation + work.extension + work.diagnostics + work.probe);
+}
+
 TEST(TrialWork, EvaluatesOnlyAtTheEndWithoutEvalEvery) {
   TrialConfig config = SmallTrial();
   config.train.eval_every = 0;
