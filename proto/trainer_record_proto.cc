@@ -366,6 +366,7 @@ RUNG_WIRE_STRUCT(records::AttentionDiagnostics)
 RUNG_WIRE_STRUCT(records::NiahGridDiagnostics)
 RUNG_WIRE_STRUCT(records::BandAblationDiagnostics)
 RUNG_WIRE_STRUCT(records::ExtrapolationResult)
+RUNG_WIRE_STRUCT(records::ProbeResult)
 RUNG_WIRE_STRUCT(records::Tensor)
 #undef RUNG_WIRE_STRUCT
 

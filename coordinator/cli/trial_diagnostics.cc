@@ -41,6 +41,12 @@ StatusOr<TrialDiagnostics> ReadTrialDiagnostics(const v1::GetDiagnosticsResponse
           RUNG_RETURN_IF_ERROR(Read(result, diagnostic, &diagnostics.extrapolation.emplace_back()));
         }
         break;
+      case v1::TrialDiagnostic::kProbe:
+        diagnostics.probe.clear();
+        for (const v1::ProbeResult& cell : diagnostic.probe().results()) {
+          RUNG_RETURN_IF_ERROR(Read(cell, diagnostic, &diagnostics.probe.emplace_back()));
+        }
+        break;
       case v1::TrialDiagnostic::kTensor: {
         TrialTensor& tensor = diagnostics.tensors[diagnostic.name()];
         tensor.step = diagnostic.step();
@@ -62,6 +68,7 @@ nlohmann::json DiagnosticsJson(const TrialDiagnostics& diagnostics, const record
   nlohmann::json documents = nlohmann::json::object();
   if (attention != nullptr) documents["attention"] = records::DocumentJson(*attention);
   if (!diagnostics.extrapolation.empty()) documents["extrapolation"] = records::DocumentJson(diagnostics.extrapolation);
+  if (!diagnostics.probe.empty()) documents["probe"] = records::DocumentJson(diagnostics.probe);
   if (diagnostics.niah_grid) documents["niah_grid"] = records::DocumentJson(*diagnostics.niah_grid);
   if (diagnostics.band_ablation) documents["band_ablation"] = records::DocumentJson(*diagnostics.band_ablation);
   for (const auto& [name, tensor] : diagnostics.tensors) {

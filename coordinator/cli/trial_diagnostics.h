@@ -36,6 +36,7 @@ struct TrialTensor {
 struct TrialDiagnostics {
   std::vector<std::pair<int64_t, records::AttentionDiagnostics>> attention;  // by step, ascending
   std::vector<records::ExtrapolationResult> extrapolation;
+  std::vector<records::ProbeResult> probe;
   std::optional<records::NiahGridDiagnostics> niah_grid;
   std::optional<records::BandAblationDiagnostics> band_ablation;
   std::map<std::string, TrialTensor> tensors;  // "frequencies.layer_<i>", "val_loss_per_position"
@@ -46,7 +47,7 @@ struct TrialDiagnostics {
 StatusOr<TrialDiagnostics> ReadTrialDiagnostics(const v1::GetDiagnosticsResponse& response);
 
 // The documents as JSON objects by name, in their stored form (what `rung diag --format json` prints):
-// "attention" (`attention`, one of diagnostics.attention), "extrapolation", "niah_grid", "band_ablation",
+// "attention" (`attention`, one of diagnostics.attention), "extrapolation", "probe", "niah_grid", "band_ablation",
 // each tensor as {step, shape, values}, and "milestones" [{step, attention}] when there are several.
 nlohmann::json DiagnosticsJson(const TrialDiagnostics& diagnostics, const records::AttentionDiagnostics* attention);
 

@@ -394,6 +394,10 @@ grpc::Status UserServiceImpl::GetDiagnostics(grpc::ServerContext* /*context*/,
             wire::StructToMessage(typed, diagnostic->mutable_band_ablation());
           } else if constexpr (std::is_same_v<Document, records::Tensor>) {
             wire::StructToMessage(typed, diagnostic->mutable_tensor());
+          } else if constexpr (std::is_same_v<Document, std::vector<records::ProbeResult>>) {
+            for (const records::ProbeResult& cell : typed) {
+              wire::StructToMessage(cell, diagnostic->mutable_probe()->add_results());
+            }
           } else {
             for (const records::ExtrapolationResult& result : typed) {
               wire::StructToMessage(result, diagnostic->mutable_extrapolation()->add_results());

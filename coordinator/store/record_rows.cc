@@ -294,6 +294,7 @@ StatusOr<DiagnosticDocument> ReadDiagnosticDocument(const Diagnostic& diagnostic
   if (name == "niah_grid") return read(records::NiahGridDiagnostics());
   if (name == "band_ablation") return read(records::BandAblationDiagnostics());
   if (name == "extrapolation") return read(std::vector<records::ExtrapolationResult>());
+  if (name == "probe") return read(std::vector<records::ProbeResult>());
   // A tensor: a layer's frequencies, the loss per position (protocol 1's databases also hold
   // "extrapolation.x<m>.<method>.val_loss_per_position").
   const std::string per_position = "val_loss_per_position";

@@ -68,7 +68,8 @@ nlohmann::json TensorToJson(const StepTensor& tensor);
 std::optional<StepTensor> TensorFromJson(const std::string& name, const nlohmann::json& json);
 
 // A stored diagnostic read as its type, chosen by its name: "attention", "niah_grid", "band_ablation"
-// (core/records/diagnostics_payloads.h), "extrapolation" (the final record's results), and the tensors
+// (core/records/diagnostics_payloads.h), "extrapolation" and "probe" (the final record's results and
+// probe cells), and the tensors
 // "frequencies.<layer>" and "val_loss_per_position" (any name ending so: protocol 1 stored
 // "extrapolation.x<m>.<method>.val_loss_per_position"). An attention document of a release before
 // the gap-counting aggregation ("lengths" and "mean_log_lambda" for buckets, "xi_lambda_ci") reads as
@@ -77,7 +78,7 @@ std::optional<StepTensor> TensorFromJson(const std::string& name, const nlohmann
 // a document that does not read as its type, or a name this build does not know.
 using DiagnosticDocument =
     std::variant<records::AttentionDiagnostics, records::NiahGridDiagnostics, records::BandAblationDiagnostics,
-                 std::vector<records::ExtrapolationResult>, records::Tensor>;
+                 std::vector<records::ExtrapolationResult>, std::vector<records::ProbeResult>, records::Tensor>;
 StatusOr<DiagnosticDocument> ReadDiagnosticDocument(const Diagnostic& diagnostic);
 
 }  // namespace rung

@@ -9,6 +9,7 @@
 //                  ties, mean Lambda, alpha, Delta) and xi_Lambda with its bootstrap interval
 //   regime         the softmax regime at beta = c * Lambda: normalised entropy, max weight, top-two gap
 //   extrapolation  validation loss at each evaluated multiple of T and extension method
+//   probe          train.probe's accuracy at each prompt length, extension method and needle depth
 //   frequencies    the rotary frequencies per layer and row against RoPE's b^(-f/pairs), and their
 //                  wavelengths over T (a LeRoPE or AdaRoPE profile against RoPE's)
 // --table picks one (table format prints all five; csv and json need one, default heads);
@@ -40,6 +41,7 @@
 #include "sweeps/plot/failure_modes_plot.h"
 #include "sweeps/plot/pair_profile_plot.h"
 #include "sweeps/plot/diagnostics_plot.h"
+#include "sweeps/plot/probe_plot.h"
 #include "proto/config_value.h"
 
 namespace rung::cli {
@@ -51,7 +53,7 @@ struct DiagOptions {
   ConnectionOptions connection;
   int64_t trial_id = 0;
   std::string format = "table";
-  std::string table;  // heads | gaps | regime | beta | milestones | failure_modes | extrapolation | niah | frequencies | all
+  std::string table;  // heads | gaps | regime | beta | milestones | failure_modes | extrapolation | probe | niah | frequencies | all
   std::string plot_dir;
   std::string gnuplot = "gnuplot";
   int64_t step = -1;  // the milestone shown; -1 = the latest
@@ -491,6 +493,17 @@ TextTable ExtrapolationTable(const std::vector<records::ExtrapolationResult>& ex
   return table;
 }
 
+// A probe's cells: accuracy at each prompt length, method and needle depth.
+TextTable ProbeTable(const std::vector<records::ProbeResult>& cells) {
+  TextTable table({"probe", "length", "method", "depth", "correct", "accuracy"});
+  for (const records::ProbeResult& cell : cells) {
+    table.AddRow({cell.probe, Shown(cell.length), cell.method, Shown(cell.depth, 2),
+                  Shown(cell.correct) + "/" + Shown(cell.instances), Shown(cell.accuracy, 3)},
+                 records::DocumentJson(cell));
+  }
+  return table;
+}
+
 // LeRoPE's leave-one-out band ablation: the loss with each pair reverted to RoPE's frequency.
 TextTable BandsTable(const records::BandAblationDiagnostics& ablation) {
   TextTable table({"pair", "rope_theta", "loss", "delta"});
@@ -714,6 +727,14 @@ void PrintEvaluationSections(const DiagSections& sections, const TrialDiagnostic
   sections.Print("extrapolation",
                  "Validation beyond the training length (in_dist: positions < T; extrap: positions >= T)",
                  ExtrapolationTable(diagnostics.extrapolation));
+  if (!diagnostics.probe.empty() || sections.table == "probe") {
+    const std::string score = diagnostics.probe.empty() ? "" : diagnostics.probe.front().score;
+    sections.Print("probe",
+                   "Probe accuracy by prompt length, extension method and needle depth (" +
+                       std::string(score == "next_token" ? "the next token after the query" : "greedy decode of the answer, exact match") +
+                       "; docs/science.md section 16)",
+                   ProbeTable(diagnostics.probe));
+  }
   if (diagnostics.band_ablation || sections.table == "bands") {
     const records::BandAblationDiagnostics ablation =
         diagnostics.band_ablation.value_or(records::BandAblationDiagnostics());
@@ -750,7 +771,7 @@ int PlotFrequencyProfile(const std::vector<plot::FrequencyProfile>& profiles, do
 
 // With --plot, draws each figure the trial has into options.plot_dir: kOk, or the first failure's exit code.
 int PlotTrialDiagnostics(const DiagOptions& options, const TrialDiagnostics& diagnostics,
-                         const records::AttentionDiagnostics& attention,
+                         const records::AttentionDiagnostics* attention,
                          const std::vector<FailureModesRow>& failure_rows, const FrequencyRows& frequencies,
                          const rung::v1::Trial& trial, double base, double train_length) {
   if (options.plot_dir.empty()) return kOk;
@@ -762,13 +783,15 @@ int PlotTrialDiagnostics(const DiagOptions& options, const TrialDiagnostics& dia
   plot_options.out_dir = options.plot_dir;
   plot_options.gnuplot = options.gnuplot;
   plot_options.title = title;
-  if (int code = ReportPlotFiles(plot::WriteDiagnosticsPlots(attention, diagnostics.extrapolation, plot_options));
-      code != kOk) {
-    return code;
-  }
-  if (std::any_of(attention.layers.begin(), attention.layers.end(),
-                  [](const records::AttentionLayer& layer) { return !layer.pair_profile_edges.empty(); })) {
-    if (int code = ReportPlotFiles(plot::WritePairProfilePlots(attention, plot_options)); code != kOk) return code;
+  if (attention != nullptr) {
+    if (int code = ReportPlotFiles(plot::WriteDiagnosticsPlots(*attention, diagnostics.extrapolation, plot_options));
+        code != kOk) {
+      return code;
+    }
+    if (std::any_of(attention->layers.begin(), attention->layers.end(),
+                    [](const records::AttentionLayer& layer) { return !layer.pair_profile_edges.empty(); })) {
+      if (int code = ReportPlotFiles(plot::WritePairProfilePlots(*attention, plot_options)); code != kOk) return code;
+    }
   }
   if (diagnostics.band_ablation) {
     if (int code = ReportPlotFiles(plot::WriteBandAblationPlot(*diagnostics.band_ablation, plot_options));
@@ -780,6 +803,9 @@ int PlotTrialDiagnostics(const DiagOptions& options, const TrialDiagnostics& dia
     if (int code = ReportPlotFiles(plot::WriteNiahGridPlot(*diagnostics.niah_grid, plot_options)); code != kOk) {
       return code;
     }
+  }
+  if (!diagnostics.probe.empty()) {
+    if (int code = ReportPlotFiles(plot::WriteProbePlot(diagnostics.probe, plot_options)); code != kOk) return code;
   }
   if (!frequencies.profiles.empty() && train_length > 0 && base > 1) {
     plot_options.title = title + " (" + wire::FromConfigEntries(trial.assignments()).dump() + ")";
@@ -799,21 +825,31 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
   const json config = wire::FromConfigObject(trial.config());
   const double base = ConfigNumber(config, "/position/base", 10000.0);
   const double train_length = ConfigNumber(config, "/data/seq_len", 0.0);
-  if (attention == nullptr) {
+  // An evaluation trial may measure no attention (train.diagnostics_sequences 0) and still have its
+  // evaluations: those are shown alone.
+  const bool evaluated = !diagnostics.extrapolation.empty() || !diagnostics.probe.empty() || diagnostics.niah_grid ||
+                         diagnostics.band_ablation;
+  std::string table = options.table;
+  if (table.empty()) table = options.format == "table" ? "all" : attention != nullptr ? "heads" : "all";
+  const bool attention_table = table == "heads" || table == "gaps" || table == "regime" || table == "beta" ||
+                               table == "milestones" || table == "failure_modes";
+  if (attention == nullptr && (!evaluated || attention_table)) {
     std::cerr << "rung diag: trial " << options.trial_id
-              << " has no attention diagnostics yet (they are written when a trial succeeds; see `rung show "
-              << options.trial_id << "`)\n";
+              << " has no attention diagnostics " << (evaluated ? "(train.diagnostics_sequences was 0; its evaluations "
+                                                                  "are --table extrapolation, probe, niah or bands)"
+                                                                : "yet (they are written when a trial succeeds; see `rung show " +
+                                                                      std::to_string(options.trial_id) + "`)")
+              << "\n";
     return kUsage;
   }
   const FrequencyRows frequencies =
       FrequencyTable(diagnostics.tensors, base, train_length > 0 ? train_length : 1.0);
-  std::string table = options.table;
-  if (table.empty()) table = options.format == "table" ? "all" : "heads";
   const std::vector<FailureModesRow> failure_rows =
-      FailureModesWithReference(*attention, "trial " + std::to_string(options.trial_id), config, base);
+      attention != nullptr ? FailureModesWithReference(*attention, "trial " + std::to_string(options.trial_id), config, base)
+                           : std::vector<FailureModesRow>();
   if (table == "all" && options.format == "csv") {
     std::cerr << "rung diag: --format csv needs one --table (heads, gaps, regime, beta, milestones, failure_modes, "
-                 "extrapolation, bands, niah or frequencies)\n";
+                 "extrapolation, probe, bands, niah or frequencies)\n";
     return kUsage;
   }
   if (table == "all" && options.format == "json") {
@@ -821,10 +857,10 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
               << "\n";
   } else {
     const DiagSections sections{table, options.format};
-    PrintAttentionSections(sections, *attention, failure_rows, diagnostics.attention);
+    if (attention != nullptr) PrintAttentionSections(sections, *attention, failure_rows, diagnostics.attention);
     PrintEvaluationSections(sections, diagnostics, frequencies.table, base, train_length);
   }
-  return PlotTrialDiagnostics(options, diagnostics, *attention, failure_rows, frequencies, trial, base, train_length);
+  return PlotTrialDiagnostics(options, diagnostics, attention, failure_rows, frequencies, trial, base, train_length);
 }
 
 // `rung diag --model`: the diagnostics a training milestone records, measured by rung-model on the
@@ -1035,9 +1071,9 @@ void AddDiagCommand(CLI::App& app, int* exit_code) {
     *exit_code = RunDiag(*connection.value(), *options);
   });
   command->add_option("--table", options->table,
-                      "heads, gaps, regime, beta, milestones, failure_modes, extrapolation, bands, niah, frequencies or all; "
+                      "heads, gaps, regime, beta, milestones, failure_modes, extrapolation, probe, bands, niah, frequencies or all; "
                       "with --closed-form: table3, inversion, lambda, table4, theorem6, theorem8 or all")
-      ->check(CLI::IsMember({"heads", "gaps", "regime", "beta", "milestones", "failure_modes", "extrapolation", "bands",
+      ->check(CLI::IsMember({"heads", "gaps", "regime", "beta", "milestones", "failure_modes", "extrapolation", "probe", "bands",
                              "niah", "frequencies", "all", "table3", "inversion", "lambda", "table4", "theorem6",
                              "theorem8"}));
   command->add_option("--plot", options->plot_dir, "Also draw the figures (SVG, PNG) into this folder")->type_name("DIR");
