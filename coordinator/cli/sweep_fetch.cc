@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "coordinator/client/trial_listing.h"
+
 namespace rung::cli {
 
 namespace pb = rung::v1;
@@ -15,14 +17,7 @@ grpc::Status FetchTrials(client::CoordinatorConnection& connection, int64_t swee
 
 grpc::Status FetchTrials(client::CoordinatorConnection& connection, pb::ListTrialsRequest request,
                          std::vector<pb::Trial>* trials) {
-  do {
-    pb::ListTrialsResponse response;
-    grpc::Status status = connection.user().ListTrials(connection.Context().get(), request, &response);
-    if (!status.ok()) return status;
-    trials->insert(trials->end(), response.trials().begin(), response.trials().end());
-    request.set_page_token(response.next_page_token());
-  } while (!request.page_token().empty());
-  return grpc::Status::OK;
+  return client::ListAllTrials(connection, std::move(request), trials);
 }
 
 grpc::Status FetchServerTime(client::CoordinatorConnection& connection, double* seconds,

@@ -11,9 +11,12 @@
 
 #include "coordinator/cli/command_support.h"
 #include "coordinator/cli/sweep_fetch.h"
+#include "coordinator/client/sweep_evaluations.h"
 #include "proto/config_value.h"
 #include "proto/grpc_status.h"
+#include "proto/trainer_record_proto.h"
 #include "sweeps/plot/diagnostics_plot.h"
+#include "sweeps/plot/extrapolation_plot.h"
 #include "sweeps/plot/gnuplot_script.h"
 #include "sweeps/plot/loss_curves_plot.h"
 #include "sweeps/plot/tuning_plot.h"
@@ -30,20 +33,41 @@ Status FromGrpc(const grpc::Status& status, const std::string& what) {
   return FromGrpcStatus(status).WithContext(what);
 }
 
-// "lerope seed 1" from {"position.variant": "lerope", "seed": 1}; axis names shortened to their last part.
-std::string CellLabel(const json& assignments, bool with_seed) {
-  std::string label;
-  if (!assignments.is_object()) return "trial";
+// A cell's axis values by dotted key, as text (an object axis' value as its JSON), the seed only when
+// `with_seed`.
+std::vector<std::pair<std::string, std::string>> AxisValues(const json& assignments, bool with_seed) {
+  std::vector<std::pair<std::string, std::string>> axes;
+  if (!assignments.is_object()) return axes;
   for (auto it = assignments.begin(); it != assignments.end(); ++it) {
-    if (!with_seed && it.key() == "seed") continue;
-    const std::string key = it.key().substr(it.key().rfind('.') == std::string::npos ? 0 : it.key().rfind('.') + 1);
-    const std::string value = ValueText(it.value());
-    if (value.empty()) continue;  // an axis left unset in this cell (from_trial: "")
-    // An object axis' value ({"variant": "adarope", "adarope": {...}}) reads as its entries.
-    const std::string text = it.value().is_object() ? plot::ReadableVariant(value) : key == "variant" ? value : key + " " + value;
-    label += (label.empty() ? "" : " ") + text;
+    if (with_seed || it.key() != "seed") axes.emplace_back(it.key(), ValueText(it.value()));
   }
+  return axes;
+}
+
+// "lerope seed 1" from {"position.variant": "lerope", "seed": 1}; axis names shortened to their last
+// part (plot::AxesLabel).
+std::string CellLabel(const json& assignments, bool with_seed) {
+  const std::string label = plot::AxesLabel(AxisValues(assignments, with_seed));
   return label.empty() ? "trial" : label;
+}
+
+// The evaluated trials as the figures take them: their axis values (seed included: what differs
+// labels the lines), and a pair of figures per rung when they span several.
+StatusOr<std::vector<plot::EvaluatedTrial>> EvaluatedTrials(const std::vector<client::TrialEvaluations>& evaluations) {
+  std::set<std::string> rungs;
+  for (const client::TrialEvaluations& evaluated : evaluations) rungs.insert(evaluated.trial.rung_label());
+  std::vector<plot::EvaluatedTrial> trials;
+  for (const client::TrialEvaluations& evaluated : evaluations) {
+    plot::EvaluatedTrial& trial = trials.emplace_back();
+    if (rungs.size() > 1) trial.group = evaluated.trial.rung_label();
+    trial.axes = AxisValues(wire::FromConfigEntries(evaluated.trial.assignments()), true);
+    trial.val_loss = evaluated.val_loss;
+    for (const pb::ExtrapolationResult& result : evaluated.table.results()) {
+      const Status read = wire::StructFromMessage(result, &trial.results.emplace_back());
+      if (!read.ok()) return read.WithContext("the extrapolation table of trial " + std::to_string(evaluated.trial.trial_id()));
+    }
+  }
+  return trials;
 }
 
 // The most cells one training-curve figure draws before a rung is split by its other axes.
@@ -51,8 +75,8 @@ constexpr size_t kCellsPerFigure = 8;
 
 }  // namespace
 
-StatusOr<std::vector<std::string>> WriteSweepFigures(CoordinatorConnection& connection, int64_t sweep_id,
-                                                     const std::string& out_dir, const std::string& gnuplot) {
+StatusOr<SweepFigures> WriteSweepFigures(CoordinatorConnection& connection, int64_t sweep_id, const std::string& out_dir,
+                                         const std::string& gnuplot) {
   std::vector<pb::Trial> trials;
   RUNG_RETURN_IF_ERROR(FromGrpc(FetchTrials(connection, sweep_id, &trials), "listing the sweep's trials"));
   pb::GetSweepRequest sweep_request;
@@ -103,7 +127,14 @@ StatusOr<std::vector<std::string>> WriteSweepFigures(CoordinatorConnection& conn
   curve_options.out_dir = out_dir;
   curve_options.title = sweep.name();
   curve_options.gnuplot = gnuplot;
-  RUNG_ASSIGN_OR_RETURN(std::vector<std::string> files, plot::WriteLossCurvesPlots(curves, curve_options));
+  SweepFigures figures;
+  std::vector<std::string>& files = figures.files;
+  if (std::any_of(curves.begin(), curves.end(), [](const plot::LossCurve& curve) { return !curve.points.empty(); })) {
+    RUNG_ASSIGN_OR_RETURN(files, plot::WriteLossCurvesPlots(curves, curve_options));
+  } else {
+    figures.skipped.push_back("loss_curves: no SUCCEEDED trial has a validation curve against training compute "
+                              "(an evaluation trial, train.steps 0, trains nothing)");
+  }
 
   // A tuned sweep: the metric against the tuned value per rung, and the best value against N.
   if (!sweep.tuning().empty()) {
@@ -215,7 +246,26 @@ StatusOr<std::vector<std::string>> WriteSweepFigures(CoordinatorConnection& conn
                           plot::WriteFrequencyProfilePlot(profiles, base, train_length, profile_options));
     files.insert(files.end(), profile.begin(), profile.end());
   }
-  return files;
+
+  // The evaluations beyond the training length: loss against the evaluation length, and by position.
+  std::vector<client::TrialEvaluations> evaluations;
+  RUNG_RETURN_IF_ERROR(FromGrpc(client::FetchSweepEvaluations(connection, sweep_id, &evaluations),
+                                "reading the evaluations beyond the training length"));
+  if (!evaluations.empty()) {
+    RUNG_ASSIGN_OR_RETURN(const std::vector<plot::EvaluatedTrial> evaluated, EvaluatedTrials(evaluations));
+    plot::ExtrapolationPlotOptions extrapolation_options;
+    extrapolation_options.out_dir = out_dir;
+    extrapolation_options.title = sweep.name();
+    extrapolation_options.gnuplot = gnuplot;
+    RUNG_ASSIGN_OR_RETURN(const std::vector<std::string> written,
+                          plot::WriteExtrapolationPlots(evaluated, extrapolation_options));
+    files.insert(files.end(), written.begin(), written.end());
+  }
+  if (files.empty()) {
+    return Status::InvalidArgument("sweep " + sweep.name() + " has no validation curve against compute and no "
+                                   "evaluation beyond the training length to draw");
+  }
+  return figures;
 }
 
 }  // namespace rung::cli

@@ -12,9 +12,18 @@
 //   lr_sweep_<rung>.{svg,png}      tuned sweeps: the metric against the tuned value, one line per
 //   best_lr.{svg,png}              method, the chosen value marked; each method's best value against
 //                                  N with its fitted law (sweeps/plot/tuning_plot.h)
-// Everything is read over gRPC (ListTrials, GetTrial, GetMetrics, GetDiagnostics, GetTuning).
-// Contract: a sweep without any curve is INVALID_ARGUMENT; a sweep without learned rotary
-// frequencies simply has no frequency_profile figure.
+//   loss_vs_length[_<rung>]        trials with evaluations beyond the training length (an evaluation
+//   loss_by_position[_<rung>]      sweep, train.steps 0, or train.extrapolation_multiples): the loss
+//                                  against the evaluation length and by position at the longest, one
+//                                  line per method and trial labelled by the axis values that differ
+//                                  (sweeps/plot/extrapolation_plot.h); one pair per rung when they
+//                                  span several
+// Everything is read over gRPC (ListTrials, GetTrial, GetMetrics, GetDiagnostics, GetTuning,
+// QueryResults: coordinator/client/sweep_evaluations.h).
+// Contract: a figure with nothing to draw is left out, and the training curves are named in
+// `skipped` with the reason (an evaluation sweep trains nothing); a sweep with neither curves nor
+// evaluations is INVALID_ARGUMENT; a sweep without learned rotary frequencies simply has no
+// frequency_profile figure.
 #pragma once
 
 #include <string>
@@ -25,7 +34,12 @@
 
 namespace rung::cli {
 
-StatusOr<std::vector<std::string>> WriteSweepFigures(CoordinatorConnection& connection, int64_t sweep_id,
-                                                     const std::string& out_dir, const std::string& gnuplot);
+struct SweepFigures {
+  std::vector<std::string> files;    // the figures written
+  std::vector<std::string> skipped;  // "<figures>: <why they were not drawn>"
+};
+
+StatusOr<SweepFigures> WriteSweepFigures(CoordinatorConnection& connection, int64_t sweep_id, const std::string& out_dir,
+                                         const std::string& gnuplot);
 
 }  // namespace rung::cli

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "coordinator/client/message_json.h"
+#include "coordinator/client/sweep_evaluations.h"
 #include "core/config/inverse_temperature_form.h"
 #include "core/config/length_extension_method.h"
 #include "core/config/positional_variant.h"
@@ -155,6 +156,7 @@ ApiResponse DashboardApi::Handle(const ApiRequest& request) {
       if (what == "results") return Results(*id, request);
       if (what == "fit") return Fit(*id);
       if (what == "tuning") return Tuning(*id);
+      if (what == "extrapolation") return Extrapolation(*id);
     } else {
       if (what.empty()) return Trial(*id);
       if (what == "metrics") return Metrics(*id, request);
@@ -348,6 +350,21 @@ ApiResponse DashboardApi::Tuning(int64_t sweep_id) {
   grpc::Status status = connection_.user().GetTuning(connection_.Context().get(), request, &tuning);
   if (!status.ok()) return FromGrpc(status);
   return Ok(client::ToJson(tuning));
+}
+
+ApiResponse DashboardApi::Extrapolation(int64_t sweep_id) {
+  std::vector<client::TrialEvaluations> evaluated;
+  grpc::Status status = client::FetchSweepEvaluations(connection_, sweep_id, &evaluated);
+  if (!status.ok()) return FromGrpc(status);
+  json trials = json::array();
+  for (client::TrialEvaluations& entry : evaluated) {
+    // The page charts each evaluation's mean; the per-position losses stay on the trial's page.
+    for (pb::ExtrapolationResult& result : *entry.table.mutable_results()) result.clear_val_loss_per_position();
+    trials.push_back(json{{"trial", client::ToJson(entry.trial)},
+                          {"val_loss", entry.val_loss ? NumberOrNull(*entry.val_loss) : json(nullptr)},
+                          {"results", client::ToJson(entry.table).value("results", json::array())}});
+  }
+  return Ok(json{{"trials", trials}});
 }
 
 ApiResponse DashboardApi::Trial(int64_t trial_id) {

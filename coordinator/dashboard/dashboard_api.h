@@ -26,6 +26,11 @@
 //                                          "before_finish": true, or 409. "report" is what
 //                                          `rung fit --format json` prints
 //   GET  /api/sweeps/ID/tuning             GetTuning
+//   GET  /api/sweeps/ID/extrapolation      the evaluations beyond the training length of its SUCCEEDED
+//                                          trials (coordinator/client/sweep_evaluations.h): {"trials":
+//                                          [{"trial" (ListTrials' Trial), "val_loss" (at the training
+//                                          length, null if none), "results" (ExtrapolationResult, without
+//                                          val_loss_per_position)}]}, only trials that have results
 //   GET  /api/sweeps/ID/events?metric=M    server-sent events (dashboard_server.h, sweep_events.h)
 //   GET  /api/trials/ID                    GetTrial (FULL)
 //   GET  /api/trials/ID/metrics?names=A,B&points=N   GetMetrics
@@ -76,6 +81,7 @@ class DashboardApi {
   ApiResponse Results(int64_t sweep_id, const ApiRequest& request);
   ApiResponse Fit(int64_t sweep_id);
   ApiResponse Tuning(int64_t sweep_id);
+  ApiResponse Extrapolation(int64_t sweep_id);
   ApiResponse Trial(int64_t trial_id);
   ApiResponse Metrics(int64_t trial_id, const ApiRequest& request);
   ApiResponse Logs(int64_t trial_id, const ApiRequest& request);

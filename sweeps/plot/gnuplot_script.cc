@@ -109,6 +109,17 @@ std::string ReadableVariant(const std::string& variant) {
   return position.empty() ? others : others.empty() ? position : position + " " + others;
 }
 
+std::string AxesLabel(const std::vector<std::pair<std::string, std::string>>& axes) {
+  std::string label;
+  for (const auto& [key, value] : axes) {
+    if (value.empty()) continue;
+    const std::string name = key.substr(key.rfind('.') == std::string::npos ? 0 : key.rfind('.') + 1);
+    const std::string text = value.front() == '{' ? ReadableVariant(value) : name == "variant" ? value : name + " " + value;
+    label += (label.empty() ? "" : " ") + text;
+  }
+  return label;
+}
+
 std::string FileNamePart(const std::string& text) {
   std::string safe;
   for (char c : text) safe += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';

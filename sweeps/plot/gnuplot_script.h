@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/common/status.h"
@@ -26,6 +27,11 @@ std::string FileNamePart(const std::string& text);
 // names and the JSON of an object axis' value, {"adarope":{"fixed_log":true},"variant":"adarope"} ->
 // "adarope fixed_log=true"; any other name as it is.
 std::string ReadableVariant(const std::string& variant);
+// A cell's axis values (dotted key, value as text; an object axis' value as its JSON) as a figure's
+// key shows them: "variant" values alone, an object value as ReadableVariant reads it, any other as
+// "<last part of the key> <value>", joined by spaces; values that are "" (an axis left unset) left out.
+// {position.variant: lerope, train.extrapolation_yarn_c: 0.07} -> "lerope extrapolation_yarn_c 0.07".
+std::string AxesLabel(const std::vector<std::pair<std::string, std::string>>& axes);
 // printf-style formatting of one number.
 std::string Format(const char* format, double value);
 

@@ -7,7 +7,9 @@
 // its metrics; a control endpoint refused (403); SVG and PNG downloads; the diagnostics charts of a
 // trial trained for real (E_2 per head, pair usage, pair-by-distance panels per head, the gap-counting
 // fit, loss beyond the training length, the failure modes table; a milestone chosen in the URL)
-// against its /api/trials/ID/diagnostics record; the comparison of the two sweeps (ticked in the
+// against its /api/trials/ID/diagnostics record; that sweep's loss against the evaluation length (a
+// chart per rung, a line per variant and method) against /api/sweeps/ID/extrapolation, and none on a
+// sweep without evaluations; the comparison of the two sweeps (ticked in the
 // list): its cells' best and last values against /api/sweeps/ID/results, shared axes, the state in
 // the URL; nothing fetched from anywhere but the dashboard; with a second dashboard run with
 // --allow-control, its pause and resume buttons, and a control POST without X-Rung-Control or from
@@ -161,6 +163,9 @@ try {
     }
   }
   check(true, `the trials table's final, best and last equal the API's for all ${trials.length} trials`);
+  await page.waitForSelector('#extrapolation[data-trials]', { state: 'attached', timeout: 30000 });
+  check(await page.getAttribute('#extrapolation', 'data-trials') === '0' && !(await page.$('[data-chart="sweep-extrapolation"]')),
+    'a sweep without evaluations beyond the training length has no loss-against-length chart');
   // A legend without the cursor on the chart shows its labels without a dangling ":".
   const legendEnds = await page.$$eval('.u-legend.u-live th', (cells) => cells.map((th) => getComputedStyle(th, '::after').content));
   check(legendEnds.length > 0 && legendEnds.every((content) => content === 'none' || content === 'normal'),
@@ -332,6 +337,42 @@ try {
   const early = await page.$eval('[data-chart="diag-effective-length"]', (host) => host.rungChart.series[1].values);
   check(page.url().includes(`diag_step=${attentions[0].step}`) && early.every((v, p) => close(v, attentions[0].attention.layers[0].heads[0].effective_length_by_position[p])),
     `the milestone at step ${attentions[0].step} is in the URL and its record is drawn after a reload`);
+
+  // ---- the diagnostics sweep's page: its loss against the evaluation length, a chart per rung, a line
+  // per variant (what differs between its trials) and method, against /api/sweeps/ID/extrapolation
+  const evaluated = (await api(`/api/sweeps/${diagnosticsSweepId}/extrapolation`)).trials;
+  check(evaluated.length === diagTrials.length, `every trial of the diagnostics sweep has its evaluations beyond T (${evaluated.length})`);
+  await page.goto(`${origin}/#/sweep/${diagnosticsSweepId}`);
+  await ready(`#/sweep/${diagnosticsSweepId}`);
+  await page.waitForSelector('#extrapolation[data-trials]', { state: 'attached', timeout: 30000 });
+  const lengthCharts = await page.$$eval('[data-chart="sweep-extrapolation"]', (hosts) => hosts.map((h) => ({ rung: h.dataset.rung, spec: h.rungChart })));
+  const evaluatedRungs = [...new Set(evaluated.map((e) => e.trial.rung_label))];
+  check(lengthCharts.length === evaluatedRungs.length && lengthCharts.every((c) => evaluatedRungs.includes(c.rung)),
+    `a loss-against-length chart per rung (${lengthCharts.map((c) => c.rung).join(', ')})`);
+  let lengthPoints = 0;
+  for (const { rung, spec: chart } of lengthCharts) {
+    const members = evaluated.filter((e) => e.trial.rung_label === rung);
+    const expected = members.flatMap((e) => [...new Set(e.results.map((r) => r.method))].map((m) => `${e.trial.assignments['position.variant']} (${m})`));
+    check(JSON.stringify(chart.series.map((s) => s.label).sort()) === JSON.stringify(expected.sort()),
+      `rung ${rung}: a line per variant and method (${chart.series.map((s) => s.label).join(', ')})`);
+    for (const e of members) {
+      for (const r of e.results) {
+        const series = chart.series.find((s) => s.label === `${e.trial.assignments['position.variant']} (${r.method})`);
+        const T = Number(r.length) / Number(r.multiple);
+        const at = (length) => series.values[chart.x.indexOf(length)];
+        if (!close(at(Number(r.length)), Number(r.val_loss)) || !close(at(T), Number(e.val_loss))) {
+          throw new Error(`rung ${rung} ${series.label}: page ${at(T)} at ${T}, ${at(Number(r.length))} at ${r.length}; API ${e.val_loss}, ${r.val_loss}`);
+        }
+        lengthPoints += 2;
+      }
+    }
+    check(chart.logX && JSON.stringify(chart.xTicks) === JSON.stringify(chart.x) && chart.whiskers.length === 1 && chart.whiskers[0].x === 16,
+      `rung ${rung}: a log x axis with a tick at each length (${chart.x.join(', ')}), the training length 16 marked`);
+  }
+  check(lengthPoints > 0, `the lines equal the API's losses at the training length and each evaluated length (${lengthPoints} points)`);
+  await (await page.$('#extrapolation')).screenshot({ path: join(shots, 'sweep-extrapolation.png') });
+  const [lengthSvg] = await Promise.all([page.waitForEvent('download'), page.click('[data-chart="sweep-extrapolation"] .downloads button:text("SVG")')]);
+  check(readFileSync(await lengthSvg.path(), 'utf8').includes('<polyline'), `the loss-against-length chart downloads as SVG (${lengthSvg.suggestedFilename()})`);
 
   // ---- the two sweeps side by side: ticked in the list
   await page.goto(`${origin}/#/`);

@@ -3,7 +3,8 @@
 // `rung dashboard` in a real browser while a real sweep runs: rung-coordinator on 127.0.0.1 with a
 // fresh database and tokens; first a small sweep trained for real by one rung-worker running rung-train
 // (a few steps, with attention diagnostics and evaluation beyond the training length: the trial page's
-// diagnostics charts and the comparison view read it); then two rung-worker processes playing
+// diagnostics charts, its sweep page's loss against the evaluation length and the comparison view
+// read it); then two rung-worker processes playing
 // rung-stand-in (the tests' stand-in trainer: rung-train's whole contract without training, paced so
 // that the sweep runs for some seconds), the sweep submitted through the API, `rung dashboard` as a
 // process on a free port, and

@@ -94,6 +94,16 @@ class DashboardHttpTest : public ::testing::Test {
     return json::parse(result->body, nullptr, false);
   }
 
+  // A user's connection to the fixture's coordinator, whose own answers the endpoints are held to.
+  static std::unique_ptr<client::CoordinatorConnection> UserConnection() {
+    client::ConnectionOptions options;
+    options.address = coordinator_->address();
+    options.token_file = coordinator_->user_token_file();
+    StatusOr<std::unique_ptr<client::CoordinatorConnection>> connection = client::CoordinatorConnection::Open(options);
+    EXPECT_TRUE(connection.ok()) << connection.status().ToString();
+    return connection.ok() ? std::move(connection).value() : nullptr;
+  }
+
   // The server still answers a logged-in request.
   void ExpectStillServing() {
     httplib::Client fresh("127.0.0.1", server_->port());
@@ -246,12 +256,8 @@ TEST_F(DashboardHttpTest, EndpointsAnswerWhatTheCoordinatorAnswers) {
   ASSERT_EQ(trials["trials"].size(), 8u);
 
   // The curves of sweep 1 against GetMetrics of each trial, point for point.
-  auto channel = grpc::CreateChannel(coordinator_->address(), grpc::InsecureChannelCredentials());
-  client::ConnectionOptions connection_options;
-  connection_options.address = coordinator_->address();
-  connection_options.token_file = coordinator_->user_token_file();
-  auto connection = client::CoordinatorConnection::Open(connection_options);
-  ASSERT_TRUE(connection.ok());
+  const std::unique_ptr<client::CoordinatorConnection> connection = UserConnection();
+  ASSERT_NE(connection, nullptr);
   json curves = GetJson("/api/sweeps/1/curves?metric=val_loss&x=tokens&points=4000");
   ASSERT_FALSE(curves["trials"].empty());
   for (const json& curve : curves["trials"]) {
@@ -259,7 +265,7 @@ TEST_F(DashboardHttpTest, EndpointsAnswerWhatTheCoordinatorAnswers) {
     request.set_trial_id(std::stoll(curve["trial_id"].dump()));
     request.add_names("val_loss");
     v1::GetMetricsResponse expected;
-    ASSERT_TRUE((*connection)->user().GetMetrics((*connection)->Context().get(), request, &expected).ok());
+    ASSERT_TRUE(connection->user().GetMetrics(connection->Context().get(), request, &expected).ok());
     ASSERT_EQ(expected.series_size(), 1);
     ASSERT_EQ(curve["points"].size(), static_cast<size_t>(expected.series(0).points_size()));
     for (int i = 0; i < expected.series(0).points_size(); ++i) {
@@ -279,7 +285,7 @@ TEST_F(DashboardHttpTest, EndpointsAnswerWhatTheCoordinatorAnswers) {
   list.set_fit_id(1);
   list.set_with_report(true);
   v1::ListFitsResponse stored;
-  ASSERT_TRUE((*connection)->user().ListFits((*connection)->Context().get(), list, &stored).ok());
+  ASSERT_TRUE(connection->user().ListFits(connection->Context().get(), list, &stored).ok());
   ASSERT_EQ(fit["report"].size(), static_cast<size_t>(stored.fits(0).report_size()));
   EXPECT_EQ(fit["report"][0]["variant"], stored.fits(0).report(0).variant());
   EXPECT_EQ(fit["report"][0]["role"], "estimate");
@@ -294,6 +300,49 @@ TEST_F(DashboardHttpTest, EndpointsAnswerWhatTheCoordinatorAnswers) {
   json results = GetJson("/api/sweeps/1/results?summary=best&group_by=position.variant");
   EXPECT_EQ(results["group_by"][0], "position.variant");
   EXPECT_EQ(GetJson("/api/info")["control"], false);
+}
+
+// Sweep 1's six SUCCEEDED trials were each evaluated at 2x their training length with none and yarn:
+// each comes with its extrapolation table as GetDiagnostics has it (the per-position losses left to the
+// trial's page) and its val_loss at the training length; the RUNNING and FAILED trials do not, nor do
+// sweep 2's PENDING ones.
+TEST_F(DashboardHttpTest, TheExtrapolationEndpointHasEachEvaluatedTrialsTableAndItsLossAtTheTrainingLength) {
+  StartServer();
+  const std::unique_ptr<client::CoordinatorConnection> connection = UserConnection();
+  ASSERT_NE(connection, nullptr);
+  json answer = GetJson("/api/sweeps/1/extrapolation");
+  ASSERT_EQ(answer["trials"].size(), 6u) << answer.dump();
+  for (const json& entry : answer["trials"]) {
+    const int64_t trial_id = std::stoll(entry["trial"]["trial_id"].get<std::string>());
+    EXPECT_EQ(entry["trial"]["state"], "TRIAL_STATE_SUCCEEDED");
+    EXPECT_TRUE(entry["trial"]["assignments"].contains("position.variant")) << entry["trial"].dump();
+    v1::GetTrialRequest get_trial;
+    get_trial.set_trial_id(trial_id);
+    v1::Trial trial;
+    ASSERT_TRUE(connection->user().GetTrial(connection->Context().get(), get_trial, &trial).ok());
+    EXPECT_EQ(entry["val_loss"].get<double>(), trial.final_metric()) << "the sweep's metric is val_loss";
+    v1::GetDiagnosticsRequest request;
+    request.set_trial_id(trial_id);
+    request.add_names("extrapolation");
+    v1::GetDiagnosticsResponse stored;
+    ASSERT_TRUE(connection->user().GetDiagnostics(connection->Context().get(), request, &stored).ok());
+    ASSERT_EQ(stored.diagnostics_size(), 1);
+    const v1::ExtrapolationTable& table = stored.diagnostics(0).extrapolation();
+    ASSERT_EQ(entry["results"].size(), static_cast<size_t>(table.results_size()));
+    for (int i = 0; i < table.results_size(); ++i) {
+      const json& result = entry["results"][i];
+      EXPECT_EQ(result["method"], table.results(i).method());
+      EXPECT_EQ(result["length"], std::to_string(table.results(i).length())) << "int64 as proto3 JSON writes it";
+      EXPECT_EQ(result["multiple"], "2");
+      EXPECT_EQ(result["val_loss"].get<double>(), table.results(i).val_loss());
+      EXPECT_TRUE(result["val_loss_per_position"].empty());
+    }
+  }
+  EXPECT_EQ(answer["trials"][0]["results"][1]["method"], "yarn");
+  EXPECT_TRUE(GetJson("/api/sweeps/2/extrapolation")["trials"].empty());
+  httplib::Result unknown = client_->Get("/api/sweeps/99/extrapolation", LoggedIn());
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404) << unknown->body;
 }
 
 TEST_F(DashboardHttpTest, TheRegistryEndpointListsEveryVariantFormAndMethodOfThisBuildInOrder) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace rung::plot_testing {
 
@@ -25,6 +26,13 @@ inline std::string Read(const std::filesystem::path& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// The names (without their folder) of the files a plotter wrote, in its order.
+inline std::vector<std::string> FileNames(const std::vector<std::string>& paths) {
+  std::vector<std::string> names;
+  for (const std::string& path : paths) names.push_back(std::filesystem::path(path).filename().string());
+  return names;
 }
 
 }  // namespace rung::plot_testing

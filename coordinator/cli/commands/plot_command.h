@@ -4,7 +4,10 @@
 // against compute per variant, the shared-E power-law fits, piecewise multipliers as labels) and
 // multipliers.{svg,png} (the multiplier against compute per variant), with their gnuplot script and
 // data, into DIR (sweeps/plot/gnuplot_plot.h). `rung plot SWEEP --out DIR` (a stored sweep) also
-// draws its validation curves per rung and learned frequency profiles (sweep_figures.h).
+// draws its validation curves per rung, learned frequency profiles and evaluations beyond the
+// training length (sweep_figures.h). A stored sweep whose SUCCEEDED trials all trained nothing
+// (evaluation trials, train.steps 0) has no ladder: its other figures are drawn, and stderr says
+// "rung plot: skipped <figures>: <why>" for each kind left out.
 // Needs gnuplot (Debian: gnuplot-nox).
 //
 // Exit codes (exit_codes.h): 0 done; 2 bad input (missing file, bad CSV, unknown baseline, an

@@ -703,5 +703,82 @@ TEST_F(QueryServiceTest, TheRungCommandsPrintResultsFitsExportsAndLogsWithTheirE
   EXPECT_THAT(logs.lines.back(), HasSubstr("SUCCEEDED"));
 }
 
+// An evaluation sweep: one checkpoint evaluated at 2x and 4x its training length (T = 16) with none
+// and yarn, over three YaRN c values; its trials train nothing (train.steps 0). Leased before the
+// ladder's trials (priority 1).
+std::string EvaluationSpec() {
+  return "name: yarn-c\n"
+         "metric: {name: val_loss, goal: minimize}\n"
+         "data: {source: builtin, seq_len: 16}\n"
+         "model: {layers: 1, d_model: 16, heads: 2, mlp: gelu}\n"
+         "train: {batch_size: 2, steps: 0, init: {checkpoint: /checkpoints/base}, extrapolation_multiples: [2, 4],\n"
+         "        extrapolation_methods: [none, yarn]}\n"
+         "resources: {cpus: 1}\n"
+         "policy: {priority: 1}\n"
+         "sweep:\n"
+         "  train.extrapolation_yarn_c: [0.07, 0.1, 0.2]\n";
+}
+
+// What rung-train reports for an evaluation trial of EvaluationSpec: the held-out loss at step 0 and
+// its final record, the yarn losses rising with c (the 4x per-position losses rising by 0.001 a position).
+std::vector<std::string> EvaluationRecords(double c) {
+  nlohmann::json extrapolation = nlohmann::json::array();
+  for (int multiple : {2, 4}) {
+    for (const std::string method : {"none", "yarn"}) {
+      const double loss = method == "none" ? 2.0 + multiple : 2.0 + 0.25 * multiple + c;
+      nlohmann::json per_position = nlohmann::json::array();
+      for (int position = 0; position < 16 * multiple; ++position) per_position.push_back(loss + 0.001 * position);
+      extrapolation.push_back({{"multiple", multiple}, {"length", 16 * multiple}, {"method", method},
+                               {"val_loss", loss}, {"val_loss_per_position", per_position}});
+    }
+  }
+  const nlohmann::json step = {{"type", "step"}, {"step", 0}, {"tokens", 0}, {"flops", 0.0}, {"lr", 0.0},
+                               {"val_loss", 2.0}};
+  const nlohmann::json final_record = {{"type", "final"}, {"step", 0}, {"tokens", 0}, {"val_loss", 2.0},
+                                       {"extrapolation", extrapolation}};
+  return {ProvenanceRecord(), step.dump(), final_record.dump()};
+}
+
+TEST_F(QueryServiceTest, RungPlotOfAnEvaluationSweepDrawsItsEvaluationsAndSaysWhatItSkipped) {
+  if (std::system("gnuplot --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot not installed";
+  const int64_t sweep = Submit(EvaluationSpec()).sweep_id();
+  ASSERT_GT(sweep, 0);
+  std::map<int64_t, double> c_of;  // trial id -> its c
+  for (const v1::Trial& trial : ListTrials(sweep)) {
+    c_of[trial.trial_id()] = wire::FromConfigEntries(trial.assignments())["train.extrapolation_yarn_c"].get<double>();
+  }
+  ASSERT_EQ(c_of.size(), 3u);
+  for (size_t i = 0; i < c_of.size(); ++i) {
+    std::optional<v1::TrialLease> lease = Lease("w1");
+    ASSERT_TRUE(lease.has_value());
+    ASSERT_EQ(c_of.count(lease->trial_id()), 1u) << "the evaluation trials are leased first";
+    ASSERT_TRUE(Report("w1", *lease, 1, EvaluationRecords(c_of[lease->trial_id()])).ok());
+    v1::CompleteResponse completed;
+    ASSERT_TRUE(Complete(Completion("w1", *lease, v1::OUTCOME_SUCCEEDED, 1), &completed).ok());
+    ASSERT_EQ(completed.trial_state(), v1::TRIAL_STATE_SUCCEEDED);
+  }
+
+  const std::string figures = scratch_.Path("evaluation-figures");
+  CommandRun plotted = Rung({"plot", std::to_string(sweep), "--out", figures});
+  ASSERT_EQ(plotted.exit_code, 0) << plotted.err;
+  EXPECT_THAT(plotted.lines, ElementsAre(figures + "/loss_vs_length.svg", figures + "/loss_vs_length.png",
+                                         figures + "/loss_by_position.svg", figures + "/loss_by_position.png"));
+  EXPECT_THAT(plotted.err, HasSubstr("rung plot: skipped loss_vs_compute and multipliers: the sweep's 3 SUCCEEDED "
+                                     "trial(s) trained nothing (evaluation trials, train.steps 0)"));
+  EXPECT_THAT(plotted.err, HasSubstr("rung plot: skipped loss_curves: no SUCCEEDED trial has a validation curve"));
+  // A line per c and method, from the trials' val_loss at T = 16 through 2x and 4x.
+  const std::string lengths = agent::testing::FileText(figures + "/loss_vs_length.dat");
+  EXPECT_THAT(lengths, HasSubstr("# extrapolation_yarn_c 0.1 (yarn)\n16 2\n32 2.6\n64 3.1\n"));
+  EXPECT_THAT(lengths, HasSubstr("# extrapolation_yarn_c 0.2 (none)\n16 2\n32 4\n64 6\n"));
+  EXPECT_THAT(agent::testing::FileText(figures + "/extrapolation.gp"), HasSubstr("yarn-c: loss by position at 64 tokens"));
+  EXPECT_THAT(agent::testing::FileText(figures + "/loss_by_position.dat"),
+              HasSubstr("# extrapolation_yarn_c 0.07 (yarn) at 64 tokens (1 position(s) a bucket)\n1 3.07\n2 3.071\n"));
+
+  // A sweep with nothing to draw is still refused: the ladder sweep has no SUCCEEDED trial yet.
+  CommandRun refused = Rung({"plot", std::to_string(sweep_id_), "--out", scratch_.Path("nothing")});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_THAT(refused.err, HasSubstr("has no SUCCEEDED trial yet"));
+}
+
 }  // namespace
 }  // namespace rung::server

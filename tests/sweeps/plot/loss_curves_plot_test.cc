@@ -71,10 +71,9 @@ TEST(LossCurvesPlot, GroupedCellsOfARungAreOneFigurePerGroup) {
   }
   StatusOr<std::vector<std::string>> files = WriteLossCurvesPlots(curves, options);
   ASSERT_TRUE(files.ok()) << files.status().message();
-  std::vector<std::string> names;
-  for (const std::string& file : *files) names.push_back(fs::path(file).filename().string());
-  EXPECT_EQ(names, (std::vector<std::string>{"loss_curves_L1-d32_window_width_1.svg", "loss_curves_L1-d32_window_width_1.png",
-                                            "loss_curves_L1-d32_window_width_16.svg", "loss_curves_L1-d32_window_width_16.png"}));
+  EXPECT_EQ(plot_testing::FileNames(*files),
+            (std::vector<std::string>{"loss_curves_L1-d32_window_width_1.svg", "loss_curves_L1-d32_window_width_1.png",
+                                      "loss_curves_L1-d32_window_width_16.svg", "loss_curves_L1-d32_window_width_16.png"}));
   const std::string script = plot_testing::Read(dir / "loss_curves.gp");
   EXPECT_NE(script.find("nrw: rung L1-d32, window"), std::string::npos) << script;
   EXPECT_NE(script.find("width 16\""), std::string::npos) << script;

@@ -29,6 +29,8 @@ export interface ChartSpec {
   // Fixed axis ranges (charts meant to be read side by side share them); default: the data's.
   xRange?: [number, number];
   yRange?: [number, number];
+  // The x axis' ticks (the lengths a chart evaluated, say); default: 1-2-5 steps (ticks()).
+  xTicks?: number[];
 }
 
 export const PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#17becf',
@@ -91,6 +93,11 @@ export function ticks(lo: number, hi: number, log: boolean): number[] {
   return out;
 }
 
+// An x tick as written: a chart's own ticks exactly (16384 tokens), others to 3 digits.
+function xTickText(spec: ChartSpec, value: number): string {
+  return spec.xTicks ? String(value) : fmt(value, 3);
+}
+
 function escapeXml(text: string): string {
   return text.replace(/[<>&"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;' }[c] as string));
 }
@@ -116,10 +123,10 @@ export function toSvg(spec: ChartSpec, hidden: Set<number> = new Set()): string 
   parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${height}" viewBox="0 0 ${W} ${height}" font-family="sans-serif" font-size="13">`);
   parts.push(`<rect width="${W}" height="${height}" fill="white"/>`);
   parts.push(`<text x="${W / 2}" y="24" text-anchor="middle" font-size="16" font-weight="bold">${escapeXml(spec.title)}</text>`);
-  for (const t of ticks(x0, x1, !!spec.logX)) {
+  for (const t of spec.xTicks ? spec.xTicks.filter((t) => t >= x0 && t <= x1) : ticks(x0, x1, !!spec.logX)) {
     const x = sx(t).toFixed(1);
     parts.push(`<line x1="${x}" x2="${x}" y1="${T}" y2="${H - B}" stroke="#e5e5e5"/>`);
-    parts.push(`<text x="${x}" y="${H - B + 18}" text-anchor="middle">${fmt(t, 3)}</text>`);
+    parts.push(`<text x="${x}" y="${H - B + 18}" text-anchor="middle">${xTickText(spec, t)}</text>`);
   }
   for (const t of ticks(y0, y1, !!spec.logY)) {
     const y = sy(t).toFixed(1);
@@ -240,7 +247,9 @@ export function drawChart(host: HTMLElement, spec: ChartSpec): void {
     scales: { x: { time: false, distr: spec.logX ? 3 : 1, range: spec.xRange ? () => spec.xRange : undefined },
               y: { distr: spec.logY ? 3 : 1, range: spec.yRange ? () => spec.yRange : undefined } },
     axes: [
-      { label: spec.xLabel + (spec.logX ? ' (log)' : ''), values: (_u: any, vals: number[]) => vals.map((v) => fmt(v, 3)) },
+      // A chart's own ticks are each labelled (a log axis' default filter keeps only 1-2-5 steps).
+      { label: spec.xLabel + (spec.logX ? ' (log)' : ''), values: (_u: any, vals: (number | null)[]) => vals.map((v) => (v === null ? '' : xTickText(spec, v))),
+        splits: spec.xTicks ? () => spec.xTicks : undefined, filter: spec.xTicks ? (_u: any, splits: number[]) => splits : undefined },
       { label: spec.yLabel + (spec.logY ? ' (log)' : ''), size: 70, values: (_u: any, vals: number[]) => vals.map((v) => fmt(v, 4)) },
     ],
     // Legend boxes show their line's dash (CSS has three: solid, dashed, dotted).

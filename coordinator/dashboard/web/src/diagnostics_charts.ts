@@ -6,10 +6,12 @@
 // length, and per position), the heads table and the failure modes (mean over heads per context M
 // and precision, as `rung diag --table failure_modes`) with a verdict in words. Documents:
 // /api/trials/ID/diagnostics, typed as the proto's TrialDiagnostic (docs/science.md sections 7, 9 and 12).
+// And a sweep's loss beyond the training length, a line per trial and method, as `rung plot SWEEP`
+// draws it (sweeps/plot/extrapolation_plot.h), from /api/sweeps/ID/extrapolation.
 import { ChartSpec, drawChart, PALETTE, Series } from './charts';
 import { drawHeatmap, HeatmapSpec } from './heatmap';
 import { el, fmt, hashParams, setHashParam } from './format';
-import type { AttentionDiagnostics, AttentionHead, AttentionLayer, ExtrapolationResult, GapCounting, HeadFailureModes, TrialDiagnostic } from 'rung-wire';
+import type { AttentionDiagnostics, AttentionHead, AttentionLayer, ExtrapolationResult, GapCounting, HeadFailureModes, Trial, TrialDiagnostic } from 'rung-wire';
 
 const DASHES: (number[] | undefined)[] = [undefined, [8, 4], [2, 3], [10, 3, 2, 3], [4, 4]];
 
@@ -146,6 +148,90 @@ export function extrapolationSpec(title: string, table: ExtrapolationResult[], t
     note: table.length ? `colour: extension method; solid: the whole window, dashed: only the positions ≥ T; lengths ${[...new Set(table.map((e) => Number(e.length)))].join(', ')} tokens`
       : 'train.extrapolation_multiples was empty',
   };
+}
+
+// A trial of a sweep and its evaluations beyond the training length (/api/sweeps/ID/extrapolation).
+export interface EvaluatedTrial { trial: Trial; val_loss: number | null; results: ExtrapolationResult[] }
+
+// An axis value as `rung plot` writes it (sweeps/plot/gnuplot_script.h, ReadableVariant): an object
+// value's variant first, then its other entries as name=value.
+function readableValue(value: unknown): string {
+  if (value === null || typeof value !== 'object') return String(value);
+  const entries: [string, string][] = [];
+  const walk = (object: Record<string, unknown>) => {
+    for (const [key, inner] of Object.entries(object)) {
+      if (inner !== null && typeof inner === 'object' && !Array.isArray(inner)) walk(inner as Record<string, unknown>);
+      else entries.push([key, typeof inner === 'string' ? inner : JSON.stringify(inner)]);
+    }
+  };
+  walk(value as Record<string, unknown>);
+  const variant = entries.filter(([key]) => key === 'variant').map(([, v]) => v);
+  return [...variant, ...entries.filter(([key, v]) => key !== 'variant' && v !== '').map(([key, v]) => `${key}=${v}`)].join(' ');
+}
+
+// What tells each trial apart from the others, as `rung plot`'s figures label it (sweeps/plot/
+// extrapolation_plot.h): the axes whose values differ between the trials, each as "<last part of the
+// key> <value>" (a variant by its value alone); an axis over train.extrapolation_methods left out
+// (each line names its method); "" when nothing differs.
+export function evaluatedTrialLabels(entries: EvaluatedTrial[]): string[] {
+  const keys = [...new Set(entries.flatMap((e) => Object.keys(e.trial.assignments || {})))];
+  const differing = keys.filter((key) => !key.endsWith('extrapolation_methods') &&
+    new Set(entries.map((e) => JSON.stringify((e.trial.assignments || {})[key] ?? null))).size > 1);
+  return entries.map((e) => differing.map((key) => {
+    const value = (e.trial.assignments || {})[key];
+    if (value === undefined || value === null || value === '') return '';
+    const name = key.replace(/^.*\./, '');
+    return typeof value === 'object' ? readableValue(value) : name === 'variant' ? String(value) : `${name} ${value}`;
+  }).filter((text) => text !== '').join(' '));
+}
+
+// A sweep's loss against the evaluation length, one chart per rung (one when its evaluated trials share
+// one): a line per trial label and extension method through the training length T (the trial's
+// validation loss, or the method's own 1x evaluation) and each length evaluated, a tick at each, a
+// grey bar at T. Several labels: a colour per label, a dash per method; one label: a colour per method.
+export function sweepExtrapolationSpecs(title: string, entries: EvaluatedTrial[]): { rung: string; spec: ChartSpec }[] {
+  const rungs = [...new Set(entries.map((e) => e.trial.rung_label))];
+  return rungs.map((rung) => {
+    const members = entries.filter((e) => e.trial.rung_label === rung);
+    const labels = evaluatedTrialLabels(members);
+    const distinct = [...new Set(labels)];
+    const methods = [...new Set(members.flatMap((e) => e.results.map((r) => String(r.method))))];
+    const trainLengths = new Set<number>();
+    const lines: { label: string; method: string; byLength: Map<number, number | null> }[] = [];
+    members.forEach((e, i) => {
+      const first = e.results.find((r) => Number(r.multiple) > 0);
+      const T = first ? Number(first.length) / Number(first.multiple) : 0;
+      if (T > 0) trainLengths.add(T);
+      for (const method of [...new Set(e.results.map((r) => String(r.method)))]) {
+        const byLength = new Map<number, number | null>();
+        if (T > 0 && n(e.val_loss) !== null) byLength.set(T, n(e.val_loss));
+        for (const r of e.results) if (String(r.method) === method) byLength.set(Number(r.length), n(r.val_loss));  // a 1x evaluation replaces val_loss
+        lines.push({ label: labels[i], method, byLength });
+      }
+    });
+    const x = [...new Set(lines.flatMap((l) => [...l.byLength.keys()]))].sort((a, b) => a - b);
+    const series: Series[] = lines.map((l) => {
+      const m = methods.indexOf(l.method);
+      return {
+        label: l.label ? `${l.label} (${l.method})` : l.method,
+        color: PALETTE[(distinct.length > 1 ? distinct.indexOf(l.label) : m) % PALETTE.length],
+        dash: distinct.length > 1 ? DASHES[m % DASHES.length] : undefined, width: 2,
+        values: x.map((length) => l.byLength.get(length) ?? null),
+      };
+    });
+    const all = series.flatMap((s) => s.values).filter((v): v is number => v !== null);
+    const whiskers = all.length ? [...trainLengths].map((T) => ({ x: T, lo: Math.min(...all), hi: Math.max(...all), color: '#777777' })) : [];
+    const lengths = [...trainLengths].join(', ');
+    return {
+      rung,
+      spec: {
+        title: `${title}${rungs.length > 1 ? ` rung ${rung}` : ''}: loss against the evaluation length`,
+        xLabel: 'evaluation length (tokens)', yLabel: 'validation loss (nats)', logX: true, x, xTicks: x, series, whiskers,
+        note: `${members.length} trial(s); ${distinct.length > 1 ? 'colour: the trial (its axis values that differ), dash: extension method' : 'colour: extension method'}; ` +
+          `grey bar: the training length T = ${lengths || '?'} (there, the trial's validation loss)`,
+      },
+    };
+  });
 }
 
 // The per-position loss of every evaluated length and method; a vertical line at T.

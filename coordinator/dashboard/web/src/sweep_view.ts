@@ -1,9 +1,11 @@
-// A sweep: progress by state per rung x variant, the loss curves by cell, the trials table, the fit
-// (loss against compute with the fitted laws, multipliers with intervals), the LR tuning, live.
+// A sweep: progress by state per rung x variant, the loss curves by cell, the loss against the
+// evaluation length (trials evaluated beyond their training length), the trials table, the fit (loss
+// against compute with the fitted laws, multipliers with intervals), the LR tuning, live.
 import { followSweep, getJson, num, postJson } from './api';
 import { ChartSpec, drawChart, PALETTE, Series } from './charts';
 import { cellCurves, curveMetrics, TrialInfo, X_AXES } from './curves';
 import { csvField, download, el, fmt, hashParams, setHashParam, stateName, STATES, timeText, baselineText } from './format';
+import { EvaluatedTrial, sweepExtrapolationSpecs } from './diagnostics_charts';
 import { drawParallel } from './parallel';
 import { eta, progressBar } from './sweeps_view';
 import type { FitReportRow, GetTuningResponse, QueryResultsResponse, StoredFit, Sweep, Trial } from 'rung-wire';
@@ -131,6 +133,24 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
     ' x ', select('x', Object.keys(X_AXES), Object.values(X_AXES).map((a) => a.label), curveState.x, (v) => { curveState.x = v; loadCurves(); }),
     box('logx', 'log x', curveState.logX, (v) => (curveState.logX = v)), box('logy', 'log y', curveState.logY, (v) => (curveState.logY = v)),
     el('label', {}, ' smoothing ', slider)), chartHost));
+
+  // ---- loss beyond the training length (trials with extrapolation results: an evaluation sweep)
+  const extrapolationHost = el('section', { id: 'extrapolation' });
+  root.append(extrapolationHost);
+  const showExtrapolation = async () => {
+    const answer = await getJson<{ trials: EvaluatedTrial[] }>(`/api/sweeps/${sweepId}/extrapolation`);
+    extrapolationHost.textContent = '';
+    if (answer.trials.length) {
+      extrapolationHost.append(el('h3', {}, 'Loss against the evaluation length'));
+      for (const { rung, spec } of sweepExtrapolationSpecs(sweep.name, answer.trials)) {
+        const host = el('div', { 'data-chart': 'sweep-extrapolation', 'data-rung': rung });
+        extrapolationHost.append(host);
+        drawChart(host, spec);
+      }
+    }
+    extrapolationHost.setAttribute('data-trials', String(answer.trials.length));
+  };
+  const loadExtrapolation = () => showExtrapolation().catch((e) => extrapolationHost.setAttribute('data-trials', 'failed: ' + e.message));
   function drawCurves() {
     const spec = cellCurves(curves, [...trials.values()].map(info), curveState.metric, curveState.x, curveState.smoothing, curveState.logX, curveState.logY);
     drawChart(chartHost, spec);
@@ -245,6 +265,7 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
       finished.map((t) => ({ axes: { rung: t.rung_label, seed: Number(info(t).seed), ...(t.assignments || {}) }, metric: num(t.final_metric) })));
   };
   drawParallelView();
+  loadExtrapolation();
   const showFit = () => {
     fitHost.textContent = '';
     fitHost.append(el('h3', {}, 'Loss against compute, fits and multipliers'));
@@ -297,7 +318,7 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
     }, () => {
       liveBadge.textContent = `finished · ${updates} update(s)`;
       drawParallelView();
-      if (updates > 1) showFit();  // it finished while the page was open
+      if (updates > 1) { showFit(); loadExtrapolation(); }  // it finished while the page was open
       later();
     });
   };
