@@ -120,6 +120,16 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
       parameters.push_back(
           {{"name", "positional.lerope_log_scale"}, {"shape", {4}}, {"values", {0.095, 0.182, 0.262, 0.336}}});
     }
+    // A pass-key probe at 16 tokens (within T) and 32 (beyond: with no extension and with YaRN), needle
+    // depths 0 and 1, four keys each.
+    json probe = json::array();
+    for (const auto& [length, method] : {std::pair<int, const char*>{16, "none"}, {32, "none"}, {32, "yarn"}}) {
+      for (double depth : {0.0, 1.0}) {
+        const int correct = length == 16 ? 4 : std::string(method) == "yarn" ? 3 - static_cast<int>(depth) : 1;
+        probe.push_back({{"probe", "passkey"}, {"length", length}, {"depth", depth}, {"method", method},
+                         {"score", "decode"}, {"instances", 4}, {"correct", correct}, {"accuracy", correct / 4.0}});
+      }
+    }
     return json{{"type", "final"},
                 {"step", 10},
                 {"tokens", 320},
@@ -132,6 +142,7 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
                 {"extrapolation",
                  {{{"multiple", 2}, {"length", 32}, {"method", "none"}, {"val_loss", loss + 0.375}},
                   {{"multiple", 2}, {"length", 32}, {"method", "yarn"}, {"val_loss", loss + 0.125}}}},
+                {"probe", probe},
                 {"train_tokens_per_sec", 1250.0},
                 {"wall_sec", 2.5 * static_cast<double>(layers)},
                 {"peak_rss_bytes", 104857600}}

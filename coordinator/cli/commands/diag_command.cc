@@ -835,10 +835,10 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
                                table == "milestones" || table == "failure_modes";
   if (attention == nullptr && (!evaluated || attention_table)) {
     std::cerr << "rung diag: trial " << options.trial_id
-              << " has no attention diagnostics " << (evaluated ? "(train.diagnostics_sequences was 0; its evaluations "
-                                                                  "are --table extrapolation, probe, niah or bands)"
-                                                                : "yet (they are written when a trial succeeds; see `rung show " +
-                                                                      std::to_string(options.trial_id) + "`)")
+              << (evaluated ? " recorded no attention diagnostics (none are measured with train.diagnostics_sequences 0); "
+                              "it has evaluations: --table extrapolation, probe, niah, bands or all"
+                            : " has no attention diagnostics yet (they are written when a trial succeeds; see `rung show " +
+                                  std::to_string(options.trial_id) + "`)")
               << "\n";
     return kUsage;
   }
