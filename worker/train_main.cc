@@ -15,6 +15,7 @@
 // loss or gradient), 4 data or checkpoint unusable, 5 no space left on device (the path named), 75
 // stopped by SIGTERM/SIGUSR1 after a checkpoint (preempted; resume with the same --checkpoint-dir),
 // 1 anything else.
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
@@ -28,6 +29,7 @@
 #include "core/config/length_extension_method.h"
 #include "core/config/positional_variant.h"
 #include "core/config/trial_config.h"
+#include "core/hf/hf_model_options.h"
 #include "core/train/runtime.h"
 #include "core/train/trainer.h"
 #include "core/config/yaml_document.h"
@@ -105,8 +107,33 @@ int main(int argc, char** argv) {
     return document.status().code() == rung::StatusCode::kNotFound ? kExitData : kExitUsage;
   }
   const rung::ConfigDocument& doc = document.value();
+  // train.init.model: checkpoint: the model block is the Hugging Face folder's (as a sweep's expansion
+  // sets it; a config run directly gets it here).
+  nlohmann::json config_json = doc.json;
+  const nlohmann::json::json_pointer init_path("/train/init");
+  const nlohmann::json init =
+      config_json.is_object() && config_json.contains(init_path) ? config_json.at(init_path) : nlohmann::json();
+  if (init.is_object() && init.value("model", nlohmann::json()) == "checkpoint" &&
+      init.value("checkpoint", nlohmann::json()).is_string()) {
+    const std::string folder = init.at("checkpoint").get<std::string>();
+    rung::StatusOr<std::vector<std::pair<std::string, nlohmann::json>>> keys = rung::hf::HfFolderModelKeys(folder);
+    if (!keys.ok()) {
+      std::cerr << "rung-train: train.init.model checkpoint: " << keys.status().message() << "\n";
+      return kExitData;
+    }
+    try {
+      for (const auto& [key, value] : *keys) {
+        std::string pointer = "/" + key;
+        std::replace(pointer.begin(), pointer.end(), '.', '/');
+        config_json[nlohmann::json::json_pointer(pointer)] = value;
+      }
+    } catch (const nlohmann::json::exception&) {
+      std::cerr << "rung-train: train.init.model checkpoint: the config's model or position is not a block\n";
+      return kExitUsage;
+    }
+  }
   rung::StatusOr<rung::TrialConfig> trial =
-      rung::TrialConfigFromJson(doc.json, [&](const std::string& path) { return doc.Locate(path); });
+      rung::TrialConfigFromJson(config_json, [&](const std::string& path) { return doc.Locate(path); });
   if (!trial.ok()) {
     std::cerr << "rung-train: " << trial.status().message() << "\n";
     return kExitUsage;

@@ -98,6 +98,11 @@ void ValidateTrainConfig(const TrainConfig& t, const ResourcesConfig& r, std::ve
     error("train.extrapolation_scale", "must be 0 (each evaluated multiple its own factor) or lie in [1, 1024]");
   }
   ValidateProbeConfig(t.probe, errors);
+  if (t.init.model == "checkpoint" && t.init.checkpoint.empty()) {
+    error("train.init.model", "checkpoint takes the model block from the Hugging Face folder train.init.checkpoint "
+                              "names" + std::string(t.init.from_trial.empty() ? "" : " (a source trial's model is its spec's: copy it)") +
+                              "; give train.init.checkpoint, or the model block");
+  }
   if (!(t.extrapolation_yarn_c >= 0.0 && t.extrapolation_yarn_c <= 10.0)) {
     error("train.extrapolation_yarn_c", "must lie in [0, 10] (YaRN's c in (c ln s + 1)^2; 0.1 is the usual value)");
   }

@@ -33,6 +33,10 @@ struct InitConfig {
   // submission (the source must have SUCCEEDED). rung-train itself only reads `checkpoint`.
   std::string from_trial;
   std::string parameters = "all";     // all | positional | backbone: which parameters are copied
+  // Where the trial's model block comes from: "spec" (as written), or "checkpoint": the Hugging Face
+  // folder `checkpoint` names, its config.json read when the sweep is expanded (core/hf/
+  // hf_model_options.h), so that a spec evaluating or training a pretrained model need not copy it.
+  std::string model = "spec";
   // AdaRoPE context extension (docs/science.md section 9): "trained" starts from the source's frequencies,
   // tau and gamma as they are; "yarn" starts the frequencies and tau from YaRN's schedule for the new
   // length (data.seq_len over the source's), with gamma = 0; position.adarope.l_ref must then be the

@@ -120,6 +120,7 @@ void VisitTrain(V& v, TrainConfig& t) {
     i.Field("from_trial", t.init.from_trial);
     i.Enum("parameters", t.init.parameters, {"all", "positional", "backbone"});
     i.Enum("adarope_start", t.init.adarope_start, {"trained", "yarn"});
+    i.Enum("model", t.init.model, {"spec", "checkpoint"});
   });
   v.Field("eval_every", t.eval_every);
   v.Field("eval_batches", t.eval_batches);
@@ -299,6 +300,7 @@ void ReconcileWithEarlierReleases(const TrialConfig& trial, nlohmann::json* conf
   const TrainConfig defaults;
   nlohmann::json& train = (*config)["train"];
   if (trial.train.init.adarope_start == defaults.init.adarope_start) train["init"].erase("adarope_start");
+  if (trial.train.init.model == defaults.init.model) train["init"].erase("model");
   if (trial.train.diagnostics_at == defaults.diagnostics_at) train.erase("diagnostics_at");
   // Earlier releases measured the diagnostics on one batch of diagnostics_sequences with (sequence,
   // layer, head) bootstrap units; the paper's several batches and batch units are the defaults now.

@@ -112,14 +112,6 @@ Status AssignParameters(torch::nn::Module& model, const std::map<std::string, to
 
 }  // namespace
 
-int64_t OriginalContext(const HfModelConfig& hf) {
-  const HfRopeScaling& scaling = hf.rope_scaling;
-  if ((scaling.type == "yarn" || scaling.type == "llama3") && scaling.original_max_position_embeddings) {
-    return *scaling.original_max_position_embeddings;
-  }
-  return hf.max_position_embeddings;
-}
-
 LengthExtension ConfiguredExtension(const HfModelConfig& hf, int64_t seq_len) {
   const HfRopeScaling& scaling = hf.rope_scaling;
   LengthExtension extension;
@@ -157,63 +149,6 @@ LengthExtension ConfiguredExtension(const HfModelConfig& hf, int64_t seq_len) {
     extension.high_freq_factor = scaling.high_freq_factor;
   }
   return extension;
-}
-
-StatusOr<ModelConfig> ModelConfigFromHf(const HfModelConfig& hf, const std::string& source) {
-  auto refuse = [&](const std::string& what) {
-    return Status::FailedPrecondition(source + ": " + what + " (" + HfArchitectureName(hf.architecture) +
-                                      " is imported without it)");
-  };
-  if (hf.output_bias) return refuse("attention_bias true: rung's model has no o_proj bias");
-  if (hf.mlp_bias) return refuse("mlp_bias true: rung's model has no MLP biases");
-  const int64_t rotary_dims = hf.RotaryDims();
-  const bool partial = rotary_dims < hf.head_dim;
-  if (partial && hf.architecture != HfArchitecture::kPhi3) {
-    return refuse("partial_rotary_factor " + std::to_string(hf.partial_rotary_factor) +
-                  ": this architecture rotates whole heads in transformers");
-  }
-  if (partial && hf.rope_scaling.type != "default") {
-    return refuse("rope_scaling '" + hf.rope_scaling.type + "' with a partial_rotary_factor below 1");
-  }
-  ModelConfig config;
-  config.vocab_size = hf.vocab_size;
-  config.layers = hf.num_hidden_layers;
-  config.d_model = hf.hidden_size;
-  config.heads = hf.num_attention_heads;
-  config.kv_heads = hf.num_key_value_heads;
-  config.head_dim = hf.head_dim;
-  config.mlp = "swiglu";
-  config.mlp_hidden = hf.intermediate_size;
-  config.qk_norm = hf.qk_norm;
-  config.norm_eps = hf.rms_norm_eps;
-  config.qkv_bias = hf.qkv_bias;
-  config.tie_embeddings = hf.tie_word_embeddings;
-  config.seq_len = OriginalContext(hf);
-  config.position.variant = "rope";
-  config.position.base = hf.rope_theta;
-  if (partial) {
-    // transformers rotates the first r = head_dim x factor dimensions at b_hf^(-2f/r), f < r/2: rung's
-    // p-RoPE rotates its first floor(p d/2) pairs at b^(-2f/d), so p = r/d and b = b_hf^(d/r).
-    const double pairs = static_cast<double>(hf.head_dim / 2);
-    double fraction = static_cast<double>(rotary_dims) / static_cast<double>(hf.head_dim);
-    while (static_cast<int64_t>(std::floor(fraction * pairs)) < rotary_dims / 2) fraction = std::nextafter(fraction, 2.0);
-    config.position.variant = "prope";
-    config.position.fraction = fraction;
-    config.position.base = std::pow(hf.rope_theta, static_cast<double>(hf.head_dim) / static_cast<double>(rotary_dims));
-  }
-  ResolveModelConfig(&config);
-  std::vector<ConfigError> errors;
-  ValidateModelConfig(config, &errors);
-  if (!errors.empty()) {
-    return Status::InvalidArgument(source + ": the model it describes is not one rung can build: " + errors[0].path +
-                                   " " + errors[0].message);
-  }
-  return config;
-}
-
-bool IsHfModelFolder(const std::string& folder) {
-  struct stat info {};
-  return ::stat((folder + "/config.json").c_str(), &info) == 0 && S_ISREG(info.st_mode);
 }
 
 StatusOr<ImportedModel> ImportHfModel(const std::string& folder) {

@@ -39,6 +39,7 @@
 #include "core/common/status.h"
 #include "core/config/model_config.h"
 #include "core/hf/hf_model_config.h"
+#include "core/hf/hf_model_options.h"
 #include "core/model/length_extension.h"
 #include "core/model/transformer.h"
 
@@ -50,19 +51,10 @@ struct ImportedModel {
   Transformer model{nullptr};
 };
 
-// The rung model options of `hf` (resolved). FAILED_PRECONDITION for what rung cannot compute.
-StatusOr<ModelConfig> ModelConfigFromHf(const HfModelConfig& hf, const std::string& source);
-
 // Reads the folder and builds the model (CPU).
 StatusOr<ImportedModel> ImportHfModel(const std::string& folder);
 
-// The context the model was trained at before any rope_scaling (the length extensions' L).
-int64_t OriginalContext(const HfModelConfig& hf);
-
 // The extension the folder's rope_scaling applies to a window of `seq_len` tokens.
 LengthExtension ConfiguredExtension(const HfModelConfig& hf, int64_t seq_len);
-
-// Whether `folder` looks like a Hugging Face model folder (it holds config.json).
-bool IsHfModelFolder(const std::string& folder);
 
 }  // namespace rung::hf

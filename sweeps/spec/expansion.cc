@@ -9,6 +9,7 @@
 #include "core/common/checked_arithmetic.h"
 #include "core/config/config_number_range.h"
 #include "core/records/trainer_records.h"
+#include "core/hf/hf_model_options.h"
 #include "sweeps/spec/json_path.h"
 #include "sweeps/spec/trial_identity.h"
 
@@ -212,10 +213,32 @@ void ApplyLadderRules(const Ladder& ladder, const TrialConfig& parsed, const Exp
   }
 }
 
+// train.init.model: checkpoint: the model block from the Hugging Face folder train.init.checkpoint
+// names (core/hf/hf_model_options.h), each key located where train.init.model is written; false with
+// the reason at train.init.checkpoint when the folder cannot give one.
+bool TakeModelFromCheckpoint(CellBuilder* builder, std::vector<ConfigError>* errors) {
+  const nlohmann::json* model = FindPath(builder->json(), "train.init.model");
+  const nlohmann::json* folder = FindPath(builder->json(), "train.init.checkpoint");
+  if (model == nullptr || *model != "checkpoint" || folder == nullptr || !folder->is_string() ||
+      folder->get<std::string>().empty()) {
+    return true;  // validation says what is missing
+  }
+  StatusOr<std::vector<std::pair<std::string, nlohmann::json>>> keys = hf::HfFolderModelKeys(folder->get<std::string>());
+  if (!keys.ok()) {
+    errors->push_back({"train.init.checkpoint", "train.init.model checkpoint reads a Hugging Face folder: " +
+                                                    keys.status().message()});
+    return false;
+  }
+  const std::string location = builder->Locate("train.init.model");
+  for (const auto& [key, value] : *keys) builder->Set(key, value, location);
+  return true;
+}
+
 // Resolves one cell into its trial config, JSON, identity and counts; false when its config has errors
 // (in `errors`, by path). `tokens_location` is where ladder.tokens_per_param is written.
 bool ResolveCell(const Ladder& ladder, const std::string& tokens_location, CellBuilder* builder, ExpandedTrial* trial,
                  std::vector<ConfigError>* errors) {
+  if (!TakeModelFromCheckpoint(builder, errors)) return false;
   // Rules that need the parameter count are applied after a first parse; a placeholder keeps
   // that parse from failing for want of tokens.
   const bool derive_tokens = ladder.tokens_per_param > 0 && !IsAssigned(trial->assignments, "train.tokens") &&

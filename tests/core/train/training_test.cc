@@ -587,6 +587,19 @@ TEST_F(TrainingTest, AnEvaluationTrialReportsItsCheckpointsOwnFinalLossWithoutTr
   EXPECT_EQ(untrained.Finish(), 2);
 }
 
+// `count` raw uint16 token ids below `vocab` from a fixed LCG, written to a temporary file; its path.
+std::string WriteRandomTokens(const std::string& name, int count, uint32_t vocab) {
+  const std::string path = testing::TempDir() + "/" + name;
+  std::ofstream out(path, std::ios::binary);
+  uint32_t state = 7;
+  for (int i = 0; i < count; ++i) {
+    state = state * 1664525u + 1013904223u;
+    const uint16_t id = static_cast<uint16_t>((state >> 16) % vocab);
+    out.write(reinterpret_cast<const char*>(&id), sizeof id);
+  }
+  return path;
+}
+
 // rung eval's JSON report of `arguments` (rung-model eval).
 json RungEval(const std::vector<std::string>& arguments) {
   SubprocessOptions options;
@@ -607,23 +620,13 @@ json RungEval(const std::vector<std::string>& arguments) {
 // batch as fit a batch's tokens beyond it, without a BOS. Their losses agree, with and without YaRN.
 TEST_F(TrainingTest, AnEvaluationTrialOfAHuggingFaceFolderScoresWhatRungEvalScores) {
   const std::string folder = std::string(RUNG_SOURCE_DIR) + "/tests/cli/fixture/hf-tiny";
-  const std::string tokens = testing::TempDir() + "/hf_tiny_eval_tokens.bin";
-  {
-    std::ofstream out(tokens, std::ios::binary);
-    uint32_t state = 7;
-    for (int i = 0; i < 600; ++i) {
-      state = state * 1664525u + 1013904223u;
-      const uint16_t id = static_cast<uint16_t>((state >> 16) % 40);
-      out.write(reinterpret_cast<const char*>(&id), sizeof id);
-    }
-  }
+  const std::string tokens = WriteRandomTokens("hf_tiny_eval_tokens.bin", 600, 40);
   json trial = {{"seed", 1},
                 {"data", {{"source", "shards"}, {"path", tokens}, {"val_path", tokens}, {"vocab_size", 40},
                           {"format", "raw16"}, {"seq_len", 8}}},
-                {"model", {{"layers", 1}, {"d_model", 8}, {"heads", 2}, {"kv_heads", 1}, {"mlp", "swiglu"},
-                           {"mlp_hidden", 8}, {"norm_eps", 1e-5}, {"tie_embeddings", false}}},
-                {"position", {{"variant", "rope"}, {"base", 10000.0}}},
-                {"train", {{"steps", 0}, {"batch_size", 4}, {"eval_batches", 3}, {"init", {{"checkpoint", folder}}},
+                // The model and position blocks are the folder's (train.init.model: checkpoint).
+                {"train", {{"steps", 0}, {"batch_size", 4}, {"eval_batches", 3},
+                           {"init", {{"checkpoint", folder}, {"model", "checkpoint"}}},
                            {"extrapolation_multiples", {4}}, {"extrapolation_methods", {"none", "yarn"}},
                            {"extrapolation_yarn_c", 0.2}, {"diagnostics_sequences", 0},
                            // The folder's own tokenizer.json encodes the probe (through rung-data encode).
@@ -658,6 +661,41 @@ TEST_F(TrainingTest, AnEvaluationTrialOfAHuggingFaceFolderScoresWhatRungEvalScor
     EXPECT_EQ(cell.at("instances"), 2);
     EXPECT_GE(cell.at("accuracy").get<double>(), 0.0);
     EXPECT_LE(cell.at("accuracy").get<double>(), 1.0);
+  }
+}
+
+// The same for a checkpoint rung-train wrote: an evaluation trial of it and rung eval of it score the
+// same windows alike.
+TEST_F(TrainingTest, AnEvaluationTrialOfARungCheckpointScoresWhatRungEvalScores) {
+  const std::string tokens = WriteRandomTokens("rung_eval_tokens.bin", 3000, 64);
+  const std::string dir = testing::TempDir() + "/rung_eval_source";
+  fs::remove_all(dir);
+  json trial = {{"seed", 3},
+                {"data", {{"source", "shards"}, {"path", tokens}, {"val_path", tokens}, {"vocab_size", 64},
+                          {"format", "raw16"}, {"seq_len", 16}}},
+                {"model", {{"layers", 2}, {"d_model", 32}, {"heads", 2}}},
+                {"position", {{"variant", "lerope"}}},
+                {"train", {{"steps", 5}, {"batch_size", 4}, {"eval_batches", 2}, {"diagnostics_sequences", 0}}},
+                {"resources", {{"cpus", 1}}}};
+  TrainerProcess source(WriteConfig("rung_eval_source", trial), {"--checkpoint-dir", dir});
+  ASSERT_EQ(source.Finish(), 0);
+  trial["train"]["steps"] = 0;
+  trial["train"]["init"] = {{"checkpoint", dir}};
+  trial["train"]["extrapolation_multiples"] = {2};
+  trial["train"]["extrapolation_methods"] = {"none", "pi"};
+  TrainerProcess evaluate(WriteConfig("rung_eval_trial", trial), {});
+  ASSERT_EQ(evaluate.Finish(), 0);
+  const json& final_record = evaluate.records().back();
+  ASSERT_EQ(final_record.at("type"), "final");
+  const json at_length = RungEval({"--model", dir, "--tokens", tokens, "--seq-len", "16", "--bos", "no",
+                                   "--extension", "none", "--max-windows", "8"});
+  EXPECT_NEAR(final_record.at("val_loss").get<double>(), at_length.value("mean_loss", 0.0), 1e-5);
+  for (const json& entry : final_record.at("extrapolation")) {
+    const std::string method = entry.at("method");
+    const json beyond = RungEval({"--model", dir, "--tokens", tokens, "--seq-len", "32", "--bos", "no",
+                                  "--extension", method, "--factor", "2", "--original-length", "16",
+                                  "--max-windows", "4"});
+    EXPECT_NEAR(entry.at("val_loss").get<double>(), beyond.value("mean_loss", 0.0), 1e-5) << method;
   }
 }
 

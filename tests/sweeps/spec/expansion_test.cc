@@ -262,3 +262,57 @@ TEST(SweepExpansion, ValuesThatAreNotUtf8AreRefusedWhereTheyAreNotThrown) {
 
 }  // namespace
 }  // namespace rung
+
+namespace rung {
+namespace {
+
+// An evaluation of a Hugging Face folder with train.init.model: checkpoint takes the folder's model
+// block (tests/cli/fixture/hf-tiny: Llama, 1 layer, d_model 8, 2 heads sharing 1 KV head, vocabulary 40).
+TEST(SweepExpansion, AModelTakenFromAHuggingFaceFolderIsTheFoldersConfig) {
+  const std::string folder = std::string(RUNG_SOURCE_DIR) + "/tests/cli/fixture/hf-tiny";
+  const std::string spec =
+      "name: hf-eval\n"
+      "data: {source: shards, path: tokens.bin, vocab_size: 40, seq_len: 8}\n"
+      "model: {layers: 3}\n"
+      "train: {steps: 0, batch_size: 4, init: {checkpoint: " + folder + ", model: checkpoint}}\n"
+      "sweep:\n"
+      "  train.extrapolation_yarn_c: [0.1, 0.2]\n";
+  StatusOr<ExpandedSweep> sweep = spec_testing::Expand(spec);
+  ASSERT_TRUE(sweep.ok()) << sweep.status().message();
+  ASSERT_EQ(sweep->trials.size(), 2u);
+  const ModelConfig& model = sweep->trials[0].config.model;
+  EXPECT_EQ(model.layers, 1);  // the folder's, over the spec's own
+  EXPECT_EQ(model.d_model, 8);
+  EXPECT_EQ(model.heads, 2);
+  EXPECT_EQ(model.kv_heads, 1);
+  EXPECT_EQ(model.head_dim, 4);
+  EXPECT_EQ(model.mlp, "swiglu");
+  EXPECT_EQ(model.mlp_hidden, 8);
+  EXPECT_EQ(model.vocab_size, 40);
+  EXPECT_FALSE(model.tie_embeddings);
+  EXPECT_EQ(model.position.variant, "rope");
+  EXPECT_DOUBLE_EQ(model.position.base, 10000.0);
+  EXPECT_EQ(sweep->trials[0].config_json["model"]["layers"], 1);
+
+  // A folder without config.json is refused where the checkpoint is named.
+  StatusOr<ExpandedSweep> missing = spec_testing::Expand(
+      "name: hf-eval\n"
+      "data: {source: shards, path: tokens.bin, vocab_size: 40, seq_len: 8}\n"
+      "train: {steps: 0, init: {checkpoint: /nonexistent/folder, model: checkpoint}}\n");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), ::testing::HasSubstr("train.init.checkpoint"));
+  EXPECT_THAT(missing.status().message(), ::testing::HasSubstr("/nonexistent/folder"));
+}
+
+// train.init.model: checkpoint without a folder to read says what to give.
+TEST(SweepExpansion, AModelTakenFromACheckpointNeedsTheFolder) {
+  StatusOr<ExpandedSweep> sweep = spec_testing::Expand(
+      "name: test\n"
+      "data: {source: builtin, seq_len: 32}\n"
+      "train: {steps: 0, init: {from_trial: a/1, model: checkpoint}}\n");
+  ASSERT_FALSE(sweep.ok());
+  EXPECT_THAT(sweep.status().message(), ::testing::HasSubstr("train.init.model"));
+}
+
+}  // namespace
+}  // namespace rung
