@@ -6,7 +6,7 @@ namespace rung {
 
 std::vector<ProbeSetting> ProbeSettings(const ProbeConfig& probe, int64_t seq_len, const std::vector<std::string>& methods) {
   std::vector<ProbeSetting> settings;
-  if (probe.kind.empty()) return settings;
+  if (probe.kind == "none") return settings;
   const std::vector<int64_t> lengths = probe.lengths.empty() ? std::vector<int64_t>{seq_len} : probe.lengths;
   for (int64_t length : lengths) {
     if (length <= seq_len || methods.empty()) {
@@ -22,7 +22,7 @@ void ValidateProbeConfig(const ProbeConfig& probe, std::vector<ConfigError>* err
   auto error = [&](const std::string& key, const std::string& message) {
     errors->push_back({"train.probe." + key, message});
   };
-  if (probe.kind.empty()) return;
+  if (probe.kind == "none") return;
   if (probe.lengths.size() > 64) error("lengths", "at most 64 prompt lengths");
   for (int64_t length : probe.lengths) {
     if (length < 8 || length > kMaxSequenceLength) {

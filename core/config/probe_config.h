@@ -27,7 +27,7 @@
 namespace rung {
 
 struct ProbeConfig {
-  std::string kind;                      // "" (no probe) | passkey | niah | template
+  std::string kind = "none";             // none (no probe) | passkey | niah | template
   // Prompt lengths in tokens, the answer not counted; empty = data.seq_len.
   std::vector<int64_t> lengths;
   // Where the needle starts, as a fraction of the filler before it (0: right after the prefix, 1: right

@@ -108,7 +108,7 @@ struct TrainConfig {
   // distractor counts 0..data.niah.max_distractors x needle depths 0, 0.1, ..., 1, this many instances
   // per cell, at the training length and at each extrapolation multiple (0: no grid).
   int64_t niah_grid_instances = 8;
-  // A probe run at the end (core/config/probe_config.h); kind "" = none.
+  // A probe run at the end (core/config/probe_config.h); kind none = none.
   ProbeConfig probe;
   std::string device = "cpu";      // cpu | cuda
   std::string precision = "fp32";  // fp32 | bf16 (autocast on CUDA; positional parameters stay fp32)

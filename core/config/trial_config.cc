@@ -144,7 +144,7 @@ void VisitTrain(V& v, TrainConfig& t) {
   v.Field("diagnostics_failure_lengths", t.diagnostics_failure_lengths);
   v.Field("niah_grid_instances", t.niah_grid_instances);
   v.Block("probe", [&](V& p) {
-    p.Enum("kind", t.probe.kind, {"", "passkey", "niah", "template"});
+    p.Enum("kind", t.probe.kind, {"none", "passkey", "niah", "template"});
     p.Field("lengths", t.probe.lengths);
     p.Field("depths", t.probe.depths);
     p.Field("instances", t.probe.instances);
@@ -325,7 +325,7 @@ void ReconcileWithEarlierReleases(const TrialConfig& trial, nlohmann::json* conf
   }
   if (trial.train.extrapolation_yarn_c == defaults.extrapolation_yarn_c) train.erase("extrapolation_yarn_c");
   if (trial.train.extrapolation_scale == defaults.extrapolation_scale) train.erase("extrapolation_scale");
-  if (trial.train.probe.kind.empty()) train.erase("probe");
+  if (trial.train.probe.kind == "none") train.erase("probe");
   if (trial.train.weight_decay_over_steps == defaults.weight_decay_over_steps) train.erase("weight_decay_over_steps");
   // Read where a masked evaluation extends beyond the training length only: the default changed there.
   const auto& multiples = trial.train.extrapolation_multiples;

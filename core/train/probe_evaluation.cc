@@ -50,7 +50,7 @@ StatusOr<std::vector<std::vector<int32_t>>> EncodeBytes(const std::vector<std::s
 
 StatusOr<std::unique_ptr<PreparedProbe>> PrepareProbe(const TrialConfig& trial) {
   const ProbeConfig& config = trial.train.probe;
-  if (config.kind.empty()) return std::unique_ptr<PreparedProbe>();
+  if (config.kind == "none") return std::unique_ptr<PreparedProbe>();
   auto prepared = std::make_unique<PreparedProbe>();
   prepared->config = config;
   RUNG_ASSIGN_OR_RETURN(prepared->tokenizer, ProbeTokenizer(trial));
