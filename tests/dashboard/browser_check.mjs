@@ -6,8 +6,9 @@
 // numbers; the fit's multipliers against `rung fit SWEEP --format json`; a trial's curve against
 // its metrics; a control endpoint refused (403); SVG and PNG downloads; the diagnostics charts of a
 // trial trained for real (E_2 per head, pair usage, pair-by-distance panels per head, the gap-counting
-// fit, loss beyond the training length, the failure modes table; a milestone chosen in the URL)
-// against its /api/trials/ID/diagnostics record; that sweep's loss against the evaluation length (a
+// fit, loss beyond the training length, the failure modes table, the probe's heatmaps with their
+// cells' correct/instances; a milestone chosen in the URL) against its /api/trials/ID/diagnostics
+// record, and no probe on a trial without one; that sweep's loss against the evaluation length (a
 // chart per rung, a line per variant and method) against /api/sweeps/ID/extrapolation, and none on a
 // sweep without evaluations; the comparison of the two sweeps (ticked in the
 // list): its cells' best and last values against /api/sweeps/ID/results, shared axes, the state in
@@ -256,6 +257,7 @@ try {
   check(val.points.length > 0, `trial ${trialId}'s val_loss curve equals its metrics (${val.points.length} points)`);
   check((await page.textContent('#log-tail')).length > 0, 'the trial page shows its log tail');
   check((await page.textContent('#config')).includes('position'), 'the trial page shows its config');
+  check(!(await page.$('[data-chart="diag-probe"]')) && !(await page.$('h4.probe-heading')), 'a trial without a probe shows no probe heatmap');
   await page.screenshot({ path: join(shots, 'trial.png'), fullPage: true });
 
   // ---- a trial trained for real: its diagnostics as charts, against the API's record
@@ -325,6 +327,40 @@ try {
   const at = (length, precision) => modes.filter((m) => m.length === length && m.precision === precision);
   check(failureRows.every((r) => close(r.inversion, mean(at(r.length, 'fp32'), 'position_inversion'), 1e-3) && close(r.aliasing, mean(at(r.length, 'bf16'), 'position_aliasing_fraction'), 1e-3)),
     `its position inversion and bf16 aliasing are the means over the ${heads.length} heads`);
+  // Its probe: a heading naming the kind and the scoring, a heatmap per extension method (needle depth
+  // rows x prompt length columns, accuracy on 0..1), each cell the method was scored at labelled
+  // correct/instances, against the record's cells.
+  const probeCells = documents.find((d) => d.name === 'probe').probe.results;
+  const probeMethods = [...new Set(probeCells.map((c) => c.method))];
+  const probeDepths = [...new Set(probeCells.map((c) => Number(c.depth)))].sort((x, y) => x - y);
+  const probeLengths = [...new Set(probeCells.map((c) => Number(c.length)))].sort((x, y) => x - y);
+  check(probeCells.length === 9 && JSON.stringify(probeMethods) === '["none","yarn"]' && JSON.stringify(probeLengths) === '[16,32]',
+    `trial ${diagTrial.trial_id} has its template probe's 9 cells (16 tokens: none; 32: none and yarn; 3 depths)`);
+  const probeHeading = await page.$$eval('#diag-probe h4.probe-heading', (hs) => hs.map((h) => h.textContent));
+  check(probeHeading.length === 1 && probeHeading[0] === 'Probe: template, scored by greedy decode of the answer, exact match',
+    `the probe's heading names its kind and scoring ("${probeHeading[0]}")`);
+  const probeCharts = await page.$$eval('[data-chart="diag-probe"]', (hosts) => hosts.map((h) => ({
+    method: h.dataset.method, spec: h.rungChart, cells: h.querySelectorAll('svg rect title').length,
+    labels: [...h.querySelectorAll('svg text.cell-label')].map((t) => t.textContent) })));
+  check(JSON.stringify(probeCharts.map((c) => c.method)) === JSON.stringify(probeMethods), `a probe heatmap per extension method (${probeCharts.map((c) => c.method).join(', ')})`);
+  for (const chart of probeCharts) {
+    const mine = probeCells.filter((c) => c.method === chart.method);
+    // Row by row (depth), left to right (length): the cells the method was scored at.
+    const expectedLabels = probeDepths.flatMap((d) => probeLengths.map((l) => mine.find((c) => Number(c.depth) === d && Number(c.length) === l))
+      .filter((c) => c).map((c) => `${c.correct}/${c.instances}`));
+    check(chart.cells === probeDepths.length * probeLengths.length && chart.spec.rows.length === probeDepths.length &&
+      JSON.stringify(chart.spec.columns) === JSON.stringify(probeLengths.map(String)) && JSON.stringify(chart.spec.range) === '[0,1]',
+      `${chart.method}: ${chart.cells} cells, needle depth (${chart.spec.rows.join(', ')}) by prompt length (${chart.spec.columns.join(', ')}), accuracy on 0..1`);
+    check(JSON.stringify(chart.labels) === JSON.stringify(expectedLabels) && chart.labels.length === mine.length,
+      `${chart.method}: each of its ${mine.length} cells labelled correct/instances as the record has it (${chart.labels.join(' ')})`);
+    probeDepths.forEach((d, r) => probeLengths.forEach((l, col) => {
+      const cell = mine.find((c) => Number(c.depth) === d && Number(c.length) === l);
+      const shown = chart.spec.panels[0].values[r][col];
+      if (cell ? !close(shown, Number(cell.accuracy)) : shown !== null) throw new Error(`probe ${chart.method} depth ${d} length ${l}: page ${shown}, API ${cell && cell.accuracy}`);
+    }));
+  }
+  check(true, 'the probe heatmaps\' colours are the cells\' accuracies, grey where a method was not scored');
+  await (await page.$('#diag-probe')).screenshot({ path: join(shots, 'trial-probe.png') });
   await (await page.$('#trial-diagnostics')).screenshot({ path: join(shots, 'trial-diagnostics.png') });
   const [heatmapSvg] = await Promise.all([page.waitForEvent('download'), page.click('[data-chart="diag-pair-usage"] .downloads button:text("SVG")')]);
   check(readFileSync(await heatmapSvg.path(), 'utf8').includes('<rect'), `the pair-usage heatmap downloads as SVG (${heatmapSvg.suggestedFilename()})`);

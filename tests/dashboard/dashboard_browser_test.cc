@@ -2,9 +2,9 @@
 //
 // `rung dashboard` in a real browser while a real sweep runs: rung-coordinator on 127.0.0.1 with a
 // fresh database and tokens; first a small sweep trained for real by one rung-worker running rung-train
-// (a few steps, with attention diagnostics and evaluation beyond the training length: the trial page's
-// diagnostics charts, its sweep page's loss against the evaluation length and the comparison view
-// read it); then two rung-worker processes playing
+// (a few steps, with attention diagnostics, evaluation beyond the training length and a probe: the trial
+// page's diagnostics charts and probe heatmaps, its sweep page's loss against the evaluation length and
+// the comparison view read it); then two rung-worker processes playing
 // rung-stand-in (the tests' stand-in trainer: rung-train's whole contract without training, paced so
 // that the sweep runs for some seconds), the sweep submitted through the API, `rung dashboard` as a
 // process on a free port, and
@@ -54,7 +54,9 @@ sweep:
 )";
 
 // 2 rungs x 2 variants of a tiny model trained by rung-train for 12 steps, with diagnostics at two
-// milestones and evaluation at 2x and 4x the training length (none and yarn): a few seconds.
+// milestones, evaluation at 2x and 4x the training length (none and yarn) and a template probe at the
+// end (prompts of 16 tokens with none, 32 with none and yarn; needle depths 0, 1/2 and 1; three
+// prompts a cell): a few seconds.
 constexpr char kDiagnosticsSpec[] = R"(name: dashboard-diagnostics
 description: trained for real by rung-train (a few steps) for the dashboard's diagnostics charts and comparison
 metric: {name: val_loss, goal: minimize}
@@ -62,7 +64,10 @@ baseline: {position.variant: rope}
 data: {source: builtin, seq_len: 16}
 model: {mlp: gelu}
 train: {batch_size: 2, steps: 12, lr: 1.0e-3, eval_every: 4, eval_batches: 2, log_every: 2, diagnostics_sequences: 2,
-        diagnostics_at: [0.5, 1], extrapolation_multiples: [2, 4], extrapolation_methods: [none, yarn]}
+        diagnostics_at: [0.5, 1], extrapolation_multiples: [2, 4], extrapolation_methods: [none, yarn],
+        probe: {kind: template, prefix: "Key:", needle: " #{key}", query: " now #", answer: "{key}",
+                filler_text: " the quick brown fox.", key_digits: 2, instances: 3, lengths: [16, 32],
+                depths: [0, 0.5, 1]}}
 resources: {cpus: 1}
 policy: {max_retries: 0, max_failed: 4, priority: 1}
 ladder:

@@ -345,6 +345,70 @@ TEST_F(DashboardHttpTest, TheExtrapolationEndpointHasEachEvaluatedTrialsTableAnd
   EXPECT_EQ(unknown->status, 404) << unknown->body;
 }
 
+// A trial's probe cells come with its diagnostics as the document "probe", typed as GetDiagnostics has
+// it (ProbeTable; proto3 JSON writes int64 as strings): each of sweep 1's six SUCCEEDED trials has the
+// population's pass-key probe (16 tokens with none, 32 with none and yarn, needle depths 0 and 1, four
+// prompts a cell); the RUNNING and FAILED trials, without a final record, have none.
+TEST_F(DashboardHttpTest, TheDiagnosticsEndpointHasATrialsProbeCellsAndNoProbeWithoutThem) {
+  StartServer();
+  const std::unique_ptr<client::CoordinatorConnection> connection = UserConnection();
+  ASSERT_NE(connection, nullptr);
+  struct Cell {
+    int64_t length;
+    const char* method;
+    double depth;
+    int64_t correct;
+  };
+  const std::vector<Cell> expected = {{16, "none", 0, 4}, {16, "none", 1, 4}, {32, "none", 0, 1},
+                                      {32, "none", 1, 1}, {32, "yarn", 0, 3}, {32, "yarn", 1, 2}};
+  int with_probe = 0, without_probe = 0;
+  const json trials = GetJson("/api/sweeps/1/trials");
+  for (const json& trial : trials["trials"]) {
+    const std::string trial_id = trial["trial_id"].get<std::string>();
+    const json diagnostics = GetJson("/api/trials/" + trial_id + "/diagnostics");
+    std::vector<json> probes;
+    for (const json& document : diagnostics["diagnostics"]) {
+      if (document["name"] == "probe") probes.push_back(document);
+    }
+    if (trial["state"] != "TRIAL_STATE_SUCCEEDED") {
+      EXPECT_TRUE(probes.empty()) << "trial " << trial_id << " (" << trial["state"] << ") has no final record";
+      ++without_probe;
+      continue;
+    }
+    ASSERT_EQ(probes.size(), 1u) << "trial " << trial_id;
+    EXPECT_EQ(probes[0]["step"], "10") << "the final record's step";
+    const json& cells = probes[0]["probe"]["results"];
+    v1::GetDiagnosticsRequest request;
+    request.set_trial_id(std::stoll(trial_id));
+    request.add_names("probe");
+    v1::GetDiagnosticsResponse stored;
+    ASSERT_TRUE(connection->user().GetDiagnostics(connection->Context().get(), request, &stored).ok());
+    ASSERT_EQ(stored.diagnostics_size(), 1);
+    const v1::ProbeTable& table = stored.diagnostics(0).probe();
+    ASSERT_EQ(cells.size(), static_cast<size_t>(table.results_size()));
+    ASSERT_EQ(cells.size(), expected.size()) << cells.dump();
+    for (size_t i = 0; i < expected.size(); ++i) {
+      const json& cell = cells[i];
+      const v1::ProbeResult& result = table.results(static_cast<int>(i));
+      EXPECT_EQ(cell["probe"], "passkey");
+      EXPECT_EQ(cell["score"], "decode");
+      EXPECT_EQ(cell["length"], std::to_string(expected[i].length)) << "int64 as proto3 JSON writes it";
+      EXPECT_EQ(cell["method"], expected[i].method);
+      EXPECT_EQ(cell["depth"].get<double>(), expected[i].depth);
+      EXPECT_EQ(cell["instances"], "4");
+      EXPECT_EQ(cell["correct"], std::to_string(expected[i].correct));
+      EXPECT_EQ(cell["accuracy"].get<double>(), static_cast<double>(expected[i].correct) / 4.0);
+      EXPECT_EQ(cell["length"], std::to_string(result.length()));
+      EXPECT_EQ(cell["method"], result.method());
+      EXPECT_EQ(cell["correct"], std::to_string(result.correct()));
+      EXPECT_EQ(cell["accuracy"].get<double>(), result.accuracy());
+    }
+    ++with_probe;
+  }
+  EXPECT_EQ(with_probe, 6);
+  EXPECT_EQ(without_probe, 2);
+}
+
 TEST_F(DashboardHttpTest, TheRegistryEndpointListsEveryVariantFormAndMethodOfThisBuildInOrder) {
   StartServer();
   const json registry = GetJson("/api/registry");

@@ -4,14 +4,15 @@
 // per head (one heatmap per layer, symmetric about 0), the gap-counting fit (bucket means of ln Lambda
 // against ln ln n and the fitted line), the loss beyond the training length (against the evaluation
 // length, and per position), the heads table and the failure modes (mean over heads per context M
-// and precision, as `rung diag --table failure_modes`) with a verdict in words. Documents:
+// and precision, as `rung diag --table failure_modes`) with a verdict in words, and the probe's accuracy
+// (needle depth x prompt length, a heatmap per extension method, as probe_plot.cc draws it). Documents:
 // /api/trials/ID/diagnostics, typed as the proto's TrialDiagnostic (docs/science.md sections 7, 9 and 12).
 // And a sweep's loss beyond the training length, a line per trial and method, as `rung plot SWEEP`
 // draws it (sweeps/plot/extrapolation_plot.h), from /api/sweeps/ID/extrapolation.
 import { ChartSpec, drawChart, PALETTE, Series } from './charts';
 import { drawHeatmap, HeatmapSpec } from './heatmap';
 import { el, fmt, hashParams, setHashParam } from './format';
-import type { AttentionDiagnostics, AttentionHead, AttentionLayer, ExtrapolationResult, GapCounting, HeadFailureModes, Trial, TrialDiagnostic } from 'rung-wire';
+import type { AttentionDiagnostics, AttentionHead, AttentionLayer, ExtrapolationResult, GapCounting, HeadFailureModes, ProbeResult, Trial, TrialDiagnostic } from 'rung-wire';
 
 const DASHES: (number[] | undefined)[] = [undefined, [8, 4], [2, 3], [10, 3, 2, 3], [4, 4]];
 
@@ -148,6 +149,72 @@ export function extrapolationSpec(title: string, table: ExtrapolationResult[], t
     note: table.length ? `colour: extension method; solid: the whole window, dashed: only the positions ≥ T; lengths ${[...new Set(table.map((e) => Number(e.length)))].join(', ')} tokens`
       : 'train.extrapolation_multiples was empty',
   };
+}
+
+// How a probe was scored, as `rung diag` says it (the heading) and as `rung diag --plot` titles it.
+const PROBE_SCORES: Record<string, { words: string; short: string }> = {
+  decode: { words: 'greedy decode of the answer, exact match', short: 'greedy decode' },
+  next_token: { words: 'the next token after the query', short: 'next token' },
+};
+
+export function probeScore(score: string): { words: string; short: string } {
+  return PROBE_SCORES[score] || { words: score, short: score };
+}
+
+// A probe's accuracy as `rung diag --plot` draws it (sweeps/plot/probe_plot.cc): a heatmap per extension
+// method (in the record's order), needle depth (rows) by prompt length (columns), every length and depth
+// of any method ascending, accuracy on a fixed 0..1 scale, each cell labelled correct/instances; a cell
+// the method was not scored at (within the training length only none is) is grey. `cells`: one probe
+// kind and scoring.
+export function probeSpecs(title: string, cells: ProbeResult[]): { method: string; spec: HeatmapSpec }[] {
+  const lengths = [...new Set(cells.map((c) => Number(c.length)))].sort((a, b) => a - b);
+  const depths = [...new Set(cells.map((c) => Number(c.depth)))].sort((a, b) => a - b);
+  const methods = [...new Set(cells.map((c) => String(c.method) || 'none'))];
+  const kind = cells.length ? String(cells[0].probe) : '';
+  const score = probeScore(cells.length ? String(cells[0].score) : '');
+  return methods.map((method) => {
+    const mine = cells.filter((c) => (String(c.method) || 'none') === method);
+    const at = (depth: number, length: number) => mine.find((c) => Number(c.depth) === depth && Number(c.length) === length);
+    const instances = [...new Set(mine.map((c) => Number(c.instances)))];
+    return {
+      method,
+      spec: {
+        title: `${title}: ${kind} accuracy (${score.short}, ${method})`, xLabel: 'prompt length (tokens)', yLabel: 'needle depth',
+        rows: depths.map((d) => fmt(d, 2)), columns: lengths.map(String),
+        panels: [{
+          title: '',
+          values: depths.map((d) => lengths.map((l) => { const c = at(d, l); return c ? n(c.accuracy) : null; })),
+          labels: depths.map((d) => lengths.map((l) => { const c = at(d, l); return c ? `${c.correct}/${c.instances}` : null; })),
+        }],
+        diverging: false, valueLabel: 'accuracy', range: [0, 1],
+        note: `each cell: correct/instances (${instances.join(', ')} prompts); depth 0: needle right after the prefix, 1: right before the query` +
+          (mine.length < depths.length * lengths.length ? `; grey: not scored with ${method}` : ''),
+      },
+    };
+  });
+}
+
+// The probe of a trial's final record (the document named "probe"), in its own block (#diag-probe): a
+// heading naming each probe kind and its scoring, then its heatmaps (probeSpecs); a line saying so
+// where the trial has none.
+function renderProbe(host: HTMLElement, title: string, documents: TrialDiagnostic[]): void {
+  const block = el('div', { id: 'diag-probe' });
+  host.append(block);
+  const cells: ProbeResult[] = [...documents].reverse().find((d) => d.probe)?.probe?.results ?? [];
+  if (!cells.length) {
+    block.append(el('p', { className: 'empty' }, 'No probe stored (train.probe.kind was empty, or the trial has not finished).'));
+    return;
+  }
+  for (const key of [...new Set(cells.map((c) => `${c.probe}|${c.score}`))]) {
+    const [kind, score] = key.split('|');
+    block.append(el('h4', { className: 'probe-heading', 'data-probe': kind, 'data-score': score },
+      `Probe: ${kind}, scored by ${probeScore(score).words}`));
+    for (const { method, spec } of probeSpecs(title, cells.filter((c) => c.probe === kind && c.score === score))) {
+      const node = el('div', { 'data-chart': 'diag-probe', 'data-probe': kind, 'data-method': method });
+      block.append(node);
+      drawHeatmap(node, spec, 'No probe cell of this method.');
+    }
+  }
 }
 
 // A trial of a sweep and its evaluations beyond the training length (/api/sweeps/ID/extrapolation).
@@ -365,7 +432,7 @@ function failureTable(attention: AttentionDiagnostics, trainLength: number): HTM
 }
 
 // Draws the diagnostics of one trial into `host`: the attention record of the milestone in the URL
-// (diag_step; default the latest) and the extrapolation table.
+// (diag_step; default the latest), the extrapolation table and the probe.
 export function renderDiagnostics(host: HTMLElement, title: string, documents: TrialDiagnostic[], trainLength: number, finalLoss: number): void {
   host.textContent = '';
   const attentions = documents.filter((d) => d.attention).sort((a, b) => Number(a.step) - Number(b.step));
@@ -397,4 +464,5 @@ export function renderDiagnostics(host: HTMLElement, title: string, documents: T
   }
   drawChart(chart('diag-extrapolation'), extrapolationSpec(title, table, trainLength, finalLoss));
   drawChart(chart('diag-extrapolation-positions'), perPositionSpec(title, table, trainLength));
+  renderProbe(host, title, documents);
 }

@@ -1,8 +1,8 @@
 // Heatmaps: one or more panels of a matrix (rows x columns) sharing one colour scale, drawn as SVG,
 // which is also the SVG download; the PNG is that SVG rasterised (charts.ts). Sequential scales run
 // white to blue from 0; diverging ones blue-white-red, symmetric about 0. Cells without a value are
-// grey. Each cell says its value on hover. The spec stays on the element (element.rungChart) for the
-// browser tests.
+// grey. Each cell says its value on hover; a panel may also label its cells (drawn where they fit, dark
+// or light to suit the cell). The spec stays on the element (element.rungChart) for the browser tests.
 import { chartHead } from './charts';
 import { el, fmt } from './format';
 
@@ -10,6 +10,7 @@ export interface HeatmapPanel {
   title: string;
   values: (number | null)[][];  // [row][column]
   marks?: { row: number; column: number }[];  // drawn as x
+  labels?: (string | null)[][];  // [row][column]: text in the cell (also on hover); null: none
 }
 
 export interface HeatmapSpec {
@@ -34,12 +35,16 @@ const SEQUENTIAL = [[255, 255, 255], [107, 174, 214], [8, 48, 107]];  // 0, 1/2,
 const DIVERGING = [[33, 102, 172], [247, 247, 247], [178, 24, 43]];   // -1, 0, 1
 const MISSING = '#bdbdbd';
 
-// The colour of u in [0, 1] on a three-stop scale.
-function colourAt(stops: number[][], u: number): string {
+// The colour of u in [0, 1] on a three-stop scale, as [r, g, b].
+function rgbAt(stops: number[][], u: number): number[] {
   const t = Math.max(0, Math.min(1, u)) * 2;
   const i = Math.min(1, Math.floor(t));
   const f = t - i;
-  const c = stops[i].map((v, k) => Math.round(v + (stops[i + 1][k] - v) * f));
+  return stops[i].map((v, k) => Math.round(v + (stops[i + 1][k] - v) * f));
+}
+
+function colourAt(stops: number[][], u: number): string {
+  const c = rgbAt(stops, u);
   return `rgb(${c[0]},${c[1]},${c[2]})`;
 }
 
@@ -54,7 +59,14 @@ export function heatmapRange(spec: HeatmapSpec): [number, number] {
 export function heatmapSvg(spec: HeatmapSpec): string {
   const W = 900, L = 70, R = 20, T = 40, gap = 30;
   const [lo, hi] = heatmapRange(spec);
-  const colour = (v: number | null) => (v === null || !isFinite(v) ? MISSING : colourAt(spec.diverging ? DIVERGING : SEQUENTIAL, (v - lo) / (hi - lo || 1)));
+  const stops = spec.diverging ? DIVERGING : SEQUENTIAL;
+  const colour = (v: number | null) => (v === null || !isFinite(v) ? MISSING : colourAt(stops, (v - lo) / (hi - lo || 1)));
+  // A label's ink: white on a dark cell, near-black on a light one (relative luminance, sRGB weights).
+  const ink = (v: number | null) => {
+    if (v === null || !isFinite(v)) return '#222';
+    const [r, g, b] = rgbAt(stops, (v - lo) / (hi - lo || 1));
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b < 128 ? '#fff' : '#222';
+  };
   const perRow = spec.panels.length <= 1 ? 1 : Math.ceil(Math.sqrt(spec.panels.length));
   const panelRows = Math.ceil(spec.panels.length / perRow);
   const panelW = (W - L - R - (perRow - 1) * (gap + L)) / perRow;
@@ -68,6 +80,8 @@ export function heatmapSvg(spec: HeatmapSpec): string {
   const height = legendY + 58 + (spec.markLabel ? 18 : 0) + (spec.note ? 16 : 0);
   const labelEvery = Math.max(1, Math.ceil(spec.columns.length / Math.max(2, Math.floor(panelW / 34))));
   const rowEvery = Math.max(1, Math.ceil(12 / cellH));
+  const labelSize = Math.min(13, Math.max(9, cellH * 0.45));
+  const fits = (text: string) => cellH >= 12 && text.length * labelSize * 0.6 + 4 <= cellW;
   const parts: string[] = [];
   parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${height}" viewBox="0 0 ${W} ${height}" font-family="sans-serif" font-size="12">`);
   parts.push(`<rect width="${W}" height="${height}" fill="white"/>`);
@@ -80,8 +94,12 @@ export function heatmapSvg(spec: HeatmapSpec): string {
     spec.rows.forEach((rowLabel, r) => {
       spec.columns.forEach((columnLabel, c) => {
         const v = panel.values[r]?.[c] ?? null;
+        const label = panel.labels?.[r]?.[c] ?? null;
         parts.push(`<rect x="${(x0 + c * cellW).toFixed(2)}" y="${(y0 + r * cellH).toFixed(2)}" width="${(cellW + 0.3).toFixed(2)}" height="${(cellH + 0.3).toFixed(2)}" fill="${colour(v)}">` +
-          `<title>${escapeXml(`${panel.title ? panel.title + ', ' : ''}${spec.yLabel} ${rowLabel}, ${spec.xLabel} ${columnLabel}: ${v === null || !isFinite(v) ? 'no value' : fmt(v, 4)}`)}</title></rect>`);
+          `<title>${escapeXml(`${panel.title ? panel.title + ', ' : ''}${spec.yLabel} ${rowLabel}, ${spec.xLabel} ${columnLabel}: ${v === null || !isFinite(v) ? 'no value' : fmt(v, 4)}${label === null ? '' : ` (${label})`}`)}</title></rect>`);
+        if (label !== null && fits(label)) {
+          parts.push(`<text class="cell-label" x="${(x0 + (c + 0.5) * cellW).toFixed(1)}" y="${(y0 + (r + 0.5) * cellH).toFixed(1)}" text-anchor="middle" dominant-baseline="central" font-size="${labelSize.toFixed(1)}" fill="${ink(v)}" pointer-events="none">${escapeXml(label)}</text>`);
+        }
       });
       if (r % rowEvery === 0) parts.push(`<text x="${x0 - 5}" y="${(y0 + (r + 0.5) * cellH).toFixed(1)}" text-anchor="end" dominant-baseline="middle" font-size="11">${escapeXml(rowLabel)}</text>`);
     });
@@ -101,7 +119,7 @@ export function heatmapSvg(spec: HeatmapSpec): string {
   const barX = L, barW = 300, barY = legendY + 16;
   // Inline SVGs share one id space: the id names the scale, so equal ids are equal gradients.
   const gradient = spec.diverging ? 'rung-scale-diverging' : 'rung-scale-sequential';
-  parts.push(`<defs><linearGradient id="${gradient}">${[0, 0.5, 1].map((u) => `<stop offset="${u}" stop-color="${colourAt(spec.diverging ? DIVERGING : SEQUENTIAL, u)}"/>`).join('')}</linearGradient></defs>`);
+  parts.push(`<defs><linearGradient id="${gradient}">${[0, 0.5, 1].map((u) => `<stop offset="${u}" stop-color="${colourAt(stops, u)}"/>`).join('')}</linearGradient></defs>`);
   parts.push(`<text x="${barX}" y="${legendY + 8}">${escapeXml(spec.valueLabel)}</text>`);
   parts.push(`<rect x="${barX}" y="${barY}" width="${barW}" height="12" fill="url(#${gradient})" stroke="#333"/>`);
   const tick = (v: number, anchor: string) => {
