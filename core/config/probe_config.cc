@@ -54,6 +54,9 @@ void ValidateProbeConfig(const ProbeConfig& probe, std::vector<ConfigError>* err
     if (probe.distractors > 0 && probe.needle.find("{name}") == std::string::npos) {
       error("distractors", "distractor needles differ from the needle by {name}, which the needle does not hold");
     }
+    if (probe.distractors > 0 && probe.query.find("{name}") == std::string::npos) {
+      error("query", "with distractors the query must ask by {name}, or it cannot tell which key it asks for");
+    }
   } else if (!probe.prefix.empty() || !probe.needle.empty() || !probe.query.empty() || !probe.answer.empty()) {
     error("kind", "prefix, needle, query and answer are a template's; kind " + probe.kind + " has its own");
   }

@@ -260,6 +260,11 @@ void CollectTrialErrors(const TrialConfig& trial, std::vector<ConfigError>* erro
                                                ? "the builtin BPE form needs at least 4096"
                                                : "byte-level text needs at least 256"});
   }
+  if (trial.train.extrapolation_scale > 0 && trial.data.cross_doc_mask && trial.train.extrapolation_factor == "document") {
+    errors->push_back({"train.extrapolation_scale",
+                       "under data.cross_doc_mask with train.extrapolation_factor document each document takes its "
+                       "own factor from its length; a factor set apart needs extrapolation_factor: window"});
+  }
   const PositionConfig& position = trial.model.position;
   const PositionalVariant* variant = FindPositionalVariant(position.variant);
   if (variant == nullptr) return;  // refused as the config was read

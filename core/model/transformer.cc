@@ -136,20 +136,25 @@ torch::Tensor TransformerImpl::FinishBlock(const Block& block, const torch::Tens
   return residual + torch::linear(hidden, As(block.down, hidden));
 }
 
-torch::Tensor TransformerImpl::Hidden(const torch::Tensor& tokens, const torch::Tensor& doc_start) {
-  const int64_t time = tokens.size(1);
-  const int64_t hd = config_.head_dim, heads = config_.heads;
-  const torch::Device device = tokens.device();
+AttentionKernel TransformerImpl::ChooseAttentionKernel(const torch::Device& device, torch::Dtype compute) const {
   AttentionKernel kernel = attention_kernel_ >= 0                ? static_cast<AttentionKernel>(attention_kernel_)
                            : config_.attention == "fused" ? AttentionKernel::kFused
                                                           : AttentionKernel::kAuto;
-  // Weights stored in bf16 or fp16 (an import) compute in compute_dtype_; fp32 weights as they are.
-  const torch::Dtype compute = ComputeDtype();
   kernel = ResolveAttentionKernel(kernel, device, compute);
   // "exact": never the fused kernel (the CPU slab kernel computes the same exact softmax).
   if (attention_kernel_ < 0 && config_.attention == "exact" && kernel == AttentionKernel::kFused) {
     kernel = AttentionKernel::kComposite;
   }
+  return kernel;
+}
+
+torch::Tensor TransformerImpl::Hidden(const torch::Tensor& tokens, const torch::Tensor& doc_start) {
+  const int64_t time = tokens.size(1);
+  const int64_t hd = config_.head_dim, heads = config_.heads;
+  const torch::Device device = tokens.device();
+  // Weights stored in bf16 or fp16 (an import) compute in compute_dtype_; fp32 weights as they are.
+  const torch::Dtype compute = ComputeDtype();
+  const AttentionKernel kernel = ChooseAttentionKernel(device, compute);
 
   // The keys each query sees: i + 1, or under document key counts i + 1 - (its document's start).
   torch::Tensor keys = torch::arange(1, time + 1, torch::TensorOptions().dtype(torch::kFloat).device(device));
@@ -196,8 +201,12 @@ torch::Tensor TransformerImpl::CachedHidden(const torch::Tensor& tokens, KvCache
   std::vector<LayerTables> tables = positional_->TableRows(time, start, device);
   std::vector<torch::Tensor> betas = inverse_temperature_->Multipliers(
       torch::arange(1, time + 1, torch::TensorOptions().dtype(torch::kFloat).device(device)));
-  const double query_constant = AttentionQueryScale(AttentionKernel::kComposite, config_.head_dim) *
-                                ExtensionLogitFactor(positional_->length_extension());
+  // The first pass (nothing cached) is a whole causal window: the model's own kernel, whose memory
+  // grows with T where the kernel's does (the tiled one's linearly); later passes attend from a few
+  // new queries to every cached key with the exact composite softmax.
+  const AttentionKernel kernel = start == 0 ? ChooseAttentionKernel(device, compute) : AttentionKernel::kComposite;
+  const double query_constant =
+      AttentionQueryScale(kernel, config_.head_dim) * ExtensionLogitFactor(positional_->length_extension());
 
   torch::Tensor x = Embed(tokens, start, compute);
   for (int64_t layer = 0; layer < config_.layers; ++layer) {
@@ -205,7 +214,9 @@ torch::Tensor TransformerImpl::CachedHidden(const torch::Tensor& tokens, KvCache
     const torch::Tensor beta = betas[layer].defined() ? betas[layer].narrow(0, start, time - start) : torch::Tensor();
     const AttentionInputs in = ProjectAttention(block, x, tables[layer], beta, torch::Tensor(), query_constant);
     const auto [k, v] = cache->Append(layer, in.k_heads, in.v_heads);
-    x = FinishBlock(block, x, TrailingCausalAttention(in.q_heads, k, v, positional_->alibi_slopes()));
+    x = FinishBlock(block, x,
+                    start == 0 ? CausalAttention(in.q_heads, k, v, positional_->alibi_slopes(), torch::Tensor(), kernel)
+                               : TrailingCausalAttention(in.q_heads, k, v, positional_->alibi_slopes()));
   }
   cache->positions = time;
   return RmsNorm(x, final_norm_);

@@ -37,6 +37,7 @@
 #include <torch/torch.h>
 
 #include "core/config/model_config.h"
+#include "core/model/attention.h"
 #include "core/model/inverse_temperature.h"
 #include "core/model/kv_cache.h"
 #include "core/model/positional_encoding.h"
@@ -89,8 +90,9 @@ class TransformerImpl : public torch::nn::Module {
   // the cached keys and causally to the new ones; appends the new keys and values to `cache`. Computes
   // what Hidden of all P + n tokens computes at those rows: the positional tables, inverse temperature
   // (key count position + 1) and learned input rows of the whole length, narrowed to the new rows;
-  // the length extension's logit factor; ALiBi's -m_h (i - j) over every key. Attention is kComposite's
-  // exact softmax whatever model.attention says (so equal up to rounding); no document mask (nor
+  // the length extension's logit factor; ALiBi's -m_h (i - j) over every key. The first call (nothing
+  // cached) attends with the model's own kernel, as Hidden does (its memory, linear in T for the tiled
+  // kernel); later calls with kComposite's exact softmax (so equal up to rounding); no document mask (nor
   // document key counts, nor a per-document extension), and no attention probe.
   // Throws (c10::Error) where a position's tables depend on the window's length
   // (!positional()->TablesIndependentOfLength()): there only Hidden of the whole sequence is exact.
@@ -122,6 +124,9 @@ class TransformerImpl : public torch::nn::Module {
   struct AttentionInputs {
     torch::Tensor q, query_scale, q_heads, k_heads, v_heads;
   };
+  // The attention kernel for tensors of this device and compute dtype (model.attention, or the
+  // kernel set_attention_kernel overrides it with).
+  AttentionKernel ChooseAttentionKernel(const torch::Device& device, torch::Dtype compute) const;
   torch::Tensor RmsNorm(const torch::Tensor& x, const torch::Tensor& weight) const;
   // The dtype forward computes in: compute_dtype_ for weights stored in bf16 or fp16, else theirs.
   torch::Dtype ComputeDtype() const;

@@ -27,6 +27,12 @@ int64_t ProbeTokens::MinimumLength() const {
   return most;
 }
 
+int64_t ProbeTokens::LongestAnswer() const {
+  size_t longest = 0;
+  for (const ProbeInstanceTokens& instance : instances) longest = std::max(longest, instance.answer.size());
+  return static_cast<int64_t>(longest);
+}
+
 StatusOr<ProbeTokens> EncodeProbe(const ProbeConfig& probe, const ProbeTextEncoder& encode,
                                   const std::string& filler_file_text) {
   const ProbeTexts texts = ProbeTextsOf(probe);
@@ -78,6 +84,17 @@ StatusOr<ProbeTokens> EncodeProbe(const ProbeConfig& probe, const ProbeTextEncod
                                      " of instance " + std::to_string(i) + " encodes to no tokens");
     }
     tokens.instances.push_back(std::move(instance));
+  }
+  if (!tokens.instances.empty()) {
+    const std::vector<int32_t>& first_answer = tokens.instances.front().answer;
+    size_t shared = first_answer.size() - 1;
+    for (const ProbeInstanceTokens& instance : tokens.instances) {
+      shared = std::min(shared, instance.answer.size() - 1);
+      size_t same = 0;
+      while (same < shared && instance.answer[same] == first_answer[same]) ++same;
+      shared = same;
+    }
+    tokens.answer_shared = static_cast<int64_t>(shared);
   }
   return tokens;
 }

@@ -43,8 +43,13 @@ struct ProbeTokens {
   std::vector<int32_t> segment;  // the repeated filler segment; empty where the filler comes from a source
   bool segment_from_file = false;  // a file's text: each instance starts reading it at its own offset
   std::vector<ProbeInstanceTokens> instances;
+  // How many leading answer tokens every instance shares (" " before the digits, in most tokenizers),
+  // at most the shortest answer's length - 1: next-token scoring feeds them and scores the token after.
+  int64_t answer_shared = 0;
   // The fewest tokens a prompt of each instance needs (no filler), the most over instances.
   int64_t MinimumLength() const;
+  // The longest answer's token count.
+  int64_t LongestAnswer() const;
 };
 
 struct ProbePrompt {

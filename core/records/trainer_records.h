@@ -282,6 +282,7 @@ struct ProbeResult {
   double depth = 0;        // where the needle starts, a fraction of the filler before it
   std::string method;      // the length extension: none, or a method beyond the training length
   std::string score;       // decode (exact match of the greedy decode) | next_token
+  std::string tokenizer;   // what encoded the prompts: a tokenizer file or model folder, or "bytes"
   int64_t instances = 0;
   int64_t correct = 0;
   double accuracy = 0;     // correct / instances
@@ -293,6 +294,7 @@ struct ProbeResult {
     field("depth", self.depth);
     field("method", self.method);
     field("score", self.score);
+    field("tokenizer", self.tokenizer);
     field("instances", self.instances);
     field("correct", self.correct);
     field("accuracy", self.accuracy);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <iostream>
 #include <filesystem>
 #include <mutex>
 #include <variant>
@@ -262,6 +263,11 @@ Status InitializeFromHfFolder(const InitConfig& init, Transformer& model) {
   if (init.parameters == "positional") {
     return Status::FailedPrecondition("train.init.parameters positional: " + init.checkpoint +
                                       " is a RoPE model, which has no learned positional parameters");
+  }
+  if (imported->hf.rope_scaling.type != "default") {
+    std::cerr << "rung-train: warning: " << init.checkpoint << "/config.json has rope_scaling '"
+              << imported->hf.rope_scaling.type << "'; a trial runs the folder's weights with its own "
+              << "train.extrapolation_methods (none: no rope_scaling); rung eval --extension as-configured applies it\n";
   }
   torch::NoGradGuard no_grad;
   auto source = imported->model->named_parameters(true);

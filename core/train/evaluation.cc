@@ -164,6 +164,8 @@ std::vector<records::ProbeResult> Evaluator::Probe(const PreparedProbe& probe) c
     if (count <= 0) return std::vector<int32_t>();
     return source_.Batch(Split::kValidation, instance, 1, count).inputs;
   };
+  const bool decode = config.score == "decode";
+  const int64_t shared = probe.tokens.answer_shared;
   std::vector<records::ProbeResult> cells;
   for (const ProbeSetting& setting : settings) {
     SetExtension(static_cast<double>(setting.length) / static_cast<double>(trained), setting.method, dominant_pairs);
@@ -177,6 +179,7 @@ std::vector<records::ProbeResult> Evaluator::Probe(const PreparedProbe& probe) c
       cell.depth = depth;
       cell.method = setting.method;
       cell.score = config.score;
+      cell.tokenizer = probe.tokenizer;
       for (int64_t first = 0; first < config.instances; first += per_pass) {
         const int64_t count = std::min(per_pass, config.instances - first);
         std::vector<int64_t> flat;
@@ -184,22 +187,28 @@ std::vector<records::ProbeResult> Evaluator::Probe(const PreparedProbe& probe) c
         int64_t steps = 1;
         for (int64_t i = first; i < first + count; ++i) {
           // Lengths are checked when the probe is prepared.
-          const ProbePrompt prompt = BuildProbePrompt(probe.tokens, setting.length, depth, i, filler).value();
+          ProbePrompt prompt = BuildProbePrompt(probe.tokens, setting.length, depth, i, filler).value();
+          if (!decode) {
+            // Next token: the answer tokens every instance shares (" " before a number) are fed, and the
+            // first that tells keys apart is scored.
+            prompt.tokens.insert(prompt.tokens.end(), prompt.answer.begin(), prompt.answer.begin() + shared);
+            prompt.answer.erase(prompt.answer.begin(), prompt.answer.begin() + shared);
+          }
           flat.insert(flat.end(), prompt.tokens.begin(), prompt.tokens.end());
           answers.push_back(prompt.answer);
           steps = std::max<int64_t>(steps, static_cast<int64_t>(prompt.answer.size()));
         }
-        const torch::Tensor prompts = torch::tensor(flat, torch::kLong).view({count, setting.length}).to(device_);
+        const int64_t width = setting.length + (decode ? 0 : shared);
+        const torch::Tensor prompts = torch::tensor(flat, torch::kLong).view({count, width}).to(device_);
         torch::Tensor predicted;
         {
           AutocastScope autocast(UsesAutocast(trial_));
-          predicted = config.score == "decode" ? GreedyDecode(model_, prompts, steps, DecodeMode::kCached)
-                                               : GreedyDecode(model_, prompts, 1, DecodeMode::kCached);
+          predicted = GreedyDecode(model_, prompts, decode ? steps : 1, DecodeMode::kCached);
         }
         predicted = predicted.cpu();
         for (int64_t row = 0; row < count; ++row) {
           const std::vector<int32_t>& answer = answers[static_cast<size_t>(row)];
-          const int64_t scored = config.score == "decode" ? static_cast<int64_t>(answer.size()) : 1;
+          const int64_t scored = decode ? static_cast<int64_t>(answer.size()) : 1;
           bool right = true;
           for (int64_t t = 0; t < scored && right; ++t) right = predicted[row][t].item<int64_t>() == answer[static_cast<size_t>(t)];
           cell.correct += right ? 1 : 0;

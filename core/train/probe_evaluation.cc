@@ -3,12 +3,15 @@
 #include <filesystem>
 
 #include "core/common/file_bytes.h"
+#include "core/common/utf8.h"
 #include "core/common/rung_data_encode.h"
 #include "core/data/builtin_corpus.h"
 #include "core/hf/hf_import.h"
 
 namespace rung {
 namespace {
+
+constexpr uintmax_t kMaxFillerFileBytes = uintmax_t{64} << 20;
 
 bool HoldsTokenizer(const std::string& folder) {
   std::error_code error;
@@ -56,8 +59,25 @@ StatusOr<std::unique_ptr<PreparedProbe>> PrepareProbe(const TrialConfig& trial) 
   RUNG_ASSIGN_OR_RETURN(prepared->tokenizer, ProbeTokenizer(trial));
   std::string filler_text;
   if (!config.filler.empty() && config.filler != "data") {
+    std::error_code error;
+    const auto status = std::filesystem::status(config.filler, error);
+    if (!error && std::filesystem::is_regular_file(status)) {
+      const auto size = std::filesystem::file_size(config.filler, error);
+      if (!error && size > kMaxFillerFileBytes) {
+        return Status::InvalidArgument("train.probe.filler " + config.filler + " holds " + std::to_string(size) +
+                                       " bytes, more than the " + std::to_string(kMaxFillerFileBytes) +
+                                       " a probe reads (a prompt uses only its length in tokens); give an excerpt");
+      }
+    } else if (!error) {
+      return Status::InvalidArgument("train.probe.filler " + config.filler + " is not a regular file");
+    }
     RUNG_RETURN_IF_ERROR(ReadFileBytes(config.filler, "train.probe.filler", &filler_text));
     if (filler_text.empty()) return Status::InvalidArgument("train.probe.filler " + config.filler + " is empty");
+    const size_t valid = ValidUtf8Prefix(filler_text);
+    if (valid != filler_text.size()) {
+      return Status::InvalidArgument("train.probe.filler " + config.filler + " is not UTF-8 text: byte offset " +
+                                     std::to_string(valid));
+    }
   }
   const std::string tokenizer = prepared->tokenizer;
   const ProbeTextEncoder encode = [&](const std::vector<std::string>& texts, bool special_tokens)
@@ -77,6 +97,21 @@ StatusOr<std::unique_ptr<PreparedProbe>> PrepareProbe(const TrialConfig& trial) 
     prepared->tokens.segment.clear();
   } else if (prepared->tokens.segment.empty()) {
     return Status::InvalidArgument("train.probe.filler_text encodes to no tokens");
+  }
+  // A learned absolute table that refuses positions past it: each prompt and the tokens decoded after it
+  // must fit.
+  const PositionConfig& position = trial.model.position;
+  const int64_t after = config.score == "decode" ? prepared->tokens.LongestAnswer() - 1 : prepared->tokens.answer_shared;
+  if (position.variant == "absolute" && position.absolute.beyond == "refuse") {
+    for (const ProbeSetting& setting : ProbeSettings(config, trial.data.seq_len, trial.train.extrapolation_methods)) {
+      if (setting.length + after > trial.model.seq_len) {
+        return Status::InvalidArgument(
+            "train.probe.lengths: a prompt of " + std::to_string(setting.length) + " tokens and the " +
+            std::to_string(after) + " answer tokens fed after it need " + std::to_string(setting.length + after) +
+            " positions; position.variant absolute has " + std::to_string(trial.model.seq_len) +
+            " and refuses more (position.absolute.beyond: refuse): give shorter lengths, or beyond: clamp");
+      }
+    }
   }
   const int64_t needed = prepared->tokens.MinimumLength();
   for (const ProbeSetting& setting : ProbeSettings(config, trial.data.seq_len, trial.train.extrapolation_methods)) {

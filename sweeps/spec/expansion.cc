@@ -229,6 +229,18 @@ bool TakeModelFromCheckpoint(CellBuilder* builder, std::vector<ConfigError>* err
                                                     keys.status().message()});
     return false;
   }
+  // A key the spec or an axis writes must say what the folder says: the folder's model is the one run.
+  bool agrees = true;
+  for (const auto& [key, value] : *keys) {
+    const nlohmann::json* written = FindPath(builder->json(), key);
+    if (written != nullptr && *written != value) {
+      errors->push_back({key, written->dump() + " here, but " + folder->get<std::string>() + "/config.json gives " +
+                                  value.dump() + " (train.init.model: checkpoint runs the folder's model): leave " +
+                                  key + " out, or set train.init.model: spec"});
+      agrees = false;
+    }
+  }
+  if (!agrees) return false;
   const std::string location = builder->Locate("train.init.model");
   for (const auto& [key, value] : *keys) builder->Set(key, value, location);
   return true;

@@ -127,7 +127,7 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
       for (double depth : {0.0, 1.0}) {
         const int correct = length == 16 ? 4 : std::string(method) == "yarn" ? 3 - static_cast<int>(depth) : 1;
         probe.push_back({{"probe", "passkey"}, {"length", length}, {"depth", depth}, {"method", method},
-                         {"score", "decode"}, {"instances", 4}, {"correct", correct}, {"accuracy", correct / 4.0}});
+                         {"score", "decode"}, {"tokenizer", "bytes"}, {"instances", 4}, {"correct", correct}, {"accuracy", correct / 4.0}});
       }
     }
     return json{{"type", "final"},

@@ -80,6 +80,36 @@ TEST(TrialConfig, TokenDataKeysAreValidated) {
   }
 }
 
+// Evaluation and probe keys: what each refuses, by key; left at their defaults they stay out of a
+// trial's identity.
+TEST(TrialConfig, EvaluationAndProbeKeysAreValidatedAndStayOutOfTheIdentityUnset) {
+  const std::vector<std::pair<json, std::string>> cases = {
+      {json{{"data", {{"cross_doc_mask", true}}}, {"train", {{"extrapolation_scale", 4.0}}}}, "train.extrapolation_scale"},
+      {json{{"train", {{"extrapolation_scale", 0.5}}}}, "train.extrapolation_scale"},
+      {json{{"train", {{"init", {{"model", "checkpoint"}}}}}}, "train.init.model"},
+      {json{{"train", {{"probe", {{"kind", "template"}, {"needle", "{key}"}, {"query", "q"}, {"answer", "{key}"},
+                                  {"filler_text", "f"}, {"distractors", 2}}}}}}, "train.probe.distractors"},
+      {json{{"train", {{"probe", {{"kind", "template"}, {"needle", "{name} {key}"}, {"query", "q"}, {"answer", "{key}"},
+                                  {"filler_text", "f"}, {"distractors", 2}}}}}}, "train.probe.query"},
+      {json{{"train", {{"probe", {{"kind", "passkey"}, {"instances", 0}}}}}}, "train.probe.instances"},
+      {json{{"train", {{"probe", {{"kind", "passkey"}, {"distractors", 1}}}}}}, "train.probe.distractors"},
+  };
+  for (const auto& [patch, key] : cases) {
+    json config = MinimalTrial();
+    config.merge_patch(patch);
+    StatusOr<TrialConfig> trial = TrialConfigFromJson(config);
+    ASSERT_FALSE(trial.ok()) << patch.dump();
+    EXPECT_NE(trial.status().message().find(key), std::string::npos) << trial.status().message();
+  }
+  StatusOr<TrialConfig> plain = TrialConfigFromJson(MinimalTrial());
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  json identity = TrialConfigToJson(*plain);
+  ReconcileWithEarlierReleases(*plain, &identity);
+  EXPECT_FALSE(identity["train"].contains("probe"));
+  EXPECT_FALSE(identity["train"].contains("extrapolation_scale"));
+  EXPECT_FALSE(identity["train"]["init"].contains("model"));
+}
+
 TEST(TrialConfig, BuiltinBpeFormHasItsVocabularyAndJoinsTheIdentity) {
   json config = MinimalTrial();
   config["data"]["builtin_form"] = "bpe-4096";

@@ -56,6 +56,16 @@ TEST(ProbePrompts, APasskeyPromptHasTheAskedLengthAndHidesItsKeyAtItsDepth) {
             600 - static_cast<int64_t>(tokens->instances[2].query.size()));
 }
 
+TEST(ProbePrompts, TheAnswerTokensEveryInstanceSharesAreCounted) {
+  // Bytes: every passkey answer starts with " " and then differs (keys start with 1-9).
+  const ProbeTokens tokens = EncodeProbe(Passkey(), ByteIds, "").value();
+  EXPECT_EQ(tokens.answer_shared, 1);
+  EXPECT_EQ(tokens.LongestAnswer(), 6);
+  ProbeConfig one = Passkey();
+  one.instances = 1;  // a lone answer shares all but its last token with itself
+  EXPECT_EQ(EncodeProbe(one, ByteIds, "").value().answer_shared, 5);
+}
+
 TEST(ProbePrompts, AnInstanceKeepsItsKeyInEveryCellAndInstancesDiffer) {
   const ProbeConfig probe = Passkey();
   std::set<std::string> keys;

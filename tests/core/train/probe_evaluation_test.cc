@@ -79,6 +79,15 @@ TEST(ProbeEvaluation, APromptLengthThatCannotHoldTheTextsIsRefusedBeforeAnything
       << prepared.status().message();
 }
 
+TEST(ProbeEvaluation, AnAbsoluteTableThatRefusesLongerSequencesMustHoldThePromptAndItsAnswer) {
+  TrialConfig trial = CopyProbeTrial();
+  trial.train.probe.lengths = {64, kMaxLength};  // the answer's second token would fall past the table
+  const StatusOr<std::unique_ptr<PreparedProbe>> prepared = PrepareProbe(trial);
+  ASSERT_FALSE(prepared.ok());
+  EXPECT_NE(prepared.status().message().find("position.variant absolute has 260"), std::string::npos)
+      << prepared.status().message();
+}
+
 TEST(ProbeEvaluation, ASyntheticTaskHasNoTextToHideANeedleIn) {
   TrialConfig trial = CopyProbeTrial();
   trial.train.probe.filler = "data";

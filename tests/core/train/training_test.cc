@@ -659,6 +659,7 @@ TEST_F(TrainingTest, AnEvaluationTrialOfAHuggingFaceFolderScoresWhatRungEvalScor
     EXPECT_EQ(cell.at("probe"), "passkey");
     EXPECT_EQ(cell.at("length"), 256);
     EXPECT_EQ(cell.at("instances"), 2);
+    EXPECT_EQ(cell.at("tokenizer"), folder);  // the folder's own tokenizer.json encoded the prompts
     EXPECT_GE(cell.at("accuracy").get<double>(), 0.0);
     EXPECT_LE(cell.at("accuracy").get<double>(), 1.0);
   }

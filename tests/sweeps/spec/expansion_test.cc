@@ -273,7 +273,7 @@ TEST(SweepExpansion, AModelTakenFromAHuggingFaceFolderIsTheFoldersConfig) {
   const std::string spec =
       "name: hf-eval\n"
       "data: {source: shards, path: tokens.bin, vocab_size: 40, seq_len: 8}\n"
-      "model: {layers: 3}\n"
+      "model: {layers: 1}\n"  // agrees with the folder: allowed
       "train: {steps: 0, batch_size: 4, init: {checkpoint: " + folder + ", model: checkpoint}}\n"
       "sweep:\n"
       "  train.extrapolation_yarn_c: [0.1, 0.2]\n";
@@ -281,7 +281,7 @@ TEST(SweepExpansion, AModelTakenFromAHuggingFaceFolderIsTheFoldersConfig) {
   ASSERT_TRUE(sweep.ok()) << sweep.status().message();
   ASSERT_EQ(sweep->trials.size(), 2u);
   const ModelConfig& model = sweep->trials[0].config.model;
-  EXPECT_EQ(model.layers, 1);  // the folder's, over the spec's own
+  EXPECT_EQ(model.layers, 1);
   EXPECT_EQ(model.d_model, 8);
   EXPECT_EQ(model.heads, 2);
   EXPECT_EQ(model.kv_heads, 1);
@@ -302,6 +302,20 @@ TEST(SweepExpansion, AModelTakenFromAHuggingFaceFolderIsTheFoldersConfig) {
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.status().message(), ::testing::HasSubstr("train.init.checkpoint"));
   EXPECT_THAT(missing.status().message(), ::testing::HasSubstr("/nonexistent/folder"));
+}
+
+// A model key the spec writes must agree with the folder it takes the model from.
+TEST(SweepExpansion, AModelKeyThatContradictsTheFolderIsRefusedWhereItIsWritten) {
+  const std::string folder = std::string(RUNG_SOURCE_DIR) + "/tests/cli/fixture/hf-tiny";
+  StatusOr<ExpandedSweep> sweep = spec_testing::Expand(
+      "name: hf-eval\n"
+      "data: {source: shards, path: tokens.bin, vocab_size: 40, seq_len: 8}\n"
+      "model: {layers: 3, d_model: 8}\n"
+      "train: {steps: 0, init: {checkpoint: " + folder + ", model: checkpoint}}\n");
+  ASSERT_FALSE(sweep.ok());
+  EXPECT_THAT(sweep.status().message(), ::testing::HasSubstr("spec.yaml:3:"));
+  EXPECT_THAT(sweep.status().message(), ::testing::HasSubstr("model.layers: 3 here"));
+  EXPECT_THAT(sweep.status().message(), ::testing::Not(::testing::HasSubstr("model.d_model")));  // 8 agrees
 }
 
 // train.init.model: checkpoint without a folder to read says what to give.
