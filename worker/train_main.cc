@@ -121,8 +121,10 @@ int main(int argc, char** argv) {
       std::cerr << "rung-train: train.init.model checkpoint: " << keys.status().message() << "\n";
       return kExitData;
     }
+    const bool converts = config_json.contains("position") && rung::hf::ConvertsFromRope(config_json["position"]);
     try {
       for (const auto& [key, value] : *keys) {
+        if (converts && key == "position.variant") continue;  // the trial's own variant, started as RoPE
         std::string pointer = "/" + key;
         std::replace(pointer.begin(), pointer.end(), '.', '/');
         config_json[nlohmann::json::json_pointer(pointer)] = value;

@@ -93,6 +93,13 @@ class PositionalVariant {
   // Said after "has no learned parameters" when train.freeze_backbone would leave nothing to train.
   virtual std::string FrozenBackboneNote() const { return ""; }
 
+  // ---- Starting from another model.
+  // Its learned parameters, at their initial values, compute RoPE's function at position.base with
+  // these settings: a trial of it may start from a RoPE model's backbone (train.init.checkpoint), its
+  // own parameters left at their initial values (a positional variant changed at initialisation,
+  // AdaRoPE section 5), and compute what the RoPE model computed until it trains.
+  virtual bool StartsAsRope(const PositionConfig&) const { return false; }
+
   // ---- What the diagnostics and the evaluation ask.
   // One frequency schedule for every layer and head (else one per layer, or per layer and KV group).
   virtual bool OneFrequencySchedule(const PositionConfig& position) const;

@@ -1,5 +1,7 @@
 #include "core/hf/hf_model_options.h"
 
+#include "core/config/positional_variant.h"
+
 #include <sys/stat.h>
 
 #include <cmath>
@@ -85,6 +87,16 @@ StatusOr<std::vector<std::pair<std::string, nlohmann::json>>> HfFolderModelKeys(
       {"position.variant", config.position.variant}, {"position.base", config.position.base}};
   if (config.position.variant == "prope") keys.emplace_back("position.fraction", config.position.fraction);
   return keys;
+}
+
+bool ConvertsFromRope(const nlohmann::json& position) {
+  if (!position.is_object() || !position.contains("variant") || !position["variant"].is_string()) return false;
+  PositionConfig config;
+  config.variant = position["variant"].get<std::string>();
+  const nlohmann::json::json_pointer fixed_log("/adarope/fixed_log");
+  if (position.contains(fixed_log) && position.at(fixed_log).is_boolean()) config.adarope.fixed_log = position.at(fixed_log).get<bool>();
+  const PositionalVariant* variant = FindPositionalVariant(config.variant);
+  return config.variant != "rope" && variant != nullptr && variant->StartsAsRope(config);
 }
 
 }  // namespace rung::hf

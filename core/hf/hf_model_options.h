@@ -37,4 +37,9 @@ bool IsHfModelFolder(const std::string& folder);
 // Errors: ReadHfModelConfig's and ModelConfigFromHf's.
 StatusOr<std::vector<std::pair<std::string, nlohmann::json>>> HfFolderModelKeys(const std::string& folder);
 
+// Whether a config's `position` block (JSON, as written) names a variant other than RoPE that starts
+// as RoPE (PositionalVariant::StartsAsRope): a trial taking its model from a RoPE folder keeps that
+// variant, converted at initialisation, instead of the folder's "rope".
+bool ConvertsFromRope(const nlohmann::json& position);
+
 }  // namespace rung::hf

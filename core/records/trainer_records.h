@@ -142,6 +142,9 @@ struct ProvenanceRecord {
   std::optional<std::string> resumed_from;  // the checkpoint it resumed from
   int64_t world_size = 1;      // data-parallel ranks
   std::vector<std::string> skipped_checkpoints;  // damaged checkpoints passed over ("PATH: why")
+  // The position.variant of the model train.init started from, where the trial's differs from it (a
+  // variant changed at initialisation: "rope" for a RoPE model started as AdaRoPE or LeRoPE).
+  std::optional<std::string> converted_from;
 
   template <class Self, class Visitor>
   static void Fields(Self& self, Visitor&& field) {
@@ -162,6 +165,7 @@ struct ProvenanceRecord {
     field("resumed_from", self.resumed_from);
     field("world_size", self.world_size);
     field("skipped_checkpoints", self.skipped_checkpoints);
+    field("converted_from", self.converted_from);
   }
 };
 

@@ -15,6 +15,7 @@
 #include <torch/torch.h>
 
 #include "core/common/write_error.h"
+#include "core/config/positional_variant.h"
 #include "core/hf/hf_import.h"
 #include "core/train/checkpoint.h"
 #include "core/train/positional_records.h"
@@ -251,7 +252,12 @@ Status InitializeFromHfFolder(const InitConfig& init, Transformer& model) {
   compare("model.norm_eps", ours.norm_eps, theirs.norm_eps);
   compare("model.qkv_bias", ours.qkv_bias, theirs.qkv_bias);
   compare("model.tie_embeddings", ours.tie_embeddings, theirs.tie_embeddings);
-  compare("position.variant", ours.position.variant, theirs.position.variant);
+  // A variant that starts as RoPE may take a RoPE folder's backbone (a variant changed at
+  // initialisation): its own positional parameters stay at their initial values.
+  const PositionalVariant* variant = FindPositionalVariant(ours.position.variant);
+  const bool converts = ours.position.variant != theirs.position.variant && theirs.position.variant == "rope" &&
+                        variant != nullptr && variant->StartsAsRope(ours.position);
+  if (!converts) compare("position.variant", ours.position.variant, theirs.position.variant);
   compare("position.base", ours.position.base, theirs.position.base);
   if (theirs.position.variant == "prope") compare("position.fraction", ours.position.fraction, theirs.position.fraction);
   if (!differences.empty()) {
@@ -272,6 +278,7 @@ Status InitializeFromHfFolder(const InitConfig& init, Transformer& model) {
   torch::NoGradGuard no_grad;
   auto source = imported->model->named_parameters(true);
   for (auto& item : model->named_parameters(true)) {
+    if (converts && IsPositionalParameter(item.key())) continue;  // at its initial value: RoPE's function
     const torch::Tensor* value = source.find(item.key());
     if (value == nullptr || value->sizes() != item.value().sizes()) {
       return Status::Internal("train.init.checkpoint: the imported model has no parameter " + item.key() + " of its shape");
@@ -283,25 +290,72 @@ Status InitializeFromHfFolder(const InitConfig& init, Transformer& model) {
 
 }  // namespace
 
-Status InitializeFromCheckpoint(const InitConfig& source, Transformer& model, double yarn_c) {
+namespace {
+
+// The position.variant of the trial a checkpoint was written by (its meta's identity), or "".
+std::string CheckpointVariant(torch::serialize::InputArchive& archive) {
+  c10::IValue meta_value;
+  if (!archive.try_read(kMetaKey, meta_value) || !meta_value.isString()) return "";
+  const json meta = json::parse(meta_value.toStringRef(), nullptr, false);
+  const json variant = meta.is_object() ? meta.value("/identity/position/variant"_json_pointer, json()) : json();
+  return variant.is_string() ? variant.get<std::string>() : "";
+}
+
+// AdaRoPE's context-extension start (train.init.adarope_start yarn) from a source trained at
+// `source_length`: data.seq_len must extend it and position.adarope.l_ref be it.
+Status StartAdaRopeExtension(Transformer& model, int64_t source_length, double yarn_c) {
+  const ModelConfig& config = model->config();
+  if (config.seq_len < source_length) {
+    return Status::FailedPrecondition("train.init.adarope_start yarn extends a context: data.seq_len " +
+                                      std::to_string(config.seq_len) + " is shorter than the source's " +
+                                      std::to_string(source_length));
+  }
+  if (config.position.adarope.l_ref != static_cast<double>(source_length)) {
+    return Status::FailedPrecondition("train.init.adarope_start yarn: position.adarope.l_ref must be the source's "
+                                      "training length " + std::to_string(source_length) + " (AdaRoPE section 3.4)");
+  }
+  torch::NoGradGuard no_grad;
+  model->positional()->StartContextExtension(static_cast<double>(config.seq_len) / static_cast<double>(source_length),
+                                             static_cast<double>(source_length), yarn_c);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status InitializeFromCheckpoint(const InitConfig& source, Transformer& model, double yarn_c, std::string* converted_from) {
   InitConfig init = source;
   if (hf::IsHfModelFolder(init.checkpoint)) {
-    if (init.adarope_start != "trained") {
-      return Status::FailedPrecondition("train.init.adarope_start " + init.adarope_start +
-                                        " starts from an AdaRoPE checkpoint; " + init.checkpoint +
-                                        " is a Hugging Face RoPE model");
+    RUNG_RETURN_IF_ERROR(InitializeFromHfFolder(init, model));
+    if (converted_from != nullptr && model->config().position.variant != "rope" &&
+        model->config().position.variant != "prope") {
+      *converted_from = "rope";  // the folder's RoPE, started as the trial's variant
     }
-    return InitializeFromHfFolder(init, model);
+    if (init.adarope_start != "yarn") return Status::Ok();
+    // A RoPE folder converted to AdaRoPE, extended from the context it was trained at (AdaRoPE section 5).
+    RUNG_ASSIGN_OR_RETURN(const hf::HfModelConfig folder, hf::ReadHfModelConfig(init.checkpoint));
+    try {
+      return StartAdaRopeExtension(model, hf::OriginalContext(folder), yarn_c);
+    } catch (const std::exception& error) {
+      return Status::FailedPrecondition("train.init.adarope_start yarn: " + std::string(error.what()));
+    }
   }
   RUNG_ASSIGN_OR_RETURN(init.checkpoint, CheckpointFile(init.checkpoint, "train.init.checkpoint"));
   try {
     torch::serialize::InputArchive archive;
     archive.load_from(init.checkpoint);
     torch::NoGradGuard no_grad;
+    // A RoPE checkpoint into a variant that starts as RoPE: the backbone, the variant's own
+    // parameters at their initial values (a variant changed at initialisation).
+    const std::string source_variant = CheckpointVariant(archive);
+    const PositionConfig& target = model->config().position;
+    const PositionalVariant* variant = FindPositionalVariant(target.variant);
+    const bool converts = source_variant == "rope" && target.variant != "rope" && variant != nullptr &&
+                          variant->StartsAsRope(target) && init.parameters != "positional";
     int64_t copied = 0;
     for (auto& item : model->named_parameters(true)) {
       const bool positional = IsPositionalParameter(item.key());
       if ((init.parameters == "positional" && !positional) || (init.parameters == "backbone" && positional)) continue;
+      if (converts && positional) continue;
       torch::Tensor value;
       if (!archive.try_read(ModelKey(item.key()), value)) {
         return Status::FailedPrecondition("train.init.checkpoint " + init.checkpoint + " has no parameter " + item.key() +
@@ -318,6 +372,7 @@ Status InitializeFromCheckpoint(const InitConfig& source, Transformer& model, do
     if (copied == 0) {
       return Status::FailedPrecondition("train.init: no " + init.parameters + " parameters to copy from " + init.checkpoint);
     }
+    if (converts && converted_from != nullptr) *converted_from = source_variant;
     if (init.adarope_start == "yarn") {
       c10::IValue meta_value;
       archive.read(kMetaKey, meta_value);
@@ -327,19 +382,7 @@ Status InitializeFromCheckpoint(const InitConfig& source, Transformer& model, do
         return Status::FailedPrecondition("train.init.adarope_start yarn: " + init.checkpoint +
                                           " does not say its training length");
       }
-      const int64_t source_length = length.get<int64_t>();
-      const ModelConfig& config = model->config();
-      if (config.seq_len < source_length) {
-        return Status::FailedPrecondition("train.init.adarope_start yarn extends a context: data.seq_len " +
-                                          std::to_string(config.seq_len) + " is shorter than the source's " +
-                                          std::to_string(source_length));
-      }
-      if (config.position.adarope.l_ref != static_cast<double>(source_length)) {
-        return Status::FailedPrecondition("train.init.adarope_start yarn: position.adarope.l_ref must be the source's "
-                                          "training length " + std::to_string(source_length) + " (AdaRoPE section 3.4)");
-      }
-      model->positional()->StartContextExtension(static_cast<double>(config.seq_len) / static_cast<double>(source_length),
-                                                 static_cast<double>(source_length), yarn_c);
+      RUNG_RETURN_IF_ERROR(StartAdaRopeExtension(model, length.get<int64_t>(), yarn_c));
     }
   } catch (const std::exception& error) {
     return Status::DataLoss("cannot read train.init.checkpoint " + init.checkpoint + ": " + error.what());

@@ -53,13 +53,18 @@ StatusOr<ResumedCheckpoint> ReadCheckpoint(const std::string& path, const TrialC
 // may also be a Hugging Face model folder (core/hf/hf_import.h): the trial's model options must then
 // be the folder's (FAILED_PRECONDITION lists each that differs, with the folder's value); every
 // parameter is copied (a RoPE model has no positional ones).
+// A variant changed at initialisation: from a RoPE source (a folder, or a checkpoint of a RoPE trial)
+// into a variant that starts as RoPE (PositionalVariant::StartsAsRope: LeRoPE, AdaRoPE), the backbone
+// is copied and the variant's own parameters stay at their initial values, so the model computes what
+// the source computed; `*converted_from` (where given) is then set to "rope".
 // Errors: NOT_FOUND (no such file or no checkpoint in the folder), FAILED_PRECONDITION (a parameter
 // missing there or of another shape, or none to copy), DATA_LOSS (unreadable).
 // With init.adarope_start yarn, the copied AdaRoPE parameters then start the context extension from the
 // source's training length (its data.seq_len, in the checkpoint) to the model's
 // (PositionalEncodingImpl::StartContextExtension, YaRN's c = yarn_c); FAILED_PRECONDITION where the
 // model's position.adarope.l_ref is not that length or the model is not longer.
-Status InitializeFromCheckpoint(const InitConfig& init, Transformer& model, double yarn_c = 0.1);
+Status InitializeFromCheckpoint(const InitConfig& init, Transformer& model, double yarn_c = 0.1,
+                                std::string* converted_from = nullptr);
 
 // A trained model alone, from a checkpoint file or a folder of them (its newest): the trial config it
 // was written for (its resume identity, read back with defaults for what identities leave out) and

@@ -82,6 +82,7 @@ class TrialRun {
   std::unique_ptr<PreparedProbe> probe_;  // train.probe's prompts (rank 0), or null
   TrainingProgress progress_;
   std::string resumed_from_;
+  std::string converted_from_;  // the source's variant where train.init changed it
   std::vector<std::string> skipped_checkpoints_;  // damaged ones passed over to resume ("PATH: why")
   // Every step record of the trial so far (those of earlier attempts too, from the checkpoint this
   // one resumed from), stored in each checkpoint and printed again after a resume. A worker killed
@@ -182,7 +183,9 @@ Status TrialRun::RestoreOrInitialize() {
     resumed_from_ = choice.path;
     return Status::Ok();
   }
-  if (!init.checkpoint.empty()) return InitializeFromCheckpoint(init, model_, trial_.train.extrapolation_yarn_c);
+  if (!init.checkpoint.empty()) {
+    return InitializeFromCheckpoint(init, model_, trial_.train.extrapolation_yarn_c, &converted_from_);
+  }
   if (!init.from_trial.empty()) {
     return Status::InvalidArgument("train.init.from_trial '" + init.from_trial +
                                    "' is resolved by the coordinator (rung submit / rung run); to run this "
@@ -327,6 +330,7 @@ records::ProvenanceRecord TrialRun::Provenance() const {
   provenance.start_step = progress_.step;
   if (!resumed_from_.empty()) provenance.resumed_from = resumed_from_;
   provenance.skipped_checkpoints = skipped_checkpoints_;
+  if (!converted_from_.empty()) provenance.converted_from = converted_from_;
   provenance.world_size = group_->world_size();
   return provenance;
 }

@@ -229,7 +229,14 @@ bool TakeModelFromCheckpoint(CellBuilder* builder, std::vector<ConfigError>* err
                                                     keys.status().message()});
     return false;
   }
-  // A key the spec or an axis writes must say what the folder says: the folder's model is the one run.
+  // A key the spec or an axis writes must say what the folder says: the folder's model is the one run;
+  // but a variant that starts as RoPE replaces the folder's RoPE (converted at initialisation).
+  const nlohmann::json* position = FindPath(builder->json(), "position");
+  if (position != nullptr && hf::ConvertsFromRope(*position)) {
+    keys->erase(std::remove_if(keys->begin(), keys->end(),
+                               [](const auto& entry) { return entry.first == "position.variant" && entry.second == "rope"; }),
+                keys->end());
+  }
   bool agrees = true;
   for (const auto& [key, value] : *keys) {
     const nlohmann::json* written = FindPath(builder->json(), key);

@@ -17,6 +17,9 @@ class AdaRopeVariant final : public PositionalVariant {
            "by context length (position.adarope)";
   }
   int listing_order() const override { return 50; }
+  // Its frequencies (or base) start at RoPE's and AdaScale at 1 (tau 1, gamma 0), or is off; fixed_log scales
+  // logits from the start.
+  bool StartsAsRope(const PositionConfig& position) const override { return !position.adarope.fixed_log; }
   bool rotary() const override { return true; }
 
   std::vector<std::string> own_keys() const override { return {"adarope"}; }

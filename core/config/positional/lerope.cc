@@ -13,6 +13,8 @@ class LeRopeVariant final : public PositionalVariant {
     return "learned RoPE: theta_f = exp(a_f) b^(-2f/d), one learned a_f per pair shared by all layers and heads";
   }
   int listing_order() const override { return 40; }
+  // Its log-scales start at 0: every pair at RoPE's frequency.
+  bool StartsAsRope(const PositionConfig&) const override { return true; }
   bool rotary() const override { return true; }
   CheckedInt64 PositionalParameters(const ModelConfig& model) const override {
     return CheckedInt64(model.rotary_pairs());

@@ -357,6 +357,58 @@ TEST_F(HfImportTest, TrainInitFromAFolderCopiesItsWeightsIntoAModelOfItsOptions)
   EXPECT_THAT(InitializeFromCheckpoint(init, half_rotated).message(), HasSubstr("\n  position.fraction: 0.75 (here 0.5)"));
 }
 
+// A positional variant changed at initialisation (AdaRoPE section 5): every architecture's RoPE model
+// started as LeRoPE, AdaRoPE (per-group frequencies, exp tau, or a learned base) computes the folder's
+// logits until it trains; the source is named as converted; a variant that does not start as RoPE is
+// refused.
+TEST_F(HfImportTest, ARopeFolderStartedAsAnotherVariantComputesTheFoldersLogits) {
+  const std::vector<std::pair<std::string, std::string>> folders = {
+      {"llama", "--arch llama --seed 21"}, {"smollm", "--arch smollm --seed 22"}, {"mistral", "--arch mistral --seed 23"},
+      {"qwen2", "--arch qwen2 --seed 24"}, {"qwen3", "--arch qwen3 --seed 25"}};
+  for (const auto& [name, arguments] : folders) {
+    const std::string folder = MakeModel(name, arguments);
+    StatusOr<ImportedModel> imported = ImportHfModel(folder);
+    ASSERT_TRUE(imported.ok()) << imported.status().message();
+    const std::vector<int64_t> tokens = Tokens(24, imported->config.vocab_size);
+    const torch::Tensor expected = RungLogits(*imported, tokens);
+    std::vector<ModelConfig> targets;
+    ModelConfig lerope = imported->config;
+    lerope.position.variant = "lerope";
+    targets.push_back(lerope);
+    ModelConfig adarope = imported->config;
+    adarope.position.variant = "adarope";
+    targets.push_back(adarope);
+    adarope.position.adarope.tau_param = "exp";
+    adarope.position.adarope.share_freq = "global";
+    targets.push_back(adarope);
+    adarope.position.adarope.learned_base = true;
+    targets.push_back(adarope);
+    for (ModelConfig config : targets) {
+      config.seq_len = 24;
+      ResolveModelConfig(&config);
+      Transformer converted(config);
+      InitConfig init;
+      init.checkpoint = folder;
+      std::string converted_from;
+      const Status status = InitializeFromCheckpoint(init, converted, 0.1, &converted_from);
+      ASSERT_TRUE(status.ok()) << name << " as " << config.position.variant << ": " << status.message();
+      EXPECT_EQ(converted_from, "rope");
+      torch::NoGradGuard no_grad;
+      const torch::Tensor logits = converted->forward(torch::tensor(tokens, torch::kLong).unsqueeze(0)).squeeze(0);
+      EXPECT_LT((logits - expected).abs().max().item<double>(), 1e-4) << name << " as " << config.position.variant;
+    }
+    if (name != "llama") continue;
+    ModelConfig fixed = imported->config;  // AdaScale's fixed log scales logits from the start
+    fixed.position.variant = "adarope";
+    fixed.position.adarope.fixed_log = true;
+    fixed.seq_len = 24;
+    Transformer refused(fixed);
+    InitConfig init;
+    init.checkpoint = folder;
+    EXPECT_THAT(InitializeFromCheckpoint(init, refused).message(), HasSubstr("position.variant: \"rope\" (here \"adarope\")"));
+  }
+}
+
 TEST_F(HfImportTest, WhatTheArchitecturesCannotExpressIsNotExported) {
   ModelConfig config;
   config.vocab_size = 61;

@@ -700,6 +700,29 @@ TEST_F(TrainingTest, AnEvaluationTrialOfARungCheckpointScoresWhatRungEvalScores)
   }
 }
 
+// A RoPE checkpoint started as LeRoPE or AdaRoPE (a variant changed at initialisation) evaluates to the
+// RoPE model's own loss, and its provenance says what it was converted from.
+TEST_F(TrainingTest, ARopeCheckpointStartedAsAnotherVariantEvaluatesToItsOwnLoss) {
+  const std::string dir = testing::TempDir() + "/convert_source";
+  fs::remove_all(dir);
+  json source_config = TinyTrial("rope", 20);
+  source_config["train"]["diagnostics_sequences"] = 0;
+  TrainerProcess source(WriteConfig("convert_source", source_config), {"--checkpoint-dir", dir});
+  ASSERT_EQ(source.Finish(), 0);
+  const double rope_loss = source.records().back().at("val_loss").get<double>();
+  for (const char* variant : {"lerope", "adarope"}) {
+    json converted = source_config;
+    converted["position"]["variant"] = variant;
+    converted["train"]["steps"] = 0;
+    converted["train"]["init"] = {{"checkpoint", dir}};
+    TrainerProcess evaluate(WriteConfig(std::string("convert_") + variant, converted), {});
+    ASSERT_EQ(evaluate.Finish(), 0) << variant;
+    EXPECT_NEAR(evaluate.records().back().at("val_loss").get<double>(), rope_loss, 1e-5) << variant;
+    EXPECT_EQ(evaluate.records().front().at("type"), "provenance");
+    EXPECT_EQ(evaluate.records().front().value("converted_from", std::string()), "rope") << variant;
+  }
+}
+
 // AdaRoPE context extension (section 3.4): from a source trained at 32 tokens to 64, the frequencies
 // and tau start from YaRN's schedule, gamma at 0, with L_ref the source's length.
 TEST_F(TrainingTest, AdaRopeContextExtensionStartsFromYarnsSchedule) {

@@ -318,6 +318,25 @@ TEST(SweepExpansion, AModelKeyThatContradictsTheFolderIsRefusedWhereItIsWritten)
   EXPECT_THAT(sweep.status().message(), ::testing::Not(::testing::HasSubstr("model.d_model")));  // 8 agrees
 }
 
+// A variant that starts as RoPE replaces the RoPE folder's own (a variant changed at initialisation);
+// one that does not is a contradiction.
+TEST(SweepExpansion, AModelTakenFromARopeFolderMayStartAsAnotherVariant) {
+  const std::string folder = std::string(RUNG_SOURCE_DIR) + "/tests/cli/fixture/hf-tiny";
+  const std::string head =
+      "name: hf-convert\n"
+      "data: {source: shards, path: tokens.bin, vocab_size: 40, seq_len: 8}\n"
+      "train: {steps: 0, init: {checkpoint: " + folder + ", model: checkpoint}}\n";
+  StatusOr<ExpandedSweep> sweep = spec_testing::Expand(head + "sweep:\n  position.variant: [rope, lerope, adarope]\n");
+  ASSERT_TRUE(sweep.ok()) << sweep.status().message();
+  ASSERT_EQ(sweep->trials.size(), 3u);
+  EXPECT_EQ(sweep->trials[1].config.model.position.variant, "lerope");
+  EXPECT_EQ(sweep->trials[2].config.model.position.variant, "adarope");
+  EXPECT_EQ(sweep->trials[2].config.model.d_model, 8);  // the folder's backbone
+  StatusOr<ExpandedSweep> nope = spec_testing::Expand(head + "position: {variant: nope}\n");
+  ASSERT_FALSE(nope.ok());
+  EXPECT_THAT(nope.status().message(), ::testing::HasSubstr("position.variant: \"nope\" here"));
+}
+
 // train.init.model: checkpoint without a folder to read says what to give.
 TEST(SweepExpansion, AModelTakenFromACheckpointNeedsTheFolder) {
   StatusOr<ExpandedSweep> sweep = spec_testing::Expand(
