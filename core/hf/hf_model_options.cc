@@ -74,8 +74,20 @@ bool IsHfModelFolder(const std::string& folder) {
   return ::stat((folder + "/config.json").c_str(), &info) == 0 && S_ISREG(info.st_mode);
 }
 
+Status CheckTrialCanRunFolder(const HfModelConfig& hf, const std::string& source) {
+  const std::string& type = hf.rope_scaling.type;
+  if (type == "default" || type == "dynamic") return Status::Ok();
+  return Status::FailedPrecondition(
+      source + " has rope_scaling '" + type + "', which changes the rotary frequencies at every length; a trial "
+      "sets its own extension per evaluation (train.extrapolation_methods), so it would run the weights as "
+      "another model. rung eval --model " + source.substr(0, source.rfind('/')) +
+      " --extension as-configured evaluates the folder as configured; a trial of a folder with rope_scaling is not "
+      "supported yet");
+}
+
 StatusOr<std::vector<std::pair<std::string, nlohmann::json>>> HfFolderModelKeys(const std::string& folder) {
   RUNG_ASSIGN_OR_RETURN(const HfModelConfig hf, ReadHfModelConfig(folder));
+  RUNG_RETURN_IF_ERROR(CheckTrialCanRunFolder(hf, folder + "/config.json"));
   RUNG_ASSIGN_OR_RETURN(const ModelConfig config, ModelConfigFromHf(hf, folder + "/config.json"));
   std::vector<std::pair<std::string, nlohmann::json>> keys = {
       {"model.vocab_size", config.vocab_size},   {"model.layers", config.layers},

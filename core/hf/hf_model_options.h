@@ -29,6 +29,13 @@ StatusOr<ModelConfig> ModelConfigFromHf(const HfModelConfig& hf, const std::stri
 // The context the model was trained at before any rope_scaling (the length extensions' L).
 int64_t OriginalContext(const HfModelConfig& hf);
 
+// Whether a trial (train.init.checkpoint) can run the folder's model: a trial sets its own length
+// extension per evaluation (train.extrapolation_methods), so a folder whose rope_scaling changes the
+// frequencies at every length (linear, yarn, llama3) would run as another function. FAILED_PRECONDITION
+// for those, naming the type and what evaluates the folder as configured (rung eval); default and
+// dynamic (which changes nothing within max_position_embeddings) are fine.
+Status CheckTrialCanRunFolder(const HfModelConfig& hf, const std::string& source);
+
 // Whether `folder` looks like a Hugging Face model folder (it holds config.json).
 bool IsHfModelFolder(const std::string& folder);
 

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <iostream>
 #include <filesystem>
 #include <mutex>
 #include <variant>
@@ -270,11 +269,8 @@ Status InitializeFromHfFolder(const InitConfig& init, Transformer& model) {
     return Status::FailedPrecondition("train.init.parameters positional: " + init.checkpoint +
                                       " is a RoPE model, which has no learned positional parameters");
   }
-  if (imported->hf.rope_scaling.type != "default") {
-    std::cerr << "rung-train: warning: " << init.checkpoint << "/config.json has rope_scaling '"
-              << imported->hf.rope_scaling.type << "'; a trial runs the folder's weights with its own "
-              << "train.extrapolation_methods (none: no rope_scaling); rung eval --extension as-configured applies it\n";
-  }
+  const Status runnable = hf::CheckTrialCanRunFolder(imported->hf, init.checkpoint + "/config.json");
+  if (!runnable.ok()) return Status(runnable.code(), "train.init.checkpoint: " + runnable.message());
   torch::NoGradGuard no_grad;
   auto source = imported->model->named_parameters(true);
   for (auto& item : model->named_parameters(true)) {

@@ -409,6 +409,37 @@ TEST_F(HfImportTest, ARopeFolderStartedAsAnotherVariantComputesTheFoldersLogits)
   }
 }
 
+// A trial sets its own extension per evaluation: a folder whose rope_scaling changes the frequencies at
+// every length would run as another model, so a trial refuses it (train.init, and the model block taken
+// from it), naming rung eval; dynamic scaling (nothing within max_position_embeddings) is run.
+TEST_F(HfImportTest, ATrialRefusesAFolderWhoseRopeScalingChangesEveryLength) {
+  const std::string shape = "--arch llama --hidden 64 --heads 4 --kv-heads 2 --max-pos 32 ";
+  const std::string llama3 = MakeModel("llama3", shape + "--rope-scaling '{\"rope_type\": \"llama3\", \"factor\": 8.0, "
+                                                        "\"original_max_position_embeddings\": 16}'");
+  StatusOr<ImportedModel> imported = ImportHfModel(llama3);
+  ASSERT_TRUE(imported.ok()) << imported.status().message();
+  ModelConfig config = imported->config;
+  config.seq_len = 16;
+  Transformer model(config);
+  InitConfig init;
+  init.checkpoint = llama3;
+  const Status status = InitializeFromCheckpoint(init, model);
+  EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), HasSubstr("rope_scaling 'llama3'"));
+  EXPECT_THAT(status.message(), HasSubstr("--extension as-configured"));
+  EXPECT_EQ(HfFolderModelKeys(llama3).status().code(), StatusCode::kFailedPrecondition);
+
+  const std::string dynamic = MakeModel("dynamic", shape + "--rope-scaling '{\"type\": \"dynamic\", \"factor\": 2.0}'");
+  StatusOr<ImportedModel> qwen_like = ImportHfModel(dynamic);
+  ASSERT_TRUE(qwen_like.ok()) << qwen_like.status().message();
+  ModelConfig plain = qwen_like->config;
+  plain.seq_len = 16;
+  Transformer runs(plain);
+  init.checkpoint = dynamic;
+  EXPECT_TRUE(InitializeFromCheckpoint(init, runs).ok());
+  EXPECT_TRUE(HfFolderModelKeys(dynamic).ok());
+}
+
 TEST_F(HfImportTest, WhatTheArchitecturesCannotExpressIsNotExported) {
   ModelConfig config;
   config.vocab_size = 61;
