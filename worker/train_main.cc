@@ -116,15 +116,14 @@ int main(int argc, char** argv) {
   if (init.is_object() && init.value("model", nlohmann::json()) == "checkpoint" &&
       init.value("checkpoint", nlohmann::json()).is_string()) {
     const std::string folder = init.at("checkpoint").get<std::string>();
-    rung::StatusOr<std::vector<std::pair<std::string, nlohmann::json>>> keys = rung::hf::HfFolderModelKeys(folder);
+    rung::StatusOr<std::vector<std::pair<std::string, nlohmann::json>>> keys =
+        rung::hf::HfFolderModelKeys(folder, config_json.value("position", nlohmann::json()));
     if (!keys.ok()) {
       std::cerr << "rung-train: train.init.model checkpoint: " << keys.status().message() << "\n";
       return kExitData;
     }
-    const bool converts = config_json.contains("position") && rung::hf::ConvertsFromRope(config_json["position"]);
     try {
       for (const auto& [key, value] : *keys) {
-        if (converts && key == "position.variant") continue;  // the trial's own variant, started as RoPE
         std::string pointer = "/" + key;
         std::replace(pointer.begin(), pointer.end(), '.', '/');
         config_json[nlohmann::json::json_pointer(pointer)] = value;

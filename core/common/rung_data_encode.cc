@@ -1,9 +1,5 @@
 #include "core/common/rung_data_encode.h"
 
-#include <stdlib.h>
-
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -13,36 +9,9 @@
 #include "core/common/executable_folder.h"
 #include "core/common/file_bytes.h"
 #include "core/common/subprocess.h"
+#include "core/common/temporary_folder.h"
 
 namespace rung {
-namespace {
-
-// A temporary folder, removed with its contents when this goes.
-class TemporaryFolder {
- public:
-  static StatusOr<TemporaryFolder> Make(const std::string& name) {
-    std::error_code error;
-    std::string pattern = (std::filesystem::temp_directory_path(error) / (name + "-XXXXXX")).string();
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      return Status::Internal("cannot create a temporary folder " + pattern + ": " + std::strerror(errno));
-    }
-    return TemporaryFolder(pattern);
-  }
-  TemporaryFolder(TemporaryFolder&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
-  TemporaryFolder(const TemporaryFolder&) = delete;
-  TemporaryFolder& operator=(const TemporaryFolder&) = delete;
-  ~TemporaryFolder() {
-    std::error_code error;
-    if (!path_.empty()) std::filesystem::remove_all(path_, error);
-  }
-  std::string File(const std::string& name) const { return (std::filesystem::path(path_) / name).string(); }
-
- private:
-  explicit TemporaryFolder(std::string path) : path_(std::move(path)) {}
-  std::string path_;
-};
-
-}  // namespace
 
 Status RunRungDataEncode(const std::vector<std::string>& arguments, const std::string& what) {
   SubprocessOptions encode;

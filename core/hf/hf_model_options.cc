@@ -85,7 +85,23 @@ Status CheckTrialCanRunFolder(const HfModelConfig& hf, const std::string& source
       "supported yet");
 }
 
-StatusOr<std::vector<std::pair<std::string, nlohmann::json>>> HfFolderModelKeys(const std::string& folder) {
+namespace {
+
+// Whether a `position` block names a variant other than RoPE that starts as RoPE.
+bool ConvertsFromRope(const nlohmann::json& position) {
+  if (!position.is_object() || !position.contains("variant") || !position["variant"].is_string()) return false;
+  PositionConfig config;
+  config.variant = position["variant"].get<std::string>();
+  const nlohmann::json::json_pointer fixed_log("/adarope/fixed_log");
+  if (position.contains(fixed_log) && position.at(fixed_log).is_boolean()) config.adarope.fixed_log = position.at(fixed_log).get<bool>();
+  const PositionalVariant* variant = FindPositionalVariant(config.variant);
+  return config.variant != "rope" && variant != nullptr && variant->StartsAsRope(config);
+}
+
+}  // namespace
+
+StatusOr<std::vector<std::pair<std::string, nlohmann::json>>> HfFolderModelKeys(const std::string& folder,
+                                                                                const nlohmann::json& position) {
   RUNG_ASSIGN_OR_RETURN(const HfModelConfig hf, ReadHfModelConfig(folder));
   RUNG_RETURN_IF_ERROR(CheckTrialCanRunFolder(hf, folder + "/config.json"));
   RUNG_ASSIGN_OR_RETURN(const ModelConfig config, ModelConfigFromHf(hf, folder + "/config.json"));
@@ -96,19 +112,12 @@ StatusOr<std::vector<std::pair<std::string, nlohmann::json>>> HfFolderModelKeys(
       {"model.mlp", config.mlp},                 {"model.mlp_hidden", config.mlp_hidden},
       {"model.norm_eps", config.norm_eps},       {"model.qk_norm", config.qk_norm},
       {"model.qkv_bias", config.qkv_bias},       {"model.tie_embeddings", config.tie_embeddings},
-      {"position.variant", config.position.variant}, {"position.base", config.position.base}};
+      {"position.base", config.position.base}};
+  if (config.position.variant != "rope" || !ConvertsFromRope(position)) {
+    keys.emplace_back("position.variant", config.position.variant);
+  }
   if (config.position.variant == "prope") keys.emplace_back("position.fraction", config.position.fraction);
   return keys;
-}
-
-bool ConvertsFromRope(const nlohmann::json& position) {
-  if (!position.is_object() || !position.contains("variant") || !position["variant"].is_string()) return false;
-  PositionConfig config;
-  config.variant = position["variant"].get<std::string>();
-  const nlohmann::json::json_pointer fixed_log("/adarope/fixed_log");
-  if (position.contains(fixed_log) && position.at(fixed_log).is_boolean()) config.adarope.fixed_log = position.at(fixed_log).get<bool>();
-  const PositionalVariant* variant = FindPositionalVariant(config.variant);
-  return config.variant != "rope" && variant != nullptr && variant->StartsAsRope(config);
 }
 
 }  // namespace rung::hf

@@ -40,13 +40,12 @@ Status CheckTrialCanRunFolder(const HfModelConfig& hf, const std::string& source
 bool IsHfModelFolder(const std::string& folder);
 
 // The trial-config keys of the folder's model ("model.layers", ..., "position.variant", "position.base",
-// and "position.fraction" for p-RoPE) with the folder's values: what a spec would write to describe it.
-// Errors: ReadHfModelConfig's and ModelConfigFromHf's.
-StatusOr<std::vector<std::pair<std::string, nlohmann::json>>> HfFolderModelKeys(const std::string& folder);
-
-// Whether a config's `position` block (JSON, as written) names a variant other than RoPE that starts
-// as RoPE (PositionalVariant::StartsAsRope): a trial taking its model from a RoPE folder keeps that
-// variant, converted at initialisation, instead of the folder's "rope".
-bool ConvertsFromRope(const nlohmann::json& position);
+// and "position.fraction" for p-RoPE) with the folder's values: what a spec would write to describe it,
+// for a trial config whose `position` block (JSON as written; null where none) is `position`. Where that
+// block names a variant other than RoPE that starts as RoPE (PositionalVariant::StartsAsRope) and the
+// folder is RoPE, "position.variant" is left out: the trial keeps its variant, converted at
+// initialisation. Errors: ReadHfModelConfig's, ModelConfigFromHf's and CheckTrialCanRunFolder's.
+StatusOr<std::vector<std::pair<std::string, nlohmann::json>>> HfFolderModelKeys(const std::string& folder,
+                                                                                const nlohmann::json& position);
 
 }  // namespace rung::hf

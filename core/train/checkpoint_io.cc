@@ -288,13 +288,12 @@ Status InitializeFromHfFolder(const InitConfig& init, Transformer& model) {
 
 namespace {
 
-// The position.variant of the trial a checkpoint was written by (its meta's identity), or "".
-std::string CheckpointVariant(torch::serialize::InputArchive& archive) {
+// The identity (trial config) a checkpoint was written for, from its meta; null where it has none.
+json CheckpointIdentity(torch::serialize::InputArchive& archive) {
   c10::IValue meta_value;
-  if (!archive.try_read(kMetaKey, meta_value) || !meta_value.isString()) return "";
+  if (!archive.try_read(kMetaKey, meta_value) || !meta_value.isString()) return json();
   const json meta = json::parse(meta_value.toStringRef(), nullptr, false);
-  const json variant = meta.is_object() ? meta.value("/identity/position/variant"_json_pointer, json()) : json();
-  return variant.is_string() ? variant.get<std::string>() : "";
+  return meta.is_object() ? meta.value("identity", json()) : json();
 }
 
 // AdaRoPE's context-extension start (train.init.adarope_start yarn) from a source trained at
@@ -342,7 +341,9 @@ Status InitializeFromCheckpoint(const InitConfig& source, Transformer& model, do
     torch::NoGradGuard no_grad;
     // A RoPE checkpoint into a variant that starts as RoPE: the backbone, the variant's own
     // parameters at their initial values (a variant changed at initialisation).
-    const std::string source_variant = CheckpointVariant(archive);
+    const json identity = CheckpointIdentity(archive);
+    const json variant_value = identity.is_object() ? identity.value("/position/variant"_json_pointer, json()) : json();
+    const std::string source_variant = variant_value.is_string() ? variant_value.get<std::string>() : "";
     const PositionConfig& target = model->config().position;
     const PositionalVariant* variant = FindPositionalVariant(target.variant);
     const bool converts = source_variant == "rope" && target.variant != "rope" && variant != nullptr &&
@@ -370,10 +371,7 @@ Status InitializeFromCheckpoint(const InitConfig& source, Transformer& model, do
     }
     if (converts && converted_from != nullptr) *converted_from = source_variant;
     if (init.adarope_start == "yarn") {
-      c10::IValue meta_value;
-      archive.read(kMetaKey, meta_value);
-      const json meta = json::parse(meta_value.toStringRef(), nullptr, false);
-      const json length = meta.is_object() ? meta.value("/identity/data/seq_len"_json_pointer, json()) : json();
+      const json length = identity.is_object() ? identity.value("/data/seq_len"_json_pointer, json()) : json();
       if (!length.is_number_integer() || length.get<int64_t>() <= 0) {
         return Status::FailedPrecondition("train.init.adarope_start yarn: " + init.checkpoint +
                                           " does not say its training length");

@@ -169,7 +169,6 @@ std::vector<records::ProbeResult> Evaluator::Probe(const PreparedProbe& probe) c
   std::vector<records::ProbeResult> cells;
   for (const ProbeSetting& setting : settings) {
     SetExtension(static_cast<double>(setting.length) / static_cast<double>(trained), setting.method, dominant_pairs);
-    if (setting.method == "none") model_->positional()->set_length_extension(LengthExtension{});
     // At most a training batch's tokens per forward pass.
     const int64_t per_pass = std::max<int64_t>(1, trial_.train.batch_size * trained / setting.length);
     for (double depth : config.depths) {

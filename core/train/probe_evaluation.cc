@@ -98,23 +98,20 @@ StatusOr<std::unique_ptr<PreparedProbe>> PrepareProbe(const TrialConfig& trial) 
   } else if (prepared->tokens.segment.empty()) {
     return Status::InvalidArgument("train.probe.filler_text encodes to no tokens");
   }
-  // A learned absolute table that refuses positions past it: each prompt and the tokens decoded after it
-  // must fit.
+  // Each length must hold the texts; under a learned absolute table that refuses positions past it, each
+  // prompt and the answer tokens fed after it must fit too.
   const PositionConfig& position = trial.model.position;
+  const bool table_refuses = position.variant == "absolute" && position.absolute.beyond == "refuse";
   const int64_t after = config.score == "decode" ? prepared->tokens.LongestAnswer() - 1 : prepared->tokens.answer_shared;
-  if (position.variant == "absolute" && position.absolute.beyond == "refuse") {
-    for (const ProbeSetting& setting : ProbeSettings(config, trial.data.seq_len, trial.train.extrapolation_methods)) {
-      if (setting.length + after > trial.model.seq_len) {
-        return Status::InvalidArgument(
-            "train.probe.lengths: a prompt of " + std::to_string(setting.length) + " tokens and the " +
-            std::to_string(after) + " answer tokens fed after it need " + std::to_string(setting.length + after) +
-            " positions; position.variant absolute has " + std::to_string(trial.model.seq_len) +
-            " and refuses more (position.absolute.beyond: refuse): give shorter lengths, or beyond: clamp");
-      }
-    }
-  }
   const int64_t needed = prepared->tokens.MinimumLength();
   for (const ProbeSetting& setting : ProbeSettings(config, trial.data.seq_len, trial.train.extrapolation_methods)) {
+    if (table_refuses && setting.length + after > trial.model.seq_len) {
+      return Status::InvalidArgument(
+          "train.probe.lengths: a prompt of " + std::to_string(setting.length) + " tokens and the " +
+          std::to_string(after) + " answer tokens fed after it need " + std::to_string(setting.length + after) +
+          " positions; position.variant absolute has " + std::to_string(trial.model.seq_len) +
+          " and refuses more (position.absolute.beyond: refuse): give shorter lengths, or beyond: clamp");
+    }
     if (setting.length < needed) {
       return Status::InvalidArgument("train.probe.lengths: " + std::to_string(setting.length) +
                                      " tokens cannot hold the probe's texts, which need " + std::to_string(needed) +

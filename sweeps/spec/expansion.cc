@@ -223,20 +223,16 @@ bool TakeModelFromCheckpoint(CellBuilder* builder, std::vector<ConfigError>* err
       folder->get<std::string>().empty()) {
     return true;  // validation says what is missing
   }
-  StatusOr<std::vector<std::pair<std::string, nlohmann::json>>> keys = hf::HfFolderModelKeys(folder->get<std::string>());
+  const nlohmann::json* position = FindPath(builder->json(), "position");
+  StatusOr<std::vector<std::pair<std::string, nlohmann::json>>> keys =
+      hf::HfFolderModelKeys(folder->get<std::string>(), position != nullptr ? *position : nlohmann::json());
   if (!keys.ok()) {
     errors->push_back({"train.init.checkpoint", "train.init.model checkpoint reads a Hugging Face folder: " +
                                                     keys.status().message()});
     return false;
   }
-  // A key the spec or an axis writes must say what the folder says: the folder's model is the one run;
-  // but a variant that starts as RoPE replaces the folder's RoPE (converted at initialisation).
-  const nlohmann::json* position = FindPath(builder->json(), "position");
-  if (position != nullptr && hf::ConvertsFromRope(*position)) {
-    keys->erase(std::remove_if(keys->begin(), keys->end(),
-                               [](const auto& entry) { return entry.first == "position.variant" && entry.second == "rope"; }),
-                keys->end());
-  }
+  // A key the spec or an axis writes must say what the folder says: the folder's model is the one run
+  // (a variant that starts as RoPE is not among the keys: HfFolderModelKeys).
   bool agrees = true;
   for (const auto& [key, value] : *keys) {
     const nlohmann::json* written = FindPath(builder->json(), key);

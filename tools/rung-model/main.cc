@@ -31,6 +31,7 @@
 #include "core/common/blas_kernel_startup.h"
 #include "core/common/command_line.h"
 #include "core/common/rung_data_encode.h"
+#include "core/common/temporary_folder.h"
 #include "core/common/cpu_features.h"
 #include "core/common/file_bytes.h"
 #include "core/config/length_extension_method.h"
@@ -177,15 +178,13 @@ class TextTokens {
  public:
   static rung::StatusOr<std::unique_ptr<TextTokens>> Encode(const std::string& text, const std::string& model,
                                                             int threads);
-  ~TextTokens() {
-    std::error_code error;
-    std::filesystem::remove_all(folder_, error);
-  }
   const std::string& shard() const { return shard_; }
   const std::vector<int32_t>& byte_lengths() const { return byte_lengths_; }
 
  private:
-  std::string folder_, shard_;
+  explicit TextTokens(rung::TemporaryFolder folder) : folder_(std::move(folder)) {}
+  rung::TemporaryFolder folder_;
+  std::string shard_;
   std::vector<int32_t> byte_lengths_;
 };
 
@@ -196,14 +195,10 @@ rung::StatusOr<std::unique_ptr<TextTokens>> TextTokens::Encode(const std::string
     return rung::Status::InvalidArgument("--text: " + model + " is not a model folder, so it has no tokenizer; "
                                          "for a rung checkpoint, prepare the text with rung-data prepare and give --tokens");
   }
-  std::string pattern = (std::filesystem::temp_directory_path(error) / "rung-eval-text-XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    return rung::Status::Internal("cannot create a temporary folder " + pattern + ": " + std::strerror(errno));
-  }
-  auto out = std::unique_ptr<TextTokens>(new TextTokens());
-  out->folder_ = pattern;
-  out->shard_ = (std::filesystem::path(pattern) / "text.bin").string();
-  const std::string lengths = (std::filesystem::path(pattern) / "token_byte_lengths.json").string();
+  RUNG_ASSIGN_OR_RETURN(rung::TemporaryFolder folder, rung::TemporaryFolder::Make("rung-eval-text"));
+  auto out = std::unique_ptr<TextTokens>(new TextTokens(std::move(folder)));
+  out->shard_ = out->folder_.File("text.bin");
+  const std::string lengths = out->folder_.File("token_byte_lengths.json");
   std::vector<std::string> arguments = {"--tokenizer", model, "--input", text, "--format", "bin", "--no-special-tokens",
                                         "--out", out->shard_, "--token-byte-lengths", lengths};
   if (threads > 0) arguments.insert(arguments.end(), {"--threads", std::to_string(threads)});

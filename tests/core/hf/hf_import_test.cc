@@ -427,7 +427,7 @@ TEST_F(HfImportTest, ATrialRefusesAFolderWhoseRopeScalingChangesEveryLength) {
   EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(status.message(), HasSubstr("rope_scaling 'llama3'"));
   EXPECT_THAT(status.message(), HasSubstr("--extension as-configured"));
-  EXPECT_EQ(HfFolderModelKeys(llama3).status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(HfFolderModelKeys(llama3, nlohmann::json()).status().code(), StatusCode::kFailedPrecondition);
 
   const std::string dynamic = MakeModel("dynamic", shape + "--rope-scaling '{\"type\": \"dynamic\", \"factor\": 2.0}'");
   StatusOr<ImportedModel> qwen_like = ImportHfModel(dynamic);
@@ -437,7 +437,7 @@ TEST_F(HfImportTest, ATrialRefusesAFolderWhoseRopeScalingChangesEveryLength) {
   Transformer runs(plain);
   init.checkpoint = dynamic;
   EXPECT_TRUE(InitializeFromCheckpoint(init, runs).ok());
-  EXPECT_TRUE(HfFolderModelKeys(dynamic).ok());
+  EXPECT_TRUE(HfFolderModelKeys(dynamic, nlohmann::json()).ok());
 }
 
 TEST_F(HfImportTest, WhatTheArchitecturesCannotExpressIsNotExported) {
