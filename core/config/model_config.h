@@ -22,6 +22,10 @@ struct AdaRopeConfig {
   double l_ref = 64.0;                 // AdaScale reference length L_ref
   std::string length = "query";        // "query": L = n (keys visible); "sequence": L = T
   std::string share_freq = "none";     // "none" (per layer and KV group), "layer", "global"
+  // AdaScale's tau and gamma: "none" (per layer and query head, the paper's), "layer" (one pair per
+  // layer), "global" (one pair in all: with share_freq global, the tuned global schedule of the
+  // head-wise claim's control)
+  std::string share_scale = "none";
   bool adascale = true;                // false = the `no_adascale` ablation
   bool fixed_log = false;              // AdaScale replaced by ln(1+max(L,L_ref)/L_ref)/ln 2, nothing learned
   bool learned_base = false;           // learn log b (per layer and KV group, or shared) instead of x

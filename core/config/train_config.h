@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/config/config_error.h"
+#include "core/config/lora_config.h"
 #include "core/config/probe_config.h"
 
 namespace rung {
@@ -60,6 +61,9 @@ struct TrainConfig {
   double eps = 1e-8;
   double clip = 1.0;               // global-norm clip of the backbone (0 = none)
   bool freeze_backbone = false;    // train only the positional parameters
+  // Low-rank adapters on the backbone's projections (core/config/lora_config.h): with them only the
+  // adapters and the positional parameters train, the backbone frozen.
+  LoraConfig lora;
   ScheduleConfig schedule;
   InitConfig init;
   int64_t eval_every = 100;        // 0 = only at the end

@@ -109,6 +109,12 @@ void VisitTrain(V& v, TrainConfig& t) {
   v.Field("eps", t.eps);
   v.Field("clip", t.clip);
   v.Field("freeze_backbone", t.freeze_backbone);
+  v.Block("lora", [&](V& l) {
+    l.Field("rank", t.lora.rank);
+    l.Field("alpha", t.lora.alpha);
+    l.Field("dropout", t.lora.dropout);
+    l.EnumList("targets", t.lora.targets, LoraTargetNames());
+  });
   v.Block("schedule", [&](V& s) {
     s.Enum("name", t.schedule.name, {"cosine", "wsd", "constant"});
     s.Field("warmup_steps", t.schedule.warmup_steps);
@@ -249,6 +255,7 @@ void CollectTrialErrors(const TrialConfig& trial, std::vector<ConfigError>* erro
   ValidateDataConfig(trial.data, errors);
   ValidateModelConfig(trial.model, errors);
   ValidateTrainConfig(trial.train, trial.resources, errors);
+  ValidateLoraConfig(trial.train.lora, trial.model, errors);
   ValidateConfigLimits(trial, errors);
   if (trial.data.synthetic() && trial.model.vocab_size < DataVocabSize(trial.data)) {
     errors->push_back({"model.vocab_size", "smaller than the task's vocabulary " +
@@ -273,7 +280,7 @@ void CollectTrialErrors(const TrialConfig& trial, std::vector<ConfigError>* erro
       !position.freeze && variant->PositionalParameters(trial.model).value().value_or(1) > 0;
   const InverseTemperatureForm* form = FindInverseTemperatureForm(trial.model.inverse_temperature.form);
   const bool learned_temperature = form != nullptr && form->TrainsWithFrozenBackbone();
-  if (trial.train.freeze_backbone && !learned_positional && !learned_temperature) {
+  if (trial.train.freeze_backbone && !learned_positional && !learned_temperature && !trial.train.lora.enabled()) {
     errors->push_back({"train.freeze_backbone",
                        "leaves nothing to train: " +
                            (position.freeze ? std::string("position.freeze is set too")
@@ -331,6 +338,12 @@ void ReconcileWithEarlierReleases(const TrialConfig& trial, nlohmann::json* conf
   if (trial.train.extrapolation_yarn_c == defaults.extrapolation_yarn_c) train.erase("extrapolation_yarn_c");
   if (trial.train.extrapolation_scale == defaults.extrapolation_scale) train.erase("extrapolation_scale");
   if (trial.train.probe.kind == "none") train.erase("probe");
+  if (!trial.train.lora.enabled()) train.erase("lora");
+  // Added with shared AdaScale; its default is the per-head AdaScale of before.
+  if (trial.model.position.adarope.share_scale == "none" && config->contains("position") &&
+      (*config)["position"].contains("adarope")) {
+    (*config)["position"]["adarope"].erase("share_scale");
+  }
   if (trial.train.weight_decay_over_steps == defaults.weight_decay_over_steps) train.erase("weight_decay_over_steps");
   // Read where a masked evaluation extends beyond the training length only: the default changed there.
   const auto& multiples = trial.train.extrapolation_multiples;

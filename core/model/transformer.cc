@@ -21,6 +21,7 @@ TransformerImpl::TransformerImpl(const ModelConfig& config, Initialization initi
   for (int64_t layer = 0; layer < config.layers; ++layer) {
     std::string prefix = "blocks_" + std::to_string(layer) + "_";
     Block block;
+    block.layer = layer;
     block.attn_norm = register_parameter(prefix + "attn_norm", torch::ones({d}));
     block.qkv = register_parameter(prefix + "qkv", normal({(heads + 2 * kv) * hd, d}, fan_in_std(d)));
     if (config.qkv_bias) block.qkv_bias = register_parameter(prefix + "qkv_bias", torch::zeros({(heads + 2 * kv) * hd}));
@@ -93,8 +94,9 @@ TransformerImpl::AttentionInputs TransformerImpl::ProjectAttention(const Block& 
   const int64_t batch = x.size(0), time = x.size(1);
   const int64_t hd = config_.head_dim, heads = config_.heads, kv = config_.kv_heads;
   auto normed = RmsNorm(x, block.attn_norm);
-  auto qkv = torch::linear(normed, As(block.qkv, normed), block.qkv_bias.defined() ? As(block.qkv_bias, normed) : torch::Tensor())
-                 .view({batch, time, heads + 2 * kv, hd});
+  auto qkv = torch::linear(normed, As(block.qkv, normed), block.qkv_bias.defined() ? As(block.qkv_bias, normed) : torch::Tensor());
+  if (lora_) lora_->AddDeltas(block.layer, {LoraTarget::kQ, LoraTarget::kK, LoraTarget::kV}, normed, qkv);
+  qkv = qkv.view({batch, time, heads + 2 * kv, hd});
   AttentionInputs in;
   in.q = qkv.narrow(2, 0, heads);
   auto k = qkv.narrow(2, heads, kv);
@@ -124,16 +126,21 @@ TransformerImpl::AttentionInputs TransformerImpl::ProjectAttention(const Block& 
 }
 
 torch::Tensor TransformerImpl::FinishBlock(const Block& block, const torch::Tensor& x, const torch::Tensor& attended) const {
-  auto residual = x + torch::linear(attended, As(block.out, attended));
+  auto projected = torch::linear(attended, As(block.out, attended));
+  if (lora_ && lora_->adapts(LoraTarget::kO)) projected = projected + lora_->Delta(block.layer, LoraTarget::kO, attended);
+  auto residual = x + projected;
   auto mlp_in = RmsNorm(residual, block.mlp_norm);
   auto hidden = torch::linear(mlp_in, As(block.up, mlp_in));
+  if (lora_) lora_->AddDeltas(block.layer, {LoraTarget::kGate, LoraTarget::kUp}, mlp_in, hidden);
   if (config_.mlp == "swiglu") {
     auto gate_up = hidden.chunk(2, -1);
     hidden = torch::silu(gate_up[0]) * gate_up[1];
   } else {
     hidden = torch::gelu(hidden);
   }
-  return residual + torch::linear(hidden, As(block.down, hidden));
+  auto down = torch::linear(hidden, As(block.down, hidden));
+  if (lora_ && lora_->adapts(LoraTarget::kDown)) down = down + lora_->Delta(block.layer, LoraTarget::kDown, hidden);
+  return residual + down;
 }
 
 AttentionKernel TransformerImpl::ChooseAttentionKernel(const torch::Device& device, torch::Dtype compute) const {
@@ -222,6 +229,12 @@ torch::Tensor TransformerImpl::CachedHidden(const torch::Tensor& tokens, KvCache
   return RmsNorm(x, final_norm_);
 }
 
+void TransformerImpl::AddLora(const LoraConfig& lora) {
+  TORCH_CHECK(!lora_, "AddLora: the model has adapters already");
+  lora_ = register_module("lora", LoraAdapters(config_, lora));
+  lora_->to(embedding_.device());
+}
+
 ParameterGroups TransformerImpl::parameter_groups() const {
   ParameterGroups groups;
   groups.no_decay.push_back(embedding_);
@@ -241,6 +254,7 @@ ParameterGroups TransformerImpl::parameter_groups() const {
   groups.positional = positional_->scale_parameters();
   for (const auto& param : inverse_temperature_->learned_parameters()) groups.positional.push_back(param);
   groups.positional_freq = positional_->frequency_parameters();
+  if (lora_) groups.lora = lora_->parameters();
   return groups;
 }
 

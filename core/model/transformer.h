@@ -40,6 +40,7 @@
 #include "core/model/attention.h"
 #include "core/model/inverse_temperature.h"
 #include "core/model/kv_cache.h"
+#include "core/model/lora.h"
 #include "core/model/positional_encoding.h"
 
 namespace rung {
@@ -62,6 +63,7 @@ struct ParameterGroups {
   std::vector<torch::Tensor> no_decay;          // embedding (and the absolute position table), norm gains
   std::vector<torch::Tensor> positional;        // LeRoPE a, AdaScale, inverse-temperature params
   std::vector<torch::Tensor> positional_freq;   // AdaFreq x, learned log b (freq_lr_mult)
+  std::vector<torch::Tensor> lora;              // the adapters' A and B (AddLora), else none
 };
 
 enum class Initialization {
@@ -98,6 +100,13 @@ class TransformerImpl : public torch::nn::Module {
   // (!positional()->TablesIndependentOfLength()): there only Hidden of the whole sequence is exact.
   torch::Tensor CachedHidden(const torch::Tensor& tokens, KvCache* cache);
 
+  // Adds low-rank adapters (core/model/lora.h) on lora.targets of every layer, drawn from the CPU
+  // generator: forward then adds each adapter's Delta to its projection. Call once, before the
+  // optimizer is made. REQUIRES: lora enabled and validated for this model.
+  void AddLora(const LoraConfig& lora);
+  // The adapters, or null without them.
+  const LoraAdapters& lora() const { return lora_; }
+
   ParameterGroups parameter_groups() const;
   const ModelConfig& config() const { return config_; }
   PositionalEncoding& positional() { return positional_; }
@@ -117,6 +126,7 @@ class TransformerImpl : public torch::nn::Module {
  private:
   struct Block {
     torch::Tensor attn_norm, qkv, qkv_bias, out, q_norm, k_norm, mlp_norm, up, down;
+    int64_t layer = 0;
   };
   // One layer's attention inputs, heads ahead of time: q as projected (after QK-norm), its multiplier
   // (tables.query_scale times beta, times the document factors [B, n] where defined), the rotated and
@@ -148,6 +158,7 @@ class TransformerImpl : public torch::nn::Module {
   std::vector<Block> blocks_;
   PositionalEncoding positional_{nullptr};
   InverseTemperature inverse_temperature_{nullptr};
+  LoraAdapters lora_{nullptr};
   std::function<void(const AttentionProbe&)> probe_;
   int attention_kernel_ = -1;  // an AttentionKernel (attention.h) overriding model.attention, or -1
   torch::Dtype compute_dtype_ = torch::kFloat;

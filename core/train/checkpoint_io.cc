@@ -94,6 +94,28 @@ void ReadOptimizer(torch::serialize::InputArchive& archive, FlatAdamW& optimizer
   }
 }
 
+// An adapter of train.lora (core/model/lora.h): the model's submodule "lora".
+bool IsLoraParameter(const std::string& name) { return name.rfind("lora.", 0) == 0; }
+
+// A checkpoint's adapters (those of `source`, the trial it was written for) merged into `model`'s
+// backbone: what a checkpoint is as a model. Nothing where the source had none.
+Status MergeCheckpointAdapters(torch::serialize::InputArchive& archive, const TrialConfig& source, Transformer& model,
+                               const std::string& path) {
+  if (!source.train.lora.enabled()) return Status::Ok();
+  LoraAdapters adapters(source.model, source.train.lora, /*draw=*/false);
+  torch::NoGradGuard no_grad;
+  for (auto& item : adapters->named_parameters(true)) {
+    torch::Tensor value;
+    if (!archive.try_read(ModelKey("lora." + item.key()), value) || value.sizes() != item.value().sizes()) {
+      return Status::DataLoss("checkpoint " + path + ": adapter lora." + item.key() +
+                              " is missing or of another shape than its train.lora says");
+    }
+    item.value().copy_(value);
+  }
+  adapters->MergeInto(*model);
+  return Status::Ok();
+}
+
 void ReadCpuGenerator(torch::serialize::InputArchive& archive) {
   torch::Tensor rng;
   archive.read(kRngKey, rng);
@@ -213,6 +235,7 @@ StatusOr<CheckpointModel> LoadCheckpointModel(const std::string& path) {
       }
       item.value().copy_(value);
     }
+    RUNG_RETURN_IF_ERROR(MergeCheckpointAdapters(archive, loaded.trial, model, loaded.path));
     model->eval();
     loaded.model = model;
   } catch (const c10::Error& error) {
@@ -275,6 +298,7 @@ Status InitializeFromHfFolder(const InitConfig& init, Transformer& model) {
   auto source = imported->model->named_parameters(true);
   for (auto& item : model->named_parameters(true)) {
     if (converts && IsPositionalParameter(item.key())) continue;  // at its initial value: RoPE's function
+    if (IsLoraParameter(item.key())) continue;  // the trial's own adapters start as drawn
     const torch::Tensor* value = source.find(item.key());
     if (value == nullptr || value->sizes() != item.value().sizes()) {
       return Status::Internal("train.init.checkpoint: the imported model has no parameter " + item.key() + " of its shape");
@@ -350,6 +374,7 @@ Status InitializeFromCheckpoint(const InitConfig& source, Transformer& model, do
                           variant->StartsAsRope(target) && init.parameters != "positional";
     int64_t copied = 0;
     for (auto& item : model->named_parameters(true)) {
+      if (IsLoraParameter(item.key())) continue;  // the trial's own adapters start as drawn
       const bool positional = IsPositionalParameter(item.key());
       if ((init.parameters == "positional" && !positional) || (init.parameters == "backbone" && positional)) continue;
       if (converts && positional) continue;
@@ -368,6 +393,16 @@ Status InitializeFromCheckpoint(const InitConfig& source, Transformer& model, do
     }
     if (copied == 0) {
       return Status::FailedPrecondition("train.init: no " + init.parameters + " parameters to copy from " + init.checkpoint);
+    }
+    // A source trained with adapters is its backbone with them merged.
+    if (init.parameters != "positional" && identity.is_object() && identity.contains("train") &&
+        identity["train"].contains("lora")) {
+      StatusOr<TrialConfig> source_trial = TrialConfigFromJson(identity);
+      if (!source_trial.ok()) {
+        return Status::FailedPrecondition("train.init.checkpoint " + init.checkpoint +
+                                          ": its trial config does not parse: " + source_trial.status().message());
+      }
+      RUNG_RETURN_IF_ERROR(MergeCheckpointAdapters(archive, *source_trial, model, init.checkpoint));
     }
     if (converts && converted_from != nullptr) *converted_from = source_variant;
     if (init.adarope_start == "yarn") {

@@ -7,14 +7,17 @@
 //                                identity (the trial config less its cadence and resources: what
 //                                must match to resume), records (the step records since the
 //                                checkpoint before the previous one, each encoded by core/records)
-//   model/<parameter name>       every parameter of the model
+//   model/<parameter name>       every parameter of the model (its adapters, train.lora, as
+//                                model/lora.<name>)
 //   optimizer/step_count         AdamW's step count
 //   optimizer/<group>/exp_avg    AdamW's moments, per parameter group (flat_adamw.h)
 //   optimizer/<group>/exp_avg_sq
 //   rng/cpu                      the CPU generator's state
 // A resume restores all of it, so the resumed run continues the same curve (on CPU with the same
 // thread count, the same numbers); train.init copies only model parameters (all, the positional
-// ones or the backbone) from another run's checkpoint.
+// ones or the backbone) from another run's checkpoint. A checkpoint read as a model (LoadCheckpointModel,
+// train.init) is its backbone with its adapters merged (core/model/lora.h); a trial's own adapters
+// start as drawn.
 #pragma once
 
 #include <deque>

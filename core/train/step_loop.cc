@@ -33,7 +33,8 @@ std::unique_ptr<FlatAdamW> MakeOptimizer(const TrialConfig& trial, Transformer& 
     for (auto& param : params) param.set_requires_grad(false);
     params.clear();
   };
-  if (train.freeze_backbone) {
+  // Low-rank adapters train in the backbone's place (core/config/lora_config.h).
+  if (train.freeze_backbone || train.lora.enabled()) {
     freeze(groups.decay);
     freeze(groups.no_decay);
   }
@@ -47,6 +48,9 @@ std::unique_ptr<FlatAdamW> MakeOptimizer(const TrialConfig& trial, Transformer& 
       {"positional", groups.positional, position.lr_mult, 0.0, 1},
       {"positional_freq", groups.positional_freq, position.lr_mult * position.adarope.freq_lr_mult, 0.0, 1},
   };
+  // The adapters' matrices decay as the backbone's would, in the backbone's clip set (checkpoints
+  // before adapters have no such group).
+  if (!groups.lora.empty()) specs.push_back({"lora", groups.lora, 1.0, train.weight_decay, 0});
   FlatAdamWOptions adam;
   adam.lr = train.lr;
   adam.beta1 = train.beta1;

@@ -36,9 +36,10 @@
 namespace rung {
 
 // The optimizer of a trial: the model's parameter groups (decay, no_decay, positional,
-// positional_freq) with the train.* and position.* settings, the backbone and the positional
-// parameters in separate clip sets. Frozen groups (train.freeze_backbone, position.freeze) stop
-// requiring gradients and are left out.
+// positional_freq, and lora where the model has adapters) with the train.* and position.* settings,
+// the backbone (or its adapters) and the positional parameters in separate clip sets. Frozen groups
+// (train.freeze_backbone, position.freeze, the backbone under train.lora) stop requiring gradients
+// and are left out.
 std::unique_ptr<FlatAdamW> MakeOptimizer(const TrialConfig& trial, Transformer& model);
 
 struct StepResult {

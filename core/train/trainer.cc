@@ -154,6 +154,7 @@ Status TrialRun::Setup() {
     RUNG_ASSIGN_OR_RETURN(probe_, PrepareProbe(trial_));
   }
   model_ = Transformer(trial_.model);
+  if (trial_.train.lora.enabled()) model_->AddLora(trial_.train.lora);
   model_->to(device_);
   flops_per_token_ = CountFlopsPerToken(trial_.model);
   optimizer_ = MakeOptimizer(trial_, model_);

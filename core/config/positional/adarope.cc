@@ -30,6 +30,11 @@ class AdaRopeVariant final : public PositionalVariant {
     const AdaRopeConfig& a = position.adarope;
     if (!(a.l_ref > 0.0)) errors->push_back({"position.adarope.l_ref", "must be positive"});
     if (!(a.freq_lr_mult > 0.0)) errors->push_back({"position.adarope.freq_lr_mult", "must be positive"});
+    if (a.share_scale != "none" && (!a.adascale || a.fixed_log)) {
+      errors->push_back({"position.adarope.share_scale", "shares AdaScale's learned tau and gamma; with " +
+                                                             std::string(a.fixed_log ? "fixed_log" : "adascale: false") +
+                                                             " nothing is learned to share"});
+    }
     if (a.fixed_log && !a.adascale) {
       errors->push_back(
           {"position.adarope.fixed_log", "replaces AdaScale; it cannot be combined with adascale: false"});
@@ -42,7 +47,12 @@ class AdaRopeVariant final : public PositionalVariant {
                                    : a.share_freq == "layer" ? CheckedInt64(model.layers)
                                                              : CheckedInt64(1);
     CheckedInt64 count = schedules * (a.learned_base ? 1 : model.rotary_pairs());
-    if (a.adascale && !a.fixed_log) count = count + CheckedInt64(2) * model.layers * model.heads;  // tau, gamma
+    if (a.adascale && !a.fixed_log) {  // tau, gamma
+      const CheckedInt64 scales = a.share_scale == "none"    ? CheckedInt64(model.layers) * model.heads
+                                  : a.share_scale == "layer" ? CheckedInt64(model.layers)
+                                                             : CheckedInt64(1);
+      count = count + CheckedInt64(2) * scales;
+    }
     return count;
   }
   std::optional<PositionalRateGroup> RateGroup(const TrainConfig& train, const PositionConfig& position) const override {
@@ -68,6 +78,7 @@ class AdaRopeVariant final : public PositionalVariant {
       a.Field("l_ref", c.l_ref);
       a.Enum("length", c.length, {"query", "sequence"});
       a.Enum("share_freq", c.share_freq, {"none", "layer", "global"});
+      a.Enum("share_scale", c.share_scale, {"none", "layer", "global"});
       a.Field("adascale", c.adascale);
       a.Field("fixed_log", c.fixed_log);
       a.Field("learned_base", c.learned_base);

@@ -1,7 +1,8 @@
 // AdaRoPE's model part (core/config/positional/adarope.cc): learned log-frequencies x
 // ("adarope_log_freq" [S, G, d/2], init log of RoPE's) or a learned log-base ("adarope_log_base"
 // [S, G]), S schedules (one per layer, or one shared) of G rows (one per KV group, or one); and
-// AdaScale's tau and gamma per layer and query head ("adascale_tau", "adascale_gamma"):
+// AdaScale's tau and gamma per layer and query head ("adascale_tau", "adascale_gamma" [layers, heads];
+// [layers, 1] or [1, 1] where share_scale shares them):
 // lambda_h(L) = (1/tau_h) [ln(1 + max(L, L_ref)/L_ref)]^gamma_h, or with fixed_log
 // ln(1 + max(L, L_ref)/L_ref) / ln 2 with nothing learned.
 #include <cmath>
@@ -31,8 +32,10 @@ class AdaRopeModel final : public PositionalVariantModel {
     }
     if (a.adascale && !a.fixed_log) {
       const double tau_init = a.tau_param == "exp" ? 0.0 : 1.0;
-      tau_ = owner.register_parameter("adascale_tau", torch::full({config.layers, config.heads}, tau_init, f32));
-      gamma_ = owner.register_parameter("adascale_gamma", torch::zeros({config.layers, config.heads}, f32));
+      const int64_t scale_rows = a.share_scale == "global" ? 1 : config.layers;
+      const int64_t scale_heads = a.share_scale == "none" ? config.heads : 1;
+      tau_ = owner.register_parameter("adascale_tau", torch::full({scale_rows, scale_heads}, tau_init, f32));
+      gamma_ = owner.register_parameter("adascale_gamma", torch::zeros({scale_rows, scale_heads}, f32));
     }
   }
 
@@ -68,10 +71,12 @@ class AdaRopeModel final : public PositionalVariantModel {
     std::vector<int64_t> shape = log_term.sizes().vec();
     shape.push_back(config_.heads);
     if (a.fixed_log) return (log_term / std::log(2.0)).unsqueeze(-1).expand(shape).contiguous();
-    torch::Tensor tau = a.tau_param == "exp" ? tau_[layer].exp() : tau_[layer];  // [H]
-    torch::Tensor gamma = gamma_[layer];                                           // [H]
+    const int64_t row = a.share_scale == "global" ? 0 : layer;
+    torch::Tensor tau = a.tau_param == "exp" ? tau_[row].exp() : tau_[row];  // [H], or [1] shared
+    torch::Tensor gamma = gamma_[row];                                       // [H], or [1] shared
     // lambda[..., t, h] = (1/tau_h) * log_term[..., t]^gamma_h
-    return torch::pow(log_term.unsqueeze(-1), gamma.to(keys.device())) / tau.to(keys.device());
+    torch::Tensor lambda = torch::pow(log_term.unsqueeze(-1), gamma.to(keys.device())) / tau.to(keys.device());
+    return a.share_scale == "none" ? lambda : lambda.expand(shape).contiguous();
   }
 
   std::vector<torch::Tensor> frequency_parameters() const override { return DefinedTensors({log_freq_, log_base_}); }
@@ -104,8 +109,8 @@ class AdaRopeModel final : public PositionalVariantModel {
   RotaryBasis basis_;
   torch::Tensor log_freq_;  // [S, G, d/2]
   torch::Tensor log_base_;  // [S, G]
-  torch::Tensor tau_;       // [layers, heads] (tau, or rho when tau_param = exp)
-  torch::Tensor gamma_;     // [layers, heads]
+  torch::Tensor tau_;       // [layers, heads] (tau, or rho when tau_param = exp); shared: [layers, 1], [1, 1]
+  torch::Tensor gamma_;     // as tau_
 };
 
 }  // namespace

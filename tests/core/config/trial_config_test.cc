@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "core/config/model_arithmetic.h"
 #include "core/config/yaml_document.h"
 
 namespace rung {
@@ -236,6 +237,74 @@ TEST(DiagnosticsMilestones, ZeroIsTheStartBeforeTheFirstStep) {
   config["train"]["diagnostics_at"] = {0, 1};
   StatusOr<TrialConfig> trial = TrialConfigFromJson(config);
   EXPECT_TRUE(trial.ok()) << trial.status().ToString();
+}
+
+TEST(TrialConfig, LoraAdaptersAreCheckedAgainstTheModelsProjections) {
+  json config = MinimalTrial();
+  config["train"]["lora"] = {{"rank", 4}, {"targets", {"q", "k", "v", "o", "up", "down"}}};
+  StatusOr<TrialConfig> trial = TrialConfigFromJson(config);
+  ASSERT_TRUE(trial.ok()) << trial.status().message();
+  EXPECT_EQ(trial->train.lora.rank, 4);
+  EXPECT_DOUBLE_EQ(trial->train.lora.scaling(), 4.0);  // alpha 16 / rank 4
+  // A RoPE model with its backbone frozen still trains its adapters.
+  config["train"]["freeze_backbone"] = true;
+  EXPECT_TRUE(TrialConfigFromJson(config).ok());
+
+  auto refusal = [&](json lora) {
+    json bad = MinimalTrial();
+    bad["train"]["lora"] = std::move(lora);
+    StatusOr<TrialConfig> refused = TrialConfigFromJson(bad);
+    return refused.ok() ? std::string("accepted") : refused.status().message();
+  };
+  EXPECT_NE(refusal({{"rank", 4}, {"targets", {"gate"}}}).find("train.lora.targets: gate is a SwiGLU MLP's; model.mlp is gelu"),
+            std::string::npos);
+  // head_dim 8 x 4 heads: q is 32 x 32.
+  EXPECT_NE(refusal({{"rank", 33}}).find("train.lora.rank: 33 exceeds q's smaller dimension 32"), std::string::npos);
+  EXPECT_NE(refusal({{"rank", 2}, {"targets", {"q", "q"}}}).find("train.lora.targets: names q twice"), std::string::npos);
+  EXPECT_NE(refusal({{"rank", 2}, {"targets", json::array()}}).find("train.lora.targets: name at least one"),
+            std::string::npos);
+  EXPECT_NE(refusal({{"rank", 2}, {"targets", {"qkv"}}}).find("train.lora.targets"), std::string::npos);
+  EXPECT_NE(refusal({{"rank", 2}, {"alpha", 0}}).find("train.lora.alpha: must be a positive number"), std::string::npos);
+  EXPECT_NE(refusal({{"rank", 2}, {"dropout", 1.0}}).find("train.lora.dropout: must lie in [0, 1)"), std::string::npos);
+  EXPECT_NE(refusal({{"rank", -1}}).find("train.lora.rank: must be >= 1, or 0 for no adapters"), std::string::npos);
+}
+
+TEST(TrialConfig, AConfigWithoutAdaptersKeepsTheIdentityOfEarlierReleases) {
+  StatusOr<TrialConfig> trial = TrialConfigFromJson(MinimalTrial());
+  ASSERT_TRUE(trial.ok());
+  json identity = TrialConfigToJson(*trial);
+  ReconcileWithEarlierReleases(*trial, &identity);
+  EXPECT_FALSE(identity["train"].contains("lora"));
+  json config = MinimalTrial();
+  config["train"]["lora"] = {{"rank", 2}};
+  StatusOr<TrialConfig> adapted = TrialConfigFromJson(config);
+  ASSERT_TRUE(adapted.ok());
+  json adapted_identity = TrialConfigToJson(*adapted);
+  ReconcileWithEarlierReleases(*adapted, &adapted_identity);
+  EXPECT_EQ(adapted_identity["train"]["lora"]["rank"], 2);
+}
+
+TEST(TrialConfig, SharedAdaScaleCountsOnePairPerLayerOrOneInAllAndNeedsALearnedScale) {
+  json config = MinimalTrial();
+  config["position"] = {{"variant", "adarope"}, {"adarope", {{"share_scale", "layer"}}}};
+  StatusOr<TrialConfig> layer = TrialConfigFromJson(config);
+  ASSERT_TRUE(layer.ok()) << layer.status().message();
+  config["position"]["adarope"]["share_scale"] = "none";
+  StatusOr<TrialConfig> per_head = TrialConfigFromJson(config);
+  ASSERT_TRUE(per_head.ok());
+  // 2 layers x 4 heads x (tau, gamma) per head, against 2 layers x (tau, gamma).
+  EXPECT_EQ(CountPositionalParameters(per_head->model) - CountPositionalParameters(layer->model), 2 * 2 * 4 - 2 * 2);
+  config["position"]["adarope"] = {{"share_scale", "global"}, {"fixed_log", true}};
+  StatusOr<TrialConfig> fixed = TrialConfigFromJson(config);
+  ASSERT_FALSE(fixed.ok());
+  EXPECT_NE(fixed.status().message().find("position.adarope.share_scale: shares AdaScale's learned tau and gamma; "
+                                          "with fixed_log nothing is learned to share"),
+            std::string::npos)
+      << fixed.status().message();
+  // The default leaves identities as they were.
+  json identity = TrialConfigToJson(*per_head);
+  ReconcileWithEarlierReleases(*per_head, &identity);
+  EXPECT_FALSE(identity["position"]["adarope"].contains("share_scale"));
 }
 
 TEST(TrialConfig, AFrozenBackboneNeedsLearnedPositionalParameters) {

@@ -230,6 +230,37 @@ double AdaScaleFormula(double tau, double gamma, double length, double l_ref) {
   return (1.0 / tau) * std::pow(std::log(1.0 + std::max(length, l_ref) / l_ref), gamma);
 }
 
+TEST(PositionalVariants, SharedAdaScaleGivesEveryHeadOfALayerOrOfTheModelOneTauAndGamma) {
+  for (const std::string share : {"layer", "global"}) {
+    ModelConfig config = Tiny("adarope");
+    config.position.adarope.l_ref = 4.0;
+    config.position.adarope.share_scale = share;
+    PositionalEncoding positional(config);
+    const int64_t rows = share == "global" ? 1 : config.layers;
+    {
+      torch::NoGradGuard no_grad;
+      auto params = positional->named_parameters();
+      ASSERT_EQ(params["adascale_tau"].sizes(), torch::IntArrayRef({rows, 1})) << share;
+      ASSERT_EQ(params["adascale_gamma"].sizes(), torch::IntArrayRef({rows, 1})) << share;
+      params["adascale_tau"].copy_(torch::tensor({0.5, 2.0}).narrow(0, 0, rows).view({rows, 1}));
+      params["adascale_gamma"].copy_(torch::tensor({1.5, -0.5}).narrow(0, 0, rows).view({rows, 1}));
+    }
+    const auto tables = positional->Tables(20, torch::kCPU);
+    for (int64_t layer = 0; layer < config.layers; ++layer) {
+      const int64_t row = share == "global" ? 0 : layer;
+      const double tau = row == 0 ? 0.5 : 2.0, gamma = row == 0 ? 1.5 : -0.5;
+      const torch::Tensor scale = tables[layer].query_scale;  // [T, H]
+      ASSERT_EQ(scale.size(1), config.heads);
+      for (int64_t position : {0, 5, 19}) {
+        for (int64_t h = 0; h < config.heads; ++h) {
+          EXPECT_NEAR(scale[position][h].item<double>(), AdaScaleFormula(tau, gamma, position + 1, 4.0), 1e-5)
+              << share << " layer " << layer << " head " << h;
+        }
+      }
+    }
+  }
+}
+
 TEST(PositionalVariants, AdaScaleFollowsItsFormula) {
   ModelConfig config = Tiny("adarope");
   config.position.adarope.l_ref = 4.0;
