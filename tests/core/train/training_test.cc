@@ -723,6 +723,147 @@ TEST_F(TrainingTest, ARopeCheckpointStartedAsAnotherVariantEvaluatesToItsOwnLoss
   }
 }
 
+// A LoRA trial (a RoPE checkpoint started as AdaRoPE, adapters on every projection, dropout drawing
+// from the generator) resumes from a signal on the uninterrupted curve exactly; read as a model, its
+// checkpoint is its backbone with the adapters merged: an evaluation trial without adapters, and rung
+// eval, score the loss the LoRA trial reported.
+TEST_F(TrainingTest, ALoraTrialResumesExactlyAndItsCheckpointEvaluatesWithTheAdaptersMerged) {
+  const std::string source_dir = testing::TempDir() + "/lora_source";
+  fs::remove_all(source_dir);
+  json source = TinyTrial("rope", 20);
+  source["train"]["diagnostics_sequences"] = 0;
+  TrainerProcess rope(WriteConfig("lora_source", source), {"--checkpoint-dir", source_dir});
+  ASSERT_EQ(rope.Finish(), 0);
+
+  json config = source;
+  config["position"]["variant"] = "adarope";
+  config["train"]["steps"] = 30;
+  config["train"]["log_every"] = 1;
+  config["train"]["eval_every"] = 10;
+  config["train"]["init"] = {{"checkpoint", source_dir}};
+  config["train"]["lora"] = {{"rank", 4}, {"alpha", 8}, {"dropout", 0.1},
+                             {"targets", {"q", "k", "v", "o", "up", "down"}}};
+  const std::string config_path = WriteConfig("lora_trial", config);
+  TrainerProcess reference(config_path, {});
+  ASSERT_EQ(reference.Finish(), 0);
+  const std::map<int64_t, json> expected = StepRecords(reference.records());
+  ASSERT_EQ(expected.size(), 30u);
+  for (const auto& [step, record] : expected) {
+    EXPECT_GT(record.at("grad_norm").get<double>(), 0.0) << "the adapters' gradient, step " << step;
+  }
+  EXPECT_LT(expected.at(30).at("val_loss").get<double>(), rope.records().back().at("val_loss").get<double>() - 0.01)
+      << "30 steps of adapters and AdaRoPE's parameters did not lower the RoPE model's loss";
+
+  const std::string dir = testing::TempDir() + "/lora_ckpt";
+  fs::remove_all(dir);
+  TrainerProcess first(config_path, {"--checkpoint-dir", dir});
+  for (json record = first.Next(); !record.is_null(); record = first.Next()) {
+    if (record.at("type") == "step" && record.at("step") == 12) {
+      first.Signal(SIGTERM);
+      break;
+    }
+  }
+  ASSERT_EQ(first.Finish(), 75);
+  TrainerProcess second(config_path, {"--checkpoint-dir", dir});
+  ASSERT_EQ(second.Finish(), 0);
+  const std::map<int64_t, json> resumed = StepRecords(second.records());
+  ASSERT_FALSE(resumed.empty());
+  ASSERT_EQ(resumed.rbegin()->first, 30);
+  for (const auto& [step, record] : resumed) {
+    for (const char* key : {"train_loss", "grad_norm", "positional_grad_norm"}) {
+      EXPECT_EQ(record.at(key), expected.at(step).at(key)) << key << " at step " << step;
+    }
+  }
+  const double lora_loss = second.records().back().at("val_loss").get<double>();
+  EXPECT_EQ(lora_loss, reference.records().back().at("val_loss").get<double>());
+
+  json merged = config;
+  merged["train"].erase("lora");
+  merged["train"]["steps"] = 0;
+  merged["train"]["init"] = {{"checkpoint", dir}};
+  TrainerProcess evaluate(WriteConfig("lora_merged", merged), {});
+  ASSERT_EQ(evaluate.Finish(), 0);
+  EXPECT_NEAR(evaluate.records().back().at("val_loss").get<double>(), lora_loss, 1e-5);
+}
+
+// Continued pretraining of a Hugging Face folder on text its own tokenizer prepares (rung-data prepare
+// --tokenizer FOLDER): its backbone trained, frozen with AdaRoPE's parameters trained (a variant changed
+// at initialisation), or frozen with adapters; each lowers the folder's own loss on that text (a random
+// backbone frozen, AdaRoPE's parameters by little).
+TEST_F(TrainingTest, AHuggingFaceFolderContinuesTrainingOnTextItsOwnTokenizerPrepares) {
+  const std::string rung_data = std::string(RUNG_BUILD_DIR) + "/bin/rung-data";
+  if (!fs::exists(rung_data)) GTEST_SKIP() << "rung-data is not built here (it needs SentencePiece)";
+  const std::string folder = std::string(RUNG_SOURCE_DIR) + "/tests/cli/fixture/hf-tiny";
+  const std::string prepared = testing::TempDir() + "/hf_tiny_prepared";
+  fs::remove_all(prepared);
+  SubprocessOptions prepare;
+  prepare.argv = {rung_data, "prepare", "--tokenizer", folder, "--input", BuiltinCorpus(), "--out", prepared,
+                  "--split-on", "\\n\\n", "--threads", "1"};
+  prepare.stdout_to = Redirect::Pipe();
+  prepare.stderr_to = Redirect::Pipe();
+  StatusOr<SubprocessResult> prepared_result = Subprocess::Run(prepare);
+  ASSERT_TRUE(prepared_result.ok() && prepared_result->exit.code == 0)
+      << (prepared_result.ok() ? prepared_result->stderr_text : prepared_result.status().ToString());
+
+  json trial = {{"seed", 2},
+                {"data", {{"source", "shards"}, {"path", prepared}, {"seq_len", 16}}},
+                {"train", {{"steps", 0}, {"batch_size", 8}, {"eval_batches", 4}, {"lr", 1e-2},
+                           {"schedule", {{"name", "constant"}, {"warmup_steps", 0}}}, {"diagnostics_sequences", 0},
+                           {"init", {{"checkpoint", folder}, {"model", "checkpoint"}}}}},
+                {"resources", {{"cpus", 1}}}};
+  TrainerProcess before(WriteConfig("hf_continue_before", trial), {});
+  ASSERT_EQ(before.Finish(), 0);
+  const double folder_loss = before.records().back().at("val_loss").get<double>();
+
+  struct Case {
+    const char* name;
+    json train, position;
+  };
+  const std::vector<Case> cases = {
+      {"backbone", json::object(), json::object()},
+      {"frozen_adarope", {{"freeze_backbone", true}}, {{"variant", "adarope"}}},
+      {"lora", {{"lora", {{"rank", 2}, {"targets", {"q", "v", "gate", "up", "down"}}}}}, json::object()},
+  };
+  for (const Case& c : cases) {
+    json run = trial;
+    run["train"]["steps"] = 40;
+    run["train"].update(c.train);
+    if (!c.position.empty()) run["position"] = c.position;
+    const std::string dir = testing::TempDir() + "/hf_continue_" + c.name;
+    fs::remove_all(dir);
+    TrainerProcess trained(WriteConfig(std::string("hf_continue_") + c.name, run), {"--checkpoint-dir", dir});
+    ASSERT_EQ(trained.Finish(), 0) << c.name;
+    const json& provenance = trained.records().front();
+    EXPECT_EQ(provenance.at("type"), "provenance");
+    if (std::string(c.name) == "frozen_adarope") EXPECT_EQ(provenance.value("converted_from", std::string()), "rope");
+    // The fixture's backbone is random: AdaRoPE's parameters alone can only lower its loss a little.
+    const bool frozen = std::string(c.name) == "frozen_adarope";
+    EXPECT_LT(trained.records().back().at("val_loss").get<double>(), folder_loss - (frozen ? 0.0 : 0.01))
+        << c.name << " from " << folder_loss;
+    const std::map<int64_t, json> steps = StepRecords(trained.records());
+    ASSERT_FALSE(steps.empty());
+    EXPECT_GT(steps.rbegin()->second.at(frozen ? "positional_grad_norm" : "grad_norm").get<double>(), 0.0) << c.name;
+    if (std::string(c.name) != "lora") continue;
+    // Exported as a Hugging Face folder, the LoRA trial's checkpoint is its backbone with the adapters
+    // merged: that folder scores the loss the trial reported.
+    const std::string exported = testing::TempDir() + "/hf_continue_lora_export";
+    fs::remove_all(exported);
+    SubprocessOptions export_options;
+    export_options.argv = {RUNG_MODEL_BINARY, "export-hf", "--model", dir, "--out", exported};
+    export_options.stdout_to = Redirect::Pipe();
+    export_options.stderr_to = Redirect::Pipe();
+    StatusOr<SubprocessResult> export_result = Subprocess::Run(export_options);
+    ASSERT_TRUE(export_result.ok() && export_result->exit.code == 0)
+        << (export_result.ok() ? export_result->stderr_text : export_result.status().ToString());
+    json again = trial;
+    again["train"]["init"]["checkpoint"] = exported;
+    TrainerProcess evaluate(WriteConfig("hf_continue_lora_export", again), {});
+    ASSERT_EQ(evaluate.Finish(), 0);
+    EXPECT_NEAR(evaluate.records().back().at("val_loss").get<double>(),
+                trained.records().back().at("val_loss").get<double>(), 1e-5);
+  }
+}
+
 // AdaRoPE context extension (section 3.4): from a source trained at 32 tokens to 64, the frequencies
 // and tau start from YaRN's schedule, gamma at 0, with L_ref the source's length.
 TEST_F(TrainingTest, AdaRopeContextExtensionStartsFromYarnsSchedule) {
