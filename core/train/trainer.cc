@@ -321,7 +321,13 @@ records::ProvenanceRecord TrialRun::Provenance() const {
   provenance.device = device_.str();
   provenance.config.text = TrialConfigToJson(trial_).dump();
   provenance.data.text = source_->Describe().dump();
-  provenance.parameters.text = ParameterCountsToJson(CountParameters(trial_.model)).dump();
+  nlohmann::json parameters = ParameterCountsToJson(CountParameters(trial_.model));
+  // What this trial trains: every optimizer group's parameters (the backbone's, or none when frozen or
+  // adapted; the adapters'; the positional ones).
+  int64_t trained = 0;
+  for (int64_t group = 0; group < optimizer_->num_groups(); ++group) trained += optimizer_->exp_avg(group).numel();
+  parameters["trained"] = trained;
+  provenance.parameters.text = parameters.dump();
   provenance.flops_per_token.nonembedding = flops_per_token_.nonembedding;
   provenance.flops_per_token.attention = flops_per_token_.attention;
   provenance.flops_per_token.matrix = flops_per_token_.matrix;

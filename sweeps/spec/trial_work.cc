@@ -13,7 +13,11 @@ TrialWork CountTrialWork(const TrialConfig& config) {
   const double forward_matrix = per_token.matrix / 3.0, forward_attention = per_token.attention / 3.0;
   const double seq_len = static_cast<double>(config.data.seq_len);
   TrialWork work;
-  work.training = per_token.total() * static_cast<double>(train.steps) * static_cast<double>(TokensPerStep(train, config.data.seq_len));
+  // A frozen or adapted backbone computes no weight gradients: a third of the matrix products less
+  // (attention has no weights; its backward stays whole).
+  const bool backbone_trains = !train.freeze_backbone && !train.lora.enabled();
+  const double training_per_token = backbone_trains ? per_token.total() : per_token.matrix * 2.0 / 3.0 + per_token.attention;
+  work.training = training_per_token * static_cast<double>(train.steps) * static_cast<double>(TokensPerStep(train, config.data.seq_len));
   const int64_t evaluations = (train.eval_every > 0 ? (train.steps - 1) / train.eval_every : 0) + 1;
   work.evaluation = static_cast<double>(evaluations) * static_cast<double>(train.eval_batches) *
                     static_cast<double>(train.batch_size) * seq_len * (forward_matrix + forward_attention);

@@ -5,7 +5,9 @@
 // pass the trainer makes besides them. Torch-free; the same arithmetic as the trainer's records
 // (core/config/model_arithmetic.h): a forward pass costs a third of a training step per token.
 //
-//   training     flops_per_token.total() x steps x batch_size x grad_accum x seq_len
+//   training     flops_per_token.total() x steps x batch_size x grad_accum x seq_len; with the backbone
+//                frozen (train.freeze_backbone) or adapted (train.lora) no weight gradients: the matrix
+//                part two thirds of that (the adapters' own products, rank x width, left out)
 //   evaluation   held-out evaluations: one every eval_every steps before the last (none with
 //                eval_every 0) and one at the end, each eval_batches x batch_size x seq_len tokens
 //                forward

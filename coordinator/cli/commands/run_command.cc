@@ -50,6 +50,7 @@ struct RunOptions {
   std::string spec_path;
   int workers = kRunDefaultWorkers;
   int cpus_per_worker = 0;  // 0: the machine's cores shared out (RunCpusPerWorker)
+  bool layout_given = false;  // --workers or --cpus-per-worker on the command line
   std::string run_dir;
   double lease_seconds = 30;
   std::string trainer;  // "": rung-train beside this binary
@@ -476,13 +477,45 @@ int ReportRunOutcome(const ExpandedSweep& expanded, const SweepWatch& watch, con
   return sweep.state() == pb::SWEEP_STATE_SUCCEEDED ? kOk : kFailure;
 }
 
+// The worker layout fitted to the trials' resources.cpus: where a trial needs more CPU slots than the
+// default layout gives a worker, fewer and wider workers (as many as the cores hold); kUsage where no
+// worker could take it (the layout given on the command line, or fewer cores than it needs), with the
+// trial and what to change on stderr. A trial no worker fits would stay PENDING for ever.
+int FitRunLayout(const ExpandedSweep& expanded, RunOptions* options) {
+  const ExpandedTrial* widest = nullptr;
+  for (const ExpandedTrial& trial : expanded.trials) {
+    if (widest == nullptr || trial.config.resources.cpus > widest->config.resources.cpus) widest = &trial;
+  }
+  if (widest == nullptr) return kOk;
+  const int64_t needed = widest->config.resources.cpus;
+  const int cpus = RunCpusPerWorker(options->workers, options->cpus_per_worker);
+  if (needed <= cpus) return kOk;
+  const int cores = RunCpusPerWorker(1, 0);
+  const std::string what = "trial " + std::to_string(widest->index) + " needs resources.cpus " + std::to_string(needed);
+  if (!options->layout_given && needed <= cores) {
+    options->workers = std::max(1, cores / static_cast<int>(needed));
+    options->cpus_per_worker = cores / options->workers;
+    std::cout << "rung run: " << what << ": " << options->workers << " worker(s) of " << options->cpus_per_worker
+              << " CPU(s) instead of " << kRunDefaultWorkers << " of " << cpus << "\n";
+    return kOk;
+  }
+  std::cerr << "rung run: " << what << " but "
+            << (options->layout_given ? "--workers and --cpus-per-worker give each worker " + std::to_string(cpus) +
+                                            " CPU slot(s): give --cpus-per-worker " + std::to_string(needed) + " or more"
+                                      : "this machine has " + std::to_string(cores) + " core(s): give --cpus-per-worker " +
+                                            std::to_string(needed) + " to run it oversubscribed")
+            << ", or lower resources.cpus in the spec; no worker could take it\n";
+  return kUsage;
+}
+
 // `rung run SPEC`: the run from start to results; the exit code (kOk only when the sweep succeeded).
-int RunEmbedded(const RunOptions& options) {
+int RunEmbedded(RunOptions options) {
   StatusOr<ExpandedSweep> expanded = LoadRunSpec(options.spec_path);
   if (!expanded.ok()) {
     std::cerr << "rung run: " << expanded.status().message() << "\n";
     return kUsage;
   }
+  if (int code = FitRunLayout(*expanded, &options); code != kOk) return code;
   const std::string spec_text = SpecFileText(options.spec_path);
   const std::string dir = options.run_dir.empty() ? RunDirectoryFor(expanded.value()) : options.run_dir;
   if (int code = CreateRunDirectory(dir); code != kOk) return code;
@@ -514,8 +547,8 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       "run", "Run a sweep on this machine: coordinator, database and local workers in one command, live progress, "
              "results and compute multipliers at the end");
   command->add_option("spec", options->spec_path, "Sweep spec (YAML)")->required();
-  command->add_option("--workers", options->workers, "Local workers")->check(PositiveNumberCheck());
-  command->add_option("--cpus-per-worker", options->cpus_per_worker,
+  CLI::Option* workers = command->add_option("--workers", options->workers, "Local workers (default 2, fewer where the spec's trials need more CPUs each)")->check(PositiveNumberCheck());
+  CLI::Option* cpus = command->add_option("--cpus-per-worker", options->cpus_per_worker,
                       "Threads of each worker (default: the cores shared out)")->check(PositiveNumberCheck(/*zero_allowed=*/true));
   command->add_option("--dir", options->run_dir, "Run directory (default rung-runs/<name>-<time>)");
   command->add_option("--lease-seconds", options->lease_seconds, "Lease duration")->check(PositiveNumberCheck());
@@ -526,7 +559,10 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   command->add_option("--dashboard-listen", options->dashboard_listen,
                       "Where --dashboard listens (default 127.0.0.1:8050; 127.0.0.1:0 picks a free port)")
       ->type_name("HOST:PORT");
-  command->callback([options, exit_code]() { *exit_code = RunEmbedded(*options); });
+  command->callback([options, exit_code, workers, cpus]() {
+    options->layout_given = workers->count() > 0 || cpus->count() > 0;
+    *exit_code = RunEmbedded(*options);
+  });
 }
 
 RUNG_CLI_COMMAND("run", kHere, AddRunCommand);

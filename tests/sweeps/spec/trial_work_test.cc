@@ -42,6 +42,18 @@ TEST(TrialWork, CountsTrainingEvaluationExtensionAndDiagnosticsAsComputedByHand)
   EXPECT_DOUBLE_EQ(work.total(), work.training + work.evaluation + work.extension + work.diagnostics);
 }
 
+TEST(TrialWork, AFrozenOrAdaptedBackboneSkipsTheWeightGradientsThirdOfTheMatrixProducts) {
+  // Matrix 122880 per token less its weight-gradient third, attention 3072 whole.
+  const double per_token = 122880.0 * 2 / 3 + 3072.0;
+  TrialConfig frozen = SmallTrial();
+  frozen.train.freeze_backbone = true;
+  EXPECT_DOUBLE_EQ(CountTrialWork(frozen).training, per_token * 10 * 4 * 16);
+  TrialConfig adapted = SmallTrial();
+  adapted.train.lora.rank = 4;
+  EXPECT_DOUBLE_EQ(CountTrialWork(adapted).training, per_token * 10 * 4 * 16);
+  EXPECT_DOUBLE_EQ(CountTrialWork(adapted).evaluation, CountTrialWork(SmallTrial()).evaluation);
+}
+
 TEST(TrialWork, AProbeCountsItsPromptsForwardAtEachLengthAndMethod) {
   TrialConfig config = SmallTrial();
   config.train.probe.kind = "passkey";
