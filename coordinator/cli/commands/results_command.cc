@@ -122,7 +122,7 @@ void AddResultsCommand(CLI::App& app, int* exit_code) {
   command
       ->add_option("--group-by", options->group_by,
                    "Keys, comma-separated: rung_label, rung, seed, a sweep axis (position.variant) or any dotted key "
-                   "of the trial config (train.lr); none: one row per trial")
+                   "of the trial config (train.lr); without it: one row per trial, labelled by its axes")
       ->delimiter(',')
       ->type_name("KEY,...");
   command->add_option("--metric", options->metric, "The metric (default: the sweep's, e.g. val_loss)")
