@@ -33,7 +33,7 @@ namespace rung::cli {
 
 struct CalibrationPoint {
   std::string shape;               // e.g. "L2-d48 T128 B32"
-  double flops_per_token = 0;      // training FLOPs per token (model_arithmetic.h total())
+  double flops_per_token = 0;      // training FLOPs per token (trial_work.h TrainingFlopsPerToken)
   double flops_per_sec = 0;        // full FLOPs per wall second
   double seconds_per_trial = 0;    // fixed cost of a trial
 };

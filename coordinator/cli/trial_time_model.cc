@@ -35,7 +35,7 @@ void KeepCalibrationOnItsKernel(const std::string& trainer, TimeModel* time_mode
 double TimeModel::Seconds(const ExpandedTrial& trial) const {
   const double work = CountTrialWork(trial.config).total();
   if (!calibration) return work / flops_per_sec;
-  return calibration->Seconds(CountFlopsPerToken(trial.config.model).total(), work);
+  return calibration->Seconds(TrainingFlopsPerToken(trial.config), work);
 }
 
 int TrainerThreads(const ExpandedSweep& sweep) {

@@ -256,6 +256,12 @@ void CollectTrialErrors(const TrialConfig& trial, std::vector<ConfigError>* erro
   ValidateModelConfig(trial.model, errors);
   ValidateTrainConfig(trial.train, trial.resources, errors);
   ValidateLoraConfig(trial.train.lora, trial.model, errors);
+  if (trial.train.lora.enabled() && trial.train.lora.dropout > 0.0 && trial.resources.world_size > 1) {
+    // Every rank draws from the same generator: its masks would be neither one process's nor independent.
+    errors->push_back({"train.lora.dropout", "a data-parallel trial (resources.world_size " +
+                                                 std::to_string(trial.resources.world_size) +
+                                                 ") trains its adapters without dropout; set 0"});
+  }
   ValidateConfigLimits(trial, errors);
   if (trial.data.synthetic() && trial.model.vocab_size < DataVocabSize(trial.data)) {
     errors->push_back({"model.vocab_size", "smaller than the task's vocabulary " +
@@ -338,7 +344,20 @@ void ReconcileWithEarlierReleases(const TrialConfig& trial, nlohmann::json* conf
   if (trial.train.extrapolation_yarn_c == defaults.extrapolation_yarn_c) train.erase("extrapolation_yarn_c");
   if (trial.train.extrapolation_scale == defaults.extrapolation_scale) train.erase("extrapolation_scale");
   if (trial.train.probe.kind == "none") train.erase("probe");
-  if (!trial.train.lora.enabled()) train.erase("lora");
+  if (!trial.train.lora.enabled()) {
+    train.erase("lora");
+  } else {
+    // The adapters' targets as a set (their order changes nothing), and the backbone frozen either way.
+    nlohmann::json targets = nlohmann::json::array();
+    for (const std::string& name : LoraTargetNames()) {
+      if (std::find(trial.train.lora.targets.begin(), trial.train.lora.targets.end(), name) !=
+          trial.train.lora.targets.end()) {
+        targets.push_back(name);
+      }
+    }
+    train["lora"]["targets"] = targets;
+    train.erase("freeze_backbone");
+  }
   // Added with shared AdaScale; its default is the per-head AdaScale of before.
   if (trial.model.position.adarope.share_scale == "none" && config->contains("position") &&
       (*config)["position"].contains("adarope")) {
@@ -388,6 +407,14 @@ void ReconcileWithEarlierReleases(const TrialConfig& trial, nlohmann::json* conf
     }
     for (const std::string& key : other->own_keys()) (*config)["position"].erase(key);
   }
+}
+
+StatusOr<TrialConfig> TrialConfigFromIdentity(nlohmann::json identity) {
+  if (identity.is_object() && identity.contains("data") && identity["data"].is_object() &&
+      identity["data"].contains("nrw") && identity["data"]["nrw"].is_object()) {
+    identity["data"]["nrw"].erase("buffer_rule");
+  }
+  return TrialConfigFromJson(identity);
 }
 
 Status ValidateTrialConfig(const TrialConfig& trial) {

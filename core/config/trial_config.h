@@ -62,6 +62,10 @@ nlohmann::json TrialConfigToJson(const TrialConfig& trial);
 // (core/train/checkpoint_io.h) both apply it.
 void ReconcileWithEarlierReleases(const TrialConfig& trial, nlohmann::json* config);
 
+// The trial config of an identity ReconcileWithEarlierReleases shaped (a checkpoint's resume identity):
+// its markers taken out again, the keys it left out at their defaults. Errors as TrialConfigFromJson.
+StatusOr<TrialConfig> TrialConfigFromIdentity(nlohmann::json identity);
+
 // Vocabulary of a data source, or 0 if it must be given (shards).
 int64_t DataVocabSize(const DataConfig& data);
 

@@ -5,7 +5,8 @@
 // added to the target's rows of the projection's output. The transformer owns them as its submodule
 // "lora" (parameters "lora.blocks_<layer>_<target>_a" and "_b") and adds each Delta where it projects;
 // MergeInto folds them into the weights, W[rows] += (alpha / rank) B A, for whatever reads a checkpoint
-// as a model. Dropout applies in training mode only (is_training()), drawn from the CPU generator.
+// as a model. Dropout applies in training mode only (is_training()), drawn from the tensors' device's
+// generator (the CPU's is in checkpoints, so a CPU run with dropout resumes exactly; a CUDA one does not).
 #pragma once
 
 #include <cstdint>

@@ -218,7 +218,7 @@ StatusOr<CheckpointModel> LoadCheckpointModel(const std::string& path) {
     if (!meta.is_object() || meta.value("format", 0) != kCheckpointFormat || !meta.contains("identity")) {
       return Status::FailedPrecondition("checkpoint " + loaded.path + " has an unknown format");
     }
-    StatusOr<TrialConfig> trial = TrialConfigFromJson(meta.at("identity"));
+    StatusOr<TrialConfig> trial = TrialConfigFromIdentity(meta.at("identity"));
     if (!trial.ok()) {
       return Status::FailedPrecondition("checkpoint " + loaded.path + ": its trial config does not parse: " +
                                         trial.status().message());
@@ -397,7 +397,7 @@ Status InitializeFromCheckpoint(const InitConfig& source, Transformer& model, do
     // A source trained with adapters is its backbone with them merged.
     if (init.parameters != "positional" && identity.is_object() && identity.contains("train") &&
         identity["train"].contains("lora")) {
-      StatusOr<TrialConfig> source_trial = TrialConfigFromJson(identity);
+      StatusOr<TrialConfig> source_trial = TrialConfigFromIdentity(identity);
       if (!source_trial.ok()) {
         return Status::FailedPrecondition("train.init.checkpoint " + init.checkpoint +
                                           ": its trial config does not parse: " + source_trial.status().message());

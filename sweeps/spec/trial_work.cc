@@ -7,17 +7,21 @@
 
 namespace rung {
 
+double TrainingFlopsPerToken(const TrialConfig& config) {
+  const FlopsPerToken per_token = CountFlopsPerToken(config.model);
+  // A frozen or adapted backbone computes no weight gradients: a third of the matrix products less
+  // (attention has no weights; its backward stays whole).
+  const bool backbone_trains = !config.train.freeze_backbone && !config.train.lora.enabled();
+  return backbone_trains ? per_token.total() : per_token.matrix * 2.0 / 3.0 + per_token.attention;
+}
+
 TrialWork CountTrialWork(const TrialConfig& config) {
   const TrainConfig& train = config.train;
   const FlopsPerToken per_token = CountFlopsPerToken(config.model);
   const double forward_matrix = per_token.matrix / 3.0, forward_attention = per_token.attention / 3.0;
   const double seq_len = static_cast<double>(config.data.seq_len);
   TrialWork work;
-  // A frozen or adapted backbone computes no weight gradients: a third of the matrix products less
-  // (attention has no weights; its backward stays whole).
-  const bool backbone_trains = !train.freeze_backbone && !train.lora.enabled();
-  const double training_per_token = backbone_trains ? per_token.total() : per_token.matrix * 2.0 / 3.0 + per_token.attention;
-  work.training = training_per_token * static_cast<double>(train.steps) * static_cast<double>(TokensPerStep(train, config.data.seq_len));
+  work.training = TrainingFlopsPerToken(config) * static_cast<double>(train.steps) * static_cast<double>(TokensPerStep(train, config.data.seq_len));
   const int64_t evaluations = (train.eval_every > 0 ? (train.steps - 1) / train.eval_every : 0) + 1;
   work.evaluation = static_cast<double>(evaluations) * static_cast<double>(train.eval_batches) *
                     static_cast<double>(train.batch_size) * seq_len * (forward_matrix + forward_attention);

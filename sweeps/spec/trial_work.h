@@ -37,6 +37,11 @@ struct TrialWork {
   double total() const { return training + evaluation + extension + diagnostics + probe; }
 };
 
+// The FLOPs a training token costs this trial: flops_per_token.total(), or with the backbone frozen or
+// adapted the matrix part's two thirds plus attention (the `training` line above). What a measured
+// tokens/s is multiplied by to give the trainer's FLOP/s.
+double TrainingFlopsPerToken(const TrialConfig& config);
+
 // REQUIRES: a resolved, validated config (steps set).
 TrialWork CountTrialWork(const TrialConfig& config);
 

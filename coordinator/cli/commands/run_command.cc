@@ -477,34 +477,63 @@ int ReportRunOutcome(const ExpandedSweep& expanded, const SweepWatch& watch, con
   return sweep.state() == pb::SWEEP_STATE_SUCCEEDED ? kOk : kFailure;
 }
 
-// The worker layout fitted to the trials' resources.cpus: where a trial needs more CPU slots than the
-// default layout gives a worker, fewer and wider workers (as many as the cores hold); kUsage where no
-// worker could take it (the layout given on the command line, or fewer cores than it needs), with the
-// trial and what to change on stderr. A trial no worker fits would stay PENDING for ever.
+// Whether `workers` local workers of `slots` CPU slots each can take `trial`: one worker holding every
+// rank's CPUs, or one rank on each of resources.world_size workers (the coordinator's two ways to place
+// a gang). rung run's workers have no GPUs.
+bool LayoutTakes(const ExpandedTrial& trial, int workers, int slots) {
+  const ResourcesConfig& resources = trial.config.resources;
+  if (resources.gpus > 0) return false;
+  return resources.cpus * resources.world_size <= slots || (resources.cpus <= slots && resources.world_size <= workers);
+}
+
+// The worker layout fitted to the trials' resources: where the default layout cannot take a trial,
+// fewer and wider workers (each as wide as the widest rank, as many as the cores hold) when that takes
+// every trial; else kUsage, naming the trial and what to change on stderr, before anything starts. A
+// trial no worker can take would stay PENDING for ever.
 int FitRunLayout(const ExpandedSweep& expanded, RunOptions* options) {
-  const ExpandedTrial* widest = nullptr;
-  for (const ExpandedTrial& trial : expanded.trials) {
-    if (widest == nullptr || trial.config.resources.cpus > widest->config.resources.cpus) widest = &trial;
-  }
-  if (widest == nullptr) return kOk;
-  const int64_t needed = widest->config.resources.cpus;
   const int cpus = RunCpusPerWorker(options->workers, options->cpus_per_worker);
-  if (needed <= cpus) return kOk;
-  const int cores = RunCpusPerWorker(1, 0);
-  const std::string what = "trial " + std::to_string(widest->index) + " needs resources.cpus " + std::to_string(needed);
-  if (!options->layout_given && needed <= cores) {
-    options->workers = std::max(1, cores / static_cast<int>(needed));
-    options->cpus_per_worker = cores / options->workers;
-    std::cout << "rung run: " << what << ": " << options->workers << " worker(s) of " << options->cpus_per_worker
-              << " CPU(s) instead of " << kRunDefaultWorkers << " of " << cpus << "\n";
-    return kOk;
+  const ExpandedTrial* refused = nullptr;
+  int64_t widest = 1;
+  for (const ExpandedTrial& trial : expanded.trials) {
+    widest = std::max(widest, trial.config.resources.cpus);
+    if (refused == nullptr && !LayoutTakes(trial, options->workers, cpus)) refused = &trial;
   }
-  std::cerr << "rung run: " << what << " but "
-            << (options->layout_given ? "--workers and --cpus-per-worker give each worker " + std::to_string(cpus) +
-                                            " CPU slot(s): give --cpus-per-worker " + std::to_string(needed) + " or more"
-                                      : "this machine has " + std::to_string(cores) + " core(s): give --cpus-per-worker " +
-                                            std::to_string(needed) + " to run it oversubscribed")
-            << ", or lower resources.cpus in the spec; no worker could take it\n";
+  if (refused == nullptr) return kOk;
+  const ResourcesConfig& resources = refused->config.resources;
+  const std::string what = "trial " + std::to_string(refused->index) + " needs resources.cpus " +
+                           std::to_string(resources.cpus) +
+                           (resources.world_size > 1 ? " on each of " + std::to_string(resources.world_size) + " ranks" : "") +
+                           (resources.gpus > 0 ? " and " + std::to_string(resources.gpus) + " GPU(s)" : "");
+  if (resources.gpus > 0) {
+    std::cerr << "rung run: " << what << ", but rung run's workers have no GPUs: run rung-coordinator and "
+              << "rung-worker --gpus N (deploy/README.md), or set resources.gpus 0\n";
+    return kUsage;
+  }
+  const int cores = RunCpusPerWorker(1, 0);
+  if (!options->layout_given && widest <= cores) {
+    const int workers = std::max(1, cores / static_cast<int>(widest));
+    const int slots = cores / workers;
+    bool takes_all = true;
+    for (const ExpandedTrial& trial : expanded.trials) takes_all = takes_all && LayoutTakes(trial, workers, slots);
+    if (takes_all) {
+      std::cout << "rung run: " << what << ": " << workers << " worker(s) of " << slots << " CPU(s) instead of "
+                << options->workers << " of " << cpus << "\n";
+      options->workers = workers;
+      options->cpus_per_worker = slots;
+      return kOk;
+    }
+  }
+  const int64_t total = resources.cpus * resources.world_size;
+  std::cerr << "rung run: " << what << ", but "
+            << (options->layout_given ? "--workers " + std::to_string(options->workers) + " of " + std::to_string(cpus) +
+                                            " CPU slot(s) cannot take it"
+                                      : "this machine's " + std::to_string(cores) + " core(s) cannot take it")
+            << ": give --cpus-per-worker " << total << " (oversubscribed where the machine has fewer cores)"
+            << (resources.world_size > 1 ? " or --workers " + std::to_string(resources.world_size) + " --cpus-per-worker " +
+                                               std::to_string(resources.cpus)
+                                         : "")
+            << ", or lower resources." << (resources.world_size > 1 ? "cpus or resources.world_size" : "cpus")
+            << " in the spec\n";
   return kUsage;
 }
 

@@ -102,7 +102,7 @@ StatusOr<CalibrationPoint> TimeTrainer(const std::string& trainer, const Expande
     return Status::Internal("rung-train on rung " + trial.rung_label + " reported no steady training rate");
   }
   CalibrationPoint point;
-  point.flops_per_token = CountFlopsPerToken(parsed->model).total();
+  point.flops_per_token = TrainingFlopsPerToken(*parsed);
   point.flops_per_sec = tokens_per_sec * point.flops_per_token;
   point.seconds_per_trial = std::max(0.0, wall - CountTrialWork(*parsed).total() / point.flops_per_sec);
   point.shape = trial.rung_label + " T" + std::to_string(parsed->data.seq_len) + " B" +

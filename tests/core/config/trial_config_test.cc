@@ -284,6 +284,46 @@ TEST(TrialConfig, AConfigWithoutAdaptersKeepsTheIdentityOfEarlierReleases) {
   EXPECT_EQ(adapted_identity["train"]["lora"]["rank"], 2);
 }
 
+TEST(TrialConfig, AdaptersIdentityIsTheirTargetSetWithTheBackboneFrozenEitherWay) {
+  json config = MinimalTrial();
+  config["train"]["lora"] = {{"rank", 2}, {"targets", {"v", "q"}}};
+  json other = MinimalTrial();
+  other["train"]["lora"] = {{"rank", 2}, {"targets", {"q", "v"}}};
+  other["train"]["freeze_backbone"] = true;
+  auto identity = [](const json& written) {
+    StatusOr<TrialConfig> trial = TrialConfigFromJson(written);
+    EXPECT_TRUE(trial.ok()) << trial.status().message();
+    json reconciled = TrialConfigToJson(*trial);
+    ReconcileWithEarlierReleases(*trial, &reconciled);
+    return reconciled;
+  };
+  EXPECT_EQ(identity(config), identity(other));
+  EXPECT_EQ(identity(config)["train"]["lora"]["targets"], json({"q", "v"}));
+  // Dropout draws the same masks on every rank: refused for a data-parallel trial.
+  config["train"]["lora"]["dropout"] = 0.1;
+  config["resources"] = {{"world_size", 2}};
+  StatusOr<TrialConfig> gang = TrialConfigFromJson(config);
+  ASSERT_FALSE(gang.ok());
+  EXPECT_NE(gang.status().message().find("train.lora.dropout: a data-parallel trial (resources.world_size 2) trains "
+                                         "its adapters without dropout; set 0"),
+            std::string::npos)
+      << gang.status().message();
+}
+
+TEST(TrialConfig, AnIdentityReadsBackWithItsMarkersTakenOut) {
+  json config = MinimalTrial();
+  config["data"] = {{"source", "nrw"}, {"seq_len", 64}, {"nrw", {{"buffer", 0.5}, {"window_centre", 30}, {"window_width", 8}}}};
+  StatusOr<TrialConfig> trial = TrialConfigFromJson(config);
+  ASSERT_TRUE(trial.ok()) << trial.status().message();
+  json identity = TrialConfigToJson(*trial);
+  ReconcileWithEarlierReleases(*trial, &identity);
+  ASSERT_TRUE(identity["data"]["nrw"].contains("buffer_rule"));
+  EXPECT_FALSE(TrialConfigFromJson(identity).ok());
+  StatusOr<TrialConfig> read = TrialConfigFromIdentity(identity);
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_DOUBLE_EQ(read->data.nrw.buffer, 0.5);
+}
+
 TEST(TrialConfig, SharedAdaScaleCountsOnePairPerLayerOrOneInAllAndNeedsALearnedScale) {
   json config = MinimalTrial();
   config["position"] = {{"variant", "adarope"}, {"adarope", {{"share_scale", "layer"}}}};

@@ -52,6 +52,9 @@ TEST(TrialWork, AFrozenOrAdaptedBackboneSkipsTheWeightGradientsThirdOfTheMatrixP
   adapted.train.lora.rank = 4;
   EXPECT_DOUBLE_EQ(CountTrialWork(adapted).training, per_token * 10 * 4 * 16);
   EXPECT_DOUBLE_EQ(CountTrialWork(adapted).evaluation, CountTrialWork(SmallTrial()).evaluation);
+  // What a calibration multiplies a measured tokens/s by.
+  EXPECT_DOUBLE_EQ(TrainingFlopsPerToken(adapted), per_token);
+  EXPECT_DOUBLE_EQ(TrainingFlopsPerToken(SmallTrial()), 125952.0);
 }
 
 TEST(TrialWork, AProbeCountsItsPromptsForwardAtEachLengthAndMethod) {
