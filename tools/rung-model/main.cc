@@ -36,6 +36,7 @@
 #include "core/common/file_bytes.h"
 #include "core/config/length_extension_method.h"
 #include "core/data/token_shards.h"
+#include "core/diagnostics/appendix_d1.h"
 #include "core/diagnostics/attention_diagnostics.h"
 #include "core/hf/hf_export.h"
 #include "core/hf/hf_import.h"
@@ -507,6 +508,128 @@ int RunDiagnose(const DiagnoseOptions& options) {
   return kExitOk;
 }
 
+struct FailureModesOptions {
+  std::string model, bos = "auto", format = "table";
+  int64_t layer = 0, head = 0, length = 1024;
+  // The paper's tokens (appendix D.1, sections 3 and 4): a query, a related key, a second related key
+  // and an unrelated one; as texts the model folder's tokenizer encodes, or as ids.
+  std::string query = " pet";
+  std::vector<std::string> keys = {" cat", " dog", " number"};
+  int64_t query_id = -1;
+  std::vector<int64_t> key_ids;
+  bool scores = false;
+  int threads = 0;
+};
+
+// A text's one token: the folder's tokenizer's (rung-data encode), or for a byte-level rung model the
+// byte; INVALID_ARGUMENT where it is several tokens or the model has no tokenizer.
+rung::StatusOr<std::vector<int64_t>> SingleTokens(const std::vector<std::string>& texts, const LoadedModel& loaded,
+                                                  const std::string& model_path) {
+  std::vector<int64_t> ids;
+  if (!loaded.hf) {
+    if (loaded.model->config().vocab_size > 256) {
+      return rung::Status::InvalidArgument("--query and --keys: " + model_path + " is a rung checkpoint without a "
+                                           "tokenizer here; give --query-id and --key-ids");
+    }
+    for (const std::string& text : texts) {
+      if (text.size() != 1) {
+        return rung::Status::InvalidArgument("'" + text + "' is " + std::to_string(text.size()) +
+                                             " bytes; a byte-level model's token is one byte (or give ids)");
+      }
+      ids.push_back(static_cast<unsigned char>(text[0]));
+    }
+    return ids;
+  }
+  RUNG_ASSIGN_OR_RETURN(const std::vector<std::vector<int32_t>> encoded,
+                        rung::EncodeTextsWithRungData(model_path, texts, /*special_tokens=*/false,
+                                                      "--query and --keys: encoding with " + model_path));
+  for (size_t i = 0; i < texts.size(); ++i) {
+    if (encoded[i].size() != 1) {
+      std::string listed;
+      for (int32_t id : encoded[i]) listed += (listed.empty() ? "" : " ") + std::to_string(id);
+      return rung::Status::InvalidArgument("'" + texts[i] + "' is " + std::to_string(encoded[i].size()) +
+                                           " tokens (" + listed + ") under " + model_path +
+                                           "'s tokenizer; give a text of one token, or ids");
+    }
+    ids.push_back(encoded[i][0]);
+  }
+  return ids;
+}
+
+// `rung failure-modes`: paper 003's measurement of one head (core/diagnostics/appendix_d1.h).
+int RunFailureModes(const FailureModesOptions& options) {
+  ConfigureThreads(options.threads);
+  rung::StatusOr<LoadedModel> loaded = LoadModel(options.model);
+  if (!loaded.ok()) return FailUnusable("failure-modes", loaded.status());
+  rung::StatusOr<std::optional<int64_t>> chosen_bos = ChooseBos(options.bos, *loaded, options.model);
+  if (!chosen_bos.ok()) return Fail("failure-modes", chosen_bos.status());
+  rung::AppendixD1Options d1;
+  d1.layer = options.layer;
+  d1.head = options.head;
+  d1.length = options.length;
+  d1.bos_token = chosen_bos->value_or(-1);
+  std::vector<std::string> names;
+  if (options.query_id >= 0 || !options.key_ids.empty()) {
+    if (options.query_id < 0 || options.key_ids.empty()) {
+      std::cerr << "rung failure-modes: --query-id and --key-ids go together\n";
+      return kExitUsage;
+    }
+    d1.query_token = options.query_id;
+    d1.key_tokens = options.key_ids;
+    for (int64_t id : options.key_ids) names.push_back("id " + std::to_string(id));
+  } else {
+    std::vector<std::string> texts = {options.query};
+    texts.insert(texts.end(), options.keys.begin(), options.keys.end());
+    rung::StatusOr<std::vector<int64_t>> ids = SingleTokens(texts, *loaded, options.model);
+    if (!ids.ok()) return Fail("failure-modes", ids.status());
+    d1.query_token = ids->front();
+    d1.key_tokens.assign(ids->begin() + 1, ids->end());
+    for (const std::string& key : options.keys) names.push_back("'" + key + "'");
+  }
+  if (loaded->hf) {
+    loaded->model->positional()->set_length_extension(
+        rung::hf::ConfiguredExtension(*loaded->hf, d1.length + 1 + (d1.bos_token >= 0 ? 1 : 0)));
+  }
+  rung::StatusOr<rung::AppendixD1Scores> scores = rung::MeasureAppendixD1Scores(loaded->model, d1);
+  if (!scores.ok()) return Fail("failure-modes", scores.status());
+  const rung::AppendixD1FailureModes modes = rung::MeasureAppendixD1FailureModes(
+      *scores, {rung::Precision::kBf16, rung::Precision::kFp16, rung::Precision::kFp32});
+  if (options.format == "json") {
+    nlohmann::json out = rung::AppendixD1ToJson(*scores, modes, options.scores);
+    out["architecture"] = loaded->description;
+    out["layer"] = d1.layer;
+    out["head"] = d1.head;
+    out["query_token"] = d1.query_token;
+    out["bos_token"] = d1.bos_token >= 0 ? nlohmann::json(d1.bos_token) : nlohmann::json(nullptr);
+    std::cout << out.dump() << "\n";
+    return kExitOk;
+  }
+  const bool by_id = options.query_id >= 0;
+  const std::string query_name = by_id ? "id " + std::to_string(d1.query_token)
+                                       : "'" + options.query + "' (id " + std::to_string(d1.query_token) + ")";
+  std::printf("%s, layer %lld head %lld, M = %lld, query %s, keys", loaded->description.c_str(),
+              static_cast<long long>(d1.layer), static_cast<long long>(d1.head), static_cast<long long>(d1.length),
+              query_name.c_str());
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string name = by_id ? names[i] : names[i] + " (id " + std::to_string(d1.key_tokens[i]) + ")";
+    std::printf("%s %s", i == 0 ? "" : ",", name.c_str());
+  }
+  std::printf("%s\n", d1.bos_token >= 0 ? ", after <bos>" : ", no <bos>");
+  std::printf("position inversion (%s): %.4f\n", names[0].c_str(), modes.position_inversion);
+  if (names.size() > 1) {
+    std::printf("token inversion (%s against %s): %.4f\n", names[0].c_str(), names.back().c_str(), modes.token_inversion);
+  }
+  std::printf("\n%-9s %-12s %-14s %-10s %-14s %-17s %s\n", "precision", "epsilon", "aliasing_pairs", "with_pair",
+              names.size() > 1 ? "aliasing_pairs2" : "-", "invariance_pairs", "token_aliasing");
+  for (const rung::AppendixD1Precision& row : modes.precisions) {
+    std::printf("%-9s %-12.4g %-14lld %-10.4f %-14s %-17lld %lld\n", rung::PrecisionName(row.precision), row.epsilons[0],
+                static_cast<long long>(row.aliasing_pairs[0]), row.position_aliasing.fraction,
+                row.aliasing_pairs.size() > 1 ? std::to_string(row.aliasing_pairs[1]).c_str() : "-",
+                static_cast<long long>(row.attention_invariance.pairs), static_cast<long long>(row.token_aliasing));
+  }
+  return kExitOk;
+}
+
 int RunExport(const std::string& model_path, const std::string& out) {
   rung::ConfigureRuntime(1);
   if (rung::hf::IsHfModelFolder(model_path)) {
@@ -597,10 +720,34 @@ int main(int argc, char** argv) {
   diag_command->add_option("--bos", diagnose.bos, "auto, yes or no, as rung eval's")->check(CLI::IsMember({"auto", "yes", "no"}));
   diag_command->add_option("--threads", diagnose.threads, "CPU threads (default: all)")->check(rung::PositiveNumberCheck());
 
+  FailureModesOptions failure;
+  CLI::App* failure_command = app.add_subcommand(
+      "failure-modes", "Paper 003's measurement of one head (its appendix D.1): the scores of a query against each "
+                       "key token repeated M times, and RoPE's four failure modes on them at bf16, fp16 and fp32");
+  failure_command->add_option("--model", failure.model, "A Hugging Face model folder or a rung checkpoint")->required();
+  failure_command->add_option("--layer", failure.layer, "The head's layer (default 0)")->check(CLI::NonNegativeNumber);
+  failure_command->add_option("--head", failure.head, "The head (default 0)")->check(CLI::NonNegativeNumber);
+  failure_command->add_option("--length", failure.length, "The context M: the key repeated M times (default 1024)")
+      ->check(CLI::Range(int64_t{2}, int64_t{1} << 20));
+  failure_command->add_option("--query", failure.query, "The query as a text of one token (default ' pet')");
+  failure_command->add_option("--keys", failure.keys, "1 to 3 keys as texts of one token, comma-separated: related, "
+                                                     "a second related one, unrelated (default ' cat',' dog',' number')")
+      ->delimiter(',')->expected(1, 3);
+  failure_command->add_option("--query-id", failure.query_id, "The query as a token id (with --key-ids)")
+      ->check(CLI::NonNegativeNumber);
+  failure_command->add_option("--key-ids", failure.key_ids, "1 to 3 key token ids, comma-separated")
+      ->delimiter(',')->expected(1, 3);
+  failure_command->add_option("--bos", failure.bos, "Start with the model's <bos>: auto (where its tokenizer adds one), "
+                                                   "yes or no")->check(CLI::IsMember({"auto", "yes", "no"}));
+  failure_command->add_option("--format", failure.format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  failure_command->add_flag("--scores", failure.scores, "json: each key's scores S(1..M) too");
+  failure_command->add_option("--threads", failure.threads, "CPU threads (default: all)")->check(rung::PositiveNumberCheck());
+
   if (const std::optional<int> stop = rung::ParseCommandLine(app, argc, argv)) return *stop;
   try {
     if (eval_command->parsed()) return RunEval(eval);
     if (diag_command->parsed()) return RunDiagnose(diagnose);
+    if (failure_command->parsed()) return RunFailureModes(failure);
     return RunExport(export_model, export_out);
   } catch (const std::exception& error) {
     std::cerr << "rung-model: " << error.what() << "\n";

@@ -1,0 +1,133 @@
+#include "core/diagnostics/appendix_d1.h"
+
+#include <cmath>
+#include <limits>
+
+#include "core/model/tensor_values.h"
+
+namespace rung {
+namespace {
+
+nlohmann::json HeatMapJson(const AliasingHeatMap& map) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (int64_t i = 0; i < map.bins; ++i) {
+    rows.push_back(std::vector<int64_t>(map.counts.begin() + i * map.bins, map.counts.begin() + (i + 1) * map.bins));
+  }
+  return {{"bins", map.bins}, {"length", map.length}, {"counts", rows}};
+}
+
+}  // namespace
+
+StatusOr<AppendixD1Scores> MeasureAppendixD1Scores(Transformer& model, const AppendixD1Options& options) {
+  const ModelConfig& config = model->config();
+  auto refuse = [](const std::string& message) { return Status::InvalidArgument(message); };
+  if (options.layer < 0 || options.layer >= config.layers) {
+    return refuse("layer " + std::to_string(options.layer) + " is not one of the model's " + std::to_string(config.layers));
+  }
+  if (options.head < 0 || options.head >= config.heads) {
+    return refuse("head " + std::to_string(options.head) + " is not one of the model's " + std::to_string(config.heads));
+  }
+  if (options.key_tokens.empty() || options.key_tokens.size() > 3) return refuse("give 1 to 3 key tokens");
+  if (options.length < 2) return refuse("the context M must be at least 2");
+  std::vector<int64_t> tokens = options.key_tokens;
+  tokens.push_back(options.query_token);
+  if (options.bos_token >= 0) tokens.push_back(options.bos_token);
+  for (int64_t token : tokens) {
+    if (token < 0 || token >= config.vocab_size) {
+      return refuse("token id " + std::to_string(token) + " is outside the vocabulary of " + std::to_string(config.vocab_size));
+    }
+  }
+  if (!config.position.rotary()) return refuse("position.variant " + config.position.variant + " does not rotate queries and keys");
+  if (!model->positional()->TablesIndependentOfLength()) {
+    return Status::FailedPrecondition("position.variant " + config.position.variant +
+                                      " as configured makes its tables depend on the window's length");
+  }
+  const int64_t bos = options.bos_token >= 0 ? 1 : 0;
+  const int64_t time = bos + options.length + 1, query_at = time - 1;
+  const int64_t kv_head = options.head / (config.heads / config.kv_heads);
+  AppendixD1Scores result;
+  result.head_dim = config.head_dim;
+  torch::NoGradGuard no_grad;
+  model->eval();
+  for (int64_t key_token : options.key_tokens) {
+    torch::Tensor ids = torch::full({1, time}, key_token, torch::kLong);
+    if (bos) ids[0][0] = options.bos_token;
+    ids[0][query_at] = options.query_token;
+    torch::Tensor query, keys;
+    model->set_attention_probe([&](const AttentionProbe& probe) {
+      if (probe.layer != options.layer) return;
+      query = probe.q[0][options.head][query_at].to(torch::kDouble);
+      keys = probe.k[0][kv_head].to(torch::kDouble);  // [time, d]
+    });
+    model->Hidden(ids.to(model->parameters().front().device()));
+    model->set_attention_probe({});
+    const std::vector<double> row = TensorValues(torch::mv(keys.cpu(), query.cpu()));  // o_j
+    AppendixD1Key key;
+    key.token = key_token;
+    for (int64_t m = 1; m <= options.length; ++m) key.scores.push_back(row[static_cast<size_t>(query_at - m)]);
+    key.amplitude_sum = PairAmplitudeSum(TensorValues(query.cpu()), TensorValues(keys[query_at - 1].cpu()));
+    result.keys.push_back(std::move(key));
+  }
+  return result;
+}
+
+AppendixD1FailureModes MeasureAppendixD1FailureModes(const AppendixD1Scores& scores,
+                                                     const std::vector<Precision>& precisions, int64_t heat_map_bins,
+                                                     int64_t invariance_bins) {
+  const std::vector<AppendixD1Key>& keys = scores.keys;
+  AppendixD1FailureModes modes;
+  modes.length = static_cast<int64_t>(keys.front().scores.size());
+  modes.position_inversion = PositionInversion(keys.front().scores);
+  modes.token_inversion = keys.size() > 1 ? TokenInversion(keys.front().scores, keys.back().scores)
+                                          : std::numeric_limits<double>::quiet_NaN();
+  for (Precision precision : precisions) {
+    AppendixD1Precision entry;
+    entry.precision = precision;
+    for (const AppendixD1Key& key : keys) {
+      entry.epsilons.push_back(ResolutionEpsilon(precision, scores.head_dim, key.amplitude_sum));
+      entry.aliasing_pairs.push_back(PositionAliasingWithin(key.scores, entry.epsilons.back(), 0).pairs);
+    }
+    entry.position_aliasing = PositionAliasingWithin(keys.front().scores, entry.epsilons.front(), heat_map_bins);
+    if (keys.size() > 1) {
+      entry.attention_invariance = AttentionInvariancePairs(keys[0].scores, keys[1].scores, entry.epsilons[0],
+                                                            entry.epsilons[1], invariance_bins);
+      entry.token_aliasing =
+          TokenAliasingWithin(keys[0].scores, keys[1].scores, std::max(entry.epsilons[0], entry.epsilons[1]));
+    }
+    modes.precisions.push_back(std::move(entry));
+  }
+  return modes;
+}
+
+nlohmann::json AppendixD1ToJson(const AppendixD1Scores& scores, const AppendixD1FailureModes& modes, bool with_scores) {
+  nlohmann::json out = {{"length", modes.length},
+                        {"head_dim", scores.head_dim},
+                        {"position_inversion", modes.position_inversion},
+                        {"token_inversion", std::isfinite(modes.token_inversion) ? nlohmann::json(modes.token_inversion)
+                                                                                 : nlohmann::json(nullptr)}};
+  nlohmann::json keys = nlohmann::json::array();
+  for (const AppendixD1Key& key : scores.keys) {
+    nlohmann::json entry = {{"token", key.token}, {"amplitude_sum", key.amplitude_sum}};
+    if (with_scores) entry["scores"] = key.scores;
+    keys.push_back(std::move(entry));
+  }
+  out["keys"] = std::move(keys);
+  nlohmann::json rows = nlohmann::json::array();
+  for (const AppendixD1Precision& entry : modes.precisions) {
+    nlohmann::json row = {{"precision", PrecisionName(entry.precision)},
+                          {"epsilons", entry.epsilons},
+                          {"position_aliasing_pairs", entry.aliasing_pairs},
+                          {"position_aliasing_fraction", entry.position_aliasing.fraction},
+                          {"attention_invariance_pairs", entry.attention_invariance.pairs},
+                          {"token_aliasing", entry.token_aliasing}};
+    if (entry.position_aliasing.heat_map.bins > 0) row["heat_map"] = HeatMapJson(entry.position_aliasing.heat_map);
+    if (entry.attention_invariance.heat_map.bins > 0) {
+      row["invariance_heat_map"] = HeatMapJson(entry.attention_invariance.heat_map);
+    }
+    rows.push_back(std::move(row));
+  }
+  out["precisions"] = std::move(rows);
+  return out;
+}
+
+}  // namespace rung

@@ -1,0 +1,87 @@
+// core/diagnostics/appendix_d1.h
+//
+// Paper 003's measurement of one head (appendix D.1, the case study of sections 3 and 4), on any rotary
+// model rung runs (a rung checkpoint or an imported Hugging Face folder): for a query token and each key
+// token,
+//   - the input "<bos> [key] x M [query]" (no <bos> where bos_token is -1), one forward pass through the
+//     embedding and every layer up to the head's (the model's own computation: earlier layers make each
+//     key's hidden state depend on its position and neighbours, so beyond layer 0 S(m) is not one frozen
+//     pair rotated);
+//   - the head's unnormalized score row of the final (query) position: o_j = q_{M+1} . k_j after rotation,
+//     with neither the 1/sqrt(d) nor a query multiplier (AdaScale, inverse temperature, a length
+//     extension's factor) nor the softmax;
+//   - S(m) = o_{M+1-m} for 0 < m <= M (positions counted with the <bos> at 0).
+// The statistics then follow appendix C on these S (AppendixD1FailureModes): position inversion and
+// aliasing of the first key, attention invariance of the first two, token inversion of the first against
+// the last (the paper's "cat" against "number") and token aliasing of the first two ("cat", "dog"),
+// aliasing at each precision's resolution (core/diagnostics/resolved_aliasing.h).
+// The paper's choice of vectors is its choice of tokens: a query and a key it is related to ("pet",
+// "cat"), a second related key ("dog") and an unrelated one ("number"); so the first key is the one the
+// query should prefer where it stands, as the Gaussian reference orients its k (S(0) >= 0).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/status.h"
+#include "core/diagnostics/resolved_aliasing.h"
+#include "core/model/transformer.h"
+
+namespace rung {
+
+struct AppendixD1Options {
+  int64_t layer = 0;
+  int64_t head = 0;
+  int64_t query_token = 0;
+  std::vector<int64_t> key_tokens;  // 1 to 3
+  int64_t length = 0;               // M
+  int64_t bos_token = -1;           // -1: no <bos>
+};
+
+struct AppendixD1Key {
+  int64_t token = 0;
+  std::vector<double> scores;   // S(1), ..., S(M) at scores[0..M)
+  double amplitude_sum = 0.0;   // sum_n |q_n| |k_n| with the key at distance 1
+};
+
+struct AppendixD1Scores {
+  int64_t head_dim = 0;
+  std::vector<AppendixD1Key> keys;
+};
+
+// INVALID_ARGUMENT for a layer, head or token outside the model, no keys or more than 3, M < 2, or a
+// model that does not rotate; FAILED_PRECONDITION where the model's tables depend on the window's
+// length (its scores at M would not be its scores at another M).
+StatusOr<AppendixD1Scores> MeasureAppendixD1Scores(Transformer& model, const AppendixD1Options& options);
+
+struct AppendixD1Precision {
+  Precision precision = Precision::kBf16;
+  std::vector<double> epsilons;                 // per key
+  ResolvedPositionAliasing position_aliasing;   // of the first key (heat map 200 x 200)
+  std::vector<int64_t> aliasing_pairs;          // per key
+  AttentionInvariance attention_invariance;     // of the first two keys (16 x 16); none with one key
+  int64_t token_aliasing = 0;                   // of the first two keys, at the larger epsilon
+};
+
+struct AppendixD1FailureModes {
+  int64_t length = 0;
+  double position_inversion = 0.0;   // the first key's, exact
+  double token_inversion = 0.0;      // the first key against the last, exact; NaN with one key or a tie at m = 1
+  std::vector<AppendixD1Precision> precisions;
+};
+
+// REQUIRES: scores from MeasureAppendixD1Scores (at least one key, M >= 2).
+AppendixD1FailureModes MeasureAppendixD1FailureModes(const AppendixD1Scores& scores,
+                                                     const std::vector<Precision>& precisions, int64_t heat_map_bins = 200,
+                                                     int64_t invariance_bins = 16);
+
+// {"length", "head_dim", "position_inversion", "token_inversion" (null for NaN), "keys": [{"token",
+// "amplitude_sum"}], "precisions": [{"precision", "epsilons", "position_aliasing_pairs" (per key),
+// "position_aliasing_fraction", "attention_invariance_pairs", "token_aliasing", "heat_map": {"bins",
+// "counts"}, "invariance_heat_map": {...}}]}, and with `with_scores` each key's "scores".
+nlohmann::json AppendixD1ToJson(const AppendixD1Scores& scores, const AppendixD1FailureModes& modes, bool with_scores);
+
+}  // namespace rung

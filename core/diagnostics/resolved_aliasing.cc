@@ -1,0 +1,98 @@
+#include "core/diagnostics/resolved_aliasing.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <numeric>
+
+namespace rung {
+namespace {
+
+// The indices of `scores` in ascending order of score.
+std::vector<int64_t> AscendingOrder(const std::vector<double>& scores) {
+  std::vector<int64_t> order(scores.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return scores[a] < scores[b]; });
+  return order;
+}
+
+// Calls visit(i, j) for every unordered pair of indices whose scores differ by less than epsilon.
+template <typename Visit>
+void ForEachPairWithin(const std::vector<double>& scores, double epsilon, const std::vector<int64_t>& order,
+                       Visit&& visit) {
+  for (size_t a = 0; a < order.size(); ++a) {
+    for (size_t b = a + 1; b < order.size() && scores[order[b]] - scores[order[a]] < epsilon; ++b) {
+      visit(order[a], order[b]);
+    }
+  }
+}
+
+AliasingHeatMap EmptyHeatMap(int64_t bins, int64_t length) {
+  AliasingHeatMap map;
+  map.bins = std::min(bins, length);
+  map.length = length;
+  map.counts.assign(static_cast<size_t>(map.bins * map.bins), 0);
+  return map;
+}
+
+// Both orders of (i, j) into the heat map, bin(m) = floor(m B / M).
+void AddToHeatMap(AliasingHeatMap& map, int64_t i, int64_t j) {
+  if (map.bins == 0) return;
+  const int64_t bi = i * map.bins / map.length, bj = j * map.bins / map.length;
+  ++map.counts[static_cast<size_t>(bi * map.bins + bj)];
+  ++map.counts[static_cast<size_t>(bj * map.bins + bi)];
+}
+
+}  // namespace
+
+double PairAmplitudeSum(const std::vector<double>& query, const std::vector<double>& key) {
+  assert(query.size() == key.size() && query.size() % 2 == 0);
+  double sum = 0.0;
+  for (size_t n = 0; n + 1 < query.size(); n += 2) {
+    sum += std::hypot(query[n], query[n + 1]) * std::hypot(key[n], key[n + 1]);
+  }
+  return sum;
+}
+
+double ResolutionEpsilon(Precision precision, int64_t head_dim, double amplitude_sum) {
+  assert(head_dim >= 1);
+  return std::ldexp(std::max(std::sqrt(static_cast<double>(head_dim)), amplitude_sum), -FractionBits(precision));
+}
+
+ResolvedPositionAliasing PositionAliasingWithin(const std::vector<double>& scores, double epsilon, int64_t bins) {
+  assert(!scores.empty() && epsilon >= 0 && bins >= 0);
+  const int64_t length = static_cast<int64_t>(scores.size());
+  ResolvedPositionAliasing result;
+  if (bins > 0) result.heat_map = EmptyHeatMap(bins, length);
+  std::vector<char> partnered(scores.size(), 0);
+  ForEachPairWithin(scores, epsilon, AscendingOrder(scores), [&](int64_t i, int64_t j) {
+    ++result.pairs;
+    partnered[static_cast<size_t>(i)] = partnered[static_cast<size_t>(j)] = 1;
+    AddToHeatMap(result.heat_map, std::min(i, j), std::max(i, j));
+  });
+  result.fraction = static_cast<double>(std::count(partnered.begin(), partnered.end(), 1)) / static_cast<double>(length);
+  return result;
+}
+
+AttentionInvariance AttentionInvariancePairs(const std::vector<double>& scores1, const std::vector<double>& scores2,
+                                             double epsilon1, double epsilon2, int64_t bins) {
+  assert(scores1.size() == scores2.size() && !scores1.empty() && bins >= 0);
+  const int64_t length = static_cast<int64_t>(scores1.size());
+  AttentionInvariance result;
+  if (bins > 0) result.heat_map = EmptyHeatMap(bins, length);
+  ForEachPairWithin(scores1, epsilon1, AscendingOrder(scores1), [&](int64_t i, int64_t j) {
+    if (std::fabs(scores2[static_cast<size_t>(i)] - scores2[static_cast<size_t>(j)]) >= epsilon2) return;
+    ++result.pairs;
+    AddToHeatMap(result.heat_map, std::min(i, j), std::max(i, j));
+  });
+  return result;
+}
+
+int64_t TokenAliasingWithin(const std::vector<double>& scores1, const std::vector<double>& scores2, double epsilon) {
+  assert(scores1.size() == scores2.size() && epsilon >= 0);
+  int64_t count = 0;
+  for (size_t i = 0; i < scores1.size(); ++i) count += std::fabs(scores1[i] - scores2[i]) < epsilon ? 1 : 0;
+  return count;
+}
+
+}  // namespace rung
