@@ -518,6 +518,8 @@ struct FailureModesOptions {
   int64_t query_id = -1;
   std::vector<int64_t> key_ids;
   bool scores = false;
+  std::string order = "given";
+  int reference_draws = 16;
   int threads = 0;
 };
 
@@ -592,8 +594,16 @@ int RunFailureModes(const FailureModesOptions& options) {
   }
   rung::StatusOr<rung::AppendixD1Scores> scores = rung::MeasureAppendixD1Scores(loaded->model, d1);
   if (!scores.ok()) return Fail("failure-modes", scores.status());
+  const std::vector<rung::Precision> precisions = {rung::Precision::kBf16, rung::Precision::kFp16, rung::Precision::kFp32};
   const rung::AppendixD1FailureModes modes = rung::MeasureAppendixD1FailureModes(
-      *scores, {rung::Precision::kBf16, rung::Precision::kFp16, rung::Precision::kFp32});
+      *scores, precisions, options.order == "score" ? rung::KeyOrder::kByNearestScore : rung::KeyOrder::kGiven);
+  // The Gaussian reference with the head's own frequencies (its KV group's row).
+  const rung::ModelConfig& config = loaded->model->config();
+  torch::Tensor theta = loaded->model->positional()->Frequencies(d1.layer).detach().to(torch::kDouble).cpu();
+  theta = theta.dim() == 2 ? theta[theta.size(0) == 1 ? 0 : d1.head / (config.heads / config.kv_heads)] : theta;
+  std::vector<double> head_theta(theta.data_ptr<double>(), theta.data_ptr<double>() + theta.numel());
+  const rung::AppendixD1Means reference =
+      rung::GaussianAppendixD1Reference(head_theta, d1.length, options.reference_draws, /*seed=*/0, precisions);
   if (options.format == "json") {
     nlohmann::json out = rung::AppendixD1ToJson(*scores, modes, options.scores);
     out["architecture"] = loaded->description;
@@ -601,6 +611,18 @@ int RunFailureModes(const FailureModesOptions& options) {
     out["head"] = d1.head;
     out["query_token"] = d1.query_token;
     out["bos_token"] = d1.bos_token >= 0 ? nlohmann::json(d1.bos_token) : nlohmann::json(nullptr);
+    out["order"] = options.order;
+    nlohmann::json gaussian = {{"draws", reference.draws},
+                               {"position_inversion", reference.position_inversion},
+                               {"token_inversion", std::isfinite(reference.token_inversion)
+                                                       ? nlohmann::json(reference.token_inversion) : nlohmann::json(nullptr)}};
+    for (const rung::AppendixD1MeanPrecision& row : reference.precisions) {
+      gaussian["precisions"].push_back({{"precision", rung::PrecisionName(row.precision)}, {"epsilon", row.epsilon},
+                                        {"position_aliasing_pairs", row.aliasing_pairs}, {"with_pair", row.with_pair},
+                                        {"attention_invariance_pairs", row.invariance_pairs},
+                                        {"token_aliasing", row.token_aliasing}});
+    }
+    out["gaussian_reference"] = std::move(gaussian);
     std::cout << out.dump() << "\n";
     return kExitOk;
   }
@@ -615,17 +637,32 @@ int RunFailureModes(const FailureModesOptions& options) {
     std::printf("%s %s", i == 0 ? "" : ",", name.c_str());
   }
   std::printf("%s\n", d1.bos_token >= 0 ? ", after <bos>" : ", no <bos>");
-  std::printf("position inversion (%s): %.4f\n", names[0].c_str(), modes.position_inversion);
-  if (names.size() > 1) {
-    std::printf("token inversion (%s against %s): %.4f\n", names[0].c_str(), names.back().c_str(), modes.token_inversion);
+  if (options.order == "score") {
+    std::printf("keys ordered by their score at m = 1, highest first:");
+    for (size_t i = 0; i < modes.key_tokens.size(); ++i) {
+      std::printf("%s id %lld", i == 0 ? "" : ",", static_cast<long long>(modes.key_tokens[i]));
+    }
+    std::printf("\n");
   }
-  std::printf("\n%-9s %-12s %-14s %-10s %-14s %-17s %s\n", "precision", "epsilon", "aliasing_pairs", "with_pair",
-              names.size() > 1 ? "aliasing_pairs2" : "-", "invariance_pairs", "token_aliasing");
-  for (const rung::AppendixD1Precision& row : modes.precisions) {
-    std::printf("%-9s %-12.4g %-14lld %-10.4f %-14s %-17lld %lld\n", rung::PrecisionName(row.precision), row.epsilons[0],
-                static_cast<long long>(row.aliasing_pairs[0]), row.position_aliasing.fraction,
-                row.aliasing_pairs.size() > 1 ? std::to_string(row.aliasing_pairs[1]).c_str() : "-",
-                static_cast<long long>(row.attention_invariance.pairs), static_cast<long long>(row.token_aliasing));
+  std::printf("beside: the mean of %d Gaussian draws of q and three keys with the head's frequencies, keys ordered "
+              "by their score at m = 1\n\n", reference.draws);
+  std::printf("%-20s %-12s %s\n", "", "head", "gaussian");
+  std::printf("%-20s %-12.4f %.4f\n", "position_inversion", modes.position_inversion, reference.position_inversion);
+  if (names.size() > 1) std::printf("%-20s %-12.4f %.4f\n", "token_inversion", modes.token_inversion, reference.token_inversion);
+  for (size_t p = 0; p < modes.precisions.size(); ++p) {
+    const rung::AppendixD1Precision& row = modes.precisions[p];
+    const rung::AppendixD1MeanPrecision& gauss = reference.precisions[p];
+    const std::string name = rung::PrecisionName(row.precision);
+    std::printf("%-20s %-12.4g %.4g\n", (name + " epsilon").c_str(), row.epsilons[0], gauss.epsilon);
+    std::printf("%-20s %-12lld %.1f\n", (name + " aliasing_pairs").c_str(), static_cast<long long>(row.aliasing_pairs[0]),
+                gauss.aliasing_pairs);
+    std::printf("%-20s %-12.4f %.4f\n", (name + " with_pair").c_str(), row.position_aliasing.fraction, gauss.with_pair);
+    if (names.size() > 1) {
+      std::printf("%-20s %-12lld %.1f\n", (name + " invariance").c_str(),
+                  static_cast<long long>(row.attention_invariance.pairs), gauss.invariance_pairs);
+      std::printf("%-20s %-12lld %.1f\n", (name + " token_aliasing").c_str(), static_cast<long long>(row.token_aliasing),
+                  gauss.token_aliasing);
+    }
   }
   return kExitOk;
 }
@@ -741,6 +778,12 @@ int main(int argc, char** argv) {
                                                    "yes or no")->check(CLI::IsMember({"auto", "yes", "no"}));
   failure_command->add_option("--format", failure.format, "table or json")->check(CLI::IsMember({"table", "json"}));
   failure_command->add_flag("--scores", failure.scores, "json: each key's scores S(1..M) too");
+  failure_command->add_option("--order", failure.order, "The keys' roles: given (as listed: related, related, "
+                                                        "unrelated), or score (by their score at m = 1, highest first)")
+      ->check(CLI::IsMember({"given", "score"}));
+  failure_command->add_option("--reference-draws", failure.reference_draws,
+                              "Gaussian draws of the reference beside the head (default 16)")
+      ->check(CLI::Range(1, 4096));
   failure_command->add_option("--threads", failure.threads, "CPU threads (default: all)")->check(rung::PositiveNumberCheck());
 
   if (const std::optional<int> stop = rung::ParseCommandLine(app, argc, argv)) return *stop;

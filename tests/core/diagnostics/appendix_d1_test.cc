@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/file_bytes.h"
+#include "core/diagnostics/failure_modes.h"
 #include "core/hf/hf_export.h"
 #include "core/hf/hf_import.h"
 #include "core/train/checkpoint_io.h"
@@ -157,6 +158,23 @@ TEST_F(AppendixD1Test, ARungTrainedModelAgreesWithTheProcedureOnItsExport) {
   options.key_tokens = {'c', 'd', 'n'};
   options.length = 256;
   ExpectAgreement(loaded->model, exported, options);
+}
+
+TEST_F(AppendixD1Test, TheGaussianReferenceAliasesAtTable4sOrderNotFarBelowIt) {
+  // M = 1024, B = 1e4, d = 128, bf16: Table 4 gives 0.057 of the pairs of distances (unit amplitudes);
+  // Gaussian vectors (E a_n = pi/2, E a_n^2 = 4) give about erf(epsilon / (2 sigma)) = 0.045 by C.2's normal
+  // model. Equality of rounded scores found about 0.0012 (docs/science.md section 12).
+  const AppendixD1Means reference =
+      GaussianAppendixD1Reference(RopeFrequencySchedule(1e4, 128), 1024, 8, 0, {Precision::kBf16, Precision::kFp16});
+  const double pairs = 1024.0 * 1023.0 / 2.0;
+  EXPECT_GT(reference.precisions[0].aliasing_pairs / pairs, 0.057 / 2.5);
+  EXPECT_LT(reference.precisions[0].aliasing_pairs / pairs, 0.057 * 2.5);
+  // fp16 resolves 8 times finer: about 8 times fewer pairs.
+  EXPECT_GT(reference.precisions[0].aliasing_pairs / reference.precisions[1].aliasing_pairs, 5.0);
+  EXPECT_LT(reference.precisions[0].aliasing_pairs / reference.precisions[1].aliasing_pairs, 12.0);
+  // The first key is the one the query prefers at m = 1: its far half outscores its near half less often than not.
+  EXPECT_LT(reference.position_inversion, 0.5);
+  EXPECT_GT(reference.position_inversion, 0.2);
 }
 
 TEST_F(AppendixD1Test, RefusesWhatItCannotMeasure) {
