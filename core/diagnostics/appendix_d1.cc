@@ -1,34 +1,15 @@
 #include "core/diagnostics/appendix_d1.h"
 
-#include <algorithm>
-#include <cmath>
-#include <limits>
-#include <random>
-
 #include "core/model/tensor_values.h"
 
 namespace rung {
+
 namespace {
 
-nlohmann::json HeatMapJson(const AliasingHeatMap& map) {
-  nlohmann::json rows = nlohmann::json::array();
-  for (int64_t i = 0; i < map.bins; ++i) {
-    rows.push_back(std::vector<int64_t>(map.counts.begin() + i * map.bins, map.counts.begin() + (i + 1) * map.bins));
-  }
-  return {{"bins", map.bins}, {"length", map.length}, {"counts", rows}};
-}
-
-}  // namespace
-
-StatusOr<AppendixD1Scores> MeasureAppendixD1Scores(Transformer& model, const AppendixD1Options& options) {
+// The checks both measurements share (the header's errors), less the layer and head.
+Status CheckMeasurable(Transformer& model, const AppendixD1Options& options) {
   const ModelConfig& config = model->config();
   auto refuse = [](const std::string& message) { return Status::InvalidArgument(message); };
-  if (options.layer < 0 || options.layer >= config.layers) {
-    return refuse("layer " + std::to_string(options.layer) + " is not one of the model's " + std::to_string(config.layers));
-  }
-  if (options.head < 0 || options.head >= config.heads) {
-    return refuse("head " + std::to_string(options.head) + " is not one of the model's " + std::to_string(config.heads));
-  }
   if (options.key_tokens.empty() || options.key_tokens.size() > 3) return refuse("give 1 to 3 key tokens");
   if (options.length < 2) return refuse("the context M must be at least 2");
   std::vector<int64_t> tokens = options.key_tokens;
@@ -44,149 +25,62 @@ StatusOr<AppendixD1Scores> MeasureAppendixD1Scores(Transformer& model, const App
     return Status::FailedPrecondition("position.variant " + config.position.variant +
                                       " as configured makes its tables depend on the window's length");
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<std::vector<std::vector<AppendixD1Scores>>> MeasureAppendixD1ScoresEveryHead(Transformer& model,
+                                                                                     const AppendixD1Options& options) {
+  RUNG_RETURN_IF_ERROR(CheckMeasurable(model, options));
+  const ModelConfig& config = model->config();
   const int64_t bos = options.bos_token >= 0 ? 1 : 0;
   const int64_t time = bos + options.length + 1, query_at = time - 1;
-  const int64_t kv_head = options.head / (config.heads / config.kv_heads);
-  AppendixD1Scores result;
-  result.head_dim = config.head_dim;
+  const int64_t group = config.heads / config.kv_heads;
+  std::vector<std::vector<AppendixD1Scores>> result(static_cast<size_t>(config.layers),
+                                                    std::vector<AppendixD1Scores>(static_cast<size_t>(config.heads)));
+  for (auto& layer : result) {
+    for (AppendixD1Scores& head : layer) head.head_dim = config.head_dim;
+  }
   torch::NoGradGuard no_grad;
+  const bool training = model->is_training();
   model->eval();
   for (int64_t key_token : options.key_tokens) {
     torch::Tensor ids = torch::full({1, time}, key_token, torch::kLong);
     if (bos) ids[0][0] = options.bos_token;
     ids[0][query_at] = options.query_token;
-    torch::Tensor query, keys;
     model->set_attention_probe([&](const AttentionProbe& probe) {
-      if (probe.layer != options.layer) return;
-      query = probe.q[0][options.head][query_at].to(torch::kDouble);
-      keys = probe.k[0][kv_head].to(torch::kDouble);  // [time, d]
+      const torch::Tensor queries = probe.q[0].select(1, query_at).to(torch::kDouble).cpu();  // [heads, d]
+      const torch::Tensor keys = probe.k[0].to(torch::kDouble).cpu();                          // [kv, time, d]
+      for (int64_t h = 0; h < config.heads; ++h) {
+        const torch::Tensor head_keys = keys[h / group];
+        const std::vector<double> row = TensorValues(torch::mv(head_keys, queries[h]));  // o_j
+        AppendixD1Key key;
+        key.token = key_token;
+        for (int64_t m = 1; m <= options.length; ++m) key.scores.push_back(row[static_cast<size_t>(query_at - m)]);
+        key.amplitude_sum = PairAmplitudeSum(TensorValues(queries[h]), TensorValues(head_keys[query_at - 1]));
+        result[static_cast<size_t>(probe.layer)][static_cast<size_t>(h)].keys.push_back(std::move(key));
+      }
     });
     model->Hidden(ids.to(model->parameters().front().device()));
     model->set_attention_probe({});
-    const std::vector<double> row = TensorValues(torch::mv(keys.cpu(), query.cpu()));  // o_j
-    AppendixD1Key key;
-    key.token = key_token;
-    for (int64_t m = 1; m <= options.length; ++m) key.scores.push_back(row[static_cast<size_t>(query_at - m)]);
-    key.amplitude_sum = PairAmplitudeSum(TensorValues(query.cpu()), TensorValues(keys[query_at - 1].cpu()));
-    result.keys.push_back(std::move(key));
   }
+  if (training) model->train();
   return result;
 }
 
-AppendixD1FailureModes MeasureAppendixD1FailureModes(const AppendixD1Scores& scores,
-                                                     const std::vector<Precision>& precisions, KeyOrder order,
-                                                     int64_t heat_map_bins, int64_t invariance_bins) {
-  std::vector<AppendixD1Key> keys = scores.keys;
-  if (order == KeyOrder::kByNearestScore) {
-    std::stable_sort(keys.begin(), keys.end(),
-                     [](const AppendixD1Key& a, const AppendixD1Key& b) { return a.scores.front() > b.scores.front(); });
+StatusOr<AppendixD1Scores> MeasureAppendixD1Scores(Transformer& model, const AppendixD1Options& options) {
+  const ModelConfig& config = model->config();
+  if (options.layer < 0 || options.layer >= config.layers) {
+    return Status::InvalidArgument("layer " + std::to_string(options.layer) + " is not one of the model's " +
+                                   std::to_string(config.layers));
   }
-  AppendixD1FailureModes modes;
-  modes.length = static_cast<int64_t>(keys.front().scores.size());
-  for (const AppendixD1Key& key : keys) modes.key_tokens.push_back(key.token);
-  modes.position_inversion = PositionInversion(keys.front().scores);
-  modes.token_inversion = keys.size() > 1 ? TokenInversion(keys.front().scores, keys.back().scores)
-                                          : std::numeric_limits<double>::quiet_NaN();
-  for (Precision precision : precisions) {
-    AppendixD1Precision entry;
-    entry.precision = precision;
-    for (const AppendixD1Key& key : keys) {
-      entry.epsilons.push_back(ResolutionEpsilon(precision, scores.head_dim, key.amplitude_sum));
-      entry.aliasing_pairs.push_back(PositionAliasingWithin(key.scores, entry.epsilons.back(), 0).pairs);
-    }
-    entry.position_aliasing = PositionAliasingWithin(keys.front().scores, entry.epsilons.front(), heat_map_bins);
-    if (keys.size() > 1) {
-      entry.attention_invariance = AttentionInvariancePairs(keys[0].scores, keys[1].scores, entry.epsilons[0],
-                                                            entry.epsilons[1], invariance_bins);
-      entry.token_aliasing =
-          TokenAliasingWithin(keys[0].scores, keys[1].scores, std::max(entry.epsilons[0], entry.epsilons[1]));
-    }
-    modes.precisions.push_back(std::move(entry));
+  if (options.head < 0 || options.head >= config.heads) {
+    return Status::InvalidArgument("head " + std::to_string(options.head) + " is not one of the model's " +
+                                   std::to_string(config.heads));
   }
-  return modes;
-}
-
-AppendixD1Means GaussianAppendixD1Reference(const std::vector<double>& theta, int64_t length, int draws, uint64_t seed,
-                                            const std::vector<Precision>& precisions) {
-  const int64_t head_dim = 2 * static_cast<int64_t>(theta.size());
-  const double unnormalize = std::sqrt(static_cast<double>(head_dim));  // RopeScores divides by sqrt(d)
-  std::mt19937_64 generator(seed);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  auto draw = [&] {
-    std::vector<double> v(static_cast<size_t>(head_dim));
-    for (double& x : v) x = normal(generator);
-    return v;
-  };
-  AppendixD1Means mean;
-  mean.length = length;
-  mean.draws = draws;
-  mean.precisions.resize(precisions.size());
-  int64_t token_counted = 0;
-  for (int d = 0; d < draws; ++d) {
-    const std::vector<double> query = draw();
-    AppendixD1Scores sample;
-    sample.head_dim = head_dim;
-    for (int k = 0; k < 3; ++k) {
-      const std::vector<double> key = draw();
-      const std::vector<double> scores = RopeScores(query, key, theta, length + 1);
-      AppendixD1Key entry;
-      for (int64_t m = 1; m <= length; ++m) entry.scores.push_back(scores[static_cast<size_t>(m)] * unnormalize);
-      entry.amplitude_sum = PairAmplitudeSum(query, key);
-      sample.keys.push_back(std::move(entry));
-    }
-    const AppendixD1FailureModes one =
-        MeasureAppendixD1FailureModes(sample, precisions, KeyOrder::kByNearestScore, /*heat_map_bins=*/0, /*invariance_bins=*/0);
-    mean.position_inversion += one.position_inversion / draws;
-    if (std::isfinite(one.token_inversion)) {
-      mean.token_inversion += one.token_inversion;
-      ++token_counted;
-    }
-    for (size_t p = 0; p < precisions.size(); ++p) {
-      AppendixD1MeanPrecision& into = mean.precisions[p];
-      const AppendixD1Precision& from = one.precisions[p];
-      into.precision = from.precision;
-      into.epsilon += from.epsilons.front() / draws;
-      into.aliasing_pairs += static_cast<double>(from.aliasing_pairs.front()) / draws;
-      into.with_pair += from.position_aliasing.fraction / draws;
-      into.invariance_pairs += static_cast<double>(from.attention_invariance.pairs) / draws;
-      into.token_aliasing += static_cast<double>(from.token_aliasing) / draws;
-    }
-  }
-  mean.token_inversion = token_counted > 0 ? mean.token_inversion / static_cast<double>(token_counted)
-                                           : std::numeric_limits<double>::quiet_NaN();
-  return mean;
-}
-
-nlohmann::json AppendixD1ToJson(const AppendixD1Scores& scores, const AppendixD1FailureModes& modes, bool with_scores) {
-  nlohmann::json out = {{"length", modes.length},
-                        {"head_dim", scores.head_dim},
-                        {"key_order", modes.key_tokens},
-                        {"position_inversion", modes.position_inversion},
-                        {"token_inversion", std::isfinite(modes.token_inversion) ? nlohmann::json(modes.token_inversion)
-                                                                                 : nlohmann::json(nullptr)}};
-  nlohmann::json keys = nlohmann::json::array();
-  for (const AppendixD1Key& key : scores.keys) {
-    nlohmann::json entry = {{"token", key.token}, {"amplitude_sum", key.amplitude_sum}};
-    if (with_scores) entry["scores"] = key.scores;
-    keys.push_back(std::move(entry));
-  }
-  out["keys"] = std::move(keys);
-  nlohmann::json rows = nlohmann::json::array();
-  for (const AppendixD1Precision& entry : modes.precisions) {
-    nlohmann::json row = {{"precision", PrecisionName(entry.precision)},
-                          {"epsilons", entry.epsilons},
-                          {"position_aliasing_pairs", entry.aliasing_pairs},
-                          {"position_aliasing_fraction", entry.position_aliasing.fraction},
-                          {"attention_invariance_pairs", entry.attention_invariance.pairs},
-                          {"token_aliasing", entry.token_aliasing}};
-    if (entry.position_aliasing.heat_map.bins > 0) row["heat_map"] = HeatMapJson(entry.position_aliasing.heat_map);
-    if (entry.attention_invariance.heat_map.bins > 0) {
-      row["invariance_heat_map"] = HeatMapJson(entry.attention_invariance.heat_map);
-    }
-    rows.push_back(std::move(row));
-  }
-  out["precisions"] = std::move(rows);
-  return out;
+  RUNG_ASSIGN_OR_RETURN(std::vector<std::vector<AppendixD1Scores>> every, MeasureAppendixD1ScoresEveryHead(model, options));
+  return std::move(every[static_cast<size_t>(options.layer)][static_cast<size_t>(options.head)]);
 }
 
 }  // namespace rung
