@@ -82,6 +82,7 @@ AppendixD1Means GaussianAppendixD1Reference(const std::vector<double>& theta, in
     const AppendixD1FailureModes one =
         MeasureAppendixD1FailureModes(sample, precisions, KeyOrder::kByNearestScore, /*heat_map_bins=*/0, /*invariance_bins=*/0);
     mean.position_inversion += one.position_inversion / draws;
+    mean.position_inversion_deviation += std::fabs(one.position_inversion - 0.5) / draws;
     if (std::isfinite(one.token_inversion)) {
       mean.token_inversion += one.token_inversion;
       ++token_counted;

@@ -77,6 +77,7 @@ struct AppendixD1Means {
   int64_t length = 0;
   int draws = 0;
   double position_inversion = 0.0;
+  double position_inversion_deviation = 0.0;  // the mean of |position inversion - 1/2| over the draws
   double token_inversion = 0.0;
   std::vector<AppendixD1MeanPrecision> precisions;
 };

@@ -8,7 +8,7 @@
 #include "core/config/positional_variant.h"
 #include "core/diagnostics/beta_exponent.h"
 #include "core/diagnostics/distance_bins.h"
-#include "core/diagnostics/head_failure_modes.h"
+#include "core/diagnostics/appendix_d1.h"
 #include "core/diagnostics/query_sample.h"
 #include "core/diagnostics/score_statistics.h"
 #include "core/model/tensor_values.h"
@@ -236,8 +236,6 @@ LayerResult LayerDiagnostics(const AttentionProbe& probe, const ModelConfig& con
   const torch::Tensor& usage = pair_statistics.usage;
   const torch::Tensor& band_strength = pair_statistics.band_strength;
 
-  const std::vector<std::vector<records::HeadFailureModes>> failure_modes =
-      MeasureHeadFailureModes(probe, theta, options.failure_lengths);
   std::vector<records::AttentionHead> head_records;
   for (int64_t h = 0; h < heads; ++h) {
     records::AttentionHead record;
@@ -264,7 +262,6 @@ LayerResult LayerDiagnostics(const AttentionProbe& probe, const ModelConfig& con
         record.effective_base = std::exp(-(4.0 / static_cast<double>(dim - 2)) * head_theta.log().sum().item<double>());
       }
     }
-    if (static_cast<size_t>(h) < failure_modes.size()) record.failure_modes = failure_modes[static_cast<size_t>(h)];
     head_records.push_back(std::move(record));
   }
 
@@ -410,6 +407,54 @@ std::vector<std::vector<int64_t>> MeasureDominantPairs(Transformer& model, const
   return dominant;
 }
 
+namespace {
+
+// Paper 003's appendix D.1 measurement of every head (core/diagnostics/appendix_d1.h) at each context M
+// = round(multiple T), into the heads' failure_modes. The tokens: the query the batch's most frequent
+// token, the keys its next three, each head giving them their roles by its own scores at m = 1
+// (KeyOrder::kByNearestScore: a byte's tokens have no "cat" and "number"). Nothing where the model does
+// not rotate, its tables depend on the length, or the batch has a single token.
+void MeasureFailureModes(Transformer& model, const torch::Tensor& tokens, const std::vector<double>& multiples,
+                         records::AttentionDiagnostics& record) {
+  if (multiples.empty() || !model->config().position.rotary() || !model->positional()->TablesIndependentOfLength()) return;
+  const torch::Tensor counts = torch::bincount(tokens.flatten().cpu());
+  const torch::Tensor order = std::get<1>(counts.sort(0, /*descending=*/true));
+  const int64_t distinct = (counts > 0).sum().item<int64_t>();
+  if (distinct < 2) return;
+  AppendixD1Options options;
+  options.query_token = order[0].item<int64_t>();
+  for (int64_t i = 1; i < std::min<int64_t>(distinct, 4); ++i) options.key_tokens.push_back(order[i].item<int64_t>());
+  const std::vector<Precision> precisions = {Precision::kBf16, Precision::kFp16, Precision::kFp32};
+  for (double multiple : multiples) {
+    options.length = std::max<int64_t>(2, std::llround(multiple * static_cast<double>(tokens.size(1))));
+    StatusOr<std::vector<std::vector<AppendixD1Scores>>> scores = MeasureAppendixD1ScoresEveryHead(model, options);
+    if (!scores.ok()) return;
+    for (size_t layer = 0; layer < record.layers.size() && layer < scores->size(); ++layer) {
+      for (size_t head = 0; head < record.layers[layer].heads.size() && head < (*scores)[layer].size(); ++head) {
+        const AppendixD1FailureModes modes = MeasureAppendixD1FailureModes((*scores)[layer][head], precisions,
+                                                                           KeyOrder::kByNearestScore, 0, 0);
+        for (const AppendixD1Precision& row : modes.precisions) {
+          records::HeadFailureModes entry;
+          entry.length = modes.length;
+          entry.precision = PrecisionName(row.precision);
+          entry.procedure = "appendix_d1";
+          entry.samples = 1;
+          entry.position_inversion = modes.position_inversion;
+          entry.position_inversion_deviation = std::fabs(modes.position_inversion - 0.5);
+          entry.position_aliasing_fraction = row.position_aliasing.fraction;
+          entry.position_aliasing_pairs = static_cast<double>(row.aliasing_pairs.front());
+          entry.token_inversion = modes.token_inversion;
+          entry.token_aliasing = static_cast<double>(row.token_aliasing);
+          entry.attention_invariance = static_cast<double>(row.attention_invariance.pairs);
+          record.layers[layer].heads[head].failure_modes.push_back(std::move(entry));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
 records::AttentionDiagnostics MeasureAttentionDiagnostics(Transformer& model, const torch::Tensor& tokens,
                                                           const torch::Tensor& doc_start,
                                                           const DiagnosticsOptions& options) {
@@ -436,6 +481,7 @@ records::AttentionDiagnostics MeasureAttentionDiagnostics(Transformer& model, co
   record.batches = per_batch > 0 ? (tokens.size(0) + per_batch - 1) / per_batch : 0;
   if (!grid.warning.empty()) record.warning = grid.warning;
   record.inverse_temperature = TemperatureExponents(model, grid, options.beta_trim);
+  MeasureFailureModes(model, tokens, options.failure_lengths, record);
   return record;
 }
 

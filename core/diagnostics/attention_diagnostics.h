@@ -20,8 +20,9 @@
 //   - the softmax regime (normalised entropy, max weight, top-two gap) at beta = c Lambda, at n = T
 //   - for the `learned` inverse temperature, xi_beta of its table (beta_exponent.h) on the grid and
 //     from `beta_trim`
-//   - for rotary variants, RoPE's four failure modes per head on its real queries and keys
-//     (head_failure_modes.h), as each head's "failure_modes"
+//   - for rotary variants, RoPE's failure modes per head as paper 003's appendix D.1 measures them
+//     (appendix_d1.h: the batch's most frequent token as the query, its next three as the keys), as
+//     each head's "failure_modes"
 // Output is typed (core/records/diagnostics_payloads.h): the trainer sends it as its `diagnostics` record.
 #pragma once
 
@@ -39,7 +40,7 @@ struct DiagnosticsOptions {
   std::vector<double> regime_multiples = {0.5, 1.0, 2.0};  // c in beta = c * Lambda
   std::vector<int64_t> lengths = PaperDiagnosticLengths();  // the n-grid before clipping to T
   int64_t beta_trim = kBetaExponentMinLength;               // xi_beta from every n >= this
-  // RoPE's failure modes per head over contexts M = each multiple of T (head_failure_modes.h); none if empty.
+  // RoPE's failure modes per head over contexts M = each multiple of T (appendix_d1.h); none if empty.
   std::vector<double> failure_lengths;
   // The pair-by-distance profile (AdaRoPE figures 1 and 5): each head's mean pair term in this many
   // distance bins (distance_bins.h) as "pair_profile" [pair][bin], the layer's "pair_profile_edges"; 0: none.

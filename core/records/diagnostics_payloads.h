@@ -130,11 +130,14 @@ struct GapCounting {
   }
 };
 
-// RoPE's four failure modes of one head at one context length and precision (core/diagnostics/
-// head_failure_modes.h): means over the samples that measured (NaN when none did).
+// RoPE's failure modes of one head at one context length and precision. `procedure` "appendix_d1": paper
+// 003's measurement (core/diagnostics/appendix_d1.h: the model's own score rows over [key] x M [query],
+// aliasing at the precision's resolution, one sample); "" in records of earlier releases, which rotated
+// one frozen pair per sequence out and counted scores equal after rounding (means over `samples`).
 struct HeadFailureModes {
   int64_t length = 0;
   std::string precision;  // bf16 | fp16 | fp32
+  std::string procedure;
   int64_t samples = 0;
   double position_inversion = 0;
   double position_inversion_deviation = 0;
@@ -142,11 +145,14 @@ struct HeadFailureModes {
   double position_aliasing_pairs = 0;
   double token_inversion = 0;
   double token_aliasing = 0;
+  // Pairs of distances aliasing for both related keys (appendix_d1); NaN (null) in earlier records.
+  double attention_invariance = std::numeric_limits<double>::quiet_NaN();
 
   template <class Self, class Visitor>
   static void Fields(Self& self, Visitor&& field) {
     field("length", self.length);
     field("precision", self.precision);
+    field("procedure", self.procedure);
     field("samples", self.samples);
     field("position_inversion", self.position_inversion);
     field("position_inversion_deviation", self.position_inversion_deviation);
@@ -154,6 +160,7 @@ struct HeadFailureModes {
     field("position_aliasing_pairs", self.position_aliasing_pairs);
     field("token_inversion", self.token_inversion);
     field("token_aliasing", self.token_aliasing);
+    field("attention_invariance", self.attention_invariance);
   }
 };
 

@@ -35,6 +35,7 @@ struct FailureModeSummary {
   double position_aliasing_pairs = kNone;
   double token_inversion = kNone;
   double token_aliasing = kNone;
+  double attention_invariance = kNone;
 };
 
 StatusOr<std::vector<std::string>> WriteFailureModePlots(const std::vector<FailureModeSummary>& rows,

@@ -56,7 +56,8 @@ TEST(TrainerRecordProto, EveryRecordCrossesTheWireUnchanged) {
   records::AttentionHead& head = layer.heads.emplace_back();
   head.pair_profile = {{0.5, std::numeric_limits<double>::quiet_NaN()}, {}, {0.25}};
   head.dominant_pair = 0;
-  head.failure_modes.push_back({64, "bf16", 3, 0.5, 0.1, 0.0, 0.0, std::numeric_limits<double>::quiet_NaN(), 0.0});
+  head.failure_modes.push_back(
+      {64, "bf16", "appendix_d1", 1, 0.5, 0.1, 0.0, 0.0, std::numeric_limits<double>::quiet_NaN(), 0.0, 3.0});
   records::DiagnosticsRecord grid;
   grid.kind = "niah_grid";
   grid.niah_grid.emplace().grids.push_back({2, 32, "yarn", {{1.0, 0.5}}, {{0.0, 1.0}}});

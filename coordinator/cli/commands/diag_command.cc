@@ -36,6 +36,7 @@
 #include "coordinator/cli/text_table.h"
 #include "coordinator/cli/trial_diagnostics.h"
 #include "core/records/record_json.h"
+#include "core/diagnostics/appendix_d1_statistics.h"
 #include "core/diagnostics/failure_modes.h"
 #include "core/diagnostics/synthetic_score_rows.h"
 #include "sweeps/plot/failure_modes_plot.h"
@@ -76,27 +77,25 @@ struct DiagOptions {
   int64_t model_seq_len = 0, sequences = 16, batches = 1;
 };
 
-// The failure-mode statistics of core/diagnostics/failure_modes.h, in the order the table shows them: as a
-// trained head's entry, a Gaussian row and a row of the figures hold each.
+// The failure-mode statistics (core/diagnostics/appendix_d1_statistics.h), in the order the table shows
+// them: as a trained head's entry and a row of the figures hold each.
 struct FailureStatistic {
   const char* name;
   double records::HeadFailureModes::*head;
-  double FailureModeRow::*gaussian;
   double plot::FailureModeSummary::*summary;
 };
 constexpr FailureStatistic kFailureStatistics[] = {
-    {"position_inversion", &records::HeadFailureModes::position_inversion, &FailureModeRow::position_inversion,
-     &plot::FailureModeSummary::position_inversion},
+    {"position_inversion", &records::HeadFailureModes::position_inversion, &plot::FailureModeSummary::position_inversion},
     {"position_inversion_deviation", &records::HeadFailureModes::position_inversion_deviation,
-     &FailureModeRow::position_inversion_deviation, &plot::FailureModeSummary::position_inversion_deviation},
+     &plot::FailureModeSummary::position_inversion_deviation},
     {"position_aliasing_fraction", &records::HeadFailureModes::position_aliasing_fraction,
-     &FailureModeRow::position_aliasing_fraction, &plot::FailureModeSummary::position_aliasing_fraction},
+     &plot::FailureModeSummary::position_aliasing_fraction},
     {"position_aliasing_pairs", &records::HeadFailureModes::position_aliasing_pairs,
-     &FailureModeRow::position_aliasing_pairs, &plot::FailureModeSummary::position_aliasing_pairs},
-    {"token_inversion", &records::HeadFailureModes::token_inversion, &FailureModeRow::token_inversion,
-     &plot::FailureModeSummary::token_inversion},
-    {"token_aliasing", &records::HeadFailureModes::token_aliasing, &FailureModeRow::token_aliasing,
-     &plot::FailureModeSummary::token_aliasing},
+     &plot::FailureModeSummary::position_aliasing_pairs},
+    {"token_inversion", &records::HeadFailureModes::token_inversion, &plot::FailureModeSummary::token_inversion},
+    {"token_aliasing", &records::HeadFailureModes::token_aliasing, &plot::FailureModeSummary::token_aliasing},
+    {"attention_invariance", &records::HeadFailureModes::attention_invariance,
+     &plot::FailureModeSummary::attention_invariance},
 };
 
 // A row of the failure-mode table: the figures' summary, and what it is a mean over.
@@ -132,12 +131,14 @@ std::vector<FailureModesRow> TrialFailureModeRows(const records::AttentionDiagno
   constexpr size_t kStatistics = std::size(kFailureStatistics);
   std::map<std::pair<int64_t, std::string>, std::array<std::pair<double, int64_t>, kStatistics>> sums;
   int64_t heads = 0;
+  bool earlier_procedure = false;  // a record of a release before appendix D.1's measurement
   for (const records::AttentionLayer& layer : attention.layers) {
     for (const records::AttentionHead& head : layer.heads) {
       if (head.failure_modes.empty()) continue;
       ++heads;
       for (const records::HeadFailureModes& entry : head.failure_modes) {
         auto& cell = sums[{entry.length, entry.precision}];
+        earlier_procedure |= entry.procedure.empty();
         for (size_t i = 0; i < kStatistics; ++i) {
           const double value = entry.*kFailureStatistics[i].head;
           if (std::isnan(value)) continue;
@@ -150,7 +151,7 @@ std::vector<FailureModesRow> TrialFailureModeRows(const records::AttentionDiagno
   std::vector<FailureModesRow> rows;
   for (const auto& [key, statistics] : sums) {
     FailureModesRow row;
-    row.summary.source = source;
+    row.summary.source = earlier_procedure ? source + " (earlier procedure)" : source;
     row.summary.length = key.first;
     row.summary.base = base;
     row.summary.precision = key.second;
@@ -164,29 +165,45 @@ std::vector<FailureModesRow> TrialFailureModeRows(const records::AttentionDiagno
   return rows;
 }
 
-// The Gaussian reference over a grid, as rows with source "Gaussian".
+// The Gaussian reference of appendix D.1's convention (GaussianAppendixD1Reference) over a grid, as rows
+// with source "Gaussian". INVALID_ARGUMENT for an axis outside what the reference takes.
 StatusOr<std::vector<FailureModesRow>> GaussianFailureModeRows(const FailureModeGrid& grid) {
-  RUNG_ASSIGN_OR_RETURN(std::vector<FailureModeRow> measured, MeasureGaussianFailureModes(grid));
+  if (grid.lengths.empty() || grid.bases.empty()) return Status::InvalidArgument("give at least one M and one base");
+  if (grid.head_dim < 2 || grid.head_dim % 2 != 0) return Status::InvalidArgument("the head dimension must be even, >= 2");
+  if (grid.draws < 1) return Status::InvalidArgument("draws must be >= 1");
   std::vector<FailureModesRow> rows;
-  for (const FailureModeRow& gaussian : measured) {
-    FailureModesRow row;
-    row.summary.source = "Gaussian";
-    row.summary.length = gaussian.length;
-    row.summary.base = gaussian.base;
-    row.summary.precision = PrecisionName(gaussian.precision);
-    row.head_dim = gaussian.head_dim;
-    row.draws = gaussian.draws;
-    for (const FailureStatistic& statistic : kFailureStatistics) {
-      row.summary.*statistic.summary = gaussian.*statistic.gaussian;
+  for (int64_t length : grid.lengths) {
+    if (length < 2) return Status::InvalidArgument("each M must be >= 2");
+    for (double base : grid.bases) {
+      if (!(base > 0)) return Status::InvalidArgument("each base must be positive");
+      const AppendixD1Means means = GaussianAppendixD1Reference(RopeFrequencySchedule(base, grid.head_dim), length,
+                                                                grid.draws, grid.seed, grid.precisions);
+      for (const AppendixD1MeanPrecision& precision : means.precisions) {
+        FailureModesRow row;
+        plot::FailureModeSummary& summary = row.summary;
+        summary.source = "Gaussian";
+        summary.length = length;
+        summary.base = base;
+        summary.precision = PrecisionName(precision.precision);
+        summary.position_inversion = means.position_inversion;
+        summary.position_inversion_deviation = means.position_inversion_deviation;
+        summary.position_aliasing_fraction = precision.with_pair;
+        summary.position_aliasing_pairs = precision.aliasing_pairs;
+        summary.token_inversion = means.token_inversion;
+        summary.token_aliasing = precision.token_aliasing;
+        summary.attention_invariance = precision.invariance_pairs;
+        row.head_dim = grid.head_dim;
+        row.draws = grid.draws;
+        rows.push_back(std::move(row));
+      }
     }
-    rows.push_back(std::move(row));
   }
   return rows;
 }
 
 TextTable FailureModesTable(const std::vector<FailureModesRow>& rows) {
   TextTable table({"source", "M", "base", "precision", "pos_inversion", "|inv-1/2|", "pos_aliasing", "alias_pairs",
-                   "token_inversion", "token_aliasing"});
+                   "token_inversion", "token_aliasing", "invariance"});
   for (const FailureModesRow& row : rows) {
     const plot::FailureModeSummary& summary = row.summary;
     json fields = {{"source", summary.source},
@@ -204,7 +221,8 @@ TextTable FailureModesTable(const std::vector<FailureModesRow>& rows) {
     table.AddRow({summary.source, Shown(summary.length), Shown(summary.base, 6), summary.precision,
                   Shown(summary.position_inversion, 3), Shown(summary.position_inversion_deviation, 3),
                   Shown(summary.position_aliasing_fraction, 3), Shown(summary.position_aliasing_pairs, 4),
-                  Shown(summary.token_inversion, 3), Shown(summary.token_aliasing, 4)},
+                  Shown(summary.token_inversion, 3), Shown(summary.token_aliasing, 4),
+                  Shown(summary.attention_invariance, 4)},
                  fields);
   }
   return table;
@@ -390,7 +408,8 @@ int RunSyntheticFailureModes(const DiagOptions& options) {
   const TextTable table = FailureModesTable(*rows);
   if (options.format == "table") {
     std::cout << "RoPE's failure modes on i.i.d. Gaussian q, k (head dim " << options.head_dim << ", " << options.draws
-              << " draws; inversions on exact scores, aliasing at each precision)\n";
+              << " draws; paper 003's appendix D.1 convention: unnormalized S(1..M), keys ordered by their score at m = 1, "
+                 "aliasing within each precision's resolution epsilon)\n";
   }
   table.Print(std::cout, options.format);
   return options.plot_dir.empty() ? kOk : PlotFailureModes(*rows, options, "Gaussian q, k");
@@ -709,8 +728,10 @@ void PrintAttentionSections(const DiagSections& sections, const records::Attenti
   }
   if (!failure_rows.empty() || sections.table == "failure_modes") {
     sections.Print("failure_modes",
-                   "RoPE's failure modes on the model's queries and keys (mean over heads) beside i.i.d. Gaussian q, k "
-                   "at the same M, head dimension and base",
+                   "RoPE's failure modes as paper 003's appendix D.1 measures them (the model's own score rows over "
+                   "[key] x M [query], keys ordered by their score at m = 1, aliasing within each precision's "
+                   "resolution; mean over heads) beside i.i.d. Gaussian q and keys in that convention at the same M, "
+                   "head dimension and base",
                    FailureModesTable(failure_rows));
   }
   if (milestones.size() > 1 || sections.table == "milestones") {

@@ -301,7 +301,7 @@ TEST(Transformer, InitialisationFollowsThePublishedRecipe) {
 
 #include "core/diagnostics/attention_diagnostics.h"
 #include "core/diagnostics/distance_bins.h"
-#include "core/diagnostics/head_failure_modes.h"
+#include "core/diagnostics/appendix_d1.h"
 
 namespace rung {
 namespace {
@@ -614,9 +614,10 @@ TEST(AttentionDiagnostics, DominantPairsFollowTheFrequencyUnits) {
   EXPECT_EQ(pairs[0][0], diagnostics.layers[0].heads[0].dominant_pair.value_or(-1));
 }
 
-// The failure modes read the heads' real queries and keys at position 0: the RoPE product of a sample
-// at distance m is the model's own unscaled score of a key m positions before the query.
-TEST(AttentionDiagnostics, FailureModeSamplesGiveTheModelsOwnScores) {
+// The failure modes at each milestone are appendix D.1's (core/diagnostics/appendix_d1.h): every head of
+// every layer, at each context M = multiple x T and precision, from the model's own scores, equal to the
+// one-head measurement of the batch's most frequent token against its next three.
+TEST(AttentionDiagnostics, FailureModesAreAppendixD1sForEveryHead) {
   torch::manual_seed(10);
   for (const char* variant : {"rope", "adarope", "lerope"}) {
     ModelConfig config = Tiny(variant, 4, 2);
@@ -625,39 +626,41 @@ TEST(AttentionDiagnostics, FailureModeSamplesGiveTheModelsOwnScores) {
       torch::NoGradGuard no_grad;  // learned frequencies away from RoPE's
       for (auto& parameter : model->positional()->named_parameters()) parameter.value().add_(0.2);
     }
-    auto tokens = torch::randint(0, 64, {2, 24}, torch::kLong);
-    std::vector<AttentionProbe> probes;
-    model->set_attention_probe([&](const AttentionProbe& probe) { probes.push_back(probe); });
-    {
-      torch::NoGradGuard no_grad;
-      model->forward(tokens);
-    }
-    model->set_attention_probe({});
-    for (const AttentionProbe& probe : probes) {
-      const torch::Tensor theta = model->positional()->Frequencies(probe.layer).detach().to(torch::kDouble);
-      for (int64_t h = 0; h < 4; ++h) {
-        const torch::Tensor row = theta[theta.size(0) == 1 ? 0 : h / 2];
-        const std::vector<double> theta_row(row.data_ptr<double>(), row.data_ptr<double>() + row.numel());
-        const RopeHeadVectors sample = HeadSample(probe, theta_row, 1, h);
-        const std::vector<double> scores = RopeScores(sample.query, sample.key, sample.theta, 24);
-        const double z = (probe.q[1][h][23].to(torch::kDouble) * probe.k[1][h / 2][12].to(torch::kDouble)).sum().item<double>() /
-                         std::sqrt(8.0);
-        EXPECT_NEAR(scores[23 - 12], z, 1e-5 * std::max(1.0, std::fabs(z))) << variant << " head " << h;
-      }
-    }
+    // Token 5 most frequent, then 9, 3, 7.
+    std::vector<int64_t> ids;
+    for (int64_t token : {5, 5, 5, 5, 5, 5, 9, 9, 9, 9, 9, 3, 3, 3, 3, 7, 7, 7, 1, 2, 4, 6, 8, 10}) ids.push_back(token);
+    ids.insert(ids.end(), ids.begin(), ids.end());
+    const torch::Tensor tokens = torch::tensor(ids, torch::kLong).view({2, 24});
     const records::AttentionDiagnostics diagnostics = MeasureAttentionDiagnostics(model, tokens, {}, [] {
       DiagnosticsOptions options;
       options.failure_lengths = {1.0, 2.0};
       return options;
     }());
-    const std::vector<records::HeadFailureModes>& modes = diagnostics.layers[0].heads[0].failure_modes;
-    ASSERT_EQ(modes.size(), 2u * 3u) << "2 contexts x 3 precisions";
-    EXPECT_EQ(modes[0].length, 24);
-    EXPECT_EQ(modes[3].length, 48);
-    for (const records::HeadFailureModes& entry : modes) {
-      EXPECT_GE(entry.position_inversion, 0.0);
-      EXPECT_LE(entry.position_inversion, 1.0);
-      EXPECT_EQ(entry.samples, 2);
+    for (int64_t layer = 0; layer < config.layers; ++layer) {
+      for (int64_t h = 0; h < config.heads; ++h) {
+        const std::vector<records::HeadFailureModes>& modes = diagnostics.layers[layer].heads[h].failure_modes;
+        ASSERT_EQ(modes.size(), 2u * 3u) << "2 contexts x 3 precisions";
+        EXPECT_EQ(modes[0].length, 24);
+        EXPECT_EQ(modes[3].length, 48);
+        AppendixD1Options one;
+        one.layer = layer;
+        one.head = h;
+        one.query_token = 5;
+        one.key_tokens = {9, 3, 7};
+        one.length = 48;
+        StatusOr<AppendixD1Scores> scores = MeasureAppendixD1Scores(model, one);
+        ASSERT_TRUE(scores.ok()) << scores.status().message();
+        const AppendixD1FailureModes expected =
+            MeasureAppendixD1FailureModes(*scores, {Precision::kBf16}, KeyOrder::kByNearestScore, 0, 0);
+        const records::HeadFailureModes& bf16 = modes[3];
+        EXPECT_EQ(bf16.procedure, "appendix_d1");
+        EXPECT_EQ(bf16.precision, "bf16");
+        EXPECT_EQ(bf16.samples, 1);
+        EXPECT_DOUBLE_EQ(bf16.position_inversion, expected.position_inversion) << variant << " " << layer << "/" << h;
+        EXPECT_DOUBLE_EQ(bf16.position_aliasing_pairs, static_cast<double>(expected.precisions[0].aliasing_pairs[0]));
+        EXPECT_DOUBLE_EQ(bf16.attention_invariance, static_cast<double>(expected.precisions[0].attention_invariance.pairs));
+        EXPECT_DOUBLE_EQ(bf16.token_aliasing, static_cast<double>(expected.precisions[0].token_aliasing));
+      }
     }
   }
 }
