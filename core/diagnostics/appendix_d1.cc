@@ -30,42 +30,67 @@ Status CheckMeasurable(Transformer& model, const AppendixD1Options& options) {
 
 }  // namespace
 
-StatusOr<std::vector<std::vector<AppendixD1Scores>>> MeasureAppendixD1ScoresEveryHead(Transformer& model,
-                                                                                     const AppendixD1Options& options) {
-  RUNG_RETURN_IF_ERROR(CheckMeasurable(model, options));
+namespace {
+
+// The scores of every head, or of `only_layer`/`only_head` alone (>= 0), into `result` [layer][head]
+// (the others left without keys). The probe is cleared whatever happens.
+Status MeasureScores(Transformer& model, const AppendixD1Options& options, int64_t only_layer, int64_t only_head,
+                     std::vector<std::vector<AppendixD1Scores>>& result) {
   const ModelConfig& config = model->config();
   const int64_t bos = options.bos_token >= 0 ? 1 : 0;
   const int64_t time = bos + options.length + 1, query_at = time - 1;
   const int64_t group = config.heads / config.kv_heads;
-  std::vector<std::vector<AppendixD1Scores>> result(static_cast<size_t>(config.layers),
-                                                    std::vector<AppendixD1Scores>(static_cast<size_t>(config.heads)));
+  result.assign(static_cast<size_t>(config.layers), std::vector<AppendixD1Scores>(static_cast<size_t>(config.heads)));
   for (auto& layer : result) {
     for (AppendixD1Scores& head : layer) head.head_dim = config.head_dim;
   }
   torch::NoGradGuard no_grad;
   const bool training = model->is_training();
   model->eval();
+  struct Restore {
+    Transformer& model;
+    bool training;
+    ~Restore() {
+      model->set_attention_probe({});
+      if (training) model->train();
+    }
+  } restore{model, training};
   for (int64_t key_token : options.key_tokens) {
     torch::Tensor ids = torch::full({1, time}, key_token, torch::kLong);
     if (bos) ids[0][0] = options.bos_token;
     ids[0][query_at] = options.query_token;
     model->set_attention_probe([&](const AttentionProbe& probe) {
-      const torch::Tensor queries = probe.q[0].select(1, query_at).to(torch::kDouble).cpu();  // [heads, d]
-      const torch::Tensor keys = probe.k[0].to(torch::kDouble).cpu();                          // [kv, time, d]
+      if (only_layer >= 0 && probe.layer != only_layer) return;
       for (int64_t h = 0; h < config.heads; ++h) {
-        const torch::Tensor head_keys = keys[h / group];
-        const std::vector<double> row = TensorValues(torch::mv(head_keys, queries[h]));  // o_j
+        if (only_head >= 0 && h != only_head) continue;
+        // The row in the compute dtype, then one query and the keys' row to double.
+        const torch::Tensor query = probe.q[0][h][query_at];
+        const torch::Tensor head_keys = probe.k[0][h / group];  // [time, d]
+        const std::vector<double> row = TensorValues(torch::mv(head_keys.to(torch::kDouble), query.to(torch::kDouble)).cpu());
         AppendixD1Key key;
         key.token = key_token;
         for (int64_t m = 1; m <= options.length; ++m) key.scores.push_back(row[static_cast<size_t>(query_at - m)]);
-        key.amplitude_sum = PairAmplitudeSum(TensorValues(queries[h]), TensorValues(head_keys[query_at - 1]));
+        key.amplitude_sum =
+            PairAmplitudeSum(TensorValues(query.to(torch::kDouble).cpu()), TensorValues(head_keys[query_at - 1].to(torch::kDouble).cpu()));
         result[static_cast<size_t>(probe.layer)][static_cast<size_t>(h)].keys.push_back(std::move(key));
       }
     });
-    model->Hidden(ids.to(model->parameters().front().device()));
-    model->set_attention_probe({});
+    try {
+      model->Hidden(ids.to(model->parameters().front().device()));
+    } catch (const std::exception& error) {
+      return Status::ResourceExhausted("the forward pass over " + std::to_string(time) + " tokens failed: " + error.what());
+    }
   }
-  if (training) model->train();
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<std::vector<std::vector<AppendixD1Scores>>> MeasureAppendixD1ScoresEveryHead(Transformer& model,
+                                                                                     const AppendixD1Options& options) {
+  RUNG_RETURN_IF_ERROR(CheckMeasurable(model, options));
+  std::vector<std::vector<AppendixD1Scores>> result;
+  RUNG_RETURN_IF_ERROR(MeasureScores(model, options, -1, -1, result));
   return result;
 }
 
@@ -79,8 +104,12 @@ StatusOr<AppendixD1Scores> MeasureAppendixD1Scores(Transformer& model, const App
     return Status::InvalidArgument("head " + std::to_string(options.head) + " is not one of the model's " +
                                    std::to_string(config.heads));
   }
-  RUNG_ASSIGN_OR_RETURN(std::vector<std::vector<AppendixD1Scores>> every, MeasureAppendixD1ScoresEveryHead(model, options));
-  return std::move(every[static_cast<size_t>(options.layer)][static_cast<size_t>(options.head)]);
+  RUNG_RETURN_IF_ERROR(CheckMeasurable(model, options));
+  std::vector<std::vector<AppendixD1Scores>> every;
+  RUNG_RETURN_IF_ERROR(MeasureScores(model, options, options.layer, options.head, every));
+  AppendixD1Scores scores = std::move(every[static_cast<size_t>(options.layer)][static_cast<size_t>(options.head)]);
+  if (!AllFinite(scores)) return Status::FailedPrecondition("the head's scores are not finite (a diverged model?)");
+  return scores;
 }
 
 }  // namespace rung

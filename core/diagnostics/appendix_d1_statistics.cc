@@ -18,6 +18,16 @@ nlohmann::json HeatMapJson(const AliasingHeatMap& map) {
 
 }  // namespace
 
+bool AllFinite(const AppendixD1Scores& scores) {
+  for (const AppendixD1Key& key : scores.keys) {
+    if (!std::isfinite(key.amplitude_sum)) return false;
+    for (double score : key.scores) {
+      if (!std::isfinite(score)) return false;
+    }
+  }
+  return true;
+}
+
 AppendixD1FailureModes MeasureAppendixD1FailureModes(const AppendixD1Scores& scores,
                                                      const std::vector<Precision>& precisions, KeyOrder order,
                                                      int64_t heat_map_bins, int64_t invariance_bins) {
@@ -110,8 +120,20 @@ nlohmann::json AppendixD1ToJson(const AppendixD1Scores& scores, const AppendixD1
                         {"position_inversion", modes.position_inversion},
                         {"token_inversion", std::isfinite(modes.token_inversion) ? nlohmann::json(modes.token_inversion)
                                                                                  : nlohmann::json(nullptr)}};
+  // The keys in the roles' order, as the precisions' per-key entries.
+  std::vector<AppendixD1Key> ordered;
+  std::vector<bool> used(scores.keys.size(), false);
+  for (int64_t token : modes.key_tokens) {
+    for (size_t k = 0; k < scores.keys.size(); ++k) {
+      if (used[k] || scores.keys[k].token != token) continue;
+      used[k] = true;
+      ordered.push_back(scores.keys[k]);
+      break;
+    }
+  }
+  if (ordered.size() != scores.keys.size()) ordered = scores.keys;
   nlohmann::json keys = nlohmann::json::array();
-  for (const AppendixD1Key& key : scores.keys) {
+  for (const AppendixD1Key& key : ordered) {
     nlohmann::json entry = {{"token", key.token}, {"amplitude_sum", key.amplitude_sum}};
     if (with_scores) entry["scores"] = key.scores;
     keys.push_back(std::move(entry));

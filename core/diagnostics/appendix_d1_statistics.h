@@ -49,6 +49,9 @@ struct AppendixD1FailureModes {
   std::vector<AppendixD1Precision> precisions;
 };
 
+// Every score and amplitude sum finite (a diverged model's are not; the statistics REQUIRE finite ones).
+bool AllFinite(const AppendixD1Scores& scores);
+
 // How the keys take their roles: as given (the paper's tokens: related, related, unrelated), or ordered
 // by their score at m = 1, highest first (the key the query prefers where it stands takes the position
 // modes; the Gaussian reference orients its draws so).

@@ -417,20 +417,29 @@ namespace {
 void MeasureFailureModes(Transformer& model, const torch::Tensor& tokens, const std::vector<double>& multiples,
                          records::AttentionDiagnostics& record) {
   if (multiples.empty() || !model->config().position.rotary() || !model->positional()->TablesIndependentOfLength()) return;
-  const torch::Tensor counts = torch::bincount(tokens.flatten().cpu());
-  const torch::Tensor order = std::get<1>(counts.sort(0, /*descending=*/true));
-  const int64_t distinct = (counts > 0).sum().item<int64_t>();
-  if (distinct < 2) return;
+  // Tokens by count, the smaller id first among equal counts.
+  const std::vector<double> counts = TensorValues(torch::bincount(tokens.flatten().cpu()).to(torch::kDouble));
+  std::vector<int64_t> order;
+  for (size_t id = 0; id < counts.size(); ++id) {
+    if (counts[id] > 0) order.push_back(static_cast<int64_t>(id));
+  }
+  if (order.size() < 2) return;
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return counts[a] > counts[b]; });
   AppendixD1Options options;
-  options.query_token = order[0].item<int64_t>();
-  for (int64_t i = 1; i < std::min<int64_t>(distinct, 4); ++i) options.key_tokens.push_back(order[i].item<int64_t>());
+  options.query_token = order[0];
+  for (size_t i = 1; i < std::min<size_t>(order.size(), 4); ++i) options.key_tokens.push_back(order[i]);
   const std::vector<Precision> precisions = {Precision::kBf16, Precision::kFp16, Precision::kFp32};
   for (double multiple : multiples) {
     options.length = std::max<int64_t>(2, std::llround(multiple * static_cast<double>(tokens.size(1))));
     StatusOr<std::vector<std::vector<AppendixD1Scores>>> scores = MeasureAppendixD1ScoresEveryHead(model, options);
-    if (!scores.ok()) return;
+    if (!scores.ok()) {  // e.g. a forward pass of M tokens that does not fit: the shorter contexts stand
+      record.warning = record.warning.value_or("") + (record.warning ? "; " : "") + "failure modes at M = " +
+                       std::to_string(options.length) + " not measured: " + scores.status().message();
+      return;
+    }
     for (size_t layer = 0; layer < record.layers.size() && layer < scores->size(); ++layer) {
       for (size_t head = 0; head < record.layers[layer].heads.size() && head < (*scores)[layer].size(); ++head) {
+        if (!AllFinite((*scores)[layer][head])) continue;  // a diverged head says nothing
         const AppendixD1FailureModes modes = MeasureAppendixD1FailureModes((*scores)[layer][head], precisions,
                                                                            KeyOrder::kByNearestScore, 0, 0);
         for (const AppendixD1Precision& row : modes.precisions) {

@@ -62,15 +62,25 @@ double ResolutionEpsilon(Precision precision, int64_t head_dim, double amplitude
 ResolvedPositionAliasing PositionAliasingWithin(const std::vector<double>& scores, double epsilon, int64_t bins) {
   assert(!scores.empty() && epsilon >= 0 && bins >= 0);
   const int64_t length = static_cast<int64_t>(scores.size());
+  const std::vector<int64_t> order = AscendingOrder(scores);
   ResolvedPositionAliasing result;
-  if (bins > 0) result.heat_map = EmptyHeatMap(bins, length);
-  std::vector<char> partnered(scores.size(), 0);
-  ForEachPairWithin(scores, epsilon, AscendingOrder(scores), [&](int64_t i, int64_t j) {
-    ++result.pairs;
-    partnered[static_cast<size_t>(i)] = partnered[static_cast<size_t>(j)] = 1;
-    AddToHeatMap(result.heat_map, std::min(i, j), std::max(i, j));
-  });
-  result.fraction = static_cast<double>(std::count(partnered.begin(), partnered.end(), 1)) / static_cast<double>(length);
+  // Pairs by two pointers over the sorted scores; a distance has a partner when a sorted neighbour is
+  // within epsilon.
+  int64_t with_partner = 0;
+  for (size_t a = 0, b = 0; a < order.size(); ++a) {
+    b = std::max(b, a + 1);  // pairs are with later entries (an epsilon of 0 admits none)
+    while (b < order.size() && scores[order[b]] - scores[order[a]] < epsilon) ++b;
+    result.pairs += static_cast<int64_t>(b - a - 1);
+    const bool above = a + 1 < order.size() && scores[order[a + 1]] - scores[order[a]] < epsilon;
+    const bool below = a > 0 && scores[order[a]] - scores[order[a - 1]] < epsilon;
+    with_partner += (above || below) ? 1 : 0;
+  }
+  result.fraction = static_cast<double>(with_partner) / static_cast<double>(length);
+  if (bins > 0 && result.pairs <= kMaxHeatMapPairs) {
+    result.heat_map = EmptyHeatMap(bins, length);
+    ForEachPairWithin(scores, epsilon, order,
+                      [&](int64_t i, int64_t j) { AddToHeatMap(result.heat_map, std::min(i, j), std::max(i, j)); });
+  }
   return result;
 }
 
@@ -79,12 +89,43 @@ AttentionInvariance AttentionInvariancePairs(const std::vector<double>& scores1,
   assert(scores1.size() == scores2.size() && !scores1.empty() && bins >= 0);
   const int64_t length = static_cast<int64_t>(scores1.size());
   AttentionInvariance result;
-  if (bins > 0) result.heat_map = EmptyHeatMap(bins, length);
-  ForEachPairWithin(scores1, epsilon1, AscendingOrder(scores1), [&](int64_t i, int64_t j) {
-    if (std::fabs(scores2[static_cast<size_t>(i)] - scores2[static_cast<size_t>(j)]) >= epsilon2) return;
-    ++result.pairs;
-    AddToHeatMap(result.heat_map, std::min(i, j), std::max(i, j));
-  });
+  // A sweep in ascending S1 keeps the window of indices within epsilon1 below the current one in a
+  // Fenwick tree over the ranks of S2, and counts those within epsilon2 of the current S2: O(M log M).
+  const std::vector<int64_t> order1 = AscendingOrder(scores1);
+  std::vector<double> sorted2 = scores2;
+  std::sort(sorted2.begin(), sorted2.end());
+  auto rank = [&](int64_t i) {
+    return static_cast<int64_t>(std::lower_bound(sorted2.begin(), sorted2.end(), scores2[static_cast<size_t>(i)]) -
+                                sorted2.begin());
+  };
+  std::vector<int64_t> tree(static_cast<size_t>(length + 1), 0);
+  auto add = [&](int64_t position, int64_t delta) {
+    for (int64_t k = position + 1; k <= length; k += k & -k) tree[static_cast<size_t>(k)] += delta;
+  };
+  auto prefix = [&](int64_t end) {  // entries with rank < end
+    int64_t total = 0;
+    for (int64_t k = end; k > 0; k -= k & -k) total += tree[static_cast<size_t>(k)];
+    return total;
+  };
+  size_t low = 0;
+  for (size_t a = 0; a < order1.size(); ++a) {
+    const int64_t i = order1[a];
+    while (scores1[static_cast<size_t>(i)] - scores1[static_cast<size_t>(order1[low])] >= epsilon1) add(rank(order1[low++]), -1);
+    const double s2 = scores2[static_cast<size_t>(i)];
+    // Ranks of the S2 values in (s2 - epsilon2, s2 + epsilon2).
+    const int64_t from = std::upper_bound(sorted2.begin(), sorted2.end(), s2 - epsilon2) - sorted2.begin();
+    const int64_t to = std::lower_bound(sorted2.begin(), sorted2.end(), s2 + epsilon2) - sorted2.begin();
+    if (to > from) result.pairs += prefix(to) - prefix(from);
+    add(rank(i), 1);
+  }
+  if (bins > 0 && result.pairs <= kMaxHeatMapPairs && PositionAliasingWithin(scores1, epsilon1, 0).pairs <= kMaxHeatMapPairs) {
+    result.heat_map = EmptyHeatMap(bins, length);
+    ForEachPairWithin(scores1, epsilon1, order1, [&](int64_t i, int64_t j) {
+      if (std::fabs(scores2[static_cast<size_t>(i)] - scores2[static_cast<size_t>(j)]) < epsilon2) {
+        AddToHeatMap(result.heat_map, std::min(i, j), std::max(i, j));
+      }
+    });
+  }
   return result;
 }
 

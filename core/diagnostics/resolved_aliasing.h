@@ -8,7 +8,7 @@
 // cannot change at that precision (C.2's derivation), and the dot product itself, of magnitude up to
 // sum_n a_n, is no finer. (core/diagnostics/failure_modes.h counts instead rounded scores that are equal,
 // a far stricter rule: about 0.0012 of the pairs at M = 1024, B = 1e4, d = 128, bf16 on Gaussian
-// vectors, where this rule and Table 4 give about 0.057.)
+// vectors, where this rule gives about 0.05 and Table 4, with unit amplitudes, 0.057.)
 //
 // On score vectors S[0..M) (the scores of one key at M distances; appendix D.1's S(1..M)):
 //   position aliasing     unordered pairs i < j with |S[i] - S[j]| < epsilon, and the share of indices
@@ -18,7 +18,9 @@
 //                         alias for both keys, where swapping the two keys between the distances i and j
 //                         leaves the query's attention output unchanged (Fig. 5(c), 16 x 16 bins)
 //   token aliasing        #{i : |S1[i] - S2[i]| < epsilon} (C.4, Fig. 7)
-// Pairs are found by sorting (O(M log M) plus the pairs found); every statistic REQUIRES finite scores.
+// Counts take O(M log M) (sorting, two pointers, a Fenwick tree), however many pairs there are; a heat
+// map enumerates its pairs, so it is left empty (bins 0) where more than kMaxHeatMapPairs alias (a head
+// whose scores barely move). Every statistic REQUIRES finite scores.
 //
 // Thread safety: pure functions.
 #pragma once
@@ -29,6 +31,9 @@
 #include "core/diagnostics/failure_modes.h"
 
 namespace rung {
+
+// The most aliasing pairs a heat map is drawn from.
+inline constexpr int64_t kMaxHeatMapPairs = 50'000'000;
 
 // sum_n |q_n| |k_n| over the rotation pairs. REQUIRES: query.size() == key.size(), even.
 double PairAmplitudeSum(const std::vector<double>& query, const std::vector<double>& key);

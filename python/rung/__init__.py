@@ -405,10 +405,10 @@ class Client:
                 rows.append(row)
         elif table == "failure_modes":
             columns = ["source", "M", "base", "precision", "pos_inversion", "|inv-1/2|", "pos_aliasing", "alias_pairs",
-                       "token_inversion", "token_aliasing"]
+                       "token_inversion", "token_aliasing", "invariance"]
             statistics = ["position_inversion", "position_inversion_deviation", "position_aliasing_fraction",
-                          "position_aliasing_pairs", "token_inversion", "token_aliasing"]
-            sums, heads = {}, 0
+                          "position_aliasing_pairs", "token_inversion", "token_aliasing", "attention_invariance"]
+            sums, heads, earlier = {}, 0, False
             for layer in attention.layers:
                 for head in layer.heads:
                     if not head.failure_modes:
@@ -416,7 +416,11 @@ class Client:
                     heads += 1
                     for entry in head.failure_modes:
                         cell = sums.setdefault((entry.length, entry.precision), {})
+                        # Records before paper 003's appendix D.1 measurement: no procedure, no invariance.
+                        earlier = earlier or not entry.procedure
                         for name in statistics:
+                            if name == "attention_invariance" and not entry.procedure:
+                                continue
                             value = _number(getattr(entry, name))
                             if value is not None:
                                 total, count = cell.get(name, (0.0, 0))
@@ -424,7 +428,8 @@ class Client:
             base = self._trial_config(trial).get("position", {}).get("base", 10000.0)
             for (length, precision), cell in sorted(sums.items()):
                 means = [cell[name][0] / cell[name][1] if name in cell else None for name in statistics]
-                rows.append(dict(zip(columns, [f"trial {trial}", length, base, precision, *means])))
+                source = f"trial {trial}" + (" (earlier procedure)" if earlier else "")
+                rows.append(dict(zip(columns, [source, length, base, precision, *means])))
         elif table == "extrapolation":
             columns = ["multiple", "length", "method", "val_loss", "in_dist", "extrap", "val_accuracy"]
             for document in response.diagnostics:

@@ -37,6 +37,7 @@
 #include "core/config/length_extension_method.h"
 #include "core/data/token_shards.h"
 #include "core/diagnostics/appendix_d1.h"
+#include "core/model/length_extension.h"
 #include "core/diagnostics/attention_diagnostics.h"
 #include "core/hf/hf_export.h"
 #include "core/hf/hf_import.h"
@@ -493,6 +494,8 @@ int RunDiagnose(const DiagnoseOptions& options) {
   if (loaded->hf) loaded->model->positional()->set_length_extension(rung::hf::ConfiguredExtension(*loaded->hf, options.seq_len));
   // The trainer's defaults (TrainConfig's diagnostics_*), on these batches.
   rung::DiagnosticsOptions diagnostics = rung::DiagnosticsOptionsOf(rung::TrainConfig{}, 0);
+  // RoPE's failure modes of a folder are `rung failure-modes`'s (with its <bos>, window and lengths).
+  diagnostics.failure_lengths.clear();
   diagnostics.batch_sequences = options.sequences;
   diagnostics.bootstrap_unit = options.batches > 1 ? rung::kBootstrapUnitBatch : rung::kBootstrapUnitSequence;
   torch::NoGradGuard no_grad;
@@ -588,10 +591,14 @@ int RunFailureModes(const FailureModesOptions& options) {
     d1.key_tokens.assign(ids->begin() + 1, ids->end());
     for (const std::string& key : options.keys) names.push_back("'" + key + "'");
   }
-  if (loaded->hf) {
-    loaded->model->positional()->set_length_extension(
-        rung::hf::ConfiguredExtension(*loaded->hf, d1.length + 1 + (d1.bos_token >= 0 ? 1 : 0)));
+  const int64_t window = d1.length + 1 + (d1.bos_token >= 0 ? 1 : 0);
+  if (loaded->hf && loaded->hf->sliding_window && window > *loaded->hf->sliding_window) {
+    std::cerr << "rung failure-modes: " << options.model << " attends over a sliding window of "
+              << *loaded->hf->sliding_window << " tokens and rung's pass here is fully causal: give --length "
+              << *loaded->hf->sliding_window - (window - d1.length) << " or less\n";
+    return kExitUsage;
   }
+  if (loaded->hf) loaded->model->positional()->set_length_extension(rung::hf::ConfiguredExtension(*loaded->hf, window));
   rung::StatusOr<rung::AppendixD1Scores> scores = rung::MeasureAppendixD1Scores(loaded->model, d1);
   if (!scores.ok()) return Fail("failure-modes", scores.status());
   const std::vector<rung::Precision> precisions = {rung::Precision::kBf16, rung::Precision::kFp16, rung::Precision::kFp32};
@@ -599,7 +606,10 @@ int RunFailureModes(const FailureModesOptions& options) {
       *scores, precisions, options.order == "score" ? rung::KeyOrder::kByNearestScore : rung::KeyOrder::kGiven);
   // The Gaussian reference with the head's own frequencies (its KV group's row).
   const rung::ModelConfig& config = loaded->model->config();
-  torch::Tensor theta = loaded->model->positional()->Frequencies(d1.layer).detach().to(torch::kDouble).cpu();
+  torch::Tensor theta = loaded->model->positional()->Frequencies(d1.layer).detach();
+  const rung::LengthExtension& extension = loaded->model->positional()->length_extension();
+  if (extension.active()) theta = rung::ExtendFrequencies(theta, extension, d1.layer);  // as the model runs at M
+  theta = theta.to(torch::kDouble).cpu();
   theta = theta.dim() == 2 ? theta[theta.size(0) == 1 ? 0 : d1.head / (config.heads / config.kv_heads)] : theta;
   std::vector<double> head_theta(theta.data_ptr<double>(), theta.data_ptr<double>() + theta.numel());
   const rung::AppendixD1Means reference =

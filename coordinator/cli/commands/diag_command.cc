@@ -140,6 +140,10 @@ std::vector<FailureModesRow> TrialFailureModeRows(const records::AttentionDiagno
         auto& cell = sums[{entry.length, entry.precision}];
         earlier_procedure |= entry.procedure.empty();
         for (size_t i = 0; i < kStatistics; ++i) {
+          // Earlier records measured no attention invariance (a worker of that release sends 0 for it).
+          if (entry.procedure.empty() && kFailureStatistics[i].head == &records::HeadFailureModes::attention_invariance) {
+            continue;
+          }
           const double value = entry.*kFailureStatistics[i].head;
           if (std::isnan(value)) continue;
           cell[i].first += value;
@@ -168,14 +172,16 @@ std::vector<FailureModesRow> TrialFailureModeRows(const records::AttentionDiagno
 // The Gaussian reference of appendix D.1's convention (GaussianAppendixD1Reference) over a grid, as rows
 // with source "Gaussian". INVALID_ARGUMENT for an axis outside what the reference takes.
 StatusOr<std::vector<FailureModesRow>> GaussianFailureModeRows(const FailureModeGrid& grid) {
-  if (grid.lengths.empty() || grid.bases.empty()) return Status::InvalidArgument("give at least one M and one base");
+  if (grid.lengths.empty() || grid.bases.empty() || grid.precisions.empty()) {
+    return Status::InvalidArgument("give at least one M, one base and one precision");
+  }
   if (grid.head_dim < 2 || grid.head_dim % 2 != 0) return Status::InvalidArgument("the head dimension must be even, >= 2");
   if (grid.draws < 1) return Status::InvalidArgument("draws must be >= 1");
   std::vector<FailureModesRow> rows;
   for (int64_t length : grid.lengths) {
     if (length < 2) return Status::InvalidArgument("each M must be >= 2");
     for (double base : grid.bases) {
-      if (!(base > 0)) return Status::InvalidArgument("each base must be positive");
+      if (!(base > 0) || !std::isfinite(base)) return Status::InvalidArgument("each base must be a positive number");
       const AppendixD1Means means = GaussianAppendixD1Reference(RopeFrequencySchedule(base, grid.head_dim), length,
                                                                 grid.draws, grid.seed, grid.precisions);
       for (const AppendixD1MeanPrecision& precision : means.precisions) {

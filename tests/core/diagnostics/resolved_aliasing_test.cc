@@ -63,6 +63,18 @@ TEST(ResolvedAliasing, CountsEveryPairWithinEpsilonAsBruteForceDoes) {
   }
 }
 
+TEST(ResolvedAliasing, AHeadWhoseScoresNeverMoveIsCountedWithoutEnumeratingItsPairs) {
+  // 20000 equal scores: 199990000 pairs, counted by sorting; no heat map past kMaxHeatMapPairs.
+  const std::vector<double> flat(20000, 1.0);
+  const ResolvedPositionAliasing aliasing = PositionAliasingWithin(flat, 1e-3, 200);
+  EXPECT_EQ(aliasing.pairs, int64_t{20000} * 19999 / 2);
+  EXPECT_DOUBLE_EQ(aliasing.fraction, 1.0);
+  EXPECT_EQ(aliasing.heat_map.bins, 0);
+  const AttentionInvariance invariance = AttentionInvariancePairs(flat, flat, 1e-3, 1e-3, 16);
+  EXPECT_EQ(invariance.pairs, int64_t{20000} * 19999 / 2);
+  EXPECT_EQ(invariance.heat_map.bins, 0);
+}
+
 TEST(ResolvedAliasing, ThePapersModelAliasesAtTheOrderOfTable4) {
   // S(m) = sum_n cos(m theta_n), theta_n = 1e4^(-n/64), m < 1024: unit amplitudes, so epsilon =
   // 2^-f max(sqrt(128), 64). Table 4 (the normal approximation): 0.057 at bf16, 0.0071 at fp16.
