@@ -1,5 +1,6 @@
 #include "core/diagnostics/appendix_d1.h"
 
+#include "core/model/length_extension.h"
 #include "core/model/tensor_values.h"
 
 namespace rung {
@@ -55,6 +56,9 @@ Status MeasureScores(Transformer& model, const AppendixD1Options& options, int64
       if (training) model->train();
     }
   } restore{model, training};
+  // A length extension's logit factor is part of the score (transformers folds YaRN's attention scaling
+  // into its cos and sin); 1 without one.
+  const double factor = ExtensionLogitFactor(model->positional()->length_extension());
   for (int64_t key_token : options.key_tokens) {
     torch::Tensor ids = torch::full({1, time}, key_token, torch::kLong);
     if (bos) ids[0][0] = options.bos_token;
@@ -69,9 +73,9 @@ Status MeasureScores(Transformer& model, const AppendixD1Options& options, int64
         const std::vector<double> row = TensorValues(torch::mv(head_keys.to(torch::kDouble), query.to(torch::kDouble)).cpu());
         AppendixD1Key key;
         key.token = key_token;
-        for (int64_t m = 1; m <= options.length; ++m) key.scores.push_back(row[static_cast<size_t>(query_at - m)]);
-        key.amplitude_sum =
-            PairAmplitudeSum(TensorValues(query.to(torch::kDouble).cpu()), TensorValues(head_keys[query_at - 1].to(torch::kDouble).cpu()));
+        for (int64_t m = 1; m <= options.length; ++m) key.scores.push_back(factor * row[static_cast<size_t>(query_at - m)]);
+        key.amplitude_sum = factor * PairAmplitudeSum(TensorValues(query.to(torch::kDouble).cpu()),
+                                                      TensorValues(head_keys[query_at - 1].to(torch::kDouble).cpu()));
         result[static_cast<size_t>(probe.layer)][static_cast<size_t>(h)].keys.push_back(std::move(key));
       }
     });

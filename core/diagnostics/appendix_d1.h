@@ -8,8 +8,9 @@
 //     key's hidden state depend on its position and neighbours, so beyond layer 0 S(m) is not one frozen
 //     pair rotated);
 //   - the head's unnormalized score row of the final (query) position: o_j = q_{M+1} . k_j after rotation,
-//     with neither the 1/sqrt(d) nor a query multiplier (AdaScale, inverse temperature, a length
-//     extension's factor) nor the softmax;
+//     with neither the 1/sqrt(d) nor a query multiplier (AdaScale, inverse temperature) nor the softmax,
+//     but with a length extension's logit factor (YaRN's attention scaling, which transformers folds
+//     into its cos and sin, so into the product the paper reads);
 //   - S(m) = o_{M+1-m} for 0 < m <= M (positions counted with the <bos> at 0).
 // The statistics then follow appendix C on these S (AppendixD1FailureModes): position inversion and
 // aliasing of the first key, attention invariance of the first two, token inversion of the first against

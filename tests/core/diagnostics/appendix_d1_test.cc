@@ -130,6 +130,24 @@ TEST_F(AppendixD1Test, EveryArchitectureAgreesWithTheIndependentProcedure) {
   }
 }
 
+TEST_F(AppendixD1Test, AYarnFolderCountsItsAttentionScalingAsTransformersDoes) {
+  // YaRN at factor 4 over 32 positions: transformers scales cos and sin by its attention factor, so the
+  // product the paper reads carries its square.
+  const std::string model = (folder_ / "yarn").string();
+  RunPython("hf_reference.py", "make --arch llama --out " + model + " --layers 2 --dtype f32 --seed 5 --max-pos 32 "
+                               "--rope-scaling '{\"rope_type\": \"yarn\", \"factor\": 4.0}'");
+  StatusOr<hf::ImportedModel> imported = hf::ImportHfModel(model);
+  ASSERT_TRUE(imported.ok()) << imported.status().message();
+  AppendixD1Options options;
+  options.layer = 1;
+  options.head = 1;
+  options.query_token = 5;
+  options.key_tokens = {7, 9};
+  options.length = 120;
+  imported->model->positional()->set_length_extension(hf::ConfiguredExtension(imported->hf, options.length + 1));
+  ExpectAgreement(imported->model, model, options);
+}
+
 TEST_F(AppendixD1Test, ARungTrainedModelAgreesWithTheProcedureOnItsExport) {
   const nlohmann::json trial = {
       {"seed", 2},
