@@ -29,10 +29,6 @@ Status CheckMeasurable(Transformer& model, const AppendixD1Options& options) {
   return Status::Ok();
 }
 
-}  // namespace
-
-namespace {
-
 // The scores of every head, or of `only_layer`/`only_head` alone (>= 0), into `result` [layer][head]
 // (the others left without keys). The probe is cleared whatever happens.
 Status MeasureScores(Transformer& model, const AppendixD1Options& options, int64_t only_layer, int64_t only_head,

@@ -47,9 +47,13 @@ AppendixD1FailureModes MeasureAppendixD1FailureModes(const AppendixD1Scores& sco
     entry.precision = precision;
     for (const AppendixD1Key& key : keys) {
       entry.epsilons.push_back(ResolutionEpsilon(precision, scores.head_dim, key.amplitude_sum));
-      entry.aliasing_pairs.push_back(PositionAliasingWithin(key.scores, entry.epsilons.back(), 0).pairs);
     }
+    // The first key's aliasing with its heat map; the others' counts alone.
     entry.position_aliasing = PositionAliasingWithin(keys.front().scores, entry.epsilons.front(), heat_map_bins);
+    entry.aliasing_pairs.push_back(entry.position_aliasing.pairs);
+    for (size_t k = 1; k < keys.size(); ++k) {
+      entry.aliasing_pairs.push_back(PositionAliasingWithin(keys[k].scores, entry.epsilons[k], 0).pairs);
+    }
     if (keys.size() > 1) {
       entry.attention_invariance = AttentionInvariancePairs(keys[0].scores, keys[1].scores, entry.epsilons[0],
                                                             entry.epsilons[1], invariance_bins);

@@ -20,33 +20,15 @@
 #include "core/hf/hf_export.h"
 #include "core/hf/hf_import.h"
 #include "core/train/checkpoint_io.h"
+#include "tests/core/hf/python_reference_fixture.h"
 
 namespace rung {
 namespace {
 
 namespace fs = std::filesystem;
 
-class AppendixD1Test : public ::testing::Test {
+class AppendixD1Test : public PythonReferenceTest {
  protected:
-  void SetUp() override {
-    folder_ = fs::temp_directory_path() / ("rung_appendix_d1_" + std::to_string(::getpid()) + "_" +
-                                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(folder_);
-    fs::create_directories(folder_);
-  }
-  void TearDown() override { fs::remove_all(folder_); }
-
-  // Runs a Python script of tests/hf with `arguments`, its stdout to `out` (when given).
-  void RunPython(const std::string& script, const std::string& arguments, const std::string& out = "") {
-    const std::string command = "/usr/bin/python3 " + std::string(RUNG_SOURCE_DIR) + "/tests/hf/" + script + " " +
-                                arguments + (out.empty() ? " >/dev/null" : " >" + out) + " 2>" +
-                                (folder_ / "stderr").string();
-    const int status = std::system(command.c_str());
-    std::string stderr_text;
-    (void)ReadFileBytes((folder_ / "stderr").string(), "stderr", &stderr_text);
-    ASSERT_EQ(status, 0) << command << "\n" << stderr_text;
-  }
-
   nlohmann::json Reference(const std::string& model, const AppendixD1Options& options) {
     std::string keys;
     for (int64_t key : options.key_tokens) keys += (keys.empty() ? "" : ",") + std::to_string(key);
@@ -105,8 +87,6 @@ class AppendixD1Test : public ::testing::Test {
       }
     }
   }
-
-  fs::path folder_;
 };
 
 TEST_F(AppendixD1Test, EveryArchitectureAgreesWithTheIndependentProcedure) {

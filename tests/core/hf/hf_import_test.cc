@@ -23,6 +23,7 @@
 #include "core/model/attention.h"
 #include "core/train/checkpoint_io.h"
 #include "core/train/window_loss.h"
+#include "tests/core/hf/python_reference_fixture.h"
 
 namespace rung::hf {
 namespace {
@@ -30,26 +31,10 @@ namespace {
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-class HfImportTest : public ::testing::Test {
+class HfImportTest : public PythonReferenceTest {
  protected:
-  void SetUp() override {
-    folder_ = fs::temp_directory_path() / ("rung_hf_import_" + std::to_string(::getpid()) + "_" +
-                                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(folder_);
-    fs::create_directories(folder_);
-  }
-  void TearDown() override { fs::remove_all(folder_); }
-
-  static std::string Reference() { return std::string(RUNG_SOURCE_DIR) + "/tests/hf/hf_reference.py"; }
-
   // Runs hf_reference.py with `arguments`; fails the test where it fails.
-  void RunReference(const std::string& arguments) {
-    const std::string command = "/usr/bin/python3 " + Reference() + " " + arguments + " 2>" + (folder_ / "stderr").string();
-    const int status = std::system(command.c_str());
-    std::string stderr_text;
-    (void)ReadFileBytes((folder_ / "stderr").string(), "stderr", &stderr_text);
-    ASSERT_EQ(status, 0) << command << "\n" << stderr_text;
-  }
+  void RunReference(const std::string& arguments) { RunPython("hf_reference.py", arguments); }
 
   std::string MakeModel(const std::string& name, const std::string& arguments) {
     const std::string dir = (folder_ / name).string();
@@ -110,7 +95,6 @@ class HfImportTest : public ::testing::Test {
     return flat;
   }
 
-  fs::path folder_;
 };
 
 TEST_F(HfImportTest, EveryArchitectureComputesTheReferenceLogitsFromBf16Weights) {
