@@ -137,14 +137,8 @@ TEST_F(AppendixD1Test, ARungTrainedModelAgreesWithTheProcedureOnItsExport) {
       {"train", {{"steps", 30}, {"batch_size", 8}, {"lr", 3e-3}, {"eval_every", 30}, {"eval_batches", 1},
                  {"log_every", 10}, {"diagnostics_sequences", 0}}},
       {"resources", {{"cpus", 1}}}};
-  const std::string config = (folder_ / "trial.json").string();
-  std::ofstream(config) << trial.dump();
-  const std::string checkpoints = (folder_ / "checkpoints").string();
-  const std::string bin = std::string(RUNG_TRAIN_BINARY).substr(0, std::string(RUNG_TRAIN_BINARY).rfind('/'));
-  ASSERT_EQ(std::system((bin + "/rung-train --config " + config + " --checkpoint-dir " + checkpoints + " >" +
-                         (folder_ / "train.out").string() + " 2>&1")
-                            .c_str()),
-            0);
+  ASSERT_NO_FATAL_FAILURE(TrainCheckpoints(trial));
+  const std::string checkpoints = Checkpoints();
   StatusOr<CheckpointModel> loaded = LoadCheckpointModel(checkpoints);
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   const std::string exported = (folder_ / "exported").string();

@@ -258,14 +258,8 @@ TEST_F(HfImportTest, ATrainedCheckpointExportsAndEvaluatesToTheSameLoss) {
       {"train", {{"steps", 6}, {"batch_size", 4}, {"lr", 3e-3}, {"eval_every", 6}, {"eval_batches", 1}, {"log_every", 3},
                  {"diagnostics_sequences", 0}}},
       {"resources", {{"cpus", 1}}}};
-  const std::string config = (folder_ / "trial.json").string();
-  std::ofstream(config) << trial.dump();
-  const std::string checkpoints = (folder_ / "checkpoints").string();
-  const std::string bin = std::string(RUNG_TRAIN_BINARY).substr(0, std::string(RUNG_TRAIN_BINARY).rfind('/'));
-  ASSERT_EQ(std::system((bin + "/rung-train --config " + config + " --checkpoint-dir " + checkpoints + " >" +
-                         (folder_ / "train.out").string() + " 2>&1")
-                            .c_str()),
-            0);
+  ASSERT_NO_FATAL_FAILURE(TrainCheckpoints(trial));
+  const std::string checkpoints = Checkpoints();
   StatusOr<CheckpointModel> loaded = LoadCheckpointModel(checkpoints);
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   EXPECT_EQ(loaded->step, 6);
@@ -290,7 +284,7 @@ TEST_F(HfImportTest, ATrainedCheckpointExportsAndEvaluatesToTheSameLoss) {
   }
   auto eval_loss = [&](const std::string& model) {
     const std::string out = (folder_ / "eval.json").string();
-    const std::string command = bin + "/rung-model eval --model " + model + " --tokens " + shard +
+    const std::string command = BinaryFolder() + "/rung-model eval --model " + model + " --tokens " + shard +
                                 " --seq-len 32 --format json --threads 1 >" + out;
     EXPECT_EQ(std::system(command.c_str()), 0) << command;
     std::string text;
