@@ -3,10 +3,43 @@
 #include "core/config/config_limits.h"
 
 namespace rung {
+namespace {
+
+// The indexing probe's own checks: its list lengths and queries; the needle's settings refused.
+template <typename Error>
+void ValidateIndexingProbe(const ProbeConfig& probe, Error& error) {
+  const ProbeConfig defaults;
+  if (!probe.lengths.empty()) {
+    error("lengths", "an indexing prompt is as long as its list: give the list lengths as elements, not lengths");
+  }
+  if (probe.depths != defaults.depths) error("depths", "the indexing probe draws its index uniformly; depths do not apply");
+  if (probe.key_digits != defaults.key_digits || probe.distractors != defaults.distractors) {
+    error(probe.distractors != defaults.distractors ? "distractors" : "key_digits",
+          "the indexing probe's key is the index it asks for; key_digits and distractors do not apply");
+  }
+  if (!probe.filler.empty() || !probe.filler_text.empty()) {
+    error(probe.filler.empty() ? "filler_text" : "filler", "the indexing probe's prompt is its list; it has no filler");
+  }
+  if (!probe.prefix.empty() || !probe.needle.empty() || !probe.query.empty() || !probe.answer.empty()) {
+    error("kind", "prefix, needle, query and answer are a template's; the indexing probe has paper 003's prompt");
+  }
+  if (probe.elements.size() > 64) error("elements", "at most 64 list lengths");
+  for (int64_t count : probe.elements) {
+    if (count < 1 || count > kMaxSequenceLength / 2) {
+      error("elements", "each list length must lie in [1, " + std::to_string(kMaxSequenceLength / 2) + "], got " +
+                            std::to_string(count));
+      break;
+    }
+  }
+  if (probe.instances < 1 || probe.instances > 1024) error("instances", "must lie in [1, 1024] (lists per length)");
+  if (probe.queries < 1 || probe.queries > 1024) error("queries", "must lie in [1, 1024] (indices asked of each list)");
+}
+
+}  // namespace
 
 std::vector<ProbeSetting> ProbeSettings(const ProbeConfig& probe, int64_t seq_len, const std::vector<std::string>& methods) {
   std::vector<ProbeSetting> settings;
-  if (probe.kind == "none") return settings;
+  if (probe.kind == "none" || probe.kind == "indexing") return settings;
   const std::vector<int64_t> lengths = probe.lengths.empty() ? std::vector<int64_t>{seq_len} : probe.lengths;
   for (int64_t length : lengths) {
     if (length <= seq_len || methods.empty()) {
@@ -18,11 +51,28 @@ std::vector<ProbeSetting> ProbeSettings(const ProbeConfig& probe, int64_t seq_le
   return settings;
 }
 
+std::vector<int64_t> IndexingElementCounts(const ProbeConfig& probe) {
+  if (!probe.elements.empty()) return probe.elements;
+  std::vector<int64_t> counts;
+  for (int64_t n = 4; n <= 4096; n *= 2) counts.push_back(n);
+  return counts;
+}
+
+int64_t EstimatedIndexingPromptTokens(int64_t elements) { return 3 * elements + 40; }
+
 void ValidateProbeConfig(const ProbeConfig& probe, std::vector<ConfigError>* errors) {
   auto error = [&](const std::string& key, const std::string& message) {
     errors->push_back({"train.probe." + key, message});
   };
   if (probe.kind == "none") return;
+  if (probe.kind == "indexing") {
+    ValidateIndexingProbe(probe, error);
+    return;
+  }
+  if (!probe.elements.empty()) error("elements", "list lengths are the indexing probe's; kind " + probe.kind + " has prompt lengths");
+  if (probe.score == "choice") {
+    error("score", "choice scores among a fixed set of answers, which only kind indexing has (its values 0-3)");
+  }
   if (probe.lengths.size() > 64) error("lengths", "at most 64 prompt lengths");
   for (int64_t length : probe.lengths) {
     if (length < 8 || length > kMaxSequenceLength) {
@@ -60,6 +110,7 @@ void ValidateProbeConfig(const ProbeConfig& probe, std::vector<ConfigError>* err
   } else if (!probe.prefix.empty() || !probe.needle.empty() || !probe.query.empty() || !probe.answer.empty()) {
     error("kind", "prefix, needle, query and answer are a template's; kind " + probe.kind + " has its own");
   }
+  if (probe.queries != ProbeConfig().queries) error("queries", "queries per list are the indexing probe's");
 }
 
 }  // namespace rung

@@ -12,7 +12,14 @@
 //             numbers for NAME is: KEY." hidden in filler text with `distractors` other name-number
 //             pairs, asked for by name;
 //   template  the user's own `prefix`, `needle`, `query`, `answer` texts (with {key} and {name}),
-//             filler `filler_text` repeated or a filler file.
+//             filler `filler_text` repeated or a filler file;
+//   indexing  paper 003's position-identification task (section 5, appendix D.2): a Python list of
+//             `elements` integers in 0-3 written as f"{arr}", and "Given the above array, don't think
+//             and directly answer the corresponding value concisely: arr[{key}] =" for a uniformly
+//             drawn index; `instances` lists per length, `queries` indices per list. Its axis is the
+//             list length, not the prompt's tokens: each prompt is encoded whole, within data.seq_len
+//             (the context the model claims), and `lengths`, `depths` and the needle's settings do not
+//             apply (core/probes/indexing_prompts.h).
 // Filler: `filler` "" = the kind's own (passkey, template: filler_text repeated; niah: the trial's
 // validation data), "data" = the trial's validation tokens, or a path to a UTF-8 text file, tokenized
 // with the probe's tokenizer.
@@ -27,7 +34,7 @@
 namespace rung {
 
 struct ProbeConfig {
-  std::string kind = "none";             // none (no probe) | passkey | niah | template
+  std::string kind = "none";             // none (no probe) | passkey | niah | template | indexing
   // Prompt lengths in tokens, the answer not counted; empty = data.seq_len.
   std::vector<int64_t> lengths;
   // Where the needle starts, as a fraction of the filler before it (0: right after the prefix, 1: right
@@ -36,7 +43,9 @@ struct ProbeConfig {
   int64_t instances = 8;                 // prompts per (length, depth) cell, each with its own key
   int64_t key_digits = 5;                // the key: this many decimal digits, the first not 0
   int64_t distractors = 0;               // other (name, key) needles (niah, template with {name})
-  std::string score = "decode";          // decode: greedy decode of the answer, exact match | next_token
+  // decode: greedy decode of the answer, exact match | next_token | choice (indexing: the argmax of the
+  // next-token logits among the four answers' tokens, so chance is exactly 1/4)
+  std::string score = "decode";
   // The tokenizer the texts are encoded with: a tokenizer file or model folder (rung-data encode's
   // --tokenizer); "" = train.init.checkpoint where it is a model folder, else data.path where it is a
   // prepared folder, else bytes for the byte-level sources.
@@ -44,7 +53,18 @@ struct ProbeConfig {
   std::string filler;                    // "" | data | a text file (see above)
   std::string filler_text;               // "" = the kind's; the segment repeated as filler
   std::string prefix, needle, query, answer;  // template: "" = the kind's (required for template)
+  // indexing: the list lengths (elements), empty = the powers of 2 from 4 to 4096 whose prompts fit in
+  // data.seq_len (appendix D.2's range); and the queries (indices) asked of each list (D.2: 10).
+  std::vector<int64_t> elements;
+  int64_t queries = 10;
 };
+
+// The list lengths an indexing probe tries: `elements`, or appendix D.2's powers of 2 from 4 to 4096.
+std::vector<int64_t> IndexingElementCounts(const ProbeConfig& probe);
+
+// An indexing prompt's tokens estimated before any tokenizer runs (about 3 per element, paper 003
+// appendix D.2, and the texts around the list): what cost estimates use.
+int64_t EstimatedIndexingPromptTokens(int64_t elements);
 
 // One (prompt length, length extension) a probe is scored at.
 struct ProbeSetting {
@@ -54,7 +74,8 @@ struct ProbeSetting {
 
 // The settings of a trial's probe: each of probe.lengths (data.seq_len where it gives none); within the
 // training length `seq_len` with method none, beyond it with each of `methods` (train.
-// extrapolation_methods).
+// extrapolation_methods). Indexing probes have none (their prompts' lengths are known once encoded;
+// core/train/probe_evaluation.h).
 std::vector<ProbeSetting> ProbeSettings(const ProbeConfig& probe, int64_t seq_len, const std::vector<std::string>& methods);
 
 void ValidateProbeConfig(const ProbeConfig& probe, std::vector<ConfigError>* errors);

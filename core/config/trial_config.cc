@@ -150,13 +150,13 @@ void VisitTrain(V& v, TrainConfig& t) {
   v.Field("diagnostics_failure_lengths", t.diagnostics_failure_lengths);
   v.Field("niah_grid_instances", t.niah_grid_instances);
   v.Block("probe", [&](V& p) {
-    p.Enum("kind", t.probe.kind, {"none", "passkey", "niah", "template"});
+    p.Enum("kind", t.probe.kind, {"none", "passkey", "niah", "template", "indexing"});
     p.Field("lengths", t.probe.lengths);
     p.Field("depths", t.probe.depths);
     p.Field("instances", t.probe.instances);
     p.Field("key_digits", t.probe.key_digits);
     p.Field("distractors", t.probe.distractors);
-    p.Enum("score", t.probe.score, {"decode", "next_token"});
+    p.Enum("score", t.probe.score, {"decode", "next_token", "choice"});
     p.Field("tokenizer", t.probe.tokenizer);
     p.Field("filler", t.probe.filler);
     p.Field("filler_text", t.probe.filler_text);
@@ -164,6 +164,8 @@ void VisitTrain(V& v, TrainConfig& t) {
     p.Field("needle", t.probe.needle);
     p.Field("query", t.probe.query);
     p.Field("answer", t.probe.answer);
+    p.Field("elements", t.probe.elements);
+    p.Field("queries", t.probe.queries);
   });
   v.Enum("device", t.device, {"cpu", "cuda"});
   v.Enum("precision", t.precision, {"fp32", "bf16"});
@@ -343,7 +345,13 @@ void ReconcileWithEarlierReleases(const TrialConfig& trial, nlohmann::json* conf
   }
   if (trial.train.extrapolation_yarn_c == defaults.extrapolation_yarn_c) train.erase("extrapolation_yarn_c");
   if (trial.train.extrapolation_scale == defaults.extrapolation_scale) train.erase("extrapolation_scale");
-  if (trial.train.probe.kind == "none") train.erase("probe");
+  if (trial.train.probe.kind == "none") {
+    train.erase("probe");
+  } else if (trial.train.probe.kind != "indexing") {
+    // The indexing probe's own fields, at their defaults on every other kind (validation refuses others).
+    train["probe"].erase("elements");
+    train["probe"].erase("queries");
+  }
   if (!trial.train.lora.enabled()) {
     train.erase("lora");
   } else {

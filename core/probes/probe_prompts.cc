@@ -33,6 +33,35 @@ int64_t ProbeTokens::LongestAnswer() const {
   return static_cast<int64_t>(longest);
 }
 
+std::vector<int32_t> AnswerIdsAfter(const std::vector<int32_t>& prompt, const std::vector<int32_t>& joined,
+                                    const std::vector<int32_t>& alone) {
+  if (!StartsWith(joined, prompt) || joined.size() <= prompt.size()) return alone;
+  return std::vector<int32_t>(joined.begin() + static_cast<std::ptrdiff_t>(prompt.size()), joined.end());
+}
+
+StatusOr<std::vector<int32_t>> TemplateLeadingTokens(const ProbeTextEncoder& encode, const std::string& text,
+                                                     const std::vector<int32_t>& plain) {
+  if (plain.empty()) return std::vector<int32_t>();
+  RUNG_ASSIGN_OR_RETURN(const std::vector<std::vector<int32_t>> with_template, encode({text}, true));
+  const std::vector<int32_t>& wrapped = with_template[0];
+  const auto found = std::search(wrapped.begin(), wrapped.end(), plain.begin(), plain.end());
+  if (found == wrapped.end()) return std::vector<int32_t>();
+  return std::vector<int32_t>(wrapped.begin(), found);
+}
+
+int64_t SharedAnswerTokens(const std::vector<const std::vector<int32_t>*>& answers) {
+  if (answers.empty() || answers.front()->empty()) return 0;
+  const std::vector<int32_t>& first = *answers.front();
+  size_t shared = first.size() - 1;
+  for (const std::vector<int32_t>* answer : answers) {
+    shared = std::min(shared, answer->empty() ? size_t{0} : answer->size() - 1);
+    size_t same = 0;
+    while (same < shared && (*answer)[same] == first[same]) ++same;
+    shared = same;
+  }
+  return static_cast<int64_t>(shared);
+}
+
 StatusOr<ProbeTokens> EncodeProbe(const ProbeConfig& probe, const ProbeTextEncoder& encode,
                                   const std::string& filler_file_text) {
   const ProbeTexts texts = ProbeTextsOf(probe);
@@ -61,21 +90,14 @@ StatusOr<ProbeTokens> EncodeProbe(const ProbeConfig& probe, const ProbeTextEncod
   // The template's leading tokens: what the first non-empty text gains with special tokens on.
   const size_t first = texts.prefix.empty() ? 3 : 0;  // the first instance's query where there is no prefix
   if (first < all.size()) {
-    RUNG_ASSIGN_OR_RETURN(const std::vector<std::vector<int32_t>> with_template, encode({all[first]}, true));
-    const std::vector<int32_t>& plain = ids[first];
-    const std::vector<int32_t>& wrapped = with_template[0];
-    auto found = std::search(wrapped.begin(), wrapped.end(), plain.begin(), plain.end());
-    if (!plain.empty() && found != wrapped.end()) tokens.bos.assign(wrapped.begin(), found);
+    RUNG_ASSIGN_OR_RETURN(tokens.bos, TemplateLeadingTokens(encode, all[first], ids[first]));
   }
   size_t next = 2;
   for (int64_t i = 0; i < probe.instances; ++i) {
     ProbeInstanceTokens instance;
     instance.needle = ids[next];
     instance.query = ids[next + 1];
-    const std::vector<int32_t>& joined = ids[next + 2];
-    instance.answer = StartsWith(joined, instance.query) && joined.size() > instance.query.size()
-                          ? std::vector<int32_t>(joined.begin() + static_cast<std::ptrdiff_t>(instance.query.size()), joined.end())
-                          : ids[next + 3];
+    instance.answer = AnswerIdsAfter(instance.query, ids[next + 2], ids[next + 3]);
     next += 4;
     for (size_t d = 0; d < facts[static_cast<size_t>(i)].distractor_keys.size(); ++d) instance.distractors.push_back(ids[next++]);
     instance.distractor_seed = i;
@@ -85,17 +107,9 @@ StatusOr<ProbeTokens> EncodeProbe(const ProbeConfig& probe, const ProbeTextEncod
     }
     tokens.instances.push_back(std::move(instance));
   }
-  if (!tokens.instances.empty()) {
-    const std::vector<int32_t>& first_answer = tokens.instances.front().answer;
-    size_t shared = first_answer.size() - 1;
-    for (const ProbeInstanceTokens& instance : tokens.instances) {
-      shared = std::min(shared, instance.answer.size() - 1);
-      size_t same = 0;
-      while (same < shared && instance.answer[same] == first_answer[same]) ++same;
-      shared = same;
-    }
-    tokens.answer_shared = static_cast<int64_t>(shared);
-  }
+  std::vector<const std::vector<int32_t>*> answers;
+  for (const ProbeInstanceTokens& instance : tokens.instances) answers.push_back(&instance.answer);
+  tokens.answer_shared = SharedAnswerTokens(answers);
   return tokens;
 }
 

@@ -58,6 +58,19 @@ struct ProbePrompt {
   int64_t needle_start = 0;     // index of the needle's first token in `tokens`
 };
 
+// The template tokens a tokenizer puts before `text` (its BOS): what its ids with special tokens hold
+// before `plain`, its ids without; none where `plain` is empty or not among them.
+StatusOr<std::vector<int32_t>> TemplateLeadingTokens(const ProbeTextEncoder& encode, const std::string& text,
+                                                     const std::vector<int32_t>& plain);
+
+// An answer's ids in context: what `joined` (the prompt's text with the answer's, encoded) holds after
+// `prompt` (the prompt's ids) where those are its prefix, else `alone` (the answer's text encoded alone).
+std::vector<int32_t> AnswerIdsAfter(const std::vector<int32_t>& prompt, const std::vector<int32_t>& joined,
+                                    const std::vector<int32_t>& alone);
+
+// How many leading tokens all of `answers` share, at most the shortest's length - 1.
+int64_t SharedAnswerTokens(const std::vector<const std::vector<int32_t>*>& answers);
+
 // Encodes the probe's texts. `filler_file_text`: the text of `filler` where it names a file (tokenized
 // as one text and used in place of the segment), else empty. Errors: the encoder's; INVALID_ARGUMENT
 // where a needle, query or answer encodes to no ids.

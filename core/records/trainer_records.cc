@@ -117,7 +117,8 @@ std::vector<std::pair<std::string, double>> ProbeSummaries(const std::vector<Pro
   for (const ProbeResult& cell : cells) {
     const std::string suffix = cell.method.empty() || cell.method == "none" ? "" : "_" + cell.method;
     add(cell.probe + "_accuracy" + suffix, cell);
-    add(cell.probe + "_accuracy_" + std::to_string(cell.length) + suffix, cell);
+    add(cell.probe + "_accuracy_" + (cell.elements ? "n" + std::to_string(*cell.elements) : std::to_string(cell.length)) + suffix,
+        cell);
   }
   std::vector<std::pair<std::string, double>> summaries;
   for (const std::string& name : order) {

@@ -281,15 +281,24 @@ struct ExtrapolationResult {
 // One cell of a probe (core/config/probe_config.h): its prompts of one length with the needle at one
 // depth, under one length extension.
 struct ProbeResult {
-  std::string probe;       // passkey | niah | template
-  int64_t length = 0;      // prompt tokens, the answer not counted
-  double depth = 0;        // where the needle starts, a fraction of the filler before it
+  std::string probe;       // passkey | niah | template | indexing
+  int64_t length = 0;      // prompt tokens, the answer not counted (indexing: the longest prompt's)
+  double depth = 0;        // where the needle starts, a fraction of the filler before it (indexing: -1,
+                           // its index drawn uniformly)
   std::string method;      // the length extension: none, or a method beyond the training length
-  std::string score;       // decode (exact match of the greedy decode) | next_token
+  std::string score;       // decode (exact match of the greedy decode) | next_token | choice
   std::string tokenizer;   // what encoded the prompts: a tokenizer file or model folder, or "bytes"
-  int64_t instances = 0;
+  int64_t instances = 0;   // prompts scored (indexing: lists x queries)
   int64_t correct = 0;
   double accuracy = 0;     // correct / instances
+  // indexing (paper 003 appendix D.2) only: the list length; the lists; the standard deviation of the
+  // lists' accuracies (ddof 0, the figure's shadow); the prompts' mean tokens (its x axis); and the
+  // accuracy of answering a uniformly drawn value (1/4).
+  std::optional<int64_t> elements;
+  std::optional<int64_t> lists;
+  std::optional<double> accuracy_sd;
+  std::optional<double> mean_tokens;
+  std::optional<double> chance;
 
   template <class Self, class Visitor>
   static void Fields(Self& self, Visitor&& field) {
@@ -302,11 +311,17 @@ struct ProbeResult {
     field("instances", self.instances);
     field("correct", self.correct);
     field("accuracy", self.accuracy);
+    field("elements", self.elements);
+    field("lists", self.lists);
+    field("accuracy_sd", self.accuracy_sd);
+    field("mean_tokens", self.mean_tokens);
+    field("chance", self.chance);
   }
 };
 
 // Its numeric scalar fields but `step` are the trial's summaries (val_loss, train_tokens_per_sec,
 // ...), each probe cell adds to <probe>_accuracy[_<method>] and <probe>_accuracy_<length>[_<method>]
+// (an indexing cell: indexing_accuracy and indexing_accuracy_n<elements>)
 // (ProbeSummaries), and each extrapolation adds val_loss_<multiple>x[_<method>] (ExtrapolationSummaryName), the same
 // as val_loss_full_<multiple>x[...], and val_loss_in_dist_... and val_loss_extrap_... where present.
 struct FinalRecord {
@@ -408,7 +423,8 @@ std::string ExtrapolationSummaryName(std::string_view metric, const Extrapolatio
 
 // A probe's summaries, each the accuracy pooled over its cells (correct over instances):
 // <probe>_accuracy[_<method>] over every length and depth, and <probe>_accuracy_<length>[_<method>]
-// over the depths of one length ("passkey_accuracy", "passkey_accuracy_1024_yarn"), in first-seen order.
+// over the depths of one length ("passkey_accuracy", "passkey_accuracy_1024_yarn"), in first-seen order;
+// an indexing cell's is named by its list length ("indexing_accuracy_n64").
 std::vector<std::pair<std::string, double>> ProbeSummaries(const std::vector<ProbeResult>& cells);
 
 // Every metric name a trainer reports: the numeric fields of the step record but `step` (series),

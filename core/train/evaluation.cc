@@ -152,7 +152,101 @@ void Evaluator::SetExtension(double multiple, const std::string& method,
   model_->positional()->set_length_extension(extension);
 }
 
+std::vector<records::ProbeResult> Evaluator::ProbeIndexing(const PreparedProbe& probe) const {
+  torch::NoGradGuard no_grad;
+  const ProbeConfig& config = probe.config;
+  const IndexingTokens& indexing = probe.indexing;
+  const int64_t shared = indexing.answer_shared;
+  const torch::Tensor candidates =
+      torch::tensor(std::vector<int64_t>(indexing.candidates.begin(), indexing.candidates.end()), torch::kLong).to(device_);
+  model_->eval();
+  std::vector<records::ProbeResult> cells;
+  for (const IndexingLength& length : indexing.lengths) {
+    // Whether each prompt's answer was right; prompts of one length in a batch of at most a training
+    // batch's tokens.
+    std::vector<char> right(length.prompts.size(), 0);
+    std::vector<size_t> order(length.prompts.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return length.prompts[a].tokens.size() < length.prompts[b].tokens.size();
+    });
+    for (size_t first = 0; first < order.size();) {
+      const size_t width = length.prompts[order[first]].tokens.size();
+      const size_t per_pass = static_cast<size_t>(
+          std::max<int64_t>(1, trial_.train.batch_size * trial_.data.seq_len / static_cast<int64_t>(width)));
+      size_t end = first;
+      while (end < order.size() && end - first < per_pass && length.prompts[order[end]].tokens.size() == width) ++end;
+      std::vector<int64_t> flat;
+      int64_t steps = 1;
+      for (size_t k = first; k < end; ++k) {
+        const IndexingPrompt& prompt = length.prompts[order[k]];
+        flat.insert(flat.end(), prompt.tokens.begin(), prompt.tokens.end());
+        // next_token and choice: the answer tokens every prompt shares are fed, the one after scored.
+        if (config.score != "decode") flat.insert(flat.end(), prompt.answer.begin(), prompt.answer.begin() + shared);
+        steps = std::max<int64_t>(steps, static_cast<int64_t>(prompt.answer.size()));
+      }
+      const int64_t rows = static_cast<int64_t>(end - first);
+      const torch::Tensor prompts = torch::tensor(flat, torch::kLong).view({rows, -1}).to(device_);
+      torch::Tensor predicted;
+      {
+        AutocastScope autocast(UsesAutocast(trial_));
+        if (config.score == "choice") {
+          const torch::Tensor hidden = model_->Hidden(prompts);
+          const torch::Tensor logits = model_->Logits(hidden.select(1, hidden.size(1) - 1)).to(torch::kFloat);
+          predicted = logits.index_select(1, candidates).argmax(1).unsqueeze(1);  // the value chosen
+        } else {
+          predicted = GreedyDecode(model_, prompts, config.score == "decode" ? steps : 1, DecodeMode::kCached);
+        }
+      }
+      predicted = predicted.cpu();
+      for (int64_t row = 0; row < rows; ++row) {
+        const IndexingPrompt& prompt = length.prompts[order[first + static_cast<size_t>(row)]];
+        bool correct = true;
+        if (config.score == "choice") {
+          correct = predicted[row][0].item<int64_t>() == prompt.value;
+        } else {
+          const int64_t from = config.score == "decode" ? 0 : shared;
+          const int64_t scored = config.score == "decode" ? static_cast<int64_t>(prompt.answer.size()) : 1;
+          for (int64_t t = 0; t < scored && correct; ++t) {
+            correct = predicted[row][t].item<int64_t>() == prompt.answer[static_cast<size_t>(from + t)];
+          }
+        }
+        right[order[first + static_cast<size_t>(row)]] = correct ? 1 : 0;
+      }
+      first = end;
+    }
+    records::ProbeResult cell;
+    cell.probe = config.kind;
+    cell.length = length.longest;
+    cell.depth = -1;
+    cell.method = "none";
+    cell.score = config.score;
+    cell.tokenizer = probe.tokenizer;
+    cell.instances = static_cast<int64_t>(right.size());
+    // Per list: the share of its queries answered right; their mean is the accuracy, their spread D.2's.
+    std::vector<double> per_list;
+    for (int64_t list = 0; list < config.instances; ++list) {
+      int64_t correct = 0;
+      for (int64_t q = 0; q < config.queries; ++q) correct += right[static_cast<size_t>(list * config.queries + q)];
+      cell.correct += correct;
+      per_list.push_back(static_cast<double>(correct) / static_cast<double>(config.queries));
+    }
+    cell.accuracy = static_cast<double>(cell.correct) / static_cast<double>(cell.instances);
+    double spread = 0;
+    for (double accuracy : per_list) spread += (accuracy - cell.accuracy) * (accuracy - cell.accuracy);
+    cell.elements = length.elements;
+    cell.lists = config.instances;
+    cell.accuracy_sd = std::sqrt(spread / static_cast<double>(per_list.size()));
+    cell.mean_tokens = length.mean_tokens;
+    cell.chance = 1.0 / kIndexingValues;
+    cells.push_back(std::move(cell));
+  }
+  model_->train();
+  return cells;
+}
+
 std::vector<records::ProbeResult> Evaluator::Probe(const PreparedProbe& probe) const {
+  if (probe.config.kind == "indexing") return ProbeIndexing(probe);
   torch::NoGradGuard no_grad;
   const ProbeConfig& config = probe.config;
   const int64_t trained = trial_.data.seq_len;

@@ -80,7 +80,8 @@ class Evaluator {
   // Its band_ablation member (records::BandAblationDiagnostics) holds the losses.
   std::optional<records::DiagnosticsRecord> BandAblation(int64_t step) const;
 
-  // train.probe's cells (core/train/probe_evaluation.h), each (length, method) of ProbeSettings x depth.
+  // train.probe's cells (core/train/probe_evaluation.h), each (length, method) of ProbeSettings x depth;
+  // an indexing probe's, each list length.
   std::vector<records::ProbeResult> Probe(const PreparedProbe& probe) const;
 
   // A final record with its evaluation fields filled: `held_out` (val_loss, per position and
@@ -88,6 +89,8 @@ class Evaluator {
   records::FinalRecord FinalEvaluation(const Evaluation& held_out) const;
 
  private:
+  // The indexing probe's cells (paper 003 appendix D.2), within data.seq_len with no extension.
+  std::vector<records::ProbeResult> ProbeIndexing(const PreparedProbe& probe) const;
   // Held-out loss over train.eval_batches batches of `batch_size` sequences of `time` positions.
   Evaluation Evaluate(int64_t time, int64_t batch_size) const;
   std::vector<records::ExtrapolationResult> EvaluateBeyondTrainingLength() const;

@@ -1,5 +1,6 @@
 #include "core/train/probe_evaluation.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/common/file_bytes.h"
@@ -49,6 +50,41 @@ StatusOr<std::vector<std::vector<int32_t>>> EncodeBytes(const std::vector<std::s
   return ids;
 }
 
+// Ids the model has, with the template/prefix/... named by `what`.
+Status CheckIds(const TrialConfig& trial, const std::vector<int32_t>& ids, const std::string& what, const std::string& tokenizer) {
+  for (int32_t id : ids) {
+    if (id < 0 || id >= trial.model.vocab_size) {
+      return Status::InvalidArgument("train.probe: the " + what + " encodes to id " + std::to_string(id) + " with " +
+                                     tokenizer + ", outside model.vocab_size " + std::to_string(trial.model.vocab_size) +
+                                     " (the tokenizer is not the model's)");
+    }
+  }
+  return Status::Ok();
+}
+
+// An indexing probe's ids are the model's, and its longest prompt with the answer tokens fed after it
+// fits a learned absolute table that refuses positions past it.
+Status CheckIndexingFits(const TrialConfig& trial, const IndexingTokens& indexing, const std::string& tokenizer) {
+  const PositionConfig& position = trial.model.position;
+  int64_t longest_answer = 0;
+  for (const IndexingLength& length : indexing.lengths) {
+    for (const IndexingPrompt& prompt : length.prompts) {
+      RUNG_RETURN_IF_ERROR(CheckIds(trial, prompt.tokens, "indexing prompt", tokenizer));
+      RUNG_RETURN_IF_ERROR(CheckIds(trial, prompt.answer, "indexing answer", tokenizer));
+      longest_answer = std::max<int64_t>(longest_answer, static_cast<int64_t>(prompt.answer.size()));
+    }
+  }
+  const int64_t after = trial.train.probe.score == "decode" ? longest_answer - 1 : indexing.answer_shared;
+  const int64_t longest = indexing.lengths.back().longest;
+  if (position.variant == "absolute" && position.absolute.beyond == "refuse" && longest + after > trial.model.seq_len) {
+    return Status::InvalidArgument("train.probe.elements: lists of " + std::to_string(indexing.lengths.back().elements) +
+                                   " elements and the answer tokens fed after them need " + std::to_string(longest + after) +
+                                   " positions; position.variant absolute has " + std::to_string(trial.model.seq_len) +
+                                   " and refuses more: give shorter lists");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<PreparedProbe>> PrepareProbe(const TrialConfig& trial) {
@@ -57,6 +93,17 @@ StatusOr<std::unique_ptr<PreparedProbe>> PrepareProbe(const TrialConfig& trial) 
   auto prepared = std::make_unique<PreparedProbe>();
   prepared->config = config;
   RUNG_ASSIGN_OR_RETURN(prepared->tokenizer, ProbeTokenizer(trial));
+  const std::string tokenizer = prepared->tokenizer;
+  const ProbeTextEncoder encode = [&](const std::vector<std::string>& texts, bool special_tokens)
+      -> StatusOr<std::vector<std::vector<int32_t>>> {
+    if (tokenizer == "bytes") return EncodeBytes(texts);
+    return EncodeTextsWithRungData(tokenizer, texts, special_tokens, "train.probe: encoding with " + tokenizer);
+  };
+  if (config.kind == "indexing") {
+    RUNG_ASSIGN_OR_RETURN(prepared->indexing, EncodeIndexingProbe(config, encode, trial.data.seq_len, tokenizer));
+    RUNG_RETURN_IF_ERROR(CheckIndexingFits(trial, prepared->indexing, tokenizer));
+    return prepared;
+  }
   std::string filler_text;
   if (!config.filler.empty() && config.filler != "data") {
     std::error_code error;
@@ -79,12 +126,6 @@ StatusOr<std::unique_ptr<PreparedProbe>> PrepareProbe(const TrialConfig& trial) 
                                      std::to_string(valid));
     }
   }
-  const std::string tokenizer = prepared->tokenizer;
-  const ProbeTextEncoder encode = [&](const std::vector<std::string>& texts, bool special_tokens)
-      -> StatusOr<std::vector<std::vector<int32_t>>> {
-    if (tokenizer == "bytes") return EncodeBytes(texts);
-    return EncodeTextsWithRungData(tokenizer, texts, special_tokens, "train.probe: encoding with " + tokenizer);
-  };
   RUNG_ASSIGN_OR_RETURN(prepared->tokens, EncodeProbe(config, encode, filler_text));
   // Where the filler is the kind's segment but the data is asked for (or niah's default), the
   // segment gives way to the trial's validation tokens.
@@ -118,16 +159,7 @@ StatusOr<std::unique_ptr<PreparedProbe>> PrepareProbe(const TrialConfig& trial) 
                                      " tokens before any filler (" + tokenizer + ")");
     }
   }
-  auto check = [&](const std::vector<int32_t>& ids, const char* what) -> Status {
-    for (int32_t id : ids) {
-      if (id < 0 || id >= trial.model.vocab_size) {
-        return Status::InvalidArgument("train.probe: the " + std::string(what) + " encodes to id " + std::to_string(id) +
-                                       " with " + tokenizer + ", outside model.vocab_size " +
-                                       std::to_string(trial.model.vocab_size) + " (the tokenizer is not the model's)");
-      }
-    }
-    return Status::Ok();
-  };
+  auto check = [&](const std::vector<int32_t>& ids, const char* what) { return CheckIds(trial, ids, what, tokenizer); };
   RUNG_RETURN_IF_ERROR(check(prepared->tokens.bos, "template"));
   RUNG_RETURN_IF_ERROR(check(prepared->tokens.prefix, "prefix"));
   RUNG_RETURN_IF_ERROR(check(prepared->tokens.segment, "filler"));

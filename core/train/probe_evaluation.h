@@ -11,8 +11,10 @@
 //
 // Scoring (records::ProbeResult): `next_token`: the argmax after the query is the answer's first
 // token; `decode`: greedy decoding of as many tokens as the answer has, with a KV cache
-// (core/model/greedy_decode.h), equals the answer. Prompts of a cell are scored in batches of at most a
-// training batch's tokens.
+// (core/model/greedy_decode.h), equals the answer; `choice` (indexing): of the four answers' tokens,
+// the one with the largest logit is the answer's. Prompts of a cell are scored in batches of at most a
+// training batch's tokens (indexing: prompts of equal length together). An indexing probe is asked
+// within data.seq_len, with no length extension.
 #pragma once
 
 #include <memory>
@@ -20,6 +22,7 @@
 #include "core/common/status.h"
 #include "core/config/trial_config.h"
 #include "core/data/batch_source.h"
+#include "core/probes/indexing_prompts.h"
 #include "core/probes/probe_prompts.h"
 
 namespace rung {
@@ -27,7 +30,8 @@ namespace rung {
 struct PreparedProbe {
   ProbeConfig config;
   std::string tokenizer;  // what encoded it: a path, or "bytes"
-  ProbeTokens tokens;
+  ProbeTokens tokens;        // passkey, niah, template
+  IndexingTokens indexing;   // indexing
 };
 
 // Null where the trial has no probe. Errors: INVALID_ARGUMENT (no tokenizer to be found, a length

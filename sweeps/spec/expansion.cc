@@ -362,6 +362,17 @@ std::set<std::string> ReportedMetrics(const std::vector<ExpandedTrial>& trials) 
       cell.method = setting.method;
       cells.push_back(cell);
     }
+    if (train.probe.kind == "indexing") {
+      // Within the context only; the default list lengths are those that fit, known once encoded.
+      records::ProbeResult cell;
+      cell.probe = train.probe.kind;
+      cell.method = "none";
+      cells.push_back(cell);
+      for (int64_t elements : train.probe.elements) {
+        cell.elements = elements;
+        cells.push_back(cell);
+      }
+    }
     for (const auto& summary : records::ProbeSummaries(cells)) reported.insert(summary.first);
   }
   return reported;

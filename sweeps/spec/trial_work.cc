@@ -44,6 +44,15 @@ TrialWork CountTrialWork(const TrialConfig& config) {
     work.probe += static_cast<double>(probe.depths.size()) * static_cast<double>(probe.instances) * length *
                   (forward_matrix + forward_attention * length / seq_len);
   }
+  if (probe.kind == "indexing") {
+    for (int64_t elements : IndexingElementCounts(probe)) {
+      const int64_t tokens = EstimatedIndexingPromptTokens(elements);
+      if (tokens > config.data.seq_len && probe.elements.empty()) break;  // the defaults stop where they leave the context
+      const double length = static_cast<double>(tokens);
+      work.probe += static_cast<double>(probe.instances) * static_cast<double>(probe.queries) * length *
+                    (forward_matrix + forward_attention * length / seq_len);
+    }
+  }
   return work;
 }
 

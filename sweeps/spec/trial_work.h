@@ -19,7 +19,9 @@
 //                diagnostics_batches x diagnostics_sequences x seq_len tokens
 //   probe        train.probe: each (length L, method) of ProbeSettings, depths x instances prompts of L
 //                tokens forward, attention per token L / seq_len times the training length's (the few
-//                decoded tokens after each prompt are left out)
+//                decoded tokens after each prompt are left out); an indexing probe: instances x queries
+//                prompts of each list length, of EstimatedIndexingPromptTokens each (its defaults up to
+//                the first that leaves data.seq_len)
 // Fixed costs (process start, data loading, checkpoints, the diagnostics' own arithmetic) are not
 // FLOPs: a calibration measures them as seconds per trial (coordinator/cli/calibration_cache.h).
 #pragma once

@@ -9,23 +9,15 @@
 
 #include "core/train/checkpoint_io.h"
 #include "core/train/step_loop.h"
+#include "tests/core/model/hand_set_weights.h"
 
 namespace rung::testing_models {
 namespace {
 
 constexpr int64_t kVocab = 256;
-constexpr int64_t kCodeBits = 8;           // a byte's code: its bits as +-1
 constexpr double kScoreScale = 16.0;       // S0 = S1: a winning key leads by at least 2 x 16 logits
 constexpr double kFirstPenalty = 16.0;     // layer 1's score at key 0, in code agreements
 constexpr double kLogitPerAgreement = 4.0; // the head: logit(v) = 4 x agreement with the output code
-
-// Pairs of the position code: the smallest F with 2^F >= max_length, so that every distance
-// 0 < |m| < max_length has a frequency pi / 2^f with cos(pi m / 2^f) = -1.
-int64_t PositionPairs(int64_t max_length) {
-  int64_t pairs = 1;
-  while ((int64_t{1} << pairs) < max_length) ++pairs;
-  return pairs;
-}
 
 // Where each part lives in the residual stream (the header's layout).
 struct Layout {
@@ -41,21 +33,6 @@ struct Layout {
   // Layer 0 needs the 2F position dimensions, layer 1 a code and the first-position flag.
   int64_t head_dim() const { return std::max(2 * pairs, kCodeBits + 1); }
 };
-
-float Bit(int64_t byte, int64_t bit) { return (byte >> bit) & 1 ? 1.0f : -1.0f; }
-
-// 1 / RMS of a residual row whose squared norm is `squared_norm` (every row entering that norm has
-// it: the codes are +-1, the position pairs unit vectors, one of first/later is 1).
-double InverseRms(double squared_norm, const ModelConfig& config) {
-  return 1.0 / std::sqrt(squared_norm / static_cast<double>(config.d_model) + config.norm_eps);
-}
-
-using Matrix = torch::TensorAccessor<float, 2>;
-
-// `scale` x the identity from the code at columns [column, column + 8) to rows [row, row + 8).
-void CopyCode(Matrix weight, int64_t row, int64_t column, double scale) {
-  for (int64_t bit = 0; bit < kCodeBits; ++bit) weight[row + bit][column + bit] = static_cast<float>(scale);
-}
 
 }  // namespace
 
@@ -83,12 +60,8 @@ Transformer MakeInductionModel(int64_t max_length) {
   Transformer model(config, Initialization::kEmpty);
   model->eval();
   torch::NoGradGuard no_grad;
+  ZeroAllButNormGains(*model);
   auto parameters = model->named_parameters();
-  for (auto& parameter : parameters) {
-    const std::string& name = parameter.key();
-    const bool gain = name.size() > 5 && name.compare(name.size() - 5, 5, "_norm") == 0;
-    parameter.value().fill_(gain ? 1.0 : 0.0);
-  }
   auto matrix = [&](const char* name) { return parameters[name].accessor<float, 2>(); };
 
   // Input: token code + position code + first/later.
@@ -98,11 +71,7 @@ Transformer MakeInductionModel(int64_t max_length) {
   }
   Matrix table = matrix("position_embedding");
   for (int64_t j = 0; j < max_length; ++j) {
-    for (int64_t f = 0; f < pairs; ++f) {
-      const double angle = M_PI * static_cast<double>(j) / std::ldexp(1.0, static_cast<int>(f));
-      table[j][layout.position() + 2 * f] = static_cast<float>(std::cos(angle));
-      table[j][layout.position() + 2 * f + 1] = static_cast<float>(std::sin(angle));
-    }
+    WritePositionCode(table, j, layout.position(), pairs);
     table[j][j == 0 ? layout.first() : layout.later()] = 1.0f;
   }
 
@@ -117,18 +86,7 @@ Transformer MakeInductionModel(int64_t max_length) {
 
   // Layer 0, previous-token head: q = each pair turned back by pi / 2^f, k = the pairs, v = token code.
   Matrix qkv0 = matrix("blocks_0_qkv");
-  const float a0 = static_cast<float>(qk_scale(0, kScoreScale));
-  for (int64_t f = 0; f < pairs; ++f) {
-    const double step = M_PI / std::ldexp(1.0, static_cast<int>(f));
-    const float c = a0 * static_cast<float>(std::cos(step)), s = a0 * static_cast<float>(std::sin(step));
-    const int64_t in = layout.position() + 2 * f, q = 2 * f, k = hd + 2 * f;
-    qkv0[q][in] = c;
-    qkv0[q][in + 1] = s;
-    qkv0[q + 1][in] = -s;
-    qkv0[q + 1][in + 1] = c;
-    qkv0[k][in] = a0;
-    qkv0[k + 1][in + 1] = a0;
-  }
+  LookBackHead(qkv0, layout.position(), pairs, hd, 1, static_cast<float>(qk_scale(0, kScoreScale)));
   CopyCode(qkv0, 2 * hd, layout.token(), 1.0 / inverse_rms[0]);
   CopyCode(matrix("blocks_0_attn_out"), layout.previous(), 0, 1.0);
 

@@ -1,10 +1,16 @@
 // Probes scored on models (core/train/probe_evaluation.h, Evaluator::Probe): a model built to answer
-// a template probe (the hand-set induction model) answers every prompt, a random one next to none.
+// a template probe (the hand-set induction model) answers every prompt, a random one next to none;
+// paper 003's indexing probe on a model built to answer it and one built to confuse positions
+// (tests/core/model/indexing_model.h), each scored exactly as its construction predicts.
 #include "core/train/probe_evaluation.h"
+
+#include <cmath>
 
 #include <gtest/gtest.h>
 
+#include "core/probes/indexing_prompts.h"
 #include "core/train/evaluation.h"
+#include "tests/core/model/indexing_model.h"
 #include "tests/core/model/induction_model.h"
 
 namespace rung {
@@ -95,6 +101,94 @@ TEST(ProbeEvaluation, ASyntheticTaskHasNoTextToHideANeedleIn) {
   const StatusOr<std::unique_ptr<PreparedProbe>> prepared = PrepareProbe(trial);
   ASSERT_FALSE(prepared.ok());
   EXPECT_NE(prepared.status().message().find("train.probe"), std::string::npos) << prepared.status().message();
+}
+
+constexpr int64_t kIndexingLength = 512;
+
+// What the hand-set indexing model answers for each prompt (its header): arr[(k mod 10) XOR flip].
+// Per list length, the count it gets right and each list's share.
+struct Predicted {
+  int64_t correct = 0;
+  std::vector<double> per_list;
+  double mean_bytes = 0;
+};
+Predicted PredictIndexingModel(int64_t elements, int flip) {
+  Predicted predicted;
+  for (int64_t list = 0; list < 10; ++list) {
+    const std::vector<int> values = IndexingList(list, elements);
+    int64_t right = 0;
+    for (int64_t query = 0; query < 10; ++query) {
+      const int64_t index = IndexingIndex(list, query, elements);
+      const int64_t read = (index % 10) ^ flip;
+      right += values[static_cast<size_t>(read)] == values[static_cast<size_t>(index)] ? 1 : 0;
+      predicted.mean_bytes += static_cast<double>(IndexingPromptText(values, index).size()) / 100.0;
+    }
+    predicted.correct += right;
+    predicted.per_list.push_back(static_cast<double>(right) / 10.0);
+  }
+  return predicted;
+}
+
+double PopulationSd(const std::vector<double>& values) {
+  double mean = 0, squares = 0;
+  for (double value : values) mean += value / static_cast<double>(values.size());
+  for (double value : values) squares += (value - mean) * (value - mean);
+  return std::sqrt(squares / static_cast<double>(values.size()));
+}
+
+// Scores the model of `flip` on lists of 4, 8 and 64, expects each cell as predicted, returns them.
+std::vector<records::ProbeResult> ExpectIndexingCellsAsPredicted(const std::string& score, int flip) {
+  TrialConfig trial = testing_models::IndexingTrialConfig(kIndexingLength, {4, 8, 64});
+  trial.train.probe.score = score;
+  Transformer model = testing_models::MakeIndexingModel(kIndexingLength, flip);
+  const std::vector<records::ProbeResult> cells = Score(trial, model);
+  EXPECT_EQ(cells.size(), 3u);
+  for (const records::ProbeResult& cell : cells) {
+    if (!cell.elements.has_value()) {
+      ADD_FAILURE() << "an indexing cell without its list length";
+      continue;
+    }
+    const Predicted predicted = PredictIndexingModel(*cell.elements, flip);
+    SCOPED_TRACE(score + ", flip " + std::to_string(flip) + ", " + std::to_string(*cell.elements) + " elements");
+    EXPECT_EQ(cell.probe, "indexing");
+    EXPECT_EQ(cell.method, "none");
+    EXPECT_EQ(cell.score, score);
+    EXPECT_EQ(cell.instances, 100);
+    EXPECT_EQ(cell.lists, 10);
+    EXPECT_EQ(cell.correct, predicted.correct);
+    EXPECT_DOUBLE_EQ(cell.accuracy, static_cast<double>(predicted.correct) / 100.0);
+    EXPECT_NEAR(*cell.accuracy_sd, PopulationSd(predicted.per_list), 1e-12);
+    EXPECT_NEAR(*cell.mean_tokens, predicted.mean_bytes, 1e-9);  // bytes: a token per byte
+    EXPECT_DOUBLE_EQ(*cell.chance, 0.25);
+    EXPECT_EQ(cell.depth, -1);
+  }
+  return cells;
+}
+
+TEST(ProbeEvaluation, AModelBuiltToIndexAnswersListsOfUpToTenAndBeyondOnlyWhereTheIndexsLastDigitAgrees) {
+  const std::vector<records::ProbeResult> cells = ExpectIndexingCellsAsPredicted("choice", 0);
+  ASSERT_EQ(cells.size(), 3u);
+  EXPECT_EQ(cells[0].correct, 100);  // 4 elements: every index one digit
+  EXPECT_EQ(cells[1].correct, 100);
+  EXPECT_LT(cells[2].accuracy, 0.6);  // 64: mostly two digits, read by the last
+}
+
+TEST(ProbeEvaluation, AModelBuiltToConfusePositionsAnswersTheNeighbourNearChance) {
+  const std::vector<records::ProbeResult> cells = ExpectIndexingCellsAsPredicted("choice", 1);
+  for (const records::ProbeResult& cell : cells) EXPECT_LT(cell.accuracy, 0.45) << *cell.elements;
+}
+
+TEST(ProbeEvaluation, IndexingScoredByTheNextTokenAgreesWithChoiceOnTheBuiltModels) {
+  ExpectIndexingCellsAsPredicted("next_token", 0);
+  ExpectIndexingCellsAsPredicted("next_token", 1);
+}
+
+TEST(ProbeEvaluation, IndexingListsWhosePromptsExceedTheContextAreRefusedBeforeAnythingRuns) {
+  TrialConfig trial = testing_models::IndexingTrialConfig(kIndexingLength, {4, 256});
+  const StatusOr<std::unique_ptr<PreparedProbe>> prepared = PrepareProbe(trial);
+  ASSERT_FALSE(prepared.ok());
+  EXPECT_NE(prepared.status().message().find("lists of 256 elements make prompts of up to"), std::string::npos)
+      << prepared.status().message();
 }
 
 }  // namespace
