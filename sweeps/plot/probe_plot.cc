@@ -9,6 +9,40 @@
 #include "sweeps/plot/gnuplot_script.h"
 
 namespace rung::plot {
+namespace {
+
+// The indexing probe's figure (the header): one line of points by list length.
+StatusOr<std::vector<std::string>> WriteIndexingPlot(const std::vector<records::ProbeResult>& cells,
+                                                     const DiagnosticsPlotOptions& options, const std::string& dir) {
+  const std::string name = "probe_indexing";
+  std::ostringstream data;
+  double lowest = 0, highest = 0;
+  for (const records::ProbeResult& cell : cells) {
+    const double tokens = cell.mean_tokens.value_or(static_cast<double>(cell.length));
+    lowest = lowest == 0 ? tokens : std::min(lowest, tokens);
+    highest = std::max(highest, tokens);
+    data << Format("%.6g", tokens) << " " << Format("%.6g", cell.accuracy) << " " << Format("%.6g", cell.accuracy_sd.value_or(0))
+         << " " << cell.elements.value_or(0) << "\n";
+  }
+  RUNG_RETURN_IF_ERROR(WriteFileAtomically(dir + "/" + name + ".dat", {data.str()}));
+  const std::string& score = cells.front().score;
+  std::ostringstream script;
+  script << "# rung diag: indexing probe of " << options.title << "\nreset\nset encoding utf8\nset border lw 1.2\nset title "
+         << DoubleQuote(EnhancedLiteral(options.title + ": indexing accuracy (paper 003 D.2; " +
+                                        (score == "choice" ? "choice among 0-3" : score == "next_token" ? "next token" : "greedy decode") +
+                                        ", " + std::to_string(cells.front().lists.value_or(0)) + " lists per length, bars +-1 sd)"))
+         << "\nset xlabel 'prompt tokens (mean over the prompts of a list length)'\nset ylabel 'accuracy'\n"
+         << "set logscale x 2\nset xrange [" << Format("%.6g", lowest / 1.5) << ":" << Format("%.6g", highest * 1.5) << "]\n"
+         << "set yrange [-0.05:1.1]\nset key bottom left\nset grid ytics lc rgb '#dddddd'\n"
+         << "plot " << Quote(dir + "/" + name + ".dat")
+         << " using 1:2:3 with yerrorlines lw 2 pt 7 lc rgb '#2166ac' title 'accuracy', '' using 1:2:(sprintf('%d', $4)) "
+            "with labels offset 0,1.2 font ',9' notitle, "
+         << Format("%.6g", cells.front().chance.value_or(0.25)) << " with lines dt 2 lc rgb '#b2182b' title 'chance (1/4)'\n"
+         << SvgAndPngOutputs(dir + "/" + name, options.width, options.height);
+  return RenderGnuplot(options.gnuplot, dir, "probe.gp", script.str(), {name + ".svg", name + ".png"});
+}
+
+}  // namespace
 
 StatusOr<std::vector<std::string>> WriteProbePlot(const std::vector<records::ProbeResult>& cells,
                                                   const DiagnosticsPlotOptions& options) {
@@ -16,6 +50,7 @@ StatusOr<std::vector<std::string>> WriteProbePlot(const std::vector<records::Pro
   if (cells.empty()) return Status::InvalidArgument("the probe holds no cell");
   RUNG_RETURN_IF_ERROR(MakeOutputFolder(options.out_dir));
   const fs::path dir = fs::absolute(options.out_dir);
+  if (cells.front().elements) return WriteIndexingPlot(cells, options, dir.string());
   // The grid's axes: every length and depth of any method, ascending; methods in first-seen order.
   std::vector<int64_t> lengths;
   std::vector<double> depths;

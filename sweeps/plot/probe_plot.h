@@ -5,6 +5,9 @@
 //   probe_<kind>_<method>.{svg,png}  accuracy as a heatmap, needle depth (rows) against prompt length
 //                                    (columns, in tokens), one figure per length-extension method,
 //                                    each cell labelled correct/instances.
+//   probe_indexing.{svg,png}         the indexing probe (paper 003 Fig. 9): accuracy against the prompts'
+//                                    mean tokens (log scale), a bar of +-1 sd of the lists' accuracies,
+//                                    each point labelled with its list length, and chance (1/4) dashed.
 //   probe.gp, probe_*.dat, gnuplot.log
 //
 // Contract: INVALID_ARGUMENT for no cells; else the errors of RenderGnuplot. A cell a method does not

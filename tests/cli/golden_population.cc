@@ -69,6 +69,7 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
   };
   const Cell running = {"lerope", 2, 0}, failing = {"lerope", 2, 1};
   const Cell with_diagnostics = {"lerope", 1, 0};
+  const Cell with_indexing = {"rope", 2, 1};  // its probe: paper 003's indexing task, not the pass key
 
   // rung-train's records (core/train/trainer.h) for a trial of `layers` layers of d_model 16:
   // N = 12 d^2 per layer, 32 tokens per step (batch 2 x 16).
@@ -105,7 +106,7 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
     if (val_loss) record["val_loss"] = *val_loss;
     return record.dump();
   };
-  auto final_record = [&](const std::string& variant, int64_t layers, double loss) {
+  auto final_record = [&](const std::string& variant, int64_t layers, double loss, bool indexing) {
     json frequencies = json::array();
     for (int64_t layer = 0; layer < layers; ++layer) {
       json values = json::array();
@@ -128,6 +129,16 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
         const int correct = length == 16 ? 4 : std::string(method) == "yarn" ? 3 - static_cast<int>(depth) : 1;
         probe.push_back({{"probe", "passkey"}, {"length", length}, {"depth", depth}, {"method", method},
                          {"score", "decode"}, {"tokenizer", "bytes"}, {"instances", 4}, {"correct", correct}, {"accuracy", correct / 4.0}});
+      }
+    }
+    if (indexing) {
+      // Lists of 1 and 2 elements within T = 16 (2 lists x 2 queries each), scored by choice.
+      probe = json::array();
+      for (const auto& [elements, correct, sd] : {std::tuple<int, int, double>{1, 4, 0.0}, {2, 3, 0.25}}) {
+        probe.push_back({{"probe", "indexing"}, {"length", 12 + elements}, {"depth", -1.0}, {"method", "none"},
+                         {"score", "choice"}, {"tokenizer", "bytes"}, {"instances", 4}, {"correct", correct},
+                         {"accuracy", correct / 4.0}, {"elements", elements}, {"lists", 2}, {"accuracy_sd", sd},
+                         {"mean_tokens", 11.5 + elements}, {"chance", 0.25}});
       }
     }
     return json{{"type", "final"},
@@ -354,7 +365,7 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
                               {{"pair", 1}, {"rope_theta", 0.1}, {"loss", 2.5}, {"delta", 0.0}}}}}}}
                          .dump());
     }
-    last.push_back(final_record(std::get<0>(cell), layers, loss));
+    last.push_back(final_record(std::get<0>(cell), layers, loss, cell == with_indexing));
     RUNG_RETURN_IF_ERROR(report(attempt, last, {}));
     RUNG_RETURN_IF_ERROR(complete(attempt, v1::OUTCOME_SUCCEEDED, "", 0));
   }

@@ -518,8 +518,22 @@ TextTable ExtrapolationTable(const std::vector<records::ExtrapolationResult>& ex
   return table;
 }
 
+// The indexing probe's cells (paper 003 appendix D.2): accuracy, the lists' spread and chance at each
+// list length, with the prompts' mean and longest tokens.
+TextTable IndexingTable(const std::vector<records::ProbeResult>& cells) {
+  TextTable table({"probe", "elements", "mean_tokens", "longest", "correct", "accuracy", "sd_lists", "chance"});
+  for (const records::ProbeResult& cell : cells) {
+    table.AddRow({cell.probe, Shown(cell.elements), Shown(cell.mean_tokens, 5), Shown(cell.length),
+                  Shown(cell.correct) + "/" + Shown(cell.instances), Shown(cell.accuracy, 3), Shown(cell.accuracy_sd, 3),
+                  Shown(cell.chance, 2)},
+                 records::DocumentJson(cell));
+  }
+  return table;
+}
+
 // A probe's cells: accuracy at each prompt length, method and needle depth.
 TextTable ProbeTable(const std::vector<records::ProbeResult>& cells) {
+  if (!cells.empty() && cells.front().elements) return IndexingTable(cells);
   TextTable table({"probe", "length", "method", "depth", "correct", "accuracy"});
   for (const records::ProbeResult& cell : cells) {
     table.AddRow({cell.probe, Shown(cell.length), cell.method, Shown(cell.depth, 2),
@@ -756,10 +770,15 @@ void PrintEvaluationSections(const DiagSections& sections, const TrialDiagnostic
                  ExtrapolationTable(diagnostics.extrapolation));
   if (!diagnostics.probe.empty() || sections.table == "probe") {
     const std::string score = diagnostics.probe.empty() ? "" : diagnostics.probe.front().score;
+    const std::string scored = score == "next_token" ? "the next token after the query"
+                               : score == "choice"   ? "the largest logit among the four answers"
+                                                     : "greedy decode of the answer, exact match";
+    const bool indexing = !diagnostics.probe.empty() && diagnostics.probe.front().elements.has_value();
     sections.Print("probe",
-                   "Probe accuracy by prompt length, extension method and needle depth (" +
-                       std::string(score == "next_token" ? "the next token after the query" : "greedy decode of the answer, exact match") +
-                       "; docs/science.md section 16)",
+                   indexing ? "Indexing accuracy by list length within the context (paper 003 section 5, appendix D.2: " +
+                                  scored + "; sd_lists: the spread of the lists' accuracies; docs/science.md section 16)"
+                            : "Probe accuracy by prompt length, extension method and needle depth (" + scored +
+                                  "; docs/science.md section 16)",
                    ProbeTable(diagnostics.probe));
   }
   if (diagnostics.band_ablation || sections.table == "bands") {

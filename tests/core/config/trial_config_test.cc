@@ -94,6 +94,14 @@ TEST(TrialConfig, EvaluationAndProbeKeysAreValidatedAndStayOutOfTheIdentityUnset
                                   {"filler_text", "f"}, {"distractors", 2}}}}}}, "train.probe.query"},
       {json{{"train", {{"probe", {{"kind", "passkey"}, {"instances", 0}}}}}}, "train.probe.instances"},
       {json{{"train", {{"probe", {{"kind", "passkey"}, {"distractors", 1}}}}}}, "train.probe.distractors"},
+      {json{{"train", {{"probe", {{"kind", "passkey"}, {"score", "choice"}}}}}}, "train.probe.score"},
+      {json{{"train", {{"probe", {{"kind", "passkey"}, {"queries", 3}}}}}}, "train.probe.queries"},
+      {json{{"train", {{"probe", {{"kind", "niah"}, {"elements", {4}}}}}}}, "train.probe.elements"},
+      {json{{"train", {{"probe", {{"kind", "indexing"}, {"lengths", {128}}}}}}}, "train.probe.lengths"},
+      {json{{"train", {{"probe", {{"kind", "indexing"}, {"depths", {0.5}}}}}}}, "train.probe.depths"},
+      {json{{"train", {{"probe", {{"kind", "indexing"}, {"filler_text", "x"}}}}}}, "train.probe.filler_text"},
+      {json{{"train", {{"probe", {{"kind", "indexing"}, {"elements", {0}}}}}}}, "train.probe.elements"},
+      {json{{"train", {{"probe", {{"kind", "indexing"}, {"queries", 0}}}}}}, "train.probe.queries"},
   };
   for (const auto& [patch, key] : cases) {
     json config = MinimalTrial();
@@ -109,6 +117,23 @@ TEST(TrialConfig, EvaluationAndProbeKeysAreValidatedAndStayOutOfTheIdentityUnset
   EXPECT_FALSE(identity["train"].contains("probe"));
   EXPECT_FALSE(identity["train"].contains("extrapolation_scale"));
   EXPECT_FALSE(identity["train"]["init"].contains("model"));
+  // The indexing probe's keys stay out of another kind's identity, and join an indexing probe's.
+  json passkey = MinimalTrial();
+  passkey["train"]["probe"] = {{"kind", "passkey"}};
+  StatusOr<TrialConfig> with_passkey = TrialConfigFromJson(passkey);
+  ASSERT_TRUE(with_passkey.ok()) << with_passkey.status().message();
+  identity = TrialConfigToJson(*with_passkey);
+  ReconcileWithEarlierReleases(*with_passkey, &identity);
+  EXPECT_FALSE(identity["train"]["probe"].contains("elements"));
+  EXPECT_FALSE(identity["train"]["probe"].contains("queries"));
+  json indexing = MinimalTrial();
+  indexing["train"]["probe"] = {{"kind", "indexing"}, {"elements", {4, 8}}, {"score", "choice"}};
+  StatusOr<TrialConfig> with_indexing = TrialConfigFromJson(indexing);
+  ASSERT_TRUE(with_indexing.ok()) << with_indexing.status().message();
+  identity = TrialConfigToJson(*with_indexing);
+  ReconcileWithEarlierReleases(*with_indexing, &identity);
+  EXPECT_EQ(identity["train"]["probe"]["elements"], json({4, 8}));
+  EXPECT_EQ(identity["train"]["probe"]["queries"], 10);
 }
 
 TEST(TrialConfig, BuiltinBpeFormHasItsVocabularyAndJoinsTheIdentity) {

@@ -1,4 +1,5 @@
 #include "sweeps/plot/diagnostics_plot.h"
+#include "sweeps/plot/probe_plot.h"
 
 #include <gtest/gtest.h>
 
@@ -141,6 +142,41 @@ TEST(DiagnosticsPlot, DrawsTheNeedleGridAsOneHeatmapPerLengthAndMethod) {
   EXPECT_EQ(Read(dir / "niah_1x_none.dat"), "1 0.5 0.25\n0.75 0.5 NaN\n");
   EXPECT_NE(Read(dir / "niah_2x_yarn.svg").find("128 tokens"), std::string::npos);
   EXPECT_EQ(WriteNiahGridPlot(records::NiahGridDiagnostics(), options).status().code(), StatusCode::kInvalidArgument);
+  fs::remove_all(dir);
+}
+
+TEST(DiagnosticsPlot, TheIndexingProbeIsDrawnAsAccuracyAgainstPromptTokensWithTheListsSpreadAndChance) {
+  if (std::system("gnuplot --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot not installed";
+  std::vector<records::ProbeResult> cells;
+  for (const auto& [elements, accuracy, sd] : {std::tuple<int64_t, double, double>{4, 1.0, 0.0}, {64, 0.37, 0.125}}) {
+    records::ProbeResult cell;
+    cell.probe = "indexing";
+    cell.score = "choice";
+    cell.method = "none";
+    cell.depth = -1;
+    cell.length = 3 * elements + 110;
+    cell.instances = 100;
+    cell.correct = static_cast<int64_t>(std::lround(accuracy * 100));
+    cell.accuracy = accuracy;
+    cell.elements = elements;
+    cell.lists = 10;
+    cell.accuracy_sd = sd;
+    cell.mean_tokens = 3.0 * static_cast<double>(elements) + 105.5;
+    cell.chance = 0.25;
+    cells.push_back(cell);
+  }
+  const fs::path dir = FreshDiagnosticsDir("indexing");
+  DiagnosticsPlotOptions options;
+  options.out_dir = dir.string();
+  options.title = "trial 6";
+  StatusOr<std::vector<std::string>> files = WriteProbePlot(cells, options);
+  ASSERT_TRUE(files.ok()) << files.status().message();
+  EXPECT_EQ(*files, (std::vector<std::string>{(dir / "probe_indexing.svg").string(), (dir / "probe_indexing.png").string()}));
+  EXPECT_EQ(Read(dir / "probe_indexing.dat"), "117.5 1 0 4\n297.5 0.37 0.125 64\n");
+  const std::string svg = Read(dir / "probe_indexing.svg");
+  EXPECT_NE(svg.find("chance (1/4)"), std::string::npos);
+  EXPECT_NE(svg.find("10 lists per length"), std::string::npos);
+  if (::testing::Test::HasFailure()) return;  // the figure kept to look at
   fs::remove_all(dir);
 }
 
