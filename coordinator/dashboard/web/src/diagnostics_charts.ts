@@ -155,6 +155,7 @@ export function extrapolationSpec(title: string, table: ExtrapolationResult[], t
 const PROBE_SCORES: Record<string, { words: string; short: string }> = {
   decode: { words: 'greedy decode of the answer, exact match', short: 'greedy decode' },
   next_token: { words: 'the next token after the query', short: 'next token' },
+  choice: { words: 'the largest logit among the four answers', short: 'choice among 0-3' },
 };
 
 export function probeScore(score: string): { words: string; short: string } {
@@ -194,9 +195,33 @@ export function probeSpecs(title: string, cells: ProbeResult[]): { method: strin
   });
 }
 
+// Paper 003's indexing probe as `rung diag --plot` draws it (probe_plot.cc, paper 003 Fig. 9):
+// accuracy against the prompts' mean tokens (log axis), a band of +-1 sd of the lists' accuracies, and
+// chance dashed. `cells`: one indexing probe's, each a list length.
+export function indexingSpec(title: string, cells: ProbeResult[]): ChartSpec {
+  const sorted = [...cells].sort((a, b) => (n(a.mean_tokens) ?? 0) - (n(b.mean_tokens) ?? 0));
+  const accuracy = sorted.map((c) => n(c.accuracy));
+  const sd = sorted.map((c) => n(c.accuracy_sd) ?? 0);
+  const score = probeScore(cells.length ? String(cells[0].score) : '');
+  const lists = cells.length ? n(cells[0].lists) : null;
+  return {
+    title: `${title}: indexing accuracy (paper 003 D.2; ${score.short}, ${lists} lists per length, band +-1 sd)`,
+    xLabel: 'prompt tokens (mean over the prompts of a list length)', yLabel: 'accuracy', logX: true,
+    x: sorted.map((c) => n(c.mean_tokens) ?? 0),
+    series: [
+      { label: 'accuracy', color: PALETTE[0], values: accuracy,
+        band: { lo: accuracy.map((a, i) => (a === null ? null : a - sd[i])), hi: accuracy.map((a, i) => (a === null ? null : a + sd[i])) } },
+      { label: 'chance (1/4)', color: PALETTE[1], values: sorted.map((c) => n(c.chance) ?? 0.25), dash: [6, 4] },
+    ],
+    yRange: [0, 1],
+    note: `list lengths ${sorted.map((c) => String(c.elements)).join(', ')}; each point: correct/instances ` +
+      sorted.map((c) => `${c.correct}/${c.instances}`).join(', '),
+  };
+}
+
 // The probe of a trial's final record (the document named "probe"), in its own block (#diag-probe): a
-// heading naming each probe kind and its scoring, then its heatmaps (probeSpecs); a line saying so
-// where the trial has none.
+// heading naming each probe kind and its scoring, then its heatmaps (probeSpecs) or, for the indexing
+// probe, its line (indexingSpec); a line saying so where the trial has none.
 function renderProbe(host: HTMLElement, title: string, documents: TrialDiagnostic[]): void {
   const block = el('div', { id: 'diag-probe' });
   host.append(block);
@@ -209,7 +234,14 @@ function renderProbe(host: HTMLElement, title: string, documents: TrialDiagnosti
     const [kind, score] = key.split('|');
     block.append(el('h4', { className: 'probe-heading', 'data-probe': kind, 'data-score': score },
       `Probe: ${kind}, scored by ${probeScore(score).words}`));
-    for (const { method, spec } of probeSpecs(title, cells.filter((c) => c.probe === kind && c.score === score))) {
+    const mine = cells.filter((c) => c.probe === kind && c.score === score);
+    if (kind === 'indexing') {
+      const node = el('div', { 'data-chart': 'diag-probe', 'data-probe': kind, 'data-method': 'none' });
+      block.append(node);
+      drawChart(node, indexingSpec(title, mine));
+      continue;
+    }
+    for (const { method, spec } of probeSpecs(title, mine)) {
       const node = el('div', { 'data-chart': 'diag-probe', 'data-probe': kind, 'data-method': method });
       block.append(node);
       drawHeatmap(node, spec, 'No probe cell of this method.');
