@@ -24,15 +24,25 @@ void ValidateIndexingProbe(const ProbeConfig& probe, Error& error) {
     error("kind", "prefix, needle, query and answer are a template's; the indexing probe has paper 003's prompt");
   }
   if (probe.elements.size() > 64) error("elements", "at most 64 list lengths");
-  for (int64_t count : probe.elements) {
+  for (size_t i = 0; i < probe.elements.size(); ++i) {
+    const int64_t count = probe.elements[i];
     if (count < 1 || count > kMaxSequenceLength / 2) {
       error("elements", "each list length must lie in [1, " + std::to_string(kMaxSequenceLength / 2) + "], got " +
                             std::to_string(count));
       break;
     }
+    if (i > 0 && count <= probe.elements[i - 1]) {
+      error("elements", "list lengths ascend, each once (" + std::to_string(count) + " follows " +
+                            std::to_string(probe.elements[i - 1]) + ")");
+      break;
+    }
   }
   if (probe.instances < 1 || probe.instances > 1024) error("instances", "must lie in [1, 1024] (lists per length)");
   if (probe.queries < 1 || probe.queries > 1024) error("queries", "must lie in [1, 1024] (indices asked of each list)");
+  if (probe.instances >= 1 && probe.queries >= 1 && probe.instances * probe.queries > kMaxIndexingPromptsPerLength) {
+    error("queries", "instances x queries must be at most " + std::to_string(kMaxIndexingPromptsPerLength) +
+                         " prompts per list length (the paper asks 100), got " + std::to_string(probe.instances * probe.queries));
+  }
 }
 
 }  // namespace
@@ -58,7 +68,7 @@ std::vector<int64_t> IndexingElementCounts(const ProbeConfig& probe) {
   return counts;
 }
 
-int64_t EstimatedIndexingPromptTokens(int64_t elements) { return 3 * elements + 40; }
+int64_t EstimatedIndexingPromptTokens(int64_t elements) { return 3 * elements + 110; }
 
 void ValidateProbeConfig(const ProbeConfig& probe, std::vector<ConfigError>* errors) {
   auto error = [&](const std::string& key, const std::string& message) {

@@ -44,7 +44,7 @@ struct ProbeConfig {
   int64_t key_digits = 5;                // the key: this many decimal digits, the first not 0
   int64_t distractors = 0;               // other (name, key) needles (niah, template with {name})
   // decode: greedy decode of the answer, exact match | next_token | choice (indexing: the argmax of the
-  // next-token logits among the four answers' tokens, so chance is exactly 1/4)
+  // next-token logits among the four answers' tokens, so every model answers a value)
   std::string score = "decode";
   // The tokenizer the texts are encoded with: a tokenizer file or model folder (rung-data encode's
   // --tokenizer); "" = train.init.checkpoint where it is a model folder, else data.path where it is a
@@ -53,17 +53,22 @@ struct ProbeConfig {
   std::string filler;                    // "" | data | a text file (see above)
   std::string filler_text;               // "" = the kind's; the segment repeated as filler
   std::string prefix, needle, query, answer;  // template: "" = the kind's (required for template)
-  // indexing: the list lengths (elements), empty = the powers of 2 from 4 to 4096 whose prompts fit in
-  // data.seq_len (appendix D.2's range); and the queries (indices) asked of each list (D.2: 10).
+  // indexing: the list lengths (elements, ascending), empty = the powers of 2 from 4 to 4096 whose
+  // prompts fit in data.seq_len (appendix D.2's range); and the queries (indices) asked of each list (D.2:
+  // 10), instances x queries at most kMaxIndexingPromptsPerLength.
   std::vector<int64_t> elements;
   int64_t queries = 10;
 };
 
+// The most prompts an indexing probe asks per list length (instances x queries): every prompt's text is
+// held while its length is encoded.
+inline constexpr int64_t kMaxIndexingPromptsPerLength = 16384;
+
 // The list lengths an indexing probe tries: `elements`, or appendix D.2's powers of 2 from 4 to 4096.
 std::vector<int64_t> IndexingElementCounts(const ProbeConfig& probe);
 
-// An indexing prompt's tokens estimated before any tokenizer runs (about 3 per element, paper 003
-// appendix D.2, and the texts around the list): what cost estimates use.
+// An indexing prompt's tokens estimated before any tokenizer runs (3 per element, paper 003 appendix
+// D.2, and about 110 for the text around the list, as bytes): what cost estimates use.
 int64_t EstimatedIndexingPromptTokens(int64_t elements);
 
 // One (prompt length, length extension) a probe is scored at.

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -37,7 +38,14 @@ struct IndexingPrompt {
   std::vector<int32_t> tokens;  // template tokens and the prompt
   std::vector<int32_t> answer;  // the answer's ids after it
   int value = 0;                // arr[index]
+  double position_blind = 0;    // PositionBlindAccuracy of the list at the index
 };
+
+// The accuracy of the best answer that ignores positions: the list's most frequent value (ties split
+// evenly), right with probability 1/(number of modes) where arr[index] is one of them. A model that
+// answers a uniformly guessed value scores 1/4, one that answers a random element 1/4 + 3/(4n); this
+// is the most any answer from the list's values alone can score.
+double PositionBlindAccuracy(const std::vector<int>& values, int64_t index);
 
 // The prompts of one list length: list l's queries at [l * queries, (l + 1) * queries).
 struct IndexingLength {
@@ -57,12 +65,20 @@ struct IndexingTokens {
   std::vector<int32_t> candidates;
 };
 
-// Encodes the prompts of each of IndexingElementCounts(probe) with `queries` per list. `context`: the
-// longest prompt allowed (data.seq_len). A length given in probe.elements whose prompts exceed it is an
-// error (INVALID_ARGUMENT, naming the length and tokens); of the defaults, those that exceed it are
-// left out (INVALID_ARGUMENT where none is left). Errors: also the encoder's; INVALID_ARGUMENT where an
-// answer encodes to no ids, or score choice's answers are not told apart by one token.
-StatusOr<IndexingTokens> EncodeIndexingProbe(const ProbeConfig& probe, const ProbeTextEncoder& encode, int64_t context,
-                                             const std::string& tokenizer_name);
+// What an indexing prompt must fit: `context`, the longest prompt (data.seq_len); `positions`, the
+// prompt with the answer tokens fed after it (a learned absolute table that refuses more), else
+// unbounded.
+struct IndexingLimits {
+  int64_t context = 0;
+  int64_t positions = std::numeric_limits<int64_t>::max();
+};
+
+// Encodes the prompts of each of IndexingElementCounts(probe) with `queries` per list, one length at
+// a time. A length given in probe.elements whose prompts exceed the limits is an error
+// (INVALID_ARGUMENT, naming the length and tokens); the defaults stop at the first that exceeds them
+// (INVALID_ARGUMENT where none is left). Errors: also the encoder's; INVALID_ARGUMENT where an answer
+// encodes to no ids, or score choice's answers are not told apart by one token after every prompt.
+StatusOr<IndexingTokens> EncodeIndexingProbe(const ProbeConfig& probe, const ProbeTextEncoder& encode,
+                                             const IndexingLimits& limits, const std::string& tokenizer_name);
 
 }  // namespace rung

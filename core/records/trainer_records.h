@@ -292,13 +292,15 @@ struct ProbeResult {
   int64_t correct = 0;
   double accuracy = 0;     // correct / instances
   // indexing (paper 003 appendix D.2) only: the list length; the lists; the standard deviation of the
-  // lists' accuracies (ddof 0, the figure's shadow); the prompts' mean tokens (its x axis); and the
-  // accuracy of answering a uniformly drawn value (1/4).
+  // lists' accuracies (ddof 0: rung's reading of the figure's shadow); the prompts' mean tokens (its x
+  // axis); the accuracy of answering a uniformly guessed value (1/4, the paper's chance); and the mean
+  // accuracy of the best position-blind answer, the list's most frequent value (PositionBlindAccuracy).
   std::optional<int64_t> elements;
   std::optional<int64_t> lists;
   std::optional<double> accuracy_sd;
   std::optional<double> mean_tokens;
   std::optional<double> chance;
+  std::optional<double> position_blind;
 
   template <class Self, class Visitor>
   static void Fields(Self& self, Visitor&& field) {
@@ -316,6 +318,7 @@ struct ProbeResult {
     field("accuracy_sd", self.accuracy_sd);
     field("mean_tokens", self.mean_tokens);
     field("chance", self.chance);
+    field("position_blind", self.position_blind);
   }
 };
 

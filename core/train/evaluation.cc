@@ -239,6 +239,9 @@ std::vector<records::ProbeResult> Evaluator::ProbeIndexing(const PreparedProbe& 
     cell.accuracy_sd = std::sqrt(spread / static_cast<double>(per_list.size()));
     cell.mean_tokens = length.mean_tokens;
     cell.chance = 1.0 / kIndexingValues;
+    double blind = 0;
+    for (const IndexingPrompt& prompt : length.prompts) blind += prompt.position_blind;
+    cell.position_blind = blind / static_cast<double>(length.prompts.size());
     cells.push_back(std::move(cell));
   }
   model_->train();

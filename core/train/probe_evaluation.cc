@@ -75,9 +75,12 @@ Status CheckIndexingFits(const TrialConfig& trial, const IndexingTokens& indexin
     }
   }
   const int64_t after = trial.train.probe.score == "decode" ? longest_answer - 1 : indexing.answer_shared;
-  const int64_t longest = indexing.lengths.back().longest;
+  const IndexingLength& longest_length = *std::max_element(
+      indexing.lengths.begin(), indexing.lengths.end(),
+      [](const IndexingLength& a, const IndexingLength& b) { return a.longest < b.longest; });
+  const int64_t longest = longest_length.longest;
   if (position.variant == "absolute" && position.absolute.beyond == "refuse" && longest + after > trial.model.seq_len) {
-    return Status::InvalidArgument("train.probe.elements: lists of " + std::to_string(indexing.lengths.back().elements) +
+    return Status::InvalidArgument("train.probe.elements: lists of " + std::to_string(longest_length.elements) +
                                    " elements and the answer tokens fed after them need " + std::to_string(longest + after) +
                                    " positions; position.variant absolute has " + std::to_string(trial.model.seq_len) +
                                    " and refuses more: give shorter lists");
@@ -100,7 +103,11 @@ StatusOr<std::unique_ptr<PreparedProbe>> PrepareProbe(const TrialConfig& trial) 
     return EncodeTextsWithRungData(tokenizer, texts, special_tokens, "train.probe: encoding with " + tokenizer);
   };
   if (config.kind == "indexing") {
-    RUNG_ASSIGN_OR_RETURN(prepared->indexing, EncodeIndexingProbe(config, encode, trial.data.seq_len, tokenizer));
+    IndexingLimits limits;
+    limits.context = trial.data.seq_len;
+    const PositionConfig& position = trial.model.position;
+    if (position.variant == "absolute" && position.absolute.beyond == "refuse") limits.positions = trial.model.seq_len;
+    RUNG_ASSIGN_OR_RETURN(prepared->indexing, EncodeIndexingProbe(config, encode, limits, tokenizer));
     RUNG_RETURN_IF_ERROR(CheckIndexingFits(trial, prepared->indexing, tokenizer));
     return prepared;
   }

@@ -1,6 +1,7 @@
 #include "sweeps/plot/probe_plot.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -22,7 +23,7 @@ StatusOr<std::vector<std::string>> WriteIndexingPlot(const std::vector<records::
     lowest = lowest == 0 ? tokens : std::min(lowest, tokens);
     highest = std::max(highest, tokens);
     data << Format("%.6g", tokens) << " " << Format("%.6g", cell.accuracy) << " " << Format("%.6g", cell.accuracy_sd.value_or(0))
-         << " " << cell.elements.value_or(0) << "\n";
+         << " " << cell.elements.value_or(0) << " " << Format("%.6g", cell.position_blind.value_or(NAN)) << "\n";
   }
   RUNG_RETURN_IF_ERROR(WriteFileAtomically(dir + "/" + name + ".dat", {data.str()}));
   const std::string& score = cells.front().score;
@@ -37,7 +38,8 @@ StatusOr<std::vector<std::string>> WriteIndexingPlot(const std::vector<records::
          << "plot " << Quote(dir + "/" + name + ".dat")
          << " using 1:2:3 with yerrorlines lw 2 pt 7 lc rgb '#2166ac' title 'accuracy', '' using 1:2:(sprintf('%d', $4)) "
             "with labels offset 0,1.2 font ',9' notitle, "
-         << Format("%.6g", cells.front().chance.value_or(0.25)) << " with lines dt 2 lc rgb '#b2182b' title 'chance (1/4)'\n"
+         << Format("%.6g", cells.front().chance.value_or(0.25)) << " with lines dt 2 lc rgb '#b2182b' title 'chance (1/4)', '' using 1:5 "
+            "with linespoints dt 3 pt 6 lc rgb '#4d4d4d' title 'blind to position (the mode of each list)'\n"
          << SvgAndPngOutputs(dir + "/" + name, options.width, options.height);
   return RenderGnuplot(options.gnuplot, dir, "probe.gp", script.str(), {name + ".svg", name + ".png"});
 }

@@ -7,7 +7,8 @@
 //                                    each cell labelled correct/instances.
 //   probe_indexing.{svg,png}         the indexing probe (paper 003 Fig. 9): accuracy against the prompts'
 //                                    mean tokens (log scale), a bar of +-1 sd of the lists' accuracies,
-//                                    each point labelled with its list length, and chance (1/4) dashed.
+//                                    each point labelled with its list length, chance (1/4) dashed and
+//                                    the best position-blind answer's accuracy dotted.
 //   probe.gp, probe_*.dat, gnuplot.log
 //
 // Contract: INVALID_ARGUMENT for no cells; else the errors of RenderGnuplot. A cell a method does not

@@ -363,12 +363,13 @@ std::set<std::string> ReportedMetrics(const std::vector<ExpandedTrial>& trials) 
       cells.push_back(cell);
     }
     if (train.probe.kind == "indexing") {
-      // Within the context only; the default list lengths are those that fit, known once encoded.
+      // Within the context only. Of the default list lengths those that fit are known once encoded: every
+      // one is a name the trainer may report.
       records::ProbeResult cell;
       cell.probe = train.probe.kind;
       cell.method = "none";
       cells.push_back(cell);
-      for (int64_t elements : train.probe.elements) {
+      for (int64_t elements : IndexingElementCounts(train.probe)) {
         cell.elements = elements;
         cells.push_back(cell);
       }

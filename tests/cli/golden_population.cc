@@ -138,7 +138,8 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
         probe.push_back({{"probe", "indexing"}, {"length", 12 + elements}, {"depth", -1.0}, {"method", "none"},
                          {"score", "choice"}, {"tokenizer", "bytes"}, {"instances", 4}, {"correct", correct},
                          {"accuracy", correct / 4.0}, {"elements", elements}, {"lists", 2}, {"accuracy_sd", sd},
-                         {"mean_tokens", 11.5 + elements}, {"chance", 0.25}});
+                         {"mean_tokens", 11.5 + elements}, {"chance", 0.25},
+                         {"position_blind", elements == 1 ? 1.0 : 0.75}});
       }
     }
     return json{{"type", "final"},

@@ -521,11 +521,11 @@ TextTable ExtrapolationTable(const std::vector<records::ExtrapolationResult>& ex
 // The indexing probe's cells (paper 003 appendix D.2): accuracy, the lists' spread and chance at each
 // list length, with the prompts' mean and longest tokens.
 TextTable IndexingTable(const std::vector<records::ProbeResult>& cells) {
-  TextTable table({"probe", "elements", "mean_tokens", "longest", "correct", "accuracy", "sd_lists", "chance"});
+  TextTable table({"probe", "elements", "mean_tokens", "longest", "correct", "accuracy", "sd_lists", "chance", "blind"});
   for (const records::ProbeResult& cell : cells) {
     table.AddRow({cell.probe, Shown(cell.elements), Shown(cell.mean_tokens, 5), Shown(cell.length),
                   Shown(cell.correct) + "/" + Shown(cell.instances), Shown(cell.accuracy, 3), Shown(cell.accuracy_sd, 3),
-                  Shown(cell.chance, 2)},
+                  Shown(cell.chance, 2), Shown(cell.position_blind, 3)},
                  records::DocumentJson(cell));
   }
   return table;
@@ -776,7 +776,8 @@ void PrintEvaluationSections(const DiagSections& sections, const TrialDiagnostic
     const bool indexing = !diagnostics.probe.empty() && diagnostics.probe.front().elements.has_value();
     sections.Print("probe",
                    indexing ? "Indexing accuracy by list length within the context (paper 003 section 5, appendix D.2: " +
-                                  scored + "; sd_lists: the spread of the lists' accuracies; docs/science.md section 16)"
+                                  scored + "; sd_lists: the spread of the lists' accuracies; chance: a uniformly guessed value; blind: " +
+                                  "the list's most frequent value, the best answer blind to positions; docs/science.md section 12)"
                             : "Probe accuracy by prompt length, extension method and needle depth (" + scored +
                                   "; docs/science.md section 16)",
                    ProbeTable(diagnostics.probe));

@@ -102,6 +102,9 @@ TEST(TrialConfig, EvaluationAndProbeKeysAreValidatedAndStayOutOfTheIdentityUnset
       {json{{"train", {{"probe", {{"kind", "indexing"}, {"filler_text", "x"}}}}}}, "train.probe.filler_text"},
       {json{{"train", {{"probe", {{"kind", "indexing"}, {"elements", {0}}}}}}}, "train.probe.elements"},
       {json{{"train", {{"probe", {{"kind", "indexing"}, {"queries", 0}}}}}}, "train.probe.queries"},
+      {json{{"train", {{"probe", {{"kind", "indexing"}, {"elements", {8, 4}}}}}}}, "train.probe.elements"},
+      {json{{"train", {{"probe", {{"kind", "indexing"}, {"elements", {4, 4}}}}}}}, "train.probe.elements"},
+      {json{{"train", {{"probe", {{"kind", "indexing"}, {"instances", 1000}, {"queries", 1000}}}}}}, "train.probe.queries"},
   };
   for (const auto& [patch, key] : cases) {
     json config = MinimalTrial();

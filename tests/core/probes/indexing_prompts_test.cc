@@ -29,6 +29,12 @@ StatusOr<std::vector<std::vector<int32_t>>> BosBytes(const std::vector<std::stri
   return ids;
 }
 
+IndexingLimits Within(int64_t context) {
+  IndexingLimits limits;
+  limits.context = context;
+  return limits;
+}
+
 ProbeConfig Indexing(std::vector<int64_t> elements) {
   ProbeConfig probe;
   probe.kind = "indexing";
@@ -72,7 +78,7 @@ TEST(IndexingPrompts, ListsHoldValuesZeroToThreeAndIndicesFallInTheListAsPureFun
 }
 
 TEST(IndexingPrompts, EachPromptIsEncodedWholeWithItsAnswerAfterIt) {
-  const StatusOr<IndexingTokens> tokens = EncodeIndexingProbe(Indexing({4, 8}), ByteIds, 1024, "bytes");
+  const StatusOr<IndexingTokens> tokens = EncodeIndexingProbe(Indexing({4, 8}), ByteIds, Within(1024), "bytes");
   ASSERT_TRUE(tokens.ok()) << tokens.status().message();
   ASSERT_EQ(tokens->lengths.size(), 2u);
   EXPECT_EQ(tokens->answer_shared, 1);  // " " before the digit
@@ -98,7 +104,7 @@ TEST(IndexingPrompts, EachPromptIsEncodedWholeWithItsAnswerAfterIt) {
 }
 
 TEST(IndexingPrompts, TheTokenizersTemplateTokensComeFirst) {
-  const StatusOr<IndexingTokens> tokens = EncodeIndexingProbe(Indexing({4}), BosBytes, 1024, "stand-in");
+  const StatusOr<IndexingTokens> tokens = EncodeIndexingProbe(Indexing({4}), BosBytes, Within(1024), "stand-in");
   ASSERT_TRUE(tokens.ok()) << tokens.status().message();
   const IndexingPrompt& prompt = tokens->lengths.front().prompts.front();
   EXPECT_EQ(prompt.tokens.front(), 1);
@@ -111,7 +117,7 @@ TEST(IndexingPrompts, TheDefaultLengthsArePaper003sPowersOfTwoThatFitTheContext)
   EXPECT_EQ(IndexingElementCounts(probe),
             (std::vector<int64_t>{4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096}));
   // As bytes a list of n takes 3n - 2 + 8 bytes and the text around it about 100: 32 fit 256, 64 do not.
-  const StatusOr<IndexingTokens> tokens = EncodeIndexingProbe(probe, ByteIds, 256, "bytes");
+  const StatusOr<IndexingTokens> tokens = EncodeIndexingProbe(probe, ByteIds, Within(256), "bytes");
   ASSERT_TRUE(tokens.ok()) << tokens.status().message();
   std::vector<int64_t> kept;
   for (const IndexingLength& length : tokens->lengths) {
@@ -121,16 +127,49 @@ TEST(IndexingPrompts, TheDefaultLengthsArePaper003sPowersOfTwoThatFitTheContext)
   EXPECT_EQ(kept, (std::vector<int64_t>{4, 8, 16, 32}));
 }
 
+TEST(IndexingPrompts, ThePositionBlindAccuracyIsTheListsModeSplitOverTies) {
+  EXPECT_DOUBLE_EQ(PositionBlindAccuracy({2, 2, 0, 1}, 0), 1.0);  // 2 is the mode
+  EXPECT_DOUBLE_EQ(PositionBlindAccuracy({2, 2, 0, 1}, 2), 0.0);
+  EXPECT_DOUBLE_EQ(PositionBlindAccuracy({2, 2, 0, 0}, 2), 0.5);  // two modes
+  EXPECT_DOUBLE_EQ(PositionBlindAccuracy({0, 1, 2, 3}, 3), 0.25);
+  // Over every list of 4 values asked at every index it is the expected best position-blind score,
+  // above the uniform guess's 1/4 and a random element's 1/4 + 3/16.
+  double total = 0;
+  for (int code = 0; code < 256; ++code) {
+    const std::vector<int> values = {code & 3, (code >> 2) & 3, (code >> 4) & 3, (code >> 6) & 3};
+    for (int64_t index = 0; index < 4; ++index) total += PositionBlindAccuracy(values, index);
+  }
+  EXPECT_GT(total / 1024.0, 0.25 + 3.0 / 16.0);
+}
+
+TEST(IndexingPrompts, TheDefaultsStopWhereTheAnswerFedAfterThePromptWouldPassTheModelsPositions) {
+  IndexingLimits limits = Within(1024);
+  // Lists of 4 make prompts of 117 bytes, of 8 of 129; choice feeds " " after them.
+  limits.positions = 129;
+  const StatusOr<IndexingTokens> tokens = EncodeIndexingProbe(Indexing({}), ByteIds, limits, "bytes");
+  ASSERT_TRUE(tokens.ok()) << tokens.status().message();
+  ASSERT_EQ(tokens->lengths.size(), 1u);
+  EXPECT_EQ(tokens->lengths.front().elements, 4);
+  const StatusOr<IndexingTokens> given = EncodeIndexingProbe(Indexing({4, 8}), ByteIds, limits, "bytes");
+  ASSERT_FALSE(given.ok());
+  EXPECT_NE(given.status().message().find("positions the model has"), std::string::npos) << given.status().message();
+}
+
 TEST(IndexingPrompts, AGivenLengthBeyondTheContextIsRefusedWithItsTokens) {
-  const StatusOr<IndexingTokens> tokens = EncodeIndexingProbe(Indexing({4, 64}), ByteIds, 256, "bytes");
+  const StatusOr<IndexingTokens> tokens = EncodeIndexingProbe(Indexing({4, 64}), ByteIds, Within(256), "bytes");
   ASSERT_FALSE(tokens.ok());
   EXPECT_NE(tokens.status().message().find("train.probe.elements: lists of 64 elements make prompts of up to"),
             std::string::npos)
       << tokens.status().message();
   EXPECT_NE(tokens.status().message().find("more than data.seq_len 256"), std::string::npos) << tokens.status().message();
-  const StatusOr<IndexingTokens> none = EncodeIndexingProbe(Indexing({}), ByteIds, 64, "bytes");
+  const StatusOr<IndexingTokens> none = EncodeIndexingProbe(Indexing({}), ByteIds, Within(64), "bytes");
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("data.seq_len 64"), std::string::npos) << none.status().message();
+  // A list longer than twice the context is refused before any prompt is made.
+  const StatusOr<IndexingTokens> huge = EncodeIndexingProbe(Indexing({4, 100000}), ByteIds, Within(256), "bytes");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().message().find("a list of 100000 elements cannot fit in data.seq_len 256"), std::string::npos)
+      << huge.status().message();
 }
 
 TEST(IndexingPrompts, ChoiceIsRefusedWhereTheAnswersAreNotToldApartByOneToken) {
@@ -146,11 +185,11 @@ TEST(IndexingPrompts, ChoiceIsRefusedWhereTheAnswersAreNotToldApartByOneToken) {
   };
   ProbeConfig probe = Indexing({4});
   probe.score = "choice";
-  const StatusOr<IndexingTokens> tokens = EncodeIndexingProbe(probe, same_digits, 1024, "digits-alike");
+  const StatusOr<IndexingTokens> tokens = EncodeIndexingProbe(probe, same_digits, Within(1024), "digits-alike");
   ASSERT_FALSE(tokens.ok());
   EXPECT_NE(tokens.status().message().find("train.probe.score: choice"), std::string::npos) << tokens.status().message();
   probe.score = "decode";
-  const StatusOr<IndexingTokens> decoded = EncodeIndexingProbe(probe, same_digits, 1024, "digits-alike");
+  const StatusOr<IndexingTokens> decoded = EncodeIndexingProbe(probe, same_digits, Within(1024), "digits-alike");
   ASSERT_TRUE(decoded.ok()) << decoded.status().message();
   EXPECT_TRUE(decoded->candidates.empty());
 }

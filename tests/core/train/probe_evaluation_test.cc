@@ -111,6 +111,7 @@ struct Predicted {
   int64_t correct = 0;
   std::vector<double> per_list;
   double mean_bytes = 0;
+  double position_blind = 0;
 };
 Predicted PredictIndexingModel(int64_t elements, int flip) {
   Predicted predicted;
@@ -122,6 +123,7 @@ Predicted PredictIndexingModel(int64_t elements, int flip) {
       const int64_t read = (index % 10) ^ flip;
       right += values[static_cast<size_t>(read)] == values[static_cast<size_t>(index)] ? 1 : 0;
       predicted.mean_bytes += static_cast<double>(IndexingPromptText(values, index).size()) / 100.0;
+      predicted.position_blind += PositionBlindAccuracy(values, index) / 100.0;
     }
     predicted.correct += right;
     predicted.per_list.push_back(static_cast<double>(right) / 10.0);
@@ -137,9 +139,12 @@ double PopulationSd(const std::vector<double>& values) {
 }
 
 // Scores the model of `flip` on lists of 4, 8 and 64, expects each cell as predicted, returns them.
-std::vector<records::ProbeResult> ExpectIndexingCellsAsPredicted(const std::string& score, int flip) {
+// `batch_size` 1 scores a few prompts a pass (a training batch's tokens), more splits a length's prompts.
+std::vector<records::ProbeResult> ExpectIndexingCellsAsPredicted(const std::string& score, int flip,
+                                                                 int64_t batch_size = 32) {
   TrialConfig trial = testing_models::IndexingTrialConfig(kIndexingLength, {4, 8, 64});
   trial.train.probe.score = score;
+  trial.train.batch_size = batch_size;
   Transformer model = testing_models::MakeIndexingModel(kIndexingLength, flip);
   const std::vector<records::ProbeResult> cells = Score(trial, model);
   EXPECT_EQ(cells.size(), 3u);
@@ -160,6 +165,7 @@ std::vector<records::ProbeResult> ExpectIndexingCellsAsPredicted(const std::stri
     EXPECT_NEAR(*cell.accuracy_sd, PopulationSd(predicted.per_list), 1e-12);
     EXPECT_NEAR(*cell.mean_tokens, predicted.mean_bytes, 1e-9);  // bytes: a token per byte
     EXPECT_DOUBLE_EQ(*cell.chance, 0.25);
+    EXPECT_NEAR(*cell.position_blind, predicted.position_blind, 1e-12);
     EXPECT_EQ(cell.depth, -1);
   }
   return cells;
@@ -179,7 +185,7 @@ TEST(ProbeEvaluation, AModelBuiltToConfusePositionsAnswersTheNeighbourNearChance
 }
 
 TEST(ProbeEvaluation, IndexingScoredByTheNextTokenAgreesWithChoiceOnTheBuiltModels) {
-  ExpectIndexingCellsAsPredicted("next_token", 0);
+  ExpectIndexingCellsAsPredicted("next_token", 0, 1);  // a pass of 512 tokens: 4 prompts of 117
   ExpectIndexingCellsAsPredicted("next_token", 1);
 }
 

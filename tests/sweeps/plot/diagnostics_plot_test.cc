@@ -163,6 +163,7 @@ TEST(DiagnosticsPlot, TheIndexingProbeIsDrawnAsAccuracyAgainstPromptTokensWithTh
     cell.accuracy_sd = sd;
     cell.mean_tokens = 3.0 * static_cast<double>(elements) + 105.5;
     cell.chance = 0.25;
+    cell.position_blind = elements == 4 ? 0.5 : 0.3;
     cells.push_back(cell);
   }
   const fs::path dir = FreshDiagnosticsDir("indexing");
@@ -172,10 +173,11 @@ TEST(DiagnosticsPlot, TheIndexingProbeIsDrawnAsAccuracyAgainstPromptTokensWithTh
   StatusOr<std::vector<std::string>> files = WriteProbePlot(cells, options);
   ASSERT_TRUE(files.ok()) << files.status().message();
   EXPECT_EQ(*files, (std::vector<std::string>{(dir / "probe_indexing.svg").string(), (dir / "probe_indexing.png").string()}));
-  EXPECT_EQ(Read(dir / "probe_indexing.dat"), "117.5 1 0 4\n297.5 0.37 0.125 64\n");
+  EXPECT_EQ(Read(dir / "probe_indexing.dat"), "117.5 1 0 4 0.5\n297.5 0.37 0.125 64 0.3\n");
   const std::string svg = Read(dir / "probe_indexing.svg");
   EXPECT_NE(svg.find("chance (1/4)"), std::string::npos);
   EXPECT_NE(svg.find("10 lists per length"), std::string::npos);
+  EXPECT_NE(svg.find("blind to position"), std::string::npos);
   if (::testing::Test::HasFailure()) return;  // the figure kept to look at
   fs::remove_all(dir);
 }

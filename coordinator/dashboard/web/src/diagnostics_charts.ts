@@ -212,6 +212,7 @@ export function indexingSpec(title: string, cells: ProbeResult[]): ChartSpec {
       { label: 'accuracy', color: PALETTE[0], values: accuracy,
         band: { lo: accuracy.map((a, i) => (a === null ? null : a - sd[i])), hi: accuracy.map((a, i) => (a === null ? null : a + sd[i])) } },
       { label: 'chance (1/4)', color: PALETTE[1], values: sorted.map((c) => n(c.chance) ?? 0.25), dash: [6, 4] },
+      { label: 'blind to position (the mode of each list)', color: PALETTE[8], values: sorted.map((c) => n(c.position_blind)), dash: [2, 3] },
     ],
     yRange: [0, 1],
     note: `list lengths ${sorted.map((c) => String(c.elements)).join(', ')}; each point: correct/instances ` +
