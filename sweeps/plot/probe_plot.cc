@@ -34,10 +34,10 @@ StatusOr<std::vector<std::string>> WriteIndexingPlot(const std::vector<records::
                                         ", " + std::to_string(cells.front().lists.value_or(0)) + " lists per length, bars +-1 sd)"))
          << "\nset xlabel 'prompt tokens (mean over the prompts of a list length)'\nset ylabel 'accuracy'\n"
          << "set logscale x 2\nset xrange [" << Format("%.6g", lowest / 1.5) << ":" << Format("%.6g", highest * 1.5) << "]\n"
-         << "set yrange [-0.05:1.1]\nset key bottom left\nset grid ytics lc rgb '#dddddd'\n"
+         << "set yrange [-0.05:1.1]\nset key top right\nset grid ytics lc rgb '#dddddd'\n"
          << "plot " << Quote(dir + "/" + name + ".dat")
          << " using 1:2:3 with yerrorlines lw 2 pt 7 lc rgb '#2166ac' title 'accuracy', '' using 1:2:(sprintf('%d', $4)) "
-            "with labels offset 0,1.2 font ',9' notitle, "
+            "with labels offset 1.5,0.8 font ',9' notitle, "
          << Format("%.6g", cells.front().chance.value_or(0.25)) << " with lines dt 2 lc rgb '#b2182b' title 'chance (1/4)', '' using 1:5 "
             "with linespoints dt 3 pt 6 lc rgb '#4d4d4d' title 'blind to position (the mode of each list)'\n"
          << SvgAndPngOutputs(dir + "/" + name, options.width, options.height);

@@ -196,24 +196,28 @@ export function probeSpecs(title: string, cells: ProbeResult[]): { method: strin
 }
 
 // Paper 003's indexing probe as `rung diag --plot` draws it (probe_plot.cc, paper 003 Fig. 9):
-// accuracy against the prompts' mean tokens (log axis), a band of +-1 sd of the lists' accuracies, and
-// chance dashed. `cells`: one indexing probe's, each a list length.
+// accuracy against the prompts' mean tokens (log axis), bars of +-1 sd of the lists' accuracies, chance
+// dashed and the best position-blind accuracy dotted. `cells`: one indexing probe's, each a list length.
 export function indexingSpec(title: string, cells: ProbeResult[]): ChartSpec {
   const sorted = [...cells].sort((a, b) => (n(a.mean_tokens) ?? 0) - (n(b.mean_tokens) ?? 0));
   const accuracy = sorted.map((c) => n(c.accuracy));
   const sd = sorted.map((c) => n(c.accuracy_sd) ?? 0);
   const score = probeScore(cells.length ? String(cells[0].score) : '');
   const lists = cells.length ? n(cells[0].lists) : null;
+  // One list length is a point, not a line: markers then (uPlot draws no line through one point).
+  const single = sorted.length < 2;
+  const x = sorted.map((c) => n(c.mean_tokens) ?? 0);
   return {
-    title: `${title}: indexing accuracy (paper 003 D.2; ${score.short}, ${lists} lists per length, band +-1 sd)`,
+    title: `${title}: indexing accuracy (paper 003 D.2; ${score.short}, ${lists} lists per length, bars +-1 sd)`,
     xLabel: 'prompt tokens (mean over the prompts of a list length)', yLabel: 'accuracy', logX: true,
-    x: sorted.map((c) => n(c.mean_tokens) ?? 0),
+    x,
     series: [
-      { label: 'accuracy', color: PALETTE[0], values: accuracy,
-        band: { lo: accuracy.map((a, i) => (a === null ? null : a - sd[i])), hi: accuracy.map((a, i) => (a === null ? null : a + sd[i])) } },
-      { label: 'chance (1/4)', color: PALETTE[1], values: sorted.map((c) => n(c.chance) ?? 0.25), dash: [6, 4] },
-      { label: 'blind to position (the mode of each list)', color: PALETTE[8], values: sorted.map((c) => n(c.position_blind)), dash: [2, 3] },
+      { label: 'accuracy', color: PALETTE[0], values: accuracy, points: single },
+      { label: 'chance (1/4)', color: PALETTE[1], values: sorted.map((c) => n(c.chance) ?? 0.25), dash: [6, 4], points: single },
+      { label: 'blind to position (the mode of each list)', color: PALETTE[8], values: sorted.map((c) => n(c.position_blind)),
+        dash: [2, 3], points: single },
     ],
+    whiskers: accuracy.flatMap((a, i) => (a === null ? [] : [{ x: x[i], lo: a - sd[i], hi: a + sd[i], color: PALETTE[0] }])),
     yRange: [0, 1],
     note: `list lengths ${sorted.map((c) => String(c.elements)).join(', ')}; each point: correct/instances ` +
       sorted.map((c) => `${c.correct}/${c.instances}`).join(', '),
