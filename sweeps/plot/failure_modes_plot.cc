@@ -30,8 +30,10 @@ constexpr Mode kModes[] = {
      "share of distances with an aliasing partner", true, false},
     {"token_inversion", &FailureModeSummary::token_inversion, "share of distances where the two keys' order flips",
      false, false},
-    {"token_aliasing", &FailureModeSummary::token_aliasing, "distances where the two keys' rounded scores tie", true,
+    {"token_aliasing", &FailureModeSummary::token_aliasing, "distances where the two keys' scores alias", true,
      true},
+    {"attention_invariance", &FailureModeSummary::attention_invariance,
+     "pairs of distances aliasing for both keys", true, true},
 };
 
 }  // namespace

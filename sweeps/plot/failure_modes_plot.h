@@ -6,7 +6,10 @@
 //   position_inversion.{svg,png}  the share of inverted near/far pairs (precision-free: one line per source)
 //   position_aliasing.{svg,png}   the share of distances with an aliasing partner, per source and precision
 //   token_inversion.{svg,png}     the share of distances where two keys' order flips (one line per source)
-//   token_aliasing.{svg,png}      the number of distances where two keys' rounded scores tie, per precision
+//   token_aliasing.{svg,png}      the number of distances where two keys' scores alias, per precision
+//   attention_invariance.{svg,png} the pairs of distances that alias for both related keys, where
+//                                  swapping them leaves attention unchanged (paper 003 Fig. 5(c)), per
+//                                  precision
 //   failure_modes.gp, *.dat, gnuplot.log
 // INVALID_ARGUMENT without rows or without a statistic to draw, else the errors of RenderGnuplot.
 #pragma once

@@ -27,6 +27,7 @@ FailureModeSummary Row(const std::string& source, int64_t length, const std::str
   row.position_inversion = inversion;
   row.position_aliasing_fraction = aliasing;
   row.token_aliasing = precision == "bf16" ? 1.0 : 0.0;
+  row.attention_invariance = precision == "bf16" ? static_cast<double>(length) / 8.0 : 0.0;
   return row;  // token_inversion, and the rest, undefined
 }
 
@@ -44,8 +45,11 @@ TEST(FailureModesPlot, DrawsAFigureAModeWithALinePerSourceAndPrecision) {
       Row("Gaussian", 16, "fp32", 0.48, 0.0), Row("Gaussian", 32, "fp32", 0.41, 0.0)};
   StatusOr<std::vector<std::string>> files = WriteFailureModePlots(rows, options);
   ASSERT_TRUE(files.ok()) << files.status().message();
-  EXPECT_EQ(files->size(), 6u) << "position inversion, position aliasing and token aliasing; no token inversion";
+  EXPECT_EQ(files->size(), 8u)
+      << "position inversion, position aliasing, token aliasing and attention invariance; no token inversion";
   EXPECT_FALSE(fs::exists(dir / "token_inversion.svg"));
+  const std::string invariance = plot_testing::Read(dir / "attention_invariance.dat");
+  EXPECT_NE(invariance.find("# trial 3 10000 bf16\n16 2\n32 4\n"), std::string::npos) << invariance;
   EXPECT_EQ(plot_testing::Read(dir / "position_inversion.dat"),
             "# Gaussian 10000 \n16 0.48\n32 0.41\n\n\n# trial 3 10000 \n16 0.25\n32 0.5\n\n\n")
       << "one line per source from the fp32 rows, M ascending";
