@@ -365,6 +365,7 @@ Status CheckStructMessage(const google::protobuf::Descriptor* descriptor) {
 RUNG_WIRE_STRUCT(records::AttentionDiagnostics)
 RUNG_WIRE_STRUCT(records::NiahGridDiagnostics)
 RUNG_WIRE_STRUCT(records::BandAblationDiagnostics)
+RUNG_WIRE_STRUCT(records::HeadInfluenceDiagnostics)
 RUNG_WIRE_STRUCT(records::ExtrapolationResult)
 RUNG_WIRE_STRUCT(records::ProbeResult)
 RUNG_WIRE_STRUCT(records::Tensor)

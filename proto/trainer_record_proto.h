@@ -39,8 +39,8 @@ Status CheckRecordMessages();
 // message and back, by the same field mapping; a vector of vectors maps to a repeated message of one
 // repeated field (DoubleRow). StructFromMessage's errors name the message and field. CheckStructMessage
 // says where the struct and the message disagree, as CheckRecordMessages. Instantiated for
-// records::AttentionDiagnostics, NiahGridDiagnostics, BandAblationDiagnostics, ExtrapolationResult and
-// Tensor.
+// records::AttentionDiagnostics, NiahGridDiagnostics, BandAblationDiagnostics, HeadInfluenceDiagnostics,
+// ExtrapolationResult, ProbeResult and Tensor.
 template <class Struct>
 void StructToMessage(const Struct& value, google::protobuf::Message* message);
 template <class Struct>

@@ -35,6 +35,9 @@ StatusOr<TrialDiagnostics> ReadTrialDiagnostics(const v1::GetDiagnosticsResponse
       case v1::TrialDiagnostic::kBandAblation:
         RUNG_RETURN_IF_ERROR(Read(diagnostic.band_ablation(), diagnostic, &diagnostics.band_ablation.emplace()));
         break;
+      case v1::TrialDiagnostic::kHeadInfluence:
+        RUNG_RETURN_IF_ERROR(Read(diagnostic.head_influence(), diagnostic, &diagnostics.head_influence.emplace()));
+        break;
       case v1::TrialDiagnostic::kExtrapolation:
         diagnostics.extrapolation.clear();
         for (const v1::ExtrapolationResult& result : diagnostic.extrapolation().results()) {
@@ -71,6 +74,7 @@ nlohmann::json DiagnosticsJson(const TrialDiagnostics& diagnostics, const record
   if (!diagnostics.probe.empty()) documents["probe"] = records::DocumentJson(diagnostics.probe);
   if (diagnostics.niah_grid) documents["niah_grid"] = records::DocumentJson(*diagnostics.niah_grid);
   if (diagnostics.band_ablation) documents["band_ablation"] = records::DocumentJson(*diagnostics.band_ablation);
+  if (diagnostics.head_influence) documents["head_influence"] = records::DocumentJson(*diagnostics.head_influence);
   for (const auto& [name, tensor] : diagnostics.tensors) {
     documents[name] = records::StepTensorJson(tensor.step, tensor.tensor);
   }

@@ -39,6 +39,7 @@ struct TrialDiagnostics {
   std::vector<records::ProbeResult> probe;
   std::optional<records::NiahGridDiagnostics> niah_grid;
   std::optional<records::BandAblationDiagnostics> band_ablation;
+  std::optional<records::HeadInfluenceDiagnostics> head_influence;
   std::map<std::string, TrialTensor> tensors;  // "frequencies.layer_<i>", "val_loss_per_position"
   std::vector<std::string> unreadable;             // "<name> at step <s>: <why>"
 };
@@ -48,6 +49,7 @@ StatusOr<TrialDiagnostics> ReadTrialDiagnostics(const v1::GetDiagnosticsResponse
 
 // The documents as JSON objects by name, in their stored form (what `rung diag --format json` prints):
 // "attention" (`attention`, one of diagnostics.attention), "extrapolation", "probe", "niah_grid", "band_ablation",
+// "head_influence",
 // each tensor as {step, shape, values}, and "milestones" [{step, attention}] when there are several.
 nlohmann::json DiagnosticsJson(const TrialDiagnostics& diagnostics, const records::AttentionDiagnostics* attention);
 

@@ -392,6 +392,8 @@ grpc::Status UserServiceImpl::GetDiagnostics(grpc::ServerContext* /*context*/,
             wire::StructToMessage(typed, diagnostic->mutable_niah_grid());
           } else if constexpr (std::is_same_v<Document, records::BandAblationDiagnostics>) {
             wire::StructToMessage(typed, diagnostic->mutable_band_ablation());
+          } else if constexpr (std::is_same_v<Document, records::HeadInfluenceDiagnostics>) {
+            wire::StructToMessage(typed, diagnostic->mutable_head_influence());
           } else if constexpr (std::is_same_v<Document, records::Tensor>) {
             wire::StructToMessage(typed, diagnostic->mutable_tensor());
           } else if constexpr (std::is_same_v<Document, std::vector<records::ProbeResult>>) {

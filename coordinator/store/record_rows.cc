@@ -100,6 +100,9 @@ void AddDiagnostics(const records::DiagnosticsRecord& record, TrialResults* resu
   } else if (record.band_ablation) {
     diagnostic.name = "band_ablation";
     diagnostic.value = records::DocumentJson(*record.band_ablation);
+  } else if (record.head_influence) {
+    diagnostic.name = "head_influence";
+    diagnostic.value = records::DocumentJson(*record.head_influence);
   } else {
     diagnostic.name = record.kind.empty() ? "diagnostics" : record.kind;
   }
@@ -293,6 +296,7 @@ StatusOr<DiagnosticDocument> ReadDiagnosticDocument(const Diagnostic& diagnostic
   if (name == "attention") return read(records::AttentionDiagnostics());
   if (name == "niah_grid") return read(records::NiahGridDiagnostics());
   if (name == "band_ablation") return read(records::BandAblationDiagnostics());
+  if (name == "head_influence") return read(records::HeadInfluenceDiagnostics());
   if (name == "extrapolation") return read(std::vector<records::ExtrapolationResult>());
   if (name == "probe") return read(std::vector<records::ProbeResult>());
   // A tensor: a layer's frequencies, the loss per position (protocol 1's databases also hold

@@ -11,7 +11,7 @@
 //                (positional_parameters), diagnostics ("frequencies.<layer>", "val_loss_per_position"
 //                as tensors; "extrapolation" as its table), all at the record's step
 //   diagnostics  a diagnostic named by the measurement it holds (its kind: attention, niah_grid,
-//                band_ablation), at its step (and layer/head), as the measurement's JSON document
+//                band_ablation, head_influence), at its step (and layer/head), as the measurement's JSON document
 // checkpoint, preempted and error records add nothing here (the lines are kept as log text).
 //
 // Tensors and the learned_params table: a tensor of shape S becomes one LearnedParamValue per
@@ -67,8 +67,8 @@ std::vector<StepTensor> TensorsFromElements(const std::vector<LearnedParamValue>
 nlohmann::json TensorToJson(const StepTensor& tensor);
 std::optional<StepTensor> TensorFromJson(const std::string& name, const nlohmann::json& json);
 
-// A stored diagnostic read as its type, chosen by its name: "attention", "niah_grid", "band_ablation"
-// (core/records/diagnostics_payloads.h), "extrapolation" and "probe" (the final record's results and
+// A stored diagnostic read as its type, chosen by its name: "attention", "niah_grid", "band_ablation",
+// "head_influence" (core/records/diagnostics_payloads.h), "extrapolation" and "probe" (the final record's results and
 // probe cells), and the tensors
 // "frequencies.<layer>" and "val_loss_per_position" (any name ending so: protocol 1 stored
 // "extrapolation.x<m>.<method>.val_loss_per_position"). An attention document of a release before
@@ -78,7 +78,7 @@ std::optional<StepTensor> TensorFromJson(const std::string& name, const nlohmann
 // a document that does not read as its type, or a name this build does not know.
 using DiagnosticDocument =
     std::variant<records::AttentionDiagnostics, records::NiahGridDiagnostics, records::BandAblationDiagnostics,
-                 std::vector<records::ExtrapolationResult>, std::vector<records::ProbeResult>, records::Tensor>;
+                 records::HeadInfluenceDiagnostics, std::vector<records::ExtrapolationResult>, std::vector<records::ProbeResult>, records::Tensor>;
 StatusOr<DiagnosticDocument> ReadDiagnosticDocument(const Diagnostic& diagnostic);
 
 }  // namespace rung

@@ -79,16 +79,21 @@ std::vector<LayerTables> PositionalEncodingImpl::Tables(int64_t time, const torc
     // Per-document extension: a factor per (sequence, position), tables [B, T, G, half].
     const torch::Tensor scales = PerDocument(doc_start) ? DocumentScales(doc_start, extension_.train_length) : torch::Tensor();
     auto make = [&](torch::Tensor freqs, int64_t layer = 0) {  // freqs [G, half] -> angles [T, G, half]
-      if (reverted_pair_ >= 0 && reverted_pair_ < freqs.size(-1)) {
+      const bool ablated = ablated_pair_ >= 0 && ablated_pair_ < freqs.size(-1);
+      if (ablated && ablation_ == BandAblation::kRevertToRope) {
         freqs = freqs.clone();
-        freqs.select(-1, reverted_pair_).fill_(rope_log_freq_[reverted_pair_].exp().item<float>());
+        freqs.select(-1, ablated_pair_).fill_(rope_log_freq_[ablated_pair_].exp().item<float>());
       }
-      if (scales.defined()) {
-        auto angles = positions.view({1, time, 1, 1}) * ExtendFrequenciesAt(freqs.to(device), scales, extension_, layer);
-        return std::make_pair(angles.cos(), angles.sin());
+      torch::Tensor angles =
+          scales.defined() ? positions.view({1, time, 1, 1}) * ExtendFrequenciesAt(freqs.to(device), scales, extension_, layer)
+                           : positions.view({time, 1, 1}) * ExtendFrequencies(freqs, extension_, layer).to(device).unsqueeze(0);
+      torch::Tensor cos = angles.cos(), sin = angles.sin();
+      if (ablated && ablation_ == BandAblation::kZero) {
+        const torch::Tensor pair = torch::tensor({ablated_pair_}, torch::TensorOptions().dtype(torch::kLong).device(device));
+        cos = cos.index_fill(-1, pair, 0.0);
+        sin = sin.index_fill(-1, pair, 0.0);
       }
-      auto angles = positions.view({time, 1, 1}) * ExtendFrequencies(freqs, extension_, layer).to(device).unsqueeze(0);
-      return std::make_pair(angles.cos(), angles.sin());
+      return std::make_pair(cos, sin);
     };
     using Schedule = PositionalVariantModel::Schedule;
     const bool constant = variant_->schedule() == Schedule::kConstant && !scales.defined();
@@ -121,8 +126,9 @@ void PositionalEncodingImpl::StartContextExtension(double scale, double source_l
   cached_time_ = -1;
 }
 
-void PositionalEncodingImpl::set_reverted_pair(int64_t pair) {
-  reverted_pair_ = pair;
+void PositionalEncodingImpl::set_band_ablation(int64_t pair, BandAblation mode) {
+  ablated_pair_ = pair;
+  ablation_ = mode;
   cached_time_ = -1;  // constant tables depend on it
 }
 

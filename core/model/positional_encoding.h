@@ -71,9 +71,14 @@ class PositionalEncodingImpl : public torch::nn::Module {
   // REQUIRES: scale >= 1.
   void StartContextExtension(double scale, double source_length, double yarn_c);
 
-  // The leave-one-out band ablation (LeRoPE appendix D.1): while `pair` >= 0, Tables() gives that pair
-  // RoPE's frequency b^(-2 pair/d) in every layer and row instead of the learned one; -1 switches it off.
-  void set_reverted_pair(int64_t pair);
+  // The leave-one-out band ablations: while `pair` >= 0, Tables() changes that pair in every layer and
+  // row; -1 switches it off.
+  //   kRevertToRope  the pair turns at RoPE's frequency b^(-2 pair/d) instead of the learned one
+  //   kZero          the pair's cos and sin are 0, so its query and key components, and with them its
+  //                  contribution to every logit, are zero (LeRoPE appendix D.1: "we zero one learned
+  //                  frequency band at a time")
+  enum class BandAblation { kRevertToRope, kZero };
+  void set_band_ablation(int64_t pair, BandAblation mode);
 
   // ALiBi slopes [heads] (fp32), or undefined.
   const torch::Tensor& alibi_slopes() const { return alibi_slopes_; }
@@ -89,7 +94,8 @@ class PositionalEncodingImpl : public torch::nn::Module {
  private:
   ModelConfig config_;
   LengthExtension extension_;
-  int64_t reverted_pair_ = -1;
+  int64_t ablated_pair_ = -1;
+  BandAblation ablation_ = BandAblation::kRevertToRope;
   torch::Tensor rope_log_freq_;  // buffer [d/2]: log b^(-2f/d), for rotary variants
   torch::Tensor rotate_mask_;    // buffer [d/2]: 1 for rotating pairs (all but p-RoPE's tail)
   std::unique_ptr<PositionalVariantModel> variant_;

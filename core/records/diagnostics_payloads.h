@@ -325,8 +325,12 @@ struct NiahGridDiagnostics {
 struct BandAblationPair {
   int64_t pair = 0;
   double rope_theta = 0;  // the frequency it was reverted to
-  double loss = 0;        // the loss with it reverted
+  double loss = 0;        // the loss with it reverted to RoPE's frequency
   double delta = 0;       // loss - the trained loss
+  // The loss with the band zeroed (its query and key components, so its logit contribution: LeRoPE
+  // appendix D.1's ablation), and that loss - the trained loss; absent from records written before it.
+  std::optional<double> zeroed_loss;
+  std::optional<double> zeroed_delta;
 
   template <class Self, class Visitor>
   static void Fields(Self& self, Visitor&& field) {
@@ -334,6 +338,8 @@ struct BandAblationPair {
     field("rope_theta", self.rope_theta);
     field("loss", self.loss);
     field("delta", self.delta);
+    field("zeroed_loss", self.zeroed_loss);
+    field("zeroed_delta", self.zeroed_delta);
   }
 };
 
@@ -347,6 +353,48 @@ struct BandAblationDiagnostics {
     field("sequences", self.sequences);
     field("loss", self.loss);
     field("pairs", self.pairs);
+  }
+};
+
+// One query head's influence (AdaRoPE appendix B.3's Delta_h): the loss increase when its AdaRoPE
+// parameters are reset to their values when the trial began (its start: as initialised, or as
+// train.init left them), the rest of the model as trained.
+struct HeadInfluence {
+  int64_t layer = 0;
+  int64_t head = 0;                  // the query head
+  std::optional<double> all;         // AdaFreq and AdaScale reset together
+  std::optional<double> frequency;   // AdaFreq alone: the head's log-frequencies (or log-base)
+  std::optional<double> scale;       // AdaScale alone: the head's tau and gamma
+
+  template <class Self, class Visitor>
+  static void Fields(Self& self, Visitor&& field) {
+    field("layer", self.layer);
+    field("head", self.head);
+    field("all", self.all);
+    field("frequency", self.frequency);
+    field("scale", self.scale);
+  }
+};
+
+struct HeadInfluenceDiagnostics {
+  int64_t sequences = 0;         // validation sequences measured
+  int64_t length = 0;            // their length (the trial's training length)
+  double loss = 0;               // the trained model's loss on them
+  // What one reset covers where parameters are shared: AdaFreq's "kv_group" (a query head shares its
+  // KV group's frequencies), "layer" or "model"; AdaScale's "head", "layer" or "model". Heads sharing a
+  // unit report the same influence.
+  std::string frequency_unit;
+  std::string scale_unit;
+  std::vector<HeadInfluence> heads;
+
+  template <class Self, class Visitor>
+  static void Fields(Self& self, Visitor&& field) {
+    field("sequences", self.sequences);
+    field("length", self.length);
+    field("loss", self.loss);
+    field("frequency_unit", self.frequency_unit);
+    field("scale_unit", self.scale_unit);
+    field("heads", self.heads);
   }
 };
 

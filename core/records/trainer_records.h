@@ -18,7 +18,7 @@
 //                steps). `replayed`: a resumed run printing again the steps its checkpoint
 //                remembers (the store keeps one value per step, from the newest attempt).
 //   checkpoint   a checkpoint was published: step, path, reason (periodic, final, signal, ...)
-//   diagnostics  `kind` ("attention", "niah_grid", "band_ablation"), `step` (and `milestone`, a name for
+//   diagnostics  `kind` ("attention", "niah_grid", "band_ablation", "head_influence"), `step` (and `milestone`, a name for
 //                the point of training), `layer`/`head` where it is about one, and the measurement,
 //                typed, in the member named as the kind (diagnostics_payloads.h).
 //                Keyed by (kind, step, layer, head): a trial may report several.
@@ -227,7 +227,7 @@ struct CheckpointRecord {
 
 struct DiagnosticsRecord {
   static constexpr std::string_view kType = "diagnostics";
-  std::string kind;              // "attention", "niah_grid", "band_ablation"
+  std::string kind;              // "attention", "niah_grid", "band_ablation", "head_influence"
   int64_t step = 0;              // the step it was measured at
   std::string milestone;         // the point of training: "end", or a fraction / step it was asked at
   std::optional<int64_t> layer;  // where it is about one layer
@@ -236,6 +236,7 @@ struct DiagnosticsRecord {
   std::optional<AttentionDiagnostics> attention;
   std::optional<NiahGridDiagnostics> niah_grid;
   std::optional<BandAblationDiagnostics> band_ablation;
+  std::optional<HeadInfluenceDiagnostics> head_influence;
 
   template <class Self, class Visitor>
   static void Fields(Self& self, Visitor&& field) {
@@ -247,6 +248,7 @@ struct DiagnosticsRecord {
     field("attention", self.attention);
     field("niah_grid", self.niah_grid);
     field("band_ablation", self.band_ablation);
+    field("head_influence", self.head_influence);
   }
 };
 

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <map>
 #include <string>
 
 #include "core/config/length_extension_method.h"
@@ -439,6 +441,22 @@ records::DiagnosticsRecord Evaluator::Diagnostics(const DiagnosticsMilestone& mi
   return diagnostics;
 }
 
+TensorBatch Evaluator::DiagnosticsSample() const {
+  return ToTensors(source_.Batch(Split::kValidation, 0, trial_.train.diagnostics_sequences, trial_.data.seq_len), device_,
+                   CrossDocumentMaskToken(trial_.data));
+}
+
+double Evaluator::SampleLoss(const TensorBatch& sample) const {
+  torch::Tensor logits;
+  {
+    AutocastScope autocast(UsesAutocast(trial_));
+    logits = model_->forward(sample.inputs, sample.doc_start).to(torch::kFloat);
+  }
+  torch::Tensor losses = TokenLosses(logits, sample.targets);
+  torch::Tensor weight = sample.mask.defined() ? sample.mask : torch::ones_like(losses);
+  return ((losses * weight).sum() / weight.sum().clamp_min(1.0)).item<double>();
+}
+
 std::optional<records::DiagnosticsRecord> Evaluator::BandAblation(int64_t step) const {
   const PositionConfig& position = trial_.model.position;
   const PositionalVariant* variant = FindPositionalVariant(position.variant);
@@ -446,37 +464,120 @@ std::optional<records::DiagnosticsRecord> Evaluator::BandAblation(int64_t step) 
   if (!learned || trial_.train.diagnostics_sequences <= 0) return std::nullopt;
   torch::NoGradGuard no_grad;
   model_->eval();
-  const int64_t time = trial_.data.seq_len;
-  TensorBatch sample = ToTensors(source_.Batch(Split::kValidation, 0, trial_.train.diagnostics_sequences, time), device_,
-                                 CrossDocumentMaskToken(trial_.data));
   // The mean token loss on the sample, every sequence and position alike (the same tokens each time).
-  auto loss = [&] {
-    torch::Tensor logits;
-    {
-      AutocastScope autocast(UsesAutocast(trial_));
-      logits = model_->forward(sample.inputs, sample.doc_start).to(torch::kFloat);
-    }
-    torch::Tensor losses = TokenLosses(logits, sample.targets);
-    torch::Tensor weight = sample.mask.defined() ? sample.mask : torch::ones_like(losses);
-    return ((losses * weight).sum() / weight.sum().clamp_min(1.0)).item<double>();
-  };
-  const double trained = loss();
+  const TensorBatch sample = DiagnosticsSample();
+  const double trained = SampleLoss(sample);
   const std::vector<double> rope = RopeFrequencies(position.base, trial_.model.head_dim);
   records::BandAblationDiagnostics payload;
   payload.sequences = trial_.train.diagnostics_sequences;
   payload.loss = trained;
+  using Ablation = PositionalEncodingImpl::BandAblation;
   for (int64_t pair = 0; pair < trial_.model.rotary_pairs(); ++pair) {
-    model_->positional()->set_reverted_pair(pair);
-    const double reverted = loss();
-    payload.pairs.push_back({pair, rope[static_cast<size_t>(pair)], reverted, reverted - trained});
+    records::BandAblationPair entry;
+    entry.pair = pair;
+    entry.rope_theta = rope[static_cast<size_t>(pair)];
+    model_->positional()->set_band_ablation(pair, Ablation::kRevertToRope);
+    entry.loss = SampleLoss(sample);
+    entry.delta = entry.loss - trained;
+    model_->positional()->set_band_ablation(pair, Ablation::kZero);
+    entry.zeroed_loss = SampleLoss(sample);
+    entry.zeroed_delta = *entry.zeroed_loss - trained;
+    payload.pairs.push_back(entry);
   }
-  model_->positional()->set_reverted_pair(-1);
+  model_->positional()->set_band_ablation(-1, Ablation::kRevertToRope);
   model_->train();
   records::DiagnosticsRecord record;
   record.kind = "band_ablation";
   record.step = step;
   record.milestone = "end";
   record.band_ablation = std::move(payload);
+  return record;
+}
+
+bool HasHeadInfluence(const TrialConfig& trial) {
+  const PositionConfig& position = trial.model.position;
+  return position.variant == "adarope" && trial.train.diagnostics_sequences > 0;
+}
+
+std::optional<records::DiagnosticsRecord> Evaluator::HeadInfluence(
+    int64_t step, const std::map<std::string, torch::Tensor>& start) const {
+  if (!HasHeadInfluence(trial_)) return std::nullopt;
+  const AdaRopeConfig& ada = trial_.model.position.adarope;
+  torch::NoGradGuard no_grad;
+  model_->eval();
+  auto parameters = model_->positional()->named_parameters();
+  // Each group of AdaRoPE's parameters with how a query head (layer, head) indexes its unit in them:
+  // AdaFreq [S, G, ...] by (schedule, KV group), AdaScale [rows, heads'] by (row, head).
+  const int64_t heads = trial_.model.heads, per_group = heads / trial_.model.kv_heads;
+  struct Group {
+    std::vector<std::string> names;
+    std::function<std::pair<int64_t, int64_t>(int64_t layer, int64_t head)> unit;
+  };
+  Group frequency{{ada.learned_base ? "adarope_log_base" : "adarope_log_freq"}, [&](int64_t layer, int64_t head) {
+                    return std::make_pair(ada.share_freq == "global" ? int64_t{0} : layer,
+                                          ada.share_freq == "none" ? head / per_group : int64_t{0});
+                  }};
+  Group scale{{"adascale_tau", "adascale_gamma"}, [&](int64_t layer, int64_t head) {
+                return std::make_pair(ada.share_scale == "global" ? int64_t{0} : layer,
+                                      ada.share_scale == "none" ? head : int64_t{0});
+              }};
+  auto present = [&](const Group& group) {
+    for (const std::string& name : group.names) {
+      if (!parameters.contains(name) || start.count(name) == 0 || !start.at(name).sizes().equals(parameters[name].sizes())) {
+        return false;
+      }
+    }
+    return true;
+  };
+  const bool has_frequency = present(frequency), has_scale = present(scale);
+  // The loss with the units of `groups` that (layer, head) reads reset to their start, the rest as
+  // trained; each unit measured once (heads sharing it report the same).
+  const TensorBatch sample = DiagnosticsSample();
+  const double trained = SampleLoss(sample);
+  std::map<std::vector<int64_t>, double> measured;
+  auto reset_loss = [&](int64_t layer, int64_t head, bool reset_frequency, bool reset_scale) {
+    std::vector<int64_t> key = {reset_frequency, reset_scale};
+    if (reset_frequency) key.push_back(frequency.unit(layer, head).first), key.push_back(frequency.unit(layer, head).second);
+    if (reset_scale) key.push_back(scale.unit(layer, head).first), key.push_back(scale.unit(layer, head).second);
+    if (auto found = measured.find(key); found != measured.end()) return found->second;
+    std::vector<std::pair<torch::Tensor, torch::Tensor>> saved;  // (the unit's view, its trained values)
+    for (const auto& [group, reset] : {std::make_pair(&frequency, reset_frequency), std::make_pair(&scale, reset_scale)}) {
+      if (!reset) continue;
+      const auto [row, column] = group->unit(layer, head);
+      for (const std::string& name : group->names) {
+        torch::Tensor view = parameters[name].select(0, row).select(0, column);
+        saved.emplace_back(view, view.clone());
+        view.copy_(start.at(name).to(view.device()).select(0, row).select(0, column));
+      }
+    }
+    const double loss = SampleLoss(sample);
+    for (auto& [view, values] : saved) view.copy_(values);
+    measured[key] = loss;
+    return loss;
+  };
+  records::HeadInfluenceDiagnostics payload;
+  payload.sequences = trial_.train.diagnostics_sequences;
+  payload.length = trial_.data.seq_len;
+  payload.loss = trained;
+  payload.frequency_unit = ada.share_freq == "none" ? (per_group == 1 ? "head" : "kv_group") : ada.share_freq == "layer" ? "layer" : "model";
+  payload.scale_unit = ada.share_scale == "none" ? "head" : ada.share_scale == "layer" ? "layer" : "model";
+  for (int64_t layer = 0; layer < trial_.model.layers; ++layer) {
+    for (int64_t head = 0; head < heads; ++head) {
+      records::HeadInfluence entry;
+      entry.layer = layer;
+      entry.head = head;
+      if (has_frequency || has_scale) entry.all = reset_loss(layer, head, has_frequency, has_scale) - trained;
+      if (has_frequency) entry.frequency = reset_loss(layer, head, true, false) - trained;
+      if (has_scale) entry.scale = reset_loss(layer, head, false, true) - trained;
+      payload.heads.push_back(entry);
+    }
+  }
+  model_->train();
+  records::DiagnosticsRecord record;
+  record.kind = "head_influence";
+  record.step = step;
+  record.milestone = "end";
+  record.head_influence = std::move(payload);
   return record;
 }
 

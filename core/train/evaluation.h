@@ -18,7 +18,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <torch/torch.h>
@@ -27,6 +29,7 @@
 #include "core/data/batch_source.h"
 #include "core/model/transformer.h"
 #include "core/records/trainer_records.h"
+#include "core/train/batch_tensors.h"
 #include "core/train/probe_evaluation.h"
 
 namespace rung {
@@ -51,6 +54,9 @@ void AddHeldOut(const Evaluation& evaluation, records::StepRecord& record);
 // `rung diag --model` takes TrainConfig's defaults the same way.
 DiagnosticsOptions DiagnosticsOptionsOf(const TrainConfig& train, uint64_t seed);
 
+// Whether a trial's end measures the heads' influence (Evaluator::HeadInfluence).
+bool HasHeadInfluence(const TrialConfig& trial);
+
 class Evaluator {
  public:
   // Keeps references: each argument must outlive the evaluator.
@@ -74,11 +80,22 @@ class Evaluator {
   std::optional<records::DiagnosticsRecord> NiahGrid(int64_t step) const;
 
   // For learned frequencies (LeRoPE, AdaRoPE without a learned base) with train.diagnostics_sequences > 0:
-  // the leave-one-out band ablation of LeRoPE appendix D.1 (kind "band_ablation"): on the diagnostics'
-  // validation sequences at the training length, the loss with every pair as trained and with each pair
-  // in turn reverted to RoPE's frequency; nullopt otherwise.
+  // the leave-one-out band ablations (kind "band_ablation"): on the diagnostics' validation sequences at
+  // the training length, the loss with every pair as trained, and with each pair in turn reverted to
+  // RoPE's frequency and zeroed (LeRoPE appendix D.1's; PositionalEncodingImpl::set_band_ablation);
+  // nullopt otherwise.
   // Its band_ablation member (records::BandAblationDiagnostics) holds the losses.
   std::optional<records::DiagnosticsRecord> BandAblation(int64_t step) const;
+
+  // For AdaRoPE with train.diagnostics_sequences > 0 (HasHeadInfluence): each query head's influence
+  // Delta_h (AdaRoPE appendix B.3; kind "head_influence"): on the diagnostics' validation sequences at
+  // the training length (for an extension trial, the extended length), the loss increase when the
+  // head's AdaRoPE parameters are reset to `start` (the positional parameters' values when the trial
+  // began, by name: StartingPositionalParameters), all of them, AdaFreq's alone and AdaScale's alone,
+  // the rest of the model as trained; nullopt otherwise. Parameters shared by several heads
+  // (share_freq, share_scale, a KV group's frequencies) are reset as one unit.
+  std::optional<records::DiagnosticsRecord> HeadInfluence(int64_t step,
+                                                          const std::map<std::string, torch::Tensor>& start) const;
 
   // train.probe's cells (core/train/probe_evaluation.h), each (length, method) of ProbeSettings x depth;
   // an indexing probe's, each list length.
@@ -89,6 +106,10 @@ class Evaluator {
   records::FinalRecord FinalEvaluation(const Evaluation& held_out) const;
 
  private:
+  // The diagnostics' sample (train.diagnostics_sequences validation sequences at T, batch 0) and the
+  // mean token loss of the model on it, every sequence and position alike.
+  TensorBatch DiagnosticsSample() const;
+  double SampleLoss(const TensorBatch& sample) const;
   // The indexing probe's cells (paper 003 appendix D.2), within data.seq_len with no extension.
   std::vector<records::ProbeResult> ProbeIndexing(const PreparedProbe& probe) const;
   // Held-out loss over train.eval_batches batches of `batch_size` sequences of `time` positions.

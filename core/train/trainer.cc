@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <map>
 #include <memory>
 #include <variant>
 #include <iostream>
@@ -11,6 +12,7 @@
 #include <torch/torch.h>
 
 #include "core/common/provenance.h"
+#include "core/hf/hf_import.h"
 #include "core/config/model_arithmetic.h"
 #include "core/data/batch_source.h"
 #include "core/model/transformer.h"
@@ -26,6 +28,25 @@
 
 namespace rung {
 namespace {
+
+// The positional parameters of `trial` as it began: a model of its config as initialised, with
+// train.init applied. An evaluation trial (train.steps 0) of a rung checkpoint moved nothing: its start
+// is its source's, followed through at most 8 such sources.
+StatusOr<std::map<std::string, torch::Tensor>> PositionalParametersAtStart(const TrialConfig& trial, int depth) {
+  torch::NoGradGuard no_grad;
+  const InitConfig& init = trial.train.init;
+  if (trial.train.steps == 0 && !init.checkpoint.empty() && !hf::IsHfModelFolder(init.checkpoint) && depth < 8) {
+    RUNG_ASSIGN_OR_RETURN(const CheckpointModel source, LoadCheckpointModel(init.checkpoint));
+    if (source.trial.model.position.variant == trial.model.position.variant) {
+      return PositionalParametersAtStart(source.trial, depth + 1);
+    }
+  }
+  Transformer start(trial.model);
+  if (!init.checkpoint.empty()) RUNG_RETURN_IF_ERROR(InitializeFromCheckpoint(init, start, trial.train.extrapolation_yarn_c));
+  std::map<std::string, torch::Tensor> values;
+  for (const auto& parameter : start->positional()->named_parameters()) values[parameter.key()] = parameter.value().detach().clone();
+  return values;
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -66,6 +87,10 @@ class TrialRun {
   // The end of a run: the diagnostics record (when the last step is a milestone), the NIAH grid (niah
   // tasks), the band ablation (learned frequencies), then the final record.
   void EmitDiagnosticsAndFinal(const Evaluation& held_out, double train_loss);
+  // The positional parameters as the trial began (AdaRoPE B.3's "pre-finetuning initialization";
+  // PositionalParametersAtStart), computed again at the end, so an attempt that resumed computes the
+  // same. Errors: InitializeFromCheckpoint's and LoadCheckpointModel's.
+  StatusOr<std::map<std::string, torch::Tensor>> StartingPositionalParameters() const;
   // The diagnostics milestone at `step`, or null.
   const DiagnosticsMilestone* MilestoneAt(int64_t step) const;
 
@@ -195,6 +220,10 @@ Status TrialRun::RestoreOrInitialize() {
   return Status::Ok();
 }
 
+StatusOr<std::map<std::string, torch::Tensor>> TrialRun::StartingPositionalParameters() const {
+  return PositionalParametersAtStart(trial_, 0);
+}
+
 Status TrialRun::JoinGroup() {
   if (group_->world_size() == 1) return Status::Ok();
   torch::NoGradGuard no_grad;
@@ -296,6 +325,14 @@ void TrialRun::EmitDiagnosticsAndFinal(const Evaluation& held_out, double train_
   if (const DiagnosticsMilestone* milestone = MilestoneAt(progress_.step)) Record(evaluator_->Diagnostics(*milestone));
   if (std::optional<records::DiagnosticsRecord> grid = evaluator_->NiahGrid(progress_.step)) Record(*grid);
   if (std::optional<records::DiagnosticsRecord> bands = evaluator_->BandAblation(progress_.step)) Record(*bands);
+  if (HasHeadInfluence(trial_)) {
+    StatusOr<std::map<std::string, torch::Tensor>> start = StartingPositionalParameters();
+    if (!start.ok()) {
+      std::cerr << "rung-train: the heads' influence is not measured: " << start.status().message() << "\n";
+    } else if (std::optional<records::DiagnosticsRecord> influence = evaluator_->HeadInfluence(progress_.step, *start)) {
+      Record(*influence);
+    }
+  }
   records::FinalRecord final_record = evaluator_->FinalEvaluation(held_out);
   if (probe_) final_record.probe = evaluator_->Probe(*probe_);
   final_record.step = progress_.step;

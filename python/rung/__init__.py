@@ -303,7 +303,7 @@ class Client:
                                            "next_centre", "reason"])
 
     _DIAGNOSTICS_TABLES = ("heads", "gaps", "regime", "beta", "milestones", "failure_modes", "extrapolation", "bands",
-                           "niah", "frequencies")
+                           "influence", "niah", "frequencies")
 
     def diagnostics(self, trial, table="heads", step=None):
         """`rung diag TRIAL --table TABLE --format csv`: one of a trial's diagnostics tables, with the CLI's
@@ -439,11 +439,19 @@ class Client:
                                                optional(entry, "val_accuracy")]))
                             for entry in document.extrapolation.results]
         elif table == "bands":
-            columns = ["pair", "rope_theta", "loss", "delta"]
+            columns = ["pair", "rope_theta", "reverted_loss", "reverted_delta", "zeroed_loss", "zeroed_delta"]
             for document in response.diagnostics:
                 if document.HasField("band_ablation"):
-                    rows = [dict(zip(columns, [pair.pair, _number(pair.rope_theta), _number(pair.loss), _number(pair.delta)]))
+                    rows = [dict(zip(columns, [pair.pair, _number(pair.rope_theta), _number(pair.loss), _number(pair.delta),
+                                               optional(pair, "zeroed_loss"), optional(pair, "zeroed_delta")]))
                             for pair in document.band_ablation.pairs]
+        elif table == "influence":
+            columns = ["layer", "head", "delta_all", "delta_frequency", "delta_scale"]
+            for document in response.diagnostics:
+                if document.HasField("head_influence"):
+                    rows = [dict(zip(columns, [head.layer, head.head, optional(head, "all"), optional(head, "frequency"),
+                                               optional(head, "scale")]))
+                            for head in document.head_influence.heads]
         elif table == "niah":
             grids = [d.niah_grid for d in response.diagnostics if d.HasField("niah_grid")]
             grid = grids[-1] if grids else None  # the newest, as the CLI

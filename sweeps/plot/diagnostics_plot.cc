@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <sstream>
 
 #include "core/common/atomic_file.h"
@@ -296,22 +297,65 @@ StatusOr<std::vector<std::string>> WriteBandAblationPlot(const records::BandAbla
   if (ablation.pairs.empty()) return Status::InvalidArgument("the band ablation record holds no pair");
   RUNG_RETURN_IF_ERROR(MakeOutputFolder(options.out_dir));
   const fs::path dir = fs::absolute(options.out_dir);
+  // pair, reverted delta, zeroed delta (NaN where the record predates it)
   std::ostringstream data;
+  bool zeroed = false;
   for (const records::BandAblationPair& pair : ablation.pairs) {
-    data << DataNumber(static_cast<double>(pair.pair)) << " " << DataNumber(pair.delta) << "\n";
+    zeroed = zeroed || pair.zeroed_delta.has_value();
+    data << DataNumber(static_cast<double>(pair.pair)) << " " << DataNumber(pair.delta) << " "
+         << DataNumber(pair.zeroed_delta.value_or(std::numeric_limits<double>::quiet_NaN())) << "\n";
   }
   RUNG_RETURN_IF_ERROR(WriteFileAtomically((dir / "band_ablation.dat").string(), {data.str()}));
   std::ostringstream script;
+  const std::string file = Quote((dir / "band_ablation.dat").string());
   script << "# rung diag: band ablation of " << options.title << "\nset encoding utf8\nset border lw 1.2\n"
          << "set grid ytics lc rgb '#dddddd'\nset title " << DoubleQuote(EnhancedLiteral(options.title)) << "\n"
-         << "set xlabel 'frequency pair reverted to RoPE (0 = fastest)'\n"
-         << "set ylabel 'validation loss change (nats)'\nset style fill solid 0.8\nset boxwidth 0.7\n"
-         << "set xrange [-0.7:" << static_cast<double>(ablation.pairs.size()) - 0.3 << "]\nunset key\n"
-         << "plot " << Quote((dir / "band_ablation.dat").string())
-         << " using 1:2 with boxes lc rgb '#2166ac', 0 with lines lc rgb '#000000'\n"
+         << "set xlabel 'frequency pair ablated (0 = fastest)'\n"
+         << "set ylabel 'validation loss change (nats)'\nset style fill solid 0.8\n"
+         << "set xrange [-0.7:" << static_cast<double>(ablation.pairs.size()) - 0.3 << "]\nset key top left noenhanced\n"
+         << "plot " << file;
+  if (zeroed) {
+    script << " using ($1-0.18):2:(0.34) with boxes lc rgb '#2166ac' title 'reverted to RoPE', " << file
+           << " using ($1+0.18):3:(0.34) with boxes lc rgb '#b2182b' title 'zeroed (LeRoPE D.1)'";
+  } else {
+    script << " using 1:2:(0.7) with boxes lc rgb '#2166ac' title 'reverted to RoPE'";
+  }
+  script << ", 0 with lines lc rgb '#000000' notitle\n"
          << SvgAndPngOutputs((dir / "band_ablation").string(), options.width, options.height);
   return RenderGnuplot(options.gnuplot, dir.string(), "band_ablation.gp", script.str(),
                        {"band_ablation.svg", "band_ablation.png"});
+}
+
+StatusOr<std::vector<std::string>> WriteHeadInfluencePlot(const records::HeadInfluenceDiagnostics& influence,
+                                                          const DiagnosticsPlotOptions& options) {
+  if (influence.heads.empty()) return Status::InvalidArgument("the head influence record holds no head");
+  RUNG_RETURN_IF_ERROR(MakeOutputFolder(options.out_dir));
+  const fs::path dir = fs::absolute(options.out_dir);
+  // index, all, frequency, scale (NaN where not measured), label
+  std::ostringstream data;
+  const double none = std::numeric_limits<double>::quiet_NaN();
+  for (size_t i = 0; i < influence.heads.size(); ++i) {
+    const records::HeadInfluence& head = influence.heads[i];
+    data << i << " " << DataNumber(head.all.value_or(none)) << " " << DataNumber(head.frequency.value_or(none)) << " "
+         << DataNumber(head.scale.value_or(none)) << " L" << head.layer << "H" << head.head << "\n";
+  }
+  RUNG_RETURN_IF_ERROR(WriteFileAtomically((dir / "head_influence.dat").string(), {data.str()}));
+  const std::string file = Quote((dir / "head_influence.dat").string());
+  std::ostringstream script;
+  script << "# rung diag: head influence of " << options.title << "\nset encoding utf8\nset border lw 1.2\n"
+         << "set grid ytics lc rgb '#dddddd'\nset title "
+         << DoubleQuote(EnhancedLiteral(options.title + ": head influence (AdaRoPE B.3), " + std::to_string(influence.length) +
+                                       " tokens"))
+         << "\nset xlabel 'query head (layer, head)'\nset ylabel 'validation loss change (nats)'\n"
+         << "set style fill solid 0.8\nset key top left noenhanced\nset xtics rotate by -45 font ',8'\n"
+         << "set xrange [-0.7:" << static_cast<double>(influence.heads.size()) - 0.3 << "]\n"
+         << "plot " << file << " using ($1-0.27):2:(0.26):xtic(5) with boxes lc rgb '#4d4d4d' title 'all reset', " << file
+         << " using ($1):3:(0.26) with boxes lc rgb '#2166ac' title 'AdaFreq reset (per " << influence.frequency_unit << ")', "
+         << file << " using ($1+0.27):4:(0.26) with boxes lc rgb '#b2182b' title 'AdaScale reset (per " << influence.scale_unit
+         << ")', 0 with lines lc rgb '#000000' notitle\n"
+         << SvgAndPngOutputs((dir / "head_influence").string(), options.width, options.height);
+  return RenderGnuplot(options.gnuplot, dir.string(), "head_influence.gp", script.str(),
+                       {"head_influence.svg", "head_influence.png"});
 }
 
 }  // namespace rung::plot

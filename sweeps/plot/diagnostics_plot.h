@@ -23,7 +23,8 @@
 //                                 distractors, one figure per evaluated length and method.
 //
 // WriteBandAblationPlot draws LeRoPE's leave-one-out band ablation (the trainer's `band_ablation` record):
-//   band_ablation.{svg,png}  the loss change with each pair reverted to RoPE's frequency, one bar per pair.
+//   band_ablation.{svg,png}  the loss change with each pair reverted to RoPE's frequency and with it zeroed
+//                            (LeRoPE D.1's), two bars per pair (one where the record predates zeroing).
 //
 // WriteFrequencyProfilePlot draws learned rotary frequencies against RoPE's:
 //   frequency_profile.{svg,png}  wavelength 2 pi / theta over the training length against the pair
@@ -63,6 +64,13 @@ StatusOr<std::vector<std::string>> WriteNiahGridPlot(const records::NiahGridDiag
 // INVALID_ARGUMENT for a payload without pairs.
 StatusOr<std::vector<std::string>> WriteBandAblationPlot(const records::BandAblationDiagnostics& ablation,
                                                          const DiagnosticsPlotOptions& options);
+
+// WriteHeadInfluencePlot draws AdaRoPE B.3's head influence (the trainer's `head_influence` record):
+//   head_influence.{svg,png}  each query head's loss increase (L<layer>H<head>) with all its AdaRoPE
+//                             parameters reset to their start, AdaFreq's alone and AdaScale's alone,
+//                             three bars per head. INVALID_ARGUMENT without heads.
+StatusOr<std::vector<std::string>> WriteHeadInfluencePlot(const records::HeadInfluenceDiagnostics& influence,
+                                                          const DiagnosticsPlotOptions& options);
 
 // One learned frequency vector (pairs from fast to slow) and its label ("layer 0", "L1.h2").
 struct FrequencyProfile {

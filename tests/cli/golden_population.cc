@@ -362,8 +362,24 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
                            {{"sequences", 4},
                             {"loss", 2.5},
                             {"pairs",
-                             {{{"pair", 0}, {"rope_theta", 1.0}, {"loss", 2.625}, {"delta", 0.125}},
-                              {{"pair", 1}, {"rope_theta", 0.1}, {"loss", 2.5}, {"delta", 0.0}}}}}}}
+                             {{{"pair", 0}, {"rope_theta", 1.0}, {"loss", 2.625}, {"delta", 0.125}, {"zeroed_loss", 3.25},
+                               {"zeroed_delta", 0.75}},
+                              {{"pair", 1}, {"rope_theta", 0.1}, {"loss", 2.5}, {"delta", 0.0}, {"zeroed_loss", 2.5625},
+                               {"zeroed_delta", 0.0625}}}}}}}
+                         .dump());
+      last.push_back(json{{"type", "diagnostics"},
+                          {"kind", "head_influence"},
+                          {"step", 10},
+                          {"milestone", "end"},
+                          {"head_influence",
+                           {{"sequences", 4},
+                            {"length", 16},
+                            {"loss", 2.5},
+                            {"frequency_unit", "kv_group"},
+                            {"scale_unit", "head"},
+                            {"heads",
+                             {{{"layer", 0}, {"head", 0}, {"all", 0.25}, {"frequency", 0.125}, {"scale", 0.0625}},
+                              {{"layer", 0}, {"head", 1}, {"all", 0.0}, {"frequency", 0.0}, {"scale", 0.0}}}}}}}
                          .dump());
     }
     last.push_back(final_record(std::get<0>(cell), layers, loss, cell == with_indexing));

@@ -346,9 +346,10 @@ TEST_F(DashboardHttpTest, TheExtrapolationEndpointHasEachEvaluatedTrialsTableAnd
 }
 
 // A trial's probe cells come with its diagnostics as the document "probe", typed as GetDiagnostics has
-// it (ProbeTable; proto3 JSON writes int64 as strings): each of sweep 1's six SUCCEEDED trials has the
+// it (ProbeTable; proto3 JSON writes int64 as strings): five of sweep 1's six SUCCEEDED trials have the
 // population's pass-key probe (16 tokens with none, 32 with none and yarn, needle depths 0 and 1, four
-// prompts a cell); the RUNNING and FAILED trials, without a final record, have none.
+// prompts a cell), the sixth (trial 6) an indexing probe of two list lengths with its own fields; the
+// RUNNING and FAILED trials, without a final record, have none.
 TEST_F(DashboardHttpTest, TheDiagnosticsEndpointHasATrialsProbeCellsAndNoProbeWithoutThem) {
   StartServer();
   const std::unique_ptr<client::CoordinatorConnection> connection = UserConnection();
@@ -386,6 +387,17 @@ TEST_F(DashboardHttpTest, TheDiagnosticsEndpointHasATrialsProbeCellsAndNoProbeWi
     ASSERT_EQ(stored.diagnostics_size(), 1);
     const v1::ProbeTable& table = stored.diagnostics(0).probe();
     ASSERT_EQ(cells.size(), static_cast<size_t>(table.results_size()));
+    if (trial_id == "6") {
+      ASSERT_EQ(cells.size(), 2u) << cells.dump();
+      for (int i = 0; i < 2; ++i) {
+        EXPECT_EQ(cells[i]["probe"], "indexing");
+        EXPECT_EQ(cells[i]["elements"], std::to_string(table.results(i).elements()));
+        EXPECT_EQ(cells[i]["position_blind"].get<double>(), table.results(i).position_blind());
+        EXPECT_EQ(cells[i]["chance"].get<double>(), 0.25);
+      }
+      ++with_probe;
+      continue;
+    }
     ASSERT_EQ(cells.size(), expected.size()) << cells.dump();
     for (size_t i = 0; i < expected.size(); ++i) {
       const json& cell = cells[i];

@@ -157,6 +157,8 @@ TEST(TrainerRecordProto, PayloadMessagesAgreeWithTheirStructs) {
   for (const Status& check : {CheckStructMessage<records::AttentionDiagnostics>(v1::AttentionDiagnostics::descriptor()),
                               CheckStructMessage<records::NiahGridDiagnostics>(v1::NiahGridDiagnostics::descriptor()),
                               CheckStructMessage<records::BandAblationDiagnostics>(v1::BandAblationDiagnostics::descriptor()),
+                              CheckStructMessage<records::HeadInfluenceDiagnostics>(v1::HeadInfluenceDiagnostics::descriptor()),
+                              CheckStructMessage<records::ProbeResult>(v1::ProbeResult::descriptor()),
                               CheckStructMessage<records::ExtrapolationResult>(v1::ExtrapolationResult::descriptor()),
                               CheckStructMessage<records::Tensor>(v1::Tensor::descriptor())}) {
     EXPECT_TRUE(check.ok()) << check.message();

@@ -10,6 +10,9 @@
 //   regime         the softmax regime at beta = c * Lambda: normalised entropy, max weight, top-two gap
 //   extrapolation  validation loss at each evaluated multiple of T and extension method
 //   probe          train.probe's accuracy at each prompt length, extension method and needle depth
+//                  (indexing: at each list length)
+//   bands          the leave-one-out band ablations (a pair reverted to RoPE's frequency, and zeroed)
+//   influence      AdaRoPE B.3's head influence: the loss increase with a head's AdaRoPE parameters reset
 //   frequencies    the rotary frequencies per layer and row against RoPE's b^(-f/pairs), and their
 //                  wavelengths over T (a LeRoPE or AdaRoPE profile against RoPE's)
 // --table picks one (table format prints all five; csv and json need one, default heads);
@@ -545,10 +548,21 @@ TextTable ProbeTable(const std::vector<records::ProbeResult>& cells) {
 
 // LeRoPE's leave-one-out band ablation: the loss with each pair reverted to RoPE's frequency.
 TextTable BandsTable(const records::BandAblationDiagnostics& ablation) {
-  TextTable table({"pair", "rope_theta", "loss", "delta"});
+  TextTable table({"pair", "rope_theta", "reverted_loss", "reverted_delta", "zeroed_loss", "zeroed_delta"});
   for (const records::BandAblationPair& pair : ablation.pairs) {
-    table.AddRow({Shown(pair.pair), Shown(pair.rope_theta), Shown(pair.loss), Shown(pair.delta, 3)},
+    table.AddRow({Shown(pair.pair), Shown(pair.rope_theta), Shown(pair.loss), Shown(pair.delta, 3), Shown(pair.zeroed_loss),
+                  Shown(pair.zeroed_delta, 3)},
                  records::DocumentJson(pair));
+  }
+  return table;
+}
+
+// AdaRoPE B.3's head influence: each query head's loss increase with its AdaRoPE parameters reset.
+TextTable InfluenceTable(const records::HeadInfluenceDiagnostics& influence) {
+  TextTable table({"layer", "head", "delta_all", "delta_frequency", "delta_scale"});
+  for (const records::HeadInfluence& head : influence.heads) {
+    table.AddRow({Shown(head.layer), Shown(head.head), Shown(head.all, 3), Shown(head.frequency, 3), Shown(head.scale, 3)},
+                 records::DocumentJson(head));
   }
   return table;
 }
@@ -786,10 +800,24 @@ void PrintEvaluationSections(const DiagSections& sections, const TrialDiagnostic
     const records::BandAblationDiagnostics ablation =
         diagnostics.band_ablation.value_or(records::BandAblationDiagnostics());
     sections.Print("bands",
-                   "Leave-one-out band ablation (LeRoPE D.1): the loss on " + Shown(ablation.sequences) +
-                       " validation sequences at T with each pair reverted to RoPE's frequency (trained: " +
+                   "Leave-one-out band ablations: the loss on " + Shown(ablation.sequences) +
+                       " validation sequences at T with each pair reverted to RoPE's frequency, and zeroed (LeRoPE D.1's "
+                       "ablation: the band's query and key components, so its logit contribution, set to 0; - where the "
+                       "record predates it) (trained: " +
                        Shown(ablation.loss) + ")",
                    BandsTable(ablation));
+  }
+  if (diagnostics.head_influence || sections.table == "influence") {
+    const records::HeadInfluenceDiagnostics influence =
+        diagnostics.head_influence.value_or(records::HeadInfluenceDiagnostics());
+    sections.Print("influence",
+                   "Head influence (AdaRoPE B.3): the loss increase on " + Shown(influence.sequences) +
+                       " validation sequences of " + Shown(influence.length) +
+                       " tokens with a head's AdaRoPE parameters reset to their start: all, AdaFreq alone (per " +
+                       (influence.frequency_unit.empty() ? std::string("-") : influence.frequency_unit) +
+                       "), AdaScale alone (per " + (influence.scale_unit.empty() ? std::string("-") : influence.scale_unit) +
+                       ") (trained: " + Shown(influence.loss) + ")",
+                   InfluenceTable(influence));
   }
   if (diagnostics.niah_grid || sections.table == "niah") {
     const records::NiahGridDiagnostics grid = diagnostics.niah_grid.value_or(records::NiahGridDiagnostics());
@@ -846,6 +874,11 @@ int PlotTrialDiagnostics(const DiagOptions& options, const TrialDiagnostics& dia
       return code;
     }
   }
+  if (diagnostics.head_influence) {
+    if (int code = ReportPlotFiles(plot::WriteHeadInfluencePlot(*diagnostics.head_influence, plot_options)); code != kOk) {
+      return code;
+    }
+  }
   if (diagnostics.niah_grid) {
     if (int code = ReportPlotFiles(plot::WriteNiahGridPlot(*diagnostics.niah_grid, plot_options)); code != kOk) {
       return code;
@@ -875,7 +908,7 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
   // An evaluation trial may measure no attention (train.diagnostics_sequences 0) and still have its
   // evaluations: those are shown alone.
   const bool evaluated = !diagnostics.extrapolation.empty() || !diagnostics.probe.empty() || diagnostics.niah_grid ||
-                         diagnostics.band_ablation;
+                         diagnostics.band_ablation || diagnostics.head_influence;
   std::string table = options.table;
   if (table.empty()) table = options.format == "table" ? "all" : attention != nullptr ? "heads" : "all";
   const bool attention_table = table == "heads" || table == "gaps" || table == "regime" || table == "beta" ||
@@ -883,7 +916,7 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
   if (attention == nullptr && (!evaluated || attention_table)) {
     std::cerr << "rung diag: trial " << options.trial_id
               << (evaluated ? " recorded no attention diagnostics (none are measured with train.diagnostics_sequences 0); "
-                              "it has evaluations: --table extrapolation, probe, niah, bands or all"
+                              "it has evaluations: --table extrapolation, probe, niah, bands, influence or all"
                             : " has no attention diagnostics yet (they are written when a trial succeeds; see `rung show " +
                                   std::to_string(options.trial_id) + "`)")
               << "\n";
@@ -896,7 +929,7 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
                            : std::vector<FailureModesRow>();
   if (table == "all" && options.format == "csv") {
     std::cerr << "rung diag: --format csv needs one --table (heads, gaps, regime, beta, milestones, failure_modes, "
-                 "extrapolation, probe, bands, niah or frequencies)\n";
+                 "extrapolation, probe, bands, influence, niah or frequencies)\n";
     return kUsage;
   }
   if (table == "all" && options.format == "json") {
@@ -1118,10 +1151,11 @@ void AddDiagCommand(CLI::App& app, int* exit_code) {
     *exit_code = RunDiag(*connection.value(), *options);
   });
   command->add_option("--table", options->table,
-                      "heads, gaps, regime, beta, milestones, failure_modes, extrapolation, probe, bands, niah, frequencies or all; "
+                      "heads, gaps, regime, beta, milestones, failure_modes, extrapolation, probe, bands, influence, niah, "
+                      "frequencies or all; "
                       "with --closed-form: table3, inversion, lambda, table4, theorem6, theorem8 or all")
       ->check(CLI::IsMember({"heads", "gaps", "regime", "beta", "milestones", "failure_modes", "extrapolation", "probe", "bands",
-                             "niah", "frequencies", "all", "table3", "inversion", "lambda", "table4", "theorem6",
+                             "influence", "niah", "frequencies", "all", "table3", "inversion", "lambda", "table4", "theorem6",
                              "theorem8"}));
   command->add_option("--plot", options->plot_dir, "Also draw the figures (SVG, PNG) into this folder")->type_name("DIR");
   command->add_option("--gnuplot", options->gnuplot, "gnuplot executable (default: gnuplot on PATH)")->type_name("PATH");

@@ -554,7 +554,7 @@ TEST(BandAblation, ARevertedPairTurnsAtRopesFrequencyAndTheOthersKeepTheirs) {
     for (auto& parameter : positional->scale_parameters()) parameter.add_(0.3 * torch::rand_like(parameter));
     const std::vector<double> rope = RopeFrequencies(config.position.base, config.head_dim);
     const int64_t time = 12, reverted = 2;
-    positional->set_reverted_pair(reverted);
+    positional->set_band_ablation(reverted, PositionalEncodingImpl::BandAblation::kRevertToRope);
     const std::vector<LayerTables> tables = positional->Tables(time, torch::kCPU);
     for (int64_t layer = 0; layer < config.layers; ++layer) {
       const torch::Tensor learned = positional->Frequencies(layer);  // [G, pairs]
@@ -567,10 +567,49 @@ TEST(BandAblation, ARevertedPairTurnsAtRopesFrequencyAndTheOthersKeepTheirs) {
         }
       }
     }
-    positional->set_reverted_pair(-1);
+    positional->set_band_ablation(-1, PositionalEncodingImpl::BandAblation::kRevertToRope);
     const torch::Tensor learned = positional->Frequencies(0);
     EXPECT_NEAR(positional->Tables(time, torch::kCPU)[0].cos[5][0][reverted].item<double>(),
                 std::cos(5.0 * learned[0][reverted].item<double>()), 1e-5);
+  }
+}
+
+// LeRoPE D.1's ablation by zeroing: every query-key score of a head with the band zeroed is the score
+// summed over every other band of the learned rotation (a hand sum of the per-band products).
+TEST(BandAblation, AZeroedBandContributesNothingAndTheOthersTheirLearnedProducts) {
+  for (const char* variant : {"lerope", "adarope"}) {
+    torch::manual_seed(13);
+    ModelConfig config = Tiny(variant, 4, 2);
+    PositionalEncoding positional(config);
+    torch::NoGradGuard no_grad;
+    for (auto& parameter : positional->frequency_parameters()) parameter.add_(0.3 * torch::rand_like(parameter));
+    const int64_t time = 10, zeroed = 1, half = config.head_dim / 2;
+    const torch::Tensor q = torch::randn({1, time, config.heads, config.head_dim});
+    const torch::Tensor k = torch::randn({1, time, config.heads, config.head_dim});
+    const std::vector<LayerTables> learned = positional->Tables(time, torch::kCPU);
+    positional->set_band_ablation(zeroed, PositionalEncodingImpl::BandAblation::kZero);
+    const std::vector<LayerTables> ablated = positional->Tables(time, torch::kCPU);
+    positional->set_band_ablation(-1, PositionalEncodingImpl::BandAblation::kZero);
+    for (int64_t layer = 0; layer < config.layers; ++layer) {
+      auto rotate = [&](const torch::Tensor& x, const LayerTables& tables) {
+        return RotateAndTranspose(x, tables.cos, tables.sin, torch::Tensor(), 1.0, RotaryImplementation::kComposite);
+      };
+      const torch::Tensor scores = torch::matmul(rotate(q, ablated[layer]), rotate(k, ablated[layer]).transpose(-1, -2));
+      const torch::Tensor rq = rotate(q, learned[layer]), rk = rotate(k, learned[layer]);  // [1, H, T, d]
+      torch::Tensor hand = torch::zeros_like(scores);
+      for (int64_t band = 0; band < half; ++band) {
+        if (band == zeroed) continue;
+        const torch::Tensor qb = rq.narrow(-1, 2 * band, 2), kb = rk.narrow(-1, 2 * band, 2);
+        hand += torch::matmul(qb, kb.transpose(-1, -2));
+      }
+      EXPECT_TRUE(torch::allclose(scores, hand, 1e-5, 1e-5)) << variant << " layer " << layer;
+      // The fused CPU kernel reads the same tables.
+      const torch::Tensor fused = torch::matmul(
+          RotateAndTranspose(q.contiguous(), ablated[layer].cos, ablated[layer].sin, torch::Tensor(), 1.0, RotaryImplementation::kFusedCpu),
+          RotateAndTranspose(k.contiguous(), ablated[layer].cos, ablated[layer].sin, torch::Tensor(), 1.0, RotaryImplementation::kFusedCpu)
+              .transpose(-1, -2));
+      EXPECT_TRUE(torch::allclose(fused, hand, 1e-5, 1e-5)) << variant << " layer " << layer << " (fused)";
+    }
   }
 }
 

@@ -149,6 +149,10 @@ TEST_F(TrainingTest, FirstRecordStatesProvenance) {
   for (const json& pair : ablation.at("band_ablation").at("pairs")) {
     // Two steps barely move LeRoPE's scales from 0 (RoPE): reverting a pair changes almost nothing.
     EXPECT_LT(std::fabs(pair.at("delta").get<double>()), 0.05) << pair.dump();
+    // Zeroing a band removes its logit contribution: a loss beside the trained one, measured.
+    EXPECT_TRUE(std::isfinite(pair.at("zeroed_loss").get<double>())) << pair.dump();
+    EXPECT_DOUBLE_EQ(pair.at("zeroed_delta").get<double>(),
+                     pair.at("zeroed_loss").get<double>() - ablation.at("band_ablation").at("loss").get<double>());
   }
   EXPECT_EQ(envelope.at("kind"), "attention");
   EXPECT_EQ(envelope.at("milestone"), "end");

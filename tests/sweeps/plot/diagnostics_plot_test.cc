@@ -213,6 +213,32 @@ TEST(DiagnosticsPlot, AFrequencyProfileIsDrawnAsWavelengthsAgainstRopes) {
   fs::remove_all(dir);
 }
 
+TEST(DiagnosticsPlot, TheBandAblationDrawsTheRevertedAndTheZeroedBandSideBySide) {
+  if (std::system("gnuplot --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot not installed";
+  const fs::path dir = FreshDiagnosticsDir("bands");
+  DiagnosticsPlotOptions options;
+  options.out_dir = dir.string();
+  options.title = "trial 3";
+  const json both = {{"sequences", 4},
+                     {"loss", 2.5},
+                     {"pairs",
+                      {{{"pair", 0}, {"rope_theta", 1.0}, {"loss", 2.625}, {"delta", 0.125}, {"zeroed_loss", 3.0}, {"zeroed_delta", 0.5}},
+                       {{"pair", 1}, {"rope_theta", 0.1}, {"loss", 2.5}, {"delta", 0.0}, {"zeroed_loss", 2.75}, {"zeroed_delta", 0.25}}}}};
+  ASSERT_TRUE(WriteBandAblationPlot(Typed<records::BandAblationDiagnostics>(both), options).ok());
+  EXPECT_EQ(Read(dir / "band_ablation.dat"), "0 0.125 0.5\n1 0 0.25\n");
+  EXPECT_NE(Read(dir / "band_ablation.svg").find("zeroed (LeRoPE D.1)"), std::string::npos);
+  // A record from before the zeroing ablation: its reverted bars alone.
+  json earlier = both;
+  for (json& pair : earlier["pairs"]) {
+    pair.erase("zeroed_loss");
+    pair.erase("zeroed_delta");
+  }
+  ASSERT_TRUE(WriteBandAblationPlot(Typed<records::BandAblationDiagnostics>(earlier), options).ok());
+  EXPECT_EQ(Read(dir / "band_ablation.dat"), "0 0.125 NaN\n1 0 NaN\n");
+  EXPECT_EQ(Read(dir / "band_ablation.svg").find("zeroed (LeRoPE D.1)"), std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST(DiagnosticsPlot, APayloadWithoutLayersIsInvalidArgument) {
   DiagnosticsPlotOptions options;
   options.out_dir = FreshDiagnosticsDir("bad").string();
