@@ -461,7 +461,7 @@ std::optional<records::DiagnosticsRecord> Evaluator::BandAblation(int64_t step) 
   const PositionConfig& position = trial_.model.position;
   const PositionalVariant* variant = FindPositionalVariant(position.variant);
   const bool learned = variant != nullptr && variant->LearnsPairFrequencies(position);
-  if (!learned || trial_.train.diagnostics_sequences <= 0) return std::nullopt;
+  if (!position.rotary() || trial_.train.diagnostics_sequences <= 0) return std::nullopt;
   torch::NoGradGuard no_grad;
   model_->eval();
   // The mean token loss on the sample, every sequence and position alike (the same tokens each time).
@@ -476,8 +476,9 @@ std::optional<records::DiagnosticsRecord> Evaluator::BandAblation(int64_t step) 
     records::BandAblationPair entry;
     entry.pair = pair;
     entry.rope_theta = rope[static_cast<size_t>(pair)];
-    model_->positional()->set_band_ablation(pair, Ablation::kRevertToRope);
-    entry.loss = SampleLoss(sample);
+    // Fixed frequencies are RoPE's (p-RoPE's unrotated tail aside): reverting changes nothing.
+    if (learned) model_->positional()->set_band_ablation(pair, Ablation::kRevertToRope);
+    entry.loss = learned ? SampleLoss(sample) : trained;
     entry.delta = entry.loss - trained;
     model_->positional()->set_band_ablation(pair, Ablation::kZero);
     entry.zeroed_loss = SampleLoss(sample);

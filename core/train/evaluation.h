@@ -79,11 +79,11 @@ class Evaluator {
   // distractors that fit.
   std::optional<records::DiagnosticsRecord> NiahGrid(int64_t step) const;
 
-  // For learned frequencies (LeRoPE, AdaRoPE without a learned base) with train.diagnostics_sequences > 0:
-  // the leave-one-out band ablations (kind "band_ablation"): on the diagnostics' validation sequences at
-  // the training length, the loss with every pair as trained, and with each pair in turn reverted to
-  // RoPE's frequency and zeroed (LeRoPE appendix D.1's; PositionalEncodingImpl::set_band_ablation);
-  // nullopt otherwise.
+  // For a rotary variant with train.diagnostics_sequences > 0: the leave-one-out band ablations (kind
+  // "band_ablation"): on the diagnostics' validation sequences at the training length, the loss with
+  // every pair as trained, and with each pair in turn zeroed (LeRoPE appendix D.1's) and, for learned
+  // frequencies (LeRoPE, AdaRoPE without a learned base), reverted to RoPE's frequency (fixed ones
+  // report the trained loss there); PositionalEncodingImpl::set_band_ablation. nullopt otherwise.
   // Its band_ablation member (records::BandAblationDiagnostics) holds the losses.
   std::optional<records::DiagnosticsRecord> BandAblation(int64_t step) const;
 

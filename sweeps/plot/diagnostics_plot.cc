@@ -309,8 +309,10 @@ StatusOr<std::vector<std::string>> WriteBandAblationPlot(const records::BandAbla
   std::ostringstream script;
   const std::string file = Quote((dir / "band_ablation.dat").string());
   script << "# rung diag: band ablation of " << options.title << "\nset encoding utf8\nset border lw 1.2\n"
-         << "set grid ytics lc rgb '#dddddd'\nset title " << DoubleQuote(EnhancedLiteral(options.title)) << "\n"
-         << "set xlabel 'frequency pair ablated (0 = fastest)'\n"
+         << "set grid ytics lc rgb '#dddddd'\nset title "
+         << DoubleQuote(EnhancedLiteral(options.title + ": leave-one-out band ablations on " + std::to_string(ablation.sequences) +
+                                       " sequences at T"))
+         << "\nset xlabel 'frequency pair ablated (0 = fastest)'\n"
          << "set ylabel 'validation loss change (nats)'\nset style fill solid 0.8\n"
          << "set xrange [-0.7:" << static_cast<double>(ablation.pairs.size()) - 0.3 << "]\nset key top left noenhanced\n"
          << "plot " << file;
