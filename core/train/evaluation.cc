@@ -441,6 +441,19 @@ records::DiagnosticsRecord Evaluator::Diagnostics(const DiagnosticsMilestone& mi
   return diagnostics;
 }
 
+namespace {
+
+// A diagnostics record of `kind` measured at the end of training, at `step`, its payload to be set.
+records::DiagnosticsRecord EndRecord(const std::string& kind, int64_t step) {
+  records::DiagnosticsRecord record;
+  record.kind = kind;
+  record.step = step;
+  record.milestone = "end";
+  return record;
+}
+
+}  // namespace
+
 TensorBatch Evaluator::DiagnosticsSample() const {
   return ToTensors(source_.Batch(Split::kValidation, 0, trial_.train.diagnostics_sequences, trial_.data.seq_len), device_,
                    CrossDocumentMaskToken(trial_.data));
@@ -487,10 +500,7 @@ std::optional<records::DiagnosticsRecord> Evaluator::BandAblation(int64_t step) 
   }
   model_->positional()->set_band_ablation(-1, Ablation::kRevertToRope);
   model_->train();
-  records::DiagnosticsRecord record;
-  record.kind = "band_ablation";
-  record.step = step;
-  record.milestone = "end";
+  records::DiagnosticsRecord record = EndRecord("band_ablation", step);
   record.band_ablation = std::move(payload);
   return record;
 }
@@ -574,10 +584,7 @@ std::optional<records::DiagnosticsRecord> Evaluator::HeadInfluence(
     }
   }
   model_->train();
-  records::DiagnosticsRecord record;
-  record.kind = "head_influence";
-  record.step = step;
-  record.milestone = "end";
+  records::DiagnosticsRecord record = EndRecord("head_influence", step);
   record.head_influence = std::move(payload);
   return record;
 }

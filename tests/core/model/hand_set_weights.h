@@ -12,6 +12,7 @@
 #include <torch/torch.h>
 
 #include "core/config/model_config.h"
+#include "core/model/transformer.h"
 
 namespace rung::testing_models {
 
@@ -67,13 +68,40 @@ inline void LookBackHead(Matrix qkv, int64_t column, int64_t pairs, int64_t head
   }
 }
 
-// Every parameter zero but the norm gains (one): a model to set by hand.
-inline void ZeroAllButNormGains(torch::nn::Module& model) {
+// The shape both hand-set models share: bytes (vocab 256), 2 layers of one head of `head_dim`, a
+// residual of `width`, MLPs of one zero unit, a learned absolute table of `max_length` rows.
+inline ModelConfig HandSetModelConfig(int64_t width, int64_t head_dim, int64_t max_length) {
+  ModelConfig config;
+  config.vocab_size = 256;
+  config.layers = 2;
+  config.d_model = width;
+  config.heads = 1;
+  config.kv_heads = 1;
+  config.head_dim = head_dim;
+  config.mlp_hidden = 1;  // zero weights: the MLPs add nothing
+  config.seq_len = max_length;
+  config.position.variant = "absolute";
+  ResolveModelConfig(&config);
+  return config;
+}
+
+// A model of `config` to set by hand, in eval mode: every parameter zero but the norm gains (one).
+inline Transformer ZeroedModel(const ModelConfig& config) {
+  Transformer model(config, Initialization::kEmpty);
+  model->eval();
   torch::NoGradGuard no_grad;
-  for (auto& parameter : model.named_parameters()) {
+  for (auto& parameter : model->named_parameters()) {
     const std::string& name = parameter.key();
     const bool gain = name.size() > 5 && name.compare(name.size() - 5, 5, "_norm") == 0;
     parameter.value().fill_(gain ? 1.0 : 0.0);
+  }
+  return model;
+}
+
+// Each byte's code (its bits as +-1) in columns [column, column + 8) of its embedding row.
+inline void WriteByteCodes(Matrix embedding, int64_t column) {
+  for (int64_t byte = 0; byte < embedding.size(0); ++byte) {
+    for (int64_t bit = 0; bit < kCodeBits; ++bit) embedding[byte][column + bit] = Bit(byte, bit);
   }
 }
 

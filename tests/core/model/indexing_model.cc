@@ -42,35 +42,20 @@ ModelConfig IndexingModelConfig(int64_t max_length) {
     throw std::invalid_argument("IndexingModelConfig: max_length must lie in [16, 775]");
   }
   const Layout layout(max_length);
-  ModelConfig config;
-  config.vocab_size = kVocab;
-  config.layers = 2;
-  config.d_model = layout.width();
-  config.heads = 1;
-  config.kv_heads = 1;
-  config.head_dim = layout.head_dim();
-  config.mlp_hidden = 1;  // zero weights: the MLPs add nothing
-  config.seq_len = max_length;
-  config.position.variant = "absolute";
-  ResolveModelConfig(&config);
-  return config;
+  return HandSetModelConfig(layout.width(), layout.head_dim(), max_length);
 }
 
 Transformer MakeIndexingModel(int64_t max_length, int flip) {
   const ModelConfig config = IndexingModelConfig(max_length);
   const Layout layout(max_length);
   const int64_t hd = config.head_dim, pairs = layout.pairs;
-  Transformer model(config, Initialization::kEmpty);
-  model->eval();
+  Transformer model = ZeroedModel(config);
   torch::NoGradGuard no_grad;
-  ZeroAllButNormGains(*model);
   auto parameters = model->named_parameters();
   auto matrix = [&](const char* name) { return parameters[name].accessor<float, 2>(); };
 
   Matrix embedding = matrix("embedding");
-  for (int64_t byte = 0; byte < kVocab; ++byte) {
-    for (int64_t bit = 0; bit < kCodeBits; ++bit) embedding[byte][layout.token() + bit] = Bit(byte, bit);
-  }
+  WriteByteCodes(embedding, layout.token());
   Matrix table = matrix("position_embedding");
   for (int64_t j = 0; j < max_length; ++j) {
     table[j][layout.constant()] = 1.0f;
