@@ -443,6 +443,18 @@ records::DiagnosticsRecord Evaluator::Diagnostics(const DiagnosticsMilestone& mi
 
 namespace {
 
+// Runs `undo` when it goes out of scope, however the scope is left.
+class ScopeExit {
+ public:
+  explicit ScopeExit(std::function<void()> undo) : undo_(std::move(undo)) {}
+  ScopeExit(const ScopeExit&) = delete;
+  ScopeExit& operator=(const ScopeExit&) = delete;
+  ~ScopeExit() { undo_(); }
+
+ private:
+  std::function<void()> undo_;
+};
+
 // A diagnostics record of `kind` measured at the end of training, at `step`, its payload to be set.
 records::DiagnosticsRecord EndRecord(const std::string& kind, int64_t step) {
   records::DiagnosticsRecord record;
@@ -472,11 +484,14 @@ double Evaluator::SampleLoss(const TensorBatch& sample) const {
 
 std::optional<records::DiagnosticsRecord> Evaluator::BandAblation(int64_t step) const {
   const PositionConfig& position = trial_.model.position;
-  const PositionalVariant* variant = FindPositionalVariant(position.variant);
-  const bool learned = variant != nullptr && variant->LearnsPairFrequencies(position);
   if (!position.rotary() || trial_.train.diagnostics_sequences <= 0) return std::nullopt;
   torch::NoGradGuard no_grad;
   model_->eval();
+  // The ablation off and the model back in training mode however this ends.
+  const ScopeExit restore([&] {
+    model_->positional()->set_band_ablation(-1, PositionalEncodingImpl::BandAblation::kRevertToRope);
+    model_->train();
+  });
   // The mean token loss on the sample, every sequence and position alike (the same tokens each time).
   const TensorBatch sample = DiagnosticsSample();
   const double trained = SampleLoss(sample);
@@ -489,17 +504,14 @@ std::optional<records::DiagnosticsRecord> Evaluator::BandAblation(int64_t step) 
     records::BandAblationPair entry;
     entry.pair = pair;
     entry.rope_theta = rope[static_cast<size_t>(pair)];
-    // Fixed frequencies are RoPE's (p-RoPE's unrotated tail aside): reverting changes nothing.
-    if (learned) model_->positional()->set_band_ablation(pair, Ablation::kRevertToRope);
-    entry.loss = learned ? SampleLoss(sample) : trained;
+    model_->positional()->set_band_ablation(pair, Ablation::kRevertToRope);
+    entry.loss = SampleLoss(sample);
     entry.delta = entry.loss - trained;
     model_->positional()->set_band_ablation(pair, Ablation::kZero);
     entry.zeroed_loss = SampleLoss(sample);
     entry.zeroed_delta = *entry.zeroed_loss - trained;
     payload.pairs.push_back(entry);
   }
-  model_->positional()->set_band_ablation(-1, Ablation::kRevertToRope);
-  model_->train();
   records::DiagnosticsRecord record = EndRecord("band_ablation", step);
   record.band_ablation = std::move(payload);
   return record;
@@ -516,6 +528,7 @@ std::optional<records::DiagnosticsRecord> Evaluator::HeadInfluence(
   const AdaRopeConfig& ada = trial_.model.position.adarope;
   torch::NoGradGuard no_grad;
   model_->eval();
+  const ScopeExit to_training([&] { model_->train(); });
   auto parameters = model_->positional()->named_parameters();
   // Each group of AdaRoPE's parameters with how a query head (layer, head) indexes its unit in them:
   // AdaFreq [S, G, ...] by (schedule, KV group), AdaScale [rows, heads'] by (row, head).
@@ -561,17 +574,25 @@ std::optional<records::DiagnosticsRecord> Evaluator::HeadInfluence(
         view.copy_(start.at(name).to(view.device()).select(0, row).select(0, column));
       }
     }
-    const double loss = SampleLoss(sample);
-    for (auto& [view, values] : saved) view.copy_(values);
-    measured[key] = loss;
-    return loss;
+    {
+      // The trained values back however the pass ends.
+      const ScopeExit put_back([&] {
+        for (auto& [view, values] : saved) view.copy_(values);
+      });
+      measured[key] = SampleLoss(sample);
+    }
+    return measured.at(key);
   };
   records::HeadInfluenceDiagnostics payload;
   payload.sequences = trial_.train.diagnostics_sequences;
   payload.length = trial_.data.seq_len;
   payload.loss = trained;
   payload.frequency_unit = ada.share_freq == "none" ? (per_group == 1 ? "head" : "kv_group") : ada.share_freq == "layer" ? "layer" : "model";
-  payload.scale_unit = ada.share_scale == "none" ? "head" : ada.share_scale == "layer" ? "layer" : "model";
+  payload.scale_unit = !has_scale                   ? "none"
+                       : ada.share_scale == "none"  ? "head"
+                       : ada.share_scale == "layer" ? "layer"
+                                                    : "model";
+  if (!has_frequency) payload.frequency_unit = "none";
   for (int64_t layer = 0; layer < trial_.model.layers; ++layer) {
     for (int64_t head = 0; head < heads; ++head) {
       records::HeadInfluence entry;
@@ -583,7 +604,6 @@ std::optional<records::DiagnosticsRecord> Evaluator::HeadInfluence(
       payload.heads.push_back(entry);
     }
   }
-  model_->train();
   records::DiagnosticsRecord record = EndRecord("head_influence", step);
   record.head_influence = std::move(payload);
   return record;

@@ -81,9 +81,9 @@ class Evaluator {
 
   // For a rotary variant with train.diagnostics_sequences > 0: the leave-one-out band ablations (kind
   // "band_ablation"): on the diagnostics' validation sequences at the training length, the loss with
-  // every pair as trained, and with each pair in turn zeroed (LeRoPE appendix D.1's) and, for learned
-  // frequencies (LeRoPE, AdaRoPE without a learned base), reverted to RoPE's frequency (fixed ones
-  // report the trained loss there); PositionalEncodingImpl::set_band_ablation. nullopt otherwise.
+  // every pair as trained, and with each pair in turn zeroed (LeRoPE appendix D.1's) and reverted to
+  // RoPE's frequency (for RoPE itself the same loss); PositionalEncodingImpl::set_band_ablation.
+  // nullopt otherwise. The model is left as it was, however this ends.
   // Its band_ablation member (records::BandAblationDiagnostics) holds the losses.
   std::optional<records::DiagnosticsRecord> BandAblation(int64_t step) const;
 

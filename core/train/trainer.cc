@@ -30,18 +30,22 @@ namespace rung {
 namespace {
 
 // The positional parameters of `trial` as it began: a model of its config as initialised, with
-// train.init applied. An evaluation trial (train.steps 0) of a rung checkpoint moved nothing: its start
-// is its source's, followed through at most 8 such sources.
+// train.init applied. An evaluation trial (train.steps 0) that copies every parameter of a rung
+// checkpoint of its own variant unchanged (init.parameters all, adarope_start trained) moved nothing:
+// its start is its source's, followed through at most 8 such sources.
 StatusOr<std::map<std::string, torch::Tensor>> PositionalParametersAtStart(const TrialConfig& trial, int depth) {
   torch::NoGradGuard no_grad;
   const InitConfig& init = trial.train.init;
-  if (trial.train.steps == 0 && !init.checkpoint.empty() && !hf::IsHfModelFolder(init.checkpoint) && depth < 8) {
+  const bool copied_unchanged = init.parameters == "all" && init.adarope_start == "trained";
+  if (trial.train.steps == 0 && copied_unchanged && !init.checkpoint.empty() && !hf::IsHfModelFolder(init.checkpoint) &&
+      depth < 8) {
     RUNG_ASSIGN_OR_RETURN(const CheckpointModel source, LoadCheckpointModel(init.checkpoint));
     if (source.trial.model.position.variant == trial.model.position.variant) {
       return PositionalParametersAtStart(source.trial, depth + 1);
     }
   }
-  Transformer start(trial.model);
+  // The positional parameters are made whole by their constructor; the rest need not be drawn.
+  Transformer start(trial.model, Initialization::kEmpty);
   if (!init.checkpoint.empty()) RUNG_RETURN_IF_ERROR(InitializeFromCheckpoint(init, start, trial.train.extrapolation_yarn_c));
   std::map<std::string, torch::Tensor> values;
   for (const auto& parameter : start->positional()->named_parameters()) values[parameter.key()] = parameter.value().detach().clone();

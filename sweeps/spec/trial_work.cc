@@ -4,7 +4,6 @@
 #include <string>
 
 #include "core/config/model_arithmetic.h"
-#include "core/config/positional_variant.h"
 
 namespace rung {
 
@@ -40,12 +39,11 @@ TrialWork CountTrialWork(const TrialConfig& config) {
                        static_cast<double>(train.diagnostics_sequences) * seq_len * (forward_matrix + forward_attention);
   }
   if (train.diagnostics_sequences > 0 && config.model.position.rotary()) {
-    // The end's band ablations (each pair zeroed, and reverted where learned) and AdaRoPE's head
-    // influence (at most three resets a head), each a forward pass of diagnostics_sequences x seq_len.
+    // The end's band ablations (each pair zeroed and reverted) and AdaRoPE's head influence (at most
+    // three resets a head: shared units are measured once), each a forward pass of
+    // diagnostics_sequences x seq_len.
     const PositionConfig& position = config.model.position;
-    const PositionalVariant* variant = FindPositionalVariant(position.variant);
-    const double pairs = static_cast<double>(config.model.rotary_pairs());
-    double passes = 1 + pairs * (variant != nullptr && variant->LearnsPairFrequencies(position) ? 2 : 1);
+    double passes = 1 + 2 * static_cast<double>(config.model.rotary_pairs());
     if (position.variant == "adarope") passes += 1 + 3 * static_cast<double>(config.model.layers * config.model.heads);
     work.diagnostics += passes * static_cast<double>(train.diagnostics_sequences) * seq_len * (forward_matrix + forward_attention);
   }

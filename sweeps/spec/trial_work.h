@@ -17,8 +17,9 @@
 //                per token m times the training length's
 //   diagnostics  each milestone of diagnostics_at (with diagnostics_sequences > 0): a forward pass of
 //                diagnostics_batches x diagnostics_sequences x seq_len tokens; for a rotary variant the
-//                end's band ablations (1 + each pair zeroed, and reverted where learned) and, for
-//                AdaRoPE, the head influence (1 + 3 per head), each of diagnostics_sequences x seq_len
+//                end's band ablations (1 + each pair zeroed and reverted) and, for AdaRoPE, the head
+//                influence (at most 1 + 3 per head: an upper bound where units are shared), each of
+//                diagnostics_sequences x seq_len
 //   probe        train.probe: each (length L, method) of ProbeSettings, depths x instances prompts of L
 //                tokens forward, attention per token L / seq_len times the training length's (the few
 //                decoded tokens after each prompt are left out); an indexing probe: instances x queries

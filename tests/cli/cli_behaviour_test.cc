@@ -2,8 +2,8 @@
 //
 // What the goldens cannot show of the `rung` command line: --watch on a terminal and off one
 // (terminal control codes only for a terminal), the modes of the files it writes (the user's umask,
-// nothing forced), and the golden file format itself (parsed and written back unchanged, so that
-// update mode rewrites only what changed).
+// nothing forced), `rung run`'s closing table after its spec grew, and the golden file format itself
+// (parsed and written back unchanged, so that update mode rewrites only what changed).
 #include <pty.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -240,6 +241,44 @@ TEST(GoldenFormatTest, ContainsChecksEachFragmentAndExactShowsADiff) {
   EXPECT_THAT(why, HasSubstr("missing"));
   EXPECT_FALSE(MeetsExpectation({false, "a\nb\n"}, "a\nc\n", &why));
   EXPECT_THAT(why, HasSubstr("- b\n+ c\n"));
+}
+
+// The mean `rung run`'s closing table prints for `variant`, from its output ("rung variant runs mean ...").
+std::string ClosingMean(const std::string& out, const std::string& variant) {
+  std::istringstream lines(out.substr(out.find("\nresults (")));
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string rung, name, runs, mean;
+    if (fields >> rung >> name >> runs >> mean && name == variant) return runs + " " + mean;
+  }
+  return "(no row for " + variant + ")";
+}
+
+// `rung run` in a folder where its spec ran before, grown by a cell that expands first: the stored
+// trials keep their indices, which are not the grown spec's, and the closing table still labels each
+// trial by its own config (each variant here has its own learning rate, so its own loss).
+TEST(RunCommand, TheClosingTableLabelsEachTrialByItsOwnConfigAfterTheSpecGrew) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("rung-run-grows-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string head = "name: grows\nmetric: {name: val_loss, goal: minimize}\ndata: {source: builtin, seq_len: 16}\n"
+                           "model: {layers: 1, d_model: 16, heads: 2}\ntrain: {steps: 2}\nresources: {cpus: 1}\n";
+  auto run = [&](const std::string& name, const std::string& zip) {
+    const fs::path spec = dir / name;
+    std::ofstream(spec) << head << "sweep:\n  zip:\n    - " << zip << "\n";
+    return RunProcess({RUNG_CLI_BINARY, "run", spec.string(), "--dir", (dir / "run").string(), "--workers", "1", "--trainer",
+                       RUNG_STAND_IN_BINARY},
+                      EnvironmentWithout({"RUNG_"}), "", RUNG_SOURCE_DIR);
+  };
+  const CommandResult first = run("first.yaml", "{position.variant: [rope, lerope], train.lr: [0.001, 0.01]}");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const CommandResult grown = run("grown.yaml", "{position.variant: [nope, rope, lerope], train.lr: [0.1, 0.001, 0.01]}");
+  ASSERT_EQ(grown.exit_code, 0) << grown.err;
+  for (const char* variant : {"rope", "lerope"}) {
+    EXPECT_EQ(ClosingMean(grown.out, variant), ClosingMean(first.out, variant)) << variant << "\n" << first.out << grown.out;
+  }
+  EXPECT_NE(ClosingMean(grown.out, "nope"), ClosingMean(grown.out, "rope")) << grown.out;
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -35,6 +35,7 @@
 #include "core/common/free_space.h"
 #include "core/common/subprocess.h"
 #include "core/common/write_error.h"
+#include "proto/config_value.h"
 #include "sweeps/fit/compute_multipliers.h"
 #include "sweeps/fit/report_format.h"
 #include "sweeps/spec/expansion.h"
@@ -109,9 +110,10 @@ void PrintResults(const ExpandedSweep& expanded, const std::vector<pb::Trial>& t
   bool seeded = true;
   for (const pb::Trial& trial : trials) {
     if (trial.state() != pb::TRIAL_STATE_SUCCEEDED || !trial.has_final_metric()) continue;
-    nlohmann::json config = nlohmann::json::parse(
-        expanded.trials.at(static_cast<size_t>(trial.index())).config_json.dump(), nullptr, false);
-    const std::string variant = config["position"]["variant"].get<std::string>();
+    // The trial's own config, as the coordinator stores it: a spec resubmitted with more cells keeps the
+    // earlier trials' indices, which need not be this expansion's.
+    const nlohmann::json config = wire::FromConfigObject(trial.config());
+    const std::string variant = config.value("position", nlohmann::json::object()).value("variant", std::string());
     Cell& cell = cells[{trial.rung(), variant}];
     cell.rung = trial.rung_label();
     cell.variant = variant;
@@ -579,7 +581,9 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   CLI::Option* workers = command->add_option("--workers", options->workers, "Local workers (default 2, fewer where the spec's trials need more CPUs each)")->check(PositiveNumberCheck());
   CLI::Option* cpus = command->add_option("--cpus-per-worker", options->cpus_per_worker,
                       "Threads of each worker (default: the cores shared out)")->check(PositiveNumberCheck(/*zero_allowed=*/true));
-  command->add_option("--dir", options->run_dir, "Run directory (default rung-runs/<name>-<time>)");
+  command->add_option("--dir", options->run_dir,
+                      "Run directory (default rung-runs/<name>-<time>); one used before is served again, and every "
+                      "unfinished sweep in it runs on, not only this spec's");
   command->add_option("--lease-seconds", options->lease_seconds, "Lease duration")->check(PositiveNumberCheck());
   command->add_option("--trainer", options->trainer, "The trainer the workers run (default: rung-train beside rung)")
       ->type_name("PATH");

@@ -154,6 +154,10 @@ TEST_F(TrainingTest, FirstRecordStatesProvenance) {
     EXPECT_DOUBLE_EQ(pair.at("zeroed_delta").get<double>(),
                      pair.at("zeroed_loss").get<double>() - ablation.at("band_ablation").at("loss").get<double>());
   }
+  // The fastest band carries position even after two steps: zeroing it changes the loss.
+  EXPECT_GT(std::fabs(ablation.at("band_ablation").at("pairs").at(0).at("zeroed_delta").get<double>()), 1e-4);
+  for (const json& pair : ablation.at("band_ablation").at("pairs")) {
+  }
   EXPECT_EQ(envelope.at("kind"), "attention");
   EXPECT_EQ(envelope.at("milestone"), "end");
   EXPECT_EQ(envelope.at("step"), 2);
@@ -553,6 +557,47 @@ TEST_F(TrainingTest, StartsFromAnotherRunsCheckpoint) {
   mismatched["train"]["init"] = {{"checkpoint", checkpoint}, {"parameters", "positional"}};
   TrainerProcess wrong(WriteConfig("init_wrong", mismatched), {});
   EXPECT_EQ(wrong.Finish(), 4);
+}
+
+// AdaRoPE's head influence at the end of a run, and of an evaluation trial of its checkpoint: the
+// evaluation trial's start is the source's (it copied the model whole), so it measures the same deltas.
+TEST_F(TrainingTest, AnEvaluationTrialMeasuresItsSourcesHeadInfluence) {
+  const std::string dir = testing::TempDir() + "/influence_source";
+  fs::remove_all(dir);
+  json config = TinyTrial("adarope", 20);
+  config["train"]["diagnostics_sequences"] = 2;
+  TrainerProcess source(WriteConfig("influence_source", config), {"--checkpoint-dir", dir});
+  ASSERT_EQ(source.Finish(), 0);
+  std::string checkpoint;
+  const json* trained = nullptr;
+  for (const json& record : source.records()) {
+    if (record.at("type") == "checkpoint") checkpoint = record.at("path");
+    if (record.at("type") == "diagnostics" && record.at("kind") == "head_influence") trained = &record;
+  }
+  ASSERT_FALSE(checkpoint.empty());
+  ASSERT_NE(trained, nullptr) << "no head_influence record";
+  const json& heads = trained->at("head_influence").at("heads");
+  ASSERT_EQ(heads.size(), 2u * 4u);  // TinyTrial: 2 layers of 4 heads
+  double largest = 0;
+  for (const json& head : heads) largest = std::max(largest, std::fabs(head.at("all").get<double>()));
+  EXPECT_GT(largest, 1e-5) << "20 steps moved AdaRoPE's parameters somewhere";
+
+  json evaluation = TinyTrial("adarope", 0);
+  evaluation["train"]["diagnostics_sequences"] = 2;
+  evaluation["train"]["init"] = {{"checkpoint", checkpoint}};
+  TrainerProcess evaluate(WriteConfig("influence_evaluation", evaluation), {});
+  ASSERT_EQ(evaluate.Finish(), 0);
+  const json* measured = nullptr;
+  for (const json& record : evaluate.records()) {
+    if (record.at("type") == "diagnostics" && record.at("kind") == "head_influence") measured = &record;
+  }
+  ASSERT_NE(measured, nullptr);
+  ASSERT_EQ(measured->at("head_influence").at("heads").size(), heads.size());
+  for (size_t i = 0; i < heads.size(); ++i) {
+    EXPECT_NEAR(measured->at("head_influence").at("heads").at(i).at("all").get<double>(), heads.at(i).at("all").get<double>(),
+                1e-6)
+        << i;
+  }
 }
 
 // train.steps 0 with train.init.checkpoint: the trial evaluates the checkpoint's model and does not

@@ -239,6 +239,30 @@ TEST(DiagnosticsPlot, TheBandAblationDrawsTheRevertedAndTheZeroedBandSideBySide)
   fs::remove_all(dir);
 }
 
+TEST(DiagnosticsPlot, TheHeadInfluenceDrawsThreeBarsAHead) {
+  if (std::system("gnuplot --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot not installed";
+  const fs::path dir = FreshDiagnosticsDir("influence");
+  DiagnosticsPlotOptions options;
+  options.out_dir = dir.string();
+  options.title = "trial 4";
+  const json influence = {{"sequences", 2},
+                          {"length", 64},
+                          {"loss", 2.0},
+                          {"frequency_unit", "kv_group"},
+                          {"scale_unit", "head"},
+                          {"heads",
+                           {{{"layer", 0}, {"head", 0}, {"all", 0.25}, {"frequency", 0.125}, {"scale", 0.0625}},
+                            {{"layer", 1}, {"head", 2}, {"all", 0.0}, {"frequency", 0.0}}}}};
+  StatusOr<std::vector<std::string>> files = WriteHeadInfluencePlot(Typed<records::HeadInfluenceDiagnostics>(influence), options);
+  ASSERT_TRUE(files.ok()) << files.status().message();
+  EXPECT_EQ(Read(dir / "head_influence.dat"), "0 0.25 0.125 0.0625 L0H0\n1 0 0 NaN L1H2\n");
+  const std::string svg = Read(dir / "head_influence.svg");
+  EXPECT_NE(svg.find("AdaFreq reset (per kv_group)"), std::string::npos);
+  EXPECT_NE(svg.find("L1H2"), std::string::npos);
+  EXPECT_EQ(WriteHeadInfluencePlot(records::HeadInfluenceDiagnostics(), options).status().code(), StatusCode::kInvalidArgument);
+  fs::remove_all(dir);
+}
+
 TEST(DiagnosticsPlot, APayloadWithoutLayersIsInvalidArgument) {
   DiagnosticsPlotOptions options;
   options.out_dir = FreshDiagnosticsDir("bad").string();

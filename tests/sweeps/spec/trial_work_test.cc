@@ -37,9 +37,9 @@ TEST(TrialWork, CountsTrainingEvaluationExtensionAndDiagnosticsAsComputedByHand)
   EXPECT_DOUBLE_EQ(work.evaluation, 3.0 * 2 * 4 * 16 * (125952.0 / 3));
   // At 2 T for none and yarn: 2 batches x 2 sequences x 32 tokens, attention per token doubled.
   EXPECT_DOUBLE_EQ(work.extension, 2 * (2.0 * 2 * 32 * (6.0 * 20480 / 3 + 2 * 3072.0 / 3)));
-  // Two milestones of 2 batches of 3 sequences x 16 tokens, forward; at the end the band ablation of
-  // RoPE's 8 pairs (each zeroed) and the trained loss, 9 passes of 3 sequences.
-  EXPECT_DOUBLE_EQ(work.diagnostics, 2.0 * 2 * 3 * 16 * (125952.0 / 3) + 9.0 * 3 * 16 * (125952.0 / 3));
+  // Two milestones of 2 batches of 3 sequences x 16 tokens, forward; at the end the band ablations of
+  // RoPE's 8 pairs (each zeroed and reverted) and the trained loss, 17 passes of 3 sequences.
+  EXPECT_DOUBLE_EQ(work.diagnostics, 2.0 * 2 * 3 * 16 * (125952.0 / 3) + 17.0 * 3 * 16 * (125952.0 / 3));
   EXPECT_DOUBLE_EQ(work.total(), work.training + work.evaluation + work.extension + work.diagnostics);
   // AdaRoPE: each pair zeroed and reverted (17 passes), and the head influence, 1 + 3 per head (2 heads).
   TrialConfig adarope = SmallTrial();
