@@ -74,7 +74,7 @@ Status MeasureScores(Transformer& model, const AppendixD1Options& options, int64
                                                       TensorValues(head_keys[query_at - 1].to(torch::kDouble).cpu()));
         result[static_cast<size_t>(probe.layer)][static_cast<size_t>(h)].keys.push_back(std::move(key));
       }
-    });
+    }, only_layer);  // one layer: the pass stops after it
     try {
       model->Hidden(ids.to(model->parameters().front().device()));
     } catch (const std::exception& error) {

@@ -188,6 +188,7 @@ torch::Tensor TransformerImpl::Hidden(const torch::Tensor& tokens, const torch::
                                                                   : torch::full({time, heads}, factor, in.q.options());
       }
       probe_(probe);
+      if (layer == probe_through_layer_) return torch::Tensor();
     }
     auto attended = CausalAttention(in.q_heads, in.k_heads, in.v_heads, positional_->alibi_slopes(), doc_start, kernel);
     x = FinishBlock(block, x, attended);

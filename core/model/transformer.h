@@ -113,8 +113,13 @@ class TransformerImpl : public torch::nn::Module {
   InverseTemperature& inverse_temperature() { return inverse_temperature_; }
 
   // Called once per layer during forward with that layer's AttentionProbe (diagnostics; costs one
-  // extra rotation per layer). An empty function switches it off.
-  void set_attention_probe(std::function<void(const AttentionProbe&)> probe) { probe_ = std::move(probe); }
+  // extra rotation per layer). An empty function switches it off. With `through_layer` >= 0, Hidden
+  // stops once that layer's probe has been called and returns an undefined tensor (what a measurement
+  // of one layer needs, without the layers after it); forward must not be asked for logits then.
+  void set_attention_probe(std::function<void(const AttentionProbe&)> probe, int64_t through_layer = -1) {
+    probe_ = std::move(probe);
+    probe_through_layer_ = probe_ ? through_layer : -1;
+  }
 
   // Overrides model.attention: which kernel computes attention (tests compare them).
   void set_attention_kernel(int kernel) { attention_kernel_ = kernel; }
@@ -160,6 +165,7 @@ class TransformerImpl : public torch::nn::Module {
   InverseTemperature inverse_temperature_{nullptr};
   LoraAdapters lora_{nullptr};
   std::function<void(const AttentionProbe&)> probe_;
+  int64_t probe_through_layer_ = -1;
   int attention_kernel_ = -1;  // an AttentionKernel (attention.h) overriding model.attention, or -1
   torch::Dtype compute_dtype_ = torch::kFloat;
 };

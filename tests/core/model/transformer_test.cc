@@ -506,6 +506,32 @@ TEST(LengthExtension, APerDocumentFactorGivesEachDocumentTheLogitsItHasAlone) {
   }
 }
 
+// A probe through one layer: Hidden stops after that layer's probe (the layers after it are not run)
+// with the same probe as a full pass gives there; without a layer every layer is probed.
+TEST(Transformer, AProbeThroughOneLayerStopsThePassThereWithTheFullPasssProbe) {
+  torch::manual_seed(10);
+  ModelConfig config = Tiny("rope", 4, 2);
+  config.layers = 3;
+  ResolveModelConfig(&config);
+  Transformer model(config);
+  model->eval();
+  torch::NoGradGuard no_grad;
+  const torch::Tensor tokens = torch::randint(0, 64, {1, 12}, torch::kLong);
+  std::vector<AttentionProbe> full, through;
+  model->set_attention_probe([&](const AttentionProbe& probe) { full.push_back(probe); });
+  EXPECT_TRUE(model->Hidden(tokens).defined());
+  model->set_attention_probe([&](const AttentionProbe& probe) { through.push_back(probe); }, 1);
+  EXPECT_FALSE(model->Hidden(tokens).defined());
+  model->set_attention_probe({});
+  ASSERT_EQ(full.size(), 3u);
+  ASSERT_EQ(through.size(), 2u);
+  for (size_t layer = 0; layer < 2; ++layer) {
+    EXPECT_TRUE(torch::equal(through[layer].q, full[layer].q)) << layer;
+    EXPECT_TRUE(torch::equal(through[layer].k, full[layer].k)) << layer;
+  }
+  EXPECT_TRUE(model->Hidden(tokens).defined());  // switched off: a whole pass again
+}
+
 // The pair-by-distance profile: in each distance bin, the mean over visible (query, key) pairs of
 // the pair's term of the unscaled logit, recomputed here from the model's own rotated q and k.
 TEST(AttentionDiagnostics, PairProfileIsTheMeanPairTermOfTheVisiblePairsInEachDistanceBin) {
