@@ -275,8 +275,10 @@ TEST(RunCommand, TheClosingTableLabelsEachTrialByItsOwnConfigAfterTheSpecGrew) {
   const CommandResult grown = run("grown.yaml", "{position.variant: [nope, rope, lerope], train.lr: [0.1, 0.001, 0.01]}");
   ASSERT_EQ(grown.exit_code, 0) << grown.err;
   for (const char* variant : {"rope", "lerope"}) {
+    EXPECT_THAT(ClosingMean(first.out, variant), ::testing::StartsWith("1 ")) << variant << "\n" << first.out;
     EXPECT_EQ(ClosingMean(grown.out, variant), ClosingMean(first.out, variant)) << variant << "\n" << first.out << grown.out;
   }
+  EXPECT_THAT(ClosingMean(grown.out, "nope"), ::testing::StartsWith("1 ")) << grown.out;
   EXPECT_NE(ClosingMean(grown.out, "nope"), ClosingMean(grown.out, "rope")) << grown.out;
   fs::remove_all(dir);
 }

@@ -35,7 +35,6 @@
 #include "core/common/free_space.h"
 #include "core/common/subprocess.h"
 #include "core/common/write_error.h"
-#include "proto/config_value.h"
 #include "sweeps/fit/compute_multipliers.h"
 #include "sweeps/fit/report_format.h"
 #include "sweeps/spec/expansion.h"
@@ -105,14 +104,19 @@ void PrintResults(const ExpandedSweep& expanded, const std::vector<pb::Trial>& t
     double flops = 0;
   };
   std::map<std::pair<int64_t, std::string>, Cell> cells;
+  std::map<std::string, const ExpandedTrial*> by_identity;
+  for (const ExpandedTrial& trial : expanded.trials) by_identity[trial.identity] = &trial;
   fit::LadderResults ladder;
   ladder.source = expanded.spec.name;
   bool seeded = true;
   for (const pb::Trial& trial : trials) {
     if (trial.state() != pb::TRIAL_STATE_SUCCEEDED || !trial.has_final_metric()) continue;
-    // The trial's own config, as the coordinator stores it: a spec resubmitted with more cells keeps the
-    // earlier trials' indices, which need not be this expansion's.
-    const nlohmann::json config = wire::FromConfigObject(trial.config());
+    // The trial's config by its identity: a spec resubmitted with more cells keeps the earlier trials'
+    // indices, which need not be this expansion's. A trial this expansion does not hold (the spec lost
+    // cells) is left out of the table.
+    const auto expanded_trial = by_identity.find(trial.identity());
+    if (expanded_trial == by_identity.end()) continue;
+    const nlohmann::json& config = expanded_trial->second->config_json;
     const std::string variant = config.value("position", nlohmann::json::object()).value("variant", std::string());
     Cell& cell = cells[{trial.rung(), variant}];
     cell.rung = trial.rung_label();
