@@ -154,6 +154,18 @@ void Evaluator::SetExtension(double multiple, const std::string& method,
   model_->positional()->set_length_extension(extension);
 }
 
+namespace {
+
+// Whether the `count` tokens decoded in `predicted` ([steps], on the CPU) are the answer's from `from` on.
+bool DecodedAnswer(const torch::Tensor& predicted, const std::vector<int32_t>& answer, int64_t from, int64_t count) {
+  for (int64_t t = 0; t < count; ++t) {
+    if (predicted[t].item<int64_t>() != answer[static_cast<size_t>(from + t)]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::vector<records::ProbeResult> Evaluator::ProbeIndexing(const PreparedProbe& probe) const {
   torch::NoGradGuard no_grad;
   const ProbeConfig& config = probe.config;
@@ -207,11 +219,9 @@ std::vector<records::ProbeResult> Evaluator::ProbeIndexing(const PreparedProbe& 
         if (config.score == "choice") {
           correct = predicted[row][0].item<int64_t>() == prompt.value;
         } else {
-          const int64_t from = config.score == "decode" ? 0 : shared;
-          const int64_t scored = config.score == "decode" ? static_cast<int64_t>(prompt.answer.size()) : 1;
-          for (int64_t t = 0; t < scored && correct; ++t) {
-            correct = predicted[row][t].item<int64_t>() == prompt.answer[static_cast<size_t>(from + t)];
-          }
+          const bool decode = config.score == "decode";
+          correct = DecodedAnswer(predicted[row], prompt.answer, decode ? 0 : shared,
+                                  decode ? static_cast<int64_t>(prompt.answer.size()) : 1);
         }
         right[order[first + static_cast<size_t>(row)]] = correct ? 1 : 0;
       }
@@ -306,10 +316,7 @@ std::vector<records::ProbeResult> Evaluator::Probe(const PreparedProbe& probe) c
         predicted = predicted.cpu();
         for (int64_t row = 0; row < count; ++row) {
           const std::vector<int32_t>& answer = answers[static_cast<size_t>(row)];
-          const int64_t scored = decode ? static_cast<int64_t>(answer.size()) : 1;
-          bool right = true;
-          for (int64_t t = 0; t < scored && right; ++t) right = predicted[row][t].item<int64_t>() == answer[static_cast<size_t>(t)];
-          cell.correct += right ? 1 : 0;
+          cell.correct += DecodedAnswer(predicted[row], answer, 0, decode ? static_cast<int64_t>(answer.size()) : 1) ? 1 : 0;
         }
         cell.instances += count;
       }

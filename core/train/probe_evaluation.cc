@@ -1,6 +1,5 @@
 #include "core/train/probe_evaluation.h"
 
-#include <algorithm>
 #include <filesystem>
 
 #include "core/common/file_bytes.h"
@@ -62,28 +61,14 @@ Status CheckIds(const TrialConfig& trial, const std::vector<int32_t>& ids, const
   return Status::Ok();
 }
 
-// An indexing probe's ids are the model's, and its longest prompt with the answer tokens fed after it
-// fits a learned absolute table that refuses positions past it.
-Status CheckIndexingFits(const TrialConfig& trial, const IndexingTokens& indexing, const std::string& tokenizer) {
-  const PositionConfig& position = trial.model.position;
-  int64_t longest_answer = 0;
+// An indexing probe's ids are the model's. (Its prompts and the answer tokens fed after them fit a
+// learned absolute table: EncodeIndexingProbe's IndexingLimits::positions saw to that.)
+Status CheckIndexingIds(const TrialConfig& trial, const IndexingTokens& indexing, const std::string& tokenizer) {
   for (const IndexingLength& length : indexing.lengths) {
     for (const IndexingPrompt& prompt : length.prompts) {
       RUNG_RETURN_IF_ERROR(CheckIds(trial, prompt.tokens, "indexing prompt", tokenizer));
       RUNG_RETURN_IF_ERROR(CheckIds(trial, prompt.answer, "indexing answer", tokenizer));
-      longest_answer = std::max<int64_t>(longest_answer, static_cast<int64_t>(prompt.answer.size()));
     }
-  }
-  const int64_t after = trial.train.probe.score == "decode" ? longest_answer - 1 : indexing.answer_shared;
-  const IndexingLength& longest_length = *std::max_element(
-      indexing.lengths.begin(), indexing.lengths.end(),
-      [](const IndexingLength& a, const IndexingLength& b) { return a.longest < b.longest; });
-  const int64_t longest = longest_length.longest;
-  if (position.variant == "absolute" && position.absolute.beyond == "refuse" && longest + after > trial.model.seq_len) {
-    return Status::InvalidArgument("train.probe.elements: lists of " + std::to_string(longest_length.elements) +
-                                   " elements and the answer tokens fed after them need " + std::to_string(longest + after) +
-                                   " positions; position.variant absolute has " + std::to_string(trial.model.seq_len) +
-                                   " and refuses more: give shorter lists");
   }
   return Status::Ok();
 }
@@ -108,7 +93,7 @@ StatusOr<std::unique_ptr<PreparedProbe>> PrepareProbe(const TrialConfig& trial) 
     const PositionConfig& position = trial.model.position;
     if (position.variant == "absolute" && position.absolute.beyond == "refuse") limits.positions = trial.model.seq_len;
     RUNG_ASSIGN_OR_RETURN(prepared->indexing, EncodeIndexingProbe(config, encode, limits, tokenizer));
-    RUNG_RETURN_IF_ERROR(CheckIndexingFits(trial, prepared->indexing, tokenizer));
+    RUNG_RETURN_IF_ERROR(CheckIndexingIds(trial, prepared->indexing, tokenizer));
     return prepared;
   }
   std::string filler_text;
