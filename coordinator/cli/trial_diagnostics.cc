@@ -26,7 +26,11 @@ StatusOr<TrialDiagnostics> ReadTrialDiagnostics(const v1::GetDiagnosticsResponse
       case v1::TrialDiagnostic::kAttention: {
         records::AttentionDiagnostics attention;
         RUNG_RETURN_IF_ERROR(Read(diagnostic.attention(), diagnostic, &attention));
-        diagnostics.attention.emplace_back(diagnostic.step(), std::move(attention));
+        if (attention.multiple) {
+          diagnostics.attention_beyond.push_back(std::move(attention));
+        } else {
+          diagnostics.attention.emplace_back(diagnostic.step(), std::move(attention));
+        }
         break;
       }
       case v1::TrialDiagnostic::kNiahGrid:
@@ -64,6 +68,10 @@ StatusOr<TrialDiagnostics> ReadTrialDiagnostics(const v1::GetDiagnosticsResponse
   }
   std::stable_sort(diagnostics.attention.begin(), diagnostics.attention.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(diagnostics.attention_beyond.begin(), diagnostics.attention_beyond.end(),
+                   [](const records::AttentionDiagnostics& a, const records::AttentionDiagnostics& b) {
+                     return a.multiple.value_or(1) < b.multiple.value_or(1);
+                   });
   return diagnostics;
 }
 
@@ -85,6 +93,7 @@ nlohmann::json DiagnosticsJson(const TrialDiagnostics& diagnostics, const record
     }
     documents["milestones"] = std::move(all);
   }
+  if (!diagnostics.attention_beyond.empty()) documents["attention_beyond"] = records::DocumentJson(diagnostics.attention_beyond);
   return documents;
 }
 

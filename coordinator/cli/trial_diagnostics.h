@@ -35,6 +35,8 @@ struct TrialTensor {
 
 struct TrialDiagnostics {
   std::vector<std::pair<int64_t, records::AttentionDiagnostics>> attention;  // by step, ascending
+  // Beyond the training length (train.diagnostics_multiples), by multiple, then method as stored.
+  std::vector<records::AttentionDiagnostics> attention_beyond;
   std::vector<records::ExtrapolationResult> extrapolation;
   std::vector<records::ProbeResult> probe;
   std::optional<records::NiahGridDiagnostics> niah_grid;
@@ -50,7 +52,8 @@ StatusOr<TrialDiagnostics> ReadTrialDiagnostics(const v1::GetDiagnosticsResponse
 // The documents as JSON objects by name, in their stored form (what `rung diag --format json` prints):
 // "attention" (`attention`, one of diagnostics.attention), "extrapolation", "probe", "niah_grid", "band_ablation",
 // "head_influence",
-// each tensor as {step, shape, values}, and "milestones" [{step, attention}] when there are several.
+// each tensor as {step, shape, values}, "milestones" [{step, attention}] when there are several, and
+// "attention_beyond" [attention] where the diagnostics were measured beyond the training length.
 nlohmann::json DiagnosticsJson(const TrialDiagnostics& diagnostics, const records::AttentionDiagnostics* attention);
 
 }  // namespace rung::cli

@@ -2,6 +2,7 @@
 #include "coordinator/store/record_rows.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -72,6 +73,10 @@ void AddFinal(const records::FinalRecord& record, TrialResults* results) {
         results->summaries.push_back(
             {records::ExtrapolationSummaryName("val_accuracy", entry), *entry.val_accuracy, step});
       }
+      if (entry.val_loss_back_half) {
+        results->summaries.push_back(
+            {records::ExtrapolationSummaryName("val_loss_back_half", entry), *entry.val_loss_back_half, step});
+      }
     }
     results->diagnostics.push_back(
         {"extrapolation", records::DocumentJson(record.extrapolation), step});
@@ -92,8 +97,18 @@ void AddDiagnostics(const records::DiagnosticsRecord& record, TrialResults* resu
   // Named by the measurement it holds (the kind names the same one).
   diagnostic.value = nlohmann::json::object();
   if (record.attention) {
-    diagnostic.name = "attention";
+    diagnostic.name = records::AttentionDiagnosticName(*record.attention);
     diagnostic.value = records::DocumentJson(*record.attention);
+    // xi_Lambda where it is measured at the end: "xi_lambda", and beyond the training length
+    // "xi_lambda_<m>x[_<method>]", for `rung results` and the fits.
+    const std::optional<double>& xi = record.attention->pooled.xi_lambda;
+    if (record.milestone == "end" && xi && std::isfinite(*xi)) {
+      const std::string name = record.attention->multiple
+                                   ? records::LengthSuffixedName("xi_lambda", *record.attention->multiple,
+                                                                 record.attention->method.value_or("none"))
+                                   : "xi_lambda";
+      results->summaries.push_back({name, *xi, record.step});
+    }
   } else if (record.niah_grid) {
     diagnostic.name = "niah_grid";
     diagnostic.value = records::DocumentJson(*record.niah_grid);
@@ -293,7 +308,7 @@ StatusOr<DiagnosticDocument> ReadDiagnosticDocument(const Diagnostic& diagnostic
     }
     return DiagnosticDocument(std::move(document));
   };
-  if (name == "attention") return read(records::AttentionDiagnostics());
+  if (records::IsAttentionDiagnosticName(name)) return read(records::AttentionDiagnostics());
   if (name == "niah_grid") return read(records::NiahGridDiagnostics());
   if (name == "band_ablation") return read(records::BandAblationDiagnostics());
   if (name == "head_influence") return read(records::HeadInfluenceDiagnostics());

@@ -67,7 +67,8 @@ std::vector<StepTensor> TensorsFromElements(const std::vector<LearnedParamValue>
 nlohmann::json TensorToJson(const StepTensor& tensor);
 std::optional<StepTensor> TensorFromJson(const std::string& name, const nlohmann::json& json);
 
-// A stored diagnostic read as its type, chosen by its name: "attention", "niah_grid", "band_ablation",
+// A stored diagnostic read as its type, chosen by its name: "attention" (and "attention_<m>x[_<method>]",
+// beyond the training length), "niah_grid", "band_ablation",
 // "head_influence" (core/records/diagnostics_payloads.h), "extrapolation" and "probe" (the final record's results and
 // probe cells), and the tensors
 // "frequencies.<layer>" and "val_loss_per_position" (any name ending so: protocol 1 stored

@@ -56,6 +56,20 @@ void ValidateConfigLimits(const TrialConfig& trial, std::vector<ConfigError>* er
                                              "the fixed limit of " +
                                                  std::to_string(kMaxTokensPerBatch) + " tokens measured at once");
       }
+      for (int64_t multiple : train.diagnostics_multiples) {
+        if (multiple < 1) continue;
+        const std::optional<int64_t> length = CheckedMul(multiple, data.seq_len);
+        const std::optional<int64_t> measured =
+            CheckedProduct({train.diagnostics_batches, train.diagnostics_sequences, data.seq_len, multiple});
+        if (!length || *length > kMaxSequenceLength || !measured || *measured > kMaxTokensPerBatch) {
+          error("train.diagnostics_multiples",
+                "multiple " + std::to_string(multiple) + " x data.seq_len " + std::to_string(data.seq_len) +
+                    " is over the fixed limits of " + std::to_string(kMaxSequenceLength) + " tokens per sequence and " +
+                    std::to_string(kMaxTokensPerBatch) +
+                    " measured at once (diagnostics_batches x diagnostics_sequences x the length)");
+          break;
+        }
+      }
     }
     if (train.batch_size > 0 && train.grad_accum > 0) {
       const std::optional<int64_t> per_step = CheckedProduct({train.batch_size, train.grad_accum, data.seq_len});

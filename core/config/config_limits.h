@@ -8,7 +8,8 @@
 //
 //   data.seq_len, and data.seq_len x each train.extrapolation_multiples entry   <= 1,048,576 tokens
 //   train.batch_size x data.seq_len (one micro-batch; larger batches: grad_accum),
-//   train.diagnostics_batches x diagnostics_sequences x data.seq_len             <= 16,777,216 tokens
+//   train.diagnostics_batches x diagnostics_sequences x data.seq_len (x each
+//     train.diagnostics_multiples entry, whose evaluated length also <= 1,048,576)  <= 16,777,216 tokens
 //   model.layers <= 1,024; model.d_model <= 65,536; model.mlp_hidden <= 262,144
 //   model.vocab_size, data.vocab_size and the synthetic tasks' symbol counts     <= 16,777,216
 //   total parameters (CountParameters)                                           <= 100,000,000,000

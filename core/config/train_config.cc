@@ -140,6 +140,30 @@ void ValidateTrainConfig(const TrainConfig& t, const ResourcesConfig& r, std::ve
       break;
     }
   }
+  if (t.diagnostics_grid_ratios.size() > kMaxDiagnosticsListEntries) {
+    error("train.diagnostics_grid_ratios", "at most " + std::to_string(kMaxDiagnosticsListEntries) + " ratios");
+  }
+  for (double ratio : t.diagnostics_grid_ratios) {
+    if (!(ratio > 0.0 && ratio <= 1.0)) {
+      error("train.diagnostics_grid_ratios",
+            "each ratio n / L of the n-grid lies in (0, 1] (paper 004's Qwen cells: [0.25, 0.5, 0.75, 1]), got " +
+                FormatNumber(ratio));
+      break;
+    }
+  }
+  if (t.diagnostics_multiples.size() > kMaxDiagnosticsListEntries) {
+    error("train.diagnostics_multiples", "at most " + std::to_string(kMaxDiagnosticsListEntries) + " multiples");
+  }
+  for (int64_t multiple : t.diagnostics_multiples) {
+    if (multiple < 1) {
+      error("train.diagnostics_multiples",
+            "each evaluated length is a multiple >= 1 of the training length, got " + std::to_string(multiple));
+      break;
+    }
+  }
+  if (!t.diagnostics_multiples.empty() && t.extrapolation_methods.empty()) {
+    error("train.extrapolation_methods", "give at least one method (none: no extension) for train.diagnostics_multiples");
+  }
   if (t.diagnostics_regime_multiples.empty() || t.diagnostics_regime_multiples.size() > kMaxDiagnosticsListEntries) {
     error("train.diagnostics_regime_multiples", "give 1 to " + std::to_string(kMaxDiagnosticsListEntries) + " multiples");
   }

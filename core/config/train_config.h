@@ -99,6 +99,14 @@ struct TrainConfig {
   double diagnostics_renyi_order = 2.0;  // r of the effective attention length E_r (> 1; 2: E_2 = 1/sum a^2)
   // Gap counting's n-grid before clipping to the evaluated length (paper 004's by default).
   std::vector<int64_t> diagnostics_lengths = {64, 128, 256, 512, 768, 1024};
+  // The n-grid as fractions of the evaluated length instead (paper 004's Qwen cells: {1/4, 1/2, 3/4, 1}
+  // of n_eval): round(r x L) for each r in (0, 1]; empty: diagnostics_lengths.
+  std::vector<double> diagnostics_grid_ratios;
+  // The attention diagnostics also at each multiple m of the training length here (m >= 1), once per
+  // train.extrapolation_methods entry (the factor as the extrapolation's), at the end of training: each
+  // a `diagnostics` record of kind attention with its multiple and method (paper 004 reads xi_Lambda at
+  // the evaluated length n_eval). A multiple of 1 counts only with a method that changes the model at 1x.
+  std::vector<int64_t> diagnostics_multiples;
   // The softmax regime is read at beta = c * Lambda for each c here.
   std::vector<double> diagnostics_regime_multiples = {0.5, 1.0, 2.0};
   // xi_beta's all-points reading fits every n >= this trim (the learned inverse temperature).

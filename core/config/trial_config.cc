@@ -144,6 +144,8 @@ void VisitTrain(V& v, TrainConfig& t) {
   v.Field("diagnostics_at", t.diagnostics_at);
   v.Field("diagnostics_renyi_order", t.diagnostics_renyi_order);
   v.Field("diagnostics_lengths", t.diagnostics_lengths);
+  v.Field("diagnostics_grid_ratios", t.diagnostics_grid_ratios);
+  v.Field("diagnostics_multiples", t.diagnostics_multiples);
   v.Field("diagnostics_regime_multiples", t.diagnostics_regime_multiples);
   v.Field("diagnostics_beta_trim", t.diagnostics_beta_trim);
   v.Field("diagnostics_pair_profile_bins", t.diagnostics_pair_profile_bins);
@@ -333,6 +335,10 @@ void ReconcileWithEarlierReleases(const TrialConfig& trial, nlohmann::json* conf
     train.erase("diagnostics_bootstrap_unit");
   }
   if (trial.train.diagnostics_lengths == defaults.diagnostics_lengths) train.erase("diagnostics_lengths");
+  if (trial.train.diagnostics_grid_ratios.empty()) train.erase("diagnostics_grid_ratios");
+  if (trial.train.diagnostics_multiples.empty() || trial.train.diagnostics_sequences == 0) {
+    train.erase("diagnostics_multiples");
+  }
   if (trial.train.diagnostics_regime_multiples == defaults.diagnostics_regime_multiples) {
     train.erase("diagnostics_regime_multiples");
   }
@@ -374,8 +380,12 @@ void ReconcileWithEarlierReleases(const TrialConfig& trial, nlohmann::json* conf
   if (trial.train.weight_decay_over_steps == defaults.weight_decay_over_steps) train.erase("weight_decay_over_steps");
   // Read where a masked evaluation extends beyond the training length only: the default changed there.
   const auto& multiples = trial.train.extrapolation_multiples;
+  const auto& diagnosed = trial.train.diagnostics_multiples;
   const auto& methods = trial.train.extrapolation_methods;
-  const bool extends = std::any_of(multiples.begin(), multiples.end(), [](int64_t m) { return m > 1; }) &&
+  const bool beyond = std::any_of(multiples.begin(), multiples.end(), [](int64_t m) { return m > 1; }) ||
+                      (trial.train.diagnostics_sequences > 0 &&
+                       std::any_of(diagnosed.begin(), diagnosed.end(), [](int64_t m) { return m > 1; }));
+  const bool extends = beyond &&
                        std::any_of(methods.begin(), methods.end(), [](const std::string& m) {
                          const LengthExtensionMethod* method = FindLengthExtensionMethod(m);
                          return method == nullptr || !method->keeps_frequencies();

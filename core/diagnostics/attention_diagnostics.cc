@@ -464,10 +464,19 @@ void MeasureFailureModes(Transformer& model, const torch::Tensor& tokens, const 
 
 }  // namespace
 
+std::vector<int64_t> RequestedDiagnosticLengths(const DiagnosticsOptions& options, int64_t length) {
+  if (options.grid_ratios.empty()) return options.lengths;
+  std::vector<int64_t> lengths;
+  for (double ratio : options.grid_ratios) {
+    lengths.push_back(std::max<int64_t>(2, std::llround(ratio * static_cast<double>(length))));
+  }
+  return lengths;
+}
+
 records::AttentionDiagnostics MeasureAttentionDiagnostics(Transformer& model, const torch::Tensor& tokens,
                                                           const torch::Tensor& doc_start,
                                                           const DiagnosticsOptions& options) {
-  const DiagnosticGrid grid = ChooseDiagnosticGrid(options.lengths, tokens.size(1));
+  const DiagnosticGrid grid = ChooseDiagnosticGrid(RequestedDiagnosticLengths(options, tokens.size(1)), tokens.size(1));
   records::AttentionDiagnostics record;
   std::vector<ContactRow> pooled_rows;
   ProbeAttention(model, tokens, doc_start, [&](const AttentionProbe& probe) {

@@ -39,6 +39,9 @@ struct DiagnosticsOptions {
   double renyi_order = 2.0;
   std::vector<double> regime_multiples = {0.5, 1.0, 2.0};  // c in beta = c * Lambda
   std::vector<int64_t> lengths = PaperDiagnosticLengths();  // the n-grid before clipping to T
+  // The n-grid as fractions r in (0, 1] of the evaluated length instead: round(r T) each (paper 004's
+  // Qwen cells: 1/4, 1/2, 3/4, 1 of n_eval); empty: `lengths`.
+  std::vector<double> grid_ratios;
   int64_t beta_trim = kBetaExponentMinLength;               // xi_beta from every n >= this
   // RoPE's failure modes per head over contexts M = each multiple of T (appendix_d1.h); none if empty.
   std::vector<double> failure_lengths;
@@ -58,8 +61,13 @@ struct DiagnosticsOptions {
   int64_t batch_sequences = 0;
 };
 
-// tokens: [B, T] validation inputs (T the training length), the evaluation batches one after the other;
-// doc_start as for forward (or undefined).
+// The n-grid requested at evaluated length `length`: round(r length) for each of options.grid_ratios
+// (at least 2), else options.lengths. ChooseDiagnosticGrid then clips it.
+std::vector<int64_t> RequestedDiagnosticLengths(const DiagnosticsOptions& options, int64_t length);
+
+// tokens: [B, T] validation inputs (T the evaluated length: the training length, or a multiple of it
+// under the model's length extension), the evaluation batches one after the other; doc_start as for
+// forward (or undefined).
 records::AttentionDiagnostics MeasureAttentionDiagnostics(Transformer& model, const torch::Tensor& tokens,
                                                           const torch::Tensor& doc_start,
                                                           const DiagnosticsOptions& options = {});

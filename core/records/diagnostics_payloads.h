@@ -255,7 +255,7 @@ struct AttentionDiagnostics {
   std::vector<int64_t> grid;  // the n-grid used
   bool grid_fallback = false;  // the paper's grid did not fit T: a geometric one
   int64_t sequences = 0;  // all the batches'
-  int64_t length = 0;  // T
+  int64_t length = 0;  // the evaluated length: T, or `multiple` x T
   double renyi_order = 2;
   int64_t bootstrap = 0;
   // The bootstrap's unit, "batch" or "sequence" (in one layer and head), and the evaluation batches the
@@ -269,6 +269,10 @@ struct AttentionDiagnostics {
   std::optional<std::string> warning;
   std::optional<InverseTemperatureRecord> inverse_temperature;  // the `learned` temperature only
   std::string milestone;                                       // "end", or the fraction / step asked
+  // Measured beyond the training length (train.diagnostics_multiples): `length` is this multiple of it,
+  // under the length-extension `method` ("none": the model as trained). Absent at the training length.
+  std::optional<int64_t> multiple;
+  std::optional<std::string> method;
 
   template <class Self, class Visitor>
   static void Fields(Self& self, Visitor&& field) {
@@ -286,6 +290,8 @@ struct AttentionDiagnostics {
     field("bootstrap_unit", self.bootstrap_unit);
     field("batches", self.batches);
     field("pair_profile_reading", self.pair_profile_reading);
+    field("multiple", self.multiple);
+    field("method", self.method);
   }
 };
 

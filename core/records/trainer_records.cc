@@ -99,10 +99,32 @@ StatusOr<TrainerRecord> DecodeRecord(std::string_view line) {
   return DecodeAs(type->get_ref<const std::string&>(), object);
 }
 
-std::string ExtrapolationSummaryName(std::string_view metric, const ExtrapolationResult& result) {
-  std::string name = std::string(metric) + "_" + std::to_string(result.multiple) + "x";
-  if (!result.method.empty() && result.method != "none") name += "_" + result.method;
+std::string LengthSuffixedName(std::string_view metric, int64_t multiple, const std::string& method) {
+  std::string name = std::string(metric) + "_" + std::to_string(multiple) + "x";
+  if (!method.empty() && method != "none") name += "_" + method;
   return name;
+}
+
+std::string ExtrapolationSummaryName(std::string_view metric, const ExtrapolationResult& result) {
+  return LengthSuffixedName(metric, result.multiple, result.method);
+}
+
+std::string AttentionDiagnosticName(const AttentionDiagnostics& attention) {
+  if (!attention.multiple) return "attention";
+  return LengthSuffixedName("attention", *attention.multiple, attention.method.value_or("none"));
+}
+
+bool IsAttentionDiagnosticName(std::string_view name) {
+  if (name == "attention") return true;
+  constexpr std::string_view kPrefix = "attention_";
+  if (name.substr(0, kPrefix.size()) != kPrefix) return false;
+  // attention_<digits>x, then nothing or _<method>.
+  size_t at = kPrefix.size();
+  const size_t digits = at;
+  while (at < name.size() && name[at] >= '0' && name[at] <= '9') ++at;
+  if (at == digits || at >= name.size() || name[at] != 'x') return false;
+  ++at;
+  return at == name.size() || (name[at] == '_' && at + 1 < name.size());
 }
 
 std::vector<std::pair<std::string, double>> ProbeSummaries(const std::vector<ProbeResult>& cells) {

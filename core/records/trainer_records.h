@@ -265,6 +265,9 @@ struct ExtrapolationResult {
   std::optional<double> val_loss_in_dist;
   std::optional<double> val_loss_extrap;
   std::optional<double> val_bpb;  // bits per byte, as the step record's
+  // The loss over the back half of each window, positions >= length / 2 (paper 004's perplexity: every
+  // scored token sees at least half the window).
+  std::optional<double> val_loss_back_half;
 
   template <class Self, class Visitor>
   static void Fields(Self& self, Visitor&& field) {
@@ -277,6 +280,7 @@ struct ExtrapolationResult {
     field("val_loss_in_dist", self.val_loss_in_dist);
     field("val_loss_extrap", self.val_loss_extrap);
     field("val_bpb", self.val_bpb);
+    field("val_loss_back_half", self.val_loss_back_half);
   }
 };
 
@@ -422,9 +426,19 @@ bool JsonDeeperThan(std::string_view text, int max_depth);
 // wrong JSON type or an integer out of int64's range (the message names the field).
 StatusOr<TrainerRecord> DecodeRecord(std::string_view line);
 
+// `metric` at an evaluated length: "<metric>_<multiple>x", and "_<method>" after it unless the method
+// is none or empty ("val_loss_2x", "val_loss_4x_yarn").
+std::string LengthSuffixedName(std::string_view metric, int64_t multiple, const std::string& method);
+
 // The summary name of an extrapolation result: "val_loss_2x", "val_loss_4x_yarn" (likewise for
 // val_accuracy): what `rung results --metric` and `rung fit --metric` name.
 std::string ExtrapolationSummaryName(std::string_view metric, const ExtrapolationResult& result);
+
+// The stored name of attention diagnostics: "attention" at the training length, else
+// LengthSuffixedName("attention", multiple, method) ("attention_4x_dynamic_ntk"); and whether a stored
+// name is one of them.
+std::string AttentionDiagnosticName(const AttentionDiagnostics& attention);
+bool IsAttentionDiagnosticName(std::string_view name);
 
 // A probe's summaries, each the accuracy pooled over its cells (correct over instances):
 // <probe>_accuracy[_<method>] over every length and depth, and <probe>_accuracy_<length>[_<method>]

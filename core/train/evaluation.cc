@@ -89,6 +89,7 @@ Evaluation Evaluator::Evaluate(int64_t time, int64_t batch_size) const {
       bytes > 0 ? loss_sum.sum().item<double>() / (std::log(2.0) * bytes) : std::nan("");
   evaluation.loss_in_dist = mean_over(0, trained);
   evaluation.loss_extrap = mean_over(trained, time);
+  evaluation.loss_back_half = mean_over(time / 2, time);
   return evaluation;
 }
 
@@ -99,6 +100,7 @@ DiagnosticsOptions DiagnosticsOptionsOf(const TrainConfig& train, uint64_t seed)
   options.seed = seed;
   options.renyi_order = train.diagnostics_renyi_order;
   options.lengths = train.diagnostics_lengths;
+  options.grid_ratios = train.diagnostics_grid_ratios;
   options.regime_multiples = train.diagnostics_regime_multiples;
   options.beta_trim = train.diagnostics_beta_trim;
   options.failure_lengths = train.diagnostics_failure_lengths;
@@ -107,11 +109,11 @@ DiagnosticsOptions DiagnosticsOptionsOf(const TrainConfig& train, uint64_t seed)
 }
 
 void Evaluator::ForEachEvaluatedLength(
-    bool with_training_length, const std::function<void(int64_t multiple, const std::string& method)>& visit) const {
-  const int64_t trained = trial_.data.seq_len;
+    bool with_training_length, const std::vector<int64_t>& multiples,
+    const std::function<void(int64_t multiple, const std::string& method)>& visit) const {
   std::vector<std::pair<int64_t, std::string>> points;
   if (with_training_length) points.emplace_back(1, "none");
-  for (int64_t multiple : trial_.train.extrapolation_multiples) {
+  for (int64_t multiple : multiples) {
     for (const std::string& method : trial_.train.extrapolation_methods) {
       const LengthExtensionMethod* described = FindLengthExtensionMethod(method);
       const bool keeps = described != nullptr && described->keeps_frequencies();
@@ -120,6 +122,7 @@ void Evaluator::ForEachEvaluatedLength(
       points.emplace_back(multiple, method);
     }
   }
+  if (points.empty()) return;
   const std::vector<std::vector<int64_t>> dominant_pairs = DominantPairsFor(trial_.train.extrapolation_methods);
   for (const auto& [multiple, method] : points) {
     SetExtension(static_cast<double>(multiple), method, dominant_pairs);
@@ -332,7 +335,7 @@ std::vector<records::ProbeResult> Evaluator::Probe(const PreparedProbe& probe) c
 std::vector<records::ExtrapolationResult> Evaluator::EvaluateBeyondTrainingLength() const {
   std::vector<records::ExtrapolationResult> results;
   const int64_t trained = trial_.data.seq_len;
-  ForEachEvaluatedLength(false, [&](int64_t multiple, const std::string& method) {
+  ForEachEvaluatedLength(false, trial_.train.extrapolation_multiples, [&](int64_t multiple, const std::string& method) {
     // Same tokens per batch as training: attention memory grows with the square of the length.
     const int64_t batch_size = std::max<int64_t>(1, trial_.train.batch_size / multiple);
     Evaluation evaluation = Evaluate(trained * multiple, batch_size);
@@ -344,6 +347,7 @@ std::vector<records::ExtrapolationResult> Evaluator::EvaluateBeyondTrainingLengt
     result.val_loss_per_position = std::move(evaluation.loss_per_position);
     if (std::isfinite(evaluation.loss_in_dist)) result.val_loss_in_dist = evaluation.loss_in_dist;
     if (std::isfinite(evaluation.loss_extrap)) result.val_loss_extrap = evaluation.loss_extrap;
+    if (std::isfinite(evaluation.loss_back_half)) result.val_loss_back_half = evaluation.loss_back_half;
     if (std::isfinite(evaluation.bits_per_byte)) result.val_bpb = evaluation.bits_per_byte;
     if (evaluation.accuracy >= 0) result.val_accuracy = evaluation.accuracy;
     results.push_back(std::move(result));
@@ -361,7 +365,7 @@ std::optional<records::DiagnosticsRecord> Evaluator::NiahGrid(int64_t step) cons
   const int64_t most = trial_.data.niah.max_distractors;
   records::NiahGridDiagnostics payload;
   payload.instances = instances;
-  ForEachEvaluatedLength(true, [&](int64_t multiple, const std::string& method) {
+  ForEachEvaluatedLength(true, trial_.train.extrapolation_multiples, [&](int64_t multiple, const std::string& method) {
     const int64_t length = trained * multiple;
     // At most a training batch's tokens per forward pass, as the held-out evaluation.
     const int64_t per_pass = std::max<int64_t>(1, trial_.train.batch_size / multiple);
@@ -413,13 +417,13 @@ std::optional<records::DiagnosticsRecord> Evaluator::NiahGrid(int64_t step) cons
   return record;
 }
 
-records::DiagnosticsRecord Evaluator::Diagnostics(const DiagnosticsMilestone& milestone) const {
+records::AttentionDiagnostics Evaluator::MeasureDiagnostics(int64_t length) const {
   const TrainConfig& train = trial_.train;
   // The evaluation batches (paper 004's evaluation seeds): validation batches 0, 1, ... of
   // diagnostics_sequences each, distinct windows, measured together, one after the other.
   std::vector<torch::Tensor> inputs, doc_starts;
   for (int64_t b = 0; b < train.diagnostics_batches; ++b) {
-    TensorBatch batch = ToTensors(source_.Batch(Split::kValidation, b, train.diagnostics_sequences, trial_.data.seq_len),
+    TensorBatch batch = ToTensors(source_.Batch(Split::kValidation, b, train.diagnostics_sequences, length),
                                   device_, CrossDocumentMaskToken(trial_.data));
     inputs.push_back(batch.inputs);
     if (batch.doc_start.defined()) doc_starts.push_back(batch.doc_start);
@@ -438,14 +442,40 @@ records::DiagnosticsRecord Evaluator::Diagnostics(const DiagnosticsMilestone& mi
       options.profile_keys.push_back(found ? needles[b].argmax().item<int64_t>() : -1);
     }
   }
+  // The failure modes are measured at multiples of the training length (their own contexts), once.
+  if (length != trial_.data.seq_len) options.failure_lengths.clear();
+  return MeasureAttentionDiagnostics(model_, tokens, doc_start, options);
+}
+
+records::DiagnosticsRecord Evaluator::Diagnostics(const DiagnosticsMilestone& milestone) const {
   records::DiagnosticsRecord diagnostics;
   diagnostics.kind = "attention";
   diagnostics.step = milestone.step;
   diagnostics.milestone = milestone.name;
-  records::AttentionDiagnostics payload = MeasureAttentionDiagnostics(model_, tokens, doc_start, options);
+  records::AttentionDiagnostics payload = MeasureDiagnostics(trial_.data.seq_len);
   payload.milestone = milestone.name;
   diagnostics.attention = std::move(payload);
   return diagnostics;
+}
+
+std::vector<records::DiagnosticsRecord> Evaluator::DiagnosticsBeyondTrainingLength(int64_t step) const {
+  std::vector<records::DiagnosticsRecord> records;
+  if (trial_.train.diagnostics_sequences <= 0) return records;
+  ForEachEvaluatedLength(false, trial_.train.diagnostics_multiples, [&](int64_t multiple, const std::string& method) {
+    const LengthExtensionMethod* described = FindLengthExtensionMethod(method);
+    if (multiple == 1 && described != nullptr && described->keeps_frequencies()) return;  // the end's own record
+    records::DiagnosticsRecord diagnostics;
+    diagnostics.kind = "attention";
+    diagnostics.step = step;
+    diagnostics.milestone = "end";
+    records::AttentionDiagnostics payload = MeasureDiagnostics(trial_.data.seq_len * multiple);
+    payload.milestone = "end";
+    payload.multiple = multiple;
+    payload.method = method;
+    diagnostics.attention = std::move(payload);
+    records.push_back(std::move(diagnostics));
+  });
+  return records;
 }
 
 namespace {

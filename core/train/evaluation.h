@@ -42,6 +42,9 @@ struct Evaluation {
   // no target there counts.
   double loss_in_dist = 0.0;
   double loss_extrap = 0.0;
+  // Token-weighted loss over the back half of each window, positions >= time / 2 (paper 004's
+  // perplexity: every scored token sees at least half the window); NaN where none counts.
+  double loss_back_half = 0.0;
   // Bits per byte: the summed token losses over ln 2 times the bytes of those tokens (the source's
   // TokenByteLengths); NaN where the source does not know them.
   double bits_per_byte = 0.0;
@@ -61,6 +64,13 @@ class Evaluator {
  public:
   // Keeps references: each argument must outlive the evaluator.
   Evaluator(const TrialConfig& trial, const torch::Device& device, const BatchSource& source, Transformer& model);
+
+  // The attention diagnostics at each train.diagnostics_multiples entry x train.extrapolation_methods
+  // (ForEachEvaluatedLength's points, without the training length): each a record of kind "attention"
+  // whose payload carries its multiple and method, measured as Diagnostics measures the end, on validation
+  // windows of multiple x data.seq_len tokens with that length extension on the model. None when
+  // diagnostics_sequences is 0.
+  std::vector<records::DiagnosticsRecord> DiagnosticsBeyondTrainingLength(int64_t step) const;
 
   // The held-out loss at the training shape (data.seq_len, train.batch_size).
   Evaluation HeldOut() const;
@@ -115,11 +125,14 @@ class Evaluator {
   // Held-out loss over train.eval_batches batches of `batch_size` sequences of `time` positions.
   Evaluation Evaluate(int64_t time, int64_t batch_size) const;
   std::vector<records::ExtrapolationResult> EvaluateBeyondTrainingLength() const;
-  // Each (multiple, method) of the extrapolation settings (with the training length, 1 and none, first
-  // when `with_training_length`); calls `visit` with that length extension set on the model, then
-  // switches it off.
-  void ForEachEvaluatedLength(bool with_training_length,
+  // Each (multiple, method) of `multiples` x train.extrapolation_methods (with the training length, 1 and
+  // none, first when `with_training_length`; a multiple of 1 only where the method changes the model
+  // there); calls `visit` with that length extension set on the model, then switches it off.
+  void ForEachEvaluatedLength(bool with_training_length, const std::vector<int64_t>& multiples,
                               const std::function<void(int64_t multiple, const std::string& method)>& visit) const;
+  // The attention diagnostics on train.diagnostics_batches validation batches of diagnostics_sequences
+  // windows of `length` tokens, with whatever length extension the model has set.
+  records::AttentionDiagnostics MeasureDiagnostics(int64_t length) const;
   // Each frequency unit's dominant pair where one of `methods` needs them (dominant-band
   // interpolation), measured at the training length on validation data; else none.
   std::vector<std::vector<int64_t>> DominantPairsFor(const std::vector<std::string>& methods) const;

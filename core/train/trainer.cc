@@ -327,6 +327,9 @@ void TrialRun::Record(const records::TrainerRecord& record) {
 
 void TrialRun::EmitDiagnosticsAndFinal(const Evaluation& held_out, double train_loss) {
   if (const DiagnosticsMilestone* milestone = MilestoneAt(progress_.step)) Record(evaluator_->Diagnostics(*milestone));
+  for (const records::DiagnosticsRecord& beyond : evaluator_->DiagnosticsBeyondTrainingLength(progress_.step)) {
+    Record(beyond);
+  }
   if (std::optional<records::DiagnosticsRecord> grid = evaluator_->NiahGrid(progress_.step)) Record(*grid);
   if (std::optional<records::DiagnosticsRecord> bands = evaluator_->BandAblation(progress_.step)) Record(*bands);
   if (HasHeadInfluence(trial_)) {

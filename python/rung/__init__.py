@@ -302,8 +302,8 @@ class Client:
         return pd.DataFrame(rows, columns=["cell", "status", f"tried ({response.key}=metric)", "best", "bracketed",
                                            "next_centre", "reason"])
 
-    _DIAGNOSTICS_TABLES = ("heads", "gaps", "regime", "beta", "milestones", "failure_modes", "extrapolation", "bands",
-                           "influence", "niah", "frequencies")
+    _DIAGNOSTICS_TABLES = ("heads", "gaps", "regime", "beta", "milestones", "failure_modes", "lengths", "extrapolation",
+                           "bands", "influence", "niah", "frequencies")
 
     def diagnostics(self, trial, table="heads", step=None):
         """`rung diag TRIAL --table TABLE --format csv`: one of a trial's diagnostics tables, with the CLI's
@@ -317,7 +317,9 @@ class Client:
         if table not in self._DIAGNOSTICS_TABLES:
             raise ValueError(f"table must be one of {', '.join(self._DIAGNOSTICS_TABLES)}, not {table!r}")
         response = self._call(self._stub.GetDiagnostics, pb.GetDiagnosticsRequest(trial_id=trial))
-        milestones = sorted(((d.step, d.attention) for d in response.diagnostics if d.HasField("attention")),
+        # The training length's records only: those beyond it carry their multiple.
+        milestones = sorted(((d.step, d.attention) for d in response.diagnostics
+                             if d.HasField("attention") and not d.attention.HasField("multiple")),
                             key=lambda pair: pair[0])
         chosen = [attention for at, attention in milestones if step is None or at == step]
         if not chosen:
@@ -403,6 +405,21 @@ class Client:
                     with_error(row, name, _number(fit.xi) if fit else None,
                                _number(fit.standard_error) if fit else None)
                 rows.append(row)
+        elif table == "lengths":
+            columns = ["length", "multiple", "method", "grid", "rows", "xi_lambda", "xi_lambda_half_iqr", "xi_alpha",
+                       "xi_alpha_half_iqr", "xi_delta", "xi_delta_half_iqr", "ties"]
+            beyond = [d.attention for d in response.diagnostics
+                      if d.HasField("attention") and d.attention.HasField("multiple")]
+            for measured in [attention] + sorted(beyond, key=lambda a: a.multiple):
+                pooled = measured.pooled
+                row = {"length": measured.length, "multiple": measured.multiple if measured.HasField("multiple") else 1,
+                       "method": measured.method if measured.HasField("method") else "none",
+                       "grid": ",".join(str(n) for n in measured.grid) + (" (fallback)" if measured.grid_fallback else ""),
+                       "rows": optional(pooled, "rows")}
+                for name in ("xi_lambda", "xi_alpha", "xi_delta"):
+                    interval(row, name, optional(pooled, name), optional(pooled, name + "_half_iqr"))
+                row["ties"] = optional(pooled, "tie_share")
+                rows.append(row)
         elif table == "failure_modes":
             columns = ["source", "M", "base", "precision", "pos_inversion", "|inv-1/2|", "pos_aliasing", "alias_pairs",
                        "token_inversion", "token_aliasing", "invariance"]
@@ -431,11 +448,12 @@ class Client:
                 source = f"trial {trial}" + (" (earlier procedure)" if earlier else "")
                 rows.append(dict(zip(columns, [source, length, base, precision, *means])))
         elif table == "extrapolation":
-            columns = ["multiple", "length", "method", "val_loss", "in_dist", "extrap", "val_accuracy"]
+            columns = ["multiple", "length", "method", "val_loss", "in_dist", "extrap", "back_half", "val_accuracy"]
             for document in response.diagnostics:
                 if document.HasField("extrapolation"):
                     rows = [dict(zip(columns, [entry.multiple, entry.length, entry.method, _number(entry.val_loss),
                                                optional(entry, "val_loss_in_dist"), optional(entry, "val_loss_extrap"),
+                                               optional(entry, "val_loss_back_half"),
                                                optional(entry, "val_accuracy")]))
                             for entry in document.extrapolation.results]
         elif table == "bands":

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "core/common/atomic_file.h"
@@ -15,6 +16,58 @@ namespace fs = std::filesystem;
 
 // "%.6g" or "NaN" (gnuplot skips NaN points).
 std::string DataNumber(double value) { return std::isfinite(value) ? Format("%.6g", value) : "NaN"; }
+
+// One curve of a gap-counting figure: the bucket means of ln Lambda against ln ln n (a data block), the
+// OLS line through them with the record's slope, and its key title.
+struct GapCurve {
+  std::string block;
+  double slope = 0, intercept = 0;
+  std::string title;
+};
+
+// Nothing where no bucket has a finite mean (every row a tie).
+std::optional<GapCurve> MakeGapCurve(const std::string& label, const records::GapCounting& gap) {
+  double sx = 0, sy = 0;
+  int count = 0;
+  std::ostringstream block;
+  block << "# " << label << "\n";
+  for (const records::GapCountingBucket& bucket : gap.buckets) {
+    const double n = static_cast<double>(bucket.n), y = bucket.mean_log_lambda;
+    const double x = std::log(std::log(n));
+    if (!std::isfinite(x) || !std::isfinite(y)) continue;
+    block << DataNumber(x) << " " << DataNumber(y) << " " << DataNumber(n) << "\n";
+    sx += x, sy += y, ++count;
+  }
+  if (count == 0) return std::nullopt;
+  GapCurve curve;
+  curve.block = block.str() + "\n\n";
+  curve.slope = gap.xi_lambda.value_or(std::nan(""));
+  curve.intercept = (sy - curve.slope * sx) / count;
+  curve.title = label + ": {/Symbol x}_{/Symbol L} = " + Format("%.2f", curve.slope);
+  if (gap.xi_lambda_half_iqr) curve.title += " ± " + Format("%.2f", *gap.xi_lambda_half_iqr);
+  if (gap.xi_lambda_ci_low && gap.xi_lambda_ci_high) {  // a record of an early release
+    curve.title += " [" + Format("%.2f", *gap.xi_lambda_ci_low) + ", " + Format("%.2f", *gap.xi_lambda_ci_high) + "]";
+  }
+  return curve;
+}
+
+// The gnuplot `plot` clauses of `curves` read from `data` (quoted): points, and each finite OLS line.
+std::string GapCurvesPlot(const std::vector<GapCurve>& curves, const std::string& data) {
+  const std::vector<std::string> colors = {"#d95f02", "#1b9e77", "#7570b3", "#e7298a", "#66a61e", "#e6ab02"};
+  std::ostringstream plot;
+  plot << "plot ";
+  for (size_t l = 0; l < curves.size(); ++l) {
+    const std::string color = "lc rgb " + Quote(colors[l % colors.size()]);
+    plot << (l ? ", \\\n  " : "") << data << " index " << l << " using 1:2 with points pt 7 ps 1.5 " << color
+         << " title " << DoubleQuote(curves[l].title);
+    if (std::isfinite(curves[l].slope) && std::isfinite(curves[l].intercept)) {
+      plot << ", \\\n  " << Format("%.8g", curves[l].slope) << "*x + " << Format("%.8g", curves[l].intercept)
+           << " with lines lw 2 " << color << " notitle";
+    }
+  }
+  plot << "\n";
+  return plot.str();
+}
 
 }  // namespace
 
@@ -32,31 +85,12 @@ StatusOr<std::vector<std::string>> WriteDiagnosticsPlots(const records::Attentio
   // Data: E_2 by position (one block per layer.head), pair usage matrix, gap counting points.
   std::ostringstream effective, usage, gaps, dominant;
   std::vector<std::string> head_labels, layer_labels;
-  std::vector<std::pair<double, double>> gap_lines;  // (slope, intercept) per layer
-  std::vector<std::string> gap_titles;
-  // One curve of the gap-counting figure: the bucket means of ln Lambda against ln ln n and the OLS line.
+  std::vector<GapCurve> gap_curves;  // per layer, then pooled
   auto add_gap_curve = [&](const std::string& label, const records::GapCounting& gap) {
-    double sx = 0, sy = 0;
-    int count = 0;
-    std::ostringstream block;
-    block << "# " << label << "\n";
-    for (const records::GapCountingBucket& bucket : gap.buckets) {
-      const double n = static_cast<double>(bucket.n), y = bucket.mean_log_lambda;
-      const double x = std::log(std::log(n));
-      if (!std::isfinite(x) || !std::isfinite(y)) continue;
-      block << DataNumber(x) << " " << DataNumber(y) << " " << DataNumber(n) << "\n";
-      sx += x, sy += y, ++count;
-    }
-    if (count == 0) return;  // nothing to draw (every row a tie)
-    gaps << block.str() << "\n\n";
-    const double slope = gap.xi_lambda.value_or(std::nan(""));
-    gap_lines.push_back({slope, count ? (sy - slope * sx) / count : std::nan("")});
-    std::string title = label + ": {/Symbol x}_{/Symbol L} = " + Format("%.2f", slope);
-    if (gap.xi_lambda_half_iqr) title += " ± " + Format("%.2f", *gap.xi_lambda_half_iqr);
-    if (gap.xi_lambda_ci_low && gap.xi_lambda_ci_high) {  // a record of an early release
-      title += " [" + Format("%.2f", *gap.xi_lambda_ci_low) + ", " + Format("%.2f", *gap.xi_lambda_ci_high) + "]";
-    }
-    gap_titles.push_back(title);
+    std::optional<GapCurve> curve = MakeGapCurve(label, gap);
+    if (!curve) return;  // nothing to draw (every row a tie)
+    gaps << curve->block;
+    gap_curves.push_back(std::move(*curve));
   };
   int64_t pairs = 0;
   size_t positions = 0;
@@ -144,21 +178,11 @@ StatusOr<std::vector<std::string>> WriteDiagnosticsPlots(const records::Attentio
   both("pair_usage");
 
   // Figure 3: gap counting (only where some row is not a tie).
-  const bool gap_figure = !gap_lines.empty();
+  const bool gap_figure = !gap_curves.empty();
   if (gap_figure) {
     script << "set title " << title << "\nset xlabel 'ln ln n'\nset ylabel 'mean ln {/Symbol L} (unscaled score rows)'\n"
-           << "set key left top\nplot ";
-    const std::vector<std::string> colors = {"#d95f02", "#1b9e77", "#7570b3", "#e7298a", "#66a61e", "#e6ab02"};
-    for (size_t l = 0; l < gap_lines.size(); ++l) {
-      const std::string color = "lc rgb " + Quote(colors[l % colors.size()]);
-      script << (l ? ", \\\n  " : "") << path("gap_counting.dat") << " index " << l
-             << " using 1:2 with points pt 7 ps 1.5 " << color << " title " << DoubleQuote(gap_titles[l]);
-      if (std::isfinite(gap_lines[l].first) && std::isfinite(gap_lines[l].second)) {
-        script << ", \\\n  " << Format("%.8g", gap_lines[l].first) << "*x + " << Format("%.8g", gap_lines[l].second)
-               << " with lines lw 2 " << color << " notitle";
-      }
-    }
-    script << "\n";
+           << "set key left top\n"
+           << GapCurvesPlot(gap_curves, path("gap_counting.dat"));
     both("gap_counting");
   }
 
@@ -358,6 +382,35 @@ StatusOr<std::vector<std::string>> WriteHeadInfluencePlot(const records::HeadInf
          << SvgAndPngOutputs((dir / "head_influence").string(), options.width, options.height);
   return RenderGnuplot(options.gnuplot, dir.string(), "head_influence.gp", script.str(),
                        {"head_influence.svg", "head_influence.png"});
+}
+
+StatusOr<std::vector<std::string>> WriteGapCountingByLengthPlot(const records::AttentionDiagnostics& at_t,
+                                                                const std::vector<records::AttentionDiagnostics>& beyond,
+                                                                const DiagnosticsPlotOptions& options) {
+  std::ostringstream data;
+  std::vector<GapCurve> curves;
+  for (size_t i = 0; i <= beyond.size(); ++i) {
+    const records::AttentionDiagnostics& attention = i == 0 ? at_t : beyond[i - 1];
+    const std::string label = "L = " + std::to_string(attention.length) + " (" +
+                              std::to_string(attention.multiple.value_or(1)) + "x " + attention.method.value_or("none") + ")";
+    std::optional<GapCurve> curve = MakeGapCurve(label, attention.pooled);
+    if (!curve) continue;
+    data << curve->block;
+    curves.push_back(std::move(*curve));
+  }
+  if (curves.empty()) return Status::InvalidArgument("no evaluated length has a row that is not a tie");
+  RUNG_RETURN_IF_ERROR(MakeOutputFolder(options.out_dir));
+  const fs::path dir = fs::absolute(options.out_dir);
+  RUNG_RETURN_IF_ERROR(WriteFileAtomically((dir / "gap_counting_lengths.dat").string(), {data.str()}));
+  std::ostringstream script;
+  script << "# rung diag: gap counting at each evaluated length of " << options.title
+         << "\nset encoding utf8\nset border lw 1.2\nset grid lc rgb '#dddddd'\nset title "
+         << DoubleQuote(EnhancedLiteral(options.title + ": gap counting at each evaluated length L (pooled rows, n-grid of L)"))
+         << "\nset xlabel 'ln ln n'\nset ylabel 'mean ln {/Symbol L} (unscaled score rows)'\nset key left top\n"
+         << GapCurvesPlot(curves, Quote((dir / "gap_counting_lengths.dat").string()))
+         << SvgAndPngOutputs((dir / "gap_counting_lengths").string(), options.width, options.height);
+  return RenderGnuplot(options.gnuplot, dir.string(), "gap_counting_lengths.gp", script.str(),
+                       {"gap_counting_lengths.svg", "gap_counting_lengths.png"});
 }
 
 }  // namespace rung::plot

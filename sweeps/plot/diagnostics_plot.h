@@ -72,6 +72,16 @@ StatusOr<std::vector<std::string>> WriteBandAblationPlot(const records::BandAbla
 StatusOr<std::vector<std::string>> WriteHeadInfluencePlot(const records::HeadInfluenceDiagnostics& influence,
                                                           const DiagnosticsPlotOptions& options);
 
+// WriteGapCountingByLengthPlot draws the pooled gap counting at each evaluated length (paper 004's
+// reading at n_eval: train.diagnostics_multiples):
+//   gap_counting_lengths.{svg,png}  mean ln Lambda against ln ln n over each record's n-grid, the
+//                                   training length's (`at_t`) and each of `beyond`, with its OLS line
+//                                   and xi_Lambda ± half-IQR in the key.
+// INVALID_ARGUMENT where no record has a bucket with a finite mean.
+StatusOr<std::vector<std::string>> WriteGapCountingByLengthPlot(const records::AttentionDiagnostics& at_t,
+                                                                const std::vector<records::AttentionDiagnostics>& beyond,
+                                                                const DiagnosticsPlotOptions& options);
+
 // One learned frequency vector (pairs from fast to slow) and its label ("layer 0", "L1.h2").
 struct FrequencyProfile {
   std::string label;

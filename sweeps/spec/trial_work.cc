@@ -37,6 +37,16 @@ TrialWork CountTrialWork(const TrialConfig& config) {
   if (train.diagnostics_sequences > 0) {
     work.diagnostics = static_cast<double>(train.diagnostics_at.size()) * static_cast<double>(train.diagnostics_batches) *
                        static_cast<double>(train.diagnostics_sequences) * seq_len * (forward_matrix + forward_attention);
+    // The end's diagnostics beyond the training length: a pass of multiple x seq_len per method.
+    for (int64_t multiple : train.diagnostics_multiples) {
+      for (const std::string& method : train.extrapolation_methods) {
+        if (multiple == 1 && method == "none") continue;
+        const double m = static_cast<double>(multiple);
+        work.diagnostics += static_cast<double>(train.diagnostics_batches) *
+                            static_cast<double>(train.diagnostics_sequences) * m * seq_len *
+                            (forward_matrix + forward_attention * m);
+      }
+    }
   }
   if (train.diagnostics_sequences > 0 && config.model.position.rotary()) {
     // The end's band ablations (each pair zeroed and reverted) and AdaRoPE's head influence (at most

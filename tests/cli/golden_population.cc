@@ -152,7 +152,8 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
                 {"positional_parameters", parameters},
                 {"frequencies", frequencies},
                 {"extrapolation",
-                 {{{"multiple", 2}, {"length", 32}, {"method", "none"}, {"val_loss", loss + 0.375}},
+                 {{{"multiple", 2}, {"length", 32}, {"method", "none"}, {"val_loss", loss + 0.375},
+                   {"val_loss_back_half", loss + 0.5}},
                   {{"multiple", 2}, {"length", 32}, {"method", "yarn"}, {"val_loss", loss + 0.125}}}},
                 {"probe", probe},
                 {"train_tokens_per_sec", 1250.0},
@@ -179,8 +180,10 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
     }
     return entries;
   };
-  // The attention diagnostics of a milestone: `scale` moves the exponents so that two milestones differ.
-  auto diagnostics_record = [&failure_modes](int64_t step, const std::string& milestone, double scale) {
+  // The attention diagnostics of a milestone: `scale` moves the exponents so that two milestones differ;
+  // a `multiple` (> 0) measures them at that multiple of T under `method`, as train.diagnostics_multiples.
+  auto diagnostics_record = [&failure_modes](int64_t step, const std::string& milestone, double scale,
+                                             int64_t multiple = 0, const std::string& method = "") {
     json layers = json::array();
     for (int layer = 0; layer < 1; ++layer) {
       json heads = json::array();
@@ -234,10 +237,19 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
           {"points", 15},
           {"skipped", 0},
           {"trim", 2}}}};
-    const json payload = {{"length", 16},       {"renyi_order", 2.0}, {"layers", layers},
-                          {"pooled", pooled},   {"grid", {2, 4, 8, 16}}, {"grid_fallback", true},
-                          {"warning", "0 of the requested lengths lie in [2, 16]; the fit uses 4 geometric points from 16/8 to 16 instead (not the paper's grid)"},
-                          {"milestone", milestone}, {"inverse_temperature", temperature}};
+    json payload = {{"length", 16},       {"renyi_order", 2.0}, {"layers", layers},
+                    {"pooled", pooled},   {"grid", {2, 4, 8, 16}}, {"grid_fallback", true},
+                    {"warning", "0 of the requested lengths lie in [2, 16]; the fit uses 4 geometric points from 16/8 to 16 instead (not the paper's grid)"},
+                    {"milestone", milestone}, {"inverse_temperature", temperature}};
+    if (multiple > 0) {
+      payload["length"] = 16 * multiple;
+      payload["multiple"] = multiple;
+      payload["method"] = method;
+      payload["grid"] = {8 * multiple, 16 * multiple};
+      payload["grid_fallback"] = false;
+      payload.erase("warning");
+      payload.erase("inverse_temperature");
+    }
     return json{{"type", "diagnostics"}, {"kind", "attention"}, {"step", step}, {"milestone", milestone}, {"attention", payload}}
         .dump();
   };
@@ -353,6 +365,7 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
     std::vector<std::string> last = {step_record(10, layers, loss - 0.125, loss)};
     if (cell == with_diagnostics) {
       last.push_back(diagnostics_record(10, "end", 1.0));
+      last.push_back(diagnostics_record(10, "end", 1.5, 2, "dynamic_ntk"));
       last.push_back(niah_grid_record());
       last.push_back(json{{"type", "diagnostics"},
                           {"kind", "band_ablation"},

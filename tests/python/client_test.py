@@ -51,7 +51,8 @@ tune:
 """
 SURFACE = '{"lr_ref": 0.00390625, "exponent": 0, "noise": 0}'
 # Sweep 3: one real rung-train trial (AdaRoPE: learned frequencies, the band ablations, the heads'
-# influence), diagnostics at two milestones, the needle grid and an evaluation at twice the training length.
+# influence), diagnostics at two milestones and at twice the training length, the needle grid and an
+# evaluation at twice the training length.
 DIAGNOSED_SPEC = """name: python-diagnostics
 metric: {name: val_loss, goal: minimize}
 data: {source: niah, seq_len: 32, niah: {max_distractors: 1}}
@@ -59,7 +60,7 @@ model: {layers: 1, d_model: 16, heads: 2}
 position: {variant: adarope}
 train: {steps: 6, batch_size: 2, eval_every: 6, log_every: 3, diagnostics_sequences: 2, diagnostics_at: [0.5, 1.0],
         diagnostics_lengths: [8, 16, 32], niah_grid_instances: 1, extrapolation_multiples: [2],
-        diagnostics_failure_lengths: [1.0]}
+        diagnostics_failure_lengths: [1.0], diagnostics_multiples: [2]}
 resources: {cpus: 1}
 """
 
@@ -182,8 +183,8 @@ class ClientTest(unittest.TestCase):
 
     def test_diagnostics_are_the_clis_tables(self):
         trial = self.diagnosed_trial()
-        for table in ("heads", "gaps", "regime", "beta", "milestones", "extrapolation", "bands", "influence", "niah",
-                      "frequencies", "failure_modes"):
+        for table in ("heads", "gaps", "regime", "beta", "milestones", "lengths", "extrapolation", "bands", "influence",
+                      "niah", "frequencies", "failure_modes"):
             ours = self.client.diagnostics(trial, table=table)
             cli = self.cli_csv("diag", str(trial), "--table", table)
             if table == "failure_modes":  # the CLI adds the Gaussian reference's rows

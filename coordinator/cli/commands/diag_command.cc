@@ -8,6 +8,8 @@
 //   gaps           gap counting per layer on the unscaled score rows at the training length (rows,
 //                  ties, mean Lambda, alpha, Delta) and xi_Lambda with its bootstrap interval
 //   regime         the softmax regime at beta = c * Lambda: normalised entropy, max weight, top-two gap
+//   lengths        the pooled exponents at each evaluated length: T, and each train.diagnostics_multiples
+//                  entry under its extension method (paper 004 reads xi_Lambda at n_eval)
 //   extrapolation  validation loss at each evaluated multiple of T and extension method
 //   probe          train.probe's accuracy at each prompt length, extension method and needle depth
 //                  (indexing: at each list length)
@@ -400,6 +402,33 @@ TextTable MilestonesTable(const std::vector<std::pair<int64_t, records::Attentio
   return table;
 }
 
+// One line per evaluated length: the training length's record (`at_t`) and each record beyond it
+// (train.diagnostics_multiples), with its extension method, n-grid and pooled exponents.
+TextTable LengthsTable(const records::AttentionDiagnostics& at_t, const std::vector<records::AttentionDiagnostics>& beyond) {
+  TextTable table({"length", "multiple", "method", "grid", "rows", "xi_lambda", "xi_alpha", "xi_delta", "ties"});
+  auto add = [&](const records::AttentionDiagnostics& attention) {
+    const records::GapCounting& pooled = attention.pooled;
+    std::string grid;
+    for (int64_t n : attention.grid) grid += (grid.empty() ? "" : ",") + std::to_string(n);
+    if (attention.grid_fallback) grid += " (fallback)";
+    json row = ExponentFields(pooled);
+    row["length"] = attention.length;
+    row["multiple"] = attention.multiple.value_or(1);
+    row["method"] = attention.method.value_or("none");
+    row["grid"] = attention.grid;
+    row["grid_fallback"] = attention.grid_fallback;
+    row["rows"] = Json(pooled.rows);
+    table.AddRow({Shown(attention.length), Shown(attention.multiple.value_or(1)), attention.method.value_or("none"),
+                  grid.empty() ? "-" : grid, Shown(pooled.rows), WithInterval(pooled.xi_lambda, pooled.xi_lambda_half_iqr),
+                  WithInterval(pooled.xi_alpha, pooled.xi_alpha_half_iqr),
+                  WithInterval(pooled.xi_delta, pooled.xi_delta_half_iqr), Percent(pooled.tie_share)},
+                 row);
+  };
+  add(at_t);
+  for (const records::AttentionDiagnostics& attention : beyond) add(attention);
+  return table;
+}
+
 // `rung diag --synthetic`: gap counting and the aggregation on rows with closed forms.
 // `rung diag --synthetic failure_modes`: the Gaussian reference over M, bases and precisions.
 int RunSyntheticFailureModes(const DiagOptions& options) {
@@ -510,12 +539,13 @@ TextTable RegimeTable(const records::AttentionDiagnostics& attention) {
 }
 
 TextTable ExtrapolationTable(const std::vector<records::ExtrapolationResult>& extrapolation) {
-  TextTable table({"multiple", "length", "method", "val_loss", "in_dist", "extrap", "val_accuracy"});
+  TextTable table({"multiple", "length", "method", "val_loss", "in_dist", "extrap", "back_half", "val_accuracy"});
   for (const records::ExtrapolationResult& entry : extrapolation) {
     json row = records::DocumentJson(entry);
     row.erase("val_loss_per_position");
     table.AddRow({Shown(entry.multiple), Shown(entry.length), entry.method, Shown(entry.val_loss),
-                  Shown(entry.val_loss_in_dist), Shown(entry.val_loss_extrap), Shown(entry.val_accuracy)},
+                  Shown(entry.val_loss_in_dist), Shown(entry.val_loss_extrap), Shown(entry.val_loss_back_half),
+                  Shown(entry.val_accuracy)},
                  row);
   }
   return table;
@@ -747,7 +777,8 @@ std::string GapsHeading(const records::AttentionDiagnostics& attention) {
 // Prints the sections of the milestone's attention record: heads, gaps, regime, beta, failure_modes, milestones.
 void PrintAttentionSections(const DiagSections& sections, const records::AttentionDiagnostics& attention,
                             const std::vector<FailureModesRow>& failure_rows,
-                            const std::vector<std::pair<int64_t, records::AttentionDiagnostics>>& milestones) {
+                            const std::vector<std::pair<int64_t, records::AttentionDiagnostics>>& milestones,
+                            const std::vector<records::AttentionDiagnostics>& beyond) {
   sections.Print("heads",
                  "Heads (E2 = effective attention length at a query position; T = " + std::to_string(attention.length) +
                      ")",
@@ -774,13 +805,22 @@ void PrintAttentionSections(const DiagSections& sections, const records::Attenti
                    "xi_beta ± OLS standard error)",
                    MilestonesTable(milestones));
   }
+  if (!beyond.empty() || sections.table == "lengths") {
+    sections.Print("lengths",
+                   "Exponents at each evaluated length L (pooled over layers; ± bootstrap half-IQR): the training length "
+                   "(milestone " + (attention.milestone.empty() ? std::string("-") : attention.milestone) +
+                       ") and each train.diagnostics_multiples entry under its extension method; the n-grid is read at "
+                       "that L (rows: the non-tied rows pooled)",
+                   LengthsTable(attention, beyond));
+  }
 }
 
 // Prints the sections of the trial's other documents: extrapolation, bands, niah, and the rotary `frequencies`.
 void PrintEvaluationSections(const DiagSections& sections, const TrialDiagnostics& diagnostics,
                              const TextTable& frequencies, double base, double train_length) {
   sections.Print("extrapolation",
-                 "Validation beyond the training length (in_dist: positions < T; extrap: positions >= T)",
+                 "Validation beyond the training length (in_dist: positions < T; extrap: positions >= T; back_half: "
+                 "positions >= L / 2 of each window of L, paper 004's scoring)",
                  ExtrapolationTable(diagnostics.extrapolation));
   if (!diagnostics.probe.empty() || sections.table == "probe") {
     const std::string score = diagnostics.probe.empty() ? "" : diagnostics.probe.front().score;
@@ -863,6 +903,13 @@ int PlotTrialDiagnostics(const DiagOptions& options, const TrialDiagnostics& dia
         code != kOk) {
       return code;
     }
+    if (!diagnostics.attention_beyond.empty()) {
+      if (int code = ReportPlotFiles(
+              plot::WriteGapCountingByLengthPlot(*attention, diagnostics.attention_beyond, plot_options));
+          code != kOk) {
+        return code;
+      }
+    }
     if (std::any_of(attention->layers.begin(), attention->layers.end(),
                     [](const records::AttentionLayer& layer) { return !layer.pair_profile_edges.empty(); })) {
       if (int code = ReportPlotFiles(plot::WritePairProfilePlots(*attention, plot_options)); code != kOk) return code;
@@ -912,7 +959,7 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
   std::string table = options.table;
   if (table.empty()) table = options.format == "table" ? "all" : attention != nullptr ? "heads" : "all";
   const bool attention_table = table == "heads" || table == "gaps" || table == "regime" || table == "beta" ||
-                               table == "milestones" || table == "failure_modes";
+                               table == "milestones" || table == "failure_modes" || table == "lengths";
   if (attention == nullptr && (!evaluated || attention_table)) {
     std::cerr << "rung diag: trial " << options.trial_id
               << (evaluated ? " recorded no attention diagnostics (none are measured with train.diagnostics_sequences 0); "
@@ -929,7 +976,7 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
                            : std::vector<FailureModesRow>();
   if (table == "all" && options.format == "csv") {
     std::cerr << "rung diag: --format csv needs one --table (heads, gaps, regime, beta, milestones, failure_modes, "
-                 "extrapolation, probe, bands, influence, niah or frequencies)\n";
+                 "lengths, extrapolation, probe, bands, influence, niah or frequencies)\n";
     return kUsage;
   }
   if (table == "all" && options.format == "json") {
@@ -937,7 +984,9 @@ int RunDiag(CoordinatorConnection& connection, const DiagOptions& options) {
               << "\n";
   } else {
     const DiagSections sections{table, options.format};
-    if (attention != nullptr) PrintAttentionSections(sections, *attention, failure_rows, diagnostics.attention);
+    if (attention != nullptr) {
+      PrintAttentionSections(sections, *attention, failure_rows, diagnostics.attention, diagnostics.attention_beyond);
+    }
     PrintEvaluationSections(sections, diagnostics, frequencies.table, base, train_length);
   }
   return PlotTrialDiagnostics(options, diagnostics, attention, failure_rows, frequencies, trial, base, train_length);
@@ -992,7 +1041,7 @@ int RunModelDiag(const DiagOptions& options) {
                      .dump(2)
               << "\n";
   } else {
-    PrintAttentionSections(DiagSections{table, options.format}, attention, failure_rows, {{0, attention}});
+    PrintAttentionSections(DiagSections{table, options.format}, attention, failure_rows, {{0, attention}}, {});
   }
   if (options.plot_dir.empty()) return kOk;
   if (!failure_rows.empty()) {
@@ -1151,10 +1200,10 @@ void AddDiagCommand(CLI::App& app, int* exit_code) {
     *exit_code = RunDiag(*connection.value(), *options);
   });
   command->add_option("--table", options->table,
-                      "heads, gaps, regime, beta, milestones, failure_modes, extrapolation, probe, bands, influence, niah, "
-                      "frequencies or all; "
+                      "heads, gaps, regime, beta, milestones, failure_modes, lengths, extrapolation, probe, bands, "
+                      "influence, niah, frequencies or all; "
                       "with --closed-form: table3, inversion, lambda, table4, theorem6, theorem8 or all")
-      ->check(CLI::IsMember({"heads", "gaps", "regime", "beta", "milestones", "failure_modes", "extrapolation", "probe", "bands",
+      ->check(CLI::IsMember({"heads", "gaps", "regime", "beta", "milestones", "failure_modes", "lengths", "extrapolation", "probe", "bands",
                              "influence", "niah", "frequencies", "all", "table3", "inversion", "lambda", "table4", "theorem6",
                              "theorem8"}));
   command->add_option("--plot", options->plot_dir, "Also draw the figures (SVG, PNG) into this folder")->type_name("DIR");

@@ -24,14 +24,19 @@ class AbsolutePositionVariant final : public PositionalVariant {
   void Bind(JsonFieldWriter& writer, PositionConfig& position, bool) const override { BindBlock(writer, position); }
   void ValidateTrial(const TrialConfig& trial, std::vector<ConfigError>* errors) const override {
     if (trial.model.position.absolute.beyond != "refuse") return;
-    for (int64_t multiple : trial.train.extrapolation_multiples) {
-      if (multiple <= 1) continue;
-      errors->push_back({"train.extrapolation_multiples",
-                         "multiple " + std::to_string(multiple) +
-                             " evaluates beyond the training length, where position.variant absolute has no table "
-                             "row and position.absolute.beyond is refuse (set position.absolute.beyond: clamp to "
-                             "use the last row there, or keep the multiples at 1)"});
-      break;
+    for (const char* key : {"extrapolation_multiples", "diagnostics_multiples"}) {
+      const std::vector<int64_t>& multiples = std::string(key) == "extrapolation_multiples"
+                                                  ? trial.train.extrapolation_multiples
+                                                  : trial.train.diagnostics_multiples;
+      for (int64_t multiple : multiples) {
+        if (multiple <= 1) continue;
+        errors->push_back({std::string("train.") + key,
+                           "multiple " + std::to_string(multiple) +
+                               " evaluates beyond the training length, where position.variant absolute has no table "
+                               "row and position.absolute.beyond is refuse (set position.absolute.beyond: clamp to "
+                               "use the last row there, or keep the multiples at 1)"});
+        break;
+      }
     }
   }
 

@@ -278,6 +278,30 @@ TEST(RecordRowsTest, AnEvaluationStepsValidationMetricsArePointsOfTheEvaluation)
   EXPECT_FALSE(evaluation.at("lr"));
 }
 
+// Attention beyond the training length is stored under its own name, and each end's xi_Lambda is a summary.
+TEST(RecordRowsTest, AttentionBeyondTheTrainingLengthIsItsOwnDiagnosticAndXiLambdaASummary) {
+  const RecordRows rows = RowsFromRecords(Decoded({
+      R"({"type":"diagnostics","kind":"attention","step":5,"milestone":"frac 0.5","attention":{"pooled":{"xi_lambda":0.9}}})",
+      R"({"type":"diagnostics","kind":"attention","step":10,"milestone":"end","attention":{"pooled":{"xi_lambda":0.5}}})",
+      R"({"type":"diagnostics","kind":"attention","step":10,"milestone":"end",)"
+      R"("attention":{"multiple":4,"method":"dynamic_ntk","length":512,"pooled":{"xi_lambda":1.25}}})",
+      R"({"type":"diagnostics","kind":"attention","step":10,"milestone":"end",)"
+      R"("attention":{"multiple":2,"method":"none","length":256,"pooled":{"xi_lambda":null}}})",
+  }));
+  std::vector<std::string> names;
+  for (const Diagnostic& diagnostic : rows.results.diagnostics) names.push_back(diagnostic.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"attention", "attention", "attention_4x_dynamic_ntk", "attention_2x"}));
+  std::map<std::string, double> summaries;
+  for (const auto& summary : rows.results.summaries) summaries[summary.name] = summary.value;
+  // The end's only (a milestone before it is not the trial's result), and none where xi_Lambda is unmeasured.
+  EXPECT_EQ(summaries, (std::map<std::string, double>{{"xi_lambda", 0.5}, {"xi_lambda_4x_dynamic_ntk", 1.25}}));
+  for (const Diagnostic& diagnostic : rows.results.diagnostics) {
+    StatusOr<DiagnosticDocument> document = ReadDiagnosticDocument(diagnostic);
+    ASSERT_TRUE(document.ok()) << diagnostic.name << ": " << document.status().message();
+    EXPECT_TRUE(std::holds_alternative<records::AttentionDiagnostics>(*document));
+  }
+}
+
 TEST(RecordRowsTest, StepProvenanceFinalAndDiagnosticsRecordsBecomeStoreValues) {
   const RecordRows rows = RowsFromRecords(Decoded({
       R"({"type":"provenance","commit":"abc"})",

@@ -186,6 +186,24 @@ TEST(TrainerRecords, ExtrapolationSummaryNamesFollowTheMultipleAndMethod) {
   EXPECT_EQ(ExtrapolationSummaryName("val_accuracy", yarn), "val_accuracy_4x_yarn");
 }
 
+TEST(TrainerRecords, AttentionDiagnosticsAreNamedByTheirEvaluatedLength) {
+  AttentionDiagnostics at_t;
+  EXPECT_EQ(AttentionDiagnosticName(at_t), "attention");
+  AttentionDiagnostics beyond;
+  beyond.multiple = 4;
+  beyond.method = "dynamic_ntk";
+  EXPECT_EQ(AttentionDiagnosticName(beyond), "attention_4x_dynamic_ntk");
+  beyond.method = "none";
+  EXPECT_EQ(AttentionDiagnosticName(beyond), "attention_4x");
+  for (const char* name : {"attention", "attention_4x", "attention_16x_yarn", "attention_2x_dominant_band"}) {
+    EXPECT_TRUE(IsAttentionDiagnosticName(name)) << name;
+  }
+  for (const char* name : {"attention_", "attention_x", "attention_4", "attention_4x_", "attention_4y", "attentions",
+                           "band_ablation", "attention_4xyarn"}) {
+    EXPECT_FALSE(IsAttentionDiagnosticName(name)) << name;
+  }
+}
+
 TEST(TrainerRecords, MetricNamesAreTheNumericFieldsButStep) {
   const std::vector<std::string> step = StepMetricNames();
   EXPECT_THAT(step, ::testing::Contains("train_loss"));

@@ -345,6 +345,12 @@ TEST_F(TrainingTest, EvaluatesBeyondTheTrainingLengthWithEachExtension) {
     const double multiple = result.at("multiple").get<double>();
     const double extrap = result.at("val_loss_extrap").get<double>();
     EXPECT_NEAR((in_dist + (multiple - 1) * extrap) / multiple, result.at("val_loss").get<double>(), 1e-6);
+    // Paper 004's back half: the mean over positions >= length / 2 (each holds as many targets).
+    double back_half = 0.0;
+    for (int64_t position = length / 2; position < length; ++position) {
+      back_half += result.at("val_loss_per_position")[position].get<double>();
+    }
+    EXPECT_NEAR(back_half / static_cast<double>(length - length / 2), result.at("val_loss_back_half").get<double>(), 1e-6);
     if (multiple == 2) losses_at_2x.insert(result.at("val_loss").get<double>());
   }
   EXPECT_EQ(losses_at_2x.size(), 5u) << "each extension changes the 2x loss";
@@ -359,13 +365,21 @@ TEST_F(TrainingTest, MeasuresDiagnosticsAtMilestonesAndTheNeedleGrid) {
   config["train"]["niah_grid_instances"] = 2;
   config["train"]["extrapolation_multiples"] = {2};
   config["train"]["extrapolation_methods"] = {"none", "pi"};
+  config["train"]["diagnostics_multiples"] = {1, 2};  // 1x: nothing new (none) or pi at its factor 1: none
+  config["train"]["diagnostics_grid_ratios"] = {0.25, 0.5, 0.75, 1.0};
   TrainerProcess trainer(WriteConfig("milestones", config), {});
   ASSERT_EQ(trainer.Finish(), 0);
   std::map<int64_t, std::string> milestones;
+  std::vector<json> beyond;
   const json* grid = nullptr;
   for (const json& record : trainer.records()) {
     if (record.at("type") != "diagnostics") continue;
+    if (record.at("kind") == "attention" && record.at("attention").contains("multiple")) {
+      beyond.push_back(record);
+      continue;
+    }
     if (record.at("kind") == "attention") {
+      EXPECT_EQ(record.at("attention").at("grid"), json({16, 32, 48, 64})) << "the ratios of T";
       milestones[record.at("step").get<int64_t>()] = record.at("milestone");
       EXPECT_EQ(record.at("attention").at("milestone"), record.at("milestone"));
       EXPECT_TRUE(record.at("attention").at("pooled").contains("xi_lambda"));
@@ -379,6 +393,21 @@ TEST_F(TrainingTest, MeasuresDiagnosticsAtMilestonesAndTheNeedleGrid) {
     if (record.at("kind") == "niah_grid") grid = &record;
   }
   EXPECT_EQ(milestones, (std::map<int64_t, std::string>{{4, "frac 0.5"}, {8, "end"}}));
+  // Beyond T at the end: 2x with each method, on windows of 128 tokens, the grid the ratios of 128.
+  ASSERT_EQ(beyond.size(), 2u);
+  for (size_t i = 0; i < beyond.size(); ++i) {
+    const json& attention = beyond[i].at("attention");
+    EXPECT_EQ(beyond[i].at("step"), 8);
+    EXPECT_EQ(attention.at("multiple"), 2);
+    EXPECT_EQ(attention.at("method"), i == 0 ? "none" : "pi");
+    EXPECT_EQ(attention.at("length"), 128);
+    EXPECT_EQ(attention.at("grid"), json({32, 64, 96, 128}));
+    EXPECT_EQ(attention.at("sequences"), 3 * 2);
+    EXPECT_EQ(attention.at("layers")[0].at("heads")[0].at("effective_length_by_position").size(), 128u);
+    EXPECT_TRUE(attention.at("pooled").contains("xi_lambda"));
+  }
+  EXPECT_NE(beyond[0].at("attention").at("pooled").at("buckets"), beyond[1].at("attention").at("pooled").at("buckets"))
+      << "pi changes the rows";
   ASSERT_NE(grid, nullptr);
   const json& payload = grid->at("niah_grid");
   EXPECT_EQ(payload.at("depths").size(), 11u);

@@ -263,6 +263,41 @@ TEST(DiagnosticsPlot, TheHeadInfluenceDrawsThreeBarsAHead) {
   fs::remove_all(dir);
 }
 
+TEST(DiagnosticsPlot, GapCountingAtEachEvaluatedLengthIsOneCurveALength) {
+  if (std::system("gnuplot --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot not installed";
+  const fs::path dir = FreshDiagnosticsDir("lengths");
+  DiagnosticsPlotOptions options;
+  options.out_dir = dir.string();
+  options.title = "trial 9";
+  json at_t = AttentionRecord();
+  at_t["pooled"] = {{"buckets", {{{"n", 2}, {"mean_log_lambda", 0.5}}, {{"n", 8}, {"mean_log_lambda", 1.0}}}},
+                    {"xi_lambda", 0.62},
+                    {"xi_lambda_half_iqr", 0.22}};
+  json beyond = at_t;
+  beyond["length"] = 32;
+  beyond["multiple"] = 4;
+  beyond["method"] = "dynamic_ntk";
+  beyond["pooled"] = {{"buckets", {{{"n", 8}, {"mean_log_lambda", 1.25}}, {{"n", 32}, {"mean_log_lambda", 2.0}}}},
+                      {"xi_lambda", 1.5},
+                      {"xi_lambda_half_iqr", 0.125}};
+  json all_ties = beyond;
+  all_ties["method"] = "none";
+  all_ties["pooled"] = {{"buckets", {{{"n", 8}, {"mean_log_lambda", nullptr}}}}};
+  StatusOr<std::vector<std::string>> files = WriteGapCountingByLengthPlot(
+      Typed<records::AttentionDiagnostics>(at_t),
+      {Typed<records::AttentionDiagnostics>(beyond), Typed<records::AttentionDiagnostics>(all_ties)}, options);
+  ASSERT_TRUE(files.ok()) << files.status().message();
+  const std::string data = Read(dir / "gap_counting_lengths.dat");
+  EXPECT_NE(data.find("# L = 8 (1x none)"), std::string::npos);
+  EXPECT_NE(data.find("# L = 32 (4x dynamic_ntk)"), std::string::npos);
+  EXPECT_EQ(data.find("4x none"), std::string::npos) << "a length of ties only has no curve";
+  const std::string svg = Read(dir / "gap_counting_lengths.svg");
+  EXPECT_NE(svg.find("1.50 ± 0.12"), std::string::npos);
+  EXPECT_EQ(WriteGapCountingByLengthPlot(Typed<records::AttentionDiagnostics>(all_ties), {}, options).status().code(),
+            StatusCode::kInvalidArgument);
+  fs::remove_all(dir);
+}
+
 TEST(DiagnosticsPlot, APayloadWithoutLayersIsInvalidArgument) {
   DiagnosticsPlotOptions options;
   options.out_dir = FreshDiagnosticsDir("bad").string();
