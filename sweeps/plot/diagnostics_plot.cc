@@ -43,7 +43,7 @@ std::optional<GapCurve> MakeGapCurve(const std::string& label, const records::Ga
   curve.block = block.str() + "\n\n";
   curve.slope = gap.xi_lambda.value_or(std::nan(""));
   curve.intercept = (sy - curve.slope * sx) / count;
-  curve.title = label + ": {/Symbol x}_{/Symbol L} = " + Format("%.2f", curve.slope);
+  curve.title = EnhancedLiteral(label) + ": {/Symbol x}_{/Symbol L} = " + Format("%.2f", curve.slope);
   if (gap.xi_lambda_half_iqr) curve.title += " ± " + Format("%.2f", *gap.xi_lambda_half_iqr);
   if (gap.xi_lambda_ci_low && gap.xi_lambda_ci_high) {  // a record of an early release
     curve.title += " [" + Format("%.2f", *gap.xi_lambda_ci_low) + ", " + Format("%.2f", *gap.xi_lambda_ci_high) + "]";

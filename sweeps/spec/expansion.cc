@@ -347,13 +347,23 @@ std::set<std::string> ReportedMetrics(const std::vector<ExpandedTrial>& trials) 
         records::ExtrapolationResult result;
         result.multiple = multiple;
         result.method = method;
-        for (const char* metric : {"val_loss", "val_loss_full", "val_loss_in_dist", "val_accuracy", "val_bpb"}) {
+        for (const char* metric :
+             {"val_loss", "val_loss_full", "val_loss_in_dist", "val_accuracy", "val_bpb", "val_loss_back_half"}) {
           reported.insert(records::ExtrapolationSummaryName(metric, result));
         }
         if (multiple > 1) reported.insert(records::ExtrapolationSummaryName("val_loss_extrap", result));
       }
     }
     const TrainConfig& train = trial.config.train;
+    // The end's attention diagnostics: xi_Lambda at T and at each evaluated length beyond it.
+    if (train.diagnostics_sequences > 0) {
+      reported.insert("xi_lambda");
+      for (int64_t multiple : train.diagnostics_multiples) {
+        for (const std::string& method : train.extrapolation_methods) {
+          if (multiple > 1 || method != "none") reported.insert(records::LengthSuffixedName("xi_lambda", multiple, method));
+        }
+      }
+    }
     std::vector<records::ProbeResult> cells;
     for (const ProbeSetting& setting : ProbeSettings(train.probe, trial.config.data.seq_len, train.extrapolation_methods)) {
       records::ProbeResult cell;

@@ -293,6 +293,7 @@ TEST(DiagnosticsPlot, GapCountingAtEachEvaluatedLengthIsOneCurveALength) {
   EXPECT_EQ(data.find("4x none"), std::string::npos) << "a length of ties only has no curve";
   const std::string svg = Read(dir / "gap_counting_lengths.svg");
   EXPECT_NE(svg.find("1.50 ± 0.12"), std::string::npos);
+  EXPECT_NE(svg.find("(4x dynamic_ntk)"), std::string::npos) << "the method's underscore is no subscript";
   EXPECT_EQ(WriteGapCountingByLengthPlot(Typed<records::AttentionDiagnostics>(all_ties), {}, options).status().code(),
             StatusCode::kInvalidArgument);
   fs::remove_all(dir);
