@@ -26,13 +26,12 @@ StatusOr<TrialDiagnostics> ReadTrialDiagnostics(const v1::GetDiagnosticsResponse
       case v1::TrialDiagnostic::kAttention: {
         records::AttentionDiagnostics attention;
         RUNG_RETURN_IF_ERROR(Read(diagnostic.attention(), diagnostic, &attention));
-        if (attention.multiple) {
-          diagnostics.attention_beyond.push_back(std::move(attention));
-        } else {
-          diagnostics.attention.emplace_back(diagnostic.step(), std::move(attention));
-        }
+        diagnostics.attention.emplace_back(diagnostic.step(), std::move(attention));
         break;
       }
+      case v1::TrialDiagnostic::kAttentionBeyond:
+        RUNG_RETURN_IF_ERROR(Read(diagnostic.attention_beyond(), diagnostic, &diagnostics.attention_beyond.emplace_back()));
+        break;
       case v1::TrialDiagnostic::kNiahGrid:
         RUNG_RETURN_IF_ERROR(Read(diagnostic.niah_grid(), diagnostic, &diagnostics.niah_grid.emplace()));
         break;

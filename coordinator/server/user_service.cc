@@ -387,7 +387,10 @@ grpc::Status UserServiceImpl::GetDiagnostics(grpc::ServerContext* /*context*/,
         [&](const auto& typed) {
           using Document = std::decay_t<decltype(typed)>;
           if constexpr (std::is_same_v<Document, records::AttentionDiagnostics>) {
-            wire::StructToMessage(typed, diagnostic->mutable_attention());
+            // Beyond the training length in a member of its own: a reader that predates it lists it as
+            // unreadable instead of taking it for a milestone.
+            wire::StructToMessage(typed, typed.multiple ? diagnostic->mutable_attention_beyond()
+                                                        : diagnostic->mutable_attention());
           } else if constexpr (std::is_same_v<Document, records::NiahGridDiagnostics>) {
             wire::StructToMessage(typed, diagnostic->mutable_niah_grid());
           } else if constexpr (std::is_same_v<Document, records::BandAblationDiagnostics>) {

@@ -96,17 +96,18 @@ void AddDiagnostics(const records::DiagnosticsRecord& record, TrialResults* resu
   diagnostic.head = record.head.value_or(-1);
   // Named by the measurement it holds (the kind names the same one).
   diagnostic.value = nlohmann::json::object();
-  if (record.attention) {
-    diagnostic.name = records::AttentionDiagnosticName(*record.attention);
-    diagnostic.value = records::DocumentJson(*record.attention);
+  if (record.attention || record.attention_beyond) {
+    const records::AttentionDiagnostics& attention = record.attention ? *record.attention : *record.attention_beyond;
+    diagnostic.name = records::AttentionDiagnosticName(attention);
+    diagnostic.value = records::DocumentJson(attention);
     // xi_Lambda where it is measured at the end: "xi_lambda", and beyond the training length
     // "xi_lambda_<m>x[_<method>]", for `rung results` and the fits.
-    const std::optional<double>& xi = record.attention->pooled.xi_lambda;
+    const std::optional<double>& xi = attention.pooled.xi_lambda;
     if (record.milestone == "end" && xi && std::isfinite(*xi)) {
-      const std::string name = record.attention->multiple
-                                   ? records::LengthSuffixedName("xi_lambda", *record.attention->multiple,
-                                                                 record.attention->method.value_or("none"))
-                                   : "xi_lambda";
+      const std::string name =
+          attention.multiple
+              ? records::LengthSuffixedName("xi_lambda", *attention.multiple, attention.method.value_or("none"))
+              : "xi_lambda";
       results->summaries.push_back({name, *xi, record.step});
     }
   } else if (record.niah_grid) {

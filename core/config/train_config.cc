@@ -21,6 +21,18 @@ std::string FormatNumber(double value) {
 
 }  // namespace
 
+bool DiagnosesTheEnd(const TrainConfig& train) {
+  const std::vector<DiagnosticsMilestone> milestones = DiagnosticsMilestones(train);
+  return std::any_of(milestones.begin(), milestones.end(),
+                     [](const DiagnosticsMilestone& milestone) { return milestone.name == "end"; });
+}
+
+bool DiagnosesBeyond(const TrainConfig& train, int64_t multiple, const std::string& method) {
+  if (multiple > 1) return true;
+  const LengthExtensionMethod* described = FindLengthExtensionMethod(method);
+  return multiple == 1 && train.extrapolation_scale > 0 && described != nullptr && !described->keeps_frequencies();
+}
+
 std::vector<DiagnosticsMilestone> DiagnosticsMilestones(const TrainConfig& train) {
   std::vector<DiagnosticsMilestone> milestones;
   if (train.diagnostics_sequences <= 0) return milestones;
@@ -154,11 +166,30 @@ void ValidateTrainConfig(const TrainConfig& t, const ResourcesConfig& r, std::ve
   if (t.diagnostics_multiples.size() > kMaxDiagnosticsListEntries) {
     error("train.diagnostics_multiples", "at most " + std::to_string(kMaxDiagnosticsListEntries) + " multiples");
   }
-  for (int64_t multiple : t.diagnostics_multiples) {
+  for (size_t i = 0; i < t.diagnostics_multiples.size(); ++i) {
+    const int64_t multiple = t.diagnostics_multiples[i];
     if (multiple < 1) {
       error("train.diagnostics_multiples",
             "each evaluated length is a multiple >= 1 of the training length, got " + std::to_string(multiple));
       break;
+    }
+    if (std::find(t.diagnostics_multiples.begin(), t.diagnostics_multiples.begin() + static_cast<std::ptrdiff_t>(i),
+                  multiple) != t.diagnostics_multiples.begin() + static_cast<std::ptrdiff_t>(i)) {
+      error("train.diagnostics_multiples", "multiple " + std::to_string(multiple) + " is given twice");
+      break;
+    }
+  }
+  if (!t.diagnostics_multiples.empty() && t.diagnostics_sequences > 0 && !DiagnosesTheEnd(t)) {
+    error("train.diagnostics_multiples", "measured at the end, beside the end's diagnostics at the training length: "
+                                         "add 1 (the end) to train.diagnostics_at");
+  }
+  if (!t.diagnostics_grid_ratios.empty()) {
+    std::vector<double> distinct = t.diagnostics_grid_ratios;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    if (distinct.size() < 4) {
+      error("train.diagnostics_grid_ratios", "give at least 4 distinct ratios (the fit of xi_Lambda needs 4 lengths; "
+                                             "paper 004's: [0.25, 0.5, 0.75, 1])");
     }
   }
   if (!t.diagnostics_multiples.empty() && t.extrapolation_methods.empty()) {

@@ -151,6 +151,15 @@ struct DiagnosticsMilestone {
 // diagnostics_sequences is 0. REQUIRES: a validated config.
 std::vector<DiagnosticsMilestone> DiagnosticsMilestones(const TrainConfig& train);
 
+// Whether the milestones include the end (the attention diagnostics of the end, its xi_lambda summary, and
+// train.diagnostics_multiples, measured beside it).
+bool DiagnosesTheEnd(const TrainConfig& train);
+
+// Whether train.diagnostics_multiples measures at (multiple, method): beyond the training length, or at 1x
+// where the method changes the model there (a factor set apart from the multiple, a method that does not
+// keep the frequencies), as Evaluator::DiagnosticsBeyondTrainingLength does.
+bool DiagnosesBeyond(const TrainConfig& train, int64_t multiple, const std::string& method);
+
 void ValidateTrainConfig(const TrainConfig& train, const ResourcesConfig& resources,
                          std::vector<ConfigError>* errors);
 

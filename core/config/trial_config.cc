@@ -335,7 +335,9 @@ void ReconcileWithEarlierReleases(const TrialConfig& trial, nlohmann::json* conf
     train.erase("diagnostics_bootstrap_unit");
   }
   if (trial.train.diagnostics_lengths == defaults.diagnostics_lengths) train.erase("diagnostics_lengths");
-  if (trial.train.diagnostics_grid_ratios.empty()) train.erase("diagnostics_grid_ratios");
+  if (trial.train.diagnostics_grid_ratios.empty() || trial.train.diagnostics_sequences == 0) {
+    train.erase("diagnostics_grid_ratios");
+  }
   if (trial.train.diagnostics_multiples.empty() || trial.train.diagnostics_sequences == 0) {
     train.erase("diagnostics_multiples");
   }

@@ -24,7 +24,7 @@ void ProbeAttention(Transformer& model, const torch::Tensor& tokens, const torch
   const bool was_training = model->is_training();
   model->eval();
   model->set_attention_probe(visit);
-  model->forward(tokens, doc_start);
+  model->Hidden(tokens, doc_start);  // the probes are all it needs: no output head, no [B, T, vocab] logits
   model->set_attention_probe({});
   if (was_training) model->train();
 }

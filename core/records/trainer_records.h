@@ -18,7 +18,7 @@
 //                steps). `replayed`: a resumed run printing again the steps its checkpoint
 //                remembers (the store keeps one value per step, from the newest attempt).
 //   checkpoint   a checkpoint was published: step, path, reason (periodic, final, signal, ...)
-//   diagnostics  `kind` ("attention", "niah_grid", "band_ablation", "head_influence"), `step` (and `milestone`, a name for
+//   diagnostics  `kind` ("attention", "attention_beyond", "niah_grid", "band_ablation", "head_influence"), `step` (and `milestone`, a name for
 //                the point of training), `layer`/`head` where it is about one, and the measurement,
 //                typed, in the member named as the kind (diagnostics_payloads.h).
 //                Keyed by (kind, step, layer, head): a trial may report several.
@@ -227,13 +227,18 @@ struct CheckpointRecord {
 
 struct DiagnosticsRecord {
   static constexpr std::string_view kType = "diagnostics";
-  std::string kind;              // "attention", "niah_grid", "band_ablation", "head_influence"
+  // "attention", "attention_beyond", "niah_grid", "band_ablation", "head_influence"
+  std::string kind;
   int64_t step = 0;              // the step it was measured at
   std::string milestone;         // the point of training: "end", or a fraction / step it was asked at
   std::optional<int64_t> layer;  // where it is about one layer
   std::optional<int64_t> head;   // ... and one head
   // The measurement (diagnostics_payloads.h): the member named as the kind is set.
   std::optional<AttentionDiagnostics> attention;
+  // The attention diagnostics beyond the training length (train.diagnostics_multiples), their multiple and
+  // method set: a member of their own, so that a reader that predates them never takes one for the
+  // training length's.
+  std::optional<AttentionDiagnostics> attention_beyond;
   std::optional<NiahGridDiagnostics> niah_grid;
   std::optional<BandAblationDiagnostics> band_ablation;
   std::optional<HeadInfluenceDiagnostics> head_influence;
@@ -249,6 +254,7 @@ struct DiagnosticsRecord {
     field("niah_grid", self.niah_grid);
     field("band_ablation", self.band_ablation);
     field("head_influence", self.head_influence);
+    field("attention_beyond", self.attention_beyond);
   }
 };
 

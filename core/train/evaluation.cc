@@ -417,7 +417,7 @@ std::optional<records::DiagnosticsRecord> Evaluator::NiahGrid(int64_t step) cons
   return record;
 }
 
-records::AttentionDiagnostics Evaluator::MeasureDiagnostics(int64_t length) const {
+records::AttentionDiagnostics Evaluator::MeasureDiagnostics(int64_t length, bool beyond) const {
   const TrainConfig& train = trial_.train;
   // The evaluation batches (paper 004's evaluation seeds): validation batches 0, 1, ... of
   // diagnostics_sequences each, distinct windows, measured together, one after the other.
@@ -443,7 +443,7 @@ records::AttentionDiagnostics Evaluator::MeasureDiagnostics(int64_t length) cons
     }
   }
   // The failure modes are measured at multiples of the training length (their own contexts), once.
-  if (length != trial_.data.seq_len) options.failure_lengths.clear();
+  if (beyond) options.failure_lengths.clear();
   return MeasureAttentionDiagnostics(model_, tokens, doc_start, options);
 }
 
@@ -452,7 +452,7 @@ records::DiagnosticsRecord Evaluator::Diagnostics(const DiagnosticsMilestone& mi
   diagnostics.kind = "attention";
   diagnostics.step = milestone.step;
   diagnostics.milestone = milestone.name;
-  records::AttentionDiagnostics payload = MeasureDiagnostics(trial_.data.seq_len);
+  records::AttentionDiagnostics payload = MeasureDiagnostics(trial_.data.seq_len, false);
   payload.milestone = milestone.name;
   diagnostics.attention = std::move(payload);
   return diagnostics;
@@ -462,17 +462,16 @@ std::vector<records::DiagnosticsRecord> Evaluator::DiagnosticsBeyondTrainingLeng
   std::vector<records::DiagnosticsRecord> records;
   if (trial_.train.diagnostics_sequences <= 0) return records;
   ForEachEvaluatedLength(false, trial_.train.diagnostics_multiples, [&](int64_t multiple, const std::string& method) {
-    const LengthExtensionMethod* described = FindLengthExtensionMethod(method);
-    if (multiple == 1 && described != nullptr && described->keeps_frequencies()) return;  // the end's own record
+    if (!DiagnosesBeyond(trial_.train, multiple, method)) return;  // at 1x, nothing the end's record lacks
     records::DiagnosticsRecord diagnostics;
-    diagnostics.kind = "attention";
+    diagnostics.kind = "attention_beyond";
     diagnostics.step = step;
     diagnostics.milestone = "end";
-    records::AttentionDiagnostics payload = MeasureDiagnostics(trial_.data.seq_len * multiple);
+    records::AttentionDiagnostics payload = MeasureDiagnostics(trial_.data.seq_len * multiple, true);
     payload.milestone = "end";
     payload.multiple = multiple;
     payload.method = method;
-    diagnostics.attention = std::move(payload);
+    diagnostics.attention_beyond = std::move(payload);
     records.push_back(std::move(diagnostics));
   });
   return records;

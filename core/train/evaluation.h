@@ -66,8 +66,8 @@ class Evaluator {
   Evaluator(const TrialConfig& trial, const torch::Device& device, const BatchSource& source, Transformer& model);
 
   // The attention diagnostics at each train.diagnostics_multiples entry x train.extrapolation_methods
-  // (ForEachEvaluatedLength's points, without the training length): each a record of kind "attention"
-  // whose payload carries its multiple and method, measured as Diagnostics measures the end, on validation
+  // (ForEachEvaluatedLength's points, without the training length): each a record of kind
+  // "attention_beyond" whose payload carries its multiple and method, measured as Diagnostics measures the end, on validation
   // windows of multiple x data.seq_len tokens with that length extension on the model. None when
   // diagnostics_sequences is 0.
   std::vector<records::DiagnosticsRecord> DiagnosticsBeyondTrainingLength(int64_t step) const;
@@ -131,8 +131,9 @@ class Evaluator {
   void ForEachEvaluatedLength(bool with_training_length, const std::vector<int64_t>& multiples,
                               const std::function<void(int64_t multiple, const std::string& method)>& visit) const;
   // The attention diagnostics on train.diagnostics_batches validation batches of diagnostics_sequences
-  // windows of `length` tokens, with whatever length extension the model has set.
-  records::AttentionDiagnostics MeasureDiagnostics(int64_t length) const;
+  // windows of `length` tokens, with whatever length extension the model has set; `beyond` (a
+  // train.diagnostics_multiples point) leaves the failure modes out.
+  records::AttentionDiagnostics MeasureDiagnostics(int64_t length, bool beyond) const;
   // Each frequency unit's dominant pair where one of `methods` needs them (dominant-band
   // interpolation), measured at the training length on validation data; else none.
   std::vector<std::vector<int64_t>> DominantPairsFor(const std::vector<std::string>& methods) const;

@@ -317,9 +317,7 @@ class Client:
         if table not in self._DIAGNOSTICS_TABLES:
             raise ValueError(f"table must be one of {', '.join(self._DIAGNOSTICS_TABLES)}, not {table!r}")
         response = self._call(self._stub.GetDiagnostics, pb.GetDiagnosticsRequest(trial_id=trial))
-        # The training length's records only: those beyond it carry their multiple.
-        milestones = sorted(((d.step, d.attention) for d in response.diagnostics
-                             if d.HasField("attention") and not d.attention.HasField("multiple")),
+        milestones = sorted(((d.step, d.attention) for d in response.diagnostics if d.HasField("attention")),
                             key=lambda pair: pair[0])
         chosen = [attention for at, attention in milestones if step is None or at == step]
         if not chosen:
@@ -408,9 +406,9 @@ class Client:
         elif table == "lengths":
             columns = ["length", "multiple", "method", "grid", "rows", "xi_lambda", "xi_lambda_half_iqr", "xi_alpha",
                        "xi_alpha_half_iqr", "xi_delta", "xi_delta_half_iqr", "ties"]
-            beyond = [d.attention for d in response.diagnostics
-                      if d.HasField("attention") and d.attention.HasField("multiple")]
-            for measured in [attention] + sorted(beyond, key=lambda a: a.multiple):
+            # The end's record at T (whatever step was asked), then each length beyond it.
+            beyond = [d.attention_beyond for d in response.diagnostics if d.HasField("attention_beyond")]
+            for measured in [milestones[-1][1]] + sorted(beyond, key=lambda a: a.multiple):
                 pooled = measured.pooled
                 row = {"length": measured.length, "multiple": measured.multiple if measured.HasField("multiple") else 1,
                        "method": measured.method if measured.HasField("method") else "none",

@@ -77,7 +77,7 @@ StatusOr<std::vector<std::string>> WriteHeadInfluencePlot(const records::HeadInf
 //   gap_counting_lengths.{svg,png}  mean ln Lambda against ln ln n over each record's n-grid, the
 //                                   training length's (`at_t`) and each of `beyond`, with its OLS line
 //                                   and xi_Lambda ± half-IQR in the key.
-// INVALID_ARGUMENT where no record has a bucket with a finite mean.
+// Nothing (no file) where no record has a bucket with a finite mean.
 StatusOr<std::vector<std::string>> WriteGapCountingByLengthPlot(const records::AttentionDiagnostics& at_t,
                                                                 const std::vector<records::AttentionDiagnostics>& beyond,
                                                                 const DiagnosticsPlotOptions& options);

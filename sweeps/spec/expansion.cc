@@ -356,11 +356,13 @@ std::set<std::string> ReportedMetrics(const std::vector<ExpandedTrial>& trials) 
     }
     const TrainConfig& train = trial.config.train;
     // The end's attention diagnostics: xi_Lambda at T and at each evaluated length beyond it.
-    if (train.diagnostics_sequences > 0) {
+    if (train.diagnostics_sequences > 0 && DiagnosesTheEnd(train)) {
       reported.insert("xi_lambda");
       for (int64_t multiple : train.diagnostics_multiples) {
         for (const std::string& method : train.extrapolation_methods) {
-          if (multiple > 1 || method != "none") reported.insert(records::LengthSuffixedName("xi_lambda", multiple, method));
+          if (DiagnosesBeyond(train, multiple, method)) {
+            reported.insert(records::LengthSuffixedName("xi_lambda", multiple, method));
+          }
         }
       }
     }

@@ -25,7 +25,16 @@ StorageNeeds EstimateStorageNeeds(const std::vector<const ExpandedTrial*>& trial
     const uint64_t steps = static_cast<uint64_t>(std::max<int64_t>(1, train.steps));
     const uint64_t logged = steps / static_cast<uint64_t>(std::max<int64_t>(1, train.log_every)) + 1;
     const uint64_t evaluations = train.eval_every > 0 ? steps / static_cast<uint64_t>(train.eval_every) + 1 : 1;
-    const uint64_t milestones = DiagnosticsMilestones(train).size();
+    uint64_t milestones = DiagnosticsMilestones(train).size();
+    // The records beyond the training length: one per measured (multiple, method), each as large as
+    // its length's per-position curves make it.
+    if (milestones > 0) {
+      for (int64_t multiple : train.diagnostics_multiples) {
+        for (const std::string& method : train.extrapolation_methods) {
+          if (DiagnosesBeyond(train, multiple, method)) milestones += static_cast<uint64_t>(multiple);
+        }
+      }
+    }
     const uint64_t heads = static_cast<uint64_t>(std::max<int64_t>(0, config.model.layers * config.model.heads));
     needs.database_bytes += (logged + evaluations) * kRecordBytes + milestones * heads * kDiagnosticsBytesPerHead;
   }

@@ -40,7 +40,7 @@ TrialWork CountTrialWork(const TrialConfig& config) {
     // The end's diagnostics beyond the training length: a pass of multiple x seq_len per method.
     for (int64_t multiple : train.diagnostics_multiples) {
       for (const std::string& method : train.extrapolation_methods) {
-        if (multiple == 1 && method == "none") continue;
+        if (!DiagnosesBeyond(train, multiple, method)) continue;
         const double m = static_cast<double>(multiple);
         work.diagnostics += static_cast<double>(train.diagnostics_batches) *
                             static_cast<double>(train.diagnostics_sequences) * m * seq_len *

@@ -250,8 +250,8 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
       payload.erase("warning");
       payload.erase("inverse_temperature");
     }
-    return json{{"type", "diagnostics"}, {"kind", "attention"}, {"step", step}, {"milestone", milestone}, {"attention", payload}}
-        .dump();
+    const std::string kind = multiple > 0 ? "attention_beyond" : "attention";
+    return json{{"type", "diagnostics"}, {"kind", kind}, {"step", step}, {"milestone", milestone}, {kind, payload}}.dump();
   };
   // A needle-in-a-haystack grid of 3 depths x 2 distractor counts at 1x and 2x.
   auto niah_grid_record = [] {

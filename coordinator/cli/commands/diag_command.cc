@@ -806,12 +806,14 @@ void PrintAttentionSections(const DiagSections& sections, const records::Attenti
                    MilestonesTable(milestones));
   }
   if (!beyond.empty() || sections.table == "lengths") {
+    // The training length's record of the same point as those beyond it: the last milestone (the end).
+    const records::AttentionDiagnostics& at_t = milestones.empty() ? attention : milestones.back().second;
     sections.Print("lengths",
                    "Exponents at each evaluated length L (pooled over layers; ± bootstrap half-IQR): the training length "
-                   "(milestone " + (attention.milestone.empty() ? std::string("-") : attention.milestone) +
+                   "(milestone " + (at_t.milestone.empty() ? std::string("-") : at_t.milestone) +
                        ") and each train.diagnostics_multiples entry under its extension method; the n-grid is read at "
                        "that L (rows: the non-tied rows pooled)",
-                   LengthsTable(attention, beyond));
+                   LengthsTable(at_t, beyond));
   }
 }
 

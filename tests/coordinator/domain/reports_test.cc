@@ -283,10 +283,10 @@ TEST(RecordRowsTest, AttentionBeyondTheTrainingLengthIsItsOwnDiagnosticAndXiLamb
   const RecordRows rows = RowsFromRecords(Decoded({
       R"({"type":"diagnostics","kind":"attention","step":5,"milestone":"frac 0.5","attention":{"pooled":{"xi_lambda":0.9}}})",
       R"({"type":"diagnostics","kind":"attention","step":10,"milestone":"end","attention":{"pooled":{"xi_lambda":0.5}}})",
-      R"({"type":"diagnostics","kind":"attention","step":10,"milestone":"end",)"
-      R"("attention":{"multiple":4,"method":"dynamic_ntk","length":512,"pooled":{"xi_lambda":1.25}}})",
-      R"({"type":"diagnostics","kind":"attention","step":10,"milestone":"end",)"
-      R"("attention":{"multiple":2,"method":"none","length":256,"pooled":{"xi_lambda":null}}})",
+      R"({"type":"diagnostics","kind":"attention_beyond","step":10,"milestone":"end",)"
+      R"("attention_beyond":{"multiple":4,"method":"dynamic_ntk","length":512,"pooled":{"xi_lambda":1.25}}})",
+      R"({"type":"diagnostics","kind":"attention_beyond","step":10,"milestone":"end",)"
+      R"("attention_beyond":{"multiple":2,"method":"none","length":256,"pooled":{"xi_lambda":null}}})",
   }));
   std::vector<std::string> names;
   for (const Diagnostic& diagnostic : rows.results.diagnostics) names.push_back(diagnostic.name);

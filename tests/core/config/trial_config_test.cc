@@ -219,6 +219,16 @@ TEST(TrialConfig, RefusesDiagnosticsSettingsThatMeanNothing) {
       {{{"diagnostics_lengths", json::array()}}, "train.diagnostics_lengths: give 1 to 64 lengths"},
       {{{"diagnostics_regime_multiples", {1.0, -2.0}}}, "train.diagnostics_regime_multiples: each multiple"},
       {{{"diagnostics_beta_trim", 1}}, "train.diagnostics_beta_trim: must be >= 2"},
+      {{{"diagnostics_multiples", {2, 0}}}, "train.diagnostics_multiples: each evaluated length is a multiple >= 1"},
+      {{{"diagnostics_multiples", {2, 4, 2}}}, "train.diagnostics_multiples: multiple 2 is given twice"},
+      {{{"diagnostics_multiples", {2}}, {"diagnostics_at", {0.5}}},
+       "train.diagnostics_multiples: measured at the end, beside the end's diagnostics at the training length"},
+      {{{"diagnostics_multiples", {2}}, {"extrapolation_methods", json::array()}},
+       "train.extrapolation_methods: give at least one method"},
+      {{{"diagnostics_multiples", {int64_t{1} << 40}}}, "train.diagnostics_multiples: multiple 1099511627776 x data.seq_len"},
+      {{{"diagnostics_grid_ratios", {0.25, 0.0, 1.0, 0.5}}}, "train.diagnostics_grid_ratios: each ratio n / L"},
+      {{{"diagnostics_grid_ratios", {0.25, 1.5, 1.0, 0.5}}}, "got 1.5"},
+      {{{"diagnostics_grid_ratios", {0.5, 1.0, 0.5, 1.0}}}, "train.diagnostics_grid_ratios: give at least 4 distinct ratios"},
   };
   for (const auto& [train, expected] : cases) {
     json config = MinimalTrial();
@@ -227,6 +237,27 @@ TEST(TrialConfig, RefusesDiagnosticsSettingsThatMeanNothing) {
     ASSERT_FALSE(trial.ok()) << train.dump();
     EXPECT_NE(trial.status().message().find(expected), std::string::npos) << trial.status().message();
   }
+}
+
+// Beyond the training length: every multiple > 1 with every method; at 1x only a method that changes the
+// model there (a factor set apart from the multiple); and the end must be a milestone.
+TEST(DiagnosticsMilestones, TheLengthsBeyondTheTrainingLengthAreThoseThatChangeSomething) {
+  TrainConfig train;
+  train.steps = 100;
+  EXPECT_TRUE(DiagnosesTheEnd(train));
+  EXPECT_TRUE(DiagnosesBeyond(train, 2, "none"));
+  EXPECT_TRUE(DiagnosesBeyond(train, 4, "dynamic_ntk"));
+  EXPECT_FALSE(DiagnosesBeyond(train, 1, "none"));
+  EXPECT_FALSE(DiagnosesBeyond(train, 1, "pi")) << "its factor is the multiple: 1, nothing changes";
+  train.extrapolation_scale = 4;
+  EXPECT_TRUE(DiagnosesBeyond(train, 1, "pi"));
+  EXPECT_FALSE(DiagnosesBeyond(train, 1, "none"));
+  train.diagnostics_at = {0.5};
+  EXPECT_FALSE(DiagnosesTheEnd(train));
+  train.diagnostics_at = {0.5, 100};
+  EXPECT_TRUE(DiagnosesTheEnd(train));
+  train.diagnostics_sequences = 0;
+  EXPECT_FALSE(DiagnosesTheEnd(train));
 }
 
 TEST(DiagnosticsMilestones, FractionsAndStepsBecomeStepsAndTheLastStepIsTheEnd) {

@@ -76,11 +76,12 @@ TEST(DiagnosticsAtLength, DynamicNtkAtTheEvaluatedLengthReadsAsRopeWithTheRescal
   const std::vector<records::DiagnosticsRecord> beyond = evaluator.DiagnosticsBeyondTrainingLength(9);
   ASSERT_EQ(beyond.size(), 2u) << "4x with none and dynamic_ntk; 1x adds nothing";
   for (size_t i = 0; i < beyond.size(); ++i) {
-    EXPECT_EQ(beyond[i].kind, "attention");
+    EXPECT_EQ(beyond[i].kind, "attention_beyond");
+    EXPECT_FALSE(beyond[i].attention.has_value()) << "a member of its own";
     EXPECT_EQ(beyond[i].step, 9);
     EXPECT_EQ(beyond[i].milestone, "end");
-    ASSERT_TRUE(beyond[i].attention.has_value());
-    const records::AttentionDiagnostics& attention = *beyond[i].attention;
+    ASSERT_TRUE(beyond[i].attention_beyond.has_value());
+    const records::AttentionDiagnostics& attention = *beyond[i].attention_beyond;
     EXPECT_EQ(attention.multiple, kMultiple);
     EXPECT_EQ(attention.method, i == 0 ? "none" : "dynamic_ntk");
     EXPECT_EQ(attention.length, kMultiple * kTrained);
@@ -106,7 +107,7 @@ TEST(DiagnosticsAtLength, DynamicNtkAtTheEvaluatedLengthReadsAsRopeWithTheRescal
   options.failure_lengths.clear();
   // `none`: the model as trained on the longer windows.
   const records::AttentionDiagnostics plain = MeasureAttentionDiagnostics(model, windows.inputs, windows.doc_start, options);
-  ExpectSameExponents(beyond[0].attention->pooled, plain.pooled, 0.0);
+  ExpectSameExponents(beyond[0].attention_beyond->pooled, plain.pooled, 0.0);
 
   // dynamic_ntk at s = 4: a RoPE model of base b 4^(8/6), the same weights, no extension.
   ModelConfig rescaled_config = trial.model;
@@ -119,10 +120,10 @@ TEST(DiagnosticsAtLength, DynamicNtkAtTheEvaluatedLengthReadsAsRopeWithTheRescal
     for (auto& parameter : rescaled->named_parameters()) parameter.value().copy_(from[parameter.key()]);
   }
   const records::AttentionDiagnostics by_hand = MeasureAttentionDiagnostics(rescaled, windows.inputs, windows.doc_start, options);
-  ExpectSameExponents(beyond[1].attention->pooled, by_hand.pooled, 1e-3);
-  EXPECT_GT(std::fabs(*beyond[1].attention->pooled.xi_lambda - *plain.pooled.xi_lambda), 1e-3)
+  ExpectSameExponents(beyond[1].attention_beyond->pooled, by_hand.pooled, 1e-3);
+  EXPECT_GT(std::fabs(*beyond[1].attention_beyond->pooled.xi_lambda - *plain.pooled.xi_lambda), 1e-3)
       << "the extension changed the rows";
-  const auto& head = beyond[1].attention->layers[1].heads[2];
+  const auto& head = beyond[1].attention_beyond->layers[1].heads[2];
   const auto& hand_head = by_hand.layers[1].heads[2];
   ASSERT_EQ(head.effective_length_by_position.size(), hand_head.effective_length_by_position.size());
   for (size_t p = 0; p < head.effective_length_by_position.size(); ++p) {

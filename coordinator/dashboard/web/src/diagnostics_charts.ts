@@ -472,8 +472,7 @@ function failureTable(attention: AttentionDiagnostics, trainLength: number): HTM
 // (diag_step; default the latest), the extrapolation table and the probe.
 export function renderDiagnostics(host: HTMLElement, title: string, documents: TrialDiagnostic[], trainLength: number, finalLoss: number): void {
   host.textContent = '';
-  // The training length's records (those beyond it carry their multiple).
-  const attentions = documents.filter((d) => d.attention && d.attention.multiple == null).sort((a, b) => Number(a.step) - Number(b.step));
+  const attentions = documents.filter((d) => d.attention).sort((a, b) => Number(a.step) - Number(b.step));
   const extrapolation = [...documents].reverse().find((d) => d.extrapolation);
   const table: ExtrapolationResult[] = extrapolation?.extrapolation?.results ?? [];
   const wanted = hashParams().get('diag_step');
