@@ -26,7 +26,11 @@ StatusOr<TrialDiagnostics> ReadTrialDiagnostics(const v1::GetDiagnosticsResponse
       case v1::TrialDiagnostic::kAttention: {
         records::AttentionDiagnostics attention;
         RUNG_RETURN_IF_ERROR(Read(diagnostic.attention(), diagnostic, &attention));
-        diagnostics.attention.emplace_back(diagnostic.step(), std::move(attention));
+        if (attention.multiple) {  // beyond the training length, as a coordinator before attention_beyond sent it
+          diagnostics.attention_beyond.push_back(std::move(attention));
+        } else {
+          diagnostics.attention.emplace_back(diagnostic.step(), std::move(attention));
+        }
         break;
       }
       case v1::TrialDiagnostic::kAttentionBeyond:

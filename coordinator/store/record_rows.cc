@@ -96,7 +96,11 @@ void AddDiagnostics(const records::DiagnosticsRecord& record, TrialResults* resu
   diagnostic.head = record.head.value_or(-1);
   // Named by the measurement it holds (the kind names the same one).
   diagnostic.value = nlohmann::json::object();
-  if (record.attention || record.attention_beyond) {
+  // A record beyond the training length names its length; one without its multiple is no attention
+  // record of the training length either (it keeps its kind's name, which reads as unknown), so that it
+  // never replaces the end's.
+  const bool beyond = !record.attention && record.attention_beyond && record.attention_beyond->multiple;
+  if (record.attention || beyond) {
     const records::AttentionDiagnostics& attention = record.attention ? *record.attention : *record.attention_beyond;
     diagnostic.name = records::AttentionDiagnosticName(attention);
     diagnostic.value = records::DocumentJson(attention);

@@ -317,7 +317,9 @@ class Client:
         if table not in self._DIAGNOSTICS_TABLES:
             raise ValueError(f"table must be one of {', '.join(self._DIAGNOSTICS_TABLES)}, not {table!r}")
         response = self._call(self._stub.GetDiagnostics, pb.GetDiagnosticsRequest(trial_id=trial))
-        milestones = sorted(((d.step, d.attention) for d in response.diagnostics if d.HasField("attention")),
+        # (A record with a multiple is beyond the training length, as an earlier coordinator sent it.)
+        milestones = sorted(((d.step, d.attention) for d in response.diagnostics
+                             if d.HasField("attention") and not d.attention.HasField("multiple")),
                             key=lambda pair: pair[0])
         chosen = [attention for at, attention in milestones if step is None or at == step]
         if not chosen:

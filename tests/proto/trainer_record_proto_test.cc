@@ -58,6 +58,13 @@ TEST(TrainerRecordProto, EveryRecordCrossesTheWireUnchanged) {
   head.dominant_pair = 0;
   head.failure_modes.push_back(
       {64, "bf16", "appendix_d1", 1, 0.5, 0.1, 0.0, 0.0, std::numeric_limits<double>::quiet_NaN(), 0.0, 3.0});
+  records::DiagnosticsRecord beyond;
+  beyond.kind = "attention_beyond";
+  records::AttentionDiagnostics& far = beyond.attention_beyond.emplace();
+  far.length = 512;
+  far.multiple = 4;
+  far.method = "dynamic_ntk";
+  far.grid = {128, 256, 384, 512};
   records::DiagnosticsRecord grid;
   grid.kind = "niah_grid";
   grid.niah_grid.emplace().grids.push_back({2, 32, "yarn", {{1.0, 0.5}}, {{0.0, 1.0}}});
@@ -68,7 +75,7 @@ TEST(TrainerRecordProto, EveryRecordCrossesTheWireUnchanged) {
   records::CheckpointRecord checkpoint;
   checkpoint.path = "/c/ckpt-000010.pt";
   for (const records::TrainerRecord& record : std::vector<records::TrainerRecord>{
-           provenance, step, final_record, diagnostics, grid, preempted, error, checkpoint}) {
+           provenance, step, final_record, diagnostics, beyond, grid, preempted, error, checkpoint}) {
     StatusOr<records::TrainerRecord> back = FromProto(ToProto(record));
     ASSERT_TRUE(back.ok()) << back.status().ToString();
     EXPECT_EQ(records::EncodeRecord(*back), records::EncodeRecord(record));

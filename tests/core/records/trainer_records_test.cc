@@ -123,6 +123,14 @@ TEST(TrainerRecords, EveryTypeRoundTrips) {
   diagnostics.attention.emplace();
   diagnostics.attention->length = 16;
   diagnostics.attention->layers.emplace_back().heads.emplace_back().pair_profile = {{0.5, std::nan("")}, {0.25}};
+  DiagnosticsRecord beyond;
+  beyond.kind = "attention_beyond";
+  beyond.step = 30;
+  beyond.milestone = "end";
+  beyond.attention_beyond.emplace();
+  beyond.attention_beyond->length = 64;
+  beyond.attention_beyond->multiple = 4;
+  beyond.attention_beyond->method = "dynamic_ntk";
   PreemptedRecord preempted;
   preempted.step = 20;
   preempted.signal = 15;
@@ -134,7 +142,8 @@ TEST(TrainerRecords, EveryTypeRoundTrips) {
   checkpoint.step = 20;
   checkpoint.path = "/c/ckpt-000020.pt";
   checkpoint.reason = "periodic";
-  for (const TrainerRecord& record : std::vector<TrainerRecord>{diagnostics, preempted, error, checkpoint, SampleFinal()}) {
+  for (const TrainerRecord& record :
+       std::vector<TrainerRecord>{diagnostics, beyond, preempted, error, checkpoint, SampleFinal()}) {
     const std::string line = EncodeRecord(record);
     StatusOr<TrainerRecord> back = DecodeRecord(line);
     ASSERT_TRUE(back.ok()) << line << ": " << back.status().ToString();
