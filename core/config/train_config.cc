@@ -33,6 +33,17 @@ bool DiagnosesBeyond(const TrainConfig& train, int64_t multiple, const std::stri
   return multiple == 1 && train.extrapolation_scale > 0 && described != nullptr && !described->keeps_frequencies();
 }
 
+std::vector<DiagnosedLength> DiagnosedLengthsBeyond(const TrainConfig& train) {
+  std::vector<DiagnosedLength> points;
+  if (train.diagnostics_sequences <= 0) return points;
+  for (int64_t multiple : train.diagnostics_multiples) {
+    for (const std::string& method : train.extrapolation_methods) {
+      if (DiagnosesBeyond(train, multiple, method)) points.push_back({multiple, method});
+    }
+  }
+  return points;
+}
+
 std::vector<DiagnosticsMilestone> DiagnosticsMilestones(const TrainConfig& train) {
   std::vector<DiagnosticsMilestone> milestones;
   if (train.diagnostics_sequences <= 0) return milestones;

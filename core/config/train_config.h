@@ -104,8 +104,9 @@ struct TrainConfig {
   std::vector<double> diagnostics_grid_ratios;
   // The attention diagnostics also at each multiple m of the training length here (m >= 1), once per
   // train.extrapolation_methods entry (the factor as the extrapolation's), at the end of training: each
-  // a `diagnostics` record of kind attention with its multiple and method (paper 004 reads xi_Lambda at
-  // the evaluated length n_eval). A multiple of 1 counts only with a method that changes the model at 1x.
+  // a `diagnostics` record of kind attention_beyond with its multiple and method (paper 004 reads
+  // xi_Lambda at the evaluated length n_eval). A multiple of 1 counts only with a method that changes the
+  // model at 1x.
   std::vector<int64_t> diagnostics_multiples;
   // The softmax regime is read at beta = c * Lambda for each c here.
   std::vector<double> diagnostics_regime_multiples = {0.5, 1.0, 2.0};
@@ -159,6 +160,16 @@ bool DiagnosesTheEnd(const TrainConfig& train);
 // where the method changes the model there (a factor set apart from the multiple, a method that does not
 // keep the frequencies), as Evaluator::DiagnosticsBeyondTrainingLength does.
 bool DiagnosesBeyond(const TrainConfig& train, int64_t multiple, const std::string& method);
+
+// One (multiple, method) that train.diagnostics_multiples measures.
+struct DiagnosedLength {
+  int64_t multiple = 1;
+  std::string method;
+};
+
+// Every point DiagnosesBeyond keeps, multiples x train.extrapolation_methods in order; none when
+// diagnostics_sequences is 0. What the cost and storage estimates and the reported metric names count.
+std::vector<DiagnosedLength> DiagnosedLengthsBeyond(const TrainConfig& train);
 
 void ValidateTrainConfig(const TrainConfig& train, const ResourcesConfig& resources,
                          std::vector<ConfigError>* errors);

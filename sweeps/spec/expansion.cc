@@ -358,12 +358,8 @@ std::set<std::string> ReportedMetrics(const std::vector<ExpandedTrial>& trials) 
     // The end's attention diagnostics: xi_Lambda at T and at each evaluated length beyond it.
     if (train.diagnostics_sequences > 0 && DiagnosesTheEnd(train)) {
       reported.insert("xi_lambda");
-      for (int64_t multiple : train.diagnostics_multiples) {
-        for (const std::string& method : train.extrapolation_methods) {
-          if (DiagnosesBeyond(train, multiple, method)) {
-            reported.insert(records::LengthSuffixedName("xi_lambda", multiple, method));
-          }
-        }
+      for (const DiagnosedLength& point : DiagnosedLengthsBeyond(train)) {
+        reported.insert(records::LengthSuffixedName("xi_lambda", point.multiple, point.method));
       }
     }
     std::vector<records::ProbeResult> cells;

@@ -28,13 +28,7 @@ StorageNeeds EstimateStorageNeeds(const std::vector<const ExpandedTrial*>& trial
     uint64_t milestones = DiagnosticsMilestones(train).size();
     // The records beyond the training length: one per measured (multiple, method), each as large as
     // its length's per-position curves make it.
-    if (milestones > 0) {
-      for (int64_t multiple : train.diagnostics_multiples) {
-        for (const std::string& method : train.extrapolation_methods) {
-          if (DiagnosesBeyond(train, multiple, method)) milestones += static_cast<uint64_t>(multiple);
-        }
-      }
-    }
+    for (const DiagnosedLength& point : DiagnosedLengthsBeyond(train)) milestones += static_cast<uint64_t>(point.multiple);
     const uint64_t heads = static_cast<uint64_t>(std::max<int64_t>(0, config.model.layers * config.model.heads));
     needs.database_bytes += (logged + evaluations) * kRecordBytes + milestones * heads * kDiagnosticsBytesPerHead;
   }

@@ -38,14 +38,11 @@ TrialWork CountTrialWork(const TrialConfig& config) {
     work.diagnostics = static_cast<double>(train.diagnostics_at.size()) * static_cast<double>(train.diagnostics_batches) *
                        static_cast<double>(train.diagnostics_sequences) * seq_len * (forward_matrix + forward_attention);
     // The end's diagnostics beyond the training length: a pass of multiple x seq_len per method.
-    for (int64_t multiple : train.diagnostics_multiples) {
-      for (const std::string& method : train.extrapolation_methods) {
-        if (!DiagnosesBeyond(train, multiple, method)) continue;
-        const double m = static_cast<double>(multiple);
-        work.diagnostics += static_cast<double>(train.diagnostics_batches) *
-                            static_cast<double>(train.diagnostics_sequences) * m * seq_len *
-                            (forward_matrix + forward_attention * m);
-      }
+    for (const DiagnosedLength& point : DiagnosedLengthsBeyond(train)) {
+      const double m = static_cast<double>(point.multiple);
+      work.diagnostics += static_cast<double>(train.diagnostics_batches) *
+                          static_cast<double>(train.diagnostics_sequences) * m * seq_len *
+                          (forward_matrix + forward_attention * m);
     }
   }
   if (train.diagnostics_sequences > 0 && config.model.position.rotary()) {

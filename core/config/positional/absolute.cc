@@ -1,6 +1,8 @@
 // Learned absolute position embedding: row p of a learned table [n_train, d_model] added to the token
 // embedding at position p, no rotation (docs/science.md section 13); its settings are
 // position.absolute.
+#include <utility>
+
 #include "core/config/json_binding.h"
 #include "core/config/positional_variant.h"
 #include "core/config/trial_config.h"
@@ -24,11 +26,11 @@ class AbsolutePositionVariant final : public PositionalVariant {
   void Bind(JsonFieldWriter& writer, PositionConfig& position, bool) const override { BindBlock(writer, position); }
   void ValidateTrial(const TrialConfig& trial, std::vector<ConfigError>* errors) const override {
     if (trial.model.position.absolute.beyond != "refuse") return;
-    for (const char* key : {"extrapolation_multiples", "diagnostics_multiples"}) {
-      const std::vector<int64_t>& multiples = std::string(key) == "extrapolation_multiples"
-                                                  ? trial.train.extrapolation_multiples
-                                                  : trial.train.diagnostics_multiples;
-      for (int64_t multiple : multiples) {
+    const std::pair<const char*, const std::vector<int64_t>*> keys[] = {
+        {"extrapolation_multiples", &trial.train.extrapolation_multiples},
+        {"diagnostics_multiples", &trial.train.diagnostics_multiples}};
+    for (const auto& [key, multiples] : keys) {
+      for (int64_t multiple : *multiples) {
         if (multiple <= 1) continue;
         errors->push_back({std::string("train.") + key,
                            "multiple " + std::to_string(multiple) +

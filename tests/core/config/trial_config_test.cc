@@ -252,12 +252,21 @@ TEST(DiagnosticsMilestones, TheLengthsBeyondTheTrainingLengthAreThoseThatChangeS
   train.extrapolation_scale = 4;
   EXPECT_TRUE(DiagnosesBeyond(train, 1, "pi"));
   EXPECT_FALSE(DiagnosesBeyond(train, 1, "none"));
+  train.diagnostics_multiples = {1, 4};
+  train.extrapolation_methods = {"none", "pi"};
+  const std::vector<DiagnosedLength> points = DiagnosedLengthsBeyond(train);
+  ASSERT_EQ(points.size(), 3u);  // 1x pi, 4x none, 4x pi
+  EXPECT_EQ(points[0].multiple, 1);
+  EXPECT_EQ(points[0].method, "pi");
+  EXPECT_EQ(points[2].multiple, 4);
+  EXPECT_EQ(points[2].method, "pi");
   train.diagnostics_at = {0.5};
   EXPECT_FALSE(DiagnosesTheEnd(train));
   train.diagnostics_at = {0.5, 100};
   EXPECT_TRUE(DiagnosesTheEnd(train));
   train.diagnostics_sequences = 0;
   EXPECT_FALSE(DiagnosesTheEnd(train));
+  EXPECT_TRUE(DiagnosedLengthsBeyond(train).empty());
 }
 
 TEST(DiagnosticsMilestones, FractionsAndStepsBecomeStepsAndTheLastStepIsTheEnd) {
