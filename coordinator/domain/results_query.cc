@@ -10,6 +10,7 @@
 
 #include "coordinator/store/sweep_results.h"
 #include "core/config/config_error.h"
+#include "sweeps/fit/student_t.h"
 #include "sweeps/spec/json_path.h"
 
 namespace rung {
@@ -202,6 +203,14 @@ StatusOr<ResultsTable> QueryResults(Coordinator& coordinator, const ResultsQuery
   std::vector<std::string> filter_keys;
   for (const ResultFilter& filter : query.filters) filter_keys.push_back(filter.key);
   RUNG_RETURN_IF_ERROR(CheckKeys(all, filter_keys, "filters"));
+  std::vector<std::string> against_keys;
+  for (const ResultFilter& filter : query.against) against_keys.push_back(filter.key);
+  RUNG_RETURN_IF_ERROR(CheckKeys(all, against_keys, "against"));
+  RUNG_RETURN_IF_ERROR(CheckKeys(all, query.pair_on, "pair_on"));
+  if (!(query.level > 0.0 && query.level < 1.0)) {
+    return Status::InvalidArgument("level: the paired intervals' level must lie in (0, 1), got " +
+                                   std::to_string(query.level));
+  }
 
   std::vector<const TrialResult*> trials;
   for (const TrialResult& trial : all) {
@@ -218,11 +227,45 @@ StatusOr<ResultsTable> QueryResults(Coordinator& coordinator, const ResultsQuery
   RUNG_ASSIGN_OR_RETURN(auto values, TrialValues(coordinator, sweep, all, metric, query.summary));
   RUNG_RETURN_IF_ERROR(goes_on());
   RUNG_RETURN_IF_ERROR(CheckMetricName(coordinator, sweep.id, metric, values));
-  std::map<std::string, int64_t> twins;  // the baseline trials, by their cell without the baseline's keys
-  for (const TrialResult& trial : all) {
-    if (MatchesBaseline(trial.trial.cell.config, sweep.baseline)) {
-      twins[TwinKey(trial.trial, sweep.baseline)] = trial.trial.id;
+  // The reference trials, by the key a trial shares with its twin.
+  json reference = sweep.baseline;
+  if (!query.against.empty()) {
+    reference = json::object();
+    for (const ResultFilter& filter : query.against) reference[filter.key] = filter.value;
+  }
+  const auto is_reference = [&](const TrialResult& trial) {
+    if (query.against.empty()) return MatchesBaseline(trial.trial.cell.config, sweep.baseline);
+    for (const ResultFilter& filter : query.against) {
+      std::optional<KeyValue> value = ResolveKey(trial.trial, filter.key);
+      if (!value || value->shown != filter.value) return false;
     }
+    return true;
+  };
+  const auto pair_key = [&](const TrialResult& trial) {
+    if (query.pair_on.empty()) return TwinKey(trial.trial, reference);
+    json shared = json::array();
+    for (const std::string& key : query.pair_on) {
+      std::optional<KeyValue> value = ResolveKey(trial.trial, key);
+      shared.push_back(value ? value->shown : json());
+    }
+    return std::to_string(trial.trial.cell.rung) + "|" + shared.dump();
+  };
+  std::map<std::string, int64_t> twins;  // the reference trials, by their pair key
+  const bool chosen = !query.against.empty() || !query.pair_on.empty();
+  for (const TrialResult& trial : all) {
+    if (!is_reference(trial)) continue;
+    const auto [slot, added] = twins.emplace(pair_key(trial), trial.trial.id);
+    if (!added && chosen) {
+      return Status::InvalidArgument(
+          "against " + reference.dump() + " selects trials " + std::to_string(slot->second) + " and " +
+          std::to_string(trial.trial.id) + " with the same rung and pair_on values: add a key that tells them apart "
+          "to pair_on (seed) or to against");
+    }
+    if (!added) slot->second = trial.trial.id;  // the baseline twin rule: the last such trial
+  }
+  if (!query.against.empty() && twins.empty()) {
+    return Status::InvalidArgument("against " + reference.dump() + " matches no trial of sweep " +
+                                   std::to_string(sweep.id));
   }
 
   std::map<std::vector<json>, Group> groups;  // by the order values
@@ -240,7 +283,7 @@ StatusOr<ResultsTable> QueryResults(Coordinator& coordinator, const ResultsQuery
     auto value = values.find(trial.trial.id);
     if (value == values.end()) continue;
     group.values.push_back(value->second);
-    auto twin = twins.find(TwinKey(trial.trial, sweep.baseline));
+    auto twin = twins.find(pair_key(trial));
     if (twin == twins.end()) continue;
     auto twin_value = values.find(twin->second);
     if (twin_value != values.end()) group.differences.push_back(value->second - twin_value->second);
@@ -251,7 +294,9 @@ StatusOr<ResultsTable> QueryResults(Coordinator& coordinator, const ResultsQuery
   table.aggregations = query.aggregations;
   if (table.aggregations.empty()) table.aggregations = {Aggregation::kMean, Aggregation::kStd, Aggregation::kCount};
   table.metric = metric;
-  table.baseline = sweep.baseline;
+  table.baseline = reference;
+  table.pair_on = query.pair_on;
+  table.level = query.level;
   table.summary = query.summary;
   for (const auto& [order, group] : groups) {
     ResultRow& row = table.rows.emplace_back();
@@ -269,7 +314,14 @@ StatusOr<ResultsTable> QueryResults(Coordinator& coordinator, const ResultsQuery
     if (!group.differences.empty()) {
       row.paired_difference_mean = Mean(group.differences);
       // No sd of a single pair.
-      if (group.differences.size() >= 2) row.paired_difference_sd = SampleSd(group.differences);
+      if (group.differences.size() >= 2) {
+        row.paired_difference_sd = SampleSd(group.differences);
+        const double pairs = static_cast<double>(group.differences.size());
+        const double half = fit::StudentTQuantile(0.5 + query.level / 2.0, pairs - 1.0) * *row.paired_difference_sd /
+                            std::sqrt(pairs);
+        row.paired_low = *row.paired_difference_mean - half;
+        row.paired_high = *row.paired_difference_mean + half;
+      }
     }
     row.pairs = static_cast<int64_t>(group.differences.size());
   }

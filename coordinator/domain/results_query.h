@@ -25,7 +25,15 @@
 // Paired differences: a trial's baseline twin is the trial the spec's baseline selects
 // ({"position.variant": "rope"}) with the same rung and the same value of every other sweep axis,
 // seed included. Each trial of a group with a value and a twin with a value gives value - twin's
-// value; a row carries their mean, sample sd and count (a baseline trial pairs with itself: 0).
+// value; a row carries their mean, sample sd and count (a baseline trial pairs with itself: 0), and
+// from two pairs on the Student t interval of the mean difference at `level` (mean +- t_{n-1} sd /
+// sqrt n: exact when the pairs' differences are independent draws of one normal law).
+// A query may choose the reference instead: `against` selects the reference trials by keys (as
+// filters do: {"label": "yarn-tuned"}) in place of the spec's baseline, and `pair_on` names the keys
+// a trial and its twin share (with the rung) in place of "every other sweep axis": a study whose arms
+// differ in several keys (a zip) pairs each arm's trial with the reference trial of the same seed by
+// pair_on {"seed"}. Two reference trials with the same rung and pair_on values are ambiguous and
+// refused.
 //
 // Example:
 //   RUNG_ASSIGN_OR_RETURN(ResultsTable table, QueryResults(coordinator, {sweep_id, {"rung_label"}}));
@@ -63,6 +71,9 @@ struct ResultsQuery {
   std::string metric;  // "": the sweep's metric
   MetricSummary summary = MetricSummary::kFinal;
   std::vector<Aggregation> aggregations;  // empty: mean, std, count
+  std::vector<ResultFilter> against;      // the reference trials; empty: the spec's baseline
+  std::vector<std::string> pair_on;       // the keys a twin shares; empty: every other sweep axis and seed
+  double level = 0.95;                    // of the paired intervals, in (0, 1)
   // Asked between the query's reads and computations (null: never): a non-OK answer (the caller
   // went away, its deadline passed) stops the query and is returned.
   std::function<Status()> keep_going;
@@ -77,6 +88,8 @@ struct ResultRow {
   int64_t tokens = 0;
   std::optional<double> paired_difference_mean;
   std::optional<double> paired_difference_sd;  // from two pairs on
+  std::optional<double> paired_low;            // the t interval of the mean difference, from two pairs on
+  std::optional<double> paired_high;
   int64_t pairs = 0;
 };
 
@@ -84,7 +97,9 @@ struct ResultsTable {
   std::vector<std::string> group_by;
   std::vector<Aggregation> aggregations;
   std::string metric;
-  nlohmann::json baseline;
+  nlohmann::json baseline;               // the reference selector: the spec's baseline, or the query's against
+  std::vector<std::string> pair_on;      // as queried (empty: the baseline twin rule)
+  double level = 0.95;
   MetricSummary summary = MetricSummary::kFinal;
   std::vector<ResultRow> rows;
 };
@@ -102,7 +117,7 @@ Status CheckMetricName(Coordinator& coordinator, int64_t sweep_id, const std::st
                        const std::map<int64_t, double>& values);
 
 // The table. Errors: NOT_FOUND (sweep), INVALID_ARGUMENT (sweep_id missing, an unknown key, an
-// unknown metric).
+// unknown metric, a level outside (0, 1), `against` matching no trial or two for one pair).
 StatusOr<ResultsTable> QueryResults(Coordinator& coordinator, const ResultsQuery& query);
 
 }  // namespace rung

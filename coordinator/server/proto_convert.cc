@@ -330,6 +330,14 @@ StatusOr<ResultsQuery> ResultsQueryFromProto(const v1::QueryResultsRequest& requ
     }
     query.filters.push_back({filter.key(), wire::FromConfigValue(filter.value())});
   }
+  for (const v1::ResultFilter& filter : request.against()) {
+    if (!filter.has_value()) {
+      return Status::InvalidArgument("against: '" + filter.key() + "' has no value (set ResultFilter.value)");
+    }
+    query.against.push_back({filter.key(), wire::FromConfigValue(filter.value())});
+  }
+  query.pair_on.assign(request.pair_on().begin(), request.pair_on().end());
+  if (request.level() != 0.0) query.level = request.level();
   query.metric = request.metric();
   RUNG_ASSIGN_OR_RETURN(query.summary, FromProto(request.summary()));
   for (int aggregation : request.aggregations()) {
@@ -355,6 +363,8 @@ v1::QueryResultsResponse ToProtoResults(const ResultsTable& table) {
   response.set_metric(table.metric);
   wire::ToConfigEntries(table.baseline, response.mutable_baseline());
   response.set_summary(ToProto(table.summary));
+  for (const std::string& key : table.pair_on) response.add_pair_on(key);
+  response.set_level(table.level);
   for (const ResultRow& row : table.rows) {
     v1::ResultRow* out = response.add_rows();
     for (const nlohmann::json& value : row.group_values) *out->add_group_values() = wire::ToConfigValue(value);
@@ -365,6 +375,8 @@ v1::QueryResultsResponse ToProtoResults(const ResultsTable& table) {
     out->set_tokens(row.tokens);
     if (row.paired_difference_mean) out->set_paired_difference_mean(*row.paired_difference_mean);
     if (row.paired_difference_sd) out->set_paired_difference_sd(*row.paired_difference_sd);
+    if (row.paired_low) out->set_paired_low(*row.paired_low);
+    if (row.paired_high) out->set_paired_high(*row.paired_high);
     out->set_pairs(row.pairs);
   }
   return response;

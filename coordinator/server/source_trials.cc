@@ -1,9 +1,13 @@
 #include "coordinator/server/source_trials.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
+#include <utility>
+#include <vector>
 
 #include "core/config/yaml_document.h"
+#include "sweeps/spec/json_path.h"
 #include "sweeps/spec/spec_diagnostics.h"
 
 namespace rung::server {
@@ -12,8 +16,74 @@ namespace {
 constexpr char kKey[] = "train.init.from_trial";
 constexpr size_t kMinimumIdentityPrefix = 6;
 
-// The trial a name stands for, or an error message for the spec.
-StatusOr<TrialRecord> FindSourceTrial(const std::string& name, const SweepManager& sweeps,
+// The conditions of a selector's "KEY=VALUE,..." (VALUE as JSON, else a string); empty where one lacks
+// its key or its '='.
+std::vector<std::pair<std::string, nlohmann::json>> SelectorConditions(const std::string& text) {
+  std::vector<std::pair<std::string, nlohmann::json>> conditions;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    const size_t end = std::min(text.find(',', begin), text.size());
+    const std::string condition = text.substr(begin, end - begin);
+    const size_t equals = condition.find('=');
+    if (equals == std::string::npos || equals == 0) return {};
+    nlohmann::json value = nlohmann::json::parse(condition.substr(equals + 1), nullptr, /*allow_exceptions=*/false);
+    if (value.is_discarded()) value = condition.substr(equals + 1);
+    conditions.emplace_back(condition.substr(0, equals), value);
+    begin = end + 1;
+  }
+  return conditions;
+}
+
+// A trial's value of a selector key: its axis assignment (a label too), else its config's.
+const nlohmann::json* SelectorValue(const TrialRecord& trial, const std::string& key) {
+  const nlohmann::json& assignments = trial.cell.assignments;
+  if (assignments.is_object() && assignments.contains(key)) return &assignments.at(key);
+  return FindPath(trial.cell.config, key);
+}
+
+// The trial of `sweep_name` whose keys hold `selector`'s values and, unless the selector names the
+// seed, whose seed is `seed`.
+StatusOr<TrialRecord> FindSelectedTrial(const std::string& name, const std::string& sweep_name,
+                                        const std::string& selector, int64_t seed, const SweepRecord& sweep,
+                                        const TrialLifecycle& trials) {
+  const auto conditions = SelectorConditions(selector);
+  if (conditions.empty()) {
+    return Status::InvalidArgument("'" + name + "': a selector is KEY=VALUE[,KEY=VALUE...] after the sweep name "
+                                   "(e.g. cpu-ladder/label=rope or cpu-ladder/train.lr=0.003)");
+  }
+  bool names_seed = false;
+  for (const auto& [key, value] : conditions) names_seed = names_seed || key == "seed";
+  RUNG_ASSIGN_OR_RETURN(std::vector<TrialRecord> listed, trials.List(sweep.id));
+  std::vector<const TrialRecord*> found;
+  for (const TrialRecord& trial : listed) {
+    bool holds = names_seed || trial.cell.seed == seed;
+    for (const auto& [key, value] : conditions) {
+      if (!holds) break;
+      if (key == "seed") {
+        holds = value.is_number_integer() && value.get<int64_t>() == trial.cell.seed;
+        continue;
+      }
+      const nlohmann::json* actual = SelectorValue(trial, key);
+      holds = actual != nullptr && *actual == value;
+    }
+    if (holds) found.push_back(&trial);
+  }
+  const std::string which = names_seed ? "" : " with seed " + std::to_string(seed);
+  if (found.empty()) {
+    return Status::InvalidArgument("'" + name + "': no trial of sweep " + sweep_name + which + " has " + selector +
+                                   " (see `rung trials " + std::to_string(sweep.id) + "`)");
+  }
+  if (found.size() > 1) {
+    return Status::InvalidArgument("'" + name + "': " + std::to_string(found.size()) + " trials of sweep " +
+                                   sweep_name + which + " have " + selector + " (trials " +
+                                   std::to_string(found[0]->trial_index) + " and " +
+                                   std::to_string(found[1]->trial_index) + "); add a key that tells them apart");
+  }
+  return *found.front();
+}
+
+// The trial a name stands for (for a trial of seed `seed`), or an error message for the spec.
+StatusOr<TrialRecord> FindSourceTrial(const std::string& name, int64_t seed, const SweepManager& sweeps,
                                       const TrialLifecycle& trials) {
   if (name.rfind("id:", 0) == 0) {
     const std::string prefix = name.substr(3);
@@ -38,18 +108,22 @@ StatusOr<TrialRecord> FindSourceTrial(const std::string& name, const SweepManage
     }
     return found.front();
   }
-  const size_t slash = name.rfind('/');
+  size_t slash = name.rfind('/');
+  // A selector: the first '/' before an '=' ends the sweep name (values may hold '/').
+  const size_t equals = name.find('=');
+  if (equals != std::string::npos) slash = name.rfind('/', equals);
   int64_t index = -1;
-  if (slash != std::string::npos && slash + 1 < name.size()) {
+  if (slash != std::string::npos && slash + 1 < name.size() && equals == std::string::npos) {
     const std::string digits = name.substr(slash + 1);
     bool numeric = digits.size() <= 12;
     for (char c : digits) numeric = numeric && std::isdigit(static_cast<unsigned char>(c));
     if (numeric) index = std::stoll(digits);
   }
-  if (slash == std::string::npos || slash == 0 || index < 0) {
+  if (slash == std::string::npos || slash == 0 || (index < 0 && equals == std::string::npos)) {
     return Status::InvalidArgument("'" + name +
-                                   "' is not a trial name: use \"<sweep name>/<trial index>\" (e.g. cpu-ladder/3) or "
-                                   "\"id:<identity prefix>\"");
+                                   "' is not a trial name: use \"<sweep name>/<trial index>\" (e.g. cpu-ladder/3), "
+                                   "\"<sweep name>/KEY=VALUE,...\" (the trial with those values and this trial's "
+                                   "seed) or \"id:<identity prefix>\"");
   }
   const std::string sweep_name = name.substr(0, slash);
   StatusOr<SweepRecord> sweep = sweeps.FindByName(sweep_name);
@@ -58,6 +132,9 @@ StatusOr<TrialRecord> FindSourceTrial(const std::string& name, const SweepManage
       return Status::InvalidArgument("'" + name + "': no sweep named " + sweep_name + " (see `rung sweeps`)");
     }
     return sweep.status();
+  }
+  if (equals != std::string::npos) {
+    return FindSelectedTrial(name, sweep_name, name.substr(slash + 1), seed, *sweep, trials);
   }
   RUNG_ASSIGN_OR_RETURN(std::vector<TrialRecord> listed, trials.List(sweep->id));
   for (const TrialRecord& trial : listed) {
@@ -68,9 +145,9 @@ StatusOr<TrialRecord> FindSourceTrial(const std::string& name, const SweepManage
 }
 
 // The checkpoint folder of the source's successful attempt, or an error message for the spec.
-StatusOr<std::string> SourceCheckpointFolder(const std::string& name, const SweepManager& sweeps,
+StatusOr<std::string> SourceCheckpointFolder(const std::string& name, int64_t seed, const SweepManager& sweeps,
                                              const TrialLifecycle& trials) {
-  RUNG_ASSIGN_OR_RETURN(TrialRecord source, FindSourceTrial(name, sweeps, trials));
+  RUNG_ASSIGN_OR_RETURN(TrialRecord source, FindSourceTrial(name, seed, sweeps, trials));
   if (source.state != TrialState::kSucceeded) {
     return Status::InvalidArgument("'" + name + "' (trial " + std::to_string(source.id) + ") is " +
                                    TrialStateName(source.state) +
@@ -107,24 +184,28 @@ std::string Locate(const ConfigDocument* document, const ExpandedTrial& trial, c
 
 Status ResolveSourceTrials(const std::string& spec_text, const std::string& file_name, const SweepManager& sweeps,
                            const TrialLifecycle& trials, ExpandedSweep* expanded) {
-  std::map<std::string, StatusOr<std::string>> resolved;  // name -> checkpoint folder
+  // (name, seed) -> checkpoint folder: a selector's source depends on the trial's seed.
+  std::map<std::pair<std::string, int64_t>, StatusOr<std::string>> resolved;
+  const auto key_of = [](const ExpandedTrial& trial) {
+    return std::make_pair(trial.config.train.init.from_trial, static_cast<int64_t>(trial.config.seed));
+  };
   bool unresolved = false;
   for (const ExpandedTrial& trial : expanded->trials) {
     const std::string& name = trial.config.train.init.from_trial;
-    if (name.empty() || resolved.count(name)) continue;
-    StatusOr<std::string> folder = SourceCheckpointFolder(name, sweeps, trials);
+    if (name.empty() || resolved.count(key_of(trial))) continue;
+    StatusOr<std::string> folder = SourceCheckpointFolder(name, static_cast<int64_t>(trial.config.seed), sweeps, trials);
     if (!folder.ok() && folder.status().code() != StatusCode::kInvalidArgument) return folder.status();  // the store
     unresolved = unresolved || !folder.ok();
-    resolved.emplace(name, std::move(folder));
+    resolved.emplace(key_of(trial), std::move(folder));
   }
   if (unresolved) {  // every cell that names one, at the location of its value
     StatusOr<ConfigDocument> document = ParseConfigDocument(spec_text, file_name);
     SpecDiagnostics errors;
     for (const ExpandedTrial& trial : expanded->trials) {
       const std::string& name = trial.config.train.init.from_trial;
-      if (name.empty() || resolved.at(name).ok()) continue;
+      if (name.empty() || resolved.at(key_of(trial)).ok()) continue;
       errors.Error(Locate(document.ok() ? &document.value() : nullptr, trial, file_name), kKey,
-                   resolved.at(name).status().message());
+                   resolved.at(key_of(trial)).status().message());
     }
     return errors.ToStatus();
   }
@@ -132,7 +213,7 @@ Status ResolveSourceTrials(const std::string& spec_text, const std::string& file
     const std::string& name = trial.config.train.init.from_trial;
     if (name.empty()) continue;
     if (!trial.config.train.init.checkpoint.empty()) continue;  // the spec named a checkpoint itself
-    trial.config.train.init.checkpoint = resolved.at(name).value();
+    trial.config.train.init.checkpoint = resolved.at(key_of(trial)).value();
     trial.config_json["train"]["init"]["checkpoint"] = trial.config.train.init.checkpoint;
   }
   return Status::Ok();

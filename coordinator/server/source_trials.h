@@ -4,6 +4,10 @@
 // frozen, learned frequencies frozen into a fresh run). A spec names the source trial in
 // `train.init.from_trial` (a default or an axis value):
 //   "<sweep name>/<trial index>"   e.g. "cpu-ladder/64" (`rung trials` prints indices)
+//   "<sweep name>/KEY=VALUE,..."   the trial of that sweep whose keys (a sweep axis as the spec names
+//                                  it, a label, or a dotted config key) hold those values (JSON, else a
+//                                  string) and whose seed is the starting trial's, unless seed is one
+//                                  of the keys: "models/label=rope" starts seed 2 from seed 2's model
 //   "id:<identity prefix>"         at least 6 hex digits of the trial's identity (`rung validate`)
 // At submission the coordinator resolves each name to the checkpoint folder of the source's
 // SUCCEEDED attempt (under the artifact root every worker shares) and writes it into the cell's

@@ -39,10 +39,15 @@ struct InitConfig {
   // hf_model_options.h), so that a spec evaluating or training a pretrained model need not copy it.
   std::string model = "spec";
   // AdaRoPE context extension (docs/science.md section 9): "trained" starts from the source's frequencies,
-  // tau and gamma as they are; "yarn" starts the frequencies and tau from YaRN's schedule for the new
-  // length (data.seq_len over the source's), with gamma = 0; position.adarope.l_ref must then be the
-  // source's length.
+  // tau and gamma as they are; "yarn" starts the frequencies and tau from YaRN's schedule at factor s
+  // (NTK-by-parts frequencies, tau = 1 / (c ln s + 1)^2 with c = extrapolation_yarn_c), with gamma = 0;
+  // "ntk_by_parts" and "pi" start from those schedules (tau = 1). position.adarope.l_ref must then be
+  // the source's length. Each such start computes, before any step, what the source computes under
+  // that extension: an evaluation trial (train.steps 0) evaluates the global schedule itself.
   std::string adarope_start = "trained";
+  // The start's factor s: 0 = data.seq_len over the source's training length; else in [1, 1024] (a
+  // tuned factor, or an evaluation at the source's own length).
+  double adarope_scale = 0.0;
 };
 
 struct TrainConfig {

@@ -125,7 +125,8 @@ void VisitTrain(V& v, TrainConfig& t) {
     i.Field("checkpoint", t.init.checkpoint);
     i.Field("from_trial", t.init.from_trial);
     i.Enum("parameters", t.init.parameters, {"all", "positional", "backbone"});
-    i.Enum("adarope_start", t.init.adarope_start, {"trained", "yarn"});
+    i.Enum("adarope_start", t.init.adarope_start, {"trained", "yarn", "ntk_by_parts", "pi"});
+    i.Field("adarope_scale", t.init.adarope_scale);
     i.Enum("model", t.init.model, {"spec", "checkpoint"});
   });
   v.Field("eval_every", t.eval_every);
@@ -300,18 +301,33 @@ void CollectTrialErrors(const TrialConfig& trial, std::vector<ConfigError>* erro
                            " positional parameters, or a learned inverse temperature, train with the backbone "
                            "frozen)"});
   }
-  if (trial.train.init.adarope_start == "yarn") {
+  const InitConfig& init = trial.train.init;
+  if (!(init.adarope_scale == 0.0 || (init.adarope_scale >= 1.0 && init.adarope_scale <= 1024.0))) {
+    errors->push_back({"train.init.adarope_scale",
+                       "must be 0 (data.seq_len over the source's length) or lie in [1, 1024], got " +
+                           std::to_string(init.adarope_scale)});
+  }
+  if (init.adarope_start == "trained" && init.adarope_scale != 0.0) {
+    errors->push_back({"train.init.adarope_scale",
+                       "is the factor of an extension's start: set train.init.adarope_start (yarn, ntk_by_parts, pi)"});
+  }
+  if (init.adarope_start != "trained") {
+    const std::string& start = init.adarope_start;
     if (position.variant != "adarope") {
       errors->push_back({"train.init.adarope_start",
-                         "yarn starts AdaRoPE's frequencies and tau; position.variant is " + position.variant});
+                         start + " starts AdaRoPE's frequencies and tau; position.variant is " + position.variant});
     }
-    if (trial.train.init.checkpoint.empty() && trial.train.init.from_trial.empty()) {
+    if (start == "pi" && position.adarope.learned_base) {
+      errors->push_back({"train.init.adarope_start", "pi divides every frequency by s, which a learned base "
+                                                     "(position.adarope.learned_base) cannot hold"});
+    }
+    if (init.checkpoint.empty() && init.from_trial.empty()) {
       errors->push_back({"train.init.adarope_start",
-                         "yarn extends a trained model: give train.init.from_trial or train.init.checkpoint"});
+                         start + " extends a trained model: give train.init.from_trial or train.init.checkpoint"});
     }
-    if (trial.train.init.parameters == "backbone") {
-      errors->push_back({"train.init.adarope_start", "yarn starts from the source's positional parameters, "
-                                                     "which train.init.parameters: backbone does not copy"});
+    if (init.parameters == "backbone") {
+      errors->push_back({"train.init.adarope_start", start + " starts from the source's positional parameters, "
+                                                            "which train.init.parameters: backbone does not copy"});
     }
   }
 }
@@ -322,6 +338,7 @@ void ReconcileWithEarlierReleases(const TrialConfig& trial, nlohmann::json* conf
   const TrainConfig defaults;
   nlohmann::json& train = (*config)["train"];
   if (trial.train.init.adarope_start == defaults.init.adarope_start) train["init"].erase("adarope_start");
+  if (trial.train.init.adarope_scale == defaults.init.adarope_scale) train["init"].erase("adarope_scale");
   if (trial.train.init.model == defaults.init.model) train["init"].erase("model");
   if (trial.train.diagnostics_at == defaults.diagnostics_at) train.erase("diagnostics_at");
   // Earlier releases measured the diagnostics on one batch of diagnostics_sequences with (sequence,

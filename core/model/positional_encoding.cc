@@ -120,9 +120,10 @@ std::vector<LayerTables> PositionalEncodingImpl::Tables(int64_t time, const torc
   return tables;
 }
 
-void PositionalEncodingImpl::StartContextExtension(double scale, double source_length, double yarn_c) {
-  TORCH_CHECK(variant_->StartContextExtension(scale, source_length, yarn_c), "position.variant ",
-              config_.position.variant, " has no context extension to start");
+void PositionalEncodingImpl::StartContextExtension(const std::string& schedule, double scale, double source_length,
+                                                   double yarn_c) {
+  TORCH_CHECK(variant_->StartContextExtension(schedule, scale, source_length, yarn_c), "position.variant ",
+              config_.position.variant, " has no context extension to start from ", schedule);
   cached_time_ = -1;
 }
 

@@ -69,7 +69,7 @@ class PositionalEncodingImpl : public torch::nn::Module {
   // A context extension's start on trained parameters (AdaRoPE's: docs/science.md section 9, AdaRoPE
   // section 3.4; core/model/positional/adarope.cc). Throws (c10::Error) for a variant without one.
   // REQUIRES: scale >= 1.
-  void StartContextExtension(double scale, double source_length, double yarn_c);
+  void StartContextExtension(const std::string& schedule, double scale, double source_length, double yarn_c);
 
   // The leave-one-out band ablations: while `pair` >= 0, Tables() changes that pair in every layer and
   // row; -1 switches it off.

@@ -15,7 +15,7 @@ torch::Tensor PositionalVariantModel::QueryScale(int64_t, int64_t, const torch::
 torch::Tensor PositionalVariantModel::LinearBiasSlopes() const { return {}; }
 torch::Tensor PositionalVariantModel::MakeInputTable(torch::nn::Module&) const { return {}; }
 torch::Tensor PositionalVariantModel::InputRows(const torch::Tensor&, int64_t) const { return {}; }
-bool PositionalVariantModel::StartContextExtension(double, double, double) { return false; }
+bool PositionalVariantModel::StartContextExtension(const std::string&, double, double, double) { return false; }
 
 std::unique_ptr<PositionalVariantModel> MakePositionalVariantModel(const ModelConfig& config,
                                                                    torch::nn::Module& owner,

@@ -73,9 +73,10 @@ class PositionalVariantModel {
   virtual std::vector<torch::Tensor> frequency_parameters() const { return {}; }
   virtual std::vector<torch::Tensor> scale_parameters() const { return {}; }
 
-  // A context extension's start on trained parameters (AdaRoPE's, docs/science.md section 9); false
-  // when the variant has none to start.
-  virtual bool StartContextExtension(double scale, double source_length, double yarn_c);
+  // A context extension's start on trained parameters (AdaRoPE's, docs/science.md section 9): the
+  // global schedule `schedule` (yarn, ntk_by_parts or pi) at factor `scale` from `source_length`
+  // (YaRN's temperature coefficient yarn_c); false when the variant has none to start, or not that one.
+  virtual bool StartContextExtension(const std::string& schedule, double scale, double source_length, double yarn_c);
 };
 
 class PositionalVariantModelFactory {

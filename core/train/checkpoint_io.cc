@@ -320,22 +320,25 @@ json CheckpointIdentity(torch::serialize::InputArchive& archive) {
   return meta.is_object() ? meta.value("identity", json()) : json();
 }
 
-// AdaRoPE's context-extension start (train.init.adarope_start yarn) from a source trained at
-// `source_length`: data.seq_len must extend it and position.adarope.l_ref be it.
-Status StartAdaRopeExtension(Transformer& model, int64_t source_length, double yarn_c) {
+// AdaRoPE's context-extension start (train.init.adarope_start yarn, ntk_by_parts or pi) from a source
+// trained at `source_length`: data.seq_len must not be shorter and position.adarope.l_ref must be it;
+// the factor is init.adarope_scale, else data.seq_len over source_length.
+Status StartAdaRopeExtension(Transformer& model, const InitConfig& init, int64_t source_length, double yarn_c) {
   const ModelConfig& config = model->config();
+  const std::string what = "train.init.adarope_start " + init.adarope_start;
   if (config.seq_len < source_length) {
-    return Status::FailedPrecondition("train.init.adarope_start yarn extends a context: data.seq_len " +
-                                      std::to_string(config.seq_len) + " is shorter than the source's " +
-                                      std::to_string(source_length));
+    return Status::FailedPrecondition(what + " extends a context: data.seq_len " + std::to_string(config.seq_len) +
+                                      " is shorter than the source's " + std::to_string(source_length));
   }
   if (config.position.adarope.l_ref != static_cast<double>(source_length)) {
-    return Status::FailedPrecondition("train.init.adarope_start yarn: position.adarope.l_ref must be the source's "
-                                      "training length " + std::to_string(source_length) + " (AdaRoPE section 3.4)");
+    return Status::FailedPrecondition(what + ": position.adarope.l_ref must be the source's training length " +
+                                      std::to_string(source_length) + " (AdaRoPE section 3.4)");
   }
+  const double scale = init.adarope_scale > 0
+                           ? init.adarope_scale
+                           : static_cast<double>(config.seq_len) / static_cast<double>(source_length);
   torch::NoGradGuard no_grad;
-  model->positional()->StartContextExtension(static_cast<double>(config.seq_len) / static_cast<double>(source_length),
-                                             static_cast<double>(source_length), yarn_c);
+  model->positional()->StartContextExtension(init.adarope_start, scale, static_cast<double>(source_length), yarn_c);
   return Status::Ok();
 }
 
@@ -349,13 +352,13 @@ Status InitializeFromCheckpoint(const InitConfig& source, Transformer& model, do
         model->config().position.variant != "prope") {
       *converted_from = "rope";  // the folder's RoPE, started as the trial's variant
     }
-    if (init.adarope_start != "yarn") return Status::Ok();
+    if (init.adarope_start == "trained") return Status::Ok();
     // A RoPE folder converted to AdaRoPE, extended from the context it was trained at (AdaRoPE section 5).
     RUNG_ASSIGN_OR_RETURN(const hf::HfModelConfig folder, hf::ReadHfModelConfig(init.checkpoint));
     try {
-      return StartAdaRopeExtension(model, hf::OriginalContext(folder), yarn_c);
+      return StartAdaRopeExtension(model, init, hf::OriginalContext(folder), yarn_c);
     } catch (const std::exception& error) {
-      return Status::FailedPrecondition("train.init.adarope_start yarn: " + std::string(error.what()));
+      return Status::FailedPrecondition("train.init.adarope_start " + init.adarope_start + ": " + error.what());
     }
   }
   RUNG_ASSIGN_OR_RETURN(init.checkpoint, CheckpointFile(init.checkpoint, "train.init.checkpoint"));
@@ -405,13 +408,13 @@ Status InitializeFromCheckpoint(const InitConfig& source, Transformer& model, do
       RUNG_RETURN_IF_ERROR(MergeCheckpointAdapters(archive, *source_trial, model, init.checkpoint));
     }
     if (converts && converted_from != nullptr) *converted_from = source_variant;
-    if (init.adarope_start == "yarn") {
+    if (init.adarope_start != "trained") {
       const json length = identity.is_object() ? identity.value("/data/seq_len"_json_pointer, json()) : json();
       if (!length.is_number_integer() || length.get<int64_t>() <= 0) {
-        return Status::FailedPrecondition("train.init.adarope_start yarn: " + init.checkpoint +
+        return Status::FailedPrecondition("train.init.adarope_start " + init.adarope_start + ": " + init.checkpoint +
                                           " does not say its training length");
       }
-      RUNG_RETURN_IF_ERROR(StartAdaRopeExtension(model, length.get<int64_t>(), yarn_c));
+      RUNG_RETURN_IF_ERROR(StartAdaRopeExtension(model, init, length.get<int64_t>(), yarn_c));
     }
   } catch (const std::exception& error) {
     return Status::DataLoss("cannot read train.init.checkpoint " + init.checkpoint + ": " + error.what());

@@ -62,10 +62,11 @@ StatusOr<ResumedCheckpoint> ReadCheckpoint(const std::string& path, const TrialC
 // the source computed; `*converted_from` (where given) is then set to "rope".
 // Errors: NOT_FOUND (no such file or no checkpoint in the folder), FAILED_PRECONDITION (a parameter
 // missing there or of another shape, or none to copy), DATA_LOSS (unreadable).
-// With init.adarope_start yarn, the copied AdaRoPE parameters then start the context extension from the
-// source's training length (its data.seq_len, in the checkpoint) to the model's
-// (PositionalEncodingImpl::StartContextExtension, YaRN's c = yarn_c); FAILED_PRECONDITION where the
-// model's position.adarope.l_ref is not that length or the model is not longer.
+// With init.adarope_start yarn, ntk_by_parts or pi, the copied AdaRoPE parameters then start the context
+// extension from the source's training length (its data.seq_len, in the checkpoint) at factor
+// init.adarope_scale, else the model's length over it (PositionalEncodingImpl::StartContextExtension,
+// YaRN's c = yarn_c); FAILED_PRECONDITION where the model's position.adarope.l_ref is not that length or
+// the model is shorter.
 Status InitializeFromCheckpoint(const InitConfig& init, Transformer& model, double yarn_c = 0.1,
                                 std::string* converted_from = nullptr);
 

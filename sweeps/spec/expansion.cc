@@ -175,9 +175,10 @@ ExpandedTrial CellAt(const SweepSpec& spec, size_t rung, const std::vector<size_
   for (size_t axis = 0; axis < axes.size(); ++axis) {
     const AxisPoint& point = axes[axis].points[odometer[axis]];
     for (size_t key = 0; key < axes[axis].keys.size(); ++key) {
+      trial.assignments[axes[axis].keys[key]] = point.values[key];
+      if (axes[axis].keys[key] == kLabelAxisKey) continue;  // names the cell, sets nothing
       builder->Set(axes[axis].keys[key], point.values[key], point.locations[key],
                    key < point.paths.size() ? point.paths[key] : "");
-      trial.assignments[axes[axis].keys[key]] = point.values[key];
     }
   }
   return trial;
@@ -317,7 +318,10 @@ void MarkBaseline(const ConfigDocument& document, const SweepSpec& spec, std::ve
   for (auto it = spec.baseline.begin(); it != spec.baseline.end(); ++it) {
     if (FindPath(trials->front().config_json, it.key()) == nullptr) {
       diagnostics->Error(document.Locate("baseline." + it.key()), "baseline." + it.key(),
-                         "not a key of the trial config");
+                         it.key() == kLabelAxisKey
+                             ? "a label names cells and is not a key of the trial config: select labelled "
+                               "cells as the reference when reading results (rung results --against label=NAME)"
+                             : "not a key of the trial config");
       keys_ok = false;
     }
   }

@@ -207,6 +207,19 @@ SweepAxes ParseSweepAxes(const nlohmann::json* block, const ConfigDocument& docu
       axes.axes.push_back(ParseListAxis(it.key(), it.value(), path, document, diagnostics));
     }
   }
+  // A label names cells: a non-empty string, never a config value.
+  for (const SweepAxis& axis : axes.axes) {
+    for (size_t key = 0; key < axis.keys.size(); ++key) {
+      if (axis.keys[key] != kLabelAxisKey) continue;
+      for (const AxisPoint& point : axis.points) {
+        const nlohmann::json& value = point.values[key];
+        if (!value.is_string() || value.get<std::string>().empty()) {
+          diagnostics->Error(point.locations[key], kLabelAxisKey,
+                             "a label names the cell's arm: a non-empty string, got " + value.dump());
+        }
+      }
+    }
+  }
   // JSON mappings iterate in key order; the spec's order is the order of the text.
   std::stable_sort(axes.axes.begin(), axes.axes.end(),
                    [](const SweepAxis& a, const SweepAxis& b) { return LocationBefore(a.location, b.location); });

@@ -8,6 +8,7 @@
 //       - {form: none}
 //       - {form: log_power, xi: 0.5}
 //     seed: [0, 1, 2]
+//     label: [a, b]                                   # names cells, sets no config key (below)
 //     zip:                                            # zipped axes: lists of equal length, stepped
 //       - {position.base: [10000, 500000], position.adarope.l_ref: [64, 256]}   #   together
 //     random:                                         # seeded random draws, `samples` of them
@@ -21,6 +22,12 @@
 // Each axis contributes one factor to the product; a zip group and the random block are one axis
 // each. Axis order is the spec's order (later axes vary fastest). No two axes may set one key
 // (axis_conflicts.h).
+//
+// The key `label` (kLabelAxisKey), alone or in a zip group, names the arm of a study a cell belongs to
+// ("yarn-tuned", "head-wise frozen") where its config keys do not say it (an evaluation whose arms
+// differ only in the trial they start from): its values are non-empty strings, kept with the cell's
+// assignments (rung results --group-by label, --against label=NAME) and in no trial config, so they
+// are not part of a trial's identity.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +41,8 @@
 #include "sweeps/spec/spec_diagnostics.h"
 
 namespace rung {
+
+inline constexpr char kLabelAxisKey[] = "label";
 
 // One setting of one axis: a value for each of the axis's keys, with where each was written.
 struct AxisPoint {

@@ -1,18 +1,21 @@
 // coordinator/cli/commands/results_command.cc
 //
 // `rung results SWEEP [--group-by K,..] [--metric M] [--agg mean,std,min,max,median,count]
-//              [--summary final|best|last] [--where KEY=VALUE]...`: a results table
+//              [--summary final|best|last] [--where KEY=VALUE]... [--against KEY=VALUE]...
+//              [--pair-on K,..] [--level P]`: a results table
 // (UserService.QueryResults): trials grouped by keys (trial, rung_label, rung, seed, a sweep axis, any
 // dotted key of the trial config; without --group-by one row per trial, labelled by trial,
 // rung_label and the sweep's axes), one value of the metric per trial aggregated per group, and the
-// paired same-seed difference against the sweep's baseline. An undefined aggregate (the std of one
-// value, anything of no value; paired_sd of one pair) is blank in the table and CSV and null in
-// JSON. An unknown metric or key is exit 2, naming what there is. --where takes its values as JSON
+// paired same-seed difference against the sweep's baseline (or the trials --against selects, paired
+// on the --pair-on keys), with its Student t interval at --level. An undefined aggregate (the std of
+// one value, anything of no value; paired_sd and the interval of one pair) is blank in the table and
+// CSV and null in JSON. An unknown metric or key is exit 2, naming what there is. --where takes its values as JSON
 // (which has commas of its own), so it is repeated rather than comma-separated.
 #include <iostream>
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -37,7 +40,21 @@ struct ResultsOptions {
   std::vector<std::string> aggregations = {"mean", "std", "min", "count"};
   std::string summary = "final";
   std::vector<std::string> where;
+  std::vector<std::string> against;
+  std::vector<std::string> pair_on;
+  double level = 0.95;
 };
+
+// KEY=VALUE into a filter (VALUE as JSON, else a string: rope -> "rope"); false where there is no key.
+bool ParseCondition(const std::string& condition, pb::ResultFilter* filter) {
+  const size_t equals = condition.find('=');
+  if (equals == std::string::npos || equals == 0) return false;
+  filter->set_key(condition.substr(0, equals));
+  const std::string value = condition.substr(equals + 1);
+  json parsed = json::parse(value, nullptr, /*allow_exceptions=*/false);
+  *filter->mutable_value() = wire::ToConfigValue(parsed.is_discarded() ? json(value) : parsed);
+  return true;
+}
 
 int RunResults(CoordinatorConnection& connection, const ResultsOptions& options) {
   pb::QueryResultsRequest request;
@@ -51,25 +68,28 @@ int RunResults(CoordinatorConnection& connection, const ResultsOptions& options)
       {"mean", pb::AGGREGATION_MEAN}, {"std", pb::AGGREGATION_STD},       {"min", pb::AGGREGATION_MIN},
       {"max", pb::AGGREGATION_MAX},   {"median", pb::AGGREGATION_MEDIAN}, {"count", pb::AGGREGATION_COUNT}};
   for (const std::string& name : options.aggregations) request.add_aggregations(aggregations.at(name));
-  for (const std::string& condition : options.where) {
-    const size_t equals = condition.find('=');
-    if (equals == std::string::npos || equals == 0) {
-      std::cerr << "rung results: --where '" << condition << "': expected KEY=VALUE (e.g. position.variant=rope)\n";
-      return kUsage;
+  for (const auto& [flag, conditions, filters] :
+       {std::tuple{"--where", &options.where, request.mutable_filters()},
+        std::tuple{"--against", &options.against, request.mutable_against()}}) {
+    for (const std::string& condition : *conditions) {
+      if (!ParseCondition(condition, filters->Add())) {
+        std::cerr << "rung results: " << flag << " '" << condition
+                  << "': expected KEY=VALUE (e.g. position.variant=rope)\n";
+        return kUsage;
+      }
     }
-    pb::ResultFilter* filter = request.add_filters();
-    filter->set_key(condition.substr(0, equals));
-    const std::string value = condition.substr(equals + 1);
-    json parsed = json::parse(value, nullptr, /*allow_exceptions=*/false);
-    *filter->mutable_value() = wire::ToConfigValue(parsed.is_discarded() ? json(value) : parsed);  // rope -> "rope"
   }
+  for (const std::string& key : options.pair_on) request.add_pair_on(key);
+  request.set_level(options.level);
   pb::QueryResultsResponse response;
   grpc::Status status = connection.user().QueryResults(connection.Context().get(), request, &response);
   if (!status.ok()) return ReportRpcError("results", status);
 
   std::vector<std::string> columns(response.group_by().begin(), response.group_by().end());
   for (const std::string& name : options.aggregations) columns.push_back(name);
-  for (const char* column : {"trials", "paired_diff", "paired_sd", "pairs"}) columns.push_back(column);
+  for (const char* column : {"trials", "paired_diff", "paired_sd", "paired_low", "paired_high", "pairs"}) {
+    columns.push_back(column);
+  }
   TextTable table(columns);
   for (const pb::ResultRow& row : response.rows()) {
     std::vector<std::string> cells;
@@ -91,10 +111,14 @@ int RunResults(CoordinatorConnection& connection, const ResultsOptions& options)
     cells.push_back(std::to_string(row.trials()));
     cells.push_back(row.has_paired_difference_mean() ? NumberOrBlank(row.paired_difference_mean(), 4) : "");
     cells.push_back(paired_sd ? NumberOrBlank(row.paired_difference_sd(), 4) : "");
+    cells.push_back(row.has_paired_low() ? NumberOrBlank(row.paired_low(), 4) : "");
+    cells.push_back(row.has_paired_high() ? NumberOrBlank(row.paired_high(), 4) : "");
     cells.push_back(std::to_string(row.pairs()));
     object["trials"] = row.trials();
     object["paired_diff"] = row.has_paired_difference_mean() ? NumberOrNull(row.paired_difference_mean()) : json();
     object["paired_sd"] = paired_sd ? NumberOrNull(row.paired_difference_sd()) : json();
+    object["paired_low"] = row.has_paired_low() ? NumberOrNull(row.paired_low()) : json();
+    object["paired_high"] = row.has_paired_high() ? NumberOrNull(row.paired_high()) : json();
     object["pairs"] = row.pairs();
     object["flops"] = row.flops();
     object["tokens"] = row.tokens();
@@ -102,9 +126,16 @@ int RunResults(CoordinatorConnection& connection, const ResultsOptions& options)
     table.AddRow(cells, object);
   }
   if (options.format == "table") {
-    std::cout << "sweep " << options.sweep_id << ": " << response.metric() << " ("
-              << options.summary << " value per trial); paired_diff: mean same-seed difference against the "
-              << "baseline " << wire::FromConfigEntries(response.baseline()).dump() << " (sd over pairs)\n\n";
+    std::string shared = "same-seed";
+    if (!response.pair_on().empty()) {
+      shared = "same";
+      for (int i = 0; i < response.pair_on_size(); ++i) shared += (i == 0 ? "-" : ",") + response.pair_on(i);
+    }
+    std::cout << "sweep " << options.sweep_id << ": " << response.metric() << " (" << options.summary
+              << " value per trial); paired_diff: mean " << shared << " difference against the "
+              << (options.against.empty() ? "baseline " : "trials ")
+              << wire::FromConfigEntries(response.baseline()).dump() << " (sd over pairs; paired_low..paired_high: "
+              << "its Student t interval at " << Number(100.0 * response.level(), 3) << "%)\n\n";
   }
   table.Print(std::cout, options.format);
   return kOk;
@@ -116,7 +147,10 @@ void AddResultsCommand(CLI::App& app, int* exit_code) {
       app, exit_code, "results",
       "A sweep's results table: trials grouped by --group-by keys, one value of the metric per trial, aggregated\n"
       "per group (over seeds), with the mean same-seed difference against the sweep's baseline (paired_diff:\n"
-      "each trial minus the baseline trial with the same rung, seed and other axis values).",
+      "each trial minus the baseline trial with the same rung, seed and other axis values) and its Student t\n"
+      "interval (paired_low, paired_high: mean +- t sd / sqrt(pairs), from two pairs on; exact where the\n"
+      "differences are independent normal draws). --against and --pair-on compare arms that differ in several\n"
+      "keys: --against label=yarn --pair-on seed pairs each trial with the label=yarn trial of its seed.",
       options, RunResults);
   command->add_option("sweep", options->sweep_id, "Sweep id")->required();
   command
@@ -137,6 +171,20 @@ void AddResultsCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"final", "best", "last"}));
   command->add_option("--where", options->where, "Only trials with KEY=VALUE (VALUE as JSON, or a string)")
       ->type_name("KEY=VALUE");
+  command
+      ->add_option("--against", options->against,
+                   "The reference of the paired differences: the trials with KEY=VALUE (repeatable; all must hold), "
+                   "in place of the spec's baseline")
+      ->type_name("KEY=VALUE");
+  command
+      ->add_option("--pair-on", options->pair_on,
+                   "Keys, comma-separated, a trial shares with its reference twin (with the rung), e.g. seed; "
+                   "default: every sweep axis the reference does not name, and the seed")
+      ->delimiter(',')
+      ->type_name("KEY,...");
+  command->add_option("--level", options->level, "Level of the paired t intervals")
+      ->check(CLI::Range(0.5, 0.999))
+      ->type_name("P");
 }
 
 }  // namespace

@@ -85,11 +85,16 @@ class AdaRopeModel final : public PositionalVariantModel {
   // The frequencies NTK-by-parts-interpolated for `scale` times `source_length` (a learned base
   // instead rescaled as NTK: log b + (d/(d-2)) ln scale), gamma = 0, and tau set so that AdaScale
   // (lambda = 1 / tau once gamma = 0) starts at YaRN's logit factor (yarn_c ln scale + 1)^2.
-  bool StartContextExtension(double scale, double source_length, double yarn_c) override {
+  bool StartContextExtension(const std::string& schedule, double scale, double source_length,
+                             double yarn_c) override {
     torch::NoGradGuard no_grad;
+    if (schedule != "yarn" && schedule != "ntk_by_parts" && schedule != "pi") return false;
+    // A learned base moves every frequency by one factor: NTK's base change, not an interpolation.
+    if (schedule == "pi" && log_base_.defined()) return false;
     if (log_freq_.defined()) {
       const int64_t half = log_freq_.size(-1);
-      LengthExtension extension{"ntk_by_parts", scale, source_length};
+      // YaRN's frequencies are NTK-by-parts'; its temperature is tau below.
+      LengthExtension extension{schedule == "pi" ? "pi" : "ntk_by_parts", scale, source_length};
       torch::Tensor theta = log_freq_.exp().view({-1, half});
       log_freq_.copy_(ExtendFrequencies(theta, extension).log().view_as(log_freq_));
     }
@@ -97,7 +102,7 @@ class AdaRopeModel final : public PositionalVariantModel {
       const double d = static_cast<double>(config_.head_dim);
       log_base_.add_(d / (d - 2.0) * std::log(scale));
     }
-    const double factor = std::pow(yarn_c * std::log(scale) + 1.0, 2.0);
+    const double factor = schedule == "yarn" ? std::pow(yarn_c * std::log(scale) + 1.0, 2.0) : 1.0;
     // With gamma = 0, lambda = 1 / tau: YaRN's logit factor.
     if (tau_.defined()) tau_.fill_(config_.position.adarope.tau_param == "exp" ? -std::log(factor) : 1.0 / factor);
     if (gamma_.defined()) gamma_.zero_();

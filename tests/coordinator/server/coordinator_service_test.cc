@@ -825,6 +825,39 @@ TEST_F(CoordinatorServiceTest, ASourceTrialResolvesToTheCheckpointFolderOfItsSuc
     const nlohmann::json config = wire::FromConfigObject(GetTrial(trial.trial_id()).config());
     EXPECT_EQ(config["train"]["init"]["checkpoint"], base->checkpoint_dir()) << config["train"]["init"].dump();
   }
+
+  // A selector names the source by its keys (an axis, a label or a config key) and the starting
+  // trial's seed, unless it names the seed itself.
+  auto selected = [](const std::string& name, const std::string& from, const std::string& seeds) {
+    return "name: " + name + "\n"
+           "data: {source: builtin, seq_len: 32}\n"
+           "model: {layers: 1, d_model: 16, heads: 2, mlp: gelu}\n"
+           "position: {variant: rope}\n"
+           "train: {batch_size: 2, steps: 10, init: {parameters: all, from_trial: \"" + from + "\"}}\n"
+           "sweep:\n"
+           "  seed: [" + seeds + "]\n";
+  };
+  const v1::SubmitSweepResponse same_seed = Submit(selected("select0", "base/position.variant=rope", "0"));
+  for (const v1::Trial& trial : ListTrials(same_seed.sweep_id())) {
+    const nlohmann::json config = wire::FromConfigObject(GetTrial(trial.trial_id()).config());
+    EXPECT_EQ(config["train"]["init"]["checkpoint"], base->checkpoint_dir());
+  }
+  grpc::Status unmatched = TrySubmit(selected("select1", "base/position.variant=rope", "0, 1"), "select.yaml", &response);
+  EXPECT_EQ(unmatched.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(unmatched.error_message(),
+              HasSubstr("select.yaml:5:59: error: train.init.from_trial: 'base/position.variant=rope': no trial of "
+                        "sweep base with seed 1 has position.variant=rope"));
+  const v1::SubmitSweepResponse named_seed =
+      Submit(selected("select1", "base/position.variant=rope,train.lr=1.0e-3,seed=0", "1"));
+  ASSERT_EQ(named_seed.new_trial_count(), 1);
+  EXPECT_EQ(wire::FromConfigObject(GetTrial(ListTrials(named_seed.sweep_id()).at(0).trial_id()).config())
+                ["train"]["init"]["checkpoint"],
+            base->checkpoint_dir());
+  for (const std::string& bad : {"base/position.variant", "base/=rope", "base/label=rope"}) {
+    grpc::Status refused = TrySubmit(selected("select2", bad, "0"), "select.yaml", &response);
+    EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << bad;
+    EXPECT_THAT(refused.error_message(), HasSubstr("select.yaml:5:")) << bad;
+  }
 }
 
 // Fuzzing found it (docs/fuzzing.md): a diagnostics payload nested a million levels deep passed the

@@ -296,6 +296,70 @@ TEST_F(QueryServiceTest, ResultsAreGroupedAggregatedOverSeedsAndPairedAgainstThe
   EXPECT_EQ(table.rows(0).values(2), 2.0);
 }
 
+TEST_F(QueryServiceTest, PairedDifferencesCarryStudentTIntervalsAndMayPairAgainstChosenTrialsOnChosenKeys) {
+  RunTrials(Finished());
+  const double t_975_1 = 12.706204736174698;  // SciPy: t.ppf(0.975, 1)
+  const double t_950_1 = 6.313751514675041;   // t.ppf(0.95, 1)
+  // The spec's baseline: nope L1's same-seed differences 0.3 and 0.5 (mean 0.4, sd 0.1 sqrt 2).
+  v1::QueryResultsResponse table;
+  ASSERT_TRUE(Query({"position.variant", "rung_label"}, &table).ok());
+  EXPECT_DOUBLE_EQ(table.level(), 0.95);
+  const v1::ResultRow& nope_l1 = table.rows(0);
+  ASSERT_TRUE(nope_l1.has_paired_low() && nope_l1.has_paired_high());
+  EXPECT_NEAR(nope_l1.paired_low(), 0.4 - t_975_1 * 0.1, 1e-9);
+  EXPECT_NEAR(nope_l1.paired_high(), 0.4 + t_975_1 * 0.1, 1e-9);
+  EXPECT_FALSE(table.rows(1).has_paired_low()) << "no interval from a single pair";
+
+  // Against nope's trials, paired on the seed (and the rung): rope L1 is 3.0 - 3.3 and 3.2 - 3.7.
+  v1::QueryResultsRequest request;
+  request.set_sweep_id(sweep_id_);
+  request.add_group_by("position.variant");
+  request.add_group_by("rung_label");
+  v1::ResultFilter* against = request.add_against();
+  against->set_key("position.variant");
+  against->mutable_value()->set_text("nope");
+  request.add_pair_on("seed");
+  request.set_level(0.90);
+  grpc::Status status = users_->QueryResults(ContextWithToken(user_token_).get(), request, &table);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(wire::FromConfigEntries(table.baseline()), (nlohmann::json{{"position.variant", "nope"}}));
+  EXPECT_THAT(table.pair_on(), ElementsAre("seed"));
+  EXPECT_DOUBLE_EQ(table.level(), 0.90);
+  ASSERT_THAT(table.rows(), SizeIs(4));
+  const v1::ResultRow& rope_l1 = table.rows(2);
+  EXPECT_THAT(Dumped(rope_l1.group_values()), ElementsAre("\"rope\"", "\"L1-d16\""));
+  EXPECT_EQ(rope_l1.pairs(), 2);
+  EXPECT_NEAR(rope_l1.paired_difference_mean(), -0.4, 1e-12);
+  EXPECT_NEAR(rope_l1.paired_low(), -0.4 - t_950_1 * 0.1, 1e-9);
+  EXPECT_NEAR(rope_l1.paired_high(), -0.4 + t_950_1 * 0.1, 1e-9);
+  // rope L2 pairs only where nope L2 finished: seed 0, 2.5 - 2.9.
+  EXPECT_EQ(table.rows(3).pairs(), 1);
+  EXPECT_NEAR(table.rows(3).paired_difference_mean(), -0.4, 1e-12);
+
+  // Two reference trials share a pair: refused, naming what tells them apart.
+  request.clear_pair_on();
+  request.add_pair_on("position.variant");
+  status = users_->QueryResults(ContextWithToken(user_token_).get(), request, &table);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("with the same rung and pair_on values"));
+  // A reference that matches nothing, an unknown pair key and a level outside (0, 1) are refused.
+  request.clear_pair_on();
+  against->mutable_value()->set_text("alibi");
+  status = users_->QueryResults(ContextWithToken(user_token_).get(), request, &table);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("matches no trial"));
+  against->mutable_value()->set_text("nope");
+  request.add_pair_on("sede");
+  status = users_->QueryResults(ContextWithToken(user_token_).get(), request, &table);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("pair_on: unknown key 'sede' (did you mean 'seed'?)"));
+  request.clear_pair_on();
+  request.set_level(1.5);
+  status = users_->QueryResults(ContextWithToken(user_token_).get(), request, &table);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("level"));
+}
+
 TEST_F(QueryServiceTest, AnUnknownKeyIsInvalidArgumentNamingItAndListingTheValidKeys) {
   RunTrials(Finished());
   v1::QueryResultsResponse table;

@@ -534,12 +534,63 @@ TEST(LengthExtension, AdaRopeContextExtensionStartsFromNtkByPartsTauOverYarnsFac
   for (auto& parameter : positional->named_parameters()) parameter.value().add_(0.1 * torch::rand_like(parameter.value()));
   const torch::Tensor theta = positional->Frequencies(1).clone();
   const torch::Tensor tau = positional->named_parameters()["adascale_tau"].clone();
-  positional->StartContextExtension(4.0, 24.0, 0.1);
+  positional->StartContextExtension("yarn", 4.0, 24.0, 0.1);
   EXPECT_TRUE(torch::allclose(positional->Frequencies(1), ExtendFrequencies(theta, {"ntk_by_parts", 4.0, 24.0}), 1e-5, 1e-7));
   // gamma = 0 makes lambda = 1 / tau: tau starts where AdaScale is YaRN's factor.
   EXPECT_TRUE(torch::allclose(positional->named_parameters()["adascale_tau"],
                               torch::full_like(tau, 1.0 / std::pow(0.1 * std::log(4.0) + 1, 2))));
   EXPECT_EQ(positional->named_parameters()["adascale_gamma"].abs().max().item<float>(), 0.0f);
+}
+
+// A RoPE model converted to AdaRoPE at a global schedule's start (train.init.adarope_start pi,
+// ntk_by_parts or yarn, at any factor) computes, before it trains, what the RoPE model computes under
+// that extension: the study that tunes YaRN's s and c by evaluating such starts (docs/findings.md
+// section 11) rests on it.
+TEST(LengthExtension, AnAdaRopeStartAtAGlobalScheduleComputesTheRopeModelUnderThatExtension) {
+  for (const char* schedule : {"pi", "ntk_by_parts", "yarn"}) {
+    for (const double scale : {4.0, 6.0}) {
+      for (const char* share : {"none", "global"}) {
+        SCOPED_TRACE(std::string(schedule) + " s=" + std::to_string(scale) + " share " + share);
+        torch::manual_seed(31);
+        ModelConfig rope_config = Tiny("rope", 4, 2);
+        ModelConfig adarope_config = rope_config;
+        adarope_config.position.variant = "adarope";
+        adarope_config.position.adarope.l_ref = static_cast<double>(rope_config.seq_len);
+        adarope_config.position.adarope.share_freq = share;
+        adarope_config.position.adarope.share_scale = share;
+        ResolveModelConfig(&adarope_config);
+        Transformer rope(rope_config);
+        Transformer adarope(adarope_config);
+        torch::NoGradGuard no_grad;
+        auto rope_parameters = rope->named_parameters();
+        for (auto& parameter : adarope->named_parameters()) {
+          if (parameter.key().rfind("positional.", 0) == 0) continue;
+          parameter.value().copy_(rope_parameters[parameter.key()]);
+        }
+        const double source_length = static_cast<double>(rope_config.seq_len);
+        adarope->positional()->StartContextExtension(schedule, scale, source_length, 0.2);
+        LengthExtension extension{schedule, scale, source_length};
+        extension.yarn_c = 0.2;
+        rope->positional()->set_length_extension(extension);
+        rope->eval();
+        adarope->eval();
+        const torch::Tensor tokens = torch::randint(0, rope_config.vocab_size, {2, 4 * rope_config.seq_len});
+        const torch::Tensor expected = rope->forward(tokens);
+        const torch::Tensor converted = adarope->forward(tokens);
+        EXPECT_LT((converted - expected).abs().max().item<double>(), 1e-4);
+        // And not trivially: the model without the extension differs.
+        rope->positional()->set_length_extension(LengthExtension{});
+        EXPECT_GT((rope->forward(tokens) - expected).abs().max().item<double>(), 1e-3);
+      }
+    }
+  }
+  // A learned base cannot hold an interpolation: refused, never a silent other model.
+  ModelConfig based = Tiny("adarope", 4, 2);
+  based.position.adarope.learned_base = true;
+  ResolveModelConfig(&based);
+  PositionalEncoding positional(based);
+  EXPECT_ANY_THROW(positional->StartContextExtension("pi", 4.0, 24.0, 0.1));
+  EXPECT_ANY_THROW(positional->StartContextExtension("dynamic_ntk", 4.0, 24.0, 0.1));
 }
 
 // LeRoPE D.1's leave-one-out band ablation: the reverted pair turns at RoPE's frequency in every layer and

@@ -14,6 +14,7 @@ namespace {
 
 using spec_testing::BaseSpec;
 using spec_testing::Expand;
+using ::testing::HasSubstr;
 
 TEST(SweepExpansion, CrossesRungsWithEveryAxisInSpecOrder) {
   StatusOr<ExpandedSweep> sweep = Expand(BaseSpec() +
@@ -168,6 +169,35 @@ TEST(SweepExpansion, AnAxisMaySetAKeyOfAnExplicitRung) {
   ASSERT_TRUE(sweep.ok()) << sweep.status().message();
   EXPECT_DOUBLE_EQ(sweep->trials[0].config.train.lr, 0.001);
   EXPECT_DOUBLE_EQ(sweep->trials[1].config.train.lr, 0.002);
+}
+
+TEST(SweepExpansion, ALabelNamesCellsWithoutSettingAConfigKeyOrChangingTheIdentity) {
+  StatusOr<ExpandedSweep> sweep = Expand(BaseSpec() +
+                                         "sweep:\n"
+                                         "  zip:\n"
+                                         "    - {label: [\"short base\", long base], position.base: [500, 10000]}\n"
+                                         "  seed: [0, 1]\n");
+  ASSERT_TRUE(sweep.ok()) << sweep.status().message();
+  ASSERT_EQ(sweep->trials.size(), 4u);
+  EXPECT_EQ(sweep->trials[0].assignments["label"], "short base");
+  EXPECT_EQ(sweep->trials[3].assignments["label"], "long base");
+  EXPECT_DOUBLE_EQ(sweep->trials[3].config.model.position.base, 10000.0);
+  EXPECT_FALSE(sweep->trials[0].config_json.contains("label"));
+  StatusOr<ExpandedSweep> unlabelled = Expand(BaseSpec() +
+                                              "sweep:\n"
+                                              "  position.base: [500, 10000]\n"
+                                              "  seed: [0, 1]\n");
+  ASSERT_TRUE(unlabelled.ok()) << unlabelled.status().message();
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(sweep->trials[i].identity, unlabelled->trials[i].identity) << i;
+
+  // A label is a non-empty string, refused where it is written; a baseline cannot select by it.
+  StatusOr<ExpandedSweep> numbered = Expand(BaseSpec() + "sweep:\n  label: [a, 3]\n");
+  ASSERT_FALSE(numbered.ok());
+  EXPECT_THAT(numbered.status().message(), HasSubstr("spec.yaml:"));
+  EXPECT_THAT(numbered.status().message(), HasSubstr("a label names the cell's arm: a non-empty string, got 3"));
+  StatusOr<ExpandedSweep> selected = Expand(BaseSpec() + "baseline: {label: a}\nsweep:\n  label: [a, b]\n");
+  ASSERT_FALSE(selected.ok());
+  EXPECT_THAT(selected.status().message(), HasSubstr("rung results --against label=NAME"));
 }
 
 TEST(SweepExpansion, MarksTheBaselineCells) {
