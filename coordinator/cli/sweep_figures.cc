@@ -70,15 +70,47 @@ StatusOr<std::vector<plot::EvaluatedTrial>> EvaluatedTrials(const std::vector<cl
   return trials;
 }
 
+// Whether a trial's axis values hold `only`'s (see the header).
+bool Selected(const json& assignments, const TrialSelection& only) {
+  for (const auto& [key, values] : only) {
+    if (!assignments.is_object() || !assignments.contains(key)) return false;
+    if (std::find(values.begin(), values.end(), assignments.at(key)) == values.end()) return false;
+  }
+  return true;
+}
+
+// INVALID_ARGUMENT naming a key of `only` that is no trial's axis, with the axes there are.
+Status CheckSelection(const std::vector<pb::Trial>& trials, const TrialSelection& only) {
+  std::set<std::string> axes;
+  for (const pb::Trial& trial : trials) {
+    const json assignments = wire::FromConfigEntries(trial.assignments());
+    for (auto it = assignments.begin(); it != assignments.end(); ++it) axes.insert(it.key());
+  }
+  for (const auto& [key, values] : only) {
+    if (axes.count(key)) continue;
+    std::string listed;
+    for (const std::string& axis : axes) listed += (listed.empty() ? "" : ", ") + axis;
+    return Status::InvalidArgument("--where: '" + key + "' is not an axis of the sweep; its axes: " +
+                                   (listed.empty() ? "(none)" : listed));
+  }
+  return Status::Ok();
+}
+
 // The most cells one training-curve figure draws before a rung is split by its other axes.
 constexpr size_t kCellsPerFigure = 8;
 
 }  // namespace
 
 StatusOr<SweepFigures> WriteSweepFigures(CoordinatorConnection& connection, int64_t sweep_id, const std::string& out_dir,
-                                         const std::string& gnuplot) {
+                                         const std::string& gnuplot, const TrialSelection& only) {
   std::vector<pb::Trial> trials;
   RUNG_RETURN_IF_ERROR(FromGrpc(FetchTrials(connection, sweep_id, &trials), "listing the sweep's trials"));
+  RUNG_RETURN_IF_ERROR(CheckSelection(trials, only));
+  trials.erase(std::remove_if(trials.begin(), trials.end(),
+                              [&](const pb::Trial& trial) {
+                                return !Selected(wire::FromConfigEntries(trial.assignments()), only);
+                              }),
+               trials.end());
   pb::GetSweepRequest sweep_request;
   sweep_request.set_sweep_id(sweep_id);
   pb::Sweep sweep;
@@ -251,6 +283,11 @@ StatusOr<SweepFigures> WriteSweepFigures(CoordinatorConnection& connection, int6
   std::vector<client::TrialEvaluations> evaluations;
   RUNG_RETURN_IF_ERROR(FromGrpc(client::FetchSweepEvaluations(connection, sweep_id, &evaluations),
                                 "reading the evaluations beyond the training length"));
+  evaluations.erase(std::remove_if(evaluations.begin(), evaluations.end(),
+                                   [&](const client::TrialEvaluations& evaluated) {
+                                     return !Selected(wire::FromConfigEntries(evaluated.trial.assignments()), only);
+                                   }),
+                    evaluations.end());
   if (!evaluations.empty()) {
     RUNG_ASSIGN_OR_RETURN(const std::vector<plot::EvaluatedTrial> evaluated, EvaluatedTrials(evaluations));
     plot::ExtrapolationPlotOptions extrapolation_options;

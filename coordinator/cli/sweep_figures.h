@@ -18,6 +18,8 @@
 //                                  line per method and trial labelled by the axis values that differ
 //                                  (sweeps/plot/extrapolation_plot.h); one pair per rung when they
 //                                  span several
+// `only` keeps the trials whose sweep axes (a label, the seed) hold its values: every key it names, a
+// key with several values any of them; a key no trial has is INVALID_ARGUMENT naming the axes.
 // Everything is read over gRPC (ListTrials, GetTrial, GetMetrics, GetDiagnostics, GetTuning,
 // QueryResults: coordinator/client/sweep_evaluations.h).
 // Contract: a figure with nothing to draw is left out, and the training curves are named in
@@ -26,8 +28,11 @@
 // frequency_profile figure.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "coordinator/cli/command_support.h"
 #include "core/common/status.h"
@@ -39,7 +44,10 @@ struct SweepFigures {
   std::vector<std::string> skipped;  // "<figures>: <why they were not drawn>"
 };
 
+// The trials a figure draws: axis key -> the values it may take (empty: every trial).
+using TrialSelection = std::map<std::string, std::vector<nlohmann::json>>;
+
 StatusOr<SweepFigures> WriteSweepFigures(CoordinatorConnection& connection, int64_t sweep_id, const std::string& out_dir,
-                                         const std::string& gnuplot);
+                                         const std::string& gnuplot, const TrialSelection& only = {});
 
 }  // namespace rung::cli

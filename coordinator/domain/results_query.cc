@@ -214,12 +214,13 @@ StatusOr<ResultsTable> QueryResults(Coordinator& coordinator, const ResultsQuery
 
   std::vector<const TrialResult*> trials;
   for (const TrialResult& trial : all) {
-    bool keep = true;
-    for (size_t i = 0; i < query.filters.size() && keep; ++i) {
-      std::optional<KeyValue> value = ResolveKey(trial.trial, query.filters[i].key);
-      keep = value && value->shown == query.filters[i].value;
+    // Every key filtered holds one of the values given for it.
+    std::map<std::string, bool> held;
+    for (const ResultFilter& filter : query.filters) {
+      std::optional<KeyValue> value = ResolveKey(trial.trial, filter.key);
+      held[filter.key] = held[filter.key] || (value && value->shown == filter.value);
     }
-    if (keep) trials.push_back(&trial);
+    if (std::all_of(held.begin(), held.end(), [](const auto& key) { return key.second; })) trials.push_back(&trial);
   }
 
   const std::string metric = query.metric.empty() ? sweep.metric.name : query.metric;

@@ -61,7 +61,7 @@ enum class Aggregation { kMean, kStd, kMin, kMax, kMedian, kCount };
 
 struct ResultFilter {
   std::string key;
-  nlohmann::json value;  // a trial is kept when its key's value equals this
+  nlohmann::json value;  // a trial is kept when its key's value equals this (or another filter's on that key)
 };
 
 struct ResultsQuery {

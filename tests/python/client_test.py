@@ -125,6 +125,22 @@ class ClientTest(unittest.TestCase):
             self.assertEqual(ours[column].tolist(), cli[column].tolist(), column)
         self.assertEqual(sorted(i for ids in ours["trial_ids"] for i in ids), list(range(1, 13)))
 
+    def test_results_against_chosen_trials_carry_the_clis_intervals(self):
+        keys = ["rung_label", "position.variant"]
+        ours = self.client.results(1, group_by=keys, against={"position.variant": "lerope"}, pair_on=["seed"],
+                                   level=0.9)
+        cli = self.cli_csv("results", "1", "--group-by", ",".join(keys), "--against", "position.variant=lerope",
+                           "--pair-on", "seed", "--level", "0.9")
+        self.assertEqual(list(ours.columns[:len(cli.columns)]), list(cli.columns))
+        for column in ["paired_diff", "paired_low", "paired_high"]:
+            for mine, printed in zip(ours[column], cli[column]):
+                self.assertAlmostEqual(mine, printed, delta=1e-4 * max(1.0, abs(printed)), msg=column)
+        lerope = ours[ours["position.variant"] == "lerope"]
+        self.assertTrue((lerope["paired_diff"] == 0).all())
+        rope = ours[ours["position.variant"] == "rope"]
+        self.assertTrue((rope["paired_low"] < rope["paired_diff"]).all() and
+                        (rope["paired_diff"] < rope["paired_high"]).all())
+
     def test_sweeps_are_the_clis_rows(self):
         ours = self.client.sweeps()
         cli = self.cli_csv("sweeps")

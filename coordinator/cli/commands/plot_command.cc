@@ -75,6 +75,21 @@ int RunPlotCommand(const PlotCommandOptions& options, std::ostream& out, std::os
   LadderSource source = options.source;
   if (!options.csv_path.empty()) source.csv_path = options.csv_path;
   const bool stored = source.csv_path.empty() && source.sweep_id > 0;
+  TrialSelection only;
+  for (const std::string& condition : options.where) {
+    const size_t equals = condition.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      err << "rung plot: --where '" << condition << "': expected KEY=VALUE (e.g. label=yarn)\n";
+      return kUsage;
+    }
+    const std::string text = condition.substr(equals + 1);
+    nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    only[condition.substr(0, equals)].push_back(value.is_discarded() ? nlohmann::json(text) : value);
+  }
+  if (!only.empty() && !stored) {
+    err << "rung plot: --where selects a stored sweep's trials; a ladder CSV has none\n";
+    return kUsage;
+  }
   StatusOr<fit::PowerLawResiduals> residuals = fit::ParsePowerLawResiduals(options.power_law_residuals);
   if (!residuals.ok()) {
     err << "rung plot: --power-law-residuals: " << residuals.status().message() << "\n";
@@ -100,7 +115,8 @@ int RunPlotCommand(const PlotCommandOptions& options, std::ostream& out, std::os
   if (stored) {  // a stored sweep: its curves, frequencies and evaluations too
     StatusOr<std::unique_ptr<CoordinatorConnection>> connection = CoordinatorConnection::Open(source.connection);
     if (!connection.ok()) return ReportConnectionError("plot", connection.status(), err);
-    StatusOr<SweepFigures> figures = WriteSweepFigures(**connection, source.sweep_id, options.out_dir, options.gnuplot);
+    StatusOr<SweepFigures> figures =
+        WriteSweepFigures(**connection, source.sweep_id, options.out_dir, options.gnuplot, only);
     if (!figures.ok()) {
       err << "rung plot: " << figures.status().message() << "\n";
       // INVALID_ARGUMENT from the figures is an output file rung may not write (a read-only file).
@@ -131,6 +147,12 @@ void AddPlotCommand(CLI::App& app, int* exit_code) {
                       "The variant the multipliers are measured against (default: the sweep's baseline)")
       ->type_name("VARIANT");
   command->add_option("--out", options->out_dir, "Output folder (created if missing)")->type_name("DIR")->required();
+  command
+      ->add_option("--where", options->where,
+                   "A stored sweep's trial figures (curves, frequencies, evaluations) draw only the trials whose axis "
+                   "KEY (a label, seed, position.variant) has VALUE (JSON, or a string); repeat a key for any of several "
+                   "values. The ladder figures read every trial")
+      ->type_name("KEY=VALUE");
   command->add_option("--gnuplot", options->gnuplot, "gnuplot executable (default: gnuplot on PATH)")
       ->type_name("PATH");
   command

@@ -29,6 +29,7 @@ struct PlotCommandOptions {
   std::string out_dir;
   std::string gnuplot = "gnuplot";
   std::string power_law_residuals = "ln";  // the drawn power laws' fit: ln | nats (sweeps/fit/power_law.h)
+  std::vector<std::string> where;          // KEY=VALUE: the trials the stored sweep's figures draw
 };
 
 void AddPlotCommand(CLI::App& app, int* exit_code);

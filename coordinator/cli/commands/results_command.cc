@@ -169,7 +169,8 @@ void AddResultsCommand(CLI::App& app, int* exit_code) {
       ->add_option("--summary", options->summary,
                    "Which value stands for a trial: final (its final record; SUCCEEDED trials), best, last")
       ->check(CLI::IsMember({"final", "best", "last"}));
-  command->add_option("--where", options->where, "Only trials with KEY=VALUE (VALUE as JSON, or a string)")
+  command->add_option("--where", options->where,
+                      "Only trials with KEY=VALUE (VALUE as JSON, or a string); repeat a key for any of several values")
       ->type_name("KEY=VALUE");
   command
       ->add_option("--against", options->against,
