@@ -300,7 +300,8 @@ StatusOr<SweepFigures> WriteSweepFigures(CoordinatorConnection& connection, int6
   }
   if (files.empty()) {
     return Status::InvalidArgument("sweep " + sweep.name() + " has no validation curve against compute and no "
-                                   "evaluation beyond the training length to draw");
+                                   "evaluation beyond the training length to draw" +
+                                   (only.empty() ? std::string() : " among the trials --where selects"));
   }
   return figures;
 }

@@ -12,6 +12,7 @@
 #include "core/config/config_error.h"
 #include "sweeps/fit/student_t.h"
 #include "sweeps/spec/json_path.h"
+#include "sweeps/spec/sweep_axes.h"
 
 namespace rung {
 namespace {
@@ -134,6 +135,7 @@ std::string TwinKey(const TrialRecord& trial, const json& baseline) {
   if (baseline.is_object()) {
     for (auto item = baseline.begin(); item != baseline.end(); ++item) rest.erase(item.key());
   }
+  rest.erase(kLabelAxisKey);  // a label names the cell's arm, as the baseline's keys do
   rest["seed"] = trial.cell.seed;
   return std::to_string(trial.cell.rung) + "|" + rest.dump();
 }
@@ -254,19 +256,20 @@ StatusOr<ResultsTable> QueryResults(Coordinator& coordinator, const ResultsQuery
   std::map<std::string, int64_t> twins;  // the reference trials, by their pair key
   const bool chosen = !query.against.empty() || !query.pair_on.empty();
   for (const TrialResult& trial : all) {
-    if (!is_reference(trial)) continue;
+    // A reference without a value (failed, cancelled, removed by a resubmission) pairs with nothing.
+    if (!is_reference(trial) || (chosen && !values.count(trial.trial.id))) continue;
     const auto [slot, added] = twins.emplace(pair_key(trial), trial.trial.id);
     if (!added && chosen) {
       return Status::InvalidArgument(
-          "against " + reference.dump() + " selects trials " + std::to_string(slot->second) + " and " +
-          std::to_string(trial.trial.id) + " with the same rung and pair_on values: add a key that tells them apart "
-          "to pair_on (seed) or to against");
+          (query.against.empty() ? "the baseline " : "against ") + reference.dump() + " selects trials " +
+          std::to_string(slot->second) + " and " + std::to_string(trial.trial.id) +
+          " with the same rung and pair_on values: add a key that tells them apart to pair_on (seed) or to against");
     }
     if (!added) slot->second = trial.trial.id;  // the baseline twin rule: the last such trial
   }
   if (!query.against.empty() && twins.empty()) {
     return Status::InvalidArgument("against " + reference.dump() + " matches no trial of sweep " +
-                                   std::to_string(sweep.id));
+                                   std::to_string(sweep.id) + " with a value of " + metric);
   }
 
   std::map<std::vector<json>, Group> groups;  // by the order values

@@ -54,9 +54,19 @@ StatusOr<TrialRecord> FindSelectedTrial(const std::string& name, const std::stri
   bool names_seed = false;
   for (const auto& [key, value] : conditions) names_seed = names_seed || key == "seed";
   RUNG_ASSIGN_OR_RETURN(std::vector<TrialRecord> listed, trials.List(sweep.id));
+  for (const auto& [key, value] : conditions) {
+    const bool known = key == "seed" || std::any_of(listed.begin(), listed.end(), [&](const TrialRecord& trial) {
+                         return SelectorValue(trial, key) != nullptr;
+                       });
+    if (!known) {
+      return Status::InvalidArgument("'" + name + "': '" + key + "' is no key of sweep " + sweep_name +
+                                     "'s trials (a sweep axis, a label, seed, or a dotted key of the trial config)");
+    }
+  }
   std::vector<const TrialRecord*> found;
   for (const TrialRecord& trial : listed) {
-    bool holds = names_seed || trial.cell.seed == seed;
+    // A cancelled trial (one a resubmission removed, too) is no source.
+    bool holds = trial.state != TrialState::kCancelled && (names_seed || trial.cell.seed == seed);
     for (const auto& [key, value] : conditions) {
       if (!holds) break;
       if (key == "seed") {
@@ -161,18 +171,29 @@ StatusOr<std::string> SourceCheckpointFolder(const std::string& name, int64_t se
                                  ") has no successful attempt with a checkpoint folder");
 }
 
-// Where the cell's from_trial value is written: its axis value, else the default.
+// Where the cell's from_trial value is written: its axis value (a list axis, or a zip group's), else
+// the default.
 std::string Locate(const ConfigDocument* document, const ExpandedTrial& trial, const std::string& file_name) {
   if (document == nullptr) return file_name;
-  const nlohmann::json* axis = nullptr;
-  if (document->json.contains("sweep") && document->json["sweep"].is_object() &&
-      document->json["sweep"].contains(kKey)) {
-    axis = &document->json["sweep"][kKey];
+  const nlohmann::json* sweep = document->json.contains("sweep") && document->json["sweep"].is_object()
+                                    ? &document->json["sweep"]
+                                    : nullptr;
+  // Each list that may hold the value, with its spec path.
+  std::vector<std::pair<const nlohmann::json*, std::string>> lists;
+  if (sweep != nullptr && sweep->contains(kKey)) lists.emplace_back(&(*sweep)[kKey], std::string("sweep.") + kKey);
+  if (sweep != nullptr && sweep->contains("zip") && (*sweep)["zip"].is_array()) {
+    for (size_t group = 0; group < (*sweep)["zip"].size(); ++group) {
+      const nlohmann::json& zipped = (*sweep)["zip"][group];
+      if (zipped.is_object() && zipped.contains(kKey)) {
+        lists.emplace_back(&zipped[kKey], "sweep.zip[" + std::to_string(group) + "]." + kKey);
+      }
+    }
   }
-  if (trial.assignments.contains(kKey) && axis != nullptr && axis->is_array()) {
-    for (size_t i = 0; i < axis->size(); ++i) {
-      if ((*axis)[i] == trial.assignments[kKey]) {
-        return document->Locate(std::string("sweep.") + kKey + "[" + std::to_string(i) + "]");
+  if (trial.assignments.contains(kKey)) {
+    for (const auto& [list, path] : lists) {
+      if (!list->is_array()) continue;
+      for (size_t i = 0; i < list->size(); ++i) {
+        if ((*list)[i] == trial.assignments[kKey]) return document->Locate(path + "[" + std::to_string(i) + "]");
       }
     }
   }

@@ -317,9 +317,17 @@ void CollectTrialErrors(const TrialConfig& trial, std::vector<ConfigError>* erro
       errors->push_back({"train.init.adarope_start",
                          start + " starts AdaRoPE's frequencies and tau; position.variant is " + position.variant});
     }
-    if (start == "pi" && position.adarope.learned_base) {
-      errors->push_back({"train.init.adarope_start", "pi divides every frequency by s, which a learned base "
-                                                     "(position.adarope.learned_base) cannot hold"});
+    if (start != "yarn" && position.adarope.learned_base) {
+      errors->push_back({"train.init.adarope_start", start + " changes each frequency by its own factor, which a "
+                                                     "learned base (position.adarope.learned_base) cannot hold"});
+    }
+    if (start == "yarn" && !position.adarope.adascale) {
+      errors->push_back({"train.init.adarope_start", "yarn's logit factor is AdaScale's tau, and "
+                                                     "position.adarope.adascale is false"});
+    }
+    if (position.adarope.fixed_log) {
+      errors->push_back({"train.init.adarope_start", start + " starts from the source's function, and "
+                                                     "position.adarope.fixed_log scales logits from the start"});
     }
     if (init.checkpoint.empty() && init.from_trial.empty()) {
       errors->push_back({"train.init.adarope_start",

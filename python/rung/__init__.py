@@ -162,13 +162,14 @@ class Client:
                 where=None, against=None, pair_on=(), level=0.95):
         """`rung results SWEEP --format csv`: one row per group (per trial without group_by), the group
         keys, the aggregations of the metric over the group's trials, trials, paired_diff, paired_sd,
-        paired_low, paired_high (the Student t interval at `level`), pairs; plus flops, tokens and
+        pairs, paired_low, paired_high (the Student t interval at `level`); plus flops, tokens and
         trial_ids. `where`: {key: value} filters; `against`: {key: value} selecting the reference trials
         in place of the spec's baseline; `pair_on`: the keys a trial shares with its reference (--pair-on)."""
         request = pb.QueryResultsRequest(sweep_id=sweep, group_by=list(group_by), metric=metric,
                                          summary=_SUMMARIES[summary],
                                          aggregations=[_AGGREGATIONS[name] for name in aggregations],
-                                         pair_on=list(pair_on), level=level)
+                                         pair_on=[pair_on] if isinstance(pair_on, str) else list(pair_on),
+                                         level=level)
         for key, value in (where or {}).items():
             request.filters.add(key=key, value=_to_value(value))
         for key, value in (against or {}).items():
@@ -186,15 +187,15 @@ class Client:
             # The sd of one pair is undefined (the coordinator sends 0 for it), as in the CLI.
             out["paired_sd"] = (row.paired_difference_sd
                                 if row.HasField("paired_difference_sd") and row.pairs >= 2 else None)
+            out["pairs"] = row.pairs
             out["paired_low"] = row.paired_low if row.HasField("paired_low") else None
             out["paired_high"] = row.paired_high if row.HasField("paired_high") else None
-            out["pairs"] = row.pairs
             out["flops"] = row.flops
             out["tokens"] = row.tokens
             out["trial_ids"] = list(row.trial_ids)
             rows.append(out)
-        columns = list(response.group_by) + list(aggregations) + ["trials", "paired_diff", "paired_sd", "paired_low",
-                                                                  "paired_high", "pairs", "flops", "tokens",
+        columns = list(response.group_by) + list(aggregations) + ["trials", "paired_diff", "paired_sd", "pairs",
+                                                                  "paired_low", "paired_high", "flops", "tokens",
                                                                   "trial_ids"]
         return pd.DataFrame(rows, columns=columns)
 

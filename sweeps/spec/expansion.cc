@@ -442,7 +442,15 @@ void CheckDistinctModels(const ConfigDocument& document, const SweepSpec& spec,
     auto [it, inserted] = first_with_identity.emplace(trial.identity, trial.index);
     if (inserted) continue;
     const ExpandedTrial& first = trials[it->second];
-    if (spec.tune.set) {
+    const auto label = [](const ExpandedTrial& cell) {
+      return cell.assignments.is_object() ? cell.assignments.value(kLabelAxisKey, nlohmann::json()) : nlohmann::json();
+    };
+    if (label(first) != label(trial)) {
+      diagnostics->Error(document.Locate("sweep"), "sweep",
+                         CellPair(first, trial) + " are the same model under two labels (identity " +
+                             trial.identity.substr(0, 12) + "): a label names a cell and cannot make two; give "
+                             "the arms a key of the trial config that differs");
+    } else if (spec.tune.set) {
       diagnostics->Error(document.Locate("sweep"), "sweep",
                          CellPair(first, trial) + " are the same model; a tuned sweep needs every cell distinct");
     } else {

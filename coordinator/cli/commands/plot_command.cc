@@ -97,20 +97,28 @@ int RunPlotCommand(const PlotCommandOptions& options, std::ostream& out, std::os
   }
   std::string baseline = options.baseline;
   LadderMetric metric;
-  StatusOr<fit::LadderResults> ladder = LoadLadder(source, &baseline, &metric);
-  if (ladder.ok()) {
-    const int code = WriteLadderFigures(*ladder, baseline, metric, *residuals, options, out, err);
-    if (code != kOk) return code;
+  if (!only.empty()) {
+    // --where draws the selected trials' figures; the ladder's fit reads every trial.
+    err << "rung plot: skipped the ladder figures (loss_vs_compute, multipliers): --where selects trials, and a "
+           "ladder's fit reads every trial\n";
   } else {
-    // A stored evaluation sweep has no ladder; its other figures are still drawn.
-    const StatusCode code = ladder.status().code();
-    const std::string untrained =
-        stored && (code == StatusCode::kInvalidArgument || code == StatusCode::kFailedPrecondition) ? UntrainedSweep(source) : "";
-    if (untrained.empty()) {
-      err << "rung plot: " << ladder.status().message() << "\n";
-      return code == StatusCode::kUnavailable ? kUnavailable : kUsage;
+    StatusOr<fit::LadderResults> ladder = LoadLadder(source, &baseline, &metric);
+    if (ladder.ok()) {
+      const int code = WriteLadderFigures(*ladder, baseline, metric, *residuals, options, out, err);
+      if (code != kOk) return code;
+    } else {
+      // A stored evaluation sweep has no ladder; its other figures are still drawn.
+      const StatusCode code = ladder.status().code();
+      const std::string untrained = stored && (code == StatusCode::kInvalidArgument ||
+                                               code == StatusCode::kFailedPrecondition)
+                                        ? UntrainedSweep(source)
+                                        : "";
+      if (untrained.empty()) {
+        err << "rung plot: " << ladder.status().message() << "\n";
+        return code == StatusCode::kUnavailable ? kUnavailable : kUsage;
+      }
+      err << "rung plot: skipped " << untrained << "\n";
     }
-    err << "rung plot: skipped " << untrained << "\n";
   }
   if (stored) {  // a stored sweep: its curves, frequencies and evaluations too
     StatusOr<std::unique_ptr<CoordinatorConnection>> connection = CoordinatorConnection::Open(source.connection);
@@ -151,7 +159,7 @@ void AddPlotCommand(CLI::App& app, int* exit_code) {
       ->add_option("--where", options->where,
                    "A stored sweep's trial figures (curves, frequencies, evaluations) draw only the trials whose axis "
                    "KEY (a label, seed, position.variant) has VALUE (JSON, or a string); repeat a key for any of several "
-                   "values. The ladder figures read every trial")
+                   "values. The ladder figures, which read every trial, are then not drawn")
       ->type_name("KEY=VALUE");
   command->add_option("--gnuplot", options->gnuplot, "gnuplot executable (default: gnuplot on PATH)")
       ->type_name("PATH");

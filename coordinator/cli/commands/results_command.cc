@@ -87,7 +87,7 @@ int RunResults(CoordinatorConnection& connection, const ResultsOptions& options)
 
   std::vector<std::string> columns(response.group_by().begin(), response.group_by().end());
   for (const std::string& name : options.aggregations) columns.push_back(name);
-  for (const char* column : {"trials", "paired_diff", "paired_sd", "paired_low", "paired_high", "pairs"}) {
+  for (const char* column : {"trials", "paired_diff", "paired_sd", "pairs", "paired_low", "paired_high"}) {
     columns.push_back(column);
   }
   TextTable table(columns);
@@ -111,9 +111,9 @@ int RunResults(CoordinatorConnection& connection, const ResultsOptions& options)
     cells.push_back(std::to_string(row.trials()));
     cells.push_back(row.has_paired_difference_mean() ? NumberOrBlank(row.paired_difference_mean(), 4) : "");
     cells.push_back(paired_sd ? NumberOrBlank(row.paired_difference_sd(), 4) : "");
+    cells.push_back(std::to_string(row.pairs()));
     cells.push_back(row.has_paired_low() ? NumberOrBlank(row.paired_low(), 4) : "");
     cells.push_back(row.has_paired_high() ? NumberOrBlank(row.paired_high(), 4) : "");
-    cells.push_back(std::to_string(row.pairs()));
     object["trials"] = row.trials();
     object["paired_diff"] = row.has_paired_difference_mean() ? NumberOrNull(row.paired_difference_mean()) : json();
     object["paired_sd"] = paired_sd ? NumberOrNull(row.paired_difference_sd()) : json();
@@ -134,8 +134,11 @@ int RunResults(CoordinatorConnection& connection, const ResultsOptions& options)
     std::cout << "sweep " << options.sweep_id << ": " << response.metric() << " (" << options.summary
               << " value per trial); paired_diff: mean " << shared << " difference against the "
               << (options.against.empty() ? "baseline " : "trials ")
-              << wire::FromConfigEntries(response.baseline()).dump() << " (sd over pairs; paired_low..paired_high: "
-              << "its Student t interval at " << Number(100.0 * response.level(), 3) << "%)\n\n";
+              << wire::FromConfigEntries(response.baseline()).dump() << " (sd over pairs"
+              << (response.level() > 0 ? "; paired_low..paired_high: its Student t interval at " +
+                                             Number(100.0 * response.level(), 3) + "%"
+                                       : std::string())
+              << ")\n\n";
   }
   table.Print(std::cout, options.format);
   return kOk;

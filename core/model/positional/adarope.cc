@@ -82,15 +82,17 @@ class AdaRopeModel final : public PositionalVariantModel {
   std::vector<torch::Tensor> frequency_parameters() const override { return DefinedTensors({log_freq_, log_base_}); }
   std::vector<torch::Tensor> scale_parameters() const override { return DefinedTensors({tau_, gamma_}); }
 
-  // The frequencies NTK-by-parts-interpolated for `scale` times `source_length` (a learned base
-  // instead rescaled as NTK: log b + (d/(d-2)) ln scale), gamma = 0, and tau set so that AdaScale
-  // (lambda = 1 / tau once gamma = 0) starts at YaRN's logit factor (yarn_c ln scale + 1)^2.
+  // The start of an extension by `scale` from `source_length`: the frequencies as `schedule` makes them
+  // (yarn and ntk_by_parts: NTK-by-parts; pi: divided by scale; a learned base, yarn only, rescaled as
+  // NTK: log b + (d/(d-2)) ln scale), gamma = 0, and tau so that AdaScale (lambda = 1 / tau once gamma
+  // = 0) starts at YaRN's logit factor (yarn_c ln scale + 1)^2 for yarn, at 1 otherwise.
   bool StartContextExtension(const std::string& schedule, double scale, double source_length,
                              double yarn_c) override {
     torch::NoGradGuard no_grad;
     if (schedule != "yarn" && schedule != "ntk_by_parts" && schedule != "pi") return false;
-    // A learned base moves every frequency by one factor: NTK's base change, not an interpolation.
-    if (schedule == "pi" && log_base_.defined()) return false;
+    // A learned base moves every frequency by one factor: YaRN's start is then NTK's base change (as
+    // before the other schedules existed), and a schedule of per-pair factors cannot be held.
+    if (schedule != "yarn" && log_base_.defined()) return false;
     if (log_freq_.defined()) {
       const int64_t half = log_freq_.size(-1);
       // YaRN's frequencies are NTK-by-parts'; its temperature is tau below.

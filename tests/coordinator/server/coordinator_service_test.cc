@@ -853,11 +853,25 @@ TEST_F(CoordinatorServiceTest, ASourceTrialResolvesToTheCheckpointFolderOfItsSuc
   EXPECT_EQ(wire::FromConfigObject(GetTrial(ListTrials(named_seed.sweep_id()).at(0).trial_id()).config())
                 ["train"]["init"]["checkpoint"],
             base->checkpoint_dir());
-  for (const std::string& bad : {"base/position.variant", "base/=rope", "base/label=rope"}) {
+  for (const std::string& bad : {"base/position.variant", "base/=rope", "base/label=rope", "base/position.varient=rope"}) {
     grpc::Status refused = TrySubmit(selected("select2", bad, "0"), "select.yaml", &response);
     EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << bad;
     EXPECT_THAT(refused.error_message(), HasSubstr("select.yaml:5:")) << bad;
   }
+  grpc::Status mistyped = TrySubmit(selected("select2", "base/position.varient=rope", "0"), "select.yaml", &response);
+  EXPECT_THAT(mistyped.error_message(), HasSubstr("'position.varient' is no key of sweep base's trials"));
+  // Written in a zip group, an unresolved selector is located at its own value.
+  const std::string zipped = "name: select3\n"
+                             "data: {source: builtin, seq_len: 32}\n"
+                             "model: {layers: 1, d_model: 16, heads: 2, mlp: gelu}\n"
+                             "position: {variant: rope}\n"
+                             "train: {batch_size: 2, steps: 10}\n"
+                             "sweep:\n"
+                             "  zip:\n"
+                             "    - {label: [a, b], train.init.from_trial: [base/0, \"base/position.variant=nope\"]}\n";
+  grpc::Status located = TrySubmit(zipped, "zip.yaml", &response);
+  EXPECT_EQ(located.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(located.error_message(), HasSubstr("zip.yaml:8:55: error: train.init.from_trial"));
 }
 
 // Fuzzing found it (docs/fuzzing.md): a diagnostics payload nested a million levels deep passed the

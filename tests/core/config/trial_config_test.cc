@@ -415,6 +415,54 @@ TEST(TrialConfig, SharedAdaScaleCountsOnePairPerLayerOrOneInAllAndNeedsALearnedS
   EXPECT_FALSE(identity["position"]["adarope"].contains("share_scale"));
 }
 
+TEST(TrialConfig, AnAdaRopeStartIsAGlobalScheduleAtAFactorTheModelCanHold) {
+  json config = MinimalTrial();
+  config["position"] = {{"variant", "adarope"}, {"adarope", {{"l_ref", 32}}}};
+  config["train"]["init"] = {{"checkpoint", "/tmp/source"}, {"adarope_start", "ntk_by_parts"}, {"adarope_scale", 3}};
+  StatusOr<TrialConfig> start = TrialConfigFromJson(config);
+  ASSERT_TRUE(start.ok()) << start.status().message();
+  EXPECT_EQ(start->train.init.adarope_start, "ntk_by_parts");
+  EXPECT_DOUBLE_EQ(start->train.init.adarope_scale, 3.0);
+  json identity = TrialConfigToJson(*start);
+  ReconcileWithEarlierReleases(*start, &identity);
+  EXPECT_EQ(identity["train"]["init"]["adarope_scale"], 3.0);
+  // Each refusal names its key and why.
+  auto refused = [&](json changed, const std::string& expected) {
+    StatusOr<TrialConfig> trial = TrialConfigFromJson(changed);
+    ASSERT_FALSE(trial.ok()) << expected;
+    EXPECT_NE(trial.status().message().find(expected), std::string::npos) << trial.status().message();
+  };
+  json bad = config;
+  bad["train"]["init"]["adarope_scale"] = 0.5;
+  refused(bad, "train.init.adarope_scale: must be 0");
+  bad = config;
+  bad["train"]["init"]["adarope_start"] = "trained";
+  refused(bad, "train.init.adarope_scale: is the factor of an extension's start");
+  bad = config;
+  bad["position"]["adarope"]["learned_base"] = true;
+  refused(bad, "train.init.adarope_start: ntk_by_parts changes each frequency by its own factor");
+  bad = config;
+  bad["train"]["init"]["adarope_start"] = "yarn";
+  bad["position"]["adarope"]["adascale"] = false;
+  refused(bad, "train.init.adarope_start: yarn's logit factor is AdaScale's tau");
+  bad = config;
+  bad["position"]["adarope"]["fixed_log"] = true;
+  refused(bad, "position.adarope.fixed_log scales logits from the start");
+  bad = config;
+  bad["position"] = {{"variant", "lerope"}};
+  refused(bad, "ntk_by_parts starts AdaRoPE's frequencies and tau; position.variant is lerope");
+  bad = config;
+  bad["train"]["init"] = {{"adarope_start", "pi"}};
+  refused(bad, "pi extends a trained model");
+  // The default factor stays out of the identity.
+  config["train"]["init"].erase("adarope_scale");
+  StatusOr<TrialConfig> defaults = TrialConfigFromJson(config);
+  ASSERT_TRUE(defaults.ok());
+  identity = TrialConfigToJson(*defaults);
+  ReconcileWithEarlierReleases(*defaults, &identity);
+  EXPECT_FALSE(identity["train"]["init"].contains("adarope_scale"));
+}
+
 TEST(TrialConfig, AFrozenBackboneNeedsLearnedPositionalParameters) {
   json config = MinimalTrial();
   config["train"]["freeze_backbone"] = true;

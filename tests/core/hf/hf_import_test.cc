@@ -20,6 +20,8 @@
 
 #include "core/common/file_bytes.h"
 #include "core/hf/hf_export.h"
+#include "core/hf/hf_model_options.h"
+#include "core/model/length_extension.h"
 #include "core/model/attention.h"
 #include "core/train/checkpoint_io.h"
 #include "core/train/window_loss.h"
@@ -384,6 +386,40 @@ TEST_F(HfImportTest, ARopeFolderStartedAsAnotherVariantComputesTheFoldersLogits)
     InitConfig init;
     init.checkpoint = folder;
     EXPECT_THAT(InitializeFromCheckpoint(init, refused).message(), HasSubstr("position.variant: \"rope\" (here \"adarope\")"));
+  }
+}
+
+// A RoPE folder converted to AdaRoPE at a global schedule's start (train.init.adarope_start, factor
+// train.init.adarope_scale, from the folder's original context) computes the folder's model under that
+// extension at 4x its context: the head-wise extension study's training-free arms, on a pretrained model.
+TEST_F(HfImportTest, ARopeFolderStartedAtAGlobalScheduleComputesTheFolderUnderThatExtension) {
+  const std::string folder = MakeModel("llama_start", "--arch llama --hidden 64 --heads 4 --kv-heads 2 --max-pos 16 --seed 26");
+  StatusOr<ImportedModel> imported = ImportHfModel(folder);
+  ASSERT_TRUE(imported.ok()) << imported.status().message();
+  const int64_t context = hf::OriginalContext(imported->hf);
+  const std::vector<int64_t> tokens = Tokens(4 * context, imported->config.vocab_size);
+  for (const char* schedule : {"pi", "ntk_by_parts", "yarn"}) {
+    SCOPED_TRACE(schedule);
+    LengthExtension extension{schedule, 4.0, static_cast<double>(context)};
+    extension.yarn_c = 0.1;
+    imported->model->positional()->set_length_extension(extension);
+    torch::NoGradGuard no_grad;
+    const torch::Tensor expected =
+        imported->model->forward(torch::tensor(tokens, torch::kLong).unsqueeze(0)).squeeze(0);
+    ModelConfig config = imported->config;
+    config.position.variant = "adarope";
+    config.position.adarope.l_ref = static_cast<double>(context);
+    config.seq_len = context;
+    ResolveModelConfig(&config);
+    Transformer converted(config);
+    InitConfig init;
+    init.checkpoint = folder;
+    init.adarope_start = schedule;
+    init.adarope_scale = 4.0;
+    const Status status = InitializeFromCheckpoint(init, converted, 0.1);
+    ASSERT_TRUE(status.ok()) << status.message();
+    const torch::Tensor logits = converted->forward(torch::tensor(tokens, torch::kLong).unsqueeze(0)).squeeze(0);
+    EXPECT_LT((logits - expected).abs().max().item<double>(), 1e-4);
   }
 }
 

@@ -590,6 +590,7 @@ TEST(LengthExtension, AnAdaRopeStartAtAGlobalScheduleComputesTheRopeModelUnderTh
   ResolveModelConfig(&based);
   PositionalEncoding positional(based);
   EXPECT_ANY_THROW(positional->StartContextExtension("pi", 4.0, 24.0, 0.1));
+  EXPECT_ANY_THROW(positional->StartContextExtension("ntk_by_parts", 4.0, 24.0, 0.1));
   EXPECT_ANY_THROW(positional->StartContextExtension("dynamic_ntk", 4.0, 24.0, 0.1));
 }
 

@@ -195,9 +195,14 @@ TEST(SweepExpansion, ALabelNamesCellsWithoutSettingAConfigKeyOrChangingTheIdenti
   ASSERT_FALSE(numbered.ok());
   EXPECT_THAT(numbered.status().message(), HasSubstr("spec.yaml:"));
   EXPECT_THAT(numbered.status().message(), HasSubstr("a label names the cell's arm: a non-empty string, got 3"));
-  StatusOr<ExpandedSweep> selected = Expand(BaseSpec() + "baseline: {label: a}\nsweep:\n  label: [a, b]\n");
+  StatusOr<ExpandedSweep> selected =
+      Expand(BaseSpec() + "baseline: {label: a}\nsweep:\n  label: [a, b]\n  position.base: [500, 10000]\n");
   ASSERT_FALSE(selected.ok());
   EXPECT_THAT(selected.status().message(), HasSubstr("rung results --against label=NAME"));
+  // Two labels on one model would be one trial: refused, naming both cells.
+  StatusOr<ExpandedSweep> twice = Expand(BaseSpec() + "sweep:\n  label: [a, b]\n");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_THAT(twice.status().message(), HasSubstr("are the same model under two labels"));
 }
 
 TEST(SweepExpansion, MarksTheBaselineCells) {
