@@ -110,9 +110,17 @@ std::string ReadableVariant(const std::string& variant) {
 }
 
 std::string AxesLabel(const std::vector<std::pair<std::string, std::string>>& axes) {
+  const bool labelled = std::any_of(axes.begin(), axes.end(), [](const auto& axis) {
+    return axis.first == "label" && !axis.second.empty();
+  });
   std::string label;
   for (const auto& [key, value] : axes) {
     if (value.empty()) continue;
+    if (labelled && key != "label" && key != "seed") continue;
+    if (key == "label") {
+      label += (label.empty() ? "" : " ") + value;
+      continue;
+    }
     const std::string name = key.substr(key.rfind('.') == std::string::npos ? 0 : key.rfind('.') + 1);
     const std::string text = value.front() == '{' ? ReadableVariant(value) : name == "variant" ? value : name + " " + value;
     label += (label.empty() ? "" : " ") + text;

@@ -31,6 +31,8 @@ std::string ReadableVariant(const std::string& variant);
 // key shows them: "variant" values alone, an object value as ReadableVariant reads it, any other as
 // "<last part of the key> <value>", joined by spaces; values that are "" (an axis left unset) left out.
 // {position.variant: lerope, train.extrapolation_yarn_c: 0.07} -> "lerope extrapolation_yarn_c 0.07".
+// A `label` axis names its cell (sweeps/spec/sweep_axes.h): its value stands for every other axis
+// but the seed, {label: "YaRN s=3", train.init.adarope_scale: 3, seed: 0} -> "YaRN s=3 seed 0".
 std::string AxesLabel(const std::vector<std::pair<std::string, std::string>>& axes);
 // printf-style formatting of one number.
 std::string Format(const char* format, double value);

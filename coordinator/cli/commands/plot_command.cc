@@ -77,14 +77,13 @@ int RunPlotCommand(const PlotCommandOptions& options, std::ostream& out, std::os
   const bool stored = source.csv_path.empty() && source.sweep_id > 0;
   TrialSelection only;
   for (const std::string& condition : options.where) {
-    const size_t equals = condition.find('=');
-    if (equals == std::string::npos || equals == 0) {
+    std::string key;
+    nlohmann::json value;
+    if (!ParseKeyValue(condition, &key, &value)) {
       err << "rung plot: --where '" << condition << "': expected KEY=VALUE (e.g. label=yarn)\n";
       return kUsage;
     }
-    const std::string text = condition.substr(equals + 1);
-    nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    only[condition.substr(0, equals)].push_back(value.is_discarded() ? nlohmann::json(text) : value);
+    only[key].push_back(value);
   }
   if (!only.empty() && !stored) {
     err << "rung plot: --where selects a stored sweep's trials; a ladder CSV has none\n";

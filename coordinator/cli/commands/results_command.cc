@@ -45,14 +45,13 @@ struct ResultsOptions {
   double level = 0.95;
 };
 
-// KEY=VALUE into a filter (VALUE as JSON, else a string: rope -> "rope"); false where there is no key.
+// KEY=VALUE into a filter (ParseKeyValue); false where there is no key.
 bool ParseCondition(const std::string& condition, pb::ResultFilter* filter) {
-  const size_t equals = condition.find('=');
-  if (equals == std::string::npos || equals == 0) return false;
-  filter->set_key(condition.substr(0, equals));
-  const std::string value = condition.substr(equals + 1);
-  json parsed = json::parse(value, nullptr, /*allow_exceptions=*/false);
-  *filter->mutable_value() = wire::ToConfigValue(parsed.is_discarded() ? json(value) : parsed);
+  std::string key;
+  json value;
+  if (!ParseKeyValue(condition, &key, &value)) return false;
+  filter->set_key(key);
+  *filter->mutable_value() = wire::ToConfigValue(value);
   return true;
 }
 

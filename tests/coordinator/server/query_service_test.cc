@@ -44,6 +44,7 @@ std::vector<std::string> Dumped(const google::protobuf::RepeatedPtrField<v1::Con
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::SizeIs;
 using testing::ContextWithToken;
 
@@ -717,9 +718,11 @@ TEST_F(QueryServiceTest, TheRungCommandsPrintResultsFitsExportsAndLogsWithTheirE
                              "--format", "csv"});
   ASSERT_EQ(results.exit_code, 0) << results.err;
   ASSERT_THAT(results.lines, SizeIs(5));
-  EXPECT_EQ(results.lines[0], "position.variant,rung_label,mean,count,trials,paired_diff,paired_sd,pairs");
-  EXPECT_EQ(results.lines[1], "nope,L1-d16,3.5,2,2,0.4,0.1414,2");
-  EXPECT_EQ(results.lines[2], "nope,L2-d16,2.9,1,2,0.4,,1") << "the sd of one pair is blank";
+  EXPECT_EQ(results.lines[0],
+            "position.variant,rung_label,mean,count,trials,paired_diff,paired_sd,pairs,paired_low,paired_high");
+  // 0.4 +- t(0.975, 1) 0.1414 / sqrt 2 = 0.4 +- 12.706 x 0.1.
+  EXPECT_EQ(results.lines[1], "nope,L1-d16,3.5,2,2,0.4,0.1414,2,-0.8706,1.671");
+  EXPECT_EQ(results.lines[2], "nope,L2-d16,2.9,1,2,0.4,,1,,") << "the sd and interval of one pair are blank";
   CommandRun unknown = Rung({"results", sweep, "--group-by", "position.varient"});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_THAT(unknown.err, HasSubstr("did you mean 'position.variant'?"));
@@ -837,6 +840,23 @@ TEST_F(QueryServiceTest, RungPlotOfAnEvaluationSweepDrawsItsEvaluationsAndSaysWh
   EXPECT_THAT(agent::testing::FileText(figures + "/extrapolation.gp"), HasSubstr("yarn-c: loss by position at 64 tokens"));
   EXPECT_THAT(agent::testing::FileText(figures + "/loss_by_position.dat"),
               HasSubstr("# extrapolation_yarn_c 0.07 (yarn) at 64 tokens (1 position(s) a bucket)\n1 3.07\n2 3.071\n"));
+
+  // --where draws the selected trials alone (a key repeated: any of its values), and not the ladder's.
+  const std::string selected = scratch_.Path("selected-figures");
+  CommandRun where = Rung({"plot", std::to_string(sweep), "--out", selected, "--where", "train.extrapolation_yarn_c=0.1",
+                           "--where", "train.extrapolation_yarn_c=0.2"});
+  ASSERT_EQ(where.exit_code, 0) << where.err;
+  EXPECT_THAT(where.err, HasSubstr("skipped the ladder figures (loss_vs_compute, multipliers): --where selects"));
+  const std::string chosen = agent::testing::FileText(selected + "/loss_vs_length.dat");
+  EXPECT_THAT(chosen, HasSubstr("# extrapolation_yarn_c 0.1 (yarn)"));
+  EXPECT_THAT(chosen, HasSubstr("# extrapolation_yarn_c 0.2 (none)"));
+  EXPECT_THAT(chosen, Not(HasSubstr("0.07")));
+  CommandRun unknown = Rung({"plot", std::to_string(sweep), "--out", selected, "--where", "label=a"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_THAT(unknown.err, HasSubstr("--where: 'label' is not an axis of the sweep; its axes: "));
+  CommandRun none = Rung({"plot", std::to_string(sweep), "--out", selected, "--where", "train.extrapolation_yarn_c=9"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_THAT(none.err, HasSubstr("among the trials --where selects"));
 
   // A sweep with nothing to draw is still refused: the ladder sweep has no SUCCEEDED trial yet.
   CommandRun refused = Rung({"plot", std::to_string(sweep_id_), "--out", scratch_.Path("nothing")});

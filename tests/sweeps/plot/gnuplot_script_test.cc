@@ -18,6 +18,13 @@ namespace fs = std::filesystem;
 
 bool HaveGnuplot() { return std::system("gnuplot --version > /dev/null 2>&1") == 0; }
 
+TEST(AxesLabel, ALabelStandsForEveryOtherAxisButTheSeed) {
+  EXPECT_EQ(AxesLabel({{"position.variant", "lerope"}, {"train.extrapolation_yarn_c", "0.07"}}),
+            "lerope extrapolation_yarn_c 0.07");
+  EXPECT_EQ(AxesLabel({{"label", "YaRN s=3"}, {"train.init.adarope_scale", "3"}, {"seed", "0"}}), "YaRN s=3 seed 0");
+  EXPECT_EQ(AxesLabel({{"label", ""}, {"position.variant", "rope"}}), "rope");
+}
+
 TEST(ReadableVariant, NamesTheVariantFirstThenItsOtherEntriesByTheirLastKeyPart) {
   EXPECT_EQ(ReadableVariant("inverse_temperature.xi=1.0,position.variant=rope"), "rope xi=1.0");
   EXPECT_EQ(ReadableVariant(R"({"adarope":{"fixed_log":true},"variant":"adarope"})"), "adarope fixed_log=true");
