@@ -120,7 +120,11 @@ StatusOr<SubmitResult> ResubmitSweep(Tables& tables, SweepRecord sweep, const Sw
     if (!submission.tuned_key.empty() && trial.cell.assignments.contains(submission.tuned_key)) continue;
     result.removed.push_back(trial.cell.identity);
     result.removed_trials.push_back(trial);
-    if (!IsTerminal(trial.state)) RUNG_RETURN_IF_ERROR(domain::CancelTrial(tables, trial, removed));
+    // A FAILED trial the new spec no longer has is cancelled too: its failure no longer counts against
+    // policy.max_failed, so a fixed spec runs rather than leaving the sweep FAILED.
+    if (!IsTerminal(trial.state) || trial.state == TrialState::kFailed) {
+      RUNG_RETURN_IF_ERROR(domain::CancelTrial(tables, trial, removed));
+    }
   }
   RUNG_RETURN_IF_ERROR(tables.sweeps().UpdateSpec(sweep.id, submission, tables.now()));
 

@@ -130,6 +130,34 @@ TEST_F(SweepManagerTest, ResubmissionNeverRerunsSucceededCellsAndReportsWhatChan
   EXPECT_TRUE(resubmitted);
 }
 
+// A spec whose trials failed for good, fixed and resubmitted: the failed cells it no longer has are
+// cancelled and stop counting against max_failed, so the sweep runs its new cells.
+TEST_F(SweepManagerTest, AFixedSpecResubmittedToAFailedSweepRunsItsNewCells) {
+  RegisterWorker("w");
+  PolicyConfig policy;
+  policy.max_retries = 0;
+  policy.max_failed = 2;
+  const int64_t sweep_id = Submit(Submission("study", {Cell("a"), Cell("b"), Cell("c")}, policy));
+  for (int trial = 0; trial < 2; ++trial) {
+    std::optional<Lease> lease = LeaseFor("w");
+    ASSERT_TRUE(lease.has_value());
+    ASSERT_OK(trials().Fail(lease->trial_id, lease->attempt, "bad config (exit code 2)"));
+  }
+  EXPECT_EQ(SweepStateOf(sweep_id), SweepState::kFailed);
+  EXPECT_FALSE(LeaseFor("w").has_value());
+
+  SweepSubmission fixed = Submission("study", {Cell("d"), Cell("e"), Cell("f")}, policy);
+  fixed.spec_hash = "fixed";
+  ASSERT_OK_AND_ASSIGN(SubmitResult result, sweeps().Submit(fixed, "user:ada"));
+  EXPECT_THAT(result.added, ElementsAre("d", "e", "f"));
+  EXPECT_THAT(result.removed, ElementsAre("a", "b", "c"));
+  std::map<std::string, TrialRecord> now = TrialsByIdentity(sweep_id);
+  EXPECT_EQ(now["a"].state, TrialState::kCancelled);
+  EXPECT_EQ(now["b"].state, TrialState::kCancelled);
+  EXPECT_EQ(SweepStateOf(sweep_id), SweepState::kActive);
+  EXPECT_TRUE(LeaseFor("w").has_value());
+}
+
 TEST_F(SweepManagerTest, ResubmittingAFinishedSpecRunsNothing) {
   RegisterWorker("w");
   const int64_t sweep_id = Submit(Submission("study", {Cell("a"), Cell("b")}));
