@@ -45,14 +45,4 @@ std::string ExactNumber(double value) { return std::isfinite(value) ? nlohmann::
 
 nlohmann::json NumberOrNull(double value) { return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(); }
 
-bool ParseKeyValue(const std::string& condition, std::string* key, nlohmann::json* value) {
-  const size_t equals = condition.find('=');
-  if (equals == std::string::npos || equals == 0) return false;
-  *key = condition.substr(0, equals);
-  const std::string text = condition.substr(equals + 1);
-  *value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (value->is_discarded()) *value = text;
-  return true;
-}
-
 }  // namespace rung::cli

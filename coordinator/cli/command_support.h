@@ -94,8 +94,4 @@ std::string ExactNumber(double value);
 // The value, or null when it is not finite (JSON has no NaN).
 nlohmann::json NumberOrNull(double value);
 
-// A command line's KEY=VALUE (--where, --against): VALUE as JSON where it reads as JSON, else as the
-// string it is (rope -> "rope"); false where there is no '=' or no key.
-bool ParseKeyValue(const std::string& condition, std::string* key, nlohmann::json* value);
-
 }  // namespace rung::cli

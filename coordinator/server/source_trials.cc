@@ -23,12 +23,10 @@ std::vector<std::pair<std::string, nlohmann::json>> SelectorConditions(const std
   size_t begin = 0;
   while (begin <= text.size()) {
     const size_t end = std::min(text.find(',', begin), text.size());
-    const std::string condition = text.substr(begin, end - begin);
-    const size_t equals = condition.find('=');
-    if (equals == std::string::npos || equals == 0) return {};
-    nlohmann::json value = nlohmann::json::parse(condition.substr(equals + 1), nullptr, /*allow_exceptions=*/false);
-    if (value.is_discarded()) value = condition.substr(equals + 1);
-    conditions.emplace_back(condition.substr(0, equals), value);
+    std::string key;
+    nlohmann::json value;
+    if (!ParseKeyValue(text.substr(begin, end - begin), &key, &value)) return {};
+    conditions.emplace_back(std::move(key), std::move(value));
     begin = end + 1;
   }
   return conditions;

@@ -71,4 +71,14 @@ bool MatchesBaseline(const nlohmann::json& config, const nlohmann::json& selecto
   return true;
 }
 
+bool ParseKeyValue(const std::string& condition, std::string* key, nlohmann::json* value) {
+  const size_t equals = condition.find('=');
+  if (equals == std::string::npos || equals == 0) return false;
+  *key = condition.substr(0, equals);
+  const std::string text = condition.substr(equals + 1);
+  *value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (value->is_discarded()) *value = text;
+  return true;
+}
+
 }  // namespace rung

@@ -29,4 +29,9 @@ void ErasePath(nlohmann::json* root, const std::string& path);
 // every one of its dotted paths has, in `config`, the value it names.
 bool MatchesBaseline(const nlohmann::json& config, const nlohmann::json& selector);
 
+// "KEY=VALUE" as the command line and selectors write it (--where, --against, from_trial's
+// "<sweep>/KEY=VALUE,..."): VALUE as JSON where it reads as JSON, else as the string it is
+// (rope -> "rope"); false where there is no '=' or no key.
+bool ParseKeyValue(const std::string& condition, std::string* key, nlohmann::json* value);
+
 }  // namespace rung

@@ -10,6 +10,7 @@
 #include "sweeps/fit/compute_multipliers.h"
 #include "sweeps/fit/ladder_csv.h"
 #include "sweeps/plot/gnuplot_plot.h"
+#include "sweeps/spec/json_path.h"
 
 namespace rung::cli {
 

@@ -24,6 +24,7 @@
 #include "coordinator/cli/command_support.h"
 #include "coordinator/cli/text_table.h"
 #include "proto/config_value.h"
+#include "sweeps/spec/json_path.h"
 
 namespace rung::cli {
 namespace {

@@ -93,10 +93,12 @@ class AdaRopeModel final : public PositionalVariantModel {
     // A learned base moves every frequency by one factor: YaRN's start is then NTK's base change (as
     // before the other schedules existed), and a schedule of per-pair factors cannot be held.
     if (schedule != "yarn" && log_base_.defined()) return false;
+    // The schedule's frequencies and logit factor as the inference-time extension makes them
+    // (core/model/extension/<schedule>.cc), so the start computes what that extension computes.
+    LengthExtension extension{schedule, scale, source_length};
+    extension.yarn_c = yarn_c;
     if (log_freq_.defined()) {
       const int64_t half = log_freq_.size(-1);
-      // YaRN's frequencies are NTK-by-parts'; its temperature is tau below.
-      LengthExtension extension{schedule == "pi" ? "pi" : "ntk_by_parts", scale, source_length};
       torch::Tensor theta = log_freq_.exp().view({-1, half});
       log_freq_.copy_(ExtendFrequencies(theta, extension).log().view_as(log_freq_));
     }
@@ -104,8 +106,8 @@ class AdaRopeModel final : public PositionalVariantModel {
       const double d = static_cast<double>(config_.head_dim);
       log_base_.add_(d / (d - 2.0) * std::log(scale));
     }
-    const double factor = schedule == "yarn" ? std::pow(yarn_c * std::log(scale) + 1.0, 2.0) : 1.0;
-    // With gamma = 0, lambda = 1 / tau: YaRN's logit factor.
+    const double factor = ExtensionLogitFactor(extension);
+    // With gamma = 0, lambda = 1 / tau: the schedule's logit factor (YaRN's; 1 for the others).
     if (tau_.defined()) tau_.fill_(config_.position.adarope.tau_param == "exp" ? -std::log(factor) : 1.0 / factor);
     if (gamma_.defined()) gamma_.zero_();
     return true;
