@@ -30,6 +30,7 @@ StatusOr<std::unique_ptr<Coordinator>> Coordinator::Open(const CoordinatorOption
   RUNG_RETURN_IF_ERROR(coordinator->trials_.RestartReconcile());
   RUNG_RETURN_IF_ERROR(coordinator->tuner_.ConsiderEarlyStopAll());
   RUNG_RETURN_IF_ERROR(coordinator->tuner_.DecideAll());
+  RUNG_RETURN_IF_ERROR(coordinator->precision_.DecideAll());
   coordinator->reaper_.Start();
   return coordinator;
 }
@@ -39,6 +40,7 @@ Coordinator::Coordinator(std::unique_ptr<Store> store, const Clock& clock)
       store_(std::move(store)),
       sweeps_(*store_, &signals_),
       tuner_(*store_, &signals_),
+      precision_(*store_, *this, &signals_),
       trials_(*store_, &signals_),
       metrics_(*store_),
       workers_(*store_, &signals_),
@@ -48,7 +50,11 @@ Coordinator::Coordinator(std::unique_ptr<Store> store, const Clock& clock)
       fits_(*store_),
       gangs_(*store_),
       // Decisions an error left pending are retried here (SweepTuner::Decide's are idempotent).
-      reaper_(trials_, clock_, [this] { tuner_.DecideAll().IgnoreError(); }),
+      reaper_(trials_, clock_,
+              [this] {
+                tuner_.DecideAll().IgnoreError();
+                precision_.DecideAll().IgnoreError();
+              }),
       leases_(*store_, trials_, gangs_, reaper_, signals_) {}
 
 Coordinator::~Coordinator() { Shutdown(); }
@@ -64,7 +70,10 @@ StatusOr<EndingAck> Coordinator::EndAttempt(int64_t trial_id, int64_t attempt, c
   if (!ack.duplicate) {
     // The header alone (no config parsed): this runs on every ending of every sweep.
     StatusOr<TrialRecord> trial = store_->Read([&](Tables& tables) { return tables.trials().Header(trial_id); });
-    if (trial.ok()) tuner_.Decide(trial->sweep_id).status().IgnoreError();  // retried later (above)
+    if (trial.ok()) {
+      tuner_.Decide(trial->sweep_id).status().IgnoreError();  // retried later (above)
+      precision_.Decide(trial->sweep_id).status().IgnoreError();
+    }
   }
   return ack;
 }

@@ -38,6 +38,7 @@
 #include "coordinator/store/overviews.h"
 #include "coordinator/store/store.h"
 #include "coordinator/domain/sweep_manager.h"
+#include "coordinator/domain/sweep_precision.h"
 #include "coordinator/domain/sweep_tuner.h"
 #include "coordinator/store/sweep_results.h"
 #include "coordinator/domain/trial_lifecycle.h"
@@ -76,8 +77,8 @@ class Coordinator {
 
   // An attempt's ending (TrialLifecycle::EndAttempt; its batches came before, by ReportBatch).
   // After an ending that changed something, the trial's sweep takes the decisions its search has
-  // pending (SweepTuner::Decide; an error there is the search's, not the ending's: it is retried at
-  // the next ending and at the next start).
+  // pending (SweepTuner::Decide, then SweepPrecision::Decide; an error there is the decision's, not
+  // the ending's: it is retried at the next ending, by the reaper and at the next start).
   StatusOr<EndingAck> EndAttempt(int64_t trial_id, int64_t attempt, const AttemptEnding& ending);
   // TrialLifecycle::ReportBatch, then, for a new batch with evaluations, the early stops they
   // trigger (SweepTuner::ConsiderEarlyStop; its errors leave the batch acknowledged, and are retried
@@ -89,6 +90,7 @@ class Coordinator {
   const std::string& database_path() const { return store_->database_path(); }
   SweepManager& sweeps() { return sweeps_; }
   SweepTuner& tuner() { return tuner_; }
+  SweepPrecision& precision() { return precision_; }
   TrialLifecycle& trials() { return trials_; }
   MetricStore& metrics() { return metrics_; }
   WorkerRegistry& workers() { return workers_; }
@@ -116,6 +118,7 @@ class Coordinator {
   MetricFeed metric_feed_;
   SweepManager sweeps_;
   SweepTuner tuner_;
+  SweepPrecision precision_;
   TrialLifecycle trials_;
   MetricStore metrics_;
   WorkerRegistry workers_;

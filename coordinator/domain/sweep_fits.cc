@@ -59,24 +59,11 @@ const char* TunedStatus(const TuningCellReport& cell) {
   }
 }
 
-struct SweepLadder {
-  fit::LadderResults ladder;
-  std::vector<FitPointRecord> points;  // one per run, in the same order
-  std::string baseline;                // the spec's baseline variant ("" when it selects none)
-  std::set<std::string> baseline_variants;
-  std::set<std::string> variants;      // of every trial, finished or not
-  int64_t unfinished = 0;              // trials not SUCCEEDED, or without a value
-  // Tuned sweeps: what report fields of the same names say (compute_multipliers.h).
-  std::string tuned_key;
-  std::string tuned_policy;
-  std::vector<fit::TunedPoint> tuned;
-  std::vector<fit::TunedLaw> tuned_laws;
-};
+}  // namespace
 
 StatusOr<SweepLadder> BuildLadder(Coordinator& coordinator, const SweepRecord& sweep, const std::string& metric,
                                   MetricSummary summary, std::vector<std::string>* variant_keys,
-                                  std::optional<double> tuned_value = std::nullopt,
-                                  fit::ComputeCount count = fit::ComputeCount::kNonembedding) {
+                                  std::optional<double> tuned_value, fit::ComputeCount count) {
   RUNG_ASSIGN_OR_RETURN(std::vector<TrialResult> trials, coordinator.results().Trials(sweep.id, -1, -1, ProvenanceRead::kSkip));
   // A tuned sweep: its search's cells say which runs stand for a ladder point.
   std::optional<TuningPlan> plan;
@@ -187,6 +174,8 @@ StatusOr<SweepLadder> BuildLadder(Coordinator& coordinator, const SweepRecord& s
   if (result.baseline_variants.size() == 1) result.baseline = *result.baseline_variants.begin();
   return result;
 }
+
+namespace {
 
 // FAILED_PRECONDITION unless the baseline has 2 ladder points and another variant has one.
 Status CheckEnoughPoints(const SweepLadder& ladder, const std::string& baseline) {

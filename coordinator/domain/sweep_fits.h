@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,30 @@ struct SweepFit {
   FitRecord stored;                // as saved: id, time, inputs, report
   fit::MultiplierReport report;    // the rows, as computed
 };
+
+// A stored sweep's ladder as FitSweep fits it (see above): the runs, the trial behind each, the
+// spec's baseline variant, and for a tuned sweep the value each point ran at.
+struct SweepLadder {
+  fit::LadderResults ladder;
+  std::vector<FitPointRecord> points;  // one per run, in the same order
+  std::string baseline;                // the spec's baseline variant ("" when it selects none)
+  std::set<std::string> baseline_variants;
+  std::set<std::string> variants;      // of every trial, finished or not
+  int64_t unfinished = 0;              // trials not SUCCEEDED, or without a value
+  // Tuned sweeps: what report fields of the same names say (compute_multipliers.h).
+  std::string tuned_key;
+  std::string tuned_policy;
+  std::vector<fit::TunedPoint> tuned;
+  std::vector<fit::TunedLaw> tuned_laws;
+};
+
+
+// The ladder of `sweep` by `metric` and `summary`; `variant_keys` empty: the default (set on return).
+// Tuned sweeps: the runs at `tuned_value` (nearest grid value), else at each cell's best.
+StatusOr<SweepLadder> BuildLadder(Coordinator& coordinator, const SweepRecord& sweep, const std::string& metric,
+                                  MetricSummary summary, std::vector<std::string>* variant_keys,
+                                  std::optional<double> tuned_value = std::nullopt,
+                                  fit::ComputeCount count = fit::ComputeCount::kNonembedding);
 
 // Computes, stores (unless options.store is false: then stored.id is 0) and returns the fit. `actor`
 // is recorded with it ("user:<name>").

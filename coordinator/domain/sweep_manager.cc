@@ -115,9 +115,20 @@ StatusOr<SubmitResult> ResubmitSweep(Tables& tables, SweepRecord sweep, const Sw
     }
   }
   const Cause removed{actor, "removed from the spec by a resubmission"};
+  // A precision aim's seeds: the cells (rung label, assignments but the seed) the spec still has.
+  std::set<std::string> cells_but_seed;
+  auto cell_but_seed = [](const TrialCell& cell) {
+    nlohmann::json assignments = cell.assignments;
+    assignments.erase("seed");
+    return cell.rung_label + " " + assignments.dump();
+  };
+  if (!submission.precision.empty()) {
+    for (const TrialCell& cell : submission.trials) cells_but_seed.insert(cell_but_seed(cell));
+  }
   for (TrialRecord& trial : existing) {
     if (submitted.count(trial.cell.identity)) continue;
     if (!submission.tuned_key.empty() && trial.cell.assignments.contains(submission.tuned_key)) continue;
+    if (cells_but_seed.count(cell_but_seed(trial.cell))) continue;
     result.removed.push_back(trial.cell.identity);
     result.removed_trials.push_back(trial);
     // A FAILED trial the new spec no longer has is cancelled too: its failure no longer counts against

@@ -98,6 +98,10 @@ Status RequeueByUser(Tables& tables, TrialRecord& trial, const Cause& cause) {
   // A closed search opens again: the requeued trial's result may move its cell's best.
   RUNG_ASSIGN_OR_RETURN(SweepRecord sweep, tables.sweeps().Get(trial.sweep_id));
   if (sweep.tuning == "complete") RUNG_RETURN_IF_ERROR(tables.sweeps().SetTuning(sweep.id, "searching", tables.now()));
+  // A closed precision aim opens again likewise: the trial's result moves its intervals.
+  if (!sweep.precision.empty() && sweep.precision != "aiming") {
+    RUNG_RETURN_IF_ERROR(tables.sweeps().SetPrecision(sweep.id, "aiming", tables.now()));
+  }
   return MoveTrial(tables, trial, TrialState::kPending, cause);
 }
 
@@ -125,7 +129,7 @@ Status SettleSweep(Tables& tables, int64_t sweep_id, const std::string& actor) {
   SweepState target;
   if (failed >= sweep.policy.max_failed) {
     target = SweepState::kFailed;
-  } else if (!unfinished && sweep.tuning != "searching") {
+  } else if (!unfinished && sweep.tuning != "searching" && sweep.precision != "aiming") {
     target = failed == 0 ? SweepState::kSucceeded : SweepState::kFailed;
   } else {
     target = sweep.state == SweepState::kPaused ? SweepState::kPaused : SweepState::kActive;

@@ -117,6 +117,7 @@ v1::Sweep ToProtoSweep(const SweepOverview& overview, bool with_spec_text) {
   if (overview.finished_at) *out.mutable_finished_at() = ToProtoTime(*overview.finished_at);
   out.set_state_reason(overview.state_reason);
   out.set_tuning(overview.sweep.tuning);
+  out.set_precision(overview.sweep.precision);
   return out;
 }
 

@@ -558,6 +558,51 @@ grpc::Status UserServiceImpl::GetTuning(grpc::ServerContext* /*context*/, const 
   return grpc::Status::OK;
 }
 
+grpc::Status UserServiceImpl::GetPrecision(grpc::ServerContext* /*context*/, const v1::GetPrecisionRequest* request,
+                                           v1::GetPrecisionResponse* response) {
+  if (grpc::Status valid = Required(request->sweep_id(), "GetPrecisionRequest.sweep_id"); !valid.ok()) return valid;
+  StatusOr<PrecisionReport> report = coordinator_->precision().Report(request->sweep_id());
+  if (!report.ok()) return ToGrpcStatus(report.status());
+  response->set_precision(report->sweep.precision);
+  response->set_status(fit::AimStatusName(report->now.status));
+  response->set_why(report->now.why);
+  response->set_estimator(report->spec.estimator);
+  response->set_level(report->spec.level);
+  response->set_target_half_width(report->spec.target_half_width);
+  response->set_budget_flops(report->spec.budget_flops);
+  response->set_planned_flops(report->now.planned_flops);
+  response->set_in_flight(report->spec.in_flight);
+  response->set_unfinished(report->unfinished);
+  response->set_baseline(report->baseline);
+  response->set_intervals(report->now.intervals);
+  response->set_closed_reason(report->closed_reason);
+  for (const fit::AimRow& row : report->now.rows) {
+    v1::PrecisionRow* out = response->add_rows();
+    out->set_variant(row.variant);
+    out->set_rung_label(row.label);
+    if (row.multiplier) out->set_multiplier(*row.multiplier);
+    if (row.interval) {
+      out->set_low(row.interval->low);
+      out->set_high(row.interval->high);
+      if (row.interval->df) out->set_df(*row.interval->df);
+    }
+    if (row.half_width) out->set_half_width(*row.half_width);
+    if (row.projected) out->set_projected(*row.projected);
+    out->set_seeds(row.seeds);
+    out->set_met(row.met);
+    out->set_note(row.note);
+  }
+  for (const fit::AimAddition& addition : report->next) {
+    v1::PrecisionAddition* out = response->add_next();
+    out->set_variant(addition.variant);
+    out->set_rung_label(addition.label);
+    out->set_seed(addition.seed);
+    out->set_flops(addition.flops);
+    out->set_why(addition.why);
+  }
+  return grpc::Status::OK;
+}
+
 grpc::Status UserServiceImpl::GetCurves(grpc::ServerContext* context, const v1::GetCurvesRequest* request,
                                         grpc::ServerWriter<v1::Curve>* writer) {
   StatusOr<CurvesQuery> query = CurvesQueryFromProto(*request);

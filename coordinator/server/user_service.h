@@ -95,6 +95,8 @@ class UserServiceImpl final : public v1::UserService::Service {
                        grpc::ServerWriter<v1::LogEntry>* writer) override;
   grpc::Status GetTuning(grpc::ServerContext* context, const v1::GetTuningRequest* request,
                          v1::GetTuningResponse* response) override;
+  grpc::Status GetPrecision(grpc::ServerContext* context, const v1::GetPrecisionRequest* request,
+                            v1::GetPrecisionResponse* response) override;
   grpc::Status GetCurves(grpc::ServerContext* context, const v1::GetCurvesRequest* request,
                          grpc::ServerWriter<v1::Curve>* writer) override;
   grpc::Status StreamMetrics(grpc::ServerContext* context, const v1::StreamMetricsRequest* request,

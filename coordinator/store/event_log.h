@@ -48,6 +48,8 @@ inline constexpr char kTuneDecision[] = "tune_decision";      // the search adde
 inline constexpr char kTuneCellClosed[] = "tune_cell_closed"; // a cell closed, bracketed or not
 inline constexpr char kTuneComplete[] = "tune_complete";      // every cell closed: the search is over
 inline constexpr char kEarlyStop[] = "early_stop";            // a trial stopped early, and why
+inline constexpr char kPrecisionDecision[] = "precision_decision";  // a precision aim added seeds, and why
+inline constexpr char kPrecisionComplete[] = "precision_complete";  // the aim closed: met, budget or no_fit
 }  // namespace event_kind
 
 struct EventFilter {

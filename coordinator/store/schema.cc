@@ -329,6 +329,12 @@ UPDATE trials SET early_stop = (
 WHERE state = 'EARLY_STOPPED';
 )sql";
 
+// Version 9: a sweep's precision aim (coordinator/domain/sweep_tuner.h): "" without one, "aiming"
+// while it may add seeds, then how it closed.
+constexpr char kSchemaV9[] = R"sql(
+ALTER TABLE sweeps ADD COLUMN precision TEXT NOT NULL DEFAULT '';
+)sql";
+
 }  // namespace
 
 const std::vector<SchemaMigration>& SchemaMigrations() {
@@ -345,6 +351,7 @@ const std::vector<SchemaMigration>& SchemaMigrations() {
       {6, "worker_endings, workers' quarantine: a worker whose attempts keep failing stops leasing", kSchemaV6},
       {7, "sweeps' tuning state; trials and attempts may end EARLY_STOPPED", kSchemaV7, AllowEarlyStopped},
       {8, "trials' early_stop: why the coordinator stopped a trial early", kSchemaV8},
+      {9, "sweeps' precision: the state of a precision-aimed sweep", kSchemaV9},
   };
   return migrations;
 }

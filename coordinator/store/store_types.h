@@ -88,6 +88,10 @@ struct SweepRecord {
   // The spec's search (sweep_tuner.h): "" without a tune block, "searching" while the search may
   // add trials (the sweep cannot finish), "complete" once every tuning cell is closed.
   std::string tuning;
+  // The spec's precision aim (sweep_tuner.h, sweeps/fit/precision_aim.h): "" without a precision
+  // block, "aiming" while it may add seeds (the sweep cannot finish), then how it closed: "met",
+  // "budget" or "no_fit".
+  std::string precision;
 };
 
 // One cell of a sweep as the expansion produced it (trial_cells.h builds these from an
@@ -125,6 +129,9 @@ struct SweepSubmission {
   // With a search: the key it tunes. A resubmission keeps every trial of the sweep whose assignments
   // hold it (the search added them) even when `trials` does not list it.
   std::string tuned_key;
+  // SweepRecord::precision ("aiming" with a precision block). A resubmission keeps every trial of the
+  // sweep whose cell but its seed is still submitted: the seeds the aim added.
+  std::string precision;
   std::vector<TrialCell> trials;
 };
 

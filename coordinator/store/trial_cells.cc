@@ -51,6 +51,7 @@ SweepSubmission SubmissionHeader(const ExpandedSweep& expanded, const std::strin
     submission.tuning = "searching";
     submission.tuned_key = expanded.spec.tune.key;
   }
+  if (expanded.spec.precision.set) submission.precision = "aiming";
   submission.trials.reserve(expanded.trials.size());
   return submission;
 }

@@ -145,6 +145,13 @@ struct FitSummary {
   std::string why;                 // why not
 };
 
+// The jackknife variance of a row's loss gap at its estimate, by ladder label (stratum).
+struct GapStratum {
+  std::string label;
+  int seeds = 0;        // the stratum's seeds (units)
+  double variance = 0;  // V_l at the row's estimate, nats^2 (se^2 is their sum)
+};
+
 struct MultiplierRow {
   std::string variant;
   std::string label;
@@ -169,6 +176,7 @@ struct MultiplierRow {
   std::optional<SeedStats> loss_gap;           // variant - baseline at the same label (and seed), nats
   std::optional<Interval> interval;            // see "Intervals" above
   std::string interval_note;                   // why there is no interval
+  std::vector<GapStratum> gap_strata;  // rows with a seed interval: every stratum with V_l > 0, by label order
   std::optional<double> p_value;               // t: two-sided p of CM = 1 (not for the baseline's rows)
   std::optional<double> p_holm;                // p_value adjusted by Holm over the estimator's rows
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 
 #include "core/common/checked_arithmetic.h"
 #include "core/config/config_number_range.h"
@@ -426,6 +427,57 @@ void CheckSearchKeys(const ConfigDocument& document, const SweepSpec& spec, cons
   }
 }
 
+// A precision block aims at the baseline's multipliers: it needs a baseline, two seeds at each rung to
+// start from (an interval needs two), its `at` labels among the rungs, and a budget the first design
+// fits in.
+void CheckPrecision(const ConfigDocument& document, const ExpandedSweep& sweep, SpecDiagnostics* diagnostics) {
+  const PrecisionSpec& precision = sweep.spec.precision;
+  if (!precision.set || sweep.trials.empty()) return;
+  if (sweep.spec.baseline.empty()) {
+    diagnostics->Error(precision.location, "precision",
+                       "a precision block aims at the compute multipliers against the baseline: the spec needs "
+                       "`baseline:` (e.g. {position.variant: rope})");
+  }
+  std::map<std::string, std::set<int64_t>> seeds_at;  // rung label -> seeds of its baseline cells
+  for (const ExpandedTrial& trial : sweep.trials) {
+    if (trial.baseline) seeds_at[trial.rung_label].insert(static_cast<int64_t>(trial.config.seed));
+  }
+  if (seeds_at.size() < 2 && !sweep.spec.baseline.empty()) {
+    diagnostics->Error(precision.location, "precision",
+                       "a multiplier needs the baseline at two rungs or more; the ladder gives it " +
+                           std::to_string(seeds_at.size()));
+  }
+  for (const auto& [label, seeds] : seeds_at) {
+    if (seeds.size() < 2) {
+      diagnostics->Error(precision.location, "precision",
+                         "rung " + label + " starts with " + std::to_string(seeds.size()) +
+                             " seed(s): an interval needs 2 (3 or more narrow it most); list them in the sweep's "
+                             "`seed` axis, e.g. seed: [0, 1, 2]");
+      break;
+    }
+  }
+  for (const std::string& label : precision.at) {
+    const bool known = std::any_of(sweep.trials.begin(), sweep.trials.end(),
+                                   [&](const ExpandedTrial& trial) { return trial.rung_label == label; });
+    if (!known) {
+      std::string labels;
+      for (const ExpandedTrial& trial : sweep.trials) {
+        if (labels.find(trial.rung_label) == std::string::npos) labels += (labels.empty() ? "" : ", ") + trial.rung_label;
+      }
+      diagnostics->Error(document.Locate("precision.at"), "precision.at",
+                         "'" + label + "' is not a rung label of the ladder; its labels: " + labels);
+    }
+  }
+  const double first_design = sweep.TotalFlops();
+  if (precision.budget_flops > 0 && precision.budget_flops < first_design) {
+    std::ostringstream text;
+    text.precision(4);
+    text << "budget_flops " << precision.budget_flops << " is below the first design's " << first_design
+         << " FLOPs (6 N D over the spec's " << sweep.trials.size() << " trials): nothing could be added";
+    diagnostics->Error(document.Locate("precision.budget_flops"), "precision.budget_flops", text.str());
+  }
+}
+
 // "cells 0 (rung ..., key=value) and 3 (...)": two cells, by index and description.
 std::string CellPair(const ExpandedTrial& first, const ExpandedTrial& second) {
   return "cells " + std::to_string(first.index) + " (" + DescribeCell(first) + ") and " +
@@ -464,12 +516,18 @@ void CheckDistinctModels(const ConfigDocument& document, const SweepSpec& spec,
 }  // namespace
 
 StatusOr<ExpandedTrial> ExpandTrialWithValue(const ExpandedTrial& base, const std::string& key, double value) {
+  return ExpandTrialWithAssignment(base, key, value);
+}
+
+StatusOr<ExpandedTrial> ExpandTrialWithAssignment(const ExpandedTrial& base, const std::string& key,
+                                                  const nlohmann::json& value) {
   nlohmann::json json = base.config_json;
   MergeAtPath(&json, key, value);
   std::vector<ConfigError> errors;
   std::optional<TrialConfig> parsed = ParseTrialConfig(json, &errors);
   if (!parsed) {
-    std::string message = key + " = " + ConfigNumberText(value) + " is not a valid value:";
+    std::string message = key + " = " + (value.is_number() ? ConfigNumberText(value.get<double>()) : value.dump()) +
+                          " is not a valid value:";
     for (const ConfigError& error : errors) message += " " + error.path + ": " + error.message + ";";
     message.pop_back();
     return Status::InvalidArgument(message);
@@ -495,6 +553,7 @@ StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document, const Ex
   CheckMetricIsReported(document, spec, sweep.trials, &diagnostics);
   CheckSearchKeys(document, spec, sweep.trials, &diagnostics);
   CheckDistinctModels(document, spec, sweep.trials, &diagnostics);
+  CheckPrecision(document, sweep, &diagnostics);
   if (diagnostics.has_errors()) return diagnostics.ToStatus();
   sweep.warnings = diagnostics.warnings();
   return sweep;

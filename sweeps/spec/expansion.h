@@ -65,6 +65,9 @@ StatusOr<ExpandedSweep> ExpandSweepSpec(const ConfigDocument& document, const Ex
 // recorded in its assignments: config, identity and counts recomputed. INVALID_ARGUMENT with the
 // trial parser's message when the value is not valid there.
 StatusOr<ExpandedTrial> ExpandTrialWithValue(const ExpandedTrial& base, const std::string& key, double value);
+// The same for any JSON value (an integer seed: ExpandTrialWithAssignment(base, "seed", 7)).
+StatusOr<ExpandedTrial> ExpandTrialWithAssignment(const ExpandedTrial& base, const std::string& key,
+                                                  const nlohmann::json& value);
 
 // Reads (NOT_FOUND if missing), parses and expands a spec file; or spec text held in memory.
 StatusOr<ExpandedSweep> LoadSweepSpec(const std::string& path, const ExpansionLimits& limits = {});

@@ -14,7 +14,7 @@ const std::vector<std::string>& TopLevelKeys() {
   static const std::vector<std::string> keys = {"name",  "description", "metric",    "baseline",
                                                 "seed",  "data",        "model",     "position",
                                                 "inverse_temperature", "train", "resources", "policy",
-                                                "ladder", "sweep", "tune", "early_stop"};
+                                                "ladder", "sweep", "tune", "early_stop", "precision"};
   return keys;
 }
 
@@ -157,6 +157,7 @@ SweepSpec ParseSweepSpec(const ConfigDocument& document, const ExpansionLimits& 
   CheckAxisConflicts(spec.axes, spec.ladder, document, diagnostics);
   spec.tune = ParseTuneSpec(root.contains("tune") ? &root["tune"] : nullptr, document, diagnostics);
   spec.early_stop = ParseEarlyStopSpec(root.contains("early_stop") ? &root["early_stop"] : nullptr, document, diagnostics);
+  spec.precision = ParsePrecisionSpec(root.contains("precision") ? &root["precision"] : nullptr, document, diagnostics);
   if (spec.tune.set) CheckTuneAgainstSweep(spec, document, diagnostics);
   return spec;
 }

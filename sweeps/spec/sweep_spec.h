@@ -16,6 +16,7 @@
 //     seed: [0, 1, 2]
 //   tune: ...                                # see tune_spec.h: a key searched per tuning cell
 //   early_stop: ...                          # see early_stop_spec.h
+//   precision: ...                           # see precision_spec.h: seeds added until intervals are narrow
 //
 // ParseSweepSpec checks the spec's own structure (unknown keys with a suggestion, types); the
 // trial-level checks happen per expanded cell (expansion.h). Every diagnostic names file:line:col.
@@ -30,6 +31,7 @@
 #include "sweeps/spec/early_stop_spec.h"
 #include "sweeps/spec/expansion_limits.h"
 #include "sweeps/spec/ladder.h"
+#include "sweeps/spec/precision_spec.h"
 #include "sweeps/spec/spec_diagnostics.h"
 #include "sweeps/spec/sweep_axes.h"
 #include "sweeps/spec/tune_spec.h"
@@ -59,6 +61,7 @@ struct SweepSpec {
   SweepAxes axes;
   TuneSpec tune;            // tune_spec.h; tune.set = false: every cell runs as expanded
   EarlyStopSpec early_stop; // early_stop_spec.h
+  PrecisionSpec precision;  // precision_spec.h; precision.set = false: the seeds are as written
 };
 
 // Parses the spec's structure, and refuses two axes, or an axis and a ladder rule, that set the same

@@ -30,6 +30,7 @@
 #include "coordinator/cli/local_coordinator.h"
 #include "coordinator/cli/sweep_fetch.h"
 #include "coordinator/cli/sweep_status.h"
+#include "coordinator/cli/precision_table.h"
 #include "coordinator/cli/tuning_table.h"
 #include "coordinator/cli/text_table.h"
 #include "core/common/free_space.h"
@@ -191,6 +192,20 @@ std::string TunedSummary(CoordinatorConnection& client, int64_t sweep_id) {
         << ")\n\n"
         << fit.stored().report_text();
   }
+  return out.str();
+}
+
+// A precision-aimed sweep's aim as it closed (as `rung precision` prints it). Fetched while the
+// coordinator runs.
+std::string PrecisionSummary(CoordinatorConnection& client, int64_t sweep_id) {
+  pb::GetPrecisionRequest request;
+  request.set_sweep_id(sweep_id);
+  pb::GetPrecisionResponse precision;
+  grpc::Status status = client.user().GetPrecision(client.Context().get(), request, &precision);
+  if (!status.ok()) return "\nthe precision aim: not read (" + status.error_message() + ")\n";
+  std::ostringstream out;
+  out << "\nthe precision aim (rung precision " << sweep_id << ")\n\n";
+  PrintPrecision(precision, "table", out);
   return out.str();
 }
 
@@ -476,6 +491,7 @@ int ReportRunOutcome(const ExpandedSweep& expanded, const SweepWatch& watch, con
     std::cout << tuned_summary;
   } else {
     PrintResults(expanded, watch.trials, sweep.metric_name().empty() ? "val_loss" : sweep.metric_name());
+    std::cout << tuned_summary;  // a precision aim's, when the spec has one
   }
   std::cout << "\nrung run: sweep " << (sweep.state() == pb::SWEEP_STATE_SUCCEEDED ? "SUCCEEDED" : "did not succeed")
             << "; everything is in " << dir << "\n"
@@ -568,8 +584,9 @@ int RunEmbedded(RunOptions options) {
   embedded.dashboard = StartRunDashboard(options, run, address);
   SweepWatch watch;
   if (int code = WatchRunToEnd(options, dir, client, sweep_id, embedded.workers, &watch); code != kOk) return code;
-  const std::string tuned_summary =
+  std::string tuned_summary =
       expanded->spec.tune.set && g_interrupted.load() == 0 ? TunedSummary(client, sweep_id) : "";
+  if (expanded->spec.precision.set && g_interrupted.load() == 0) tuned_summary += PrecisionSummary(client, sweep_id);
   StopEmbeddedRun(embedded, watch.out_of_space);
   return ReportRunOutcome(*expanded, watch, tuned_summary, dir);
 }

@@ -57,6 +57,7 @@ StatusOr<SweepRecord> Table<SweepRecord>::Read(const Statement& row) {
   sweep.metric.name = row.ColumnText(11);
   sweep.metric.goal = row.ColumnText(12);
   sweep.tuning = row.ColumnText(13);
+  sweep.precision = row.ColumnText(14);
   return sweep;
 }
 

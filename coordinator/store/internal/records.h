@@ -40,7 +40,7 @@ struct Table<SweepRecord> {
   static constexpr char kColumns[] =
       "sweeps.id, sweeps.name, sweeps.spec_text, sweeps.spec_hash, sweeps.state, sweeps.policy, sweeps.baseline, "
       "sweeps.created_at, sweeps.updated_at, sweeps.spec_file_name, sweeps.description, sweeps.metric_name, "
-      "sweeps.metric_goal, sweeps.tuning";
+      "sweeps.metric_goal, sweeps.tuning, sweeps.precision";
   static StatusOr<SweepRecord> Read(const Statement& row);
 };
 

@@ -21,11 +21,11 @@ StatusOr<std::vector<SweepRecord>> SweepTable::List() {
 StatusOr<int64_t> SweepTable::Insert(const SweepSubmission& submission, Timestamp now) {
   RUNG_ASSIGN_OR_RETURN(Statement insert,
                         db_.Prepare("INSERT INTO sweeps(name, spec_text, spec_hash, state, policy, baseline, "
-                                    "created_at, updated_at, spec_file_name, description, metric_name, metric_goal, tuning) "
-                                    "VALUES (?1, ?2, ?3, 'ACTIVE', ?4, ?5, ?6, ?6, ?7, ?8, ?9, ?10, ?11)"));
+                                    "created_at, updated_at, spec_file_name, description, metric_name, metric_goal, tuning, "
+                                    "precision) VALUES (?1, ?2, ?3, 'ACTIVE', ?4, ?5, ?6, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"));
   insert.BindAll(submission.name, submission.spec_text, submission.spec_hash, PolicyToJson(submission.policy).dump(),
                  submission.baseline.dump(), ToUnixMicros(now), submission.spec_file_name, submission.description,
-                 submission.metric.name, submission.metric.goal, submission.tuning);
+                 submission.metric.name, submission.metric.goal, submission.tuning, submission.precision);
   RUNG_RETURN_IF_ERROR(insert.Run());
   return db_.LastInsertRowId();
 }
@@ -33,18 +33,24 @@ StatusOr<int64_t> SweepTable::Insert(const SweepSubmission& submission, Timestam
 Status SweepTable::UpdateSpec(int64_t sweep_id, const SweepSubmission& submission, Timestamp now) {
   return db_.Run(
       "UPDATE sweeps SET spec_text = ?2, spec_hash = ?3, policy = ?4, baseline = ?5, updated_at = ?6, "
-      "spec_file_name = ?7, description = ?8, metric_name = ?9, metric_goal = ?10, tuning = ?11 WHERE id = ?1",
+      "spec_file_name = ?7, description = ?8, metric_name = ?9, metric_goal = ?10, tuning = ?11, precision = ?12 "
+      "WHERE id = ?1",
       sweep_id, submission.spec_text, submission.spec_hash, PolicyToJson(submission.policy).dump(),
       submission.baseline.dump(), ToUnixMicros(now), submission.spec_file_name, submission.description,
-      submission.metric.name, submission.metric.goal, submission.tuning);
+      submission.metric.name, submission.metric.goal, submission.tuning, submission.precision);
 }
 
 Status SweepTable::SetTuning(int64_t sweep_id, const std::string& tuning, Timestamp now) {
   return db_.Run("UPDATE sweeps SET tuning = ?, updated_at = ? WHERE id = ?", tuning, ToUnixMicros(now), sweep_id);
 }
 
+Status SweepTable::SetPrecision(int64_t sweep_id, const std::string& precision, Timestamp now) {
+  return db_.Run("UPDATE sweeps SET precision = ?, updated_at = ? WHERE id = ?", precision, ToUnixMicros(now),
+                 sweep_id);
+}
+
 StatusOr<std::vector<SweepRecord>> SweepTable::Searching() {
-  return store_internal::Select<SweepRecord>(db_, "WHERE tuning = 'searching' ORDER BY id");
+  return store_internal::Select<SweepRecord>(db_, "WHERE tuning = 'searching' OR precision = 'aiming' ORDER BY id");
 }
 
 Status SweepTable::SetState(int64_t sweep_id, SweepState state, Timestamp now) {

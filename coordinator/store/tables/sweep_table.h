@@ -37,7 +37,9 @@ class SweepTable {
   Status SetState(int64_t sweep_id, SweepState state, Timestamp now);
   // SweepRecord::tuning.
   Status SetTuning(int64_t sweep_id, const std::string& tuning, Timestamp now);
-  // The sweeps whose search is open (tuning = "searching"), by id.
+  // SweepRecord::precision.
+  Status SetPrecision(int64_t sweep_id, const std::string& precision, Timestamp now);
+  // The sweeps whose decisions are open (tuning = "searching" or precision = "aiming"), by id.
   StatusOr<std::vector<SweepRecord>> Searching();
 
   // Sets (inserts or replaces) one tag.
