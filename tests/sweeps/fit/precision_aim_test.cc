@@ -117,6 +117,24 @@ TEST(PrecisionAim, ReusesABaselineSeedThatIsAlreadyThere) {
   EXPECT_EQ(decision->additions[0].seed, 3);
 }
 
+TEST(PrecisionAim, LeavesOutASeedWhoseBaselinePairIsStillRunning) {
+  AimState state = LadderMaker().State();
+  // lerope's seed 3 at a has finished, far from the others; rope's seed 3 there still runs.
+  state.ladder.runs.push_back({"lerope", "a", 1e15, LadderMaker::Baseline(1.05e15) + 0.5, int64_t{3}, std::nullopt, ""});
+  for (AimCell& cell : state.cells) {
+    if (cell.label != "a") continue;
+    cell.seeds.insert(3);
+    if (cell.variant == "rope") cell.unfinished.insert(3);
+  }
+  state.unfinished = 1;
+  StatusOr<AimDecision> decision = AimPrecision(state, Target(10.0, 1e20));
+  ASSERT_TRUE(decision.ok());
+  for (const AimRow& row : decision->rows) {
+    if (row.label == "a") EXPECT_EQ(row.seeds, 3) << "the unpaired seed is not read";
+  }
+  EXPECT_EQ(decision->status, AimStatus::kWaiting);  // met so far, but a trial runs
+}
+
 TEST(PrecisionAim, ClosesOnTheBudgetAndSaysWhatOneMoreSeedCosts) {
   const AimState state = LadderMaker().State();
   StatusOr<AimDecision> decision = AimPrecision(state, Target(1e-6, state.planned_flops));
