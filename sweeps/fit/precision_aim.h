@@ -68,7 +68,7 @@ struct AimCell {
   std::string variant;
   std::string label;
   double trial_flops = 0;      // one trial's FLOPs (6 N D)
-  std::set<int64_t> seeds;     // of every trial of the cell, whatever its state
+  std::set<int64_t> seeds;     // of every trial of the cell but the cancelled, whatever its state
   std::set<int64_t> unfinished;  // of those, the seeds not ended yet
 };
 
