@@ -30,18 +30,35 @@
 //
 // Intervals (docs/science.md section 6.4), each saying its construction and the independent units it
 // rests on:
-//   two or more seeds  a jackknife gap t over the seeds: the test of "CM is the multiplier" inverted.
-//                      At theta = ln CM the loss gap is G(theta) = L - B(e^theta C) (the variant's
-//                      seed-mean loss at the row's point minus the estimator's baseline curve at CM
-//                      times its compute); G_i(theta) is the same from the seed-mean curves without seed
-//                      i (power laws refitted); se(theta) = sqrt((n - 1) / n sum (G_i - mean G_i)^2).
-//                      The interval is the stretch around the estimate (where G = 0) on which
-//                      |G / se| <= t, the Student quantile with n - 1 degrees of freedom (one with 2
-//                      seeds: valid, and wide); an end not found within e^20 of the estimate is open,
-//                      and said so. A row without a multiplier gets the hull of every CM the test
-//                      accepts. For the piecewise estimator it is the paired t test of the per-seed gaps
-//                      exactly. Seeds are the independent units: the runs of one seed share its data
-//                      order and initialisation across variants. The baseline's own rows are 1 by
+//   two or more seeds  a stratified jackknife gap t over the seeds (the survey-sampling JKn estimator):
+//                      the test of "CM is the multiplier" inverted. At theta = ln CM the loss gap is
+//                      G(theta) = L - B(e^theta C) (the variant's seed-mean loss at the row's point
+//                      minus the estimator's baseline curve at CM times its compute). Strata are the
+//                      ladder's labels, units the seeds at each label (the union over the variants
+//                      there): G_(l,s)(theta) is the same gap from the seed-mean curves with seed s left
+//                      out at label l only (every variant's point at l that has it; power laws
+//                      refitted), V_l(theta) = (m_l - 1) / m_l sum_s (G_(l,s) - mean_s G_(l,s))^2 over
+//                      the m_l seeds of label l, se^2 = sum_l V_l. The degrees of freedom are
+//                      Welch-Satterthwaite's, (sum_l V_l)^2 / sum_l (V_l^2 / (m_l - 1)) (labels with
+//                      V_l = 0 drop out), decided once per row at the estimate (at CM = 1 for a row
+//                      without a multiplier), real-valued. The interval is the stretch around the
+//                      estimate (where G = 0) on which |G / se| <= t, the Student quantile on those
+//                      df; an end not found within e^20 of the estimate is open, and said so. The hull
+//                      of every CM the test accepts instead for a row without a multiplier, where the
+//                      label with the largest V_l at the estimate has 2 seeds, or below 2 df. Where
+//                      labels ran different seed sets (an adaptive sweep adds seeds at its noisy rung)
+//                      each label's variance is scaled by its own seed count. For the piecewise
+//                      estimator V_l is the variance of the mean of label l's per-seed contributions
+//                      to the gap exactly: at a row whose gap depends on one label, the paired t test
+//                      of that label's per-seed gaps. It assumes a seed's runs at different labels are
+//                      independent; the pairing is within a label (the variants' runs of one seed at
+//                      one label share its data order and initialisation). A label with one seed (or
+//                      fewer than two seeds that can be left out) cannot be measured: a row whose gap
+//                      depends on it (it changes without that seed) gets no interval, and its note
+//                      names the label. Interval::units: the seeds of the labels with V_l > 0;
+//                      Interval::df: the Welch-Satterthwaite df; MultiplierRow::gap_strata: each such
+//                      label's V_l at the estimate (what a planner needs to predict how an added seed
+//                      at a label narrows the interval). The baseline's own rows are 1 by
 //                      construction for piecewise and hermite: no interval. Nor has a power law's
 //                      row where its baseline fit pins E at the smallest loss (an upper bound of the
 //                      fit: the fit is not smooth in the data there, and the jackknife does not
@@ -132,8 +149,8 @@ struct Interval {
   double level = 0.95;
   std::string construction;  // "jackknife gap t" or "percentile bootstrap"
   std::string unit;          // what was counted as independent: "seeds" or "runs"
-  int units = 0;             // how many of them it rests on
-  std::optional<double> df;  // t: degrees of freedom (units - 1)
+  int units = 0;             // how many of them it rests on (jackknife: the seeds of the labels its gap varies with)
+  std::optional<double> df;  // t: degrees of freedom (jackknife: Welch-Satterthwaite, real)
   int replicates = 0;        // bootstrap: defined replicates behind it
 };
 
@@ -143,6 +160,13 @@ struct FitSummary {
   EMode mode = EMode::kFree;
   std::optional<PowerLawFit> fit;  // empty when it could not be fitted
   std::string why;                 // why not
+};
+
+// The jackknife variance of a row's loss gap at its estimate, by ladder label (stratum).
+struct GapStratum {
+  std::string label;
+  int seeds = 0;        // the stratum's seeds (units)
+  double variance = 0;  // V_l at the row's estimate, nats^2 (se^2 is their sum)
 };
 
 struct MultiplierRow {
@@ -169,6 +193,7 @@ struct MultiplierRow {
   std::optional<SeedStats> loss_gap;           // variant - baseline at the same label (and seed), nats
   std::optional<Interval> interval;            // see "Intervals" above
   std::string interval_note;                   // why there is no interval
+  std::vector<GapStratum> gap_strata;  // rows with a seed interval: every stratum with V_l > 0, by label order
   std::optional<double> p_value;               // t: two-sided p of CM = 1 (not for the baseline's rows)
   std::optional<double> p_holm;                // p_value adjusted by Holm over the estimator's rows
 
