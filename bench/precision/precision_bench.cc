@@ -270,6 +270,7 @@ struct RunOptions {
   double level = 0.95;
   std::optional<double> fixed_e;
   std::set<std::string> estimators;  // empty: all
+  bool satterthwaite_df = false;     // MultiplierOptions::satterthwaite_df
 };
 
 StudyOutcome RunStudy(const Setting& setting, const Model& model, const RunOptions& run, int study) {
@@ -288,6 +289,7 @@ StudyOutcome RunStudy(const Setting& setting, const Model& model, const RunOptio
   options.bootstrap = run.bootstrap;
   options.seed = fit::SplitMix64(seed ^ 0x5bd1e995ULL);
   options.interval_level = run.level;
+  options.satterthwaite_df = run.satterthwaite_df;
   StudyOutcome outcome;
   StatusOr<fit::MultiplierReport> report = fit::ComputeMultipliers(ladder, options);
   if (!report.ok()) {
@@ -467,6 +469,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"coverage", "bias"}))
       ->capture_default_str();
   app.add_flag("--all-rungs", all_rungs, "The table shows every rung, not only the interior ones");
+  app.add_flag("--satterthwaite-df", run.satterthwaite_df,
+               "Seed intervals on Welch-Satterthwaite's degrees of freedom (MultiplierOptions::satterthwaite_df) "
+               "instead of the default conservative ones");
   std::vector<std::string> extra_seed_specs;
   app.add_option("--extra-seeds", extra_seed_specs,
                  "Unbalanced ladders: K:N gives rung LK N seeds in place of --seeds (every variant there); "

@@ -766,7 +766,7 @@ bool BaselineFitAtUpperE(const PointEstimates& estimates, Estimator estimator) {
 // power law's E sits at its upper bound).
 void SetGapInterval(const std::vector<StratumLeftOut>& left_out, const LadderPoint& point,
                     const BaselineInverter& inverter, bool e_at_upper_bound, Estimator estimator, size_t v,
-                    double level, MultiplierRow* row) {
+                    double level, bool satterthwaite, MultiplierRow* row) {
   if (v == 0 && !IsPowerLaw(estimator)) {
     row->interval_note = "the baseline against its own curve: 1 by construction";
     return;
@@ -846,8 +846,18 @@ void SetGapInterval(const std::vector<StratumLeftOut>& left_out, const LadderPoi
     return;
   }
   // Welch-Satterthwaite: the df of a chi-square whose first two moments match sum_l V_l's, each V_l on
-  // m_l - 1 df.
-  const double df = se2 * se2 / denominator;
+  // m_l - 1 df. With few seeds per label the V_l are noisy and the df so estimated run high (the
+  // intervals covered too little at 3 seeds per label), so by default the df are the conservative
+  // smallest m_l - 1 among the labels that carry at least kDfShare of se^2.
+  double df = se2 * se2 / denominator;
+  if (!satterthwaite) {
+    df = std::numeric_limits<double>::infinity();
+    for (size_t l = 0; l < gap.strata.size(); ++l) {
+      if (variances[l] > 0 && variances[l] >= kDfShare * se2) {
+        df = std::min(df, static_cast<double>(gap.strata[l].losses.size()) - 1);
+      }
+    }
+  }
   const int largest_seeds = static_cast<int>(gap.strata[largest].losses.size());
   const double t = -StudentTQuantile(0.5 * (1 - level), df);  // 1 - level is exact, (1 + level) / 2 rounds
   std::optional<GapHull> stretch;
@@ -922,7 +932,12 @@ void SetSeedIntervals(const FitInputs& in, const PointEstimates& estimates, cons
       LevelPercent(options.interval_level) +
       "% stratified jackknife gap t intervals (strata: the " + std::to_string(in.strata.size()) +
       " ladder labels; units: the seeds within each label, " + per_label +
-      "; degrees of freedom per row by Welch-Satterthwaite): every CM around the estimate at which the "
+      (options.satterthwaite_df
+           ? "; degrees of freedom per row by Welch-Satterthwaite"
+           : "; degrees of freedom per row: the fewest seeds less one among the labels with " +
+                 Num(100 * kDfShare, "%.0f") +
+                 "% or more of the gap's variance, a conservative Welch-Satterthwaite") +
+      "): every CM around the estimate at which the "
       "variant's loss gap to the baseline's curve, L - B(CM x C), is within t standard errors of 0, se^2 the "
       "sum over labels of the jackknife variance from leaving each of the label's seeds out there only; it "
       "assumes a seed's runs at different labels are independent (the pairing is within a label: the "
@@ -952,7 +967,8 @@ void SetSeedIntervals(const FitInputs& in, const PointEstimates& estimates, cons
       for (size_t p = 0; p < in.curves[v].points.size(); ++p) {
         MultiplierRow& row = report->rows[rows_at.at(estimator)[v][p]];
         SetGapInterval(left_out, in.curves[v].points[p], estimates.inverters.at(estimator),
-                       BaselineFitAtUpperE(estimates, estimator), estimator, v, options.interval_level, &row);
+                       BaselineFitAtUpperE(estimates, estimator), estimator, v, options.interval_level,
+                       options.satterthwaite_df, &row);
         if (row.p_value) {
           family.push_back(rows_at.at(estimator)[v][p]);
           p_values.push_back(*row.p_value);

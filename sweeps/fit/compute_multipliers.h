@@ -38,10 +38,13 @@
 //                      there): G_(l,s)(theta) is the same gap from the seed-mean curves with seed s left
 //                      out at label l only (every variant's point at l that has it; power laws
 //                      refitted), V_l(theta) = (m_l - 1) / m_l sum_s (G_(l,s) - mean_s G_(l,s))^2 over
-//                      the m_l seeds of label l, se^2 = sum_l V_l. The degrees of freedom are
-//                      Welch-Satterthwaite's, (sum_l V_l)^2 / sum_l (V_l^2 / (m_l - 1)) (labels with
-//                      V_l = 0 drop out), decided once per row at the estimate (at CM = 1 for a row
-//                      without a multiplier), real-valued. The interval is the stretch around the
+//                      the m_l seeds of label l, se^2 = sum_l V_l. The degrees of freedom, decided
+//                      once per row at the estimate (at CM = 1 for a row without a multiplier): the
+//                      smallest m_l - 1 among the labels with at least kDfShare of se^2 there (a
+//                      conservative Welch-Satterthwaite); with MultiplierOptions::satterthwaite_df,
+//                      Welch-Satterthwaite's own, (sum_l V_l)^2 / sum_l (V_l^2 / (m_l - 1)) (labels
+//                      with V_l = 0 drop out), real-valued, which covered too little with 3 seeds per
+//                      label (0.885 in a quick-bench cell). The interval is the stretch around the
 //                      estimate (where G = 0) on which |G / se| <= t, the Student quantile on those
 //                      df; an end not found within e^20 of the estimate is open, and said so. The hull
 //                      of every CM the test accepts instead for a row without a multiplier, where the
@@ -56,7 +59,7 @@
 //                      fewer than two seeds that can be left out) cannot be measured: a row whose gap
 //                      depends on it (it changes without that seed) gets no interval, and its note
 //                      names the label. Interval::units: the seeds of the labels with V_l > 0;
-//                      Interval::df: the Welch-Satterthwaite df; MultiplierRow::gap_strata: each such
+//                      Interval::df: those df; MultiplierRow::gap_strata: each such
 //                      label's V_l at the estimate (what a planner needs to predict how an added seed
 //                      at a label narrows the interval). The baseline's own rows are 1 by
 //                      construction for piecewise and hermite: no interval. Nor has a power law's
@@ -123,6 +126,10 @@ struct MultiplierOptions {
   int bootstrap = 1000;          // one-seed ladders: replicates of the runs bootstrap; 0: none
   uint64_t seed = 0;             // of the bootstrap's generator
   double interval_level = 0.95;  // of every interval
+  // The seed intervals' degrees of freedom: false (the default), the smallest m_l - 1 among the labels
+  // with at least kDfShare of se^2 at the estimate; true, Welch-Satterthwaite's, which covered too
+  // little with 3 seeds per label (bench/README.md, "Unbalanced seeds: the stratified jackknife").
+  bool satterthwaite_df = false;
   PowerLawFitOptions fit;        // point-estimate fits (bootstrap refits use fewer starts)
   // Asked before each bootstrap replicate and each E of the sensitivity table; a non-OK answer
   // (the caller went away, its deadline passed) stops the computation, which returns it. Unset: no
@@ -142,6 +149,10 @@ struct SeedStats {
 // are too few for its percentiles to cover.
 inline constexpr int kMinBootstrapUnits = 8;
 
+// The share of se^2 a label needs at the estimate to count for the seed intervals' conservative
+// degrees of freedom (MultiplierOptions::satterthwaite_df).
+inline constexpr double kDfShare = 0.1;
+
 // An interval of a multiplier, with what it rests on.
 struct Interval {
   double low = 0;
@@ -150,7 +161,7 @@ struct Interval {
   std::string construction;  // "jackknife gap t" or "percentile bootstrap"
   std::string unit;          // what was counted as independent: "seeds" or "runs"
   int units = 0;             // how many of them it rests on (jackknife: the seeds of the labels its gap varies with)
-  std::optional<double> df;  // t: degrees of freedom (jackknife: Welch-Satterthwaite, real)
+  std::optional<double> df;  // t: degrees of freedom (jackknife: MultiplierOptions::satterthwaite_df says which)
   int replicates = 0;        // bootstrap: defined replicates behind it
 };
 

@@ -279,8 +279,9 @@ TEST(ComputeMultipliers, WithTwoSeedsAtTheOneLabelAGapDependsOnTheIntervalInvert
   EXPECT_TRUE(base.gap_strata.empty());
   EXPECT_NE(base.interval_note.find("1 by construction"), std::string::npos) << base.interval_note;
   EXPECT_NE(report->intervals.find("stratified jackknife gap t intervals (strata: the 2 ladder labels; units: the "
-                                   "seeds within each label, 2 seeds at every label; degrees of freedom per row by "
-                                   "Welch-Satterthwaite)"),
+                                   "seeds within each label, 2 seeds at every label; degrees of freedom per row: the "
+                                   "fewest seeds less one among the labels with 10% or more of the gap's variance, a "
+                                   "conservative Welch-Satterthwaite)"),
             std::string::npos)
       << report->intervals;
   EXPECT_NE(report->intervals.find("a seed's runs at different labels are independent"), std::string::npos);
@@ -321,6 +322,10 @@ TEST(ComputeMultipliers, WithThreeSeedsTheIntervalEndsAreWhereTheStratifiedJackk
   options.e_sensitivity = false;
   StatusOr<MultiplierReport> report = ComputeMultipliers(*ladder, options);
   ASSERT_TRUE(report.ok()) << report.status().message();
+  MultiplierOptions welch_options = options;
+  welch_options.satterthwaite_df = true;
+  StatusOr<MultiplierReport> welch = ComputeMultipliers(*ladder, welch_options);
+  ASSERT_TRUE(welch.ok()) << welch.status().message();
   const std::vector<std::string> labels = {"r1", "r2", "r3", "r4"};
   std::vector<std::vector<MultiplierReport>> left_out(labels.size());  // by label, then seed
   for (size_t l = 0; l < labels.size(); ++l) {
@@ -375,8 +380,13 @@ TEST(ComputeMultipliers, WithThreeSeedsTheIntervalEndsAreWhereTheStratifiedJackk
         units += 3;
         expected.push_back({labels[l], 3, at_estimate[l]});
       }
+      // The default df: the smallest m_l - 1 among the labels with 10% of se^2 or more (3 seeds each: 2);
+      // Welch-Satterthwaite's on request.
+      EXPECT_EQ(row.interval->df.value(), 2.0) << what;
       const double df = se2 * se2 / denominator;
-      EXPECT_NEAR(row.interval->df.value(), df, power_law ? 0.05 * df : 1e-6 * df) << what;
+      const MultiplierRow& satterthwaite = Row(*welch, estimator, "lerope", label);
+      ASSERT_TRUE(satterthwaite.interval.has_value()) << satterthwaite.interval_note;
+      EXPECT_NEAR(satterthwaite.interval->df.value(), df, power_law ? 0.05 * df : 1e-6 * df) << what;
       EXPECT_EQ(row.interval->units, units) << what;
       ASSERT_EQ(row.gap_strata.size(), expected.size()) << what;
       double sum = 0;
@@ -422,9 +432,12 @@ std::vector<TestRun> UnbalancedLadder(int seeds_at_a) {
 }
 
 TEST(ComputeMultipliers, WithUnbalancedSeedsEachLabelsVarianceIsScaledByItsOwnSeeds) {
-  StatusOr<MultiplierReport> report = ComputeMultipliers(Make(UnbalancedLadder(9)), Options("base"));
-  StatusOr<MultiplierReport> cut = ComputeMultipliers(Make(UnbalancedLadder(3)), Options("base"));
-  ASSERT_TRUE(report.ok() && cut.ok());
+  MultiplierOptions options = Options("base");
+  options.satterthwaite_df = true;
+  StatusOr<MultiplierReport> report = ComputeMultipliers(Make(UnbalancedLadder(9)), options);
+  StatusOr<MultiplierReport> cut = ComputeMultipliers(Make(UnbalancedLadder(3)), options);
+  StatusOr<MultiplierReport> conservative = ComputeMultipliers(Make(UnbalancedLadder(9)), Options("base"));
+  ASSERT_TRUE(report.ok() && cut.ok() && conservative.ok());
   const MultiplierRow& row = Row(*report, Estimator::kPiecewise, "v", "B");
   ASSERT_TRUE(row.interval.has_value()) << row.interval_note;
   // By hand: at the estimate, u = log10 CM decades past B on the chord B-C, G = L_v,B - (1 - u) L_b,B - u
@@ -448,6 +461,8 @@ TEST(ComputeMultipliers, WithUnbalancedSeedsEachLabelsVarianceIsScaledByItsOwnSe
   EXPECT_NEAR(row.interval->df.value(), df, 1e-6 * df);
   EXPECT_GT(*row.interval->df, 2.0);
   EXPECT_LT(*row.interval->df, 2.3) << "B's 3 seeds carry the variance: about 2 df, not 8";
+  // The default (conservative) df: B carries 10% of se^2 or more, C does not: 3 - 1.
+  EXPECT_EQ(Row(*conservative, Estimator::kPiecewise, "v", "B").interval->df.value(), 2.0);
   EXPECT_EQ(row.interval->units, 6) << "B's and C's seeds";
   ASSERT_EQ(row.gap_strata.size(), 2u);
   EXPECT_EQ(row.gap_strata[0].label, "B");
