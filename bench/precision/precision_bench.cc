@@ -71,6 +71,8 @@
 // any rung and cut per rung; a balanced setting's studies are the same as without the flag. A setting
 // is judged (--check) when every rung has >= 3 seeds; the table's seeds column reads "3 (L0:9)".
 //   build/bin/rung-bench-precision --seeds 3 --extra-seeds 0:9 --rungs 4 --sigma 0.01,0.02 --rho 0,0.9 --check
+// --satterthwaite-df: the seed intervals on Welch-Satterthwaite's degrees of freedom
+// (MultiplierOptions::satterthwaite_df) in place of the default conservative ones.
 // Options restricting the grid: --surfaces, --sigma, --rho, --seeds, --rungs (comma-separated);
 // --studies, --multiplier, --spacing, --c0, --estimators, --all-rungs (the table shows interior rungs
 // only unless given; the CSV always has every rung), --threads (default: the online cores).
