@@ -827,7 +827,7 @@ void SetGapInterval(const std::vector<StratumLeftOut>& left_out, const LadderPoi
     return;
   }
   const std::vector<double> variances = gap.Variances(centre);
-  double se2 = 0, denominator = 0;
+  double se2 = 0;
   size_t largest = 0;
   int units = 0;
   std::vector<GapStratum> decomposition;
@@ -835,7 +835,6 @@ void SetGapInterval(const std::vector<StratumLeftOut>& left_out, const LadderPoi
     if (!(variances[l] > 0)) continue;
     const int m = static_cast<int>(gap.strata[l].losses.size());
     se2 += variances[l];
-    denominator += variances[l] * variances[l] / (m - 1);
     if (variances[l] > variances[largest] || !(variances[largest] > 0)) largest = l;
     units += m;
     decomposition.push_back({gap.strata[l].label, m, variances[l]});
@@ -845,19 +844,7 @@ void SetGapInterval(const std::vector<StratumLeftOut>& left_out, const LadderPoi
                          (row->multiplier ? "the estimate" : "CM = 1") + ": no spread to test against";
     return;
   }
-  // Welch-Satterthwaite: the df of a chi-square whose first two moments match sum_l V_l's, each V_l on
-  // m_l - 1 df. With few seeds per label the V_l are noisy and the df so estimated run high (the
-  // intervals covered too little at 3 seeds per label), so by default the df are the conservative
-  // smallest m_l - 1 among the labels that carry at least kDfShare of se^2.
-  double df = se2 * se2 / denominator;
-  if (!satterthwaite) {
-    df = std::numeric_limits<double>::infinity();
-    for (size_t l = 0; l < gap.strata.size(); ++l) {
-      if (variances[l] > 0 && variances[l] >= kDfShare * se2) {
-        df = std::min(df, static_cast<double>(gap.strata[l].losses.size()) - 1);
-      }
-    }
-  }
+  const double df = GapDegreesOfFreedom(decomposition, satterthwaite);
   const int largest_seeds = static_cast<int>(gap.strata[largest].losses.size());
   const double t = -StudentTQuantile(0.5 * (1 - level), df);  // 1 - level is exact, (1 + level) / 2 rounds
   std::optional<GapHull> stretch;
@@ -1153,6 +1140,28 @@ Status CheckBootstrapReplicates(int64_t replicates) {
   return Status::InvalidArgument("bootstrap: " + std::to_string(replicates) +
                                  " replicates are more than the fixed limit of " +
                                  std::to_string(kMaxBootstrapReplicates) + " (sweeps/fit/compute_multipliers.h)");
+}
+
+double GapDegreesOfFreedom(const std::vector<GapStratum>& strata, bool satterthwaite) {
+  // Welch-Satterthwaite: the df of a chi-square whose first two moments match sum_l V_l's, each V_l on
+  // m_l - 1 df. With few seeds per label the V_l are noisy and the df so estimated run high (the
+  // intervals covered too little at 3 seeds per label), so by default the df are the conservative
+  // smallest m_l - 1 among the labels that carry at least kDfShare of se^2.
+  double se2 = 0, denominator = 0;
+  for (const GapStratum& stratum : strata) {
+    if (!(stratum.variance > 0) || stratum.seeds < 2) continue;
+    se2 += stratum.variance;
+    denominator += stratum.variance * stratum.variance / (stratum.seeds - 1);
+  }
+  if (!(se2 > 0)) return 0;
+  if (satterthwaite) return se2 * se2 / denominator;
+  double df = std::numeric_limits<double>::infinity();
+  for (const GapStratum& stratum : strata) {
+    if (stratum.variance > 0 && stratum.seeds >= 2 && stratum.variance >= kDfShare * se2) {
+      df = std::min(df, static_cast<double>(stratum.seeds - 1));
+    }
+  }
+  return df;
 }
 
 StatusOr<MultiplierReport> ComputeMultipliers(const LadderResults& ladder, const MultiplierOptions& asked) {

@@ -276,6 +276,11 @@ struct MultiplierReport {
 // estimate moves in jumps that the seed jackknife of its interval does not measure.
 bool SeedMeanFitsAreLeastSquares(const MultiplierReport& report);
 
+// The degrees of freedom of a seed interval whose variance is the sum of `strata`'s (see "Intervals"
+// above): the smallest seeds - 1 among the strata with at least kDfShare of it, or with
+// `satterthwaite` Welch-Satterthwaite's. 0 when no stratum has variance.
+double GapDegreesOfFreedom(const std::vector<GapStratum>& strata, bool satterthwaite);
+
 // Errors: INVALID_ARGUMENT for a bad ladder or options (CheckBootstrapReplicates among them).
 StatusOr<MultiplierReport> ComputeMultipliers(const LadderResults& ladder, const MultiplierOptions& options);
 

@@ -28,36 +28,26 @@ struct Pending {
 // Two-sided t quantile at `level` on `df` degrees of freedom.
 double TQuantile(double level, double df) { return -StudentTQuantile(0.5 * (1 - level), df); }
 
-// Welch-Satterthwaite degrees of freedom of sum V_l with m_l seeds each.
-double SatterthwaiteDf(const std::vector<std::pair<double, double>>& terms) {  // (V, m)
-  double sum = 0, denominator = 0;
-  for (const auto& [variance, seeds] : terms) {
-    sum += variance;
-    if (seeds > 1) denominator += variance * variance / (seeds - 1);
-  }
-  return denominator > 0 ? sum * sum / denominator : 1.0;
-}
-
 // The expected half width of `row` when each stratum l has extra[l] more seeds than its interval
 // rests on; the row's own half width when nothing is added; empty without an interval.
 std::optional<double> ExpectedHalfWidth(const AimRow& row, const std::vector<GapStratum>& strata,
                                         const std::map<std::string, int>& extra, double level) {
   if (!row.half_width || strata.empty()) return row.half_width;
-  std::vector<std::pair<double, double>> now, then;
+  std::vector<GapStratum> then;
   double v_now = 0, v_then = 0;
   for (const GapStratum& stratum : strata) {
-    const double m = stratum.seeds;
     auto more = extra.find(stratum.label);
-    const double k = more == extra.end() ? 0 : more->second;
-    const double shrunk = stratum.variance * m / (m + k);
-    now.emplace_back(stratum.variance, m);
-    then.emplace_back(shrunk, m + k);
+    const int k = more == extra.end() ? 0 : more->second;
+    const double shrunk = stratum.variance * stratum.seeds / (stratum.seeds + k);
+    then.push_back({stratum.label, stratum.seeds + k, shrunk});
     v_now += stratum.variance;
     v_then += shrunk;
   }
-  if (!(v_now > 0)) return row.half_width;
-  const double scale = std::sqrt(v_then / v_now) * TQuantile(level, SatterthwaiteDf(then)) /
-                       TQuantile(level, SatterthwaiteDf(now));
+  // The degrees of freedom as the interval takes them (compute_multipliers.h).
+  const double df_now = GapDegreesOfFreedom(strata, /*satterthwaite=*/false);
+  const double df_then = GapDegreesOfFreedom(then, /*satterthwaite=*/false);
+  if (!(v_now > 0) || !(df_now > 0) || !(df_then > 0)) return row.half_width;
+  const double scale = std::sqrt(v_then / v_now) * TQuantile(level, df_then) / TQuantile(level, df_now);
   return *row.half_width * scale;
 }
 

@@ -17,7 +17,7 @@
 // Projection: each row's interval as it is expected to be once the unfinished trials end. The
 // interval's variance is the stratified jackknife's sum over ladder labels (MultiplierRow::gap_strata);
 // a stratum of m seeds with k more is expected to shrink by m / (m + k) (its seed means' variance),
-// the degrees of freedom follow by Welch-Satterthwaite, and the half width scales by
+// the degrees of freedom follow as the interval takes them (GapDegreesOfFreedom), and the half width scales by
 // sqrt(V' / V) t(df') / t(df). The seeds counted at a label are those of the cells the row reads
 // there: the baseline's, and the row's own variant's at the row's label.
 //

@@ -39,8 +39,8 @@ TEST_F(SchemaTest, CreatesTheLatestVersionWithEveryTableAndTheDurabilitySettings
   std::unique_ptr<Database> db = Raw();
   ASSERT_NE(db, nullptr);
   ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
-  EXPECT_EQ(version, 8);
-  EXPECT_EQ(LatestSchemaVersion(), 8);
+  EXPECT_EQ(version, 9);
+  EXPECT_EQ(LatestSchemaVersion(), 9);
   EXPECT_EQ(Text(*db, "PRAGMA journal_mode"), "wal");
   EXPECT_EQ(Text(*db, "PRAGMA synchronous"), "2");  // FULL
   EXPECT_EQ(Text(*db, "PRAGMA foreign_keys"), "1");
@@ -163,16 +163,16 @@ TEST_F(SchemaTest, RefusesADatabaseNewerThanThisBuild) {
   Close();
   {
     std::unique_ptr<Database> db = Raw();
-    ASSERT_OK(db->Execute("PRAGMA user_version = 9"));
+    ASSERT_OK(db->Execute("PRAGMA user_version = 10"));
   }
   StatusOr<std::unique_ptr<Store>> store = Store::Open(DatabasePath(), clock_, Options());
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(store.status().message().find("schema version 9"), std::string::npos) << store.status().message();
+  EXPECT_NE(store.status().message().find("schema version 10"), std::string::npos) << store.status().message();
   // Left as it was: the refusal wrote nothing.
   std::unique_ptr<Database> db = Raw();
   ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
-  EXPECT_EQ(version, 9);
+  EXPECT_EQ(version, 10);
 }
 
 TEST_F(SchemaTest, AppliesLaterMigrationsInOrderAndRollsBackOneThatFails) {
