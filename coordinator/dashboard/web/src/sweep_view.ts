@@ -35,15 +35,16 @@ function info(trial: Trial): TrialInfo {
 // A trial's rung, variant (its axis values but the seed) and seed; shared with the comparison view.
 export const trialInfo = info;
 
-// What the rows' intervals are, as the chart's note says it: "95% jackknife gap t intervals over 3
-// seeds" (fits stored earlier: "95% jackknife t intervals over 3 seeds", "95% t intervals over 3 paired
+// What the rows' intervals are, as the chart's note says it: "95% jackknife gap t intervals over the
+// seeds of each rung" (fits stored earlier: "95% jackknife t intervals over 3 seeds", "95% t intervals over 3 paired
 // seeds").
 function intervalNote(rows: FitReportRow[]): string {
   const first = rows.find((r) => r.interval);
   if (!first || !first.interval) return 'no intervals';
   const level = Math.round(num(first.interval.level) * 100);
   const units = num(first.interval.units);
-  if (first.interval.construction === 'jackknife gap t') return `${level}% jackknife gap t intervals over ${units} seeds`;
+  // Strata are the rungs (compute_multipliers.h): units counts the seeds of every rung the gap reads.
+  if (first.interval.construction === 'jackknife gap t') return `${level}% jackknife gap t intervals over the seeds of each rung`;
   if (first.interval.construction === 'jackknife t') return `${level}% jackknife t intervals over ${units} seeds`;
   if (first.interval.construction === 't') return `${level}% t intervals over ${units} paired seeds`;
   return `${level}% bootstrap intervals`;
