@@ -195,15 +195,31 @@ std::string TunedSummary(CoordinatorConnection& client, int64_t sweep_id) {
   return out.str();
 }
 
-// A precision-aimed sweep's aim as it closed (as `rung precision` prints it). Fetched while the
-// coordinator runs.
-std::string PrecisionSummary(CoordinatorConnection& client, int64_t sweep_id) {
+// A precision-aimed sweep's summary comes from the coordinator, whose ladder holds the seeds the aim
+// added (the spec's expansion does not): the fit of every run (as `rung fit` prints it; a tuned
+// sweep's TunedSummary has it already, `with_fit` false) and the aim as it closed (as `rung
+// precision` prints it). Fetched while the coordinator runs.
+std::string PrecisionSummary(CoordinatorConnection& client, int64_t sweep_id, bool with_fit) {
+  std::ostringstream out;
+  if (with_fit) {
+    pb::FitRequest fit_request;
+    fit_request.set_sweep_id(sweep_id);
+    fit_request.set_bootstrap(200);
+    pb::FitResponse fit;
+    grpc::Status status = client.user().Fit(client.StreamContext().get(), fit_request, &fit);
+    if (!status.ok()) {
+      out << "\ncompute multipliers: not computed (" << status.error_message() << ")\n";
+    } else {
+      out << "\ncompute multipliers of every run, the aim's seeds included (rung fit " << sweep_id
+          << ", stored as fit " << fit.fit_id() << ")\n\n"
+          << fit.stored().report_text();
+    }
+  }
   pb::GetPrecisionRequest request;
   request.set_sweep_id(sweep_id);
   pb::GetPrecisionResponse precision;
   grpc::Status status = client.user().GetPrecision(client.Context().get(), request, &precision);
-  if (!status.ok()) return "\nthe precision aim: not read (" + status.error_message() + ")\n";
-  std::ostringstream out;
+  if (!status.ok()) return out.str() + "\nthe precision aim: not read (" + status.error_message() + ")\n";
   out << "\nthe precision aim (rung precision " << sweep_id << ")\n\n";
   PrintPrecision(precision, "table", out);
   return out.str();
@@ -487,11 +503,10 @@ int ReportRunOutcome(const ExpandedSweep& expanded, const SweepWatch& watch, con
   }
   if (watch.out_of_space) return kFailure;
   const pb::Sweep& sweep = watch.sweep;
-  if (expanded.spec.tune.set) {
-    std::cout << tuned_summary;
+  if (expanded.spec.tune.set || expanded.spec.precision.set) {
+    std::cout << tuned_summary;  // the coordinator's: its ladder holds the trials the search or aim added
   } else {
     PrintResults(expanded, watch.trials, sweep.metric_name().empty() ? "val_loss" : sweep.metric_name());
-    std::cout << tuned_summary;  // a precision aim's, when the spec has one
   }
   std::cout << "\nrung run: sweep " << (sweep.state() == pb::SWEEP_STATE_SUCCEEDED ? "SUCCEEDED" : "did not succeed")
             << "; everything is in " << dir << "\n"
@@ -586,7 +601,9 @@ int RunEmbedded(RunOptions options) {
   if (int code = WatchRunToEnd(options, dir, client, sweep_id, embedded.workers, &watch); code != kOk) return code;
   std::string tuned_summary =
       expanded->spec.tune.set && g_interrupted.load() == 0 ? TunedSummary(client, sweep_id) : "";
-  if (expanded->spec.precision.set && g_interrupted.load() == 0) tuned_summary += PrecisionSummary(client, sweep_id);
+  if (expanded->spec.precision.set && g_interrupted.load() == 0) {
+    tuned_summary += PrecisionSummary(client, sweep_id, /*with_fit=*/!expanded->spec.tune.set);
+  }
   StopEmbeddedRun(embedded, watch.out_of_space);
   return ReportRunOutcome(*expanded, watch, tuned_summary, dir);
 }
