@@ -70,6 +70,8 @@ StatusOr<Gathered> Gather(Store& store, Coordinator& coordinator, const SweepRec
     return Status::FailedPrecondition("sweep '" + sweep.name + "' has no precision block: it aims at no interval");
   }
   std::vector<std::string> keys;
+  auto read_trials = [&] { return store.Read([&](Tables& tables) { return tables.trials().OfSweep(sweep.id); }); };
+  RUNG_ASSIGN_OR_RETURN(std::vector<TrialRecord> before, read_trials());
   RUNG_ASSIGN_OR_RETURN(SweepLadder ladder, BuildLadder(coordinator, sweep, sweep.metric.name, MetricSummary::kFinal, &keys));
   if (ladder.baseline.empty()) {
     return Status::FailedPrecondition("the spec's baseline " + sweep.baseline.dump() +
@@ -77,10 +79,18 @@ StatusOr<Gathered> Gather(Store& store, Coordinator& coordinator, const SweepRec
   }
   gathered.state.baseline = ladder.baseline;
   gathered.state.ladder = std::move(ladder.ladder);
+  std::set<int64_t> with_run;  // trials with a run in the ladder
+  for (const FitPointRecord& point : ladder.points) with_run.insert(point.trial_id);
+  for (const ExpandedTrial& trial : gathered.spec->trials) {
+    gathered.templates.emplace(CellKey{LadderVariantName(trial.assignments, trial.config_json, keys), trial.rung_label},
+                               &trial);
+  }
   for (const fit::TunedPoint& point : ladder.tuned) gathered.tuned_value[{point.variant, point.label}] = point.value;
 
-  RUNG_ASSIGN_OR_RETURN(std::vector<TrialRecord> trials,
-                        store.Read([&](Tables& tables) { return tables.trials().OfSweep(sweep.id); }));
+  RUNG_ASSIGN_OR_RETURN(std::vector<TrialRecord> trials, read_trials());
+  // The ladder and the trials from one state: a trial that ended between the reads would read as
+  // ended without a run.
+  if (Fingerprint(trials) != Fingerprint(before)) return Status::Aborted("the sweep's trials changed during the read");
   gathered.fingerprint = Fingerprint(trials);
   std::map<CellKey, size_t> cell_at;
   for (const TrialRecord& trial : trials) {
@@ -97,15 +107,17 @@ StatusOr<Gathered> Gather(Store& store, Coordinator& coordinator, const SweepRec
       }
     }
     if (trial.state == TrialState::kCancelled) continue;
+    // A cell the spec no longer has (a resubmission removed its variant or rung) is no target.
+    if (gathered.templates.count(key) == 0) continue;
     auto [at, inserted] = cell_at.emplace(key, gathered.state.cells.size());
     if (inserted) gathered.state.cells.push_back({key.first, key.second, trial.cell.flops, {}, {}});
     fit::AimCell& cell = gathered.state.cells[at->second];
     cell.seeds.insert(trial.cell.seed);
-    if (!IsTerminal(trial.state)) cell.unfinished.insert(trial.cell.seed);
-  }
-  for (const ExpandedTrial& trial : gathered.spec->trials) {
-    gathered.templates.emplace(CellKey{LadderVariantName(trial.assignments, trial.config_json, keys), trial.rung_label},
-                               &trial);
+    if (!IsTerminal(trial.state)) {
+      cell.unfinished.insert(trial.cell.seed);
+    } else if (with_run.count(trial.id) == 0) {
+      cell.ended_without_run.insert(trial.cell.seed);
+    }
   }
   return gathered;
 }
@@ -143,7 +155,12 @@ std::string RowsText(const fit::AimDecision& decision) {
 StatusOr<PrecisionReport> SweepPrecision::Report(int64_t sweep_id) {
   PrecisionReport report;
   RUNG_ASSIGN_OR_RETURN(report.sweep, coordinator_.sweeps().Get(sweep_id));
-  RUNG_ASSIGN_OR_RETURN(Gathered gathered, Gather(store_, coordinator_, report.sweep));
+  StatusOr<Gathered> read = Gather(store_, coordinator_, report.sweep);
+  for (int tries = 0; tries < 4 && !read.ok() && read.status().code() == StatusCode::kAborted; ++tries) {
+    read = Gather(store_, coordinator_, report.sweep);
+  }
+  RUNG_RETURN_IF_ERROR(read.status());
+  Gathered& gathered = *read;
   report.spec = gathered.spec->spec.precision;
   report.baseline = gathered.state.baseline;
   report.unfinished = gathered.state.unfinished;
@@ -168,7 +185,25 @@ StatusOr<int64_t> SweepPrecision::Decide(int64_t sweep_id) {
   for (int tries = 0; tries < 5; ++tries) {
     RUNG_ASSIGN_OR_RETURN(SweepRecord sweep, coordinator_.sweeps().Get(sweep_id));
     if (sweep.precision != kPrecisionAiming || !Decides(sweep.state) || sweep.tuning == kTuningSearching) return 0;
-    RUNG_ASSIGN_OR_RETURN(Gathered gathered, Gather(store_, coordinator_, sweep));
+    StatusOr<Gathered> read = Gather(store_, coordinator_, sweep);
+    if (!read.ok() && read.status().code() == StatusCode::kAborted) continue;  // read again
+    if (!read.ok() && read.status().code() == StatusCode::kFailedPrecondition) {
+      // A sweep whose ladder can never be read for the aim (its baseline selects several variants):
+      // closed as such, rather than left open with nothing to decide.
+      RUNG_RETURN_IF_ERROR(store_.Write([&](Tables& tables) -> Status {
+        RUNG_ASSIGN_OR_RETURN(SweepRecord current, tables.sweeps().Get(sweep_id));
+        if (current.precision != kPrecisionAiming || current.spec_hash != sweep.spec_hash) return Status::Ok();
+        RUNG_RETURN_IF_ERROR(tables.sweeps().SetPrecision(sweep_id, fit::AimStatusName(fit::AimStatus::kNoFit), tables.now()));
+        EventRecord event = domain::NewEvent(tables, event_kind::kPrecisionComplete,
+                                             {kCoordinatorActor, "no_fit: " + read.status().message()});
+        event.sweep_id = sweep_id;
+        RUNG_RETURN_IF_ERROR(tables.events().Append(event));
+        return domain::SettleSweep(tables, sweep_id, kCoordinatorActor);
+      }));
+      return 0;
+    }
+    RUNG_RETURN_IF_ERROR(read.status());
+    Gathered& gathered = *read;
     const fit::PrecisionTarget target = TargetOf(gathered.spec->spec.precision);
     RUNG_ASSIGN_OR_RETURN(fit::AimDecision decision, fit::AimPrecision(gathered.state, target));
     std::vector<ExpandedTrial> added_trials;
@@ -262,12 +297,9 @@ Status SweepPrecision::DecideAll() {
                         store_.Read([&](Tables& tables) { return tables.sweeps().Searching(); }));
   for (const SweepRecord& sweep : open) {
     if (sweep.precision != kPrecisionAiming) continue;
-    StatusOr<int64_t> decided = Decide(sweep.id);
-    // A spec this build cannot expand, or a ladder that cannot be read, leaves its sweep waiting.
-    if (!decided.ok() && decided.status().code() != StatusCode::kInvalidArgument &&
-        decided.status().code() != StatusCode::kFailedPrecondition) {
-      return decided.status();
-    }
+    // One sweep's error (a spec this build cannot expand; a store error) leaves it waiting for the
+    // next ending or the reaper, and neither the others nor the coordinator's start.
+    Decide(sweep.id).status().IgnoreError();
   }
   return Status::Ok();
 }

@@ -571,6 +571,11 @@ grpc::Status UserServiceImpl::GetPrecision(grpc::ServerContext* /*context*/, con
   StatusOr<PrecisionReport> report = coordinator_->precision().Report(request->sweep_id());
   if (!report.ok()) return ToGrpcStatus(report.status());
   response->set_precision(report->sweep.precision);
+  // A sweep that ended (CANCELLED, FAILED) adds no seed any more: its open aim says so.
+  const SweepState state = report->sweep.state;
+  if ((state == SweepState::kCancelled || state == SweepState::kFailed) && report->sweep.precision == kPrecisionAiming) {
+    response->set_precision(std::string("stopped (sweep ") + SweepStateName(state) + ")");
+  }
   response->set_status(fit::AimStatusName(report->now.status));
   response->set_why(report->now.why);
   response->set_estimator(report->spec.estimator);

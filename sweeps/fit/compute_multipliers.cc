@@ -765,8 +765,8 @@ bool BaselineFitAtUpperE(const PointEstimates& estimates, Estimator estimator) {
 // instead where it has none (a label the row depends on whose seeds cannot be left out, and where a
 // power law's E sits at its upper bound).
 void SetGapInterval(const std::vector<StratumLeftOut>& left_out, const LadderPoint& point,
-                    const BaselineInverter& inverter, bool e_at_upper_bound, Estimator estimator, size_t v,
-                    double level, bool satterthwaite, MultiplierRow* row) {
+                    const VariantCurve& baseline, const BaselineInverter& inverter, bool e_at_upper_bound,
+                    Estimator estimator, size_t v, double level, bool satterthwaite, MultiplierRow* row) {
   if (v == 0 && !IsPowerLaw(estimator)) {
     row->interval_note = "the baseline against its own curve: 1 by construction";
     return;
@@ -831,13 +831,23 @@ void SetGapInterval(const std::vector<StratumLeftOut>& left_out, const LadderPoi
   size_t largest = 0;
   int units = 0;
   std::vector<GapStratum> decomposition;
+  // A label's seeds as the row reads them: where variants ran different seeds there (an aim added seeds
+  // for one variant and the baseline), the fewest of the points that enter the gap, the baseline's and,
+  // at the row's own label, the row's. V_l counts every seed of the label (which only overstates it);
+  // the degrees of freedom may not.
+  std::vector<int> seeds_read(gap.strata.size());
+  for (size_t l = 0; l < gap.strata.size(); ++l) {
+    int m = static_cast<int>(gap.strata[l].losses.size());
+    if (const LadderPoint* base = baseline.Find(gap.strata[l].label)) m = std::min(m, static_cast<int>(base->seeds.size()));
+    if (gap.strata[l].label == point.label) m = std::min(m, static_cast<int>(point.seeds.size()));
+    seeds_read[l] = std::max(m, 1);
+  }
   for (size_t l = 0; l < gap.strata.size(); ++l) {
     if (!(variances[l] > 0)) continue;
-    const int m = static_cast<int>(gap.strata[l].losses.size());
     se2 += variances[l];
     if (variances[l] > variances[largest] || !(variances[largest] > 0)) largest = l;
-    units += m;
-    decomposition.push_back({gap.strata[l].label, m, variances[l]});
+    units += seeds_read[l];
+    decomposition.push_back({gap.strata[l].label, seeds_read[l], variances[l]});
   }
   if (!(se2 > 0) || !std::isfinite(se2)) {
     row->interval_note = std::string("the leave-one-seed-out gaps do not vary at ") +
@@ -845,7 +855,7 @@ void SetGapInterval(const std::vector<StratumLeftOut>& left_out, const LadderPoi
     return;
   }
   const double df = GapDegreesOfFreedom(decomposition, satterthwaite);
-  const int largest_seeds = static_cast<int>(gap.strata[largest].losses.size());
+  const int largest_seeds = seeds_read[largest];
   const double t = -StudentTQuantile(0.5 * (1 - level), df);  // 1 - level is exact, (1 + level) / 2 rounds
   std::optional<GapHull> stretch;
   // Where the label carrying most of se^2 has 2 seeds, its V_l is one difference, which passes through
@@ -872,6 +882,7 @@ void SetGapInterval(const std::vector<StratumLeftOut>& left_out, const LadderPoi
   interval.df = df;
   interval.low = std::exp(stretch->low);
   interval.high = std::exp(stretch->high);
+  interval.open = stretch->open_below || stretch->open_above;
   row->interval = interval;
   row->gap_strata = std::move(decomposition);
   std::vector<std::string> notes;
@@ -953,7 +964,7 @@ void SetSeedIntervals(const FitInputs& in, const PointEstimates& estimates, cons
     for (size_t v = 0; v < in.curves.size(); ++v) {
       for (size_t p = 0; p < in.curves[v].points.size(); ++p) {
         MultiplierRow& row = report->rows[rows_at.at(estimator)[v][p]];
-        SetGapInterval(left_out, in.curves[v].points[p], estimates.inverters.at(estimator),
+        SetGapInterval(left_out, in.curves[v].points[p], in.curves[0], estimates.inverters.at(estimator),
                        BaselineFitAtUpperE(estimates, estimator), estimator, v, options.interval_level,
                        options.satterthwaite_df, &row);
         if (row.p_value) {
@@ -1155,13 +1166,14 @@ double GapDegreesOfFreedom(const std::vector<GapStratum>& strata, bool satterthw
   }
   if (!(se2 > 0)) return 0;
   if (satterthwaite) return se2 * se2 / denominator;
-  double df = std::numeric_limits<double>::infinity();
+  double df = std::numeric_limits<double>::infinity(), fewest = df;
   for (const GapStratum& stratum : strata) {
-    if (stratum.variance > 0 && stratum.seeds >= 2 && stratum.variance >= kDfShare * se2) {
-      df = std::min(df, static_cast<double>(stratum.seeds - 1));
-    }
+    if (!(stratum.variance > 0) || stratum.seeds < 2) continue;
+    fewest = std::min(fewest, static_cast<double>(stratum.seeds - 1));
+    if (stratum.variance >= kDfShare * se2) df = std::min(df, static_cast<double>(stratum.seeds - 1));
   }
-  return df;
+  // No label with kDfShare of it (many labels sharing it evenly): the fewest of them all.
+  return std::isfinite(df) ? df : fewest;
 }
 
 StatusOr<MultiplierReport> ComputeMultipliers(const LadderResults& ladder, const MultiplierOptions& asked) {

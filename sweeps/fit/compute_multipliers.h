@@ -163,6 +163,7 @@ struct Interval {
   int units = 0;             // how many of them it rests on (jackknife: the seeds of the labels its gap varies with)
   std::optional<double> df;  // t: degrees of freedom (jackknife: MultiplierOptions::satterthwaite_df says which)
   int replicates = 0;        // bootstrap: defined replicates behind it
+  bool open = false;         // jackknife: an end not found within e^20 of the estimate (the note says which)
 };
 
 // A fitted curve as reported (the variant's own fit in the mode of the row).

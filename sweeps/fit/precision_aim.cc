@@ -94,9 +94,10 @@ StatusOr<AimDecision> AimPrecision(const AimState& state, const PrecisionTarget&
   decision.planned_flops = state.planned_flops;
   // A seed enters the fit at a label once every run of it there has ended: a variant's run without
   // its baseline pair would read the seed-to-seed spread that pairing removes.
-  std::set<std::pair<std::string, int64_t>> coming;  // (label, seed) with a run unfinished
+  std::set<std::pair<std::string, int64_t>> coming;  // (label, seed) with a run unfinished or lost
   for (const AimCell& cell : state.cells) {
     for (int64_t seed : cell.unfinished) coming.insert({cell.label, seed});
+    for (int64_t seed : cell.ended_without_run) coming.insert({cell.label, seed});
   }
   LadderResults ladder = state.ladder;
   ladder.runs.erase(std::remove_if(ladder.runs.begin(), ladder.runs.end(),
@@ -154,11 +155,10 @@ StatusOr<AimDecision> AimPrecision(const AimState& state, const PrecisionTarget&
         row.interval = found->interval;
         row.seeds = found->seeds;
         row.note = found->interval ? found->interval_note : (found->interval_note.empty() ? found->why : found->interval_note);
-        const bool open = row.note.find("open") != std::string::npos;
-        if (found->interval && !open) {
+        if (found->interval && !found->interval->open) {
           row.half_width = (found->interval->high - found->interval->low) / 2;
-          row_strata = found->gap_strata;
         }
+        row_strata = found->gap_strata;  // an open interval's too: where its variance lies
       }
       row.met = row.half_width && *row.half_width <= target.half_width;
       decision.rows.push_back(row);
@@ -172,6 +172,8 @@ StatusOr<AimDecision> AimPrecision(const AimState& state, const PrecisionTarget&
   for (const LadderRun& run : ladder.runs) {
     if (run.seed) pending.finished[{run.variant, run.label}].insert(*run.seed);
   }
+  std::map<CellKey, const std::set<int64_t>*> lost;  // seeds that ended without a run: never coming
+  for (const AimCell& cell : state.cells) lost[{cell.variant, cell.label}] = &cell.ended_without_run;
   // Seeds still to come at each label, for row r: of the baseline there, and of r's variant at r's label.
   auto extra_for = [&](const AimRow& row) {
     std::map<std::string, int> extra;
@@ -183,8 +185,10 @@ StatusOr<AimDecision> AimPrecision(const AimState& state, const PrecisionTarget&
         auto seeds = pending.seeds.find(key);
         if (seeds == pending.seeds.end()) continue;
         const std::set<int64_t>& done = pending.finished[key];
+        auto never = lost.find(key);
         for (int64_t seed : seeds->second) {
-          if (!done.count(seed)) coming.insert(seed);
+          if (done.count(seed) || (never != lost.end() && never->second->count(seed))) continue;
+          coming.insert(seed);
         }
       }
       if (!coming.empty()) extra[label] = static_cast<int>(coming.size());
@@ -209,6 +213,11 @@ StatusOr<AimDecision> AimPrecision(const AimState& state, const PrecisionTarget&
   if (!report) {
     decision.status = state.unfinished > 0 ? AimStatus::kWaiting : AimStatus::kNoFit;
     decision.why = "no fit yet: " + fit_error;
+    return decision;
+  }
+  if (decision.rows.empty()) {
+    decision.status = state.unfinished > 0 ? AimStatus::kWaiting : AimStatus::kNoFit;
+    decision.why = "no target interval: no variant but the baseline runs at the target rungs";
     return decision;
   }
 
@@ -249,7 +258,9 @@ StatusOr<AimDecision> AimPrecision(const AimState& state, const PrecisionTarget&
       int64_t seed = 0;
       if (label == row.label) {
         if (!cells.count(own_key)) continue;
-        while (pending.seeds[own_key].count(seed)) ++seed;
+        // A seed the baseline lost there would never pair: skip it.
+        const std::set<int64_t>& base_lost = cells[base_key]->ended_without_run;
+        while (pending.seeds[own_key].count(seed) || base_lost.count(seed)) ++seed;
         candidate.trials.push_back({row.variant, label, seed, cells[own_key]->trial_flops, ""});
         if (!pending.seeds[base_key].count(seed)) {
           candidate.trials.push_back({state.baseline, label, seed, cells[base_key]->trial_flops, ""});
@@ -265,8 +276,14 @@ StatusOr<AimDecision> AimPrecision(const AimState& state, const PrecisionTarget&
         candidate.after = ExpectedHalfWidth(row, strata[*widest], extra, target.level).value_or(*row.projected);
         candidate.rate = (*row.projected - candidate.after) / candidate.flops;
       } else {
+        // No interval (or an open one): where most of its variance lies, per FLOP; its own rung when
+        // nothing says.
+        double variance = label == row.label ? 1e-300 : 0;
+        for (const GapStratum& stratum : strata[*widest]) {
+          if (stratum.label == label) variance = std::max(variance, stratum.variance);
+        }
         candidate.after = std::numeric_limits<double>::infinity();
-        candidate.rate = 1 / candidate.flops;
+        candidate.rate = variance / candidate.flops;
       }
       candidates.push_back(std::move(candidate));
     }
@@ -310,6 +327,10 @@ StatusOr<AimDecision> AimPrecision(const AimState& state, const PrecisionTarget&
   if (!decision.additions.empty()) {
     decision.status = AimStatus::kAiming;
     decision.why = "added " + std::to_string(decision.additions.size()) + " trial(s)";
+  } else if (state.unfinished == 0) {
+    // Nothing runs and nothing to add: waiting would wait for good.
+    decision.status = AimStatus::kNoFit;
+    decision.why = "nothing runs and no seed the aim can add is expected to narrow the rows not met";
   } else {
     decision.status = AimStatus::kWaiting;
     decision.why = std::to_string(unfinished) + " trial(s) running" +

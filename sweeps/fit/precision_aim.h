@@ -6,8 +6,9 @@
 // that the coordinator takes the same decision after any restart and never twice (a trial it adds is
 // identified by its cell and seed, and the trials it added count as unfinished until they end).
 //
-// The fit reads the finished runs of the (label, seed) pairs whose every run has ended: a variant's run
-// whose baseline pair is still running would read the seed-to-seed spread that pairing removes.
+// The fit reads the finished runs of the (label, seed) pairs whose every run has ended with a run: a
+// variant's run whose baseline pair is still running (or failed) would read the seed-to-seed spread
+// that pairing removes.
 //
 // Rows: every variant but the baseline at every label of `at` (all labels when empty), read from
 // ComputeMultipliers' rows of the target's estimator; a row's half width is (high - low) / 2 of its
@@ -70,6 +71,9 @@ struct AimCell {
   double trial_flops = 0;      // one trial's FLOPs (6 N D)
   std::set<int64_t> seeds;     // of every trial of the cell but the cancelled, whatever its state
   std::set<int64_t> unfinished;  // of those, the seeds not ended yet
+  // Of those, the seeds that ended without a run of the ladder (FAILED for good, stopped early, or
+  // SUCCEEDED without the metric): never coming, and their pairs left out of the fit.
+  std::set<int64_t> ended_without_run;
 };
 
 struct AimState {

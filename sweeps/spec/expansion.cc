@@ -12,6 +12,7 @@
 #include "core/records/trainer_records.h"
 #include "core/hf/hf_model_options.h"
 #include "sweeps/spec/json_path.h"
+#include "sweeps/spec/ladder_variant.h"
 #include "sweeps/spec/trial_identity.h"
 
 namespace rung {
@@ -456,16 +457,52 @@ void CheckPrecision(const ConfigDocument& document, const ExpandedSweep& sweep, 
       break;
     }
   }
+  std::vector<std::string> labels;  // in the ladder's order
+  for (const ExpandedTrial& trial : sweep.trials) {
+    if (std::find(labels.begin(), labels.end(), trial.rung_label) == labels.end()) labels.push_back(trial.rung_label);
+  }
   for (const std::string& label : precision.at) {
-    const bool known = std::any_of(sweep.trials.begin(), sweep.trials.end(),
-                                   [&](const ExpandedTrial& trial) { return trial.rung_label == label; });
-    if (!known) {
-      std::string labels;
-      for (const ExpandedTrial& trial : sweep.trials) {
-        if (labels.find(trial.rung_label) == std::string::npos) labels += (labels.empty() ? "" : ", ") + trial.rung_label;
-      }
+    if (std::find(labels.begin(), labels.end(), label) == labels.end()) {
+      std::string known;
+      for (const std::string& one : labels) known += (known.empty() ? "" : ", ") + one;
       diagnostics->Error(document.Locate("precision.at"), "precision.at",
-                         "'" + label + "' is not a rung label of the ladder; its labels: " + labels);
+                         "'" + label + "' is not a rung label of the ladder; its labels: " + known);
+    }
+  }
+  // The variants as the fits name them (ladder_variant.h): the baseline must be one of them, and each
+  // target rung must have the baseline and another variant.
+  if (!sweep.spec.baseline.empty()) {
+    std::vector<const nlohmann::json*> assignments;
+    for (const ExpandedTrial& trial : sweep.trials) assignments.push_back(&trial.assignments);
+    std::vector<std::string> keys = DefaultVariantKeys(assignments);
+    if (sweep.spec.tune.set) keys.erase(std::remove(keys.begin(), keys.end(), sweep.spec.tune.key), keys.end());
+    if (keys.empty()) keys.push_back("position.variant");
+    std::set<std::string> baseline_variants;
+    std::map<std::string, std::set<std::string>> others_at;  // label -> variants but the baseline's
+    std::set<std::string> baseline_at;
+    for (const ExpandedTrial& trial : sweep.trials) {
+      const std::string variant = LadderVariantName(trial.assignments, trial.config_json, keys);
+      if (trial.baseline) {
+        baseline_variants.insert(variant);
+        baseline_at.insert(trial.rung_label);
+      } else {
+        others_at[trial.rung_label].insert(variant);
+      }
+    }
+    if (baseline_variants.size() > 1) {
+      std::string names;
+      for (const std::string& name : baseline_variants) names += (names.empty() ? "" : ", ") + name;
+      diagnostics->Error(sweep.spec.baseline_location.empty() ? precision.location : sweep.spec.baseline_location, "baseline",
+                         "selects the variants " + names +
+                             ": a precision aim measures every other variant against one; narrow `baseline:`");
+    }
+    for (const std::string& label : precision.at.empty() ? labels : precision.at) {
+      if (baseline_at.count(label) && !others_at[label].empty()) continue;
+      if (std::find(labels.begin(), labels.end(), label) == labels.end()) continue;  // said above
+      diagnostics->Error(precision.location, "precision.at",
+                         "rung " + label + (baseline_at.count(label) ? " has no variant but the baseline"
+                                                                     : " has no run of the baseline") +
+                             ": it has no multiplier to aim at");
     }
   }
   const double first_design = sweep.TotalFlops();

@@ -58,7 +58,12 @@ PrecisionSpec ParsePrecisionSpec(const nlohmann::json* block, const ConfigDocume
     ReadSpecNumberAbove(*block, "budget_flops", "precision.budget_flops", 0.0, &spec.budget_flops, document,
                         diagnostics);
   }
-  ReadSpecInteger(*block, "in_flight", "precision.in_flight", 1, &spec.in_flight, document, diagnostics);
+  if (ReadSpecInteger(*block, "in_flight", "precision.in_flight", 1, &spec.in_flight, document, diagnostics) &&
+      spec.in_flight > kMaxPrecisionInFlight) {
+    diagnostics->Error(document.Locate("precision.in_flight"), "precision.in_flight",
+                       "at most " + std::to_string(kMaxPrecisionInFlight) +
+                           " trials in flight (a decision adds at most that many)");
+  }
   if (block->contains("at")) {
     const nlohmann::json& at = (*block)["at"];
     bool ok = at.is_array() && !at.empty();

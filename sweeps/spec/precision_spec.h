@@ -30,6 +30,9 @@
 
 namespace rung {
 
+// The most trials a precision aim keeps unfinished at once (one decision adds at most this many).
+inline constexpr int64_t kMaxPrecisionInFlight = 1024;
+
 struct PrecisionSpec {
   bool set = false;
   std::string estimator = "hermite";

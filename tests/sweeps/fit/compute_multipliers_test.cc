@@ -694,3 +694,42 @@ TEST(ComputeMultipliers, ACallerThatStopsWantingTheFitStopsItWithItsStatus) {
 
 }  // namespace
 }  // namespace rung::fit
+
+namespace rung::fit {
+namespace {
+
+// An aim added seeds for one variant and the baseline at a label: the other variant's row there rests
+// on its own 3 seeds (2 degrees of freedom), not on the label's 9.
+TEST(ComputeMultipliers, ARowsDegreesOfFreedomCountTheSeedsItsOwnPointsRan) {
+  std::vector<TestRun> runs;
+  const double computes[] = {1e15, 1e16, 1e17};
+  const char* labels[] = {"a", "b", "c"};
+  for (int k = 0; k < 3; ++k) {
+    const double base = 2 + 10 * std::pow(computes[k] / 1e15, -0.3);
+    for (int s = 0; s < 9; ++s) {
+      const double offset = 0.01 * std::sin(1.7 * s + k);
+      runs.push_back({"rope", labels[k], computes[k], base + offset, s});
+      runs.push_back({"nope", labels[k], computes[k], base + 0.02 + offset + 0.003 * std::cos(2.3 * s), s});
+      if (s < 3) runs.push_back({"lerope", labels[k], computes[k], base - 0.01 + offset + 0.002 * std::cos(1.1 * s + k), s});
+    }
+  }
+  MultiplierOptions options;
+  options.baseline = "rope";
+  options.bootstrap = 0;
+  options.e_sensitivity = false;
+  StatusOr<MultiplierReport> report = ComputeMultipliers(Make(runs), options);
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  const MultiplierRow& lerope = Row(*report, Estimator::kHermite, "lerope", "b");
+  ASSERT_TRUE(lerope.interval.has_value()) << lerope.interval_note;
+  ASSERT_TRUE(lerope.interval->df.has_value());
+  EXPECT_LE(*lerope.interval->df, 2.0) << "lerope ran 3 seeds at b";
+  for (const GapStratum& stratum : lerope.gap_strata) {
+    if (stratum.label == "b") EXPECT_EQ(stratum.seeds, 3);
+  }
+  const MultiplierRow& nope = Row(*report, Estimator::kHermite, "nope", "b");
+  ASSERT_TRUE(nope.interval.has_value()) << nope.interval_note;
+  EXPECT_GE(*nope.interval->df, 8.0) << "nope and the baseline ran 9 seeds at b";
+}
+
+}  // namespace
+}  // namespace rung::fit

@@ -135,6 +135,29 @@ TEST(PrecisionAim, LeavesOutASeedWhoseBaselinePairIsStillRunning) {
   EXPECT_EQ(decision->status, AimStatus::kWaiting);  // met so far, but a trial runs
 }
 
+TEST(PrecisionAim, ASeedThatEndedWithoutARunIsNeitherComingNorPairedAgain) {
+  LadderMaker maker;
+  maker.jitter["a"] = 0.02;
+  AimState state = maker.State();
+  // lerope's seed 3 at a finished; rope's seed 3 there FAILED for good.
+  state.ladder.runs.push_back({"lerope", "a", 1e15, LadderMaker::Baseline(1.05e15), int64_t{3}, std::nullopt, ""});
+  for (AimCell& cell : state.cells) {
+    if (cell.label != "a") continue;
+    cell.seeds.insert(3);
+    if (cell.variant == "rope") cell.ended_without_run.insert(3);
+  }
+  StatusOr<AimDecision> decision = AimPrecision(state, Target(1e-6, 1e20));
+  ASSERT_TRUE(decision.ok());
+  EXPECT_EQ(decision->status, AimStatus::kAiming) << decision->why;  // not waiting for a seed that never comes
+  ASSERT_EQ(decision->additions.size(), 2u);
+  EXPECT_EQ(decision->additions[0].seed, 4);  // 3 can never pair
+  EXPECT_EQ(decision->additions[1].variant, "rope");
+  EXPECT_EQ(decision->additions[1].seed, 4);
+  for (const AimRow& row : decision->rows) {
+    if (row.label == "a") EXPECT_EQ(row.seeds, 3) << "the unpaired seed is left out of the fit";
+  }
+}
+
 TEST(PrecisionAim, ClosesOnTheBudgetAndSaysWhatOneMoreSeedCosts) {
   const AimState state = LadderMaker().State();
   StatusOr<AimDecision> decision = AimPrecision(state, Target(1e-6, state.planned_flops));

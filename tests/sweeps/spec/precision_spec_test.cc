@@ -101,5 +101,16 @@ TEST(PrecisionSpec, NeedsABaselineTwoSeedsAndABudgetTheFirstDesignFits) {
   EXPECT_THAT(error, HasSubstr("12 trials"));
 }
 
+TEST(PrecisionSpec, TheBaselineMustSelectOneVariant) {
+  const std::string error = PrecisionError(
+      "name: test\nbaseline: {position.variant: rope}\n"
+      "data: {source: builtin, seq_len: 32}\ntrain: {steps: 10, batch_size: 4}\n"
+      "ladder:\n  rungs: [{layers: 1, d_model: 16, heads: 2}, {layers: 2, d_model: 16, heads: 2}]\n"
+      "sweep:\n  position.variant: [rope, lerope]\n  train.weight_decay: [0.0, 0.1]\n  seed: [0, 1, 2]\n"
+      "precision: {target_half_width: 0.01, budget_flops: 1e15}\n");
+  EXPECT_THAT(error, HasSubstr("baseline: selects the variants"));
+  EXPECT_THAT(error, HasSubstr("narrow `baseline:`"));
+}
+
 }  // namespace
 }  // namespace rung

@@ -394,16 +394,18 @@ TEST_F(PrecisionEndToEndTest, TheAimAddsSeedsOnlyAtTheNoisyRungUntilEveryTargetI
 
 TEST_F(PrecisionEndToEndTest, ABudgetTooSmallForTheTargetClosesOnTheBudgetAndTheSweepSucceeds) {
   StartCoordinator();
-  // The first design's FLOPs, from a dry run; the budget leaves less than any one trial at big.
+  // The first design's FLOPs, from a dry run; the budget leaves less than any one trial (a baseline
+  // seed at small narrows big's interval too: its slope reads small).
   const v1::SubmitSweepResponse dry = Submit(PrecisionSpec("budget"), /*dry_run=*/true);
   ASSERT_EQ(dry.trials_size(), kFirstDesign);
-  double first_design = 0, big_trial = 0;
+  double first_design = 0, big_trial = 0, small_trial = 0;
   for (const v1::Trial& trial : dry.trials()) {
     first_design += trial.flops();
-    if (trial.rung_label() == "big") big_trial = trial.flops();
+    (trial.rung_label() == "big" ? big_trial : small_trial) = trial.flops();
   }
   ASSERT_GT(big_trial, 0);
-  const double budget = first_design + 0.5 * big_trial;
+  ASSERT_GT(small_trial, 0);
+  const double budget = first_design + 0.5 * small_trial;
   const v1::SubmitSweepResponse submitted = Submit(PrecisionSpec("budget", budget));
   ASSERT_GT(submitted.sweep_id(), 0);
   const int64_t id = submitted.sweep_id();
@@ -415,10 +417,10 @@ TEST_F(PrecisionEndToEndTest, ABudgetTooSmallForTheTargetClosesOnTheBudgetAndThe
   const v1::GetPrecisionResponse precision = Precision(id);
   EXPECT_EQ(precision.precision(), "budget");
   EXPECT_THAT(precision.closed_reason(), HasSubstr("lerope at big"));
-  // The FLOPs left, and what one more seed there needs (the pair at big).
+  // The FLOPs left, and what the cheapest seed that narrows it needs.
   EXPECT_THAT(precision.closed_reason(),
-              HasSubstr("needs " + Short(2 * big_trial) + " FLOPs for one more seed and " + Short(budget - first_design) +
-                        " of budget_flops " + Short(budget) + " are left"))
+              HasSubstr(" FLOPs for one more seed and " + Short(budget - first_design) + " of budget_flops " +
+                        Short(budget) + " are left"))
       << precision.closed_reason();
   bool small_met = false, big_met = true;
   for (const v1::PrecisionRow& row : precision.rows()) {
@@ -467,7 +469,7 @@ TEST_F(PrecisionEndToEndTest, ACoordinatorKilledAroundADecisionTakesItOnceAndEnd
     StartCoordinator();
     RunToTheEnd(id);
     EXPECT_EQ(GetSweep(id).state(), v1::SWEEP_STATE_SUCCEEDED);
-    EXPECT_EQ(GetSweep(id).precision(), "met");
+    EXPECT_EQ(GetSweep(id).precision(), "met") << Precision(id).closed_reason();
     std::set<std::string> identities;
     const std::vector<v1::Trial> trials = Trials(id);
     for (const v1::Trial& trial : trials) identities.insert(trial.identity());
