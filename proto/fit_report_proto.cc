@@ -69,6 +69,12 @@ v1::FitReportRow ToProto(const fit::ReportRow& row) {
     if (row.interval->df) interval->set_df(*row.interval->df);
   }
   out.set_interval_note(row.interval_note);
+  for (const fit::ReportGapStratum& stratum : row.gap_strata) {
+    v1::FitGapStratum* added = out.add_gap_strata();
+    added->set_label(stratum.label);
+    added->set_seeds(stratum.seeds);
+    added->set_variance(stratum.variance);
+  }
   if (row.p_value) out.set_p_value(*row.p_value);
   if (row.p_holm) out.set_p_holm(*row.p_holm);
   if (row.wallclock_multiplier) out.set_wallclock_multiplier(*row.wallclock_multiplier);
@@ -120,6 +126,9 @@ fit::ReportRow FromProto(const v1::FitReportRow& row) {
                                        interval.has_df() ? std::optional<double>(interval.df()) : std::nullopt};
   }
   out.interval_note = row.interval_note();
+  for (const v1::FitGapStratum& stratum : row.gap_strata()) {
+    out.gap_strata.push_back({stratum.label(), stratum.seeds(), stratum.variance()});
+  }
   if (row.has_p_value()) out.p_value = row.p_value();
   if (row.has_p_holm()) out.p_holm = row.p_holm();
   if (row.has_wallclock_multiplier()) out.wallclock_multiplier = row.wallclock_multiplier();

@@ -65,6 +65,14 @@
 //   build/bin/rung-bench-precision --quick --bootstrap 200
 //   build/bin/rung-bench-precision --seeds 3,5 --rungs 4 --sigma 0.01 --rho 0,0.9 --bootstrap 200 --check
 //   build/bin/rung-bench-precision --format csv > precision.csv          # the full grid, every rung
+// Unbalanced ladders (--extra-seeds K:N, repeatable or comma-separated): rung LK has N seeds in place of
+// --seeds, for both variants (seeds 1..N there, 1..seeds elsewhere): the ladder an adaptive,
+// precision-aimed sweep leaves when it adds seeds only at its noisy rung. Drawn with the most seeds of
+// any rung and cut per rung; a balanced setting's studies are the same as without the flag. A setting
+// is judged (--check) when every rung has >= 3 seeds; the table's seeds column reads "3 (L0:9)".
+//   build/bin/rung-bench-precision --seeds 3 --extra-seeds 0:9 --rungs 4 --sigma 0.01,0.02 --rho 0,0.9 --check
+// --satterthwaite-df: the seed intervals on Welch-Satterthwaite's degrees of freedom
+// (MultiplierOptions::satterthwaite_df) in place of the default conservative ones.
 // Options restricting the grid: --surfaces, --sigma, --rho, --seeds, --rungs (comma-separated);
 // --studies, --multiplier, --spacing, --c0, --estimators, --all-rungs (the table shows interior rungs
 // only unless given; the CSV always has every rung), --threads (default: the online cores).
@@ -163,12 +171,44 @@ struct Setting {
   double rho = 0;
   int seeds = 0;
   int rungs = 0;
+  // --extra-seeds: rung k -> its seed count in place of `seeds` (an unbalanced ladder); empty: balanced.
+  std::map<int, int> extra_seeds;
 
+  // The seeds at rung k.
+  int SeedsAt(int rung) const {
+    auto it = extra_seeds.find(rung);
+    return it == extra_seeds.end() ? seeds : it->second;
+  }
+  // The fewest and most seeds at a rung.
+  int FewestSeeds() const {
+    int fewest = seeds;
+    for (const auto& [rung, count] : extra_seeds) fewest = std::min(fewest, count);
+    return fewest;
+  }
+  int MostSeeds() const {
+    int most = seeds;
+    for (const auto& [rung, count] : extra_seeds) most = std::max(most, count);
+    return most;
+  }
+  // "L0:9,L2:9", "" when balanced.
+  std::string ExtraText() const {
+    std::string text;
+    for (const auto& [rung, count] : extra_seeds) {
+      text += (text.empty() ? "L" : ",L") + std::to_string(rung) + ":" + std::to_string(count);
+    }
+    return text;
+  }
+  // The seeds column: "3", or "3 (L0:9)" with --extra-seeds.
+  std::string SeedsText() const {
+    return std::to_string(seeds) + (extra_seeds.empty() ? "" : " (" + ExtraText() + ")");
+  }
+
+  // (Balanced settings keep the text, and so the studies, they had before --extra-seeds existed.)
   std::string Text(const Model& model) const {
     return "surface=" + surface.name + " sigma=" + Format("%.17g", sigma) + " rho=" + Format("%.17g", rho) +
            " seeds=" + std::to_string(seeds) + " rungs=" + std::to_string(rungs) +
            " M=" + Format("%.17g", model.multiplier) + " spacing=" + Format("%.17g", model.spacing) +
-           " c0=" + Format("%.17g", model.c0);
+           " c0=" + Format("%.17g", model.c0) + (extra_seeds.empty() ? "" : " extra_seeds=" + ExtraText());
   }
   double Compute(const Model& model, int rung) const { return model.c0 * std::pow(model.spacing, rung); }
   // The variant's rung is interior when the baseline's noise-free points bracket its noise-free loss.
@@ -179,10 +219,12 @@ struct Setting {
 };
 
 // One study's ladder: baseline and variant, every rung, every seed (sweeps/fit/synthetic_ladder.h).
+// Unbalanced (--extra-seeds): drawn with the most seeds of any rung, then each rung keeps its first
+// SeedsAt(k) seeds (every run's noise is its own draw, so what is kept is the model's ladder).
 fit::LadderResults MakeLadder(const Setting& setting, const Model& model, uint64_t seed) {
   fit::SyntheticLadderModel synthetic;
   synthetic.baseline_law = setting.surface.Law();
-  synthetic.seeds = setting.seeds;
+  synthetic.seeds = setting.MostSeeds();
   synthetic.sigma = setting.sigma;
   synthetic.rho = setting.rho;
   fit::SyntheticVariant baseline{"baseline", 1.0, {}};
@@ -192,7 +234,16 @@ fit::LadderResults MakeLadder(const Setting& setting, const Model& model, uint64
     variant.points.emplace_back("L" + std::to_string(k), setting.Compute(model, k));
   }
   synthetic.variants = {baseline, variant};
-  return fit::DrawSyntheticLadder(synthetic, seed);
+  fit::LadderResults ladder = fit::DrawSyntheticLadder(synthetic, seed);
+  if (!setting.extra_seeds.empty()) {
+    // Seeds are 1..MostSeeds(); rung k keeps 1..SeedsAt(k).
+    ladder.runs.erase(std::remove_if(ladder.runs.begin(), ladder.runs.end(),
+                                     [&](const fit::LadderRun& run) {
+                                       return run.seed.value_or(1) > setting.SeedsAt(std::stoi(run.label.substr(1)));
+                                     }),
+                      ladder.runs.end());
+  }
+  return ladder;
 }
 
 // What one variant row of one study gave.
@@ -223,6 +274,7 @@ struct RunOptions {
   double level = 0.95;
   std::optional<double> fixed_e;
   std::set<std::string> estimators;  // empty: all
+  bool satterthwaite_df = false;     // MultiplierOptions::satterthwaite_df
 };
 
 StudyOutcome RunStudy(const Setting& setting, const Model& model, const RunOptions& run, int study) {
@@ -241,6 +293,7 @@ StudyOutcome RunStudy(const Setting& setting, const Model& model, const RunOptio
   options.bootstrap = run.bootstrap;
   options.seed = fit::SplitMix64(seed ^ 0x5bd1e995ULL);
   options.interval_level = run.level;
+  options.satterthwaite_df = run.satterthwaite_df;
   StudyOutcome outcome;
   StatusOr<fit::MultiplierReport> report = fit::ComputeMultipliers(ladder, options);
   if (!report.ok()) {
@@ -893,6 +946,15 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"coverage", "bias", "met", "flops"}))
       ->capture_default_str();
   app.add_flag("--all-rungs", all_rungs, "The table shows every rung, not only the interior ones");
+  app.add_flag("--satterthwaite-df", run.satterthwaite_df,
+               "Seed intervals on Welch-Satterthwaite's degrees of freedom (MultiplierOptions::satterthwaite_df) "
+               "instead of the default conservative ones");
+  std::vector<std::string> extra_seed_specs;
+  app.add_option("--extra-seeds", extra_seed_specs,
+                 "Unbalanced ladders: K:N gives rung LK N seeds in place of --seeds (every variant there); "
+                 "repeatable or comma-separated, e.g. 0:9 or 0:9,2:5. Settings are judged when every rung has "
+                 ">= 3 seeds")
+      ->delimiter(',');
   std::optional<double> family_error;
   app.add_option("--family-error", family_error,
                  "Coverage bands family-wise: each cell's band is z standard errors with z the Bonferroni quantile "
@@ -1003,6 +1065,28 @@ int main(int argc, char** argv) {
     }
     return RunAdaptive(options);
   }
+  std::map<int, int> extra_seeds;
+  for (const std::string& spec : extra_seed_specs) {
+    if (spec.empty()) continue;
+    const size_t colon = spec.find(':');
+    size_t used_k = 0, used_n = 0;
+    int k = -1, n = 0;
+    try {
+      if (colon != std::string::npos) {
+        k = std::stoi(spec.substr(0, colon), &used_k);
+        n = std::stoi(spec.substr(colon + 1), &used_n);
+      }
+    } catch (const std::exception&) {
+      k = -1;
+    }
+    if (colon == std::string::npos || used_k != colon || used_n != spec.size() - colon - 1 || k < 0 || n < 1 ||
+        n > 1000) {
+      std::cerr << "rung-bench-precision: --extra-seeds: '" << spec
+                << "' is not K:N (a rung index K >= 0 and a seed count N in [1, 1000])\n";
+      return kExitBadUsage;
+    }
+    extra_seeds[k] = n;
+  }
   run.judged.coverage = std::find(judge.begin(), judge.end(), "coverage") != judge.end();
   run.judged.bias = std::find(judge.begin(), judge.end(), "bias") != judge.end();
 
@@ -1013,6 +1097,13 @@ int main(int argc, char** argv) {
     if (seeds_option->count() == 0) seed_counts = {3};
     if (rungs_option->count() == 0) rung_counts = {4};
     if (studies_option->count() == 0) studies = 200;
+  }
+  for (int rungs : rung_counts) {
+    if (!extra_seeds.empty() && extra_seeds.rbegin()->first >= rungs) {
+      std::cerr << "rung-bench-precision: --extra-seeds: rung L" << extra_seeds.rbegin()->first << " is not a rung of a "
+                << rungs << "-rung ladder (L0..L" << rungs - 1 << ")\n";
+      return kExitBadUsage;
+    }
   }
   run.fixed_e = fixed_e;
   for (const std::string& name : estimator_names) {
@@ -1036,7 +1127,7 @@ int main(int argc, char** argv) {
     for (double sigma : sigmas)
       for (double rho : rhos)
         for (int seeds : seed_counts)
-          for (int rungs : rung_counts) settings.push_back({*surface, sigma, rho, seeds, rungs});
+          for (int rungs : rung_counts) settings.push_back({*surface, sigma, rho, seeds, rungs, extra_seeds});
   }
 
   // Every (setting, study) is a job; results land in their own slots, so the order of completion
@@ -1100,7 +1191,7 @@ int main(int argc, char** argv) {
   // The pass rule, setting by setting: settings with >= kCheckMinSeeds seeds, interior rungs, every
   // estimator but piecewise (as published: measured and shown, its bias is what hermite removes).
   auto judged_cell = [&](const Setting& setting, const std::string& estimator, int rung) {
-    return setting.seeds >= kCheckMinSeeds && setting.Interior(model, rung) && estimator != "piecewise";
+    return setting.FewestSeeds() >= kCheckMinSeeds && setting.Interior(model, rung) && estimator != "piecewise";
   };
   int judged_cells = 0;
   for (const SettingResult& result : results) {
@@ -1114,9 +1205,9 @@ int main(int argc, char** argv) {
   for (size_t s = 0; s < results.size(); ++s) {
     const SettingResult& result = results[s];
     const Setting& setting = result.setting;
-    if (setting.seeds < kCheckMinSeeds) continue;
+    if (setting.FewestSeeds() < kCheckMinSeeds) continue;
     const std::string where = result.setting.surface.name + " sigma=" + Format("%g", setting.sigma) +
-                              " rho=" + Format("%g", setting.rho) + " seeds=" + std::to_string(setting.seeds) +
+                              " rho=" + Format("%g", setting.rho) + " seeds=" + setting.SeedsText() +
                               " rungs=" + std::to_string(setting.rungs);
     if (result.errors > 0) {
       failures.push_back(where + ": " + std::to_string(result.errors) + " studies failed: " + result.first_error);
@@ -1134,7 +1225,7 @@ int main(int argc, char** argv) {
   auto verdict_text = [&](size_t s, const std::string& estimator, int rung) -> std::string {
     const Setting& setting = results[s].setting;
     if (!setting.Interior(model, rung)) return "";
-    if (setting.seeds < kCheckMinSeeds) return "n/a";
+    if (setting.FewestSeeds() < kCheckMinSeeds) return "n/a";
     if (estimator == "piecewise") return "as published";
     auto it = verdicts.find({s, estimator});
     if (it == verdicts.end() || !it->second.count(rung)) return "n/a";
@@ -1150,7 +1241,7 @@ int main(int argc, char** argv) {
   if (format == "csv") {
     std::cout << "surface,sigma,rho,seeds,rungs,multiplier,spacing,c0,bootstrap,estimator,rung,interior,studies,"
                  "errors,defined,with_interval,without_interval,covered,coverage,coverage_se,level,width_median,"
-                 "width_mean,bias_ln,bias_ln_se,bias,rmse_ln,pass\n";
+                 "width_mean,bias_ln,bias_ln_se,bias,rmse_ln,pass,extra_seeds\n";
     for (size_t s = 0; s < results.size(); ++s) {
       const SettingResult& result = results[s];
       const Setting& setting = result.setting;
@@ -1166,7 +1257,8 @@ int main(int argc, char** argv) {
                     << cell.LevelText() << "," << Opt(cell.WidthMedian(), "%.5g") << ","
                     << Opt(cell.WidthMean(), "%.5g") << "," << Opt(cell.BiasLog(), "%.6f") << ","
                     << Opt(cell.BiasLogSe(), "%.6f") << "," << Opt(cell.Bias(), "%.6f") << ","
-                    << Opt(cell.RmseLog(), "%.5f") << ",\"" << verdict_text(s, estimator, rung) << "\"\n";
+                    << Opt(cell.RmseLog(), "%.5f") << ",\"" << verdict_text(s, estimator, rung) << "\","
+                    << setting.ExtraText() << "\n";
         }
       }
     }
@@ -1205,7 +1297,7 @@ int main(int argc, char** argv) {
                   ? "-"
                   : Format("%+.2f%%", 100 * cell.Bias()) + " (" + Opt(100 * cell.BiasLogSe(), "%.2f%%") + ")";
           std::cout << "| " << setting.surface.name << " | " << Format("%g", setting.sigma) << " | "
-                    << Format("%g", setting.rho) << " | " << setting.seeds << " | " << setting.rungs << " | "
+                    << Format("%g", setting.rho) << " | " << setting.SeedsText() << " | " << setting.rungs << " | "
                     << estimator << " | L" << rung << (interior ? "" : " (ext)") << " | " << cell.defined << "/"
                     << cell.studies << " | " << cell.with_interval << " | " << coverage << " | "
                     << Opt(cell.WidthMedian(), "%.3f") << " | " << Opt(cell.WidthMean(), "%.3g") << " | " << bias
@@ -1214,7 +1306,7 @@ int main(int argc, char** argv) {
       }
       if (result.errors > 0) {
         std::cout << "| " << setting.surface.name << " | " << Format("%g", setting.sigma) << " | "
-                  << Format("%g", setting.rho) << " | " << setting.seeds << " | " << setting.rungs
+                  << Format("%g", setting.rho) << " | " << setting.SeedsText() << " | " << setting.rungs
                   << " | errors: " << result.errors << " studies (" << result.first_error
                   << ") | | | | | | | | | |\n";
       }

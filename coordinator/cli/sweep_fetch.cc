@@ -32,7 +32,16 @@ grpc::Status FetchServerTime(client::CoordinatorConnection& connection, double* 
 double SearchFlopsToCome(client::CoordinatorConnection& connection, const pb::Sweep& sweep) {
   // A search whose sweep ended (CANCELLED, FAILED) adds nothing more.
   const bool ended = sweep.state() == pb::SWEEP_STATE_CANCELLED || sweep.state() == pb::SWEEP_STATE_FAILED;
-  if (sweep.tuning() != "searching" || ended) return 0;
+  if (ended) return 0;
+  if (sweep.precision() == "aiming" && sweep.tuning() != "searching") {
+    // An open precision aim may plan up to its budget.
+    pb::GetPrecisionRequest request;
+    request.set_sweep_id(sweep.sweep_id());
+    pb::GetPrecisionResponse precision;
+    if (!connection.user().GetPrecision(connection.Context().get(), request, &precision).ok()) return 0;
+    return std::max(0.0, precision.budget_flops() - sweep.total_flops());
+  }
+  if (sweep.tuning() != "searching") return 0;
   pb::GetTuningRequest request;
   request.set_sweep_id(sweep.sweep_id());
   pb::GetTuningResponse tuning;

@@ -27,7 +27,8 @@ grpc::Status FetchServerTime(client::CoordinatorConnection& connection, double* 
                              std::string* storage_warning = nullptr);
 
 // The 6ND its search may still add to a sweep whose search is open (its worst case, max_points values
-// per cell, less the trials it has): 0 for other sweeps, and when the coordinator does not say.
+// per cell, less the trials it has), or an open precision aim (its budget_flops less the trials it
+// has): 0 for other sweeps, and when the coordinator does not say.
 double SearchFlopsToCome(client::CoordinatorConnection& connection, const rung::v1::Sweep& sweep);
 
 }  // namespace rung::cli

@@ -96,9 +96,12 @@ void PrintStatusText(const pb::Sweep& sweep, const SweepProgress& progress, cons
             << " FLOPs (6ND) in " << HumanDuration(progress.elapsed_seconds);
   if (progress.flops_per_second) std::cout << "; " << Scientific(*progress.flops_per_second, 2) << " FLOP/s";
   if (progress.eta_seconds) std::cout << ", ETA " << HumanDuration(*progress.eta_seconds);
-  if (search_flops > 0) {
+  if (search_flops > 0 && sweep.tuning() == "searching") {
     std::cout << "\nthe learning-rate search is open: up to " << Scientific(search_flops)
               << " FLOPs more (its worst case, in the ETA; `rung tune " << sweep.sweep_id() << "`)";
+  } else if (search_flops > 0) {
+    std::cout << "\nthe precision aim is open: up to " << Scientific(search_flops)
+              << " FLOPs more (what is left of its budget, in the ETA; `rung precision " << sweep.sweep_id() << "`)";
   }
   std::cout << "\n" << std::flush;
 }

@@ -156,6 +156,7 @@ ApiResponse DashboardApi::Handle(const ApiRequest& request) {
       if (what == "results") return Results(*id, request);
       if (what == "fit") return Fit(*id);
       if (what == "tuning") return Tuning(*id);
+      if (what == "precision") return Precision(*id);
       if (what == "extrapolation") return Extrapolation(*id);
     } else {
       if (what.empty()) return Trial(*id);
@@ -350,6 +351,15 @@ ApiResponse DashboardApi::Tuning(int64_t sweep_id) {
   grpc::Status status = connection_.user().GetTuning(connection_.Context().get(), request, &tuning);
   if (!status.ok()) return FromGrpc(status);
   return Ok(client::ToJson(tuning));
+}
+
+ApiResponse DashboardApi::Precision(int64_t sweep_id) {
+  pb::GetPrecisionRequest request;
+  request.set_sweep_id(sweep_id);
+  pb::GetPrecisionResponse precision;
+  grpc::Status status = connection_.user().GetPrecision(connection_.Context().get(), request, &precision);
+  if (!status.ok()) return FromGrpc(status);
+  return Ok(client::ToJson(precision));
 }
 
 ApiResponse DashboardApi::Extrapolation(int64_t sweep_id) {

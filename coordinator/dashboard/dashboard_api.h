@@ -26,6 +26,7 @@
 //                                          "before_finish": true, or 409. "report" is what
 //                                          `rung fit --format json` prints
 //   GET  /api/sweeps/ID/tuning             GetTuning
+//   GET  /api/sweeps/ID/precision          GetPrecision (409 for a sweep without a precision block)
 //   GET  /api/sweeps/ID/extrapolation      the evaluations beyond the training length of its SUCCEEDED
 //                                          trials (coordinator/client/sweep_evaluations.h): {"trials":
 //                                          [{"trial" (ListTrials' Trial), "val_loss" (at the training
@@ -81,6 +82,7 @@ class DashboardApi {
   ApiResponse Results(int64_t sweep_id, const ApiRequest& request);
   ApiResponse Fit(int64_t sweep_id);
   ApiResponse Tuning(int64_t sweep_id);
+  ApiResponse Precision(int64_t sweep_id);
   ApiResponse Extrapolation(int64_t sweep_id);
   ApiResponse Trial(int64_t trial_id);
   ApiResponse Metrics(int64_t trial_id, const ApiRequest& request);

@@ -190,27 +190,45 @@ StatusOr<int64_t> SweepPrecision::Decide(int64_t sweep_id) {
         stale = true;  // a trial ended or was added since the fit: decide again on what is committed
         return 0;
       }
-      std::set<std::string> existing;
+      std::map<std::string, TrialRecord*> existing;  // by identity; null: added by this decision
       int64_t next_index = 0;
-      for (const TrialRecord& trial : trials) {
-        existing.insert(trial.cell.identity);
+      for (TrialRecord& trial : trials) {
+        existing[trial.cell.identity] = &trial;
         next_index = std::max(next_index, trial.trial_index + 1);
       }
       int64_t inserted = 0;
       std::string list;
       for (size_t i = 0; i < added_trials.size(); ++i) {
-        if (existing.count(added_trials[i].identity)) continue;
-        RUNG_RETURN_IF_ERROR(tables.trials()
-                                 .Insert(sweep_id, next_index++, MakeTrialCell(added_trials[i]), current.policy.priority,
-                                         tables.now())
-                                 .status());
-        existing.insert(added_trials[i].identity);
         const fit::AimAddition& addition = decision.additions[i];
-        list += (list.empty() ? "" : ", ") + addition.variant + " at " + addition.label + " seed " +
-                std::to_string(addition.seed) + " (trial " + std::to_string(next_index - 1) + ")";
-        ++inserted;
+        const TrialCell cell = MakeTrialCell(added_trials[i]);
+        auto found = existing.find(cell.identity);
+        std::string named;
+        if (found == existing.end()) {
+          RUNG_RETURN_IF_ERROR(
+              tables.trials().Insert(sweep_id, next_index, cell, current.policy.priority, tables.now()).status());
+          existing[cell.identity] = nullptr;  // taken by this decision
+          named = "(trial " + std::to_string(next_index++) + ")";
+        } else if (found->second != nullptr && found->second->state == TrialState::kCancelled) {
+          // The aim reads a cancelled trial as never run (Gather), so it asks for that seed again: a
+          // sweep cancelled with seeds the aim added, then resubmitted. Run that trial (inserting it
+          // again would clash with its identity; skipping it would ask for it on every decision).
+          TrialRecord& trial = *found->second;
+          RUNG_RETURN_IF_ERROR(tables.trials().UpdateCell(trial.id, cell, current.policy.priority, tables.now()));
+          RUNG_RETURN_IF_ERROR(tables.trials().ClearFailures(trial.id));
+          trial.failures = 0;
+          RUNG_RETURN_IF_ERROR(domain::MoveTrial(
+              tables, trial, TrialState::kPending,
+              {kCoordinatorActor, "requeued: the precision aim asks for seed " + std::to_string(addition.seed) +
+                                      " of its cell again"}));
+          named = "(trial " + std::to_string(trial.trial_index) + ", requeued)";
+        }
+        if (!named.empty()) {
+          list += (list.empty() ? "" : ", ") + addition.variant + " at " + addition.label + " seed " +
+                  std::to_string(addition.seed) + " " + named;
+          ++inserted;
+        }
         // One event per decision step: the additions of one step share their reason.
-        if (i + 1 == added_trials.size() || decision.additions[i + 1].why != addition.why) {
+        if (!list.empty() && (i + 1 == added_trials.size() || decision.additions[i + 1].why != addition.why)) {
           EventRecord event = domain::NewEvent(tables, event_kind::kPrecisionDecision,
                                                {kCoordinatorActor, addition.why + " -> added " + list});
           event.sweep_id = sweep_id;

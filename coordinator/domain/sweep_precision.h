@@ -9,7 +9,8 @@
 // transaction with an event row (kind precision_decision) naming the row it narrows, its half width,
 // the half width expected after and the FLOPs; a trial it adds is identified by its identity (its
 // cell and seed), so a decision repeated after a restart adds nothing twice, and the seeds it added
-// count as unfinished until they end. The fit runs outside the transaction; the transaction checks
+// count as unfinished until they end. A cancelled trial counts as never run: when the aim asks for its
+// seed again (a sweep cancelled with seeds the aim added, then resubmitted) that trial is requeued. The fit runs outside the transaction; the transaction checks
 // that the sweep's trials are as the fit saw them (else the decision is taken again). While the aim
 // is open (sweep.precision = "aiming") the sweep cannot finish (transitions.h), so `rung run` waits
 // on a decision a crash left pending; DecideAll() takes it at the next start. The close (met, budget,

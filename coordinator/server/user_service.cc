@@ -92,6 +92,13 @@ grpc::Status UserServiceImpl::SubmitSweep(grpc::ServerContext* context, const v1
     return ToGrpcStatus(submitted.status());
   }
   *response = std::move(submitted).value();
+  if (!request->dry_run() && response->sweep_id() > 0) {
+    // A resubmission opens a closed precision aim again (sweep_manager.h). Its decision otherwise
+    // waits for an attempt to end, and a sweep whose trials have all ended has none to come: it would
+    // sit ACTIVE and aiming until the reaper's housekeeping. Decide now (a sweep without an open aim
+    // returns at once; an error is retried by the housekeeping).
+    coordinator_->precision().Decide(response->sweep_id()).status().IgnoreError();
+  }
   return grpc::Status::OK;
 }
 

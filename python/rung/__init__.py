@@ -311,6 +311,30 @@ class Client:
         return pd.DataFrame(rows, columns=["cell", "status", f"tried ({response.key}=metric)", "best", "bracketed",
                                            "next_centre", "reason"])
 
+    def precision(self, sweep):
+        """`rung precision SWEEP --format csv`: a precision-aimed sweep's target intervals, one row per
+        variant and rung: variant, rung, multiplier, low, high, half_width, target, projected (the half
+        width expected once the running trials end), seeds, met (yes/no), note (None where the CLI
+        leaves a cell blank). The aim's state, budget and the seeds planned next are in the frame's
+        `attrs` ("precision", "status", "why", "planned_flops", "budget_flops", "next": a list of
+        dicts). FAILED_PRECONDITION for a sweep without a precision block."""
+        response = self._call(self._stub.GetPrecision, pb.GetPrecisionRequest(sweep_id=sweep))
+        def optional(row, field):
+            return getattr(row, field) if row.HasField(field) else None
+        rows = [{"variant": row.variant, "rung": row.rung_label, "multiplier": optional(row, "multiplier"),
+                 "low": optional(row, "low"), "high": optional(row, "high"),
+                 "half_width": optional(row, "half_width"), "target": response.target_half_width,
+                 "projected": optional(row, "projected"), "seeds": row.seeds, "met": "yes" if row.met else "no",
+                 "note": row.note or None} for row in response.rows]
+        frame = pd.DataFrame(rows, columns=["variant", "rung", "multiplier", "low", "high", "half_width", "target",
+                                            "projected", "seeds", "met", "note"])
+        frame.attrs.update({"precision": response.precision, "status": response.status, "why": response.why,
+                            "planned_flops": response.planned_flops, "budget_flops": response.budget_flops,
+                            "closed_reason": response.closed_reason,
+                            "next": [{"variant": add.variant, "rung": add.rung_label, "seed": add.seed,
+                                      "flops": add.flops, "why": add.why} for add in response.next]})
+        return frame
+
     _DIAGNOSTICS_TABLES = ("heads", "gaps", "regime", "beta", "milestones", "failure_modes", "lengths", "extrapolation",
                            "bands", "influence", "niah", "frequencies")
 

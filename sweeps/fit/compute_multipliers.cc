@@ -168,10 +168,20 @@ template <typename T>
 using ByRow = std::map<Estimator, std::vector<std::vector<T>>>;
 
 // What every estimate is computed from: the curves, baseline first, and the estimators asked for.
+// A stratum of the seed jackknife (docs/science.md section 6.4): a ladder label and the seeds run at
+// it, by any variant (its units).
+struct LabelStratum {
+  std::string label;
+  std::vector<int64_t> seeds;  // ascending
+};
+
 struct FitInputs {
   std::vector<VariantCurve> curves;   // baseline first, then the ladder's order
   Curves mean_curves;                 // their seed-mean curves, in the same order
   std::set<int64_t> seed_ids;         // every seed of the ladder
+  // Every label of the ladder with its seeds, by label order: ascending smallest compute at the label
+  // (over the variants), ties in order of first appearance (the baseline's points first).
+  std::vector<LabelStratum> strata;
   std::vector<Estimator> estimators;  // piecewise and hermite first, then the power laws asked for
   double c_ref = 1;                   // of the power-law parametrisation
 };
@@ -226,6 +236,32 @@ StatusOr<std::vector<VariantCurve>> CurvesBaselineFirst(const LadderResults& lad
   return curves;
 }
 
+// The ladder's labels as strata, by label order (FitInputs::strata).
+std::vector<LabelStratum> StrataOf(const std::vector<VariantCurve>& curves) {
+  struct Seen {
+    double compute = 0;
+    size_t first = 0;
+    std::set<int64_t> seeds;
+  };
+  std::map<std::string, Seen> seen;
+  for (const VariantCurve& curve : curves) {
+    for (const LadderPoint& point : curve.points) {
+      auto [it, added] = seen.try_emplace(point.label, Seen{point.compute, seen.size(), {}});
+      it->second.compute = std::min(it->second.compute, point.compute);
+      for (const auto& [seed, run] : point.seeds) it->second.seeds.insert(seed);
+    }
+  }
+  std::vector<std::pair<std::string, const Seen*>> order;
+  for (const auto& [label, at] : seen) order.emplace_back(label, &at);
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return a.second->compute != b.second->compute ? a.second->compute < b.second->compute
+                                                  : a.second->first < b.second->first;
+  });
+  std::vector<LabelStratum> strata;
+  for (const auto& [label, at] : order) strata.push_back({label, {at->seeds.begin(), at->seeds.end()}});
+  return strata;
+}
+
 // The inputs of the estimates from `curves` (baseline first) and the estimators `options` ask for; sets
 // the report's variants, ladder points, most seeds and c_ref.
 FitInputs FitInputsOf(std::vector<VariantCurve> curves, const MultiplierOptions& options, MultiplierReport* report) {
@@ -246,6 +282,7 @@ FitInputs FitInputsOf(std::vector<VariantCurve> curves, const MultiplierOptions&
   }
   report->ladder_points = static_cast<int>(labels.size());
   report->c_ref = std::exp(log_sum / point_count);
+  in.strata = StrataOf(curves);
   in.c_ref = report->c_ref;
   in.curves = std::move(curves);
   in.estimators = {Estimator::kPiecewise, Estimator::kHermite};
@@ -483,26 +520,87 @@ std::map<Estimator, PowerLawFitOptions> WarmRefitOptions(const FitInputs& in, co
   return quick_for;
 }
 
-// The curves every leave-one-seed-out replicate is built from: for each seed, the seed-mean curves of
-// the other seeds and, per estimator, the baseline's curve on them (power laws refitted with
-// `refit`).
+// The stratified jackknife's replicates (docs/science.md section 6.4): strata are the ladder's labels,
+// units the seeds at each label. Replicate (l, s) is the seed-mean curves with seed s left out at
+// label l only (every variant's point at l that has s; every other point as it is) and, per
+// estimator, the baseline's curve on them (power laws refitted with `refit`).
 struct SeedLeftOut {
+  int64_t seed = 0;
   Curves without;
   std::map<Estimator, BaselineInverter> inverters;
 };
+struct StratumLeftOut {
+  std::string label;
+  std::vector<SeedLeftOut> replicates;  // one per seed of the stratum, ascending
+};
 
-std::vector<SeedLeftOut> LeaveOneSeedOut(const FitInputs& in, const MultiplierOptions& options,
-                                         const std::map<Estimator, PowerLawFitOptions>& refit,
-                                         const std::vector<std::string>& variants) {
-  std::vector<SeedLeftOut> left_out;
-  for (int64_t seed : in.seed_ids) {
-    SeedLeftOut replicate;
-    for (const VariantCurve& curve : in.curves) replicate.without.push_back(MeanCurveWithout(curve, seed));
-    for (Estimator estimator : in.estimators) {
-      replicate.inverters[estimator] = InverterFor(estimator, replicate.without, variants,
-                                                   FixedEOf(estimator, options.fixed_e), in.c_ref, refit.at(estimator));
+// `mean` (the seed-mean curve of `curve`, point for point) with `seed` left out at `label` only: the
+// point there is the mean of its other seeds, or is left out when it has no other; every other point is
+// `mean`'s own (the same doubles, so that a curve the replicate does not touch is the same curve).
+std::vector<CurvePoint> MeanCurveWithoutAt(const VariantCurve& curve, const std::vector<CurvePoint>& mean,
+                                           const std::string& label, int64_t seed) {
+  std::vector<CurvePoint> points;
+  for (size_t p = 0; p < curve.points.size(); ++p) {
+    const LadderPoint& point = curve.points[p];
+    if (point.label != label || point.seeds.count(seed) == 0) {
+      points.push_back(mean[p]);
+      continue;
     }
-    left_out.push_back(std::move(replicate));
+    double sum = 0;
+    int count = 0;
+    for (const auto& [id, run] : point.seeds) {
+      if (id == seed) continue;
+      sum += run.loss;
+      ++count;
+    }
+    if (count > 0) points.push_back({point.compute, sum / count, point.label});
+  }
+  return points;
+}
+
+// Whether `estimator`'s baseline curve is built from the same data in `without` as in `mean`: the
+// baseline's curve for every estimator but shared E, whose joint fit takes every curve.
+bool SameBaselineData(Estimator estimator, const Curves& without, const Curves& mean) {
+  auto same = [](const std::vector<CurvePoint>& a, const std::vector<CurvePoint>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i].x != b[i].x || a[i].loss != b[i].loss) return false;
+    }
+    return true;
+  };
+  if (estimator != Estimator::kPowerLawSharedE) return same(without[0], mean[0]);
+  for (size_t v = 0; v < mean.size(); ++v) {
+    if (!same(without[v], mean[v])) return false;
+  }
+  return true;
+}
+
+// Every replicate (l, s), by stratum in label order. A replicate that leaves the baseline's data as it
+// is takes the point estimate's curve (no refit): its gaps are the point estimate's exactly.
+std::vector<StratumLeftOut> LeaveOneSeedOutByLabel(const FitInputs& in, const PointEstimates& estimates,
+                                                   const MultiplierOptions& options,
+                                                   const std::map<Estimator, PowerLawFitOptions>& refit,
+                                                   const std::vector<std::string>& variants) {
+  std::vector<StratumLeftOut> left_out;
+  for (const LabelStratum& stratum : in.strata) {
+    StratumLeftOut replicates;
+    replicates.label = stratum.label;
+    for (int64_t seed : stratum.seeds) {
+      SeedLeftOut replicate;
+      replicate.seed = seed;
+      for (size_t v = 0; v < in.curves.size(); ++v) {
+        replicate.without.push_back(MeanCurveWithoutAt(in.curves[v], in.mean_curves[v], stratum.label, seed));
+      }
+      for (Estimator estimator : in.estimators) {
+        replicate.inverters[estimator] =
+            SameBaselineData(estimator, replicate.without, in.mean_curves)
+                ? estimates.inverters.at(estimator)
+                : InverterFor(estimator, replicate.without, variants, FixedEOf(estimator, options.fixed_e), in.c_ref,
+                              refit.at(estimator));
+      }
+      replicates.replicates.push_back(std::move(replicate));
+    }
+    left_out.push_back(std::move(replicates));
   }
   return left_out;
 }
@@ -510,34 +608,61 @@ std::vector<SeedLeftOut> LeaveOneSeedOut(const FitInputs& in, const MultiplierOp
 // "95" for an interval level of 0.95, as the report's header names it.
 std::string LevelPercent(double level) { return std::to_string(static_cast<int>(std::lround(100 * level))); }
 
-// The loss gap of one row as a function of theta = ln CM, with its jackknife over the seeds
+// One stratum's defined replicates for one row: the row's loss and the baseline's curve in each.
+struct GapStratumReplicates {
+  std::string label;
+  std::vector<double> losses;                   // L with seed s left out at the label, per defined replicate
+  std::vector<const BaselineInverter*> curves;  // B the same
+
+  // G_(l,s) at compute x for replicate i.
+  double Gap(size_t i, double x) const { return losses[i] - curves[i]->LossAt(x); }
+  // V_l = (m - 1) / m sum_s (G_(l,s) - mean_s G_(l,s))^2 at compute x, m the defined replicates.
+  double Variance(double x) const {
+    const double m = static_cast<double>(losses.size());
+    double mean = 0;
+    for (size_t i = 0; i < losses.size(); ++i) mean += Gap(i, x);
+    mean /= m;
+    double squares = 0;
+    for (size_t i = 0; i < losses.size(); ++i) squares += (Gap(i, x) - mean) * (Gap(i, x) - mean);
+    return (m - 1) / m * squares;
+  }
+};
+
+// The loss gap of one row as a function of theta = ln CM, with its stratified jackknife
 // (docs/science.md section 6.4):
-//   G(theta)   = L - B(e^theta C), L the variant's seed-mean loss at the row's point, C its compute,
-//                B the estimator's baseline curve; the row's multiplier is where G = 0;
-//   G_i(theta) the same from the seed-mean curves without seed i (B refitted for a power law);
-//   T(theta)   = G(theta) / se(theta), se = sqrt((n - 1) / n sum_i (G_i - mean G_i)^2).
-// At a fixed theta G is a smooth function of the seed means (linear for the piecewise estimator, where
-// the jackknife is the paired t test of the per-seed gaps exactly), so T is close to Student's t with
-// n - 1 degrees of freedom at the true CM.
+//   G(theta)       = L - B(e^theta C), L the variant's seed-mean loss at the row's point, C its compute,
+//                    B the estimator's baseline curve; the row's multiplier is where G = 0;
+//   G_(l,s)(theta) the same from the seed-mean curves with seed s left out at label l only (B
+//                  refitted for a power law);
+//   V_l(theta)     = (m_l - 1) / m_l sum_s (G_(l,s) - mean_s G_(l,s))^2, se^2 = sum_l V_l;
+//   T(theta)       = G(theta) / se(theta).
+// At a fixed theta G is a smooth function of the seed means of every label (linear for the piecewise
+// estimator, where V_l is the variance of the mean of label l's per-seed contributions exactly), and
+// labels are independent strata, so T is close to Student's t on the Welch-Satterthwaite degrees of
+// freedom at the true CM.
 struct GapJackknife {
   double compute = 0;
   double loss = 0;
   const BaselineInverter* curve = nullptr;
-  std::vector<double> losses;                     // L without seed i, per defined replicate
-  std::vector<const BaselineInverter*> curves;    // B without seed i, the same replicates
+  std::vector<GapStratumReplicates> strata;  // those with 2+ defined replicates, by label order
 
+  double X(double theta) const { return std::exp(theta) * compute; }
+  double Gap(double theta) const { return loss - curve->LossAt(X(theta)); }
+  std::vector<double> Variances(double theta) const {
+    std::vector<double> variances;
+    for (const GapStratumReplicates& stratum : strata) variances.push_back(stratum.Variance(X(theta)));
+    return variances;
+  }
   double T(double theta) const {
-    const double x = std::exp(theta) * compute;
-    const double gap = loss - curve->LossAt(x);
-    std::vector<double> gaps(losses.size());
-    for (size_t i = 0; i < losses.size(); ++i) gaps[i] = losses[i] - curves[i]->LossAt(x);
-    // sqrt((n - 1) / n sum (G_i - mean)^2) = sd (n - 1) / sqrt(n), sd with divisor n - 1.
-    const double n = static_cast<double>(gaps.size());
-    const double se = Stats(gaps, 0).sd * (n - 1) / std::sqrt(n);
+    const double gap = Gap(theta);
+    double se2 = 0;
+    for (double variance : Variances(theta)) se2 += variance;
+    const double se = std::sqrt(se2);
     if (se == 0) return gap == 0 ? 0 : std::copysign(std::numeric_limits<double>::infinity(), gap);
     return gap / se;
   }
 };
+
 
 // How far from ln CM the interval's ends are searched (an end not found by then is open), and the
 // search's steps: kGapFineStep within kGapFineReach of ln CM, then each kGapStepGrowth times the last.
@@ -628,13 +753,20 @@ std::optional<GapHull> GapHullOf(const GapJackknife& gap, double t, double centr
   return hull;
 }
 
-// One row's interval over the seeds: the stretch of CM around the estimate that the jackknife t test
-// of the loss gap does not reject (the test inverted), and the p of CM = 1 (but for the baseline's
-// rows); a note instead where it has none (and where a power law's E sits at its upper bound).
-void SetGapInterval(const FitInputs& in, const std::vector<SeedLeftOut>& left_out,
+// Whether the power-law estimator's baseline fit has E at its upper bound (false for the others).
+bool BaselineFitAtUpperE(const PointEstimates& estimates, Estimator estimator) {
+  auto fits = estimates.fits.find(estimator);
+  return fits != estimates.fits.end() && fits->second[0].fit && fits->second[0].fit->e_at_upper_bound;
+}
+
+// One row's interval over the seeds: the stretch of CM around the estimate that the stratified
+// jackknife t test of the loss gap does not reject (the test inverted), with its degrees of freedom by
+// Welch-Satterthwaite at the estimate, and the p of CM = 1 (but for the baseline's rows); a note
+// instead where it has none (a label the row depends on whose seeds cannot be left out, and where a
+// power law's E sits at its upper bound).
+void SetGapInterval(const std::vector<StratumLeftOut>& left_out, const LadderPoint& point,
                     const BaselineInverter& inverter, bool e_at_upper_bound, Estimator estimator, size_t v,
-                    size_t p, double level, MultiplierRow* row) {
-  const LadderPoint& point = in.curves[v].points[p];
+                    double level, bool satterthwaite, MultiplierRow* row) {
   if (v == 0 && !IsPowerLaw(estimator)) {
     row->interval_note = "the baseline against its own curve: 1 by construction";
     return;
@@ -653,36 +785,92 @@ void SetGapInterval(const FitInputs& in, const std::vector<SeedLeftOut>& left_ou
   gap.compute = point.compute;
   gap.loss = point.loss;
   gap.curve = &inverter;
+  // Where the degrees of freedom are decided, and a row's dependence on a label checked: the estimate,
+  // or CM = 1 (the hull's centre) for a row without a multiplier.
+  const double centre = row->multiplier ? std::log(*row->multiplier) : 0.0;
+  const double gap_at_centre = gap.Gap(centre);
   int undefined = 0;
-  for (const SeedLeftOut& replicate : left_out) {
-    const std::vector<CurvePoint>& without = replicate.without[v];
-    auto at_label = std::find_if(without.begin(), without.end(),
-                                 [&](const CurvePoint& other) { return other.label == point.label; });
-    const BaselineInverter& curve = replicate.inverters.at(estimator);
-    if (at_label == without.end() || !curve.Evaluable()) {
-      ++undefined;
+  for (const StratumLeftOut& stratum : left_out) {
+    GapStratumReplicates replicates;
+    replicates.label = stratum.label;
+    int stratum_undefined = 0;
+    for (const SeedLeftOut& replicate : stratum.replicates) {
+      const std::vector<CurvePoint>& without = replicate.without[v];
+      auto at_label = std::find_if(without.begin(), without.end(),
+                                   [&](const CurvePoint& other) { return other.label == point.label; });
+      const BaselineInverter& curve = replicate.inverters.at(estimator);
+      if (at_label == without.end() || !curve.Evaluable()) {
+        ++stratum_undefined;
+        continue;
+      }
+      replicates.losses.push_back(at_label->loss);
+      replicates.curves.push_back(&curve);
+    }
+    if (replicates.losses.size() >= 2) {
+      undefined += stratum_undefined;
+      gap.strata.push_back(std::move(replicates));
       continue;
     }
-    gap.losses.push_back(at_label->loss);
-    gap.curves.push_back(&curve);
-  }
-  const int n = static_cast<int>(gap.losses.size());
-  if (n < 2) {
-    row->interval_note = "only " + std::to_string(n) + " leave-one-seed-out curve(s) defined";
+    // Fewer than two seeds of this label can be left out: its noise is not measured. That is harmless
+    // only where the row's gap does not depend on the label (leaving its seed out changes nothing).
+    bool depends = stratum_undefined > 0;
+    for (size_t i = 0; i < replicates.losses.size(); ++i) {
+      depends = depends || replicates.Gap(i, gap.X(centre)) != gap_at_centre;
+    }
+    if (!depends) continue;
+    row->interval_note =
+        stratum.replicates.size() == 1
+            ? "label " + stratum.label + " has one seed: its noise is not measured"
+            : "label " + stratum.label + ": only " + std::to_string(replicates.losses.size()) + " of its " +
+                  std::to_string(stratum.replicates.size()) +
+                  " seeds can be left out (without the others the row is undefined): its noise is not measured";
     return;
   }
-  const double df = n - 1.0;
+  const std::vector<double> variances = gap.Variances(centre);
+  double se2 = 0, denominator = 0;
+  size_t largest = 0;
+  int units = 0;
+  std::vector<GapStratum> decomposition;
+  for (size_t l = 0; l < gap.strata.size(); ++l) {
+    if (!(variances[l] > 0)) continue;
+    const int m = static_cast<int>(gap.strata[l].losses.size());
+    se2 += variances[l];
+    denominator += variances[l] * variances[l] / (m - 1);
+    if (variances[l] > variances[largest] || !(variances[largest] > 0)) largest = l;
+    units += m;
+    decomposition.push_back({gap.strata[l].label, m, variances[l]});
+  }
+  if (!(se2 > 0) || !std::isfinite(se2)) {
+    row->interval_note = std::string("the leave-one-seed-out gaps do not vary at ") +
+                         (row->multiplier ? "the estimate" : "CM = 1") + ": no spread to test against";
+    return;
+  }
+  // Welch-Satterthwaite: the df of a chi-square whose first two moments match sum_l V_l's, each V_l on
+  // m_l - 1 df. With few seeds per label the V_l are noisy and the df so estimated run high (the
+  // intervals covered too little at 3 seeds per label), so by default the df are the conservative
+  // smallest m_l - 1 among the labels that carry at least kDfShare of se^2.
+  double df = se2 * se2 / denominator;
+  if (!satterthwaite) {
+    df = std::numeric_limits<double>::infinity();
+    for (size_t l = 0; l < gap.strata.size(); ++l) {
+      if (variances[l] > 0 && variances[l] >= kDfShare * se2) {
+        df = std::min(df, static_cast<double>(gap.strata[l].losses.size()) - 1);
+      }
+    }
+  }
+  const int largest_seeds = static_cast<int>(gap.strata[largest].losses.size());
   const double t = -StudentTQuantile(0.5 * (1 - level), df);  // 1 - level is exact, (1 + level) / 2 rounds
   std::optional<GapHull> stretch;
-  // On one degree of freedom se(theta) is one difference |G_1 - G_2| / 2, which passes through 0
-  // wherever the two seeds' gap curves cross: |T| spikes there, and a stretch stopped at a spike
-  // leaves out CM the test accepts beyond it. With 2 seeds the interval is the hull (wider; valid).
-  if (row->multiplier && n > 2) {
-    const double centre = std::log(*row->multiplier);
+  // Where the label carrying most of se^2 has 2 seeds, its V_l is one difference, which passes through
+  // 0 wherever its two seeds' gap curves cross: |T| spikes there, and a stretch stopped at a spike
+  // leaves out CM the test accepts beyond it. There (and below 2 df) the interval is the hull (wider;
+  // valid).
+  const bool hull = !row->multiplier || largest_seeds == 2 || df < 2;
+  if (!hull) {
     const std::optional<double> low = GapEnd(gap, t, centre, -1), high = GapEnd(gap, t, centre, +1);
     stretch = GapHull{low.value_or(centre - kGapReach), high.value_or(centre + kGapReach), !low, !high};
   } else {
-    stretch = GapHullOf(gap, t, row->multiplier ? std::log(*row->multiplier) : 0.0);
+    stretch = GapHullOf(gap, t, centre);
     if (!stretch) {
       row->interval_note = "the seeds reject every CM within e^" + Num(kGapReach, "%.0f") + " of " +
                            (row->multiplier ? "the estimate" : "1");
@@ -693,14 +881,21 @@ void SetGapInterval(const FitInputs& in, const std::vector<SeedLeftOut>& left_ou
   interval.level = level;
   interval.construction = "jackknife gap t";
   interval.unit = "seeds";
-  interval.units = n;
+  interval.units = units;
   interval.df = df;
   interval.low = std::exp(stretch->low);
   interval.high = std::exp(stretch->high);
   row->interval = interval;
+  row->gap_strata = std::move(decomposition);
   std::vector<std::string> notes;
-  if (!row->multiplier) notes.push_back("no multiplier: the hull of every CM the seeds do not reject");
-  else if (n == 2) notes.push_back("2 seeds: the hull of every CM the seeds do not reject");
+  if (!row->multiplier) {
+    notes.push_back("no multiplier: the hull of every CM the seeds do not reject");
+  } else if (largest_seeds == 2) {
+    notes.push_back("2 seeds at " + gap.strata[largest].label +
+                    " (the most of the gap's variance): the hull of every CM the seeds do not reject");
+  } else if (hull) {
+    notes.push_back(Num(df, "%.2g") + " degrees of freedom: the hull of every CM the seeds do not reject");
+  }
   if (stretch->open_below || stretch->open_above) {
     notes.push_back(std::string("open ") +
                     (stretch->open_below && stretch->open_above ? "on both sides"
@@ -709,45 +904,71 @@ void SetGapInterval(const FitInputs& in, const std::vector<SeedLeftOut>& left_ou
                     ": the seeds do not bound CM within e^" + Num(kGapReach, "%.0f") +
                     (row->multiplier ? " of the estimate" : ""));
   }
-  if (undefined > 0) notes.push_back(std::to_string(undefined) + " seed(s) whose leave-one-out curve is undefined left out");
+  if (undefined > 0) {
+    notes.push_back(std::to_string(undefined) + " leave-one-seed-out replicate(s) whose curve is undefined left out");
+  }
   for (const std::string& note : notes) row->interval_note += (row->interval_note.empty() ? "" : "; ") + note;
   const double at_one = gap.T(0);
   if (v != 0 && std::isfinite(at_one)) row->p_value = StudentTTwoSidedPValue(at_one, df);
 }
 
-// Whether the power-law estimator's baseline fit has E at its upper bound (false for the others).
-bool BaselineFitAtUpperE(const PointEstimates& estimates, Estimator estimator) {
-  auto fits = estimates.fits.find(estimator);
-  return fits != estimates.fits.end() && fits->second[0].fit && fits->second[0].fit->e_at_upper_bound;
-}
 
-// Sets every row's interval over the seeds, its p of CM = 1 and, per estimator, the p's Holm
-// adjustment over the rows of every variant but the baseline.
+// Sets every row's interval over the seeds (the stratified jackknife), its p of CM = 1 and, per
+// estimator, the p's Holm adjustment over the rows of every variant but the baseline.
 void SetSeedIntervals(const FitInputs& in, const PointEstimates& estimates, const MultiplierOptions& options,
                       const std::map<Estimator, PowerLawFitOptions>& refit, const ByRow<size_t>& rows_at,
                       MultiplierReport* report) {
-  const int seeds = static_cast<int>(in.seed_ids.size());
-  report->intervals = LevelPercent(options.interval_level) + "% jackknife gap t intervals over the seeds (" +
-                      std::to_string(seeds) + " seeds, " + std::to_string(seeds - 1) + " degree" +
-                      (seeds == 2 ? "" : "s") +
-                      " of freedom): every CM around the estimate at which the variant's loss gap to the "
-                      "baseline's curve, L - B(CM x C), is within t jackknife standard errors of 0 (se from "
-                      "the n leave-one-seed-out curves); p: the same t at CM = 1, Holm-adjusted over each "
-                      "estimator's rows";
-  if (seeds == 2) {
-    report->notes.push_back("2 seeds: every interval rests on one degree of freedom (t = " +
-                            Num(StudentTQuantile(0.5 + options.interval_level / 2, 1), "%.1f") +
-                            " at this level), so it is wide; a third seed narrows it most");
+  size_t fewest = std::numeric_limits<size_t>::max(), most = 0;
+  std::vector<std::string> two_seed_labels;
+  for (const LabelStratum& stratum : in.strata) {
+    fewest = std::min(fewest, stratum.seeds.size());
+    most = std::max(most, stratum.seeds.size());
+    if (stratum.seeds.size() == 2) two_seed_labels.push_back(stratum.label);
   }
-  const std::vector<SeedLeftOut> left_out = LeaveOneSeedOut(in, options, refit, report->variants);
+  const std::string per_label =
+      fewest == most ? std::to_string(most) + " seeds at every label"
+                     : std::to_string(fewest) + " to " + std::to_string(most) + " seeds per label";
+  report->intervals =
+      LevelPercent(options.interval_level) +
+      "% stratified jackknife gap t intervals (strata: the " + std::to_string(in.strata.size()) +
+      " ladder labels; units: the seeds within each label, " + per_label +
+      (options.satterthwaite_df
+           ? "; degrees of freedom per row by Welch-Satterthwaite"
+           : "; degrees of freedom per row: the fewest seeds less one among the labels with " +
+                 Num(100 * kDfShare, "%.0f") +
+                 "% or more of the gap's variance, a conservative Welch-Satterthwaite") +
+      "): every CM around the estimate at which the "
+      "variant's loss gap to the baseline's curve, L - B(CM x C), is within t standard errors of 0, se^2 the "
+      "sum over labels of the jackknife variance from leaving each of the label's seeds out there only; it "
+      "assumes a seed's runs at different labels are independent (the pairing is within a label: the "
+      "variants' runs of one seed at one label share data order and initialisation); p: the same t at CM = "
+      "1, Holm-adjusted over each estimator's rows";
+  if (!two_seed_labels.empty()) {
+    const std::string t1 = Num(StudentTQuantile(0.5 + options.interval_level / 2, 1), "%.1f");
+    if (two_seed_labels.size() == in.strata.size()) {
+      report->notes.push_back("2 seeds at every label: an interval whose gap varies mostly with one label's seeds "
+                              "rests on about one degree of freedom (t = " + t1 +
+                              " at this level), so it is wide; a third seed at that label narrows it most");
+    } else {
+      std::string list;
+      for (const std::string& label : two_seed_labels) list += (list.empty() ? "" : ", ") + label;
+      report->notes.push_back("2 seeds at " + list +
+                              ": an interval whose gap varies mostly with such a label's seeds rests on about one "
+                              "degree of freedom (t = " + t1 +
+                              " at this level), so it is wide; a third seed there narrows it most");
+    }
+  }
+  const std::vector<StratumLeftOut> left_out =
+      LeaveOneSeedOutByLabel(in, estimates, options, refit, report->variants);
   for (Estimator estimator : in.estimators) {
     std::vector<size_t> family;
     std::vector<double> p_values;
     for (size_t v = 0; v < in.curves.size(); ++v) {
       for (size_t p = 0; p < in.curves[v].points.size(); ++p) {
         MultiplierRow& row = report->rows[rows_at.at(estimator)[v][p]];
-        SetGapInterval(in, left_out, estimates.inverters.at(estimator), BaselineFitAtUpperE(estimates, estimator),
-                       estimator, v, p, options.interval_level, &row);
+        SetGapInterval(left_out, in.curves[v].points[p], estimates.inverters.at(estimator),
+                       BaselineFitAtUpperE(estimates, estimator), estimator, v, options.interval_level,
+                       options.satterthwaite_df, &row);
         if (row.p_value) {
           family.push_back(rows_at.at(estimator)[v][p]);
           p_values.push_back(*row.p_value);
@@ -758,6 +979,7 @@ void SetSeedIntervals(const FitInputs& in, const PointEstimates& estimates, cons
     for (size_t index = 0; index < family.size(); ++index) report->rows[family[index]].p_holm = adjusted[index];
   }
 }
+
 
 // One bootstrap replicate: the resampled curves to fit, and per variant and point the loss to invert.
 struct Replicate {

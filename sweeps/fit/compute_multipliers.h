@@ -30,18 +30,38 @@
 //
 // Intervals (docs/science.md section 6.4), each saying its construction and the independent units it
 // rests on:
-//   two or more seeds  a jackknife gap t over the seeds: the test of "CM is the multiplier" inverted.
-//                      At theta = ln CM the loss gap is G(theta) = L - B(e^theta C) (the variant's
-//                      seed-mean loss at the row's point minus the estimator's baseline curve at CM
-//                      times its compute); G_i(theta) is the same from the seed-mean curves without seed
-//                      i (power laws refitted); se(theta) = sqrt((n - 1) / n sum (G_i - mean G_i)^2).
-//                      The interval is the stretch around the estimate (where G = 0) on which
-//                      |G / se| <= t, the Student quantile with n - 1 degrees of freedom (one with 2
-//                      seeds: valid, and wide); an end not found within e^20 of the estimate is open,
-//                      and said so. A row without a multiplier gets the hull of every CM the test
-//                      accepts. For the piecewise estimator it is the paired t test of the per-seed gaps
-//                      exactly. Seeds are the independent units: the runs of one seed share its data
-//                      order and initialisation across variants. The baseline's own rows are 1 by
+//   two or more seeds  a stratified jackknife gap t over the seeds (the survey-sampling JKn estimator):
+//                      the test of "CM is the multiplier" inverted. At theta = ln CM the loss gap is
+//                      G(theta) = L - B(e^theta C) (the variant's seed-mean loss at the row's point
+//                      minus the estimator's baseline curve at CM times its compute). Strata are the
+//                      ladder's labels, units the seeds at each label (the union over the variants
+//                      there): G_(l,s)(theta) is the same gap from the seed-mean curves with seed s left
+//                      out at label l only (every variant's point at l that has it; power laws
+//                      refitted), V_l(theta) = (m_l - 1) / m_l sum_s (G_(l,s) - mean_s G_(l,s))^2 over
+//                      the m_l seeds of label l, se^2 = sum_l V_l. The degrees of freedom, decided
+//                      once per row at the estimate (at CM = 1 for a row without a multiplier): the
+//                      smallest m_l - 1 among the labels with at least kDfShare of se^2 there (a
+//                      conservative Welch-Satterthwaite); with MultiplierOptions::satterthwaite_df,
+//                      Welch-Satterthwaite's own, (sum_l V_l)^2 / sum_l (V_l^2 / (m_l - 1)) (labels
+//                      with V_l = 0 drop out), real-valued, which covered too little with 3 seeds per
+//                      label (0.885 in a quick-bench cell). The interval is the stretch around the
+//                      estimate (where G = 0) on which |G / se| <= t, the Student quantile on those
+//                      df; an end not found within e^20 of the estimate is open, and said so. The hull
+//                      of every CM the test accepts instead for a row without a multiplier, where the
+//                      label with the largest V_l at the estimate has 2 seeds, or below 2 df. Where
+//                      labels ran different seed sets (an adaptive sweep adds seeds at its noisy rung)
+//                      each label's variance is scaled by its own seed count. For the piecewise
+//                      estimator V_l is the variance of the mean of label l's per-seed contributions
+//                      to the gap exactly: at a row whose gap depends on one label, the paired t test
+//                      of that label's per-seed gaps. It assumes a seed's runs at different labels are
+//                      independent; the pairing is within a label (the variants' runs of one seed at
+//                      one label share its data order and initialisation). A label with one seed (or
+//                      fewer than two seeds that can be left out) cannot be measured: a row whose gap
+//                      depends on it (it changes without that seed) gets no interval, and its note
+//                      names the label. Interval::units: the seeds of the labels with V_l > 0;
+//                      Interval::df: those df; MultiplierRow::gap_strata: each such
+//                      label's V_l at the estimate (what a planner needs to predict how an added seed
+//                      at a label narrows the interval). The baseline's own rows are 1 by
 //                      construction for piecewise and hermite: no interval. Nor has a power law's
 //                      row where its baseline fit pins E at the smallest loss (an upper bound of the
 //                      fit: the fit is not smooth in the data there, and the jackknife does not
@@ -106,6 +126,10 @@ struct MultiplierOptions {
   int bootstrap = 1000;          // one-seed ladders: replicates of the runs bootstrap; 0: none
   uint64_t seed = 0;             // of the bootstrap's generator
   double interval_level = 0.95;  // of every interval
+  // The seed intervals' degrees of freedom: false (the default), the smallest m_l - 1 among the labels
+  // with at least kDfShare of se^2 at the estimate; true, Welch-Satterthwaite's, which covered too
+  // little with 3 seeds per label (bench/README.md, "Unbalanced seeds: the stratified jackknife").
+  bool satterthwaite_df = false;
   PowerLawFitOptions fit;        // point-estimate fits (bootstrap refits use fewer starts)
   // Asked before each bootstrap replicate and each E of the sensitivity table; a non-OK answer
   // (the caller went away, its deadline passed) stops the computation, which returns it. Unset: no
@@ -125,6 +149,10 @@ struct SeedStats {
 // are too few for its percentiles to cover.
 inline constexpr int kMinBootstrapUnits = 8;
 
+// The share of se^2 a label needs at the estimate to count for the seed intervals' conservative
+// degrees of freedom (MultiplierOptions::satterthwaite_df).
+inline constexpr double kDfShare = 0.1;
+
 // An interval of a multiplier, with what it rests on.
 struct Interval {
   double low = 0;
@@ -132,8 +160,8 @@ struct Interval {
   double level = 0.95;
   std::string construction;  // "jackknife gap t" or "percentile bootstrap"
   std::string unit;          // what was counted as independent: "seeds" or "runs"
-  int units = 0;             // how many of them it rests on
-  std::optional<double> df;  // t: degrees of freedom (units - 1)
+  int units = 0;             // how many of them it rests on (jackknife: the seeds of the labels its gap varies with)
+  std::optional<double> df;  // t: degrees of freedom (jackknife: MultiplierOptions::satterthwaite_df says which)
   int replicates = 0;        // bootstrap: defined replicates behind it
 };
 

@@ -102,6 +102,18 @@ StatusOr<AimDecision> AimPrecision(const AimState& state, const PrecisionTarget&
 
   AimDecision decision;
   decision.planned_flops = state.planned_flops;
+  // A seed enters the fit at a label once every run of it there has ended: a variant's run without
+  // its baseline pair would read the seed-to-seed spread that pairing removes.
+  std::set<std::pair<std::string, int64_t>> coming;  // (label, seed) with a run unfinished
+  for (const AimCell& cell : state.cells) {
+    for (int64_t seed : cell.unfinished) coming.insert({cell.label, seed});
+  }
+  LadderResults ladder = state.ladder;
+  ladder.runs.erase(std::remove_if(ladder.runs.begin(), ladder.runs.end(),
+                                   [&](const LadderRun& run) {
+                                     return run.seed && coming.count({run.label, *run.seed}) > 0;
+                                   }),
+                    ladder.runs.end());
   // The fit of the finished runs, by the target's estimator.
   MultiplierOptions options;
   options.baseline = state.baseline;
@@ -112,11 +124,11 @@ StatusOr<AimDecision> AimPrecision(const AimState& state, const PrecisionTarget&
   options.interval_level = target.level;
   std::optional<MultiplierReport> report;
   std::string fit_error;
-  const std::vector<std::string> ladder_variants = state.ladder.Variants();
+  const std::vector<std::string> ladder_variants = ladder.Variants();
   if (std::find(ladder_variants.begin(), ladder_variants.end(), state.baseline) == ladder_variants.end()) {
     fit_error = "the baseline has no finished run";
   } else {
-    StatusOr<MultiplierReport> computed = ComputeMultipliers(state.ladder, options);
+    StatusOr<MultiplierReport> computed = ComputeMultipliers(ladder, options);
     if (computed.ok()) {
       report = std::move(*computed);
       decision.intervals = report->intervals;
@@ -167,7 +179,7 @@ StatusOr<AimDecision> AimPrecision(const AimState& state, const PrecisionTarget&
   // The seeds each cell has and will have.
   Pending pending;
   for (const AimCell& cell : state.cells) pending.seeds[{cell.variant, cell.label}] = cell.seeds;
-  for (const LadderRun& run : state.ladder.runs) {
+  for (const LadderRun& run : ladder.runs) {
     if (run.seed) pending.finished[{run.variant, run.label}].insert(*run.seed);
   }
   // Seeds still to come at each label, for row r: of the baseline there, and of r's variant at r's label.

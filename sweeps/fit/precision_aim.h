@@ -6,6 +6,9 @@
 // that the coordinator takes the same decision after any restart and never twice (a trial it adds is
 // identified by its cell and seed, and the trials it added count as unfinished until they end).
 //
+// The fit reads the finished runs of the (label, seed) pairs whose every run has ended: a variant's run
+// whose baseline pair is still running would read the seed-to-seed spread that pairing removes.
+//
 // Rows: every variant but the baseline at every label of `at` (all labels when empty), read from
 // ComputeMultipliers' rows of the target's estimator; a row's half width is (high - low) / 2 of its
 // interval, none when it has no interval or an open one. A row is met when its half width is at most
@@ -65,7 +68,7 @@ struct AimCell {
   std::string variant;
   std::string label;
   double trial_flops = 0;      // one trial's FLOPs (6 N D)
-  std::set<int64_t> seeds;     // of every trial of the cell, whatever its state
+  std::set<int64_t> seeds;     // of every trial of the cell but the cancelled, whatever its state
   std::set<int64_t> unfinished;  // of those, the seeds not ended yet
 };
 

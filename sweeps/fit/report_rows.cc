@@ -60,6 +60,9 @@ ReportRow RowOf(const MultiplierRow& row, const MultiplierReport& report, const 
                                   interval.construction, interval.units,    interval.df};
   }
   out.interval_note = row.interval_note;
+  for (const GapStratum& stratum : row.gap_strata) {
+    out.gap_strata.push_back({stratum.label, stratum.seeds, stratum.variance});
+  }
   out.p_value = row.p_value;
   out.p_holm = row.p_holm;
   out.wallclock_multiplier = row.wallclock_multiplier;
@@ -163,6 +166,19 @@ class FieldReader {
     inner.Optional("df", &out->df);
     Nested(key, inner);
   }
+  void Read(const std::string& key, const json& value, std::vector<ReportGapStratum>* out) {
+    if (!value.is_array()) return Fail(key, "must be an array");
+    for (const json& element : value) {
+      if (!element.is_object()) return Fail(key, "must be an array of objects");
+      FieldReader inner(element);
+      ReportGapStratum stratum;
+      inner.Required("label", &stratum.label);
+      inner.Required("seeds", &stratum.seeds);
+      inner.Required("variance", &stratum.variance);
+      Nested(key, inner);
+      out->push_back(std::move(stratum));
+    }
+  }
   void Nested(const std::string& key, const FieldReader& inner) {
     if (!inner.status().ok() && status_.ok()) {
       status_ = Status::InvalidArgument("'" + key + "': " + inner.status().message());
@@ -223,6 +239,14 @@ ordered_json ReportRowToJson(const ReportRow& row) {
     out["interval"] = interval;
   }
   if (!row.interval_note.empty()) out["interval_note"] = row.interval_note;
+  if (!row.gap_strata.empty()) {
+    ordered_json strata = ordered_json::array();
+    for (const ReportGapStratum& stratum : row.gap_strata) {
+      strata.push_back(
+          ordered_json{{"label", stratum.label}, {"seeds", stratum.seeds}, {"variance", stratum.variance}});
+    }
+    out["gap_strata"] = strata;
+  }
   if (row.p_value) out["p_value"] = *row.p_value;
   if (row.p_holm) out["p_holm"] = *row.p_holm;
   if (row.wallclock_multiplier) out["wallclock_multiplier"] = *row.wallclock_multiplier;
@@ -270,6 +294,7 @@ StatusOr<ReportRow> ReportRowFromJson(const json& document) {
   read.Optional("loss_gap", &row.loss_gap);
   read.Optional("interval", &row.interval);
   read.Optional("interval_note", &row.interval_note);
+  read.Optional("gap_strata", &row.gap_strata);
   read.Optional("p_value", &row.p_value);
   read.Optional("p_holm", &row.p_holm);
   read.Optional("wallclock_multiplier", &row.wallclock_multiplier);

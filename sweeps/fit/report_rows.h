@@ -62,6 +62,13 @@ struct ReportInterval {
   std::optional<double> df;  // t: degrees of freedom
 };
 
+// One ladder label's share of a seed interval's variance (GapStratum as reported).
+struct ReportGapStratum {
+  std::string label;
+  int64_t seeds = 0;    // the label's seeds left out one at a time (units)
+  double variance = 0;  // V_l at the row's estimate, nats^2
+};
+
 struct ReportRow {
   std::string variant;
   std::string label;
@@ -87,6 +94,7 @@ struct ReportRow {
   std::optional<ReportSeedStats> loss_gap;
   std::optional<ReportInterval> interval;
   std::string interval_note;  // why there is no interval
+  std::vector<ReportGapStratum> gap_strata;  // seed intervals: the gap's variance by label; written when non-empty
   std::optional<double> p_value;  // t: two-sided p of CM = 1
   std::optional<double> p_holm;   // p_value, Holm-adjusted over the estimator's rows
   std::optional<double> wallclock_multiplier;

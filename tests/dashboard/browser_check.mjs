@@ -8,7 +8,9 @@
 // trial trained for real (E_2 per head, pair usage, pair-by-distance panels per head, the gap-counting
 // fit, loss beyond the training length, the failure modes table, the probe's heatmaps with their
 // cells' correct/instances; a milestone chosen in the URL) against its /api/trials/ID/diagnostics
-// record, and no probe on a trial without one; that sweep's loss against the evaluation length (a
+// record, and no probe on a trial without one; the precision panel of a paused precision-aimed sweep
+// (a row per target in its chart and table, the state and why, the FLOPs against the budget, the
+// seeds planned next) against /api/sweeps/ID/precision, and none on a sweep without a precision block; that sweep's loss against the evaluation length (a
 // chart per rung, a line per variant and method) against /api/sweeps/ID/extrapolation, and none on a
 // sweep without evaluations; the comparison of the two sweeps (ticked in the
 // list): its cells' best and last values against /api/sweeps/ID/results, shared axes, the state in
@@ -18,7 +20,8 @@
 // $SCREENSHOT_DIR.
 //
 // Environment: DASHBOARD_URL (the printed URL with ?token=), SCREENSHOT_DIR, SWEEP_ID,
-// DIAGNOSTICS_SWEEP_ID (the finished sweep rung-train trained, with diagnostics), RUNG_CLI (the
+// DIAGNOSTICS_SWEEP_ID (the finished sweep rung-train trained, with diagnostics), PRECISION_SWEEP_ID
+// (a paused sweep with a precision block; its checks are skipped without it), RUNG_CLI (the
 // rung binary, for `rung fit`), RUNG_COORDINATOR and RUNG_TOKEN_FILE (for it), CHROMIUM
 // (default /usr/bin/chromium), CONTROL_URL and CONTROL_SWEEP_ID (the --allow-control dashboard's
 // printed URL and a paused sweep; the control checks are skipped without them). Exit 0 when every check holds; each check prints one line.
@@ -36,6 +39,7 @@ const url = process.env.DASHBOARD_URL;
 const shots = process.env.SCREENSHOT_DIR;
 const sweepId = Number(process.env.SWEEP_ID || 1);
 const diagnosticsSweepId = Number(process.env.DIAGNOSTICS_SWEEP_ID || 0);
+const precisionSweepId = Number(process.env.PRECISION_SWEEP_ID || 0);
 const origin = new URL(url).origin;
 const token = new URL(url).searchParams.get('token');
 
@@ -241,6 +245,39 @@ try {
   }, sweepId);
   check(refused.status === 403 && refused.body.includes('--allow-control'), 'a control endpoint answers 403 with what to do');
   check((await page.$$('button[data-action]')).length === 0, 'no control buttons without --allow-control');
+
+  // ---- the precision panel: none on a sweep without a precision block; on the paused precision-aimed
+  // sweep ($PRECISION_SWEEP_ID, no trial run), a row per target against /api/sweeps/ID/precision
+  check(sweep.precision === '' && !(await page.$('#precision')), 'a sweep without a precision block has no precision panel');
+  if (precisionSweepId) {
+    const aim = await api(`/api/sweeps/${precisionSweepId}/precision`);
+    check(aim.precision === 'aiming' && aim.rows.length === 2 && aim.rows.every((r) => r.multiplier === undefined && /no fit yet/.test(r.note)),
+      `the precision sweep aims at 2 targets, neither fitted yet (${aim.rows.map((r) => `${r.variant} at ${r.rung_label}`).join(', ')})`);
+    await page.goto(`${origin}/#/sweep/${precisionSweepId}`);
+    await ready(`#/sweep/${precisionSweepId}`);
+    await page.waitForSelector('#precision[data-precision]', { timeout: 30000 });
+    check(await page.getAttribute('#precision', 'data-precision') === 'aiming', 'the precision panel is drawn with the sweep\'s state');
+    const state = await page.textContent('#precision-state');
+    check(state === `state: aiming (${aim.status}: ${aim.why})`, `the panel says the state and why ("${state}")`);
+    const aimText = await page.textContent('#precision-aim');
+    check(aimText.includes('95% intervals') && aimText.includes('target half width 0.01') && aimText.includes(aim.baseline) && aimText.includes('hermite'),
+      `the panel names the level, target, baseline and estimator ("${aimText}")`);
+    const budget = await page.textContent('#precision-budget');
+    check(budget.includes(`${Number(aim.planned_flops).toExponential(2)} planned of a budget of 1.00e+15`), `the panel has the FLOPs planned against the budget ("${budget}")`);
+    const chartRows = await page.$$eval('[data-chart="precision"] svg g.precision-row', (gs) => gs.map((g) => ({ label: g.dataset.label, status: g.dataset.status, text: g.textContent })));
+    check(chartRows.length === aim.rows.length && aim.rows.every((r, i) => chartRows[i].label === `${r.variant} at ${r.rung_label}` && chartRows[i].status === 'no fit yet' && chartRows[i].text.includes(r.note)),
+      `the chart has a row per target, each "no fit yet" with its note (${chartRows.map((r) => r.label).join('; ')})`);
+    const tableRows = await page.$$eval('#precision-table tbody tr', (trs) => trs.map((tr) => ({ variant: tr.dataset.variant, rung: tr.dataset.rung,
+      met: tr.querySelector('td[data-key="met"]').textContent, multiplier: tr.querySelector('td[data-key="multiplier"]').textContent })));
+    check(tableRows.length === aim.rows.length && aim.rows.every((r, i) => tableRows[i].variant === r.variant && tableRows[i].rung === r.rung_label &&
+      tableRows[i].met === 'no fit yet' && tableRows[i].multiplier === '—'), 'the table has the same rows, without a multiplier and not met');
+    const nextShown = await page.$$eval('#precision-next li', (lis) => lis.map((li) => li.textContent));
+    check(nextShown.length === aim.next.length && aim.next.every((a, i) => nextShown[i].includes(`seed ${a.seed}`) && nextShown[i].includes(a.why)),
+      `the seeds planned next are listed with their why (${aim.next.length})`);
+    await (await page.$('#precision')).screenshot({ path: join(shots, 'precision.png') });
+    const [precisionSvg] = await Promise.all([page.waitForEvent('download'), page.click('[data-chart="precision"] .downloads button:text("SVG")')]);
+    check(readFileSync(await precisionSvg.path(), 'utf8').includes('precision-row'), `the precision chart downloads as SVG (${precisionSvg.suggestedFilename()})`);
+  }
 
   // ---- a trial page: its curve against its metrics
   const trialId = trials[0].trial_id;

@@ -9,7 +9,8 @@
 // that the sweep runs for some seconds), the sweep submitted through the API, `rung dashboard` as a
 // process on a free port, and
 // browser_check.mjs driving Debian's chromium through playwright-core against it (what it checks is
-// listed in its header), and a second `rung dashboard --allow-control` whose pause and resume
+// listed in its header; a paused precision-aimed sweep's panel among it), and a second `rung
+// dashboard --allow-control` whose pause and resume
 // buttons it clicks on a third, paused sweep; and `rung dashboard --allow-control` with the viewer
 // token refused with exit 4. Screenshots of each view land in build/dashboard-screenshots/.
 #include <unistd.h>
@@ -77,6 +78,28 @@ ladder:
 sweep:
   position.variant: [rope, lerope]
   seed: [0]
+)";
+
+// A precision-aimed sweep (rope against lerope on two rungs, seeds 0-2): submitted and paused before
+// the stand-in workers start, so none of its trials runs and its panel shows each target without a
+// fit yet.
+constexpr char kPrecisionSpec[] = R"(name: dashboard-precision
+description: a precision aim the dashboard's precision panel shows before any trial ran
+metric: {name: val_loss, goal: minimize}
+baseline: {position.variant: rope}
+data: {source: builtin, seq_len: 16}
+model: {mlp: gelu}
+train: {batch_size: 2, steps: 40, lr: 1.0e-3, eval_every: 4, log_every: 2}
+resources: {cpus: 1}
+policy: {max_retries: 0, max_failed: 4, priority: 1}
+ladder:
+  rungs:
+    - {layers: 1, d_model: 16, heads: 2}
+    - {layers: 2, d_model: 32, heads: 2}
+sweep:
+  position.variant: [rope, lerope]
+  seed: [0, 1, 2]
+precision: {target_half_width: 0.01, budget_flops: 1.0e15}
 )";
 
 std::unique_ptr<Subprocess> Start(std::vector<std::string> argv, const std::string& log, bool pipe_stdout,
@@ -152,6 +175,17 @@ TEST(DashboardBrowserTest, ARealSweepReadsRightInChromiumAndUpdatesLive) {
     trainer->Stop(SIGTERM, std::chrono::seconds(10)).IgnoreError();
   }
 
+  // The precision-aimed sweep, paused before any worker could lease one of its trials.
+  const int64_t precision_sweep = submit_spec(kPrecisionSpec, "dashboard-precision.yaml");
+  ASSERT_GT(precision_sweep, 0);
+  {
+    v1::PauseSweepRequest pause;
+    pause.set_sweep_id(precision_sweep);
+    v1::Sweep paused;
+    grpc::Status paused_status = (*connection)->user().PauseSweep((*connection)->Context().get(), pause, &paused);
+    ASSERT_TRUE(paused_status.ok()) << paused_status.error_message();
+  }
+
   v1::SubmitSweepRequest submit;
   submit.set_spec_text(kSpec);
   submit.set_spec_file_name("dashboard-browser.yaml");
@@ -215,6 +249,7 @@ TEST(DashboardBrowserTest, ARealSweepReadsRightInChromiumAndUpdatesLive) {
                        "SCREENSHOT_DIR=" + screenshots,
                        "SWEEP_ID=" + std::to_string(submitted.sweep_id()),
                        "DIAGNOSTICS_SWEEP_ID=" + std::to_string(diagnostics_sweep),
+                       "PRECISION_SWEEP_ID=" + std::to_string(precision_sweep),
                        "RUNG_CLI=" + bin + "/rung",
                        "RUNG_COORDINATOR=" + address,
                        "RUNG_TOKEN_FILE=" + user_token,

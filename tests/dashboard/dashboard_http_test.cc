@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "coordinator/client/message_json.h"
 #include "coordinator/dashboard/dashboard_server.h"
 #include "coordinator/dashboard/gzip_body.h"
 #include "coordinator/dashboard/login_gate.h"
@@ -869,6 +870,94 @@ TEST_F(ViewerTokenTest, AViewerTokenReadsEverythingAndIsRefusedAtAControlEndpoin
   EXPECT_THAT(denied.body, HasSubstr("a viewer token only reads"));
   ApiResponse still = api.Handle(ApiRequest{"GET", sweep, {}});
   EXPECT_THAT(still.body, HasSubstr("SWEEP_STATE_ACTIVE"));
+}
+
+// ViewerTokenTest's coordinator with, beside its sweep without a precision block, a precision-aimed
+// one (rope against lerope on two rungs, seeds 0-2, no trial run): /precision is GetPrecision's answer
+// as the coordinator gives it, a row per target (lerope at each rung, no fit yet); for the sweep
+// without the block, GetPrecision's FAILED_PRECONDITION as 409 with the coordinator's words.
+class PrecisionEndpointTest : public ViewerTokenTest {
+ protected:
+  void SetUp() override {
+    ViewerTokenTest::SetUp();
+    client::ConnectionOptions user;
+    user.address = coordinator_->address();
+    user.token_file = scratch_.Path("user.token");
+    auto connection = client::CoordinatorConnection::Open(user);
+    ASSERT_TRUE(connection.ok());
+    connection_ = std::move(connection).value();
+    v1::SubmitSweepRequest submit;
+    submit.set_spec_text(
+        "name: aimed\nmetric: {name: val_loss, goal: minimize}\nbaseline: {position.variant: rope}\n"
+        "data: {source: builtin, seq_len: 16}\ntrain: {batch_size: 2, steps: 10}\nladder:\n  rungs:\n"
+        "    - {layers: 1, d_model: 16, heads: 2}\n    - {layers: 2, d_model: 32, heads: 2}\n"
+        "sweep:\n  position.variant: [rope, lerope]\n  seed: [0, 1, 2]\n"
+        "precision: {target_half_width: 0.01, budget_flops: 1.0e15}\n");
+    submit.set_spec_file_name("aimed.yaml");
+    v1::SubmitSweepResponse submitted;
+    grpc::Status status = connection_->user().SubmitSweep(connection_->Context().get(), submit, &submitted);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    aimed_id_ = submitted.sweep_id();
+  }
+
+  std::unique_ptr<client::CoordinatorConnection> connection_;
+  int64_t aimed_id_ = 0;
+};
+
+TEST_F(PrecisionEndpointTest, ThePrecisionEndpointIsGetPrecisionAndA409WithoutAPrecisionBlock) {
+  DashboardApi api(*connection_, /*allow_control=*/false);
+  const std::string aimed = "/api/sweeps/" + std::to_string(aimed_id_);
+  ApiResponse answer = api.Handle(ApiRequest{"GET", aimed + "/precision", {}});
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  const json body = json::parse(answer.body);
+  v1::GetPrecisionRequest request;
+  request.set_sweep_id(aimed_id_);
+  v1::GetPrecisionResponse expected;
+  ASSERT_TRUE(connection_->user().GetPrecision(connection_->Context().get(), request, &expected).ok());
+  EXPECT_EQ(body, client::ToJson(expected));
+  EXPECT_EQ(body["precision"], "aiming");
+  EXPECT_EQ(body["estimator"], "hermite");
+  EXPECT_EQ(body["level"].get<double>(), 0.95);
+  EXPECT_EQ(body["target_half_width"].get<double>(), 0.01);
+  EXPECT_EQ(body["budget_flops"].get<double>(), 1.0e15);
+  EXPECT_GT(body["planned_flops"].get<double>(), 0);
+  EXPECT_EQ(body["unfinished"], "12") << "int64 as proto3 JSON writes it: 2 rungs x 2 variants x 3 seeds";
+  EXPECT_EQ(body["closed_reason"], "");
+  ASSERT_EQ(body["rows"].size(), 2u) << body.dump();
+  for (const json& row : body["rows"]) {
+    EXPECT_EQ(row["variant"], "lerope") << row.dump();
+    EXPECT_FALSE(row.contains("multiplier")) << "unset without a fit: " << row.dump();
+    EXPECT_EQ(row["met"], false);
+    EXPECT_THAT(row["note"].get<std::string>(), HasSubstr("no fit yet")) << row.dump();
+  }
+  EXPECT_EQ(body["rows"][0]["rung_label"], "L1-d16");
+  EXPECT_EQ(body["rows"][1]["rung_label"], "L2-d32");
+
+  // The sweep without a precision block, an unknown sweep and a write: as /tuning answers them.
+  ApiResponse plain = api.Handle(ApiRequest{"GET", "/api/sweeps/" + std::to_string(sweep_id_) + "/precision", {}});
+  EXPECT_EQ(plain.status, 409) << plain.body;
+  EXPECT_THAT(json::parse(plain.body)["error"].get<std::string>(), HasSubstr("coordinator: sweep 'viewed' has no precision block"));
+  ApiResponse tuning = api.Handle(ApiRequest{"GET", "/api/sweeps/" + std::to_string(sweep_id_) + "/tuning", {}});
+  EXPECT_EQ(tuning.status, 409) << tuning.body;
+  EXPECT_EQ(api.Handle(ApiRequest{"GET", "/api/sweeps/999/precision", {}}).status, 404);
+  EXPECT_EQ(api.Handle(ApiRequest{"POST", aimed + "/precision", {}}).status, 405);
+  EXPECT_EQ(api.Handle(ApiRequest{"GET", aimed + "/precision/x", {}}).status, 404);
+
+  // Served over HTTP to the page, and the sweep says it has the block.
+  StatusOr<std::unique_ptr<DashboardServer>> server = DashboardServer::Start(ViewerOptions());
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  httplib::Client client("127.0.0.1", (*server)->port());
+  const httplib::Headers login = {{"Authorization", "Bearer " + (*server)->gate().token()}};
+  httplib::Result served = client.Get((aimed + "/precision").c_str(), login);
+  ASSERT_TRUE(served);
+  EXPECT_EQ(served->status, 200) << served->body;
+  EXPECT_EQ(json::parse(served->body), body);
+  httplib::Result sweep = client.Get(aimed.c_str(), login);
+  ASSERT_TRUE(sweep);
+  EXPECT_EQ(json::parse(sweep->body)["precision"], "aiming");
+  httplib::Result other = client.Get(("/api/sweeps/" + std::to_string(sweep_id_)).c_str(), login);
+  ASSERT_TRUE(other);
+  EXPECT_EQ(json::parse(other->body)["precision"], "");
 }
 
 TEST_F(DashboardHttpTest, StartRefusesMissingPageFilesAndUnreachableCoordinators) {

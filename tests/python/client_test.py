@@ -50,6 +50,23 @@ tune:
   train.lr: {center: 0.00390625, predict: none}
 """
 SURFACE = '{"lr_ref": 0.00390625, "exponent": 0, "noise": 0}'
+# Sweep 4: a precision aim on the stand-in's surface, whose loss does not fall with the rung: no
+# multiplier has an interval, so the aim adds seeds at the small rung until its budget is spent.
+PRECISION_SPEC = """name: python-precision
+metric: {name: val_loss, goal: minimize}
+baseline: {position.variant: rope}
+data: {source: builtin, seq_len: 32}
+train: {steps: 20, batch_size: 4, eval_every: 10, log_every: 5}
+resources: {cpus: 1}
+ladder:
+  rungs:
+    - {layers: 1, d_model: 16, heads: 2}
+    - {layers: 2, d_model: 32, heads: 2}
+sweep:
+  position.variant: [rope, lerope]
+  seed: [1, 2]
+precision: {target_half_width: 0.001, budget_flops: 2.0e9}
+"""
 # Sweep 3: one real rung-train trial (AdaRoPE: learned frequencies, the band ablations, the heads'
 # influence), diagnostics at two milestones and at twice the training length, the needle grid and an
 # evaluation at twice the training length.
@@ -78,9 +95,13 @@ class ClientTest(unittest.TestCase):
         diagnosed = os.path.join(cls.scratch, "diagnosed.yaml")
         with open(diagnosed, "w", encoding="utf-8") as handle:
             handle.write(DIAGNOSED_SPEC)
+        aimed = os.path.join(cls.scratch, "aimed.yaml")
+        with open(aimed, "w", encoding="utf-8") as handle:
+            handle.write(PRECISION_SPEC)
         run_dir = os.path.join(cls.scratch, "run")
-        for one, trainer in ((spec, "rung-stand-in"), (tuned, "rung-stand-in"), (diagnosed, "rung-train")):
-            # sweeps 1, 2 and 3, in one folder
+        for one, trainer in ((spec, "rung-stand-in"), (tuned, "rung-stand-in"), (diagnosed, "rung-train"),
+                             (aimed, "rung-stand-in")):
+            # sweeps 1, 2, 3 and 4, in one folder
             subprocess.run([os.path.join(BIN, "rung"), "run", one, "--workers", "2", "--trainer",
                             os.path.join(BIN, trainer), "--dir", run_dir],
                            check=True, stdout=subprocess.DEVNULL, timeout=300,
@@ -194,6 +215,20 @@ class ClientTest(unittest.TestCase):
             self.assertEqual(tried.loc[tried["metric"].idxmin(), "value"], best, cell)
         with self.assertRaises(grpc.RpcError) as raised:
             self.client.tuning(1)
+        self.assertEqual(raised.exception.code(), grpc.StatusCode.FAILED_PRECONDITION)
+
+    def test_precision_is_the_clis_aim(self):
+        ours = self.client.precision(4)
+        cli = self.cli_csv("precision", "4")
+        self.assertEqual(list(ours.columns), list(cli.columns))
+        self.assertEqual(ours[["variant", "rung", "seeds", "met"]].values.tolist(),
+                         cli[["variant", "rung", "seeds", "met"]].values.tolist())
+        self.assertEqual(len(ours), 2)  # lerope at each rung
+        self.assertEqual(ours.attrs["precision"], "budget")
+        self.assertIn("budget_flops", ours.attrs["closed_reason"])
+        self.assertLessEqual(ours.attrs["planned_flops"], ours.attrs["budget_flops"])
+        with self.assertRaises(grpc.RpcError) as raised:
+            self.client.precision(1)
         self.assertEqual(raised.exception.code(), grpc.StatusCode.FAILED_PRECONDITION)
 
     def diagnosed_trial(self):

@@ -7,6 +7,7 @@
 #include "tests/support/stand_in_trainer/loss_surface.h"
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -19,9 +20,10 @@ namespace {
 
 using ::testing::HasSubstr;
 
-TrialConfig Trial(double lr, int64_t d_model = 64, uint64_t seed = 0) {
+TrialConfig Trial(double lr, int64_t d_model = 64, uint64_t seed = 0, const std::string& variant = "rope") {
   nlohmann::json json = {{"seed", seed},
                          {"model", {{"layers", 2}, {"d_model", d_model}, {"heads", 4}}},
+                         {"position", {{"variant", variant}}},
                          {"train", {{"steps", 100}, {"lr", lr}}}};
   StatusOr<TrialConfig> trial = TrialConfigFromJson(json);
   EXPECT_TRUE(trial.ok()) << trial.status().ToString();
@@ -144,6 +146,77 @@ TEST(LossSurfaceTest, OverridesRefuseUnknownKeysWrongTypesAndValuesOutOfRange) {
   EXPECT_THAT(message("[1]"), HasSubstr("must be a JSON object"));
   EXPECT_THAT(message("{"), HasSubstr("must be a JSON object"));
   EXPECT_EQ(ParseLossSurface(R"({"x": 1})").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(message(R"({"x": 1})"), HasSubstr("variant_noise_exponent, variant_offset)"));
+  EXPECT_THAT(message(R"({"variant_offset": 1})"), HasSubstr("'variant_offset' must be an object"));
+  EXPECT_THAT(message(R"({"variant_offset": {"lerope": "x"}})"), HasSubstr("'variant_offset.lerope' must be a finite number"));
+  EXPECT_THAT(message(R"({"variant_noise": -0.1})"), HasSubstr("'variant_noise' must be >= 0"));
+  EXPECT_THAT(message(R"({"size_gain": -1})"), HasSubstr("'size_gain' must be >= 0"));
+}
+
+TEST(LossSurfaceTest, TheDefaultsAddNoSizeOrVariantTermAndWriteNoneOfTheirKeys) {
+  const LossSurface surface;
+  const TrialCurve rope = CurveForTrial(surface, Trial(1e-3, 64, 3, "rope"), 100);
+  const TrialCurve lerope = CurveForTrial(surface, Trial(1e-3, 64, 3, "lerope"), 100);
+  EXPECT_EQ(rope.target, lerope.target);
+  EXPECT_EQ(rope.final_loss, lerope.final_loss) << "no variant noise by default";
+  // Exactly the parabola plus the seed's offset, as before the terms existed.
+  const double distance = std::log(1e-3) - std::log(OptimalLearningRate(surface, rope.n));
+  EXPECT_EQ(rope.target, surface.floor + surface.curvature * distance * distance);
+  EXPECT_EQ(rope.final_loss, rope.target + surface.noise * OffsetDraw(3));
+  const nlohmann::json written = LossSurfaceToJson(surface);
+  for (const char* key : {"size_gain", "size_exponent", "variant_offset", "variant_noise", "variant_noise_exponent"}) {
+    EXPECT_FALSE(written.contains(key)) << key;
+  }
+}
+
+TEST(LossSurfaceTest, TheSizeTermMakesALargerModelReachALowerLoss) {
+  StatusOr<LossSurface> surface = ParseLossSurface(R"({"exponent": 0, "noise": 0, "size_gain": 0.5, "size_exponent": 0.5})");
+  ASSERT_TRUE(surface.ok()) << surface.status().ToString();
+  EXPECT_NEAR(TargetLoss(*surface, surface->lr_ref, surface->n_ref), 2.0 + 0.5, 1e-12);
+  EXPECT_NEAR(TargetLoss(*surface, surface->lr_ref, 4 * surface->n_ref), 2.0 + 0.25, 1e-12) << "4x N: half the term";
+  const TrialCurve small = CurveForTrial(*surface, Trial(surface->lr_ref, 64), 100);
+  const TrialCurve large = CurveForTrial(*surface, Trial(surface->lr_ref, 128), 100);
+  EXPECT_LT(large.final_loss, small.final_loss);
+  EXPECT_NEAR(small.final_loss, 2.0 + 0.5 * std::pow(small.n / surface->n_ref, -0.5), 1e-12);
+}
+
+TEST(LossSurfaceTest, AVariantOffsetMovesOnlyItsVariantsTarget) {
+  StatusOr<LossSurface> surface = ParseLossSurface(R"({"noise": 0, "variant_offset": {"lerope": -0.01}})");
+  ASSERT_TRUE(surface.ok()) << surface.status().ToString();
+  const TrialCurve rope = CurveForTrial(*surface, Trial(1e-3, 64, 0, "rope"), 100);
+  const TrialCurve lerope = CurveForTrial(*surface, Trial(1e-3, 64, 0, "lerope"), 100);
+  EXPECT_EQ(lerope.variant, "lerope");
+  EXPECT_NEAR(lerope.final_loss - rope.final_loss, -0.01, 1e-12);
+  EXPECT_NEAR(TargetLoss(*surface, 1e-3, rope.n, "lerope") - TargetLoss(*surface, 1e-3, rope.n), -0.01, 1e-12);
+  StatusOr<LossSurface> again = ParseLossSurface(LossSurfaceToJson(*surface).dump());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->variant_offset, surface->variant_offset);
+}
+
+TEST(LossSurfaceTest, VariantNoiseIsAReproducibleDrawPerSeedVariantAndSizeScaledByTheSize) {
+  StatusOr<LossSurface> surface =
+      ParseLossSurface(R"({"noise": 0, "variant_noise": 0.01, "variant_noise_exponent": 1})");
+  ASSERT_TRUE(surface.ok()) << surface.status().ToString();
+  const TrialCurve rope = CurveForTrial(*surface, Trial(1e-3, 64, 0, "rope"), 100);
+  const TrialCurve lerope = CurveForTrial(*surface, Trial(1e-3, 64, 0, "lerope"), 100);
+  EXPECT_EQ(rope.target, lerope.target);
+  EXPECT_NE(rope.final_loss, lerope.final_loss) << "each variant of a seed draws its own";
+  EXPECT_EQ(CurveForTrial(*surface, Trial(1e-3, 64, 0, "rope"), 100).final_loss, rope.final_loss) << "reproducible";
+  EXPECT_NE(CurveForTrial(*surface, Trial(1e-3, 64, 1, "rope"), 100).final_loss, rope.final_loss) << "per seed";
+  EXPECT_DOUBLE_EQ(rope.final_loss, rope.target + VariantNoise(*surface, rope.n) * VariantDraw(0, "rope", rope.n));
+  EXPECT_NE(VariantDraw(0, "rope", rope.n), VariantDraw(0, "rope", 2 * rope.n)) << "per size";
+  EXPECT_DOUBLE_EQ(VariantNoise(*surface, 2 * surface->n_ref), 0.02) << "the exponent scales it with N";
+  EXPECT_DOUBLE_EQ(VariantNoise(LossSurface(), 1e5), 0.0);
+  // The draws are standard normal.
+  double sum = 0, squares = 0;
+  const int count = 20000;
+  for (int seed = 0; seed < count; ++seed) {
+    const double z = VariantDraw(static_cast<uint64_t>(seed), "lerope", 12345);
+    sum += z;
+    squares += z * z;
+  }
+  EXPECT_NEAR(sum / count, 0.0, 0.05);
+  EXPECT_NEAR(squares / count, 1.0, 0.05);
 }
 
 }  // namespace

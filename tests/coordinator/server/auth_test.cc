@@ -127,6 +127,7 @@ const std::map<std::string, bool>& ViewerMayCall() {
       {"Fit", true},                 {"ListFits", true},       {"Export", true},
       {"ListWorkers", true},         {"ReleaseWorker", false}, {"GetTuning", true},
       {"GetLogs", true},             {"GetCurves", true},      {"StreamMetrics", true},
+      {"GetPrecision", true},
   };
   return table;
 }

@@ -17,6 +17,7 @@ namespace {
 using nlohmann::json;
 
 constexpr double kTwoPi = 6.283185307179586476925286766559;
+constexpr char kVariantOffset[] = "variant_offset";  // the one parameter that is an object
 
 // One parameter: its key, where it lives, and the range it must lie in ("" when any number will do).
 struct Parameter {
@@ -42,6 +43,10 @@ std::vector<Parameter> Parameters() {
       {"diverge_above_lr", [](LossSurface& s, double v) { s.diverge_above_lr = v; }, positive, "> 0"},
       {"diverge_at", [](LossSurface& s, double v) { s.diverge_at = v; },
        [](double value) { return value > 0 && value <= 1; }, "in (0, 1]"},
+      {"size_gain", [](LossSurface& s, double v) { s.size_gain = v; }, non_negative, ">= 0"},
+      {"size_exponent", [](LossSurface& s, double v) { s.size_exponent = v; }, non_negative, ">= 0"},
+      {"variant_noise", [](LossSurface& s, double v) { s.variant_noise = v; }, non_negative, ">= 0"},
+      {"variant_noise_exponent", [](LossSurface& s, double v) { s.variant_noise_exponent = v; }, any, ""},
   };
 }
 
@@ -56,6 +61,21 @@ StatusOr<LossSurface> ParseLossSurface(std::string_view json_text) {
   }
   const std::vector<Parameter> parameters = Parameters();
   for (const auto& [key, value] : object.items()) {
+    if (key == kVariantOffset) {
+      if (!value.is_object()) {
+        return Status::InvalidArgument(std::string("loss surface parameter '") + kVariantOffset +
+                                       "' must be an object of variant names to nats, e.g. {\"lerope\": -0.01}, not " +
+                                       value.type_name());
+      }
+      for (const auto& [variant, offset] : value.items()) {
+        if (!offset.is_number() || !std::isfinite(offset.get<double>())) {
+          return Status::InvalidArgument(std::string("loss surface parameter '") + kVariantOffset + "." + variant +
+                                         "' must be a finite number, not " + offset.dump());
+        }
+        surface.variant_offset[variant] = offset.get<double>();
+      }
+      continue;
+    }
     const Parameter* parameter = nullptr;
     for (const Parameter& candidate : parameters) {
       if (key == candidate.key) parameter = &candidate;
@@ -63,6 +83,7 @@ StatusOr<LossSurface> ParseLossSurface(std::string_view json_text) {
     if (parameter == nullptr) {
       std::string known;
       for (const Parameter& candidate : parameters) known += std::string(known.empty() ? "" : ", ") + candidate.key;
+      known += std::string(", ") + kVariantOffset;
       return Status::InvalidArgument("the loss surface has no parameter '" + key + "' (known: " + known + ")");
     }
     if (!value.is_number()) {
@@ -87,6 +108,19 @@ json LossSurfaceToJson(const LossSurface& surface) {
                  {"rate", surface.rate},           {"diverge_above_lr", surface.diverge_above_lr},
                  {"diverge_at", surface.diverge_at}};
   if (surface.initial) object["initial"] = *surface.initial;
+  // The size and variant terms only when they add something: a surface without them reads (and
+  // identifies its checkpoints) as it did before they existed.
+  const LossSurface defaults;
+  if (surface.size_gain != defaults.size_gain || surface.size_exponent != defaults.size_exponent) {
+    object["size_gain"] = surface.size_gain;
+    object["size_exponent"] = surface.size_exponent;
+  }
+  if (!surface.variant_offset.empty()) object[kVariantOffset] = surface.variant_offset;
+  if (surface.variant_noise != defaults.variant_noise ||
+      surface.variant_noise_exponent != defaults.variant_noise_exponent) {
+    object["variant_noise"] = surface.variant_noise;
+    object["variant_noise_exponent"] = surface.variant_noise_exponent;
+  }
   return object;
 }
 
@@ -94,9 +128,20 @@ double OptimalLearningRate(const LossSurface& surface, double n) {
   return surface.lr_ref * std::pow(n / surface.n_ref, -surface.exponent);
 }
 
-double TargetLoss(const LossSurface& surface, double lr, double n) {
+double TargetLoss(const LossSurface& surface, double lr, double n, std::string_view variant) {
   const double distance = std::log(lr) - std::log(OptimalLearningRate(surface, n));
-  return surface.floor + surface.curvature * distance * distance;
+  double target = surface.floor + surface.curvature * distance * distance;
+  // Each term only when it is set, so that the default surface computes exactly what it always did.
+  if (surface.size_gain != 0) target += surface.size_gain * std::pow(n / surface.n_ref, -surface.size_exponent);
+  if (auto offset = surface.variant_offset.find(std::string(variant)); offset != surface.variant_offset.end()) {
+    target += offset->second;
+  }
+  return target;
+}
+
+double VariantNoise(const LossSurface& surface, double n) {
+  if (surface.variant_noise == 0) return 0;
+  return surface.variant_noise * std::pow(n / surface.n_ref, surface.variant_noise_exponent);
 }
 
 bool Diverges(const LossSurface& surface, double lr) { return lr > surface.diverge_above_lr; }
@@ -133,6 +178,19 @@ double OffsetDraw(uint64_t seed) {
   return NormalStream(seed ^ 0x6f66667365742d30ULL /* "offset-0" */).Next();
 }
 
+double VariantDraw(uint64_t seed, std::string_view variant, double n) {
+  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a
+  for (char c : variant) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 0x100000001b3ULL;
+  }
+  const auto count = static_cast<uint64_t>(std::llround(n));
+  // Odd multipliers keep neighbouring seeds and sizes apart; SplitMix64 mixes the rest. The constant
+  // ("variant-") keeps this stream off OffsetDraw's and the steps' for the same seed.
+  const uint64_t state = (hash ^ 0x76617269616e742dULL) ^ (seed * 0x9e3779b97f4a7c15ULL) ^ (count * 0xc2b2ae3d27d4eb4fULL);
+  return NormalStream(state).Next();
+}
+
 double TrialCurve::ValLoss(int64_t step) const {
   if (step >= steps) return final_loss;  // exactly, whatever the rounding of the weight
   const double progress = static_cast<double>(step) / static_cast<double>(steps);
@@ -151,8 +209,12 @@ TrialCurve CurveForTrial(const LossSurface& surface, const TrialConfig& trial, i
   curve.lr = trial.train.lr;
   curve.n = static_cast<double>(CountParameters(trial.model).nonembedding());
   curve.lr_opt = OptimalLearningRate(surface, curve.n);
-  curve.target = TargetLoss(surface, curve.lr, curve.n);
+  curve.variant = trial.model.position.variant;
+  curve.target = TargetLoss(surface, curve.lr, curve.n, curve.variant);
   curve.final_loss = curve.target + surface.noise * OffsetDraw(trial.seed);
+  if (const double sd = VariantNoise(surface, curve.n); sd != 0) {
+    curve.final_loss += sd * VariantDraw(trial.seed, curve.variant, curve.n);
+  }
   curve.initial = surface.initial ? *surface.initial : std::log(static_cast<double>(trial.model.vocab_size));
   curve.noise = surface.noise;
   curve.rate = surface.rate;

@@ -51,7 +51,9 @@
 //   train_loss(s) = val_loss(s) + noise z_s;  lr > diverge_above_lr: NaN at step ceil(diverge_at S)
 // with defaults lr_ref 3e-3, n_ref 1e5, exponent 0.5, curvature 0.3, floor 2.0, noise 0.01,
 // initial ln(vocab_size), rate 5, diverge_above_lr 1.0, diverge_at 0.5; z0 and z_s are seeded by the
-// config's seed.
+// config's seed. Optional terms for compute multipliers (none by default): a size term, a per-variant
+// offset and a per-(seed, variant, N) noise (size_gain, size_exponent, variant_offset, variant_noise,
+// variant_noise_exponent; loss_surface.h).
 //
 // stdout: one JSON object per line, every one encoded by core/records/trainer_records.h, in
 // rung-train's order and cadence (core/train/trainer.cc):

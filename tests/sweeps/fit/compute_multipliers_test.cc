@@ -226,24 +226,47 @@ TEST(ComputeMultipliers, WallClockMultiplierIsPiecewiseInLogSeconds) {
   EXPECT_FALSE(Row(*report, Estimator::kPowerLawSharedE, "v", "p1").wallclock_multiplier.has_value());
 }
 
-TEST(ComputeMultipliers, WithTwoSeedsTheIntervalInvertsThePairedTTestOfTheLossGaps) {
-  StatusOr<MultiplierReport> report = ComputeMultipliers(Make(SeededLadder()), Options("base"));
+// Two seeds whose runs differ only at p1 (the baseline's p2 runs are equal): the gap of v at p1 depends
+// on one stratum, p1, and the stratified jackknife is the paired t test of p1's per-seed gaps exactly.
+std::vector<TestRun> TwoSeedsDifferingAtOneLabel() {
+  return {{"base", "p1", 1e10, 4.05, 0}, {"base", "p1", 1e10, 4.15, 1}, {"base", "p2", 1e11, 3.1, 0},
+          {"base", "p2", 1e11, 3.1, 1},  {"v", "p1", 1e10, 3.55, 0},    {"v", "p1", 1e10, 3.75, 1}};
+}
+
+TEST(ComputeMultipliers, WithTwoSeedsAtTheOneLabelAGapDependsOnTheIntervalInvertsThePairedTTestOfItsGaps) {
+  StatusOr<MultiplierReport> report = ComputeMultipliers(Make(TwoSeedsDifferingAtOneLabel()), Options("base"));
   ASSERT_TRUE(report.ok()) << report.status().message();
   const MultiplierRow& row = Row(*report, Estimator::kPiecewise, "v", "p1");
-  // At CM = 10^u (u in decades above p1) seed 0's gap to its own baseline line is 3.5 - (4.0 - u) =
-  // u - 0.5 and seed 1's 3.8 - (4.2 - u) = u - 0.4: mean u - 0.45, standard error sd / sqrt(2) = 0.05.
-  // The test accepts |u - 0.45| <= t 0.05 with t(0.975, 1 df) = tan(0.475 pi) = 12.7062.
-  const double se = 0.05 * std::log(10.0);
+  // Seed means: base (4.1, 3.1), v 3.65: 45% of the first decade, CM = 10^0.45. At CM = 10^u (u in
+  // decades above p1) seed s's gap to its own chord (its p1 run to the common p2 at 3.1) is
+  // g_0 = 3.55 - (4.05 - 0.95 u) = -0.5 + 0.95 u and g_1 = 3.75 - (4.15 - 1.05 u) = -0.4 + 1.05 u: mean
+  // G = u - 0.45, and the paired t's standard error |g_1 - g_0| / 2 = 0.05 |1 + u|.
+  // The stratified jackknife: leaving seed 0 out at p1 gives G_(p1,0) = g_1, seed 1 gives g_0, so
+  // V_p1 = (1/2) sum (G_(p1,s) - mean)^2 = (g_1 - g_0)^2 / 4, the same; leaving a seed out at p2 changes
+  // nothing (V_p2 = 0, the stratum drops out). One stratum of 2 seeds: df = V^2 / (V^2 / 1) = 1, and the
+  // interval is the hull of {u : |u - 0.45| <= t 0.05 |1 + u|}, t = t(0.975, 1) = tan(0.475 pi): with
+  // k = 0.05 t < 1, nothing below u = -1 is accepted and the hull is [(0.45 - k) / (1 + k),
+  // (0.45 + k) / (1 - k)].
   const double t = std::tan(0.475 * M_PI);
+  const double k = 0.05 * t;
   ASSERT_TRUE(row.interval.has_value()) << row.interval_note;
   EXPECT_EQ(row.interval->construction, "jackknife gap t");
   EXPECT_EQ(row.interval->unit, "seeds");
   EXPECT_EQ(row.interval->units, 2);
-  EXPECT_EQ(row.interval->df, 1.0);
-  EXPECT_NEAR(row.interval->low, std::pow(10.0, 0.45) * std::exp(-t * se), 1e-8);
-  EXPECT_NEAR(row.interval->high, std::pow(10.0, 0.45) * std::exp(t * se), 1e-8);
-  // With 2 seeds the interval is the hull of every accepted CM (here one stretch), and says so.
-  EXPECT_EQ(row.interval_note, "2 seeds: the hull of every CM the seeds do not reject");
+  EXPECT_NEAR(row.interval->df.value(), 1.0, 1e-12);
+  EXPECT_NEAR(row.multiplier.value(), std::pow(10.0, 0.45), 1e-9);
+  // (The ends are bisected to 1e-10 in ln CM: relative 1e-9.)
+  const double low = std::pow(10.0, (0.45 - k) / (1 + k)), high = std::pow(10.0, (0.45 + k) / (1 - k));
+  EXPECT_NEAR(row.interval->low, low, 1e-9 * low);
+  EXPECT_NEAR(row.interval->high, high, 1e-9 * high);
+  // The decomposition at the estimate (u = 0.45): p1 alone, V = (0.1 + 0.1 u)^2 / 4.
+  ASSERT_EQ(row.gap_strata.size(), 1u);
+  EXPECT_EQ(row.gap_strata[0].label, "p1");
+  EXPECT_EQ(row.gap_strata[0].seeds, 2);
+  EXPECT_NEAR(row.gap_strata[0].variance, 0.145 * 0.145 / 4, 1e-14);
+  // With 2 seeds at the label carrying the variance the interval is the hull, and says so.
+  EXPECT_EQ(row.interval_note, "2 seeds at p1 (the most of the gap's variance): the hull of every CM the seeds do "
+                               "not reject");
   // p of CM = 1: T(0) = -0.45 / 0.05 = -9 on one degree of freedom (Cauchy): 1 - (2 / pi) atan 9.
   ASSERT_TRUE(row.p_value.has_value());
   EXPECT_NEAR(*row.p_value, 1 - 2 / M_PI * std::atan(9.0), 1e-12);
@@ -253,13 +276,18 @@ TEST(ComputeMultipliers, WithTwoSeedsTheIntervalInvertsThePairedTTestOfTheLossGa
   const MultiplierRow& base = Row(*report, Estimator::kPiecewise, "base", "p1");
   EXPECT_FALSE(base.interval.has_value());
   EXPECT_FALSE(base.p_value.has_value());
+  EXPECT_TRUE(base.gap_strata.empty());
   EXPECT_NE(base.interval_note.find("1 by construction"), std::string::npos) << base.interval_note;
-  EXPECT_NE(report->intervals.find("jackknife gap t intervals over the seeds (2 seeds, 1 degree of freedom)"),
+  EXPECT_NE(report->intervals.find("stratified jackknife gap t intervals (strata: the 2 ladder labels; units: the "
+                                   "seeds within each label, 2 seeds at every label; degrees of freedom per row: the "
+                                   "fewest seeds less one among the labels with 10% or more of the gap's variance, a "
+                                   "conservative Welch-Satterthwaite)"),
             std::string::npos)
       << report->intervals;
+  EXPECT_NE(report->intervals.find("a seed's runs at different labels are independent"), std::string::npos);
   EXPECT_TRUE(report->bootstrap_unit.empty());
   bool noted = false;
-  for (const std::string& note : report->notes) noted = noted || note.rfind("2 seeds: every interval", 0) == 0;
+  for (const std::string& note : report->notes) noted = noted || note.rfind("2 seeds at every label: ", 0) == 0;
   EXPECT_TRUE(noted) << "two seeds are said to give wide intervals";
 }
 
@@ -282,54 +310,205 @@ double BaselineLossAt(const MultiplierReport& report, Estimator estimator, const
 }
 
 // The interval from its definition, through the public API: at theta = ln CM the loss gap is G = L -
-// B(e^theta C) (the variant's seed-mean loss, the baseline's curve at CM times the row's compute);
-// each leave-one-seed-out G_i is the same from the report of the ladder without seed i; the interval's
-// ends are where |G| / se = t, se = sqrt((n - 1) / n sum (G_i - mean G_i)^2), and its estimate is inside.
-TEST(ComputeMultipliers, WithThreeSeedsTheIntervalEndsAreWhereTheJackknifeGapTestRejects) {
+// B(e^theta C) (the variant's seed-mean loss, the baseline's curve at CM times the row's compute); each
+// G_(l,s) is the same from the report of the ladder without seed s's runs at label l; V_l = (m - 1) / m
+// sum_s (G_(l,s) - mean)^2, se^2 = sum_l V_l, df = se^4 / sum_l V_l^2 / (m - 1) at the estimate; the
+// interval's ends are where |G| / se = t(df), and its estimate is inside. gap_strata holds the V_l > 0
+// at the estimate, summing to se^2 there.
+TEST(ComputeMultipliers, WithThreeSeedsTheIntervalEndsAreWhereTheStratifiedJackknifeGapTestRejects) {
   StatusOr<LadderResults> ladder = ReadLadderCsv(RUNG_SOURCE_DIR "/sweeps/examples/ladder-example.csv");
   ASSERT_TRUE(ladder.ok()) << ladder.status().message();
   MultiplierOptions options = Options("rope");
+  options.e_sensitivity = false;
   StatusOr<MultiplierReport> report = ComputeMultipliers(*ladder, options);
   ASSERT_TRUE(report.ok()) << report.status().message();
-  std::vector<MultiplierReport> left_out;
-  for (int64_t seed : {0, 1, 2}) {
-    LadderResults without = *ladder;
-    without.runs.erase(std::remove_if(without.runs.begin(), without.runs.end(),
-                                      [&](const LadderRun& run) { return run.seed == seed; }),
-                       without.runs.end());
-    StatusOr<MultiplierReport> other = ComputeMultipliers(without, options);
-    ASSERT_TRUE(other.ok()) << other.status().message();
-    left_out.push_back(*other);
+  MultiplierOptions welch_options = options;
+  welch_options.satterthwaite_df = true;
+  StatusOr<MultiplierReport> welch = ComputeMultipliers(*ladder, welch_options);
+  ASSERT_TRUE(welch.ok()) << welch.status().message();
+  const std::vector<std::string> labels = {"r1", "r2", "r3", "r4"};
+  std::vector<std::vector<MultiplierReport>> left_out(labels.size());  // by label, then seed
+  for (size_t l = 0; l < labels.size(); ++l) {
+    for (int64_t seed : {0, 1, 2}) {
+      LadderResults without = *ladder;
+      without.runs.erase(std::remove_if(without.runs.begin(), without.runs.end(),
+                                        [&](const LadderRun& run) { return run.seed == seed && run.label == labels[l]; }),
+                         without.runs.end());
+      StatusOr<MultiplierReport> other = ComputeMultipliers(without, options);
+      ASSERT_TRUE(other.ok()) << other.status().message();
+      left_out[l].push_back(*other);
+    }
   }
-  const double t = 4.302652729911275;  // t(0.975, 2 df), SciPy
   for (Estimator estimator : {Estimator::kPiecewise, Estimator::kHermite, Estimator::kPowerLawSharedE}) {
     for (const char* label : {"r2", "r3"}) {
       const MultiplierRow& row = Row(*report, estimator, "lerope", label);
       ASSERT_TRUE(row.interval.has_value()) << row.interval_note;
-      EXPECT_EQ(row.interval->units, 3);
-      auto statistic = [&](double cm) {
+      auto variances = [&](double cm) {
         const double x = cm * row.compute;
-        const double gap = row.loss - BaselineLossAt(*report, estimator, "rope", x);
-        std::vector<double> gaps;
-        for (const MultiplierReport& other : left_out) {
-          gaps.push_back(Row(other, estimator, "lerope", label).loss - BaselineLossAt(other, estimator, "rope", x));
+        std::vector<double> by_label;
+        for (const std::vector<MultiplierReport>& stratum : left_out) {
+          std::vector<double> gaps;
+          for (const MultiplierReport& other : stratum) {
+            gaps.push_back(Row(other, estimator, "lerope", label).loss - BaselineLossAt(other, estimator, "rope", x));
+          }
+          const double mean = (gaps[0] + gaps[1] + gaps[2]) / 3;
+          double squares = 0;
+          for (double value : gaps) squares += (value - mean) * (value - mean);
+          by_label.push_back(2.0 / 3.0 * squares);
         }
-        const double mean = (gaps[0] + gaps[1] + gaps[2]) / 3;
-        double squares = 0;
-        for (double value : gaps) squares += (value - mean) * (value - mean);
-        return gap / std::sqrt(2.0 / 3.0 * squares);
+        return by_label;
+      };
+      auto statistic = [&](double cm) {
+        const double gap = row.loss - BaselineLossAt(*report, estimator, "rope", cm * row.compute);
+        double se2 = 0;
+        for (double variance : variances(cm)) se2 += variance;
+        return gap / std::sqrt(se2);
       };
       // Power laws are refitted from warm starts in the report and from scratch here: agreement to
       // the fits' tolerance.
-      const double tolerance = IsPowerLaw(estimator) ? 0.05 : 1e-6;
+      const bool power_law = IsPowerLaw(estimator);
       const std::string what = std::string(EstimatorName(estimator)) + " " + label;
-      EXPECT_NEAR(statistic(row.interval->low), -t, tolerance) << what;
-      EXPECT_NEAR(statistic(row.interval->high), t, tolerance) << what;
+      const std::vector<double> at_estimate = variances(row.multiplier.value());
+      double se2 = 0, denominator = 0;
+      int units = 0;
+      std::vector<GapStratum> expected;
+      for (size_t l = 0; l < labels.size(); ++l) {
+        // (Piecewise and hermite: a label the curve does not reach at the estimate changes nothing.)
+        if (!(at_estimate[l] > (power_law ? 1e-14 : 0))) continue;
+        se2 += at_estimate[l];
+        denominator += at_estimate[l] * at_estimate[l] / 2;
+        units += 3;
+        expected.push_back({labels[l], 3, at_estimate[l]});
+      }
+      // The default df: the smallest m_l - 1 among the labels with 10% of se^2 or more (3 seeds each: 2);
+      // Welch-Satterthwaite's on request.
+      EXPECT_EQ(row.interval->df.value(), 2.0) << what;
+      const double df = se2 * se2 / denominator;
+      const MultiplierRow& satterthwaite = Row(*welch, estimator, "lerope", label);
+      ASSERT_TRUE(satterthwaite.interval.has_value()) << satterthwaite.interval_note;
+      EXPECT_NEAR(satterthwaite.interval->df.value(), df, power_law ? 0.05 * df : 1e-6 * df) << what;
+      EXPECT_EQ(row.interval->units, units) << what;
+      ASSERT_EQ(row.gap_strata.size(), expected.size()) << what;
+      double sum = 0;
+      for (size_t i = 0; i < expected.size(); ++i) {
+        EXPECT_EQ(row.gap_strata[i].label, expected[i].label) << what;
+        EXPECT_EQ(row.gap_strata[i].seeds, 3) << what;
+        EXPECT_NEAR(row.gap_strata[i].variance, expected[i].variance, (power_law ? 0.05 : 1e-6) * se2) << what;
+        sum += row.gap_strata[i].variance;
+      }
+      EXPECT_NEAR(sum, se2, (power_law ? 0.05 : 1e-6) * se2) << what;
+      const double t = -StudentTQuantile(0.025, row.interval->df.value());
+      const double tolerance = power_law ? 0.05 : 1e-6;
+      EXPECT_NEAR(statistic(row.interval->low), -t, tolerance * t) << what;
+      EXPECT_NEAR(statistic(row.interval->high), t, tolerance * t) << what;
       EXPECT_NEAR(statistic(row.multiplier.value()), 0, tolerance) << what;
       EXPECT_LT(row.interval->low, row.multiplier.value()) << what;
       EXPECT_GT(row.interval->high, row.multiplier.value()) << what;
     }
   }
+}
+
+// Unbalanced seeds: the baseline and v at A (1e10) with 9 seeds, at B (1e11) and C (1e12) with 3. v at B
+// is reached on the baseline's chord B-C (CM = 10^0.4, its interval inside it), so its gap depends on
+// B and C only: the stratified jackknife gives it df near 2 (B's 3 seeds carry most of its variance)
+// and the interval the same ladder with A cut to 3 seeds gives, exactly. (The jackknife over every seed
+// id of the ladder gave it n = 9: df 8 and the variance of B's mean scaled by 8/9 instead of 2/3, far
+// too narrow.)
+std::vector<TestRun> UnbalancedLadder(int seeds_at_a) {
+  std::vector<TestRun> runs;
+  for (int s = 0; s < seeds_at_a; ++s) {
+    const double noise = 0.003 * static_cast<double>(s % 5) - 0.006;
+    runs.push_back({"base", "A", 1e10, 4.0 + noise, s});
+    runs.push_back({"v", "A", 1e10, 3.9 + 0.5 * noise + 0.001 * static_cast<double>(s % 3), s});
+  }
+  const double base_b[] = {0.01, -0.004, -0.006}, v_b[] = {0.012, 0.0, -0.012}, base_c[] = {0.002, -0.001, -0.001};
+  for (int s = 0; s < 3; ++s) {
+    runs.push_back({"base", "B", 1e11, 3.0 + base_b[s], s});
+    runs.push_back({"v", "B", 1e11, 2.8 + v_b[s], s});
+    runs.push_back({"base", "C", 1e12, 2.5 + base_c[s], s});
+    runs.push_back({"v", "C", 1e12, 2.4 + base_c[s], s});
+  }
+  return runs;
+}
+
+TEST(ComputeMultipliers, WithUnbalancedSeedsEachLabelsVarianceIsScaledByItsOwnSeeds) {
+  MultiplierOptions options = Options("base");
+  options.satterthwaite_df = true;
+  StatusOr<MultiplierReport> report = ComputeMultipliers(Make(UnbalancedLadder(9)), options);
+  StatusOr<MultiplierReport> cut = ComputeMultipliers(Make(UnbalancedLadder(3)), options);
+  StatusOr<MultiplierReport> conservative = ComputeMultipliers(Make(UnbalancedLadder(9)), Options("base"));
+  ASSERT_TRUE(report.ok() && cut.ok() && conservative.ok());
+  const MultiplierRow& row = Row(*report, Estimator::kPiecewise, "v", "B");
+  ASSERT_TRUE(row.interval.has_value()) << row.interval_note;
+  // By hand: at the estimate, u = log10 CM decades past B on the chord B-C, G = L_v,B - (1 - u) L_b,B - u
+  // L_b,C, linear in the seed means: V_B = var_s(v_B,s - (1 - u) b_B,s) / 3, V_C = u^2 var_s(b_C,s) / 3.
+  const double u = std::log10(row.multiplier.value());
+  EXPECT_NEAR(u, 0.4, 1e-9);
+  const double base_b[] = {0.01, -0.004, -0.006}, v_b[] = {0.012, 0.0, -0.012}, base_c[] = {0.002, -0.001, -0.001};
+  auto variance_of_mean = [](const double (&values)[3]) {
+    const double mean = (values[0] + values[1] + values[2]) / 3;
+    double squares = 0;
+    for (double value : values) squares += (value - mean) * (value - mean);
+    return squares / 2 / 3;
+  };
+  double d[3], c[3];
+  for (int s = 0; s < 3; ++s) {
+    d[s] = v_b[s] - (1 - u) * base_b[s];
+    c[s] = u * base_c[s];
+  }
+  const double v_b_stratum = variance_of_mean(d), v_c_stratum = variance_of_mean(c);
+  const double df = std::pow(v_b_stratum + v_c_stratum, 2) / (v_b_stratum * v_b_stratum / 2 + v_c_stratum * v_c_stratum / 2);
+  EXPECT_NEAR(row.interval->df.value(), df, 1e-6 * df);
+  EXPECT_GT(*row.interval->df, 2.0);
+  EXPECT_LT(*row.interval->df, 2.3) << "B's 3 seeds carry the variance: about 2 df, not 8";
+  // The default (conservative) df: B carries 10% of se^2 or more, C does not: 3 - 1.
+  EXPECT_EQ(Row(*conservative, Estimator::kPiecewise, "v", "B").interval->df.value(), 2.0);
+  EXPECT_EQ(row.interval->units, 6) << "B's and C's seeds";
+  ASSERT_EQ(row.gap_strata.size(), 2u);
+  EXPECT_EQ(row.gap_strata[0].label, "B");
+  EXPECT_EQ(row.gap_strata[1].label, "C");
+  EXPECT_NEAR(row.gap_strata[0].variance, v_b_stratum, 1e-9 * v_b_stratum);
+  EXPECT_NEAR(row.gap_strata[1].variance, v_c_stratum, 1e-9 * v_b_stratum);
+  // The interval: where |u' - 0.4| * 0.5 = t(df) se(u') in nats (the chord falls 0.5 nats a decade); its ends
+  // recover se^2 = sum of gap_strata at the estimate only approximately (se varies with u'), so check it
+  // against the ladder with A cut to the same 3 seeds, which gives the same interval exactly.
+  const MultiplierRow& same = Row(*cut, Estimator::kPiecewise, "v", "B");
+  ASSERT_TRUE(same.interval.has_value()) << same.interval_note;
+  EXPECT_NEAR(row.interval->low, same.interval->low, 1e-12);
+  EXPECT_NEAR(row.interval->high, same.interval->high, 1e-12);
+  EXPECT_DOUBLE_EQ(*row.interval->df, *same.interval->df);
+  EXPECT_EQ(row.interval->units, same.interval->units);
+  EXPECT_DOUBLE_EQ(row.p_value.value(), same.p_value.value());
+  // The interval stays on the chord B-C, and a stretch (not the hull: 3 seeds, df > 2).
+  EXPECT_GT(row.interval->low, 1.0);
+  EXPECT_LT(row.interval->high, 10.0);
+  EXPECT_EQ(row.interval_note, "");
+  // The header says the labels' seed counts differ.
+  EXPECT_NE(report->intervals.find("3 to 9 seeds per label"), std::string::npos) << report->intervals;
+}
+
+// A label with one seed: its noise is not measured. A row whose gap depends on it gets no interval and
+// its note names the label; a row whose gap does not (the piecewise row of v at A, read on the chord
+// A-B) keeps its interval.
+TEST(ComputeMultipliers, ARowThatDependsOnALabelWithOneSeedHasNoIntervalAndSaysWhy) {
+  std::vector<TestRun> runs;
+  for (const TestRun& run : UnbalancedLadder(3)) {
+    if (run.label != "C" || run.seed == 0) runs.push_back(run);
+  }
+  StatusOr<MultiplierReport> report = ComputeMultipliers(Make(runs), Options("base"));
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  for (Estimator estimator : {Estimator::kPiecewise, Estimator::kHermite, Estimator::kPowerLawSharedE}) {
+    const MultiplierRow& row = Row(*report, estimator, "v", "B");
+    EXPECT_FALSE(row.interval.has_value()) << EstimatorName(estimator);
+    EXPECT_FALSE(row.p_value.has_value()) << EstimatorName(estimator);
+    EXPECT_TRUE(row.gap_strata.empty()) << EstimatorName(estimator);
+    EXPECT_EQ(row.interval_note, "label C has one seed: its noise is not measured") << EstimatorName(estimator);
+  }
+  const MultiplierRow& at_a = Row(*report, Estimator::kPiecewise, "v", "A");
+  ASSERT_TRUE(at_a.interval.has_value()) << at_a.interval_note;
+  ASSERT_EQ(at_a.gap_strata.size(), 2u);
+  EXPECT_EQ(at_a.gap_strata[0].label, "A");
+  EXPECT_EQ(at_a.gap_strata[1].label, "B");
 }
 
 // With seeds the power laws fit the seed-mean curves by least squares (the Huber loss only for one

@@ -39,14 +39,24 @@ TEST(ReportRows, ReadBackGivesTheSameDocument) {
   ASSERT_TRUE(rows.ok()) << rows.status().message();
   EXPECT_EQ(ReportRowsToJson(*rows).dump(), written.dump());
   // The document exercises the nested fields, not only the flat ones.
-  bool interval = false, paired = false, law = false, seconds = false;
+  bool interval = false, paired = false, law = false, seconds = false, strata = false;
   for (const ReportRow& row : *rows) {
     interval |= row.interval.has_value();
+    strata |= !row.gap_strata.empty() && row.gap_strata[0].seeds == 2 && row.gap_strata[0].variance > 0;
     paired |= row.paired_multiplier.has_value() && row.paired_multiplier->sd.has_value();
     law |= row.fit.has_value();
     seconds |= row.seconds.has_value() && row.wallclock_multiplier.has_value();
   }
-  EXPECT_TRUE(interval && paired && law && seconds);
+  EXPECT_TRUE(interval && paired && law && seconds && strata);
+  // gap_strata is written only where a row has a seed interval, as [{label, seeds, variance}].
+  for (const nlohmann::ordered_json& row : written) {
+    const bool seed_interval = row.contains("interval") && row["interval"]["unit"] == "seeds";
+    EXPECT_EQ(row.contains("gap_strata"), seed_interval) << row.dump();
+    if (row.contains("gap_strata")) {
+      EXPECT_EQ(row["gap_strata"][0].size(), 3u);
+      EXPECT_TRUE(row["gap_strata"][0].contains("label") && row["gap_strata"][0].contains("variance"));
+    }
+  }
 }
 
 TEST(ReportRows, AMissingKeyOrAWrongTypeIsAnErrorNamingIt) {

@@ -1,12 +1,14 @@
 // A sweep: progress by state per rung x variant, the loss curves by cell, the loss against the
 // evaluation length (trials evaluated beyond their training length), the trials table, the fit (loss
-// against compute with the fitted laws, multipliers with intervals), the LR tuning, live.
+// against compute with the fitted laws, multipliers with intervals), the LR tuning, the precision aim
+// (precision_view.ts), live.
 import { followSweep, getJson, num, postJson } from './api';
 import { ChartSpec, drawChart, PALETTE, Series } from './charts';
 import { cellCurves, curveMetrics, TrialInfo, X_AXES } from './curves';
 import { csvField, download, el, fmt, hashParams, setHashParam, stateName, STATES, timeText, baselineText } from './format';
 import { EvaluatedTrial, sweepExtrapolationSpecs } from './diagnostics_charts';
 import { drawParallel } from './parallel';
+import { renderPrecision } from './precision_view';
 import { eta, progressBar } from './sweeps_view';
 import type { FitReportRow, GetTuningResponse, QueryResultsResponse, StoredFit, Sweep, Trial } from 'rung-wire';
 
@@ -248,6 +250,9 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
   root.append(fitHost);
   const tuningHost = el('section', { id: 'tuning' });
   root.append(tuningHost);
+  // Only a sweep with a precision block has the panel (section#precision).
+  const precisionHost = sweep.precision ? el('section', { id: 'precision' }) : null;
+  if (precisionHost) root.append(precisionHost);
   const parallelHost = el('section', { id: 'parallel' });
   root.append(parallelHost);
 
@@ -273,6 +278,21 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
   };
   showFit();
   if (sweep.tuning) renderTuning(tuningHost, sweepId).catch((e) => tuningHost.append(el('p', { className: 'empty' }, 'Tuning: ' + e.message)));
+  // The precision panel is read again when a trial starts, ends or is added (the aim refits then), one
+  // read at a time.
+  let precisionLoading = false, precisionStale = false;
+  const showPrecision = () => {
+    if (!precisionHost) return;
+    if (precisionLoading) { precisionStale = true; return; }
+    precisionLoading = true;
+    precisionStale = false;
+    renderPrecision(precisionHost, sweepId).catch((e) => {
+      precisionHost.textContent = '';
+      precisionHost.append(el('h3', {}, 'Precision'), el('p', { className: 'empty' }, 'Precision: ' + e.message));
+      precisionHost.setAttribute('data-precision', 'failed: ' + e.message);
+    }).finally(() => { precisionLoading = false; if (precisionStale) showPrecision(); });
+  };
+  showPrecision();
 
   // ---- live: trial updates re-render the header, grid and table; metric arrivals extend the curves
   const liveBadge = document.getElementById('live')!;
@@ -289,6 +309,7 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
     else if (pending.size) { const ids = [...pending]; pending = new Set(); loadCurves(ids).catch(() => {}); }
     else drawCurves();
     loadSummaries().then(renderTable).catch(() => {});
+    if (precisionStale && !precisionLoading) showPrecision();
   };
   const later = () => { if (!timer) timer = setTimeout(flush, 500); };
   const column: Record<string, number> = { step: 1, tokens: 2, flops: 3, wall_time: 4 };
@@ -298,7 +319,10 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
     stop = followSweep(sweepId, curveState.metric, (update) => {
       updates++;
       sweep = { ...sweep, ...update.sweep };
-      for (const t of update.trials || []) trials.set(num(t.trial_id), t);
+      for (const t of update.trials || []) {
+        if (precisionHost && trials.get(num(t.trial_id))?.state !== t.state) precisionStale = true;
+        trials.set(num(t.trial_id), t);
+      }
       liveBadge.textContent = `live · ${updates} update(s) · last ${new Date().toLocaleTimeString()}`;
       liveBadge.setAttribute('data-updates', String(updates));
       later();
@@ -318,7 +342,7 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
     }, () => {
       liveBadge.textContent = `finished · ${updates} update(s)`;
       drawParallelView();
-      if (updates > 1) { showFit(); loadExtrapolation(); }  // it finished while the page was open
+      if (updates > 1) { showFit(); loadExtrapolation(); showPrecision(); }  // it finished while the page was open
       later();
     });
   };
