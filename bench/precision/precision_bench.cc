@@ -76,6 +76,39 @@
 // Options restricting the grid: --surfaces, --sigma, --rho, --seeds, --rungs (comma-separated);
 // --studies, --multiplier, --spacing, --c0, --estimators, --all-rungs (the table shows interior rungs
 // only unless given; the CSV always has every rung), --threads (default: the online cores).
+//
+// --adaptive: precision-aimed sweeps against uniform seeds (bench/README.md, "Precision-aimed sweeps:
+// adaptive against uniform seeds"). Per study, a baseline and a variant on the ladder above (one surface,
+// M, spacing, C0, --rungs), the same noise model with sigma per rung: --noisy-rung (none, first, last or
+// a rung index; comma-separated settings) has sigma times --noise-factor (3). Every run (variant, rung,
+// seed) draws its two standard normals (z_u shared by both variants at that rung and seed, z_e its own)
+// from its own generator, seeded from the study and (rung, seed) or (variant, rung, seed); its loss is
+// L_v(C_k) + sigma_k (sqrt(rho) z_u + sqrt(1 - rho) z_e). So both designs see the same run for the same
+// (variant, rung, seed), and the settings that differ only in the noise's size or placement, or in the
+// target, see the same standard normals. Both designs start from --seeds (n0, default 3) seeds in every
+// cell (the first design), and aim at PrecisionTarget{--estimators (hermite; one setting per estimator),
+// --target (half width, 0.45), --level, at: the interior rungs (their rows only: the top rung's variant
+// is an extrapolation), budget_flops: --budget (30) x the first design's FLOPs}:
+//   adaptive  the coordinator's loop with in_flight 1: AimState (the runs so far with their seeds, every
+//             cell with trial_flops C_k and its seeds, planned_flops their sum, nothing unfinished) ->
+//             rung::fit::AimPrecision (sweeps/fit/precision_aim.h, as it is) -> its additions are run
+//             (drawn) and the loop goes on, until it closes (met, budget, no_fit); after 250 calls the
+//             bench stops it as "stalled" (each call refits the ladder).
+//   uniform   one more seed in every cell (both variants, every rung) at a time, until every target row
+//             is met (AimPrecision's rows of that ladder: the same report, estimator, level and half
+//             width) or one more round would pass the budget.
+// Reported per setting: FLOPs of each design in units of the first design's (median and 10-90%), the
+// ratio of the medians and the median of the per-study ratios adaptive / uniform, how often each met
+// the target, the coverage of M by each design's final intervals per target rung (Monte Carlo se) with
+// their median half width, and the mean seeds each design added per cell. --check: every study's
+// adaptive design met its target (judge "met"), the adaptive median FLOPs are below the uniform's
+// where one rung is noisier (judge "flops"), and the adaptive design's final intervals cover within the
+// pass rule's band at every target rung (judge "coverage"; --family-error as above). Defaults: paper,
+// hermite, sigma 0.01, rho 0.9 and 0, 3 seeds, 4 rungs, 400 studies, noise equal / first x3 / last x3;
+// --quick (the ctest fit.PrecisionAimSpendsLessWhereOneRungIsNoisier): rho 0.9, equal and first x3,
+// 20 studies, judged on met and flops (a few seconds). The table format only.
+//   build/bin/rung-bench-precision --adaptive --rho 0.9 --target 0.45
+//   build/bin/rung-bench-precision --adaptive --quick --check --judge met,flops
 #include <unistd.h>
 
 #include <algorithm>
@@ -941,7 +974,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> judge = {"coverage", "bias"};
   app.add_option("--judge", judge,
                  "The rules --check applies, comma-separated: coverage, bias (bias is a claim about the estimator, "
-                 "tested sharply on noise-free settings: --sigma 1e-9)")
+                 "tested sharply on noise-free settings: --sigma 1e-9); with --adaptive: met, flops, coverage (default: all three)")
       ->delimiter(',')
       ->check(CLI::IsMember({"coverage", "bias", "met", "flops"}))
       ->capture_default_str();
