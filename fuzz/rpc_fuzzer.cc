@@ -353,6 +353,7 @@ bool Dispatch(uint8_t method, const uint8_t* data, size_t size, Services& servic
       });
       break;
     case 28: RUNG_USER(GetTuning, GetTuningRequest, GetTuningResponse, false); break;
+    case 29: RUNG_USER(GetPrecision, GetPrecisionRequest, GetPrecisionResponse, false); break;
     default: break;
   }
 #undef RUNG_USER
@@ -368,7 +369,7 @@ constexpr const char* kMethodNames[] = {
     "QueryResults", "Fit",          "Export",    "GetMetrics",           "ListSweeps",     "GetSweep",
     "CancelSweep", "PauseSweep",    "ResumeSweep", "ListTrials",         "GetTrial",       "RetryTrials",
     "GetLearnedParameters", "GetDiagnostics", "ListFits", "ListWorkers", "GetLogs",        "StreamSweepUpdates",
-    "GetServerInfo", "ReleaseWorker", "GetCurves", "StreamMetrics",      "GetTuning"};
+    "GetServerInfo", "ReleaseWorker", "GetCurves", "StreamMetrics",      "GetTuning",      "GetPrecision"};
 constexpr uint8_t kMethods = std::size(kMethodNames);
 
 void CheckEveryMethodIsDispatched() {
@@ -550,6 +551,9 @@ void WriteSeeds(const std::string& folder) {
   v1::GetTuningRequest tuning;
   tuning.set_sweep_id(1);
   seed(28, "get_tuning", tuning);
+  v1::GetPrecisionRequest precision;
+  precision.set_sweep_id(1);
+  seed(29, "get_precision", precision);
   std::fprintf(stderr, "rpc_fuzzer: %d seeds in %s\n", written, folder.c_str());
 }
 

@@ -76,6 +76,39 @@
 // Options restricting the grid: --surfaces, --sigma, --rho, --seeds, --rungs (comma-separated);
 // --studies, --multiplier, --spacing, --c0, --estimators, --all-rungs (the table shows interior rungs
 // only unless given; the CSV always has every rung), --threads (default: the online cores).
+//
+// --adaptive: precision-aimed sweeps against uniform seeds (bench/README.md, "Precision-aimed sweeps:
+// adaptive against uniform seeds"). Per study, a baseline and a variant on the ladder above (one surface,
+// M, spacing, C0, --rungs), the same noise model with sigma per rung: --noisy-rung (none, first, last or
+// a rung index; comma-separated settings) has sigma times --noise-factor (3). Every run (variant, rung,
+// seed) draws its two standard normals (z_u shared by both variants at that rung and seed, z_e its own)
+// from its own generator, seeded from the study and (rung, seed) or (variant, rung, seed); its loss is
+// L_v(C_k) + sigma_k (sqrt(rho) z_u + sqrt(1 - rho) z_e). So both designs see the same run for the same
+// (variant, rung, seed), and the settings that differ only in the noise's size or placement, or in the
+// target, see the same standard normals. Both designs start from --seeds (n0, default 3) seeds in every
+// cell (the first design), and aim at PrecisionTarget{--estimators (hermite; one setting per estimator),
+// --target (half width, 0.45), --level, at: the interior rungs (their rows only: the top rung's variant
+// is an extrapolation), budget_flops: --budget (30) x the first design's FLOPs}:
+//   adaptive  the coordinator's loop with in_flight 1: AimState (the runs so far with their seeds, every
+//             cell with trial_flops C_k and its seeds, planned_flops their sum, nothing unfinished) ->
+//             rung::fit::AimPrecision (sweeps/fit/precision_aim.h, as it is) -> its additions are run
+//             (drawn) and the loop goes on, until it closes (met, budget, no_fit); after 250 calls the
+//             bench stops it as "stalled" (each call refits the ladder).
+//   uniform   one more seed in every cell (both variants, every rung) at a time, until every target row
+//             is met (AimPrecision's rows of that ladder: the same report, estimator, level and half
+//             width) or one more round would pass the budget.
+// Reported per setting: FLOPs of each design in units of the first design's (median and 10-90%), the
+// ratio of the medians and the median of the per-study ratios adaptive / uniform, how often each met
+// the target, the coverage of M by each design's final intervals per target rung (Monte Carlo se) with
+// their median half width, and the mean seeds each design added per cell. --check: every study's
+// adaptive design met its target (judge "met"), the adaptive median FLOPs are below the uniform's
+// where one rung is noisier (judge "flops"), and the adaptive design's final intervals cover within the
+// pass rule's band at every target rung (judge "coverage"; --family-error as above). Defaults: paper,
+// hermite, sigma 0.01, rho 0.9 and 0, 3 seeds, 4 rungs, 400 studies, noise equal / first x3 / last x3;
+// --quick (the ctest fit.PrecisionAimSpendsLessWhereOneRungIsNoisier): rho 0.9, equal and first x3,
+// 20 studies, judged on met and flops (a few seconds). The table format only.
+//   build/bin/rung-bench-precision --adaptive --rho 0.9 --target 0.45
+//   build/bin/rung-bench-precision --adaptive --quick --check --judge met,flops
 #include <unistd.h>
 
 #include <algorithm>
@@ -85,6 +118,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -100,6 +134,7 @@
 #include "core/diagnostics/score_statistics.h"
 #include "sweeps/fit/compute_multipliers.h"
 #include "sweeps/fit/ladder_results.h"
+#include "sweeps/fit/precision_aim.h"
 #include "sweeps/fit/synthetic_ladder.h"
 
 namespace rung {
@@ -403,6 +438,479 @@ std::string CellFailure(const Cell& cell, double level, double z, Judged judged)
 
 std::string Opt(double value, const char* format) { return std::isnan(value) ? "" : Format(format, value); }
 
+// ---- --adaptive: precision-aimed sweeps (sweeps/fit/precision_aim.h) against uniform seeds ----
+
+// One adaptive setting: the ladder, its noise, and the aim.
+struct AdaptiveSetting {
+  Surface surface;
+  fit::Estimator estimator = fit::Estimator::kHermite;
+  double sigma = 0;
+  double rho = 0;
+  int seeds = 0;          // n0: every cell's seeds in the first design
+  int rungs = 0;
+  int noisy_rung = -1;    // the rung whose sigma is multiplied by the noise factor; -1: none
+  double noise_factor = 1;
+  double target = 0;      // PrecisionTarget::half_width
+  double budget = 0;      // PrecisionTarget::budget_flops, as a multiple of the first design's FLOPs
+
+  double Compute(const Model& model, int rung) const { return model.c0 * std::pow(model.spacing, rung); }
+  double Sigma(int rung) const { return rung == noisy_rung ? sigma * noise_factor : sigma; }
+  bool Interior(const Model& model, int rung) const {
+    const double loss = surface.Loss(model.multiplier * Compute(model, rung));
+    return loss <= surface.Loss(Compute(model, 0)) && loss >= surface.Loss(Compute(model, rungs - 1));
+  }
+  // FLOPs of the first design: n0 seeds of both variants at every rung.
+  double FirstFlops(const Model& model) const {
+    double flops = 0;
+    for (int k = 0; k < rungs; ++k) flops += 2.0 * seeds * Compute(model, k);
+    return flops;
+  }
+  // What the runs' standard normals depend on: neither the noise's size or placement, nor the aim,
+  // so that the settings that differ only there see the same draws (common random numbers).
+  std::string DrawText(const Model& model) const {
+    return "adaptive surface=" + surface.name + " rungs=" + std::to_string(rungs) +
+           " M=" + Format("%.17g", model.multiplier) + " spacing=" + Format("%.17g", model.spacing) +
+           " c0=" + Format("%.17g", model.c0);
+  }
+  std::string NoiseText() const {
+    return noisy_rung < 0 ? "equal" : "L" + std::to_string(noisy_rung) + " x" + Format("%g", noise_factor);
+  }
+};
+
+// The runs of one study. A run's loss (variant v, rung k, seed s) is L_v(C_k) + sigma_k (sqrt(rho) z_u +
+// sqrt(1 - rho) z_e): the model of sweeps/fit/synthetic_ladder.h with sigma per rung, each standard
+// normal drawn from its own stream (z_u from (study, k, s), shared by both variants; z_e from
+// (study, v, k, s)), so that a run's loss is the same whichever design asks for it, and whenever.
+class StudyRuns {
+ public:
+  StudyRuns(const AdaptiveSetting& setting, const Model& model, uint64_t study_seed)
+      : setting_(setting), model_(model), study_seed_(study_seed) {}
+  double Loss(const std::string& variant, int rung, int64_t seed) const {
+    const std::string where = "/L" + std::to_string(rung) + "/" + std::to_string(seed);
+    const double multiplier = variant == "baseline" ? 1.0 : model_.multiplier;
+    const double sigma = setting_.Sigma(rung);
+    return setting_.surface.Loss(multiplier * setting_.Compute(model_, rung)) +
+           sigma * (std::sqrt(setting_.rho) * Normal("u" + where) + std::sqrt(1 - setting_.rho) * Normal("e/" + variant + where));
+  }
+
+ private:
+  double Normal(const std::string& what) const {
+    std::mt19937_64 generator(fit::StudySeed(what, static_cast<int64_t>(study_seed_)));
+    std::normal_distribution<double> normal(0.0, 1.0);
+    return normal(generator);
+  }
+  const AdaptiveSetting& setting_;
+  const Model& model_;
+  uint64_t study_seed_;
+};
+
+const std::vector<std::string> kAdaptiveVariants = {"baseline", "variant"};
+
+// The seeds each (variant, rung) cell has run.
+using DesignSeeds = std::map<std::pair<std::string, int>, std::set<int64_t>>;
+
+// The coordinator's view of a design whose every trial has ended.
+fit::AimState StateOf(const DesignSeeds& seeds, const AdaptiveSetting& setting, const Model& model, const StudyRuns& runs) {
+  fit::AimState state;
+  state.baseline = "baseline";
+  state.ladder.source = "synthetic";
+  for (const std::string& variant : kAdaptiveVariants) {
+    for (int k = 0; k < setting.rungs; ++k) {
+      fit::AimCell cell;
+      cell.variant = variant;
+      cell.label = "L" + std::to_string(k);
+      cell.trial_flops = setting.Compute(model, k);
+      auto found = seeds.find({variant, k});
+      if (found != seeds.end()) cell.seeds = found->second;
+      for (int64_t seed : cell.seeds) {
+        state.ladder.runs.push_back({variant, cell.label, cell.trial_flops, runs.Loss(variant, k, seed), seed, std::nullopt, ""});
+        state.planned_flops += cell.trial_flops;
+      }
+      state.cells.push_back(std::move(cell));
+    }
+  }
+  return state;
+}
+
+// A target row at the end of one design.
+struct TargetRowOutcome {
+  int rung = 0;
+  bool has_interval = false;
+  bool covered = false;
+  std::optional<double> half_width;
+};
+
+struct DesignOutcome {
+  std::string status;  // met, budget, no_fit, waiting; "error" with `error`
+  std::string error;
+  double flops = 0;    // planned FLOPs at the end (the first design's included)
+  std::vector<TargetRowOutcome> rows;
+  std::map<std::pair<std::string, int>, int> added;  // seeds added per (variant, rung)
+  int decisions = 0;                                  // AimPrecision calls
+  std::optional<double> first_widest;                 // the widest target half width of the first design
+  std::optional<double> last_widest;                  // and at the end (infinite: a row without a closed interval)
+};
+
+struct AdaptiveStudyOutcome {
+  DesignOutcome adaptive;
+  DesignOutcome uniform;
+};
+
+std::optional<double> Widest(const fit::AimDecision& decision) {
+  std::optional<double> widest;
+  for (const fit::AimRow& row : decision.rows) {
+    const double width = row.half_width.value_or(std::numeric_limits<double>::infinity());
+    widest = std::max(widest.value_or(0.0), width);
+  }
+  return widest;
+}
+
+// `planned_flops`: the design's (the state's; the decision's counts the additions it proposes).
+void RecordEnd(const fit::AimDecision& decision, double planned_flops, const DesignSeeds& seeds,
+               const AdaptiveSetting& setting, const Model& model, DesignOutcome& outcome) {
+  outcome.flops = planned_flops;
+  outcome.last_widest = Widest(decision);
+  for (const fit::AimRow& row : decision.rows) {
+    TargetRowOutcome one;
+    one.rung = std::stoi(row.label.substr(1));
+    if (row.interval) {
+      one.has_interval = true;
+      one.covered = row.interval->low <= model.multiplier && model.multiplier <= row.interval->high;
+    }
+    one.half_width = row.half_width;
+    outcome.rows.push_back(one);
+  }
+  for (const auto& [cell, cell_seeds] : seeds) {
+    outcome.added[cell] = static_cast<int>(cell_seeds.size()) - setting.seeds;
+  }
+}
+
+// The most AimPrecision calls one adaptive design gets before the bench stops it as "stalled" (each
+// call refits the ladder, so a design that keeps adding seeds that do not narrow the widest row, until
+// a budget thousands of trials away, would take hours).
+constexpr int kMaxDecisions = 250;
+
+AdaptiveStudyOutcome RunAdaptiveStudy(const AdaptiveSetting& setting, const Model& model, double level, int study) {
+  const uint64_t study_seed = fit::StudySeed(setting.DrawText(model), study);
+  const StudyRuns runs(setting, model, study_seed);
+  fit::PrecisionTarget target;
+  target.estimator = setting.estimator;
+  target.half_width = setting.target;
+  target.level = level;
+  for (int k = 0; k < setting.rungs; ++k) {
+    if (setting.Interior(model, k)) target.at.push_back("L" + std::to_string(k));
+  }
+  target.budget_flops = setting.budget * setting.FirstFlops(model);
+  target.in_flight = 1;
+  DesignSeeds first;
+  for (const std::string& variant : kAdaptiveVariants)
+    for (int k = 0; k < setting.rungs; ++k)
+      for (int64_t s = 0; s < setting.seeds; ++s) first[{variant, k}].insert(s);
+
+  AdaptiveStudyOutcome outcome;
+  // Adaptive: what the coordinator does with in_flight 1, each added trial ending before the next call.
+  {
+    DesignOutcome& adaptive = outcome.adaptive;
+    DesignSeeds seeds = first;
+    while (true) {
+      const fit::AimState state = StateOf(seeds, setting, model, runs);
+      StatusOr<fit::AimDecision> decision = fit::AimPrecision(state, target);
+      ++adaptive.decisions;
+      if (!decision.ok()) {
+        adaptive.status = "error";
+        adaptive.error = decision.status().message();
+        break;
+      }
+      if (adaptive.decisions == 1) adaptive.first_widest = Widest(*decision);
+      if (decision->status == fit::AimStatus::kAiming && adaptive.decisions < kMaxDecisions) {
+        for (const fit::AimAddition& added : decision->additions) {
+          seeds[{added.variant, std::stoi(added.label.substr(1))}].insert(added.seed);
+        }
+        continue;
+      }
+      adaptive.status = decision->status == fit::AimStatus::kAiming ? "stalled" : fit::AimStatusName(decision->status);
+      RecordEnd(*decision, state.planned_flops, seeds, setting, model, adaptive);
+      break;
+    }
+  }
+  // Uniform: one more seed in every cell at a time until every target row is met (the same rows,
+  // read by the same call), or one more round would pass the budget.
+  {
+    DesignOutcome& uniform = outcome.uniform;
+    DesignSeeds seeds = first;
+    double round = 0;
+    for (int k = 0; k < setting.rungs; ++k) round += 2 * setting.Compute(model, k);
+    for (int64_t n = setting.seeds;; ++n) {
+      const fit::AimState state = StateOf(seeds, setting, model, runs);
+      StatusOr<fit::AimDecision> decision = fit::AimPrecision(state, target);
+      ++uniform.decisions;
+      if (!decision.ok()) {
+        uniform.status = "error";
+        uniform.error = decision.status().message();
+        break;
+      }
+      if (uniform.decisions == 1) uniform.first_widest = Widest(*decision);
+      const bool met = !decision->rows.empty() &&
+                       std::all_of(decision->rows.begin(), decision->rows.end(), [](const fit::AimRow& row) { return row.met; });
+      const bool over = state.planned_flops + round > target.budget_flops * (1 + 1e-9);
+      if (met || over) {
+        uniform.status = met ? "met" : "budget";
+        RecordEnd(*decision, state.planned_flops, seeds, setting, model, uniform);
+        break;
+      }
+      for (auto& [cell, cell_seeds] : seeds) cell_seeds.insert(n);
+    }
+  }
+  return outcome;
+}
+
+// The `fraction` quantile by nearest rank: defined where some values are infinite (Quantile interpolates).
+double RankQuantile(std::vector<double> values, double fraction) {
+  if (values.empty()) return NAN;
+  std::sort(values.begin(), values.end());
+  return values[static_cast<size_t>(std::lround(fraction * (values.size() - 1)))];
+}
+
+// Coverage of one design's final intervals at one target rung.
+struct CoverageCell {
+  int studies = 0;
+  int with_interval = 0;
+  int covered = 0;
+  std::vector<double> half_widths;
+  double Coverage() const { return with_interval ? static_cast<double>(covered) / with_interval : NAN; }
+  double CoverageSe() const {
+    const double p = Coverage();
+    return with_interval ? std::sqrt(p * (1 - p) / with_interval) : NAN;
+  }
+};
+
+struct DesignSummary {
+  int studies = 0;
+  std::map<std::string, int> statuses;
+  std::string first_error;
+  std::vector<double> flops;  // in first designs
+  std::map<int, CoverageCell> coverage;
+  std::map<std::pair<std::string, int>, double> added_sum;
+  std::vector<double> first_widest;
+  std::vector<double> last_widest;
+  double decisions = 0;
+  void Add(const DesignOutcome& outcome, double first_flops) {
+    ++studies;
+    ++statuses[outcome.status];
+    if (!outcome.error.empty() && first_error.empty()) first_error = outcome.error;
+    if (outcome.status == "error") return;
+    flops.push_back(outcome.flops / first_flops);
+    for (const TargetRowOutcome& row : outcome.rows) {
+      CoverageCell& cell = coverage[row.rung];
+      ++cell.studies;
+      if (row.has_interval) {
+        ++cell.with_interval;
+        cell.covered += row.covered;
+      }
+      if (row.half_width) cell.half_widths.push_back(*row.half_width);
+    }
+    for (const auto& [cell, added] : outcome.added) added_sum[cell] += added;
+    if (outcome.first_widest) first_widest.push_back(*outcome.first_widest);
+    if (outcome.last_widest) last_widest.push_back(*outcome.last_widest);
+    decisions += outcome.decisions;
+  }
+  int Met() const { return statuses.count("met") ? statuses.at("met") : 0; }
+  std::string StatusText() const {
+    std::string text;
+    for (const auto& [status, count] : statuses) {
+      text += (text.empty() ? "" : ", ") + status + " " + std::to_string(count);
+    }
+    return text;
+  }
+};
+
+std::optional<fit::Estimator> EstimatorFromName(const std::string& name) {
+  for (fit::Estimator estimator : {fit::Estimator::kPiecewise, fit::Estimator::kHermite, fit::Estimator::kPowerLawSharedE,
+                                   fit::Estimator::kPowerLawFreeE, fit::Estimator::kPowerLawFixedE}) {
+    if (name == fit::EstimatorName(estimator)) return estimator;
+  }
+  return std::nullopt;
+}
+
+struct AdaptiveOptions {
+  std::vector<AdaptiveSetting> settings;
+  Model model;
+  int studies = 0;
+  int threads = 1;
+  double level = 0.95;
+  bool check = false;
+  std::set<std::string> judge;  // met, flops, coverage
+  std::optional<double> family_error;
+};
+
+int RunAdaptive(const AdaptiveOptions& options) {
+  const Model& model = options.model;
+  const std::vector<AdaptiveSetting>& settings = options.settings;
+  const int studies = options.studies;
+  const size_t jobs = settings.size() * static_cast<size_t>(studies);
+  std::vector<AdaptiveStudyOutcome> outcomes(jobs);
+  std::atomic<size_t> next{0};
+  std::atomic<size_t> done{0};
+  std::mutex progress_mutex;
+  const auto start = std::chrono::steady_clock::now();
+  auto worker = [&] {
+    for (size_t job = next++; job < jobs; job = next++) {
+      outcomes[job] = RunAdaptiveStudy(settings[job / studies], model, options.level, static_cast<int>(job % studies));
+      const size_t finished = ++done;
+      const size_t step = std::max<size_t>(1, jobs / 10);
+      if (finished % step == 0 && finished < jobs) {
+        std::lock_guard<std::mutex> lock(progress_mutex);
+        std::cerr << "rung-bench-precision --adaptive: " << finished << " of " << jobs << " studies, "
+                  << Format("%.0f", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count())
+                  << " s\n";
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  const int used_threads = static_cast<int>(std::min<size_t>(static_cast<size_t>(options.threads), std::max<size_t>(1, jobs)));
+  for (int t = 0; t < used_threads; ++t) pool.emplace_back(worker);
+  for (std::thread& thread : pool) thread.join();
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  struct Summary {
+    DesignSummary adaptive, uniform;
+    std::vector<double> ratios;  // per study, adaptive / uniform FLOPs (both designs ended without error)
+  };
+  std::vector<Summary> summaries(settings.size());
+  for (size_t s = 0; s < settings.size(); ++s) {
+    const double first_flops = settings[s].FirstFlops(model);
+    for (int study = 0; study < studies; ++study) {
+      const AdaptiveStudyOutcome& outcome = outcomes[s * studies + study];
+      summaries[s].adaptive.Add(outcome.adaptive, first_flops);
+      summaries[s].uniform.Add(outcome.uniform, first_flops);
+      if (outcome.adaptive.status != "error" && outcome.uniform.status != "error") {
+        summaries[s].ratios.push_back(outcome.adaptive.flops / outcome.uniform.flops);
+      }
+    }
+  }
+
+  auto setting_text = [&](const AdaptiveSetting& setting) {
+    return setting.surface.name + " | " + fit::EstimatorName(setting.estimator) + " | " + Format("%g", setting.sigma) +
+           " | " + Format("%g", setting.rho) + " | " + std::to_string(setting.rungs) + " | " +
+           Format("%g", model.spacing) + " | " + setting.NoiseText() + " | " + Format("%g", setting.target);
+  };
+  std::cout << "rung-bench-precision --adaptive: M = " << Format("%g", model.multiplier) << ", spacing "
+            << Format("%g", model.spacing) << ", C0 = " << Format("%g", model.c0) << " FLOPs; " << studies
+            << " studies per setting; level " << Format("%g", options.level) << "; first design "
+            << (settings.empty() ? 0 : settings[0].seeds) << " seeds per cell; budget "
+            << (settings.empty() ? 0 : Format("%g", settings[0].budget)) << " x the first design; targets: the interior rungs; "
+            << used_threads << " threads; " << Format("%.1f", elapsed) << " s\n";
+    std::cout << "FLOPs in units of the first design's (n0 seeds of both variants at every rung); ratio: adaptive / uniform\n\n";
+  std::cout << "| surface | estimator | sigma | rho | rungs | spacing | noise | target | studies | adaptive met | uniform met | "
+               "adaptive FLOPs median (10-90%) | uniform FLOPs median (10-90%) | ratio of medians | median ratio (10-90%) | "
+               "widest half width: first design, uniform's end (median) |\n"
+            << "|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  auto spread = [](const std::vector<double>& values, const char* format) {
+    return Format(format, Quantile(values, 0.5)) + " (" + Format(format, Quantile(values, 0.1)) + "-" +
+           Format(format, Quantile(values, 0.9)) + ")";
+  };
+  for (size_t s = 0; s < settings.size(); ++s) {
+    const Summary& summary = summaries[s];
+    std::cout << "| " << setting_text(settings[s]) << " | " << studies << " | " << summary.adaptive.Met() << " | "
+              << summary.uniform.Met() << " | " << spread(summary.adaptive.flops, "%.3g") << " | "
+              << spread(summary.uniform.flops, "%.3g") << " | "
+              << Format("%.3f", Quantile(summary.adaptive.flops, 0.5) / Quantile(summary.uniform.flops, 0.5)) << " | "
+              << spread(summary.ratios, "%.3f") << " | " << Format("%.3g", RankQuantile(summary.adaptive.first_widest, 0.5))
+              << ", " << Format("%.3g", RankQuantile(summary.uniform.last_widest, 0.5)) << " |\n";
+  }
+  std::cout << "\nCoverage of M by the final intervals (each design's last report; +-se: Monte Carlo), and the final "
+               "half widths (median):\n\n"
+            << "| surface | estimator | sigma | rho | rungs | spacing | noise | target | design | rung | with interval | "
+               "coverage (+-se) | half width median | ends |\n"
+            << "|---|---|---:|---:|---:|---:|---|---:|---|---|---:|---:|---:|---|\n";
+  for (size_t s = 0; s < settings.size(); ++s) {
+    for (const auto& [name, design] : {std::pair<const char*, const DesignSummary*>{"adaptive", &summaries[s].adaptive},
+                                       {"uniform", &summaries[s].uniform}}) {
+      for (const auto& [rung, cell] : design->coverage) {
+        std::cout << "| " << setting_text(settings[s]) << " | " << name << " | L" << rung << " | " << cell.with_interval
+                  << "/" << cell.studies << " | "
+                  << (cell.with_interval ? Format("%.3f", cell.Coverage()) + " (" + Format("%.3f", cell.CoverageSe()) + ")"
+                                         : std::string("-"))
+                  << " | " << Opt(Quantile(cell.half_widths, 0.5), "%.4g") << " | " << design->StatusText() << " |\n";
+      }
+    }
+  }
+  std::cout << "\nSeeds added per cell (mean over studies; baseline / variant) and AimPrecision calls per study (mean):\n\n"
+            << "| surface | estimator | sigma | rho | rungs | spacing | noise | target | design |";
+  const int max_rungs = settings.empty() ? 0 : std::max_element(settings.begin(), settings.end(), [](const auto& a, const auto& b) {
+                                                 return a.rungs < b.rungs;
+                                               })->rungs;
+  for (int k = 0; k < max_rungs; ++k) std::cout << " L" << k << " |";
+  std::cout << " calls |\n|---|---|---:|---:|---:|---:|---|---:|---|";
+  for (int k = 0; k < max_rungs; ++k) std::cout << "---:|";
+  std::cout << "---:|\n";
+  for (size_t s = 0; s < settings.size(); ++s) {
+    for (const auto& [name, design] : {std::pair<const char*, const DesignSummary*>{"adaptive", &summaries[s].adaptive},
+                                       {"uniform", &summaries[s].uniform}}) {
+      std::cout << "| " << setting_text(settings[s]) << " | " << name << " |";
+      const double n = std::max<size_t>(1, design->flops.size());
+      for (int k = 0; k < max_rungs; ++k) {
+        if (k >= settings[s].rungs) {
+          std::cout << " |";
+          continue;
+        }
+        auto sum = [&](const char* variant) {
+          auto it = design->added_sum.find({variant, k});
+          return it == design->added_sum.end() ? 0.0 : it->second / n;
+        };
+        std::cout << " " << Format("%.2f", sum("baseline")) << " / " << Format("%.2f", sum("variant")) << " |";
+      }
+      std::cout << " " << Format("%.1f", design->decisions / std::max(1, design->studies)) << " |\n";
+    }
+  }
+  std::cerr << "rung-bench-precision --adaptive: " << jobs << " studies in " << Format("%.1f", elapsed) << " s on "
+            << used_threads << " threads\n";
+  if (!options.check) return 0;
+
+  // --check: every study's adaptive design met its target (met); where the noise differs between rungs
+  // the adaptive design's median FLOPs are below the uniform's (flops); the adaptive design's final
+  // intervals cover M within the pass rule's band at every target rung (coverage).
+  std::vector<std::string> failures;
+  int judged_cells = 0;
+  for (size_t s = 0; s < settings.size(); ++s) judged_cells += static_cast<int>(summaries[s].adaptive.coverage.size());
+  const double band_z = options.family_error
+                            ? std::max(kPerCellZ, TwoSidedNormalZ(*options.family_error / std::max(1, judged_cells)))
+                            : kPerCellZ;
+  for (size_t s = 0; s < settings.size(); ++s) {
+    const Summary& summary = summaries[s];
+    const std::string where = setting_text(settings[s]);
+    if (summary.adaptive.statuses.count("error") || summary.uniform.statuses.count("error")) {
+      failures.push_back(where + ": errors: " + summary.adaptive.first_error + summary.uniform.first_error);
+    }
+    if (options.judge.count("met") && summary.adaptive.Met() != studies) {
+      failures.push_back(where + ": the adaptive design met its target in " + std::to_string(summary.adaptive.Met()) +
+                         " of " + std::to_string(studies) + " studies (" + summary.adaptive.StatusText() + ")");
+    }
+    if (options.judge.count("flops") && settings[s].noisy_rung >= 0 && settings[s].noise_factor != 1) {
+      const double adaptive = Quantile(summary.adaptive.flops, 0.5), uniform = Quantile(summary.uniform.flops, 0.5);
+      if (!(adaptive < uniform)) {
+        failures.push_back(where + ": the adaptive design's median FLOPs " + Format("%.3g", adaptive) +
+                           " are not below the uniform's " + Format("%.3g", uniform));
+      }
+    }
+    if (options.judge.count("coverage")) {
+      for (const auto& [rung, cell] : summary.adaptive.coverage) {
+        const double band = CoverageBand(options.level, cell.with_interval, band_z);
+        const double coverage = cell.Coverage();
+        if (!(coverage >= options.level - band - 1e-12 && coverage <= options.level + band + 1e-12)) {
+          failures.push_back(where + " adaptive L" + std::to_string(rung) + ": coverage " + Format("%.3f", coverage) +
+                             " outside [" + Format("%.3f", options.level - band) + ", " +
+                             Format("%.3f", options.level + band) + "]");
+        }
+      }
+    }
+  }
+  for (const std::string& failure : failures) std::cerr << "FAIL " << failure << "\n";
+  std::cerr << "rung-bench-precision --adaptive: " << (failures.empty() ? "met" : "not met") << " (" << failures.size()
+            << " failures)\n";
+  return failures.empty() ? 0 : 1;
+}
+
 }  // namespace
 }  // namespace rung
 
@@ -466,9 +974,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> judge = {"coverage", "bias"};
   app.add_option("--judge", judge,
                  "The rules --check applies, comma-separated: coverage, bias (bias is a claim about the estimator, "
-                 "tested sharply on noise-free settings: --sigma 1e-9)")
+                 "tested sharply on noise-free settings: --sigma 1e-9); with --adaptive: met, flops, coverage (default: all three)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"coverage", "bias"}))
+      ->check(CLI::IsMember({"coverage", "bias", "met", "flops"}))
       ->capture_default_str();
   app.add_flag("--all-rungs", all_rungs, "The table shows every rung, not only the interior ones");
   app.add_flag("--satterthwaite-df", run.satterthwaite_df,
@@ -485,7 +993,111 @@ int main(int argc, char** argv) {
                  "Coverage bands family-wise: each cell's band is z standard errors with z the Bonferroni quantile "
                  "for this error over the judged cells (default: 2.3 per cell, the issue's rule at 400 studies)")
       ->check(CLI::Range(1e-6, 0.5));
+  bool adaptive = false;
+  app.add_flag("--adaptive", adaptive,
+               "Precision-aimed sweeps (rung::fit::AimPrecision) against uniform seeds: FLOPs to reach --target, and the "
+               "coverage of the intervals where each stops (see the header of bench/precision/precision_bench.cc)");
+  std::vector<std::string> noisy_rungs = {"none", "first", "last"};
+  CLI::Option* noisy_option = app.add_option("--noisy-rung", noisy_rungs,
+                 "--adaptive: the rung whose seed sd is --noise-factor times sigma, comma-separated settings: none, first, "
+                 "last or a rung index")
+      ->delimiter(',')
+      ->capture_default_str();
+  double noise_factor = 3;
+  app.add_option("--noise-factor", noise_factor, "--adaptive: the noisy rung's sigma over the others'")
+      ->check(PositiveNumberCheck())
+      ->capture_default_str();
+  std::vector<double> targets = {0.45};
+  CLI::Option* target_option = app.add_option("--target", targets,
+                 "--adaptive: target_half_width, (high - low) / 2 of the multiplier's interval, comma-separated settings")
+      ->delimiter(',')
+      ->check(PositiveNumberCheck())
+      ->capture_default_str();
+  double budget = 30;
+  app.add_option("--budget", budget, "--adaptive: budget_flops as a multiple of the first design's FLOPs (n0 seeds per cell)")
+      ->check(CLI::Range(1.0, 1e6))
+      ->capture_default_str();
   if (const std::optional<int> stop = ParseCommandLine(app, argc, argv)) return *stop;
+  if (adaptive) {
+    // Defaults of --adaptive: paper, hermite, sigma 0.01, rho 0.9 and 0, 3 seeds, 4 rungs, 400 studies, equal
+    // noise and 3x at the first and the last rung; --quick (the ctest): rho 0.9, equal noise and 3x at the first
+    // rung, 20 studies. --target 0.45 (the default) takes the uniform design to about twice the first
+    // design's seeds at rho 0.9 with equal noise (bench/README.md).
+    if (surfaces_option->count() == 0) surfaces = {"paper"};
+    if (sigma_option->count() == 0) sigmas = {0.01};
+    if (rho_option->count() == 0) rhos = quick ? std::vector<double>{0.9} : std::vector<double>{0.9, 0};
+    if (seeds_option->count() == 0) seed_counts = {3};
+    if (rungs_option->count() == 0) rung_counts = {4};
+    if (studies_option->count() == 0 && quick) studies = 20;
+    if (noisy_option->count() == 0 && quick) noisy_rungs = {"none", "first"};
+    if (estimators_option->count() == 0) estimator_names = {"hermite"};
+    AdaptiveOptions options;
+    options.model = model;
+    options.studies = studies;
+    options.threads = threads;
+    options.level = run.level;
+    options.check = check;
+    std::vector<std::string> judged = judge;
+    if (std::none_of(app.get_options().begin(), app.get_options().end(), [](const CLI::Option* option) {
+          return option->get_name() == "--judge" && option->count() > 0;
+        })) {
+      judged = {"met", "flops", "coverage"};
+    }
+    options.judge = std::set<std::string>(judged.begin(), judged.end());
+    options.family_error = family_error;
+    for (const std::string& surface_name : surfaces) {
+      std::optional<Surface> surface = SurfaceNamed(surface_name, model.c0);
+      if (!surface) {
+        std::cerr << "rung-bench-precision: --surfaces: unknown surface '" << surface_name << "' (paper, steep)\n";
+        return kExitBadUsage;
+      }
+      for (const std::string& estimator_name : estimator_names) {
+        std::optional<fit::Estimator> estimator = EstimatorFromName(estimator_name);
+        if (!estimator || estimator == fit::Estimator::kPiecewise || estimator == fit::Estimator::kPowerLawFixedE) {
+          std::cerr << "rung-bench-precision: --adaptive: cannot aim with the estimator '" << estimator_name
+                    << "' (hermite, power_law_shared_e, power_law_free_e)\n";
+          return kExitBadUsage;
+        }
+        for (double rho : rhos)
+          for (int rungs : rung_counts)
+            for (double sigma : sigmas)
+              for (int seeds : seed_counts)
+                for (const std::string& noisy : noisy_rungs)
+                  for (double target : targets) {
+                    AdaptiveSetting setting;
+                    setting.surface = *surface;
+                    setting.estimator = *estimator;
+                    setting.sigma = sigma;
+                    setting.rho = rho;
+                    setting.seeds = seeds;
+                    setting.rungs = rungs;
+                    setting.noise_factor = noise_factor;
+                    setting.target = target;
+                    setting.budget = budget;
+                    if (noisy == "none") {
+                      setting.noisy_rung = -1;
+                    } else if (noisy == "first") {
+                      setting.noisy_rung = 0;
+                    } else if (noisy == "last") {
+                      setting.noisy_rung = rungs - 1;
+                    } else {
+                      try {
+                        setting.noisy_rung = std::stoi(noisy);
+                      } catch (...) {
+                        setting.noisy_rung = -2;
+                      }
+                      if (setting.noisy_rung < 0 || setting.noisy_rung >= rungs) {
+                        std::cerr << "rung-bench-precision: --noisy-rung: '" << noisy
+                                  << "' is not none, first, last or a rung index below " << rungs << "\n";
+                        return kExitBadUsage;
+                      }
+                    }
+                    options.settings.push_back(setting);
+                  }
+      }
+    }
+    return RunAdaptive(options);
+  }
   std::map<int, int> extra_seeds;
   for (const std::string& spec : extra_seed_specs) {
     if (spec.empty()) continue;

@@ -51,6 +51,20 @@ std::optional<double> ExpectedHalfWidth(const AimRow& row, const std::vector<Gap
   return *row.half_width * scale;
 }
 
+// The share of the gap's variance sum_l V_l left when each stratum l has extra[l] more seeds: what an
+// open interval's candidates are scored by (its half width is not defined, its variance is). 1 without
+// strata.
+double ExpectedVarianceShare(const std::vector<GapStratum>& strata, const std::map<std::string, int>& extra) {
+  double v_now = 0, v_then = 0;
+  for (const GapStratum& stratum : strata) {
+    auto more = extra.find(stratum.label);
+    const double k = more == extra.end() ? 0 : more->second;
+    v_now += stratum.variance;
+    v_then += stratum.variance * stratum.seeds / (stratum.seeds + k);
+  }
+  return v_now > 0 ? v_then / v_now : 1.0;
+}
+
 }  // namespace
 
 const char* AimStatusName(AimStatus status) {
@@ -276,14 +290,14 @@ StatusOr<AimDecision> AimPrecision(const AimState& state, const PrecisionTarget&
         candidate.after = ExpectedHalfWidth(row, strata[*widest], extra, target.level).value_or(*row.projected);
         candidate.rate = (*row.projected - candidate.after) / candidate.flops;
       } else {
-        // No interval (or an open one): where most of its variance lies, per FLOP; its own rung when
-        // nothing says.
-        double variance = label == row.label ? 1e-300 : 0;
-        for (const GapStratum& stratum : strata[*widest]) {
-          if (stratum.label == label) variance = std::max(variance, stratum.variance);
-        }
+        // No half width (an open interval): the share of the gap's variance the seed removes, per FLOP;
+        // without strata (no interval), the cheapest seed at the row's own label.
+        std::map<std::string, int> extra = extra_for(row);
+        const double before = ExpectedVarianceShare(strata[*widest], extra);
+        extra[label] += 1;
+        const double removed = before - ExpectedVarianceShare(strata[*widest], extra);
         candidate.after = std::numeric_limits<double>::infinity();
-        candidate.rate = variance / candidate.flops;
+        candidate.rate = (strata[*widest].empty() ? 1.0 : removed) / candidate.flops;
       }
       candidates.push_back(std::move(candidate));
     }

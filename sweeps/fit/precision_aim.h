@@ -28,7 +28,9 @@
 //   2. its candidates: one more seed at the row's label (the variant's run and, when the baseline
 //      lacks that seed there, the baseline's) or at another label its interval reads (the baseline's
 //      run); each scored by the expected reduction of the row's half width per FLOP of the trials it
-//      adds (a row without an interval: only its own label);
+//      adds (a row with an open interval, which has no half width: the share of its gap variance
+//      sum_l V_l the seed is expected to remove, per FLOP, over the same candidates; a row without
+//      an interval: only its own label);
 //   3. the best candidate that fits the budget (planned FLOPs of every trial, the first design's
 //      included, at most budget_flops) is added; when none fits, the aim closes on the budget (or
 //      waits, while trials run that may still meet it).

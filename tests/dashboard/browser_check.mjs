@@ -233,8 +233,11 @@ try {
   check(true, 'the multipliers equal rung fit --format json');
   const intervals = cli.find((r) => r.role === 'estimate' && r.estimator === 'piecewise' && r.interval);
   const note = await page.$eval('[data-chart="fit-multipliers"] p.note', (p) => p.textContent);
-  check(intervals && intervals.interval.construction === 'jackknife gap t' &&
-        note.includes('95% jackknife gap t intervals over the seeds of each rung'),
+  // With 2 seeds a label the gap reads can leave every row without an interval (rung fit says why):
+  // the chart says what rung fit has, either way.
+  check(intervals ? intervals.interval.construction === 'jackknife gap t' &&
+                        note.includes('95% jackknife gap t intervals over the seeds of each rung')
+                  : note.includes('no intervals'),
         `the multipliers' chart names their intervals as rung fit does ("${note}")`);
   await (await page.$('#fit')).screenshot({ path: join(shots, 'fit.png') });
 
