@@ -546,14 +546,7 @@ std::vector<CurvePoint> MeanCurveWithoutAt(const VariantCurve& curve, const std:
       points.push_back(mean[p]);
       continue;
     }
-    double sum = 0;
-    int count = 0;
-    for (const auto& [id, run] : point.seeds) {
-      if (id == seed) continue;
-      sum += run.loss;
-      ++count;
-    }
-    if (count > 0) points.push_back({point.compute, sum / count, point.label});
+    if (std::optional<double> without = PointMeanWithout(point, seed)) points.push_back({point.compute, *without, point.label});
   }
   return points;
 }

@@ -159,17 +159,22 @@ std::vector<CurvePoint> SeedCurve(const VariantCurve& curve, int64_t seed) {
   return points;
 }
 
+std::optional<double> PointMeanWithout(const LadderPoint& point, int64_t seed) {
+  double sum = 0;
+  int count = 0;
+  for (const auto& [id, run] : point.seeds) {
+    if (id == seed) continue;
+    sum += run.loss;
+    ++count;
+  }
+  if (count == 0) return std::nullopt;
+  return sum / count;
+}
+
 std::vector<CurvePoint> MeanCurveWithout(const VariantCurve& curve, int64_t seed) {
   std::vector<CurvePoint> points;
   for (const LadderPoint& point : curve.points) {
-    double sum = 0;
-    int count = 0;
-    for (const auto& [id, run] : point.seeds) {
-      if (id == seed) continue;
-      sum += run.loss;
-      ++count;
-    }
-    if (count > 0) points.push_back({point.compute, sum / count, point.label});
+    if (std::optional<double> mean = PointMeanWithout(point, seed)) points.push_back({point.compute, *mean, point.label});
   }
   return points;
 }

@@ -99,5 +99,7 @@ std::vector<CurvePoint> SeedCurve(const VariantCurve& curve, int64_t seed);
 // The seed-mean curve of every seed but `seed` (a jackknife replicate); ladder points with no other
 // seed are left out.
 std::vector<CurvePoint> MeanCurveWithout(const VariantCurve& curve, int64_t seed);
+// The mean loss of `point`'s runs but `seed`'s; empty when it has no other.
+std::optional<double> PointMeanWithout(const LadderPoint& point, int64_t seed);
 
 }  // namespace rung::fit
