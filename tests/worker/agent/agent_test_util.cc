@@ -60,6 +60,36 @@ std::unique_ptr<grpc::ClientContext> BearerContext(const std::string& token, std
   return context;
 }
 
+v1::SubmitSweepResponse SubmitSpecExpectingOk(v1::UserService::Stub& users, const std::string& token,
+                                              const std::string& spec, const std::string& file_name, bool dry_run) {
+  v1::SubmitSweepRequest submit;
+  submit.set_spec_text(spec);
+  submit.set_spec_file_name(file_name);
+  submit.set_dry_run(dry_run);
+  v1::SubmitSweepResponse submitted;
+  grpc::Status status = users.SubmitSweep(BearerContext(token).get(), submit, &submitted);
+  EXPECT_TRUE(status.ok()) << "SubmitSweep: " << status.error_message();
+  return submitted;
+}
+
+v1::Sweep GetSweepExpectingOk(v1::UserService::Stub& users, const std::string& token, int64_t sweep_id) {
+  v1::GetSweepRequest get;
+  get.set_sweep_id(sweep_id);
+  v1::Sweep sweep;
+  grpc::Status status = users.GetSweep(BearerContext(token).get(), get, &sweep);
+  EXPECT_TRUE(status.ok()) << "GetSweep: " << status.error_message();
+  return sweep;
+}
+
+std::vector<v1::Trial> ListTrialsExpectingOk(v1::UserService::Stub& users, const std::string& token, int64_t sweep_id) {
+  v1::ListTrialsRequest list;
+  list.set_sweep_id(sweep_id);
+  v1::ListTrialsResponse trials;
+  grpc::Status status = users.ListTrials(BearerContext(token).get(), list, &trials);
+  EXPECT_TRUE(status.ok()) << "ListTrials: " << status.error_message();
+  return {trials.trials().begin(), trials.trials().end()};
+}
+
 nlohmann::json TinyTrialConfig(int64_t steps, int64_t log_every) {
   return {{"seed", 1},
           {"data", {{"source", "builtin"}, {"seq_len", 32}}},

@@ -65,6 +65,14 @@ std::string FileText(const std::string& path);
 std::unique_ptr<grpc::ClientContext> BearerContext(const std::string& token,
                                                    std::chrono::seconds deadline = std::chrono::seconds(30));
 
+// The user-API calls the end-to-end tests make over `users` with `token`: a non-OK status is a failed
+// expectation naming it, and the response is returned as it came.
+v1::SubmitSweepResponse SubmitSpecExpectingOk(v1::UserService::Stub& users, const std::string& token,
+                                              const std::string& spec, const std::string& file_name,
+                                              bool dry_run = false);
+v1::Sweep GetSweepExpectingOk(v1::UserService::Stub& users, const std::string& token, int64_t sweep_id);
+std::vector<v1::Trial> ListTrialsExpectingOk(v1::UserService::Stub& users, const std::string& token, int64_t sweep_id);
+
 // Polls `condition` every 10 ms until it holds or `timeout` passes; returns its last value.
 bool WaitUntil(const std::function<bool()>& condition, std::chrono::milliseconds timeout);
 

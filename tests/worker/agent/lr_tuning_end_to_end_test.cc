@@ -38,6 +38,9 @@ namespace rung::agent {
 namespace {
 
 using testing::BearerContext;
+using testing::GetSweepExpectingOk;
+using testing::ListTrialsExpectingOk;
+using testing::SubmitSpecExpectingOk;
 using testing::ChildProcess;
 using testing::FileText;
 using ::testing::HasSubstr;
@@ -148,32 +151,10 @@ class LrTuningEndToEndTest : public ::testing::Test {
   }
 
   v1::SubmitSweepResponse Submit(const std::string& spec) {
-    v1::SubmitSweepRequest submit;
-    submit.set_spec_text(spec);
-    submit.set_spec_file_name("tuned.yaml");
-    v1::SubmitSweepResponse submitted;
-    grpc::Status status = users_->SubmitSweep(BearerContext(user_token_).get(), submit, &submitted);
-    EXPECT_TRUE(status.ok()) << status.error_message();
-    return submitted;
+    return SubmitSpecExpectingOk(*users_, user_token_, spec, "tuned.yaml");
   }
-
-  v1::Sweep GetSweep(int64_t sweep_id) {
-    v1::GetSweepRequest get;
-    get.set_sweep_id(sweep_id);
-    v1::Sweep sweep;
-    grpc::Status status = users_->GetSweep(BearerContext(user_token_).get(), get, &sweep);
-    EXPECT_TRUE(status.ok()) << status.error_message();
-    return sweep;
-  }
-
-  std::vector<v1::Trial> Trials(int64_t sweep_id) {
-    v1::ListTrialsRequest list;
-    list.set_sweep_id(sweep_id);
-    v1::ListTrialsResponse trials;
-    grpc::Status status = users_->ListTrials(BearerContext(user_token_).get(), list, &trials);
-    EXPECT_TRUE(status.ok()) << status.error_message();
-    return {trials.trials().begin(), trials.trials().end()};
-  }
+  v1::Sweep GetSweep(int64_t sweep_id) { return GetSweepExpectingOk(*users_, user_token_, sweep_id); }
+  std::vector<v1::Trial> Trials(int64_t sweep_id) { return ListTrialsExpectingOk(*users_, user_token_, sweep_id); }
 
   v1::GetTuningResponse Tuning(int64_t sweep_id) {
     v1::GetTuningRequest request;
