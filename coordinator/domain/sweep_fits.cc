@@ -24,11 +24,11 @@ std::string ExactNumber(double value) {
   return text;
 }
 
-// Every sweep axis of the trials but seed, sorted; position.variant when the sweep has none.
-std::vector<std::string> DefaultVariantKeys(const std::vector<TrialResult>& trials) {
+// Every sweep axis of the trials but seed and the tuned key, sorted; position.variant when none is left.
+std::vector<std::string> DefaultVariantKeys(const std::vector<TrialResult>& trials, const std::string& tuned_key) {
   std::vector<const json*> assignments;
   for (const TrialResult& trial : trials) assignments.push_back(&trial.trial.cell.assignments);
-  return ::rung::DefaultVariantKeys(assignments);
+  return ::rung::DefaultVariantKeys(assignments, tuned_key);
 }
 
 const json* KeyOf(const TrialRecord& trial, const std::string& key) {
@@ -82,11 +82,7 @@ StatusOr<SweepLadder> BuildLadder(Coordinator& coordinator, const SweepRecord& s
     }
   }
   if (variant_keys->empty()) {
-    *variant_keys = DefaultVariantKeys(trials);
-    if (choice.tune != nullptr) {
-      variant_keys->erase(std::remove(variant_keys->begin(), variant_keys->end(), choice.tune->key), variant_keys->end());
-      if (variant_keys->empty()) variant_keys->push_back("position.variant");
-    }
+    *variant_keys = DefaultVariantKeys(trials, choice.tune != nullptr ? choice.tune->key : "");
   }
   for (const std::string& key : *variant_keys) {
     bool found = false;

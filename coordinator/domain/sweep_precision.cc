@@ -28,8 +28,6 @@ std::string Short(double value) {
   return text;
 }
 
-bool Decides(SweepState state) { return state == SweepState::kActive || state == SweepState::kPaused; }
-
 fit::PrecisionTarget TargetOf(const PrecisionSpec& spec) {
   fit::PrecisionTarget target;
   for (fit::Estimator estimator : {fit::Estimator::kHermite, fit::Estimator::kPowerLawSharedE,
@@ -110,7 +108,7 @@ StatusOr<Gathered> Gather(Store& store, Coordinator& coordinator, const SweepRec
     // A cell the spec no longer has (a resubmission removed its variant or rung) is no target.
     if (gathered.templates.count(key) == 0) continue;
     auto [at, inserted] = cell_at.emplace(key, gathered.state.cells.size());
-    if (inserted) gathered.state.cells.push_back({key.first, key.second, trial.cell.flops, {}, {}});
+    if (inserted) gathered.state.cells.push_back({key.first, key.second, trial.cell.flops, {}, {}, {}});
     fit::AimCell& cell = gathered.state.cells[at->second];
     cell.seeds.insert(trial.cell.seed);
     if (!IsTerminal(trial.state)) {
@@ -150,6 +148,16 @@ std::string RowsText(const fit::AimDecision& decision) {
   return text;
 }
 
+// Closes the sweep's aim as `status` (met, budget, no_fit) with its precision_complete event, in the
+// caller's transaction.
+Status CloseAim(Tables& tables, int64_t sweep_id, fit::AimStatus status, const std::string& why) {
+  RUNG_RETURN_IF_ERROR(tables.sweeps().SetPrecision(sweep_id, fit::AimStatusName(status), tables.now()));
+  EventRecord event = domain::NewEvent(tables, event_kind::kPrecisionComplete,
+                                       {kCoordinatorActor, std::string(fit::AimStatusName(status)) + ": " + why});
+  event.sweep_id = sweep_id;
+  return tables.events().Append(event);
+}
+
 }  // namespace
 
 StatusOr<PrecisionReport> SweepPrecision::Report(int64_t sweep_id) {
@@ -184,7 +192,7 @@ StatusOr<PrecisionReport> SweepPrecision::Report(int64_t sweep_id) {
 StatusOr<int64_t> SweepPrecision::Decide(int64_t sweep_id) {
   for (int tries = 0; tries < 5; ++tries) {
     RUNG_ASSIGN_OR_RETURN(SweepRecord sweep, coordinator_.sweeps().Get(sweep_id));
-    if (sweep.precision != kPrecisionAiming || !Decides(sweep.state) || sweep.tuning == kTuningSearching) return 0;
+    if (sweep.precision != kPrecisionAiming || !TakesDecisions(sweep.state) || sweep.tuning == kTuningSearching) return 0;
     StatusOr<Gathered> read = Gather(store_, coordinator_, sweep);
     if (!read.ok() && read.status().code() == StatusCode::kAborted) continue;  // read again
     if (!read.ok() && read.status().code() == StatusCode::kFailedPrecondition) {
@@ -193,11 +201,7 @@ StatusOr<int64_t> SweepPrecision::Decide(int64_t sweep_id) {
       RUNG_RETURN_IF_ERROR(store_.Write([&](Tables& tables) -> Status {
         RUNG_ASSIGN_OR_RETURN(SweepRecord current, tables.sweeps().Get(sweep_id));
         if (current.precision != kPrecisionAiming || current.spec_hash != sweep.spec_hash) return Status::Ok();
-        RUNG_RETURN_IF_ERROR(tables.sweeps().SetPrecision(sweep_id, fit::AimStatusName(fit::AimStatus::kNoFit), tables.now()));
-        EventRecord event = domain::NewEvent(tables, event_kind::kPrecisionComplete,
-                                             {kCoordinatorActor, "no_fit: " + read.status().message()});
-        event.sweep_id = sweep_id;
-        RUNG_RETURN_IF_ERROR(tables.events().Append(event));
+        RUNG_RETURN_IF_ERROR(CloseAim(tables, sweep_id, fit::AimStatus::kNoFit, read.status().message()));
         return domain::SettleSweep(tables, sweep_id, kCoordinatorActor);
       }));
       return 0;
@@ -216,7 +220,7 @@ StatusOr<int64_t> SweepPrecision::Decide(int64_t sweep_id) {
     bool stale = false;
     RUNG_ASSIGN_OR_RETURN(int64_t added, store_.Write([&](Tables& tables) -> StatusOr<int64_t> {
       RUNG_ASSIGN_OR_RETURN(SweepRecord current, tables.sweeps().Get(sweep_id));
-      if (current.precision != kPrecisionAiming || !Decides(current.state) || current.spec_hash != sweep.spec_hash ||
+      if (current.precision != kPrecisionAiming || !TakesDecisions(current.state) || current.spec_hash != sweep.spec_hash ||
           current.tuning == kTuningSearching) {
         return 0;  // decided, closed or resubmitted meanwhile
       }
@@ -272,14 +276,10 @@ StatusOr<int64_t> SweepPrecision::Decide(int64_t sweep_id) {
         }
       }
       if (fit::IsClosed(decision.status)) {
-        RUNG_RETURN_IF_ERROR(tables.sweeps().SetPrecision(sweep_id, fit::AimStatusName(decision.status), tables.now()));
-        EventRecord event = domain::NewEvent(
-            tables, event_kind::kPrecisionComplete,
-            {kCoordinatorActor, std::string(fit::AimStatusName(decision.status)) + ": " + decision.why + " (" +
-                                    RowsText(decision) + "; planned " + Short(decision.planned_flops) + " of " +
-                                    Short(target.budget_flops) + " FLOPs)"});
-        event.sweep_id = sweep_id;
-        RUNG_RETURN_IF_ERROR(tables.events().Append(event));
+        RUNG_RETURN_IF_ERROR(CloseAim(tables, sweep_id, decision.status,
+                                      decision.why + " (" + RowsText(decision) + "; planned " +
+                                          Short(decision.planned_flops) + " of " + Short(target.budget_flops) +
+                                          " FLOPs)"));
       }
       RUNG_RETURN_IF_ERROR(domain::SettleSweep(tables, sweep_id, kCoordinatorActor));
       return inserted;

@@ -49,8 +49,6 @@ std::vector<Evaluation> Evaluations(const std::vector<CurvePoint>& curve) {
   return evaluations;
 }
 
-bool Decides(SweepState state) { return state == SweepState::kActive || state == SweepState::kPaused; }
-
 // Whether the sweep's spec may have an early_stop block (a cheap filter; its expansion decides).
 bool MayStopEarly(const SweepRecord& sweep) { return sweep.spec_text.find("early_stop") != std::string::npos; }
 
@@ -154,12 +152,12 @@ StatusOr<TuningPlan> SweepTuner::Plan(int64_t sweep_id) const {
 
 StatusOr<int64_t> SweepTuner::Decide(int64_t sweep_id) {
   RUNG_ASSIGN_OR_RETURN(SweepRecord sweep, store_.Read([&](Tables& tables) { return tables.sweeps().Get(sweep_id); }));
-  if (sweep.tuning != kTuningSearching || !Decides(sweep.state)) return 0;
+  if (sweep.tuning != kTuningSearching || !TakesDecisions(sweep.state)) return 0;
   RUNG_ASSIGN_OR_RETURN(std::shared_ptr<const ExpandedSweep> spec, SpecOf(sweep));
   CrashPoint("tuner.before_decision");
   RUNG_ASSIGN_OR_RETURN(int64_t added, store_.Write([&](Tables& tables) -> StatusOr<int64_t> {
     RUNG_ASSIGN_OR_RETURN(SweepRecord current, tables.sweeps().Get(sweep_id));
-    if (current.tuning != kTuningSearching || !Decides(current.state) || current.spec_hash != sweep.spec_hash) {
+    if (current.tuning != kTuningSearching || !TakesDecisions(current.state) || current.spec_hash != sweep.spec_hash) {
       return 0;  // decided, closed or resubmitted meanwhile
     }
     RUNG_ASSIGN_OR_RETURN(std::vector<ObservedTrial> observed, ObserveIn(tables, current));

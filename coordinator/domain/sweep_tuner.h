@@ -46,6 +46,9 @@ namespace rung {
 inline constexpr char kTuningSearching[] = "searching";
 inline constexpr char kTuningComplete[] = "complete";
 
+// Whether a sweep in `state` takes adaptive decisions (the search's, a precision aim's): ACTIVE or PAUSED.
+inline bool TakesDecisions(SweepState state) { return state == SweepState::kActive || state == SweepState::kPaused; }
+
 class SweepTuner {
  public:
   // `signals` (may be null) must outlive the tuner.

@@ -28,21 +28,31 @@ struct Pending {
 // Two-sided t quantile at `level` on `df` degrees of freedom.
 double TQuantile(double level, double df) { return -StudentTQuantile(0.5 * (1 - level), df); }
 
+// `strata` as they are expected to be when each stratum l has extra[l] more seeds: its variance
+// scaled by m / (m + k) (a seed mean's), its seeds m + k.
+std::vector<GapStratum> WithMoreSeeds(const std::vector<GapStratum>& strata, const std::map<std::string, int>& extra) {
+  std::vector<GapStratum> then;
+  for (const GapStratum& stratum : strata) {
+    auto more = extra.find(stratum.label);
+    const int k = more == extra.end() ? 0 : more->second;
+    then.push_back({stratum.label, stratum.seeds + k, stratum.variance * stratum.seeds / (stratum.seeds + k)});
+  }
+  return then;
+}
+
+double TotalVariance(const std::vector<GapStratum>& strata) {
+  double total = 0;
+  for (const GapStratum& stratum : strata) total += stratum.variance;
+  return total;
+}
+
 // The expected half width of `row` when each stratum l has extra[l] more seeds than its interval
 // rests on; the row's own half width when nothing is added; empty without an interval.
 std::optional<double> ExpectedHalfWidth(const AimRow& row, const std::vector<GapStratum>& strata,
                                         const std::map<std::string, int>& extra, double level) {
   if (!row.half_width || strata.empty()) return row.half_width;
-  std::vector<GapStratum> then;
-  double v_now = 0, v_then = 0;
-  for (const GapStratum& stratum : strata) {
-    auto more = extra.find(stratum.label);
-    const int k = more == extra.end() ? 0 : more->second;
-    const double shrunk = stratum.variance * stratum.seeds / (stratum.seeds + k);
-    then.push_back({stratum.label, stratum.seeds + k, shrunk});
-    v_now += stratum.variance;
-    v_then += shrunk;
-  }
+  const std::vector<GapStratum> then = WithMoreSeeds(strata, extra);
+  const double v_now = TotalVariance(strata), v_then = TotalVariance(then);
   // The degrees of freedom as the interval takes them (compute_multipliers.h).
   const double df_now = GapDegreesOfFreedom(strata, /*satterthwaite=*/false);
   const double df_then = GapDegreesOfFreedom(then, /*satterthwaite=*/false);
@@ -55,14 +65,8 @@ std::optional<double> ExpectedHalfWidth(const AimRow& row, const std::vector<Gap
 // open interval's candidates are scored by (its half width is not defined, its variance is). 1 without
 // strata.
 double ExpectedVarianceShare(const std::vector<GapStratum>& strata, const std::map<std::string, int>& extra) {
-  double v_now = 0, v_then = 0;
-  for (const GapStratum& stratum : strata) {
-    auto more = extra.find(stratum.label);
-    const double k = more == extra.end() ? 0 : more->second;
-    v_now += stratum.variance;
-    v_then += stratum.variance * stratum.seeds / (stratum.seeds + k);
-  }
-  return v_now > 0 ? v_then / v_now : 1.0;
+  const double v_now = TotalVariance(strata);
+  return v_now > 0 ? TotalVariance(WithMoreSeeds(strata, extra)) / v_now : 1.0;
 }
 
 }  // namespace
@@ -186,8 +190,6 @@ StatusOr<AimDecision> AimPrecision(const AimState& state, const PrecisionTarget&
   for (const LadderRun& run : ladder.runs) {
     if (run.seed) pending.finished[{run.variant, run.label}].insert(*run.seed);
   }
-  std::map<CellKey, const std::set<int64_t>*> lost;  // seeds that ended without a run: never coming
-  for (const AimCell& cell : state.cells) lost[{cell.variant, cell.label}] = &cell.ended_without_run;
   // Seeds still to come at each label, for row r: of the baseline there, and of r's variant at r's label.
   auto extra_for = [&](const AimRow& row) {
     std::map<std::string, int> extra;
@@ -199,9 +201,9 @@ StatusOr<AimDecision> AimPrecision(const AimState& state, const PrecisionTarget&
         auto seeds = pending.seeds.find(key);
         if (seeds == pending.seeds.end()) continue;
         const std::set<int64_t>& done = pending.finished[key];
-        auto never = lost.find(key);
+        const std::set<int64_t>& lost = cells.at(key)->ended_without_run;  // never coming
         for (int64_t seed : seeds->second) {
-          if (done.count(seed) || (never != lost.end() && never->second->count(seed))) continue;
+          if (done.count(seed) || lost.count(seed)) continue;
           coming.insert(seed);
         }
       }

@@ -474,9 +474,7 @@ void CheckPrecision(const ConfigDocument& document, const ExpandedSweep& sweep, 
   if (!sweep.spec.baseline.empty()) {
     std::vector<const nlohmann::json*> assignments;
     for (const ExpandedTrial& trial : sweep.trials) assignments.push_back(&trial.assignments);
-    std::vector<std::string> keys = DefaultVariantKeys(assignments);
-    if (sweep.spec.tune.set) keys.erase(std::remove(keys.begin(), keys.end(), sweep.spec.tune.key), keys.end());
-    if (keys.empty()) keys.push_back("position.variant");
+    const std::vector<std::string> keys = DefaultVariantKeys(assignments, sweep.spec.tune.set ? sweep.spec.tune.key : "");
     std::set<std::string> baseline_variants;
     std::map<std::string, std::set<std::string>> others_at;  // label -> variants but the baseline's
     std::set<std::string> baseline_at;

@@ -15,12 +15,13 @@ std::string ValueText(const nlohmann::json* value) {
 
 }  // namespace
 
-std::vector<std::string> DefaultVariantKeys(const std::vector<const nlohmann::json*>& assignments) {
+std::vector<std::string> DefaultVariantKeys(const std::vector<const nlohmann::json*>& assignments,
+                                            const std::string& tuned_key) {
   std::set<std::string> keys;
   for (const nlohmann::json* cell : assignments) {
     if (cell == nullptr || !cell->is_object()) continue;
     for (auto item = cell->begin(); item != cell->end(); ++item) {
-      if (item.key() != "seed") keys.insert(item.key());
+      if (item.key() != "seed" && (tuned_key.empty() || item.key() != tuned_key)) keys.insert(item.key());
     }
   }
   if (keys.empty()) return {"position.variant"};

@@ -17,8 +17,10 @@
 
 namespace rung {
 
-// Every key of the cells' axis assignments but "seed", sorted; {"position.variant"} when none.
-std::vector<std::string> DefaultVariantKeys(const std::vector<const nlohmann::json*>& assignments);
+// Every key of the cells' axis assignments but "seed" (and `tuned_key`, the key a tune block searches,
+// when given), sorted; {"position.variant"} when none.
+std::vector<std::string> DefaultVariantKeys(const std::vector<const nlohmann::json*>& assignments,
+                                            const std::string& tuned_key = "");
 
 // The value of `key` for a cell: its assignment, else the dotted path in its resolved config; nullptr
 // when neither has it.

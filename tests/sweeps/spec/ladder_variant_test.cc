@@ -17,6 +17,13 @@ TEST(LadderVariant, TheDefaultKeysAreEveryAxisButTheSeedSorted) {
   EXPECT_EQ(DefaultVariantKeys({&seeds_only}), (std::vector<std::string>{"position.variant"}));
 }
 
+TEST(LadderVariant, ATunedKeyIsNoVariantKey) {
+  const json a = {{"seed", 0}, {"position.variant", "rope"}, {"train.lr", 0.001}};
+  EXPECT_EQ(DefaultVariantKeys({&a}, "train.lr"), (std::vector<std::string>{"position.variant"}));
+  const json tuned_only = {{"seed", 0}, {"train.lr", 0.001}};
+  EXPECT_EQ(DefaultVariantKeys({&tuned_only}, "train.lr"), (std::vector<std::string>{"position.variant"}));
+}
+
 TEST(LadderVariant, OneKeyNamesByItsValueAndSeveralByKeyEqualsValue) {
   const json assignments = {{"position.variant", "lerope"}, {"train.lr", 0.001}};
   const json config = {{"position", {{"variant", "lerope"}, {"rotary_fraction", 0.5}}}};
