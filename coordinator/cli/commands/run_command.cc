@@ -168,6 +168,19 @@ void PrintResults(const ExpandedSweep& expanded, const std::vector<pb::Trial>& t
             << fit::FormatReportTable(report.value());
 }
 
+// The coordinator's fit of the sweep (as `rung fit` prints it, stored), titled "compute multipliers
+// <what>".
+std::string CoordinatorFit(CoordinatorConnection& client, int64_t sweep_id, const std::string& what) {
+  pb::FitRequest fit_request;
+  fit_request.set_sweep_id(sweep_id);
+  fit_request.set_bootstrap(200);
+  pb::FitResponse fit;
+  grpc::Status status = client.user().Fit(client.StreamContext().get(), fit_request, &fit);
+  if (!status.ok()) return "\ncompute multipliers " + what + ": not computed (" + status.error_message() + ")\n";
+  return "\ncompute multipliers " + what + " (rung fit " + std::to_string(sweep_id) + ", stored as fit " +
+         std::to_string(fit.fit_id()) + ")\n\n" + fit.stored().report_text();
+}
+
 // A tuned sweep's summary comes from the coordinator, which knows each cell's best value: its search
 // (as `rung tune` prints it) and the fit of the tuned points (as `rung fit` prints it). Fetched while
 // the coordinator runs.
@@ -180,18 +193,7 @@ std::string TunedSummary(CoordinatorConnection& client, int64_t sweep_id) {
   if (!status.ok()) return "\nthe learning-rate search: not read (" + status.error_message() + ")\n";
   out << "\nthe learning-rate search (rung tune " << sweep_id << ")\n\n";
   PrintTuning(tuning, "table", out);
-  pb::FitRequest fit_request;
-  fit_request.set_sweep_id(sweep_id);
-  fit_request.set_bootstrap(200);
-  pb::FitResponse fit;
-  status = client.user().Fit(client.StreamContext().get(), fit_request, &fit);
-  if (!status.ok()) {
-    out << "\ncompute multipliers at the tuned points: not computed (" << status.error_message() << ")\n";
-  } else {
-    out << "\ncompute multipliers at the tuned points (rung fit " << sweep_id << ", stored as fit " << fit.fit_id()
-        << ")\n\n"
-        << fit.stored().report_text();
-  }
+  out << CoordinatorFit(client, sweep_id, "at the tuned points");
   return out.str();
 }
 
@@ -201,20 +203,7 @@ std::string TunedSummary(CoordinatorConnection& client, int64_t sweep_id) {
 // precision` prints it). Fetched while the coordinator runs.
 std::string PrecisionSummary(CoordinatorConnection& client, int64_t sweep_id, bool with_fit) {
   std::ostringstream out;
-  if (with_fit) {
-    pb::FitRequest fit_request;
-    fit_request.set_sweep_id(sweep_id);
-    fit_request.set_bootstrap(200);
-    pb::FitResponse fit;
-    grpc::Status status = client.user().Fit(client.StreamContext().get(), fit_request, &fit);
-    if (!status.ok()) {
-      out << "\ncompute multipliers: not computed (" << status.error_message() << ")\n";
-    } else {
-      out << "\ncompute multipliers of every run, the aim's seeds included (rung fit " << sweep_id
-          << ", stored as fit " << fit.fit_id() << ")\n\n"
-          << fit.stored().report_text();
-    }
-  }
+  if (with_fit) out << CoordinatorFit(client, sweep_id, "of every run, the aim's seeds included");
   pb::GetPrecisionRequest request;
   request.set_sweep_id(sweep_id);
   pb::GetPrecisionResponse precision;
