@@ -354,6 +354,7 @@ bool Dispatch(uint8_t method, const uint8_t* data, size_t size, Services& servic
       break;
     case 28: RUNG_USER(GetTuning, GetTuningRequest, GetTuningResponse, false); break;
     case 29: RUNG_USER(GetPrecision, GetPrecisionRequest, GetPrecisionResponse, false); break;
+    case 30: RUNG_USER(GetLaws, GetLawsRequest, GetLawsResponse, false); break;
     default: break;
   }
 #undef RUNG_USER
@@ -369,7 +370,8 @@ constexpr const char* kMethodNames[] = {
     "QueryResults", "Fit",          "Export",    "GetMetrics",           "ListSweeps",     "GetSweep",
     "CancelSweep", "PauseSweep",    "ResumeSweep", "ListTrials",         "GetTrial",       "RetryTrials",
     "GetLearnedParameters", "GetDiagnostics", "ListFits", "ListWorkers", "GetLogs",        "StreamSweepUpdates",
-    "GetServerInfo", "ReleaseWorker", "GetCurves", "StreamMetrics",      "GetTuning",      "GetPrecision"};
+    "GetServerInfo", "ReleaseWorker", "GetCurves", "StreamMetrics",      "GetTuning",      "GetPrecision",
+    "GetLaws"};
 constexpr uint8_t kMethods = std::size(kMethodNames);
 
 void CheckEveryMethodIsDispatched() {
@@ -554,6 +556,10 @@ void WriteSeeds(const std::string& folder) {
   v1::GetPrecisionRequest precision;
   precision.set_sweep_id(1);
   seed(29, "get_precision", precision);
+  v1::GetLawsRequest laws;
+  laws.set_sweep_id(1);
+  laws.set_bootstrap(20);
+  seed(30, "get_laws", laws);
   std::fprintf(stderr, "rpc_fuzzer: %d seeds in %s\n", written, folder.c_str());
 }
 

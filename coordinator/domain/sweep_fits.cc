@@ -149,6 +149,11 @@ StatusOr<SweepLadder> BuildLadder(Coordinator& coordinator, const SweepRecord& s
     }
     run.loss = value->second;
     run.seed = trial.trial.cell.seed;
+    if (trial.trial.cell.tokens > 0) {
+      // N in the compute count's own terms: compute = 6 N D.
+      run.tokens = static_cast<double>(trial.trial.cell.tokens);
+      run.parameters = run.compute / (6.0 * *run.tokens);
+    }
     auto seconds = trial.summaries.find("wall_sec");
     if (seconds != trial.summaries.end() && std::isfinite(seconds->second) && seconds->second > 0) {
       run.seconds = seconds->second;
@@ -239,6 +244,7 @@ StatusOr<SweepFit> FitSweep(Coordinator& coordinator, const FitOptions& request,
   options.e_grid = request.e_grid;
   options.fit.residuals = request.power_law_residuals;
   options.keep_going = request.keep_going;
+  options.predict = true;
   RUNG_ASSIGN_OR_RETURN(fit::MultiplierReport report, fit::ComputeMultipliers(ladder.ladder, options));
   report.metric = metric;
   report.compute_count = fit::ComputeCountFormula(request.compute);

@@ -11,6 +11,8 @@
 #include "coordinator/server/followers.h"
 #include "coordinator/server/proto_convert.h"
 #include "coordinator/domain/results_query.h"
+#include "coordinator/domain/sweep_laws.h"
+#include "proto/law_report_proto.h"
 #include "coordinator/server/rpc_support.h"
 #include "coordinator/server/storage_space.h"
 #include "coordinator/store/record_rows.h"
@@ -562,6 +564,42 @@ grpc::Status UserServiceImpl::GetTuning(grpc::ServerContext* /*context*/, const 
                       ": " + cell.reason);
     }
   }
+  return grpc::Status::OK;
+}
+
+grpc::Status UserServiceImpl::GetLaws(grpc::ServerContext* context, const v1::GetLawsRequest* request,
+                                      v1::GetLawsResponse* response) {
+  if (grpc::Status valid = Required(request->sweep_id(), "GetLawsRequest.sweep_id"); !valid.ok()) return valid;
+  LawsRequest laws;
+  laws.sweep_id = request->sweep_id();
+  laws.metric = request->metric();
+  laws.variant_keys.assign(request->variant_keys().begin(), request->variant_keys().end());
+  laws.law.baseline = request->baseline();
+  StatusOr<fit::LawSharing> sharing = fit::ParseLawSharing(request->sharing());
+  if (!sharing.ok()) return ToGrpcStatus(Status::InvalidArgument("GetLawsRequest.sharing: " + sharing.status().message()));
+  laws.law.fit.sharing = *sharing;
+  laws.law.bootstrap = request->bootstrap() == 0 ? laws.law.bootstrap : std::max(0, request->bootstrap());
+  laws.law.seed = request->seed();
+  laws.law.at.assign(request->at().begin(), request->at().end());
+  if (request->tokens_per_param() != 0) laws.law.tokens_per_param = request->tokens_per_param();
+  if (request->has_rollout()) {
+    if (request->rollout() < 0) {
+      return {grpc::StatusCode::INVALID_ARGUMENT, "GetLawsRequest.rollout must be >= 0, got " +
+                                                      std::to_string(request->rollout())};
+    }
+    laws.law.rollout = request->rollout();
+  }
+  if (request->level() != 0) laws.law.level = request->level();
+  laws.law.keep_going = [context] { return CallGoesOn(*context, "the scaling-law fit"); };
+  if (authenticator_->CallerRole(*context) == v1::ROLE_VIEWER && laws.law.bootstrap > kMaxViewerBootstrap) {
+    return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+            "the viewer token may ask at most " + std::to_string(kMaxViewerBootstrap) +
+                " bootstrap replicates, got " + std::to_string(laws.law.bootstrap) + " (the user token may ask more)"};
+  }
+  StatusOr<SweepLaws> fitted = FitSweepLaws(*coordinator_, laws);
+  if (!fitted.ok()) return ToGrpcStatus(fitted.status());
+  *response->mutable_report() = wire::ToProto(fitted->report);
+  response->set_unfinished(fitted->unfinished);
   return grpc::Status::OK;
 }
 

@@ -97,6 +97,8 @@ class UserServiceImpl final : public v1::UserService::Service {
                          v1::GetTuningResponse* response) override;
   grpc::Status GetPrecision(grpc::ServerContext* context, const v1::GetPrecisionRequest* request,
                             v1::GetPrecisionResponse* response) override;
+  grpc::Status GetLaws(grpc::ServerContext* context, const v1::GetLawsRequest* request,
+                       v1::GetLawsResponse* response) override;
   grpc::Status GetCurves(grpc::ServerContext* context, const v1::GetCurvesRequest* request,
                          grpc::ServerWriter<v1::Curve>* writer) override;
   grpc::Status StreamMetrics(grpc::ServerContext* context, const v1::StreamMetricsRequest* request,

@@ -1,7 +1,7 @@
 // sweeps/fit/chinchilla_law.h
 //
 // Chinchilla's approach 3 (Hoffmann et al. 2022, section 3.3 and appendix D.2; docs/science.md
-// section 6.6): the loss of a model of N parameters trained on D tokens,
+// section 6.7): the loss of a model of N parameters trained on D tokens,
 //
 //   L(N, D) = E + A / N^alpha + B / D^beta,
 //

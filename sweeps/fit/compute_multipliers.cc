@@ -1,4 +1,5 @@
 #include "sweeps/fit/compute_multipliers.h"
+#include "sweeps/fit/law_report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -1195,6 +1196,7 @@ StatusOr<MultiplierReport> ComputeMultipliers(const LadderResults& ladder, const
   }
   RUNG_RETURN_IF_ERROR(AddESensitivity(in, options, &report));
   NoteLabelsTheBaselineLacks(in.curves, &report);
+  if (options.predict) RUNG_RETURN_IF_ERROR(AddPredictedMultipliers(ladder, options, &report));
   return report;
 }
 

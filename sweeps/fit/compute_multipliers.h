@@ -97,6 +97,7 @@
 #include "core/common/status.h"
 #include "sweeps/fit/ladder_results.h"
 #include "sweeps/fit/power_law.h"
+#include "sweeps/fit/predicted_multiplier.h"
 
 namespace rung::fit {
 
@@ -131,6 +132,11 @@ struct MultiplierOptions {
   // little with 3 seeds per label (bench/README.md, "Unbalanced seeds: the stratified jackknife").
   bool satterthwaite_df = false;
   PowerLawFitOptions fit;        // point-estimate fits (bootstrap refits use fewer starts)
+  // Where every run has N and D (LadderRun::parameters, tokens): also the multipliers predicted by
+  // L(N, D) fitted per variant (law_report.h, AddPredictedMultipliers), with at most
+  // kPredictedReplicates residual-bootstrap replicates. What `rung fit` reports; off for the fits a
+  // sweep runs for itself (the precision aim's).
+  bool predict = false;
   // Asked before each bootstrap replicate and each E of the sensitivity table; a non-OK answer
   // (the caller went away, its deadline passed) stops the computation, which returns it. Unset: no
   // checks.
@@ -261,6 +267,16 @@ struct MultiplierReport {
   std::string bootstrap_unit;      // "runs" when a bootstrap ran, else ""
   std::string intervals;           // how the rows' intervals were made, for the report's header; "" for none
   std::vector<std::string> notes;  // things a reader should know (non-monotone baseline, bounds)
+
+  // Predicted by L(N, D) (law_report.h): at each of the baseline's ladder computes and at 10 and 100
+  // times the largest, along D = predicted_tokens_per_param N and at each method's optimum. Empty with
+  // predicted_why saying why (no N and D in the runs, a form they cannot identify, a fit that failed).
+  std::vector<PredictedMultiplier> predicted;
+  IntervalBasis predicted_basis;
+  std::string predicted_why;
+  double predicted_tokens_per_param = 20;
+  double predicted_level = 0.95;
+  std::vector<std::string> predicted_laws;  // each variant's fitted law, "rope: E 1.9, A 41, ..."
 
   // Tuned sweeps only (empty otherwise): the key tuned, each point's value, and the laws.
   std::string tuned_key;

@@ -1,6 +1,6 @@
 // sweeps/fit/isoflop_profile.h
 //
-// Chinchilla's approach 2 (Hoffmann et al. 2022, section 3.2; docs/science.md section 6.6): the
+// Chinchilla's approach 2 (Hoffmann et al. 2022, section 3.2; docs/science.md section 6.7): the
 // IsoFLOP profiles. Runs are grouped by compute budget (C = 6 N D within IsoflopOptions::tolerance of
 // each other: rung's IsoFLOP ladders put every run within 1% of its budget); per variant and budget
 // with at least 3 distinct sizes, the loss against x = ln N is fitted by a parabola

@@ -5,10 +5,10 @@
 namespace rung::fit {
 
 StatusOr<LadderResults> ParseLadderCsv(std::string_view text, const std::string& source) {
-  static const CsvSchema kSchema = {{"variant", "label", "compute", "loss", "seed", "seconds"},
+  static const CsvSchema kSchema = {{"variant", "label", "compute", "loss", "seed", "seconds", "n", "d"},
                                     {"variant", "label", "compute", "loss"},
-                                    "variant, label, compute, loss and optionally seed, seconds",
-                                    "variant,label,compute,loss (seed and seconds are optional)"};
+                                    "variant, label, compute, loss and optionally seed, seconds, n, d",
+                                    "variant,label,compute,loss (seed, seconds, n and d are optional)"};
   CsvErrors errors(source);
   RUNG_ASSIGN_OR_RETURN(CsvRecords records, ParseCsvRecords(text, kSchema, &errors));
   LadderResults ladder;
@@ -31,6 +31,16 @@ StatusOr<LadderResults> ParseLadderCsv(std::string_view text, const std::string&
       double seconds = 0;
       errors.Number(record, "seconds", &seconds);
       run.seconds = seconds;
+    }
+    if (records.Has("n") != records.Has("d")) {
+      errors.Add(record.line, std::string("column '") + (records.Has("n") ? "d" : "n") +
+                                  "' is missing: n (parameters) and d (tokens) come together");
+    } else if (records.Has("n")) {
+      double n = 0, d = 0;
+      errors.Number(record, "n", &n);
+      errors.Number(record, "d", &d);
+      run.parameters = n;
+      run.tokens = d;
     }
     ladder.runs.push_back(std::move(run));
   }

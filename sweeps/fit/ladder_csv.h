@@ -3,10 +3,11 @@
 // Reads a ladder trained anywhere from CSV, for `rung fit --from-csv` and `rung plot --from-csv`.
 //
 // Format: a header line naming the columns, then one run per line.
-//   variant,label,compute,loss[,seed][,seconds]     (any order; names are case-insensitive)
+//   variant,label,compute,loss[,seed][,seconds][,n,d]   (any order; names are case-insensitive)
 //   rope,r1,1.16e12,2.104,0,41.5
 // compute: training FLOPs (6 * N_nonembedding * D, docs/science.md section 5); loss: nats; seed: an
-// integer; seconds: wall-clock training time. Blank lines and lines starting with '#' are skipped;
+// integer; seconds: wall-clock training time; n and d: the model's parameters and training tokens
+// (together; with them `rung fit` also predicts multipliers from fitted L(N, D), law_report.h). Blank lines and lines starting with '#' are skipped;
 // fields may be quoted ("a,b"; "" inside quotes is a quote); whitespace around fields is ignored.
 //
 // Example:

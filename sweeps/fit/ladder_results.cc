@@ -56,6 +56,11 @@ Status ValidateLadderResults(const LadderResults& ladder) {
       error(run, seconds ? "no seconds (other runs have them)" : "seconds (other runs have none)");
     if (run.seconds && (!std::isfinite(*run.seconds) || *run.seconds <= 0))
       error(run, "seconds must be positive, got " + Num(*run.seconds));
+    if (run.parameters.has_value() != run.tokens.has_value()) error(run, "n without d, or d without n");
+    if (run.parameters && (!std::isfinite(*run.parameters) || *run.parameters <= 0))
+      error(run, "n must be a positive number of parameters, got " + Num(*run.parameters));
+    if (run.tokens && (!std::isfinite(*run.tokens) || *run.tokens <= 0))
+      error(run, "d must be a positive number of tokens, got " + Num(*run.tokens));
     auto cell = std::make_tuple(run.variant, run.label, run.seed.value_or(0));
     auto [cell_it, new_cell] = by_cell.emplace(cell, &run);
     if (!new_cell) {

@@ -38,6 +38,10 @@ struct LadderRun {
   std::optional<int64_t> seed;    // set on every run or on none
   std::optional<double> seconds;  // wall-clock training seconds; set on every run or on none
   std::string origin;             // where the run came from, for messages ("ladder.csv:7"); may be empty
+  // The model's parameters N and training tokens D (compute = 6 N D in the ladder's count), where the
+  // source knows them: what the scaling-law fits need (law_report.h). Both or neither.
+  std::optional<double> parameters;
+  std::optional<double> tokens;
 };
 
 struct LadderResults {

@@ -320,6 +320,7 @@ PredictedMultiplier LawPredictor::Multiplier(size_t variant, size_t baseline, do
     out.n = std::sqrt(compute / (6.0 * tokens_per_param));
     out.d = tokens_per_param * out.n;
   }
+  if (allocation != "optimal" || law.Decreasing()) out.loss = LossAt(law, compute, allocation, tokens_per_param);
   out.multiplier = LawMultiplier(law, fit_.laws[baseline], compute, allocation, tokens_per_param);
   if (!out.multiplier) {
     out.why = !fit_.laws[baseline].Decreasing() || (allocation == "optimal" && !law.Decreasing())
@@ -447,6 +448,52 @@ StatusOr<LawReport> FitLaws(const LawRuns& runs, const LawOptions& options) {
   }
   if (options.rollout > 0) report.rollout = RunRollout(runs, options, fit);
   return report;
+}
+
+Status AddPredictedMultipliers(const LadderResults& ladder, const MultiplierOptions& options,
+                               MultiplierReport* report) {
+  StatusOr<LawRuns> runs = LawRunsOfLadder(ladder, report->metric);
+  if (!runs.ok()) return Status::Ok();  // nothing to predict from, and nothing to say
+
+  // The baseline's ladder computes, each with its label, then 10 and 100 times the largest.
+  std::map<double, std::string> labels;
+  for (const LadderRun& run : ladder.runs) {
+    if (run.variant == report->baseline) labels.emplace(run.compute, run.label);
+  }
+  LawOptions law;
+  law.baseline = report->baseline;
+  law.bootstrap = std::min(options.bootstrap, kPredictedReplicates);
+  law.seed = options.seed;
+  law.level = options.interval_level;
+  law.rollout = 0;
+  law.isoflop = false;
+  law.keep_going = options.keep_going;
+  for (const auto& [compute, label] : labels) law.at.push_back(compute);
+  if (!labels.empty()) {
+    law.at.push_back(10 * labels.rbegin()->first);
+    law.at.push_back(100 * labels.rbegin()->first);
+  }
+  report->predicted_tokens_per_param = law.tokens_per_param;
+  report->predicted_level = law.level;
+  StatusOr<LawReport> laws = FitLaws(*runs, law);
+  if (!laws.ok()) {
+    if (options.keep_going) RUNG_RETURN_IF_ERROR(options.keep_going());
+    report->predicted_why = laws.status().message();
+    return Status::Ok();
+  }
+  report->predicted_basis = laws->prediction_basis;
+  for (const VariantLaw& variant : laws->variants) {
+    report->predicted_laws.push_back(variant.variant + ": E " + Num(variant.law.e) + ", A " + Num(variant.law.a) +
+                                     ", B " + Num(variant.law.b) + ", alpha " + Num(variant.law.alpha) + ", beta " +
+                                     Num(variant.law.beta) + " (RMSE " + Num(variant.rmse) + ", " +
+                                     std::to_string(variant.points) + " runs)");
+  }
+  for (PredictedMultiplier& row : laws->multipliers) {
+    auto label = labels.find(row.compute);
+    if (label != labels.end()) row.label = label->second;
+    report->predicted.push_back(std::move(row));
+  }
+  return Status::Ok();
 }
 
 }  // namespace rung::fit

@@ -1,6 +1,6 @@
 // sweeps/fit/law_report.h
 //
-// What `rung laws` reports (docs/science.md section 6.6): per variant the fitted
+// What `rung laws` reports (docs/science.md section 6.7): per variant the fitted
 // L(N, D) = E + A / N^alpha + B / D^beta (chinchilla_law.h) with intervals on every parameter, the
 // compute-optimal allocation it implies, each variant's compute multiplier against the baseline
 // predicted at computes nobody ran, the IsoFLOP profiles (isoflop_profile.h), and a rollout: the fit
@@ -46,8 +46,10 @@
 
 #include "core/common/status.h"
 #include "sweeps/fit/chinchilla_law.h"
+#include "sweeps/fit/compute_multipliers.h"
 #include "sweeps/fit/isoflop_profile.h"
 #include "sweeps/fit/law_runs.h"
+#include "sweeps/fit/predicted_multiplier.h"
 
 namespace rung::fit {
 
@@ -67,22 +69,6 @@ struct LawOptions {
   std::function<Status()> keep_going;
 };
 
-// A percentile interval.
-struct Range {
-  double low = 0;
-  double high = 0;
-};
-
-// How a set of intervals was made.
-struct IntervalBasis {
-  std::string construction;  // "percentile bootstrap", "residual bootstrap"; "" when none
-  std::string unit;          // "runs", "seeds", "residuals"
-  int units = 0;             // the fewest units behind any variant's interval
-  int replicates = 0;        // requested
-  int used = 0;              // converged and kept
-  std::string why;           // why there are none
-};
-
 struct LawParameterIntervals {
   std::optional<Range> e, a, b, alpha, beta;
   std::optional<Range> n_exponent, d_exponent;  // of the compute-optimal allocation
@@ -97,17 +83,6 @@ struct VariantLaw {
   // The compute-optimal allocation N_opt ~ C^n_exponent, D_opt ~ C^d_exponent (beta / (alpha + beta) and
   // alpha / (alpha + beta)); empty unless alpha, beta > 0.
   std::optional<double> n_exponent, d_exponent;
-};
-
-struct PredictedMultiplier {
-  std::string variant;
-  double compute = 0;      // C, FLOPs
-  std::string allocation;  // "rule" or "optimal"
-  double n = 0, d = 0;     // where the variant runs at C
-  std::optional<double> multiplier;
-  std::optional<Range> interval;
-  bool extrapolated = false;  // C above the largest compute of the variant's runs
-  std::string why;            // why there is no multiplier
 };
 
 struct RolloutPoint {
@@ -194,5 +169,17 @@ std::optional<double> LawMultiplier(const ChinchillaLaw& variant, const Chinchil
                                     const std::string& allocation, double tokens_per_param, double log_shift = 0.0);
 
 StatusOr<LawReport> FitLaws(const LawRuns& runs, const LawOptions& options);
+
+// The most residual-bootstrap replicates behind `rung fit`'s predicted multipliers.
+inline constexpr int kPredictedReplicates = 200;
+
+// `rung fit`'s predicted rows (MultiplierReport::predicted): where every run of `ladder` has N and D,
+// L(N, D) per variant fitted and read at each of the baseline's ladder computes and at 10 and 100 times
+// the largest, both allocations, with residual-bootstrap intervals (min(options.bootstrap,
+// kPredictedReplicates) replicates). What the laws cannot give (no N and D, too few points, a form the
+// ladder cannot identify, a fit that did not converge) goes to report->predicted_why; only
+// options.keep_going's refusal is returned.
+Status AddPredictedMultipliers(const LadderResults& ladder, const MultiplierOptions& options,
+                               MultiplierReport* report);
 
 }  // namespace rung::fit

@@ -102,6 +102,21 @@ StatusOr<LawRuns> ParseLawRunsCsv(std::string_view text, const std::string& sour
   return runs;
 }
 
+StatusOr<LawRuns> LawRunsOfLadder(const LadderResults& ladder, const std::string& metric) {
+  LawRuns runs;
+  runs.source = ladder.source;
+  runs.metric = metric.empty() ? "val_loss" : metric;
+  for (const LadderRun& run : ladder.runs) {
+    if (!run.parameters || !run.tokens) {
+      return Status::FailedPrecondition(
+          (run.origin.empty() ? "a run" : run.origin) +
+          " has no model size N and token count D (a ladder CSV needs n and d columns for scaling laws)");
+    }
+    runs.runs.push_back({run.variant, *run.parameters, *run.tokens, run.loss, run.seed, run.origin});
+  }
+  return runs;
+}
+
 StatusOr<LawRuns> ReadLawRunsCsv(const std::string& path) {
   RUNG_ASSIGN_OR_RETURN(std::string text, ReadCsvText(path));
   return ParseLawRunsCsv(text, path);

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/common/status.h"
+#include "sweeps/fit/ladder_results.h"
 
 namespace rung::fit {
 
@@ -65,5 +66,9 @@ Status ValidateLawRuns(const LawRuns& runs);
 // Parses CSV text; `source` names it in messages and becomes LawRuns::source.
 StatusOr<LawRuns> ParseLawRunsCsv(std::string_view text, const std::string& source);
 StatusOr<LawRuns> ReadLawRunsCsv(const std::string& path);
+
+// The runs of a ladder whose runs carry N and D (LadderRun::parameters, tokens); FAILED_PRECONDITION
+// naming the first run without them.
+StatusOr<LawRuns> LawRunsOfLadder(const LadderResults& ladder, const std::string& metric);
 
 }  // namespace rung::fit

@@ -200,6 +200,39 @@ std::string FitsTable(const MultiplierReport& report) {
          "multi-start)\n" + table.Text("  ");
 }
 
+// The multipliers L(N, D) predicts (MultiplierReport::predicted), or why there are none.
+std::string PredictedTable(const MultiplierReport& report) {
+  if (report.predicted.empty() && report.predicted_why.empty()) return "";
+  std::ostringstream out;
+  out << "Predicted by L(N, D) = E + A / N^alpha + B / D^beta per variant (not measured; rung laws shows the fits)\n";
+  if (report.predicted.empty()) {
+    out << "  none: " << report.predicted_why << "\n";
+    return out.str();
+  }
+  for (const std::string& law : report.predicted_laws) out << "  " << law << "\n";
+  const IntervalBasis& basis = report.predicted_basis;
+  out << "  rule: each method at D = " << Fmt("%g", report.predicted_tokens_per_param)
+      << " N; optimal: each at its own compute-optimal N and D. Intervals: "
+      << (basis.construction.empty()
+              ? "none (" + basis.why + ")"
+              : Fmt("%g", 100 * report.predicted_level) + "% " + basis.construction + " (" + std::to_string(basis.used) +
+                    " replicates)")
+      << "\n";
+  TextTable table({"variant", "allocation", "label", "compute", "CM (predicted)", "interval", "note"});
+  table.AlignRight(3);
+  table.AlignRight(4);
+  for (const ReportRow& row : ReportRows(report)) {
+    if (row.role != "predicted") continue;
+    table.AddRow({row.variant, row.estimator.substr(4), row.label, FormatCompute(row.compute),
+                  row.multiplier ? Cm(*row.multiplier) : "undefined",
+                  row.interval ? "[" + Cm(row.interval->low) + ", " + Cm(row.interval->high) + "]" : "",
+                  row.multiplier ? (row.how.find("extrapolated") != std::string::npos ? "extrapolated" : "")
+                                 : row.undefined_reason});
+  }
+  out << table.Text("  ");
+  return out.str();
+}
+
 std::string SensitivityTable(const MultiplierReport& report) {
   if (report.e_grid.empty()) return "";
   std::vector<std::string> header = {"variant", "label"};
@@ -286,6 +319,8 @@ std::string FormatReportTable(const MultiplierReport& report) {
   if (!sensitivity.empty()) out << "\n" << sensitivity;
   std::string tuned = TunedTable(report);
   if (!tuned.empty()) out << "\n" << tuned;
+  std::string predicted = PredictedTable(report);
+  if (!predicted.empty()) out << "\n" << predicted;
   if (!report.notes.empty()) {
     out << "\nNotes\n";
     for (const std::string& note : report.notes) out << "  - " << note << "\n";
@@ -335,6 +370,29 @@ std::string FormatReportCsv(const MultiplierReport& report) {
   };
   for (const MultiplierRow& row : report.rows) add(row, "estimate");
   for (const MultiplierRow& row : report.e_sensitivity) add(row, "e_sensitivity");
+  // The predicted rows, in the same columns (ReportRows gives their label, estimator and note).
+  for (const ReportRow& row : ReportRows(report)) {
+    if (row.role != "predicted") continue;
+    std::vector<std::string> cells(28);
+    cells[0] = CsvField(row.variant);
+    cells[1] = CsvField(row.label);
+    cells[2] = Fmt("%.10g", row.compute);
+    cells[3] = Fmt("%.10g", row.loss);
+    cells[5] = "0";
+    cells[7] = row.estimator;
+    cells[8] = row.role;
+    cells[10] = Opt(row.multiplier);
+    if (row.interval) {
+      cells[17] = Fmt("%.10g", row.interval->low);
+      cells[18] = Fmt("%.10g", row.interval->high);
+      cells[19] = Fmt("%.4g", row.interval->level);
+      cells[20] = CsvField(row.interval->construction);
+      cells[21] = std::to_string(row.interval->units);
+    }
+    cells[27] = CsvField(row.multiplier ? row.how : row.undefined_reason);
+    for (size_t index = 0; index < cells.size(); ++index) out += (index ? "," : "") + cells[index];
+    out += "\n";
+  }
   return out;
 }
 

@@ -2,6 +2,7 @@
 #include "sweeps/fit/report_rows.h"
 
 #include <cmath>
+#include <cstdio>
 #include <type_traits>
 
 namespace rung::fit {
@@ -189,13 +190,47 @@ class FieldReader {
   Status status_;
 };
 
+std::string PredictedLabel(const PredictedMultiplier& row) {
+  if (!row.label.empty()) return row.label;
+  char text[32];
+  std::snprintf(text, sizeof(text), "C=%.3g", row.compute);
+  return text;
+}
+
+ReportRow RowOf(const PredictedMultiplier& row, const MultiplierReport& report) {
+  ReportRow out;
+  out.variant = row.variant;
+  out.label = PredictedLabel(row);
+  out.compute = row.compute;
+  out.compute_count = report.compute_count;
+  out.loss = row.loss;
+  out.estimator = "law_" + row.allocation;
+  out.multiplier = row.multiplier;
+  out.role = "predicted";
+  out.baseline = report.baseline;
+  out.seeds = 0;
+  char where[96];
+  std::snprintf(where, sizeof(where), "L(N, D) at N %.4g, D %.4g", row.n, row.d);
+  out.how = std::string(where) + (row.extrapolated ? ", extrapolated beyond the runs" : "");
+  out.undefined_reason = row.multiplier ? "" : row.why;
+  if (row.interval) {
+    const IntervalBasis& basis = report.predicted_basis;
+    out.interval = ReportInterval{report.predicted_level, row.interval->low, row.interval->high, basis.used,
+                                  basis.unit, report.bootstrap_seed, basis.construction, basis.units, std::nullopt};
+  } else if (row.multiplier) {
+    out.interval_note = !row.why.empty() ? row.why : report.predicted_basis.why;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<ReportRow> ReportRows(const MultiplierReport& report) {
   std::vector<ReportRow> rows;
-  rows.reserve(report.rows.size() + report.e_sensitivity.size());
+  rows.reserve(report.rows.size() + report.e_sensitivity.size() + report.predicted.size());
   for (const MultiplierRow& row : report.rows) rows.push_back(RowOf(row, report, "estimate"));
   for (const MultiplierRow& row : report.e_sensitivity) rows.push_back(RowOf(row, report, "e_sensitivity"));
+  for (const PredictedMultiplier& row : report.predicted) rows.push_back(RowOf(row, report));
   return rows;
 }
 

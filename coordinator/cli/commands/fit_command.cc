@@ -137,6 +137,7 @@ int RunFitCommand(const FitCommandOptions& options, std::ostream& out, std::ostr
   multiplier_options.fixed_e = options.fixed_e;
   multiplier_options.bootstrap = options.bootstrap;
   multiplier_options.seed = options.seed;
+  multiplier_options.predict = true;
   if (!options.e_grid.empty()) {
     std::string error;
     if (!ParseEGrid(options.e_grid, &multiplier_options.e_grid, &error)) {

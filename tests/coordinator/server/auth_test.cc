@@ -128,6 +128,7 @@ const std::map<std::string, bool>& ViewerMayCall() {
       {"ListWorkers", true},         {"ReleaseWorker", false}, {"GetTuning", true},
       {"GetLogs", true},             {"GetCurves", true},      {"StreamMetrics", true},
       {"GetPrecision", true},
+      {"GetLaws", true},
   };
   return table;
 }
