@@ -1,6 +1,7 @@
 // The ladder's IsoFLOP grid (sweeps/spec/ladder.h, isoflop_budgets): every size x every budget is a
 // rung, each trial's recorded FLOPs within 1% of its budget, and every way a spec can get it wrong
 // refused at its file:line:col.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <set>
@@ -252,6 +253,29 @@ TEST(IsoflopLadder, AGridOverTheTrialLimitIsRefusedBeforeItIsBuilt) {
   EXPECT_THAT(errors, HasSubstr("spec.yaml:8:3: error: ladder.isoflop_budgets: the grid has 6 rungs (2 model sizes x 3 "
                                 "budgets), more than the limit of 5 trials"))
       << errors;
+}
+
+// What sweeps/examples/scaling-laws.yaml's header says of it.
+TEST(IsoflopLadder, TheScalingLawsExampleIsFourSizesByThreeBudgetsWithTheOptimaInsideAndAHundredStepsEach) {
+  StatusOr<ExpandedSweep> sweep = LoadSweepSpec(std::string(RUNG_SOURCE_DIR) + "/sweeps/examples/scaling-laws.yaml");
+  ASSERT_TRUE(sweep.ok()) << sweep.status().message();
+  const std::vector<double>& budgets = sweep->spec.ladder.isoflop_budgets;
+  ASSERT_EQ(budgets.size(), 3u);
+  ASSERT_EQ(sweep->spec.ladder.rungs.size(), 12u);
+  ASSERT_EQ(sweep->trials.size(), 24u);
+  double smallest = 1e300, largest = 0;
+  for (const ExpandedTrial& trial : sweep->trials) {
+    const double budget = budgets[static_cast<size_t>(trial.rung) % 3];
+    EXPECT_LE(std::fabs(trial.flops - budget) / budget, 0.01) << trial.rung_label;
+    EXPECT_GE(trial.config.train.steps, 100) << trial.rung_label;
+    smallest = std::min(smallest, static_cast<double>(trial.parameters.nonembedding()));
+    largest = std::max(largest, static_cast<double>(trial.parameters.nonembedding()));
+  }
+  // Chinchilla's optimum D = 20 N: C = 120 N^2.
+  for (double budget : budgets) {
+    EXPECT_GT(std::sqrt(budget / 120), smallest) << budget;
+    EXPECT_LT(std::sqrt(budget / 120), largest) << budget;
+  }
 }
 
 TEST(IsoflopLadder, ABudgetIsWrittenInItsShortestExactForm) {
