@@ -50,6 +50,11 @@ void CheckAxisConflicts(const SweepAxes& axes, const Ladder& ladder, const Confi
                        document.Locate("ladder.tokens_per_param"),
                        {"train.tokens", "train.steps"}});
   }
+  if (!ladder.isoflop_budgets.empty()) {
+    setters.push_back({"the ladder rule ladder.isoflop_budgets",
+                       document.Locate("ladder.isoflop_budgets"),
+                       {"train.tokens", "train.steps"}});
+  }
   if (ladder.lr.set) setters.push_back({"the ladder rule ladder.lr", ladder.lr.location, {"train.lr"}});
   if (ladder.batch_size.set) {
     setters.push_back({"the ladder rule ladder.batch_size", ladder.batch_size.location, {"train.batch_size"}});

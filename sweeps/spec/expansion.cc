@@ -11,6 +11,7 @@
 #include "core/config/config_number_range.h"
 #include "core/records/trainer_records.h"
 #include "core/hf/hf_model_options.h"
+#include "sweeps/spec/isoflop.h"
 #include "sweeps/spec/json_path.h"
 #include "sweeps/spec/ladder_variant.h"
 #include "sweeps/spec/trial_identity.h"
@@ -206,12 +207,12 @@ void ApplyLadderRules(const Ladder& ladder, const TrialConfig& parsed, const Exp
     builder->Set("train.tokens", static_cast<int64_t>(std::llround(ladder.tokens_per_param * parameters)),
                  tokens_location);
   }
-  const size_t rung = static_cast<size_t>(trial.rung);
+  const size_t size = ladder.rungs[static_cast<size_t>(trial.rung)].size;
   if (ladder.lr.set && !IsAssigned(trial.assignments, "train.lr")) {
-    builder->Set("train.lr", ladder.lr.At(rung, parameters), ladder.lr.location);
+    builder->Set("train.lr", ladder.lr.At(size, parameters), ladder.lr.location);
   }
   if (ladder.batch_size.set && !IsAssigned(trial.assignments, "train.batch_size")) {
-    builder->Set("train.batch_size", static_cast<int64_t>(std::llround(ladder.batch_size.At(rung, parameters))),
+    builder->Set("train.batch_size", static_cast<int64_t>(std::llround(ladder.batch_size.At(size, parameters))),
                  ladder.batch_size.location);
   }
 }
@@ -252,24 +253,73 @@ bool TakeModelFromCheckpoint(CellBuilder* builder, std::vector<ConfigError>* err
   return true;
 }
 
+// An IsoFLOP rung's cell (ladder.h, isoflop_budgets): train.steps set, in `builder`, to the whole
+// number whose FLOPs as the trial records them lie nearest the rung's budget, from `parsed` (the
+// cell with every other rule and axis applied). False, with the error at the budget in `errors`,
+// when none lies within kIsoflopTolerance.
+bool SetIsoflopSteps(const LadderRung& step, const TrialConfig& parsed, const std::string& budget_location,
+                     CellBuilder* builder, std::vector<ConfigError>* errors) {
+  const double per_token = CountFlopsPerToken(parsed.model).nonembedding;
+  const int64_t per_step = TokensPerStep(parsed.train, parsed.data.seq_len);
+  const std::string budget = CompactBudgetText(step.isoflop_budget);
+  if (!(per_token > 0) || per_step <= 0) {
+    errors->push_back({step.budget_path, "rung " + step.label + ": the model has no nonembedding parameters, so no "
+                                         "training reaches the budget " + budget + " FLOPs (6 N_nonembedding D)"});
+    return false;
+  }
+  const IsoflopSteps steps = NearestIsoflopSteps(step.isoflop_budget, per_token, per_step);
+  if (!steps.within_tolerance) {
+    std::ostringstream text;
+    text.precision(3);
+    text << "rung " << step.label << ": no whole number of train.steps brings 6 N_nonembedding D within "
+         << kIsoflopTolerance * 100 << "% of the budget " << budget << " FLOPs (N_nonembedding "
+         << CountParameters(parsed.model).nonembedding() << ", " << per_step << " tokens a step, "
+         << per_token * static_cast<double>(per_step) << " FLOPs a step): the nearest, " << steps.steps
+         << " step(s), gives " << steps.flops << " FLOPs, " << std::showpos << steps.relative_error * 100
+         << std::noshowpos << "%; ";
+    if (steps.at_token_limit) {
+      text << "the budget needs more tokens than an int64 counts: a smaller budget or a larger model";
+    } else {
+      text << "use a smaller train.batch_size or data.seq_len (fewer tokens a step), or a larger budget";
+    }
+    errors->push_back({step.budget_path, text.str()});
+    return false;
+  }
+  builder->Set("train.steps", steps.steps, budget_location);
+  return true;
+}
+
 // Resolves one cell into its trial config, JSON, identity and counts; false when its config has errors
 // (in `errors`, by path). `tokens_location` is where ladder.tokens_per_param is written.
-bool ResolveCell(const Ladder& ladder, const std::string& tokens_location, CellBuilder* builder, ExpandedTrial* trial,
-                 std::vector<ConfigError>* errors) {
+bool ResolveCell(const ConfigDocument& document, const Ladder& ladder, const std::string& tokens_location,
+                 CellBuilder* builder, ExpandedTrial* trial, std::vector<ConfigError>* errors) {
   if (!TakeModelFromCheckpoint(builder, errors)) return false;
+  const LadderRung& step = ladder.rungs[static_cast<size_t>(trial->rung)];
+  const bool isoflop = step.isoflop_budget > 0;
+  const std::string budget_location = isoflop ? document.Locate(step.budget_path) : "";
   // Rules that need the parameter count are applied after a first parse; a placeholder keeps
   // that parse from failing for want of tokens.
-  const bool derive_tokens = ladder.tokens_per_param > 0 && !IsAssigned(trial->assignments, "train.tokens") &&
+  const bool derive_tokens = ladder.tokens_per_param > 0 && !isoflop && !IsAssigned(trial->assignments, "train.tokens") &&
                              !IsAssigned(trial->assignments, "train.steps");
   if (derive_tokens) {
     builder->Set("train.tokens", 1, tokens_location);
     builder->Set("train.steps", 0, tokens_location);
+  }
+  if (isoflop) {
+    builder->Set("train.tokens", 0, budget_location);
+    builder->Set("train.steps", 1, budget_location);
   }
   std::optional<TrialConfig> parsed = ParseTrialConfig(builder->json(), errors);
   if (!parsed) return false;
   // Ladder rules that depend on the rung's parameter count.
   if (ladder.tokens_per_param > 0 || ladder.lr.set || ladder.batch_size.set) {
     ApplyLadderRules(ladder, *parsed, *trial, derive_tokens, tokens_location, builder);
+    parsed = ParseTrialConfig(builder->json(), errors);
+    if (!parsed) return false;
+  }
+  // The steps follow from everything else: the model, the batch and the sequence length.
+  if (isoflop) {
+    if (!SetIsoflopSteps(step, *parsed, budget_location, builder, errors)) return false;
     parsed = ParseTrialConfig(builder->json(), errors);
     if (!parsed) return false;
   }
@@ -302,7 +352,7 @@ std::vector<ExpandedTrial> ExpandCells(const ConfigDocument& document, const Swe
       ExpandedTrial trial = CellAt(spec, rung, odometer, &builder);
       AdvanceOdometer(spec.axes.axes, &odometer);
       std::vector<ConfigError> errors;
-      const bool resolved = ResolveCell(spec.ladder, tokens_location, &builder, &trial, &errors);
+      const bool resolved = ResolveCell(document, spec.ladder, tokens_location, &builder, &trial, &errors);
       ReportCellErrors(errors, builder, diagnostics);
       if (!resolved) continue;
       trial.index = static_cast<int64_t>(trials.size());

@@ -6,7 +6,8 @@
 //
 // Order of precedence inside a cell: spec defaults < the rung's model/train keys < ladder rules
 // (tokens_per_param, lr, batch_size) < sweep axes. An axis may not set a key a ladder rule or
-// another axis sets (axis_conflicts.h).
+// another axis sets (axis_conflicts.h). An IsoFLOP rung's train.steps (ladder.h, isoflop_budgets)
+// is set last, from the cell's model, batch and sequence length with everything else applied.
 //
 // The number of trials (rungs x cells per rung) is checked against ExpansionLimits before any cell
 // is built (expansion_limits.h); a spec over the limit is refused with its count, the limit and how

@@ -152,7 +152,7 @@ SweepSpec ParseSweepSpec(const ConfigDocument& document, const ExpansionLimits& 
     }
   }
 
-  spec.ladder = ParseLadder(root.contains("ladder") ? &root["ladder"] : nullptr, document, diagnostics);
+  spec.ladder = ParseLadder(root.contains("ladder") ? &root["ladder"] : nullptr, document, limits, diagnostics);
   spec.axes = ParseSweepAxes(root.contains("sweep") ? &root["sweep"] : nullptr, document, limits, diagnostics);
   CheckAxisConflicts(spec.axes, spec.ladder, document, diagnostics);
   spec.tune = ParseTuneSpec(root.contains("tune") ? &root["tune"] : nullptr, document, diagnostics);

@@ -153,6 +153,14 @@ void PrintResults(const ExpandedSweep& expanded, const std::vector<pb::Trial>& t
       expanded.spec.ladder.rungs.size() < 2) {
     return;
   }
+  if (!expanded.spec.ladder.isoflop_budgets.empty()) {
+    // A multiplier inverts the baseline's loss along a ladder that climbs in compute; an IsoFLOP grid's
+    // rungs share a few budgets instead.
+    std::cout << "\ncompute multipliers: not computed (an IsoFLOP grid: its rungs share "
+              << expanded.spec.ladder.isoflop_budgets.size()
+              << " budgets rather than climb in compute; each budget's losses against size are in the table above)\n";
+    return;
+  }
   fit::MultiplierOptions options;
   options.baseline = baseline["position.variant"].get<std::string>();
   options.bootstrap = 200;
