@@ -337,16 +337,22 @@ Status CheckLawIdentifiable(const std::vector<LawRun>& runs, const std::vector<s
                                         std::to_string(ds.size()) +
                                         " distinct D; L(N, D) needs at least 2 of each");
     }
-    // D a function of N: every size ran one token count, on one line in log-log (a ladder's rule).
+    // D a monotone function of N: the runs lie on one allocation rule (a ladder's tokens_per_param,
+    // whatever parameters it counts), where A / N^alpha cannot be told from B / D^beta.
     std::map<double, std::set<double>> d_of_n;
     for (const auto& [n, d] : points) d_of_n[n].insert(d);
-    bool one_d_per_n = true;
-    for (const auto& [n, d] : d_of_n) one_d_per_n = one_d_per_n && d.size() == 1;
-    if (one_d_per_n) {
+    bool function = true;
+    std::vector<double> by_n;  // each N's D, by N
+    for (const auto& [n, d] : d_of_n) {
+      function = function && d.size() == 1;
+      by_n.push_back(*d.begin());
+    }
+    const bool rises = std::is_sorted(by_n.begin(), by_n.end());
+    if (function && (rises || std::is_sorted(by_n.rbegin(), by_n.rend()))) {
       return Status::FailedPrecondition(
-          who + " ran one token count D per model size N, so L(N, D) is not identified (A / N^alpha cannot be told "
-                "from B / D^beta along one allocation rule): train each size on several token budgets, e.g. an "
-                "IsoFLOP grid (ladder.isoflop_budgets)");
+          who + " ran on one allocation rule (its D " + (rises ? "rises" : "falls") +
+          " with N, one D per N), so L(N, D) is not identified (A / N^alpha cannot be told from B / D^beta along "
+          "one rule): train each size on several token budgets, e.g. an IsoFLOP grid (ladder.isoflop_budgets)");
     }
   }
   return Status::Ok();

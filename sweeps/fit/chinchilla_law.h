@@ -19,8 +19,9 @@
 // each variant's own parameters taking their best grid values given them.
 //
 // Needs, per variant, at least as many distinct (N, D) points as its own parameters plus one where
-// it shares any, at least 2 distinct N and 2 distinct D, and D not a function of N alone (a ladder
-// whose D = k N^gamma cannot tell A / N^alpha from B / D^beta): FAILED_PRECONDITION saying which.
+// it shares any, at least 2 distinct N and 2 distinct D, and D not a monotone function of N (runs on
+// one allocation rule, as a ladder's tokens_per_param makes them, cannot tell A / N^alpha from
+// B / D^beta): FAILED_PRECONDITION saying which.
 // A fit whose best start does not converge is FAILED_PRECONDITION with that start's objective and
 // parameters: never a silent NaN.
 //

@@ -107,13 +107,13 @@ TEST(ChinchillaLaw, SharedEFitsOneEForAllVariants) {
   ExpectLawNear(fit->laws[1], other, 1e-3);
 }
 
-TEST(ChinchillaLaw, RefusesOneTokenCountPerSizeNamingTheIsoflopGrid) {
+TEST(ChinchillaLaw, RefusesRunsOnOneAllocationRuleNamingTheIsoflopGrid) {
   std::vector<LawRun> runs;
   for (double n : {1e7, 3e7, 1e8, 3e8, 1e9, 3e9}) runs.push_back({"rope", n, 20 * n, kChinchilla.Predict(n, 20 * n)});
   StatusOr<LawFit> fit = FitChinchilla(runs, {"rope"}, LawFitOptions());
   ASSERT_FALSE(fit.ok());
   EXPECT_EQ(fit.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(fit.status().message().find("one token count D per model size N"), std::string::npos);
+  EXPECT_NE(fit.status().message().find("ran on one allocation rule (its D rises with N, one D per N)"), std::string::npos) << fit.status().message();
   EXPECT_NE(fit.status().message().find("isoflop_budgets"), std::string::npos);
 }
 
