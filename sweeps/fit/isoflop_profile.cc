@@ -142,7 +142,9 @@ IsoflopVariant Profile(const std::string& variant, const std::vector<LawRun>& ru
     } else {
       const double x = -c1 / (2 * c2);
       if (x < std::log(*sizes.begin()) || x > std::log(*sizes.rbegin())) {
-        budget.why = "the minimum (N = " + std::to_string(std::exp(x)) + ") lies outside the sizes run";
+        char where[64];
+        std::snprintf(where, sizeof(where), "%.4g", std::exp(x));
+        budget.why = std::string("the minimum (N = ") + where + ") lies outside the sizes run";
       } else {
         budget.n_opt = std::exp(x);
         budget.d_opt = budget.compute / (6.0 * *budget.n_opt);

@@ -54,9 +54,13 @@ ordered_json BasisJson(const IntervalBasis& basis) {
 
 std::string FitText(const LawReport& report) {
   const LawFitOptions& fit = report.fit_options;
-  std::string starts = fit.lbfgs_starts <= 0 ? "every one of " + std::to_string(report.grid_points) + " grid starts"
-                                             : "the best " + std::to_string(fit.lbfgs_starts) + " starts of a grid of " +
-                                                   std::to_string(report.grid_points);
+  const size_t grid = fit.a_grid.size() * fit.b_grid.size() * fit.e_grid.size() * fit.alpha_grid.size() *
+                      fit.beta_grid.size();
+  const std::string per = fit.sharing == LawSharing::kNone || report.variants.size() < 2 ? " per variant" : "";
+  std::string starts = fit.lbfgs_starts <= 0
+                           ? "every point of Hoffmann's grid of " + std::to_string(grid) + per
+                           : "the best " + std::to_string(fit.lbfgs_starts) + " points of Hoffmann's grid of " +
+                                 std::to_string(grid) + per;
   return "fitted as Hoffmann et al. (approach 3): Huber loss (delta " + Num(fit.huber_delta, "%g") +
          ") on ln L against the log-sum-exp form, L-BFGS from " + starts + " (" +
          std::to_string(report.converged_starts) + " of " + std::to_string(report.starts) +

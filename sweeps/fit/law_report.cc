@@ -406,6 +406,14 @@ StatusOr<LawReport> FitLaws(const LawRuns& runs, const LawOptions& options) {
     variant.law = fit.laws[index];
     variant.rmse = fit.rmse[index];
     variant.points = fit.points[index];
+    double smallest = std::numeric_limits<double>::infinity();
+    for (const LawRun& run : runs.runs) {
+      if (run.variant == variants[index]) smallest = std::min(smallest, run.loss);
+    }
+    if (variant.law.e < 1e-6 * smallest) {
+      report.notes.push_back(variants[index] + ": E fitted at about 0 (" + Num(variant.law.e) +
+                             "): the runs do not reach the loss floor, so they do not pin E down");
+    }
     if (variant.law.Decreasing()) {
       variant.n_exponent = variant.law.beta / (variant.law.alpha + variant.law.beta);
       variant.d_exponent = variant.law.alpha / (variant.law.alpha + variant.law.beta);
