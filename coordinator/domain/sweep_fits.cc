@@ -7,6 +7,8 @@
 #include <set>
 
 #include "core/common/csv_field.h"
+#include "sweeps/fit/isoflop_profile.h"
+#include "sweeps/fit/law_report.h"
 #include "sweeps/fit/report_format.h"
 #include "sweeps/spec/json_path.h"
 #include "sweeps/spec/ladder_variant.h"
@@ -244,8 +246,20 @@ StatusOr<SweepFit> FitSweep(Coordinator& coordinator, const FitOptions& request,
   options.e_grid = request.e_grid;
   options.fit.residuals = request.power_law_residuals;
   options.keep_going = request.keep_going;
-  options.predict = true;
-  RUNG_ASSIGN_OR_RETURN(fit::MultiplierReport report, fit::ComputeMultipliers(ladder.ladder, options));
+  // An IsoFLOP grid's sizes share a few budgets: the multipliers are measured along its compute-optimal
+  // frontier (each budget's best size), and the laws are fitted to every run.
+  StatusOr<std::shared_ptr<const ExpandedSweep>> spec = coordinator.tuner().SpecOf(sweep);
+  const bool isoflop = spec.ok() && !(*spec)->spec.ladder.isoflop_budgets.empty();
+  const fit::LadderResults measured = isoflop ? fit::IsoflopFrontier(ladder.ladder) : ladder.ladder;
+  options.predict = !isoflop;
+  RUNG_ASSIGN_OR_RETURN(fit::MultiplierReport report, fit::ComputeMultipliers(measured, options));
+  if (isoflop) {
+    RUNG_RETURN_IF_ERROR(fit::AddPredictedMultipliers(ladder.ladder, measured, options, &report));
+    report.notes.push_back(
+        "an IsoFLOP grid: the measured multipliers are along its compute-optimal frontier, each budget's best size "
+        "(labels C<budget>; the lowest of a few noisy sizes is biased low by their noise), and the predicted ones come "
+        "from L(N, D) fitted to every run (rung laws " + std::to_string(sweep.id) + ")");
+  }
   report.metric = metric;
   report.compute_count = fit::ComputeCountFormula(request.compute);
   report.tuned_key = ladder.tuned_key;

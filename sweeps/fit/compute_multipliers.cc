@@ -1196,7 +1196,7 @@ StatusOr<MultiplierReport> ComputeMultipliers(const LadderResults& ladder, const
   }
   RUNG_RETURN_IF_ERROR(AddESensitivity(in, options, &report));
   NoteLabelsTheBaselineLacks(in.curves, &report);
-  if (options.predict) RUNG_RETURN_IF_ERROR(AddPredictedMultipliers(ladder, options, &report));
+  if (options.predict) RUNG_RETURN_IF_ERROR(AddPredictedMultipliers(ladder, ladder, options, &report));
   return report;
 }
 

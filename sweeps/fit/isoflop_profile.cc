@@ -298,4 +298,42 @@ StatusOr<IsoflopReport> FitIsoflopProfiles(const LawRuns& runs, const IsoflopOpt
   return report;
 }
 
+LadderResults IsoflopFrontier(const LadderResults& ladder, double tolerance) {
+  // Budgets over every run (all variants together), as the profiles group them.
+  std::vector<LawRun> runs;
+  for (const LadderRun& run : ladder.runs) runs.push_back({run.variant, run.compute / 6.0, 1.0, run.loss});
+  const std::vector<BudgetGroup> groups = GroupBudgets(runs, tolerance);
+  LadderResults frontier;
+  frontier.source = ladder.source;
+  for (const BudgetGroup& group : groups) {
+    char label[32];
+    std::snprintf(label, sizeof(label), "C%.3g", group.compute);
+    // variant -> size label -> (loss sum, runs)
+    std::map<std::string, std::map<std::string, std::pair<double, int>>> means;
+    for (size_t index : group.runs) {
+      auto& mean = means[ladder.runs[index].variant][ladder.runs[index].label];
+      mean.first += ladder.runs[index].loss;
+      mean.second += 1;
+    }
+    for (const auto& [variant, sizes] : means) {
+      std::string best;
+      double best_mean = std::numeric_limits<double>::infinity();
+      for (const auto& [size, mean] : sizes) {
+        if (mean.first / mean.second < best_mean) {
+          best_mean = mean.first / mean.second;
+          best = size;
+        }
+      }
+      for (size_t index : group.runs) {
+        const LadderRun& run = ladder.runs[index];
+        if (run.variant != variant || run.label != best) continue;
+        LadderRun kept = run;
+        kept.label = label;
+        frontier.runs.push_back(kept);
+      }
+    }
+  }
+  return frontier;
+}
+
 }  // namespace rung::fit

@@ -74,4 +74,11 @@ struct IsoflopReport {
 
 StatusOr<IsoflopReport> FitIsoflopProfiles(const LawRuns& runs, const IsoflopOptions& options);
 
+// The measured compute-optimal frontier of an IsoFLOP ladder, as a ladder the multiplier estimators
+// read (compute_multipliers.h): per variant and budget (runs within `tolerance` of each other's
+// compute), the runs of the size with the lowest seed-mean loss, labelled "C<budget>" (the budget's
+// geometric-mean compute, 3 significant digits) at that size's compute. The lowest of a few noisy
+// sizes is biased low by the noise; the IsoFLOP parabolas' minima are the smoothed reading.
+LadderResults IsoflopFrontier(const LadderResults& ladder, double tolerance = 0.025);
+
 }  // namespace rung::fit

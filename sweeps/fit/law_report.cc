@@ -458,14 +458,14 @@ StatusOr<LawReport> FitLaws(const LawRuns& runs, const LawOptions& options) {
   return report;
 }
 
-Status AddPredictedMultipliers(const LadderResults& ladder, const MultiplierOptions& options,
+Status AddPredictedMultipliers(const LadderResults& ladder, const LadderResults& at, const MultiplierOptions& options,
                                MultiplierReport* report) {
   StatusOr<LawRuns> runs = LawRunsOfLadder(ladder, report->metric);
   if (!runs.ok()) return Status::Ok();  // nothing to predict from, and nothing to say
 
   // The baseline's ladder computes, each with its label, then 10 and 100 times the largest.
   std::map<double, std::string> labels;
-  for (const LadderRun& run : ladder.runs) {
+  for (const LadderRun& run : at.runs) {
     if (run.variant == report->baseline) labels.emplace(run.compute, run.label);
   }
   LawOptions law;

@@ -173,13 +173,13 @@ StatusOr<LawReport> FitLaws(const LawRuns& runs, const LawOptions& options);
 // The most residual-bootstrap replicates behind `rung fit`'s predicted multipliers.
 inline constexpr int kPredictedReplicates = 200;
 
-// `rung fit`'s predicted rows (MultiplierReport::predicted): where every run of `ladder` has N and D,
-// L(N, D) per variant fitted and read at each of the baseline's ladder computes and at 10 and 100 times
-// the largest, both allocations, with residual-bootstrap intervals (min(options.bootstrap,
-// kPredictedReplicates) replicates). What the laws cannot give (no N and D, too few points, a form the
-// ladder cannot identify, a fit that did not converge) goes to report->predicted_why; only
-// options.keep_going's refusal is returned.
-Status AddPredictedMultipliers(const LadderResults& ladder, const MultiplierOptions& options,
+// `rung fit`'s predicted rows (MultiplierReport::predicted): where every run of `runs` has N and D,
+// L(N, D) per variant fitted to them and read at each of the baseline's computes in `at` (labelled as
+// there) and at 10 and 100 times the largest, both allocations, with residual-bootstrap intervals
+// (min(options.bootstrap, kPredictedReplicates) replicates). What the laws cannot give (too few points,
+// a form the runs cannot identify, a fit that did not converge) goes to report->predicted_why; runs
+// without N and D give nothing; only options.keep_going's refusal is returned.
+Status AddPredictedMultipliers(const LadderResults& runs, const LadderResults& at, const MultiplierOptions& options,
                                MultiplierReport* report);
 
 }  // namespace rung::fit

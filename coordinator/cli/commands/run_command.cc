@@ -37,6 +37,8 @@
 #include "core/common/subprocess.h"
 #include "core/common/write_error.h"
 #include "sweeps/fit/compute_multipliers.h"
+#include "sweeps/fit/law_format.h"
+#include "sweeps/fit/law_report.h"
 #include "sweeps/fit/report_format.h"
 #include "sweeps/spec/expansion.h"
 #include "sweeps/tune/lr_search.h"
@@ -109,6 +111,9 @@ void PrintResults(const ExpandedSweep& expanded, const std::vector<pb::Trial>& t
   for (const ExpandedTrial& trial : expanded.trials) by_identity[trial.identity] = &trial;
   fit::LadderResults ladder;
   ladder.source = expanded.spec.name;
+  fit::LawRuns law_runs;  // the same runs with N and D, for an IsoFLOP grid's laws
+  law_runs.source = "sweep " + expanded.spec.name;
+  law_runs.metric = metric;
   bool seeded = true;
   for (const pb::Trial& trial : trials) {
     if (trial.state() != pb::TRIAL_STATE_SUCCEEDED || !trial.has_final_metric()) continue;
@@ -131,6 +136,11 @@ void PrintResults(const ExpandedSweep& expanded, const std::vector<pb::Trial>& t
     run.loss = trial.final_metric();
     run.seed = config.value("seed", 0);
     ladder.runs.push_back(run);
+    if (trial.tokens() > 0) {
+      const double tokens = static_cast<double>(trial.tokens());
+      law_runs.runs.push_back({variant, trial.flops() / (6.0 * tokens), tokens, trial.final_metric(), run.seed,
+                               "trial " + std::to_string(trial.trial_id())});
+    }
     seeded = seeded && config.contains("seed");
   }
   TextTable table({"rung", "variant", "runs", metric + " (mean)", "sd", "flops_6ND"});
@@ -154,11 +164,17 @@ void PrintResults(const ExpandedSweep& expanded, const std::vector<pb::Trial>& t
     return;
   }
   if (!expanded.spec.ladder.isoflop_budgets.empty()) {
-    // A multiplier inverts the baseline's loss along a ladder that climbs in compute; an IsoFLOP grid's
-    // rungs share a few budgets instead.
-    std::cout << "\ncompute multipliers: not computed (an IsoFLOP grid: its rungs share "
-              << expanded.spec.ladder.isoflop_budgets.size()
-              << " budgets rather than climb in compute; each budget's losses against size are in the table above)\n";
+    // An IsoFLOP grid's rungs share a few budgets rather than climb in compute: its summary is the
+    // scaling laws (as `rung laws` prints them); `rung fit` reads the multipliers along its frontier.
+    fit::LawOptions options;
+    options.baseline = baseline["position.variant"].get<std::string>();
+    StatusOr<fit::LawReport> laws = fit::FitLaws(law_runs, options);
+    if (!laws.ok()) {
+      std::cout << "\nscaling laws: not fitted (" << laws.status().message() << ")\n";
+      return;
+    }
+    std::cout << "\nscaling laws (rung laws; the multipliers measured along the grid's frontier: rung fit)\n\n"
+              << fit::FormatLawTable(*laws);
     return;
   }
   fit::MultiplierOptions options;
