@@ -157,6 +157,7 @@ ApiResponse DashboardApi::Handle(const ApiRequest& request) {
       if (what == "fit") return Fit(*id);
       if (what == "tuning") return Tuning(*id);
       if (what == "precision") return Precision(*id);
+      if (what == "laws") return Laws(*id, request);
       if (what == "extrapolation") return Extrapolation(*id);
     } else {
       if (what.empty()) return Trial(*id);
@@ -360,6 +361,17 @@ ApiResponse DashboardApi::Precision(int64_t sweep_id) {
   grpc::Status status = connection_.user().GetPrecision(connection_.Context().get(), request, &precision);
   if (!status.ok()) return FromGrpc(status);
   return Ok(client::ToJson(precision));
+}
+
+ApiResponse DashboardApi::Laws(int64_t sweep_id, const ApiRequest& request) {
+  pb::GetLawsRequest get;
+  get.set_sweep_id(sweep_id);
+  get.set_baseline(QueryText(request, "baseline"));
+  get.set_sharing(QueryText(request, "sharing"));
+  pb::GetLawsResponse laws;
+  grpc::Status status = connection_.user().GetLaws(connection_.Context().get(), get, &laws);
+  if (!status.ok()) return FromGrpc(status);
+  return Ok(client::ToJson(laws));
 }
 
 ApiResponse DashboardApi::Extrapolation(int64_t sweep_id) {

@@ -27,6 +27,10 @@
 //                                          `rung fit --format json` prints
 //   GET  /api/sweeps/ID/tuning             GetTuning
 //   GET  /api/sweeps/ID/precision          GetPrecision (409 for a sweep without a precision block)
+//   GET  /api/sweeps/ID/laws?baseline=V&sharing=S   GetLaws with its defaults (`rung laws SWEEP`'s):
+//                                          the scaling laws L(N, D) of its finished runs, refitted (and
+//                                          bootstrapped) on every call; 409 with the coordinator's why
+//                                          for runs that cannot give laws (one token count per size)
 //   GET  /api/sweeps/ID/extrapolation      the evaluations beyond the training length of its SUCCEEDED
 //                                          trials (coordinator/client/sweep_evaluations.h): {"trials":
 //                                          [{"trial" (ListTrials' Trial), "val_loss" (at the training
@@ -83,6 +87,7 @@ class DashboardApi {
   ApiResponse Fit(int64_t sweep_id);
   ApiResponse Tuning(int64_t sweep_id);
   ApiResponse Precision(int64_t sweep_id);
+  ApiResponse Laws(int64_t sweep_id, const ApiRequest& request);
   ApiResponse Extrapolation(int64_t sweep_id);
   ApiResponse Trial(int64_t trial_id);
   ApiResponse Metrics(int64_t trial_id, const ApiRequest& request);

@@ -10,7 +10,10 @@
 // cells' correct/instances; a milestone chosen in the URL) against its /api/trials/ID/diagnostics
 // record, and no probe on a trial without one; the precision panel of a paused precision-aimed sweep
 // (a row per target in its chart and table, the state and why, the FLOPs against the budget, the
-// seeds planned next) against /api/sweeps/ID/precision, and none on a sweep without a precision block; that sweep's loss against the evaluation length (a
+// seeds planned next) against /api/sweeps/ID/precision, and none on a sweep without a precision block;
+// the scaling laws panel, folded until opened, of an IsoFLOP grid (the laws table, the predicted
+// multipliers' charts with their bands and extrapolated parts, the rollout, the IsoFLOP profiles)
+// against /api/sweeps/ID/laws, and the one line of a ladder without laws; that sweep's loss against the evaluation length (a
 // chart per rung, a line per variant and method) against /api/sweeps/ID/extrapolation, and none on a
 // sweep without evaluations; the comparison of the two sweeps (ticked in the
 // list): its cells' best and last values against /api/sweeps/ID/results, shared axes, the state in
@@ -21,7 +24,8 @@
 //
 // Environment: DASHBOARD_URL (the printed URL with ?token=), SCREENSHOT_DIR, SWEEP_ID,
 // DIAGNOSTICS_SWEEP_ID (the finished sweep rung-train trained, with diagnostics), PRECISION_SWEEP_ID
-// (a paused sweep with a precision block; its checks are skipped without it), RUNG_CLI (the
+// (a paused sweep with a precision block; its checks are skipped without it), LAWS_SWEEP_ID and
+// NO_LAWS_SWEEP_ID (finished sweeps with and without scaling laws; skipped without them), RUNG_CLI (the
 // rung binary, for `rung fit`), RUNG_COORDINATOR and RUNG_TOKEN_FILE (for it), CHROMIUM
 // (default /usr/bin/chromium), CONTROL_URL and CONTROL_SWEEP_ID (the --allow-control dashboard's
 // printed URL and a paused sweep; the control checks are skipped without them). Exit 0 when every check holds; each check prints one line.
@@ -40,6 +44,8 @@ const shots = process.env.SCREENSHOT_DIR;
 const sweepId = Number(process.env.SWEEP_ID || 1);
 const diagnosticsSweepId = Number(process.env.DIAGNOSTICS_SWEEP_ID || 0);
 const precisionSweepId = Number(process.env.PRECISION_SWEEP_ID || 0);
+const lawsSweepId = Number(process.env.LAWS_SWEEP_ID || 0);
+const noLawsSweepId = Number(process.env.NO_LAWS_SWEEP_ID || 0);
 const origin = new URL(url).origin;
 const token = new URL(url).searchParams.get('token');
 
@@ -280,6 +286,93 @@ try {
     await (await page.$('#precision')).screenshot({ path: join(shots, 'precision.png') });
     const [precisionSvg] = await Promise.all([page.waitForEvent('download'), page.click('[data-chart="precision"] .downloads button:text("SVG")')]);
     check(readFileSync(await precisionSvg.path(), 'utf8').includes('precision-row'), `the precision chart downloads as SVG (${precisionSvg.suggestedFilename()})`);
+  }
+
+  // ---- the scaling laws panel: folded (and not fitted) until opened; on $LAWS_SWEEP_ID (an IsoFLOP
+  // grid whose runs a known law played) the laws table, the multiplier charts (a line and band per
+  // variant, dashed where extrapolated), the rollout and the IsoFLOP profiles against
+  // /api/sweeps/ID/laws; on $NO_LAWS_SWEEP_ID (each size ran one token count) one line saying why
+  if (lawsSweepId) {
+    const laws = (await api(`/api/sweeps/${lawsSweepId}/laws`)).report;
+    await page.goto(`${origin}/#/sweep/${lawsSweepId}`);
+    await ready(`#/sweep/${lawsSweepId}`);
+    check(await page.$('#laws') && !(await page.$eval('#laws', (d) => d.open)) && !(await page.$('#laws-table')) && !(await page.getAttribute('#laws', 'data-laws')),
+      'the scaling laws panel is folded and not fitted before it is opened');
+    const opened = Date.now();
+    await page.click('#laws > summary');
+    await page.waitForSelector('#laws[data-laws="fitted"]', { timeout: 60000 });
+    console.log(`the laws were fitted and drawn ${Date.now() - opened} ms after the panel was opened`);
+    check(page.url().includes('laws=1'), 'the open panel is in the URL');
+    const numbers = (text) => (text.match(/-?\d+(\.\d+)?(e[+-]?\d+)?/g) || []).map(Number);
+    const lawRows = await page.$$eval('#laws-table tbody tr', (trs) => trs.map((tr) => ({ variant: tr.dataset.variant,
+      ...Object.fromEntries([...tr.querySelectorAll('td[data-key]')].map((td) => [td.dataset.key, td.textContent])) })));
+    check(lawRows.length === laws.variants.length && laws.variants.every((v, i) => {
+      const row = lawRows[i];
+      return row.variant === v.variant && Number(row.points) === v.points && ['E', 'A', 'B', 'alpha', 'beta'].every((k) => {
+        const [value, low, high] = numbers(row[k]);
+        return close(value, v[k], 1e-3) && close(low, v[`${k}_interval`].low, 1e-3) && close(high, v[`${k}_interval`].high, 1e-3);
+      }) && close(Number(row.rmse), v.rmse, 1e-2) && close(numbers(row.n_exponent)[0], v.n_exponent, 1e-2);
+    }), `the laws table has each variant's E, A, B, alpha, beta with their intervals, RMSE, runs and exponents (${lawRows.map((r) => `${r.variant}: E ${r.E}`).join('; ')})`);
+    const charts = await page.$$eval('[data-chart="laws-multipliers"]', (hosts) => hosts.map((h) => ({ allocation: h.dataset.allocation, spec: h.rungChart,
+      canvas: !!h.querySelector('canvas') })));
+    const allocations = [...new Set(laws.multipliers.map((m) => m.allocation))];
+    check(charts.length === allocations.length && charts.every((c) => c.canvas && c.spec.logX), `a multiplier chart per allocation on a log compute axis (${charts.map((c) => c.allocation).join(', ')})`);
+    let points = 0;
+    for (const chart of charts) {
+      for (const m of laws.multipliers.filter((r) => r.allocation === chart.allocation)) {
+        const j = chart.spec.x.indexOf(Number(m.compute));
+        const series = chart.spec.series.find((s) => s.label === `${m.variant} (${m.extrapolated ? 'extrapolated' : 'within its runs'})`);
+        if (j < 0 || !series || (m.multiplier === undefined ? series.values[j] !== null : !close(series.values[j], m.multiplier) ||
+            !close(series.band.lo[j], m.interval.low) || !close(series.band.hi[j], m.interval.high))) {
+          throw new Error(`multiplier ${m.variant} ${m.allocation} at ${m.compute}: the chart has ${series && JSON.stringify([series.values[j], series.band.lo[j], series.band.hi[j]])}`);
+        }
+        if (m.extrapolated && !(series.dash && series.dash.length)) throw new Error(`${series.label} is not dashed`);
+        points++;
+      }
+    }
+    check(points === laws.multipliers.length && laws.multipliers.some((m) => m.extrapolated) && laws.multipliers.some((m) => !m.extrapolated),
+      `the charts have every predicted multiplier with its interval band (${points}), the extrapolated ones dashed`);
+    const rollout = await page.$$eval('#laws-rollout tbody tr', (trs) => trs.map((tr) => ({ variant: tr.dataset.variant, origin: tr.dataset.origin,
+      ...Object.fromEntries([...tr.querySelectorAll('td[data-key]')].map((td) => [td.dataset.key, td.textContent])) })));
+    check(rollout.length === laws.rollout.points.length && laws.rollout.points.every((p, i) => rollout[i].variant === p.variant && rollout[i].origin === p.origin &&
+      close(Number(rollout[i].loss), p.loss, 1e-4) && close(Number(rollout[i].predicted), p.predicted, 1e-4) && rollout[i].inside === (p.inside ? 'yes' : 'no') &&
+      close(numbers(rollout[i].interval)[0], p.interval.low, 1e-4)),
+      `the rollout has each held-out run measured against its prediction and interval, inside or not (${rollout.map((r) => r.inside).join(', ')})`);
+    const rolloutError = await page.textContent('#laws-rollout-error');
+    check(rolloutError.includes(`${laws.rollout.inside} of ${laws.rollout.points.length} runs inside`) && close(numbers(rolloutError)[0], laws.rollout.mean_abs_error, 1e-2),
+      `the rollout's mean error ("${rolloutError}")`);
+    const budgets = await page.$$eval('#laws-isoflop tbody tr', (trs) => trs.map((tr) => ({ variant: tr.dataset.variant, compute: Number(tr.dataset.compute),
+      n_opt: tr.querySelector('td[data-key="n_opt"]').textContent })));
+    const expectedBudgets = laws.isoflop.variants.flatMap((v) => v.budgets.map((b) => ({ variant: v.variant, compute: b.compute, n_opt: b.n_opt })));
+    check(budgets.length === expectedBudgets.length && expectedBudgets.every((b, i) => budgets[i].variant === b.variant && close(budgets[i].compute, b.compute) &&
+      close(numbers(budgets[i].n_opt)[0], b.n_opt, 1e-3)), `the IsoFLOP table has each budget's N* (${budgets.map((b) => b.n_opt.split(' ')[0]).join(', ')})`);
+    const profiles = await page.$$eval('[data-chart="laws-isoflop"]', (hosts) => hosts.map((h) => ({ variant: h.dataset.variant, canvas: !!h.querySelector('canvas'),
+      runs: h.rungChart.series.filter((s) => s.points).map((s) => s.values.filter((v) => v !== null).length), ticks: h.rungChart.whiskers.map((w) => w.x) })));
+    check(profiles.length === laws.isoflop.variants.length && laws.isoflop.variants.every((v, i) => profiles[i].variant === v.variant && profiles[i].canvas &&
+      profiles[i].runs.length === v.budgets.length && profiles[i].runs.every((n, j) => n === v.budgets[j].runs) && v.budgets.every((b, j) => close(profiles[i].ticks[j], b.n_opt))),
+      `an IsoFLOP chart per variant, each budget's runs as points and its N* ticked (${profiles.map((p) => `${p.variant}: ${p.runs.join('+')} runs`).join('; ')})`);
+    await (await page.$('#laws')).screenshot({ path: join(shots, 'laws.png') });
+    const [lawsSvg] = await Promise.all([page.waitForEvent('download'), page.click('[data-chart="laws-multipliers"] .downloads button:text("SVG")')]);
+    const lawsSvgText = readFileSync(await lawsSvg.path(), 'utf8');
+    check(lawsSvgText.includes('<polygon') && lawsSvgText.includes('stroke-dasharray'), `the multiplier chart downloads as SVG with its bands and dashes (${lawsSvg.suggestedFilename()})`);
+    // Reloaded with laws=1 in the URL, the panel opens and fits by itself.
+    await page.reload();
+    await ready(`#/sweep/${lawsSweepId}`);
+    await page.waitForSelector('#laws[data-laws="fitted"]', { timeout: 60000 });
+    check(await page.$eval('#laws', (d) => d.open), 'a reloaded URL with laws=1 opens the panel and fits it');
+  }
+  if (noLawsSweepId) {
+    await page.goto(`${origin}/#/sweep/${noLawsSweepId}`);
+    await ready(`#/sweep/${noLawsSweepId}`);
+    await page.click('#laws > summary');
+    await page.waitForSelector('#laws[data-laws="none"]', { timeout: 60000 });
+    const why = await page.textContent('#laws-none');
+    const refusal = await fetch(`${origin}/api/sweeps/${noLawsSweepId}/laws`, { headers: { Authorization: 'Bearer ' + token } });
+    const refused = (await refusal.json()).error;
+    check(refusal.status === 409 && why === `no scaling laws: ${refused.replace(/^coordinator: /, '')}` && why.includes('ran one token count D per model size N') &&
+      !why.includes('\n') && !(await page.$('#laws-table')),
+      `a sweep whose sizes each ran one token count says why it has no laws (the 409's message), in one line ("${why}")`);
+    await (await page.$('#laws')).screenshot({ path: join(shots, 'laws-none.png') });
   }
 
   // ---- a trial page: its curve against its metrics

@@ -9,7 +9,8 @@
 // that the sweep runs for some seconds), the sweep submitted through the API, `rung dashboard` as a
 // process on a free port, and
 // browser_check.mjs driving Debian's chromium through playwright-core against it (what it checks is
-// listed in its header; a paused precision-aimed sweep's panel among it), and a second `rung
+// listed in its header; a paused precision-aimed sweep's panel among it, and the scaling laws panel
+// of two sweeps law_sweep.h plays through the worker API, with and without laws), and a second `rung
 // dashboard --allow-control` whose pause and resume
 // buttons it clicks on a third, paused sweep; and `rung dashboard --allow-control` with the viewer
 // token refused with exit 4. Screenshots of each view land in build/dashboard-screenshots/.
@@ -26,6 +27,7 @@
 
 #include "coordinator/client/coordinator_connection.h"
 #include "core/common/subprocess.h"
+#include "tests/dashboard/law_sweep.h"
 #include "tests/worker/agent/agent_test_util.h"
 
 namespace rung::dashboard {
@@ -175,6 +177,15 @@ TEST(DashboardBrowserTest, ARealSweepReadsRightInChromiumAndUpdatesLive) {
     trainer->Stop(SIGTERM, std::chrono::seconds(10)).IgnoreError();
   }
 
+  // The scaling-law sweeps (law_sweep.h), played to their end by a worker of the test's own while
+  // nothing else waits for a lease: an IsoFLOP grid with laws, a ladder without.
+  StatusOr<int64_t> laws_sweep =
+      testing::PlayLawSweep(address, user_token, scratch.Path("worker.token"), testing::kIsoflopLawSpec);
+  ASSERT_TRUE(laws_sweep.ok()) << laws_sweep.status().ToString();
+  StatusOr<int64_t> no_laws_sweep =
+      testing::PlayLawSweep(address, user_token, scratch.Path("worker.token"), testing::kOneTokenCountSpec);
+  ASSERT_TRUE(no_laws_sweep.ok()) << no_laws_sweep.status().ToString();
+
   // The precision-aimed sweep, paused before any worker could lease one of its trials.
   const int64_t precision_sweep = submit_spec(kPrecisionSpec, "dashboard-precision.yaml");
   ASSERT_GT(precision_sweep, 0);
@@ -250,6 +261,8 @@ TEST(DashboardBrowserTest, ARealSweepReadsRightInChromiumAndUpdatesLive) {
                        "SWEEP_ID=" + std::to_string(submitted.sweep_id()),
                        "DIAGNOSTICS_SWEEP_ID=" + std::to_string(diagnostics_sweep),
                        "PRECISION_SWEEP_ID=" + std::to_string(precision_sweep),
+                       "LAWS_SWEEP_ID=" + std::to_string(*laws_sweep),
+                       "NO_LAWS_SWEEP_ID=" + std::to_string(*no_laws_sweep),
                        "RUNG_CLI=" + bin + "/rung",
                        "RUNG_COORDINATOR=" + address,
                        "RUNG_TOKEN_FILE=" + user_token,

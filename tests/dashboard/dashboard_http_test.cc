@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include <gmock/gmock.h>
@@ -31,6 +32,7 @@
 #include "core/config/length_extension_method.h"
 #include "core/config/positional_variant.h"
 #include "tests/cli/golden_fixture.h"
+#include "tests/dashboard/law_sweep.h"
 #include "tests/support/tls/self_signed_certificate.h"
 #include "tests/worker/agent/agent_test_util.h"
 
@@ -958,6 +960,180 @@ TEST_F(PrecisionEndpointTest, ThePrecisionEndpointIsGetPrecisionAndA409WithoutAP
   httplib::Result other = client.Get(("/api/sweeps/" + std::to_string(sweep_id_)).c_str(), login);
   ASSERT_TRUE(other);
   EXPECT_EQ(json::parse(other->body)["precision"], "");
+}
+
+// A coordinator of its own (nothing else waits for a lease) with the two sweeps law_sweep.h plays:
+// an IsoFLOP grid of rope and lerope whose final losses a known L(N, D) gives, and a ladder whose sizes
+// each ran one token count. /laws is GetLaws' answer as the coordinator gives it (its defaults: 200
+// bootstrap replicates, seed 0, so the same on every call), ?baseline= and ?sharing= passed through;
+// for the ladder, GetLaws' FAILED_PRECONDITION as 409 with the coordinator's words.
+class LawsEndpointTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    scratch_ = new agent::testing::ScratchDir();
+    server::ServerOptions options;
+    options.listen_address = "127.0.0.1:0";
+    options.database_path = scratch_->Path("rung.db");
+    options.user_token_file = scratch_->Path("user.token");
+    options.worker_token_file = scratch_->Path("worker.token");
+    for (const std::string& file : {options.user_token_file, options.worker_token_file}) {
+      ASSERT_TRUE(server::WriteFreshTokenFile(file).ok());
+    }
+    StatusOr<std::unique_ptr<server::CoordinatorServer>> started = server::CoordinatorServer::Start(options);
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    coordinator_ = std::move(started).value().release();
+    for (auto [spec, id] : {std::pair{testing::kIsoflopLawSpec, &laws_id_}, std::pair{testing::kOneTokenCountSpec, &ladder_id_}}) {
+      StatusOr<int64_t> played = testing::PlayLawSweep(coordinator_->address(), options.user_token_file,
+                                                       options.worker_token_file, spec);
+      ASSERT_TRUE(played.ok()) << played.status().ToString();
+      *id = *played;
+    }
+  }
+  static void TearDownTestSuite() {
+    delete coordinator_;
+    coordinator_ = nullptr;
+    delete scratch_;
+    scratch_ = nullptr;
+  }
+
+  void SetUp() override {
+    ASSERT_NE(coordinator_, nullptr);
+    client::ConnectionOptions user;
+    user.address = coordinator_->address();
+    user.token_file = scratch_->Path("user.token");
+    auto connection = client::CoordinatorConnection::Open(user);
+    ASSERT_TRUE(connection.ok()) << connection.status().ToString();
+    connection_ = std::move(connection).value();
+  }
+
+  // GetLaws' own answer, as JSON.
+  json Expected(int64_t sweep_id, const std::string& baseline = "", const std::string& sharing = "") {
+    v1::GetLawsRequest request;
+    request.set_sweep_id(sweep_id);
+    request.set_baseline(baseline);
+    request.set_sharing(sharing);
+    v1::GetLawsResponse expected;
+    grpc::Status status = connection_->user().GetLaws(connection_->Context().get(), request, &expected);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return client::ToJson(expected);
+  }
+
+  static agent::testing::ScratchDir* scratch_;
+  static server::CoordinatorServer* coordinator_;
+  static int64_t laws_id_;
+  static int64_t ladder_id_;
+  std::unique_ptr<client::CoordinatorConnection> connection_;
+};
+
+agent::testing::ScratchDir* LawsEndpointTest::scratch_ = nullptr;
+server::CoordinatorServer* LawsEndpointTest::coordinator_ = nullptr;
+int64_t LawsEndpointTest::laws_id_ = 0;
+int64_t LawsEndpointTest::ladder_id_ = 0;
+
+TEST_F(LawsEndpointTest, TheLawsEndpointIsGetLawsOfAnIsoflopGridWithItsLawsMultipliersRolloutAndProfiles) {
+  DashboardApi api(*connection_, /*allow_control=*/false);
+  const std::string path = "/api/sweeps/" + std::to_string(laws_id_) + "/laws";
+  ApiResponse answer = api.Handle(ApiRequest{"GET", path, {}});
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  const json body = json::parse(answer.body);
+  EXPECT_EQ(body, Expected(laws_id_));
+  EXPECT_EQ(body["unfinished"], "0");
+  const json& report = body["report"];
+  EXPECT_EQ(report["source"], "sweep dashboard-laws");
+  EXPECT_EQ(report["baseline"], "rope");
+  EXPECT_EQ(report["level"].get<double>(), 0.95);
+  // A law per variant near the one that played the runs, each with its intervals and 12 runs.
+  ASSERT_EQ(report["variants"].size(), 2u) << report["variants"].dump();
+  for (const json& variant : report["variants"]) {
+    const std::string name = variant["variant"].get<std::string>();
+    ASSERT_TRUE(name == "rope" || name == "lerope") << name;
+    EXPECT_EQ(variant["points"], 12) << name;
+    EXPECT_NEAR(variant["E"].get<double>(), name == "rope" ? testing::kLawTruth.e_rope : testing::kLawTruth.e_lerope, 0.1) << name;
+    EXPECT_LT(variant["rmse"].get<double>(), 0.02) << name;
+    for (const char* key : {"E_interval", "A_interval", "B_interval", "alpha_interval", "beta_interval"}) {
+      ASSERT_TRUE(variant.contains(key)) << name << " " << key << ": " << variant.dump();
+      EXPECT_LE(variant[key]["low"].get<double>(), variant[key]["high"].get<double>()) << name << " " << key;
+    }
+    EXPECT_TRUE(variant.contains("n_exponent")) << variant.dump();
+  }
+  EXPECT_EQ(report["runs"].size(), 24u);
+  // lerope's multipliers against rope, at each compute under both allocations, the largest extrapolated.
+  ASSERT_FALSE(report["multipliers"].empty());
+  std::set<std::string> allocations;
+  bool extrapolated = false, within = false;
+  for (const json& row : report["multipliers"]) {
+    EXPECT_EQ(row["variant"], "lerope") << row.dump();
+    allocations.insert(row["allocation"].get<std::string>());
+    (row["extrapolated"].get<bool>() ? extrapolated : within) = true;
+  }
+  EXPECT_EQ(allocations, (std::set<std::string>{"optimal", "rule"}));
+  EXPECT_TRUE(extrapolated && within) << report["multipliers"].dump();
+  // The rollout: the largest size held out, its 3 budgets x 2 variants predicted.
+  ASSERT_TRUE(report.contains("rollout")) << report.dump();
+  EXPECT_EQ(report["rollout"]["held_out_n"].size(), 1u);
+  EXPECT_EQ(report["rollout"]["points"].size(), 6u) << report["rollout"].dump();
+  // The IsoFLOP profiles: 3 budgets per variant, each with its N*.
+  ASSERT_TRUE(report.contains("isoflop")) << report.value("isoflop_why", "");
+  ASSERT_EQ(report["isoflop"]["variants"].size(), 2u);
+  for (const json& variant : report["isoflop"]["variants"]) {
+    ASSERT_EQ(variant["budgets"].size(), 3u) << variant.dump();
+    for (const json& budget : variant["budgets"]) EXPECT_TRUE(budget.contains("n_opt")) << budget.dump();
+  }
+
+  // Served over HTTP to the page; ?baseline= and ?sharing= reach GetLaws; bad ones are 400.
+  StatusOr<std::unique_ptr<DashboardServer>> server = DashboardServer::Start([&] {
+    DashboardOptions options;
+    options.connection.address = coordinator_->address();
+    options.connection.token_file = scratch_->Path("user.token");
+    options.listen = "127.0.0.1:0";
+    options.web_root = RUNG_DASHBOARD_WEB_ROOT;
+    return options;
+  }());
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  httplib::Client client("127.0.0.1", (*server)->port());
+  client.set_read_timeout(60, 0);
+  const httplib::Headers login = {{"Authorization", "Bearer " + (*server)->gate().token()}};
+  httplib::Result served = client.Get(path.c_str(), login);
+  ASSERT_TRUE(served);
+  EXPECT_EQ(served->status, 200) << served->body;
+  EXPECT_EQ(json::parse(served->body), body);
+  httplib::Result against_lerope = client.Get((path + "?baseline=lerope&sharing=exponents").c_str(), login);
+  ASSERT_TRUE(against_lerope);
+  ASSERT_EQ(against_lerope->status, 200) << against_lerope->body;
+  const json other = json::parse(against_lerope->body);
+  EXPECT_EQ(other, Expected(laws_id_, "lerope", "exponents"));
+  EXPECT_EQ(other["report"]["baseline"], "lerope");
+  EXPECT_EQ(other["report"]["sharing"], "exponents");
+  ASSERT_FALSE(other["report"]["multipliers"].empty());
+  EXPECT_EQ(other["report"]["multipliers"][0]["variant"], "rope");
+  httplib::Result bad_sharing = client.Get((path + "?sharing=everything").c_str(), login);
+  ASSERT_TRUE(bad_sharing);
+  EXPECT_EQ(bad_sharing->status, 400) << bad_sharing->body;
+  EXPECT_THAT(json::parse(bad_sharing->body)["error"].get<std::string>(), HasSubstr("GetLawsRequest.sharing"));
+  httplib::Result bad_baseline = client.Get((path + "?baseline=nope").c_str(), login);
+  ASSERT_TRUE(bad_baseline);
+  EXPECT_EQ(bad_baseline->status, 400) << bad_baseline->body;
+  EXPECT_THAT(json::parse(bad_baseline->body)["error"].get<std::string>(), HasSubstr("no trial of sweep dashboard-laws is the variant 'nope'"));
+}
+
+TEST_F(LawsEndpointTest, ALadderWhoseSizesEachRanOneTokenCountIsA409SayingWhy) {
+  DashboardApi api(*connection_, /*allow_control=*/false);
+  const std::string path = "/api/sweeps/" + std::to_string(ladder_id_) + "/laws";
+  ApiResponse answer = api.Handle(ApiRequest{"GET", path, {}});
+  EXPECT_EQ(answer.status, 409) << answer.body;
+  const std::string error = json::parse(answer.body)["error"].get<std::string>();
+  EXPECT_THAT(error, HasSubstr("ran one token count D per model size N, so L(N, D) is not identified"));
+  EXPECT_THAT(error, HasSubstr("ladder.isoflop_budgets"));
+  v1::GetLawsRequest request;
+  request.set_sweep_id(ladder_id_);
+  v1::GetLawsResponse ignored;
+  grpc::Status status = connection_->user().GetLaws(connection_->Context().get(), request, &ignored);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(error, HasSubstr(status.error_message()));
+  // An unknown sweep and a write, as the other sweep endpoints answer them.
+  EXPECT_EQ(api.Handle(ApiRequest{"GET", "/api/sweeps/999/laws", {}}).status, 404);
+  EXPECT_EQ(api.Handle(ApiRequest{"POST", path, {}}).status, 405);
+  EXPECT_EQ(api.Handle(ApiRequest{"GET", path + "/x", {}}).status, 404);
 }
 
 TEST_F(DashboardHttpTest, StartRefusesMissingPageFilesAndUnreachableCoordinators) {

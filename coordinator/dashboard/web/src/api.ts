@@ -2,10 +2,12 @@
 // T: what the endpoint sends, mostly a message of the wire (module 'rung-wire', generated from
 // proto/rung.proto at build time).
 import type { SweepUpdate } from 'rung-wire';
+// A failed answer throws an Error with the server's message and `status`, the HTTP status (409: the
+// coordinator's FAILED_PRECONDITION).
 export async function getJson<T = any>(path: string): Promise<T> {
   const response = await fetch(path, { credentials: 'same-origin' });
   const body = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
-  if (!response.ok) throw new Error(body.error || `HTTP ${response.status}`);
+  if (!response.ok) throw Object.assign(new Error(body.error || `HTTP ${response.status}`), { status: response.status });
   return body;
 }
 

@@ -1,12 +1,13 @@
 // A sweep: progress by state per rung x variant, the loss curves by cell, the loss against the
 // evaluation length (trials evaluated beyond their training length), the trials table, the fit (loss
 // against compute with the fitted laws, multipliers with intervals), the LR tuning, the precision aim
-// (precision_view.ts), live.
+// (precision_view.ts), the scaling laws L(N, D) (laws_view.ts, fitted when its panel is opened), live.
 import { followSweep, getJson, num, postJson } from './api';
 import { ChartSpec, drawChart, PALETTE, Series } from './charts';
 import { cellCurves, curveMetrics, TrialInfo, X_AXES } from './curves';
 import { csvField, download, el, fmt, hashParams, setHashParam, stateName, STATES, timeText, baselineText } from './format';
 import { EvaluatedTrial, sweepExtrapolationSpecs } from './diagnostics_charts';
+import { lawsPanel } from './laws_view';
 import { drawParallel } from './parallel';
 import { renderPrecision } from './precision_view';
 import { eta, progressBar } from './sweeps_view';
@@ -254,6 +255,8 @@ export async function renderSweep(root: HTMLElement, sweepId: number, onStop: (s
   // Only a sweep with a precision block has the panel (section#precision).
   const precisionHost = sweep.precision ? el('section', { id: 'precision' }) : null;
   if (precisionHost) root.append(precisionHost);
+  // The scaling laws: every sweep has the panel, folded; it fits when opened (not on live updates).
+  root.append(lawsPanel(sweepId));
   const parallelHost = el('section', { id: 'parallel' });
   root.append(parallelHost);
 
