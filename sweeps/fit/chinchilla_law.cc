@@ -126,6 +126,9 @@ Minimum RunLbfgs(const std::vector<LawPoint>& points, const Layout& layout, std:
   ceres::GradientProblem problem(new LawObjectiveFunction(&points, layout, options.huber_delta));
   ceres::GradientProblemSolver::Options solver;
   solver.line_search_direction_type = ceres::LBFGS;
+  // Bisection, not Ceres' polynomial interpolation, which warns on stderr (through glog) when its
+  // interpolant is constant, as it is at a flat minimum.
+  solver.line_search_interpolation_type = ceres::BISECTION;
   solver.max_num_iterations = options.max_iterations;
   solver.function_tolerance = 1e-13;
   solver.gradient_tolerance = 1e-13;

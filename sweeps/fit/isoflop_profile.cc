@@ -12,6 +12,7 @@
 
 #include "core/diagnostics/score_statistics.h"
 #include "sweeps/fit/compute_multipliers.h"
+#include "sweeps/fit/report_format.h"
 
 namespace rung::fit {
 namespace {
@@ -184,6 +185,9 @@ std::string Percent(double fraction) {
   return text;
 }
 
+// The share of replicates an interval needs usable.
+constexpr double kMinUsableShare = 0.8;
+
 }  // namespace
 
 StatusOr<IsoflopReport> FitIsoflopProfiles(const LawRuns& runs, const IsoflopOptions& options) {
@@ -279,6 +283,15 @@ StatusOr<IsoflopReport> FitIsoflopProfiles(const LawRuns& runs, const IsoflopOpt
       }
     }
   }
+  // Replicates that lose a budget's minimum (too few distinct sizes drawn, a profile no longer convex)
+  // are left out; when they are many, the percentiles of the rest are of a selection: no interval.
+  if (report.used < kMinUsableShare * options.bootstrap) {
+    report.construction.clear();
+    report.intervals_why = "only " + std::to_string(report.used) + " of " + std::to_string(options.bootstrap) +
+                           " replicates kept every budget's minimum (resampled runs lose a budget's sizes): too few "
+                           "for an interval of them all";
+    return report;
+  }
   const double tail = (1 - options.level) / 2;
   for (size_t variant = 0; variant < report.variants.size(); ++variant) {
     IsoflopVariant& out = report.variants[variant];
@@ -306,8 +319,7 @@ LadderResults IsoflopFrontier(const LadderResults& ladder, double tolerance) {
   LadderResults frontier;
   frontier.source = ladder.source;
   for (const BudgetGroup& group : groups) {
-    char label[32];
-    std::snprintf(label, sizeof(label), "C%.3g", group.compute);
+    const std::string label = "C" + FormatCompute(group.compute);
     // variant -> size label -> (loss sum, runs)
     std::map<std::string, std::map<std::string, std::pair<double, int>>> means;
     for (size_t index : group.runs) {

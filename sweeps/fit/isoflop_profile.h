@@ -12,8 +12,9 @@
 //
 // Intervals: percentile bootstrap over the units (the seeds where the runs have several, else the
 // runs, resampled within each budget), with law_report.h's rule: none below kMinBootstrapUnits
-// units. Each replicate refits every parabola and the power law; replicates where fewer than 2 budgets
-// keep a minimum are left out and counted.
+// units. Each replicate refits every parabola and the power law; replicates that lose a minimum some
+// budget had are left out and counted, and with fewer than 80% of the replicates left there are no
+// intervals (the rest would be a selection), said in intervals_why.
 //
 // Example:
 //   StatusOr<IsoflopReport> profiles = FitIsoflopProfiles(runs, IsoflopOptions());
@@ -77,7 +78,7 @@ StatusOr<IsoflopReport> FitIsoflopProfiles(const LawRuns& runs, const IsoflopOpt
 // The measured compute-optimal frontier of an IsoFLOP ladder, as a ladder the multiplier estimators
 // read (compute_multipliers.h): per variant and budget (runs within `tolerance` of each other's
 // compute), the runs of the size with the lowest seed-mean loss, labelled "C<budget>" (the budget's
-// geometric-mean compute, 3 significant digits) at that size's compute. The lowest of a few noisy
+// geometric-mean compute as FormatCompute writes it: "C3e10") at that size's compute. The lowest of a few noisy
 // sizes is biased low by the noise; the IsoFLOP parabolas' minima are the smoothed reading.
 LadderResults IsoflopFrontier(const LadderResults& ladder, double tolerance = 0.025);
 

@@ -1,6 +1,8 @@
 // sweeps/fit/report_rows.cc
 #include "sweeps/fit/report_rows.h"
 
+#include "sweeps/fit/report_format.h"
+
 #include <cmath>
 #include <cstdio>
 #include <type_traits>
@@ -191,10 +193,7 @@ class FieldReader {
 };
 
 std::string PredictedLabel(const PredictedMultiplier& row) {
-  if (!row.label.empty()) return row.label;
-  char text[32];
-  std::snprintf(text, sizeof(text), "C=%.3g", row.compute);
-  return text;
+  return !row.label.empty() ? row.label : "C=" + FormatCompute(row.compute);
 }
 
 ReportRow RowOf(const PredictedMultiplier& row, const MultiplierReport& report) {

@@ -369,7 +369,7 @@ try {
     const why = await page.textContent('#laws-none');
     const refusal = await fetch(`${origin}/api/sweeps/${noLawsSweepId}/laws`, { headers: { Authorization: 'Bearer ' + token } });
     const refused = (await refusal.json()).error;
-    check(refusal.status === 409 && why === `no scaling laws: ${refused.replace(/^coordinator: /, '')}` && why.includes('ran one token count D per model size N') &&
+    check(refusal.status === 409 && why === `no scaling laws: ${refused.replace(/^coordinator: /, '')}` && why.includes('ran on one allocation rule') &&
       !why.includes('\n') && !(await page.$('#laws-table')),
       `a sweep whose sizes each ran one token count says why it has no laws (the 409's message), in one line ("${why}")`);
     await (await page.$('#laws')).screenshot({ path: join(shots, 'laws-none.png') });

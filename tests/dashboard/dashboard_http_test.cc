@@ -1122,7 +1122,7 @@ TEST_F(LawsEndpointTest, ALadderWhoseSizesEachRanOneTokenCountIsA409SayingWhy) {
   ApiResponse answer = api.Handle(ApiRequest{"GET", path, {}});
   EXPECT_EQ(answer.status, 409) << answer.body;
   const std::string error = json::parse(answer.body)["error"].get<std::string>();
-  EXPECT_THAT(error, HasSubstr("ran one token count D per model size N, so L(N, D) is not identified"));
+  EXPECT_THAT(error, HasSubstr("ran on one allocation rule (its D rises with N, one D per N), so L(N, D) is not identified"));
   EXPECT_THAT(error, HasSubstr("ladder.isoflop_budgets"));
   v1::GetLawsRequest request;
   request.set_sweep_id(ladder_id_);

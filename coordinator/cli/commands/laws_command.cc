@@ -8,8 +8,9 @@
 // refits without the largest sizes and predicts them. Table, JSON or CSV (sweeps/fit/law_format.h).
 //
 // Exit codes (exit_codes.h): 0 done; 2 bad input (missing file, bad CSV with its line, bad options,
-// unknown sweep or baseline); 1 the fit could not be made (too few points, runs that cannot identify
-// the form, a fit that does not converge: said with how far it got); 3 coordinator unreachable; 4 token
+// unknown sweep or baseline) and runs that cannot give the laws (too few points, runs that cannot
+// identify the form, a fit that does not converge: said with how far it got), as the coordinator's
+// FAILED_PRECONDITION is for `rung laws SWEEP`; 1 any other failure; 3 coordinator unreachable; 4 token
 // refused.
 #include <iostream>
 #include <memory>
@@ -45,6 +46,7 @@ struct LawsCommandOptions {
 int ExitFor(const Status& status) {
   switch (status.code()) {
     case StatusCode::kInvalidArgument:
+    case StatusCode::kFailedPrecondition:
     case StatusCode::kNotFound: return kUsage;
     case StatusCode::kUnavailable: return kUnavailable;
     default: return kFailure;
