@@ -14,8 +14,9 @@ namespace rung::cli {
 void AddLadderSourceOptions(CLI::App* command, LadderSource* source) {
   command->add_option("sweep", source->sweep_id, "A stored sweep on the coordinator (or give --from-csv)");
   command->add_option("--from-csv", source->csv_path,
-                      "Ladder CSV: header variant,label,compute,loss[,seed][,seconds]; compute in FLOPs (6ND), "
-                      "loss in nats, seconds of training")
+                      "Ladder CSV: header variant,label,compute,loss[,seed][,seconds][,n,d]; compute in FLOPs (6ND), "
+                      "loss in nats, seconds of training, n parameters and d tokens (with them, multipliers "
+                      "predicted by fitted L(N, D) too)")
       ->type_name("FILE");
   AddConnectionOptions(command, &source->connection);
 }

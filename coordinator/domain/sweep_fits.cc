@@ -312,10 +312,14 @@ StatusOr<std::string> LadderCsv(Coordinator& coordinator, int64_t sweep_id) {
   RUNG_ASSIGN_OR_RETURN(SweepLadder ladder,
                         BuildLadder(coordinator, sweep, sweep.metric.name, MetricSummary::kFinal, &variant_keys));
   const bool seconds = ladder.ladder.has_seconds();
-  std::string csv = seconds ? "variant,label,compute,loss,seed,seconds\n" : "variant,label,compute,loss,seed\n";
+  const bool sizes = !ladder.ladder.runs.empty() &&
+                     std::all_of(ladder.ladder.runs.begin(), ladder.ladder.runs.end(),
+                                 [](const fit::LadderRun& run) { return run.parameters && run.tokens; });
+  std::string csv = std::string("variant,label,compute,loss,seed") + (seconds ? ",seconds" : "") + (sizes ? ",n,d" : "") + "\n";
   for (const fit::LadderRun& run : ladder.ladder.runs) {
     csv += CsvField(run.variant) + "," + CsvField(run.label) + "," + ExactNumber(run.compute) + "," + ExactNumber(run.loss) +
-           "," + std::to_string(*run.seed) + (seconds ? "," + ExactNumber(*run.seconds) : "") + "\n";
+           "," + std::to_string(*run.seed) + (seconds ? "," + ExactNumber(*run.seconds) : "") +
+           (sizes ? "," + ExactNumber(*run.parameters) + "," + ExactNumber(*run.tokens) : "") + "\n";
   }
   return csv;
 }

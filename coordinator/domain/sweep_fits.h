@@ -102,8 +102,10 @@ StatusOr<SweepFit> FitSweep(Coordinator& coordinator, const FitOptions& options,
 // The stored fit `fit_id`, checked to belong to `sweep_id` when that is positive.
 StatusOr<FitRecord> GetFit(Coordinator& coordinator, int64_t fit_id, int64_t sweep_id);
 
-// The ladder CSV `rung fit --from-csv` reads (variant,label,compute,loss,seed[,seconds]) of the
-// sweep's finished trials, variants named by every sweep axis but seed; one line per run.
+// The ladder CSV `rung fit --from-csv` reads (variant,label,compute,loss,seed[,seconds][,n,d]) of the
+// sweep's finished trials, variants named by every sweep axis but seed; one line per run. n and d (the
+// run's parameters N = compute / 6 D and training tokens D) where every run has them, so that
+// `rung plot SWEEP` can predict multipliers from fitted L(N, D) as `rung fit` does.
 StatusOr<std::string> LadderCsv(Coordinator& coordinator, int64_t sweep_id);
 
 }  // namespace rung

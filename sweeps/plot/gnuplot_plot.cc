@@ -201,10 +201,50 @@ struct Figures {
 
 // The data files' text, and what the multiplier figure needs to know of them.
 struct FigureData {
-  std::string points, curves, multipliers;
+  std::string points, curves, multipliers, predicted;
   double cm_lo = std::numeric_limits<double>::infinity(), cm_hi = 0;  // finite positive multipliers and bars
   std::set<std::string> drawn_piecewise, drawn_shared;                 // variants with a finite value of each
+  // (variant, allocation) of the predicted rows with a multiplier, and of those with an interval.
+  std::set<std::pair<std::string, std::string>> drawn_predicted, predicted_bands;
+  double predicted_c_hi = 0;  // the largest compute of a drawn predicted row
 };
+
+// The allocations of the predicted multipliers, in the order of predicted.dat's indices per variant.
+const char* const kAllocations[] = {"rule", "optimal"};
+
+// A variant's block of predicted.dat for one allocation: compute, CM, low, high, extrapolated (NaN
+// where a row has no multiplier or no interval; one NaN line without rows), counted into the
+// multipliers' range.
+std::string PredictedLines(const MultiplierReport& report, const std::string& variant, const std::string& allocation,
+                           FigureData* data) {
+  std::vector<const PredictedMultiplier*> rows;
+  for (const PredictedMultiplier& row : report.predicted) {
+    if (row.variant == variant && row.allocation == allocation) rows.push_back(&row);
+  }
+  std::sort(rows.begin(), rows.end(),
+            [](const PredictedMultiplier* a, const PredictedMultiplier* b) { return a->compute < b->compute; });
+  std::string lines;
+  for (const PredictedMultiplier* row : rows) {
+    const double value = row->multiplier.value_or(std::nan(""));
+    const double low = row->interval ? row->interval->low : std::nan("");
+    const double high = row->interval ? row->interval->high : std::nan("");
+    if (row->multiplier) {
+      data->drawn_predicted.insert({variant, allocation});
+      data->predicted_c_hi = std::max(data->predicted_c_hi, row->compute);
+    }
+    if (row->interval) data->predicted_bands.insert({variant, allocation});
+    for (double seen : {value, low, high}) {
+      if (std::isfinite(seen) && seen > 0) {
+        data->cm_lo = std::min(data->cm_lo, seen);
+        data->cm_hi = std::max(data->cm_hi, seen);
+      }
+    }
+    lines += Fmt("%.6e", row->compute) + " " + Fmt("%.6f", value) + " " + Fmt("%.6f", low) + " " + Fmt("%.6f", high) +
+             " " + (row->extrapolated ? "1" : "0") + "\n";
+  }
+  // gnuplot counts an index without data lines as none: a NaN line keeps the indices in step.
+  return lines.empty() ? "NaN NaN NaN NaN 0\n" : lines;
+}
 
 // The text beside a point: the multiplier (none for the baseline), or with one ladder point the loss.
 std::string PointLabel(const Figures& figures, const VariantStyle& style, const MultiplierRow& row) {
@@ -277,6 +317,10 @@ FigureData DataOf(const Figures& figures) {
   curves << "# power-law fits L = A * (C / c_ref)^-alpha + E, one index per variant\n# compute_flops loss_nats\n";
   multipliers << "# compute multipliers against " << report.baseline << ", one index per variant\n"
               << "# compute_flops piecewise_cm low high shared_e_cm\n";
+  std::ostringstream predicted;
+  predicted << "# compute multipliers against " << report.baseline << " predicted by fitted L(N, D) (rung fit), "
+            << "one index per (variant, allocation: rule D = " << Fmt("%g", report.predicted_tokens_per_param)
+            << " N, then optimal)\n# compute_flops cm low high extrapolated\n";
   FigureData data;
   for (const VariantStyle& style : figures.styles) {
     points << "# " << style.name << "\n";
@@ -288,6 +332,10 @@ FigureData DataOf(const Figures& figures) {
       multipliers << MultiplierLine(report, row, &data);
     }
     curves << CurveLines(figures, style);
+    for (const char* allocation : kAllocations) {
+      predicted << "# " << style.name << " | " << allocation << "\n"
+                << PredictedLines(report, style.name, allocation, &data) << "\n\n";
+    }
     points << "\n\n";
     curves << "\n\n";
     multipliers << "\n\n";
@@ -295,14 +343,17 @@ FigureData DataOf(const Figures& figures) {
   data.points = points.str();
   data.curves = curves.str();
   data.multipliers = multipliers.str();
+  data.predicted = predicted.str();
   return data;
 }
 
-// Writes points.dat, curves.dat and multipliers.dat into `dir`, in that order; the first error.
+// Writes points.dat, curves.dat, multipliers.dat and predicted.dat into `dir`, in that order; the first
+// error.
 Status WriteDataFiles(const fs::path& dir, const FigureData& data) {
   RUNG_RETURN_IF_ERROR(WriteFile(dir / "points.dat", data.points));
   RUNG_RETURN_IF_ERROR(WriteFile(dir / "curves.dat", data.curves));
-  return WriteFile(dir / "multipliers.dat", data.multipliers);
+  RUNG_RETURN_IF_ERROR(WriteFile(dir / "multipliers.dat", data.multipliers));
+  return WriteFile(dir / "predicted.dat", data.predicted);
 }
 
 // The settings both figures over compute share: the log x axis, the grid, the border, the key.
@@ -480,6 +531,30 @@ Status AddLossFigure(const Figures& figures, std::ostringstream* script) {
 // and its shared-E multipliers, where it has finite ones.
 std::vector<std::string> MultiplierSeries(const Figures& figures, const FigureData& data) {
   std::vector<std::string> cm_series;
+  // The predicted bands behind everything, then the measured multipliers, then the predicted lines.
+  std::vector<std::string> predicted_lines;
+  for (size_t index = 0; index < figures.styles.size(); ++index) {
+    const VariantStyle& style = figures.styles[index];
+    for (size_t allocation = 0; allocation < 2; ++allocation) {
+      const std::pair<std::string, std::string> key{style.name, kAllocations[allocation]};
+      const std::string data_index =
+          figures.Path("predicted.dat") + " index " + std::to_string(2 * index + allocation);
+      const bool rule = allocation == 0;
+      if (data.predicted_bands.count(key)) {
+        // The rule's band shaded, the optimum's hatched: where they overlap both stay readable.
+        cm_series.push_back(data_index + " using 1:3:4 with filledcurves fc rgb " + Quote(style.color) +
+                            (rule ? " fs transparent solid 0.2 noborder" : " fs transparent pattern 4 noborder") +
+                            " notitle");
+      }
+      if (data.drawn_predicted.count(key)) {
+        predicted_lines.push_back(
+            data_index + " using 1:2 with lines lw 2.5 dt " + (rule ? "'-.'" : "3") + " lc rgb " + Quote(style.color) +
+            " title " +
+            Quote(plot::ReadableVariant(style.name) + " predicted, " +
+                  (rule ? "D = " + Fmt("%g", figures.report.predicted_tokens_per_param) + " N" : "compute-optimal")));
+      }
+    }
+  }
   for (size_t index = 0; index < figures.styles.size(); ++index) {
     const VariantStyle& style = figures.styles[index];
     if (style.baseline) continue;
@@ -494,6 +569,7 @@ std::vector<std::string> MultiplierSeries(const Figures& figures, const FigureDa
                           Quote(plot::ReadableVariant(style.name) + " power law (shared E)"));
     }
   }
+  cm_series.insert(cm_series.end(), predicted_lines.begin(), predicted_lines.end());
   return cm_series;
 }
 
@@ -538,16 +614,45 @@ std::string BarsText(const Figures& figures) {
 std::string MultiplierPlot(const Figures& figures, const FigureData& data, const std::vector<std::string>& cm_series) {
   const std::string baseline = Enh(plot::ReadableVariant(figures.report.baseline));
   std::ostringstream script;
-  script << ComputeAxisSettings(figures.ranges);
+  // The predicted rows reach beyond the ladder (10 and 100 times its largest compute): so does x.
+  Ranges ranges = figures.ranges;
+  const bool predicted = !data.drawn_predicted.empty();
+  double ladder_c_hi = 0;
+  for (const MultiplierRow& row : figures.report.rows) ladder_c_hi = std::max(ladder_c_hi, row.compute);
+  if (predicted) ranges.x_hi = std::max(ranges.x_hi, data.predicted_c_hi * 1.6);
+  script << ComputeAxisSettings(ranges);
+  // The predicted series' names are long: their key goes below the plot, which keeps its width.
+  if (predicted) {
+    script << "set key outside below center horizontal maxcols 2 nobox noopaque spacing 1.2 height 1.5 noenhanced\n"
+              "set bmargin\n";
+  }
   // Multipliers spanning more than a factor of 3 read better on a log scale.
   const double cm_low = std::min(data.cm_lo, 1.0), cm_high = std::max(data.cm_hi, 1.0);
   if (cm_high / cm_low > 3) script << plot::LogAxis("y", cm_low / 1.15, cm_high * 1.15);
+  const MultiplierReport& report = figures.report;
+  const std::string predicted_text =
+      !predicted ? ""
+                 : "\n{/*0.8 predicted by L(N, D) fitted per variant: dash-dot at D = " +
+                       Fmt("%g", report.predicted_tokens_per_param) + " N, dotted at each law's optimum" +
+                       (report.predicted_basis.construction.empty()
+                            ? std::string("; no intervals")
+                            : "; " + Fmt("%.0f", 100 * report.predicted_level) + "% " +
+                                  Enh(report.predicted_basis.construction) + " bands (hatched: optimum)") +
+                       "}";
   script << "set ylabel " << DQuote("compute multiplier CM = C_{" + baseline + "}(L) / C") << "\n"
          << "set title "
          << DQuote("Compute multiplier against " + baseline +
                    " (CM > 1: the variant needs less compute for the same loss)\n{/*0.8 solid: piecewise in ln C (" +
-                   BarsText(figures) + "); dashed: shared-E power law}")
-         << "\n"
+                   BarsText(figures) + "); dashed: shared-E power law}" + predicted_text)
+         << "\n";
+  if (predicted && data.predicted_c_hi > ladder_c_hi * 1.01 && ladder_c_hi > 0) {
+    // Beyond the ladder's largest compute the predictions are extrapolations: shaded.
+    script << "set object 1 rect from first " << Fmt("%.6e", ladder_c_hi)
+           << ", graph 0 to graph 1, graph 1 behind fc rgb '#f1f1f1' fillstyle solid 1.0 noborder\n"
+           << "set label 2 'extrapolated: beyond the ladder' at first " << Fmt("%.6e", ladder_c_hi)
+           << ", graph 0.04 left offset 0.6,0 tc rgb '#555555' noenhanced\n";
+  }
+  script
          // Behind the variants: one that coincides with the baseline (CM = 1) is drawn over the line.
          << "set arrow from graph 0, first 1 to graph 1, first 1 nohead back lc rgb '#000000' lw 1.5 dt 2\n"
          << "set label " << Quote(plot::ReadableVariant(figures.report.baseline) + " (CM = 1)")

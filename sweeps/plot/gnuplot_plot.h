@@ -17,12 +17,17 @@
 //                              no fit or multiplier.
 //   multipliers.{svg,png}      the compute multiplier against compute per variant: piecewise (solid,
 //                              with the bootstrap interval or else the seeds' spread), shared-E power
-//                              law (dashed), and CM = 1 (the baseline, behind the variants). Where no
-//                              variant has a multiplier (one rung, no variant but the baseline), a
-//                              figure that says why in its place.
+//                              law (dashed), and CM = 1 (the baseline, behind the variants). Where the
+//                              report has predicted rows (MultiplierReport::predicted: a ladder whose
+//                              runs have N and D), each variant's multiplier predicted by fitted
+//                              L(N, D) too, dash-dot along D = r N and dotted at the laws' optimum,
+//                              each with its interval as a shaded band, the computes beyond the
+//                              ladder shaded grey ("extrapolated"). Where no variant has a multiplier,
+//                              measured or predicted (one rung, no variant but the baseline), a figure
+//                              that says why in its place.
 // Log axes have several labelled tics over any range (plot::LogAxis). A figure is written whole or
 // not at all (plot::RenderGnuplot).
-//   plots.gp, points.dat, curves.dat, multipliers.dat, gnuplot.log (gnuplot's stderr)
+//   plots.gp, points.dat, curves.dat, multipliers.dat, predicted.dat, gnuplot.log (gnuplot's stderr)
 //
 // Example:
 //   PlotOptions options;

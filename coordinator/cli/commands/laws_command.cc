@@ -6,12 +6,15 @@
 // parameter, the IsoFLOP profiles (approach 2), each variant's compute multiplier against the baseline
 // predicted at computes nobody ran (with residual-bootstrap prediction intervals), and a rollout that
 // refits without the largest sizes and predicts them. Table, JSON or CSV (sweeps/fit/law_format.h).
+// With --plot DIR, after the report, its figures (sweeps/plot/law_plot.h) into DIR, their paths on
+// stderr (stdout holds the report alone, whatever its format).
 //
 // Exit codes (exit_codes.h): 0 done; 2 bad input (missing file, bad CSV with its line, bad options,
 // unknown sweep or baseline) and runs that cannot give the laws (too few points, runs that cannot
 // identify the form, a fit that does not converge: said with how far it got), as the coordinator's
 // FAILED_PRECONDITION is for `rung laws SWEEP`; 1 any other failure; 3 coordinator unreachable; 4 token
-// refused.
+// refused. --plot as `rung plot`: 2 for a folder that cannot be made (before any fit), 1 when gnuplot
+// fails or is missing (the report is printed all the same).
 #include <iostream>
 #include <memory>
 #include <string>
@@ -24,6 +27,8 @@
 #include "sweeps/fit/law_format.h"
 #include "sweeps/fit/law_report.h"
 #include "sweeps/fit/law_runs.h"
+#include "sweeps/plot/gnuplot_script.h"
+#include "sweeps/plot/law_plot.h"
 
 namespace rung::cli {
 namespace {
@@ -41,6 +46,8 @@ struct LawsCommandOptions {
   double tokens_per_param = 20;
   int rollout = 1;
   double level = 0.95;
+  std::string plot_dir;  // --plot: "" for no figures
+  std::string gnuplot = "gnuplot";
 };
 
 int ExitFor(const Status& status) {
@@ -111,6 +118,13 @@ int RunLaws(const LawsCommandOptions& options, std::ostream& out, std::ostream& 
     err << "rung laws: give a sweep id or --from-csv FILE (one of them)\n";
     return kUsage;
   }
+  if (!options.plot_dir.empty()) {
+    // Before the fit, which may take minutes: a folder that cannot be made is a usage error now.
+    if (Status folder = plot::MakeOutputFolder(options.plot_dir); !folder.ok()) {
+      err << "rung laws: --plot: " << folder.message() << "\n";
+      return kUsage;
+    }
+  }
   StatusOr<fit::LawReport> report = Status::Unknown("");
   int exit_code = kOk;
   if (from_csv) {
@@ -136,6 +150,17 @@ int RunLaws(const LawsCommandOptions& options, std::ostream& out, std::ostream& 
     if (!report.ok()) return exit_code;
   }
   out << fit::FormatLawReport(*report, *format);
+  if (options.plot_dir.empty()) return kOk;
+  out.flush();
+  plot::LawPlotOptions plot_options;
+  plot_options.out_dir = options.plot_dir;
+  plot_options.gnuplot = options.gnuplot;
+  StatusOr<std::vector<std::string>> files = plot::WriteLawFigures(*report, plot_options);
+  if (!files.ok()) {
+    err << "rung laws: --plot: " << files.status().message() << "\n";
+    return files.status().code() == StatusCode::kInvalidArgument ? kUsage : kFailure;
+  }
+  for (const std::string& file : *files) err << "rung laws: wrote " << file << "\n";
   return kOk;
 }
 
@@ -153,7 +178,11 @@ void AddLawsCommand(CLI::App& app, int* exit_code) {
       "without the largest sizes and predicts their runs.\n"
       "rung laws SWEEP: the coordinator fits the sweep's finished trials (N = FLOPs / 6 D, D = tokens).\n"
       "rung laws --from-csv FILE: columns n, d, loss and optionally variant, seed (loss in nats; --metric\n"
-      "val_bpb says bits per byte). --format json: one object; csv: one value per line.");
+      "val_bpb says bits per byte). --format json: one object; csv: one value per line.\n"
+      "--plot DIR: also the figures (gnuplot, SVG and PNG; the script and data beside them): loss against N and\n"
+      "against D with the fitted law along each group of runs (law_loss_vs_n, law_loss_vs_d), the IsoFLOP\n"
+      "parabolas and their minima N* (isoflop), the predicted multipliers with their bands (law_multipliers),\n"
+      "the residuals (law_residuals) and the rollout's predicted against measured loss (law_rollout).");
   command->add_option("sweep", options->source.sweep_id, "A stored sweep on the coordinator (or give --from-csv)");
   command->add_option("--from-csv", options->source.csv_path,
                       "Runs CSV: header n,d,loss[,variant][,seed]; n parameters, d training tokens, loss in nats "
@@ -198,6 +227,11 @@ void AddLawsCommand(CLI::App& app, int* exit_code) {
   command->add_option("--level", options->level, "Level of every interval (default 0.95)")
       ->check(CLI::Range(0.5, 0.999))
       ->type_name("LEVEL");
+  command->add_option("--plot", options->plot_dir,
+                      "Also write the figures into DIR (created if missing); their paths go to stderr")
+      ->type_name("DIR");
+  command->add_option("--gnuplot", options->gnuplot, "gnuplot executable for --plot (default: gnuplot on PATH)")
+      ->type_name("PATH");
   command->callback([options, exit_code]() { *exit_code = RunLaws(*options, std::cout, std::cerr); });
 }
 

@@ -44,6 +44,8 @@ int WriteLadderFigures(const fit::LadderResults& ladder, const std::string& base
   multiplier_options.fit.residuals = residuals;
   multiplier_options.e_sensitivity = false;
   multiplier_options.bootstrap = 1000;
+  // Where the ladder's runs have N and D: the multipliers predicted by fitted L(N, D) too, drawn as bands.
+  multiplier_options.predict = true;
   StatusOr<fit::MultiplierReport> report = fit::ComputeMultipliers(ladder, multiplier_options);
   if (!report.ok()) {
     err << "rung plot: " << report.status().message() << "\n";
@@ -144,7 +146,8 @@ void AddPlotCommand(CLI::App& app, int* exit_code) {
       "plot",
       "Figures of a ladder (gnuplot, SVG and PNG): loss against compute per variant with the shared-E power-law\n"
       "fits and the piecewise compute multipliers as labels (loss_vs_compute), and the multipliers against\n"
-      "compute (multipliers). For a stored sweep also the validation curves per rung (loss_curves_<rung>), the\n"
+      "compute (multipliers; where the ladder's runs have N and D, also those predicted by L(N, D) fitted per\n"
+      "variant, as rung fit reports them, with their intervals as bands). For a stored sweep also the validation curves per rung (loss_curves_<rung>), the\n"
       "learned frequency profiles at the largest rung against RoPE's (frequency_profile), and for trials evaluated\n"
       "beyond the training length the loss against the evaluation length (loss_vs_length) and by position at the\n"
       "longest (loss_by_position), a line per extension method and per trial's differing axis values. An\n"

@@ -2,11 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
+#include <sstream>
 #include <string>
 
+#include "sweeps/fit/chinchilla_law.h"
 #include "sweeps/fit/ladder_csv.h"
 #include "tests/sweeps/plot_test_files.h"
 
@@ -155,6 +159,69 @@ TEST(GnuplotPlot, GnuplotsErrorsComeBackInTheStatus) {
   ASSERT_FALSE(files.ok());
   EXPECT_EQ(files.status().code(), StatusCode::kInternal);
   EXPECT_NE(files.status().message().find("undefined variable: boom"), std::string::npos) << files.status().message();
+  fs::remove_all(dir);
+}
+
+// A ladder whose runs have N and D (each size at D / N = 20 and 60, so that the law can tell N from D):
+// the multiplier figure draws what `rung fit` predicts from the fitted L(N, D) beside the measured
+// multipliers, each prediction's interval as a band, and reaches to the largest predicted compute.
+TEST(GnuplotPlot, ALadderWithNAndDDrawsThePredictedMultipliersAsBands) {
+  if (!HaveGnuplot()) GTEST_SKIP() << "gnuplot not installed";
+  const ChinchillaLaw rope{1.69, 406.4, 410.7, 0.34, 0.28}, lerope{1.69, 360.0, 410.7, 0.34, 0.28};
+  std::mt19937_64 generator(5);
+  std::normal_distribution<double> noise(0.0, 0.002);
+  std::ostringstream csv;
+  csv << "variant,label,compute,loss,n,d\n";
+  for (const auto& [name, law] : {std::make_pair("rope", rope), std::make_pair("lerope", lerope)}) {
+    for (int rung = 0; rung < 8; ++rung) {
+      const double n = 1e7 * std::pow(2.0, rung / 2), d = n * (rung % 2 ? 60 : 20);
+      csv << name << ",r" << rung << "," << 6 * n * d << "," << law.Predict(n, d) * std::exp(noise(generator)) << ","
+          << n << "," << d << "\n";
+    }
+  }
+  StatusOr<LadderResults> ladder = ParseLadderCsv(csv.str(), "grid.csv");
+  ASSERT_TRUE(ladder.ok()) << ladder.status().message();
+  MultiplierOptions multiplier_options;
+  multiplier_options.baseline = "rope";
+  multiplier_options.bootstrap = 40;
+  multiplier_options.e_sensitivity = false;
+  multiplier_options.predict = true;
+  StatusOr<MultiplierReport> report = ComputeMultipliers(*ladder, multiplier_options);
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  ASSERT_FALSE(report->predicted.empty()) << report->predicted_why;
+  fs::path dir = FreshPlotDir("predicted");
+  PlotOptions options;
+  options.out_dir = dir.string();
+  StatusOr<std::vector<std::string>> files = WritePlots(*report, options);
+  ASSERT_TRUE(files.ok()) << files.status().message();
+  EXPECT_EQ(Read(dir / "gnuplot.log"), "");
+  // predicted.dat: per variant (baseline first) an index for rule, then optimal; lerope's rule rows are
+  // the report's, with their intervals.
+  const std::string predicted = Read(dir / "predicted.dat");
+  std::istringstream lines(predicted.substr(predicted.find("# lerope | rule\n")));
+  std::string line;
+  std::getline(lines, line);
+  std::vector<const PredictedMultiplier*> rule;
+  for (const PredictedMultiplier& row : report->predicted) {
+    if (row.variant == "lerope" && row.allocation == "rule") rule.push_back(&row);
+  }
+  ASSERT_FALSE(rule.empty());
+  for (const PredictedMultiplier* row : rule) {
+    ASSERT_TRUE(std::getline(lines, line));
+    double compute = 0, cm = 0, low = 0, high = 0;
+    std::istringstream(line) >> compute >> cm >> low >> high;
+    EXPECT_NEAR(compute, row->compute, 1e-6 * row->compute);
+    ASSERT_TRUE(row->multiplier && row->interval) << row->why;
+    EXPECT_NEAR(cm, *row->multiplier, 1e-6);
+    EXPECT_NEAR(low, row->interval->low, 1e-6);
+    EXPECT_NEAR(high, row->interval->high, 1e-6);
+  }
+  const std::string script = Read(dir / "plots.gp");
+  EXPECT_NE(script.find("'" + (dir / "predicted.dat").string() + "' index 2 using 1:3:4 with filledcurves"),
+            std::string::npos)
+      << script;
+  EXPECT_NE(script.find("title 'lerope predicted, D = 20 N'"), std::string::npos) << script;
+  EXPECT_NE(script.find("extrapolated: beyond the ladder"), std::string::npos) << script;
   fs::remove_all(dir);
 }
 
