@@ -335,6 +335,56 @@ class Client:
                                       "flops": add.flops, "why": add.why} for add in response.next]})
         return frame
 
+    def laws(self, sweep, baseline="", sharing="none", bootstrap=200, seed=0, rollout=1, level=0.95):
+        """`rung laws SWEEP`: scaling laws per variant, L(N, D) = E + A / N^alpha + B / D^beta (Chinchilla's
+        approach 3), one row per variant: variant, E, A, B, alpha, beta (each with <name>_low and
+        <name>_high, None without an interval), rmse, points, n_exponent, d_exponent (the compute-optimal
+        allocation). The rest of the report is in the frame's `attrs`: "unit", "intervals" (what the
+        parameter intervals rest on), "multipliers" (a DataFrame: variant, allocation, compute, n, d,
+        multiplier, low, high, extrapolated, why), "rollout" (a DataFrame of the held-out runs: variant,
+        origin, n, d, loss, predicted, low, high, inside), "isoflop" (a DataFrame: variant, compute,
+        n_opt, d_opt, loss_opt, why) and "notes". FAILED_PRECONDITION where the sweep's runs cannot give
+        laws (too few, or on one allocation rule), saying why."""
+        request = pb.GetLawsRequest(sweep_id=sweep, baseline=baseline, sharing=sharing,
+                                    bootstrap=bootstrap if bootstrap > 0 else -1, seed=seed, rollout=rollout,
+                                    level=level)
+        report = self._call(self._stub.GetLaws, request).report
+        def ends(message, field):
+            return (getattr(message, field).low, getattr(message, field).high) if message.HasField(field) else (None, None)
+        def optional(message, field):
+            return getattr(message, field) if message.HasField(field) else None
+        rows = []
+        for law in report.variants:
+            row = {"variant": law.variant}
+            for name, field in (("E", "E"), ("A", "A"), ("B", "B"), ("alpha", "alpha"), ("beta", "beta")):
+                row[name] = getattr(law, field)
+                row[name + "_low"], row[name + "_high"] = ends(law, field + "_interval")
+            row.update({"rmse": law.rmse, "points": law.points, "n_exponent": optional(law, "n_exponent"),
+                        "d_exponent": optional(law, "d_exponent")})
+            rows.append(row)
+        frame = pd.DataFrame(rows)
+        multipliers = pd.DataFrame(
+            [{"variant": m.variant, "allocation": m.allocation, "compute": m.compute, "n": m.n, "d": m.d,
+              "multiplier": optional(m, "multiplier"), "low": ends(m, "interval")[0], "high": ends(m, "interval")[1],
+              "extrapolated": m.extrapolated, "why": m.why or None} for m in report.multipliers],
+            columns=["variant", "allocation", "compute", "n", "d", "multiplier", "low", "high", "extrapolated", "why"])
+        rollout = pd.DataFrame(
+            [{"variant": p.variant, "origin": p.origin, "n": p.n, "d": p.d, "loss": p.loss, "predicted": p.predicted,
+              "low": ends(p, "interval")[0], "high": ends(p, "interval")[1], "inside": p.inside}
+             for p in report.rollout.points],
+            columns=["variant", "origin", "n", "d", "loss", "predicted", "low", "high", "inside"])
+        isoflop = pd.DataFrame(
+            [{"variant": v.variant, "compute": b.compute, "n_opt": optional(b, "n_opt"), "d_opt": optional(b, "d_opt"),
+              "loss_opt": optional(b, "loss_opt"), "why": b.why or None}
+             for v in report.isoflop.variants for b in v.budgets],
+            columns=["variant", "compute", "n_opt", "d_opt", "loss_opt", "why"])
+        basis = report.parameter_basis
+        frame.attrs.update({"unit": report.unit,
+                            "intervals": basis.construction and f"{basis.construction} over {basis.unit}" or basis.why,
+                            "multipliers": multipliers, "rollout": rollout, "isoflop": isoflop,
+                            "notes": list(report.notes)})
+        return frame
+
     _DIAGNOSTICS_TABLES = ("heads", "gaps", "regime", "beta", "milestones", "failure_modes", "lengths", "extrapolation",
                            "bands", "influence", "niah", "frequencies")
 

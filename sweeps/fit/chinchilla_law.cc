@@ -236,14 +236,29 @@ StatusOr<LawFit> Finish(const std::vector<LawPoint>& points, const std::vector<s
                         const Layout& layout, const std::vector<Minimum>& minima, LawSharing sharing) {
   const Minimum* best = nullptr;
   int converged = 0;
+  int runaway = 0;
   for (const Minimum& minimum : minima) {
     if (minimum.theta.empty()) continue;
+    // A minimum whose A, B or E overflows (ln A past ~709, its exponent large too) is a term run off to
+    // infinity: its law cannot be evaluated (A N^-alpha is inf * 0), so it is no answer.
+    bool finite = true;
+    for (int variant = 0; variant < layout.variants; ++variant) {
+      const ChinchillaLaw law = ToLaw(layout.Of(minimum.theta.data(), variant));
+      finite = finite && std::isfinite(law.a) && std::isfinite(law.b) && std::isfinite(law.e);
+    }
+    if (!finite) {
+      ++runaway;
+      continue;
+    }
     converged += minimum.converged ? 1 : 0;
     if (best == nullptr || minimum.objective < best->objective) best = &minimum;
   }
   if (best == nullptr) {
-    return Status::FailedPrecondition("the L(N, D) fit failed from every one of its " + std::to_string(minima.size()) +
-                                      " starting points (the objective was not finite)");
+    return Status::FailedPrecondition(
+        "the L(N, D) fit failed from every one of its " + std::to_string(minima.size()) + " starting points (" +
+        (runaway > 0 ? std::to_string(runaway) + " ran A, B or E off to infinity: the runs do not pin a term down"
+                     : std::string("the objective was not finite")) +
+        ")");
   }
   LawFit fit;
   fit.variants = variants;

@@ -23,7 +23,9 @@
 // one allocation rule, as a ladder's tokens_per_param makes them, cannot tell A / N^alpha from
 // B / D^beta): FAILED_PRECONDITION saying which.
 // A fit whose best start does not converge is FAILED_PRECONDITION with that start's objective and
-// parameters: never a silent NaN.
+// parameters: never a silent NaN. A minimum whose A, B or E overflows (a term run off to infinity, its
+// exponent with it) cannot be evaluated and is passed over; a bootstrap replicate with only such
+// minima is left out and counted.
 //
 // Example:
 //   RUNG_ASSIGN_OR_RETURN(LawFit fit, FitChinchilla(runs.runs, runs.Variants(), LawFitOptions()));

@@ -234,6 +234,17 @@ class ClientTest(unittest.TestCase):
     def diagnosed_trial(self):
         return int(self.client.trials(3)["trial"].iloc[0])
 
+    def test_laws_of_a_sweep_that_cannot_give_them_say_why(self):
+        # Sweep 1's 3 rungs ran one token count each: too few points for L(N, D), as `rung laws 1` says.
+        with self.assertRaises(grpc.RpcError) as refused:
+            self.client.laws(1, bootstrap=0)
+        self.assertEqual(refused.exception.code(), grpc.StatusCode.FAILED_PRECONDITION)
+        self.assertIn("distinct (N, D) point(s)", refused.exception.details())
+        cli = subprocess.run([os.path.join(BIN, "rung"), "laws", "1", "--bootstrap", "0"], capture_output=True,
+                             text=True, env=self.env)
+        self.assertEqual(cli.returncode, 2)
+        self.assertIn(refused.exception.details().split(": ", 1)[-1], cli.stderr)
+
     def test_diagnostics_are_the_clis_tables(self):
         trial = self.diagnosed_trial()
         for table in ("heads", "gaps", "regime", "beta", "milestones", "lengths", "extrapolation", "bands", "influence",
