@@ -18,6 +18,10 @@ namespace {
 // A law's parameters as the fit sees them: ln A, ln B, ln E and the exponents.
 enum Slot { kLogA = 0, kLogB = 1, kLogE = 2, kAlpha = 3, kBeta = 4 };
 constexpr int kSlots = 5;
+// A search whose objective moved by less than kPlateauChange of itself over its last kPlateauIterations
+// iterations has converged (to a minimum at infinity in some parameter, E -> 0 above all).
+constexpr int kPlateauIterations = 50;
+constexpr double kPlateauChange = 1e-9;
 using Params = std::array<double, kSlots>;
 
 Params ToParams(const ChinchillaLaw& law) {
@@ -148,9 +152,17 @@ Minimum RunLbfgs(const std::vector<LawPoint>& points, const Layout& layout, std:
   for (double g : gradient) largest = std::max(largest, std::fabs(g));
   double weight = 0;
   for (const LawPoint& point : points) weight += point.weight;
-  // A line search that cannot improve at a point whose gradient is at rounding level has converged too.
+  // A line search that cannot improve at a point whose gradient is at rounding level has converged too;
+  // so has a search whose objective stopped falling (the last kPlateauIterations changed it by less than
+  // kPlateauChange of itself): a minimum at a boundary the log-sum-exp form reaches only at infinity,
+  // E -> 0 (ln E -> -infinity), which L-BFGS walks towards without end.
+  bool plateau = false;
+  if (summary.iterations.size() > static_cast<size_t>(kPlateauIterations)) {
+    const double before = summary.iterations[summary.iterations.size() - 1 - kPlateauIterations].cost;
+    plateau = std::fabs(before - summary.final_cost) <= kPlateauChange * std::fabs(summary.final_cost);
+  }
   minimum.converged = summary.termination_type == ceres::CONVERGENCE ||
-                      largest <= 1e-9 * std::max(1.0, weight) * options.huber_delta;
+                      largest <= 1e-9 * std::max(1.0, weight) * options.huber_delta || plateau;
   return minimum;
 }
 
