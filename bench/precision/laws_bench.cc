@@ -90,12 +90,13 @@
 // errors of its mean are 0.08; over the 30-run grid they are about 0.01.
 //
 // --time: one FitLaws call on 1,000 points (2 variants x 500 runs: 25 sizes x 20 token counts of the cpu
-// truth's grid, sd 0.01), single-threaded, --time-repeats times (default 5), median and range of: the
-// fit alone (FitChinchilla: the grid and 64 L-BFGS runs per variant), FitLaws with the bootstrap's 200
-// replicates (parameter intervals, prediction intervals, multipliers) without a rollout, and FitLaws as
-// `rung laws` calls it (the rollout too); and the same for 1 variant x 1,000 runs (40 x 25). No BLAS
-// routine is called: the fit is Ceres' L-BFGS on a problem of 5 parameters per variant (Eigen vectors),
-// the objective scalar code (OpenBLAS is linked through Ceres' LAPACK and SuiteSparse, unused here).
+// truth's grid, sd 0.01), single-threaded, --time-repeats times (default 5): the median and range of the
+// wall time, and the median CPU time, of the fit alone (FitChinchilla: the grid and 64 L-BFGS runs per
+// variant), of FitLaws with the bootstrap's 200 replicates (parameter intervals, prediction intervals,
+// multipliers) without a rollout, and of FitLaws as `rung laws` calls it (the rollout too); the same for
+// 1 variant x 1,000 runs (40 x 25). No BLAS routine is called: the fit is Ceres' L-BFGS on a problem of
+// 5 parameters per variant (Eigen vectors), the objective scalar code (OpenBLAS is linked through
+// Ceres' LAPACK and SuiteSparse, unused here).
 //
 // Run (build: ninja -C build rung-bench-laws):
 //   build/bin/rung-bench-laws                       # 2 truths x 2 designs, sd 0.01, 400 studies each
@@ -119,6 +120,8 @@
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include <time.h>
 
 #include <CLI/CLI.hpp>
 
@@ -765,6 +768,14 @@ double Seconds(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// CPU seconds of this process (--time runs one thread: its CPU time, which other load on the machine
+// inflates less than the wall time).
+double CpuSeconds() {
+  timespec now{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+}
+
 // The --time data: `variants` variants (a baseline and, with 2, a variant at M = 1.5) of the cpu truth on
 // a sizes x tokens grid, sd 0.01.
 fit::LawRuns TimeRuns(int variants, int sizes, int tokens) {
@@ -792,7 +803,7 @@ int RunTime(int repeats, int bootstrap) {
                                      {"1 variant x 1,000 runs (40 sizes x 25 token counts)", 1, 40, 25}};
   struct Row {
     std::string shape, what;
-    std::vector<double> seconds;
+    std::vector<double> seconds, cpu_seconds;
     std::string note;
   };
   std::vector<Row> rows;
@@ -808,14 +819,16 @@ int RunTime(int repeats, int bootstrap) {
     }
     options.isoflop = true;  // as `rung laws` calls it (this grid has no IsoFLOP budget: it says why, cheaply)
     const size_t first = rows.size();
-    rows.push_back({shape.what, "FitChinchilla alone (the grid, 64 L-BFGS starts per variant)", {}, ""});
-    rows.push_back({shape.what, "FitLaws, " + std::to_string(bootstrap) + " replicates, no rollout", {}, ""});
+    rows.push_back({shape.what, "FitChinchilla alone (the grid, 64 L-BFGS starts per variant)", {}, {}, ""});
+    rows.push_back({shape.what, "FitLaws, " + std::to_string(bootstrap) + " replicates, no rollout", {}, {}, ""});
     rows.push_back({shape.what, "FitLaws, " + std::to_string(bootstrap) + " replicates, rollout 1 (`rung laws`' default)",
-                    {}, ""});
+                    {}, {}, ""});
     for (int repeat = 0; repeat < repeats; ++repeat) {
       auto start = std::chrono::steady_clock::now();
+      double cpu_start = CpuSeconds();
       StatusOr<fit::LawFit> fitted = fit::FitChinchilla(runs.runs, variants, options.fit);
       rows[first].seconds.push_back(Seconds(start));
+      rows[first].cpu_seconds.push_back(CpuSeconds() - cpu_start);
       if (!fitted.ok()) {
         std::cerr << "rung-bench-laws: FitChinchilla: " << fitted.status().message() << "\n";
         return 1;
@@ -823,9 +836,11 @@ int RunTime(int repeats, int bootstrap) {
       for (int rollout = 0; rollout < 2; ++rollout) {
         options.rollout = rollout;
         start = std::chrono::steady_clock::now();
+        cpu_start = CpuSeconds();
         StatusOr<fit::LawReport> report = fit::FitLaws(runs, options);
         Row& row = rows[first + 1 + rollout];
         row.seconds.push_back(Seconds(start));
+        row.cpu_seconds.push_back(CpuSeconds() - cpu_start);
         if (!report.ok()) {
           std::cerr << "rung-bench-laws: FitLaws: " << report.status().message() << "\n";
           return 1;
@@ -840,11 +855,12 @@ int RunTime(int repeats, int bootstrap) {
   std::cout << "rung-bench-laws --time: one FitLaws call on 1,000 points of the cpu truth (sd 0.01), " << repeats
             << " repeats, one thread; BLAS: none called (Ceres' L-BFGS on Eigen vectors; the objective is scalar "
                "code)\n\n";
-  std::cout << "| data | what | median s | min s | max s | note |\n|---|---|---:|---:|---:|---|\n";
+  std::cout << "| data | what | median s | min s | max s | median CPU s | note |\n|---|---|---:|---:|---:|---:|---|\n";
   for (const Row& row : rows) {
     std::cout << "| " << row.shape << " | " << row.what << " | " << Format("%.2f", Quantile(row.seconds, 0.5)) << " | "
               << Format("%.2f", *std::min_element(row.seconds.begin(), row.seconds.end())) << " | "
-              << Format("%.2f", *std::max_element(row.seconds.begin(), row.seconds.end())) << " | " << row.note
+              << Format("%.2f", *std::max_element(row.seconds.begin(), row.seconds.end())) << " | "
+              << Format("%.2f", Quantile(row.cpu_seconds, 0.5)) << " | " << row.note
               << " |\n";
   }
   return 0;
