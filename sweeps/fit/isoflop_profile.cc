@@ -208,20 +208,10 @@ StatusOr<IsoflopReport> FitIsoflopProfiles(const LawRuns& runs, const IsoflopOpt
         "(ladder.isoflop_budgets) runs them");
   }
   // Units: seeds when there are several, else runs resampled within each budget.
-  std::set<int64_t> seeds;
-  for (const LawRun& run : runs.runs) {
-    if (run.seed) seeds.insert(*run.seed);
-  }
-  const bool by_seed = seeds.size() >= 2;
+  const LawUnits units = LawUnitsOf(runs.runs, runs.Variants());
+  const bool by_seed = units.by_seed;
   report.unit = by_seed ? "seeds" : "runs";
-  int fewest = by_seed ? static_cast<int>(seeds.size()) : std::numeric_limits<int>::max();
-  if (!by_seed) {
-    for (const IsoflopVariant& variant : report.variants) {
-      int count = 0;
-      for (const IsoflopBudget& budget : variant.budgets) count += budget.runs;
-      fewest = std::min(fewest, count);
-    }
-  }
+  const int fewest = units.fewest;
   report.units = fewest;
   report.replicates = options.bootstrap;
   if (options.bootstrap <= 0) {
@@ -235,7 +225,6 @@ StatusOr<IsoflopReport> FitIsoflopProfiles(const LawRuns& runs, const IsoflopOpt
   }
   report.construction = "percentile bootstrap";
   std::mt19937_64 generator(options.seed);
-  const std::vector<int64_t> seed_list(seeds.begin(), seeds.end());
   // Per variant: replicate exponents, and per budget replicate N*.
   std::vector<std::vector<double>> exponents(report.variants.size());
   std::vector<std::vector<std::vector<double>>> n_opts(report.variants.size());
@@ -246,9 +235,7 @@ StatusOr<IsoflopReport> FitIsoflopProfiles(const LawRuns& runs, const IsoflopOpt
     if (options.keep_going) RUNG_RETURN_IF_ERROR(options.keep_going());
     std::vector<double> weights(runs.runs.size(), 0.0);
     if (by_seed) {
-      std::map<int64_t, double> drawn;
-      std::uniform_int_distribution<size_t> pick(0, seed_list.size() - 1);
-      for (size_t draw = 0; draw < seed_list.size(); ++draw) drawn[seed_list[pick(generator)]] += 1;
+      const std::map<int64_t, double> drawn = DrawSeeds(units.seeds, generator);
       for (size_t index = 0; index < runs.runs.size(); ++index) {
         auto it = drawn.find(*runs.runs[index].seed);
         if (it != drawn.end()) weights[index] = it->second;

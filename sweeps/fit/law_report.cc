@@ -39,39 +39,11 @@ Range PercentileRange(const std::vector<double>& values, double level) {
   return {Quantile(values, (1 - level) / 2), Quantile(values, 1 - (1 - level) / 2)};
 }
 
-// The independent units of `runs`: seeds where there are several, else runs.
-struct Units {
-  bool by_seed = false;
-  std::vector<int64_t> seeds;
-  int fewest = 0;  // units behind the smallest variant
-};
-
-Units UnitsOf(const std::vector<LawRun>& runs, const std::vector<std::string>& variants) {
-  Units units;
-  std::set<int64_t> seeds;
-  for (const LawRun& run : runs) {
-    if (run.seed) seeds.insert(*run.seed);
-  }
-  units.by_seed = seeds.size() >= 2;
-  units.seeds.assign(seeds.begin(), seeds.end());
-  if (units.by_seed) {
-    units.fewest = static_cast<int>(seeds.size());
-    return units;
-  }
-  units.fewest = std::numeric_limits<int>::max();
-  for (const std::string& variant : variants) {
-    int count = 0;
-    for (const LawRun& run : runs) count += run.variant == variant ? 1 : 0;
-    units.fewest = std::min(units.fewest, count);
-  }
-  return units;
-}
-
 // The units bootstrap's intervals of every parameter (REQUIRES: the fit converged on `runs`).
 Status SetParameterIntervals(const std::vector<LawRun>& runs, const LawFit& fit, const LawOptions& options,
                              LawReport* report) {
   IntervalBasis& basis = report->parameter_basis;
-  const Units units = UnitsOf(runs, fit.variants);
+  const LawUnits units = LawUnitsOf(runs, fit.variants);
   basis.unit = units.by_seed ? "seeds" : "runs";
   basis.units = units.fewest;
   basis.replicates = options.bootstrap;
@@ -99,9 +71,7 @@ Status SetParameterIntervals(const std::vector<LawRun>& runs, const LawFit& fit,
     if (options.keep_going) RUNG_RETURN_IF_ERROR(options.keep_going());
     for (LawPoint& point : points) point.weight = 0;
     if (units.by_seed) {
-      std::map<int64_t, double> drawn;
-      std::uniform_int_distribution<size_t> pick(0, units.seeds.size() - 1);
-      for (size_t draw = 0; draw < units.seeds.size(); ++draw) drawn[units.seeds[pick(generator)]] += 1;
+      const std::map<int64_t, double> drawn = DrawSeeds(units.seeds, generator);
       for (size_t index = 0; index < points.size(); ++index) {
         auto it = drawn.find(point_seed[index]);
         if (it != drawn.end()) points[index].weight = it->second;

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -100,6 +102,34 @@ StatusOr<LawRuns> ParseLawRunsCsv(std::string_view text, const std::string& sour
   if (!errors.empty()) return errors.ToStatus();
   RUNG_RETURN_IF_ERROR(ValidateLawRuns(runs));
   return runs;
+}
+
+LawUnits LawUnitsOf(const std::vector<LawRun>& runs, const std::vector<std::string>& variants) {
+  LawUnits units;
+  std::set<int64_t> seeds;
+  for (const LawRun& run : runs) {
+    if (run.seed) seeds.insert(*run.seed);
+  }
+  units.by_seed = seeds.size() >= 2;
+  units.seeds.assign(seeds.begin(), seeds.end());
+  if (units.by_seed) {
+    units.fewest = static_cast<int>(seeds.size());
+    return units;
+  }
+  units.fewest = std::numeric_limits<int>::max();
+  for (const std::string& variant : variants) {
+    int count = 0;
+    for (const LawRun& run : runs) count += run.variant == variant ? 1 : 0;
+    units.fewest = std::min(units.fewest, count);
+  }
+  return units;
+}
+
+std::map<int64_t, double> DrawSeeds(const std::vector<int64_t>& seeds, std::mt19937_64& generator) {
+  std::map<int64_t, double> drawn;
+  std::uniform_int_distribution<size_t> pick(0, seeds.size() - 1);
+  for (size_t draw = 0; draw < seeds.size(); ++draw) drawn[seeds[pick(generator)]] += 1;
+  return drawn;
 }
 
 StatusOr<LawRuns> LawRunsOfLadder(const LadderResults& ladder, const std::string& metric) {

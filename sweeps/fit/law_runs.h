@@ -20,7 +20,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,6 +68,18 @@ Status ValidateLawRuns(const LawRuns& runs);
 // Parses CSV text; `source` names it in messages and becomes LawRuns::source.
 StatusOr<LawRuns> ParseLawRunsCsv(std::string_view text, const std::string& source);
 StatusOr<LawRuns> ReadLawRunsCsv(const std::string& path);
+
+// The independent units a bootstrap of law runs resamples (law_report.h, isoflop_profile.h): the seeds
+// where the runs have several (a drawn seed brings every run of it), else the runs.
+struct LawUnits {
+  bool by_seed = false;
+  std::vector<int64_t> seeds;  // every seed of the runs, ascending
+  int fewest = 0;              // the seeds, or the runs of the variant with fewest
+};
+LawUnits LawUnitsOf(const std::vector<LawRun>& runs, const std::vector<std::string>& variants);
+
+// One bootstrap draw of `seeds` with replacement: how many times each drawn seed was drawn.
+std::map<int64_t, double> DrawSeeds(const std::vector<int64_t>& seeds, std::mt19937_64& generator);
 
 // The runs of a ladder whose runs carry N and D (LadderRun::parameters, tokens); FAILED_PRECONDITION
 // naming the first run without them.
