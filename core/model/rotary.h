@@ -29,4 +29,21 @@ torch::Tensor RotateAndTranspose(const torch::Tensor& x, const torch::Tensor& co
                                  const torch::Tensor& scale, double constant = 1.0,
                                  RotaryImplementation implementation = RotaryImplementation::kAuto);
 
+// The three RotateAndTranspose calls of attention's inputs on the fused q/k/v projection at once:
+// qkv [B, T, heads + 2 kv_heads, d] (its parts in that order) ->
+//   q = RotateAndTranspose(q part, cos, sin, scale, constant)           [B, heads, T, d]
+//   k = RotateAndTranspose(k part, key_cos, key_sin) (cos, sin when the key tables are undefined)
+//   v = the v part transposed                                           [B, kv_heads, T, d]
+// On contiguous fp32 CPU input with tables [T, G, d/2] a fused kernel computes all three, and in the
+// backward writes the projection's whole gradient in one buffer, where three calls on slices leave
+// autograd to zero-fill a projection-sized gradient per slice, copy each in, and add the three.
+// Everything else makes the three calls (kFusedCpu where the fused kernel cannot apply: an error).
+struct RotatedHeads {
+  torch::Tensor q, k, v;
+};
+RotatedHeads RotateQkvAndTranspose(const torch::Tensor& qkv, int64_t heads, const torch::Tensor& cos,
+                                   const torch::Tensor& sin, const torch::Tensor& key_cos, const torch::Tensor& key_sin,
+                                   const torch::Tensor& scale, double constant = 1.0,
+                                   RotaryImplementation implementation = RotaryImplementation::kAuto);
+
 }  // namespace rung

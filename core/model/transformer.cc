@@ -3,6 +3,8 @@
 #include <cmath>
 
 #include "core/model/attention.h"
+#include "core/model/mlp_activation.h"
+#include "core/model/residual_rms_norm.h"
 #include "core/model/rotary.h"
 
 namespace rung {
@@ -46,11 +48,6 @@ TransformerImpl::TransformerImpl(const ModelConfig& config, Initialization initi
   inverse_temperature_ = register_module("inverse_temperature", InverseTemperature(config));
 }
 
-torch::Tensor TransformerImpl::RmsNorm(const torch::Tensor& x, const torch::Tensor& weight) const {
-  auto inv_rms = torch::rsqrt(x.pow(2).mean(-1, /*keepdim=*/true) + config_.norm_eps);
-  return x * inv_rms * As(weight, x);
-}
-
 torch::Tensor TransformerImpl::As(const torch::Tensor& weight, const torch::Tensor& x) {
   return weight.scalar_type() == x.scalar_type() ? weight : weight.to(x.scalar_type());
 }
@@ -87,13 +84,12 @@ torch::Tensor TransformerImpl::Embed(const torch::Tensor& tokens, int64_t start,
   return x;
 }
 
-TransformerImpl::AttentionInputs TransformerImpl::ProjectAttention(const Block& block, const torch::Tensor& x,
+TransformerImpl::AttentionInputs TransformerImpl::ProjectAttention(const Block& block, const torch::Tensor& normed,
                                                                    const LayerTables& tables, const torch::Tensor& beta,
                                                                    const torch::Tensor& document_factors,
                                                                    double query_constant) const {
-  const int64_t batch = x.size(0), time = x.size(1);
+  const int64_t batch = normed.size(0), time = normed.size(1);
   const int64_t hd = config_.head_dim, heads = config_.heads, kv = config_.kv_heads;
-  auto normed = RmsNorm(x, block.attn_norm);
   auto qkv = torch::linear(normed, As(block.qkv, normed), block.qkv_bias.defined() ? As(block.qkv_bias, normed) : torch::Tensor());
   if (lora_) lora_->AddDeltas(block.layer, {LoraTarget::kQ, LoraTarget::kK, LoraTarget::kV}, normed, qkv);
   qkv = qkv.view({batch, time, heads + 2 * kv, hd});
@@ -102,8 +98,8 @@ TransformerImpl::AttentionInputs TransformerImpl::ProjectAttention(const Block& 
   auto k = qkv.narrow(2, heads, kv);
   auto v = qkv.narrow(2, heads + kv, kv);
   if (config_.qk_norm) {
-    in.q = RmsNorm(in.q, block.q_norm);
-    k = RmsNorm(k, block.k_norm);
+    in.q = RmsNorm(in.q, block.q_norm, config_.norm_eps);
+    k = RmsNorm(k, block.k_norm, config_.norm_eps);
   }
   torch::Tensor& query_scale = in.query_scale;
   query_scale = tables.query_scale;
@@ -112,35 +108,39 @@ TransformerImpl::AttentionInputs TransformerImpl::ProjectAttention(const Block& 
     const torch::Tensor factors = document_factors.unsqueeze(-1);  // [B, T, 1]
     query_scale = query_scale.defined() ? query_scale * factors : factors.expand({batch, time, heads});
   }
+  const bool own_key_tables = tables.key_cos.defined();
+  if (!config_.qk_norm && (!query_scale.defined() || query_scale.dim() == 2)) {
+    // q, k and v straight from the projection: one operation, one gradient for the projection.
+    RotatedHeads rotated = RotateQkvAndTranspose(qkv, heads, tables.cos, tables.sin, tables.key_cos, tables.key_sin,
+                                                 query_scale, query_constant);
+    in.q_heads = std::move(rotated.q);
+    in.k_heads = std::move(rotated.k);
+    in.v_heads = std::move(rotated.v);
+    return in;
+  }
   // A multiplier per sequence ([B, T, heads], document key counts) scales q before the rotation (the
   // two commute); the rotary kernels take one per position.
   in.q_heads = query_scale.defined() && query_scale.dim() == 3
                    ? RotateAndTranspose((in.q.to(torch::kFloat) * query_scale.unsqueeze(-1)).to(in.q.scalar_type()),
                                         tables.cos, tables.sin, torch::Tensor(), query_constant)
                    : RotateAndTranspose(in.q, tables.cos, tables.sin, query_scale, query_constant);
-  const bool own_key_tables = tables.key_cos.defined();
   in.k_heads = RotateAndTranspose(k, own_key_tables ? tables.key_cos : tables.cos,
                                   own_key_tables ? tables.key_sin : tables.sin, torch::Tensor());
   in.v_heads = RotateAndTranspose(v, torch::Tensor(), torch::Tensor(), torch::Tensor());  // transpose only
   return in;
 }
 
-torch::Tensor TransformerImpl::FinishBlock(const Block& block, const torch::Tensor& x, const torch::Tensor& attended) const {
+TransformerImpl::BlockOutput TransformerImpl::FinishBlock(const Block& block, const torch::Tensor& x,
+                                                          const torch::Tensor& attended) const {
   auto projected = torch::linear(attended, As(block.out, attended));
   if (lora_ && lora_->adapts(LoraTarget::kO)) projected = projected + lora_->Delta(block.layer, LoraTarget::kO, attended);
-  auto residual = x + projected;
-  auto mlp_in = RmsNorm(residual, block.mlp_norm);
+  auto [residual, mlp_in] = AddRmsNorm(x, projected, block.mlp_norm, config_.norm_eps);
   auto hidden = torch::linear(mlp_in, As(block.up, mlp_in));
   if (lora_) lora_->AddDeltas(block.layer, {LoraTarget::kGate, LoraTarget::kUp}, mlp_in, hidden);
-  if (config_.mlp == "swiglu") {
-    auto gate_up = hidden.chunk(2, -1);
-    hidden = torch::silu(gate_up[0]) * gate_up[1];
-  } else {
-    hidden = torch::gelu(hidden);
-  }
+  hidden = MlpActivation(hidden, config_.mlp == "swiglu" ? MlpActivationKind::kSwiGlu : MlpActivationKind::kGelu);
   auto down = torch::linear(hidden, As(block.down, hidden));
   if (lora_ && lora_->adapts(LoraTarget::kDown)) down = down + lora_->Delta(block.layer, LoraTarget::kDown, hidden);
-  return residual + down;
+  return {residual, down};
 }
 
 AttentionKernel TransformerImpl::ChooseAttentionKernel(const torch::Device& device, torch::Dtype compute) const {
@@ -175,10 +175,13 @@ torch::Tensor TransformerImpl::Hidden(const torch::Tensor& tokens, const torch::
   const torch::Tensor document_factors = positional_->DocumentLogitFactors(doc_start);
   const double query_constant = AttentionQueryScale(kernel, hd) * logit_factor;
 
-  torch::Tensor x = Embed(tokens, 0, compute);
+  torch::Tensor x = Embed(tokens, 0, compute), delta;  // the residual stream, and what the next norm adds to it
   for (int64_t layer = 0; layer < config_.layers; ++layer) {
     const Block& block = blocks_[layer];
-    const AttentionInputs in = ProjectAttention(block, x, tables[layer], betas[layer], document_factors, query_constant);
+    ResidualNorm attention_in = AddRmsNorm(x, delta, block.attn_norm, config_.norm_eps);
+    x = attention_in.residual;
+    const AttentionInputs in =
+        ProjectAttention(block, attention_in.normed, tables[layer], betas[layer], document_factors, query_constant);
     if (probe_) {
       AttentionProbe probe{layer, RotateAndTranspose(in.q, tables[layer].cos, tables[layer].sin, torch::Tensor()),
                            in.k_heads, in.query_scale, positional_->alibi_slopes(), doc_start};
@@ -191,9 +194,11 @@ torch::Tensor TransformerImpl::Hidden(const torch::Tensor& tokens, const torch::
       if (layer == probe_through_layer_) return torch::Tensor();
     }
     auto attended = CausalAttention(in.q_heads, in.k_heads, in.v_heads, positional_->alibi_slopes(), doc_start, kernel);
-    x = FinishBlock(block, x, attended);
+    BlockOutput out = FinishBlock(block, x, attended);
+    x = std::move(out.residual);
+    delta = std::move(out.mlp);
   }
-  return RmsNorm(x, final_norm_);
+  return AddRmsNorm(x, delta, final_norm_, config_.norm_eps).normed;
 }
 
 torch::Tensor TransformerImpl::CachedHidden(const torch::Tensor& tokens, KvCache* cache) {
@@ -216,18 +221,23 @@ torch::Tensor TransformerImpl::CachedHidden(const torch::Tensor& tokens, KvCache
   const double query_constant =
       AttentionQueryScale(kernel, config_.head_dim) * ExtensionLogitFactor(positional_->length_extension());
 
-  torch::Tensor x = Embed(tokens, start, compute);
+  torch::Tensor x = Embed(tokens, start, compute), delta;
   for (int64_t layer = 0; layer < config_.layers; ++layer) {
     const Block& block = blocks_[layer];
     const torch::Tensor beta = betas[layer].defined() ? betas[layer].narrow(0, start, time - start) : torch::Tensor();
-    const AttentionInputs in = ProjectAttention(block, x, tables[layer], beta, torch::Tensor(), query_constant);
+    ResidualNorm attention_in = AddRmsNorm(x, delta, block.attn_norm, config_.norm_eps);
+    x = attention_in.residual;
+    const AttentionInputs in = ProjectAttention(block, attention_in.normed, tables[layer], beta, torch::Tensor(), query_constant);
     const auto [k, v] = cache->Append(layer, in.k_heads, in.v_heads);
-    x = FinishBlock(block, x,
+    BlockOutput out =
+        FinishBlock(block, x,
                     start == 0 ? CausalAttention(in.q_heads, k, v, positional_->alibi_slopes(), torch::Tensor(), kernel)
                                : TrailingCausalAttention(in.q_heads, k, v, positional_->alibi_slopes()));
+    x = std::move(out.residual);
+    delta = std::move(out.mlp);
   }
   cache->positions = time;
-  return RmsNorm(x, final_norm_);
+  return AddRmsNorm(x, delta, final_norm_, config_.norm_eps).normed;
 }
 
 void TransformerImpl::AddLora(const LoraConfig& lora) {

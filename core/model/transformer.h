@@ -142,18 +142,22 @@ class TransformerImpl : public torch::nn::Module {
   // The attention kernel for tensors of this device and compute dtype (model.attention, or the
   // kernel set_attention_kernel overrides it with).
   AttentionKernel ChooseAttentionKernel(const torch::Device& device, torch::Dtype compute) const;
-  torch::Tensor RmsNorm(const torch::Tensor& x, const torch::Tensor& weight) const;
   // The dtype forward computes in: compute_dtype_ for weights stored in bf16 or fp16, else theirs.
   torch::Dtype ComputeDtype() const;
   // The token embedding of tokens [B, n] at positions start..start+n-1 in `compute`, plus the variant's
   // input rows there (those of a sequence of start + n).
   torch::Tensor Embed(const torch::Tensor& tokens, int64_t start, torch::Dtype compute) const;
-  // x [B, n, d_model] -> `block`'s attention inputs at n positions with `tables` of those positions.
-  AttentionInputs ProjectAttention(const Block& block, const torch::Tensor& x, const LayerTables& tables,
+  // The block's normed input [B, n, d_model] -> `block`'s attention inputs at n positions with `tables`
+  // of those positions.
+  AttentionInputs ProjectAttention(const Block& block, const torch::Tensor& normed, const LayerTables& tables,
                                    const torch::Tensor& beta, const torch::Tensor& document_factors,
                                    double query_constant) const;
-  // The rest of `block` after attention: x + W_o attended, then the MLP's residual.
-  torch::Tensor FinishBlock(const Block& block, const torch::Tensor& x, const torch::Tensor& attended) const;
+  // The rest of `block` after attention: residual = x + W_o attended, and the MLP's output on
+  // RMSNorm(residual), which the next norm adds to the residual (AddRmsNorm, residual_rms_norm.h).
+  struct BlockOutput {
+    torch::Tensor residual, mlp;
+  };
+  BlockOutput FinishBlock(const Block& block, const torch::Tensor& x, const torch::Tensor& attended) const;
   // `weight` in x's dtype (a no-op unless the weights are stored in another one).
   static torch::Tensor As(const torch::Tensor& weight, const torch::Tensor& x);
 

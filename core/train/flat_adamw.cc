@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "core/train/adamw_update.h"
+
 namespace rung {
 
 FlatAdamW::FlatAdamW(std::vector<FlatGroupSpec> specs, FlatAdamWOptions options) : options_(std::move(options)) {
@@ -62,16 +64,18 @@ void FlatAdamW::Step(double schedule_multiplier) {
   const double bias1 = 1.0 - std::pow(options_.beta1, static_cast<double>(step_count_));
   const double bias2 = 1.0 - std::pow(options_.beta2, static_cast<double>(step_count_));
   for (Group& group : groups_) {
-    const double lr = options_.lr * group.spec.lr_mult * schedule_multiplier;
+    AdamWCoefficients c;
+    c.lr = options_.lr * group.spec.lr_mult * schedule_multiplier;
     if (group.spec.weight_decay > 0.0) {
-      const double decay = options_.independent_weight_decay ? group.spec.weight_decay * schedule_multiplier
-                                                             : lr * group.spec.weight_decay;
-      group.params.mul_(1.0 - decay);
+      c.decay = options_.independent_weight_decay ? group.spec.weight_decay * schedule_multiplier
+                                                  : c.lr * group.spec.weight_decay;
     }
-    group.exp_avg.mul_(options_.beta1).add_(group.grads, 1.0 - options_.beta1);
-    group.exp_avg_sq.mul_(options_.beta2).addcmul_(group.grads, group.grads, 1.0 - options_.beta2);
-    auto denom = (group.exp_avg_sq / bias2).sqrt_().add_(options_.eps);
-    group.params.addcdiv_(group.exp_avg, denom, -lr / bias1);
+    c.beta1 = options_.beta1;
+    c.beta2 = options_.beta2;
+    c.eps = options_.eps;
+    c.bias1 = bias1;
+    c.bias2 = bias2;
+    AdamWUpdate(group.params, group.grads, group.exp_avg, group.exp_avg_sq, c);
   }
 }
 
