@@ -16,8 +16,8 @@ Every record line is timestamped as it arrives (rung-train flushes each one), wh
                 extrapolation evaluation
 The share of a 1,000-step run is then (10 held-outs + end of run) / (1000 steps + 10 held-outs + end of
 run). Peak RSS is the kernel's ru_maxrss of the whole process (wait4). Training's fraction of the mm
-peak = final record's train_tokens_per_sec x FLOPs/token / the same repeat's mm peak (FLOPs/token as
-bench/train_throughput.py counts them).
+peak: bench/train_throughput.py's definition (peak_fraction), with the final record's
+train_tokens_per_sec and the same repeat's mm peak.
 
 Run from the repository root:
   /usr/bin/python3 bench/long_context.py --build-dir build --repeats 3
@@ -34,6 +34,7 @@ import threading
 import time
 
 from bench_common import REPO, flops_per_token, json_lines
+from train_throughput import mm_peak_command, parse_mm_peak, peak_fraction
 
 VOCAB = 256
 TOKENS_PER_BATCH = 4096
@@ -155,10 +156,10 @@ def main():
 
     runs = []
     for repeat in range(args.repeats):
-        rc, arrivals, _, _ = run_timed([bench_mm, "--threads", str(args.threads)],
+        rc, arrivals, _, _ = run_timed(mm_peak_command(bench_mm, args.threads),
                                        os.path.join(work, "logs", f"mm-{repeat}.log"), env, args.timeout)
-        mm = next((r for _, r in reversed(arrivals) if "mm_gflops" in r), {})
-        runs.append({"repeat": repeat, "kind": "mm", "mm_gflops": mm.get("mm_gflops"), "rc": rc})
+        mm = parse_mm_peak("\n".join(json.dumps(r) for _, r in arrivals))
+        runs.append({"repeat": repeat, "kind": "mm", "mm_gflops": mm["mm_gflops"], "blas_kernel": mm["blas_kernel"], "rc": rc})
         order = list(configs.items()) if repeat % 2 == 0 else list(reversed(list(configs.items())))
         for (seq_len, multiple), (name, path) in order:
             log = os.path.join(work, "logs", f"{name}-{repeat}.log")
@@ -170,7 +171,7 @@ def main():
             shape = {"d_model": 128, "layers": 4, "seq": seq_len}
             tps = run.get("train_tokens_per_sec")
             if tps and mm.get("mm_gflops"):
-                run["peak_fraction"] = tps * flops_per_token(shape, VOCAB) / (mm["mm_gflops"] * 1e9)
+                run["peak_fraction"] = peak_fraction(tps, flops_per_token(shape, VOCAB), mm["mm_gflops"])
             runs.append(run)
             print(f"[repeat {repeat}] {name}: rc {rc}, {wall:.1f} s, peak RSS {rss / 1e9:.2f} GB, "
                   f"step {run.get('step_s', 0):.3f} s, end of run {run.get('end_of_run_s', 0):.1f} s, "
