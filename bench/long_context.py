@@ -16,8 +16,8 @@ Every record line is timestamped as it arrives (rung-train flushes each one), wh
                 extrapolation evaluation
 The share of a 1,000-step run is then (10 held-outs + end of run) / (1000 steps + 10 held-outs + end of
 run). Peak RSS is the kernel's ru_maxrss of the whole process (wait4). Training's fraction of the mm
-peak: bench/train_throughput.py's definition (peak_fraction), with the final record's
-train_tokens_per_sec and the same repeat's mm peak.
+peak: bench/train_throughput.py's definition (the run's peak: the median of the measurements taken
+before each repeat), with the final record's train_tokens_per_sec.
 
 Run from the repository root:
   /usr/bin/python3 bench/long_context.py --build-dir build --repeats 3
@@ -34,7 +34,7 @@ import threading
 import time
 
 from bench_common import REPO, flops_per_token, json_lines
-from train_throughput import mm_peak_command, parse_mm_peak, peak_fraction
+from train_throughput import mm_peak_command, parse_mm_peak, peak_fraction, run_peak
 
 VOCAB = 256
 TOKENS_PER_BATCH = 4096
@@ -168,14 +168,17 @@ def main():
             run = {"repeat": repeat, "kind": "run", "seq_len": seq_len, "multiple": multiple, "rc": rc,
                    "wall_s": wall, "peak_rss_bytes": rss, "log": log}
             run.update(phases(arrivals) or {"error": "no step or final records"})
-            shape = {"d_model": 128, "layers": 4, "seq": seq_len}
-            tps = run.get("train_tokens_per_sec")
-            if tps and mm.get("mm_gflops"):
-                run["peak_fraction"] = peak_fraction(tps, flops_per_token(shape, VOCAB), mm["mm_gflops"])
             runs.append(run)
             print(f"[repeat {repeat}] {name}: rc {rc}, {wall:.1f} s, peak RSS {rss / 1e9:.2f} GB, "
                   f"step {run.get('step_s', 0):.3f} s, end of run {run.get('end_of_run_s', 0):.1f} s, "
                   f"share {run.get('projected_share', 0):.1%}", file=sys.stderr, flush=True)
+
+    peak = run_peak(r["mm_gflops"] for r in runs if r["kind"] == "mm")
+    for run in runs:
+        tps = run.get("train_tokens_per_sec") if run["kind"] == "run" else None
+        if tps and peak:
+            shape = {"d_model": 128, "layers": 4, "seq": run["seq_len"]}
+            run["peak_fraction"] = peak_fraction(tps, flops_per_token(shape, VOCAB), peak)
 
     with open(out_json, "w") as f:
         json.dump({"runs": runs, "steps": args.steps, "threads": args.threads}, f, indent=1)
@@ -185,7 +188,7 @@ def main():
         return statistics.median(values) if values else None
 
     mm_values = [r["mm_gflops"] for r in runs if r["kind"] == "mm" and r.get("mm_gflops")]
-    print(f"\nmm peak (median of {len(mm_values)}): {statistics.median(mm_values) if mm_values else 0:.1f} GFLOP/s\n")
+    print(f"\nmm peak (median of {len(mm_values)}): {peak or 0:.1f} GFLOP/s\n")
     print("| seq_len | evaluated | batch | peak RSS | step | held-out eval | end of run | share of 1,000 steps "
           "| training tokens/s | % of mm peak |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")

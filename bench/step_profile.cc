@@ -20,6 +20,7 @@
 #include "core/config/model_config.h"
 #include "core/model/attention.h"
 #include "core/model/transformer.h"
+#include "core/train/batch_tensors.h"
 #include "core/train/flat_adamw.h"
 #include "core/train/runtime.h"
 
@@ -71,7 +72,9 @@ int main(int argc, char** argv) {
     auto tokens = torch::randint(0, 256, {batch, seq + 1}, torch::kLong);
     optimizer.ZeroGrad();
     auto logits = model->forward(tokens.narrow(1, 0, seq));
-    auto loss = torch::nn::functional::cross_entropy(logits.reshape({-1, 256}), tokens.narrow(1, 1, seq).reshape({-1}));
+    rung::TensorBatch batch;
+    batch.targets = tokens.narrow(1, 1, seq).contiguous();
+    auto loss = rung::MeanLoss(logits, batch);  // the trainer's loss
     loss.backward();
     optimizer.ClipGradients();
     optimizer.Step(1.0);

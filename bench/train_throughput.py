@@ -7,18 +7,19 @@ For each repeat the driver runs, one process at a time, for each shape:
      is reversed on every other repeat (ours, ref, ... then ..., ref, ours), so that drift on a shared
      machine hits both sides alike.
 It then reports medians over repeats and ratios of runs paired within a repeat (median of the
-per-repeat ratios): rung / PyTorch at rope, achieved FLOP/s as a fraction of the mm peak measured just
-before, and the tokens/s lost by lerope and adarope against rope. FLOPs per token (docs/science.md
+per-repeat ratios): rung / PyTorch at rope, achieved FLOP/s as a fraction of the run's mm peak, and the
+tokens/s lost by lerope and adarope against rope. FLOPs per token (docs/science.md
 section 5) = 6 * (all matrix parameters, output head included) + 6 * layers * seq * d_model.
 
 THE MM PEAK, defined here once for every "% of the mm peak" in bench/ (long_context.py imports it): the
-median GFLOP/s of rung-bench-mm, a 2048 x 2048 x 2048 fp32 torch::mm with the same LibTorch, the same
-BLAS library and kernel (the one rung's programs choose; OPENBLAS_CORETYPE for the reference) and the
-same intra-op threads as the training runs, measured in the same run right before the processes it is
-compared with (the machine's speed drifts by tens of percent over minutes on a shared VM, so a peak
-taken once per repeat overstates or understates a later shape's fraction). A training process's
-fraction of the peak = its steady tokens/s x FLOPs per token / that peak. Every figure names the BLAS
-kernel it was taken on.
+median GFLOP/s of rung-bench-mm (a 2048 x 2048 x 2048 fp32 torch::mm, 25 timed products) with the same
+LibTorch, the same BLAS library and kernel (the one rung's programs choose; OPENBLAS_CORETYPE for the
+reference) and the same intra-op threads as the training runs, measured in the same run before each
+shape; the run's peak is the median of those measurements. (On a shared 2-core VM one measurement
+moves by tens of percent from one minute to the next while training's tokens/s moves much less, so a
+fraction over the nearest single measurement would mostly track the measurement's own noise; the range
+of the measurements is printed beside the figures.) A training process's fraction of the peak = its
+steady tokens/s x FLOPs per token / the run's peak. Every figure names the BLAS kernel it was taken on.
 
 Peak memory: the peak resident set of every process as the kernel accounts it (ru_maxrss from wait4,
 the same measure for both implementations), next to the figure the process reports itself.
@@ -54,11 +55,18 @@ VOCAB = 256
 GOAL_SPEEDUP = {"tiny": 1.3, "small": 1.2}
 GOAL_PEAK_FRACTION = {"small": 0.65, **{f"long-{seq}": 0.55 for seq in (1024, 2048, 4096, 8192)}}
 MM_PEAK_SIZE = 2048
+MM_PEAK_REPEATS = 25
 
 
 def mm_peak_command(bench_mm, threads):
-    """The mm peak's process (see the module docstring)."""
-    return [bench_mm, "--threads", str(threads), "--size", str(MM_PEAK_SIZE)]
+    """One measurement of the mm peak (see the module docstring)."""
+    return [bench_mm, "--threads", str(threads), "--size", str(MM_PEAK_SIZE), "--repeats", str(MM_PEAK_REPEATS)]
+
+
+def run_peak(measurements):
+    """The run's mm peak: the median of its measurements (GFLOP/s), or None without any."""
+    values = [m for m in measurements if m]
+    return statistics.median(values) if values else None
 
 
 def parse_mm_peak(stdout):
@@ -314,7 +322,7 @@ def main():
                      and x["variant"] == v and "error" not in x), None)
 
     mm_by_shape = {(x["repeat"], x["shape"]): x["mm_gflops"] for x in runs if x["impl"] == "mm" and "error" not in x}
-    mm_median = median_or_none(mm_by_shape.values())
+    mm_median = run_peak(mm_by_shape.values())
     rows, summary = [], {}
     for s in shapes:
         fpt = flops_per_token(SHAPES[s], VOCAB)
@@ -326,7 +334,7 @@ def main():
             ref = [find(r, "pytorch", s, "rope") for r in range(args.repeats)]
             base = [find(r, "rung", s, "rope") for r in range(args.repeats)]
             vs_ref = [t / q["tokens_per_sec"] if t and q else None for t, q in zip(tps, ref)]
-            frac = [peak_fraction(t, fpt, mm_by_shape.get((r, s))) for r, t in zip(range(args.repeats), tps)]
+            frac = [peak_fraction(t, fpt, mm_median) for t in tps]
             overhead = [1 - t / b["tokens_per_sec"] if t and b else None for t, b in zip(tps, base)]
             row = {
                 "impl": impl, "variant": v,
@@ -336,7 +344,7 @@ def main():
                 "tokens_per_sec_max": max((t for t in tps if t), default=None),
                 "vs_pytorch_paired_median": median_or_none(vs_ref) if impl == "rung" else None,
                 "gflops_median": (median_or_none(tps) or 0) * fpt / 1e9 or None,
-                "peak_fraction_paired_median": median_or_none(frac),
+                "peak_fraction_median": median_or_none(frac),
                 "overhead_vs_rope_paired_median": median_or_none(overhead) if impl == "rung" and v != "rope" else None,
                 "peak_rss_bytes_median": median_or_none(p["peak_rss_bytes"] for p in per if p),
                 "reported_peak_rss_bytes_median": median_or_none(p.get("reported_peak_rss_bytes") for p in per if p),
@@ -357,7 +365,7 @@ def main():
             goals.append((f"{s}: rung / PyTorch tokens/s (rope)", got, f">= {GOAL_SPEEDUP[s]:.2f}x",
                           got is not None and got >= GOAL_SPEEDUP[s], f"{fmt(got, '.2f')}x"))
         if s in GOAL_PEAK_FRACTION and "rung:rope" in rr:
-            got = rr["rung:rope"]["peak_fraction_paired_median"]
+            got = rr["rung:rope"]["peak_fraction_median"]
             goals.append((f"{s}: achieved FLOP/s / mm peak (rope)", got, f">= {GOAL_PEAK_FRACTION[s]:.0%}",
                           got is not None and got >= GOAL_PEAK_FRACTION[s], fmt(got, ".1%")))
         if s in GOAL_MAX_OVERHEAD:
@@ -384,11 +392,11 @@ def main():
               + ("" if (ref_blas is None or blas is None or set(ref_blas) == set(blas)) else " (reference: "
                  + ", ".join(ref_blas) + ")")
               + f", PyTorch reference torch {ref_torch or '?'}; {args.repeats} interleaved repeats of {args.steps} "
-              f"steps; the mm peak (2048^3 fp32, taken before each shape: bench/train_throughput.py) "
-              f"{fmt(mm_median, '.1f')} GFLOP/s median, {fmt(min(mm_by_shape.values(), default=None), '.1f')}-"
-              f"{fmt(max(mm_by_shape.values(), default=None), '.1f')}.")
+              f"steps; the run's mm peak (2048^3 fp32, the median of {len(mm_by_shape)} measurements taken before "
+              f"the shapes: bench/train_throughput.py) {fmt(mm_median, '.1f')} GFLOP/s, measurements "
+              f"{fmt(min(mm_by_shape.values(), default=None), '.1f')}-{fmt(max(mm_by_shape.values(), default=None), '.1f')}.")
     md.append("")
-    md.append("| shape | impl | variant | tokens/s (median) | range | vs PyTorch | GFLOP/s | mm peak GFLOP/s "
+    md.append("| shape | impl | variant | tokens/s (median) | range | vs PyTorch | GFLOP/s | mm before it "
               "| % of mm peak | overhead vs rope | peak RSS MiB | final loss |")
     md.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for s, row in rows:
@@ -404,7 +412,7 @@ def main():
             fmt(row["vs_pytorch_paired_median"], ".2f", "") + ("x" if row["vs_pytorch_paired_median"] else ""),
             fmt(row["gflops_median"], ".1f"),
             fmt(shape_peak, ".1f"),
-            fmt(row["peak_fraction_paired_median"], ".1%"),
+            fmt(row["peak_fraction_median"], ".1%"),
             fmt(row["overhead_vs_rope_paired_median"], ".1%", ""),
             fmt(mib and mib / 2**20, ".0f"),
             fmt(row["final_loss_median"], ".3f")))

@@ -23,6 +23,11 @@
 // is the keys the query sees inside its document under ModelConfig::document_key_counts (the default
 // with data.cross_doc_mask; data.cross_doc_keys: window counts the position in the window + 1).
 //
+// On fp32 CPU the residual add and the RMSNorm after it are one operation (AddRmsNorm,
+// residual_rms_norm.h: the block hands its MLP output to the next layer's norm, or the final one), q, k
+// and v come from the fused projection in one (RotateQkvAndTranspose, rotary.h), and SwiGLU is one
+// (mlp_activation.h); each has a composite of ATen ops with the same contract for other devices and dtypes.
+//
 // Parameters are grouped for the optimizer (ParameterGroups); the positional and inverse-
 // temperature parameters are fp32 and live in their own modules. The backbone's parameters are fp32
 // as built; an importer may replace them with bf16 or fp16 ones (core/hf/hf_import.h): forward then

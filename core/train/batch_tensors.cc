@@ -1,6 +1,7 @@
 #include "core/train/batch_tensors.h"
 
 #include "core/model/attention.h"
+#include "core/train/token_cross_entropy.h"
 
 namespace rung {
 
@@ -23,16 +24,13 @@ TensorBatch ToTensors(const TokenBatch& batch, const torch::Device& device, int6
 
 torch::Tensor TokenLosses(const torch::Tensor& logits, const torch::Tensor& targets) {
   const int64_t vocab = logits.size(-1);
-  return torch::nn::functional::cross_entropy(
-             logits.reshape({-1, vocab}).to(torch::kFloat), targets.reshape({-1}),
-             torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone))
-      .view(targets.sizes());
+  return TokenCrossEntropy(logits.reshape({-1, vocab}).to(torch::kFloat), targets.reshape({-1})).view(targets.sizes());
 }
 
 torch::Tensor MeanLoss(const torch::Tensor& logits, const TensorBatch& batch) {
   if (!batch.mask.defined()) {
     const int64_t vocab = logits.size(-1);
-    return torch::nn::functional::cross_entropy(logits.reshape({-1, vocab}), batch.targets.reshape({-1}));
+    return TokenCrossEntropy(logits.reshape({-1, vocab}), batch.targets.reshape({-1})).mean();
   }
   return (TokenLosses(logits, batch.targets) * batch.mask).sum() / batch.mask.sum().clamp_min(1.0);
 }

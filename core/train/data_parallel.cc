@@ -13,6 +13,8 @@
 #endif
 #endif
 
+#include "core/train/token_cross_entropy.h"
+
 namespace rung {
 
 bool DataParallelAvailable([[maybe_unused]] const std::string& device_type) {
@@ -187,10 +189,7 @@ double CountedTargets(const TensorBatch& batch) {
 torch::Tensor ShardLoss(const torch::Tensor& logits, const TensorBatch& shard, double global_count) {
   if (!shard.mask.defined()) {
     const int64_t vocab = logits.size(-1);
-    return torch::nn::functional::cross_entropy(
-               logits.reshape({-1, vocab}), shard.targets.reshape({-1}),
-               torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum)) /
-           global_count;
+    return TokenCrossEntropy(logits.reshape({-1, vocab}), shard.targets.reshape({-1})).sum() / global_count;
   }
   return (TokenLosses(logits, shard.targets) * shard.mask).sum() / global_count;
 }

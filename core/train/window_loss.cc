@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/model/attention.h"
+#include "core/train/token_cross_entropy.h"
 
 namespace rung {
 namespace {
@@ -56,9 +57,7 @@ WindowLoss EvaluateWindows(Transformer& model, int64_t stream_tokens, const std:
       const int64_t count = std::min(kHeadSlice, time - begin);
       const torch::Tensor logits = model->Logits(hidden.narrow(0, begin, count)).to(torch::kFloat);
       const torch::Tensor losses =
-          torch::nn::functional::cross_entropy(logits, window_targets.narrow(0, begin, count),
-                                               torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone))
-              .to(torch::kCPU, torch::kDouble);
+          TokenCrossEntropy(logits, window_targets.narrow(0, begin, count).contiguous()).to(torch::kCPU, torch::kDouble);
       auto loss = losses.accessor<double, 1>();
       for (int64_t i = 0; i < count; ++i) {
         const int64_t position = begin + i;
