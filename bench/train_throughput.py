@@ -439,7 +439,7 @@ def main():
                      "env": {k: env[k] for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}},
         "blas": {"rung_bench_mm": blas, "reference": ref_blas, "kernel": kernel, "rung_bench_mm_kernel": mm_kernel,
                  "reference_kernel": ref_kernel},
-        "mm_gflops_by_repeat": mm_by_repeat,
+        "mm_gflops_by_shape": {f"{r}:{s}": g for (r, s), g in mm_by_shape.items()},
         "mm_gflops_median": mm_median,
         "summary": summary,
         "goals": [{"goal": g[0], "measured": g[1], "target": g[2], "met": g[3]} for g in goals],

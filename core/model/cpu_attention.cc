@@ -3,6 +3,7 @@
 #include "core/model/cpu_attention.h"
 
 #include <ATen/Parallel.h>
+#include <ATen/record_function.h>
 
 #include <algorithm>
 #include <limits>
@@ -70,6 +71,7 @@ class SlabAttention : public torch::autograd::Function<SlabAttention> {
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& q, const torch::Tensor& k,
                                const torch::Tensor& v, const torch::Tensor& slopes,
                                const torch::Tensor& doc_start) {
+    RECORD_FUNCTION("rung::SlabAttention", c10::ArrayRef<const c10::IValue>{});
     const Shape s{q.size(0), q.size(1), k.size(1), q.size(1) / k.size(1), q.size(2), q.size(3)};
     auto probs = torch::empty({s.batch, s.heads, s.time, s.time}, q.options());
     auto out = torch::empty({s.batch, s.time, s.heads * s.dim}, q.options());

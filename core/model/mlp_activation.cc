@@ -4,6 +4,7 @@
 
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
+#include <ATen/record_function.h>
 
 #include <algorithm>
 #include <cmath>
@@ -71,6 +72,7 @@ int64_t RowGrain(int64_t width) { return std::max<int64_t>(1, at::internal::GRAI
 class FusedSwiGlu : public torch::autograd::Function<FusedSwiGlu> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& hidden) {
+    RECORD_FUNCTION("rung::SwiGlu", c10::ArrayRef<const c10::IValue>{});
     const int64_t width = hidden.size(-1) / 2, rows = hidden.numel() / hidden.size(-1);
     std::vector<int64_t> shape = hidden.sizes().vec();
     shape.back() = width;

@@ -4,6 +4,7 @@
 
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
+#include <ATen/record_function.h>
 
 #include <algorithm>
 #include <cmath>
@@ -107,6 +108,7 @@ class FusedResidualRmsNorm : public torch::autograd::Function<FusedResidualRmsNo
   // delta: an empty tensor for none. Returns {residual, normed}, or {normed} without delta.
   static variable_list forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& delta,
                                const torch::Tensor& weight, double eps) {
+    RECORD_FUNCTION("rung::AddRmsNorm", c10::ArrayRef<const c10::IValue>{});
     const bool has_delta = delta.numel() > 0;
     const int64_t d = x.size(-1), rows = x.numel() / d;
     torch::Tensor residual = has_delta ? torch::empty_like(x) : x;

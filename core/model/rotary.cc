@@ -1,6 +1,7 @@
 #include "core/model/rotary.h"
 
 #include <ATen/Parallel.h>
+#include <ATen/record_function.h>
 
 namespace rung {
 namespace {
@@ -95,32 +96,44 @@ void RotatePartBackward(const float* xp, RowStrides x, const float* gp, int64_t 
         float* gx = gxp ? gxp + b * gx_strides.batch + t * gx_strides.time + (part.first_head + h) * gx_strides.head
                         : nullptr;
         const float factor = constant * (part.scale ? part.scale[t * heads + h] : 1.0f);
+        // One branch-free loop per gradient asked for (each vectorizes on its own).
         if (part.cos == nullptr) {
-          float dot = 0.0f;
-          for (int64_t e = 0; e < dim; ++e) {
-            if (gx) gx[e] = factor * go[e];
-            dot += go[e] * src[e];
+          if (gx) {
+            for (int64_t e = 0; e < dim; ++e) gx[e] = factor * go[e];
           }
-          if (gscp) gscp[(b * time + t) * heads + h] = constant * dot;
+          if (gscp) {
+            float dot = 0.0f;
+            for (int64_t e = 0; e < dim; ++e) dot += go[e] * src[e];
+            gscp[(b * time + t) * heads + h] = constant * dot;
+          }
           continue;
         }
         const float* c = part.cos + (t * part.groups + g) * half;
         const float* s = part.sin + (t * part.groups + g) * half;
-        float dot = 0.0f;
-        for (int64_t f = 0; f < half; ++f) {
-          const float x0 = src[2 * f], x1 = src[2 * f + 1];
-          const float g0 = go[2 * f], g1 = go[2 * f + 1];
-          if (gx) {
+        if (gx) {
+          for (int64_t f = 0; f < half; ++f) {
+            const float g0 = go[2 * f], g1 = go[2 * f + 1];
             gx[2 * f] = factor * (g0 * c[f] + g1 * s[f]);
             gx[2 * f + 1] = factor * (-g0 * s[f] + g1 * c[f]);
           }
-          if (gcp) {
+        }
+        if (gcp) {
+          for (int64_t f = 0; f < half; ++f) {
+            const float x0 = src[2 * f], x1 = src[2 * f + 1];
+            const float g0 = go[2 * f], g1 = go[2 * f + 1];
             gcp[(bh * time + t) * half + f] = factor * (g0 * x0 + g1 * x1);
             gsp[(bh * time + t) * half + f] = factor * (g1 * x0 - g0 * x1);
           }
-          if (gscp) dot += g0 * (x0 * c[f] - x1 * s[f]) + g1 * (x0 * s[f] + x1 * c[f]);
         }
-        if (gscp) gscp[(b * time + t) * heads + h] = constant * dot;
+        if (gscp) {
+          float dot = 0.0f;
+          for (int64_t f = 0; f < half; ++f) {
+            const float x0 = src[2 * f], x1 = src[2 * f + 1];
+            const float g0 = go[2 * f], g1 = go[2 * f + 1];
+            dot += g0 * (x0 * c[f] - x1 * s[f]) + g1 * (x0 * s[f] + x1 * c[f]);
+          }
+          gscp[(b * time + t) * heads + h] = constant * dot;
+        }
       }
     }
   });
@@ -154,6 +167,7 @@ class FusedRotary : public torch::autograd::Function<FusedRotary> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& cos,
                                const torch::Tensor& sin, const torch::Tensor& scale, double constant) {
+    RECORD_FUNCTION("rung::RotateAndTranspose", c10::ArrayRef<const c10::IValue>{});
     const int64_t batch = x.size(0), time = x.size(1), heads = x.size(2), dim = x.size(3);
     auto out = torch::empty({batch, heads, time, dim}, x.options());
     auto scale_c = scale.contiguous();
@@ -214,6 +228,7 @@ class FusedQkvRotary : public torch::autograd::Function<FusedQkvRotary> {
   static variable_list forward(AutogradContext* ctx, const torch::Tensor& qkv, const torch::Tensor& cos,
                                const torch::Tensor& sin, const torch::Tensor& key_cos, const torch::Tensor& key_sin,
                                const torch::Tensor& scale, int64_t heads, double constant) {
+    RECORD_FUNCTION("rung::RotateQkvAndTranspose", c10::ArrayRef<const c10::IValue>{});
     const int64_t batch = qkv.size(0), time = qkv.size(1), kv = (qkv.size(2) - heads) / 2, dim = qkv.size(3);
     auto q = torch::empty({batch, heads, time, dim}, qkv.options());
     auto k = torch::empty({batch, kv, time, dim}, qkv.options());

@@ -3,6 +3,7 @@
 #include "core/model/tiled_attention_training.h"
 
 #include <ATen/Parallel.h>
+#include <ATen/record_function.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <algorithm>
@@ -60,6 +61,7 @@ class TiledAttentionFunction : public torch::autograd::Function<TiledAttentionFu
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                             const at::Tensor& slopes, const at::Tensor& starts) {
+    RECORD_FUNCTION("rung::TiledAttention", c10::ArrayRef<const c10::IValue>{});
     at::Tensor logsumexp;
     at::Tensor out = TiledAttentionForward(Checked(q, k, v, slopes, starts), &logsumexp);
     ctx->save_for_backward({q, k, v, out, logsumexp, slopes, starts});

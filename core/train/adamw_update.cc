@@ -3,6 +3,7 @@
 
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
+#include <ATen/record_function.h>
 
 #include <cmath>
 
@@ -68,6 +69,7 @@ void AdamWUpdate(torch::Tensor& params, const torch::Tensor& grads, torch::Tenso
   if (!fused) return CompositeUpdate(params, grads, exp_avg, exp_avg_sq, c);
   TORCH_CHECK(FusedApplies(params, grads, exp_avg, exp_avg_sq),
               "AdamWUpdate: the fused kernel needs contiguous fp32 or fp64 CPU buffers of one size and dtype");
+  RECORD_FUNCTION("rung::AdamWUpdate", c10::ArrayRef<const c10::IValue>{});
   AT_DISPATCH_FLOATING_TYPES(params.scalar_type(), "AdamWUpdate", [&] {
     const UpdateConstants<scalar_t> k{static_cast<scalar_t>(1.0 - c.decay), static_cast<scalar_t>(c.beta1),
                                       static_cast<scalar_t>(1.0 - c.beta1),  static_cast<scalar_t>(c.beta2),

@@ -4,6 +4,7 @@
 
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
+#include <ATen/record_function.h>
 
 #include <algorithm>
 #include <cmath>
@@ -75,6 +76,7 @@ int64_t RowGrain(int64_t vocab) { return std::max<int64_t>(1, at::internal::GRAI
 class FusedTokenCrossEntropy : public torch::autograd::Function<FusedTokenCrossEntropy> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& logits, const torch::Tensor& targets) {
+    RECORD_FUNCTION("rung::TokenCrossEntropy", c10::ArrayRef<const c10::IValue>{});
     const int64_t rows = logits.size(0), vocab = logits.size(1);
     torch::Tensor logsumexp = torch::empty({rows}, logits.options());
     torch::Tensor losses = torch::empty({rows}, logits.options());
