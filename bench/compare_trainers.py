@@ -2,11 +2,12 @@
 """Training tokens/s of two rung-train binaries side by side: a release against the one before it.
 
 Runs both on the same trial (the "small" shape of train_throughput.py: d_model 128, 4 layers, 4 heads,
-seq 256, batch 16, rope, no diagnostics), one process at a time, alternating which goes first on each
+seq 256, batch 16, rope, no diagnostics; --seq T gives its long shapes, 4096 tokens a step), one process
+at a time, alternating which goes first on each
 repeat, and prints each run's train_tokens_per_sec (the final record's, after the warm-up steps), the
 medians and the median of the per-repeat ratios (new / old). Only Python's standard library.
 
-  /usr/bin/python3 bench/compare_trainers.py --old OLD/rung-train --new build/bin/rung-train --repeats 4
+  /usr/bin/python3 bench/compare_trainers.py --old OLD/rung-train --new build/bin/rung-train --repeats 4 [--seq 1024]
 
 Each binary finds the builtin corpus beside its own folder (<bin>/../data/builtin).
 """
@@ -42,11 +43,18 @@ def main():
     parser.add_argument("--new", required=True, help="the rung-train to compare")
     parser.add_argument("--repeats", type=int, default=4)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--seq", type=int, default=256,
+                        help="seq_len: 256 is the small shape (batch 16); longer ones train 4096 tokens a step")
+    parser.add_argument("--steps", type=int, default=60)
     args = parser.parse_args()
+    config_data = json.loads(json.dumps(CONFIG))
+    config_data["data"]["seq_len"] = args.seq
+    config_data["train"]["batch_size"] = 16 if args.seq == 256 else max(1, 4096 // args.seq)
+    config_data["train"]["steps"] = args.steps
     with tempfile.TemporaryDirectory() as scratch:
         config_path = os.path.join(scratch, "trial.json")
         with open(config_path, "w") as config:
-            json.dump(CONFIG, config)
+            json.dump(config_data, config)
         runs = {"old": [], "new": []}
         for repeat in range(args.repeats):
             order = ["old", "new"] if repeat % 2 == 0 else ["new", "old"]

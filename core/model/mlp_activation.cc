@@ -15,9 +15,6 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-inline float Exp(float x) { return expf(x); }
-inline double Exp(double x) { return std::exp(x); }
-
 // SwiGLU over rows [begin, end) of [rows, 2H] -> [rows, H], and its backward into [rows, 2H]:
 // d gate = d out * u * s (1 + g (1 - s)), d up = d out * silu(g), s = sigmoid(g).
 template <typename T>
@@ -27,7 +24,7 @@ inline __attribute__((always_inline)) void SwiGluOf(const T* __restrict__ h, T* 
     const T* gate = h + row * 2 * width;
     const T* up = gate + width;
     T* o = out + row * width;
-    for (int64_t j = 0; j < width; ++j) o[j] = gate[j] / (T(1) + Exp(-gate[j])) * up[j];
+    for (int64_t j = 0; j < width; ++j) o[j] = gate[j] / (T(1) + std::exp(-gate[j])) * up[j];
   }
 }
 template <typename T>
@@ -42,7 +39,7 @@ inline __attribute__((always_inline)) void SwiGluBackwardOf(const T* __restrict_
     T* grad_up = grad_gate + width;
     for (int64_t j = 0; j < width; ++j) {
       const T g = gate[j];
-      const T s = T(1) / (T(1) + Exp(-g));
+      const T s = T(1) / (T(1) + std::exp(-g));
       grad_gate[j] = go[j] * up[j] * s * (T(1) + g * (T(1) - s));
       grad_up[j] = go[j] * g * s;
     }

@@ -16,11 +16,6 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-inline float Exp(float x) { return expf(x); }
-inline double Exp(double x) { return std::exp(x); }
-inline float Log(float x) { return logf(x); }
-inline double Log(double x) { return std::log(x); }
-
 // Rows [begin, end): each row's logsumexp, and its loss against its target.
 template <typename T>
 inline __attribute__((always_inline)) void ForwardRowsOf(const T* logits, const int64_t* targets, T* logsumexp,
@@ -30,8 +25,8 @@ inline __attribute__((always_inline)) void ForwardRowsOf(const T* logits, const 
     T max_value = -std::numeric_limits<T>::max();
     for (int64_t j = 0; j < vocab; ++j) max_value = std::max(max_value, x[j]);
     T sum = 0;
-    for (int64_t j = 0; j < vocab; ++j) sum += Exp(x[j] - max_value);
-    const T lse = max_value + Log(sum);
+    for (int64_t j = 0; j < vocab; ++j) sum += std::exp(x[j] - max_value);
+    const T lse = max_value + std::log(sum);
     logsumexp[row] = lse;
     losses[row] = lse - x[targets[row]];
   }
@@ -46,7 +41,7 @@ inline __attribute__((always_inline)) void BackwardRowsOf(const T* logits, const
     const T* x = logits + row * vocab;
     T* g = grad_logits + row * vocab;
     const T lse = logsumexp[row], scale = grad_losses[row];
-    for (int64_t j = 0; j < vocab; ++j) g[j] = scale * Exp(x[j] - lse);
+    for (int64_t j = 0; j < vocab; ++j) g[j] = scale * std::exp(x[j] - lse);
     g[targets[row]] -= scale;
   }
 }

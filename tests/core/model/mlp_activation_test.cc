@@ -5,6 +5,8 @@
 
 #include <vector>
 
+#include "tests/core/model/central_differences.h"
+
 namespace rung {
 namespace {
 
@@ -39,22 +41,7 @@ TEST(MlpActivation, FusedSwiGluGradientsMatchFiniteDifferences) {
     auto weights = torch::randn({3, width}, torch::kDouble);
     auto loss_of = [&]() { return (MlpActivation(hidden, kind, ActivationImplementation::kFusedCpu) * weights).sum(); };
     loss_of().backward();
-    auto flat = hidden.view({-1});
-    auto grad = hidden.grad().view({-1});
-    for (int64_t index = 0; index < flat.numel(); ++index) {
-      const double eps = 1e-6;
-      double plus, minus;
-      {
-        torch::NoGradGuard no_grad;
-        const double original = flat[index].item<double>();
-        flat[index] = original + eps;
-        plus = loss_of().item<double>();
-        flat[index] = original - eps;
-        minus = loss_of().item<double>();
-        flat[index] = original;
-      }
-      EXPECT_NEAR(grad[index].item<double>(), (plus - minus) / (2 * eps), 1e-8) << "element " << index;
-    }
+    ExpectGradientMatchesCentralDifferences(hidden, loss_of, 1e-6, 1e-8);
   }
 }
 

@@ -5,6 +5,8 @@
 
 #include <vector>
 
+#include "tests/core/model/central_differences.h"
+
 namespace rung {
 namespace {
 
@@ -66,22 +68,7 @@ TEST(ResidualRmsNorm, FusedGradientsMatchFiniteDifferences) {
   };
   loss_of().backward();
   for (torch::Tensor* param : {&in.x, &in.delta, &in.weight}) {
-    auto flat = param->view({-1});
-    auto grad = param->grad().view({-1});
-    for (int64_t index = 0; index < flat.numel(); ++index) {
-      const double eps = 1e-6;
-      double plus, minus;
-      {
-        torch::NoGradGuard no_grad;
-        const double original = flat[index].item<double>();
-        flat[index] = original + eps;
-        plus = loss_of().item<double>();
-        flat[index] = original - eps;
-        minus = loss_of().item<double>();
-        flat[index] = original;
-      }
-      EXPECT_NEAR(grad[index].item<double>(), (plus - minus) / (2 * eps), 1e-7) << "element " << index;
-    }
+    ExpectGradientMatchesCentralDifferences(*param, loss_of, 1e-6, 1e-7);
   }
 }
 

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "tests/core/model/central_differences.h"
+
 namespace rung {
 namespace {
 
@@ -146,22 +148,7 @@ TEST(Rotary, FusedQkvGradientsMatchFiniteDifferences) {
   };
   loss_of().backward();
   for (torch::Tensor* param : {&in.qkv, &in.cos, &in.sin, &in.key_cos, &in.key_sin, &in.scale}) {
-    auto flat = param->view({-1});
-    auto grad = param->grad().view({-1});
-    for (int64_t index = 0; index < flat.numel(); index += 7) {
-      const float eps = 0.25f;
-      double plus, minus;
-      {
-        torch::NoGradGuard no_grad;
-        const float original = flat[index].item<float>();
-        flat[index] = original + eps;
-        plus = loss_of().item<double>();
-        flat[index] = original - eps;
-        minus = loss_of().item<double>();
-        flat[index] = original;
-      }
-      EXPECT_NEAR(grad[index].item<double>(), (plus - minus) / (2 * eps), 2e-3) << "element " << index;
-    }
+    ExpectGradientMatchesCentralDifferences(*param, loss_of, 0.25, 2e-3, 7);
   }
 }
 

@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "tests/core/model/central_differences.h"
+
 namespace rung {
 namespace {
 
@@ -34,22 +36,7 @@ TEST(TokenCrossEntropy, FusedGradientsMatchFiniteDifferences) {
   auto weights = torch::randn({4}, torch::kDouble);
   auto loss_of = [&]() { return (TokenCrossEntropy(logits, targets, CrossEntropyImplementation::kFusedCpu) * weights).sum(); };
   loss_of().backward();
-  auto flat = logits.view({-1});
-  auto grad = logits.grad().view({-1});
-  for (int64_t index = 0; index < flat.numel(); ++index) {
-    const double eps = 1e-6;
-    double plus, minus;
-    {
-      torch::NoGradGuard no_grad;
-      const double original = flat[index].item<double>();
-      flat[index] = original + eps;
-      plus = loss_of().item<double>();
-      flat[index] = original - eps;
-      minus = loss_of().item<double>();
-      flat[index] = original;
-    }
-    EXPECT_NEAR(grad[index].item<double>(), (plus - minus) / (2 * eps), 1e-8) << "element " << index;
-  }
+  ExpectGradientMatchesCentralDifferences(logits, loss_of, 1e-6, 1e-8);
 }
 
 TEST(TokenCrossEntropy, IsTheNegativeLogProbabilityOfTheTarget) {
