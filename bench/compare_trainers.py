@@ -47,6 +47,8 @@ def main():
                         help="seq_len: 256 is the small shape (batch 16); longer ones train 4096 tokens a step")
     parser.add_argument("--steps", type=int, default=60)
     args = parser.parse_args()
+    if args.seq < 1 or args.steps < 1 or args.repeats < 1 or args.threads < 1:
+        parser.error("--seq, --steps, --repeats and --threads must be at least 1")
     config_data = json.loads(json.dumps(CONFIG))
     config_data["data"]["seq_len"] = args.seq
     config_data["train"]["batch_size"] = 16 if args.seq == 256 else max(1, 4096 // args.seq)

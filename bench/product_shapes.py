@@ -41,6 +41,8 @@ def main():
     ap.add_argument("--rows", type=int, default=4096, help="tokens a step")
     ap.add_argument("--repeats", type=int, default=30)
     args = ap.parse_args()
+    if args.threads < 1 or args.rows < 1 or args.repeats < 1:
+        ap.error("--threads, --rows and --repeats must be at least 1")
     torch.manual_seed(0)
     rows = []
     torch.set_num_threads(args.threads)

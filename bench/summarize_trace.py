@@ -21,7 +21,13 @@ KINDS = [
     ("embedding", ["embedding"]),
 ]
 
-events = json.load(open(sys.argv[1]))
+if len(sys.argv) < 2 or sys.argv[1].startswith("--"):
+    sys.exit(__doc__)
+try:
+    with open(sys.argv[1]) as trace:
+        events = json.load(trace)
+except (OSError, ValueError) as error:
+    sys.exit(f"summarize_trace: cannot read the trace {sys.argv[1]}: {error}")
 if isinstance(events, dict):
     events = events.get("traceEvents", [])
 events = [e for e in events if e.get("ph") == "X"]
