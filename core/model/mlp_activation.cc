@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/model/row_grain.h"
+
 namespace rung {
 namespace {
 
@@ -62,9 +64,6 @@ void SwiGluBackward(const double* h, const double* grad_out, double* grad_h, int
                     int64_t end) {
   SwiGluBackwardOf(h, grad_out, grad_h, width, begin, end);
 }
-
-// Rows per task for rows of `width` elements (ATen's grain, in elements).
-int64_t RowGrain(int64_t width) { return std::max<int64_t>(1, at::internal::GRAIN_SIZE / std::max<int64_t>(1, width)); }
 
 class FusedSwiGlu : public torch::autograd::Function<FusedSwiGlu> {
  public:

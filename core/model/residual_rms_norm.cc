@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/model/row_grain.h"
+
 namespace rung {
 namespace {
 
@@ -99,9 +101,6 @@ template <typename T>
 const T* DataOrNull(const torch::Tensor& tensor) {
   return tensor.defined() && tensor.numel() > 0 ? tensor.data_ptr<T>() : nullptr;
 }
-
-// Rows per task: enough elements that a task is worth a thread (ATen's grain, in elements).
-int64_t RowGrain(int64_t d) { return std::max<int64_t>(1, at::internal::GRAIN_SIZE / std::max<int64_t>(1, d)); }
 
 class FusedResidualRmsNorm : public torch::autograd::Function<FusedResidualRmsNorm> {
  public:

@@ -162,6 +162,22 @@ TableGradientParts MakeTableGradientParts(bool needed, int64_t batch, int64_t he
   return {torch::zeros({batch * heads, time, half}, options), torch::zeros({batch * heads, time, half}, options)};
 }
 
+// The part of x [B, T, heads, d] from first_head on with these tables (empty: none) and scale.
+RotaryPart PartOf(int64_t first_head, int64_t heads, const torch::Tensor& cos, const torch::Tensor& sin,
+                  const torch::Tensor& scale, double constant) {
+  RotaryPart part;
+  part.first_head = first_head;
+  part.heads = heads;
+  if (cos.defined() && cos.numel() > 0) {
+    part.groups = cos.size(1);
+    part.cos = cos.data_ptr<float>();
+    part.sin = sin.data_ptr<float>();
+  }
+  part.scale = scale.defined() && scale.numel() > 0 ? scale.data_ptr<float>() : nullptr;
+  part.constant = static_cast<float>(constant);
+  return part;
+}
+
 // Fused CPU kernel: one pass over x, writes the transposed output.
 class FusedRotary : public torch::autograd::Function<FusedRotary> {
  public:
@@ -203,22 +219,6 @@ class FusedRotary : public torch::autograd::Function<FusedRotary> {
     if (need_scale) grad_scale = grad_scale_parts.sum(0);
     return {grad_x, grad_cos, grad_sin, grad_scale, torch::Tensor()};
   }
-
-  // The part of x [B, T, heads, d] from first_head on with these tables (empty: none) and scale.
-  static RotaryPart PartOf(int64_t first_head, int64_t heads, const torch::Tensor& cos, const torch::Tensor& sin,
-                           const torch::Tensor& scale, double constant) {
-    RotaryPart part;
-    part.first_head = first_head;
-    part.heads = heads;
-    if (cos.defined() && cos.numel() > 0) {
-      part.groups = cos.size(1);
-      part.cos = cos.data_ptr<float>();
-      part.sin = sin.data_ptr<float>();
-    }
-    part.scale = scale.defined() && scale.numel() > 0 ? scale.data_ptr<float>() : nullptr;
-    part.constant = static_cast<float>(constant);
-    return part;
-  }
 };
 
 // Fused CPU kernel over the whole q/k/v projection [B, T, heads + 2 kv, d]: q, k and v heads in one
@@ -236,7 +236,7 @@ class FusedQkvRotary : public torch::autograd::Function<FusedQkvRotary> {
     auto scale_c = scale.contiguous();
     const float* xp = qkv.data_ptr<float>();
     const RowStrides strides = StridesOf(qkv);
-    RotatePartForward(xp, strides, batch, time, dim, FusedRotary::PartOf(0, heads, cos, sin, scale_c, constant),
+    RotatePartForward(xp, strides, batch, time, dim, PartOf(0, heads, cos, sin, scale_c, constant),
                       q.data_ptr<float>());
     RotatePartForward(xp, strides, batch, time, dim, KeyPart(heads, kv, cos, sin, key_cos, key_sin),
                       k.data_ptr<float>());
@@ -253,7 +253,7 @@ class FusedQkvRotary : public torch::autograd::Function<FusedQkvRotary> {
                         &key_sin = saved[4], &scale = saved[5];
     const int64_t heads = ctx->saved_data["heads"].toInt();
     const int64_t batch = qkv.size(0), time = qkv.size(1), kv = (qkv.size(2) - heads) / 2, dim = qkv.size(3);
-    const RotaryPart q_part = FusedRotary::PartOf(0, heads, cos, sin, scale, ctx->saved_data["constant"].toDouble());
+    const RotaryPart q_part = PartOf(0, heads, cos, sin, scale, ctx->saved_data["constant"].toDouble());
     const RotaryPart k_part = KeyPart(heads, kv, cos, sin, key_cos, key_sin);
     const bool own_key_tables = key_cos.numel() > 0;
     const bool need_x = ctx->needs_input_grad(0);
@@ -309,7 +309,7 @@ class FusedQkvRotary : public torch::autograd::Function<FusedQkvRotary> {
   static RotaryPart KeyPart(int64_t heads, int64_t kv, const torch::Tensor& cos, const torch::Tensor& sin,
                             const torch::Tensor& key_cos, const torch::Tensor& key_sin) {
     const bool own = key_cos.numel() > 0;
-    return FusedRotary::PartOf(heads, kv, own ? key_cos : cos, own ? key_sin : sin, torch::Tensor(), 1.0);
+    return PartOf(heads, kv, own ? key_cos : cos, own ? key_sin : sin, torch::Tensor(), 1.0);
   }
   static RotaryPart ValuePart(int64_t heads, int64_t kv) {
     RotaryPart part;

@@ -10,6 +10,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/model/row_grain.h"
+
 namespace rung {
 namespace {
 
@@ -65,8 +67,6 @@ void BackwardRows(const double* logits, const int64_t* targets, const double* lo
                   double* grad_logits, int64_t vocab, int64_t begin, int64_t end) {
   BackwardRowsOf(logits, targets, logsumexp, grad_losses, grad_logits, vocab, begin, end);
 }
-
-int64_t RowGrain(int64_t vocab) { return std::max<int64_t>(1, at::internal::GRAIN_SIZE / std::max<int64_t>(1, vocab)); }
 
 class FusedTokenCrossEntropy : public torch::autograd::Function<FusedTokenCrossEntropy> {
  public:
