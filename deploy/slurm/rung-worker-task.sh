@@ -3,6 +3,8 @@
 # stable across requeues of the job (job id, node, local task id), so the coordinator sees the
 # same worker come back. --gpus is the number of GPUs SLURM gave this task (CUDA_VISIBLE_DEVICES).
 # RUNG_TRAINER: the rung-train to run (e.g. the GPU build); default: the one beside rung-worker.
+# Arguments are more rung-worker flags (workers.sbatch passes on its own). Under SLURM rung-worker
+# reads the job's end time itself and stops --end-margin seconds before it.
 set -euo pipefail
 
 shared=${RUNG_SHARED:?set by workers.sbatch}
@@ -26,4 +28,4 @@ exec rung-worker \
   --gpus "$gpus" \
   --work-dir "$work_dir" \
   --grace-seconds 90 \
-  "${trainer[@]}"
+  "${trainer[@]}" "$@"
