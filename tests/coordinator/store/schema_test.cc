@@ -1,6 +1,6 @@
 // The database layer and the schema: WAL and durability settings, statements and transactions,
-// the latest schema created and reopened, forward migrations (v1 -> v2, v2 -> v3 and v6 -> v7 with
-// data), a newer database refused.
+// the latest schema created and reopened, forward migrations (v1 -> v2, v2 -> v3, v6 -> v7 and
+// v9 -> v10 with data), a newer database refused.
 #include "coordinator/store/schema.h"
 
 #include <filesystem>
@@ -39,8 +39,8 @@ TEST_F(SchemaTest, CreatesTheLatestVersionWithEveryTableAndTheDurabilitySettings
   std::unique_ptr<Database> db = Raw();
   ASSERT_NE(db, nullptr);
   ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
-  EXPECT_EQ(version, 9);
-  EXPECT_EQ(LatestSchemaVersion(), 9);
+  EXPECT_EQ(version, 10);
+  EXPECT_EQ(LatestSchemaVersion(), 10);
   EXPECT_EQ(Text(*db, "PRAGMA journal_mode"), "wal");
   EXPECT_EQ(Text(*db, "PRAGMA synchronous"), "2");  // FULL
   EXPECT_EQ(Text(*db, "PRAGMA foreign_keys"), "1");
@@ -159,20 +159,63 @@ TEST_F(SchemaTest, AVersionSixDatabaseMigratesToSevenWhereTrialsAndAttemptsMayEn
   EXPECT_EQ(Text(*db, "PRAGMA integrity_check"), "ok");
 }
 
+TEST_F(SchemaTest, AVersionNineDatabaseMigratesToTenKeepingItsWorkersWithoutAnEnd) {
+  Close();
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(DatabasePath() + suffix);
+  {
+    std::unique_ptr<Database> db = Raw();
+    std::vector<SchemaMigration> up_to_nine(SchemaMigrations().begin(), SchemaMigrations().begin() + 9);
+    ASSERT_OK(MigrateSchema(*db, up_to_nine));
+    ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
+    ASSERT_EQ(version, 9);
+    ASSERT_OK(db->Execute(
+        "INSERT INTO sweeps(name, spec_text, spec_hash, state, policy, baseline, created_at, updated_at) "
+        "VALUES ('old', 'name: old', 'h', 'ACTIVE', '{}', '{}', 1, 1);"
+        "INSERT INTO workers(id, host, cpus, gpus, registered_at, last_seen_at, details) "
+        "VALUES ('w', 'node-w', 8, 1, 1, 2, '{\"name\": \"job-7\"}');"));
+  }
+  Open();
+  std::unique_ptr<Database> db = Raw();
+  ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
+  EXPECT_EQ(version, LatestSchemaVersion());
+  ASSERT_OK_AND_ASSIGN(SweepRecord sweep, sweeps().FindByName("old"));
+  EXPECT_EQ(sweep.state, SweepState::kActive);
+  ASSERT_OK_AND_ASSIGN(WorkerRecord worker, workers().Get("w"));
+  EXPECT_EQ(worker.info.host, "node-w");
+  EXPECT_EQ(worker.info.cpus, 8);
+  EXPECT_EQ(worker.info.details.value("name", ""), "job-7");
+  EXPECT_EQ(worker.last_seen_at, FromUnixMicros(2));
+  EXPECT_FALSE(worker.info.stops_at.has_value());  // no end known
+
+  // The new column takes a registration's end, and a registration without one clears it.
+  const Timestamp stops_at = clock_.Now() + std::chrono::hours(4);
+  WorkerInfo registering{"w", "node-w", 8, 1};
+  registering.stops_at = stops_at;
+  ASSERT_OK(workers().Register(registering));
+  ASSERT_OK_AND_ASSIGN(worker, workers().Get("w"));
+  EXPECT_EQ(worker.info.stops_at, std::optional<Timestamp>(stops_at));
+  ASSERT_OK(workers().Register({"w", "node-w", 8, 1}));
+  ASSERT_OK_AND_ASSIGN(worker, workers().Get("w"));
+  EXPECT_FALSE(worker.info.stops_at.has_value());
+  EXPECT_EQ(Text(*db, "PRAGMA integrity_check"), "ok");
+}
+
 TEST_F(SchemaTest, RefusesADatabaseNewerThanThisBuild) {
+  const int64_t newer = LatestSchemaVersion() + 1;
   Close();
   {
     std::unique_ptr<Database> db = Raw();
-    ASSERT_OK(db->Execute("PRAGMA user_version = 10"));
+    ASSERT_OK(db->Execute("PRAGMA user_version = " + std::to_string(newer)));
   }
   StatusOr<std::unique_ptr<Store>> store = Store::Open(DatabasePath(), clock_, Options());
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(store.status().message().find("schema version 10"), std::string::npos) << store.status().message();
+  EXPECT_NE(store.status().message().find("schema version " + std::to_string(newer)), std::string::npos)
+      << store.status().message();
   // Left as it was: the refusal wrote nothing.
   std::unique_ptr<Database> db = Raw();
   ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
-  EXPECT_EQ(version, 10);
+  EXPECT_EQ(version, newer);
 }
 
 TEST_F(SchemaTest, AppliesLaterMigrationsInOrderAndRollsBackOneThatFails) {
