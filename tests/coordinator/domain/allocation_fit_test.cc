@@ -41,6 +41,25 @@ struct Shape {
   std::string rung_label = "r1";
 };
 
+// A one-layer trial of `steps` steps and seed `seed` on one CPU thread.
+Shape Small(int64_t steps, int64_t seed = 0) {
+  Shape shape;
+  shape.steps = steps;
+  shape.seed = seed;
+  return shape;
+}
+
+// A four-layer trial of width 128 on `cpus` threads per rank: slow enough at the uncalibrated rate
+// for its estimate to stand well above the start allowance.
+Shape Wide(int64_t steps, int64_t cpus, int64_t world_size = 1, int64_t seed = 0) {
+  Shape shape = Small(steps, seed);
+  shape.cpus = cpus;
+  shape.world_size = world_size;
+  shape.d_model = 128;
+  shape.layers = 4;
+  return shape;
+}
+
 // The resolved trial config of `shape`, as a submission stores it.
 TrialConfig ConfigOf(const Shape& shape) {
   const nlohmann::json json = {
@@ -141,6 +160,17 @@ class AllocationFitTest : public store_testing::StoreTest {
     }
   }
 
+  // Sweep `name` of a 1000-step trial and a 200-step one behind it, both measured to step 100 at
+  // 1 s a step (the long one needs 930 s to its end, the short one 130 s); their ids.
+  std::vector<int64_t> LongAndShortAtStep100(const std::string& name) {
+    const std::vector<int64_t> ids =
+        TrialIds(Submit(Submission(name, {FitCell("long", Small(1000)), FitCell("short", Small(200, 1))})));
+    EXPECT_EQ(ids.size(), 2u);
+    if (ids.size() != 2) return {0, 0};
+    Measure({{ids[0], {{10, 10.0}, {100, 100.0}}}, {ids[1], {{10, 10.0}, {100, 100.0}}}});
+    return ids;
+  }
+
   // The estimate of `trial_id` for a worker stopping `left` from now.
   FitEstimate Estimate(int64_t trial_id, std::chrono::microseconds left = std::chrono::hours(1)) {
     StatusOr<FitEstimate> estimate = store_->Read([&](Tables& tables) -> StatusOr<FitEstimate> {
@@ -160,16 +190,7 @@ class AllocationFitTest : public store_testing::StoreTest {
 };
 
 TEST_F(AllocationFitTest, AWorkerIsNotLeasedATrialItCannotCheckpointInTimeButTheShorterOneBehindIt) {
-  Shape long_trial;
-  long_trial.steps = 1000;
-  Shape short_trial = long_trial;
-  short_trial.steps = 200;
-  short_trial.seed = 1;
-  const std::vector<int64_t> ids =
-      TrialIds(Submit(Submission("fit", {FitCell("long", long_trial), FitCell("short", short_trial)})));
-  ASSERT_EQ(ids.size(), 2u);
-  // Both ran to step 100 at 1 s a step: the long one needs 900 more (930 s), the short one 100 (130 s).
-  Measure({{ids[0], {{10, 10.0}, {100, 100.0}}}, {ids[1], {{10, 10.0}, {100, 100.0}}}});
+  const std::vector<int64_t> ids = LongAndShortAtStep100("fit");
   EXPECT_DOUBLE_EQ(*Estimate(ids[0]).seconds, AllowanceSeconds() + 900);
   EXPECT_DOUBLE_EQ(*Estimate(ids[1]).seconds, AllowanceSeconds() + 100);
 
@@ -182,9 +203,7 @@ TEST_F(AllocationFitTest, AWorkerIsNotLeasedATrialItCannotCheckpointInTimeButThe
 }
 
 TEST_F(AllocationFitTest, TheTrialsOwnNewestMeasuredPaceDecides) {
-  Shape shape;
-  shape.steps = 1000;
-  const std::vector<int64_t> ids = TrialIds(Submit(Submission("own", {FitCell("t", shape)})));
+  const std::vector<int64_t> ids = TrialIds(Submit(Submission("own", {FitCell("t", Small(1000))})));
   ASSERT_EQ(ids.size(), 1u);
   // Attempt 1 stepped at 2 s a step, attempt 2 (resumed at 110) at 0.5 s a step up to step 400.
   Measure({{ids[0], {{10, 20.0}, {50, 100.0}, {100, 200.0}}}});
@@ -204,12 +223,9 @@ TEST_F(AllocationFitTest, TheTrialsOwnNewestMeasuredPaceDecides) {
 }
 
 TEST_F(AllocationFitTest, AFreshTrialTakesThePaceOfItsCellsNewestMeasuredAttempt) {
-  Shape shape;
-  shape.steps = 1000;
-  Shape sibling = shape;
-  sibling.seed = 1;
-  Shape other_rung = shape;
-  other_rung.seed = 2;
+  const Shape shape = Small(1000);
+  const Shape sibling = Small(1000, 1);
+  Shape other_rung = Small(1000, 2);
   other_rung.rung_label = "r2";
   const int64_t sweep = Submit(Submission("cell", {FitCell("measured", shape)}));
   // The measured trial of the cell stepped at 0.25 s a step and finished.
@@ -238,11 +254,9 @@ TEST_F(AllocationFitTest, AFreshTrialTakesThePaceOfItsCellsNewestMeasuredAttempt
 }
 
 TEST_F(AllocationFitTest, WithCheckpointEveryOnlyTheStepsToTheNextMultipleMustFit) {
-  Shape at_the_end;  // checkpoints only on a signal and at the end
-  at_the_end.steps = 1000;
-  Shape every_150 = at_the_end;
+  const Shape at_the_end = Small(1000);  // checkpoints only on a signal and at the end
+  Shape every_150 = Small(1000, 1);
   every_150.checkpoint_every = 150;
-  every_150.seed = 1;
   const std::vector<int64_t> ids =
       TrialIds(Submit(Submission("cadence", {FitCell("end", at_the_end), FitCell("every-150", every_150)})));
   ASSERT_EQ(ids.size(), 2u);
@@ -259,14 +273,8 @@ TEST_F(AllocationFitTest, WithCheckpointEveryOnlyTheStepsToTheNextMultipleMustFi
 }
 
 TEST_F(AllocationFitTest, ACpuTrialWithNothingMeasuredTakesTheUncalibratedRateForItsThreads) {
-  Shape two_threads;
-  two_threads.steps = 100000;
-  two_threads.cpus = 2;
-  two_threads.d_model = 128;
-  two_threads.layers = 4;
-  Shape eight_threads = two_threads;
-  eight_threads.cpus = 8;
-  eight_threads.seed = 1;
+  const Shape two_threads = Wide(100000, 2);
+  const Shape eight_threads = Wide(100000, 8, 1, /*seed=*/1);
   const std::vector<int64_t> ids =
       TrialIds(Submit(Submission("cpu", {FitCell("two", two_threads), FitCell("eight", eight_threads)})));
   ASSERT_EQ(ids.size(), 2u);
@@ -287,8 +295,7 @@ TEST_F(AllocationFitTest, ACpuTrialWithNothingMeasuredTakesTheUncalibratedRateFo
 }
 
 TEST_F(AllocationFitTest, AGpuTrialWithNothingMeasuredIsLeasedHoweverNearTheEnd) {
-  Shape gpu;
-  gpu.steps = 1'000'000;
+  Shape gpu = Small(1'000'000);
   gpu.gpus = 1;
   const std::vector<int64_t> ids = TrialIds(Submit(Submission("gpu", {FitCell("g", gpu)})));
   ASSERT_EQ(ids.size(), 1u);
@@ -304,14 +311,7 @@ TEST_F(AllocationFitTest, AGpuTrialWithNothingMeasuredIsLeasedHoweverNearTheEnd)
 }
 
 TEST_F(AllocationFitTest, AWorkerWithoutStopsAtLeasesAsBeforeAndARegistrationWithoutItClearsIt) {
-  Shape long_trial;
-  long_trial.steps = 1000;
-  Shape short_trial = long_trial;
-  short_trial.steps = 200;
-  short_trial.seed = 1;
-  const std::vector<int64_t> ids =
-      TrialIds(Submit(Submission("order", {FitCell("long", long_trial), FitCell("short", short_trial)})));
-  Measure({{ids[0], {{10, 10.0}, {100, 100.0}}}, {ids[1], {{10, 10.0}, {100, 100.0}}}});
+  const std::vector<int64_t> ids = LongAndShortAtStep100("order");
 
   RegisterStopping("w", std::chrono::minutes(10));
   ASSERT_OK_AND_ASSIGN(WorkerRecord registered, workers().Get("w"));
@@ -324,51 +324,38 @@ TEST_F(AllocationFitTest, AWorkerWithoutStopsAtLeasesAsBeforeAndARegistrationWit
   EXPECT_EQ(LeasedTo("w"), ids[1]);
 }
 
-TEST_F(AllocationFitTest, AWorkerWithStopsAtReservesNoRankOfAGangThatDoesNotFit) {
-  Shape gang;
-  gang.steps = 20000;
-  gang.cpus = 2;
-  gang.world_size = 2;
-  gang.d_model = 128;
-  gang.layers = 4;
-  const double seconds = AllowanceSeconds() + 20000 * UncalibratedSecondsPerStep(gang);
-  const std::vector<int64_t> ids = TrialIds(Submit(Submission("gang", {FitCell("g", gang)})));
-  ASSERT_EQ(ids.size(), 1u);
-  GangLeases gangs(*store_);
-  // Three workers of one rank each: a stops before the gang's estimate, b and c know no end.
-  RegisterStopping("a", Seconds(seconds * 0.5), 2, 0);
-  RegisterStopping("b", std::nullopt, 2, 0);
-  RegisterStopping("c", std::nullopt, 2, 0);
+TEST_F(AllocationFitTest, AWorkerWithStopsAtReservesARankOnlyOfAGangThatFits) {
+  const Shape long_gang = Wide(20000, 2, 2);
+  Shape short_gang = Small(1000, 1);
+  short_gang.cpus = 2;
+  short_gang.world_size = 2;
+  const double long_seconds = AllowanceSeconds() + 20000 * UncalibratedSecondsPerStep(long_gang);
+  const double short_seconds = AllowanceSeconds() + 1000 * UncalibratedSecondsPerStep(short_gang);
+  ASSERT_LT(short_seconds, long_seconds);
+  const std::vector<int64_t> ids =
+      TrialIds(Submit(Submission("gangs", {FitCell("long", long_gang), FitCell("short", short_gang)})));
+  ASSERT_EQ(ids.size(), 2u);
+  // Four workers of one rank each: a stops between the two gangs' estimates; the others know no end.
+  RegisterStopping("a", Seconds((short_seconds + long_seconds) / 2), 2, 0);
+  for (const char* worker : {"b", "c", "d"}) RegisterStopping(worker, std::nullopt, 2, 0);
   RegisterStopping("runner", std::nullopt, 1, 0);  // too small for a rank
 
-  ASSERT_OK_AND_ASSIGN(GangPoll a, gangs.Join("a", 2, 0));
-  EXPECT_FALSE(a.reserved);
-  ASSERT_OK_AND_ASSIGN(GangPoll b, gangs.Join("b", 2, 0));
-  EXPECT_TRUE(b.reserved);
-  ASSERT_OK_AND_ASSIGN(GangPoll c, gangs.Join("c", 2, 0));
-  EXPECT_TRUE(c.formed);
-  ASSERT_TRUE(c.lease.has_value());
-  EXPECT_EQ(c.lease->trial_id, ids[0]);
-}
-
-TEST_F(AllocationFitTest, AWorkerWithStopsAtReservesARankOfAGangThatFits) {
-  Shape gang;
-  gang.steps = 1000;
-  gang.cpus = 2;
-  gang.world_size = 2;
-  const double seconds = AllowanceSeconds() + 1000 * UncalibratedSecondsPerStep(gang);
-  const std::vector<int64_t> ids = TrialIds(Submit(Submission("gang", {FitCell("g", gang)})));
   GangLeases gangs(*store_);
-  RegisterStopping("a", Seconds(seconds * 2), 2, 0);
-  RegisterStopping("b", std::nullopt, 2, 0);
-  RegisterStopping("runner", std::nullopt, 1, 0);
-
+  // a passes the long gang over and reserves a rank of the short one behind it.
   ASSERT_OK_AND_ASSIGN(GangPoll a, gangs.Join("a", 2, 0));
   EXPECT_TRUE(a.reserved);
   ASSERT_OK_AND_ASSIGN(GangPoll b, gangs.Join("b", 2, 0));
-  EXPECT_TRUE(b.formed);
-  ASSERT_TRUE(b.lease.has_value());
-  EXPECT_EQ(b.lease->trial_id, ids[0]);
+  EXPECT_TRUE(b.reserved);
+  ASSERT_OK_AND_ASSIGN(GangPoll c, gangs.Join("c", 2, 0));
+  ASSERT_TRUE(c.formed && c.lease.has_value());
+  EXPECT_EQ(c.lease->trial_id, ids[0]);  // the long gang: b and c
+  ASSERT_OK_AND_ASSIGN(GangPoll d, gangs.Join("d", 2, 0));
+  ASSERT_TRUE(d.formed && d.lease.has_value());
+  EXPECT_EQ(d.lease->trial_id, ids[1]);  // the short one: a and d
+  ASSERT_OK_AND_ASSIGN(GangPoll a_again, gangs.Poll("a"));
+  ASSERT_TRUE(a_again.lease.has_value());
+  EXPECT_EQ(a_again.lease->trial_id, ids[1]);
+  EXPECT_EQ(a_again.lease->rank, 0);
 }
 
 }  // namespace
