@@ -65,7 +65,8 @@ std::string EstimateBasis(const TimeModel& time_model, double flops_per_sec, int
     return "at " + Scientific(flops_per_sec, 2) + " FLOP/s each (--flops-per-sec), no fixed cost per trial";
   }
   return "uncalibrated: " + Scientific(kUncalibratedFlopsPerSec, 2) +
-         " FLOP/s (rung-train at 2 threads elsewhere, bench/README.md), no fixed cost per trial; `rung validate " +
+         " FLOP/s (rung-train at " + std::to_string(kUncalibratedThreads) +
+         " threads elsewhere, bench/README.md), no fixed cost per trial; `rung validate " +
          spec_path + " --calibrate` times this machine";
 }
 

@@ -3,7 +3,8 @@
 // How long a spec's trials take on this machine, for the estimates of `rung validate` and
 // `rung plan`: a calibration measured here (calibration_cache.h) while rung-train still runs the BLAS
 // kernel it was measured on, else one FLOP rate for every trial (--flops-per-sec, or the uncalibrated
-// rate) and no fixed cost. And the time a set of trials takes on several workers.
+// rate, kUncalibratedFlopsPerSec of sweeps/spec/trial_work.h) and no fixed cost. And the time a set
+// of trials takes on several workers.
 #pragma once
 
 #include <optional>
@@ -12,12 +13,9 @@
 
 #include "coordinator/cli/calibration_cache.h"
 #include "sweeps/spec/expansion.h"
+#include "sweeps/spec/trial_work.h"
 
 namespace rung::cli {
-
-// rung-train's achieved FLOP/s (matrix + attention) at 2 threads, small shape (bench/README.md): the
-// uncalibrated estimate's rate.
-inline constexpr double kUncalibratedFlopsPerSec = 1.4e11;
 
 struct TimeModel {
   std::optional<Calibration> calibration;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "coordinator/domain/allocation_fit.h"
 #include "coordinator/domain/attempt_start.h"
 #include "coordinator/domain/transitions.h"
 #include "coordinator/store/event_log.h"
@@ -181,10 +182,16 @@ StatusOr<GangPoll> GangLeases::PollIn(Tables& tables, const std::string& worker_
 StatusOr<GangPoll> GangLeases::JoinIn(Tables& tables, const std::string& worker_id, int64_t free_cpus,
                                       int64_t free_gpus) const {
   RUNG_ASSIGN_OR_RETURN(std::vector<WorkerRecord> workers, tables.workers().List());
-  if (std::none_of(workers.begin(), workers.end(),
-                   [&](const WorkerRecord& worker) { return worker.info.id == worker_id; })) {
+  auto joining = std::find_if(workers.begin(), workers.end(),
+                              [&](const WorkerRecord& worker) { return worker.info.id == worker_id; });
+  if (joining == workers.end()) {
     return Status::NotFound("worker " + worker_id + " is not registered: register it before leasing");
   }
+  // A worker that knows when it stops reserves a rank only of a trial that fits before then
+  // (allocation_fit.h), and estimates at most kCandidatesPerLook of them.
+  std::optional<domain::AllocationFit> fit;
+  if (joining->info.stops_at) fit.emplace(tables, *joining->info.stops_at);
+  int64_t estimated = 0;
   RUNG_RETURN_IF_ERROR(ExplainWaiting(tables, workers));
   std::vector<WorkerRecord> live;
   for (const WorkerRecord& worker : workers) {
@@ -207,6 +214,11 @@ StatusOr<GangPoll> GangLeases::JoinIn(Tables& tables, const std::string& worker_
       if (worker.info.cpus >= rank_cpus && worker.info.gpus >= rank_gpus) ++rank_holders;
     }
     if (one_worker_holds_it || rank_holders < world) continue;  // a single lease, or it cannot form now
+    if (fit) {
+      if (++estimated > domain::kCandidatesPerLook) break;
+      RUNG_ASSIGN_OR_RETURN(bool fits, fit->Fits(trial));
+      if (!fits) continue;
+    }
 
     RUNG_RETURN_IF_ERROR(tables.gangs().Reserve(trial.id, worker_id, tables.now()));
     RUNG_RETURN_IF_ERROR(tables.workers().Touch(worker_id, tables.now()));

@@ -5,7 +5,8 @@
 // rank by rank, one rank per worker, all or nothing:
 //
 //   1. Reservation: a polling worker with one rank's resources free (Join) reserves the next rank
-//      of the highest-priority such trial (a gang_reserved event). A worker that holds a
+//      of the highest-priority such trial (a gang_reserved event); a worker that registered a
+//      stops_at, only of a trial that fits before then (allocation_fit.h). A worker that holds a
 //      reservation takes nothing else; its Lease long-poll waits (Poll says reserved).
 //   2. Formation: the W-th reservation leases the trial in one transaction: a new attempt whose
 //      holder (attempts.worker_id) is rank 0, the first worker that reserved; one attempt_ranks

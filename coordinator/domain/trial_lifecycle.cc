@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "coordinator/domain/allocation_fit.h"
 #include "coordinator/domain/attempt_fence.h"
 #include "coordinator/domain/attempt_start.h"
 #include "coordinator/domain/transitions.h"
@@ -256,9 +257,16 @@ StatusOr<std::optional<Lease>> TrialLifecycle::LeaseNextTrial(const std::string&
 
 StatusOr<std::optional<Lease>> TrialLifecycle::LeaseNextTrialIn(Tables& tables, const std::string& worker_id,
                                                                 int64_t free_cpus, int64_t free_gpus) const {
-  RUNG_ASSIGN_OR_RETURN(bool registered, tables.workers().Touch(worker_id, tables.now()));
-  if (!registered) return Status::NotFound("worker " + worker_id + " is not registered: register it before leasing");
-  RUNG_ASSIGN_OR_RETURN(std::optional<TrialRecord> next, tables.trials().NextLeasable(free_cpus, free_gpus, worker_id));
+  RUNG_ASSIGN_OR_RETURN(std::optional<WorkerRecord> worker, tables.workers().Find(worker_id));
+  if (!worker) return Status::NotFound("worker " + worker_id + " is not registered: register it before leasing");
+  RUNG_RETURN_IF_ERROR(TouchWorker(tables, worker_id));
+  std::optional<TrialRecord> next;
+  if (worker->info.stops_at) {  // allocation_fit.h: only what reaches its next checkpoint in time
+    RUNG_ASSIGN_OR_RETURN(next, domain::NextLeasableBefore(tables, free_cpus, free_gpus, worker_id,
+                                                           *worker->info.stops_at));
+  } else {
+    RUNG_ASSIGN_OR_RETURN(next, tables.trials().NextLeasable(free_cpus, free_gpus, worker_id));
+  }
   if (!next) return std::optional<Lease>();
   TrialRecord& trial = *next;
   RUNG_ASSIGN_OR_RETURN(Lease lease, domain::StartAttempt(tables, trial, worker_id));

@@ -69,7 +69,9 @@ class TrialLifecycle {
   // lease lasts lease_duration. nullopt when nothing fits. NOT_FOUND for an unregistered worker.
   // A trial whose last attempt failed on this worker for a worker's reason (worker_quarantine.h)
   // is leased to it only when nothing else fits (then the one it failed longest ago), so that its
-  // next attempts tell a broken worker from a broken trial.
+  // next attempts tell a broken worker from a broken trial. A worker that registered a stops_at is
+  // leased the first such trial that reaches its next checkpoint before then (allocation_fit.h); the
+  // others stay PENDING.
   StatusOr<std::optional<Lease>> LeaseNextTrial(const std::string& worker_id, int64_t free_cpus, int64_t free_gpus);
 
   // LEASED -> RUNNING: the trainer started. `provenance` (rung-train's first record) is stored with

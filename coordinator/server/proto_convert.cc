@@ -12,6 +12,7 @@
 #include <utility>
 
 #include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/time_util.h>
 
 #include "coordinator/server/rpc_support.h"
 #include "proto/config_value.h"
@@ -485,6 +486,7 @@ v1::Worker ToProtoWorker(const WorkerRecord& worker, Timestamp now, std::chrono:
     *out.mutable_quarantined_at() = ToProtoTime(*worker.quarantined_at);
     out.set_quarantine_reason(worker.quarantine_reason);
   }
+  if (worker.info.stops_at) *out.mutable_stops_at() = ToProtoTime(*worker.info.stops_at);
   for (int64_t trial_id : worker.live_trial_ids) out.add_running_trial_ids(trial_id);
   out.set_gone(now - worker.last_seen_at > lease_duration);
   return out;
@@ -535,6 +537,14 @@ StatusOr<WorkerInfo> WorkerInfoFromRequest(const v1::RegisterRequest& request) {
     return Status::InvalidArgument("worker " + request.worker_id() +
                                    " offers neither CPU slots nor GPUs: nothing could be leased to it");
   }
+  if (request.has_stops_at() &&
+      (request.stops_at().seconds() <= 0 ||
+       request.stops_at().seconds() > google::protobuf::util::TimeUtil::kTimestampMaxSeconds ||
+       request.stops_at().nanos() < 0 || request.stops_at().nanos() > 999'999'999)) {
+    return Status::InvalidArgument("RegisterRequest.stops_at (" + std::to_string(request.stops_at().seconds()) +
+                                   " s, " + std::to_string(request.stops_at().nanos()) +
+                                   " ns) is not a time after 1970: leave it unset when no end is known");
+  }
   WorkerInfo worker;
   worker.id = request.worker_id();
   worker.host = request.host();
@@ -553,6 +563,9 @@ StatusOr<WorkerInfo> WorkerInfoFromRequest(const v1::RegisterRequest& request) {
                     {"build_commit", request.build_commit()},
                     {"blas_kernel", request.blas_kernel()},
                     {"pid", request.pid()}};
+  if (request.has_stops_at()) {
+    worker.stops_at = FromUnixMicros(google::protobuf::util::TimeUtil::TimestampToMicroseconds(request.stops_at()));
+  }
   return worker;
 }
 

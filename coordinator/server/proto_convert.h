@@ -101,8 +101,9 @@ Status CheckTensor(const records::Tensor& tensor);
 
 // ------------------------------------------------------------------------------------ worker side
 
-// The registration as the store keeps it. INVALID_ARGUMENT for an id outside [A-Za-z0-9._-]+, an
-// empty host, negative CPU slots, or neither CPU slots nor GPUs.
+// The registration as the store keeps it (stops_at unset: none, so a registration without it clears
+// the one before). INVALID_ARGUMENT for an id outside [A-Za-z0-9._-]+, an empty host, negative CPU
+// slots, neither CPU slots nor GPUs, or a stops_at that is not a time after 1970.
 StatusOr<WorkerInfo> WorkerInfoFromRequest(const v1::RegisterRequest& request);
 
 // The lease on the wire: the trial takes the first lease.gpus of `free_gpus`.

@@ -335,6 +335,13 @@ constexpr char kSchemaV9[] = R"sql(
 ALTER TABLE sweeps ADD COLUMN precision TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Version 10: when a worker stops by itself (its allocation's end less the margin it keeps to
+// checkpoint), as it registered it; NULL: no end is known. The lease broker leases such a worker
+// only trials whose next checkpoint it can reach before then (coordinator/domain/allocation_fit.h).
+constexpr char kSchemaV10[] = R"sql(
+ALTER TABLE workers ADD COLUMN stops_at INTEGER;
+)sql";
+
 }  // namespace
 
 const std::vector<SchemaMigration>& SchemaMigrations() {
@@ -352,6 +359,7 @@ const std::vector<SchemaMigration>& SchemaMigrations() {
       {7, "sweeps' tuning state; trials and attempts may end EARLY_STOPPED", kSchemaV7, AllowEarlyStopped},
       {8, "trials' early_stop: why the coordinator stopped a trial early", kSchemaV8},
       {9, "sweeps' precision: the state of a precision-aimed sweep", kSchemaV9},
+      {10, "workers' stops_at: when a worker stops by itself (its allocation's end)", kSchemaV10},
   };
   return migrations;
 }

@@ -348,6 +348,10 @@ struct WorkerInfo {
   // What else the worker said about itself (name, labels, GPU devices, build commit, pid): shown,
   // never interpreted by the store.
   nlohmann::json details = nlohmann::json::object();
+  // When the worker stops by itself (its allocation's end less the margin it keeps to checkpoint),
+  // as its latest registration said; nullopt: no end is known. Leases follow it
+  // (coordinator/domain/allocation_fit.h).
+  std::optional<Timestamp> stops_at;
 };
 
 struct WorkerRecord {

@@ -50,4 +50,11 @@ double TrainingFlopsPerToken(const TrialConfig& config);
 // REQUIRES: a resolved, validated config (steps set).
 TrialWork CountTrialWork(const TrialConfig& config);
 
+// rung-train's achieved FLOP/s (matrix + attention) at kUncalibratedThreads threads, small shape
+// (bench/README.md): the rate of every estimate that has nothing measured to go by (`rung validate`
+// and `rung plan` without a calibration; the coordinator's fit of a CPU trial into a worker's
+// allocation, coordinator/domain/allocation_fit.h, scaled by the trial's threads).
+inline constexpr double kUncalibratedFlopsPerSec = 1.4e11;
+inline constexpr int kUncalibratedThreads = 2;
+
 }  // namespace rung

@@ -37,7 +37,7 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
   };
   auto tick = [&clock](int seconds) { clock.Advance(std::chrono::seconds(seconds)); };
 
-  // Two workers: w1 runs everything; w2 (with a GPU) stays idle.
+  // Two workers: w1 runs everything; w2 (with a GPU, in an allocation that ends in 4 hours) stays idle.
   for (const auto& [worker_id, cpus] : std::vector<std::pair<std::string, int>>{{"w1", 8}, {"w2", 4}}) {
     v1::RegisterRequest request;
     request.set_worker_id(worker_id);
@@ -53,6 +53,8 @@ Status PopulateGoldenSweep(v1::WorkerService::Stub& workers, const std::string& 
       gpu->set_index(0);
       gpu->set_name("Golden GPU");
       gpu->set_memory_bytes(int64_t{16} << 30);
+      *request.mutable_stops_at() = google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(
+          ToUnixMicros(clock.Now() + std::chrono::hours(4)));
     }
     v1::RegisterResponse response;
     grpc::Status status = workers.Register(context().get(), request, &response);

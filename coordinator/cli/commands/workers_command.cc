@@ -1,8 +1,9 @@
 // coordinator/cli/commands/workers_command.cc
 //
 // `rung workers [--include-gone] [--release WORKER]`: the workers registered with the coordinator
-// (UserService.ListWorkers): host, CPU slots, GPUs, BLAS kernel, running trials, gone, quarantined
-// since, and below the table why each quarantined one is. --release lifts a worker's quarantine so
+// (UserService.ListWorkers): host, CPU slots, GPUs, BLAS kernel, running trials, when it stops by
+// itself (its allocation's end less its margin, where it registered one), gone, quarantined since,
+// and below the table why each quarantined one is. --release lifts a worker's quarantine so
 // that it leases again (UserService.ReleaseWorker). --include-gone: also workers not seen for
 // longer than a lease.
 #include <iostream>
@@ -47,13 +48,14 @@ int RunWorkers(CoordinatorConnection& connection, const WorkersOptions& options)
   pb::ListWorkersResponse response;
   grpc::Status status = connection.user().ListWorkers(connection.Context().get(), request, &response);
   if (!status.ok()) return ReportRpcError("workers", status);
-  TextTable table({"worker", "host", "cpu_slots", "gpus", "blas_kernel", "running", "gone", "quarantined"});
+  TextTable table({"worker", "host", "cpu_slots", "gpus", "blas_kernel", "running", "stops", "gone", "quarantined"});
   std::vector<std::string> quarantines;
   for (const pb::Worker& worker : response.workers()) {
     const bool quarantined = !worker.quarantine_reason().empty();
     table.AddRow({worker.worker_id(), worker.host(), std::to_string(worker.cpu_slots()),
                   std::to_string(worker.gpus_size()), worker.blas_kernel(),
-                  std::to_string(worker.running_trial_ids_size()), worker.gone() ? "yes" : "",
+                  std::to_string(worker.running_trial_ids_size()),
+                  worker.has_stops_at() ? UtcTime(worker.stops_at()) : "", worker.gone() ? "yes" : "",
                   quarantined ? UtcTime(worker.quarantined_at()) : ""},
                  ToJson(worker));
     if (quarantined) quarantines.push_back(worker.worker_id() + " quarantined: " + worker.quarantine_reason());

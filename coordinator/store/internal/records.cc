@@ -141,6 +141,7 @@ StatusOr<WorkerRecord> Table<WorkerRecord>::Read(const Statement& row) {
   worker.info.details = std::move(details);
   worker.quarantined_at = OptionalTime(row, 7);
   worker.quarantine_reason = row.ColumnText(8);
+  worker.info.stops_at = OptionalTime(row, 9);
   return worker;
 }
 

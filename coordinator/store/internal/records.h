@@ -85,7 +85,7 @@ struct Table<WorkerRecord> {
   static constexpr char kName[] = "workers";
   static constexpr char kColumns[] =
       "workers.id, workers.host, workers.cpus, workers.gpus, workers.registered_at, workers.last_seen_at, "
-      "workers.details, workers.quarantined_at, workers.quarantine_reason";
+      "workers.details, workers.quarantined_at, workers.quarantine_reason, workers.stops_at";
   static StatusOr<WorkerRecord> Read(const Statement& row);
 };
 

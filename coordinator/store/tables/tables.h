@@ -2,7 +2,7 @@
 //
 // The transaction object the managers work through: one Store::Write, Read or Preview hands its
 // body a Tables, which gives typed access to every table of the database (sweeps, trials,
-// attempts, gangs, workers, events, trial outputs), the transaction's `now` and the store's
+// attempts, gangs, workers, events, trial outputs and their paces), the transaction's `now` and the store's
 // settings. The managers above the store (coordinator/domain) hold no database and write no SQL:
 // they call these typed operations, and every SQL statement lives behind them in this folder.
 //
@@ -27,6 +27,7 @@
 #include "coordinator/store/tables/event_table.h"
 #include "coordinator/store/tables/gang_table.h"
 #include "coordinator/store/tables/output_table.h"
+#include "coordinator/store/tables/pace_table.h"
 #include "coordinator/store/tables/sweep_table.h"
 #include "coordinator/store/tables/trial_table.h"
 #include "coordinator/store/tables/worker_table.h"
@@ -58,6 +59,7 @@ class Tables {
   WorkerTable workers() { return WorkerTable(db_); }
   EventTable events() { return EventTable(db_); }
   OutputTable outputs() { return OutputTable(db_); }
+  PaceTable paces() { return PaceTable(db_); }
 
   // Runs `body()` (returning Status or StatusOr<T>) so that, when it fails, what it wrote is undone
   // and the rest of the transaction goes on: a step that may fail without undoing the steps before

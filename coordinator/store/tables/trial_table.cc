@@ -87,33 +87,42 @@ StatusOr<std::vector<TrialRecord>> TrialTable::FailedOfSweep(int64_t sweep_id) {
 
 StatusOr<std::optional<TrialRecord>> TrialTable::NextLeasable(int64_t free_cpus, int64_t free_gpus,
                                                               const std::string& for_worker) {
+  RUNG_ASSIGN_OR_RETURN(std::vector<TrialRecord> next, Leasable(free_cpus, free_gpus, for_worker, 1));
+  if (next.empty()) return std::optional<TrialRecord>();
+  return std::optional<TrialRecord>(std::move(next.front()));
+}
+
+StatusOr<std::vector<TrialRecord>> TrialTable::Leasable(int64_t free_cpus, int64_t free_gpus,
+                                                        const std::string& for_worker, int64_t limit) {
   constexpr char kLeasable[] =
       "JOIN sweeps ON sweeps.id = trials.sweep_id "
       "WHERE trials.state = 'PENDING' AND sweeps.state = 'ACTIVE' AND trials.cpus <= ?1 AND trials.gpus <= ?2 ";
-  constexpr char kOrder[] = "ORDER BY trials.priority DESC, trials.id LIMIT 1";
-  std::optional<TrialHeader> next;
+  constexpr char kOrder[] = "ORDER BY trials.priority DESC, trials.id LIMIT ?4";
+  // Whether the trial's last attempt failed on the worker ?3 for a worker's reason.
+  constexpr char kFaulted[] =
+      "EXISTS (SELECT 1 FROM worker_endings e WHERE e.trial_id = trials.id AND e.attempt = trials.attempt AND "
+      "e.worker_id = ?3 AND e.worker_fault = 1) ";
+  std::vector<TrialRecord> leasable;
   if (for_worker.empty()) {
-    RUNG_ASSIGN_OR_RETURN(next, SelectOne<TrialHeader>(db_, std::string(kLeasable) + kOrder, free_cpus, free_gpus));
-  } else {
-    RUNG_ASSIGN_OR_RETURN(next, SelectOne<TrialHeader>(
-                                    db_,
-                                    std::string(kLeasable) +
-                                        "AND NOT EXISTS (SELECT 1 FROM worker_endings e WHERE e.trial_id = trials.id "
-                                        "AND e.attempt = trials.attempt AND e.worker_id = ?3 AND e.worker_fault = 1) " +
-                                        kOrder,
-                                    free_cpus, free_gpus, for_worker));
-    if (!next) {
-      // Every leasable trial's last attempt failed on this worker: the one whose fault is oldest.
-      RUNG_ASSIGN_OR_RETURN(
-          next, SelectOne<TrialHeader>(db_,
-                                       std::string(kLeasable) +
-                                           "ORDER BY (SELECT MAX(e.id) FROM worker_endings e WHERE e.trial_id = "
-                                           "trials.id AND e.worker_id = ?3), trials.priority DESC, trials.id LIMIT 1",
-                                       free_cpus, free_gpus, for_worker));
-    }
+    RUNG_ASSIGN_OR_RETURN(std::vector<TrialHeader> headers,
+                          Select<TrialHeader>(db_, std::string(kLeasable) + kOrder, free_cpus, free_gpus, nullptr, limit));
+    leasable.assign(headers.begin(), headers.end());
+    return leasable;
   }
-  if (!next) return std::optional<TrialRecord>();
-  return std::optional<TrialRecord>(std::move(*next));
+  RUNG_ASSIGN_OR_RETURN(std::vector<TrialHeader> headers,
+                        Select<TrialHeader>(db_, std::string(kLeasable) + "AND NOT " + kFaulted + kOrder, free_cpus,
+                                            free_gpus, for_worker, limit));
+  leasable.assign(headers.begin(), headers.end());
+  if (static_cast<int64_t>(leasable.size()) >= limit) return leasable;
+  // Then the trials whose last attempt failed on this worker: the one whose fault is oldest first.
+  RUNG_ASSIGN_OR_RETURN(
+      headers, Select<TrialHeader>(db_,
+                                   std::string(kLeasable) + "AND " + kFaulted +
+                                       "ORDER BY (SELECT MAX(e.id) FROM worker_endings e WHERE e.trial_id = "
+                                       "trials.id AND e.worker_id = ?3), trials.priority DESC, trials.id LIMIT ?4",
+                                   free_cpus, free_gpus, for_worker, limit - static_cast<int64_t>(leasable.size())));
+  leasable.insert(leasable.end(), headers.begin(), headers.end());
+  return leasable;
 }
 
 StatusOr<std::vector<TrialRecord>> TrialTable::PendingGangs() {

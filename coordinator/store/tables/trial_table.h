@@ -54,6 +54,10 @@ class TrialTable {
   // and among them the one it failed longest ago comes first.
   StatusOr<std::optional<TrialRecord>> NextLeasable(int64_t free_cpus, int64_t free_gpus,
                                                     const std::string& for_worker = "");
+  // The first `limit` (> 0) leasable trials in NextLeasable's order (the first is NextLeasable's), as
+  // headers: for a worker that cannot take every trial (coordinator/domain/allocation_fit.h).
+  StatusOr<std::vector<TrialRecord>> Leasable(int64_t free_cpus, int64_t free_gpus, const std::string& for_worker,
+                                              int64_t limit);
   // PENDING trials of ACTIVE sweeps with world_size > 1, by priority then age.
   StatusOr<std::vector<TrialRecord>> PendingGangs();
   // PENDING trials of ACTIVE sweeps that no registered worker holds whole.

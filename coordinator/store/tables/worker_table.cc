@@ -16,10 +16,12 @@ StatusOr<std::vector<WorkerRecord>> WorkerTable::List() {
 
 Status WorkerTable::Upsert(const WorkerInfo& worker, Timestamp now) {
   return db_.Run(
-      "INSERT INTO workers(id, host, cpus, gpus, registered_at, last_seen_at, details) VALUES (?1, ?2, ?3, ?4, ?5, "
-      "?5, ?6) ON CONFLICT(id) DO UPDATE SET host = ?2, cpus = ?3, gpus = ?4, last_seen_at = ?5, details = ?6",
+      "INSERT INTO workers(id, host, cpus, gpus, registered_at, last_seen_at, details, stops_at) VALUES (?1, ?2, ?3, "
+      "?4, ?5, ?5, ?6, ?7) ON CONFLICT(id) DO UPDATE SET host = ?2, cpus = ?3, gpus = ?4, last_seen_at = ?5, "
+      "details = ?6, stops_at = ?7",
       worker.id, worker.host, worker.cpus, worker.gpus, ToUnixMicros(now),
-      worker.details.is_object() ? worker.details.dump() : std::string("{}"));
+      worker.details.is_object() ? worker.details.dump() : std::string("{}"),
+      worker.stops_at ? std::optional<int64_t>(ToUnixMicros(*worker.stops_at)) : std::nullopt);
 }
 
 StatusOr<bool> WorkerTable::Touch(const std::string& worker_id, Timestamp now) {

@@ -26,7 +26,8 @@ class WorkerTable {
   StatusOr<std::optional<WorkerRecord>> Find(const std::string& worker_id);
   // Every worker, by id (live_trial_ids left empty).
   StatusOr<std::vector<WorkerRecord>> List();
-  // Inserts the worker, or updates its host, resources and details; seen at `now`.
+  // Inserts the worker, or updates its host, resources, details and stops_at (a registration without
+  // one clears it); seen at `now`.
   Status Upsert(const WorkerInfo& worker, Timestamp now);
   // The worker was seen at `now`; false when it is not registered.
   StatusOr<bool> Touch(const std::string& worker_id, Timestamp now);

@@ -941,5 +941,39 @@ TEST_F(CoordinatorServiceTest, AQuarantinedWorkerLeasesNothingUntilReleaseWorker
   EXPECT_TRUE(Lease("w1").has_value());
 }
 
+TEST_F(CoordinatorServiceTest, ListWorkersReturnsTheStopsAtOfTheRegistrationThatCarriedIt) {
+  Submit(TinySpec("tiny"));
+  v1::RegisterRequest request;
+  request.set_worker_id("slurm-7");
+  request.set_host("node7");
+  request.set_cpu_slots(1);
+  request.set_protocol_version(wire::kProtocolVersion);
+  // Sooner than any trial's start allowance (allocation_fit.h): nothing is leased to it.
+  const int64_t soon = ToUnixMicros(clock_.Now() + std::chrono::seconds(10));
+  *request.mutable_stops_at() = google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(soon);
+  v1::RegisterResponse registered;
+  ASSERT_TRUE(workers_->Register(ContextWithToken(worker_token_).get(), request, &registered).ok());
+
+  v1::ListWorkersResponse listed;
+  ASSERT_TRUE(users_->ListWorkers(ContextWithToken(user_token_).get(), v1::ListWorkersRequest(), &listed).ok());
+  ASSERT_EQ(listed.workers_size(), 1);
+  ASSERT_TRUE(listed.workers(0).has_stops_at());
+  EXPECT_EQ(google::protobuf::util::TimeUtil::TimestampToMicroseconds(listed.workers(0).stops_at()), soon);
+  EXPECT_FALSE(Lease("slurm-7").has_value());
+
+  // A registration without it (the agent restarted without an end): none is kept, and it leases.
+  request.clear_stops_at();
+  ASSERT_TRUE(workers_->Register(ContextWithToken(worker_token_).get(), request, &registered).ok());
+  ASSERT_TRUE(users_->ListWorkers(ContextWithToken(user_token_).get(), v1::ListWorkersRequest(), &listed).ok());
+  EXPECT_FALSE(listed.workers(0).has_stops_at());
+  EXPECT_TRUE(Lease("slurm-7").has_value());
+
+  // A stops_at that is not a time is refused.
+  request.mutable_stops_at()->set_seconds(-5);
+  grpc::Status refused = workers_->Register(ContextWithToken(worker_token_).get(), request, &registered);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(refused.error_message(), HasSubstr("RegisterRequest.stops_at"));
+}
+
 }  // namespace
 }  // namespace rung::server

@@ -1,6 +1,6 @@
 // The database layer and the schema: WAL and durability settings, statements and transactions,
-// the latest schema created and reopened, forward migrations (v1 -> v2, v2 -> v3 and v6 -> v7 with
-// data), a newer database refused.
+// the latest schema created and reopened, forward migrations (v1 -> v2, v2 -> v3, v6 -> v7 and
+// v9 -> v10 with data), a newer database refused.
 #include "coordinator/store/schema.h"
 
 #include <filesystem>
@@ -16,6 +16,11 @@ namespace {
 
 using store_testing::StoreTest;
 
+// An ACTIVE sweep 'old' as every schema version stores it.
+constexpr char kOldSweepRow[] =
+    "INSERT INTO sweeps(name, spec_text, spec_hash, state, policy, baseline, created_at, updated_at) "
+    "VALUES ('old', 'name: old', 'h', 'ACTIVE', '{}', '{}', 1, 1);";
+
 class SchemaTest : public StoreTest {
  protected:
   // A second, raw connection to the same file.
@@ -23,6 +28,21 @@ class SchemaTest : public StoreTest {
     StatusOr<std::unique_ptr<Database>> db = Database::Open(DatabasePath());
     EXPECT_TRUE(db.ok()) << db.status().ToString();
     return db.ok() ? std::move(db).value() : nullptr;
+  }
+
+  // The store closed and its file made anew at schema `version` (the first `version` migrations),
+  // open raw for a test to write the rows of that version; drop it before Open() migrates the rest.
+  std::unique_ptr<Database> FreshAtVersion(int64_t version) {
+    Close();
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(DatabasePath() + suffix);
+    std::unique_ptr<Database> db = Raw();
+    if (!db) return nullptr;
+    const std::vector<SchemaMigration> up_to(SchemaMigrations().begin(), SchemaMigrations().begin() + version);
+    const Status migrated = MigrateSchema(*db, up_to);
+    EXPECT_TRUE(migrated.ok()) << migrated.ToString();
+    StatusOr<int64_t> reached = db->UserVersion();
+    EXPECT_TRUE(reached.ok() && *reached == version) << "schema version " << version << " was not reached";
+    return migrated.ok() ? std::move(db) : nullptr;
   }
 
   std::string Text(Database& db, const std::string& sql) {
@@ -39,8 +59,8 @@ TEST_F(SchemaTest, CreatesTheLatestVersionWithEveryTableAndTheDurabilitySettings
   std::unique_ptr<Database> db = Raw();
   ASSERT_NE(db, nullptr);
   ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
-  EXPECT_EQ(version, 9);
-  EXPECT_EQ(LatestSchemaVersion(), 9);
+  EXPECT_EQ(version, 10);
+  EXPECT_EQ(LatestSchemaVersion(), 10);
   EXPECT_EQ(Text(*db, "PRAGMA journal_mode"), "wal");
   EXPECT_EQ(Text(*db, "PRAGMA synchronous"), "2");  // FULL
   EXPECT_EQ(Text(*db, "PRAGMA foreign_keys"), "1");
@@ -72,15 +92,12 @@ TEST_F(SchemaTest, ReopeningKeepsTheVersionAndTheData) {
 }
 
 TEST_F(SchemaTest, AVersionOneDatabaseMigratesKeepingItsData) {
-  Close();
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(DatabasePath() + suffix);
   {
-    std::unique_ptr<Database> db = Raw();
-    ASSERT_OK(MigrateSchema(*db, {SchemaMigrations().front()}));
-    ASSERT_OK(db->Execute(
-        "INSERT INTO sweeps(name, spec_text, spec_hash, state, policy, baseline, created_at, updated_at) "
-        "VALUES ('old', 'name: old', 'h', 'ACTIVE', '{}', '{}', 1, 1);"
-        "INSERT INTO workers(id, host, cpus, gpus, registered_at, last_seen_at) VALUES ('w', 'h', 1, 0, 1, 1);"));
+    std::unique_ptr<Database> db = FreshAtVersion(1);
+    ASSERT_NE(db, nullptr);
+    ASSERT_OK(db->Execute(std::string(kOldSweepRow) +
+                          "INSERT INTO workers(id, host, cpus, gpus, registered_at, last_seen_at) "
+                          "VALUES ('w', 'h', 1, 0, 1, 1);"));
   }
   Open();
   ASSERT_OK_AND_ASSIGN(SweepRecord sweep, sweeps().FindByName("old"));
@@ -94,13 +111,9 @@ TEST_F(SchemaTest, AVersionOneDatabaseMigratesKeepingItsData) {
 }
 
 TEST_F(SchemaTest, AVersionTwoDatabaseFileMigratesToThreeKeepingItsDataAndStoresFits) {
-  Close();
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(DatabasePath() + suffix);
   {
-    std::unique_ptr<Database> db = Raw();
-    ASSERT_OK(MigrateSchema(*db, {SchemaMigrations()[0], SchemaMigrations()[1]}));
-    ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
-    ASSERT_EQ(version, 2);
+    std::unique_ptr<Database> db = FreshAtVersion(2);
+    ASSERT_NE(db, nullptr);
     ASSERT_OK(db->Execute(
         "INSERT INTO sweeps(name, spec_text, spec_hash, state, policy, baseline, created_at, updated_at, "
         "spec_file_name, metric_name) VALUES ('v2', 'name: v2', 'h', 'SUCCEEDED', '{}', '{}', 1, 1, 'v2.yaml', "
@@ -133,18 +146,14 @@ TEST_F(SchemaTest, AVersionTwoDatabaseFileMigratesToThreeKeepingItsDataAndStores
 }
 
 TEST_F(SchemaTest, AVersionSixDatabaseMigratesToSevenWhereTrialsAndAttemptsMayEndEarlyStopped) {
-  Close();
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(DatabasePath() + suffix);
   {
-    std::unique_ptr<Database> db = Raw();
-    std::vector<SchemaMigration> up_to_six(SchemaMigrations().begin(), SchemaMigrations().begin() + 6);
-    ASSERT_OK(MigrateSchema(*db, up_to_six));
-    ASSERT_OK(db->Execute(
-        "INSERT INTO sweeps(name, spec_text, spec_hash, state, policy, baseline, created_at, updated_at) "
-        "VALUES ('old', 'name: old', 'h', 'ACTIVE', '{}', '{}', 1, 1);"
-        "INSERT INTO trials(sweep_id, trial_index, identity, config_json, state, rung, rung_label, variant, seed, "
-        "n_nonembedding, n_total, tokens, flops, cpus, gpus, priority, assignments, created_at, updated_at) "
-        "VALUES (1, 0, 'id0', '{}', 'RUNNING', 0, 'L1', 'rope', 0, 1, 1, 1, 1.0, 1, 0, 0, '{}', 1, 1);"));
+    std::unique_ptr<Database> db = FreshAtVersion(6);
+    ASSERT_NE(db, nullptr);
+    ASSERT_OK(db->Execute(std::string(kOldSweepRow) +
+                          "INSERT INTO trials(sweep_id, trial_index, identity, config_json, state, rung, "
+                          "rung_label, variant, seed, n_nonembedding, n_total, tokens, flops, cpus, gpus, priority, "
+                          "assignments, created_at, updated_at) VALUES (1, 0, 'id0', '{}', 'RUNNING', 0, 'L1', "
+                          "'rope', 0, 1, 1, 1, 1.0, 1, 0, 0, '{}', 1, 1);"));
     // Version 6 refuses the new state.
     EXPECT_FALSE(db->Execute("UPDATE trials SET state = 'EARLY_STOPPED'").ok());
   }
@@ -159,20 +168,56 @@ TEST_F(SchemaTest, AVersionSixDatabaseMigratesToSevenWhereTrialsAndAttemptsMayEn
   EXPECT_EQ(Text(*db, "PRAGMA integrity_check"), "ok");
 }
 
+TEST_F(SchemaTest, AVersionNineDatabaseMigratesToTenKeepingItsWorkersWithoutAnEnd) {
+  {
+    std::unique_ptr<Database> db = FreshAtVersion(9);
+    ASSERT_NE(db, nullptr);
+    ASSERT_OK(db->Execute(std::string(kOldSweepRow) +
+                          "INSERT INTO workers(id, host, cpus, gpus, registered_at, last_seen_at, details) "
+                          "VALUES ('w', 'node-w', 8, 1, 1, 2, '{\"name\": \"job-7\"}');"));
+  }
+  Open();
+  std::unique_ptr<Database> db = Raw();
+  ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
+  EXPECT_EQ(version, LatestSchemaVersion());
+  ASSERT_OK_AND_ASSIGN(SweepRecord sweep, sweeps().FindByName("old"));
+  EXPECT_EQ(sweep.state, SweepState::kActive);
+  ASSERT_OK_AND_ASSIGN(WorkerRecord worker, workers().Get("w"));
+  EXPECT_EQ(worker.info.host, "node-w");
+  EXPECT_EQ(worker.info.cpus, 8);
+  EXPECT_EQ(worker.info.details.value("name", ""), "job-7");
+  EXPECT_EQ(worker.last_seen_at, FromUnixMicros(2));
+  EXPECT_FALSE(worker.info.stops_at.has_value());  // no end known
+
+  // The new column takes a registration's end, and a registration without one clears it.
+  const Timestamp stops_at = clock_.Now() + std::chrono::hours(4);
+  WorkerInfo registering{"w", "node-w", 8, 1};
+  registering.stops_at = stops_at;
+  ASSERT_OK(workers().Register(registering));
+  ASSERT_OK_AND_ASSIGN(worker, workers().Get("w"));
+  EXPECT_EQ(worker.info.stops_at, std::optional<Timestamp>(stops_at));
+  ASSERT_OK(workers().Register({"w", "node-w", 8, 1}));
+  ASSERT_OK_AND_ASSIGN(worker, workers().Get("w"));
+  EXPECT_FALSE(worker.info.stops_at.has_value());
+  EXPECT_EQ(Text(*db, "PRAGMA integrity_check"), "ok");
+}
+
 TEST_F(SchemaTest, RefusesADatabaseNewerThanThisBuild) {
+  const int64_t newer = LatestSchemaVersion() + 1;
   Close();
   {
     std::unique_ptr<Database> db = Raw();
-    ASSERT_OK(db->Execute("PRAGMA user_version = 10"));
+    ASSERT_OK(db->Execute("PRAGMA user_version = " + std::to_string(newer)));
   }
   StatusOr<std::unique_ptr<Store>> store = Store::Open(DatabasePath(), clock_, Options());
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(store.status().message().find("schema version 10"), std::string::npos) << store.status().message();
+  EXPECT_NE(store.status().message().find("schema version " + std::to_string(newer)), std::string::npos)
+      << store.status().message();
   // Left as it was: the refusal wrote nothing.
   std::unique_ptr<Database> db = Raw();
   ASSERT_OK_AND_ASSIGN(int64_t version, db->UserVersion());
-  EXPECT_EQ(version, 10);
+  EXPECT_EQ(version, newer);
 }
 
 TEST_F(SchemaTest, AppliesLaterMigrationsInOrderAndRollsBackOneThatFails) {

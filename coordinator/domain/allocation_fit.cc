@@ -1,0 +1,110 @@
+// coordinator/domain/allocation_fit.cc
+#include "coordinator/domain/allocation_fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/config/trial_config.h"
+#include "sweeps/spec/trial_work.h"
+
+namespace rung::domain {
+namespace {
+
+// The metric whose points say how far a trial got and how fast it stepped.
+constexpr char kPaceMetric[] = "train_loss";
+
+// The trial's config as a TrialConfig, or nullopt when the coordinator cannot read it as one.
+StatusOr<std::optional<TrialConfig>> ReadableConfig(Tables& tables, const TrialRecord& trial) {
+  nlohmann::json json = trial.cell.config;
+  if (json.empty()) {  // a header: the config stays in the store until asked for
+    RUNG_ASSIGN_OR_RETURN(std::string text, tables.trials().ConfigText(trial.id));
+    json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  }
+  StatusOr<TrialConfig> config = TrialConfigFromJson(json);
+  if (!config.ok()) return std::optional<TrialConfig>();
+  return std::optional<TrialConfig>(std::move(config).value());
+}
+
+}  // namespace
+
+std::optional<double> AllocationFit::SecondsPerStep(const std::optional<StepPace>& pace) {
+  if (!pace || pace->steps <= 0 || !std::isfinite(pace->seconds) || pace->seconds <= 0) return std::nullopt;
+  return pace->seconds / static_cast<double>(pace->steps);
+}
+
+StatusOr<std::optional<double>> AllocationFit::CellSecondsPerStep(const TrialRecord& trial) {
+  if (trial.cell.tokens <= 0 || trial.cell.steps <= 0) return std::optional<double>();
+  const int64_t divisor = std::gcd(trial.cell.tokens, trial.cell.steps);
+  const CellKey key{trial.sweep_id,        trial.cell.rung_label, trial.cell.tokens / divisor,
+                    trial.cell.steps / divisor, trial.cell.cpus,   trial.cell.gpus,
+                    trial.cell.world_size};
+  auto known = cell_seconds_per_step_.find(key);
+  if (known != cell_seconds_per_step_.end()) return known->second;
+  RUNG_ASSIGN_OR_RETURN(std::optional<StepPace> pace, tables_.paces().NewestOfCell(trial, kPaceMetric));
+  std::optional<double> seconds_per_step = SecondsPerStep(pace);
+  cell_seconds_per_step_.emplace(key, seconds_per_step);
+  return seconds_per_step;
+}
+
+StatusOr<FitEstimate> AllocationFit::Estimate(const TrialRecord& trial) {
+  FitEstimate estimate;
+  RUNG_ASSIGN_OR_RETURN(std::optional<TrialConfig> config, ReadableConfig(tables_, trial));
+  if (!config) return estimate;
+  const int64_t steps = trial.cell.steps > 0 ? trial.cell.steps : config->train.steps;
+  if (steps <= 0) return estimate;
+
+  RUNG_ASSIGN_OR_RETURN(std::optional<int64_t> newest, tables_.paces().NewestStep(trial.id, kPaceMetric));
+  estimate.progress = std::clamp<int64_t>(newest.value_or(0), 0, steps);
+  const int64_t every = config->train.checkpoint_every;
+  estimate.next_checkpoint = every > 0 ? std::min(steps, (estimate.progress / every + 1) * every) : steps;
+
+  RUNG_ASSIGN_OR_RETURN(std::optional<StepPace> own, tables_.paces().NewestOfTrial(trial.id, kPaceMetric));
+  std::optional<double> seconds_per_step = SecondsPerStep(own);
+  if (seconds_per_step) {
+    estimate.source = PaceSource::kTrial;
+  } else {
+    RUNG_ASSIGN_OR_RETURN(seconds_per_step, CellSecondsPerStep(trial));
+    if (seconds_per_step) {
+      estimate.source = PaceSource::kCell;
+    } else if (trial.cell.gpus == 0) {
+      const double threads = static_cast<double>(std::max<int64_t>(1, trial.cell.cpus));
+      const double flops_per_sec = kUncalibratedFlopsPerSec * threads / kUncalibratedThreads;
+      const double tokens_per_step = static_cast<double>(trial.cell.tokens) / static_cast<double>(steps);
+      seconds_per_step = TrainingFlopsPerToken(*config) * tokens_per_step / flops_per_sec;
+      estimate.source = PaceSource::kUncalibrated;
+    }
+  }
+  if (!seconds_per_step) return estimate;  // (d): a GPU trial with nothing measured
+  estimate.seconds_per_step = *seconds_per_step;
+  estimate.seconds = std::chrono::duration<double>(kStartAllowance).count() +
+                     static_cast<double>(estimate.next_checkpoint - estimate.progress) * *seconds_per_step;
+  return estimate;
+}
+
+StatusOr<bool> AllocationFit::Fits(const TrialRecord& trial) {
+  const Timestamp now = tables_.now();
+  if (now >= stops_at_) return false;
+  RUNG_ASSIGN_OR_RETURN(FitEstimate estimate, Estimate(trial));
+  if (!estimate.seconds) return true;
+  return *estimate.seconds <= std::chrono::duration<double>(stops_at_ - now).count();
+}
+
+StatusOr<std::optional<TrialRecord>> NextLeasableBefore(Tables& tables, int64_t free_cpus, int64_t free_gpus,
+                                                        const std::string& worker_id, Timestamp stops_at) {
+  if (tables.now() >= stops_at) return std::optional<TrialRecord>();
+  RUNG_ASSIGN_OR_RETURN(std::vector<TrialRecord> candidates,
+                        tables.trials().Leasable(free_cpus, free_gpus, worker_id, kCandidatesPerLook));
+  AllocationFit fit(tables, stops_at);
+  for (TrialRecord& trial : candidates) {
+    RUNG_ASSIGN_OR_RETURN(bool fits, fit.Fits(trial));
+    if (fits) return std::optional<TrialRecord>(std::move(trial));
+  }
+  return std::optional<TrialRecord>();
+}
+
+}  // namespace rung::domain

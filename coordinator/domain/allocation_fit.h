@@ -1,0 +1,110 @@
+// coordinator/domain/allocation_fit.h
+//
+// Which trials fit in what is left of a worker's allocation. A worker that knows when it stops by
+// itself (WorkerInfo::stops_at: its SLURM allocation's end less the margin it keeps to checkpoint)
+// is leased only a trial whose next checkpoint it can reach before then, so that what it trains is
+// kept; a trial that does not fit stays PENDING for other workers (docs/design.md, "Workers that
+// know their allocation"). A worker without stops_at leases as before: none of this applies.
+//
+// The estimate of one trial, at the transaction's time `now`:
+//   progress          the trial's newest step of train_loss in metrics (any attempt); 0 when none
+//   next checkpoint   with train.checkpoint_every = e > 0: min(steps, (progress / e + 1) x e); with
+//                     e = 0 (a checkpoint only on a signal and at the end): steps, the trial's last
+//   steps needed      next checkpoint - progress
+//   seconds per step  the first of these that exists:
+//                     (a) the trial's own: its newest attempt with two train_loss points or more,
+//                         (wall_time at its last - at its first) / (last step - first step)
+//                         (pace_table.h: wall_time is the trainer's cumulative seconds of training,
+//                         so within one attempt the difference is that attempt's pace);
+//                     (b) its cell's: the same of the newest attempt (leased last) with two points
+//                         among the sweep's trials with the trial's rung_label, tokens per step
+//                         (trials.tokens / trials.steps), cpus, gpus and world_size;
+//                     (c) a CPU trial (gpus 0): the uncalibrated rate of `rung plan`
+//                         (sweeps/spec/trial_work.h), kUncalibratedFlopsPerSec x threads /
+//                         kUncalibratedThreads with threads = resources.cpus x world_size (trials.cpus),
+//                         for TrainingFlopsPerToken(config) x tokens per step FLOPs a step;
+//                     (d) a GPU trial with nothing measured: none. The trial has no estimate.
+//                     A measured pace whose seconds are not > 0 (a worker's clock that did not move)
+//                     counts as not measured.
+//   seconds           kStartAllowance (process start, data, the first step) + steps needed x
+//                     seconds per step
+// A trial fits when now + seconds <= stops_at. A trial without an estimate (d), or whose config the
+// coordinator cannot read as a trial config (its trainer will say what is wrong), fits while
+// now < stops_at: it is leased, and the worker's own preemption before its end (it checkpoints and
+// reports PREEMPTED) keeps its work. Nothing fits a worker at or past its stops_at.
+//
+// The work of one look is bounded: at most kCandidatesPerLook leasable trials are estimated, each
+// cell's pace is read once per look (an AllocationFit lives for one look), and it all runs in the
+// caller's transaction.
+//
+// Example (TrialLifecycle::LeaseNextTrialIn, for a worker with stops_at):
+//   RUNG_ASSIGN_OR_RETURN(std::optional<TrialRecord> next,
+//                         domain::NextLeasableBefore(tables, free_cpus, free_gpus, worker_id, *stops_at));
+//
+// Thread safety: as tables.h (inside the caller's transaction; an AllocationFit is one look's).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+
+#include "coordinator/store/clock.h"
+#include "coordinator/store/store_types.h"
+#include "coordinator/store/tables/tables.h"
+#include "core/common/status.h"
+
+namespace rung::domain {
+
+// What a trial takes besides its steps: the trainer's start, its data, its first step.
+inline constexpr std::chrono::seconds kStartAllowance{30};
+// The leasable trials one look estimates at most (in lease order), for a worker with stops_at.
+inline constexpr int64_t kCandidatesPerLook = 64;
+
+// Where a trial's seconds per step came from (see above).
+enum class PaceSource { kNone, kTrial, kCell, kUncalibrated };
+
+// The estimate of one trial (see above).
+struct FitEstimate {
+  int64_t progress = 0;
+  int64_t next_checkpoint = 0;
+  PaceSource source = PaceSource::kNone;
+  double seconds_per_step = 0;      // with a source
+  std::optional<double> seconds;    // kStartAllowance + steps needed x seconds_per_step; nullopt: no estimate
+};
+
+// The fits of one look for a worker that stops at `stops_at`.
+class AllocationFit {
+ public:
+  // REQUIRES: `tables` outlives the AllocationFit (one look, one transaction).
+  AllocationFit(Tables& tables, Timestamp stops_at) : tables_(tables), stops_at_(stops_at) {}
+
+  // The estimate of `trial` (a whole record or a header: a header's config is read from the store).
+  // Errors: the store's.
+  StatusOr<FitEstimate> Estimate(const TrialRecord& trial);
+  // Whether `trial` fits before stops_at (see above).
+  StatusOr<bool> Fits(const TrialRecord& trial);
+
+ private:
+  // A trial's cell: sweep, rung_label, tokens per step (as a reduced fraction), cpus, gpus, world_size.
+  using CellKey = std::tuple<int64_t, std::string, int64_t, int64_t, int64_t, int64_t, int64_t>;
+
+  // Seconds per step of a pace, or nullopt when it counts as not measured.
+  static std::optional<double> SecondsPerStep(const std::optional<StepPace>& pace);
+  // The cell's seconds per step (read once per look).
+  StatusOr<std::optional<double>> CellSecondsPerStep(const TrialRecord& trial);
+
+  Tables& tables_;
+  const Timestamp stops_at_;
+  std::map<CellKey, std::optional<double>> cell_seconds_per_step_;
+};
+
+// The first of the kCandidatesPerLook leasable trials in TrialTable::Leasable's order (what
+// TrialTable::NextLeasable would lease, then the next ones) that fits a worker stopping at
+// `stops_at`, as a header; nullopt when none of them fits. Errors: the store's.
+StatusOr<std::optional<TrialRecord>> NextLeasableBefore(Tables& tables, int64_t free_cpus, int64_t free_gpus,
+                                                        const std::string& worker_id, Timestamp stops_at);
+
+}  // namespace rung::domain

@@ -1,0 +1,62 @@
+// coordinator/store/tables/pace_table.h
+//
+// How far trials got and how fast they stepped, read from their metric points (the metrics table):
+// a trial's newest step of a metric, and the pace of an attempt from its first point of a metric to
+// its last. Typed reads, no rules: which pace an estimate takes is coordinator/domain/allocation_fit.h's.
+//
+// A pace is one attempt's own: within an attempt, the step and wall_time (the trainer's cumulative
+// seconds of training) both grow, so their differences between the attempt's first and last point
+// are the seconds that attempt took for those steps. Across attempts they are not comparable (an
+// attempt that resumed repeats steps; another machine steps at another pace).
+//
+// Example:
+//   RUNG_ASSIGN_OR_RETURN(std::optional<StepPace> pace, tables.paces().NewestOfTrial(trial.id, "train_loss"));
+//   if (pace) seconds_per_step = pace->seconds / static_cast<double>(pace->steps);
+//
+// Thread safety: as database.h (used inside a Store transaction only; tables.h).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "coordinator/store/store_types.h"
+#include "core/common/status.h"
+
+namespace rung {
+
+class Database;
+
+// What one attempt took between its first and last point of a metric.
+struct StepPace {
+  int64_t trial_id = 0;
+  int64_t attempt = 0;
+  int64_t steps = 0;   // last step - first step: > 0
+  double seconds = 0;  // wall_time at the last point - at the first (as stored: may be <= 0 if the worker's was)
+};
+
+class PaceTable {
+ public:
+  explicit PaceTable(Database& db) : db_(db) {}
+
+  // The trial's newest step of `name` from any attempt; nullopt when it has no point of it.
+  StatusOr<std::optional<int64_t>> NewestStep(int64_t trial_id, const std::string& name);
+
+  // The pace of the trial's newest attempt (the highest number) with two points of `name` or more;
+  // nullopt when no attempt has two.
+  StatusOr<std::optional<StepPace>> NewestOfTrial(int64_t trial_id, const std::string& name);
+
+  // The pace of the newest attempt (leased last) with two points of `name` or more among the trials
+  // of `trial`'s cell: its sweep's trials with its rung_label, its tokens per step (tokens / steps,
+  // compared as a ratio), its cpus, gpus and world_size (`trial` itself included). nullopt when
+  // none has two. Looks at attempts newest first and stops at the first with two points.
+  StatusOr<std::optional<StepPace>> NewestOfCell(const TrialRecord& trial, const std::string& name);
+
+ private:
+  // The attempt's pace, or nullopt when it has fewer than two points of `name`.
+  StatusOr<std::optional<StepPace>> OfAttempt(int64_t trial_id, int64_t attempt, const std::string& name);
+
+  Database& db_;
+};
+
+}  // namespace rung
