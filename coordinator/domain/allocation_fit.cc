@@ -32,23 +32,28 @@ StatusOr<std::optional<TrialConfig>> ReadableConfig(Tables& tables, const TrialR
 
 }  // namespace
 
-std::optional<double> AllocationFit::SecondsPerStep(const std::optional<StepPace>& pace) {
+std::optional<AllocationFit::MeasuredPace> AllocationFit::Measured(const std::optional<StepPace>& pace) {
   if (!pace || pace->steps <= 0 || !std::isfinite(pace->seconds) || pace->seconds <= 0) return std::nullopt;
-  return pace->seconds / static_cast<double>(pace->steps);
+  MeasuredPace measured;
+  measured.seconds_per_step = pace->seconds / static_cast<double>(pace->steps);
+  if (pace->start_seconds && std::isfinite(*pace->start_seconds) && *pace->start_seconds >= 0) {
+    measured.start_seconds = pace->start_seconds;
+  }
+  return measured;
 }
 
-StatusOr<std::optional<double>> AllocationFit::CellSecondsPerStep(const TrialRecord& trial) {
-  if (trial.cell.tokens <= 0 || trial.cell.steps <= 0) return std::optional<double>();
+StatusOr<std::optional<AllocationFit::MeasuredPace>> AllocationFit::CellPace(const TrialRecord& trial) {
+  if (trial.cell.tokens <= 0 || trial.cell.steps <= 0) return std::optional<MeasuredPace>();
   const int64_t divisor = std::gcd(trial.cell.tokens, trial.cell.steps);
   const CellKey key{trial.sweep_id,        trial.cell.rung_label, trial.cell.tokens / divisor,
                     trial.cell.steps / divisor, trial.cell.cpus,   trial.cell.gpus,
                     trial.cell.world_size};
-  auto known = cell_seconds_per_step_.find(key);
-  if (known != cell_seconds_per_step_.end()) return known->second;
+  auto known = cell_paces_.find(key);
+  if (known != cell_paces_.end()) return known->second;
   RUNG_ASSIGN_OR_RETURN(std::optional<StepPace> pace, tables_.paces().NewestOfCell(trial, kPaceMetric));
-  std::optional<double> seconds_per_step = SecondsPerStep(pace);
-  cell_seconds_per_step_.emplace(key, seconds_per_step);
-  return seconds_per_step;
+  std::optional<MeasuredPace> measured = Measured(pace);
+  cell_paces_.emplace(key, measured);
+  return measured;
 }
 
 StatusOr<FitEstimate> AllocationFit::Estimate(const TrialRecord& trial) {
@@ -64,25 +69,26 @@ StatusOr<FitEstimate> AllocationFit::Estimate(const TrialRecord& trial) {
   estimate.next_checkpoint = every > 0 ? std::min(steps, (estimate.progress / every + 1) * every) : steps;
 
   RUNG_ASSIGN_OR_RETURN(std::optional<StepPace> own, tables_.paces().NewestOfTrial(trial.id, kPaceMetric));
-  std::optional<double> seconds_per_step = SecondsPerStep(own);
-  if (seconds_per_step) {
+  std::optional<MeasuredPace> pace = Measured(own);
+  if (pace) {
     estimate.source = PaceSource::kTrial;
   } else {
-    RUNG_ASSIGN_OR_RETURN(seconds_per_step, CellSecondsPerStep(trial));
-    if (seconds_per_step) {
+    RUNG_ASSIGN_OR_RETURN(pace, CellPace(trial));
+    if (pace) {
       estimate.source = PaceSource::kCell;
     } else if (trial.cell.gpus == 0) {
       const double threads = static_cast<double>(std::max<int64_t>(1, trial.cell.cpus));
       const double flops_per_sec = kUncalibratedFlopsPerSec * threads / kUncalibratedThreads;
       const double tokens_per_step = static_cast<double>(trial.cell.tokens) / static_cast<double>(steps);
-      seconds_per_step = TrainingFlopsPerToken(*config) * tokens_per_step / flops_per_sec;
+      pace = MeasuredPace{TrainingFlopsPerToken(*config) * tokens_per_step / flops_per_sec, std::nullopt};
       estimate.source = PaceSource::kUncalibrated;
     }
   }
-  if (!seconds_per_step) return estimate;  // (d): a GPU trial with nothing measured
-  estimate.seconds_per_step = *seconds_per_step;
-  estimate.seconds = std::chrono::duration<double>(kStartAllowance).count() +
-                     static_cast<double>(estimate.next_checkpoint - estimate.progress) * *seconds_per_step;
+  if (!pace) return estimate;  // (d): a GPU trial with nothing measured
+  estimate.seconds_per_step = pace->seconds_per_step;
+  estimate.start_seconds = pace->start_seconds.value_or(std::chrono::duration<double>(kStartAllowance).count());
+  estimate.seconds = estimate.start_seconds +
+                     static_cast<double>(estimate.next_checkpoint - estimate.progress) * pace->seconds_per_step;
   return estimate;
 }
 

@@ -26,8 +26,11 @@
 //                     (d) a GPU trial with nothing measured: none. The trial has no estimate.
 //                     A measured pace whose seconds are not > 0 (a worker's clock that did not move)
 //                     counts as not measured.
-//   seconds           kStartAllowance (process start, data, the first step) + steps needed x
-//                     seconds per step
+//   start             the start of the attempt whose pace was taken (a or b): its started_at -
+//                     leased_at, from its lease to its trainer's first record, once its data, model
+//                     and checkpoint are loaded; else (c, or an attempt that never reported its start)
+//                     kStartAllowance
+//   seconds           start + steps needed x seconds per step
 // A trial fits when now + seconds <= stops_at. A trial without an estimate (d), or whose config the
 // coordinator cannot read as a trial config (its trainer will say what is wrong), fits while
 // now < stops_at: it is leased, and the worker's own preemption before its end (it checkpoints and
@@ -58,7 +61,8 @@
 
 namespace rung::domain {
 
-// What a trial takes besides its steps: the trainer's start, its data, its first step.
+// What a trial takes besides its steps (the trainer's start, its data, its model) where nothing
+// measured it.
 inline constexpr std::chrono::seconds kStartAllowance{30};
 // The leasable trials one look estimates at most (in lease order), for a worker with stops_at.
 inline constexpr int64_t kCandidatesPerLook = 64;
@@ -72,7 +76,8 @@ struct FitEstimate {
   int64_t next_checkpoint = 0;
   PaceSource source = PaceSource::kNone;
   double seconds_per_step = 0;      // with a source
-  std::optional<double> seconds;    // kStartAllowance + steps needed x seconds_per_step; nullopt: no estimate
+  double start_seconds = 0;         // with a source: measured, or kStartAllowance
+  std::optional<double> seconds;    // start_seconds + steps needed x seconds_per_step; nullopt: no estimate
 };
 
 // The fits of one look for a worker that stops at `stops_at`.
@@ -91,14 +96,19 @@ class AllocationFit {
   // A trial's cell: sweep, rung_label, tokens per step (as a reduced fraction), cpus, gpus, world_size.
   using CellKey = std::tuple<int64_t, std::string, int64_t, int64_t, int64_t, int64_t, int64_t>;
 
-  // Seconds per step of a pace, or nullopt when it counts as not measured.
-  static std::optional<double> SecondsPerStep(const std::optional<StepPace>& pace);
-  // The cell's seconds per step (read once per look).
-  StatusOr<std::optional<double>> CellSecondsPerStep(const TrialRecord& trial);
+  // What an estimate takes from a measured attempt.
+  struct MeasuredPace {
+    double seconds_per_step = 0;
+    std::optional<double> start_seconds;
+  };
+  // A pace's seconds per step and start, or nullopt when it counts as not measured.
+  static std::optional<MeasuredPace> Measured(const std::optional<StepPace>& pace);
+  // The cell's measured pace (read once per look).
+  StatusOr<std::optional<MeasuredPace>> CellPace(const TrialRecord& trial);
 
   Tables& tables_;
   const Timestamp stops_at_;
-  std::map<CellKey, std::optional<double>> cell_seconds_per_step_;
+  std::map<CellKey, std::optional<MeasuredPace>> cell_paces_;
 };
 
 // The first of the kCandidatesPerLook leasable trials in TrialTable::Leasable's order (what

@@ -60,6 +60,12 @@ StatusOr<std::optional<StepPace>> PaceTable::OfAttempt(int64_t trial_id, int64_t
   measured.attempt = attempt;
   measured.steps = pace.ColumnInt64(1) - pace.ColumnInt64(0);
   measured.seconds = pace.ColumnDouble(3) - pace.ColumnDouble(2);
+  RUNG_ASSIGN_OR_RETURN(Statement start,
+                        db_.Prepare("SELECT started_at - leased_at FROM attempts WHERE trial_id = ? AND attempt = ? "
+                                    "AND started_at IS NOT NULL"));
+  start.BindAll(trial_id, attempt);
+  RUNG_ASSIGN_OR_RETURN(bool started, start.Step());
+  if (started) measured.start_seconds = static_cast<double>(start.ColumnInt64(0)) / 1e6;  // unix micros
   return std::optional<StepPace>(measured);
 }
 

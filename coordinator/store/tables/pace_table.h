@@ -33,6 +33,9 @@ struct StepPace {
   int64_t attempt = 0;
   int64_t steps = 0;   // last step - first step: > 0
   double seconds = 0;  // wall_time at the last point - at the first (as stored: may be <= 0 if the worker's was)
+  // The attempt's started_at - leased_at: from its lease to its trainer's provenance record, which
+  // rung-train prints once its data, model and checkpoint are loaded. nullopt when it never started.
+  std::optional<double> start_seconds;
 };
 
 class PaceTable {

@@ -253,6 +253,33 @@ TEST_F(AllocationFitTest, AFreshTrialTakesThePaceOfItsCellsNewestMeasuredAttempt
   EXPECT_EQ(LeasedTo("longer"), ids[1]);
 }
 
+TEST_F(AllocationFitTest, AMeasuredStartTakesThePlaceOfTheAllowance) {
+  const std::vector<int64_t> ids = TrialIds(Submit(Submission("start", {FitCell("t", Small(1000))})));
+  ASSERT_EQ(ids.size(), 1u);
+  // Leased, then its trainer's first record 4 s later; 1 s a step up to step 100; preempted.
+  std::optional<Lease> lease = LeaseFor("runner");
+  ASSERT_TRUE(lease.has_value());
+  clock_.Advance(std::chrono::seconds(4));
+  ASSERT_OK(trials().MarkRunning(lease->trial_id, lease->attempt, nullptr));
+  std::vector<MetricPoint> batch;
+  for (const auto& [step, wall_time] : std::vector<std::pair<int64_t, double>>{{10, 10.0}, {100, 100.0}}) {
+    MetricPoint point = store_testing::Point(step, "train_loss", 2.0);
+    point.wall_time = wall_time;
+    batch.push_back(point);
+  }
+  ASSERT_OK(trials().ReportBatch(store_testing::PointsBatch(lease->trial_id, lease->attempt, 1, batch)).status());
+  ASSERT_OK(trials().Preempted(lease->trial_id, lease->attempt, "measured"));
+
+  const FitEstimate estimate = Estimate(ids[0]);
+  EXPECT_EQ(estimate.source, PaceSource::kTrial);
+  EXPECT_DOUBLE_EQ(estimate.start_seconds, 4.0);
+  EXPECT_DOUBLE_EQ(*estimate.seconds, 4.0 + 900);
+  RegisterStopping("tight", std::chrono::seconds(903));
+  EXPECT_EQ(LeasedTo("tight"), 0);
+  RegisterStopping("enough", std::chrono::seconds(905));
+  EXPECT_EQ(LeasedTo("enough"), ids[0]);
+}
+
 TEST_F(AllocationFitTest, WithCheckpointEveryOnlyTheStepsToTheNextMultipleMustFit) {
   const Shape at_the_end = Small(1000);  // checkpoints only on a signal and at the end
   Shape every_150 = Small(1000, 1);
