@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 
 #include <google/protobuf/util/time_util.h>
 
@@ -19,12 +18,6 @@ namespace {
 
 bool IsWorkerIdCharacter(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-}
-
-std::string Seconds(std::chrono::milliseconds duration) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%g s", static_cast<double>(duration.count()) / 1000.0);
-  return text;
 }
 
 }  // namespace
@@ -108,7 +101,7 @@ Status Agent::Register() {
       options_.attempt.heartbeat_interval = interval;
       AgentLog("registered as " + response->worker_id() + " (" + std::to_string(options_.cpu_slots) + " CPU slots, " +
                std::to_string(options_.gpus) + " GPUs) with the coordinator (rung " +
-               response->server().build_commit() + "); heartbeat every " + Seconds(interval));
+               response->server().build_commit() + "); heartbeat every " + SecondsText(interval));
       return Status::Ok();
     }
     const Status& status = response.status();
@@ -262,7 +255,7 @@ void Agent::PreemptAndWait() {
     return true;
   };
   if (!clock_.WaitFor(changed_, lock, options_.attempt.stop_grace + options_.report_timeout, all_done)) {
-    AgentLog("giving up the reports still unsent after " + Seconds(options_.attempt.stop_grace + options_.report_timeout) +
+    AgentLog("giving up the reports still unsent after " + SecondsText(options_.attempt.stop_grace + options_.report_timeout) +
              "; their leases expire and the trials resume elsewhere");
     for (auto& [id, running] : running_) {
       if (!running.done) running.runner->GiveUpReporting();
