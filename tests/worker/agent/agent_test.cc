@@ -2,14 +2,16 @@
 //
 // The agent loop against a real gRPC WorkerService on loopback, with fake trainers (real processes),
 // its own times on a ManualClock: slot accounting (leases only while slots are free, the next trial
-// when one ends), registration through a coordinator outage, and the shutdown that preempts every
-// trainer and reports it.
+// when one ends), registration through a coordinator outage, the shutdown that preempts every
+// trainer and reports it, and the allocation's end: its stop time registered, and the same shutdown
+// at that time.
 #include "proto/config_value.h"
 #include "worker/agent/agent.h"
 
 #include <future>
 
 #include <gmock/gmock.h>
+#include <google/protobuf/util/time_util.h>
 #include <gtest/gtest.h>
 
 #include "tests/worker/agent/agent_test_util.h"
@@ -95,6 +97,7 @@ TEST_F(AgentTest, LeasesWhileSlotsAreFreeAndPreemptsEveryTrainerOnShutdown) {
   ASSERT_EQ(coordinator_.registrations().size(), 1u);
   EXPECT_EQ(coordinator_.registrations()[0].cpu_slots(), 2);
   EXPECT_EQ(coordinator_.registrations()[0].worker_id(), "agent-test");
+  EXPECT_FALSE(coordinator_.registrations()[0].has_stops_at()) << "no allocation end known";
   for (const v1::LeaseRequest& request : coordinator_.lease_requests()) {
     EXPECT_GE(request.free().cpu_slots(), 1) << "never asks without a free slot";
     EXPECT_LE(request.free().cpu_slots(), 2);
@@ -222,6 +225,61 @@ TEST_F(AgentTest, ARefusedTokenEndsTheAgentWithAnError) {
   EXPECT_THAT(status.message(), HasSubstr("--worker-token-file"));
 }
 
+int64_t UnixMilliseconds(WallTime time) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
+}
+
+TEST_F(AgentTest, AWorkerThatKnowsItsAllocationsEndRegistersWhenItStops) {
+  Connect(coordinator_.Start());
+  AgentOptions options = Options(/*cpu_slots=*/1, kQuickTrainer);
+  const WallTime end = std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now()) +
+                       std::chrono::hours(1);
+  options.allocation_end = AllocationEnd{end, "--until test"};
+  options.end_margin = std::chrono::seconds(150);
+  Agent agent(client_.get(), options, clock_);
+  auto run = std::async(std::launch::async, [&] { return agent.Run(); });
+  ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.registrations().size() == 1; },
+                                   std::chrono::seconds(20)));
+  const v1::RegisterRequest registration = coordinator_.registrations()[0];
+  ASSERT_TRUE(registration.has_stops_at());
+  EXPECT_EQ(google::protobuf::util::TimeUtil::TimestampToMilliseconds(registration.stops_at()),
+            UnixMilliseconds(end - std::chrono::seconds(150)))
+      << "its end less its margin, on the wall clock";
+  agent.Shutdown("test over");
+  ASSERT_EQ(run.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_TRUE(run.get().ok());
+}
+
+TEST_F(AgentTest, AtItsStopTimeBeforeTheAllocationsEndTheAgentPreemptsItsTrialsAsOnShutdown) {
+  Connect(coordinator_.Start());
+  coordinator_.QueueLease(Lease(1, 1));
+  coordinator_.QueueLease(Lease(2, 1));
+  AgentOptions options = Options(/*cpu_slots=*/1, kStoppableTrainer);
+  options.attempt.relay.batch_lines = 3;
+  options.allocation_end = AllocationEnd{std::chrono::system_clock::now() + std::chrono::minutes(11), "SLURM test"};
+  options.end_margin = std::chrono::minutes(1);  // stops 10 minutes from now, on the agent's clock
+  Agent agent(client_.get(), options, clock_);
+  auto run = std::async(std::launch::async, [&] { return agent.Run(); });
+  ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return !c.committed_batches(1).empty(); },
+                                   std::chrono::seconds(20)))
+      << "trial 1 runs";
+
+  clock_.Advance(std::chrono::minutes(9));
+  EXPECT_EQ(run.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout) << "not before its stop time";
+  EXPECT_TRUE(coordinator_.completes().empty());
+  clock_.Advance(std::chrono::minutes(2));
+  ASSERT_EQ(run.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_TRUE(run.get().ok());
+  const std::vector<v1::CompleteRequest> completes = coordinator_.completes();
+  ASSERT_EQ(completes.size(), 1u);
+  EXPECT_EQ(completes[0].trial_id(), 1);
+  EXPECT_EQ(completes[0].outcome(), v1::OUTCOME_PREEMPTED);
+  EXPECT_EQ(completes[0].exit_code(), 75) << "the trainer checkpointed and stopped";
+  EXPECT_THAT(completes[0].reason(), HasSubstr("worker shutting down (allocation ends at "));
+  EXPECT_THAT(completes[0].reason(), HasSubstr(" (SLURM test): stopping 60 s before it)"));
+  EXPECT_EQ(coordinator_.queued_leases(), 1u) << "no new lease once stopping";
+}
+
 TEST(AgentOptionsTest, BadOptionsNameTheirFlag) {
   AgentOptions options;
   options.worker_id = "node 7";
@@ -238,6 +296,8 @@ TEST(AgentOptionsTest, BadOptionsNameTheirFlag) {
   EXPECT_THAT(ValidateAgentOptions(options).message(), HasSubstr("--host"));  // the default here is empty
   options.host = "node7";
   EXPECT_TRUE(ValidateAgentOptions(options).ok());
+  options.end_margin = std::chrono::milliseconds(-1);
+  EXPECT_THAT(ValidateAgentOptions(options).message(), HasSubstr("--end-margin"));
 }
 
 }  // namespace
