@@ -4,10 +4,13 @@
 // its own times on a ManualClock: slot accounting (leases only while slots are free, the next trial
 // when one ends), registration through a coordinator outage, the shutdown that preempts every
 // trainer and reports it, and the allocation's end: its stop time registered, and the same shutdown
-// at that time.
+// at that time. Then rung-worker itself, as SLURM starts it: squeue asked (a script first on its
+// PATH), the stop registered and made on real time, and an --until already past refused.
 #include "proto/config_value.h"
 #include "worker/agent/agent.h"
 
+#include <cstdlib>
+#include <filesystem>
 #include <future>
 
 #include <gmock/gmock.h>
@@ -278,6 +281,78 @@ TEST_F(AgentTest, AtItsStopTimeBeforeTheAllocationsEndTheAgentPreemptsItsTrialsA
   EXPECT_THAT(completes[0].reason(), HasSubstr("worker shutting down (allocation ends at "));
   EXPECT_THAT(completes[0].reason(), HasSubstr(" (SLURM test): stopping 60 s before it)"));
   EXPECT_EQ(coordinator_.queued_leases(), 1u) << "no new lease once stopping";
+}
+
+// rung-worker as a process, its stderr in `log`; the test's environment plus `environment`.
+std::unique_ptr<Subprocess> StartWorker(const std::vector<std::string>& arguments,
+                                        const std::vector<std::string>& environment, const std::string& log) {
+  SubprocessOptions options;
+  options.argv = {RUNG_WORKER_BINARY};
+  options.argv.insert(options.argv.end(), arguments.begin(), arguments.end());
+  options.environment = environment;
+  options.stdin_from = Redirect::Null();
+  options.stdout_to = Redirect::AppendTo(log);
+  options.stderr_to = Redirect::ToStdout();
+  StatusOr<std::unique_ptr<Subprocess>> worker = Subprocess::Start(options);
+  EXPECT_TRUE(worker.ok()) << worker.status().ToString();
+  return worker.ok() ? std::move(worker).value() : nullptr;
+}
+
+TEST_F(AgentTest, RungWorkerUnderSlurmAsksSqueueRegistersItsStopAndStopsByItself) {
+  const std::string address = coordinator_.Start();
+  coordinator_.QueueLease(Lease(1, 1));
+  testing::WriteFile(scratch_.Path("worker.token"), testing::kTestToken, 0600);
+  // The trainer says no BLAS kernel (rung-worker asks it at start), then trains until SIGTERM.
+  const std::string trainer =
+      testing::WriteScript(scratch_.Path("trainer.sh"), std::string("[ \"$1\" = --blas-kernel ] && exit 1\n") +
+                                                            kStoppableTrainer);
+  // squeue (SLURM 22.05 sets no SLURM_JOB_END_TIME) says the job ends 10 s from now, in local time.
+  const int64_t end = std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::system_clock::now().time_since_epoch()).count() + 10;
+  std::filesystem::create_directories(scratch_.Path("bin"));
+  testing::WriteScript(scratch_.Path("bin/squeue"),
+                       "[ \"$*\" = \"-h -j 42 -o %e\" ] || exit 1\ndate -d @" + std::to_string(end) +
+                           " +%Y-%m-%dT%H:%M:%S\n");
+  const char* path = std::getenv("PATH");
+  std::unique_ptr<Subprocess> worker =
+      StartWorker({"--coordinator", address, "--worker-token-file", scratch_.Path("worker.token"), "--worker-id",
+                   "slurm-42", "--trainer", trainer, "--work-dir", scratch_.Path("work"), "--end-margin", "2"},
+                  {"SLURM_JOB_ID=42", "SLURM_JOB_END_TIME=",
+                   "PATH=" + scratch_.Path("bin") + ":" + (path != nullptr ? path : "/usr/bin:/bin")},
+                  scratch_.Path("worker.log"));
+  ASSERT_NE(worker, nullptr);
+  const auto log = [&] { return testing::FileText(scratch_.Path("worker.log")); };
+
+  ASSERT_TRUE(coordinator_.WaitFor([](const TestCoordinator& c) { return c.completes().size() == 1; },
+                                   std::chrono::seconds(60)))
+      << log();
+  StatusOr<ExitStatus> exit = worker->Wait(std::chrono::seconds(60));
+  ASSERT_TRUE(exit.ok()) << exit.status().ToString() << "\n" << log();
+  EXPECT_TRUE(exit->Succeeded()) << exit->Describe() << "\n" << log();
+
+  ASSERT_EQ(coordinator_.registrations().size(), 1u);
+  EXPECT_EQ(google::protobuf::util::TimeUtil::TimestampToMilliseconds(coordinator_.registrations()[0].stops_at()),
+            (end - 2) * 1000);
+  const v1::CompleteRequest complete = coordinator_.completes()[0];
+  EXPECT_EQ(complete.outcome(), v1::OUTCOME_PREEMPTED);
+  EXPECT_THAT(complete.reason(), HasSubstr("(squeue for SLURM job 42): stopping 2 s before it"));
+  EXPECT_THAT(log(), HasSubstr(" (squeue for SLURM job 42): stops by itself at "));
+  EXPECT_THAT(log(), HasSubstr("shutting down (allocation ends at "));
+}
+
+TEST_F(AgentTest, RungWorkerRefusesAnUntilAlreadyPastNamingTheFlagAndItsValue) {
+  testing::WriteFile(scratch_.Path("worker.token"), testing::kTestToken, 0600);
+  std::unique_ptr<Subprocess> worker =
+      StartWorker({"--worker-token-file", scratch_.Path("worker.token"), "--trainer", "/bin/sh", "--work-dir",
+                   scratch_.Path("work"), "--until", "2000-01-01T00:00:00Z"},
+                  {}, scratch_.Path("worker.log"));
+  ASSERT_NE(worker, nullptr);
+  StatusOr<ExitStatus> exit = worker->Wait(std::chrono::seconds(30));
+  ASSERT_TRUE(exit.ok()) << exit.status().ToString();
+  EXPECT_EQ(exit->ShellCode(), 2) << "bad usage";
+  EXPECT_THAT(testing::FileText(scratch_.Path("worker.log")),
+              HasSubstr("rung-worker: --until 2000-01-01T00:00:00Z: the allocation ends at "));
+  EXPECT_THAT(testing::FileText(scratch_.Path("worker.log")), HasSubstr("which is past"));
 }
 
 TEST(AgentOptionsTest, BadOptionsNameTheirFlag) {
