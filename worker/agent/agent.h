@@ -93,9 +93,9 @@ class Agent {
   Agent& operator=(const Agent&) = delete;
 
   // Registers and runs trials until Shutdown() or the stop before the allocation's end, then
-  // preempts and reports (see above). Returns OK after a shutdown; errors: the coordinator refused the registration for good, with
-  // its code (UNAUTHENTICATED or PERMISSION_DENIED: the worker token; INVALID_ARGUMENT: the worker
-  // id or the request).
+  // preempts and reports (see above). Returns OK after a shutdown; errors: the coordinator refused
+  // the registration for good, with its code (UNAUTHENTICATED or PERMISSION_DENIED: the worker
+  // token; INVALID_ARGUMENT: the worker id or the request).
   Status Run();
 
   // Starts the shutdown; `reason` goes into the PREEMPTED reports ("SIGTERM").
