@@ -37,6 +37,7 @@ namespace rung::stand_in {
 namespace {
 
 namespace fs = std::filesystem;
+using agent::testing::ScopedEnvironment;
 using agent::TrainerExit;
 using agent::TrainerLaunch;
 using agent::TrainerOutput;
@@ -52,29 +53,6 @@ using records::StepRecord;
 using records::TrainerRecord;
 using ::testing::Contains;
 using ::testing::HasSubstr;
-
-// Sets an environment variable for the scope (the trainer inherits the test's environment, as a
-// worker's trainers inherit the worker's); restores what was there.
-class ScopedEnvironment {
- public:
-  ScopedEnvironment(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = ::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnvironment() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-  ScopedEnvironment(const ScopedEnvironment&) = delete;
-  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 struct Finished {
   std::vector<TrainerRecord> records;

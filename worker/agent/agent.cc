@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 
 #include <google/protobuf/util/time_util.h>
 
@@ -19,12 +18,6 @@ namespace {
 
 bool IsWorkerIdCharacter(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-}
-
-std::string Seconds(std::chrono::milliseconds duration) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%g s", static_cast<double>(duration.count()) / 1000.0);
-  return text;
 }
 
 }  // namespace
@@ -48,6 +41,7 @@ Status ValidateAgentOptions(const AgentOptions& options) {
   }
   if (options.attempt.work_dir.empty()) return Status::InvalidArgument("--work-dir must not be empty");
   if (options.heartbeat_interval.count() < 0) return Status::InvalidArgument("--heartbeat-seconds must not be negative");
+  if (options.end_margin.count() < 0) return Status::InvalidArgument("--end-margin must not be negative");
   return Status::Ok();
 }
 
@@ -69,10 +63,33 @@ void Agent::Shutdown(const std::string& reason) {
 }
 
 Status Agent::Run() {
-  RUNG_RETURN_IF_ERROR(Register());
-  LeaseLoop();
-  PreemptAndWait();
-  return Status::Ok();
+  std::thread stop_timer;
+  if (options_.allocation_end) {
+    // Once, now: the wall clock's distance to stops_at, from here on a time of the agent's clock.
+    const auto left = StopsAt(*options_.allocation_end, options_.end_margin) - std::chrono::system_clock::now();
+    const Clock::TimePoint deadline = clock_.Now() + std::chrono::duration_cast<Clock::Duration>(left);
+    stop_timer = std::thread([this, deadline] { StopAt(deadline); });
+  }
+  Status status = Register();
+  if (status.ok()) {
+    LeaseLoop();
+    PreemptAndWait();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    run_over_ = true;
+    changed_.notify_all();
+  }
+  if (stop_timer.joinable()) stop_timer.join();
+  return status;
+}
+
+void Agent::StopAt(Clock::TimePoint deadline) {
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (clock_.WaitUntil(changed_, lock, deadline, [this] { return shutting_down_ || run_over_; })) return;
+  }
+  Shutdown(StopReason(*options_.allocation_end, options_.end_margin));
 }
 
 Status Agent::Register() {
@@ -86,6 +103,11 @@ Status Agent::Register() {
   request.set_blas_kernel(options_.blas_kernel);
   request.set_pid(::getpid());
   request.set_protocol_version(wire::kProtocolVersion);
+  if (options_.allocation_end) {
+    const WallTime stops_at = StopsAt(*options_.allocation_end, options_.end_margin);
+    *request.mutable_stops_at() = google::protobuf::util::TimeUtil::MillisecondsToTimestamp(
+        std::chrono::duration_cast<std::chrono::milliseconds>(stops_at.time_since_epoch()).count());
+  }
 
   Backoff backoff(options_.retry_backoff);
   bool outage_logged = false;
@@ -108,7 +130,7 @@ Status Agent::Register() {
       options_.attempt.heartbeat_interval = interval;
       AgentLog("registered as " + response->worker_id() + " (" + std::to_string(options_.cpu_slots) + " CPU slots, " +
                std::to_string(options_.gpus) + " GPUs) with the coordinator (rung " +
-               response->server().build_commit() + "); heartbeat every " + Seconds(interval));
+               response->server().build_commit() + "); heartbeat every " + SecondsText(interval));
       return Status::Ok();
     }
     const Status& status = response.status();
@@ -262,7 +284,7 @@ void Agent::PreemptAndWait() {
     return true;
   };
   if (!clock_.WaitFor(changed_, lock, options_.attempt.stop_grace + options_.report_timeout, all_done)) {
-    AgentLog("giving up the reports still unsent after " + Seconds(options_.attempt.stop_grace + options_.report_timeout) +
+    AgentLog("giving up the reports still unsent after " + SecondsText(options_.attempt.stop_grace + options_.report_timeout) +
              "; their leases expire and the trials resume elsewhere");
     for (auto& [id, running] : running_) {
       if (!running.done) running.runner->GiveUpReporting();

@@ -20,10 +20,17 @@
 // reported, or after stop_grace + report_timeout, when unsent reports are given up (those leases
 // expire and the trials resume elsewhere from their checkpoints).
 //
+// The allocation's end (allocation_end.h): a worker that knows when its allocation ends registers
+// stops_at = that end less end_margin (the coordinator leases it only trials whose next checkpoint
+// fits before then), and at stops_at shuts itself down as above, the reason saying so ("allocation
+// ends at ... : stopping 180 s before it"). Run() turns stops_at into a time on its Clock once, when
+// it starts: a wall clock that jumps later does not move it.
+//
 // Example:
 //   Agent agent(client.get(), options);
 //   std::thread signals([&] { int signal = WaitForStopSignal(); agent.Shutdown(strsignal(signal)); });
-//   Status status = agent.Run();   // returns after Shutdown()
+//   options.allocation_end = AllocationEnd{end, "--until ..."};   // optional
+//   Status status = agent.Run();   // returns after Shutdown(), or once stopped before that end
 //
 // Thread safety: Run() once, from one thread; Shutdown() from any thread, any number of times.
 #pragma once
@@ -40,6 +47,7 @@
 #include <utility>
 
 #include "core/common/status.h"
+#include "worker/agent/allocation_end.h"
 #include "worker/agent/attempt_runner.h"
 #include "worker/agent/clock.h"
 #include "worker/agent/coordinator_client.h"
@@ -62,9 +70,15 @@ struct AgentOptions {
   // The trainer's BLAS kernel on this machine, as registered ("Cooperlake (rung)";
   // core/common/trainer_blas_kernel.h); "" when the trainer could not say.
   std::string blas_kernel;
+  // When this worker's allocation ends (nullopt: unknown, it runs until Shutdown()), and how long
+  // before it the worker stops by itself: time for each trainer's stop_grace and the reports
+  // (rung-worker's --end-margin, default --grace-seconds + 60 s).
+  std::optional<AllocationEnd> allocation_end;
+  std::chrono::milliseconds end_margin{180000};
 };
 
-// INVALID_ARGUMENT naming the flag when options cannot work (no slots, bad worker id, no trainer).
+// INVALID_ARGUMENT naming the flag when options cannot work (no slots, bad worker id, no trainer, a
+// negative end margin). Whether the allocation's end is still ahead is CheckStopsAfter's (it needs now).
 Status ValidateAgentOptions(const AgentOptions& options);
 
 class Agent {
@@ -78,10 +92,10 @@ class Agent {
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;
 
-  // Registers and runs trials until Shutdown(), then preempts and reports (see above).
-  // Returns OK after a shutdown; errors: the coordinator refused the registration for good, with
-  // its code (UNAUTHENTICATED or PERMISSION_DENIED: the worker token; INVALID_ARGUMENT: the worker
-  // id or the request).
+  // Registers and runs trials until Shutdown() or the stop before the allocation's end, then
+  // preempts and reports (see above). Returns OK after a shutdown; errors: the coordinator refused
+  // the registration for good, with its code (UNAUTHENTICATED or PERMISSION_DENIED: the worker
+  // token; INVALID_ARGUMENT: the worker id or the request).
   Status Run();
 
   // Starts the shutdown; `reason` goes into the PREEMPTED reports ("SIGTERM").
@@ -99,6 +113,9 @@ class Agent {
   using AttemptId = std::pair<int64_t, int64_t>;  // trial, attempt
 
   Status Register();
+  // Waits on the clock until `deadline`, then shuts down for the allocation's end; returns early
+  // once a shutdown started or Run() is over.
+  void StopAt(Clock::TimePoint deadline);
   void LeaseLoop();
   void Launch(const v1::TrialLease& lease);
   // REQUIRES: mutex_ held. Launch() under the caller's lock: adds the running entry of `lease` (its
@@ -124,6 +141,7 @@ class Agent {
   std::set<int> used_gpus_;
   bool shutting_down_ = false;
   std::string shutdown_reason_;
+  bool run_over_ = false;  // Run() is returning: StopAt() ends
   // Set when a trainer exited for a full disk: the folder it named. No trial is leased (and one that
   // comes with a Complete answer is preempted at once) until that file system has room again.
   std::optional<std::string> full_disk_folder_;

@@ -30,4 +30,10 @@ void AgentLog(const std::string& message) {
   }
 }
 
+std::string SecondsText(std::chrono::milliseconds duration) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g s", static_cast<double>(duration.count()) / 1000.0);
+  return text;
+}
+
 }  // namespace rung::agent

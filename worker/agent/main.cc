@@ -4,12 +4,21 @@
 //
 //   rung-worker --coordinator HOST:PORT --worker-token-file FILE [--tls-ca FILE] [--cpus N] [--gpus N]
 //               [--worker-id ID] [--trainer PATH] [--work-dir DIR] [--heartbeat-seconds S]
+//               [--until TIME] [--end-margin S]
 //
 // SIGTERM, SIGUSR1 or SIGINT: no new trials; every trainer checkpoints and stops, each trial is
 // reported PREEMPTED (it resumes from that checkpoint on its next lease), then exit 0. Trainers die
 // with the agent if it is killed outright (parent-death signal). Diagnostics go to stderr.
-// Exit codes (docs/cli.md): 0 after a signal, 1 the coordinator refused this worker or an error stopped
-// it, 2 bad arguments, 4 a missing or unreadable worker token file, or a token the coordinator refuses.
+//
+// The allocation's end (worker/agent/allocation_end.h): --until TIME, else under SLURM the job's end
+// (SLURM_JOB_END_TIME, else `squeue -h -j $SLURM_JOB_ID -o %e`), else none. With an end, the worker
+// registers stops_at = end - --end-margin (default --grace-seconds + 60) and at stops_at stops by
+// itself exactly as on SIGTERM. An end already past, or within the margin, is bad usage (exit 2); a
+// squeue that fails is logged and the worker runs without an end.
+//
+// Exit codes (docs/cli.md): 0 after a signal or a stop before the allocation's end, 1 the coordinator
+// refused this worker or an error stopped it, 2 bad arguments, 4 a missing or unreadable worker token
+// file, or a token the coordinator refuses.
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -28,10 +37,12 @@
 #include "core/common/command_line.h"
 #include "core/common/executable_folder.h"
 #include "core/common/provenance.h"
+#include "core/common/subprocess.h"
 #include "core/common/token_file.h"
 #include "core/common/trainer_blas_kernel.h"
-#include "worker/agent/checkpoint_retention.h"
 #include "worker/agent/agent.h"
+#include "worker/agent/allocation_end.h"
+#include "worker/agent/checkpoint_retention.h"
 #include "worker/agent/coordinator_client.h"
 #include "worker/agent/log.h"
 
@@ -68,12 +79,15 @@ int main(int argc, char** argv) {
   options.attempt.work_dir = "rung-work";
   std::string address = "127.0.0.1:50551", token_file, tls_ca_file;
   double heartbeat_seconds = 0, grace_seconds = 120;
-  std::string retention = "final";
+  std::string retention = "final", until;
+  double end_margin_seconds = 0;
 
   CLI::App app{
       "rung-worker: leases trials from a rung coordinator and runs each as a rung-train process.\n"
-      "SIGTERM/SIGUSR1/SIGINT: trainers checkpoint, trials are reported PREEMPTED, exit 0.\n"
-      "Exit codes (docs/cli.md): 0 after a signal, 1 the coordinator refused this worker or an error stopped it, "
+      "SIGTERM/SIGUSR1/SIGINT: trainers checkpoint, trials are reported PREEMPTED, exit 0. The same happens by "
+      "itself --end-margin before the allocation's end (--until; under SLURM, the job's).\n"
+      "Exit codes (docs/cli.md): 0 after a signal or that stop, 1 the coordinator refused this worker or an error "
+      "stopped it, "
       "2 bad arguments, 4 a worker token file missing or unreadable, or a token the coordinator refuses."};
   app.add_option("--coordinator", address, "Coordinator address")->type_name("HOST:PORT")->capture_default_str();
   app.add_option("--worker-token-file", token_file,
@@ -112,9 +126,23 @@ int main(int argc, char** argv) {
                  "train.init.from_trial reads), all, or none")
       ->check(CLI::IsMember({"final", "all", "none"}))
       ->capture_default_str();
+  CLI::Option* until_option =
+      app.add_option("--until", until,
+                     "When this worker's allocation ends: YYYY-MM-DDTHH:MM:SS in local time (as squeue -o %e prints "
+                     "it), optionally with Z or +HH:MM, or unix seconds. The worker registers it (less --end-margin) "
+                     "and stops by itself then, as on SIGTERM (default under SLURM: the job's end, from "
+                     "SLURM_JOB_END_TIME or squeue; elsewhere none)")
+          ->type_name("TIME");
+  CLI::Option* end_margin_option =
+      app.add_option("--end-margin", end_margin_seconds,
+                     "How long before the allocation's end the worker stops by itself: time for its trainers to "
+                     "checkpoint and for the reports (default: --grace-seconds + 60)")
+          ->check(rung::PositiveNumberCheck(/*zero_allowed=*/true))
+          ->type_name("SECONDS");
   if (const std::optional<int> stop = rung::ParseCommandLine(app, argc, argv)) return *stop;
   options.heartbeat_interval = Milliseconds(heartbeat_seconds);
   options.attempt.stop_grace = Milliseconds(grace_seconds);
+  options.end_margin = Milliseconds(end_margin_option->count() > 0 ? end_margin_seconds : grace_seconds + 60);
   options.attempt.retention = rung::agent::ParseRetentionAfterSuccess(retention).value();  // checked by CLI11
 
   rung::agent::PollReconnectsPromptly();  // before any gRPC object or thread exists
@@ -129,6 +157,28 @@ int main(int argc, char** argv) {
   if (rung::Status valid = rung::agent::ValidateAgentOptions(options); !valid.ok()) {
     std::cerr << "rung-worker: " << valid.message() << "\n";
     return kExitUsage;
+  }
+  // The allocation's end: --until, else SLURM's (a squeue that fails only leaves it unknown).
+  if (until_option->count() > 0) {
+    rung::StatusOr<rung::agent::AllocationEnd> end = rung::agent::AllocationEndFromUntil(until);
+    if (!end.ok()) {
+      std::cerr << "rung-worker: " << end.status().message() << "\n";
+      return kExitUsage;
+    }
+    options.allocation_end = *end;
+  } else {
+    rung::agent::SlurmAllocationLookup slurm =
+        rung::agent::FindSlurmAllocationEnd(rung::agent::ThisProcessEnvironment(), &rung::Subprocess::Run);
+    for (const std::string& note : slurm.notes) rung::agent::AgentLog(note);
+    options.allocation_end = slurm.end;
+  }
+  if (options.allocation_end) {
+    if (rung::Status ahead = rung::agent::CheckStopsAfter(*options.allocation_end, options.end_margin,
+                                                          std::chrono::system_clock::now());
+        !ahead.ok()) {
+      std::cerr << "rung-worker: " << ahead.message() << "\n";
+      return kExitUsage;
+    }
   }
   // The work folder must take the attempts' files before anything is leased (else every attempt fails).
   {
@@ -174,7 +224,10 @@ int main(int argc, char** argv) {
                         options.host + ": coordinator " + address + (tls_ca_file.empty() ? " (plaintext)" : " (TLS)") +
                         ", trainer " + options.attempt.trainer_path +
                         (options.blas_kernel.empty() ? "" : " (BLAS kernel " + options.blas_kernel + ")") +
-                        ", work dir " + options.attempt.work_dir);
+                        ", work dir " + options.attempt.work_dir +
+                        (options.allocation_end
+                             ? "; " + rung::agent::DescribeStop(*options.allocation_end, options.end_margin)
+                             : std::string()));
   rung::agent::Agent agent(client->get(), options);
   std::thread signals([&agent, stop_signals] {
     for (bool first = true;; first = false) {

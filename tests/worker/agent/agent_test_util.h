@@ -45,6 +45,21 @@ class ScratchDir {
   std::filesystem::path path_;
 };
 
+// Sets an environment variable for the scope (child processes inherit it, as a worker's trainers
+// inherit the worker's environment); restores what was there. Only while no other thread reads the
+// environment.
+class ScopedEnvironment {
+ public:
+  ScopedEnvironment(const char* name, const std::string& value);
+  ~ScopedEnvironment();
+  ScopedEnvironment(const ScopedEnvironment&) = delete;
+  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
 // Writes an executable /bin/sh script (mode 0755) and returns its path.
 std::string WriteScript(const std::string& path, const std::string& body);
 
