@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iostream>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -160,6 +161,7 @@ void SlurmCluster::Stop() {
     if (!jobs.empty()) {
       std::string ids;
       for (int64_t job : jobs) ids += " " + std::to_string(job);
+      std::cerr << "slurm cluster: cancelling job(s)" << ids << "\n";
       Run("scancel" + ids, seconds(20)).status().IgnoreError();
       const auto deadline = std::chrono::steady_clock::now() + seconds(40);
       while (!QueuedJobs().empty() && std::chrono::steady_clock::now() < deadline) {
@@ -175,6 +177,7 @@ void SlurmCluster::Stop() {
   // Whatever the cluster started and is still there (a job step that outlived its slurmd): every
   // process that has this cluster's SLURM_CONF in its environment.
   const std::string marker = Environment().front();
+  int killed = 0;
   std::error_code error;
   for (const fs::directory_entry& entry : fs::directory_iterator("/proc", error)) {
     const std::string pid = entry.path().filename().string();
@@ -183,11 +186,12 @@ void SlurmCluster::Stop() {
     std::string variable;
     while (std::getline(in, variable, '\0')) {
       if (variable == marker) {
-        ::kill(std::stoi(pid), SIGKILL);
+        if (::kill(std::stoi(pid), SIGKILL) == 0) ++killed;
         break;
       }
     }
   }
+  if (killed > 0) std::cerr << "slurm cluster: killed " << killed << " process(es) left after its daemons stopped\n";
 }
 
 std::vector<std::string> SlurmCluster::Environment() const {

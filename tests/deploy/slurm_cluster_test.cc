@@ -15,8 +15,9 @@
 //   3. stop: `scancel --name=rung-workers` while trials run: every running attempt ends PREEMPTED (not
 //      STALE: reported before the SIGKILL), and no rung-worker or rung-train of the test is left;
 //   4. short-allocation: a one-minute workers job with --end-margin 40: its worker reads the job's end
-//      from squeue, stops by itself 40 s before it (the attempt PREEMPTED with the allocation as its
-//      reason, not SLURM's signal), the job requeues itself, and such jobs finish the sweep;
+//      from squeue and stops by itself 40 s before it (the attempt it runs then PREEMPTED with the
+//      allocation as its reason, not SLURM's signal), the job requeues itself, and its allocations
+//      finish the sweep;
 //   then every trial SUCCEEDED with one train_loss value per logged step.
 // It prints the times deploy/README.md quotes: sbatch to the first step, SIGTERM to the trial
 // resumed elsewhere, SIGTERM to the requeued job's worker back.
@@ -58,7 +59,7 @@ using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
 
 const fs::path kSource = RUNG_SOURCE_DIR;
-constexpr int64_t kSteps = 600, kLogEvery = 5, kCheckpointEvery = 20;  // sweeps/examples/cluster-check.yaml
+constexpr int64_t kSteps = 1000, kLogEvery = 5, kCheckpointEvery = 20;  // sweeps/examples/cluster-check.yaml
 constexpr int64_t kTrials = 6;
 
 // The README's tested blocks: name -> the text of the ```sh block after its marker.
@@ -259,6 +260,29 @@ class SlurmClusterTest : public ::testing::Test {
   std::string token_;
 };
 
+// The harness's own contract: a cluster stopped while a job runs (one that ignores SIGTERM, and has
+// started a process of its own session that SLURM no longer tracks) leaves no process of it behind.
+TEST(SlurmClusterHarnessTest, StoppingTheClusterLeavesNoProcessOfItsJobs) {
+  agent::testing::ScratchDir scratch;
+  StatusOr<std::unique_ptr<SlurmCluster>> cluster = SlurmCluster::Start(scratch.path() / "slurm", 4);
+  if (!cluster.ok()) GTEST_SKIP() << "no SLURM cluster can start here: " << cluster.status().message();
+  const std::string marker = "rung-harness-test-" + std::to_string(::getpid());
+  const std::string job = agent::testing::WriteScript(
+      scratch.Path("job.sh"), "setsid bash -c 'exec -a " + marker + "-escaped sleep 300' &\ntrap '' TERM\nexec bash -c 'exec -a " + marker + " sleep 300'\n");
+  StatusOr<CommandOutput> submitted = (*cluster)->Run("sbatch --output=/dev/null " + job, seconds(30));
+  ASSERT_TRUE(submitted.ok() && submitted->exit_code == 0) << (submitted.ok() ? submitted->text : "");
+  const auto running = [&] {
+    SubprocessOptions pgrep;
+    pgrep.argv = {"pgrep", "-f", marker};
+    pgrep.stdout_to = Redirect::Pipe();
+    StatusOr<SubprocessResult> found = Subprocess::Run(pgrep, seconds(10));
+    return found.ok() && found->exit.Succeeded();
+  };
+  ASSERT_TRUE(Poll(running, seconds(30))) << "the job did not start";
+  cluster->reset();
+  EXPECT_FALSE(running()) << "a process of the job outlived the cluster";
+}
+
 TEST_F(SlurmClusterTest, ReadmeRunsASweepThroughPreemptionRequeueTheAllocationsEndAndATimeLimit) {
   // 1. start and submit.
   const std::string started = RunBlock("start");
@@ -344,34 +368,47 @@ TEST_F(SlurmClusterTest, ReadmeRunsASweepThroughPreemptionRequeueTheAllocationsE
 
   // 4. one-minute allocations: the worker stops by itself before the end, the job requeues itself,
   // and such jobs finish the sweep.
+  const auto short_submitted = Clock::now();
   const std::string short_job = RunBlock("short-allocation");
   std::smatch match;
   ASSERT_TRUE(std::regex_search(short_job, match, submitted)) << short_job;
   const int64_t job_c = std::stoll(match[1]);
-  bool stopped_itself = false;
+  // Each of its allocations stops 20 s after it starts, mid-trial as a rule (a trial that ends just
+  // before then, with the next one too long to reach its checkpoint in time, leaves nothing to
+  // preempt: the next allocation then shows it). Its attempts end SUCCEEDED or PREEMPTED by the
+  // allocation's end, never by SLURM's signal or a lost lease.
+  std::string stop_reason;
+  double stopped_seconds = 0;
+  v1::Sweep sweep;
   ASSERT_TRUE(Poll([&] {
-    for (const v1::Trial& listed : Trials()) {
-      const v1::Trial trial = Trial(listed.trial_id());
-      for (const v1::TrialAttempt& attempt : trial.attempts()) {
-        if (attempt.worker_id().rfind(JobPrefix(job_c), 0) == 0 && attempt.state() == v1::TRIAL_STATE_PREEMPTED) {
-          stopped_itself = attempt.exit_reason().find("allocation") != std::string::npos;
-          EXPECT_TRUE(stopped_itself) << Attempts(trial.trial_id());
-          return true;
+    if (stop_reason.empty()) {
+      for (const v1::Trial& listed : Trials()) {
+        const v1::Trial trial = Trial(listed.trial_id());
+        for (const v1::TrialAttempt& attempt : trial.attempts()) {
+          if (attempt.worker_id().rfind(JobPrefix(job_c), 0) == 0 && attempt.state() == v1::TRIAL_STATE_PREEMPTED) {
+            stop_reason = attempt.exit_reason();
+            stopped_seconds = SecondsSince(short_submitted);
+          }
         }
       }
     }
-    return false;
-  }, seconds(120))) << "no attempt on job " << job_c << " was preempted by its allocation's end\n"
-                    << Progress() << JobLogs();
-  EXPECT_TRUE(Poll([&] { return cluster_->Job(job_c).restarts >= 1; }, seconds(120)))
-      << "job " << job_c << " did not requeue itself\n" << JobLogs();
-  v1::Sweep sweep;
-  ASSERT_TRUE(Poll([&] {
     v1::GetSweepRequest request;
     request.set_sweep_id(1);
     return users_->GetSweep(BearerContext(token_).get(), request, &sweep).ok() &&
            sweep.state() != v1::SWEEP_STATE_ACTIVE;
   }, seconds(300))) << Progress() << JobLogs();
+  EXPECT_NE(stop_reason, "") << "no attempt on job " << job_c << " was preempted by its allocation's end\n"
+                             << Progress() << JobLogs();
+  EXPECT_GE(cluster_->Job(job_c).restarts, 1) << "job " << job_c << " did not requeue itself\n" << JobLogs();
+  for (const v1::Trial& listed : Trials()) {
+    const v1::Trial trial = Trial(listed.trial_id());
+    for (const v1::TrialAttempt& attempt : trial.attempts()) {
+      if (attempt.worker_id().rfind(JobPrefix(job_c), 0) != 0) continue;
+      if (attempt.state() == v1::TRIAL_STATE_SUCCEEDED) continue;
+      EXPECT_EQ(attempt.state(), v1::TRIAL_STATE_PREEMPTED) << Attempts(listed.trial_id());
+      EXPECT_NE(attempt.exit_reason().find("allocation ends at"), std::string::npos) << Attempts(listed.trial_id());
+    }
+  }
   EXPECT_EQ(sweep.state(), v1::SWEEP_STATE_SUCCEEDED) << sweep.state_reason();
 
   // Every trial SUCCEEDED, one train_loss value per logged step, whatever its attempts.
@@ -394,6 +431,8 @@ TEST_F(SlurmClusterTest, ReadmeRunsASweepThroughPreemptionRequeueTheAllocationsE
   std::printf("slurm: sbatch to the first step %.1f s; SIGTERM to the trial resumed on the other job %.1f s; "
               "SIGTERM to the requeued job's worker training again %.1f s (requeue delay cred_expire=10 s)\n",
               first_step_seconds, resumed_seconds, requeued_seconds);
+  std::printf("slurm: a one-minute allocation's worker stopped by itself %.1f s after its sbatch: %s\n",
+              stopped_seconds, stop_reason.c_str());
 }
 
 }  // namespace
