@@ -63,9 +63,14 @@ StatusOr<FitEstimate> AllocationFit::Estimate(const TrialRecord& trial) {
   const int64_t steps = trial.cell.steps > 0 ? trial.cell.steps : config->train.steps;
   if (steps <= 0) return estimate;
 
-  RUNG_ASSIGN_OR_RETURN(std::optional<int64_t> newest, tables_.paces().NewestStep(trial.id, kPaceMetric));
-  estimate.progress = std::clamp<int64_t>(newest.value_or(0), 0, steps);
+  // Where it resumes: the step its last preempted attempt checkpointed at, or its last periodic
+  // checkpoint before the newest stored step (an attempt that went stale or failed checkpointed no
+  // later), whichever is later.
   const int64_t every = config->train.checkpoint_every;
+  RUNG_ASSIGN_OR_RETURN(std::optional<int64_t> newest, tables_.paces().NewestStep(trial.id, kPaceMetric));
+  RUNG_ASSIGN_OR_RETURN(std::optional<int64_t> preempted, tables_.paces().NewestPreemptedStep(trial.id, kPaceMetric));
+  const int64_t periodic = every > 0 ? newest.value_or(0) / every * every : 0;
+  estimate.progress = std::clamp<int64_t>(std::max(periodic, preempted.value_or(0)), 0, steps);
   estimate.next_checkpoint = every > 0 ? std::min(steps, (estimate.progress / every + 1) * every) : steps;
 
   RUNG_ASSIGN_OR_RETURN(std::optional<StepPace> own, tables_.paces().NewestOfTrial(trial.id, kPaceMetric));
@@ -92,12 +97,15 @@ StatusOr<FitEstimate> AllocationFit::Estimate(const TrialRecord& trial) {
   return estimate;
 }
 
-StatusOr<bool> AllocationFit::Fits(const TrialRecord& trial) {
+StatusOr<Fit> AllocationFit::Fits(const TrialRecord& trial) {
   const Timestamp now = tables_.now();
-  if (now >= stops_at_) return false;
+  if (now >= stops_at_) return Fit::kNo;
   RUNG_ASSIGN_OR_RETURN(FitEstimate estimate, Estimate(trial));
-  if (!estimate.seconds) return true;
-  return *estimate.seconds <= std::chrono::duration<double>(stops_at_ - now).count();
+  if (!estimate.seconds) return Fit::kItsCheckpoint;
+  const double left = std::chrono::duration<double>(stops_at_ - now).count();
+  if (*estimate.seconds <= left) return Fit::kItsCheckpoint;
+  if (left - estimate.start_seconds >= kTrainingPerStart * estimate.start_seconds) return Fit::kTheStopsCheckpoint;
+  return Fit::kNo;
 }
 
 StatusOr<std::optional<TrialRecord>> NextLeasableBefore(Tables& tables, int64_t free_cpus, int64_t free_gpus,
@@ -106,11 +114,13 @@ StatusOr<std::optional<TrialRecord>> NextLeasableBefore(Tables& tables, int64_t 
   RUNG_ASSIGN_OR_RETURN(std::vector<TrialRecord> candidates,
                         tables.trials().Leasable(free_cpus, free_gpus, worker_id, kCandidatesPerLook));
   AllocationFit fit(tables, stops_at);
+  std::optional<TrialRecord> by_the_stop;  // the first that only the stop's checkpoint saves
   for (TrialRecord& trial : candidates) {
-    RUNG_ASSIGN_OR_RETURN(bool fits, fit.Fits(trial));
-    if (fits) return std::optional<TrialRecord>(std::move(trial));
+    RUNG_ASSIGN_OR_RETURN(Fit fits, fit.Fits(trial));
+    if (fits == Fit::kItsCheckpoint) return std::optional<TrialRecord>(std::move(trial));
+    if (fits == Fit::kTheStopsCheckpoint && !by_the_stop) by_the_stop = std::move(trial);
   }
-  return std::optional<TrialRecord>();
+  return by_the_stop;
 }
 
 }  // namespace rung::domain

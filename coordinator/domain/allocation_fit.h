@@ -7,15 +7,19 @@
 // know their allocation"). A worker without stops_at leases as before: none of this applies.
 //
 // The estimate of one trial, at the transaction's time `now`:
-//   progress          the trial's newest step of train_loss in metrics (any attempt); 0 when none
+//   progress          where it resumes: the later of the newest step its last PREEMPTED attempt stored
+//                     (a preempted trainer checkpoints where it stopped) and, with checkpoint_every
+//                     e > 0, the last multiple of e at or below its newest stored step of train_loss
+//                     (an attempt that went STALE or FAILED checkpointed no later); 0 when none
 //   next checkpoint   with train.checkpoint_every = e > 0: min(steps, (progress / e + 1) x e); with
 //                     e = 0 (a checkpoint only on a signal and at the end): steps, the trial's last
 //   steps needed      next checkpoint - progress
 //   seconds per step  the first of these that exists:
 //                     (a) the trial's own: its newest attempt with two train_loss points or more,
-//                         (wall_time at its last - at its first) / (last step - first step)
-//                         (pace_table.h: wall_time is the trainer's cumulative seconds of training,
-//                         so within one attempt the difference is that attempt's pace);
+//                         over its newest PaceTable::kPacePoints of them, (wall_time at the last -
+//                         at the first) / (last step - first step) (pace_table.h: wall_time is the
+//                         trainer's cumulative seconds of training, so within one attempt the
+//                         difference is that attempt's pace);
 //                     (b) its cell's: the same of the newest attempt (leased last) with two points
 //                         among the sweep's trials with the trial's rung_label, tokens per step
 //                         (trials.tokens / trials.steps), cpus, gpus and world_size;
@@ -31,10 +35,16 @@
 //                     and checkpoint are loaded; else (c, or an attempt that never reported its start)
 //                     kStartAllowance
 //   seconds           start + steps needed x seconds per step
-// A trial fits when now + seconds <= stops_at. A trial without an estimate (d), or whose config the
-// coordinator cannot read as a trial config (its trainer will say what is wrong), fits while
-// now < stops_at: it is leased, and the worker's own preemption before its end (it checkpoints and
-// reports PREEMPTED) keeps its work. Nothing fits a worker at or past its stops_at.
+// A trial fits to its own checkpoint when now + seconds <= stops_at. Otherwise it fits to the
+// checkpoint the worker's own stop writes (at stops_at every trainer checkpoints and its trial is
+// reported PREEMPTED, so nothing it trained is lost) when the time left holds its start and at least
+// kTrainingPerStart times as much training: a trial that checkpoints only on a signal and at its end
+// (checkpoint_every 0), or whose checkpoints lie further apart than any allocation, still advances,
+// one allocation at a time. A look takes the first candidate that fits to its own checkpoint, else
+// the first that fits to the stop's. (A gang's rank is reserved only for a trial that fits to its own
+// checkpoint: one member's stop would preempt every rank; gang_leases.h.) A trial without an estimate (d), or whose config the
+// coordinator cannot read as a trial config (its trainer will say what is wrong), fits to its own
+// while now < stops_at. Nothing fits a worker at or past its stops_at.
 //
 // The work of one look is bounded: at most kCandidatesPerLook leasable trials are estimated, each
 // cell's pace is read once per look (an AllocationFit lives for one look), and it all runs in the
@@ -66,6 +76,16 @@ namespace rung::domain {
 inline constexpr std::chrono::seconds kStartAllowance{30};
 // The leasable trials one look estimates at most (in lease order), for a worker with stops_at.
 inline constexpr int64_t kCandidatesPerLook = 64;
+// A trial that cannot reach its own next checkpoint is leased for the stop's checkpoint only when the
+// time left trains it at least this many times as long as it takes to start.
+inline constexpr double kTrainingPerStart = 3;
+
+// How a trial fits before a worker's stop (see above).
+enum class Fit {
+  kNo,
+  kItsCheckpoint,       // it reaches its own next checkpoint (or has no estimate)
+  kTheStopsCheckpoint,  // only the checkpoint the worker's stop writes saves what it trains
+};
 
 // Where a trial's seconds per step came from (see above).
 enum class PaceSource { kNone, kTrial, kCell, kUncalibrated };
@@ -89,8 +109,8 @@ class AllocationFit {
   // The estimate of `trial` (a whole record or a header: a header's config is read from the store).
   // Errors: the store's.
   StatusOr<FitEstimate> Estimate(const TrialRecord& trial);
-  // Whether `trial` fits before stops_at (see above).
-  StatusOr<bool> Fits(const TrialRecord& trial);
+  // How `trial` fits before stops_at (see above).
+  StatusOr<Fit> Fits(const TrialRecord& trial);
 
  private:
   // A trial's cell: sweep, rung_label, tokens per step (as a reduced fraction), cpus, gpus, world_size.
@@ -111,9 +131,10 @@ class AllocationFit {
   std::map<CellKey, std::optional<MeasuredPace>> cell_paces_;
 };
 
-// The first of the kCandidatesPerLook leasable trials in TrialTable::Leasable's order (what
-// TrialTable::NextLeasable would lease, then the next ones) that fits a worker stopping at
-// `stops_at`, as a header; nullopt when none of them fits. Errors: the store's.
+// Of the kCandidatesPerLook leasable trials in TrialTable::Leasable's order (what
+// TrialTable::NextLeasable would lease, then the next ones), the first that fits a worker stopping at
+// `stops_at` to its own checkpoint, else the first that fits to the stop's, as a header; nullopt when
+// none of them fits. Errors: the store's.
 StatusOr<std::optional<TrialRecord>> NextLeasableBefore(Tables& tables, int64_t free_cpus, int64_t free_gpus,
                                                         const std::string& worker_id, Timestamp stops_at);
 

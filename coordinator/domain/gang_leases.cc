@@ -187,8 +187,8 @@ StatusOr<GangPoll> GangLeases::JoinIn(Tables& tables, const std::string& worker_
   if (joining == workers.end()) {
     return Status::NotFound("worker " + worker_id + " is not registered: register it before leasing");
   }
-  // A worker that knows when it stops reserves a rank only of a trial that fits before then
-  // (allocation_fit.h), and estimates at most kCandidatesPerLook of them.
+  // A worker that knows when it stops reserves a rank only of a trial that reaches its own checkpoint
+  // before then (allocation_fit.h), and estimates at most kCandidatesPerLook of them.
   std::optional<domain::AllocationFit> fit;
   if (joining->info.stops_at) fit.emplace(tables, *joining->info.stops_at);
   int64_t estimated = 0;
@@ -216,8 +216,9 @@ StatusOr<GangPoll> GangLeases::JoinIn(Tables& tables, const std::string& worker_
     if (one_worker_holds_it || rank_holders < world) continue;  // a single lease, or it cannot form now
     if (fit) {
       if (++estimated > domain::kCandidatesPerLook) break;
-      RUNG_ASSIGN_OR_RETURN(bool fits, fit->Fits(trial));
-      if (!fits) continue;
+      // Only to its own checkpoint: the stop of one member would preempt every rank of the gang.
+      RUNG_ASSIGN_OR_RETURN(domain::Fit fits, fit->Fits(trial));
+      if (fits != domain::Fit::kItsCheckpoint) continue;
     }
 
     RUNG_RETURN_IF_ERROR(tables.gangs().Reserve(trial.id, worker_id, tables.now()));

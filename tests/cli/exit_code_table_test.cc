@@ -20,6 +20,7 @@ using ProgramCode = std::pair<std::string, int>;
 // Rows no golden case can produce, with why: the test checks they are still rows of the table.
 const std::set<ProgramCode> kRowsWithoutACase = {
     {"rung-worker", 1},  // a coordinator that refuses a worker for other reasons than its token is another build
+    {"rung-worker", 5},  // its allocation's end: tests/worker/agent/agent_test.cc, RungWorkerUnderSlurm...
     {"rung-train", 5},   // a full disk: a tmpfs in a mount namespace (tests/core/train/full_disk_test.cc)
 };
 

@@ -88,8 +88,14 @@ void Agent::StopAt(Clock::TimePoint deadline) {
   {
     std::unique_lock<std::mutex> lock(mutex_);
     if (clock_.WaitUntil(changed_, lock, deadline, [this] { return shutting_down_ || run_over_; })) return;
+    stopped_for_allocation_end_ = true;
   }
   Shutdown(StopReason(*options_.allocation_end, options_.end_margin));
+}
+
+bool Agent::StoppedForAllocationEnd() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stopped_for_allocation_end_;
 }
 
 Status Agent::Register() {

@@ -101,6 +101,10 @@ class Agent {
   // Starts the shutdown; `reason` goes into the PREEMPTED reports ("SIGTERM").
   void Shutdown(const std::string& reason);
 
+  // Whether the agent stopped because its stop before the allocation's end came (not a signal):
+  // rung-worker then exits 5, and deploy/slurm/workers.sbatch requeues its job.
+  bool StoppedForAllocationEnd() const;
+
  private:
   struct Running {
     std::unique_ptr<AttemptRunner> runner;
@@ -134,7 +138,7 @@ class Agent {
   const Clock& clock_;
   CallInterrupter lease_interrupter_;  // cancels a lease long-poll: shutdown, or GPUs were freed
 
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable changed_;  // an attempt finished, or shutdown
   std::map<AttemptId, Running> running_;
   int used_cpu_slots_ = 0;
@@ -142,6 +146,7 @@ class Agent {
   bool shutting_down_ = false;
   std::string shutdown_reason_;
   bool run_over_ = false;  // Run() is returning: StopAt() ends
+  bool stopped_for_allocation_end_ = false;  // StopAt() reached its deadline before any other shutdown
   // Set when a trainer exited for a full disk: the folder it named. No trial is leased (and one that
   // comes with a Complete answer is preempted at once) until that file system has room again.
   std::optional<std::string> full_disk_folder_;

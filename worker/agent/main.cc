@@ -16,9 +16,9 @@
 // itself exactly as on SIGTERM. An end already past, or within the margin, is bad usage (exit 2); a
 // squeue that fails is logged and the worker runs without an end.
 //
-// Exit codes (docs/cli.md): 0 after a signal or a stop before the allocation's end, 1 the coordinator
-// refused this worker or an error stopped it, 2 bad arguments, 4 a missing or unreadable worker token
-// file, or a token the coordinator refuses.
+// Exit codes (docs/cli.md): 0 after a signal, 1 the coordinator refused this worker or an error
+// stopped it, 2 bad arguments, 4 a missing or unreadable worker token file, or a token the coordinator
+// refuses, 5 it stopped by itself before its allocation's end (a SLURM job then requeues itself).
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -48,7 +48,7 @@
 
 namespace {
 
-constexpr int kExitOk = 0, kExitRefused = 1, kExitUsage = 2, kExitToken = 4;
+constexpr int kExitOk = 0, kExitRefused = 1, kExitUsage = 2, kExitToken = 4, kExitAllocationEnd = 5;
 
 // rung-train beside this binary (build/bin, or an install's bin/).
 std::string DefaultTrainerPath() {
@@ -86,9 +86,9 @@ int main(int argc, char** argv) {
       "rung-worker: leases trials from a rung coordinator and runs each as a rung-train process.\n"
       "SIGTERM/SIGUSR1/SIGINT: trainers checkpoint, trials are reported PREEMPTED, exit 0. The same happens by "
       "itself --end-margin before the allocation's end (--until; under SLURM, the job's).\n"
-      "Exit codes (docs/cli.md): 0 after a signal or that stop, 1 the coordinator refused this worker or an error "
-      "stopped it, "
-      "2 bad arguments, 4 a worker token file missing or unreadable, or a token the coordinator refuses."};
+      "Exit codes (docs/cli.md): 0 after a signal, 1 the coordinator refused this worker or an error stopped it, "
+      "2 bad arguments, 4 a worker token file missing or unreadable, or a token the coordinator refuses, "
+      "5 that stop before the allocation's end."};
   app.add_option("--coordinator", address, "Coordinator address")->type_name("HOST:PORT")->capture_default_str();
   app.add_option("--worker-token-file", token_file,
                  "File (mode 0600) with the worker token: the coordinator's --worker-token-file")
@@ -136,8 +136,9 @@ int main(int argc, char** argv) {
   CLI::Option* end_margin_option =
       app.add_option("--end-margin", end_margin_seconds,
                      "How long before the allocation's end the worker stops by itself: time for its trainers to "
-                     "checkpoint and for the reports (default: --grace-seconds + 60)")
+                     "checkpoint and for the reports (default: --grace-seconds + 60; at most a year)")
           ->check(rung::PositiveNumberCheck(/*zero_allowed=*/true))
+          ->check(CLI::Range(0.0, 365.0 * 24 * 3600))
           ->type_name("SECONDS");
   if (const std::optional<int> stop = rung::ParseCommandLine(app, argc, argv)) return *stop;
   options.heartbeat_interval = Milliseconds(heartbeat_seconds);
@@ -250,5 +251,5 @@ int main(int argc, char** argv) {
                        status.code() == rung::StatusCode::kPermissionDenied;
     return token ? kExitToken : kExitRefused;
   }
-  return kExitOk;
+  return agent.StoppedForAllocationEnd() ? kExitAllocationEnd : kExitOk;
 }

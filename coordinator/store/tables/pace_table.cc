@@ -14,14 +14,35 @@ StatusOr<std::optional<int64_t>> PaceTable::NewestStep(int64_t trial_id, const s
   return newest.ColumnOptionalInt64(0);
 }
 
-StatusOr<std::optional<StepPace>> PaceTable::NewestOfTrial(int64_t trial_id, const std::string& name) {
+StatusOr<std::optional<int64_t>> PaceTable::NewestPreemptedStep(int64_t trial_id, const std::string& name) {
   RUNG_ASSIGN_OR_RETURN(Statement newest,
-                        db_.Prepare("SELECT attempt FROM metrics WHERE trial_id = ? AND name = ? GROUP BY attempt "
-                                    "HAVING COUNT(*) >= 2 ORDER BY attempt DESC LIMIT 1"));
-  newest.BindAll(trial_id, name);
+                        db_.Prepare("SELECT MAX(attempt) FROM attempts WHERE trial_id = ? AND state = 'PREEMPTED'"));
+  newest.BindAll(trial_id);
   RUNG_ASSIGN_OR_RETURN(bool found, newest.Step());
-  if (!found) return std::optional<StepPace>();
-  return OfAttempt(trial_id, newest.ColumnInt64(0), name);
+  if (!found) return std::optional<int64_t>();
+  const std::optional<int64_t> attempt = newest.ColumnOptionalInt64(0);
+  if (!attempt) return std::optional<int64_t>();
+  // From the trial's newest step down: the attempts after it (which did not end PREEMPTED) come first.
+  RUNG_ASSIGN_OR_RETURN(Statement step,
+                        db_.Prepare("SELECT step FROM metrics WHERE trial_id = ? AND name = ? AND attempt = ? "
+                                    "ORDER BY step DESC LIMIT 1"));
+  step.BindAll(trial_id, name, *attempt);
+  RUNG_ASSIGN_OR_RETURN(bool has_step, step.Step());
+  if (!has_step) return std::optional<int64_t>();
+  return std::optional<int64_t>(step.ColumnInt64(0));
+}
+
+StatusOr<std::optional<StepPace>> PaceTable::NewestOfTrial(int64_t trial_id, const std::string& name) {
+  // The attempts' own table, newest first (a trial has few); each pace a bounded read.
+  RUNG_ASSIGN_OR_RETURN(Statement attempts,
+                        db_.Prepare("SELECT attempt FROM attempts WHERE trial_id = ? ORDER BY attempt DESC"));
+  attempts.BindAll(trial_id);
+  while (true) {
+    RUNG_ASSIGN_OR_RETURN(bool has_row, attempts.Step());
+    if (!has_row) return std::optional<StepPace>();
+    RUNG_ASSIGN_OR_RETURN(std::optional<StepPace> pace, OfAttempt(trial_id, attempts.ColumnInt64(0), name));
+    if (pace) return pace;
+  }
 }
 
 StatusOr<std::optional<StepPace>> PaceTable::NewestOfCell(const TrialRecord& trial, const std::string& name) {
@@ -43,23 +64,29 @@ StatusOr<std::optional<StepPace>> PaceTable::NewestOfCell(const TrialRecord& tri
 }
 
 StatusOr<std::optional<StepPace>> PaceTable::OfAttempt(int64_t trial_id, int64_t attempt, const std::string& name) {
-  RUNG_ASSIGN_OR_RETURN(
-      Statement pace,
-      db_.Prepare("SELECT span.first, span.last, first.wall_time, last.wall_time FROM (SELECT MIN(step) AS first, "
-                  "MAX(step) AS last, COUNT(*) AS points FROM metrics WHERE trial_id = ?1 AND name = ?2 AND "
-                  "attempt = ?3) AS span "
-                  "JOIN metrics first ON first.trial_id = ?1 AND first.name = ?2 AND first.step = span.first AND "
-                  "first.attempt = ?3 "
-                  "JOIN metrics last ON last.trial_id = ?1 AND last.name = ?2 AND last.step = span.last AND "
-                  "last.attempt = ?3 WHERE span.points >= 2"));
-  pace.BindAll(trial_id, name, attempt);
-  RUNG_ASSIGN_OR_RETURN(bool found, pace.Step());
-  if (!found) return std::optional<StepPace>();
+  RUNG_ASSIGN_OR_RETURN(Statement points,
+                        db_.Prepare("SELECT step, wall_time FROM metrics WHERE trial_id = ? AND name = ? AND "
+                                    "attempt = ? ORDER BY step DESC LIMIT ?"));
+  points.BindAll(trial_id, name, attempt, static_cast<int64_t>(kPacePoints));
+  int64_t count = 0, last_step = 0, first_step = 0;
+  double last_wall = 0, first_wall = 0;
+  while (true) {
+    RUNG_ASSIGN_OR_RETURN(bool has_row, points.Step());
+    if (!has_row) break;
+    if (count == 0) {
+      last_step = points.ColumnInt64(0);
+      last_wall = points.ColumnDouble(1);
+    }
+    first_step = points.ColumnInt64(0);
+    first_wall = points.ColumnDouble(1);
+    ++count;
+  }
+  if (count < 2) return std::optional<StepPace>();
   StepPace measured;
   measured.trial_id = trial_id;
   measured.attempt = attempt;
-  measured.steps = pace.ColumnInt64(1) - pace.ColumnInt64(0);
-  measured.seconds = pace.ColumnDouble(3) - pace.ColumnDouble(2);
+  measured.steps = last_step - first_step;
+  measured.seconds = last_wall - first_wall;
   RUNG_ASSIGN_OR_RETURN(Statement start,
                         db_.Prepare("SELECT started_at - leased_at FROM attempts WHERE trial_id = ? AND attempt = ? "
                                     "AND started_at IS NOT NULL"));

@@ -22,6 +22,7 @@ namespace rung {
 namespace {
 
 using domain::AllocationFit;
+using domain::Fit;
 using domain::FitEstimate;
 using domain::PaceSource;
 using store_testing::Submission;
@@ -182,6 +183,17 @@ class AllocationFitTest : public store_testing::StoreTest {
     return estimate.ok() ? *estimate : FitEstimate();
   }
 
+  // How `trial_id` fits a worker stopping `left` from now.
+  Fit FitOf(int64_t trial_id, std::chrono::microseconds left) {
+    StatusOr<Fit> fit = store_->Read([&](Tables& tables) -> StatusOr<Fit> {
+      RUNG_ASSIGN_OR_RETURN(TrialRecord trial, tables.trials().Get(trial_id));
+      AllocationFit allocation(tables, tables.now() + left);
+      return allocation.Fits(trial);
+    });
+    EXPECT_TRUE(fit.ok()) << fit.status().ToString();
+    return fit.ok() ? *fit : Fit::kNo;
+  }
+
   // The trial id leased to `worker`, or 0 when nothing was.
   int64_t LeasedTo(const std::string& worker) {
     std::optional<Lease> lease = LeaseFor(worker);
@@ -189,17 +201,56 @@ class AllocationFitTest : public store_testing::StoreTest {
   }
 };
 
-TEST_F(AllocationFitTest, AWorkerIsNotLeasedATrialItCannotCheckpointInTimeButTheShorterOneBehindIt) {
+TEST_F(AllocationFitTest, AWorkerTakesATrialThatReachesItsOwnCheckpointBeforeOneOnlyItsStopSaves) {
   const std::vector<int64_t> ids = LongAndShortAtStep100("fit");
   EXPECT_DOUBLE_EQ(*Estimate(ids[0]).seconds, AllowanceSeconds() + 900);
   EXPECT_DOUBLE_EQ(*Estimate(ids[1]).seconds, AllowanceSeconds() + 100);
+  EXPECT_EQ(FitOf(ids[0], std::chrono::minutes(10)), Fit::kTheStopsCheckpoint);
+  EXPECT_EQ(FitOf(ids[1], std::chrono::minutes(10)), Fit::kItsCheckpoint);
+  // 100 s: neither reaches its checkpoint, and 70 s of training is under three times a 30 s start.
+  EXPECT_EQ(FitOf(ids[1], std::chrono::seconds(100)), Fit::kNo);
+  RegisterStopping("brief", std::chrono::seconds(100));
+  EXPECT_EQ(LeasedTo("brief"), 0);
 
+  // 10 minutes: the short one, behind the long one in lease order, reaches its own checkpoint; then
+  // the long one, which the worker's stop checkpoints.
   RegisterStopping("slurm", std::chrono::minutes(10));
   EXPECT_EQ(LeasedTo("slurm"), ids[1]);
-  EXPECT_EQ(LeasedTo("slurm"), 0);  // the long one stays PENDING for others
-  EXPECT_EQ(StateOf(ids[0]), TrialState::kPending);
-  RegisterStopping("open-ended", std::nullopt);
-  EXPECT_EQ(LeasedTo("open-ended"), ids[0]);
+  EXPECT_EQ(LeasedTo("slurm"), ids[0]);
+}
+
+TEST_F(AllocationFitTest, AnAttemptThatDidNotEndPreemptedResumesFromTheLastPeriodicCheckpoint) {
+  Shape every_50 = Small(1000);
+  every_50.checkpoint_every = 50;
+  const std::vector<int64_t> ids =
+      TrialIds(Submit(Submission("resume", {FitCell("every-50", every_50), FitCell("at-end", Small(1000, 1))})));
+  ASSERT_EQ(ids.size(), 2u);
+  // Both stored steps up to 130 at 1 s a step, and their attempts failed: no checkpoint at 130.
+  std::vector<Lease> leases;
+  for (int64_t trial_id : ids) {
+    std::optional<Lease> lease = LeaseFor("runner");
+    ASSERT_TRUE(lease.has_value());
+    ASSERT_EQ(lease->trial_id, trial_id);
+    leases.push_back(*lease);
+  }
+  for (const Lease& leased : leases) {
+    const Lease* lease = &leased;
+    std::vector<MetricPoint> batch;
+    for (const auto& [step, wall_time] : std::vector<std::pair<int64_t, double>>{{10, 10.0}, {130, 130.0}}) {
+      MetricPoint point = store_testing::Point(step, "train_loss", 2.0);
+      point.wall_time = wall_time;
+      batch.push_back(point);
+    }
+    ASSERT_OK(trials().ReportBatch(store_testing::PointsBatch(lease->trial_id, lease->attempt, 1, batch)).status());
+    ASSERT_OK(trials().Fail(lease->trial_id, lease->attempt, "trainer crashed").status());
+  }
+  const FitEstimate periodic = Estimate(ids[0]);
+  EXPECT_EQ(periodic.progress, 100);  // its checkpoint at 100, not the 130 it stored
+  EXPECT_EQ(periodic.next_checkpoint, 150);
+  const FitEstimate at_end = Estimate(ids[1]);
+  EXPECT_EQ(at_end.progress, 0);  // checkpoints only at a signal and its end: from the start
+  EXPECT_EQ(at_end.next_checkpoint, 1000);
+  EXPECT_DOUBLE_EQ(*at_end.seconds, AllowanceSeconds() + 1000);
 }
 
 TEST_F(AllocationFitTest, TheTrialsOwnNewestMeasuredPaceDecides) {
@@ -216,8 +267,8 @@ TEST_F(AllocationFitTest, TheTrialsOwnNewestMeasuredPaceDecides) {
   ASSERT_TRUE(estimate.seconds.has_value());
   EXPECT_DOUBLE_EQ(*estimate.seconds, AllowanceSeconds() + 600 * 0.5);  // 330 s
 
-  RegisterStopping("tight", std::chrono::seconds(320));
-  EXPECT_EQ(LeasedTo("tight"), 0);
+  EXPECT_EQ(FitOf(ids[0], std::chrono::seconds(320)), Fit::kTheStopsCheckpoint);
+  EXPECT_EQ(FitOf(ids[0], std::chrono::seconds(340)), Fit::kItsCheckpoint);
   RegisterStopping("enough", std::chrono::seconds(340));
   EXPECT_EQ(LeasedTo("enough"), ids[0]);
 }
@@ -245,10 +296,12 @@ TEST_F(AllocationFitTest, AFreshTrialTakesThePaceOfItsCellsNewestMeasuredAttempt
   // Another rung is another cell: nothing measured there, the uncalibrated rate.
   EXPECT_EQ(Estimate(ids[2]).source, PaceSource::kUncalibrated);
 
-  // 270 s: the sibling (280 s) does not fit; the other rung's trial, uncalibrated, does.
+  // 270 s: the sibling (280 s) does not reach its checkpoint; the other rung's trial, uncalibrated,
+  // does, and is leased first though it comes after the sibling.
+  EXPECT_EQ(FitOf(ids[1], std::chrono::seconds(270)), Fit::kTheStopsCheckpoint);
+  EXPECT_EQ(FitOf(ids[1], std::chrono::seconds(290)), Fit::kItsCheckpoint);
   RegisterStopping("slurm", std::chrono::seconds(270));
   EXPECT_EQ(LeasedTo("slurm"), ids[2]);
-  EXPECT_EQ(LeasedTo("slurm"), 0);
   RegisterStopping("longer", std::chrono::seconds(290));
   EXPECT_EQ(LeasedTo("longer"), ids[1]);
 }
@@ -274,8 +327,8 @@ TEST_F(AllocationFitTest, AMeasuredStartTakesThePlaceOfTheAllowance) {
   EXPECT_EQ(estimate.source, PaceSource::kTrial);
   EXPECT_DOUBLE_EQ(estimate.start_seconds, 4.0);
   EXPECT_DOUBLE_EQ(*estimate.seconds, 4.0 + 900);
-  RegisterStopping("tight", std::chrono::seconds(903));
-  EXPECT_EQ(LeasedTo("tight"), 0);
+  EXPECT_EQ(FitOf(ids[0], std::chrono::seconds(903)), Fit::kTheStopsCheckpoint);
+  EXPECT_EQ(FitOf(ids[0], std::chrono::seconds(905)), Fit::kItsCheckpoint);
   RegisterStopping("enough", std::chrono::seconds(905));
   EXPECT_EQ(LeasedTo("enough"), ids[0]);
 }
