@@ -99,6 +99,17 @@ std::chrono::microseconds Seconds(double seconds) {
   return std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6));
 }
 
+// train_loss at each (step, wall_time).
+std::vector<MetricPoint> TrainLossPoints(const std::vector<std::pair<int64_t, double>>& points) {
+  std::vector<MetricPoint> batch;
+  for (const auto& [step, wall_time] : points) {
+    MetricPoint point = store_testing::Point(step, "train_loss", 2.0);
+    point.wall_time = wall_time;
+    batch.push_back(point);
+  }
+  return batch;
+}
+
 class AllocationFitTest : public store_testing::StoreTest {
  protected:
   void SetUp() override {
@@ -144,12 +155,7 @@ class AllocationFitTest : public store_testing::StoreTest {
     }
     for (size_t index = 0; index < runs.size(); ++index) {
       const Lease& lease = leases[index];
-      std::vector<MetricPoint> batch;
-      for (const auto& [step, wall_time] : runs[index].points) {
-        MetricPoint point = store_testing::Point(step, "train_loss", 2.0);
-        point.wall_time = wall_time;
-        batch.push_back(point);
-      }
+      const std::vector<MetricPoint> batch = TrainLossPoints(runs[index].points);
       ASSERT_OK(trials().ReportBatch(store_testing::PointsBatch(lease.trial_id, lease.attempt, 1, batch)).status());
       if (complete) {
         TrialResults results;
@@ -235,12 +241,7 @@ TEST_F(AllocationFitTest, AnAttemptThatDidNotEndPreemptedResumesFromTheLastPerio
   }
   for (const Lease& leased : leases) {
     const Lease* lease = &leased;
-    std::vector<MetricPoint> batch;
-    for (const auto& [step, wall_time] : std::vector<std::pair<int64_t, double>>{{10, 10.0}, {130, 130.0}}) {
-      MetricPoint point = store_testing::Point(step, "train_loss", 2.0);
-      point.wall_time = wall_time;
-      batch.push_back(point);
-    }
+    const std::vector<MetricPoint> batch = TrainLossPoints({{10, 10.0}, {130, 130.0}});
     ASSERT_OK(trials().ReportBatch(store_testing::PointsBatch(lease->trial_id, lease->attempt, 1, batch)).status());
     ASSERT_OK(trials().Fail(lease->trial_id, lease->attempt, "trainer crashed").status());
   }
@@ -314,12 +315,7 @@ TEST_F(AllocationFitTest, AMeasuredStartTakesThePlaceOfTheAllowance) {
   ASSERT_TRUE(lease.has_value());
   clock_.Advance(std::chrono::seconds(4));
   ASSERT_OK(trials().MarkRunning(lease->trial_id, lease->attempt, nullptr));
-  std::vector<MetricPoint> batch;
-  for (const auto& [step, wall_time] : std::vector<std::pair<int64_t, double>>{{10, 10.0}, {100, 100.0}}) {
-    MetricPoint point = store_testing::Point(step, "train_loss", 2.0);
-    point.wall_time = wall_time;
-    batch.push_back(point);
-  }
+  const std::vector<MetricPoint> batch = TrainLossPoints({{10, 10.0}, {100, 100.0}});
   ASSERT_OK(trials().ReportBatch(store_testing::PointsBatch(lease->trial_id, lease->attempt, 1, batch)).status());
   ASSERT_OK(trials().Preempted(lease->trial_id, lease->attempt, "measured"));
 
