@@ -84,8 +84,8 @@ int main(int argc, char** argv) {
 
   CLI::App app{
       "rung-worker: leases trials from a rung coordinator and runs each as a rung-train process.\n"
-      "SIGTERM/SIGUSR1/SIGINT: trainers checkpoint, trials are reported PREEMPTED, exit 0. The same happens by "
-      "itself --end-margin before the allocation's end (--until; under SLURM, the job's).\n"
+      "SIGTERM/SIGUSR1/SIGINT: trainers checkpoint, trials are reported PREEMPTED, exit 0. The worker stops the "
+      "same way by itself --end-margin before the allocation's end (--until; under SLURM, the job's), exit 5.\n"
       "Exit codes (docs/cli.md): 0 after a signal, 1 the coordinator refused this worker or an error stopped it, "
       "2 bad arguments, 4 a worker token file missing or unreadable, or a token the coordinator refuses, "
       "5 that stop before the allocation's end."};
