@@ -16,10 +16,12 @@ namespace {
 
 std::string ErrnoText() { return std::strerror(errno); }
 
-// Creates a file in `root` and removes it: "" when both worked, else what failed.
+// Creates a file in `root` and removes it: "" when both worked, else what failed. A full disk or
+// quota is no missing mount: the full-disk path stops leasing for that (agent.h, disk_space.h).
 std::string WriteProblem(const std::string& root) {
   std::string path = (std::filesystem::path(root) / ".rung-write-check-XXXXXX").string();
   const int fd = ::mkstemp(path.data());
+  if (fd < 0 && (errno == ENOSPC || errno == EDQUOT)) return "";
   if (fd < 0) return "not writable: " + ErrnoText();
   ::close(fd);
   if (::unlink(path.c_str()) != 0) return "not writable: cannot remove " + path + ": " + ErrnoText();

@@ -31,7 +31,8 @@ inline constexpr std::chrono::seconds kArtifactRootRecheckInterval{10};
 //   "no .rung-artifact-root: No such file or directory"        (nor when a folder on the way is missing)
 //   "its .rung-artifact-root cannot be used: <what is wrong>"  (unreadable, or not a marker)
 //   "it holds id 1f..., the coordinator's is 8c..."
-//   "not writable: Read-only file system"                      (a file could not be created, or removed)
+//   "not writable: Read-only file system"                      (a file could not be created, or removed;
+//                                                              a full disk or quota is not this check's)
 Status CheckArtifactRoot(const std::string& root, const std::string& id);
 
 // The one line the agent logs when the check fails:
