@@ -74,14 +74,8 @@ class ArtifactRootMountTest : public ::testing::Test {
     ASSERT_TRUE(user_token.ok() && worker_token.ok());
     user_token_ = *user_token;
     users_ = v1::UserService::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
-
-    CoordinatorClientOptions options;
-    options.address = address_;
-    options.token = *worker_token;
-    options.call_timeout = std::chrono::seconds(2);
-    options.max_tries = 1;
-    options.max_reconnect_backoff = std::chrono::milliseconds(100);
-    client_ = std::move(CoordinatorClient::Connect(options, clock_)).value();
+    client_ =
+        std::move(CoordinatorClient::Connect(testing::QuickClientOptions(address_, *worker_token), clock_)).value();
   }
 
   void TearDown() override {
@@ -91,20 +85,8 @@ class ArtifactRootMountTest : public ::testing::Test {
   }
 
   AgentOptions Options() {
-    AgentOptions options;
+    AgentOptions options = testing::QuickAgentOptions(scratch_, /*cpu_slots=*/1, kWaitingTrainer);
     options.worker_id = "unmounted";
-    options.host = "localhost";
-    options.cpu_slots = 1;
-    options.lease_wait = std::chrono::milliseconds(100);
-    options.report_timeout = std::chrono::seconds(10);
-    options.retry_backoff = {std::chrono::milliseconds(20), std::chrono::milliseconds(100), 2.0};
-    options.attempt.trainer_path = testing::WriteScript(scratch_.Path("trainer.sh"), kWaitingTrainer);
-    options.attempt.work_dir = scratch_.Path("work");
-    options.attempt.stop_grace = std::chrono::seconds(20);
-    options.attempt.relay.batch_delay = std::chrono::milliseconds(50);
-    options.attempt.relay.retry_backoff = {std::chrono::milliseconds(20), std::chrono::milliseconds(100), 2.0};
-    options.attempt.report_backoff = {std::chrono::milliseconds(20), std::chrono::milliseconds(100), 2.0};
-    EXPECT_TRUE(ValidateAgentOptions(options).ok()) << ValidateAgentOptions(options).ToString();
     return options;
   }
 
