@@ -11,6 +11,7 @@
 #include <grpcpp/impl/server_builder_option.h>
 
 #include "coordinator/server/health_only_service.h"
+#include "core/common/artifact_root_marker.h"
 
 namespace rung::server {
 namespace {
@@ -51,6 +52,9 @@ StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(const Serv
                                            options.restart_grace, options.start_check,
                                            options.rendezvous_first_port, options.rendezvous_port_count},
                                           clock != nullptr ? *clock : *system_clock));
+  // Then the artifact root's marker (written once, kept after): what workers check they see.
+  RUNG_ASSIGN_OR_RETURN(ArtifactRootMarker artifact_root,
+                        EnsureArtifactRootMarker(coordinator->store_options().artifact_root));
   if (options.create_missing_token_files) {
     RUNG_RETURN_IF_ERROR(CreateMissingTokenFile(options.user_token_file));
     RUNG_RETURN_IF_ERROR(CreateMissingTokenFile(options.worker_token_file));
@@ -78,8 +82,8 @@ StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(const Serv
   server->started_at_ = std::chrono::system_clock::time_point(server->coordinator_->clock().Now());
   server->user_service_ = std::make_unique<UserServiceImpl>(server->coordinator_.get(), server->authenticator_.get(),
                                                             server->started_at_, options.max_trials_per_submission);
-  server->worker_service_ =
-      std::make_unique<WorkerServiceImpl>(server->coordinator_.get(), server->options_, server->started_at_);
+  server->worker_service_ = std::make_unique<WorkerServiceImpl>(server->coordinator_.get(), server->options_,
+                                                                server->started_at_, std::move(artifact_root));
 
   grpc::ServerBuilder builder;
   int port = 0;

@@ -43,12 +43,16 @@ namespace rung::server {
 class CoordinatorServer {
  public:
   // Validates the options, opens the database (its lock, its check at start; every live lease gets
-  // a fresh period), creates missing token files when asked to, reads both, builds the credentials
-  // and starts serving. `clock` (for tests: a ManualClock) is the time of the store; nullptr: the
-  // system clock. Errors: INVALID_ARGUMENT (options, tokens, TLS files), NOT_FOUND (a token or TLS
-  // file is missing), FAILED_PRECONDITION (a token file others can read; a database newer than
-  // this build, held by another coordinator, or damaged), RESOURCE_EXHAUSTED (cannot open the
-  // database), UNAVAILABLE (cannot listen on the address: in use, or not an address of this host).
+  // a fresh period), makes sure the artifact root has its marker (created with the root when
+  // missing, kept when there: core/common/artifact_root_marker.h), creates missing token files when
+  // asked to, reads both, builds the credentials and starts serving. `clock` (for tests: a
+  // ManualClock) is the time of the store; nullptr: the system clock. Errors: INVALID_ARGUMENT
+  // (options, tokens, TLS files; an artifact root that cannot be created or written, or whose
+  // .rung-artifact-root is not a marker), NOT_FOUND (a token or TLS file is missing),
+  // FAILED_PRECONDITION (a token file others can read; a database newer than this build, held by
+  // another coordinator, or damaged; an artifact root marker that cannot be read),
+  // RESOURCE_EXHAUSTED (cannot open the database; no space for the marker), UNAVAILABLE (cannot
+  // listen on the address: in use, or not an address of this host).
   // REQUIRES: `clock`, if given, outlives the server.
   static StatusOr<std::unique_ptr<CoordinatorServer>> Start(const ServerOptions& options,
                                                             const Clock* clock = nullptr);

@@ -10,7 +10,10 @@
 // Locks the SQLite database (one coordinator per database file: a second one exits 1 naming the
 // holder), opens (or creates) it, checks it (a damaged file is refused with how to recover it),
 // gives every live lease a fresh period of at least the restart grace (workers that kept training
-// while it was down are not declared stale), expires leases in the background, and serves.
+// while it was down are not declared stale), makes sure the artifact root holds its marker
+// <root>/.rung-artifact-root (written once with a random id, kept across restarts; workers check
+// they see it, core/common/artifact_root_marker.h; a marker that is not valid: exit 2 naming it),
+// expires leases in the background, and serves.
 // Prints "listening on HOST:PORT" on stdout once it serves (the port it bound, also for port 0);
 // everything else goes to stderr. A token file that does not exist is created with a fresh token
 // (mode 0600), once the database is open. SIGTERM or SIGINT: stops accepting calls, lets calls in

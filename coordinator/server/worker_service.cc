@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 
 #include <google/protobuf/util/time_util.h>
 
@@ -37,12 +38,14 @@ grpc::Status RequireWorkerId(const std::string& worker_id, const char* message) 
 }  // namespace
 
 WorkerServiceImpl::WorkerServiceImpl(Coordinator* coordinator, const ServerOptions& options,
-                                     std::chrono::system_clock::time_point started_at)
+                                     std::chrono::system_clock::time_point started_at,
+                                     ArtifactRootMarker artifact_root)
     : coordinator_(coordinator),
       heartbeat_interval_(options.heartbeat_interval),
       lease_duration_(options.lease_duration),
       max_lease_wait_(options.max_lease_wait),
-      started_at_(started_at) {}
+      started_at_(started_at),
+      artifact_root_(std::move(artifact_root)) {}
 
 grpc::Status WorkerServiceImpl::Register(grpc::ServerContext* /*context*/, const v1::RegisterRequest* request,
                                          v1::RegisterResponse* response) {
@@ -56,6 +59,8 @@ grpc::Status WorkerServiceImpl::Register(grpc::ServerContext* /*context*/, const
   *response->mutable_heartbeat_interval() = ToDuration(heartbeat_interval_);
   *response->mutable_lease_duration() = ToDuration(lease_duration_);
   *response->mutable_server() = MakeServerInfo(started_at_, v1::ROLE_WORKER);
+  response->set_artifact_root(artifact_root_.root);
+  response->set_artifact_root_id(artifact_root_.id);
   return grpc::Status::OK;
 }
 

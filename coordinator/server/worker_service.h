@@ -2,7 +2,9 @@
 //
 // rung.v1.WorkerService: what `rung-worker` agents say (proto/rung.proto documents every method).
 // A thin layer over the coordinator's managers (coordinator.h), like UserServiceImpl:
-//   Register       WorkerRegistry::Register (the worker's details kept for ListWorkers)
+//   Register       WorkerRegistry::Register (the worker's details kept for ListWorkers); answers the
+//                  heartbeat interval, the lease duration, and the artifact root with its marker's id
+//                  (core/common/artifact_root_marker.h), which the worker checks it sees
 //   Lease          LeaseBroker: long-poll up to the request's wait, the server's maximum and the
 //                  call's deadline, whichever is first; the lease carries the resolved config, this
 //                  attempt's checkpoint folder, the earlier attempts' folders to resume from, and
@@ -31,6 +33,7 @@
 
 #include "coordinator/domain/coordinator.h"
 #include "coordinator/server/server_options.h"
+#include "core/common/artifact_root_marker.h"
 #include "proto/rung.grpc.pb.h"
 
 namespace rung::server {
@@ -39,10 +42,10 @@ namespace rung::server {
 class WorkerServiceImpl final : public v1::WorkerService::Service {
  public:
   // `options` gives the heartbeat interval and lease duration told to workers, and the longest a
-  // Lease call waits.
+  // Lease call waits; `artifact_root` is the root and the marker id told to workers.
   // REQUIRES: `coordinator` outlives the service.
   WorkerServiceImpl(Coordinator* coordinator, const ServerOptions& options,
-                    std::chrono::system_clock::time_point started_at);
+                    std::chrono::system_clock::time_point started_at, ArtifactRootMarker artifact_root);
 
   grpc::Status Register(grpc::ServerContext* context, const v1::RegisterRequest* request,
                         v1::RegisterResponse* response) override;
@@ -65,6 +68,7 @@ class WorkerServiceImpl final : public v1::WorkerService::Service {
   std::chrono::microseconds lease_duration_;
   std::chrono::milliseconds max_lease_wait_;
   std::chrono::system_clock::time_point started_at_;
+  ArtifactRootMarker artifact_root_;
 };
 
 }  // namespace rung::server

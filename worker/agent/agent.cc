@@ -10,6 +10,7 @@
 
 #include "core/common/provenance.h"
 #include "proto/protocol_version.h"
+#include "worker/agent/artifact_root_check.h"
 #include "worker/agent/disk_space.h"
 #include "worker/agent/log.h"
 
@@ -177,6 +178,11 @@ void Agent::LeaseLoop() {
         if (used_gpus_.count(index) == 0) request.mutable_free()->add_gpus(index);
       }
     }
+    if (!ArtifactRootMounted()) {  // outside the lock: a slow mount holds up no attempt's ending
+      lease_interrupter_.SleepFor(
+          std::chrono::ceil<std::chrono::milliseconds>(artifact_root_next_check_ - clock_.Now()));
+      continue;  // heartbeats go on; checks again when due
+    }
     StatusOr<v1::LeaseResponse> response = client_->Lease(request, options_.lease_wait, &lease_interrupter_);
     if (response.ok()) {
       if (outage_logged) AgentLog("the coordinator answers again");
@@ -201,6 +207,31 @@ void Agent::LeaseLoop() {
     outage_logged = true;
     lease_interrupter_.SleepFor(backoff.Next());
   }
+}
+
+bool Agent::ArtifactRootMounted() {
+  const v1::RegisterResponse registered = client_->last_registration();
+  const std::pair<std::string, std::string> named{registered.artifact_root(), registered.artifact_root_id()};
+  if (named.first.empty()) {  // a coordinator that names no root: nothing to check
+    artifact_root_ = named;
+    artifact_root_problem_.reset();
+    return true;
+  }
+  const bool named_anew = named != artifact_root_;
+  if (!named_anew && (!artifact_root_problem_ || clock_.Now() < artifact_root_next_check_)) {
+    return !artifact_root_problem_;
+  }
+  const Status mounted = CheckArtifactRoot(named.first, named.second);
+  artifact_root_next_check_ = clock_.Now() + kArtifactRootRecheckInterval;
+  if (mounted.ok()) {
+    if (artifact_root_problem_) AgentLog(ArtifactRootMountedAgainLine(named.first));
+    artifact_root_problem_.reset();
+  } else {
+    if (named_anew || !artifact_root_problem_) AgentLog(ArtifactRootNotMountedLine(named.first, mounted));
+    artifact_root_problem_ = mounted.message();
+  }
+  artifact_root_ = named;
+  return mounted.ok();
 }
 
 void Agent::Launch(const v1::TrialLease& lease) {

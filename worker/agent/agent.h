@@ -20,6 +20,14 @@
 // reported, or after stop_grace + report_timeout, when unsent reports are given up (those leases
 // expire and the trials resume elsewhere from their checkpoints).
 //
+// The artifact root (artifact_root_check.h): when a registration names the coordinator's artifact
+// root, the agent checks that this host sees it (its .rung-artifact-root marker holds the
+// coordinator's id, and it is writable). While it does not, the agent leases nothing, says so in one
+// line ("the coordinator's artifact root /srv/rung/artifacts is not mounted here (no
+// .rung-artifact-root: No such file or directory): this worker leases nothing until it is; checked
+// again every 10 s"), checks again every 10 s on its Clock, and says when leasing resumes. Running
+// attempts are not affected. A coordinator that names no root (one before this check) gets none.
+//
 // The allocation's end (allocation_end.h): a worker that knows when its allocation ends registers
 // stops_at = that end less end_margin (the coordinator leases it only trials whose next checkpoint
 // fits before then), and at stops_at shuts itself down as above, the reason saying so ("allocation
@@ -121,6 +129,11 @@ class Agent {
   // once a shutdown started or Run() is over.
   void StopAt(Clock::TimePoint deadline);
   void LeaseLoop();
+  // The lease loop's thread only. Whether this worker may lease as far as the artifact root goes:
+  // checks the root the last registration named (artifact_root_check.h) when it names one anew, and
+  // while that check fails, again once artifact_root_next_check_ is reached; logs when the root is
+  // found missing, and when it is back.
+  bool ArtifactRootMounted();
   void Launch(const v1::TrialLease& lease);
   // REQUIRES: mutex_ held. Launch() under the caller's lock: adds the running entry of `lease` (its
   // slots taken) and starts its thread. False when that attempt runs already (the lease is ignored).
@@ -150,6 +163,12 @@ class Agent {
   // Set when a trainer exited for a full disk: the folder it named. No trial is leased (and one that
   // comes with a Complete answer is preempted at once) until that file system has room again.
   std::optional<std::string> full_disk_folder_;
+  // The lease loop's thread only: the artifact root (path, marker id) the last registration named and
+  // was checked; while it is not usable here, why (no trial is leased; running attempts go on), and
+  // when to check it again.
+  std::pair<std::string, std::string> artifact_root_;
+  std::optional<std::string> artifact_root_problem_;
+  Clock::TimePoint artifact_root_next_check_;
 };
 
 }  // namespace rung::agent

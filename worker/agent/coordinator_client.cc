@@ -119,6 +119,11 @@ std::string CoordinatorClient::worker_id() const {
   return worker_id_;
 }
 
+v1::RegisterResponse CoordinatorClient::last_registration() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return last_registration_;
+}
+
 template <typename Request, typename Response>
 Status CoordinatorClient::CallOnce(const char* method, Rpc<Request, Response> rpc, const Request& request,
                                    std::chrono::milliseconds timeout, CallInterrupter* interrupter,
@@ -178,6 +183,7 @@ StatusOr<v1::RegisterResponse> CoordinatorClient::Register(const v1::RegisterReq
     registration_ = request;
     registration_->set_worker_id(response->worker_id());
     worker_id_ = response->worker_id();
+    last_registration_ = *response;
   }
   return response;
 }

@@ -133,6 +133,9 @@ class CoordinatorClient {
 
   // The id the coordinator registered ("" before Register succeeded).
   std::string worker_id() const;
+  // The answer of the last Register that succeeded, the agent's own or one made again for a
+  // coordinator that forgot this worker (an empty message before any).
+  v1::RegisterResponse last_registration() const;
 
  private:
   CoordinatorClient(const CoordinatorClientOptions& options, const Clock& clock);
@@ -157,6 +160,7 @@ class CoordinatorClient {
   mutable std::mutex mutex_;
   std::optional<v1::RegisterRequest> registration_;  // the last successful Register request
   std::string worker_id_;
+  v1::RegisterResponse last_registration_;
 };
 
 }  // namespace rung::agent

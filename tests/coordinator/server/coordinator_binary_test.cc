@@ -3,7 +3,7 @@
 // The rung-coordinator binary as a real process: it creates missing token files (0600), opens its
 // database, prints the address it bound, answers health checks and calls, and exits 0 on SIGTERM
 // within 2 s; a second coordinator on the same database (or a link to it) and a damaged database
-// are refused with exit 1, writing nothing.
+// are refused with exit 1, writing nothing; an artifact root marker that is not one exits 2 naming it.
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -148,6 +148,22 @@ TEST(CoordinatorBinaryTest, ADamagedDatabaseIsRefusedWithHowToRecoverAndNoTokenF
   std::unique_ptr<ChildProcess> coordinator = StartCoordinator(scratch, db, "coordinator.log");
   EXPECT_EQ(ExitCodeOfRefused(*coordinator), 1);
   EXPECT_THAT(FileText(scratch.Path("coordinator.log")), ::testing::HasSubstr(".recover"));
+  EXPECT_FALSE(std::filesystem::exists(scratch.Path("user.token"))) << "a token file was written";
+}
+
+TEST(CoordinatorBinaryTest, AnArtifactRootMarkerThatIsNotOneExitsTwoNamingIt) {
+  ScratchDir scratch;
+  std::filesystem::create_directories(scratch.Path("artifacts"));
+  const std::string marker = scratch.Path("artifacts/.rung-artifact-root");
+  agent::testing::WriteFile(marker, "not json\n");
+  ChildProcess coordinator({RUNG_COORDINATOR_BINARY, "--listen", "127.0.0.1:0", "--db", scratch.Path("rung.db"),
+                            "--artifact-root", scratch.Path("artifacts"), "--user-token-file", scratch.Path("user.token"),
+                            "--worker-token-file", scratch.Path("worker.token")},
+                           "", scratch.Path("coordinator.log"));
+  EXPECT_EQ(ExitCodeOfRefused(coordinator), 2);
+  EXPECT_THAT(FileText(scratch.Path("coordinator.log")),
+              ::testing::HasSubstr("rung-coordinator: " + marker + " is not an artifact root marker: not JSON"));
+  EXPECT_EQ(FileText(marker), "not json\n");
   EXPECT_FALSE(std::filesystem::exists(scratch.Path("user.token"))) << "a token file was written";
 }
 

@@ -2,9 +2,11 @@
 //
 // A real coordinator server on 127.0.0.1, port 0, called through real gRPC channels: health and
 // reflection without a token, bearer-token authentication, the role of each token, the methods
-// served so far, and TLS with a certificate made on the spot.
+// served so far, TLS with a certificate made on the spot, and the artifact root's marker (written
+// once, kept across restarts, told to workers at registration; one that is not valid refused).
 #include "coordinator/server/grpc_server.h"
 
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -13,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "coordinator/server/auth.h"
+#include "core/common/artifact_root_marker.h"
 #include "proto/protocol_version.h"
 #include "proto/rung.grpc.pb.h"
 #include "tests/coordinator/server/server_test_util.h"
@@ -162,6 +165,62 @@ TEST_F(GrpcServerTest, WorkerTokenRegistersAndUsersSeeTheWorker) {
   ASSERT_EQ(listed.workers_size(), 1);
   EXPECT_EQ(listed.workers(0).host(), "node7");
   EXPECT_EQ(listed.workers(0).cpu_slots(), 8);
+}
+
+TEST_F(GrpcServerTest, StartWritesTheArtifactRootMarkerOnceAndRegisterNamesTheRootAndItsId) {
+  options_.artifact_root = scratch_.Path("shared/artifacts");  // not there yet: created with its marker
+  StartServer();
+  StatusOr<ArtifactRootMarker> marker = ReadArtifactRootMarker(options_.artifact_root);
+  ASSERT_TRUE(marker.ok()) << marker.status().ToString();
+  EXPECT_EQ(marker->id.size(), 32u);
+  const std::string written = agent::testing::FileText(ArtifactRootMarkerPath(options_.artifact_root));
+  v1::RegisterResponse registered;
+  ASSERT_TRUE(Register(worker_token_, &registered).ok());
+  EXPECT_EQ(registered.artifact_root(), options_.artifact_root);
+  EXPECT_EQ(registered.artifact_root_id(), marker->id);
+
+  // A restart on the same root keeps the marker as it is: the same id, the same bytes.
+  server_.reset();
+  StartServer();
+  ASSERT_TRUE(Register(worker_token_, &registered).ok());
+  EXPECT_EQ(registered.artifact_root_id(), marker->id);
+  EXPECT_EQ(agent::testing::FileText(ArtifactRootMarkerPath(options_.artifact_root)), written);
+}
+
+TEST_F(GrpcServerTest, TheDefaultArtifactRootBesideTheDatabaseGetsAMarkerToo) {
+  StartServer();
+  const std::string root = (std::filesystem::absolute(options_.database_path).parent_path() / "artifacts").string();
+  StatusOr<ArtifactRootMarker> marker = ReadArtifactRootMarker(root);
+  ASSERT_TRUE(marker.ok()) << marker.status().ToString();
+  v1::RegisterResponse registered;
+  ASSERT_TRUE(Register(worker_token_, &registered).ok());
+  EXPECT_EQ(registered.artifact_root(), root);
+  EXPECT_EQ(registered.artifact_root_id(), marker->id);
+}
+
+TEST_F(GrpcServerTest, StartRefusesAnArtifactRootMarkerThatIsNotOneNamingItAndKeepsIt) {
+  options_.artifact_root = scratch_.Path("artifacts");
+  std::filesystem::create_directories(options_.artifact_root);
+  const std::string path = ArtifactRootMarkerPath(options_.artifact_root);
+  for (const std::string& garbage : {std::string("garbage\n"), std::string("{\"id\": \"short\", \"created_at\": \"x\"}"),
+                                     std::string("{\"id\": \"0123456789abcdef0123456789abcdef\"}")}) {
+    SCOPED_TRACE(garbage);
+    agent::testing::WriteFile(path, garbage);
+    StatusOr<std::unique_ptr<CoordinatorServer>> server = CoordinatorServer::Start(options_);
+    ASSERT_FALSE(server.ok());
+    EXPECT_EQ(server.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(server.status().message(), HasSubstr(path + " is not an artifact root marker: "));
+    EXPECT_EQ(agent::testing::FileText(path), garbage) << "never overwritten";
+  }
+}
+
+TEST_F(GrpcServerTest, StartRefusesAnArtifactRootThatCannotBeAFolder) {
+  agent::testing::WriteFile(scratch_.Path("a-file"), "not a folder\n");
+  options_.artifact_root = scratch_.Path("a-file/artifacts");
+  StatusOr<std::unique_ptr<CoordinatorServer>> server = CoordinatorServer::Start(options_);
+  ASSERT_FALSE(server.ok());
+  EXPECT_EQ(server.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(server.status().message(), HasSubstr("cannot create the artifact root " + options_.artifact_root));
 }
 
 TEST_F(GrpcServerTest, RegisterRejectsAWorkerWithoutResources) {

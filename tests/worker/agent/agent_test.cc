@@ -42,31 +42,11 @@ class AgentTest : public ::testing::Test {
   void SetUp() override { coordinator_.set_heartbeat_interval(std::chrono::milliseconds(100)); }
 
   void Connect(const std::string& address) {
-    CoordinatorClientOptions options;
-    options.address = address;
-    options.token = testing::kTestToken;
-    options.call_timeout = std::chrono::seconds(2);
-    options.max_tries = 1;
-    options.max_reconnect_backoff = std::chrono::milliseconds(100);
-    client_ = std::move(CoordinatorClient::Connect(options, clock_)).value();
+    client_ = std::move(CoordinatorClient::Connect(testing::QuickClientOptions(address), clock_)).value();
   }
 
   AgentOptions Options(int cpu_slots, const std::string& script) {
-    AgentOptions options;
-    options.worker_id = "agent-test";
-    options.host = "localhost";
-    options.cpu_slots = cpu_slots;
-    options.lease_wait = std::chrono::milliseconds(100);
-    options.report_timeout = std::chrono::seconds(10);
-    options.retry_backoff = {std::chrono::milliseconds(20), std::chrono::milliseconds(100), 2.0};
-    options.attempt.trainer_path = testing::WriteScript(scratch_.Path("trainer.sh"), script);
-    options.attempt.work_dir = scratch_.Path("work");
-    options.attempt.stop_grace = std::chrono::seconds(20);
-    options.attempt.relay.batch_delay = std::chrono::milliseconds(50);
-    options.attempt.relay.retry_backoff = {std::chrono::milliseconds(20), std::chrono::milliseconds(100), 2.0};
-    options.attempt.report_backoff = {std::chrono::milliseconds(20), std::chrono::milliseconds(100), 2.0};
-    EXPECT_TRUE(ValidateAgentOptions(options).ok()) << ValidateAgentOptions(options).ToString();
-    return options;
+    return testing::QuickAgentOptions(scratch_, cpu_slots, script);
   }
 
   static v1::TrialLease Lease(int64_t trial_id, int cpu_slots) {

@@ -174,15 +174,20 @@ int ChildProcess::Wait(std::chrono::milliseconds timeout) {
   return exit->signal != 0 ? exit->signal : exit->code << 8;  // as waitpid(2) encodes it
 }
 
-std::unique_ptr<CoordinatorClient> ConnectRegisteredClient(const std::string& address, const std::string& worker_id,
-                                                           const Clock& clock) {
+CoordinatorClientOptions QuickClientOptions(const std::string& address, const std::string& token) {
   CoordinatorClientOptions options;
   options.address = address;
-  options.token = kTestToken;
+  options.token = token;
   options.call_timeout = std::chrono::seconds(2);
   options.max_tries = 1;
   options.max_reconnect_backoff = std::chrono::milliseconds(100);
-  std::unique_ptr<CoordinatorClient> client = std::move(CoordinatorClient::Connect(options, clock)).value();
+  return options;
+}
+
+std::unique_ptr<CoordinatorClient> ConnectRegisteredClient(const std::string& address, const std::string& worker_id,
+                                                           const Clock& clock) {
+  std::unique_ptr<CoordinatorClient> client =
+      std::move(CoordinatorClient::Connect(QuickClientOptions(address), clock)).value();
   v1::RegisterRequest registration;
   registration.set_worker_id(worker_id);
   StatusOr<v1::RegisterResponse> registered = client->Register(registration);
@@ -191,6 +196,24 @@ std::unique_ptr<CoordinatorClient> ConnectRegisteredClient(const std::string& ad
     return nullptr;
   }
   return client;
+}
+
+AgentOptions QuickAgentOptions(const ScratchDir& scratch, int cpu_slots, const std::string& trainer_script) {
+  AgentOptions options;
+  options.worker_id = "agent-test";
+  options.host = "localhost";
+  options.cpu_slots = cpu_slots;
+  options.lease_wait = std::chrono::milliseconds(100);
+  options.report_timeout = std::chrono::seconds(10);
+  options.retry_backoff = {std::chrono::milliseconds(20), std::chrono::milliseconds(100), 2.0};
+  options.attempt.trainer_path = WriteScript(scratch.Path("trainer.sh"), trainer_script);
+  options.attempt.work_dir = scratch.Path("work");
+  options.attempt.stop_grace = std::chrono::seconds(20);
+  options.attempt.relay.batch_delay = std::chrono::milliseconds(50);
+  options.attempt.relay.retry_backoff = {std::chrono::milliseconds(20), std::chrono::milliseconds(100), 2.0};
+  options.attempt.report_backoff = {std::chrono::milliseconds(20), std::chrono::milliseconds(100), 2.0};
+  EXPECT_TRUE(ValidateAgentOptions(options).ok()) << ValidateAgentOptions(options).ToString();
+  return options;
 }
 
 // ------------------------------------------------------------------------------- TestCoordinator

@@ -26,6 +26,7 @@
 
 #include "core/common/subprocess.h"
 #include "proto/rung.grpc.pb.h"
+#include "worker/agent/agent.h"
 #include "worker/agent/clock.h"
 #include "worker/agent/coordinator_client.h"
 
@@ -119,6 +120,15 @@ class ChildProcess {
 };
 
 inline constexpr char kTestToken[] = "worker-token-for-tests-0123456789";
+
+// Agent options for the tests: worker "agent-test" on localhost with `cpu_slots` slots, `trainer_script`
+// written as scratch's trainer.sh, its work dir scratch's "work", and short waits and backoffs
+// everywhere (lease long-polls of 100 ms, batches after 50 ms, a 20 s stop grace).
+AgentOptions QuickAgentOptions(const ScratchDir& scratch, int cpu_slots, const std::string& trainer_script);
+
+// Options of a client of the coordinator at `address` with `token`: 2 s calls, a single try, and
+// reconnects within 100 ms.
+CoordinatorClientOptions QuickClientOptions(const std::string& address, const std::string& token = kTestToken);
 
 // A client of the coordinator at `address` with the test token, quick timeouts and a single try,
 // waiting on `clock`, registered as `worker_id`. Fails the test (and returns null) if registration fails.
