@@ -37,6 +37,7 @@
 #include <google/protobuf/util/time_util.h>
 #include <grpcpp/grpcpp.h>
 
+#include "core/common/artifact_root_marker.h"
 #include "coordinator/domain/coordinator.h"
 #include "coordinator/domain/sweep_curves.h"
 #include "coordinator/domain/sweep_export.h"
@@ -81,7 +82,10 @@ class Services {
     const auto started_at = std::chrono::system_clock::from_time_t(1'700'000'000);
     users_ = std::make_unique<server::UserServiceImpl>(coordinator_.get(), &authenticator_, started_at,
                                                        options_.max_trials_per_submission);
-    workers_ = std::make_unique<server::WorkerServiceImpl>(coordinator_.get(), options_, started_at);
+    ArtifactRootMarker artifact_root;  // told to workers at Register: a fixed root and id
+    artifact_root.root = "/srv/rung/artifacts";
+    artifact_root.id = "00000000000000000000000000000000";
+    workers_ = std::make_unique<server::WorkerServiceImpl>(coordinator_.get(), options_, started_at, artifact_root);
   }
   ~Services() {
     users_.reset();
