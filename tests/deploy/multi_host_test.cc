@@ -402,6 +402,8 @@ TEST_F(MultiHostTest, ReadmeRunsASweepAcrossHostsWithTlsAGangACutLinkAndAMissing
   }, seconds(180));
   ASSERT_TRUE(hosts_->Restore(cut_host).ok());
   ASSERT_TRUE(resumed) << "trial " << cut_trial << " did not resume after its worker was cut off\n" << Logs();
+  const std::string resumed_on = Text(Trial(cut_trial), "worker_id");
+  EXPECT_NE(resumed_on, cut_worker_id) << "the trial resumed on the worker that was cut off";
 
   // The sweep ends, every trial SUCCEEDED.
   std::string sweep_state;
@@ -430,7 +432,7 @@ TEST_F(MultiHostTest, ReadmeRunsASweepAcrossHostsWithTlsAGangACutLinkAndAMissing
     const nlohmann::json metrics = Rung("metrics " + std::to_string(trial_id));
     for (const nlohmann::json& point : metrics) {
       if (Text(point, "name") == "train_loss") ++per_step[Number(Field(point, "step"))];
-      if (Text(point, "name") == "train_tokens_per_sec" && Field(point, "value").is_number()) {
+      if (Text(point, "name") == "tokens_per_sec" && Field(point, "value").is_number()) {
         rates.push_back(Field(point, "value").get<double>());
       }
     }
@@ -444,7 +446,8 @@ TEST_F(MultiHostTest, ReadmeRunsASweepAcrossHostsWithTlsAGangACutLinkAndAMissing
     (gang ? gang_rates : single_rates).push_back(Median(rates));
     if (!gang) continue;
     // A gang across two hosts: rank 0 on one, rank 1 meeting it there by its host's name.
-    const std::string rank0_worker = Text(trial, "worker_id");
+    std::string rank0_worker;  // its last attempt's worker: rank 0's
+    for (const nlohmann::json& attempt : Field(trial, "attempts")) rank0_worker = Text(attempt, "worker_id");
     const std::string rank0_host = rank0_worker.substr(0, rank0_worker.rfind('-'));
     bool rank1_elsewhere = false;
     for (const std::string& host : kWorkers) {
@@ -464,7 +467,9 @@ TEST_F(MultiHostTest, ReadmeRunsASweepAcrossHostsWithTlsAGangACutLinkAndAMissing
       EXPECT_EQ(Text(attempt, "worker_id"), cut_worker_id);
     }
   }
-  std::printf("multi-host: gangs across two hosts %.0f tokens/s (median of each), one-rank trials on one host %.0f\n",
+  // tokens_per_sec is the trial's (a gang's: its global batch's) between step records.
+  std::printf("multi-host: two-rank gangs across two hosts %.0f tokens/s, one-rank trials on one host %.0f tokens/s "
+              "(medians over each trial's step records, then over trials)\n",
               Median(gang_rates), Median(single_rates));
 }
 

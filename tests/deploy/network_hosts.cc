@@ -69,6 +69,7 @@ std::string NetworkHosts::Address(const std::string& host) const {
 }
 
 Status NetworkHosts::Make(const std::vector<HostSpec>& hosts) {
+  if (!fs::exists("/etc/netns")) etc_folders_.push_back("/etc/netns");  // removed last, if still empty
   const std::string switch_namespace = prefix_ + "-switch";
   RUNG_RETURN_IF_ERROR(Command({"ip", "netns", "add", switch_namespace}));
   namespaces_.push_back(switch_namespace);
@@ -127,9 +128,10 @@ void NetworkHosts::Remove() {
     Command({"ip", "netns", "del", *name_space}).IgnoreError();
   }
   namespaces_.clear();
-  for (const std::string& folder : etc_folders_) {
+  for (auto folder = etc_folders_.rbegin(); folder != etc_folders_.rend(); ++folder) {
     std::error_code error;
-    fs::remove_all(folder, error);
+    if (*folder == "/etc/netns") fs::remove(*folder, error);  // only when empty: others may use it
+    else fs::remove_all(*folder, error);
   }
   etc_folders_.clear();
 }

@@ -91,7 +91,7 @@ class NetworkHosts {
   std::string prefix_;  // of every namespace and interface this object makes: unique per process
   std::vector<std::string> hosts_;
   std::vector<std::string> namespaces_;  // made so far, the switch's first
-  std::vector<std::string> etc_folders_;  // /etc/netns/<namespace> made so far
+  std::vector<std::string> etc_folders_;  // /etc/netns/<namespace> made so far (and /etc/netns, when made)
 };
 
 }  // namespace rung::deploy_test
