@@ -42,6 +42,7 @@
 
 #include "core/common/token_file.h"
 #include "tests/deploy/network_hosts.h"
+#include "tests/deploy/readme_blocks.h"
 #include "tests/worker/agent/agent_test_util.h"
 
 namespace rung::deploy_test {
@@ -63,37 +64,7 @@ constexpr char kUnmountedWorker[] = "worker-4";
 const std::vector<std::string> kSystemFolders = {"/etc/rung", "/var/lib/rung", "/var/lib/rung-worker",
                                                  "/srv/rung/artifacts", "/usr/local/bin", "/usr/local/share/rung"};
 
-// The README's tested blocks of one kind: name -> the text of the ```sh block after its marker.
-std::map<std::string, std::string> ReadmeBlocks(const std::string& kind) {
-  std::ifstream in(kSource / "deploy" / "README.md");
-  std::map<std::string, std::string> blocks;
-  const std::regex marker("<!-- " + kind + ": ([a-z-]+) -->");
-  std::string line, name;
-  bool inside = false;
-  while (std::getline(in, line)) {
-    std::smatch match;
-    if (!inside && std::regex_search(line, match, marker)) {
-      name = match[1];
-    } else if (!inside && !name.empty() && line.rfind("```sh", 0) == 0) {
-      inside = true;
-    } else if (inside && line.rfind("```", 0) == 0) {
-      inside = false;
-      name.clear();
-    } else if (inside) {
-      blocks[name] += line + "\n";
-    }
-  }
-  return blocks;
-}
 
-bool Poll(const std::function<bool()>& condition, milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  for (;;) {
-    if (condition()) return true;
-    if (Clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(milliseconds(300));
-  }
-}
 
 double Median(std::vector<double> values) {
   if (values.empty()) return 0;
@@ -187,7 +158,7 @@ class MultiHostTest : public ::testing::Test {
         created_.push_back(path.string());  // deepest first
       }
     }
-    blocks_ = ReadmeBlocks("multi-host-test");
+    blocks_ = ReadmeBlocks(kSource / "deploy" / "README.md", "multi-host-test");
     fs::create_directories(Scratch("admin"));
     fs::create_directory_symlink(kSource / "sweeps", Scratch("admin/sweeps"));
     for (const std::string& host : {std::string("coordinator"), kWorkers[0], kWorkers[1], kWorkers[2],
@@ -346,7 +317,7 @@ TEST_F(MultiHostTest, ReadmeRunsASweepAcrossHostsWithTlsAGangACutLinkAndAMissing
 
   // The coordinator on its host; its tokens go to the administrator's folder, as the README says.
   ASSERT_NO_FATAL_FAILURE(SpawnBlock("coordinator", "coordinator", {"LEASE_SECONDS=3"}));
-  ASSERT_TRUE(Poll([&] { return FileText(Log("coordinator")).find("listening on ") != std::string::npos; },
+  ASSERT_TRUE(PollUntil([&] { return FileText(Log("coordinator")).find("listening on ") != std::string::npos; },
                    seconds(60)))
       << Logs();
   for (const char* token : {"worker.token", "user.token"}) {
@@ -366,7 +337,7 @@ TEST_F(MultiHostTest, ReadmeRunsASweepAcrossHostsWithTlsAGangACutLinkAndAMissing
   // Workers of one CPU on three hosts, and one whose host lacks the shared artifact root.
   for (const std::string& worker : kWorkers) ASSERT_NO_FATAL_FAILURE(SpawnBlock(worker, "worker", {"CPUS=1"}));
   ASSERT_NO_FATAL_FAILURE(SpawnBlock(kUnmountedWorker, "worker", {"CPUS=1"}, /*artifacts=*/false));
-  EXPECT_TRUE(Poll([&] { return FileText(Log(kUnmountedWorker)).find("is not mounted here") != std::string::npos; },
+  EXPECT_TRUE(PollUntil([&] { return FileText(Log(kUnmountedWorker)).find("is not mounted here") != std::string::npos; },
                    seconds(60)))
       << "the worker without the artifact mount did not say so\n" << FileText(Log(kUnmountedWorker));
 
@@ -376,7 +347,7 @@ TEST_F(MultiHostTest, ReadmeRunsASweepAcrossHostsWithTlsAGangACutLinkAndAMissing
   // A one-rank trial past its third checkpoint: its worker's link is cut for longer than its lease.
   int64_t cut_trial = 0;
   std::string cut_host, cut_worker_id;
-  ASSERT_TRUE(Poll([&] {
+  ASSERT_TRUE(PollUntil([&] {
     for (const nlohmann::json& trial : Trials()) {
       if (Text(trial, "state") != "TRIAL_STATE_RUNNING" || Number(Field(trial, "latest_step")) < 3 * kCheckpointEvery) {
         continue;
@@ -397,7 +368,7 @@ TEST_F(MultiHostTest, ReadmeRunsASweepAcrossHostsWithTlsAGangACutLinkAndAMissing
   const int64_t cut_attempt = Number(Field(Trial(cut_trial), "attempt"));
   ASSERT_TRUE(hosts_->Cut(cut_host).ok());
   // Resumed elsewhere: a later attempt runs (or, resumed near its end, has already finished).
-  const bool resumed = Poll([&] {
+  const bool resumed = PollUntil([&] {
     const nlohmann::json trial = Trial(cut_trial);
     const std::string state = Text(trial, "state");
     return Number(Field(trial, "attempt")) > cut_attempt &&
@@ -411,7 +382,7 @@ TEST_F(MultiHostTest, ReadmeRunsASweepAcrossHostsWithTlsAGangACutLinkAndAMissing
 
   // The sweep ends, every trial SUCCEEDED.
   std::string sweep_state;
-  ASSERT_TRUE(Poll([&] {
+  ASSERT_TRUE(PollUntil([&] {
     sweep_state = Text(Rung("status 1"), "state");
     return !sweep_state.empty() && sweep_state != "ACTIVE";
   }, seconds(300))) << last_rung_ << Logs();

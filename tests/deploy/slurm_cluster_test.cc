@@ -45,6 +45,7 @@
 #include "core/common/loopback_port.h"
 #include "core/common/token_file.h"
 #include "proto/rung.grpc.pb.h"
+#include "tests/deploy/readme_blocks.h"
 #include "tests/deploy/slurm_cluster.h"
 #include "tests/worker/agent/agent_test_util.h"
 
@@ -62,39 +63,9 @@ const fs::path kSource = RUNG_SOURCE_DIR;
 constexpr int64_t kSteps = 1000, kLogEvery = 5, kCheckpointEvery = 20;  // sweeps/examples/cluster-check.yaml
 constexpr int64_t kTrials = 6;
 
-// The README's tested blocks: name -> the text of the ```sh block after its marker.
-std::map<std::string, std::string> ReadmeBlocks() {
-  std::ifstream in(kSource / "deploy" / "README.md");
-  std::map<std::string, std::string> blocks;
-  const std::regex marker(R"(<!-- slurm-cluster-test: ([a-z-]+) -->)");
-  std::string line, name;
-  bool inside = false;
-  while (std::getline(in, line)) {
-    std::smatch match;
-    if (!inside && std::regex_search(line, match, marker)) {
-      name = match[1];
-    } else if (!inside && !name.empty() && line.rfind("```sh", 0) == 0) {
-      inside = true;
-    } else if (inside && line.rfind("```", 0) == 0) {
-      inside = false;
-      name.clear();
-    } else if (inside) {
-      blocks[name] += line + "\n";
-    }
-  }
-  return blocks;
-}
 
 double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-bool Poll(const std::function<bool()>& condition, milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  for (;;) {
-    if (condition()) return true;
-    if (Clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(milliseconds(200));
-  }
-}
 
 // The pids of this test's rung-worker and rung-train processes: those whose command line names the
 // scratch folder (their work folders and install prefix are under it).
@@ -129,7 +100,7 @@ class SlurmClusterTest : public ::testing::Test {
                     "TMPDIR=" + Scratch("tmp"),
                     // make install builds (a no-op) into this build folder, not the default one.
                     "BUILD=" + std::string(RUNG_BINARY_DIR), "MAKEFLAGS=", "MAKELEVEL=", "MFLAGS="};
-    blocks_ = ReadmeBlocks();
+    blocks_ = ReadmeBlocks(kSource / "deploy" / "README.md", "slurm-cluster-test");
   }
 
   void TearDown() override {
@@ -278,7 +249,7 @@ TEST(SlurmClusterHarnessTest, StoppingTheClusterLeavesNoProcessOfItsJobs) {
     StatusOr<SubprocessResult> found = Subprocess::Run(pgrep, seconds(10));
     return found.ok() && found->exit.Succeeded();
   };
-  ASSERT_TRUE(Poll(running, seconds(30))) << "the job did not start";
+  ASSERT_TRUE(PollUntil(running, seconds(30))) << "the job did not start";
   cluster->reset();
   EXPECT_FALSE(running()) << "a process of the job outlived the cluster";
 }
@@ -300,7 +271,7 @@ TEST_F(SlurmClusterTest, ReadmeRunsASweepThroughPreemptionRequeueTheAllocationsE
   EXPECT_NE(submit.find("submitted sweep 1: 6 trials"), std::string::npos) << submit;
   ASSERT_NO_FATAL_FAILURE(ConnectUser());
 
-  ASSERT_TRUE(Poll([&] {
+  ASSERT_TRUE(PollUntil([&] {
     for (const v1::Trial& trial : Trials()) {
       if (trial.latest_step() > 0) return true;
     }
@@ -310,12 +281,12 @@ TEST_F(SlurmClusterTest, ReadmeRunsASweepThroughPreemptionRequeueTheAllocationsE
 
   // 2. preempt a worker job mid-trial, see the trial resume on the other job's worker, requeue the job.
   int64_t preempted = 0;
-  ASSERT_TRUE(Poll([&] { return (preempted = TrialRunningOn(job_a, 3 * kCheckpointEvery)) != 0; }, seconds(120)))
+  ASSERT_TRUE(PollUntil([&] { return (preempted = TrialRunningOn(job_a, 3 * kCheckpointEvery)) != 0; }, seconds(120)))
       << "no trial got past its third checkpoint on job " << job_a << "\n" << Progress() << JobLogs();
   const v1::TrialAttempt before = LastAttempt(preempted);
   const auto signalled = Clock::now();
   RunBlock("preempt", "job=" + std::to_string(job_a));
-  ASSERT_TRUE(Poll([&] { return Trial(preempted).attempts_size() > before.attempt() &&
+  ASSERT_TRUE(PollUntil([&] { return Trial(preempted).attempts_size() > before.attempt() &&
                                 LastAttempt(preempted).worker_id().rfind(JobPrefix(job_b), 0) == 0 &&
                                 Trial(preempted).state() == v1::TRIAL_STATE_RUNNING; },
                    seconds(120)))
@@ -328,10 +299,10 @@ TEST_F(SlurmClusterTest, ReadmeRunsASweepThroughPreemptionRequeueTheAllocationsE
     EXPECT_EQ(ended.state(), v1::TRIAL_STATE_PREEMPTED) << Attempts(preempted);
     EXPECT_EQ(ended.worker_id(), before.worker_id());
   }
-  EXPECT_TRUE(Poll([&] { return cluster_->Job(job_a).state == "COMPLETED"; }, seconds(60)))
+  EXPECT_TRUE(PollUntil([&] { return cluster_->Job(job_a).state == "COMPLETED"; }, seconds(60)))
       << "job " << job_a << " is " << cluster_->Job(job_a).state;
   RunBlock("requeue", "job=" + std::to_string(job_a));
-  ASSERT_TRUE(Poll([&] {
+  ASSERT_TRUE(PollUntil([&] {
     const SlurmCluster::JobInfo info = cluster_->Job(job_a);
     if (info.state != "RUNNING" || info.restarts < 1) return false;
     // Its worker, under the same id, took a trial again.
@@ -352,17 +323,17 @@ TEST_F(SlurmClusterTest, ReadmeRunsASweepThroughPreemptionRequeueTheAllocationsE
   }
   ASSERT_FALSE(running.empty()) << "the sweep finished before the allocations ended\n" << Progress();
   RunBlock("stop");
-  EXPECT_TRUE(Poll([&] {
+  EXPECT_TRUE(PollUntil([&] {
     for (int64_t job : {job_a, job_b}) {
       const std::string state = cluster_->Job(job).state;
       if (state == "RUNNING" || state == "COMPLETING" || state == "PENDING") return false;
     }
     return true;
   }, seconds(60))) << "the workers jobs did not end: " << Shell("scontrol -o show job; ps -ef");
-  EXPECT_TRUE(Poll([&] { return LeftoverProcesses(scratch_.path()).empty(); }, seconds(20)));
+  EXPECT_TRUE(PollUntil([&] { return LeftoverProcesses(scratch_.path()).empty(); }, seconds(20)));
   for (const std::string& leftover : LeftoverProcesses(scratch_.path())) ADD_FAILURE() << "left running: " << leftover;
   for (int64_t trial_id : running) {
-    EXPECT_TRUE(Poll([&] { return LastAttempt(trial_id).state() == v1::TRIAL_STATE_PREEMPTED; }, seconds(30)))
+    EXPECT_TRUE(PollUntil([&] { return LastAttempt(trial_id).state() == v1::TRIAL_STATE_PREEMPTED; }, seconds(30)))
         << "trial " << trial_id << "'s attempt did not end PREEMPTED\n" << Attempts(trial_id);
   }
 
@@ -380,7 +351,7 @@ TEST_F(SlurmClusterTest, ReadmeRunsASweepThroughPreemptionRequeueTheAllocationsE
   std::string stop_reason;
   double stopped_seconds = 0;
   v1::Sweep sweep;
-  ASSERT_TRUE(Poll([&] {
+  ASSERT_TRUE(PollUntil([&] {
     if (stop_reason.empty()) {
       for (const v1::Trial& listed : Trials()) {
         const v1::Trial trial = Trial(listed.trial_id());
