@@ -18,7 +18,7 @@ packages=(
   libcpp-httplib-dev chromium
   python3-grpcio python3-protobuf python3-pandas python3-scipy
   python3-torch
-  slurmctld slurmd slurm-client munge openssl
+  slurmctld slurmd slurm-client munge openssl iproute2
 )
 # `rung dashboard`'s page is bundled at build time with npm (coordinator/dashboard/web): use the
 # node and npm the machine has (a nodejs that ships npm conflicts with Debian's npm), else Debian's.
