@@ -19,6 +19,7 @@
 #include "core/common/fresh_token.h"
 #include "core/common/sha256.h"
 #include "core/common/token_file.h"
+#include "core/common/trim_whitespace.h"
 #include "proto/protocol_version.h"
 #include "proto/rung.grpc.pb.h"
 
@@ -47,14 +48,6 @@ const char* RoleName(v1::Role role) {
     case v1::ROLE_VIEWER: return "viewer";
     default: return "none";
   }
-}
-
-std::string_view TrimWhitespace(std::string_view text) {
-  const char* kSpace = " \t\r\n\v\f";
-  const size_t first = text.find_first_not_of(kSpace);
-  if (first == std::string_view::npos) return {};
-  const size_t last = text.find_last_not_of(kSpace);
-  return text.substr(first, last - first + 1);
 }
 
 // The token of "Bearer <token>" (scheme case-insensitive, RFC 7235), or nullopt.

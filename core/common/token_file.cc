@@ -11,17 +11,13 @@
 #include <cstring>
 #include <string_view>
 
+#include "core/common/trim_whitespace.h"
+
 namespace rung {
 namespace {
 
 constexpr size_t kMinTokenLength = 16;
 constexpr size_t kMaxTokenFileBytes = 4096;
-
-std::string_view TrimWhitespace(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
-  return text;
-}
 
 bool IsTokenCharacter(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("-._~+/=", c) != nullptr;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "core/common/trim_whitespace.h"
 #include "worker/agent/log.h"
 
 extern char** environ;
@@ -36,14 +37,7 @@ int DaysInMonth(int year, int month) {
   return month == 2 && IsLeapYear(year) ? 29 : kDays[month - 1];
 }
 
-// The text without blanks around it.
-std::string Trimmed(const std::string& text) {
-  const size_t first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return "";
-  return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
-}
-
-std::string FirstLine(const std::string& text) { return Trimmed(text.substr(0, text.find('\n'))); }
+std::string FirstLine(const std::string& text) { return std::string(TrimWhitespace(text.substr(0, text.find('\n')))); }
 
 std::string Lowercase(std::string text) {
   for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -110,7 +104,7 @@ StatusOr<WallTime> ParseWallTime(const std::string& text) {
 }
 
 StatusOr<std::optional<WallTime>> ParseSqueueEndTime(const std::string& line) {
-  const std::string text = Trimmed(line);
+  const std::string text(TrimWhitespace(line));
   const std::string lower = Lowercase(text);
   if (lower.empty() || lower == "n/a" || lower == "unknown" || lower == "none" || lower == "invalid") {
     return std::optional<WallTime>();
